@@ -1,0 +1,268 @@
+"""The ``arcology-oracle`` command: index, search, similar, status, serve, ask, summarize.
+
+Exit codes: 0 success, 1 an operation failed (message on stderr), 2 bad usage or
+configuration. Domain errors are turned into one-line messages here, never tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .config import DEFAULT_PORT, Settings, load_settings
+from .errors import ConfigError, NotFound, OracleError, ServiceUnavailable
+
+log = logging.getLogger("arcology_oracle")
+
+
+# -- output helpers -----------------------------------------------------------------
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, label: str, stream=None):
+        self.stream = stream or sys.stderr
+        self.label = label
+        self.enabled = self.stream.isatty()
+        self._last = -1
+
+    def update(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        percent = int(done * 100 / total)
+        if percent == self._last and done != total:
+            return
+        self._last = percent
+        width = 30
+        filled = int(width * done / total)
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.enabled and self._last >= 0:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def print_results(mode: str, results, as_json: bool, note: str | None = None) -> None:
+    if as_json:
+        print(json.dumps({"mode": mode, "results": [r.as_dict() for r in results]}, ensure_ascii=False, indent=2))
+        return
+    if not results:
+        print(f"no results ({mode} mode)")
+        return
+    print(f"{len(results)} results ({mode} mode){' - ' + note if note else ''}")
+    for i, r in enumerate(results, 1):
+        path = " > ".join([r.title, *r.olp, r.heading] if r.heading != r.title else [r.title])
+        print(f"{i:2}. {path}  [{r.file}:{r.line}]  score {r.score:.4f}")
+        if r.snippet:
+            print(f"    {r.snippet}")
+
+
+# -- commands -------------------------------------------------------------------------
+
+
+async def _with_index(settings: Settings, fn):
+    from .service import OracleIndex
+
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        return await fn(index)
+    finally:
+        await index.close()
+
+
+def cmd_index(settings: Settings, args) -> int:
+    async def run(index):
+        bar = ProgressBar("reading ")
+        report = await index.reconcile(lambda p: bar.update(p.done, p.total))
+        bar.finish()
+        print(
+            f"{report.seen} files: {report.indexed} indexed, {report.unchanged} unchanged, "
+            f"{report.deleted} removed, {len(report.failed)} failed"
+        )
+        for path, reason in report.failed.items():
+            print(f"  failed: {path}: {reason}", file=sys.stderr)
+        status = await index.status()
+        pending = status["pending"]
+        if pending and not args.no_embed:
+            bar = ProgressBar("embedding")
+            done = 0
+
+            def on_batch(n):
+                nonlocal done
+                done += n
+                bar.update(done, pending)
+
+            try:
+                await index.embed_pending(on_batch)
+                bar.finish()
+            except ServiceUnavailable as exc:
+                bar.finish()
+                status = await index.status()
+                print(
+                    f"embedder unavailable: {exc}\n{status['pending']} chunks wait for embeddings; "
+                    "keyword search works now, and `arcology-oracle index` (or the daemon) embeds them later.",
+                    file=sys.stderr,
+                )
+                return 0
+        status = await index.status()
+        print(f"{status['headings']} headings, {status['chunks']} chunks, {status['embedded']} embedded, {status['pending']} pending")
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_search(settings: Settings, args) -> int:
+    async def run(index):
+        mode, results = await index.search(args.query, args.k)
+        print_results(mode, results, args.json)
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_similar(settings: Settings, args) -> int:
+    async def run(index):
+        if args.node:
+            mode, results = await index.similar_to_node(args.node, args.k, exclude_linked=args.exclude_linked)
+        elif args.file:
+            mode, results = await index.similar_to_line(args.file, args.line, args.k, exclude_linked=args.exclude_linked)
+        else:
+            mode, results = await index.similar_to_text(args.text, args.k)
+        print_results(mode, results, args.json)
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_status(settings: Settings, args) -> int:
+    async def run(index):
+        status = await index.status()
+        if args.json:
+            print(json.dumps(status, indent=2))
+        else:
+            emb = status["embedder"]
+            print(f"roam dir   {status['roam_dir']}")
+            print(f"database   {status['db_path']}")
+            print(f"files      {status['files']}")
+            print(f"headings   {status['headings']} ({status['nodes']} nodes)")
+            print(f"chunks     {status['chunks']} ({status['embedded']} embedded, {status['pending']} pending)")
+            print(f"model      {emb['model']} at {emb['host']} ({emb['dims'] or '?'} dims)")
+        return 0
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_serve(settings: Settings, args) -> int:
+    from .http.app import run_server
+
+    return run_server(settings)
+
+
+# -- argument parsing ---------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", type=Path, help="TOML config file (default: $XDG_CONFIG_HOME/arcology-oracle/config.toml)")
+    common.add_argument("--db", type=Path, help="index database (default: $XDG_DATA_HOME/arcology-oracle/index.sqlite3; env ARCOLOGY_ORACLE_DB)")
+    common.add_argument("--ollama-host", help="Ollama URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
+    common.add_argument("--embed-model", help="embedding model (default: nomic-embed-text)")
+    common.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+
+    parser = argparse.ArgumentParser(
+        prog="arcology-oracle", description="Index org-roam notes by heading and ask them questions with a local LLM."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("index", parents=[common], help="index (or re-index) a roam directory, then embed what is pending")
+    p.add_argument("roam_dir", type=Path, nargs="?", help="the org-roam directory (default: the configured roam_dir)")
+    p.add_argument("--no-embed", action="store_true", help="only read the notes; leave embeddings pending")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", parents=[common], help="search headings (hybrid, or keyword-only without vectors)")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("similar", parents=[common], help="headings similar to a node, a heading or a text")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--node", help="a node ID")
+    group.add_argument("--file", help="a file relative to the roam dir (with --line)")
+    group.add_argument("--text", help="free text")
+    p.add_argument("--line", type=int, default=1)
+    p.add_argument("-k", type=int, default=10)
+    p.add_argument("--exclude-linked", action="store_true", help="hide nodes already linked from or to the node")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_similar)
+
+    p = sub.add_parser("status", parents=[common], help="show what is indexed")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("serve", parents=[common], help="run the daemon: watch the notes and answer over HTTP")
+    p.add_argument("--roam-dir", type=Path, help="the org-roam directory to watch")
+    p.add_argument("--host", help="address to bind (default 127.0.0.1; any other needs a token)")
+    p.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument("--token-file", type=Path, help="file holding the bearer token clients must send")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def settings_from_args(args) -> Settings:
+    overrides: dict[str, Any] = {
+        "db_path": args.db,
+        "ollama_host": args.ollama_host,
+        "embed_model": args.embed_model,
+        "roam_dir": getattr(args, "roam_dir", None),
+        "host": getattr(args, "host", None),
+        "port": getattr(args, "port", None),
+    }
+    token_file = getattr(args, "token_file", None)
+    if token_file is not None:
+        try:
+            overrides["token"] = token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"cannot read token file {token_file}: {exc.strerror}") from None
+        if not overrides["token"]:
+            raise ConfigError(f"token file {token_file} is empty")
+    return load_settings(config_file=args.config, overrides=overrides)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO if args.command == "serve" else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        settings = settings_from_args(args)
+        return args.func(settings, args)
+    except ConfigError as exc:
+        print(f"arcology-oracle: {exc}", file=sys.stderr)
+        return 2
+    except NotFound as exc:
+        print(f"arcology-oracle: {exc}", file=sys.stderr)
+        return 1
+    except OracleError as exc:
+        print(f"arcology-oracle: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""Settings: one frozen, validated object built from defaults, a TOML file, the
+environment and command-line flags, in that order of precedence (later wins).
+
+Loading has no side effects beyond reading the config file. Every environment variable
+is ``ARCOLOGY_ORACLE_<FIELD>`` (e.g. ``ARCOLOGY_ORACLE_ROAM_DIR``); ``ARCOLOGY_ORACLE_DB``
+is the short name of ``db_path`` and ``OLLAMA_HOST`` is honoured for ``ollama_host``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+
+DEFAULT_PORT = 7348
+ENV_PREFIX = "ARCOLOGY_ORACLE_"
+
+# Task prefixes of well-known embedding models; any model can be configured in
+# ``embed_prefixes``. Models not listed get none (all-minilm must not get any).
+KNOWN_PREFIXES: dict[str, dict[str, str]] = {
+    "nomic-embed-text": {"document": "search_document: ", "query": "search_query: "},
+    "mxbai-embed-large": {
+        "document": "",
+        "query": "Represent this sentence for searching relevant passages: ",
+    },
+    "snowflake-arctic-embed": {
+        "document": "",
+        "query": "Represent this sentence for searching relevant passages: ",
+    },
+}
+
+
+def xdg_dir(kind: str, fallback: str) -> Path:
+    """``$XDG_<KIND>_HOME/arcology-oracle`` or ``~/<fallback>/arcology-oracle``."""
+    base = os.environ.get(f"XDG_{kind}_HOME") or str(Path.home() / fallback)
+    return Path(base) / "arcology-oracle"
+
+
+def default_config_file() -> Path:
+    return xdg_dir("CONFIG", ".config") / "config.toml"
+
+
+def default_db_path() -> Path:
+    return xdg_dir("DATA", ".local/share") / "index.sqlite3"
+
+
+class Prefixes(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    document: str = ""
+    query: str = ""
+
+
+class Settings(BaseModel):
+    """Every setting of the daemon and the CLI. Paths are absolute after loading."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    roam_dir: Path = Field(default_factory=lambda: Path.home() / "org-roam")
+    db_path: Path = Field(default_factory=default_db_path)
+    host: str = "127.0.0.1"
+    port: int = Field(DEFAULT_PORT, ge=0, le=65535)
+    token: str | None = None
+
+    ollama_host: str = "http://127.0.0.1:11434"
+    embed_model: str = "nomic-embed-text"
+    embed_prefixes: dict[str, Prefixes] = Field(default_factory=dict)
+    chat_model: str = "llama3.2"
+    embed_batch_size: int = Field(32, ge=1, le=1024)
+    embed_timeout: float = Field(60.0, gt=0)
+    chat_timeout: float = Field(300.0, gt=0)
+    connect_timeout: float = Field(5.0, gt=0)
+    retry_max_seconds: float = Field(60.0, gt=0)
+
+    private_tags: tuple[str, ...] = ("private",)
+    exclude_globs: tuple[str, ...] = ()
+    chunk_chars: int = Field(2000, ge=200)
+    chunk_overlap: int = Field(200, ge=0)
+    debounce_seconds: float = Field(0.3, ge=0)
+
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    context_chars: int = Field(12000, ge=500)
+    min_vector_similarity: float = Field(0.35, ge=-1, le=1)
+    recency_half_life_days: float | None = Field(None, gt=0)
+    prompts_file: Path | None = None
+    sources_in_compat_answers: bool = True
+
+    @field_validator("ollama_host")
+    @classmethod
+    def _normalise_host(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value:
+            raise ValueError("must not be empty")
+        if "://" not in value:
+            value = "http://" + value
+        return value
+
+    @field_validator("roam_dir", "db_path", "prompts_file")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        return None if value is None else value.expanduser().absolute()
+
+    @field_validator("token")
+    @classmethod
+    def _token(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        return value or None
+
+    def prefixes_for(self, model: str) -> Prefixes:
+        """The task prefixes for ``model``: configured, else known, else none."""
+        base = model.split(":", 1)[0]
+        for key in (model, base):
+            if key in self.embed_prefixes:
+                return self.embed_prefixes[key]
+        for key in (model, base):
+            if key in KNOWN_PREFIXES:
+                return Prefixes(**KNOWN_PREFIXES[key])
+        return Prefixes()
+
+    @property
+    def is_loopback(self) -> bool:
+        """Whether ``host`` only accepts connections from this machine."""
+        if self.host in ("localhost", "ip6-localhost"):
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def public_dict(self) -> dict[str, Any]:
+        """The settings as JSON-able data, with the token masked."""
+        data = json.loads(self.model_dump_json())
+        if data.get("token"):
+            data["token"] = "***"
+        return data
+
+
+_ENV_ALIASES = {"db_path": ("ARCOLOGY_ORACLE_DB",), "ollama_host": ("OLLAMA_HOST",)}
+_LIST_FIELDS = {"private_tags", "exclude_globs"}
+
+
+def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        # The specific name wins over the generic alias (OLLAMA_HOST).
+        names = [ENV_PREFIX + name.upper(), *_ENV_ALIASES.get(name, ())]
+        for env_name in names:
+            if environ.get(env_name):
+                value: Any = environ[env_name]
+                if name in _LIST_FIELDS:
+                    value = [part.strip() for part in value.split(",") if part.strip()]
+                elif name == "embed_prefixes":
+                    try:
+                        value = json.loads(value)
+                    except json.JSONDecodeError as exc:
+                        raise ConfigError(f"{env_name}: not valid JSON: {exc}") from None
+                found[name] = value
+                break
+    return found
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The TOML file's settings (keys as in :class:`Settings`). Raises ConfigError."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+    data = {key.replace("-", "_"): value for key, value in data.items()}
+    if "db" in data and "db_path" not in data:
+        data["db_path"] = data.pop("db")
+    return data
+
+
+def load_settings(
+    *,
+    config_file: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build :class:`Settings` from defaults < TOML file < environment < ``overrides``.
+
+    ``config_file`` None means the default path, used only if it exists; a file named
+    explicitly (argument or ``ARCOLOGY_ORACLE_CONFIG``) must exist. ``overrides`` are the
+    command-line flags; None values in it are ignored. Raises :class:`ConfigError` with
+    one line per invalid setting.
+    """
+    environ = os.environ if environ is None else environ
+    explicit = config_file or (Path(environ["ARCOLOGY_ORACLE_CONFIG"]) if environ.get("ARCOLOGY_ORACLE_CONFIG") else None)
+    values: dict[str, Any] = {}
+    source = "defaults"
+    if explicit is not None:
+        values.update(read_config_file(Path(explicit).expanduser()))
+        source = str(explicit)
+    elif default_config_file().is_file():
+        values.update(read_config_file(default_config_file()))
+        source = str(default_config_file())
+    values.update(_from_env(environ))
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "settings"
+            msg = err["msg"]
+            if err["type"] == "extra_forbidden":
+                msg = "unknown setting"
+            lines.append(f"  {where}: {msg}")
+        raise ConfigError(f"invalid configuration (from {source}, environment and flags):\n" + "\n".join(lines)) from None

@@ -1,0 +1,195 @@
+"""Keeping the store in step with the org files, and embedding what is pending.
+
+:class:`Indexer` is synchronous and is the only writer of the store: the CLI calls it
+directly, the daemon runs it on one dedicated thread. Files whose size and mtime did not
+change are skipped; files whose bytes hash the same are only touched; others are read,
+chunked and replaced in one transaction. Vectors follow chunk text hashes (see
+``store.index``), so only chunks whose text changed ever become pending.
+
+A file that cannot be read or parsed is logged with its path and reason and does not stop
+the others; whatever part of a bad file could be read is indexed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .chunking import chunk_heading
+from .config import Settings
+from .embedder import Embedder, prefixes_key
+from .files import is_indexable_path, iter_org_files
+from .orgreader import read_org_bytes
+from .store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Progress:
+    """What the indexer is doing, for progress bars and ``/status``; safe to read anywhere."""
+
+    phase: str = "idle"
+    done: int = 0
+    total: int = 0
+
+    def as_dict(self) -> dict:
+        return {"running": self.phase != "idle", "phase": self.phase, "done": self.done, "total": self.total}
+
+
+@dataclass
+class IndexReport:
+    """The outcome of a reconcile or of indexing some paths."""
+
+    seen: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    new_pending: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def merge(self, other: "IndexReport") -> None:
+        self.seen += other.seen
+        self.indexed += other.indexed
+        self.unchanged += other.unchanged
+        self.deleted += other.deleted
+        self.new_pending += other.new_pending
+        self.failed.update(other.failed)
+
+
+class Indexer:
+    """Reads org files under ``settings.roam_dir`` into ``store``. Not thread-safe: one
+    Indexer, used from one thread, is the store's only writer."""
+
+    def __init__(self, settings: Settings, store: Store):
+        self.settings = settings
+        self.store = store
+        self.root = settings.roam_dir
+        self.progress = Progress()
+        self._private_tags = frozenset(t.lower() for t in settings.private_tags)
+        self._lock = threading.Lock()
+
+    def reconcile(self, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
+        """Bring the store in line with every org file under the roam directory."""
+        with self._lock:
+            report = IndexReport()
+            self.progress = Progress("scanning", 0, 0)
+            if not self.root.is_dir():
+                log.warning("roam directory %s does not exist; the index is left as it is", self.root)
+                self.progress = Progress()
+                return report
+            on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs))
+            known = self.store.file_states()
+            self.progress = Progress("indexing", 0, len(on_disk))
+            for rel, abs_path in on_disk.items():
+                report.merge(self._index_one(rel, abs_path, known.get(rel)))
+                self.progress.done += 1
+                if on_progress:
+                    on_progress(self.progress)
+            for rel in known.keys() - on_disk.keys():
+                if self.store.delete_file(rel):
+                    report.deleted += 1
+            report.seen = len(on_disk)
+            self.progress = Progress()
+            return report
+
+    def index_paths(self, rels: Iterable[str]) -> IndexReport:
+        """Re-index (or purge) the given paths, relative to the roam directory.
+
+        A path that no longer exists, or that is not indexable any more (renamed to a
+        backup, matched by an exclude glob), has its rows deleted.
+        """
+        with self._lock:
+            report = IndexReport()
+            known = self.store.file_states()
+            for rel in rels:
+                abs_path = self.root / rel
+                if is_indexable_path(rel, self.settings.exclude_globs) and _inside_root(self.root, abs_path) and abs_path.is_file():
+                    report.merge(self._index_one(rel, abs_path, known.get(rel)))
+                    report.seen += 1
+                elif self.store.delete_file(rel):
+                    report.deleted += 1
+            return report
+
+    def _index_one(self, rel: str, abs_path: Path, known) -> IndexReport:
+        report = IndexReport()
+        try:
+            st = abs_path.stat()
+            if known is not None and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
+                report.unchanged = 1
+                return report
+            data = abs_path.read_bytes()
+        except FileNotFoundError:
+            if self.store.delete_file(rel):
+                report.deleted = 1
+            return report
+        except OSError as exc:
+            log.warning("cannot read %s: %s", abs_path, exc.strerror or exc)
+            report.failed[rel] = exc.strerror or str(exc)
+            return report
+        file_hash = hashlib.sha256(data).hexdigest()
+        if known is not None and known.hash == file_hash:
+            self.store.touch_file(rel, st.st_size, st.st_mtime_ns)
+            report.unchanged = 1
+            return report
+        try:
+            parsed = read_org_bytes(data, rel, self._private_tags)
+            chunks = [
+                chunk_heading(h, parsed.title, self.settings.chunk_chars, self.settings.chunk_overlap)
+                for h in parsed.headings
+            ]
+            report.new_pending = self.store.replace_file(
+                parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=file_hash, chunks=chunks
+            )
+        except Exception as exc:  # one bad file must never stop the others
+            log.exception("failed to index %s", abs_path)
+            report.failed[rel] = f"{type(exc).__name__}: {exc}"
+            return report
+        report.indexed = 1
+        return report
+
+    def prepare_embedding(self, embedder: Embedder) -> bool:
+        """Record the embedder's model; True if that reset all vectors (model changed)."""
+        reset = self.store.ensure_embedding_model(embedder.model, prefixes_key(embedder.prefixes))
+        if reset:
+            log.warning("embedding model changed to %s: every chunk will be embedded again", embedder.model)
+        return reset
+
+
+def _inside_root(root: Path, path: Path) -> bool:
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+    except OSError:
+        return False
+
+
+async def embed_pending(
+    embedder: Embedder,
+    run_store: Callable,
+    *,
+    batch_size: int,
+    on_batch: Callable[[int], None] | None = None,
+) -> int:
+    """Embed pending chunk texts batch by batch until none is left; returns how many.
+
+    ``run_store(fn, *args)`` must run ``fn(*args)`` against the writer store (directly,
+    or awaited on the writer thread) and return its result. Errors from the embedder
+    (ServiceUnavailable) or the store (DimensionMismatch) propagate; whatever was stored
+    before them stays stored, so a later call resumes where this one stopped.
+    """
+    total = 0
+    while True:
+        pending = await run_store(lambda store: store.pending_texts(batch_size))
+        if not pending:
+            return total
+        vectors = await embedder.embed_documents([text for _, text in pending])
+        items = [(text_hash, vec) for (text_hash, _), vec in zip(pending, vectors)]
+        await run_store(lambda store: store.store_vectors(items))
+        total += len(items)
+        if on_batch:
+            on_batch(len(items))

@@ -1,0 +1,98 @@
+"""Plain records that flow from the org reader to the store.
+
+These are the only types shared by the org reading layer (``orgreader``, ``chunking``,
+``files``) and the layers above it. They carry no behaviour beyond hashing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+def sha256_hex(text: str) -> str:
+    """Hex SHA-256 of ``text`` encoded as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """One heading of an org file, or the file's own text before the first heading.
+
+    ``level`` is 0 for the file-level record (the text before the first heading, whose
+    ``title`` is the file's ``#+title`` or else its file name without ``.org``).
+    ``node_id`` is the org-roam node the heading belongs to: its own ``:ID:``, else that of
+    the nearest enclosing heading with an ID, else the file's ID, else ``None`` (a file
+    org-roam does not know as a note). ``olp`` holds the titles of the enclosing headings,
+    outermost first, excluding the file title and the heading itself (as org-roam's olp).
+    ``body`` is the raw body with link markup kept and the property drawer removed;
+    ``text`` is the same body with links turned into their descriptions, for embedding
+    and keyword search. Lines are 1-based and inclusive, counted in the file as read.
+    """
+
+    node_id: str | None
+    own_id: str | None
+    level: int
+    title: str
+    olp: tuple[str, ...]
+    tags: tuple[str, ...]
+    todo: str | None
+    properties: dict[str, str]
+    body: str
+    text: str
+    start_line: int
+    end_line: int
+    node_title: str
+    links: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+    date: str | None = None
+
+    @property
+    def is_node(self) -> bool:
+        """True when this heading (or file record) is itself an org-roam node."""
+        return self.own_id is not None
+
+    def content_hash(self) -> str:
+        """A hash of everything stored for this heading except its line numbers."""
+        parts = [
+            self.node_id or "",
+            self.own_id or "",
+            str(self.level),
+            self.title,
+            "\x1f".join(self.olp),
+            "\x1f".join(self.tags),
+            self.todo or "",
+            "\x1f".join(f"{k}={v}" for k, v in sorted(self.properties.items())),
+            self.body,
+            self.node_title,
+        ]
+        return sha256_hex("\x1e".join(parts))
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a heading's text that gets one embedding.
+
+    ``text`` is what is embedded (outline path plus a window of the body), without any
+    model-specific prefix; ``hash`` is ``sha256_hex(text)`` and identifies the vector.
+    """
+
+    ordinal: int
+    text: str
+    hash: str
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """The result of reading one org file.
+
+    ``problems`` lists human-readable reasons for parts that could not be read (each
+    already logged once by the reader); the headings that could be read are still here.
+    """
+
+    path: str
+    title: str
+    file_id: str | None
+    headings: list[Heading] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)

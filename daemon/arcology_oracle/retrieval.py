@@ -1,0 +1,217 @@
+"""Finding headings: keyword (FTS5 BM25), vector (sqlite-vec KNN) and both fused.
+
+Everything here is synchronous and reads one :class:`~arcology_oracle.store.Store`; query
+vectors are computed by the caller (the embedder is async and may be down). Results are
+:class:`Result` records; scores are "higher is better" within one call (RRF for hybrid,
+cosine similarity for vector, negated BM25 for keyword) and not comparable across modes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+from .store import Store
+
+RRF_K = 60
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+_STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have i if in into is it its me my of on or so "
+    "that the their them then there these they this to was we were what when where which who "
+    "why will with you your about how do does did not no can could would should".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One heading found; see the HTTP API in README.org for each field's meaning."""
+
+    node_id: str | None
+    heading_id: str | None
+    title: str
+    heading: str
+    olp: list[str]
+    file: str
+    line: int
+    score: float
+    snippet: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str | None:
+    """An FTS5 MATCH expression for free text, every term quoted, or None if no terms.
+
+    Quoting keeps words like ``NOT`` and ``org-mode`` from being read as FTS syntax.
+    ``any_term`` joins terms with OR (similarity, long texts) instead of AND (search).
+    """
+    terms: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if word in _STOPWORDS or (any_term and len(word) < 3) or word in terms:
+            continue
+        terms.append(word)
+        if len(terms) >= max_terms:
+            break
+    if not terms:
+        return None
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+    return (" OR " if any_term else " AND ").join(quoted)
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """``text`` collapsed to one line of at most ``limit`` characters."""
+    line = _SPACE.sub(" ", text).strip()
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def cosine_from_l2(distance: float) -> float:
+    """Cosine similarity of two unit vectors from their L2 distance."""
+    return 1.0 - (distance * distance) / 2.0
+
+
+def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> list[tuple[int, float, str]]:
+    """``(heading id, score, snippet)`` by BM25, best first. An AND query that finds
+    nothing is retried as OR, so a search never comes back empty for a near miss."""
+    match = fts_query(text, any_term=any_term)
+    if match is None:
+        return []
+    hits = store.fts_search(match, k)
+    if not hits and not any_term:
+        match = fts_query(text, any_term=True)
+        hits = store.fts_search(match, k) if match else []
+    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
+
+
+def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+    """``(heading id, cosine)`` of the best chunk of each heading, best first."""
+    neighbours = store.knn(vector, k)
+    by_hash = store.headings_for_hashes([h for h, _ in neighbours])
+    best: dict[int, float] = {}
+    for text_hash, distance in neighbours:
+        for heading_id in by_hash.get(text_hash, ()):
+            score = cosine_from_l2(distance)
+            if score > best.get(heading_id, -2.0):
+                best[heading_id] = score
+    return sorted(best.items(), key=lambda item: item[1], reverse=True)
+
+
+def reciprocal_rank_fusion(*rankings: Sequence[int]) -> list[tuple[int, float]]:
+    """Fuse rankings of heading ids: score = sum of 1 / (60 + rank)."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, heading_id in enumerate(ranking, start=1):
+            scores[heading_id] = scores.get(heading_id, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda item: item[1], reverse=True)
+
+
+def to_results(
+    store: Store,
+    scored: Iterable[tuple[int, float]],
+    k: int,
+    *,
+    snippets: dict[int, str] | None = None,
+    per_node: bool = False,
+    exclude_nodes: frozenset[str] = frozenset(),
+    exclude_headings: frozenset[int] = frozenset(),
+) -> list[Result]:
+    """Turn scored heading ids into at most ``k`` results, skipping excluded ones and,
+    with ``per_node``, every heading of a node after that node's best."""
+    scored = list(scored)
+    rows = store.headings([h for h, _ in scored])
+    results: list[Result] = []
+    seen_nodes: set[str] = set()
+    for heading_id, score in scored:
+        row = rows.get(heading_id)
+        if row is None or heading_id in exclude_headings:
+            continue
+        node = row["node_id"]
+        if node is not None and node in exclude_nodes:
+            continue
+        node_key = node if node is not None else f"file:{row['file']}"
+        if per_node and node_key in seen_nodes:
+            continue
+        seen_nodes.add(node_key)
+        snippet = (snippets or {}).get(heading_id) or one_line(row["text"] or row["title"])
+        results.append(
+            Result(
+                node_id=node,
+                heading_id=row["own_id"],
+                title=row["node_title"],
+                heading=row["title"],
+                olp=row["olp"],
+                file=row["file"],
+                line=row["start_line"],
+                score=round(float(score), 6),
+                snippet=one_line(snippet),
+            )
+        )
+        if len(results) >= k:
+            break
+    return results
+
+
+def search(store: Store, query: str, k: int, query_vector: Sequence[float] | None) -> tuple[str, list[Result]]:
+    """Hybrid search (RRF of vector KNN and BM25), or keyword-only when no vector is
+    available. Returns ``(mode, results)`` with at most one result per heading."""
+    pool = max(k * 5, 50)
+    keyword = keyword_hits(store, query, pool)
+    snippets = {h: s for h, _, s in keyword}
+    if query_vector is not None and store.has_vector_table():
+        vector = vector_hits(store, query_vector, pool)
+        if vector:
+            fused = reciprocal_rank_fusion([h for h, _ in vector], [h for h, _, _ in keyword])
+            return "hybrid", to_results(store, fused, k, snippets=snippets)
+    return "keyword", to_results(store, [(h, s) for h, s, _ in keyword], k, snippets=snippets)
+
+
+def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float] | None:
+    """The normalised mean of ``vectors``, or None when there are none."""
+    if not vectors:
+        return None
+    dims = len(vectors[0])
+    total = [0.0] * dims
+    for vector in vectors:
+        for i, x in enumerate(vector):
+            total[i] += x
+    norm = sum(x * x for x in total) ** 0.5
+    return [x / norm for x in total] if norm else None
+
+
+def stored_vector(store: Store, heading_ids: Sequence[int]) -> list[float] | None:
+    """The mean stored vector of the chunks of ``heading_ids`` (None if none is embedded)."""
+    hashes = store.chunk_hashes(heading_ids)
+    return mean_vector(list(store.vectors_for_hashes(hashes).values()))
+
+
+def similar(
+    store: Store,
+    *,
+    k: int,
+    vector: Sequence[float] | None,
+    text: str,
+    exclude_nodes: frozenset[str] = frozenset(),
+    exclude_headings: frozenset[int] = frozenset(),
+) -> tuple[str, list[Result]]:
+    """Headings similar to a query, one per node: by ``vector`` when given (and vectors
+    exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
+    ``"vector"`` or ``"keyword"``."""
+    pool = max(k * 10, 100)
+    if vector is not None and store.has_vector_table():
+        hits = vector_hits(store, vector, pool)
+        if hits:
+            return "vector", to_results(
+                store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
+            )
+    keyword = keyword_hits(store, text, pool, any_term=True)
+    return "keyword", to_results(
+        store,
+        [(h, s) for h, s, _ in keyword],
+        k,
+        snippets={h: s for h, _, s in keyword},
+        per_node=True,
+        exclude_nodes=exclude_nodes,
+        exclude_headings=exclude_headings,
+    )

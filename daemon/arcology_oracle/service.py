@@ -1,0 +1,311 @@
+"""The async face of the index, shared by the daemon and the CLI.
+
+:class:`OracleIndex` owns the one writer (an :class:`~arcology_oracle.indexer.Indexer` on a
+dedicated thread), a small pool of reader threads each with its own connection, the
+embedder, and the background :class:`EmbedWorker`. No SQLite call ever runs on the event
+loop. Everything above this layer (rag, http, cli) goes through it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from . import __version__, retrieval
+from .config import Settings
+from .embedder import Embedder, OllamaEmbedder
+from .errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
+from .indexer import IndexReport, Indexer, embed_pending
+from .store import Store
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class EmbedderState:
+    """What is known about the embedder, for ``/status``."""
+
+    def __init__(self) -> None:
+        self.reachable: bool | None = None
+        self.error: str | None = None
+        self.embedded_since_start = 0
+
+    def ok(self) -> None:
+        self.reachable, self.error = True, None
+
+    def failed(self, exc: Exception) -> None:
+        self.reachable, self.error = False, str(exc)
+
+
+class OracleIndex:
+    """See the module docstring. Create, ``await start()``, use, ``await close()``."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, *, readers: int = 4):
+        self.settings = settings
+        self.embedder: Embedder = embedder or OllamaEmbedder(settings)
+        self.embedder_state = EmbedderState()
+        self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="oracle-writer")
+        self._reader_pool = ThreadPoolExecutor(readers, thread_name_prefix="oracle-reader")
+        self._local = threading.local()
+        self._reader_stores: list[Store] = []
+        self._readers_lock = threading.Lock()
+        self._writer: Store | None = None
+        self.indexer: Indexer | None = None
+        self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the writer store (migrating it) and record the embedding model."""
+
+        def open_writer() -> None:
+            self._writer = Store.open(self.settings.db_path)
+            self.indexer = Indexer(self.settings, self._writer)
+            self.indexer.prepare_embedding(self.embedder)
+
+        await self._run_writer(open_writer)
+
+    async def close(self) -> None:
+        def close_writer() -> None:
+            if self._writer is not None:
+                self._writer.close()
+
+        await self._run_writer(close_writer)
+        self._writer_pool.shutdown(wait=True)
+        self._reader_pool.shutdown(wait=True)
+        with self._readers_lock:
+            for store in self._reader_stores:
+                store.close()
+            self._reader_stores.clear()
+
+    # -- running on threads -----------------------------------------------------------
+
+    async def _run_writer(self, fn: Callable[..., T], *args) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer_pool, fn, *args)
+
+    async def write(self, fn: Callable[[Store], T]) -> T:
+        """Run ``fn(writer_store)`` on the writer thread."""
+        return await self._run_writer(lambda: fn(self._writer))
+
+    def _reader(self) -> Store:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = Store.open(self.settings.db_path)
+            self._local.store = store
+            with self._readers_lock:
+                self._reader_stores.append(store)
+        return store
+
+    async def read(self, fn: Callable[[Store], T]) -> T:
+        """Run ``fn(reader_store)`` on a reader thread (its own connection)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reader_pool, lambda: fn(self._reader()))
+
+    # -- indexing ---------------------------------------------------------------------
+
+    async def reconcile(self, on_progress=None) -> IndexReport:
+        return await self._run_writer(lambda: self.indexer.reconcile(on_progress))
+
+    async def index_paths(self, rels: Iterable[str]) -> IndexReport:
+        rels = list(rels)
+        return await self._run_writer(lambda: self.indexer.index_paths(rels))
+
+    @property
+    def progress(self):
+        return self.indexer.progress if self.indexer else None
+
+    async def embed_pending(self, on_batch=None) -> int:
+        """Embed every pending chunk now; raises ServiceUnavailable/DimensionMismatch."""
+        try:
+            count = await embed_pending(
+                self.embedder, self.write, batch_size=self.settings.embed_batch_size, on_batch=on_batch
+            )
+        except (ServiceUnavailable, DimensionMismatch) as exc:
+            self.embedder_state.failed(exc)
+            raise
+        self.embedder_state.ok()
+        self.embedder_state.embedded_since_start += count
+        return count
+
+    # -- queries ----------------------------------------------------------------------
+
+    async def query_vector(self, text: str, *, document: bool = False) -> list[float] | None:
+        """The embedding of a query (cached), or None when the embedder is unavailable."""
+        key = ("d:" if document else "q:") + text
+        if key in self._query_vectors:
+            self._query_vectors.move_to_end(key)
+            return self._query_vectors[key]
+        try:
+            if document:
+                vector = (await self.embedder.embed_documents([text]))[0]
+            else:
+                vector = await self.embedder.embed_query(text)
+        except ServiceUnavailable as exc:
+            self.embedder_state.failed(exc)
+            log.info("query embedding unavailable, keyword mode: %s", exc)
+            return None
+        self.embedder_state.ok()
+        self._query_vectors[key] = vector
+        while len(self._query_vectors) > 256:
+            self._query_vectors.popitem(last=False)
+        return vector
+
+    async def has_vectors(self) -> bool:
+        return await self.read(lambda s: s.has_vector_table())
+
+    async def search(self, query: str, k: int = 10) -> tuple[str, list[retrieval.Result]]:
+        """Hybrid search, keyword-only when there are no vectors or no embedder."""
+        if not query.strip():
+            raise BadRequest("the query is empty")
+        vector = await self.query_vector(query) if await self.has_vectors() else None
+        return await self.read(lambda s: retrieval.search(s, query, k, vector))
+
+    async def similar_to_node(self, node_id: str, k: int = 10, *, exclude_linked: bool = False):
+        """Headings similar to a node (by its stored vectors), never from the node itself."""
+
+        def run(store: Store):
+            rows = store.node_headings(node_id)
+            if not rows:
+                raise NotFound(f"no node with ID {node_id!r} in the index")
+            excluded = {node_id} | (store.linked_nodes(node_id) if exclude_linked else set())
+            vector = retrieval.stored_vector(store, [r["id"] for r in rows])
+            text = " ".join(r["title"] + " " + r["text"] for r in rows)
+            return retrieval.similar(store, k=k, vector=vector, text=text, exclude_nodes=frozenset(excluded))
+
+        return await self.read(run)
+
+    async def similar_to_line(self, path: str, line: int, k: int = 10, *, exclude_linked: bool = False):
+        """Headings similar to the heading at ``path``:``line``, never from its node."""
+
+        def run(store: Store):
+            row = store.heading_at(path, line)
+            if row is None:
+                raise NotFound(f"no indexed heading at {path}:{line}")
+            node = row["node_id"]
+            excluded = set()
+            if node:
+                excluded.add(node)
+                if exclude_linked:
+                    excluded |= store.linked_nodes(node)
+            vector = retrieval.stored_vector(store, [row["id"]])
+            text = " ".join([row["title"], *row["olp"], row["text"]])
+            return retrieval.similar(
+                store,
+                k=k,
+                vector=vector,
+                text=text,
+                exclude_nodes=frozenset(excluded),
+                exclude_headings=frozenset({row["id"]}),
+            )
+
+        return await self.read(run)
+
+    async def similar_to_text(self, text: str, k: int = 10):
+        """Headings similar to free text (embedded as a document)."""
+        if not text.strip():
+            raise BadRequest("the text is empty")
+        vector = await self.query_vector(text, document=True) if await self.has_vectors() else None
+        return await self.read(lambda s: retrieval.similar(s, k=k, vector=vector, text=text))
+
+    async def node(self, node_id: str) -> dict:
+        def run(store: Store):
+            node = store.node(node_id)
+            if node is None:
+                raise NotFound(f"no node with ID {node_id!r} in the index")
+            return node, store.node_headings(node_id)
+
+        return await self.read(run)
+
+    async def heading_at(self, path: str, line: int) -> dict:
+        def run(store: Store):
+            row = store.heading_at(path, line)
+            if row is None:
+                raise NotFound(f"no indexed heading at {path}:{line}")
+            return row
+
+        return await self.read(run)
+
+    async def status(self) -> dict[str, Any]:
+        counts = await self.read(lambda s: s.counts())
+        info = await self.read(lambda s: s.embedding_model())
+        progress = self.progress.as_dict() if self.progress else {"running": False, "phase": "idle", "done": 0, "total": 0}
+        return {
+            "ok": True,
+            "version": __version__,
+            "roam_dir": str(self.settings.roam_dir),
+            "db_path": str(self.settings.db_path),
+            **counts,
+            "embedder": {
+                "model": self.embedder.model,
+                "host": self.settings.ollama_host,
+                "dims": info.dims,
+                "reachable": self.embedder_state.reachable,
+                "error": self.embedder_state.error,
+            },
+            "indexing": progress,
+        }
+
+
+class EmbedWorker:
+    """Background task embedding pending chunks; backs off while the embedder fails.
+
+    ``wake()`` after indexing new work. On failure it waits with exponential backoff and
+    jitter (1 s doubling up to ``settings.retry_max_seconds``) or until woken, then retries:
+    the daemon keeps serving keyword results meanwhile and nothing pending is lost.
+    """
+
+    def __init__(self, index: OracleIndex):
+        self.index = index
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.idle = asyncio.Event()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="embed-worker")
+        self.wake()
+
+    def wake(self) -> None:
+        self.idle.clear()
+        self._wake.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _run(self) -> None:
+        delay = 1.0
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.index.embed_pending()
+                delay = 1.0
+                self.idle.set()
+            except (ServiceUnavailable, DimensionMismatch) as exc:
+                log.warning("embedding paused, retrying in %.0f s: %s", delay, exc)
+                await self._sleep_or_wake(delay * (0.8 + 0.4 * random.random()))
+                delay = min(delay * 2, self.index.settings.retry_max_seconds)
+                self._wake.set()
+            except Exception:
+                log.exception("embedding worker error; retrying in %.0f s", delay)
+                await self._sleep_or_wake(delay)
+                delay = min(delay * 2, self.index.settings.retry_max_seconds)
+                self._wake.set()
+
+    async def _sleep_or_wake(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+        except asyncio.TimeoutError:
+            pass

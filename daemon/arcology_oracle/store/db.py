@@ -1,0 +1,79 @@
+"""Opening SQLite connections with sqlite-vec loaded, in one place.
+
+The stdlib ``sqlite3`` of pyenv and python.org builds cannot load extensions, so we use
+``sqlean.py`` (its own SQLite build, wheels for Linux, macOS and Windows) and fall back to
+the stdlib module only where sqlean is missing and the stdlib can load extensions. One
+process always uses one driver: loading vec0 into two SQLite builds in one process crashes.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from pathlib import Path
+from types import ModuleType
+
+import sqlite_vec
+
+from ..errors import StoreError
+
+
+def _pick_driver() -> ModuleType:
+    try:
+        import sqlean
+
+        return sqlean
+    except ImportError:  # pragma: no cover - sqlean is a dependency; this is the escape hatch
+        import sqlite3
+
+        if hasattr(sqlite3.Connection, "enable_load_extension"):
+            return sqlite3
+        raise StoreError(
+            "no SQLite driver that can load sqlite-vec: install sqlean.py "
+            "(pip install sqlean.py) or use a Python built with loadable extensions"
+        ) from None
+
+
+sqlite = _pick_driver()
+DatabaseError = sqlite.DatabaseError
+OperationalError = sqlite.OperationalError
+IntegrityError = sqlite.IntegrityError
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
+    """Open ``path`` with sqlite-vec loaded, WAL mode, foreign keys on and Row factory.
+
+    The connection runs in autocommit mode (``isolation_level=None``): callers open
+    transactions explicitly (see ``Store.transaction``).
+    """
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    uri = f"file:{Path(path).as_posix()}?mode=ro" if readonly else str(path)
+    conn = sqlite.connect(uri, uri=readonly, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite.Row
+    conn.enable_load_extension(True)
+    sqlite_vec.load(conn)
+    conn.enable_load_extension(False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def pack_vector(vector) -> bytes:
+    """float32 little-endian bytes of ``vector`` (the form vec0 stores)."""
+    arr = array("f", vector)
+    if sys.byteorder != "little":  # pragma: no cover
+        arr.byteswap()
+    return arr.tobytes()
+
+
+def unpack_vector(blob: bytes) -> list[float]:
+    """Inverse of :func:`pack_vector`."""
+    arr = array("f")
+    arr.frombytes(blob)
+    if sys.byteorder != "little":  # pragma: no cover
+        arr.byteswap()
+    return arr.tolist()

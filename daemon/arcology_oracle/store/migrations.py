@@ -1,0 +1,177 @@
+"""Named schema migrations, each applied in its own transaction with its record.
+
+A migration is a function ``mNNN_name(conn)``; :func:`migrate` applies those not yet
+recorded in ``_migrations``, in order. Never edit an applied migration: add a new one.
+The vec0 table is not created here: its dimension is only known once the embedding
+model has answered (see ``Store.ensure_vector_table``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+Migration = Callable[[object], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(conn) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            title TEXT NOT NULL,
+            file_node TEXT,
+            problems TEXT NOT NULL DEFAULT '[]'
+        );
+
+        CREATE TABLE headings (
+            id INTEGER PRIMARY KEY,
+            file INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            node_id TEXT,
+            own_id TEXT,
+            level INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            olp TEXT NOT NULL,          -- JSON list of ancestor heading titles
+            olp_text TEXT NOT NULL,     -- the same, joined, for FTS
+            tags TEXT NOT NULL,         -- JSON list
+            todo TEXT,
+            properties TEXT NOT NULL,   -- JSON object
+            body TEXT NOT NULL,         -- raw, links kept, for display
+            text TEXT NOT NULL,         -- links as descriptions, for FTS and embedding
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            node_title TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            date TEXT,
+            hash TEXT NOT NULL
+        );
+        CREATE INDEX headings_file ON headings(file, start_line);
+        CREATE INDEX headings_node ON headings(node_id);
+        CREATE INDEX headings_own_id ON headings(own_id) WHERE own_id IS NOT NULL;
+
+        CREATE TABLE links (
+            heading INTEGER NOT NULL REFERENCES headings(id) ON DELETE CASCADE,
+            src_node TEXT,
+            dst_node TEXT NOT NULL
+        );
+        CREATE INDEX links_src ON links(src_node);
+        CREATE INDEX links_dst ON links(dst_node);
+        CREATE INDEX links_heading ON links(heading);
+
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            heading INTEGER NOT NULL REFERENCES headings(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL
+        );
+        CREATE INDEX chunks_heading ON chunks(heading);
+        CREATE INDEX chunks_hash ON chunks(hash);
+
+        -- One row per distinct embedded text; its id is the rowid of its vector in vec0.
+        CREATE TABLE embeddings (
+            id INTEGER PRIMARY KEY,
+            hash TEXT NOT NULL UNIQUE
+        );
+
+        CREATE VIRTUAL TABLE headings_fts USING fts5(
+            title, olp_text, text,
+            content='headings', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER headings_ai AFTER INSERT ON headings BEGIN
+            INSERT INTO headings_fts(rowid, title, olp_text, text)
+            VALUES (new.id, new.title, new.olp_text, new.text);
+        END;
+        CREATE TRIGGER headings_ad AFTER DELETE ON headings BEGIN
+            INSERT INTO headings_fts(headings_fts, rowid, title, olp_text, text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text);
+        END;
+        CREATE TRIGGER headings_au AFTER UPDATE ON headings BEGIN
+            INSERT INTO headings_fts(headings_fts, rowid, title, olp_text, text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text);
+            INSERT INTO headings_fts(rowid, title, olp_text, text)
+            VALUES (new.id, new.title, new.olp_text, new.text);
+        END;
+
+        CREATE TABLE summaries (
+            key TEXT PRIMARY KEY,       -- sha256 of (model, prompt name, note content hash)
+            summary TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        """
+    )
+
+
+def migrate(conn) -> list[str]:
+    """Apply pending migrations; return the names applied. Each runs in one transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # executescript would COMMIT our transaction first; run statements one by one.
+            _run_in_transaction(conn, fn)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, time.time())
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(fn.__name__)
+    return applied
+
+
+class _StatementRunner:
+    """Stands in for the connection so ``executescript`` runs inside the open transaction."""
+
+    def __init__(self, conn):
+        self._conn = conn
+
+    def executescript(self, script: str) -> None:
+        for statement in _split_statements(script):
+            self._conn.execute(statement)
+
+    def execute(self, *args):
+        return self._conn.execute(*args)
+
+
+def _run_in_transaction(conn, fn: Migration) -> None:
+    fn(_StatementRunner(conn))
+
+
+def _split_statements(script: str) -> list[str]:
+    """Split a script into complete statements using SQLite's own completeness test."""
+    from .db import sqlite
+
+    statements, current = [], ""
+    for line in script.splitlines(keepends=True):
+        if not current and line.strip().startswith("--"):
+            continue
+        current += line
+        if sqlite.complete_statement(current):
+            if current.strip():
+                statements.append(current.strip())
+            current = ""
+    if current.strip():
+        statements.append(current.strip())
+    return statements
