@@ -1,0 +1,452 @@
+"""Read one org file into :class:`~arcology_oracle.notes.Heading` records.
+
+Pure: bytes in, records out; no SQLite, no network. The one promise that matters most is
+that :func:`read_org_bytes` never raises, whatever the bytes: a part that cannot be read is
+left out, and the reason is appended to ``ParsedFile.problems`` and logged once (with the
+path and the reason, never the note's text).
+
+Decisions worth knowing (see the tests for each):
+
+* Lines are the file's lines: CRLF and lone CR (old Mac files without any LF) end lines,
+  a stray CR inside an LF file is dropped, a final newline does not start a new line.
+  So an empty file has 0 lines and yields **no headings at all**.
+* A level-0 record exists when the file has at least one line before its first heading.
+  A file that starts with a heading has no level-0 record (it cannot be a file node:
+  org-roam needs the file's ``:ID:`` drawer before the first heading).
+* Property keys are upper-cased (Org property names are case-insensitive); values are
+  strings.
+* Exclusions (privacy): a heading is left out together with its whole subtree when it has
+  a ``ROAM_EXCLUDE`` property (any value, as org-roam checks for presence), when its own
+  or inherited tags (``#+filetags`` included) contain ``crypt`` or one of
+  ``private_tags`` (compared case-insensitively), when any of its own lines contains a
+  PGP armor header, or when its text could not be read even after repair. File-level
+  ``ROAM_EXCLUDE`` or an excluding file tag leaves the whole file out (no headings,
+  ``file_id`` None, title = file name). A PGP block before the first heading drops only
+  the level-0 record.
+* Invalid timestamps (``<2025-02-30 Sun>``, hour 25, ...) and invalid ``Effort`` values
+  make orgparse reject the whole file. The reader then repairs a copy of the offending
+  lines (same line count: the brackets of bad timestamps become parentheses, as a last
+  resort the dashes between digits become U+2010) and parses again.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import orgparse
+from orgparse.date import OrgDate, OrgDateClock, parse_sdc
+from orgparse.node import OrgNode, parse_heading_level, parse_heading_tags, parse_property
+
+from .notes import Heading, ParsedFile
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PRIVATE_TAGS: frozenset[str] = frozenset({"private"})
+CRYPT_TAG = "crypt"
+PGP_MARKER = "-----BEGIN PGP MESSAGE-----"
+
+# orgparse's own test for a heading line (node.RE_NODE_HEADER): stars then a space.
+HEADING_LINE_RE = re.compile(r"^\*+ ")
+
+_LINK_RE = re.compile(r"\[\[([^\[\]]+)\](?:\[([^\[\]]*)\])?\]")
+_ID_LINK_RE = re.compile(r"\[\[id:([^\[\]]+)\](?:\[[^\[\]]*\])?\]")
+_TOKEN_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
+_ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+_COMPACT_DATE_RE = re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?:T?\d{4,6})?(?!\d)")
+_STAMP_DATE_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})")
+_TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
+# Repair: a bracketed span that starts like a date, and a dash between digits.
+_DATEISH_SPAN_RE = re.compile(r"[<\[](\s*\d+-\d+-\d+[^<>\[\]]*)[>\]]")
+_DIGIT_DASH_RE = re.compile(r"(?<=\d)-(?=\d)")
+_EFFORT_KEY_RE = re.compile(r"^(\s*):Effort:")
+_SUSPECT_RE = re.compile(r"\d-\d|Effort")
+
+
+def read_org_file(
+    abs_path: Path, rel_path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS
+) -> ParsedFile:
+    """Read the file at ``abs_path`` (recorded as ``rel_path``); see :func:`read_org_bytes`.
+
+    Raises ``OSError`` when the file cannot be read; never raises on its content.
+    """
+    data = abs_path.read_bytes()
+    return read_org_bytes(data, rel_path, private_tags)
+
+
+def read_org_bytes(
+    data: bytes, path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS
+) -> ParsedFile:
+    """Parse org ``data`` (the bytes of the file ``path``, relative to the roam dir).
+
+    Never raises on any content. Returns the headings that could be read, minus the
+    excluded ones (see the module docstring), in file order; the level-0 record first.
+    """
+    problems: list[str] = []
+    stem = _file_stem(path)
+    try:
+        text = decode_org_bytes(data, problems)
+        lines = split_lines(text)
+        parsed = _read_lines(lines, path, stem, _fold(private_tags), problems)
+    except Exception as exc:  # noqa: BLE001 - the contract is to never raise
+        problems.append(f"could not read the file ({type(exc).__name__}); it was skipped")
+        parsed = ParsedFile(path=path, title=stem, file_id=None)
+    parsed.problems = problems
+    for problem in problems:
+        log.warning("%s: %s", path, problem)
+    return parsed
+
+
+def decode_org_bytes(data: bytes, problems: list[str] | None = None) -> str:
+    """Decode file bytes to text: UTF-8 (BOM stripped) or UTF-16/32 with a BOM.
+
+    Invalid bytes become U+FFFD and NUL characters become U+FFFD; each kind of damage is
+    reported once in ``problems``. The result never contains lone surrogates, so it
+    always encodes back to UTF-8.
+    """
+    problems = problems if problems is not None else []
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        codec = "utf-32"
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        codec = "utf-16"
+    else:
+        codec = "utf-8-sig"
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError:
+        text = data.decode(codec, errors="replace")
+        problems.append(f"invalid {codec.removesuffix('-sig').upper()} bytes were replaced")
+    text = text.removeprefix("\ufeff")
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+        problems.append("NUL characters were replaced")
+    return text
+
+
+def split_lines(text: str) -> list[str]:
+    """Split ``text`` into the lines an editor shows (see the module docstring)."""
+    if "\r" in text:
+        if "\n" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "")
+        else:
+            text = text.replace("\r", "\n")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def link_text(raw: str) -> str:
+    """Org text with links replaced by their descriptions.
+
+    ``[[id:x][desc]]`` and ``[[https://u][desc]]`` become ``desc``; a link without a
+    description becomes its target (``[[https://u]]`` -> ``https://u``), except an
+    ``id:`` link, which becomes nothing (a bare UUID only adds noise to search).
+    """
+    return _LINK_RE.sub(_link_replacement, raw)
+
+
+def id_links(raw: str) -> tuple[str, ...]:
+    """The ``id:`` link targets in ``raw``, in order of first appearance."""
+    targets = (m.group(1).split("::", 1)[0].strip() for m in _ID_LINK_RE.finditer(raw))
+    return _dedupe(t for t in targets if t)
+
+
+def split_roam_list(value: str) -> tuple[str, ...]:
+    """Split a ``ROAM_ALIASES``/``ROAM_REFS`` value as org-roam does.
+
+    Space separated; ``"double quoted"`` items may contain spaces (``\\"`` escapes a
+    quote); ``[[link][desc]]`` items count as one item and yield their target.
+    """
+    items: list[str] = []
+    rest: list[str] = []
+    last = 0
+    for m in _LINK_RE.finditer(value):
+        rest.append(value[last : m.start()])
+        rest.append(" ")
+        items.append(m.group(1).strip())
+        last = m.end()
+    rest.append(value[last:])
+    for m in _TOKEN_RE.finditer("".join(rest)):
+        if m.group(1) is not None:
+            items.append(re.sub(r"\\(.)", r"\1", m.group(1)))
+        else:
+            items.append(m.group(2))
+    return _dedupe(i for i in items if i)
+
+
+# --- parsing -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Frame:
+    """What a heading passes on to its descendants."""
+
+    level: int
+    title: str
+    olp: tuple[str, ...]
+    tags: tuple[str, ...]
+    node_id: str | None
+    node_title: str
+    date: str | None
+    excluded: bool
+
+
+def _read_lines(
+    lines: list[str], path: str, stem: str, private: frozenset[str], problems: list[str]
+) -> ParsedFile:
+    unreadable: set[int] = set()  # 1-based start lines of chunks left out
+    try:
+        root = orgparse.loadi(lines, filename=path)
+    except Exception:  # noqa: BLE001 - orgparse raises ValueError, RecursionError, ...
+        repaired = _repair(lines, path, problems, unreadable)
+        try:
+            root = orgparse.loadi(repaired, filename=path)
+        except Exception:  # noqa: BLE001
+            return _read_preamble_only(lines, path, stem, private, problems)
+    return _build(root, lines, path, stem, private, unreadable)
+
+
+def _read_preamble_only(
+    lines: list[str], path: str, stem: str, private: frozenset[str], problems: list[str]
+) -> ParsedFile:
+    """Last resort: the text before the first heading, if even that parses."""
+    first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
+    problems.append("the headings could not be read; only the text before the first heading was kept")
+    try:
+        root = orgparse.loadi(lines[:first], filename=path)
+        return _build(root, lines[:first], path, stem, private, set())
+    except Exception:  # noqa: BLE001
+        problems.append("the text before the first heading could not be read either")
+        return ParsedFile(path=path, title=stem, file_id=None)
+
+
+def _build(
+    root: orgparse.node.OrgRootNode,
+    lines: Sequence[str],
+    path: str,
+    stem: str,
+    private: frozenset[str],
+    unreadable: set[int],
+) -> ParsedFile:
+    file_props = _properties(root)
+    file_id = _id(file_props)
+    file_title = link_text(" ".join(t.strip() for t in root.get_file_property_list("TITLE"))).strip()
+    file_title = file_title or stem
+    file_tags = _dedupe(root.get_file_property_list("FILETAGS"))
+    if "ROAM_EXCLUDE" in file_props or _excluding_tags(file_tags, private) or 0 in unreadable:
+        return ParsedFile(path=path, title=stem, file_id=None)
+
+    file_date = (
+        _date_in(file_props.get("CREATED", ""), _ISO_DATE_RE, _COMPACT_DATE_RE)
+        or _date_in(stem, _ISO_DATE_RE, _COMPACT_DATE_RE)
+        or _date_in(" ".join(root.get_file_property_list("DATE")), _ISO_DATE_RE)
+    )
+    headings: list[Heading] = []
+    if root.end_linenumber >= 1 and PGP_MARKER not in str(root):
+        body = root.get_body(format="raw")
+        headings.append(
+            _heading(
+                node_id=file_id, own_id=file_id, level=0, title=file_title, olp=(),
+                tags=file_tags, todo=None, properties=file_props, body=body,
+                text=link_text(_TEXT_KEYWORD_RE.sub("", body)).strip(),
+                start_line=1, end_line=root.end_linenumber, node_title=file_title,
+                links=id_links(body), date=file_date,
+            )
+        )  # fmt: skip
+
+    stack: list[_Frame] = []
+    for node in root.env.nodes[1:]:
+        level = node.level
+        while stack and stack[-1].level >= level:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        props = _properties(node)
+        own_id = _id(props)
+        title = node.heading.strip()
+        tags = _dedupe([*(parent.tags if parent else file_tags), *sorted(node.shallow_tags)])
+        heading_line = lines[node.linenumber - 1]
+        excluded = (
+            (parent is not None and parent.excluded)
+            or "ROAM_EXCLUDE" in props
+            or _excluding_tags(tags, private)
+            or node.linenumber in unreadable
+            or PGP_MARKER in str(node)
+        )
+        frame = _Frame(
+            level=level,
+            title=title,
+            olp=(*parent.olp, parent.title) if parent else (),
+            tags=tags,
+            node_id=own_id or (parent.node_id if parent else file_id),
+            node_title=title if own_id else (parent.node_title if parent else file_title),
+            date=(
+                _date_in(props.get("CREATED", ""), _ISO_DATE_RE, _COMPACT_DATE_RE)
+                or _date_in(heading_line, _STAMP_DATE_RE)
+                or (parent.date if parent else file_date)
+            ),
+            excluded=excluded,
+        )
+        stack.append(frame)
+        if excluded:
+            continue
+        body = node.get_body(format="raw")
+        headings.append(
+            _heading(
+                node_id=frame.node_id, own_id=own_id, level=level, title=title, olp=frame.olp,
+                tags=tags, todo=node.todo, properties=props, body=body,
+                text=link_text(body).strip(), start_line=node.linenumber,
+                end_line=node.end_linenumber, node_title=frame.node_title,
+                links=id_links(heading_line + "\n" + body), date=frame.date,
+            )
+        )  # fmt: skip
+    return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings)
+
+
+def _heading(*, properties: dict[str, str], **fields) -> Heading:
+    return Heading(
+        properties=properties,
+        aliases=split_roam_list(properties.get("ROAM_ALIASES", "")),
+        refs=split_roam_list(properties.get("ROAM_REFS", "")),
+        **fields,
+    )
+
+
+# --- repair of content orgparse rejects ----------------------------------------------
+
+
+def _repair(lines: list[str], path: str, problems: list[str], unreadable: set[int]) -> list[str]:
+    """A copy of ``lines`` (same length) that orgparse accepts.
+
+    Only chunks (a heading and its own text) that fail to parse alone are touched. Line
+    numbers of left-out chunks go into ``unreadable`` (0 for the text before the first
+    heading) so the caller excludes them, with their subtree.
+    """
+    repaired = list(lines)
+    fixed: list[int] = []
+    for start, end in _chunk_ranges(lines):
+        # Only dates (digit-dash-digit) and Effort values make orgparse raise.
+        if not any(_SUSPECT_RE.search(line) for line in lines[start:end]):
+            continue
+        if _chunk_parses(repaired[start:end], path):
+            continue
+        for i in range(start, end):
+            if _line_parses(repaired[i]):
+                continue
+            new = _EFFORT_KEY_RE.sub(r"\1:EFFORT:", _DATEISH_SPAN_RE.sub(r"(\1)", repaired[i]))
+            if not _line_parses(new):
+                new = _DIGIT_DASH_RE.sub("\u2010", new)
+            if not _line_parses(new):
+                new = _bare_heading(new) if i == start and HEADING_LINE_RE.match(new) else ""
+            repaired[i] = new
+            fixed.append(i + 1)
+        if not _chunk_parses(repaired[start:end], path):
+            first_line = start + 1 if HEADING_LINE_RE.match(lines[start]) else 0
+            unreadable.add(first_line)
+            blank = [""] * (end - start)
+            if first_line:
+                blank[0] = _bare_heading(repaired[start])
+            repaired[start:end] = blank
+            where = f"the heading at line {first_line} and its subtree" if first_line else "the whole file"
+            problems.append(f"unreadable text; {where} left out")
+    if fixed:
+        shown = ", ".join(map(str, fixed[:10])) + (f" (+{len(fixed) - 10} more)" if len(fixed) > 10 else "")
+        problems.append(f"invalid timestamps or values neutralised on line(s) {shown}")
+    return repaired
+
+
+def _chunk_ranges(lines: Sequence[str]) -> Iterable[tuple[int, int]]:
+    """0-based [start, end) of each orgparse chunk: the preamble, then each heading."""
+    start = 0
+    for i, line in enumerate(lines):
+        if HEADING_LINE_RE.match(line):
+            if i > start:
+                yield start, i
+            start = i
+    if len(lines) > start:
+        yield start, len(lines)
+
+
+def _chunk_parses(chunk: list[str], path: str) -> bool:
+    try:
+        orgparse.loadi(chunk, filename=path)
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def _line_parses(line: str) -> bool:
+    """Whether the date/duration parsers orgparse runs on a line accept it."""
+    try:
+        OrgDate.list_from_str(line)
+        parse_sdc(line)
+        OrgDateClock.from_str(line)
+        m = OrgNode._repeated_tasks_re.search(line)  # noqa: SLF001 - same test as orgparse
+        if m:
+            OrgDate.from_str(m.group("date"))
+        parse_property(line)
+        if HEADING_LINE_RE.match(line):
+            heading = parse_heading_level(line)
+            if heading is not None:
+                OrgDate.list_from_str(parse_heading_tags(heading[0])[0])
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+def _bare_heading(line: str) -> str:
+    """The stars and tags of a heading line, without its (unreadable) title."""
+    stars = line[: len(line) - len(line.lstrip("*"))] or "*"
+    _, tags = parse_heading_tags(line)
+    tags = [t for t in tags if re.fullmatch(r"[\w@]+", t)]
+    return f"{stars} :{':'.join(tags)}:" if tags else f"{stars} "
+
+
+# --- small helpers -------------------------------------------------------------------
+
+
+def _properties(node: orgparse.node.OrgBaseNode) -> dict[str, str]:
+    return {str(k).upper(): str(v) for k, v in node.properties.items()}
+
+
+def _id(props: dict[str, str]) -> str | None:
+    return props.get("ID", "").strip() or None
+
+
+def _excluding_tags(tags: Iterable[str], private: frozenset[str]) -> bool:
+    return any(t.casefold() == CRYPT_TAG or t.casefold() in private for t in tags)
+
+
+def _fold(tags: Iterable[str]) -> frozenset[str]:
+    return frozenset(t.casefold() for t in tags)
+
+
+def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _file_stem(path: str) -> str:
+    name = PurePosixPath(path.replace("\\", "/")).name
+    return name[: -len(".org")] if name.lower().endswith(".org") and len(name) > 4 else name
+
+
+def _date_in(text: str, *patterns: re.Pattern[str]) -> str | None:
+    """The first valid calendar date matched by the patterns (tried in order), ISO."""
+    for pattern in patterns:
+        for m in pattern.finditer(text):
+            try:
+                return datetime.date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+            except ValueError:
+                continue
+    return None
+
+
+def _link_replacement(m: re.Match[str]) -> str:
+    if m.group(2):
+        return m.group(2)
+    target = m.group(1)
+    return "" if target.startswith("id:") else target
