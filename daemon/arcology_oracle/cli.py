@@ -244,6 +244,7 @@ def settings_from_args(args) -> Settings:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO if args.command == "serve" else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

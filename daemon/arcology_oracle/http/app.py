@@ -1,0 +1,139 @@
+"""The application factory and the server entry point.
+
+``create_app(settings)`` wires everything through ``cleanup_ctx``: the index (store
+threads), the first reconcile (in the background, so requests are answered while it
+runs), the embedding worker and the watcher. ``run_server`` refuses to listen on a
+non-loopback address without a token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from ..config import Settings
+from ..embedder import Embedder
+from ..errors import ConfigError
+from ..service import EmbedWorker, OracleIndex
+from ..watcher import RoamWatcher
+from . import routes
+from .keys import index_key, ready_key, settings_key, worker_key
+from .middleware import auth_middleware, error_middleware
+
+log = logging.getLogger(__name__)
+
+# Route modules that exist register themselves here; each has a ``routes`` table.
+ROUTE_MODULES = ["routes", "ask_routes", "ollama_compat", "openai_compat", "web"]
+
+
+def _route_tables():
+    import importlib
+
+    for name in ROUTE_MODULES:
+        try:
+            module = importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.{name}":
+                continue
+            raise
+        yield module
+
+
+def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: bool = True) -> web.Application:
+    """Build the daemon's application. ``embedder`` replaces the Ollama embedder (tests,
+    benchmarks); ``watch=False`` disables the file watcher."""
+    app = web.Application(
+        middlewares=[error_middleware, auth_middleware], client_max_size=settings.max_body_bytes
+    )
+    app[settings_key] = settings
+    app[ready_key] = asyncio.Event()
+
+    async def index_ctx(app: web.Application) -> AsyncIterator[None]:
+        index = OracleIndex(settings, embedder)
+        await index.start()
+        worker = EmbedWorker(index)
+        app[index_key] = index
+        app[worker_key] = worker
+        worker.start()
+        reconcile_task = asyncio.create_task(_first_reconcile(app), name="first-reconcile")
+        watcher = None
+        if watch and settings.roam_dir.is_dir():
+            watcher = RoamWatcher(
+                settings.roam_dir,
+                exclude_globs=settings.exclude_globs,
+                debounce=settings.debounce_seconds,
+                on_paths=lambda paths: _reindex(app, paths),
+                on_rescan=lambda: _rescan(app),
+            )
+            watcher.start()
+        elif watch:
+            log.warning("roam directory %s does not exist; not watching it", settings.roam_dir)
+        yield
+        if watcher is not None:
+            await watcher.stop()
+        reconcile_task.cancel()
+        try:
+            await reconcile_task
+        except asyncio.CancelledError:
+            pass
+        await worker.stop()
+        await index.close()
+
+    app.cleanup_ctx.append(index_ctx)
+    for module in _route_tables():
+        if hasattr(module, "setup"):
+            module.setup(app)
+        else:
+            app.add_routes(module.routes)
+    return app
+
+
+async def _first_reconcile(app: web.Application) -> None:
+    index = app[index_key]
+    try:
+        report = await index.reconcile()
+        log.info(
+            "initial index of %s: %d files, %d indexed, %d unchanged, %d removed, %d failed",
+            app[settings_key].roam_dir, report.seen, report.indexed, report.unchanged, report.deleted, len(report.failed),
+        )
+    except Exception:
+        log.exception("initial index failed")
+    finally:
+        app[ready_key].set()
+    app[worker_key].wake()
+
+
+async def _reindex(app: web.Application, paths: list[str]) -> None:
+    report = await app[index_key].index_paths(paths)
+    if report.new_pending:
+        app[worker_key].wake()
+
+
+async def _rescan(app: web.Application) -> None:
+    await app[index_key].reconcile()
+    app[worker_key].wake()
+
+
+def check_bind(settings: Settings) -> None:
+    """Refuse a non-loopback bind without a token (ConfigError says why)."""
+    if not settings.is_loopback and not settings.token:
+        raise ConfigError(
+            f"refusing to listen on {settings.host} without a token: anyone who can reach that "
+            "address could read your notes. Set a token (ARCOLOGY_ORACLE_TOKEN, `token` in the "
+            "config file, or --token-file), or bind to 127.0.0.1."
+        )
+
+
+def run_server(settings: Settings) -> int:
+    """Run the daemon until interrupted. Returns the process exit code."""
+    check_bind(settings)
+    app = create_app(settings)
+    log.info(
+        "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
+        settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
+    )
+    web.run_app(app, host=settings.host, port=settings.port, print=None, access_log=None)
+    return 0

@@ -1,0 +1,13 @@
+"""Typed application keys shared by the http modules."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ..config import Settings
+from ..service import EmbedWorker, OracleIndex
+
+settings_key = web.AppKey("settings", Settings)
+index_key = web.AppKey("index", OracleIndex)
+worker_key = web.AppKey("embed_worker", EmbedWorker)
+ready_key = web.AppKey("initial_index_done", object)  # an asyncio.Event set after the first reconcile

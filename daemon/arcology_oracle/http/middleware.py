@@ -1,0 +1,85 @@
+"""Authentication and error shaping for every route.
+
+Errors leave in the shape of the API that was called: native routes get
+``{"ok": false, "error": message, "status": code}``, Ollama-compatible ``/api/*`` routes
+``{"error": message}``, OpenAI-compatible ``/v1/*`` routes
+``{"error": {"message", "type", "code"}}``. A 500 never carries the exception text.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+from aiohttp import web
+
+from ..errors import BadRequest, ModelNotFound, NotFound, ServiceUnavailable
+from .keys import settings_key
+
+log = logging.getLogger(__name__)
+
+PUBLIC_PATHS = frozenset({"/health"})
+
+
+def error_response(request: web.Request, status: int, message: str) -> web.Response:
+    """A JSON error in the shape the called API uses (see the module docstring)."""
+    path = request.path
+    if path.startswith("/api/"):
+        body: dict = {"error": message}
+    elif path.startswith("/v1/"):
+        kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error"}.get(
+            status, "server_error" if status >= 500 else "invalid_request_error"
+        )
+        body = {"error": {"message": message, "type": kind, "code": status}}
+    else:
+        body = {"ok": False, "error": message, "status": status}
+    headers = {"WWW-Authenticate": 'Bearer realm="arcology-oracle"'} if status == 401 else None
+    return web.json_response(body, status=status, headers=headers)
+
+
+def token_matches(request: web.Request, token: str) -> bool:
+    """Constant-time check of ``Authorization: Bearer <token>``."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, given = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode("utf-8"), token.encode("utf-8"))
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler):
+    token = request.app[settings_key].token
+    if token and request.path not in PUBLIC_PATHS and not _is_page_asset(request) and not token_matches(request, token):
+        return error_response(request, 401, "missing or wrong bearer token")
+    return await handler(request)
+
+
+def _is_page_asset(request: web.Request) -> bool:
+    """The web page and its static files carry no note text; the page asks for the
+    token itself and sends it with every API call."""
+    return request.method in ("GET", "HEAD") and (request.path == "/" or request.path.startswith("/static/"))
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler):
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
+        if exc.status == 413:
+            message = f"request body too large (limit {request.app[settings_key].max_body_bytes} bytes)"
+        return error_response(request, exc.status, message)
+    except BadRequest as exc:
+        return error_response(request, 400, str(exc))
+    except NotFound as exc:
+        return error_response(request, 404, str(exc))
+    except ModelNotFound as exc:
+        status = 404 if request.path.startswith(("/api/", "/v1/")) else 503
+        return error_response(request, status, str(exc))
+    except ServiceUnavailable as exc:
+        return error_response(request, 503, str(exc))
+    except Exception:
+        log.exception("error handling %s %s", request.method, request.path)
+        return error_response(request, 500, "internal error; see the daemon's log")

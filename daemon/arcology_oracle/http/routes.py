@@ -1,0 +1,106 @@
+"""Native index routes: health, status, search, similar, nodes and heading text."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from .keys import index_key
+from .params import bool_param, int_param, json_body, rel_path_param, str_param
+
+routes = web.RouteTableDef()
+
+
+def results_response(mode: str, results, **extra) -> web.Response:
+    return web.json_response({"mode": mode, "results": [r.as_dict() for r in results], **extra})
+
+
+@routes.get("/health")
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+@routes.get("/status")
+async def status(request: web.Request) -> web.Response:
+    return web.json_response(await request.app[index_key].status())
+
+
+@routes.get("/search")
+async def search(request: web.Request) -> web.Response:
+    q = str_param(request.query.get("q"), "q", required=True, max_len=10_000)
+    k = int_param(request.query.get("k"), "k", default=10)
+    mode, results = await request.app[index_key].search(q, k)
+    return results_response(mode, results)
+
+
+def _fallback_note(mode: str) -> dict:
+    if mode == "keyword":
+        return {"note": "no vectors for this query yet (embeddings pending or embedder down): keyword similarity"}
+    return {}
+
+
+@routes.get("/similar")
+async def similar_get(request: web.Request) -> web.Response:
+    index = request.app[index_key]
+    q = request.query
+    k = int_param(q.get("k"), "k", default=10)
+    exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
+    if q.get("node"):
+        node = str_param(q.get("node"), "node", required=True, max_len=200)
+        mode, results = await index.similar_to_node(node, k, exclude_linked=exclude_linked)
+    elif q.get("file"):
+        path = rel_path_param(q.get("file"))
+        line = int_param(q.get("line"), "line", default=1, high=10_000_000)
+        mode, results = await index.similar_to_line(path, line, k, exclude_linked=exclude_linked)
+    else:
+        raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
+    return results_response(mode, results, **_fallback_note(mode))
+
+
+@routes.post("/similar")
+async def similar_post(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    text = str_param(body.get("text"), "text", required=True)
+    k = int_param(body.get("k"), "k", default=10)
+    mode, results = await request.app[index_key].similar_to_text(text, k)
+    return results_response(mode, results, **_fallback_note(mode))
+
+
+@routes.get("/nodes/{node_id}")
+async def node(request: web.Request) -> web.Response:
+    node_row, headings = await request.app[index_key].node(request.match_info["node_id"])
+    return web.json_response(
+        {
+            "node_id": node_row["own_id"],
+            "title": node_row["node_title"] if node_row["level"] else node_row["title"],
+            "file": node_row["file"],
+            "line": node_row["start_line"],
+            "level": node_row["level"],
+            "tags": node_row["tags"],
+            "aliases": node_row["aliases"],
+            "date": node_row["date"],
+            "headings": [
+                {"heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"], "heading_id": h["own_id"]}
+                for h in headings
+            ],
+        }
+    )
+
+
+@routes.get("/heading")
+async def heading(request: web.Request) -> web.Response:
+    path = rel_path_param(request.query.get("file"))
+    line = int_param(request.query.get("line"), "line", default=1, high=10_000_000)
+    row = await request.app[index_key].heading_at(path, line)
+    return web.json_response(
+        {
+            "node_id": row["node_id"],
+            "heading_id": row["own_id"],
+            "title": row["node_title"],
+            "heading": row["title"],
+            "olp": row["olp"],
+            "file": row["file"],
+            "line": row["start_line"],
+            "tags": row["tags"],
+            "body": row["body"],
+        }
+    )
