@@ -64,6 +64,8 @@ _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNOREC
 _DATEISH_SPAN_RE = re.compile(r"[<\[](\s*\d+-\d+-\d+[^<>\[\]]*)[>\]]")
 _DIGIT_DASH_RE = re.compile(r"(?<=\d)-(?=\d)")
 _EFFORT_KEY_RE = re.compile(r"^(\s*):Effort:")
+_PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
+_DRAWER_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
 _SUSPECT_RE = re.compile(r"\d-\d|Effort")
 
 
@@ -208,7 +210,7 @@ def _read_lines(
             root = orgparse.loadi(repaired, filename=path)
         except Exception:  # noqa: BLE001
             return _read_preamble_only(lines, path, stem, private, problems)
-    return _build(root, lines, path, stem, private, unreadable)
+    return _build(root, lines, path, stem, private, unreadable, problems)
 
 
 def _read_preamble_only(
@@ -219,7 +221,7 @@ def _read_preamble_only(
     problems.append("the headings could not be read; only the text before the first heading was kept")
     try:
         root = orgparse.loadi(lines[:first], filename=path)
-        return _build(root, lines[:first], path, stem, private, set())
+        return _build(root, lines[:first], path, stem, private, set(), problems)
     except Exception:  # noqa: BLE001
         problems.append("the text before the first heading could not be read either")
         return ParsedFile(path=path, title=stem, file_id=None)
@@ -232,13 +234,14 @@ def _build(
     stem: str,
     private: frozenset[str],
     unreadable: set[int],
+    problems: list[str],
 ) -> ParsedFile:
-    file_props = _properties(root)
+    file_props, root_body, file_excluded = _drawer(root, lines, problems)
     file_id = _id(file_props)
     file_title = link_text(" ".join(t.strip() for t in root.get_file_property_list("TITLE"))).strip()
     file_title = file_title or stem
     file_tags = _dedupe(root.get_file_property_list("FILETAGS"))
-    if "ROAM_EXCLUDE" in file_props or _excluding_tags(file_tags, private) or 0 in unreadable:
+    if file_excluded or _excluding_tags(file_tags, private) or 0 in unreadable:
         return ParsedFile(path=path, title=stem, file_id=None)
 
     file_date = (
@@ -248,7 +251,7 @@ def _build(
     )
     headings: list[Heading] = []
     if root.end_linenumber >= 1 and PGP_MARKER not in str(root):
-        body = root.get_body(format="raw")
+        body = root_body
         headings.append(
             _heading(
                 node_id=file_id, own_id=file_id, level=0, title=file_title, olp=(),
@@ -265,14 +268,14 @@ def _build(
         while stack and stack[-1].level >= level:
             stack.pop()
         parent = stack[-1] if stack else None
-        props = _properties(node)
+        props, body, node_excluded = _drawer(node, lines, problems)
         own_id = _id(props)
         title = node.heading.strip()
         tags = _dedupe([*(parent.tags if parent else file_tags), *sorted(node.shallow_tags)])
         heading_line = lines[node.linenumber - 1]
         excluded = (
             (parent is not None and parent.excluded)
-            or "ROAM_EXCLUDE" in props
+            or node_excluded
             or _excluding_tags(tags, private)
             or node.linenumber in unreadable
             or PGP_MARKER in str(node)
@@ -294,7 +297,6 @@ def _build(
         stack.append(frame)
         if excluded:
             continue
-        body = node.get_body(format="raw")
         headings.append(
             _heading(
                 node_id=frame.node_id, own_id=own_id, level=level, title=title, olp=frame.olp,
@@ -305,6 +307,43 @@ def _build(
             )
         )  # fmt: skip
     return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings)
+
+
+def _drawer(
+    node: orgparse.node.OrgBaseNode, lines: Sequence[str], problems: list[str]
+) -> tuple[dict[str, str], str, bool]:
+    """The node's properties and raw body, and whether it asks to be excluded.
+
+    orgparse takes the first line containing ``:PROPERTIES:`` anywhere in the node as a
+    drawer and, when ``:END:`` is missing, swallows (drops) the rest of the body. Org only
+    knows a drawer right after the heading (or its planning line), or at the top of the
+    file after comments and keywords, and closed. Otherwise, as in Org, there are no
+    properties and the drawer lines stay in the body. ``ROAM_EXCLUDE`` counts wherever
+    orgparse found it: excluding too much is the safe side.
+    """
+    lenient = {str(k).upper(): str(v) for k, v in node.properties.items()}
+    own = str(node)
+    if ":PROPERTIES:" not in own:
+        return lenient, node.get_body(format="raw"), "ROAM_EXCLUDE" in lenient
+    start = node.linenumber - 1
+    node_lines = lines[start : start + len(own.split("\n"))]
+    is_root = node.level == 0
+    first = 0 if is_root else 1
+    at = next(i for i in range(first, len(node_lines)) if ":PROPERTIES:" in node_lines[i])
+    closed = any(":END:" in line for line in node_lines[at + 1 :])
+    if is_root:
+        placed = all(not ln.strip() or ln.lstrip().startswith("#") for ln in node_lines[:at])
+    else:
+        placed = at == 1 or (at == 2 and _PLANNING_RE.match(node_lines[1]) is not None)
+    if closed and placed and _DRAWER_START_RE.match(node_lines[at]):
+        return lenient, node.get_body(format="raw"), "ROAM_EXCLUDE" in lenient
+    line_no = start + at + 1
+    if not closed:
+        problems.append(f"unclosed property drawer at line {line_no} read as text")
+    elif "ID" in lenient:
+        problems.append(f"misplaced property drawer at line {line_no} (with an ID) read as text, as Org does")
+    body = "\n".join(node_lines[first:])
+    return {}, body, "ROAM_EXCLUDE" in lenient
 
 
 def _heading(*, properties: dict[str, str], **fields) -> Heading:
@@ -407,10 +446,6 @@ def _bare_heading(line: str) -> str:
 
 
 # --- small helpers -------------------------------------------------------------------
-
-
-def _properties(node: orgparse.node.OrgBaseNode) -> dict[str, str]:
-    return {str(k).upper(): str(v) for k, v in node.properties.items()}
 
 
 def _id(props: dict[str, str]) -> str | None:
