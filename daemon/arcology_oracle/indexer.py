@@ -95,6 +95,7 @@ class Indexer:
                 if self.store.delete_file(rel):
                     report.deleted += 1
             report.seen = len(on_disk)
+            self._checkpoint(report)
             self.progress = Progress()
             return report
 
@@ -114,7 +115,12 @@ class Indexer:
                     report.seen += 1
                 elif self.store.delete_file(rel):
                     report.deleted += 1
+            self._checkpoint(report)
             return report
+
+    def _checkpoint(self, report: IndexReport) -> None:
+        if report.indexed or report.deleted:
+            self.store.checkpoint()
 
     def _index_one(self, rel: str, abs_path: Path, known) -> IndexReport:
         report = IndexReport()

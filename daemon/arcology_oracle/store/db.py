@@ -59,6 +59,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
         conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Overwrite deleted content: text of a note made private must not survive in free pages.
+    conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 

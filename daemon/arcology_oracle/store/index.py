@@ -171,6 +171,7 @@ class Store:
         }
         # Cascades remove headings, chunks and links; the trigger keeps FTS in step.
         self.conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
+        self.conn.execute("DELETE FROM summaries WHERE file = ?", (path,))
         return hashes
 
     def _insert_heading(self, file_rowid: int, h: Heading) -> int:
@@ -445,11 +446,18 @@ class Store:
         row = self.conn.execute("SELECT summary FROM summaries WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
-    def cache_summary(self, key: str, summary: str) -> None:
+    def cache_summary(self, key: str, summary: str, file: str | None = None) -> None:
+        """Cache a summary; with ``file``, it is dropped when that file is re-indexed or
+        deleted (so a summary never outlives the text it was made from)."""
         self.conn.execute(
-            "INSERT OR REPLACE INTO summaries (key, summary, created_at) VALUES (?, ?, ?)",
-            (key, summary, time.time()),
+            "INSERT OR REPLACE INTO summaries (key, file, summary, created_at) VALUES (?, ?, ?, ?)",
+            (key, file, summary, time.time()),
         )
+
+    def checkpoint(self) -> None:
+        """Fold the WAL into the database and truncate it (best effort while readers run),
+        so overwritten text does not linger in old WAL frames."""
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _heading_dict(row) -> dict:

@@ -116,6 +116,26 @@ def m001_initial(conn) -> None:
     )
 
 
+@migration
+def m002_private_deletes(conn) -> None:
+    # Deleted note text must not linger: FTS5 secure-delete removes terms from the index
+    # at once instead of leaving them in old segments until a merge, and summaries are
+    # tied to their file so that re-indexing it drops them.
+    conn.executescript(
+        """
+        INSERT INTO headings_fts(headings_fts, rank) VALUES ('secure-delete', 1);
+        DROP TABLE summaries;
+        CREATE TABLE summaries (
+            key TEXT PRIMARY KEY,       -- sha256 of (model, prompt name, note content hash)
+            file TEXT,                  -- the note's file: its summaries go when it changes
+            summary TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX summaries_file ON summaries(file);
+        """
+    )
+
+
 def migrate(conn) -> list[str]:
     """Apply pending migrations; return the names applied. Each runs in one transaction."""
     conn.execute(
