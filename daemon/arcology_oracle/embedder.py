@@ -27,6 +27,8 @@ class Embedder(Protocol):
 
     async def embed_query(self, text: str) -> list[float]: ...
 
+    async def close(self) -> None: ...
+
 
 def prefixes_key(prefixes: Prefixes) -> str:
     """The prefixes as stored in the index meta table (a change means re-embedding)."""
@@ -49,16 +51,23 @@ class OllamaEmbedder:
         self.prefixes = settings.prefixes_for(self.model)
         self.host = settings.ollama_host
         self.batch_size = settings.embed_batch_size
-        self._client = make_client(
-            self.host, timeout=settings.embed_timeout, connect_timeout=settings.connect_timeout
-        )
+        self._timeouts = (settings.embed_timeout, settings.connect_timeout)
+        self._client = None
+
+    @property
+    def client(self):
+        """The Ollama client, created on first use (and again after :meth:`close`)."""
+        if self._client is None:
+            timeout, connect = self._timeouts
+            self._client = make_client(self.host, timeout=timeout, connect_timeout=connect)
+        return self._client
 
     async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
             with translate_errors(self.host, self.model):
-                response = await self._client.embed(model=self.model, input=batch)
+                response = await self.client.embed(model=self.model, input=batch)
                 vectors = response["embeddings"]
             if len(vectors) != len(batch):
                 raise ServiceUnavailable(
@@ -74,3 +83,9 @@ class OllamaEmbedder:
 
     async def embed_query(self, text: str) -> list[float]:
         return (await self._embed([self.prefixes.query + text]))[0]
+
+    async def close(self) -> None:
+        """Close the HTTP connections to Ollama."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()

@@ -12,7 +12,6 @@ import asyncio
 import logging
 import random
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -51,8 +50,9 @@ class OracleIndex:
         self.settings = settings
         self.embedder: Embedder = embedder or OllamaEmbedder(settings)
         self.embedder_state = EmbedderState()
-        self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="oracle-writer")
-        self._reader_pool = ThreadPoolExecutor(readers, thread_name_prefix="oracle-reader")
+        self._readers = readers
+        self._writer_pool: ThreadPoolExecutor | None = None
+        self._reader_pool: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._reader_stores: list[Store] = []
         self._readers_lock = threading.Lock()
@@ -64,6 +64,9 @@ class OracleIndex:
 
     async def start(self) -> None:
         """Open the writer store (migrating it) and record the embedding model."""
+        self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="oracle-writer")
+        self._reader_pool = ThreadPoolExecutor(self._readers, thread_name_prefix="oracle-reader")
+        self._local = threading.local()
 
         def open_writer() -> None:
             self._writer = Store.open(self.settings.db_path)
@@ -73,11 +76,15 @@ class OracleIndex:
         await self._run_writer(open_writer)
 
     async def close(self) -> None:
+        """Close the embedder and every connection. The index can be started again."""
+        await self.embedder.close()
+
         def close_writer() -> None:
             if self._writer is not None:
                 self._writer.close()
 
         await self._run_writer(close_writer)
+        self._writer = None
         self._writer_pool.shutdown(wait=True)
         self._reader_pool.shutdown(wait=True)
         with self._readers_lock:
