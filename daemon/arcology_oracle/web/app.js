@@ -1,0 +1,538 @@
+// arcology-oracle web page: ask, search, read headings, daemon status.
+//
+// Served by the daemon itself under a strict Content-Security-Policy (no inline script).
+// Note text only ever enters the page through textContent / text nodes, never as HTML.
+// When the daemon answers 401, the page asks for the token once, keeps it in
+// localStorage and sends it as "Authorization: Bearer ..." on every call; never in a URL.
+"use strict";
+
+(() => {
+  const TOKEN_KEY = "arcology-oracle.token";
+  const STATUS_EVERY_MS = 15000; // idle
+  const STATUS_BUSY_MS = 2000; // while indexing or embedding
+  const SEARCH_DELAY_MS = 250;
+
+  const $ = (id) => document.getElementById(id);
+
+  // ---------------------------------------------------------------- DOM helpers
+
+  /** An element with a class and text (text set with textContent, so never parsed). */
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  // ---------------------------------------------------------------- token storage
+
+  let memoryToken = null; // used when localStorage is unavailable (private modes)
+
+  function getToken() {
+    try {
+      return window.localStorage.getItem(TOKEN_KEY);
+    } catch (_) {
+      return memoryToken;
+    }
+  }
+
+  function setToken(token) {
+    memoryToken = token;
+    try {
+      if (token === null) window.localStorage.removeItem(TOKEN_KEY);
+      else window.localStorage.setItem(TOKEN_KEY, token);
+    } catch (_) {
+      /* keep it in memory only */
+    }
+    $("forget-token").hidden = token === null;
+  }
+
+  let tokenPrompt = null; // one shared prompt for every request that got a 401
+
+  function askForToken(message) {
+    if (!tokenPrompt) {
+      tokenPrompt = new Promise((resolve) => {
+        const box = $("auth");
+        const input = $("token-input");
+        $("auth-message").textContent = message;
+        box.hidden = false;
+        showDaemonState("token needed", "warn");
+        input.value = "";
+        input.focus();
+        const form = $("auth-form");
+        form.addEventListener(
+          "submit",
+          (event) => {
+            event.preventDefault();
+            setToken(input.value.trim());
+            input.value = "";
+            box.hidden = true;
+            tokenPrompt = null;
+            resolve();
+          },
+          { once: true },
+        );
+      });
+    }
+    return tokenPrompt;
+  }
+
+  // ---------------------------------------------------------------- API
+
+  class ApiError extends Error {}
+
+  /**
+   * fetch() a daemon path with the stored token. On 401 the user is asked for the token
+   * and the request is sent again; any other response is returned as it is.
+   */
+  async function api(path, init = {}) {
+    for (;;) {
+      const token = getToken();
+      const headers = new Headers(init.headers || {});
+      if (!headers.has("Accept")) headers.set("Accept", "application/json");
+      if (token) headers.set("Authorization", `Bearer ${token}`);
+      const response = await fetch(path, { ...init, headers, credentials: "omit", cache: "no-store" });
+      if (response.status !== 401) return response;
+      if (token && getToken() === token) setToken(null);
+      await askForToken(
+        token
+          ? "The daemon did not accept that token. Enter it again."
+          : "This daemon asks for its token. The page keeps it in this browser's local storage and sends it with every request.",
+      );
+    }
+  }
+
+  /** The JSON body of a successful response; throws ApiError with the daemon's message otherwise. */
+  async function jsonOf(response) {
+    let body = null;
+    try {
+      body = await response.json();
+    } catch (_) {
+      /* not JSON */
+    }
+    if (!response.ok) {
+      const message = body && typeof body.error === "string" ? body.error : `HTTP ${response.status}`;
+      throw new ApiError(message);
+    }
+    return body;
+  }
+
+  async function getJson(path, params, signal) {
+    const query = params ? `?${new URLSearchParams(params)}` : "";
+    return jsonOf(await api(path + query, { signal }));
+  }
+
+  function describeError(error) {
+    if (error instanceof ApiError) return error.message;
+    return "the daemon cannot be reached";
+  }
+
+  // ---------------------------------------------------------------- status
+
+  let statusTimer = null;
+
+  function showDaemonState(text, kind) {
+    const list = $("status");
+    list.replaceChildren(el("li", `chip ${kind || ""}`, text));
+  }
+
+  function plural(n, word) {
+    return `${n} ${word}${n === 1 ? "" : "s"}`;
+  }
+
+  function renderStatus(s) {
+    const chips = [];
+    const notes = typeof s.nodes === "number" ? s.nodes : s.files;
+    chips.push(el("li", "chip", plural(notes, "note")));
+    chips.push(el("li", "chip", plural(s.headings, "heading")));
+    const pending = el("li", `chip ${s.pending > 0 ? "warn" : ""}`, `${s.pending} pending`);
+    pending.title = "headings waiting for their embedding";
+    chips.push(pending);
+    const embedder = s.embedder || {};
+    let text = "embedder: checking";
+    let kind = "";
+    if (embedder.reachable === true) {
+      text = "embedder reachable";
+      kind = "ok";
+    } else if (embedder.reachable === false) {
+      text = "embedder unreachable";
+      kind = "bad";
+    }
+    const chip = el("li", `chip dot ${kind}`, text);
+    chip.title = [embedder.model, embedder.error].filter(Boolean).join(": ");
+    chips.push(chip);
+    const indexing = s.indexing || {};
+    if (indexing.running) {
+      const progress = indexing.total ? ` ${indexing.done}/${indexing.total}` : "";
+      chips.push(el("li", "chip warn", `${indexing.phase || "indexing"}${progress}`));
+    }
+    $("status").replaceChildren(...chips);
+    return s.pending > 0 || indexing.running;
+  }
+
+  async function refreshStatus() {
+    clearTimeout(statusTimer);
+    let busy = false;
+    try {
+      busy = renderStatus(await getJson("/status"));
+    } catch (error) {
+      showDaemonState(describeError(error), "bad");
+    }
+    if (!document.hidden) statusTimer = setTimeout(refreshStatus, busy ? STATUS_BUSY_MS : STATUS_EVERY_MS);
+  }
+
+  // ---------------------------------------------------------------- hits (search results, sources)
+
+  let hitCounter = 0;
+
+  /** "Title", "Parent › Heading": the outline path under the node's title. */
+  function outlinePath(hit) {
+    const parts = [...(hit.olp || [])];
+    if (parts[0] === hit.title) parts.shift(); // the node's own heading is the title already
+    if (hit.heading && (hit.heading !== hit.title || parts.length)) parts.push(hit.heading);
+    return parts.join(" › ");
+  }
+
+  /** A list item for a search result or a source; tapping it shows the heading's text. */
+  function hitItem(hit, number) {
+    const id = `hit-${++hitCounter}`;
+    const item = el("li", "hit");
+    item.dataset.file = hit.file;
+    item.dataset.line = String(hit.line);
+    if (number !== undefined) item.id = `source-${number}`;
+
+    const button = el("button", "hit-head");
+    button.type = "button";
+    button.setAttribute("aria-expanded", "false");
+    button.setAttribute("aria-controls", id);
+    if (number !== undefined) button.append(el("span", "hit-n", `[${number}]`));
+    const label = el("span", "hit-label");
+    label.append(el("span", "hit-title", hit.title || hit.heading || hit.file));
+    const pathText = outlinePath(hit);
+    const path = el("span", "hit-path", pathText);
+    path.hidden = !pathText;
+    label.append(path);
+    if (hit.snippet) label.append(el("span", "hit-snippet", hit.snippet));
+    button.append(label);
+
+    const body = el("div", "hit-body");
+    body.id = id;
+    body.hidden = true;
+    item.append(button, body);
+
+    let loaded = false;
+    button.addEventListener("click", () => {
+      const open = button.getAttribute("aria-expanded") !== "true";
+      button.setAttribute("aria-expanded", String(open));
+      body.hidden = !open;
+      if (open && !loaded) {
+        loaded = true;
+        loadHeading(hit, body, path).catch((error) => {
+          loaded = false;
+          body.replaceChildren(el("p", "error", `Could not load this heading: ${describeError(error)}`));
+        });
+      }
+    });
+    return item;
+  }
+
+  function openHit(item) {
+    const button = item.querySelector(".hit-head");
+    if (button.getAttribute("aria-expanded") !== "true") button.click();
+    item.scrollIntoView({ behavior: "smooth", block: "nearest" });
+  }
+
+  const LINK_RE = /\[\[([^\]]+)\](?:\[([^\]]*)\])?\]/g;
+
+  /** Append org text to ``parent`` as text nodes; [[target][desc]] links show their description. */
+  function appendOrgText(parent, text) {
+    let last = 0;
+    for (const match of text.matchAll(LINK_RE)) {
+      if (match.index > last) parent.append(document.createTextNode(text.slice(last, match.index)));
+      const link = el("span", "org-link", match[2] || match[1]);
+      link.title = match[1];
+      parent.append(link);
+      last = match.index + match[0].length;
+    }
+    if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
+  }
+
+  // Lines that start a new visual line in Org: list items, keywords, drawers, rules, headings.
+  const STRUCTURAL_RE = /^\s*(?:[-+]\s|\*+\s|\d+[.)]\s|#\+|:\w*:|-{5,}|$)/;
+
+  /**
+   * Org text as display blocks: tables and #+begin_ ... #+end_ blocks keep their lines
+   * (monospace), the rest becomes paragraphs whose hard-wrapped lines are joined, so text
+   * filled at 70 columns reads well on a narrow screen. Text goes in as text, never HTML.
+   */
+  function orgBlocks(text) {
+    const blocks = [];
+    let para = null;
+    let fixed = null;
+    let inBlock = false;
+    const flush = () => {
+      para = null;
+      fixed = null;
+    };
+    for (const line of text.split("\n")) {
+      const trimmed = line.trim();
+      const table = !inBlock && trimmed.startsWith("|");
+      if (inBlock || table || /^#\+begin_/i.test(trimmed)) {
+        if (!fixed) {
+          para = null;
+          fixed = el("div", "org-fixed");
+          blocks.push(fixed);
+        }
+        fixed.append(document.createTextNode(`${fixed.childNodes.length ? "\n" : ""}${line}`));
+        if (/^#\+begin_/i.test(trimmed)) inBlock = true;
+        else if (/^#\+end_/i.test(trimmed)) {
+          inBlock = false;
+          fixed = null;
+        }
+        continue;
+      }
+      fixed = null;
+      if (!trimmed) {
+        flush();
+        continue;
+      }
+      if (para && !STRUCTURAL_RE.test(line)) {
+        para.append(document.createTextNode(" "));
+      } else {
+        if (para) para.append(document.createTextNode("\n"));
+        else {
+          para = el("p", "org-para");
+          blocks.push(para);
+        }
+      }
+      appendOrgText(para, STRUCTURAL_RE.test(line) ? line.replace(/^\s+/, "") : trimmed);
+    }
+    return blocks;
+  }
+
+  async function loadHeading(hit, body, path) {
+    body.replaceChildren(el("p", "muted", "Loading…"));
+    const h = await getJson("/heading", { file: hit.file, line: hit.line });
+    const pathText = outlinePath(h);
+    path.textContent = pathText;
+    path.hidden = !pathText;
+    const text = el("div", "note-text");
+    text.append(...orgBlocks(h.body || ""));
+    if (!text.textContent.trim()) text.replaceChildren(el("p", "muted", "(no text under this heading)"));
+    const tags = (h.tags || []).length ? ` · :${h.tags.join(":")}:` : "";
+    const meta = el("p", "note-meta", `${h.file}:${h.line}${tags}`);
+    if (h.node_id) meta.title = `id:${h.node_id}`;
+    body.replaceChildren(text, meta);
+  }
+
+  // ---------------------------------------------------------------- search
+
+  let searchController = null;
+  let searchTimer = null;
+
+  async function runSearch() {
+    clearTimeout(searchTimer);
+    const q = $("search-input").value.trim();
+    if (searchController) searchController.abort();
+    const state = $("search-state");
+    const list = $("search-results");
+    if (!q) {
+      state.textContent = "";
+      list.replaceChildren();
+      return;
+    }
+    const controller = new AbortController();
+    searchController = controller;
+    state.textContent = "Searching…";
+    try {
+      const data = await getJson("/search", { q, k: 12 }, controller.signal);
+      if (controller.signal.aborted) return;
+      const results = data.results || [];
+      list.replaceChildren(...results.map((r) => hitItem(r)));
+      state.textContent = results.length
+        ? `${plural(results.length, "heading")}${data.mode === "keyword" ? " (keyword match only)" : ""}`
+        : "No matching headings.";
+    } catch (error) {
+      if (controller.signal.aborted) return;
+      state.textContent = `Search failed: ${describeError(error)}`;
+    }
+  }
+
+  // ---------------------------------------------------------------- ask
+
+  let askController = null;
+
+  function setAsking(asking) {
+    const button = $("ask-button");
+    button.textContent = asking ? "Stop" : "Ask";
+    button.classList.toggle("stop", asking);
+  }
+
+  /** Replace the answer's [n] markers by links to the matching sources. */
+  function linkMarkers(answer, text, sourceNumbers) {
+    const parts = [];
+    let last = 0;
+    for (const match of text.matchAll(/\[(\d{1,3})\]/g)) {
+      const n = Number(match[1]);
+      if (!sourceNumbers.has(n)) continue;
+      parts.push(document.createTextNode(text.slice(last, match.index)));
+      const cite = el("a", "cite", match[0]);
+      cite.href = `#source-${n}`;
+      cite.addEventListener("click", (event) => {
+        event.preventDefault();
+        const item = $(`source-${n}`);
+        if (item) openHit(item);
+      });
+      parts.push(cite);
+      last = match.index + match[0].length;
+    }
+    parts.push(document.createTextNode(text.slice(last)));
+    answer.replaceChildren(...parts);
+  }
+
+  /** Yield each parsed NDJSON object of a streamed response body as it arrives. */
+  async function* ndjson(body) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline).trim();
+        buffer = buffer.slice(newline + 1);
+        if (line) yield JSON.parse(line);
+      }
+    }
+    buffer += decoder.decode();
+    if (buffer.trim()) yield JSON.parse(buffer);
+  }
+
+  async function ask(question) {
+    if (askController) askController.abort();
+    const controller = new AbortController();
+    askController = controller;
+    const answer = $("answer");
+    const state = $("ask-state");
+    const sources = $("sources");
+    const sourceNumbers = new Set();
+    const textNode = document.createTextNode("");
+    $("answer-box").hidden = false;
+    $("sources-box").hidden = true;
+    sources.replaceChildren();
+    answer.replaceChildren(textNode);
+    answer.dataset.state = "waiting";
+    answer.setAttribute("aria-busy", "true");
+    state.textContent = "Finding notes…";
+    setAsking(true);
+
+    const showSources = (list, usedNotes) => {
+      sources.replaceChildren(
+        ...(list || []).map((s, i) => {
+          const n = s.n || i + 1;
+          sourceNumbers.add(n);
+          return hitItem(s, n);
+        }),
+      );
+      $("sources-box").hidden = !sources.children.length;
+      state.textContent = usedNotes === false || !sources.children.length ? "No matching notes; answering without them." : "";
+    };
+
+    let finished = false;
+    try {
+      const response = await api("/ask", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/x-ndjson" },
+        body: JSON.stringify({ question, stream: true }),
+        signal: controller.signal,
+      });
+      const type = response.headers.get("Content-Type") || "";
+      if (!response.ok || !type.includes("ndjson")) {
+        const data = await jsonOf(response);
+        showSources(data.sources, data.used_notes);
+        textNode.appendData(data.answer || "");
+        finished = true;
+      } else {
+        answer.dataset.state = "streaming";
+        for await (const event of ndjson(response.body)) {
+          if (event.type === "sources") {
+            showSources(event.sources, event.used_notes);
+            if (!state.textContent) state.textContent = "Writing…";
+          } else if (event.type === "token") {
+            textNode.appendData(event.text || "");
+          } else if (event.type === "done") {
+            finished = true;
+          } else if (event.type === "error") {
+            throw new ApiError(event.message || "the model failed");
+          }
+        }
+      }
+      if (finished) {
+        if (state.textContent === "Writing…") state.textContent = "";
+        answer.dataset.state = "done";
+        linkMarkers(answer, textNode.data, sourceNumbers);
+      } else {
+        throw new ApiError("the answer was cut off");
+      }
+    } catch (error) {
+      if (controller.signal.aborted) {
+        state.textContent = "Stopped.";
+        answer.dataset.state = "stopped";
+      } else {
+        state.textContent = `Could not answer: ${describeError(error)}`;
+        answer.dataset.state = "error";
+      }
+    } finally {
+      answer.removeAttribute("aria-busy");
+      if (askController === controller) {
+        askController = null;
+        setAsking(false);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- wiring
+
+  function init() {
+    $("forget-token").hidden = !getToken();
+    $("forget-token").addEventListener("click", () => {
+      setToken(null);
+      refreshStatus();
+    });
+
+    $("ask-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (askController) {
+        askController.abort();
+        return;
+      }
+      const question = $("question").value.trim();
+      if (question) ask(question);
+    });
+    $("question").addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        $("ask-form").requestSubmit();
+      }
+    });
+
+    $("search-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      runSearch();
+    });
+    $("search-input").addEventListener("input", () => {
+      clearTimeout(searchTimer);
+      searchTimer = setTimeout(runSearch, SEARCH_DELAY_MS);
+    });
+
+    document.addEventListener("visibilitychange", () => {
+      if (!document.hidden) refreshStatus();
+    });
+    refreshStatus();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
