@@ -260,6 +260,25 @@ async def test_hang_times_out_the_client(url, state):
     assert state.hanging.is_set()
 
 
+async def test_client_leaving_a_hang_is_recorded(url, state):
+    state.hang = True
+    async with ollama.AsyncClient(host=url, timeout=httpx.Timeout(0.1, connect=5)) as short:
+        with pytest.raises(httpx.ReadTimeout):
+            await short.chat("llama3.2", messages=SOURCES_PROMPT)
+    await state.client_gone.wait()
+    assert state.client_disconnects == 1
+
+
+async def test_client_leaving_a_gated_stream_is_recorded(url, state):
+    state.stream_gate = asyncio.Event()
+    async with ollama.AsyncClient(host=url, timeout=TIMEOUT) as client:
+        stream = await client.chat("llama3.2", messages=SOURCES_PROMPT, stream=True)
+        assert (await anext(stream)).message.content == "Based "
+        await stream.aclose()
+    await state.client_gone.wait()
+    assert state.client_disconnects == 1 and not state.stream_gate.is_set()
+
+
 async def test_released_hang_answers(client, state):
     state.hang = True
     task = asyncio.create_task(client.embed("nomic-embed-text", input=["a"]))
@@ -322,7 +341,12 @@ async def test_control_api(http, client):
     await http.post("/_fake/config", json={"fail_status": None})
     assert len((await client.embed("nomic-embed-text", input="a")).embeddings[0]) == 3
     assert (await http.post("/_fake/config", json={"bogus": 1})).status_code == 400
+    await http.post("/_fake/config", json={"models": [{"name": "bge-m3", "dims": 1024}, "llama3.2"]})
+    assert [m.model for m in (await client.list()).models] == ["bge-m3:latest", "llama3.2:latest"]
+    assert (await client.show("bge-m3")).capabilities == ["embedding"]
+    assert (await client.show("llama3.2")).capabilities == ["completion"]
     reset = (await http.post("/_fake/reset")).json()
+    assert [m["name"] for m in reset["models"]][0] == "nomic-embed-text"
     assert reset["wrong_dims"] is None and reset["stream_gate"] is None
     assert (await http.get("/_fake/state")).json()["counts"] == {}
 

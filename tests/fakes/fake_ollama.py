@@ -34,9 +34,9 @@ import re
 import signal
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -109,19 +109,28 @@ def content_words(text: str) -> list[str]:
     return [stem(w) for w in words if w not in STOPWORDS]
 
 
-@functools.lru_cache(maxsize=65536)
 def _feature_hash(feature: str, salt: str) -> int:
     digest = hashlib.blake2b(f"{salt}\x00{feature}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little")
 
 
-def _add(vec: list[float], feature: str, weight: float, salt: str, buckets: int) -> None:
-    dims = len(vec)
-    h = _feature_hash(feature, salt)
-    for i in range(buckets):
-        part = (h >> (20 * i)) & 0xFFFFF
-        sign = 1.0 if (h >> (60 + i)) & 1 else -1.0
-        vec[part % dims] += sign * weight
+@functools.lru_cache(maxsize=200_000)
+def _word_features(word: str, dims: int, salt: str) -> tuple[tuple[int, float], ...]:
+    """The sparse (index, value) contribution of one stemmed word: itself plus its trigrams."""
+    acc: dict[int, float] = defaultdict(float)
+
+    def add(feature: str, weight: float, buckets: int) -> None:
+        h = _feature_hash(feature, salt)
+        for i in range(buckets):
+            sign = 1.0 if (h >> (60 + i)) & 1 else -1.0
+            acc[((h >> (20 * i)) & 0xFFFFF) % dims] += sign * weight
+
+    add("w:" + word, _WORD_WEIGHT, _BUCKETS_PER_WORD)
+    padded = f"#{word}#"
+    if len(padded) > 4:
+        for i in range(len(padded) - 2):
+            add("t:" + padded[i : i + 3], _TRIGRAM_WEIGHT, 1)
+    return tuple(acc.items())
 
 
 def fake_embedding(text: str, dims: int = DEFAULT_DIMS, *, salt: str = "") -> list[float]:
@@ -136,13 +145,10 @@ def fake_embedding(text: str, dims: int = DEFAULT_DIMS, *, salt: str = "") -> li
     if dims < 1:
         raise ValueError("dims must be >= 1")
     vec = [0.0] * dims
-    for word in content_words(text):
-        _add(vec, "w:" + word, _WORD_WEIGHT, salt, _BUCKETS_PER_WORD)
-        padded = f"#{word}#"
-        if len(padded) > 4:
-            for i in range(len(padded) - 2):
-                _add(vec, "t:" + padded[i : i + 3], _TRIGRAM_WEIGHT, salt, 1)
-    norm = math.sqrt(sum(x * x for x in vec))
+    for word, n in Counter(content_words(text)).items():
+        for index, value in _word_features(word, dims, salt):
+            vec[index] += n * value
+    norm = math.sqrt(math.fsum(x * x for x in vec))
     if norm == 0.0:
         vec[0] = 1.0
         return vec
@@ -322,18 +328,25 @@ def default_models(dims: int = DEFAULT_DIMS) -> list[FakeModel]:
     ]
 
 
+def guess_kind(name: str) -> str:
+    """``"embedding"`` for names that look like embedding models (embed, minilm, bge, e5), else ``"chat"``."""
+    base = name.lower().rsplit("/", 1)[-1]
+    return "embedding" if re.search(r"embed|minilm|bge|(^|-)e5", base) else "chat"
+
+
 def _as_model(value: FakeModel | Mapping[str, Any] | str) -> FakeModel:
+    """A FakeModel from itself, a name, or a dict of FakeModel fields (kind guessed from the name if absent)."""
     if isinstance(value, FakeModel):
         return value
     if isinstance(value, str):
-        return FakeModel(value)
-    return FakeModel(**value)
+        value = {"name": value}
+    return FakeModel(**{"kind": guess_kind(value["name"]), **value})
 
 
 # --------------------------------------------------------------------------- state
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class FakeOllamaState:
     """Everything a test can set or read. Mutate fields at any time; they apply to the next request.
 
@@ -382,12 +395,20 @@ class FakeOllamaState:
     # Set when a request starts hanging / when any stream has sent its first piece.
     hanging: asyncio.Event = field(default_factory=asyncio.Event)
     first_piece_sent: asyncio.Event = field(default_factory=asyncio.Event)
+    # Clients that went away while a request hung, waited on the gate or was streaming.
+    client_disconnects: int = 0
+    client_gone: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
         self.models = [_as_model(m) for m in self.models]
+        self._initial_models = [replace(m) for m in self.models]
         self._shutdown = asyncio.Event()
         self._changed: asyncio.Condition | None = None
         self._sem: tuple[int, asyncio.Semaphore] | None = None
+
+    def __repr__(self) -> str:
+        counts = {p: len(b) for p, b in self.requests.items()}
+        return f"<FakeOllamaState models={[m.tag_name for m in self.models]} requests={counts}>"
 
     # -- models
 
@@ -401,10 +422,10 @@ class FakeOllamaState:
         wanted = full_name(name)
         self.models[:] = [m for m in self.models if m.tag_name != wanted]
 
-    def add_model(self, name: str, kind: str = "embedding", dims: int = DEFAULT_DIMS, **kw: Any) -> FakeModel:
-        """Install (or replace) a model and return it."""
+    def add_model(self, name: str, kind: str | None = None, dims: int = DEFAULT_DIMS, **kw: Any) -> FakeModel:
+        """Install (or replace) a model and return it; ``kind`` defaults to :func:`guess_kind`."""
         self.remove_model(name)
-        model = FakeModel(name, kind, dims, **kw)
+        model = FakeModel(name, kind or guess_kind(name), dims, **kw)
         self.models.append(model)
         return model
 
@@ -437,6 +458,8 @@ class FakeOllamaState:
         self.embed_batches.clear()
         self.hanging.clear()
         self.first_piece_sent.clear()
+        self.client_disconnects = 0
+        self.client_gone.clear()
 
     async def wait_for(self, path: str, count: int = 1) -> None:
         """Return once ``path`` has received at least ``count`` requests (wrap in a timeout)."""
@@ -525,6 +548,10 @@ class FakeOllamaState:
         async with cond:
             cond.notify_all()
 
+    def _client_left(self) -> None:
+        self.client_disconnects += 1
+        self.client_gone.set()
+
     def _semaphore(self) -> asyncio.Semaphore | None:
         if not self.parallel:
             return None
@@ -563,6 +590,10 @@ class _Aborted(Exception):
     """The server is shutting down while a request waits."""
 
 
+class _ClientGone(Exception):
+    """The client closed its connection while its request waited or streamed."""
+
+
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
@@ -575,9 +606,28 @@ def _ns(seconds: float) -> int:
     return max(1, int(seconds * 1e9))
 
 
-async def _wait_event(state: FakeOllamaState, event: asyncio.Event, limit: float | None) -> None:
-    """Wait for ``event``; raise _Aborted if the server shuts down first; give up after ``limit`` s."""
+def _disconnected(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def _watch_disconnect(request: web.Request) -> None:
+    # aiohttp (without handler_cancellation) does not tell a handler that its client left;
+    # polling the transport is the only portable way to notice while we wait.
+    while not _disconnected(request):
+        await asyncio.sleep(0.01)
+
+
+async def _wait_event(
+    state: FakeOllamaState, event: asyncio.Event, limit: float | None, request: web.Request | None = None
+) -> None:
+    """Wait for ``event`` (or ``limit`` seconds).
+
+    Raises _Aborted if the server shuts down first, _ClientGone if ``request``'s client leaves.
+    """
     waiters = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(state._shutdown.wait())]
+    if request is not None:
+        waiters.append(asyncio.ensure_future(_watch_disconnect(request)))
     try:
         await asyncio.wait(waiters, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -585,6 +635,8 @@ async def _wait_event(state: FakeOllamaState, event: asyncio.Event, limit: float
             w.cancel()
     if state._shutdown.is_set():
         raise _Aborted
+    if request is not None and _disconnected(request) and not event.is_set():
+        raise _ClientGone
 
 
 async def _sleep(state: FakeOllamaState, seconds: float) -> None:
@@ -627,7 +679,7 @@ def _api(handler: Callable[..., Any]) -> Callable[[web.Request], Any]:
             if _faulted(state, path):
                 if state.hang:
                     state.hanging.set()
-                    await _wait_event(state, state.hang_release, state.hang_max)
+                    await _wait_event(state, state.hang_release, state.hang_max, request)
                 if state.fail_status is not None:
                     status, message = state.fail_status, state.fail_message
                     if state.fail_count is not None:
@@ -646,6 +698,15 @@ def _api(handler: Callable[..., Any]) -> Callable[[web.Request], Any]:
             if request.transport is not None:
                 request.transport.abort()
             raise web.HTTPServiceUnavailable() from None
+        except (_ClientGone, ConnectionResetError):
+            state._client_left()
+            raise web.HTTPServiceUnavailable() from None
+        except asyncio.CancelledError:
+            # With handler_cancellation (pytest-aiohttp's TestServer, FakeOllama) aiohttp
+            # cancels the handler when its client disconnects.
+            if not state._shutdown.is_set():
+                state._client_left()
+            raise
 
     return wrapper
 
@@ -813,7 +874,7 @@ async def _complete(
             "prompt_eval_count": prompt_tokens,
             "prompt_eval_duration": 1_000_000,
             "eval_count": len(pieces),
-            "eval_duration": max(1, total - 2_000_000),
+            "eval_duration": max(1, total // 2),
         }
 
     if body.get("stream", True) is False:
@@ -826,23 +887,29 @@ async def _complete(
     async def send(obj: dict[str, Any]) -> None:
         await response.write(json.dumps(obj).encode() + b"\n")
 
-    for i, piece in enumerate(pieces):
-        if state.chat_abort_midway is not None and i >= state.chat_abort_midway:
-            if request.transport is not None:
-                request.transport.abort()
-            return response
-        if state.chat_error_midway is not None and i >= state.chat_error_midway:
-            await send({"error": state.chat_error_message})
-            await response.write_eof()
-            return response
-        await _sleep(state, state.delay_per_piece)
-        await send(frame(piece, False))
-        if i == 0:
-            state.first_piece_sent.set()
-            if state.stream_gate is not None:
-                await _wait_event(state, state.stream_gate, None)
-    await send(final(""))
-    await response.write_eof()
+    try:
+        for i, piece in enumerate(pieces):
+            if state.chat_abort_midway is not None and i >= state.chat_abort_midway:
+                if request.transport is not None:
+                    request.transport.abort()
+                return response
+            if state.chat_error_midway is not None and i >= state.chat_error_midway:
+                await send({"error": state.chat_error_message})
+                await response.write_eof()
+                return response
+            await _sleep(state, state.delay_per_piece)
+            await send(frame(piece, False))
+            if i == 0:
+                state.first_piece_sent.set()
+                if state.stream_gate is not None:
+                    await _wait_event(state, state.stream_gate, None, request)
+        await send(final(""))
+        await response.write_eof()
+    except (_ClientGone, ConnectionResetError):
+        state._client_left()
+    except _Aborted:
+        if request.transport is not None:
+            request.transport.abort()
     return response
 
 
@@ -888,9 +955,10 @@ async def control_release(request: web.Request) -> web.Response:
 
 
 async def control_reset(request: web.Request) -> web.Response:
-    """Restore the default faults (models kept) and clear the records."""
+    """Restore the default faults and the models the state started with; clear the records."""
     state = request.app[STATE_KEY]
     state.release()
+    state.models[:] = [replace(m) for m in state._initial_models]
     defaults = FakeOllamaState(models=[])
     for f in fields(FakeOllamaState):
         if f.name in state.CONFIG_FIELDS:
@@ -974,6 +1042,7 @@ class FakeOllama:
         runner = web.AppRunner(
             make_app(self.state),
             handle_signals=False,
+            handler_cancellation=True,
             shutdown_timeout=1.0,
             access_log=log if self._access_log else None,
         )
