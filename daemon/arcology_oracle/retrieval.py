@@ -153,15 +153,27 @@ def to_results(
     return results
 
 
-def search(store: Store, query: str, k: int, query_vector: Sequence[float] | None) -> tuple[str, list[Result]]:
+def search(
+    store: Store,
+    query: str,
+    k: int,
+    query_vector: Sequence[float] | None,
+    *,
+    min_similarity: float = 0.0,
+) -> tuple[str, list[Result]]:
     """Hybrid search (RRF of vector KNN and BM25), or keyword-only when no vector is
-    available. Returns ``(mode, results)`` with at most one result per heading."""
+    available. Returns ``(mode, results)`` with at most one result per heading.
+
+    Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
+    query about something the notes do not hold finds nothing rather than the nearest
+    unrelated headings.
+    """
     pool = max(k * 5, 50)
     keyword = keyword_hits(store, query, pool)
     snippets = {h: s for h, _, s in keyword}
     if query_vector is not None and store.has_vector_table():
-        vector = vector_hits(store, query_vector, pool)
-        if vector:
+        vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
+        if vector or not keyword:
             fused = reciprocal_rank_fusion([h for h, _ in vector], [h for h, _, _ in keyword])
             return "hybrid", to_results(store, fused, k, snippets=snippets)
     return "keyword", to_results(store, [(h, s) for h, s, _ in keyword], k, snippets=snippets)
@@ -194,13 +206,21 @@ def similar(
     text: str,
     exclude_nodes: frozenset[str] = frozenset(),
     exclude_headings: frozenset[int] = frozenset(),
+    whole_notes: bool = False,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
     exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
-    ``"vector"`` or ``"keyword"``."""
+    ``"vector"`` or ``"keyword"``.
+
+    With ``whole_notes`` (the query is a whole note), a candidate note's score is the mean
+    of its best heading's similarity and its whole-note similarity, so a note that is
+    about the same thing throughout beats one that mentions it in passing.
+    """
     pool = max(k * 10, 100)
     if vector is not None and store.has_vector_table():
         hits = vector_hits(store, vector, pool)
+        if hits and whole_notes:
+            hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes)
         if hits:
             return "vector", to_results(
                 store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
@@ -215,3 +235,32 @@ def similar(
         exclude_nodes=exclude_nodes,
         exclude_headings=exclude_headings,
     )
+
+
+def _rescore_by_note(
+    store: Store,
+    hits: list[tuple[int, float]],
+    query: Sequence[float],
+    *,
+    limit: int,
+    exclude_nodes: frozenset[str],
+) -> list[tuple[int, float]]:
+    """Best heading per note, rescored with the note's mean vector (see :func:`similar`)."""
+    rows = store.headings([h for h, _ in hits])
+    best: dict[str, tuple[int, float]] = {}
+    for heading_id, score in hits:
+        row = rows.get(heading_id)
+        if row is None or row["node_id"] in exclude_nodes:
+            continue
+        key = row["node_id"] or f"file:{row['file']}"
+        if key not in best:
+            best[key] = (heading_id, score)
+    rescored = []
+    for key, (heading_id, score) in list(best.items())[:limit]:
+        note_score = score
+        if not key.startswith("file:"):
+            note_vector = stored_vector(store, [r["id"] for r in store.node_headings(key)])
+            if note_vector is not None:
+                note_score = sum(a * b for a, b in zip(query, note_vector))
+        rescored.append((heading_id, (score + note_score) / 2))
+    return sorted(rescored, key=lambda item: item[1], reverse=True)

@@ -173,19 +173,24 @@ class OracleIndex:
         if not query.strip():
             raise BadRequest("the query is empty")
         vector = await self.query_vector(query) if await self.has_vectors() else None
-        return await self.read(lambda s: retrieval.search(s, query, k, vector))
+        floor = self.settings.min_search_similarity
+        return await self.read(lambda s: retrieval.search(s, query, k, vector, min_similarity=floor))
 
     async def similar_to_node(self, node_id: str, k: int = 10, *, exclude_linked: bool = False):
-        """Headings similar to a node (by its stored vectors), never from the node itself."""
+        """Notes similar to a whole node (by its stored vectors), never the node itself
+        nor the nodes nested inside it."""
 
         def run(store: Store):
             rows = store.node_headings(node_id)
             if not rows:
                 raise NotFound(f"no node with ID {node_id!r} in the index")
-            excluded = {node_id} | (store.linked_nodes(node_id) if exclude_linked else set())
+            own = store.node(node_id)
+            excluded = {node_id} | nested_nodes(store, own) | (store.linked_nodes(node_id) if exclude_linked else set())
             vector = retrieval.stored_vector(store, [r["id"] for r in rows])
             text = " ".join(r["title"] + " " + r["text"] for r in rows)
-            return retrieval.similar(store, k=k, vector=vector, text=text, exclude_nodes=frozenset(excluded))
+            return retrieval.similar(
+                store, k=k, vector=vector, text=text, exclude_nodes=frozenset(excluded), whole_notes=True
+            )
 
         return await self.read(run)
 
@@ -259,6 +264,21 @@ class OracleIndex:
             },
             "indexing": progress,
         }
+
+
+def nested_nodes(store: Store, node_row: dict | None) -> set[str]:
+    """IDs of the nodes inside ``node_row``'s subtree (a file node: the whole file)."""
+    if node_row is None:
+        return set()
+    inside, level = set(), node_row["level"]
+    for row in store.file_headings(node_row["file"]):
+        if row["start_line"] <= node_row["start_line"]:
+            continue
+        if node_row["level"] > 0 and row["level"] <= level:
+            break
+        if row["own_id"]:
+            inside.add(row["own_id"])
+    return inside
 
 
 class EmbedWorker:

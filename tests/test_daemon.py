@@ -1,0 +1,169 @@
+"""The real `arcology-oracle serve` process: live updates, degraded mode, access rules."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+import aiohttp
+
+from tests.conftest import REPO, free_port, start_daemon, wait_until
+from tests.fakes.fake_ollama import FakeOllama
+from tests.org_samples import IDS
+
+
+def emacs_save(path, text: str, *, precious: bool = False) -> None:
+    """Write ``text`` to ``path`` the way Emacs 28 does: lock file, auto-save, a backup
+    rename on first save (or a temp file renamed over it with file-precious-flag)."""
+    lock = path.with_name(".#" + path.name)
+    autosave = path.with_name("#" + path.name + "#")
+    os.symlink("user@host.1234:1700000000", lock)
+    autosave.write_text(text[: len(text) // 2])
+    if precious:
+        tmp = path.with_name("tmpa1b2c3")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    else:
+        if path.exists():
+            os.replace(path, path.with_name(path.name + "~"))
+        path.write_text(text)
+    autosave.unlink()
+    lock.unlink()
+
+
+async def search(daemon, q: str):
+    status, body = await daemon.get_json("/search", q=q, k="5")
+    assert status == 200, body
+    return body
+
+
+async def test_live_updates_through_emacs_saves(daemon, roam_dir, fake_ollama):
+    note = roam_dir / "kombucha.org"
+    emacs_save(note, ":PROPERTIES:\n:ID: 9a9a9a9a-0000-4000-8000-000000000001\n:END:\n#+title: Kombucha\n* Second fermentation\nBottle kombucha with ginger for fizz.\n")
+
+    async def found():
+        body = await search(daemon, "kombucha ginger fizz")
+        return any(r["heading"] == "Second fermentation" for r in body["results"])
+
+    await wait_until(found, timeout=10)
+    # A second save (precious rename) with new text replaces the old heading.
+    emacs_save(note, "#+title: Kombucha\n* Flavouring\nHibiscus and rosehip syrup.\n", precious=True)
+
+    async def replaced():
+        body = await search(daemon, "hibiscus rosehip")
+        return any(r["heading"] == "Flavouring" and r["file"] == "kombucha.org" for r in body["results"])
+
+    await wait_until(replaced, timeout=10)
+    assert not any(r["file"].endswith("~") for r in (await search(daemon, "kombucha ginger"))["results"])
+
+    # Rename: the heading is found under its new path only.
+    os.rename(note, roam_dir / "fermentation.org")
+
+    async def renamed():
+        files = {r["file"] for r in (await search(daemon, "hibiscus rosehip"))["results"]}
+        return "fermentation.org" in files and "kombucha.org" not in files
+
+    await wait_until(renamed, timeout=10)
+
+    # Delete: nothing of the note is left.
+    (roam_dir / "fermentation.org").unlink()
+
+    async def gone():
+        return (await search(daemon, "hibiscus rosehip"))["results"] == []
+
+    await wait_until(gone, timeout=10)
+
+
+async def test_new_directory_with_files_is_indexed(daemon, roam_dir):
+    staging = roam_dir.parent / "staging"
+    (staging / "deep").mkdir(parents=True)
+    (staging / "deep" / "n.org").write_text("* Zymurgy notes\nLager yeast at low temperature.\n")
+    os.rename(staging, roam_dir / "moved-in")
+
+    async def found():
+        return any(r["heading"] == "Zymurgy notes" for r in (await search(daemon, "zymurgy lager yeast"))["results"])
+
+    await wait_until(found, timeout=10)
+
+
+async def test_similar_node_returns_related_note_first(daemon, fake_ollama):
+    async def embedded():
+        _, status = await daemon.get_json("/status")
+        return status["pending"] == 0 and status["chunks"] > 0 and not status["indexing"]["running"]
+
+    await wait_until(embedded, timeout=20)
+    status, body = await daemon.get_json("/similar", node=IDS["sourdough"])
+    assert status == 200 and body["mode"] == "vector"
+    assert body["results"][0]["node_id"] == IDS["hydration"]
+    assert all(r["node_id"] != IDS["sourdough"] for r in body["results"])
+    nodes = [r["node_id"] for r in body["results"]]
+    assert len(nodes) == len(set(nodes))  # one result per node
+    status, body = await daemon.get_json("/similar", node=IDS["sourdough"], exclude_linked="true")
+    assert IDS["hydration"] not in [r["node_id"] for r in body["results"]]
+
+
+async def test_without_ollama_keyword_mode_then_catches_up(tmp_path, roam_dir):
+    port = free_port()
+    fake = FakeOllama(port=port)  # not started: connections are refused
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake.url)
+    try:
+
+        async def indexed_but_pending():
+            _, status = await daemon.get_json("/status")
+            return status["chunks"] > 0 and not status["indexing"]["running"] and status["embedder"]["reachable"] is False
+
+        await wait_until(indexed_but_pending, timeout=20)
+        _, status = await daemon.get_json("/status")
+        assert status["pending"] == status["chunks"]
+        body = await search(daemon, "covering index")
+        assert body["mode"] == "keyword" and body["results"]
+        code, body = await daemon.get_json("/similar", node=IDS["sourdough"])
+        assert code == 200 and body["mode"] == "keyword" and "note" in body
+        assert body["results"][0]["node_id"] == IDS["hydration"]
+
+        await fake.start()
+
+        async def caught_up():
+            _, status = await daemon.get_json("/status")
+            return status["pending"] == 0 and status["embedder"]["reachable"] is True
+
+        await wait_until(caught_up, timeout=30)
+        assert (await search(daemon, "covering index"))["mode"] == "hybrid"
+    finally:
+        daemon.stop()
+        await fake.stop()
+
+
+async def test_public_bind_without_token_refuses_to_start(tmp_path, roam_dir):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arcology_oracle", "serve", "--roam-dir", str(roam_dir),
+        "--db", str(tmp_path / "x.db"), "--host", "0.0.0.0", "--port", str(free_port()),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2
+    assert b"without a token" in err
+
+
+async def test_token_required_everywhere_but_health(tmp_path, roam_dir, fake_ollama):
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-token\n")
+    daemon = await start_daemon(
+        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, extra_args=["--host", "0.0.0.0", "--token-file", str(token_file)]
+    )
+    try:
+        daemon.token = "s3cret-token"
+        async with aiohttp.ClientSession() as session:
+            for path in ("/status", "/search?q=bread", f"/similar?node={IDS['sourdough']}", f"/nodes/{IDS['sourdough']}"):
+                async with session.get(daemon.url + path) as resp:
+                    assert resp.status == 401, path
+                    assert (await resp.json())["ok"] is False
+                async with session.get(daemon.url + path, headers={"Authorization": "Bearer wrong"}) as resp:
+                    assert resp.status == 401, path
+            async with session.get(daemon.url + "/health") as resp:
+                assert resp.status == 200
+        code, _ = await daemon.get_json("/status")
+        assert code == 200
+    finally:
+        daemon.stop()
