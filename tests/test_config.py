@@ -1,0 +1,52 @@
+"""Settings precedence and validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from arcology_oracle.config import DEFAULT_PORT, load_settings
+from arcology_oracle.errors import ConfigError
+
+
+def test_defaults_are_loopback_and_documented_port():
+    s = load_settings(environ={})
+    assert s.host == "127.0.0.1" and s.is_loopback and s.port == DEFAULT_PORT
+    assert DEFAULT_PORT not in (11434, 8765, 42110)
+    assert s.embed_model == "nomic-embed-text"
+    assert s.prefixes_for("nomic-embed-text").document == "search_document: "
+    assert s.prefixes_for("nomic-embed-text:latest").query == "search_query: "
+    assert s.prefixes_for("all-minilm").document == ""
+
+
+def test_precedence_file_then_env_then_flags(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('port = 1111\nollama_host = "gpu-box:11434"\nprivate_tags = ["private", "journal"]\n')
+    s = load_settings(config_file=config, environ={})
+    assert s.port == 1111 and s.ollama_host == "http://gpu-box:11434" and "journal" in s.private_tags
+    s = load_settings(config_file=config, environ={"ARCOLOGY_ORACLE_PORT": "2222", "OLLAMA_HOST": "http://x:1"})
+    assert s.port == 2222 and s.ollama_host == "http://x:1"
+    s = load_settings(config_file=config, environ={"ARCOLOGY_ORACLE_PORT": "2222"}, overrides={"port": 3333, "host": None})
+    assert s.port == 3333 and s.host == "127.0.0.1"
+
+
+def test_specific_env_beats_generic_ollama_host():
+    s = load_settings(environ={"OLLAMA_HOST": "http://a:1", "ARCOLOGY_ORACLE_OLLAMA_HOST": "http://b:2"})
+    assert s.ollama_host == "http://b:2"
+
+
+def test_invalid_values_are_listed():
+    with pytest.raises(ConfigError) as err:
+        load_settings(environ={"ARCOLOGY_ORACLE_PORT": "99999", "ARCOLOGY_ORACLE_CHUNK_CHARS": "10"})
+    assert "port" in str(err.value) and "chunk_chars" in str(err.value)
+
+
+def test_missing_explicit_config_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_settings(config_file=tmp_path / "missing.toml", environ={})
+
+
+def test_non_loopback_detection():
+    assert not load_settings(environ={}, overrides={"host": "0.0.0.0"}).is_loopback
+    assert load_settings(environ={}, overrides={"host": "::1"}).is_loopback
+    assert load_settings(environ={}, overrides={"host": "localhost"}).is_loopback
+    assert not load_settings(environ={}, overrides={"host": "100.64.1.2"}).is_loopback
