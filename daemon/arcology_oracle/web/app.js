@@ -193,8 +193,11 @@
     return parts.join(" › ");
   }
 
-  /** A list item for a search result or a source; tapping it shows the heading's text. */
-  function hitItem(hit, number) {
+  /**
+   * A list item for a search result or a source; tapping it shows the heading's text.
+   * With ``prefetch`` the text (and the full outline path) is loaded at once.
+   */
+  function hitItem(hit, number, prefetch = false) {
     const id = `hit-${++hitCounter}`;
     const item = el("li", "hit");
     item.dataset.file = hit.file;
@@ -221,18 +224,20 @@
     item.append(button, body);
 
     let loaded = false;
+    const load = () => {
+      loaded = true;
+      loadHeading(hit, body, path).catch((error) => {
+        loaded = false;
+        body.replaceChildren(el("p", "error", `Could not load this heading: ${describeError(error)}`));
+      });
+    };
     button.addEventListener("click", () => {
       const open = button.getAttribute("aria-expanded") !== "true";
       button.setAttribute("aria-expanded", String(open));
       body.hidden = !open;
-      if (open && !loaded) {
-        loaded = true;
-        loadHeading(hit, body, path).catch((error) => {
-          loaded = false;
-          body.replaceChildren(el("p", "error", `Could not load this heading: ${describeError(error)}`));
-        });
-      }
+      if (open && !loaded) load();
     });
+    if (prefetch) load();
     return item;
   }
 
@@ -274,7 +279,10 @@
       para = null;
       fixed = null;
     };
-    for (const line of text.split("\n")) {
+    // The file's #+title/#+filetags preamble repeats what the hit already shows.
+    const lines = text.split("\n");
+    while (lines.length && /^#\+(?!begin_)\w+:/i.test(lines[0].trim())) lines.shift();
+    for (const line of lines) {
       const trimmed = line.trim();
       const table = !inBlock && trimmed.startsWith("|");
       if (inBlock || table || /^#\+begin_/i.test(trimmed)) {
@@ -433,7 +441,8 @@
         ...(list || []).map((s, i) => {
           const n = s.n || i + 1;
           sourceNumbers.add(n);
-          return hitItem(s, n);
+          // Sources name their heading but may lack its outline path: fetch it (and the text).
+          return hitItem(s, n, !Array.isArray(s.olp));
         }),
       );
       $("sources-box").hidden = !sources.children.length;
