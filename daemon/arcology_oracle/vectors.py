@@ -1,0 +1,297 @@
+"""Nearest-neighbour search over the stored vectors, in memory, with numpy.
+
+Why not sqlite-vec's vec0 scan: its PyPI build has no SIMD code, so a full KNN scan of
+100k 768-d vectors takes ~100 ms, about 10x numpy over the same matrix; reading vectors
+back out of vec0 is slower still (minutes for a full read at 100k). A float32 matrix in
+memory would be exact and fast but costs 300 MB at 100k x 768.
+
+:class:`VectorIndex` keeps two compact copies of each vector instead: its sign bits after
+subtracting a centre (d/8 bytes; the centre, the mean vector at the last full load, makes
+the bits informative for models whose dimensions are not zero-mean) and a float16 copy
+(2d bytes). A query ranks every vector by the Hamming distance of the bits, keeps the best
+``candidates(k)`` and ranks those by L2 distance computed from the float16 rows, so the
+final order is exact up to float16 rounding (about 1e-3 relative) as long as the true
+neighbours survive the prefilter; oversampling makes that hold with recall@10 >= 0.99 on
+the benchmarks (see BENCHMARKS.md). 100k x 768 takes ~10 MB of bits and ~154 MB of float16.
+
+One index is shared by all the stores of a database in a process (:func:`shared_index`),
+and follows the database through a *generation token* that the store writes to ``meta``
+in the same transaction as every change to the vectors. The writer also hands the change
+(a :class:`Delta`) to the index, keyed by the token it replaced; it cannot apply it
+itself, because it does not know whether its transaction will commit. A reader that sees
+a token the index does not have applies the chain of deltas leading to it, if it has
+them all, and otherwise (another process wrote, a delta was dropped to bound memory, or
+nothing was loaded yet) reloads every vector from the database in one read snapshot.
+Rolled-back deltas are harmless: the next write replaces them under the same key, and a
+chain that does not reach the token in ``meta`` is never applied.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+META_KEY = "vec_generation"  # the generation token's key in the store's meta table
+
+# Prefilter size: the k best by Hamming distance are rescored from at least this many
+# candidates, and never fewer than OVERSAMPLE * k (measured in bench/bench_query.py).
+MIN_CANDIDATES = 400
+OVERSAMPLE = 8
+# Below this many stored numbers (vectors x dimensions) every float16 row is rescored:
+# that costs about a millisecond, and sign bits of few dimensions are a poor prefilter.
+EXACT_BELOW = 1 << 21
+MIN_PREFILTER_DIMS = 128
+# Pending deltas beyond this many vectors (or a quarter of the index) are dropped and the
+# next query reloads instead: a bulk index with no queries must not hold every vector twice.
+MAX_PENDING_ROWS = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """A committed-or-not change to the vectors: from token ``prev`` to token ``new``.
+
+    ``reset`` drops every vector first (a new embedding model); then ``removed`` ids are
+    dropped and ``added_ids`` (rows of ``added``, float32) are added or replaced.
+    """
+
+    prev: str
+    new: str
+    removed: np.ndarray
+    added_ids: np.ndarray
+    added: np.ndarray
+    reset: bool = False
+
+
+class VectorIndex:
+    """See the module docstring. Every method is thread-safe."""
+
+    exact_below = EXACT_BELOW
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.generation: str | None = None  # None: nothing loaded
+        self._pending: dict[str, Delta] = {}
+        self._pending_rows = 0
+        self._clear(0)
+
+    # -- state -------------------------------------------------------------------------
+
+    def _clear(self, dims: int, capacity: int = 0) -> None:
+        self.dims = dims
+        self._words = (dims + 63) // 64
+        self._n = 0
+        self._ids = np.empty(capacity, np.int64)
+        self._pos: dict[int, int] = {}
+        self._bits = np.zeros((self._words, capacity), np.uint64)  # one row per word: fast XOR
+        self._f16 = np.empty((capacity, dims), np.float16)
+        self._center = np.zeros(dims, np.float32)
+        self._centered_at = 0  # how many vectors there were when the centre was computed
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the arrays (capacity included)."""
+        return self._ids.nbytes + self._bits.nbytes + self._f16.nbytes
+
+    def _pack(self, rows: np.ndarray) -> np.ndarray:
+        """Sign bits of ``rows - centre`` as ``(len(rows), words)`` uint64."""
+        bits = np.packbits(rows > self._center, axis=1)
+        padded = np.zeros((len(rows), self._words * 8), np.uint8)
+        padded[:, : bits.shape[1]] = bits
+        return padded.view(np.uint64)
+
+    def _reserve(self, needed: int) -> None:
+        capacity = len(self._ids)
+        if needed <= capacity:
+            return
+        new_cap = max(needed, capacity + capacity // 4, 1024)
+        ids = np.empty(new_cap, np.int64)
+        ids[: self._n] = self._ids[: self._n]
+        bits = np.zeros((self._words, new_cap), np.uint64)
+        bits[:, : self._n] = self._bits[:, : self._n]
+        f16 = np.empty((new_cap, self.dims), np.float16)
+        f16[: self._n] = self._f16[: self._n]
+        self._ids, self._bits, self._f16 = ids, bits, f16
+
+    def _remove(self, ids: Iterable[int]) -> None:
+        for rowid in ids:
+            pos = self._pos.pop(int(rowid), None)
+            if pos is None:
+                continue
+            last = self._n - 1
+            if pos != last:  # move the last row into the hole
+                moved = int(self._ids[last])
+                self._ids[pos] = moved
+                self._bits[:, pos] = self._bits[:, last]
+                self._f16[pos] = self._f16[last]
+                self._pos[moved] = pos
+            self._n = last
+
+    def _add(self, ids: np.ndarray, rows: np.ndarray) -> None:
+        if len(ids) == 0:
+            return
+        rows = np.asarray(rows, np.float32).reshape(len(ids), -1)
+        if self.dims != rows.shape[1]:
+            if self._n:
+                raise ValueError(f"vectors of {rows.shape[1]} dimensions added to an index of {self.dims}")
+            self._clear(rows.shape[1])
+        self._remove(ids)
+        self._reserve(self._n + len(ids))
+        start, end = self._n, self._n + len(ids)
+        self._ids[start:end] = ids
+        self._f16[start:end] = rows
+        self._bits[:, start:end] = self._pack(rows).T
+        for offset, rowid in enumerate(ids.tolist()):
+            self._pos[rowid] = start + offset
+        self._n = end
+        if self._n >= max(1000, 2 * self._centered_at):
+            self._recenter()
+
+    def _recenter(self) -> None:
+        """Recompute the centre from the float16 rows and every row's bits (the index grew
+        far beyond the vectors its centre was computed from)."""
+        total = np.zeros(self.dims, np.float64)
+        for start in range(0, self._n, 8192):
+            total += self._f16[start : start + 8192].sum(axis=0, dtype=np.float64)
+        self._center = (total / max(self._n, 1)).astype(np.float32)
+        self._centered_at = self._n
+        for start in range(0, self._n, 8192):
+            end = min(start + 8192, self._n)
+            self._bits[:, start:end] = self._pack(self._f16[start:end].astype(np.float32)).T
+
+    # -- loading and following the database --------------------------------------------
+
+    def load(self, generation: str, dims: int, count: int, batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Replace everything with ``count`` vectors arriving as ``(ids, float32 rows)``
+        batches, all read from the database state named ``generation``."""
+        with self._lock:
+            self._clear(dims)  # free the old arrays before allocating the new ones
+            self._pending.clear()
+            self._pending_rows = 0
+            self._clear(dims, count)
+            for ids, rows in batches:
+                start, end = self._n, self._n + len(ids)
+                self._reserve(end)
+                self._ids[start:end] = ids
+                self._f16[start:end] = rows
+                self._n = end
+            self._pos = {rowid: pos for pos, rowid in enumerate(self._ids[: self._n].tolist())}
+            self._recenter()
+            self.generation = generation
+
+    def record(self, delta: Delta) -> None:
+        """Remember a change made by the writer (applied when a reader sees ``delta.new``)."""
+        with self._lock:
+            if self.generation is None:
+                return  # nothing loaded: the first query loads the new state anyway
+            old = self._pending.pop(delta.prev, None)
+            if old is not None:
+                self._pending_rows -= len(old.added_ids)
+            self._pending[delta.prev] = delta
+            self._pending_rows += len(delta.added_ids)
+            if self._pending_rows > max(MAX_PENDING_ROWS, self._n // 4):
+                self.invalidate()
+
+    def invalidate(self) -> None:
+        """Forget everything; the next :meth:`sync` reloads."""
+        with self._lock:
+            self._pending.clear()
+            self._pending_rows = 0
+            self._clear(0)
+            self.generation = None
+
+    def sync(self, generation: str, reload: Callable[[], None]) -> None:
+        """Bring the index to ``generation`` (the token a reader sees in ``meta``): by the
+        recorded deltas when they lead there, else by calling ``reload()`` (which must
+        call :meth:`load`)."""
+        with self._lock:
+            if self.generation == generation:
+                return
+            chain, token = [], self.generation
+            while token != generation and token is not None and token in self._pending and len(chain) <= len(self._pending):
+                delta = self._pending[token]
+                chain.append(delta)
+                token = delta.new
+            if token != generation or self.generation is None:
+                reload()
+                return
+            for delta in chain:
+                del self._pending[delta.prev]
+                self._pending_rows -= len(delta.added_ids)
+                if delta.reset:
+                    self._clear(self.dims)
+                self._remove(delta.removed.tolist())
+                self._add(delta.added_ids, delta.added)
+            self.generation = generation
+
+    # -- searching ---------------------------------------------------------------------
+
+    @staticmethod
+    def candidates(k: int) -> int:
+        return max(OVERSAMPLE * k, MIN_CANDIDATES)
+
+    def search(self, query: Sequence[float], k: int, *, exact: bool = False) -> list[tuple[int, float]]:
+        """The ``k`` nearest vectors as ``(id, L2 distance)``, nearest first.
+
+        ``exact`` skips the prefilter and rescores every vector (for tests and benchmarks).
+        """
+        with self._lock:
+            n = self._n
+            if n == 0 or k <= 0:
+                return []
+            q = np.asarray(query, np.float32)
+            if q.shape != (self.dims,):
+                raise ValueError(f"query of {q.shape[0]} dimensions, index of {self.dims}")
+            wanted = self.candidates(k)
+            if exact or n <= wanted or n * self.dims < self.exact_below or self.dims < MIN_PREFILTER_DIMS:
+                cand = np.arange(n)
+            else:
+                qbits = self._pack(q[None, :])[0]
+                hamming = np.zeros(n, np.uint16)
+                scratch = np.empty(n, np.uint64)
+                counts = np.empty(n, np.uint8)
+                for word in range(self._words):
+                    np.bitwise_xor(self._bits[word, :n], qbits[word], out=scratch)
+                    np.bitwise_count(scratch, out=counts)
+                    hamming += counts
+                cand = np.argpartition(hamming, wanted)[:wanted]
+            rows = self._f16[cand].astype(np.float32)
+            d2 = np.einsum("ij,ij->i", rows, rows) - 2.0 * (rows @ q) + float(q @ q)
+            np.maximum(d2, 0.0, out=d2)
+            if len(cand) > k:
+                top = np.argpartition(d2, k)[:k]
+            else:
+                top = np.arange(len(cand))
+            top = top[np.argsort(d2[top], kind="stable")]
+            ids = self._ids[cand[top]]
+            return list(zip(ids.tolist(), np.sqrt(d2[top]).tolist()))
+
+
+_registry: weakref.WeakValueDictionary[str, VectorIndex] = weakref.WeakValueDictionary()
+_registry_lock = threading.Lock()
+
+
+def shared_index(key: str) -> VectorIndex:
+    """The process's index for database ``key`` (its resolved path), created on first use
+    and freed when no store holds it any more."""
+    with _registry_lock:
+        index = _registry.get(key)
+        if index is None:
+            index = VectorIndex()
+            _registry[key] = index
+        return index
+
+
+def new_token(prev: str) -> str:
+    """A generation token following ``prev``: a counter (for people) and random bits
+    (so that writers in two processes never make the same token)."""
+    counter = prev.split("-", 1)[0]
+    number = int(counter) + 1 if counter.isdigit() else 1
+    return f"{number}-{secrets.token_hex(6)}"
