@@ -12,18 +12,28 @@ are embedded once, and a chunk is *pending* exactly when no vector exists for it
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from .. import vectors
 from ..errors import DimensionMismatch, StoreError
 from ..notes import Chunk, Heading, ParsedFile
 from .db import DatabaseError, connect, pack_vector, unpack_vector
 from .migrations import migrate
 
 VEC_TABLE = "vec_embeddings"
+log = logging.getLogger(__name__)
+
+
+def _is_corruption(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return any(m in text for m in ("not a database", "malformed", "corrupt", "disk image"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,12 +64,35 @@ class Store:
 
     @classmethod
     def open(cls, path: Path | str) -> "Store":
-        """Open (creating and migrating if needed) the database at ``path``."""
+        """Open (creating and migrating if needed) the database at ``path``.
+
+        A file that is not a usable SQLite database (corrupt, truncated, overwritten) is
+        deleted with a logged warning and a fresh database is created: the index is a
+        cache that the notes rebuild, and a broken copy of note text is not kept around.
+        Other errors (locked, unwritable directory) raise :class:`StoreError`.
+        """
         try:
-            conn = connect(path)
-            migrate(conn)
+            return cls._open(path)
         except DatabaseError as exc:
-            raise StoreError(f"cannot open index database {path}: {exc}") from exc
+            if str(path) == ":memory:" or not _is_corruption(exc):
+                raise StoreError(f"cannot open index database {path}: {exc}") from exc
+            log.warning("index database %s is unusable (%s): deleting it and rebuilding from the notes", path, exc)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            try:
+                return cls._open(path)
+            except DatabaseError as again:
+                raise StoreError(f"cannot create index database {path}: {again}") from again
+
+    @classmethod
+    def _open(cls, path: Path | str) -> "Store":
+        conn = connect(path)
+        try:
+            migrate(conn)
+            conn.execute("SELECT count(*) FROM files").fetchone()
+        except BaseException:
+            conn.close()
+            raise
         return cls(conn, path)
 
     def close(self) -> None:
@@ -237,9 +270,14 @@ class Store:
     def store_vectors(self, items: Sequence[tuple[str, Sequence[float]]]) -> int:
         """Store one vector per text hash, in one transaction; returns how many were new.
 
-        The first vector stored fixes the dimension (and creates the vec0 table). A
+        The first vector stored fixes the dimension (and creates the vector table). A
         vector of another length raises :class:`DimensionMismatch` and nothing of the
         batch is stored. Hashes no chunk uses any more (edited away meanwhile) are skipped.
+
+        The vector table is a plain table of float32 blobs, not vec0: search runs on the
+        in-memory :mod:`~arcology_oracle.vectors` index, and vec0 is ~10x slower to fill
+        and far slower to read back (see BENCHMARKS.md). A vec0 table made by an older
+        version keeps working.
         """
         if not items:
             return 0
@@ -250,12 +288,12 @@ class Store:
             raise DimensionMismatch(
                 f"embedding model returned vectors of length {sorted(lengths)}, expected {expected}"
             )
-        stored = 0
+        added_ids: list[int] = []
+        added: list[bytes] = []
         with self.transaction():
-            if dims is None:
+            if dims is None or not self.has_vector_table():
                 self.conn.execute(
-                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {VEC_TABLE} "
-                    f"USING vec0(embedding float[{int(expected)}])"
+                    f"CREATE TABLE IF NOT EXISTS {VEC_TABLE} (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
                 )
                 self._set_meta("embed_dims", str(expected))
             for text_hash, vector in items:
@@ -266,15 +304,17 @@ class Store:
                 )
                 if cur.rowcount == 0:
                     continue
-                self.conn.execute(
-                    f"INSERT INTO {VEC_TABLE} (rowid, embedding) VALUES (?, ?)",
-                    (cur.lastrowid, pack_vector(vector)),
-                )
-                stored += 1
-        return stored
+                blob = pack_vector(vector)
+                self.conn.execute(f"INSERT INTO {VEC_TABLE} (rowid, embedding) VALUES (?, ?)", (cur.lastrowid, blob))
+                added_ids.append(cur.lastrowid)
+                added.append(blob)
+            if added_ids or dims is None:
+                self._vectors_changed(added_ids=added_ids, added=added, reset=dims is None)
+        return len(added_ids)
 
     def _drop_unused_vectors(self, hashes: Iterable[str]) -> None:
         has_vec = self.has_vector_table()
+        removed: list[int] = []
         for text_hash in hashes:
             if self.conn.execute("SELECT 1 FROM chunks WHERE hash = ? LIMIT 1", (text_hash,)).fetchone():
                 continue
@@ -284,6 +324,53 @@ class Store:
             self.conn.execute("DELETE FROM embeddings WHERE id = ?", (row[0],))
             if has_vec:
                 self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (row[0],))
+                removed.append(row[0])
+        if removed:
+            self._vectors_changed(removed=removed)
+
+    # The in-memory vector index (see arcology_oracle.vectors) follows these two.
+
+    def _vector_index(self) -> vectors.VectorIndex:
+        index = getattr(self, "_vindex", None)
+        if index is None:
+            key = str(self.path)
+            key = f":memory:{id(self)}" if key == ":memory:" else str(Path(key).resolve())
+            index = self._vindex = vectors.shared_index(key)
+        return index
+
+    def _vectors_changed(
+        self, *, added_ids: Sequence[int] = (), added: Sequence[bytes] = (), removed: Sequence[int] = (), reset: bool = False
+    ) -> None:
+        """Inside the writing transaction: a new generation token, and the delta to it."""
+        prev = self.get_meta(vectors.META_KEY) or ""
+        new = vectors.new_token(prev)
+        self._set_meta(vectors.META_KEY, new)
+        rows = np.frombuffer(b"".join(added), dtype="<f4").reshape(len(added_ids), -1) if added_ids else np.empty((0, 0), np.float32)
+        self._vector_index().record(
+            vectors.Delta(prev, new, np.asarray(removed, np.int64), np.asarray(added_ids, np.int64), rows, reset)
+        )
+
+    def _load_vectors(self) -> None:
+        """Load every vector into the in-memory index, in one read snapshot."""
+        index = self._vector_index()
+        own = not self.conn.in_transaction
+        if own:
+            self.conn.execute("BEGIN")
+        try:
+            generation = self.get_meta(vectors.META_KEY) or ""
+            dims = self.embedding_model().dims or 0
+            count = self.conn.execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
+            cursor = self.conn.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
+
+            def batches():
+                while rows := cursor.fetchmany(4096):
+                    ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+                    yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dims)
+
+            index.load(generation, dims, count, batches())
+        finally:
+            if own:
+                self.conn.execute("COMMIT")
 
     def _count_unembedded(self, hashes: set[str]) -> int:
         return sum(
@@ -319,15 +406,33 @@ class Store:
         return out
 
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
-        """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first."""
+        """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
+
+        Candidates come from the in-memory index shared by this process's stores of the
+        database (first brought up to date with what this connection sees); the best
+        ``k`` plus a margin are re-ranked on their stored float32 vectors, so distances
+        are exact and float16 rounding never decides the order.
+        """
         if not self.has_vector_table() or k <= 0:
             return []
+        index = self._vector_index()
+        index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+        candidates = index.search(vector, int(k) + max(10, int(k) // 4))
+        if not candidates:
+            return []
+        ids = [rowid for rowid, _ in candidates]
+        marks = ",".join("?" * len(ids))
         rows = self.conn.execute(
-            f"SELECT e.hash, v.distance FROM {VEC_TABLE} v JOIN embeddings e ON e.id = v.rowid "
-            "WHERE v.embedding MATCH ? AND k = ? ORDER BY v.distance",
-            (pack_vector(vector), int(k)),
+            f"SELECT e.id, e.hash, v.embedding FROM embeddings e JOIN {VEC_TABLE} v ON v.rowid = e.id"
+            f" WHERE e.id IN ({marks})",
+            ids,
         ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        distances = np.linalg.norm(matrix - np.asarray(vector, np.float32), axis=1)
+        order = np.lexsort((np.array([r[0] for r in rows]), distances))[: int(k)]
+        return [(rows[i][1], float(distances[i])) for i in order]
 
     # -- reading ------------------------------------------------------------------------
 
