@@ -27,6 +27,10 @@ class Embedder(Protocol):
 
     async def embed_query(self, text: str) -> list[float]: ...
 
+    async def dimensions(self) -> int | None:
+        """The length of the model's vectors as the model describes it (None if unknown)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -83,6 +87,15 @@ class OllamaEmbedder:
 
     async def embed_query(self, text: str) -> list[float]:
         return (await self._embed([self.prefixes.query + text]))[0]
+
+    async def dimensions(self) -> int | None:
+        """``<arch>.embedding_length`` from ``/api/show``; None when the model does not say."""
+        with translate_errors(self.host, self.model):
+            info = (await self.client.show(self.model)).modelinfo or {}
+        for key, value in info.items():
+            if key.endswith(".embedding_length") and isinstance(value, int):
+                return value
+        return None
 
     async def close(self) -> None:
         """Close the HTTP connections to Ollama."""

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from . import __version__, retrieval
 from .config import Settings
-from .embedder import Embedder, OllamaEmbedder
+from .embedder import Embedder, OllamaEmbedder, prefixes_key
 from .errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
 from .indexer import IndexReport, Indexer, embed_pending
 from .store import Store
@@ -129,12 +129,40 @@ class OracleIndex:
     def progress(self):
         return self.indexer.progress if self.indexer else None
 
+    async def check_embedding_model(self) -> bool:
+        """Ask the model for its dimension; when it differs from the stored vectors' (the
+        model was replaced under the same name), drop every vector so all are embedded
+        again. Returns True when it reset. Raises ServiceUnavailable."""
+        dims = await self.embedder.dimensions()
+        stored = (await self.read(lambda s: s.embedding_model())).dims
+        if dims is None or stored is None or dims == stored:
+            return False
+        log.warning(
+            "embedding model %s now describes %d-dimensional vectors, the index holds %d: re-embedding every chunk",
+            self.embedder.model, dims, stored,
+        )
+        key = prefixes_key(self.embedder.prefixes)
+        return await self.write(lambda s: s.ensure_embedding_model(self.embedder.model, key, force=True))
+
     async def embed_pending(self, on_batch=None) -> int:
-        """Embed every pending chunk now; raises ServiceUnavailable/DimensionMismatch."""
-        try:
-            count = await embed_pending(
+        """Embed every pending chunk now; raises ServiceUnavailable/DimensionMismatch.
+
+        A dimension mismatch first checks whether the model itself changed (then every
+        vector is dropped and embedding starts over); otherwise the bad batch is refused
+        and nothing of it is stored."""
+
+        async def run() -> int:
+            return await embed_pending(
                 self.embedder, self.write, batch_size=self.settings.embed_batch_size, on_batch=on_batch
             )
+
+        try:
+            try:
+                count = await run()
+            except DimensionMismatch:
+                if not await self.check_embedding_model():
+                    raise
+                count = await run()
         except (ServiceUnavailable, DimensionMismatch) as exc:
             self.embedder_state.failed(exc)
             raise
