@@ -243,15 +243,16 @@ class Store:
             self.get_meta("embed_model"), int(dims) if dims else None, self.get_meta("embed_prefixes")
         )
 
-    def ensure_embedding_model(self, model: str, prefixes: str) -> bool:
+    def ensure_embedding_model(self, model: str, prefixes: str, *, force: bool = False) -> bool:
         """Record ``model`` (and its prefixes) as the one vectors come from.
 
-        When a different model or different prefixes were recorded, every vector is
-        dropped (with the vec0 table, whose dimension may differ) so all chunks become
-        pending: vectors of two models are never mixed. Returns True when it reset.
+        When a different model or different prefixes were recorded (or ``force``: the
+        model changed under the same name), every vector is dropped (with the vector
+        table, whose dimension may differ) so all chunks become pending: vectors of two
+        models are never mixed. Returns True when it reset.
         """
         info = self.embedding_model()
-        if info.model == model and info.prefixes == prefixes:
+        if info.model == model and info.prefixes == prefixes and not force:
             return False
         with self.transaction():
             self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
@@ -259,7 +260,7 @@ class Store:
             self._set_meta("embed_model", model)
             self._set_meta("embed_prefixes", prefixes)
             self._set_meta("embed_dims", None)
-        return info.model is not None
+        return info.model is not None or force
 
     def has_vector_table(self) -> bool:
         row = self.conn.execute(
