@@ -163,6 +163,31 @@ def cmd_status(settings: Settings, args) -> int:
     return asyncio.run(_with_index(settings, run))
 
 
+def cmd_doctor(settings: Settings, args) -> int:
+    """Check the index against the notes; with --repair fix it. Exit 1 if problems remain."""
+    from .doctor import diagnose, repair
+    from .store import Store
+
+    store = Store.open(settings.db_path)
+    try:
+        if args.repair:
+            before, after = repair(settings, store)
+        else:
+            before = after = diagnose(settings, store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps({"before": before.as_dict(), "after": after.as_dict()}, indent=2))
+    else:
+        for line in before.problems() or ["the index agrees with the notes"]:
+            print(("found: " if not before.ok else "") + line)
+        if args.repair and not before.ok:
+            print("after repair: " + ("; ".join(after.problems()) or "the index agrees with the notes"))
+        elif not before.ok:
+            print("run `arcology-oracle doctor --repair` to fix (stop the daemon first)")
+    return 0 if after.ok else 1
+
+
 def cmd_serve(settings: Settings, args) -> int:
     from .http.app import run_server
 
@@ -211,6 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("status", parents=[common], help="show what is indexed")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("doctor", parents=[common], help="check the index against the notes (and --repair it)")
+    p.add_argument("roam_dir", type=Path, nargs="?", help="the org-roam directory (default: the configured roam_dir)")
+    p.add_argument("--repair", action="store_true", help="fix what is found (stop the daemon first)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("serve", parents=[common], help="run the daemon: watch the notes and answer over HTTP")
     p.add_argument("--roam-dir", type=Path, help="the org-roam directory to watch")
