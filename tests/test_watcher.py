@@ -93,3 +93,17 @@ async def test_directory_moved_in_triggers_rescan(watched, tmp_path):
     (outside / "a.org").write_text("* a\n")
     os.rename(outside, root / "moved")
     await rec.wait_for(lambda: rec.rescans >= 1)
+
+
+async def test_roam_dir_deleted_and_recreated_is_watched_again(watched):
+    import shutil
+
+    root, rec = watched
+    (root / "a.org").write_text("* a\n")
+    await rec.wait_for(lambda: rec.seen("a.org") >= 1)
+    shutil.rmtree(root)
+    root.mkdir()
+    (root / "b.org").write_text("* b\n")
+    await rec.wait_for(lambda: rec.rescans >= 1)  # the comeback is reconciled
+    (root / "c.org").write_text("* c\n")
+    await rec.wait_for(lambda: rec.seen("c.org") >= 1)  # and watched again

@@ -27,6 +27,17 @@ log = logging.getLogger(__name__)
 
 # A batch is flushed after this long even if events keep coming (a long git operation).
 MAX_BATCH_WAIT = 5.0
+# How often to check that the roam directory itself still exists (inotify cannot tell
+# us when a deleted root is created again).
+ROOT_CHECK_SECONDS = 1.0
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if os.path.isdir(path) else None
 
 
 class _Handler(FileSystemEventHandler):
@@ -63,27 +74,61 @@ class RoamWatcher:
         self._changed = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._observer: Observer | None = None
-        self._task: asyncio.Task | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._root_lost = False  # inotify said the root itself was deleted or moved
         self.batches = 0
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._start_observer()
+        self._tasks = [
+            asyncio.create_task(self._run(), name="roam-watcher"),
+            asyncio.create_task(self._guard_root(), name="roam-root-guard"),
+        ]
+
+    def _start_observer(self) -> None:
         self._observer = Observer()
         self._observer.schedule(_Handler(self._from_thread), str(self.root), recursive=True)
         self._observer.daemon = True
         self._observer.start()
-        self._task = asyncio.create_task(self._run(), name="roam-watcher")
+
+    async def _stop_observer(self) -> None:
+        if self._observer is not None:
+            observer, self._observer = self._observer, None
+            observer.stop()
+            await asyncio.to_thread(observer.join, 5)
 
     async def stop(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            await asyncio.to_thread(self._observer.join, 5)
-        if self._task is not None:
-            self._task.cancel()
+        await self._stop_observer()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
             try:
-                await self._task
+                await task
             except asyncio.CancelledError:
                 pass
+
+    async def _guard_root(self) -> None:
+        """Notice the roam directory vanishing and coming back (a restore, a re-clone,
+        a remount), even quickly (a new inode): watch it again and reconcile. While it
+        is missing the index is kept as it is, so a briefly unmounted directory does not
+        empty the index."""
+        watched_inode = _inode(self.root)
+        while True:
+            await asyncio.sleep(ROOT_CHECK_SECONDS)
+            inode = _inode(self.root)
+            if inode == watched_inode and not self._root_lost:
+                continue
+            self._root_lost = False
+            await self._stop_observer()
+            if inode is None:
+                log.warning("roam directory %s disappeared; keeping the index until it comes back", self.root)
+            else:
+                log.info("roam directory %s is back: watching and reconciling it", self.root)
+                self._start_observer()
+                self._rescan = True
+                self._changed.set()
+            watched_inode = inode
 
     # -- watchdog thread -> loop ------------------------------------------------------
 
@@ -93,6 +138,9 @@ class RoamWatcher:
             loop.call_soon_threadsafe(self._note, event)
 
     def _note(self, event: FileSystemEvent) -> None:
+        if event.is_directory and event.event_type in ("deleted", "moved") and os.fsdecode(event.src_path) == str(self.root):
+            self._root_lost = True
+            return
         if event.is_directory:
             if event.event_type in ("created", "deleted", "moved"):
                 self._rescan = True
