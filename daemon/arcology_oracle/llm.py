@@ -18,6 +18,7 @@ from contextlib import aclosing
 from typing import Any
 
 from .config import Settings
+from .errors import ServiceUnavailable
 from .ollama_client import make_client, translate_errors
 
 Message = Mapping[str, Any]
@@ -60,13 +61,19 @@ class OllamaChat:
         ``think``...). Raises ServiceUnavailable/ModelNotFound, also midway.
         """
         model = model or self.model
-        with translate_errors(self.host, model):
-            stream = await self.client.chat(
-                model=model, messages=[dict(m) for m in messages], stream=True, options=dict(options or {}) or None, **extra
-            )
-            async with aclosing(stream):
-                async for part in stream:
-                    yield part.model_dump(exclude_none=True)
+        try:
+            with translate_errors(self.host, model):
+                stream = await self.client.chat(
+                    model=model, messages=[dict(m) for m in messages], stream=True, options=dict(options or {}) or None, **extra
+                )
+                async with aclosing(stream):
+                    async for part in stream:
+                        yield part.model_dump(exclude_none=True)
+        except ServiceUnavailable as exc:
+            if repr(model) in str(exc):
+                raise
+            # The connection messages name only the host; say which model was wanted.
+            raise type(exc)(f"{exc} (chat model {model!r})", host=self.host, model=model) from None
 
     async def stream_chat(
         self,
