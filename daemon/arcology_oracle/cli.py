@@ -194,6 +194,63 @@ def cmd_serve(settings: Settings, args) -> int:
     return run_server(settings)
 
 
+async def _stream_reply(reply, out=None) -> None:
+    """Print a rag Reply's text as it streams, then its sources."""
+    from contextlib import aclosing
+
+    from .rag import sources_text_block
+
+    out = out or sys.stdout
+    async with aclosing(reply.pieces) as pieces:
+        async for piece in pieces:
+            out.write(piece)
+            out.flush()
+    if reply.used_notes and reply.sources:
+        out.write("\n\nSources:\n" + sources_text_block(reply.sources) + "\n")
+    else:
+        out.write("\n\n(no notes were relevant enough; none were used)\n")
+    out.flush()
+
+
+def _with_oracle(settings: Settings, fn):
+    from .llm import OllamaChat
+    from .rag import Oracle
+
+    async def run(index):
+        llm = OllamaChat(settings)
+        try:
+            return await fn(Oracle(index, llm))
+        finally:
+            await llm.close()
+
+    return asyncio.run(_with_index(settings, run))
+
+
+def cmd_ask(settings: Settings, args) -> int:
+    buffer = None
+    if args.buffer is not None:
+        try:
+            buffer = sys.stdin.read() if str(args.buffer) == "-" else args.buffer.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise ConfigError(f"cannot read buffer file {args.buffer}: {exc.strerror}") from None
+
+    async def run(oracle):
+        reply = await oracle.ask(args.question or "", buffer=buffer, k=args.k, model=args.model)
+        await _stream_reply(reply)
+        return 0
+
+    return _with_oracle(settings, run)
+
+
+def cmd_summarize(settings: Settings, args) -> int:
+    async def run(oracle):
+        reply = await oracle.summarize(node=args.node, question=args.question, k=args.k, model=args.model)
+        await _stream_reply(reply)
+        return 0
+
+    return _with_oracle(settings, run)
+
+
 # -- argument parsing ---------------------------------------------------------------
 
 
@@ -249,6 +306,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--token-file", type=Path, help="file holding the bearer token clients must send")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("ask", parents=[common], help="ask a question; the answer streams, grounded in your notes")
+    p.add_argument("question", nargs="?", default="", help="the question (may be empty with --buffer)")
+    p.add_argument("--buffer", type=Path, help="a file whose text the question is about ('-' for stdin)")
+    p.add_argument("-k", type=int, default=8, help="at most this many notes (default 8)")
+    p.add_argument("--model", help="chat model (default: the configured chat_model)")
+    p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser("summarize", parents=[common], help="summarize a note (cached until it changes)")
+    p.add_argument("node", help="the node ID")
+    p.add_argument("--question", help="focus the summary on this question (not cached)")
+    p.add_argument("-k", type=int, default=5, help=argparse.SUPPRESS)
+    p.add_argument("--model", help="chat model (default: the configured chat_model)")
+    p.set_defaults(func=cmd_summarize)
     return parser
 
 
