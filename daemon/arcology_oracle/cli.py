@@ -61,7 +61,10 @@ def print_results(mode: str, results, as_json: bool, note: str | None = None) ->
         return
     print(f"{len(results)} results ({mode} mode){' - ' + note if note else ''}")
     for i, r in enumerate(results, 1):
-        path = " > ".join([r.title, *r.olp, r.heading] if r.heading != r.title else [r.title])
+        parts = [*r.olp, r.heading]
+        if r.title not in parts:
+            parts.insert(0, r.title)
+        path = " > ".join(parts)
         print(f"{i:2}. {path}  [{r.file}:{r.line}]  score {r.score:.4f}")
         if r.snippet:
             print(f"    {r.snippet}")

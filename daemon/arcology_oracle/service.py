@@ -341,15 +341,21 @@ class EmbedWorker:
 
     async def _run(self) -> None:
         delay = 1.0
+        last_error = None
         while True:
             await self._wake.wait()
             self._wake.clear()
             try:
                 await self.index.embed_pending()
-                delay = 1.0
+                if last_error is not None:
+                    log.info("embedder is back; pending chunks embedded")
+                delay, last_error = 1.0, None
                 self.idle.set()
             except (ServiceUnavailable, DimensionMismatch) as exc:
-                log.warning("embedding paused, retrying in %.0f s: %s", delay, exc)
+                # Say it once per distinct failure, not at every retry.
+                level = logging.DEBUG if str(exc) == last_error else logging.WARNING
+                log.log(level, "embedding paused, retrying with backoff (next in %.0f s): %s", delay, exc)
+                last_error = str(exc)
                 await self._sleep_or_wake(delay * (0.8 + 0.4 * random.random()))
                 delay = min(delay * 2, self.index.settings.retry_max_seconds)
                 self._wake.set()
