@@ -76,6 +76,14 @@ class Conversation:
         return out
 
     @property
+    def history(self) -> str:
+        """The conversation before the last user turn (the topic first), or ``""``."""
+        if not self.turns:
+            return ""
+        parts = [self.title, self.body, *(t.text for t in self.turns[:-1])]
+        return "\n\n".join(p for p in parts if p)
+
+    @property
     def question(self) -> str:
         """What the user said last (the topic when there are no turns)."""
         for turn in reversed(self.turns):

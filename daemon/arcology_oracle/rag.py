@@ -576,6 +576,8 @@ class Oracle:
         question = (question or "").strip()
         if buffer:
             buffer = orgconv.strip_private(buffer, self.settings.private_tags)
+            if not buffer.strip() and not question:
+                raise BadRequest("the buffer is private (private or crypt tags) and there is no question")
         point = await self._point(file, line)
         exclude = [point["node_id"]] if point and point["node_id"] else []
         if not (buffer or "").strip() and point is not None:
@@ -761,10 +763,10 @@ class Oracle:
         """Answer the conversation held in the org subtree ``org`` (see
         :mod:`arcology_oracle.orgconv`) with a new heading one level below its root."""
         conversation = orgconv.parse_conversation(orgconv.strip_private(org, self.settings.private_tags), marker=marker)
-        query = conversation.question
-        if conversation.turns:
-            query = f"{conversation.title}\n{query}"
-        context = await gather_context(self.index, query, k=k)
+        # The last message is the question; what came before (a follow-up's "it")
+        # steers retrieval as a buffer does.
+        history = conversation.history[-BUFFER_QUERY_CHARS:] or None
+        context = await gather_context(self.index, conversation.question, buffer=history, k=k)
         messages = [
             {"role": "system", "content": grounding_system_message(context, self.prompts, name="converse")},
             *conversation.messages(),
