@@ -10,7 +10,7 @@ hands back a :class:`Reply` whose text streams.
 The relevance gate: with vectors, a heading is relevant when the cosine similarity of
 its best chunk to the question (or buffer) vector reaches ``settings.min_vector_similarity``;
 in keyword mode (no vectors, embedder down) when it contains at least
-``MIN_KEYWORD_COVERAGE`` of the query's content words (capped at ``KEYWORD_TERMS``
+``settings.min_keyword_coverage`` of the query's content words (capped at ``KEYWORD_TERMS``
 words for long buffers). When no heading is relevant the model is asked without notes
 and told to say so (``used_notes`` is False).
 
@@ -42,7 +42,6 @@ from .store import Store
 
 log = logging.getLogger(__name__)
 
-MIN_KEYWORD_COVERAGE = 0.5
 KEYWORD_TERMS = 6  # a long buffer needs this many shared words, not half its vocabulary
 BUFFER_QUERY_CHARS = 4000  # how much of the buffer is embedded / searched
 DEDUP_JACCARD = 0.8
@@ -378,7 +377,7 @@ def select_context(
             )
         else:  # keyword mode, or this heading's chunks are not embedded yet
             relevance = keyword_coverage(query_terms, words)
-            passed = relevance >= MIN_KEYWORD_COVERAGE
+            passed = relevance >= settings.min_keyword_coverage
         best_score = relevance if best_score is None else max(best_score, relevance)
         if not passed:
             continue
