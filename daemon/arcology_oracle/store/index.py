@@ -446,18 +446,21 @@ class Store:
         if not candidates:
             return []
         ids = [rowid for rowid, _ in candidates]
-        marks = ",".join("?" * len(ids))
         rows = self.conn.execute(
-            f"SELECT e.id, e.hash, v.embedding FROM embeddings e JOIN {VEC_TABLE} v ON v.rowid = e.id"
-            f" WHERE e.id IN ({marks})",
-            ids,
+            f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({','.join('?' * len(ids))})", ids
         ).fetchall()
         if not rows:
             return []
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        distances = np.linalg.norm(matrix - np.asarray(vector, np.float32), axis=1)
-        order = np.lexsort((np.array([r[0] for r in rows]), distances))[: int(k)]
-        return [(rows[i][1], float(distances[i])) for i in order]
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        diff = matrix - np.asarray(vector, np.float32)
+        distances = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        found = np.array([r[0] for r in rows], np.int64)
+        order = np.lexsort((found, distances))[: int(k)]
+        best = found[order].tolist()
+        hashes = dict(
+            self.conn.execute(f"SELECT id, hash FROM embeddings WHERE id IN ({','.join('?' * len(best))})", best)
+        )
+        return [(hashes[rowid], float(distances[i])) for rowid, i in zip(best, order.tolist()) if rowid in hashes]
 
     # -- reading ------------------------------------------------------------------------
 
