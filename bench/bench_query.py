@@ -1,0 +1,234 @@
+"""Query latency of the running daemon against the numpy brute-force floor, with recall.
+
+    nice python bench/bench_query.py [--sizes 10000,50000,100000] [--queries 200] [--dims 768]
+
+For each size (number of chunks), builds (once, cached in bench/results/cache/) a
+synthetic corpus (bench/corpus.py) indexed through the daemon's own indexer with the
+in-process hash embedder, then starts the real daemon (``arcology-oracle serve``) on it
+with bench/st_ollama.py (hash backend, same vectors) as its Ollama, and measures from
+this process over HTTP:
+
+* ``GET /similar?node=ID&k=10`` and ``GET /search?q=...&k=10``: p50/p95 latency;
+* the physical floor: numpy brute force (float32 matrix of the same vectors, in this
+  process, same run): ``M @ q``, top 100 by argpartition, sorted, for the same queries;
+* recall@10 of /similar against exact search: the 10 best nodes by exact cosine over
+  every chunk (one per node, the query node excluded), compared with the daemon's 10;
+* the daemon's peak RSS (VmHWM) after the queries, and the time of its first query
+  (which loads the in-memory vector index).
+
+Writes bench/results/query.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from _common import (
+    HASH_MODEL,
+    RESULTS,
+    HashEmbedder,
+    daemon,
+    embed_server,
+    index_in_process,
+    machine,
+    percentile,
+    rss_mb,
+    save,
+    wait_ready,
+)
+
+import aiohttp
+import numpy as np
+
+from corpus import generate
+
+CACHE = RESULTS / "cache"
+
+
+async def build(size: int, dims: int) -> tuple[Path, Path, dict]:
+    """The corpus and database of about ``size`` chunks (built once)."""
+    base = CACHE / f"query-{size}-{dims}"
+    roam, db, info = base / "roam", base / "index.sqlite3", base / "build.json"
+    if info.exists():
+        return roam, db, json.loads(info.read_text())
+    base.mkdir(parents=True, exist_ok=True)
+    counts = generate(roam, int(size * 0.885), seed=size)
+    print(f"indexing {counts} ...", file=sys.stderr)
+    built = await index_in_process(roam, db, HashEmbedder(dims))
+    info.write_text(json.dumps({**counts, **built}))
+    return roam, db, json.loads(info.read_text())
+
+
+class Exact:
+    """Brute force over the database's vectors, with the maps to apply /similar's rules."""
+
+    def __init__(self, db: Path):
+        conn = sqlite3.connect(db)
+        rows = conn.execute(
+            "SELECT c.id, c.hash, h.node_id, v.embedding FROM chunks c JOIN headings h ON h.id = c.heading"
+            " JOIN embeddings e ON e.hash = c.hash JOIN vec_embeddings v ON v.rowid = e.id"
+        ).fetchall()
+        self.matrix = np.stack([np.frombuffer(r[3], "<f4") for r in rows])
+        self.nodes = [r[2] for r in rows]
+        self.by_node: dict[str, list[int]] = {}
+        for i, r in enumerate(rows):
+            self.by_node.setdefault(r[2], []).append(i)
+        conn.close()
+
+    def node_vector(self, node: str) -> np.ndarray:
+        v = self.matrix[self.by_node[node]].mean(axis=0)
+        return v / np.linalg.norm(v)
+
+    def floor(self, q: np.ndarray, k: int = 100) -> float:
+        """Seconds for the brute-force top-k (the physical floor of a KNN query): the
+        faster of BLAS (``M @ q``, threaded) and single-threaded einsum, since on two
+        busy cores BLAS threads can lose to one thread."""
+        best = float("inf")
+        for product in (lambda: self.matrix @ q, lambda: np.einsum("ij,j->i", self.matrix, q)):
+            started = time.perf_counter()
+            sims = product()
+            top = np.argpartition(-sims, k)[:k]
+            top[np.argsort(-sims[top])]
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    def knn_recall(self, queries: list[np.ndarray], k: int = 10, pool: int = 100) -> float:
+        """Recall@k of the daemon's KNN (VectorIndex prefilter, then float32 re-rank of
+        the best pool + margin, as Store.knn does) against exact top-k."""
+        from arcology_oracle.vectors import VectorIndex
+
+        index = VectorIndex()
+        ids = np.arange(len(self.matrix), dtype=np.int64)
+        index.load("bench", self.matrix.shape[1], len(ids), [(ids, self.matrix)])
+        hits = 0
+        for q in queries:
+            cand = np.array([i for i, _ in index.search(q, pool + max(10, pool // 4))])
+            exact_d = np.linalg.norm(self.matrix[cand] - q, axis=1)
+            got = cand[np.argsort(exact_d, kind="stable")[:k]]
+            want = np.argsort(-(self.matrix @ q), kind="stable")[:k]
+            hits += len(set(got.tolist()) & set(want.tolist()))
+        return hits / (k * len(queries))
+
+
+
+async def timed_get(session: aiohttp.ClientSession, url: str, **params) -> tuple[float, dict]:
+    started = time.perf_counter()
+    async with session.get(url, params=params) as resp:
+        body = await resp.json()
+        if resp.status != 200:
+            raise RuntimeError(f"{url} {params}: {resp.status} {body}")
+    return time.perf_counter() - started, body
+
+
+async def exact_similar(db: Path, dims: int, nodes: list[str]) -> dict[str, list[str]]:
+    """What /similar answers with exact vector search: the daemon's own retrieval code,
+    in this process, with the prefilter switched off."""
+    from arcology_oracle.config import load_settings
+    from arcology_oracle.service import OracleIndex
+    from arcology_oracle.vectors import VectorIndex
+
+    VectorIndex.exact_below = 1 << 62
+    settings = load_settings(
+        overrides={"roam_dir": db.parent / "roam", "db_path": db, "embed_model": HASH_MODEL, "ollama_host": "http://127.0.0.1:9"},
+        environ={},
+    )
+    index = OracleIndex(settings, embedder=HashEmbedder(dims))
+    await index.start()
+    try:
+        out = {}
+        for n in nodes:
+            _, results = await index.similar_to_node(n, 10)
+            out[n] = [r.node_id for r in results]
+        return out
+    finally:
+        await index.close()
+
+
+async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, seed: int) -> dict:
+    """Sequential requests (one client, like one Emacs): /similar for random nodes,
+    /search for one to three random title words."""
+    rng = random.Random(seed)
+    nodes = rng.sample(sorted(exact.by_node), queries)
+    texts = [" ".join(rng.sample(vocabulary, rng.randint(1, 3))) for _ in range(queries)]
+    out: dict = {}
+    async with aiohttp.ClientSession() as session:
+        first, _ = await timed_get(session, url + "/similar", node=nodes[0], k=10)
+        out["first_similar_ms"] = first * 1000
+        for n in nodes[:10]:  # warm-up
+            await timed_get(session, url + "/similar", node=n, k=10)
+        sim_times, answers = [], {}
+        for n in nodes:
+            t, body = await timed_get(session, url + "/similar", node=n, k=10)
+            sim_times.append(t)
+            answers[n] = [r["node_id"] for r in body["results"]]
+        search_times = []
+        for text in texts:
+            t, body = await timed_get(session, url + "/search", q=text, k=10)
+            search_times.append(t)
+    floors = [exact.floor(exact.node_vector(n)) for n in nodes]
+    out["knn_recall_at_10"] = round(exact.knn_recall([exact.node_vector(n) for n in nodes]), 4)
+    out["answers"] = answers
+    ms = lambda xs, p: round(percentile(xs, p) * 1000, 2)  # noqa: E731
+    out.update(
+        similar_p50_ms=ms(sim_times, 50), similar_p95_ms=ms(sim_times, 95),
+        search_p50_ms=ms(search_times, 50), search_p95_ms=ms(search_times, 95),
+        numpy_floor_p50_ms=ms(floors, 50), numpy_floor_p95_ms=ms(floors, 95),
+    )  # fmt: skip
+    out["similar_p50_over_floor"] = round(out["similar_p50_ms"] / out["numpy_floor_p50_ms"], 2)
+    return out
+
+
+async def run_size(size: int, dims: int, queries: int) -> dict:
+    roam, db, built = await build(size, dims)
+    exact = Exact(db)
+    conn = sqlite3.connect(db)
+    titles = [r[0] for r in conn.execute("SELECT title FROM headings WHERE level > 0 ORDER BY id LIMIT 5000")]
+    conn.close()
+    vocabulary = sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
+    logs = RESULTS / "logs"
+    server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
+    proc = daemon(roam, db, server.url, HASH_MODEL, logs / f"daemon-{size}.log")
+    try:
+        async with aiohttp.ClientSession() as session:
+            started = time.perf_counter()
+            status = await wait_ready(session, proc.url)
+            ready_s = time.perf_counter() - started
+        result = await measure(proc.url, exact, vocabulary, queries, seed=size)
+        result.update(rss_mb(proc.pid))
+    finally:
+        proc.stop()
+        server.stop()
+    answers = result.pop("answers")
+    del exact
+    want = await exact_similar(db, dims, list(answers))
+    recalls = [len(set(answers[n]) & set(want[n])) / max(1, len(want[n])) for n in answers]
+    result["similar_recall_at_10"] = round(float(np.mean(recalls)), 4)
+    return {
+        "chunks": status["chunks"], "headings": status["headings"], "files": status["files"],
+        "daemon_ready_s": round(ready_s, 2), **result, "build": built,
+    }  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--sizes", default="10000,50000,100000")
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--dims", type=int, default=768)
+    args = p.parse_args()
+    results = {"machine": machine(), "dims": args.dims, "queries": args.queries, "sizes": []}
+    for size in [int(s) for s in args.sizes.split(",")]:
+        r = asyncio.run(run_size(size, args.dims, args.queries))
+        print(json.dumps({k: v for k, v in r.items() if k != "build"}), file=sys.stderr)
+        results["sizes"].append(r)
+        save("query", results)
+
+
+if __name__ == "__main__":
+    main()
