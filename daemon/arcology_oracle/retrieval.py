@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from .store import Store
 
 RRF_K = 60
@@ -183,13 +185,10 @@ def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float] | None:
     """The normalised mean of ``vectors``, or None when there are none."""
     if not vectors:
         return None
-    dims = len(vectors[0])
-    total = [0.0] * dims
-    for vector in vectors:
-        for i, x in enumerate(vector):
-            total[i] += x
-    norm = sum(x * x for x in total) ** 0.5
-    return [x / norm for x in total] if norm else None
+    # numpy, not a Python loop: /similar?node takes ~30 note means, 5 ms each in Python.
+    total = np.asarray(vectors, dtype=np.float64).sum(axis=0)
+    norm = float(np.sqrt(total @ total))
+    return (total / norm).tolist() if norm else None
 
 
 def stored_vector(store: Store, heading_ids: Sequence[int]) -> list[float] | None:
@@ -261,6 +260,6 @@ def _rescore_by_note(
         if not key.startswith("file:"):
             note_vector = stored_vector(store, [r["id"] for r in store.node_headings(key)])
             if note_vector is not None:
-                note_score = sum(a * b for a, b in zip(query, note_vector))
+                note_score = float(np.dot(query, note_vector))
         rescored.append((heading_id, (score + note_score) / 2))
     return sorted(rescored, key=lambda item: item[1], reverse=True)
