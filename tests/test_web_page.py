@@ -114,12 +114,18 @@ async def new_page(browser, **context_options):
 async def indexed(daemon) -> dict:
     """Wait until the daemon has read and embedded every note; return its status."""
 
+    last: list = []
+
     async def done():
         status, body = await daemon.get_json("/status")
+        last[:] = [status, body]
         ready = status == 200 and body["pending"] == 0 and body["headings"] and not body["indexing"]["running"]
         return body if ready else None
 
-    return await wait_until(done, timeout=30, interval=0.1)
+    try:
+        return await wait_until(done, timeout=60, interval=0.1)
+    except AssertionError:
+        raise AssertionError(f"the daemon did not finish indexing; last /status: {last}\n{daemon.log()}") from None
 
 
 def save_screenshot_path(name: str, capsys) -> Path:
