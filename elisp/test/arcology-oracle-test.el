@@ -1,0 +1,713 @@
+;;; arcology-oracle-test.el --- ERT tests for arcology-oracle -*- lexical-binding: t -*-
+
+;;; Commentary:
+
+;; Two kinds of tests.  Pure ones (HTTP parsing, re-levelling,
+;; formatting) need nothing.  The others talk to the real daemon and a
+;; fake Ollama, which tests/test_elisp.py starts before running:
+;;
+;;   emacs -Q --batch -L elisp -l ert -l elisp/test/arcology-oracle-test.el \
+;;         -f ert-run-tests-batch-and-exit
+;;
+;; with these environment variables:
+;;
+;;   ARCOLOGY_ORACLE_TEST_URL     the daemon's base URL
+;;   ARCOLOGY_ORACLE_TEST_TOKEN   its bearer token
+;;   ARCOLOGY_ORACLE_TEST_ROAM    its roam directory (a copy of examples/roam)
+;;   ARCOLOGY_ORACLE_TEST_OLLAMA  the fake Ollama's URL (to hold streams open)
+;;   ARCOLOGY_ORACLE_TEST_TMP     a scratch directory
+;;
+;; ERT binds `debug-on-error', so an error signalled in any process
+;; filter, sentinel or timer while a test waits fails that test.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'org)
+(require 'org-element)
+(require 'arcology-oracle)
+
+(defvar org-roam-db-location)
+(defvar org-roam-directory)
+(defvar org-roam-mode-sections)
+(declare-function org-roam-db-sync "org-roam-db" (&optional force))
+(declare-function org-roam-node-from-id "org-roam-node" (id))
+(declare-function org-roam-buffer-display-dedicated "org-roam-mode" (node))
+(declare-function org-roam-db--close-all "org-roam-db" ())
+
+;;;; Fixtures
+
+(defun arcology-oracle-test--env (name)
+  "Return the environment variable NAME, failing the test when unset."
+  (or (getenv name)
+      (ert-fail (format "%s is not set: run these tests through pytest tests/test_elisp.py" name))))
+
+(defconst arcology-oracle-test--ids
+  '((sourdough . "adda0990-28e8-487f-ae0a-eda5a8987581")
+    (hydration . "36fb47dd-e96a-4b44-80ce-b246a771f11d")
+    (affordances . "e0e5b7c4-c76d-4740-a2c7-c1492ae7427d")
+    (journal-0302 . "eb0fd47f-b6a3-4e95-aac8-739e1f69cc7f"))
+  "Node IDs of the example vault (see tests/org_samples.py).")
+
+(defun arcology-oracle-test--id (name)
+  "Return the node ID called NAME in the example vault."
+  (alist-get name arcology-oracle-test--ids))
+
+(defun arcology-oracle-test--wait (predicate &optional timeout what)
+  "Process events until PREDICATE returns non-nil; return its value.
+Fail after TIMEOUT seconds (default 20), naming WHAT."
+  (let ((deadline (+ (float-time) (or timeout 20)))
+        value)
+    (while (and (not (setq value (funcall predicate)))
+                (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (or value (ert-fail (format "timed out waiting for %s" (or what predicate))))))
+
+(defun arcology-oracle-test--free-url ()
+  "Return the URL of a local port where nothing listens."
+  (let* ((server (make-network-process :name "free-port" :server t
+                                       :host "127.0.0.1" :service t))
+         (port (process-contact server :service)))
+    (delete-process server)
+    (format "http://127.0.0.1:%d" port)))
+
+(defvar arcology-oracle-test--buffers nil
+  "Buffers to kill after the current test.")
+
+(defmacro arcology-oracle-test--with-daemon (&rest body)
+  "Run BODY against the test daemon, with clean caches and buffers."
+  (declare (indent 0) (debug t))
+  `(let ((arcology-oracle-url (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_URL"))
+         (arcology-oracle-token (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TOKEN"))
+         (arcology-oracle-roam-directory nil)
+         (arcology-oracle--server-roam-dirs nil)
+         (arcology-oracle--token-cache nil)
+         (arcology-oracle--last-report nil)
+         (arcology-oracle--section-cache (make-hash-table :test 'equal))
+         (arcology-oracle-result-count 5)
+         (auth-sources nil)
+         (org-roam-directory (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+         (arcology-oracle-test--buffers nil))
+     (unwind-protect
+         (progn ,@body)
+       (dolist (buffer arcology-oracle-test--buffers)
+         (when (buffer-live-p buffer)
+           (with-current-buffer buffer (set-buffer-modified-p nil))
+           (kill-buffer buffer)))
+       (dolist (name (list arcology-oracle-similar-buffer-name
+                           arcology-oracle-answer-buffer-name
+                           arcology-oracle-summary-buffer-name))
+         (when (get-buffer name) (kill-buffer name)))
+       (delete-other-windows))))
+
+(defun arcology-oracle-test--visit (rel)
+  "Visit REL in the daemon's roam directory in the selected window."
+  (let ((buffer (find-file-noselect
+                 (expand-file-name rel (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))))
+    (push buffer arcology-oracle-test--buffers)
+    (switch-to-buffer buffer)
+    buffer))
+
+(defun arcology-oracle-test--goto-heading (title)
+  "Move point to the heading TITLE in the current buffer."
+  (goto-char (point-min))
+  (re-search-forward (format org-complex-heading-regexp-format (regexp-quote title)))
+  (beginning-of-line))
+
+(defun arcology-oracle-test--listed ()
+  "Return the (TITLE . HEADING) pairs listed in the similar buffer."
+  (with-current-buffer arcology-oracle-similar-buffer-name
+    (let ((pos (point-min)) out)
+      (while (setq pos (next-single-property-change pos 'arcology-oracle-result))
+        (when-let ((result (get-text-property pos 'arcology-oracle-result)))
+          (push (cons (alist-get 'title result) (alist-get 'heading result)) out)))
+      (delete-dups (nreverse out)))))
+
+(defmacro arcology-oracle-test--capturing-messages (var &rest body)
+  "Run BODY with the messages it shows collected, newest first, in VAR."
+  (declare (indent 1) (debug (symbolp body)))
+  (let ((orig (make-symbol "orig")))
+    `(let ((,var nil)
+           (,orig (symbol-function 'message)))
+       (cl-letf (((symbol-function 'message)
+                  (lambda (format-string &rest args)
+                    (when format-string
+                      (push (apply #'format-message format-string args) ,var))
+                    (apply ,orig format-string args))))
+         ,@body))))
+
+(defun arcology-oracle-test--fake-ollama (config)
+  "Send CONFIG (an alist) to the fake Ollama's control API; wait for it."
+  (let ((arcology-oracle-url (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_OLLAMA"))
+        (arcology-oracle-token "unused")
+        done)
+    (arcology-oracle--json "POST" "/_fake/config" :json config
+                           :callback (lambda (_) (setq done t))
+                           :errback (lambda (m) (setq done m)))
+    (arcology-oracle-test--wait (lambda () done) 10 "the fake Ollama")
+    (unless (eq done t) (ert-fail (format "fake Ollama: %s" done)))))
+
+;;;; HTTP parsing (pure)
+
+(defun arcology-oracle-test--feed-split (response step)
+  "Feed RESPONSE to a fresh parser STEP bytes at a time; return (REQ . BODY)."
+  (let ((req (arcology-oracle--http-create)) (body ""))
+    (cl-loop for i from 0 below (length response) by step
+             do (setq body (concat body (arcology-oracle--http-feed
+                                         req (substring response i (min (length response)
+                                                                        (+ i step)))))))
+    (cons req body)))
+
+(ert-deftest arcology-oracle-test-http-content-length ()
+  "A body framed by Content-Length parses whatever the split."
+  (let ((response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 11\r\n\r\n{\"ok\":true}")))
+    (dolist (step '(1 2 3 7 100))
+      (pcase-let ((`(,req . ,body) (arcology-oracle-test--feed-split response step)))
+        (should (equal body "{\"ok\":true}"))
+        (should (eq (arcology-oracle--http-state req) 'done))
+        (should (= (arcology-oracle--http-status req) 200))
+        (should (equal (cdr (assoc "content-type" (arcology-oracle--http-headers req)))
+                       "application/json"))))))
+
+(ert-deftest arcology-oracle-test-http-chunked ()
+  "Chunked bodies decode across splits, with extensions, trailers and UTF-8."
+  (let* ((payload (encode-coding-string "{\"type\":\"token\",\"text\":\"café 日本\"}\n" 'utf-8))
+         (a (substring payload 0 27))   ; cuts through a multibyte character
+         (b (substring payload 27))
+         (response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
+                           "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n\r\n"
+                           (format "%x;ext=1\r\n" (length a)) a "\r\n"
+                           (format "%X\r\n" (length b)) b "\r\n"
+                           "0\r\nX-Trailer: yes\r\n\r\n")))
+    (dolist (step '(1 2 5 13 1000))
+      (pcase-let ((`(,req . ,body) (arcology-oracle-test--feed-split response step)))
+        (should (equal body payload))
+        (should (eq (arcology-oracle--http-state req) 'done))
+        (should (equal (decode-coding-string body 'utf-8)
+                       "{\"type\":\"token\",\"text\":\"café 日本\"}\n"))))))
+
+(ert-deftest arcology-oracle-test-http-until-close-and-errors ()
+  "Without framing the body runs to the close; garbage is rejected."
+  (let ((req (arcology-oracle--http-create)))
+    (should (equal (arcology-oracle--http-feed req "HTTP/1.0 200 OK\r\n\r\nabc") "abc"))
+    (should (equal (arcology-oracle--http-feed req "def") "def"))
+    (should (eq (arcology-oracle--http-state req) 'body))
+    (should-not (arcology-oracle--http-remaining req)))
+  (let ((req (arcology-oracle--http-create)))
+    (should (equal (arcology-oracle--http-feed req "HTTP/1.1 204 No Content\r\n\r\n") ""))
+    (should (eq (arcology-oracle--http-state req) 'done)))
+  (should-error (arcology-oracle--http-feed (arcology-oracle--http-create)
+                                            "SSH-2.0-OpenSSH\r\n\r\n"))
+  (should-error (arcology-oracle--http-feed
+                 (arcology-oracle--http-create)
+                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")))
+
+(ert-deftest arcology-oracle-test-error-messages ()
+  "HTTP errors become one short line naming the status."
+  (should (equal (arcology-oracle--error-message 404 '((ok) (error . "no node with ID 'x'")) "")
+                 "no node with ID 'x' (HTTP 404)"))
+  (should (equal (arcology-oracle--error-message 400 '((error (message . "bad model"))) "")
+                 "bad model (HTTP 400)"))
+  (should (string-match-p "arcology-oracle-token.*(HTTP 401)"
+                          (arcology-oracle--error-message 401 nil "")))
+  (should (equal (arcology-oracle--error-message 502 nil "Bad\ngateway") "Bad gateway (HTTP 502)")))
+
+;;;; Org helpers (pure)
+
+(ert-deftest arcology-oracle-test-relevel ()
+  "Returned headings are shifted to the level asked for."
+  (should (equal (arcology-oracle--relevel "* Answer\nText\n** Sources\n- a" 3)
+                 "*** Answer\nText\n**** Sources\n- a"))
+  (should (equal (arcology-oracle--relevel "*** Answer\nbold *not a heading*" 2)
+                 "** Answer\nbold *not a heading*"))
+  (should (equal (arcology-oracle--relevel "just text" 2) "** Answer\njust text")))
+
+(ert-deftest arcology-oracle-test-source-links ()
+  "Sources become id: links, with the heading when it is not the title."
+  (should (equal (arcology-oracle--format-sources
+                  '(((n . 1) (node_id . "abc") (title . "Bread [Hydration]")
+                     (heading . "Autolyse") (file . "b.org") (line . 9))
+                    ((n . 2) (node_id . "def") (title . "Rust") (heading . "Rust"))))
+                 (concat "- [1] [[id:abc][Bread Hydration › Autolyse]]\n"
+                         "- [2] [[id:def][Rust]]\n")))
+  (should-not (arcology-oracle--format-sources nil)))
+
+(ert-deftest arcology-oracle-test-heading-context ()
+  "The heading context has the line, outline path and enclosing node."
+  (with-temp-buffer
+    (insert ":PROPERTIES:\n:ID: file-id\n:END:\n#+title: File\n\nIntro.\n"
+            "* One\n:PROPERTIES:\n:ID: one-id\n:END:\n** Two\nBody of two.\n* Three\n")
+    (org-mode)
+    (goto-char (point-min))
+    (search-forward "Intro")
+    (let ((ctx (arcology-oracle--heading-context)))
+      (should (equal (plist-get ctx :title) "File"))
+      (should (= (plist-get ctx :line) 1))
+      (should (equal (plist-get ctx :node-id) "file-id")))
+    (search-forward "Body of")
+    (let ((ctx (arcology-oracle--heading-context)))
+      (should (equal (plist-get ctx :title) "Two"))
+      (should (equal (plist-get ctx :olp) '("One")))
+      (should (= (plist-get ctx :line) 11))
+      (should (equal (plist-get ctx :text) "** Two\nBody of two.\n"))
+      (should (equal (plist-get ctx :node-id) "one-id")))))
+
+;;;; Talking to the daemon
+
+(ert-deftest arcology-oracle-test-json-request-with-token ()
+  "JSON requests carry the token; without it the daemon's 401 becomes a message."
+  (arcology-oracle-test--with-daemon
+    (let (answer)
+      (arcology-oracle--json "GET" "/status" :callback (lambda (a) (setq answer a))
+                             :errback (lambda (m) (setq answer m)))
+      (arcology-oracle-test--wait (lambda () answer))
+      (should (equal (alist-get 'roam_dir answer)
+                     (directory-file-name (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))))
+      (should (> (alist-get 'headings answer) 10)))
+    (let ((arcology-oracle-token "wrong") answer)
+      (arcology-oracle--json "GET" "/status" :callback (lambda (a) (setq answer a))
+                             :errback (lambda (m) (setq answer m)))
+      (arcology-oracle-test--wait (lambda () answer))
+      (should (stringp answer))
+      (should (string-match-p "(HTTP 401)" answer)))))
+
+(ert-deftest arcology-oracle-test-token-from-auth-source ()
+  "Without `arcology-oracle-token' the token comes from auth-source."
+  (arcology-oracle-test--with-daemon
+    (let* ((url (url-generic-parse-url arcology-oracle-url))
+           (authinfo (make-temp-file "authinfo"))
+           (auth-sources (list authinfo))
+           (arcology-oracle-token nil)
+           answer)
+      (unwind-protect
+          (progn
+            (with-temp-file authinfo
+              (insert (format "machine %s port %d password %s\n"
+                              (url-host url) (url-port url)
+                              (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TOKEN"))))
+            (auth-source-forget-all-cached)
+            (arcology-oracle--json "GET" "/status" :callback (lambda (a) (setq answer a))
+                                   :errback (lambda (m) (setq answer m)))
+            (arcology-oracle-test--wait (lambda () answer))
+            (should (consp answer))
+            (should (equal (arcology-oracle--token)
+                           (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TOKEN"))))
+        (delete-file authinfo)
+        (auth-source-forget-all-cached)))))
+
+(ert-deftest arcology-oracle-test-silent-server-times-out ()
+  "A server that accepts but never answers fails the request after the timeout."
+  (let* ((server (make-network-process :name "silent" :server t :host "127.0.0.1" :service t
+                                       :filter #'ignore :sentinel #'ignore))
+         (arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
+         (arcology-oracle-token "x")
+         result)
+    (unwind-protect
+        (progn
+          (arcology-oracle--json "GET" "/status" :timeout 0.5
+                                 :callback (lambda (a) (setq result a))
+                                 :errback (lambda (m) (setq result m)))
+          (arcology-oracle-test--wait (lambda () result) 10)
+          (should (equal result "no answer from the daemon within 0.5 seconds")))
+      (delete-process server))))
+
+;;;; Similar notes
+
+(ert-deftest arcology-oracle-test-similar-lists-related-node ()
+  "The side buffer lists Bread Hydration for the Sourdough Baking file node."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "sourdough-baking.org")
+    (goto-char (point-min))
+    (arcology-oracle-similar-show)
+    (should (get-buffer-window arcology-oracle-similar-buffer-name))
+    (arcology-oracle-test--wait (lambda () (assoc "Bread Hydration" (arcology-oracle-test--listed)))
+                                20 "Bread Hydration in the side buffer")
+    (with-current-buffer arcology-oracle-similar-buffer-name
+      (should (string-prefix-p "Similar to: Sourdough Baking" (buffer-string)))
+      ;; Title, outline path, score and snippet of each entry.
+      (goto-char (point-min))
+      (search-forward "Bread Hydration")
+      (should (looking-at-p "  [0-9]\\.[0-9][0-9]$"))
+      (forward-line 1)
+      (should (looking-at-p "  bread-hydration.org$"))
+      (forward-line 1)
+      (should (looking-at-p "  Hydration is the weight of water"))
+      ;; Never the node itself.
+      (should-not (assoc "Sourdough Baking" (arcology-oracle-test--listed))))))
+
+(ert-deftest arcology-oracle-test-similar-follows-heading-and-visits ()
+  "Moving to a heading schedules a refresh; RET visits the entry."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "design-of-everyday-things.org")
+    (arcology-oracle-similar-mode 1)
+    (display-buffer (arcology-oracle--similar-buffer) arcology-oracle-similar-display-action)
+    (arcology-oracle-test--goto-heading "Affordances and signifiers")
+    (arcology-oracle--similar-post-command-h)
+    (should (timerp arcology-oracle--similar-timer))
+    ;; Idle timers do not fire in batch: run the scheduled refresh.
+    (let ((timer arcology-oracle--similar-timer))
+      (cancel-timer timer)
+      (apply (timer--function timer) (timer--args timer)))
+    (arcology-oracle-test--wait
+     (lambda () (member '("2024-03-02" . "Read a chapter of Norman") (arcology-oracle-test--listed)))
+     20 "the journal entry about Norman")
+    ;; Point did not leave the heading: no new refresh is scheduled.
+    (setq arcology-oracle--similar-timer nil)
+    (forward-line 1)
+    (arcology-oracle--similar-post-command-h)
+    (should-not arcology-oracle--similar-timer)
+    ;; Visit the journal entry from the side window.
+    (select-window (get-buffer-window arcology-oracle-similar-buffer-name))
+    (goto-char (point-min))
+    (search-forward "2024-03-02")
+    (call-interactively (key-binding (kbd "RET")))
+    (push (current-buffer) arcology-oracle-test--buffers)
+    (should (equal (file-name-nondirectory buffer-file-name) "2024-03-02.org"))
+    (should (looking-at-p "\\* Read a chapter of Norman"))
+    (should-not (window-parameter nil 'window-side))))
+
+(ert-deftest arcology-oracle-test-similar-unsaved-buffer-uses-text ()
+  "An edited buffer is matched by its text, leaving out its own node."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "rust-ownership.org")
+    (arcology-oracle-test--goto-heading "Borrowing and references")
+    (end-of-line)
+    (insert " and lifetimes")
+    (should (buffer-modified-p))
+    (pcase-let ((`(,method . ,_) (arcology-oracle--similar-request-args
+                                  (arcology-oracle--heading-context)
+                                  (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))))
+      (should (equal method "POST")))
+    (arcology-oracle-similar-show)
+    (arcology-oracle-test--wait (lambda () (assoc "Borrow Checker" (arcology-oracle-test--listed))))
+    (should-not (assoc "Rust Ownership" (arcology-oracle-test--listed)))))
+
+(ert-deftest arcology-oracle-test-similar-newer-request-wins ()
+  "A stale answer never replaces a newer one."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "gardening-tomatoes.org")
+    (display-buffer (arcology-oracle--similar-buffer) arcology-oracle-similar-display-action)
+    (arcology-oracle-similar-mode 1)
+    (goto-char (point-min))
+    (arcology-oracle-similar-refresh)
+    (let ((first-generation arcology-oracle--similar-generation))
+      (arcology-oracle-test--goto-heading "Blight and diseases")
+      (arcology-oracle-similar-refresh)
+      (should (> arcology-oracle--similar-generation first-generation)))
+    (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)))
+    ;; Let any answer to the first request arrive, too.
+    (accept-process-output nil 0.3)
+    (with-current-buffer arcology-oracle-similar-buffer-name
+      (should (string-prefix-p "Similar to: Blight and diseases" (buffer-string))))
+    ;; An answer for an older generation is dropped by the callback's check.
+    (cl-incf arcology-oracle--similar-generation)
+    (let ((before (with-current-buffer arcology-oracle-similar-buffer-name (buffer-string))))
+      (arcology-oracle-test--goto-heading "Seed starting")
+      (let ((arcology-oracle--similar-generation arcology-oracle--similar-generation))
+        (arcology-oracle-similar-refresh))
+      (accept-process-output nil 0.5)
+      (with-current-buffer arcology-oracle-similar-buffer-name
+        (should (equal (buffer-string) before))))))
+
+(ert-deftest arcology-oracle-test-org-roam-section ()
+  "The org-roam buffer shows the similar notes beside backlinks; RET visits by ID."
+  (require 'org-roam)
+  (arcology-oracle-test--with-daemon
+    (let* ((org-roam-db-location (expand-file-name
+                                  (format "org-roam-%d.db" (emacs-pid))
+                                  (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
+           (org-roam-mode-sections (list #'org-roam-backlinks-section
+                                         #'arcology-oracle-similar-section))
+           (inhibit-message t))
+      (unwind-protect
+          (progn
+            (org-roam-db-sync)
+            (let* ((node (org-roam-node-from-id (arcology-oracle-test--id 'sourdough)))
+                   (window (org-roam-buffer-display-dedicated node))
+                   (buffer (window-buffer window)))
+              (push buffer arcology-oracle-test--buffers)
+              (with-current-buffer buffer
+                (should (string-match-p "Looking for similar notes" (buffer-string)))
+                (arcology-oracle-test--wait
+                 (lambda () (string-match-p "^Bread Hydration [0-9]\\.[0-9][0-9]$"
+                                            (buffer-string)))
+                 20 "the similar notes section")
+                (should (string-match-p "^Backlinks" (buffer-string)))
+                (should (string-match-p "^Similar notes" (buffer-string)))
+                (should (string-match-p "^2024-03-01 (Baked a sourdough loaf) [0-9.]+$" (buffer-string)))
+                (select-window window)
+                (goto-char (point-min))
+                (re-search-forward "^Bread Hydration [0-9]")
+                (call-interactively (key-binding (kbd "RET")))
+                (push (current-buffer) arcology-oracle-test--buffers)
+                (should (equal (file-name-nondirectory buffer-file-name) "bread-hydration.org")))))
+        (org-roam-db--close-all)
+        (when (file-exists-p org-roam-db-location) (delete-file org-roam-db-location))))))
+
+;;;; Search
+
+(ert-deftest arcology-oracle-test-search-visits-choice ()
+  "Search offers the results through `completing-read' and visits the choice."
+  (arcology-oracle-test--with-daemon
+    (let (prompted)
+      (cl-letf (((symbol-function 'completing-read)
+                 (lambda (prompt table &rest _)
+                   (setq prompted prompt)
+                   (let ((candidates (all-completions "" table)))
+                     (should (equal (cdr (assq 'category (cdr (funcall table "" nil 'metadata))))
+                                    'arcology-oracle-note))
+                     (car candidates)))))
+        (arcology-oracle-search "sqlite covering index")
+        ;; The choice is visited from a timer, in the selected window.
+        (arcology-oracle-test--wait (lambda () (string-suffix-p
+                                                "sqlite-indexing.org"
+                                                (or (buffer-file-name (window-buffer)) "")))
+                                    20 "the search result to be visited")
+        (set-buffer (window-buffer))
+        (goto-char (window-point))
+        (push (current-buffer) arcology-oracle-test--buffers)
+        (should (equal prompted "Notes for sqlite covering index: "))
+        (should (looking-at-p "\\* Covering indexes"))))))
+
+;;;; A daemon that is down
+
+(ert-deftest arcology-oracle-test-daemon-down-messages-without-errors ()
+  "Every command reports a daemon that is down in the echo area, without error."
+  (arcology-oracle-test--with-daemon
+    (let ((arcology-oracle-url (arcology-oracle-test--free-url))
+          (arcology-oracle-roam-directory (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+          (conversation (generate-new-buffer "conversation")))
+      (push conversation arcology-oracle-test--buffers)
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-test--visit "sourdough-baking.org")
+        (arcology-oracle-similar-show)
+        (arcology-oracle-search "anything")
+        (arcology-oracle-ask "What is a levain?")
+        (arcology-oracle-summarize)
+        (with-current-buffer conversation
+          (org-mode)
+          (insert "* Chat :conversation:\n** Me\nHello?\n")
+          (arcology-oracle-converse))
+        (let ((tags-done nil))
+          (arcology-oracle--json "GET" "/api/tags" :callback #'ignore
+                                 :errback (lambda (_) (setq tags-done t)))
+          (arcology-oracle-test--wait (lambda () tags-done)))
+        (arcology-oracle-test--wait
+         (lambda () (>= (cl-count-if (lambda (m) (string-match-p "not reachable" m)) messages) 5))
+         20 "five messages")
+        (accept-process-output nil 0.2)
+        (let ((reports (cl-remove-if-not (lambda (m) (string-prefix-p "arcology-oracle: daemon" m))
+                                         messages)))
+          (should (equal (car reports)
+                         (format "arcology-oracle: daemon not reachable at %s (connection refused)"
+                                 arcology-oracle-url))))
+        (should-not (cl-find-if (lambda (m) (string-match-p "error in process\\|error in timer" m))
+                                messages)))
+      (with-current-buffer arcology-oracle-similar-buffer-name
+        (should (string-match-p "not reachable" (buffer-string))))
+      (with-current-buffer conversation
+        (should (equal (buffer-string) "* Chat :conversation:\n** Me\nHello?\n")))
+      ;; Automatic refreshes repeat the same complaint only once a minute.
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle--report "daemon not reachable" t)
+        (arcology-oracle--report "daemon not reachable" t)
+        (should (= (length messages) 1))))))
+
+;;;; Ask, summarize, converse
+
+(ert-deftest arcology-oracle-test-ask-streams-into-buffer ()
+  "The answer streams into the answers buffer, then its sources as id: links."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "sourdough-baking.org")
+    (arcology-oracle-test--fake-ollama '((stream_gate . t)))
+    (unwind-protect
+        (let ((buffer (get-buffer-create arcology-oracle-answer-buffer-name)))
+          (arcology-oracle-ask "How do I feed the starter?")
+          (with-current-buffer buffer
+            (should (derived-mode-p 'org-mode))
+            (should (string-prefix-p "* How do I feed the starter?\n" (buffer-string)))
+            ;; The first piece arrives while the model is still held.
+            (arcology-oracle-test--wait
+             (lambda () (> (buffer-size) (length "* How do I feed the starter?\n")))
+             20 "the first token")
+            (should-not (string-match-p "Sources" (buffer-string))))
+          (arcology-oracle-test--fake-ollama '((stream_gate . :json-false)))
+          (with-current-buffer buffer
+            (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string)))
+                                        20 "the sources")
+            (should (string-match-p "^- \\[1\\] \\[\\[id:[-0-9a-f]+\\]\\[[^]]+\\]\\]$" (buffer-string)))
+            (should-not (string-match-p "Failed" (buffer-string)))))
+      (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
+
+(ert-deftest arcology-oracle-test-ask-region ()
+  "A question about the region sends the region only."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "gardening-tomatoes.org")
+    (arcology-oracle-test--goto-heading "Blight and diseases")
+    (let ((payload nil)
+          (beg (point))
+          (end (save-excursion (org-end-of-subtree t) (point))))
+      (cl-letf* ((orig (symbol-function 'arcology-oracle--stream-answer))
+                 ((symbol-function 'arcology-oracle--stream-answer)
+                  (lambda (marker path body)
+                    (setq payload body)
+                    (funcall orig marker path body))))
+        (arcology-oracle-ask-region "What about blight?" beg end)
+        (arcology-oracle-test--wait (lambda () payload)))
+      (should (equal (alist-get 'buffer payload) (buffer-substring-no-properties beg end)))
+      (should (equal (alist-get 'file payload) "gardening-tomatoes.org"))
+      (with-current-buffer arcology-oracle-answer-buffer-name
+        (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string))))))))
+
+(ert-deftest arcology-oracle-test-summarize ()
+  "The summary of the node at point streams into the summary buffer."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "bread-hydration.org")
+    (arcology-oracle-test--goto-heading "Autolyse")
+    (arcology-oracle-summarize)
+    (arcology-oracle-test--wait (lambda () (get-buffer arcology-oracle-summary-buffer-name)))
+    (with-current-buffer arcology-oracle-summary-buffer-name
+      (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string)))
+                                  30 "the summary")
+      (should (string-prefix-p "* Summary of Autolyse\n" (buffer-string)))
+      (should (string-match-p (regexp-quote (format "[[id:%s][Bread Hydration]]"
+                                                    (arcology-oracle-test--id 'hydration)))
+                              (buffer-string)))
+      (should-not (string-match-p "Failed" (buffer-string))))))
+
+(defun arcology-oracle-test--conversation (text)
+  "Return a new org buffer holding TEXT, with undo on, point at the last \"Me\" body."
+  (let ((buffer (generate-new-buffer "conversation.org")))
+    (push buffer arcology-oracle-test--buffers)
+    (with-current-buffer buffer
+      (org-mode)
+      (insert text)
+      (buffer-enable-undo)
+      (setq buffer-undo-list nil)
+      (goto-char (point-max))
+      (re-search-backward "^\\*+ Me")
+      (forward-line 1))
+    (switch-to-buffer buffer)
+    buffer))
+
+(ert-deftest arcology-oracle-test-converse-inserts-last-child ()
+  "The answer becomes the conversation's last child, one undo away; discard deletes it."
+  (arcology-oracle-test--with-daemon
+    (let* ((text (concat "#+title: Kitchen notes\n\n* Other heading\nText.\n"
+                         "* Baking :project:\n** Sourdough chat :conversation:\n"
+                         "*** Me\nHow often should I feed my sourdough starter?\n"
+                         "**** Aside inside my turn\nNot a new turn.\n"
+                         "* Later heading\nStays last.\n"))
+           (buffer (arcology-oracle-test--conversation text)))
+      (search-forward "Not a new")
+      (arcology-oracle-converse)
+      (with-current-buffer buffer
+        (arcology-oracle-test--wait (lambda () (org-entry-get nil arcology-oracle-answer-property))
+                                    30 "the answer heading")
+        (should (org-at-heading-p))
+        (should (= (org-outline-level) 3))
+        (should (eq (window-buffer) buffer))
+        (should (= (window-point) (point)))
+        ;; The last child of the conversation: its parent is the tagged heading
+        ;; and the next heading is the following top-level one.
+        (save-excursion
+          (org-up-heading-safe)
+          (should (equal (org-get-heading t t t t) "Sourdough chat")))
+        (save-excursion
+          (should-not (org-get-next-sibling)))
+        (should (equal (org-entry-get nil "ROLE") "oracle"))
+        (let ((answer (buffer-substring-no-properties
+                       (point) (save-excursion (org-end-of-subtree t t) (point)))))
+          (should (string-match-p "\\[\\[id:" answer))
+          (should-not (string-match-p "^\\* " answer)))
+        (should (string-suffix-p "* Later heading\nStays last.\n" (buffer-string)))
+        ;; Well-formed: the parser sees a headline at level 3 under the conversation.
+        (let ((element (org-element-at-point)))
+          (should (eq (org-element-type element) 'headline))
+          (should (= (org-element-property :level element) 3)))
+        ;; One undo removes the whole answer.
+        (let ((last-command nil)) (undo))
+        (should (equal (buffer-string) text))
+        ;; Ask again, then discard from inside the answer's body.
+        (goto-char (point-min))
+        (search-forward "How often")
+        (arcology-oracle-converse)
+        (arcology-oracle-test--wait (lambda () (org-entry-get nil arcology-oracle-answer-property))
+                                    30 "the second answer")
+        (forward-line 3)
+        (arcology-oracle-discard)
+        (should (equal (buffer-string) text))))))
+
+(ert-deftest arcology-oracle-test-converse-top-level ()
+  "Without a conversation tag, the top-level heading around point is the conversation."
+  (arcology-oracle-test--with-daemon
+    (let ((buffer (arcology-oracle-test--conversation
+                   "* Tomato questions\n** Me\nWhat causes blight on tomatoes?\n")))
+      (arcology-oracle-converse)
+      (with-current-buffer buffer
+        (arcology-oracle-test--wait (lambda () (org-entry-get nil arcology-oracle-answer-property))
+                                    30 "the answer heading")
+        (should (= (org-outline-level) 2))
+        (should (= (count-matches "^\\* " (point-min) (point-max)) 1))))))
+
+;;;; gptel
+
+;; gptel is not packaged in Debian: unless it is installed, a stand-in
+;; struct and constructor take the place of gptel's, with the slots
+;; arcology-oracle uses.
+(ert-deftest arcology-oracle-test-gptel-backend ()
+  "The gptel backend points at the daemon with the token header and its models."
+  (arcology-oracle-test--with-daemon
+    (let ((stand-in (not (locate-library "gptel-ollama")))
+          (arcology-oracle-gptel-models '("before+notes"))
+          args expected)
+      (when (and stand-in (not (get 'gptel-backend 'cl--class)))
+        (eval '(cl-defstruct (gptel-backend (:constructor arcology-oracle-test--gptel-backend)
+                                            (:copier nil))
+                 name host header protocol stream endpoint models)
+              t))
+      ;; What the daemon says its models are, if it has the Ollama API.
+      (arcology-oracle--json
+       "GET" "/api/tags"
+       :callback (lambda (answer)
+                   (setq expected (or (mapcar (lambda (m) (intern (alist-get 'name m)))
+                                              (alist-get 'models answer))
+                                      '(before+notes))))
+       :errback (lambda (_) (setq expected '(before+notes))))
+      (arcology-oracle-test--wait (lambda () expected))
+      (cl-letf (((symbol-function 'gptel-make-ollama)
+                 (if stand-in
+                     (lambda (name &rest rest)
+                       (setq args rest)
+                       (funcall #'arcology-oracle-test--gptel-backend
+                                :name name :host (plist-get rest :host)
+                                :header (plist-get rest :header)
+                                :protocol (plist-get rest :protocol)
+                                :stream (plist-get rest :stream)
+                                :endpoint (plist-get rest :endpoint)
+                                :models (plist-get rest :models)))
+                   (let ((real (symbol-function 'gptel-make-ollama)))
+                     (lambda (name &rest rest)
+                       (setq args rest)
+                       (apply real name rest))))))
+        (let* ((backend (arcology-oracle-gptel-backend))
+               (url (url-generic-parse-url arcology-oracle-url)))
+          (should (equal (plist-get args :host) (format "%s:%d" (url-host url) (url-port url))))
+          (should (equal (plist-get args :protocol) "http"))
+          (should (equal (plist-get args :endpoint) "/api/chat"))
+          (should (eq (plist-get args :stream) t))
+          (should (equal (plist-get args :models) '(before+notes)))
+          (should (equal (funcall (plist-get args :header))
+                         `(("Authorization" . ,(concat "Bearer " arcology-oracle-token)))))
+          ;; The daemon's model list replaces the configured one when it arrives.
+          (arcology-oracle-test--wait
+           (lambda () (equal (mapcar (lambda (m) (if (consp m) (car m) m))
+                                     (aref backend (cl-struct-slot-offset 'gptel-backend 'models)))
+                             expected))
+           10 "the daemon's models"))))))
+
+(provide 'arcology-oracle-test)
+
+;;; arcology-oracle-test.el ends here
