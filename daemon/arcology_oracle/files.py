@@ -21,10 +21,13 @@ is not walked again.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
+
+log = logging.getLogger(__name__)
 
 
 def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
@@ -44,7 +47,7 @@ def iter_org_files(root: Path, exclude_globs: Sequence[str] = ()) -> Iterator[tu
     """Yield ``(relative POSIX path, absolute path)`` for each org file below ``root``.
 
     Sorted by relative path. The absolute path is the root's resolved path joined with
-    the relative path. Unreadable directories are skipped silently.
+    the relative path. Unreadable directories are skipped, with a warning.
     """
     base = root.resolve()
     found: dict[str, str] = {}  # real path -> rel path
@@ -59,7 +62,9 @@ def iter_org_files(root: Path, exclude_globs: Sequence[str] = ()) -> Iterator[tu
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            # Say so: the notes in it are left out (or dropped from the index) otherwise silently.
+            log.warning("cannot list %s: %s; the notes in it are not indexed", directory, exc.strerror or exc)
             return
         for entry in entries:
             if entry.name.startswith("."):

@@ -12,9 +12,11 @@ the others; whatever part of a bad file could be read is indexed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -103,14 +105,29 @@ class Indexer:
         """Re-index (or purge) the given paths, relative to the roam directory.
 
         A path that no longer exists, or that is not indexable any more (renamed to a
-        backup, matched by an exclude glob), has its rows deleted.
+        backup, matched by an exclude glob, a link out of the root), has its rows
+        deleted. A path reaching a file through a symlink is indexed only if it is the
+        path :func:`~arcology_oracle.files.iter_org_files` gives that file, so the
+        watcher and a full reconcile always agree.
         """
         with self._lock:
             report = IndexReport()
             known = self.store.file_states()
+            canonical: set[str] | None = None
             for rel in rels:
                 abs_path = self.root / rel
-                if is_indexable_path(rel, self.settings.exclude_globs) and _inside_root(self.root, abs_path) and abs_path.is_file():
+                wanted = (
+                    is_indexable_path(rel, self.settings.exclude_globs)
+                    and _inside_root(self.root, abs_path)
+                    and abs_path.is_file()
+                )
+                if wanted and _through_symlink(self.root, rel):
+                    # A link to a file inside the root: index it only under the path a
+                    # full reconcile would choose, so no note is ever indexed twice.
+                    if canonical is None:
+                        canonical = {r for r, _ in iter_org_files(self.root, self.settings.exclude_globs)}
+                    wanted = rel in canonical
+                if wanted:
                     report.merge(self._index_one(rel, abs_path, known.get(rel)))
                     report.seen += 1
                 elif self.store.delete_file(rel):
@@ -129,15 +146,20 @@ class Indexer:
             if known is not None and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
                 report.unchanged = 1
                 return report
-            data = abs_path.read_bytes()
-        except FileNotFoundError:
+            read = _read_regular_file(self.root, abs_path)
+        except (FileNotFoundError, NotADirectoryError):
+            read = None
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                log.warning("cannot read %s: %s", abs_path, exc.strerror or exc)
+                report.failed[rel] = exc.strerror or str(exc)
+                return report
+            read = None
+        if read is None:  # gone, or no longer a regular file inside the root
             if self.store.delete_file(rel):
                 report.deleted = 1
             return report
-        except OSError as exc:
-            log.warning("cannot read %s: %s", abs_path, exc.strerror or exc)
-            report.failed[rel] = exc.strerror or str(exc)
-            return report
+        data, st = read
         file_hash = hashlib.sha256(data).hexdigest()
         if known is not None and known.hash == file_hash:
             self.store.touch_file(rel, st.st_size, st.st_mtime_ns)
@@ -172,6 +194,35 @@ def _inside_root(root: Path, path: Path) -> bool:
         return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
     except OSError:
         return False
+
+
+def _through_symlink(root: Path, rel: str) -> bool:
+    """Whether some component of ``rel`` below ``root`` is a symlink."""
+    return os.path.realpath(root / rel) != os.path.join(os.path.realpath(root), *Path(rel).parts)
+
+
+def _read_regular_file(root: Path, path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The bytes and stat of ``path``, or None when it is not a regular file inside
+    ``root`` at the moment it is opened.
+
+    The file may have been swapped since it was listed: for a FIFO (whose open and read
+    would block the writer thread forever), a directory, or a symlink out of the root.
+    So the resolved path is checked, opened without following a last-moment symlink and
+    without blocking, and the open file itself is checked before reading.
+    """
+    real = os.path.realpath(path)
+    if not Path(real).is_relative_to(os.path.realpath(root)):
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(real, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(), st
+    finally:
+        os.close(fd)
 
 
 async def embed_pending(
