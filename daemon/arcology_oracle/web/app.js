@@ -170,14 +170,21 @@
     return s.pending > 0 || indexing.running;
   }
 
+  let statusInFlight = false;
+
   async function refreshStatus() {
     clearTimeout(statusTimer);
+    if (statusInFlight) return; // the running refresh schedules the next one
+    statusInFlight = true;
     let busy = false;
     try {
       busy = renderStatus(await getJson("/status"));
     } catch (error) {
       showDaemonState(describeError(error), "bad");
+    } finally {
+      statusInFlight = false;
     }
+    clearTimeout(statusTimer);
     if (!document.hidden) statusTimer = setTimeout(refreshStatus, busy ? STATUS_BUSY_MS : STATUS_EVERY_MS);
   }
 
