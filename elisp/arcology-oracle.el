@@ -276,7 +276,7 @@ JSON null and false both read as nil."
         (push (cons url (or token :none)) arcology-oracle--token-cache)
         token))))
 
-(defun arcology-oracle--token ()
+(defun arcology-oracle-auth-token ()
   "Return the bearer token for the daemon, or nil (see `arcology-oracle-token')."
   (let ((token (pcase arcology-oracle-token
                  ((pred stringp) arcology-oracle-token)
@@ -554,7 +554,7 @@ request with `arcology-oracle--http-cancel'."
          (target (concat prefix path
                          (if query (concat "?" (url-build-query-string query)) "")))
          (body (and json (arcology-oracle--json-encode json)))
-         (token (arcology-oracle--token))
+         (token (arcology-oracle-auth-token))
          (head (concat method " " target " HTTP/1.1\r\n"
                        "Host: " host
                        (if (= port (if tls 443 80)) "" (format ":%d" port)) "\r\n"
@@ -1072,14 +1072,17 @@ it back.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
     (remove-hook 'post-command-hook #'arcology-oracle--similar-post-command-h t)
     (remove-hook 'after-save-hook #'arcology-oracle--similar-after-save-h t)))
 
-(defun arcology-oracle--similar-turn-on ()
-  "Turn on `arcology-oracle-similar-mode' in org buffers visiting files."
+;;;###autoload
+(defun arcology-oracle-similar-turn-on ()
+  "Turn on `arcology-oracle-similar-mode' in an org buffer visiting a file.
+For `org-mode-hook': buffers without a file, such as the answers
+buffer, are left alone."
   (when (and buffer-file-name (derived-mode-p 'org-mode))
     (arcology-oracle-similar-mode 1)))
 
 ;;;###autoload
 (define-globalized-minor-mode arcology-oracle-global-similar-mode
-  arcology-oracle-similar-mode arcology-oracle--similar-turn-on
+  arcology-oracle-similar-mode arcology-oracle-similar-turn-on
   :group 'arcology-oracle)
 
 ;;;###autoload
@@ -1606,11 +1609,30 @@ answers; Emacs does not wait meanwhile."
                            (setq arcology-oracle--search-request nil)
                            (arcology-oracle--report message)))))))))
 
+;;; Key bindings
+
+;;;###autoload
+(defvar arcology-oracle-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "s") #'arcology-oracle-similar-show)
+    (define-key map (kbd "m") #'arcology-oracle-similar-mode)
+    (define-key map (kbd "a") #'arcology-oracle-ask)
+    (define-key map (kbd "r") #'arcology-oracle-ask-region)
+    (define-key map (kbd "u") #'arcology-oracle-summarize)
+    (define-key map (kbd "c") #'arcology-oracle-converse)
+    (define-key map (kbd "d") #'arcology-oracle-discard)
+    (define-key map (kbd "f") #'arcology-oracle-search)
+    map)
+  "Keymap of the arcology-oracle commands, to bind under a prefix.
+For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
+;;;###autoload
+(fset 'arcology-oracle-command-map arcology-oracle-command-map)
+
 ;;; gptel
 
 (defun arcology-oracle--auth-headers ()
   "Return the Authorization header for the daemon as an alist, or nil."
-  (when-let ((token (arcology-oracle--token)))
+  (when-let ((token (arcology-oracle-auth-token)))
     `(("Authorization" . ,(concat "Bearer " token)))))
 
 (defun arcology-oracle--gptel-set-models (backend models)
@@ -1622,6 +1644,14 @@ answers; Emacs does not wait meanwhile."
     ;; be a `setf' place here; set the slot by its offset.
     (aset backend (cl-struct-slot-offset 'gptel-backend 'models) models)))
 
+(defun arcology-oracle--grounded-models (tags)
+  "Return the names of the grounded models (\"M+notes\") in TAGS, else all.
+TAGS is the daemon's answer to GET /api/tags."
+  (let ((names (delq nil (mapcar (lambda (m) (alist-get 'name m))
+                                 (alist-get 'models tags)))))
+    (or (seq-filter (lambda (name) (string-match-p "\\+notes\\b" name)) names)
+        names)))
+
 ;;;###autoload
 (defun arcology-oracle-gptel-backend ()
   "Return a gptel backend that talks to the daemon's Ollama-compatible API.
@@ -1631,7 +1661,8 @@ The daemon answers from your notes.  Use it as:
         gptel-model \\='llama3.2+notes)
 
 The backend starts with `arcology-oracle-gptel-models' and takes
-the daemon's model list (GET /api/tags) when that arrives.  The
+the daemon's grounded models (those named \"M+notes\" in its GET
+/api/tags answer) when that arrives.  The
 token header is computed for every request.  Requires gptel,
 loaded only now."
   (require 'gptel-ollama nil t)
@@ -1650,8 +1681,7 @@ loaded only now."
     (arcology-oracle--json
      "GET" "/api/tags"
      :callback (lambda (answer)
-                 (when-let ((names (delq nil (mapcar (lambda (m) (alist-get 'name m))
-                                                     (alist-get 'models answer)))))
+                 (when-let ((names (arcology-oracle--grounded-models answer)))
                    (arcology-oracle--gptel-set-models backend (mapcar #'intern names))))
      :errback #'ignore)
     backend))

@@ -254,6 +254,15 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
       (should (equal (plist-get ctx :text) "** Two\nBody of two.\n"))
       (should (equal (plist-get ctx :node-id) "one-id")))))
 
+(ert-deftest arcology-oracle-test-grounded-models ()
+  "The gptel backend offers the grounded models when the daemon lists any."
+  (should (equal (arcology-oracle--grounded-models
+                  '((models ((name . "nomic-embed-text:latest")) ((name . "llama3.2:latest"))
+                            ((name . "llama3.2+notes")) ((name . "qwen2.5:7b+notes")))))
+                 '("llama3.2+notes" "qwen2.5:7b+notes")))
+  (should (equal (arcology-oracle--grounded-models '((models ((name . "llama3.2")))))
+                 '("llama3.2"))))
+
 ;;;; Talking to the daemon
 
 (ert-deftest arcology-oracle-test-json-request-with-token ()
@@ -292,7 +301,7 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
                                    :errback (lambda (m) (setq answer m)))
             (arcology-oracle-test--wait (lambda () answer))
             (should (consp answer))
-            (should (equal (arcology-oracle--token)
+            (should (equal (arcology-oracle-auth-token)
                            (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TOKEN"))))
         (delete-file authinfo)
         (auth-source-forget-all-cached)))))
@@ -672,8 +681,7 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
       (arcology-oracle--json
        "GET" "/api/tags"
        :callback (lambda (answer)
-                   (setq expected (or (mapcar (lambda (m) (intern (alist-get 'name m)))
-                                              (alist-get 'models answer))
+                   (setq expected (or (mapcar #'intern (arcology-oracle--grounded-models answer))
                                       '(before+notes))))
        :errback (lambda (_) (setq expected '(before+notes))))
       (arcology-oracle-test--wait (lambda () expected))
