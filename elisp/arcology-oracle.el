@@ -914,9 +914,10 @@ loaded."
 RESULTS is the list of results, or a string to show instead (a
 progress or error message); NOTE is shown under the header."
   (with-current-buffer (arcology-oracle--similar-buffer)
-    (let ((inhibit-read-only t)
-          (line (line-number-at-pos))
-          (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
+    (let* ((inhibit-read-only t)
+           (window (get-buffer-window (current-buffer) t))
+           (line (line-number-at-pos (if window (window-point window) (point))))
+           (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
       (setq arcology-oracle--similar-source source)
       (erase-buffer)
       (insert (propertize (concat "Similar to: " (org-link-display-format (or title "")))
@@ -930,7 +931,10 @@ progress or error message); NOTE is shown under the header."
                  (insert (arcology-oracle--format-result result) "\n"))))
       (goto-char (point-min))
       ;; Keep the reader's place when the same heading was refreshed.
-      (when same (forward-line (1- line))))))
+      (when same (forward-line (1- line)))
+      (when window
+        (set-window-point window (point))
+        (unless same (set-window-start window (point-min)))))))
 
 (defun arcology-oracle--similar-visible-p ()
   "Return non-nil when the similar buffer is shown in some window."

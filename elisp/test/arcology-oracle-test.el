@@ -124,6 +124,14 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
           (push (cons (alist-get 'title result) (alist-get 'heading result)) out)))
       (delete-dups (nreverse out)))))
 
+(defun arcology-oracle-test--entry-starts ()
+  "Return the start positions of the entries of the similar buffer."
+  (with-current-buffer arcology-oracle-similar-buffer-name
+    (let ((pos (point-min)) out)
+      (while (setq pos (next-single-property-change pos 'arcology-oracle-entry))
+        (when (get-text-property pos 'arcology-oracle-entry) (push pos out)))
+      (nreverse out))))
+
 (defmacro arcology-oracle-test--capturing-messages (var &rest body)
   "Run BODY with the messages it shows collected, newest first, in VAR."
   (declare (indent 1) (debug (symbolp body)))
@@ -344,7 +352,18 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
       (forward-line 1)
       (should (looking-at-p "  Hydration is the weight of water"))
       ;; Never the node itself.
-      (should-not (assoc "Sourdough Baking" (arcology-oracle-test--listed))))))
+      (should-not (assoc "Sourdough Baking" (arcology-oracle-test--listed)))
+      ;; n and p move from note to note.
+      (goto-char (point-min))
+      (arcology-oracle-similar-next)
+      (let ((first (get-text-property (point) 'arcology-oracle-result)))
+        (should (equal (alist-get 'title first) (car (car (arcology-oracle-test--listed)))))
+        (arcology-oracle-similar-next)
+        (should (equal (get-text-property (point) 'arcology-oracle-result)
+                       (nth 1 (mapcar (lambda (pos) (get-text-property pos 'arcology-oracle-result))
+                                      (arcology-oracle-test--entry-starts)))))
+        (arcology-oracle-similar-previous)
+        (should (eq (get-text-property (point) 'arcology-oracle-result) first))))))
 
 (ert-deftest arcology-oracle-test-similar-follows-heading-and-visits ()
   "Moving to a heading schedules a refresh; RET visits the entry."
