@@ -19,14 +19,17 @@ Decisions worth knowing (see the tests for each):
   a ``ROAM_EXCLUDE`` property (any value, as org-roam checks for presence), when its own
   or inherited tags (``#+filetags`` included) contain ``crypt`` or one of
   ``private_tags`` (compared case-insensitively), when any of its own lines contains a
-  PGP armor header, or when its text could not be read even after repair. File-level
+  PGP armor header, or when its text could not be parsed. File-level
   ``ROAM_EXCLUDE`` or an excluding file tag leaves the whole file out (no headings,
   ``file_id`` None, title = file name). A PGP block before the first heading drops only
   the level-0 record.
-* Invalid timestamps (``<2025-02-30 Sun>``, hour 25, ...) and invalid ``Effort`` values
-  make orgparse reject the whole file. The reader then repairs a copy of the offending
-  lines (same line count: the brackets of bad timestamps become parentheses, as a last
-  resort the dashes between digits become U+2010) and parses again.
+* Timestamps are never parsed as dates, so invalid ones (``<2025-02-30 Sun>``, hour 25)
+  cannot spoil a file: the text stays as written, and the lines holding them are reported
+  once as a problem. (orgparse itself rejects the whole file on one invalid date and has
+  super-linear regexes; :class:`_SafeParsing` replaces those steps.) Should orgparse still
+  raise, each heading whose text fails to parse alone is left out with its subtree.
+* Planning lines (SCHEDULED/DEADLINE/CLOSED right after the heading) and ``CLOCK:`` lines
+  are not part of the body; everything else is, as written.
 """
 
 from __future__ import annotations
@@ -34,13 +37,19 @@ from __future__ import annotations
 import datetime
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import orgparse
-from orgparse.date import OrgDate, OrgDateClock, parse_sdc
-from orgparse.node import OrgNode, parse_heading_level, parse_heading_tags, parse_property
+from orgparse.node import (
+    OrgBaseNode,
+    OrgEnv,
+    OrgNode,
+    OrgRootNode,
+    parse_heading_priority,
+    parse_heading_todos,
+)
 
 from .notes import Heading, ParsedFile
 
@@ -60,13 +69,12 @@ _ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _COMPACT_DATE_RE = re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?:T?\d{4,6})?(?!\d)")
 _STAMP_DATE_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})")
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
-# Repair: a bracketed span that starts like a date, and a dash between digits.
-_DATEISH_SPAN_RE = re.compile(r"[<\[](\s*\d+-\d+-\d+[^<>\[\]]*)[>\]]")
-_DIGIT_DASH_RE = re.compile(r"(?<=\d)-(?=\d)")
-_EFFORT_KEY_RE = re.compile(r"^(\s*):Effort:")
 _PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
 _DRAWER_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
-_SUSPECT_RE = re.compile(r"\d-\d|Effort")
+_CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
+_TAG_RUN_RE = re.compile(r"[\w@:]+")
+# A timestamp's date and optional time (checked for validity, never rewritten).
+_STAMP_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})(?: +[^\s\d<>\[\]]+)?(?: +(\d{1,2}):(\d{2}))?")
 
 
 def read_org_file(
@@ -201,13 +209,17 @@ class _Frame:
 def _read_lines(
     lines: list[str], path: str, stem: str, private: frozenset[str], problems: list[str]
 ) -> ParsedFile:
+    bad_stamps = _invalid_timestamp_lines(lines)
+    if bad_stamps:
+        shown = ", ".join(map(str, bad_stamps[:10]))
+        more = f" (+{len(bad_stamps) - 10} more)" if len(bad_stamps) > 10 else ""
+        problems.append(f"invalid timestamps (kept as text) on line(s) {shown}{more}")
     unreadable: set[int] = set()  # 1-based start lines of chunks left out
     try:
-        root = orgparse.loadi(lines, filename=path)
-    except Exception:  # noqa: BLE001 - orgparse raises ValueError, RecursionError, ...
-        repaired = _repair(lines, path, problems, unreadable)
+        root = _load(lines, path)
+    except Exception:  # noqa: BLE001 - the contract is to never raise
         try:
-            root = orgparse.loadi(repaired, filename=path)
+            root = _load(_unreadable_chunks(lines, path, problems, unreadable), path)
         except Exception:  # noqa: BLE001
             return _read_preamble_only(lines, path, stem, private, problems)
     return _build(root, lines, path, stem, private, unreadable, problems)
@@ -220,7 +232,7 @@ def _read_preamble_only(
     first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
     problems.append("the headings could not be read; only the text before the first heading was kept")
     try:
-        root = orgparse.loadi(lines[:first], filename=path)
+        root = _load(lines[:first], path)
         return _build(root, lines[:first], path, stem, private, set(), problems)
     except Exception:  # noqa: BLE001
         problems.append("the text before the first heading could not be read either")
@@ -228,7 +240,7 @@ def _read_preamble_only(
 
 
 def _build(
-    root: orgparse.node.OrgRootNode,
+    root: OrgRootNode,
     lines: Sequence[str],
     path: str,
     stem: str,
@@ -238,7 +250,7 @@ def _build(
 ) -> ParsedFile:
     file_props, root_body, file_excluded = _drawer(root, lines, problems)
     file_id = _id(file_props)
-    file_title = link_text(" ".join(t.strip() for t in root.get_file_property_list("TITLE"))).strip()
+    file_title = _plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
     file_title = file_title or stem
     file_tags = _dedupe(root.get_file_property_list("FILETAGS"))
     if file_excluded or _excluding_tags(file_tags, private) or 0 in unreadable:
@@ -270,8 +282,8 @@ def _build(
         parent = stack[-1] if stack else None
         props, body, node_excluded = _drawer(node, lines, problems)
         own_id = _id(props)
-        title = node.heading.strip()
-        tags = _dedupe([*(parent.tags if parent else file_tags), *sorted(node.shallow_tags)])
+        title = _plain_title(node.get_heading(format="raw"))
+        tags = _dedupe([*(parent.tags if parent else file_tags), *sorted(t for t in node.shallow_tags if t)])
         heading_line = lines[node.linenumber - 1]
         excluded = (
             (parent is not None and parent.excluded)
@@ -310,7 +322,7 @@ def _build(
 
 
 def _drawer(
-    node: orgparse.node.OrgBaseNode, lines: Sequence[str], problems: list[str]
+    node: OrgBaseNode, lines: Sequence[str], problems: list[str]
 ) -> tuple[dict[str, str], str, bool]:
     """The node's properties and raw body, and whether it asks to be excluded.
 
@@ -326,7 +338,7 @@ def _drawer(
     if ":PROPERTIES:" not in own:
         return lenient, node.get_body(format="raw"), "ROAM_EXCLUDE" in lenient
     start = node.linenumber - 1
-    node_lines = lines[start : start + len(own.split("\n"))]
+    node_lines = lines[start : node.end_linenumber]
     is_root = node.level == 0
     first = 0 if is_root else 1
     at = next(i for i in range(first, len(node_lines)) if ":PROPERTIES:" in node_lines[i])
@@ -355,46 +367,147 @@ def _heading(*, properties: dict[str, str], **fields) -> Heading:
     )
 
 
-# --- repair of content orgparse rejects ----------------------------------------------
+# --- a safer orgparse ----------------------------------------------------------------
 
 
-def _repair(lines: list[str], path: str, problems: list[str], unreadable: set[int]) -> list[str]:
-    """A copy of ``lines`` (same length) that orgparse accepts.
+class _SafeParsing:
+    """Replacements for the orgparse steps that raise or take super-linear time.
 
-    Only chunks (a heading and its own text) that fail to parse alone are touched. Line
-    numbers of left-out chunks go into ``unreadable`` (0 for the text before the first
-    heading) so the caller excludes them, with their subtree.
+    orgparse parses every timestamp of every line (an invalid date raises ``ValueError``
+    and aborts the whole file; a line with thousands of timestamps overflows the stack;
+    its timestamp regex is cubic on an unclosed ``<2024-01-01 ...`` line with many
+    times), converts ``Effort`` values (raising on bad ones), and splits heading tags
+    with a regex that is quadratic in the heading length (cubic for ``:a:a:a...``).
+    The reader uses none of the parsed dates, so these steps are replaced by linear ones
+    that keep the text as written.
+    """
+
+    def _iparse_timestamps(self, ilines: Iterator[str]) -> Iterator[str]:
+        self._timestamps = []
+        return ilines
+
+    def _iparse_properties(self, ilines: Iterator[str]) -> Iterator[str]:
+        # orgparse's rule (the first line containing :PROPERTIES: up to one containing
+        # :END:), without its value conversion; _drawer() applies Org's placement rules.
+        self._properties = {}
+        for line in ilines:
+            if ":PROPERTIES:" in line:
+                break
+            yield line
+        else:
+            return
+        for line in ilines:
+            if ":END:" in line:
+                break
+            prop = _property(line)
+            if prop is not None:
+                self._properties[prop[0]] = prop[1]
+        yield from ilines
+
+
+class _Root(_SafeParsing, OrgRootNode):
+    pass
+
+
+class _Node(_SafeParsing, OrgNode):
+    def _parse_heading(self) -> None:
+        line = self._lines[0]
+        self._level = len(line) - len(line.lstrip("*"))
+        heading, self._tags = split_heading_tags(line[self._level :].strip())
+        heading, self._todo = parse_heading_todos(heading, self.env.all_todo_keys)
+        self._heading, self._priority = parse_heading_priority(heading)
+
+    def _iparse_sdc(self, ilines: Iterator[str]) -> Iterator[str]:
+        for line in ilines:
+            if not _PLANNING_RE.match(line):
+                yield line
+            break
+        yield from ilines
+
+    def _iparse_clock(self, ilines: Iterator[str]) -> Iterator[str]:
+        return (line for line in ilines if not _CLOCK_RE.match(line))
+
+    def _iparse_repeated_tasks(self, ilines: Iterator[str]) -> Iterator[str]:
+        self._repeated_tasks = []
+        return ilines
+
+
+class _Env(OrgEnv):
+    def from_chunks(self, chunks):
+        yield _Root.from_chunk(self, next(chunks))
+        for chunk in chunks:
+            yield _Node.from_chunk(self, chunk)
+
+
+def _load(lines: Sequence[str], path: str) -> OrgRootNode:
+    return orgparse.loadi(lines, filename=path, env=_Env(filename=path))
+
+
+def split_heading_tags(heading: str) -> tuple[str, list[str]]:
+    """orgparse's ``parse_heading_tags`` (same results) in linear time."""
+    end = len(heading.rstrip())
+    if end < 3 or heading[end - 1] != ":":
+        return heading, []
+    run = _TAG_RUN_RE.match(heading[:end][::-1])
+    start = end - run.end()
+    colon = heading.find(":", start, end - 2)
+    if colon < 0:
+        return heading, []
+    return heading[:colon].rstrip(), heading[colon + 1 : end - 1].split(":")
+
+
+def _property(line: str) -> tuple[str, str] | None:
+    """orgparse's property line rule (``^\\s*:(.*?):\\s*(.*?)\\s*$``), linear, no conversion."""
+    stripped = line.lstrip()
+    if not stripped.startswith(":"):
+        return None
+    close = stripped.find(":", 1)
+    if close < 0:
+        return None
+    return stripped[1:close], stripped[close + 1 :].strip()
+
+
+def _invalid_timestamp_lines(lines: Sequence[str]) -> list[int]:
+    """1-based numbers of lines with a timestamp that is not a real date or time."""
+    bad: list[int] = []
+    for number, line in enumerate(lines, 1):
+        if "-" not in line:
+            continue
+        for m in _STAMP_RE.finditer(line):
+            try:
+                datetime.date(int(m[1]), int(m[2]), int(m[3]))
+            except ValueError:
+                bad.append(number)
+                break
+            if m[4] is not None and (int(m[4]) > 24 or int(m[5]) > 59):
+                bad.append(number)
+                break
+    return bad
+
+
+def _unreadable_chunks(lines: list[str], path: str, problems: list[str], unreadable: set[int]) -> list[str]:
+    """A copy of ``lines`` (same length) without the chunks that fail to parse alone.
+
+    Only reached when orgparse still raises. A chunk is a heading with its own text, or
+    the text before the first heading. The 1-based start lines of blanked chunks go into
+    ``unreadable`` (0 for the text before the first heading) so the caller leaves them
+    out with their subtree (their tags and drawer, which may exclude them, are unknown).
     """
     repaired = list(lines)
-    fixed: list[int] = []
     for start, end in _chunk_ranges(lines):
-        # Only dates (digit-dash-digit) and Effort values make orgparse raise.
-        if not any(_SUSPECT_RE.search(line) for line in lines[start:end]):
+        try:
+            _load(lines[start:end], path)
             continue
-        if _chunk_parses(repaired[start:end], path):
-            continue
-        for i in range(start, end):
-            if _line_parses(repaired[i]):
-                continue
-            new = _EFFORT_KEY_RE.sub(r"\1:EFFORT:", _DATEISH_SPAN_RE.sub(r"(\1)", repaired[i]))
-            if not _line_parses(new):
-                new = _DIGIT_DASH_RE.sub("\u2010", new)
-            if not _line_parses(new):
-                new = _bare_heading(new) if i == start and HEADING_LINE_RE.match(new) else ""
-            repaired[i] = new
-            fixed.append(i + 1)
-        if not _chunk_parses(repaired[start:end], path):
-            first_line = start + 1 if HEADING_LINE_RE.match(lines[start]) else 0
-            unreadable.add(first_line)
-            blank = [""] * (end - start)
-            if first_line:
-                blank[0] = _bare_heading(repaired[start])
-            repaired[start:end] = blank
-            where = f"the heading at line {first_line} and its subtree" if first_line else "the whole file"
-            problems.append(f"unreadable text; {where} left out")
-    if fixed:
-        shown = ", ".join(map(str, fixed[:10])) + (f" (+{len(fixed) - 10} more)" if len(fixed) > 10 else "")
-        problems.append(f"invalid timestamps or values neutralised on line(s) {shown}")
+        except Exception:  # noqa: BLE001
+            pass
+        first_line = start + 1 if HEADING_LINE_RE.match(lines[start]) else 0
+        unreadable.add(first_line)
+        blank = [""] * (end - start)
+        if first_line:
+            blank[0] = "*" * (len(lines[start]) - len(lines[start].lstrip("*"))) + " "
+        repaired[start:end] = blank
+        where = f"the heading at line {first_line} and its subtree" if first_line else "the whole file"
+        problems.append(f"unreadable text; {where} left out")
     return repaired
 
 
@@ -408,41 +521,6 @@ def _chunk_ranges(lines: Sequence[str]) -> Iterable[tuple[int, int]]:
             start = i
     if len(lines) > start:
         yield start, len(lines)
-
-
-def _chunk_parses(chunk: list[str], path: str) -> bool:
-    try:
-        orgparse.loadi(chunk, filename=path)
-    except Exception:  # noqa: BLE001
-        return False
-    return True
-
-
-def _line_parses(line: str) -> bool:
-    """Whether the date/duration parsers orgparse runs on a line accept it."""
-    try:
-        OrgDate.list_from_str(line)
-        parse_sdc(line)
-        OrgDateClock.from_str(line)
-        m = OrgNode._repeated_tasks_re.search(line)  # noqa: SLF001 - same test as orgparse
-        if m:
-            OrgDate.from_str(m.group("date"))
-        parse_property(line)
-        if HEADING_LINE_RE.match(line):
-            heading = parse_heading_level(line)
-            if heading is not None:
-                OrgDate.list_from_str(parse_heading_tags(heading[0])[0])
-    except Exception:  # noqa: BLE001
-        return False
-    return True
-
-
-def _bare_heading(line: str) -> str:
-    """The stars and tags of a heading line, without its (unreadable) title."""
-    stars = line[: len(line) - len(line.lstrip("*"))] or "*"
-    _, tags = parse_heading_tags(line)
-    tags = [t for t in tags if re.fullmatch(r"[\w@]+", t)]
-    return f"{stars} :{':'.join(tags)}:" if tags else f"{stars} "
 
 
 # --- small helpers -------------------------------------------------------------------
@@ -478,6 +556,12 @@ def _date_in(text: str, *patterns: re.Pattern[str]) -> str | None:
             except ValueError:
                 continue
     return None
+
+
+def _plain_title(raw: str) -> str:
+    """A heading as orgparse's ``.heading`` shows it: each link becomes its description,
+    or its target when it has none (``[[id:x]]`` -> ``id:x``)."""
+    return _LINK_RE.sub(lambda m: m.group(2) or m.group(1), raw).strip()
 
 
 def _link_replacement(m: re.Match[str]) -> str:
