@@ -103,7 +103,9 @@ UNCLOSED_DRAWER_ID = "0f3c2e1d-9a8b-4c7d-8e6f-5a4b3c2d1e0f"  # in an unclosed dr
 SECRET_WORDS = ("zanzibarsecret", "excludedwombat", "privatepelican", "privatefiletag")
 NEVER_INDEXED_IDS = (CRYPT_ID, EXCLUDED_ID, PRIVATE_DIARY_ID)  # appear nowhere at all
 
-# (file, heading title or None for the file itself) pairs meant to be found together.
+# ((file, heading title or None for the file-level record), (file, heading)) meant to be
+# found together: with the fake embedder (tests/fakes), the second file is among the two
+# files most similar to the first (best chunk cosine), usually the first.
 RELATED_PAIRS = (
     (("sourdough-baking.org", None), ("bread-hydration.org", None)),
     (("rust-ownership.org", None), ("rust-borrow-checker.org", None)),
@@ -113,7 +115,8 @@ RELATED_PAIRS = (
      ("journal/2024-03-02.org", "Read a chapter of Norman")),
 )  # fmt: skip
 
-# query -> (file, heading title) expected as the top result (node ID in brackets).
+# query -> (file, heading title or None for the file-level record) expected as the top
+# chunk with the fake embedder (hashed bag of words), checked in tests/test_orgreader.py.
 EXAMPLE_QUERIES = {
     "bread hydration water flour baker's percentage": ("bread-hydration.org", "Baker's percentages"),
     "feeding the sourdough starter levain": ("sourdough-baking.org", "Starter maintenance"),
@@ -121,7 +124,8 @@ EXAMPLE_QUERIES = {
     "tomato late blight brown leaves": ("gardening-tomatoes.org", "Blight and diseases"),
     "sqlite covering index": ("sqlite-indexing.org", "Covering indexes"),
     "door affordance signifier": ("design-of-everyday-things.org", "Affordances and signifiers"),
-    "pour-over coffee bloom grind": ("coffee-brewing.org", "Pour-over recipe"),
+    "coffee bloom slow spirals brew time": ("coffee-brewing.org", "Pour-over recipe"),
+    "pour-over coffee V60 grind size": ("coffee-brewing.org", None),  # None: the file-level record
 }
 
 BIG_SECRET = "bigfilesecretword"  # only inside :private: headings of the big file
