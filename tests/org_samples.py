@@ -115,8 +115,8 @@ RELATED_PAIRS = (
      ("journal/2024-03-02.org", "Read a chapter of Norman")),
 )  # fmt: skip
 
-# query -> (file, heading title or None for the file-level record) expected as the top
-# chunk with the fake embedder (hashed bag of words), checked in tests/test_orgreader.py.
+# query -> (file, heading title; the file title for the file-level record) expected as the
+# top chunk with the fake embedder (hashed bag of words), checked in tests/test_orgreader.py.
 EXAMPLE_QUERIES = {
     "bread hydration water flour baker's percentage": ("bread-hydration.org", "Baker's percentages"),
     "feeding the sourdough starter levain": ("sourdough-baking.org", "Starter maintenance"),
@@ -125,7 +125,7 @@ EXAMPLE_QUERIES = {
     "sqlite covering index": ("sqlite-indexing.org", "Covering indexes"),
     "door affordance signifier": ("design-of-everyday-things.org", "Affordances and signifiers"),
     "coffee bloom slow spirals brew time": ("coffee-brewing.org", "Pour-over recipe"),
-    "pour-over coffee V60 grind size": ("coffee-brewing.org", None),  # None: the file-level record
+    "pour-over coffee V60 grind size": ("coffee-brewing.org", "Coffee Brewing"),  # the file-level record
 }
 
 BIG_SECRET = "bigfilesecretword"  # only inside :private: headings of the big file

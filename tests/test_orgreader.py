@@ -531,15 +531,15 @@ def test_vault_retrieval_expectations_hold_with_the_fake_embedder():
         parsed = read_org_file(path, path.relative_to(VAULT).as_posix())
         for h in parsed.headings:
             for chunk in chunk_heading(h, parsed.title):
-                items.append((parsed.path, h.title if h.level else None, fake_embedding(chunk.text)))
+                items.append((parsed.path, h.title if h.level else None, fake_embedding(chunk.text), h.title))
     for query, expected in EXAMPLE_QUERIES.items():
         qv = fake_embedding(query)
         best = max(items, key=lambda it: cosine(qv, it[2]))
-        assert best[:2] == expected, query
+        assert (best[0], best[3]) == expected, query
     for (file_a, title_a), (file_b, _) in RELATED_PAIRS:
-        av = next(v for f, t, v in items if (f, t) == (file_a, title_a))
+        av = next(v for f, t, v, _ in items if (f, t) == (file_a, title_a))
         by_file: dict[str, float] = {}
-        for f, _, v in items:
+        for f, _, v, _ in items:
             if f != file_a:
                 by_file[f] = max(by_file.get(f, -1.0), cosine(av, v))
         assert file_b in sorted(by_file, key=lambda f: -by_file[f])[:2], (file_a, file_b)
