@@ -14,7 +14,7 @@ from typing import Protocol
 
 from .config import Prefixes, Settings
 from .errors import ServiceUnavailable
-from .ollama_client import make_client, translate_errors
+from .ollama_client import OllamaConnection, translate_errors
 
 
 class Embedder(Protocol):
@@ -47,24 +47,14 @@ def normalise(vector: Sequence[float]) -> list[float]:
     return [x / norm for x in vector]
 
 
-class OllamaEmbedder:
+class OllamaEmbedder(OllamaConnection):
     """Embeds with Ollama's ``/api/embed`` in batches of ``settings.embed_batch_size``."""
 
     def __init__(self, settings: Settings, model: str | None = None):
+        super().__init__(settings.ollama_host, timeout=settings.embed_timeout, connect_timeout=settings.connect_timeout)
         self.model = model or settings.embed_model
         self.prefixes = settings.prefixes_for(self.model)
-        self.host = settings.ollama_host
         self.batch_size = settings.embed_batch_size
-        self._timeouts = (settings.embed_timeout, settings.connect_timeout)
-        self._client = None
-
-    @property
-    def client(self):
-        """The Ollama client, created on first use (and again after :meth:`close`)."""
-        if self._client is None:
-            timeout, connect = self._timeouts
-            self._client = make_client(self.host, timeout=timeout, connect_timeout=connect)
-        return self._client
 
     async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []
@@ -96,9 +86,3 @@ class OllamaEmbedder:
             if key.endswith(".embedding_length") and isinstance(value, int):
                 return value
         return None
-
-    async def close(self) -> None:
-        """Close the HTTP connections to Ollama."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()

@@ -19,33 +19,17 @@ from typing import Any
 
 from .config import Settings
 from .errors import ServiceUnavailable
-from .ollama_client import make_client, translate_errors
+from .ollama_client import OllamaConnection, translate_errors
 
 Message = Mapping[str, Any]
 
 
-class OllamaChat:
+class OllamaChat(OllamaConnection):
     """Chat with ``settings.chat_model`` (or a per-call ``model``) at ``settings.ollama_host``."""
 
     def __init__(self, settings: Settings, model: str | None = None):
-        self.host = settings.ollama_host
+        super().__init__(settings.ollama_host, timeout=settings.chat_timeout, connect_timeout=settings.connect_timeout)
         self.model = model or settings.chat_model
-        self._timeouts = (settings.chat_timeout, settings.connect_timeout)
-        self._client = None
-
-    @property
-    def client(self):
-        """The Ollama client, created on first use (and again after :meth:`close`)."""
-        if self._client is None:
-            timeout, connect = self._timeouts
-            self._client = make_client(self.host, timeout=timeout, connect_timeout=connect)
-        return self._client
-
-    async def close(self) -> None:
-        """Close the HTTP connections to Ollama (idempotent)."""
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
 
     async def stream_parts(
         self,

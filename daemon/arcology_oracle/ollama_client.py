@@ -23,6 +23,29 @@ def make_client(host: str, *, timeout: float, connect_timeout: float) -> ollama.
     return ollama.AsyncClient(host=host, timeout=httpx.Timeout(timeout, connect=connect_timeout))
 
 
+class OllamaConnection:
+    """Owns one lazily created AsyncClient for ``host``; ``close()`` releases its
+    connections and a later call creates a fresh client."""
+
+    def __init__(self, host: str, *, timeout: float, connect_timeout: float):
+        self.host = host
+        self._timeouts = (timeout, connect_timeout)
+        self._client: ollama.AsyncClient | None = None
+
+    @property
+    def client(self) -> ollama.AsyncClient:
+        if self._client is None:
+            timeout, connect = self._timeouts
+            self._client = make_client(self.host, timeout=timeout, connect_timeout=connect)
+        return self._client
+
+    async def close(self) -> None:
+        """Close the HTTP connections to Ollama (idempotent)."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+
 @contextmanager
 def translate_errors(host: str, model: str | None) -> Iterator[None]:
     """Re-raise Ollama client failures inside the block as ServiceUnavailable."""
