@@ -181,3 +181,31 @@ def test_new_embedding_model_resets_the_index(stores):
     writer.store_vectors(list(zip(hashes, y.tolist())))
     assert [h for h, _ in reader.knn(y[4], 5)] == exact_hashes(reader, y[4], 5)
     assert reader._vector_index().dims == 48
+
+
+async def test_started_index_loads_vectors_before_the_first_query(index, settings):
+    from arcology_oracle.service import OracleIndex
+
+    fresh = OracleIndex(settings)
+    await fresh.start()
+    try:
+        await fresh._warming
+        shared = vectors.shared_index(str(settings.db_path.resolve()))
+        stored = await fresh.read(lambda s: s.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        assert shared.generation is not None and len(shared) == stored > 0
+    finally:
+        await fresh.close()
+
+
+def test_node_vectors_are_the_mean_of_distinct_stored_vectors(stores):
+    from arcology_oracle import retrieval
+
+    writer, reader = stores
+    x = clustered(20, 16, seed=12)
+    hashes = write_file(writer, "a.org", list(range(20)))
+    writer.store_vectors(list(zip(hashes, x.tolist())))
+    got = reader.node_vectors(["node-3", "node-7", "missing"])
+    assert set(got) == {"node-3", "node-7"}
+    for node in ("node-3", "node-7"):
+        ids = [r["id"] for r in reader.node_headings(node)]
+        assert np.allclose(got[node], retrieval.stored_vector(reader, ids), atol=1e-6)

@@ -255,11 +255,11 @@ def _rescore_by_note(
         if key not in best:
             best[key] = (heading_id, score)
     rescored = []
-    for key, (heading_id, score) in list(best.items())[:limit]:
-        note_score = score
-        if not key.startswith("file:"):
-            note_vector = stored_vector(store, [r["id"] for r in store.node_headings(key)])
-            if note_vector is not None:
-                note_score = float(np.dot(query, note_vector))
+    candidates = list(best.items())[:limit]
+    # One query for every candidate note's vector: per-note lookups were most of /similar.
+    note_vectors = store.node_vectors([key for key, _ in candidates if not key.startswith("file:")])
+    for key, (heading_id, score) in candidates:
+        note_vector = note_vectors.get(key)
+        note_score = score if note_vector is None else float(np.dot(query, note_vector))
         rescored.append((heading_id, (score + note_score) / 2))
     return sorted(rescored, key=lambda item: item[1], reverse=True)

@@ -74,9 +74,21 @@ class OracleIndex:
             self.indexer.prepare_embedding(self.embedder)
 
         await self._run_writer(open_writer)
+        # Load the in-memory vector index now, on a reader thread, so that the first query
+        # after a start does not wait for it (seconds at 100k vectors).
+        self._warming = asyncio.get_running_loop().run_in_executor(self._reader_pool, self._warm_vectors)
+
+    def _warm_vectors(self) -> None:
+        try:
+            self._reader().warm_vectors()
+        except Exception:  # the first query loads it instead
+            log.exception("could not load the vector index")
 
     async def close(self) -> None:
         """Close the embedder and every connection. The index can be started again."""
+        if getattr(self, "_warming", None) is not None:
+            await self._warming
+            self._warming = None
         await self.embedder.close()
 
         def close_writer() -> None:
@@ -214,7 +226,7 @@ class OracleIndex:
                 raise NotFound(f"no node with ID {node_id!r} in the index")
             own = store.node(node_id)
             excluded = {node_id} | nested_nodes(store, own) | (store.linked_nodes(node_id) if exclude_linked else set())
-            vector = retrieval.stored_vector(store, [r["id"] for r in rows])
+            vector = store.node_vectors([node_id]).get(node_id)
             text = " ".join(r["title"] + " " + r["text"] for r in rows)
             return retrieval.similar(
                 store, k=k, vector=vector, text=text, exclude_nodes=frozenset(excluded), whole_notes=True

@@ -430,6 +430,34 @@ class Store:
                 out[row[0]] = unpack_vector(row[1])
         return out
 
+    def node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The normalised mean of the stored vectors of each node's chunks (its own
+        headings and those below it without an ID of their own), in one query; nodes with
+        no vector are absent. Each distinct text counts once, as in ``retrieval.stored_vector``."""
+        if not node_ids or not self.has_vector_table():
+            return {}
+        rows = self.conn.execute(
+            "SELECT DISTINCT h.node_id, e.id, v.embedding FROM headings h"
+            " JOIN chunks c ON c.heading = h.id JOIN embeddings e ON e.hash = c.hash"
+            f" JOIN {VEC_TABLE} v ON v.rowid = e.id WHERE h.node_id IN ({','.join('?' * len(node_ids))})",
+            list(node_ids),
+        ).fetchall()
+        grouped: dict[str, list[bytes]] = {}
+        for node_id, _, blob in rows:
+            grouped.setdefault(node_id, []).append(blob)
+        out = {}
+        for node_id, blobs in grouped.items():
+            total = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).sum(axis=0, dtype=np.float64)
+            norm = float(np.sqrt(total @ total))
+            if norm:
+                out[node_id] = total / norm
+        return out
+
+    def warm_vectors(self) -> None:
+        """Bring the in-memory vector index up to date now (else the next knn does)."""
+        if self.has_vector_table():
+            self._vector_index().sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
 
