@@ -1,0 +1,446 @@
+"""What the Ollama- and OpenAI-compatible APIs add to a plain proxy: grounded model
+names, grounding a conversation in the notes, and translating OpenAI's chat shapes to
+Ollama's and back. No HTTP here (see ``http/ollama_compat.py``, ``http/openai_compat.py``).
+
+Grounded model names
+    Every upstream chat model ``M`` is also offered as ``M+notes`` (``llama3.2+notes``,
+    ``qwen2.5:7b+notes``; a ``:latest`` tag is left out of the listed name). ``+`` is
+    valid in neither an Ollama model name nor a tag, so a grounded name never hides a
+    real model, and it survives gptel (a symbol such as ``llama3.2+notes``), the Emacs
+    ``llm`` package, and the ollama and openai Python clients unchanged. Accepted
+    spellings: ``M+notes``, ``name+notes:tag`` (how Ollama-style clients may normalise
+    the listed name) and ``name:tag+notes``.
+
+Which models can chat
+    The ``capabilities`` that ``/api/show`` reports (``"completion"``); an Ollama too old
+    to report them is asked nothing more: models whose family is BERT-like or whose name
+    contains ``embed`` are taken for embedding models, all others for chat models.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import secrets
+import struct
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from . import rag
+from .errors import BadRequest
+from .service import OracleIndex
+
+GROUNDED_SUFFIX = "+notes"
+NOTES_K = 8
+# How much of the conversation before the latest user message goes into retrieval.
+QUERY_TURNS = 4
+QUERY_CHARS = 2000
+
+# --------------------------------------------------------------------------- model names
+
+
+def grounded_name(upstream_name: str) -> str:
+    """The grounded variant's listed name: ``llama3.2:latest`` -> ``llama3.2+notes``."""
+    name = upstream_name.removesuffix(":latest")
+    return name + GROUNDED_SUFFIX
+
+
+def split_model(name: str) -> tuple[str, bool]:
+    """``(upstream model, grounded?)`` for a model name a client sent."""
+    if name.endswith(GROUNDED_SUFFIX):
+        return name[: -len(GROUNDED_SUFFIX)], True
+    head, slash, last = name.rpartition("/")
+    marker = GROUNDED_SUFFIX + ":"
+    if marker in last:
+        return head + slash + last.replace(marker, ":", 1), True
+    return name, False
+
+
+def same_model(a: str, b: str) -> bool:
+    """Whether two names mean the same offered model (``:latest`` implied, any grounded spelling)."""
+    (base_a, grounded_a), (base_b, grounded_b) = split_model(a), split_model(b)
+    return grounded_a == grounded_b and base_a.removesuffix(":latest") == base_b.removesuffix(":latest")
+
+
+def can_chat(name: str, capabilities: Sequence[str] | None, details: Mapping[str, Any] | None) -> bool:
+    """Whether the upstream model chats (see the module docstring)."""
+    if capabilities is not None:
+        return "completion" in capabilities
+    details = details or {}
+    families = [details.get("family"), *(details.get("families") or [])]
+    family_text = " ".join(str(f) for f in families if f).lower()
+    return "bert" not in family_text and "embed" not in name.lower()
+
+
+def entry_name(entry: Mapping[str, Any]) -> str:
+    """The name of an ``/api/tags`` entry."""
+    return str(entry.get("name") or entry.get("model") or "")
+
+
+def with_grounded_variants(models: Sequence[Mapping[str, Any]], chat_names: set[str]) -> list[dict[str, Any]]:
+    """The ``/api/tags`` entries unchanged, each chat model followed by its grounded variant."""
+    out: list[dict[str, Any]] = []
+    for entry in models:
+        out.append(dict(entry))
+        name = entry_name(entry)
+        if name in chat_names:
+            grounded = grounded_name(name)
+            out.append({**entry, "name": grounded, "model": grounded})
+    return out
+
+
+# --------------------------------------------------------------------------- grounding
+
+
+@dataclass
+class Grounding:
+    """A conversation ready for the upstream model, and the notes put into it."""
+
+    messages: list[dict[str, Any]]
+    sources: list[rag.Source] = field(default_factory=list)
+
+    @property
+    def used_notes(self) -> bool:
+        return bool(self.sources)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def conversation_query(messages: Sequence[Mapping[str, Any]]) -> tuple[str, str | None]:
+    """The latest user message, and the recent conversation before it (for retrieval)."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"), None)
+    if last is None:
+        return "", None
+    question = message_text(messages[last])
+    lines: list[str] = []
+    size = 0
+    for message in reversed([m for m in messages[:last] if m.get("role") in ("user", "assistant")][-QUERY_TURNS:]):
+        text = message_text(message).strip()
+        if not text:
+            continue
+        line = f"{message['role']}: {text}"[: QUERY_CHARS - size]
+        lines.insert(0, line)
+        size += len(line)
+        if size >= QUERY_CHARS:
+            break
+    return question, "\n".join(lines) or None
+
+
+# The block sources_text appends, as it comes back in the history of a conversation.
+_SOURCES_BLOCK = re.compile(r"\n*Sources:\n(?:- \[\d+\] \[\[[^\n]*\]\]\n?)+\s*\Z")
+
+
+def strip_sources_blocks(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with the sources blocks of earlier grounded answers removed: their
+    numbers refer to notes of an earlier turn, and a model copies what it sees."""
+    out = []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "assistant" and isinstance(content, str):
+            message = {**message, "content": _SOURCES_BLOCK.sub("", content)}
+        out.append(dict(message))
+    return out
+
+
+def insert_notes(messages: Sequence[Mapping[str, Any]], notes_message: str) -> list[dict[str, Any]]:
+    """``messages`` with a system message holding the notes after the leading system messages."""
+    at = 0
+    while at < len(messages) and messages[at].get("role") == "system":
+        at += 1
+    note = {"role": "system", "content": notes_message}
+    return [dict(m) for m in messages[:at]] + [note] + [dict(m) for m in messages[at:]]
+
+
+async def ground_messages(index: OracleIndex, messages: Sequence[Mapping[str, Any]], *, k: int = NOTES_K) -> Grounding:
+    """Retrieve notes for the latest user message (and the conversation before it) and
+    add them as a system message; without it when the relevance gate finds none. Earlier
+    answers lose their sources blocks either way (see :func:`strip_sources_blocks`)."""
+    question, buffer = conversation_query(messages)
+    messages = strip_sources_blocks(messages)
+    if not question.strip():
+        return Grounding(messages)
+    context = await rag.gather_context(index, question, buffer=buffer, k=k)
+    if not context.used_notes or not context.sources:
+        return Grounding(messages)
+    notes = rag.grounding_system_message(context, rag.load_prompts(index.settings))
+    return Grounding(insert_notes(messages, notes), list(context.sources))
+
+
+async def ground_prompt(index: OracleIndex, prompt: str, system: str | None, *, k: int = NOTES_K
+                        ) -> tuple[str | None, list[rag.Source]]:  # fmt: skip
+    """For ``/api/generate``: the system text with the notes appended, and the sources
+    (``system`` unchanged and no sources when no notes are relevant)."""
+    if not prompt.strip():
+        return system, []
+    context = await rag.gather_context(index, prompt, k=k)
+    if not context.used_notes or not context.sources:
+        return system, []
+    notes = rag.grounding_system_message(context, rag.load_prompts(index.settings))
+    return (f"{system}\n\n{notes}" if system else notes), list(context.sources)
+
+
+def sources_text(sources: Sequence[rag.Source], roam_dir: Path | None = None) -> str:
+    """The block appended to a grounded answer: a blank line, ``Sources:``, then one
+    ``- [n] [[id:...][Title]]`` per note ("" without sources)."""
+    if not sources:
+        return ""
+    return "\n\nSources:\n" + rag.sources_org_block(list(sources), roam_dir).strip("\n") + "\n"
+
+
+# --------------------------------------------------------------------------- OpenAI -> Ollama
+
+_SAME_OPTIONS = ("temperature", "top_p", "seed", "frequency_penalty", "presence_penalty")
+
+
+def openai_chat_to_ollama(body: Mapping[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat-completions request as an Ollama ``/api/chat`` body.
+
+    Sampling fields become ``options`` (``max_tokens``/``max_completion_tokens`` ->
+    ``num_predict``, ``stop`` -> a list); ``response_format`` becomes ``format``;
+    ``tools`` pass unchanged. Ollama's own ``options``, ``keep_alive`` and ``think``
+    are honoured too. Raises BadRequest for malformed messages.
+    """
+    raw_messages = body.get("messages")
+    if not isinstance(raw_messages, list) or not raw_messages:
+        raise BadRequest("messages must be a non-empty list")
+    out: dict[str, Any] = {
+        "model": body.get("model"),
+        "messages": openai_messages_to_ollama(raw_messages),
+        "stream": bool(body.get("stream", False)),
+    }
+    options: dict[str, Any] = dict(body["options"]) if isinstance(body.get("options"), dict) else {}
+    for key in _SAME_OPTIONS:
+        if body.get(key) is not None:
+            options[key] = body[key]
+    limit = body.get("max_completion_tokens", body.get("max_tokens"))
+    if limit is not None:
+        options["num_predict"] = limit
+    stop = body.get("stop")
+    if stop is not None:
+        options["stop"] = [stop] if isinstance(stop, str) else stop
+    if options:
+        out["options"] = options
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict):
+        if fmt.get("type") == "json_object":
+            out["format"] = "json"
+        elif fmt.get("type") == "json_schema":
+            schema = (fmt.get("json_schema") or {}).get("schema")
+            if not isinstance(schema, dict):
+                raise BadRequest("response_format.json_schema.schema must be an object")
+            out["format"] = schema
+    for key in ("tools", "keep_alive", "think"):
+        if body.get(key) is not None:
+            out[key] = body[key]
+    return out
+
+
+def openai_messages_to_ollama(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """OpenAI messages (text or content parts, data-URL images, tool calls) in Ollama's shape."""
+    tool_names: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise BadRequest(f"messages[{i}] must be an object with a role")
+        role = "system" if message["role"] == "developer" else message["role"]
+        text, images = _content_parts(message.get("content"), i)
+        converted: dict[str, Any] = {"role": role, "content": text}
+        if images:
+            converted["images"] = images
+        calls = message.get("tool_calls")
+        if role == "assistant" and isinstance(calls, list) and calls:
+            converted["tool_calls"] = []
+            for call in calls:
+                function = (call or {}).get("function") or {}
+                arguments = function.get("arguments") or "{}"
+                if isinstance(arguments, str):
+                    try:
+                        arguments = json.loads(arguments)
+                    except json.JSONDecodeError:
+                        raise BadRequest(f"messages[{i}]: tool call arguments are not JSON") from None
+                converted["tool_calls"].append({"function": {"name": function.get("name"), "arguments": arguments}})
+                if call.get("id"):
+                    tool_names[call["id"]] = function.get("name")
+        if role == "tool" and message.get("tool_call_id") in tool_names:
+            converted["tool_name"] = tool_names[message["tool_call_id"]]
+        out.append(converted)
+    return out
+
+
+def _content_parts(content: Any, i: int) -> tuple[str, list[str]]:
+    if content is None or isinstance(content, str):
+        return content or "", []
+    if not isinstance(content, list):
+        raise BadRequest(f"messages[{i}].content must be a string or a list of parts")
+    texts: list[str] = []
+    images: list[str] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            texts.append(str(part.get("text") or ""))
+        elif kind == "image_url":
+            url = part.get("image_url")
+            url = url.get("url") if isinstance(url, dict) else url
+            if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
+                raise BadRequest(f"messages[{i}]: images must be base64 data: URLs")
+            images.append(url.split(";base64,", 1)[1])
+        else:
+            raise BadRequest(f"messages[{i}]: unsupported content part {kind!r}")
+    return "\n".join(texts), images
+
+
+def openai_embeddings_to_ollama(body: Mapping[str, Any]) -> dict[str, Any]:
+    """An OpenAI embeddings request as an Ollama ``/api/embed`` body (text input only)."""
+    value = body.get("input")
+    if isinstance(value, str):
+        inputs: str | list[str] = value
+    elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        inputs = list(value)
+    else:
+        raise BadRequest("input must be a string or a non-empty list of strings (token arrays are not supported)")
+    out: dict[str, Any] = {"model": body.get("model"), "input": inputs}
+    if body.get("dimensions") is not None:
+        out["dimensions"] = body["dimensions"]
+    for key in ("options", "keep_alive", "truncate"):
+        if body.get(key) is not None:
+            out[key] = body[key]
+    return out
+
+
+# --------------------------------------------------------------------------- Ollama -> OpenAI
+
+
+def finish_reason(done_reason: Any, tool_calls: bool) -> str:
+    if tool_calls:
+        return "tool_calls"
+    return "length" if done_reason == "length" else "stop"
+
+
+def usage(frame: Mapping[str, Any]) -> dict[str, int]:
+    prompt = int(frame.get("prompt_eval_count") or 0)
+    completion = int(frame.get("eval_count") or 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def openai_tool_calls(calls: Any, start: int = 0) -> list[dict[str, Any]]:
+    """Ollama tool calls (arguments as objects) in OpenAI's shape (arguments as JSON text)."""
+    out = []
+    for n, call in enumerate(calls if isinstance(calls, list) else [], start):
+        function = (call or {}).get("function") or {}
+        arguments = function.get("arguments", {})
+        out.append({
+            "index": n,
+            "id": call.get("id") or f"call_{secrets.token_hex(8)}",
+            "type": "function",
+            "function": {
+                "name": function.get("name"),
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+            },
+        })  # fmt: skip
+    return out
+
+
+def new_completion_id() -> str:
+    return "chatcmpl-" + secrets.token_hex(12)
+
+
+def openai_completion(frame: Mapping[str, Any], *, model: str) -> dict[str, Any]:
+    """A non-streaming Ollama chat answer as an OpenAI ``chat.completion``."""
+    message = frame.get("message") or {}
+    out_message: dict[str, Any] = {"role": "assistant", "content": message.get("content") or ""}
+    if message.get("thinking"):
+        out_message["reasoning"] = message["thinking"]
+    calls = openai_tool_calls(message.get("tool_calls"))
+    if calls:
+        out_message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
+    return {
+        "id": new_completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "fp_ollama",
+        "choices": [{"index": 0, "message": out_message, "finish_reason": finish_reason(frame.get("done_reason"), bool(calls))}],
+        "usage": usage(frame),
+    }  # fmt: skip
+
+
+class ChunkTranslator:
+    """Turns the frames of one streaming Ollama chat into OpenAI ``chat.completion.chunk``s."""
+
+    def __init__(self, model: str, *, include_usage: bool = False):
+        self.model = model
+        self.include_usage = include_usage
+        self.id = new_completion_id()
+        self.created = int(time.time())
+        self._tool_calls = 0
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+        return {
+            "id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+            "system_fingerprint": "fp_ollama",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }  # fmt: skip
+
+    def translate(self, frame: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The chunks for one Ollama frame (the last frame also yields the finish chunk
+        and, if asked for, a usage chunk)."""
+        message = frame.get("message") or {}
+        chunks = []
+        delta: dict[str, Any] = {}
+        if message.get("content"):
+            delta["content"] = message["content"]
+        if message.get("thinking"):
+            delta["reasoning"] = message["thinking"]
+        calls = openai_tool_calls(message.get("tool_calls"), self._tool_calls)
+        if calls:
+            delta["tool_calls"] = calls
+            self._tool_calls += len(calls)
+        if delta:
+            chunks.append(self._chunk({"role": "assistant", **delta}, None))
+        if frame.get("done"):
+            chunks.append(self._chunk({}, finish_reason(frame.get("done_reason"), self._tool_calls > 0)))
+            if self.include_usage:
+                chunks.append({**self._chunk({}, None), "choices": [], "usage": usage(frame)})
+        return chunks
+
+
+def openai_models(entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``/api/tags`` entries (grounded variants included) as OpenAI's model list."""
+    return {"object": "list", "data": [openai_model(e) for e in entries]}
+
+
+def openai_model(entry: Mapping[str, Any]) -> dict[str, Any]:
+    name = entry_name(entry)
+    owner = name.rsplit("/", 1)[0] if "/" in name else "library"
+    return {"id": name, "object": "model", "created": _unix(entry.get("modified_at")), "owned_by": owner}
+
+
+def _unix(stamp: Any) -> int:
+    try:
+        return int(datetime.fromisoformat(str(stamp)).timestamp())
+    except ValueError:
+        return 0
+
+
+def openai_embeddings(answer: Mapping[str, Any], *, model: str, encoding_format: str | None) -> dict[str, Any]:
+    """An Ollama ``/api/embed`` answer as OpenAI's embeddings list (floats, or base64 of
+    little-endian float32 when ``encoding_format`` is ``"base64"``)."""
+    vectors = answer.get("embeddings")
+    if not isinstance(vectors, list):
+        raise ValueError("the answer has no embeddings")
+    data = []
+    for i, vector in enumerate(vectors):
+        value: Any = vector
+        if encoding_format == "base64":
+            value = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+        data.append({"object": "embedding", "embedding": value, "index": i})
+    tokens = int(answer.get("prompt_eval_count") or 0)
+    return {"object": "list", "data": data, "model": model, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
