@@ -135,5 +135,9 @@ def run_server(settings: Settings) -> int:
         "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
         settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
     )
-    web.run_app(app, host=settings.host, port=settings.port, print=None, access_log=None)
+    # handler_cancellation: a client that disconnects cancels its handler, and with it
+    # the model's generation upstream (see http/disconnect.py).
+    web.run_app(
+        app, host=settings.host, port=settings.port, print=None, access_log=None, handler_cancellation=True
+    )
     return 0

@@ -21,6 +21,7 @@ from aiohttp import web
 from ..errors import ServiceUnavailable
 from ..llm import OllamaChat
 from ..rag import Oracle, Reply, sources_text_block
+from .disconnect import client_gone
 from .keys import index_key, settings_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
 
@@ -30,7 +31,6 @@ routes = web.RouteTableDef()
 llm_key = web.AppKey("chat_llm", OllamaChat)
 
 NDJSON = "application/x-ndjson"
-DISCONNECT_POLL_SECONDS = 0.05
 MAX_TEXT = 1_000_000
 
 
@@ -59,22 +59,17 @@ async def cancel_on_disconnect(request: web.Request) -> AsyncIterator[None]:
     """Cancel the block (and so the model's generation) when the client disconnects;
     raises :class:`ClientGone` instead of CancelledError then.
 
-    aiohttp cancels handlers on disconnect only when the server was started with
-    ``handler_cancellation=True`` (its test server is, ``web.run_app`` is not by
-    default), so the transport is watched here as well.
+    See :mod:`.disconnect` for why the transport is watched as well as relying on
+    aiohttp's handler cancellation.
     """
     task = asyncio.current_task()
     gone = False
 
     async def watch() -> None:
         nonlocal gone
-        while True:
-            transport = request.transport
-            if transport is None or transport.is_closing():
-                gone = True
-                task.cancel()
-                return
-            await asyncio.sleep(DISCONNECT_POLL_SECONDS)
+        await client_gone(request)
+        gone = True
+        task.cancel()
 
     watcher = asyncio.create_task(watch(), name="disconnect-watch")
     try:

@@ -32,6 +32,7 @@ from aiohttp import web
 from .. import compat
 from ..errors import BadRequest, NotFound
 from ..upstream import Upstream, UpstreamError, UpstreamUnavailable
+from .disconnect import client_gone
 from .keys import index_key, settings_key
 from .middleware import error_response
 from .params import json_body, str_param
@@ -42,9 +43,6 @@ routes = web.RouteTableDef()
 upstream_key = web.AppKey("upstream_ollama", Upstream)
 
 NDJSON = "application/x-ndjson"
-# aiohttp (without handler_cancellation, the run_app default) does not tell a handler
-# that its client left; polling the transport is the portable way to notice.
-DISCONNECT_POLL_SECONDS = 0.05
 MAX_MODEL_NAME = 500
 
 
@@ -106,7 +104,7 @@ def cancel_on_disconnect(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def wrapper(request: web.Request) -> web.StreamResponse:
         work = asyncio.ensure_future(handler(request))
-        watcher = asyncio.ensure_future(_client_gone(request))
+        watcher = asyncio.ensure_future(client_gone(request))
         try:
             await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
@@ -123,14 +121,6 @@ def cancel_on_disconnect(handler: Handler) -> Handler:
         return web.Response(status=499, text="client closed the request")
 
     return wrapper
-
-
-async def _client_gone(request: web.Request) -> None:
-    while True:
-        transport = request.transport
-        if transport is None or transport.is_closing():
-            return
-        await asyncio.sleep(DISCONNECT_POLL_SECONDS)
 
 
 def model_param(body: Mapping[str, Any]) -> str:
