@@ -7,12 +7,13 @@ memory would be exact and fast but costs 300 MB at 100k x 768.
 
 :class:`VectorIndex` keeps two compact copies of each vector instead: its sign bits after
 subtracting a centre (d/8 bytes; the centre, the mean vector of the index, makes the bits informative for
-models whose dimensions are not zero-mean) and a bfloat16 copy (2d bytes). A query ranks
-every vector by the Hamming distance of the bits, keeps the best ``candidates(k)`` and
-ranks those by L2 distance computed from the bfloat16 rows; the store then re-ranks the
-best on their float32 vectors. Oversampling makes the true neighbours survive the
-prefilter with recall@10 >= 0.99 on the benchmarks (see BENCHMARKS.md). 100k x 768 takes
-~10 MB of bits and ~154 MB of bfloat16.
+models whose dimensions are not zero-mean), an int8 copy with a scale per row (d + 4
+bytes, see :func:`quantize`) and its exact squared norm. A query ranks every vector by the
+Hamming distance of the bits, keeps the best ``candidates(k)`` and ranks those by L2
+distance computed from the int8 rows; the store then re-ranks the best on their float32
+vectors. Oversampling makes the true neighbours survive the prefilter with recall@10 >=
+0.99 on the benchmarks (see BENCHMARKS.md). 100k x 768 takes ~10 MB of bits and ~78 MB of
+int8 rows.
 
 One index is shared by all the stores of a database in a process (:func:`shared_index`),
 and follows the database through a *generation token* that the store writes to ``meta``
@@ -42,7 +43,7 @@ META_KEY = "vec_generation"  # the generation token's key in the store's meta ta
 # candidates, and never fewer than OVERSAMPLE * k (measured in bench/bench_query.py).
 MIN_CANDIDATES = 400
 OVERSAMPLE = 4
-# Below this many stored numbers (vectors x dimensions) every bfloat16 row is rescored:
+# Below this many stored numbers (vectors x dimensions) every int8 row is rescored:
 # that costs about a millisecond, and sign bits of few dimensions are a poor prefilter.
 EXACT_BELOW = 1 << 21
 MIN_PREFILTER_DIMS = 128
@@ -88,7 +89,9 @@ class VectorIndex:
         self._ids = np.empty(capacity, np.int64)
         self._pos: dict[int, int] = {}
         self._bits = np.zeros((self._words, capacity), np.uint64)  # one row per word: fast XOR
-        self._b16 = np.empty((capacity, dims), np.uint16)  # bfloat16 bit patterns
+        self._q = np.empty((capacity, dims), np.int8)  # rows quantised to int8 ...
+        self._scale = np.empty(capacity, np.float32)  # ... with a scale per row
+        self._norm2 = np.empty(capacity, np.float32)  # exact squared norm of each row
         self._center = np.zeros(dims, np.float32)
         self._centered_at = 0  # how many vectors there were when the centre was computed
 
@@ -98,7 +101,7 @@ class VectorIndex:
     @property
     def nbytes(self) -> int:
         """Memory held by the arrays (capacity included)."""
-        return self._ids.nbytes + self._bits.nbytes + self._b16.nbytes
+        return sum(a.nbytes for a in (self._ids, self._bits, self._q, self._scale, self._norm2))
 
     def _pack(self, rows: np.ndarray) -> np.ndarray:
         """Sign bits of ``rows - centre`` as ``(len(rows), words)`` uint64."""
@@ -116,9 +119,13 @@ class VectorIndex:
         ids[: self._n] = self._ids[: self._n]
         bits = np.zeros((self._words, new_cap), np.uint64)
         bits[:, : self._n] = self._bits[:, : self._n]
-        b16 = np.empty((new_cap, self.dims), np.uint16)
-        b16[: self._n] = self._b16[: self._n]
-        self._ids, self._bits, self._b16 = ids, bits, b16
+        q = np.empty((new_cap, self.dims), np.int8)
+        q[: self._n] = self._q[: self._n]
+        scale = np.empty(new_cap, np.float32)
+        scale[: self._n] = self._scale[: self._n]
+        norm2 = np.empty(new_cap, np.float32)
+        norm2[: self._n] = self._norm2[: self._n]
+        self._ids, self._bits, self._q, self._scale, self._norm2 = ids, bits, q, scale, norm2
 
     def _remove(self, ids: Iterable[int]) -> None:
         for rowid in ids:
@@ -130,7 +137,9 @@ class VectorIndex:
                 moved = int(self._ids[last])
                 self._ids[pos] = moved
                 self._bits[:, pos] = self._bits[:, last]
-                self._b16[pos] = self._b16[last]
+                self._q[pos] = self._q[last]
+                self._scale[pos] = self._scale[last]
+                self._norm2[pos] = self._norm2[last]
                 self._pos[moved] = pos
             self._n = last
 
@@ -146,7 +155,7 @@ class VectorIndex:
         self._reserve(self._n + len(ids))
         start, end = self._n, self._n + len(ids)
         self._ids[start:end] = ids
-        self._b16[start:end] = to_bfloat16(rows)
+        self._set_rows(start, end, rows)
         self._bits[:, start:end] = self._pack(rows).T
         for offset, rowid in enumerate(ids.tolist()):
             self._pos[rowid] = start + offset
@@ -154,17 +163,26 @@ class VectorIndex:
         if self._n >= max(1000, 2 * self._centered_at):
             self._recenter()
 
+    def _set_rows(self, start: int, end: int, rows: np.ndarray) -> None:
+        q, scale = quantize(rows)
+        self._q[start:end] = q
+        self._scale[start:end] = scale
+        self._norm2[start:end] = np.einsum("ij,ij->i", rows, rows)
+
+    def _rows(self, start: int, end: int) -> np.ndarray:
+        return self._q[start:end].astype(np.float32) * self._scale[start:end, None]
+
     def _recenter(self) -> None:
-        """Recompute the centre from the bfloat16 rows and every row's bits (the index grew
+        """Recompute the centre from the stored rows and every row's bits (the index grew
         far beyond the vectors its centre was computed from)."""
         total = np.zeros(self.dims, np.float64)
         for start in range(0, self._n, 8192):
-            total += from_bfloat16(self._b16[start : start + 8192]).sum(axis=0, dtype=np.float64)
+            total += self._rows(start, min(start + 8192, self._n)).sum(axis=0, dtype=np.float64)
         self._center = (total / max(self._n, 1)).astype(np.float32)
         self._centered_at = self._n
         for start in range(0, self._n, 8192):
             end = min(start + 8192, self._n)
-            self._bits[:, start:end] = self._pack(from_bfloat16(self._b16[start:end])).T
+            self._bits[:, start:end] = self._pack(self._rows(start, end)).T
 
     # -- loading and following the database --------------------------------------------
 
@@ -180,7 +198,7 @@ class VectorIndex:
                 start, end = self._n, self._n + len(ids)
                 self._reserve(end)
                 self._ids[start:end] = ids
-                self._b16[start:end] = to_bfloat16(rows)
+                self._set_rows(start, end, rows)
                 self._n = end
             self._pos = {rowid: pos for pos, rowid in enumerate(self._ids[: self._n].tolist())}
             self._recenter()
@@ -238,7 +256,7 @@ class VectorIndex:
         more in page faults than the arithmetic."""
         buf = getattr(self, "_scratch_buf", None)
         if buf is None or buf.shape[0] < rows or buf.shape[1] != self.dims:
-            buf = self._scratch_buf = np.empty((max(rows, 1024), self.dims), np.uint32)
+            buf = self._scratch_buf = np.empty((max(rows, 1024), self.dims), np.float32)
         return buf[:rows]
 
     @staticmethod
@@ -270,9 +288,14 @@ class VectorIndex:
                     np.bitwise_count(scratch, out=counts)
                     hamming += counts
                 cand = np.argpartition(hamming, wanted)[:wanted]
-            rows = from_bfloat16(self._b16[cand], out=self._scratch(len(cand)) if len(cand) <= 4096 else None)
+            if len(cand) <= 4096:
+                rows = self._scratch(len(cand))
+                rows[:] = self._q[cand]
+            else:
+                rows = self._q[cand].astype(np.float32)
             # einsum, not BLAS: BLAS threads fight other processes for 2 cores.
-            d2 = np.einsum("ij,ij->i", rows, rows) - 2.0 * np.einsum("ij,j->i", rows, q) + float(np.dot(q, q))
+            dots = np.einsum("ij,j->i", rows, q) * self._scale[cand]
+            d2 = self._norm2[cand] - 2.0 * dots + float(np.dot(q, q))
             np.maximum(d2, 0.0, out=d2)
             if len(cand) > k:
                 top = np.argpartition(d2, k)[:k]
@@ -283,24 +306,19 @@ class VectorIndex:
             return list(zip(ids.tolist(), np.sqrt(d2[top]).tolist()))
 
 
-def to_bfloat16(rows: np.ndarray) -> np.ndarray:
-    """float32 -> bfloat16 bit patterns (uint16), rounded to nearest even.
+def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows as int8 and one float32 scale per row (``row ~= q * scale``).
 
-    bfloat16 rather than float16: numpy widens float16 one value at a time (~2 ns each,
-    most of a query's time), while bfloat16 widens with one vectorised shift. Its 8-bit
-    mantissa moves a dot product of unit vectors by ~3e-4 at most, and only the
-    candidates' order depends on it (the store re-ranks the best on float32).
+    int8 with a scale per row, not float16 or bfloat16: half their memory (77 MB instead
+    of 154 MB at 100k x 768, which kept the daemon over 300 MB), widened to float32 by one
+    vectorised cast (numpy widens float16 one value at a time). The rounding moves a dot
+    product of unit vectors by ~5e-4: it only orders the candidates, and the store
+    re-ranks the best on their float32 vectors.
     """
-    u = np.ascontiguousarray(rows, dtype=np.float32).view(np.uint32)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def from_bfloat16(b16: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """bfloat16 bit patterns -> float32 (into ``out``, a uint32 array, when given)."""
-    if out is None:
-        out = np.empty(b16.shape, np.uint32)
-    np.left_shift(b16, 16, out=out, dtype=np.uint32)
-    return out.view(np.float32)
+    rows = np.asarray(rows, dtype=np.float32)
+    peak = np.abs(rows).max(axis=1)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    return np.rint(rows / scale[:, None]).astype(np.int8), scale
 
 
 _registry: weakref.WeakValueDictionary[str, VectorIndex] = weakref.WeakValueDictionary()
