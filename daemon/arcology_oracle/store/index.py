@@ -360,7 +360,8 @@ class Store:
         try:
             generation = self.get_meta(vectors.META_KEY) or ""
             dims = self.embedding_model().dims or 0
-            count = self.conn.execute(f"SELECT count(*) FROM {VEC_TABLE}").fetchone()[0]
+            # Not count(*) of the vector table: that walks every 3 KB row (30 s at 100k).
+            count = self.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
             cursor = self.conn.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
 
             def batches():
