@@ -5,15 +5,15 @@ Why not sqlite-vec's vec0 scan: its PyPI build has no SIMD code, so a full KNN s
 back out of vec0 is slower still (minutes for a full read at 100k). A float32 matrix in
 memory would be exact and fast but costs 300 MB at 100k x 768.
 
-:class:`VectorIndex` keeps two compact copies of each vector instead: its sign bits after
-subtracting a centre (d/8 bytes; the centre, the mean vector of the index, makes the bits informative for
-models whose dimensions are not zero-mean), an int8 copy with a scale per row (d + 4
-bytes, see :func:`quantize`) and its exact squared norm. A query ranks every vector by the
-Hamming distance of the bits, keeps the best ``candidates(k)`` and ranks those by L2
-distance computed from the int8 rows; the store then re-ranks the best on their float32
-vectors. Oversampling makes the true neighbours survive the prefilter with recall@10 >=
-0.99 on the benchmarks (see BENCHMARKS.md). 100k x 768 takes ~10 MB of bits and ~78 MB of
-int8 rows.
+:class:`VectorIndex` keeps compact copies of each vector instead: its sign bits after
+subtracting a centre (d/8 bytes; the centre, the mean vector of the index, makes the bits
+informative for models whose dimensions are not zero-mean), an int8 copy with a scale per
+row (d + 4 bytes, see :func:`quantize`) and its exact squared norm. A query ranks every
+vector by the Hamming distance of the bits, keeps the best ``candidates(k)`` and ranks
+those by L2 distance computed from the int8 rows; the store then re-ranks the best on
+their float32 vectors. Oversampling makes the true neighbours survive the prefilter with
+recall@10 >= 0.99 on the benchmarks (see BENCHMARKS.md). 100k x 768 takes ~10 MB of bits
+and ~78 MB of int8 rows.
 
 One index is shared by all the stores of a database in a process (:func:`shared_index`),
 and follows the database through a *generation token* that the store writes to ``meta``
