@@ -144,7 +144,8 @@ def daemon(roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extr
     """The real daemon (``arcology-oracle serve``) as a subprocess."""
     port = free_port()
     env = {
-        "PYTHONPATH": str(REPO / "daemon"),
+        # BENCH_DAEMON_SRC runs another copy of the package (to compare a change).
+        "PYTHONPATH": os.environ.get("BENCH_DAEMON_SRC", str(REPO / "daemon")),
         "XDG_CONFIG_HOME": str(RESULTS / "xdg-config"),
         **(extra_env or {}),
     }

@@ -11,8 +11,10 @@ For each edit it records, from the write:
 
 * ``keyword``: when ``/search?q=WORD`` first returns that heading (indexed, FTS);
 * ``searchable``: when, in addition, ``/status`` shows nothing pending (the heading's new
-  vector is stored, so /search is hybrid and /similar sees it);
-* how many texts the daemon sent to the embedder for the edit (from the server's /stats).
+  chunk exists once keyword search finds it, so nothing pending means its vector is
+  stored and vector search and /similar see it too);
+* how many texts the daemon sent to the embedder for the edit (from the server's /stats,
+  less the one query embedding of the unique word that /search asked for).
 
 Edits are sequential, each waiting for the previous to be fully embedded. Polls every
 10 ms. Writes bench/results/live.json.
@@ -96,25 +98,30 @@ async def run(headings: int, edits: int, per_request: float, per_text: float) ->
                 word = f"zq{n}x{rng.randrange(10**6)}"
                 path = rng.choice(files)
                 started = time.perf_counter()
-                title, _ = edit(path, rng, word)
+                _, line = edit(path, rng, word)
+                rel = path.relative_to(roam).as_posix()
                 t_keyword = None
                 while True:
                     body = await get(session, proc.url + "/search", q=word, k=5)
-                    found = any(r["heading"] == title for r in body["results"])
+                    found = any(r["file"] == rel and r["line"] == line for r in body["results"])
                     now = time.perf_counter() - started
                     if found and t_keyword is None:
                         t_keyword = now
-                    if found and body["mode"] == "hybrid":
+                    if found:  # indexed: its new chunk exists, so pending == 0 means embedded
                         status = await get(session, proc.url + "/status")
                         if status["pending"] == 0:
                             break
                     if now > 30:
-                        raise TimeoutError(f"edit {n} of {path} not searchable after 30 s")
+                        status = await get(session, proc.url + "/status")
+                        raise TimeoutError(
+                            f"edit {n} of {rel}:{line} not searchable after 30 s: {body}, pending {status['pending']}"
+                        )
                     await asyncio.sleep(0.01)
                 keyword.append(t_keyword)
                 searchable.append(time.perf_counter() - started)
                 async with session.get(server.url + "/stats") as resp:
-                    texts.append((await resp.json())["texts"] - before)
+                    # Less the one embedding of the search word (the daemon caches it).
+                    texts.append((await resp.json())["texts"] - before - 1)
             memory = rss_mb(proc.pid)
             status = await get(session, proc.url + "/status")
     finally:

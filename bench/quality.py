@@ -1,7 +1,7 @@
 """Retrieval quality of the daemon on any org-roam directory, against two baselines.
 
     python bench/quality.py ROAM_DIR --ollama URL --model NAME [--questions FILE.jsonl]
-        [--max-queries 400] [--out NAME]
+        [--max-queries 400] [--out NAME] [--keep]
 
 The unit is the *note*, i.e. the file (a file node and the headings in it). The harness
 copies ROAM_DIR with every id link -- target and description -- removed from every file,
@@ -225,11 +225,14 @@ async def run(args) -> dict:
     corpus = Corpus(args.roam_dir)
     rng = random.Random(1)
     work = RESULTS / f"quality-work-{args.out}"
-    shutil.rmtree(work, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
     copy = work / "roam"
     for rel, text in corpus.clean.items():
-        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-        (copy / rel).write_text(text, encoding="utf-8")
+        path = copy / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
     note_queries = [rel for rel in sorted(corpus.files) if corpus.links[rel] and rel in corpus.file_id]
     sections = corpus.sections
     if len(note_queries) > args.max_queries:
@@ -272,7 +275,13 @@ async def run(args) -> dict:
                     page_texts.append(p)
                     owners.append(rel)
             started = time.perf_counter()
-            page_index = Pages(corpus, await emb.embed(session, page_texts), owners, page_texts)
+            cached = work / f"pages-{len(page_texts)}.npy"
+            if args.keep and cached.exists():
+                page_vectors = np.load(cached)
+            else:
+                page_vectors = await emb.embed(session, page_texts)
+                np.save(cached, page_vectors)
+            page_index = Pages(corpus, page_vectors, owners, page_texts)
             out["pages_embed_s"] = round(time.perf_counter() - started, 1)
             out["corpus"]["pages"] = len(page_texts)
             bm_rows: dict[str, list] = {k: [] for k in daemon_rows}
@@ -301,7 +310,8 @@ async def run(args) -> dict:
         tasks[task] = {"daemon": summarise(daemon_rows[task]), "bm25_files": summarise(bm_rows[task]), "pages": summarise(pg_rows[task])}
     tasks["known_heading"]["bm25_files"] = {"n": 0, "note": "whole files: no heading to rank"}
     out["tasks"] = tasks
-    shutil.rmtree(work, ignore_errors=True)
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
@@ -329,6 +339,8 @@ def main() -> None:
     p.add_argument("--questions", type=Path)
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--out", default="run", help="results name: bench/results/quality-OUT.json")
+    p.add_argument("--keep", action="store_true",
+                   help="keep (and reuse) the link-free copy, its index and the page vectors in bench/results/")
     args = p.parse_args()
     result = asyncio.run(run(args))
     result["table"] = table(result)
