@@ -15,6 +15,9 @@
    the fake's ceiling at the daemon's batch size (``parallel * batch / (request + batch
    * text)``) and with unlimited batches (``parallel / text``), and the batch sizes seen.
 
+4. First of all, restart on each corpus bench/bench_query.py built and cached (three
+   times each; the first may read files the OS no longer caches), e.g. 100k headings.
+
 Writes bench/results/index.json.
 """
 
@@ -109,6 +112,13 @@ async def with_latency(headings: int, per_request: float, per_text: float, paral
     }  # fmt: skip
 
 
+async def restart_cached(base: Path) -> dict:
+    """Restart (reconcile) on an unchanged corpus that bench_query.py built and cached."""
+    info = json.loads((base / "build.json").read_text())
+    seconds = [await restart_reconcile(base / "roam", base / "index.sqlite3", HashEmbedder(768)) for _ in range(3)]
+    return {"corpus": base.name, "files": info["files"], "headings": info["headings"], "restart_unchanged_s": [round(x, 3) for x in seconds]}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--headings", default="20000", help="comma-separated sizes for the cold index")
@@ -117,8 +127,18 @@ def main() -> None:
     p.add_argument("--delay-per-text", type=float, default=0.002)
     p.add_argument("--parallel", type=int, default=1)
     p.add_argument("--batch-size", type=int, default=32, help="the daemon's embed_batch_size (its default is 32)")
+    p.add_argument("--only-cached-restart", action="store_true", help="only the restart on bench_query's cached corpora")
     args = p.parse_args()
-    results: dict = {"machine": machine(), "cold": []}
+    previous = RESULTS / "index.json"
+    results: dict = json.loads(previous.read_text()) if args.only_cached_restart and previous.exists() else {"machine": machine(), "cold": []}
+    results["restart_cached"] = []
+    for base in sorted((RESULTS / "cache").glob("query-*")):
+        r = asyncio.run(restart_cached(base))
+        print(json.dumps(r), file=sys.stderr)
+        results["restart_cached"].append(r)
+    save("index", results)
+    if args.only_cached_restart:
+        return
     for n in [int(x) for x in args.headings.split(",")]:
         r = asyncio.run(cold(n))
         print(json.dumps(r), file=sys.stderr)

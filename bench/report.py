@@ -54,6 +54,10 @@ def index() -> str:
             f" | {c['overall_headings_per_s']:,} | {c['restart_unchanged_s']:.2f} | {c['restart_touched_s']:.2f} |"
         )
     out = "\n".join(rows)
+    if data.get("restart_cached"):
+        out += "\n\n| restart on an unchanged corpus | files | headings | reconcile, three runs (s) |\n|---|---|---|---|\n"
+        for r in sorted(data["restart_cached"], key=lambda r: r["headings"]):
+            out += f"| {r['corpus']} | {r['files']:,} | {r['headings']:,} | {' / '.join(f'{x:.2f}' for x in r['restart_unchanged_s'])} |\n"
     lat = data.get("latency")
     if lat:
         out += (
