@@ -224,7 +224,7 @@ async def get(session: aiohttp.ClientSession, url: str, **params) -> dict:
 async def run(args) -> dict:
     corpus = Corpus(args.roam_dir)
     rng = random.Random(1)
-    work = RESULTS / f"quality-work-{args.out}"
+    work = RESULTS / ("quality-work-" + re.sub(r"[^\w.-]+", "_", f"{args.roam_dir.resolve().name}-{args.model}"))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     copy = work / "roam"
