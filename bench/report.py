@@ -34,7 +34,7 @@ def query() -> str:
     for s in data["sizes"]:
         rows.append(
             f"| {s['chunks']:,} | {s['similar_p50_ms']:.1f} / {s['similar_p95_ms']:.1f} | {s['numpy_floor_p50_ms']:.1f} / {s['numpy_floor_p95_ms']:.1f}"
-            f" | {s['similar_p50_over_floor']:.1f}x | {s['similar_recall_at_10']:.3f} | {s['knn_recall_at_10']:.4f}"
+            f" | {s['similar_p50_over_floor']:.1f}x | {s['similar_recall_at_10']:.4f} | {s['knn_recall_at_10']:.4f}"
             f" | {s['search_p50_ms']:.1f} / {s['search_p95_ms']:.1f} | {s['first_similar_ms']:.0f} | {s['VmHWM']:.0f} |"
         )
     return "\n".join(rows) + f"\n\n{data['dims']}-d vectors, {data['queries']} queries per size. " + load_line(data)
