@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import wait_until
 from tests.org_samples import IDS, SECRET_WORDS
 
 
@@ -84,8 +85,13 @@ async def test_embedder_down_gives_keyword_mode_not_an_error(make_client, make_s
     client = await make_client(make_settings(), embedded=False)
     body = await (await client.get("/search", params={"q": "covering index"})).json()
     assert body["mode"] == "keyword" and body["results"]
-    status = await (await client.get("/status")).json()
-    assert status["embedder"]["reachable"] is False and status["pending"] == status["chunks"]
+
+    async def worker_saw_it_down():
+        status = await (await client.get("/status")).json()
+        return status["embedder"]["reachable"] is False and status
+
+    status = await wait_until(worker_saw_it_down)
+    assert status["pending"] == status["chunks"] > 0 and status["embedder"]["error"]
 
 
 async def test_token_rule_in_process(make_client, make_settings, fake_ollama):
