@@ -2,8 +2,8 @@
 
 A migration is a function ``mNNN_name(conn)``; :func:`migrate` applies those not yet
 recorded in ``_migrations``, in order. Never edit an applied migration: add a new one.
-The vec0 table is not created here: its dimension is only known once the embedding
-model has answered (see ``Store.ensure_vector_table``).
+The vector table is not created here: it is made when the first vectors are stored, which
+also fixes their dimension (see ``Store.store_vectors``).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def m001_initial(conn) -> None:
         CREATE INDEX chunks_heading ON chunks(heading);
         CREATE INDEX chunks_hash ON chunks(hash);
 
-        -- One row per distinct embedded text; its id is the rowid of its vector in vec0.
+        -- One row per distinct embedded text; its id is the rowid of its vector.
         CREATE TABLE embeddings (
             id INTEGER PRIMARY KEY,
             hash TEXT NOT NULL UNIQUE
