@@ -187,12 +187,6 @@ async def test_dropped_streams_free_their_resources(loaded_daemon, fake_ollama):
     assert daemon.proc.poll() is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: llm.OllamaChat.stream_parts closes the upstream stream with a plain aclose(); when the "
-    "task already has a cancellation pending (ask_routes' disconnect watcher fired while a write raised "
-    "ConnectionResetError), the close is interrupted and the httpx connection stays checked out for good",
-)
 async def test_stream_closed_while_a_cancel_is_pending_releases_its_connection(make_settings, fake_ollama):
     """The race behind dropped /ask streams that wedge the daemon (bench/load.py --drop-every 2):
     the client leaves, the disconnect watcher cancels the handler, and at the same moment the

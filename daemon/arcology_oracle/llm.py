@@ -13,7 +13,8 @@ response at once, which is how Ollama learns to stop generating.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -22,6 +23,20 @@ from .errors import ServiceUnavailable
 from .ollama_client import OllamaConnection, translate_errors
 
 Message = Mapping[str, Any]
+
+
+_closing: set[asyncio.Task] = set()  # strong references until each close has finished
+
+
+async def close_unless_cancelled(stream: AsyncGenerator) -> None:
+    """Close the ollama client's stream (and so its HTTP response) even when the calling
+    task already has a cancellation pending: the close runs in its own shielded task.
+    A plain ``aclose()`` there is interrupted at its first await, leaving the upstream
+    connection checked out for good and Ollama generating for nobody."""
+    closing = asyncio.ensure_future(stream.aclose())
+    _closing.add(closing)
+    closing.add_done_callback(_closing.discard)
+    await asyncio.shield(closing)
 
 
 class OllamaChat(OllamaConnection):
@@ -50,9 +65,11 @@ class OllamaChat(OllamaConnection):
                 stream = await self.client.chat(
                     model=model, messages=[dict(m) for m in messages], stream=True, options=dict(options or {}) or None, **extra
                 )
-                async with aclosing(stream):
+                try:
                     async for part in stream:
                         yield part.model_dump(exclude_none=True)
+                finally:
+                    await close_unless_cancelled(stream)
         except ServiceUnavailable as exc:
             if repr(model) in str(exc):
                 raise
