@@ -36,7 +36,11 @@ async def close_unless_cancelled(stream: AsyncGenerator) -> None:
     closing = asyncio.ensure_future(stream.aclose())
     _closing.add(closing)
     closing.add_done_callback(_closing.discard)
-    await asyncio.shield(closing)
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        await asyncio.wait([closing])  # finish closing, then let the cancellation go on
+        raise
 
 
 class OllamaChat(OllamaConnection):
