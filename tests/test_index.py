@@ -10,18 +10,8 @@ import pytest
 from arcology_oracle.errors import DimensionMismatch, ServiceUnavailable
 from arcology_oracle.service import OracleIndex
 from arcology_oracle.store import Store
+from tests.corpus_tools import db_bytes
 from tests.org_samples import EXAMPLE_QUERIES, IDS, NEVER_INDEXED_IDS, SECRET_WORDS
-
-
-def db_bytes(path) -> bytes:
-    """Every byte SQLite keeps for the database: the file, its WAL and journal."""
-    data = b""
-    for suffix in ("", "-wal", "-journal", "-shm"):
-        p = f"{path}{suffix}"
-        if os.path.exists(p):
-            with open(p, "rb") as fh:
-                data += fh.read()
-    return data
 
 
 async def test_reconcile_indexes_vault_and_keeps_bad_files(index, settings):

@@ -103,22 +103,28 @@ def _units(body: str) -> list[str]:
 def _fit(unit: str, max_chars: int) -> list[str]:
     """Cut an oversized unit: between blocks/tables/lines, then inside them between lines,
     and a line longer than ``max_chars`` between characters."""
+    parts: list[str] = []
+    for segment in _segments(unit.split("\n")):
+        text = "\n".join(segment)
+        parts.extend([text] if len(text) <= max_chars else _cut_lines(segment, max_chars))
+    return [p for p in _pack(parts, max_chars) if p.strip()]
+
+
+def _pack(parts: list[str], max_chars: int) -> list[str]:
+    """Join consecutive ``parts`` with newlines into pieces of at most ``max_chars``."""
     pieces: list[str] = []
     current: list[str] = []
     size = 0
-    for segment in _segments(unit.split("\n")):
-        text = "\n".join(segment)
-        parts = [text] if len(text) <= max_chars else _cut_lines(segment, max_chars)
-        for part in parts:
-            added = len(part) + (1 if current else 0)
-            if current and size + added > max_chars:
-                pieces.append("\n".join(current))
-                current, size, added = [], 0, len(part)
-            current.append(part)
-            size += added
+    for part in parts:
+        added = len(part) + (1 if current else 0)
+        if current and size + added > max_chars:
+            pieces.append("\n".join(current))
+            current, size, added = [], 0, len(part)
+        current.append(part)
+        size += added
     if current:
         pieces.append("\n".join(current))
-    return [p for p in pieces if p.strip()]
+    return pieces
 
 
 def _segments(lines: list[str]) -> list[list[str]]:
@@ -144,21 +150,10 @@ def _segments(lines: list[str]) -> list[list[str]]:
 
 
 def _cut_lines(lines: list[str], max_chars: int) -> list[str]:
-    pieces: list[str] = []
-    current: list[str] = []
-    size = 0
-    for line in lines:
-        parts = [line[i : i + max_chars] for i in range(0, len(line), max_chars)] or [""]
-        for part in parts:
-            added = len(part) + (1 if current else 0)
-            if current and size + added > max_chars:
-                pieces.append("\n".join(current))
-                current, size, added = [], 0, len(part)
-            current.append(part)
-            size += added
-    if current:
-        pieces.append("\n".join(current))
-    return pieces
+    parts: list[str] = []
+    for line in lines:  # an empty line stays an (empty) part
+        parts.extend([line[i : i + max_chars] for i in range(0, len(line), max_chars)] or [""])
+    return _pack(parts, max_chars)
 
 
 def _tail(units: list[str], overlap: int) -> list[str]:
