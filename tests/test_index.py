@@ -203,3 +203,20 @@ def index_db_path(tmp_path):
     store = Store.open(tmp_path / "plain.db")
     store.close()
     return tmp_path / "plain.db"
+
+
+def test_nested_transaction_rolls_back_alone(tmp_path):
+    """The indexer commits files in batches, each file in a savepoint: a file that fails
+    halfway leaves nothing of itself and takes nothing of the batch with it."""
+    store = Store.open(tmp_path / "n.db")
+    with store.transaction():
+        store.conn.execute("INSERT INTO meta (key, value) VALUES ('kept', '1')")
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                store.conn.execute("INSERT INTO meta (key, value) VALUES ('undone', '1')")
+                raise RuntimeError("a file failed halfway")
+        with store.transaction():
+            store.conn.execute("INSERT INTO meta (key, value) VALUES ('also kept', '1')")
+    assert store.get_meta("kept") == "1" and store.get_meta("also kept") == "1"
+    assert store.get_meta("undone") is None
+    store.close()

@@ -31,6 +31,8 @@ from .store import Store
 
 log = logging.getLogger(__name__)
 
+FILES_PER_COMMIT = 64
+
 
 @dataclass
 class Progress:
@@ -88,11 +90,16 @@ class Indexer:
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs))
             known = self.store.file_states()
             self.progress = Progress("indexing", 0, len(on_disk))
-            for rel, abs_path in on_disk.items():
-                report.merge(self._index_one(rel, abs_path, known.get(rel)))
-                self.progress.done += 1
-                if on_progress:
-                    on_progress(self.progress)
+            items = list(on_disk.items())
+            # Files are committed in batches (each file in its own savepoint): one commit
+            # per file cost a third of the store's time in a cold index.
+            for start in range(0, len(items), FILES_PER_COMMIT):
+                with self.store.transaction():
+                    for rel, abs_path in items[start : start + FILES_PER_COMMIT]:
+                        report.merge(self._index_one(rel, abs_path, known.get(rel)))
+                        self.progress.done += 1
+                        if on_progress:
+                            on_progress(self.progress)
             for rel in known.keys() - on_disk.keys():
                 if self.store.delete_file(rel):
                     report.deleted += 1

@@ -61,6 +61,7 @@ class Store:
     def __init__(self, conn, path: Path | str):
         self.conn = conn
         self.path = path
+        self._savepoints = 0
 
     @classmethod
     def open(cls, path: Path | str) -> "Store":
@@ -102,7 +103,24 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back if the block raises."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back if the block raises.
+
+        Nested inside another transaction it is a savepoint: the inner block's changes
+        are undone alone if it raises, and become durable with the outer commit (the
+        indexer commits a batch of files at once, each file in its own savepoint).
+        """
+        if self.conn.in_transaction:
+            self._savepoints += 1
+            name = f"sp{self._savepoints}"
+            self.conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield
+            except BaseException:
+                self.conn.execute(f"ROLLBACK TO {name}")
+                self.conn.execute(f"RELEASE {name}")
+                raise
+            self.conn.execute(f"RELEASE {name}")
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
