@@ -19,27 +19,16 @@ from ..embedder import Embedder
 from ..errors import ConfigError
 from ..service import EmbedWorker, OracleIndex
 from ..watcher import RoamWatcher
-from . import routes
+from . import ask_routes, ollama_compat, openai_compat, routes
+from . import web as web_page
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
 
 log = logging.getLogger(__name__)
 
-# Route modules that exist register themselves here; each has a ``routes`` table.
-ROUTE_MODULES = ["routes", "ask_routes", "ollama_compat", "openai_compat", "web"]
-
-
-def _route_tables():
-    import importlib
-
-    for name in ROUTE_MODULES:
-        try:
-            module = importlib.import_module(f"{__package__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__package__}.{name}":
-                continue
-            raise
-        yield module
+# Each module either has a ``routes`` table or a ``setup(app)`` that adds its routes
+# (and any per-app resources, such as the chat client, through cleanup_ctx).
+ROUTE_MODULES = (routes, ask_routes, ollama_compat, openai_compat, web_page)
 
 
 def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: bool = True) -> web.Application:
@@ -83,7 +72,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
         await index.close()
 
     app.cleanup_ctx.append(index_ctx)
-    for module in _route_tables():
+    for module in ROUTE_MODULES:
         if hasattr(module, "setup"):
             module.setup(app)
         else:
