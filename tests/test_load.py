@@ -176,8 +176,9 @@ async def test_dropped_streams_free_their_resources(loaded_daemon, fake_ollama):
         for resp in responses:
             resp.close()  # drop the connection mid-answer
 
-    # Each upstream generation is cancelled (the fake sees its client leave) ...
-    await wait_until(lambda: state.client_disconnects == drops, timeout=20)
+    # Each upstream generation is cancelled (the fake sees its client leave) ... At least
+    # `drops`: a keep-alive connection of the warm-up closing late can count once more.
+    await wait_until(lambda: state.client_disconnects >= drops, timeout=20)
     # ... and the daemon's sockets to the clients and to Ollama are closed again.
     await wait_until(lambda: open_fds(daemon.proc.pid) <= baseline, timeout=20)
 
