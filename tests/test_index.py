@@ -220,3 +220,61 @@ def test_nested_transaction_rolls_back_alone(tmp_path):
     assert store.get_meta("kept") == "1" and store.get_meta("also kept") == "1"
     assert store.get_meta("undone") is None
     store.close()
+
+
+def _parsed(path: str, body: str):
+    from arcology_oracle.chunking import chunk_heading
+    from arcology_oracle.orgreader import read_org_bytes
+
+    text = f":PROPERTIES:\n:ID: id-{path}\n:END:\n#+title: {path}\n\n* First\n{body}\n* Second\nplain words\n"
+    parsed = read_org_bytes(text.encode(), path, frozenset())
+    return parsed, [chunk_heading(h, parsed.title, 1500, 200) for h in parsed.headings]
+
+
+def _replace(store: Store, path: str, body: str) -> None:
+    parsed, chunks = _parsed(path, body)
+    store.replace_file(parsed, size=1, mtime_ns=1, file_hash=body, chunks=chunks)
+
+
+def _fts_paths(store: Store, word: str) -> set[str]:
+    rows = store.conn.execute(
+        "SELECT f.path FROM headings_fts JOIN headings h ON h.id = headings_fts.rowid"
+        " JOIN files f ON f.id = h.file WHERE headings_fts MATCH ?",
+        (word,),
+    )
+    return {r[0] for r in rows}
+
+
+def test_full_text_index_follows_batches_savepoints_and_rewrites(tmp_path):
+    """New headings reach FTS once per transaction (not by a trigger per row): a file
+    rolled back in its savepoint leaves no terms, a file rewritten twice in one batch
+    keeps only its last text, and a rollback after an earlier file's terms were written
+    out inside the savepoint still leaves that earlier file searchable."""
+    store = Store.open(tmp_path / "fts.db")
+    _replace(store, "old.org", "walrus")
+    with store.transaction():
+        _replace(store, "a.org", "aardvark")
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                _replace(store, "b.org", "bobcat")
+                raise RuntimeError("b.org failed halfway")
+        _replace(store, "c.org", "caracal first")
+        _replace(store, "c.org", "capybara second")
+        _replace(store, "d.org", "dugong")
+        with pytest.raises(RuntimeError):
+            with store.transaction():
+                # Deleting a file writes the pending terms (a.org's, d.org's) out first;
+                # the rollback undoes that write, which must be redone at commit.
+                store.delete_file("old.org")
+                _replace(store, "e.org", "echidna")
+                raise RuntimeError("e.org failed halfway")
+    assert _fts_paths(store, "aardvark") == {"a.org"}
+    assert _fts_paths(store, "bobcat") == set()
+    assert _fts_paths(store, "caracal") == set()
+    assert _fts_paths(store, "capybara") == {"c.org"}
+    assert _fts_paths(store, "dugong") == {"d.org"}
+    assert _fts_paths(store, "walrus") == {"old.org"}
+    assert _fts_paths(store, "echidna") == set()
+    assert _fts_paths(store, "plain") == {"old.org", "a.org", "c.org", "d.org"}
+    store.conn.execute("INSERT INTO headings_fts(headings_fts, rank) VALUES ('integrity-check', 1)")
+    store.close()
