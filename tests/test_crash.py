@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from arcology_oracle.indexer import FILES_PER_COMMIT
 from tests.conftest import Daemon, start_daemon, wait_until
 from tests.corpus_tools import clean_snapshot, edit_burst, index_snapshot, write_corpus
 
@@ -67,7 +68,9 @@ async def test_kill_during_cold_index_and_during_embedding(tmp_path, make_settin
 
         async def mid_index():
             st = await status(daemon)
-            return st if st["indexing"]["phase"] == "indexing" and st["indexing"]["done"] >= 60 else None
+            # Past the first batch of files, which is committed when the next one starts.
+            done = st["indexing"]["done"]
+            return st if st["indexing"]["phase"] == "indexing" and done > FILES_PER_COMMIT else None
 
         seen = await wait_until(mid_index, timeout=60, interval=0.01)
         kill(daemon)

@@ -8,30 +8,41 @@ chunked and replaced in one transaction. Vectors follow chunk text hashes (see
 
 A file that cannot be read or parsed is logged with its path and reason and does not stop
 the others; whatever part of a bad file could be read is indexed.
+
+A reconcile with many files to read parses them in worker processes
+(:class:`~arcology_oracle.parsing.ParsePipeline`) while this thread stores them in order.
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import hashlib
 import logging
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
-from .chunking import chunk_heading
 from .config import Settings
 from .embedder import Embedder, prefixes_key
 from .files import is_indexable_path, iter_org_files
-from .orgreader import read_org_bytes
+from .parsing import ParseOptions, ParsePipeline, default_workers, parse_note
 from .store import Store
 
 log = logging.getLogger(__name__)
 
 FILES_PER_COMMIT = 64
+# Fewer files than this are parsed in the writer thread: starting worker processes costs
+# about as much as parsing 200 typical notes.
+PARALLEL_PARSE_MIN_FILES = 200
+# Vectors from a fast embedder are committed together, at most this many or this often.
+VECTORS_PER_COMMIT = 512
+STORE_VECTORS_EVERY = 0.25
 
 
 @dataclass
@@ -90,16 +101,34 @@ class Indexer:
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs))
             known = self.store.file_states()
             self.progress = Progress("indexing", 0, len(on_disk))
-            items = list(on_disk.items())
-            # Files are committed in batches (each file in its own savepoint): one commit
-            # per file cost a third of the store's time in a cold index.
-            for start in range(0, len(items), FILES_PER_COMMIT):
-                with self.store.transaction():
-                    for rel, abs_path in items[start : start + FILES_PER_COMMIT]:
-                        report.merge(self._index_one(rel, abs_path, known.get(rel)))
-                        self.progress.done += 1
-                        if on_progress:
-                            on_progress(self.progress)
+            stale = []
+            for rel, abs_path in on_disk.items():
+                if _same_stat(abs_path, known.get(rel)):
+                    report.unchanged += 1
+                    self.progress.done += 1
+                else:
+                    stale.append((rel, abs_path))
+            if on_progress:
+                on_progress(self.progress)
+            with ParsePipeline(self._parse_options, self._parse_workers(len(stale))) as pipeline:
+                results = pipeline.run(
+                    (read, read.rel, read.data)
+                    for read in (self._read(rel, abs_path, known.get(rel)) for rel, abs_path in stale)
+                )
+                # Files are committed in batches (each file in its own savepoint): one
+                # commit per file cost a third of the store's time in a cold index.
+                while True:
+                    before = self.progress.done
+                    with self.store.transaction():
+                        for read, parsed in islice(results, FILES_PER_COMMIT):
+                            report.merge(self._apply(read, parsed))
+                            self.progress.done += 1
+                            if on_progress:
+                                on_progress(self.progress)
+                    if self.progress.done == before:
+                        break
+            if pipeline.parsed_in_workers:
+                log.info("parsed %d files in %d worker processes", pipeline.parsed_in_workers, pipeline.workers)
             for rel in known.keys() - on_disk.keys():
                 if self.store.delete_file(rel):
                     report.deleted += 1
@@ -146,46 +175,76 @@ class Indexer:
         if report.indexed or report.deleted:
             self.store.checkpoint()
 
+    @property
+    def _parse_options(self) -> ParseOptions:
+        return ParseOptions(self._private_tags, self.settings.chunk_chars, self.settings.chunk_overlap)
+
+    def _parse_workers(self, files: int) -> int:
+        if files < PARALLEL_PARSE_MIN_FILES:
+            return 0
+        workers = self.settings.parse_workers
+        return default_workers() if workers is None else workers
+
     def _index_one(self, rel: str, abs_path: Path, known) -> IndexReport:
-        report = IndexReport()
+        read = self._read(rel, abs_path, known)
+        if read.data is None:
+            return self._apply(read, None)
+        try:
+            parsed = parse_note(read.data, rel, self._parse_options)
+        except Exception as exc:  # noqa: BLE001 - reported by _apply
+            parsed = exc
+        return self._apply(read, parsed)
+
+    def _read(self, rel: str, abs_path: Path, known) -> "_FileRead":
+        """Stat, read and hash one file: what must be done with it, and its bytes if
+        they need parsing. Never raises."""
         try:
             st = abs_path.stat()
             if known is not None and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
-                report.unchanged = 1
-                return report
+                return _FileRead(rel, abs_path, "unchanged")
             read = _read_regular_file(self.root, abs_path)
         except (FileNotFoundError, NotADirectoryError):
             read = None
         except OSError as exc:
             if exc.errno != errno.ELOOP:
                 log.warning("cannot read %s: %s", abs_path, exc.strerror or exc)
-                report.failed[rel] = exc.strerror or str(exc)
-                return report
+                return _FileRead(rel, abs_path, "failed", error=exc.strerror or str(exc))
             read = None
         if read is None:  # gone, or no longer a regular file inside the root
-            if self.store.delete_file(rel):
-                report.deleted = 1
-            return report
+            return _FileRead(rel, abs_path, "gone")
         data, st = read
         file_hash = hashlib.sha256(data).hexdigest()
         if known is not None and known.hash == file_hash:
-            self.store.touch_file(rel, st.st_size, st.st_mtime_ns)
+            return _FileRead(rel, abs_path, "same bytes", st=st)
+        return _FileRead(rel, abs_path, "changed", data=data, st=st, file_hash=file_hash)
+
+    def _apply(self, read: "_FileRead", parsed) -> IndexReport:
+        """Bring the store in line with one file as read; ``parsed`` is what
+        :func:`~arcology_oracle.parsing.parse_note` returned (or raised) for a changed one."""
+        report = IndexReport()
+        if read.outcome == "unchanged":
             report.unchanged = 1
-            return report
-        try:
-            parsed = read_org_bytes(data, rel, self._private_tags)
-            chunks = [
-                chunk_heading(h, parsed.title, self.settings.chunk_chars, self.settings.chunk_overlap)
-                for h in parsed.headings
-            ]
-            report.new_pending = self.store.replace_file(
-                parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=file_hash, chunks=chunks
-            )
-        except Exception as exc:  # one bad file must never stop the others
-            log.exception("failed to index %s", abs_path)
-            report.failed[rel] = f"{type(exc).__name__}: {exc}"
-            return report
-        report.indexed = 1
+        elif read.outcome == "failed":
+            report.failed[read.rel] = read.error or "unreadable"
+        elif read.outcome == "gone":
+            if self.store.delete_file(read.rel):
+                report.deleted = 1
+        elif read.outcome == "same bytes":
+            self.store.touch_file(read.rel, read.st.st_size, read.st.st_mtime_ns)
+            report.unchanged = 1
+        else:
+            try:
+                if isinstance(parsed, BaseException):
+                    raise parsed
+                headings, chunks = parsed
+                report.new_pending = self.store.replace_file(
+                    headings, size=read.st.st_size, mtime_ns=read.st.st_mtime_ns, file_hash=read.file_hash, chunks=chunks
+                )
+            except Exception as exc:  # one bad file must never stop the others
+                log.exception("failed to index %s", read.abs_path)
+                report.failed[read.rel] = f"{type(exc).__name__}: {exc}"
+                return report
+            report.indexed = 1
         return report
 
     def prepare_embedding(self, embedder: Embedder) -> bool:
@@ -194,6 +253,32 @@ class Indexer:
         if reset:
             log.warning("embedding model changed to %s: every chunk will be embedded again", embedder.model)
         return reset
+
+
+@dataclass
+class _FileRead:
+    """One file as read for indexing, before parsing. ``outcome`` is one of
+    ``unchanged`` (same size and mtime), ``failed`` (unreadable: ``error``), ``gone``,
+    ``same bytes`` (only its mtime changed) or ``changed`` (``data`` to parse)."""
+
+    rel: str
+    abs_path: Path
+    outcome: str
+    data: bytes | None = None
+    st: os.stat_result | None = None
+    file_hash: str | None = None
+    error: str | None = None
+
+
+def _same_stat(path: Path, known) -> bool:
+    """Whether ``path`` has the size and mtime the store recorded (so it is not read)."""
+    if known is None:
+        return False
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return known.size == st.st_size and known.mtime_ns == st.st_mtime_ns
 
 
 def _inside_root(root: Path, path: Path) -> bool:
@@ -238,22 +323,58 @@ async def embed_pending(
     *,
     batch_size: int,
     on_batch: Callable[[int], None] | None = None,
+    store_every: float = STORE_VECTORS_EVERY,
 ) -> int:
     """Embed pending chunk texts batch by batch until none is left; returns how many.
 
-    ``run_store(fn, *args)`` must run ``fn(*args)`` against the writer store (directly,
-    or awaited on the writer thread) and return its result. Errors from the embedder
-    (ServiceUnavailable) or the store (DimensionMismatch) propagate; whatever was stored
-    before them stays stored, so a later call resumes where this one stopped.
+    ``run_store(fn)`` must run ``fn(store)`` against the writer store (directly, or
+    awaited on the writer thread) and return its result. Two things keep the embedder
+    busy and the writer from committing more often than it must:
+
+    * a batch's vectors are stored while the next batch is being embedded;
+    * vectors are stored at most every ``store_every`` seconds or
+      :data:`VECTORS_PER_COMMIT` vectors, in one transaction (a fast embedder's batches
+      would otherwise cost a commit each; a slow one's are stored batch by batch).
+
+    ``on_batch(n)`` is called as ``n`` more vectors are stored. Errors from the embedder
+    (ServiceUnavailable) or the store (DimensionMismatch) propagate once what was
+    embedded before them is stored, so a later call resumes where this one stopped.
     """
     total = 0
-    while True:
-        pending = await run_store(lambda store: store.pending_texts(batch_size))
-        if not pending:
-            return total
-        vectors = await embedder.embed_documents([text for _, text in pending])
-        items = [(text_hash, vec) for (text_hash, _), vec in zip(pending, vectors)]
-        await run_store(lambda store: store.store_vectors(items))
-        total += len(items)
+    unstored: list[tuple[str, object]] = []
+    embedded_not_stored: set[str] = set()
+    storing: asyncio.Future | None = None
+    last_store = time.monotonic()
+
+    async def store(items: list[tuple[str, object]]) -> None:
+        await run_store(lambda s: s.store_vectors(items))
+        embedded_not_stored.difference_update(text_hash for text_hash, _ in items)
         if on_batch:
             on_batch(len(items))
+
+    async def store_unstored() -> None:
+        nonlocal storing, unstored, last_store
+        if storing is not None:
+            previous, storing = storing, None
+            await previous
+        if unstored:
+            items, unstored = unstored, []
+            storing = asyncio.ensure_future(store(items))
+            last_store = time.monotonic()
+
+    try:
+        while True:
+            exclude = frozenset(embedded_not_stored)
+            pending = await run_store(lambda s: s.pending_texts(batch_size, exclude=exclude))
+            if not pending:
+                break
+            vectors = await embedder.embed_documents([text for _, text in pending])
+            unstored += [(text_hash, vec) for (text_hash, _), vec in zip(pending, vectors)]
+            embedded_not_stored.update(text_hash for text_hash, _ in pending)
+            total += len(pending)
+            if len(unstored) >= VECTORS_PER_COMMIT or time.monotonic() - last_store >= store_every:
+                await store_unstored()
+    finally:
+        await store_unstored()
+        await store_unstored()  # wait for the last one
+    return total

@@ -89,12 +89,14 @@ def read_org_file(
 
 
 def read_org_bytes(
-    data: bytes, path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS
+    data: bytes, path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS, *, log_problems: bool = True
 ) -> ParsedFile:
     """Parse org ``data`` (the bytes of the file ``path``, relative to the roam dir).
 
     Never raises on any content. Returns the headings that could be read, minus the
     excluded ones (see the module docstring), in file order; the level-0 record first.
+    Each problem is logged with the path unless ``log_problems`` is false (a worker
+    process: its parent calls :func:`report_problems`).
     """
     problems: list[str] = []
     stem = _file_stem(path)
@@ -106,9 +108,15 @@ def read_org_bytes(
         problems.append(f"could not read the file ({type(exc).__name__}); it was skipped")
         parsed = ParsedFile(path=path, title=stem, file_id=None)
     parsed.problems = problems
-    for problem in problems:
-        log.warning("%s: %s", path, problem)
+    if log_problems:
+        report_problems(parsed)
     return parsed
+
+
+def report_problems(parsed: ParsedFile) -> None:
+    """Log each of ``parsed.problems`` once, with the file's path."""
+    for problem in parsed.problems:
+        log.warning("%s: %s", parsed.path, problem)
 
 
 def decode_org_bytes(data: bytes, problems: list[str] | None = None) -> str:

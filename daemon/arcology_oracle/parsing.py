@@ -1,0 +1,166 @@
+"""Reading org files into headings and chunks, in the calling thread or in worker processes.
+
+Parsing is pure Python (orgparse) and takes about half of a cold index; the store's
+SQLite work takes most of the rest and runs on the writer thread. :class:`ParsePipeline`
+lets a large reconcile parse files in worker processes (``spawn``ed: the daemon has
+threads, and a forked child could inherit a held lock) while the writer thread stores the
+files already parsed, in order. Small jobs, and machines with one core, parse inline.
+
+A worker never logs: the problems it finds come back in ``ParsedFile.problems`` and the
+parent logs them with the path (:func:`~arcology_oracle.orgreader.report_problems`), as
+inline parsing does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Generic, TypeVar
+
+from .chunking import chunk_heading
+from .notes import Chunk, ParsedFile
+from .orgreader import read_org_bytes, report_problems
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """What parsing a file depends on besides its bytes and path (picklable)."""
+
+    private_tags: frozenset[str]
+    chunk_chars: int
+    chunk_overlap: int
+
+
+def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple[ParsedFile, list[list[Chunk]]]:
+    """The headings of the org file ``rel`` (bytes ``data``) and each heading's chunks.
+
+    Never raises on the file's content (see :func:`~arcology_oracle.orgreader.read_org_bytes`).
+    """
+    parsed = read_org_bytes(data, rel, options.private_tags, log_problems=log_problems)
+    chunks = [chunk_heading(h, parsed.title, options.chunk_chars, options.chunk_overlap) for h in parsed.headings]
+    return parsed, chunks
+
+
+def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> list[tuple | BaseException]:
+    """In a worker: parse each file, quietly; an exception stands in for its file."""
+    out: list[tuple | BaseException] = []
+    for rel, data in batch:
+        try:
+            out.append(parse_note(data, rel, options, log_problems=False))
+        except Exception as exc:  # noqa: BLE001 - reported per file by the caller
+            out.append(exc)
+    return out
+
+
+def default_workers() -> int:
+    """Worker processes for a large reconcile: one core is left to the writer thread."""
+    return max(0, min(4, (os.cpu_count() or 1) - 1))
+
+
+class ParsePipeline(Generic[T]):
+    """Parses a stream of files ahead of the caller, in ``workers`` processes.
+
+    ``run(jobs)`` takes ``(key, rel, data)`` triples and yields ``(key, result)`` in the
+    same order, where ``result`` is what :func:`parse_note` returns or the exception it
+    raised, or None when ``data`` is None (a job with nothing to parse keeps its place).
+    Files go to the workers ``per_task`` at a time: one task per file kept the workers
+    waiting on the parent's feeder threads, which need the GIL that the writer holds.
+    At most ``window`` files are in flight, so memory stays bounded however many files
+    there are. With ``workers == 0``, or if the pool cannot start or breaks (a worker
+    killed), files are parsed inline; nothing is lost either way.
+    """
+
+    def __init__(self, options: ParseOptions, workers: int, *, per_task: int = 32, window: int = 256):
+        self.options = options
+        self.workers = workers
+        self.per_task = per_task
+        self.window = window
+        self.parsed_in_workers = 0
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> "ParsePipeline[T]":
+        if self.workers > 0:
+            try:
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
+            except (OSError, ValueError) as exc:  # no processes allowed here: parse inline
+                log.warning("cannot start parser processes (%s); parsing in one thread", exc)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def run(self, jobs: Iterable[tuple[T, str, bytes | None]]) -> Iterator[tuple[T, tuple | BaseException | None]]:
+        tasks: deque[tuple[list[tuple[T, str, bytes | None]], Future | None]] = deque()
+        batch: list[tuple[T, str, bytes | None]] = []
+        in_flight = 0
+        for job in jobs:
+            if self._pool is None and not tasks:
+                yield job[0], self._parse_here(job[1], job[2])
+                continue
+            batch.append(job)
+            if len(batch) >= self.per_task:
+                tasks.append((batch, self._submit(batch)))
+                in_flight += len(batch)
+                batch = []
+            while in_flight >= self.window:
+                done, _ = tasks[0]
+                in_flight -= len(done)
+                yield from self._collect(*tasks.popleft())
+        if batch:
+            tasks.append((batch, self._submit(batch)))
+        while tasks:
+            yield from self._collect(*tasks.popleft())
+
+    def _submit(self, batch: list[tuple[T, str, bytes | None]]) -> Future | None:
+        if self._pool is None:
+            return None
+        try:
+            return self._pool.submit(_parse_batch, [(rel, data) for _, rel, data in batch if data is not None], self.options)
+        except BrokenProcessPool:
+            self._broken()
+            return None
+
+    def _collect(self, batch: list[tuple[T, str, bytes | None]], future: Future | None) -> Iterator[tuple[T, tuple | BaseException | None]]:
+        results: Iterator[tuple | BaseException] | None = None
+        if future is not None:
+            try:
+                results = iter(future.result())
+            except BrokenProcessPool:
+                self._broken()
+        for key, rel, data in batch:
+            if data is None:
+                yield key, None
+            elif results is None:
+                yield key, self._parse_here(rel, data)
+            else:
+                result = next(results)
+                if isinstance(result, tuple):
+                    self.parsed_in_workers += 1
+                    report_problems(result[0])
+                yield key, result
+
+    def _parse_here(self, rel: str, data: bytes | None) -> tuple | BaseException | None:
+        if data is None:
+            return None
+        try:
+            return parse_note(data, rel, self.options)
+        except Exception as exc:  # noqa: BLE001 - reported per file by the caller
+            return exc
+
+    def _broken(self) -> None:
+        if self._pool is not None:
+            log.warning("a parser process died; parsing the remaining files in one thread")
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
