@@ -3,6 +3,11 @@ stopped, and still find chunks that were (re)inserted below that point."""
 
 from __future__ import annotations
 
+import pytest
+
+from arcology_oracle.embedder import OllamaEmbedder
+from arcology_oracle.errors import ServiceUnavailable
+from arcology_oracle.indexer import embed_pending
 from arcology_oracle.store import Store
 from tests.test_vectors import write_file
 
@@ -22,4 +27,30 @@ def test_pending_texts_drains_in_order_and_finds_chunks_inserted_below_the_curso
         store.store_vectors([(h, [0.0, 1.0]) for h, _ in batch])
     assert sorted(drained) == sorted(hashes[8:10] + hashes_b)
     assert store.counts()["pending"] == 0
+    store.close()
+
+
+async def test_a_fast_embedders_batches_are_committed_together_and_kept_when_it_fails(tmp_path, fake_ollama, make_settings):
+    """Vectors are stored at most every ``store_every`` seconds (here: only at the end),
+    in one transaction; when the embedder fails, what it embedded before is stored."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    write_file(store, "a.org", list(range(20)))
+    embedder = OllamaEmbedder(make_settings(ollama_host=fake_ollama.url, embed_batch_size=4))
+
+    async def run_store(fn):
+        return fn(store)
+
+    stored: list[int] = []
+    embedded = await embed_pending(embedder, run_store, batch_size=4, on_batch=stored.append, store_every=3600)
+    assert embedded == 20 and stored == [20]
+    assert fake_ollama.state.embed_batches == [4] * 5
+    assert store.counts()["pending"] == 0
+
+    write_file(store, "b.org", list(range(20, 40)))
+    fake_ollama.state.configure({"fault_paths": ["/api/embed"], "faults_after": 2, "fail_status": 500})
+    with pytest.raises(ServiceUnavailable):
+        await embed_pending(embedder, run_store, batch_size=4, on_batch=stored.append, store_every=3600)
+    assert stored == [20, 8]
+    assert store.counts()["pending"] == 12
+    await embedder.close()
     store.close()

@@ -362,6 +362,8 @@ class FakeOllamaState:
     # How many more requests fail_status applies to; None = until cleared.
     fail_count: int | None = None
     fault_paths: set[str] | None = None
+    # Requests on the faulted paths served normally before the faults below apply.
+    faults_after: int = 0
     # 200 with a body (or NDJSON line) that is not JSON.
     garbage: bool = False
     # Embedding endpoints answer vectors of this length instead of the model's.
@@ -476,7 +478,7 @@ class FakeOllamaState:
     # -- configuration as JSON (the control API)
 
     CONFIG_FIELDS = (
-        "fail_status", "fail_message", "fail_count", "fault_paths", "garbage", "wrong_dims",
+        "fail_status", "fail_message", "fail_count", "fault_paths", "faults_after", "garbage", "wrong_dims",
         "hang", "hang_max", "delay_per_request", "delay_per_text", "delay_per_piece", "parallel",
         "chat_error_midway", "chat_error_message", "chat_abort_midway", "chat_reply", "version",
     )  # fmt: skip
@@ -676,7 +678,9 @@ def _api(handler: Callable[..., Any]) -> Callable[[web.Request], Any]:
             body = parsed
         await state._record(path, body, request.headers)
         try:
-            if _faulted(state, path):
+            if _faulted(state, path) and state.faults_after > 0:
+                state.faults_after -= 1
+            elif _faulted(state, path):
                 if state.hang:
                     state.hanging.set()
                     await _wait_event(state, state.hang_release, state.hang_max, request)
