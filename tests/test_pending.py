@@ -3,12 +3,15 @@ stopped, and still find chunks that were (re)inserted below that point."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from arcology_oracle.embedder import OllamaEmbedder
 from arcology_oracle.errors import ServiceUnavailable
 from arcology_oracle.indexer import embed_pending
 from arcology_oracle.store import Store
+from tests.conftest import wait_until
 from tests.test_vectors import write_file
 
 
@@ -52,5 +55,26 @@ async def test_a_fast_embedders_batches_are_committed_together_and_kept_when_it_
         await embed_pending(embedder, run_store, batch_size=4, on_batch=stored.append, store_every=3600)
     assert stored == [20, 8]
     assert store.counts()["pending"] == 12
+    await embedder.close()
+    store.close()
+
+
+async def test_the_next_batch_is_requested_before_the_first_is_answered(tmp_path, fake_ollama, make_settings):
+    """Ollama gets the next batch queued while the daemon waits for (or reads) an answer."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    write_file(store, "a.org", list(range(12)))
+    embedder = OllamaEmbedder(make_settings(ollama_host=fake_ollama.url, embed_batch_size=4))
+
+    async def run_store(fn):
+        return fn(store)
+
+    fake_ollama.state.configure({"fault_paths": ["/api/embed"], "hang": True})
+    task = asyncio.ensure_future(embed_pending(embedder, run_store, batch_size=4))
+    await wait_until(lambda: fake_ollama.state.count("/api/embed") == 2)
+    assert not task.done()
+    fake_ollama.state.hang = False
+    fake_ollama.state.release()
+    assert await task == 12
+    assert store.counts()["pending"] == 0
     await embedder.close()
     store.close()
