@@ -106,7 +106,7 @@ class ParsePipeline(Generic[T]):
         batch: list[tuple[T, str, bytes | None]] = []
         in_flight = 0
         for job in jobs:
-            if self._pool is None and not tasks:
+            if self._pool is None and not tasks and not batch:
                 yield job[0], self._parse_here(job[1], job[2])
                 continue
             batch.append(job)
@@ -124,10 +124,11 @@ class ParsePipeline(Generic[T]):
             yield from self._collect(*tasks.popleft())
 
     def _submit(self, batch: list[tuple[T, str, bytes | None]]) -> Future | None:
-        if self._pool is None:
+        files = [(rel, data) for _, rel, data in batch if data is not None]
+        if self._pool is None or not files:
             return None
         try:
-            return self._pool.submit(_parse_batch, [(rel, data) for _, rel, data in batch if data is not None], self.options)
+            return self._pool.submit(_parse_batch, files, self.options)
         except BrokenProcessPool:
             self._broken()
             return None
