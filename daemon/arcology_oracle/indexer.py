@@ -90,6 +90,7 @@ class Indexer:
         self.root = settings.roam_dir
         self.progress = Progress()
         self._private_tags = frozenset(t.lower() for t in settings.private_tags)
+        self._real_root = os.path.realpath(self.root)  # again at each reconcile / index_paths
         self._lock = threading.Lock()
 
     def reconcile(self, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
@@ -103,6 +104,7 @@ class Indexer:
                 return report
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs))
             known = self.store.file_states()
+            self._real_root = os.path.realpath(self.root)
             self.progress = Progress("indexing", 0, len(on_disk))
             stale = []
             for rel, abs_path in on_disk.items():
@@ -152,6 +154,7 @@ class Indexer:
         with self._lock:
             report = IndexReport()
             known = self.store.file_states()
+            self._real_root = os.path.realpath(self.root)
             canonical: set[str] | None = None
             for rel in rels:
                 abs_path = self.root / rel
@@ -205,7 +208,7 @@ class Indexer:
             st = abs_path.stat()
             if known is not None and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
                 return _FileRead(rel, abs_path, "unchanged")
-            read = _read_regular_file(self.root, abs_path)
+            read = _read_regular_file(self._real_root, abs_path)
         except (FileNotFoundError, NotADirectoryError):
             read = None
         except OSError as exc:
@@ -296,9 +299,9 @@ def _through_symlink(root: Path, rel: str) -> bool:
     return os.path.realpath(root / rel) != os.path.join(os.path.realpath(root), *Path(rel).parts)
 
 
-def _read_regular_file(root: Path, path: Path) -> tuple[bytes, os.stat_result] | None:
-    """The bytes and stat of ``path``, or None when it is not a regular file inside
-    ``root`` at the moment it is opened.
+def _read_regular_file(real_root: str, path: Path) -> tuple[bytes, os.stat_result] | None:
+    """The bytes and stat of ``path``, or None when it is not a regular file inside the
+    directory ``real_root`` (a resolved path) at the moment it is opened.
 
     The file may have been swapped since it was listed: for a FIFO (whose open and read
     would block the writer thread forever), a directory, or a symlink out of the root.
@@ -306,7 +309,7 @@ def _read_regular_file(root: Path, path: Path) -> tuple[bytes, os.stat_result] |
     without blocking, and the open file itself is checked before reading.
     """
     real = os.path.realpath(path)
-    if not Path(real).is_relative_to(os.path.realpath(root)):
+    if not real.startswith(real_root.rstrip(os.sep) + os.sep):
         return None
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(real, flags)

@@ -668,20 +668,24 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         h.own_id,
         h.level,
         h.title,
-        _to_json(list(h.olp)),
+        _json_list(h.olp),
         " / ".join(h.olp),
-        _to_json(list(h.tags)),
+        _json_list(h.tags),
         h.todo,
-        _to_json(h.properties),
+        _to_json(h.properties) if h.properties else "{}",
         h.body,
         h.text,
         h.start_line,
         h.end_line,
         h.node_title,
-        _to_json(list(h.aliases)),
+        _json_list(h.aliases),
         h.date,
         h.content_hash(),
     )
+
+
+def _json_list(values: Sequence[str]) -> str:
+    return _to_json(list(values)) if values else "[]"
 
 
 def _heading_dict(row) -> dict:
