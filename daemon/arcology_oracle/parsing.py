@@ -63,8 +63,10 @@ def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> list[
 
 
 def default_workers() -> int:
-    """Worker processes for a large reconcile: one core is left to the writer thread."""
-    return max(0, min(4, (os.cpu_count() or 1) - 1))
+    """Worker processes for a large reconcile: two cores are left to the writer thread
+    (with the pool's feeder threads) and the rest of the machine, so none on 2 cores,
+    where measurements showed no gain (BENCHMARKS.md), and at most 4."""
+    return max(0, min(4, (os.cpu_count() or 1) - 2))
 
 
 class ParsePipeline(Generic[T]):
