@@ -42,13 +42,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import orgparse
+from orgparse.date import OrgDateClosed, OrgDateDeadline, OrgDateScheduled
 from orgparse.node import (
     OrgBaseNode,
     OrgEnv,
     OrgNode,
     OrgRootNode,
+    parse_comment,
     parse_heading_priority,
     parse_heading_todos,
+    parse_seq_todo,
 )
 
 from .notes import Heading, ParsedFile
@@ -394,6 +397,19 @@ class _SafeParsing:
         self._timestamps = []
         return ilines
 
+    def _parse_comments(self) -> None:
+        # orgparse's, with a substring test first: it ran a regex on every line of every
+        # node (a seventh of parsing), and only a line holding "#+" can match it.
+        special: dict[str, list[str]] = {}
+        for line in self._lines:
+            if "#+" in line and (parsed := parse_comment(line)):
+                key, values = parsed
+                special.setdefault(key.upper(), []).extend(values)
+        self._special_comments = special
+        for key in ("TODO", "SEQ_TODO", "TYP_TODO"):
+            for value in special.get(key, []):
+                self.env.add_todo_keys(*parse_seq_todo(value))
+
     def _iparse_properties(self, ilines: Iterator[str]) -> Iterator[str]:
         # orgparse's rule (the first line containing :PROPERTIES: up to one containing
         # :END:), without its value conversion; _drawer() applies Org's placement rules.
@@ -417,7 +433,20 @@ class _Root(_SafeParsing, OrgRootNode):
     pass
 
 
+# Shared stand-ins for the planning dates of every heading (never read by the reader).
+_NO_DATES = (OrgDateScheduled(None), OrgDateDeadline(None), OrgDateClosed(None))
+
+
 class _Node(_SafeParsing, OrgNode):
+    def __init__(self, *args, **kwargs) -> None:
+        # OrgNode's, without building three empty date objects per heading (6% of parsing).
+        OrgBaseNode.__init__(self, *args, **kwargs)
+        self._heading = self._level = self._tags = self._todo = self._priority = None
+        self._scheduled, self._deadline, self._closed = _NO_DATES
+        self._clocklist = []
+        self._body_lines = []
+        self._repeated_tasks = []
+
     def _parse_heading(self) -> None:
         line = self._lines[0]
         self._level = len(line) - len(line.lstrip("*"))
