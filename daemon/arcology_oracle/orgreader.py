@@ -183,6 +183,8 @@ def split_roam_list(value: str) -> tuple[str, ...]:
     Space separated; ``"double quoted"`` items may contain spaces (``\\"`` escapes a
     quote); ``[[link][desc]]`` items count as one item and yield their target.
     """
+    if not value.strip():
+        return ()
     items: list[str] = []
     rest: list[str] = []
     last = 0
