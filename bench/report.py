@@ -45,12 +45,14 @@ def index() -> str:
     if not data:
         return ""
     rows = [
-        "| headings | chunks | reconcile (headings/s) | embed, zero-latency embedder (chunks/s) | cold total (headings/s) | restart, unchanged (s) | restart, every file touched (s) |",
-        "|---|---|---|---|---|---|---|",
+        "| headings | chunks | parse workers | reconcile (headings/s) | embed, zero-latency embedder (chunks/s) | cold total (headings/s) | restart, unchanged (s) | restart, every file touched (s) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for c in data["cold"]:
+        workers = c.get("parse_workers")
         rows.append(
-            f"| {c['headings']:,} | {c['chunks']:,} | {c['reconcile_headings_per_s']:,} | {c['embed_chunks_per_s']:,}"
+            f"| {c['headings']:,} | {c['chunks']:,} | {'default' if workers is None else workers}"
+            f" | {c['reconcile_headings_per_s']:,} | {c['embed_chunks_per_s']:,}"
             f" | {c['overall_headings_per_s']:,} | {c['restart_unchanged_s']:.2f} | {c['restart_touched_s']:.2f} |"
         )
     out = "\n".join(rows)
