@@ -83,3 +83,16 @@ async def test_similar_node_scores_descend_from_at_most_one(bread_index):
     assert scores == sorted(scores, reverse=True)
     assert 0 < scores[-1] and scores[0] <= 1.0
 
+
+
+async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index, tmp_path):
+    """A note far larger than the cap (a year of journal in one file) is cut, from the start."""
+    roam = bread_index.settings.roam_dir
+    day = "* Day\nWalked to the bakery; the sourdough was sold out again.\n"
+    (roam / "journal.org").write_text(note("Journal", day * 2000), encoding="utf-8")
+    await bread_index.reconcile()
+    ids = await bread_index.read(lambda s: [s.node(node_id(t))["id"] for t in ("Journal", "Bread basics")])
+    texts = await bread_index.read(lambda s: retrieval._note_texts(s, ids))
+    journal, basics = texts[ids[0]], texts[ids[1]]
+    assert len(journal) == retrieval.RERANK_NOTE_CHARS and journal.startswith("Journal")
+    assert "Knead, shape, bake" in basics and len(basics) < 1000

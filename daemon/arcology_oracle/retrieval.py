@@ -25,6 +25,9 @@ RRF_K = 60
 # and how many of the query note's most frequent words it looks for.
 RERANK_NOTES = 30
 MAX_QUERY_WORDS = 64
+# The most of each candidate note's text the re-ranking reads (its first ~5,000 words): a
+# year of journal in one file must not make every /similar slow.
+RERANK_NOTE_CHARS = 32_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 _STOPWORDS = frozenset(
@@ -362,7 +365,8 @@ def _scratch():
 
 def _note_texts(store: Store, heading_ids: Sequence[int]) -> dict[int, str]:
     """For each heading id, the titles and text of every heading of its note (its node,
-    or for headings in no node, those of its file in no node), in one query."""
+    or for headings in no node, those of its file in no node), in one query; at most
+    :data:`RERANK_NOTE_CHARS` characters of each, from the start."""
     placeholders = ",".join("?" * len(heading_ids))
     rows = store.conn.execute(
         "WITH q(id, node_id, file) AS ("
@@ -374,6 +378,9 @@ def _note_texts(store: Store, heading_ids: Sequence[int]) -> dict[int, str]:
         list(heading_ids),
     ).fetchall()
     out: dict[int, list[str]] = {}
+    size: dict[int, int] = {}
     for heading_id, title, body in rows:
-        out.setdefault(heading_id, []).extend((title, body))
-    return {heading_id: "\n".join(parts) for heading_id, parts in out.items()}
+        if size.get(heading_id, 0) < RERANK_NOTE_CHARS:
+            out.setdefault(heading_id, []).extend((title, body))
+            size[heading_id] = size.get(heading_id, 0) + len(title) + len(body) + 2
+    return {heading_id: "\n".join(parts)[:RERANK_NOTE_CHARS] for heading_id, parts in out.items()}
