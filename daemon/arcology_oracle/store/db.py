@@ -8,6 +8,8 @@ process always uses one driver: loading vec0 into two SQLite builds in one proce
 
 from __future__ import annotations
 
+import functools
+import struct
 import sys
 from array import array
 from pathlib import Path
@@ -70,11 +72,14 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
 
 
 def pack_vector(vector) -> bytes:
-    """float32 little-endian bytes of ``vector`` (the form vec0 stores)."""
-    arr = array("f", vector)
-    if sys.byteorder != "little":  # pragma: no cover
-        arr.byteswap()
-    return arr.tobytes()
+    """float32 little-endian bytes of ``vector`` (the form vec0 stores). struct packs a
+    list of Python floats twice as fast as array or numpy (a tenth of embedding's cost)."""
+    return _float32s(len(vector)).pack(*vector)
+
+
+@functools.lru_cache(maxsize=8)
+def _float32s(n: int) -> struct.Struct:
+    return struct.Struct(f"<{n}f")
 
 
 def unpack_vector(blob: bytes) -> list[float]:
