@@ -21,7 +21,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
-for extra in (REPO, REPO / "daemon", REPO / "bench"):
+# BENCH_DAEMON_SRC=/path/to/daemon measures another copy of the package (to compare a
+# change), in this process as in the daemons the scripts start.
+DAEMON_SRC = Path(os.environ.get("BENCH_DAEMON_SRC", REPO / "daemon"))
+for extra in (REPO, DAEMON_SRC, REPO / "bench"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
@@ -156,8 +159,7 @@ def daemon(roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extr
     """The real daemon (``arcology-oracle serve``) as a subprocess."""
     port = free_port()
     env = {
-        # BENCH_DAEMON_SRC runs another copy of the package (to compare a change).
-        "PYTHONPATH": os.environ.get("BENCH_DAEMON_SRC", str(REPO / "daemon")),
+        "PYTHONPATH": str(DAEMON_SRC),
         "XDG_CONFIG_HOME": str(RESULTS / "xdg-config"),
         **(extra_env or {}),
     }

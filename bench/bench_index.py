@@ -2,6 +2,10 @@
 
     nice python bench/bench_index.py [--headings 20000] [--latency-headings 3000]
         [--delay-per-request 0.02] [--delay-per-text 0.002] [--parallel 1]
+        [--parse-workers 0,1] [--out index]
+
+``BENCH_DAEMON_SRC=/path/to/other/daemon`` measures another copy of the package (e.g. a
+``git worktree`` of an older commit) with the same harness, for before/after ratios.
 
 1. Cold index of a synthetic corpus (bench/corpus.py) with the zero-latency in-process
    hash embedder, through the daemon's own :class:`OracleIndex` (reconcile, then embed
@@ -21,7 +25,7 @@
 4. First of all, restart on each corpus bench/bench_query.py built and cached (three
    times each; the first may read files the OS no longer caches), e.g. 100k headings.
 
-Writes bench/results/index.json.
+Writes bench/results/index.json (or ``--out``).
 """
 
 from __future__ import annotations
@@ -68,9 +72,10 @@ async def cold(headings: int, workers: int | None) -> dict:
     embedder = HashEmbedder(768)
     # Warm-up into a scratch database: the embedder learns every text's vector (and the
     # files are in the OS cache), so the timed index below pays for nothing but the daemon.
-    await index_in_process(base / "roam", base / "warmup.sqlite3", embedder, parse_workers=workers)
+    settings = {} if workers is None else {"parse_workers": workers}
+    await index_in_process(base / "roam", base / "warmup.sqlite3", embedder, **settings)
     embedder.seconds = 0.0
-    built = await index_in_process(base / "roam", base / "index.sqlite3", embedder, parse_workers=workers)
+    built = await index_in_process(base / "roam", base / "index.sqlite3", embedder, **settings)
     n = built["headings"]
     out = {
         **counts, **built,
@@ -137,16 +142,17 @@ def main() -> None:
     p.add_argument("--parallel", type=int, default=1)
     p.add_argument("--batch-size", type=int, default=32, help="the daemon's embed_batch_size (its default is 32)")
     p.add_argument("--only-cached-restart", action="store_true", help="only the restart on bench_query's cached corpora")
+    p.add_argument("--out", default="index", help="results file name under bench/results/ (default: index)")
     p.add_argument("--parse-workers", default="default", help="the daemon's parse_workers for the cold index, comma-separated to compare (default: its own default)")
     args = p.parse_args()
-    previous = RESULTS / "index.json"
+    previous = RESULTS / f"{args.out}.json"
     results: dict = json.loads(previous.read_text()) if args.only_cached_restart and previous.exists() else {"machine": machine(), "cold": []}
     results["restart_cached"] = []
     for base in sorted((RESULTS / "cache").glob("query-*")):
         r = asyncio.run(restart_cached(base))
         print(json.dumps(r), file=sys.stderr)
         results["restart_cached"].append(r)
-    save("index", results)
+    save(args.out, results)
     if args.only_cached_restart:
         return
     for n in [int(x) for x in args.headings.split(",")]:
@@ -154,11 +160,11 @@ def main() -> None:
             r = asyncio.run(cold(n, None if workers == "default" else int(workers)))
             print(json.dumps(r), file=sys.stderr)
             results["cold"].append(r)
-            save("index", results)
+            save(args.out, results)
     r = asyncio.run(with_latency(args.latency_headings, args.delay_per_request, args.delay_per_text, args.parallel, args.batch_size))
     print(json.dumps(r), file=sys.stderr)
     results["latency"] = r
-    save("index", results)
+    save(args.out, results)
 
 
 if __name__ == "__main__":
