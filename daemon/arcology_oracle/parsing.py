@@ -4,7 +4,8 @@ Parsing is pure Python (orgparse) and takes about half of a cold index; the stor
 SQLite work takes most of the rest and runs on the writer thread. :class:`ParsePipeline`
 lets a large reconcile parse files in worker processes (``spawn``ed: the daemon has
 threads, and a forked child could inherit a held lock) while the writer thread stores the
-files already parsed, in order. Small jobs, and machines with one core, parse inline.
+files already parsed, in order. Small jobs, and machines with two cores or fewer (by
+default), parse inline.
 
 A worker never logs: the problems it finds come back in ``ParsedFile.problems`` and the
 parent logs them with the path (:func:`~arcology_oracle.orgreader.report_problems`), as
@@ -64,8 +65,9 @@ def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> list[
 
 def default_workers() -> int:
     """Worker processes for a large reconcile: two cores are left to the writer thread
-    (with the pool's feeder threads) and the rest of the machine, so none on 2 cores,
-    where measurements showed no gain (BENCHMARKS.md), and at most 4."""
+    (with the pool's feeder threads) and the rest of the machine, and at most 4. None on
+    2 cores: there one worker gained 8-10% on an idle machine and lost 20-35% beside other
+    work (BENCHMARKS.md)."""
     return max(0, min(4, (os.cpu_count() or 1) - 2))
 
 
@@ -75,8 +77,8 @@ class ParsePipeline(Generic[T]):
     ``run(jobs)`` takes ``(key, rel, data)`` triples and yields ``(key, result)`` in the
     same order, where ``result`` is what :func:`parse_note` returns or the exception it
     raised, or None when ``data`` is None (a job with nothing to parse keeps its place).
-    Files go to the workers ``per_task`` at a time: one task per file kept the workers
-    waiting on the parent's feeder threads, which need the GIL that the writer holds.
+    Files go to the workers ``per_task`` at a time, so that the pool's feeder threads,
+    which need the GIL the writer thread holds, hand work over rarely, not per file.
     At most ``window`` files are in flight, so memory stays bounded however many files
     there are. With ``workers == 0``, or if the pool cannot start or breaks (a worker
     killed), files are parsed inline; nothing is lost either way.
