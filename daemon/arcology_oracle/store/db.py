@@ -73,7 +73,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
 
 def pack_vector(vector) -> bytes:
     """float32 little-endian bytes of ``vector`` (the form vec0 stores). struct packs a
-    list of Python floats twice as fast as array or numpy (a tenth of embedding's cost)."""
+    list of Python floats twice as fast as array or numpy (10 µs for 768, against 21)."""
     return _float32s(len(vector)).pack(*vector)
 
 
