@@ -32,7 +32,7 @@ from pathlib import Path
 from .config import Settings
 from .embedder import Embedder, prefixes_key
 from .files import is_indexable_path, iter_org_files
-from .parsing import ParseOptions, ParsePipeline, default_workers, parse_note
+from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -193,21 +193,15 @@ class Indexer:
 
     def _index_one(self, rel: str, abs_path: Path, known) -> IndexReport:
         read = self._read(rel, abs_path, known)
-        if read.data is None:
-            return self._apply(read, None)
-        try:
-            parsed = parse_note(read.data, rel, self._parse_options)
-        except Exception as exc:  # noqa: BLE001 - reported by _apply
-            parsed = exc
+        parsed = None if read.data is None else parse_or_error(read.data, rel, self._parse_options)
         return self._apply(read, parsed)
 
     def _read(self, rel: str, abs_path: Path, known) -> "_FileRead":
         """Stat, read and hash one file: what must be done with it, and its bytes if
         they need parsing. Never raises."""
+        if _same_stat(abs_path, known):
+            return _FileRead(rel, abs_path, "unchanged")
         try:
-            st = abs_path.stat()
-            if known is not None and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns:
-                return _FileRead(rel, abs_path, "unchanged")
             read = _read_regular_file(self._real_root, abs_path)
         except (FileNotFoundError, NotADirectoryError):
             read = None
@@ -226,7 +220,7 @@ class Indexer:
 
     def _apply(self, read: "_FileRead", parsed) -> IndexReport:
         """Bring the store in line with one file as read; ``parsed`` is what
-        :func:`~arcology_oracle.parsing.parse_note` returned (or raised) for a changed one."""
+        :func:`~arcology_oracle.parsing.parse_or_error` gave for a changed one."""
         report = IndexReport()
         if read.outcome == "unchanged":
             report.unchanged = 1
@@ -240,7 +234,7 @@ class Indexer:
             report.unchanged = 1
         else:
             try:
-                if isinstance(parsed, BaseException):
+                if isinstance(parsed, Exception):
                     raise parsed
                 headings, chunks = parsed
                 report.new_pending = self.store.replace_file(

@@ -52,15 +52,18 @@ def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bo
     return parsed, chunks
 
 
-def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> list[tuple | BaseException]:
-    """In a worker: parse each file, quietly; an exception stands in for its file."""
-    out: list[tuple | BaseException] = []
-    for rel, data in batch:
-        try:
-            out.append(parse_note(data, rel, options, log_problems=False))
-        except Exception as exc:  # noqa: BLE001 - reported per file by the caller
-            out.append(exc)
-    return out
+def parse_or_error(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple | Exception:
+    """:func:`parse_note`, or the exception it raised (a bug in chunking, say): one bad
+    file must never stop the others, so the caller reports it with the file's path."""
+    try:
+        return parse_note(data, rel, options, log_problems=log_problems)
+    except Exception as exc:  # noqa: BLE001 - reported per file by the caller
+        return exc
+
+
+def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> list[tuple | Exception]:
+    """In a worker: parse each file, quietly (the parent logs the problems)."""
+    return [parse_or_error(data, rel, options, log_problems=False) for rel, data in batch]
 
 
 def default_workers() -> int:
@@ -75,8 +78,7 @@ class ParsePipeline(Generic[T]):
     """Parses a stream of files ahead of the caller, in ``workers`` processes.
 
     ``run(jobs)`` takes ``(key, rel, data)`` triples and yields ``(key, result)`` in the
-    same order, where ``result`` is what :func:`parse_note` returns or the exception it
-    raised, or None when ``data`` is None (a job with nothing to parse keeps its place).
+    same order, where ``result`` is what :func:`parse_or_error` gives, or None when ``data`` is None (a job with nothing to parse keeps its place).
     Files go to the workers ``per_task`` at a time, so that the pool's feeder threads,
     which need the GIL the writer thread holds, hand work over rarely, not per file.
     At most ``window`` files are in flight, so memory stays bounded however many files
@@ -105,7 +107,7 @@ class ParsePipeline(Generic[T]):
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def run(self, jobs: Iterable[tuple[T, str, bytes | None]]) -> Iterator[tuple[T, tuple | BaseException | None]]:
+    def run(self, jobs: Iterable[tuple[T, str, bytes | None]]) -> Iterator[tuple[T, tuple | Exception | None]]:
         tasks: deque[tuple[list[tuple[T, str, bytes | None]], Future | None]] = deque()
         batch: list[tuple[T, str, bytes | None]] = []
         in_flight = 0
@@ -137,8 +139,8 @@ class ParsePipeline(Generic[T]):
             self._broken()
             return None
 
-    def _collect(self, batch: list[tuple[T, str, bytes | None]], future: Future | None) -> Iterator[tuple[T, tuple | BaseException | None]]:
-        results: Iterator[tuple | BaseException] | None = None
+    def _collect(self, batch: list[tuple[T, str, bytes | None]], future: Future | None) -> Iterator[tuple[T, tuple | Exception | None]]:
+        results: Iterator[tuple | Exception] | None = None
         if future is not None:
             try:
                 results = iter(future.result())
@@ -156,13 +158,8 @@ class ParsePipeline(Generic[T]):
                     report_problems(result[0])
                 yield key, result
 
-    def _parse_here(self, rel: str, data: bytes | None) -> tuple | BaseException | None:
-        if data is None:
-            return None
-        try:
-            return parse_note(data, rel, self.options)
-        except Exception as exc:  # noqa: BLE001 - reported per file by the caller
-            return exc
+    def _parse_here(self, rel: str, data: bytes | None) -> tuple | Exception | None:
+        return None if data is None else parse_or_error(data, rel, self.options)
 
     def _broken(self) -> None:
         if self._pool is not None:
