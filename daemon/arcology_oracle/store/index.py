@@ -24,6 +24,7 @@ import numpy as np
 from .. import vectors
 from ..errors import DimensionMismatch, StoreError
 from ..notes import Chunk, Heading, ParsedFile
+from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect, pack_vector, unpack_vector
 from .migrations import migrate
 
@@ -65,13 +66,18 @@ class Store:
     def __init__(self, conn, path: Path | str):
         self.conn = conn
         self.path = path
+        self._checkpointer: BackgroundCheckpointer | None = None
         self._savepoints = 0
         # Heading id ranges inserted in the open transaction and not yet in headings_fts.
         self._fts_pending: list[tuple[int, int]] = []
 
     @classmethod
-    def open(cls, path: Path | str) -> "Store":
+    def open(cls, path: Path | str, *, background_checkpoints: bool = False) -> "Store":
         """Open (creating and migrating if needed) the database at ``path``.
+
+        With ``background_checkpoints`` (for the one writer store of a process), WAL
+        checkpoints run on a thread of their own instead of inside this store's commits
+        (:mod:`~arcology_oracle.store.checkpoints`).
 
         A file that is not a usable SQLite database (corrupt, truncated, overwritten) is
         deleted with a logged warning and a fresh database is created: the index is a
@@ -79,7 +85,7 @@ class Store:
         Other errors (locked, unwritable directory) raise :class:`StoreError`.
         """
         try:
-            return cls._open(path)
+            store = cls._open(path)
         except DatabaseError as exc:
             if str(path) == ":memory:" or not _is_corruption(exc):
                 raise StoreError(f"cannot open index database {path}: {exc}") from exc
@@ -87,9 +93,13 @@ class Store:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             try:
-                return cls._open(path)
+                store = cls._open(path)
             except DatabaseError as again:
                 raise StoreError(f"cannot create index database {path}: {again}") from again
+        if background_checkpoints and str(path) != ":memory:":
+            BackgroundCheckpointer.prepare_writer(store.conn)
+            store._checkpointer = BackgroundCheckpointer(path)
+        return store
 
     @classmethod
     def _open(cls, path: Path | str) -> "Store":
@@ -103,6 +113,9 @@ class Store:
         return cls(conn, path)
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
+            self._checkpointer = None
         self.conn.close()
 
     # -- transactions and meta -------------------------------------------------------
@@ -142,6 +155,8 @@ class Store:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+        if self._checkpointer is not None:
+            self._checkpointer.committed()
 
     def _flush_fts(self) -> None:
         """Add the headings inserted since the last flush to ``headings_fts``.
@@ -657,7 +672,11 @@ class Store:
     def checkpoint(self) -> None:
         """Fold the WAL into the database and truncate it (best effort while readers run),
         so overwritten text does not linger in old WAL frames."""
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        if self._checkpointer is None:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return
+        with self._checkpointer.lock:  # not "busy" because the background one is running
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:

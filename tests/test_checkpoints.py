@@ -1,0 +1,79 @@
+"""The writer's WAL is checkpointed on a thread of its own, and the log stays bounded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from arcology_oracle.store import Store
+from arcology_oracle.store.checkpoints import WAL_BYTES, BackgroundCheckpointer
+from arcology_oracle.store.db import connect
+
+WAIT = 30.0  # seconds; only reached when the thread never checkpoints
+
+
+def _rows_in_database_file_alone(db, tmp_path) -> int:
+    """Rows of ``t`` in the main database file, ignoring what is still only in the WAL."""
+    alone = tmp_path / "alone.sqlite3"
+    shutil.copyfile(db, alone)  # without its -wal file: only checkpointed pages
+    conn = connect(alone)
+    try:
+        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 't'").fetchone()
+        return conn.execute("SELECT count(*) FROM t").fetchone()[0] if exists else 0
+    finally:
+        conn.close()
+
+
+def test_commits_reach_the_database_file_through_the_thread_and_the_log_restarts(tmp_path):
+    db = tmp_path / "db.sqlite3"
+    conn = connect(db)
+    BackgroundCheckpointer.prepare_writer(conn)
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    wal_bytes = 256 * 1024
+    checkpointer = BackgroundCheckpointer(db, wal_bytes=wal_bytes)
+    try:
+        conn.execute("CREATE TABLE t (b BLOB)")
+        for round_ in range(1, 21):
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT INTO t VALUES (?)", [(os.urandom(4000),) for _ in range(80)])  # > wal_bytes
+            conn.execute("COMMIT")
+            checkpointer.committed()
+            assert checkpointer.wait_checkpoints(round_, WAIT), f"no checkpoint after commit {round_}"
+        # The writer never checkpoints (autocheckpoint is off): the rows got into the
+        # database file through the thread.
+        assert _rows_in_database_file_alone(db, tmp_path) == 20 * 80
+        # 20 commits of more than wal_bytes each, yet the log restarted after each
+        # checkpoint instead of growing to 20 times that; and the next commit, a small
+        # one, cut the file back, so that its size measures the log again.
+        assert os.path.getsize(f"{db}-wal") < 3 * wal_bytes
+        conn.execute("INSERT INTO t VALUES (x'00')")
+        assert os.path.getsize(f"{db}-wal") < wal_bytes // 4
+    finally:
+        checkpointer.close()
+        conn.close()
+
+
+def test_the_writer_store_checkpoints_in_the_background_and_stops_on_close(tmp_path):
+    db = tmp_path / "index.sqlite3"
+    store = Store.open(db, background_checkpoints=True)
+    checkpointer = store._checkpointer
+    assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    with store.transaction():
+        store.conn.execute("CREATE TABLE t (b BLOB)")
+        store.conn.executemany("INSERT INTO t VALUES (?)", [(os.urandom(1 << 20),) for _ in range(WAL_BYTES >> 20)])
+    assert checkpointer.wait_checkpoints(1, WAIT), "the store's commit did not wake the thread"
+    assert _rows_in_database_file_alone(db, tmp_path) == WAL_BYTES >> 20
+
+    store.checkpoint()  # the explicit one, on the writer, truncates the log
+    assert os.path.getsize(f"{db}-wal") == 0
+    store.close()
+    assert not checkpointer._thread.is_alive()
+
+
+def test_readers_keep_sqlites_own_checkpoints(tmp_path):
+    store = Store.open(tmp_path / "index.sqlite3")
+    try:
+        assert store._checkpointer is None
+        assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] > 0
+    finally:
+        store.close()
