@@ -58,7 +58,7 @@ def assert_same_as_clean(db_path, clean) -> None:
 
 async def test_kill_during_cold_index_and_during_embedding(tmp_path, make_settings, fake_ollama):
     roam = tmp_path / "vault"
-    write_corpus(roam, 300, seed=1)
+    write_corpus(roam, FILES_PER_COMMIT + 300, seed=1)  # the kill lands after the first commit
     clean = await clean_snapshot(make_settings(roam_dir=roam, db_path=tmp_path / "clean.sqlite3"), embed=False)
     db = tmp_path / "daemon.sqlite3"
 
