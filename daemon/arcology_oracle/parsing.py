@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -31,6 +32,7 @@ from .orgreader import read_org_bytes, report_problems
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+_PICKLE = pickle.HIGHEST_PROTOCOL
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,16 @@ def parse_or_error(data: bytes, rel: str, options: ParseOptions, *, log_problems
         return exc
 
 
-def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> list[tuple | Exception]:
-    """In a worker: parse each file, quietly (the parent logs the problems)."""
-    return [parse_or_error(data, rel, options, log_problems=False) for rel, data in batch]
+def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> bytes:
+    """In a worker: parse each file, quietly (the parent logs the problems), and pickle
+    the list of results.
+
+    Pickled here so that the writer thread unpickles them when it takes them: left to the
+    pool, its manager thread unpickles every result as it arrives, and each time the
+    writer let go of the GIL (at every SQLite step) it then waited for that thread to
+    give it back. Parsing in a worker saved nothing that way.
+    """
+    return pickle.dumps([parse_or_error(data, rel, options, log_problems=False) for rel, data in batch], _PICKLE)
 
 
 def default_workers() -> int:
@@ -143,7 +152,7 @@ class ParsePipeline(Generic[T]):
         results: Iterator[tuple | Exception] | None = None
         if future is not None:
             try:
-                results = iter(future.result())
+                results = iter(pickle.loads(future.result()))
             except BrokenProcessPool:
                 self._broken()
         for key, rel, data in batch:
