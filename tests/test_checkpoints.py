@@ -55,9 +55,10 @@ def test_commits_reach_the_database_file_through_the_thread_and_the_log_restarts
 
 def test_the_writer_store_checkpoints_in_the_background_and_stops_on_close(tmp_path):
     db = tmp_path / "index.sqlite3"
-    store = Store.open(db, background_checkpoints=True)
+    store = Store.open(db, writer=True)
     checkpointer = store._checkpointer
     assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+    assert store.conn.execute("PRAGMA temp_store").fetchone()[0] == 2  # memory
     with store.transaction():
         store.conn.execute("CREATE TABLE t (b BLOB)")
         store.conn.executemany("INSERT INTO t VALUES (?)", [(os.urandom(1 << 20),) for _ in range(WAL_BYTES >> 20)])

@@ -69,7 +69,7 @@ class OracleIndex:
         self._local = threading.local()
 
         def open_writer() -> None:
-            self._writer = Store.open(self.settings.db_path, background_checkpoints=True)
+            self._writer = Store.open(self.settings.db_path, writer=True)
             self.indexer = Indexer(self.settings, self._writer)
             self.indexer.prepare_embedding(self.embedder)
 

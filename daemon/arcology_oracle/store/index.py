@@ -29,6 +29,11 @@ from .db import DatabaseError, connect, pack_vector, unpack_vector
 from .migrations import migrate
 
 VEC_TABLE = "vec_embeddings"
+# The writer's page cache, against SQLite's 2 MB. With it, and savepoint journals in
+# memory instead of a temporary file (each file is stored in its own savepoint), storing
+# the 22,695 headings of a cold index took 1.51 s instead of 1.83 s; 8 MB gave 1.54-1.60 s
+# and 32 MB no more than 16 (bench, this machine).
+WRITER_CACHE_KIB = 16 * 1024
 log = logging.getLogger(__name__)
 
 # json.dumps with keyword arguments builds a new encoder per call (0.9 s of a profiled
@@ -72,12 +77,13 @@ class Store:
         self._fts_pending: list[tuple[int, int]] = []
 
     @classmethod
-    def open(cls, path: Path | str, *, background_checkpoints: bool = False) -> "Store":
+    def open(cls, path: Path | str, *, writer: bool = False) -> "Store":
         """Open (creating and migrating if needed) the database at ``path``.
 
-        With ``background_checkpoints`` (for the one writer store of a process), WAL
-        checkpoints run on a thread of their own instead of inside this store's commits
-        (:mod:`~arcology_oracle.store.checkpoints`).
+        ``writer`` marks the one store of a process that does the bulk writing (the
+        indexer's). Its WAL checkpoints run on a thread of their own instead of inside its
+        commits (:mod:`~arcology_oracle.store.checkpoints`), and it keeps a larger page
+        cache and its savepoint journals in memory (:data:`WRITER_CACHE_KIB`).
 
         A file that is not a usable SQLite database (corrupt, truncated, overwritten) is
         deleted with a logged warning and a fresh database is created: the index is a
@@ -96,9 +102,12 @@ class Store:
                 store = cls._open(path)
             except DatabaseError as again:
                 raise StoreError(f"cannot create index database {path}: {again}") from again
-        if background_checkpoints and str(path) != ":memory:":
-            BackgroundCheckpointer.prepare_writer(store.conn)
-            store._checkpointer = BackgroundCheckpointer(path)
+        if writer:
+            store.conn.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
+            store.conn.execute("PRAGMA temp_store = MEMORY")
+            if str(path) != ":memory:":
+                BackgroundCheckpointer.prepare_writer(store.conn)
+                store._checkpointer = BackgroundCheckpointer(path)
         return store
 
     @classmethod
@@ -364,7 +373,9 @@ class Store:
                 self._vectors_changed(added_ids=added_ids, added=[blob for _, blob in new], reset=dims is None)
         return len(added_ids)
 
-    def _drop_unused_vectors(self, hashes: Iterable[str]) -> None:
+    def _drop_unused_vectors(self, hashes: set[str]) -> None:
+        if not hashes:
+            return
         has_vec = self.has_vector_table()
         removed: list[int] = []
         for text_hash in hashes:
