@@ -11,7 +11,9 @@ burst of edits (with more edits made while the daemon is down).
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +33,27 @@ async def status(daemon: Daemon) -> dict:
 def kill(daemon: Daemon) -> None:
     daemon.proc.kill()  # SIGKILL: no cleanup, no checkpoint, no close
     daemon.proc.wait()
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
 
 
 async def wait_settled(daemon: Daemon, timeout: float = 60) -> dict:
@@ -73,9 +96,14 @@ async def test_kill_during_cold_index_and_during_embedding(tmp_path, make_settin
             return st if st["indexing"]["phase"] == "indexing" and done > FILES_PER_COMMIT else None
 
         seen = await wait_until(mid_index, timeout=60, interval=0.01)
+        workers = children(daemon.proc.pid)  # parse workers (and multiprocessing's tracker)
         kill(daemon)
     finally:
         daemon.stop()
+    if (os.cpu_count() or 1) >= 2:
+        assert workers, "a reconcile this large parses in a worker process"
+    # They go with the daemon, instead of blocking for ever on a pipe nobody reads.
+    await wait_until(lambda: not any(alive(pid) for pid in workers), timeout=30)
     assert seen["indexing"]["done"] < seen["indexing"]["total"] == len(clean.files)
     killed = index_snapshot(db)
     assert killed.problems == []

@@ -84,7 +84,7 @@ class Settings(BaseModel):
     chunk_chars: int = Field(2000, ge=200)
     chunk_overlap: int = Field(200, ge=0)
     debounce_seconds: float = Field(0.3, ge=0)
-    # Processes that parse org files during a large reconcile; None: the cores less two (at most 4).
+    # Processes that parse org files during a large reconcile; None: 1, or 0 on a single core.
     parse_workers: int | None = Field(None, ge=0, le=64)
 
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=1024)

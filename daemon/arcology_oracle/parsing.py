@@ -4,8 +4,7 @@ Parsing is pure Python (orgparse) and takes about half of a cold index; the stor
 SQLite work takes most of the rest and runs on the writer thread. :class:`ParsePipeline`
 lets a large reconcile parse files in worker processes (``spawn``ed: the daemon has
 threads, and a forked child could inherit a held lock) while the writer thread stores the
-files already parsed, in order. Small jobs, and machines with two cores or fewer (by
-default), parse inline.
+files already parsed, in order. Small jobs, and machines with one core, parse inline.
 
 A worker never logs: the problems it finds come back in ``ParsedFile.problems`` and the
 parent logs them with the path (:func:`~arcology_oracle.orgreader.report_problems`), as
@@ -15,8 +14,11 @@ inline parsing does.
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -75,12 +77,31 @@ def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> bytes
     return pickle.dumps([parse_or_error(data, rel, options, log_problems=False) for rel, data in batch], _PICKLE)
 
 
+def _exit_with_parent() -> None:
+    """In a worker: exit as soon as the process that started it dies, even by SIGKILL.
+
+    Otherwise a worker outlives a killed daemon, blocked for ever writing its results
+    to a pipe that nobody reads.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def default_workers() -> int:
-    """Worker processes for a large reconcile: two cores are left to the writer thread
-    (with the pool's feeder threads) and the rest of the machine, and at most 4. None on
-    2 cores: there one worker gained 8-10% on an idle machine and lost 20-35% beside other
-    work (BENCHMARKS.md)."""
-    return max(0, min(4, (os.cpu_count() or 1) - 2))
+    """Worker processes for a large reconcile: one wherever there is a second core.
+
+    One worker parses faster than the writer thread stores, so more would only compete
+    with it. On this 2-core machine one worker made a cold index 10-12% faster when idle,
+    and 5-8% slower with the other core busy (BENCHMARKS.md).
+    """
+    return 1 if (os.cpu_count() or 1) >= 2 else 0
 
 
 class ParsePipeline(Generic[T]):
@@ -106,7 +127,9 @@ class ParsePipeline(Generic[T]):
     def __enter__(self) -> "ParsePipeline[T]":
         if self.workers > 0:
             try:
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"))
+                self._pool = ProcessPoolExecutor(
+                    self.workers, mp_context=get_context("spawn"), initializer=_exit_with_parent
+                )
             except (OSError, ValueError) as exc:  # no processes allowed here: parse inline
                 log.warning("cannot start parser processes (%s); parsing in one thread", exc)
         return self
