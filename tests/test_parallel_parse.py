@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 
 from arcology_oracle.indexer import PARALLEL_PARSE_MIN_FILES, Indexer
 from arcology_oracle.store import Store
@@ -60,3 +61,19 @@ def test_a_killed_worker_loses_no_file(caplog):
     assert [key for key, _ in got] == list(range(300))
     assert [result[0].headings[-1].title for _, result in got] == [f"H{i}" for i in range(300)]
     assert any("parser process died" in r.getMessage() for r in caplog.records)
+
+
+def test_parsed_headings_and_chunks_survive_pickling_whole(roam_dir):
+    """What a worker sends (pickled by constructor arguments, see notes.py) is what the
+    writer would have parsed itself, field for field."""
+    from arcology_oracle.parsing import ParseOptions, parse_note
+
+    options = ParseOptions(frozenset({"private"}), 1500, 200)
+    sent = 0
+    for path in sorted(roam_dir.rglob("*.org")):
+        parsed, chunks = parse_note(path.read_bytes(), path.name, options, log_problems=False)
+        back_parsed, back_chunks = pickle.loads(pickle.dumps((parsed, chunks), pickle.HIGHEST_PROTOCOL))
+        assert back_parsed.headings == parsed.headings and back_chunks == chunks
+        assert [h.properties for h in back_parsed.headings] == [h.properties for h in parsed.headings]
+        sent += len(parsed.headings)
+    assert sent > 20

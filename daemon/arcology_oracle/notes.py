@@ -7,7 +7,7 @@ These are the only types shared by the org reading layer (``orgreader``, ``chunk
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 
 def sha256_hex(text: str) -> str:
@@ -15,6 +15,21 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _pickled_by_constructor(cls):
+    """Pickle instances of the frozen, slotted dataclass ``cls`` as its constructor's
+    arguments. Its default (``dataclasses._dataclass_setstate``) calls ``fields()`` for
+    every object, and unpickling what parse workers sent took the writer thread 19% of a
+    cold reconcile of 113k headings."""
+    names = tuple(f.name for f in fields(cls))
+
+    def __reduce__(self):
+        return cls, tuple([getattr(self, name) for name in names])
+
+    cls.__reduce__ = __reduce__
+    return cls
+
+
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Heading:
     """One heading of an org file, or the file's own text before the first heading.
@@ -70,6 +85,7 @@ class Heading:
         return sha256_hex("\x1e".join(parts))
 
 
+@_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """A piece of a heading's text that gets one embedding.
