@@ -61,8 +61,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
         conn.execute("PRAGMA journal_mode = WAL")
         # Checkpoint every 40 MB of WAL, not every 4 MB: each checkpoint copies the pages
         # written since the last one and syncs, and a bulk index rewrites the same index
-        # pages in many commits (checkpoints were 70% of its commit time). The indexer
-        # truncates the WAL after each change anyway (Store.checkpoint).
+        # pages in many commits (checkpoints were 70% of its commit time). The writer
+        # store turns this off and checkpoints on a thread instead (store/checkpoints.py);
+        # the indexer truncates the WAL after each change anyway (Store.checkpoint).
         conn.execute("PRAGMA wal_autocheckpoint = 10000")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
