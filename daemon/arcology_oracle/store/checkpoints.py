@@ -96,6 +96,9 @@ class BackgroundCheckpointer:
                 except DatabaseError as exc:  # the next commit tries again
                     log.warning("background checkpoint of %s failed: %s", self.path, exc)
                     continue
+                except Exception:  # never let the thread die: the writer relies on it
+                    log.exception("background checkpoint of %s failed", self.path)
+                    continue
                 with self._done:
                     self.checkpoints += 1
                     self._done.notify_all()
