@@ -35,25 +35,23 @@ def kill(daemon: Daemon) -> None:
     daemon.proc.wait()
 
 
+def _stat(proc: Path) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state, ppid, ...), or
+    None once the process is gone."""
+    try:
+        return (proc / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def children(pid: int) -> set[int]:
     """The processes whose parent is ``pid`` (Linux /proc)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # exited meanwhile
-        if int(fields[1]) == pid:
-            found.add(int(stat.parent.name))
-    return found
+    return {int(p.name) for p in Path("/proc").glob("[0-9]*") if (f := _stat(p)) and int(f[1]) == pid}
 
 
 def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
+    fields = _stat(Path(f"/proc/{pid}"))
+    return fields is not None and fields[0] != "Z"
 
 
 async def wait_settled(daemon: Daemon, timeout: float = 60) -> dict:

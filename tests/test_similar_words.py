@@ -18,12 +18,12 @@ from arcology_oracle.service import OracleIndex
 SUBJECT = "dough flour water oven crust bread loaf"
 
 
-def note(title: str, body: str) -> str:
-    return f":PROPERTIES:\n:ID:       {uuid.uuid5(uuid.NAMESPACE_URL, title)}\n:END:\n#+title: {title}\n\n{body}\n"
-
-
 def node_id(title: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, title))
+
+
+def note(title: str, body: str) -> str:
+    return f":PROPERTIES:\n:ID:       {node_id(title)}\n:END:\n#+title: {title}\n\n{body}\n"
 
 
 NOTES = {
@@ -84,8 +84,7 @@ async def test_similar_node_scores_descend_from_at_most_one(bread_index):
     assert 0 < scores[-1] and scores[0] <= 1.0
 
 
-
-async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index, tmp_path):
+async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index):
     """A note far larger than the cap (a year of journal in one file) is cut, from the start."""
     roam = bread_index.settings.roam_dir
     day = "* Day\nWalked to the bakery; the sourdough was sold out again.\n"

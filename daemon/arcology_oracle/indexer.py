@@ -195,15 +195,15 @@ class Indexer:
         return default_workers() if workers is None else workers
 
     def _index_one(self, rel: str, abs_path: Path, known) -> IndexReport:
+        if _same_stat(abs_path, known):
+            return self._apply(_FileRead(rel, abs_path, "unchanged"), None)
         read = self._read(rel, abs_path, known)
         parsed = None if read.data is None else parse_or_error(read.data, rel, self._parse_options)
         return self._apply(read, parsed)
 
     def _read(self, rel: str, abs_path: Path, known) -> "_FileRead":
-        """Stat, read and hash one file: what must be done with it, and its bytes if
-        they need parsing. Never raises."""
-        if _same_stat(abs_path, known):
-            return _FileRead(rel, abs_path, "unchanged")
+        """Read and hash one file whose size or mtime is not the recorded one: what must
+        be done with it, and its bytes if they need parsing. Never raises."""
         try:
             read = _read_regular_file(self._real_root, abs_path)
         except (FileNotFoundError, NotADirectoryError):

@@ -108,7 +108,8 @@ class ParsePipeline(Generic[T]):
     """Parses a stream of files ahead of the caller, in ``workers`` processes.
 
     ``run(jobs)`` takes ``(key, rel, data)`` triples and yields ``(key, result)`` in the
-    same order, where ``result`` is what :func:`parse_or_error` gives, or None when ``data`` is None (a job with nothing to parse keeps its place).
+    same order, where ``result`` is what :func:`parse_or_error` gives, or None when
+    ``data`` is None (a job with nothing to parse keeps its place).
     Files go to the workers ``per_task`` at a time, so that the pool's feeder threads,
     which need the GIL the writer thread holds, hand work over rarely, not per file.
     At most ``window`` files are in flight, so memory stays bounded however many files

@@ -19,6 +19,7 @@ import numpy as np
 
 from .store import Store
 from .store.db import sqlite
+from .store.migrations import FTS_TOKENIZE
 
 RRF_K = 60
 # How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),
@@ -358,7 +359,7 @@ def _scratch():
     conn = getattr(_scratch_local, "conn", None)
     if conn is None:
         conn = sqlite.connect(":memory:", isolation_level=None)
-        conn.execute("CREATE VIRTUAL TABLE notes USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')")
+        conn.execute(f"CREATE VIRTUAL TABLE notes USING fts5(text, tokenize='{FTS_TOKENIZE}')")
         _scratch_local.conn = conn
     return conn
 

@@ -14,6 +14,10 @@ from collections.abc import Callable
 Migration = Callable[[object], None]
 MIGRATIONS: list[Migration] = []
 
+# headings_fts's tokenizer, as m001 made it, for code that must tokenize the same way (a
+# migration that changes it changes this too).
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
 
 def migration(fn: Migration) -> Migration:
     MIGRATIONS.append(fn)
