@@ -7,8 +7,11 @@ Ollama (see conftest.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import socket
+import subprocess
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -235,10 +238,7 @@ async def test_streamable_http_beside_the_daemon(tmp_path, roam_dir, fake_ollama
         daemon.stop()
 
 
-async def test_mcp_port_in_use_is_a_clear_error(tmp_path, roam_dir):
-    import socket
-    import subprocess
-
+def test_mcp_port_in_use_is_a_clear_error(tmp_path, roam_dir):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -249,3 +249,41 @@ async def test_mcp_port_in_use_is_a_clear_error(tmp_path, roam_dir):
             capture_output=True, text=True, timeout=60, cwd=REPO,
         )  # fmt: skip
     assert proc.returncode == 2 and f"cannot listen for MCP on 127.0.0.1:{port}" in proc.stderr
+
+
+async def test_stdio_speaks_to_an_older_client(daemon):
+    """mcp.el and many desktop clients still open with a 2024-11-05 initialize and
+    newline-delimited JSON-RPC; the server answers in that version."""
+    await indexed(daemon)
+    proc = await asyncio.create_subprocess_exec(
+        str(SCRIPT), "mcp", "--url", daemon.url,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+
+    async def rpc(message: dict) -> dict | None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        await proc.stdin.drain()
+        if "id" not in message:
+            return None
+        return json.loads(await asyncio.wait_for(proc.stdout.readline(), 30))
+
+    try:
+        init = await rpc({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "mcp.el", "version": "0.1"}},
+        })  # fmt: skip
+        assert init["result"]["protocolVersion"] == "2024-11-05"
+        assert init["result"]["capabilities"]["tools"] is not None
+        await rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tools = await rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        assert {t["name"] for t in tools["result"]["tools"]} == {"search_notes", "similar_notes", "read_note"}
+        call = await rpc({
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "read_note", "arguments": {"id": IDS["rust_ownership"]}},
+        })  # fmt: skip
+        assert call["result"]["isError"] is False
+        assert json.loads(call["result"]["content"][0]["text"])["title"] == "Rust Ownership"
+    finally:
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), 30)
+    assert proc.returncode == 0
