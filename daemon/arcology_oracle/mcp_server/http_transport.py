@@ -8,9 +8,10 @@ call the daemon's HTTP API over loopback like the stdio server does.
 
 The same rules guard it as every daemon route: with a token configured, every request
 must carry ``Authorization: Bearer <token>`` (checked with the daemon's own function);
-the ``Host`` must be a loopback name, the configured host or one of ``allowed_hosts``,
-and an ``Origin``, when sent, one of those hosts' origins (the SDK's DNS-rebinding
-check does the matching). The endpoint is ``http://HOST:N/mcp``.
+the ``Host`` must be a loopback name or the configured host (or, once the daemon has that
+setting, one of ``allowed_hosts``), else 421, and an ``Origin``, when sent, one of those
+hosts' origins, else 403 (the SDK's DNS-rebinding check does the matching). The
+endpoint is ``http://HOST:N/mcp``.
 """
 
 from __future__ import annotations
