@@ -12,6 +12,7 @@ import uuid
 
 import pytest
 
+from arcology_oracle.answers.search import similar_to_node
 from arcology_oracle.answers import retrieval
 from arcology_oracle.index.service import OracleIndex
 
@@ -68,7 +69,7 @@ async def test_similar_node_ranks_the_note_sharing_rare_words_first(bread_index)
     by_vector = await bread_index.read(lambda s: vector_order(s, "Weekend loaf"))
     assert by_vector[0] == "Bread basics", by_vector
 
-    mode, results = await bread_index.similar_to_node(node_id("Weekend loaf"), k=5)
+    mode, results = await similar_to_node(bread_index, node_id("Weekend loaf"), k=5)
     assert mode == "vector"
     titles = [r.title for r in results]
     assert titles[0] == "Autolyse and poolish", titles
@@ -77,7 +78,7 @@ async def test_similar_node_ranks_the_note_sharing_rare_words_first(bread_index)
 
 
 async def test_similar_node_scores_descend_from_at_most_one(bread_index):
-    _, results = await bread_index.similar_to_node(node_id("Weekend loaf"), k=10)
+    _, results = await similar_to_node(bread_index, node_id("Weekend loaf"), k=10)
     scores = [r.score for r in results]
     assert len(scores) == len(NOTES) - 1
     assert scores == sorted(scores, reverse=True)

@@ -31,7 +31,7 @@ MAX_QUERY_WORDS = 64
 RERANK_NOTE_CHARS = 32_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its me my of on or so "
     "that the their them then there these they this to was we were what when where which who "
     "why will with you your about how do does did not no can could would should".split()
@@ -64,7 +64,7 @@ def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str 
     """
     terms: list[str] = []
     for word in _WORD.findall(text.lower()):
-        if word in _STOPWORDS or (any_term and len(word) < 3) or word in terms:
+        if word in STOPWORDS or (any_term and len(word) < 3) or word in terms:
             continue
         terms.append(word)
         if len(terms) >= max_terms:
@@ -344,7 +344,7 @@ def _frequent_words_query(text: str, n: int) -> str | None:
     its words: on the Info manuals the 64 most frequent ranked as well as every word
     (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
     """
-    words = Counter(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS)
+    words = Counter(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOPWORDS)
     if not words:
         return None
     return " OR ".join('"' + w.replace('"', '""') + '"' for w, _ in words.most_common(n))
