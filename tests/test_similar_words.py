@@ -92,7 +92,7 @@ async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index):
     (roam / "journal.org").write_text(note("Journal", day * 2000), encoding="utf-8")
     await bread_index.reconcile()
     ids = await bread_index.read(lambda s: [s.node(node_id(t))["id"] for t in ("Journal", "Bread basics")])
-    texts = await bread_index.read(lambda s: retrieval._note_texts(s, ids))
+    texts = await bread_index.read(lambda s: s.note_texts(ids, retrieval.RERANK_NOTE_CHARS))
     journal, basics = texts[ids[0]], texts[ids[1]]
     assert len(journal) == retrieval.RERANK_NOTE_CHARS and journal.startswith("Journal")
     assert "Knead, shape, bake" in basics and len(basics) < 1000

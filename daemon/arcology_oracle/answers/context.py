@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..errors import BadRequest
-from ..store import Store, rag_store
+from ..store import Store
 from . import retrieval
 from .index_api import NotesIndex
 from .prompts import escape_data
@@ -177,8 +177,8 @@ def _candidate_pool(
     fused = retrieval.reciprocal_rank_fusion(*rankings)[:size]
     ids = [h for h, _ in fused]
     rows = store.headings(ids)
-    chunks = rag_store.heading_chunks(store, ids)
-    files = rag_store.file_info(store, [r["file"] for r in rows.values()])
+    chunks = store.heading_chunks(ids)
+    files = store.file_info([r["file"] for r in rows.values()])
     stored = store.vectors_for_hashes([h for cs in chunks.values() for h, _ in cs]) if vectors else {}
     return _Pool(fused, rows, chunks, files, stored)
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes import conversations
-from ..store import Store, rag_store
+from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .index_api import NotesIndex
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
@@ -127,10 +127,10 @@ class Oracle:
         """The headings of a note, its text for a prompt, and it as source [1]."""
 
         def read(store: Store):
-            rows = rag_store.subtree(store, node_id=node, path=file)
+            rows = store.subtree(node_id=node, path=file)
             if not rows:
                 return None, None
-            return rows, rag_store.file_info(store, [rows[0]["file"]]).get(rows[0]["file"], {}).get("title")
+            return rows, store.file_info([rows[0]["file"]]).get(rows[0]["file"], {}).get("title")
 
         rows, file_title = await self.index.read(read)
         if not rows:
