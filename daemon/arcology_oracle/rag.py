@@ -20,7 +20,7 @@ without notes and told to say so (``used_notes`` is False).
 Privacy: note text reaches a prompt only from the index, where excluded, crypt and
 private headings never are; this module never reads org files. Text sent by clients
 (buffers, conversations) loses its private, crypt and excluded subtrees first
-(:func:`arcology_oracle.orgconv.strip_private`).
+(:func:`arcology_oracle.cleaning.strip_private`, which reads them as the indexer does).
 
 No aiohttp.web here: the http layer and the CLI both drive :class:`Oracle`.
 """
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from . import orgconv, rag_store, retrieval
+from .cleaning import strip_private
 from .config import Settings
 from .errors import BadRequest, ConfigError, NotFound
 from .store import Store
@@ -574,12 +575,12 @@ class Oracle:
         ``file``/``line`` is where the user is: the note at that point is not offered
         as a source (it is the buffer; without a buffer, that heading's indexed text
         stands in for it). Private, crypt and excluded parts of the buffer
-        are cut out first (:func:`orgconv.strip_private`), as the indexer does. Retrieval happens here; the model is called when
+        are cut out first (:func:`~arcology_oracle.cleaning.strip_private`), as the indexer does. Retrieval happens here; the model is called when
         ``Reply.pieces`` is first iterated.
         """
         question = (question or "").strip()
         if buffer:
-            buffer = orgconv.strip_private(buffer, self.settings.private_tags)
+            buffer = strip_private(buffer, self.settings.private_tags)
             if not buffer.strip() and not question:
                 raise BadRequest("the buffer is private (private or crypt tags) and there is no question")
         point = await self._point(file, line)
@@ -766,7 +767,7 @@ class Oracle:
     ) -> "ConverseResult":
         """Answer the conversation held in the org subtree ``org`` (see
         :mod:`arcology_oracle.orgconv`) with a new heading one level below its root."""
-        conversation = orgconv.parse_conversation(orgconv.strip_private(org, self.settings.private_tags), marker=marker)
+        conversation = orgconv.parse_conversation(strip_private(org, self.settings.private_tags), marker=marker)
         # The last message is the question; what came before (a follow-up's "it")
         # steers retrieval as a buffer does.
         history = conversation.history[-BUFFER_QUERY_CHARS:] or None
