@@ -9,8 +9,8 @@ inside src blocks, where Org does not read them, some inside quote blocks, where
 does), body lines. Every title and body line carries its own marker word.
 
 Checked line by line (marker by marker): the markers left by
-:func:`~arcology_oracle.cleaning.strip_private` are exactly the markers in the records
-:func:`~arcology_oracle.orgreader.read_org_bytes` keeps for the index (nothing the
+:func:`~arcology_oracle.notes.cleaning.strip_private` are exactly the markers in the records
+:func:`~arcology_oracle.notes.reader.read_org_bytes` keeps for the index (nothing the
 indexer drops survives the cleaning; the cleaning drops nothing the indexer keeps), and
 both are what an independent model of the rules (written here from Org's and org-roam
 2.2's behaviour) says is visible.
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arcology_oracle.cleaning import strip_private
-from arcology_oracle.orgreader import read_org_bytes
+from arcology_oracle.notes.cleaning import strip_private
+from arcology_oracle.notes.reader import read_org_bytes
 
 PRIVATE_TAGS = ("private", "secret")
 HIDDEN = {"private", "secret", "crypt"}

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from arcology_oracle.cleaning import strip_private
+from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.errors import NotFound
-from arcology_oracle.orgreader import read_org_bytes, split_heading_tags
-from arcology_oracle.privacy import Privacy, file_tags, roam_excluded
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.notes.reader import read_org_bytes, split_heading_tags
+from arcology_oracle.notes.privacy import Privacy, file_tags, roam_excluded
+from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
 
 

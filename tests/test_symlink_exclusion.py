@@ -14,9 +14,9 @@ import os
 
 import pytest
 
-from arcology_oracle.doctor import diagnose
-from arcology_oracle.files import iter_org_files
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.doctor import diagnose
+from arcology_oracle.notes.files import iter_org_files
+from arcology_oracle.index.service import OracleIndex
 from tests.conftest import wait_until
 from tests.corpus_tools import db_bytes
 

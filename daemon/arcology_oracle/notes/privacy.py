@@ -1,10 +1,10 @@
 """What is private: the one predicate that decides which org text is never stored,
 returned or put in a prompt.
 
-The reader (:mod:`arcology_oracle.orgreader`) asks :meth:`Privacy.excludes` about the file
+The reader (:mod:`arcology_oracle.notes.reader`) asks :meth:`Privacy.excludes` about the file
 and about each heading, and leaves an excluded heading out with its whole subtree; text
 sent by clients is cleaned by running it through that same reader
-(:func:`arcology_oracle.cleaning.strip_private`), so the index and the cleaning cannot
+(:func:`arcology_oracle.notes.cleaning.strip_private`), so the index and the cleaning cannot
 disagree. A heading (or the file) is private when:
 
 * its own or inherited tags, ``#+filetags`` included, contain ``crypt`` or one of the

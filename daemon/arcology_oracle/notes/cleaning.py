@@ -3,8 +3,8 @@
 Buffers (``/ask``), conversations (``/converse``) and any other org text a client sends
 go through :func:`strip_private` before they reach retrieval or a prompt. It does not
 judge privacy itself: it reads the text with the indexer's own reader
-(:func:`arcology_oracle.orgreader.read_org_bytes`, which asks
-:class:`arcology_oracle.privacy.Privacy`) and keeps exactly the lines of the headings
+(:func:`arcology_oracle.notes.reader.read_org_bytes`, which asks
+:class:`arcology_oracle.notes.privacy.Privacy`) and keeps exactly the lines of the headings
 the reader keeps, so a line is cleaned away if and only if indexing the same text as a
 file would leave it out.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .orgreader import decode_org_bytes, read_org_bytes, split_lines
+from .reader import decode_org_bytes, read_org_bytes, split_lines
 from .privacy import DEFAULT_PRIVATE_TAGS
 
 

@@ -15,7 +15,7 @@ Decisions worth knowing (see the tests for each):
   org-roam needs the file's ``:ID:`` drawer before the first heading).
 * Property keys are upper-cased (Org property names are case-insensitive); values are
   strings.
-* Exclusions (privacy) are decided by :class:`~arcology_oracle.privacy.Privacy` (tags,
+* Exclusions (privacy) are decided by :class:`~arcology_oracle.notes.privacy.Privacy` (tags,
   inherited tags and ``#+filetags`` wherever they stand, ``ROAM_EXCLUDE`` but for
   ``nil``, PGP blocks): an excluded heading is left out together with its whole
   subtree, as is a heading whose text could not be parsed. An excluded file (file-level
@@ -53,8 +53,8 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
-from .notes import Heading, ParsedFile
 from .privacy import DEFAULT_PRIVATE_TAGS, TAG_CHARS, Privacy, file_tags
+from .records import Heading, ParsedFile
 
 log = logging.getLogger(__name__)
 

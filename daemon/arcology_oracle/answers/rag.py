@@ -20,7 +20,7 @@ without notes and told to say so (``used_notes`` is False).
 Privacy: note text reaches a prompt only from the index, where excluded, crypt and
 private headings never are; this module never reads org files. Text sent by clients
 (buffers, conversations) loses its private, crypt and excluded subtrees first
-(:func:`arcology_oracle.cleaning.strip_private`, which reads them as the indexer does).
+(:func:`arcology_oracle.notes.cleaning.strip_private`, which reads them as the indexer does).
 
 No aiohttp.web here: the http layer and the CLI both drive :class:`Oracle`.
 """
@@ -40,11 +40,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import orgconv, rag_store, retrieval
-from .cleaning import strip_private
-from .config import Settings
-from .errors import BadRequest, ConfigError, NotFound
-from .store import Store
+from ..config import Settings
+from ..errors import BadRequest, ConfigError, NotFound
+from ..notes import conversations as orgconv
+from ..notes.cleaning import strip_private
+from ..store import Store, rag_store
+from . import retrieval
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,7 @@ def _read_prompt_file(text: str, where: str) -> dict[str, str]:
 def default_prompts() -> dict[str, str]:
     global _DEFAULTS
     if _DEFAULTS is None:
-        text = resources.files(__package__).joinpath("prompts/default.toml").read_text(encoding="utf-8")
+        text = resources.files("arcology_oracle").joinpath("prompts/default.toml").read_text(encoding="utf-8")
         _DEFAULTS = _read_prompt_file(text, "prompts/default.toml")
     return dict(_DEFAULTS)
 
@@ -478,7 +479,7 @@ async def gather_context(
     """The notes to answer ``question`` with (see the module docstring), from a hybrid
     search over the question and, when given, ``buffer`` (so a buffer alone finds its
     related notes). At most ``k`` notes, within ``settings.context_chars`` characters.
-    ``index`` is an :class:`~arcology_oracle.service.OracleIndex`. Raises BadRequest
+    ``index`` is an :class:`~arcology_oracle.index.service.OracleIndex`. Raises BadRequest
     when both are empty; works without an embedder (keyword mode)."""
     question = (question or "").strip()
     buffer = (buffer or "").strip() or None
@@ -540,7 +541,7 @@ class Reply:
 class Oracle:
     """Questions, summaries and conversations over one index with one chat client.
 
-    ``index`` is an :class:`~arcology_oracle.service.OracleIndex`, ``llm`` an
+    ``index`` is an :class:`~arcology_oracle.index.service.OracleIndex`, ``llm`` an
     :class:`~arcology_oracle.llm.OllamaChat` (anything with its ``stream_chat``).
     """
 
@@ -575,7 +576,7 @@ class Oracle:
         ``file``/``line`` is where the user is: the note at that point is not offered
         as a source (it is the buffer; without a buffer, that heading's indexed text
         stands in for it). Private, crypt and excluded parts of the buffer
-        are cut out first (:func:`~arcology_oracle.cleaning.strip_private`), as the indexer does. Retrieval happens here; the model is called when
+        are cut out first (:func:`~arcology_oracle.notes.cleaning.strip_private`), as the indexer does. Retrieval happens here; the model is called when
         ``Reply.pieces`` is first iterated.
         """
         question = (question or "").strip()
