@@ -115,3 +115,29 @@ async def test_live_watcher_keeps_links_into_excluded_places_out(vault, make_set
     # A full reconcile (what doctor and a restart compare against) agrees with the watcher.
     await client.index.reconcile()
     assert await indexed_files(client.index) == {"notes/real.org", "notes/sentinel.org"}
+
+
+async def test_a_file_indexed_under_a_link_follows_edits_of_its_real_file(tmp_path, make_settings, make_client, fake_ollama):
+    """A file whose real path is never walked (a hidden directory, a name without .org)
+    is indexed under the link's path; the watcher re-indexes it when the real file is
+    edited, so doctor finds no drift."""
+    roam = tmp_path / "vault"
+    (roam / ".store").mkdir(parents=True)
+    (roam / ".store" / "kept.org").write_text(note("storedkeptlyrebird"))
+    (roam / "plain.txt").write_text(note("plaintextdingo"))
+    os.symlink(".store", roam / "linked-store")
+    os.symlink("plain.txt", roam / "plain-link.org")
+    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    client = await make_client(settings, watch=True)
+    assert await indexed_files(client.index) == {"linked-store/kept.org", "plain-link.org"}
+
+    async def indexed(word: str, file: str) -> bool:
+        resp = await client.get("/search", params={"q": word})
+        return any(r["file"] == file for r in (await resp.json())["results"])
+
+    (roam / ".store" / "kept.org").write_text(note("storededitedpossum"))
+    (roam / "plain.txt").write_text(note("plaineditedwombat"))
+    await wait_until(lambda: indexed("storededitedpossum", "linked-store/kept.org"), timeout=20)
+    await wait_until(lambda: indexed("plaineditedwombat", "plain-link.org"), timeout=20)
+    d = await client.index.read(lambda store: diagnose(settings, store))
+    assert (d.missing_files, d.new_files, d.changed_files) == ([], [], [])

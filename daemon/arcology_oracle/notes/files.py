@@ -51,11 +51,15 @@ def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
     return any(_glob_matches(g, rel, parts) for g in exclude_globs)
 
 
-def iter_org_files(root: Path, exclude_globs: Sequence[str] = ()) -> Iterator[tuple[str, Path]]:
+def iter_org_files(
+    root: Path, exclude_globs: Sequence[str] = (), aliases: dict[str, str] | None = None
+) -> Iterator[tuple[str, Path]]:
     """Yield ``(relative POSIX path, absolute path)`` for each org file below ``root``.
 
     Sorted by relative path. The absolute path is the root's resolved path joined with
-    the relative path. Unreadable directories are skipped, with a warning.
+    the relative path. Unreadable directories are skipped, with a warning. ``aliases``,
+    when given, is filled with the real relative path of each file yielded under another
+    (a symlinked) path, mapped to that path: edits show up under the real path.
     """
     base = root.resolve()
     prefix = str(base).rstrip(os.sep) + os.sep
@@ -109,6 +113,11 @@ def iter_org_files(root: Path, exclude_globs: Sequence[str] = ()) -> Iterator[tu
             walk(target, rel)
         elif target not in found and is_indexable_path(rel, exclude_globs) and not real_excluded(target, rel):
             found[target] = rel
+    if aliases is not None:
+        for real, rel in found.items():
+            real_rel = real.removeprefix(prefix).replace(os.sep, "/")
+            if real_rel != rel:
+                aliases[real_rel] = rel
     for rel in sorted(found.values()):
         yield rel, base / rel
 
