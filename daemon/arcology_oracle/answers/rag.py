@@ -583,7 +583,7 @@ class Oracle:
         if buffer:
             buffer = strip_private(buffer, self.settings.private_tags)
             if not buffer.strip() and not question:
-                raise BadRequest("the buffer is private (private or crypt tags) and there is no question")
+                raise BadRequest("the buffer is private (private or crypt tags, ROAM_EXCLUDE, PGP) and there is no question")
         point = await self._point(file, line)
         exclude = [point["node_id"]] if point and point["node_id"] else []
         if not (buffer or "").strip() and point is not None:
