@@ -19,6 +19,7 @@ both are what an independent model of the rules (written here from Org's and org
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 import re
 from dataclasses import dataclass, field
 
@@ -157,7 +158,9 @@ def build(spec) -> tuple[str, set[str], set[str]]:
     return "\n".join(doc.lines) + "\n", every, visible
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A generous per-example deadline (a few ms is typical): catches a super-linear reader
+# without failing on a loaded machine.
+@settings(max_examples=EXAMPLES, deadline=timedelta(seconds=2), suppress_health_check=[HealthCheck.too_slow])
 @given(spec=doc_spec)
 def test_cleaning_and_indexer_keep_the_same_lines(spec):
     text, every, visible = build(spec)
