@@ -20,6 +20,7 @@ from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.errors import NotFound
 from arcology_oracle.notes.reader import read_org_bytes, split_heading_tags
 from arcology_oracle.notes.privacy import Privacy, file_tags, roam_excluded
+from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
 
@@ -148,9 +149,9 @@ async def test_the_index_leaves_the_hole_out(hole, vault, make_settings):
         report = await index.reconcile()
         assert report.failed == {}
         for word in hole.private:
-            assert (await index.search(word, 5))[1] == [], word
+            assert (await search(index, word, 5))[1] == [], word
         if hole.visible:
-            _, found = await index.search(hole.visible, 5)
+            _, found = await search(index, hole.visible, 5)
             assert {r.file for r in found} == {file_name(hole)}
         for node_id, title in hole.nodes.items():
             if title is None:

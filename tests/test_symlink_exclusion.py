@@ -16,6 +16,7 @@ import pytest
 
 from arcology_oracle.index.doctor import diagnose
 from arcology_oracle.notes.files import iter_org_files
+from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from tests.conftest import wait_until
 from tests.corpus_tools import db_bytes
@@ -81,8 +82,8 @@ async def test_reconcile_watcher_path_and_doctor_agree(vault, make_settings):
         assert report.failed == {}
         assert await indexed_files(index) == {"notes/real.org"}
         for word in EXCLUDED_WORDS:
-            assert (await index.search(word, 5))[1] == [], word
-        _, results = await index.search("notesrealbilby", 5)
+            assert (await search(index, word, 5))[1] == [], word
+        _, results = await search(index, "notesrealbilby", 5)
         assert {r.file for r in results} == {"notes/real.org"}
         d = await index.read(lambda store: diagnose(settings, store))
         assert (d.missing_files, d.new_files, d.changed_files) == ([], [], [])
