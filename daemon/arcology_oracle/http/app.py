@@ -56,6 +56,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
                 debounce=settings.debounce_seconds,
                 on_paths=lambda paths: _reindex(app, paths),
                 on_rescan=lambda: _rescan(app),
+                alias=lambda rel: index.indexer.aliases.get(rel),
             )
             watcher.start()
         elif watch:
