@@ -97,6 +97,10 @@ class Settings(BaseModel):
     recency_half_life_days: float | None = Field(None, gt=0)
     prompts_file: Path | None = None
     sources_in_compat_answers: bool = True
+    # The graph signal of /similar and /suggest-links (answers/graph.py): shared links,
+    # refs and tags fused with the text score, and the graph's weight in that fusion.
+    graph_similarity: bool = False
+    graph_weight: float = Field(1.0, ge=0, le=10)
 
     # MCP (see mcp_server/): where `arcology-oracle mcp` finds the daemon (default
     # http://host:port), the port `serve` also answers MCP's streamable HTTP on (None: off),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import retrieval
+from . import graph, retrieval
 from .index_api import NotesIndex
 
 
@@ -37,9 +37,10 @@ async def similar_to_node(
         excluded = {node_id} | nested_nodes(store, own) | (store.linked_nodes(node_id) if exclude_linked else set())
         vector = store.node_vectors([node_id]).get(node_id)
         text = " ".join(r["title"] + " " + r["text"] for r in rows)
-        return retrieval.similar(
-            store, k=k, vector=vector, text=text, exclude_nodes=frozenset(excluded), whole_notes=True
-        )
+        return graph.similar_with_graph(
+            store, index.settings, node_id, k=k, vector=vector, text=text,
+            exclude_nodes=frozenset(excluded), whole_notes=True,
+        )  # fmt: skip
 
     return await index.read(run)
 
@@ -62,8 +63,10 @@ async def similar_to_line(
                 excluded |= store.linked_nodes(node)
         vector = retrieval.stored_vector(store, [row["id"]])
         text = " ".join([row["title"], *row["olp"], row["text"]])
-        return retrieval.similar(
+        return graph.similar_with_graph(
             store,
+            index.settings,
+            node,
             k=k,
             vector=vector,
             text=text,

@@ -10,6 +10,7 @@
 - :mod:`.reads`: heading, node, file and chunk rows;
 - :mod:`.search`: FTS5 matches, nearest vectors, vectors and note texts for re-scoring;
 - :mod:`.summaries`: the summaries cache;
+- :mod:`.links`: rejected link suggestions and the node graph;
 - :mod:`.integrity`: self-checks and their repair (for the doctor).
 
 A store is used from one thread at a time; the daemon keeps a single writer (the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from .connection import WRITER_CACHE_KIB, StoreBase
 from .integrity import Integrity, IntegrityReport
+from .links import LinkGraph
 from .reads import Reads
 from .search import Search
 from .summaries import SummaryCache
@@ -29,5 +31,5 @@ from .writes import FileState, FileWrites
 __all__ = ["Store", "StoreBase", "FileState", "EmbeddingModelInfo", "IntegrityReport", "VEC_TABLE", "WRITER_CACHE_KIB"]
 
 
-class Store(FileWrites, Search, Reads, SummaryCache, Integrity):
+class Store(FileWrites, Search, Reads, SummaryCache, LinkGraph, Integrity):
     """Synchronous access to the index database. See the module docstring."""

@@ -148,6 +148,23 @@ def m003_fts_inserts_per_transaction(conn) -> None:
     conn.executescript("DROP TRIGGER headings_ai;")
 
 
+@migration
+def m005_link_rejections(conn) -> None:
+    # Link suggestions the user turned down (POST /suggest-links/reject): node IDs, not
+    # heading rows, so that re-indexing (which replaces every heading of a file) and the
+    # doctor's repair leave them alone. Not note text: nothing here is private.
+    conn.executescript(
+        """
+        CREATE TABLE link_rejections (
+            src_node TEXT NOT NULL,
+            dst_node TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (src_node, dst_node)
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 def migrate(conn) -> list[str]:
     """Apply pending migrations; return the names applied. Each runs in one transaction."""
     conn.execute(

@@ -1,0 +1,129 @@
+"""The graph signal of similarity, and the one place it is fused with the text score.
+
+Two notes are related by the graph when they share *features*, each weighted by how rare
+it is: a neighbour in the link graph (a note both link to, both are linked from, or one
+links to and the other from: co-citation, shared out-links and the paths between them),
+a ``ROAM_REFS`` entry, or a tag. A feature held by ``n`` nodes weighs ``1 / log(1 + n)``
+(Adamic-Adar's rarity weight), so a shared rare tag or a note cited by two notes only
+counts much more than the ``journal`` tag or a hub everything links to. The query note's
+direct neighbours are scored like any other node; leaving them out (``exclude_linked``,
+/suggest-links) is the caller's choice.
+
+:func:`similar_with_graph` is where text and graph meet, for /similar and
+/suggest-links alike, and :func:`fuse` how:
+reciprocal rank fusion (the same k=60 as /search) of the text ranking and the graph
+ranking, the graph's term weighted by ``Settings.graph_weight``. It is used only when
+``Settings.graph_similarity`` is on (see BENCHMARKS.md, "Link suggestions", for why it is
+on or off by default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..config import Settings
+from ..store import Store
+from . import retrieval
+
+# Rarest features first, at most this many of each kind: a node with thousands of
+# neighbours must not make one /similar read the whole link table.
+MAX_FEATURES = 200
+
+
+def graph_scores(store: Store, node_id: str) -> dict[str, float]:
+    """Indexed nodes sharing a feature with ``node_id`` -> their summed rarity weight
+    (see the module docstring). ``node_id`` itself is never in it."""
+    features: list[set[str]] = []
+    links = store.neighbours([node_id])[node_id]
+    nodes_linked = sorted(store.indexed_nodes(links))
+    # The feature "linked with z" is held by z's own neighbours (node_id among them).
+    features.extend(store.neighbours(nodes_linked[: MAX_FEATURES * 4]).values())
+    tags, refs = store.node_labels(node_id)
+    features.extend(store.tag_holders(tags).values())
+    features.extend(store.ref_holders(refs).values())
+    scores: dict[str, float] = {}
+    candidates: set[str] = set()
+    for holders in features:
+        candidates |= holders
+    indexed = store.indexed_nodes(candidates)
+    ranked = sorted(features, key=len)[: MAX_FEATURES * 3]
+    for holders in ranked:
+        holders = holders & indexed
+        if len(holders) < 2:
+            continue
+        weight = 1.0 / math.log(1.0 + len(holders))
+        for other in holders:
+            if other != node_id:
+                scores[other] = scores.get(other, 0.0) + weight
+    return scores
+
+
+def fuse(
+    store: Store,
+    node_id: str | None,
+    results: Sequence[retrieval.Result],
+    k: int,
+    *,
+    weight: float,
+    exclude_nodes: frozenset[str],
+) -> list[retrieval.Result]:
+    """The text ``results`` (best first) re-ranked with the graph signal of ``node_id``:
+    score = ``1/(60 + text rank) + weight/(60 + graph rank)``, scaled so 1.0 is first in
+    both. Nodes only the graph finds join, shown by their own heading; nodes in
+    ``exclude_nodes`` never do. At most ``k`` results. With no ``node_id`` (a heading in
+    no node), or a zero ``weight``, the text ranking alone."""
+    if node_id is None or weight <= 0:
+        return list(results[:k])
+    graph = {n: s for n, s in graph_scores(store, node_id).items() if n not in exclude_nodes}
+    if not graph:
+        return list(results[:k])
+    by_node: dict[str, retrieval.Result] = {}
+    fused: dict[str, float] = {}
+    for rank, result in enumerate(results, start=1):
+        key = result.node_id or f"file:{result.file}"
+        if key in by_node:
+            continue
+        by_node[key] = result
+        fused[key] = 1.0 / (retrieval.RRF_K + rank)
+    graph_order = sorted(graph.items(), key=lambda item: (-item[1], item[0]))
+    for rank, (node, _) in enumerate(graph_order, start=1):
+        fused[node] = fused.get(node, 0.0) + weight / (retrieval.RRF_K + rank)
+    best = (1.0 + weight) / (retrieval.RRF_K + 1)
+    order = sorted(fused.items(), key=lambda item: -item[1])[:k]
+    missing = [node for node, _ in order if node not in by_node]
+    for node in missing:
+        row = store.node(node)
+        if row is not None:
+            found = retrieval.to_results(store, [(row["id"], 0.0)], 1)
+            if found:
+                by_node[node] = found[0]
+    out = []
+    for node, score in order:
+        if node in by_node:
+            out.append(_with_score(by_node[node], score / best))
+    return out
+
+
+def _with_score(result: retrieval.Result, score: float) -> retrieval.Result:
+    values = result.as_dict()
+    values["score"] = round(float(score), 6)
+    return retrieval.Result(**values)
+
+
+def similar_with_graph(
+    store: Store, settings: Settings, node_id: str | None, *, k: int, graph_on: bool | None = None, **similar
+) -> tuple[str, list[retrieval.Result]]:
+    """Similar notes by text (:func:`retrieval.similar` with ``similar``'s arguments),
+    fused with the graph signal of ``node_id`` (:func:`fuse`) when
+    ``settings.graph_similarity`` is on, or ``graph_on`` says so. The text ranking is
+    read twice as deep when it is fused, so notes the graph lifts have somewhere to
+    come from. Returns ``(mode, results)`` as :func:`retrieval.similar` does."""
+    use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
+    mode, results = retrieval.similar(store, k=k * 2 if use_graph else k, **similar)
+    if use_graph:
+        results = fuse(
+            store, node_id, results, k,
+            weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
+        )  # fmt: skip
+    return mode, results

@@ -1,0 +1,185 @@
+"""Link suggestions: the related notes a note does not link to yet, and where in it each
+link belongs.
+
+:func:`suggest_links` ranks candidates as /similar does (text fused with the graph signal
+when that is on, :func:`~arcology_oracle.answers.graph.similar_with_graph`) and keeps
+only those that may be suggested: never the note itself, a node nested in it, a node
+already linked in either direction (from the note or from a node nested in it), a
+private or excluded node (they are not in the index), or a rejected pair
+(``POST /suggest-links/reject``); one suggestion per target node.
+
+For each target, the paragraph of the query note that best matches it is where the link
+belongs: the paragraphs (:mod:`~arcology_oracle.notes.paragraphs`) are read from the note's
+file as it is on disk now, through the org reader (so private headings stay out and the
+line numbers are the current ones), and ranked by SQLite's BM25 against the target's
+title, aliases and most frequent words; paragraphs no word matches follow, their
+heading's vector similarity to the target deciding. A note with no paragraph gets
+``paragraph: null`` and its own heading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import BadRequest, NotFound
+from ..notes.paragraphs import Paragraph, paragraphs
+from ..notes.reader import decode_org_bytes, link_text, read_org_bytes, split_lines
+from ..notes.records import Heading
+from ..store import Store
+from ..store.search import bm25_order
+from . import graph, retrieval
+from .index_api import NotesIndex
+from .search import nested_nodes
+
+# Words of the target note the paragraphs are matched against (its title and aliases
+# always among them).
+TARGET_WORDS = 32
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    heading: Heading
+    paragraph: Paragraph
+
+
+async def suggest_links(
+    index: NotesIndex, *, node_id: str | None = None, path: str | None = None, line: int = 1, k: int = 10
+) -> dict:
+    """Suggestions for the node ``node_id``, or for the heading at ``path``:``line`` (its
+    subtree within its node). Raises NotFound for an unknown node or heading, and
+    BadRequest for a heading in no node. See the module docstring and README.org."""
+    heading_query = None
+    if node_id is None:
+        heading_query = await index.read(lambda s: _heading_query(s, path, line))
+        node_id = heading_query["node_id"]
+    query_node = node_id
+
+    def run(store: Store) -> dict:
+        own = store.node(query_node)
+        if own is None:
+            raise NotFound(f"no node with ID {query_node!r} in the index")
+        nested = nested_nodes(store, own)
+        linked = set()
+        for node in {query_node} | nested:
+            linked |= store.linked_nodes(node)
+        excluded = frozenset({query_node} | nested | linked | store.rejected_targets(query_node))
+        if heading_query is None:
+            rows = store.node_headings(query_node)
+            vector = store.node_vectors([query_node]).get(query_node)
+            text = " ".join(r["title"] + " " + r["text"] for r in rows)
+            scope = (own["file"], None)
+        else:
+            vector = retrieval.stored_vector(store, heading_query["heading_ids"])
+            text = heading_query["text"]
+            scope = (own["file"], heading_query["line"])
+        mode, found = graph.similar_with_graph(
+            store, index.settings, query_node, k=k, vector=vector, text=text,
+            exclude_nodes=excluded, whole_notes=True,
+        )  # fmt: skip
+        places = _places(index, store, scope[0], query_node, scope[1])
+        suggestions = [_suggestion(store, r, places, own) for r in found if r.node_id is not None]
+        return {
+            "node_id": query_node,
+            "mode": mode,
+            "graph": bool(index.settings.graph_similarity),
+            "suggestions": suggestions,
+        }
+
+    return await index.read(run)
+
+
+def org_link(node_id: str, title: str) -> str:
+    """``[[id:NODE][Title]]``, brackets in the title made harmless as Org does."""
+    safe = title.replace("[", "{").replace("]", "}")
+    return f"[[id:{node_id}][{safe}]]"
+
+
+def _heading_query(store: Store, path: str, line: int) -> dict:
+    row = store.heading_at(path, line)
+    if row is None:
+        raise NotFound(f"no indexed heading at {path}:{line}")
+    if row["node_id"] is None:
+        raise BadRequest(f"the heading at {path}:{line} is in no org-roam node: links need a node to come from")
+    inside = [row]
+    for other in store.file_headings(path):
+        if other["start_line"] <= row["start_line"]:
+            continue
+        if other["level"] <= row["level"]:
+            break
+        if other["node_id"] == row["node_id"]:
+            inside.append(other)
+    return {
+        "node_id": row["node_id"],
+        "line": row["start_line"],
+        "heading_ids": [h["id"] for h in inside],
+        "text": " ".join(t for h in inside for t in (h["title"], *h["olp"], h["text"])),
+    }
+
+
+def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int | None) -> list[_Place]:
+    """The paragraphs of ``node_id``'s own headings in ``path`` as the file is now (only
+    the subtree of the heading at ``line``, when given), in file order."""
+    try:
+        data = (index.settings.roam_dir / path).read_bytes()
+    except OSError:
+        return []
+    parsed = read_org_bytes(data, path, frozenset(index.settings.private_tags), log_problems=False)
+    lines = split_lines(decode_org_bytes(data))
+    headings = [h for h in parsed.headings if h.node_id == node_id]
+    if line is not None:
+        top = next((h for h in reversed(headings) if h.start_line <= line), None)
+        if top is None:
+            return []
+        below = [h for h in headings if h.start_line > top.start_line]
+        cut = next((i for i, h in enumerate(below) if h.level <= top.level), len(below))
+        headings = [top, *below[:cut]]
+    return [_Place(h, p) for h in headings for p in paragraphs(lines, h.start_line, h.end_line)]
+
+
+def _suggestion(store: Store, target: retrieval.Result, places: list[_Place], own: dict) -> dict:
+    place = _best_place(store, target.node_id, places, own["file"])
+    if place is None:
+        at = {"heading": own["title"], "olp": own["olp"], "line": own["start_line"], "heading_id": own["own_id"]}
+        paragraph = None
+    else:
+        h = place.heading
+        at = {"heading": h.title, "olp": list(h.olp), "line": h.start_line, "heading_id": h.own_id}
+        p = place.paragraph
+        paragraph = {"start_line": p.start_line, "end_line": p.end_line, "text": p.text}
+    return {
+        "node_id": target.node_id,
+        "title": target.title,
+        "file": target.file,
+        "line": target.line,
+        "score": target.score,
+        "snippet": target.snippet,
+        "link": org_link(target.node_id, target.title),
+        "heading": at,
+        "paragraph": paragraph,
+    }
+
+
+def _best_place(store: Store, target: str, places: list[_Place], path: str) -> _Place | None:
+    if not places:
+        return None
+    node = store.node(target)
+    title_words = " ".join([node["node_title"], *node["aliases"]]) if node else ""
+    body = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(target))
+    # The title thrice: the words naming the target weigh more than its most frequent ones.
+    words = retrieval._frequent_words_query((title_words + " ") * 3 + body, TARGET_WORDS)
+    lexical = bm25_order([link_text(p.paragraph.text) for p in places], words) if words else []
+    if lexical:
+        return places[lexical[0]]
+    target_vector = store.node_vectors([target]).get(target)
+    if target_vector is None:
+        return places[0]
+    similarity: dict[int, float] = {}
+    for place in places:
+        line = place.heading.start_line
+        if line not in similarity:
+            row = store.heading_at(path, line)
+            vector = retrieval.stored_vector(store, [row["id"]]) if row else None
+            similarity[line] = -2.0 if vector is None else float(np.dot(target_vector, vector))
+    return max(places, key=lambda p: similarity[p.heading.start_line])

@@ -1,0 +1,128 @@
+"""Link rejections and the link graph in SQL: what link suggestions and the graph signal
+of similarity read (see :mod:`arcology_oracle.answers.links` and
+:mod:`arcology_oracle.answers.graph`).
+
+Rejections are pairs of node IDs kept in ``link_rejections`` (migration
+``m005_link_rejections``); nothing the indexer or the doctor does touches them. The graph
+reads only nodes that are in the index, so excluded and private nodes never show up as
+neighbours, tag holders or candidates.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+
+from ..notes.reader import split_roam_list
+from .connection import StoreBase
+
+
+class LinkGraph(StoreBase):
+    """Rejected link suggestions and the node graph (see the module docstring)."""
+
+    # -- rejections -------------------------------------------------------------------
+
+    def reject_link(self, src: str, dst: str) -> None:
+        """Remember that a link from ``src`` to ``dst`` is not wanted (idempotent)."""
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR IGNORE INTO link_rejections (src_node, dst_node, created_at) VALUES (?, ?, ?)",
+                (src, dst, time.time()),
+            )
+
+    def rejected_targets(self, src: str) -> set[str]:
+        """The nodes a link from ``src`` was rejected to."""
+        return {r[0] for r in self.conn.execute("SELECT dst_node FROM link_rejections WHERE src_node = ?", (src,))}
+
+    def link_rejections(self, src: str | None = None) -> list[dict]:
+        """Every rejection (of ``src`` only, when given), newest first, as
+        ``{"from", "to", "created_at"}``."""
+        sql = "SELECT src_node, dst_node, created_at FROM link_rejections"
+        args: tuple = ()
+        if src is not None:
+            sql, args = sql + " WHERE src_node = ?", (src,)
+        rows = self.conn.execute(sql + " ORDER BY created_at DESC, src_node, dst_node", args).fetchall()
+        return [{"from": r[0], "to": r[1], "created_at": r[2]} for r in rows]
+
+    def clear_link_rejections(self, src: str | None = None, dst: str | None = None) -> int:
+        """Forget the rejections matching ``src`` and ``dst`` (None matches any);
+        returns how many were forgotten."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "DELETE FROM link_rejections WHERE (?1 IS NULL OR src_node = ?1) AND (?2 IS NULL OR dst_node = ?2)",
+                (src, dst),
+            )
+        return cur.rowcount
+
+    # -- the graph --------------------------------------------------------------------
+
+    def indexed_nodes(self, node_ids: Iterable[str]) -> set[str]:
+        """Those of ``node_ids`` that are nodes in the index."""
+        ids = list(set(node_ids))
+        out: set[str] = set()
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            out |= {
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT DISTINCT own_id FROM headings WHERE own_id IN ({','.join('?' * len(part))})", part
+                )
+            }
+        return out
+
+    def neighbours(self, node_ids: Iterable[str]) -> dict[str, set[str]]:
+        """For each of ``node_ids``, the nodes it links to or is linked from (itself
+        aside), indexed or not."""
+        ids = list(set(node_ids))
+        out: dict[str, set[str]] = {n: set() for n in ids}
+        for i in range(0, len(ids), 400):
+            part = ids[i : i + 400]
+            marks = ",".join("?" * len(part))
+            rows = self.conn.execute(
+                f"SELECT src_node, dst_node FROM links WHERE src_node IN ({marks})"
+                f" UNION SELECT dst_node, src_node FROM links WHERE dst_node IN ({marks}) AND src_node IS NOT NULL",
+                part + part,
+            )
+            for node, other in rows:
+                if other != node:
+                    out[node].add(other)
+        return out
+
+    def node_labels(self, node_id: str) -> tuple[list[str], list[str]]:
+        """The tags (inherited ones included) and ``ROAM_REFS`` of ``node_id``."""
+        row = self.conn.execute(
+            "SELECT tags, properties FROM headings WHERE own_id = ? ORDER BY id LIMIT 1", (node_id,)
+        ).fetchone()
+        if row is None:
+            return [], []
+        refs = json.loads(row[1]).get("ROAM_REFS", "")
+        return json.loads(row[0]), list(split_roam_list(refs))
+
+    def tag_holders(self, tags: Iterable[str]) -> dict[str, set[str]]:
+        """For each tag, the nodes carrying it (tags compared as written)."""
+        tags = list(set(tags))
+        out: dict[str, set[str]] = {t: set() for t in tags}
+        if not tags:
+            return out
+        rows = self.conn.execute(
+            "SELECT DISTINCT h.own_id, j.value FROM headings h, json_each(h.tags) j"
+            f" WHERE h.own_id IS NOT NULL AND j.value IN ({','.join('?' * len(tags))})",
+            tags,
+        )
+        for node, tag in rows:
+            out[tag].add(node)
+        return out
+
+    def ref_holders(self, refs: Iterable[str]) -> dict[str, set[str]]:
+        """For each ref, the nodes whose ``ROAM_REFS`` hold it."""
+        refs = list(set(refs))
+        out: dict[str, set[str]] = {r: set() for r in refs}
+        for ref in refs:
+            rows = self.conn.execute(
+                "SELECT own_id, json_extract(properties, '$.ROAM_REFS') FROM headings"
+                " WHERE own_id IS NOT NULL AND instr(json_extract(properties, '$.ROAM_REFS'), ?) > 0",
+                (ref,),
+            )
+            out[ref] = {node for node, value in rows if ref in split_roam_list(value or "")}
+        return out
