@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.reader import decode_org_bytes, link_text, read_org_bytes, split_lines
@@ -60,34 +61,45 @@ async def suggest_links(
         own = store.node(query_node)
         if own is None:
             raise NotFound(f"no node with ID {query_node!r} in the index")
-        nested = nested_nodes(store, own)
-        linked = set()
-        for node in {query_node} | nested:
-            linked |= store.linked_nodes(node)
-        excluded = frozenset({query_node} | nested | linked | store.rejected_targets(query_node))
-        if heading_query is None:
-            rows = store.node_headings(query_node)
-            vector = store.node_vectors([query_node]).get(query_node)
-            text = " ".join(r["title"] + " " + r["text"] for r in rows)
-            scope = (own["file"], None)
-        else:
-            vector = retrieval.stored_vector(store, heading_query["heading_ids"])
-            text = heading_query["text"]
-            scope = (own["file"], heading_query["line"])
-        mode, found = graph.similar_with_graph(
-            store, index.settings, query_node, k=k, vector=vector, text=text,
-            exclude_nodes=excluded, whole_notes=True,
-        )  # fmt: skip
-        places = _places(index, store, scope[0], query_node, scope[1])
-        suggestions = [_suggestion(store, r, places, own) for r in found if r.node_id is not None]
+        scope_line = None if heading_query is None else heading_query["line"]
+        mode, found = link_candidates(store, index.settings, query_node, k, heading_query=heading_query)
+        places = _places(index, store, own["file"], query_node, scope_line)
         return {
             "node_id": query_node,
             "mode": mode,
             "graph": bool(index.settings.graph_similarity),
-            "suggestions": suggestions,
+            "suggestions": [_suggestion(store, r, places, own) for r in found],
         }
 
     return await index.read(run)
+
+
+def link_candidates(
+    store: Store, settings: Settings, node_id: str, k: int, *, heading_query: dict | None = None, graph_on: bool | None = None
+) -> tuple[str, list[retrieval.Result]]:
+    """The ranked targets a link from ``node_id`` may be suggested to (the rules of the
+    module docstring), as ``(mode, results)``; ``graph_on`` overrides
+    ``settings.graph_similarity`` (the benchmark compares both)."""
+    own = store.node(node_id)
+    if own is None:
+        raise NotFound(f"no node with ID {node_id!r} in the index")
+    nested = nested_nodes(store, own)
+    linked: set[str] = set()
+    for node in {node_id} | nested:
+        linked |= store.linked_nodes(node)
+    excluded = frozenset({node_id} | nested | linked | store.rejected_targets(node_id))
+    if heading_query is None:
+        rows = store.node_headings(node_id)
+        vector = store.node_vectors([node_id]).get(node_id)
+        text = " ".join(r["title"] + " " + r["text"] for r in rows)
+    else:
+        vector = retrieval.stored_vector(store, heading_query["heading_ids"])
+        text = heading_query["text"]
+    mode, found = graph.similar_with_graph(
+        store, settings, node_id, k=k, graph_on=graph_on, vector=vector, text=text,
+        exclude_nodes=excluded, whole_notes=True,
+    )  # fmt: skip
+    return mode, [r for r in found if r.node_id is not None]
 
 
 def org_link(node_id: str, title: str) -> str:

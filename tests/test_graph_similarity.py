@@ -1,0 +1,49 @@
+"""The graph signal of /similar and /suggest-links (answers/graph.py): notes cited from
+the same places, or sharing a rare tag or ref, are related even when their words differ;
+the setting turns it off, and exclude_linked still leaves linked notes out."""
+
+from __future__ import annotations
+
+G1, G2, H1, H2, T1, T2 = (f"2222bbbb-0000-4000-8000-00000000000{i}" for i in range(1, 7))
+
+
+def cited_notes(roam) -> None:
+    """G1 and G2 share no word but are both cited by H1 and H2 (H1 also cites H2); T1
+    and T2 share only a tag that no other note has, and a ref."""
+    def note(name, node, title, text, extra=""):
+        (roam / f"{name}.org").write_text(f":PROPERTIES:\n:ID: {node}\n{extra}:END:\n#+title: {title}\n{text}\n")
+
+    note("g1", G1, "Zymurgy", "Zymurgy quarterly ferments mead in oak.")
+    note("g2", G2, "Cartography", "Cartography plots coastlines with theodolites.")
+    for name, node in (("h1", H1), ("h2", H2)):
+        note(name, node, f"Hub {name}", f"Reading list [[id:{G1}][one]] [[id:{G2}][two]] [[id:{H2}][next]]")
+    note("t1", T1, "Velocipedes", "Velocipedes with wooden wheels.\n#+filetags: :penny_farthing:", ":ROAM_REFS: @dunlop1888\n")
+    note("t2", T2, "Vulcanised rubber", "Vulcanised rubber tyres.\n#+filetags: :penny_farthing:", ":ROAM_REFS: @dunlop1888\n")
+
+
+async def similar_ids(client, node, **params):
+    resp = await client.get("/similar", params={"node": node, "k": "3", **params})
+    assert resp.status == 200
+    return [r["node_id"] for r in (await resp.json())["results"]]
+
+
+async def test_cocited_and_tagged_notes_rank_first_with_the_graph(make_client, make_settings, fake_ollama, roam_dir):
+    cited_notes(roam_dir)
+    on = await make_client(make_settings(ollama_host=fake_ollama.url, graph_similarity=True))
+    assert G2 in await similar_ids(on, G1)
+    assert T2 in await similar_ids(on, T1)
+    assert H1 in await similar_ids(on, G1, k="10")
+    linked_out = await similar_ids(on, G1, k="10", exclude_linked="true")
+    assert G2 in linked_out and H1 not in linked_out and H2 not in linked_out
+    resp = await on.get("/suggest-links", params={"node": G1})
+    body = await resp.json()
+    assert body["graph"] is True and G2 in [s["node_id"] for s in body["suggestions"][:3]]
+
+
+async def test_the_setting_turns_the_graph_off(make_client, make_settings, fake_ollama, roam_dir):
+    cited_notes(roam_dir)
+    off = await make_client(make_settings(ollama_host=fake_ollama.url, graph_similarity=False))
+    assert G2 not in await similar_ids(off, G1)
+    resp = await off.get("/suggest-links", params={"node": G1})
+    assert (await resp.json())["graph"] is False
+    assert T2 not in await similar_ids(off, T1)
