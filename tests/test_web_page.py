@@ -267,3 +267,31 @@ async def test_token_is_asked_once_kept_in_local_storage_and_never_in_a_url(
         assert all("401" in e for e in watch.errors), watch.errors
     finally:
         daemon.stop()
+
+
+async def test_similar_notes_of_a_heading_copy_an_org_link(browser, tmp_path, roam_dir, fake_ollama):
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await indexed(daemon)
+        page, watch = await new_page(browser, **DESKTOP, permissions=["clipboard-read", "clipboard-write"])
+        await page.goto(daemon.url + "/")
+        await page.fill("#search-input", "covering index")
+        hit = page.locator("#search-results > li").first
+        await hit.wait_for()
+        file, line = await hit.get_attribute("data-file"), await hit.get_attribute("data-line")
+        await hit.locator(".hit-head").click()
+        await hit.locator(".similar-toggle").click()
+        item = hit.locator(".similar-item").first
+        await item.wait_for()
+
+        code, similar = await daemon.get_json("/similar", file=file, line=line, k="8")
+        assert code == 200
+        first = next(r for r in similar["results"] if r["node_id"])
+        assert await item.get_attribute("data-node") == first["node_id"]
+        await item.locator(".copy-link").click()
+        await item.get_by_text("Copied").wait_for()
+        copied = await page.evaluate("navigator.clipboard.readText()")
+        assert copied == f"[[id:{first['node_id']}][{first['title']}]]"
+        watch.assert_clean()
+    finally:
+        daemon.stop()

@@ -337,7 +337,79 @@
     const tags = (h.tags || []).length ? ` · :${h.tags.join(":")}:` : "";
     const meta = el("p", "note-meta", `${h.file}:${h.line}${tags}`);
     if (h.node_id) meta.title = `id:${h.node_id}`;
-    body.replaceChildren(text, meta);
+    body.replaceChildren(text, meta, similarBox(hit));
+  }
+
+  // ---------------------------------------------------------------- similar notes
+
+  /** ``[[id:ID][Title]]``, brackets in the title made harmless (as /suggest-links does). */
+  function orgLink(nodeId, title) {
+    return `[[id:${nodeId}][${String(title).replace(/\[/g, "{").replace(/\]/g, "}")}]]`;
+  }
+
+  async function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return;
+    }
+    // Plain http from a phone over Tailscale is not a secure context: no Clipboard API.
+    const area = el("textarea", "offscreen");
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    if (!ok) throw new Error("the browser refused to copy");
+  }
+
+  /** A "Similar notes" button under a heading's text; each similar note can copy its org link. */
+  function similarBox(hit) {
+    const box = el("div", "similar");
+    const toggle = el("button", "link similar-toggle", "Similar notes");
+    toggle.type = "button";
+    const list = el("ol", "similar-list");
+    const state = el("p", "muted");
+    state.setAttribute("role", "status");
+    state.hidden = true;
+    box.append(toggle, state, list);
+    toggle.addEventListener("click", async () => {
+      toggle.disabled = true;
+      state.hidden = false;
+      state.textContent = "Loading…";
+      try {
+        const found = await getJson("/similar", { file: hit.file, line: hit.line, k: 8 });
+        list.replaceChildren(...found.results.filter((r) => r.node_id).map(similarItem));
+        state.textContent = list.childElementCount ? "" : "No similar notes.";
+        state.hidden = !!list.childElementCount;
+      } catch (error) {
+        state.textContent = `Could not load similar notes: ${describeError(error)}`;
+        toggle.disabled = false;
+      }
+    });
+    return box;
+  }
+
+  function similarItem(result) {
+    const item = el("li", "similar-item");
+    item.dataset.node = result.node_id;
+    const label = el("span", "similar-title", result.title);
+    const pathText = outlinePath(result);
+    if (pathText && pathText !== result.title) label.title = pathText;
+    const copy = el("button", "copy-link", "Copy link");
+    copy.type = "button";
+    const link = orgLink(result.node_id, result.title);
+    copy.title = link;
+    copy.addEventListener("click", async () => {
+      try {
+        await copyText(link);
+        copy.textContent = "Copied";
+      } catch (error) {
+        copy.textContent = "Copy failed";
+        copy.title = describeError(error);
+      }
+    });
+    item.append(label, copy);
+    return item;
   }
 
   // ---------------------------------------------------------------- search
