@@ -47,3 +47,27 @@ async def test_the_setting_turns_the_graph_off(make_client, make_settings, fake_
     resp = await off.get("/suggest-links", params={"node": G1})
     assert (await resp.json())["graph"] is False
     assert T2 not in await similar_ids(off, T1)
+
+
+async def test_an_index_from_before_the_labels_table_is_filled_by_its_migration(make_settings, fake_ollama, roam_dir):
+    from arcology_oracle.answers import graph
+    from arcology_oracle.index.service import OracleIndex
+    from arcology_oracle.store import Store
+
+    cited_notes(roam_dir)
+    settings = make_settings(ollama_host=fake_ollama.url)
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.close()
+    store = Store.open(settings.db_path)
+    with store.transaction():
+        store.conn.execute("DROP TABLE node_labels")
+        store.conn.execute("DELETE FROM _migrations WHERE name = 'm006_node_labels'")
+    store.close()
+    store = Store.open(settings.db_path)  # migrates again: the labels of what is indexed
+    try:
+        assert store.label_holders(T1) == {"tag:penny_farthing": {T1, T2}, "ref:@dunlop1888": {T1, T2}}
+        assert T2 in graph.graph_scores(store, T1)
+    finally:
+        store.close()

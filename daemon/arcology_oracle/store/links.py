@@ -10,11 +10,9 @@ neighbours, tag holders or candidates.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 
-from ..notes.reader import split_roam_list
 from .connection import StoreBase
 
 
@@ -89,40 +87,15 @@ class LinkGraph(StoreBase):
                     out[node].add(other)
         return out
 
-    def node_labels(self, node_id: str) -> tuple[list[str], list[str]]:
-        """The tags (inherited ones included) and ``ROAM_REFS`` of ``node_id``."""
-        row = self.conn.execute(
-            "SELECT tags, properties FROM headings WHERE own_id = ? ORDER BY id LIMIT 1", (node_id,)
-        ).fetchone()
-        if row is None:
-            return [], []
-        refs = json.loads(row[1]).get("ROAM_REFS", "")
-        return json.loads(row[0]), list(split_roam_list(refs))
-
-    def tag_holders(self, tags: Iterable[str]) -> dict[str, set[str]]:
-        """For each tag, the nodes carrying it (tags compared as written)."""
-        tags = list(set(tags))
-        out: dict[str, set[str]] = {t: set() for t in tags}
-        if not tags:
-            return out
+    def label_holders(self, node_id: str) -> dict[str, set[str]]:
+        """For each tag and ROAM_REFS entry of ``node_id`` (``"tag:X"``, ``"ref:Y"``), the
+        nodes carrying it, ``node_id`` among them (table ``node_labels``)."""
+        out: dict[str, set[str]] = {}
         rows = self.conn.execute(
-            "SELECT DISTINCT h.own_id, j.value FROM headings h, json_each(h.tags) j"
-            f" WHERE h.own_id IS NOT NULL AND j.value IN ({','.join('?' * len(tags))})",
-            tags,
+            "SELECT DISTINCT other.label, other.node FROM node_labels own"
+            " JOIN node_labels other ON other.label = own.label WHERE own.node = ?",
+            (node_id,),
         )
-        for node, tag in rows:
-            out[tag].add(node)
-        return out
-
-    def ref_holders(self, refs: Iterable[str]) -> dict[str, set[str]]:
-        """For each ref, the nodes whose ``ROAM_REFS`` hold it."""
-        refs = list(set(refs))
-        out: dict[str, set[str]] = {r: set() for r in refs}
-        for ref in refs:
-            rows = self.conn.execute(
-                "SELECT own_id, json_extract(properties, '$.ROAM_REFS') FROM headings"
-                " WHERE own_id IS NOT NULL AND instr(json_extract(properties, '$.ROAM_REFS'), ?) > 0",
-                (ref,),
-            )
-            out[ref] = {node for node, value in rows if ref in split_roam_list(value or "")}
+        for label, node in rows:
+            out.setdefault(label, set()).add(node)
         return out

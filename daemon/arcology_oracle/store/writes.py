@@ -85,6 +85,12 @@ class FileWrites(VectorSync):
                 "INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)",
                 [(heading_id, h.node_id, dst) for heading_id, h in zip(ids, parsed.headings) for dst in h.links],
             )
+            # Tags and refs of nodes, for the graph signal of similarity (store/links.py).
+            self.conn.executemany(
+                "INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)",
+                [(heading_id, h.own_id, label) for heading_id, h in zip(ids, parsed.headings) if h.own_id
+                 for label in node_labels(h.tags, h.refs)],
+            )  # fmt: skip
             new_hashes = {c.hash for cs in chunks for c in cs}
             self.drop_unused_vectors(old_hashes - new_hashes)
             return self._count_unembedded(new_hashes)
@@ -136,6 +142,11 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         h.date,
         h.content_hash(),
     )
+
+
+def node_labels(tags: Sequence[str], refs: Sequence[str]) -> list[str]:
+    """The rows of ``node_labels`` for a node with these tags and ROAM_REFS."""
+    return [f"tag:{t}" for t in dict.fromkeys(tags)] + [f"ref:{r}" for r in dict.fromkeys(refs)]
 
 
 def _json_list(values: Sequence[str]) -> str:
