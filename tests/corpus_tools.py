@@ -8,7 +8,7 @@
 * :func:`index_snapshot` reads an index database into comparable sets (ignoring row ids
   and mtimes) plus a list of integrity problems (duplicates, orphans, FTS drift).
 * :func:`clean_snapshot` builds the reference: a fresh database indexed in-process by
-  :class:`~arcology_oracle.service.OracleIndex` from the same files.
+  :class:`~arcology_oracle.index.service.OracleIndex` from the same files.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ import struct
 import openai
 import pytest
 
-# The questions, helpers and the production-style server fixture are shared.
-from arcology_oracle.answers import grounding as compat
 from arcology_oracle.errors import BadRequest
+from arcology_oracle.http.compat import openai_shapes as shapes
 
+# The questions, helpers and the production-style server fixture are shared.
 from tests.test_compat_ollama import (  # noqa: F401  (production_daemon is a fixture)
     COFFEE_ID,
     COFFEE_QUESTION,
@@ -57,28 +57,28 @@ def test_messages_translate_images_and_tool_calls():
          "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "now", "arguments": '{"tz": "UTC"}'}}]},
         {"role": "tool", "tool_call_id": "call_1", "content": "12:00"},
     ]  # fmt: skip
-    assert compat.openai_messages_to_ollama(messages) == [
+    assert shapes.openai_messages_to_ollama(messages) == [
         {"role": "system", "content": "be brief"},
         {"role": "user", "content": "what is this?", "images": ["aGVsbG8="]},
         {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "now", "arguments": {"tz": "UTC"}}}]},
         {"role": "tool", "content": "12:00", "tool_name": "now"},
     ]
     with pytest.raises(BadRequest):
-        compat.openai_messages_to_ollama([{"role": "user", "content": [{"type": "image_url", "image_url": "http://x/y.png"}]}])
+        shapes.openai_messages_to_ollama([{"role": "user", "content": [{"type": "image_url", "image_url": "http://x/y.png"}]}])
 
 
 def test_response_format_and_tool_call_answers_translate():
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_object"}}
-    assert compat.openai_chat_to_ollama(body)["format"] == "json"
+    assert shapes.openai_chat_to_ollama(body)["format"] == "json"
     schema = {"type": "object"}
     body["response_format"] = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
-    assert compat.openai_chat_to_ollama(body)["format"] == schema
+    assert shapes.openai_chat_to_ollama(body)["format"] == schema
     frame = {"message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "now", "arguments": {}}}]},
              "done": True, "done_reason": "stop", "prompt_eval_count": 3, "eval_count": 2}  # fmt: skip
-    completion = compat.openai_completion(frame, model="m")
+    completion = shapes.openai_completion(frame, model="m")
     assert completion["choices"][0]["finish_reason"] == "tool_calls"
     assert completion["choices"][0]["message"]["tool_calls"][0]["function"] == {"name": "now", "arguments": "{}"}
-    chunks = compat.ChunkTranslator("m").translate(frame)
+    chunks = shapes.ChunkTranslator("m").translate(frame)
     assert chunks[0]["choices"][0]["delta"]["tool_calls"][0]["index"] == 0
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
 

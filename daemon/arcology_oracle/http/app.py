@@ -18,8 +18,10 @@ from ..config import Settings
 from ..embedder import Embedder
 from ..errors import ConfigError
 from ..index.live import LiveIndex
-from . import ask_routes, ollama_compat, openai_compat, routes
+from . import ask_routes, routes
 from . import web as web_page
+from .compat import ollama as ollama_compat
+from .compat import openai as openai_compat
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
 

@@ -10,7 +10,7 @@ A file that cannot be read or parsed is logged with its path and reason and does
 the others; whatever part of a bad file could be read is indexed.
 
 A reconcile with many files to read parses them in worker processes
-(:class:`~arcology_oracle.parsing.ParsePipeline`) while this thread stores them in order.
+(:class:`~arcology_oracle.index.parsing.ParsePipeline`) while this thread stores them in order.
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class Indexer:
         A path that no longer exists, or that is not indexable any more (renamed to a
         backup, matched by an exclude glob, a link out of the root), has its rows
         deleted. A path reaching a file through a symlink is indexed only if it is the
-        path :func:`~arcology_oracle.files.iter_org_files` gives that file, so the
+        path :func:`~arcology_oracle.notes.files.iter_org_files` gives that file, so the
         watcher and a full reconcile always agree.
         """
         with self._lock:
@@ -223,7 +223,7 @@ class Indexer:
 
     def _apply(self, read: "_FileRead", parsed) -> IndexReport:
         """Bring the store in line with one file as read; ``parsed`` is what
-        :func:`~arcology_oracle.parsing.parse_or_error` gave for a changed one."""
+        :func:`~arcology_oracle.index.parsing.parse_or_error` gave for a changed one."""
         report = IndexReport()
         if read.outcome == "unchanged":
             report.unchanged = 1

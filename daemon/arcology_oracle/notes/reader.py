@@ -1,4 +1,4 @@
-"""Read one org file into :class:`~arcology_oracle.notes.Heading` records.
+"""Read one org file into :class:`~arcology_oracle.notes.records.Heading` records.
 
 Pure: bytes in, records out; no SQLite, no network. The one promise that matters most is
 that :func:`read_org_bytes` never raises, whatever the bytes: a part that cannot be read is

@@ -2,8 +2,8 @@
 ``/v1/models`` (and ``/v1/models/{id}``), ``/v1/embeddings``.
 
 Requests are translated to Ollama's ``/api/chat`` and ``/api/embed`` and answers back
-(:mod:`arcology_oracle.compat`), in the shapes Ollama's own OpenAI layer uses. Chat runs
-through the same pipeline as the Ollama API (:mod:`.ollama_compat`), so grounded models
+(:mod:`.openai_shapes`), in the shapes Ollama's own OpenAI layer uses. Chat runs
+through the same pipeline as the Ollama API (:mod:`.pipeline`), so grounded models
 (``<model>+notes``) work the same way here. Streaming is Server-Sent Events
 (``Content-Type: text/event-stream``): ``data: {chunk}`` lines, then ``data: [DONE]``; an
 error after the stream began is sent as ``data: {"error": {...}}`` with no ``[DONE]``.
@@ -21,14 +21,15 @@ from typing import Any
 
 from aiohttp import web
 
-from ..answers import grounding as compat
-from ..errors import BadRequest
-from ..upstream import UpstreamError, UpstreamUnavailable
-from .middleware import error_response
-from .ollama_compat import (
-    Handler,
+from ...answers import grounding
+from ...errors import BadRequest
+from ...upstream import UpstreamError, UpstreamUnavailable
+from ..middleware import error_response
+from ..params import json_body, str_param
+from ..streaming import Handler, cancelled_on_disconnect
+from . import openai_shapes as shapes
+from .pipeline import (
     UnknownModel,
-    cancel_on_disconnect,
     complete,
     ensure_upstream,
     offered_models,
@@ -37,7 +38,6 @@ from .ollama_compat import (
     send_frames,
     upstream_key,
 )
-from .params import json_body, str_param
 
 routes = web.RouteTableDef()
 
@@ -79,17 +79,17 @@ def _sse(data: Any) -> bytes:
 
 
 @routes.post("/v1/chat/completions")
-@cancel_on_disconnect
+@cancelled_on_disconnect
 @openai_errors
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     body = await json_body(request)
     str_param(body.get("model"), "model", required=True, max_len=500)
-    plan = await plan_chat(request, compat.openai_chat_to_ollama(body))
+    plan = await plan_chat(request, shapes.openai_chat_to_ollama(body))
     if not plan.body.get("stream"):
         answer = await complete(request, plan, "/api/chat")
-        return web.json_response(compat.openai_completion(answer, model=plan.name))
+        return web.json_response(shapes.openai_completion(answer, model=plan.name))
     stream_options = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
-    translator = compat.ChunkTranslator(plan.name, include_usage=bool(stream_options.get("include_usage")))
+    translator = shapes.ChunkTranslator(plan.name, include_usage=bool(stream_options.get("include_usage")))
 
     def encode(frame: dict[str, Any]) -> bytes:
         if "error" in frame:
@@ -103,7 +103,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 @routes.get("/v1/models")
 @openai_errors
 async def models(request: web.Request) -> web.Response:
-    return web.json_response(compat.openai_models(await offered_models(request)))
+    return web.json_response(shapes.openai_models(await offered_models(request)))
 
 
 @routes.get("/v1/models/{model:.+}")
@@ -111,13 +111,13 @@ async def models(request: web.Request) -> web.Response:
 async def model(request: web.Request) -> web.Response:
     wanted = request.match_info["model"]
     for entry in await offered_models(request):
-        if compat.same_model(wanted, compat.entry_name(entry)):
-            return web.json_response({**compat.openai_model(entry), "id": wanted})
+        if grounding.same_model(wanted, grounding.entry_name(entry)):
+            return web.json_response({**shapes.openai_model(entry), "id": wanted})
     return model_not_found(f"The model `{wanted}` does not exist")
 
 
 @routes.post("/v1/embeddings")
-@cancel_on_disconnect
+@cancelled_on_disconnect
 @openai_errors
 async def embeddings(request: web.Request) -> web.Response:
     body = await json_body(request)
@@ -126,9 +126,9 @@ async def embeddings(request: web.Request) -> web.Response:
     if encoding not in (None, "float", "base64"):
         raise BadRequest('encoding_format must be "float" or "base64"')
     upstream = request.app[upstream_key]
-    answer = await upstream.json("POST", "/api/embed", compat.openai_embeddings_to_ollama(body), model=name)
+    answer = await upstream.json("POST", "/api/embed", shapes.openai_embeddings_to_ollama(body), model=name)
     try:
-        return web.json_response(compat.openai_embeddings(answer, model=name, encoding_format=encoding))
+        return web.json_response(shapes.openai_embeddings(answer, model=name, encoding_format=encoding))
     except (ValueError, TypeError, struct_error) as exc:
         raise UpstreamUnavailable(f"the upstream Ollama at {upstream.host} sent malformed embeddings ({exc})",
                                   host=upstream.host) from None  # fmt: skip
