@@ -6,8 +6,8 @@ import asyncio
 import os
 import sys
 
-from tests.conftest import REPO
 from tests.org_samples import IDS
+from tests.runners import REPO
 
 
 async def run_cli(tmp_path, fake, *args, stdin: bytes | None = None):

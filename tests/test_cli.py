@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 
 from arcology_oracle import __version__
-from tests.conftest import REPO
 from tests.org_samples import EXAMPLE_QUERIES
-
-
-async def run_cli(*args: str, env: dict | None = None) -> tuple[int, str, str]:
-    import os
-
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arcology_oracle", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO, env={**os.environ, **(env or {})},
-    )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    return proc.returncode, out.decode(), err.decode()
+from tests.runners import run_cli
 
 
 async def test_version():

@@ -13,20 +13,9 @@ import aiohttp
 import httpx
 import ollama
 import pytest
-from aiohttp import web
 
 from arcology_oracle.answers import grounding as compat
-from arcology_oracle.http.app import create_app
-from arcology_oracle.http.keys import ready_key, worker_key
-
-COFFEE_ID = "67f94a3f-6549-4356-a04e-da972ad8815e"
-COFFEE_QUESTION = "What grind size for pour-over coffee?"
-UNRELATED_QUESTION = "Who won the chess world championship in 1972?"
-
-
-def base_url(client) -> str:
-    return str(client.make_url("/")).rstrip("/")
-
+from tests.compat_tools import COFFEE_ID, COFFEE_QUESTION, UNRELATED_QUESTION, base_url, notes_messages
 
 @pytest.fixture
 async def daemon_client(make_client, settings):
@@ -38,11 +27,6 @@ async def ollama_client(daemon_client):
     client = ollama.AsyncClient(host=base_url(daemon_client), timeout=httpx.Timeout(20, connect=5))
     yield client
     await client.close()
-
-
-def notes_messages(messages: list[dict]) -> list[dict]:
-    """The system messages the daemon added (they hold the numbered notes)."""
-    return [m for m in messages if m["role"] == "system" and "<notes>" in m["content"]]
 
 
 # --------------------------------------------------------------------------- naming
@@ -278,22 +262,6 @@ async def test_token_is_required(make_client, make_settings, fake_ollama):
 
 
 # --------------------------------------------------------------------------- disconnects
-
-
-@pytest.fixture
-async def production_daemon(settings):
-    """The app served as ``run_app`` serves it: without aiohttp's handler cancellation
-    (the test server turns that on, which would hide a missing disconnect check)."""
-    app = create_app(settings, watch=False)
-    runner = web.AppRunner(app, handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    await asyncio.wait_for(app[ready_key].wait(), 30)
-    await asyncio.wait_for(app[worker_key].idle.wait(), 30)
-    port = site._server.sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
 
 
 async def test_client_disconnect_cancels_the_upstream_request(production_daemon, fake_ollama):

@@ -16,16 +16,7 @@ import pytest
 
 from arcology_oracle.errors import BadRequest
 from arcology_oracle.http.compat import openai_shapes as shapes
-
-# The questions, helpers and the production-style server fixture are shared.
-from tests.test_compat_ollama import (  # noqa: F401  (production_daemon is a fixture)
-    COFFEE_ID,
-    COFFEE_QUESTION,
-    UNRELATED_QUESTION,
-    base_url,
-    notes_messages,
-    production_daemon,
-)
+from tests.compat_tools import COFFEE_ID, COFFEE_QUESTION, UNRELATED_QUESTION, base_url, notes_messages
 
 
 @pytest.fixture

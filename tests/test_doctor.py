@@ -9,7 +9,7 @@ from arcology_oracle.answers.search import search
 from arcology_oracle.index.doctor import diagnose, repair
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store import Store
-from tests.test_cli import run_cli
+from tests.runners import run_cli
 
 
 async def test_doctor_finds_and_repairs_drift(tmp_path, roam_dir, fake_ollama):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, start_daemon, wait_until
+from tests.runners import REPO, start_daemon, wait_until
 
 ELISP = REPO / "elisp"
 PACKAGE = ELISP / "arcology-oracle.el"

@@ -23,8 +23,8 @@ import pytest
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store.db import connect
-from tests.conftest import REPO, wait_until
 from tests.corpus_tools import db_bytes, write_corpus
+from tests.runners import REPO, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 

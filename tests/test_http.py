@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import wait_until
 from tests.org_samples import IDS, SECRET_WORDS
+from tests.runners import wait_until
 
 
 async def test_health_and_status(client):

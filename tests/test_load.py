@@ -20,9 +20,9 @@ import aiohttp
 import pytest
 
 from arcology_oracle.llm import OllamaChat
-from tests.conftest import Daemon, start_daemon, wait_until
 from tests.corpus_tools import Corpus, write_corpus
 from tests.org_samples import EXAMPLE_QUERIES, IDS
+from tests.runners import Daemon, start_daemon, wait_until
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -9,8 +9,8 @@ import pytest
 from arcology_oracle.answers.search import search
 from arcology_oracle.errors import DimensionMismatch, ModelNotFound, ServiceUnavailable
 from arcology_oracle.index.service import OracleIndex
-from tests.conftest import wait_until
 from tests.fakes.fake_ollama import FakeModel
+from tests.runners import wait_until
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from arcology_oracle.embedder import OllamaEmbedder
 from arcology_oracle.errors import ServiceUnavailable
 from arcology_oracle.index.indexer import embed_pending
 from arcology_oracle.store import Store
-from tests.conftest import wait_until
-from tests.test_vectors import write_file
+from tests.runners import wait_until
+from tests.store_rows import write_file
 
 
 def test_pending_texts_drains_in_order_and_finds_chunks_inserted_below_the_cursor(tmp_path):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arcology_oracle.notes.records import Chunk, Heading, ParsedFile, sha256_hex
 from arcology_oracle.store import Store
 from arcology_oracle.store import vectors
 from arcology_oracle.store.vectors import VectorIndex
+from tests.store_rows import write_file
 
 
 def clustered(n: int, dims: int, seed: int, clusters: int = 50) -> np.ndarray:
@@ -88,20 +88,6 @@ def test_a_broken_chain_reloads_and_a_superseded_delta_is_never_applied():
 
 
 # -- through the store ---------------------------------------------------------------
-
-
-def heading(i: int) -> Heading:
-    return Heading(
-        node_id=f"node-{i}", own_id=f"node-{i}", level=1, title=f"Heading {i}", olp=(), tags=(), todo=None,
-        properties={}, body=f"body {i}", text=f"body {i}", start_line=i + 1, end_line=i + 1, node_title="T",
-    )  # fmt: skip
-
-
-def write_file(store: Store, path: str, numbers: list[int]) -> list[str]:
-    parsed = ParsedFile(path=path, title="T", file_id=None, headings=[heading(i) for i in numbers])
-    chunks = [[Chunk(0, f"text {path} {i}", sha256_hex(f"text {path} {i}"))] for i in numbers]
-    store.replace_file(parsed, size=1, mtime_ns=1, file_hash=sha256_hex(path + str(numbers)), chunks=chunks)
-    return [c[0].hash for c in chunks]
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from arcology_oracle.index.watcher import RoamWatcher
-from tests.test_daemon import emacs_save
+from tests.corpus_tools import emacs_save
 
 
 class Recorder:

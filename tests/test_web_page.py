@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, start_daemon, wait_until
+from tests.runners import REPO, start_daemon, wait_until
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 TOKEN_KEY = "arcology-oracle.token"
