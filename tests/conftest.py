@@ -22,7 +22,8 @@ from arcology_oracle.http.app import create_app
 from arcology_oracle.http.keys import index_key, ready_key, worker_key
 from arcology_oracle.index.service import OracleIndex
 from tests.fakes.fake_ollama import FakeOllama, running_fake_ollama
-from tests.runners import REPO, Daemon, start_daemon
+# free_port and wait_until too: tests written before tests/runners.py import them from here.
+from tests.runners import REPO, Daemon, free_port, start_daemon, wait_until  # noqa: F401
 
 EXAMPLE_ROAM = REPO / "examples" / "roam"
 

@@ -58,6 +58,7 @@ class LiveIndex:
                 debounce=self.settings.debounce_seconds,
                 on_paths=self._reindex,
                 on_rescan=self._rescan,
+                alias=lambda rel: self.index.indexer.aliases.get(rel),
             )
             self._watcher.start()
         elif self._watch:
