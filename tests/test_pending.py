@@ -9,7 +9,7 @@ import pytest
 
 from arcology_oracle.embedder import OllamaEmbedder
 from arcology_oracle.errors import ServiceUnavailable
-from arcology_oracle.index.indexer import embed_pending
+from arcology_oracle.index.embedding import embed_pending
 from arcology_oracle.store import Store
 from tests.runners import wait_until
 from tests.store_rows import write_file

@@ -22,7 +22,8 @@ from ..config import Settings
 from ..embedder import Embedder, OllamaEmbedder, prefixes_key
 from ..errors import DimensionMismatch, NotFound, ServiceUnavailable
 from ..store import Store
-from .indexer import IndexReport, Indexer, embed_pending
+from .embedding import embed_pending
+from .indexer import IndexReport, Indexer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
