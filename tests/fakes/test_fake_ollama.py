@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import sys
-from pathlib import Path
 
 import httpx
 import ollama
@@ -24,8 +23,8 @@ from tests.fakes.fake_ollama import (
     running_fake_ollama,
     split_pieces,
 )
+from tests.runners import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = httpx.Timeout(10, connect=5)
 SOURCES_PROMPT = [
     {"role": "system", "content": "Answer from these notes.\n[1] Sourdough\nbread text\n[2] Rye\nmore text"},
