@@ -100,6 +100,16 @@ async def test_embed_batch(client, state):
     assert state.embed_batches == [3, 1]
 
 
+async def test_a_vectors_backend_computes_the_embeddings(client, state, http):
+    """The benchmarks' backends (bench/st_ollama.py) replace fake_embedding; /_fake/stats
+    counts what was embedded without sending the recorded bodies."""
+    state.vectors = lambda texts: [[float(len(t)), 1.0] for t in texts]
+    response = await client.embed("nomic-embed-text", input=["ab", "abcd"])
+    assert response.embeddings == [[2.0, 1.0], [4.0, 1.0]]
+    stats = (await http.get("/_fake/stats")).json()
+    assert stats == {"counts": {"/api/embed": 1}, "embed_texts_total": 2, "embed_batches": [2]}
+
+
 async def test_legacy_embeddings_endpoint(client):
     response = await client.embeddings("nomic-embed-text", prompt="bread")
     assert response.embedding == pytest.approx(fake_embedding("bread", 256))
