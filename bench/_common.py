@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import platform
-import signal
 import socket
 import subprocess
 import sys
@@ -32,7 +31,7 @@ import aiohttp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from arcology_oracle.config import Prefixes  # noqa: E402
-from tests.runners import Daemon, spawn_daemon  # noqa: E402
+from tests.runners import Daemon, spawn_daemon, stop_process  # noqa: E402
 
 HASH_MODEL = "bench-hash"
 
@@ -138,13 +137,7 @@ class Process:
         return self.proc.pid
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 20)
         self.log_file.close()
 
 

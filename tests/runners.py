@@ -50,6 +50,17 @@ async def run_cli(*args: str, env: dict | None = None) -> tuple[int, str, str]:
     return proc.returncode, out.decode(), err.decode()
 
 
+def stop_process(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class Daemon:
     """A running ``arcology-oracle serve`` subprocess."""
 
@@ -76,13 +87,7 @@ class Daemon:
         return self.proc.pid
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
 
 
 def spawn_daemon(

@@ -34,9 +34,7 @@ LAYERS: dict[str, int] = {
 
 MAX_LINES = 400
 # Modules allowed over MAX_LINES, each with the reason; keep this empty where possible.
-LONG_MODULES: dict[str, str] = {
-    "notes.reader": "subclasses orgparse's node internals in one place; split after the privacy rework of issue 19 settles",
-}
+LONG_MODULES: dict[str, str] = {}
 
 
 def module_name(path: Path) -> str:

@@ -9,13 +9,8 @@ from pathlib import Path
 import pytest
 
 from arcology_oracle.notes.records import Heading, ParsedFile
-from arcology_oracle.notes.reader import (
-    HEADING_LINE_RE,
-    link_text,
-    read_org_bytes,
-    read_org_file,
-    split_roam_list,
-)
+from arcology_oracle.notes.org_syntax import HEADING_LINE_RE, link_text, split_roam_list
+from arcology_oracle.notes.reader import read_org_bytes, read_org_file
 from tests.org_samples import (
     BIG_SECRET,
     IDS,
@@ -357,16 +352,16 @@ def test_pathological_lines_stay_linear(tmp_path):
 
 
 def test_heading_that_still_fails_is_left_out_with_subtree(tmp_path, monkeypatch, caplog):
-    from arcology_oracle.notes import reader as orgreader
+    from arcology_oracle.notes import orgparse_safe
 
-    original = orgreader._Node._parse_heading
+    original = orgparse_safe._Node._parse_heading
 
     def parse_heading(self):
         if "boom" in self._lines[0]:
             raise ValueError("simulated orgparse failure")
         original(self)
 
-    monkeypatch.setattr(orgreader._Node, "_parse_heading", parse_heading)
+    monkeypatch.setattr(orgparse_safe._Node, "_parse_heading", parse_heading)
     text = "pre\n* Fine\n* boom :public:\nsecret\n** Child\nchild secret\n* Fine again\n"
     parsed = read(tmp_path, "boom.org", text)
     assert [h.title for h in parsed.headings] == ["boom", "Fine", "Fine again"]

@@ -18,13 +18,8 @@ from arcology_oracle.notes.chunking import chunk_heading
 from arcology_oracle.notes.records import ParsedFile
 from orgparse.node import parse_heading_tags
 
-from arcology_oracle.notes.reader import (
-    HEADING_LINE_RE,
-    decode_org_bytes,
-    read_org_bytes,
-    split_heading_tags,
-    split_lines,
-)
+from arcology_oracle.notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_heading_tags, split_lines
+from arcology_oracle.notes.reader import read_org_bytes
 
 SECRET = "qqsecretqq"
 

@@ -18,7 +18,8 @@ import pytest
 
 from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.errors import NotFound
-from arcology_oracle.notes.reader import read_org_bytes, split_heading_tags
+from arcology_oracle.notes.org_syntax import split_heading_tags
+from arcology_oracle.notes.reader import read_org_bytes
 from arcology_oracle.notes.privacy import Privacy, file_tags, roam_excluded
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
