@@ -42,7 +42,7 @@ class LiveIndex:
         self.settings = settings
         self.index = OracleIndex(settings, embedder)
         self.worker = EmbedWorker(self.index)
-        self.ready = ready or asyncio.Event()
+        self.ready = ready if ready is not None else asyncio.Event()
         self._watch = watch
         self._watcher: RoamWatcher | None = None
         self._reconcile_task: asyncio.Task | None = None

@@ -41,6 +41,8 @@ class UnknownModel(NotFound):
 
 
 def ensure_upstream(app: web.Application) -> None:
+    """Give the app its one upstream client (once, whichever API asks first), opened and
+    closed with the app."""
     if upstream_key in app:
         return
     settings = app[settings_key]
@@ -57,6 +59,7 @@ def ensure_upstream(app: web.Application) -> None:
 
 
 def model_param(body: Mapping[str, Any]) -> str:
+    """The request's ``model``, required (BadRequest otherwise)."""
     name = str_param(body.get("model"), "model", required=True, max_len=MAX_MODEL_NAME)
     return name.strip()
 
