@@ -9,24 +9,37 @@ missing Emacs fails with a message saying what to install.
 from __future__ import annotations
 
 from tests.conftest import start_daemon, wait_until
+from tests.elisp_recordings import REQUESTS, RESPONSES, record_all, shape
 from tests.emacs_batch import ELISP, WITH_PACKAGES, emacs, emacs_env, require_packages, run_emacs
 
-ERT_FILE = ELISP / "test" / "arcology-oracle-test.el"
+ERT_DIR = ELISP / "test"
+ERT_FILE = ERT_DIR / "arcology-oracle-test.el"
+HTTP_ERT_FILE = ERT_DIR / "arcology-oracle-http-test.el"
 TOKEN = "elisp-test-token"
+
+
+async def start_embedded_daemon(tmp_path, roam_dir, fake_ollama):
+    """The real daemon with a token, once it has embedded the example vault."""
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN)
+
+    async def embedded():
+        status, body = await daemon.get_json("/status")
+        return status == 200 and body["pending"] == 0 and body["embedded"] > 0 and not body["indexing"]["running"]
+
+    try:
+        await wait_until(embedded, timeout=60, interval=0.1)
+    except BaseException:
+        daemon.stop()
+        raise
+    return daemon
 
 
 async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
     """The whole ERT suite, against ``arcology-oracle serve`` with a token."""
     emacs()
     require_packages()
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN)
+    daemon = await start_embedded_daemon(tmp_path, roam_dir, fake_ollama)
     try:
-
-        async def embedded():
-            status, body = await daemon.get_json("/status")
-            return status == 200 and body["pending"] == 0 and body["embedded"] > 0 and not body["indexing"]["running"]
-
-        await wait_until(embedded, timeout=60, interval=0.1)
         scratch = tmp_path / "scratch"
         scratch.mkdir()
         env = emacs_env(
@@ -38,7 +51,7 @@ async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
             ARCOLOGY_ORACLE_TEST_TMP=str(scratch),
         )
         code, output = await run_emacs(
-            ["--eval", WITH_PACKAGES, "-L", str(ELISP), "-l", "ert", "-l", str(ERT_FILE),
+            ["--eval", WITH_PACKAGES, "-L", str(ELISP), "-L", str(ERT_DIR), "-l", "ert", "-l", str(ERT_FILE),
              "-f", "ert-run-tests-batch-and-exit"],
             env=env,
         )  # fmt: skip
@@ -47,3 +60,32 @@ async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
     assert code == 0, f"ERT failed (exit {code}):\n{output}\n--- daemon log ---\n{daemon.log()}"
     assert "0 unexpected" in output, output
 
+
+
+async def test_http_client_on_recorded_responses(tmp_path):
+    """The HTTP client's ERT file: its parser on split bytes and the whole client over a
+    local socket replaying the daemon's recorded answers. No daemon, no Ollama, no
+    optional package."""
+    code, output = await run_emacs(
+        ["-L", str(ELISP), "-L", str(ERT_DIR), "-l", "ert", "-l", str(HTTP_ERT_FILE),
+         "-f", "ert-run-tests-batch-and-exit"],
+        env=emacs_env(tmp_path),
+    )  # fmt: skip
+    assert code == 0, f"ERT failed (exit {code}):\n{output}"
+    assert "0 unexpected" in output, output
+    assert "recorded-ndjson-stream" in output, output
+
+
+async def test_recorded_responses_match_the_daemon(tmp_path, roam_dir, fake_ollama):
+    """The recordings still stand for the daemon: each request, sent now, gets an answer
+    of the recorded status, content type, framing and JSON keys (or event types).
+    Re-record with ``python -m tests.elisp_recordings`` when the API changes."""
+    daemon = await start_embedded_daemon(tmp_path, roam_dir, fake_ollama)
+    try:
+        live = await record_all(daemon.url, TOKEN)
+    finally:
+        daemon.stop()
+    assert set(live) == set(REQUESTS)
+    for name, raw in live.items():
+        recorded = (RESPONSES / f"{name}.http").read_bytes()
+        assert shape(raw) == shape(recorded), f"{name}.http no longer matches the daemon"

@@ -2,12 +2,15 @@
 
 ;;; Commentary:
 
-;; Two kinds of tests.  Pure ones (HTTP parsing, re-levelling,
-;; formatting) need nothing.  The others talk to the real daemon and a
-;; fake Ollama, which tests/test_elisp.py starts before running:
+;; Two kinds of tests.  Pure ones (re-levelling, formatting) need
+;; nothing.  The others talk to the real daemon and a fake Ollama, which
+;; tests/test_elisp.py starts before running:
 ;;
-;;   emacs -Q --batch -L elisp -l ert -l elisp/test/arcology-oracle-test.el \
-;;         -f ert-run-tests-batch-and-exit
+;;   emacs -Q --batch -L elisp -L elisp/test -l ert \
+;;         -l elisp/test/arcology-oracle-test.el -f ert-run-tests-batch-and-exit
+;;
+;; The HTTP client's own tests, on recorded responses and without a
+;; daemon, are in arcology-oracle-http-test.el.
 ;;
 ;; with these environment variables:
 ;;
@@ -27,6 +30,7 @@
 (require 'org)
 (require 'org-element)
 (require 'arcology-oracle)
+(require 'arcology-oracle-test-support)
 
 (defvar org-roam-db-location)
 (defvar org-roam-directory)
@@ -53,16 +57,6 @@
 (defun arcology-oracle-test--id (name)
   "Return the node ID called NAME in the example vault."
   (alist-get name arcology-oracle-test--ids))
-
-(defun arcology-oracle-test--wait (predicate &optional timeout what)
-  "Process events until PREDICATE returns non-nil; return its value.
-Fail after TIMEOUT seconds (default 20), naming WHAT."
-  (let ((deadline (+ (float-time) (or timeout 20)))
-        value)
-    (while (and (not (setq value (funcall predicate)))
-                (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (or value (ert-fail (format "timed out waiting for %s" (or what predicate))))))
 
 (defun arcology-oracle-test--free-url ()
   "Return the URL of a local port where nothing listens."
@@ -156,72 +150,6 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
     (arcology-oracle-test--wait (lambda () done) 10 "the fake Ollama")
     (unless (eq done t) (ert-fail (format "fake Ollama: %s" done)))))
 
-;;;; HTTP parsing (pure)
-
-(defun arcology-oracle-test--feed-split (response step)
-  "Feed RESPONSE to a fresh parser STEP bytes at a time; return (REQ . BODY)."
-  (let ((req (arcology-oracle--http-create)) (body ""))
-    (cl-loop for i from 0 below (length response) by step
-             do (setq body (concat body (arcology-oracle--http-feed
-                                         req (substring response i (min (length response)
-                                                                        (+ i step)))))))
-    (cons req body)))
-
-(ert-deftest arcology-oracle-test-http-content-length ()
-  "A body framed by Content-Length parses whatever the split."
-  (let ((response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                          "Content-Length: 11\r\n\r\n{\"ok\":true}")))
-    (dolist (step '(1 2 3 7 100))
-      (pcase-let ((`(,req . ,body) (arcology-oracle-test--feed-split response step)))
-        (should (equal body "{\"ok\":true}"))
-        (should (eq (arcology-oracle--http-state req) 'done))
-        (should (= (arcology-oracle--http-status req) 200))
-        (should (equal (cdr (assoc "content-type" (arcology-oracle--http-headers req)))
-                       "application/json"))))))
-
-(ert-deftest arcology-oracle-test-http-chunked ()
-  "Chunked bodies decode across splits, with extensions, trailers and UTF-8."
-  (let* ((payload (encode-coding-string "{\"type\":\"token\",\"text\":\"café 日本\"}\n" 'utf-8))
-         (a (substring payload 0 27))   ; cuts through a multibyte character
-         (b (substring payload 27))
-         (response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
-                           "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n\r\n"
-                           (format "%x;ext=1\r\n" (length a)) a "\r\n"
-                           (format "%X\r\n" (length b)) b "\r\n"
-                           "0\r\nX-Trailer: yes\r\n\r\n")))
-    (dolist (step '(1 2 5 13 1000))
-      (pcase-let ((`(,req . ,body) (arcology-oracle-test--feed-split response step)))
-        (should (equal body payload))
-        (should (eq (arcology-oracle--http-state req) 'done))
-        (should (equal (decode-coding-string body 'utf-8)
-                       "{\"type\":\"token\",\"text\":\"café 日本\"}\n"))))))
-
-(ert-deftest arcology-oracle-test-http-until-close-and-errors ()
-  "Without framing the body runs to the close; garbage is rejected."
-  (let ((req (arcology-oracle--http-create)))
-    (should (equal (arcology-oracle--http-feed req "HTTP/1.0 200 OK\r\n\r\nabc") "abc"))
-    (should (equal (arcology-oracle--http-feed req "def") "def"))
-    (should (eq (arcology-oracle--http-state req) 'body))
-    (should-not (arcology-oracle--http-remaining req)))
-  (let ((req (arcology-oracle--http-create)))
-    (should (equal (arcology-oracle--http-feed req "HTTP/1.1 204 No Content\r\n\r\n") ""))
-    (should (eq (arcology-oracle--http-state req) 'done)))
-  (should-error (arcology-oracle--http-feed (arcology-oracle--http-create)
-                                            "SSH-2.0-OpenSSH\r\n\r\n"))
-  (should-error (arcology-oracle--http-feed
-                 (arcology-oracle--http-create)
-                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")))
-
-(ert-deftest arcology-oracle-test-error-messages ()
-  "HTTP errors become one short line naming the status."
-  (should (equal (arcology-oracle--error-message 404 '((ok) (error . "no node with ID 'x'")) "")
-                 "no node with ID 'x' (HTTP 404)"))
-  (should (equal (arcology-oracle--error-message 400 '((error (message . "bad model"))) "")
-                 "bad model (HTTP 400)"))
-  (should (string-match-p "arcology-oracle-token.*(HTTP 401)"
-                          (arcology-oracle--error-message 401 nil "")))
-  (should (equal (arcology-oracle--error-message 502 nil "Bad\ngateway") "Bad gateway (HTTP 502)")))
-
 ;;;; Org helpers (pure)
 
 (ert-deftest arcology-oracle-test-relevel ()
@@ -313,22 +241,6 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
                            (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TOKEN"))))
         (delete-file authinfo)
         (auth-source-forget-all-cached)))))
-
-(ert-deftest arcology-oracle-test-silent-server-times-out ()
-  "A server that accepts but never answers fails the request after the timeout."
-  (let* ((server (make-network-process :name "silent" :server t :host "127.0.0.1" :service t
-                                       :filter #'ignore :sentinel #'ignore))
-         (arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
-         (arcology-oracle-token "x")
-         result)
-    (unwind-protect
-        (progn
-          (arcology-oracle--json "GET" "/status" :timeout 0.5
-                                 :callback (lambda (a) (setq result a))
-                                 :errback (lambda (m) (setq result m)))
-          (arcology-oracle-test--wait (lambda () result) 10)
-          (should (equal result "no answer from the daemon within 0.5 seconds")))
-      (delete-process server))))
 
 ;;;; Similar notes
 
