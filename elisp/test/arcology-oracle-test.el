@@ -336,18 +336,25 @@
       (arcology-oracle-test--goto-heading "Blight and diseases")
       (arcology-oracle-similar-refresh)
       (should (> arcology-oracle--similar-generation first-generation)))
+    ;; Once no connection is open, every answer has arrived (or been
+    ;; cancelled), the first request's too.
     (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)))
-    ;; Let any answer to the first request arrive, too.
-    (accept-process-output nil 0.3)
+    (arcology-oracle-test--settled)
     (with-current-buffer arcology-oracle-similar-buffer-name
       (should (string-prefix-p "Similar to: Blight and diseases" (buffer-string))))
-    ;; An answer for an older generation is dropped by the callback's check.
-    (cl-incf arcology-oracle--similar-generation)
-    (let ((before (with-current-buffer arcology-oracle-similar-buffer-name (buffer-string))))
+    ;; An answer that arrives after a newer request was made is dropped:
+    ;; ask, count a newer request as made, and let the answer arrive in full.
+    (let ((before (with-current-buffer arcology-oracle-similar-buffer-name (buffer-string)))
+          stale)
       (arcology-oracle-test--goto-heading "Seed starting")
-      (let ((arcology-oracle--similar-generation arcology-oracle--similar-generation))
-        (arcology-oracle-similar-refresh))
-      (accept-process-output nil 0.5)
+      (arcology-oracle-similar-refresh)
+      (setq stale arcology-oracle--similar-request)
+      (should stale)
+      (cl-incf arcology-oracle--similar-generation)
+      ;; The callback runs in the same turn that marks the request finished.
+      (arcology-oracle-test--wait (lambda () (arcology-oracle--http-finished stale))
+                                  20 "the stale answer")
+      (should (eql (arcology-oracle--http-status stale) 200))
       (with-current-buffer arcology-oracle-similar-buffer-name
         (should (equal (buffer-string) before))))))
 
@@ -437,7 +444,8 @@
         (arcology-oracle-test--wait
          (lambda () (>= (cl-count-if (lambda (m) (string-match-p "not reachable" m)) messages) 5))
          20 "five messages")
-        (accept-process-output nil 0.2)
+        ;; Every request has failed once no connection is open.
+        (arcology-oracle-test--settled)
         (let ((reports (cl-remove-if-not (lambda (m) (string-prefix-p "arcology-oracle: daemon" m))
                                          messages)))
           (should (equal (car reports)
