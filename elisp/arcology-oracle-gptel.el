@@ -96,7 +96,6 @@ loaded only now."
      :errback #'ignore)
     backend))
 
-(provide 'arcology-oracle)
 (provide 'arcology-oracle-gptel)
 
 ;;; arcology-oracle-gptel.el ends here
