@@ -47,21 +47,6 @@
 (defvar arcology-oracle--ask-history nil
   "Questions asked with `arcology-oracle-ask'.")
 
-(defun arcology-oracle--source-link (source)
-  "Return an org link to SOURCE (a source or result of the daemon)."
-  (let* ((title (org-link-display-format (or (alist-get 'title source) "?")))
-         (heading (alist-get 'heading source))
-         (label (if (and heading (not (equal heading title)))
-                    (concat title " › " (org-link-display-format heading))
-                  title))
-         (id (or (alist-get 'heading_id source) (alist-get 'node_id source)))
-         (file (car (arcology-oracle--file-location source))))
-    (org-link-make-string
-     (cond (id (concat "id:" id))
-           (file (format "file:%s::%d" file (or (alist-get 'line source) 1)))
-           (t (concat "file:" (or (alist-get 'file source) ""))))
-     (replace-regexp-in-string "[][]" "" label))))
-
 (defun arcology-oracle--format-sources (sources)
   "Return an org list of SOURCES as numbered links, or nil when empty."
   (when sources

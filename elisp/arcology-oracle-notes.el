@@ -152,6 +152,21 @@ Uses org-roam's database when org-roam is loaded; never signals."
     (when (file-exists-p file)
       (cons file (or (alist-get 'line result) 1)))))
 
+(defun arcology-oracle--source-link (source)
+  "Return an org link to SOURCE (a source or result of the daemon)."
+  (let* ((title (org-link-display-format (or (alist-get 'title source) "?")))
+         (heading (alist-get 'heading source))
+         (label (if (and heading (not (equal heading title)))
+                    (concat title " › " (org-link-display-format heading))
+                  title))
+         (id (or (alist-get 'heading_id source) (alist-get 'node_id source)))
+         (file (car (arcology-oracle--file-location source))))
+    (org-link-make-string
+     (cond (id (concat "id:" id))
+           (file (format "file:%s::%d" file (or (alist-get 'line source) 1)))
+           (t (concat "file:" (or (alist-get 'file source) ""))))
+     (replace-regexp-in-string "[][]" "" label))))
+
 (defun arcology-oracle--goto-heading (line heading)
   "Go to LINE, or to the heading titled HEADING nearest to it.
 The index may lag behind the file by a few lines."

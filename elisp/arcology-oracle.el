@@ -40,7 +40,9 @@
 ;;   point with a new heading; `arcology-oracle-discard' removes it.
 ;; - `arcology-oracle-search' offers search results through
 ;;   `completing-read'.
-;; - `arcology-oracle-gptel-backend' points gptel at the daemon.
+;; - `arcology-oracle-gptel-backend' points gptel at the daemon;
+;;   `arcology-oracle-gptel-add-tools' lets any gptel model search and
+;;   read the notes itself.
 ;;
 ;; Every request is asynchronous: nothing here waits for the daemon.
 ;; When the daemon is down or answers with an error, a short message
@@ -182,6 +184,14 @@ example \"chat\"."
 The backend replaces this list with the daemon's GET /api/tags
 answer when that arrives.  For example \\='(\"llama3.2+notes\")."
   :type '(repeat string)
+  :group 'arcology-oracle)
+
+(defcustom arcology-oracle-gptel-tool-max-chars 8000
+  "Most characters of a note tool's answer to a model.
+The gptel tools of `arcology-oracle-gptel-tools' cut longer
+answers (a long note, many results) and say how much is left out.
+For example 8000 (roughly 2000 tokens)."
+  :type 'natnum
   :group 'arcology-oracle)
 
 (defface arcology-oracle-title '((t :inherit bold))

@@ -14,6 +14,7 @@ from tests.emacs_batch import ELISP, WITH_PACKAGES, emacs, emacs_env, require_pa
 
 ERT_DIR = ELISP / "test"
 ERT_FILE = ERT_DIR / "arcology-oracle-test.el"
+GPTEL_ERT_FILE = ERT_DIR / "arcology-oracle-gptel-test.el"
 HTTP_ERT_FILE = ERT_DIR / "arcology-oracle-http-test.el"
 TOKEN = "elisp-test-token"
 
@@ -35,7 +36,8 @@ async def start_embedded_daemon(tmp_path, roam_dir, fake_ollama):
 
 
 async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
-    """The whole ERT suite, against ``arcology-oracle serve`` with a token."""
+    """The ERT suites of the package and of its gptel part (the gptel tools against
+    the daemon), against ``arcology-oracle serve`` with a token."""
     emacs()
     require_packages()
     daemon = await start_embedded_daemon(tmp_path, roam_dir, fake_ollama)
@@ -52,7 +54,7 @@ async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
         )
         code, output = await run_emacs(
             ["--eval", WITH_PACKAGES, "-L", str(ELISP), "-L", str(ERT_DIR), "-l", "ert", "-l", str(ERT_FILE),
-             "-f", "ert-run-tests-batch-and-exit"],
+             "-l", str(GPTEL_ERT_FILE), "-f", "ert-run-tests-batch-and-exit"],
             env=env,
         )  # fmt: skip
     finally:

@@ -51,6 +51,7 @@
   '((sourdough . "adda0990-28e8-487f-ae0a-eda5a8987581")
     (hydration . "36fb47dd-e96a-4b44-80ce-b246a771f11d")
     (affordances . "e0e5b7c4-c76d-4740-a2c7-c1492ae7427d")
+    (journal-0301 . "82d51f3b-e80f-480b-be14-813a52374265")
     (journal-0302 . "eb0fd47f-b6a3-4e95-aac8-739e1f69cc7f"))
   "Node IDs of the example vault (see tests/org_samples.py).")
 
@@ -189,15 +190,6 @@
       (should (= (plist-get ctx :line) 11))
       (should (equal (plist-get ctx :text) "** Two\nBody of two.\n"))
       (should (equal (plist-get ctx :node-id) "one-id")))))
-
-(ert-deftest arcology-oracle-test-grounded-models ()
-  "The gptel backend offers the grounded models when the daemon lists any."
-  (should (equal (arcology-oracle--grounded-models
-                  '((models ((name . "nomic-embed-text:latest")) ((name . "llama3.2:latest"))
-                            ((name . "llama3.2+notes")) ((name . "qwen2.5:7b+notes")))))
-                 '("llama3.2+notes" "qwen2.5:7b+notes")))
-  (should (equal (arcology-oracle--grounded-models '((models ((name . "llama3.2")))))
-                 '("llama3.2"))))
 
 ;;;; Talking to the daemon
 
@@ -599,61 +591,6 @@
                                     30 "the answer heading")
         (should (= (org-outline-level) 2))
         (should (= (count-matches "^\\* " (point-min) (point-max)) 1))))))
-
-;;;; gptel
-
-;; gptel is not packaged in Debian: unless it is installed, a stand-in
-;; struct and constructor take the place of gptel's, with the slots
-;; arcology-oracle uses.
-(ert-deftest arcology-oracle-test-gptel-backend ()
-  "The gptel backend points at the daemon with the token header and its models."
-  (arcology-oracle-test--with-daemon
-    (let ((stand-in (not (locate-library "gptel-ollama")))
-          (arcology-oracle-gptel-models '("before+notes"))
-          args expected)
-      (when (and stand-in (not (get 'gptel-backend 'cl--class)))
-        (eval '(cl-defstruct (gptel-backend (:constructor arcology-oracle-test--gptel-backend)
-                                            (:copier nil))
-                 name host header protocol stream endpoint models)
-              t))
-      ;; What the daemon says its models are, if it has the Ollama API.
-      (arcology-oracle--json
-       "GET" "/api/tags"
-       :callback (lambda (answer)
-                   (setq expected (or (mapcar #'intern (arcology-oracle--grounded-models answer))
-                                      '(before+notes))))
-       :errback (lambda (_) (setq expected '(before+notes))))
-      (arcology-oracle-test--wait (lambda () expected))
-      (cl-letf (((symbol-function 'gptel-make-ollama)
-                 (if stand-in
-                     (lambda (name &rest rest)
-                       (setq args rest)
-                       (funcall #'arcology-oracle-test--gptel-backend
-                                :name name :host (plist-get rest :host)
-                                :header (plist-get rest :header)
-                                :protocol (plist-get rest :protocol)
-                                :stream (plist-get rest :stream)
-                                :endpoint (plist-get rest :endpoint)
-                                :models (plist-get rest :models)))
-                   (let ((real (symbol-function 'gptel-make-ollama)))
-                     (lambda (name &rest rest)
-                       (setq args rest)
-                       (apply real name rest))))))
-        (let* ((backend (arcology-oracle-gptel-backend))
-               (url (url-generic-parse-url arcology-oracle-url)))
-          (should (equal (plist-get args :host) (format "%s:%d" (url-host url) (url-port url))))
-          (should (equal (plist-get args :protocol) "http"))
-          (should (equal (plist-get args :endpoint) "/api/chat"))
-          (should (eq (plist-get args :stream) t))
-          (should (equal (plist-get args :models) '(before+notes)))
-          (should (equal (funcall (plist-get args :header))
-                         `(("Authorization" . ,(concat "Bearer " arcology-oracle-token)))))
-          ;; The daemon's model list replaces the configured one when it arrives.
-          (arcology-oracle-test--wait
-           (lambda () (equal (mapcar (lambda (m) (if (consp m) (car m) m))
-                                     (aref backend (cl-struct-slot-offset 'gptel-backend 'models)))
-                             expected))
-           10 "the daemon's models"))))))
 
 (provide 'arcology-oracle-test)
 
