@@ -305,7 +305,7 @@ Each is asynchronous: its function takes a callback first."
   (list
    (list :name "search_notes"
          :function #'arcology-oracle-gptel-search-notes
-         :description "Search the user's org-roam notes (hybrid keyword and meaning search). Returns the best matching notes as an org list: an [[id:ID][Title › Heading]] link, file:line and a snippet for each. Cite notes with these links; pass an ID to read_note for the full text."
+         :description "Search the user's org-roam notes (hybrid keyword and meaning search). Returns the best matching notes as an org list: an [[id:ID][...]] link titled with its outline path, file:line and a snippet for each. Cite notes with these links; pass an ID to read_note for the full text."
          :args (list '(:name "query" :type string
                              :description "What to look for, in words (a question or keywords)")
                      '(:name "k" :type integer :optional t
@@ -319,7 +319,7 @@ Each is asynchronous: its function takes a callback first."
          :async t :category "arcology-oracle" :include t)
    (list :name "similar_notes"
          :function #'arcology-oracle-gptel-similar-notes
-         :description "List the notes most similar in meaning to one note (by its org-roam ID) or to a piece of text. Returns an org list of [[id:ID][Title › Heading]] links with file:line and a snippet."
+         :description "List the notes most similar in meaning to one note (by its org-roam ID) or to a piece of text. Returns an org list of [[id:ID][...]] links titled with outline paths, with file:line and a snippet."
          :args (list '(:name "id" :type string :optional t
                              :description "The org-roam ID of the note to compare with")
                      '(:name "k" :type integer :optional t
