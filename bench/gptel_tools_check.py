@@ -30,7 +30,7 @@ from pathlib import Path
 
 from _common import REPO, RESULTS  # also puts the repository on sys.path
 
-from tests.conftest import EXAMPLE_ROAM, start_daemon, wait_until  # noqa: E402
+from tests.conftest import EXAMPLE_ROAM, start_daemon  # noqa: E402
 from tests.fakes.fake_ollama import running_fake_ollama  # noqa: E402
 from tests.org_samples import IDS  # noqa: E402
 
@@ -125,14 +125,8 @@ async def run(gptel: Path, no_curl: bool) -> dict:
         roam = tmp / "roam"
         shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
         async with running_fake_ollama() as fake:
-            daemon = await start_daemon(tmp, roam_dir=roam, ollama_url=fake.url, token=TOKEN)
+            daemon = await start_daemon(tmp, roam_dir=roam, ollama_url=fake.url, token=TOKEN, embedded=True)
             try:
-
-                async def embedded():
-                    status, body = await daemon.get_json("/status")
-                    return status == 200 and body["pending"] == 0 and body["embedded"] > 0
-
-                await wait_until(embedded, timeout=60, interval=0.1)
                 fake.state.configure({"chat_tool_calls": CALLS})
                 fake.state.clear_records()
                 env = {

@@ -101,7 +101,7 @@ async def record_all(url: str, token: str) -> dict[str, bytes]:
 
 
 async def _main() -> None:
-    from tests.conftest import EXAMPLE_ROAM, start_daemon, wait_until
+    from tests.conftest import EXAMPLE_ROAM, start_daemon
     from tests.fakes.fake_ollama import running_fake_ollama
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -109,14 +109,8 @@ async def _main() -> None:
         roam = tmp_path / "roam"
         shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
         async with running_fake_ollama() as fake:
-            daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake.url, token=TOKEN)
+            daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake.url, token=TOKEN, embedded=True)
             try:
-
-                async def embedded():
-                    status, body = await daemon.get_json("/status")
-                    return status == 200 and body["pending"] == 0 and body["embedded"] > 0
-
-                await wait_until(embedded, timeout=60, interval=0.1)
                 recorded = await record_all(daemon.url, TOKEN)
             finally:
                 daemon.stop()

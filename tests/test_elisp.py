@@ -8,7 +8,7 @@ missing Emacs fails with a message saying what to install.
 
 from __future__ import annotations
 
-from tests.conftest import start_daemon, wait_until
+from tests.conftest import start_daemon
 from tests.elisp_recordings import REQUESTS, RESPONSES, record_all, shape
 from tests.emacs_batch import ELISP, WITH_PACKAGES, emacs, emacs_env, require_packages, run_emacs
 
@@ -19,28 +19,12 @@ HTTP_ERT_FILE = ERT_DIR / "arcology-oracle-http-test.el"
 TOKEN = "elisp-test-token"
 
 
-async def start_embedded_daemon(tmp_path, roam_dir, fake_ollama):
-    """The real daemon with a token, once it has embedded the example vault."""
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN)
-
-    async def embedded():
-        status, body = await daemon.get_json("/status")
-        return status == 200 and body["pending"] == 0 and body["embedded"] > 0 and not body["indexing"]["running"]
-
-    try:
-        await wait_until(embedded, timeout=60, interval=0.1)
-    except BaseException:
-        daemon.stop()
-        raise
-    return daemon
-
-
 async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
     """The ERT suites of the package and of its gptel part (the gptel tools against
     the daemon), against ``arcology-oracle serve`` with a token."""
     emacs()
     require_packages()
-    daemon = await start_embedded_daemon(tmp_path, roam_dir, fake_ollama)
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True)
     try:
         scratch = tmp_path / "scratch"
         scratch.mkdir()
@@ -82,7 +66,7 @@ async def test_recorded_responses_match_the_daemon(tmp_path, roam_dir, fake_olla
     """The recordings still stand for the daemon: each request, sent now, gets an answer
     of the recorded status, content type, framing and JSON keys (or event types).
     Re-record with ``python -m tests.elisp_recordings`` when the API changes."""
-    daemon = await start_embedded_daemon(tmp_path, roam_dir, fake_ollama)
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True)
     try:
         live = await record_all(daemon.url, TOKEN)
     finally:
