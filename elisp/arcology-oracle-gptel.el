@@ -203,8 +203,9 @@ Each result is a link to its note, its file and line, and a snippet."
   "Return the daemon's NODE (GET /nodes/ID) as short org text.
 A link to the node with its file and tags, then its headings as an
 org list, each with its body when the daemon gives bodies, and its
-links and backlinks.  No line starts with a star, so the text can
-sit anywhere in an org buffer."
+links and backlinks.  No line of it is an org heading (headings
+become list items, bodies under them are indented), so the text
+can sit anywhere in an org buffer."
   (let* ((headings (alist-get 'headings node))
          (own-level (or (alist-get 'level node) 0))
          (tags (alist-get 'tags node))

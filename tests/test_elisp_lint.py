@@ -1,6 +1,7 @@
 """The Emacs package is clean for MELPA: every file byte-compiles with warnings as
 errors (with the optional org-roam and magit-section installed and without them), passes
-``checkdoc``, and the package passes ``package-lint`` (Debian: elpa-package-lint).
+``checkdoc`` and ``check-declare``, and the package passes ``package-lint`` (Debian:
+elpa-package-lint).
 
 Each check runs over every ``elisp/arcology-oracle*.el``, so a new part is checked
 without touching this file.
@@ -122,3 +123,24 @@ async def test_package_lint_is_clean(tmp_path):
     assert '(emacs "28.1")' in MAIN_FILE.read_text().splitlines()[6]
     unexplained = [c for c in complaints if c != STALE_EMACS_28_WARNING]
     assert not unexplained, "package-lint complains:\n" + "\n".join(complaints)
+
+
+CHECK_DECLARE = """
+(progn
+  (require 'check-declare)
+  (let ((problems (apply #'check-declare-files command-line-args-left)))
+    (setq command-line-args-left nil)
+    (message "PROBLEMS %S" problems)
+    (kill-emacs (if problems 1 0))))
+"""
+
+
+async def test_declared_functions_are_where_they_are_said_to_be(tmp_path):
+    """Every `declare-function' naming a part of the package (the main file's key map
+    binds commands defined in the parts) names the file that defines it, with its
+    arguments. Declarations of optional libraries ("ext:") are checked when installed."""
+    code, output = await run_emacs(
+        ["--eval", WITH_PACKAGES, "-L", str(ELISP), "--eval", CHECK_DECLARE, *map(str, ELISP_FILES)],
+        env=emacs_env(tmp_path),
+    )
+    assert code == 0, f"check-declare found problems:\n{output}"
