@@ -1,13 +1,15 @@
 """The Emacs package is clean for MELPA: every file byte-compiles with warnings as
 errors (with the optional org-roam and magit-section installed and without them), passes
-``checkdoc`` and ``check-declare``, and the package passes ``package-lint`` (Debian:
-elpa-package-lint).
+``checkdoc`` and ``check-declare``, the package passes ``package-lint`` (Debian:
+elpa-package-lint), and package.el installs it from its files as MELPA would.
 
 Each check runs over every ``elisp/arcology-oracle*.el``, so a new part is checked
 without touching this file.
 """
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
@@ -144,3 +146,48 @@ async def test_declared_functions_are_where_they_are_said_to_be(tmp_path):
         env=emacs_env(tmp_path),
     )
     assert code == 0, f"check-declare found problems:\n{output}"
+
+
+INSTALL = """
+(progn
+  (require 'package)
+  (setq package-user-dir (getenv "ELPA_DIR"))
+  (package-initialize)
+  (package-install-file (getenv "PACKAGE_DIR"))
+  (message "INSTALLED %S" (package-installed-p 'arcology-oracle)))
+"""
+
+AUTOLOADS = """
+(progn
+  (setq package-user-dir (getenv "ELPA_DIR"))
+  (package-initialize)
+  (message "BEFORE-LOAD %S %S %S %S"
+           (featurep 'arcology-oracle)
+           (autoloadp (symbol-function 'arcology-oracle-similar-mode))
+           (autoloadp (symbol-function 'arcology-oracle-gptel-add-tools))
+           (keymapp arcology-oracle-command-map))
+  (require 'arcology-oracle)
+  (message "AFTER-LOAD %S"
+           (mapcar (lambda (f) (and (featurep f) t))
+                   '(arcology-oracle-http arcology-oracle-notes arcology-oracle-similar
+                     arcology-oracle-ask arcology-oracle-gptel)))
+  (message "COMPILED %S" (byte-code-function-p (symbol-function 'arcology-oracle--http-feed))))
+"""
+
+
+async def test_installs_with_package_el(tmp_path):
+    """package.el installs the files as one multi-file package (as from MELPA): it
+    compiles them, the autoloads of commands defined in the parts and of the key map
+    work before anything is loaded, and loading the main file loads every part."""
+    package_dir = tmp_path / "src" / "arcology-oracle"
+    package_dir.mkdir(parents=True)
+    for source in ELISP_FILES:
+        shutil.copy(source, package_dir)
+    env = emacs_env(tmp_path, ELPA_DIR=str(tmp_path / "elpa"), PACKAGE_DIR=str(package_dir) + "/")
+    code, output = await run_emacs(["--eval", INSTALL], env=env)
+    assert code == 0 and "INSTALLED t" in output, output
+    code, output = await run_emacs(["--eval", AUTOLOADS], env=env)
+    assert code == 0, output
+    assert "BEFORE-LOAD nil t t t" in output, output
+    assert "AFTER-LOAD (t t t t t)" in output, output
+    assert "COMPILED t" in output, output
