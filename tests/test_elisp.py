@@ -13,15 +13,16 @@ from tests.elisp_recordings import REQUESTS, RESPONSES, record_all, shape
 from tests.emacs_batch import ELISP, WITH_PACKAGES, emacs, emacs_env, require_packages, run_emacs
 
 ERT_DIR = ELISP / "test"
-ERT_FILE = ERT_DIR / "arcology-oracle-test.el"
-GPTEL_ERT_FILE = ERT_DIR / "arcology-oracle-gptel-test.el"
 HTTP_ERT_FILE = ERT_DIR / "arcology-oracle-http-test.el"
+# Every other ERT file runs against the daemon (a new part's tests are picked up); they
+# share the fixtures of arcology-oracle-test.el, which each requires.
+DAEMON_ERT_FILES = sorted(set(ERT_DIR.glob("arcology-oracle*-test.el")) - {HTTP_ERT_FILE})
 TOKEN = "elisp-test-token"
 
 
 async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
-    """The ERT suites of the package and of its gptel part (the gptel tools against
-    the daemon), against ``arcology-oracle serve`` with a token."""
+    """The ERT files of the package and of its parts (the gptel tools among them),
+    against ``arcology-oracle serve`` with a token."""
     emacs()
     require_packages()
     daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True)
@@ -37,15 +38,15 @@ async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
             ARCOLOGY_ORACLE_TEST_TMP=str(scratch),
         )
         code, output = await run_emacs(
-            ["--eval", WITH_PACKAGES, "-L", str(ELISP), "-L", str(ERT_DIR), "-l", "ert", "-l", str(ERT_FILE),
-             "-l", str(GPTEL_ERT_FILE), "-f", "ert-run-tests-batch-and-exit"],
+            ["--eval", WITH_PACKAGES, "-L", str(ELISP), "-L", str(ERT_DIR), "-l", "ert",
+             *(arg for f in DAEMON_ERT_FILES for arg in ("-l", str(f))), "-f", "ert-run-tests-batch-and-exit"],
             env=env,
         )  # fmt: skip
     finally:
         daemon.stop()
     assert code == 0, f"ERT failed (exit {code}):\n{output}\n--- daemon log ---\n{daemon.log()}"
     assert "0 unexpected" in output, output
-
+    assert "arcology-oracle-gptel-test-search-notes" in output, "the gptel part's tests did not run"
 
 
 async def test_http_client_on_recorded_responses(tmp_path):
