@@ -223,10 +223,15 @@ can sit anywhere in an org buffer."
                (depth (max 0 (- level own-level 1)))
                (body (alist-get 'body h)))
           (if (<= level own-level)
-              ;; The node's own heading: its body only.
-              (if (arcology-oracle-gptel--text-arg body)
-                  (concat "\n" (arcology-oracle-gptel--indent body 0) "\n")
-                "")
+              ;; The node's own heading: its body only, without the title
+              ;; and tag keywords the first line already gives.
+              (let ((body (and (stringp body)
+                               (let ((case-fold-search t))
+                                 (replace-regexp-in-string
+                                  "^#\\+\\(?:title\\|filetags\\):.*\n?" "" body)))))
+                (if (arcology-oracle-gptel--text-arg body)
+                    (concat "\n" (arcology-oracle-gptel--indent body 0) "\n")
+                  ""))
             (let* ((title (concat (if (alist-get 'todo h) (concat (alist-get 'todo h) " ") "")
                                   (or (alist-get 'heading h) "?")))
                    (id (alist-get 'heading_id h)))

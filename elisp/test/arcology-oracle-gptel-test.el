@@ -70,7 +70,8 @@
   (should (equal (arcology-oracle-gptel--format-node
                   '((node_id . "n1") (title . "Bread") (file . "bread.org") (line . 1) (level . 0)
                     (tags "baking") (aliases "Loaf") (date)
-                    (headings ((heading . "Bread") (level . 0) (body . "Intro *bold*.\n\nMore."))
+                    (headings ((heading . "Bread") (level . 0)
+                               (body . "#+title: Bread\n#+FILETAGS: :baking:\nIntro *bold*.\n\nMore."))
                               ((heading . "Proof") (level . 1) (heading_id . "h1") (todo . "TODO")
                                (body . "Wait.\n* not a heading"))
                               ((heading . "Cold") (level . 2) (body . "")))
@@ -150,7 +151,12 @@ Fail unless the callback runs exactly once, after FUNCTION returned."
                (format "[[id:%s][Sourdough Baking]] (sourdough-baking.org:1), tags: baking, bread\n"
                        (arcology-oracle-test--id 'sourdough))
                text))
-      (should (string-match-p "^- Bulk fermentation$" text))
+      (should (string-match-p "^- Bulk fermentation\n  Bulk fermentation starts when the levain goes into the dough\\." text))
+      (should (string-match-p "^My working notes on baking naturally leavened sourdough" text))
+      (should-not (string-match-p "#\\+title" text))
+      (should (string-match-p (regexp-quote (format "\nBacklinks: [[id:%s][2024-03-01]]"
+                                                    (arcology-oracle-test--id 'journal-0301)))
+                              text))
       (should (string-match-p "^- Shaping and scoring$" text))
       ;; Starter maintenance is a node of its own, not a heading of this one.
       (should-not (string-match-p "^- Starter maintenance" text))
