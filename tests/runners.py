@@ -119,10 +119,12 @@ def spawn_daemon(
 
 
 async def start_daemon(
-    tmp_path: Path, *, roam_dir: Path, ollama_url: str, token: str | None = None, extra_args=(), env=None
+    tmp_path: Path, *, roam_dir: Path, ollama_url: str, token: str | None = None, extra_args=(), env=None,
+    embedded: bool = False,
 ) -> Daemon:
     """Start the real daemon (quick debounce and retries, for tests) and wait until
-    ``/health`` answers."""
+    ``/health`` answers (with ``embedded``, until it has also indexed and embedded
+    everything: nothing pending, nothing running)."""
     port = free_port()
     env = {"ARCOLOGY_ORACLE_DEBOUNCE_SECONDS": "0.1", "ARCOLOGY_ORACLE_RETRY_MAX_SECONDS": "0.5", **(env or {})}
     daemon = spawn_daemon(
@@ -141,8 +143,14 @@ async def start_daemon(
         except aiohttp.ClientConnectionError:
             return False
 
+    async def all_embedded():
+        status, body = await daemon.get_json("/status")
+        return status == 200 and body["pending"] == 0 and body["embedded"] > 0 and not body["indexing"]["running"]
+
     try:
         await wait_until(healthy, timeout=30, interval=0.1)
+        if embedded:
+            await wait_until(all_embedded, timeout=60, interval=0.1)
     except BaseException:
         daemon.stop()
         raise

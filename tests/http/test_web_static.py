@@ -1,6 +1,6 @@
 """The web page's files over HTTP (no browser): served, cached and locked down by CSP.
 
-The browser end-to-end test is tests/test_web_page.py.
+The browser end-to-end test is tests/http/test_web_page.py.
 """
 
 from __future__ import annotations
