@@ -1,7 +1,7 @@
 """Held-out links: does the graph signal help predict the links a note is missing?
 
     python bench/links_graph.py ROAM_DIR [ROAM_DIR ...] [--ollama URL --model NAME]
-        [--seed 1] [--weights 0.5,1,2] [--out NAME]
+        [--seeds 1,2,3] [--weights 0.5,1,2] [--out NAME]
 
 For each org-roam directory: every node's id links are shuffled and 20% of them hidden
 (stochastic rounding, so a node with n links hides floor(0.2 n + u) of them, u uniform in
@@ -21,7 +21,8 @@ linked"). Each query is ranked three ways by the daemon's own code
 * ``graph``: the graph signal alone (``answers.graph.graph_scores``), same exclusions;
 * ``fused``: both (``graph_on=True``), for each ``--weights`` value of ``graph_weight``.
 
-Metrics: recall@10 (averaged over queries) and MRR (first relevant, 0 beyond the top 10).
+Metrics: recall@10 (averaged over queries) and MRR (first relevant, 0 beyond the top 10),
+over the queries of every seed (each seed hides a different 20%).
 Writes bench/results/links-graph-NAME.json and prints a table.
 """
 
@@ -45,7 +46,8 @@ from arcology_oracle.answers.search import nested_nodes
 from arcology_oracle.config import load_settings
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes.files import iter_org_files
-from arcology_oracle.notes.reader import decode_org_bytes, read_org_bytes, split_lines
+from arcology_oracle.notes.org_syntax import decode_org_bytes, split_lines
+from arcology_oracle.notes.reader import read_org_bytes
 
 ID_LINK = re.compile(r"\[\[id:([^\[\]]+?)(?:::[^\[\]]*)?\](?:\[([^\[\]]*)\])?\]")
 K = 10
@@ -121,9 +123,19 @@ def evaluate(store, settings, hidden: dict[str, set[str]], weights: list[float])
             recall = len(relevant & set(top)) / len(relevant)
             rr = next((1.0 / i for i, n in enumerate(top, start=1) if n in relevant), 0.0)
             runs[name].append((recall, rr))
+    return {"queries": queries, "hidden_links": sum(len(v) for v in hidden.values()), "runs": runs}
+
+
+def summary(results: list[dict]) -> dict:
+    """Seeds' per-query results pooled: recall@10 and MRR of each ranking."""
+    runs: dict[str, list[tuple[float, float]]] = {}
+    for result in results:
+        for name, vals in result["runs"].items():
+            runs.setdefault(name, []).extend(vals)
     return {
-        "queries": queries,
-        "hidden_links": sum(len(v) for v in hidden.values()),
+        "queries": sum(r["queries"] for r in results),
+        "hidden_links": sum(r["hidden_links"] for r in results),
+        "index_seconds": [r["index_seconds"] for r in results],
         **{
             name: {
                 "recall@10": round(sum(r for r, _ in vals) / max(1, len(vals)), 4),
@@ -134,8 +146,8 @@ def evaluate(store, settings, hidden: dict[str, set[str]], weights: list[float])
     }
 
 
-async def run_corpus(roam: Path, args, weights: list[float]) -> dict:
-    rng = random.Random(f"{args.seed}:{roam.name}")
+async def run_corpus(roam: Path, args, seed: int, weights: list[float]) -> dict:
+    rng = random.Random(f"{seed}:{roam.name}")
     work = Path(tempfile.mkdtemp(prefix="links-graph-"))
     try:
         copy = work / "roam"
@@ -168,22 +180,22 @@ def main() -> None:
     p.add_argument("roam_dirs", nargs="+", type=Path)
     p.add_argument("--ollama", help="an Ollama-compatible embedding server (default: the in-process hash embedder)")
     p.add_argument("--model", default="all-minilm")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seeds", default="1,2,3", help="one run per seed, pooled")
     p.add_argument("--weights", default="1", help="graph_weight values of the fused ranking, comma separated")
     p.add_argument("--out", default="hash")
     args = p.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
     results = {}
     for roam in args.roam_dirs:
-        results[roam.name] = asyncio.run(run_corpus(roam.resolve(), args, weights))
-        r = results[roam.name]
-        print(f"{roam.name}: {r['queries']} queries, {r['hidden_links']} hidden links, indexed in {r['index_seconds']} s")
+        seeds = [int(s) for s in args.seeds.split(",")]
+        results[roam.name] = r = summary([asyncio.run(run_corpus(roam.resolve(), args, seed, weights)) for seed in seeds])
+        print(f"{roam.name}: {r['queries']} queries, {r['hidden_links']} hidden links ({len(seeds)} seeds), indexed in {r['index_seconds']} s")
         base = r["text"]["recall@10"]
         for name, m in r.items():
             if isinstance(m, dict):
                 gain = f"{(m['recall@10'] / base - 1) * 100:+.1f}%" if base else "n/a"
                 print(f"  {name:14} recall@10 {m['recall@10']:.4f} ({gain} vs text)  MRR {m['mrr']:.4f}")
-    save(f"links-graph-{args.out}", {"machine": machine(), "embedder": args.ollama and args.model or "hash-256", "seed": args.seed, "corpora": results})
+    save(f"links-graph-{args.out}", {"machine": machine(), "embedder": args.ollama and args.model or "hash-256", "seeds": args.seeds, "corpora": results})
 
 
 if __name__ == "__main__":

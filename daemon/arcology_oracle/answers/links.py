@@ -26,7 +26,8 @@ import numpy as np
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes.paragraphs import Paragraph, paragraphs
-from ..notes.reader import decode_org_bytes, link_text, read_org_bytes, split_lines
+from ..notes.org_syntax import decode_org_bytes, link_text, split_lines
+from ..notes.reader import read_org_bytes
 from ..notes.records import Heading
 from ..store import Store
 from ..store.search import bm25_order

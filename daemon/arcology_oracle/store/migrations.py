@@ -12,6 +12,8 @@ import json
 import time
 from collections.abc import Callable
 
+from .db import sqlite
+
 Migration = Callable[[object], None]
 MIGRATIONS: list[Migration] = []
 
@@ -172,8 +174,8 @@ def m006_node_labels(conn) -> None:
     # each, so that the graph signal finds the nodes sharing one with an index lookup:
     # scanning the tags of every heading took ~260 ms at 100k headings. Kept by
     # Store.replace_file; filled here from what is already indexed.
-    from ..notes.reader import split_roam_list
-    from .writes import node_labels
+    from ..notes.org_syntax import split_roam_list
+    from .labels import node_labels
 
     conn.executescript(
         """
@@ -239,8 +241,6 @@ def _run_in_transaction(conn, fn: Migration) -> None:
 
 def _split_statements(script: str) -> list[str]:
     """Split a script into complete statements using SQLite's own completeness test."""
-    from .db import sqlite
-
     statements, current = [], ""
     for line in script.splitlines(keepends=True):
         if not current and line.strip().startswith("--"):

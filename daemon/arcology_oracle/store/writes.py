@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..notes.records import Chunk, Heading, ParsedFile
+from .labels import node_labels
 from .vector_sync import VectorSync
 
 # json.dumps with keyword arguments builds a new encoder per call (0.9 s of a profiled
@@ -142,11 +143,6 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         h.date,
         h.content_hash(),
     )
-
-
-def node_labels(tags: Sequence[str], refs: Sequence[str]) -> list[str]:
-    """The rows of ``node_labels`` for a node with these tags and ROAM_REFS."""
-    return [f"tag:{t}" for t in dict.fromkeys(tags)] + [f"ref:{r}" for r in dict.fromkeys(refs)]
 
 
 def _json_list(values: Sequence[str]) -> str:
