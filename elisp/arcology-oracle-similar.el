@@ -49,6 +49,8 @@
 (declare-function magit-section-ident "ext:magit-section" (section))
 (declare-function magit-section-match-assoc "ext:magit-section" (section alist))
 (defvar org-roam-mode-map)
+(declare-function arcology-oracle-insert-link "arcology-oracle-links" ())
+(declare-function arcology-oracle-copy-link "arcology-oracle-links" ())
 
 ;;; Side window
 
@@ -79,14 +81,15 @@
     (define-key map (kbd "n") #'arcology-oracle-similar-next)
     (define-key map (kbd "p") #'arcology-oracle-similar-previous)
     (define-key map (kbd "g") #'arcology-oracle-similar-refresh)
+    (define-key map (kbd "i") #'arcology-oracle-insert-link)
+    (define-key map (kbd "w") #'arcology-oracle-copy-link)
     map)
   "Keymap of the similar notes buffer.")
 
 (define-derived-mode arcology-oracle-similar-buffer-mode special-mode "Similar"
   "Major mode of the buffer listing notes similar to the heading at point.
-\\<arcology-oracle-similar-buffer-mode-map>\
-\\[arcology-oracle-visit-result] visits the note at point, \
-\\[arcology-oracle-similar-refresh] asks again.
+Each note listed can be visited, linked from the note you came from
+\(the link written at point there, or copied), or asked about again.
 
 \\{arcology-oracle-similar-buffer-mode-map}"
   (setq-local truncate-lines t)

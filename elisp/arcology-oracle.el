@@ -38,6 +38,9 @@
 ;; - `arcology-oracle-summarize' summarizes the node at point.
 ;; - `arcology-oracle-converse' answers the conversation subtree at
 ;;   point with a new heading; `arcology-oracle-discard' removes it.
+;; - `arcology-oracle-suggest-links' lists the notes the note at point
+;;   does not link to yet, with the paragraph each link belongs in; i
+;;   in the similar notes inserts a link to the note at point.
 ;; - `arcology-oracle-search' offers search results through
 ;;   `completing-read'.
 ;; - `arcology-oracle-gptel-backend' points gptel at the daemon;
@@ -58,6 +61,7 @@
 ;; - arcology-oracle-notes.el: headings, the roam directory, visiting;
 ;; - arcology-oracle-similar.el: the side window and org-roam section;
 ;; - arcology-oracle-ask.el: ask, summarize, converse and search;
+;; - arcology-oracle-links.el: inserting links, link suggestions;
 ;; - arcology-oracle-gptel.el: the gptel backend and tools.
 ;;
 ;; Optional libraries: org-roam (visiting by ID, the org-roam section),
@@ -74,6 +78,7 @@
 (declare-function arcology-oracle-converse "arcology-oracle-ask" ())
 (declare-function arcology-oracle-discard "arcology-oracle-ask" ())
 (declare-function arcology-oracle-search "arcology-oracle-ask" (query))
+(declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())
 
 ;;; Options
 
@@ -223,6 +228,7 @@ For example 8000 (roughly 2000 tokens)."
     (define-key map (kbd "c") #'arcology-oracle-converse)
     (define-key map (kbd "d") #'arcology-oracle-discard)
     (define-key map (kbd "f") #'arcology-oracle-search)
+    (define-key map (kbd "l") #'arcology-oracle-suggest-links)
     map)
   "Keymap of the arcology-oracle commands, to bind under a prefix.
 For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
@@ -241,6 +247,7 @@ For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
   (require 'arcology-oracle-notes)
   (require 'arcology-oracle-similar)
   (require 'arcology-oracle-ask)
+  (require 'arcology-oracle-links)
   (require 'arcology-oracle-gptel))
 
 ;;; arcology-oracle.el ends here

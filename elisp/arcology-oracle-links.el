@@ -1,0 +1,316 @@
+;;; arcology-oracle-links.el --- Link suggestions and inserting links to similar notes -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; Putting links in, the step after "related":
+;;
+;; - in the similar notes buffer, `arcology-oracle-insert-link' (i)
+;;   writes [[id:ID][Title]] of the note at point into the buffer the
+;;   list is about, and `arcology-oracle-copy-link' (w) copies it;
+;; - `arcology-oracle-suggest-links' lists the notes the current note
+;;   does not link to yet (GET /suggest-links), each with the paragraph
+;;   of this note where the link belongs: RET visits, i inserts the
+;;   link there, x rejects the suggestion for good, g asks again.
+;;
+;; Links are made by org's own `org-link-make-string', so they are the
+;; plain id: links org-roam records on save.  Each insertion is one
+;; undo step.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'subr-x)
+(require 'org)
+(require 'org-element)
+(require 'ol)
+(require 'arcology-oracle-http)
+(require 'arcology-oracle-notes)
+
+(declare-function arcology-oracle-similar-next "arcology-oracle-similar" ())
+(declare-function arcology-oracle-similar-previous "arcology-oracle-similar" ())
+(defvar arcology-oracle--similar-source)
+
+(defcustom arcology-oracle-insert-link-at 'point
+  "Where `arcology-oracle-insert-link' writes a link in the note.
+`point': where point is in the buffer the similar notes are about;
+`paragraph-end': at the end of the paragraph around point."
+  :type '(choice (const :tag "At point" point)
+                 (const :tag "At the end of the paragraph" paragraph-end))
+  :group 'arcology-oracle)
+
+(defvar arcology-oracle-links-buffer-name "*arcology-oracle links*"
+  "Name of the buffer listing link suggestions.")
+
+;;; Making and inserting links
+
+(defun arcology-oracle--link-for (result)
+  "Return the org link to the node of RESULT, [[id:ID][Title]]."
+  (let ((id (alist-get 'node_id result)))
+    (unless id (user-error "This note has no ID to link to"))
+    (org-link-make-string (concat "id:" id)
+                          (org-link-display-format (or (alist-get 'title result) id)))))
+
+(defun arcology-oracle--insert-link-here (link)
+  "Insert LINK at point as one undo step, a space apart from a word before it."
+  (undo-boundary)
+  (let ((change (prepare-change-group)))
+    (unwind-protect
+        (progn
+          (activate-change-group change)
+          (when (and (not (bolp)) (not (memq (char-before) '(?\s ?\t ?\n ?\())))
+            (insert " "))
+          (insert link))
+      (accept-change-group change)
+      (undo-amalgamate-change-group change)))
+  (undo-boundary))
+
+(defun arcology-oracle--paragraph-end ()
+  "Return the end of the text of the paragraph (or item) around point."
+  (save-excursion
+    (let* ((element (org-element-at-point))
+           (end (or (org-element-property :contents-end element)
+                    (org-element-property :end element))))
+      (goto-char end)
+      (skip-chars-backward " \t\n")
+      (point))))
+
+(defun arcology-oracle--result-at-point ()
+  "Return the note listed at point, or signal a user error."
+  (or (get-text-property (point) 'arcology-oracle-result)
+      (user-error "No note at point")))
+
+;;;###autoload
+(defun arcology-oracle-insert-link ()
+  "Insert a link to the note at point into the buffer the list is about.
+It goes where point is in that buffer, or at the end of the
+paragraph around it (see `arcology-oracle-insert-link-at')."
+  (interactive)
+  (let* ((link (arcology-oracle--link-for (arcology-oracle--result-at-point)))
+         (source arcology-oracle--similar-source))
+    (unless (buffer-live-p source) (user-error "The buffer these notes are about is gone"))
+    (with-current-buffer source
+      (when buffer-read-only (user-error "Buffer %s is read-only" (buffer-name)))
+      (let ((window (get-buffer-window source t)))
+        (save-excursion
+          (when window (goto-char (window-point window)))
+          (when (eq arcology-oracle-insert-link-at 'paragraph-end)
+            (goto-char (arcology-oracle--paragraph-end)))
+          (arcology-oracle--insert-link-here link)
+          (when window (set-window-point window (point))))))
+    (message "Inserted %s into %s" link (buffer-name source))))
+
+;;;###autoload
+(defun arcology-oracle-copy-link ()
+  "Copy the org link to the note at point to the kill ring."
+  (interactive)
+  (let ((link (arcology-oracle--link-for (arcology-oracle--result-at-point))))
+    (kill-new link)
+    (message "Copied %s" link)))
+
+;;; Suggestions buffer
+
+(defvar-local arcology-oracle--links-source nil
+  "In the suggestions buffer: the buffer of the note the suggestions are for.")
+
+(defvar-local arcology-oracle--links-node nil
+  "In the suggestions buffer: the ID of the note the suggestions are for.")
+
+(defvar arcology-oracle-links-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'arcology-oracle-visit-result)
+    (define-key map [mouse-2] #'arcology-oracle-visit-result)
+    (define-key map (kbd "i") #'arcology-oracle-links-insert)
+    (define-key map (kbd "x") #'arcology-oracle-links-reject)
+    (define-key map (kbd "g") #'arcology-oracle-links-refresh)
+    (define-key map (kbd "n") #'arcology-oracle-similar-next)
+    (define-key map (kbd "p") #'arcology-oracle-similar-previous)
+    map)
+  "Keymap of the link suggestions buffer.")
+
+(define-derived-mode arcology-oracle-links-mode special-mode "Links"
+  "Major mode of the buffer of link suggestions for a note.
+Each suggestion can be visited, inserted into its paragraph of the
+note, or rejected for good; the list can be asked for again.
+
+\\{arcology-oracle-links-mode-map}"
+  (setq-local truncate-lines t)
+  (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-links-refresh))))
+
+(defun arcology-oracle--format-suggestion (suggestion)
+  "Return the text of one link SUGGESTION of the daemon."
+  (let* ((title (org-link-display-format (or (alist-get 'title suggestion) "?")))
+         (score (format "%.2f" (or (alist-get 'score suggestion) 0)))
+         (at (alist-get 'heading suggestion))
+         (paragraph (alist-get 'paragraph suggestion))
+         (first (concat (propertize title 'face 'arcology-oracle-title)
+                        "  " (propertize score 'face 'arcology-oracle-score)))
+         (text (concat
+                first "\n"
+                (propertize (format "  in %s, line %d\n"
+                                    (org-link-display-format (or (alist-get 'heading at) ""))
+                                    (or (alist-get 'end_line paragraph) (alist-get 'line at) 1))
+                            'face 'arcology-oracle-olp)
+                (when paragraph
+                  (mapconcat (lambda (line)
+                               (concat "  > " (propertize (org-link-display-format line)
+                                                          'face 'arcology-oracle-snippet)
+                                       "\n"))
+                             (seq-take (split-string (alist-get 'text paragraph) "\n") 3)
+                             "")))))
+    (add-text-properties 0 (length first) '(arcology-oracle-entry t) text)
+    (add-text-properties 0 (length text)
+                         `(arcology-oracle-result ,suggestion mouse-face highlight
+                                                  help-echo "RET: visit, i: insert the link, x: reject")
+                         text)
+    text))
+
+(defun arcology-oracle--links-render (source node title suggestions)
+  "Fill the suggestions buffer for NODE titled TITLE of buffer SOURCE.
+SUGGESTIONS is the daemon's list, or a string to show instead."
+  (with-current-buffer (get-buffer-create arcology-oracle-links-buffer-name)
+    (unless (derived-mode-p 'arcology-oracle-links-mode) (arcology-oracle-links-mode))
+    (let ((inhibit-read-only t)
+          (line (line-number-at-pos)))
+      (setq arcology-oracle--links-source source
+            arcology-oracle--links-node node)
+      (erase-buffer)
+      (insert (propertize (concat "Links to add to: " (org-link-display-format (or title "")))
+                          'face 'bold)
+              "\n\n")
+      (cond ((stringp suggestions) (insert (propertize suggestions 'face 'shadow) "\n"))
+            ((null suggestions) (insert (propertize "No suggestions." 'face 'shadow) "\n"))
+            (t (dolist (s suggestions) (insert (arcology-oracle--format-suggestion s) "\n"))))
+      (goto-char (point-min))
+      (forward-line (1- line)))))
+
+(defun arcology-oracle--links-request (source node title)
+  "Ask the daemon for link suggestions for NODE (titled TITLE) of SOURCE."
+  (arcology-oracle--links-render source node title "Looking for links to add…")
+  (arcology-oracle--json
+   "GET" "/suggest-links"
+   :query `(("node" ,node) ("k" ,arcology-oracle-result-count))
+   :callback (lambda (answer)
+               (arcology-oracle--links-render source node title (alist-get 'suggestions answer)))
+   :errback (lambda (message)
+              (arcology-oracle--links-render source node title message)
+              (arcology-oracle--report message))))
+
+;;;###autoload
+(defun arcology-oracle-suggest-links ()
+  "List the notes the note at point does not link to yet, and where.
+The note is the org-roam node around point (a heading with an ID,
+else the file's).  Each suggestion shows the paragraph of this note
+where its link belongs."
+  (interactive)
+  (unless (derived-mode-p 'org-mode) (user-error "Link suggestions need an org-mode buffer"))
+  (let ((node (org-entry-get nil "ID" t))
+        (title (plist-get (arcology-oracle--heading-context) :title))
+        (source (current-buffer)))
+    (unless node (user-error "No org-roam node here: the heading or file needs an :ID:"))
+    (when (buffer-modified-p)
+      (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
+    (arcology-oracle--links-request source node title)
+    (pop-to-buffer arcology-oracle-links-buffer-name)))
+
+(defun arcology-oracle-links-refresh ()
+  "Ask again for the link suggestions of this buffer's note."
+  (interactive)
+  (let ((title (save-excursion
+                 (goto-char (point-min))
+                 (when (looking-at "Links to add to: \\(.*\\)$") (match-string-no-properties 1)))))
+    (arcology-oracle--links-request arcology-oracle--links-source arcology-oracle--links-node title)))
+
+(defun arcology-oracle--goto-paragraph (paragraph)
+  "Move to the end of PARAGRAPH (the daemon's) in the current buffer.
+The lines are the file's when the daemon read it; when the text has
+moved since, the paragraph's first line is searched for instead."
+  (widen)
+  (let* ((lines (split-string (alist-get 'text paragraph) "\n"))
+         (start (alist-get 'start_line paragraph))
+         (count (length lines)))
+    (goto-char (point-min))
+    (forward-line (1- start))
+    (unless (looking-at-p (regexp-quote (car lines)))
+      (goto-char (point-min))
+      (unless (re-search-forward (concat "^" (regexp-quote (car lines))) nil t)
+        (user-error "That paragraph is no longer in the note: press g to ask again"))
+      (beginning-of-line))
+    (forward-line (1- count))
+    (end-of-line)
+    (skip-chars-backward " \t")))
+
+(defun arcology-oracle-links-insert ()
+  "Insert the link of the suggestion at point into its paragraph of the note.
+The note is shown with point at the paragraph first; the link goes
+at the paragraph's end, as one undo step."
+  (interactive)
+  (let* ((suggestion (arcology-oracle--result-at-point))
+         (link (arcology-oracle--link-for suggestion))
+         (paragraph (alist-get 'paragraph suggestion))
+         (source arcology-oracle--links-source)
+         (list-buffer (current-buffer)))
+    (unless (buffer-live-p source) (user-error "The note's buffer is gone"))
+    (let ((window (display-buffer source '(display-buffer-use-some-window (inhibit-same-window . t)))))
+      (with-current-buffer source
+        (if paragraph
+            (arcology-oracle--goto-paragraph paragraph)
+          (arcology-oracle--goto-heading (alist-get 'line (alist-get 'heading suggestion)) nil)
+          (org-end-of-meta-data t)
+          (skip-chars-backward " \t\n"))
+        (when (derived-mode-p 'org-mode) (org-show-context))
+        (arcology-oracle--insert-link-here link)
+        (when window (set-window-point window (point)))))
+    (arcology-oracle--links-remove list-buffer (alist-get 'node_id suggestion))
+    (message "Inserted %s" link)))
+
+(defun arcology-oracle-links-reject ()
+  "Reject the suggestion at point: the daemon never suggests it again."
+  (interactive)
+  (let* ((suggestion (arcology-oracle--result-at-point))
+         (buffer (current-buffer))
+         (from arcology-oracle--links-node)
+         (to (alist-get 'node_id suggestion)))
+    (arcology-oracle--json
+     "POST" "/suggest-links/reject"
+     :json `((from . ,from) (to . ,to))
+     :callback (lambda (_)
+                 (arcology-oracle--links-remove buffer to)
+                 (message "Rejected %s" (alist-get 'title suggestion))))))
+
+(defun arcology-oracle--links-remove (buffer node)
+  "Remove the suggestions of NODE from the suggestions BUFFER."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (let ((inhibit-read-only t) (pos (point-min)) ranges)
+        (while (setq pos (next-single-property-change pos 'arcology-oracle-result))
+          (let ((end (or (next-single-property-change pos 'arcology-oracle-result) (point-max))))
+            (when (equal (alist-get 'node_id (get-text-property pos 'arcology-oracle-result)) node)
+              (push (cons pos (min (point-max) (1+ end))) ranges))
+            (setq pos end)))
+        ;; Last first: deleting a later entry leaves the earlier positions valid.
+        (dolist (range ranges) (delete-region (car range) (cdr range)))))))
+
+(provide 'arcology-oracle-links)
+
+;;; arcology-oracle-links.el ends here

@@ -1,0 +1,184 @@
+;;; arcology-oracle-links-test.el --- ERT tests of link insertion and suggestions -*- lexical-binding: t -*-
+
+;;; Commentary:
+
+;; Against the real daemon and a fake Ollama, as arcology-oracle-test.el
+;; (whose fixtures these tests use): `i' and `w' in the similar notes
+;; buffer, the link suggestions buffer, undo, and a daemon that is down.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'org)
+(require 'arcology-oracle)
+(require 'arcology-oracle-test-support)
+(require 'arcology-oracle-test)
+
+(defvar org-roam-db-location)
+(defvar org-roam-directory)
+(declare-function org-roam-db-sync "org-roam-db" (&optional force))
+(declare-function org-roam-db-query "org-roam-db" (sql &rest args))
+(declare-function org-roam-db--close-all "org-roam-db" ())
+
+(defconst arcology-oracle-links-test--note-id "3333cccc-0000-4000-8000-000000000001"
+  "ID of the scratch note the tests write links into.")
+
+(defun arcology-oracle-links-test--scratch-note (dir)
+  "Write a note about bread dough into DIR, with a copy of Bread Hydration; return its file."
+  (make-directory dir t)
+  (copy-file (expand-file-name "bread-hydration.org" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+             (expand-file-name "bread-hydration.org" dir) t)
+  (let ((file (expand-file-name "dough-log.org" dir)))
+    (with-temp-file file
+      (insert ":PROPERTIES:\n:ID: " arcology-oracle-links-test--note-id "\n:END:\n"
+              "#+title: Dough log\n\n"
+              "Bread dough hydration: water divided by flour, baker's percentages\n"
+              "and how wet dough handles.\n\n"
+              "A second paragraph about the oven.\n"))
+    file))
+
+(defun arcology-oracle-links-test--similar-entry (title)
+  "Move point in the similar buffer to the entry titled TITLE, waiting for it."
+  (arcology-oracle-test--wait (lambda () (assoc title (arcology-oracle-test--listed)))
+                              20 (format "%s in the similar buffer" title))
+  (set-buffer arcology-oracle-similar-buffer-name)
+  (goto-char (point-min))
+  (search-forward title)
+  (beginning-of-line))
+
+(defun arcology-oracle-links-test--undo (buffer)
+  "Undo once in BUFFER, as the `undo' command does."
+  (with-current-buffer buffer
+    (let ((last-command nil))
+      (undo))))
+
+(ert-deftest arcology-oracle-links-test-insert-from-similar-is-an-org-roam-link ()
+  "`i' in the similar buffer writes a link org-roam records; one undo removes it; `w' copies it."
+  (require 'org-roam)
+  (arcology-oracle-test--with-daemon
+    (let* ((dir (expand-file-name "roam-links" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
+           (file (arcology-oracle-links-test--scratch-note dir))
+           (hydration (arcology-oracle-test--id 'hydration))
+           (link (format "[[id:%s][Bread Hydration]]" hydration))
+           (org-roam-directory dir)
+           (org-roam-db-location (expand-file-name (format "org-roam-links-%d.db" (emacs-pid)) dir))
+           (inhibit-message t)
+           (source (find-file-noselect file)))
+      (push source arcology-oracle-test--buffers)
+      (switch-to-buffer source)
+      (search-forward "how wet dough handles")
+      (let ((before (buffer-string))
+            (at (point)))
+        (arcology-oracle-similar-show)
+        (arcology-oracle-links-test--similar-entry "Bread Hydration")
+        ;; w copies the link.
+        (call-interactively (key-binding (kbd "w")))
+        (should (equal (current-kill 0) link))
+        ;; i writes it at point in the note, a space after the word before.
+        (call-interactively (key-binding (kbd "i")))
+        (with-current-buffer source
+          (should (equal (buffer-substring at (+ at 1 (length link))) (concat " " link)))
+          (arcology-oracle-links-test--undo source)
+          (should (equal (buffer-string) before)))
+        ;; At the end of the paragraph, when so configured.
+        (with-current-buffer source
+          (goto-char (point-min))
+          (search-forward "Bread dough")
+          (set-window-point (get-buffer-window source) (point)))
+        (let ((arcology-oracle-insert-link-at 'paragraph-end))
+          (call-interactively (key-binding (kbd "i"))))
+        (with-current-buffer source
+          (goto-char (point-min))
+          (should (search-forward (concat "how wet dough handles. " link "\n\nA second") nil t))
+          (save-buffer))
+        (unwind-protect
+            (progn
+              (org-roam-db-sync)
+              (should (equal (org-roam-db-query [:select [source dest type] :from links
+                                                 :where (= source $s1)]
+                                                arcology-oracle-links-test--note-id)
+                             `((,arcology-oracle-links-test--note-id ,hydration "id")))))
+          (org-roam-db--close-all))))))
+
+(defun arcology-oracle-links-test--suggestions ()
+  "Return the suggestions listed in the links buffer, in order."
+  (with-current-buffer arcology-oracle-links-buffer-name
+    (let ((pos (point-min)) out)
+      (while (setq pos (next-single-property-change pos 'arcology-oracle-entry))
+        (when (get-text-property pos 'arcology-oracle-entry)
+          (push (get-text-property pos 'arcology-oracle-result) out)))
+      (nreverse out))))
+
+(ert-deftest arcology-oracle-links-test-suggestions-insert-at-their-paragraph ()
+  "The suggestions buffer inserts a link at the end of its paragraph; one undo removes it; x rejects."
+  (arcology-oracle-test--with-daemon
+    (unwind-protect
+        (let* ((source (arcology-oracle-test--visit "sourdough-baking.org"))
+               (before (buffer-string)))
+          (goto-char (point-min))
+          (arcology-oracle-suggest-links)
+          (should (eq (current-buffer) (get-buffer arcology-oracle-links-buffer-name)))
+          (arcology-oracle-test--wait (lambda () (arcology-oracle-links-test--suggestions))
+                                      20 "link suggestions")
+          (let* ((first (car (arcology-oracle-links-test--suggestions)))
+                 (paragraph (alist-get 'paragraph first))
+                 (end-line (alist-get 'end_line paragraph))
+                 (link (format "[[id:%s][%s]]" (alist-get 'node_id first) (alist-get 'title first))))
+            (should paragraph)
+            ;; Never a node already linked, nor the note itself.
+            (should-not (member (alist-get 'node_id first)
+                                (list (arcology-oracle-test--id 'sourdough) (arcology-oracle-test--id 'hydration))))
+            (goto-char (point-min))
+            (search-forward (alist-get 'title first))
+            (call-interactively (key-binding (kbd "i")))
+            (with-current-buffer source
+              ;; Shown: point is at the link, at the end of the paragraph's last line.
+              (should (= (line-number-at-pos) end-line))
+              (goto-char (point-min))
+              (forward-line (1- end-line))
+              (should (string-suffix-p (concat " " link)
+                                       (buffer-substring (line-beginning-position) (line-end-position))))
+              (should (equal (car (last (split-string (alist-get 'text paragraph) "\n")))
+                             (string-remove-suffix (concat " " link)
+                                                   (buffer-substring (line-beginning-position) (line-end-position))))))
+            (should-not (member first (arcology-oracle-links-test--suggestions)))
+            (arcology-oracle-links-test--undo source)
+            (with-current-buffer source (should (equal (buffer-string) before))))
+          ;; x rejects the next one: gone from the list and remembered by the daemon.
+          (let ((second (car (arcology-oracle-links-test--suggestions)))
+                rejections)
+            (set-buffer arcology-oracle-links-buffer-name)
+            (goto-char (point-min))
+            (search-forward (alist-get 'title second))
+            (call-interactively (key-binding (kbd "x")))
+            (arcology-oracle-test--wait
+             (lambda () (not (member second (arcology-oracle-links-test--suggestions))))
+             20 "the rejected suggestion to go")
+            (arcology-oracle--json "GET" "/suggest-links/rejections"
+                                   :callback (lambda (a) (setq rejections a)))
+            (arcology-oracle-test--wait (lambda () rejections))
+            (should (equal (mapcar (lambda (r) (alist-get 'to r)) (alist-get 'rejections rejections))
+                           (list (alist-get 'node_id second))))))
+      (let (done)
+        (arcology-oracle--json "DELETE" "/suggest-links/rejections" :callback (lambda (_) (setq done t)))
+        (arcology-oracle-test--wait (lambda () done)))
+      (when (get-buffer arcology-oracle-links-buffer-name)
+        (kill-buffer arcology-oracle-links-buffer-name)))))
+
+(ert-deftest arcology-oracle-links-test-daemon-down-one-message ()
+  "With the daemon down, asking for suggestions shows one message and says so in the buffer."
+  (arcology-oracle-test--with-daemon
+    (let ((arcology-oracle-url (arcology-oracle-test--free-url)))
+      (arcology-oracle-test--visit "sourdough-baking.org")
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-suggest-links)
+        (arcology-oracle-test--settled)
+        (should (= 1 (cl-count-if (lambda (m) (string-prefix-p "arcology-oracle:" m)) messages))))
+      (with-current-buffer arcology-oracle-links-buffer-name
+        (should (string-match-p "refused\\|connect\\|unreachable\\|down" (buffer-string))))
+      (kill-buffer arcology-oracle-links-buffer-name))))
+
+(provide 'arcology-oracle-links-test)
+
+;;; arcology-oracle-links-test.el ends here
