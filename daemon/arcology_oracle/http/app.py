@@ -23,6 +23,7 @@ from . import ask_routes, ollama_compat, openai_compat, routes
 from . import web as web_page
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
+from .server import serve
 
 log = logging.getLogger(__name__)
 
@@ -124,9 +125,5 @@ def run_server(settings: Settings) -> int:
         "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
         settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
     )
-    # handler_cancellation: a client that disconnects cancels its handler, and with it
-    # the model's generation upstream (see http/disconnect.py).
-    web.run_app(
-        app, host=settings.host, port=settings.port, print=None, access_log=None, handler_cancellation=True
-    )
+    serve(app, settings.host, settings.port)
     return 0
