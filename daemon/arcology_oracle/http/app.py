@@ -22,6 +22,7 @@ from ..watcher import RoamWatcher
 from . import ask_routes, ollama_compat, openai_compat, routes
 from . import web as web_page
 from .keys import index_key, ready_key, settings_key, worker_key
+from .guard import host_origin_middleware, json_content_middleware
 from .middleware import auth_middleware, error_middleware
 from .server import serve
 
@@ -36,7 +37,8 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
     """Build the daemon's application. ``embedder`` replaces the Ollama embedder (tests,
     benchmarks); ``watch=False`` disables the file watcher."""
     app = web.Application(
-        middlewares=[error_middleware, auth_middleware], client_max_size=settings.max_body_bytes
+        middlewares=[error_middleware, host_origin_middleware, auth_middleware, json_content_middleware],
+        client_max_size=settings.max_body_bytes,
     )
     app[settings_key] = settings
     app[ready_key] = asyncio.Event()
