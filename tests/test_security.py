@@ -171,3 +171,19 @@ async def test_real_daemon_takes_allow_host_from_flag_and_environment(tmp_path, 
         assert len(refused) == 2 and "Traceback" not in daemon.log()  # once per name
     finally:
         daemon.stop()
+
+
+@pytest.mark.parametrize(
+    "headers,status",
+    [
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, 403),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}, 403),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}, 403),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 200),
+        ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, 200),
+        ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 200),
+    ],
+)
+async def test_fetch_metadata_refuses_other_sites_subresources(client, headers, status):
+    resp = await client.get("/search", params={"q": "covering index"}, headers=headers)
+    assert resp.status == status, headers

@@ -13,6 +13,10 @@ These keep web pages in the user's browser away from the daemon, token or not:
   The scheme is not compared: behind ``tailscale serve`` the page is ``https://`` while
   the daemon speaks plain HTTP, and no one else can serve a page from the daemon's own
   host and port. curl, Emacs, gptel, ellama and the ``openai`` client send no Origin.
+  Browsers leave ``Origin`` out of ``no-cors`` GETs (an ``<img>`` or ``<script>`` source,
+  ``fetch(url, {mode: "no-cors"})``) but say ``Sec-Fetch-Site: same-site`` or
+  ``cross-site`` there: such requests are refused too, except GETs that open a page in a
+  window or tab (``Sec-Fetch-Mode: navigate``), whose answer the other page never sees.
 - **Content-Type**: every POST, PUT or PATCH to a route must say
   ``Content-Type: application/json`` (parameters such as ``charset`` allowed), or it gets
   a 415. A page can send ``text/plain`` or a form without asking the server first; it
@@ -37,6 +41,7 @@ from .middleware import error_response
 log = logging.getLogger(__name__)
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_OTHER_SITES = frozenset({"same-site", "cross-site"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _logged_hosts: set[str] = set()  # refused names already logged (bounded below)
 
@@ -97,7 +102,16 @@ async def host_origin_middleware(request: web.Request, handler):
     origin = request.headers.get(hdrs.ORIGIN)
     if origin is not None and not same_origin(origin, host):
         return error_response(request, 403, f"requests from pages on {origin[:100]!r} are not answered")
+    if request.headers.get("Sec-Fetch-Site") in _OTHER_SITES and not _is_navigation(request):
+        return error_response(request, 403, "requests from other web pages are not answered")
     return await handler(request)
+
+
+def _is_navigation(request: web.Request) -> bool:
+    headers = request.headers
+    return request.method in ("GET", "HEAD") and headers.get("Sec-Fetch-Mode") == "navigate" and (
+        headers.get("Sec-Fetch-Dest") in (None, "document")
+    )
 
 
 @web.middleware
