@@ -1,5 +1,9 @@
 """Reading and validating request parameters; every failure is a BadRequest (400).
 
+The native routes validate with the request models of :mod:`.schemas`
+(:func:`parse_query`, :func:`parse_body`); the compatible APIs, which pass bodies on to
+Ollama, read what they need with :func:`json_body` and :func:`str_param`.
+
 JSON bodies are held to plain JSON: ``NaN`` and ``Infinity`` are refused, and so is
 nesting deeper than :data:`MAX_JSON_DEPTH` (no request needs it, and a deep enough one
 would exhaust the parser's or a later encoder's recursion).
@@ -8,39 +12,14 @@ would exhaust the parser's or a later encoder's recursion).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
+from pydantic import BaseModel, ValidationError
 
 from ..errors import BadRequest
 
-
-def int_param(value: Any, name: str, *, default: int, low: int = 1, high: int = 100) -> int:
-    """``value`` as an int in ``[low, high]``; ``default`` when None or empty."""
-    if value is None or value == "":
-        return default
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-        raise BadRequest(f"{name} must be an integer, not {value!r}")
-    try:
-        number = int(value)
-    except (TypeError, ValueError, OverflowError):
-        raise BadRequest(f"{name} must be an integer, not {str(value)[:40]!r}") from None
-    if not low <= number <= high:
-        raise BadRequest(f"{name} must be between {low} and {high}")
-    return number
-
-
-def bool_param(value: Any, name: str, *, default: bool = False) -> bool:
-    if value is None or value == "":
-        return default
-    if isinstance(value, bool):
-        return value
-    text = str(value).lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise BadRequest(f"{name} must be true or false")
+M = TypeVar("M", bound=BaseModel)
 
 
 def str_param(value: Any, name: str, *, required: bool = False, max_len: int = 1_000_000) -> str | None:
@@ -100,10 +79,24 @@ async def json_body(request: web.Request) -> dict[str, Any]:
     return body
 
 
-def rel_path_param(value: Any, name: str = "file") -> str:
-    """A path relative to the roam dir; absolute paths and ``..`` parts are refused."""
-    path = str_param(value, name, required=True, max_len=4096)
-    parts = path.replace("\\", "/").split("/")
-    if path.startswith(("/", "~")) or ".." in parts or "\x00" in path:
-        raise BadRequest(f"{name} must be a path relative to the roam directory, without '..'")
-    return "/".join(p for p in parts if p not in ("", "."))
+def validated(model: type[M], data: Any) -> M:
+    """``data`` as a ``model``; BadRequest naming the first bad field otherwise."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        first = errors[0]
+        where = ".".join(str(part) for part in first["loc"])
+        message = "is required" if first["type"] == "missing" else first["msg"].removeprefix("Value error, ")
+        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+        raise BadRequest(f"{where}: {message}{more}" if where else message + more) from None
+
+
+def parse_query(request: web.Request, model: type[M]) -> M:
+    """The query string as a ``model``; an empty value (``k=``) counts as absent."""
+    return validated(model, {key: value for key, value in request.query.items() if value != ""})
+
+
+async def parse_body(request: web.Request, model: type[M]) -> M:
+    """The JSON object body as a ``model`` (see :func:`json_body`)."""
+    return validated(model, await json_body(request))

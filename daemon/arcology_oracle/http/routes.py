@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from .keys import index_key
-from .params import bool_param, int_param, json_body, rel_path_param, str_param
+from .params import parse_body, parse_query
+from .schemas import HeadingQuery, SearchQuery, SimilarQuery, SimilarText
 
 routes = web.RouteTableDef()
 
@@ -26,9 +27,8 @@ async def status(request: web.Request) -> web.Response:
 
 @routes.get("/search")
 async def search(request: web.Request) -> web.Response:
-    q = str_param(request.query.get("q"), "q", required=True, max_len=10_000)
-    k = int_param(request.query.get("k"), "k", default=10)
-    mode, results = await request.app[index_key].search(q, k)
+    query = parse_query(request, SearchQuery)
+    mode, results = await request.app[index_key].search(query.q, query.k)
     return results_response(mode, results)
 
 
@@ -41,16 +41,11 @@ def _fallback_note(mode: str) -> dict:
 @routes.get("/similar")
 async def similar_get(request: web.Request) -> web.Response:
     index = request.app[index_key]
-    q = request.query
-    k = int_param(q.get("k"), "k", default=10)
-    exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
-    if q.get("node"):
-        node = str_param(q.get("node"), "node", required=True, max_len=200)
-        mode, results = await index.similar_to_node(node, k, exclude_linked=exclude_linked)
-    elif q.get("file"):
-        path = rel_path_param(q.get("file"))
-        line = int_param(q.get("line"), "line", default=1, high=10_000_000)
-        mode, results = await index.similar_to_line(path, line, k, exclude_linked=exclude_linked)
+    q = parse_query(request, SimilarQuery)
+    if q.node:
+        mode, results = await index.similar_to_node(q.node, q.k, exclude_linked=q.exclude_linked)
+    elif q.file:
+        mode, results = await index.similar_to_line(q.file, q.line, q.k, exclude_linked=q.exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
     return results_response(mode, results, **_fallback_note(mode))
@@ -58,10 +53,8 @@ async def similar_get(request: web.Request) -> web.Response:
 
 @routes.post("/similar")
 async def similar_post(request: web.Request) -> web.Response:
-    body = await json_body(request)
-    text = str_param(body.get("text"), "text", required=True)
-    k = int_param(body.get("k"), "k", default=10)
-    mode, results = await request.app[index_key].similar_to_text(text, k)
+    body = await parse_body(request, SimilarText)
+    mode, results = await request.app[index_key].similar_to_text(body.text, body.k)
     return results_response(mode, results, **_fallback_note(mode))
 
 
@@ -88,9 +81,8 @@ async def node(request: web.Request) -> web.Response:
 
 @routes.get("/heading")
 async def heading(request: web.Request) -> web.Response:
-    path = rel_path_param(request.query.get("file"))
-    line = int_param(request.query.get("line"), "line", default=1, high=10_000_000)
-    row = await request.app[index_key].heading_at(path, line)
+    q = parse_query(request, HeadingQuery)
+    row = await request.app[index_key].heading_at(q.file, q.line)
     return web.json_response(
         {
             "node_id": row["node_id"],
