@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import REPO, Process, machine, save  # noqa: E402 (sets sys.path)
+from _common import REPO, Process, free_port, machine, save, wait_ready  # noqa: E402 (sets sys.path)
 
 import aiohttp  # noqa: E402
 
@@ -31,20 +31,9 @@ from tests.org_samples import VAULT  # noqa: E402
 TOKEN = "bench-fuzz-token"
 
 
-async def wait_indexed(url: str, timeout: float = 120) -> dict:
-    deadline = time.monotonic() + timeout
+async def wait_indexed(url: str) -> dict:
     async with aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as session:
-        while True:
-            try:
-                async with session.get(url + "/status") as resp:
-                    status = await resp.json() if resp.status == 200 else {}
-                    if status and status["chunks"] and not status["pending"] and not status["indexing"]["running"]:
-                        return status
-            except aiohttp.ClientConnectionError:
-                pass
-            if time.monotonic() > deadline:
-                raise TimeoutError("the daemon did not finish indexing")
-            await asyncio.sleep(0.2)
+        return await wait_ready(session, url, timeout=300)
 
 
 def main() -> int:
@@ -52,8 +41,6 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=200, help="examples per operation and generation mode")
     parser.add_argument("--random", action="store_true", help="a new random seed (default: derandomized)")
     args = parser.parse_args()
-
-    from _common import free_port
 
     work = Path(tempfile.mkdtemp(prefix="fuzz-api-"))
     roam = work / "roam"

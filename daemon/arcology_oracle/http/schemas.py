@@ -13,6 +13,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+# Search hits and answer sources are the answers layer's dataclasses, described as they are.
+from ..answers.rag import Source
+from ..answers.retrieval import Result
+
 MAX_TEXT = 1_000_000
 MAX_LINE = 10_000_000
 
@@ -164,21 +168,9 @@ class Status(Answer):
     indexing: IndexingProgress
 
 
-class Hit(Answer):
-    node_id: str | None
-    heading_id: str | None
-    title: str
-    heading: str
-    olp: list[str]
-    file: str
-    line: int
-    score: float
-    snippet: str
-
-
 class Hits(Answer):
     mode: Literal["hybrid", "keyword", "vector"]
-    results: list[Hit]
+    results: list[Result]
     note: str | None = Field(None, description="why the answer is in keyword mode")
 
 
@@ -212,18 +204,6 @@ class Heading(Answer):
     line: int
     tags: list[str]
     body: str
-
-
-class Source(Answer):
-    n: int
-    node_id: str | None
-    title: str
-    heading: str
-    file: str
-    line: int
-    score: float
-    olp: list[str]
-    date: str | None
 
 
 class AskAnswer(Answer):
