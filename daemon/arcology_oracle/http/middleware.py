@@ -38,19 +38,24 @@ def error_response(request: web.Request, status: int, message: str) -> web.Respo
 
 
 def token_matches(request: web.Request, token: str) -> bool:
-    """Constant-time check of ``Authorization: Bearer <token>``.
+    """Constant-time check of ``Authorization: Bearer <token>``."""
+    return bearer_matches(request.headers.get("Authorization", ""), token)
 
-    aiohttp hands over header bytes that are not UTF-8 as lone surrogates: such a
-    header never matches, and is logged in one line.
+
+def bearer_matches(header: str, token: str) -> bool:
+    """Whether an ``Authorization`` header value is ``Bearer <token>`` (constant time);
+    shared with the MCP transport, which is not an aiohttp app.
+
+    Header bytes that are not UTF-8 arrive as lone surrogates: such a header never
+    matches, and is logged in one line.
     """
-    header = request.headers.get("Authorization", "")
     scheme, _, given = header.partition(" ")
     if scheme.lower() != "bearer":
         return False
     try:
         given_bytes = given.strip().encode("utf-8")
     except UnicodeEncodeError:
-        log.warning("refused %s %s from %s: its Authorization header is not UTF-8", request.method, request.path, request.remote)
+        log.warning("refused a request whose Authorization header is not UTF-8")
         return False
     return hmac.compare_digest(given_bytes, token.encode("utf-8"))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..answers import search as notes_search
 from .keys import index_key
 from .params import parse_body, parse_query
 from .schemas import HeadingQuery, SearchQuery, SimilarQuery, SimilarText
@@ -28,7 +29,7 @@ async def status(request: web.Request) -> web.Response:
 @routes.get("/search")
 async def search(request: web.Request) -> web.Response:
     query = parse_query(request, SearchQuery)
-    mode, results = await request.app[index_key].search(query.q, query.k)
+    mode, results = await notes_search.search(request.app[index_key], query.q, query.k)
     return results_response(mode, results)
 
 
@@ -43,9 +44,9 @@ async def similar_get(request: web.Request) -> web.Response:
     index = request.app[index_key]
     q = parse_query(request, SimilarQuery)
     if q.node:
-        mode, results = await index.similar_to_node(q.node, q.k, exclude_linked=q.exclude_linked)
+        mode, results = await notes_search.similar_to_node(index, q.node, q.k, exclude_linked=q.exclude_linked)
     elif q.file:
-        mode, results = await index.similar_to_line(q.file, q.line, q.k, exclude_linked=q.exclude_linked)
+        mode, results = await notes_search.similar_to_line(index, q.file, q.line, q.k, exclude_linked=q.exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
     return results_response(mode, results, **_fallback_note(mode))
@@ -54,13 +55,15 @@ async def similar_get(request: web.Request) -> web.Response:
 @routes.post("/similar")
 async def similar_post(request: web.Request) -> web.Response:
     body = await parse_body(request, SimilarText)
-    mode, results = await request.app[index_key].similar_to_text(body.text, body.k)
+    mode, results = await notes_search.similar_to_text(request.app[index_key], body.text, body.k)
     return results_response(mode, results, **_fallback_note(mode))
 
 
 @routes.get("/nodes/{node_id}")
 async def node(request: web.Request) -> web.Response:
-    node_row, headings = await request.app[index_key].node(request.match_info["node_id"])
+    index = request.app[index_key]
+    node_row, headings = await index.node(request.match_info["node_id"])
+    links, backlinks = await index.node_links(node_row["own_id"])
     return web.json_response(
         {
             "node_id": node_row["own_id"],
@@ -72,9 +75,14 @@ async def node(request: web.Request) -> web.Response:
             "aliases": node_row["aliases"],
             "date": node_row["date"],
             "headings": [
-                {"heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"], "heading_id": h["own_id"]}
+                {
+                    "heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"],
+                    "heading_id": h["own_id"], "todo": h["todo"], "tags": h["tags"], "body": h["body"],
+                }
                 for h in headings
             ],
+            "links": links,
+            "backlinks": backlinks,
         }
     )
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 # Search hits and answer sources are the answers layer's dataclasses, described as they are.
-from ..answers.rag import Source
+from ..answers.sources import Source
 from ..answers.retrieval import Result
 
 MAX_TEXT = 1_000_000
@@ -180,6 +180,14 @@ class NodeHeading(Answer):
     line: int
     olp: list[str]
     heading_id: str | None
+    todo: str | None
+    tags: list[str]
+    body: str
+
+
+class NodeLink(Answer):
+    node_id: str
+    title: str
 
 
 class Node(Answer):
@@ -192,6 +200,8 @@ class Node(Answer):
     aliases: list[str]
     date: str | None
     headings: list[NodeHeading]
+    links: list[NodeLink] = Field(description="indexed nodes this node links to")
+    backlinks: list[NodeLink] = Field(description="indexed nodes linking to this node")
 
 
 class Heading(Answer):
