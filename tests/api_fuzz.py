@@ -54,6 +54,8 @@ hQEMAwxylophonevault
 -----END PGP MESSAGE-----
 """,
     "attic/old.org": "* Old letters\nThe word plumbagoferret lives here.\n",
+    "money.org": "#+title: Money\n* Budget\nRent and food.\n* Salary talk :private:%fin:\nAsk for the obsidianpangolin raise.\n",
+    "late-filetags.org": "* First\nThe word cardamomnarwhal is private.\n#+filetags: :private:\n",
     "excluded-file.org": f"""\
 :PROPERTIES:
 :ID: {FUZZ_EXCLUDED_FILE_ID}
@@ -64,7 +66,10 @@ hQEMAwxylophonevault
 The word vermiculatedyak is never indexed.
 """,
 }
-FUZZ_SECRET_WORDS = ("quixoticmarmoset", "zyglophane", "xylophonevault", "plumbagoferret", "vermiculatedyak")
+FUZZ_SECRET_WORDS = (
+    "quixoticmarmoset", "zyglophane", "xylophonevault", "plumbagoferret", "vermiculatedyak", "obsidianpangolin",
+    "cardamomnarwhal",
+)  # fmt: skip
 PRIVATE_WORDS = (*SECRET_WORDS, *FUZZ_SECRET_WORDS)
 PRIVATE_IDS = (CRYPT_ID, EXCLUDED_ID, FUZZ_PRIVATE_ID, FUZZ_EXCLUDED_FILE_ID)
 EXCLUDE_GLOBS = "attic/**"  # give the daemon ARCOLOGY_ORACLE_EXCLUDE_GLOBS=this

@@ -21,8 +21,8 @@ from ..index.service import EmbedWorker, OracleIndex
 from ..index.watcher import RoamWatcher
 from . import ask_routes, ollama_compat, openai_compat, openapi, routes
 from . import web as web_page
-from .keys import index_key, ready_key, settings_key, worker_key
 from .guard import host_origin_middleware, json_content_middleware
+from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
 from .server import serve
 

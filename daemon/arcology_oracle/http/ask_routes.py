@@ -210,7 +210,9 @@ async def converse(request: web.Request) -> web.Response:
     body = await parse_body(request, ConverseRequest)
     try:
         async with cancel_on_disconnect(request):
-            result = await oracle(request).converse(body.org, k=body.k, model=body.model or None, marker=body.marker or "oracle")
+            result = await oracle(request).converse(
+                body.org, k=body.k, model=body.model or None, marker=body.marker or "oracle"
+            )
     except ClientGone:
         raise web.HTTPServiceUnavailable(text="client disconnected") from None
     return web.json_response(
