@@ -187,3 +187,10 @@ async def test_real_daemon_takes_allow_host_from_flag_and_environment(tmp_path, 
 async def test_fetch_metadata_refuses_other_sites_subresources(client, headers, status):
     resp = await client.get("/search", params={"q": "covering index"}, headers=headers)
     assert resp.status == status, headers
+
+
+def test_the_mcp_port_answers_allowed_hosts_too(make_settings):
+    from arcology_oracle.mcp_server.http_transport import transport_security
+
+    rules = transport_security(make_settings(allowed_hosts=["mybox.tail-1.ts.net"]))
+    assert "mybox.tail-1.ts.net:*" in rules.allowed_hosts and "https://mybox.tail-1.ts.net" in rules.allowed_origins
