@@ -171,5 +171,10 @@ async def test_bad_requests_are_clear_errors(make_client, settings, roam_dir):
         assert resp.status == status, (payload, await resp.text())
     resp = await client.post("/suggest-links/reject", data=b"not json", headers={"Content-Type": "application/json"})
     assert resp.status == 400
+    # JSON only: a form or text/plain (what a page may send to another origin) is refused.
+    resp = await client.post(
+        "/suggest-links/reject", data=json.dumps({"from": A, "to": D}), headers={"Content-Type": "text/plain"}
+    )
+    assert resp.status == 415
     _, listed = await get(client, "/suggest-links/rejections")
     assert listed["rejections"] == []

@@ -33,14 +33,15 @@ class LinkGraph(StoreBase):
         """The nodes a link from ``src`` was rejected to."""
         return {r[0] for r in self.conn.execute("SELECT dst_node FROM link_rejections WHERE src_node = ?", (src,))}
 
-    def link_rejections(self, src: str | None = None) -> list[dict]:
-        """Every rejection (of ``src`` only, when given), newest first, as
-        ``{"from", "to", "created_at"}``."""
-        sql = "SELECT src_node, dst_node, created_at FROM link_rejections"
-        args: tuple = ()
-        if src is not None:
-            sql, args = sql + " WHERE src_node = ?", (src,)
-        rows = self.conn.execute(sql + " ORDER BY created_at DESC, src_node, dst_node", args).fetchall()
+    def link_rejections(self, src: str | None = None, dst: str | None = None) -> list[dict]:
+        """The rejections matching ``src`` and ``dst`` (None matches any), newest first,
+        as ``{"from", "to", "created_at"}``."""
+        rows = self.conn.execute(
+            "SELECT src_node, dst_node, created_at FROM link_rejections"
+            " WHERE (?1 IS NULL OR src_node = ?1) AND (?2 IS NULL OR dst_node = ?2)"
+            " ORDER BY created_at DESC, src_node, dst_node",
+            (src, dst),
+        ).fetchall()
         return [{"from": r[0], "to": r[1], "created_at": r[2]} for r in rows]
 
     def clear_link_rejections(self, src: str | None = None, dst: str | None = None) -> int:
