@@ -229,7 +229,7 @@ async def test_token_is_asked_once_kept_in_local_storage_and_never_in_a_url(
 async def test_similar_notes_of_a_heading_copy_an_org_link(browser, tmp_path, roam_dir, fake_ollama):
     daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
     try:
-        await indexed(daemon)
+        await wait_indexed(daemon)
         page, watch = await new_page(browser, **DESKTOP, permissions=["clipboard-read", "clipboard-write"])
         await page.goto(daemon.url + "/")
         await page.fill("#search-input", "covering index")
