@@ -21,6 +21,10 @@ linked"). Each query is ranked three ways by the daemon's own code
 * ``graph``: the graph signal alone (``answers.graph.graph_scores``), same exclusions;
 * ``fused``: both (``graph_on=True``), for each ``--weights`` value of ``graph_weight``.
 
+``--cost DIR`` instead times ``/similar?node`` (``answers.search.similar_to_node``, in
+process, hash embedder) on DIR with the graph off and on, alternating per query, and the
+graph signal alone: its p50/p95 and the on/off ratio within the one run.
+
 Metrics: recall@10 (averaged over queries) and MRR (first relevant, 0 beyond the top 10),
 over the queries of every seed (each seed hides a different 20%).
 Writes bench/results/links-graph-NAME.json and prints a table.
@@ -34,6 +38,7 @@ import math
 import random
 import re
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -42,7 +47,7 @@ from _common import RESULTS, HashEmbedder, machine, save
 
 from arcology_oracle.answers import graph
 from arcology_oracle.answers.links import link_candidates
-from arcology_oracle.answers.search import nested_nodes
+from arcology_oracle.answers.search import nested_nodes, similar_to_node
 from arcology_oracle.config import load_settings
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes.files import iter_org_files
@@ -175,6 +180,41 @@ async def run_corpus(roam: Path, args, seed: int, weights: list[float]) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
+async def measure_cost(roam: Path, samples: int, db: Path) -> dict:
+    """Time /similar?node with the graph off and on (see the module docstring)."""
+    settings = load_settings(overrides={"roam_dir": roam, "db_path": db}, environ={})
+    index = OracleIndex(settings, HashEmbedder(dims=256))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        nodes = await index.read(_all_nodes)
+        times: dict[str, list[float]] = {"off": [], "on": [], "graph_scores": []}
+        variants = {"off": settings, "on": settings.model_copy(update={"graph_similarity": True})}
+        for i, node in enumerate(random.Random(1).sample(nodes, min(samples, len(nodes)))):
+            for name in ("off", "on") if i % 2 else ("on", "off"):
+                index.settings = variants[name]
+                started = time.perf_counter()
+                await similar_to_node(index, node, K)
+                times[name].append(time.perf_counter() - started)
+            started = time.perf_counter()
+            await index.read(lambda store: graph.graph_scores(store, node))
+            times["graph_scores"].append(time.perf_counter() - started)
+    finally:
+        await index.close()
+    out = {
+        name: {"p50_ms": round(statistics.median(v) * 1000, 2), "p95_ms": round(sorted(v)[int(len(v) * 0.95)] * 1000, 2)}
+        for name, v in times.items()
+    }
+    out["on_off_p50_ratio"] = round(out["on"]["p50_ms"] / out["off"]["p50_ms"], 3)
+    out["nodes"], out["samples"] = len(nodes), len(times["on"])
+    return out
+
+
+def _all_nodes(store) -> list[str]:
+    return [r[0] for r in store.conn.execute("SELECT DISTINCT own_id FROM headings WHERE own_id IS NOT NULL")]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("roam_dirs", nargs="+", type=Path)
@@ -183,7 +223,18 @@ def main() -> None:
     p.add_argument("--seeds", default="1,2,3", help="one run per seed, pooled")
     p.add_argument("--weights", default="1", help="graph_weight values of the fused ranking, comma separated")
     p.add_argument("--out", default="hash")
+    p.add_argument("--cost", action="store_true", help="time /similar?node with the graph off and on instead")
+    p.add_argument("--samples", type=int, default=200, help="--cost: nodes to query")
     args = p.parse_args()
+    if args.cost:
+        work = Path(tempfile.mkdtemp(prefix="links-cost-"))
+        try:
+            result = asyncio.run(measure_cost(args.roam_dirs[0].resolve(), args.samples, work / "index.sqlite3"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(result)
+        save(f"links-graph-cost-{args.out}", {"machine": machine(), "roam": str(args.roam_dirs[0]), **result})
+        return
     weights = [float(w) for w in args.weights.split(",")]
     results = {}
     for roam in args.roam_dirs:
