@@ -60,7 +60,8 @@ async def test_suggestions_obey_every_rule(make_client, settings, roam_dir):
     status, body = await get(client, "/suggest-links", node=A, k=50)
     assert status == 200, body
     ids = [s["node_id"] for s in body["suggestions"]]
-    assert body["node_id"] == A and D in ids and E in ids
+    assert body["node_id"] == A and body["graph"] is True  # the graph signal is on by default
+    assert D in ids and E in ids
     assert A not in ids, "never self"
     assert A2 not in ids, "never a node nested in the query node"
     assert B not in ids, "never a node the note links to"
