@@ -3,6 +3,7 @@
     python bench/st_ollama.py --backend hash --dims 768 [--port 0]
         [--delay-per-request S] [--delay-per-text S] [--parallel N]
     python bench/st_ollama.py --backend st [--model NAME]      # needs the bench venv
+        [--cache bench/results/embed-cache.sqlite3]
 
 Prints its URL on stdout once listening. It answers ``POST /api/embed``, ``/api/show``,
 ``/api/tags`` and ``/api/version``, which is all the daemon's embedder uses.
@@ -27,6 +28,7 @@ import asyncio
 import hashlib
 import re
 import sys
+import threading
 import time
 from collections.abc import Sequence
 
@@ -60,6 +62,42 @@ class HashVectors:
             ids = [self._word_id(w) for w in _WORD.findall(text.lower())] or [0]
             v = self.table[ids].sum(axis=0)
             out[i] = v / (np.linalg.norm(v) or 1.0)
+        return out
+
+
+class CachedVectors:
+    """Any backend with its vectors kept in a SQLite file, keyed by the SHA-256 of the
+    model's name and the text: a rerun of a quality benchmark embeds nothing twice."""
+
+    def __init__(self, backend, path: str, model: str):
+        import sqlite3
+
+        self.backend, self.dims, self.model = backend, backend.dims, model
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, v BLOB NOT NULL)")
+        self.lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [hashlib.sha256((self.model + "\x00" + t).encode()).digest() for t in texts]
+        out = np.empty((len(texts), self.dims), np.float32)
+        with self.lock:
+            found = {}
+            for start in range(0, len(keys), 500):
+                part = keys[start : start + 500]
+                q = "SELECT key, v FROM vectors WHERE key IN (" + ",".join("?" * len(part)) + ")"
+                found.update(self.conn.execute(q, part).fetchall())
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            fresh = self.backend.embed([texts[i] for i in missing])
+            with self.lock:
+                self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                                      [(keys[i], fresh[j].astype(np.float32).tobytes()) for j, i in enumerate(missing)])  # fmt: skip
+                self.conn.commit()
+            for j, i in enumerate(missing):
+                out[i] = fresh[j]
+        for i, k in enumerate(keys):
+            if k in found:
+                out[i] = np.frombuffer(found[k], dtype=np.float32)
         return out
 
 
@@ -147,12 +185,15 @@ def main() -> None:
     p.add_argument("--dims", type=int, default=768, help="hash backend only")
     p.add_argument("--model", default="all-MiniLM-L6-v2", help="st backend: model name or path")
     p.add_argument("--threads", type=int, default=1, help="st backend: torch threads")
+    p.add_argument("--cache", help="SQLite file keeping every vector by (model, text) hash")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--delay-per-request", type=float, default=0.0)
     p.add_argument("--delay-per-text", type=float, default=0.0)
     p.add_argument("--parallel", type=int)
     args = p.parse_args()
     backend = HashVectors(args.dims) if args.backend == "hash" else STVectors(args.model, args.threads)
+    if args.cache:
+        backend = CachedVectors(backend, args.cache, f"{args.backend}:{args.model}:{backend.dims}")
     app = make_app(
         backend,
         model_name=args.model,
