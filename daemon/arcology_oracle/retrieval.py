@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from . import cjk
 from .store import Store
 from .store.db import sqlite
 from .store.migrations import FTS_TOKENIZE
@@ -56,23 +57,34 @@ class Result:
         return asdict(self)
 
 
+def _quoted(terms: Iterable[str]) -> list[str]:
+    return ['"' + t.replace('"', '""') + '"' for t in terms]
+
+
 def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str | None:
     """An FTS5 MATCH expression for free text, every term quoted, or None if no terms.
 
     Quoting keeps words like ``NOT`` and ``org-mode`` from being read as FTS syntax.
     ``any_term`` joins terms with OR (similarity, long texts) instead of AND (search).
+    The CJK runs of ``text`` become one group of their bigrams (see :mod:`cjk`) on the
+    bigram columns, any of which may match (BM25 ranks the headings sharing most of
+    them first): a query's bigrams include ones that span two words, which no note need
+    hold, so they can never all be required.
     """
     terms: list[str] = []
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(cjk.strip_cjk(text).lower()):
         if word in _STOPWORDS or (any_term and len(word) < 3) or word in terms:
             continue
         terms.append(word)
         if len(terms) >= max_terms:
             break
-    if not terms:
+    parts = _quoted(terms)
+    bigrams = cjk.query_bigrams(text)
+    if bigrams:
+        parts.append("{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")")
+    if not parts:
         return None
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-    return (" OR " if any_term else " AND ").join(quoted)
+    return (" OR " if any_term else " AND ").join(parts)
 
 
 def one_line(text: str, limit: int = 160) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import vectors
+from .. import cjk, vectors
 from ..errors import DimensionMismatch, StoreError
 from ..notes import Chunk, Heading, ParsedFile
 from .checkpoints import BackgroundCheckpointer
@@ -189,8 +189,8 @@ class Store:
                 merged.append([lo, hi])
         for lo, hi in merged:
             self.conn.execute(
-                "INSERT INTO headings_fts (rowid, title, olp_text, text)"
-                " SELECT id, title, olp_text, text FROM headings WHERE id BETWEEN ? AND ?",
+                "INSERT INTO headings_fts (rowid, title, olp_text, text, cjk_head, cjk_text)"
+                " SELECT id, title, olp_text, text, cjk_head, cjk_text FROM headings WHERE id BETWEEN ? AND ?",
                 (lo, hi),
             )
 
@@ -249,9 +249,9 @@ class Store:
             ids = range(first, first + len(parsed.headings))
             self.conn.executemany(
                 "INSERT INTO headings (id, file, node_id, own_id, level, title, olp, olp_text, tags, todo,"
-                " properties, body, text, start_line, end_line, node_title, aliases, date, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_heading_row(heading_id, file_rowid, h) for heading_id, h in zip(ids, parsed.headings)],
+                " properties, body, text, start_line, end_line, node_title, aliases, date, hash, cjk_head, cjk_text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_heading_row(heading_id, file_rowid, h, parsed.title) for heading_id, h in zip(ids, parsed.headings)],
             )
             if parsed.headings:
                 self._fts_pending.append((ids[0], ids[-1]))
@@ -580,7 +580,7 @@ class Store:
         lower is better. Title and outline path weigh more than the body.
         """
         rows = self.conn.execute(
-            "SELECT rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank,"
+            "SELECT rowid, bm25(headings_fts, 4.0, 2.0, 1.0, 3.0, 1.0) AS rank,"
             " snippet(headings_fts, 2, '', '', ' … ', 16) AS snip"
             " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
             (match, int(k)),
@@ -690,7 +690,8 @@ class Store:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
-def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
+def _heading_row(heading_id: int, file_rowid: int, h: Heading, file_title: str) -> tuple:
+    context = _context(h, file_title)
     return (
         heading_id,
         file_rowid,
@@ -699,7 +700,7 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         h.level,
         h.title,
         _json_list(h.olp),
-        " / ".join(h.olp),
+        context,
         _json_list(h.tags),
         h.todo,
         _to_json(h.properties) if h.properties else "{}",
@@ -711,7 +712,16 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         _json_list(h.aliases),
         h.date,
         h.content_hash(),
+        cjk.bigrams(h.title + "\n" + context),
+        cjk.bigrams(h.text),
     )
+
+
+def _context(h: Heading, file_title: str) -> str:
+    """What keyword search knows a heading by besides its title and text: its file's
+    title (for a heading below the file level), outline path, aliases and tags."""
+    parts = ([file_title] if h.level else []) + list(h.olp) + list(h.aliases) + list(h.tags)
+    return " / ".join(parts)
 
 
 def _json_list(values: Sequence[str]) -> str:

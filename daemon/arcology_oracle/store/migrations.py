@@ -14,9 +14,13 @@ from collections.abc import Callable
 Migration = Callable[[object], None]
 MIGRATIONS: list[Migration] = []
 
-# headings_fts's tokenizer, as m001 made it, for code that must tokenize the same way (a
-# migration that changes it changes this too).
+# headings_fts's tokenizer, as m001 made it (m004 kept it), for code that must tokenize the
+# same way (a migration that changes it changes this too).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+# headings_fts's columns since m004, and their bm25() weights: a heading's title and its
+# context (file title, outline path, aliases, tags) say what it is about, its text only
+# where it says it; the CJK columns are the bigrams of the same two parts (see cjk.py).
+FTS_COLUMNS = ("title", "olp_text", "text", "cjk_head", "cjk_text")
 
 
 def migration(fn: Migration) -> Migration:
@@ -146,6 +150,44 @@ def m003_fts_inserts_per_transaction(conn) -> None:
     # Store (see Store._flush_fts): a trigger per row cost most of a cold index.
     # Deletes and updates keep their triggers.
     conn.executescript("DROP TRIGGER headings_ai;")
+
+
+@migration
+def m004_fts_context_and_cjk(conn) -> None:
+    # headings.olp_text now holds the heading's context for keyword search (the file
+    # title above a heading, outline path, aliases, tags: a heading titled "Overview" is
+    # found by its note's title), and two new columns hold CJK bigrams (cjk.py) so that
+    # Japanese and Chinese keywords match. headings_fts gets the new columns; it is
+    # rebuilt from the rows as they are, and every file is marked changed so that the next
+    # reconcile re-reads it and fills the new values (vectors are kept: chunks are not
+    # changed by this).
+    conn.executescript(
+        """
+        ALTER TABLE headings ADD COLUMN cjk_head TEXT NOT NULL DEFAULT '';
+        ALTER TABLE headings ADD COLUMN cjk_text TEXT NOT NULL DEFAULT '';
+        DROP TRIGGER headings_ad;
+        DROP TRIGGER headings_au;
+        DROP TABLE headings_fts;
+        CREATE VIRTUAL TABLE headings_fts USING fts5(
+            title, olp_text, text, cjk_head, cjk_text,
+            content='headings', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO headings_fts(headings_fts, rank) VALUES ('secure-delete', 1);
+        INSERT INTO headings_fts(headings_fts) VALUES ('rebuild');
+        CREATE TRIGGER headings_ad AFTER DELETE ON headings BEGIN
+            INSERT INTO headings_fts(headings_fts, rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text, old.cjk_head, old.cjk_text);
+        END;
+        CREATE TRIGGER headings_au AFTER UPDATE ON headings BEGIN
+            INSERT INTO headings_fts(headings_fts, rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text, old.cjk_head, old.cjk_text);
+            INSERT INTO headings_fts(rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES (new.id, new.title, new.olp_text, new.text, new.cjk_head, new.cjk_text);
+        END;
+        UPDATE files SET mtime_ns = 0, hash = '';
+        """
+    )
 
 
 def migrate(conn) -> list[str]:
