@@ -328,7 +328,7 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     try:
         conn.executemany(
             "INSERT INTO notes (rowid, text) VALUES (?, ?)",
-            [(r, texts.get(heading_id, "")) for r, (heading_id, _) in enumerate(head, start=1)],
+            [(r, _with_bigrams(texts.get(heading_id, ""))) for r, (heading_id, _) in enumerate(head, start=1)],
         )
         # bm25() is negative, best first; notes sharing no word are not matched.
         matched = [r for (r,) in conn.execute("SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY rank", (match,))]
@@ -356,10 +356,18 @@ def _frequent_words_query(text: str, n: int) -> str | None:
     its words: on the Info manuals the 64 most frequent ranked as well as every word
     (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
     """
-    words = Counter(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS)
+    words = Counter(w for w in _WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in _STOPWORDS)
+    words.update(cjk.content_bigrams(text))
     if not words:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w, _ in words.most_common(n))
+    return " OR ".join(_quoted(w for w, _ in words.most_common(n)))
+
+
+def _with_bigrams(text: str) -> str:
+    """``text`` followed by the bigrams of its CJK runs, so that Japanese and Chinese
+    words count in the re-ranking (see :mod:`cjk`)."""
+    bigrams = cjk.bigrams(text)
+    return text + "\n" + bigrams if bigrams else text
 
 
 _scratch_local = threading.local()

@@ -265,11 +265,12 @@ class OracleIndex:
         return await self.read(run)
 
     async def similar_to_text(self, text: str, k: int = 10):
-        """Headings similar to free text (embedded as a document)."""
+        """Headings similar to free text (embedded as a document), ranked like those of a
+        node or a line: candidate notes rescored as whole notes and by shared words."""
         if not text.strip():
             raise BadRequest("the text is empty")
         vector = await self.query_vector(text, document=True) if await self.has_vectors() else None
-        return await self.read(lambda s: retrieval.similar(s, k=k, vector=vector, text=text))
+        return await self.read(lambda s: retrieval.similar(s, k=k, vector=vector, text=text, whole_notes=True))
 
     async def node(self, node_id: str) -> dict:
         def run(store: Store):
