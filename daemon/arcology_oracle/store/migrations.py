@@ -17,10 +17,6 @@ MIGRATIONS: list[Migration] = []
 # headings_fts's tokenizer, as m001 made it (m004 kept it), for code that must tokenize the
 # same way (a migration that changes it changes this too).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
-# headings_fts's columns since m004, and their bm25() weights: a heading's title and its
-# context (file title, outline path, aliases, tags) say what it is about, its text only
-# where it says it; the CJK columns are the bigrams of the same two parts (see cjk.py).
-FTS_COLUMNS = ("title", "olp_text", "text", "cjk_head", "cjk_text")
 
 
 def migration(fn: Migration) -> Migration:
