@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import cjk
+from . import cjk, fusion
 from .store import Store
 from .store.db import sqlite
 from .store.migrations import FTS_TOKENIZE
@@ -111,6 +111,22 @@ def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> 
     return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
 
 
+def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, float, str]], int]:
+    """``(hits, n)``: like :func:`keyword_hits`, but the headings holding every word
+    (the AND query's, ``n`` of them) are followed by those holding only some (the OR
+    query's, BM25 order), at most ``k`` in all."""
+    match = fts_query(text)
+    if match is None:
+        return [], 0
+    every = store.fts_search(match, k)
+    hits = list(every)
+    if len(hits) < k:
+        seen = {h for h, _, _ in hits}
+        some = fts_query(text, any_term=True)
+        hits += [hit for hit in (store.fts_search(some, k) if some else []) if hit[0] not in seen][: k - len(hits)]
+    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits], len(every)
+
+
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
     """``(heading id, cosine)`` of the best chunk of each heading, best first."""
     neighbours = store.knn(vector, k)
@@ -187,20 +203,21 @@ def search(
     *,
     min_similarity: float = 0.0,
 ) -> tuple[str, list[Result]]:
-    """Hybrid search (RRF of vector KNN and BM25), or keyword-only when no vector is
-    available. Returns ``(mode, results)`` with at most one result per heading.
+    """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
+    when no vector is available. Returns ``(mode, results)`` with at most one result per
+    heading.
 
     Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
     query about something the notes do not hold finds nothing rather than the nearest
     unrelated headings.
     """
     pool = max(k * 5, 50)
-    keyword = keyword_hits(store, query, pool)
+    keyword, all_words = keyword_ranking(store, query, pool)
     snippets = {h: s for h, _, s in keyword}
     if query_vector is not None and store.has_vector_table():
         vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
         if vector or not keyword:
-            fused = reciprocal_rank_fusion([h for h, _ in vector], [h for h, _, _ in keyword])
+            fused = fusion.fuse([(h, s) for h, s, _ in keyword], all_words, vector)
             return "hybrid", to_results(store, fused, k, snippets=snippets)
     return "keyword", to_results(store, [(h, s) for h, s, _ in keyword], k, snippets=snippets)
 
