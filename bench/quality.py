@@ -23,7 +23,7 @@ embedded, then runs:
 * ``known_heading`` / ``known_file``: questions written by people
   (``QUESTIONS_DIR/<directory name>.toml``, see bench/questions/README.md) through
   ``GET /search``: is the right heading (file and heading title), or the right file,
-  ranked first?
+  ranked first? (A heading held twice, word for word, counts wherever it is.)
 
 The baselines (bench/quality_lib.py) run in the same process on the same link-free text
 with the same model. Metrics: recall@10, MRR (0 beyond rank 50), hit@5; a note never
@@ -175,8 +175,8 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
             rows["section"]["daemon_text"].append(scores(files_of(r), targets, rel))
         for q in questions:
             r = await timed("search", get(session, url + "/search", q=q["q"], k=DEPTH))
-            rows["known_heading"]["daemon_text"].append(scores([(x["file"], x["heading"]) for x in r], {(q["file"], q["heading"])}))
-            rows["known_file"]["daemon_text"].append(scores(files_of(r), {q["file"]}))
+            rows["known_heading"]["daemon_text"].append(scores([(x["file"], x["heading"]) for x in r], q["headings"]))
+            rows["known_file"]["daemon_text"].append(scores(files_of(r), q["files"]))
     finally:
         proc.stop()
 
@@ -193,16 +193,16 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
         for system, ranking in ranked.items():
             rows["note"][system].append(scores(ranking, corpus.links[rel], rel))
     for rel, line, targets in sections:
-        vector = base.hv[base.at[(rel, line)]]
+        vector = base.hv[base.at[(rel, corpus.heading(rel, line).start_line)]]
         ranked = base.note_rankings(corpus.section_text(rel, line), vector, vector)
         for system, ranking in ranked.items():
             rows["section"][system].append(scores(ranking, targets, rel))
     qvecs = await emb.embed(session, [q["q"] for q in questions], query=True) if questions else []
     for q, vec in zip(questions, qvecs):
         for system, ranking in base.note_rankings(q["q"], vec, vec).items():
-            rows["known_file"][system].append(scores(ranking, {q["file"]}))
+            rows["known_file"][system].append(scores(ranking, q["files"]))
         for system, ranking in base.heading_rankings(q["q"], vec).items():
-            rows["known_heading"][system].append(scores([base.keys[i] for i in ranking], {(q["file"], q["heading"])}))
+            rows["known_heading"][system].append(scores([base.keys[i] for i in ranking], q["headings"]))
     out["baselines_s"] = round(time.perf_counter() - started, 1)
     out["corpus"]["pages"] = len(page_texts)
     out["tasks"] = {task: {s: summarise(r) for s, r in by.items() if r} for task, by in rows.items()}

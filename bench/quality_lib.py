@@ -95,10 +95,15 @@ class Corpus:
                     self.sections.append((rel, h.start_line, targets))
 
     def heading(self, rel: str, line: int):
+        """The heading of the link-free text holding ``line`` (a heading whose title was
+        nothing but a link is no heading there: its lines belong to the one above)."""
+        found = None
         for h in self.headings[rel]:
-            if h.start_line == line:
-                return h
-        raise KeyError((rel, line))
+            if h.start_line <= line:
+                found = h
+        if found is None:
+            raise KeyError((rel, line))
+        return found
 
     def section_text(self, rel: str, line: int) -> str:
         h = self.heading(rel, line)
@@ -121,7 +126,11 @@ class Corpus:
 
 def load_questions(path: Path | None, corpus: Corpus) -> list[dict]:
     """Known-item questions from TOML (``[[question]]`` tables with ``q``, ``file`` and
-    ``heading``) or JSONL; each must name a file of the corpus and a heading in it."""
+    ``heading``) or JSONL; each must name a file of the corpus and a heading in it.
+
+    Each question gets ``headings``: the right answers, i.e. its heading and every other
+    heading with the same title and text (the Info manuals hold some sections twice, and
+    which copy a question was written from is chance); ``files``: the files of those."""
     if path is None:
         return []
     if path.suffix == ".toml":
@@ -132,6 +141,14 @@ def load_questions(path: Path | None, corpus: Corpus) -> list[dict]:
         titles = {h.title for h in corpus.headings.get(q["file"], ())}
         if q["heading"] not in titles:
             raise SystemExit(f"{path}: question {q['q']!r}: no heading {q['heading']!r} in {q['file']!r}")
+    same: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for rel, headings in corpus.headings.items():
+        for h in headings:
+            same.setdefault((h.title, h.text.strip()), set()).add((rel, h.title))
+    for q in items:
+        texts = [(h.title, h.text.strip()) for h in corpus.headings[q["file"]] if h.title == q["heading"]]
+        q["headings"] = set().union(*(same[t] for t in texts))
+        q["files"] = {rel for rel, _ in q["headings"]}
     return items
 
 
