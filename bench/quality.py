@@ -241,7 +241,8 @@ def info_corpus() -> tuple[Path, Path]:
 async def run(args) -> dict:
     server = None
     if args.ollama is None:
-        server = embed_server(RESULTS / "logs" / "quality-embed.log", "--backend", "st", "--cache", str(RESULTS / "embed-cache.sqlite3"))
+        server = embed_server(RESULTS / "logs" / "quality-embed.log", "--backend", "st", "--model", args.model,
+                              "--cache", str(RESULTS / "embed-cache.sqlite3"))  # fmt: skip
         args.ollama = server.url
     emb = Embeddings(args.ollama, args.model)
     out = {}

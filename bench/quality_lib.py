@@ -33,8 +33,8 @@ import aiohttp
 import numpy as np
 
 from arcology_oracle.config import load_settings
-from arcology_oracle.files import iter_org_files
-from arcology_oracle.orgreader import read_org_bytes
+from arcology_oracle.notes.files import iter_org_files
+from arcology_oracle.notes.reader import read_org_bytes
 
 ID_LINK = re.compile(r"\[\[id:([^\[\]]+)\](?:\[([^\[\]]*)\])?\]")
 DEPTH = 50
@@ -112,7 +112,7 @@ class Corpus:
     def heading_docs(self) -> tuple[list[tuple[str, str]], list[str], list[str]]:
         """``(keys, keyword texts, embedding texts)`` of every heading; a key is
         ``(file, heading title)``; the embedding text is the daemon's first chunk."""
-        from arcology_oracle.chunking import chunk_heading
+        from arcology_oracle.notes.chunking import chunk_heading
 
         keys, lexical, dense = [], [], []
         for rel, headings in self.headings.items():

@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,7 +73,7 @@ def print_results(mode: str, results, as_json: bool, note: str | None = None) ->
 
 
 async def _with_index(settings: Settings, fn):
-    from .service import OracleIndex
+    from .index.service import OracleIndex
 
     index = OracleIndex(settings)
     await index.start()
@@ -126,8 +125,10 @@ def cmd_index(settings: Settings, args) -> int:
 
 
 def cmd_search(settings: Settings, args) -> int:
+    from .answers.search import search
+
     async def run(index):
-        mode, results = await index.search(args.query, args.k)
+        mode, results = await search(index, args.query, args.k)
         print_results(mode, results, args.json)
         return 0
 
@@ -135,13 +136,15 @@ def cmd_search(settings: Settings, args) -> int:
 
 
 def cmd_similar(settings: Settings, args) -> int:
+    from .answers.search import similar_to_line, similar_to_node, similar_to_text
+
     async def run(index):
         if args.node:
-            mode, results = await index.similar_to_node(args.node, args.k, exclude_linked=args.exclude_linked)
+            mode, results = await similar_to_node(index, args.node, args.k, exclude_linked=args.exclude_linked)
         elif args.file:
-            mode, results = await index.similar_to_line(args.file, args.line, args.k, exclude_linked=args.exclude_linked)
+            mode, results = await similar_to_line(index, args.file, args.line, args.k, exclude_linked=args.exclude_linked)
         else:
-            mode, results = await index.similar_to_text(args.text, args.k)
+            mode, results = await similar_to_text(index, args.text, args.k)
         print_results(mode, results, args.json)
         return 0
 
@@ -168,7 +171,7 @@ def cmd_status(settings: Settings, args) -> int:
 
 def cmd_doctor(settings: Settings, args) -> int:
     """Check the index against the notes; with --repair fix it. Exit 1 if problems remain."""
-    from .doctor import diagnose, repair
+    from .index.doctor import diagnose, repair
     from .store import Store
 
     store = Store.open(settings.db_path)
@@ -194,14 +197,24 @@ def cmd_doctor(settings: Settings, args) -> int:
 def cmd_serve(settings: Settings, args) -> int:
     from .http.app import run_server
 
-    return run_server(settings)
+    if settings.mcp_port is None:
+        return run_server(settings)
+    from .mcp_server.http_transport import attach
+
+    return run_server(settings, setup=lambda app: attach(app, settings))
+
+
+def cmd_mcp(settings: Settings, args) -> int:
+    from .mcp_server.stdio import run_stdio
+
+    return run_stdio(settings)
 
 
 async def _stream_reply(reply, out=None) -> None:
-    """Print a rag Reply's text as it streams, then its sources."""
+    """Print an oracle Reply's text as it streams, then its sources."""
     from contextlib import aclosing
 
-    from .rag import sources_text_block
+    from .answers.sources import sources_text_block
 
     out = out or sys.stdout
     async with aclosing(reply.pieces) as pieces:
@@ -216,8 +229,8 @@ async def _stream_reply(reply, out=None) -> None:
 
 
 def _with_oracle(settings: Settings, fn):
+    from .answers.oracle import Oracle
     from .llm import OllamaChat
-    from .rag import Oracle
 
     async def run(index):
         llm = OllamaChat(settings)
@@ -308,7 +321,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", help="address to bind (default 127.0.0.1; any other needs a token)")
     p.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--token-file", type=Path, help="file holding the bearer token clients must send")
+    p.add_argument("--allow-host", action="append", dest="allowed_hosts", metavar="NAME",
+                   help="also answer requests for this host name, e.g. a Tailscale MagicDNS name (repeatable)")  # fmt: skip
+    p.add_argument("--mcp-port", type=int, help="also serve MCP (streamable HTTP) at http://HOST:PORT/mcp")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("mcp", parents=[common], help="an MCP server on stdio over the running daemon (for AI clients)")
+    p.add_argument("--url", dest="daemon_url", help="the daemon's URL (default: daemon_url, else http://host:port)")
+    p.add_argument("--token-file", type=Path, help="file holding the daemon's bearer token")
+    p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("ask", parents=[common], help="ask a question; the answer streams, grounded in your notes")
     p.add_argument("question", nargs="?", default="", help="the question (may be empty with --buffer)")
@@ -334,6 +355,9 @@ def settings_from_args(args) -> Settings:
         "roam_dir": getattr(args, "roam_dir", None),
         "host": getattr(args, "host", None),
         "port": getattr(args, "port", None),
+        "allowed_hosts": getattr(args, "allowed_hosts", None),
+        "mcp_port": getattr(args, "mcp_port", None),
+        "daemon_url": getattr(args, "daemon_url", None),
     }
     token_file = getattr(args, "token_file", None)
     if token_file is not None:

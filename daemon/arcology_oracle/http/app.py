@@ -10,66 +10,47 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
 from ..config import Settings
 from ..embedder import Embedder
 from ..errors import ConfigError
-from ..service import EmbedWorker, OracleIndex
-from ..watcher import RoamWatcher
-from . import ask_routes, ollama_compat, openai_compat, routes
+from ..index.live import LiveIndex
+from . import ask_routes, openapi, routes
 from . import web as web_page
+from .compat import ollama as ollama_compat
+from .compat import openai as openai_compat
+from .guard import host_origin_middleware, json_content_middleware
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
+from .server import serve
 
 log = logging.getLogger(__name__)
 
 # Each module either has a ``routes`` table or a ``setup(app)`` that adds its routes
 # (and any per-app resources, such as the chat client, through cleanup_ctx).
-ROUTE_MODULES = (routes, ask_routes, ollama_compat, openai_compat, web_page)
+ROUTE_MODULES = (routes, ask_routes, ollama_compat, openai_compat, web_page, openapi)
 
 
 def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: bool = True) -> web.Application:
     """Build the daemon's application. ``embedder`` replaces the Ollama embedder (tests,
     benchmarks); ``watch=False`` disables the file watcher."""
     app = web.Application(
-        middlewares=[error_middleware, auth_middleware], client_max_size=settings.max_body_bytes
+        middlewares=[error_middleware, host_origin_middleware, auth_middleware, json_content_middleware],
+        client_max_size=settings.max_body_bytes,
     )
     app[settings_key] = settings
     app[ready_key] = asyncio.Event()
 
     async def index_ctx(app: web.Application) -> AsyncIterator[None]:
-        index = OracleIndex(settings, embedder)
-        await index.start()
-        worker = EmbedWorker(index)
-        app[index_key] = index
-        app[worker_key] = worker
-        worker.start()
-        reconcile_task = asyncio.create_task(_first_reconcile(app), name="first-reconcile")
-        watcher = None
-        if watch and settings.roam_dir.is_dir():
-            watcher = RoamWatcher(
-                settings.roam_dir,
-                exclude_globs=settings.exclude_globs,
-                debounce=settings.debounce_seconds,
-                on_paths=lambda paths: _reindex(app, paths),
-                on_rescan=lambda: _rescan(app),
-            )
-            watcher.start()
-        elif watch:
-            log.warning("roam directory %s does not exist; not watching it", settings.roam_dir)
+        live = LiveIndex(settings, embedder, watch=watch, ready=app[ready_key])
+        await live.start()
+        app[index_key] = live.index
+        app[worker_key] = live.worker
         yield
-        if watcher is not None:
-            await watcher.stop()
-        reconcile_task.cancel()
-        try:
-            await reconcile_task
-        except asyncio.CancelledError:
-            pass
-        await worker.stop()
-        await index.close()
+        await live.stop()
 
     app.cleanup_ctx.append(index_ctx)
     for module in ROUTE_MODULES:
@@ -78,32 +59,6 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
         else:
             app.add_routes(module.routes)
     return app
-
-
-async def _first_reconcile(app: web.Application) -> None:
-    index = app[index_key]
-    try:
-        report = await index.reconcile()
-        log.info(
-            "initial index of %s: %d files, %d indexed, %d unchanged, %d removed, %d failed",
-            app[settings_key].roam_dir, report.seen, report.indexed, report.unchanged, report.deleted, len(report.failed),
-        )
-    except Exception:
-        log.exception("initial index failed")
-    finally:
-        app[ready_key].set()
-    app[worker_key].wake()
-
-
-async def _reindex(app: web.Application, paths: list[str]) -> None:
-    report = await app[index_key].index_paths(paths)
-    if report.new_pending:
-        app[worker_key].wake()
-
-
-async def _rescan(app: web.Application) -> None:
-    await app[index_key].reconcile()
-    app[worker_key].wake()
 
 
 def check_bind(settings: Settings) -> None:
@@ -116,17 +71,16 @@ def check_bind(settings: Settings) -> None:
         )
 
 
-def run_server(settings: Settings) -> int:
-    """Run the daemon until interrupted. Returns the process exit code."""
+def run_server(settings: Settings, setup: Callable[[web.Application], None] | None = None) -> int:
+    """Run the daemon until interrupted. Returns the process exit code. ``setup`` may add
+    to the app first (the CLI adds the MCP port this way: it lives above this layer)."""
     check_bind(settings)
     app = create_app(settings)
+    if setup is not None:
+        setup(app)
     log.info(
         "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
         settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
     )
-    # handler_cancellation: a client that disconnects cancels its handler, and with it
-    # the model's generation upstream (see http/disconnect.py).
-    web.run_app(
-        app, host=settings.host, port=settings.port, print=None, access_log=None, handler_cancellation=True
-    )
+    serve(app, settings.host, settings.port)
     return 0

@@ -1,0 +1,376 @@
+"""Finding headings: keyword (FTS5 BM25), vector (sqlite-vec KNN) and both fused.
+
+Everything here is synchronous and reads one :class:`~arcology_oracle.store.Store`; query
+vectors are computed by the caller (the embedder is async and may be down). Results are
+:class:`Result` records; scores are "higher is better" within one call (RRF for hybrid,
+cosine similarity for vector, negated BM25 for keyword, rank fusion scaled to 0..1 for
+similar whole notes) and not comparable across modes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..notes import cjk
+from ..store import Store
+from ..store.search import bm25_order
+from . import fusion
+
+RRF_K = 60
+# How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),
+# and how many of the query note's most frequent words it looks for.
+RERANK_NOTES = 30
+MAX_QUERY_WORDS = 64
+# The most of each candidate note's text the re-ranking reads (its first ~5,000 words): a
+# year of journal in one file must not make every /similar slow.
+RERANK_NOTE_CHARS = 32_000
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have i if in into is it its me my of on or so "
+    "that the their them then there these they this to was we were what when where which who "
+    "why will with you your about how do does did not no can could would should".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One heading found; see the HTTP API in README.org for each field's meaning."""
+
+    node_id: str | None
+    heading_id: str | None
+    title: str
+    heading: str
+    olp: list[str]
+    file: str
+    line: int
+    score: float
+    snippet: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _quoted(terms: Iterable[str]) -> list[str]:
+    return ['"' + t.replace('"', '""') + '"' for t in terms]
+
+
+def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str | None:
+    """An FTS5 MATCH expression for free text, every term quoted, or None if no terms.
+
+    Quoting keeps words like ``NOT`` and ``org-mode`` from being read as FTS syntax.
+    ``any_term`` joins terms with OR (similarity, long texts) instead of AND (search).
+    The CJK runs of ``text`` become one group of their bigrams (see :mod:`cjk`) on the
+    bigram columns, any of which may match (BM25 ranks the headings sharing most of
+    them first): a query's bigrams include ones that span two words, which no note need
+    hold, so they can never all be required.
+    """
+    terms: list[str] = []
+    for word in _WORD.findall(cjk.strip_cjk(text).lower()):
+        if word in STOPWORDS or (any_term and len(word) < 3) or word in terms:
+            continue
+        terms.append(word)
+        if len(terms) >= max_terms:
+            break
+    parts = _quoted(terms)
+    bigrams = cjk.query_bigrams(text)
+    if bigrams:
+        parts.append("{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")")
+    if not parts:
+        return None
+    return (" OR " if any_term else " AND ").join(parts)
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """``text`` collapsed to one line of at most ``limit`` characters."""
+    line = _SPACE.sub(" ", text).strip()
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def cosine_from_l2(distance: float) -> float:
+    """Cosine similarity of two unit vectors from their L2 distance."""
+    return 1.0 - (distance * distance) / 2.0
+
+
+def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> list[tuple[int, float, str]]:
+    """``(heading id, score, snippet)`` by BM25, best first. An AND query that finds
+    nothing is retried as OR, so a search never comes back empty for a near miss."""
+    match = fts_query(text, any_term=any_term)
+    if match is None:
+        return []
+    hits = store.fts_search(match, k)
+    if not hits and not any_term:
+        match = fts_query(text, any_term=True)
+        hits = store.fts_search(match, k) if match else []
+    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
+
+
+def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, float, str]], int]:
+    """``(hits, n)``: like :func:`keyword_hits`, but the headings holding every word
+    (the AND query's, ``n`` of them) are followed by those holding only some (the OR
+    query's, BM25 order), at most ``k`` in all."""
+    match = fts_query(text)
+    if match is None:
+        return [], 0
+    every = store.fts_search(match, k)
+    hits = list(every)
+    if len(hits) < k:
+        seen = {h for h, _, _ in hits}
+        some = fts_query(text, any_term=True)
+        hits += [hit for hit in (store.fts_search(some, k) if some else []) if hit[0] not in seen][: k - len(hits)]
+    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits], len(every)
+
+
+def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+    """``(heading id, cosine)`` of the best chunk of each heading, best first."""
+    neighbours = store.knn(vector, k)
+    by_hash = store.headings_for_hashes([h for h, _ in neighbours])
+    best: dict[int, float] = {}
+    for text_hash, distance in neighbours:
+        for heading_id in by_hash.get(text_hash, ()):
+            score = cosine_from_l2(distance)
+            if score > best.get(heading_id, -2.0):
+                best[heading_id] = score
+    return sorted(best.items(), key=lambda item: item[1], reverse=True)
+
+
+def reciprocal_rank_fusion(*rankings: Sequence[int]) -> list[tuple[int, float]]:
+    """Fuse rankings of heading ids: score = sum of 1 / (60 + rank)."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, heading_id in enumerate(ranking, start=1):
+            scores[heading_id] = scores.get(heading_id, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda item: item[1], reverse=True)
+
+
+def to_results(
+    store: Store,
+    scored: Iterable[tuple[int, float]],
+    k: int,
+    *,
+    snippets: dict[int, str] | None = None,
+    per_node: bool = False,
+    exclude_nodes: frozenset[str] = frozenset(),
+    exclude_headings: frozenset[int] = frozenset(),
+) -> list[Result]:
+    """Turn scored heading ids into at most ``k`` results, skipping excluded ones and,
+    with ``per_node``, every heading of a node after that node's best."""
+    scored = list(scored)
+    rows = store.headings([h for h, _ in scored])
+    results: list[Result] = []
+    seen_nodes: set[str] = set()
+    for heading_id, score in scored:
+        row = rows.get(heading_id)
+        if row is None or heading_id in exclude_headings:
+            continue
+        node = row["node_id"]
+        if node is not None and node in exclude_nodes:
+            continue
+        node_key = node if node is not None else f"file:{row['file']}"
+        if per_node and node_key in seen_nodes:
+            continue
+        seen_nodes.add(node_key)
+        snippet = (snippets or {}).get(heading_id) or one_line(row["text"] or row["title"])
+        results.append(
+            Result(
+                node_id=node,
+                heading_id=row["own_id"],
+                title=row["node_title"],
+                heading=row["title"],
+                olp=row["olp"],
+                file=row["file"],
+                line=row["start_line"],
+                score=round(float(score), 6),
+                snippet=one_line(snippet),
+            )
+        )
+        if len(results) >= k:
+            break
+    return results
+
+
+def search(
+    store: Store,
+    query: str,
+    k: int,
+    query_vector: Sequence[float] | None,
+    *,
+    min_similarity: float = 0.0,
+) -> tuple[str, list[Result]]:
+    """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
+    when no vector is available. Returns ``(mode, results)`` with at most one result per
+    heading.
+
+    Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
+    query about something the notes do not hold finds nothing rather than the nearest
+    unrelated headings.
+    """
+    pool = max(k * 5, 50)
+    keyword, all_words = keyword_ranking(store, query, pool)
+    snippets = {h: s for h, _, s in keyword}
+    if query_vector is not None and store.has_vector_table():
+        vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
+        if vector or not keyword:
+            fused = fusion.fuse([(h, s) for h, s, _ in keyword], all_words, vector)
+            return "hybrid", to_results(store, fused, k, snippets=snippets)
+    return "keyword", to_results(store, [(h, s) for h, s, _ in keyword], k, snippets=snippets)
+
+
+def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float] | None:
+    """The normalised mean of ``vectors``, or None when there are none."""
+    if not vectors:
+        return None
+    # numpy, not a Python loop: /similar?node takes ~30 note means, 5 ms each in Python.
+    total = np.asarray(vectors, dtype=np.float64).sum(axis=0)
+    norm = float(np.sqrt(total @ total))
+    return (total / norm).tolist() if norm else None
+
+
+def stored_vector(store: Store, heading_ids: Sequence[int]) -> list[float] | None:
+    """The mean stored vector of the chunks of ``heading_ids`` (None if none is embedded)."""
+    hashes = store.chunk_hashes(heading_ids)
+    return mean_vector(list(store.vectors_for_hashes(hashes).values()))
+
+
+def similar(
+    store: Store,
+    *,
+    k: int,
+    vector: Sequence[float] | None,
+    text: str,
+    exclude_nodes: frozenset[str] = frozenset(),
+    exclude_headings: frozenset[int] = frozenset(),
+    whole_notes: bool = False,
+) -> tuple[str, list[Result]]:
+    """Headings similar to a query, one per node: by ``vector`` when given (and vectors
+    exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
+    ``"vector"`` or ``"keyword"``.
+
+    With ``whole_notes`` (the query is a whole note), a candidate note's score is the mean
+    of its best heading's similarity and its whole-note similarity, so a note that is
+    about the same thing throughout beats one that mentions it in passing; then the
+    candidate notes are re-ranked by that score fused with how many of ``text``'s
+    distinctive words each one shares (see :func:`_rerank_by_words`).
+    """
+    pool = max(k * 10, 100)
+    if vector is not None and store.has_vector_table():
+        hits = vector_hits(store, vector, pool)
+        if hits and whole_notes:
+            hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes)
+            hits = _rerank_by_words(store, hits, text)
+        if hits:
+            return "vector", to_results(
+                store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
+            )
+    keyword = keyword_hits(store, text, pool, any_term=True)
+    return "keyword", to_results(
+        store,
+        [(h, s) for h, s, _ in keyword],
+        k,
+        snippets={h: s for h, _, s in keyword},
+        per_node=True,
+        exclude_nodes=exclude_nodes,
+        exclude_headings=exclude_headings,
+    )
+
+
+def _rescore_by_note(
+    store: Store,
+    hits: list[tuple[int, float]],
+    query: Sequence[float],
+    *,
+    limit: int,
+    exclude_nodes: frozenset[str],
+) -> list[tuple[int, float]]:
+    """Best heading per note, rescored with the note's mean vector (see :func:`similar`)."""
+    rows = store.headings([h for h, _ in hits])
+    best: dict[str, tuple[int, float]] = {}
+    for heading_id, score in hits:
+        row = rows.get(heading_id)
+        if row is None or row["node_id"] in exclude_nodes:
+            continue
+        key = row["node_id"] or f"file:{row['file']}"
+        if key not in best:
+            best[key] = (heading_id, score)
+    rescored = []
+    candidates = list(best.items())[:limit]
+    # One query for every candidate note's vector: per-note lookups were most of /similar.
+    note_vectors = store.node_vectors([key for key, _ in candidates if not key.startswith("file:")])
+    for key, (heading_id, score) in candidates:
+        note_vector = note_vectors.get(key)
+        note_score = score if note_vector is None else float(np.dot(query, note_vector))
+        rescored.append((heading_id, (score + note_score) / 2))
+    return sorted(rescored, key=lambda item: item[1], reverse=True)
+
+
+def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> list[tuple[int, float]]:
+    """Note-level candidates (one heading per note, best first) with the first
+    ``RERANK_NOTES`` re-ranked by reciprocal rank fusion of their order and a lexical
+    ranking: Okapi BM25 of each candidate's whole text (every heading of the note)
+    against the words of ``text``. Scores become the fused score scaled so that 1.0 means
+    first in both rankings (the rest keep their order, below).
+
+    Why: a small embedding model sums a note up as its gist, and notes on one subject all
+    look alike to it. What makes a person link two notes is often narrower: the same
+    command, option, person, project or term of art appears in both. BM25 over whole
+    notes catches exactly that, and /search already fuses the two kinds of evidence the
+    same way (RRF, equal weights). Word statistics (document frequency, mean length) are
+    those of the candidates, not of the whole index: words every candidate shares (the
+    subject that made them candidates) say nothing about which of them to prefer, and
+    the cost stays bounded by ``RERANK_NOTES`` notes' text whatever the size of the index
+    or ``k``. Only notes the vectors found are re-ranked; none is added.
+
+    The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_order`: FTS5,
+    the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
+    Python's regex alone took longer to tokenize the candidates).
+    Cost for 30 synthetic notes of ~1.6 KB, in process on a loaded 2-core machine: ~5 ms
+    (reading the notes 0.7, inserting ~2, the query ~2); /similar p50 over HTTP at 10k
+    chunks +1-1.5 ms at load ~1. Gain on the Info manuals with MiniLM, note-level link
+    prediction recall@10 / MRR / hit@5 0.470 / 0.465 / 0.667 -> 0.544 / 0.481 / 0.693,
+    section level 0.565 / 0.308 / 0.533 -> 0.626 / 0.314 / 0.550 (BENCHMARKS.md, Quality).
+    """
+    head = hits[:RERANK_NOTES]
+    match = _frequent_words_query(text, MAX_QUERY_WORDS)
+    if len(head) < 2 or match is None:
+        return hits
+    texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
+    matched = [i + 1 for i in bm25_order([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)]
+    # Stable: notes sharing no word keep their vector order, after the matched ones.
+    unmatched = sorted(set(range(1, len(head) + 1)) - set(matched))
+    lexical_rank = {r: i for i, r in enumerate(matched + unmatched, start=1)}
+    best = 2.0 / (RRF_K + 1)
+    fused = [
+        (heading_id, (1.0 / (RRF_K + r) + 1.0 / (RRF_K + lexical_rank[r])) / best)
+        for r, (heading_id, _) in enumerate(head, start=1)
+    ]
+    fused.sort(key=lambda item: item[1], reverse=True)
+    # The rest as if both rankings agreed on their place: below every re-ranked note.
+    rest = [(heading_id, 2.0 / (RRF_K + r) / best) for r, (heading_id, _) in enumerate(hits, start=1)][len(head) :]
+    return fused + rest
+
+
+def _frequent_words_query(text: str, n: int) -> str | None:
+    """An FTS5 OR query of the ``n`` most frequent words of ``text`` (stopwords and
+    words under three letters aside; ties in order of appearance), or None if none.
+
+    A note's most repeated words are what it is about, and the query's cost grows with
+    its words: on the Info manuals the 64 most frequent ranked as well as every word
+    (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
+    """
+    words = Counter(w for w in _WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
+    words.update(cjk.content_bigrams(text))
+    if not words:
+        return None
+    return " OR ".join(_quoted(w for w, _ in words.most_common(n)))
+
+
+def _with_bigrams(text: str) -> str:
+    """``text`` followed by the bigrams of its CJK runs, so that Japanese and Chinese
+    words count in the re-ranking (see :mod:`cjk`)."""
+    bigrams = cjk.bigrams(text)
+    return text + "\n" + bigrams if bigrams else text

@@ -1,0 +1,83 @@
+"""Checking the index against the notes, and repairing it.
+
+:func:`diagnose` is read-only: it lists every way the store disagrees with itself or with
+the org files. :func:`repair` fixes them with the same writer the daemon uses: orphan rows
+are deleted, the FTS index rebuilt, changed files re-read; a database SQLite itself
+finds corrupt is deleted and rebuilt from the notes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+
+from ..config import Settings
+from ..notes.files import iter_org_files
+from ..store import Store
+from ..store.db import DatabaseError
+from ..store.integrity import IntegrityReport
+from .indexer import Indexer
+
+
+@dataclass
+class Diagnosis(IntegrityReport):
+    """What :func:`diagnose` found; ``ok`` when nothing. The counts are the store's own
+    (:class:`~arcology_oracle.store.integrity.IntegrityReport`); the file lists compare
+    it with the notes."""
+
+    missing_files: list[str] = field(default_factory=list)  # indexed, gone from disk
+    new_files: list[str] = field(default_factory=list)  # on disk, not indexed
+    changed_files: list[str] = field(default_factory=list)  # content differs from the index
+
+    @property
+    def ok(self) -> bool:
+        return self.problems() == []
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.integrity != "ok":
+            out.append(f"SQLite integrity check: {self.integrity}")
+        if self.fts != "ok":
+            out.append(f"full-text index: {self.fts}")
+        for name, files in (("missing from disk", self.missing_files), ("not indexed", self.new_files), ("changed since indexed", self.changed_files)):
+            if files:
+                shown = ", ".join(files[:5]) + (" ..." if len(files) > 5 else "")
+                out.append(f"{len(files)} file(s) {name}: {shown}")
+        for name in ("orphan_embeddings", "vectors_without_rows", "rows_without_vectors", "wrong_size_vectors", "duplicate_headings"):
+            if getattr(self, name):
+                out.append(f"{getattr(self, name)} {name.replace('_', ' ')}")
+        return out
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "problems": self.problems()}
+
+
+def diagnose(settings: Settings, store: Store) -> Diagnosis:
+    """Compare the store with itself and with the files under ``settings.roam_dir``."""
+    d = Diagnosis(**asdict(store.check_integrity()))
+    known = store.file_states()
+    if settings.roam_dir.is_dir():
+        on_disk = dict(iter_org_files(settings.roam_dir, settings.exclude_globs))
+        d.missing_files = sorted(known.keys() - on_disk.keys())
+        d.new_files = sorted(on_disk.keys() - known.keys())
+        for rel in sorted(on_disk.keys() & known.keys()):
+            try:
+                digest = hashlib.sha256(on_disk[rel].read_bytes()).hexdigest()
+            except OSError:
+                continue
+            if digest != known[rel].hash:
+                d.changed_files.append(rel)
+    return d
+
+
+def repair(settings: Settings, store: Store) -> tuple[Diagnosis, Diagnosis]:
+    """Fix what :func:`diagnose` finds; returns the diagnoses before and after.
+
+    The caller must be the only writer (the daemon stopped, or this run on its writer).
+    """
+    before = diagnose(settings, store)
+    if before.integrity != "ok":
+        raise DatabaseError(f"database is corrupt ({before.integrity}); delete it to rebuild from the notes")
+    store.repair_integrity(rebuild_fts=before.fts != "ok", reread=before.changed_files)
+    Indexer(settings, store).reconcile()
+    return before, diagnose(settings, store)

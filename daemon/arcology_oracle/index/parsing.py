@@ -1,0 +1,201 @@
+"""Reading org files into headings and chunks, in the calling thread or in worker processes.
+
+Parsing is pure Python (orgparse) and takes about half of a cold index; the store's
+SQLite work takes most of the rest and runs on the writer thread. :class:`ParsePipeline`
+lets a large reconcile parse files in worker processes (``spawn``ed: the daemon has
+threads, and a forked child could inherit a held lock) while the writer thread stores the
+files already parsed, in order. Small jobs, and machines with one core, parse inline.
+
+A worker never logs: the problems it finds come back in ``ParsedFile.problems`` and the
+parent logs them with the path (:func:`~arcology_oracle.notes.reader.report_problems`), as
+inline parsing does.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import pickle
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Generic, TypeVar
+
+from ..notes.chunking import chunk_heading
+from ..notes.reader import read_org_bytes, report_problems
+from ..notes.records import Chunk, ParsedFile
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_PICKLE = pickle.HIGHEST_PROTOCOL
+
+
+@dataclass(frozen=True)
+class ParseOptions:
+    """What parsing a file depends on besides its bytes and path (picklable)."""
+
+    private_tags: frozenset[str]
+    chunk_chars: int
+    chunk_overlap: int
+
+
+def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple[ParsedFile, list[list[Chunk]]]:
+    """The headings of the org file ``rel`` (bytes ``data``) and each heading's chunks.
+
+    Never raises on the file's content (see :func:`~arcology_oracle.notes.reader.read_org_bytes`).
+    """
+    parsed = read_org_bytes(data, rel, options.private_tags, log_problems=log_problems)
+    chunks = [chunk_heading(h, parsed.title, options.chunk_chars, options.chunk_overlap) for h in parsed.headings]
+    return parsed, chunks
+
+
+def parse_or_error(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple | Exception:
+    """:func:`parse_note`, or the exception it raised (a bug in chunking, say): one bad
+    file must never stop the others, so the caller reports it with the file's path."""
+    try:
+        return parse_note(data, rel, options, log_problems=log_problems)
+    except Exception as exc:  # noqa: BLE001 - reported per file by the caller
+        return exc
+
+
+def _parse_batch(batch: list[tuple[str, bytes]], options: ParseOptions) -> bytes:
+    """In a worker: parse each file, quietly (the parent logs the problems), and pickle
+    the list of results.
+
+    Pickled here so that the writer thread unpickles them when it takes them: left to the
+    pool, its manager thread unpickles every result as it arrives, and each time the
+    writer let go of the GIL (at every SQLite step) it then waited for that thread to
+    give it back. Parsing in a worker saved nothing that way.
+    """
+    return pickle.dumps([parse_or_error(data, rel, options, log_problems=False) for rel, data in batch], _PICKLE)
+
+
+def _exit_with_parent() -> None:
+    """In a worker: exit as soon as the process that started it dies, even by SIGKILL.
+
+    Otherwise a worker outlives a killed daemon, blocked for ever writing its results
+    to a pipe that nobody reads.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def default_workers() -> int:
+    """Worker processes for a large reconcile: one wherever there is a second core.
+
+    One worker parses faster than the writer thread stores, so more would only compete
+    with it. On this 2-core machine one worker made a cold index 10-12% faster when idle,
+    and 5-8% slower with the other core busy (BENCHMARKS.md).
+    """
+    return 1 if (os.cpu_count() or 1) >= 2 else 0
+
+
+class ParsePipeline(Generic[T]):
+    """Parses a stream of files ahead of the caller, in ``workers`` processes.
+
+    ``run(jobs)`` takes ``(key, rel, data)`` triples and yields ``(key, result)`` in the
+    same order, where ``result`` is what :func:`parse_or_error` gives, or None when
+    ``data`` is None (a job with nothing to parse keeps its place).
+    Files go to the workers ``per_task`` at a time, so that the pool's feeder threads,
+    which need the GIL the writer thread holds, hand work over rarely, not per file.
+    At most ``window`` files are in flight, so memory stays bounded however many files
+    there are. With ``workers == 0``, or if the pool cannot start or breaks (a worker
+    killed), files are parsed inline; nothing is lost either way.
+    """
+
+    def __init__(self, options: ParseOptions, workers: int, *, per_task: int = 32, window: int = 256):
+        self.options = options
+        self.workers = workers
+        self.per_task = per_task
+        self.window = window
+        self.parsed_in_workers = 0
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> "ParsePipeline[T]":
+        if self.workers > 0:
+            try:
+                self._pool = ProcessPoolExecutor(
+                    self.workers, mp_context=get_context("spawn"), initializer=_exit_with_parent
+                )
+            except (OSError, ValueError) as exc:  # no processes allowed here: parse inline
+                log.warning("cannot start parser processes (%s); parsing in one thread", exc)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def run(self, jobs: Iterable[tuple[T, str, bytes | None]]) -> Iterator[tuple[T, tuple | Exception | None]]:
+        tasks: deque[tuple[list[tuple[T, str, bytes | None]], Future | None]] = deque()
+        batch: list[tuple[T, str, bytes | None]] = []
+        in_flight = 0
+        for job in jobs:
+            if self._pool is None and not tasks and not batch:
+                yield job[0], self._parse_here(job[1], job[2])
+                continue
+            batch.append(job)
+            if len(batch) >= self.per_task:
+                tasks.append((batch, self._submit(batch)))
+                in_flight += len(batch)
+                batch = []
+            while in_flight >= self.window:
+                done, _ = tasks[0]
+                in_flight -= len(done)
+                yield from self._collect(*tasks.popleft())
+        if batch:
+            tasks.append((batch, self._submit(batch)))
+        while tasks:
+            yield from self._collect(*tasks.popleft())
+
+    def _submit(self, batch: list[tuple[T, str, bytes | None]]) -> Future | None:
+        files = [(rel, data) for _, rel, data in batch if data is not None]
+        if self._pool is None or not files:
+            return None
+        try:
+            return self._pool.submit(_parse_batch, files, self.options)
+        except BrokenProcessPool:
+            self._broken()
+            return None
+
+    def _collect(self, batch: list[tuple[T, str, bytes | None]], future: Future | None) -> Iterator[tuple[T, tuple | Exception | None]]:
+        results: Iterator[tuple | Exception] | None = None
+        if future is not None:
+            try:
+                results = iter(pickle.loads(future.result()))
+            except BrokenProcessPool:
+                self._broken()
+        for key, rel, data in batch:
+            if data is None:
+                yield key, None
+            elif results is None:
+                yield key, self._parse_here(rel, data)
+            else:
+                result = next(results)
+                if isinstance(result, tuple):
+                    self.parsed_in_workers += 1
+                    report_problems(result[0])
+                yield key, result
+
+    def _parse_here(self, rel: str, data: bytes | None) -> tuple | Exception | None:
+        return None if data is None else parse_or_error(data, rel, self.options)
+
+    def _broken(self) -> None:
+        if self._pool is not None:
+            log.warning("a parser process died; parsing the remaining files in one thread")
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

@@ -1,0 +1,252 @@
+"""The async face of the index, shared by the daemon and the CLI.
+
+:class:`OracleIndex` owns the one writer (an :class:`~arcology_oracle.index.indexer.Indexer`
+on a dedicated thread), a small pool of reader threads each with its own connection, the
+embedder and the query-vector cache. No SQLite call ever runs on the event loop.
+Everything above this layer (answers, http, cli) goes through it; what keeps it live in
+the daemon (embedding worker, watcher) is :mod:`arcology_oracle.index.live`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from .. import __version__
+from ..config import Settings
+from ..embedder import Embedder, OllamaEmbedder, prefixes_key
+from ..errors import DimensionMismatch, NotFound, ServiceUnavailable
+from ..store import Store
+from .embedding import embed_pending
+from .indexer import IndexReport, Indexer
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class EmbedderState:
+    """What is known about the embedder, for ``/status``."""
+
+    def __init__(self) -> None:
+        self.reachable: bool | None = None
+        self.error: str | None = None
+        self.embedded_since_start = 0
+
+    def ok(self) -> None:
+        self.reachable, self.error = True, None
+
+    def failed(self, exc: Exception) -> None:
+        self.reachable, self.error = False, str(exc)
+
+
+class OracleIndex:
+    """See the module docstring. Create, ``await start()``, use, ``await close()``."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None, *, readers: int = 4):
+        self.settings = settings
+        self.embedder: Embedder = embedder or OllamaEmbedder(settings)
+        self.embedder_state = EmbedderState()
+        self._readers = readers
+        self._writer_pool: ThreadPoolExecutor | None = None
+        self._reader_pool: ThreadPoolExecutor | None = None
+        self._local = threading.local()
+        self._reader_stores: list[Store] = []
+        self._readers_lock = threading.Lock()
+        self._writer: Store | None = None
+        self.indexer: Indexer | None = None
+        self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the writer store (migrating it) and record the embedding model."""
+        self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="oracle-writer")
+        self._reader_pool = ThreadPoolExecutor(self._readers, thread_name_prefix="oracle-reader")
+        self._local = threading.local()
+
+        def open_writer() -> None:
+            self._writer = Store.open(self.settings.db_path, writer=True)
+            self.indexer = Indexer(self.settings, self._writer)
+            self.indexer.prepare_embedding(self.embedder)
+
+        await self._run_writer(open_writer)
+        # Load the in-memory vector index now, on a reader thread, so that the first query
+        # after a start does not wait for it (seconds at 100k vectors).
+        self._warming = asyncio.get_running_loop().run_in_executor(self._reader_pool, self._warm_vectors)
+
+    def _warm_vectors(self) -> None:
+        try:
+            self._reader().warm_vectors()
+        except Exception:  # the first query loads it instead
+            log.exception("could not load the vector index")
+
+    async def close(self) -> None:
+        """Close the embedder and every connection. The index can be started again."""
+        if getattr(self, "_warming", None) is not None:
+            await self._warming
+            self._warming = None
+        await self.embedder.close()
+
+        def close_writer() -> None:
+            if self._writer is not None:
+                self._writer.close()
+
+        await self._run_writer(close_writer)
+        self._writer = None
+        self._writer_pool.shutdown(wait=True)
+        self._reader_pool.shutdown(wait=True)
+        with self._readers_lock:
+            for store in self._reader_stores:
+                store.close()
+            self._reader_stores.clear()
+
+    # -- running on threads -----------------------------------------------------------
+
+    async def _run_writer(self, fn: Callable[..., T], *args) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._writer_pool, fn, *args)
+
+    async def write(self, fn: Callable[[Store], T]) -> T:
+        """Run ``fn(writer_store)`` on the writer thread."""
+        return await self._run_writer(lambda: fn(self._writer))
+
+    def _reader(self) -> Store:
+        store = getattr(self._local, "store", None)
+        if store is None:
+            store = Store.open(self.settings.db_path)
+            self._local.store = store
+            with self._readers_lock:
+                self._reader_stores.append(store)
+        return store
+
+    async def read(self, fn: Callable[[Store], T]) -> T:
+        """Run ``fn(reader_store)`` on a reader thread (its own connection)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reader_pool, lambda: fn(self._reader()))
+
+    # -- indexing ---------------------------------------------------------------------
+
+    async def reconcile(self, on_progress=None) -> IndexReport:
+        return await self._run_writer(lambda: self.indexer.reconcile(on_progress))
+
+    async def index_paths(self, rels: Iterable[str]) -> IndexReport:
+        rels = list(rels)
+        return await self._run_writer(lambda: self.indexer.index_paths(rels))
+
+    @property
+    def progress(self):
+        return self.indexer.progress if self.indexer else None
+
+    async def check_embedding_model(self) -> bool:
+        """Ask the model for its dimension; when it differs from the stored vectors' (the
+        model was replaced under the same name), drop every vector so all are embedded
+        again. Returns True when it reset. Raises ServiceUnavailable."""
+        dims = await self.embedder.dimensions()
+        stored = (await self.read(lambda s: s.embedding_model())).dims
+        if dims is None or stored is None or dims == stored:
+            return False
+        log.warning(
+            "embedding model %s now describes %d-dimensional vectors, the index holds %d: re-embedding every chunk",
+            self.embedder.model, dims, stored,
+        )
+        key = prefixes_key(self.embedder.prefixes)
+        return await self.write(lambda s: s.ensure_embedding_model(self.embedder.model, key, force=True))
+
+    async def embed_pending(self, on_batch=None) -> int:
+        """Embed every pending chunk now; raises ServiceUnavailable/DimensionMismatch.
+
+        A dimension mismatch first checks whether the model itself changed (then every
+        vector is dropped and embedding starts over); otherwise the bad batch is refused
+        and nothing of it is stored."""
+
+        async def run() -> int:
+            return await embed_pending(
+                self.embedder, self.write, batch_size=self.settings.embed_batch_size, on_batch=on_batch
+            )
+
+        try:
+            try:
+                count = await run()
+            except DimensionMismatch:
+                if not await self.check_embedding_model():
+                    raise
+                count = await run()
+        except (ServiceUnavailable, DimensionMismatch) as exc:
+            self.embedder_state.failed(exc)
+            raise
+        self.embedder_state.ok()
+        self.embedder_state.embedded_since_start += count
+        return count
+
+    # -- queries ----------------------------------------------------------------------
+
+    async def query_vector(self, text: str, *, document: bool = False) -> list[float] | None:
+        """The embedding of a query (cached), or None when the embedder is unavailable."""
+        key = ("d:" if document else "q:") + text
+        if key in self._query_vectors:
+            self._query_vectors.move_to_end(key)
+            return self._query_vectors[key]
+        try:
+            if document:
+                vector = (await self.embedder.embed_documents([text]))[0]
+            else:
+                vector = await self.embedder.embed_query(text)
+        except ServiceUnavailable as exc:
+            self.embedder_state.failed(exc)
+            log.info("query embedding unavailable, keyword mode: %s", exc)
+            return None
+        self.embedder_state.ok()
+        self._query_vectors[key] = vector
+        while len(self._query_vectors) > 256:
+            self._query_vectors.popitem(last=False)
+        return vector
+
+    async def has_vectors(self) -> bool:
+        return await self.read(lambda s: s.has_vector_table())
+
+    async def node(self, node_id: str) -> dict:
+        def run(store: Store):
+            node = store.node(node_id)
+            if node is None:
+                raise NotFound(f"no node with ID {node_id!r} in the index")
+            return node, store.node_headings(node_id)
+
+        return await self.read(run)
+
+    async def node_links(self, node_id: str) -> tuple[list[dict], list[dict]]:
+        """(links, backlinks) of ``node_id`` among indexed nodes; see Store.node_links."""
+        return await self.read(lambda s: s.node_links(node_id))
+
+    async def heading_at(self, path: str, line: int) -> dict:
+        def run(store: Store):
+            row = store.heading_at(path, line)
+            if row is None:
+                raise NotFound(f"no indexed heading at {path}:{line}")
+            return row
+
+        return await self.read(run)
+
+    async def status(self) -> dict[str, Any]:
+        counts = await self.read(lambda s: s.counts())
+        info = await self.read(lambda s: s.embedding_model())
+        progress = self.progress.as_dict() if self.progress else {"running": False, "phase": "idle", "done": 0, "total": 0}
+        return {
+            "ok": True,
+            "version": __version__,
+            "roam_dir": str(self.settings.roam_dir),
+            "db_path": str(self.settings.db_path),
+            **counts,
+            "embedder": {
+                "model": self.embedder.model,
+                "host": self.settings.ollama_host,
+                "dims": info.dims,
+                "reachable": self.embedder_state.reachable,
+                "error": self.embedder_state.error,
+            },
+            "indexing": progress,
+        }

@@ -1,0 +1,283 @@
+"""Org outlines as conversations: reading the turns, writing the oracle's answer heading.
+
+Pure text in, text out (no index, no network). A conversation is an org subtree: its
+first heading is the **root** (the topic; its title and body open the conversation) and
+the headings one level below it are the **turns**, each with everything under it.
+
+Who speaks in a turn:
+
+1. a ``:ROLE:`` property (``user``/``me``/``human`` or ``oracle``/``assistant``/``ai``);
+2. else the marker (default ``oracle``): a turn tagged ``:oracle:`` or titled
+   ``Oracle...`` is the oracle's;
+3. else, when some turn of the conversation is marked by 1 or 2, an unmarked turn is the
+   user's; when none is, the turns alternate user, oracle, user... (first one user).
+
+:func:`render_answer` writes the oracle's reply as a heading one level below the root,
+with a property drawer (``ROLE``, ``ORACLE_MODEL``, ``CREATED``) and the sources as
+``[[id:...][title]]`` links, ready to insert.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..errors import BadRequest
+
+USER_ROLES = frozenset({"user", "me", "human", "you", "question"})
+ORACLE_ROLES = frozenset({"oracle", "assistant", "ai", "model", "bot", "answer"})
+
+_HEADING = re.compile(r"^(\*+)[ \t]+(.*?)[ \t]*$")
+_TAGS = re.compile(r"^(.*?)(?:[ \t]+(:(?:[\w@#%]+:)+))?$")
+_PROPERTY = re.compile(r"^[ \t]*:([^\s:]+):[ \t]*(.*?)[ \t]*$")
+_DRAWER_START = re.compile(r"^[ \t]*:([A-Za-z_-]+):[ \t]*$")
+_DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE)
+_PLANNING = re.compile(r"^[ \t]*(?:(?:SCHEDULED|DEADLINE|CLOSED):.*)+$")
+_FENCE = re.compile(r"^([ \t]*)```[ \t]*([\w+-]*)[ \t]*$")
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_STAR_LINE = re.compile(r"^([ \t]*)(\*+)([ \t]+)(.*)$")
+_SOURCES_LINE = re.compile(r"^[ \t]*Sources:[ \t]*$")
+_CITATION = re.compile(r"[ \t]?\[\d{1,3}\]")
+
+
+@dataclass(slots=True)
+class Turn:
+    """One message: ``role`` is "user" or "assistant"; ``text`` is the heading title and
+    everything under it (property drawers and planning lines left out)."""
+
+    role: str
+    title: str
+    text: str
+    line: int
+
+
+@dataclass(slots=True)
+class Conversation:
+    """The parsed subtree: ``level`` of the root, its ``title`` and ``body``, the turns."""
+
+    level: int
+    title: str
+    body: str
+    turns: list[Turn] = field(default_factory=list)
+
+    def messages(self) -> list[dict[str, str]]:
+        """Chat messages: the topic as the first user message, then the turns, with
+        consecutive messages of one role joined."""
+        out: list[dict[str, str]] = []
+        opening = self.title + ("\n\n" + self.body if self.body else "")
+        for role, text in [("user", opening), *((t.role, t.text) for t in self.turns)]:
+            if not text.strip():
+                continue
+            if out and out[-1]["role"] == role:
+                out[-1]["content"] += "\n\n" + text
+            else:
+                out.append({"role": role, "content": text})
+        return out
+
+    @property
+    def history(self) -> str:
+        """The conversation before the last user turn (the topic first), or ``""``."""
+        if not self.turns:
+            return ""
+        parts = [self.title, self.body, *(t.text for t in self.turns[:-1])]
+        return "\n\n".join(p for p in parts if p)
+
+    @property
+    def question(self) -> str:
+        """What the user said last (the topic when there are no turns)."""
+        for turn in reversed(self.turns):
+            if turn.role == "user":
+                return turn.text
+        return self.title + ("\n\n" + self.body if self.body else "")
+
+
+@dataclass(slots=True)
+class _Heading:
+    level: int
+    title: str
+    tags: list[str]
+    properties: dict[str, str]
+    lines: list[str]  # body lines without drawer and planning
+    line: int
+
+
+def _split_title(raw: str) -> tuple[str, list[str]]:
+    m = _TAGS.match(raw)
+    title, tags = (m[1], m[2]) if m else (raw, None)
+    return title.strip(), [t for t in (tags or "").split(":") if t]
+
+
+def _headings(text: str) -> list[_Heading]:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[_Heading] = []
+    i = 0
+    while i < len(lines):
+        m = _HEADING.match(lines[i])
+        if not m:
+            i += 1
+            if out:
+                out[-1].lines.append(lines[i - 1])
+            continue
+        title, tags = _split_title(m[2])
+        heading = _Heading(len(m[1]), title, tags, {}, [], i + 1)
+        i += 1
+        if i < len(lines) and _PLANNING.match(lines[i]):
+            i += 1
+        if i < len(lines) and lines[i].strip().upper() == ":PROPERTIES:":
+            j = i + 1
+            props: dict[str, str] = {}
+            while j < len(lines) and not _DRAWER_END.match(lines[j]) and not _HEADING.match(lines[j]):
+                pm = _PROPERTY.match(lines[j])
+                if pm:
+                    props[pm[1].upper()] = pm[2]
+                j += 1
+            if j < len(lines) and _DRAWER_END.match(lines[j]):
+                heading.properties = props
+                i = j + 1
+        out.append(heading)
+    for heading in out:
+        heading.lines = _drop_drawers(heading.lines)
+    return out
+
+
+def _drop_drawers(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        if _DRAWER_START.match(lines[i]) and lines[i].strip().upper() != ":END:":
+            j = i + 1
+            while j < len(lines) and not _DRAWER_END.match(lines[j]):
+                j += 1
+            if j < len(lines):
+                i = j + 1
+                continue
+        out.append(lines[i])
+        i += 1
+    return out
+
+
+def _explicit_role(h: _Heading, marker: str) -> str | None:
+    role = h.properties.get("ROLE", "").strip().lower()
+    if role in USER_ROLES:
+        return "user"
+    if role in ORACLE_ROLES:
+        return "assistant"
+    if marker:
+        if marker.lower() in (t.lower() for t in h.tags):
+            return "assistant"
+        if re.match(rf"{re.escape(marker)}\b", h.title, re.IGNORECASE):
+            return "assistant"
+    return None
+
+
+def _strip_sources(lines: list[str]) -> list[str]:
+    """An oracle turn without its Sources list (old [n] numbers mean nothing now)."""
+    for i, line in enumerate(lines):
+        if _SOURCES_LINE.match(line):
+            return lines[:i]
+    return lines
+
+
+def parse_conversation(org: str, *, marker: str = "oracle") -> Conversation:
+    """Read ``org`` (text before the first heading is ignored). Raises BadRequest when
+    there is no heading or the last turn is the oracle's (nothing to answer)."""
+    headings = _headings(org)
+    if not headings:
+        raise BadRequest("the org text has no heading: give the conversation's subtree")
+    root = headings[0]
+    turn_level = None
+    groups: list[tuple[_Heading, list[str]]] = []
+    for h in headings[1:]:
+        if h.level <= root.level:
+            break  # past the subtree
+        if turn_level is None or h.level <= turn_level:
+            turn_level = h.level
+            groups.append((h, list(h.lines)))
+        else:
+            # Deeper headings belong to their turn, kept as text (one level shallower).
+            stars = "*" * max(1, h.level - turn_level)
+            groups[-1][1].append(f"{stars} {h.title}")
+            groups[-1][1].extend(h.lines)
+    explicit = [_explicit_role(h, marker) for h, _ in groups]
+    marked = any(r is not None for r in explicit)
+    turns: list[Turn] = []
+    for i, ((h, lines), role) in enumerate(zip(groups, explicit)):
+        if role is None:
+            role = "user" if marked or i % 2 == 0 else "assistant"
+        if role == "assistant":
+            lines = [_CITATION.sub("", line) for line in _strip_sources(lines)]
+        body = "\n".join(lines).strip()
+        title = h.title
+        if role == "assistant" and re.fullmatch(rf"{re.escape(marker)}\W*", title, re.IGNORECASE):
+            title = ""  # a bare "Oracle" title says nothing
+        text = "\n\n".join(p for p in (title, body) if p)
+        turns.append(Turn(role, h.title, text, h.line))
+    if turns and turns[-1].role == "assistant":
+        raise BadRequest("the last turn is the oracle's: add your reply as a new heading first")
+    return Conversation(root.level, root.title, "\n".join(root.lines).strip(), turns)
+
+
+def org_safe(text: str) -> str:
+    """Model output made safe as the body of an org heading: no line becomes a heading
+    (``* item`` bullets become ``- item``), markdown headings become bold lines and
+    fenced code becomes ``#+begin_src`` blocks (with Org's comma escapes inside)."""
+    out: list[str] = []
+    in_block = False
+    for line in text.replace("\r\n", "\n").split("\n"):
+        fence = _FENCE.match(line)
+        if fence:
+            if in_block:
+                out.append(f"{fence[1]}#+end_src")
+            else:
+                out.append(f"{fence[1]}#+begin_src {fence[2]}".rstrip())
+            in_block = not in_block
+            continue
+        if in_block:
+            out.append("," + line if re.match(r"^[ \t]*(\*|#\+)", line) else line)
+            continue
+        star = _STAR_LINE.match(line)
+        if star:
+            indent = star[1] + "  " * (len(star[2]) - 1)
+            out.append(f"{indent}-{star[3]}{star[4]}")
+            continue
+        md = _MD_HEADING.match(line)
+        if md and not line.startswith("#+"):
+            out.append(f"*{md[2].strip('* ')}*")
+            continue
+        out.append(line)
+    if in_block:
+        out.append("#+end_src")
+    return "\n".join(out).strip()
+
+
+def org_timestamp(when: datetime) -> str:
+    """An inactive org timestamp, ``[2024-03-01 Fri 14:05]``."""
+    return when.strftime("[%Y-%m-%d %a %H:%M]")
+
+
+def render_answer(
+    answer: str,
+    sources_block: str,
+    *,
+    level: int,
+    model: str,
+    when: datetime,
+    title: str = "Oracle",
+    used_notes: bool = True,
+) -> str:
+    """The oracle's heading at ``level`` (the root's level + 1): properties, the answer
+    (see :func:`org_safe`), then ``Sources:`` and ``sources_block`` (an org list)."""
+    lines = [
+        f"{'*' * level} {title}",
+        ":PROPERTIES:",
+        ":ROLE:     oracle",
+        f":ORACLE_MODEL: {model}",
+        f":CREATED:  {org_timestamp(when)}",
+        ":END:",
+        org_safe(answer),
+        "",
+        "Sources:",
+        sources_block if used_notes and sources_block else "- none: no notes were relevant enough, so none were used",
+    ]
+    return "\n".join(lines) + "\n"

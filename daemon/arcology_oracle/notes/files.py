@@ -1,0 +1,156 @@
+"""Find the org files below the roam directory, and keep paths inside it.
+
+Which files count (:func:`is_indexable_path`, shared by the walker and the watcher):
+
+* the name ends in ``.org`` (so ``*.org.gpg``, ``*.org~`` and ``#*.org#`` are out);
+* no path component starts with ``.`` (hidden directories such as ``.git``, hidden
+  files, and Emacs lock files ``.#foo.org``);
+* no exclude glob matches. Globs are matched with :func:`fnmatch.fnmatchcase`
+  (case-sensitive) against the POSIX path relative to the root, where ``*`` also matches
+  ``/``. Also: a leading ``**/`` may match no directory at all (``**/draft.org`` matches
+  ``draft.org``); a glob ending in ``/`` matches everything below that directory
+  (``archive/``); a glob without ``/`` is also matched against each single path
+  component (``drafts`` excludes any directory named ``drafts``, ``*.sync-conflict*``
+  any such file at any depth).
+
+Symlinks are followed only when their target resolves inside the root, and a file reached
+through one counts only when its real path (relative to the root) is not excluded either:
+``exclude_globs = ["attic/**"]`` also keeps out ``notes/old.org -> ../attic/old.org`` and
+every file below a link to ``attic``. Every real file is yielded once: under its real path
+when that is walked, else under the first symlinked path in sorted order. Cycles cannot
+loop: a symlinked directory whose target was already walked is not walked again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+
+log = logging.getLogger(__name__)
+
+
+def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
+    """Whether the root-relative POSIX path ``rel`` names an org file to index."""
+    parts = PurePosixPath(rel).parts
+    if not parts or not rel.endswith(".org") or rel.startswith("/"):
+        return False
+    name = parts[-1]
+    if name == ".org" or any(p.startswith(".") or p == ".." for p in parts):
+        return False
+    if name.startswith("#") and name.endswith("#"):
+        return False
+    return not is_excluded(rel, exclude_globs)
+
+
+def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
+    """Whether an exclude glob matches the root-relative POSIX path ``rel``."""
+    parts = PurePosixPath(rel).parts
+    return any(_glob_matches(g, rel, parts) for g in exclude_globs)
+
+
+def iter_org_files(
+    root: Path, exclude_globs: Sequence[str] = (), aliases: dict[str, str] | None = None
+) -> Iterator[tuple[str, Path]]:
+    """Yield ``(relative POSIX path, absolute path)`` for each org file below ``root``.
+
+    Sorted by relative path. The absolute path is the root's resolved path joined with
+    the relative path. Unreadable directories are skipped, with a warning. ``aliases``,
+    when given, is filled with the real relative path of each file yielded under another
+    (a symlinked) path, mapped to that path: edits show up under the real path.
+    """
+    base = root.resolve()
+    prefix = str(base).rstrip(os.sep) + os.sep
+    found: dict[str, str] = {}  # real path -> rel path
+    walked: set[str] = set()  # real paths of walked directories
+    links: list[tuple[str, str]] = []  # (rel path, real target) of symlinks, found in order
+
+    def real_excluded(real: str, rel: str) -> bool:
+        """Whether the real path (below the root) of the file reached as ``rel`` is excluded."""
+        real_rel = real.removeprefix(prefix).replace(os.sep, "/")
+        return real_rel != rel and is_excluded(real_rel, exclude_globs)
+
+    def walk(directory: str, rel_dir: str) -> None:
+        real = os.path.realpath(directory)
+        if real in walked:
+            return
+        walked.add(real)
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            # Say so: the notes in it are left out (or dropped from the index) otherwise silently.
+            log.warning("cannot list %s: %s; the notes in it are not indexed", directory, exc.strerror or exc)
+            return
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if _inside(target, str(base)) and os.path.exists(target):
+                        links.append((rel, target))
+                elif entry.is_dir():
+                    walk(entry.path, rel)
+                elif entry.is_file() and is_indexable_path(rel, exclude_globs):
+                    real_file = os.path.realpath(entry.path)
+                    if not real_excluded(real_file, rel):
+                        found.setdefault(real_file, rel)
+            except OSError:
+                continue
+
+    walk(str(base), "")
+    # Symlinks after the real tree, so real paths win; links found while walking a linked
+    # directory are appended and handled in turn.
+    i = 0
+    while i < len(links):
+        rel, target = links[i]
+        i += 1
+        if os.path.isdir(target):
+            walk(target, rel)
+        elif target not in found and is_indexable_path(rel, exclude_globs) and not real_excluded(target, rel):
+            found[target] = rel
+    if aliases is not None:
+        for real, rel in found.items():
+            real_rel = real.removeprefix(prefix).replace(os.sep, "/")
+            if real_rel != rel:
+                aliases[real_rel] = rel
+    for rel in sorted(found.values()):
+        yield rel, base / rel
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """The absolute path of ``rel`` below ``root``.
+
+    Raises ``ValueError`` when ``rel`` is empty, absolute, contains ``..`` or a NUL, or
+    resolves (through symlinks) to a place outside the root. The file need not exist.
+    """
+    if not rel or "\x00" in rel:
+        raise ValueError("empty or invalid path")
+    pure = PurePosixPath(rel.replace("\\", "/"))
+    if pure.is_absolute() or Path(rel).is_absolute() or Path(rel).drive or ".." in pure.parts:
+        raise ValueError(f"path escapes the notes directory: {rel!r}")
+    base = root.resolve()
+    candidate = base.joinpath(*pure.parts)
+    if not _inside(os.path.realpath(candidate), str(base)):
+        raise ValueError(f"path escapes the notes directory: {rel!r}")
+    return candidate
+
+
+def _inside(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _glob_matches(glob: str, rel: str, parts: tuple[str, ...]) -> bool:
+    if glob.endswith("/"):
+        glob += "*"
+    if fnmatchcase(rel, glob):
+        return True
+    if glob.startswith("**/") and fnmatchcase(rel, glob[3:]):
+        return True
+    if "/" not in glob:
+        return any(fnmatchcase(p, glob) for p in parts)
+    return False

@@ -1,0 +1,330 @@
+"""Read one org file into :class:`~arcology_oracle.notes.records.Heading` records.
+
+Pure: bytes in, records out; no SQLite, no network. The one promise that matters most is
+that :func:`read_org_bytes` never raises, whatever the bytes: a part that cannot be read is
+left out, and the reason is appended to ``ParsedFile.problems`` and logged once (with the
+path and the reason, never the note's text).
+
+Decisions worth knowing (see the tests for each):
+
+* Lines are the file's lines: CRLF and lone CR (old Mac files without any LF) end lines,
+  a stray CR inside an LF file is dropped, a final newline does not start a new line.
+  So an empty file has 0 lines and yields **no headings at all**.
+* A level-0 record exists when the file has at least one line before its first heading.
+  A file that starts with a heading has no level-0 record (it cannot be a file node:
+  org-roam needs the file's ``:ID:`` drawer before the first heading).
+* Property keys are upper-cased (Org property names are case-insensitive); values are
+  strings.
+* Exclusions (privacy) are decided by :class:`~arcology_oracle.notes.privacy.Privacy` (tags,
+  inherited tags and ``#+filetags`` wherever they stand, ``ROAM_EXCLUDE`` but for
+  ``nil``, PGP blocks): an excluded heading is left out together with its whole
+  subtree, as is a heading whose text could not be parsed. An excluded file (file-level
+  ``ROAM_EXCLUDE`` or an excluding file tag) has no headings, ``file_id`` None and the
+  file name as title. A PGP block before the first heading drops only the level-0
+  record. Heading tags are read with Org's tag characters ``[[:alnum:]_@#%]``.
+* Timestamps are never parsed as dates, so invalid ones (``<2025-02-30 Sun>``, hour 25)
+  cannot spoil a file: the text stays as written, and the lines holding them are reported
+  once as a problem. (orgparse itself rejects the whole file on one invalid date and has
+  super-linear regexes; :mod:`.orgparse_safe` replaces those steps.) Should orgparse still
+  raise, each heading whose text fails to parse alone is left out with its subtree.
+* Planning lines (SCHEDULED/DEADLINE/CLOSED right after the heading) and ``CLOCK:`` lines
+  are not part of the body; everything else is, as written.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from orgparse.node import OrgBaseNode, OrgRootNode
+
+from .org_syntax import (
+    COMPACT_DATE_RE,
+    HEADING_LINE_RE,
+    ISO_DATE_RE,
+    PLANNING_RE,
+    STAMP_DATE_RE,
+    date_in,
+    decode_org_bytes,
+    dedupe,
+    id_links,
+    invalid_timestamp_lines,
+    link_text,
+    plain_title,
+    split_lines,
+    split_roam_list,
+)
+from .orgparse_safe import load_org
+from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
+from .records import Heading, ParsedFile
+
+log = logging.getLogger(__name__)
+
+_TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
+_DRAWER_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
+
+
+def read_org_file(
+    abs_path: Path, rel_path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS
+) -> ParsedFile:
+    """Read the file at ``abs_path`` (recorded as ``rel_path``); see :func:`read_org_bytes`.
+
+    Raises ``OSError`` when the file cannot be read; never raises on its content.
+    """
+    data = abs_path.read_bytes()
+    return read_org_bytes(data, rel_path, private_tags)
+
+
+def read_org_bytes(
+    data: bytes, path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS, *, log_problems: bool = True
+) -> ParsedFile:
+    """Parse org ``data`` (the bytes of the file ``path``, relative to the roam dir).
+
+    Never raises on any content. Returns the headings that could be read, minus the
+    excluded ones (see the module docstring), in file order; the level-0 record first.
+    Each problem is logged with the path unless ``log_problems`` is false (a worker
+    process: its parent calls :func:`report_problems`).
+    """
+    problems: list[str] = []
+    stem = _file_stem(path)
+    try:
+        text = decode_org_bytes(data, problems)
+        lines = split_lines(text)
+        parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems)
+    except Exception as exc:  # noqa: BLE001 - the contract is to never raise
+        problems.append(f"could not read the file ({type(exc).__name__}); it was skipped")
+        parsed = ParsedFile(path=path, title=stem, file_id=None)
+    parsed.problems = problems
+    if log_problems:
+        report_problems(parsed)
+    return parsed
+
+
+def report_problems(parsed: ParsedFile) -> None:
+    """Log each of ``parsed.problems`` once, with the file's path."""
+    for problem in parsed.problems:
+        log.warning("%s: %s", parsed.path, problem)
+
+
+@dataclass(slots=True)
+class _Frame:
+    """What a heading passes on to its descendants."""
+
+    level: int
+    title: str
+    olp: tuple[str, ...]
+    tags: tuple[str, ...]
+    node_id: str | None
+    node_title: str
+    date: str | None
+    excluded: bool
+
+
+def _read_lines(
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str]
+) -> ParsedFile:
+    bad_stamps = invalid_timestamp_lines(lines)
+    if bad_stamps:
+        shown = ", ".join(map(str, bad_stamps[:10]))
+        more = f" (+{len(bad_stamps) - 10} more)" if len(bad_stamps) > 10 else ""
+        problems.append(f"invalid timestamps (kept as text) on line(s) {shown}{more}")
+    unreadable: set[int] = set()  # 1-based start lines of chunks left out
+    try:
+        root = load_org(lines, path)
+    except Exception:  # noqa: BLE001 - the contract is to never raise
+        try:
+            root = load_org(_unreadable_chunks(lines, path, problems, unreadable), path)
+        except Exception:  # noqa: BLE001
+            return _read_preamble_only(lines, path, stem, private, problems)
+    return _build(root, lines, path, stem, private, unreadable, problems)
+
+
+def _read_preamble_only(
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str]
+) -> ParsedFile:
+    """Last resort: the text before the first heading, if even that parses."""
+    first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
+    problems.append("the headings could not be read; only the text before the first heading was kept")
+    try:
+        root = load_org(lines[:first], path)
+        return _build(root, lines[:first], path, stem, private, set(), problems)
+    except Exception:  # noqa: BLE001
+        problems.append("the text before the first heading could not be read either")
+        return ParsedFile(path=path, title=stem, file_id=None)
+
+
+def _build(
+    root: OrgRootNode,
+    lines: Sequence[str],
+    path: str,
+    stem: str,
+    private: Privacy,
+    unreadable: set[int],
+    problems: list[str],
+) -> ParsedFile:
+    file_props, root_body, file_flags = _drawer(root, lines, problems)
+    file_id = _id(file_props)
+    file_title = plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
+    file_title = file_title or stem
+    tags_of_file = file_tags(lines)
+    if private.excludes(tags=tags_of_file, properties=file_flags) or 0 in unreadable:
+        return ParsedFile(path=path, title=stem, file_id=None)
+
+    file_date = (
+        date_in(file_props.get("CREATED", ""), ISO_DATE_RE, COMPACT_DATE_RE)
+        or date_in(stem, ISO_DATE_RE, COMPACT_DATE_RE)
+        or date_in(" ".join(root.get_file_property_list("DATE")), ISO_DATE_RE)
+    )
+    headings: list[Heading] = []
+    if root.end_linenumber >= 1 and not private.excludes(tags=(), properties={}, text=str(root)):
+        body = root_body
+        headings.append(
+            _heading(
+                node_id=file_id, own_id=file_id, level=0, title=file_title, olp=(),
+                tags=tags_of_file, todo=None, properties=file_props, body=body,
+                text=link_text(_TEXT_KEYWORD_RE.sub("", body)).strip(),
+                start_line=1, end_line=root.end_linenumber, node_title=file_title,
+                links=id_links(body), date=file_date,
+            )
+        )  # fmt: skip
+
+    stack: list[_Frame] = []
+    for node in root.env.nodes[1:]:
+        level = node.level
+        while stack and stack[-1].level >= level:
+            stack.pop()
+        parent = stack[-1] if stack else None
+        props, body, flags = _drawer(node, lines, problems)
+        own_id = _id(props)
+        title = plain_title(node.get_heading(format="raw"))
+        tags = dedupe([*(parent.tags if parent else tags_of_file), *sorted(t for t in node.shallow_tags if t)])
+        heading_line = lines[node.linenumber - 1]
+        excluded = (
+            (parent is not None and parent.excluded)
+            or node.linenumber in unreadable
+            or private.excludes(tags=tags, properties=flags, text=str(node))
+        )
+        frame = _Frame(
+            level=level,
+            title=title,
+            olp=(*parent.olp, parent.title) if parent else (),
+            tags=tags,
+            node_id=own_id or (parent.node_id if parent else file_id),
+            node_title=title if own_id else (parent.node_title if parent else file_title),
+            date=(
+                date_in(props.get("CREATED", ""), ISO_DATE_RE, COMPACT_DATE_RE)
+                or date_in(heading_line, STAMP_DATE_RE)
+                or (parent.date if parent else file_date)
+            ),
+            excluded=excluded,
+        )
+        stack.append(frame)
+        if excluded:
+            continue
+        headings.append(
+            _heading(
+                node_id=frame.node_id, own_id=own_id, level=level, title=title, olp=frame.olp,
+                tags=tags, todo=node.todo, properties=props, body=body,
+                text=link_text(body).strip(), start_line=node.linenumber,
+                end_line=node.end_linenumber, node_title=frame.node_title,
+                links=id_links(heading_line + "\n" + body), date=frame.date,
+            )
+        )  # fmt: skip
+    return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings)
+
+
+def _drawer(
+    node: OrgBaseNode, lines: Sequence[str], problems: list[str]
+) -> tuple[dict[str, str], str, dict[str, str]]:
+    """The node's properties, its raw body, and the properties that count for exclusion.
+
+    orgparse takes the first line containing ``:PROPERTIES:`` anywhere in the node as a
+    drawer and, when ``:END:`` is missing, swallows (drops) the rest of the body. Org only
+    knows a drawer right after the heading (or its planning line), or at the top of the
+    file after comments and keywords, and closed. Otherwise, as in Org, there are no
+    properties and the drawer lines stay in the body. For exclusion the properties count
+    wherever orgparse found them (a misplaced ``ROAM_EXCLUDE``): excluding too much is
+    the safe side.
+    """
+    lenient = {str(k).upper(): str(v) for k, v in node.properties.items()}
+    own = str(node)
+    if ":PROPERTIES:" not in own:
+        return lenient, node.get_body(format="raw"), lenient
+    start = node.linenumber - 1
+    node_lines = lines[start : node.end_linenumber]
+    is_root = node.level == 0
+    first = 0 if is_root else 1
+    at = next(i for i in range(first, len(node_lines)) if ":PROPERTIES:" in node_lines[i])
+    closed = any(":END:" in line for line in node_lines[at + 1 :])
+    if is_root:
+        placed = all(not ln.strip() or ln.lstrip().startswith("#") for ln in node_lines[:at])
+    else:
+        placed = at == 1 or (at == 2 and PLANNING_RE.match(node_lines[1]) is not None)
+    if closed and placed and _DRAWER_START_RE.match(node_lines[at]):
+        return lenient, node.get_body(format="raw"), lenient
+    line_no = start + at + 1
+    if not closed:
+        problems.append(f"unclosed property drawer at line {line_no} read as text")
+    elif "ID" in lenient:
+        problems.append(f"misplaced property drawer at line {line_no} (with an ID) read as text, as Org does")
+    body = "\n".join(node_lines[first:])
+    return {}, body, lenient
+
+
+def _heading(*, properties: dict[str, str], **fields) -> Heading:
+    return Heading(
+        properties=properties,
+        aliases=split_roam_list(properties.get("ROAM_ALIASES", "")),
+        refs=split_roam_list(properties.get("ROAM_REFS", "")),
+        **fields,
+    )
+
+
+def _unreadable_chunks(lines: list[str], path: str, problems: list[str], unreadable: set[int]) -> list[str]:
+    """A copy of ``lines`` (same length) without the chunks that fail to parse alone.
+
+    Only reached when orgparse still raises. A chunk is a heading with its own text, or
+    the text before the first heading. The 1-based start lines of blanked chunks go into
+    ``unreadable`` (0 for the text before the first heading) so the caller leaves them
+    out with their subtree (their tags and drawer, which may exclude them, are unknown).
+    """
+    repaired = list(lines)
+    for start, end in _chunk_ranges(lines):
+        try:
+            load_org(lines[start:end], path)
+            continue
+        except Exception:  # noqa: BLE001
+            pass
+        first_line = start + 1 if HEADING_LINE_RE.match(lines[start]) else 0
+        unreadable.add(first_line)
+        blank = [""] * (end - start)
+        if first_line:
+            blank[0] = "*" * (len(lines[start]) - len(lines[start].lstrip("*"))) + " "
+        repaired[start:end] = blank
+        where = f"the heading at line {first_line} and its subtree" if first_line else "the whole file"
+        problems.append(f"unreadable text; {where} left out")
+    return repaired
+
+
+def _chunk_ranges(lines: Sequence[str]) -> Iterable[tuple[int, int]]:
+    """0-based [start, end) of each orgparse chunk: the preamble, then each heading."""
+    start = 0
+    for i, line in enumerate(lines):
+        if HEADING_LINE_RE.match(line):
+            if i > start:
+                yield start, i
+            start = i
+    if len(lines) > start:
+        yield start, len(lines)
+
+
+def _id(props: dict[str, str]) -> str | None:
+    return props.get("ID", "").strip() or None
+
+
+def _file_stem(path: str) -> str:
+    name = PurePosixPath(path.replace("\\", "/")).name
+    return name[: -len(".org")] if name.lower().endswith(".org") and len(name) > 4 else name

@@ -1,0 +1,145 @@
+"""Org conversations: reading turns, writing the oracle's heading (orgconv), and
+Oracle.converse end to end against the fake Ollama."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import orgparse
+import pytest
+
+from arcology_oracle.answers.oracle import Oracle
+from arcology_oracle.errors import BadRequest
+from arcology_oracle.llm import OllamaChat
+from arcology_oracle.notes import conversations as orgconv
+from tests.org_samples import IDS, SECRET_WORDS
+
+WHEN = dt.datetime(2024, 3, 1, 14, 5)
+
+
+def roles(conversation):
+    return [t.role for t in conversation.turns]
+
+
+def test_children_alternate_by_default():
+    c = orgconv.parse_conversation("* Topic\nbody\n** Q1\n** A1\n** Q2\n")
+    assert (c.level, c.title, c.body) == (1, "Topic", "body")
+    assert roles(c) == ["user", "assistant", "user"]
+    assert c.question == "Q2"
+    assert c.messages() == [
+        {"role": "user", "content": "Topic\n\nbody\n\nQ1"},
+        {"role": "assistant", "content": "A1"},
+        {"role": "user", "content": "Q2"},
+    ]
+
+
+def test_role_property_and_marker_decide_and_unmarked_turns_are_the_users():
+    org = (
+        "** Topic\n"
+        "*** First question\n"
+        "*** Oracle\n:PROPERTIES:\n:ROLE: oracle\n:END:\nAn answer [1].\n\nSources:\n- [1] [[id:x][X]]\n"
+        "*** Follow-up one\n"
+        "*** Follow-up two\n"
+        "*** Bot says :oracle:\nTagged answer.\n"
+        "*** Me again\n:PROPERTIES:\n:ROLE: user\n:END:\nlast words\n"
+    )
+    c = orgconv.parse_conversation(org)
+    assert c.level == 2
+    assert roles(c) == ["user", "assistant", "user", "user", "assistant", "user"]
+    assert c.turns[1].text == "An answer."  # its old Sources list and numbers dropped
+    assert c.question == "Me again\n\nlast words"
+    msgs = c.messages()
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user", "assistant", "user"]
+    assert msgs[2]["content"] == "Follow-up one\n\nFollow-up two"
+    custom = orgconv.parse_conversation("* T\n** Q\n** AI: answer\n** Q2\n", marker="AI")
+    assert roles(custom) == ["user", "assistant", "user"]
+
+
+def test_deeper_headings_belong_to_their_turn_and_the_subtree_ends():
+    org = "text before\n* Topic\n** Q\n*** detail\nmore\n** A\n** Q2\n* Another tree\n** not a turn\n"
+    c = orgconv.parse_conversation(org)
+    assert [t.title for t in c.turns] == ["Q", "A", "Q2"]
+    assert c.turns[0].text == "Q\n\n* detail\nmore"
+
+
+def test_conversation_errors():
+    with pytest.raises(BadRequest):
+        orgconv.parse_conversation("no heading at all")
+    with pytest.raises(BadRequest, match="last turn"):
+        orgconv.parse_conversation("* T\n** Q\n** A\n")
+
+
+def test_org_safe_never_makes_headings():
+    text = "* point\n** sub point\n# Markdown title\n```python\n* not heading\n#+begin_x\n```\nplain *bold*"
+    safe = orgconv.org_safe(text)
+    assert not any(re.match(r"^\*+\s", line) for line in safe.splitlines())
+    assert "- point" in safe and "  - sub point" in safe and "*Markdown title*" in safe
+    assert "#+begin_src python\n,* not heading\n,#+begin_x\n#+end_src" in safe
+
+
+def test_render_answer_is_a_well_formed_heading():
+    out = orgconv.render_answer(
+        "* one\nTwo [1].", "- [1] [[id:abc][Note]]", level=3, model="llama3.2", when=WHEN
+    )
+    root = orgparse.loads(out)
+    (node,) = root.children
+    assert node.level == 3 and node.heading == "Oracle"
+    assert node.properties["ROLE"] == "oracle" and node.properties["ORACLE_MODEL"] == "llama3.2"
+    assert out.splitlines()[4] == ":CREATED:  [2024-03-01 Fri 14:05]"
+    assert "Sources:\n- [1] [[id:abc][Note]]" in out and out.endswith("\n")
+    none = orgconv.render_answer("x", "", level=2, model="m", when=WHEN, used_notes=False)
+    assert "Sources:\n- none" in none
+
+
+@pytest.fixture
+async def oracle(index):
+    llm = OllamaChat(index.settings)
+    yield Oracle(index, llm)
+    await llm.close()
+
+
+async def test_converse_answers_one_level_below_the_root(oracle, index, fake_ollama):
+    org = (
+        "** Baking questions\n"
+        "*** How often should I feed my sourdough starter?\n"
+        "*** Oracle\n:PROPERTIES:\n:ROLE: oracle\n:END:\nTwice a week.\n"
+        "*** And which flour do I feed it with?\n"
+    )
+    result = await oracle.converse(org, when=WHEN)
+    heading = result.org
+    assert heading.startswith("*** Oracle\n")
+    assert result.used_notes and result.sources
+    # It slots into the conversation as the oracle's next turn.
+    again = orgconv.parse_conversation(org + heading + "*** Thanks!\n")
+    assert roles(again) == ["user", "assistant", "user", "assistant", "user"]
+    # Its id: links point at indexed nodes.
+    links = re.findall(r"\[\[id:([^\]]+)\]\[([^\]]+)\]\]", heading)
+    assert [node for node, _ in links] == [s.node_id for s in result.sources if s.node_id]
+    for node, _ in links:
+        assert await index.node(node)
+    assert IDS["starter"] in [node for node, _ in links]
+    # The model saw the whole conversation, with the notes in the system prompt.
+    messages = fake_ollama.state.chats[-1]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert "<notes>" in messages[0]["content"] and "equal weights of flour and water" in messages[0]["content"]
+    n = [s.n for s in result.sources]
+    assert result.answer.startswith("Based on your notes " + " ".join(f"[{i}]" for i in n))
+
+
+async def test_converse_topic_alone_and_privacy(oracle, fake_ollama):
+    org = (
+        "* What did I note about sqlite covering indexes?\n"
+        "** Aside :private:\nprivatepelican zanzibarsecret\n"
+    )
+    result = await oracle.converse(org, when=WHEN)
+    assert result.org.startswith("** Oracle")
+    assert IDS["covering_indexes"] in [s.node_id for s in result.sources]
+    for m in fake_ollama.state.chats[-1]:
+        for word in SECRET_WORDS:
+            assert word not in m["content"]
+
+
+async def test_converse_without_relevant_notes(oracle):
+    result = await oracle.converse("* Who won the football world cup in 1998?\n", when=WHEN)
+    assert not result.used_notes and "Sources:\n- none" in result.org

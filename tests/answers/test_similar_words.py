@@ -1,0 +1,98 @@
+"""/similar on whole notes: candidate notes are re-ranked by the words they share with the
+query note (BM25 over each candidate's whole text, fused with the vector order).
+
+A small vault written here: real org files, real SQLite, the fake Ollama (its embeddings
+are hashed bags of words, so a note repeating the subject's common words is the closest
+vector). The note that shares the query's *distinctive* words must still come first.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from arcology_oracle.answers.search import similar_to_node
+from arcology_oracle.answers import retrieval
+from arcology_oracle.index.service import OracleIndex
+
+SUBJECT = "dough flour water oven crust bread loaf"
+
+
+def node_id(title: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, title))
+
+
+def note(title: str, body: str) -> str:
+    return f":PROPERTIES:\n:ID:       {node_id(title)}\n:END:\n#+title: {title}\n\n{body}\n"
+
+
+NOTES = {
+    # The query: the subject's common words again and again, and two rare ones.
+    "Weekend loaf": f"{SUBJECT}. {SUBJECT}. {SUBJECT}. Start with an autolyse and a poolish the night before.",
+    # Closest by vector: the same common words, nothing specific.
+    "Bread basics": f"{SUBJECT}. {SUBJECT}. {SUBJECT}. Knead, shape, bake.",
+    # What the query's author would link: both rare words, less of the subject.
+    "Autolyse and poolish": f"{SUBJECT}. An autolyse rests the flour in water before mixing; a poolish is a "
+    "wet preferment.",
+    "Cold retard": f"{SUBJECT}. Start the night before and keep it in a cold fridge.",
+    "Baking schedule": f"{SUBJECT}. Start late at night, bake early in the morning.",
+    "Tomato blight": "Brown leaves on the tomato plants; remove them and water at the base.",
+}
+
+
+@pytest.fixture
+async def bread_index(tmp_path, make_settings, fake_ollama):
+    roam = tmp_path / "bread-roam"
+    roam.mkdir()
+    for title, body in NOTES.items():
+        (roam / (title.lower().replace(" ", "-") + ".org")).write_text(note(title, body), encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url))
+    await idx.start()
+    await idx.reconcile()
+    await idx.embed_pending()
+    yield idx
+    await idx.close()
+
+
+def vector_order(store, query: str) -> list[str]:
+    """Titles of the candidate notes in their order by vectors alone (before re-ranking)."""
+    vector = store.node_vectors([node_id(query)])[node_id(query)]
+    hits = retrieval.vector_hits(store, vector, 100)
+    hits = retrieval._rescore_by_note(store, hits, vector, limit=30, exclude_nodes=frozenset({node_id(query)}))
+    rows = store.headings([h for h, _ in hits])
+    return [rows[h]["node_title"] for h, _ in hits]
+
+
+async def test_similar_node_ranks_the_note_sharing_rare_words_first(bread_index):
+    # The premise: by vectors alone, the note with only the subject's words is nearest.
+    by_vector = await bread_index.read(lambda s: vector_order(s, "Weekend loaf"))
+    assert by_vector[0] == "Bread basics", by_vector
+
+    mode, results = await similar_to_node(bread_index, node_id("Weekend loaf"), k=5)
+    assert mode == "vector"
+    titles = [r.title for r in results]
+    assert titles[0] == "Autolyse and poolish", titles
+    assert titles.index("Bread basics") > titles.index("Autolyse and poolish")
+    assert "Weekend loaf" not in titles and len(titles) == len(set(titles))
+
+
+async def test_similar_node_scores_descend_from_at_most_one(bread_index):
+    _, results = await similar_to_node(bread_index, node_id("Weekend loaf"), k=10)
+    scores = [r.score for r in results]
+    assert len(scores) == len(NOTES) - 1
+    assert scores == sorted(scores, reverse=True)
+    assert 0 < scores[-1] and scores[0] <= 1.0
+
+
+async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index):
+    """A note far larger than the cap (a year of journal in one file) is cut, from the start."""
+    roam = bread_index.settings.roam_dir
+    day = "* Day\nWalked to the bakery; the sourdough was sold out again.\n"
+    (roam / "journal.org").write_text(note("Journal", day * 2000), encoding="utf-8")
+    await bread_index.reconcile()
+    ids = await bread_index.read(lambda s: [s.node(node_id(t))["id"] for t in ("Journal", "Bread basics")])
+    texts = await bread_index.read(lambda s: s.note_texts(ids, retrieval.RERANK_NOTE_CHARS))
+    journal, basics = texts[ids[0]], texts[ids[1]]
+    assert len(journal) == retrieval.RERANK_NOTE_CHARS and journal.startswith("Journal")
+    assert "Knead, shape, bake" in basics and len(basics) < 1000
