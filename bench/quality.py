@@ -138,7 +138,7 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
     if len(sections) > args.max_queries:
         sections = sorted(rng.sample(sections, args.max_queries))
 
-    work = RESULTS / ("quality-work-" + re.sub(r"[^\w.-]+", "_", name))
+    work = RESULTS / ("quality-work-" + re.sub(r"[^\w.-]+", "_", f"{name}-{args.out}"))
     shutil.rmtree(work, ignore_errors=True)
     for rel, text in corpus.clean.items():
         path = work / "roam" / rel
