@@ -147,3 +147,23 @@ def test_bigrams_of_each_run_and_query_terms():
     assert cjk.query_bigrams("走っている犬") == ["走っ", "る犬"]
     # ... and kept when there is nothing else.
     assert cjk.query_bigrams("ひらがな") == ["ひら", "らが", "がな"]
+
+
+async def test_a_multilingual_model_of_another_dimension_works_unchanged(make_settings, notes_dir):
+    """bge-m3 (1024-d, no task prefixes), as the README suggests for such notes: hybrid
+    search on the Japanese notes, nothing configured but the model's name."""
+    from tests.fakes.fake_ollama import FakeModel, FakeOllamaState, running_fake_ollama
+
+    state = FakeOllamaState(models=[FakeModel("bge-m3", "embedding", 1024)])
+    async with running_fake_ollama(state) as fake:
+        idx = OracleIndex(make_settings(roam_dir=notes_dir, ollama_host=fake.url, embed_model="bge-m3"))
+        await idx.start()
+        try:
+            await idx.reconcile()
+            await idx.embed_pending()
+            assert (await idx.status())["embedder"]["dims"] == 1024
+            mode, results = await search(idx, "炊飯器で玄米を炊く", 5)
+            assert mode == "hybrid"
+            assert (results[0].file, results[0].heading) == ("ryouri.org", "炊飯器で玄米を炊く")
+        finally:
+            await idx.close()
