@@ -49,7 +49,8 @@ def fuse(keyword: Sequence[tuple[int, float]], all_words: int, vector: Sequence[
         order.setdefault(h, len(order))
     fused = {h: max(kz.get(h, 0.0), 0.0) + max(vz.get(h, 0.0), 0.0) for h in order}
     first = [h for h, _ in keyword[:all_words]]
-    rest = sorted((h for h in order if h not in set(first)), key=lambda h: (-fused[h], order[h]))
+    taken = set(first)
+    rest = sorted((h for h in order if h not in taken), key=lambda h: (-fused[h], order[h]))
     top = max(fused.values(), default=0.0) + 1.0
     head = [(h, top + (all_words - i)) for i, h in enumerate(first)]
     return head + [(h, fused[h]) for h in rest]
