@@ -98,6 +98,11 @@ class Settings(BaseModel):
     prompts_file: Path | None = None
     sources_in_compat_answers: bool = True
 
+    # Memory (POST /memorize): org-roam-dailies' defaults, relative to roam_dir.
+    dailies_dir: str = "daily"
+    daily_file_format: str = "%Y-%m-%d.org"
+    capture_inbox: str = "inbox.org"
+
     @field_validator("ollama_host")
     @classmethod
     def _normalise_host(cls, value: str) -> str:
@@ -112,6 +117,14 @@ class Settings(BaseModel):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return None if value is None else value.expanduser().absolute()
+
+    @field_validator("dailies_dir", "daily_file_format", "capture_inbox")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        parts = Path(value).parts
+        if not value.strip() or Path(value).is_absolute() or ".." in parts:
+            raise ValueError("must be a path relative to roam_dir, without '..'")
+        return value
 
     @field_validator("token")
     @classmethod

@@ -19,7 +19,7 @@ from ..embedder import Embedder
 from ..errors import ConfigError
 from ..service import EmbedWorker, OracleIndex
 from ..watcher import RoamWatcher
-from . import ask_routes, ollama_compat, openai_compat, routes
+from . import ask_routes, memory_routes, ollama_compat, openai_compat, routes
 from . import web as web_page
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 # Each module either has a ``routes`` table or a ``setup(app)`` that adds its routes
 # (and any per-app resources, such as the chat client, through cleanup_ctx).
-ROUTE_MODULES = (routes, ask_routes, ollama_compat, openai_compat, web_page)
+ROUTE_MODULES = (routes, ask_routes, memory_routes, ollama_compat, openai_compat, web_page)
 
 
 def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: bool = True) -> web.Application:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..config import Settings
+from ..memory import Memory
 from ..service import EmbedWorker, OracleIndex
 
 settings_key = web.AppKey("settings", Settings)
 index_key = web.AppKey("index", OracleIndex)
 worker_key = web.AppKey("embed_worker", EmbedWorker)
+memory_key = web.AppKey("memory", Memory)
 ready_key = web.AppKey("initial_index_done", object)  # an asyncio.Event set after the first reconcile

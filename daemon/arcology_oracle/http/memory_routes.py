@@ -1,0 +1,43 @@
+"""Memory routes: ``POST /memorize`` and ``POST /forget`` (JSON bodies)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from ..capture import clean_tags
+from ..memory import Memory
+from .keys import index_key, memory_key, worker_key
+from .params import json_body, str_param
+
+routes = web.RouteTableDef()
+
+
+@routes.post("/memorize")
+async def memorize(request: web.Request) -> web.Response:
+    """Append a heading to today's daily note; answers where it went and its link."""
+    body = await json_body(request)
+    text = str_param(body.get("text"), "text", required=True, max_len=200_000)
+    title = str_param(body.get("title"), "title", max_len=500)
+    tags = clean_tags(body.get("tags"))
+    captured = await request.app[memory_key].memorize(text, title=title, tags=tags)
+    return web.json_response(captured.as_dict())
+
+
+@routes.post("/forget")
+async def forget(request: web.Request) -> web.Response:
+    """Delete a heading the daemon captured; 409 for any other heading."""
+    body = await json_body(request)
+    node_id = str_param(body.get("id"), "id", required=True, max_len=200)
+    return web.json_response(await request.app[memory_key].forget(node_id.strip()))
+
+
+def setup(app: web.Application) -> None:
+    async def memory_ctx(app: web.Application) -> AsyncIterator[None]:
+        # Runs after the index's cleanup context (they start in order).
+        app[memory_key] = Memory(app[index_key], app[worker_key].wake)
+        yield
+
+    app.cleanup_ctx.append(memory_ctx)
+    app.add_routes(routes)
