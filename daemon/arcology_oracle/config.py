@@ -102,6 +102,8 @@ class Settings(BaseModel):
     dailies_dir: str = "daily"
     daily_file_format: str = "%Y-%m-%d.org"
     capture_inbox: str = "inbox.org"
+    # Read the time a question names ("last week") and answer from headings dated then.
+    parse_dates: bool = True
 
     @field_validator("ollama_host")
     @classmethod

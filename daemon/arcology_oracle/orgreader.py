@@ -71,6 +71,8 @@ _TOKEN_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
 _ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 _COMPACT_DATE_RE = re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?:T?\d{4,6})?(?!\d)")
 _STAMP_DATE_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})")
+_CLOSED_DATE_RE = re.compile(r"CLOSED:\s*\[(\d{4})-(\d{2})-(\d{2})")
+_DAILY_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 _PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
 _DRAWER_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
@@ -216,6 +218,7 @@ class _Frame:
     node_id: str | None
     node_title: str
     date: str | None
+    date_source: str | None
     excluded: bool
 
 
@@ -269,10 +272,12 @@ def _build(
     if file_excluded or _excluding_tags(file_tags, private) or 0 in unreadable:
         return ParsedFile(path=path, title=stem, file_id=None)
 
-    file_date = (
-        _date_in(file_props.get("CREATED", ""), _ISO_DATE_RE, _COMPACT_DATE_RE)
-        or _date_in(stem, _ISO_DATE_RE, _COMPACT_DATE_RE)
-        or _date_in(" ".join(root.get_file_property_list("DATE")), _ISO_DATE_RE)
+    daily = _date_in(stem, _DAILY_NAME_RE)
+    file_date, file_date_source = _first_date(
+        (daily, "daily"),
+        (_date_in(file_props.get("CREATED", ""), _ISO_DATE_RE, _COMPACT_DATE_RE), "created"),
+        (_date_in(stem, _ISO_DATE_RE, _COMPACT_DATE_RE), "filename"),
+        (_date_in(" ".join(root.get_file_property_list("DATE")), _ISO_DATE_RE), "file-date"),
     )
     headings: list[Heading] = []
     if root.end_linenumber >= 1 and PGP_MARKER not in str(root):
@@ -283,7 +288,7 @@ def _build(
                 tags=file_tags, todo=None, properties=file_props, body=body,
                 text=link_text(_TEXT_KEYWORD_RE.sub("", body)).strip(),
                 start_line=1, end_line=root.end_linenumber, node_title=file_title,
-                links=id_links(body), date=file_date,
+                links=id_links(body), date=file_date, date_source=file_date_source,
             )
         )  # fmt: skip
 
@@ -305,6 +310,16 @@ def _build(
             or node.linenumber in unreadable
             or PGP_MARKER in str(node)
         )
+        # A daily note's date wins: what is written there happened that day.
+        date, date_source = _first_date(
+            (daily, "daily"),
+            (_date_in(props.get("CREATED", ""), _ISO_DATE_RE, _COMPACT_DATE_RE), "created"),
+            (_date_in(heading_line, _STAMP_DATE_RE), "timestamp"),
+            # The planning line (SCHEDULED/CLOSED), which orgparse keeps out of the body.
+            (_date_in(lines[node.linenumber] if node.linenumber < len(lines) else "", _CLOSED_DATE_RE), "closed"),
+            (_date_in(body, _STAMP_DATE_RE), "timestamp"),
+            (parent.date, parent.date_source) if parent else (file_date, file_date_source),
+        )
         frame = _Frame(
             level=level,
             title=title,
@@ -312,11 +327,8 @@ def _build(
             tags=tags,
             node_id=own_id or (parent.node_id if parent else file_id),
             node_title=title if own_id else (parent.node_title if parent else file_title),
-            date=(
-                _date_in(props.get("CREATED", ""), _ISO_DATE_RE, _COMPACT_DATE_RE)
-                or _date_in(heading_line, _STAMP_DATE_RE)
-                or (parent.date if parent else file_date)
-            ),
+            date=date,
+            date_source=date_source,
             excluded=excluded,
         )
         stack.append(frame)
@@ -328,7 +340,7 @@ def _build(
                 tags=tags, todo=node.todo, properties=props, body=body,
                 text=link_text(body).strip(), start_line=node.linenumber,
                 end_line=node.end_linenumber, node_title=frame.node_title,
-                links=id_links(heading_line + "\n" + body), date=frame.date,
+                links=id_links(heading_line + "\n" + body), date=frame.date, date_source=frame.date_source,
             )
         )  # fmt: skip
     return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings)
@@ -595,6 +607,11 @@ def _date_in(text: str, *patterns: re.Pattern[str]) -> str | None:
             except ValueError:
                 continue
     return None
+
+
+def _first_date(*candidates: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    """The first ``(date, source)`` whose date is known, else ``(None, None)``."""
+    return next(((d, src) for d, src in candidates if d), (None, None))
 
 
 def _plain_title(raw: str) -> str:

@@ -40,10 +40,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import orgconv, rag_store, retrieval
+from . import orgconv, rag_store, retrieval, timeline
 from .config import Settings
 from .errors import BadRequest, ConfigError, NotFound
 from .store import Store
+from .when import DateRange, parse_when
 
 log = logging.getLogger(__name__)
 
@@ -332,16 +333,24 @@ def select_context(
     k: int,
     exclude_nodes: frozenset[str] = frozenset(),
     now: _dt.date | None = None,
+    date_range: DateRange | None = None,
 ) -> NoteContext:
     """The synchronous part of :func:`gather_context` (runs on a reader thread)."""
     pool = max(4 * k, 40)
     vectors = [v for v in vectors if v is not None]
     mode = "vector" if vectors and store.has_vector_table() else "keyword"
     rankings: list[list[int]] = []
-    if mode == "vector":
+    # A question that is only its time ("what did I do last week") takes the whole range.
+    only_time = date_range is not None and retrieval.fts_query(timeline.subject(question, date_range)) is None
+    dated_words: set[int] = set()  # in the range and holding the question's words: relevant
+    if date_range is not None:
+        ranked, snippets = timeline.ranked_in_range(store, question, vectors if mode == "vector" else [], date_range, pool)
+        rankings += ranked
+        dated_words = set(snippets)
+    elif mode == "vector":
         for vector in vectors:
             rankings.append([h for h, _ in retrieval.vector_hits(store, vector, pool)])
-    if question:
+    if question and date_range is None:
         rankings.append([h for h, _, _ in retrieval.keyword_hits(store, question, pool)])
     if buffer:
         rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, pool, any_term=True)])
@@ -364,6 +373,8 @@ def select_context(
         row = rows.get(heading_id)
         if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
             continue
+        if date_range is not None and not date_range.contains(row["date"]):
+            continue
         best_hash, relevance = None, None
         for text_hash, _ in chunks.get(heading_id, ()):
             vector = stored.get(text_hash)
@@ -384,7 +395,7 @@ def select_context(
             relevance = keyword_coverage(query_terms, words)
             passed = relevance >= settings.min_keyword_coverage
         best_score = relevance if best_score is None else max(best_score, relevance)
-        if not passed:
+        if not passed and not only_time and heading_id not in dated_words:
             continue
         excerpt = _excerpt(row, chunks.get(heading_id, []), best_hash, cap)
         if buffer_norm and excerpt and _normal(excerpt) in buffer_norm:
@@ -422,7 +433,7 @@ def select_context(
 
     sources: list[Source] = []
     blocks: list[str] = []
-    for n, members in enumerate(groups.values(), start=1):
+    for n, members in enumerate(journal_order(list(groups.values()), by_date=date_range is not None), start=1):
         best = max(members, key=lambda c: c.relevance)
         row = best.row
         date = next((c.row["date"] for c in members if c.row["date"]), None)
@@ -450,6 +461,25 @@ def select_context(
     )
 
 
+def journal_order(groups: list[list[_Candidate]], *, by_date: bool) -> list[list[_Candidate]]:
+    """Notes in the order the model reads them: relevance first, but journal entries
+    (headings of daily notes) in date order among themselves, so that "what changed
+    between January and March" reads as a timeline; with ``by_date`` (the question named
+    a time) every note in date order."""
+
+    def day(members: list[_Candidate]) -> str:
+        return min((c.row["date"] or "9999") for c in members)
+
+    def is_journal(members: list[_Candidate]) -> bool:
+        return by_date or any(c.row.get("date_source") == "daily" for c in members)
+
+    slots = [i for i, members in enumerate(groups) if is_journal(members)]
+    ordered = list(groups)
+    for slot, members in zip(slots, sorted((groups[i] for i in slots), key=day)):
+        ordered[slot] = members
+    return ordered
+
+
 def _note_block(n: int, title: str, date: str | None, path: str, file_title: str, members: list[_Candidate]) -> str:
     lines = [f'<note n="{n}">', f"[{n}] {org_link_label(title)}"]
     if date:
@@ -473,6 +503,7 @@ async def gather_context(
     buffer: str | None = None,
     k: int = 8,
     exclude_nodes: Iterable[str] = (),
+    date_range: DateRange | None = None,
 ) -> NoteContext:
     """The notes to answer ``question`` with (see the module docstring), from a hybrid
     search over the question and, when given, ``buffer`` (so a buffer alone finds its
@@ -487,8 +518,9 @@ async def gather_context(
         raise BadRequest("k must be at least 1")
     vectors: list[list[float]] = []
     if await index.has_vectors():
-        if question:
-            vectors.append(await index.query_vector(question))
+        words = timeline.subject(question, date_range) if date_range is not None else question
+        if words:
+            vectors.append(await index.query_vector(words))
         if buffer:
             vectors.append(await index.query_vector(buffer[:BUFFER_QUERY_CHARS], document=True))
     vectors = [v for v in vectors if v is not None]
@@ -503,6 +535,7 @@ async def gather_context(
             vectors=vectors,
             k=k,
             exclude_nodes=excluded,
+            date_range=date_range,
         )
     )
 
@@ -526,6 +559,7 @@ class Reply:
     pieces: AsyncIterator[str]
     model: str
     cached: bool = False
+    date_range: DateRange | None = None
 
     async def text(self) -> str:
         """The whole text (consumes ``pieces``)."""
@@ -568,8 +602,13 @@ class Oracle:
         line: int | None = None,
         k: int = 8,
         model: str | None = None,
+        date_range: DateRange | None = None,
     ) -> Reply:
         """Answer ``question`` (about ``buffer``, when given) from the notes.
+
+        The notes come from ``date_range`` when given, else from the time the question
+        names, if any (``settings.parse_dates``; see :mod:`arcology_oracle.when`); the
+        range used is ``Reply.date_range``.
 
         ``file``/``line`` is where the user is: the note at that point is not offered
         as a source (it is the buffer; without a buffer, that heading's indexed text
@@ -586,14 +625,26 @@ class Oracle:
         exclude = [point["node_id"]] if point and point["node_id"] else []
         if not (buffer or "").strip() and point is not None:
             buffer = " > ".join([*point["olp"], point["title"]]) + "\n" + (point["text"] or "")
-        context = await gather_context(self.index, question, buffer=buffer, k=k, exclude_nodes=exclude)
+        date_range = date_range or await self.question_range(question)
+        context = await gather_context(
+            self.index, question, buffer=buffer, k=k, exclude_nodes=exclude, date_range=date_range
+        )
         prompts = self.prompts
         messages = [
             {"role": "system", "content": grounding_system_message(context, prompts)},
             {"role": "user", "content": user_message(question, buffer, prompts, buffer_chars=self.settings.context_chars // 2)},
         ]
         model = model or self.llm.model
-        return Reply(context.sources, context.used_notes, self.llm.stream_chat(messages, model=model), model)
+        return Reply(
+            context.sources, context.used_notes, self.llm.stream_chat(messages, model=model), model, date_range=date_range
+        )
+
+    async def question_range(self, question: str) -> DateRange | None:
+        """The date range ``question`` names (an event dated from the notes), or None."""
+        if not question or not self.settings.parse_dates:
+            return None
+        found = parse_when(question)
+        return await self.index.resolve_event(found) if found is not None else None
 
     # -- summaries ------------------------------------------------------------------
 

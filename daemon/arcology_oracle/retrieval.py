@@ -51,6 +51,7 @@ class Result:
     line: int
     score: float
     snippet: str
+    date: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -160,6 +161,7 @@ def to_results(
                 line=row["start_line"],
                 score=round(float(score), 6),
                 snippet=one_line(snippet),
+                date=row.get("date"),
             )
         )
         if len(results) >= k:

@@ -17,12 +17,13 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from . import __version__, retrieval
+from . import __version__, retrieval, timeline
 from .config import Settings
 from .embedder import Embedder, OllamaEmbedder, prefixes_key
 from .errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
 from .indexer import IndexReport, Indexer, embed_pending
 from .store import Store
+from .when import DateRange
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -208,13 +209,32 @@ class OracleIndex:
     async def has_vectors(self) -> bool:
         return await self.read(lambda s: s.has_vector_table())
 
-    async def search(self, query: str, k: int = 10) -> tuple[str, list[retrieval.Result]]:
-        """Hybrid search, keyword-only when there are no vectors or no embedder."""
-        if not query.strip():
+    async def search(
+        self, query: str, k: int = 10, *, date_range: DateRange | None = None
+    ) -> tuple[str, list[retrieval.Result]]:
+        """Hybrid search, keyword-only when there are no vectors or no embedder; with
+        ``date_range``, only among headings dated in it (see :mod:`timeline`)."""
+        if not query.strip() and date_range is None:
             raise BadRequest("the query is empty")
-        vector = await self.query_vector(query) if await self.has_vectors() else None
         floor = self.settings.min_search_similarity
+        if date_range is not None:
+            words = timeline.subject(query, date_range)
+            vector = await self.query_vector(words) if words and await self.has_vectors() else None
+            return await self.read(
+                lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor)
+            )
+        vector = await self.query_vector(query) if await self.has_vectors() else None
         return await self.read(lambda s: retrieval.search(s, query, k, vector, min_similarity=floor))
+
+    async def resolve_event(self, date_range: DateRange) -> DateRange | None:
+        """For "since the move": the range from the date of the heading that best
+        matches the event's words to today; None when no dated heading matches."""
+        if date_range.event is None:
+            return date_range
+        day = await self.read(lambda s: timeline.event_date(s, date_range.event))
+        if day is None:
+            return None
+        return DateRange(day, date_range.until, f"{date_range.expression} ({day.isoformat()})")
 
     async def similar_to_node(self, node_id: str, k: int = 10, *, exclude_linked: bool = False):
         """Notes similar to a whole node (by its stored vectors), never the node itself

@@ -23,6 +23,7 @@ from ..llm import OllamaChat
 from ..rag import Oracle, Reply, sources_text_block
 from .disconnect import client_gone
 from .keys import index_key, settings_key
+from .routes import date_range_param
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
 
 log = logging.getLogger(__name__)
@@ -142,6 +143,11 @@ async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
                     await response.write(first.encode("utf-8"))
                 async for piece in pieces:
                     await response.write(piece.encode("utf-8"))
+                if reply.date_range is not None:
+                    used = reply.date_range.as_dict()
+                    await response.write(
+                        f"\n\nDates: {used['since'] or '…'} to {used['until'] or '…'} ({used['expression']})".encode("utf-8")
+                    )
                 if reply.used_notes:
                     tail = "\n\nSources:\n" + sources_text_block(reply.sources) + "\n"
                 else:
@@ -182,12 +188,14 @@ async def ask_post(request: web.Request) -> web.StreamResponse:
         line=line,
         k=_k(body.get("k"), 8),
         model=str_param(body.get("model"), "model", max_len=200) or None,
+        date_range=date_range_param(body),
     )
+    used = {"date_range": reply.date_range.as_dict()} if reply.date_range else {}
     if wants_ndjson(request, body):
-        return await stream_ndjson(request, reply)
+        return await stream_ndjson(request, reply, **used)
     answer = await whole_text(request, reply)
     return web.json_response(
-        {"answer": answer, "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes, "model": reply.model}
+        {"answer": answer, "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes, "model": reply.model, **used}
     )
 
 

@@ -4,14 +4,31 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..when import explicit_range
 from .keys import index_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
 
 routes = web.RouteTableDef()
 
 
-def results_response(mode: str, results, **extra) -> web.Response:
+def results_response(mode: str, results, date_range=None, **extra) -> web.Response:
+    if date_range is not None:
+        extra["date_range"] = date_range.as_dict()
     return web.json_response({"mode": mode, "results": [r.as_dict() for r in results], **extra})
+
+
+def date_range_param(params) -> object:
+    """The explicit ``since``/``until`` of a request (ISO dates or e.g. ``last week``)."""
+    since = str_param(params.get("since"), "since", max_len=100)
+    until = str_param(params.get("until"), "until", max_len=100)
+    return explicit_range(since, until)
+
+
+def in_range(results, date_range, k: int) -> list:
+    """``results`` dated within ``date_range`` (all when None), at most ``k``."""
+    if date_range is None:
+        return results[:k]
+    return [r for r in results if date_range.contains(r.date)][:k]
 
 
 @routes.get("/health")
@@ -26,10 +43,11 @@ async def status(request: web.Request) -> web.Response:
 
 @routes.get("/search")
 async def search(request: web.Request) -> web.Response:
-    q = str_param(request.query.get("q"), "q", required=True, max_len=10_000)
+    rng = date_range_param(request.query)
+    q = str_param(request.query.get("q"), "q", required=rng is None, max_len=10_000) or ""
     k = int_param(request.query.get("k"), "k", default=10)
-    mode, results = await request.app[index_key].search(q, k)
-    return results_response(mode, results)
+    mode, results = await request.app[index_key].search(q, k, date_range=rng)
+    return results_response(mode, results, rng)
 
 
 def _fallback_note(mode: str) -> dict:
@@ -43,17 +61,19 @@ async def similar_get(request: web.Request) -> web.Response:
     index = request.app[index_key]
     q = request.query
     k = int_param(q.get("k"), "k", default=10)
+    rng = date_range_param(q)
+    wide = k if rng is None else 100  # filtered by date below
     exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
     if q.get("node"):
         node = str_param(q.get("node"), "node", required=True, max_len=200)
-        mode, results = await index.similar_to_node(node, k, exclude_linked=exclude_linked)
+        mode, results = await index.similar_to_node(node, wide, exclude_linked=exclude_linked)
     elif q.get("file"):
         path = rel_path_param(q.get("file"))
         line = int_param(q.get("line"), "line", default=1, high=10_000_000)
-        mode, results = await index.similar_to_line(path, line, k, exclude_linked=exclude_linked)
+        mode, results = await index.similar_to_line(path, line, wide, exclude_linked=exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
-    return results_response(mode, results, **_fallback_note(mode))
+    return results_response(mode, in_range(results, rng, k), rng, **_fallback_note(mode))
 
 
 @routes.post("/similar")
@@ -61,8 +81,9 @@ async def similar_post(request: web.Request) -> web.Response:
     body = await json_body(request)
     text = str_param(body.get("text"), "text", required=True)
     k = int_param(body.get("k"), "k", default=10)
-    mode, results = await request.app[index_key].similar_to_text(text, k)
-    return results_response(mode, results, **_fallback_note(mode))
+    rng = date_range_param(body)
+    mode, results = await request.app[index_key].similar_to_text(text, k if rng is None else 100)
+    return results_response(mode, in_range(results, rng, k), rng, **_fallback_note(mode))
 
 
 @routes.get("/nodes/{node_id}")
