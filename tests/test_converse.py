@@ -9,9 +9,10 @@ import re
 import orgparse
 import pytest
 
-from arcology_oracle import orgconv, rag
+from arcology_oracle.answers import rag
 from arcology_oracle.errors import BadRequest
 from arcology_oracle.llm import OllamaChat
+from arcology_oracle.notes import conversations as orgconv
 from tests.org_samples import IDS, SECRET_WORDS
 
 WHEN = dt.datetime(2024, 3, 1, 14, 5)

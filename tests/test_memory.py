@@ -11,7 +11,7 @@ import stat
 import aiohttp
 import pytest
 
-from arcology_oracle.capture import NotCaptured, make_capture, remove_capture
+from arcology_oracle.notes.capture import NotCaptured, make_capture, remove_capture
 from tests.conftest import wait_until
 from tests.corpus_tools import db_bytes
 from tests.org_samples import IDS

@@ -9,7 +9,7 @@ import os
 import aiohttp
 import pytest
 
-from arcology_oracle.when import explicit_range, parse_when
+from arcology_oracle.answers.when import explicit_range, parse_when
 from arcology_oracle.errors import BadRequest
 from tests.conftest import start_daemon, wait_until
 from tests.test_orgreader import by_title, read

@@ -18,9 +18,9 @@ from contextlib import aclosing, asynccontextmanager
 
 from aiohttp import web
 
+from ..answers.rag import Oracle, Reply, sources_text_block
 from ..errors import ServiceUnavailable
 from ..llm import OllamaChat
-from ..rag import Oracle, Reply, sources_text_block
 from .disconnect import client_gone
 from .keys import index_key, settings_key
 from .routes import date_range_param

@@ -5,8 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..config import Settings
-from ..memory import Memory
-from ..service import EmbedWorker, OracleIndex
+from ..index.memory import Memory
+from ..index.service import EmbedWorker, OracleIndex
 
 settings_key = web.AppKey("settings", Settings)
 index_key = web.AppKey("index", OracleIndex)

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from ..capture import clean_tags
-from ..memory import Memory
+from ..index.memory import Memory
+from ..notes.capture import clean_tags
 from .keys import index_key, memory_key, worker_key
 from .params import json_body, str_param
 

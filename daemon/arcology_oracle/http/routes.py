@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..when import explicit_range
+from ..answers.when import explicit_range
 from .keys import index_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
 

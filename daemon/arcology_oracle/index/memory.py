@@ -1,7 +1,7 @@
 """Memory: the daemon writes org (capture) and deletes what it wrote (forget).
 
 The org files stay the source of truth. A capture appends a heading (made by
-:mod:`arcology_oracle.capture`) to today's org-roam daily note and indexes that file at
+:mod:`arcology_oracle.notes.capture`) to today's org-roam daily note and indexes that file at
 once, so the heading is searchable when the answer leaves; the watcher later sees the
 same bytes and does nothing. The reader decides privacy as for any note: a capture
 tagged private is written and never indexed.
@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import capture
-from .errors import BadRequest, Conflict, NotFound
+from ..errors import BadRequest, Conflict, NotFound
+from ..notes import capture
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..store import Store, dated
 from . import retrieval
-from .store import Store
-from .store import dated
 from .when import DateRange, without_expression
 
 # Words of time questions that name no subject: "what happened last week" is a question

@@ -1,7 +1,7 @@
 """Pure org text edits for memory: the heading a capture appends, the head of a new
 daily note, and removing a captured heading again.
 
-Nothing here touches the disk; :mod:`arcology_oracle.memory` reads and writes the files.
+Nothing here touches the disk; :mod:`arcology_oracle.index.memory` reads and writes the files.
 A captured heading looks like this (its property marks it as written by the daemon, which
 is what lets ``/forget`` delete it and nothing else)::
 
@@ -21,7 +21,7 @@ import re
 import uuid
 from dataclasses import dataclass
 
-from .errors import BadRequest
+from ..errors import BadRequest
 
 CAPTURED_BY = "CAPTURED_BY"
 CAPTURED_BY_VALUE = "arcology-oracle"

@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from . import __version__, retrieval, timeline
-from .config import Settings
-from .embedder import Embedder, OllamaEmbedder, prefixes_key
-from .errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
+from .. import __version__
+from ..answers import retrieval, timeline
+from ..answers.when import DateRange
+from ..config import Settings
+from ..embedder import Embedder, OllamaEmbedder, prefixes_key
+from ..errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
+from ..store import Store
 from .indexer import IndexReport, Indexer, embed_pending
-from .store import Store
-from .when import DateRange
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
