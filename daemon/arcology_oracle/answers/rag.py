@@ -356,6 +356,13 @@ def select_context(
     if buffer:
         rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, pool, any_term=True)])
     fused = retrieval.reciprocal_rank_fusion(*rankings)[:pool]
+    # Within a date range, the range's own headings (in date order) fill what the
+    # question's words left empty: they pass the relevance gate while fewer than k did.
+    filler: set[int] = set()
+    if date_range is not None:
+        in_range = timeline.range_headings(store, date_range, pool)
+        filler = set(in_range)
+        fused += [(h, 0.0) for h in in_range if h not in {f for f, _ in fused}]
     ids = [h for h, _ in fused]
     rows = store.headings(ids)
     chunks = rag_store.heading_chunks(store, ids)
@@ -396,7 +403,12 @@ def select_context(
             relevance = keyword_coverage(query_terms, words)
             passed = relevance >= settings.min_keyword_coverage
         best_score = relevance if best_score is None else max(best_score, relevance)
-        if not passed and not only_time and heading_id not in dated_words:
+        if (
+            not passed
+            and not only_time
+            and heading_id not in dated_words
+            and not (heading_id in filler and len(candidates) < k)
+        ):
             continue
         excerpt = _excerpt(row, chunks.get(heading_id, []), best_hash, cap)
         if buffer_norm and excerpt and _normal(excerpt) in buffer_norm:

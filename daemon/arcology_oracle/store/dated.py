@@ -44,12 +44,13 @@ def vectors_in_range(store: Store, since: str, until: str) -> tuple[list[int], n
 
 
 def headings_in_range(store: Store, since: str, until: str, limit: int) -> list[int]:
-    """Ids of headings dated in range, oldest first (file order within a day)."""
+    """Ids of headings dated in range, oldest first (file order within a day); a file's
+    text before its first heading only when there is some."""
     return [
         r[0]
         for r in store.conn.execute(
             "SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE h.date BETWEEN ? AND ?"
-            " ORDER BY h.date, f.path, h.start_line LIMIT ?",
+            " AND (h.level > 0 OR h.text != '') ORDER BY h.date, f.path, h.start_line LIMIT ?",
             (since, until, int(limit)),
         )
     ]
