@@ -104,6 +104,9 @@ class Settings(BaseModel):
     capture_inbox: str = "inbox.org"
     # Read the time a question names ("last week") and answer from headings dated then.
     parse_dates: bool = True
+    # The oracle's own earlier answers (headings with :ROLE: oracle) as sources for /ask,
+    # /converse and the grounded models: off, so it never cites its past guesses as notes.
+    oracle_answers_as_evidence: bool = False
 
     @field_validator("ollama_host")
     @classmethod

@@ -383,6 +383,8 @@ def select_context(
             continue
         if date_range is not None and not date_range.contains(row["date"]):
             continue
+        if not settings.oracle_answers_as_evidence and orgconv.is_oracle_answer(row["properties"]):
+            continue  # its own earlier guesses are not the user's notes
         best_hash, relevance = None, None
         for text_hash, _ in chunks.get(heading_id, ()):
             vector = stored.get(text_hash)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..notes.conversations import is_oracle_answer
 from ..store import Store
 from ..store.db import sqlite
 from ..store.migrations import FTS_TOKENIZE
@@ -52,6 +53,8 @@ class Result:
     score: float
     snippet: str
     date: str | None = None
+    # "oracle" for the oracle's own earlier answers (never evidence for /ask), else None.
+    role: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -162,6 +165,7 @@ def to_results(
                 score=round(float(score), 6),
                 snippet=one_line(snippet),
                 date=row.get("date"),
+                role="oracle" if is_oracle_answer(row["properties"]) else None,
             )
         )
         if len(results) >= k:

@@ -19,6 +19,7 @@ from contextlib import aclosing, asynccontextmanager
 from aiohttp import web
 
 from ..answers.rag import Oracle, Reply, sources_text_block
+from ..answers.recall import recall
 from ..errors import ServiceUnavailable
 from ..llm import OllamaChat
 from .disconnect import client_gone
@@ -259,3 +260,19 @@ async def converse(request: web.Request) -> web.Response:
             "model": result.model,
         }
     )
+
+
+@routes.post("/recall")
+async def recall_post(request: web.Request) -> web.Response:
+    """The notes for a question (no answer); see :mod:`arcology_oracle.answers.recall`."""
+    body = await json_body(request)
+    question = str_param(body.get("question"), "question", required=True, max_len=10_000)
+    result = await recall(
+        oracle(request),
+        question,
+        k=_k(body.get("k"), 8),
+        multi_query=bool_param(body.get("multi_query"), "multi_query"),
+        date_range=date_range_param(body),
+        model=str_param(body.get("model"), "model", max_len=200) or None,
+    )
+    return web.json_response(result)
