@@ -36,7 +36,8 @@ from pathlib import Path
 
 from _common import HashEmbedder, save  # noqa: F401  (puts the package on sys.path)
 
-from arcology_oracle.answers.rag import gather_context
+from arcology_oracle.answers.context import gather_context
+from arcology_oracle.answers.search import resolve_event, search
 from arcology_oracle.answers.when import parse_when
 from arcology_oracle.config import load_settings
 from arcology_oracle.index.service import OracleIndex
@@ -174,10 +175,10 @@ async def run(embedder, seed: int, keep: Path | None) -> dict:
             misses = []
             for q in questions:
                 found = parse_when(q.text, q.asked_on)
-                rng_used = await index.resolve_event(found) if found else None
+                rng_used = await resolve_event(index, found) if found else None
                 for dates in ("on", "off"):
                     date_range = rng_used if dates == "on" else None
-                    _, results = await index.search(q.text, 5, date_range=date_range)
+                    _, results = await search(index, q.text, 5, date_range=date_range)
                     ok = hit([(r.heading, r.date) for r in results], q)
                     scores[("search", dates)] += ok
                     context = await gather_context(index, q.text, k=5, date_range=date_range)

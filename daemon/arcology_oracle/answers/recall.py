@@ -14,7 +14,8 @@ import re
 from contextlib import aclosing
 
 from ..errors import BadRequest, ServiceUnavailable
-from .rag import Oracle, gather_context
+from .context import gather_context
+from .oracle import Oracle
 from .retrieval import RRF_K, one_line
 from .when import DateRange
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..answers import search as notes_search
 from ..answers.when import explicit_range
 from .keys import index_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
@@ -46,7 +47,7 @@ async def search(request: web.Request) -> web.Response:
     rng = date_range_param(request.query)
     q = str_param(request.query.get("q"), "q", required=rng is None, max_len=10_000) or ""
     k = int_param(request.query.get("k"), "k", default=10)
-    mode, results = await request.app[index_key].search(q, k, date_range=rng)
+    mode, results = await notes_search.search(request.app[index_key], q, k, date_range=rng)
     return results_response(mode, results, rng)
 
 
@@ -66,11 +67,11 @@ async def similar_get(request: web.Request) -> web.Response:
     exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
     if q.get("node"):
         node = str_param(q.get("node"), "node", required=True, max_len=200)
-        mode, results = await index.similar_to_node(node, wide, exclude_linked=exclude_linked)
+        mode, results = await notes_search.similar_to_node(index, node, wide, exclude_linked=exclude_linked)
     elif q.get("file"):
         path = rel_path_param(q.get("file"))
         line = int_param(q.get("line"), "line", default=1, high=10_000_000)
-        mode, results = await index.similar_to_line(path, line, wide, exclude_linked=exclude_linked)
+        mode, results = await notes_search.similar_to_line(index, path, line, wide, exclude_linked=exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
     return results_response(mode, in_range(results, rng, k), rng, **_fallback_note(mode))
@@ -82,7 +83,7 @@ async def similar_post(request: web.Request) -> web.Response:
     text = str_param(body.get("text"), "text", required=True)
     k = int_param(body.get("k"), "k", default=10)
     rng = date_range_param(body)
-    mode, results = await request.app[index_key].similar_to_text(text, k if rng is None else 100)
+    mode, results = await notes_search.similar_to_text(request.app[index_key], text, k if rng is None else 100)
     return results_response(mode, in_range(results, rng, k), rng, **_fallback_note(mode))
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .index import VEC_TABLE, Store
+from .index import Store
+from .vector_sync import VEC_TABLE
 
 # At most this many chunk vectors are scored exactly for one range; wider ranges (years
 # of a large index) fall back to a nearest-neighbour search filtered afterwards.

@@ -1,0 +1,160 @@
+"""Search in SQL: FTS5 keyword matches, the k nearest vectors, stored vectors and whole
+note texts read for re-scoring, and SQLite's BM25 over a handful of texts.
+
+Nearest neighbours come from the in-memory index (:mod:`~arcology_oracle.store.vectors`),
+re-ranked on the stored float32 vectors.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import vectors
+from .db import sqlite, unpack_vector
+from .migrations import FTS_TOKENIZE
+from .vector_sync import VEC_TABLE, VectorSync
+
+
+class Search(VectorSync):
+    """Keyword and vector search (see the module docstring)."""
+
+    def fts_search(self, match: str, k: int) -> list[tuple[int, float, str]]:
+        """Headings matching an FTS5 ``match`` expression: ``(heading id, bm25, snippet)``.
+
+        ``match`` must already be quoted (see ``retrieval.fts_query``). bm25 is negative;
+        lower is better. Title and outline path weigh more than the body.
+        """
+        rows = self.conn.execute(
+            "SELECT rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank,"
+            " snippet(headings_fts, 2, '', '', ' … ', 16) AS snip"
+            " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
+            (match, int(k)),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
+
+        Candidates come from the in-memory index shared by this process's stores of the
+        database (first brought up to date with what this connection sees); the best
+        ``k`` plus a margin are re-ranked on their stored float32 vectors, so distances
+        are exact and float16 rounding never decides the order.
+        """
+        if not self.has_vector_table() or k <= 0:
+            return []
+        index = self._vector_index()
+        index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+        candidates = index.search(vector, int(k) + max(10, int(k) // 4))
+        if not candidates:
+            return []
+        ids = [rowid for rowid, _ in candidates]
+        rows = self.conn.execute(
+            f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({','.join('?' * len(ids))})", ids
+        ).fetchall()
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        diff = matrix - np.asarray(vector, np.float32)
+        distances = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        found = np.array([r[0] for r in rows], np.int64)
+        order = np.lexsort((found, distances))[: int(k)]
+        best = found[order].tolist()
+        hashes = dict(
+            self.conn.execute(f"SELECT id, hash FROM embeddings WHERE id IN ({','.join('?' * len(best))})", best)
+        )
+        return [(hashes[rowid], float(distances[i])) for rowid, i in zip(best, order.tolist()) if rowid in hashes]
+
+    def vectors_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vector of each hash that has one."""
+        if not hashes or not self.has_vector_table():
+            return {}
+        out = {}
+        for text_hash in hashes:
+            row = self.conn.execute(
+                f"SELECT e.hash, v.embedding FROM embeddings e JOIN {VEC_TABLE} v ON v.rowid = e.id "
+                "WHERE e.hash = ?",
+                (text_hash,),
+            ).fetchone()
+            if row is not None:
+                out[row[0]] = unpack_vector(row[1])
+        return out
+
+    def node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The normalised mean of the stored vectors of each node's chunks (its own
+        headings and those below it without an ID of their own), in one query; nodes with
+        no vector are absent. Each distinct text counts once, as in ``retrieval.stored_vector``."""
+        if not node_ids or not self.has_vector_table():
+            return {}
+        rows = self.conn.execute(
+            "SELECT DISTINCT h.node_id, e.id, v.embedding FROM headings h"
+            " JOIN chunks c ON c.heading = h.id JOIN embeddings e ON e.hash = c.hash"
+            f" JOIN {VEC_TABLE} v ON v.rowid = e.id WHERE h.node_id IN ({','.join('?' * len(node_ids))})",
+            list(node_ids),
+        ).fetchall()
+        grouped: dict[str, list[bytes]] = {}
+        for node_id, _, blob in rows:
+            grouped.setdefault(node_id, []).append(blob)
+        out = {}
+        for node_id, blobs in grouped.items():
+            total = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).sum(axis=0, dtype=np.float64)
+            norm = float(np.sqrt(total @ total))
+            if norm:
+                out[node_id] = total / norm
+        return out
+
+    def note_texts(self, heading_ids: Sequence[int], limit: int) -> dict[int, str]:
+        """For each heading id, the titles and text of every heading of its note (its node,
+        or for headings in no node, those of its file in no node), in one query; at most
+        ``limit`` characters of each, from the start."""
+        placeholders = ",".join("?" * len(heading_ids))
+        rows = self.conn.execute(
+            "WITH q(id, node_id, file) AS ("
+            f"  SELECT id, node_id, file FROM headings WHERE id IN ({placeholders}))"
+            " SELECT q.id, h.title, h.text FROM q JOIN headings h"
+            "  ON (q.node_id IS NOT NULL AND h.node_id = q.node_id)"
+            "  OR (q.node_id IS NULL AND h.file = q.file AND h.node_id IS NULL)"
+            " ORDER BY q.id, h.start_line",
+            list(heading_ids),
+        ).fetchall()
+        out: dict[int, list[str]] = {}
+        size: dict[int, int] = {}
+        for heading_id, title, body in rows:
+            if size.get(heading_id, 0) < limit:
+                out.setdefault(heading_id, []).extend((title, body))
+                size[heading_id] = size.get(heading_id, 0) + len(title) + len(body) + 2
+        return {heading_id: "\n".join(parts)[:limit] for heading_id, parts in out.items()}
+
+
+def bm25_order(texts: Sequence[str], match: str) -> list[int]:
+    """The positions in ``texts`` that the FTS5 expression ``match`` finds, best first by
+    SQLite's own BM25 (the index's tokenizer, so "options" meets "option"; word
+    statistics are those of ``texts`` alone). Texts it does not match are left out.
+
+    Runs on this thread's in-memory scratch database, inside one rolled-back transaction:
+    it never touches the index file.
+    """
+    conn = _scratch()
+    conn.execute("BEGIN")
+    try:
+        conn.executemany("INSERT INTO notes (rowid, text) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
+        # bm25() is negative, best first.
+        return [r - 1 for (r,) in conn.execute("SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY rank", (match,))]
+    finally:
+        conn.execute("ROLLBACK")
+
+
+_scratch_local = threading.local()
+
+
+def _scratch():
+    """This thread's in-memory SQLite database with an empty FTS5 table ``notes`` (the
+    index's tokenizer), for :func:`bm25_order`. Never touches the index file."""
+    conn = getattr(_scratch_local, "conn", None)
+    if conn is None:
+        conn = sqlite.connect(":memory:", isolation_level=None)
+        conn.execute(f"CREATE VIRTUAL TABLE notes USING fts5(text, tokenize='{FTS_TOKENIZE}')")
+        _scratch_local.conn = conn
+    return conn
