@@ -136,7 +136,7 @@ class Memory:
 
                 line = await asyncio.to_thread(edit_file, path, edit)
                 await self._reindex(rel)
-                remaining = await self.index.read(lambda s: rows_of_node(s, node_id))
+                remaining = await self.index.read(lambda s: s.rows_of_node(node_id))
                 log.info("forgot captured heading %s from %s:%d", node_id, rel, line)
                 return {"ok": True, "id": node_id, "file": rel, "line": line, "removed_lines": found[2], "remaining_rows": remaining}
             if await self.index.read(lambda s: s.node(node_id) is not None):
@@ -170,14 +170,6 @@ class Memory:
         await self.index.index_paths([rel])
         if self.after_index:
             self.after_index()
-
-
-def rows_of_node(store, node_id: str) -> int:
-    """Index rows still holding ``node_id``: headings that carry or belong to it, links."""
-    conn = store.conn
-    headings = conn.execute("SELECT count(*) FROM headings WHERE own_id = ? OR node_id = ?", (node_id, node_id)).fetchone()[0]
-    links = conn.execute("SELECT count(*) FROM links WHERE src_node = ?", (node_id,)).fetchone()[0]
-    return headings + links
 
 
 def emacs_holds_lock(path: Path) -> bool:
