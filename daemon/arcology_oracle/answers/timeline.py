@@ -91,17 +91,7 @@ def search_in_range(
         return "dated", retrieval.to_results(store, [(h, 0.0) for h in ids], k)
     mode = "hybrid" if len(rankings) > 1 else "keyword"
     fused = retrieval.reciprocal_rank_fusion(*rankings)
-    return mode, retrieval.to_results(store, with_range_fill(store, fused, rng, k), k, snippets=snippets)
-
-
-def with_range_fill(store: Store, fused: list[tuple[int, float]], rng: DateRange, k: int) -> list[tuple[int, float]]:
-    """``fused`` followed, when it holds fewer than ``k`` headings, by the range's other
-    headings in date order (score 0): the user asked about that time, so what it holds
-    comes next, after what matched their words."""
-    if len(fused) >= k:
-        return fused
-    seen = {h for h, _ in fused}
-    return fused + [(h, 0.0) for h in range_headings(store, rng, k * 4) if h not in seen]
+    return mode, retrieval.to_results(store, fused, k, snippets=snippets)
 
 
 def range_headings(store: Store, rng: DateRange, limit: int) -> list[int]:
