@@ -168,9 +168,11 @@ class Daemon:
 
 
 async def start_daemon(
-    tmp_path: Path, *, roam_dir: Path, ollama_url: str, token: str | None = None, extra_args=(), env=None
+    tmp_path: Path, *, roam_dir: Path, ollama_url: str, token: str | None = None, extra_args=(), env=None,
+    embedded: bool = False,
 ) -> Daemon:
-    """Start the real daemon and wait until ``/health`` answers."""
+    """Start the real daemon and wait until ``/health`` answers (with ``embedded``, until
+    it has also indexed and embedded everything: nothing pending, nothing running)."""
     port = free_port()
     log_path = tmp_path / f"daemon-{port}.log"
     cmd = [
@@ -198,8 +200,14 @@ async def start_daemon(
         except aiohttp.ClientConnectionError:
             return False
 
+    async def all_embedded():
+        status, body = await daemon.get_json("/status")
+        return status == 200 and body["pending"] == 0 and body["embedded"] > 0 and not body["indexing"]["running"]
+
     try:
         await wait_until(healthy, timeout=30, interval=0.1)
+        if embedded:
+            await wait_until(all_embedded, timeout=60, interval=0.1)
     except BaseException:
         daemon.stop()
         raise

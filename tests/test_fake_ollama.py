@@ -145,6 +145,45 @@ async def test_chat_stream_is_ndjson_by_default(http):
     assert lines[-1]["done"] is True and all(not line["done"] for line in lines[:-1])
 
 
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "search_notes",
+        "description": "Search the notes",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
+}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_chat_tool_calls_then_quotes_the_results(client, state, stream):
+    """With ``chat_tool_calls``, a chat offering tools is answered with those calls (as
+    the ollama client parses them); once a tool result comes back, the reply quotes it."""
+    state.configure({"chat_tool_calls": [{"name": "search_notes", "arguments": {"query": "bread"}}]})
+    messages = [{"role": "user", "content": "What do my notes say about bread?"}]
+
+    async def chat(msgs):
+        if not stream:
+            return [await client.chat("llama3.2", messages=msgs, tools=[TOOL])]
+        return [p async for p in await client.chat("llama3.2", messages=msgs, tools=[TOOL], stream=True)]
+
+    parts = await chat(messages)
+    calls = [c for p in parts for c in (p.message.tool_calls or [])]
+    assert [(c.function.name, dict(c.function.arguments)) for c in calls] == [("search_notes", {"query": "bread"})]
+    assert parts[-1].done
+    # Without tools in the request, the fake answers with text as before.
+    plain = await client.chat("llama3.2", messages=messages)
+    assert not plain.message.tool_calls and plain.message.content == fake_reply(messages)
+    followup = [
+        *messages,
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "search_notes", "arguments": {"query": "bread"}}}]},
+        {"role": "tool", "content": "- [[id:abc][Bread Hydration]]"},
+    ]  # fmt: skip
+    parts = await chat(followup)
+    assert "".join(p.message.content or "" for p in parts) == "From the tools: - [[id:abc][Bread Hydration]]"
+    assert not any(p.message.tool_calls for p in parts)
+
+
 async def test_custom_reply_and_num_predict(client, state):
     state.chat_reply = lambda messages: f"{len(messages)} messages seen"
     response = await client.chat("llama3.2", messages=SOURCES_PROMPT)

@@ -2,9 +2,9 @@
 
 ;;; Commentary:
 
-;; Against the real daemon (tests/test_elisp_memory.py starts it and
-;; sets ARCOLOGY_ORACLE_TEST_URL, _TOKEN and _ROAM, as for the main
-;; suite): `arcology-oracle-memorize' from a region, from the
+;; Against the real daemon, with the fixtures of
+;; arcology-oracle-test.el (tests/test_elisp.py runs every ERT file):
+;; `arcology-oracle-memorize' from a region, from the
 ;; minibuffer and with the daily locked by Emacs itself;
 ;; `arcology-oracle-make-private' tagging a heading, which leaves the
 ;; index once the file is saved.
@@ -15,37 +15,20 @@
 (require 'cl-lib)
 (require 'org)
 (require 'arcology-oracle-memory)
-
-(defun arcology-oracle-memory-test--env (name)
-  "Return the environment variable NAME, failing the test when unset."
-  (or (getenv name)
-      (ert-fail (format "%s is not set: run these tests through pytest tests/test_elisp_memory.py" name))))
-
-(defun arcology-oracle-memory-test--wait (predicate &optional timeout what)
-  "Wait until PREDICATE returns non-nil (at most TIMEOUT seconds); return it.
-WHAT names the wait in the failure message."
-  (let ((deadline (+ (float-time) (or timeout 20)))
-        value)
-    (while (and (not (setq value (funcall predicate)))
-                (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (or value (ert-fail (format "timed out waiting for %s" (or what predicate))))))
+(require 'arcology-oracle-test)
 
 (defmacro arcology-oracle-memory-test--with-daemon (&rest body)
-  "Run BODY against the test daemon."
+  "Run BODY against the test daemon, without default capture tags."
   (declare (indent 0) (debug t))
-  `(let ((arcology-oracle-url (arcology-oracle-memory-test--env "ARCOLOGY_ORACLE_TEST_URL"))
-         (arcology-oracle-token (arcology-oracle-memory-test--env "ARCOLOGY_ORACLE_TEST_TOKEN"))
-         (arcology-oracle-roam-directory (arcology-oracle-memory-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
-         (arcology-oracle-memorize-tags nil)
-         (auth-sources nil))
-     ,@body))
+  `(arcology-oracle-test--with-daemon
+     (let ((arcology-oracle-memorize-tags nil))
+       ,@body)))
 
 (defun arcology-oracle-memory-test--memorize (text &optional title tags)
   "Call `arcology-oracle-memorize' with TEXT, TITLE and TAGS; return the answer."
   (let (answer)
     (arcology-oracle-memorize text title tags (lambda (a) (setq answer a)))
-    (arcology-oracle-memory-test--wait (lambda () answer) 20 "the daemon's answer")))
+    (arcology-oracle-test--wait (lambda () answer) 20 "the daemon's answer")))
 
 (defun arcology-oracle-memory-test--search (query)
   "Return the heading IDs the daemon's /search finds for QUERY."
@@ -53,14 +36,14 @@ WHAT names the wait in the failure message."
     (arcology-oracle--json "GET" "/search" :query `(("q" ,query))
                            :callback (lambda (a) (setq answer a))
                            :errback (lambda (m) (setq answer m)))
-    (arcology-oracle-memory-test--wait (lambda () answer))
+    (arcology-oracle-test--wait (lambda () answer))
     (when (stringp answer) (ert-fail answer))
     (mapcar (lambda (r) (alist-get 'heading_id r)) (alist-get 'results answer))))
 
 (defun arcology-oracle-memory-test--daily ()
   "Return the absolute path of today's daily note in the test roam directory."
   (expand-file-name (format-time-string "daily/%Y-%m-%d.org")
-                    (arcology-oracle-memory-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+                    (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
 
 (ert-deftest arcology-oracle-memory-test-payload ()
   "The JSON sent: text, optional title, tags as a vector (the defaults when none)."
@@ -89,7 +72,7 @@ WHAT names the wait in the failure message."
                          (lambda (&rest _) (ert-fail "read-string called with an active region"))))
                 (let ((arcology-oracle-memorize-tags '("harbour")))
                   (call-interactively #'arcology-oracle-memorize)))
-              (setq answer (arcology-oracle-memory-test--wait
+              (setq answer (arcology-oracle-test--wait
                             (lambda () (and arcology-oracle-last-memory
                                             (string-match-p "lamplighter" (alist-get 'link arcology-oracle-last-memory))
                                             arcology-oracle-last-memory))))
@@ -98,7 +81,7 @@ WHAT names the wait in the failure message."
               (with-temp-buffer
                 (insert-file-contents daily)
                 (should (search-forward "* The lamplighter walks the harbour wall at dusk :harbour:" nil t)))
-              (arcology-oracle-memory-test--wait
+              (arcology-oracle-test--wait
                (lambda () (with-current-buffer visiting
                             (save-excursion (goto-char (point-min)) (search-forward "lamplighter" nil t))))
                10 "the visiting buffer to be reverted")))
@@ -118,9 +101,14 @@ WHAT names the wait in the failure message."
             (with-temp-buffer
               (cl-letf (((symbol-function 'read-string) (lambda (&rest _) "Buy stamps for the quince jam labels")))
                 (call-interactively #'arcology-oracle-memorize)))
-            (arcology-oracle-memory-test--wait (lambda () arcology-oracle-last-memory))
+            (arcology-oracle-test--wait (lambda () arcology-oracle-last-memory))
             (should (equal (alist-get 'file arcology-oracle-last-memory)
                            (format-time-string "daily/%Y-%m-%d.org")))
+            ;; The clean buffer visiting the daily is reverted to show the capture.
+            (arcology-oracle-test--wait
+             (lambda () (with-current-buffer buffer
+                          (save-excursion (goto-char (point-min)) (search-forward "quince jam labels" nil t))))
+             10 "the daily's buffer to be reverted")
             ;; An unsaved edit makes Emacs lock the file (.#NAME): the daemon writes
             ;; to the inbox instead and the answer says so.
             (with-current-buffer buffer
@@ -142,7 +130,7 @@ WHAT names the wait in the failure message."
   (arcology-oracle-memory-test--with-daemon
     (let* ((answer (arcology-oracle-memory-test--memorize "The cormorant roost count was forty" nil '("birds")))
            (id (alist-get 'id answer))
-           (file (expand-file-name (alist-get 'file answer) arcology-oracle-roam-directory))
+           (file (expand-file-name (alist-get 'file answer) (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
            (buffer (find-file-noselect file))
            (arcology-oracle-private-tags '("secret" "private")))
       (unwind-protect
@@ -160,7 +148,7 @@ WHAT names the wait in the failure message."
               (arcology-oracle-make-private))
             (should (equal (org-get-tags nil t) '("birds" "secret" "private")))
             (save-buffer)
-            (arcology-oracle-memory-test--wait
+            (arcology-oracle-test--wait
              (lambda () (not (member id (arcology-oracle-memory-test--search "cormorant roost"))))
              20 "the private heading to leave the index"))
         (with-current-buffer buffer (set-buffer-modified-p nil))

@@ -387,6 +387,9 @@ class FakeOllamaState:
     chat_abort_midway: int | None = None
     # Fixed reply text, or a function of the messages; None = fake_reply.
     chat_reply: str | Callable[[list[dict[str, Any]]], str] | None = None
+    # Tool calls ({"name", "arguments"}) answering a chat that offers tools, until a tool
+    # result comes back; the reply then quotes the results. None = answer with text.
+    chat_tool_calls: list[dict[str, Any]] | None = None
     version: str = OLLAMA_VERSION
 
     # Records (read these in tests).
@@ -480,7 +483,8 @@ class FakeOllamaState:
     CONFIG_FIELDS = (
         "fail_status", "fail_message", "fail_count", "fault_paths", "faults_after", "garbage", "wrong_dims",
         "hang", "hang_max", "delay_per_request", "delay_per_text", "delay_per_piece", "parallel",
-        "chat_error_midway", "chat_error_message", "chat_abort_midway", "chat_reply", "version",
+        "chat_error_midway", "chat_error_message", "chat_abort_midway", "chat_reply", "chat_tool_calls",
+        "version",
     )  # fmt: skip
 
     def configure(self, changes: Mapping[str, Any]) -> None:
@@ -828,8 +832,19 @@ async def embeddings(request: web.Request, state: FakeOllamaState, body: dict[st
     return web.json_response({"embedding": result[0][0]})
 
 
+def _tool_calls(state: FakeOllamaState, body: Mapping[str, Any], messages: list[dict[str, Any]]) -> list | None:
+    """The tool calls to answer with: ``chat_tool_calls`` when tools are offered and
+    the conversation does not end with a tool result, as Ollama frames them."""
+    if not (state.chat_tool_calls and body.get("tools")) or messages[-1].get("role") == "tool":
+        return None
+    return [{"function": {"name": c["name"], "arguments": c.get("arguments", {})}} for c in state.chat_tool_calls]
+
+
 def _reply_text(state: FakeOllamaState, messages: list[dict[str, Any]], body: Mapping[str, Any]) -> str:
     reply = state.chat_reply
+    if state.chat_tool_calls and messages[-1].get("role") == "tool":
+        results = [_content(m) for m in messages if m.get("role") == "tool"]
+        return "From the tools: " + " | ".join(r[:300] for r in results)
     text = reply(messages) if callable(reply) else reply if reply is not None else fake_reply(messages)
     if body.get("format"):
         text = json.dumps({"answer": text})
@@ -847,10 +862,14 @@ async def _complete(
     if model.kind != "chat":
         return _error(400, f"{json.dumps(body['model'])} does not support {kind}")
 
+    calls = _tool_calls(state, body, messages) if kind == "chat" and messages else None
+
     def frame(piece: str, done: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"model": body["model"], "created_at": _now()}
         if kind == "chat":
             out["message"] = {"role": "assistant", "content": piece}
+            if calls and (not done or body.get("stream", True) is False):
+                out["message"]["tool_calls"] = calls
         else:
             out["response"] = piece
         out["done"] = done
@@ -859,7 +878,7 @@ async def _complete(
     if not messages:  # Ollama answers an empty prompt by just loading the model.
         return web.json_response({**frame("", True), "done_reason": "load"})
 
-    pieces = split_pieces(_reply_text(state, messages, body))
+    pieces = [""] if calls else split_pieces(_reply_text(state, messages, body))
     done_reason = "stop"
     options = body.get("options") if isinstance(body.get("options"), dict) else {}
     limit = options.get("num_predict")
