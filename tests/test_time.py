@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 
 import aiohttp
 import pytest
@@ -129,7 +130,7 @@ async def journal_daemon(tmp_path, roam_dir, fake_ollama):
     d.stop()
 
 
-async def test_search_since_until_and_ask_from_the_time_named(journal_daemon, roam_dir):
+async def test_search_since_until_and_ask_from_the_time_named(journal_daemon, roam_dir, fake_ollama):
     today = dt.date.today()
     week_start = today - dt.timedelta(days=today.weekday() + 7)
     week_end = week_start + dt.timedelta(days=6)
@@ -147,6 +148,16 @@ async def test_search_since_until_and_ask_from_the_time_named(journal_daemon, ro
     assert answer["sources"] and all(str(week_start) <= s["date"] <= str(week_end) for s in answer["sources"])
     # Journal context comes in date order.
     assert [s["date"] for s in answer["sources"]] == sorted(s["date"] for s in answer["sources"])
+
+    # The grounded models read the time too: only last week's entries reach the prompt.
+    status, _ = await post(
+        journal_daemon, "/api/chat",
+        {"model": "llama3.2+notes", "stream": False, "messages": [{"role": "user", "content": "What did I bake last week?"}]},
+    )  # fmt: skip
+    assert status == 200
+    notes = fake_ollama.state.chats[-1][0]["content"]
+    days = set(re.findall(r"^Date: (\S+)$", notes, re.M))
+    assert days and all(str(week_start) <= d <= str(week_end) for d in days), days
 
     # A question that is only its time lists that time.
     status, answer = await post(journal_daemon, "/ask", {"question": "what did I do yesterday?"})

@@ -31,9 +31,9 @@ from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .index_api import NotesIndex
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
-from .search import resolve_event
+from .search import question_range
 from .sources import Source, org_link_label, sources_org_block
-from .when import DateRange, parse_when
+from .when import DateRange
 
 SUMMARY_VERSION = "1"  # bump to invalidate every cached summary
 
@@ -137,11 +137,8 @@ class Oracle:
         )
 
     async def question_range(self, question: str) -> DateRange | None:
-        """The date range ``question`` names (an event dated from the notes), or None."""
-        if not question or not self.settings.parse_dates:
-            return None
-        found = parse_when(question)
-        return await resolve_event(self.index, found) if found is not None else None
+        """The date range ``question`` names (see :func:`.search.question_range`)."""
+        return await question_range(self.index, question)
 
     # -- summaries ------------------------------------------------------------------
 

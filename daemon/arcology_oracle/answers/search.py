@@ -8,11 +8,13 @@ thread. Results are ``(mode, [retrieval.Result])``.
 
 from __future__ import annotations
 
+import asyncio
+
 from ..errors import BadRequest, NotFound
 from ..store import Store
 from . import retrieval, timeline
 from .index_api import NotesIndex
-from .when import DateRange
+from .when import DateRange, parse_when
 
 
 async def search(
@@ -29,6 +31,16 @@ async def search(
         return await index.read(lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor))
     vector = await index.query_vector(query) if await index.has_vectors() else None
     return await index.read(lambda s: retrieval.search(s, query, k, vector, min_similarity=floor))
+
+
+async def question_range(index: NotesIndex, question: str) -> DateRange | None:
+    """The date range ``question`` names ("last week"; an event dated from the notes),
+    or None (also when ``settings.parse_dates`` is off). Parsed on a thread: dateparser
+    loads its data on first use (most of a second)."""
+    if not question or not question.strip() or not index.settings.parse_dates:
+        return None
+    found = await asyncio.to_thread(parse_when, question)
+    return await resolve_event(index, found) if found is not None else None
 
 
 async def resolve_event(index: NotesIndex, date_range: DateRange) -> DateRange | None:

@@ -190,7 +190,7 @@ async def ask_post(request: web.Request) -> web.StreamResponse:
         line=line,
         k=_k(body.get("k"), 8),
         model=str_param(body.get("model"), "model", max_len=200) or None,
-        date_range=date_range_param(body),
+        date_range=await date_range_param(body),
     )
     used = {"date_range": reply.date_range.as_dict()} if reply.date_range else {}
     if wants_ndjson(request, body):
@@ -273,7 +273,7 @@ async def recall_post(request: web.Request) -> web.Response:
         question,
         k=_k(body.get("k"), 8),
         multi_query=bool_param(body.get("multi_query"), "multi_query"),
-        date_range=date_range_param(body),
+        date_range=await date_range_param(body),
         model=str_param(body.get("model"), "model", max_len=200) or None,
     )
     return web.json_response(result)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from ..answers import search as notes_search
-from ..answers.when import explicit_range
+from ..answers.when import DateRange, explicit_range
 from .keys import index_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
 
@@ -18,11 +20,14 @@ def results_response(mode: str, results, date_range=None, **extra) -> web.Respon
     return web.json_response({"mode": mode, "results": [r.as_dict() for r in results], **extra})
 
 
-def date_range_param(params) -> object:
-    """The explicit ``since``/``until`` of a request (ISO dates or e.g. ``last week``)."""
+async def date_range_param(params) -> DateRange | None:
+    """The explicit ``since``/``until`` of a request (ISO dates or e.g. ``last week``,
+    read on a thread: dateparser's first use loads its data), or None."""
     since = str_param(params.get("since"), "since", max_len=100)
     until = str_param(params.get("until"), "until", max_len=100)
-    return explicit_range(since, until)
+    if not since and not until:
+        return None
+    return await asyncio.to_thread(explicit_range, since, until)
 
 
 def in_range(results, date_range, k: int) -> list:
@@ -44,7 +49,7 @@ async def status(request: web.Request) -> web.Response:
 
 @routes.get("/search")
 async def search(request: web.Request) -> web.Response:
-    rng = date_range_param(request.query)
+    rng = await date_range_param(request.query)
     q = str_param(request.query.get("q"), "q", required=rng is None, max_len=10_000) or ""
     k = int_param(request.query.get("k"), "k", default=10)
     mode, results = await notes_search.search(request.app[index_key], q, k, date_range=rng)
@@ -62,7 +67,7 @@ async def similar_get(request: web.Request) -> web.Response:
     index = request.app[index_key]
     q = request.query
     k = int_param(q.get("k"), "k", default=10)
-    rng = date_range_param(q)
+    rng = await date_range_param(q)
     wide = k if rng is None else 100  # filtered by date below
     exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
     if q.get("node"):
@@ -82,7 +87,7 @@ async def similar_post(request: web.Request) -> web.Response:
     body = await json_body(request)
     text = str_param(body.get("text"), "text", required=True)
     k = int_param(body.get("k"), "k", default=10)
-    rng = date_range_param(body)
+    rng = await date_range_param(body)
     mode, results = await notes_search.similar_to_text(request.app[index_key], text, k if rng is None else 100)
     return results_response(mode, in_range(results, rng, k), rng, **_fallback_note(mode))
 
