@@ -304,16 +304,9 @@ def _build(
             or node.linenumber in unreadable
             or private.excludes(tags=tags, properties=flags, text=str(node))
         )
-        # A daily note's date wins: what is written there happened that day.
-        date, date_source = _first_date(
-            (daily, "daily"),
-            (_date_in(props.get("CREATED", ""), _ISO_DATE_RE, _COMPACT_DATE_RE), "created"),
-            (_date_in(heading_line, _STAMP_DATE_RE), "timestamp"),
-            # The planning line (SCHEDULED/CLOSED), which orgparse keeps out of the body.
-            (_date_in(lines[node.linenumber] if node.linenumber < len(lines) else "", _CLOSED_DATE_RE), "closed"),
-            (_date_in(body, _STAMP_DATE_RE), "timestamp"),
-            (parent.date, parent.date_source) if parent else (file_date, file_date_source),
-        )
+        date, date_source = _heading_date(daily, props, heading_line, lines, node.linenumber, body)
+        if date is None:
+            date, date_source = (parent.date, parent.date_source) if parent else (file_date, file_date_source)
         frame = _Frame(
             level=level,
             title=title,
@@ -595,6 +588,35 @@ def _date_in(text: str, *patterns: re.Pattern[str]) -> str | None:
             except ValueError:
                 continue
     return None
+
+
+def _heading_date(
+    daily: str | None, props: dict[str, str], heading_line: str, lines: Sequence[str], number: int, body: str
+) -> tuple[str | None, str | None]:
+    """A heading's own ``(date, source)``, in this order: a daily note's date (what is
+    written there happened that day), ``:CREATED:``, a timestamp in the heading line, the
+    planning line's ``CLOSED:`` (orgparse keeps it out of the body), the first timestamp
+    of the body; else ``(None, None)`` (inherited). Tried lazily: this runs per heading."""
+    if daily:
+        return daily, "daily"
+    if "CREATED" in props:
+        day = _date_in(props["CREATED"], _ISO_DATE_RE, _COMPACT_DATE_RE)
+        if day:
+            return day, "created"
+    if "<" in heading_line or "[" in heading_line:
+        day = _date_in(heading_line, _STAMP_DATE_RE)
+        if day:
+            return day, "timestamp"
+    planning = lines[number] if number < len(lines) else ""
+    if "CLOSED:" in planning:
+        day = _date_in(planning, _CLOSED_DATE_RE)
+        if day:
+            return day, "closed"
+    if "<" in body or "[" in body:
+        day = _date_in(body, _STAMP_DATE_RE)
+        if day:
+            return day, "timestamp"
+    return None, None
 
 
 def _first_date(*candidates: tuple[str | None, str | None]) -> tuple[str | None, str | None]:

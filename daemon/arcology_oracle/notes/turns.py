@@ -35,14 +35,18 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
     by :func:`.chunking.chunk_heading` for the rest."""
     gptel = is_gptel_chat(parsed)
     out: list[list[Chunk]] = []
+    # The last heading seen at each level under each outline path: an answer's question
+    # is its previous sibling. Entries deeper than the current heading are stale.
     previous_at: dict[tuple[int, tuple[str, ...]], Heading] = {}
+    last_level = 0
     for heading in parsed.headings:
         key = (heading.level, heading.olp)
+        if heading.level < last_level:
+            previous_at = {k: v for k, v in previous_at.items() if k[0] <= heading.level}
+        last_level = heading.level
         question = previous_at.get(key)
-        # Deeper headings end a sibling run only for their own level.
-        previous_at = {k: v for k, v in previous_at.items() if k[0] <= heading.level}
         previous_at[key] = heading
-        if heading.level > 0 and is_oracle_answer(heading.properties):
+        if heading.level > 0 and "ROLE" in heading.properties and is_oracle_answer(heading.properties):
             asked = question if question is not None and not is_oracle_answer(question.properties) else None
             out.append(chunk_turn(heading, parsed.title, asked, max_chars))
         elif heading.level > 0 and (gptel or "ROLE" in heading.properties):
