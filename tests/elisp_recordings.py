@@ -6,7 +6,7 @@ they came off the socket (status line, headers, framing and body). The ERT file
 package's HTTP client, so its real parsing runs on real bytes without a daemon.
 
 ``python -m tests.elisp_recordings`` records them again (real daemon, fake Ollama, a copy
-of the example vault); ``tests/test_elisp.py`` checks that the daemon still answers
+of the example vault); ``tests/elisp/test_elisp.py`` checks that the daemon still answers
 each request in the recorded shape (status, framing, content type, JSON keys, events).
 """
 
@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.org_samples import IDS
+from tests.org_samples import IDS, VAULT
 
 RESPONSES = Path(__file__).resolve().parent.parent / "elisp" / "test" / "responses"
 TOKEN = "recording-token"
@@ -101,13 +101,13 @@ async def record_all(url: str, token: str) -> dict[str, bytes]:
 
 
 async def _main() -> None:
-    from tests.conftest import EXAMPLE_ROAM, start_daemon
     from tests.fakes.fake_ollama import running_fake_ollama
+    from tests.runners import start_daemon
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         roam = tmp_path / "roam"
-        shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
+        shutil.copytree(VAULT, roam, symlinks=True)
         async with running_fake_ollama() as fake:
             daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake.url, token=TOKEN, embedded=True)
             try:

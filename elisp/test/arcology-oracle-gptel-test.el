@@ -6,7 +6,7 @@
 ;; Debian, so these tests run without it: the tool functions are plain
 ;; asynchronous functions, called here against the real daemon (the
 ;; fixtures of arcology-oracle-test.el, loaded first by
-;; tests/test_elisp.py).  bench/gptel_tools_check.py drives the same
+;; tests/elisp/test_elisp.py).  bench/gptel_tools_check.py drives the same
 ;; tools through real gptel's tool-use loop when gptel's source is at
 ;; hand.
 

@@ -4,7 +4,7 @@
 
 ;; Two kinds of tests.  Pure ones (re-levelling, formatting) need
 ;; nothing.  The others talk to the real daemon and a fake Ollama, which
-;; tests/test_elisp.py starts before running:
+;; tests/elisp/test_elisp.py starts before running:
 ;;
 ;;   emacs -Q --batch -L elisp -L elisp/test -l ert \
 ;;         -l elisp/test/arcology-oracle-test.el -f ert-run-tests-batch-and-exit
@@ -45,7 +45,7 @@
 (defun arcology-oracle-test--env (name)
   "Return the environment variable NAME, failing the test when unset."
   (or (getenv name)
-      (ert-fail (format "%s is not set: run these tests through pytest tests/test_elisp.py" name))))
+      (ert-fail (format "%s is not set: run these tests through pytest tests/elisp/test_elisp.py" name))))
 
 (defconst arcology-oracle-test--ids
   '((sourdough . "adda0990-28e8-487f-ae0a-eda5a8987581")

@@ -385,6 +385,9 @@ class FakeOllamaState:
     chat_error_message: str = "an error was encountered while running the model: fake failure"
     # After this many pieces, drop the connection without finishing the chunked body.
     chat_abort_midway: int | None = None
+    # Computes the embeddings of a list of texts instead of fake_embedding (the benchmarks'
+    # hash or sentence-transformers vectors: lists or a numpy array), in a worker thread.
+    vectors: Callable[[list[str]], Any] | None = None
     # Fixed reply text, or a function of the messages; None = fake_reply.
     chat_reply: str | Callable[[list[dict[str, Any]]], str] | None = None
     # Tool calls ({"name", "arguments"}) answering a chat that offers tools, until a tool
@@ -784,6 +787,9 @@ async def _embed_vectors(
         prepared.append(text)
         tokens += n
     await _sleep(state, state.delay_per_request + state.delay_per_text * len(texts))
+    if state.vectors is not None and not state.wrong_dims:
+        computed = await asyncio.to_thread(state.vectors, prepared) if prepared else []
+        return (computed.tolist() if hasattr(computed, "tolist") else [list(v) for v in computed]), tokens
     dims = state.wrong_dims or model.dims
     return [fake_embedding(t, dims, salt=model.salt) for t in prepared], tokens
 
@@ -972,6 +978,18 @@ async def control_state(request: web.Request) -> web.Response:
     return web.json_response(request.app[STATE_KEY].snapshot())
 
 
+async def control_stats(request: web.Request) -> web.Response:
+    """Request counts and embedding totals, without the recorded bodies (for benchmarks)."""
+    state = request.app[STATE_KEY]
+    return web.json_response(
+        {
+            "counts": {p: len(b) for p, b in state.requests.items()},
+            "embed_texts_total": state.embed_texts_total,
+            "embed_batches": list(state.embed_batches),
+        }
+    )
+
+
 async def control_release(request: web.Request) -> web.Response:
     request.app[STATE_KEY].release()
     return web.json_response({"ok": True})
@@ -997,8 +1015,9 @@ def make_app(state: FakeOllamaState | None = None, **options: Any) -> web.Applic
 
     Routes: ``GET|HEAD /``, ``GET /api/version``, ``GET /api/tags``, ``GET /api/ps``,
     ``POST /api/show|embed|embeddings|chat|generate``; control: ``POST /_fake/config``,
-    ``GET /_fake/state``, ``POST /_fake/release``, ``POST /_fake/reset``. Shutting the app
-    down aborts requests that hang or wait on a gate, so cleanup never blocks.
+    ``GET /_fake/state``, ``GET /_fake/stats``, ``POST /_fake/release``,
+    ``POST /_fake/reset``. Shutting the app down aborts requests that hang or wait on a
+    gate, so cleanup never blocks.
     """
     if state is None:
         state = make_state(**options)
@@ -1026,6 +1045,7 @@ def make_app(state: FakeOllamaState | None = None, **options: Any) -> web.Applic
     app.router.add_post("/api/generate", generate)
     app.router.add_post("/_fake/config", control_config)
     app.router.add_get("/_fake/state", control_state)
+    app.router.add_get("/_fake/stats", control_stats)
     app.router.add_post("/_fake/release", control_release)
     app.router.add_post("/_fake/reset", control_reset)
     return app

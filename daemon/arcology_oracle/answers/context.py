@@ -139,11 +139,7 @@ class _Pool:
     chunks: dict[int, list[tuple[str, str]]]
     files: dict[str, dict]
     stored: dict
-    # With a date range: headings of the range holding the question's words (relevant
-    # whatever their vectors say), and the range's headings in date order, which fill
-    # what the words left empty.
-    dated_words: frozenset[int] = frozenset()
-    filler: frozenset[int] = frozenset()
+    range_gate: timeline.RangeGate | None = None  # with a date range
 
 
 def select_context(
@@ -163,17 +159,17 @@ def select_context(
     With ``date_range``, only headings dated in it, and the notes in date order."""
     vectors = [v for v in vectors if v is not None]
     mode = "vector" if vectors and store.has_vector_table() else "keyword"
-    size = max(4 * k, 40)
+    size, searched = max(4 * k, 40), vectors if mode == "vector" else []
     if date_range is None:
-        pool = _candidate_pool(store, question, buffer, vectors if mode == "vector" else [], size)
-    else:
-        pool = _dated_pool(store, question, buffer, vectors if mode == "vector" else [], size, date_range)
+        pool = _candidate_pool(store, question, buffer, searched, size)
+    else:  # see timeline.dated_candidates
+        pool = _pool_of(store, *timeline.dated_candidates(store, question, buffer, searched, size, date_range), searched)
     candidates, best_score = _gate(
         pool, settings, question=question, buffer=buffer, vectors=vectors,
-        exclude_nodes=exclude_nodes, now=now or _dt.date.today(), date_range=date_range, k=k,
+        exclude_nodes=exclude_nodes, now=now or _dt.date.today(), k=k,
     )  # fmt: skip
     groups = _fit_budget(_drop_near_duplicates(candidates), k, settings.context_chars)
-    return _number_notes(journal_order(groups, by_date=date_range is not None), pool.files, mode, best_score)
+    return _number_notes(timeline.journal_order(groups, by_date=date_range is not None), pool.files, mode, best_score)
 
 
 def _candidate_pool(
@@ -188,34 +184,17 @@ def _candidate_pool(
     if buffer:
         rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, size, any_term=True)])
     fused = retrieval.reciprocal_rank_fusion(*rankings)[:size]
-    return _pool_of(store, fused, vectors)
+    return _pool_of(store, fused, None, vectors)
 
 
-def _dated_pool(
-    store: Store, question: str, buffer: str | None, vectors: Sequence[Sequence[float]], size: int, rng: DateRange
-) -> _Pool:
-    """:func:`_candidate_pool` among the headings dated in ``rng`` (see
-    :mod:`.timeline`), followed by the range's other headings in date order."""
-    rankings, snippets = timeline.ranked_in_range(store, question, vectors, rng, size)
-    if buffer:
-        rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, size, any_term=True)])
-    fused = retrieval.reciprocal_rank_fusion(*rankings)[:size]
-    in_range = timeline.range_headings(store, rng, size)
-    seen = {h for h, _ in fused}
-    fused += [(h, 0.0) for h in in_range if h not in seen]
-    pool = _pool_of(store, fused, vectors)
-    pool.dated_words, pool.filler = frozenset(snippets), frozenset(in_range)
-    return pool
-
-
-def _pool_of(store: Store, fused: list[tuple[int, float]], vectors: Sequence[Sequence[float]]) -> _Pool:
+def _pool_of(store: Store, fused: list[tuple[int, float]], gate: timeline.RangeGate | None, vectors: Sequence) -> _Pool:
     """The pool of the ``fused`` headings: their rows, chunks, files and stored vectors."""
     ids = [h for h, _ in fused]
     rows = store.headings(ids)
     chunks = store.heading_chunks(ids)
     files = store.file_info([r["file"] for r in rows.values()])
     stored = store.vectors_for_hashes([h for cs in chunks.values() for h, _ in cs]) if vectors else {}
-    return _Pool(fused, rows, chunks, files, stored)
+    return _Pool(fused, rows, chunks, files, stored, gate)
 
 
 def _gate(
@@ -227,7 +206,6 @@ def _gate(
     vectors: Sequence[Sequence[float]],
     exclude_nodes: frozenset[str],
     now: _dt.date,
-    date_range: DateRange | None = None,
     k: int = 8,
 ) -> tuple[list[_Candidate], float | None]:
     """The candidates that pass the relevance gate (see the module docstring), best
@@ -235,10 +213,8 @@ def _gate(
     each with its excerpt; and the best relevance seen (passed or not). A heading whose
     excerpt is already in the buffer is left out: it is in front of the model, and so
     are the oracle's own earlier answers (unless ``oracle_answers_as_evidence``): they
-    are not the user's notes. With ``date_range`` a question that is only its time ("what
-    did I do last week") takes the range as it is, and the range fills what matched
-    too little (see :class:`_Pool`)."""
-    only_time = date_range is not None and retrieval.fts_query(timeline.subject(question, date_range)) is None
+    are not the user's notes. A date range gates too (:class:`.timeline.RangeGate`)."""
+    gate = pool.range_gate
     question_terms = _terms(question)
     query_terms = question_terms | _terms((buffer or "")[:BUFFER_QUERY_CHARS])
     buffer_norm = _normal(buffer) if buffer else ""
@@ -250,9 +226,9 @@ def _gate(
         row = pool.rows.get(heading_id)
         if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
             continue
-        if date_range is not None and not date_range.contains(row["date"]):
-            continue
-        if not settings.oracle_answers_as_evidence and is_oracle_answer(row["properties"]):
+        if (gate is not None and not gate.admits(row)) or (
+            not settings.oracle_answers_as_evidence and is_oracle_answer(row["properties"])
+        ):
             continue
         chunks = pool.chunks.get(heading_id, [])
         best_hash, relevance = _best_chunk(chunks, pool.stored, vectors)
@@ -268,13 +244,7 @@ def _gate(
             relevance = keyword_coverage(query_terms, words)
             passed = relevance >= settings.min_keyword_coverage
         best_score = relevance if best_score is None else max(best_score, relevance)
-        passed = (
-            passed
-            or only_time
-            or heading_id in pool.dated_words
-            or (heading_id in pool.filler and len(candidates) < k)
-        )
-        if not passed:
+        if not passed and not (gate is not None and gate.passes(heading_id, len(candidates), k)):
             continue
         excerpt = _excerpt(row, chunks, best_hash, cap)
         if buffer_norm and excerpt and _normal(excerpt) in buffer_norm:
@@ -368,25 +338,6 @@ def _number_notes(
         mode=mode,
         best_score=None if best_score is None else round(float(best_score), 4),
     )
-
-
-def journal_order(groups: list[list[_Candidate]], *, by_date: bool) -> list[list[_Candidate]]:
-    """Notes in the order the model reads them: relevance first, but journal entries
-    (headings of daily notes) in date order among themselves, so that "what changed
-    between January and March" reads as a timeline; with ``by_date`` (the question named
-    a time) every note in date order."""
-
-    def day(members: list[_Candidate]) -> str:
-        return min((c.row["date"] or "9999") for c in members)
-
-    def is_journal(members: list[_Candidate]) -> bool:
-        return by_date or any(c.row.get("date_source") == "daily" for c in members)
-
-    slots = [i for i, members in enumerate(groups) if is_journal(members)]
-    ordered = list(groups)
-    for slot, members in zip(slots, sorted((groups[i] for i in slots), key=day)):
-        ordered[slot] = members
-    return ordered
 
 
 def _note_block(n: int, title: str, date: str | None, path: str, file_title: str, members: list[_Candidate]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -110,3 +111,59 @@ def event_date(store: Store, words: str) -> dt.date | None:
         if day:
             return dt.date.fromisoformat(day[:10])
     return None
+
+
+@dataclass(frozen=True)
+class RangeGate:
+    """How a date range changes ``/ask``'s relevance gate: only headings dated in the
+    range are kept; a question that is only its time ("what did I do last week") takes
+    the range as it is; headings holding the question's words pass whatever their
+    vectors say; and the range's headings, in date order, fill the context while fewer
+    than k passed."""
+
+    rng: DateRange
+    only_time: bool
+    dated_words: frozenset[int]
+    filler: frozenset[int]
+
+    def admits(self, row: dict) -> bool:
+        return self.rng.contains(row["date"])
+
+    def passes(self, heading_id: int, passed: int, k: int) -> bool:
+        return self.only_time or heading_id in self.dated_words or (heading_id in self.filler and passed < k)
+
+
+def dated_candidates(
+    store: Store, question: str, buffer: str | None, vectors: Sequence[Sequence[float]], size: int, rng: DateRange
+) -> tuple[list[tuple[int, float]], RangeGate]:
+    """The candidates of ``/ask`` within ``rng``: the fused rankings of
+    :func:`ranked_in_range` (and of the buffer's words), then the range's other
+    headings in date order (score 0); and the gate they go through."""
+    rankings, snippets = ranked_in_range(store, question, vectors, rng, size)
+    if buffer:
+        rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, size, any_term=True)])
+    fused = retrieval.reciprocal_rank_fusion(*rankings)[:size]
+    in_range = range_headings(store, rng, size)
+    seen = {h for h, _ in fused}
+    fused += [(h, 0.0) for h in in_range if h not in seen]
+    only_time = retrieval.fts_query(subject(question, rng)) is None
+    return fused, RangeGate(rng, only_time, frozenset(snippets), frozenset(in_range))
+
+
+def journal_order(groups: list[list], *, by_date: bool) -> list[list]:
+    """Notes (lists of candidates with a ``row``) in the order the model reads them:
+    relevance first, but journal entries (headings of daily notes) in date order among
+    themselves, so that "what changed between January and March" reads as a timeline;
+    with ``by_date`` (the question named a time) every note in date order."""
+
+    def day(members: list) -> str:
+        return min((c.row["date"] or "9999") for c in members)
+
+    def is_journal(members: list) -> bool:
+        return by_date or any(c.row.get("date_source") == "daily" for c in members)
+
+    slots = [i for i, members in enumerate(groups) if is_journal(members)]
+    ordered = list(groups)
+    for slot, members in zip(slots, sorted((groups[i] for i in slots), key=day)):
+        ordered[slot] = members
+    return ordered

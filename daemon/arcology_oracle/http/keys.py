@@ -5,8 +5,9 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..config import Settings
+from ..index.live import EmbedWorker
 from ..index.memory import Memory
-from ..index.service import EmbedWorker, OracleIndex
+from ..index.service import OracleIndex
 
 settings_key = web.AppKey("settings", Settings)
 index_key = web.AppKey("index", OracleIndex)

@@ -77,7 +77,7 @@ class VectorSync(StoreBase):
         batch is stored. Hashes no chunk uses any more (edited away meanwhile) are skipped.
 
         The vector table is a plain table of float32 blobs, not vec0: search runs on the
-        in-memory :mod:`~arcology_oracle.vectors` index, and vec0 is ~10x slower to fill
+        in-memory :mod:`~arcology_oracle.store.vectors` index, and vec0 is ~10x slower to fill
         and far slower to read back (see BENCHMARKS.md). A vec0 table made by an older
         version keeps working.
         """
