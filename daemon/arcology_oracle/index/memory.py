@@ -184,7 +184,7 @@ def emacs_holds_lock(path: Path) -> bool:
         return False
     except OSError:
         return lock.exists()  # a lock file rather than a symlink (some file systems)
-    owner, _, rest = target.partition("@")
+    _, _, rest = target.partition("@")
     host, _, pid = rest.rpartition(".")
     pid = pid.split(":", 1)[0]
     if host == socket.gethostname() and pid.isdigit():
