@@ -9,7 +9,7 @@ import pytest
 
 from arcology_oracle.answers.recall import search_strings
 from arcology_oracle.index.parsing import ParseOptions, parse_note
-from tests.runners import start_daemon, wait_until
+from tests.runners import start_daemon
 
 CHAT = """#+title: Bread chat
 * Rye starter questions
@@ -75,19 +75,10 @@ async def post(daemon, path: str, body: dict):
             return resp.status, await resp.json()
 
 
-async def ready(daemon):
-    async def embedded():
-        _, st = await daemon.get_json("/status")
-        return st["pending"] == 0 and st["chunks"] > 0 and not st["indexing"]["running"]
-
-    await wait_until(embedded, timeout=20)
-
-
 @pytest.fixture
 async def chat_daemon(tmp_path, roam_dir, fake_ollama):
     (roam_dir / "chat.org").write_text(CHAT)
-    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
-    await ready(d)
+    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
     yield d
     d.stop()
 
@@ -112,10 +103,10 @@ async def test_own_answers_are_not_evidence_but_are_marked_in_similar(chat_daemo
 async def test_a_setting_lets_own_answers_in(tmp_path, roam_dir, fake_ollama):
     (roam_dir / "chat.org").write_text(CHAT)
     d = await start_daemon(
-        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, env={"ARCOLOGY_ORACLE_ORACLE_ANSWERS_AS_EVIDENCE": "true"}
-    )
+        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True,
+        env={"ARCOLOGY_ORACLE_ORACLE_ANSWERS_AS_EVIDENCE": "true"},
+    )  # fmt: skip
     try:
-        await ready(d)
         status, recalled = await post(d, "/recall", {"question": "quokkaberry method"})
         assert status == 200 and recalled["notes"][0]["heading"] == "Oracle"
     finally:

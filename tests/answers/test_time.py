@@ -119,13 +119,7 @@ async def post(daemon, path, body):
 @pytest.fixture
 async def journal_daemon(tmp_path, roam_dir, fake_ollama):
     write_dailies(roam_dir, dt.date.today())
-    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
-
-    async def embedded():
-        _, st = await d.get_json("/status")
-        return st["pending"] == 0 and st["headings"] > 100 and not st["indexing"]["running"]
-
-    await wait_until(embedded, timeout=30)
+    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
     yield d
     d.stop()
 

@@ -11,14 +11,14 @@ import re
 
 from playwright.async_api import expect
 
-from tests.http.test_web_page import PHONE, WAIT_MS, browser, indexed, new_page  # noqa: F401 (fixture)
+from tests.browser import WAIT_MS
+from tests.http.test_web_page import PHONE, browser, new_page  # noqa: F401 (fixture)
 from tests.runners import start_daemon
 
 
 async def test_remember_box_captures_to_the_daily_then_the_inbox(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
     try:
-        await indexed(daemon)
         page, watch = await new_page(browser, **PHONE)
         await page.goto(daemon.url + "/")
         await page.fill("#remember-text", "The heron nests by the old mill pond")

@@ -9,7 +9,8 @@ from aiohttp import web
 from ..index.memory import Memory
 from ..notes.capture import clean_tags
 from .keys import index_key, memory_key, worker_key
-from .params import json_body, str_param
+from .params import parse_body
+from .schemas import ForgetRequest, MemorizeRequest
 
 routes = web.RouteTableDef()
 
@@ -17,20 +18,17 @@ routes = web.RouteTableDef()
 @routes.post("/memorize")
 async def memorize(request: web.Request) -> web.Response:
     """Append a heading to today's daily note; answers where it went and its link."""
-    body = await json_body(request)
-    text = str_param(body.get("text"), "text", required=True, max_len=200_000)
-    title = str_param(body.get("title"), "title", max_len=500)
-    tags = clean_tags(body.get("tags"))
-    captured = await request.app[memory_key].memorize(text, title=title, tags=tags)
+    body = await parse_body(request, MemorizeRequest)
+    tags = clean_tags(list(body.tags) if body.tags is not None else None)
+    captured = await request.app[memory_key].memorize(body.text, title=body.title, tags=tags)
     return web.json_response(captured.as_dict())
 
 
 @routes.post("/forget")
 async def forget(request: web.Request) -> web.Response:
     """Delete a heading the daemon captured; 409 for any other heading."""
-    body = await json_body(request)
-    node_id = str_param(body.get("id"), "id", required=True, max_len=200)
-    return web.json_response(await request.app[memory_key].forget(node_id.strip()))
+    body = await parse_body(request, ForgetRequest)
+    return web.json_response(await request.app[memory_key].forget(body.id.strip()))
 
 
 def setup(app: web.Application) -> None:

@@ -9,7 +9,8 @@ from aiohttp import web
 from ..answers import search as notes_search
 from ..answers.when import DateRange, explicit_range
 from .keys import index_key
-from .params import bool_param, int_param, json_body, rel_path_param, str_param
+from .params import parse_body, parse_query
+from .schemas import HeadingQuery, SearchQuery, SimilarQuery, SimilarText
 
 routes = web.RouteTableDef()
 
@@ -20,11 +21,9 @@ def results_response(mode: str, results, date_range=None, **extra) -> web.Respon
     return web.json_response({"mode": mode, "results": [r.as_dict() for r in results], **extra})
 
 
-async def date_range_param(params) -> DateRange | None:
+async def date_range_param(since: str | None, until: str | None) -> DateRange | None:
     """The explicit ``since``/``until`` of a request (ISO dates or e.g. ``last week``,
     read on a thread: dateparser's first use loads its data), or None."""
-    since = str_param(params.get("since"), "since", max_len=100)
-    until = str_param(params.get("until"), "until", max_len=100)
     if not since and not until:
         return None
     return await asyncio.to_thread(explicit_range, since, until)
@@ -49,10 +48,9 @@ async def status(request: web.Request) -> web.Response:
 
 @routes.get("/search")
 async def search(request: web.Request) -> web.Response:
-    rng = await date_range_param(request.query)
-    q = str_param(request.query.get("q"), "q", required=rng is None, max_len=10_000) or ""
-    k = int_param(request.query.get("k"), "k", default=10)
-    mode, results = await notes_search.search(request.app[index_key], q, k, date_range=rng)
+    query = parse_query(request, SearchQuery)
+    rng = await date_range_param(query.since, query.until)
+    mode, results = await notes_search.search(request.app[index_key], query.q, query.k, date_range=rng)
     return results_response(mode, results, rng)
 
 
@@ -65,31 +63,24 @@ def _fallback_note(mode: str) -> dict:
 @routes.get("/similar")
 async def similar_get(request: web.Request) -> web.Response:
     index = request.app[index_key]
-    q = request.query
-    k = int_param(q.get("k"), "k", default=10)
-    rng = await date_range_param(q)
-    wide = k if rng is None else 100  # filtered by date below
-    exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
-    if q.get("node"):
-        node = str_param(q.get("node"), "node", required=True, max_len=200)
-        mode, results = await notes_search.similar_to_node(index, node, wide, exclude_linked=exclude_linked)
-    elif q.get("file"):
-        path = rel_path_param(q.get("file"))
-        line = int_param(q.get("line"), "line", default=1, high=10_000_000)
-        mode, results = await notes_search.similar_to_line(index, path, line, wide, exclude_linked=exclude_linked)
+    q = parse_query(request, SimilarQuery)
+    rng = await date_range_param(q.since, q.until)
+    wide = q.k if rng is None else 100  # filtered by date below
+    if q.node:
+        mode, results = await notes_search.similar_to_node(index, q.node, wide, exclude_linked=q.exclude_linked)
+    elif q.file:
+        mode, results = await notes_search.similar_to_line(index, q.file, q.line, wide, exclude_linked=q.exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
-    return results_response(mode, in_range(results, rng, k), rng, **_fallback_note(mode))
+    return results_response(mode, in_range(results, rng, q.k), rng, **_fallback_note(mode))
 
 
 @routes.post("/similar")
 async def similar_post(request: web.Request) -> web.Response:
-    body = await json_body(request)
-    text = str_param(body.get("text"), "text", required=True)
-    k = int_param(body.get("k"), "k", default=10)
-    rng = await date_range_param(body)
-    mode, results = await notes_search.similar_to_text(request.app[index_key], text, k if rng is None else 100)
-    return results_response(mode, in_range(results, rng, k), rng, **_fallback_note(mode))
+    body = await parse_body(request, SimilarText)
+    rng = await date_range_param(body.since, body.until)
+    mode, results = await notes_search.similar_to_text(request.app[index_key], body.text, body.k if rng is None else 100)
+    return results_response(mode, in_range(results, rng, body.k), rng, **_fallback_note(mode))
 
 
 @routes.get("/nodes/{node_id}")
@@ -122,9 +113,8 @@ async def node(request: web.Request) -> web.Response:
 
 @routes.get("/heading")
 async def heading(request: web.Request) -> web.Response:
-    path = rel_path_param(request.query.get("file"))
-    line = int_param(request.query.get("line"), "line", default=1, high=10_000_000)
-    row = await request.app[index_key].heading_at(path, line)
+    q = parse_query(request, HeadingQuery)
+    row = await request.app[index_key].heading_at(q.file, q.line)
     return web.json_response(
         {
             "node_id": row["node_id"],
