@@ -180,23 +180,15 @@ def heading_date(
     lazily: this runs for every heading."""
     if daily:
         return daily, "daily"
-    if "CREATED" in props:
-        day = date_in(props["CREATED"], ISO_DATE_RE, COMPACT_DATE_RE)
-        if day:
-            return day, "created"
-    if "<" in heading_line or "[" in heading_line:
-        day = date_in(heading_line, STAMP_DATE_RE)
-        if day:
-            return day, "timestamp"
     planning = lines[number] if number < len(lines) else ""
-    if "CLOSED:" in planning:
-        day = date_in(planning, CLOSED_DATE_RE)
-        if day:
-            return day, "closed"
-    if "<" in body or "[" in body:
-        day = date_in(body, STAMP_DATE_RE)
-        if day:
-            return day, "timestamp"
+    for present, text, patterns, source in (
+        ("CREATED" in props, props.get("CREATED", ""), (ISO_DATE_RE, COMPACT_DATE_RE), "created"),
+        ("<" in heading_line or "[" in heading_line, heading_line, (STAMP_DATE_RE,), "timestamp"),
+        ("CLOSED:" in planning, planning, (CLOSED_DATE_RE,), "closed"),
+        ("<" in body or "[" in body, body, (STAMP_DATE_RE,), "timestamp"),
+    ):
+        if present and (day := date_in(text, *patterns)):
+            return day, source
     return None, None
 
 
