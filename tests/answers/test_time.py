@@ -66,7 +66,10 @@ def test_questions_become_date_ranges(question, since, until):
     assert found.as_dict()["since"] == since and found.as_dict()["until"] == until
 
 
-@pytest.mark.parametrize("question", ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter"])
+@pytest.mark.parametrize(
+    "question",
+    ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour"],
+)
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None
 

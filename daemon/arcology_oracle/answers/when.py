@@ -8,9 +8,9 @@ handles the words around it: ``since``/``after``/``from`` X (X to today), ``befo
 ("since the move") is returned as an *event* for the caller to date from the notes.
 
 Only expressions holding a time word (a month or weekday name, yesterday/today, a
-relative unit with last/this/next/ago, an ISO date or a year) count: dateparser reads
-numbers and words such as "may" or "second" as dates, which a question about 75%
-hydration must not become.
+relative unit with last/this/next/ago, an ISO date, or a year after "in", "since"...)
+count: dateparser reads numbers and words such as "may" or "second" as dates, which a
+question about 75% hydration or 2000 grams of flour must not become.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ _TIME_WORD_RE = re.compile(
     r"\b(?:yesterday|today|tonight|ago|fortnight|"
     r"(?:last|this|next|past|previous)\s+(?:day|week|month|year|weekend|" + "|".join(_DAYS + _MONTHS) + r")|"
     + "|".join(m for m in _MONTHS if m != "may") + "|" + "|".join(_DAYS) + r"|"
-    r"may\s+\d|\d\S*\s+may\b|(?:in|of|last|this|since|until|before|after)\s+may\b|"
-    r"\d{4}-\d{2}(?:-\d{2})?|(?:19|20)\d{2})\b",
+    r"may\s+\d+|\d\S*\s+may\b|(?:in|of|last|this|since|until|before|after)\s+may\b|"
+    # A bare year only after a preposition: "2000 grams of flour" names no time.
+    r"\d{4}-\d{2}(?:-\d{2})?|(?:in|of|during|since|from|until|before|after|by)\s+(?:19|20)\d{2})\b",
     re.IGNORECASE,
 )
 _THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a)\s+year\b|\ba\s+year\s+ago\s+today\b", re.I)
