@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..notes import cjk
+from ..notes.conversations import is_oracle_answer
 from ..store import Store
 from ..store.search import bm25_order
 from . import fusion
@@ -51,6 +52,9 @@ class Result:
     line: int
     score: float
     snippet: str
+    date: str | None = None
+    # "oracle" for the oracle's own earlier answers (never evidence for /ask), else None.
+    role: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -187,6 +191,8 @@ def to_results(
                 line=row["start_line"],
                 score=round(float(score), 6),
                 snippet=one_line(snippet),
+                date=row.get("date"),
+                role="oracle" if is_oracle_answer(row["properties"]) else None,
             )
         )
         if len(results) >= k:

@@ -151,7 +151,21 @@ def m003_fts_inserts_per_transaction(conn) -> None:
 
 
 @migration
-def m004_fts_context_and_cjk(conn) -> None:
+def m004_heading_date_sources(conn) -> None:
+    # Where each heading's date came from (see notes.Heading), and dates that can be
+    # filtered on. Every file is read again at the next reconcile (its hash no longer
+    # matches) so that old rows get their sources; vectors stay, keyed by chunk text.
+    conn.executescript(
+        """
+        ALTER TABLE headings ADD COLUMN date_source TEXT;
+        CREATE INDEX headings_date ON headings(date) WHERE date IS NOT NULL;
+        UPDATE files SET hash = '', mtime_ns = 0;
+        """
+    )
+
+
+@migration
+def m005_fts_context_and_cjk(conn) -> None:
     # headings.olp_text now holds the heading's context for keyword search (the file
     # title above a heading, outline path, aliases, tags: a heading titled "Overview" is
     # found by its note's title), and two new columns hold CJK bigrams (cjk.py) so that
