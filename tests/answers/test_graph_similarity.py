@@ -63,7 +63,7 @@ async def test_an_index_from_before_the_labels_table_is_filled_by_its_migration(
     store = Store.open(settings.db_path)
     with store.transaction():
         store.conn.execute("DROP TABLE node_labels")
-        store.conn.execute("DELETE FROM _migrations WHERE name = 'm006_node_labels'")
+        store.conn.execute("DELETE FROM _migrations WHERE name = 'm007_node_labels'")
     store.close()
     store = Store.open(settings.db_path)  # migrates again: the labels of what is indexed
     try:

@@ -3,7 +3,7 @@ of similarity read (see :mod:`arcology_oracle.answers.links` and
 :mod:`arcology_oracle.answers.graph`).
 
 Rejections are pairs of node IDs kept in ``link_rejections`` (migration
-``m005_link_rejections``); nothing the indexer or the doctor does touches them. The graph
+``m006_link_rejections``); nothing the indexer or the doctor does touches them. The graph
 reads only nodes that are in the index, so excluded and private nodes never show up as
 neighbours, tag holders or candidates.
 """

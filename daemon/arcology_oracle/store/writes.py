@@ -4,10 +4,12 @@ transaction, files touched and deleted, and the vectors no chunk uses any more d
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..notes import cjk
 from ..notes.records import Chunk, Heading, ParsedFile
 from .labels import node_labels
 from .vector_sync import VectorSync
@@ -66,15 +68,17 @@ class FileWrites(VectorSync):
                 (parsed.path, size, mtime_ns, file_hash, parsed.title, parsed.file_id, _to_json(parsed.problems)),
             )
             file_rowid = cur.lastrowid
+            # Headings nothing in the file dates are dated by the file's modification time.
+            mtime_day = datetime.date.fromtimestamp(mtime_ns / 1e9).isoformat()
             # Heading ids are chosen here (we hold the write lock) so that headings, chunks
             # and links each go in with one executemany.
             first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
             ids = range(first, first + len(parsed.headings))
             self.conn.executemany(
                 "INSERT INTO headings (id, file, node_id, own_id, level, title, olp, olp_text, tags, todo,"
-                " properties, body, text, start_line, end_line, node_title, aliases, date, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_heading_row(heading_id, file_rowid, h) for heading_id, h in zip(ids, parsed.headings)],
+                " properties, body, text, start_line, end_line, node_title, aliases, date, date_source, hash,"
+                " cjk_head, cjk_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_heading_row(heading_id, file_rowid, h, mtime_day, parsed.title) for heading_id, h in zip(ids, parsed.headings)],
             )
             if parsed.headings:
                 self._fts_pending.append((ids[0], ids[-1]))
@@ -121,7 +125,8 @@ class FileWrites(VectorSync):
         return hashes
 
 
-def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
+def _heading_row(heading_id: int, file_rowid: int, h: Heading, mtime_day: str, file_title: str) -> tuple:
+    context = _context(h, file_title)
     return (
         heading_id,
         file_rowid,
@@ -130,7 +135,7 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         h.level,
         h.title,
         _json_list(h.olp),
-        " / ".join(h.olp),
+        context,
         _json_list(h.tags),
         h.todo,
         _to_json(h.properties) if h.properties else "{}",
@@ -140,9 +145,19 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         h.end_line,
         h.node_title,
         _json_list(h.aliases),
-        h.date,
+        h.date or mtime_day,
+        h.date_source if h.date else "mtime",
         h.content_hash(),
+        cjk.bigrams(h.title + "\n" + context),
+        cjk.bigrams(h.text),
     )
+
+
+def _context(h: Heading, file_title: str) -> str:
+    """What keyword search knows a heading by besides its title and text: its file's
+    title (for a heading below the file level), outline path, aliases and tags."""
+    parts = ([file_title] if h.level else []) + list(h.olp) + list(h.aliases) + list(h.tags)
+    return " / ".join(parts)
 
 
 def _json_list(values: Sequence[str]) -> str:
