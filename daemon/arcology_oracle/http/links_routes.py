@@ -1,6 +1,6 @@
 """Link suggestion routes: ``GET /suggest-links``, ``POST /suggest-links/reject`` (JSON
 only) and the rejections (``GET``/``DELETE /suggest-links/rejections``). Shapes in
-:mod:`.schemas`."""
+:mod:`.links_schemas`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ..answers.links import suggest_links
 from ..errors import BadRequest, NotFound
 from .keys import index_key
 from .params import parse_body, parse_query
-from .schemas import RejectionsQuery, RejectLink, SuggestLinksQuery
+from .links_schemas import RejectionsQuery, RejectLink, SuggestLinksQuery
 
 routes = web.RouteTableDef()
 

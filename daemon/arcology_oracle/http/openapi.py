@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .. import __version__
+from . import links_schemas as ls
 from . import schemas as s
 
 JSON = "application/json"
@@ -50,12 +51,12 @@ OPERATIONS = (
     Operation("get", "/nodes/{node_id}", "A node: title, file, tags, aliases, its headings", answer=s.Node),
     Operation("get", "/heading", "The raw text of the heading at a line", query=s.HeadingQuery, answer=s.Heading),
     Operation("get", "/suggest-links", "Related notes a note does not link to yet, and where each link belongs",
-              query=s.SuggestLinksQuery, answer=s.LinkSuggestions),  # fmt: skip
-    Operation("post", "/suggest-links/reject", "Never suggest this link again", body=s.RejectLink, answer=s.Rejected),
-    Operation("get", "/suggest-links/rejections", "The rejected link suggestions", query=s.RejectionsQuery,
-              answer=s.Rejections),  # fmt: skip
-    Operation("delete", "/suggest-links/rejections", "Forget rejected link suggestions", query=s.RejectionsQuery,
-              answer=s.Cleared),  # fmt: skip
+              query=ls.SuggestLinksQuery, answer=ls.LinkSuggestions),  # fmt: skip
+    Operation("post", "/suggest-links/reject", "Never suggest this link again", body=ls.RejectLink, answer=ls.Rejected),
+    Operation("get", "/suggest-links/rejections", "The rejected link suggestions", query=ls.RejectionsQuery,
+              answer=ls.Rejections),  # fmt: skip
+    Operation("delete", "/suggest-links/rejections", "Forget rejected link suggestions", query=ls.RejectionsQuery,
+              answer=ls.Cleared),  # fmt: skip
     Operation("post", "/ask", "Answer a question from the notes (JSON, or NDJSON events)", body=s.AskRequest,
               answer=s.AskAnswer, other=(NDJSON,)),  # fmt: skip
     Operation("get", "/ask", "Answer a question as streamed plain text, then its sources", query=s.AskQuery,

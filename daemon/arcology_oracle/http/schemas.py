@@ -95,22 +95,6 @@ class HeadingQuery(Request):
     line: Line = 1
 
 
-class SuggestLinksQuery(Request):
-    """``node``, or ``file`` and ``line`` (the heading at that line and its subtree)."""
-
-    node: NodeId | None = None
-    file: RelPath | None = None
-    line: Line = 1
-    k: Count(100) = 10
-
-
-class RejectionsQuery(Request):
-    """Which rejections: of the node ``from``, to the node ``to``; absent means any."""
-
-    from_: NodeId | None = Field(None, alias="from")
-    to: NodeId | None = None
-
-
 class AskQuery(Request):
     q: Annotated[Text, Field(max_length=MAX_TEXT, description="the question")]
     k: Count(50) = 8
@@ -123,13 +107,6 @@ class AskQuery(Request):
 class SimilarText(Dated):
     text: Annotated[Text, Field(max_length=MAX_TEXT)]
     k: Count(100) = 10
-
-
-class RejectLink(Request):
-    """Never suggest a link from the node ``from`` to the node ``to`` again."""
-
-    from_: NodeId = Field(alias="from")
-    to: NodeId
 
 
 class AskRequest(Dated):
@@ -227,56 +204,6 @@ class Hits(Answer):
     results: list[Result]
     note: str | None = Field(None, description="why the answer is in keyword mode")
     date_range: DateRangeUsed | None = None
-
-
-class LinkPlace(Answer):
-    heading: str = Field(description="the heading of the query note where the link belongs")
-    olp: list[str]
-    line: int
-    heading_id: str | None
-
-
-class LinkParagraph(Answer):
-    start_line: int
-    end_line: int
-    text: str
-
-
-class LinkSuggestion(Answer):
-    node_id: str
-    title: str
-    file: str
-    line: int
-    score: float
-    snippet: str
-    link: str = Field(description="[[id:ID][Title]], to write into the note")
-    heading: LinkPlace
-    paragraph: LinkParagraph | None = Field(description="the paragraph that best matches the target")
-
-
-class LinkSuggestions(Answer):
-    node_id: str
-    mode: Literal["keyword", "vector"]
-    graph: bool = Field(description="whether the graph signal was fused in")
-    suggestions: list[LinkSuggestion]
-
-
-class Rejected(Answer):
-    rejected: dict[str, str]
-
-
-class Rejection(Answer):
-    from_: str = Field(alias="from")
-    to: str
-    created_at: float
-
-
-class Rejections(Answer):
-    rejections: list[Rejection]
-
-
-class Cleared(Answer):
-    cleared: int
 
 
 class NodeHeading(Answer):
