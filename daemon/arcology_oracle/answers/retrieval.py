@@ -16,9 +16,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..notes import cjk
 from ..notes.conversations import is_oracle_answer
 from ..store import Store
 from ..store.search import bm25_order
+from . import fusion
 
 RRF_K = 60
 # How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),
@@ -58,23 +60,34 @@ class Result:
         return asdict(self)
 
 
+def _quoted(terms: Iterable[str]) -> list[str]:
+    return ['"' + t.replace('"', '""') + '"' for t in terms]
+
+
 def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str | None:
     """An FTS5 MATCH expression for free text, every term quoted, or None if no terms.
 
     Quoting keeps words like ``NOT`` and ``org-mode`` from being read as FTS syntax.
     ``any_term`` joins terms with OR (similarity, long texts) instead of AND (search).
+    The CJK runs of ``text`` become one group of their bigrams (see :mod:`cjk`) on the
+    bigram columns, any of which may match (BM25 ranks the headings sharing most of
+    them first): a query's bigrams include ones that span two words, which no note need
+    hold, so they can never all be required.
     """
     terms: list[str] = []
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(cjk.strip_cjk(text).lower()):
         if word in STOPWORDS or (any_term and len(word) < 3) or word in terms:
             continue
         terms.append(word)
         if len(terms) >= max_terms:
             break
-    if not terms:
+    parts = _quoted(terms)
+    bigrams = cjk.query_bigrams(text)
+    if bigrams:
+        parts.append("{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")")
+    if not parts:
         return None
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-    return (" OR " if any_term else " AND ").join(quoted)
+    return (" OR " if any_term else " AND ").join(parts)
 
 
 def one_line(text: str, limit: int = 160) -> str:
@@ -99,6 +112,22 @@ def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> 
         match = fts_query(text, any_term=True)
         hits = store.fts_search(match, k) if match else []
     return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
+
+
+def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, float, str]], int]:
+    """``(hits, n)``: like :func:`keyword_hits`, but the headings holding every word
+    (the AND query's, ``n`` of them) are followed by those holding only some (the OR
+    query's, BM25 order), at most ``k`` in all."""
+    match = fts_query(text)
+    if match is None:
+        return [], 0
+    every = store.fts_search(match, k)
+    hits = list(every)
+    if len(hits) < k:
+        seen = {h for h, _, _ in hits}
+        some = fts_query(text, any_term=True)
+        hits += [hit for hit in (store.fts_search(some, k) if some else []) if hit[0] not in seen][: k - len(hits)]
+    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits], len(every)
 
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
@@ -179,20 +208,21 @@ def search(
     *,
     min_similarity: float = 0.0,
 ) -> tuple[str, list[Result]]:
-    """Hybrid search (RRF of vector KNN and BM25), or keyword-only when no vector is
-    available. Returns ``(mode, results)`` with at most one result per heading.
+    """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
+    when no vector is available. Returns ``(mode, results)`` with at most one result per
+    heading.
 
     Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
     query about something the notes do not hold finds nothing rather than the nearest
     unrelated headings.
     """
     pool = max(k * 5, 50)
-    keyword = keyword_hits(store, query, pool)
+    keyword, all_words = keyword_ranking(store, query, pool)
     snippets = {h: s for h, _, s in keyword}
     if query_vector is not None and store.has_vector_table():
         vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
         if vector or not keyword:
-            fused = reciprocal_rank_fusion([h for h, _ in vector], [h for h, _, _ in keyword])
+            fused = fusion.fuse([(h, s) for h, s, _ in keyword], all_words, vector)
             return "hybrid", to_results(store, fused, k, snippets=snippets)
     return "keyword", to_results(store, [(h, s) for h, s, _ in keyword], k, snippets=snippets)
 
@@ -315,7 +345,7 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     if len(head) < 2 or match is None:
         return hits
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
-    matched = [i + 1 for i in bm25_order([texts.get(heading_id, "") for heading_id, _ in head], match)]
+    matched = [i + 1 for i in bm25_order([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)]
     # Stable: notes sharing no word keep their vector order, after the matched ones.
     unmatched = sorted(set(range(1, len(head) + 1)) - set(matched))
     lexical_rank = {r: i for i, r in enumerate(matched + unmatched, start=1)}
@@ -338,7 +368,15 @@ def _frequent_words_query(text: str, n: int) -> str | None:
     its words: on the Info manuals the 64 most frequent ranked as well as every word
     (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
     """
-    words = Counter(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOPWORDS)
+    words = Counter(w for w in _WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
+    words.update(cjk.content_bigrams(text))
     if not words:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w, _ in words.most_common(n))
+    return " OR ".join(_quoted(w for w, _ in words.most_common(n)))
+
+
+def _with_bigrams(text: str) -> str:
+    """``text`` followed by the bigrams of its CJK runs, so that Japanese and Chinese
+    words count in the re-ranking (see :mod:`cjk`)."""
+    bigrams = cjk.bigrams(text)
+    return text + "\n" + bigrams if bigrams else text
