@@ -113,7 +113,7 @@ async def with_latency(headings: int, per_request: float, per_text: float, paral
             "--delay-per-text", str(per_text), "--parallel", str(parallel)]  # fmt: skip
     server = embed_server(RESULTS / "logs" / "embed-latency.log", *args)
     try:
-        from arcology_oracle.embedder import OllamaEmbedder
+        from arcology_oracle.ollama.embed import OllamaEmbedder
         from arcology_oracle.config import load_settings
 
         settings = load_settings(overrides={"ollama_host": server.url, "embed_model": "bench-hash", "embed_batch_size": batch}, environ={})

@@ -19,7 +19,7 @@ from contextlib import aclosing
 import aiohttp
 import pytest
 
-from arcology_oracle.llm import OllamaChat
+from arcology_oracle.ollama.chat import OllamaChat
 from tests.conftest import Daemon, start_daemon, wait_until
 from tests.corpus_tools import Corpus, write_corpus
 from tests.org_samples import EXAMPLE_QUERIES, IDS

@@ -10,7 +10,7 @@ import pytest
 
 from arcology_oracle import rag
 from arcology_oracle.errors import BadRequest, ConfigError, ModelNotFound
-from arcology_oracle.llm import OllamaChat
+from arcology_oracle.ollama.chat import OllamaChat
 from arcology_oracle.service import OracleIndex
 from tests.org_samples import IDS, SECRET_WORDS
 

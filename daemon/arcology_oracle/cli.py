@@ -216,7 +216,7 @@ async def _stream_reply(reply, out=None) -> None:
 
 
 def _with_oracle(settings: Settings, fn):
-    from .llm import OllamaChat
+    from .ollama.chat import OllamaChat
     from .rag import Oracle
 
     async def run(index):

@@ -30,7 +30,7 @@ from itertools import islice
 from pathlib import Path
 
 from .config import Settings
-from .embedder import Embedder, prefixes_key
+from .ollama.embed import Embedder, prefixes_key
 from .files import is_indexable_path, iter_org_files
 from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error
 from .store import Store

@@ -540,7 +540,7 @@ class Oracle:
     """Questions, summaries and conversations over one index with one chat client.
 
     ``index`` is an :class:`~arcology_oracle.service.OracleIndex`, ``llm`` an
-    :class:`~arcology_oracle.llm.OllamaChat` (anything with its ``stream_chat``).
+    :class:`~arcology_oracle.ollama.chat.OllamaChat` (anything with its ``stream_chat``).
     """
 
     def __init__(self, index, llm, prompts: Prompts | None = None):

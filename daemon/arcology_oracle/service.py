@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from . import __version__, retrieval
 from .config import Settings
-from .embedder import Embedder, OllamaEmbedder, prefixes_key
+from .ollama.embed import Embedder, OllamaEmbedder, prefixes_key
 from .errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
 from .indexer import IndexReport, Indexer, embed_pending
 from .store import Store

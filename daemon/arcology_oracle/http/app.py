@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from ..config import Settings
-from ..embedder import Embedder
+from ..ollama.embed import Embedder
 from ..errors import ConfigError
 from ..service import EmbedWorker, OracleIndex
 from ..watcher import RoamWatcher

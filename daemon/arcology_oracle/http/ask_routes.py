@@ -19,7 +19,7 @@ from contextlib import aclosing, asynccontextmanager
 from aiohttp import web
 
 from ..errors import ServiceUnavailable
-from ..llm import OllamaChat
+from ..ollama.chat import OllamaChat
 from ..rag import Oracle, Reply, sources_text_block
 from .disconnect import client_gone
 from .keys import index_key, settings_key

@@ -31,7 +31,7 @@ from aiohttp import web
 
 from .. import compat
 from ..errors import BadRequest, NotFound
-from ..upstream import Upstream, UpstreamError, UpstreamUnavailable
+from ..ollama.proxy import Upstream, UpstreamError, UpstreamUnavailable
 from .disconnect import client_gone
 from .keys import index_key, settings_key
 from .middleware import error_response

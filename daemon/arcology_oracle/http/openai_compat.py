@@ -23,7 +23,7 @@ from aiohttp import web
 
 from .. import compat
 from ..errors import BadRequest
-from ..upstream import UpstreamError, UpstreamUnavailable
+from ..ollama.proxy import UpstreamError, UpstreamUnavailable
 from .middleware import error_response
 from .ollama_compat import (
     Handler,

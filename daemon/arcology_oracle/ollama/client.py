@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import httpx
 import ollama
 
-from .errors import ModelNotFound, ServiceUnavailable
+from ..errors import ModelNotFound, ServiceUnavailable
 
 
 def make_client(host: str, *, timeout: float, connect_timeout: float) -> ollama.AsyncClient:

@@ -29,7 +29,7 @@ from typing import Any
 
 import aiohttp
 
-from .errors import ServiceUnavailable
+from ..errors import ServiceUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
-from .config import Settings
-from .errors import ServiceUnavailable
-from .ollama_client import OllamaConnection, translate_errors
+from ..config import Settings
+from ..errors import ServiceUnavailable
+from .client import OllamaConnection, translate_errors
 
 Message = Mapping[str, Any]
 

@@ -12,9 +12,9 @@ import math
 from collections.abc import Sequence
 from typing import Protocol
 
-from .config import Prefixes, Settings
-from .errors import ServiceUnavailable
-from .ollama_client import OllamaConnection, translate_errors
+from ..config import Prefixes, Settings
+from ..errors import ServiceUnavailable
+from .client import OllamaConnection, translate_errors
 
 
 class Embedder(Protocol):
