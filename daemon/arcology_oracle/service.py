@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+import numpy as np
+
 from . import __version__, retrieval
 from .config import Settings
 from .ollama.embed import Embedder, OllamaEmbedder, prefixes_key
@@ -200,7 +202,7 @@ class OracleIndex:
             log.info("query embedding unavailable, keyword mode: %s", exc)
             return None
         self.embedder_state.ok()
-        self._query_vectors[key] = vector
+        vector = self._query_vectors[key] = np.asarray(vector, np.float64).tolist()  # plain floats
         while len(self._query_vectors) > 256:
             self._query_vectors.popitem(last=False)
         return vector
