@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -501,14 +502,16 @@ class Store:
         no vector are absent. Each distinct text counts once, as in ``retrieval.stored_vector``."""
         if not node_ids or not self.has_vector_table():
             return {}
+        # DISTINCT before the join: comparing 3 KB blobs for it cost half the query.
         rows = self.conn.execute(
-            "SELECT DISTINCT h.node_id, e.id, v.embedding FROM headings h"
+            "SELECT d.node_id, v.embedding FROM (SELECT DISTINCT h.node_id, e.id FROM headings h"
             " JOIN chunks c ON c.heading = h.id JOIN embeddings e ON e.hash = c.hash"
-            f" JOIN {VEC_TABLE} v ON v.rowid = e.id WHERE h.node_id IN ({','.join('?' * len(node_ids))})",
-            list(node_ids),
+            " WHERE h.node_id IN (SELECT value FROM json_each(?))) d"
+            f" JOIN {VEC_TABLE} v ON v.rowid = d.id",
+            (json.dumps(list(node_ids)),),
         ).fetchall()
         grouped: dict[str, list[bytes]] = {}
-        for node_id, _, blob in rows:
+        for node_id, blob in rows:
             grouped.setdefault(node_id, []).append(blob)
         out = {}
         for node_id, blobs in grouped.items():
@@ -528,8 +531,10 @@ class Store:
 
         Candidates come from the in-memory index shared by this process's stores of the
         database (first brought up to date with what this connection sees); the best
-        ``k`` plus a margin are re-ranked on their stored float32 vectors, so distances
-        are exact and float16 rounding never decides the order.
+        ``k`` plus a margin are re-scored exactly on their stored float32 vectors by
+        sqlite-vec, in the statement that reads their text hashes, so quantisation never
+        decides the order. (Reading the blobs into numpy instead took as long for 125
+        candidates and up to twice as long for 400: BENCHMARKS.md, sqlite-vec.)
         """
         if not self.has_vector_table() or k <= 0:
             return []
@@ -538,22 +543,14 @@ class Store:
         candidates = index.search(vector, int(k) + max(10, int(k) // 4))
         if not candidates:
             return []
-        ids = [rowid for rowid, _ in candidates]
         rows = self.conn.execute(
-            f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({','.join('?' * len(ids))})", ids
+            f"SELECT e.hash, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
+            " JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?))"
+            " ORDER BY d, v.rowid LIMIT ?",
+            (pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)),
         ).fetchall()
-        if not rows:
-            return []
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        diff = matrix - np.asarray(vector, np.float32)
-        distances = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        found = np.array([r[0] for r in rows], np.int64)
-        order = np.lexsort((found, distances))[: int(k)]
-        best = found[order].tolist()
-        hashes = dict(
-            self.conn.execute(f"SELECT id, hash FROM embeddings WHERE id IN ({','.join('?' * len(best))})", best)
-        )
-        return [(hashes[rowid], float(distances[i])) for rowid, i in zip(best, order.tolist()) if rowid in hashes]
+        # Unit vectors: |a - b|^2 = 2 (1 - cos) = 2 * cosine distance.
+        return [(text_hash, math.sqrt(max(0.0, 2.0 * distance))) for text_hash, distance in rows]
 
     # -- reading ------------------------------------------------------------------------
 
@@ -588,26 +585,34 @@ class Store:
         return [(r[0], r[1], r[2]) for r in rows]
 
     def headings_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[int]]:
-        """Heading ids whose chunks have each text hash."""
-        out: dict[str, list[int]] = {}
-        for text_hash in hashes:
-            out[text_hash] = [
-                r[0] for r in self.conn.execute("SELECT heading FROM chunks WHERE hash = ?", (text_hash,))
-            ]
+        """Heading ids whose chunks have each text hash (one query)."""
+        out: dict[str, list[int]] = {text_hash: [] for text_hash in hashes}
+        for text_hash, heading_id in self.conn.execute(
+            "SELECT hash, heading FROM chunks WHERE hash IN (SELECT value FROM json_each(?))", (json.dumps(list(hashes)),)
+        ):
+            out[text_hash].append(heading_id)
         return out
 
     def headings(self, ids: Sequence[int]) -> dict[int, dict]:
-        """Full heading rows (with the file path as ``file``) by heading id."""
-        out = {}
-        for heading_id in ids:
-            row = self.conn.execute(
-                "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
-                " WHERE h.id = ?",
-                (heading_id,),
-            ).fetchone()
-            if row is not None:
-                out[heading_id] = _heading_dict(row)
-        return out
+        """Full heading rows (with the file path as ``file``) by heading id (one query)."""
+        rows = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE h.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        ).fetchall()
+        return {row["id"]: _heading_dict(row) for row in rows}
+
+    def heading_owners(self, ids: Sequence[int]) -> dict[int, tuple[str | None, str]]:
+        """``(node id or None, file path)`` by heading id: what grouping results by note
+        needs, without reading (and decoding) whole rows."""
+        return {
+            r[0]: (r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT h.id, h.node_id, f.path FROM headings h JOIN files f ON f.id = h.file"
+                " WHERE h.id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(ids)),),
+            )
+        }
 
     def node_headings(self, node_id: str) -> list[dict]:
         """Every heading that belongs to ``node_id``, in file order (the node's own first)."""
