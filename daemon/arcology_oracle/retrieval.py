@@ -134,10 +134,14 @@ def to_results(
     """Turn scored heading ids into at most ``k`` results, skipping excluded ones and,
     with ``per_node``, every heading of a node after that node's best."""
     scored = list(scored)
-    rows = store.headings([h for h, _ in scored])
+    rows: dict[int, dict] = {}
+    read = 0
     results: list[Result] = []
     seen_nodes: set[str] = set()
-    for heading_id, score in scored:
+    for i, (heading_id, score) in enumerate(scored):
+        if i >= read:  # rows in slices: most requests need only the first few
+            read = i + max(2 * k, 16)
+            rows.update(store.headings([h for h, _ in scored[i:read]]))
         row = rows.get(heading_id)
         if row is None or heading_id in exclude_headings:
             continue
@@ -260,13 +264,13 @@ def _rescore_by_note(
     exclude_nodes: frozenset[str],
 ) -> list[tuple[int, float]]:
     """Best heading per note, rescored with the note's mean vector (see :func:`similar`)."""
-    rows = store.headings([h for h, _ in hits])
+    owners = store.heading_owners([h for h, _ in hits])
     best: dict[str, tuple[int, float]] = {}
     for heading_id, score in hits:
-        row = rows.get(heading_id)
-        if row is None or row["node_id"] in exclude_nodes:
+        owner = owners.get(heading_id)
+        if owner is None or owner[0] in exclude_nodes:
             continue
-        key = row["node_id"] or f"file:{row['file']}"
+        key = owner[0] or f"file:{owner[1]}"
         if key not in best:
             best[key] = (heading_id, score)
     rescored = []
