@@ -66,6 +66,10 @@ class EmbeddingModelInfo:
     prefixes: str | None
 
 
+# The in-memory vector index's snapshot, beside the database (see VectorIndex.save).
+VECTORS_SNAPSHOT_SUFFIX = "-vectors"
+
+
 class Store:
     """Synchronous access to the index database. See the module docstring."""
 
@@ -97,7 +101,7 @@ class Store:
             if str(path) == ":memory:" or not _is_corruption(exc):
                 raise StoreError(f"cannot open index database {path}: {exc}") from exc
             log.warning("index database %s is unusable (%s): deleting it and rebuilding from the notes", path, exc)
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in ("", "-wal", "-shm", "-journal", VECTORS_SNAPSHOT_SUFFIX):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             try:
                 store = cls._open(path)
@@ -123,6 +127,17 @@ class Store:
         return cls(conn, path)
 
     def close(self) -> None:
+        """Close the connection; first write the vector index's snapshot if it is
+        current and not saved yet (the next start then reads that, not every vector)."""
+        index, snapshot = getattr(self, "_vindex", None), self._snapshot_path()
+        if index is not None and snapshot is not None:
+            try:
+                token = self.get_meta(vectors.META_KEY) or ""
+                index.sync(token, lambda: None)  # recorded changes only: never a reload here
+                if index.generation == token:
+                    index.save(snapshot)
+            except (OSError, DatabaseError) as exc:
+                log.warning("could not save the vector index snapshot %s: %s", snapshot, exc)
         if self._checkpointer is not None:
             self._checkpointer.close()
             self._checkpointer = None
@@ -408,6 +423,12 @@ class Store:
         """Inside the writing transaction: a new generation token, and the delta to it."""
         prev = self.get_meta(vectors.META_KEY) or ""
         new = vectors.new_token(prev)
+        index = self._vector_index()
+        if (len(removed) or index.saved_generation is not None) and (snapshot := self._snapshot_path()) is not None:
+            # The snapshot would outlive vectors removed now (a note deleted or made private),
+            # also when another process saved it.
+            snapshot.unlink(missing_ok=True)
+            index.saved_generation = None
         self._set_meta(vectors.META_KEY, new)
         rows = np.frombuffer(b"".join(added), dtype="<f4").reshape(len(added_ids), -1) if added_ids else np.empty((0, 0), np.float32)
         self._vector_index().record(
@@ -422,6 +443,9 @@ class Store:
             self.conn.execute("BEGIN")
         try:
             generation = self.get_meta(vectors.META_KEY) or ""
+            snapshot = self._snapshot_path()
+            if index.generation is None and snapshot is not None and index.restore(snapshot, generation):
+                return
             dims = self.embedding_model().dims or 0
             # Not count(*) of the vector table: that walks every 3 KB row (30 s at 100k).
             count = self.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
@@ -522,9 +546,20 @@ class Store:
         return out
 
     def warm_vectors(self) -> None:
-        """Bring the in-memory vector index up to date now (else the next knn does)."""
+        """Bring the in-memory vector index up to date now (else the next knn does), and
+        save its snapshot if it had to read every vector."""
         if self.has_vector_table():
-            self._vector_index().sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+            index = self._vector_index()
+            index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+            if (snapshot := self._snapshot_path()) is not None:
+                try:
+                    index.save(snapshot)
+                except OSError as exc:
+                    log.warning("could not save the vector index snapshot %s: %s", snapshot, exc)
+
+    def _snapshot_path(self) -> Path | None:
+        """Where the vector index's snapshot lives: beside the database (None in memory)."""
+        return None if str(self.path) == ":memory:" else Path(f"{self.path}{VECTORS_SNAPSHOT_SUFFIX}")
 
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
