@@ -189,7 +189,7 @@ async def index_in_process(roam: Path, db: Path, embedder, **settings) -> dict:
     """Reconcile ``roam`` into ``db`` and embed everything, through the daemon's own
     :class:`OracleIndex`; returns the seconds of each phase and the counts."""
     from arcology_oracle.config import load_settings
-    from arcology_oracle.service import OracleIndex
+    from arcology_oracle.index.service import OracleIndex
 
     values = {"roam_dir": roam, "db_path": db, "ollama_host": "http://127.0.0.1:9", "embed_model": embedder.model}
     index = OracleIndex(load_settings(overrides={**values, **settings}, environ={}), embedder=embedder)

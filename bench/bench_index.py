@@ -51,7 +51,7 @@ WORK = RESULTS / "index-work"
 
 async def restart_reconcile(roam: Path, db: Path, embedder) -> float:
     from arcology_oracle.config import load_settings
-    from arcology_oracle.service import OracleIndex
+    from arcology_oracle.index.service import OracleIndex
 
     settings = load_settings(
         overrides={"roam_dir": roam, "db_path": db, "embed_model": embedder.model, "ollama_host": "http://127.0.0.1:9"},
@@ -113,8 +113,8 @@ async def with_latency(headings: int, per_request: float, per_text: float, paral
             "--delay-per-text", str(per_text), "--parallel", str(parallel)]  # fmt: skip
     server = embed_server(RESULTS / "logs" / "embed-latency.log", *args)
     try:
-        from arcology_oracle.ollama.embed import OllamaEmbedder
         from arcology_oracle.config import load_settings
+        from arcology_oracle.ollama.embed import OllamaEmbedder
 
         settings = load_settings(overrides={"ollama_host": server.url, "embed_model": "bench-hash", "embed_batch_size": batch}, environ={})
         built = await index_in_process(base / "roam", base / "index.sqlite3", OllamaEmbedder(settings), embed_batch_size=batch, ollama_host=server.url)

@@ -102,7 +102,7 @@ class Exact:
     def knn_recall(self, queries: list[np.ndarray], k: int = 10, pool: int = 100) -> float:
         """Recall@k of the daemon's KNN (VectorIndex prefilter, then float32 re-rank of
         the best pool + margin, as Store.knn does) against exact top-k."""
-        from arcology_oracle.vectors import VectorIndex
+        from arcology_oracle.store.vectors import VectorIndex
 
         index = VectorIndex()
         ids = np.arange(len(self.matrix), dtype=np.int64)
@@ -131,8 +131,8 @@ async def exact_similar(db: Path, dims: int, nodes: list[str]) -> dict[str, list
     """What /similar answers with exact vector search: the daemon's own retrieval code,
     in this process, with the prefilter switched off."""
     from arcology_oracle.config import load_settings
-    from arcology_oracle.service import OracleIndex
-    from arcology_oracle.vectors import VectorIndex
+    from arcology_oracle.index.service import OracleIndex
+    from arcology_oracle.store.vectors import VectorIndex
 
     VectorIndex.exact_below = 1 << 62
     settings = load_settings(

@@ -54,8 +54,8 @@ import numpy as np
 from _common import RESULTS, daemon, machine, save, wait_ready
 
 from arcology_oracle.config import load_settings
-from arcology_oracle.files import iter_org_files
-from arcology_oracle.orgreader import read_org_bytes
+from arcology_oracle.notes.files import iter_org_files
+from arcology_oracle.notes.reader import read_org_bytes
 
 ID_LINK = re.compile(r"\[\[id:([^\[\]]+)\](?:\[([^\[\]]*)\])?\]")
 WORD = re.compile(r"\w{2,}")

@@ -24,7 +24,7 @@ import pytest
 from arcology_oracle.config import Settings, load_settings
 from arcology_oracle.http.app import create_app
 from arcology_oracle.http.keys import index_key, ready_key, worker_key
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.service import OracleIndex
 from tests.fakes.fake_ollama import FakeOllama, running_fake_ollama
 
 REPO = Path(__file__).resolve().parent.parent

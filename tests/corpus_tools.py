@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arcology_oracle.config import Settings
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store.db import connect
 
 VOCABULARY = (

@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.service import OracleIndex
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from arcology_oracle.chunking import chunk_heading, path_line
-from arcology_oracle.notes import Heading, sha256_hex
-from arcology_oracle.orgreader import read_org_bytes
+from arcology_oracle.notes.chunking import chunk_heading, path_line
+from arcology_oracle.notes.reader import read_org_bytes
+from arcology_oracle.notes.records import Heading, sha256_hex
 
 
 def heading(text: str, *, level: int = 2, title: str = "Child", olp: tuple[str, ...] = ("Parent",)) -> Heading:

@@ -15,7 +15,7 @@ import ollama
 import pytest
 from aiohttp import web
 
-from arcology_oracle import compat
+from arcology_oracle.answers import grounding as compat
 from arcology_oracle.http.app import create_app
 from arcology_oracle.http.keys import ready_key, worker_key
 

@@ -15,7 +15,7 @@ import openai
 import pytest
 
 # The questions, helpers and the production-style server fixture are shared.
-from arcology_oracle import compat
+from arcology_oracle.answers import grounding as compat
 from arcology_oracle.errors import BadRequest
 
 from tests.test_compat_ollama import (  # noqa: F401  (production_daemon is a fixture)

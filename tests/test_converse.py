@@ -9,8 +9,9 @@ import re
 import orgparse
 import pytest
 
-from arcology_oracle import orgconv, rag
+from arcology_oracle.answers import rag
 from arcology_oracle.errors import BadRequest
+from arcology_oracle.notes import conversations as orgconv
 from arcology_oracle.ollama.chat import OllamaChat
 from tests.org_samples import IDS, SECRET_WORDS
 

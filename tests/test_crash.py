@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from arcology_oracle.indexer import FILES_PER_COMMIT
+from arcology_oracle.index.indexer import FILES_PER_COMMIT
 from tests.conftest import Daemon, start_daemon, wait_until
 from tests.corpus_tools import clean_snapshot, edit_burst, index_snapshot, write_corpus
 

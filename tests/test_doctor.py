@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import logging
 
-from arcology_oracle.doctor import diagnose, repair
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.doctor import diagnose, repair
+from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store import Store
 from tests.test_cli import run_cli
 
@@ -39,7 +39,7 @@ async def test_doctor_finds_and_repairs_drift(tmp_path, roam_dir, fake_ollama):
 def test_fts_damage_is_rebuilt(tmp_path, make_settings):
     settings = make_settings(db_path=tmp_path / "f.db")
     store = Store.open(settings.db_path)
-    from arcology_oracle.indexer import Indexer
+    from arcology_oracle.index.indexer import Indexer
 
     Indexer(settings, store).reconcile()
     # Remove the FTS rows of one heading behind the trigger's back.

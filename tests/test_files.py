@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arcology_oracle.files import is_indexable_path, iter_org_files, resolve_inside
+from arcology_oracle.notes.files import is_indexable_path, iter_org_files, resolve_inside
 from tests.org_samples import VAULT
 
 

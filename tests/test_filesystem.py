@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store.db import connect
 from tests.conftest import REPO, wait_until
 from tests.corpus_tools import db_bytes, write_corpus

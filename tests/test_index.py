@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from arcology_oracle.errors import DimensionMismatch, ServiceUnavailable
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store import Store
 from tests.corpus_tools import db_bytes
 from tests.org_samples import EXAMPLE_QUERIES, IDS, NEVER_INDEXED_IDS, SECRET_WORDS
@@ -174,7 +174,7 @@ async def test_changing_the_model_reembeds_into_a_fresh_table(index, make_settin
 
 
 def test_store_refuses_vectors_of_another_dimension(tmp_path):
-    from arcology_oracle.notes import Chunk, Heading, ParsedFile
+    from arcology_oracle.notes.records import Chunk, Heading, ParsedFile
 
     store = Store.open(tmp_path / "x.db")
     heading = Heading(None, None, 0, "T", (), (), None, {}, "", "", 1, 1, "T")
@@ -223,8 +223,8 @@ def test_nested_transaction_rolls_back_alone(tmp_path):
 
 
 def _parsed(path: str, body: str):
-    from arcology_oracle.chunking import chunk_heading
-    from arcology_oracle.orgreader import read_org_bytes
+    from arcology_oracle.notes.chunking import chunk_heading
+    from arcology_oracle.notes.reader import read_org_bytes
 
     text = f":PROPERTIES:\n:ID: id-{path}\n:END:\n#+title: {path}\n\n* First\n{body}\n* Second\nplain words\n"
     parsed = read_org_bytes(text.encode(), path, frozenset())

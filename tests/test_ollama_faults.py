@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from arcology_oracle.errors import DimensionMismatch, ModelNotFound, ServiceUnavailable
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.index.service import OracleIndex
 from tests.conftest import wait_until
 from tests.fakes.fake_ollama import FakeModel
 

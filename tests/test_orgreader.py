@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from arcology_oracle.notes import Heading, ParsedFile
-from arcology_oracle.orgreader import (
+from arcology_oracle.notes.records import Heading, ParsedFile
+from arcology_oracle.notes.reader import (
     HEADING_LINE_RE,
     link_text,
     read_org_bytes,
@@ -310,7 +310,7 @@ def test_invalid_dates_are_kept_as_text_and_logged_once(tmp_path, caplog):
         "* Planned\nSCHEDULED: <2024-02-31 Sat>\nplanned body\n"
         '* Repeated\n- State "DONE" from "TODO" [2024-13-01 Mon]\n* After <2024-07-08 Mon>\nfine\n'
     )
-    with caplog.at_level(logging.WARNING, logger="arcology_oracle.orgreader"):
+    with caplog.at_level(logging.WARNING, logger="arcology_oracle.notes.reader"):
         parsed = read(tmp_path, "dates.org", text)
     h = by_title(parsed)
     assert list(h) == ["Before", "Meeting <2025-02-30 Sun>", "Clock", "Effort", "Planned", "Repeated",
@@ -323,7 +323,7 @@ def test_invalid_dates_are_kept_as_text_and_logged_once(tmp_path, caplog):
     assert h["Repeated"].body == '- State "DONE" from "TODO" [2024-13-01 Mon]'
     assert h["After <2024-07-08 Mon>"].date == "2024-07-08"
     assert parsed.problems == ["invalid timestamps (kept as text) on line(s) 3, 6, 14, 17"]
-    records = [r for r in caplog.records if r.name == "arcology_oracle.orgreader"]
+    records = [r for r in caplog.records if r.name == "arcology_oracle.notes.reader"]
     assert len(records) == 1
     assert "dates.org" in records[0].getMessage() and parsed.problems[0] in records[0].getMessage()
     assert_lines_match(parsed, text)
@@ -357,7 +357,7 @@ def test_pathological_lines_stay_linear(tmp_path):
 
 
 def test_heading_that_still_fails_is_left_out_with_subtree(tmp_path, monkeypatch, caplog):
-    from arcology_oracle import orgreader
+    from arcology_oracle.notes import reader as orgreader
 
     original = orgreader._Node._parse_heading
 
@@ -522,7 +522,7 @@ def test_vault_nodes():
 
 def test_vault_retrieval_expectations_hold_with_the_fake_embedder():
     """Other suites rely on EXAMPLE_QUERIES and RELATED_PAIRS; keep the vault honest."""
-    from arcology_oracle.chunking import chunk_heading
+    from arcology_oracle.notes.chunking import chunk_heading
     from tests.fakes.fake_ollama import cosine, fake_embedding
     from tests.org_samples import EXAMPLE_QUERIES, RELATED_PAIRS
 

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arcology_oracle.chunking import chunk_heading
-from arcology_oracle.notes import ParsedFile
+from arcology_oracle.notes.chunking import chunk_heading
+from arcology_oracle.notes.records import ParsedFile
 from orgparse.node import parse_heading_tags
 
-from arcology_oracle.orgreader import (
+from arcology_oracle.notes.reader import (
     HEADING_LINE_RE,
     decode_org_bytes,
     read_org_bytes,
@@ -127,7 +127,7 @@ def check(parsed: ParsedFile, data: bytes) -> None:
 @pytest.fixture(autouse=True)
 def quiet_reader():
     """The reader warns once per problem; thousands of examples would flood the output."""
-    logger = logging.getLogger("arcology_oracle.orgreader")
+    logger = logging.getLogger("arcology_oracle.notes.reader")
     level = logger.level
     logger.setLevel(logging.ERROR)
     yield

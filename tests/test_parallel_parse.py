@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import pickle
 
-from arcology_oracle.indexer import PARALLEL_PARSE_MIN_FILES, Indexer
+from arcology_oracle.index.indexer import PARALLEL_PARSE_MIN_FILES, Indexer
 from arcology_oracle.store import Store
 from tests.corpus_tools import index_snapshot, write_corpus
 
@@ -49,7 +49,7 @@ def test_a_small_reconcile_parses_in_the_writer_thread(tmp_path, make_settings, 
 
 
 def test_a_killed_worker_loses_no_file(caplog):
-    from arcology_oracle.parsing import ParseOptions, ParsePipeline
+    from arcology_oracle.index.parsing import ParseOptions, ParsePipeline
 
     jobs = [(i, f"n{i}.org", f"#+title: N{i}\n* H{i}\nword{i}\n".encode()) for i in range(300)]
     with ParsePipeline(ParseOptions(frozenset(), 2000, 200), workers=1, per_task=4, window=16) as pipeline:
@@ -66,7 +66,7 @@ def test_a_killed_worker_loses_no_file(caplog):
 def test_parsed_headings_and_chunks_survive_pickling_whole(roam_dir):
     """What a worker sends (pickled by constructor arguments, see notes.py) is what the
     writer would have parsed itself, field for field."""
-    from arcology_oracle.parsing import ParseOptions, parse_note
+    from arcology_oracle.index.parsing import ParseOptions, parse_note
 
     options = ParseOptions(frozenset({"private"}), 1500, 200)
     sent = 0

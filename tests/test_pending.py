@@ -9,7 +9,7 @@ import pytest
 
 from arcology_oracle.ollama.embed import OllamaEmbedder
 from arcology_oracle.errors import ServiceUnavailable
-from arcology_oracle.indexer import embed_pending
+from arcology_oracle.index.indexer import embed_pending
 from arcology_oracle.store import Store
 from tests.conftest import wait_until
 from tests.test_vectors import write_file

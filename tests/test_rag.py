@@ -8,10 +8,10 @@ from contextlib import aclosing
 
 import pytest
 
-from arcology_oracle import rag
+from arcology_oracle.answers import rag
 from arcology_oracle.errors import BadRequest, ConfigError, ModelNotFound
+from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.ollama.chat import OllamaChat
-from arcology_oracle.service import OracleIndex
 from tests.org_samples import IDS, SECRET_WORDS
 
 UNRELATED = [

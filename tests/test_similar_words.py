@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from arcology_oracle import retrieval
-from arcology_oracle.service import OracleIndex
+from arcology_oracle.answers import retrieval
+from arcology_oracle.index.service import OracleIndex
 
 SUBJECT = "dough flour water oven crust bread loaf"
 

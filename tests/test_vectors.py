@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arcology_oracle import vectors
-from arcology_oracle.notes import Chunk, Heading, ParsedFile, sha256_hex
+from arcology_oracle.notes.records import Chunk, Heading, ParsedFile, sha256_hex
 from arcology_oracle.store import Store
-from arcology_oracle.vectors import VectorIndex
+from arcology_oracle.store import vectors
+from arcology_oracle.store.vectors import VectorIndex
 
 
 def clustered(n: int, dims: int, seed: int, clusters: int = 50) -> np.ndarray:
@@ -186,7 +186,7 @@ def test_new_embedding_model_resets_the_index(stores):
 
 
 async def test_started_index_loads_vectors_before_the_first_query(index, settings):
-    from arcology_oracle.service import OracleIndex
+    from arcology_oracle.index.service import OracleIndex
 
     fresh = OracleIndex(settings)
     await fresh.start()
@@ -200,7 +200,7 @@ async def test_started_index_loads_vectors_before_the_first_query(index, setting
 
 
 def test_node_vectors_are_the_mean_of_distinct_stored_vectors(stores):
-    from arcology_oracle import retrieval
+    from arcology_oracle.answers import retrieval
 
     writer, reader = stores
     x = clustered(20, 16, seed=12)

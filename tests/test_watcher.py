@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from arcology_oracle.watcher import RoamWatcher
+from arcology_oracle.index.watcher import RoamWatcher
 from tests.test_daemon import emacs_save
 
 

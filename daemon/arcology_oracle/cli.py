@@ -74,7 +74,7 @@ def print_results(mode: str, results, as_json: bool, note: str | None = None) ->
 
 
 async def _with_index(settings: Settings, fn):
-    from .service import OracleIndex
+    from .index.service import OracleIndex
 
     index = OracleIndex(settings)
     await index.start()
@@ -168,7 +168,7 @@ def cmd_status(settings: Settings, args) -> int:
 
 def cmd_doctor(settings: Settings, args) -> int:
     """Check the index against the notes; with --repair fix it. Exit 1 if problems remain."""
-    from .doctor import diagnose, repair
+    from .index.doctor import diagnose, repair
     from .store import Store
 
     store = Store.open(settings.db_path)
@@ -201,7 +201,7 @@ async def _stream_reply(reply, out=None) -> None:
     """Print a rag Reply's text as it streams, then its sources."""
     from contextlib import aclosing
 
-    from .rag import sources_text_block
+    from .answers.rag import sources_text_block
 
     out = out or sys.stdout
     async with aclosing(reply.pieces) as pieces:
@@ -216,8 +216,8 @@ async def _stream_reply(reply, out=None) -> None:
 
 
 def _with_oracle(settings: Settings, fn):
+    from .answers.rag import Oracle
     from .ollama.chat import OllamaChat
-    from .rag import Oracle
 
     async def run(index):
         llm = OllamaChat(settings)

@@ -17,8 +17,8 @@ from aiohttp import web
 from ..config import Settings
 from ..ollama.embed import Embedder
 from ..errors import ConfigError
-from ..service import EmbedWorker, OracleIndex
-from ..watcher import RoamWatcher
+from ..index.service import EmbedWorker, OracleIndex
+from ..index.watcher import RoamWatcher
 from . import ask_routes, ollama_compat, openai_compat, routes
 from . import web as web_page
 from .keys import index_key, ready_key, settings_key, worker_key

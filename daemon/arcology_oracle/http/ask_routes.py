@@ -18,9 +18,9 @@ from contextlib import aclosing, asynccontextmanager
 
 from aiohttp import web
 
+from ..answers.rag import Oracle, Reply, sources_text_block
 from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
-from ..rag import Oracle, Reply, sources_text_block
 from .disconnect import client_gone
 from .keys import index_key, settings_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..config import Settings
-from ..service import EmbedWorker, OracleIndex
+from ..index.service import EmbedWorker, OracleIndex
 
 settings_key = web.AppKey("settings", Settings)
 index_key = web.AppKey("index", OracleIndex)

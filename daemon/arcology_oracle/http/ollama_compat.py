@@ -29,7 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .. import compat
+from ..answers import grounding as compat
 from ..errors import BadRequest, NotFound
 from ..ollama.proxy import Upstream, UpstreamError, UpstreamUnavailable
 from .disconnect import client_gone

@@ -21,7 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .. import compat
+from ..answers import grounding as compat
 from ..errors import BadRequest
 from ..ollama.proxy import UpstreamError, UpstreamUnavailable
 from .middleware import error_response

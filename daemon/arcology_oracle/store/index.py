@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import vectors
 from ..errors import DimensionMismatch, StoreError
-from ..notes import Chunk, Heading, ParsedFile
+from ..notes.records import Chunk, Heading, ParsedFile
+from . import vectors
 from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect, pack_vector, unpack_vector
 from .migrations import migrate

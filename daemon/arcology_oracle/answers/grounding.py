@@ -31,9 +31,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..errors import BadRequest
+from ..index.service import OracleIndex
 from . import rag
-from .errors import BadRequest
-from .service import OracleIndex
 
 GROUNDED_SUFFIX = "+notes"
 NOTES_K = 8

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .store import Store
+from .index import Store
 
 
 def heading_chunks(store: Store, heading_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:

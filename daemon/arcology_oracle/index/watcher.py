@@ -21,7 +21,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from .files import is_indexable_path
+from ..notes.files import is_indexable_path
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .notes import Chunk, Heading, sha256_hex
+from .records import Chunk, Heading, sha256_hex
 
 _BEGIN_RE = re.compile(r"^[ \t]*#\+begin_(\S+)", re.IGNORECASE)
 _END_RE = re.compile(r"^[ \t]*#\+end_(\S+)", re.IGNORECASE)

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Generic, TypeVar
 
-from .chunking import chunk_heading
-from .notes import Chunk, ParsedFile
-from .orgreader import read_org_bytes, report_problems
+from ..notes.chunking import chunk_heading
+from ..notes.reader import read_org_bytes, report_problems
+from ..notes.records import Chunk, ParsedFile
 
 log = logging.getLogger(__name__)
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-from .config import Settings
-from .ollama.embed import Embedder, prefixes_key
-from .files import is_indexable_path, iter_org_files
+from ..config import Settings
+from ..notes.files import is_indexable_path, iter_org_files
+from ..ollama.embed import Embedder, prefixes_key
+from ..store import Store
 from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error
-from .store import Store
 
 log = logging.getLogger(__name__)
 

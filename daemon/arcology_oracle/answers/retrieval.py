@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .store import Store
-from .store.db import sqlite
-from .store.migrations import FTS_TOKENIZE
+from ..store import Store
+from ..store.db import sqlite
+from ..store.migrations import FTS_TOKENIZE
 
 RRF_K = 60
 # How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),

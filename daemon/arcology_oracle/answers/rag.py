@@ -40,10 +40,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import orgconv, rag_store, retrieval
-from .config import Settings
-from .errors import BadRequest, ConfigError, NotFound
-from .store import Store
+from ..config import Settings
+from ..errors import BadRequest, ConfigError, NotFound
+from ..notes import conversations as orgconv
+from ..store import Store, rag_store
+from . import retrieval
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,7 @@ def _read_prompt_file(text: str, where: str) -> dict[str, str]:
 def default_prompts() -> dict[str, str]:
     global _DEFAULTS
     if _DEFAULTS is None:
-        text = resources.files(__package__).joinpath("prompts/default.toml").read_text(encoding="utf-8")
+        text = resources.files("arcology_oracle").joinpath("prompts/default.toml").read_text(encoding="utf-8")
         _DEFAULTS = _read_prompt_file(text, "prompts/default.toml")
     return dict(_DEFAULTS)
 

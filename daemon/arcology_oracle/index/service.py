@@ -19,12 +19,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from . import __version__, retrieval
-from .config import Settings
-from .ollama.embed import Embedder, OllamaEmbedder, prefixes_key
-from .errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
+from .. import __version__
+from ..answers import retrieval
+from ..config import Settings
+from ..errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
+from ..ollama.embed import Embedder, OllamaEmbedder, prefixes_key
+from ..store import Store
 from .indexer import IndexReport, Indexer, embed_pending
-from .store import Store
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -54,7 +54,7 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
-from .notes import Heading, ParsedFile
+from .records import Heading, ParsedFile
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .errors import BadRequest
+from ..errors import BadRequest
 
 USER_ROLES = frozenset({"user", "me", "human", "you", "question"})
 ORACLE_ROLES = frozenset({"oracle", "assistant", "ai", "model", "bot", "answer"})

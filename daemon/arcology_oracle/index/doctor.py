@@ -11,12 +11,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .config import Settings
-from .files import iter_org_files
+from ..config import Settings
+from ..notes.files import iter_org_files
+from ..store import Store
+from ..store.db import DatabaseError
+from ..store.index import VEC_TABLE
 from .indexer import Indexer
-from .store import Store
-from .store.db import DatabaseError
-from .store.index import VEC_TABLE
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Keeping the store in step with the org files: parsing pipeline, indexer, watcher, service."""

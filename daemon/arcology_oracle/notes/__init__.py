@@ -1,0 +1,1 @@
+"""Reading org files: walking the roam folder, parsing headings, chunking, conversations."""
