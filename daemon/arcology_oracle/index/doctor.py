@@ -18,6 +18,10 @@ from ..store.db import DatabaseError
 from ..store.index import VEC_TABLE
 from .indexer import Indexer
 
+# A vector of another dimension than the model's, counted by sqlite-vec's vec_length;
+# a blob that is not whole float32s at all (vec_length refuses it) counts too.
+WRONG_SIZE = "CASE WHEN length(embedding) % 4 != 0 THEN 1 ELSE vec_length(embedding) != ? END"
+
 
 @dataclass
 class Diagnosis:
@@ -91,7 +95,7 @@ def diagnose(settings: Settings, store: Store) -> Diagnosis:
         dims = store.embedding_model().dims
         if dims:
             d.wrong_size_vectors = q(
-                f"SELECT count(*) FROM {VEC_TABLE} WHERE length(embedding) != ?", (dims * 4,)
+                f"SELECT count(*) FROM {VEC_TABLE} WHERE {WRONG_SIZE}", (dims,)
             ).fetchone()[0]
     else:
         d.rows_without_vectors = q("SELECT count(*) FROM embeddings").fetchone()[0]
@@ -118,7 +122,7 @@ def repair(settings: Settings, store: Store) -> tuple[Diagnosis, Diagnosis]:
             q(f"DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM {VEC_TABLE} v WHERE v.rowid = embeddings.id)")
             dims = store.embedding_model().dims
             if dims:
-                bad = [r[0] for r in q(f"SELECT rowid FROM {VEC_TABLE} WHERE length(embedding) != ?", (dims * 4,))]
+                bad = [r[0] for r in q(f"SELECT rowid FROM {VEC_TABLE} WHERE {WRONG_SIZE}", (dims,))]
                 for rowid in bad:
                     q(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
                     q("DELETE FROM embeddings WHERE id = ?", (rowid,))
