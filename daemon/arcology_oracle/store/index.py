@@ -66,6 +66,8 @@ class EmbeddingModelInfo:
     prefixes: str | None
 
 
+# snippet() of the body column: no highlight marks, an ellipsis, about 16 tokens.
+_SNIPPET_ARGS = "2, '', '', ' … ', 16"
 # The in-memory vector index's snapshot, beside the database (see VectorIndex.save).
 VECTORS_SNAPSHOT_SUFFIX = "-vectors"
 
@@ -605,19 +607,32 @@ class Store:
             "pending": chunks - embedded,
         }
 
-    def fts_search(self, match: str, k: int) -> list[tuple[int, float, str]]:
-        """Headings matching an FTS5 ``match`` expression: ``(heading id, bm25, snippet)``.
+    def fts_search(self, match: str, k: int, *, snippets: bool = True) -> list[tuple[int, float, str | None]]:
+        """Headings matching an FTS5 ``match`` expression: ``(heading id, bm25, snippet)``,
+        the snippet None without ``snippets`` (each costs ~0.1 ms: most of the query).
 
         ``match`` must already be quoted (see ``retrieval.fts_query``). bm25 is negative;
         lower is better. Title and outline path weigh more than the body.
         """
+        snippet = f"snippet(headings_fts, {_SNIPPET_ARGS})" if snippets else "NULL"
         rows = self.conn.execute(
-            "SELECT rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank,"
-            " snippet(headings_fts, 2, '', '', ' … ', 16) AS snip"
+            f"SELECT rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank, {snippet} AS snip"
             " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
             (match, int(k)),
         ).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def fts_snippets(self, match: str, ids: Sequence[int]) -> dict[int, str]:
+        """The snippets :meth:`fts_search` gives, for the headings ``ids`` only."""
+        if not ids:
+            return {}
+        return dict(
+            self.conn.execute(
+                f"SELECT rowid, snippet(headings_fts, {_SNIPPET_ARGS}) FROM headings_fts"
+                " WHERE headings_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+                (match, json.dumps(list(ids))),
+            ).fetchall()
+        )
 
     def headings_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[int]]:
         """Heading ids whose chunks have each text hash (one query)."""
