@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -89,14 +89,27 @@ def cosine_from_l2(distance: float) -> float:
 def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> list[tuple[int, float, str]]:
     """``(heading id, score, snippet)`` by BM25, best first. An AND query that finds
     nothing is retried as OR, so a search never comes back empty for a near miss."""
+    match, hits = _keyword(store, text, k, any_term=any_term, snippets=True)
+    return hits
+
+
+def _keyword(store: Store, text: str, k: int, *, any_term: bool, snippets: bool) -> tuple[str | None, list]:
+    """:func:`keyword_hits` and the FTS5 expression that found them (snippets None
+    unless ``snippets``: :func:`_snippets_of` reads them for the results only)."""
     match = fts_query(text, any_term=any_term)
     if match is None:
-        return []
-    hits = store.fts_search(match, k)
+        return None, []
+    hits = store.fts_search(match, k, snippets=snippets)
     if not hits and not any_term:
         match = fts_query(text, any_term=True)
-        hits = store.fts_search(match, k) if match else []
-    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
+        hits = store.fts_search(match, k, snippets=snippets) if match else []
+    return match, [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
+
+
+def _snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Callable[[list[int]], dict[int, str]]:
+    """For :func:`to_results`: the snippets of those of ``hits`` that become results."""
+    found = {h[0] for h in hits}
+    return lambda ids: store.fts_snippets(match, [i for i in ids if i in found]) if match else {}
 
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
@@ -126,17 +139,18 @@ def to_results(
     scored: Iterable[tuple[int, float]],
     k: int,
     *,
-    snippets: dict[int, str] | None = None,
+    snippets: dict[int, str] | Callable[[list[int]], dict[int, str]] | None = None,
     per_node: bool = False,
     exclude_nodes: frozenset[str] = frozenset(),
     exclude_headings: frozenset[int] = frozenset(),
 ) -> list[Result]:
     """Turn scored heading ids into at most ``k`` results, skipping excluded ones and,
-    with ``per_node``, every heading of a node after that node's best."""
+    with ``per_node``, every heading of a node after that node's best. ``snippets`` maps
+    heading ids to snippets, or is called with the results' heading ids to read them."""
     scored = list(scored)
     rows: dict[int, dict] = {}
     read = 0
-    results: list[Result] = []
+    chosen: list[tuple[dict, float]] = []
     seen_nodes: set[str] = set()
     for i, (heading_id, score) in enumerate(scored):
         if i >= read:  # rows in slices: most requests need only the first few
@@ -152,23 +166,24 @@ def to_results(
         if per_node and node_key in seen_nodes:
             continue
         seen_nodes.add(node_key)
-        snippet = (snippets or {}).get(heading_id) or one_line(row["text"] or row["title"])
-        results.append(
-            Result(
-                node_id=node,
-                heading_id=row["own_id"],
-                title=row["node_title"],
-                heading=row["title"],
-                olp=row["olp"],
-                file=row["file"],
-                line=row["start_line"],
-                score=round(float(score), 6),
-                snippet=one_line(snippet),
-            )
-        )
-        if len(results) >= k:
+        chosen.append((row, score))
+        if len(chosen) >= k:
             break
-    return results
+    found = snippets([row["id"] for row, _ in chosen]) if callable(snippets) else (snippets or {})
+    return [
+        Result(
+            node_id=row["node_id"],
+            heading_id=row["own_id"],
+            title=row["node_title"],
+            heading=row["title"],
+            olp=row["olp"],
+            file=row["file"],
+            line=row["start_line"],
+            score=round(float(score), 6),
+            snippet=one_line(found.get(row["id"]) or row["text"] or row["title"]),
+        )
+        for row, score in chosen
+    ]
 
 
 def search(
@@ -187,8 +202,8 @@ def search(
     unrelated headings.
     """
     pool = max(k * 5, 50)
-    keyword = keyword_hits(store, query, pool)
-    snippets = {h: s for h, _, s in keyword}
+    match, keyword = _keyword(store, query, pool, any_term=False, snippets=False)
+    snippets = _snippets_of(store, match, keyword)
     if query_vector is not None and store.has_vector_table():
         vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
         if vector or not keyword:
@@ -243,12 +258,12 @@ def similar(
             return "vector", to_results(
                 store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
             )
-    keyword = keyword_hits(store, text, pool, any_term=True)
+    match, keyword = _keyword(store, text, pool, any_term=True, snippets=False)
     return "keyword", to_results(
         store,
         [(h, s) for h, s, _ in keyword],
         k,
-        snippets={h: s for h, _, s in keyword},
+        snippets=_snippets_of(store, match, keyword),
         per_node=True,
         exclude_nodes=exclude_nodes,
         exclude_headings=exclude_headings,
