@@ -14,7 +14,9 @@ this process over HTTP:
 * recall@10 of /similar against exact search: the 10 best nodes by exact cosine over
   every chunk (one per node, the query node excluded), compared with the daemon's 10;
 * the daemon's peak RSS (VmHWM) after the queries, and the time of its first query
-  (which loads the in-memory vector index).
+  (which loads the in-memory vector index);
+* the first query right after a restart, sent as soon as ``/health`` answers, with and
+  without the vector index's snapshot beside the database.
 
 Writes bench/results/query.json.
 """
@@ -186,6 +188,35 @@ async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, s
     return out
 
 
+async def first_after_start(roam: Path, db: Path, server_url: str, node: str, log: Path, *, snapshot: bool) -> dict:
+    """Start the daemon, wait only until it answers ``/health``, then time one /similar
+    at once: the first query after a start, as Emacs sends it when it starts with the
+    daemon. ``snapshot`` False deletes the vector index's snapshot first (the state after
+    an upgrade, or a crash that left it stale)."""
+    if not snapshot:
+        Path(f"{db}-vectors").unlink(missing_ok=True)
+    proc = daemon(roam, db, server_url, HASH_MODEL, log)
+    try:
+        async with aiohttp.ClientSession() as session:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    async with session.get(proc.url + "/health") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TimeoutError("daemon did not start")
+                await asyncio.sleep(0.02)
+            first, body = await timed_get(session, proc.url + "/similar", node=node, k=10)
+            second, _ = await timed_get(session, proc.url + "/similar", node=node, k=10)
+        return {"snapshot": snapshot, "first_similar_ms": round(first * 1000, 1), "second_similar_ms": round(second * 1000, 1),
+                "mode": body.get("mode"), **rss_mb(proc.pid)}  # fmt: skip
+    finally:
+        proc.stop()
+
+
 async def run_size(size: int, dims: int, queries: int) -> dict:
     roam, db, built = await build(size, dims)
     exact = Exact(db)
@@ -203,6 +234,14 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
             ready_s = time.perf_counter() - started
         result = await measure(proc.url, exact, vocabulary, queries, seed=size)
         result.update(rss_mb(proc.pid))
+        proc.stop()
+        # The first query right after a start: with the snapshot the stop just wrote, then
+        # without one, then with it again (so both see about the same machine load).
+        node = next(iter(result["answers"]))
+        result["first_after_start"] = [
+            await first_after_start(roam, db, server.url, node, logs / f"daemon-{size}-restart.log", snapshot=snap)
+            for snap in (True, False, True)
+        ]
     finally:
         proc.stop()
         server.stop()
