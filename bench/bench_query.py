@@ -132,6 +132,7 @@ async def timed_get(session: aiohttp.ClientSession, url: str, **params) -> tuple
 async def exact_similar(db: Path, dims: int, nodes: list[str]) -> dict[str, list[str]]:
     """What /similar answers with exact vector search: the daemon's own retrieval code,
     in this process, with the prefilter switched off."""
+    from arcology_oracle.answers.search import similar_to_node
     from arcology_oracle.config import load_settings
     from arcology_oracle.index.service import OracleIndex
     from arcology_oracle.store.vectors import VectorIndex
@@ -146,7 +147,7 @@ async def exact_similar(db: Path, dims: int, nodes: list[str]) -> dict[str, list
     try:
         out = {}
         for n in nodes:
-            _, results = await index.similar_to_node(n, 10)
+            _, results = await similar_to_node(index, n, 10)
             out[n] = [r.node_id for r in results]
         return out
     finally:

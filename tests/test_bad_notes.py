@@ -14,6 +14,7 @@ import random
 
 import pytest
 
+from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 
 pytestmark = pytest.mark.timeout(120)
@@ -109,7 +110,7 @@ async def test_bad_files_index_completely_and_are_logged_once(tmp_path, make_set
 
         for rel, (_, words) in corpus.items():
             for word in words:
-                _, results = await index.search(word, 5)
+                _, results = await search(index, word, 5)
                 assert any(r.file == rel for r in results), (rel, word)
 
         # Nothing changed: a second reconcile reads nothing and logs nothing again.
@@ -137,7 +138,7 @@ async def test_ten_thousand_headings_in_one_file(tmp_path, make_settings, caplog
         status = await index.status()
         assert status["headings"] == 10_001 and status["files"] == 1  # plus the file-level record
         for i, word in markers.items():
-            mode, results = await index.search(word, 3)
+            mode, results = await search(index, word, 3)
             assert mode == "keyword" and results[0].file == "ten-k.org", word
             assert results[0].line == 5 + 2 * i and results[0].heading == f"Heading {i}", word
         assert problem_records(caplog, "ten-k.org") == []

@@ -9,7 +9,7 @@ import re
 import orgparse
 import pytest
 
-from arcology_oracle.answers import rag
+from arcology_oracle.answers.oracle import Oracle
 from arcology_oracle.errors import BadRequest
 from arcology_oracle.notes import conversations as orgconv
 from arcology_oracle.ollama.chat import OllamaChat
@@ -108,7 +108,7 @@ def test_strip_private():
 @pytest.fixture
 async def oracle(index):
     llm = OllamaChat(index.settings)
-    yield rag.Oracle(index, llm)
+    yield Oracle(index, llm)
     await llm.close()
 
 

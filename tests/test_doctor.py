@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+from arcology_oracle.answers.search import search
 from arcology_oracle.index.doctor import diagnose, repair
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store import Store
@@ -63,7 +64,7 @@ async def test_corrupt_database_is_rebuilt_with_a_warning(make_settings, fake_ol
     await idx.start()
     await idx.reconcile()
     await idx.embed_pending()
-    _, results = await idx.search("covering index", 3)
+    _, results = await search(idx, "covering index", 3)
     assert results and any("unusable" in r.getMessage() for r in caplog.records)
     await idx.close()
 

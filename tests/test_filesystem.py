@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store.db import connect
 from tests.conftest import REPO, wait_until
@@ -85,8 +86,8 @@ async def test_symlink_loops_and_links_out_of_the_roam_dir(linked_vault, make_se
         assert report.failed == {}
         assert await indexed_files(index) == {"a.org", "sub/b.org"}
         for word in OUTSIDE_WORDS:
-            assert (await index.search(word, 5))[1] == []
-        _, results = await index.search("inroamalpha", 5)
+            assert (await search(index, word, 5))[1] == []
+        _, results = await search(index, "inroamalpha", 5)
         assert {r.file for r in results} == {"a.org"}
     finally:
         await index.close()
@@ -223,9 +224,9 @@ async def test_files_vanish_or_change_kind_between_listing_and_reading(tmp_path,
         assert await indexed_files(index) == set(listing) - gone
         assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
         for rel in set(listing) - gone:
-            _, results = await index.search(corpus.files[rel], 3)
+            _, results = await search(index, corpus.files[rel], 3)
             assert results and results[0].file == rel
-        assert (await index.search("outsideswapz", 3))[1] == []
+        assert (await search(index, "outsideswapz", 3))[1] == []
         # Nothing is left for the next reconcile to repair.
         report = await asyncio.wait_for(index.reconcile(), 30)
         assert report.indexed == report.deleted == 0 and report.failed == {}
@@ -249,7 +250,7 @@ async def test_two_thousand_files(tmp_path, make_settings):
         status = await index.status()
         assert status["files"] == 2000
         for rel in sorted(corpus.files)[::250]:
-            _, results = await index.search(corpus.files[rel], 3)
+            _, results = await search(index, corpus.files[rel], 3)
             assert results[0].file == rel
         # A second reconcile only stats: no file is read again.
         report = await index.reconcile()

@@ -7,6 +7,7 @@ import sqlite3
 
 import pytest
 
+from arcology_oracle.answers.search import search
 from arcology_oracle.errors import DimensionMismatch, ServiceUnavailable
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store import Store
@@ -40,14 +41,14 @@ async def test_nothing_private_reaches_the_database_file(index, settings):
 
 @pytest.mark.parametrize("query,expected", list(EXAMPLE_QUERIES.items()))
 async def test_search_finds_the_answering_heading_in_top_3(index, query, expected):
-    mode, results = await index.search(query, 5)
+    mode, results = await search(index, query, 5)
     assert mode == "hybrid"
     top = [(r.file, r.heading) for r in results[:3]]
     assert expected in top, top
 
 
 async def test_search_result_fields(index):
-    _, results = await index.search("covering index", 3)
+    _, results = await search(index, "covering index", 3)
     r = results[0].as_dict()
     assert set(r) == {"node_id", "heading_id", "title", "heading", "olp", "file", "line", "score", "snippet"}
     assert r["node_id"] == IDS["covering_indexes"] and r["heading_id"] == IDS["covering_indexes"]
@@ -57,14 +58,14 @@ async def test_search_result_fields(index):
 
 
 async def test_search_at_most_one_result_per_heading(index):
-    _, results = await index.search("sourdough starter bread", 20)
+    _, results = await search(index, "sourdough starter bread", 20)
     keys = [(r.file, r.line) for r in results]
     assert len(keys) == len(set(keys))
 
 
 async def test_search_quotes_fts_syntax(index):
     for query in ('org-mode', 'NOT "x', "AND OR NEAR(", "*", "C++ (templates)"):
-        await index.search(query, 5)
+        await search(index, query, 5)
 
 
 async def test_keyword_mode_without_ollama_then_only_pending_embedded(make_settings, fake_ollama):
@@ -74,7 +75,7 @@ async def test_keyword_mode_without_ollama_then_only_pending_embedded(make_setti
     await idx.reconcile()
     with pytest.raises(ServiceUnavailable):
         await idx.embed_pending()
-    mode, results = await idx.search("covering index", 5)
+    mode, results = await search(idx, "covering index", 5)
     assert mode == "keyword" and "Covering indexes" in [r.heading for r in results[:3]]
     status = await idx.status()
     assert status["pending"] == status["chunks"] > 0 and status["embedder"]["reachable"] is False
@@ -102,7 +103,7 @@ async def test_one_heading_edit_embeds_only_that_heading(index, settings, fake_o
     assert report.indexed == 1 and report.new_pending == 1
     await index.embed_pending()
     assert fake_ollama.state.embed_texts_total - before == 1
-    _, results = await index.search("partial indexes save space", 3)
+    _, results = await search(index, "partial indexes save space", 3)
     assert results[0].heading == "Covering indexes"
 
 
@@ -130,7 +131,7 @@ async def test_heading_made_private_disappears_everywhere(index, settings):
     await index.index_paths(["gardening-tomatoes.org"])
     titles = await index.read(lambda s: [h["title"] for h in s.file_headings("gardening-tomatoes.org")])
     assert "Seed starting" not in titles
-    _, results = await index.search("seed starting", 10)
+    _, results = await search(index, "seed starting", 10)
     assert all(r.heading != "Seed starting" for r in results)
     # The removed text is in no table and in no free page of the file.
     await index.close()
@@ -153,7 +154,7 @@ async def test_deleted_file_rows_and_vectors_are_removed(index, settings):
     vec_rows = await index.read(lambda s: s.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0])
     emb_rows = await index.read(lambda s: s.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
     assert orphans == 0 and vec_rows == emb_rows
-    _, results = await index.search("pour-over coffee bloom", 5)
+    _, results = await search(index, "pour-over coffee bloom", 5)
     assert all(r.file != "coffee-brewing.org" for r in results)
 
 
@@ -167,7 +168,7 @@ async def test_changing_the_model_reembeds_into_a_fresh_table(index, make_settin
     await idx.embed_pending()
     status = await idx.status()
     assert status["pending"] == 0 and status["embedder"]["dims"] == 384
-    mode, results = await idx.search("covering index", 3)
+    mode, results = await search(idx, "covering index", 3)
     assert mode == "hybrid" and results[0].heading == "Covering indexes"
     await idx.close()
     await index.start()
@@ -288,7 +289,7 @@ async def test_search_snippets_show_the_matched_words_of_long_headings(index, ro
         f"{before} the zygomorphic petals {after}\n"
     )
     await index.reconcile()
-    _, results = await index.search("zygomorphic", 5)
+    _, results = await search(index, "zygomorphic", 5)
     hit = next(r for r in results if r.node_id == "long-note")
     # FTS5's snippet: a window around the matched word, not the start of the text.
     assert "zygomorphic" in hit.snippet and "alpha0 " not in hit.snippet

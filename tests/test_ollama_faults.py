@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from arcology_oracle.answers.search import search
 from arcology_oracle.errors import DimensionMismatch, ModelNotFound, ServiceUnavailable
 from arcology_oracle.index.service import OracleIndex
 from tests.conftest import wait_until
@@ -99,7 +100,7 @@ async def test_model_replaced_under_the_same_name_reembeds_everything(fresh, fak
     assert status["embedder"]["dims"] == 128 and status["pending"] == 0
     emb, vec = await vector_counts(fresh)
     assert emb == vec == await fresh.read(lambda s: s.conn.execute("SELECT count(DISTINCT hash) FROM chunks").fetchone()[0])
-    mode, results = await fresh.search("kites wind", 3)
+    mode, results = await search(fresh, "kites wind", 3)
     assert mode == "hybrid" and results[0].heading == "Kites and wind"
 
 

@@ -12,6 +12,7 @@ import uuid
 
 import pytest
 
+from arcology_oracle.answers.search import similar_to_node
 from arcology_oracle.answers import retrieval
 from arcology_oracle.index.service import OracleIndex
 
@@ -68,7 +69,7 @@ async def test_similar_node_ranks_the_note_sharing_rare_words_first(bread_index)
     by_vector = await bread_index.read(lambda s: vector_order(s, "Weekend loaf"))
     assert by_vector[0] == "Bread basics", by_vector
 
-    mode, results = await bread_index.similar_to_node(node_id("Weekend loaf"), k=5)
+    mode, results = await similar_to_node(bread_index, node_id("Weekend loaf"), k=5)
     assert mode == "vector"
     titles = [r.title for r in results]
     assert titles[0] == "Autolyse and poolish", titles
@@ -77,7 +78,7 @@ async def test_similar_node_ranks_the_note_sharing_rare_words_first(bread_index)
 
 
 async def test_similar_node_scores_descend_from_at_most_one(bread_index):
-    _, results = await bread_index.similar_to_node(node_id("Weekend loaf"), k=10)
+    _, results = await similar_to_node(bread_index, node_id("Weekend loaf"), k=10)
     scores = [r.score for r in results]
     assert len(scores) == len(NOTES) - 1
     assert scores == sorted(scores, reverse=True)
@@ -91,7 +92,7 @@ async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index):
     (roam / "journal.org").write_text(note("Journal", day * 2000), encoding="utf-8")
     await bread_index.reconcile()
     ids = await bread_index.read(lambda s: [s.node(node_id(t))["id"] for t in ("Journal", "Bread basics")])
-    texts = await bread_index.read(lambda s: retrieval._note_texts(s, ids))
+    texts = await bread_index.read(lambda s: s.note_texts(ids, retrieval.RERANK_NOTE_CHARS))
     journal, basics = texts[ids[0]], texts[ids[1]]
     assert len(journal) == retrieval.RERANK_NOTE_CHARS and journal.startswith("Journal")
     assert "Knead, shape, bake" in basics and len(basics) < 1000

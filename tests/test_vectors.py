@@ -164,7 +164,7 @@ def test_rolled_back_write_leaves_knn_exact(stores):
     reader.knn(x[0], 5)
     with pytest.raises(RuntimeError):
         with writer.transaction():
-            writer._vectors_changed(removed=[1, 2, 3])
+            writer.vectors_changed(removed=[1, 2, 3])
             raise RuntimeError("rolled back")
     writer.store_vectors(list(zip(hashes[200:], x[200:].tolist())))
     assert [h for h, _ in reader.knn(x[1], 10)] == exact_hashes(reader, x[1], 10)

@@ -126,8 +126,10 @@ def cmd_index(settings: Settings, args) -> int:
 
 
 def cmd_search(settings: Settings, args) -> int:
+    from .answers.search import search
+
     async def run(index):
-        mode, results = await index.search(args.query, args.k)
+        mode, results = await search(index, args.query, args.k)
         print_results(mode, results, args.json)
         return 0
 
@@ -135,13 +137,15 @@ def cmd_search(settings: Settings, args) -> int:
 
 
 def cmd_similar(settings: Settings, args) -> int:
+    from .answers.search import similar_to_line, similar_to_node, similar_to_text
+
     async def run(index):
         if args.node:
-            mode, results = await index.similar_to_node(args.node, args.k, exclude_linked=args.exclude_linked)
+            mode, results = await similar_to_node(index, args.node, args.k, exclude_linked=args.exclude_linked)
         elif args.file:
-            mode, results = await index.similar_to_line(args.file, args.line, args.k, exclude_linked=args.exclude_linked)
+            mode, results = await similar_to_line(index, args.file, args.line, args.k, exclude_linked=args.exclude_linked)
         else:
-            mode, results = await index.similar_to_text(args.text, args.k)
+            mode, results = await similar_to_text(index, args.text, args.k)
         print_results(mode, results, args.json)
         return 0
 
@@ -198,10 +202,10 @@ def cmd_serve(settings: Settings, args) -> int:
 
 
 async def _stream_reply(reply, out=None) -> None:
-    """Print a rag Reply's text as it streams, then its sources."""
+    """Print an oracle Reply's text as it streams, then its sources."""
     from contextlib import aclosing
 
-    from .answers.rag import sources_text_block
+    from .answers.sources import sources_text_block
 
     out = out or sys.stdout
     async with aclosing(reply.pieces) as pieces:
@@ -216,7 +220,7 @@ async def _stream_reply(reply, out=None) -> None:
 
 
 def _with_oracle(settings: Settings, fn):
-    from .answers.rag import Oracle
+    from .answers.oracle import Oracle
     from .ollama.chat import OllamaChat
 
     async def run(index):

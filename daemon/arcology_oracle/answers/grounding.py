@@ -32,8 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadRequest
-from ..index.service import OracleIndex
-from . import rag
+from .context import gather_context
+from .index_api import NotesIndex
+from .prompts import grounding_system_message, load_prompts
+from .sources import Source, sources_org_block
 
 GROUNDED_SUFFIX = "+notes"
 NOTES_K = 8
@@ -102,7 +104,7 @@ class Grounding:
     """A conversation ready for the upstream model, and the notes put into it."""
 
     messages: list[dict[str, Any]]
-    sources: list[rag.Source] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
 
     @property
     def used_notes(self) -> bool:
@@ -159,7 +161,7 @@ def insert_notes(messages: Sequence[Mapping[str, Any]], notes_message: str) -> l
     return [dict(m) for m in messages[:at]] + [note] + [dict(m) for m in messages[at:]]
 
 
-async def ground_messages(index: OracleIndex, messages: Sequence[Mapping[str, Any]], *, k: int = NOTES_K) -> Grounding:
+async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any]], *, k: int = NOTES_K) -> Grounding:
     """Retrieve notes for the latest user message (and the conversation before it) and
     add them as a system message; without it when the relevance gate finds none. Earlier
     answers lose their sources blocks either way (see :func:`strip_sources_blocks`)."""
@@ -167,32 +169,32 @@ async def ground_messages(index: OracleIndex, messages: Sequence[Mapping[str, An
     messages = strip_sources_blocks(messages)
     if not question.strip():
         return Grounding(messages)
-    context = await rag.gather_context(index, question, buffer=buffer, k=k)
+    context = await gather_context(index, question, buffer=buffer, k=k)
     if not context.used_notes or not context.sources:
         return Grounding(messages)
-    notes = rag.grounding_system_message(context, rag.load_prompts(index.settings))
+    notes = grounding_system_message(context, load_prompts(index.settings))
     return Grounding(insert_notes(messages, notes), list(context.sources))
 
 
-async def ground_prompt(index: OracleIndex, prompt: str, system: str | None, *, k: int = NOTES_K
-                        ) -> tuple[str | None, list[rag.Source]]:  # fmt: skip
+async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k: int = NOTES_K
+                        ) -> tuple[str | None, list[Source]]:  # fmt: skip
     """For ``/api/generate``: the system text with the notes appended, and the sources
     (``system`` unchanged and no sources when no notes are relevant)."""
     if not prompt.strip():
         return system, []
-    context = await rag.gather_context(index, prompt, k=k)
+    context = await gather_context(index, prompt, k=k)
     if not context.used_notes or not context.sources:
         return system, []
-    notes = rag.grounding_system_message(context, rag.load_prompts(index.settings))
+    notes = grounding_system_message(context, load_prompts(index.settings))
     return (f"{system}\n\n{notes}" if system else notes), list(context.sources)
 
 
-def sources_text(sources: Sequence[rag.Source], roam_dir: Path | None = None) -> str:
+def sources_text(sources: Sequence[Source], roam_dir: Path | None = None) -> str:
     """The block appended to a grounded answer: a blank line, ``Sources:``, then one
     ``- [n] [[id:...][Title]]`` per note ("" without sources)."""
     if not sources:
         return ""
-    return "\n\nSources:\n" + rag.sources_org_block(list(sources), roam_dir).strip("\n") + "\n"
+    return "\n\nSources:\n" + sources_org_block(list(sources), roam_dir).strip("\n") + "\n"
 
 
 # --------------------------------------------------------------------------- OpenAI -> Ollama

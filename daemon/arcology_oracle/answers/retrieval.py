@@ -10,7 +10,6 @@ similar whole notes) and not comparable across modes.
 from __future__ import annotations
 
 import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -18,8 +17,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..store import Store
-from ..store.db import sqlite
-from ..store.migrations import FTS_TOKENIZE
+from ..store.search import bm25_order
 
 RRF_K = 60
 # How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),
@@ -31,7 +29,7 @@ MAX_QUERY_WORDS = 64
 RERANK_NOTE_CHARS = 32_000
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its me my of on or so "
     "that the their them then there these they this to was we were what when where which who "
     "why will with you your about how do does did not no can could would should".split()
@@ -64,7 +62,7 @@ def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str 
     """
     terms: list[str] = []
     for word in _WORD.findall(text.lower()):
-        if word in _STOPWORDS or (any_term and len(word) < 3) or word in terms:
+        if word in STOPWORDS or (any_term and len(word) < 3) or word in terms:
             continue
         terms.append(word)
         if len(terms) >= max_terms:
@@ -316,9 +314,9 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     the cost stays bounded by ``RERANK_NOTES`` notes' text whatever the size of the index
     or ``k``. Only notes the vectors found are re-ranked; none is added.
 
-    The BM25 is SQLite's own (FTS5, the index's tokenizer, so "options" meets "option"),
-    on a scratch in-memory table per thread that holds the candidates for the duration
-    of one rolled-back transaction (Python's regex alone took longer to tokenize them).
+    The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_order`: FTS5,
+    the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
+    Python's regex alone took longer to tokenize the candidates).
     Cost for 30 synthetic notes of ~1.6 KB, in process on a loaded 2-core machine: ~5 ms
     (reading the notes 0.7, inserting ~2, the query ~2); /similar p50 over HTTP at 10k
     chunks +1-1.5 ms at load ~1. Gain on the Info manuals with MiniLM, note-level link
@@ -329,18 +327,8 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     match = _frequent_words_query(text, MAX_QUERY_WORDS)
     if len(head) < 2 or match is None:
         return hits
-    texts = _note_texts(store, [h for h, _ in head])
-    conn = _scratch()
-    conn.execute("BEGIN")
-    try:
-        conn.executemany(
-            "INSERT INTO notes (rowid, text) VALUES (?, ?)",
-            [(r, texts.get(heading_id, "")) for r, (heading_id, _) in enumerate(head, start=1)],
-        )
-        # bm25() is negative, best first; notes sharing no word are not matched.
-        matched = [r for (r,) in conn.execute("SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY rank", (match,))]
-    finally:
-        conn.execute("ROLLBACK")
+    texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
+    matched = [i + 1 for i in bm25_order([texts.get(heading_id, "") for heading_id, _ in head], match)]
     # Stable: notes sharing no word keep their vector order, after the matched ones.
     unmatched = sorted(set(range(1, len(head) + 1)) - set(matched))
     lexical_rank = {r: i for i, r in enumerate(matched + unmatched, start=1)}
@@ -363,44 +351,7 @@ def _frequent_words_query(text: str, n: int) -> str | None:
     its words: on the Info manuals the 64 most frequent ranked as well as every word
     (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
     """
-    words = Counter(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS)
+    words = Counter(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOPWORDS)
     if not words:
         return None
     return " OR ".join('"' + w.replace('"', '""') + '"' for w, _ in words.most_common(n))
-
-
-_scratch_local = threading.local()
-
-
-def _scratch():
-    """This thread's in-memory SQLite database with an empty FTS5 table ``notes`` (the
-    index's tokenizer), for :func:`_rerank_by_words`. Never touches the index file."""
-    conn = getattr(_scratch_local, "conn", None)
-    if conn is None:
-        conn = sqlite.connect(":memory:", isolation_level=None)
-        conn.execute(f"CREATE VIRTUAL TABLE notes USING fts5(text, tokenize='{FTS_TOKENIZE}')")
-        _scratch_local.conn = conn
-    return conn
-
-
-def _note_texts(store: Store, heading_ids: Sequence[int]) -> dict[int, str]:
-    """For each heading id, the titles and text of every heading of its note (its node,
-    or for headings in no node, those of its file in no node), in one query; at most
-    :data:`RERANK_NOTE_CHARS` characters of each, from the start."""
-    placeholders = ",".join("?" * len(heading_ids))
-    rows = store.conn.execute(
-        "WITH q(id, node_id, file) AS ("
-        f"  SELECT id, node_id, file FROM headings WHERE id IN ({placeholders}))"
-        " SELECT q.id, h.title, h.text FROM q JOIN headings h"
-        "  ON (q.node_id IS NOT NULL AND h.node_id = q.node_id)"
-        "  OR (q.node_id IS NULL AND h.file = q.file AND h.node_id IS NULL)"
-        " ORDER BY q.id, h.start_line",
-        list(heading_ids),
-    ).fetchall()
-    out: dict[int, list[str]] = {}
-    size: dict[int, int] = {}
-    for heading_id, title, body in rows:
-        if size.get(heading_id, 0) < RERANK_NOTE_CHARS:
-            out.setdefault(heading_id, []).extend((title, body))
-            size[heading_id] = size.get(heading_id, 0) + len(title) + len(body) + 2
-    return {heading_id: "\n".join(parts)[:RERANK_NOTE_CHARS] for heading_id, parts in out.items()}

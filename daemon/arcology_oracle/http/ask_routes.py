@@ -1,6 +1,6 @@
 """Routes that answer from the notes: ``/ask``, ``/summarize``, ``/converse``.
 
-Handlers are thin: validate, call :class:`~arcology_oracle.rag.Oracle`, shape the answer.
+Handlers are thin: validate, call :class:`~arcology_oracle.answers.oracle.Oracle`, shape the answer.
 Streams (NDJSON, or plain text for ``GET /ask``) start only once the model has produced
 its first piece, so an unreachable Ollama or a missing model is still a proper 503 from
 the error middleware; a failure after that arrives as a final ``{"type": "error"}`` event
@@ -18,7 +18,8 @@ from contextlib import aclosing, asynccontextmanager
 
 from aiohttp import web
 
-from ..answers.rag import Oracle, Reply, sources_text_block
+from ..answers.oracle import Oracle, Reply
+from ..answers.sources import sources_text_block
 from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
 from .disconnect import client_gone

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..answers import search as notes_search
 from .keys import index_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
 
@@ -28,7 +29,7 @@ async def status(request: web.Request) -> web.Response:
 async def search(request: web.Request) -> web.Response:
     q = str_param(request.query.get("q"), "q", required=True, max_len=10_000)
     k = int_param(request.query.get("k"), "k", default=10)
-    mode, results = await request.app[index_key].search(q, k)
+    mode, results = await notes_search.search(request.app[index_key], q, k)
     return results_response(mode, results)
 
 
@@ -46,11 +47,11 @@ async def similar_get(request: web.Request) -> web.Response:
     exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
     if q.get("node"):
         node = str_param(q.get("node"), "node", required=True, max_len=200)
-        mode, results = await index.similar_to_node(node, k, exclude_linked=exclude_linked)
+        mode, results = await notes_search.similar_to_node(index, node, k, exclude_linked=exclude_linked)
     elif q.get("file"):
         path = rel_path_param(q.get("file"))
         line = int_param(q.get("line"), "line", default=1, high=10_000_000)
-        mode, results = await index.similar_to_line(path, line, k, exclude_linked=exclude_linked)
+        mode, results = await notes_search.similar_to_line(index, path, line, k, exclude_linked=exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
     return results_response(mode, results, **_fallback_note(mode))
@@ -61,7 +62,7 @@ async def similar_post(request: web.Request) -> web.Response:
     body = await json_body(request)
     text = str_param(body.get("text"), "text", required=True)
     k = int_param(body.get("k"), "k", default=10)
-    mode, results = await request.app[index_key].similar_to_text(text, k)
+    mode, results = await notes_search.similar_to_text(request.app[index_key], text, k)
     return results_response(mode, results, **_fallback_note(mode))
 
 

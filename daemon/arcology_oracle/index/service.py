@@ -3,7 +3,7 @@
 :class:`OracleIndex` owns the one writer (an :class:`~arcology_oracle.indexer.Indexer` on a
 dedicated thread), a small pool of reader threads each with its own connection, the
 embedder, and the background :class:`EmbedWorker`. No SQLite call ever runs on the event
-loop. Everything above this layer (rag, http, cli) goes through it.
+loop. Everything above this layer (answers, http, cli) goes through it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .. import __version__
-from ..answers import retrieval
 from ..config import Settings
-from ..errors import BadRequest, DimensionMismatch, NotFound, ServiceUnavailable
+from ..errors import DimensionMismatch, NotFound, ServiceUnavailable
 from ..ollama.embed import Embedder, OllamaEmbedder, prefixes_key
 from ..store import Store
 from .indexer import IndexReport, Indexer, embed_pending
@@ -211,69 +210,6 @@ class OracleIndex:
     async def has_vectors(self) -> bool:
         return await self.read(lambda s: s.has_vector_table())
 
-    async def search(self, query: str, k: int = 10) -> tuple[str, list[retrieval.Result]]:
-        """Hybrid search, keyword-only when there are no vectors or no embedder."""
-        if not query.strip():
-            raise BadRequest("the query is empty")
-        vector = await self.query_vector(query) if await self.has_vectors() else None
-        floor = self.settings.min_search_similarity
-        return await self.read(lambda s: retrieval.search(s, query, k, vector, min_similarity=floor))
-
-    async def similar_to_node(self, node_id: str, k: int = 10, *, exclude_linked: bool = False):
-        """Notes similar to a whole node (by its stored vectors), never the node itself
-        nor the nodes nested inside it."""
-
-        def run(store: Store):
-            rows = store.node_headings(node_id)
-            if not rows:
-                raise NotFound(f"no node with ID {node_id!r} in the index")
-            own = store.node(node_id)
-            excluded = {node_id} | nested_nodes(store, own) | (store.linked_nodes(node_id) if exclude_linked else set())
-            vector = store.node_vectors([node_id]).get(node_id)
-            text = " ".join(r["title"] + " " + r["text"] for r in rows)
-            return retrieval.similar(
-                store, k=k, vector=vector, text=text, exclude_nodes=frozenset(excluded), whole_notes=True
-            )
-
-        return await self.read(run)
-
-    async def similar_to_line(self, path: str, line: int, k: int = 10, *, exclude_linked: bool = False):
-        """Headings similar to the heading at ``path``:``line``, never from its node."""
-
-        def run(store: Store):
-            row = store.heading_at(path, line)
-            if row is None:
-                raise NotFound(f"no indexed heading at {path}:{line}")
-            node = row["node_id"]
-            excluded = set()
-            if node:
-                excluded.add(node)
-                if exclude_linked:
-                    excluded |= store.linked_nodes(node)
-            vector = retrieval.stored_vector(store, [row["id"]])
-            text = " ".join([row["title"], *row["olp"], row["text"]])
-            return retrieval.similar(
-                store,
-                k=k,
-                vector=vector,
-                text=text,
-                exclude_nodes=frozenset(excluded),
-                exclude_headings=frozenset({row["id"]}),
-                # Notes about the section's subject throughout rank above passing mentions:
-                # section-level link prediction recall@10 0.557 -> 0.565, MRR 0.285 ->
-                # 0.308, hit@5 0.51 -> 0.53 (BENCHMARKS.md, Info manuals, MiniLM).
-                whole_notes=True,
-            )
-
-        return await self.read(run)
-
-    async def similar_to_text(self, text: str, k: int = 10):
-        """Headings similar to free text (embedded as a document)."""
-        if not text.strip():
-            raise BadRequest("the text is empty")
-        vector = await self.query_vector(text, document=True) if await self.has_vectors() else None
-        return await self.read(lambda s: retrieval.similar(s, k=k, vector=vector, text=text))
-
     async def node(self, node_id: str) -> dict:
         def run(store: Store):
             node = store.node(node_id)
@@ -311,21 +247,6 @@ class OracleIndex:
             },
             "indexing": progress,
         }
-
-
-def nested_nodes(store: Store, node_row: dict | None) -> set[str]:
-    """IDs of the nodes inside ``node_row``'s subtree (a file node: the whole file)."""
-    if node_row is None:
-        return set()
-    inside, level = set(), node_row["level"]
-    for row in store.file_headings(node_row["file"]):
-        if row["start_line"] <= node_row["start_line"]:
-            continue
-        if node_row["level"] > 0 and row["level"] <= level:
-            break
-        if row["own_id"]:
-            inside.add(row["own_id"])
-    return inside
 
 
 class EmbedWorker:

@@ -1,0 +1,374 @@
+"""Choosing the notes for a question: retrieval, the relevance gate, near-duplicates,
+the context budget.
+
+:func:`gather_context` retrieves candidate headings (hybrid search over the question and
+the buffer the user is looking at), keeps those that pass the **relevance gate**, drops
+near-duplicates, groups them by node and fits them into the context budget; the result
+is a :class:`~arcology_oracle.answers.sources.NoteContext` with the notes numbered and
+delimited as data, ready for :func:`~arcology_oracle.answers.prompts.grounding_system_message`.
+
+The relevance gate: with vectors, a heading is relevant when the cosine similarity of
+its best chunk to the question (or buffer) vector reaches ``settings.min_vector_similarity``
+(0.35: measured with all-MiniLM-L6-v2 on examples/roam, answerable questions scored
+0.42-0.80 and unrelated ones 0.10-0.29), or when it holds every word of a question of two
+or more words (names and error codes that embeddings blur). In keyword mode (no vectors,
+embedder down) a heading is relevant when it contains at least
+``settings.min_keyword_coverage`` of the query's content words (capped at
+``KEYWORD_TERMS`` words for long buffers). When no heading is relevant the model is asked
+without notes and told to say so (``used_notes`` is False).
+
+Privacy: note text reaches a prompt only from the index, where excluded, crypt and
+private headings never are; this module never reads org files.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..errors import BadRequest
+from ..store import Store
+from . import retrieval
+from .index_api import NotesIndex
+from .prompts import escape_data
+from .sources import NoteContext, Source, org_link_label
+
+KEYWORD_TERMS = 6  # a long buffer needs this many shared words, not half its vocabulary
+BUFFER_QUERY_CHARS = 4000  # how much of the buffer is embedded / searched
+DEDUP_JACCARD = 0.8
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _terms(text: str) -> set[str]:
+    out = set()
+    for word in _WORD.findall(text.lower()):
+        if word in retrieval.STOPWORDS or len(word) < 2:
+            continue
+        out.add(_stem(word))
+    return out
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def keyword_coverage(query_terms: set[str], text: str) -> float:
+    """The share of the query's content words found in ``text`` (at most KEYWORD_TERMS
+    words are required, so a long buffer is not held to half its vocabulary)."""
+    if not query_terms:
+        return 0.0
+    shared = len(query_terms & _terms(text))
+    return min(1.0, shared / min(len(query_terms), KEYWORD_TERMS))
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return math.fsum(x * y for x, y in zip(a, b))
+
+
+def _normal(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    if len(words) < 3:
+        return {tuple(words)}
+    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+
+
+def _jaccard(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+@dataclass(slots=True)
+class _Candidate:
+    heading_id: int
+    row: dict
+    fused: float
+    relevance: float
+    excerpt: str
+
+
+def _recency_weight(date: str | None, mtime_ns: int | None, half_life: float, now: _dt.date) -> float:
+    """0.5 .. 1.0: halves the distance to 0.5 every ``half_life`` days of age."""
+    day = None
+    if date:
+        try:
+            day = _dt.date.fromisoformat(date[:10])
+        except ValueError:
+            day = None
+    if day is None and mtime_ns:
+        day = _dt.datetime.fromtimestamp(mtime_ns / 1e9).date()
+    if day is None:
+        return 0.75
+    age = max(0, (now - day).days)
+    return 0.5 + 0.5 * 0.5 ** (age / half_life)
+
+
+def _excerpt(row: dict, chunks: list[tuple[str, str]], best_hash: str | None, cap: int) -> str:
+    text = (row["text"] or "").strip()
+    if len(text) <= cap:
+        return text
+    # A long heading: its best-matching window, not its first characters.
+    for text_hash, chunk_text in chunks:
+        if text_hash == best_hash:
+            head, _, body = chunk_text.partition("\n\n")
+            text = body.strip() or text
+            break
+    return text if len(text) <= cap else text[: cap - 1].rstrip() + "…"
+
+
+@dataclass(slots=True)
+class _Pool:
+    """The fused candidates for one question and what the gate reads about them:
+    heading rows, chunks ``(hash, text)`` by heading, file info by path, and (vector
+    mode only) stored vectors by chunk hash."""
+
+    fused: list[tuple[int, float]]
+    rows: dict[int, dict]
+    chunks: dict[int, list[tuple[str, str]]]
+    files: dict[str, dict]
+    stored: dict
+
+
+def select_context(
+    store: Store,
+    settings: Settings,
+    *,
+    question: str,
+    buffer: str | None,
+    vectors: Sequence[Sequence[float]],
+    k: int,
+    exclude_nodes: frozenset[str] = frozenset(),
+    now: _dt.date | None = None,
+) -> NoteContext:
+    """The synchronous part of :func:`gather_context` (runs on a reader thread): rank
+    the candidates, gate them, drop near-duplicates, fit the budget, number the notes."""
+    vectors = [v for v in vectors if v is not None]
+    mode = "vector" if vectors and store.has_vector_table() else "keyword"
+    pool = _candidate_pool(store, question, buffer, vectors if mode == "vector" else [], max(4 * k, 40))
+    candidates, best_score = _gate(
+        pool, settings, question=question, buffer=buffer, vectors=vectors,
+        exclude_nodes=exclude_nodes, now=now or _dt.date.today(),
+    )  # fmt: skip
+    groups = _fit_budget(_drop_near_duplicates(candidates), k, settings.context_chars)
+    return _number_notes(groups, pool.files, mode, best_score)
+
+
+def _candidate_pool(
+    store: Store, question: str, buffer: str | None, vectors: Sequence[Sequence[float]], size: int
+) -> _Pool:
+    """The best ``size`` headings by reciprocal rank fusion of a vector ranking per query
+    vector (none in keyword mode), BM25 over the question, and BM25 (any word) over the
+    buffer; with what the gate needs to know about each."""
+    rankings: list[list[int]] = [[h for h, _ in retrieval.vector_hits(store, v, size)] for v in vectors]
+    if question:
+        rankings.append([h for h, _, _ in retrieval.keyword_hits(store, question, size)])
+    if buffer:
+        rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, size, any_term=True)])
+    fused = retrieval.reciprocal_rank_fusion(*rankings)[:size]
+    ids = [h for h, _ in fused]
+    rows = store.headings(ids)
+    chunks = store.heading_chunks(ids)
+    files = store.file_info([r["file"] for r in rows.values()])
+    stored = store.vectors_for_hashes([h for cs in chunks.values() for h, _ in cs]) if vectors else {}
+    return _Pool(fused, rows, chunks, files, stored)
+
+
+def _gate(
+    pool: _Pool,
+    settings: Settings,
+    *,
+    question: str,
+    buffer: str | None,
+    vectors: Sequence[Sequence[float]],
+    exclude_nodes: frozenset[str],
+    now: _dt.date,
+) -> tuple[list[_Candidate], float | None]:
+    """The candidates that pass the relevance gate (see the module docstring), best
+    first by fused score (weighted by recency when ``recency_half_life_days`` is set),
+    each with its excerpt; and the best relevance seen (passed or not). A heading whose
+    excerpt is already in the buffer is left out: it is in front of the model."""
+    question_terms = _terms(question)
+    query_terms = question_terms | _terms((buffer or "")[:BUFFER_QUERY_CHARS])
+    buffer_norm = _normal(buffer) if buffer else ""
+    cap = max(400, settings.context_chars // 3)
+    half_life = settings.recency_half_life_days
+    candidates: list[_Candidate] = []
+    best_score: float | None = None
+    for heading_id, score in pool.fused:
+        row = pool.rows.get(heading_id)
+        if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
+            continue
+        chunks = pool.chunks.get(heading_id, [])
+        best_hash, relevance = _best_chunk(chunks, pool.stored, vectors)
+        file = pool.files.get(row["file"], {})
+        words = " ".join([file.get("title") or "", *row["olp"], row["title"], row["node_title"], row["text"] or ""])
+        if relevance is not None:
+            # Vector mode; a heading holding every word of a question (names, error
+            # codes: what embeddings blur) passes too.
+            passed = relevance >= settings.min_vector_similarity or (
+                len(question_terms) >= 2 and keyword_coverage(question_terms, words) >= 1.0
+            )
+        else:  # keyword mode, or this heading's chunks are not embedded yet
+            relevance = keyword_coverage(query_terms, words)
+            passed = relevance >= settings.min_keyword_coverage
+        best_score = relevance if best_score is None else max(best_score, relevance)
+        if not passed:
+            continue
+        excerpt = _excerpt(row, chunks, best_hash, cap)
+        if buffer_norm and excerpt and _normal(excerpt) in buffer_norm:
+            continue  # already in front of the model, as the buffer
+        if half_life:
+            score *= _recency_weight(row["date"], file.get("mtime_ns"), half_life, now)
+        candidates.append(_Candidate(heading_id, row, score, relevance, excerpt))
+    candidates.sort(key=lambda c: c.fused, reverse=True)
+    return candidates, best_score
+
+
+def _best_chunk(
+    chunks: Iterable[tuple[str, str]], stored: dict, vectors: Sequence[Sequence[float]]
+) -> tuple[str | None, float | None]:
+    """``(hash, cosine)`` of the heading's chunk most similar to any query vector, or
+    ``(None, None)`` when none of its chunks has a stored vector."""
+    best_hash, relevance = None, None
+    for text_hash, _ in chunks:
+        vector = stored.get(text_hash)
+        if vector is None:
+            continue
+        sim = max(_dot(vector, q) for q in vectors)
+        if relevance is None or sim > relevance:
+            best_hash, relevance = text_hash, sim
+    return best_hash, relevance
+
+
+def _drop_near_duplicates(candidates: list[_Candidate]) -> list[_Candidate]:
+    """Near-duplicates (copied paragraphs, the same text in two files) given once: the
+    first of each group, by word-trigram Jaccard similarity of title and excerpt."""
+    kept: list[_Candidate] = []
+    kept_shingles: list[set] = []
+    for cand in candidates:
+        sh = _shingles(" ".join([cand.row["title"], cand.excerpt]))
+        if any(_jaccard(sh, other) >= DEDUP_JACCARD for other in kept_shingles):
+            continue
+        kept.append(cand)
+        kept_shingles.append(sh)
+    return kept
+
+
+def _fit_budget(candidates: list[_Candidate], k: int, budget: int) -> list[list[_Candidate]]:
+    """The candidates grouped by node (first appearance orders the notes), at most ``k``
+    notes, within ``budget`` characters; a first note too long for the budget is cut."""
+    groups: dict[str, list[_Candidate]] = {}
+    for cand in candidates:
+        key = cand.row["node_id"] or f"file:{cand.row['file']}"
+        if key not in groups and len(groups) >= k:
+            continue
+        cost = len(cand.excerpt) + len(cand.row["title"]) + 40 + (0 if key in groups else 120)
+        if cost > budget:
+            if groups:
+                continue
+            cand.excerpt = cand.excerpt[: max(0, budget - 200)]
+            cost = budget
+        budget -= cost
+        groups.setdefault(key, []).append(cand)
+    return list(groups.values())
+
+
+def _number_notes(
+    groups: list[list[_Candidate]], files: dict[str, dict], mode: str, best_score: float | None
+) -> NoteContext:
+    """The notes numbered from 1 in order: a :class:`Source` each (its most relevant
+    heading) and the ``<note>`` blocks for the prompt."""
+    sources: list[Source] = []
+    blocks: list[str] = []
+    for n, members in enumerate(groups, start=1):
+        best = max(members, key=lambda c: c.relevance)
+        row = best.row
+        date = next((c.row["date"] for c in members if c.row["date"]), None)
+        sources.append(
+            Source(
+                n=n,
+                node_id=row["node_id"],
+                title=row["node_title"],
+                heading=row["title"],
+                file=row["file"],
+                line=row["start_line"],
+                score=round(float(best.relevance), 4),
+                olp=list(row["olp"]),
+                date=date,
+            )
+        )
+        file_title = files.get(row["file"], {}).get("title") or row["node_title"]
+        blocks.append(_note_block(n, row["node_title"], date, row["file"], file_title, members))
+    return NoteContext(
+        sources=sources,
+        notes_block="\n\n".join(blocks),
+        used_notes=bool(sources),
+        mode=mode,
+        best_score=None if best_score is None else round(float(best_score), 4),
+    )
+
+
+def _note_block(n: int, title: str, date: str | None, path: str, file_title: str, members: list[_Candidate]) -> str:
+    lines = [f'<note n="{n}">', f"[{n}] {org_link_label(title)}"]
+    if date:
+        lines.append(f"Date: {date}")
+    lines.append(f"File: {path}")
+    for cand in sorted(members, key=lambda c: c.row["start_line"]):
+        row = cand.row
+        outline = " > ".join([file_title, *row["olp"], row["title"]]) if row["level"] else file_title
+        lines.append("")
+        lines.append(f"## {outline}")
+        if cand.excerpt:
+            lines.append(escape_data(cand.excerpt))
+    lines.append("</note>")
+    return "\n".join(lines)
+
+
+async def gather_context(
+    index: NotesIndex,
+    question: str,
+    *,
+    buffer: str | None = None,
+    k: int = 8,
+    exclude_nodes: Iterable[str] = (),
+) -> NoteContext:
+    """The notes to answer ``question`` with (see the module docstring), from a hybrid
+    search over the question and, when given, ``buffer`` (so a buffer alone finds its
+    related notes). At most ``k`` notes, within ``settings.context_chars`` characters.
+    Raises BadRequest when both are empty; works without an embedder (keyword mode)."""
+    question = (question or "").strip()
+    buffer = (buffer or "").strip() or None
+    if not question and not buffer:
+        raise BadRequest("give a question or a buffer")
+    if k < 1:
+        raise BadRequest("k must be at least 1")
+    vectors: list[list[float]] = []
+    if await index.has_vectors():
+        if question:
+            vectors.append(await index.query_vector(question))
+        if buffer:
+            vectors.append(await index.query_vector(buffer[:BUFFER_QUERY_CHARS], document=True))
+    vectors = [v for v in vectors if v is not None]
+    settings = index.settings
+    excluded = frozenset(exclude_nodes)
+    return await index.read(
+        lambda store: select_context(
+            store,
+            settings,
+            question=question,
+            buffer=buffer[:BUFFER_QUERY_CHARS] if buffer else None,
+            vectors=vectors,
+            k=k,
+            exclude_nodes=excluded,
+        )
+    )

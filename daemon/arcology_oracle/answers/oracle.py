@@ -1,0 +1,329 @@
+"""The oracle: ask, summarize and converse over the notes with a chat model.
+
+:class:`Oracle` gathers the notes for a request (:mod:`~arcology_oracle.answers.context`),
+builds the messages (:mod:`~arcology_oracle.answers.prompts`), and hands back a
+:class:`Reply` whose text streams from the model, or a :class:`ConverseResult` (the org
+heading to insert into a conversation). Generic note summaries are cached in the store,
+keyed by the note's content, the model and the prompts.
+
+Privacy: text sent by clients (buffers, conversations) loses its private, crypt and
+excluded subtrees first (:func:`arcology_oracle.notes.conversations.strip_private`); note
+text comes only from the index, where such headings never are.
+
+No aiohttp.web here: the http layer and the CLI both drive :class:`Oracle`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import re
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..errors import BadRequest, NotFound
+from ..notes import conversations
+from ..store import Store
+from .context import BUFFER_QUERY_CHARS, gather_context
+from .index_api import NotesIndex
+from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
+from .sources import Source, org_link_label, sources_org_block
+
+SUMMARY_VERSION = "1"  # bump to invalidate every cached summary
+
+_BRACKET_NUMBER = re.compile(r"[ \t]?\[\d{1,3}\]")
+
+
+@dataclass(slots=True)
+class Reply:
+    """An answer whose sources are known and whose text is still to come.
+
+    Iterate ``pieces`` (an async generator; close it with ``contextlib.aclosing`` or by
+    cancelling) to receive the text as the model writes it; the first ``__anext__``
+    raises ServiceUnavailable/ModelNotFound when the model cannot be reached, so callers
+    can still answer 503 before they start streaming. ``cached`` is True when the text
+    comes from the summaries cache (no model call).
+    """
+
+    sources: list[Source]
+    used_notes: bool
+    pieces: AsyncIterator[str]
+    model: str
+    cached: bool = False
+
+    async def text(self) -> str:
+        """The whole text (consumes ``pieces``)."""
+        out: list[str] = []
+        async with aclosing(self.pieces) as pieces:
+            async for piece in pieces:
+                out.append(piece)
+        return "".join(out)
+
+
+class Oracle:
+    """Questions, summaries and conversations over one index with one chat client.
+
+    ``index`` is a :class:`~arcology_oracle.answers.index_api.NotesIndex`, ``llm`` an
+    :class:`~arcology_oracle.ollama.chat.OllamaChat` (anything with its ``chat`` and ``stream_chat``).
+    """
+
+    def __init__(self, index: NotesIndex, llm, prompts: Prompts | None = None):
+        self.index = index
+        self.llm = llm
+        self.settings: Settings = index.settings
+        self._prompts = prompts
+
+    @property
+    def prompts(self) -> Prompts:
+        return self._prompts or load_prompts(self.settings)
+
+    async def _point(self, file: str | None, line: int | None) -> dict | None:
+        """The indexed heading at ``file``:``line`` (None when there is none)."""
+        if not file:
+            return None
+        return await self.index.read(lambda s: s.heading_at(file, line or 1))
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        buffer: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+        k: int = 8,
+        model: str | None = None,
+    ) -> Reply:
+        """Answer ``question`` (about ``buffer``, when given) from the notes.
+
+        ``file``/``line`` is where the user is: the note at that point is not offered
+        as a source (it is the buffer; without a buffer, that heading's indexed text
+        stands in for it). Private, crypt and excluded parts of the buffer are cut out
+        first (:func:`conversations.strip_private`), as the indexer does. Retrieval
+        happens here; the model is called when ``Reply.pieces`` is first iterated.
+        """
+        question = (question or "").strip()
+        if buffer:
+            buffer = conversations.strip_private(buffer, self.settings.private_tags)
+            if not buffer.strip() and not question:
+                raise BadRequest("the buffer is private (private or crypt tags) and there is no question")
+        point = await self._point(file, line)
+        exclude = [point["node_id"]] if point and point["node_id"] else []
+        if not (buffer or "").strip() and point is not None:
+            buffer = " > ".join([*point["olp"], point["title"]]) + "\n" + (point["text"] or "")
+        context = await gather_context(self.index, question, buffer=buffer, k=k, exclude_nodes=exclude)
+        prompts = self.prompts
+        messages = [
+            {"role": "system", "content": grounding_system_message(context, prompts)},
+            {"role": "user", "content": user_message(question, buffer, prompts, buffer_chars=self.settings.context_chars // 2)},
+        ]
+        model = model or self.llm.model
+        return Reply(context.sources, context.used_notes, self.llm.stream_chat(messages, model=model), model)
+
+    # -- summaries ------------------------------------------------------------------
+
+    async def _note(self, node: str | None, file: str | None) -> tuple[list[dict], str, Source]:
+        """The headings of a note, its text for a prompt, and it as source [1]."""
+
+        def read(store: Store):
+            rows = store.subtree(node_id=node, path=file)
+            if not rows:
+                return None, None
+            return rows, store.file_info([rows[0]["file"]]).get(rows[0]["file"], {}).get("title")
+
+        rows, file_title = await self.index.read(read)
+        if not rows:
+            what = f"node with ID {node!r}" if node else f"file {file!r}"
+            raise NotFound(f"no {what} in the index")
+        first = rows[0]
+        file_title = file_title or first["node_title"]
+        blocks = []
+        for row in rows:
+            outline = " > ".join([file_title, *row["olp"], row["title"]]) if row["level"] else file_title
+            text = (row["text"] or "").strip()
+            blocks.append(f"## {outline}" + (f"\n{text}" if text else ""))
+        source = Source(
+            n=1,
+            node_id=node or first["node_id"],
+            title=first["node_title"],
+            heading=first["title"],
+            file=first["file"],
+            line=first["start_line"],
+            score=1.0,
+            olp=list(first["olp"]),
+            date=first["date"],
+        )
+        return rows, "\n\n".join(blocks), source
+
+    def _parts(self, text: str) -> list[str]:
+        """``text`` cut into pieces of at most ``context_chars``, at heading, then
+        paragraph, then line boundaries."""
+        limit = self.settings.context_chars
+        if len(text) <= limit:
+            return [text]
+        units: list[str] = []
+        for block in re.split(r"\n(?=## )", text):
+            if len(block) <= limit:
+                units.append(block)
+                continue
+            for para in block.split("\n\n"):
+                while len(para) > limit:
+                    cut = para.rfind("\n", 0, limit)
+                    cut = cut if cut > limit // 2 else limit
+                    units.append(para[:cut])
+                    para = para[cut:].lstrip("\n")
+                units.append(para)
+        parts: list[str] = []
+        current = ""
+        for unit in units:
+            if current and len(current) + 2 + len(unit) > limit:
+                parts.append(current)
+                current = unit
+            else:
+                current = f"{current}\n\n{unit}" if current else unit
+        if current:
+            parts.append(current)
+        return parts
+
+    async def _summary_stream(
+        self, text: str, title: str, question: str | None, model: str
+    ) -> AsyncIterator[str]:
+        """One note's summary: one streamed call for a short note; for a long one a
+        running summary over its parts, then a streamed roll-up."""
+        prompts = self.prompts
+        system = {"role": "system", "content": prompts.render("summarize_system")}
+        parts = self._parts(text)
+        if len(parts) == 1:
+            name = "summarize_question" if question else "summarize_note"
+            user = prompts.render(name, title=title, note=escape_data(parts[0]), question=question or "")
+            stream = self.llm.stream_chat([system, {"role": "user", "content": user}], model=model)
+        else:
+            focus = f"Keep only what bears on this question: {question}" if question else ""
+            summary = "(nothing yet)"
+            for i, part in enumerate(parts, start=1):
+                user = prompts.render(
+                    "summarize_part", title=title, summary=summary, note=escape_data(part), part=i, parts=len(parts), focus=focus
+                )
+                summary = (await self.llm.chat([system, {"role": "user", "content": user}], model=model)).strip()
+            user = prompts.render("summarize_rollup", title=title, summary=summary, focus=focus)
+            stream = self.llm.stream_chat([system, {"role": "user", "content": user}], model=model)
+        async with aclosing(stream) as pieces:
+            async for piece in pieces:
+                yield piece
+
+    def summary_key(self, model: str, note_text: str) -> str:
+        """The cache key of a generic summary: model, prompts and the note's content."""
+        prompts = self.prompts
+        fingerprint = prompts.fingerprint("summarize_system", "summarize_note", "summarize_part", "summarize_rollup")
+        content = hashlib.sha256(note_text.encode("utf-8")).hexdigest()
+        raw = "\x1f".join(["summary", SUMMARY_VERSION, model, fingerprint, content])
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    async def summarize(
+        self,
+        *,
+        node: str | None = None,
+        file: str | None = None,
+        question: str | None = None,
+        k: int = 5,
+        model: str | None = None,
+    ) -> Reply:
+        """A summary of a note (``node`` ID or ``file``), focused on ``question`` when
+        given; or, with only a question, of the top notes for it (each contextually,
+        then together, citing them by number).
+
+        A generic summary is cached by the note's content, the model and the prompts: a
+        second request for an unchanged note makes no model call (``Reply.cached``), an
+        edited note gets a new one. Raises NotFound, BadRequest.
+        """
+        question = (question or "").strip() or None
+        model = model or self.llm.model
+        if node or file:
+            rows, text, source = await self._note(node, file)
+            if question:
+                return Reply([source], True, self._summary_stream(text, source.title, question, model), model)
+            key = self.summary_key(model, text)
+            cached = await self.index.read(lambda s: s.cached_summary(key))
+            if cached is not None:
+                return Reply([source], True, _once(cached), model, cached=True)
+            return Reply([source], True, self._caching(self._summary_stream(text, source.title, None, model), key, source.file), model)
+        if not question:
+            raise BadRequest("give a node, a file or a question")
+        context = await gather_context(self.index, question, k=k)
+        if not context.used_notes:
+            return Reply([], False, _once(f"None of your notes is relevant enough to summarize for: {question}"), model)
+        return Reply(context.sources, True, self._summarize_many(context.sources, question, model), model)
+
+    async def _caching(self, stream: AsyncIterator[str], key: str, file: str) -> AsyncIterator[str]:
+        out: list[str] = []
+        async with aclosing(stream) as pieces:
+            async for piece in pieces:
+                out.append(piece)
+                yield piece
+        text = "".join(out)
+        if text.strip():
+            await self.index.write(lambda s: s.cache_summary(key, text, file))
+
+    async def _summarize_many(self, sources: list[Source], question: str, model: str) -> AsyncIterator[str]:
+        summaries = []
+        for src in sources:
+            _, text, _ = await self._note(src.node_id, None if src.node_id else src.file)
+            out: list[str] = []
+            async with aclosing(self._summary_stream(text, src.title, question, model)) as pieces:
+                async for piece in pieces:
+                    out.append(piece)
+            # Brackets in a note's own summary are not our numbers: drop them.
+            text = _BRACKET_NUMBER.sub("", "".join(out)).strip()
+            summaries.append(f"[{src.n}] {org_link_label(src.title)}\n{escape_data(text)}")
+        prompts = self.prompts
+        messages = [
+            {"role": "system", "content": prompts.render("summarize_system")},
+            {"role": "user", "content": prompts.render("summarize_together", question=question, summaries="\n\n".join(summaries))},
+        ]
+        async with aclosing(self.llm.stream_chat(messages, model=model)) as pieces:
+            async for piece in pieces:
+                yield piece
+
+    # -- conversations -------------------------------------------------------------
+
+    async def converse(
+        self, org: str, *, k: int = 8, model: str | None = None, marker: str = "oracle", when: _dt.datetime | None = None
+    ) -> "ConverseResult":
+        """Answer the conversation held in the org subtree ``org`` (see
+        :mod:`arcology_oracle.notes.conversations`) with a new heading one level below its root."""
+        conversation = conversations.parse_conversation(conversations.strip_private(org, self.settings.private_tags), marker=marker)
+        # The last message is the question; what came before (a follow-up's "it")
+        # steers retrieval as a buffer does.
+        history = conversation.history[-BUFFER_QUERY_CHARS:] or None
+        context = await gather_context(self.index, conversation.question, buffer=history, k=k)
+        messages = [
+            {"role": "system", "content": grounding_system_message(context, self.prompts, name="converse")},
+            *conversation.messages(),
+        ]
+        model = model or self.llm.model
+        answer = (await self.llm.chat(messages, model=model)).strip()
+        heading = conversations.render_answer(
+            answer,
+            sources_org_block(context.sources),
+            level=conversation.level + 1,
+            model=model,
+            when=when or _dt.datetime.now(),
+            used_notes=context.used_notes,
+        )
+        return ConverseResult(heading, answer, context.sources, context.used_notes, model)
+
+
+@dataclass(slots=True)
+class ConverseResult:
+    """``org`` is the heading to insert; ``answer`` the model's text alone."""
+
+    org: str
+    answer: str
+    sources: list[Source]
+    used_notes: bool
+    model: str
+
+
+async def _once(text: str) -> AsyncIterator[str]:
+    yield text

@@ -1,0 +1,173 @@
+"""Reading headings, nodes, files, chunks and links: rows as dicts, for search results,
+the context of a question, summaries and the HTTP API.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from .connection import StoreBase
+
+
+class Reads(StoreBase):
+    """Row reads of the index (see the module docstring)."""
+
+    def counts(self) -> dict[str, int]:
+        """Files, headings, chunks, embedded and pending chunk counts."""
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        chunks = one("SELECT count(*) FROM chunks")
+        embedded = one(
+            "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
+        )
+        return {
+            "files": one("SELECT count(*) FROM files"),
+            "headings": one("SELECT count(*) FROM headings"),
+            "nodes": one("SELECT count(DISTINCT own_id) FROM headings WHERE own_id IS NOT NULL"),
+            "chunks": chunks,
+            "embedded": embedded,
+            "pending": chunks - embedded,
+        }
+
+    def headings_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[int]]:
+        """Heading ids whose chunks have each text hash (one query)."""
+        out: dict[str, list[int]] = {text_hash: [] for text_hash in hashes}
+        for text_hash, heading_id in self.conn.execute(
+            "SELECT hash, heading FROM chunks WHERE hash IN (SELECT value FROM json_each(?))", (json.dumps(list(hashes)),)
+        ):
+            out[text_hash].append(heading_id)
+        return out
+
+    def headings(self, ids: Sequence[int]) -> dict[int, dict]:
+        """Full heading rows (with the file path as ``file``) by heading id (one query)."""
+        rows = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE h.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        ).fetchall()
+        return {row["id"]: _heading_dict(row) for row in rows}
+
+    def heading_owners(self, ids: Sequence[int]) -> dict[int, tuple[str | None, str]]:
+        """``(node id or None, file path)`` by heading id: what grouping results by note
+        needs, without reading (and decoding) whole rows."""
+        return {
+            r[0]: (r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT h.id, h.node_id, f.path FROM headings h JOIN files f ON f.id = h.file"
+                " WHERE h.id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(ids)),),
+            )
+        }
+
+    def node_headings(self, node_id: str) -> list[dict]:
+        """Every heading that belongs to ``node_id``, in file order (the node's own first)."""
+        rows = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE h.node_id = ? ORDER BY f.path, h.start_line",
+            (node_id,),
+        ).fetchall()
+        return [_heading_dict(r) for r in rows]
+
+    def node(self, node_id: str) -> dict | None:
+        """The heading (or file record) that carries ``node_id`` as its own ID."""
+        row = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE h.own_id = ? ORDER BY h.id LIMIT 1",
+            (node_id,),
+        ).fetchone()
+        return None if row is None else _heading_dict(row)
+
+    def heading_at(self, path: str, line: int) -> dict | None:
+        """The heading of file ``path`` whose lines contain ``line`` (the deepest one)."""
+        row = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE f.path = ? AND h.start_line <= ? ORDER BY h.start_line DESC LIMIT 1",
+            (path, int(line)),
+        ).fetchone()
+        return None if row is None else _heading_dict(row)
+
+    def file_headings(self, path: str) -> list[dict]:
+        rows = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE f.path = ? ORDER BY h.start_line",
+            (path,),
+        ).fetchall()
+        return [_heading_dict(r) for r in rows]
+
+    def chunk_hashes(self, heading_ids: Sequence[int]) -> list[str]:
+        out = []
+        for heading_id in heading_ids:
+            out.extend(
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT hash FROM chunks WHERE heading = ? ORDER BY ordinal", (heading_id,)
+                )
+            )
+        return out
+
+    def linked_nodes(self, node_id: str) -> set[str]:
+        """Nodes linked from ``node_id`` or linking to it."""
+        out = {r[0] for r in self.conn.execute("SELECT dst_node FROM links WHERE src_node = ?", (node_id,))}
+        out |= {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT src_node FROM links WHERE dst_node = ? AND src_node IS NOT NULL", (node_id,)
+            )
+        }
+        return out
+
+
+    def heading_chunks(self, heading_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
+        """``(hash, text)`` of each heading's chunks, in order."""
+        out: dict[int, list[tuple[str, str]]] = {}
+        for heading_id in heading_ids:
+            out[heading_id] = [
+                (r[0], r[1])
+                for r in self.conn.execute(
+                    "SELECT hash, text FROM chunks WHERE heading = ? ORDER BY ordinal", (heading_id,)
+                )
+            ]
+        return out
+
+    def file_info(self, paths: Sequence[str]) -> dict[str, dict]:
+        """``{path: {"title", "mtime_ns", "hash"}}`` for the indexed files among ``paths``."""
+        out: dict[str, dict] = {}
+        for path in set(paths):
+            row = self.conn.execute("SELECT title, mtime_ns, hash FROM files WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                out[path] = {"title": row[0], "mtime_ns": row[1], "hash": row[2]}
+        return out
+
+    def subtree(self, *, node_id: str | None = None, path: str | None = None) -> list[dict] | None:
+        """The headings of a whole note, in file order, or None when it is not indexed.
+
+        A file node (or ``path``) is every heading of its file; a heading node is that heading
+        and the headings below it (its subtree, child nodes included, as Org shows it).
+        Private, crypt and excluded headings are never in the index, so never here.
+        """
+        if path is None:
+            node = self.node(node_id)
+            if node is None:
+                return None
+            rows = self.file_headings(node["file"])
+            if node["level"] == 0:
+                return rows
+            inside = [r for r in rows if r["start_line"] >= node["start_line"]]
+            out = [inside[0]] if inside else []
+            for row in inside[1:]:
+                if row["level"] <= node["level"]:
+                    break
+                out.append(row)
+            return out
+        rows = self.file_headings(path)
+        return rows or None
+
+
+def _heading_dict(row) -> dict:
+    d = dict(row)
+    d["file"] = d.pop("file_path")
+    d["olp"] = json.loads(d["olp"])
+    d["tags"] = json.loads(d["tags"])
+    d["properties"] = json.loads(d["properties"])
+    d["aliases"] = json.loads(d["aliases"])
+    return d

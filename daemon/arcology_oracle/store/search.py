@@ -1,0 +1,175 @@
+"""Search in SQL: FTS5 keyword matches, the k nearest vectors, stored vectors and whole
+note texts read for re-scoring, and SQLite's BM25 over a handful of texts.
+
+Nearest neighbours come from the in-memory index (:mod:`~arcology_oracle.store.vectors`),
+re-scored exactly by sqlite-vec on the stored float32 vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import vectors
+from .db import pack_vector, sqlite, unpack_vector
+from .migrations import FTS_TOKENIZE
+from .vector_sync import VEC_TABLE, VectorSync
+
+
+# snippet() of the body column: no highlight marks, an ellipsis, about 16 tokens.
+_SNIPPET_ARGS = "2, '', '', ' … ', 16"
+
+
+class Search(VectorSync):
+    """Keyword and vector search (see the module docstring)."""
+
+    def fts_search(self, match: str, k: int, *, snippets: bool = True) -> list[tuple[int, float, str | None]]:
+        """Headings matching an FTS5 ``match`` expression: ``(heading id, bm25, snippet)``,
+        the snippet None without ``snippets`` (each costs ~0.1 ms: most of the query).
+
+        ``match`` must already be quoted (see ``retrieval.fts_query``). bm25 is negative;
+        lower is better. Title and outline path weigh more than the body.
+        """
+        snippet = f"snippet(headings_fts, {_SNIPPET_ARGS})" if snippets else "NULL"
+        rows = self.conn.execute(
+            f"SELECT rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank, {snippet} AS snip"
+            " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
+            (match, int(k)),
+        ).fetchall()
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def fts_snippets(self, match: str, ids: Sequence[int]) -> dict[int, str]:
+        """The snippets :meth:`fts_search` gives, for the headings ``ids`` only."""
+        if not ids:
+            return {}
+        return dict(
+            self.conn.execute(
+                f"SELECT rowid, snippet(headings_fts, {_SNIPPET_ARGS}) FROM headings_fts"
+                " WHERE headings_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+                (match, json.dumps(list(ids))),
+            ).fetchall()
+        )
+
+    def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
+
+        Candidates come from the in-memory index shared by this process's stores of the
+        database (first brought up to date with what this connection sees); the best
+        ``k`` plus a margin are re-scored exactly on their stored float32 vectors by
+        sqlite-vec, in the statement that reads their text hashes, so quantisation never
+        decides the order. (Reading the blobs into numpy instead took as long for 125
+        candidates and up to twice as long for 400: BENCHMARKS.md, sqlite-vec.)
+        """
+        if not self.has_vector_table() or k <= 0:
+            return []
+        index = self._vector_index()
+        index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+        candidates = index.search(vector, int(k) + max(10, int(k) // 4))
+        if not candidates:
+            return []
+        rows = self.conn.execute(
+            f"SELECT e.hash, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
+            " JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?))"
+            " ORDER BY d, v.rowid LIMIT ?",
+            (pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)),
+        ).fetchall()
+        # Unit vectors: |a - b|^2 = 2 (1 - cos) = 2 * cosine distance.
+        return [(text_hash, math.sqrt(max(0.0, 2.0 * distance))) for text_hash, distance in rows]
+
+    def vectors_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vector of each hash that has one."""
+        if not hashes or not self.has_vector_table():
+            return {}
+        out = {}
+        for text_hash in hashes:
+            row = self.conn.execute(
+                f"SELECT e.hash, v.embedding FROM embeddings e JOIN {VEC_TABLE} v ON v.rowid = e.id "
+                "WHERE e.hash = ?",
+                (text_hash,),
+            ).fetchone()
+            if row is not None:
+                out[row[0]] = unpack_vector(row[1])
+        return out
+
+    def node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The normalised mean of the stored vectors of each node's chunks (its own
+        headings and those below it without an ID of their own), in one query; nodes with
+        no vector are absent. Each distinct text counts once, as in ``retrieval.stored_vector``."""
+        if not node_ids or not self.has_vector_table():
+            return {}
+        # DISTINCT before the join: comparing 3 KB blobs for it cost half the query.
+        rows = self.conn.execute(
+            "SELECT d.node_id, v.embedding FROM (SELECT DISTINCT h.node_id, e.id FROM headings h"
+            " JOIN chunks c ON c.heading = h.id JOIN embeddings e ON e.hash = c.hash"
+            " WHERE h.node_id IN (SELECT value FROM json_each(?))) d"
+            f" JOIN {VEC_TABLE} v ON v.rowid = d.id",
+            (json.dumps(list(node_ids)),),
+        ).fetchall()
+        grouped: dict[str, list[bytes]] = {}
+        for node_id, blob in rows:
+            grouped.setdefault(node_id, []).append(blob)
+        out = {}
+        for node_id, blobs in grouped.items():
+            total = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).sum(axis=0, dtype=np.float64)
+            norm = float(np.sqrt(total @ total))
+            if norm:
+                out[node_id] = total / norm
+        return out
+
+    def note_texts(self, heading_ids: Sequence[int], limit: int) -> dict[int, str]:
+        """For each heading id, the titles and text of every heading of its note (its node,
+        or for headings in no node, those of its file in no node), in one query; at most
+        ``limit`` characters of each, from the start."""
+        placeholders = ",".join("?" * len(heading_ids))
+        rows = self.conn.execute(
+            "WITH q(id, node_id, file) AS ("
+            f"  SELECT id, node_id, file FROM headings WHERE id IN ({placeholders}))"
+            " SELECT q.id, h.title, h.text FROM q JOIN headings h"
+            "  ON (q.node_id IS NOT NULL AND h.node_id = q.node_id)"
+            "  OR (q.node_id IS NULL AND h.file = q.file AND h.node_id IS NULL)"
+            " ORDER BY q.id, h.start_line",
+            list(heading_ids),
+        ).fetchall()
+        out: dict[int, list[str]] = {}
+        size: dict[int, int] = {}
+        for heading_id, title, body in rows:
+            if size.get(heading_id, 0) < limit:
+                out.setdefault(heading_id, []).extend((title, body))
+                size[heading_id] = size.get(heading_id, 0) + len(title) + len(body) + 2
+        return {heading_id: "\n".join(parts)[:limit] for heading_id, parts in out.items()}
+
+
+def bm25_order(texts: Sequence[str], match: str) -> list[int]:
+    """The positions in ``texts`` that the FTS5 expression ``match`` finds, best first by
+    SQLite's own BM25 (the index's tokenizer, so "options" meets "option"; word
+    statistics are those of ``texts`` alone). Texts it does not match are left out.
+
+    Runs on this thread's in-memory scratch database, inside one rolled-back transaction:
+    it never touches the index file.
+    """
+    conn = _scratch()
+    conn.execute("BEGIN")
+    try:
+        conn.executemany("INSERT INTO notes (rowid, text) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
+        # bm25() is negative, best first.
+        return [r - 1 for (r,) in conn.execute("SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY rank", (match,))]
+    finally:
+        conn.execute("ROLLBACK")
+
+
+_scratch_local = threading.local()
+
+
+def _scratch():
+    """This thread's in-memory SQLite database with an empty FTS5 table ``notes`` (the
+    index's tokenizer), for :func:`bm25_order`. Never touches the index file."""
+    conn = getattr(_scratch_local, "conn", None)
+    if conn is None:
+        conn = sqlite.connect(":memory:", isolation_level=None)
+        conn.execute(f"CREATE VIRTUAL TABLE notes USING fts5(text, tokenize='{FTS_TOKENIZE}')")
+        _scratch_local.conn = conn
+    return conn

@@ -1,0 +1,272 @@
+"""Vectors in the database and the in-memory index kept in step with them: the embedding
+model, storing and dropping vectors, pending texts, loading the in-memory index.
+
+Vectors are keyed by the hash of the text they embed (table ``embeddings``), not by
+chunk, so a chunk whose text did not change keeps its vector across re-indexing,
+identical texts are embedded once, and a chunk is *pending* exactly when no vector exists
+for its hash. Every change to the vectors records a new generation token in ``meta`` and
+its delta (:mod:`~arcology_oracle.store.vectors`), which the other stores of the process
+apply to the shared in-memory index.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DimensionMismatch
+from . import vectors
+from .connection import VECTORS_SNAPSHOT_SUFFIX, StoreBase
+from .db import DatabaseError, pack_vector
+
+log = logging.getLogger(__name__)
+
+VEC_TABLE = "vec_embeddings"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingModelInfo:
+    """The embedding model recorded in ``meta``; ``dims`` is None until a vector is stored."""
+
+    model: str | None
+    dims: int | None
+    prefixes: str | None
+
+
+class VectorSync(StoreBase):
+    """The vector half of a store (see the module docstring)."""
+
+    def embedding_model(self) -> EmbeddingModelInfo:
+        dims = self.get_meta("embed_dims")
+        return EmbeddingModelInfo(
+            self.get_meta("embed_model"), int(dims) if dims else None, self.get_meta("embed_prefixes")
+        )
+
+    def ensure_embedding_model(self, model: str, prefixes: str, *, force: bool = False) -> bool:
+        """Record ``model`` (and its prefixes) as the one vectors come from.
+
+        When a different model or different prefixes were recorded (or ``force``: the
+        model changed under the same name), every vector is dropped (with the vector
+        table, whose dimension may differ) so all chunks become pending: vectors of two
+        models are never mixed. Returns True when it reset.
+        """
+        info = self.embedding_model()
+        if info.model == model and info.prefixes == prefixes and not force:
+            return False
+        with self.transaction():
+            self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
+            self.conn.execute("DELETE FROM embeddings")
+            self._set_meta("embed_model", model)
+            self._set_meta("embed_prefixes", prefixes)
+            self._set_meta("embed_dims", None)
+        return info.model is not None or force
+
+    def has_vector_table(self) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (VEC_TABLE,)
+        ).fetchone()
+        return row is not None
+
+    def store_vectors(self, items: Sequence[tuple[str, Sequence[float]]]) -> int:
+        """Store one vector per text hash, in one transaction; returns how many were new.
+
+        The first vector stored fixes the dimension (and creates the vector table). A
+        vector of another length raises :class:`DimensionMismatch` and nothing of the
+        batch is stored. Hashes no chunk uses any more (edited away meanwhile) are skipped.
+
+        The vector table is a plain table of float32 blobs, not vec0: search runs on the
+        in-memory :mod:`~arcology_oracle.vectors` index, and vec0 is ~10x slower to fill
+        and far slower to read back (see BENCHMARKS.md). A vec0 table made by an older
+        version keeps working.
+        """
+        if not items:
+            return 0
+        lengths = {len(v) for _, v in items}
+        dims = self.embedding_model().dims
+        expected = dims if dims is not None else next(iter(lengths))
+        if lengths != {expected} or expected == 0:
+            raise DimensionMismatch(
+                f"embedding model returned vectors of length {sorted(lengths)}, expected {expected}"
+            )
+        with self.transaction():
+            if dims is None or not self.has_vector_table():
+                self.conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {VEC_TABLE} (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
+                )
+                self._set_meta("embed_dims", str(expected))
+            # A few statements per batch, not three per vector.
+            in_use = {
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT DISTINCT hash FROM chunks WHERE hash IN (SELECT value FROM json_each(?))",
+                    (json.dumps([text_hash for text_hash, _ in items]),),
+                )
+            }
+            inserted = dict(
+                self.conn.execute(
+                    "INSERT INTO embeddings (hash) SELECT value FROM json_each(?) WHERE true"
+                    " ON CONFLICT(hash) DO NOTHING RETURNING hash, id",
+                    (json.dumps([text_hash for text_hash, _ in items if text_hash in in_use]),),
+                ).fetchall()
+            )
+            new = [(inserted.pop(text_hash), pack_vector(v)) for text_hash, v in items if text_hash in inserted]
+            self.conn.executemany(f"INSERT INTO {VEC_TABLE} (rowid, embedding) VALUES (?, ?)", new)
+            added_ids = [rowid for rowid, _ in new]
+            if added_ids or dims is None:
+                self.vectors_changed(added_ids=added_ids, added=[blob for _, blob in new], reset=dims is None)
+        return len(added_ids)
+
+    def drop_unused_vectors(self, hashes: Iterable[str]) -> None:
+        """Inside a writing transaction: delete the vectors of those ``hashes`` that no
+        chunk uses any more (and tell the in-memory index)."""
+        if not hashes:
+            return
+        has_vec = self.has_vector_table()
+        removed: list[int] = []
+        for text_hash in hashes:
+            if self.conn.execute("SELECT 1 FROM chunks WHERE hash = ? LIMIT 1", (text_hash,)).fetchone():
+                continue
+            row = self.conn.execute("SELECT id FROM embeddings WHERE hash = ?", (text_hash,)).fetchone()
+            if row is None:
+                continue
+            self.conn.execute("DELETE FROM embeddings WHERE id = ?", (row[0],))
+            if has_vec:
+                self.conn.execute(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (row[0],))
+                removed.append(row[0])
+        if removed:
+            self.vectors_changed(removed=removed)
+
+    # The in-memory vector index (see arcology_oracle.store.vectors) follows these two.
+
+    def _vector_index(self) -> vectors.VectorIndex:
+        index = getattr(self, "_vindex", None)
+        if index is None:
+            key = str(self.path)
+            key = f":memory:{id(self)}" if key == ":memory:" else str(Path(key).resolve())
+            index = self._vindex = vectors.shared_index(key)
+        return index
+
+    def vectors_changed(
+        self, *, added_ids: Sequence[int] = (), added: Sequence[bytes] = (), removed: Sequence[int] = (), reset: bool = False
+    ) -> None:
+        """Inside the writing transaction: a new generation token, and the delta to it
+        (``reset``: every reader reloads the in-memory index from the table)."""
+        prev = self.get_meta(vectors.META_KEY) or ""
+        new = vectors.new_token(prev)
+        self._set_meta(vectors.META_KEY, new)
+        index = self._vector_index()
+        if (len(removed) or index.saved_generation is not None) and (snapshot := self._snapshot_path()) is not None:
+            # The snapshot would outlive vectors removed now (a note deleted or made private),
+            # also when another process saved it.
+            snapshot.unlink(missing_ok=True)
+            index.saved_generation = None
+        rows = np.frombuffer(b"".join(added), dtype="<f4").reshape(len(added_ids), -1) if added_ids else np.empty((0, 0), np.float32)
+        index.record(
+            vectors.Delta(prev, new, np.asarray(removed, np.int64), np.asarray(added_ids, np.int64), rows, reset)
+        )
+
+    def _load_vectors(self) -> None:
+        """Load every vector into the in-memory index, in one read snapshot."""
+        index = self._vector_index()
+        own = not self.conn.in_transaction
+        if own:
+            self.conn.execute("BEGIN")
+        try:
+            generation = self.get_meta(vectors.META_KEY) or ""
+            snapshot = self._snapshot_path()
+            if index.generation is None and snapshot is not None and index.restore(snapshot, generation):
+                return
+            dims = self.embedding_model().dims or 0
+            # Not count(*) of the vector table: that walks every 3 KB row (30 s at 100k).
+            count = self.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+            cursor = self.conn.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
+
+            def batches():
+                while rows := cursor.fetchmany(4096):
+                    ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+                    yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dims)
+
+            index.load(generation, dims, count, batches())
+        finally:
+            if own:
+                self.conn.execute("COMMIT")
+
+    def warm_vectors(self) -> None:
+        """Bring the in-memory vector index up to date now (else the next knn does), and
+        save its snapshot if it had to read every vector."""
+        if self.has_vector_table():
+            self._vector_index().sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+            self._save_snapshot()
+
+    # A snapshot of the in-memory index beside the database lets a restart skip reading
+    # every vector (0.6-2.5 s at 100k; see VectorIndex.save and BENCHMARKS.md).
+
+    def _snapshot_path(self) -> Path | None:
+        return None if str(self.path) == ":memory:" else Path(f"{self.path}{VECTORS_SNAPSHOT_SUFFIX}")
+
+    def _save_snapshot(self) -> None:
+        """Save the in-memory index if it is current and not saved yet; never reloads."""
+        index, snapshot = getattr(self, "_vindex", None), self._snapshot_path()
+        if index is None or snapshot is None:
+            return
+        try:
+            token = self.get_meta(vectors.META_KEY) or ""
+            index.sync(token, lambda: None)  # recorded changes only
+            if index.generation == token:
+                index.save(snapshot)
+        except (OSError, DatabaseError) as exc:
+            log.warning("could not save the vector index snapshot %s: %s", snapshot, exc)
+
+    def close(self) -> None:
+        """Save the vector index's snapshot (see above), then close the connection."""
+        self._save_snapshot()
+        super().close()
+
+    def _count_unembedded(self, hashes: set[str]) -> int:
+        if not hashes:
+            return 0
+        embedded = self.conn.execute(
+            "SELECT count(*) FROM embeddings WHERE hash IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(hashes)),),
+        ).fetchone()[0]
+        return len(hashes) - embedded
+
+    def pending_texts(self, limit: int, *, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """Up to ``limit`` distinct ``(hash, text)`` pairs that have no vector yet.
+
+        Successive calls on one store continue after the last chunk returned (the
+        embedder drains pending work in chunk order, and a scan from the start each time
+        made draining quadratic: 20 s of 25 s at 11k chunks); only a call that finds too
+        few after that point looks again from the start, for chunks that reused low ids.
+        """
+        excluded = set(exclude)
+        start = getattr(self, "_pending_after", 0)
+        out = self._pending_from(start, limit, excluded)
+        if len(out) < limit and start > 0:
+            seen = {h for h, _ in out} | excluded
+            out += self._pending_from(0, limit - len(out), seen)
+        return out
+
+    def _pending_from(self, after: int, limit: int, excluded: set[str]) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        seen = set(excluded)
+        cursor = self.conn.execute(
+            "SELECT c.id, c.hash, c.text FROM chunks c WHERE c.id > ? "
+            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) ORDER BY c.id",
+            (after,),
+        )
+        for chunk_id, text_hash, text in cursor:
+            if text_hash in seen:
+                continue
+            seen.add(text_hash)
+            out.append((text_hash, text))
+            self._pending_after = chunk_id
+            if len(out) >= limit:
+                break
+        cursor.close()
+        return out
