@@ -92,19 +92,6 @@ def test_render_answer_is_a_well_formed_heading():
     assert "Sources:\n- none" in none
 
 
-def test_strip_private():
-    org = (
-        "#+title: x\n* Keep\nkept\n* Secret :private:\nhidden\n** Child\nhidden too\n* Crypt :crypt:\nhidden\n"
-        "* Excluded\n:PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\nhidden\n* Back\n"
-        "-----BEGIN PGP MESSAGE-----\nhidden\n-----END PGP MESSAGE-----\nvisible\n"
-    )
-    out = orgconv.strip_private(org)
-    assert "hidden" not in out
-    assert "kept" in out and "* Back" in out and "visible" in out
-    assert orgconv.strip_private("#+filetags: :journal:Private:\ntext") == ""
-    assert "hidden" not in orgconv.strip_private("* A :secret:\nhidden", private_tags=("secret",))
-
-
 @pytest.fixture
 async def oracle(index):
     llm = OllamaChat(index.settings)

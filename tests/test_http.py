@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.conftest import wait_until
@@ -41,6 +43,31 @@ async def test_node_metadata(client):
     assert body["title"] == "Sourdough Baking" and body["file"] == "sourdough-baking.org"
     headings = [h["heading"] for h in body["headings"]]
     assert "Bulk fermentation" in headings
+
+
+async def test_node_links_and_backlinks_leave_out_private_ones(make_client, settings, roam_dir):
+    # A private heading and an excluded node that link to Sourdough Baking: neither may
+    # show up as a backlink (nor their titles anywhere in the answer).
+    (roam_dir / "secret-links.org").write_text(
+        ":PROPERTIES:\n:ID: 5ec5ec00-0000-4000-8000-000000000001\n:END:\n#+title: Open file\n"
+        "* Hidden crumb :private:\n:PROPERTIES:\n:ID: 5ec5ec00-0000-4000-8000-000000000002\n:END:\n"
+        f"privatepelican [[id:{IDS['sourdough']}][bread]]\n"
+        "* Left out\n:PROPERTIES:\n:ID: 5ec5ec00-0000-4000-8000-000000000003\n:ROAM_EXCLUDE: t\n:END:\n"
+        f"excludedwombat [[id:{IDS['sourdough']}][bread]]\n"
+    )
+    client = await make_client(settings, embedded=False)
+    body = await (await client.get(f"/nodes/{IDS['sourdough']}")).json()
+    assert {"node_id": IDS["hydration"], "title": "Bread Hydration"} in body["links"]
+    assert {"node_id": IDS["bakers_percentages"], "title": "Baker's percentages"} in body["links"]
+    backlinks = {b["node_id"]: b["title"] for b in body["backlinks"]}
+    assert backlinks[IDS["hydration"]] == "Bread Hydration"
+    assert backlinks[IDS["journal_0301"]] == "2024-03-01"
+    assert not any(i.startswith("5ec5ec00") for i in backlinks)
+    assert IDS["sourdough"] not in backlinks
+    bulk = next(h for h in body["headings"] if h["heading"] == "Bulk fermentation")
+    assert f"[[id:{IDS['bakers_percentages']}][hydration]]" in bulk["body"]
+    text = json.dumps(body)
+    assert "Hidden crumb" not in text and "privatepelican" not in text and "excludedwombat" not in text
 
 
 async def test_heading_text_for_display(client):

@@ -198,7 +198,17 @@ def cmd_doctor(settings: Settings, args) -> int:
 def cmd_serve(settings: Settings, args) -> int:
     from .http.app import run_server
 
-    return run_server(settings)
+    if settings.mcp_port is None:
+        return run_server(settings)
+    from .mcp_server.http_transport import attach
+
+    return run_server(settings, setup=lambda app: attach(app, settings))
+
+
+def cmd_mcp(settings: Settings, args) -> int:
+    from .mcp_server.stdio import run_stdio
+
+    return run_stdio(settings)
 
 
 async def _stream_reply(reply, out=None) -> None:
@@ -312,7 +322,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", help="address to bind (default 127.0.0.1; any other needs a token)")
     p.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--token-file", type=Path, help="file holding the bearer token clients must send")
+    p.add_argument("--mcp-port", type=int, help="also serve MCP (streamable HTTP) at http://HOST:PORT/mcp")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("mcp", parents=[common], help="an MCP server on stdio over the running daemon (for AI clients)")
+    p.add_argument("--url", dest="daemon_url", help="the daemon's URL (default: daemon_url, else http://host:port)")
+    p.add_argument("--token-file", type=Path, help="file holding the daemon's bearer token")
+    p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("ask", parents=[common], help="ask a question; the answer streams, grounded in your notes")
     p.add_argument("question", nargs="?", default="", help="the question (may be empty with --buffer)")
@@ -338,6 +354,8 @@ def settings_from_args(args) -> Settings:
         "roam_dir": getattr(args, "roam_dir", None),
         "host": getattr(args, "host", None),
         "port": getattr(args, "port", None),
+        "mcp_port": getattr(args, "mcp_port", None),
+        "daemon_url": getattr(args, "daemon_url", None),
     }
     token_file = getattr(args, "token_file", None)
     if token_file is not None:

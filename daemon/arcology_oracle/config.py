@@ -98,6 +98,13 @@ class Settings(BaseModel):
     prompts_file: Path | None = None
     sources_in_compat_answers: bool = True
 
+    # MCP (see mcp_server/): where `arcology-oracle mcp` finds the daemon (default
+    # http://host:port), the port `serve` also answers MCP's streamable HTTP on (None: off),
+    # and whether tools that write notes (remember) are offered at all.
+    daemon_url: str | None = None
+    mcp_port: int | None = Field(None, ge=0, le=65535)
+    mcp_allow_writes: bool = False
+
     @field_validator("ollama_host")
     @classmethod
     def _normalise_host(cls, value: str) -> str:
@@ -107,6 +114,14 @@ class Settings(BaseModel):
         if "://" not in value:
             value = "http://" + value
         return value
+
+    @field_validator("daemon_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip().rstrip("/")
+        return value if "://" in value else "http://" + value
 
     @field_validator("roam_dir", "db_path", "prompts_file")
     @classmethod

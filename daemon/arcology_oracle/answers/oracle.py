@@ -7,8 +7,9 @@ heading to insert into a conversation). Generic note summaries are cached in the
 keyed by the note's content, the model and the prompts.
 
 Privacy: text sent by clients (buffers, conversations) loses its private, crypt and
-excluded subtrees first (:func:`arcology_oracle.notes.conversations.strip_private`); note
-text comes only from the index, where such headings never are.
+excluded subtrees first (:func:`arcology_oracle.notes.cleaning.strip_private`, which reads
+them as the indexer does); note text comes only from the index, where such headings
+never are.
 
 No aiohttp.web here: the http layer and the CLI both drive :class:`Oracle`.
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes import conversations
+from ..notes.cleaning import strip_private
 from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .index_api import NotesIndex
@@ -100,14 +102,14 @@ class Oracle:
         ``file``/``line`` is where the user is: the note at that point is not offered
         as a source (it is the buffer; without a buffer, that heading's indexed text
         stands in for it). Private, crypt and excluded parts of the buffer are cut out
-        first (:func:`conversations.strip_private`), as the indexer does. Retrieval
+        first (:func:`~arcology_oracle.notes.cleaning.strip_private`), as the indexer does. Retrieval
         happens here; the model is called when ``Reply.pieces`` is first iterated.
         """
         question = (question or "").strip()
         if buffer:
-            buffer = conversations.strip_private(buffer, self.settings.private_tags)
+            buffer = strip_private(buffer, self.settings.private_tags)
             if not buffer.strip() and not question:
-                raise BadRequest("the buffer is private (private or crypt tags) and there is no question")
+                raise BadRequest("the buffer is private (private or crypt tags, ROAM_EXCLUDE, PGP) and there is no question")
         point = await self._point(file, line)
         exclude = [point["node_id"]] if point and point["node_id"] else []
         if not (buffer or "").strip() and point is not None:
@@ -292,7 +294,7 @@ class Oracle:
     ) -> "ConverseResult":
         """Answer the conversation held in the org subtree ``org`` (see
         :mod:`arcology_oracle.notes.conversations`) with a new heading one level below its root."""
-        conversation = conversations.parse_conversation(conversations.strip_private(org, self.settings.private_tags), marker=marker)
+        conversation = conversations.parse_conversation(strip_private(org, self.settings.private_tags), marker=marker)
         # The last message is the question; what came before (a follow-up's "it")
         # steers retrieval as a buffer does.
         history = conversation.history[-BUFFER_QUERY_CHARS:] or None

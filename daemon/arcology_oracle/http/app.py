@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
@@ -56,6 +56,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
                 debounce=settings.debounce_seconds,
                 on_paths=lambda paths: _reindex(app, paths),
                 on_rescan=lambda: _rescan(app),
+                alias=lambda rel: index.indexer.aliases.get(rel),
             )
             watcher.start()
         elif watch:
@@ -116,10 +117,13 @@ def check_bind(settings: Settings) -> None:
         )
 
 
-def run_server(settings: Settings) -> int:
-    """Run the daemon until interrupted. Returns the process exit code."""
+def run_server(settings: Settings, setup: Callable[[web.Application], None] | None = None) -> int:
+    """Run the daemon until interrupted. Returns the process exit code. ``setup`` may add
+    to the app first (the CLI adds the MCP port this way: it lives above this layer)."""
     check_bind(settings)
     app = create_app(settings)
+    if setup is not None:
+        setup(app)
     log.info(
         "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
         settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,

@@ -39,7 +39,12 @@ def error_response(request: web.Request, status: int, message: str) -> web.Respo
 
 def token_matches(request: web.Request, token: str) -> bool:
     """Constant-time check of ``Authorization: Bearer <token>``."""
-    header = request.headers.get("Authorization", "")
+    return bearer_matches(request.headers.get("Authorization", ""), token)
+
+
+def bearer_matches(header: str, token: str) -> bool:
+    """Whether an ``Authorization`` header value is ``Bearer <token>`` (constant time);
+    shared with the MCP transport, which is not an aiohttp app."""
     scheme, _, given = header.partition(" ")
     if scheme.lower() != "bearer":
         return False

@@ -68,7 +68,9 @@ async def similar_post(request: web.Request) -> web.Response:
 
 @routes.get("/nodes/{node_id}")
 async def node(request: web.Request) -> web.Response:
-    node_row, headings = await request.app[index_key].node(request.match_info["node_id"])
+    index = request.app[index_key]
+    node_row, headings = await index.node(request.match_info["node_id"])
+    links, backlinks = await index.node_links(node_row["own_id"])
     return web.json_response(
         {
             "node_id": node_row["own_id"],
@@ -80,9 +82,14 @@ async def node(request: web.Request) -> web.Response:
             "aliases": node_row["aliases"],
             "date": node_row["date"],
             "headings": [
-                {"heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"], "heading_id": h["own_id"]}
+                {
+                    "heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"],
+                    "heading_id": h["own_id"], "todo": h["todo"], "tags": h["tags"], "body": h["body"],
+                }
                 for h in headings
             ],
+            "links": links,
+            "backlinks": backlinks,
         }
     )
 

@@ -94,6 +94,9 @@ class Indexer:
         self.progress = Progress()
         self._private_tags = frozenset(t.lower() for t in settings.private_tags)
         self._real_root = os.path.realpath(self.root)  # again at each reconcile / index_paths
+        # Real path -> the symlinked path a file is indexed under (see iter_org_files), for
+        # the watcher, which sees edits under the real path. Replaced whole, never mutated.
+        self.aliases: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def reconcile(self, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
@@ -105,7 +108,9 @@ class Indexer:
                 log.warning("roam directory %s does not exist; the index is left as it is", self.root)
                 self.progress = Progress()
                 return report
-            on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs))
+            aliases: dict[str, str] = {}
+            on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases))
+            self.aliases = aliases
             known = self.store.file_states()
             self._real_root = os.path.realpath(self.root)
             self.progress = Progress("indexing", 0, len(on_disk))
@@ -170,7 +175,9 @@ class Indexer:
                     # A link to a file inside the root: index it only under the path a
                     # full reconcile would choose, so no note is ever indexed twice.
                     if canonical is None:
-                        canonical = {r for r, _ in iter_org_files(self.root, self.settings.exclude_globs)}
+                        aliases: dict[str, str] = {}
+                        canonical = {r for r, _ in iter_org_files(self.root, self.settings.exclude_globs, aliases)}
+                        self.aliases = aliases
                     wanted = rel in canonical
                 if wanted:
                     report.merge(self._index_one(rel, abs_path, known.get(rel)))

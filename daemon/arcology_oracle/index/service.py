@@ -219,6 +219,10 @@ class OracleIndex:
 
         return await self.read(run)
 
+    async def node_links(self, node_id: str) -> tuple[list[dict], list[dict]]:
+        """(links, backlinks) of ``node_id`` among indexed nodes; see Store.node_links."""
+        return await self.read(lambda s: s.node_links(node_id))
+
     async def heading_at(self, path: str, line: int) -> dict:
         def run(store: Store):
             row = store.heading_at(path, line)

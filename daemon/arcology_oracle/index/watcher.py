@@ -53,7 +53,8 @@ class _Handler(FileSystemEventHandler):
 class RoamWatcher:
     """Debounced watcher of ``root``. ``on_paths(rels)`` re-indexes files;
     ``on_rescan()`` reconciles the whole directory. Both are awaited on the loop,
-    one batch at a time, so work never piles up."""
+    one batch at a time, so work never piles up. ``alias(rel)`` names the path a file is
+    indexed under when that is a symlink's path and ``rel`` its real path (else None)."""
 
     def __init__(
         self,
@@ -63,12 +64,14 @@ class RoamWatcher:
         debounce: float,
         on_paths: Callable[[list[str]], Awaitable[None]],
         on_rescan: Callable[[], Awaitable[None]],
+        alias: Callable[[str], str | None] = lambda rel: None,
     ):
         self.root = Path(os.path.realpath(root))
         self.exclude_globs = exclude_globs
         self.debounce = debounce
         self.on_paths = on_paths
         self.on_rescan = on_rescan
+        self.alias = alias
         self._paths: dict[str, None] = {}
         self._rescan = False
         self._changed = asyncio.Event()
@@ -148,7 +151,9 @@ class RoamWatcher:
             return
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             rel = self._relative(raw)
-            if rel is not None and is_indexable_path(rel, self.exclude_globs):
+            if rel is not None and not is_indexable_path(rel, self.exclude_globs):
+                rel = self.alias(rel)  # the real file of a note indexed under a symlink's path
+            if rel is not None:
                 self._paths[rel] = None
                 self._changed.set()
 

@@ -13,10 +13,12 @@ Which files count (:func:`is_indexable_path`, shared by the walker and the watch
   component (``drafts`` excludes any directory named ``drafts``, ``*.sync-conflict*``
   any such file at any depth).
 
-Symlinks are followed only when their target resolves inside the root. Every real file is
-yielded once: under its real path when that is walked, else under the first symlinked path
-in sorted order. Cycles cannot loop: a symlinked directory whose target was already walked
-is not walked again.
+Symlinks are followed only when their target resolves inside the root, and a file reached
+through one counts only when its real path (relative to the root) is not excluded either:
+``exclude_globs = ["attic/**"]`` also keeps out ``notes/old.org -> ../attic/old.org`` and
+every file below a link to ``attic``. Every real file is yielded once: under its real path
+when that is walked, else under the first symlinked path in sorted order. Cycles cannot
+loop: a symlinked directory whose target was already walked is not walked again.
 """
 
 from __future__ import annotations
@@ -40,19 +42,35 @@ def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
         return False
     if name.startswith("#") and name.endswith("#"):
         return False
-    return not any(_glob_matches(g, rel, parts) for g in exclude_globs)
+    return not is_excluded(rel, exclude_globs)
 
 
-def iter_org_files(root: Path, exclude_globs: Sequence[str] = ()) -> Iterator[tuple[str, Path]]:
+def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
+    """Whether an exclude glob matches the root-relative POSIX path ``rel``."""
+    parts = PurePosixPath(rel).parts
+    return any(_glob_matches(g, rel, parts) for g in exclude_globs)
+
+
+def iter_org_files(
+    root: Path, exclude_globs: Sequence[str] = (), aliases: dict[str, str] | None = None
+) -> Iterator[tuple[str, Path]]:
     """Yield ``(relative POSIX path, absolute path)`` for each org file below ``root``.
 
     Sorted by relative path. The absolute path is the root's resolved path joined with
-    the relative path. Unreadable directories are skipped, with a warning.
+    the relative path. Unreadable directories are skipped, with a warning. ``aliases``,
+    when given, is filled with the real relative path of each file yielded under another
+    (a symlinked) path, mapped to that path: edits show up under the real path.
     """
     base = root.resolve()
+    prefix = str(base).rstrip(os.sep) + os.sep
     found: dict[str, str] = {}  # real path -> rel path
     walked: set[str] = set()  # real paths of walked directories
     links: list[tuple[str, str]] = []  # (rel path, real target) of symlinks, found in order
+
+    def real_excluded(real: str, rel: str) -> bool:
+        """Whether the real path (below the root) of the file reached as ``rel`` is excluded."""
+        real_rel = real.removeprefix(prefix).replace(os.sep, "/")
+        return real_rel != rel and is_excluded(real_rel, exclude_globs)
 
     def walk(directory: str, rel_dir: str) -> None:
         real = os.path.realpath(directory)
@@ -78,7 +96,9 @@ def iter_org_files(root: Path, exclude_globs: Sequence[str] = ()) -> Iterator[tu
                 elif entry.is_dir():
                     walk(entry.path, rel)
                 elif entry.is_file() and is_indexable_path(rel, exclude_globs):
-                    found.setdefault(os.path.realpath(entry.path), rel)
+                    real_file = os.path.realpath(entry.path)
+                    if not real_excluded(real_file, rel):
+                        found.setdefault(real_file, rel)
             except OSError:
                 continue
 
@@ -91,8 +111,13 @@ def iter_org_files(root: Path, exclude_globs: Sequence[str] = ()) -> Iterator[tu
         i += 1
         if os.path.isdir(target):
             walk(target, rel)
-        elif target not in found and is_indexable_path(rel, exclude_globs):
+        elif target not in found and is_indexable_path(rel, exclude_globs) and not real_excluded(target, rel):
             found[target] = rel
+    if aliases is not None:
+        for real, rel in found.items():
+            real_rel = real.removeprefix(prefix).replace(os.sep, "/")
+            if real_rel != rel:
+                aliases[real_rel] = rel
     for rel in sorted(found.values()):
         yield rel, base / rel
 

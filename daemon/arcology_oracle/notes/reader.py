@@ -15,14 +15,13 @@ Decisions worth knowing (see the tests for each):
   org-roam needs the file's ``:ID:`` drawer before the first heading).
 * Property keys are upper-cased (Org property names are case-insensitive); values are
   strings.
-* Exclusions (privacy): a heading is left out together with its whole subtree when it has
-  a ``ROAM_EXCLUDE`` property (any value, as org-roam checks for presence), when its own
-  or inherited tags (``#+filetags`` included) contain ``crypt`` or one of
-  ``private_tags`` (compared case-insensitively), when any of its own lines contains a
-  PGP armor header, or when its text could not be parsed. File-level
-  ``ROAM_EXCLUDE`` or an excluding file tag leaves the whole file out (no headings,
-  ``file_id`` None, title = file name). A PGP block before the first heading drops only
-  the level-0 record.
+* Exclusions (privacy) are decided by :class:`~arcology_oracle.notes.privacy.Privacy` (tags,
+  inherited tags and ``#+filetags`` wherever they stand, ``ROAM_EXCLUDE`` but for
+  ``nil``, PGP blocks): an excluded heading is left out together with its whole
+  subtree, as is a heading whose text could not be parsed. An excluded file (file-level
+  ``ROAM_EXCLUDE`` or an excluding file tag) has no headings, ``file_id`` None and the
+  file name as title. A PGP block before the first heading drops only the level-0
+  record. Heading tags are read with Org's tag characters ``[[:alnum:]_@#%]``.
 * Timestamps are never parsed as dates, so invalid ones (``<2025-02-30 Sun>``, hour 25)
   cannot spoil a file: the text stays as written, and the lines holding them are reported
   once as a problem. (orgparse itself rejects the whole file on one invalid date and has
@@ -54,13 +53,10 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
+from .privacy import DEFAULT_PRIVATE_TAGS, TAG_CHARS, Privacy, file_tags
 from .records import Heading, ParsedFile
 
 log = logging.getLogger(__name__)
-
-DEFAULT_PRIVATE_TAGS: frozenset[str] = frozenset({"private"})
-CRYPT_TAG = "crypt"
-PGP_MARKER = "-----BEGIN PGP MESSAGE-----"
 
 # orgparse's own test for a heading line (node.RE_NODE_HEADER): stars then a space.
 HEADING_LINE_RE = re.compile(r"^\*+ ")
@@ -75,7 +71,7 @@ _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNOREC
 _PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
 _DRAWER_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
 _CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
-_TAG_RUN_RE = re.compile(r"[\w@:]+")
+_TAG_RUN_RE = re.compile(rf"(?:{TAG_CHARS}|:)+")
 # A timestamp's date and optional time (checked for validity, never rewritten).
 _STAMP_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})(?: +[^\s\d<>\[\]]+)?(?: +(\d{1,2}):(\d{2}))?")
 
@@ -106,7 +102,7 @@ def read_org_bytes(
     try:
         text = decode_org_bytes(data, problems)
         lines = split_lines(text)
-        parsed = _read_lines(lines, path, stem, _fold(private_tags), problems)
+        parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems)
     except Exception as exc:  # noqa: BLE001 - the contract is to never raise
         problems.append(f"could not read the file ({type(exc).__name__}); it was skipped")
         parsed = ParsedFile(path=path, title=stem, file_id=None)
@@ -220,7 +216,7 @@ class _Frame:
 
 
 def _read_lines(
-    lines: list[str], path: str, stem: str, private: frozenset[str], problems: list[str]
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str]
 ) -> ParsedFile:
     bad_stamps = _invalid_timestamp_lines(lines)
     if bad_stamps:
@@ -239,7 +235,7 @@ def _read_lines(
 
 
 def _read_preamble_only(
-    lines: list[str], path: str, stem: str, private: frozenset[str], problems: list[str]
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str]
 ) -> ParsedFile:
     """Last resort: the text before the first heading, if even that parses."""
     first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
@@ -257,16 +253,16 @@ def _build(
     lines: Sequence[str],
     path: str,
     stem: str,
-    private: frozenset[str],
+    private: Privacy,
     unreadable: set[int],
     problems: list[str],
 ) -> ParsedFile:
-    file_props, root_body, file_excluded = _drawer(root, lines, problems)
+    file_props, root_body, file_flags = _drawer(root, lines, problems)
     file_id = _id(file_props)
     file_title = _plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
     file_title = file_title or stem
-    file_tags = _dedupe(root.get_file_property_list("FILETAGS"))
-    if file_excluded or _excluding_tags(file_tags, private) or 0 in unreadable:
+    tags_of_file = file_tags(lines)
+    if private.excludes(tags=tags_of_file, properties=file_flags) or 0 in unreadable:
         return ParsedFile(path=path, title=stem, file_id=None)
 
     file_date = (
@@ -275,12 +271,12 @@ def _build(
         or _date_in(" ".join(root.get_file_property_list("DATE")), _ISO_DATE_RE)
     )
     headings: list[Heading] = []
-    if root.end_linenumber >= 1 and PGP_MARKER not in str(root):
+    if root.end_linenumber >= 1 and not private.excludes(tags=(), properties={}, text=str(root)):
         body = root_body
         headings.append(
             _heading(
                 node_id=file_id, own_id=file_id, level=0, title=file_title, olp=(),
-                tags=file_tags, todo=None, properties=file_props, body=body,
+                tags=tags_of_file, todo=None, properties=file_props, body=body,
                 text=link_text(_TEXT_KEYWORD_RE.sub("", body)).strip(),
                 start_line=1, end_line=root.end_linenumber, node_title=file_title,
                 links=id_links(body), date=file_date,
@@ -293,17 +289,15 @@ def _build(
         while stack and stack[-1].level >= level:
             stack.pop()
         parent = stack[-1] if stack else None
-        props, body, node_excluded = _drawer(node, lines, problems)
+        props, body, flags = _drawer(node, lines, problems)
         own_id = _id(props)
         title = _plain_title(node.get_heading(format="raw"))
-        tags = _dedupe([*(parent.tags if parent else file_tags), *sorted(t for t in node.shallow_tags if t)])
+        tags = _dedupe([*(parent.tags if parent else tags_of_file), *sorted(t for t in node.shallow_tags if t)])
         heading_line = lines[node.linenumber - 1]
         excluded = (
             (parent is not None and parent.excluded)
-            or node_excluded
-            or _excluding_tags(tags, private)
             or node.linenumber in unreadable
-            or PGP_MARKER in str(node)
+            or private.excludes(tags=tags, properties=flags, text=str(node))
         )
         frame = _Frame(
             level=level,
@@ -336,20 +330,21 @@ def _build(
 
 def _drawer(
     node: OrgBaseNode, lines: Sequence[str], problems: list[str]
-) -> tuple[dict[str, str], str, bool]:
-    """The node's properties and raw body, and whether it asks to be excluded.
+) -> tuple[dict[str, str], str, dict[str, str]]:
+    """The node's properties, its raw body, and the properties that count for exclusion.
 
     orgparse takes the first line containing ``:PROPERTIES:`` anywhere in the node as a
     drawer and, when ``:END:`` is missing, swallows (drops) the rest of the body. Org only
     knows a drawer right after the heading (or its planning line), or at the top of the
     file after comments and keywords, and closed. Otherwise, as in Org, there are no
-    properties and the drawer lines stay in the body. ``ROAM_EXCLUDE`` counts wherever
-    orgparse found it: excluding too much is the safe side.
+    properties and the drawer lines stay in the body. For exclusion the properties count
+    wherever orgparse found them (a misplaced ``ROAM_EXCLUDE``): excluding too much is
+    the safe side.
     """
     lenient = {str(k).upper(): str(v) for k, v in node.properties.items()}
     own = str(node)
     if ":PROPERTIES:" not in own:
-        return lenient, node.get_body(format="raw"), "ROAM_EXCLUDE" in lenient
+        return lenient, node.get_body(format="raw"), lenient
     start = node.linenumber - 1
     node_lines = lines[start : node.end_linenumber]
     is_root = node.level == 0
@@ -361,14 +356,14 @@ def _drawer(
     else:
         placed = at == 1 or (at == 2 and _PLANNING_RE.match(node_lines[1]) is not None)
     if closed and placed and _DRAWER_START_RE.match(node_lines[at]):
-        return lenient, node.get_body(format="raw"), "ROAM_EXCLUDE" in lenient
+        return lenient, node.get_body(format="raw"), lenient
     line_no = start + at + 1
     if not closed:
         problems.append(f"unclosed property drawer at line {line_no} read as text")
     elif "ID" in lenient:
         problems.append(f"misplaced property drawer at line {line_no} (with an ID) read as text, as Org does")
     body = "\n".join(node_lines[first:])
-    return {}, body, "ROAM_EXCLUDE" in lenient
+    return {}, body, lenient
 
 
 def _heading(*, properties: dict[str, str], **fields) -> Heading:
@@ -483,7 +478,8 @@ def _load(lines: Sequence[str], path: str) -> OrgRootNode:
 
 
 def split_heading_tags(heading: str) -> tuple[str, list[str]]:
-    """orgparse's ``parse_heading_tags`` (same results) in linear time."""
+    """orgparse's ``parse_heading_tags`` in linear time, with Org's tag characters
+    (orgparse's lack ``#`` and ``%``)."""
     end = len(heading.rstrip())
     if end < 3 or heading[end - 1] != ":":
         return heading, []
@@ -567,14 +563,6 @@ def _chunk_ranges(lines: Sequence[str]) -> Iterable[tuple[int, int]]:
 
 def _id(props: dict[str, str]) -> str | None:
     return props.get("ID", "").strip() or None
-
-
-def _excluding_tags(tags: Iterable[str], private: frozenset[str]) -> bool:
-    return any(t.casefold() == CRYPT_TAG or t.casefold() in private for t in tags)
-
-
-def _fold(tags: Iterable[str]) -> frozenset[str]:
-    return frozenset(t.casefold() for t in tags)
 
 
 def _dedupe(items: Iterable[str]) -> tuple[str, ...]:

@@ -116,6 +116,22 @@ class Reads(StoreBase):
         }
         return out
 
+    def node_links(self, node_id: str) -> tuple[list[dict], list[dict]]:
+        """The indexed nodes ``node_id`` links to, and those linking to it (backlinks),
+        each ``{"node_id", "title"}`` sorted by title. Links to or from nodes that are not
+        in the index (unknown, excluded or private) are left out."""
+        title = "CASE WHEN h.level > 0 THEN h.node_title ELSE h.title END"
+
+        def linked(other: str, this: str) -> list[dict]:
+            rows = self.conn.execute(
+                f"SELECT l.{other}, MIN({title}) AS t FROM links l JOIN headings h ON h.own_id = l.{other}"
+                f" WHERE l.{this} = ? AND l.{other} != ? GROUP BY l.{other} ORDER BY t, l.{other}",
+                (node_id, node_id),
+            ).fetchall()
+            return [{"node_id": r[0], "title": r[1]} for r in rows]
+
+        return linked("dst_node", "src_node"), linked("src_node", "dst_node")
+
 
     def heading_chunks(self, heading_ids: Sequence[int]) -> dict[int, list[tuple[str, str]]]:
         """``(hash, text)`` of each heading's chunks, in order."""

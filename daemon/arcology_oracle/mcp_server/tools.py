@@ -1,0 +1,173 @@
+"""The MCP server: tools and resources over a running daemon's HTTP API.
+
+:func:`build_server` returns an SDK ``MCPServer`` whose every tool and resource is one or
+a few calls to the daemon through :class:`~arcology_oracle.http.client.DaemonClient`, so
+it sees exactly what the daemon serves (never private, crypt or excluded text) and works
+the same over stdio (``arcology-oracle mcp``) and streamable HTTP (``serve --mcp-port``).
+
+A failure the model can act on (daemon down, unknown ID, bad argument) comes back as a
+tool error whose text says what happened and, for an unreachable daemon, its URL; the
+server itself keeps running.
+
+Tools: ``search_notes``, ``similar_notes``, ``read_note``, and ``remember`` only when
+``mcp_allow_writes`` is set. ``list_journal`` is not offered: the daemon has no route that
+lists headings by date yet. Resources: the template ``org-roam://node/{node_id}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from datetime import date
+from typing import Annotated, Any, TypeVar
+from urllib.parse import quote
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from .. import __version__
+from ..config import Settings
+from ..errors import NotFound, OracleError
+from ..http.client import DaemonClient
+from . import views
+
+T = TypeVar("T")
+
+NODE_URI = "org-roam://node/{node_id}"
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# How many candidates a date-filtered search asks for, so that k dated ones remain.
+DATED_FETCH = 100
+
+INSTRUCTIONS = """\
+These tools read the user's personal org-roam notes (a knowledge base of headings, each
+note with an ID). Search before answering questions about what the user knows, did or
+wrote; read a note to see all of it with its links; cite notes with the `link` field
+(an org link [[id:ID][title]]). Results never include notes the user marked private."""
+
+Query = Annotated[str, Field(min_length=1, max_length=2000, description="what to look for, in words (a question or keywords)")]
+K = Annotated[int, Field(ge=1, le=50, description="how many results to return")]
+Day = Annotated[date | None, Field(description="YYYY-MM-DD; omit for no bound")]
+
+
+async def ask(call: Awaitable[T]) -> T:
+    """Await a daemon call; domain errors become tool errors the model can read."""
+    try:
+        return await call
+    except OracleError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
+    """The MCP server over ``client``'s daemon (see the module docstring)."""
+    server = MCPServer(
+        "arcology-oracle", title="Org-roam notes", version=__version__, instructions=INSTRUCTIONS
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    async def search_notes(query: Query, k: K = 8, since: Day = None, until: Day = None) -> views.Hits:
+        """Search the user's notes by meaning and keywords; returns the best matching
+        headings with their note IDs, outline paths, a snippet and a citation link.
+        Use read_note with a node_id to read a whole note. With since and/or until, only
+        headings dated in that range (inclusive) are returned: journal entries are dated
+        by their day, other headings by a CREATED property or a timestamp; headings with
+        no known date are then left out."""
+        dated = since is not None or until is not None
+        if since and until and since > until:
+            raise ToolError("since is after until")
+        body = await ask(
+            client.get("/search", {"q": query, "k": DATED_FETCH if dated else k, "since": since, "until": until})
+        )
+        results = body["results"]
+        note = None
+        if dated:
+            await _add_node_dates(client, results)
+            results = [r for r in results if views.in_range(r.get("date"), since, until)]
+            note = f"only headings dated {since or 'any time'} to {until or 'now'}; undated headings are left out"
+        return views.Hits(mode=body["mode"], results=[views.hit(r) for r in results[:k]], note=note)
+
+    @server.tool(annotations=READ_ONLY)
+    async def similar_notes(
+        node_id: Annotated[str | None, Field(description="ID of a note: find notes related to it (excluding itself)")] = None,
+        text: Annotated[str | None, Field(max_length=100_000, description="free text: find notes related to it")] = None,
+        k: K = 8,
+    ) -> views.Hits:
+        """Find notes related in meaning to one note (give node_id) or to a piece of
+        text (give text); exactly one of the two. Good for exploring what else the
+        user wrote about a subject, or for finding notes to link."""
+        if (node_id is None) == (text is None):
+            raise ToolError("give exactly one of node_id or text")
+        if node_id is not None:
+            body = await ask(client.get("/similar", {"node": node_id, "k": k}))
+        else:
+            if not text.strip():
+                raise ToolError("text is empty")
+            body = await ask(client.post("/similar", {"text": text, "k": k}))
+        return views.Hits(mode=body["mode"], results=[views.hit(r) for r in body["results"]], note=body.get("note"))
+
+    @server.tool(annotations=READ_ONLY)
+    async def read_note(
+        id: Annotated[str, Field(min_length=1, max_length=200, description="the note's node ID (node_id in search results, or the ID in an [[id:...]] link)")],
+    ) -> views.Note:
+        """Read one note in full: title, outline path, tags, aliases, date, its org
+        text (headings and bodies, at most 20,000 characters), and the notes it links
+        to and that link to it (ids with titles; read those with read_note too)."""
+        return views.note(await ask(client.get(f"/nodes/{quote(id, safe='')}")))
+
+    @server.resource(NODE_URI, name="org-roam node", mime_type="text/x-org", description="A note's org text, by its ID")
+    async def node_resource(node_id: str) -> str:
+        try:
+            node = await client.get(f"/nodes/{quote(node_id, safe='')}")
+        except NotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        except OracleError as exc:
+            raise ResourceError(str(exc)) from None
+        return views.org_text(node)[0]
+
+    if settings.mcp_allow_writes:
+        add_write_tools(server, client)
+    return server
+
+
+def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
+    """Tools that write to the notes (offered only with ``mcp_allow_writes``).
+
+    ``remember`` posts to the daemon's ``/memorize`` (capture into today's daily note).
+    Until the daemon has that route it answers with a tool error saying so.
+    """
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False))
+    async def remember(
+        text: Annotated[str, Field(min_length=1, max_length=100_000, description="what to remember, as the user would write it")],
+    ) -> str:
+        """Write a short note into the user's notes (today's journal) so that it can be
+        found later. Use only when the user asks you to remember something."""
+        try:
+            answer = await client.post("/memorize", {"text": text})
+        except NotFound:
+            raise ToolError("this daemon cannot take notes yet: it has no /memorize route") from None
+        except OracleError as exc:
+            raise ToolError(str(exc)) from None
+        return answer.get("link") or f"remembered (id {answer.get('id')})"
+
+
+async def _add_node_dates(client: DaemonClient, results: list[dict[str, Any]]) -> None:
+    """Give each result without a ``date`` its node's date (from ``/nodes/ID``).
+
+    /search does not return dates yet; a heading's node date is the day of its journal
+    file or the node's own CREATED/timestamp date, which is what the filter needs.
+    """
+    wanted = {r["node_id"] for r in results if "date" not in r and r.get("node_id")}
+    if not wanted:
+        return
+
+    async def node_date(node_id: str) -> tuple[str, str | None]:
+        try:
+            return node_id, (await client.get(f"/nodes/{quote(node_id, safe='')}")).get("date")
+        except NotFound:  # deleted since the search
+            return node_id, None
+
+    dates = dict(await ask(asyncio.gather(*(node_date(n) for n in sorted(wanted)))))
+    for r in results:
+        r.setdefault("date", dates.get(r.get("node_id")))

@@ -1,0 +1,139 @@
+"""What the MCP tools return: pydantic models (the tools' output schemas) built from the
+daemon's JSON answers, and a node's org text rebuilt from ``GET /nodes/ID``.
+
+Everything here is made from what the daemon returned, which never holds private,
+crypt or excluded text; nothing is read from the notes directly.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+# A whole file node can be large; a model reading it needs the start, not megabytes.
+MAX_BODY_CHARS = 20_000
+
+
+class Hit(BaseModel):
+    """One heading found by search_notes or similar_notes."""
+
+    node_id: str | None = Field(description="ID of the org-roam node holding the heading (give it to read_note); None for a file without an ID")
+    heading_id: str | None = Field(description="the heading's own ID when it is a node itself")
+    title: str = Field(description="title of the node")
+    heading: str = Field(description="the heading's text")
+    outline_path: list[str] = Field(description="the headings above this one, outermost first")
+    file: str = Field(description="file, relative to the notes directory")
+    line: int
+    snippet: str = Field(description="a short excerpt of the matching text")
+    date: str | None = Field(None, description="the heading's date (YYYY-MM-DD) when known")
+    link: str = Field(description="an org link to cite the note with")
+
+
+class Hits(BaseModel):
+    mode: str = Field(description="how the notes were found: hybrid/vector (by meaning) or keyword")
+    results: list[Hit]
+    note: str | None = Field(None, description="anything the caller should know about these results")
+
+
+class LinkedNote(BaseModel):
+    node_id: str
+    title: str
+
+
+class Note(BaseModel):
+    """A node as read_note returns it."""
+
+    node_id: str
+    title: str
+    file: str
+    line: int
+    outline_path: list[str] = Field(description="the headings above the node, outermost first (empty for a file node)")
+    tags: list[str]
+    aliases: list[str]
+    date: str | None
+    body: str = Field(description="the node's org text (its headings and their bodies; private ones are never included)")
+    links: list[LinkedNote] = Field(description="notes this note links to")
+    backlinks: list[LinkedNote] = Field(description="notes that link to this note")
+    truncated: bool = Field(False, description="whether body was cut at the size limit")
+
+
+def org_link(node_id: str | None, title: str) -> str:
+    """``[[id:ID][title]]``, or the bare title when there is no ID to link to."""
+    if not node_id:
+        return title
+    return f"[[id:{node_id}][{title.replace('[', '(').replace(']', ')')}]]"
+
+
+def hit(result: dict[str, Any]) -> Hit:
+    """A Hit from one result of the daemon's /search or /similar."""
+    return Hit(
+        node_id=result.get("node_id"),
+        heading_id=result.get("heading_id"),
+        title=result["title"],
+        heading=result["heading"],
+        outline_path=list(result.get("olp") or []),
+        file=result["file"],
+        line=int(result["line"]),
+        snippet=result.get("snippet") or "",
+        date=result.get("date"),
+        link=org_link(result.get("node_id"), result["title"]),
+    )
+
+
+def in_range(day: str | None, since: date | None, until: date | None) -> bool:
+    """Whether ISO date ``day`` lies in [since, until] (either end open); an unknown
+    date is never in a range that has an end."""
+    if since is None and until is None:
+        return True
+    if not day:
+        return False
+    try:
+        value = date.fromisoformat(day[:10])
+    except ValueError:
+        return False
+    return (since is None or value >= since) and (until is None or value <= until)
+
+
+def org_text(node: dict[str, Any]) -> tuple[str, bool]:
+    """The node's org text rebuilt from ``GET /nodes/ID``, and whether it was truncated.
+
+    Headings come back in file order with their TODO keyword and body; the node's own
+    heading (or the file, for a file node) gets a property drawer with its ID.
+    """
+    parts: list[str] = []
+    for h in node["headings"]:
+        is_own = h.get("heading_id") == node["node_id"]
+        if h["level"] > 0:
+            todo = f"{h['todo']} " if h.get("todo") else ""
+            parts.append(f"{'*' * h['level']} {todo}{h['heading']}\n")
+        if is_own:
+            parts.append(f":PROPERTIES:\n:ID:       {node['node_id']}\n:END:\n")
+        body = h.get("body") or ""
+        if body:
+            parts.append(body if body.endswith("\n") else body + "\n")
+    text = "".join(parts)
+    if len(text) <= MAX_BODY_CHARS:
+        return text, False
+    return text[:MAX_BODY_CHARS] + "\n[... truncated: read the file itself for the rest]\n", True
+
+
+def note(node: dict[str, Any]) -> Note:
+    """A Note from ``GET /nodes/ID``."""
+    own = next((h for h in node["headings"] if h.get("heading_id") == node["node_id"]), None)
+    body, truncated = org_text(node)
+    return Note(
+        node_id=node["node_id"],
+        title=node["title"],
+        file=node["file"],
+        line=node["line"],
+        outline_path=list(own["olp"]) if own else [],
+        tags=node.get("tags") or [],
+        aliases=node.get("aliases") or [],
+        date=node.get("date"),
+        body=body,
+        links=[LinkedNote(**link) for link in node.get("links", [])],
+        backlinks=[LinkedNote(**link) for link in node.get("backlinks", [])],
+        truncated=truncated,
+    )

@@ -1,0 +1,32 @@
+"""Org text sent by clients, cleaned of what the index never holds either.
+
+Buffers (``/ask``), conversations (``/converse``) and any other org text a client sends
+go through :func:`strip_private` before they reach retrieval or a prompt. It does not
+judge privacy itself: it reads the text with the indexer's own reader
+(:func:`arcology_oracle.notes.reader.read_org_bytes`, which asks
+:class:`arcology_oracle.notes.privacy.Privacy`) and keeps exactly the lines of the headings
+the reader keeps, so a line is cleaned away if and only if indexing the same text as a
+file would leave it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .reader import decode_org_bytes, read_org_bytes, split_lines
+from .privacy import DEFAULT_PRIVATE_TAGS
+
+
+def strip_private(text: str, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS) -> str:
+    """``text`` without its private, crypt and excluded parts (whole subtrees; the whole
+    text when its ``#+filetags`` or file-level ``ROAM_EXCLUDE`` exclude it, giving ``""``).
+
+    The kept lines are returned as they are, joined with ``\\n`` (drawers, planning
+    lines and keywords included: only privacy decides what goes)."""
+    data = text.encode("utf-8", errors="replace")
+    parsed = read_org_bytes(data, "buffer.org", frozenset(private_tags), log_problems=False)
+    lines = split_lines(decode_org_bytes(data))
+    kept = [False] * len(lines)
+    for heading in parsed.headings:
+        kept[heading.start_line - 1 : heading.end_line] = [True] * (heading.end_line - heading.start_line + 1)
+    return "\n".join(line for line, keep in zip(lines, kept) if keep)
