@@ -14,6 +14,8 @@ and next to no compute), in one run:
    it. It runs before and after each cold index; their mean is that index's ceiling.
 
 ``efficiency = (reconcile_s + texts / plain_rate) / cold_s``; issue 20's goal is >= 0.85.
+``cpu_efficiency`` is the same in CPU seconds (the daemon process's, the plain client's):
+on a busy machine wall-clock ratios swing with everyone else's work, CPU time much less.
 ``--compare DIR`` runs the same steps with another copy of the package (e.g. a
 ``git worktree`` of main's ``daemon/``) interleaved with this one, so both see the same
 machine load. Writes bench/results/overhead.json.
@@ -25,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -41,14 +44,18 @@ BATCH = 32
 IN_FLIGHT = 2
 
 
-def run_cli(src: Path, url: str, roam: Path, db: Path, *extra: str) -> float:
-    """Seconds for ``arcology-oracle index`` from ``src`` (a new process, as a user runs it)."""
+def run_cli(src: Path, url: str, roam: Path, db: Path, *extra: str) -> tuple[float, float]:
+    """Seconds for ``arcology-oracle index`` from ``src`` (a new process, as a user runs
+    it): wall clock, and the CPU time (user + system) the process used."""
     env = {**os.environ, "PYTHONPATH": str(src), "XDG_CONFIG_HOME": str(RESULTS / "xdg-config")}
     cmd = [sys.executable, "-m", "arcology_oracle", "index", str(roam), "--db", str(db),
            "--ollama-host", url, "--embed-model", HASH_MODEL, *extra]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def chunk_texts(db: Path) -> list[str]:
@@ -59,8 +66,9 @@ def chunk_texts(db: Path) -> list[str]:
         conn.close()
 
 
-async def plain_client(url: str, texts: list[str]) -> float:
-    """Texts/s of the official client alone: batches of 32, two in flight."""
+async def plain_client(url: str, texts: list[str]) -> tuple[float, float]:
+    """Texts/s of the official client alone (batches of 32, two in flight), and the CPU
+    seconds this process spent on them."""
     import httpx
     import ollama
 
@@ -75,12 +83,12 @@ async def plain_client(url: str, texts: list[str]) -> float:
             response = await client.embed(model=HASH_MODEL, input=batch)
             got += len(response["embeddings"])
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     await client._client.aclose()
     assert got == len(texts)
-    return len(texts) / elapsed
+    return len(texts) / elapsed, cpu
 
 
 def fresh(db: Path) -> Path:
@@ -100,23 +108,31 @@ def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int) -> dic
     run_cli(next(iter(srcs.values())), url, roam, fresh(base / "warm.sqlite3"), "--no-embed")
     texts = chunk_texts(base / "warm.sqlite3")
     out["texts"] = len(texts)
-    rate = asyncio.run(plain_client(url, texts))
+    rate, plain_cpu = asyncio.run(plain_client(url, texts))
+    keys = ("reconcile_s", "cold_s", "plain_texts_per_s", "efficiency", "cpu_reconcile_s", "cpu_cold_s", "cpu_plain_s", "cpu_efficiency")
     for _ in range(rounds):
         for name, src in srcs.items():
-            v = out["variants"].setdefault(name, {k: [] for k in ("reconcile_s", "cold_s", "plain_texts_per_s", "efficiency")})
+            v = out["variants"].setdefault(name, {k: [] for k in keys})
             db = base / f"{name}.sqlite3"
-            reconcile = run_cli(src, url, roam, fresh(db), "--no-embed")
-            cold = run_cli(src, url, roam, fresh(db))
-            after = asyncio.run(plain_client(url, texts))
-            plain = (rate + after) / 2
-            rate = after
+            reconcile, cpu_reconcile = run_cli(src, url, roam, fresh(db), "--no-embed")
+            cold, cpu_cold = run_cli(src, url, roam, fresh(db))
+            after, after_cpu = asyncio.run(plain_client(url, texts))
+            plain, cpu_plain = (rate + after) / 2, (plain_cpu + after_cpu) / 2
+            rate, plain_cpu = after, after_cpu
             v["reconcile_s"].append(round(reconcile, 3))
             v["cold_s"].append(round(cold, 3))
             v["plain_texts_per_s"].append(round(plain))
             v["efficiency"].append(round((reconcile + len(texts) / plain) / cold, 3))
+            # The same in CPU seconds of the daemon's process and of the plain client's:
+            # what each spends itself, whatever else the machine runs.
+            v["cpu_reconcile_s"].append(round(cpu_reconcile, 3))
+            v["cpu_cold_s"].append(round(cpu_cold, 3))
+            v["cpu_plain_s"].append(round(cpu_plain, 3))
+            v["cpu_efficiency"].append(round((cpu_reconcile + cpu_plain) / cpu_cold, 3))
             print(name, json.dumps({k: x[-1] for k, x in v.items()}), file=sys.stderr)
     for v in out["variants"].values():
         v["efficiency_median"] = statistics.median(v["efficiency"])
+        v["cpu_efficiency_median"] = statistics.median(v["cpu_efficiency"])
     shutil.rmtree(base, ignore_errors=True)
     return out
 

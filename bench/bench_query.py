@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -154,9 +155,17 @@ async def exact_similar(db: Path, dims: int, nodes: list[str]) -> dict[str, list
         await index.close()
 
 
-async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, seed: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, seed: int, pid: int) -> dict:
     """Sequential requests (one client, like one Emacs): /similar for random nodes,
-    /search for one to three random title words."""
+    /search for one to three random title words. Besides wall-clock latencies, the
+    daemon's CPU time per request (from /proc, all threads) and the floor's CPU time:
+    their ratio hardly moves with the machine's load, the latencies do."""
     rng = random.Random(seed)
     nodes = rng.sample(sorted(exact.by_node), queries)
     texts = [" ".join(rng.sample(vocabulary, rng.randint(1, 3))) for _ in range(queries)]
@@ -168,15 +177,24 @@ async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, s
             await timed_get(session, url + "/similar", node=n, k=10)
         # The floor is timed right after each request, so both see the same machine load.
         sim_times, answers, floors = [], {}, []
+        daemon_cpu, floor_cpu = cpu_seconds(pid), 0.0
         for n in nodes:
             t, body = await timed_get(session, url + "/similar", node=n, k=10)
             sim_times.append(t)
             answers[n] = [r["node_id"] for r in body["results"]]
-            floors.append(exact.floor(exact.node_vector(n)))
+            q = exact.node_vector(n)
+            started = time.process_time()
+            floors.append(exact.floor(q))
+            floor_cpu += (time.process_time() - started) / 2  # floor() runs two variants
+        out["similar_cpu_ms"] = round((cpu_seconds(pid) - daemon_cpu) / len(nodes) * 1000, 2)
+        out["floor_cpu_ms"] = round(floor_cpu / len(nodes) * 1000, 2)
         search_times = []
+        daemon_cpu = cpu_seconds(pid)
         for text in texts:
             t, body = await timed_get(session, url + "/search", q=text, k=10)
             search_times.append(t)
+        # Includes the embedder's client side (each text is a new query embedding).
+        out["search_cpu_ms"] = round((cpu_seconds(pid) - daemon_cpu) / len(texts) * 1000, 2)
     out["knn_recall_at_10"] = round(exact.knn_recall([exact.node_vector(n) for n in nodes]), 4)
     out["answers"] = answers
     ms = lambda xs, p: round(percentile(xs, p) * 1000, 2)  # noqa: E731
@@ -233,7 +251,7 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
             started = time.perf_counter()
             status = await wait_ready(session, proc.url)
             ready_s = time.perf_counter() - started
-        result = await measure(proc.url, exact, vocabulary, queries, seed=size)
+        result = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid)
         result.update(rss_mb(proc.pid))
         proc.stop()
         # The first query right after a start: with the snapshot the stop just wrote, then
