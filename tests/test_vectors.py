@@ -268,3 +268,20 @@ def test_removing_vectors_deletes_the_snapshot_and_a_stale_one_is_never_used(sto
     assert [h for h, _ in fresh.knn(x[350], 10)] == exact_hashes(fresh, x[350], 10)
     assert not snapshot.exists() and len(fresh._vindex) == 100
     fresh.close()
+
+
+def test_knn_headings_gives_each_heading_its_nearest_chunk(stores):
+    writer, reader = stores
+    x = clustered(200, 32, seed=14)
+    hashes = write_file(writer, "a.org", list(range(100)))
+    # A second file whose headings share texts with the first: one hash, two headings.
+    parsed = ParsedFile(path="b.org", title="T", file_id=None, headings=[heading(i) for i in range(100, 110)])
+    chunks = [[Chunk(0, f"text a.org {i}", hashes[i])] for i in range(10)]
+    writer.replace_file(parsed, size=1, mtime_ns=1, file_hash=sha256_hex("b"), chunks=chunks)
+    writer.store_vectors(list(zip(hashes, x[:100].tolist())))
+    got = reader.knn_headings(x[3], 20)
+    nearest = reader.knn(x[3], 20)
+    owners = {h: [r[0] for r in reader.conn.execute("SELECT heading FROM chunks WHERE hash = ?", (h,))] for h, _ in nearest}
+    want = sorted(((hid, d) for h, d in nearest for hid in owners[h]), key=lambda t: t[1])
+    assert sorted(got, key=lambda t: (t[1], t[0])) == sorted(want, key=lambda t: (t[1], t[0]))
+    assert [d for _, d in got] == sorted(d for _, d in got) and len(got) == len(want) > 20

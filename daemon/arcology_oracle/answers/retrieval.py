@@ -112,15 +112,7 @@ def _snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Call
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
     """``(heading id, cosine)`` of the best chunk of each heading, best first."""
-    neighbours = store.knn(vector, k)
-    by_hash = store.headings_for_hashes([h for h, _ in neighbours])
-    best: dict[int, float] = {}
-    for text_hash, distance in neighbours:
-        for heading_id in by_hash.get(text_hash, ()):
-            score = cosine_from_l2(distance)
-            if score > best.get(heading_id, -2.0):
-                best[heading_id] = score
-    return sorted(best.items(), key=lambda item: item[1], reverse=True)
+    return [(heading_id, cosine_from_l2(distance)) for heading_id, distance in store.knn_headings(vector, k)]
 
 
 def reciprocal_rank_fusion(*rankings: Sequence[int]) -> list[tuple[int, float]]:

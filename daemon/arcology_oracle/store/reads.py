@@ -29,15 +29,6 @@ class Reads(StoreBase):
             "pending": chunks - embedded,
         }
 
-    def headings_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[int]]:
-        """Heading ids whose chunks have each text hash (one query)."""
-        out: dict[str, list[int]] = {text_hash: [] for text_hash in hashes}
-        for text_hash, heading_id in self.conn.execute(
-            "SELECT hash, heading FROM chunks WHERE hash IN (SELECT value FROM json_each(?))", (json.dumps(list(hashes)),)
-        ):
-            out[text_hash].append(heading_id)
-        return out
-
     def headings(self, ids: Sequence[int]) -> dict[int, dict]:
         """Full heading rows (with the file path as ``file``) by heading id (one query)."""
         rows = self.conn.execute(

@@ -24,6 +24,19 @@ from .vector_sync import VEC_TABLE, VectorSync
 _SNIPPET_ARGS = "2, '', '', ' … ', 16"
 
 
+# The k nearest of the candidates (rowids as JSON), exactly, by sqlite-vec: the query
+# vector, the candidates, k.
+_NEAREST = (
+    f"WITH near AS (SELECT e.hash AS hash, v.rowid AS rid, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
+    " JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?)) ORDER BY d, v.rowid LIMIT ?)"
+)
+
+
+def _l2(cosine_distance: float) -> float:
+    """L2 distance of unit vectors from their cosine distance: |a - b|^2 = 2 (1 - cos)."""
+    return math.sqrt(max(0.0, 2.0 * cosine_distance))
+
+
 class Search(VectorSync):
     """Keyword and vector search (see the module docstring)."""
 
@@ -64,21 +77,36 @@ class Search(VectorSync):
         decides the order. (Reading the blobs into numpy instead took as long for 125
         candidates and up to twice as long for 400: BENCHMARKS.md, sqlite-vec.)
         """
-        if not self.has_vector_table() or k <= 0:
+        params = self._knn_params(vector, k)
+        if params is None:
             return []
+        rows = self.conn.execute(f"{_NEAREST} SELECT hash, d FROM near ORDER BY d, rid", params).fetchall()
+        return [(text_hash, _l2(distance)) for text_hash, distance in rows]
+
+    def knn_headings(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+        """The headings of the ``k`` nearest vectors (as :meth:`knn`) as ``(heading id,
+        L2 distance of its nearest chunk)``, nearest first: one statement, where reading
+        each hash's headings apart cost a query more."""
+        params = self._knn_params(vector, k)
+        if params is None:
+            return []
+        rows = self.conn.execute(
+            f"{_NEAREST} SELECT c.heading, min(near.d) AS best FROM near JOIN chunks c ON c.hash = near.hash"
+            " GROUP BY c.heading ORDER BY best, min(near.rid)",
+            params,
+        ).fetchall()
+        return [(heading_id, _l2(distance)) for heading_id, distance in rows]
+
+    def _knn_params(self, vector: Sequence[float], k: int) -> tuple | None:
+        """The parameters of :data:`_NEAREST` for the in-memory index's candidates."""
+        if not self.has_vector_table() or k <= 0:
+            return None
         index = self._vector_index()
         index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
         candidates = index.search(vector, int(k) + max(10, int(k) // 4))
         if not candidates:
-            return []
-        rows = self.conn.execute(
-            f"SELECT e.hash, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
-            " JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?))"
-            " ORDER BY d, v.rowid LIMIT ?",
-            (pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)),
-        ).fetchall()
-        # Unit vectors: |a - b|^2 = 2 (1 - cos) = 2 * cosine distance.
-        return [(text_hash, math.sqrt(max(0.0, 2.0 * distance))) for text_hash, distance in rows]
+            return None
+        return pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)
 
     def vectors_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[float]]:
         """The stored vector of each hash that has one."""
