@@ -58,6 +58,8 @@ def main() -> None:
             out["overhead"].append(r)
             eff = r["variants"]["this"]["efficiency_median"]
             check(rows, f"embedding pipeline >= 85% of the plain client at {n} headings", eff, eff >= 0.85)
+            cpu = r["variants"]["this"]["cpu_efficiency_median"]
+            check(rows, f"... the same in CPU seconds (steadier on a busy machine) at {n} headings", cpu, cpu >= 0.85)
             save("goals", out)
     finally:
         server.stop()
