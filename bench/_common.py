@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import platform
-import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +31,7 @@ import aiohttp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from arcology_oracle.config import Prefixes  # noqa: E402
+from tests.runners import Daemon, spawn_daemon, stop_process  # noqa: E402
 
 HASH_MODEL = "bench-hash"
 
@@ -118,21 +118,17 @@ def rss_mb(pid: int) -> dict[str, float]:
 
 
 class Process:
-    """A subprocess whose first stdout line is its URL (the embedding server), or a
-    daemon whose URL we chose; stopped with SIGTERM."""
+    """A subprocess whose first stdout line is its URL (the embedding server, the fake
+    Ollama); stopped with SIGTERM."""
 
-    def __init__(self, cmd: list[str], log: Path, *, env: dict | None = None, url: str | None = None):
+    def __init__(self, cmd: list[str], log: Path, *, env: dict | None = None):
         self.log = log
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log_file = open(log, "wb")
         self.proc = subprocess.Popen(
-            cmd,
-            stdout=subprocess.PIPE if url is None else self.log_file,
-            stderr=self.log_file,
-            env={**os.environ, **(env or {})},
-            cwd=REPO,
+            cmd, stdout=subprocess.PIPE, stderr=self.log_file, env={**os.environ, **(env or {})}, cwd=REPO
         )
-        self.url = url if url is not None else self.proc.stdout.readline().decode().strip()  # type: ignore[union-attr]
+        self.url = self.proc.stdout.readline().decode().strip()  # type: ignore[union-attr]
         if not self.url.startswith("http"):
             raise RuntimeError(f"{cmd[:3]} did not start; see {log}")
 
@@ -141,13 +137,7 @@ class Process:
         return self.proc.pid
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 20)
         self.log_file.close()
 
 
@@ -155,17 +145,16 @@ def embed_server(log: Path, *args: str, python: str = sys.executable) -> Process
     return Process([python, str(REPO / "bench" / "st_ollama.py"), *args], log)
 
 
-def daemon(roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extra_env: dict | None = None) -> Process:
-    """The real daemon (``arcology-oracle serve``) as a subprocess."""
-    port = free_port()
+def daemon(roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extra_env: dict | None = None) -> Daemon:
+    """The real daemon (``arcology-oracle serve``) as a subprocess, started as the tests
+    start it (:func:`tests.runners.spawn_daemon`), with the package from ``DAEMON_SRC``."""
     env = {
         "PYTHONPATH": str(DAEMON_SRC),
         "XDG_CONFIG_HOME": str(RESULTS / "xdg-config"),
         **(extra_env or {}),
     }
-    cmd = [sys.executable, "-m", "arcology_oracle", "serve", "--roam-dir", str(roam), "--db", str(db),
-           "--port", str(port), "--ollama-host", ollama_url, "--embed-model", model]  # fmt: skip
-    return Process(cmd, log, env=env, url=f"http://127.0.0.1:{port}")
+    return spawn_daemon(roam_dir=roam, db_path=db, ollama_url=ollama_url, log_path=log,
+                        extra_args=["--embed-model", model], env=env)  # fmt: skip
 
 
 async def wait_ready(session: aiohttp.ClientSession, url: str, *, timeout: float = 1800) -> dict:

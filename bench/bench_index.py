@@ -119,7 +119,7 @@ async def with_latency(headings: int, per_request: float, per_text: float, paral
         settings = load_settings(overrides={"ollama_host": server.url, "embed_model": "bench-hash", "embed_batch_size": batch}, environ={})
         built = await index_in_process(base / "roam", base / "index.sqlite3", OllamaEmbedder(settings), embed_batch_size=batch, ollama_host=server.url)
         async with aiohttp.ClientSession() as session:
-            async with session.get(server.url + "/stats") as resp:
+            async with session.get(server.url + "/_fake/stats") as resp:
                 stats = await resp.json()
     finally:
         server.stop()
@@ -127,13 +127,13 @@ async def with_latency(headings: int, per_request: float, per_text: float, paral
     achieved = built["embedded"] / built["embed_s"]
     ceiling = parallel * batch / (per_request + batch * per_text)
     unlimited = parallel / per_text
-    batches = stats["batches"]
+    batches = stats["embed_batches"]
     return {
         "headings": built["headings"], "chunks": built["chunks"], "embed_s": round(built["embed_s"], 2),
         "delay_per_request": per_request, "delay_per_text": per_text, "parallel": parallel, "batch_size": batch,
         "texts_per_s": round(achieved, 1), "ceiling_at_batch_size": round(ceiling, 1), "ceiling_unlimited_batch": round(unlimited, 1),
         "efficiency_vs_batch_ceiling": round(achieved / ceiling, 3), "efficiency_vs_unlimited": round(achieved / unlimited, 3),
-        "requests": stats["requests"], "mean_batch": round(sum(batches) / max(1, len(batches)), 1),
+        "requests": stats["counts"].get("/api/embed", 0), "mean_batch": round(sum(batches) / max(1, len(batches)), 1),
     }  # fmt: skip
 
 

@@ -93,8 +93,8 @@ async def run(headings: int, edits: int, per_request: float, per_text: float) ->
             await wait_ready(session, proc.url)
             await asyncio.sleep(1.0)  # let the watcher settle
             for n in range(edits):
-                async with session.get(server.url + "/stats") as resp:
-                    before = (await resp.json())["texts"]
+                async with session.get(server.url + "/_fake/stats") as resp:
+                    before = (await resp.json())["embed_texts_total"]
                 word = f"zq{n}x{rng.randrange(10**6)}"
                 path = rng.choice(files)
                 started = time.perf_counter()
@@ -119,9 +119,9 @@ async def run(headings: int, edits: int, per_request: float, per_text: float) ->
                     await asyncio.sleep(0.01)
                 keyword.append(t_keyword)
                 searchable.append(time.perf_counter() - started)
-                async with session.get(server.url + "/stats") as resp:
+                async with session.get(server.url + "/_fake/stats") as resp:
                     # Less the one embedding of the search word (the daemon caches it).
-                    texts.append((await resp.json())["texts"] - before - 1)
+                    texts.append((await resp.json())["embed_texts_total"] - before - 1)
             memory = rss_mb(proc.pid)
             status = await get(session, proc.url + "/status")
     finally:

@@ -56,6 +56,7 @@ import aiohttp  # noqa: E402
 
 from tests.corpus_tools import Corpus, write_corpus  # noqa: E402
 from tests.org_samples import EXAMPLE_QUERIES, IDS, VAULT  # noqa: E402
+from tests.runners import spawn_daemon  # noqa: E402
 
 NDJSON = {"Accept": "application/x-ndjson"}
 KINDS = ("search", "similar", "status", "ask")
@@ -230,12 +231,11 @@ async def run(args) -> int:
         config = json.dumps({"delay_per_piece": args.piece_ms / 1000})
         fake = Process([sys.executable, "-m", "tests.fakes.fake_ollama", "--port", "0", "--config", config], work / "fake.log")
         port = free_port()
-        cmd = [sys.executable, "-m", "arcology_oracle", "serve", "--roam-dir", str(roam), "--db", str(work / "index.sqlite3"),
-               "--port", str(port), "--ollama-host", fake.url]  # fmt: skip
         env = {"XDG_CONFIG_HOME": str(work / "config"), "XDG_DATA_HOME": str(work / "data"),
                "ARCOLOGY_ORACLE_DEBOUNCE_SECONDS": "0.3", "PYTHONPATH": str(REPO / "daemon")}  # fmt: skip
         started = time.perf_counter()
-        daemon = Process(cmd, work / "daemon.log", env=env, url=f"http://127.0.0.1:{port}")
+        daemon = spawn_daemon(roam_dir=roam, db_path=work / "index.sqlite3", ollama_url=fake.url,
+                              log_path=work / "daemon.log", port=port, env=env)  # fmt: skip
         samples: list[dict] = []
         stop_sampling = asyncio.Event()
         connector = aiohttp.TCPConnector(limit=args.clients + 10)
@@ -253,7 +253,7 @@ async def run(args) -> int:
 
             async def indexed():
                 st = await status(session, daemon.url)
-                return st if "initial index of" in daemon.log.read_text() and st["files"] == expected_files else None
+                return st if "initial index of" in daemon.log() and st["files"] == expected_files else None
 
             st = await wait_for(indexed, timeout=3600, interval=0.2)
             index_s = time.perf_counter() - started

@@ -1,11 +1,13 @@
 """A tiny Ollama-compatible embedding server, so the benchmarks run the daemon's real path.
 
-    python bench/st_ollama.py --backend hash --dims 768 [--port 0]
+    python bench/st_ollama.py --backend hash --dims 768 [--port 0] [--model bench-hash]
         [--delay-per-request S] [--delay-per-text S] [--parallel N]
     python bench/st_ollama.py --backend st [--model NAME]      # needs the bench venv
 
-Prints its URL on stdout once listening. It answers ``POST /api/embed``, ``/api/show``,
-``/api/tags`` and ``/api/version``, which is all the daemon's embedder uses.
+Prints its URL on stdout once listening. The server is the tests' fake Ollama
+(``tests/fakes/fake_ollama.py``) with this script's vectors for its one embedding model
+(``--model``, also the name the daemon is told); ``GET /_fake/stats`` says how many
+requests and texts it served.
 
 Backends:
 
@@ -17,7 +19,7 @@ Backends:
 
 Delays simulate a GPU box: each request sleeps ``delay_per_request + n *
 delay_per_text`` and at most ``parallel`` requests are served at once (like
-``OLLAMA_NUM_PARALLEL``); ``/stats`` returns requests and texts served and the busy time.
+``OLLAMA_NUM_PARALLEL``).
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ import asyncio
 import hashlib
 import re
 import sys
-import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
-from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.fakes
+from tests.fakes.fake_ollama import FakeModel, FakeOllamaState, running_fake_ollama  # noqa: E402
 
 _WORD = re.compile(r"\w+")
 
@@ -88,87 +92,35 @@ class STVectors:
         return self.model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
 
 
-def make_app(backend, *, model_name: str, delay_per_request: float = 0.0, delay_per_text: float = 0.0, parallel: int | None = None) -> web.Application:
-    app = web.Application(client_max_size=64 * 1024 * 1024)
-    sem = asyncio.Semaphore(parallel) if parallel else None
-    stats = {"requests": 0, "texts": 0, "busy_seconds": 0.0, "batches": []}
-
-    async def embed(request: web.Request) -> web.Response:
-        body = await request.json()
-        texts = body.get("input")
-        texts = [texts] if isinstance(texts, str) else list(texts or [])
-        started = time.perf_counter()
-        if sem is not None:
-            await sem.acquire()
-        try:
-            delay = delay_per_request + delay_per_text * len(texts)
-            if delay:
-                await asyncio.sleep(delay)
-            vectors = await asyncio.to_thread(backend.embed, texts) if texts else np.empty((0, backend.dims))
-        finally:
-            if sem is not None:
-                sem.release()
-        stats["requests"] += 1
-        stats["texts"] += len(texts)
-        stats["batches"].append(len(texts))
-        stats["busy_seconds"] += time.perf_counter() - started
-        return web.json_response({"model": body.get("model"), "embeddings": vectors.tolist()})
-
-    async def show(request: web.Request) -> web.Response:
-        return web.json_response(
-            {"modelinfo": {"bert.embedding_length": backend.dims}, "capabilities": ["embedding"], "details": {"family": "bert"}}
-        )
-
-    async def tags(request: web.Request) -> web.Response:
-        return web.json_response({"models": [{"name": model_name, "model": model_name}]})
-
-    async def version(request: web.Request) -> web.Response:
-        return web.json_response({"version": "0.6.8"})
-
-    async def get_stats(request: web.Request) -> web.Response:
-        return web.json_response(stats)
-
-    async def reset_stats(request: web.Request) -> web.Response:
-        stats.update(requests=0, texts=0, busy_seconds=0.0, batches=[])
-        return web.json_response(stats)
-
-    app.router.add_post("/api/embed", embed)
-    app.router.add_post("/api/show", show)
-    app.router.add_get("/api/tags", tags)
-    app.router.add_get("/api/version", version)
-    app.router.add_get("/stats", get_stats)
-    app.router.add_post("/stats/reset", reset_stats)
-    return app
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=["hash", "st"], default="hash")
     p.add_argument("--dims", type=int, default=768, help="hash backend only")
-    p.add_argument("--model", default="all-MiniLM-L6-v2", help="st backend: model name or path")
+    p.add_argument("--model", help="the model name served (default: bench-hash, or all-MiniLM-L6-v2 for st);"
+                   " st backend: also the model loaded (name or path)")
     p.add_argument("--threads", type=int, default=1, help="st backend: torch threads")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--delay-per-request", type=float, default=0.0)
     p.add_argument("--delay-per-text", type=float, default=0.0)
     p.add_argument("--parallel", type=int)
     args = p.parse_args()
+    if args.model is None:
+        args.model = "bench-hash" if args.backend == "hash" else "all-MiniLM-L6-v2"
     backend = HashVectors(args.dims) if args.backend == "hash" else STVectors(args.model, args.threads)
-    app = make_app(
-        backend,
-        model_name=args.model,
+    # One embedding model, this backend, with no context limit of its own (the daemon's
+    # chunks are embedded whole, as the in-process HashEmbedder does).
+    state = FakeOllamaState(
+        models=[FakeModel(args.model, "embedding", backend.dims, context_length=10**9)],
+        vectors=backend.embed,
         delay_per_request=args.delay_per_request,
         delay_per_text=args.delay_per_text,
         parallel=args.parallel,
     )
 
     async def run() -> None:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", args.port)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        print(f"http://127.0.0.1:{port}", flush=True)
-        await asyncio.Event().wait()
+        async with running_fake_ollama(state, port=args.port) as fake:
+            print(fake.url, flush=True)
+            await asyncio.Event().wait()
 
     try:
         asyncio.run(run())

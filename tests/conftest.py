@@ -11,23 +11,20 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-import aiohttp
 import pytest
+from aiohttp import web
 
 from arcology_oracle.config import Settings, load_settings
 from arcology_oracle.http.app import create_app
 from arcology_oracle.http.keys import index_key, ready_key, worker_key
 from arcology_oracle.index.service import OracleIndex
 from tests.fakes.fake_ollama import FakeOllama, running_fake_ollama
+# free_port and wait_until too: tests written before tests/runners.py import them from here.
+from tests.runners import REPO, Daemon, free_port, start_daemon, wait_until  # noqa: F401
 
-REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_ROAM = REPO / "examples" / "roam"
 
 
@@ -54,12 +51,6 @@ def roam_dir(tmp_path) -> Path:
 async def fake_ollama() -> AsyncIterator[FakeOllama]:
     async with running_fake_ollama() as fake:
         yield fake
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -99,21 +90,6 @@ async def index(settings) -> AsyncIterator[OracleIndex]:
     await idx.close()
 
 
-async def wait_until(predicate, *, timeout: float = 10.0, interval: float = 0.02):
-    """Poll an (async or sync) predicate until true; fail the test after ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = predicate()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await asyncio.sleep(interval)
-
-
 @pytest.fixture
 def make_client(aiohttp_client):
     """``await make_client(settings, watch=False, embedded=True)``: a test client for the
@@ -136,74 +112,20 @@ async def client(make_client, settings):
     return await make_client(settings)
 
 
-class Daemon:
-    """A running ``arcology-oracle serve`` subprocess."""
-
-    def __init__(self, proc: subprocess.Popen, url: str, log_path: Path, token: str | None):
-        self.proc = proc
-        self.url = url
-        self.log_path = log_path
-        self.token = token
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    async def get_json(self, path: str, **params):
-        async with aiohttp.ClientSession(headers=self.headers) as session:
-            async with session.get(self.url + path, params=params) as resp:
-                return resp.status, await resp.json()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-async def start_daemon(
-    tmp_path: Path, *, roam_dir: Path, ollama_url: str, token: str | None = None, extra_args=(), env=None
-) -> Daemon:
-    """Start the real daemon and wait until ``/health`` answers."""
-    port = free_port()
-    log_path = tmp_path / f"daemon-{port}.log"
-    cmd = [
-        sys.executable, "-m", "arcology_oracle", "serve",
-        "--roam-dir", str(roam_dir), "--db", str(tmp_path / "daemon.sqlite3"),
-        "--port", str(port), "--ollama-host", ollama_url, *extra_args,
-    ]  # fmt: skip
-    full_env = {**os.environ, **(env or {})}
-    full_env.setdefault("ARCOLOGY_ORACLE_DEBOUNCE_SECONDS", "0.1")
-    full_env.setdefault("ARCOLOGY_ORACLE_RETRY_MAX_SECONDS", "0.5")
-    if token:
-        full_env["ARCOLOGY_ORACLE_TOKEN"] = token
-    log_file = open(log_path, "wb")
-    proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
-    log_file.close()
-    daemon = Daemon(proc, f"http://127.0.0.1:{port}", log_path, token)
-
-    async def healthy():
-        if proc.poll() is not None:
-            raise AssertionError(f"daemon exited with {proc.returncode}:\n{daemon.log()}")
-        try:
-            async with aiohttp.ClientSession() as session:
-                async with session.get(daemon.url + "/health") as resp:
-                    return resp.status == 200
-        except aiohttp.ClientConnectionError:
-            return False
-
-    try:
-        await wait_until(healthy, timeout=30, interval=0.1)
-    except BaseException:
-        daemon.stop()
-        raise
-    return daemon
+@pytest.fixture
+async def production_daemon(settings):
+    """The app served as ``run_app`` serves it: without aiohttp's handler cancellation
+    (the test server turns that on, which would hide a missing disconnect check)."""
+    app = create_app(settings, watch=False)
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    await asyncio.wait_for(app[ready_key].wait(), 30)
+    await asyncio.wait_for(app[worker_key].idle.wait(), 30)
+    port = site._server.sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    await runner.cleanup()
 
 
 @pytest.fixture

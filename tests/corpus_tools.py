@@ -4,11 +4,11 @@
   heading nodes, id links, tags, src blocks; one word per file, ``w{seed}x{i}``-style, that
   occurs nowhere else so a test can search for exactly that file).
 * :func:`edit_burst` rewrites, creates, deletes and renames notes as an editor or a
-  ``git checkout`` would.
+  ``git checkout`` would; :func:`emacs_save` saves one the way Emacs does.
 * :func:`index_snapshot` reads an index database into comparable sets (ignoring row ids
   and mtimes) plus a list of integrity problems (duplicates, orphans, FTS drift).
 * :func:`clean_snapshot` builds the reference: a fresh database indexed in-process by
-  :class:`~arcology_oracle.service.OracleIndex` from the same files.
+  :class:`~arcology_oracle.index.service.OracleIndex` from the same files.
 """
 
 from __future__ import annotations
@@ -298,3 +298,22 @@ def db_bytes(path: Path | str) -> bytes:
             with open(p, "rb") as fh:
                 data += fh.read()
     return data
+
+
+def emacs_save(path, text: str, *, precious: bool = False) -> None:
+    """Write ``text`` to ``path`` the way Emacs 28 does: lock file, auto-save, a backup
+    rename on first save (or a temp file renamed over it with file-precious-flag)."""
+    lock = path.with_name(".#" + path.name)
+    autosave = path.with_name("#" + path.name + "#")
+    os.symlink("user@host.1234:1700000000", lock)
+    autosave.write_text(text[: len(text) // 2])
+    if precious:
+        tmp = path.with_name("tmpa1b2c3")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    else:
+        if path.exists():
+            os.replace(path, path.with_name(path.name + "~"))
+        path.write_text(text)
+    autosave.unlink()
+    lock.unlink()

@@ -116,7 +116,7 @@ RELATED_PAIRS = (
 )  # fmt: skip
 
 # query -> (file, heading title; the file title for the file-level record) expected as the
-# top chunk with the fake embedder (hashed bag of words), checked in tests/test_orgreader.py.
+# top chunk with the fake embedder (hashed bag of words), checked in tests/notes/test_orgreader.py.
 EXAMPLE_QUERIES = {
     "bread hydration water flour baker's percentage": ("bread-hydration.org", "Baker's percentages"),
     "feeding the sourdough starter levain": ("sourdough-baking.org", "Starter maintenance"),

@@ -8,28 +8,10 @@ import sys
 
 import aiohttp
 
-from tests.conftest import REPO, free_port, start_daemon, wait_until
+from tests.corpus_tools import emacs_save
 from tests.fakes.fake_ollama import FakeOllama
 from tests.org_samples import IDS
-
-
-def emacs_save(path, text: str, *, precious: bool = False) -> None:
-    """Write ``text`` to ``path`` the way Emacs 28 does: lock file, auto-save, a backup
-    rename on first save (or a temp file renamed over it with file-precious-flag)."""
-    lock = path.with_name(".#" + path.name)
-    autosave = path.with_name("#" + path.name + "#")
-    os.symlink("user@host.1234:1700000000", lock)
-    autosave.write_text(text[: len(text) // 2])
-    if precious:
-        tmp = path.with_name("tmpa1b2c3")
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    else:
-        if path.exists():
-            os.replace(path, path.with_name(path.name + "~"))
-        path.write_text(text)
-    autosave.unlink()
-    lock.unlink()
+from tests.runners import REPO, free_port, start_daemon, wait_until
 
 
 async def search(daemon, q: str):

@@ -2,12 +2,15 @@
 
 ;;; Commentary:
 
-;; Two kinds of tests.  Pure ones (HTTP parsing, re-levelling,
-;; formatting) need nothing.  The others talk to the real daemon and a
-;; fake Ollama, which tests/test_elisp.py starts before running:
+;; Two kinds of tests.  Pure ones (re-levelling, formatting) need
+;; nothing.  The others talk to the real daemon and a fake Ollama, which
+;; tests/elisp/test_elisp.py starts before running:
 ;;
-;;   emacs -Q --batch -L elisp -l ert -l elisp/test/arcology-oracle-test.el \
-;;         -f ert-run-tests-batch-and-exit
+;;   emacs -Q --batch -L elisp -L elisp/test -l ert \
+;;         -l elisp/test/arcology-oracle-test.el -f ert-run-tests-batch-and-exit
+;;
+;; The HTTP client's own tests, on recorded responses and without a
+;; daemon, are in arcology-oracle-http-test.el.
 ;;
 ;; with these environment variables:
 ;;
@@ -27,6 +30,7 @@
 (require 'org)
 (require 'org-element)
 (require 'arcology-oracle)
+(require 'arcology-oracle-test-support)
 
 (defvar org-roam-db-location)
 (defvar org-roam-directory)
@@ -41,28 +45,19 @@
 (defun arcology-oracle-test--env (name)
   "Return the environment variable NAME, failing the test when unset."
   (or (getenv name)
-      (ert-fail (format "%s is not set: run these tests through pytest tests/test_elisp.py" name))))
+      (ert-fail (format "%s is not set: run these tests through pytest tests/elisp/test_elisp.py" name))))
 
 (defconst arcology-oracle-test--ids
   '((sourdough . "adda0990-28e8-487f-ae0a-eda5a8987581")
     (hydration . "36fb47dd-e96a-4b44-80ce-b246a771f11d")
     (affordances . "e0e5b7c4-c76d-4740-a2c7-c1492ae7427d")
+    (journal-0301 . "82d51f3b-e80f-480b-be14-813a52374265")
     (journal-0302 . "eb0fd47f-b6a3-4e95-aac8-739e1f69cc7f"))
   "Node IDs of the example vault (see tests/org_samples.py).")
 
 (defun arcology-oracle-test--id (name)
   "Return the node ID called NAME in the example vault."
   (alist-get name arcology-oracle-test--ids))
-
-(defun arcology-oracle-test--wait (predicate &optional timeout what)
-  "Process events until PREDICATE returns non-nil; return its value.
-Fail after TIMEOUT seconds (default 20), naming WHAT."
-  (let ((deadline (+ (float-time) (or timeout 20)))
-        value)
-    (while (and (not (setq value (funcall predicate)))
-                (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (or value (ert-fail (format "timed out waiting for %s" (or what predicate))))))
 
 (defun arcology-oracle-test--free-url ()
   "Return the URL of a local port where nothing listens."
@@ -156,72 +151,6 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
     (arcology-oracle-test--wait (lambda () done) 10 "the fake Ollama")
     (unless (eq done t) (ert-fail (format "fake Ollama: %s" done)))))
 
-;;;; HTTP parsing (pure)
-
-(defun arcology-oracle-test--feed-split (response step)
-  "Feed RESPONSE to a fresh parser STEP bytes at a time; return (REQ . BODY)."
-  (let ((req (arcology-oracle--http-create)) (body ""))
-    (cl-loop for i from 0 below (length response) by step
-             do (setq body (concat body (arcology-oracle--http-feed
-                                         req (substring response i (min (length response)
-                                                                        (+ i step)))))))
-    (cons req body)))
-
-(ert-deftest arcology-oracle-test-http-content-length ()
-  "A body framed by Content-Length parses whatever the split."
-  (let ((response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                          "Content-Length: 11\r\n\r\n{\"ok\":true}")))
-    (dolist (step '(1 2 3 7 100))
-      (pcase-let ((`(,req . ,body) (arcology-oracle-test--feed-split response step)))
-        (should (equal body "{\"ok\":true}"))
-        (should (eq (arcology-oracle--http-state req) 'done))
-        (should (= (arcology-oracle--http-status req) 200))
-        (should (equal (cdr (assoc "content-type" (arcology-oracle--http-headers req)))
-                       "application/json"))))))
-
-(ert-deftest arcology-oracle-test-http-chunked ()
-  "Chunked bodies decode across splits, with extensions, trailers and UTF-8."
-  (let* ((payload (encode-coding-string "{\"type\":\"token\",\"text\":\"café 日本\"}\n" 'utf-8))
-         (a (substring payload 0 27))   ; cuts through a multibyte character
-         (b (substring payload 27))
-         (response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
-                           "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n\r\n"
-                           (format "%x;ext=1\r\n" (length a)) a "\r\n"
-                           (format "%X\r\n" (length b)) b "\r\n"
-                           "0\r\nX-Trailer: yes\r\n\r\n")))
-    (dolist (step '(1 2 5 13 1000))
-      (pcase-let ((`(,req . ,body) (arcology-oracle-test--feed-split response step)))
-        (should (equal body payload))
-        (should (eq (arcology-oracle--http-state req) 'done))
-        (should (equal (decode-coding-string body 'utf-8)
-                       "{\"type\":\"token\",\"text\":\"café 日本\"}\n"))))))
-
-(ert-deftest arcology-oracle-test-http-until-close-and-errors ()
-  "Without framing the body runs to the close; garbage is rejected."
-  (let ((req (arcology-oracle--http-create)))
-    (should (equal (arcology-oracle--http-feed req "HTTP/1.0 200 OK\r\n\r\nabc") "abc"))
-    (should (equal (arcology-oracle--http-feed req "def") "def"))
-    (should (eq (arcology-oracle--http-state req) 'body))
-    (should-not (arcology-oracle--http-remaining req)))
-  (let ((req (arcology-oracle--http-create)))
-    (should (equal (arcology-oracle--http-feed req "HTTP/1.1 204 No Content\r\n\r\n") ""))
-    (should (eq (arcology-oracle--http-state req) 'done)))
-  (should-error (arcology-oracle--http-feed (arcology-oracle--http-create)
-                                            "SSH-2.0-OpenSSH\r\n\r\n"))
-  (should-error (arcology-oracle--http-feed
-                 (arcology-oracle--http-create)
-                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")))
-
-(ert-deftest arcology-oracle-test-error-messages ()
-  "HTTP errors become one short line naming the status."
-  (should (equal (arcology-oracle--error-message 404 '((ok) (error . "no node with ID 'x'")) "")
-                 "no node with ID 'x' (HTTP 404)"))
-  (should (equal (arcology-oracle--error-message 400 '((error (message . "bad model"))) "")
-                 "bad model (HTTP 400)"))
-  (should (string-match-p "arcology-oracle-token.*(HTTP 401)"
-                          (arcology-oracle--error-message 401 nil "")))
-  (should (equal (arcology-oracle--error-message 502 nil "Bad\ngateway") "Bad gateway (HTTP 502)")))
-
 ;;;; Org helpers (pure)
 
 (ert-deftest arcology-oracle-test-relevel ()
@@ -261,15 +190,6 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
       (should (= (plist-get ctx :line) 11))
       (should (equal (plist-get ctx :text) "** Two\nBody of two.\n"))
       (should (equal (plist-get ctx :node-id) "one-id")))))
-
-(ert-deftest arcology-oracle-test-grounded-models ()
-  "The gptel backend offers the grounded models when the daemon lists any."
-  (should (equal (arcology-oracle--grounded-models
-                  '((models ((name . "nomic-embed-text:latest")) ((name . "llama3.2:latest"))
-                            ((name . "llama3.2+notes")) ((name . "qwen2.5:7b+notes")))))
-                 '("llama3.2+notes" "qwen2.5:7b+notes")))
-  (should (equal (arcology-oracle--grounded-models '((models ((name . "llama3.2")))))
-                 '("llama3.2"))))
 
 ;;;; Talking to the daemon
 
@@ -313,22 +233,6 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
                            (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TOKEN"))))
         (delete-file authinfo)
         (auth-source-forget-all-cached)))))
-
-(ert-deftest arcology-oracle-test-silent-server-times-out ()
-  "A server that accepts but never answers fails the request after the timeout."
-  (let* ((server (make-network-process :name "silent" :server t :host "127.0.0.1" :service t
-                                       :filter #'ignore :sentinel #'ignore))
-         (arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
-         (arcology-oracle-token "x")
-         result)
-    (unwind-protect
-        (progn
-          (arcology-oracle--json "GET" "/status" :timeout 0.5
-                                 :callback (lambda (a) (setq result a))
-                                 :errback (lambda (m) (setq result m)))
-          (arcology-oracle-test--wait (lambda () result) 10)
-          (should (equal result "no answer from the daemon within 0.5 seconds")))
-      (delete-process server))))
 
 ;;;; Similar notes
 
@@ -424,18 +328,25 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
       (arcology-oracle-test--goto-heading "Blight and diseases")
       (arcology-oracle-similar-refresh)
       (should (> arcology-oracle--similar-generation first-generation)))
+    ;; Once no connection is open, every answer has arrived (or been
+    ;; cancelled), the first request's too.
     (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)))
-    ;; Let any answer to the first request arrive, too.
-    (accept-process-output nil 0.3)
+    (arcology-oracle-test--settled)
     (with-current-buffer arcology-oracle-similar-buffer-name
       (should (string-prefix-p "Similar to: Blight and diseases" (buffer-string))))
-    ;; An answer for an older generation is dropped by the callback's check.
-    (cl-incf arcology-oracle--similar-generation)
-    (let ((before (with-current-buffer arcology-oracle-similar-buffer-name (buffer-string))))
+    ;; An answer that arrives after a newer request was made is dropped:
+    ;; ask, count a newer request as made, and let the answer arrive in full.
+    (let ((before (with-current-buffer arcology-oracle-similar-buffer-name (buffer-string)))
+          stale)
       (arcology-oracle-test--goto-heading "Seed starting")
-      (let ((arcology-oracle--similar-generation arcology-oracle--similar-generation))
-        (arcology-oracle-similar-refresh))
-      (accept-process-output nil 0.5)
+      (arcology-oracle-similar-refresh)
+      (setq stale arcology-oracle--similar-request)
+      (should stale)
+      (cl-incf arcology-oracle--similar-generation)
+      ;; The callback runs in the same turn that marks the request finished.
+      (arcology-oracle-test--wait (lambda () (arcology-oracle--http-finished stale))
+                                  20 "the stale answer")
+      (should (eql (arcology-oracle--http-status stale) 200))
       (with-current-buffer arcology-oracle-similar-buffer-name
         (should (equal (buffer-string) before))))))
 
@@ -525,7 +436,8 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
         (arcology-oracle-test--wait
          (lambda () (>= (cl-count-if (lambda (m) (string-match-p "not reachable" m)) messages) 5))
          20 "five messages")
-        (accept-process-output nil 0.2)
+        ;; Every request has failed once no connection is open.
+        (arcology-oracle-test--settled)
         (let ((reports (cl-remove-if-not (lambda (m) (string-prefix-p "arcology-oracle: daemon" m))
                                          messages)))
           (should (equal (car reports)
@@ -679,61 +591,6 @@ Fail after TIMEOUT seconds (default 20), naming WHAT."
                                     30 "the answer heading")
         (should (= (org-outline-level) 2))
         (should (= (count-matches "^\\* " (point-min) (point-max)) 1))))))
-
-;;;; gptel
-
-;; gptel is not packaged in Debian: unless it is installed, a stand-in
-;; struct and constructor take the place of gptel's, with the slots
-;; arcology-oracle uses.
-(ert-deftest arcology-oracle-test-gptel-backend ()
-  "The gptel backend points at the daemon with the token header and its models."
-  (arcology-oracle-test--with-daemon
-    (let ((stand-in (not (locate-library "gptel-ollama")))
-          (arcology-oracle-gptel-models '("before+notes"))
-          args expected)
-      (when (and stand-in (not (get 'gptel-backend 'cl--class)))
-        (eval '(cl-defstruct (gptel-backend (:constructor arcology-oracle-test--gptel-backend)
-                                            (:copier nil))
-                 name host header protocol stream endpoint models)
-              t))
-      ;; What the daemon says its models are, if it has the Ollama API.
-      (arcology-oracle--json
-       "GET" "/api/tags"
-       :callback (lambda (answer)
-                   (setq expected (or (mapcar #'intern (arcology-oracle--grounded-models answer))
-                                      '(before+notes))))
-       :errback (lambda (_) (setq expected '(before+notes))))
-      (arcology-oracle-test--wait (lambda () expected))
-      (cl-letf (((symbol-function 'gptel-make-ollama)
-                 (if stand-in
-                     (lambda (name &rest rest)
-                       (setq args rest)
-                       (funcall #'arcology-oracle-test--gptel-backend
-                                :name name :host (plist-get rest :host)
-                                :header (plist-get rest :header)
-                                :protocol (plist-get rest :protocol)
-                                :stream (plist-get rest :stream)
-                                :endpoint (plist-get rest :endpoint)
-                                :models (plist-get rest :models)))
-                   (let ((real (symbol-function 'gptel-make-ollama)))
-                     (lambda (name &rest rest)
-                       (setq args rest)
-                       (apply real name rest))))))
-        (let* ((backend (arcology-oracle-gptel-backend))
-               (url (url-generic-parse-url arcology-oracle-url)))
-          (should (equal (plist-get args :host) (format "%s:%d" (url-host url) (url-port url))))
-          (should (equal (plist-get args :protocol) "http"))
-          (should (equal (plist-get args :endpoint) "/api/chat"))
-          (should (eq (plist-get args :stream) t))
-          (should (equal (plist-get args :models) '(before+notes)))
-          (should (equal (funcall (plist-get args :header))
-                         `(("Authorization" . ,(concat "Bearer " arcology-oracle-token)))))
-          ;; The daemon's model list replaces the configured one when it arrives.
-          (arcology-oracle-test--wait
-           (lambda () (equal (mapcar (lambda (m) (if (consp m) (car m) m))
-                                     (aref backend (cl-struct-slot-offset 'gptel-backend 'models)))
-                             expected))
-           10 "the daemon's models"))))))
 
 (provide 'arcology-oracle-test)
 

@@ -385,8 +385,14 @@ class FakeOllamaState:
     chat_error_message: str = "an error was encountered while running the model: fake failure"
     # After this many pieces, drop the connection without finishing the chunked body.
     chat_abort_midway: int | None = None
+    # Computes the embeddings of a list of texts instead of fake_embedding (the benchmarks'
+    # hash or sentence-transformers vectors: lists or a numpy array), in a worker thread.
+    vectors: Callable[[list[str]], Any] | None = None
     # Fixed reply text, or a function of the messages; None = fake_reply.
     chat_reply: str | Callable[[list[dict[str, Any]]], str] | None = None
+    # Tool calls ({"name", "arguments"}) answering a chat that offers tools, until a tool
+    # result comes back; the reply then quotes the results. None = answer with text.
+    chat_tool_calls: list[dict[str, Any]] | None = None
     version: str = OLLAMA_VERSION
 
     # Records (read these in tests).
@@ -480,7 +486,8 @@ class FakeOllamaState:
     CONFIG_FIELDS = (
         "fail_status", "fail_message", "fail_count", "fault_paths", "faults_after", "garbage", "wrong_dims",
         "hang", "hang_max", "delay_per_request", "delay_per_text", "delay_per_piece", "parallel",
-        "chat_error_midway", "chat_error_message", "chat_abort_midway", "chat_reply", "version",
+        "chat_error_midway", "chat_error_message", "chat_abort_midway", "chat_reply", "chat_tool_calls",
+        "version",
     )  # fmt: skip
 
     def configure(self, changes: Mapping[str, Any]) -> None:
@@ -780,6 +787,9 @@ async def _embed_vectors(
         prepared.append(text)
         tokens += n
     await _sleep(state, state.delay_per_request + state.delay_per_text * len(texts))
+    if state.vectors is not None and not state.wrong_dims:
+        computed = await asyncio.to_thread(state.vectors, prepared) if prepared else []
+        return (computed.tolist() if hasattr(computed, "tolist") else [list(v) for v in computed]), tokens
     dims = state.wrong_dims or model.dims
     return [fake_embedding(t, dims, salt=model.salt) for t in prepared], tokens
 
@@ -828,8 +838,19 @@ async def embeddings(request: web.Request, state: FakeOllamaState, body: dict[st
     return web.json_response({"embedding": result[0][0]})
 
 
+def _tool_calls(state: FakeOllamaState, body: Mapping[str, Any], messages: list[dict[str, Any]]) -> list | None:
+    """The tool calls to answer with: ``chat_tool_calls`` when tools are offered and
+    the conversation does not end with a tool result, as Ollama frames them."""
+    if not (state.chat_tool_calls and body.get("tools")) or messages[-1].get("role") == "tool":
+        return None
+    return [{"function": {"name": c["name"], "arguments": c.get("arguments", {})}} for c in state.chat_tool_calls]
+
+
 def _reply_text(state: FakeOllamaState, messages: list[dict[str, Any]], body: Mapping[str, Any]) -> str:
     reply = state.chat_reply
+    if state.chat_tool_calls and messages[-1].get("role") == "tool":
+        results = [_content(m) for m in messages if m.get("role") == "tool"]
+        return "From the tools: " + " | ".join(r[:300] for r in results)
     text = reply(messages) if callable(reply) else reply if reply is not None else fake_reply(messages)
     if body.get("format"):
         text = json.dumps({"answer": text})
@@ -847,10 +868,14 @@ async def _complete(
     if model.kind != "chat":
         return _error(400, f"{json.dumps(body['model'])} does not support {kind}")
 
+    calls = _tool_calls(state, body, messages) if kind == "chat" and messages else None
+
     def frame(piece: str, done: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"model": body["model"], "created_at": _now()}
         if kind == "chat":
             out["message"] = {"role": "assistant", "content": piece}
+            if calls and (not done or body.get("stream", True) is False):
+                out["message"]["tool_calls"] = calls
         else:
             out["response"] = piece
         out["done"] = done
@@ -859,7 +884,7 @@ async def _complete(
     if not messages:  # Ollama answers an empty prompt by just loading the model.
         return web.json_response({**frame("", True), "done_reason": "load"})
 
-    pieces = split_pieces(_reply_text(state, messages, body))
+    pieces = [""] if calls else split_pieces(_reply_text(state, messages, body))
     done_reason = "stop"
     options = body.get("options") if isinstance(body.get("options"), dict) else {}
     limit = options.get("num_predict")
@@ -953,6 +978,18 @@ async def control_state(request: web.Request) -> web.Response:
     return web.json_response(request.app[STATE_KEY].snapshot())
 
 
+async def control_stats(request: web.Request) -> web.Response:
+    """Request counts and embedding totals, without the recorded bodies (for benchmarks)."""
+    state = request.app[STATE_KEY]
+    return web.json_response(
+        {
+            "counts": {p: len(b) for p, b in state.requests.items()},
+            "embed_texts_total": state.embed_texts_total,
+            "embed_batches": list(state.embed_batches),
+        }
+    )
+
+
 async def control_release(request: web.Request) -> web.Response:
     request.app[STATE_KEY].release()
     return web.json_response({"ok": True})
@@ -978,8 +1015,9 @@ def make_app(state: FakeOllamaState | None = None, **options: Any) -> web.Applic
 
     Routes: ``GET|HEAD /``, ``GET /api/version``, ``GET /api/tags``, ``GET /api/ps``,
     ``POST /api/show|embed|embeddings|chat|generate``; control: ``POST /_fake/config``,
-    ``GET /_fake/state``, ``POST /_fake/release``, ``POST /_fake/reset``. Shutting the app
-    down aborts requests that hang or wait on a gate, so cleanup never blocks.
+    ``GET /_fake/state``, ``GET /_fake/stats``, ``POST /_fake/release``,
+    ``POST /_fake/reset``. Shutting the app down aborts requests that hang or wait on a
+    gate, so cleanup never blocks.
     """
     if state is None:
         state = make_state(**options)
@@ -1007,6 +1045,7 @@ def make_app(state: FakeOllamaState | None = None, **options: Any) -> web.Applic
     app.router.add_post("/api/generate", generate)
     app.router.add_post("/_fake/config", control_config)
     app.router.add_get("/_fake/state", control_state)
+    app.router.add_get("/_fake/stats", control_stats)
     app.router.add_post("/_fake/release", control_release)
     app.router.add_post("/_fake/reset", control_reset)
     return app

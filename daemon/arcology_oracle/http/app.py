@@ -17,10 +17,11 @@ from aiohttp import web
 from ..config import Settings
 from ..ollama.embed import Embedder
 from ..errors import ConfigError
-from ..index.service import EmbedWorker, OracleIndex
-from ..index.watcher import RoamWatcher
-from . import ask_routes, ollama_compat, openai_compat, routes
+from ..index.live import LiveIndex
+from . import ask_routes, routes
 from . import web as web_page
+from .compat import ollama as ollama_compat
+from .compat import openai as openai_compat
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
 
@@ -41,36 +42,12 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
     app[ready_key] = asyncio.Event()
 
     async def index_ctx(app: web.Application) -> AsyncIterator[None]:
-        index = OracleIndex(settings, embedder)
-        await index.start()
-        worker = EmbedWorker(index)
-        app[index_key] = index
-        app[worker_key] = worker
-        worker.start()
-        reconcile_task = asyncio.create_task(_first_reconcile(app), name="first-reconcile")
-        watcher = None
-        if watch and settings.roam_dir.is_dir():
-            watcher = RoamWatcher(
-                settings.roam_dir,
-                exclude_globs=settings.exclude_globs,
-                debounce=settings.debounce_seconds,
-                on_paths=lambda paths: _reindex(app, paths),
-                on_rescan=lambda: _rescan(app),
-                alias=lambda rel: index.indexer.aliases.get(rel),
-            )
-            watcher.start()
-        elif watch:
-            log.warning("roam directory %s does not exist; not watching it", settings.roam_dir)
+        live = LiveIndex(settings, embedder, watch=watch, ready=app[ready_key])
+        await live.start()
+        app[index_key] = live.index
+        app[worker_key] = live.worker
         yield
-        if watcher is not None:
-            await watcher.stop()
-        reconcile_task.cancel()
-        try:
-            await reconcile_task
-        except asyncio.CancelledError:
-            pass
-        await worker.stop()
-        await index.close()
+        await live.stop()
 
     app.cleanup_ctx.append(index_ctx)
     for module in ROUTE_MODULES:
@@ -79,32 +56,6 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
         else:
             app.add_routes(module.routes)
     return app
-
-
-async def _first_reconcile(app: web.Application) -> None:
-    index = app[index_key]
-    try:
-        report = await index.reconcile()
-        log.info(
-            "initial index of %s: %d files, %d indexed, %d unchanged, %d removed, %d failed",
-            app[settings_key].roam_dir, report.seen, report.indexed, report.unchanged, report.deleted, len(report.failed),
-        )
-    except Exception:
-        log.exception("initial index failed")
-    finally:
-        app[ready_key].set()
-    app[worker_key].wake()
-
-
-async def _reindex(app: web.Application, paths: list[str]) -> None:
-    report = await app[index_key].index_paths(paths)
-    if report.new_pending:
-        app[worker_key].wake()
-
-
-async def _rescan(app: web.Application) -> None:
-    await app[index_key].reconcile()
-    app[worker_key].wake()
 
 
 def check_bind(settings: Settings) -> None:

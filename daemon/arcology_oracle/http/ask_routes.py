@@ -5,16 +5,14 @@ Streams (NDJSON, or plain text for ``GET /ask``) start only once the model has p
 its first piece, so an unreachable Ollama or a missing model is still a proper 503 from
 the error middleware; a failure after that arrives as a final ``{"type": "error"}`` event
 (or an ``[error: ...]`` line). A client that disconnects cancels the model's generation:
-see :func:`cancel_on_disconnect`.
+see :mod:`.streaming`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from contextlib import aclosing, asynccontextmanager
 
 from aiohttp import web
 
@@ -22,9 +20,9 @@ from ..answers.oracle import Oracle, Reply
 from ..answers.sources import sources_text_block
 from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
-from .disconnect import client_gone
 from .keys import index_key, settings_key
 from .params import bool_param, int_param, json_body, rel_path_param, str_param
+from .streaming import ClientGone, cancel_on_disconnect, stream
 
 log = logging.getLogger(__name__)
 
@@ -51,49 +49,9 @@ def oracle(request: web.Request) -> Oracle:
     return Oracle(request.app[index_key], request.app[llm_key])
 
 
-class ClientGone(Exception):
-    """The HTTP client closed its connection while its answer was being made."""
-
-
-@asynccontextmanager
-async def cancel_on_disconnect(request: web.Request) -> AsyncIterator[None]:
-    """Cancel the block (and so the model's generation) when the client disconnects;
-    raises :class:`ClientGone` instead of CancelledError then.
-
-    See :mod:`.disconnect` for why the transport is watched as well as relying on
-    aiohttp's handler cancellation.
-    """
-    task = asyncio.current_task()
-    gone = False
-
-    async def watch() -> None:
-        nonlocal gone
-        await client_gone(request)
-        gone = True
-        task.cancel()
-
-    watcher = asyncio.create_task(watch(), name="disconnect-watch")
-    try:
-        yield
-    except asyncio.CancelledError:
-        if gone:
-            task.uncancel()
-            raise ClientGone from None
-        raise
-    finally:
-        watcher.cancel()
-
-
 def wants_ndjson(request: web.Request, body: dict) -> bool:
     accept = request.headers.get("Accept", "")
     return bool_param(body.get("stream"), "stream", default=NDJSON in accept)
-
-
-async def _first(pieces: AsyncIterator[str]) -> str | None:
-    try:
-        return await anext(pieces)
-    except StopAsyncIteration:
-        return None
 
 
 def _line(obj: dict) -> bytes:
@@ -102,59 +60,39 @@ def _line(obj: dict) -> bytes:
 
 async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.StreamResponse:
     """``sources`` event, ``token`` events, then ``done`` (or ``error``)."""
-    response: web.StreamResponse | None = None
-    try:
-        async with aclosing(reply.pieces) as pieces, cancel_on_disconnect(request):
-            first = await _first(pieces)  # raises before the response starts
-            response = web.StreamResponse(headers={"Content-Type": NDJSON, "Cache-Control": "no-cache"})
-            await response.prepare(request)
-            head = {"type": "sources", "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes}
-            await response.write(_line({**head, "model": reply.model, **extra}))
-            try:
-                if first:
-                    await response.write(_line({"type": "token", "text": first}))
-                async for piece in pieces:
-                    await response.write(_line({"type": "token", "text": piece}))
-                await response.write(_line({"type": "done"}))
-            except ServiceUnavailable as exc:
-                await response.write(_line({"type": "error", "message": str(exc)}))
-            except (ConnectionError, ClientGone):
-                raise
-            except Exception:
-                log.exception("error while streaming %s", request.path)
-                await response.write(_line({"type": "error", "message": "internal error; see the daemon's log"}))
-            await response.write_eof()
-            return response
-    except (ClientGone, ConnectionError):
-        log.info("client left %s; generation cancelled", request.path)
-        return response if response is not None else web.Response(status=499)
+
+    def on_error(exc: Exception) -> bytes:
+        if isinstance(exc, ServiceUnavailable):
+            return _line({"type": "error", "message": str(exc)})
+        log.error("error while streaming %s", request.path, exc_info=exc)
+        return _line({"type": "error", "message": "internal error; see the daemon's log"})
+
+    head = {"type": "sources", "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes}
+    return await stream(
+        request,
+        reply.pieces,
+        content_type=NDJSON,
+        head=_line({**head, "model": reply.model, **extra}),
+        encode=lambda piece: _line({"type": "token", "text": piece}),
+        tail=_line({"type": "done"}),
+        on_error=on_error,
+    )
 
 
 async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
     """The answer as plain text, then a ``Sources:`` list (for curl)."""
-    response: web.StreamResponse | None = None
-    try:
-        async with aclosing(reply.pieces) as pieces, cancel_on_disconnect(request):
-            first = await _first(pieces)
-            response = web.StreamResponse(headers={"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-cache"})
-            await response.prepare(request)
-            try:
-                if first:
-                    await response.write(first.encode("utf-8"))
-                async for piece in pieces:
-                    await response.write(piece.encode("utf-8"))
-                if reply.used_notes:
-                    tail = "\n\nSources:\n" + sources_text_block(reply.sources) + "\n"
-                else:
-                    tail = "\n\nSources: none (no notes were relevant enough, so none were used)\n"
-                await response.write(tail.encode("utf-8"))
-            except ServiceUnavailable as exc:
-                await response.write(f"\n\n[error: {exc}]\n".encode("utf-8"))
-            await response.write_eof()
-            return response
-    except (ClientGone, ConnectionError):
-        log.info("client left %s; generation cancelled", request.path)
-        return response if response is not None else web.Response(status=499)
+    if reply.used_notes:
+        tail = "\n\nSources:\n" + sources_text_block(reply.sources) + "\n"
+    else:
+        tail = "\n\nSources: none (no notes were relevant enough, so none were used)\n"
+    return await stream(
+        request,
+        reply.pieces,
+        content_type="text/plain; charset=utf-8",
+        encode=lambda piece: piece.encode("utf-8"),
+        tail=tail.encode("utf-8"),
+        on_error=lambda exc: f"\n\n[error: {exc}]\n".encode("utf-8") if isinstance(exc, ServiceUnavailable) else None,
+    )
 
 
 async def whole_text(request: web.Request, reply: Reply) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..config import Settings
-from ..index.service import EmbedWorker, OracleIndex
+from ..index.live import EmbedWorker
+from ..index.service import OracleIndex
 
 settings_key = web.AppKey("settings", Settings)
 index_key = web.AppKey("index", OracleIndex)

@@ -7,7 +7,7 @@ threads, and a forked child could inherit a held lock) while the writer thread s
 files already parsed, in order. Small jobs, and machines with one core, parse inline.
 
 A worker never logs: the problems it finds come back in ``ParsedFile.problems`` and the
-parent logs them with the path (:func:`~arcology_oracle.orgreader.report_problems`), as
+parent logs them with the path (:func:`~arcology_oracle.notes.reader.report_problems`), as
 inline parsing does.
 """
 
@@ -49,7 +49,7 @@ class ParseOptions:
 def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple[ParsedFile, list[list[Chunk]]]:
     """The headings of the org file ``rel`` (bytes ``data``) and each heading's chunks.
 
-    Never raises on the file's content (see :func:`~arcology_oracle.orgreader.read_org_bytes`).
+    Never raises on the file's content (see :func:`~arcology_oracle.notes.reader.read_org_bytes`).
     """
     parsed = read_org_bytes(data, rel, options.private_tags, log_problems=log_problems)
     chunks = [chunk_heading(h, parsed.title, options.chunk_chars, options.chunk_overlap) for h in parsed.headings]

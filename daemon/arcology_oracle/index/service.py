@@ -1,16 +1,16 @@
 """The async face of the index, shared by the daemon and the CLI.
 
-:class:`OracleIndex` owns the one writer (an :class:`~arcology_oracle.indexer.Indexer` on a
-dedicated thread), a small pool of reader threads each with its own connection, the
-embedder, and the background :class:`EmbedWorker`. No SQLite call ever runs on the event
-loop. Everything above this layer (answers, http, cli) goes through it.
+:class:`OracleIndex` owns the one writer (an :class:`~arcology_oracle.index.indexer.Indexer`
+on a dedicated thread), a small pool of reader threads each with its own connection, the
+embedder and the query-vector cache. No SQLite call ever runs on the event loop.
+Everything above this layer (answers, http, cli) goes through it; what keeps it live in
+the daemon (embedding worker, watcher) is :mod:`arcology_oracle.index.live`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -24,7 +24,8 @@ from ..config import Settings
 from ..errors import DimensionMismatch, NotFound, ServiceUnavailable
 from ..ollama.embed import Embedder, OllamaEmbedder, prefixes_key
 from ..store import Store
-from .indexer import IndexReport, Indexer, embed_pending
+from .embedding import embed_pending
+from .indexer import IndexReport, Indexer
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -251,66 +252,3 @@ class OracleIndex:
             },
             "indexing": progress,
         }
-
-
-class EmbedWorker:
-    """Background task embedding pending chunks; backs off while the embedder fails.
-
-    ``wake()`` after indexing new work. On failure it waits with exponential backoff and
-    jitter (1 s doubling up to ``settings.retry_max_seconds``) or until woken, then retries:
-    the daemon keeps serving keyword results meanwhile and nothing pending is lost.
-    """
-
-    def __init__(self, index: OracleIndex):
-        self.index = index
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task | None = None
-        self.idle = asyncio.Event()
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="embed-worker")
-        self.wake()
-
-    def wake(self) -> None:
-        self.idle.clear()
-        self._wake.set()
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-
-    async def _run(self) -> None:
-        delay = 1.0
-        last_error = None
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            try:
-                await self.index.embed_pending()
-                if last_error is not None:
-                    log.info("embedder is back; pending chunks embedded")
-                delay, last_error = 1.0, None
-                self.idle.set()
-            except (ServiceUnavailable, DimensionMismatch) as exc:
-                # Say it once per distinct failure, not at every retry.
-                level = logging.DEBUG if str(exc) == last_error else logging.WARNING
-                log.log(level, "embedding paused, retrying with backoff (next in %.0f s): %s", delay, exc)
-                last_error = str(exc)
-                await self._sleep_or_wake(delay * (0.8 + 0.4 * random.random()))
-                delay = min(delay * 2, self.index.settings.retry_max_seconds)
-                self._wake.set()
-            except Exception:
-                log.exception("embedding worker error; retrying in %.0f s", delay)
-                await self._sleep_or_wake(delay)
-                delay = min(delay * 2, self.index.settings.retry_max_seconds)
-                self._wake.set()
-
-    async def _sleep_or_wake(self, seconds: float) -> None:
-        try:
-            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
-        except asyncio.TimeoutError:
-            pass

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .reader import decode_org_bytes, read_org_bytes, split_lines
+from .org_syntax import decode_org_bytes, split_lines
 from .privacy import DEFAULT_PRIVATE_TAGS
+from .reader import read_org_bytes
 
 
 def strip_private(text: str, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS) -> str:

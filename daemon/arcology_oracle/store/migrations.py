@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from .db import sqlite
+
 Migration = Callable[[object], None]
 MIGRATIONS: list[Migration] = []
 
@@ -193,8 +195,6 @@ def _run_in_transaction(conn, fn: Migration) -> None:
 
 def _split_statements(script: str) -> list[str]:
     """Split a script into complete statements using SQLite's own completeness test."""
-    from .db import sqlite
-
     statements, current = [], ""
     for line in script.splitlines(keepends=True):
         if not current and line.strip().startswith("--"):

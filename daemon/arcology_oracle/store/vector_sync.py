@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DimensionMismatch
-from . import vectors
+from . import vector_snapshot, vectors
 from .connection import VECTORS_SNAPSHOT_SUFFIX, StoreBase
 from .db import DatabaseError, pack_vector
 
@@ -80,7 +80,7 @@ class VectorSync(StoreBase):
         batch is stored. Hashes no chunk uses any more (edited away meanwhile) are skipped.
 
         The vector table is a plain table of float32 blobs, not vec0: search runs on the
-        in-memory :mod:`~arcology_oracle.vectors` index, and vec0 is ~10x slower to fill
+        in-memory :mod:`~arcology_oracle.store.vectors` index, and vec0 is ~10x slower to fill
         and far slower to read back (see BENCHMARKS.md). A vec0 table made by an older
         version keeps working.
         """
@@ -179,7 +179,7 @@ class VectorSync(StoreBase):
         try:
             generation = self.get_meta(vectors.META_KEY) or ""
             snapshot = self._snapshot_path()
-            if index.generation is None and snapshot is not None and index.restore(snapshot, generation):
+            if index.generation is None and snapshot is not None and vector_snapshot.restore(index, snapshot, generation):
                 return
             dims = self.embedding_model().dims or 0
             # Not count(*) of the vector table: that walks every 3 KB row (30 s at 100k).
@@ -204,7 +204,7 @@ class VectorSync(StoreBase):
             self._save_snapshot()
 
     # A snapshot of the in-memory index beside the database lets a restart skip reading
-    # every vector (0.6-2.5 s at 100k; see VectorIndex.save and BENCHMARKS.md).
+    # every vector (0.6-2.5 s at 100k; see vector_snapshot.py and BENCHMARKS.md).
 
     def _snapshot_path(self) -> Path | None:
         return None if str(self.path) == ":memory:" else Path(f"{self.path}{VECTORS_SNAPSHOT_SUFFIX}")
@@ -218,7 +218,7 @@ class VectorSync(StoreBase):
             token = self.get_meta(vectors.META_KEY) or ""
             index.sync(token, lambda: None)  # recorded changes only
             if index.generation == token:
-                index.save(snapshot)
+                vector_snapshot.save(index, snapshot)
         except (OSError, DatabaseError) as exc:
             log.warning("could not save the vector index snapshot %s: %s", snapshot, exc)
 

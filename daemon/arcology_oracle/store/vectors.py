@@ -29,13 +29,11 @@ chain that does not reach the token in ``meta`` is never applied.
 
 from __future__ import annotations
 
-import os
 import secrets
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -252,58 +250,32 @@ class VectorIndex:
                 self._add(delta.added_ids, delta.added)
             self.generation = generation
 
-    # -- a snapshot on disk, so that a restart need not read every vector ----------------
+    # -- its state as arrays, for the snapshot on disk (store/vector_snapshot.py) ------
 
-    _SNAPSHOT = ("ids", "bits", "q", "scale", "norm2", "center")
+    SNAPSHOT_ARRAYS = ("ids", "bits", "q", "scale", "norm2", "center")
 
-    def save(self, path: Path) -> bool:
-        """Write the loaded state to ``path`` (atomically) unless it already holds this
-        generation; True if written. Rows only, no text: the int8 and sign-bit copies of
-        the vectors the database holds in that generation."""
-        with self._lock:
-            if self.generation is None or self.generation == self.saved_generation:
-                return False
-            n, generation = self._n, self.generation
-            arrays = dict(zip(self._SNAPSHOT, (self._ids[:n], self._bits[:, :n], self._q[:n], self._scale[:n],
-                                                self._norm2[:n], self._center)))  # fmt: skip
-            tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
-            try:
-                with open(tmp, "wb") as f:
-                    np.save(f, np.array([generation, str(self._centered_at)]))
-                    for name in self._SNAPSHOT:
-                        np.save(f, np.ascontiguousarray(arrays[name]), allow_pickle=False)
-                os.replace(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)
-            self.saved_generation = generation
-            return True
+    def state(self) -> tuple[str | None, int, dict[str, np.ndarray]]:
+        """``(generation, centered_at, arrays named as SNAPSHOT_ARRAYS)``: views of the
+        loaded state; call under :attr:`lock` while they are used."""
+        n = self._n
+        arrays = (self._ids[:n], self._bits[:, :n], self._q[:n], self._scale[:n], self._norm2[:n], self._center)
+        return self.generation, self._centered_at, dict(zip(self.SNAPSHOT_ARRAYS, arrays))
 
-    def restore(self, path: Path, generation: str) -> bool:
-        """Load the snapshot at ``path`` if it holds ``generation``; True if it did. A
-        snapshot of another generation is deleted (it may hold vectors of notes deleted
-        or made private since), and so is one that cannot be read."""
-        try:
-            with open(path, "rb") as f:
-                saved, centered_at = np.load(f, allow_pickle=False).tolist()
-                if saved != generation:
-                    raise ValueError("another generation")
-                ids, bits, q, scale, norm2, center = (np.load(f, allow_pickle=False) for _ in self._SNAPSHOT)
-        except FileNotFoundError:
-            return False
-        except (OSError, ValueError, EOFError):
-            path.unlink(missing_ok=True)
-            return False
+    def install(self, generation: str, centered_at: int, arrays: dict[str, np.ndarray]) -> None:
+        """Replace everything with a state :meth:`state` gave (read back from disk)."""
         with self._lock:
             self._pending.clear()
             self._pending_rows = 0
-            self.dims = q.shape[1]
-            self._words = bits.shape[0]
-            self._ids, self._bits, self._q, self._scale, self._norm2, self._center = ids, bits, q, scale, norm2, center
-            self._n = len(ids)
-            self._pos = {rowid: pos for pos, rowid in enumerate(ids.tolist())}
-            self._centered_at = int(centered_at)
+            self._ids, self._bits, self._q = arrays["ids"], arrays["bits"], arrays["q"]
+            self._scale, self._norm2, self._center = arrays["scale"], arrays["norm2"], arrays["center"]
+            self.dims, self._words, self._n = self._q.shape[1], self._bits.shape[0], len(self._ids)
+            self._pos = {rowid: pos for pos, rowid in enumerate(self._ids.tolist())}
+            self._centered_at = centered_at
             self.generation = self.saved_generation = generation
-        return True
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
 
     # -- searching ---------------------------------------------------------------------
 

@@ -1,0 +1,223 @@
+"""The upstream plumbing both compatible APIs share: the upstream client, grounded chat
+plans, streaming a plan's frames, complete answers, the models on offer.
+
+A request names a model; a grounded name (``<model>+notes``, see
+:mod:`arcology_oracle.answers.grounding`) makes a :class:`ChatPlan` whose conversation
+holds the relevant notes and whose answer ends with their links. Frames are Ollama's;
+:mod:`.ollama` sends them as they are, :mod:`.openai` translates them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from ...answers import grounding
+from ...errors import BadRequest, NotFound
+from ...ollama.proxy import Upstream, UpstreamError, UpstreamUnavailable
+from ..keys import index_key, settings_key
+from ..params import str_param
+from ..streaming import stream
+
+log = logging.getLogger(__name__)
+
+upstream_key = web.AppKey("upstream_ollama", Upstream)
+
+MAX_MODEL_NAME = 500
+
+
+class UnknownModel(NotFound):
+    """The requested model is not offered: the upstream lacks it, or it has no grounded variant."""
+
+    def __init__(self, message: str, model: str):
+        super().__init__(message)
+        self.model = model
+
+
+def ensure_upstream(app: web.Application) -> None:
+    """Give the app its one upstream client (once, whichever API asks first), opened and
+    closed with the app."""
+    if upstream_key in app:
+        return
+    settings = app[settings_key]
+    app[upstream_key] = Upstream(
+        settings.ollama_host, timeout=settings.chat_timeout, connect_timeout=settings.connect_timeout
+    )
+
+    async def upstream_ctx(app: web.Application) -> AsyncIterator[None]:
+        await app[upstream_key].open()
+        yield
+        await app[upstream_key].close()
+
+    app.cleanup_ctx.append(upstream_ctx)
+
+
+def model_param(body: Mapping[str, Any]) -> str:
+    """The request's ``model``, required (BadRequest otherwise)."""
+    name = str_param(body.get("model"), "model", required=True, max_len=MAX_MODEL_NAME)
+    return name.strip()
+
+
+@dataclass
+class ChatPlan:
+    """What to send upstream for one chat or generate request, and how to answer.
+
+    ``name`` is the model as the client named it (answers carry it); ``body`` is the
+    upstream request; ``sources`` is the text to append to the answer ("" for none).
+    """
+
+    name: str
+    body: dict[str, Any]
+    grounded: bool = False
+    sources: str = ""
+
+
+async def require_chat_model(request: web.Request, base: str, name: str) -> None:
+    """Raise UnknownModel unless the upstream has ``base`` and it can chat."""
+    upstream = request.app[upstream_key]
+    if not base:
+        raise UnknownModel(f'model "{name}" not found: name the upstream model before "{grounding.GROUNDED_SUFFIX}"', name)
+    try:
+        facts = await upstream.show_facts(base)
+    except UpstreamError as exc:
+        if exc.status == 404:
+            raise UnknownModel(
+                f'model "{name}" not found: the Ollama at {upstream.host} has no model "{base}" (try pulling it first)',
+                name,
+            ) from None
+        raise
+    if not grounding.can_chat(base, facts.capabilities, facts.details):
+        raise UnknownModel(f'model "{name}" not found: "{base}" cannot chat, so it has no grounded variant', name)
+
+
+def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    if messages is None:
+        return []
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise BadRequest("messages must be a list of objects")
+    return messages
+
+
+def answer_sources(request: web.Request, sources) -> str:
+    """The sources block to append to a grounded answer ("" when the settings leave it out)."""
+    settings = request.app[settings_key]
+    return grounding.sources_text(sources, settings.roam_dir) if settings.sources_in_compat_answers else ""
+
+
+async def plan_chat(request: web.Request, body: dict[str, Any]) -> ChatPlan:
+    """Ground an ``/api/chat`` body when its model is a grounded name."""
+    name = model_param(body)
+    base, grounded = grounding.split_model(name)
+    if not grounded:
+        return ChatPlan(name, body)
+    await require_chat_model(request, base, name)
+    grounded_chat = await grounding.ground_messages(request.app[index_key], _messages(body))
+    return ChatPlan(name, {**body, "model": base, "messages": grounded_chat.messages}, True,
+                    answer_sources(request, grounded_chat.sources))  # fmt: skip
+
+
+def _parse_frame(line: bytes, host: str) -> dict[str, Any]:
+    try:
+        frame = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        frame = None
+    if not isinstance(frame, dict):
+        raise UpstreamUnavailable(f"the upstream Ollama at {host} sent a line that is not a JSON object", host=host)
+    return frame
+
+
+def _append_content(frame: dict[str, Any], text: str) -> None:
+    if isinstance(frame.get("message"), dict):
+        frame["message"]["content"] = (frame["message"].get("content") or "") + text
+    else:
+        frame["response"] = (frame.get("response") or "") + text
+
+
+async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncIterator[dict[str, Any]]:
+    """Stream ``plan`` upstream and yield its frames (Ollama's shape) for the client: the
+    model renamed to the client's name, the sources as one more content frame before the
+    last frame (not after tool calls), an upstream error as a final ``{"error": ...}``.
+
+    Raises UpstreamError/UpstreamUnavailable before the first frame if the request fails.
+    """
+    upstream = request.app[upstream_key]
+    async with upstream.stream(path, plan.body, model=plan.body.get("model")) as lines:
+        tool_calls = False
+        try:
+            async for line in lines:
+                frame = _parse_frame(line, upstream.host)
+                if "error" in frame:
+                    yield frame
+                    return
+                if "model" in frame:
+                    frame["model"] = plan.name
+                message = frame.get("message")
+                if isinstance(message, dict) and message.get("tool_calls"):
+                    tool_calls = True
+                if frame.get("done") and plan.sources and not tool_calls:
+                    extra = {"model": plan.name, "created_at": frame.get("created_at"), "done": False}
+                    if path == "/api/chat":
+                        extra["message"] = {"role": "assistant", "content": ""}
+                    _append_content(extra, plan.sources)
+                    yield extra
+                yield frame
+        except UpstreamUnavailable as exc:
+            yield {"error": str(exc)}
+
+
+async def complete(request: web.Request, plan: ChatPlan, path: str) -> dict[str, Any]:
+    """The non-streaming answer to ``plan``: Ollama's JSON, model renamed, sources appended."""
+    upstream = request.app[upstream_key]
+    answer = await upstream.json("POST", path, {**plan.body, "stream": False}, model=plan.body.get("model"))
+    if not isinstance(answer, dict):
+        raise UpstreamUnavailable(f"the upstream Ollama at {upstream.host} sent an answer that is not an object",
+                                  host=upstream.host)  # fmt: skip
+    answer["model"] = plan.name
+    message = answer.get("message")
+    has_tool_calls = isinstance(message, dict) and bool(message.get("tool_calls"))
+    if plan.sources and not has_tool_calls and answer.get("done_reason") != "load":
+        _append_content(answer, plan.sources)
+    return answer
+
+
+async def send_frames(request: web.Request, frames: AsyncIterator[dict[str, Any]], *, content_type: str,
+                      encode: Callable[[dict[str, Any]], bytes], trailer: bytes = b"") -> web.StreamResponse:  # fmt: skip
+    """Stream ``frames`` (from :func:`plan_frames`) to the client, each as ``encode`` makes
+    it, then ``trailer`` unless an error frame ended the stream. The response starts with
+    the first frame, so a failed upstream request still gets a proper error status."""
+    host = request.app[upstream_key].host
+    return await stream(
+        request,
+        frames,
+        content_type=content_type,
+        encode=encode,
+        tail=trailer,
+        stop=lambda frame: "error" in frame,
+        empty=lambda: UpstreamUnavailable(f"the upstream Ollama at {host} sent an empty answer", host=host),
+    )
+
+
+async def offered_models(request: web.Request) -> list[dict[str, Any]]:
+    """The upstream's ``/api/tags`` entries, each chat model followed by its grounded variant."""
+    upstream = request.app[upstream_key]
+    models = await upstream.tags()
+
+    async def chats(entry: dict[str, Any]) -> bool:
+        name = grounding.entry_name(entry)
+        try:
+            facts = await upstream.show_facts(name, entry.get("digest"))
+        except (UpstreamError, UpstreamUnavailable) as exc:
+            log.debug("cannot ask the upstream about %s (%s); guessing from its family", name, exc)
+            return grounding.can_chat(name, None, entry.get("details"))
+        return grounding.can_chat(name, facts.capabilities, facts.details or entry.get("details"))
+
+    flags = await asyncio.gather(*(chats(m) for m in models))
+    names = {grounding.entry_name(m) for m, chat_ok in zip(models, flags, strict=True) if chat_ok}
+    return grounding.with_grounded_variants(models, names)

@@ -1,0 +1,106 @@
+"""Embedding what is pending: :func:`embed_pending` drains the chunks with no vector
+through the embedder into the store (the daemon's background worker is
+:class:`~arcology_oracle.index.live.EmbedWorker`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Callable
+
+from ..ollama.embed import Embedder
+
+# Vectors from a fast embedder are committed together, at most this many or this often.
+VECTORS_PER_COMMIT = 512
+STORE_VECTORS_EVERY = 0.25
+# Embedding requests sent before the first answer is read.
+EMBED_REQUESTS_IN_FLIGHT = 2
+# Pending texts read from the store at once, in batches.
+PENDING_BATCHES_PER_READ = 8
+
+
+async def embed_pending(
+    embedder: Embedder,
+    run_store: Callable,
+    *,
+    batch_size: int,
+    on_batch: Callable[[int], None] | None = None,
+    store_every: float = STORE_VECTORS_EVERY,
+    requests_in_flight: int = EMBED_REQUESTS_IN_FLIGHT,
+) -> int:
+    """Embed pending chunk texts batch by batch until none is left; returns how many.
+
+    ``run_store(fn)`` must run ``fn(store)`` against the writer store (directly, or
+    awaited on the writer thread) and return its result. Three things keep the embedder
+    busy and the writer from committing more often than it must:
+
+    * up to ``requests_in_flight`` batches are requested at once, so Ollama has the next
+      batch queued while this process reads the last answer (it serves them in turn, or
+      in parallel with ``OLLAMA_NUM_PARALLEL``);
+    * vectors are stored while the next batches are being embedded;
+    * they are stored at most every ``store_every`` seconds or :data:`VECTORS_PER_COMMIT`
+      vectors, in one transaction (a fast embedder's batches would otherwise cost a
+      commit each; a slow one's are stored batch by batch).
+
+    ``on_batch(n)`` is called as ``n`` more vectors are stored. Errors from the embedder
+    (ServiceUnavailable) or the store (DimensionMismatch) propagate once what was
+    embedded before them is stored, so a later call resumes where this one stopped.
+    """
+    total = 0
+    unstored: list[tuple[str, object]] = []
+    not_stored: set[str] = set()  # queued, requested or embedded, and not stored yet
+    requests: deque[tuple[list[str], asyncio.Future]] = deque()
+    queued: deque[tuple[str, str]] = deque()  # read from the store, not requested yet
+    storing: asyncio.Future | None = None
+    last_store = time.monotonic()
+    drained = False
+
+    async def store(items: list[tuple[str, object]]) -> None:
+        await run_store(lambda s: s.store_vectors(items))
+        not_stored.difference_update(text_hash for text_hash, _ in items)
+        if on_batch:
+            on_batch(len(items))
+
+    async def store_unstored() -> None:
+        nonlocal storing, unstored, last_store
+        if storing is not None:
+            previous, storing = storing, None
+            await previous
+        if unstored:
+            items, unstored = unstored, []
+            storing = asyncio.ensure_future(store(items))
+            last_store = time.monotonic()
+
+    try:
+        while True:
+            while len(requests) < requests_in_flight:
+                if len(queued) < batch_size and not drained:
+                    # Several batches per trip to the writer thread: one trip per batch
+                    # cost the event loop as much as the batch's own bookkeeping.
+                    exclude = frozenset(not_stored)
+                    more = await run_store(lambda s: s.pending_texts(batch_size * PENDING_BATCHES_PER_READ, exclude=exclude))
+                    drained = not more
+                    not_stored.update(text_hash for text_hash, _ in more)
+                    queued.extend(more)
+                if not queued:
+                    break
+                pending = [queued.popleft() for _ in range(min(batch_size, len(queued)))]
+                hashes = [text_hash for text_hash, _ in pending]
+                requests.append((hashes, asyncio.ensure_future(embedder.embed_documents([t for _, t in pending]))))
+            if not requests:
+                break
+            hashes, request = requests.popleft()
+            vectors = await request
+            unstored += zip(hashes, vectors)
+            total += len(hashes)
+            if len(unstored) >= VECTORS_PER_COMMIT or time.monotonic() - last_store >= store_every:
+                await store_unstored()
+    finally:
+        for _, request in requests:
+            request.cancel()
+        await asyncio.gather(*(request for _, request in requests), return_exceptions=True)
+        await store_unstored()
+        await store_unstored()  # wait for the last one
+    return total

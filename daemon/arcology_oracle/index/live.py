@@ -1,0 +1,162 @@
+"""Keeping the index live while the daemon runs: the first reconcile in the background,
+the embedding worker, and the watcher's changes re-indexed.
+
+:class:`LiveIndex` owns an :class:`~arcology_oracle.index.service.OracleIndex` and what
+keeps it in step with the notes; the HTTP app starts and stops it and serves from its
+``index``. :class:`EmbedWorker` embeds pending chunks in the background and backs off
+while the embedder fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+
+from ..config import Settings
+from ..ollama.embed import Embedder
+from ..errors import DimensionMismatch, ServiceUnavailable
+from .service import OracleIndex
+from .watcher import RoamWatcher
+
+log = logging.getLogger(__name__)
+
+
+class LiveIndex:
+    """The index, its embedding worker, its first reconcile and its watcher.
+
+    ``await start()`` opens the index and returns at once: the first reconcile runs in
+    the background (requests are answered meanwhile) and sets ``ready`` when it ends,
+    failed or not. With ``watch``, changed files are re-indexed as the watcher reports
+    them, and a full reconcile runs when it asks for a rescan. ``await stop()`` undoes it.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        *,
+        watch: bool = True,
+        ready: asyncio.Event | None = None,
+    ):
+        self.settings = settings
+        self.index = OracleIndex(settings, embedder)
+        self.worker = EmbedWorker(self.index)
+        self.ready = ready if ready is not None else asyncio.Event()
+        self._watch = watch
+        self._watcher: RoamWatcher | None = None
+        self._reconcile_task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        await self.index.start()
+        self.worker.start()
+        self._reconcile_task = asyncio.create_task(self._first_reconcile(), name="first-reconcile")
+        if self._watch and self.settings.roam_dir.is_dir():
+            self._watcher = RoamWatcher(
+                self.settings.roam_dir,
+                exclude_globs=self.settings.exclude_globs,
+                debounce=self.settings.debounce_seconds,
+                on_paths=self._reindex,
+                on_rescan=self._rescan,
+                alias=lambda rel: self.index.indexer.aliases.get(rel),
+            )
+            self._watcher.start()
+        elif self._watch:
+            log.warning("roam directory %s does not exist; not watching it", self.settings.roam_dir)
+
+    async def stop(self) -> None:
+        if self._watcher is not None:
+            await self._watcher.stop()
+        if self._reconcile_task is not None:
+            self._reconcile_task.cancel()
+            try:
+                await self._reconcile_task
+            except asyncio.CancelledError:
+                pass
+        await self.worker.stop()
+        await self.index.close()
+
+    async def _first_reconcile(self) -> None:
+        try:
+            report = await self.index.reconcile()
+            log.info(
+                "initial index of %s: %d files, %d indexed, %d unchanged, %d removed, %d failed",
+                self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.deleted, len(report.failed),
+            )
+        except Exception:
+            log.exception("initial index failed")
+        finally:
+            self.ready.set()
+        self.worker.wake()
+
+    async def _reindex(self, paths: list[str]) -> None:
+        report = await self.index.index_paths(paths)
+        if report.new_pending:
+            self.worker.wake()
+
+    async def _rescan(self) -> None:
+        await self.index.reconcile()
+        self.worker.wake()
+
+
+class EmbedWorker:
+    """Background task embedding pending chunks; backs off while the embedder fails.
+
+    ``wake()`` after indexing new work. On failure it waits with exponential backoff and
+    jitter (1 s doubling up to ``settings.retry_max_seconds``) or until woken, then retries:
+    the daemon keeps serving keyword results meanwhile and nothing pending is lost.
+    """
+
+    def __init__(self, index: OracleIndex):
+        self.index = index
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.idle = asyncio.Event()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="embed-worker")
+        self.wake()
+
+    def wake(self) -> None:
+        self.idle.clear()
+        self._wake.set()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _run(self) -> None:
+        delay = 1.0
+        last_error = None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.index.embed_pending()
+                if last_error is not None:
+                    log.info("embedder is back; pending chunks embedded")
+                delay, last_error = 1.0, None
+                self.idle.set()
+            except (ServiceUnavailable, DimensionMismatch) as exc:
+                # Say it once per distinct failure, not at every retry.
+                level = logging.DEBUG if str(exc) == last_error else logging.WARNING
+                log.log(level, "embedding paused, retrying with backoff (next in %.0f s): %s", delay, exc)
+                last_error = str(exc)
+                await self._sleep_or_wake(delay * (0.8 + 0.4 * random.random()))
+                delay = min(delay * 2, self.index.settings.retry_max_seconds)
+                self._wake.set()
+            except Exception:
+                log.exception("embedding worker error; retrying in %.0f s", delay)
+                await self._sleep_or_wake(delay)
+                delay = min(delay * 2, self.index.settings.retry_max_seconds)
+                self._wake.set()
+
+    async def _sleep_or_wake(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout=seconds)
+        except asyncio.TimeoutError:
+            pass

@@ -1,0 +1,125 @@
+"""A safer orgparse: node classes that never raise on a broken note and skip the parts
+of orgparse that are slow or that the reader does not use (timestamps in bodies, clocks,
+repeated tasks); :func:`load_org` parses lines with them.
+
+orgparse's internals are subclassed here and nowhere else (see the version cap in
+pyproject.toml).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import orgparse
+from orgparse.date import OrgDateClosed, OrgDateDeadline, OrgDateScheduled
+from orgparse.node import (
+    OrgBaseNode,
+    OrgEnv,
+    OrgNode,
+    OrgRootNode,
+    parse_comment,
+    parse_heading_priority,
+    parse_heading_todos,
+    parse_seq_todo,
+)
+
+from .org_syntax import CLOCK_RE, PLANNING_RE, property_line, split_heading_tags
+
+
+class _SafeParsing:
+    """Replacements for the orgparse steps that raise or take super-linear time.
+
+    orgparse parses every timestamp of every line (an invalid date raises ``ValueError``
+    and aborts the whole file; a line with thousands of timestamps overflows the stack;
+    its timestamp regex is cubic on an unclosed ``<2024-01-01 ...`` line with many
+    times), converts ``Effort`` values (raising on bad ones), and splits heading tags
+    with a regex that is quadratic in the heading length (cubic for ``:a:a:a...``).
+    The reader uses none of the parsed dates, so these steps are replaced by linear ones
+    that keep the text as written.
+    """
+
+    def _iparse_timestamps(self, ilines: Iterator[str]) -> Iterator[str]:
+        self._timestamps = []
+        return ilines
+
+    def _parse_comments(self) -> None:
+        # orgparse's, with a substring test first: it ran a regex on every line of every
+        # node (a seventh of parsing), and only a line holding "#+" can match it.
+        special: dict[str, list[str]] = {}
+        for line in self._lines:
+            if "#+" in line and (parsed := parse_comment(line)):
+                key, values = parsed
+                special.setdefault(key.upper(), []).extend(values)
+        self._special_comments = special
+        for key in ("TODO", "SEQ_TODO", "TYP_TODO"):
+            for value in special.get(key, []):
+                self.env.add_todo_keys(*parse_seq_todo(value))
+
+    def _iparse_properties(self, ilines: Iterator[str]) -> Iterator[str]:
+        # orgparse's rule (the first line containing :PROPERTIES: up to one containing
+        # :END:), without its value conversion; _drawer() applies Org's placement rules.
+        self._properties = {}
+        for line in ilines:
+            if ":PROPERTIES:" in line:
+                break
+            yield line
+        else:
+            return
+        for line in ilines:
+            if ":END:" in line:
+                break
+            prop = property_line(line)
+            if prop is not None:
+                self._properties[prop[0]] = prop[1]
+        yield from ilines
+
+
+class _Root(_SafeParsing, OrgRootNode):
+    pass
+
+
+# Shared stand-ins for the planning dates of every heading (never read by the reader).
+_NO_DATES = (OrgDateScheduled(None), OrgDateDeadline(None), OrgDateClosed(None))
+
+
+class _Node(_SafeParsing, OrgNode):
+    def __init__(self, *args, **kwargs) -> None:
+        # OrgNode's, without building three empty date objects per heading (6% of parsing).
+        OrgBaseNode.__init__(self, *args, **kwargs)
+        self._heading = self._level = self._tags = self._todo = self._priority = None
+        self._scheduled, self._deadline, self._closed = _NO_DATES
+        self._clocklist = []
+        self._body_lines = []
+        self._repeated_tasks = []
+
+    def _parse_heading(self) -> None:
+        line = self._lines[0]
+        self._level = len(line) - len(line.lstrip("*"))
+        heading, self._tags = split_heading_tags(line[self._level :].strip())
+        heading, self._todo = parse_heading_todos(heading, self.env.all_todo_keys)
+        self._heading, self._priority = parse_heading_priority(heading)
+
+    def _iparse_sdc(self, ilines: Iterator[str]) -> Iterator[str]:
+        for line in ilines:
+            if not PLANNING_RE.match(line):
+                yield line
+            break
+        yield from ilines
+
+    def _iparse_clock(self, ilines: Iterator[str]) -> Iterator[str]:
+        return (line for line in ilines if not CLOCK_RE.match(line))
+
+    def _iparse_repeated_tasks(self, ilines: Iterator[str]) -> Iterator[str]:
+        self._repeated_tasks = []
+        return ilines
+
+
+class _Env(OrgEnv):
+    def from_chunks(self, chunks):
+        yield _Root.from_chunk(self, next(chunks))
+        for chunk in chunks:
+            yield _Node.from_chunk(self, chunk)
+
+
+def load_org(lines: Sequence[str], path: str) -> OrgRootNode:
+    return orgparse.loadi(lines, filename=path, env=_Env(filename=path))

@@ -1,0 +1,418 @@
+;;; arcology-oracle-ask.el --- Ask, summarize, converse and search with arcology-oracle -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; The commands that ask the language model through the daemon, and
+;; search: `arcology-oracle-ask' and `arcology-oracle-ask-region' stream
+;; an answer into an org buffer followed by its sources as id: links,
+;; `arcology-oracle-summarize' does the same for the node at point,
+;; `arcology-oracle-converse' answers the conversation subtree at point
+;; with a new heading (`arcology-oracle-discard' removes it), and
+;; `arcology-oracle-search' offers the notes found through
+;; `completing-read'.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'subr-x)
+(require 'org)
+(require 'arcology-oracle-notes)
+
+;;; Ask
+
+(defvar arcology-oracle-answer-buffer-name "*arcology-oracle answers*"
+  "Name of the org buffer where answers to questions stream.")
+
+(defvar arcology-oracle--ask-history nil
+  "Questions asked with `arcology-oracle-ask'.")
+
+(defun arcology-oracle--format-sources (sources)
+  "Return an org list of SOURCES as numbered links, or nil when empty."
+  (when sources
+    (mapconcat (lambda (s)
+                 (format "- [%s] %s\n" (or (alist-get 'n s) "?")
+                         (arcology-oracle--source-link s)))
+               sources "")))
+
+(defun arcology-oracle--answer-buffer ()
+  "Return the answers buffer, in `org-mode'."
+  (let ((buffer (get-buffer-create arcology-oracle-answer-buffer-name)))
+    (with-current-buffer buffer
+      (unless (derived-mode-p 'org-mode) (org-mode)))
+    buffer))
+
+(defun arcology-oracle--insert-following (marker text)
+  "Insert TEXT at MARKER; windows whose point was there follow it."
+  (when (buffer-live-p (marker-buffer marker))
+    (with-current-buffer (marker-buffer marker)
+      (let ((followers (seq-filter (lambda (w) (= (window-point w) marker))
+                                   (get-buffer-window-list nil nil t)))
+            (inhibit-read-only t))
+        (save-excursion
+          (goto-char marker)
+          (insert text))
+        (dolist (w followers) (set-window-point w marker))))))
+
+(defun arcology-oracle--answer-start (heading &optional buffer)
+  "Add HEADING at the end of BUFFER (default: the answers buffer) and show it.
+Return a marker, advancing with insertions, where the answer goes."
+  (let ((buffer (or buffer (arcology-oracle--answer-buffer))))
+    (with-current-buffer buffer
+      (unless (derived-mode-p 'org-mode) (org-mode))
+      (let ((inhibit-read-only t))
+        (goto-char (point-max))
+        (unless (bolp) (insert "\n"))
+        (let ((start (point)))
+          (insert "* " heading "\n")
+          (set-window-start (display-buffer buffer) start))
+        (copy-marker (point) t)))))
+
+(defun arcology-oracle--stream-answer (marker path payload)
+  "POST PAYLOAD to PATH and stream the answer in at MARKER, then its sources.
+Failures are reported and noted in the buffer.  Returns the
+request state."
+  (let ((sources nil)
+        (failed nil))
+    (cl-flet ((finish (tail)
+                (arcology-oracle--insert-following marker tail)
+                (set-marker marker nil)))
+      (arcology-oracle--ndjson
+       "POST" path :json payload :timeout arcology-oracle-llm-timeout
+       :on-event
+       (lambda (event)
+         (pcase (alist-get 'type event)
+           ("sources" (setq sources (alist-get 'sources event)))
+           ("token" (when-let ((text (alist-get 'text event)))
+                      (arcology-oracle--insert-following marker text)))
+           ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
+            (arcology-oracle--report failed))))
+       :on-done
+       (lambda ()
+         (finish (concat (if failed (format "\n\n[Failed: %s]" failed) "")
+                         "\n\n** Sources\n"
+                         (or (arcology-oracle--format-sources sources)
+                             "- none: no notes were relevant enough\n"))))
+       :errback
+       (lambda (message)
+         (arcology-oracle--report message)
+         (finish (format "[Failed: %s]\n" message)))))))
+
+(defun arcology-oracle--buffer-excerpt (beg end)
+  "Return the text between BEG and END, cut around point when too long."
+  (let ((max arcology-oracle-ask-max-chars))
+    (if (<= (- end beg) max)
+        (buffer-substring-no-properties beg end)
+      (let ((start (max beg (min (- (point) (/ max 2)) (- end max)))))
+        (buffer-substring-no-properties start (+ start max))))))
+
+(defun arcology-oracle--saved-file ()
+  "Return the file the current buffer visits, if saved; else nil.
+The daemon reads files from disk, so an unsaved buffer is sent as
+text only."
+  (and buffer-file-name (not (buffer-modified-p)) buffer-file-name))
+
+;;;###autoload
+(defun arcology-oracle-ask (question &optional beg end)
+  "Ask QUESTION about the current buffer, grounded in your notes.
+With BEG and END, ask about that part of the buffer only.  The
+answer streams into the `arcology-oracle-answer-buffer-name'
+buffer, followed by its sources as id: links.  Returns at once."
+  (interactive
+   (list (read-string "Ask about this buffer: " nil 'arcology-oracle--ask-history)))
+  (when (string-blank-p question) (user-error "Empty question"))
+  (let ((text (save-restriction
+                (widen)
+                (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max)))))
+        (file (arcology-oracle--saved-file))
+        (line (line-number-at-pos nil t))
+        (marker (arcology-oracle--answer-start question)))
+    (arcology-oracle--with-roam-dir
+     (lambda (roam-dir)
+       (let ((rel (arcology-oracle--relative-file file roam-dir)))
+         (arcology-oracle--stream-answer
+          marker "/ask"
+          `((question . ,question)
+            (buffer . ,text)
+            ,@(when rel `((file . ,rel) (line . ,line)))
+            ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
+            (stream . t))))))))
+
+;;;###autoload
+(defun arcology-oracle-ask-region (question beg end)
+  "Ask QUESTION about the region from BEG to END, grounded in your notes."
+  (interactive
+   (if (use-region-p)
+       (list (read-string "Ask about the region: " nil 'arcology-oracle--ask-history)
+             (region-beginning) (region-end))
+     (user-error "No active region")))
+  (arcology-oracle-ask question beg end))
+
+;;;; Summaries
+
+(defvar arcology-oracle-summary-buffer-name "*arcology-oracle summary*"
+  "Name of the org buffer showing summaries.")
+
+;;;###autoload
+(defun arcology-oracle-summarize (&optional question)
+  "Summarize the org-roam node at point.
+With a prefix argument, read a QUESTION to focus the summary on.
+The summary streams into the `arcology-oracle-summary-buffer-name'
+buffer, followed by its sources.  Returns at once."
+  (interactive
+   (list (when current-prefix-arg
+           (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
+  (let* ((context (and (derived-mode-p 'org-mode) (arcology-oracle--heading-context)))
+         (id (plist-get context :node-id))
+         (file (arcology-oracle--saved-file))
+         (title (or (plist-get context :title) (buffer-name)))
+         (question (and question (not (string-blank-p question)) question)))
+    (unless (or id buffer-file-name)
+      (user-error "No org-roam node at point"))
+    (let ((buffer (get-buffer-create arcology-oracle-summary-buffer-name)))
+      (with-current-buffer buffer
+        (let ((inhibit-read-only t)) (erase-buffer)))
+      (let ((marker (arcology-oracle--answer-start
+                     (concat "Summary of " (org-link-display-format title)
+                             (if question (format " (%s)" question) ""))
+                     buffer)))
+        (arcology-oracle--with-roam-dir
+         (lambda (roam-dir)
+           (let ((rel (arcology-oracle--relative-file file roam-dir)))
+             (if (not (or id rel))
+                 (progn
+                   (arcology-oracle--insert-following marker "[Failed: not a note]\n")
+                   (arcology-oracle--report
+                    "no org-roam node at point, and the file is not among the notes"))
+               (arcology-oracle--stream-answer
+                marker "/summarize"
+                `(,@(if id `((node . ,id)) `((file . ,rel)))
+                  ,@(when question `((question . ,question)))
+                  ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
+                  (stream . t)))))))))))
+
+;;; Converse
+
+(defvar arcology-oracle-answer-property "ORACLE_MODEL"
+  "Property marking an answer heading inserted by `arcology-oracle-converse'.
+The daemon writes it (with ROLE and CREATED) into every answer.")
+
+(defun arcology-oracle--conversation-root ()
+  "Move to the root heading of the conversation around point; return its level.
+That is the nearest heading tagged `arcology-oracle-conversation-tag',
+else the top-level heading around point."
+  (org-back-to-heading t)
+  (let ((found nil))
+    (while (and (not found)
+                (progn
+                  (when (member arcology-oracle-conversation-tag (org-get-tags nil t))
+                    (setq found t))
+                  (and (not found) (org-up-heading-safe)))))
+    (unless found
+      (while (org-up-heading-safe)))
+    (org-outline-level)))
+
+(defun arcology-oracle--relevel (text level)
+  "Return the org TEXT with its headings shifted so the first is at LEVEL."
+  (let ((lines (split-string text "\n"))
+        (top nil))
+    (dolist (line lines)
+      (when (string-match "\\`\\(\\*+\\) " line)
+        (setq top (min (or top 1000) (length (match-string 1 line))))))
+    (if (not top)
+        (concat (make-string level ?*) " Answer\n" text)
+      (let ((shift (- level top)))
+        (mapconcat (lambda (line)
+                     (if (string-match "\\`\\(\\*+\\) " line)
+                         (concat (make-string (+ (length (match-string 1 line)) shift) ?*)
+                                 (substring line (length (match-string 1 line))))
+                       line))
+                   lines "\n")))))
+
+(defun arcology-oracle--insert-answer (root text model)
+  "Insert the org heading TEXT as the last child of the heading at marker ROOT.
+The insertion is one undoable change; point goes to the new
+heading, which carries `arcology-oracle-answer-property' (MODEL
+when the daemon did not set it)."
+  (with-current-buffer (marker-buffer root)
+    (save-restriction
+      (widen)
+      (let (pos)
+        (undo-boundary)
+        (let ((group (prepare-change-group)))
+          (unwind-protect
+              (progn
+                (activate-change-group group)
+                (goto-char root)
+                (let ((level (org-outline-level)))
+                  (org-end-of-subtree t t)
+                  (unless (bolp) (insert "\n"))
+                  (setq pos (point))
+                  (insert (string-trim-right (arcology-oracle--relevel text (1+ level))) "\n")
+                  (goto-char pos)
+                  (unless (org-entry-get pos arcology-oracle-answer-property)
+                    (org-entry-put pos arcology-oracle-answer-property (or model "unknown")))))
+            (accept-change-group group)
+            (undo-amalgamate-change-group group)))
+        (undo-boundary)
+        (goto-char pos)
+        (dolist (w (get-buffer-window-list nil nil t))
+          (set-window-point w pos))
+        pos))))
+
+;;;###autoload
+(defun arcology-oracle-converse ()
+  "Answer the org conversation around point with a new heading.
+The conversation is the subtree of the nearest heading tagged
+`arcology-oracle-conversation-tag' (else the top-level heading
+around point); its child headings are the turns.  The daemon's
+answer is inserted as the conversation's last child, as one
+undoable change, and point moves to it.  Discard it with
+`arcology-oracle-discard'.  Returns at once."
+  (interactive)
+  (unless (derived-mode-p 'org-mode) (user-error "Conversations live in org-mode buffers"))
+  (save-excursion
+    (save-restriction
+      (widen)
+      (when (org-before-first-heading-p)
+        (user-error "Put point in the conversation's subtree"))
+      (arcology-oracle--conversation-root)
+      (let* ((root (copy-marker (point)))
+             (text (buffer-substring-no-properties
+                    (point) (save-excursion (org-end-of-subtree t t) (point)))))
+        (message "arcology-oracle: thinking…")
+        (arcology-oracle--json
+         "POST" "/converse"
+         :json `((org . ,text)
+                 ,@(when arcology-oracle-model `((model . ,arcology-oracle-model))))
+         :timeout arcology-oracle-llm-timeout
+         :callback
+         (lambda (answer)
+           (let ((org (alist-get 'org answer)))
+             (cond ((not (buffer-live-p (marker-buffer root))) nil)
+                   ((not (and (stringp org) (not (string-blank-p org))))
+                    (arcology-oracle--report "the daemon gave an empty answer"))
+                   (t (arcology-oracle--insert-answer root org (alist-get 'model answer))
+                      (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")))
+             (set-marker root nil)))
+         :errback
+         (lambda (message)
+           (set-marker root nil)
+           (arcology-oracle--report message)))))))
+
+;;;###autoload
+(defun arcology-oracle-discard ()
+  "Delete the answer heading at point inserted by `arcology-oracle-converse'."
+  (interactive)
+  (unless (derived-mode-p 'org-mode) (user-error "Not in an org-mode buffer"))
+  (save-excursion
+    (when (org-before-first-heading-p) (user-error "No answer at point"))
+    (org-back-to-heading t)
+    (while (and (not (org-entry-get nil arcology-oracle-answer-property))
+                (org-up-heading-safe)))
+    (unless (org-entry-get nil arcology-oracle-answer-property)
+      (user-error "No inserted answer at point"))
+    (delete-region (point) (progn (org-end-of-subtree t t) (point)))))
+
+;;; Search
+
+(defvar arcology-oracle--search-history nil
+  "Queries given to `arcology-oracle-search'.")
+
+(defvar arcology-oracle--search-request nil
+  "The search request in flight, if any.")
+
+(defvar arcology-oracle--search-generation 0
+  "Counter of searches; only the latest one prompts.")
+
+(defun arcology-oracle--search-candidates (results)
+  "Return an alist of (CANDIDATE . RESULT) for the search RESULTS.
+Each candidate is unique: equal titles get their outline path."
+  (let ((seen (make-hash-table :test 'equal)))
+    (mapcar (lambda (result)
+              (let* ((title (org-link-display-format (or (alist-get 'title result) "?")))
+                     (outline (arcology-oracle--outline result))
+                     (candidate (if (equal outline title) title
+                                  (concat title " › " outline))))
+                (while (gethash candidate seen)
+                  (setq candidate (concat candidate " ")))
+                (puthash candidate t seen)
+                (cons candidate result)))
+            results)))
+
+(defun arcology-oracle--search-choose (query results)
+  "Let the user choose among the search RESULTS for QUERY, then visit it."
+  (if (null results)
+      (message "arcology-oracle: nothing found for %S" query)
+    (let* ((candidates (arcology-oracle--search-candidates results))
+           (annotate (lambda (candidate)
+                       (when-let ((result (cdr (assoc candidate candidates))))
+                         (concat "  " (propertize (arcology-oracle--one-line
+                                                   (alist-get 'snippet result) 70)
+                                                  'face 'completions-annotations)))))
+           (table (lambda (string pred action)
+                    (if (eq action 'metadata)
+                        `(metadata (category . arcology-oracle-note)
+                                   (display-sort-function . identity)
+                                   (annotation-function . ,annotate))
+                      (complete-with-action action candidates string pred))))
+           (choice (completing-read (format "Notes for %s: " query) table nil t)))
+      (arcology-oracle--visit (cdr (assoc choice candidates))))))
+
+;;;###autoload
+(defun arcology-oracle-search (query)
+  "Search the notes for QUERY and visit the result chosen.
+The results are offered with `completing-read' (so vertico,
+consult or icomplete show them if enabled) as soon as the daemon
+answers; Emacs does not wait meanwhile."
+  (interactive (list (read-string "Search notes: " nil 'arcology-oracle--search-history)))
+  (when (string-blank-p query) (user-error "Empty query"))
+  (arcology-oracle--http-cancel arcology-oracle--search-request)
+  (message "arcology-oracle: searching…")
+  (let ((generation (cl-incf arcology-oracle--search-generation)))
+    ;; The roam directory is needed to visit results by file and line.
+    (arcology-oracle--with-roam-dir
+     (lambda (_roam-dir)
+       (when (= generation arcology-oracle--search-generation)
+         (setq arcology-oracle--search-request
+               (arcology-oracle--json
+                "GET" "/search"
+                :query `(("q" ,query) ("k" ,arcology-oracle-result-count))
+                :callback
+                (lambda (answer)
+                  (setq arcology-oracle--search-request nil)
+                  (let ((results (alist-get 'results answer)))
+                    (if (active-minibuffer-window)
+                        (message "arcology-oracle: %d results for %S arrived while the minibuffer was busy"
+                                 (length results) query)
+                      ;; Out of the process sentinel, so that the prompt can be quit.
+                      (run-at-time 0 nil (lambda ()
+                                           (arcology-oracle--guard
+                                             (arcology-oracle--search-choose query results)))))))
+                :errback (lambda (message)
+                           (setq arcology-oracle--search-request nil)
+                           (arcology-oracle--report message)))))))))
+
+(provide 'arcology-oracle-ask)
+
+;;; arcology-oracle-ask.el ends here

@@ -1,0 +1,473 @@
+;;; arcology-oracle-http.el --- Non-blocking HTTP client of the arcology-oracle daemon -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; How arcology-oracle talks to its daemon: one small HTTP/1.1 client
+;; on `open-network-stream' that never blocks, JSON and NDJSON requests
+;; on top of it, the bearer token, and the messages that report
+;; failures.  Every other part of the package goes through
+;; `arcology-oracle--json' or `arcology-oracle--ndjson'.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'subr-x)
+(require 'url-parse)
+(require 'url-util)
+(require 'auth-source)
+(require 'json)
+(require 'arcology-oracle)
+
+;;; Reporting
+
+(defvar arcology-oracle--last-report nil
+  "The last message shown by `arcology-oracle--report', as (TEXT . TIME).")
+
+(defun arcology-oracle--report (text &optional quiet)
+  "Show TEXT in the echo area, prefixed with the package name.
+When QUIET (automatic refreshes), a message equal to the previous
+one is repeated only after a minute, so that a daemon that is down
+does not flood the echo area."
+  (let ((now (float-time)))
+    (unless (and quiet
+                 (equal text (car arcology-oracle--last-report))
+                 (< (- now (cdr arcology-oracle--last-report)) 60))
+      (setq arcology-oracle--last-report (cons text now))
+      (message "arcology-oracle: %s" text))))
+
+(defmacro arcology-oracle--guard (&rest body)
+  "Run BODY, turning an error into a message.
+Used around every callback run from a process filter, sentinel or
+timer: errors there must never escape as signals."
+  (declare (indent 0) (debug t))
+  `(with-demoted-errors "arcology-oracle: %S" ,@body))
+
+;;; JSON
+
+(defun arcology-oracle--json-parse (string)
+  "Parse the JSON text STRING into alists, lists, nil and t.
+JSON null and false both read as nil."
+  (if (fboundp 'json-parse-string)
+      (json-parse-string string :object-type 'alist :array-type 'list
+                         :null-object nil :false-object nil)
+    (let ((json-object-type 'alist) (json-array-type 'list)
+          (json-key-type 'symbol) (json-false nil) (json-null nil))
+      (json-read-from-string string))))
+
+(defun arcology-oracle--json-encode (value)
+  "Return VALUE (an alist) as JSON text, UTF-8 encoded."
+  (encode-coding-string (json-encode value) 'utf-8))
+
+;;; Daemon and token
+
+(defvar arcology-oracle--token-cache nil
+  "Alist of (URL . TOKEN) found with auth-source; TOKEN :none when absent.")
+
+(defun arcology-oracle--base-url ()
+  "Return `arcology-oracle-url' without a trailing slash."
+  (string-remove-suffix "/" arcology-oracle-url))
+
+(defun arcology-oracle--auth-source-token (url)
+  "Return the token for the daemon at URL from `auth-source', or nil."
+  (let ((cached (assoc url arcology-oracle--token-cache)))
+    (if cached
+        (and (stringp (cdr cached)) (cdr cached))
+      (let* ((parsed (url-generic-parse-url url))
+             (port (url-port parsed))
+             (found (car (auth-source-search
+                          :host (url-host parsed)
+                          :port (list port (number-to-string port))
+                          :require '(:secret) :max 1)))
+             (secret (plist-get found :secret))
+             (token (if (functionp secret) (funcall secret) secret)))
+        (push (cons url (or token :none)) arcology-oracle--token-cache)
+        token))))
+
+(defun arcology-oracle-auth-token ()
+  "Return the bearer token for the daemon, or nil (see `arcology-oracle-token')."
+  (let ((token (pcase arcology-oracle-token
+                 ((pred stringp) arcology-oracle-token)
+                 ((pred functionp) (funcall arcology-oracle-token))
+                 (_ (arcology-oracle--auth-source-token
+                     (arcology-oracle--base-url))))))
+    (and (stringp token) (not (string-empty-p token)) token)))
+
+(defun arcology-oracle-forget-token ()
+  "Forget the tokens found with auth-source; look them up again when needed."
+  (interactive)
+  (setq arcology-oracle--token-cache nil)
+  (auth-source-forget-all-cached))
+
+;;; HTTP client
+
+;; One small HTTP/1.1 client on `open-network-stream' serves every
+;; request, JSON and streamed alike: it never blocks (connecting is
+;; asynchronous too, with :nowait), decodes chunked bodies as they
+;; arrive, enforces a silence timeout, and can be cancelled by deleting
+;; its process.  `url-retrieve' offers none of the streaming, reports
+;; some failures synchronously and keeps global state in dynamic
+;; variables, so it is not used.
+
+(cl-defstruct (arcology-oracle--http
+               (:constructor arcology-oracle--http-create)
+               (:copier nil))
+  "The state of one HTTP exchange with the daemon."
+  process timer timeout (last-activity (float-time))
+  (state 'headers)                      ; see `arcology-oracle--http-feed'
+  (pending "")                          ; raw bytes not parsed yet
+  status headers
+  remaining                             ; bytes left in body or chunk; nil: until close
+  body-parts                            ; raw body pieces, newest first
+  on-data on-done on-error
+  finished)
+
+(defun arcology-oracle--http-parse-head (req head)
+  "Record in REQ the status and headers of the response HEAD (bytes).
+Choose how the body is framed: chunked, by length, or until close."
+  (let* ((lines (split-string head "\r\n"))
+         (status-line (car lines)))
+    (unless (string-match "\\`HTTP/[0-9.]+ \\([0-9]\\{3\\}\\)" status-line)
+      (error "Not an HTTP response: %S" (truncate-string-to-width status-line 60)))
+    (setf (arcology-oracle--http-status req) (string-to-number (match-string 1 status-line)))
+    (let ((headers nil))
+      (dolist (line (cdr lines))
+        (when (string-match "\\`\\([^:]+\\):[ \t]*\\(.*?\\)[ \t]*\\'" line)
+          (push (cons (downcase (match-string 1 line)) (match-string 2 line)) headers)))
+      (setq headers (nreverse headers))
+      (setf (arcology-oracle--http-headers req) headers)
+      (let ((encoding (cdr (assoc "transfer-encoding" headers)))
+            (length (cdr (assoc "content-length" headers)))
+            (status (arcology-oracle--http-status req)))
+        (cond
+         ((or (memq status '(204 304)) (< status 200))
+          (setf (arcology-oracle--http-state req) 'done))
+         ((and encoding (string-match-p "chunked" encoding))
+          (setf (arcology-oracle--http-state req) 'chunk-size))
+         (length
+          (let ((n (string-to-number length)))
+            (setf (arcology-oracle--http-remaining req) n
+                  (arcology-oracle--http-state req) (if (zerop n) 'done 'body))))
+         (t (setf (arcology-oracle--http-remaining req) nil
+                  (arcology-oracle--http-state req) 'body)))))))
+
+(defun arcology-oracle--http-feed (req bytes)
+  "Feed the raw response BYTES to REQ's parser; return the body bytes decoded.
+The parser's state is one of `headers', `body' (by length, or
+until the connection closes when the remaining count is nil),
+`chunk-size', `chunk-data', `chunk-crlf', `trailer' and `done'.
+Bytes may arrive split anywhere; what cannot be parsed yet waits
+in the pending slot.  Signals an error on a malformed response."
+  (let ((buf (concat (arcology-oracle--http-pending req) bytes))
+        (out nil)
+        (more t))
+    (while more
+      (pcase (arcology-oracle--http-state req)
+        ('headers
+         (let ((end (string-search "\r\n\r\n" buf)))
+           (if (not end)
+               (setq more nil)
+             (arcology-oracle--http-parse-head req (substring buf 0 end))
+             (setq buf (substring buf (+ end 4))))))
+        ((or 'body 'chunk-data)
+         (let ((remaining (arcology-oracle--http-remaining req)))
+           (cond
+            ((null remaining)
+             (push buf out)
+             (setq buf "" more nil))
+            ((<= remaining (length buf))
+             (push (substring buf 0 remaining) out)
+             (setq buf (substring buf remaining))
+             (setf (arcology-oracle--http-remaining req) 0
+                   (arcology-oracle--http-state req)
+                   (if (eq (arcology-oracle--http-state req) 'body) 'done 'chunk-crlf)))
+            (t
+             (push buf out)
+             (setf (arcology-oracle--http-remaining req) (- remaining (length buf)))
+             (setq buf "" more nil)))))
+        ('chunk-size
+         (let ((eol (string-search "\r\n" buf)))
+           (if (not eol)
+               (setq more nil)
+             (let ((line (substring buf 0 eol)))
+               (unless (string-match "\\`[ \t]*\\([0-9a-fA-F]+\\)" line)
+                 (error "Bad chunk size %S" (truncate-string-to-width line 20)))
+               (let ((size (string-to-number (match-string 1 line) 16)))
+                 (setq buf (substring buf (+ eol 2)))
+                 (if (zerop size)
+                     (setf (arcology-oracle--http-state req) 'trailer)
+                   (setf (arcology-oracle--http-remaining req) size
+                         (arcology-oracle--http-state req) 'chunk-data)))))))
+        ('chunk-crlf
+         (if (< (length buf) 2)
+             (setq more nil)
+           (setq buf (substring buf 2))
+           (setf (arcology-oracle--http-state req) 'chunk-size)))
+        ('trailer
+         (let ((eol (string-search "\r\n" buf)))
+           (cond ((not eol) (setq more nil))
+                 ((zerop eol) (setq buf "")
+                  (setf (arcology-oracle--http-state req) 'done))
+                 (t (setq buf (substring buf (+ eol 2)))))))
+        (_ (setq more nil))))
+    (setf (arcology-oracle--http-pending req) buf)
+    (apply #'concat (nreverse out))))
+
+(defun arcology-oracle--http-ok-p (req)
+  "Return non-nil when REQ's response status is 2xx."
+  (let ((status (arcology-oracle--http-status req)))
+    (and status (<= 200 status 299))))
+
+(defun arcology-oracle--http-finish (req &optional error-message)
+  "End REQ once: stop its timer and process, then run its callback.
+With ERROR-MESSAGE, call the on-error callback with it, else the
+on-done callback with status, headers and collected body."
+  (unless (arcology-oracle--http-finished req)
+    (setf (arcology-oracle--http-finished req) t)
+    (when (arcology-oracle--http-timer req)
+      (cancel-timer (arcology-oracle--http-timer req)))
+    (let ((proc (arcology-oracle--http-process req)))
+      (when (process-live-p proc) (delete-process proc)))
+    (arcology-oracle--guard
+      (if error-message
+          (when (arcology-oracle--http-on-error req)
+            (funcall (arcology-oracle--http-on-error req) error-message))
+        (when (arcology-oracle--http-on-done req)
+          (funcall (arcology-oracle--http-on-done req)
+                   (arcology-oracle--http-status req)
+                   (arcology-oracle--http-headers req)
+                   (apply #'concat (reverse (arcology-oracle--http-body-parts req)))))))))
+
+(defun arcology-oracle--http-filter (req bytes)
+  "Process filter of REQ: parse BYTES, pass on body data, finish when complete."
+  (unless (arcology-oracle--http-finished req)
+    (setf (arcology-oracle--http-last-activity req) (float-time))
+    (let ((data (condition-case err
+                    (arcology-oracle--http-feed req bytes)
+                  (error (arcology-oracle--http-finish
+                          req (format "bad response from the daemon (%s)"
+                                      (error-message-string err)))
+                         nil))))
+      (when (and data (not (string-empty-p data)))
+        (if (and (arcology-oracle--http-on-data req) (arcology-oracle--http-ok-p req))
+            (arcology-oracle--guard (funcall (arcology-oracle--http-on-data req) data))
+          (push data (arcology-oracle--http-body-parts req))))
+      (when (eq (arcology-oracle--http-state req) 'done)
+        (arcology-oracle--http-finish req)))))
+
+(defun arcology-oracle--describe-failure (event)
+  "Return a short reason for the network process EVENT string."
+  (let ((event (string-trim event)))
+    (cond ((string-match-p "code 111\\b\\|refused" event) "connection refused")
+          ((string-match-p "code 113\\b\\|unreachable" event) "host unreachable")
+          ((string-match-p "code 110\\b\\|timed out" event) "connection timed out")
+          (t event))))
+
+(defun arcology-oracle--http-sentinel (req request-bytes event)
+  "Process sentinel of REQ: send REQUEST-BYTES once open, handle EVENT."
+  (unless (arcology-oracle--http-finished req)
+    (let ((proc (arcology-oracle--http-process req)))
+      (cond
+       ((string-prefix-p "open" event)
+        (condition-case err
+            (process-send-string proc request-bytes)
+          (error (arcology-oracle--http-finish
+                  req (format "cannot send to the daemon (%s)" (error-message-string err))))))
+       ((and (eq (arcology-oracle--http-state req) 'body)
+             (null (arcology-oracle--http-remaining req)))
+        ;; A body framed by the end of the connection is complete now.
+        (arcology-oracle--http-finish req))
+       ((arcology-oracle--http-status req)
+        (arcology-oracle--http-finish req "the daemon closed the connection mid-answer"))
+       (t
+        (arcology-oracle--http-finish
+         req (format "daemon not reachable at %s (%s)" (arcology-oracle--base-url)
+                     (arcology-oracle--describe-failure event))))))))
+
+(defun arcology-oracle--http-watchdog (req)
+  "Fail REQ when the daemon has been silent longer than its timeout."
+  (unless (arcology-oracle--http-finished req)
+    (let* ((timeout (arcology-oracle--http-timeout req))
+           (left (- (+ (arcology-oracle--http-last-activity req) timeout) (float-time))))
+      (if (> left 0)
+          (setf (arcology-oracle--http-timer req)
+                (run-at-time left nil #'arcology-oracle--http-watchdog req))
+        (arcology-oracle--http-finish
+         req (format "no answer from the daemon within %s seconds" timeout))))))
+
+(cl-defun arcology-oracle--http-request (method path &key query json accept timeout
+                                                on-data on-done on-error)
+  "Send an HTTP request to the daemon without waiting; return its state.
+METHOD is \"GET\" or \"POST\"; PATH starts with a slash and is
+appended to `arcology-oracle-url'.  QUERY is a list of (NAME VALUE)
+lists for the query string; JSON an alist sent as the JSON body.
+ACCEPT is the Accept header; TIMEOUT the seconds of silence
+tolerated (default `arcology-oracle-timeout').
+
+ON-DATA, when given, receives each piece of a successful (2xx)
+body as raw bytes as soon as it arrives.  Exactly one of ON-DONE
+and ON-ERROR is then called, always later (never before this
+function returns):
+
+- ON-DONE with STATUS (an integer), HEADERS (an alist of lowercase
+  names to values) and BODY (the raw bytes, unibyte; without the
+  parts given to ON-DATA) when a response, of any status, arrived
+  in full;
+- ON-ERROR with a short message when the daemon could not be
+  reached, broke the connection or stayed silent too long.
+
+Errors signalled by the callbacks become messages.  Cancel the
+request with `arcology-oracle--http-cancel'."
+  (let* ((base (arcology-oracle--base-url))
+         (url (url-generic-parse-url base))
+         (tls (equal (url-type url) "https"))
+         (host (url-host url))
+         (port (url-port url))
+         (prefix (string-remove-suffix "/" (or (car (url-path-and-query url)) "")))
+         (target (concat prefix path
+                         (if query (concat "?" (url-build-query-string query)) "")))
+         (body (and json (arcology-oracle--json-encode json)))
+         (token (arcology-oracle-auth-token))
+         (head (concat method " " target " HTTP/1.1\r\n"
+                       "Host: " host
+                       (if (= port (if tls 443 80)) "" (format ":%d" port)) "\r\n"
+                       "User-Agent: arcology-oracle.el\r\n"
+                       "Accept: " (or accept "application/json") "\r\n"
+                       "Connection: close\r\n"
+                       (if token (concat "Authorization: Bearer " token "\r\n") "")
+                       (if body
+                           (format "Content-Type: application/json\r\nContent-Length: %d\r\n"
+                                   (length body))
+                         "")
+                       "\r\n"))
+         (bytes (concat (encode-coding-string head 'utf-8) body))
+         (req (arcology-oracle--http-create
+               :timeout (or timeout arcology-oracle-timeout)
+               :on-data on-data :on-done on-done :on-error on-error)))
+    (condition-case err
+        (let ((proc (open-network-stream
+                     "arcology-oracle" nil host port
+                     :type (if tls 'tls 'plain) :nowait t :coding 'binary)))
+          (setf (arcology-oracle--http-process req) proc)
+          (set-process-query-on-exit-flag proc nil)
+          (set-process-filter proc (lambda (_proc string)
+                                     (arcology-oracle--http-filter req string)))
+          (set-process-sentinel proc (lambda (_proc event)
+                                       (arcology-oracle--http-sentinel req bytes event)))
+          ;; Some connections are open at once, without an "open" event.
+          (when (eq (process-status proc) 'open)
+            (process-send-string proc bytes))
+          (setf (arcology-oracle--http-timer req)
+                (run-at-time (arcology-oracle--http-timeout req) nil
+                             #'arcology-oracle--http-watchdog req)))
+      (error
+       (run-at-time 0 nil #'arcology-oracle--http-finish req
+                    (format "daemon not reachable at %s (%s)" base
+                            (error-message-string err)))))
+    req))
+
+(defun arcology-oracle--http-cancel (req)
+  "Abandon REQ: close its connection; none of its callbacks will run."
+  (when (and req (not (arcology-oracle--http-finished req)))
+    (setf (arcology-oracle--http-finished req) t)
+    (when (arcology-oracle--http-timer req)
+      (cancel-timer (arcology-oracle--http-timer req)))
+    (let ((proc (arcology-oracle--http-process req)))
+      (when (process-live-p proc) (delete-process proc)))))
+
+(defun arcology-oracle--error-message (status data body)
+  "Return a short message for an HTTP error STATUS with DATA or raw BODY."
+  (let* ((err (and (listp data) (alist-get 'error data)))
+         (text (cond ((stringp err) err)
+                     ((and (listp err) (stringp (alist-get 'message err)))
+                      (alist-get 'message err))
+                     (t (string-trim (decode-coding-string (or body "") 'utf-8))))))
+    (concat
+     (if (= status 401)
+         "unauthorized: set `arcology-oracle-token' or add an auth-source entry"
+       (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " text) 160 nil nil "…"))
+     (format " (HTTP %d)" status))))
+
+(cl-defun arcology-oracle--json (method path &key query json timeout callback errback)
+  "Send a JSON request to the daemon; return the request state.
+METHOD, PATH, QUERY, JSON and TIMEOUT are as for
+`arcology-oracle--http-request'.  CALLBACK is called with the
+parsed answer of a 2xx response; ERRBACK with a short message for
+every failure: unreachable daemon, HTTP error (with the daemon's
+error text) or malformed JSON.  Without ERRBACK, failures are
+reported in the echo area."
+  (let ((errback (or errback #'arcology-oracle--report)))
+    (arcology-oracle--http-request
+     method path :query query :json json :timeout timeout :accept "application/json"
+     :on-error errback
+     :on-done
+     (lambda (status _headers body)
+       (let ((data (condition-case nil
+                       (arcology-oracle--json-parse (decode-coding-string body 'utf-8))
+                     (error :invalid))))
+         (cond ((not (<= 200 status 299))
+                (funcall errback (arcology-oracle--error-message status data body)))
+               ((eq data :invalid)
+                (funcall errback "the daemon sent malformed JSON"))
+               (t (funcall callback data))))))))
+
+(cl-defun arcology-oracle--ndjson (method path &key json timeout on-event on-done errback)
+  "Send a request whose answer streams as NDJSON; return the request state.
+Each JSON line of a 2xx answer is parsed and passed to ON-EVENT as
+soon as it is complete; ON-DONE runs after the last one.  ERRBACK
+gets a short message for an unreachable daemon, an HTTP error or
+a broken stream.  METHOD, PATH, JSON and TIMEOUT are as for
+`arcology-oracle--http-request'."
+  (let ((rest "")
+        (errback (or errback #'arcology-oracle--report)))
+    (cl-flet ((emit (line)
+                (unless (string-blank-p line)
+                  (let ((event (condition-case nil
+                                   (arcology-oracle--json-parse (decode-coding-string line 'utf-8))
+                                 (error nil))))
+                    (if (consp event)
+                        (funcall on-event event)
+                      (arcology-oracle--report "skipped a malformed line from the daemon" t))))))
+      (arcology-oracle--http-request
+       method path :json json :timeout timeout :accept "application/x-ndjson"
+       :on-error errback
+       :on-data (lambda (bytes)
+                  ;; Split on raw newlines: a newline byte never occurs
+                  ;; inside a multibyte UTF-8 sequence.
+                  (let ((lines (split-string (concat rest bytes) "\n")))
+                    (setq rest (car (last lines)))
+                    (mapc #'emit (butlast lines))))
+       :on-done (lambda (status _headers body)
+                  (if (<= 200 status 299)
+                      (progn (emit rest)
+                             (when on-done (funcall on-done)))
+                    (funcall errback
+                             (arcology-oracle--error-message
+                              status
+                              (condition-case nil
+                                  (arcology-oracle--json-parse (decode-coding-string body 'utf-8))
+                                (error nil))
+                              body))))))))
+
+(provide 'arcology-oracle-http)
+
+;;; arcology-oracle-http.el ends here

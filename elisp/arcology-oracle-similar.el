@@ -1,0 +1,469 @@
+;;; arcology-oracle-similar.el --- Similar notes side window and org-roam section -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; Notes similar to the heading at point, in two places:
+;; `arcology-oracle-similar-mode' keeps a side window that follows point
+;; from heading to heading, and `arcology-oracle-similar-section' adds
+;; the list to the org-roam buffer (add it to `org-roam-mode-sections').
+;; Neither waits for the daemon: an answer replaces the list when it
+;; arrives, unless a newer request was made in between.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'subr-x)
+(require 'org)
+(require 'arcology-oracle-notes)
+
+;; magit-section is optional; see `arcology-oracle--with-magit'.
+(eval-when-compile (require 'magit-section nil t))
+
+(declare-function org-roam-node-id "ext:org-roam-node" (node) t)
+(declare-function org-roam-buffer-render-contents "ext:org-roam-mode" ())
+(declare-function magit-insert-heading "ext:magit-section" (&rest args))
+(declare-function magit-section-show "ext:magit-section" (section))
+(declare-function magit-insert-child-count "ext:magit-section" (section))
+(declare-function magit-get-section "ext:magit-section" (ident &optional root))
+(declare-function magit-section-ident "ext:magit-section" (section))
+(declare-function magit-section-match-assoc "ext:magit-section" (section alist))
+(defvar org-roam-mode-map)
+
+;;; Side window
+
+(defvar arcology-oracle-similar-buffer-name "*arcology-oracle similar*"
+  "Name of the buffer listing the notes similar to the heading at point.")
+
+(defvar arcology-oracle-similar-mode)   ; defined below by `define-minor-mode'
+
+(defvar arcology-oracle--similar-generation 0
+  "Counter of similar-notes requests; an answer to an older one is dropped.")
+
+(defvar arcology-oracle--similar-request nil
+  "The similar-notes request in flight, if any.")
+
+(defvar arcology-oracle--similar-timer nil
+  "Idle timer of the next similar-notes refresh.")
+
+(defvar-local arcology-oracle--similar-last-heading nil
+  "Start of the heading whose similar notes were last asked for.")
+
+(defvar-local arcology-oracle--similar-source nil
+  "In the similar buffer: the buffer whose heading the list is about.")
+
+(defvar arcology-oracle-similar-buffer-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'arcology-oracle-visit-result)
+    (define-key map [mouse-2] #'arcology-oracle-visit-result)
+    (define-key map (kbd "n") #'arcology-oracle-similar-next)
+    (define-key map (kbd "p") #'arcology-oracle-similar-previous)
+    (define-key map (kbd "g") #'arcology-oracle-similar-refresh)
+    map)
+  "Keymap of the similar notes buffer.")
+
+(define-derived-mode arcology-oracle-similar-buffer-mode special-mode "Similar"
+  "Major mode of the buffer listing notes similar to the heading at point.
+\\<arcology-oracle-similar-buffer-mode-map>\
+\\[arcology-oracle-visit-result] visits the note at point, \
+\\[arcology-oracle-similar-refresh] asks again.
+
+\\{arcology-oracle-similar-buffer-mode-map}"
+  (setq-local truncate-lines t)
+  (setq-local revert-buffer-function
+              (lambda (&rest _) (arcology-oracle-similar-refresh))))
+
+(defun arcology-oracle-similar-next ()
+  "Move to the next note in the list."
+  (interactive)
+  (let ((pos (next-single-property-change (point) 'arcology-oracle-entry)))
+    (when (and pos (not (get-text-property pos 'arcology-oracle-entry)))
+      (setq pos (next-single-property-change pos 'arcology-oracle-entry)))
+    (if pos (goto-char pos) (message "No more notes"))))
+
+(defun arcology-oracle-similar-previous ()
+  "Move to the previous note in the list."
+  (interactive)
+  (let ((pos (previous-single-property-change (point) 'arcology-oracle-entry)))
+    (when (and pos (not (get-text-property pos 'arcology-oracle-entry)))
+      (setq pos (previous-single-property-change pos 'arcology-oracle-entry)))
+    (when (and pos (not (get-text-property pos 'arcology-oracle-entry)))
+      (setq pos nil))
+    (if pos (goto-char pos) (message "No previous note"))))
+
+(defun arcology-oracle--similar-buffer ()
+  "Return the similar notes buffer, creating it when needed."
+  (or (get-buffer arcology-oracle-similar-buffer-name)
+      (with-current-buffer (get-buffer-create arcology-oracle-similar-buffer-name)
+        (arcology-oracle-similar-buffer-mode)
+        (current-buffer))))
+
+(defun arcology-oracle--format-result (result)
+  "Return the text of one similar note or search RESULT, three lines."
+  (let* ((width (max 40 (- (or (when-let ((w (get-buffer-window arcology-oracle-similar-buffer-name t)))
+                                 (window-width w))
+                               80)
+                           2)))
+         (title (org-link-display-format (or (alist-get 'title result) "?")))
+         (score (format "%.2f" (or (alist-get 'score result) 0)))
+         (outline (arcology-oracle--outline result))
+         (first (concat (propertize (arcology-oracle--one-line title (- width (length score) 2))
+                                    'face 'arcology-oracle-title)
+                        "  " (propertize score 'face 'arcology-oracle-score)))
+         (text (concat first "\n"
+                       "  " (propertize (arcology-oracle--one-line
+                                         (if (equal outline title)
+                                             (alist-get 'file result)
+                                           outline)
+                                         (- width 2))
+                                        'face 'arcology-oracle-olp)
+                       "\n"
+                       "  " (propertize (arcology-oracle--one-line (alist-get 'snippet result)
+                                                                   (- width 2))
+                                        'face 'arcology-oracle-snippet)
+                       "\n")))
+    (add-text-properties 0 (length first) '(arcology-oracle-entry t) text)
+    (add-text-properties 0 (length text)
+                         `(arcology-oracle-result ,result mouse-face highlight
+                                                  help-echo "RET: visit this note")
+                         text)
+    text))
+
+(defun arcology-oracle--similar-render (source title results &optional note)
+  "Fill the similar buffer for heading TITLE of buffer SOURCE.
+RESULTS is the list of results, or a string to show instead (a
+progress or error message); NOTE is shown under the header."
+  (with-current-buffer (arcology-oracle--similar-buffer)
+    (let* ((inhibit-read-only t)
+           (window (get-buffer-window (current-buffer) t))
+           (line (line-number-at-pos (if window (window-point window) (point))))
+           (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
+      (setq arcology-oracle--similar-source source)
+      (erase-buffer)
+      (insert (propertize (concat "Similar to: " (org-link-display-format (or title "")))
+                          'face 'bold 'arcology-oracle-title title)
+              "\n")
+      (when note (insert (propertize note 'face 'shadow) "\n"))
+      (insert "\n")
+      (cond ((stringp results) (insert (propertize results 'face 'shadow) "\n"))
+            ((null results) (insert (propertize "No similar notes." 'face 'shadow) "\n"))
+            (t (dolist (result results)
+                 (insert (arcology-oracle--format-result result) "\n"))))
+      (goto-char (point-min))
+      ;; Keep the reader's place when the same heading was refreshed.
+      (when same (forward-line (1- line)))
+      (when window
+        (set-window-point window (point))
+        (unless same (set-window-start window (point-min)))))))
+
+(defun arcology-oracle--similar-visible-p ()
+  "Return non-nil when the similar buffer is shown in some window."
+  (when-let ((buffer (get-buffer arcology-oracle-similar-buffer-name)))
+    (get-buffer-window buffer t)))
+
+(defun arcology-oracle--similar-request-args (context roam-dir)
+  "Return the HTTP request finding notes similar to CONTEXT.
+CONTEXT is from `arcology-oracle--heading-context'; ROAM-DIR the
+daemon's roam directory.  An unmodified file under ROAM-DIR is
+asked about by file and line, which the daemon knows best;
+anything else (unsaved edits, files elsewhere) by its text.
+Returns (METHOD PATH QUERY JSON)."
+  (let* ((k arcology-oracle-result-count)
+         (rel (and roam-dir buffer-file-name (not (buffer-modified-p))
+                   (arcology-oracle--relative-file buffer-file-name roam-dir))))
+    (if rel
+        (list "GET" "/similar"
+              `(("file" ,rel) ("line" ,(plist-get context :line)) ("k" ,k)
+                ,@(when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true"))))
+              nil)
+      ;; One more: the heading's own node comes back from a text query.
+      (list "POST" "/similar" nil
+            `((text . ,(plist-get context :text)) (k . ,(1+ k)))))))
+
+(defun arcology-oracle--similar-filter (results context)
+  "Drop from RESULTS the node of CONTEXT itself; keep the count asked for."
+  (let ((own (plist-get context :node-id)))
+    (seq-take (seq-remove (lambda (r) (and own (equal own (alist-get 'node_id r)))) results)
+              arcology-oracle-result-count)))
+
+(defun arcology-oracle-similar-refresh (&optional quiet)
+  "Ask the daemon for the notes similar to the heading at point.
+In the similar notes buffer, ask again about the heading it lists.
+The answer replaces the list when it arrives, unless a newer
+request was made in between.  QUIET (automatic refreshes) reports
+a daemon that is down only once."
+  (interactive)
+  (let ((source (if (derived-mode-p 'arcology-oracle-similar-buffer-mode)
+                    arcology-oracle--similar-source
+                  (current-buffer))))
+    (unless (buffer-live-p source)
+      (user-error "No buffer to find similar notes for"))
+    (with-current-buffer source
+      (unless (derived-mode-p 'org-mode)
+        (user-error "Similar notes need an org-mode buffer"))
+      (let* ((context (arcology-oracle--heading-context))
+             (title (plist-get context :title))
+             (generation (cl-incf arcology-oracle--similar-generation)))
+        (setq arcology-oracle--similar-last-heading (plist-get context :start))
+        (arcology-oracle--http-cancel arcology-oracle--similar-request)
+        (setq arcology-oracle--similar-request nil)
+        (unless (get-text-property (point-min) 'arcology-oracle-title
+                                   (arcology-oracle--similar-buffer))
+          (arcology-oracle--similar-render source title "Looking for similar notes…"))
+        (arcology-oracle--with-roam-dir
+         (lambda (roam-dir)
+           (when (and (= generation arcology-oracle--similar-generation)
+                      (buffer-live-p source))
+             (pcase-let ((`(,method ,path ,query ,json)
+                          (with-current-buffer source
+                            (arcology-oracle--similar-request-args context roam-dir))))
+               (setq arcology-oracle--similar-request
+                     (arcology-oracle--json
+                      method path :query query :json json
+                      :callback
+                      (lambda (answer)
+                        (when (= generation arcology-oracle--similar-generation)
+                          (setq arcology-oracle--similar-request nil)
+                          (arcology-oracle--similar-render
+                           source title
+                           (arcology-oracle--similar-filter (alist-get 'results answer) context)
+                           (when (equal (alist-get 'mode answer) "keyword")
+                             "(keyword matches: embeddings are not ready)"))))
+                      :errback
+                      (lambda (message)
+                        (when (= generation arcology-oracle--similar-generation)
+                          (setq arcology-oracle--similar-request nil)
+                          (arcology-oracle--similar-render source title message)
+                          (arcology-oracle--report message quiet)))))))))))))
+
+(defun arcology-oracle--similar-timer-fn (buffer)
+  "Refresh the similar notes for BUFFER, if it is still current and shown."
+  (setq arcology-oracle--similar-timer nil)
+  (arcology-oracle--guard
+    (when (and (buffer-live-p buffer)
+               (eq buffer (window-buffer (selected-window)))
+               (arcology-oracle--similar-visible-p))
+      (with-current-buffer buffer
+        (when arcology-oracle-similar-mode
+          (arcology-oracle-similar-refresh t))))))
+
+(defun arcology-oracle--similar-schedule (delay)
+  "Refresh the similar notes for the current buffer after DELAY idle seconds."
+  (when (timerp arcology-oracle--similar-timer)
+    (cancel-timer arcology-oracle--similar-timer))
+  (setq arcology-oracle--similar-timer
+        (run-with-idle-timer delay nil #'arcology-oracle--similar-timer-fn (current-buffer))))
+
+(defun arcology-oracle--similar-post-command-h ()
+  "Schedule a refresh when point has moved to another heading.
+This runs after every command, so it only compares two positions."
+  (when (arcology-oracle--similar-visible-p)
+    (let ((start (arcology-oracle--heading-start)))
+      (unless (and (eql start arcology-oracle--similar-last-heading)
+                   (eq (current-buffer)
+                       (buffer-local-value 'arcology-oracle--similar-source
+                                           (arcology-oracle--similar-buffer))))
+        (setq arcology-oracle--similar-last-heading start)
+        (arcology-oracle--similar-schedule arcology-oracle-idle-delay)))))
+
+(defun arcology-oracle--similar-after-save-h ()
+  "Refresh the similar notes after a save, once the daemon has re-read the file.
+The daemon waits for writes to settle and re-indexes the file, so
+refresh a little later than after a move."
+  (when (arcology-oracle--similar-visible-p)
+    (arcology-oracle--similar-schedule (max 1.0 arcology-oracle-idle-delay))))
+
+;;;###autoload
+(define-minor-mode arcology-oracle-similar-mode
+  "Show notes similar to the heading at point in a side window.
+The list follows point from heading to heading after
+`arcology-oracle-idle-delay' idle seconds, and after each save.
+Hiding the window pauses it; `arcology-oracle-similar-show' brings
+it back.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
+\\[arcology-oracle-visit-result] visits a note and \
+\\[arcology-oracle-similar-refresh] asks again."
+  :lighter " Similar"
+  :group 'arcology-oracle
+  (if arcology-oracle-similar-mode
+      (if (not (derived-mode-p 'org-mode))
+          (progn (setq arcology-oracle-similar-mode nil)
+                 (message "arcology-oracle: similar notes need an org-mode buffer"))
+        (add-hook 'post-command-hook #'arcology-oracle--similar-post-command-h nil t)
+        (add-hook 'after-save-hook #'arcology-oracle--similar-after-save-h nil t)
+        (setq arcology-oracle--similar-last-heading nil)
+        (when (called-interactively-p 'any)
+          (arcology-oracle-similar-show)))
+    (remove-hook 'post-command-hook #'arcology-oracle--similar-post-command-h t)
+    (remove-hook 'after-save-hook #'arcology-oracle--similar-after-save-h t)))
+
+;;;###autoload
+(defun arcology-oracle-similar-turn-on ()
+  "Turn on `arcology-oracle-similar-mode' in an org buffer visiting a file.
+For `org-mode-hook': buffers without a file, such as the answers
+buffer, are left alone."
+  (when (and buffer-file-name (derived-mode-p 'org-mode))
+    (arcology-oracle-similar-mode 1)))
+
+;;;###autoload
+(define-globalized-minor-mode arcology-oracle-global-similar-mode
+  arcology-oracle-similar-mode arcology-oracle-similar-turn-on
+  :group 'arcology-oracle)
+
+;;;###autoload
+(defun arcology-oracle-similar-show ()
+  "Show the similar notes window and fill it for the heading at point."
+  (interactive)
+  (unless (derived-mode-p 'org-mode)
+    (user-error "Similar notes need an org-mode buffer"))
+  (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
+  (display-buffer (arcology-oracle--similar-buffer) arcology-oracle-similar-display-action)
+  (arcology-oracle-similar-refresh))
+
+;;; org-roam section
+
+(defvar arcology-oracle--section-cache (make-hash-table :test 'equal)
+  "Similar notes per node ID for the org-roam section, as (TIME . RESULTS).
+RESULTS is a list of results, or an error message string.")
+
+(defconst arcology-oracle--section-cache-seconds 60
+  "How long the org-roam section reuses an answer before asking again.")
+
+(defvar-local arcology-oracle--section-pending nil
+  "In an org-roam buffer: the node ID whose similar notes are awaited.")
+
+(defvar arcology-oracle-section-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map [remap org-roam-buffer-visit-thing] #'arcology-oracle-visit-result)
+    (define-key map (kbd "RET") #'arcology-oracle-visit-result)
+    map)
+  "Keymap of the entries of `arcology-oracle-similar-section'.")
+
+(defmacro arcology-oracle--with-magit (args &rest body)
+  "Run BODY, using magit-section macros, with ARGS bound to themselves.
+magit-section is optional: when it was not loaded at compile time,
+BODY is macro-expanded when it first runs, after requiring it, so
+that the compiled file keeps working once magit-section is
+installed."
+  (declare (indent 1) (debug (sexp body)))
+  (if (featurep 'magit-section)
+      `(progn ,@body)
+    `(progn (require 'magit-section)
+            (funcall (eval '(lambda ,args ,@body) t) ,@args))))
+
+(defun arcology-oracle--section-cached (id)
+  "Return the fresh cache entry (TIME . RESULTS) for node ID, or nil."
+  (let ((entry (gethash id arcology-oracle--section-cache)))
+    (when (and entry (< (- (float-time) (car entry)) arcology-oracle--section-cache-seconds))
+      entry)))
+
+(defun arcology-oracle--section-rerender (id)
+  "Render again the org-roam buffers awaiting the similar notes of node ID."
+  (dolist (buffer (buffer-list))
+    (when (and (equal (buffer-local-value 'arcology-oracle--section-pending buffer) id)
+               (fboundp 'org-roam-buffer-render-contents))
+      (with-current-buffer buffer
+        (let ((points (mapcar (lambda (w) (cons w (window-point w)))
+                              (get-buffer-window-list buffer nil t)))
+              (pt (point)))
+          (org-roam-buffer-render-contents)
+          (goto-char (min pt (point-max)))
+          (dolist (wp points)
+            (set-window-point (car wp) (min (cdr wp) (point-max)))))))))
+
+(defun arcology-oracle--section-fetch (id)
+  "Ask the daemon for the notes similar to node ID, for the org-roam section."
+  (arcology-oracle--json
+   "GET" "/similar"
+   :query `(("node" ,id) ("k" ,arcology-oracle-result-count)
+            ,@(when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true"))))
+   :callback (lambda (answer)
+               (puthash id (cons (float-time) (alist-get 'results answer))
+                        arcology-oracle--section-cache)
+               (arcology-oracle--section-rerender id))
+   :errback (lambda (message)
+              ;; Keep errors briefly, so that a daemon that is down is not
+              ;; asked again at every redisplay.
+              (puthash id (cons (- (float-time) (- arcology-oracle--section-cache-seconds 10))
+                                message)
+                       arcology-oracle--section-cache)
+              (arcology-oracle--report message t)
+              (arcology-oracle--section-rerender id))))
+
+;;;###autoload
+(defun arcology-oracle-similar-section (node)
+  "Insert the notes similar to NODE into the org-roam buffer.
+Add it to `org-roam-mode-sections', for example:
+
+  (add-to-list \\='org-roam-mode-sections
+               #\\='arcology-oracle-similar-section t)
+
+The section never waits for the daemon: it shows a placeholder,
+and the buffer is rendered again when the answer arrives.
+Answers are reused for a minute."
+  (let* ((id (org-roam-node-id node))
+         (entry (and id (arcology-oracle--section-cached id))))
+    (when id
+      (setq-local arcology-oracle--section-pending (unless entry id))
+      (unless entry (arcology-oracle--section-fetch id))
+      (arcology-oracle--insert-section (cdr entry) (not entry)))))
+
+(defun arcology-oracle--insert-section (results waiting)
+  "Insert the similar notes section with RESULTS (a list or a message).
+WAITING non-nil inserts a placeholder instead."
+  (let ((map arcology-oracle-section-map))
+    (when (and (boundp 'org-roam-mode-map) (not (keymap-parent map)))
+      (set-keymap-parent map org-roam-mode-map))
+    (arcology-oracle--with-magit (results waiting map)
+      (magit-insert-section (arcology-oracle-similar)
+        (magit-insert-heading "Similar notes:")
+        (cond
+         (waiting (insert (propertize "  Looking for similar notes…\n" 'face 'shadow)))
+         ((stringp results) (insert (propertize (concat "  " results "\n") 'face 'shadow)))
+         ((null results) (insert (propertize "  No similar notes.\n" 'face 'shadow)))
+         (t
+          (dolist (result results)
+            (magit-insert-section (arcology-oracle-similar-entry result)
+              (magit-insert-heading
+                (let* ((title (org-link-display-format (or (alist-get 'title result) "?")))
+                       (outline (arcology-oracle--outline result))
+                       (text (concat (propertize title 'font-lock-face 'arcology-oracle-title)
+                                     (if (equal outline title) ""
+                                       (concat " (" (propertize outline 'font-lock-face
+                                                                'arcology-oracle-olp)
+                                               ")"))
+                                     " "
+                                     (propertize (format "%.2f" (or (alist-get 'score result) 0))
+                                                'font-lock-face 'arcology-oracle-score))))
+                  (add-text-properties 0 (length text)
+                                       `(arcology-oracle-result ,result keymap ,map)
+                                       text)
+                  text))
+              (insert (propertize (concat "  " (arcology-oracle--one-line
+                                                (alist-get 'snippet result) 100)
+                                          "\n")
+                                  'arcology-oracle-result result 'keymap map))))))
+        (insert "\n")))))
+
+(provide 'arcology-oracle-similar)
+
+;;; arcology-oracle-similar.el ends here

@@ -1,0 +1,279 @@
+;;; arcology-oracle-http-test.el --- ERT tests of arcology-oracle's HTTP client -*- lexical-binding: t -*-
+
+;;; Commentary:
+
+;; The HTTP client without a daemon.  The parser is fed raw responses
+;; split anywhere; then the whole client (connection, filter, parser,
+;; sentinel, JSON and NDJSON layers) talks over a real local socket to a
+;; small server that replays responses the daemon really sent, recorded
+;; in responses/*.http by tests/elisp_recordings.py.  Run with:
+;;
+;;   emacs -Q --batch -L elisp -L elisp/test -l ert \
+;;         -l elisp/test/arcology-oracle-http-test.el -f ert-run-tests-batch-and-exit
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'arcology-oracle-http)
+(require 'arcology-oracle-test-support)
+
+;;;; Parsing (pure)
+
+(defun arcology-oracle-http-test--feed-split (response step)
+  "Feed RESPONSE to a fresh parser STEP bytes at a time; return (REQ . BODY)."
+  (let ((req (arcology-oracle--http-create)) (body ""))
+    (cl-loop for i from 0 below (length response) by step
+             do (setq body (concat body (arcology-oracle--http-feed
+                                         req (substring response i (min (length response)
+                                                                        (+ i step)))))))
+    (cons req body)))
+
+(ert-deftest arcology-oracle-http-test-content-length ()
+  "A body framed by Content-Length parses whatever the split."
+  (let ((response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                          "Content-Length: 11\r\n\r\n{\"ok\":true}")))
+    (dolist (step '(1 2 3 7 100))
+      (pcase-let ((`(,req . ,body) (arcology-oracle-http-test--feed-split response step)))
+        (should (equal body "{\"ok\":true}"))
+        (should (eq (arcology-oracle--http-state req) 'done))
+        (should (= (arcology-oracle--http-status req) 200))
+        (should (equal (cdr (assoc "content-type" (arcology-oracle--http-headers req)))
+                       "application/json"))))))
+
+(ert-deftest arcology-oracle-http-test-chunked ()
+  "Chunked bodies decode across splits, with extensions, trailers and UTF-8."
+  (let* ((payload (encode-coding-string "{\"type\":\"token\",\"text\":\"café 日本\"}\n" 'utf-8))
+         (a (substring payload 0 27))   ; cuts through a multibyte character
+         (b (substring payload 27))
+         (response (concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\n"
+                           "Transfer-Encoding: chunked\r\nCache-Control: no-cache\r\n\r\n"
+                           (format "%x;ext=1\r\n" (length a)) a "\r\n"
+                           (format "%X\r\n" (length b)) b "\r\n"
+                           "0\r\nX-Trailer: yes\r\n\r\n")))
+    (dolist (step '(1 2 5 13 1000))
+      (pcase-let ((`(,req . ,body) (arcology-oracle-http-test--feed-split response step)))
+        (should (equal body payload))
+        (should (eq (arcology-oracle--http-state req) 'done))
+        (should (equal (decode-coding-string body 'utf-8)
+                       "{\"type\":\"token\",\"text\":\"café 日本\"}\n"))))))
+
+(ert-deftest arcology-oracle-http-test-until-close-and-errors ()
+  "Without framing the body runs to the close; garbage is rejected."
+  (let ((req (arcology-oracle--http-create)))
+    (should (equal (arcology-oracle--http-feed req "HTTP/1.0 200 OK\r\n\r\nabc") "abc"))
+    (should (equal (arcology-oracle--http-feed req "def") "def"))
+    (should (eq (arcology-oracle--http-state req) 'body))
+    (should-not (arcology-oracle--http-remaining req)))
+  (let ((req (arcology-oracle--http-create)))
+    (should (equal (arcology-oracle--http-feed req "HTTP/1.1 204 No Content\r\n\r\n") ""))
+    (should (eq (arcology-oracle--http-state req) 'done)))
+  (should-error (arcology-oracle--http-feed (arcology-oracle--http-create)
+                                            "SSH-2.0-OpenSSH\r\n\r\n"))
+  (should-error (arcology-oracle--http-feed
+                 (arcology-oracle--http-create)
+                 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")))
+
+(ert-deftest arcology-oracle-http-test-error-messages ()
+  "HTTP errors become one short line naming the status."
+  (should (equal (arcology-oracle--error-message 404 '((ok) (error . "no node with ID 'x'")) "")
+                 "no node with ID 'x' (HTTP 404)"))
+  (should (equal (arcology-oracle--error-message 400 '((error (message . "bad model"))) "")
+                 "bad model (HTTP 400)"))
+  (should (string-match-p "arcology-oracle-token.*(HTTP 401)"
+                          (arcology-oracle--error-message 401 nil "")))
+  (should (equal (arcology-oracle--error-message 502 nil "Bad\ngateway") "Bad gateway (HTTP 502)")))
+
+;;;; Recorded responses over a socket
+
+(defconst arcology-oracle-http-test--responses
+  (expand-file-name "responses" (file-name-directory (or load-file-name buffer-file-name)))
+  "Directory of the recorded responses.")
+
+(defun arcology-oracle-http-test--recorded (name)
+  "Return the bytes of the recorded response NAME (responses/NAME.http)."
+  (with-temp-buffer
+    (set-buffer-multibyte nil)
+    (insert-file-contents-literally
+     (expand-file-name (concat name ".http") arcology-oracle-http-test--responses))
+    (buffer-string)))
+
+(defvar arcology-oracle-http-test--requests nil
+  "Requests received by the replaying server, newest first.")
+
+(defun arcology-oracle-http-test--request-complete-p (request)
+  "Return non-nil when the raw REQUEST has its head and its whole body."
+  (when-let ((end (string-search "\r\n\r\n" request)))
+    (let ((length (and (string-match "^Content-Length: \\([0-9]+\\)" request)
+                       (string-to-number (match-string 1 request)))))
+      (>= (- (length request) end 4) (or length 0)))))
+
+(defun arcology-oracle-http-test--send-pieces (conn bytes piece)
+  "Send BYTES to CONN PIECE bytes at a time, one piece per turn of the event loop.
+Close CONN after the last piece."
+  (when (process-live-p conn)
+    (if (string-empty-p bytes)
+        (delete-process conn)
+      (process-send-string conn (substring bytes 0 (min piece (length bytes))))
+      (run-at-time 0 nil #'arcology-oracle-http-test--send-pieces
+                   conn (substring bytes (min piece (length bytes))) piece))))
+
+(defmacro arcology-oracle-http-test--with-server (spec &rest body)
+  "Run BODY with a local server replaying bytes to each connection.
+SPEC is (RESPONSE &optional PIECE): every connection, once its
+request has arrived, gets the bytes RESPONSE, PIECE bytes at a time
+\(default 7), and is then closed.  `arcology-oracle-url' points at
+the server in BODY."
+  (declare (indent 1) (debug ((form &optional form) body)))
+  (let ((server (make-symbol "server")))
+    `(let* ((response ,(car spec))
+            (piece (or ,(cadr spec) 7))
+            (arcology-oracle-http-test--requests nil)
+            (,server
+             (make-network-process
+              :name "recorded-daemon" :server t :host "127.0.0.1" :service t
+              :coding 'binary
+              :filter (lambda (conn bytes)
+                        (let ((request (concat (or (process-get conn :request) "") bytes)))
+                          (process-put conn :request request)
+                          (when (and (arcology-oracle-http-test--request-complete-p request)
+                                     (not (process-get conn :answered)))
+                            (process-put conn :answered t)
+                            (push request arcology-oracle-http-test--requests)
+                            (arcology-oracle-http-test--send-pieces conn response piece))))
+              :sentinel #'ignore))
+            (arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact ,server :service)))
+            (arcology-oracle-token "recorded-token"))
+       (unwind-protect (progn ,@body)
+         (delete-process ,server)))))
+
+(defun arcology-oracle-http-test--json (method path &rest args)
+  "Send a JSON request like `arcology-oracle--json' with METHOD, PATH and ARGS.
+Wait until it is over; return (ANSWERS . ERRORS), each a list of
+what the callback and the errback got, in order."
+  (let (answers errors)
+    (apply #'arcology-oracle--json method path
+           :callback (lambda (a) (setq answers (append answers (list a))))
+           :errback (lambda (m) (setq errors (append errors (list m))))
+           args)
+    (arcology-oracle-test--wait (lambda () (or answers errors)) 10 "an answer")
+    (arcology-oracle-test--settled 10)
+    (cons answers errors)))
+
+(ert-deftest arcology-oracle-http-test-recorded-json ()
+  "A recorded JSON answer reaches the callback once, parsed; the request is well formed."
+  (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "status"))
+    (pcase-let ((`(,answers . ,errors) (arcology-oracle-http-test--json "GET" "/status")))
+      (should-not errors)
+      (should (= (length answers) 1))
+      (let ((status (car answers)))
+        (should (eq (alist-get 'ok status) t))
+        (should (integerp (alist-get 'headings status)))
+        (should (> (alist-get 'headings status) 10))
+        (should (stringp (alist-get 'model (alist-get 'embedder status))))))
+    (let ((request (car arcology-oracle-http-test--requests)))
+      (should (string-prefix-p "GET /status HTTP/1.1\r\n" request))
+      (should (string-match-p "\r\nAuthorization: Bearer recorded-token\r\n" request))
+      (should (string-match-p "\r\nConnection: close\r\n" request))
+      (should (string-match-p "\r\nAccept: application/json\r\n" request)))))
+
+(ert-deftest arcology-oracle-http-test-recorded-similar-utf-8 ()
+  "Similar notes arrive one byte at a time and decode as UTF-8; JSON null reads as nil."
+  (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "similar") 1)
+    (pcase-let ((`(,answers . ,errors)
+                 (arcology-oracle-http-test--json
+                  "GET" "/similar" :query '(("node" "adda0990-28e8-487f-ae0a-eda5a8987581") ("k" 3)))))
+      (should-not errors)
+      (let ((results (alist-get 'results (car answers))))
+        (should (equal (mapcar (lambda (r) (alist-get 'title r)) results)
+                       '("Bread Hydration" "2024-03-01" "Baker's percentages")))
+        (should (equal (alist-get 'heading (nth 1 results)) "Baked a sourdough loaf"))
+        (should-not (alist-get 'heading_id (nth 1 results)))
+        (should (string-suffix-p "proc…" (alist-get 'snippet (car results))))))
+    (should (string-prefix-p
+             "GET /similar?node=adda0990-28e8-487f-ae0a-eda5a8987581&k=3 HTTP/1.1\r\n"
+             (car arcology-oracle-http-test--requests)))))
+
+(ert-deftest arcology-oracle-http-test-recorded-ndjson-stream ()
+  "A recorded chunked NDJSON answer gives its events in order, then on-done once."
+  (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "ask-stream") 5)
+    (let (events (done 0) errors)
+      (arcology-oracle--ndjson
+       "POST" "/ask" :json '((question . "How do I feed the starter?") (stream . t))
+       :on-event (lambda (e) (setq events (append events (list e))))
+       :on-done (lambda () (cl-incf done))
+       :errback (lambda (m) (push m errors)))
+      (arcology-oracle-test--wait (lambda () (or (> done 0) errors)) 10 "the end of the stream")
+      (arcology-oracle-test--settled 10)
+      (should-not errors)
+      (should (= done 1))
+      (should (equal (mapcar (lambda (e) (alist-get 'type e)) events)
+                     (append '("sources") (make-list 11 "token") '("done"))))
+      (let ((source (car (alist-get 'sources (car events)))))
+        (should (equal (alist-get 'title source) "Starter maintenance"))
+        (should (= (alist-get 'n source) 1)))
+      (should (equal (mapconcat (lambda (e) (or (alist-get 'text e) "")) events "")
+                     "Based on your notes [1]: How do I feed the starter?")))
+    (let ((request (car arcology-oracle-http-test--requests)))
+      (should (string-prefix-p "POST /ask HTTP/1.1\r\n" request))
+      (should (string-match-p "\r\nAccept: application/x-ndjson\r\n" request))
+      (should (string-suffix-p "\r\n\r\n{\"question\":\"How do I feed the starter?\",\"stream\":true}"
+                               request)))))
+
+(ert-deftest arcology-oracle-http-test-recorded-errors ()
+  "Recorded 401 and 404 answers become one short message each, never the callback."
+  (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "unauthorized"))
+    (should (equal (arcology-oracle-http-test--json "GET" "/status")
+                   '(nil "unauthorized: set `arcology-oracle-token' or add an auth-source entry (HTTP 401)"))))
+  (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "unknown-node"))
+    (should (equal (arcology-oracle-http-test--json "GET" "/nodes/no-such-id")
+                   '(nil "no node with ID 'no-such-id' in the index (HTTP 404)")))))
+
+(ert-deftest arcology-oracle-http-test-cut-off-answers ()
+  "An answer cut off mid-body fails once, after what arrived of a stream."
+  (let ((status (arcology-oracle-http-test--recorded "status")))
+    (arcology-oracle-http-test--with-server ((substring status 0 (- (length status) 40)))
+      (should (equal (arcology-oracle-http-test--json "GET" "/status")
+                     '(nil "the daemon closed the connection mid-answer")))))
+  (let* ((stream (arcology-oracle-http-test--recorded "ask-stream"))
+         (cut (string-search "your " stream)))
+    (arcology-oracle-http-test--with-server ((substring stream 0 cut))
+      (let (events errors (done 0))
+        (arcology-oracle--ndjson "POST" "/ask" :json '((question . "q"))
+                                 :on-event (lambda (e) (setq events (append events (list e))))
+                                 :on-done (lambda () (cl-incf done))
+                                 :errback (lambda (m) (setq errors (append errors (list m)))))
+        (arcology-oracle-test--wait (lambda () errors) 10 "the failure")
+        (arcology-oracle-test--settled 10)
+        (should (equal errors '("the daemon closed the connection mid-answer")))
+        (should (= done 0))
+        (should (equal (mapcar (lambda (e) (alist-get 'type e)) events)
+                       '("sources" "token" "token")))))))
+
+(ert-deftest arcology-oracle-http-test-not-http ()
+  "Something that is not an HTTP response fails the request with a message."
+  (arcology-oracle-http-test--with-server ("SSH-2.0-OpenSSH_9.2\r\n\r\n")
+    (pcase-let ((`(,answers . ,errors) (arcology-oracle-http-test--json "GET" "/status")))
+      (should-not answers)
+      (should (equal (length errors) 1))
+      (should (string-prefix-p "bad response from the daemon (Not an HTTP response" (car errors))))))
+
+(ert-deftest arcology-oracle-http-test-silent-server-times-out ()
+  "A server that accepts but never answers fails the request after the timeout."
+  (let* ((server (make-network-process :name "silent" :server t :host "127.0.0.1" :service t
+                                       :filter #'ignore :sentinel #'ignore))
+         (arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
+         (arcology-oracle-token "x")
+         result)
+    (unwind-protect
+        (progn
+          (arcology-oracle--json "GET" "/status" :timeout 0.5
+                                 :callback (lambda (a) (setq result a))
+                                 :errback (lambda (m) (setq result m)))
+          (arcology-oracle-test--wait (lambda () result) 10)
+          (should (equal result "no answer from the daemon within 0.5 seconds")))
+      (delete-process server))))
+
+(provide 'arcology-oracle-http-test)
+
+;;; arcology-oracle-http-test.el ends here

@@ -1,0 +1,1 @@
+"""The test suite; its layout mirrors the package (notes/, store/, index/, answers/, http/ ...)."""

@@ -1,0 +1,70 @@
+"""The command line, run as a real subprocess against the example vault."""
+
+from __future__ import annotations
+
+import json
+
+from arcology_oracle import __version__
+from tests.org_samples import EXAMPLE_QUERIES
+from tests.runners import run_cli
+
+
+async def test_version():
+    code, out, _ = await run_cli("--version")
+    assert code == 0 and __version__ in out
+
+
+async def test_index_then_search_json(tmp_path, roam_dir, fake_ollama):
+    db = str(tmp_path / "cli.db")
+    code, out, err = await run_cli("index", str(roam_dir), "--db", db, "--ollama-host", fake_ollama.url)
+    assert code == 0, err
+    assert "0 pending" in out and "failed" in out
+    query, (file, heading) = next(iter(EXAMPLE_QUERIES.items()))
+    code, out, err = await run_cli("search", query, "--json", "-k", "3", "--db", db, "--ollama-host", fake_ollama.url)
+    assert code == 0, err
+    body = json.loads(out)
+    assert body["mode"] == "hybrid"
+    assert (file, heading) in [(r["file"], r["heading"]) for r in body["results"]]
+    assert set(body["results"][0]) >= {"node_id", "heading_id", "title", "heading", "olp", "file", "line", "score", "snippet"}
+
+
+async def test_without_ollama_pending_then_embedded_on_next_index(tmp_path, roam_dir, fake_ollama):
+    db = str(tmp_path / "cli.db")
+    env = {"ARCOLOGY_ORACLE_DB": db}  # the environment variable works as --db
+    code, out, err = await run_cli("index", str(roam_dir), "--ollama-host", "http://127.0.0.1:9", env=env)
+    assert code == 0 and "embedder unavailable" in err
+    code, out, _ = await run_cli("status", "--json", env=env)
+    status = json.loads(out)
+    assert status["pending"] == status["chunks"] > 0
+    code, out, _ = await run_cli("search", "covering index", "--ollama-host", "http://127.0.0.1:9", env=env)
+    assert code == 0 and "keyword mode" in out and "Covering indexes" in out
+    code, out, err = await run_cli("index", str(roam_dir), "--ollama-host", fake_ollama.url, env=env)
+    assert code == 0, err
+    assert "0 indexed" in out and "0 pending" in out
+    assert fake_ollama.state.embed_texts_total == status["chunks"] - _duplicates(db)
+
+
+def _duplicates(db: str) -> int:
+    """Chunks whose text another chunk already has (embedded once)."""
+    from arcology_oracle.store import Store
+
+    store = Store.open(db)
+    total, distinct = store.conn.execute("SELECT count(*), count(DISTINCT hash) FROM chunks").fetchone()
+    store.close()
+    return total - distinct
+
+
+async def test_bad_configuration_is_reported_clearly(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text('port = "not a port"\nmystery = 1\n')
+    code, _, err = await run_cli("status", "--config", str(config))
+    assert code == 2
+    assert "port" in err and "mystery: unknown setting" in err and "Traceback" not in err
+    config.write_text("port = [")
+    code, _, err = await run_cli("status", "--config", str(config))
+    assert code == 2 and "invalid TOML" in err
+
+
+async def test_unknown_node_is_an_error_not_a_traceback(tmp_path):
+    code, _, err = await run_cli("similar", "--node", "nope", "--db", str(tmp_path / "e.db"))
+    assert code == 1 and "no node" in err and "Traceback" not in err

@@ -1,0 +1,1 @@
+"""Tests of the Emacs package (elisp/), run in batch Emacs against the real daemon."""

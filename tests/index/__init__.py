@@ -1,0 +1,1 @@
+"""Tests of arcology_oracle.index."""

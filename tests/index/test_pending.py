@@ -1,0 +1,80 @@
+"""Draining pending chunks: successive pending_texts calls continue where the last one
+stopped, and still find chunks that were (re)inserted below that point."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from arcology_oracle.ollama.embed import OllamaEmbedder
+from arcology_oracle.errors import ServiceUnavailable
+from arcology_oracle.index.embedding import embed_pending
+from arcology_oracle.store import Store
+from tests.runners import wait_until
+from tests.store_rows import write_file
+
+
+def test_pending_texts_drains_in_order_and_finds_chunks_inserted_below_the_cursor(tmp_path):
+    store = Store.open(tmp_path / "db.sqlite3")
+    hashes = write_file(store, "a.org", list(range(10))) + write_file(store, "b.org", list(range(10, 20)))
+    first = store.pending_texts(8)
+    assert [h for h, _ in first] == hashes[:8]
+    store.store_vectors([(h, [1.0, 0.0]) for h, _ in first])
+    # b.org is rewritten (its chunks get new, higher ids); a.org's tail is still pending.
+    store.delete_file("b.org")
+    hashes_b = write_file(store, "b.org", list(range(10, 20)))
+    drained: list[str] = []
+    while batch := store.pending_texts(5):
+        drained += [h for h, _ in batch]
+        store.store_vectors([(h, [0.0, 1.0]) for h, _ in batch])
+    assert sorted(drained) == sorted(hashes[8:10] + hashes_b)
+    assert store.counts()["pending"] == 0
+    store.close()
+
+
+async def test_a_fast_embedders_batches_are_committed_together_and_kept_when_it_fails(tmp_path, fake_ollama, make_settings):
+    """Vectors are stored at most every ``store_every`` seconds (here: only at the end),
+    in one transaction; when the embedder fails, what it embedded before is stored."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    write_file(store, "a.org", list(range(20)))
+    embedder = OllamaEmbedder(make_settings(ollama_host=fake_ollama.url, embed_batch_size=4))
+
+    async def run_store(fn):
+        return fn(store)
+
+    stored: list[int] = []
+    embedded = await embed_pending(embedder, run_store, batch_size=4, on_batch=stored.append, store_every=3600)
+    assert embedded == 20 and stored == [20]
+    assert fake_ollama.state.embed_batches == [4] * 5
+    assert store.counts()["pending"] == 0
+
+    write_file(store, "b.org", list(range(20, 40)))
+    fake_ollama.state.configure({"fault_paths": ["/api/embed"], "faults_after": 2, "fail_status": 500})
+    with pytest.raises(ServiceUnavailable):
+        await embed_pending(embedder, run_store, batch_size=4, on_batch=stored.append, store_every=3600)
+    assert stored == [20, 8]
+    assert store.counts()["pending"] == 12
+    await embedder.close()
+    store.close()
+
+
+async def test_the_next_batch_is_requested_before_the_first_is_answered(tmp_path, fake_ollama, make_settings):
+    """Ollama gets the next batch queued while the daemon waits for (or reads) an answer."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    write_file(store, "a.org", list(range(12)))
+    embedder = OllamaEmbedder(make_settings(ollama_host=fake_ollama.url, embed_batch_size=4))
+
+    async def run_store(fn):
+        return fn(store)
+
+    fake_ollama.state.configure({"fault_paths": ["/api/embed"], "hang": True})
+    task = asyncio.ensure_future(embed_pending(embedder, run_store, batch_size=4))
+    await wait_until(lambda: fake_ollama.state.count("/api/embed") == 2)
+    assert not task.done()
+    fake_ollama.state.hang = False
+    fake_ollama.state.release()
+    assert await task == 12
+    assert store.counts()["pending"] == 0
+    await embedder.close()
+    store.close()

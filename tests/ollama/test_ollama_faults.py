@@ -1,0 +1,118 @@
+"""Ollama misbehaving: the index stores nothing wrong, keeps serving, and catches up."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from arcology_oracle.answers.search import search
+from arcology_oracle.errors import DimensionMismatch, ModelNotFound, ServiceUnavailable
+from arcology_oracle.index.service import OracleIndex
+from tests.fakes.fake_ollama import FakeModel
+from tests.runners import wait_until
+
+
+@pytest.fixture
+async def fresh(settings):
+    """An index over the vault, read but not embedded yet."""
+    idx = OracleIndex(settings)
+    await idx.start()
+    await idx.reconcile()
+    yield idx
+    await idx.close()
+
+
+async def vector_counts(idx):
+    def run(store):
+        emb = store.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        vec = store.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()[0] if store.has_vector_table() else 0
+        return emb, vec
+
+    return await idx.read(run)
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [{"fail_status": 500}, {"garbage": True}, {"fail_status": 503, "fail_message": "overloaded"}],
+)
+async def test_errors_store_nothing_then_recover(fresh, fake_ollama, fault):
+    for key, value in fault.items():
+        setattr(fake_ollama.state, key, value)
+    with pytest.raises(ServiceUnavailable):
+        await fresh.embed_pending()
+    assert await vector_counts(fresh) == (0, 0)
+    status = await fresh.status()
+    assert status["embedder"]["reachable"] is False and status["embedder"]["error"]
+    fake_ollama.state.fail_status = None
+    fake_ollama.state.garbage = False
+    await fresh.embed_pending()
+    assert (await fresh.status())["pending"] == 0
+
+
+async def test_wrong_dimension_is_never_stored(fresh, fake_ollama):
+    await fresh.embed_pending()  # fixes the dimension at 256
+    path = fresh.settings.roam_dir / "inbox.org"
+    path.write_text(path.read_text() + "\n* A new idea about kites\n")
+    await fresh.index_paths(["inbox.org"])
+    before = await vector_counts(fresh)
+    fake_ollama.state.wrong_dims = 17
+    with pytest.raises(DimensionMismatch):
+        await fresh.embed_pending()
+    assert await vector_counts(fresh) == before
+    fake_ollama.state.wrong_dims = None
+    await fresh.embed_pending()
+    assert (await fresh.status())["pending"] == 0
+
+
+async def test_hanging_ollama_times_out(make_settings, fake_ollama):
+    settings = make_settings(ollama_host=fake_ollama.url, embed_timeout=0.5)
+    idx = OracleIndex(settings)
+    await idx.start()
+    await idx.reconcile()
+    fake_ollama.state.hang = True
+    with pytest.raises(ServiceUnavailable, match="timed out"):
+        await idx.embed_pending()
+    fake_ollama.state.hang = False
+    fake_ollama.state.release()
+    await idx.embed_pending()
+    assert (await idx.status())["pending"] == 0
+    await idx.close()
+
+
+async def test_missing_model_names_host_and_model(fresh, fake_ollama):
+    fake_ollama.state.remove_model("nomic-embed-text")
+    with pytest.raises(ModelNotFound) as err:
+        await fresh.embed_pending()
+    assert "nomic-embed-text" in str(err.value) and fake_ollama.url in str(err.value)
+
+
+async def test_model_replaced_under_the_same_name_reembeds_everything(fresh, fake_ollama):
+    await fresh.embed_pending()
+    assert (await fresh.status())["embedder"]["dims"] == 256
+    fake_ollama.state.remove_model("nomic-embed-text")
+    fake_ollama.state.models.append(FakeModel("nomic-embed-text", kind="embedding", dims=128, salt="v2"))
+    path = fresh.settings.roam_dir / "inbox.org"
+    path.write_text(path.read_text() + "\n* Kites and wind\n")
+    await fresh.index_paths(["inbox.org"])
+    await fresh.embed_pending()
+    status = await fresh.status()
+    assert status["embedder"]["dims"] == 128 and status["pending"] == 0
+    emb, vec = await vector_counts(fresh)
+    assert emb == vec == await fresh.read(lambda s: s.conn.execute("SELECT count(DISTINCT hash) FROM chunks").fetchone()[0])
+    mode, results = await search(fresh, "kites wind", 3)
+    assert mode == "hybrid" and results[0].heading == "Kites and wind"
+
+
+async def test_worker_backs_off_and_catches_up(make_client, settings, fake_ollama):
+    fake_ollama.state.fail_status = 500
+    client = await make_client(settings, embedded=False)
+    await fake_ollama.state.wait_for("/api/embed", 2)  # failed, backed off, retried
+    status = await (await client.get("/search", params={"q": "covering index"})).json()
+    assert status["results"]
+    fake_ollama.state.fail_status = None
+
+    async def caught_up():
+        return (await (await client.get("/status")).json())["pending"] == 0
+
+    await wait_until(caught_up, timeout=20)

@@ -1,0 +1,274 @@
+"""The in-memory vector index: recall against exact search, and staying in step with the
+store's writes (same process through deltas, other processes through a reload)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arcology_oracle.store import Store
+from arcology_oracle.store import vectors
+from arcology_oracle.store.vectors import VectorIndex
+from arcology_oracle.notes.records import Chunk, ParsedFile, sha256_hex
+from tests.store_rows import heading, write_file
+
+
+def clustered(n: int, dims: int, seed: int, clusters: int = 50) -> np.ndarray:
+    """Unit vectors around random topic centres, with a shared offset (as real models
+    have), so neighbours are meaningful and dimensions are not zero-mean."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((clusters, dims)).astype(np.float32)
+    offset = rng.standard_normal(dims).astype(np.float32)
+    x = centres[rng.integers(0, clusters, n)] + 1.2 * rng.standard_normal((n, dims)).astype(np.float32) + offset
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def exact(matrix: np.ndarray, ids: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    d = np.linalg.norm(matrix - query, axis=1)
+    return ids[np.argsort(d, kind="stable")[:k]].tolist()
+
+
+def loaded(matrix: np.ndarray, ids: np.ndarray) -> VectorIndex:
+    index = VectorIndex()
+    index.exact_below = 0  # always prefilter, however small
+    index.load("g", matrix.shape[1], len(ids), [(ids, matrix)])
+    return index
+
+
+def test_prefiltered_search_has_exact_recall_on_clustered_vectors():
+    both = clustered(6060, 256, seed=1)  # queries from the same topics as the notes
+    x, queries = both[:6000], both[6000:]
+    ids = np.arange(100, 6100, dtype=np.int64)
+    index = loaded(x, ids)
+    hits = 0
+    for q in queries:
+        got = [i for i, _ in index.search(q, 10)]
+        hits += len(set(got) & set(exact(x, ids, q, 10)))
+        assert got == [i for i, _ in index.search(q, 10, exact=True)] or set(got) != set(exact(x, ids, q, 10))
+    assert hits / (10 * len(queries)) >= 0.99
+
+
+def test_distances_are_l2_and_sorted():
+    x = clustered(500, 64, seed=3)
+    ids = np.arange(500, dtype=np.int64)
+    index = loaded(x, ids)
+    result = index.search(x[7], 5)
+    assert result[0][0] == 7 and result[0][1] == pytest.approx(0.0, abs=1e-2)
+    distances = [d for _, d in result]
+    assert distances == sorted(distances)
+    for rowid, d in result:
+        assert d == pytest.approx(float(np.linalg.norm(x[rowid] - x[7])), abs=2e-3)
+
+
+def test_deltas_keep_the_index_equal_to_a_fresh_load():
+    x = clustered(3000, 64, seed=4)
+    index = loaded(x[:2000], np.arange(2000, dtype=np.int64))
+    removed = np.arange(0, 2000, 3, dtype=np.int64)
+    added_ids = np.arange(2000, 3000, dtype=np.int64)
+    index.record(vectors.Delta("g", "h", removed, added_ids, x[2000:3000]))
+    index.sync("h", reload=lambda: pytest.fail("the delta leads there: no reload"))
+    keep = np.setdiff1d(np.arange(3000), removed)
+    fresh = loaded(x[keep], keep.astype(np.int64))
+    assert len(index) == len(fresh) == len(keep)
+    for q in clustered(20, 64, seed=5):
+        assert [i for i, _ in index.search(q, 10, exact=True)] == [i for i, _ in fresh.search(q, 10, exact=True)]
+        assert set(i for i, _ in index.search(q, 10)).isdisjoint(removed.tolist())
+
+
+def test_a_broken_chain_reloads_and_a_superseded_delta_is_never_applied():
+    x = clustered(100, 16, seed=6)
+    index = loaded(x[:50], np.arange(50, dtype=np.int64))
+    # A rolled-back write recorded g -> x; the next write from g replaces it.
+    index.record(vectors.Delta("g", "rolled-back", np.array([1, 2]), np.empty(0, np.int64), np.empty((0, 16), np.float32)))
+    index.record(vectors.Delta("g", "h", np.empty(0, np.int64), np.array([50]), x[50:51]))
+    index.sync("h", reload=lambda: pytest.fail("no reload"))
+    assert len(index) == 51
+    reloads = []
+    index.sync("written-by-another-process", reload=lambda: reloads.append(1))
+    assert reloads == [1]
+
+
+# -- through the store ---------------------------------------------------------------
+
+
+@pytest.fixture
+def stores(tmp_path):
+    writer = Store.open(tmp_path / "db.sqlite3")
+    reader = Store.open(tmp_path / "db.sqlite3")
+    yield writer, reader
+    writer.close()
+    reader.close()
+
+
+def exact_hashes(store: Store, query: np.ndarray, k: int) -> list[str]:
+    rows = store.conn.execute("SELECT e.hash, v.embedding FROM embeddings e JOIN vec_embeddings v ON v.rowid = e.id").fetchall()
+    matrix = np.stack([np.frombuffer(r[1], "<f4") for r in rows])
+    order = np.argsort(np.linalg.norm(matrix - query, axis=1), kind="stable")[:k]
+    return [rows[i][0] for i in order]
+
+
+def test_store_knn_follows_inserts_and_deletes_of_the_writer(stores):
+    writer, reader = stores
+    x = clustered(1500, 32, seed=7)
+    hashes = write_file(writer, "a.org", list(range(1000)))
+    writer.store_vectors(list(zip(hashes, x[:1000].tolist())))
+    assert [h for h, _ in reader.knn(x[3], 10)] == exact_hashes(reader, x[3], 10)
+    # Same process: the reader applies the writer's deltas (no reload).
+    index = reader._vector_index()
+    assert index is writer._vector_index()
+    hashes_b = write_file(writer, "b.org", list(range(1000, 1500)))
+    writer.store_vectors(list(zip(hashes_b, x[1000:].tolist())))
+    writer.delete_file("a.org")
+    generation = index.generation
+    got = [h for h, _ in reader.knn(x[1200], 10)]
+    assert index.generation != generation and len(index) == 500
+    assert got == exact_hashes(reader, x[1200], 10) and set(got) <= set(hashes_b)
+
+
+def test_store_knn_reloads_after_another_process_wrote(stores, monkeypatch):
+    writer, reader = stores
+    x = clustered(400, 32, seed=8)
+    hashes = write_file(writer, "a.org", list(range(300)))
+    writer.store_vectors(list(zip(hashes, x[:300].tolist())))
+    reader.knn(x[0], 5)
+    # Another process: its writes never reach this process's index.
+    other = Store.open(writer.path)
+    other._vindex = VectorIndex()
+    more = write_file(other, "b.org", list(range(300, 400)))
+    other.store_vectors(list(zip(more, x[300:].tolist())))
+    other.close()
+    assert [h for h, _ in reader.knn(x[350], 10)] == exact_hashes(reader, x[350], 10)
+    assert len(reader._vector_index()) == 400
+
+
+def test_rolled_back_write_leaves_knn_exact(stores):
+    writer, reader = stores
+    x = clustered(300, 32, seed=9)
+    hashes = write_file(writer, "a.org", list(range(300)))
+    writer.store_vectors(list(zip(hashes[:200], x[:200].tolist())))
+    reader.knn(x[0], 5)
+    with pytest.raises(RuntimeError):
+        with writer.transaction():
+            writer.vectors_changed(removed=[1, 2, 3])
+            raise RuntimeError("rolled back")
+    writer.store_vectors(list(zip(hashes[200:], x[200:].tolist())))
+    assert [h for h, _ in reader.knn(x[1], 10)] == exact_hashes(reader, x[1], 10)
+    assert len(reader._vector_index()) == 300
+
+
+def test_new_embedding_model_resets_the_index(stores):
+    writer, reader = stores
+    writer.ensure_embedding_model("m1", "{}")
+    hashes = write_file(writer, "a.org", list(range(50)))
+    writer.store_vectors(list(zip(hashes, clustered(50, 32, seed=10).tolist())))
+    reader.knn(np.ones(32, np.float32), 3)
+    assert writer.ensure_embedding_model("m2", "{}")
+    assert reader.knn(np.ones(32, np.float32), 3) == []
+    y = clustered(50, 48, seed=11)
+    writer.store_vectors(list(zip(hashes, y.tolist())))
+    assert [h for h, _ in reader.knn(y[4], 5)] == exact_hashes(reader, y[4], 5)
+    assert reader._vector_index().dims == 48
+
+
+async def test_started_index_loads_vectors_before_the_first_query(index, settings):
+    from arcology_oracle.index.service import OracleIndex
+
+    fresh = OracleIndex(settings)
+    await fresh.start()
+    try:
+        await fresh._warming
+        shared = vectors.shared_index(str(settings.db_path.resolve()))
+        stored = await fresh.read(lambda s: s.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        assert shared.generation is not None and len(shared) == stored > 0
+    finally:
+        await fresh.close()
+
+
+def test_node_vectors_are_the_mean_of_distinct_stored_vectors(stores):
+    from arcology_oracle.answers import retrieval
+
+    writer, reader = stores
+    x = clustered(20, 16, seed=12)
+    hashes = write_file(writer, "a.org", list(range(20)))
+    writer.store_vectors(list(zip(hashes, x.tolist())))
+    got = reader.node_vectors(["node-3", "node-7", "missing"])
+    assert set(got) == {"node-3", "node-7"}
+    for node in ("node-3", "node-7"):
+        ids = [r["id"] for r in reader.node_headings(node)]
+        assert np.allclose(got[node], retrieval.stored_vector(reader, ids), atol=1e-6)
+
+
+def test_a_restart_restores_the_snapshot_instead_of_reading_every_vector(stores):
+    writer, reader = stores
+    x = clustered(600, 32, seed=12)
+    hashes = write_file(writer, "a.org", list(range(600)))
+    writer.store_vectors(list(zip(hashes, x.tolist())))
+    reader.knn(x[0], 5)
+    assert reader._vector_index().saved_generation is None  # a full load saves nothing by itself
+    reader.close()
+    snapshot = Path(f"{writer.path}-vectors")
+    assert snapshot.exists()
+    # A new process: its own index, and reading the vector table would fail.
+    again = Store.open(writer.path)
+    again._vindex = VectorIndex()
+    token = again.get_meta(vectors.META_KEY)
+    again.conn.execute("ALTER TABLE vec_embeddings RENAME TO vec_hidden")
+    try:
+        with pytest.raises(Exception):
+            again.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()
+        again._load_vectors()  # the restore: never touches the table
+        assert again._vindex.generation == again._vindex.saved_generation == token and len(again._vindex) == 600
+    finally:
+        again.conn.execute("ALTER TABLE vec_hidden RENAME TO vec_embeddings")
+    assert [h for h, _ in again.knn(x[9], 10)] == exact_hashes(again, x[9], 10)
+    again.close()
+
+
+def test_removing_vectors_deletes_the_snapshot_and_a_stale_one_is_never_used(stores):
+    writer, reader = stores
+    x = clustered(400, 32, seed=13)
+    hashes = write_file(writer, "a.org", list(range(300)))
+    writer.store_vectors(list(zip(hashes, x[:300].tolist())))
+    write_file(writer, "b.org", list(range(300, 400)))
+    reader.warm_vectors()
+    snapshot = Path(f"{writer.path}-vectors")
+    assert snapshot.exists()
+    # Another process removes vectors (a note deleted, or made private): the snapshot goes.
+    other = Store.open(writer.path)
+    other._vindex = VectorIndex()
+    other.delete_file("a.org")
+    assert not snapshot.exists()
+    other.close()
+    # A stale snapshot (written before another process added vectors) is deleted, not used.
+    reader.warm_vectors()
+    assert snapshot.exists()
+    other = Store.open(writer.path)
+    other._vindex = VectorIndex()
+    b_hashes = [h for (h,) in other.conn.execute("SELECT hash FROM chunks ORDER BY id")]
+    other.store_vectors(list(zip(b_hashes, x[300:].tolist())))
+    other.conn.close()
+    assert snapshot.exists()
+    fresh = Store.open(writer.path)
+    fresh._vindex = VectorIndex()
+    assert [h for h, _ in fresh.knn(x[350], 10)] == exact_hashes(fresh, x[350], 10)
+    assert not snapshot.exists() and len(fresh._vindex) == 100
+    fresh.close()
+
+
+def test_knn_headings_gives_each_heading_its_nearest_chunk(stores):
+    writer, reader = stores
+    x = clustered(200, 32, seed=14)
+    hashes = write_file(writer, "a.org", list(range(100)))
+    # A second file whose headings share texts with the first: one hash, two headings.
+    parsed = ParsedFile(path="b.org", title="T", file_id=None, headings=[heading(i) for i in range(100, 110)])
+    chunks = [[Chunk(0, f"text a.org {i}", hashes[i])] for i in range(10)]
+    writer.replace_file(parsed, size=1, mtime_ns=1, file_hash=sha256_hex("b"), chunks=chunks)
+    writer.store_vectors(list(zip(hashes, x[:100].tolist())))
+    got = reader.knn_headings(x[3], 20)
+    nearest = reader.knn(x[3], 20)
+    owners = {h: [r[0] for r in reader.conn.execute("SELECT heading FROM chunks WHERE hash = ?", (h,))] for h, _ in nearest}
+    want = sorted(((hid, d) for h, d in nearest for hid in owners[h]), key=lambda t: t[1])
+    assert sorted(got, key=lambda t: (t[1], t[0])) == sorted(want, key=lambda t: (t[1], t[0]))
+    assert [d for _, d in got] == sorted(d for _, d in got) and len(got) == len(want) > 20
