@@ -86,7 +86,7 @@ async def plain_client(url: str, texts: list[str]) -> tuple[float, float]:
     started, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    await client._client.aclose()
+    await client.close()
     assert got == len(texts)
     return len(texts) / elapsed, cpu
 
