@@ -143,15 +143,28 @@ async def start_daemon(
         except aiohttp.ClientConnectionError:
             return False
 
-    async def all_embedded():
-        status, body = await daemon.get_json("/status")
-        return status == 200 and body["pending"] == 0 and body["embedded"] > 0 and not body["indexing"]["running"]
-
     try:
         await wait_until(healthy, timeout=30, interval=0.1)
         if embedded:
-            await wait_until(all_embedded, timeout=60, interval=0.1)
+            await wait_indexed(daemon)
     except BaseException:
         daemon.stop()
         raise
     return daemon
+
+
+async def wait_indexed(daemon: Daemon, timeout: float = 60) -> dict:
+    """Wait until the daemon has read and embedded every note (nothing pending, nothing
+    running, something indexed); return its last ``/status``."""
+    last: list = []
+
+    async def done():
+        status, body = await daemon.get_json("/status")
+        last[:] = [status, body]
+        ready = status == 200 and body["pending"] == 0 and body["headings"] and not body["indexing"]["running"]
+        return body if ready else None
+
+    try:
+        return await wait_until(done, timeout=timeout, interval=0.1)
+    except AssertionError:
+        raise AssertionError(f"the daemon did not finish indexing; last /status: {last}\n{daemon.log()}") from None

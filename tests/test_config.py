@@ -50,3 +50,16 @@ def test_non_loopback_detection():
     assert load_settings(environ={}, overrides={"host": "::1"}).is_loopback
     assert load_settings(environ={}, overrides={"host": "localhost"}).is_loopback
     assert not load_settings(environ={}, overrides={"host": "100.64.1.2"}).is_loopback
+
+
+def test_allowed_hosts_from_file_env_and_flags(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text('allowed_hosts = ["MyBox.tail-1.ts.net.", "other:8443", "::1"]\n')
+    assert load_settings(config_file=config, environ={}).allowed_hosts == ("mybox.tail-1.ts.net", "other", "::1")
+    env = {"ARCOLOGY_ORACLE_ALLOWED_HOSTS": "a.ts.net, b.ts.net"}
+    assert load_settings(config_file=config, environ=env).allowed_hosts == ("a.ts.net", "b.ts.net")
+    s = load_settings(config_file=config, environ=env, overrides={"allowed_hosts": ["c.ts.net"]})
+    assert s.allowed_hosts == ("c.ts.net",)
+    for bad in ("https://x.ts.net/", "x.ts.net/path", "a b"):
+        with pytest.raises(ConfigError, match="allowed_hosts"):
+            load_settings(environ={}, overrides={"allowed_hosts": [bad]})

@@ -10,7 +10,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -322,6 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", help="address to bind (default 127.0.0.1; any other needs a token)")
     p.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--token-file", type=Path, help="file holding the bearer token clients must send")
+    p.add_argument("--allow-host", action="append", dest="allowed_hosts", metavar="NAME",
+                   help="also answer requests for this host name, e.g. a Tailscale MagicDNS name (repeatable)")  # fmt: skip
     p.add_argument("--mcp-port", type=int, help="also serve MCP (streamable HTTP) at http://HOST:PORT/mcp")
     p.set_defaults(func=cmd_serve)
 
@@ -354,6 +355,7 @@ def settings_from_args(args) -> Settings:
         "roam_dir": getattr(args, "roam_dir", None),
         "host": getattr(args, "host", None),
         "port": getattr(args, "port", None),
+        "allowed_hosts": getattr(args, "allowed_hosts", None),
         "mcp_port": getattr(args, "mcp_port", None),
         "daemon_url": getattr(args, "daemon_url", None),
     }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,6 +37,20 @@ KNOWN_PREFIXES: dict[str, dict[str, str]] = {
         "query": "Represent this sentence for searching relevant passages: ",
     },
 }
+
+
+# A Host header value (RFC 9110: uri-host [":" port]), or an entry of ``allowed_hosts``.
+_HOST_RE = re.compile(r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9._-]+))(?::(?P<port>[0-9]{1,5}))?")
+
+
+def split_host(value: str) -> tuple[str, int | None] | None:
+    """``(name, port)`` of a Host header value such as ``Box.ts.net.:443`` or ``[::1]``:
+    the name lowercased, without brackets or a trailing dot. None when malformed."""
+    match = _HOST_RE.fullmatch(value.strip())
+    if match is None:
+        return None
+    name = (match["v6"] or match["name"]).lower().rstrip(".")
+    return (name, int(match["port"]) if match["port"] else None) if name else None
 
 
 def xdg_dir(kind: str, fallback: str) -> Path:
@@ -68,6 +83,8 @@ class Settings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(DEFAULT_PORT, ge=0, le=65535)
     token: str | None = None
+    # Host names (besides loopback and ``host``) the daemon answers to; see http/guard.py.
+    allowed_hosts: tuple[str, ...] = ()
 
     ollama_host: str = "http://127.0.0.1:11434"
     embed_model: str = "nomic-embed-text"
@@ -114,6 +131,18 @@ class Settings(BaseModel):
         if "://" not in value:
             value = "http://" + value
         return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        names = []
+        for value in values:
+            bare_ipv6 = value.count(":") > 1 and not value.startswith("[")
+            parsed = split_host(f"[{value}]" if bare_ipv6 else value)
+            if parsed is None:
+                raise ValueError(f"{value!r} is not a host name (such as mybox.tailnet-name.ts.net, without scheme or path)")
+            names.append(parsed[0])
+        return tuple(names)
 
     @field_validator("daemon_url")
     @classmethod
@@ -166,7 +195,7 @@ class Settings(BaseModel):
 
 
 _ENV_ALIASES = {"db_path": ("ARCOLOGY_ORACLE_DB",), "ollama_host": ("OLLAMA_HOST",)}
-_LIST_FIELDS = {"private_tags", "exclude_globs"}
+_LIST_FIELDS = {"private_tags", "exclude_globs", "allowed_hosts"}
 
 
 def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:

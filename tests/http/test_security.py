@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import re
+import json
 
+import aiohttp
+import pytest
 from arcology_oracle.http.app import create_app
 
+from tests.api_fuzz import all_routes
+from tests.runners import start_daemon
+
 PUBLIC = {("GET", "/health"), ("HEAD", "/health"), ("GET", "/"), ("HEAD", "/")}
-
-
-def all_routes(app):
-    """(method, concrete path) for every registered route, placeholders filled in."""
-    for route in app.router.routes():
-        info = route.resource.get_info() if route.resource else {}
-        path = info.get("path") or info.get("formatter") or info.get("prefix")
-        if path is None:
-            continue
-        path = re.sub(r"\{[^}]+\}", "x", path)
-        if "prefix" in info and "formatter" not in info and "path" not in info:
-            path = path.rstrip("/") + "/app.js"
-        yield route.method, path
 
 
 async def test_every_route_but_health_and_page_needs_the_token(aiohttp_client, make_settings, fake_ollama):
@@ -43,3 +35,149 @@ async def test_every_route_but_health_and_page_needs_the_token(aiohttp_client, m
 async def test_default_bind_is_loopback(make_settings):
     settings = make_settings()
     assert settings.host == "127.0.0.1" and settings.is_loopback
+
+
+# --------------------------------------------------------------------------- Host and Origin
+
+ERROR_SHAPES = {
+    "/status": lambda body: body["ok"] is False and body["error"],
+    "/api/tags": lambda body: isinstance(body["error"], str),
+    "/v1/models": lambda body: body["error"]["message"],
+}
+
+
+@pytest.mark.parametrize("token", [None, "right-token"])
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:7348", "127.0.0.1.evil.example", "localhost.evil",
+                                  "0x7f.1", "evil.example:80@127.0.0.1", "", "[::1", "mybox.other.ts.net"])  # fmt: skip
+async def test_other_host_names_get_a_403_before_any_handler(make_client, make_settings, fake_ollama, host, token):
+    settings = make_settings(ollama_host=fake_ollama.url, token=token, allowed_hosts=["mybox.tail-1.ts.net"])
+    client = await make_client(settings)
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    for path, shaped in ERROR_SHAPES.items():
+        resp = await client.get(path, headers={"Host": host, **auth})
+        assert resp.status == 403, (host, path, resp.status)
+        assert shaped(await resp.json())
+    resp = await client.post("/ask", json={"question": "sourdough starter"}, headers={"Host": host, **auth})
+    assert resp.status == 403
+    assert (await client.get("/health", headers={"Host": host})).status == 403
+    assert fake_ollama.state.requests.get("/api/chat", []) == []
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["localhost", "LOCALHOST:7348", "localhost.", "127.0.0.1", "127.0.0.2:80", "[::1]", "[::1]:7348",
+     "mybox.tail-1.ts.net", "MyBox.Tail-1.ts.net.:443", "100.64.1.2:7348"],
+)  # fmt: skip
+async def test_loopback_configured_and_allowed_hosts_are_answered(make_client, make_settings, fake_ollama, host):
+    # host = the Tailscale address the daemon would bind (the test client binds loopback anyway).
+    settings = make_settings(ollama_host=fake_ollama.url, host="100.64.1.2", token="t", allowed_hosts=["mybox.tail-1.ts.net"])
+    client = await make_client(settings)
+    resp = await client.get("/status", headers={"Host": host, "Authorization": "Bearer t"})
+    assert resp.status == 200, (host, await resp.text())
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://evil.example", "http://127.0.0.1:1", "http://localhost:{port}", "null", "https://127.0.0.1:{port}.evil",
+     "http://127.0.0.1:{port}/x", "file://", "http://user@127.0.0.1:{port}", "http://127.0.0.1:notaport"],
+)  # fmt: skip
+async def test_a_foreign_origin_gets_a_403(client, fake_ollama, origin):
+    port = client.port
+    origin = origin.format(port=port)
+    for path, shaped in ERROR_SHAPES.items():
+        resp = await client.get(path, headers={"Origin": origin})
+        assert resp.status == 403, (origin, path)
+        assert shaped(await resp.json())
+    resp = await client.post("/ask", json={"question": "sourdough starter"}, headers={"Origin": origin})
+    assert resp.status == 403
+    assert fake_ollama.state.requests.get("/api/chat", []) == []
+
+
+async def test_the_daemons_own_origin_is_answered(make_client, make_settings, fake_ollama):
+    client = await make_client(make_settings(ollama_host=fake_ollama.url, allowed_hosts=["mybox.tail-1.ts.net"]))
+    port = client.port
+    cases = [
+        ({"Origin": f"http://127.0.0.1:{port}"}, None),
+        ({"Origin": f"https://127.0.0.1:{port}"}, None),
+        ({"Origin": "https://mybox.tail-1.ts.net"}, "mybox.tail-1.ts.net"),  # tailscale serve
+        ({"Origin": "https://mybox.tail-1.ts.net:8443"}, "mybox.tail-1.ts.net:8443"),
+        ({"Origin": "http://localhost"}, "localhost:80"),
+    ]
+    for headers, host in cases:
+        if host:
+            headers = {**headers, "Host": host}
+        resp = await client.get("/status", headers=headers)
+        assert resp.status == 200, (headers, await resp.text())
+    resp = await client.get("/status", headers={"Origin": "https://mybox.tail-1.ts.net:8443", "Host": "mybox.tail-1.ts.net"})
+    assert resp.status == 403
+
+
+# --------------------------------------------------------------------------- Content-Type
+
+JSON_POSTS = {
+    "/ask": ({"question": "x"}, lambda body: body["ok"] is False and body["status"] == 415),
+    "/similar": ({"text": "x"}, lambda body: body["ok"] is False),
+    "/api/chat": ({"model": "m", "messages": []}, lambda body: isinstance(body["error"], str)),
+    "/api/embed": ({"model": "m", "input": "x"}, lambda body: isinstance(body["error"], str)),
+    "/v1/chat/completions": ({"model": "m", "messages": []}, lambda body: body["error"]["message"]),
+}
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", "application/jsonx"])  # fmt: skip
+async def test_json_posts_need_a_json_content_type(client, fake_ollama, content_type):
+    for path, (body, shaped) in JSON_POSTS.items():
+        headers = {"Content-Type": content_type} if content_type else {}
+        resp = await client.post(path, data=json.dumps(body).encode(), headers=headers)
+        if content_type is None:  # aiohttp's client sends application/octet-stream for bytes
+            assert resp.request_info.headers.get("Content-Type") in (None, "application/octet-stream")
+        assert resp.status == 415, (path, content_type, resp.status)
+        assert shaped(await resp.json())
+    assert fake_ollama.state.requests.get("/api/chat", []) == []
+
+
+async def test_json_content_type_with_parameters_is_accepted(client):
+    resp = await client.post(
+        "/similar", data=b'{"text": "tomato blight"}', headers={"Content-Type": "Application/JSON; charset=utf-8"}
+    )
+    assert resp.status == 200, await resp.text()
+
+
+async def test_real_daemon_takes_allow_host_from_flag_and_environment(tmp_path, roam_dir, fake_ollama):
+    daemon = await start_daemon(
+        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, extra_args=["--allow-host", "mybox.tail-1.ts.net"],
+        env={"ARCOLOGY_ORACLE_ALLOWED_HOSTS": "ignored.example"},  # the flag wins, as for every setting
+    )  # fmt: skip
+    try:
+        async with aiohttp.ClientSession() as session:
+            for host, status in (("mybox.tail-1.ts.net", 200), ("evil.example:7348", 403), ("ignored.example", 403)):
+                for _ in range(2):
+                    async with session.get(daemon.url + "/status", headers={"Host": host}) as resp:
+                        assert resp.status == status, host
+        refused = [line for line in daemon.log().splitlines() if "refused a request for host" in line]
+        assert len(refused) == 2 and "Traceback" not in daemon.log()  # once per name
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.parametrize(
+    "headers,status",
+    [
+        ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, 403),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}, 403),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}, 403),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 200),
+        ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, 200),
+        ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 200),
+    ],
+)
+async def test_fetch_metadata_refuses_other_sites_subresources(client, headers, status):
+    resp = await client.get("/search", params={"q": "covering index"}, headers=headers)
+    assert resp.status == status, headers
+
+
+def test_the_mcp_port_answers_allowed_hosts_too(make_settings):
+    from arcology_oracle.mcp_server.http_transport import transport_security
+
+    rules = transport_security(make_settings(allowed_hosts=["mybox.tail-1.ts.net"]))
+    assert "mybox.tail-1.ts.net:*" in rules.allowed_hosts and "https://mybox.tail-1.ts.net" in rules.allowed_origins

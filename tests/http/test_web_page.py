@@ -11,34 +11,19 @@ Screenshots are kept in tests/artifacts/ (git-ignored); their paths are printed.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from tests.runners import REPO, start_daemon, wait_until
+from tests.browser import CHROMIUM_ARGS, LAUNCH_MS, WAIT_MS, chromium_path
+from tests.runners import REPO, start_daemon, wait_indexed
 
 ARTIFACTS = REPO / "tests" / "artifacts"
 TOKEN_KEY = "arcology-oracle.token"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
 DESKTOP = {"viewport": {"width": 1280, "height": 800}}
-# Generous for a loaded 2-core machine; every wait ends as soon as its condition holds.
-WAIT_MS = 20_000
-# A cold first start of Chromium on a loaded 2-core machine took over 20 s in CI.
-LAUNCH_MS = 120_000
-
 MARKUP_NOTE = """\
 :PROPERTIES:
 :ID:       5c1d7a2e-9f0b-4c3e-8d21-0000b0b0cafe
@@ -48,17 +33,6 @@ MARKUP_NOTE = """\
 Copied from a web page: <script>alert(1)</script> and <img src=x onerror="alert(2)"> stay text.
 """
 MARKUP_LITERAL = '<script>alert(1)</script> and <img src=x onerror="alert(2)"> stay text.'
-
-
-def chromium_path() -> str:
-    path = os.environ.get("ARCOLOGY_ORACLE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not path:
-        pytest.fail(
-            "headless Chromium is missing: install Debian's package (`apt-get install -y chromium`) "
-            "or set ARCOLOGY_ORACLE_CHROMIUM to a Chromium binary; .ci/run installs it",
-            pytrace=False,
-        )
-    return path
 
 
 @pytest.fixture
@@ -113,23 +87,6 @@ async def new_page(browser, **context_options):
     return page, PageWatch(page)
 
 
-async def indexed(daemon) -> dict:
-    """Wait until the daemon has read and embedded every note; return its status."""
-
-    last: list = []
-
-    async def done():
-        status, body = await daemon.get_json("/status")
-        last[:] = [status, body]
-        ready = status == 200 and body["pending"] == 0 and body["headings"] and not body["indexing"]["running"]
-        return body if ready else None
-
-    try:
-        return await wait_until(done, timeout=60, interval=0.1)
-    except AssertionError:
-        raise AssertionError(f"the daemon did not finish indexing; last /status: {last}\n{daemon.log()}") from None
-
-
 def save_screenshot_path(name: str, capsys) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / name
@@ -160,7 +117,7 @@ async def test_ask_streams_the_answer_then_a_source_opens_on_a_phone(
     fake_ollama.state.stream_gate = asyncio.Event()  # closed: the answer stops after its first word
     daemon = await start_daemon(tmp_path, roam_dir=markup_roam_dir, ollama_url=fake_ollama.url)
     try:
-        status = await indexed(daemon)
+        status = await wait_indexed(daemon)
         page, watch = await new_page(browser, **PHONE)
         await page.goto(daemon.url + "/")
         await page.locator("#status").get_by_text(f"{status['headings']} headings").wait_for()
@@ -211,7 +168,7 @@ async def test_ask_streams_the_answer_then_a_source_opens_on_a_phone(
 async def test_note_markup_shows_as_text_and_never_runs(browser, tmp_path, markup_roam_dir, fake_ollama, capsys):
     daemon = await start_daemon(tmp_path, roam_dir=markup_roam_dir, ollama_url=fake_ollama.url)
     try:
-        await indexed(daemon)
+        await wait_indexed(daemon)
         page, watch = await new_page(browser, **DESKTOP)
         await page.goto(daemon.url + "/")
         await page.fill("#search-input", "copied web page alert")
@@ -235,7 +192,7 @@ async def test_token_is_asked_once_kept_in_local_storage_and_never_in_a_url(
     token = "page-t0ken/with+odd=chars"
     daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=token)
     try:
-        status = await indexed(daemon)
+        status = await wait_indexed(daemon)
         page, watch = await new_page(browser, **PHONE)
         await page.goto(daemon.url + "/")
         auth = page.locator("#auth")

@@ -23,19 +23,9 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.org_samples import CRYPT_ID, EXCLUDED_ID, IDS, PRIVATE_DIARY_ID, SECRET_WORDS
-from tests.runners import REPO, free_port, start_daemon, wait_until
+from tests.runners import REPO, free_port, start_daemon, wait_indexed
 
 SCRIPT = Path(sys.executable).with_name("arcology-oracle")
-
-
-async def indexed(daemon) -> None:
-    """Wait until the daemon has read and embedded every note."""
-
-    async def done():
-        status, body = await daemon.get_json("/status")
-        return status == 200 and not body["indexing"]["running"] and body["headings"] > 0 and body["pending"] == 0
-
-    await wait_until(done, timeout=30)
 
 
 @asynccontextmanager
@@ -68,7 +58,7 @@ def assert_nothing_private(data) -> None:
 
 
 async def test_stdio_tools_resources_and_errors(daemon):
-    await indexed(daemon)
+    await wait_indexed(daemon)
     async with stdio_client("--url", daemon.url) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         # list_journal needs a dated-headings route and remember needs writes enabled.
@@ -125,7 +115,7 @@ async def test_stdio_tools_resources_and_errors(daemon):
 
 
 async def test_stdio_never_returns_private_text(daemon):
-    await indexed(daemon)
+    await wait_indexed(daemon)
     async with stdio_client("--url", daemon.url) as client:
         for word in (*SECRET_WORDS, "private thoughts"):
             hits = structured(await client.call_tool("search_notes", {"query": word, "k": 50}))
@@ -144,7 +134,7 @@ async def test_stdio_never_returns_private_text(daemon):
 
 
 async def test_stdio_search_by_date(daemon):
-    await indexed(daemon)
+    await wait_indexed(daemon)
     async with stdio_client("--url", daemon.url) as client:
         args = {"query": "sourdough starter baked loaf", "k": 10}
         undated = structured(await client.call_tool("search_notes", args))
@@ -177,7 +167,7 @@ async def test_stdio_with_no_daemon_reports_the_url_and_keeps_running(tmp_path):
 async def test_stdio_url_and_token_from_the_environment(tmp_path, roam_dir, fake_ollama):
     daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token="s3cret-token")
     try:
-        await indexed(daemon)
+        await wait_indexed(daemon)
         async with stdio_client(env={"ARCOLOGY_ORACLE_DAEMON_URL": daemon.url}) as client:
             assert "refused the token" in error_text(await client.call_tool("read_note", {"id": IDS["sourdough"]}))
         env = {"ARCOLOGY_ORACLE_DAEMON_URL": daemon.url, "ARCOLOGY_ORACLE_TOKEN": "s3cret-token"}
@@ -209,7 +199,7 @@ async def test_streamable_http_beside_the_daemon(tmp_path, roam_dir, fake_ollama
     )
     url = f"http://127.0.0.1:{mcp_port}/mcp"
     try:
-        await indexed(daemon)
+        await wait_indexed(daemon)
         async with http_mcp(url, daemon.headers) as client:
             assert {t.name for t in (await client.list_tools()).tools} == {"search_notes", "similar_notes", "read_note"}
             hits = structured(await client.call_tool("search_notes", {"query": "covering index sqlite", "k": 3}))
@@ -254,7 +244,7 @@ def test_mcp_port_in_use_is_a_clear_error(tmp_path, roam_dir):
 async def test_stdio_speaks_to_an_older_client(daemon):
     """mcp.el and many desktop clients still open with a 2024-11-05 initialize and
     newline-delimited JSON-RPC; the server answers in that version."""
-    await indexed(daemon)
+    await wait_indexed(daemon)
     proc = await asyncio.create_subprocess_exec(
         str(SCRIPT), "mcp", "--url", daemon.url,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,

@@ -18,25 +18,28 @@ from ..config import Settings
 from ..ollama.embed import Embedder
 from ..errors import ConfigError
 from ..index.live import LiveIndex
-from . import ask_routes, routes
+from . import ask_routes, openapi, routes
 from . import web as web_page
 from .compat import ollama as ollama_compat
 from .compat import openai as openai_compat
+from .guard import host_origin_middleware, json_content_middleware
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import auth_middleware, error_middleware
+from .server import serve
 
 log = logging.getLogger(__name__)
 
 # Each module either has a ``routes`` table or a ``setup(app)`` that adds its routes
 # (and any per-app resources, such as the chat client, through cleanup_ctx).
-ROUTE_MODULES = (routes, ask_routes, ollama_compat, openai_compat, web_page)
+ROUTE_MODULES = (routes, ask_routes, ollama_compat, openai_compat, web_page, openapi)
 
 
 def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: bool = True) -> web.Application:
     """Build the daemon's application. ``embedder`` replaces the Ollama embedder (tests,
     benchmarks); ``watch=False`` disables the file watcher."""
     app = web.Application(
-        middlewares=[error_middleware, auth_middleware], client_max_size=settings.max_body_bytes
+        middlewares=[error_middleware, host_origin_middleware, auth_middleware, json_content_middleware],
+        client_max_size=settings.max_body_bytes,
     )
     app[settings_key] = settings
     app[ready_key] = asyncio.Event()
@@ -79,9 +82,5 @@ def run_server(settings: Settings, setup: Callable[[web.Application], None] | No
         "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
         settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
     )
-    # handler_cancellation: a client that disconnects cancels its handler, and with it
-    # the model's generation upstream (see http/disconnect.py).
-    web.run_app(
-        app, host=settings.host, port=settings.port, print=None, access_log=None, handler_cancellation=True
-    )
+    serve(app, settings.host, settings.port)
     return 0

@@ -21,7 +21,8 @@ from ..answers.sources import sources_text_block
 from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
 from .keys import index_key, settings_key
-from .params import bool_param, int_param, json_body, rel_path_param, str_param
+from .params import parse_body, parse_query
+from .schemas import AskQuery, AskRequest, ConverseRequest, SummarizeRequest
 from .streaming import ClientGone, cancel_on_disconnect, stream
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,6 @@ routes = web.RouteTableDef()
 llm_key = web.AppKey("chat_llm", OllamaChat)
 
 NDJSON = "application/x-ndjson"
-MAX_TEXT = 1_000_000
 
 
 def setup(app: web.Application) -> None:
@@ -49,9 +49,8 @@ def oracle(request: web.Request) -> Oracle:
     return Oracle(request.app[index_key], request.app[llm_key])
 
 
-def wants_ndjson(request: web.Request, body: dict) -> bool:
-    accept = request.headers.get("Accept", "")
-    return bool_param(body.get("stream"), "stream", default=NDJSON in accept)
+def wants_ndjson(request: web.Request, stream: bool | None) -> bool:
+    return NDJSON in request.headers.get("Accept", "") if stream is None else stream
 
 
 def _line(obj: dict) -> bytes:
@@ -103,26 +102,13 @@ async def whole_text(request: web.Request, reply: Reply) -> str:
         raise web.HTTPServiceUnavailable(text="client disconnected") from None
 
 
-def _k(value, default: int) -> int:
-    return int_param(value, "k", default=default, high=50)
-
-
 @routes.post("/ask")
 async def ask_post(request: web.Request) -> web.StreamResponse:
-    body = await json_body(request)
-    question = str_param(body.get("question"), "question", max_len=MAX_TEXT) or ""
-    buffer = str_param(body.get("buffer"), "buffer", max_len=request.app[settings_key].max_body_bytes)
-    file = rel_path_param(body["file"]) if body.get("file") is not None else None
-    line = int_param(body.get("line"), "line", default=1, high=10_000_000)
+    body = await parse_body(request, AskRequest)
     reply = await oracle(request).ask(
-        question,
-        buffer=buffer,
-        file=file,
-        line=line,
-        k=_k(body.get("k"), 8),
-        model=str_param(body.get("model"), "model", max_len=200) or None,
+        body.question, buffer=body.buffer, file=body.file, line=body.line, k=body.k, model=body.model or None
     )
-    if wants_ndjson(request, body):
+    if wants_ndjson(request, body.stream):
         return await stream_ndjson(request, reply)
     answer = await whole_text(request, reply)
     return web.json_response(
@@ -132,27 +118,18 @@ async def ask_post(request: web.Request) -> web.StreamResponse:
 
 @routes.get("/ask")
 async def ask_get(request: web.Request) -> web.StreamResponse:
-    q = str_param(request.query.get("q"), "q", required=True, max_len=MAX_TEXT)
-    reply = await oracle(request).ask(
-        q, k=_k(request.query.get("k"), 8), model=str_param(request.query.get("model"), "model", max_len=200) or None
-    )
+    q = parse_query(request, AskQuery)
+    reply = await oracle(request).ask(q.q, k=q.k, model=q.model or None)
     return await stream_text(request, reply)
 
 
 @routes.post("/summarize")
 async def summarize(request: web.Request) -> web.StreamResponse:
-    body = await json_body(request)
-    node = str_param(body.get("node"), "node", max_len=200) or None
-    file = rel_path_param(body["file"]) if body.get("file") is not None else None
-    question = str_param(body.get("question"), "question", max_len=MAX_TEXT)
+    body = await parse_body(request, SummarizeRequest)
     reply = await oracle(request).summarize(
-        node=node,
-        file=file,
-        question=question,
-        k=_k(body.get("k"), 5),
-        model=str_param(body.get("model"), "model", max_len=200) or None,
+        node=body.node or None, file=body.file, question=body.question, k=body.k, model=body.model or None
     )
-    if wants_ndjson(request, body):
+    if wants_ndjson(request, body.stream):
         return await stream_ndjson(request, reply, cached=reply.cached)
     summary = await whole_text(request, reply)
     return web.json_response(
@@ -168,16 +145,11 @@ async def summarize(request: web.Request) -> web.StreamResponse:
 
 @routes.post("/converse")
 async def converse(request: web.Request) -> web.Response:
-    body = await json_body(request)
-    org = str_param(body.get("org"), "org", required=True, max_len=request.app[settings_key].max_body_bytes)
-    marker = str_param(body.get("marker"), "marker", max_len=50) or "oracle"
+    body = await parse_body(request, ConverseRequest)
     try:
         async with cancel_on_disconnect(request):
             result = await oracle(request).converse(
-                org,
-                k=_k(body.get("k"), 8),
-                model=str_param(body.get("model"), "model", max_len=200) or None,
-                marker=marker,
+                body.org, k=body.k, model=body.model or None, marker=body.marker or "oracle"
             )
     except ClientGone:
         raise web.HTTPServiceUnavailable(text="client disconnected") from None

@@ -1,6 +1,6 @@
 """Noticing that an HTTP client went away while its answer is being made.
 
-The daemon runs with ``handler_cancellation=True`` (see ``app.run_server``), so aiohttp
+The daemon runs with ``handler_cancellation=True`` (see ``server.serve``), so aiohttp
 cancels a handler whose client disconnects. Streaming handlers also poll the transport:
 that catches a client that leaves while the handler is busy writing, and keeps the
 behaviour when the app is served by a runner without handler cancellation.

@@ -44,11 +44,20 @@ def token_matches(request: web.Request, token: str) -> bool:
 
 def bearer_matches(header: str, token: str) -> bool:
     """Whether an ``Authorization`` header value is ``Bearer <token>`` (constant time);
-    shared with the MCP transport, which is not an aiohttp app."""
+    shared with the MCP transport, which is not an aiohttp app.
+
+    Header bytes that are not UTF-8 arrive as lone surrogates: such a header never
+    matches, and is logged in one line.
+    """
     scheme, _, given = header.partition(" ")
     if scheme.lower() != "bearer":
         return False
-    return hmac.compare_digest(given.strip().encode("utf-8"), token.encode("utf-8"))
+    try:
+        given_bytes = given.strip().encode("utf-8")
+    except UnicodeEncodeError:
+        log.warning("refused a request whose Authorization header is not UTF-8")
+        return False
+    return hmac.compare_digest(given_bytes, token.encode("utf-8"))
 
 
 @web.middleware

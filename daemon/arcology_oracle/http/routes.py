@@ -6,7 +6,8 @@ from aiohttp import web
 
 from ..answers import search as notes_search
 from .keys import index_key
-from .params import bool_param, int_param, json_body, rel_path_param, str_param
+from .params import parse_body, parse_query
+from .schemas import HeadingQuery, SearchQuery, SimilarQuery, SimilarText
 
 routes = web.RouteTableDef()
 
@@ -27,9 +28,8 @@ async def status(request: web.Request) -> web.Response:
 
 @routes.get("/search")
 async def search(request: web.Request) -> web.Response:
-    q = str_param(request.query.get("q"), "q", required=True, max_len=10_000)
-    k = int_param(request.query.get("k"), "k", default=10)
-    mode, results = await notes_search.search(request.app[index_key], q, k)
+    query = parse_query(request, SearchQuery)
+    mode, results = await notes_search.search(request.app[index_key], query.q, query.k)
     return results_response(mode, results)
 
 
@@ -42,16 +42,11 @@ def _fallback_note(mode: str) -> dict:
 @routes.get("/similar")
 async def similar_get(request: web.Request) -> web.Response:
     index = request.app[index_key]
-    q = request.query
-    k = int_param(q.get("k"), "k", default=10)
-    exclude_linked = bool_param(q.get("exclude_linked"), "exclude_linked")
-    if q.get("node"):
-        node = str_param(q.get("node"), "node", required=True, max_len=200)
-        mode, results = await notes_search.similar_to_node(index, node, k, exclude_linked=exclude_linked)
-    elif q.get("file"):
-        path = rel_path_param(q.get("file"))
-        line = int_param(q.get("line"), "line", default=1, high=10_000_000)
-        mode, results = await notes_search.similar_to_line(index, path, line, k, exclude_linked=exclude_linked)
+    q = parse_query(request, SimilarQuery)
+    if q.node:
+        mode, results = await notes_search.similar_to_node(index, q.node, q.k, exclude_linked=q.exclude_linked)
+    elif q.file:
+        mode, results = await notes_search.similar_to_line(index, q.file, q.line, q.k, exclude_linked=q.exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
     return results_response(mode, results, **_fallback_note(mode))
@@ -59,10 +54,8 @@ async def similar_get(request: web.Request) -> web.Response:
 
 @routes.post("/similar")
 async def similar_post(request: web.Request) -> web.Response:
-    body = await json_body(request)
-    text = str_param(body.get("text"), "text", required=True)
-    k = int_param(body.get("k"), "k", default=10)
-    mode, results = await notes_search.similar_to_text(request.app[index_key], text, k)
+    body = await parse_body(request, SimilarText)
+    mode, results = await notes_search.similar_to_text(request.app[index_key], body.text, body.k)
     return results_response(mode, results, **_fallback_note(mode))
 
 
@@ -96,9 +89,8 @@ async def node(request: web.Request) -> web.Response:
 
 @routes.get("/heading")
 async def heading(request: web.Request) -> web.Response:
-    path = rel_path_param(request.query.get("file"))
-    line = int_param(request.query.get("line"), "line", default=1, high=10_000_000)
-    row = await request.app[index_key].heading_at(path, line)
+    q = parse_query(request, HeadingQuery)
+    row = await request.app[index_key].heading_at(q.file, q.line)
     return web.json_response(
         {
             "node_id": row["node_id"],

@@ -8,8 +8,8 @@ call the daemon's HTTP API over loopback like the stdio server does.
 
 The same rules guard it as every daemon route: with a token configured, every request
 must carry ``Authorization: Bearer <token>`` (checked with the daemon's own function);
-the ``Host`` must be a loopback name or the configured host (or, once the daemon has that
-setting, one of ``allowed_hosts``), else 421, and an ``Origin``, when sent, one of those
+the ``Host`` must be a loopback name, the configured host or one of ``allowed_hosts``,
+else 421, and an ``Origin``, when sent, one of those
 hosts' origins, else 403 (the SDK's DNS-rebinding check does the matching). The
 endpoint is ``http://HOST:N/mcp``.
 """
@@ -41,7 +41,7 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 def transport_security(settings: Settings) -> TransportSecuritySettings:
     """The Host/Origin rule for the MCP port, in the SDK's terms."""
     hosts = list(LOOPBACK_HOSTS)
-    extra = [settings.host, *getattr(settings, "allowed_hosts", ())]
+    extra = [settings.host, *settings.allowed_hosts]
     for host in extra:
         if host and host not in ("0.0.0.0", "::"):
             host = f"[{host}]" if ":" in host and not host.startswith("[") else host

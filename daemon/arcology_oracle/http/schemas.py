@@ -1,0 +1,295 @@
+"""The native API's requests and answers as pydantic models: the single description of
+its shapes. The handlers validate query strings and JSON bodies with the request models
+(:func:`.params.parse_query`, :func:`.params.parse_body`); ``/openapi.json`` is generated
+from all of them (:mod:`.openapi`); the schemathesis run checks every answer against it.
+
+Request conventions, as before the models: unknown fields are ignored, and a field sent
+as JSON ``null`` (Emacs sends ``nil`` so) counts as absent, so its default applies.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+# Search hits and answer sources are the answers layer's dataclasses, described as they are.
+from ..answers.sources import Source
+from ..answers.retrieval import Result
+
+MAX_TEXT = 1_000_000
+MAX_LINE = 10_000_000
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not true or false")
+    return value
+
+
+def rel_path(value: str) -> str:
+    """A path relative to the roam dir, normalised; absolute paths and ``..`` are refused."""
+    parts = value.replace("\\", "/").split("/")
+    if not value.strip() or value.startswith(("/", "~")) or ".." in parts or "\x00" in value:
+        raise ValueError("must be a path relative to the roam directory, without '..'")
+    return "/".join(p for p in parts if p not in ("", "."))
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def Count(high: int) -> Any:  # noqa: N802 (reads as a type)
+    """How many results: an integer in ``[1, high]``."""
+    return Annotated[int, Field(ge=1, le=high, description="at most this many"), BeforeValidator(_no_bool)]
+
+
+Line = Annotated[int, Field(ge=1, le=MAX_LINE, description="1-based line number"), BeforeValidator(_no_bool)]
+RelPath = Annotated[str, Field(max_length=4096, description="path relative to the roam directory"), AfterValidator(rel_path)]
+Text = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]  # bounded by max_body_bytes
+Model = Annotated[str, Field(max_length=200, description="chat model (default: the configured chat_model)")]
+NodeId = Annotated[str, Field(min_length=1, max_length=200, description="an org-roam node ID")]
+
+
+class Request(BaseModel):
+    """Base of the request models (see the module docstring)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        return {k: v for k, v in data.items() if v is not None} if isinstance(data, dict) else data
+
+
+# --------------------------------------------------------------------------- queries (GET)
+
+
+class SearchQuery(Request):
+    q: Annotated[Text, Field(max_length=10_000, description="words or a phrase")]
+    k: Count(100) = 10
+
+
+class SimilarQuery(Request):
+    """``node``, or ``file`` and ``line`` (the heading at that line)."""
+
+    node: NodeId | None = None
+    file: RelPath | None = None
+    line: Line = 1
+    k: Count(100) = 10
+    exclude_linked: bool = Field(False, description="leave out notes linked from or to the node")
+
+
+class HeadingQuery(Request):
+    file: RelPath
+    line: Line = 1
+
+
+class AskQuery(Request):
+    q: Annotated[Text, Field(max_length=MAX_TEXT, description="the question")]
+    k: Count(50) = 8
+    model: Model | None = None
+
+
+# --------------------------------------------------------------------------- bodies (POST)
+
+
+class SimilarText(Request):
+    text: Annotated[Text, Field(max_length=MAX_TEXT)]
+    k: Count(100) = 10
+
+
+class AskRequest(Request):
+    question: Annotated[str, Field(max_length=MAX_TEXT)] = ""
+    buffer: str | None = Field(None, description="the text the question is about (e.g. the Emacs buffer)")
+    file: RelPath | None = None
+    line: Line = 1
+    k: Count(50) = 8
+    model: Model | None = None
+    stream: bool | None = Field(None, description="NDJSON events (default: when Accept names application/x-ndjson)")
+
+
+class SummarizeRequest(Request):
+    node: Annotated[str, Field(max_length=200)] | None = None
+    file: RelPath | None = None
+    question: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
+    k: Count(50) = 5
+    model: Model | None = None
+    stream: bool | None = None
+
+
+class ConverseRequest(Request):
+    org: Annotated[Text, Field(description="the org subtree holding the conversation so far")]
+    marker: Annotated[str, Field(max_length=50)] = "oracle"
+    k: Count(50) = 8
+    model: Model | None = None
+
+
+# --------------------------------------------------------------------------- answers
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Health(Answer):
+    ok: bool
+
+
+class EmbedderStatus(Answer):
+    model: str
+    host: str
+    dims: int | None
+    reachable: bool | None
+    error: str | None
+
+
+class IndexingProgress(Answer):
+    running: bool
+    phase: str
+    done: int
+    total: int
+
+
+class Status(Answer):
+    ok: bool
+    version: str
+    roam_dir: str
+    db_path: str
+    files: int
+    headings: int
+    nodes: int
+    chunks: int
+    embedded: int
+    pending: int
+    embedder: EmbedderStatus
+    indexing: IndexingProgress
+
+
+class Hits(Answer):
+    mode: Literal["hybrid", "keyword", "vector"]
+    results: list[Result]
+    note: str | None = Field(None, description="why the answer is in keyword mode")
+
+
+class NodeHeading(Answer):
+    heading: str
+    level: int
+    line: int
+    olp: list[str]
+    heading_id: str | None
+    todo: str | None
+    tags: list[str]
+    body: str
+
+
+class NodeLink(Answer):
+    node_id: str
+    title: str
+
+
+class Node(Answer):
+    node_id: str
+    title: str
+    file: str
+    line: int
+    level: int
+    tags: list[str]
+    aliases: list[str]
+    date: str | None
+    headings: list[NodeHeading]
+    links: list[NodeLink] = Field(description="indexed nodes this node links to")
+    backlinks: list[NodeLink] = Field(description="indexed nodes linking to this node")
+
+
+class Heading(Answer):
+    node_id: str | None
+    heading_id: str | None
+    title: str
+    heading: str
+    olp: list[str]
+    file: str
+    line: int
+    tags: list[str]
+    body: str
+
+
+class AskAnswer(Answer):
+    answer: str
+    sources: list[Source]
+    used_notes: bool
+    model: str
+
+
+class Summary(Answer):
+    summary: str
+    sources: list[Source]
+    cached: bool
+    used_notes: bool
+    model: str
+
+
+class Conversation(Answer):
+    org: str
+    answer: str
+    sources: list[Source]
+    used_notes: bool
+    model: str
+
+
+class Error(Answer):
+    ok: Literal[False]
+    error: str
+    status: int
+
+
+# The compatible APIs pass bodies through to Ollama; these describe only what the daemon
+# itself reads, for the description and the fuzzer.
+
+
+class Passthrough(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class OllamaModelRequest(Passthrough):
+    model: Annotated[str, Field(min_length=1, max_length=500)]
+
+
+class OllamaChatRequest(OllamaModelRequest):
+    messages: list[dict[str, Any]] = []
+    stream: bool = True
+
+
+class OllamaGenerateRequest(OllamaModelRequest):
+    prompt: str = ""
+    system: str | None = None
+    stream: bool = True
+
+
+class OllamaEmbedRequest(OllamaModelRequest):
+    input: str | list[str]
+
+
+class OllamaError(Answer):
+    error: str
+
+
+class OpenAIChatRequest(OllamaModelRequest):
+    messages: list[dict[str, Any]]
+    stream: bool = False
+
+
+class OpenAIEmbeddingsRequest(OllamaModelRequest):
+    input: str | list[str]
+    encoding_format: Literal["float", "base64"] | None = None
+
+
+class OpenAIErrorDetail(Passthrough):
+    message: str
+    type: str
+
+
+class OpenAIError(Answer):
+    error: OpenAIErrorDetail
