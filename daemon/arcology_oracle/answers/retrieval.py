@@ -87,8 +87,7 @@ def cosine_from_l2(distance: float) -> float:
 def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> list[tuple[int, float, str]]:
     """``(heading id, score, snippet)`` by BM25, best first. An AND query that finds
     nothing is retried as OR, so a search never comes back empty for a near miss."""
-    match, hits = _keyword(store, text, k, any_term=any_term, snippets=True)
-    return hits
+    return _keyword(store, text, k, any_term=any_term, snippets=True)[1]
 
 
 def _keyword(store: Store, text: str, k: int, *, any_term: bool, snippets: bool) -> tuple[str | None, list]:
