@@ -241,6 +241,7 @@ For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
   (require 'arcology-oracle-notes)
   (require 'arcology-oracle-similar)
   (require 'arcology-oracle-ask)
-  (require 'arcology-oracle-gptel))
+  (require 'arcology-oracle-gptel)
+  (require 'arcology-oracle-memory))
 
 ;;; arcology-oracle.el ends here

@@ -115,6 +115,15 @@ class Settings(BaseModel):
     prompts_file: Path | None = None
     sources_in_compat_answers: bool = True
 
+    # Memory (POST /memorize): org-roam-dailies' defaults, relative to roam_dir.
+    dailies_dir: str = "daily"
+    daily_file_format: str = "%Y-%m-%d.org"
+    capture_inbox: str = "inbox.org"
+    # Read the time a question names ("last week") and answer from headings dated then.
+    parse_dates: bool = True
+    # The oracle's own earlier answers (headings with :ROLE: oracle) as sources for /ask,
+    # /converse and the grounded models: off, so it never cites its past guesses as notes.
+    oracle_answers_as_evidence: bool = False
     # MCP (see mcp_server/): where `arcology-oracle mcp` finds the daemon (default
     # http://host:port), the port `serve` also answers MCP's streamable HTTP on (None: off),
     # and whether tools that write notes (remember) are offered at all.
@@ -156,6 +165,14 @@ class Settings(BaseModel):
     @classmethod
     def _absolute(cls, value: Path | None) -> Path | None:
         return None if value is None else value.expanduser().absolute()
+
+    @field_validator("dailies_dir", "daily_file_format", "capture_inbox")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        parts = Path(value).parts
+        if not value.strip() or Path(value).is_absolute() or ".." in parts:
+            raise ValueError("must be a path relative to roam_dir, without '..'")
+        return value
 
     @field_validator("token")
     @classmethod

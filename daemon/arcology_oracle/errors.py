@@ -17,6 +17,10 @@ class BadRequest(OracleError):
     """The caller's input is invalid; the message says how."""
 
 
+class Conflict(OracleError):
+    """The request cannot be done in the current state (a note the user owns or is editing)."""
+
+
 class StoreError(OracleError):
     """The database cannot be used (corrupt, locked, wrong schema)."""
 

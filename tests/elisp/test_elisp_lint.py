@@ -17,7 +17,7 @@ from tests.emacs_batch import (
     ELISP, ELISP_FILES, MAIN_FILE, WITH_PACKAGES, emacs_env, require_packages, run_emacs,
 )  # fmt: skip
 
-PARTS = ("http", "notes", "similar", "ask", "gptel")
+PARTS = ("http", "notes", "similar", "ask", "gptel", "memory")
 
 
 def test_the_package_has_its_parts():

@@ -8,6 +8,7 @@ Ollama (see conftest.py).
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import os
 import socket
@@ -177,12 +178,17 @@ async def test_stdio_url_and_token_from_the_environment(tmp_path, roam_dir, fake
         daemon.stop()
 
 
-async def test_remember_only_when_writes_are_allowed(daemon):
+async def test_remember_only_when_writes_are_allowed(daemon, roam_dir):
     async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "remember" in tools and tools["remember"].annotations.read_only_hint is False
-        # The daemon has no capture route yet: a clear error, not a crash.
-        assert "no /memorize route" in error_text(await client.call_tool("remember", {"text": "buy rye flour"}))
+        # The daemon's /memorize writes today's daily note; the tool answers its link.
+        result = await client.call_tool("remember", {"text": "buy rye flour"})
+        assert not result.is_error, result.content
+        link = " ".join(block.text for block in result.content)
+        assert link.startswith("[[id:") and link.endswith("][buy rye flour]]")
+        daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+        assert "* buy rye flour" in daily.read_text()
 
 
 @asynccontextmanager

@@ -31,11 +31,13 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..errors import BadRequest
+from ..notes.conversations import is_oracle_answer
 from ..store import Store
-from . import retrieval
+from . import retrieval, timeline
 from .index_api import NotesIndex
 from .prompts import escape_data
 from .sources import NoteContext, Source, org_link_label
+from .when import DateRange
 
 KEYWORD_TERMS = 6  # a long buffer needs this many shared words, not half its vocabulary
 BUFFER_QUERY_CHARS = 4000  # how much of the buffer is embedded / searched
@@ -137,6 +139,7 @@ class _Pool:
     chunks: dict[int, list[tuple[str, str]]]
     files: dict[str, dict]
     stored: dict
+    range_gate: timeline.RangeGate | None = None  # with a date range
 
 
 def select_context(
@@ -149,18 +152,24 @@ def select_context(
     k: int,
     exclude_nodes: frozenset[str] = frozenset(),
     now: _dt.date | None = None,
+    date_range: DateRange | None = None,
 ) -> NoteContext:
     """The synchronous part of :func:`gather_context` (runs on a reader thread): rank
-    the candidates, gate them, drop near-duplicates, fit the budget, number the notes."""
+    the candidates, gate them, drop near-duplicates, fit the budget, number the notes.
+    With ``date_range``, only headings dated in it, and the notes in date order."""
     vectors = [v for v in vectors if v is not None]
     mode = "vector" if vectors and store.has_vector_table() else "keyword"
-    pool = _candidate_pool(store, question, buffer, vectors if mode == "vector" else [], max(4 * k, 40))
+    size, searched = max(4 * k, 40), vectors if mode == "vector" else []
+    if date_range is None:
+        pool = _candidate_pool(store, question, buffer, searched, size)
+    else:  # see timeline.dated_candidates
+        pool = _pool_of(store, *timeline.dated_candidates(store, question, buffer, searched, size, date_range), searched)
     candidates, best_score = _gate(
         pool, settings, question=question, buffer=buffer, vectors=vectors,
-        exclude_nodes=exclude_nodes, now=now or _dt.date.today(),
+        exclude_nodes=exclude_nodes, now=now or _dt.date.today(), k=k,
     )  # fmt: skip
     groups = _fit_budget(_drop_near_duplicates(candidates), k, settings.context_chars)
-    return _number_notes(groups, pool.files, mode, best_score)
+    return _number_notes(timeline.journal_order(groups, by_date=date_range is not None), pool.files, mode, best_score)
 
 
 def _candidate_pool(
@@ -175,12 +184,17 @@ def _candidate_pool(
     if buffer:
         rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, size, any_term=True)])
     fused = retrieval.reciprocal_rank_fusion(*rankings)[:size]
+    return _pool_of(store, fused, None, vectors)
+
+
+def _pool_of(store: Store, fused: list[tuple[int, float]], gate: timeline.RangeGate | None, vectors: Sequence) -> _Pool:
+    """The pool of the ``fused`` headings: their rows, chunks, files and stored vectors."""
     ids = [h for h, _ in fused]
     rows = store.headings(ids)
     chunks = store.heading_chunks(ids)
     files = store.file_info([r["file"] for r in rows.values()])
     stored = store.vectors_for_hashes([h for cs in chunks.values() for h, _ in cs]) if vectors else {}
-    return _Pool(fused, rows, chunks, files, stored)
+    return _Pool(fused, rows, chunks, files, stored, gate)
 
 
 def _gate(
@@ -192,11 +206,15 @@ def _gate(
     vectors: Sequence[Sequence[float]],
     exclude_nodes: frozenset[str],
     now: _dt.date,
+    k: int = 8,
 ) -> tuple[list[_Candidate], float | None]:
     """The candidates that pass the relevance gate (see the module docstring), best
     first by fused score (weighted by recency when ``recency_half_life_days`` is set),
     each with its excerpt; and the best relevance seen (passed or not). A heading whose
-    excerpt is already in the buffer is left out: it is in front of the model."""
+    excerpt is already in the buffer is left out: it is in front of the model, and so
+    are the oracle's own earlier answers (unless ``oracle_answers_as_evidence``): they
+    are not the user's notes. A date range gates too (:class:`.timeline.RangeGate`)."""
+    gate = pool.range_gate
     question_terms = _terms(question)
     query_terms = question_terms | _terms((buffer or "")[:BUFFER_QUERY_CHARS])
     buffer_norm = _normal(buffer) if buffer else ""
@@ -207,6 +225,10 @@ def _gate(
     for heading_id, score in pool.fused:
         row = pool.rows.get(heading_id)
         if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
+            continue
+        if (gate is not None and not gate.admits(row)) or (
+            not settings.oracle_answers_as_evidence and is_oracle_answer(row["properties"])
+        ):
             continue
         chunks = pool.chunks.get(heading_id, [])
         best_hash, relevance = _best_chunk(chunks, pool.stored, vectors)
@@ -222,7 +244,7 @@ def _gate(
             relevance = keyword_coverage(query_terms, words)
             passed = relevance >= settings.min_keyword_coverage
         best_score = relevance if best_score is None else max(best_score, relevance)
-        if not passed:
+        if not passed and not (gate is not None and gate.passes(heading_id, len(candidates), k)):
             continue
         excerpt = _excerpt(row, chunks, best_hash, cap)
         if buffer_norm and excerpt and _normal(excerpt) in buffer_norm:
@@ -341,6 +363,7 @@ async def gather_context(
     buffer: str | None = None,
     k: int = 8,
     exclude_nodes: Iterable[str] = (),
+    date_range: DateRange | None = None,
 ) -> NoteContext:
     """The notes to answer ``question`` with (see the module docstring), from a hybrid
     search over the question and, when given, ``buffer`` (so a buffer alone finds its
@@ -354,8 +377,9 @@ async def gather_context(
         raise BadRequest("k must be at least 1")
     vectors: list[list[float]] = []
     if await index.has_vectors():
-        if question:
-            vectors.append(await index.query_vector(question))
+        words = timeline.subject(question, date_range) if date_range is not None else question
+        if words:
+            vectors.append(await index.query_vector(words))
         if buffer:
             vectors.append(await index.query_vector(buffer[:BUFFER_QUERY_CHARS], document=True))
     vectors = [v for v in vectors if v is not None]
@@ -370,5 +394,6 @@ async def gather_context(
             vectors=vectors,
             k=k,
             exclude_nodes=excluded,
+            date_range=date_range,
         )
     )

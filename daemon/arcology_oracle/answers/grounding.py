@@ -29,6 +29,7 @@ from typing import Any
 from .context import gather_context
 from .index_api import NotesIndex
 from .prompts import grounding_system_message, load_prompts
+from .search import question_range
 from .sources import Source, sources_org_block
 
 GROUNDED_SUFFIX = "+notes"
@@ -163,7 +164,8 @@ async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any
     messages = strip_sources_blocks(messages)
     if not question.strip():
         return Grounding(messages)
-    context = await gather_context(index, question, buffer=buffer, k=k)
+    date_range = await question_range(index, question)
+    context = await gather_context(index, question, buffer=buffer, k=k, date_range=date_range)
     if not context.used_notes or not context.sources:
         return Grounding(messages)
     notes = grounding_system_message(context, load_prompts(index.settings))
@@ -176,7 +178,7 @@ async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k
     (``system`` unchanged and no sources when no notes are relevant)."""
     if not prompt.strip():
         return system, []
-    context = await gather_context(index, prompt, k=k)
+    context = await gather_context(index, prompt, k=k, date_range=await question_range(index, prompt))
     if not context.used_notes or not context.sources:
         return system, []
     notes = grounding_system_message(context, load_prompts(index.settings))

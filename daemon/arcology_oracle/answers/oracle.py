@@ -31,7 +31,9 @@ from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .index_api import NotesIndex
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
+from .search import question_range
 from .sources import Source, org_link_label, sources_org_block
+from .when import DateRange
 
 SUMMARY_VERSION = "1"  # bump to invalidate every cached summary
 
@@ -54,6 +56,7 @@ class Reply:
     pieces: AsyncIterator[str]
     model: str
     cached: bool = False
+    date_range: DateRange | None = None
 
     async def text(self) -> str:
         """The whole text (consumes ``pieces``)."""
@@ -96,8 +99,13 @@ class Oracle:
         line: int | None = None,
         k: int = 8,
         model: str | None = None,
+        date_range: DateRange | None = None,
     ) -> Reply:
         """Answer ``question`` (about ``buffer``, when given) from the notes.
+
+        The notes come from ``date_range`` when given, else from the time the question
+        names, if any (``settings.parse_dates``; see :mod:`.when`); the range used is
+        ``Reply.date_range``.
 
         ``file``/``line`` is where the user is: the note at that point is not offered
         as a source (it is the buffer; without a buffer, that heading's indexed text
@@ -114,14 +122,23 @@ class Oracle:
         exclude = [point["node_id"]] if point and point["node_id"] else []
         if not (buffer or "").strip() and point is not None:
             buffer = " > ".join([*point["olp"], point["title"]]) + "\n" + (point["text"] or "")
-        context = await gather_context(self.index, question, buffer=buffer, k=k, exclude_nodes=exclude)
+        date_range = date_range or await self.question_range(question)
+        context = await gather_context(
+            self.index, question, buffer=buffer, k=k, exclude_nodes=exclude, date_range=date_range
+        )
         prompts = self.prompts
         messages = [
             {"role": "system", "content": grounding_system_message(context, prompts)},
             {"role": "user", "content": user_message(question, buffer, prompts, buffer_chars=self.settings.context_chars // 2)},
         ]
         model = model or self.llm.model
-        return Reply(context.sources, context.used_notes, self.llm.stream_chat(messages, model=model), model)
+        return Reply(
+            context.sources, context.used_notes, self.llm.stream_chat(messages, model=model), model, date_range=date_range
+        )
+
+    async def question_range(self, question: str) -> DateRange | None:
+        """The date range ``question`` names (see :func:`.search.question_range`)."""
+        return await question_range(self.index, question)
 
     # -- summaries ------------------------------------------------------------------
 

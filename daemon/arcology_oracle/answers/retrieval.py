@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..notes.conversations import is_oracle_answer
 from ..store import Store
 from ..store.search import bm25_order
 
@@ -49,6 +50,9 @@ class Result:
     line: int
     score: float
     snippet: str
+    date: str | None = None
+    # "oracle" for the oracle's own earlier answers (never evidence for /ask), else None.
+    role: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -170,6 +174,8 @@ def to_results(
             line=row["start_line"],
             score=round(float(score), 6),
             snippet=one_line(found.get(row["id"]) or row["text"] or row["title"]),
+            date=row.get("date"),
+            role="oracle" if is_oracle_answer(row["properties"]) else None,
         )
         for row, score in chosen
     ]

@@ -8,19 +8,50 @@ thread. Results are ``(mode, [retrieval.Result])``.
 
 from __future__ import annotations
 
+import asyncio
+
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import retrieval
+from . import retrieval, timeline
 from .index_api import NotesIndex
+from .when import DateRange, parse_when
 
 
-async def search(index: NotesIndex, query: str, k: int = 10) -> tuple[str, list[retrieval.Result]]:
-    """Hybrid search, keyword-only when there are no vectors or no embedder."""
-    if not query.strip():
+async def search(
+    index: NotesIndex, query: str, k: int = 10, *, date_range: DateRange | None = None
+) -> tuple[str, list[retrieval.Result]]:
+    """Hybrid search, keyword-only when there are no vectors or no embedder; with
+    ``date_range``, only among headings dated in it (see :mod:`.timeline`)."""
+    if not query.strip() and date_range is None:
         raise BadRequest("the query is empty")
-    vector = await index.query_vector(query) if await index.has_vectors() else None
     floor = index.settings.min_search_similarity
+    if date_range is not None:
+        words = timeline.subject(query, date_range)
+        vector = await index.query_vector(words) if words and await index.has_vectors() else None
+        return await index.read(lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor))
+    vector = await index.query_vector(query) if await index.has_vectors() else None
     return await index.read(lambda s: retrieval.search(s, query, k, vector, min_similarity=floor))
+
+
+async def question_range(index: NotesIndex, question: str) -> DateRange | None:
+    """The date range ``question`` names ("last week"; an event dated from the notes),
+    or None (also when ``settings.parse_dates`` is off). Parsed on a thread: dateparser
+    loads its data on first use (most of a second)."""
+    if not question or not question.strip() or not index.settings.parse_dates:
+        return None
+    found = await asyncio.to_thread(parse_when, question)
+    return await resolve_event(index, found) if found is not None else None
+
+
+async def resolve_event(index: NotesIndex, date_range: DateRange) -> DateRange | None:
+    """For "since the move": the range from the date of the heading that best matches
+    the event's words to the range's end; None when no dated heading matches."""
+    if date_range.event is None:
+        return date_range
+    day = await index.read(lambda s: timeline.event_date(s, date_range.event))
+    if day is None:
+        return None
+    return DateRange(day, date_range.until, f"{date_range.expression} ({day.isoformat()})")
 
 
 async def similar_to_node(

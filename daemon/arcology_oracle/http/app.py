@@ -18,7 +18,7 @@ from ..config import Settings
 from ..ollama.embed import Embedder
 from ..errors import ConfigError
 from ..index.live import LiveIndex
-from . import ask_routes, openapi, routes
+from . import ask_routes, memory_routes, openapi, routes
 from . import web as web_page
 from .compat import ollama as ollama_compat
 from .compat import openai as openai_compat
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 # Each module either has a ``routes`` table or a ``setup(app)`` that adds its routes
 # (and any per-app resources, such as the chat client, through cleanup_ctx).
-ROUTE_MODULES = (routes, ask_routes, ollama_compat, openai_compat, web_page, openapi)
+ROUTE_MODULES = (routes, ask_routes, memory_routes, ollama_compat, openai_compat, web_page, openapi)
 
 
 def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: bool = True) -> web.Application:

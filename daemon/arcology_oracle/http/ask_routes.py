@@ -17,12 +17,14 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from ..answers.oracle import Oracle, Reply
+from ..answers.recall import recall
 from ..answers.sources import sources_text_block
 from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
 from .keys import index_key, settings_key
 from .params import parse_body, parse_query
-from .schemas import AskQuery, AskRequest, ConverseRequest, SummarizeRequest
+from .routes import date_range_param
+from .schemas import AskQuery, AskRequest, ConverseRequest, RecallRequest, SummarizeRequest
 from .streaming import ClientGone, cancel_on_disconnect, stream
 
 log = logging.getLogger(__name__)
@@ -80,10 +82,14 @@ async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.Stre
 
 async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
     """The answer as plain text, then a ``Sources:`` list (for curl)."""
+    dates = ""
+    if reply.date_range is not None:
+        used = reply.date_range.as_dict()
+        dates = f"\n\nDates: {used['since'] or '…'} to {used['until'] or '…'} ({used['expression']})"
     if reply.used_notes:
-        tail = "\n\nSources:\n" + sources_text_block(reply.sources) + "\n"
+        tail = dates + "\n\nSources:\n" + sources_text_block(reply.sources) + "\n"
     else:
-        tail = "\n\nSources: none (no notes were relevant enough, so none were used)\n"
+        tail = dates + "\n\nSources: none (no notes were relevant enough, so none were used)\n"
     return await stream(
         request,
         reply.pieces,
@@ -106,13 +112,15 @@ async def whole_text(request: web.Request, reply: Reply) -> str:
 async def ask_post(request: web.Request) -> web.StreamResponse:
     body = await parse_body(request, AskRequest)
     reply = await oracle(request).ask(
-        body.question, buffer=body.buffer, file=body.file, line=body.line, k=body.k, model=body.model or None
+        body.question, buffer=body.buffer, file=body.file, line=body.line, k=body.k, model=body.model or None,
+        date_range=await date_range_param(body.since, body.until),
     )
+    used = {"date_range": reply.date_range.as_dict()} if reply.date_range else {}
     if wants_ndjson(request, body.stream):
-        return await stream_ndjson(request, reply)
+        return await stream_ndjson(request, reply, **used)
     answer = await whole_text(request, reply)
     return web.json_response(
-        {"answer": answer, "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes, "model": reply.model}
+        {"answer": answer, "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes, "model": reply.model, **used}
     )
 
 
@@ -162,3 +170,18 @@ async def converse(request: web.Request) -> web.Response:
             "model": result.model,
         }
     )
+
+
+@routes.post("/recall")
+async def recall_post(request: web.Request) -> web.Response:
+    """The notes for a question (no answer); see :mod:`arcology_oracle.answers.recall`."""
+    body = await parse_body(request, RecallRequest)
+    result = await recall(
+        oracle(request),
+        body.question,
+        k=body.k,
+        multi_query=body.multi_query,
+        date_range=await date_range_param(body.since, body.until),
+        model=body.model or None,
+    )
+    return web.json_response(result)

@@ -13,7 +13,7 @@ import logging
 
 from aiohttp import web
 
-from ..errors import BadRequest, ModelNotFound, NotFound, ServiceUnavailable
+from ..errors import BadRequest, Conflict, ModelNotFound, NotFound, ServiceUnavailable
 from .keys import settings_key
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,8 @@ async def error_middleware(request: web.Request, handler):
         return error_response(request, 400, str(exc))
     except NotFound as exc:
         return error_response(request, 404, str(exc))
+    except Conflict as exc:
+        return error_response(request, 409, str(exc))
     except ModelNotFound as exc:
         status = 404 if request.path.startswith(("/api/", "/v1/")) else 503
         return error_response(request, status, str(exc))

@@ -57,6 +57,12 @@ OPERATIONS = (
               answer=s.Summary, other=(NDJSON,)),  # fmt: skip
     Operation("post", "/converse", "Continue an org conversation; the answer as an org heading",
               body=s.ConverseRequest, answer=s.Conversation),  # fmt: skip
+    Operation("post", "/recall", "The notes for a question, without an answer", body=s.RecallRequest,
+              answer=s.Recalled),  # fmt: skip
+    Operation("post", "/memorize", "Append a note to today's daily (or the capture inbox)", body=s.MemorizeRequest,
+              answer=s.Memorized),  # fmt: skip
+    Operation("post", "/forget", "Delete a heading the daemon captured; 409 for any other", body=s.ForgetRequest,
+              answer=s.Forgotten),  # fmt: skip
     Operation("get", "/openapi.json", "This description", other=(JSON,)),
     Operation("get", "/", "The web page", other=("text/html",), public=True),
     Operation("get", "/static/{name}", "The web page's files", other=("text/javascript", "text/css", "image/svg+xml"),

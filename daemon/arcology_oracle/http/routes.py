@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from ..answers import search as notes_search
+from ..answers.when import DateRange, explicit_range
 from .keys import index_key
 from .params import parse_body, parse_query
 from .schemas import HeadingQuery, SearchQuery, SimilarQuery, SimilarText
@@ -12,8 +15,25 @@ from .schemas import HeadingQuery, SearchQuery, SimilarQuery, SimilarText
 routes = web.RouteTableDef()
 
 
-def results_response(mode: str, results, **extra) -> web.Response:
+def results_response(mode: str, results, date_range=None, **extra) -> web.Response:
+    if date_range is not None:
+        extra["date_range"] = date_range.as_dict()
     return web.json_response({"mode": mode, "results": [r.as_dict() for r in results], **extra})
+
+
+async def date_range_param(since: str | None, until: str | None) -> DateRange | None:
+    """The explicit ``since``/``until`` of a request (ISO dates or e.g. ``last week``,
+    read on a thread: dateparser's first use loads its data), or None."""
+    if not since and not until:
+        return None
+    return await asyncio.to_thread(explicit_range, since, until)
+
+
+def in_range(results, date_range, k: int) -> list:
+    """``results`` dated within ``date_range`` (all when None), at most ``k``."""
+    if date_range is None:
+        return results[:k]
+    return [r for r in results if date_range.contains(r.date)][:k]
 
 
 @routes.get("/health")
@@ -29,8 +49,9 @@ async def status(request: web.Request) -> web.Response:
 @routes.get("/search")
 async def search(request: web.Request) -> web.Response:
     query = parse_query(request, SearchQuery)
-    mode, results = await notes_search.search(request.app[index_key], query.q, query.k)
-    return results_response(mode, results)
+    rng = await date_range_param(query.since, query.until)
+    mode, results = await notes_search.search(request.app[index_key], query.q, query.k, date_range=rng)
+    return results_response(mode, results, rng)
 
 
 def _fallback_note(mode: str) -> dict:
@@ -43,20 +64,23 @@ def _fallback_note(mode: str) -> dict:
 async def similar_get(request: web.Request) -> web.Response:
     index = request.app[index_key]
     q = parse_query(request, SimilarQuery)
+    rng = await date_range_param(q.since, q.until)
+    wide = q.k if rng is None else 100  # filtered by date below
     if q.node:
-        mode, results = await notes_search.similar_to_node(index, q.node, q.k, exclude_linked=q.exclude_linked)
+        mode, results = await notes_search.similar_to_node(index, q.node, wide, exclude_linked=q.exclude_linked)
     elif q.file:
-        mode, results = await notes_search.similar_to_line(index, q.file, q.line, q.k, exclude_linked=q.exclude_linked)
+        mode, results = await notes_search.similar_to_line(index, q.file, q.line, wide, exclude_linked=q.exclude_linked)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
-    return results_response(mode, results, **_fallback_note(mode))
+    return results_response(mode, in_range(results, rng, q.k), rng, **_fallback_note(mode))
 
 
 @routes.post("/similar")
 async def similar_post(request: web.Request) -> web.Response:
     body = await parse_body(request, SimilarText)
-    mode, results = await notes_search.similar_to_text(request.app[index_key], body.text, body.k)
-    return results_response(mode, results, **_fallback_note(mode))
+    rng = await date_range_param(body.since, body.until)
+    mode, results = await notes_search.similar_to_text(request.app[index_key], body.text, body.k if rng is None else 100)
+    return results_response(mode, in_range(results, rng, body.k), rng, **_fallback_note(mode))
 
 
 @routes.get("/nodes/{node_id}")

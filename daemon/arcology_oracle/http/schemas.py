@@ -51,6 +51,7 @@ RelPath = Annotated[str, Field(max_length=4096, description="path relative to th
 Text = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]  # bounded by max_body_bytes
 Model = Annotated[str, Field(max_length=200, description="chat model (default: the configured chat_model)")]
 NodeId = Annotated[str, Field(min_length=1, max_length=200, description="an org-roam node ID")]
+Day = Annotated[str, Field(max_length=100, description="YYYY-MM-DD, or words such as 'last week'")]
 
 
 class Request(BaseModel):
@@ -67,12 +68,19 @@ class Request(BaseModel):
 # --------------------------------------------------------------------------- queries (GET)
 
 
-class SearchQuery(Request):
+class Dated(Request):
+    """``since``/``until``: only headings dated in that range (see answers/when.py)."""
+
+    since: Day | None = None
+    until: Day | None = None
+
+
+class SearchQuery(Dated):
     q: Annotated[Text, Field(max_length=10_000, description="words or a phrase")]
     k: Count(100) = 10
 
 
-class SimilarQuery(Request):
+class SimilarQuery(Dated):
     """``node``, or ``file`` and ``line`` (the heading at that line)."""
 
     node: NodeId | None = None
@@ -96,12 +104,12 @@ class AskQuery(Request):
 # --------------------------------------------------------------------------- bodies (POST)
 
 
-class SimilarText(Request):
+class SimilarText(Dated):
     text: Annotated[Text, Field(max_length=MAX_TEXT)]
     k: Count(100) = 10
 
 
-class AskRequest(Request):
+class AskRequest(Dated):
     question: Annotated[str, Field(max_length=MAX_TEXT)] = ""
     buffer: str | None = Field(None, description="the text the question is about (e.g. the Emacs buffer)")
     file: RelPath | None = None
@@ -109,6 +117,23 @@ class AskRequest(Request):
     k: Count(50) = 8
     model: Model | None = None
     stream: bool | None = Field(None, description="NDJSON events (default: when Accept names application/x-ndjson)")
+
+
+class RecallRequest(Dated):
+    question: Annotated[Text, Field(max_length=10_000)]
+    k: Count(50) = 8
+    multi_query: bool = Field(False, description="the chat model writes up to three more search strings")
+    model: Model | None = None
+
+
+class MemorizeRequest(Request):
+    text: Annotated[Text, Field(max_length=200_000, description="what to remember")]
+    title: Annotated[str, Field(max_length=500)] | None = Field(None, description="the heading (default: the first words)")
+    tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None
+
+
+class ForgetRequest(Request):
+    id: Annotated[NodeId, Field(description="the ID of a heading the daemon captured")]
 
 
 class SummarizeRequest(Request):
@@ -168,10 +193,17 @@ class Status(Answer):
     indexing: IndexingProgress
 
 
+class DateRangeUsed(Answer):
+    since: str | None
+    until: str | None
+    expression: str
+
+
 class Hits(Answer):
-    mode: Literal["hybrid", "keyword", "vector"]
+    mode: Literal["hybrid", "keyword", "vector", "dated"]
     results: list[Result]
     note: str | None = Field(None, description="why the answer is in keyword mode")
+    date_range: DateRangeUsed | None = None
 
 
 class NodeHeading(Answer):
@@ -221,6 +253,36 @@ class AskAnswer(Answer):
     sources: list[Source]
     used_notes: bool
     model: str
+    date_range: DateRangeUsed | None = Field(None, description="the dates the notes were taken from")
+
+
+class Memorized(Answer):
+    ok: bool
+    id: str
+    title: str
+    file: str
+    line: int
+    link: str
+    inbox: bool = Field(description="written to the capture inbox: Emacs holds today's daily")
+    indexed: bool = Field(description="false for a private capture (written, never indexed)")
+    note: str | None
+
+
+class Forgotten(Answer):
+    ok: bool
+    id: str
+    file: str
+    line: int
+    removed_lines: int
+    remaining_rows: int
+
+
+class Recalled(Answer):
+    question: str
+    queries: list[str]
+    date_range: DateRangeUsed | None
+    notes: list[dict[str, Any]] = Field(description="sources, each with its fused_score and text")
+    multi_query_error: str | None = None
 
 
 class Summary(Answer):

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Generic, TypeVar
 
-from ..notes.chunking import chunk_heading
 from ..notes.reader import read_org_bytes, report_problems
 from ..notes.records import Chunk, ParsedFile
+from ..notes.turns import chunk_file
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bo
     Never raises on the file's content (see :func:`~arcology_oracle.notes.reader.read_org_bytes`).
     """
     parsed = read_org_bytes(data, rel, options.private_tags, log_problems=log_problems)
-    chunks = [chunk_heading(h, parsed.title, options.chunk_chars, options.chunk_overlap) for h in parsed.headings]
+    chunks = chunk_file(parsed, options.chunk_chars, options.chunk_overlap)
     return parsed, chunks
 
 

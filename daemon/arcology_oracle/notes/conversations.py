@@ -251,6 +251,12 @@ def org_safe(text: str) -> str:
     return "\n".join(out).strip()
 
 
+def is_oracle_answer(properties: dict[str, str]) -> bool:
+    """Whether a heading with these properties is one of the oracle's own answers (its
+    ``:ROLE:`` names the assistant, as :func:`render_answer` writes)."""
+    return properties.get("ROLE", "").strip().lower() in ORACLE_ROLES
+
+
 def org_timestamp(when: datetime) -> str:
     """An inactive org timestamp, ``[2024-03-01 Fri 14:05]``."""
     return when.strftime("[%Y-%m-%d %a %H:%M]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from .privacy import TAG_CHARS
 
@@ -21,6 +21,9 @@ _TOKEN_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
 ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 COMPACT_DATE_RE = re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?:T?\d{4,6})?(?!\d)")
 STAMP_DATE_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})")
+CLOSED_DATE_RE = re.compile(r"CLOSED:\s*\[(\d{4})-(\d{2})-(\d{2})")
+# A daily note's file name: the date alone (org-roam-dailies' default).
+DAILY_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
 CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
 _TAG_RUN_RE = re.compile(rf"(?:{TAG_CHARS}|:)+")
@@ -165,6 +168,33 @@ def date_in(text: str, *patterns: re.Pattern[str]) -> str | None:
             except ValueError:
                 continue
     return None
+
+
+def heading_date(
+    daily: str | None, props: Mapping[str, str], heading_line: str, lines: Sequence[str], number: int, body: str
+) -> tuple[str | None, str | None]:
+    """A heading's own ``(date, source)``, in this order: a daily note's date (what is
+    written there happened that day), ``:CREATED:``, a timestamp in the heading line, the
+    planning line's ``CLOSED:`` (line ``number``, 0-based: orgparse keeps it out of the
+    body), the first timestamp of the body; else ``(None, None)`` (inherited). Tried
+    lazily: this runs for every heading."""
+    if daily:
+        return daily, "daily"
+    planning = lines[number] if number < len(lines) else ""
+    for present, text, patterns, source in (
+        ("CREATED" in props, props.get("CREATED", ""), (ISO_DATE_RE, COMPACT_DATE_RE), "created"),
+        ("<" in heading_line or "[" in heading_line, heading_line, (STAMP_DATE_RE,), "timestamp"),
+        ("CLOSED:" in planning, planning, (CLOSED_DATE_RE,), "closed"),
+        ("<" in body or "[" in body, body, (STAMP_DATE_RE,), "timestamp"),
+    ):
+        if present and (day := date_in(text, *patterns)):
+            return day, source
+    return None, None
+
+
+def first_date(*candidates: tuple[str | None, str | None]) -> tuple[str | None, str | None]:
+    """The first ``(date, source)`` whose date is known, else ``(None, None)``."""
+    return next(((d, src) for d, src in candidates if d), (None, None))
 
 
 def plain_title(raw: str) -> str:

@@ -43,13 +43,15 @@ from orgparse.node import OrgBaseNode, OrgRootNode
 
 from .org_syntax import (
     COMPACT_DATE_RE,
+    DAILY_NAME_RE,
     HEADING_LINE_RE,
     ISO_DATE_RE,
     PLANNING_RE,
-    STAMP_DATE_RE,
     date_in,
     decode_org_bytes,
     dedupe,
+    first_date,
+    heading_date,
     id_links,
     invalid_timestamp_lines,
     link_text,
@@ -120,6 +122,7 @@ class _Frame:
     node_id: str | None
     node_title: str
     date: str | None
+    date_source: str | None
     excluded: bool
 
 
@@ -173,10 +176,12 @@ def _build(
     if private.excludes(tags=tags_of_file, properties=file_flags) or 0 in unreadable:
         return ParsedFile(path=path, title=stem, file_id=None)
 
-    file_date = (
-        date_in(file_props.get("CREATED", ""), ISO_DATE_RE, COMPACT_DATE_RE)
-        or date_in(stem, ISO_DATE_RE, COMPACT_DATE_RE)
-        or date_in(" ".join(root.get_file_property_list("DATE")), ISO_DATE_RE)
+    daily = date_in(stem, DAILY_NAME_RE)
+    file_date, file_date_source = first_date(
+        (daily, "daily"),
+        (date_in(file_props.get("CREATED", ""), ISO_DATE_RE, COMPACT_DATE_RE), "created"),
+        (date_in(stem, ISO_DATE_RE, COMPACT_DATE_RE), "filename"),
+        (date_in(" ".join(root.get_file_property_list("DATE")), ISO_DATE_RE), "file-date"),
     )
     headings: list[Heading] = []
     if root.end_linenumber >= 1 and not private.excludes(tags=(), properties={}, text=str(root)):
@@ -187,7 +192,7 @@ def _build(
                 tags=tags_of_file, todo=None, properties=file_props, body=body,
                 text=link_text(_TEXT_KEYWORD_RE.sub("", body)).strip(),
                 start_line=1, end_line=root.end_linenumber, node_title=file_title,
-                links=id_links(body), date=file_date,
+                links=id_links(body), date=file_date, date_source=file_date_source,
             )
         )  # fmt: skip
 
@@ -207,6 +212,9 @@ def _build(
             or node.linenumber in unreadable
             or private.excludes(tags=tags, properties=flags, text=str(node))
         )
+        date, date_source = heading_date(daily, props, heading_line, lines, node.linenumber, body)
+        if date is None:
+            date, date_source = (parent.date, parent.date_source) if parent else (file_date, file_date_source)
         frame = _Frame(
             level=level,
             title=title,
@@ -214,11 +222,8 @@ def _build(
             tags=tags,
             node_id=own_id or (parent.node_id if parent else file_id),
             node_title=title if own_id else (parent.node_title if parent else file_title),
-            date=(
-                date_in(props.get("CREATED", ""), ISO_DATE_RE, COMPACT_DATE_RE)
-                or date_in(heading_line, STAMP_DATE_RE)
-                or (parent.date if parent else file_date)
-            ),
+            date=date,
+            date_source=date_source,
             excluded=excluded,
         )
         stack.append(frame)
@@ -230,7 +235,7 @@ def _build(
                 tags=tags, todo=node.todo, properties=props, body=body,
                 text=link_text(body).strip(), start_line=node.linenumber,
                 end_line=node.end_linenumber, node_title=frame.node_title,
-                links=id_links(heading_line + "\n" + body), date=frame.date,
+                links=id_links(heading_line + "\n" + body), date=frame.date, date_source=frame.date_source,
             )
         )  # fmt: skip
     return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings)

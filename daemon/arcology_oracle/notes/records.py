@@ -43,6 +43,12 @@ class Heading:
     ``body`` is the raw body with link markup kept and the property drawer removed;
     ``text`` is the same body with links turned into their descriptions, for embedding
     and keyword search. Lines are 1-based and inclusive, counted in the file as read.
+    ``date`` (ISO) is when the heading happened, as far as the file says, and
+    ``date_source`` where that came from: ``daily`` (a file named by a date),
+    ``created`` (a ``:CREATED:`` property), ``timestamp`` (the first timestamp of the
+    heading line or its own text), ``closed``, ``filename``/``file-date`` (the file's name
+    or ``#+date``), or the parent's source when inherited; None when nothing says (the
+    store then falls back on the file's modification time, source ``mtime``).
     """
 
     node_id: str | None
@@ -62,6 +68,7 @@ class Heading:
     aliases: tuple[str, ...] = ()
     refs: tuple[str, ...] = ()
     date: str | None = None
+    date_source: str | None = None
 
     @property
     def is_node(self) -> bool:

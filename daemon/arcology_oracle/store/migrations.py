@@ -150,6 +150,20 @@ def m003_fts_inserts_per_transaction(conn) -> None:
     conn.executescript("DROP TRIGGER headings_ai;")
 
 
+@migration
+def m004_heading_date_sources(conn) -> None:
+    # Where each heading's date came from (see notes.Heading), and dates that can be
+    # filtered on. Every file is read again at the next reconcile (its hash no longer
+    # matches) so that old rows get their sources; vectors stay, keyed by chunk text.
+    conn.executescript(
+        """
+        ALTER TABLE headings ADD COLUMN date_source TEXT;
+        CREATE INDEX headings_date ON headings(date) WHERE date IS NOT NULL;
+        UPDATE files SET hash = '', mtime_ns = 0;
+        """
+    )
+
+
 def migrate(conn) -> list[str]:
     """Apply pending migrations; return the names applied. Each runs in one transaction."""
     conn.execute(

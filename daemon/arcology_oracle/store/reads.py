@@ -29,6 +29,13 @@ class Reads(StoreBase):
             "pending": chunks - embedded,
         }
 
+    def rows_of_node(self, node_id: str) -> int:
+        """Rows still holding ``node_id``: headings that carry or belong to it, and links
+        from it (a forgotten capture must leave none)."""
+        one = self.conn.execute
+        headings = one("SELECT count(*) FROM headings WHERE own_id = ? OR node_id = ?", (node_id, node_id)).fetchone()[0]
+        return headings + one("SELECT count(*) FROM links WHERE src_node = ?", (node_id,)).fetchone()[0]
+
     def headings(self, ids: Sequence[int]) -> dict[int, dict]:
         """Full heading rows (with the file path as ``file``) by heading id (one query)."""
         rows = self.conn.execute(

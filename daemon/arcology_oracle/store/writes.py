@@ -4,6 +4,7 @@ transaction, files touched and deleted, and the vectors no chunk uses any more d
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -65,15 +66,17 @@ class FileWrites(VectorSync):
                 (parsed.path, size, mtime_ns, file_hash, parsed.title, parsed.file_id, _to_json(parsed.problems)),
             )
             file_rowid = cur.lastrowid
+            # Headings nothing in the file dates are dated by the file's modification time.
+            mtime_day = datetime.date.fromtimestamp(mtime_ns / 1e9).isoformat()
             # Heading ids are chosen here (we hold the write lock) so that headings, chunks
             # and links each go in with one executemany.
             first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
             ids = range(first, first + len(parsed.headings))
             self.conn.executemany(
                 "INSERT INTO headings (id, file, node_id, own_id, level, title, olp, olp_text, tags, todo,"
-                " properties, body, text, start_line, end_line, node_title, aliases, date, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_heading_row(heading_id, file_rowid, h) for heading_id, h in zip(ids, parsed.headings)],
+                " properties, body, text, start_line, end_line, node_title, aliases, date, date_source, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_heading_row(heading_id, file_rowid, h, mtime_day) for heading_id, h in zip(ids, parsed.headings)],
             )
             if parsed.headings:
                 self._fts_pending.append((ids[0], ids[-1]))
@@ -114,7 +117,7 @@ class FileWrites(VectorSync):
         return hashes
 
 
-def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
+def _heading_row(heading_id: int, file_rowid: int, h: Heading, mtime_day: str) -> tuple:
     return (
         heading_id,
         file_rowid,
@@ -133,7 +136,8 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading) -> tuple:
         h.end_line,
         h.node_title,
         _json_list(h.aliases),
-        h.date,
+        h.date or mtime_day,
+        h.date_source if h.date else "mtime",
         h.content_hash(),
     )
 

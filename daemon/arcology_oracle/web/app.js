@@ -509,6 +509,36 @@
     }
   }
 
+  // ---------------------------------------------------------------- remember
+
+  /** POST /memorize (JSON) and say where the note went (the inbox when Emacs holds today's daily). */
+  async function remember() {
+    const text = $("remember-text").value.trim();
+    if (!text) return;
+    const tags = $("remember-tags").value.split(/[\s,:]+/).filter(Boolean);
+    const state = $("remember-state");
+    $("remember-button").disabled = true;
+    state.textContent = "Saving…";
+    try {
+      const body = await jsonOf(
+        await api("/memorize", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ text, tags }),
+        }),
+      );
+      const where = `${body.file}:${body.line}`;
+      state.textContent = body.inbox ? `Saved to ${where}: ${body.note}` : `Saved to ${where}.`;
+      state.dataset.id = body.id;
+      $("remember-text").value = "";
+    } catch (error) {
+      state.textContent = `Not saved: ${describeError(error)}`;
+      delete state.dataset.id;
+    } finally {
+      $("remember-button").disabled = false;
+    }
+  }
+
   // ---------------------------------------------------------------- wiring
 
   function init() {
@@ -541,6 +571,11 @@
     $("search-input").addEventListener("input", () => {
       clearTimeout(searchTimer);
       searchTimer = setTimeout(runSearch, SEARCH_DELAY_MS);
+    });
+
+    $("remember-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      remember();
     });
 
     document.addEventListener("visibilitychange", () => {

@@ -1,0 +1,169 @@
+"""Retrieval within a date range: the same hybrid ranking as :mod:`retrieval`, but only
+among headings dated in the range (so a year of journal does not drown "last week"), and,
+for a question that is nothing but its time ("what did I do last week"), every heading
+of the range in date order.
+
+Synchronous, on one store, like :mod:`retrieval`; query vectors come from the caller.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..store import Store, dated
+from . import retrieval
+from .when import DateRange, without_expression
+
+# Words of time questions that name no subject: "what happened last week" is a question
+# about everything of last week.
+_FILLER = frozenset(
+    "happen happened happening change changed tell remind anything something everything done doing write "
+    "wrote written note notes journal day days week month year up".split()
+)
+
+
+def subject(text: str, rng: DateRange | None = None) -> str:
+    """The words of a question that say what it is about: without ``rng``'s expression
+    ("last week") and without filler."""
+    text = without_expression(text, rng)
+    return " ".join(w for w in retrieval._WORD.findall(text) if w.lower() not in _FILLER)
+
+
+def ranked_in_range(
+    store: Store, text: str, vectors: Sequence[Sequence[float]], rng: DateRange, pool: int, *, min_similarity: float = 0.0
+) -> tuple[list[list[int]], dict[int, str]]:
+    """Rankings of heading ids dated in ``rng`` (one per query vector, one by keywords),
+    and keyword snippets. With no words to search for, one ranking: the range in date order."""
+    since, until = rng.bounds()
+    rankings: list[list[int]] = []
+    snippets: dict[int, str] = {}
+    text = subject(text, rng)
+    match = retrieval.fts_query(text)
+    if match is None:
+        return [dated.headings_in_range(store, since, until, pool)], snippets
+    keyword = dated.fts_in_range(store, match, pool, since, until)
+    if not keyword:
+        any_match = retrieval.fts_query(text, any_term=True)
+        keyword = dated.fts_in_range(store, any_match, pool, since, until) if any_match else []
+    snippets = {h: s for h, _, s in keyword}
+    vectors = [v for v in vectors if v is not None]
+    if vectors:
+        exact = dated.vectors_in_range(store, since, until)
+        for vector in vectors:
+            if exact is None:  # too wide to score exactly: nearest neighbours, then filter
+                hits = retrieval.vector_hits(store, vector, pool * 20)
+                dates = dated.heading_dates(store, [h for h, _ in hits])
+                ranked = [(h, s) for h, s in hits if rng.contains(dates.get(h))]
+            else:
+                ranked = _score_exactly(exact, vector)
+            rankings.append([h for h, s in ranked[:pool] if s >= min_similarity])
+    rankings.append([h for h, _, _ in keyword])
+    return [r for r in rankings if r], snippets
+
+
+def _score_exactly(exact: tuple[list[int], np.ndarray], vector: Sequence[float]) -> list[tuple[int, float]]:
+    """Best cosine per heading among the range's chunk vectors (unit vectors: dot)."""
+    ids, matrix = exact
+    if not ids:
+        return []
+    scores = matrix @ np.asarray(vector, np.float32)
+    best: dict[int, float] = {}
+    for heading_id, score in zip(ids, scores.tolist()):
+        if score > best.get(heading_id, -2.0):
+            best[heading_id] = score
+    return sorted(best.items(), key=lambda item: item[1], reverse=True)
+
+
+def search_in_range(
+    store: Store, query: str, k: int, vector: Sequence[float] | None, rng: DateRange, *, min_similarity: float = 0.0
+) -> tuple[str, list[retrieval.Result]]:
+    """:func:`retrieval.search` among headings dated in ``rng``; mode ``dated``
+    when the query held no words besides its time (results then in date order)."""
+    pool = max(k * 5, 50)
+    rankings, snippets = ranked_in_range(
+        store, query, [vector] if vector is not None else [], rng, pool, min_similarity=min_similarity
+    )
+    if retrieval.fts_query(subject(query, rng)) is None:
+        ids = rankings[0] if rankings else []
+        return "dated", retrieval.to_results(store, [(h, 0.0) for h in ids], k)
+    mode = "hybrid" if len(rankings) > 1 else "keyword"
+    fused = retrieval.reciprocal_rank_fusion(*rankings)
+    return mode, retrieval.to_results(store, fused, k, snippets=snippets)
+
+
+def range_headings(store: Store, rng: DateRange, limit: int) -> list[int]:
+    """The first ``limit`` headings dated in ``rng``, in date order."""
+    since, until = rng.bounds()
+    return dated.headings_in_range(store, since, until, limit)
+
+
+def event_date(store: Store, words: str) -> dt.date | None:
+    """The date of the heading that best matches ``words`` ("the move") among those
+    whose notes state a date (a file's modification time says nothing of the event)."""
+    hits = retrieval.keyword_hits(store, words, 20)
+    dates = dated.heading_dates(store, [h for h, _, _ in hits], stated=True)
+    for heading_id, _, _ in hits:
+        day = dates.get(heading_id)
+        if day:
+            return dt.date.fromisoformat(day[:10])
+    return None
+
+
+@dataclass(frozen=True)
+class RangeGate:
+    """How a date range changes ``/ask``'s relevance gate: only headings dated in the
+    range are kept; a question that is only its time ("what did I do last week") takes
+    the range as it is; headings holding the question's words pass whatever their
+    vectors say; and the range's headings, in date order, fill the context while fewer
+    than k passed."""
+
+    rng: DateRange
+    only_time: bool
+    dated_words: frozenset[int]
+    filler: frozenset[int]
+
+    def admits(self, row: dict) -> bool:
+        return self.rng.contains(row["date"])
+
+    def passes(self, heading_id: int, passed: int, k: int) -> bool:
+        return self.only_time or heading_id in self.dated_words or (heading_id in self.filler and passed < k)
+
+
+def dated_candidates(
+    store: Store, question: str, buffer: str | None, vectors: Sequence[Sequence[float]], size: int, rng: DateRange
+) -> tuple[list[tuple[int, float]], RangeGate]:
+    """The candidates of ``/ask`` within ``rng``: the fused rankings of
+    :func:`ranked_in_range` (and of the buffer's words), then the range's other
+    headings in date order (score 0); and the gate they go through."""
+    rankings, snippets = ranked_in_range(store, question, vectors, rng, size)
+    if buffer:
+        rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, size, any_term=True)])
+    fused = retrieval.reciprocal_rank_fusion(*rankings)[:size]
+    in_range = range_headings(store, rng, size)
+    seen = {h for h, _ in fused}
+    fused += [(h, 0.0) for h in in_range if h not in seen]
+    only_time = retrieval.fts_query(subject(question, rng)) is None
+    return fused, RangeGate(rng, only_time, frozenset(snippets), frozenset(in_range))
+
+
+def journal_order(groups: list[list], *, by_date: bool) -> list[list]:
+    """Notes (lists of candidates with a ``row``) in the order the model reads them:
+    relevance first, but journal entries (headings of daily notes) in date order among
+    themselves, so that "what changed between January and March" reads as a timeline;
+    with ``by_date`` (the question named a time) every note in date order."""
+
+    def day(members: list) -> str:
+        return min((c.row["date"] or "9999") for c in members)
+
+    def is_journal(members: list) -> bool:
+        return by_date or any(c.row.get("date_source") == "daily" for c in members)
+
+    slots = [i for i, members in enumerate(groups) if is_journal(members)]
+    ordered = list(groups)
+    for slot, members in zip(slots, sorted((groups[i] for i in slots), key=day)):
+        ordered[slot] = members
+    return ordered

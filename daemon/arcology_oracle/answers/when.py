@@ -1,0 +1,199 @@
+"""Time in questions: "last week", "in March 2024", "yesterday", "this day last year",
+"since the move" turned into a date range, deterministically.
+
+``dateparser`` finds and reads the expression (never the chat model); this module turns
+its point in time and period (day, week, month, year) into a closed range of days and
+handles the words around it: ``since``/``after``/``from`` X (X to today), ``before``/
+``until`` X, ``between`` X ``and`` Y. A ``since`` followed by words that are no date
+("since the move") is returned as an *event* for the caller to date from the notes.
+
+Only expressions holding a time word (a month or weekday name, yesterday/today, a
+relative unit with last/this/next/ago, an ISO date, or a year after "in", "since"...)
+count: dateparser reads numbers and words such as "may" or "second" as dates, which a
+question about 75% hydration or 2000 grams of flour must not become.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..errors import BadRequest
+
+_MONTHS = "january february march april may june july august september october november december".split()
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_TIME_WORD_RE = re.compile(
+    r"\b(?:yesterday|today|tonight|ago|fortnight|"
+    r"(?:last|this|next|past|previous)\s+(?:day|week|month|year|weekend|" + "|".join(_DAYS + _MONTHS) + r")|"
+    + "|".join(m for m in _MONTHS if m != "may") + "|" + "|".join(_DAYS) + r"|"
+    r"may\s+\d+|\d\S*\s+may\b|(?:in|of|last|this|since|until|before|after)\s+may\b|"
+    # A bare year only after a preposition: "2000 grams of flour" names no time.
+    r"\d{4}-\d{2}(?:-\d{2})?|(?:in|of|during|since|from|until|before|after|by)\s+(?:19|20)\d{2})\b",
+    re.IGNORECASE,
+)
+_THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a)\s+year\b|\ba\s+year\s+ago\s+today\b", re.I)
+_BETWEEN_RE = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[?.!,;]|$)", re.I)
+_SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
+_EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
+
+
+@dataclass(frozen=True)
+class DateRange:
+    """Days ``since``..``until`` (inclusive; either may be open), the words they came
+    from, and for an undated ``since the move`` the ``event`` to date from the notes."""
+
+    since: dt.date | None
+    until: dt.date | None
+    expression: str
+    event: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "since": self.since.isoformat() if self.since else None,
+            "until": self.until.isoformat() if self.until else None,
+            "expression": self.expression,
+        }
+
+    def bounds(self) -> tuple[str, str]:
+        """ISO strings for SQL, open ends made wide."""
+        return (self.since or dt.date.min).isoformat(), (self.until or dt.date.max).isoformat()
+
+    def contains(self, day: str | None) -> bool:
+        since, until = self.bounds()
+        return day is not None and since <= day[:10] <= until
+
+
+@lru_cache(maxsize=4)
+def _parser(today: dt.date):
+    # Imported on first use: dateparser takes about a second to load its language data.
+    from dateparser.date import DateDataParser
+
+    return DateDataParser(languages=["en"], settings=_settings(today))
+
+
+def _settings(today: dt.date) -> dict:
+    return {"RELATIVE_BASE": dt.datetime.combine(today, dt.time(12)), "PREFER_DATES_FROM": "past"}
+
+
+def period_bounds(day: dt.date, period: str) -> tuple[dt.date, dt.date]:
+    """The first and last day of the ``period`` (day/week/month/year) holding ``day``."""
+    if period == "week":
+        start = day - dt.timedelta(days=day.weekday())
+        return start, start + dt.timedelta(days=6)
+    if period == "month":
+        start = day.replace(day=1)
+        following = (start + dt.timedelta(days=32)).replace(day=1)
+        return start, following - dt.timedelta(days=1)
+    if period == "year":
+        return day.replace(month=1, day=1), day.replace(month=12, day=31)
+    return day, day
+
+
+def read_expression(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days a whole date expression (``last week``, ``2024-03``) covers, or None."""
+    text = text.strip()
+    if not text or not _TIME_WORD_RE.search(text):
+        return None
+    if _THIS_DAY_RE.search(text):
+        day = _year_ago(today)
+        return day, day
+    data = _parser(today).get_date_data(text)
+    if data.date_obj is None:
+        return None
+    period = data.period or "day"
+    if re.fullmatch(r"(?:in\s+)?(?:19|20)\d{2}", text, re.I):
+        period = "year"
+    return period_bounds(data.date_obj.date(), period)
+
+
+def _year_ago(today: dt.date) -> dt.date:
+    try:
+        return today.replace(year=today.year - 1)
+    except ValueError:  # 29 February
+        return today.replace(year=today.year - 1, day=28)
+
+
+def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
+    """The date range a question speaks of, or None when it names no time."""
+    today = today or dt.date.today()
+    m = _THIS_DAY_RE.search(text)
+    if m:
+        day = _year_ago(today)
+        return DateRange(day, day, m[0])
+    m = _BETWEEN_RE.search(text)
+    if m:
+        first, second = read_expression(m[1], today), read_expression(m[2], today)
+        if first and second:
+            return DateRange(first[0], second[1], m[0].rstrip("?.!,; "))
+    m = _SINCE_RE.search(text)
+    if m:
+        word, rest = m[1].lower(), m[2].strip()
+        days, rest = _longest_prefix(rest, today)
+        expression = f"{m[1]} {rest}"
+        if days and word in ("since", "from"):
+            return DateRange(days[0], today, expression)
+        if days and word == "after":
+            return DateRange(days[1] + dt.timedelta(days=1), today, expression)
+        if days and word in ("before",):
+            return DateRange(None, days[0] - dt.timedelta(days=1), expression)
+        if days and word in ("until", "till"):
+            return DateRange(None, days[1], expression)
+        if not days and word == "since" and _EVENT_RE.match(rest):
+            return DateRange(None, today, expression, event=rest)
+    return _search(text, today)
+
+
+def _longest_prefix(text: str, today: dt.date) -> tuple[tuple[dt.date, dt.date] | None, str]:
+    """The days of the longest run of leading words of ``text`` that reads as a date
+    ("2024-05-01 what did I cook" -> 2024-05-01), else None and ``text``."""
+    words = text.split()
+    for n in range(min(len(words), 6), 0, -1):
+        days = read_expression(" ".join(words[:n]), today)
+        if days:
+            return days, " ".join(words[:n])
+    return None, text
+
+
+def _search(text: str, today: dt.date) -> DateRange | None:
+    if not _TIME_WORD_RE.search(text):
+        return None
+    from dateparser.search import search_dates
+
+    found = search_dates(text, languages=["en"], settings=_settings(today)) or []
+    for expression, _ in found:
+        days = read_expression(expression, today)
+        if days:
+            return DateRange(days[0], days[1], expression.strip())
+    return None
+
+
+def without_expression(text: str, found: DateRange | None) -> str:
+    """``text`` with the date expression taken out (what is left to search for)."""
+    if found is None or not found.expression:
+        return text
+    return re.sub(re.escape(found.expression), " ", text, count=1, flags=re.I).strip()
+
+
+def explicit_range(since: str | None, until: str | None, today: dt.date | None = None) -> DateRange | None:
+    """A range from the ``since``/``until`` parameters (ISO dates or expressions such as
+    ``last week``: since takes its first day, until its last). BadRequest if unreadable."""
+    if not since and not until:
+        return None
+    today = today or dt.date.today()
+    bounds = []
+    for name, value, end in (("since", since, 0), ("until", until, 1)):
+        if not value:
+            bounds.append(None)
+            continue
+        try:
+            days = (dt.date.fromisoformat(value),) * 2
+        except ValueError:
+            days = read_expression(value, today)
+        if not days:
+            raise BadRequest(f"{name}: cannot read {value!r} as a date (use YYYY-MM-DD or e.g. 'last week')")
+        bounds.append(days[end])
+    if bounds[0] and bounds[1] and bounds[0] > bounds[1]:
+        raise BadRequest("since must not be after until")
+    return DateRange(bounds[0], bounds[1], " ".join(f"{n} {v}" for n, v in (("since", since), ("until", until)) if v))

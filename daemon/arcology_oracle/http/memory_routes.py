@@ -1,0 +1,41 @@
+"""Memory routes: ``POST /memorize`` and ``POST /forget`` (JSON bodies)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from ..index.memory import Memory
+from ..notes.capture import clean_tags
+from .keys import index_key, memory_key, worker_key
+from .params import parse_body
+from .schemas import ForgetRequest, MemorizeRequest
+
+routes = web.RouteTableDef()
+
+
+@routes.post("/memorize")
+async def memorize(request: web.Request) -> web.Response:
+    """Append a heading to today's daily note; answers where it went and its link."""
+    body = await parse_body(request, MemorizeRequest)
+    tags = clean_tags(list(body.tags) if body.tags is not None else None)
+    captured = await request.app[memory_key].memorize(body.text, title=body.title, tags=tags)
+    return web.json_response(captured.as_dict())
+
+
+@routes.post("/forget")
+async def forget(request: web.Request) -> web.Response:
+    """Delete a heading the daemon captured; 409 for any other heading."""
+    body = await parse_body(request, ForgetRequest)
+    return web.json_response(await request.app[memory_key].forget(body.id.strip()))
+
+
+def setup(app: web.Application) -> None:
+    async def memory_ctx(app: web.Application) -> AsyncIterator[None]:
+        # Runs after the index's cleanup context (they start in order).
+        app[memory_key] = Memory(app[index_key], app[worker_key].wake)
+        yield
+
+    app.cleanup_ctx.append(memory_ctx)
+    app.add_routes(routes)

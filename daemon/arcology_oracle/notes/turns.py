@@ -1,0 +1,70 @@
+"""Conversations as memory: chunking a conversation by turn instead of by size.
+
+A turn is a question with its answer. Two shapes of org conversation are known:
+
+* the ``/converse`` format (:mod:`.conversations`): the oracle's answer is a heading
+  whose ``:ROLE:`` names the assistant, right after the user's heading at the same level.
+  The answer's chunks each hold the question too, so a turn is found as a whole;
+* a gptel chat saved as org (file properties ``GPTEL_*``): each heading is the user's
+  prompt with the model's response as its body, already one turn.
+
+Every chunk of a turn starts with the outline path and the turn's date (``(2024-03-01)``),
+so a turn can be found by when it happened. A turn longer than ``TURN_CHARS_FACTOR``
+times the chunk size is still cut into windows (embedding models read a bounded text),
+each carrying the question.
+"""
+
+from __future__ import annotations
+
+from .chunking import _windows, chunk_heading, path_line
+from .conversations import is_oracle_answer
+from .records import Chunk, Heading, ParsedFile, sha256_hex
+
+TURN_CHARS_FACTOR = 3
+QUESTION_CHARS = 600
+
+
+def is_gptel_chat(parsed: ParsedFile) -> bool:
+    """Whether the file is a gptel chat saved as org (file-level ``GPTEL_*`` properties)."""
+    first = parsed.headings[0] if parsed.headings else None
+    return first is not None and first.level == 0 and any(k.startswith("GPTEL_") for k in first.properties)
+
+
+def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Chunk]]:
+    """The chunks of every heading of ``parsed``: by turn for conversation headings,
+    by :func:`.chunking.chunk_heading` for the rest."""
+    gptel = is_gptel_chat(parsed)
+    out: list[list[Chunk]] = []
+    # The last heading seen at each level under each outline path: an answer's question
+    # is its previous sibling. Entries deeper than the current heading are stale.
+    previous_at: dict[tuple[int, tuple[str, ...]], Heading] = {}
+    last_level = 0
+    for heading in parsed.headings:
+        key = (heading.level, heading.olp)
+        if heading.level < last_level:
+            previous_at = {k: v for k, v in previous_at.items() if k[0] <= heading.level}
+        last_level = heading.level
+        question = previous_at.get(key)
+        previous_at[key] = heading
+        if heading.level > 0 and "ROLE" in heading.properties and is_oracle_answer(heading.properties):
+            asked = question if question is not None and not is_oracle_answer(question.properties) else None
+            out.append(chunk_turn(heading, parsed.title, asked, max_chars))
+        elif heading.level > 0 and (gptel or "ROLE" in heading.properties):
+            out.append(chunk_turn(heading, parsed.title, None, max_chars))
+        else:
+            out.append(chunk_heading(heading, parsed.title, max_chars, overlap))
+    return out
+
+
+def chunk_turn(answer: Heading, file_title: str, question: Heading | None, max_chars: int) -> list[Chunk]:
+    """The chunks of one turn: path line with the date, the question (when the answer is
+    a heading of its own), then the answer's text, whole up to ``TURN_CHARS_FACTOR *
+    max_chars`` characters."""
+    head = path_line(answer, file_title) + (f" ({answer.date})" if answer.date else "")
+    asked = ""
+    if question is not None:
+        asked = "Question: " + " ".join([question.title, question.text]).strip()[:QUESTION_CHARS] + "\n\nAnswer:"
+    body = answer.text.strip()
+    windows = _windows(body, max_chars * TURN_CHARS_FACTOR, 0) if body else [""]
+    texts = ["\n\n".join(part for part in (head, asked, window) if part) for window in windows]
+    return [Chunk(ordinal=i, text=t, hash=sha256_hex(t)) for i, t in enumerate(texts)]

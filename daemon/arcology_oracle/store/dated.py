@@ -1,0 +1,67 @@
+"""Queries restricted to headings dated within a range of days (``headings.date``,
+ISO ``YYYY-MM-DD``; see ``notes.Heading.date``). Bounds are inclusive ISO strings."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .index import Store
+from .vector_sync import VEC_TABLE
+
+# At most this many chunk vectors are scored exactly for one range; wider ranges (years
+# of a large index) fall back to a nearest-neighbour search filtered afterwards.
+MAX_EXACT_VECTORS = 50_000
+
+
+def fts_in_range(store: Store, match: str, k: int, since: str, until: str) -> list[tuple[int, float, str]]:
+    """Like ``Store.fts_search``, among headings dated ``since``..``until``."""
+    rows = store.conn.execute(
+        "SELECT f.rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank,"
+        " snippet(headings_fts, 2, '', '', ' … ', 16)"
+        " FROM headings_fts f JOIN headings h ON h.id = f.rowid"
+        " WHERE headings_fts MATCH ? AND h.date BETWEEN ? AND ? ORDER BY rank LIMIT ?",
+        (match, since, until, int(k)),
+    ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def vectors_in_range(store: Store, since: str, until: str) -> tuple[list[int], np.ndarray] | None:
+    """Heading ids and the matrix of their chunks' vectors (one row per chunk) for the
+    headings dated in range, or None when there are more than ``MAX_EXACT_VECTORS``."""
+    if not store.has_vector_table():
+        return [], np.zeros((0, 0), np.float32)
+    rows = store.conn.execute(
+        "SELECT c.heading, v.embedding FROM headings h JOIN chunks c ON c.heading = h.id"
+        f" JOIN embeddings e ON e.hash = c.hash JOIN {VEC_TABLE} v ON v.rowid = e.id"
+        " WHERE h.date BETWEEN ? AND ? LIMIT ?",
+        (since, until, MAX_EXACT_VECTORS + 1),
+    ).fetchall()
+    if len(rows) > MAX_EXACT_VECTORS:
+        return None
+    if not rows:
+        return [], np.zeros((0, 0), np.float32)
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    return [r[0] for r in rows], matrix
+
+
+def headings_in_range(store: Store, since: str, until: str, limit: int) -> list[int]:
+    """Ids of headings dated in range, oldest first (file order within a day); a file's
+    text before its first heading only when there is some."""
+    return [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE h.date BETWEEN ? AND ?"
+            " AND (h.level > 0 OR h.text != '') ORDER BY h.date, f.path, h.start_line LIMIT ?",
+            (since, until, int(limit)),
+        )
+    ]
+
+
+def heading_dates(store: Store, ids: list[int], *, stated: bool = False) -> dict[int, str | None]:
+    """The date of each heading id; with ``stated``, only dates the notes state (not
+    the file's modification time)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    only = " AND date_source IS NOT 'mtime'" if stated else ""
+    return dict(store.conn.execute(f"SELECT id, date FROM headings WHERE id IN ({marks}){only}", ids).fetchall())

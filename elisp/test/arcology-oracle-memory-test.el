@@ -1,0 +1,164 @@
+;;; arcology-oracle-memory-test.el --- ERT tests for arcology-oracle-memory -*- lexical-binding: t -*-
+
+;;; Commentary:
+
+;; Against the real daemon, with the fixtures of
+;; arcology-oracle-test.el (tests/test_elisp.py runs every ERT file):
+;; `arcology-oracle-memorize' from a region, from the
+;; minibuffer and with the daily locked by Emacs itself;
+;; `arcology-oracle-make-private' tagging a heading, which leaves the
+;; index once the file is saved.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'org)
+(require 'arcology-oracle-memory)
+(require 'arcology-oracle-test)
+
+(defmacro arcology-oracle-memory-test--with-daemon (&rest body)
+  "Run BODY against the test daemon, without default capture tags."
+  (declare (indent 0) (debug t))
+  `(arcology-oracle-test--with-daemon
+     (let ((arcology-oracle-memorize-tags nil))
+       ,@body)))
+
+(defun arcology-oracle-memory-test--memorize (text &optional title tags)
+  "Call `arcology-oracle-memorize' with TEXT, TITLE and TAGS; return the answer."
+  (let (answer)
+    (arcology-oracle-memorize text title tags (lambda (a) (setq answer a)))
+    (arcology-oracle-test--wait (lambda () answer) 20 "the daemon's answer")))
+
+(defun arcology-oracle-memory-test--search (query)
+  "Return the heading IDs the daemon's /search finds for QUERY."
+  (let (answer)
+    (arcology-oracle--json "GET" "/search" :query `(("q" ,query))
+                           :callback (lambda (a) (setq answer a))
+                           :errback (lambda (m) (setq answer m)))
+    (arcology-oracle-test--wait (lambda () answer))
+    (when (stringp answer) (ert-fail answer))
+    (mapcar (lambda (r) (alist-get 'heading_id r)) (alist-get 'results answer))))
+
+(defun arcology-oracle-memory-test--daily ()
+  "Return the absolute path of today's daily note in the test roam directory."
+  (expand-file-name (format-time-string "daily/%Y-%m-%d.org")
+                    (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+
+(ert-deftest arcology-oracle-memory-test-payload ()
+  "The JSON sent: text, optional title, tags as a vector (the defaults when none)."
+  (let ((arcology-oracle-memorize-tags '("phone")))
+    (should (equal (arcology-oracle--memory-payload "x" nil nil) '((text . "x") (tags . ["phone"]))))
+    (should (equal (arcology-oracle--memory-payload "x" "T" '("a" "b"))
+                   '((text . "x") (title . "T") (tags . ["a" "b"]))))))
+
+(ert-deftest arcology-oracle-memory-test-memorize-region ()
+  "The region is remembered, searchable at once; a clean visiting buffer is reverted."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((daily (arcology-oracle-memory-test--daily))
+           (visiting (progn (make-directory (file-name-directory daily) t)
+                            (unless (file-exists-p daily) (write-region "#+title: today\n" nil daily))
+                            (find-file-noselect daily))))
+      (unwind-protect
+          (with-temp-buffer
+            (insert "before\nThe lamplighter walks the harbour wall at dusk\nafter\n")
+            (transient-mark-mode 1)
+            (goto-char (point-min))
+            (forward-line 1)
+            (set-mark (point))
+            (end-of-line)
+            (let (answer)
+              (cl-letf (((symbol-function 'read-string)
+                         (lambda (&rest _) (ert-fail "read-string called with an active region"))))
+                (let ((arcology-oracle-memorize-tags '("harbour")))
+                  (call-interactively #'arcology-oracle-memorize)))
+              (setq answer (arcology-oracle-test--wait
+                            (lambda () (and arcology-oracle-last-memory
+                                            (string-match-p "lamplighter" (alist-get 'link arcology-oracle-last-memory))
+                                            arcology-oracle-last-memory))))
+              (should (equal (alist-get 'file answer) (format-time-string "daily/%Y-%m-%d.org")))
+              (should (member (alist-get 'id answer) (arcology-oracle-memory-test--search "lamplighter harbour")))
+              (with-temp-buffer
+                (insert-file-contents daily)
+                (should (search-forward "* The lamplighter walks the harbour wall at dusk :harbour:" nil t)))
+              (arcology-oracle-test--wait
+               (lambda () (with-current-buffer visiting
+                            (save-excursion (goto-char (point-min)) (search-forward "lamplighter" nil t))))
+               10 "the visiting buffer to be reverted")))
+        (kill-buffer visiting)))))
+
+(ert-deftest arcology-oracle-memory-test-memorize-prompt-and-locked-daily ()
+  "Without a region the text is read; unsaved edits of the daily send it to the inbox."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((daily (arcology-oracle-memory-test--daily))
+           (buffer (progn (make-directory (file-name-directory daily) t)
+                          (unless (file-exists-p daily) (write-region "#+title: today\n" nil daily))
+                          (find-file-noselect daily)))
+           (create-lockfiles t))
+      (unwind-protect
+          (progn
+            (setq arcology-oracle-last-memory nil)
+            (with-temp-buffer
+              (cl-letf (((symbol-function 'read-string) (lambda (&rest _) "Buy stamps for the quince jam labels")))
+                (call-interactively #'arcology-oracle-memorize)))
+            (arcology-oracle-test--wait (lambda () arcology-oracle-last-memory))
+            (should (equal (alist-get 'file arcology-oracle-last-memory)
+                           (format-time-string "daily/%Y-%m-%d.org")))
+            ;; The clean buffer visiting the daily is reverted to show the capture.
+            (arcology-oracle-test--wait
+             (lambda () (with-current-buffer buffer
+                          (save-excursion (goto-char (point-min)) (search-forward "quince jam labels" nil t))))
+             10 "the daily's buffer to be reverted")
+            ;; An unsaved edit makes Emacs lock the file (.#NAME): the daemon writes
+            ;; to the inbox instead and the answer says so.
+            (with-current-buffer buffer
+              (goto-char (point-max))
+              (insert "\n* typing in progress\n"))
+            (should (file-symlink-p (expand-file-name (concat ".#" (file-name-nondirectory daily))
+                                                      (file-name-directory daily))))
+            (let ((answer (arcology-oracle-memory-test--memorize "Quince jam: add lemon peel")))
+              (should (equal (alist-get 'file answer) "inbox.org"))
+              (should (eq (alist-get 'inbox answer) t)))
+            (with-current-buffer buffer
+              (should (buffer-modified-p))
+              (should (save-excursion (goto-char (point-min)) (search-forward "typing in progress" nil t)))))
+        (with-current-buffer buffer (set-buffer-modified-p nil))
+        (kill-buffer buffer)))))
+
+(ert-deftest arcology-oracle-memory-test-make-private ()
+  "The heading at point gets the first private tag; saved, it leaves the index."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((answer (arcology-oracle-memory-test--memorize "The cormorant roost count was forty" nil '("birds")))
+           (id (alist-get 'id answer))
+           (file (expand-file-name (alist-get 'file answer) (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+           (buffer (find-file-noselect file))
+           (arcology-oracle-private-tags '("secret" "private")))
+      (unwind-protect
+          (with-current-buffer buffer
+            (should (member id (arcology-oracle-memory-test--search "cormorant roost")))
+            (goto-char (point-min))
+            (search-forward "The cormorant roost count was forty" nil t)
+            (forward-line 1)                ; in the drawer: the heading above is the one
+            (arcology-oracle-make-private)
+            (should (equal (org-get-tags nil t) '("birds" "secret")))
+            (let ((arcology-oracle-private-tags nil))
+              (should-error (arcology-oracle-make-private) :type 'user-error))
+            ;; The daemon's private_tags hold "private" only: tag that, then save.
+            (let ((arcology-oracle-private-tags '("private")))
+              (arcology-oracle-make-private))
+            (should (equal (org-get-tags nil t) '("birds" "secret" "private")))
+            (save-buffer)
+            (arcology-oracle-test--wait
+             (lambda () (not (member id (arcology-oracle-memory-test--search "cormorant roost"))))
+             20 "the private heading to leave the index"))
+        (with-current-buffer buffer (set-buffer-modified-p nil))
+        (kill-buffer buffer)))))
+
+(ert-deftest arcology-oracle-memory-test-make-private-needs-org ()
+  "Outside Org the command refuses."
+  (with-temp-buffer
+    (should-error (arcology-oracle-make-private) :type 'user-error)))
+
+(provide 'arcology-oracle-memory-test)
+
+;;; arcology-oracle-memory-test.el ends here

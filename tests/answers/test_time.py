@@ -1,0 +1,185 @@
+"""Time: heading dates and their sources, reading the time in questions, and answers
+from that time through the real daemon (real dailies, real watcher)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+
+import aiohttp
+import pytest
+
+from arcology_oracle.answers.when import explicit_range, parse_when
+from arcology_oracle.errors import BadRequest
+from tests.notes.test_orgreader import by_title, read
+from tests.runners import start_daemon, wait_until
+
+TODAY = dt.date(2026, 12, 3)  # a Thursday
+
+
+# -- dates in org -------------------------------------------------------------------------
+
+
+def test_heading_dates_record_their_source(tmp_path):
+    text = (
+        "#+title: Plain\n"
+        "* Created\n:PROPERTIES:\n:CREATED: [2024-05-06 Mon 10:00]\n:END:\n"
+        "** Child inherits\n"
+        "* Stamped <2024-07-08 Mon>\n"
+        "* DONE Closed\nCLOSED: [2024-08-09 Fri 11:00]\n"
+        "* Body stamp\nMet Ann on [2024-09-10 Tue] at the market.\n"
+        "* Nothing\nno date here\n"
+    )
+    h = by_title(read(tmp_path, "plain.org", text))
+    got = {title: (x.date, x.date_source) for title, x in h.items()}
+    assert got["Created"] == ("2024-05-06", "created")
+    assert got["Child inherits"] == ("2024-05-06", "created")
+    assert got["Stamped <2024-07-08 Mon>"] == ("2024-07-08", "timestamp")
+    assert got["Closed"] == ("2024-08-09", "closed")
+    assert got["Body stamp"] == ("2024-09-10", "timestamp")
+    assert got["Nothing"] == (None, None)  # the store falls back on the file's mtime
+    daily = by_title(read(tmp_path, "daily/2025-01-02.org", "#+title: x\n* Plan\nSCHEDULED: <2025-02-01 Sat>\n"))
+    assert (daily["Plan"].date, daily["Plan"].date_source) == ("2025-01-02", "daily")
+
+
+# -- reading the time in questions --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "since", "until"),
+    [
+        ("what did I do last week", "2026-11-23", "2026-11-29"),
+        ("What did I bake in March 2024?", "2024-03-01", "2024-03-31"),
+        ("what did I read in March", "2026-03-01", "2026-03-31"),
+        ("yesterday", "2026-12-02", "2026-12-02"),
+        ("what happened this day last year", "2025-12-03", "2025-12-03"),
+        ("what changed between January and March", "2026-01-01", "2026-03-31"),
+        ("since 2024-05-01 what did I cook", "2024-05-01", "2026-12-03"),
+        ("notes before May 2025", None, "2025-04-30"),
+        ("anything in 2024", "2024-01-01", "2024-12-31"),
+    ],
+)
+def test_questions_become_date_ranges(question, since, until):
+    found = parse_when(question, TODAY)
+    assert found is not None
+    assert found.as_dict()["since"] == since and found.as_dict()["until"] == until
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour"],
+)
+def test_questions_without_time_have_no_range(question):
+    assert parse_when(question, TODAY) is None
+
+
+def test_since_an_event_is_left_to_the_notes():
+    found = parse_when("what changed since the move", TODAY)
+    assert found.event == "the move" and found.until == TODAY and found.since is None
+
+
+def test_explicit_bounds():
+    rng = explicit_range("2024-01-05", "last week", TODAY)
+    assert (rng.since.isoformat(), rng.until.isoformat()) == ("2024-01-05", "2026-11-29")
+    with pytest.raises(BadRequest):
+        explicit_range("not a date", None, TODAY)
+    with pytest.raises(BadRequest):
+        explicit_range("2025-01-02", "2025-01-01", TODAY)
+
+
+# -- the real daemon ----------------------------------------------------------------------
+
+
+def write_dailies(roam_dir, today: dt.date) -> dict[str, dt.date]:
+    """Sixty days of dailies; baking every few days, one fact per theme per day."""
+    days = {}
+    for back in range(60):
+        day = today - dt.timedelta(days=back)
+        lines = [f":PROPERTIES:\n:ID: 0000{back:04d}-aaaa-4000-8000-000000000000\n:END:\n#+title: {day}"]
+        if back % 3 == 0:
+            lines.append(f"* Baked a loaf\nBaked a rye loaf number {back} with caraway seeds.")
+        lines.append(f"* Walk\nWalked the dog along the canal, day {back}.")
+        (roam_dir / "daily").mkdir(exist_ok=True)
+        (roam_dir / "daily" / f"{day}.org").write_text("\n".join(lines) + "\n")
+        days[str(back)] = day
+    (roam_dir / "moving.org").write_text(
+        f"#+title: Moving\n* The move to Leipzig\n:PROPERTIES:\n:CREATED: [{today - dt.timedelta(days=10)} Mon 09:00]\n:END:\nBoxes everywhere.\n"
+    )
+    return days
+
+
+async def get(daemon, path, **params):
+    return await daemon.get_json(path, **params)
+
+
+async def post(daemon, path, body):
+    async with aiohttp.ClientSession(headers=daemon.headers) as session:
+        async with session.post(daemon.url + path, json=body) as resp:
+            return resp.status, await resp.json()
+
+
+@pytest.fixture
+async def journal_daemon(tmp_path, roam_dir, fake_ollama):
+    write_dailies(roam_dir, dt.date.today())
+    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    yield d
+    d.stop()
+
+
+async def test_search_since_until_and_ask_from_the_time_named(journal_daemon, roam_dir, fake_ollama):
+    today = dt.date.today()
+    week_start = today - dt.timedelta(days=today.weekday() + 7)
+    week_end = week_start + dt.timedelta(days=6)
+    _, body = await get(journal_daemon, "/search", q="rye loaf caraway", k="50", since=str(week_start), until=str(week_end))
+    dates = [r["date"] for r in body["results"]]
+    assert dates and all(str(week_start) <= d <= str(week_end) for d in dates)
+    assert body["date_range"]["since"] == str(week_start)
+    # Without a range the same search reaches across the two months.
+    _, wide = await get(journal_daemon, "/search", q="rye loaf caraway", k="50")
+    assert min(r["date"] for r in wide["results"] if r["date"]) < str(week_start)
+
+    status, answer = await post(journal_daemon, "/ask", {"question": "What did I bake last week?"})
+    assert status == 200, answer
+    assert answer["date_range"] == {"since": str(week_start), "until": str(week_end), "expression": "last week"}
+    assert answer["sources"] and all(str(week_start) <= s["date"] <= str(week_end) for s in answer["sources"])
+    # Journal context comes in date order.
+    assert [s["date"] for s in answer["sources"]] == sorted(s["date"] for s in answer["sources"])
+
+    # The grounded models read the time too: only last week's entries reach the prompt.
+    status, _ = await post(
+        journal_daemon, "/api/chat",
+        {"model": "llama3.2+notes", "stream": False, "messages": [{"role": "user", "content": "What did I bake last week?"}]},
+    )  # fmt: skip
+    assert status == 200
+    notes = fake_ollama.state.chats[-1][0]["content"]
+    days = set(re.findall(r"^Date: (\S+)$", notes, re.M))
+    assert days and all(str(week_start) <= d <= str(week_end) for d in days), days
+
+    # A question that is only its time lists that time.
+    status, answer = await post(journal_daemon, "/ask", {"question": "what did I do yesterday?"})
+    yesterday = str(today - dt.timedelta(days=1))
+    assert answer["date_range"]["since"] == yesterday
+    assert answer["sources"] and {s["date"] for s in answer["sources"]} == {yesterday}
+
+    # "since the move": the move's heading dates the start.
+    status, answer = await post(journal_daemon, "/ask", {"question": "how often did I bake since the move?"})
+    assert answer["date_range"]["since"] == str(today - dt.timedelta(days=10))
+
+    # Explicit bounds win, and bad ones are a 400.
+    status, answer = await post(journal_daemon, "/ask", {"question": "rye loaf", "since": str(today), "until": str(today)})
+    assert {s["date"] for s in answer["sources"]} <= {str(today)}
+    status, body = await get(journal_daemon, "/search", q="rye", since="someday maybe")
+    assert status == 400 and "since" in body["error"]
+
+    # Written while the daemon runs: the watcher indexes it with its date.
+    (roam_dir / "daily" / "2020-02-02.org").write_text("#+title: old\n* Zeppelin ride\nA zeppelin over the lake.\n")
+
+    async def dated():
+        _, body = await get(journal_daemon, "/search", q="zeppelin", since="2020-02-01", until="2020-02-03")
+        return [r["date"] for r in body["results"]] == ["2020-02-02"]
+
+    await wait_until(dated, timeout=10)
+    status, body = await post(journal_daemon, "/similar", {"text": "zeppelin lake", "since": "2021-01-01"})
+    assert status == 200 and body["results"] == [] or all(r["date"] >= "2021-01-01" for r in body["results"])
+    os.unlink(roam_dir / "daily" / "2020-02-02.org")
