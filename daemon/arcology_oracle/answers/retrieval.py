@@ -16,9 +16,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..notes import cjk
 from ..notes.conversations import is_oracle_answer
 from ..store import Store
 from ..store.search import bm25_order
+from . import fusion
 
 RRF_K = 60
 # How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),
@@ -58,23 +60,34 @@ class Result:
         return asdict(self)
 
 
+def _quoted(terms: Iterable[str]) -> list[str]:
+    return ['"' + t.replace('"', '""') + '"' for t in terms]
+
+
 def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str | None:
     """An FTS5 MATCH expression for free text, every term quoted, or None if no terms.
 
     Quoting keeps words like ``NOT`` and ``org-mode`` from being read as FTS syntax.
     ``any_term`` joins terms with OR (similarity, long texts) instead of AND (search).
+    The CJK runs of ``text`` become one group of their bigrams (see :mod:`cjk`) on the
+    bigram columns, any of which may match (BM25 ranks the headings sharing most of
+    them first): a query's bigrams include ones that span two words, which no note need
+    hold, so they can never all be required.
     """
     terms: list[str] = []
-    for word in _WORD.findall(text.lower()):
+    for word in _WORD.findall(cjk.strip_cjk(text).lower()):
         if word in STOPWORDS or (any_term and len(word) < 3) or word in terms:
             continue
         terms.append(word)
         if len(terms) >= max_terms:
             break
-    if not terms:
+    parts = _quoted(terms)
+    bigrams = cjk.query_bigrams(text)
+    if bigrams:
+        parts.append("{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")")
+    if not parts:
         return None
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-    return (" OR " if any_term else " AND ").join(quoted)
+    return (" OR " if any_term else " AND ").join(parts)
 
 
 def one_line(text: str, limit: int = 160) -> str:
@@ -111,6 +124,25 @@ def _snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Call
     """For :func:`to_results`: the snippets of those of ``hits`` that become results."""
     found = {h[0] for h in hits}
     return lambda ids: store.fts_snippets(match, [i for i in ids if i in found]) if match else {}
+
+
+def keyword_ranking(
+    store: Store, text: str, k: int, *, snippets: bool = True
+) -> tuple[list[tuple[int, float, str | None]], int]:
+    """``(hits, n)``: like :func:`keyword_hits`, but the headings holding every word
+    (the AND query's, ``n`` of them) are followed by those holding only some (the OR
+    query's, BM25 order), at most ``k`` in all. Without ``snippets`` they are None."""
+    match = fts_query(text)
+    if match is None:
+        return [], 0
+    every = store.fts_search(match, k, snippets=snippets)
+    hits = list(every)
+    if len(hits) < k:
+        seen = {h for h, _, _ in hits}
+        some = fts_query(text, any_term=True)
+        more = store.fts_search(some, k, snippets=snippets) if some else []
+        hits += [hit for hit in more if hit[0] not in seen][: k - len(hits)]
+    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits], len(every)
 
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
@@ -189,20 +221,22 @@ def search(
     *,
     min_similarity: float = 0.0,
 ) -> tuple[str, list[Result]]:
-    """Hybrid search (RRF of vector KNN and BM25), or keyword-only when no vector is
-    available. Returns ``(mode, results)`` with at most one result per heading.
+    """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
+    when no vector is available. Returns ``(mode, results)`` with at most one result per
+    heading.
 
     Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
     query about something the notes do not hold finds nothing rather than the nearest
     unrelated headings.
     """
     pool = max(k * 5, 50)
-    match, keyword = _keyword(store, query, pool, any_term=False, snippets=False)
-    snippets = _snippets_of(store, match, keyword)
+    keyword, all_words = keyword_ranking(store, query, pool, snippets=False)
+    # The OR expression matches every hit (AND hits hold all the words): their snippets.
+    snippets = _snippets_of(store, fts_query(query, any_term=True), keyword)
     if query_vector is not None and store.has_vector_table():
         vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
         if vector or not keyword:
-            fused = reciprocal_rank_fusion([h for h, _ in vector], [h for h, _, _ in keyword])
+            fused = fusion.fuse([(h, s) for h, s, _ in keyword], all_words, vector)
             return "hybrid", to_results(store, fused, k, snippets=snippets)
     return "keyword", to_results(store, [(h, s) for h, s, _ in keyword], k, snippets=snippets)
 
@@ -325,7 +359,7 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     if len(head) < 2 or match is None:
         return hits
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
-    matched = [i + 1 for i in bm25_order([texts.get(heading_id, "") for heading_id, _ in head], match)]
+    matched = [i + 1 for i in bm25_order([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)]
     # Stable: notes sharing no word keep their vector order, after the matched ones.
     unmatched = sorted(set(range(1, len(head) + 1)) - set(matched))
     lexical_rank = {r: i for i, r in enumerate(matched + unmatched, start=1)}
@@ -348,7 +382,15 @@ def _frequent_words_query(text: str, n: int) -> str | None:
     its words: on the Info manuals the 64 most frequent ranked as well as every word
     (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
     """
-    words = Counter(w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in STOPWORDS)
+    words = Counter(w for w in _WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
+    words.update(cjk.content_bigrams(text))
     if not words:
         return None
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w, _ in words.most_common(n))
+    return " OR ".join(_quoted(w for w, _ in words.most_common(n)))
+
+
+def _with_bigrams(text: str) -> str:
+    """``text`` followed by the bigrams of its CJK runs, so that Japanese and Chinese
+    words count in the re-ranking (see :mod:`cjk`)."""
+    bigrams = cjk.bigrams(text)
+    return text + "\n" + bigrams if bigrams else text

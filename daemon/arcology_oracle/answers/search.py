@@ -110,7 +110,12 @@ async def similar_to_line(
 
 
 async def similar_to_text(index: NotesIndex, text: str, k: int = 10) -> tuple[str, list[retrieval.Result]]:
-    """Headings similar to free text (embedded as a document)."""
+    """Headings similar to free text (embedded as a document).
+
+    Not re-ranked as whole notes as ``?node`` and ``?file&line`` are: measured with it
+    (BENCHMARKS.md, Quality on real notes), note-level link prediction by text lost on
+    both real-note corpora (recall@10 0.398 -> 0.393 and 0.142 -> 0.120) and section
+    level on the Japanese one (0.247 -> 0.218), so it was taken out again."""
     if not text.strip():
         raise BadRequest("the text is empty")
     vector = await index.query_vector(text, document=True) if await index.has_vectors() else None

@@ -158,8 +158,8 @@ class StoreBase:
                 merged.append([lo, hi])
         for lo, hi in merged:
             self.conn.execute(
-                "INSERT INTO headings_fts (rowid, title, olp_text, text)"
-                " SELECT id, title, olp_text, text FROM headings WHERE id BETWEEN ? AND ?",
+                "INSERT INTO headings_fts (rowid, title, olp_text, text, cjk_head, cjk_text)"
+                " SELECT id, title, olp_text, text, cjk_head, cjk_text FROM headings WHERE id BETWEEN ? AND ?",
                 (lo, hi),
             )
 

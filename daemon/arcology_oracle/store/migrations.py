@@ -16,8 +16,8 @@ from .db import sqlite
 Migration = Callable[[object], None]
 MIGRATIONS: list[Migration] = []
 
-# headings_fts's tokenizer, as m001 made it, for code that must tokenize the same way (a
-# migration that changes it changes this too).
+# headings_fts's tokenizer, as m001 made it (m004 kept it), for code that must tokenize the
+# same way (a migration that changes it changes this too).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 
@@ -160,6 +160,44 @@ def m004_heading_date_sources(conn) -> None:
         ALTER TABLE headings ADD COLUMN date_source TEXT;
         CREATE INDEX headings_date ON headings(date) WHERE date IS NOT NULL;
         UPDATE files SET hash = '', mtime_ns = 0;
+        """
+    )
+
+
+@migration
+def m005_fts_context_and_cjk(conn) -> None:
+    # headings.olp_text now holds the heading's context for keyword search (the file
+    # title above a heading, outline path, aliases, tags: a heading titled "Overview" is
+    # found by its note's title), and two new columns hold CJK bigrams (cjk.py) so that
+    # Japanese and Chinese keywords match. headings_fts gets the new columns; it is
+    # rebuilt from the rows as they are, and every file is marked changed so that the next
+    # reconcile re-reads it and fills the new values (vectors are kept: chunks are not
+    # changed by this).
+    conn.executescript(
+        """
+        ALTER TABLE headings ADD COLUMN cjk_head TEXT NOT NULL DEFAULT '';
+        ALTER TABLE headings ADD COLUMN cjk_text TEXT NOT NULL DEFAULT '';
+        DROP TRIGGER headings_ad;
+        DROP TRIGGER headings_au;
+        DROP TABLE headings_fts;
+        CREATE VIRTUAL TABLE headings_fts USING fts5(
+            title, olp_text, text, cjk_head, cjk_text,
+            content='headings', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO headings_fts(headings_fts, rank) VALUES ('secure-delete', 1);
+        INSERT INTO headings_fts(headings_fts) VALUES ('rebuild');
+        CREATE TRIGGER headings_ad AFTER DELETE ON headings BEGIN
+            INSERT INTO headings_fts(headings_fts, rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text, old.cjk_head, old.cjk_text);
+        END;
+        CREATE TRIGGER headings_au AFTER UPDATE ON headings BEGIN
+            INSERT INTO headings_fts(headings_fts, rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text, old.cjk_head, old.cjk_text);
+            INSERT INTO headings_fts(rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES (new.id, new.title, new.olp_text, new.text, new.cjk_head, new.cjk_text);
+        END;
+        UPDATE files SET mtime_ns = 0, hash = '';
         """
     )
 

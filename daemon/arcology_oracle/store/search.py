@@ -45,11 +45,14 @@ class Search(VectorSync):
         the snippet None without ``snippets`` (each costs ~0.1 ms: most of the query).
 
         ``match`` must already be quoted (see ``retrieval.fts_query``). bm25 is negative;
-        lower is better. Title and outline path weigh more than the body.
+        lower is better. Every column weighs the same: FTS5 normalises each column by its
+        own length, so a word in a three-word title already scores far above the same
+        word in a long body; weighting titles 4x on top ranked known items lower on the
+        Info manuals and on real notes (BENCHMARKS.md, Quality).
         """
         snippet = f"snippet(headings_fts, {_SNIPPET_ARGS})" if snippets else "NULL"
         rows = self.conn.execute(
-            f"SELECT rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank, {snippet} AS snip"
+            f"SELECT rowid, bm25(headings_fts) AS rank, {snippet} AS snip"
             " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
             (match, int(k)),
         ).fetchall()

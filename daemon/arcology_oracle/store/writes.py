@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..notes import cjk
 from ..notes.records import Chunk, Heading, ParsedFile
 from .vector_sync import VectorSync
 
@@ -74,9 +75,9 @@ class FileWrites(VectorSync):
             ids = range(first, first + len(parsed.headings))
             self.conn.executemany(
                 "INSERT INTO headings (id, file, node_id, own_id, level, title, olp, olp_text, tags, todo,"
-                " properties, body, text, start_line, end_line, node_title, aliases, date, date_source, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_heading_row(heading_id, file_rowid, h, mtime_day) for heading_id, h in zip(ids, parsed.headings)],
+                " properties, body, text, start_line, end_line, node_title, aliases, date, date_source, hash,"
+                " cjk_head, cjk_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [_heading_row(heading_id, file_rowid, h, mtime_day, parsed.title) for heading_id, h in zip(ids, parsed.headings)],
             )
             if parsed.headings:
                 self._fts_pending.append((ids[0], ids[-1]))
@@ -117,7 +118,8 @@ class FileWrites(VectorSync):
         return hashes
 
 
-def _heading_row(heading_id: int, file_rowid: int, h: Heading, mtime_day: str) -> tuple:
+def _heading_row(heading_id: int, file_rowid: int, h: Heading, mtime_day: str, file_title: str) -> tuple:
+    context = _context(h, file_title)
     return (
         heading_id,
         file_rowid,
@@ -126,7 +128,7 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading, mtime_day: str) -
         h.level,
         h.title,
         _json_list(h.olp),
-        " / ".join(h.olp),
+        context,
         _json_list(h.tags),
         h.todo,
         _to_json(h.properties) if h.properties else "{}",
@@ -139,7 +141,16 @@ def _heading_row(heading_id: int, file_rowid: int, h: Heading, mtime_day: str) -
         h.date or mtime_day,
         h.date_source if h.date else "mtime",
         h.content_hash(),
+        cjk.bigrams(h.title + "\n" + context),
+        cjk.bigrams(h.text),
     )
+
+
+def _context(h: Heading, file_title: str) -> str:
+    """What keyword search knows a heading by besides its title and text: its file's
+    title (for a heading below the file level), outline path, aliases and tags."""
+    parts = ([file_title] if h.level else []) + list(h.olp) + list(h.aliases) + list(h.tags)
+    return " / ".join(parts)
 
 
 def _json_list(values: Sequence[str]) -> str:

@@ -1,0 +1,82 @@
+"""Keyword terms for Chinese, Japanese and Korean text, which has no spaces between words.
+
+FTS5's ``unicode61`` tokenizer makes a whole run of kanji and kana one token, so a
+Japanese keyword matched nothing unless it was that whole run (often a clause). The
+index therefore also keeps, for every heading holding CJK characters, the overlapping
+character bigrams of each CJK run (a run of one character stays one term), separated by
+spaces: most Japanese and Chinese words are one or two characters, and a longer word's
+bigrams all occur wherever it does, so a query's bigrams, ranked by BM25, find the
+headings that share its words -- the standard dictionary-free approach (Lucene's
+CJKBigramFilter), language-independent, no model and no dictionary to ship.
+
+Used on both sides: :func:`bigrams` for what is stored, :func:`query_bigrams` for what is
+searched. Both are deterministic and cheap (a regex over the text, nothing at all for
+text without CJK characters).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Hiragana, katakana (with the phonetic extensions and half-width forms), CJK ideographs
+# (unified, extension A, compatibility) and Hangul syllables.
+_RANGES = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
+_RUN = re.compile(f"[{_RANGES}]+")
+_ANY = re.compile(f"[{_RANGES}]")
+_TOKEN = re.compile(r"\w+")
+_SPLIT = re.compile(f"[{_RANGES}]+|[^{_RANGES}]+")
+
+
+def has_cjk(text: str) -> bool:
+    return _ANY.search(text) is not None
+
+
+def _run_terms(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def bigrams(text: str) -> str:
+    """What the index keeps for the CJK in ``text``, space-separated, in order ('' if
+    there is none): the bigrams of every CJK run, and the other words written against
+    CJK characters (``Goでスライス``: ``go``), which unicode61 would glue to the run."""
+    if not has_cjk(text):
+        return ""
+    out: list[str] = []
+    for token in _TOKEN.findall(text):
+        if _ANY.search(token) is None:
+            continue
+        for part in _SPLIT.findall(token):
+            out.extend(_run_terms(part) if _ANY.match(part) else [part])
+    return " ".join(out)
+
+
+_HIRAGANA_ONLY = re.compile("[\u3040-\u309f]+")
+
+
+def content_bigrams(text: str) -> list[str]:
+    """Every bigram of the CJK runs of ``text`` but those of hiragana alone, with
+    repeats, in order (see :func:`query_bigrams` for why hiragana is left out)."""
+    if not has_cjk(text):
+        return []
+    return [t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA_ONLY.fullmatch(t)]
+
+
+def query_bigrams(text: str, limit: int = 64) -> list[str]:
+    """The distinct bigrams of the CJK runs of a query, in order, at most ``limit``.
+
+    Bigrams of hiragana alone are left out when there are others: in Japanese they are
+    mostly particles and verb endings (``の``, ``ている``), which every note holds, while
+    content words are written in kanji and katakana. A query of nothing but hiragana
+    keeps them all.
+    """
+    terms: dict[str, None] = {}
+    for run in _RUN.findall(text):
+        for term in _run_terms(run):
+            terms.setdefault(term, None)
+    content = [t for t in terms if not _HIRAGANA_ONLY.fullmatch(t)]
+    return (content or list(terms))[:limit]
+
+
+def strip_cjk(text: str) -> str:
+    """``text`` with its CJK runs replaced by spaces (what the word tokenizer should see)."""
+    return _RUN.sub(" ", text)
