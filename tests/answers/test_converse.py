@@ -56,6 +56,26 @@ def test_role_property_and_marker_decide_and_unmarked_turns_are_the_users():
     assert roles(custom) == ["user", "assistant", "user"]
 
 
+def test_headings_tags_and_drawers_follow_org():
+    org = (
+        "* Topic :#project:%draft:\n"
+        "** Question :q@home:\n"
+        "** Reply :oracle:#kept%:\n:LOGBOOK2:\n- clocked\n:END:\nTagged answer.\n"
+        "** Next :oracle::draft:\nEmpty tags between colons are none: still the oracle's.\n"
+        "** Re:oracle:\n*\tnot a heading: Org wants a space after the stars\n"
+    )
+    c = orgconv.parse_conversation(org)
+    assert c.title == "Topic"
+    assert [(t.title, t.role) for t in c.turns] == [
+        ("Question", "user"),
+        ("Reply", "assistant"),
+        ("Next", "assistant"),
+        ("Re:oracle:", "user"),  # no space before ":oracle:", so no tag
+    ]
+    assert c.turns[1].text == "Reply\n\nTagged answer."  # the :LOGBOOK2: drawer left out
+    assert c.question.endswith("*\tnot a heading: Org wants a space after the stars")
+
+
 def test_deeper_headings_belong_to_their_turn_and_the_subtree_ends():
     org = "text before\n* Topic\n** Q\n*** detail\nmore\n** A\n** Q2\n* Another tree\n** not a turn\n"
     c = orgconv.parse_conversation(org)

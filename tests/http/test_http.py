@@ -70,6 +70,41 @@ async def test_node_links_and_backlinks_leave_out_private_ones(make_client, sett
     assert "Hidden crumb" not in text and "privatepelican" not in text and "excludedwombat" not in text
 
 
+async def test_journal_lists_daily_headings_in_date_order(client):
+    resp = await client.get("/journal", params={"since": "2024-03-01", "until": "2024-03-02"})
+    assert resp.status == 200
+    body = await resp.json()
+    listed = [(r["date"], r["heading"]) for r in body["results"]]
+    assert listed == [
+        ("2024-03-01", "Baked a sourdough loaf"),
+        ("2024-03-01", "Fixed a borrow checker error"),
+        ("2024-03-01", "Meeting with Sam <2024-03-01 Fri 14:00>"),
+        ("2024-03-02", "2024-03-02"),  # the text before the first heading
+        ("2024-03-02", "Planted tomato seedlings"),
+        ("2024-03-02", "Seedling checklist"),
+        ("2024-03-02", "Read a chapter of Norman"),
+    ]
+    assert body["more"] is False and body["note"] is None
+    assert body["date_range"] == {"since": "2024-03-01", "until": "2024-03-02", "expression": "since 2024-03-01 until 2024-03-02"}
+    # Only daily notes: the starter node (CREATED 2024-02-10) is dated but no journal entry.
+    body = await (await client.get("/journal", params={"until": "2024-03-01", "k": "2"})).json()
+    assert [r["heading"] for r in body["results"]] == ["Baked a sourdough loaf", "Fixed a borrow checker error"]
+    assert body["more"] is True
+    body = await (await client.get("/journal", params={"since": "2025-01-01"})).json()
+    assert body["results"] == [] and body["note"] == "no journal headings dated 2025-01-01 to now"
+    for params in ({"since": "someday"}, {"since": "2024-03-02", "until": "2024-03-01"}, {"k": "0"}):
+        resp = await client.get("/journal", params=params)
+        assert resp.status == 400 and (await resp.json())["ok"] is False
+
+
+async def test_journal_says_when_there_is_no_journal(make_client, settings, roam_dir):
+    for daily in (roam_dir / "journal").iterdir():
+        daily.unlink()
+    client = await make_client(settings, embedded=False)
+    body = await (await client.get("/journal")).json()
+    assert body["results"] == [] and "no daily note" in body["note"]
+
+
 async def test_heading_text_for_display(client):
     body = await (await client.get("/heading", params={"file": "sqlite-indexing.org", "line": "1"})).json()
     assert body["file"] == "sqlite-indexing.org" and body["title"] == "SQLite Indexing"

@@ -62,14 +62,15 @@ async def test_stdio_tools_resources_and_errors(daemon):
     await wait_indexed(daemon)
     async with stdio_client("--url", daemon.url) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        # list_journal needs a dated-headings route and remember needs writes enabled.
-        assert set(tools) == {"search_notes", "similar_notes", "read_note"}
+        # remember needs writes enabled.
+        assert set(tools) == {"search_notes", "similar_notes", "read_note", "list_journal"}
         for tool in tools.values():
             assert tool.description and len(tool.description) > 80
             assert tool.input_schema["type"] == "object" and tool.input_schema["properties"]
             assert tool.annotations.read_only_hint is True
         assert tools["read_note"].input_schema["required"] == ["id"]
         assert tools["search_notes"].input_schema["properties"]["k"]["maximum"] == 50
+        assert sorted(tools["list_journal"].input_schema["required"]) == ["since", "until"]
 
         # search_notes
         hits = structured(await client.call_tool("search_notes", {"query": "feeding the sourdough starter", "k": 5}))
@@ -147,6 +148,66 @@ async def test_stdio_search_by_date(daemon):
         february = structured(await client.call_tool("search_notes", {**args, "until": "2024-02-28"}))
         assert [r["node_id"] for r in february["results"]] == [IDS["starter"]] * len(february["results"])
         assert february["results"]
+        # Dates are the headings' own: in the undated Coffee Brewing note, "Grinder
+        # settings" is dated by its logbook entry (2024-01-15).
+        grinder = structured(await client.call_tool("search_notes", {"query": "grind V60", "since": "2024-01-15", "until": "2024-01-15"}))
+        assert [(r["heading"], r["date"]) for r in grinder["results"]] == [("Grinder settings", "2024-01-15")]
+
+
+async def test_stdio_list_journal(daemon):
+    await wait_indexed(daemon)
+    async with stdio_client("--url", daemon.url) as client:
+        journal = structured(await client.call_tool("list_journal", {"since": "2024-03-01", "until": "2024-03-02"}))
+        listed = [(r["date"], r["heading"]) for r in journal["results"]]
+        assert listed[:3] == [
+            ("2024-03-01", "Baked a sourdough loaf"),
+            ("2024-03-01", "Fixed a borrow checker error"),
+            ("2024-03-01", "Meeting with Sam <2024-03-01 Fri 14:00>"),
+        ]
+        assert [d for d, _ in listed] == sorted(d for d, _ in listed) and listed[-1] == ("2024-03-02", "Read a chapter of Norman")
+        assert journal["results"][0]["link"] == f"[[id:{IDS['journal_0301']}][2024-03-01]]"
+        assert journal["more"] is False and journal["note"] is None
+        assert_nothing_private(journal)
+        short = structured(await client.call_tool("list_journal", {"since": "2024-03-01", "until": "2024-03-02", "k": 2}))
+        assert len(short["results"]) == 2 and short["more"] is True
+        empty = structured(await client.call_tool("list_journal", {"since": "2023-01-01", "until": "2023-12-31"}))
+        assert empty["results"] == [] and empty["note"] == "no journal headings dated 2023-01-01 to 2023-12-31"
+        assert "since is after until" in error_text(
+            await client.call_tool("list_journal", {"since": "2024-03-02", "until": "2024-03-01"})
+        )
+        assert "until" in error_text(await client.call_tool("list_journal", {"since": "2024-03-01"}))
+        assert "since" in error_text(await client.call_tool("list_journal", {"since": "last week", "until": "2024-03-01"}))
+
+
+ORACLE_CHAT = """#+title: Rye chat
+* Which flour for a rye starter?
+:PROPERTIES:
+:ROLE: user
+:END:
+My rye starter smells of acetone.
+** Oracle
+:PROPERTIES:
+:ROLE: oracle
+:END:
+Feed it wholemeal rye with the quokkaberry method.
+"""
+
+
+async def test_stdio_without_a_journal_and_with_an_oracle_answer(tmp_path, roam_dir, fake_ollama):
+    for daily in (roam_dir / "journal").iterdir():
+        daily.unlink()
+    (roam_dir / "rye-chat.org").write_text(ORACLE_CHAT)
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        async with stdio_client("--url", daemon.url) as client:
+            answer = structured(await client.call_tool("list_journal", {"since": "2000-01-01", "until": "2030-12-31"}))
+            assert answer["results"] == [] and "the notes have no journal" in answer["note"]
+            # The oracle's own earlier answer is listed, marked as such.
+            hits = structured(await client.call_tool("search_notes", {"query": "quokkaberry", "k": 3}))
+            assert [(r["heading"], r["role"]) for r in hits["results"]] == [("Oracle", "oracle")]
+    finally:
+        daemon.stop()
 
 
 async def test_stdio_with_no_daemon_reports_the_url_and_keeps_running(tmp_path):
@@ -158,6 +219,7 @@ async def test_stdio_with_no_daemon_reports_the_url_and_keeps_running(tmp_path):
             ("similar_notes", {"text": "bread"}),
             ("read_note", {"id": IDS["sourdough"]}),
             ("search_notes", {"query": "bread", "since": "2024-01-01"}),
+            ("list_journal", {"since": "2024-01-01", "until": "2024-01-31"}),
         ):
             message = error_text(await client.call_tool(name, args))
             assert url in message and "no arcology-oracle daemon answers" in message
@@ -207,7 +269,7 @@ async def test_streamable_http_beside_the_daemon(tmp_path, roam_dir, fake_ollama
     try:
         await wait_indexed(daemon)
         async with http_mcp(url, daemon.headers) as client:
-            assert {t.name for t in (await client.list_tools()).tools} == {"search_notes", "similar_notes", "read_note"}
+            assert {t.name for t in (await client.list_tools()).tools} == {"search_notes", "similar_notes", "read_note", "list_journal"}
             hits = structured(await client.call_tool("search_notes", {"query": "covering index sqlite", "k": 3}))
             assert hits["results"][0]["file"] == "sqlite-indexing.org"
             note = structured(await client.call_tool("read_note", {"id": IDS["journal_0301"]}))
@@ -272,7 +334,7 @@ async def test_stdio_speaks_to_an_older_client(daemon):
         assert init["result"]["capabilities"]["tools"] is not None
         await rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
         tools = await rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        assert {t["name"] for t in tools["result"]["tools"]} == {"search_notes", "similar_notes", "read_note"}
+        assert {t["name"] for t in tools["result"]["tools"]} == {"search_notes", "similar_notes", "read_note", "list_journal"}
         call = await rpc({
             "jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "read_note", "arguments": {"id": IDS["rust_ownership"]}},

@@ -101,6 +101,16 @@ def range_headings(store: Store, rng: DateRange, limit: int) -> list[int]:
     return dated.headings_in_range(store, since, until, limit)
 
 
+def journal(store: Store, rng: DateRange, limit: int) -> tuple[list[retrieval.Result], bool, bool]:
+    """The headings of daily notes dated in ``rng``, oldest first (file order within a
+    day), at most ``limit``; whether more were left out; and whether the index has any
+    daily-note heading at all (to tell "none in this range" from "no journal")."""
+    since, until = rng.bounds()
+    ids = dated.headings_in_range(store, since, until, limit + 1, daily=True)
+    results = retrieval.to_results(store, [(h, 0.0) for h in ids[:limit]], limit)
+    return results, len(ids) > limit, bool(results) or dated.has_daily_headings(store)
+
+
 def event_date(store: Store, words: str) -> dt.date | None:
     """The date of the heading that best matches ``words`` ("the move") among those
     whose notes state a date (a file's modification time says nothing of the event)."""

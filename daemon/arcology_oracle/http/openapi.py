@@ -47,6 +47,8 @@ OPERATIONS = (
     Operation("get", "/search", "Hybrid (vector + keyword) search of headings", query=s.SearchQuery, answer=s.Hits),
     Operation("get", "/similar", "Notes similar to a node or to the heading at a line", query=s.SimilarQuery, answer=s.Hits),
     Operation("post", "/similar", "Notes similar to a text", body=s.SimilarText, answer=s.Hits),
+    Operation("get", "/journal", "Headings of daily notes dated in a range, oldest first", query=s.JournalQuery,
+              answer=s.Journal),  # fmt: skip
     Operation("get", "/nodes/{node_id}", "A node: title, file, tags, aliases, its headings", answer=s.Node),
     Operation("get", "/heading", "The raw text of the heading at a line", query=s.HeadingQuery, answer=s.Heading),
     Operation("post", "/ask", "Answer a question from the notes (JSON, or NDJSON events)", body=s.AskRequest,

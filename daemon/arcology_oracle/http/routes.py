@@ -1,4 +1,4 @@
-"""Native index routes: health, status, search, similar, nodes and heading text."""
+"""Native index routes: health, status, search, similar, journal, nodes and heading text."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import asyncio
 from aiohttp import web
 
 from ..answers import search as notes_search
+from ..answers import timeline
 from ..answers.when import DateRange, explicit_range
 from .keys import index_key
 from .params import parse_body, parse_query
-from .schemas import HeadingQuery, SearchQuery, SimilarQuery, SimilarText
+from .schemas import HeadingQuery, JournalQuery, SearchQuery, SimilarQuery, SimilarText
 
 routes = web.RouteTableDef()
 
@@ -81,6 +82,26 @@ async def similar_post(request: web.Request) -> web.Response:
     rng = await date_range_param(body.since, body.until)
     mode, results = await notes_search.similar_to_text(request.app[index_key], body.text, body.k if rng is None else 100)
     return results_response(mode, in_range(results, rng, body.k), rng, **_fallback_note(mode))
+
+
+@routes.get("/journal")
+async def journal(request: web.Request) -> web.Response:
+    """Headings of daily notes dated in ``since``..``until``, oldest first; a ``note``
+    says whether an empty answer means no journal at all or none in the range."""
+    q = parse_query(request, JournalQuery)
+    rng = await date_range_param(q.since, q.until) or DateRange(None, None, "any time")
+    results, more, any_daily = await request.app[index_key].read(lambda s: timeline.journal(s, rng, q.k))
+    note = None
+    if not results:
+        span = rng.as_dict()
+        note = (
+            f"no journal headings dated {span['since'] or 'any time'} to {span['until'] or 'now'}"
+            if any_daily
+            else "the notes have no journal: no daily note (a file named YYYY-MM-DD.org) is indexed"
+        )
+    return web.json_response(
+        {"results": [r.as_dict() for r in results], "date_range": rng.as_dict(), "more": more, "note": note}
+    )
 
 
 @routes.get("/nodes/{node_id}")

@@ -90,6 +90,12 @@ class SimilarQuery(Dated):
     exclude_linked: bool = Field(False, description="leave out notes linked from or to the node")
 
 
+class JournalQuery(Dated):
+    """The journal between ``since`` and ``until`` (either may be left open)."""
+
+    k: Count(500) = 100
+
+
 class HeadingQuery(Request):
     file: RelPath
     line: Line = 1
@@ -204,6 +210,13 @@ class Hits(Answer):
     results: list[Result]
     note: str | None = Field(None, description="why the answer is in keyword mode")
     date_range: DateRangeUsed | None = None
+
+
+class Journal(Answer):
+    results: list[Result] = Field(description="headings of daily notes in the range, oldest first")
+    date_range: DateRangeUsed
+    more: bool = Field(description="more headings of the range were left out (raise k or narrow the range)")
+    note: str | None = Field(None, description="why there are no results: no journal at all, or none in the range")
 
 
 class NodeHeading(Answer):

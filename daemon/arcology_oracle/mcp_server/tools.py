@@ -9,17 +9,18 @@ A failure the model can act on (daemon down, unknown ID, bad argument) comes bac
 tool error whose text says what happened and, for an unreachable daemon, its URL; the
 server itself keeps running.
 
-Tools: ``search_notes``, ``similar_notes``, ``read_note``, and ``remember`` only when
-``mcp_allow_writes`` is set. ``list_journal`` is not offered: the daemon has no route that
-lists headings by date yet. Resources: the template ``org-roam://node/{node_id}``.
+Tools: ``search_notes``, ``similar_notes``, ``read_note``, ``list_journal``, and
+``remember`` only when ``mcp_allow_writes`` is set. ``list_journal`` is always listed (a
+client reads the tool list once, often before the daemon runs or has indexed): when the
+notes have no journal it answers so in its ``note``. Resources: the template
+``org-roam://node/{node_id}``.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from datetime import date
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
@@ -37,8 +38,6 @@ T = TypeVar("T")
 
 NODE_URI = "org-roam://node/{node_id}"
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-# How many candidates a date-filtered search asks for, so that k dated ones remain.
-DATED_FETCH = 100
 
 INSTRUCTIONS = """\
 These tools read the user's personal org-roam notes (a knowledge base of headings, each
@@ -49,6 +48,8 @@ wrote; read a note to see all of it with its links; cite notes with the `link` f
 Query = Annotated[str, Field(min_length=1, max_length=2000, description="what to look for, in words (a question or keywords)")]
 K = Annotated[int, Field(ge=1, le=50, description="how many results to return")]
 Day = Annotated[date | None, Field(description="YYYY-MM-DD; omit for no bound")]
+JournalDay = Annotated[date, Field(description="YYYY-MM-DD (inclusive)")]
+JournalK = Annotated[int, Field(ge=1, le=200, description="at most this many headings")]
 
 
 async def ask(call: Awaitable[T]) -> T:
@@ -57,6 +58,12 @@ async def ask(call: Awaitable[T]) -> T:
         return await call
     except OracleError as exc:
         raise ToolError(str(exc)) from None
+
+
+def check_range(since: date | None, until: date | None) -> None:
+    """A tool error when ``since`` is after ``until``."""
+    if since and until and since > until:
+        raise ToolError("since is after until")
 
 
 def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
@@ -68,24 +75,28 @@ def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
     @server.tool(annotations=READ_ONLY)
     async def search_notes(query: Query, k: K = 8, since: Day = None, until: Day = None) -> views.Hits:
         """Search the user's notes by meaning and keywords; returns the best matching
-        headings with their note IDs, outline paths, a snippet and a citation link.
+        headings with their note IDs, outline paths, date, a snippet and a citation link.
         Use read_note with a node_id to read a whole note. With since and/or until, only
         headings dated in that range (inclusive) are returned: journal entries are dated
-        by their day, other headings by a CREATED property or a timestamp; headings with
-        no known date are then left out."""
-        dated = since is not None or until is not None
-        if since and until and since > until:
-            raise ToolError("since is after until")
-        body = await ask(
-            client.get("/search", {"q": query, "k": DATED_FETCH if dated else k, "since": since, "until": until})
-        )
-        results = body["results"]
+        by their day, other headings by a CREATED property or a timestamp (their own or
+        the nearest heading above them), else by when their file was last saved."""
+        check_range(since, until)
+        body = await ask(client.get("/search", {"q": query, "k": k, "since": since, "until": until}))
         note = None
-        if dated:
-            await _add_node_dates(client, results)
-            results = [r for r in results if views.in_range(r.get("date"), since, until)]
-            note = f"only headings dated {since or 'any time'} to {until or 'now'}; undated headings are left out"
-        return views.Hits(mode=body["mode"], results=[views.hit(r) for r in results[:k]], note=note)
+        if since is not None or until is not None:
+            note = f"only headings dated {since or 'any time'} to {until or 'now'}"
+        return views.Hits(mode=body["mode"], results=[views.hit(r) for r in body["results"]], note=note)
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_journal(since: JournalDay, until: JournalDay, k: JournalK = 50) -> views.Journal:
+        """List the user's journal (org-roam daily notes) between two days, inclusive:
+        every heading written in a daily note of that range, oldest first, each with its
+        date, a snippet and a citation link. Use it for "what did I do last week" or to
+        review a period; use search_notes to find a subject. If the notes have no
+        journal, or none in the range, the answer's note says so."""
+        check_range(since, until)
+        body = await ask(client.get("/journal", {"since": since, "until": until, "k": k}))
+        return views.Journal(results=[views.hit(r) for r in body["results"]], more=body["more"], note=body.get("note"))
 
     @server.tool(annotations=READ_ONLY)
     async def similar_notes(
@@ -150,24 +161,3 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
         except OracleError as exc:
             raise ToolError(str(exc)) from None
         return answer.get("link") or f"remembered (id {answer.get('id')})"
-
-
-async def _add_node_dates(client: DaemonClient, results: list[dict[str, Any]]) -> None:
-    """Give each result without a ``date`` its node's date (from ``/nodes/ID``).
-
-    /search does not return dates yet; a heading's node date is the day of its journal
-    file or the node's own CREATED/timestamp date, which is what the filter needs.
-    """
-    wanted = {r["node_id"] for r in results if "date" not in r and r.get("node_id")}
-    if not wanted:
-        return
-
-    async def node_date(node_id: str) -> tuple[str, str | None]:
-        try:
-            return node_id, (await client.get(f"/nodes/{quote(node_id, safe='')}")).get("date")
-        except NotFound:  # deleted since the search
-            return node_id, None
-
-    dates = dict(await ask(asyncio.gather(*(node_date(n) for n in sorted(wanted)))))
-    for r in results:
-        r.setdefault("date", dates.get(r.get("node_id")))

@@ -7,7 +7,6 @@ crypt or excluded text; nothing is read from the notes directly.
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -28,6 +27,7 @@ class Hit(BaseModel):
     line: int
     snippet: str = Field(description="a short excerpt of the matching text")
     date: str | None = Field(None, description="the heading's date (YYYY-MM-DD) when known")
+    role: str | None = Field(None, description="'oracle' for an answer the assistant itself wrote earlier (not the user's own note)")
     link: str = Field(description="an org link to cite the note with")
 
 
@@ -35,6 +35,14 @@ class Hits(BaseModel):
     mode: str = Field(description="how the notes were found: hybrid/vector (by meaning) or keyword")
     results: list[Hit]
     note: str | None = Field(None, description="anything the caller should know about these results")
+
+
+class Journal(BaseModel):
+    """What list_journal returns."""
+
+    results: list[Hit] = Field(description="journal headings in the range, oldest first")
+    more: bool = Field(description="more headings of the range were left out: raise k or narrow the range")
+    note: str | None = Field(None, description="why there are no results: no journal at all, or none in the range")
 
 
 class LinkedNote(BaseModel):
@@ -78,22 +86,9 @@ def hit(result: dict[str, Any]) -> Hit:
         line=int(result["line"]),
         snippet=result.get("snippet") or "",
         date=result.get("date"),
+        role=result.get("role"),
         link=org_link(result.get("node_id"), result["title"]),
     )
-
-
-def in_range(day: str | None, since: date | None, until: date | None) -> bool:
-    """Whether ISO date ``day`` lies in [since, until] (either end open); an unknown
-    date is never in a range that has an end."""
-    if since is None and until is None:
-        return True
-    if not day:
-        return False
-    try:
-        value = date.fromisoformat(day[:10])
-    except ValueError:
-        return False
-    return (since is None or value >= since) and (until is None or value <= until)
 
 
 def org_text(node: dict[str, Any]) -> tuple[str, bool]:

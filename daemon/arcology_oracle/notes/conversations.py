@@ -24,16 +24,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import BadRequest
+from .org_syntax import (
+    DRAWER_END_RE,
+    DRAWER_START_RE,
+    HEADING_LINE_RE,
+    PLANNING_RE,
+    PROPERTIES_START_RE,
+    property_line,
+    split_heading_tags,
+)
 
 USER_ROLES = frozenset({"user", "me", "human", "you", "question"})
 ORACLE_ROLES = frozenset({"oracle", "assistant", "ai", "model", "bot", "answer"})
 
-_HEADING = re.compile(r"^(\*+)[ \t]+(.*?)[ \t]*$")
-_TAGS = re.compile(r"^(.*?)(?:[ \t]+(:(?:[\w@#%]+:)+))?$")
-_PROPERTY = re.compile(r"^[ \t]*:([^\s:]+):[ \t]*(.*?)[ \t]*$")
-_DRAWER_START = re.compile(r"^[ \t]*:([A-Za-z_-]+):[ \t]*$")
-_DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE)
-_PLANNING = re.compile(r"^[ \t]*(?:(?:SCHEDULED|DEADLINE|CLOSED):.*)+$")
 _FENCE = re.compile(r"^([ \t]*)```[ \t]*([\w+-]*)[ \t]*$")
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _STAR_LINE = re.compile(r"^([ \t]*)(\*+)([ \t]+)(.*)$")
@@ -102,10 +105,21 @@ class _Heading:
     line: int
 
 
-def _split_title(raw: str) -> tuple[str, list[str]]:
-    m = _TAGS.match(raw)
-    title, tags = (m[1], m[2]) if m else (raw, None)
-    return title.strip(), [t for t in (tags or "").split(":") if t]
+def _heading_line(line: str) -> tuple[int, str] | None:
+    """``(level, text after the stars)`` of a heading line (Org's: stars, a space), else None."""
+    if not HEADING_LINE_RE.match(line):
+        return None
+    stars = len(line) - len(line.lstrip("*"))
+    return stars, line[stars:].strip()
+
+
+def _title_and_tags(text: str) -> tuple[str, list[str]]:
+    """A heading's title and tags by Org's rule: tags (Org's characters) follow a space,
+    and empty ones (``:a::b:``) are none."""
+    title, tags = split_heading_tags(text)
+    if tags and title and text[len(title)] == ":":  # "Re:a:" has no tag in Org (orgparse reads one)
+        return text, []
+    return title, [t for t in tags if t]
 
 
 def _headings(text: str) -> list[_Heading]:
@@ -113,26 +127,26 @@ def _headings(text: str) -> list[_Heading]:
     out: list[_Heading] = []
     i = 0
     while i < len(lines):
-        m = _HEADING.match(lines[i])
-        if not m:
+        found = _heading_line(lines[i])
+        if not found:
             i += 1
             if out:
                 out[-1].lines.append(lines[i - 1])
             continue
-        title, tags = _split_title(m[2])
-        heading = _Heading(len(m[1]), title, tags, {}, [], i + 1)
+        title, tags = _title_and_tags(found[1])
+        heading = _Heading(found[0], title, tags, {}, [], i + 1)
         i += 1
-        if i < len(lines) and _PLANNING.match(lines[i]):
+        if i < len(lines) and PLANNING_RE.match(lines[i]):
             i += 1
-        if i < len(lines) and lines[i].strip().upper() == ":PROPERTIES:":
+        if i < len(lines) and PROPERTIES_START_RE.match(lines[i]):
             j = i + 1
             props: dict[str, str] = {}
-            while j < len(lines) and not _DRAWER_END.match(lines[j]) and not _HEADING.match(lines[j]):
-                pm = _PROPERTY.match(lines[j])
-                if pm:
-                    props[pm[1].upper()] = pm[2]
+            while j < len(lines) and not DRAWER_END_RE.match(lines[j]) and not HEADING_LINE_RE.match(lines[j]):
+                pair = property_line(lines[j])
+                if pair and pair[0]:
+                    props[pair[0].upper()] = pair[1]
                 j += 1
-            if j < len(lines) and _DRAWER_END.match(lines[j]):
+            if j < len(lines) and DRAWER_END_RE.match(lines[j]):
                 heading.properties = props
                 i = j + 1
         out.append(heading)
@@ -145,9 +159,9 @@ def _drop_drawers(lines: list[str]) -> list[str]:
     out: list[str] = []
     i = 0
     while i < len(lines):
-        if _DRAWER_START.match(lines[i]) and lines[i].strip().upper() != ":END:":
+        if DRAWER_START_RE.match(lines[i]) and not DRAWER_END_RE.match(lines[i]):
             j = i + 1
-            while j < len(lines) and not _DRAWER_END.match(lines[j]):
+            while j < len(lines) and not DRAWER_END_RE.match(lines[j]):
                 j += 1
             if j < len(lines):
                 i = j + 1

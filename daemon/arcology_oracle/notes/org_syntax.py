@@ -25,6 +25,10 @@ CLOSED_DATE_RE = re.compile(r"CLOSED:\s*\[(\d{4})-(\d{2})-(\d{2})")
 # A daily note's file name: the date alone (org-roam-dailies' default).
 DAILY_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
+# Drawers (org-drawer-regexp): a line that is only ``:NAME:``, up to a line ``:END:``.
+PROPERTIES_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
+DRAWER_START_RE = re.compile(r"^[ \t]*:([\w-]+):[ \t]*$")
+DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE)
 CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
 _TAG_RUN_RE = re.compile(rf"(?:{TAG_CHARS}|:)+")
 

@@ -47,6 +47,7 @@ from .org_syntax import (
     HEADING_LINE_RE,
     ISO_DATE_RE,
     PLANNING_RE,
+    PROPERTIES_START_RE,
     date_in,
     decode_org_bytes,
     dedupe,
@@ -66,7 +67,6 @@ from .records import Heading, ParsedFile
 log = logging.getLogger(__name__)
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
-_DRAWER_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
 
 
 def read_org_file(
@@ -268,7 +268,7 @@ def _drawer(
         placed = all(not ln.strip() or ln.lstrip().startswith("#") for ln in node_lines[:at])
     else:
         placed = at == 1 or (at == 2 and PLANNING_RE.match(node_lines[1]) is not None)
-    if closed and placed and _DRAWER_START_RE.match(node_lines[at]):
+    if closed and placed and PROPERTIES_START_RE.match(node_lines[at]):
         return lenient, node.get_body(format="raw"), lenient
     line_no = start + at + 1
     if not closed:

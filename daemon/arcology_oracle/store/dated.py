@@ -44,17 +44,24 @@ def vectors_in_range(store: Store, since: str, until: str) -> tuple[list[int], n
     return [r[0] for r in rows], matrix
 
 
-def headings_in_range(store: Store, since: str, until: str, limit: int) -> list[int]:
+def headings_in_range(store: Store, since: str, until: str, limit: int, *, daily: bool = False) -> list[int]:
     """Ids of headings dated in range, oldest first (file order within a day); a file's
-    text before its first heading only when there is some."""
+    text before its first heading only when there is some. With ``daily``, only the
+    headings of daily notes (the journal: dated by their file's name)."""
+    only = " AND h.date_source = 'daily'" if daily else ""
     return [
         r[0]
         for r in store.conn.execute(
             "SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE h.date BETWEEN ? AND ?"
-            " AND (h.level > 0 OR h.text != '') ORDER BY h.date, f.path, h.start_line LIMIT ?",
+            f" AND (h.level > 0 OR h.text != ''){only} ORDER BY h.date, f.path, h.start_line LIMIT ?",
             (since, until, int(limit)),
         )
     ]
+
+
+def has_daily_headings(store: Store) -> bool:
+    """Whether any heading of a daily note is indexed."""
+    return store.conn.execute("SELECT 1 FROM headings WHERE date_source = 'daily' LIMIT 1").fetchone() is not None
 
 
 def heading_dates(store: Store, ids: list[int], *, stated: bool = False) -> dict[int, str | None]:
