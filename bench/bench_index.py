@@ -114,7 +114,7 @@ async def with_latency(headings: int, per_request: float, per_text: float, paral
     server = embed_server(RESULTS / "logs" / "embed-latency.log", *args)
     try:
         from arcology_oracle.config import load_settings
-        from arcology_oracle.embedder import OllamaEmbedder
+        from arcology_oracle.ollama.embed import OllamaEmbedder
 
         settings = load_settings(overrides={"ollama_host": server.url, "embed_model": "bench-hash", "embed_batch_size": batch}, environ={})
         built = await index_in_process(base / "roam", base / "index.sqlite3", OllamaEmbedder(settings), embed_batch_size=batch, ollama_host=server.url)

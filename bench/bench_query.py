@@ -14,7 +14,9 @@ this process over HTTP:
 * recall@10 of /similar against exact search: the 10 best nodes by exact cosine over
   every chunk (one per node, the query node excluded), compared with the daemon's 10;
 * the daemon's peak RSS (VmHWM) after the queries, and the time of its first query
-  (which loads the in-memory vector index).
+  (which loads the in-memory vector index);
+* the first query right after a restart, sent as soon as ``/health`` answers, with and
+  without the vector index's snapshot beside the database.
 
 Writes bench/results/query.json.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -99,6 +102,15 @@ class Exact:
             best = min(best, time.perf_counter() - started)
         return best
 
+    def floor_cpu(self, q: np.ndarray, k: int = 100) -> float:
+        """CPU seconds of the single-threaded brute-force top-k (BLAS threads would add
+        their spinning to the process's CPU time)."""
+        started = time.thread_time()
+        sims = np.einsum("ij,j->i", self.matrix, q)
+        top = np.argpartition(-sims, k)[:k]
+        top[np.argsort(-sims[top])]
+        return time.thread_time() - started
+
     def knn_recall(self, queries: list[np.ndarray], k: int = 10, pool: int = 100) -> float:
         """Recall@k of the daemon's KNN (VectorIndex prefilter, then float32 re-rank of
         the best pool + margin, as Store.knn does) against exact top-k."""
@@ -152,9 +164,17 @@ async def exact_similar(db: Path, dims: int, nodes: list[str]) -> dict[str, list
         await index.close()
 
 
-async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, seed: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, seed: int, pid: int) -> dict:
     """Sequential requests (one client, like one Emacs): /similar for random nodes,
-    /search for one to three random title words."""
+    /search for one to three random title words. Besides wall-clock latencies, the
+    daemon's CPU time per request (from /proc, all threads) and the floor's CPU time:
+    their ratio hardly moves with the machine's load, the latencies do."""
     rng = random.Random(seed)
     nodes = rng.sample(sorted(exact.by_node), queries)
     texts = [" ".join(rng.sample(vocabulary, rng.randint(1, 3))) for _ in range(queries)]
@@ -166,15 +186,23 @@ async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, s
             await timed_get(session, url + "/similar", node=n, k=10)
         # The floor is timed right after each request, so both see the same machine load.
         sim_times, answers, floors = [], {}, []
+        daemon_cpu, floor_cpu = cpu_seconds(pid), 0.0
         for n in nodes:
             t, body = await timed_get(session, url + "/similar", node=n, k=10)
             sim_times.append(t)
             answers[n] = [r["node_id"] for r in body["results"]]
-            floors.append(exact.floor(exact.node_vector(n)))
+            q = exact.node_vector(n)
+            floors.append(exact.floor(q))
+            floor_cpu += exact.floor_cpu(q)
+        out["similar_cpu_ms"] = round((cpu_seconds(pid) - daemon_cpu) / len(nodes) * 1000, 2)
+        out["floor_cpu_ms"] = round(floor_cpu / len(nodes) * 1000, 2)
         search_times = []
+        daemon_cpu = cpu_seconds(pid)
         for text in texts:
             t, body = await timed_get(session, url + "/search", q=text, k=10)
             search_times.append(t)
+        # Includes the embedder's client side (each text is a new query embedding).
+        out["search_cpu_ms"] = round((cpu_seconds(pid) - daemon_cpu) / len(texts) * 1000, 2)
     out["knn_recall_at_10"] = round(exact.knn_recall([exact.node_vector(n) for n in nodes]), 4)
     out["answers"] = answers
     ms = lambda xs, p: round(percentile(xs, p) * 1000, 2)  # noqa: E731
@@ -185,6 +213,35 @@ async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, s
     )  # fmt: skip
     out["similar_p50_over_floor"] = round(out["similar_p50_ms"] / out["numpy_floor_p50_ms"], 2)
     return out
+
+
+async def first_after_start(roam: Path, db: Path, server_url: str, node: str, log: Path, *, snapshot: bool) -> dict:
+    """Start the daemon, wait only until it answers ``/health``, then time one /similar
+    at once: the first query after a start, as Emacs sends it when it starts with the
+    daemon. ``snapshot`` False deletes the vector index's snapshot first (the state after
+    an upgrade, or a crash that left it stale)."""
+    if not snapshot:
+        Path(f"{db}-vectors").unlink(missing_ok=True)
+    proc = daemon(roam, db, server_url, HASH_MODEL, log)
+    try:
+        async with aiohttp.ClientSession() as session:
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    async with session.get(proc.url + "/health") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TimeoutError("daemon did not start")
+                await asyncio.sleep(0.02)
+            first, body = await timed_get(session, proc.url + "/similar", node=node, k=10)
+            second, _ = await timed_get(session, proc.url + "/similar", node=node, k=10)
+        return {"snapshot": snapshot, "first_similar_ms": round(first * 1000, 1), "second_similar_ms": round(second * 1000, 1),
+                "mode": body.get("mode"), **rss_mb(proc.pid)}  # fmt: skip
+    finally:
+        proc.stop()
 
 
 async def run_size(size: int, dims: int, queries: int) -> dict:
@@ -202,8 +259,16 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
             started = time.perf_counter()
             status = await wait_ready(session, proc.url)
             ready_s = time.perf_counter() - started
-        result = await measure(proc.url, exact, vocabulary, queries, seed=size)
+        result = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid)
         result.update(rss_mb(proc.pid))
+        proc.stop()
+        # The first query right after a start: with the snapshot the stop just wrote, then
+        # without one, then with it again (so both see about the same machine load).
+        node = next(iter(result["answers"]))
+        result["first_after_start"] = [
+            await first_after_start(roam, db, server.url, node, logs / f"daemon-{size}-restart.log", snapshot=snap)
+            for snap in (True, False, True)
+        ]
     finally:
         proc.stop()
         server.stop()

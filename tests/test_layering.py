@@ -22,8 +22,6 @@ LAYERS: dict[str, int] = {
     "notes": 1,
     "store": 2,
     "ollama": 3,
-    # The upstream modules until they move into ollama/ (issue 19, the overhead helper).
-    "ollama_client": 3, "embedder": 3, "llm": 3, "upstream": 3,
     "index": 4,
     "answers": 5,
     "http": 6,

@@ -230,7 +230,7 @@ async def _stream_reply(reply, out=None) -> None:
 
 def _with_oracle(settings: Settings, fn):
     from .answers.oracle import Oracle
-    from .llm import OllamaChat
+    from .ollama.chat import OllamaChat
 
     async def run(index):
         llm = OllamaChat(settings)

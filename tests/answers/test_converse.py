@@ -11,8 +11,8 @@ import pytest
 
 from arcology_oracle.answers.oracle import Oracle
 from arcology_oracle.errors import BadRequest
-from arcology_oracle.llm import OllamaChat
 from arcology_oracle.notes import conversations as orgconv
+from arcology_oracle.ollama.chat import OllamaChat
 from tests.org_samples import IDS, SECRET_WORDS
 
 WHEN = dt.datetime(2024, 3, 1, 14, 5)

@@ -14,7 +14,7 @@ from arcology_oracle.answers.prompts import Prompts, escape_data, load_prompts
 from arcology_oracle.answers.sources import Source, sources_markdown_block, sources_org_block
 from arcology_oracle.errors import BadRequest, ConfigError, ModelNotFound
 from arcology_oracle.index.service import OracleIndex
-from arcology_oracle.llm import OllamaChat
+from arcology_oracle.ollama.chat import OllamaChat
 from tests.org_samples import IDS, SECRET_WORDS
 
 UNRELATED = [

@@ -284,3 +284,18 @@ async def _upstream_json(fake, method: str, path: str, body=None):
     async with aiohttp.ClientSession() as session:
         async with session.request(method, fake.url + path, json=body) as response:
             return await response.json()
+
+
+async def test_hanging_upstream_is_a_504_that_says_it_timed_out(make_client, make_settings, fake_ollama):
+    """The pass-through and the native embedder share one error translator: a timeout is
+    a timeout, named so, whichever client met it."""
+    daemon = await make_client(make_settings(ollama_host=fake_ollama.url, chat_timeout=0.5))
+    fake_ollama.state.hang = True
+    try:
+        response = await daemon.post("/api/chat", json={"model": "llama3.2", "stream": False,
+                                                        "messages": [{"role": "user", "content": "hi"}]})  # fmt: skip
+        body = await response.json()
+        assert response.status == 504 and "timed out" in body["error"] and fake_ollama.url in body["error"]
+    finally:
+        fake_ollama.state.hang = False
+        fake_ollama.state.release()

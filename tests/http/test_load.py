@@ -19,7 +19,7 @@ from contextlib import aclosing
 import aiohttp
 import pytest
 
-from arcology_oracle.llm import OllamaChat
+from arcology_oracle.ollama.chat import OllamaChat
 from tests.corpus_tools import Corpus, write_corpus
 from tests.org_samples import EXAMPLE_QUERIES, IDS
 from tests.runners import Daemon, start_daemon, wait_until

@@ -67,3 +67,25 @@ async def test_corrupt_database_is_rebuilt_with_a_warning(make_settings, fake_ol
     _, results = await search(idx, "covering index", 3)
     assert results and any("unusable" in r.getMessage() for r in caplog.records)
     await idx.close()
+
+
+async def test_vectors_of_the_wrong_dimension_are_found_by_sqlite_vec_and_repaired(make_settings, fake_ollama):
+    settings = make_settings(ollama_host=fake_ollama.url)
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.embed_pending()
+    await index.close()
+    store = Store.open(settings.db_path)
+    dims = store.embedding_model().dims
+    rows = [r[0] for r in store.conn.execute("SELECT rowid FROM vec_embeddings ORDER BY rowid LIMIT 2")]
+    assert diagnose(settings, store).ok
+    # One vector a float short (vec_length says dims - 1), one not float32s at all.
+    store.conn.execute("UPDATE vec_embeddings SET embedding = substr(embedding, 1, ?) WHERE rowid = ?", ((dims - 1) * 4, rows[0]))
+    store.conn.execute("UPDATE vec_embeddings SET embedding = X'010203' WHERE rowid = ?", (rows[1],))
+    found = diagnose(settings, store)
+    assert found.wrong_size_vectors == 2 and "2 wrong size vectors" in found.problems()
+    before, after = repair(settings, store)
+    assert before.wrong_size_vectors == 2 and after.ok
+    assert store.conn.execute("SELECT count(*) FROM vec_embeddings WHERE vec_length(embedding) != ?", (dims,)).fetchone()[0] == 0
+    store.close()

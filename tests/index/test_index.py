@@ -279,3 +279,17 @@ def test_full_text_index_follows_batches_savepoints_and_rewrites(tmp_path):
     assert _fts_paths(store, "plain") == {"old.org", "a.org", "c.org", "d.org"}
     store.conn.execute("INSERT INTO headings_fts(headings_fts, rank) VALUES ('integrity-check', 1)")
     store.close()
+
+
+async def test_search_snippets_show_the_matched_words_of_long_headings(index, roam_dir):
+    before = " ".join(f"alpha{i}" for i in range(300))
+    after = " ".join(f"omega{i}" for i in range(300))
+    (roam_dir / "long.org").write_text(
+        ":PROPERTIES:\n:ID: long-note\n:END:\n#+title: Long\n\n* A long heading\n"
+        f"{before} the zygomorphic petals {after}\n"
+    )
+    await index.reconcile()
+    _, results = await search(index, "zygomorphic", 5)
+    hit = next(r for r in results if r.node_id == "long-note")
+    # FTS5's snippet: a window around the matched word, not the start of the text.
+    assert "zygomorphic" in hit.snippet and "alpha0 " not in hit.snippet

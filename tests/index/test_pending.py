@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from arcology_oracle.embedder import OllamaEmbedder
+from arcology_oracle.ollama.embed import OllamaEmbedder
 from arcology_oracle.errors import ServiceUnavailable
 from arcology_oracle.index.embedding import embed_pending
 from arcology_oracle.store import Store

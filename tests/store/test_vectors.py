@@ -3,13 +3,16 @@ store's writes (same process through deltas, other processes through a reload)."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from arcology_oracle.store import Store
 from arcology_oracle.store import vectors
 from arcology_oracle.store.vectors import VectorIndex
-from tests.store_rows import write_file
+from arcology_oracle.notes.records import Chunk, ParsedFile, sha256_hex
+from tests.store_rows import heading, write_file
 
 
 def clustered(n: int, dims: int, seed: int, clusters: int = 50) -> np.ndarray:
@@ -195,3 +198,77 @@ def test_node_vectors_are_the_mean_of_distinct_stored_vectors(stores):
     for node in ("node-3", "node-7"):
         ids = [r["id"] for r in reader.node_headings(node)]
         assert np.allclose(got[node], retrieval.stored_vector(reader, ids), atol=1e-6)
+
+
+def test_a_restart_restores_the_snapshot_instead_of_reading_every_vector(stores):
+    writer, reader = stores
+    x = clustered(600, 32, seed=12)
+    hashes = write_file(writer, "a.org", list(range(600)))
+    writer.store_vectors(list(zip(hashes, x.tolist())))
+    reader.knn(x[0], 5)
+    assert reader._vector_index().saved_generation is None  # a full load saves nothing by itself
+    reader.close()
+    snapshot = Path(f"{writer.path}-vectors")
+    assert snapshot.exists()
+    # A new process: its own index, and reading the vector table would fail.
+    again = Store.open(writer.path)
+    again._vindex = VectorIndex()
+    token = again.get_meta(vectors.META_KEY)
+    again.conn.execute("ALTER TABLE vec_embeddings RENAME TO vec_hidden")
+    try:
+        with pytest.raises(Exception):
+            again.conn.execute("SELECT count(*) FROM vec_embeddings").fetchone()
+        again._load_vectors()  # the restore: never touches the table
+        assert again._vindex.generation == again._vindex.saved_generation == token and len(again._vindex) == 600
+    finally:
+        again.conn.execute("ALTER TABLE vec_hidden RENAME TO vec_embeddings")
+    assert [h for h, _ in again.knn(x[9], 10)] == exact_hashes(again, x[9], 10)
+    again.close()
+
+
+def test_removing_vectors_deletes_the_snapshot_and_a_stale_one_is_never_used(stores):
+    writer, reader = stores
+    x = clustered(400, 32, seed=13)
+    hashes = write_file(writer, "a.org", list(range(300)))
+    writer.store_vectors(list(zip(hashes, x[:300].tolist())))
+    write_file(writer, "b.org", list(range(300, 400)))
+    reader.warm_vectors()
+    snapshot = Path(f"{writer.path}-vectors")
+    assert snapshot.exists()
+    # Another process removes vectors (a note deleted, or made private): the snapshot goes.
+    other = Store.open(writer.path)
+    other._vindex = VectorIndex()
+    other.delete_file("a.org")
+    assert not snapshot.exists()
+    other.close()
+    # A stale snapshot (written before another process added vectors) is deleted, not used.
+    reader.warm_vectors()
+    assert snapshot.exists()
+    other = Store.open(writer.path)
+    other._vindex = VectorIndex()
+    b_hashes = [h for (h,) in other.conn.execute("SELECT hash FROM chunks ORDER BY id")]
+    other.store_vectors(list(zip(b_hashes, x[300:].tolist())))
+    other.conn.close()
+    assert snapshot.exists()
+    fresh = Store.open(writer.path)
+    fresh._vindex = VectorIndex()
+    assert [h for h, _ in fresh.knn(x[350], 10)] == exact_hashes(fresh, x[350], 10)
+    assert not snapshot.exists() and len(fresh._vindex) == 100
+    fresh.close()
+
+
+def test_knn_headings_gives_each_heading_its_nearest_chunk(stores):
+    writer, reader = stores
+    x = clustered(200, 32, seed=14)
+    hashes = write_file(writer, "a.org", list(range(100)))
+    # A second file whose headings share texts with the first: one hash, two headings.
+    parsed = ParsedFile(path="b.org", title="T", file_id=None, headings=[heading(i) for i in range(100, 110)])
+    chunks = [[Chunk(0, f"text a.org {i}", hashes[i])] for i in range(10)]
+    writer.replace_file(parsed, size=1, mtime_ns=1, file_hash=sha256_hex("b"), chunks=chunks)
+    writer.store_vectors(list(zip(hashes, x[:100].tolist())))
+    got = reader.knn_headings(x[3], 20)
+    nearest = reader.knn(x[3], 20)
+    owners = {h: [r[0] for r in reader.conn.execute("SELECT heading FROM chunks WHERE hash = ?", (h,))] for h, _ in nearest}
+    want = sorted(((hid, d) for h, d in nearest for hid in owners[h]), key=lambda t: t[1])
+    assert sorted(got, key=lambda t: (t[1], t[0])) == sorted(want, key=lambda t: (t[1], t[0]))
+    assert [d for _, d in got] == sorted(d for _, d in got) and len(got) == len(want) > 20

@@ -71,7 +71,7 @@ class Oracle:
     """Questions, summaries and conversations over one index with one chat client.
 
     ``index`` is a :class:`~arcology_oracle.answers.index_api.NotesIndex`, ``llm`` an
-    :class:`~arcology_oracle.llm.OllamaChat` (anything with its ``chat`` and ``stream_chat``).
+    :class:`~arcology_oracle.ollama.chat.OllamaChat` (anything with its ``chat`` and ``stream_chat``).
     """
 
     def __init__(self, index: NotesIndex, llm, prompts: Prompts | None = None):

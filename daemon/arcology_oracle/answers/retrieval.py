@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -104,43 +104,50 @@ def cosine_from_l2(distance: float) -> float:
 def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> list[tuple[int, float, str]]:
     """``(heading id, score, snippet)`` by BM25, best first. An AND query that finds
     nothing is retried as OR, so a search never comes back empty for a near miss."""
+    return _keyword(store, text, k, any_term=any_term, snippets=True)[1]
+
+
+def _keyword(store: Store, text: str, k: int, *, any_term: bool, snippets: bool) -> tuple[str | None, list]:
+    """:func:`keyword_hits` and the FTS5 expression that found them (snippets None
+    unless ``snippets``: :func:`_snippets_of` reads them for the results only)."""
     match = fts_query(text, any_term=any_term)
     if match is None:
-        return []
-    hits = store.fts_search(match, k)
+        return None, []
+    hits = store.fts_search(match, k, snippets=snippets)
     if not hits and not any_term:
         match = fts_query(text, any_term=True)
-        hits = store.fts_search(match, k) if match else []
-    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
+        hits = store.fts_search(match, k, snippets=snippets) if match else []
+    return match, [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
 
 
-def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, float, str]], int]:
+def _snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Callable[[list[int]], dict[int, str]]:
+    """For :func:`to_results`: the snippets of those of ``hits`` that become results."""
+    found = {h[0] for h in hits}
+    return lambda ids: store.fts_snippets(match, [i for i in ids if i in found]) if match else {}
+
+
+def keyword_ranking(
+    store: Store, text: str, k: int, *, snippets: bool = True
+) -> tuple[list[tuple[int, float, str | None]], int]:
     """``(hits, n)``: like :func:`keyword_hits`, but the headings holding every word
     (the AND query's, ``n`` of them) are followed by those holding only some (the OR
-    query's, BM25 order), at most ``k`` in all."""
+    query's, BM25 order), at most ``k`` in all. Without ``snippets`` they are None."""
     match = fts_query(text)
     if match is None:
         return [], 0
-    every = store.fts_search(match, k)
+    every = store.fts_search(match, k, snippets=snippets)
     hits = list(every)
     if len(hits) < k:
         seen = {h for h, _, _ in hits}
         some = fts_query(text, any_term=True)
-        hits += [hit for hit in (store.fts_search(some, k) if some else []) if hit[0] not in seen][: k - len(hits)]
+        more = store.fts_search(some, k, snippets=snippets) if some else []
+        hits += [hit for hit in more if hit[0] not in seen][: k - len(hits)]
     return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits], len(every)
 
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
     """``(heading id, cosine)`` of the best chunk of each heading, best first."""
-    neighbours = store.knn(vector, k)
-    by_hash = store.headings_for_hashes([h for h, _ in neighbours])
-    best: dict[int, float] = {}
-    for text_hash, distance in neighbours:
-        for heading_id in by_hash.get(text_hash, ()):
-            score = cosine_from_l2(distance)
-            if score > best.get(heading_id, -2.0):
-                best[heading_id] = score
-    return sorted(best.items(), key=lambda item: item[1], reverse=True)
+    return [(heading_id, cosine_from_l2(distance)) for heading_id, distance in store.knn_headings(vector, k)]
 
 
 def reciprocal_rank_fusion(*rankings: Sequence[int]) -> list[tuple[int, float]]:
@@ -157,18 +164,23 @@ def to_results(
     scored: Iterable[tuple[int, float]],
     k: int,
     *,
-    snippets: dict[int, str] | None = None,
+    snippets: dict[int, str] | Callable[[list[int]], dict[int, str]] | None = None,
     per_node: bool = False,
     exclude_nodes: frozenset[str] = frozenset(),
     exclude_headings: frozenset[int] = frozenset(),
 ) -> list[Result]:
     """Turn scored heading ids into at most ``k`` results, skipping excluded ones and,
-    with ``per_node``, every heading of a node after that node's best."""
+    with ``per_node``, every heading of a node after that node's best. ``snippets`` maps
+    heading ids to snippets, or is called with the results' heading ids to read them."""
     scored = list(scored)
-    rows = store.headings([h for h, _ in scored])
-    results: list[Result] = []
+    rows: dict[int, dict] = {}
+    read = 0
+    chosen: list[tuple[dict, float]] = []
     seen_nodes: set[str] = set()
-    for heading_id, score in scored:
+    for i, (heading_id, score) in enumerate(scored):
+        if i >= read:  # rows in slices: most requests need only the first few
+            read = i + max(2 * k, 16)
+            rows.update(store.headings([h for h, _ in scored[i:read]]))
         row = rows.get(heading_id)
         if row is None or heading_id in exclude_headings:
             continue
@@ -179,25 +191,26 @@ def to_results(
         if per_node and node_key in seen_nodes:
             continue
         seen_nodes.add(node_key)
-        snippet = (snippets or {}).get(heading_id) or one_line(row["text"] or row["title"])
-        results.append(
-            Result(
-                node_id=node,
-                heading_id=row["own_id"],
-                title=row["node_title"],
-                heading=row["title"],
-                olp=row["olp"],
-                file=row["file"],
-                line=row["start_line"],
-                score=round(float(score), 6),
-                snippet=one_line(snippet),
-                date=row.get("date"),
-                role="oracle" if is_oracle_answer(row["properties"]) else None,
-            )
-        )
-        if len(results) >= k:
+        chosen.append((row, score))
+        if len(chosen) >= k:
             break
-    return results
+    found = snippets([row["id"] for row, _ in chosen]) if callable(snippets) else (snippets or {})
+    return [
+        Result(
+            node_id=row["node_id"],
+            heading_id=row["own_id"],
+            title=row["node_title"],
+            heading=row["title"],
+            olp=row["olp"],
+            file=row["file"],
+            line=row["start_line"],
+            score=round(float(score), 6),
+            snippet=one_line(found.get(row["id"]) or row["text"] or row["title"]),
+            date=row.get("date"),
+            role="oracle" if is_oracle_answer(row["properties"]) else None,
+        )
+        for row, score in chosen
+    ]
 
 
 def search(
@@ -217,8 +230,9 @@ def search(
     unrelated headings.
     """
     pool = max(k * 5, 50)
-    keyword, all_words = keyword_ranking(store, query, pool)
-    snippets = {h: s for h, _, s in keyword}
+    keyword, all_words = keyword_ranking(store, query, pool, snippets=False)
+    # The OR expression matches every hit (AND hits hold all the words): their snippets.
+    snippets = _snippets_of(store, fts_query(query, any_term=True), keyword)
     if query_vector is not None and store.has_vector_table():
         vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
         if vector or not keyword:
@@ -273,12 +287,12 @@ def similar(
             return "vector", to_results(
                 store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
             )
-    keyword = keyword_hits(store, text, pool, any_term=True)
+    match, keyword = _keyword(store, text, pool, any_term=True, snippets=False)
     return "keyword", to_results(
         store,
         [(h, s) for h, s, _ in keyword],
         k,
-        snippets={h: s for h, _, s in keyword},
+        snippets=_snippets_of(store, match, keyword),
         per_node=True,
         exclude_nodes=exclude_nodes,
         exclude_headings=exclude_headings,
@@ -294,13 +308,13 @@ def _rescore_by_note(
     exclude_nodes: frozenset[str],
 ) -> list[tuple[int, float]]:
     """Best heading per note, rescored with the note's mean vector (see :func:`similar`)."""
-    rows = store.headings([h for h, _ in hits])
+    owners = store.heading_owners([h for h, _ in hits])
     best: dict[str, tuple[int, float]] = {}
     for heading_id, score in hits:
-        row = rows.get(heading_id)
-        if row is None or row["node_id"] in exclude_nodes:
+        owner = owners.get(heading_id)
+        if owner is None or owner[0] in exclude_nodes:
             continue
-        key = row["node_id"] or f"file:{row['file']}"
+        key = owner[0] or f"file:{owner[1]}"
         if key not in best:
             best[key] = (heading_id, score)
     rescored = []

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from aiohttp import web
 
 from ..config import Settings
-from ..embedder import Embedder
+from ..ollama.embed import Embedder
 from ..errors import ConfigError
 from ..index.live import LiveIndex
 from . import ask_routes, links_routes, memory_routes, openapi, routes

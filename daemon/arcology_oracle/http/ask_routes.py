@@ -20,7 +20,7 @@ from ..answers.oracle import Oracle, Reply
 from ..answers.recall import recall
 from ..answers.sources import sources_text_block
 from ..errors import ServiceUnavailable
-from ..llm import OllamaChat
+from ..ollama.chat import OllamaChat
 from .keys import index_key, settings_key
 from .params import parse_body, parse_query
 from .routes import date_range_param

@@ -10,13 +10,15 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from ..embedder import Embedder
+from ..ollama.embed import Embedder
 
 # Vectors from a fast embedder are committed together, at most this many or this often.
 VECTORS_PER_COMMIT = 512
 STORE_VECTORS_EVERY = 0.25
 # Embedding requests sent before the first answer is read.
 EMBED_REQUESTS_IN_FLIGHT = 2
+# Pending texts read from the store at once, in batches.
+PENDING_BATCHES_PER_READ = 8
 
 
 async def embed_pending(
@@ -48,8 +50,9 @@ async def embed_pending(
     """
     total = 0
     unstored: list[tuple[str, object]] = []
-    not_stored: set[str] = set()  # requested or embedded, and not stored yet
+    not_stored: set[str] = set()  # queued, requested or embedded, and not stored yet
     requests: deque[tuple[list[str], asyncio.Future]] = deque()
+    queued: deque[tuple[str, str]] = deque()  # read from the store, not requested yet
     storing: asyncio.Future | None = None
     last_store = time.monotonic()
     drained = False
@@ -72,14 +75,19 @@ async def embed_pending(
 
     try:
         while True:
-            while not drained and len(requests) < requests_in_flight:
-                exclude = frozenset(not_stored)
-                pending = await run_store(lambda s: s.pending_texts(batch_size, exclude=exclude))
-                if not pending:
-                    drained = True
+            while len(requests) < requests_in_flight:
+                if len(queued) < batch_size and not drained:
+                    # Several batches per trip to the writer thread: one trip per batch
+                    # cost the event loop as much as the batch's own bookkeeping.
+                    exclude = frozenset(not_stored)
+                    more = await run_store(lambda s: s.pending_texts(batch_size * PENDING_BATCHES_PER_READ, exclude=exclude))
+                    drained = not more
+                    not_stored.update(text_hash for text_hash, _ in more)
+                    queued.extend(more)
+                if not queued:
                     break
+                pending = [queued.popleft() for _ in range(min(batch_size, len(queued)))]
                 hashes = [text_hash for text_hash, _ in pending]
-                not_stored.update(hashes)
                 requests.append((hashes, asyncio.ensure_future(embedder.embed_documents([t for _, t in pending]))))
             if not requests:
                 break

@@ -28,7 +28,7 @@ from itertools import islice
 from pathlib import Path
 
 from ..config import Settings
-from ..embedder import Embedder, prefixes_key
+from ..ollama.embed import Embedder, prefixes_key
 from ..notes.files import is_indexable_path, iter_org_files
 from ..store import Store
 from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error

@@ -14,7 +14,7 @@ import logging
 import random
 
 from ..config import Settings
-from ..embedder import Embedder
+from ..ollama.embed import Embedder
 from ..errors import DimensionMismatch, ServiceUnavailable
 from .service import OracleIndex
 from .watcher import RoamWatcher

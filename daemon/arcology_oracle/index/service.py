@@ -17,10 +17,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+import numpy as np
+
 from .. import __version__
 from ..config import Settings
-from ..embedder import Embedder, OllamaEmbedder, prefixes_key
 from ..errors import DimensionMismatch, NotFound, ServiceUnavailable
+from ..ollama.embed import Embedder, OllamaEmbedder, prefixes_key
 from ..store import Store
 from .embedding import embed_pending
 from .indexer import IndexReport, Indexer
@@ -201,7 +203,7 @@ class OracleIndex:
             log.info("query embedding unavailable, keyword mode: %s", exc)
             return None
         self.embedder_state.ok()
-        self._query_vectors[key] = vector
+        vector = self._query_vectors[key] = np.asarray(vector, np.float64).tolist()  # plain floats
         while len(self._query_vectors) > 256:
             self._query_vectors.popitem(last=False)
         return vector

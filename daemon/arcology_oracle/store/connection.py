@@ -32,6 +32,10 @@ def _is_corruption(exc: Exception) -> bool:
     return any(m in text for m in ("not a database", "malformed", "corrupt", "disk image"))
 
 
+# The in-memory vector index's snapshot beside the database (see vector_sync.py).
+VECTORS_SNAPSHOT_SUFFIX = "-vectors"
+
+
 class StoreBase:
     """One connection to the index database: opening, transactions, ``meta``."""
 
@@ -63,7 +67,7 @@ class StoreBase:
             if str(path) == ":memory:" or not _is_corruption(exc):
                 raise StoreError(f"cannot open index database {path}: {exc}") from exc
             log.warning("index database %s is unusable (%s): deleting it and rebuilding from the notes", path, exc)
-            for suffix in ("", "-wal", "-shm", "-journal"):
+            for suffix in ("", "-wal", "-shm", "-journal", VECTORS_SNAPSHOT_SUFFIX):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
             try:
                 store = cls._open(path)

@@ -15,6 +15,7 @@ from array import array
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import sqlite_vec
 
 from ..errors import StoreError
@@ -74,7 +75,10 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
 
 def pack_vector(vector) -> bytes:
     """float32 little-endian bytes of ``vector`` (the form vec0 stores). struct packs a
-    list of Python floats twice as fast as array or numpy (10 µs for 768, against 21)."""
+    list of Python floats twice as fast as array or numpy (10 µs for 768, against 21);
+    a float32 array row is its own bytes."""
+    if isinstance(vector, np.ndarray):
+        return vector.astype("<f4", copy=False).tobytes()
     return _float32s(len(vector)).pack(*vector)
 
 

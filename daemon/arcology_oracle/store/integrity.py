@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from .db import DatabaseError
 from .vector_sync import VEC_TABLE, VectorSync
 
+# A vector of another dimension than the model's, counted by sqlite-vec's vec_length;
+# a blob that is not whole float32s at all (vec_length refuses it) counts too.
+WRONG_SIZE = "CASE WHEN length(embedding) % 4 != 0 THEN 1 ELSE vec_length(embedding) != ? END"
+
 
 @dataclass
 class IntegrityReport:
@@ -52,7 +56,7 @@ class Integrity(VectorSync):
             dims = self.embedding_model().dims
             if dims:
                 r.wrong_size_vectors = q(
-                    f"SELECT count(*) FROM {VEC_TABLE} WHERE length(embedding) != ?", (dims * 4,)
+                    f"SELECT count(*) FROM {VEC_TABLE} WHERE {WRONG_SIZE}", (dims,)
                 ).fetchone()[0]
         else:
             r.rows_without_vectors = q("SELECT count(*) FROM embeddings").fetchone()[0]
@@ -77,7 +81,7 @@ class Integrity(VectorSync):
                 q(f"DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM {VEC_TABLE} v WHERE v.rowid = embeddings.id)")
                 dims = self.embedding_model().dims
                 if dims:
-                    bad = [r[0] for r in q(f"SELECT rowid FROM {VEC_TABLE} WHERE length(embedding) != ?", (dims * 4,))]
+                    bad = [r[0] for r in q(f"SELECT rowid FROM {VEC_TABLE} WHERE {WRONG_SIZE}", (dims,))]
                     for rowid in bad:
                         q(f"DELETE FROM {VEC_TABLE} WHERE rowid = ?", (rowid,))
                         q("DELETE FROM embeddings WHERE id = ?", (rowid,))

@@ -36,27 +36,26 @@ class Reads(StoreBase):
         headings = one("SELECT count(*) FROM headings WHERE own_id = ? OR node_id = ?", (node_id, node_id)).fetchone()[0]
         return headings + one("SELECT count(*) FROM links WHERE src_node = ?", (node_id,)).fetchone()[0]
 
-    def headings_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[int]]:
-        """Heading ids whose chunks have each text hash."""
-        out: dict[str, list[int]] = {}
-        for text_hash in hashes:
-            out[text_hash] = [
-                r[0] for r in self.conn.execute("SELECT heading FROM chunks WHERE hash = ?", (text_hash,))
-            ]
-        return out
-
     def headings(self, ids: Sequence[int]) -> dict[int, dict]:
-        """Full heading rows (with the file path as ``file``) by heading id."""
-        out = {}
-        for heading_id in ids:
-            row = self.conn.execute(
-                "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
-                " WHERE h.id = ?",
-                (heading_id,),
-            ).fetchone()
-            if row is not None:
-                out[heading_id] = _heading_dict(row)
-        return out
+        """Full heading rows (with the file path as ``file``) by heading id (one query)."""
+        rows = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE h.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        ).fetchall()
+        return {row["id"]: _heading_dict(row) for row in rows}
+
+    def heading_owners(self, ids: Sequence[int]) -> dict[int, tuple[str | None, str]]:
+        """``(node id or None, file path)`` by heading id: what grouping results by note
+        needs, without reading (and decoding) whole rows."""
+        return {
+            r[0]: (r[1], r[2])
+            for r in self.conn.execute(
+                "SELECT h.id, h.node_id, f.path FROM headings h JOIN files f ON f.id = h.file"
+                " WHERE h.id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(ids)),),
+            )
+        }
 
     def node_headings(self, node_id: str) -> list[dict]:
         """Every heading that belongs to ``node_id``, in file order (the node's own first)."""

@@ -2,27 +2,47 @@
 note texts read for re-scoring, and SQLite's BM25 over a handful of texts.
 
 Nearest neighbours come from the in-memory index (:mod:`~arcology_oracle.store.vectors`),
-re-ranked on the stored float32 vectors.
+re-scored exactly by sqlite-vec on the stored float32 vectors.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import threading
 from collections.abc import Sequence
 
 import numpy as np
 
 from . import vectors
-from .db import sqlite, unpack_vector
+from .db import pack_vector, sqlite, unpack_vector
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
+
+
+# snippet() of the body column: no highlight marks, an ellipsis, about 16 tokens.
+_SNIPPET_ARGS = "2, '', '', ' … ', 16"
+
+
+# The k nearest of the candidates (rowids as JSON), exactly, by sqlite-vec: the query
+# vector, the candidates, k.
+_NEAREST = (
+    f"WITH near AS (SELECT e.hash AS hash, v.rowid AS rid, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
+    " JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?)) ORDER BY d, v.rowid LIMIT ?)"
+)
+
+
+def _l2(cosine_distance: float) -> float:
+    """L2 distance of unit vectors from their cosine distance: |a - b|^2 = 2 (1 - cos)."""
+    return math.sqrt(max(0.0, 2.0 * cosine_distance))
 
 
 class Search(VectorSync):
     """Keyword and vector search (see the module docstring)."""
 
-    def fts_search(self, match: str, k: int) -> list[tuple[int, float, str]]:
-        """Headings matching an FTS5 ``match`` expression: ``(heading id, bm25, snippet)``.
+    def fts_search(self, match: str, k: int, *, snippets: bool = True) -> list[tuple[int, float, str | None]]:
+        """Headings matching an FTS5 ``match`` expression: ``(heading id, bm25, snippet)``,
+        the snippet None without ``snippets`` (each costs ~0.1 ms: most of the query).
 
         ``match`` must already be quoted (see ``retrieval.fts_query``). bm25 is negative;
         lower is better. Every column weighs the same: FTS5 normalises each column by its
@@ -30,45 +50,66 @@ class Search(VectorSync):
         word in a long body; weighting titles 4x on top ranked known items lower on the
         Info manuals and on real notes (BENCHMARKS.md, Quality).
         """
+        snippet = f"snippet(headings_fts, {_SNIPPET_ARGS})" if snippets else "NULL"
         rows = self.conn.execute(
-            "SELECT rowid, bm25(headings_fts) AS rank,"
-            " snippet(headings_fts, 2, '', '', ' … ', 16) AS snip"
+            f"SELECT rowid, bm25(headings_fts) AS rank, {snippet} AS snip"
             " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
             (match, int(k)),
         ).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def fts_snippets(self, match: str, ids: Sequence[int]) -> dict[int, str]:
+        """The snippets :meth:`fts_search` gives, for the headings ``ids`` only."""
+        if not ids:
+            return {}
+        return dict(
+            self.conn.execute(
+                f"SELECT rowid, snippet(headings_fts, {_SNIPPET_ARGS}) FROM headings_fts"
+                " WHERE headings_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+                (match, json.dumps(list(ids))),
+            ).fetchall()
+        )
 
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
 
         Candidates come from the in-memory index shared by this process's stores of the
         database (first brought up to date with what this connection sees); the best
-        ``k`` plus a margin are re-ranked on their stored float32 vectors, so distances
-        are exact and float16 rounding never decides the order.
+        ``k`` plus a margin are re-scored exactly on their stored float32 vectors by
+        sqlite-vec, in the statement that reads their text hashes, so quantisation never
+        decides the order. (Reading the blobs into numpy instead took as long for 125
+        candidates and up to twice as long for 400: BENCHMARKS.md, sqlite-vec.)
         """
-        if not self.has_vector_table() or k <= 0:
+        params = self._knn_params(vector, k)
+        if params is None:
             return []
+        rows = self.conn.execute(f"{_NEAREST} SELECT hash, d FROM near ORDER BY d, rid", params).fetchall()
+        return [(text_hash, _l2(distance)) for text_hash, distance in rows]
+
+    def knn_headings(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+        """The headings of the ``k`` nearest vectors (as :meth:`knn`) as ``(heading id,
+        L2 distance of its nearest chunk)``, nearest first: one statement, where reading
+        each hash's headings apart cost a query more."""
+        params = self._knn_params(vector, k)
+        if params is None:
+            return []
+        rows = self.conn.execute(
+            f"{_NEAREST} SELECT c.heading, min(near.d) AS best FROM near JOIN chunks c ON c.hash = near.hash"
+            " GROUP BY c.heading ORDER BY best, min(near.rid)",
+            params,
+        ).fetchall()
+        return [(heading_id, _l2(distance)) for heading_id, distance in rows]
+
+    def _knn_params(self, vector: Sequence[float], k: int) -> tuple | None:
+        """The parameters of :data:`_NEAREST` for the in-memory index's candidates."""
+        if not self.has_vector_table() or k <= 0:
+            return None
         index = self._vector_index()
         index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
         candidates = index.search(vector, int(k) + max(10, int(k) // 4))
         if not candidates:
-            return []
-        ids = [rowid for rowid, _ in candidates]
-        rows = self.conn.execute(
-            f"SELECT rowid, embedding FROM {VEC_TABLE} WHERE rowid IN ({','.join('?' * len(ids))})", ids
-        ).fetchall()
-        if not rows:
-            return []
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        diff = matrix - np.asarray(vector, np.float32)
-        distances = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        found = np.array([r[0] for r in rows], np.int64)
-        order = np.lexsort((found, distances))[: int(k)]
-        best = found[order].tolist()
-        hashes = dict(
-            self.conn.execute(f"SELECT id, hash FROM embeddings WHERE id IN ({','.join('?' * len(best))})", best)
-        )
-        return [(hashes[rowid], float(distances[i])) for rowid, i in zip(best, order.tolist()) if rowid in hashes]
+            return None
+        return pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)
 
     def vectors_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[float]]:
         """The stored vector of each hash that has one."""
@@ -91,14 +132,16 @@ class Search(VectorSync):
         no vector are absent. Each distinct text counts once, as in ``retrieval.stored_vector``."""
         if not node_ids or not self.has_vector_table():
             return {}
+        # DISTINCT before the join: comparing 3 KB blobs for it cost half the query.
         rows = self.conn.execute(
-            "SELECT DISTINCT h.node_id, e.id, v.embedding FROM headings h"
+            "SELECT d.node_id, v.embedding FROM (SELECT DISTINCT h.node_id, e.id FROM headings h"
             " JOIN chunks c ON c.heading = h.id JOIN embeddings e ON e.hash = c.hash"
-            f" JOIN {VEC_TABLE} v ON v.rowid = e.id WHERE h.node_id IN ({','.join('?' * len(node_ids))})",
-            list(node_ids),
+            " WHERE h.node_id IN (SELECT value FROM json_each(?))) d"
+            f" JOIN {VEC_TABLE} v ON v.rowid = d.id",
+            (json.dumps(list(node_ids)),),
         ).fetchall()
         grouped: dict[str, list[bytes]] = {}
-        for node_id, _, blob in rows:
+        for node_id, blob in rows:
             grouped.setdefault(node_id, []).append(blob)
         out = {}
         for node_id, blobs in grouped.items():

@@ -12,6 +12,7 @@ apply to the shared in-memory index.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +20,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DimensionMismatch
-from . import vectors
-from .connection import StoreBase
-from .db import pack_vector
+from . import vector_snapshot, vectors
+from .connection import VECTORS_SNAPSHOT_SUFFIX, StoreBase
+from .db import DatabaseError, pack_vector
+
+log = logging.getLogger(__name__)
 
 VEC_TABLE = "vec_embeddings"
 
@@ -156,8 +159,14 @@ class VectorSync(StoreBase):
         prev = self.get_meta(vectors.META_KEY) or ""
         new = vectors.new_token(prev)
         self._set_meta(vectors.META_KEY, new)
+        index = self._vector_index()
+        if (len(removed) or index.saved_generation is not None) and (snapshot := self._snapshot_path()) is not None:
+            # The snapshot would outlive vectors removed now (a note deleted or made private),
+            # also when another process saved it.
+            snapshot.unlink(missing_ok=True)
+            index.saved_generation = None
         rows = np.frombuffer(b"".join(added), dtype="<f4").reshape(len(added_ids), -1) if added_ids else np.empty((0, 0), np.float32)
-        self._vector_index().record(
+        index.record(
             vectors.Delta(prev, new, np.asarray(removed, np.int64), np.asarray(added_ids, np.int64), rows, reset)
         )
 
@@ -169,6 +178,9 @@ class VectorSync(StoreBase):
             self.conn.execute("BEGIN")
         try:
             generation = self.get_meta(vectors.META_KEY) or ""
+            snapshot = self._snapshot_path()
+            if index.generation is None and snapshot is not None and vector_snapshot.restore(index, snapshot, generation):
+                return
             dims = self.embedding_model().dims or 0
             # Not count(*) of the vector table: that walks every 3 KB row (30 s at 100k).
             count = self.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
@@ -185,9 +197,35 @@ class VectorSync(StoreBase):
                 self.conn.execute("COMMIT")
 
     def warm_vectors(self) -> None:
-        """Bring the in-memory vector index up to date now (else the next knn does)."""
+        """Bring the in-memory vector index up to date now (else the next knn does), and
+        save its snapshot if it had to read every vector."""
         if self.has_vector_table():
             self._vector_index().sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+            self._save_snapshot()
+
+    # A snapshot of the in-memory index beside the database lets a restart skip reading
+    # every vector (0.6-2.5 s at 100k; see vector_snapshot.py and BENCHMARKS.md).
+
+    def _snapshot_path(self) -> Path | None:
+        return None if str(self.path) == ":memory:" else Path(f"{self.path}{VECTORS_SNAPSHOT_SUFFIX}")
+
+    def _save_snapshot(self) -> None:
+        """Save the in-memory index if it is current and not saved yet; never reloads."""
+        index, snapshot = getattr(self, "_vindex", None), self._snapshot_path()
+        if index is None or snapshot is None:
+            return
+        try:
+            token = self.get_meta(vectors.META_KEY) or ""
+            index.sync(token, lambda: None)  # recorded changes only
+            if index.generation == token:
+                vector_snapshot.save(index, snapshot)
+        except (OSError, DatabaseError) as exc:
+            log.warning("could not save the vector index snapshot %s: %s", snapshot, exc)
+
+    def close(self) -> None:
+        """Save the vector index's snapshot (see above), then close the connection."""
+        self._save_snapshot()
+        super().close()
 
     def _count_unembedded(self, hashes: set[str]) -> int:
         if not hashes:

@@ -76,6 +76,7 @@ class VectorIndex:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self.generation: str | None = None  # None: nothing loaded
+        self.saved_generation: str | None = None  # what the snapshot on disk holds
         self._pending: dict[str, Delta] = {}
         self._pending_rows = 0
         self._clear(0)
@@ -248,6 +249,33 @@ class VectorIndex:
                 self._remove(delta.removed.tolist())
                 self._add(delta.added_ids, delta.added)
             self.generation = generation
+
+    # -- its state as arrays, for the snapshot on disk (store/vector_snapshot.py) ------
+
+    SNAPSHOT_ARRAYS = ("ids", "bits", "q", "scale", "norm2", "center")
+
+    def state(self) -> tuple[str | None, int, dict[str, np.ndarray]]:
+        """``(generation, centered_at, arrays named as SNAPSHOT_ARRAYS)``: views of the
+        loaded state; call under :attr:`lock` while they are used."""
+        n = self._n
+        arrays = (self._ids[:n], self._bits[:, :n], self._q[:n], self._scale[:n], self._norm2[:n], self._center)
+        return self.generation, self._centered_at, dict(zip(self.SNAPSHOT_ARRAYS, arrays))
+
+    def install(self, generation: str, centered_at: int, arrays: dict[str, np.ndarray]) -> None:
+        """Replace everything with a state :meth:`state` gave (read back from disk)."""
+        with self._lock:
+            self._pending.clear()
+            self._pending_rows = 0
+            self._ids, self._bits, self._q = arrays["ids"], arrays["bits"], arrays["q"]
+            self._scale, self._norm2, self._center = arrays["scale"], arrays["norm2"], arrays["center"]
+            self.dims, self._words, self._n = self._q.shape[1], self._bits.shape[0], len(self._ids)
+            self._pos = {rowid: pos for pos, rowid in enumerate(self._ids.tolist())}
+            self._centered_at = centered_at
+            self.generation = self.saved_generation = generation
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
 
     # -- searching ---------------------------------------------------------------------
 

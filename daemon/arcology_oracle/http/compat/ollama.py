@@ -26,7 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from ...answers import grounding
-from ...upstream import UpstreamError, UpstreamUnavailable
+from ...ollama.proxy import UpstreamError, UpstreamUnavailable
 from ..keys import index_key
 from ..middleware import error_response
 from ..params import json_body, str_param

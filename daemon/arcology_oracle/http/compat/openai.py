@@ -23,7 +23,7 @@ from aiohttp import web
 
 from ...answers import grounding
 from ...errors import BadRequest
-from ...upstream import UpstreamError, UpstreamUnavailable
+from ...ollama.proxy import UpstreamError, UpstreamUnavailable
 from ..middleware import error_response
 from ..params import json_body, str_param
 from ..streaming import Handler, cancelled_on_disconnect

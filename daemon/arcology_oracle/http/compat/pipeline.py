@@ -20,7 +20,7 @@ from aiohttp import web
 
 from ...answers import grounding
 from ...errors import BadRequest, NotFound
-from ...upstream import Upstream, UpstreamError, UpstreamUnavailable
+from ...ollama.proxy import Upstream, UpstreamError, UpstreamUnavailable
 from ..keys import index_key, settings_key
 from ..params import str_param
 from ..streaming import stream

@@ -3,10 +3,11 @@
 The compatible endpoints forward request bodies as they are (options, tools, images,
 format, keep_alive and any field this module does not know) and relay answers line by
 line, so this client never builds requests from typed fields as the ``ollama`` package
-does. One :class:`aiohttp.ClientSession` serves the whole daemon: :meth:`Upstream.open`
-and :meth:`Upstream.close` belong in a ``cleanup_ctx``.
+does. It is a plain ``httpx`` client made by :func:`~.client.make_http` (the timeouts and
+connection limits of the official client's) serving the whole daemon:
+:meth:`Upstream.open` and :meth:`Upstream.close` belong in a ``cleanup_ctx``.
 
-Failures:
+Failures, through the package's one translator (:func:`~.client.translate_errors`):
 
 * Ollama answered with an HTTP error: :class:`UpstreamError` carrying its status and its
   own message, so a proxy can hand both on unchanged.
@@ -19,40 +20,20 @@ Both derive from :class:`~arcology_oracle.errors.ServiceUnavailable`.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
+import httpx
 
-from .errors import ServiceUnavailable
+from .client import UpstreamError, UpstreamUnavailable, close_unless_cancelled, make_http, translate_errors
 
-log = logging.getLogger(__name__)
+__all__ = ["ModelFacts", "RawResponse", "Upstream", "UpstreamError", "UpstreamUnavailable", "error_message"]
 
-# Ollama streams one JSON object per line; a generate's final line carries the whole
-# token context, which can exceed aiohttp's readline limit, so lines are split here.
 _NEWLINE = b"\n"
-
-
-class UpstreamError(ServiceUnavailable):
-    """The upstream Ollama answered with an HTTP error status (``status``, ``message``)."""
-
-    def __init__(self, message: str, *, status: int, host: str, model: str | None = None):
-        super().__init__(message, host=host, model=model)
-        self.status = status
-        self.message = message
-
-
-class UpstreamUnavailable(ServiceUnavailable):
-    """The upstream Ollama cannot be reached or did not speak its API; see ``status``."""
-
-    def __init__(self, message: str, *, host: str, model: str | None = None, status: int = 502):
-        super().__init__(message, host=host, model=model)
-        self.status = status
+_JSON = {"Content-Type": "application/json"}
 
 
 @dataclass(frozen=True)
@@ -98,26 +79,27 @@ class Upstream:
 
     def __init__(self, host: str, *, timeout: float, connect_timeout: float):
         self.host = host.rstrip("/")
-        self._timeout = aiohttp.ClientTimeout(total=None, connect=connect_timeout, sock_read=timeout)
-        self._session: aiohttp.ClientSession | None = None
+        self._timeouts = (timeout, connect_timeout)
+        self._http: httpx.AsyncClient | None = None
         # name -> (digest or None, facts): /api/show answers only change when the
         # model does, and then its digest changes.
         self._shown: dict[str, tuple[str | None, ModelFacts]] = {}
 
     async def open(self) -> None:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout, raise_for_status=False)
+        if self._http is None:
+            timeout, connect = self._timeouts
+            self._http = make_http(self.host, timeout=timeout, connect_timeout=connect)
 
     async def close(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
 
     @property
-    def session(self) -> aiohttp.ClientSession:
-        if self._session is None:
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
             raise RuntimeError("Upstream.open() has not been awaited")
-        return self._session
+        return self._http
 
     # -- plain requests -----------------------------------------------------------------
 
@@ -128,11 +110,9 @@ class Upstream:
         Raises :class:`UpstreamUnavailable` when Ollama cannot be reached or times out.
         """
         data = None if body is None else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json"} if data is not None else None
-        with self._translate(model):
-            async with self.session.request(method, self.host + path, data=data, headers=headers) as resp:
-                raw = await resp.read()
-        return RawResponse(resp.status, resp.headers.get("Content-Type", "application/json"), raw)
+        with translate_errors(self.host, model):
+            resp = await self.http.request(method, path, content=data, headers=_JSON if data is not None else None)
+        return RawResponse(resp.status_code, resp.headers.get("Content-Type", "application/json"), resp.content)
 
     async def json(self, method: str, path: str, body: Mapping[str, Any] | None = None,
                    *, model: str | None = None) -> Any:  # fmt: skip
@@ -140,13 +120,8 @@ class Upstream:
         raw = await self.request(method, path, body, model=model)
         if raw.status >= 400:
             raise UpstreamError(error_message(raw.body, raw.status), status=raw.status, host=self.host, model=model)
-        try:
+        with translate_errors(self.host, model):
             return raw.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise UpstreamUnavailable(
-                f"the upstream Ollama at {self.host} sent an answer to {path} that is not JSON",
-                host=self.host, model=model,
-            ) from None  # fmt: skip
 
     # -- streaming ----------------------------------------------------------------------
 
@@ -161,25 +136,25 @@ class Upstream:
         cannot be reached or breaks the stream off. Leaving the context early (an
         exception, a cancellation) closes the connection, so Ollama stops generating.
         """
-        data = json.dumps(body).encode()
-        with self._translate(model):
-            resp = await self.session.post(self.host + path, data=data, headers={"Content-Type": "application/json"})
+        request = self.http.build_request("POST", path, content=json.dumps(body).encode(), headers=_JSON)
+        with translate_errors(self.host, model):
+            resp = await self.http.send(request, stream=True)
         try:
-            if resp.status >= 400:
-                with self._translate(model):
-                    raw = await resp.read()
-                raise UpstreamError(error_message(raw, resp.status), status=resp.status, host=self.host, model=model)
+            if resp.status_code >= 400:
+                with translate_errors(self.host, model):
+                    raw = await resp.aread()
+                raise UpstreamError(error_message(raw, resp.status_code), status=resp.status_code, host=self.host, model=model)
             yield self._lines(resp, model)
         finally:
-            if resp.content.at_eof():
-                resp.release()
-            else:
-                resp.close()  # left early: drop the connection so Ollama stops generating
+            # An answer left unread closes its connection rather than going back to the pool.
+            await close_unless_cancelled(resp.aclose)
 
-    async def _lines(self, resp: aiohttp.ClientResponse, model: str | None) -> AsyncIterator[bytes]:
+    async def _lines(self, resp: httpx.Response, model: str | None) -> AsyncIterator[bytes]:
+        # Ollama streams one JSON object per line; a generate's final line carries the
+        # whole token context, so lines are split here, with no length limit.
         buffer = bytearray()
-        with self._translate(model, streaming=True):
-            async for chunk in resp.content.iter_any():
+        with translate_errors(self.host, model, streaming=True):
+            async for chunk in resp.aiter_bytes():
                 buffer += chunk
                 start = 0
                 while (end := buffer.find(_NEWLINE, start)) >= 0:
@@ -220,24 +195,3 @@ class Upstream:
         )
         self._shown[name] = (digest, facts)
         return facts
-
-    def _translate(self, model: str | None, *, streaming: bool = False):
-        return _translated(self.host, model, streaming)
-
-
-@contextmanager
-def _translated(host: str, model: str | None, streaming: bool) -> Iterator[None]:
-    """Turn aiohttp client failures inside the block into UpstreamUnavailable."""
-    try:
-        yield
-    except asyncio.TimeoutError:
-        raise UpstreamUnavailable(f"the upstream Ollama at {host} timed out", host=host, model=model,
-                                  status=504) from None  # fmt: skip
-    except aiohttp.ClientConnectorError as exc:
-        reason = exc.os_error.strerror or str(exc.os_error) or type(exc.os_error).__name__
-        raise UpstreamUnavailable(f"cannot connect to the upstream Ollama at {host}: {reason}",
-                                  host=host, model=model) from None  # fmt: skip
-    except aiohttp.ClientError as exc:
-        what = "broke off its answer" if streaming else "failed"
-        raise UpstreamUnavailable(f"the upstream Ollama at {host} {what} ({type(exc).__name__}: {exc})",
-                                  host=host, model=model) from None  # fmt: skip

@@ -13,34 +13,15 @@ response at once, which is how Ollama learns to stop generating.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
-from .config import Settings
-from .errors import ServiceUnavailable
-from .ollama_client import OllamaConnection, translate_errors
+from ..config import Settings
+from ..errors import ServiceUnavailable
+from .client import OllamaConnection, close_unless_cancelled, translate_errors
 
 Message = Mapping[str, Any]
-
-
-_closing: set[asyncio.Task] = set()  # strong references until each close has finished
-
-
-async def close_unless_cancelled(stream: AsyncGenerator) -> None:
-    """Close the ollama client's stream (and so its HTTP response) even when the calling
-    task already has a cancellation pending: the close runs in its own shielded task.
-    A plain ``aclose()`` there is interrupted at its first await, leaving the upstream
-    connection checked out for good and Ollama generating for nobody."""
-    closing = asyncio.ensure_future(stream.aclose())
-    _closing.add(closing)
-    closing.add_done_callback(_closing.discard)
-    try:
-        await asyncio.shield(closing)
-    except asyncio.CancelledError:
-        await asyncio.wait([closing])  # finish closing, then let the cancellation go on
-        raise
 
 
 class OllamaChat(OllamaConnection):
@@ -73,12 +54,13 @@ class OllamaChat(OllamaConnection):
                     async for part in stream:
                         yield part.model_dump(exclude_none=True)
                 finally:
-                    await close_unless_cancelled(stream)
+                    await close_unless_cancelled(stream.aclose)
         except ServiceUnavailable as exc:
-            if repr(model) in str(exc):
-                raise
-            # The connection messages name only the host; say which model was wanted.
-            raise type(exc)(f"{exc} (chat model {model!r})", host=self.host, model=model) from None
+            if repr(model) not in str(exc):
+                # The connection messages name only the host; say which model was wanted.
+                exc.args = (f"{exc} (chat model {model!r})",)
+                exc.model = model
+            raise
 
     async def stream_chat(
         self,

@@ -1,0 +1,163 @@
+"""The daemon's own embedding overhead: cold ``index`` against the plain-client ceiling.
+
+    nice python bench/bench_overhead.py [--headings 20000,100000] [--compare OLD_DAEMON_SRC]
+
+For each size, on a synthetic corpus (bench/corpus.py) and with bench/st_ollama.py's
+hash backend as the embedder (768-d vectors as JSON over loopback, as Ollama sends them,
+and next to no compute), in one run:
+
+1. ``reconcile``: ``arcology-oracle index --no-embed`` on a fresh database (process start,
+   reading, storing; what the daemon does before it embeds);
+2. ``cold``: ``arcology-oracle index`` on a fresh database, reconcile and embed;
+3. ``plain client``: the official ``ollama.AsyncClient`` embedding every distinct chunk
+   text, batches of 32, two requests in flight: the embedder's ceiling as any client sees
+   it. It runs before and after each cold index; their mean is that index's ceiling.
+
+``efficiency = (reconcile_s + texts / plain_rate) / cold_s``; issue 20's goal is >= 0.85.
+``cpu_efficiency`` is the same in CPU seconds (the daemon process's, the plain client's):
+on a busy machine wall-clock ratios swing with everyone else's work, CPU time much less.
+``--compare DIR`` runs the same steps with another copy of the package (e.g. a
+``git worktree`` of main's ``daemon/``) interleaved with this one, so both see the same
+machine load. Writes bench/results/overhead.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _common import DAEMON_SRC, HASH_MODEL, RESULTS, embed_server, machine, save
+from corpus import generate
+
+WORK = RESULTS / "overhead-work"
+BATCH = 32
+IN_FLIGHT = 2
+
+
+def run_cli(src: Path, url: str, roam: Path, db: Path, *extra: str) -> tuple[float, float]:
+    """Seconds for ``arcology-oracle index`` from ``src`` (a new process, as a user runs
+    it): wall clock, and the CPU time (user + system) the process used."""
+    env = {**os.environ, "PYTHONPATH": str(src), "XDG_CONFIG_HOME": str(RESULTS / "xdg-config")}
+    cmd = [sys.executable, "-m", "arcology_oracle", "index", str(roam), "--db", str(db),
+           "--ollama-host", url, "--embed-model", HASH_MODEL, *extra]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def chunk_texts(db: Path) -> list[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return [r[0] for r in conn.execute("SELECT text FROM chunks GROUP BY hash ORDER BY min(id)")]
+    finally:
+        conn.close()
+
+
+async def plain_client(url: str, texts: list[str]) -> tuple[float, float]:
+    """Texts/s of the official client alone (batches of 32, two in flight), and the CPU
+    seconds this process spent on them."""
+    import httpx
+    import ollama
+
+    client = ollama.AsyncClient(host=url, timeout=httpx.Timeout(60, connect=5))
+    batches = [texts[i : i + BATCH] for i in range(0, len(texts), BATCH)]
+    queue = iter(batches)
+    got = 0
+
+    async def worker() -> None:
+        nonlocal got
+        for batch in queue:
+            response = await client.embed(model=HASH_MODEL, input=batch)
+            got += len(response["embeddings"])
+
+    started, cpu = time.perf_counter(), time.process_time()
+    await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    await client.close()
+    assert got == len(texts)
+    return len(texts) / elapsed, cpu
+
+
+def fresh(db: Path) -> Path:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    return db
+
+
+def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int) -> dict:
+    """Each round, for each variant: reconcile only, then plain client, cold index, plain
+    client; the cold index is compared with the mean of the two plain runs around it."""
+    base = WORK / f"h{headings}"
+    shutil.rmtree(base, ignore_errors=True)
+    roam = base / "roam"
+    out: dict = {"corpus": generate(roam, headings, seed=headings), "variants": {}}
+    # Warm the OS cache and learn the texts.
+    run_cli(next(iter(srcs.values())), url, roam, fresh(base / "warm.sqlite3"), "--no-embed")
+    texts = chunk_texts(base / "warm.sqlite3")
+    out["texts"] = len(texts)
+    rate, plain_cpu = asyncio.run(plain_client(url, texts))
+    keys = ("reconcile_s", "cold_s", "plain_texts_per_s", "efficiency", "cpu_reconcile_s", "cpu_cold_s", "cpu_plain_s", "cpu_efficiency")
+    for _ in range(rounds):
+        for name, src in srcs.items():
+            v = out["variants"].setdefault(name, {k: [] for k in keys})
+            db = base / f"{name}.sqlite3"
+            reconcile, cpu_reconcile = run_cli(src, url, roam, fresh(db), "--no-embed")
+            cold, cpu_cold = run_cli(src, url, roam, fresh(db))
+            after, after_cpu = asyncio.run(plain_client(url, texts))
+            plain, cpu_plain = (rate + after) / 2, (plain_cpu + after_cpu) / 2
+            rate, plain_cpu = after, after_cpu
+            v["reconcile_s"].append(round(reconcile, 3))
+            v["cold_s"].append(round(cold, 3))
+            v["plain_texts_per_s"].append(round(plain))
+            v["efficiency"].append(round((reconcile + len(texts) / plain) / cold, 3))
+            # The same in CPU seconds of the daemon's process and of the plain client's:
+            # what each spends itself, whatever else the machine runs.
+            v["cpu_reconcile_s"].append(round(cpu_reconcile, 3))
+            v["cpu_cold_s"].append(round(cpu_cold, 3))
+            v["cpu_plain_s"].append(round(cpu_plain, 3))
+            v["cpu_efficiency"].append(round((cpu_reconcile + cpu_plain) / cpu_cold, 3))
+            print(name, json.dumps({k: x[-1] for k, x in v.items()}), file=sys.stderr)
+    for v in out["variants"].values():
+        v["efficiency_median"] = statistics.median(v["efficiency"])
+        v["cpu_efficiency_median"] = statistics.median(v["cpu_efficiency"])
+    shutil.rmtree(base, ignore_errors=True)
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--headings", default="20000,100000")
+    p.add_argument("--compare", type=Path, help="another copy of the package's daemon/ directory, run interleaved")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--out", default="overhead")
+    args = p.parse_args()
+    srcs = {"this": DAEMON_SRC}
+    if args.compare:
+        srcs["compare"] = args.compare.resolve()
+    results: dict = {"machine": machine(), "srcs": {k: str(v) for k, v in srcs.items()}, "sizes": []}
+    server = embed_server(RESULTS / "logs" / "embed-overhead.log", "--backend", "hash", "--dims", "768")
+    try:
+        for n in [int(x) for x in args.headings.split(",")]:
+            r = run_size(n, srcs, server.url, args.rounds)
+            print(json.dumps(r), file=sys.stderr)
+            results["sizes"].append(r)
+            save(args.out, results)
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

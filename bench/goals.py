@@ -1,0 +1,94 @@
+"""Issue 20's goals, each measured against its reference in the same run, in one command.
+
+    nice python bench/goals.py [--overhead-headings 20000,100000] [--query-sizes 20000,100000]
+        [--queries 200] [--live-headings 10000] [--edits 30] [--compare OLD_DAEMON_SRC]
+
+Runs, in turn (see each script's docstring for what it does):
+
+* bench_overhead.py: cold ``index`` against the plain official client through the same
+  Ollama-API embedder -> ``efficiency`` (goal >= 0.85 at each size);
+* bench_query.py: /similar and /search over HTTP against the numpy brute-force floor timed
+  right after each request, recall@10 against exact search, peak RSS, and the first
+  /similar right after a start (goals: /similar p50 <= 10 ms at 20k and <= 2x the floor at
+  100k, p95 <= 2x p50, recall >= 0.99, /search p50 <= 10 ms at 20k, first query <= 200 ms
+  at 100k, RSS < 300 MB);
+* bench_live.py: save-to-searchable p50 (goal < 0.5 s).
+
+Prints one line per goal with the measured value and whether it holds, and writes
+bench/results/goals.json (with the machine's load before and after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import bench_live
+import bench_overhead
+import bench_query
+from _common import DAEMON_SRC, RESULTS, embed_server, machine, save
+
+
+def check(rows: list, goal: str, value, ok: bool) -> None:
+    rows.append({"goal": goal, "measured": value, "holds": bool(ok)})
+    print(f"{'ok  ' if ok else 'MISS'} {goal}: {value}", file=sys.stderr)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--overhead-headings", default="20000,100000")
+    p.add_argument("--rounds", type=int, default=2, help="bench_overhead rounds per size")
+    p.add_argument("--query-sizes", default="20000,100000")
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--live-headings", type=int, default=10000)
+    p.add_argument("--edits", type=int, default=30)
+    p.add_argument("--compare", type=Path, help="bench_overhead only: another copy of daemon/, interleaved")
+    args = p.parse_args()
+    out: dict = {"machine": machine(), "daemon_src": str(DAEMON_SRC), "overhead": [], "query": [], "goals": []}
+    rows = out["goals"]
+
+    srcs = {"this": DAEMON_SRC, **({"compare": args.compare.resolve()} if args.compare else {})}
+    server = embed_server(RESULTS / "logs" / "embed-goals.log", "--backend", "hash", "--dims", "768")
+    try:
+        for n in (int(x) for x in args.overhead_headings.split(",") if x):
+            r = bench_overhead.run_size(n, srcs, server.url, args.rounds)
+            out["overhead"].append(r)
+            eff = r["variants"]["this"]["efficiency_median"]
+            check(rows, f"embedding pipeline >= 85% of the plain client at {n} headings", eff, eff >= 0.85)
+            cpu = r["variants"]["this"]["cpu_efficiency_median"]
+            check(rows, f"... the same in CPU seconds (steadier on a busy machine) at {n} headings", cpu, cpu >= 0.85)
+            save("goals", out)
+    finally:
+        server.stop()
+
+    for size in (int(x) for x in args.query_sizes.split(",") if x):
+        r = asyncio.run(bench_query.run_size(size, 768, args.queries))
+        r.pop("build", None)
+        out["query"].append(r)
+        p50, p95, floor = r["similar_p50_ms"], r["similar_p95_ms"], r["numpy_floor_p50_ms"]
+        if size <= 30000:
+            check(rows, f"/similar p50 <= 10 ms at {r['chunks']} chunks", p50, p50 <= 10)
+            check(rows, f"/search p50 <= 10 ms at {r['chunks']} chunks", r["search_p50_ms"], r["search_p50_ms"] <= 10)
+        else:
+            check(rows, f"/similar p50 <= 2x numpy floor at {r['chunks']} chunks", r["similar_p50_over_floor"], p50 <= 2 * floor)
+            first = [x["first_similar_ms"] for x in r["first_after_start"] if x["snapshot"]]
+            check(rows, f"first /similar after a start <= 200 ms at {r['chunks']} chunks", first, max(first) <= 200)
+            check(rows, f"daemon RSS < 300 MB at {r['chunks']} chunks", r.get("VmHWM"), r.get("VmHWM", 1e9) < 300)
+        check(rows, f"/similar p95 <= 2x p50 at {r['chunks']} chunks", [p50, p95], p95 <= 2 * p50)
+        recall = r["similar_recall_at_10"]
+        check(rows, f"/similar recall@10 >= 0.99 at {r['chunks']} chunks", recall, recall >= 0.99)
+        save("goals", out)
+
+    if args.live_headings:
+        r = asyncio.run(bench_live.run(args.live_headings, args.edits, 0.0, 0.0))
+        out["live"] = r
+        check(rows, f"save-to-searchable p50 < 0.5 s at {r['headings']} headings", r["searchable_p50_ms"], r["searchable_p50_ms"] < 500)
+    save("goals", out)
+    print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
