@@ -181,7 +181,7 @@ def _best_place(store: Store, target: str, places: list[_Place], path: str) -> _
     title_words = " ".join([node["node_title"], *node["aliases"]]) if node else ""
     body = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(target))
     # The title thrice: the words naming the target weigh more than its most frequent ones.
-    words = retrieval._frequent_words_query((title_words + " ") * 3 + body, TARGET_WORDS)
+    words = retrieval.frequent_words_query((title_words + " ") * 3 + body, TARGET_WORDS)
     lexical = bm25_order([link_text(p.paragraph.text) for p in places], words) if words else []
     if lexical:
         return places[lexical[0]]

@@ -1,6 +1,6 @@
 """``/recall``: the notes for a question, without an answer (for agents and scripts).
 
-The notes are those ``/ask`` would give the model (:func:`.rag.gather_context`: the
+The notes are those ``/ask`` would give the model (:func:`.context.gather_context`: the
 same relevance gate, privacy, date range read from the question, and the oracle's own
 answers left out unless ``oracle_answers_as_evidence``). With ``multi_query`` the chat
 model first writes up to three more search strings (prompt ``recall_queries``); each is

@@ -30,7 +30,7 @@ MAX_QUERY_WORDS = 64
 # The most of each candidate note's text the re-ranking reads (its first ~5,000 words): a
 # year of journal in one file must not make every /similar slow.
 RERANK_NOTE_CHARS = 32_000
-_WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(r"\w+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its me my of on or so "
@@ -75,7 +75,7 @@ def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str 
     hold, so they can never all be required.
     """
     terms: list[str] = []
-    for word in _WORD.findall(cjk.strip_cjk(text).lower()):
+    for word in WORD.findall(cjk.strip_cjk(text).lower()):
         if word in STOPWORDS or (any_term and len(word) < 3) or word in terms:
             continue
         terms.append(word)
@@ -355,7 +355,7 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     section level 0.565 / 0.308 / 0.533 -> 0.626 / 0.314 / 0.550 (BENCHMARKS.md, Quality).
     """
     head = hits[:RERANK_NOTES]
-    match = _frequent_words_query(text, MAX_QUERY_WORDS)
+    match = frequent_words_query(text, MAX_QUERY_WORDS)
     if len(head) < 2 or match is None:
         return hits
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
@@ -374,7 +374,7 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     return fused + rest
 
 
-def _frequent_words_query(text: str, n: int) -> str | None:
+def frequent_words_query(text: str, n: int) -> str | None:
     """An FTS5 OR query of the ``n`` most frequent words of ``text`` (stopwords and
     words under three letters aside; ties in order of appearance), or None if none.
 
@@ -382,7 +382,7 @@ def _frequent_words_query(text: str, n: int) -> str | None:
     its words: on the Info manuals the 64 most frequent ranked as well as every word
     (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
     """
-    words = Counter(w for w in _WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
+    words = Counter(w for w in WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
     words.update(cjk.content_bigrams(text))
     if not words:
         return None

@@ -30,7 +30,7 @@ def subject(text: str, rng: DateRange | None = None) -> str:
     """The words of a question that say what it is about: without ``rng``'s expression
     ("last week") and without filler."""
     text = without_expression(text, rng)
-    return " ".join(w for w in retrieval._WORD.findall(text) if w.lower() not in _FILLER)
+    return " ".join(w for w in retrieval.WORD.findall(text) if w.lower() not in _FILLER)
 
 
 def ranked_in_range(

@@ -42,12 +42,14 @@ def chunk_heading(
         raise ValueError("max_chars must be positive")
     head = path_line(heading, file_title)
     body = heading.text.strip()
-    windows = _windows(body, max_chars, max(0, overlap)) if body else [""]
+    windows = split_windows(body, max_chars, max(0, overlap)) if body else [""]
     texts = [head + _SEP + w if w else head for w in windows]
     return [Chunk(ordinal=i, text=t, hash=sha256_hex(t)) for i, t in enumerate(texts)]
 
 
-def _windows(body: str, max_chars: int, overlap: int) -> list[str]:
+def split_windows(body: str, max_chars: int, overlap: int) -> list[str]:
+    """``body`` cut into windows of at most ``max_chars``, consecutive ones sharing about
+    ``overlap`` characters; the body itself when it fits."""
     if len(body) <= max_chars:
         return [body]
     units: list[str] = []

@@ -16,7 +16,7 @@ each carrying the question.
 
 from __future__ import annotations
 
-from .chunking import _windows, chunk_heading, path_line
+from .chunking import split_windows, chunk_heading, path_line
 from .conversations import is_oracle_answer
 from .records import Chunk, Heading, ParsedFile, sha256_hex
 
@@ -65,6 +65,6 @@ def chunk_turn(answer: Heading, file_title: str, question: Heading | None, max_c
     if question is not None:
         asked = "Question: " + " ".join([question.title, question.text]).strip()[:QUESTION_CHARS] + "\n\nAnswer:"
     body = answer.text.strip()
-    windows = _windows(body, max_chars * TURN_CHARS_FACTOR, 0) if body else [""]
+    windows = split_windows(body, max_chars * TURN_CHARS_FACTOR, 0) if body else [""]
     texts = ["\n\n".join(part for part in (head, asked, window) if part) for window in windows]
     return [Chunk(ordinal=i, text=t, hash=sha256_hex(t)) for i, t in enumerate(texts)]
