@@ -43,7 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import RESULTS, HashEmbedder, machine, save
+from _common import HashEmbedder, machine, save
 
 from arcology_oracle.answers import graph
 from arcology_oracle.answers.links import link_candidates
