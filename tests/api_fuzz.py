@@ -1,6 +1,6 @@
 """Fuzzing the daemon's whole HTTP surface with schemathesis, from its own ``/openapi.json``.
 
-Used by ``tests/test_openapi.py`` (a short, derandomized run) and ``bench/fuzz_api.py``
+Used by ``tests/http/test_openapi.py`` (a short, derandomized run) and ``bench/fuzz_api.py``
 (a long one). For every operation in the description, schemathesis generates requests
 that fit the schema (positive) and requests that break it (negative): parameters,
 bodies, path segments. Every answer must:

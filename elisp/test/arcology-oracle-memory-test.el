@@ -3,7 +3,7 @@
 ;;; Commentary:
 
 ;; Against the real daemon, with the fixtures of
-;; arcology-oracle-test.el (tests/test_elisp.py runs every ERT file):
+;; arcology-oracle-test.el (tests/elisp/test_elisp.py runs every ERT file):
 ;; `arcology-oracle-memorize' from a region, from the
 ;; minibuffer and with the daily locked by Emacs itself;
 ;; `arcology-oracle-make-private' tagging a heading, which leaves the

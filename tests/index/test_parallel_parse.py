@@ -64,7 +64,7 @@ def test_a_killed_worker_loses_no_file(caplog):
 
 
 def test_parsed_headings_and_chunks_survive_pickling_whole(roam_dir):
-    """What a worker sends (pickled by constructor arguments, see notes.py) is what the
+    """What a worker sends (pickled by constructor arguments, see notes/records.py) is what the
     writer would have parsed itself, field for field."""
     from arcology_oracle.index.parsing import ParseOptions, parse_note
 

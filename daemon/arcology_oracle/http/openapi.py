@@ -5,7 +5,7 @@ rest of the API.
 :data:`OPERATIONS` lists each route once: its query model (whose fields become query
 parameters), body model and answer model. The compatible APIs (``/api/*``, ``/v1/*``)
 are described by what the daemon itself reads; their bodies pass on to Ollama as sent.
-``tests/test_openapi.py`` checks that every registered route is described here.
+``tests/http/test_openapi.py`` checks that every registered route is described here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Plain records that flow from the org reader to the store.
 
-These are the only types shared by the org reading layer (``orgreader``, ``chunking``,
+These are the only types shared by the org reading layer (``reader``, ``chunking``,
 ``files``) and the layers above it. They carry no behaviour beyond hashing.
 """
 
