@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -43,12 +42,10 @@ KEYWORD_TERMS = 6  # a long buffer needs this many shared words, not half its vo
 BUFFER_QUERY_CHARS = 4000  # how much of the buffer is embedded / searched
 DEDUP_JACCARD = 0.8
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-
 
 def _terms(text: str) -> set[str]:
     out = set()
-    for word in _WORD.findall(text.lower()):
+    for word in retrieval.WORD.findall(text.lower()):
         if word in retrieval.STOPWORDS or len(word) < 2:
             continue
         out.add(_stem(word))
@@ -76,11 +73,11 @@ def _dot(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def _normal(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
+    return " ".join(retrieval.WORD.findall(text.lower()))
 
 
 def _shingles(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
+    words = retrieval.WORD.findall(text.lower())
     if len(words) < 3:
         return {tuple(words)}
     return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
