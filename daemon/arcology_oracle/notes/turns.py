@@ -16,7 +16,7 @@ each carrying the question.
 
 from __future__ import annotations
 
-from .chunking import split_windows, chunk_heading, path_line
+from .chunking import chunk_heading, path_line, split_windows
 from .conversations import is_oracle_answer
 from .records import Chunk, Heading, ParsedFile, sha256_hex
 
