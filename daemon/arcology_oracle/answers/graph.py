@@ -20,6 +20,7 @@ hidden it found more of them than the text alone on every corpus measured
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -90,13 +91,11 @@ def fuse(
         fused[node] = fused.get(node, 0.0) + weight / (retrieval.RRF_K + rank)
     best = (1.0 + weight) / (retrieval.RRF_K + 1)
     order = sorted(fused.items(), key=lambda item: -item[1])[:k]
-    missing = [node for node, _ in order if node not in by_node]
-    for node in missing:
-        row = store.node(node)
-        if row is not None:
-            found = retrieval.to_results(store, [(row["id"], 0.0)], 1)
-            if found:
-                by_node[node] = found[0]
+    # Nodes only the graph found, shown by their own heading: read in one go.
+    rows = [store.node(node) for node, _ in order if node not in by_node]
+    own = [(row["id"], 0.0) for row in rows if row is not None]
+    for result in retrieval.to_results(store, own, len(own)):
+        by_node.setdefault(result.node_id, result)
     out = []
     for node, score in order:
         if node in by_node:
@@ -105,9 +104,7 @@ def fuse(
 
 
 def _with_score(result: retrieval.Result, score: float) -> retrieval.Result:
-    values = result.as_dict()
-    values["score"] = round(float(score), 6)
-    return retrieval.Result(**values)
+    return dataclasses.replace(result, score=round(float(score), 6))
 
 
 def similar_with_graph(
