@@ -33,7 +33,7 @@ from ..store import Store
 from ..store.search import bm25_order
 from . import graph, retrieval
 from .index_api import NotesIndex
-from .search import nested_nodes
+from .search import nested_nodes, node_query
 
 # Words of the target note the paragraphs are matched against (its title and aliases
 # always among them).
@@ -90,9 +90,7 @@ def link_candidates(
         linked |= store.linked_nodes(node)
     excluded = frozenset({node_id} | nested | linked | store.rejected_targets(node_id))
     if heading_query is None:
-        rows = store.node_headings(node_id)
-        vector = store.node_vectors([node_id]).get(node_id)
-        text = " ".join(r["title"] + " " + r["text"] for r in rows)
+        vector, text = node_query(store, node_id)
     else:
         vector = retrieval.stored_vector(store, heading_query["heading_ids"])
         text = heading_query["text"]

@@ -9,6 +9,7 @@ thread. Results are ``(mode, [retrieval.Result])``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from ..errors import BadRequest, NotFound
 from ..store import Store
@@ -61,13 +62,11 @@ async def similar_to_node(
     nor the nodes nested inside it. Raises NotFound."""
 
     def run(store: Store):
-        rows = store.node_headings(node_id)
-        if not rows:
-            raise NotFound(f"no node with ID {node_id!r} in the index")
         own = store.node(node_id)
+        if own is None:
+            raise NotFound(f"no node with ID {node_id!r} in the index")
         excluded = {node_id} | nested_nodes(store, own) | (store.linked_nodes(node_id) if exclude_linked else set())
-        vector = store.node_vectors([node_id]).get(node_id)
-        text = " ".join(r["title"] + " " + r["text"] for r in rows)
+        vector, text = node_query(store, node_id)
         return graph.similar_with_graph(
             store, index.settings, node_id, k=k, vector=vector, text=text,
             exclude_nodes=frozenset(excluded), whole_notes=True,
@@ -123,6 +122,13 @@ async def similar_to_text(index: NotesIndex, text: str, k: int = 10) -> tuple[st
         raise BadRequest("the text is empty")
     vector = await index.query_vector(text, document=True) if await index.has_vectors() else None
     return await index.read(lambda s: retrieval.similar(s, k=k, vector=vector, text=text))
+
+
+def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str]:
+    """What a whole node is searched by: its mean stored vector (None if none is
+    embedded) and the titles and text of all its headings."""
+    text = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(node_id))
+    return store.node_vectors([node_id]).get(node_id), text
 
 
 def nested_nodes(store: Store, node_row: dict | None) -> set[str]:
