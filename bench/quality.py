@@ -2,6 +2,7 @@
 
     python bench/quality.py ROAM_DIR|info [ROAM_DIR ...] [--ollama URL --model NAME]
         [--questions-dir bench/questions] [--max-queries 400] [--out NAME] [--keep]
+        [--tasks note,section,known]
 
 Runs every directory in turn and prints one table per directory. ``info`` stands for the
 GNU Info manuals as an org-roam directory (bench/info2org.py, made under bench/results/
@@ -26,8 +27,9 @@ embedded, then runs:
   ranked first? (A heading held twice, word for word, counts wherever it is.)
 
 The baselines (bench/quality_lib.py) run in the same process on the same link-free text
-with the same model. Metrics: recall@10, MRR (0 beyond rank 50), hit@5; a note never
-counts as its own neighbour. Writes bench/results/quality-OUT.json.
+with the same model (``--tasks note,section``: link prediction only). Metrics: recall@10,
+MRR (0 beyond rank 50), hit@5; a note never counts as its own neighbour. Writes
+bench/results/quality-OUT.json.
 """
 
 from __future__ import annotations
@@ -129,10 +131,10 @@ def files_of(results: list[dict]) -> list[str]:
 
 async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, emb: Embeddings, session) -> dict:
     corpus = Corpus(roam)
-    questions = load_questions(questions_path, corpus)[: args.max_queries]
+    questions = load_questions(questions_path, corpus)[: args.max_queries] if "known" in args.tasks else []
     rng = random.Random(1)
-    notes = [rel for rel in sorted(corpus.clean) if corpus.links[rel] and rel in corpus.file_id]
-    sections = corpus.sections
+    notes = [rel for rel in sorted(corpus.clean) if corpus.links[rel] and rel in corpus.file_id] if "note" in args.tasks else []
+    sections = corpus.sections if "section" in args.tasks else []
     if len(notes) > args.max_queries:
         notes = sorted(rng.sample(notes, args.max_queries))
     if len(sections) > args.max_queries:
@@ -218,7 +220,7 @@ def table(result: dict) -> str:
     fmt = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
     for task, metrics in METRICS.items():
         by = result["tasks"][task]
-        n = max(v.get("n", 0) for v in by.values())
+        n = max((v.get("n", 0) for v in by.values()), default=0)
         if not n:
             continue
         for metric in metrics:
@@ -275,6 +277,8 @@ def main() -> None:
     p.add_argument("--questions-dir", type=Path, default=REPO / "bench" / "questions")
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--out", default="run", help="results name: bench/results/quality-OUT.json")
+    p.add_argument("--tasks", type=lambda s: set(s.split(",")), default={"note", "section", "known"},
+                   help="comma-separated subset of note,section,known (default: all)")
     p.add_argument("--keep", action="store_true", help="keep each link-free copy and its index in bench/results/")
     args = p.parse_args()
     result = asyncio.run(run(args))

@@ -71,3 +71,32 @@ async def test_an_index_from_before_the_labels_table_is_filled_by_its_migration(
         assert T2 in graph.graph_scores(store, T1)
     finally:
         store.close()
+
+
+async def test_notes_tied_in_the_graph_keep_their_text_order(make_settings, fake_ollama, tmp_path):
+    """Notes that share nothing with the query but one tag (all of them) score the same
+    in the graph: the fusion must not let the order of their node IDs decide between
+    them, so the text's order stands. (Breaking the tie by ID put the text's last first.)"""
+    from arcology_oracle.answers.search import similar_to_node
+    from arcology_oracle.index.service import OracleIndex
+
+    roam = tmp_path / "tied-roam"
+    roam.mkdir()
+    words = "quince medlar sorrel fennel lovage".split()
+    query = "2222cccc-0000-4000-8000-000000000009"
+    # The fewer of the query's words a note holds, the smaller its ID (first by ID).
+    notes = {f"2222cccc-0000-4000-8000-00000000000{n}": words[:n] for n in (4, 3, 2, 1)}
+    for node, shared in [(query, words), *notes.items()]:
+        (roam / f"{node}.org").write_text(
+            f":PROPERTIES:\n:ID: {node}\n:END:\n#+title: {' '.join(shared)}\n#+filetags: :orchard:\n\n"
+            f"{' '.join(shared)} in the garden.\n"
+        )
+    index = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url, graph_similarity=True))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        _, results = await similar_to_node(index, query, k=4)
+    finally:
+        await index.close()
+    assert [r.node_id for r in results] == list(notes)

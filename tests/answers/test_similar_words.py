@@ -15,6 +15,7 @@ import pytest
 from arcology_oracle.answers.search import similar_to_node
 from arcology_oracle.answers import retrieval
 from arcology_oracle.index.service import OracleIndex
+from arcology_oracle.store.search import bm25_order
 
 SUBJECT = "dough flour water oven crust bread loaf"
 
@@ -96,3 +97,55 @@ async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index):
     journal, basics = texts[ids[0]], texts[ids[1]]
     assert len(journal) == retrieval.RERANK_NOTE_CHARS and journal.startswith("Journal")
     assert "Knead, shape, bake" in basics and len(basics) < 1000
+
+
+async def test_a_confident_word_ranking_outweighs_evenly_spread_vector_scores(bread_index):
+    """Vector scores that separate the candidates no more than evenly, and one note far
+    ahead by the rare words it shares: it comes first from third by vectors. Reciprocal
+    ranks (what the re-ranking fused before) only see that it is third, and put the
+    vectors' first (second by words) above it."""
+    order = ["Cold retard", "Bread basics", "Autolyse and poolish", "Baking schedule", "Tomato blight"]
+
+    def rerank(store):
+        ids = [store.node(node_id(title))["id"] for title in order]
+        hits = [(h, 0.80 - i * 0.001) for i, h in enumerate(ids)]
+        text = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(node_id("Weekend loaf")))
+        words = retrieval.frequent_words_query(text, retrieval.MAX_QUERY_WORDS)
+        lexical = bm25_order([store.note_texts([h], 10_000)[h] for h in ids], words)
+        by_ranks = retrieval.reciprocal_rank_fusion(ids, [ids[i] for i in lexical])
+        return ids, retrieval._rerank_by_words(store, hits, text), by_ranks
+
+    ids, fused, by_ranks = await bread_index.read(rerank)
+    assert fused[0][0] == ids[2], fused
+    assert by_ranks[0][0] != ids[2]  # the premise: rank fusion would not put it first
+    assert fused[0][1] == 1.0 and [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)
+
+
+async def test_a_section_is_searched_with_its_notes_title(make_settings, tmp_path):
+    """A heading like "Notes" says little by itself: /similar?file=&line= searches with its
+    context too (file title, outline path, as its chunk is embedded), so a note on the
+    same subject comes before one that merely has a "Notes" heading. Keyword mode here
+    (no embedder), where the words alone decide."""
+    from arcology_oracle.answers.search import similar_to_line
+
+    roam = tmp_path / "notes-roam"
+    roam.mkdir()
+    files = {
+        "starter.org": note("Sourdough starter", "* Notes\n- see below\n"),
+        "feeding.org": note("Feeding", "A sourdough starter wants flour and water daily."),
+        "tomatoes.org": note("Tomatoes", "* Notes\n- water at the base\n"),
+    }
+    # Many notes have a "Notes" heading: the word says little, the subject much.
+    for subject in ("Cycling", "Chess openings", "Piano scales", "Tax returns", "Camping", "Knots"):
+        files[subject.lower().replace(" ", "-") + ".org"] = note(subject, f"* Notes\n- {subject.lower()} basics\n")
+    for name, text in files.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+        mode, results = await similar_to_line(idx, "starter.org", 6, k=5)
+    finally:
+        await idx.close()
+    assert mode == "keyword"
+    assert [r.file for r in results][:1] == ["feeding.org"], results

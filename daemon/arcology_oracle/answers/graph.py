@@ -86,9 +86,8 @@ def fuse(
             continue
         by_node[key] = result
         fused[key] = 1.0 / (retrieval.RRF_K + rank)
-    graph_order = sorted(graph.items(), key=lambda item: (-item[1], item[0]))
-    for rank, (node, _) in enumerate(graph_order, start=1):
-        fused[node] = fused.get(node, 0.0) + weight / (retrieval.RRF_K + rank)
+    for node, share in tied_reciprocal_ranks(graph).items():
+        fused[node] = fused.get(node, 0.0) + weight * share
     best = (1.0 + weight) / (retrieval.RRF_K + 1)
     order = sorted(fused.items(), key=lambda item: -item[1])[:k]
     # Nodes only the graph found, shown by their own heading: read in one go.
@@ -100,6 +99,25 @@ def fuse(
     for node, score in order:
         if node in by_node:
             out.append(_with_score(by_node[node], score / best))
+    return out
+
+
+def tied_reciprocal_ranks(scores: dict[str, float]) -> dict[str, float]:
+    """Each key's ``1 / (60 + rank)`` by descending score, where keys with equal scores
+    share the mean of their ranks' terms: what they would get on average if the tie were
+    broken at random, with none of the noise. Ties are the rule in the graph signal (every
+    note sharing one tag and nothing else scores the same), and breaking them by node id
+    handed an arbitrary order of them as much weight as the text's ranking."""
+    groups: dict[float, list[str]] = {}
+    for key, score in scores.items():
+        groups.setdefault(score, []).append(key)
+    out: dict[str, float] = {}
+    rank = 1
+    for score in sorted(groups, reverse=True):
+        keys = groups[score]
+        share = sum(1.0 / (retrieval.RRF_K + r) for r in range(rank, rank + len(keys))) / len(keys)
+        out.update(dict.fromkeys(keys, share))
+        rank += len(keys)
     return out
 
 

@@ -3,7 +3,7 @@
 Everything here is synchronous and reads one :class:`~arcology_oracle.store.Store`; query
 vectors are computed by the caller (the embedder is async and may be down). Results are
 :class:`Result` records; scores are "higher is better" within one call (RRF for hybrid,
-cosine similarity for vector, negated BM25 for keyword, rank fusion scaled to 0..1 for
+cosine similarity for vector, negated BM25 for keyword, fused z-scores shown in 0..1 for
 similar whole notes) and not comparable across modes.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from ..notes import cjk
 from ..notes.conversations import is_oracle_answer
 from ..store import Store
-from ..store.search import bm25_order
+from ..store.search import bm25_scores
 from . import fusion
 
 RRF_K = 60
@@ -330,48 +330,51 @@ def _rescore_by_note(
 
 def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> list[tuple[int, float]]:
     """Note-level candidates (one heading per note, best first) with the first
-    ``RERANK_NOTES`` re-ranked by reciprocal rank fusion of their order and a lexical
-    ranking: Okapi BM25 of each candidate's whole text (every heading of the note)
-    against the words of ``text``. Scores become the fused score scaled so that 1.0 means
-    first in both rankings (the rest keep their order, below).
+    ``RERANK_NOTES`` re-ranked by their vector score fused with a lexical one: Okapi BM25
+    of each candidate's whole text (every heading of the note) against the words of
+    ``text``. The fusion is :func:`fusion.standardised`'s, as in /search: the sum of each
+    score's z-score among the candidates (a note sharing no word scores 0 by BM25), so a
+    ranking whose top stands far above the rest outweighs one that barely separates them.
+    The rest keep their order, below. Scores are 1.0 for the first note and fall towards
+    0 with the fused score's distance below it.
 
-    Why: a small embedding model sums a note up as its gist, and notes on one subject all
-    look alike to it. What makes a person link two notes is often narrower: the same
-    command, option, person, project or term of art appears in both. BM25 over whole
-    notes catches exactly that, and /search already fuses the two kinds of evidence the
-    same way (RRF, equal weights). Word statistics (document frequency, mean length) are
-    those of the candidates, not of the whole index: words every candidate shares (the
-    subject that made them candidates) say nothing about which of them to prefer, and
-    the cost stays bounded by ``RERANK_NOTES`` notes' text whatever the size of the index
-    or ``k``. Only notes the vectors found are re-ranked; none is added.
+    Why words: a small embedding model sums a note up as its gist, and notes on one subject
+    all look alike to it. What makes a person link two notes is often narrower: the same
+    command, option, person, project or term of art appears in both. BM25 over whole notes
+    catches exactly that. Word statistics (document frequency, mean length) are those of
+    the candidates, not of the whole index: words every candidate shares (the subject that
+    made them candidates) say nothing about which of them to prefer, and the cost stays
+    bounded by ``RERANK_NOTES`` notes' text whatever the size of the index or ``k``. Only
+    notes the vectors found are re-ranked; none is added (letting the notes an index-wide
+    keyword query finds join was measured: BENCHMARKS.md, Quality on real notes).
 
-    The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_order`: FTS5,
+    Why z-scores rather than reciprocal ranks (what this did before): ranks give the two
+    rankings the same say whatever they hold, and near-ties in the vector scores of notes
+    on one subject became whole ranks apart. Measured with MiniLM on three corpora
+    (BENCHMARKS.md, Quality on real notes): MRR up on all three real-note tasks by node
+    and section, recall@10 within 0.012.
+
+    The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_scores`: FTS5,
     the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
     Python's regex alone took longer to tokenize the candidates).
-    Cost for 30 synthetic notes of ~1.6 KB, in process on a loaded 2-core machine: ~5 ms
-    (reading the notes 0.7, inserting ~2, the query ~2); /similar p50 over HTTP at 10k
-    chunks +1-1.5 ms at load ~1. Gain on the Info manuals with MiniLM, note-level link
-    prediction recall@10 / MRR / hit@5 0.470 / 0.465 / 0.667 -> 0.544 / 0.481 / 0.693,
-    section level 0.565 / 0.308 / 0.533 -> 0.626 / 0.314 / 0.550 (BENCHMARKS.md, Quality).
     """
     head = hits[:RERANK_NOTES]
     match = frequent_words_query(text, MAX_QUERY_WORDS)
     if len(head) < 2 or match is None:
         return hits
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
-    matched = [i + 1 for i in bm25_order([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)]
-    # Stable: notes sharing no word keep their vector order, after the matched ones.
-    unmatched = sorted(set(range(1, len(head) + 1)) - set(matched))
-    lexical_rank = {r: i for i, r in enumerate(matched + unmatched, start=1)}
-    best = 2.0 / (RRF_K + 1)
-    fused = [
-        (heading_id, (1.0 / (RRF_K + r) + 1.0 / (RRF_K + lexical_rank[r])) / best)
-        for r, (heading_id, _) in enumerate(head, start=1)
-    ]
-    fused.sort(key=lambda item: item[1], reverse=True)
-    # The rest as if both rankings agreed on their place: below every re-ranked note.
-    rest = [(heading_id, 2.0 / (RRF_K + r) / best) for r, (heading_id, _) in enumerate(hits, start=1)][len(head) :]
-    return fused + rest
+    lexical = dict(bm25_scores([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match))
+    vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
+    lexical_z = fusion.standardised([(i, lexical.get(i, 0.0)) for i in range(len(head))])
+    # Stable: equal sums keep the vector order.
+    fused = sorted(((heading_id, vector_z[i] + lexical_z[i]) for i, (heading_id, _) in enumerate(head)),
+                   key=lambda item: -item[1])  # fmt: skip
+    # The rest below every re-ranked note, in their order.
+    floor = fused[-1][1]
+    fused += [(heading_id, floor - r) for r, (heading_id, _) in enumerate(hits[len(head) :], start=1)]
+    # Shown as 1 / (1 + distance below the first): 1.0 for the first, then down towards 0.
+    top = fused[0][1]
+    return [(heading_id, 1.0 / (1.0 + (top - score))) for heading_id, score in fused]
 
 
 def frequent_words_query(text: str, n: int) -> str | None:

@@ -92,7 +92,9 @@ async def similar_to_line(
             if exclude_linked:
                 excluded |= store.linked_nodes(node)
         vector = retrieval.stored_vector(store, [row["id"]])
-        text = " ".join([row["title"], *row["olp"], row["text"]])
+        # Its words with their context (file title, outline path, aliases, tags: what the
+        # heading's chunk is embedded with): a section "Notes" is about its note's subject.
+        text = " ".join([row["olp_text"], row["title"], row["text"]])
         return graph.similar_with_graph(
             store,
             index.settings,

@@ -175,9 +175,16 @@ class Search(VectorSync):
 
 
 def bm25_order(texts: Sequence[str], match: str) -> list[int]:
-    """The positions in ``texts`` that the FTS5 expression ``match`` finds, best first by
-    SQLite's own BM25 (the index's tokenizer, so "options" meets "option"; word
-    statistics are those of ``texts`` alone). Texts it does not match are left out.
+    """The positions in ``texts`` that the FTS5 expression ``match`` finds, best first
+    (see :func:`bm25_scores`)."""
+    return [i for i, _ in bm25_scores(texts, match)]
+
+
+def bm25_scores(texts: Sequence[str], match: str) -> list[tuple[int, float]]:
+    """``(position in texts, BM25 score)`` of the texts that the FTS5 expression ``match``
+    finds, best first, higher better, by SQLite's own BM25 (the index's tokenizer, so
+    "options" meets "option"; word statistics are those of ``texts`` alone). Texts it does
+    not match are left out.
 
     Runs on this thread's in-memory scratch database, inside one rolled-back transaction:
     it never touches the index file.
@@ -187,7 +194,8 @@ def bm25_order(texts: Sequence[str], match: str) -> list[int]:
     try:
         conn.executemany("INSERT INTO notes (rowid, text) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
         # bm25() is negative, best first.
-        return [r - 1 for (r,) in conn.execute("SELECT rowid FROM notes WHERE notes MATCH ? ORDER BY rank", (match,))]
+        rows = conn.execute("SELECT rowid, rank FROM notes WHERE notes MATCH ? ORDER BY rank", (match,))
+        return [(r - 1, -rank) for r, rank in rows]
     finally:
         conn.execute("ROLLBACK")
 
@@ -197,7 +205,7 @@ _scratch_local = threading.local()
 
 def _scratch():
     """This thread's in-memory SQLite database with an empty FTS5 table ``notes`` (the
-    index's tokenizer), for :func:`bm25_order`. Never touches the index file."""
+    index's tokenizer), for :func:`bm25_scores`. Never touches the index file."""
     conn = getattr(_scratch_local, "conn", None)
     if conn is None:
         conn = sqlite.connect(":memory:", isolation_level=None)

@@ -1,0 +1,169 @@
+"""Link prediction (``/similar``) in process, over the indexes bench/quality.py kept.
+
+    python bench/similar_lab.py RUN [CORPUS ...] [--tasks node,text,line,section_text]
+        [--max-queries 400] [--ollama URL] [--whole-text]
+
+Runs the same queries as bench/quality.py's ``note`` and ``section`` tasks (same sample,
+same relevant notes, same metrics) straight through the daemon's own synchronous code
+(:mod:`arcology_oracle.answers`) on ``bench/results/quality-work-CORPUS-RUN/index.sqlite3``
+(made by ``quality.py --out RUN --keep``), so that a change to the ranking is measured in
+seconds rather than minutes. CORPUS is a directory of ../shared/corpora or ``info``.
+The text queries' vectors are embedded once (through bench/st_ollama.py with its cache,
+started here unless ``--ollama``) and kept in ``bench/results/lab-vectors-CORPUS.npz``.
+Prints recall@10, MRR and the median time per query. The HTTP harness remains the
+reference: confirm a change there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import random
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import numpy as np
+
+from _common import REPO, RESULTS, embed_server
+from quality_lib import Corpus, Embeddings, scores, summarise
+
+from arcology_oracle.answers import graph, retrieval
+from arcology_oracle.answers.search import nested_nodes, node_query
+from arcology_oracle.config import load_settings
+from arcology_oracle.store import Store
+
+CORPORA = REPO.parent.parent / "shared" / "corpora"
+
+
+def source(name: str) -> Path:
+    return RESULTS / "info-roam" if name == "info" else CORPORA / name
+
+
+def queries(corpus: Corpus, max_queries: int) -> tuple[list[str], list]:
+    """The note and section queries of bench/quality.py (the same sample)."""
+    rng = random.Random(1)
+    notes = [rel for rel in sorted(corpus.clean) if corpus.links[rel] and rel in corpus.file_id]
+    sections = corpus.sections
+    if len(notes) > max_queries:
+        notes = sorted(rng.sample(notes, max_queries))
+    if len(sections) > max_queries:
+        sections = sorted(rng.sample(sections, max_queries))
+    return notes, sections
+
+
+async def text_vectors(name: str, texts: list[str], url: str | None, model: str) -> dict[str, np.ndarray]:
+    """Document vectors of ``texts`` (as POST /similar embeds them), cached on disk."""
+    path = RESULTS / f"lab-vectors-{name}.npz"
+    key = lambda t: hashlib.sha256(t.encode()).hexdigest()  # noqa: E731
+    have = dict(np.load(path)) if path.exists() else {}
+    missing = [t for t in texts if key(t) not in have]
+    if missing:
+        server = None
+        if url is None:
+            server = embed_server(RESULTS / "logs" / "lab-embed.log", "--backend", "st", "--model", model,
+                                  "--cache", str(RESULTS / "embed-cache.sqlite3"))  # fmt: skip
+            url = server.url
+        try:
+            async with aiohttp.ClientSession() as session:
+                vecs = await Embeddings(url, model).embed(session, missing)
+        finally:
+            if server is not None:
+                server.stop()
+        have.update({key(t): v for t, v in zip(missing, vecs)})
+        np.savez(path, **have)
+    return {t: have[key(t)] for t in texts}
+
+
+def similar_to_node(store: Store, settings, node_id: str, k: int):
+    """What ``GET /similar?node=`` runs (answers.search.similar_to_node)."""
+    excluded = {node_id} | nested_nodes(store, store.node(node_id))
+    vector, text = node_query(store, node_id)
+    return graph.similar_with_graph(store, settings, node_id, k=k, vector=vector, text=text,
+                                    exclude_nodes=frozenset(excluded), whole_notes=True)[1]  # fmt: skip
+
+
+def similar_to_line(store: Store, settings, rel: str, line: int, k: int):
+    """What ``GET /similar?file=&line=`` runs (answers.search.similar_to_line)."""
+    row = store.heading_at(rel, line)
+    node = row["node_id"]
+    vector = retrieval.stored_vector(store, [row["id"]])
+    text = " ".join([row["olp_text"], row["title"], row["text"]])
+    return graph.similar_with_graph(store, settings, node, k=k, vector=vector, text=text,
+                                    exclude_nodes=frozenset({node} if node else ()),
+                                    exclude_headings=frozenset({row["id"]}), whole_notes=True)[1]  # fmt: skip
+
+
+def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_notes: bool = False):
+    """What ``POST /similar`` runs (answers.search.similar_to_text); ``whole_notes``
+    measures it with the re-ranking of ``?node=`` (not what the daemon does)."""
+    vector = None if vector is None else vector.tolist()
+    return retrieval.similar(store, k=k, vector=vector, text=text, whole_notes=whole_notes)[1]
+
+
+async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
+    corpus = Corpus(source(name))
+    notes, sections = queries(corpus, args.max_queries)
+    texts = [corpus.clean[rel] for rel in notes] + [corpus.section_text(rel, line) for rel, line, _ in sections]
+    vecs = await text_vectors(name, texts, args.ollama, args.model) if tasks & {"text", "section_text"} else {}
+    store = Store.open(RESULTS / f"quality-work-{name}-{run}" / "index.sqlite3")
+    settings = load_settings(overrides={}, environ={})
+    k = 50
+    rows: dict[str, list] = {t: [] for t in tasks}
+    times: dict[str, list] = {t: [] for t in tasks}
+
+    def timed(task, fn, relevant, own):
+        started = time.perf_counter()
+        results = fn()
+        times[task].append((time.perf_counter() - started) * 1000)
+        rows[task].append(scores([r.file for r in results], relevant, own))
+
+    try:
+        for rel in notes:
+            if "node" in tasks:
+                timed("node", lambda: similar_to_node(store, settings, corpus.file_id[rel], k), corpus.links[rel], rel)
+            if "text" in tasks:
+                text = corpus.clean[rel]
+                timed("text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text),
+                      corpus.links[rel], rel)  # fmt: skip
+        for rel, line, targets in sections:
+            if "line" in tasks:
+                timed("line", lambda: similar_to_line(store, settings, rel, line, k), targets, rel)
+            if "section_text" in tasks:
+                text = corpus.section_text(rel, line)
+                timed("section_text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text),
+                      targets, rel)  # fmt: skip
+    finally:
+        store.close()
+    out = {}
+    for task in ("node", "text", "line", "section_text"):
+        if task in tasks:
+            s = summarise(rows[task])
+            out[task] = {"recall@10": s["recall@10"], "mrr": s["mrr"], "p50_ms": round(float(np.median(times[task])), 1)}
+    return out
+
+
+async def main_async(args) -> None:
+    for name in args.corpora:
+        started = time.perf_counter()
+        out = await run_corpus(name, args.run, args.tasks, args)
+        cells = "  ".join(f"{t}: {v['recall@10']:.3f} {v['mrr']:.3f} ({v['p50_ms']} ms)" for t, v in out.items())
+        print(f"{name:20s} {cells}  [{time.perf_counter() - started:.0f} s]", flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run", help="the --out name of the quality.py run whose kept indexes to read")
+    p.add_argument("corpora", nargs="*", default=["kha-dinh-org-notes", "kijimaD-roam", "info"])
+    p.add_argument("--tasks", type=lambda s: set(s.split(",")), default={"node", "text", "line", "section_text"})
+    p.add_argument("--max-queries", type=int, default=400)
+    p.add_argument("--ollama", help="Ollama URL for the text queries' vectors (default: start st_ollama.py)")
+    p.add_argument("--model", default="all-minilm")
+    p.add_argument("--whole-text", action="store_true", help="text queries with the whole-note re-ranking")
+    asyncio.run(main_async(p.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
