@@ -363,7 +363,7 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
     if len(head) < 2 or match is None:
         return hits
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
-    lexical = dict(bm25_scores([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match))
+    lexical = bm25_scores([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)
     vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
     lexical_z = fusion.standardised([(i, lexical.get(i, 0.0)) for i in range(len(head))])
     # Stable: equal sums keep the vector order.

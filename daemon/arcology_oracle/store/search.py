@@ -175,27 +175,29 @@ class Search(VectorSync):
 
 
 def bm25_order(texts: Sequence[str], match: str) -> list[int]:
-    """The positions in ``texts`` that the FTS5 expression ``match`` finds, best first
-    (see :func:`bm25_scores`)."""
-    return [i for i, _ in bm25_scores(texts, match)]
+    """The positions in ``texts`` that the FTS5 expression ``match`` finds, best first (by
+    :func:`bm25_scores`' score)."""
+    return [r - 1 for r, _ in _scratch_bm25(texts, match, "SELECT rowid, NULL FROM notes WHERE notes MATCH ? ORDER BY rank")]
 
 
-def bm25_scores(texts: Sequence[str], match: str) -> list[tuple[int, float]]:
-    """``(position in texts, BM25 score)`` of the texts that the FTS5 expression ``match``
-    finds, best first, higher better, by SQLite's own BM25 (the index's tokenizer, so
-    "options" meets "option"; word statistics are those of ``texts`` alone). Texts it does
-    not match are left out.
+def bm25_scores(texts: Sequence[str], match: str) -> dict[int, float]:
+    """Position in ``texts`` -> BM25 score (higher is better) of the texts the FTS5
+    expression ``match`` finds, by SQLite's own BM25 (the index's tokenizer, so "options"
+    meets "option"; word statistics are those of ``texts`` alone). Texts it does not match
+    are left out. Unsorted: sorting by FTS5's rank cost a third more."""
+    rows = _scratch_bm25(texts, match, "SELECT rowid, bm25(notes) FROM notes WHERE notes MATCH ?")
+    return {r - 1: -score for r, score in rows}  # bm25() is negative, best lowest
 
-    Runs on this thread's in-memory scratch database, inside one rolled-back transaction:
-    it never touches the index file.
-    """
+
+def _scratch_bm25(texts: Sequence[str], match: str, sql: str) -> list[tuple]:
+    """The rows of ``sql`` (with ``match`` as its parameter) over ``texts`` inserted as
+    the rows 1..n of this thread's in-memory scratch FTS5 table ``notes``, inside one
+    rolled-back transaction: it never touches the index file."""
     conn = _scratch()
     conn.execute("BEGIN")
     try:
         conn.executemany("INSERT INTO notes (rowid, text) VALUES (?, ?)", [(i + 1, t) for i, t in enumerate(texts)])
-        # bm25() is negative, best first.
-        rows = conn.execute("SELECT rowid, rank FROM notes WHERE notes MATCH ? ORDER BY rank", (match,))
-        return [(r - 1, -rank) for r, rank in rows]
+        return conn.execute(sql, (match,)).fetchall()
     finally:
         conn.execute("ROLLBACK")
 
@@ -205,7 +207,7 @@ _scratch_local = threading.local()
 
 def _scratch():
     """This thread's in-memory SQLite database with an empty FTS5 table ``notes`` (the
-    index's tokenizer), for :func:`bm25_scores`. Never touches the index file."""
+    index's tokenizer), for :func:`_scratch_bm25`. Never touches the index file."""
     conn = getattr(_scratch_local, "conn", None)
     if conn is None:
         conn = sqlite.connect(":memory:", isolation_level=None)
