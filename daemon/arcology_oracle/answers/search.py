@@ -117,9 +117,10 @@ async def similar_to_text(index: NotesIndex, text: str, k: int = 10) -> tuple[st
     """Headings similar to free text (embedded as a document).
 
     Not re-ranked as whole notes as ``?node`` and ``?file&line`` are: measured with it
-    (BENCHMARKS.md, Quality on real notes), note-level link prediction by text lost on
-    both real-note corpora (recall@10 0.398 -> 0.393 and 0.142 -> 0.120) and section
-    level on the Japanese one (0.247 -> 0.218), so it was taken out again."""
+    (BENCHMARKS.md, Quality on real notes, second round), link prediction by text gains
+    on English notes and the Info manuals (recall@10 0.398 -> 0.414, 0.476 -> 0.542) but
+    loses on Japanese notes with an English-only model (0.142 -> 0.125, sections 0.247 ->
+    0.216: that model's vectors of the text choose the candidates)."""
     if not text.strip():
         raise BadRequest("the text is empty")
     vector = await index.query_vector(text, document=True) if await index.has_vectors() else None
