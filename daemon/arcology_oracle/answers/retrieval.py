@@ -350,9 +350,9 @@ def _rerank_by_words(store: Store, hits: list[tuple[int, float]], text: str) -> 
 
     Why z-scores rather than reciprocal ranks (what this did before): ranks give the two
     rankings the same say whatever they hold, and near-ties in the vector scores of notes
-    on one subject became whole ranks apart. Measured with MiniLM on three corpora
-    (BENCHMARKS.md, Quality on real notes): MRR up on all three real-note tasks by node
-    and section, recall@10 within 0.012.
+    on one subject became whole ranks apart. Measured with MiniLM on three corpora, by
+    node and by section (BENCHMARKS.md, Quality on real notes, second round): MRR up on
+    five of the six, down 0.004 on the sixth; recall@10 up or within 0.012.
 
     The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_scores`: FTS5,
     the index's tokenizer, so "options" meets "option", on a scratch in-memory table;

@@ -177,14 +177,16 @@ class Search(VectorSync):
 def bm25_order(texts: Sequence[str], match: str) -> list[int]:
     """The positions in ``texts`` that the FTS5 expression ``match`` finds, best first (by
     :func:`bm25_scores`' score)."""
-    return [r - 1 for r, _ in _scratch_bm25(texts, match, "SELECT rowid, NULL FROM notes WHERE notes MATCH ? ORDER BY rank")]
+    rows = _scratch_bm25(texts, match, "SELECT rowid, NULL FROM notes WHERE notes MATCH ? ORDER BY rank")
+    return [r - 1 for r, _ in rows]
 
 
 def bm25_scores(texts: Sequence[str], match: str) -> dict[int, float]:
     """Position in ``texts`` -> BM25 score (higher is better) of the texts the FTS5
     expression ``match`` finds, by SQLite's own BM25 (the index's tokenizer, so "options"
     meets "option"; word statistics are those of ``texts`` alone). Texts it does not match
-    are left out. Unsorted: sorting by FTS5's rank cost a third more."""
+    are left out. Unsorted: the re-ranking needs the scores, and reading them sorted by
+    FTS5's ``rank`` cost ~1 ms more per /similar at 20k chunks (BENCHMARKS.md)."""
     rows = _scratch_bm25(texts, match, "SELECT rowid, bm25(notes) FROM notes WHERE notes MATCH ?")
     return {r - 1: -score for r, score in rows}  # bm25() is negative, best lowest
 
