@@ -145,11 +145,14 @@ def embed_server(log: Path, *args: str, python: str = sys.executable) -> Process
     return Process([python, str(REPO / "bench" / "st_ollama.py"), *args], log)
 
 
-def daemon(roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extra_env: dict | None = None) -> Daemon:
+def daemon(
+    roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extra_env: dict | None = None, src: Path | None = None
+) -> Daemon:
     """The real daemon (``arcology-oracle serve``) as a subprocess, started as the tests
-    start it (:func:`tests.runners.spawn_daemon`), with the package from ``DAEMON_SRC``."""
+    start it (:func:`tests.runners.spawn_daemon`), with the package from ``src`` (default
+    ``DAEMON_SRC``)."""
     env = {
-        "PYTHONPATH": str(DAEMON_SRC),
+        "PYTHONPATH": str(src or DAEMON_SRC),
         "XDG_CONFIG_HOME": str(RESULTS / "xdg-config"),
         **(extra_env or {}),
     }

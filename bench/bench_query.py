@@ -29,11 +29,13 @@ import json
 import os
 import random
 import sqlite3
+import statistics
 import sys
 import time
 from pathlib import Path
 
 from _common import (
+    DAEMON_SRC,
     HASH_MODEL,
     RESULTS,
     HashEmbedder,
@@ -185,12 +187,13 @@ async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, s
         for n in nodes[:10]:  # warm-up
             await timed_get(session, url + "/similar", node=n, k=10)
         # The floor is timed right after each request, so both see the same machine load.
-        sim_times, answers, floors = [], {}, []
+        sim_times, answers, floors, full = [], {}, [], {}
         daemon_cpu, floor_cpu = cpu_seconds(pid), 0.0
         for n in nodes:
             t, body = await timed_get(session, url + "/similar", node=n, k=10)
             sim_times.append(t)
             answers[n] = [r["node_id"] for r in body["results"]]
+            full["similar " + n] = body
             q = exact.node_vector(n)
             floors.append(exact.floor(q))
             floor_cpu += exact.floor_cpu(q)
@@ -201,10 +204,12 @@ async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, s
         for text in texts:
             t, body = await timed_get(session, url + "/search", q=text, k=10)
             search_times.append(t)
+            full["search " + text] = body
         # Includes the embedder's client side (each text is a new query embedding).
         out["search_cpu_ms"] = round((cpu_seconds(pid) - daemon_cpu) / len(texts) * 1000, 2)
     out["knn_recall_at_10"] = round(exact.knn_recall([exact.node_vector(n) for n in nodes]), 4)
     out["answers"] = answers
+    out["bodies"] = full  # every answer, whole: compared between two versions (--compare)
     ms = lambda xs, p: round(percentile(xs, p) * 1000, 2)  # noqa: E731
     out.update(
         similar_p50_ms=ms(sim_times, 50), similar_p95_ms=ms(sim_times, 95),
@@ -273,6 +278,7 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
         proc.stop()
         server.stop()
     answers = result.pop("answers")
+    result.pop("bodies")
     del exact
     want = await exact_similar(db, dims, list(answers))
     recalls = [len(set(answers[n]) & set(want[n])) / max(1, len(want[n])) for n in answers]
@@ -283,13 +289,71 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
     }  # fmt: skip
 
 
+async def compare(size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int) -> dict:
+    """This package against another copy (``srcs``), ``rounds`` times each, interleaved
+    (this, other, other, this, ...): the same queries to the real daemon of each, their
+    CPU time per request and latencies; raises if any answer differs in anything (ids,
+    scores, snippets, order), so a speed-up never passes for a change of results."""
+    roam, db, _ = await build(size, dims)
+    exact = Exact(db)
+    conn = sqlite3.connect(db)
+    titles = [r[0] for r in conn.execute("SELECT title FROM headings WHERE level > 0 ORDER BY id LIMIT 5000")]
+    conn.close()
+    vocabulary = sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
+    logs = RESULTS / "logs"
+    server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
+    runs: dict[str, list] = {name: [] for name in srcs}
+    bodies: dict[str, dict] = {}
+    try:
+        for i in range(rounds):
+            for name in list(srcs) if i % 2 == 0 else list(srcs)[::-1]:
+                proc = daemon(roam, db, server.url, HASH_MODEL, logs / f"daemon-{size}-{name}.log", src=srcs[name])
+                try:
+                    async with aiohttp.ClientSession() as session:
+                        await wait_ready(session, proc.url)
+                    r = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid)
+                    r.update(rss_mb(proc.pid))
+                finally:
+                    proc.stop()
+                r.pop("answers")
+                got = r.pop("bodies")
+                if name in bodies and bodies[name] != got:
+                    raise AssertionError(f"{name}: answers differ between two runs of the same code")
+                bodies[name] = got
+                r["loadavg"] = os.getloadavg()
+                runs[name].append(r)
+                print(f"{size} {name} round {i}: {json.dumps(r)}", file=sys.stderr)
+    finally:
+        server.stop()
+    names = list(srcs)
+    differ = [key for key in bodies[names[0]] if bodies[names[0]][key] != bodies[names[-1]].get(key)]
+    if differ:
+        raise AssertionError(f"{len(differ)} answers differ between {names}, e.g. {differ[0]!r}")
+    med = lambda name, key: round(statistics.median(r[key] for r in runs[name]), 2)  # noqa: E731
+    keys = ("similar_cpu_ms", "search_cpu_ms", "similar_p50_ms", "similar_p95_ms", "search_p50_ms", "numpy_floor_p50_ms", "floor_cpu_ms", "VmHWM")
+    summary = {name: {key: med(name, key) for key in keys} for name in names}
+    return {"chunks": size, "identical_answers": len(bodies[names[0]]), "median": summary, "runs": runs}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="10000,50000,100000")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--dims", type=int, default=768)
+    p.add_argument("--compare", type=Path, help="another copy of the package's daemon/ directory: only the"
+                   " requests, interleaved with this one's, answers checked identical")
+    p.add_argument("--rounds", type=int, default=4, help="with --compare: runs of each")
     args = p.parse_args()
     results = {"machine": machine(), "dims": args.dims, "queries": args.queries, "sizes": []}
+    if args.compare:
+        srcs = {"this": DAEMON_SRC, "compare": args.compare.resolve()}
+        results["srcs"] = {k: str(v) for k, v in srcs.items()}
+        for size in [int(s) for s in args.sizes.split(",")]:
+            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds))
+            print(json.dumps({"chunks": size, "median": r["median"]}, indent=1), file=sys.stderr)
+            results["sizes"].append(r)
+            save("query-compare", results)
+        return
     for size in [int(s) for s in args.sizes.split(",")]:
         r = asyncio.run(run_size(size, args.dims, args.queries))
         print(json.dumps({k: v for k, v in r.items() if k != "build"}), file=sys.stderr)

@@ -146,10 +146,13 @@ class VectorSync(StoreBase):
     def _vector_index(self) -> vectors.VectorIndex:
         index = getattr(self, "_vindex", None)
         if index is None:
-            key = str(self.path)
-            key = f":memory:{id(self)}" if key == ":memory:" else str(Path(key).resolve())
-            index = self._vindex = vectors.shared_index(key)
+            index = self._vindex = vectors.shared_index(self._shared_key())
         return index
+
+    def _shared_key(self) -> str:
+        """What the in-memory state shared by this database's stores is keyed by."""
+        key = str(self.path)
+        return f":memory:{id(self)}" if key == ":memory:" else str(Path(key).resolve())
 
     def vectors_changed(
         self, *, added_ids: Sequence[int] = (), added: Sequence[bytes] = (), removed: Sequence[int] = (), reset: bool = False
