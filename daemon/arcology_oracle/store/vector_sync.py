@@ -190,7 +190,7 @@ class VectorSync(StoreBase):
             cursor = self.conn.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
 
             def batches():
-                while rows := cursor.fetchmany(4096):
+                while rows := cursor.fetchmany(vectors.LOAD_BLOCK):
                     ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
                     yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dims)
 

@@ -47,6 +47,9 @@ OVERSAMPLE = 4
 # that costs about a millisecond, and sign bits of few dimensions are a poor prefilter.
 EXACT_BELOW = 1 << 21
 MIN_PREFILTER_DIMS = 128
+# Rows read, quantised or packed at a time when the whole index is (re)built: the peak of
+# a full load at 100k x 768 is the index plus a few blocks (RSS goal < 300 MB).
+LOAD_BLOCK = 1024
 # Pending deltas beyond this many vectors (or a quarter of the index) are dropped and the
 # next query reloads instead: a bulk index with no queries must not hold every vector twice.
 MAX_PENDING_ROWS = 20_000
@@ -171,18 +174,32 @@ class VectorIndex:
         self._norm2[start:end] = np.einsum("ij,ij->i", rows, rows)
 
     def _rows(self, start: int, end: int) -> np.ndarray:
-        return self._q[start:end].astype(np.float32) * self._scale[start:end, None]
+        rows = self._q[start:end].astype(np.float32)
+        rows *= self._scale[start:end, None]  # in place: one float32 block, not two
+        return rows
+
+    def _block_sum(self, start: int, end: int) -> np.ndarray:
+        """``self._rows(start, end).sum(axis=0, dtype=float64)``, bit for bit (the rows
+        added one after the other, as numpy sums along the first axis), from LOAD_BLOCK
+        rows at a time: the centre, and so every sign bit, stays what it was when the
+        8192 rows were widened at once."""
+        acc = self._rows(start, min(start + LOAD_BLOCK, end)).sum(axis=0, dtype=np.float64)
+        for sub in range(start + LOAD_BLOCK, end, LOAD_BLOCK):
+            rows = self._rows(sub, min(sub + LOAD_BLOCK, end))
+            acc = np.concatenate([acc[None, :], rows], dtype=np.float64).sum(axis=0)
+        return acc
 
     def _recenter(self) -> None:
         """Recompute the centre from the stored rows and every row's bits (the index grew
         far beyond the vectors its centre was computed from)."""
         total = np.zeros(self.dims, np.float64)
         for start in range(0, self._n, 8192):
-            total += self._rows(start, min(start + 8192, self._n)).sum(axis=0, dtype=np.float64)
+            total += self._block_sum(start, min(start + 8192, self._n))
         self._center = (total / max(self._n, 1)).astype(np.float32)
         self._centered_at = self._n
-        for start in range(0, self._n, 8192):
-            end = min(start + 8192, self._n)
+        # Row by row from here: smaller blocks hold less memory at the peak of a full load.
+        for start in range(0, self._n, LOAD_BLOCK):
+            end = min(start + LOAD_BLOCK, self._n)
             self._bits[:, start:end] = self._pack(self._rows(start, end)).T
 
     # -- loading and following the database --------------------------------------------
