@@ -10,7 +10,8 @@ this process over HTTP:
 
 * ``GET /similar?node=ID&k=10`` and ``GET /search?q=...&k=10``: p50/p95 latency;
 * the physical floor: numpy brute force (float32 matrix of the same vectors, in this
-  process, same run): ``M @ q``, top 100 by argpartition, sorted, for the same queries;
+  process, same run): ``M @ q``, top 100 by argpartition, sorted, for the same queries,
+  timed after each block of 20 requests (see :func:`measure`);
 * recall@10 of /similar against exact search: the 10 best nodes by exact cosine over
   every chunk (one per node, the query node excluded), compared with the daemon's 10;
 * the daemon's peak RSS (VmHWM) after the queries, and the time of its first query
@@ -18,7 +19,10 @@ this process over HTTP:
 * the first query right after a restart, sent as soon as ``/health`` answers, with and
   without the vector index's snapshot beside the database.
 
-Writes bench/results/query.json.
+``--compare DIR`` runs only the requests, with this package's daemon and another copy's
+(e.g. main's ``daemon/``) in turn, ``--rounds`` times each, and fails if any answer
+differs (ids, scores, snippets, order). Writes bench/results/query.json
+(query-compare.json with ``--compare``).
 """
 
 from __future__ import annotations
@@ -197,7 +201,7 @@ async def measure(
         out["first_similar_ms"] = first * 1000
         for n in nodes[:10]:  # warm-up
             await timed_get(session, url + "/similar", node=n, k=10)
-        # The floor is timed right after each request, so both see the same machine load.
+        # The floor is timed right after each block of requests (see the docstring).
         sim_times, answers, floors, full = [], {}, [], {}
         daemon_cpu, floor_cpu = cpu_seconds(pid), 0.0
         daemon_cpu_used = 0.0
@@ -266,7 +270,7 @@ async def first_after_start(roam: Path, db: Path, server_url: str, node: str, lo
         proc.stop()
 
 
-async def run_size(size: int, dims: int, queries: int) -> dict:
+async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_BLOCK) -> dict:
     roam, db, built = await build(size, dims)
     exact = Exact(db)
     conn = sqlite3.connect(db)
@@ -281,7 +285,7 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
             started = time.perf_counter()
             status = await wait_ready(session, proc.url)
             ready_s = time.perf_counter() - started
-        result = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid)
+        result = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid, floor_block=floor_block)
         result.update(rss_mb(proc.pid))
         proc.stop()
         # The first query right after a start: with the snapshot the stop just wrote, then
@@ -306,7 +310,9 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
     }  # fmt: skip
 
 
-async def compare(size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int) -> dict:
+async def compare(
+    size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int, floor_block: int = FLOOR_BLOCK
+) -> dict:
     """This package against another copy (``srcs``), ``rounds`` times each, interleaved
     (this, other, other, this, ...): the same queries to the real daemon of each, their
     CPU time per request and latencies; raises if any answer differs in anything (ids,
@@ -328,7 +334,7 @@ async def compare(size: int, dims: int, queries: int, srcs: dict[str, Path], rou
                 try:
                     async with aiohttp.ClientSession() as session:
                         await wait_ready(session, proc.url)
-                    r = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid)
+                    r = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid, floor_block=floor_block)
                     r.update(rss_mb(proc.pid))
                 finally:
                     proc.stop()
@@ -360,19 +366,20 @@ def main() -> None:
     p.add_argument("--compare", type=Path, help="another copy of the package's daemon/ directory: only the"
                    " requests, interleaved with this one's, answers checked identical")
     p.add_argument("--rounds", type=int, default=4, help="with --compare: runs of each")
+    p.add_argument("--floor-block", type=int, default=FLOOR_BLOCK, help="/similar requests per timing of the floor")
     args = p.parse_args()
     results = {"machine": machine(), "dims": args.dims, "queries": args.queries, "sizes": []}
     if args.compare:
         srcs = {"this": DAEMON_SRC, "compare": args.compare.resolve()}
         results["srcs"] = {k: str(v) for k, v in srcs.items()}
         for size in [int(s) for s in args.sizes.split(",")]:
-            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds))
+            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds, args.floor_block))
             print(json.dumps({"chunks": size, "median": r["median"]}, indent=1), file=sys.stderr)
             results["sizes"].append(r)
             save("query-compare", results)
         return
     for size in [int(s) for s in args.sizes.split(",")]:
-        r = asyncio.run(run_size(size, args.dims, args.queries))
+        r = asyncio.run(run_size(size, args.dims, args.queries, args.floor_block))
         print(json.dumps({k: v for k, v in r.items() if k != "build"}), file=sys.stderr)
         results["sizes"].append(r)
         save("query", results)
