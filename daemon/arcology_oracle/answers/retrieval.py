@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,14 +57,8 @@ class Result:
     role: str | None = None
 
     def as_dict(self) -> dict:
-        # Not dataclasses.asdict: its deep copy of every field was ~40 us a result, most
-        # of what answering /similar cost on the event loop.
-        out = {name: getattr(self, name) for name in _RESULT_FIELDS}
-        out["olp"] = list(self.olp)
-        return out
-
-
-_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+        # Not dataclasses.asdict: its deep copies were most of /similar's event-loop time.
+        return {name: list(self.olp) if name == "olp" else getattr(self, name) for name in self.__slots__}
 
 
 def _quoted(terms: Iterable[str]) -> list[str]:

@@ -47,8 +47,7 @@ OVERSAMPLE = 4
 # that costs about a millisecond, and sign bits of few dimensions are a poor prefilter.
 EXACT_BELOW = 1 << 21
 MIN_PREFILTER_DIMS = 128
-# Rows read, quantised or packed at a time when the whole index is (re)built: the peak of
-# a full load at 100k x 768 is the index plus a few blocks (RSS goal < 300 MB).
+# Rows read, quantised or packed at a time on a full load: its peak is the index plus a few.
 LOAD_BLOCK = 1024
 # Pending deltas beyond this many vectors (or a quarter of the index) are dropped and the
 # next query reloads instead: a bulk index with no queries must not hold every vector twice.
@@ -179,10 +178,9 @@ class VectorIndex:
         return rows
 
     def _block_sum(self, start: int, end: int) -> np.ndarray:
-        """``self._rows(start, end).sum(axis=0, dtype=float64)``, bit for bit (the rows
-        added one after the other, as numpy sums along the first axis), from LOAD_BLOCK
-        rows at a time: the centre, and so every sign bit, stays what it was when the
-        8192 rows were widened at once."""
+        """``self._rows(start, end).sum(axis=0, dtype=float64)`` bit for bit (rows added
+        one after the other, as numpy sums along axis 0), widening LOAD_BLOCK rows at a
+        time: the centre and every sign bit stay what they were."""
         acc = self._rows(start, min(start + LOAD_BLOCK, end)).sum(axis=0, dtype=np.float64)
         for sub in range(start + LOAD_BLOCK, end, LOAD_BLOCK):
             rows = self._rows(sub, min(sub + LOAD_BLOCK, end))
@@ -197,7 +195,6 @@ class VectorIndex:
             total += self._block_sum(start, min(start + 8192, self._n))
         self._center = (total / max(self._n, 1)).astype(np.float32)
         self._centered_at = self._n
-        # Row by row from here: smaller blocks hold less memory at the peak of a full load.
         for start in range(0, self._n, LOAD_BLOCK):
             end = min(start + LOAD_BLOCK, self._n)
             self._bits[:, start:end] = self._pack(self._rows(start, end)).T
