@@ -270,13 +270,17 @@ async def first_after_start(roam: Path, db: Path, server_url: str, node: str, lo
         proc.stop()
 
 
-async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_BLOCK) -> dict:
-    roam, db, built = await build(size, dims)
-    exact = Exact(db)
+def title_words(db: Path) -> list[str]:
+    """The words of the headings' titles that /search is asked for."""
     conn = sqlite3.connect(db)
     titles = [r[0] for r in conn.execute("SELECT title FROM headings WHERE level > 0 ORDER BY id LIMIT 5000")]
     conn.close()
-    vocabulary = sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
+    return sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
+
+
+async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_BLOCK) -> dict:
+    roam, db, built = await build(size, dims)
+    exact, vocabulary = Exact(db), title_words(db)
     logs = RESULTS / "logs"
     server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
     proc = daemon(roam, db, server.url, HASH_MODEL, logs / f"daemon-{size}.log")
@@ -318,11 +322,7 @@ async def compare(
     CPU time per request and latencies; raises if any answer differs in anything (ids,
     scores, snippets, order), so a speed-up never passes for a change of results."""
     roam, db, _ = await build(size, dims)
-    exact = Exact(db)
-    conn = sqlite3.connect(db)
-    titles = [r[0] for r in conn.execute("SELECT title FROM headings WHERE level > 0 ORDER BY id LIMIT 5000")]
-    conn.close()
-    vocabulary = sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
+    exact, vocabulary = Exact(db), title_words(db)
     logs = RESULTS / "logs"
     server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
     runs: dict[str, list] = {name: [] for name in srcs}

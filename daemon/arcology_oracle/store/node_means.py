@@ -18,11 +18,12 @@ cache. Bounded by :data:`MAX_BYTES` (least recently used first out).
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+from .shared import PerDatabase
 
 WRITE_GENERATION = "write_generation"  # the token's key in the store's meta table
 # ~2,700 notes of 768 float64s: a bounded share of the daemon's memory (RSS goal < 300 MB
@@ -88,16 +89,9 @@ class NodeMeans:
         self._token = token
 
 
-_registry: weakref.WeakValueDictionary[str, NodeMeans] = weakref.WeakValueDictionary()
-_registry_lock = threading.Lock()
+_caches = PerDatabase(NodeMeans)
 
 
 def shared_means(key: str) -> NodeMeans:
-    """The process's cache for database ``key`` (as ``vectors.shared_index``'s key),
-    created on first use and freed when no store holds it any more."""
-    with _registry_lock:
-        means = _registry.get(key)
-        if means is None:
-            means = NodeMeans()
-            _registry[key] = means
-        return means
+    """The process's cache for database ``key`` (as ``vectors.shared_index``'s key)."""
+    return _caches.get(key)

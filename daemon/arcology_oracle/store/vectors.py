@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import secrets
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .shared import PerDatabase
 
 META_KEY = "vec_generation"  # the generation token's key in the store's meta table
 
@@ -375,19 +376,13 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.rint(rows / scale[:, None]).astype(np.int8), scale
 
 
-_registry: weakref.WeakValueDictionary[str, VectorIndex] = weakref.WeakValueDictionary()
-_registry_lock = threading.Lock()
+_indexes = PerDatabase(VectorIndex)
 
 
 def shared_index(key: str) -> VectorIndex:
     """The process's index for database ``key`` (its resolved path), created on first use
     and freed when no store holds it any more."""
-    with _registry_lock:
-        index = _registry.get(key)
-        if index is None:
-            index = VectorIndex()
-            _registry[key] = index
-        return index
+    return _indexes.get(key)
 
 
 def new_token(prev: str) -> str:
