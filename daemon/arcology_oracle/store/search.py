@@ -134,6 +134,8 @@ class Search(VectorSync):
         memory (:mod:`.node_means`), the rest read in one query."""
         if not node_ids or not self.has_vector_table():
             return {}
+        if self.conn.in_transaction:  # it may see its own uncommitted writes: share nothing
+            return self._read_node_vectors(node_ids)
         cache = getattr(self, "_means", None)
         if cache is None:
             cache = self._means = node_means.shared_means(self._shared_key())
