@@ -35,6 +35,7 @@ from _common import DAEMON_SRC, RESULTS, embed_server, machine, save
 
 
 def check(rows: list, goal: str, value, ok: bool) -> None:
+    value = round(value, 3) if isinstance(value, float) else value
     rows.append({"goal": goal, "measured": value, "holds": bool(ok)})
     print(f"{'ok  ' if ok else 'MISS'} {goal}: {value}", file=sys.stderr)
 
