@@ -42,7 +42,7 @@ async def test_an_edited_note_is_compared_by_its_new_mean_vector(tmp_path, fake_
     daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake_ollama.url, embedded=True)
     try:
         before = await similar_score(daemon)
-        assert await similar_score(daemon) == before  # the second answer comes from memory
+        assert await similar_score(daemon) == before  # asked again: now from the remembered means
         emacs_save(other, other.read_text() + "* Ovens\nPreheat a cast iron pot with its lid on.\n")
 
         async def edited() -> bool:
