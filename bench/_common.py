@@ -27,8 +27,17 @@ for extra in (REPO, DAEMON_SRC, REPO / "bench"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
+# OpenBLAS threads spin for ~50 ms after every call before they sleep: after each timing
+# of the numpy floor they held the second core while the daemon answered the next
+# request (measured: 58 ms of CPU per matrix-vector product followed by a 50 ms pause,
+# 4.7 with this). Read once, when numpy loads; not passed on to the daemons started here.
+_had_timeout = "OPENBLAS_THREAD_TIMEOUT" in os.environ
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import aiohttp  # noqa: E402
 import numpy as np  # noqa: E402
+
+if not _had_timeout:
+    del os.environ["OPENBLAS_THREAD_TIMEOUT"]
 
 from arcology_oracle.config import Prefixes  # noqa: E402
 from tests.runners import Daemon, spawn_daemon, stop_process  # noqa: E402
@@ -145,11 +154,14 @@ def embed_server(log: Path, *args: str, python: str = sys.executable) -> Process
     return Process([python, str(REPO / "bench" / "st_ollama.py"), *args], log)
 
 
-def daemon(roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extra_env: dict | None = None) -> Daemon:
+def daemon(
+    roam: Path, db: Path, ollama_url: str, model: str, log: Path, *, extra_env: dict | None = None, src: Path | None = None
+) -> Daemon:
     """The real daemon (``arcology-oracle serve``) as a subprocess, started as the tests
-    start it (:func:`tests.runners.spawn_daemon`), with the package from ``DAEMON_SRC``."""
+    start it (:func:`tests.runners.spawn_daemon`), with the package from ``src`` (default
+    ``DAEMON_SRC``)."""
     env = {
-        "PYTHONPATH": str(DAEMON_SRC),
+        "PYTHONPATH": str(src or DAEMON_SRC),
         "XDG_CONFIG_HOME": str(RESULTS / "xdg-config"),
         **(extra_env or {}),
     }

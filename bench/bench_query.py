@@ -10,7 +10,8 @@ this process over HTTP:
 
 * ``GET /similar?node=ID&k=10`` and ``GET /search?q=...&k=10``: p50/p95 latency;
 * the physical floor: numpy brute force (float32 matrix of the same vectors, in this
-  process, same run): ``M @ q``, top 100 by argpartition, sorted, for the same queries;
+  process, same run): ``M @ q``, top 100 by argpartition, sorted, for the same queries,
+  timed after each block of 20 requests (see :func:`measure`);
 * recall@10 of /similar against exact search: the 10 best nodes by exact cosine over
   every chunk (one per node, the query node excluded), compared with the daemon's 10;
 * the daemon's peak RSS (VmHWM) after the queries, and the time of its first query
@@ -18,7 +19,10 @@ this process over HTTP:
 * the first query right after a restart, sent as soon as ``/health`` answers, with and
   without the vector index's snapshot beside the database.
 
-Writes bench/results/query.json.
+``--compare DIR`` runs only the requests, with this package's daemon and another copy's
+(e.g. main's ``daemon/``) in turn, ``--rounds`` times each, and fails if any answer
+differs (ids, scores, snippets, order). Writes bench/results/query.json
+(query-compare.json with ``--compare``).
 """
 
 from __future__ import annotations
@@ -29,11 +33,13 @@ import json
 import os
 import random
 import sqlite3
+import statistics
 import sys
 import time
 from pathlib import Path
 
 from _common import (
+    DAEMON_SRC,
     HASH_MODEL,
     RESULTS,
     HashEmbedder,
@@ -53,6 +59,8 @@ import numpy as np
 from corpus import generate
 
 CACHE = RESULTS / "cache"
+# /similar requests between two timings of the numpy floor (see measure()).
+FLOOR_BLOCK = 20
 
 
 async def build(size: int, dims: int) -> tuple[Path, Path, dict]:
@@ -170,11 +178,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, seed: int, pid: int) -> dict:
+async def measure(
+    url: str, exact: Exact, vocabulary: list[str], queries: int, seed: int, pid: int, floor_block: int = FLOOR_BLOCK
+) -> dict:
     """Sequential requests (one client, like one Emacs): /similar for random nodes,
     /search for one to three random title words. Besides wall-clock latencies, the
     daemon's CPU time per request (from /proc, all threads) and the floor's CPU time:
-    their ratio hardly moves with the machine's load, the latencies do."""
+    their ratio hardly moves with the machine's load, the latencies do.
+
+    The floor is timed for each ``floor_block`` /similar requests right after them, so
+    both see about the same machine load. Not after every request: the floor streams the
+    whole float32 matrix (61 MB at 20k) three times through the caches and wakes BLAS
+    threads that spin on after they finish, so the request after it ran on cold caches
+    with a core taken (at 20k on this machine, ~1 ms more daemon CPU per request).
+    ``floor_block=1`` measures that way (as before)."""
     rng = random.Random(seed)
     nodes = rng.sample(sorted(exact.by_node), queries)
     texts = [" ".join(rng.sample(vocabulary, rng.randint(1, 3))) for _ in range(queries)]
@@ -184,27 +201,36 @@ async def measure(url: str, exact: Exact, vocabulary: list[str], queries: int, s
         out["first_similar_ms"] = first * 1000
         for n in nodes[:10]:  # warm-up
             await timed_get(session, url + "/similar", node=n, k=10)
-        # The floor is timed right after each request, so both see the same machine load.
-        sim_times, answers, floors = [], {}, []
+        # The floor is timed right after each block of requests (see the docstring).
+        sim_times, answers, floors, full = [], {}, [], {}
         daemon_cpu, floor_cpu = cpu_seconds(pid), 0.0
-        for n in nodes:
-            t, body = await timed_get(session, url + "/similar", node=n, k=10)
-            sim_times.append(t)
-            answers[n] = [r["node_id"] for r in body["results"]]
-            q = exact.node_vector(n)
-            floors.append(exact.floor(q))
-            floor_cpu += exact.floor_cpu(q)
-        out["similar_cpu_ms"] = round((cpu_seconds(pid) - daemon_cpu) / len(nodes) * 1000, 2)
+        daemon_cpu_used = 0.0
+        for start in range(0, len(nodes), floor_block):
+            block = nodes[start : start + floor_block]
+            for n in block:
+                t, body = await timed_get(session, url + "/similar", node=n, k=10)
+                sim_times.append(t)
+                answers[n] = [r["node_id"] for r in body["results"]]
+                full["similar " + n] = body
+            daemon_cpu_used += cpu_seconds(pid) - daemon_cpu
+            for n in block:
+                q = exact.node_vector(n)
+                floors.append(exact.floor(q))
+                floor_cpu += exact.floor_cpu(q)
+            daemon_cpu = cpu_seconds(pid)
+        out["similar_cpu_ms"] = round(daemon_cpu_used / len(nodes) * 1000, 2)
         out["floor_cpu_ms"] = round(floor_cpu / len(nodes) * 1000, 2)
         search_times = []
         daemon_cpu = cpu_seconds(pid)
         for text in texts:
             t, body = await timed_get(session, url + "/search", q=text, k=10)
             search_times.append(t)
+            full["search " + text] = body
         # Includes the embedder's client side (each text is a new query embedding).
         out["search_cpu_ms"] = round((cpu_seconds(pid) - daemon_cpu) / len(texts) * 1000, 2)
     out["knn_recall_at_10"] = round(exact.knn_recall([exact.node_vector(n) for n in nodes]), 4)
     out["answers"] = answers
+    out["bodies"] = full  # every answer, whole: compared between two versions (--compare)
     ms = lambda xs, p: round(percentile(xs, p) * 1000, 2)  # noqa: E731
     out.update(
         similar_p50_ms=ms(sim_times, 50), similar_p95_ms=ms(sim_times, 95),
@@ -244,13 +270,17 @@ async def first_after_start(roam: Path, db: Path, server_url: str, node: str, lo
         proc.stop()
 
 
-async def run_size(size: int, dims: int, queries: int) -> dict:
-    roam, db, built = await build(size, dims)
-    exact = Exact(db)
+def title_words(db: Path) -> list[str]:
+    """The words of the headings' titles that /search is asked for."""
     conn = sqlite3.connect(db)
     titles = [r[0] for r in conn.execute("SELECT title FROM headings WHERE level > 0 ORDER BY id LIMIT 5000")]
     conn.close()
-    vocabulary = sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
+    return sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
+
+
+async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_BLOCK) -> dict:
+    roam, db, built = await build(size, dims)
+    exact, vocabulary = Exact(db), title_words(db)
     logs = RESULTS / "logs"
     server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
     proc = daemon(roam, db, server.url, HASH_MODEL, logs / f"daemon-{size}.log")
@@ -259,7 +289,7 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
             started = time.perf_counter()
             status = await wait_ready(session, proc.url)
             ready_s = time.perf_counter() - started
-        result = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid)
+        result = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid, floor_block=floor_block)
         result.update(rss_mb(proc.pid))
         proc.stop()
         # The first query right after a start: with the snapshot the stop just wrote, then
@@ -273,6 +303,7 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
         proc.stop()
         server.stop()
     answers = result.pop("answers")
+    result.pop("bodies")
     del exact
     want = await exact_similar(db, dims, list(answers))
     recalls = [len(set(answers[n]) & set(want[n])) / max(1, len(want[n])) for n in answers]
@@ -283,15 +314,72 @@ async def run_size(size: int, dims: int, queries: int) -> dict:
     }  # fmt: skip
 
 
+async def compare(
+    size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int, floor_block: int = FLOOR_BLOCK
+) -> dict:
+    """This package against another copy (``srcs``), ``rounds`` times each, interleaved
+    (this, other, other, this, ...): the same queries to the real daemon of each, their
+    CPU time per request and latencies; raises if any answer differs in anything (ids,
+    scores, snippets, order), so a speed-up never passes for a change of results."""
+    roam, db, _ = await build(size, dims)
+    exact, vocabulary = Exact(db), title_words(db)
+    logs = RESULTS / "logs"
+    server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
+    runs: dict[str, list] = {name: [] for name in srcs}
+    bodies: dict[str, dict] = {}
+    try:
+        for i in range(rounds):
+            for name in list(srcs) if i % 2 == 0 else list(srcs)[::-1]:
+                proc = daemon(roam, db, server.url, HASH_MODEL, logs / f"daemon-{size}-{name}.log", src=srcs[name])
+                try:
+                    async with aiohttp.ClientSession() as session:
+                        await wait_ready(session, proc.url)
+                    r = await measure(proc.url, exact, vocabulary, queries, seed=size, pid=proc.pid, floor_block=floor_block)
+                    r.update(rss_mb(proc.pid))
+                finally:
+                    proc.stop()
+                r.pop("answers")
+                got = r.pop("bodies")
+                if name in bodies and bodies[name] != got:
+                    raise AssertionError(f"{name}: answers differ between two runs of the same code")
+                bodies[name] = got
+                r["loadavg"] = os.getloadavg()
+                runs[name].append(r)
+                print(f"{size} {name} round {i}: {json.dumps(r)}", file=sys.stderr)
+    finally:
+        server.stop()
+    names = list(srcs)
+    differ = [key for key in bodies[names[0]] if bodies[names[0]][key] != bodies[names[-1]].get(key)]
+    if differ:
+        raise AssertionError(f"{len(differ)} answers differ between {names}, e.g. {differ[0]!r}")
+    med = lambda name, key: round(statistics.median(r[key] for r in runs[name]), 2)  # noqa: E731
+    keys = ("similar_cpu_ms", "search_cpu_ms", "similar_p50_ms", "similar_p95_ms", "search_p50_ms", "numpy_floor_p50_ms", "floor_cpu_ms", "VmHWM")
+    summary = {name: {key: med(name, key) for key in keys} for name in names}
+    return {"chunks": size, "identical_answers": len(bodies[names[0]]), "median": summary, "runs": runs}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sizes", default="10000,50000,100000")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--dims", type=int, default=768)
+    p.add_argument("--compare", type=Path, help="another copy of the package's daemon/ directory: only the"
+                   " requests, interleaved with this one's, answers checked identical")
+    p.add_argument("--rounds", type=int, default=4, help="with --compare: runs of each")
+    p.add_argument("--floor-block", type=int, default=FLOOR_BLOCK, help="/similar requests per timing of the floor")
     args = p.parse_args()
     results = {"machine": machine(), "dims": args.dims, "queries": args.queries, "sizes": []}
+    if args.compare:
+        srcs = {"this": DAEMON_SRC, "compare": args.compare.resolve()}
+        results["srcs"] = {k: str(v) for k, v in srcs.items()}
+        for size in [int(s) for s in args.sizes.split(",")]:
+            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds, args.floor_block))
+            print(json.dumps({"chunks": size, "median": r["median"]}, indent=1), file=sys.stderr)
+            results["sizes"].append(r)
+            save("query-compare", results)
+        return
     for size in [int(s) for s in args.sizes.split(",")]:
-        r = asyncio.run(run_size(size, args.dims, args.queries))
+        r = asyncio.run(run_size(size, args.dims, args.queries, args.floor_block))
         print(json.dumps({k: v for k, v in r.items() if k != "build"}), file=sys.stderr)
         results["sizes"].append(r)
         save("query", results)

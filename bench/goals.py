@@ -14,8 +14,8 @@ Runs, in turn (see each script's docstring for what it does):
   at 100k, RSS < 300 MB);
 * bench_live.py: save-to-searchable p50 (goal < 0.5 s).
 
-Prints one line per goal with the measured value and whether it holds, and writes
-bench/results/goals.json (with the machine's load before and after).
+Prints one line per goal as it is measured, then all of them as one table (measured
+value, verdict, the machine's load, the run's time), and writes bench/results/goals.json.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import bench_live
@@ -33,8 +35,24 @@ from _common import DAEMON_SRC, RESULTS, embed_server, machine, save
 
 
 def check(rows: list, goal: str, value, ok: bool) -> None:
+    value = round(value, 3) if isinstance(value, float) else value
     rows.append({"goal": goal, "measured": value, "holds": bool(ok)})
     print(f"{'ok  ' if ok else 'MISS'} {goal}: {value}", file=sys.stderr)
+
+
+def table(rows: list[dict], out: dict, seconds: float) -> str:
+    """The goals as one plain-text table, with the machine's load and the run's time."""
+    shown = [(r["goal"], json.dumps(r["measured"]), "holds" if r["holds"] else "MISSED") for r in rows]
+    width = max([len(g) for g, _, _ in shown] + [4])
+    vwidth = max([len(v) for _, v, _ in shown] + [8])
+    lines = [f"{'goal':<{width}}  {'measured':<{vwidth}}  verdict", f"{'-' * width}  {'-' * vwidth}  -------"]
+    lines += [f"{g:<{width}}  {v:<{vwidth}}  {h}" for g, v, h in shown]
+    load = out["machine"]["loadavg_at_start"]
+    lines.append(
+        f"{sum(r['holds'] for r in rows)} of {len(rows)} hold; load average at start {load[0]:.2f}, at end "
+        f"{os.getloadavg()[0]:.2f}; {seconds / 60:.1f} minutes"
+    )
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -47,6 +65,7 @@ def main() -> None:
     p.add_argument("--edits", type=int, default=30)
     p.add_argument("--compare", type=Path, help="bench_overhead only: another copy of daemon/, interleaved")
     args = p.parse_args()
+    started = time.monotonic()
     out: dict = {"machine": machine(), "daemon_src": str(DAEMON_SRC), "overhead": [], "query": [], "goals": []}
     rows = out["goals"]
 
@@ -76,7 +95,10 @@ def main() -> None:
             check(rows, f"/similar p50 <= 2x numpy floor at {r['chunks']} chunks", r["similar_p50_over_floor"], p50 <= 2 * floor)
             first = [x["first_similar_ms"] for x in r["first_after_start"] if x["snapshot"]]
             check(rows, f"first /similar after a start <= 200 ms at {r['chunks']} chunks", first, max(first) <= 200)
-            check(rows, f"daemon RSS < 300 MB at {r['chunks']} chunks", r.get("VmHWM"), r.get("VmHWM", 1e9) < 300)
+            # The worst peak: after the queries, and after each start (with the snapshot,
+            # and without it: the full load of every vector, as after an upgrade).
+            peaks = [r.get("VmHWM", 1e9)] + [x.get("VmHWM", 1e9) for x in r["first_after_start"]]
+            check(rows, f"daemon peak RSS < 300 MB at {r['chunks']} chunks (MB)", round(max(peaks), 1), max(peaks) < 300)
         check(rows, f"/similar p95 <= 2x p50 at {r['chunks']} chunks", [p50, p95], p95 <= 2 * p50)
         recall = r["similar_recall_at_10"]
         check(rows, f"/similar recall@10 >= 0.99 at {r['chunks']} chunks", recall, recall >= 0.99)
@@ -86,8 +108,9 @@ def main() -> None:
         r = asyncio.run(bench_live.run(args.live_headings, args.edits, 0.0, 0.0))
         out["live"] = r
         check(rows, f"save-to-searchable p50 < 0.5 s at {r['headings']} headings", r["searchable_p50_ms"], r["searchable_p50_ms"] < 500)
+    out["seconds"] = round(time.monotonic() - started, 1)
     save("goals", out)
-    print(json.dumps(rows, indent=1))
+    print(table(rows, out, out["seconds"]))
 
 
 if __name__ == "__main__":

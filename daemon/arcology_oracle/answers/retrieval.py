@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -57,7 +57,8 @@ class Result:
     role: str | None = None
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        # Not dataclasses.asdict: its deep copies were most of /similar's event-loop time.
+        return {name: list(self.olp) if name == "olp" else getattr(self, name) for name in self.__slots__}
 
 
 def _quoted(terms: Iterable[str]) -> list[str]:

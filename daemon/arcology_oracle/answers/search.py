@@ -139,11 +139,11 @@ def nested_nodes(store: Store, node_row: dict | None) -> set[str]:
     if node_row is None:
         return set()
     inside, level = set(), node_row["level"]
-    for row in store.file_headings(node_row["file"]):
-        if row["start_line"] <= node_row["start_line"]:
+    for start_line, row_level, own_id in store.file_outline(node_row["file"]):
+        if start_line <= node_row["start_line"]:
             continue
-        if node_row["level"] > 0 and row["level"] <= level:
+        if node_row["level"] > 0 and row_level <= level:
             break
-        if row["own_id"]:
-            inside.add(row["own_id"])
+        if own_id:
+            inside.add(own_id)
     return inside

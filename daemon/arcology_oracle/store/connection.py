@@ -9,6 +9,7 @@ while the writer commits. Every value is bound as a parameter.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from ..errors import StoreError
 from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect
 from .migrations import migrate
+from .node_means import WRITE_GENERATION
 
 # The writer's page cache, against SQLite's 2 MB. With it, and savepoint journals in
 # memory instead of a temporary file (each file is stored in its own savepoint), storing
@@ -128,6 +130,9 @@ class StoreBase:
         try:
             yield
             self._flush_fts()
+            # Whatever this transaction changed, what readers derived from the old state
+            # (the notes' mean vectors, store/node_means.py) is now stale.
+            self._set_meta(WRITE_GENERATION, secrets.token_hex(8))
         except BaseException:
             self._fts_pending.clear()
             self.conn.execute("ROLLBACK")

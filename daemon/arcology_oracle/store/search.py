@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import vectors
+from . import node_means, vectors
 from .db import pack_vector, sqlite, unpack_vector
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
@@ -127,11 +127,28 @@ class Search(VectorSync):
         return out
 
     def node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The normalised mean of the stored vectors of each node's chunks (its own
-        headings and those below it without an ID of their own), in one query; nodes with
-        no vector are absent. Each distinct text counts once, as in ``retrieval.stored_vector``."""
+        """The normalised mean (float64, read-only) of the stored vectors of each node's
+        chunks (its own headings and those below it without an ID of their own); nodes
+        with no vector are absent. Each distinct text counts once, as in
+        ``retrieval.stored_vector``. Means computed since the last write are served from
+        memory (:mod:`.node_means`), the rest read in one query."""
         if not node_ids or not self.has_vector_table():
             return {}
+        if self.conn.in_transaction:  # it may see its own uncommitted writes: share nothing
+            return self._read_node_vectors(node_ids)
+        cache = getattr(self, "_means", None)
+        if cache is None:
+            cache = self._means = node_means.shared_means(self._shared_key())
+        token = self.get_meta(node_means.WRITE_GENERATION)  # before the rows: see node_means
+        found, missing = cache.lookup(token, list(dict.fromkeys(node_ids)))
+        if missing:
+            computed = self._read_node_vectors(missing)
+            cache.remember(token, computed, missing)
+            found.update(computed)
+        return found
+
+    def _read_node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """:meth:`node_vectors` from the database."""
         # DISTINCT before the join: comparing 3 KB blobs for it cost half the query.
         rows = self.conn.execute(
             "SELECT d.node_id, v.embedding FROM (SELECT DISTINCT h.node_id, e.id FROM headings h"

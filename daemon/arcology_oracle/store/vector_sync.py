@@ -146,10 +146,13 @@ class VectorSync(StoreBase):
     def _vector_index(self) -> vectors.VectorIndex:
         index = getattr(self, "_vindex", None)
         if index is None:
-            key = str(self.path)
-            key = f":memory:{id(self)}" if key == ":memory:" else str(Path(key).resolve())
-            index = self._vindex = vectors.shared_index(key)
+            index = self._vindex = vectors.shared_index(self._shared_key())
         return index
+
+    def _shared_key(self) -> str:
+        """What the in-memory state shared by this database's stores is keyed by."""
+        key = str(self.path)
+        return f":memory:{id(self)}" if key == ":memory:" else str(Path(key).resolve())
 
     def vectors_changed(
         self, *, added_ids: Sequence[int] = (), added: Sequence[bytes] = (), removed: Sequence[int] = (), reset: bool = False
@@ -187,7 +190,7 @@ class VectorSync(StoreBase):
             cursor = self.conn.execute(f"SELECT rowid, embedding FROM {VEC_TABLE}")
 
             def batches():
-                while rows := cursor.fetchmany(4096):
+                while rows := cursor.fetchmany(vectors.LOAD_BLOCK):
                     ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
                     yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), dims)
 

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import secrets
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .shared import PerDatabase
 
 META_KEY = "vec_generation"  # the generation token's key in the store's meta table
 
@@ -47,6 +48,8 @@ OVERSAMPLE = 4
 # that costs about a millisecond, and sign bits of few dimensions are a poor prefilter.
 EXACT_BELOW = 1 << 21
 MIN_PREFILTER_DIMS = 128
+# Rows read, quantised or packed at a time on a full load: its peak is the index plus a few.
+LOAD_BLOCK = 1024
 # Pending deltas beyond this many vectors (or a quarter of the index) are dropped and the
 # next query reloads instead: a bulk index with no queries must not hold every vector twice.
 MAX_PENDING_ROWS = 20_000
@@ -171,18 +174,30 @@ class VectorIndex:
         self._norm2[start:end] = np.einsum("ij,ij->i", rows, rows)
 
     def _rows(self, start: int, end: int) -> np.ndarray:
-        return self._q[start:end].astype(np.float32) * self._scale[start:end, None]
+        rows = self._q[start:end].astype(np.float32)
+        rows *= self._scale[start:end, None]  # in place: one float32 block, not two
+        return rows
+
+    def _block_sum(self, start: int, end: int) -> np.ndarray:
+        """``self._rows(start, end).sum(axis=0, dtype=float64)`` bit for bit (rows added
+        one after the other, as numpy sums along axis 0), widening LOAD_BLOCK rows at a
+        time: the centre and every sign bit stay what they were."""
+        acc = self._rows(start, min(start + LOAD_BLOCK, end)).sum(axis=0, dtype=np.float64)
+        for sub in range(start + LOAD_BLOCK, end, LOAD_BLOCK):
+            rows = self._rows(sub, min(sub + LOAD_BLOCK, end))
+            acc = np.concatenate([acc[None, :], rows], dtype=np.float64).sum(axis=0)
+        return acc
 
     def _recenter(self) -> None:
         """Recompute the centre from the stored rows and every row's bits (the index grew
         far beyond the vectors its centre was computed from)."""
         total = np.zeros(self.dims, np.float64)
         for start in range(0, self._n, 8192):
-            total += self._rows(start, min(start + 8192, self._n)).sum(axis=0, dtype=np.float64)
+            total += self._block_sum(start, min(start + 8192, self._n))
         self._center = (total / max(self._n, 1)).astype(np.float32)
         self._centered_at = self._n
-        for start in range(0, self._n, 8192):
-            end = min(start + 8192, self._n)
+        for start in range(0, self._n, LOAD_BLOCK):
+            end = min(start + LOAD_BLOCK, self._n)
             self._bits[:, start:end] = self._pack(self._rows(start, end)).T
 
     # -- loading and following the database --------------------------------------------
@@ -361,19 +376,13 @@ def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.rint(rows / scale[:, None]).astype(np.int8), scale
 
 
-_registry: weakref.WeakValueDictionary[str, VectorIndex] = weakref.WeakValueDictionary()
-_registry_lock = threading.Lock()
+_indexes = PerDatabase(VectorIndex)
 
 
 def shared_index(key: str) -> VectorIndex:
     """The process's index for database ``key`` (its resolved path), created on first use
     and freed when no store holds it any more."""
-    with _registry_lock:
-        index = _registry.get(key)
-        if index is None:
-            index = VectorIndex()
-            _registry[key] = index
-        return index
+    return _indexes.get(key)
 
 
 def new_token(prev: str) -> str:
