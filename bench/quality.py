@@ -1,7 +1,8 @@
 """Retrieval quality of the daemon on org-roam directories, against five baselines.
 
     python bench/quality.py ROAM_DIR|info [ROAM_DIR ...] [--ollama URL --model NAME]
-        [--questions-dir bench/questions] [--max-queries 400] [--out NAME] [--keep]
+        [--questions-dir bench/questions] [--max-queries 400] [--tasks note,section,known]
+        [--out NAME] [--keep]
 
 Runs every directory in turn and prints one table per directory. ``info`` stands for the
 GNU Info manuals as an org-roam directory (bench/info2org.py, made under bench/results/
@@ -163,17 +164,17 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
         out["daemon_index_s"] = round(time.perf_counter() - started, 1)
         out["corpus"].update(headings=status["headings"], chunks=status["chunks"])
         url = proc.url
-        for rel in notes:
+        for rel in notes if "note" in args.tasks else ():
             r = await timed("similar_node", get(session, url + "/similar", node=corpus.file_id[rel], k=DEPTH))
             rows["note"]["daemon_node"].append(scores(files_of(r), corpus.links[rel], rel))
             r = await timed("similar_text_note", post(session, url + "/similar", corpus.clean[rel]))
             rows["note"]["daemon_text"].append(scores(files_of(r), corpus.links[rel], rel))
-        for rel, line, targets in sections:
+        for rel, line, targets in sections if "section" in args.tasks else ():
             r = await timed("similar_line", get(session, url + "/similar", file=rel, line=line, k=DEPTH))
             rows["section"]["daemon_node"].append(scores(files_of(r), targets, rel))
             r = await timed("similar_text_section", post(session, url + "/similar", corpus.section_text(rel, line)))
             rows["section"]["daemon_text"].append(scores(files_of(r), targets, rel))
-        for q in questions:
+        for q in questions if "known" in args.tasks else ():
             r = await timed("search", get(session, url + "/search", q=q["q"], k=DEPTH))
             rows["known_heading"]["daemon_text"].append(scores([(x["file"], x["heading"]) for x in r], q["headings"]))
             rows["known_file"]["daemon_text"].append(scores(files_of(r), q["files"]))
@@ -188,16 +189,17 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
             page_texts.append(p)
             page_owner.append(rel)
     base = Baselines(corpus, await emb.embed(session, dense), await emb.embed(session, page_texts), page_owner)
-    for rel in notes:
+    for rel in notes if "note" in args.tasks else ():
         ranked = base.note_rankings(corpus.clean[rel], base.note_vector(rel), base.page_vector(rel))
         for system, ranking in ranked.items():
             rows["note"][system].append(scores(ranking, corpus.links[rel], rel))
-    for rel, line, targets in sections:
+    for rel, line, targets in sections if "section" in args.tasks else ():
         vector = base.hv[base.at[(rel, corpus.heading(rel, line).start_line)]]
         ranked = base.note_rankings(corpus.section_text(rel, line), vector, vector)
         for system, ranking in ranked.items():
             rows["section"][system].append(scores(ranking, targets, rel))
-    qvecs = await emb.embed(session, [q["q"] for q in questions], query=True) if questions else []
+    asked = questions if "known" in args.tasks else []
+    qvecs = await emb.embed(session, [q["q"] for q in asked], query=True) if asked else []
     for q, vec in zip(questions, qvecs):
         for system, ranking in base.note_rankings(q["q"], vec, vec).items():
             rows["known_file"][system].append(scores(ranking, q["files"]))
@@ -218,7 +220,7 @@ def table(result: dict) -> str:
     fmt = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
     for task, metrics in METRICS.items():
         by = result["tasks"][task]
-        n = max(v.get("n", 0) for v in by.values())
+        n = max((v.get("n", 0) for v in by.values()), default=0)
         if not n:
             continue
         for metric in metrics:
@@ -274,6 +276,8 @@ def main() -> None:
     p.add_argument("--model", default="all-minilm", help="embedding model name")
     p.add_argument("--questions-dir", type=Path, default=REPO / "bench" / "questions")
     p.add_argument("--max-queries", type=int, default=400)
+    p.add_argument("--tasks", default="note,section,known", type=lambda s: set(s.split(",")),
+                   help="comma-separated subset of note,section,known (default: all three)")
     p.add_argument("--out", default="run", help="results name: bench/results/quality-OUT.json")
     p.add_argument("--keep", action="store_true", help="keep each link-free copy and its index in bench/results/")
     args = p.parse_args()
