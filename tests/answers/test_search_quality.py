@@ -100,6 +100,11 @@ A capability is an unforgeable token that names an object.
 * Capability systems
 Systems built on capability tokens.
 """,
+    "faq.org": """#+title: FAQ
+
+* Is it so
+It is what it is.
+""",
     "word-motion.org": """#+title: ワード移動を可視化する
 
 * 概要
@@ -144,7 +149,8 @@ async def test_a_word_as_written_outranks_one_sharing_its_stem(notes_index):
 async def test_stop_words_count_in_search(notes_index):
     """"what" is a stop word to most search engines, and the title of many a heading;
     BM25 weighs it by how rare it is (dropping it ranked "Capability systems" first)."""
-    assert await first(notes_index, "what is a capability") == ("capabilities.org", "What")
+    assert await first(notes_index, "what is a capability") == ("capabilities.org", "What")  # every word
+    assert await first(notes_index, "what a capability means") == ("capabilities.org", "What")  # some
 
 
 async def test_a_japanese_query_is_not_led_by_its_one_english_word(notes_index):
@@ -154,8 +160,25 @@ async def test_a_japanese_query_is_not_led_by_its_one_english_word(notes_index):
     assert await first(notes_index, query) == ("word-motion.org", "概要")
 
 
-def test_search_terms_keep_stop_words_and_particles():
-    words, bigrams = retrieval.search_terms("What is the 移動をする")
-    assert words == ["what", "is", "the"]
-    assert bigrams == ["移動", "動を", "をす", "する"]
-    assert cjk.query_bigrams("移動をする") == ["移動", "動を"]  # similar notes still leave them out
+def test_search_terms_keep_stop_words_and_particles_apart():
+    words, bigrams, little = retrieval.search_terms("What is the 移動をする")
+    assert (words, bigrams, little) == ([], ["移動", "動を"], ["what", "is", "the", "をす", "する"])
+    # a query of little words only is searched by them
+    assert retrieval.search_terms("what is it") == (["what", "is", "it"], [], [])
+
+
+async def test_little_words_score_like_one_or_over_every_word(notes_index):
+    """``key AND little`` plus ``key NOT little`` give the headings holding a key word
+    with the scores of one OR query over every word."""
+    query = "what is a capability or a sorting"
+
+    def both(store):
+        words, _, little = retrieval.search_terms(query)
+        split, key = retrieval.keyword_ranking(store, query, 50)
+        whole = dict(store.fts_scores([" OR ".join(retrieval._quoted(words + little))], 200))
+        keyed = {h for h, _ in store.fts_scores([key], 200)}
+        return dict(split), whole, keyed
+
+    split, whole, keyed = await notes_index.read(both)
+    assert split and set(split) == set(whole) & keyed != set(whole)
+    assert all(abs(split[h] - whole[h]) < 1e-9 for h in split)

@@ -126,49 +126,68 @@ def _snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Call
     return lambda ids: store.fts_snippets(match, [i for i in ids if i in found]) if match else {}
 
 
-def search_terms(text: str, max_words: int = 32) -> tuple[list[str], list[str]]:
-    """What ``/search`` looks for: the distinct words of ``text`` (lower-cased, at most
-    ``max_words``, stop words *kept*) and the distinct bigrams of its CJK runs (those of
-    hiragana kept too).
+def search_terms(text: str, max_words: int = 32) -> tuple[list[str], list[str], list[str]]:
+    """What ``/search`` looks for in ``text``: ``(words, bigrams, little)``, each distinct
+    and in order. ``words``: the words (lower-cased, at most ``max_words``) but stop
+    words; ``bigrams``: those of its CJK runs but hiragana-only ones; ``little``: the stop
+    words and hiragana-only bigrams (particles, verb endings). A query made of nothing
+    but little words has them as its ``words`` and ``bigrams``.
 
-    Unlike :func:`fts_query` nothing is dropped: BM25 already weighs a word by how rare
-    it is, so "how" or "の" in a query costs little where every note has it and decides
-    where few do (headings titled "How" or "What"; Japanese particles in a phrase the
-    user remembers). Measured on known-item questions (BENCHMARKS.md, Quality on real
-    notes): keeping them raised heading MRR on all three corpora.
+    Unlike :func:`fts_query`, ``/search`` scores the little words too: BM25 weighs a word
+    by how rare it is, so "how" or "の" costs little where every note has it and decides
+    where few do (headings titled "How" or "What"; a phrase the user remembers). Measured
+    on known-item questions (BENCHMARKS.md, Quality on real notes).
     """
-    words: dict[str, None] = {}
+    found: dict[str, None] = {}
     for word in WORD.findall(cjk.strip_cjk(text).lower()):
-        words.setdefault(word, None)
-    return list(words)[:max_words], cjk.query_bigrams(text, content_only=False)
+        found.setdefault(word, None)
+    every = list(found)[:max_words]
+    grams = cjk.query_bigrams(text, content_only=False)
+    words = [w for w in every if w not in STOPWORDS]
+    bigrams = cjk.query_bigrams(text) if any(not cjk.only_hiragana(g) for g in grams) else []
+    if not words and not bigrams:
+        return every, grams, []
+    return words, bigrams, [w for w in every if w in STOPWORDS] + [g for g in grams if cjk.only_hiragana(g)]
+
+
+def _any_of(words: Sequence[str], bigrams: Sequence[str]) -> str:
+    """An FTS5 expression matching any of ``words`` or, in the bigram columns, of
+    ``bigrams`` (at least one of the two non-empty)."""
+    parts = _quoted(words) + (["{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")"] if bigrams else [])
+    return "(" + " OR ".join(parts) + ")"
 
 
 def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, float]], str | None]:
-    """``/search``'s keyword half: ``([(heading id, score)], OR expression)``, best first,
-    at most ``k``, and the FTS5 expression every hit matches (for snippets).
+    """``/search``'s keyword half: ``([(heading id, score)], expression)``, best first,
+    at most ``k``, and an FTS5 expression every hit matches (for snippets).
 
     Headings holding every word of the query come first (the AND query), then those
-    holding some (OR), each by :meth:`~arcology_oracle.store.Store.fts_scores` (stemmed
-    plus exact-form BM25). "Every word" needs words: a query with CJK text has none
-    (its bigrams include ones spanning two words, which no note need hold), so it is
-    ranked by the OR query alone. Otherwise a Japanese query with one English word put
-    every heading holding that word and any one bigram above the heading holding all
-    the Japanese but not the English word.
+    holding some, each by :meth:`~arcology_oracle.store.Store.fts_scores` (stemmed plus
+    exact-form BM25) over all of :func:`search_terms`, little words included. "Every
+    word" needs words: a query with CJK text has none (its bigrams include ones spanning
+    two words, which no note need hold), so it is ranked by the second query alone;
+    otherwise a Japanese query with one English word put every heading holding that
+    word and any one bigram above the heading holding all the Japanese but that word.
+
+    The second query is run as two, ``key AND little`` and ``key NOT little``: the
+    same headings as ``key`` (those holding at least one word that is not little) with
+    the very scores of one OR over every term, but BM25 is computed only for them, not
+    for every heading holding "the" (4-8x less work on a question at 20k headings).
     """
-    words, bigrams = search_terms(text)
+    words, bigrams, little = search_terms(text)
     if not words and not bigrams:
         return [], None
     depth = 4 * k  # each index's best; their sum is then cut to k
     hits: list[tuple[int, float]] = []
     if words and not bigrams:
-        every = " AND ".join(_quoted(words))
-        hits = store.fts_scores(every, depth)[:k]
-    parts = _quoted(words) + (["{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")"] if bigrams else [])
-    some = " OR ".join(parts)
+        hits = store.fts_scores([" AND ".join(_quoted([*words, *little]))], depth)[:k]  # little: stop words here
+    key = _any_of(words, bigrams)
     if len(hits) < k:
+        others = _any_of([w for w in little if not cjk.has_cjk(w)], [g for g in little if cjk.has_cjk(g)]) if little else None
+        matches = [f"{key} AND {others}", f"{key} NOT {others}"] if others else [key]
         seen = {h for h, _ in hits}
-        hits += [hit for hit in store.fts_scores(some, depth) if hit[0] not in seen][: k - len(hits)]
-    return hits, some
+        hits += [hit for hit in store.fts_scores(matches, depth) if hit[0] not in seen][: k - len(hits)]
+    return hits, key
 
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:

@@ -53,6 +53,11 @@ def bigrams(text: str) -> str:
 _HIRAGANA_ONLY = re.compile("[\u3040-\u309f]+")
 
 
+def only_hiragana(term: str) -> bool:
+    """Whether ``term`` is hiragana alone (in Japanese mostly particles and endings)."""
+    return _HIRAGANA_ONLY.fullmatch(term) is not None
+
+
 def content_bigrams(text: str) -> list[str]:
     """Every bigram of the CJK runs of ``text`` but those of hiragana alone, with
     repeats, in order (see :func:`query_bigrams` for why hiragana is left out)."""

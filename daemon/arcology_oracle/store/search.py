@@ -58,22 +58,25 @@ class Search(VectorSync):
         ).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]
 
-    def fts_scores(self, match: str, k: int) -> list[tuple[int, float]]:
-        """Headings matching ``match`` (see :meth:`fts_search`), best first, as ``(heading
+    def fts_scores(self, matches: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Headings matching any of ``matches`` (FTS5 expressions as for
+        :meth:`fts_search`, matching disjoint sets of headings), best first, as ``(heading
         id, score)``, higher better: BM25 on the stemmed index plus BM25 on
         ``headings_exact``, which does not stem (migration m008). A word as written thus
         counts twice and a word sharing only its stem once: "sorting" finds "sorted",
         but a heading that says "sorting" comes first.
 
-        Each index gives its best ``k``; a heading among one's only scores 0 in the other.
+        Each expression gives each index's best ``k``; a heading among one index's only
+        scores 0 in the other.
         """
         scores: dict[int, float] = {}
         for table in ("headings_fts", "headings_exact"):
-            for rowid, rank in self.conn.execute(
-                f"SELECT rowid, bm25({table}) AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-                (match, int(k)),
-            ):
-                scores[rowid] = scores.get(rowid, 0.0) - rank
+            for match in matches:
+                for rowid, rank in self.conn.execute(
+                    f"SELECT rowid, bm25({table}) AS rank FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                    (match, int(k)),
+                ):
+                    scores[rowid] = scores.get(rowid, 0.0) - rank
         return sorted(scores.items(), key=lambda item: -item[1])[: int(k)]  # stable: ties in index order
 
     def fts_snippets(self, match: str, ids: Sequence[int]) -> dict[int, str]:
