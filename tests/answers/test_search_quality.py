@@ -105,6 +105,14 @@ Systems built on capability tokens.
 * Is it so
 It is what it is.
 """,
+    "starter.org": """#+title: Rye starter
+
+* Related
+Bread.
+
+* Overview
+Feed the rye starter flour and water every day.
+""",
     "word-motion.org": """#+title: ワード移動を可視化する
 
 * 概要
@@ -151,6 +159,14 @@ async def test_stop_words_count_in_search(notes_index):
     BM25 weighs it by how rare it is (dropping it ranked "Capability systems" first)."""
     assert await first(notes_index, "what is a capability") == ("capabilities.org", "What")  # every word
     assert await first(notes_index, "what a capability means") == ("capabilities.org", "What")  # some
+
+
+async def test_a_headings_own_words_outweigh_its_notes_title(notes_index):
+    """Every heading of a note shares its title (the context column); the heading that
+    also says "rye starter" itself ranks above a short one that only inherits it."""
+    _, results = await search(notes_index, "rye starter", 5)
+    order = [r.heading for r in results if r.file == "starter.org"]
+    assert order.index("Overview") < order.index("Related"), order
 
 
 async def test_a_japanese_query_is_not_led_by_its_one_english_word(notes_index):
