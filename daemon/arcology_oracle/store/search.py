@@ -55,10 +55,10 @@ class Search(VectorSync):
         the snippet None without ``snippets`` (each costs ~0.1 ms: most of the query).
 
         ``match`` must already be quoted (see ``retrieval.fts_query``). bm25 is negative;
-        lower is better. Every column weighs the same: FTS5 normalises each column by its
-        own length, so a word in a three-word title already scores far above the same
-        word in a long body; weighting titles 4x on top ranked known items lower on the
-        Info manuals and on real notes (BENCHMARKS.md, Quality).
+        lower is better. Every column weighs the same (FTS5's bm25 reads a row as one
+        document: a term's frequency summed over the columns, the row's whole length);
+        weighting titles 4x ranked known items lower on the Info manuals and on real
+        notes (BENCHMARKS.md, Quality).
         """
         snippet = f"snippet(headings_fts, {_SNIPPET_ARGS})" if snippets else "NULL"
         rows = self.conn.execute(
