@@ -198,3 +198,33 @@ async def test_little_words_score_like_one_or_over_every_word(notes_index):
     split, whole, keyed = await notes_index.read(both)
     assert split and set(split) == set(whole) & keyed != set(whole)
     assert all(abs(split[h] - whole[h]) < 1e-9 for h in split)
+
+
+async def test_an_index_from_before_the_exact_words_table_is_filled_by_its_migration(make_settings, tmp_path):
+    """m008 on an index written before it: headings_exact is built from the rows at
+    once (nothing re-read), /search ranks by it, and both FTS indexes check out."""
+    from arcology_oracle.store import Store
+
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    for name in ("sorting.org", "sorted-sets.org"):
+        (roam / name).write_text(NOTES[name], encoding="utf-8")
+    settings = make_settings(roam_dir=roam)
+    idx = OracleIndex(settings)
+    await idx.start()
+    await idx.reconcile()
+    await idx.close()
+    store = Store.open(settings.db_path)
+    with store.transaction():
+        for trigger in ("headings_exact_ad", "headings_exact_au"):
+            store.conn.execute(f"DROP TRIGGER {trigger}")
+        store.conn.execute("DROP TABLE headings_exact")
+        store.conn.execute("DELETE FROM _migrations WHERE name = 'm008_fts_exact_words'")
+    store.close()
+    store = Store.open(settings.db_path)  # migrates again
+    try:
+        hits, _ = retrieval.keyword_ranking(store, "sorting", 10)
+        assert store.headings([hits[0][0]])[hits[0][0]]["file"] == "sorting.org"
+        assert store.check_integrity().fts == "ok"
+    finally:
+        store.close()

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from .db import DatabaseError
 from .vector_sync import VEC_TABLE, VectorSync
 
-# A vector of another dimension than the model's, counted by sqlite-vec's vec_length;
-# a blob that is not whole float32s at all (vec_length refuses it) counts too.
 # The keyword indexes over headings (migrations m005 and m008), checked and rebuilt alike.
 FTS_TABLES = ("headings_fts", "headings_exact")
 
+# A vector of another dimension than the model's, counted by sqlite-vec's vec_length;
+# a blob that is not whole float32s at all (vec_length refuses it) counts too.
 WRONG_SIZE = "CASE WHEN length(embedding) % 4 != 0 THEN 1 ELSE vec_length(embedding) != ? END"
 
 
