@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from arcology_oracle.answers import fusion, retrieval
+from arcology_oracle.answers import fusion, retrieval, search_ranking
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes import cjk
@@ -48,7 +48,7 @@ async def test_fused_search_does_not_lose_to_either_half(index):
         assert mode == "hybrid"
         fused.append(reciprocal_rank(results, expected))
         qv = await index.query_vector(query)
-        keyword.append(reciprocal_rank(await index.read(lambda s: retrieval.search(s, query, 10, None)[1]), expected))
+        keyword.append(reciprocal_rank(await index.read(lambda s: search_ranking.search(s, query, 10, None)[1]), expected))
         hits = await index.read(lambda s: retrieval.to_results(s, retrieval.vector_hits(s, qv, 50), 10))
         vector.append(reciprocal_rank(hits, expected))
     mrr = {name: sum(v) / len(v) for name, v in (("fused", fused), ("keyword", keyword), ("vector", vector))}
@@ -177,10 +177,10 @@ async def test_a_japanese_query_is_not_led_by_its_one_english_word(notes_index):
 
 
 def test_search_terms_keep_stop_words_and_particles_apart():
-    words, bigrams, little = retrieval.search_terms("What is the 移動をする")
+    words, bigrams, little = search_ranking.search_terms("What is the 移動をする")
     assert (words, bigrams, little) == ([], ["移動", "動を"], ["what", "is", "the", "をす", "する"])
     # a query of little words only is searched by them
-    assert retrieval.search_terms("what is it") == (["what", "is", "it"], [], [])
+    assert search_ranking.search_terms("what is it") == (["what", "is", "it"], [], [])
 
 
 async def test_little_words_score_like_one_or_over_every_word(notes_index):
@@ -189,9 +189,9 @@ async def test_little_words_score_like_one_or_over_every_word(notes_index):
     query = "what is a capability or a sorting"
 
     def both(store):
-        words, _, little = retrieval.search_terms(query)
-        split, key = retrieval.keyword_ranking(store, query, 50)
-        whole = dict(store.fts_scores([" OR ".join(retrieval._quoted(words + little))], 200))
+        words, _, little = search_ranking.search_terms(query)
+        split, key = search_ranking.keyword_ranking(store, query, 50)
+        whole = dict(store.fts_scores([" OR ".join(retrieval.quoted(words + little))], 200))
         keyed = {h for h, _ in store.fts_scores([key], 200)}
         return dict(split), whole, keyed
 
@@ -223,7 +223,7 @@ async def test_an_index_from_before_the_exact_words_table_is_filled_by_its_migra
     store.close()
     store = Store.open(settings.db_path)  # migrates again
     try:
-        hits, _ = retrieval.keyword_ranking(store, "sorting", 10)
+        hits, _ = search_ranking.keyword_ranking(store, "sorting", 10)
         assert store.headings([hits[0][0]])[hits[0][0]]["file"] == "sorting.org"
         assert store.check_integrity().fts == "ok"
     finally:

@@ -1,10 +1,11 @@
-"""Finding headings: keyword (FTS5 BM25), vector (sqlite-vec KNN) and both fused.
+"""Finding headings: keyword (FTS5 BM25), vector (sqlite-vec KNN), similar notes, and
+the pieces :mod:`.search_ranking` (``/search``) builds on.
 
 Everything here is synchronous and reads one :class:`~arcology_oracle.store.Store`; query
 vectors are computed by the caller (the embedder is async and may be down). Results are
-:class:`Result` records; scores are "higher is better" within one call (RRF for hybrid,
-cosine similarity for vector, negated BM25 for keyword, rank fusion scaled to 0..1 for
-similar whole notes) and not comparable across modes.
+:class:`Result` records; scores are "higher is better" within one call (cosine
+similarity for vector, negated BM25 for keyword, rank fusion scaled to 0..1 for similar
+whole notes) and not comparable across modes.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from ..notes import cjk
 from ..notes.conversations import is_oracle_answer
 from ..store import Store
 from ..store.search import bm25_order
-from . import fusion
 
 RRF_K = 60
 # How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),
@@ -60,7 +60,8 @@ class Result:
         return asdict(self)
 
 
-def _quoted(terms: Iterable[str]) -> list[str]:
+def quoted(terms: Iterable[str]) -> list[str]:
+    """Each term as an FTS5 string (double quotes doubled), so no word is read as syntax."""
     return ['"' + t.replace('"', '""') + '"' for t in terms]
 
 
@@ -81,10 +82,10 @@ def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str 
         terms.append(word)
         if len(terms) >= max_terms:
             break
-    parts = _quoted(terms)
+    parts = quoted(terms)
     bigrams = cjk.query_bigrams(text)
     if bigrams:
-        parts.append("{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")")
+        parts.append("{cjk_head cjk_text} : (" + " OR ".join(quoted(bigrams)) + ")")
     if not parts:
         return None
     return (" OR " if any_term else " AND ").join(parts)
@@ -109,7 +110,7 @@ def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> 
 
 def _keyword(store: Store, text: str, k: int, *, any_term: bool, snippets: bool) -> tuple[str | None, list]:
     """:func:`keyword_hits` and the FTS5 expression that found them (snippets None
-    unless ``snippets``: :func:`_snippets_of` reads them for the results only)."""
+    unless ``snippets``: :func:`snippets_of` reads them for the results only)."""
     match = fts_query(text, any_term=any_term)
     if match is None:
         return None, []
@@ -120,74 +121,10 @@ def _keyword(store: Store, text: str, k: int, *, any_term: bool, snippets: bool)
     return match, [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
 
 
-def _snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Callable[[list[int]], dict[int, str]]:
+def snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Callable[[list[int]], dict[int, str]]:
     """For :func:`to_results`: the snippets of those of ``hits`` that become results."""
     found = {h[0] for h in hits}
     return lambda ids: store.fts_snippets(match, [i for i in ids if i in found]) if match else {}
-
-
-def search_terms(text: str, max_words: int = 32) -> tuple[list[str], list[str], list[str]]:
-    """What ``/search`` looks for in ``text``: ``(words, bigrams, little)``, each distinct
-    and in order. ``words``: the words (lower-cased, at most ``max_words``) but stop
-    words; ``bigrams``: those of its CJK runs but hiragana-only ones; ``little``: the stop
-    words and hiragana-only bigrams (particles, verb endings). A query made of nothing
-    but little words has them as its ``words`` and ``bigrams``.
-
-    Unlike :func:`fts_query`, ``/search`` scores the little words too: BM25 weighs a word
-    by how rare it is, so "how" or "の" costs little where every note has it and decides
-    where few do (headings titled "How" or "What"; a phrase the user remembers). Measured
-    on known-item questions (BENCHMARKS.md, Quality on real notes).
-    """
-    found: dict[str, None] = {}
-    for word in WORD.findall(cjk.strip_cjk(text).lower()):
-        found.setdefault(word, None)
-    every = list(found)[:max_words]
-    grams = cjk.query_bigrams(text, content_only=False)
-    words = [w for w in every if w not in STOPWORDS]
-    bigrams = cjk.query_bigrams(text) if any(not cjk.only_hiragana(g) for g in grams) else []
-    if not words and not bigrams:
-        return every, grams, []
-    return words, bigrams, [w for w in every if w in STOPWORDS] + [g for g in grams if cjk.only_hiragana(g)]
-
-
-def _any_of(words: Sequence[str], bigrams: Sequence[str]) -> str:
-    """An FTS5 expression matching any of ``words`` or, in the bigram columns, of
-    ``bigrams`` (at least one of the two non-empty)."""
-    parts = _quoted(words) + (["{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")"] if bigrams else [])
-    return "(" + " OR ".join(parts) + ")"
-
-
-def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, float]], str | None]:
-    """``/search``'s keyword half: ``([(heading id, score)], expression)``, best first,
-    at most ``k``, and an FTS5 expression every hit matches (for snippets).
-
-    Headings holding every word of the query come first (the AND query), then those
-    holding some, each by :meth:`~arcology_oracle.store.Store.fts_scores` (stemmed plus
-    exact-form BM25) over all of :func:`search_terms`, little words included. "Every
-    word" needs words: a query with CJK text has none (its bigrams include ones spanning
-    two words, which no note need hold), so it is ranked by the second query alone;
-    otherwise a Japanese query with one English word put every heading holding that
-    word and any one bigram above the heading holding all the Japanese but that word.
-
-    The second query is run as two, ``key AND little`` and ``key NOT little``: the
-    same headings as ``key`` (those holding at least one word that is not little) with
-    the very scores of one OR over every term, but BM25 is computed only for them, not
-    for every heading holding "the" (4-8x less work on a question at 20k headings).
-    """
-    words, bigrams, little = search_terms(text)
-    if not words and not bigrams:
-        return [], None
-    depth = 4 * k  # each index's best; their sum is then cut to k
-    hits: list[tuple[int, float]] = []
-    if words and not bigrams:
-        hits = store.fts_scores([" AND ".join(_quoted([*words, *little]))], depth)[:k]  # little: stop words here
-    key = _any_of(words, bigrams)
-    if len(hits) < k:
-        others = _any_of([w for w in little if not cjk.has_cjk(w)], [g for g in little if cjk.has_cjk(g)]) if little else None
-        matches = [f"{key} AND {others}", f"{key} NOT {others}"] if others else [key]
-        seen = {h for h, _ in hits}
-        hits += [hit for hit in store.fts_scores(matches, depth) if hit[0] not in seen][: k - len(hits)]
-    return hits, key
 
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
@@ -258,32 +195,6 @@ def to_results(
     ]
 
 
-def search(
-    store: Store,
-    query: str,
-    k: int,
-    query_vector: Sequence[float] | None,
-    *,
-    min_similarity: float = 0.0,
-) -> tuple[str, list[Result]]:
-    """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
-    when no vector is available. Returns ``(mode, results)`` with at most one result per
-    heading.
-
-    Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
-    query about something the notes do not hold finds nothing rather than the nearest
-    unrelated headings.
-    """
-    pool = max(k * 5, 50)
-    keyword, match = keyword_ranking(store, query, pool)
-    snippets = _snippets_of(store, match, keyword)
-    if query_vector is not None and store.has_vector_table():
-        vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
-        if vector or not keyword:
-            return "hybrid", to_results(store, fusion.fuse(keyword, vector), k, snippets=snippets)
-    return "keyword", to_results(store, keyword, k, snippets=snippets)
-
-
 def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float] | None:
     """The normalised mean of ``vectors``, or None when there are none."""
     if not vectors:
@@ -335,7 +246,7 @@ def similar(
         store,
         [(h, s) for h, s, _ in keyword],
         k,
-        snippets=_snippets_of(store, match, keyword),
+        snippets=snippets_of(store, match, keyword),
         per_node=True,
         exclude_nodes=exclude_nodes,
         exclude_headings=exclude_headings,
@@ -429,7 +340,7 @@ def frequent_words_query(text: str, n: int) -> str | None:
     words.update(cjk.content_bigrams(text))
     if not words:
         return None
-    return " OR ".join(_quoted(w for w, _ in words.most_common(n)))
+    return " OR ".join(quoted(w for w, _ in words.most_common(n)))
 
 
 def _with_bigrams(text: str) -> str:
