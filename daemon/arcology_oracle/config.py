@@ -109,7 +109,7 @@ class Settings(BaseModel):
     min_vector_similarity: float = Field(0.35, ge=-1, le=1)
     # The relevance gate of /ask in keyword mode: the share of the question's words a heading must hold.
     min_keyword_coverage: float = Field(0.5, ge=0, le=1)
-    # Vector hits below this cosine are left out of /search (see retrieval.search).
+    # Vector hits below this cosine are left out of /search (see answers.search_ranking.search).
     min_search_similarity: float = Field(0.25, ge=-1, le=1)
     recency_half_life_days: float | None = Field(None, gt=0)
     prompts_file: Path | None = None

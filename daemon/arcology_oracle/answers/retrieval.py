@@ -1,10 +1,11 @@
-"""Finding headings: keyword (FTS5 BM25), vector (sqlite-vec KNN) and both fused.
+"""Finding headings: keyword (FTS5 BM25), vector (sqlite-vec KNN), similar notes, and
+the pieces :mod:`.search_ranking` (``/search``) builds on.
 
 Everything here is synchronous and reads one :class:`~arcology_oracle.store.Store`; query
 vectors are computed by the caller (the embedder is async and may be down). Results are
-:class:`Result` records; scores are "higher is better" within one call (RRF for hybrid,
-cosine similarity for vector, negated BM25 for keyword, fused z-scores shown in 0..1 for
-similar whole notes) and not comparable across modes.
+:class:`Result` records; scores are "higher is better" within one call (cosine
+similarity for vector, negated BM25 for keyword, fused z-scores shown in 0..1 for similar
+whole notes) and not comparable across modes.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class Result:
         return {name: list(self.olp) if name == "olp" else getattr(self, name) for name in self.__slots__}
 
 
-def _quoted(terms: Iterable[str]) -> list[str]:
+def quoted(terms: Iterable[str]) -> list[str]:
+    """Each term as an FTS5 string (double quotes doubled), so no word is read as syntax."""
     return ['"' + t.replace('"', '""') + '"' for t in terms]
 
 
@@ -82,10 +84,10 @@ def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str 
         terms.append(word)
         if len(terms) >= max_terms:
             break
-    parts = _quoted(terms)
+    parts = quoted(terms)
     bigrams = cjk.query_bigrams(text)
     if bigrams:
-        parts.append("{cjk_head cjk_text} : (" + " OR ".join(_quoted(bigrams)) + ")")
+        parts.append("{cjk_head cjk_text} : (" + " OR ".join(quoted(bigrams)) + ")")
     if not parts:
         return None
     return (" OR " if any_term else " AND ").join(parts)
@@ -110,7 +112,7 @@ def keyword_hits(store: Store, text: str, k: int, *, any_term: bool = False) -> 
 
 def _keyword(store: Store, text: str, k: int, *, any_term: bool, snippets: bool) -> tuple[str | None, list]:
     """:func:`keyword_hits` and the FTS5 expression that found them (snippets None
-    unless ``snippets``: :func:`_snippets_of` reads them for the results only)."""
+    unless ``snippets``: :func:`snippets_of` reads them for the results only)."""
     match = fts_query(text, any_term=any_term)
     if match is None:
         return None, []
@@ -121,29 +123,10 @@ def _keyword(store: Store, text: str, k: int, *, any_term: bool, snippets: bool)
     return match, [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits]
 
 
-def _snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Callable[[list[int]], dict[int, str]]:
+def snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Callable[[list[int]], dict[int, str]]:
     """For :func:`to_results`: the snippets of those of ``hits`` that become results."""
     found = {h[0] for h in hits}
     return lambda ids: store.fts_snippets(match, [i for i in ids if i in found]) if match else {}
-
-
-def keyword_ranking(
-    store: Store, text: str, k: int, *, snippets: bool = True
-) -> tuple[list[tuple[int, float, str | None]], int]:
-    """``(hits, n)``: like :func:`keyword_hits`, but the headings holding every word
-    (the AND query's, ``n`` of them) are followed by those holding only some (the OR
-    query's, BM25 order), at most ``k`` in all. Without ``snippets`` they are None."""
-    match = fts_query(text)
-    if match is None:
-        return [], 0
-    every = store.fts_search(match, k, snippets=snippets)
-    hits = list(every)
-    if len(hits) < k:
-        seen = {h for h, _, _ in hits}
-        some = fts_query(text, any_term=True)
-        more = store.fts_search(some, k, snippets=snippets) if some else []
-        hits += [hit for hit in more if hit[0] not in seen][: k - len(hits)]
-    return [(heading_id, -rank, snippet) for heading_id, rank, snippet in hits], len(every)
 
 
 def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
@@ -214,34 +197,6 @@ def to_results(
     ]
 
 
-def search(
-    store: Store,
-    query: str,
-    k: int,
-    query_vector: Sequence[float] | None,
-    *,
-    min_similarity: float = 0.0,
-) -> tuple[str, list[Result]]:
-    """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
-    when no vector is available. Returns ``(mode, results)`` with at most one result per
-    heading.
-
-    Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
-    query about something the notes do not hold finds nothing rather than the nearest
-    unrelated headings.
-    """
-    pool = max(k * 5, 50)
-    keyword, all_words = keyword_ranking(store, query, pool, snippets=False)
-    # The OR expression matches every hit (AND hits hold all the words): their snippets.
-    snippets = _snippets_of(store, fts_query(query, any_term=True), keyword)
-    if query_vector is not None and store.has_vector_table():
-        vector = [(h, s) for h, s in vector_hits(store, query_vector, pool) if s >= min_similarity]
-        if vector or not keyword:
-            fused = fusion.fuse([(h, s) for h, s, _ in keyword], all_words, vector)
-            return "hybrid", to_results(store, fused, k, snippets=snippets)
-    return "keyword", to_results(store, [(h, s) for h, s, _ in keyword], k, snippets=snippets)
-
-
 def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float] | None:
     """The normalised mean of ``vectors``, or None when there are none."""
     if not vectors:
@@ -293,7 +248,7 @@ def similar(
         store,
         [(h, s) for h, s, _ in keyword],
         k,
-        snippets=_snippets_of(store, match, keyword),
+        snippets=snippets_of(store, match, keyword),
         per_node=True,
         exclude_nodes=exclude_nodes,
         exclude_headings=exclude_headings,
@@ -390,7 +345,7 @@ def frequent_words_query(text: str, n: int) -> str | None:
     words.update(cjk.content_bigrams(text))
     if not words:
         return None
-    return " OR ".join(_quoted(w for w, _ in words.most_common(n)))
+    return " OR ".join(quoted(w for w, _ in words.most_common(n)))
 
 
 def _with_bigrams(text: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import graph, retrieval, timeline
+from . import graph, retrieval, search_ranking, timeline
 from .index_api import NotesIndex
 from .when import DateRange, parse_when
 
@@ -31,7 +31,7 @@ async def search(
         vector = await index.query_vector(words) if words and await index.has_vectors() else None
         return await index.read(lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor))
     vector = await index.query_vector(query) if await index.has_vectors() else None
-    return await index.read(lambda s: retrieval.search(s, query, k, vector, min_similarity=floor))
+    return await index.read(lambda s: search_ranking.search(s, query, k, vector, min_similarity=floor))
 
 
 async def question_range(index: NotesIndex, question: str) -> DateRange | None:

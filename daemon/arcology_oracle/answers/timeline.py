@@ -81,7 +81,7 @@ def _score_exactly(exact: tuple[list[int], np.ndarray], vector: Sequence[float])
 def search_in_range(
     store: Store, query: str, k: int, vector: Sequence[float] | None, rng: DateRange, *, min_similarity: float = 0.0
 ) -> tuple[str, list[retrieval.Result]]:
-    """:func:`retrieval.search` among headings dated in ``rng``; mode ``dated``
+    """:func:`.search_ranking.search` among headings dated in ``rng``; mode ``dated``
     when the query held no words besides its time (results then in date order)."""
     pool = max(k * 5, 50)
     rankings, snippets = ranked_in_range(

@@ -53,6 +53,11 @@ def bigrams(text: str) -> str:
 _HIRAGANA_ONLY = re.compile("[\u3040-\u309f]+")
 
 
+def only_hiragana(term: str) -> bool:
+    """Whether ``term`` is hiragana alone (in Japanese mostly particles and endings)."""
+    return _HIRAGANA_ONLY.fullmatch(term) is not None
+
+
 def content_bigrams(text: str) -> list[str]:
     """Every bigram of the CJK runs of ``text`` but those of hiragana alone, with
     repeats, in order (see :func:`query_bigrams` for why hiragana is left out)."""
@@ -61,19 +66,20 @@ def content_bigrams(text: str) -> list[str]:
     return [t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA_ONLY.fullmatch(t)]
 
 
-def query_bigrams(text: str, limit: int = 64) -> list[str]:
+def query_bigrams(text: str, limit: int = 64, *, content_only: bool = True) -> list[str]:
     """The distinct bigrams of the CJK runs of a query, in order, at most ``limit``.
 
-    Bigrams of hiragana alone are left out when there are others: in Japanese they are
-    mostly particles and verb endings (``の``, ``ている``), which every note holds, while
-    content words are written in kanji and katakana. A query of nothing but hiragana
-    keeps them all.
+    With ``content_only``, bigrams of hiragana alone are left out when there are others:
+    in Japanese they are mostly particles and verb endings (``の``, ``ている``), which
+    every note holds, while content words are written in kanji and katakana (a query of
+    nothing but hiragana keeps them all). That keeps long OR queries (similar notes)
+    short; ``/search`` keeps them, since BM25 weighs them by rarity anyway.
     """
     terms: dict[str, None] = {}
     for run in _RUN.findall(text):
         for term in _run_terms(run):
             terms.setdefault(term, None)
-    content = [t for t in terms if not _HIRAGANA_ONLY.fullmatch(t)]
+    content = [t for t in terms if not _HIRAGANA_ONLY.fullmatch(t)] if content_only else []
     return (content or list(terms))[:limit]
 
 

@@ -142,7 +142,8 @@ class StoreBase:
             self._checkpointer.committed()
 
     def _flush_fts(self) -> None:
-        """Add the headings inserted since the last flush to ``headings_fts``.
+        """Add the headings inserted since the last flush to ``headings_fts`` and
+        ``headings_exact``.
 
         FTS5 writes its pending terms out as a new segment at every statement that
         changes it inside a transaction, so a trigger per inserted row (and a savepoint
@@ -164,6 +165,11 @@ class StoreBase:
         for lo, hi in merged:
             self.conn.execute(
                 "INSERT INTO headings_fts (rowid, title, olp_text, text, cjk_head, cjk_text)"
+                " SELECT id, title, olp_text, text, cjk_head, cjk_text FROM headings WHERE id BETWEEN ? AND ?",
+                (lo, hi),
+            )
+            self.conn.execute(
+                "INSERT INTO headings_exact (rowid, title, olp_text, text, cjk_head, cjk_text)"
                 " SELECT id, title, olp_text, text, cjk_head, cjk_text FROM headings WHERE id BETWEEN ? AND ?",
                 (lo, hi),
             )

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from .db import DatabaseError
 from .vector_sync import VEC_TABLE, VectorSync
 
+# The keyword indexes over headings (migrations m005 and m008), checked and rebuilt alike.
+FTS_TABLES = ("headings_fts", "headings_exact")
+
 # A vector of another dimension than the model's, counted by sqlite-vec's vec_length;
 # a blob that is not whole float32s at all (vec_length refuses it) counts too.
 WRONG_SIZE = "CASE WHEN length(embedding) % 4 != 0 THEN 1 ELSE vec_length(embedding) != ? END"
@@ -40,7 +43,8 @@ class Integrity(VectorSync):
         q = self.conn.execute
         r.integrity = "; ".join(row[0] for row in q("PRAGMA quick_check").fetchall())
         try:
-            q("INSERT INTO headings_fts(headings_fts, rank) VALUES ('integrity-check', 1)")
+            for table in FTS_TABLES:
+                q(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
         except DatabaseError as exc:
             r.fts = str(exc)
         r.orphan_embeddings = q(
@@ -75,7 +79,8 @@ class Integrity(VectorSync):
         q = self.conn.execute
         with self.transaction():
             if rebuild_fts:
-                q("INSERT INTO headings_fts(headings_fts) VALUES ('rebuild')")
+                for table in FTS_TABLES:
+                    q(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
             if self.has_vector_table():
                 q(f"DELETE FROM {VEC_TABLE} WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.id = {VEC_TABLE}.rowid)")
                 q(f"DELETE FROM embeddings WHERE NOT EXISTS (SELECT 1 FROM {VEC_TABLE} v WHERE v.rowid = embeddings.id)")

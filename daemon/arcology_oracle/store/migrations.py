@@ -20,6 +20,8 @@ MIGRATIONS: list[Migration] = []
 # headings_fts's tokenizer, as m001 made it (m004 kept it), for code that must tokenize the
 # same way (a migration that changes it changes this too).
 FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+# headings_exact's (m008): the same words, not stemmed.
+FTS_EXACT_TOKENIZE = "unicode61 remove_diacritics 2"
 
 
 def migration(fn: Migration) -> Migration:
@@ -246,6 +248,36 @@ def m007_node_labels(conn) -> None:
         refs = split_roam_list(json.loads(properties).get("ROAM_REFS", ""))
         for label in node_labels(json.loads(tags), refs):
             conn.execute("INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)", (heading_id, node, label))
+
+
+@migration
+def m008_fts_exact_words(conn) -> None:
+    # A second keyword index of the same columns without the Porter stemmer, so that
+    # /search can score a word written as the user wrote it above a word that merely
+    # shares its stem (Store.fts_scores sums both BM25 scores). CJK bigrams, which no
+    # stemmer changes, are in both like every word that stemming leaves alone. Kept in
+    # step with headings by the triggers below and by Connection._flush_fts.
+    conn.executescript(
+        f"""
+        CREATE VIRTUAL TABLE headings_exact USING fts5(
+            title, olp_text, text, cjk_head, cjk_text,
+            content='headings', content_rowid='id',
+            tokenize='{FTS_EXACT_TOKENIZE}'
+        );
+        INSERT INTO headings_exact(headings_exact, rank) VALUES ('secure-delete', 1);
+        INSERT INTO headings_exact(headings_exact) VALUES ('rebuild');
+        CREATE TRIGGER headings_exact_ad AFTER DELETE ON headings BEGIN
+            INSERT INTO headings_exact(headings_exact, rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text, old.cjk_head, old.cjk_text);
+        END;
+        CREATE TRIGGER headings_exact_au AFTER UPDATE ON headings BEGIN
+            INSERT INTO headings_exact(headings_exact, rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES ('delete', old.id, old.title, old.olp_text, old.text, old.cjk_head, old.cjk_text);
+            INSERT INTO headings_exact(rowid, title, olp_text, text, cjk_head, cjk_text)
+            VALUES (new.id, new.title, new.olp_text, new.text, new.cjk_head, new.cjk_text);
+        END;
+        """
+    )
 
 
 def migrate(conn) -> list[str]:

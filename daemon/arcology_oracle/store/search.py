@@ -24,6 +24,16 @@ from .vector_sync import VEC_TABLE, VectorSync
 _SNIPPET_ARGS = "2, '', '', ' … ', 16"
 
 
+# bm25() column weights of fts_scores (columns: title, olp_text, text, cjk_head, cjk_text).
+# A heading's context -- its note's title, outline path, aliases, tags (olp_text; for
+# CJK, cjk_head holds the bigrams of the title and the context) -- is shared by every
+# heading of the note: it should say which note, not outweigh a heading's own words.
+# Known-item heading MRR as the context weight goes 1 -> 0.9 -> 0.8 -> 0.75 -> 0.7 -> 0.5
+# (BENCHMARKS.md, Quality on real notes): Japanese notes 0.784 -> 0.790 -> 0.816 -> 0.835
+# -> 0.837 -> 0.862, English notes 0.896 flat down to 0.75, then 0.894, 0.884; the Info
+# manuals 0.923 throughout. 0.75: the lowest that loses nowhere.
+_SCORE_WEIGHTS = "1.0, 0.75, 1.0, 0.75, 1.0"
+
 # The k nearest of the candidates (rowids as JSON), exactly, by sqlite-vec: the query
 # vector, the candidates, k.
 _NEAREST = (
@@ -45,10 +55,10 @@ class Search(VectorSync):
         the snippet None without ``snippets`` (each costs ~0.1 ms: most of the query).
 
         ``match`` must already be quoted (see ``retrieval.fts_query``). bm25 is negative;
-        lower is better. Every column weighs the same: FTS5 normalises each column by its
-        own length, so a word in a three-word title already scores far above the same
-        word in a long body; weighting titles 4x on top ranked known items lower on the
-        Info manuals and on real notes (BENCHMARKS.md, Quality).
+        lower is better. Every column weighs the same (FTS5's bm25 reads a row as one
+        document: a term's frequency summed over the columns, the row's whole length);
+        weighting titles 4x ranked known items lower on the Info manuals and on real
+        notes (BENCHMARKS.md, Quality).
         """
         snippet = f"snippet(headings_fts, {_SNIPPET_ARGS})" if snippets else "NULL"
         rows = self.conn.execute(
@@ -57,6 +67,29 @@ class Search(VectorSync):
             (match, int(k)),
         ).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def fts_scores(self, matches: Sequence[str], k: int) -> list[tuple[int, float]]:
+        """Headings matching any of ``matches`` (FTS5 expressions as for
+        :meth:`fts_search`, matching disjoint sets of headings), best first, as ``(heading
+        id, score)``, higher better: BM25 on the stemmed index plus BM25 on
+        ``headings_exact``, which does not stem (migration m008), a heading's context
+        weighing 0.75 of its own words (see ``_SCORE_WEIGHTS``). A word as written thus
+        counts twice and a word sharing only its stem once: "sorting" finds "sorted",
+        but a heading that says "sorting" comes first.
+
+        Each expression gives each index's best ``k``; a heading among one index's only
+        scores 0 in the other.
+        """
+        scores: dict[int, float] = {}
+        for table in ("headings_fts", "headings_exact"):
+            for match in matches:
+                for rowid, rank in self.conn.execute(
+                    f"SELECT rowid, bm25({table}, {_SCORE_WEIGHTS}) AS rank FROM {table}"
+                    f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                    (match, int(k)),
+                ):
+                    scores[rowid] = scores.get(rowid, 0.0) - rank
+        return sorted(scores.items(), key=lambda item: -item[1])[: int(k)]  # stable: ties in index order
 
     def fts_snippets(self, match: str, ids: Sequence[int]) -> dict[int, str]:
         """The snippets :meth:`fts_search` gives, for the headings ``ids`` only."""

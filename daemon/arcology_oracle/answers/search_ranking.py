@@ -1,0 +1,106 @@
+"""How ``/search`` ranks headings: its keyword half (:func:`keyword_ranking`) and the
+fusion with the vector half (:mod:`.fusion`).
+
+Synchronous over one :class:`~arcology_oracle.store.Store`, as :mod:`.retrieval` (whose
+keyword pieces, vector hits and result rows it uses); the query vector is computed by the
+caller. Measured on known-item questions over real notes in English and Japanese and the
+GNU Info manuals (BENCHMARKS.md, Quality on real notes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..notes import cjk
+from ..store import Store
+from . import fusion, retrieval
+
+
+def search_terms(text: str, max_words: int = 32) -> tuple[list[str], list[str], list[str]]:
+    """What ``/search`` looks for in ``text``: ``(words, bigrams, little)``, each distinct
+    and in order. ``words``: the words (lower-cased, at most ``max_words``) but stop
+    words; ``bigrams``: those of its CJK runs but hiragana-only ones; ``little``: the stop
+    words and hiragana-only bigrams (particles, verb endings). A query made of nothing
+    but little words has them as its ``words`` and ``bigrams``.
+
+    Unlike :func:`.retrieval.fts_query`, ``/search`` scores the little words too: BM25 weighs a word
+    by how rare it is, so "how" or "の" costs little where every note has it and decides
+    where few do (headings titled "How" or "What"; a phrase the user remembers). Measured
+    on known-item questions (BENCHMARKS.md, Quality on real notes).
+    """
+    found: dict[str, None] = {}
+    for word in retrieval.WORD.findall(cjk.strip_cjk(text).lower()):
+        found.setdefault(word, None)
+    every = list(found)[:max_words]
+    grams = cjk.query_bigrams(text, content_only=False)
+    words = [w for w in every if w not in retrieval.STOPWORDS]
+    bigrams = cjk.query_bigrams(text) if any(not cjk.only_hiragana(g) for g in grams) else []
+    if not words and not bigrams:
+        return every, grams, []
+    return words, bigrams, [w for w in every if w in retrieval.STOPWORDS] + [g for g in grams if cjk.only_hiragana(g)]
+
+
+def any_of(words: Sequence[str], bigrams: Sequence[str]) -> str:
+    """An FTS5 expression matching any of ``words`` or, in the bigram columns, of
+    ``bigrams`` (at least one of the two non-empty)."""
+    parts = retrieval.quoted(words) + (["{cjk_head cjk_text} : (" + " OR ".join(retrieval.quoted(bigrams)) + ")"] if bigrams else [])
+    return "(" + " OR ".join(parts) + ")"
+
+
+def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, float]], str | None]:
+    """``/search``'s keyword half: ``([(heading id, score)], expression)``, best first,
+    at most ``k``, and an FTS5 expression every hit matches (for snippets).
+
+    Headings holding every word of the query come first (the AND query), then those
+    holding some, each by :meth:`~arcology_oracle.store.Store.fts_scores` (stemmed plus
+    exact-form BM25) over all of :func:`search_terms`, little words included. "Every
+    word" needs words: a query with CJK text has none (its bigrams include ones spanning
+    two words, which no note need hold), so it is ranked by the second query alone;
+    otherwise a Japanese query with one English word put every heading holding that
+    word and any one bigram above the heading holding all the Japanese but that word.
+
+    The second query is run as two, ``key AND little`` and ``key NOT little``: the
+    same headings as ``key`` (those holding at least one word that is not little) with
+    the very scores of one OR over every term, but BM25 is computed only for them, not
+    for every heading holding "the" (4-8x less work on a question at 20k headings).
+    """
+    words, bigrams, little = search_terms(text)
+    if not words and not bigrams:
+        return [], None
+    depth = 4 * k  # each index's best; their sum is then cut to k
+    hits: list[tuple[int, float]] = []
+    if words and not bigrams:
+        hits = store.fts_scores([" AND ".join(retrieval.quoted([*words, *little]))], depth)[:k]  # little: stop words here
+    key = any_of(words, bigrams)
+    if len(hits) < k:
+        others = any_of([w for w in little if not cjk.has_cjk(w)], [g for g in little if cjk.has_cjk(g)]) if little else None
+        matches = [f"{key} AND {others}", f"{key} NOT {others}"] if others else [key]
+        seen = {h for h, _ in hits}
+        hits += [hit for hit in store.fts_scores(matches, depth) if hit[0] not in seen][: k - len(hits)]
+    return hits, key
+
+
+def search(
+    store: Store,
+    query: str,
+    k: int,
+    query_vector: Sequence[float] | None,
+    *,
+    min_similarity: float = 0.0,
+) -> tuple[str, list[retrieval.Result]]:
+    """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
+    when no vector is available. Returns ``(mode, results)`` with at most one result per
+    heading.
+
+    Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
+    query about something the notes do not hold finds nothing rather than the nearest
+    unrelated headings.
+    """
+    pool = max(k * 5, 50)
+    keyword, match = keyword_ranking(store, query, pool)
+    snippets = retrieval.snippets_of(store, match, keyword)
+    if query_vector is not None and store.has_vector_table():
+        vector = [(h, s) for h, s in retrieval.vector_hits(store, query_vector, pool) if s >= min_similarity]
+        if vector or not keyword:
+            return "hybrid", retrieval.to_results(store, fusion.fuse(keyword, vector), k, snippets=snippets)
+    return "keyword", retrieval.to_results(store, keyword, k, snippets=snippets)
