@@ -29,6 +29,13 @@ PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
 PROPERTIES_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
 DRAWER_START_RE = re.compile(r"^[ \t]*:([\w-]+):[ \t]*$")
 DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE)
+# orgparse's drawer tests (a line *containing* ``:PROPERTIES:``, then one containing
+# ``:END:``), in any case of ASCII letters as Org matches them (``case-fold-search``:
+# ``:properties:``/``:Properties:`` ... ``:end:``, checked with Org 9.5.5 and org-roam 2.2.1,
+# both read such a drawer's ID and ROAM_EXCLUDE); Unicode look-alikes (``ı``, ``ſ``) are
+# not folded, as in Emacs.
+PROPERTIES_IN_RE = re.compile(r":PROPERTIES:", re.IGNORECASE | re.ASCII)
+END_IN_RE = re.compile(r":END:", re.IGNORECASE | re.ASCII)
 CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
 _TAG_RUN_RE = re.compile(rf"(?:{TAG_CHARS}|:)+")
 

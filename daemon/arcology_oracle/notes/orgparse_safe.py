@@ -23,7 +23,7 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
-from .org_syntax import CLOCK_RE, PLANNING_RE, property_line, split_heading_tags
+from .org_syntax import CLOCK_RE, END_IN_RE, PLANNING_RE, PROPERTIES_IN_RE, property_line, split_heading_tags
 
 
 class _SafeParsing:
@@ -57,16 +57,17 @@ class _SafeParsing:
 
     def _iparse_properties(self, ilines: Iterator[str]) -> Iterator[str]:
         # orgparse's rule (the first line containing :PROPERTIES: up to one containing
-        # :END:), without its value conversion; _drawer() applies Org's placement rules.
+        # :END:), in any letter case as in Org (orgparse's own is case-sensitive), without
+        # its value conversion; _drawer() applies Org's placement rules.
         self._properties = {}
         for line in ilines:
-            if ":PROPERTIES:" in line:
+            if ":" in line and PROPERTIES_IN_RE.search(line):
                 break
             yield line
         else:
             return
         for line in ilines:
-            if ":END:" in line:
+            if END_IN_RE.search(line):
                 break
             prop = property_line(line)
             if prop is not None:

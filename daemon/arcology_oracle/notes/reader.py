@@ -44,9 +44,11 @@ from orgparse.node import OrgBaseNode, OrgRootNode
 from .org_syntax import (
     COMPACT_DATE_RE,
     DAILY_NAME_RE,
+    END_IN_RE,
     HEADING_LINE_RE,
     ISO_DATE_RE,
     PLANNING_RE,
+    PROPERTIES_IN_RE,
     PROPERTIES_START_RE,
     date_in,
     decode_org_bytes,
@@ -252,18 +254,19 @@ def _drawer(
     file after comments and keywords, and closed. Otherwise, as in Org, there are no
     properties and the drawer lines stay in the body. For exclusion the properties count
     wherever orgparse found them (a misplaced ``ROAM_EXCLUDE``): excluding too much is
-    the safe side.
+    the safe side. ``:PROPERTIES:`` and ``:END:`` are matched in any letter case, as Org
+    and org-roam do (see ``PROPERTIES_IN_RE``).
     """
     lenient = {str(k).upper(): str(v) for k, v in node.properties.items()}
     own = str(node)
-    if ":PROPERTIES:" not in own:
+    if not PROPERTIES_IN_RE.search(own):
         return lenient, node.get_body(format="raw"), lenient
     start = node.linenumber - 1
     node_lines = lines[start : node.end_linenumber]
     is_root = node.level == 0
     first = 0 if is_root else 1
-    at = next(i for i in range(first, len(node_lines)) if ":PROPERTIES:" in node_lines[i])
-    closed = any(":END:" in line for line in node_lines[at + 1 :])
+    at = next(i for i in range(first, len(node_lines)) if PROPERTIES_IN_RE.search(node_lines[i]))
+    closed = any(END_IN_RE.search(line) for line in node_lines[at + 1 :])
     if is_root:
         placed = all(not ln.strip() or ln.lstrip().startswith("#") for ln in node_lines[:at])
     else:
