@@ -84,6 +84,24 @@ HOLES = (
         "excludenilvisiblepossum",
         {"14000000-0000-4000-8000-000000000016": "Nil"},  # a node in org-roam 2.2
     ),
+    # Org and org-roam read property drawers in any letter case (Org 9.5.5, org-roam 2.2.1).
+    Hole(
+        "lower-case file drawer with ROAM_EXCLUDE",
+        ":properties:\n:ID: 14000000-0000-4000-8000-000000000007\n:ROAM_EXCLUDE: t\n:end:\n#+title: Secret\n\n"
+        "lowerdrawerzebra words\n* Under it\nlowerdrawergnu more\n",
+        ("lowerdrawerzebra", "lowerdrawergnu"),
+        None,
+        {"14000000-0000-4000-8000-000000000007": None},
+    ),
+    Hole(
+        "mixed-case heading drawer with roam_exclude",
+        ":Properties:\n:id: 14000000-0000-4000-8000-000000000008\n:End:\n#+title: Mixed drawers\n"
+        "* Hidden\n:properties:\n:id: 14000000-0000-4000-8000-000000000018\n:roam_exclude: yes\n:end:\n"
+        "mixeddrawertapir words\n** Below\nmixeddrawerokapi words\n* Shown\nmixeddrawervisibleemu words\n",
+        ("mixeddrawertapir", "mixeddrawerokapi"),
+        "mixeddrawervisibleemu",
+        {"14000000-0000-4000-8000-000000000018": None, "14000000-0000-4000-8000-000000000008": "Mixed drawers"},
+    ),
 )
 
 
