@@ -6,7 +6,9 @@ Hypothesis writes org text: nested headings (levels may jump) with tags (``priva
 drawers with ``ROAM_EXCLUDE`` set to ``t``, ``nil``, ``NIL``, empty or ``yes`` at file and
 heading level, PGP blocks, ``#+filetags`` in the preamble or in any heading's body (some
 inside src blocks, where Org does not read them, some inside quote blocks, where it
-does), body lines. Every title and body line carries its own marker word.
+does), body lines. Every title and body line carries its own marker word. The drawers'
+``:PROPERTIES:``/``:END:`` lines and their keys come in any letter case (upper, lower,
+capitalised, alternating), which Org 9.5.5 and org-roam 2.2.1 read alike.
 
 Checked line by line (marker by marker): the markers left by
 :func:`~arcology_oracle.notes.cleaning.strip_private` are exactly the markers in the records
@@ -37,6 +39,16 @@ FILETAGS_PLACES = (None, None, "plain", "indented", "src", "quote", "example")
 EXAMPLES = int(os.environ.get("ARCOLOGY_DIFFERENTIAL_EXAMPLES", "200"))
 MARKER = re.compile(r"mk[a-j]{4}z")
 
+
+def _alternating(word: str) -> str:
+    return "".join(c.upper() if i % 2 else c.lower() for i, c in enumerate(word))
+
+
+# How a drawer's words are written: Org matches them in any letter case.
+CASINGS = (str.upper, str.upper, str.lower, str.capitalize, _alternating)
+# (":PROPERTIES:", ":END:", property key) casings of one drawer.
+casing_spec = st.tuples(*[st.sampled_from(CASINGS)] * 3)
+
 filetags_spec = st.tuples(st.sampled_from(FILETAGS_PLACES), st.lists(st.sampled_from(TAGS), min_size=1, max_size=2))
 heading_spec = st.fixed_dictionaries(
     {
@@ -47,6 +59,7 @@ heading_spec = st.fixed_dictionaries(
         "pgp": st.integers(0, 6).map(lambda n: n == 0),
         "body": st.integers(0, 2),
         "filetags": filetags_spec,
+        "casing": casing_spec,
     }
 )
 doc_spec = st.fixed_dictionaries(
@@ -57,6 +70,7 @@ doc_spec = st.fixed_dictionaries(
         "preamble_pgp": st.integers(0, 8).map(lambda n: n == 0),
         "filetags": filetags_spec,
         "headings": st.lists(heading_spec, max_size=8),
+        "casing": casing_spec,
     }
 )
 
@@ -83,6 +97,13 @@ class Doc:
             self.file_tags += tags
 
 
+def drawer(casing, props: list[tuple[str, str]]) -> list[str]:
+    """A property drawer holding ``props`` (key, value), its words in ``casing``."""
+    start, end, key = casing
+    lines = [f":{key(k)}: {v}".rstrip() for k, v in props]
+    return [f":{start('properties')}:", *lines, f":{end('end')}:"]
+
+
 def excludes(value: str | None) -> bool:
     """org-roam 2.2: ROAM_EXCLUDE set to anything but nil."""
     return value is not None and value.strip() != "nil"
@@ -100,10 +121,10 @@ def build(spec) -> tuple[str, set[str], set[str]]:
     records: list[tuple[set[str], list[str], bool, int]] = []
     preamble: set[str] = set()
     if spec["file_exclude"] is not None or spec["title"]:
-        doc.lines += [":PROPERTIES:", ":ID: f0000000-0000-4000-8000-000000000000"]
+        props = [("ID", "f0000000-0000-4000-8000-000000000000")]
         if spec["file_exclude"] is not None:
-            doc.lines.append(f":ROAM_EXCLUDE: {spec['file_exclude']}".rstrip())
-        doc.lines.append(":END:")
+            props.append(("ROAM_EXCLUDE", spec["file_exclude"]))
+        doc.lines += drawer(spec["casing"], props)
     if spec["title"]:
         m = doc.marker()
         preamble.add(m)
@@ -123,11 +144,11 @@ def build(spec) -> tuple[str, set[str], set[str]]:
         title = doc.marker()
         mine = {title}
         doc.lines.append("*" * h["level"] + f" Title {title}" + (f" :{':'.join(h['tags'])}:" if h["tags"] else ""))
-        props = [":ID: 10000000-0000-4000-8000-000000000000"] if h["has_id"] else []
+        props = [("ID", "10000000-0000-4000-8000-000000000000")] if h["has_id"] else []
         if h["exclude"] is not None:
-            props.append(f":ROAM_EXCLUDE: {h['exclude']}".rstrip())
+            props.append(("ROAM_EXCLUDE", h["exclude"]))
         if props:
-            doc.lines += [":PROPERTIES:", *props, ":END:"]
+            doc.lines += drawer(h["casing"], props)
         for _ in range(h["body"]):
             m = doc.marker()
             mine.add(m)
