@@ -280,6 +280,16 @@ def m008_fts_exact_words(conn) -> None:
     )
 
 
+@migration
+def m009_reread_for_drawer_case(conn) -> None:
+    # The reader now knows property drawers written in any letter case (":properties:" ...
+    # ":end:", as Org and org-roam read them); before, their IDs, aliases and refs were
+    # lost and their ROAM_EXCLUDE ignored, so excluded text was indexed. Every file is
+    # marked changed so that the next reconcile re-reads it: excluded headings go (FTS5
+    # secure-delete, m002), the IDs are found.
+    conn.executescript("UPDATE files SET mtime_ns = 0, hash = '';")
+
+
 def migrate(conn) -> list[str]:
     """Apply pending migrations; return the names applied. Each runs in one transaction."""
     conn.execute(
