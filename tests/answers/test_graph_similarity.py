@@ -100,3 +100,70 @@ async def test_notes_tied_in_the_graph_keep_their_text_order(make_settings, fake
     finally:
         await index.close()
     assert [r.node_id for r in results] == list(notes)
+
+
+async def test_which_graph_tied_notes_make_the_cut_is_the_same_in_every_process(tmp_path, fake_ollama):
+    """Sixteen notes share only the query's tag: tied in the graph, and with the graph
+    weighing double each beats the text-only notes, so three of the sixteen fill k=3.
+    Which three must not follow the order of a set of strings (it did: string hashes
+    change with each process, so two daemons answered differently and the benchmark's
+    recall against exact search fell to ~0.97): equal scores go in node ID order."""
+    from tests.runners import start_daemon
+
+    roam = tmp_path / "tied-roam"
+    roam.mkdir()
+    query = "2222dddd-0000-4000-8000-000000000000"
+    tied = [f"2222dddd-0000-4000-8000-0000000001{i:02d}" for i in range(16)]
+    notes = {query: ("quince medlar sorrel", ":orchard:")}
+    notes |= {f"2222dddd-0000-4000-8000-00000000020{i}": ("quince medlar sorrel", ":kitchen:") for i in range(3)}
+    notes |= {node: (f"lathe{i} chisel{i} dovetail{i}", ":orchard:") for i, node in enumerate(tied)}
+    for node, (words, tags) in notes.items():
+        (roam / f"{node}.org").write_text(f":PROPERTIES:\n:ID: {node}\n:END:\n#+title: {words}\n#+filetags: {tags}\n\n{words}.\n")
+    answers = []
+    for seed in ("1", "2"):
+        d = await start_daemon(
+            tmp_path, roam_dir=roam, ollama_url=fake_ollama.url, embedded=True,
+            env={"PYTHONHASHSEED": seed, "ARCOLOGY_ORACLE_GRAPH_WEIGHT": "2"},
+        )  # fmt: skip
+        try:
+            status, body = await d.get_json("/similar", node=query, k="3")
+        finally:
+            d.stop()
+        assert status == 200
+        answers.append([r["node_id"] for r in body["results"]])
+    assert answers == [tied[:3], tied[:3]]
+
+
+async def test_the_rarest_features_kept_are_chosen_by_name_among_equally_rare_ones(make_settings, tmp_path, monkeypatch):
+    """The query links to ten notes, each linked from one other note only: ten features
+    held by two nodes each. With room for three, the three first by name are kept (the
+    ten used to come in the order of a set of strings, so which survived the cut
+    depended on the process)."""
+    from arcology_oracle.answers import graph
+    from arcology_oracle.index.service import OracleIndex
+    from arcology_oracle.store import Store
+
+    roam = tmp_path / "features-roam"
+    roam.mkdir()
+    query = "2222eeee-0000-4000-8000-000000000000"
+    linked = [f"2222eeee-0000-4000-8000-0000000001{i:02d}" for i in range(10)]
+    others = [f"2222eeee-0000-4000-8000-0000000002{i:02d}" for i in range(10)]
+
+    def note(node, text):
+        (roam / f"{node}.org").write_text(f":PROPERTIES:\n:ID: {node}\n:END:\n#+title: Note {node[-3:]}\n{text}\n")
+
+    note(query, " ".join(f"[[id:{node}][to]]" for node in linked))
+    for target, other in zip(linked, others):
+        note(target, "A target.")
+        note(other, f"Also [[id:{target}][to]].")
+    settings = make_settings(roam_dir=roam)
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.close()
+    monkeypatch.setattr(graph, "MAX_FEATURES", 1)  # room for 3 features
+    store = Store.open(settings.db_path)
+    try:
+        assert set(graph.graph_scores(store, query)) == set(others[:3])
+    finally:
+        store.close()

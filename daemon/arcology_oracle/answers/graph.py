@@ -36,19 +36,21 @@ MAX_FEATURES = 200
 def graph_scores(store: Store, node_id: str) -> dict[str, float]:
     """Indexed nodes sharing a feature with ``node_id`` -> their summed rarity weight
     (see the module docstring). ``node_id`` itself is never in it."""
-    features: list[set[str]] = []
     links = store.neighbours([node_id])[node_id]
     nodes_linked = sorted(store.indexed_nodes(links))
-    # The feature "linked with z" is held by z's own neighbours (node_id among them).
-    features.extend(store.neighbours(nodes_linked[: MAX_FEATURES * 4]).values())
-    features.extend(store.label_holders(node_id).values())
+    # (name, holders): the feature "linked with z" is held by z's own neighbours (node_id
+    # among them); a label by the nodes carrying it.
+    features = list(store.neighbours(nodes_linked[: MAX_FEATURES * 4]).items())
+    features.extend(store.label_holders(node_id).items())
     scores: dict[str, float] = {}
     candidates: set[str] = set()
-    for holders in features:
+    for _, holders in features:
         candidates |= holders
     indexed = store.indexed_nodes(candidates)
-    ranked = sorted(features, key=len)[: MAX_FEATURES * 3]
-    for holders in ranked:
+    # Equally rare features by name: which of them the cut keeps must not depend on the
+    # order of a set (string hashes differ from one process to the next).
+    ranked = sorted(features, key=lambda feature: (len(feature[1]), feature[0]))[: MAX_FEATURES * 3]
+    for _, holders in ranked:
         holders = holders & indexed
         if len(holders) < 2:
             continue
@@ -107,14 +109,19 @@ def tied_reciprocal_ranks(scores: dict[str, float]) -> dict[str, float]:
     share the mean of their ranks' terms: what they would get on average if the tie were
     broken at random, with none of the noise. Ties are the rule in the graph signal (every
     note sharing one tag and nothing else scores the same), and breaking them by node id
-    handed an arbitrary order of them as much weight as the text's ranking."""
+    handed an arbitrary order of them as much weight as the text's ranking.
+
+    Keys come out by descending score, equal scores in key order: :func:`fuse` keeps that
+    order among equal fused scores, so which tied nodes make its first ``k`` is the same in
+    every process (the order of ``scores`` follows sets of strings, whose hashes are not).
+    """
     groups: dict[float, list[str]] = {}
     for key, score in scores.items():
         groups.setdefault(score, []).append(key)
     out: dict[str, float] = {}
     rank = 1
     for score in sorted(groups, reverse=True):
-        keys = groups[score]
+        keys = sorted(groups[score])
         share = sum(1.0 / (retrieval.RRF_K + r) for r in range(rank, rank + len(keys))) / len(keys)
         out.update(dict.fromkeys(keys, share))
         rank += len(keys)
