@@ -125,3 +125,15 @@ async def test_the_reader_finds_the_nodes_org_roam_finds(tmp_path):
                 ours["tags"] |= {(h.own_id, t) for t in h.tags}
     assert len(roam["nodes"]) == 7, out  # the sync saw the notes
     assert ours == roam
+
+
+def test_every_drawer_line_pattern_folds_ascii_letters_only():
+    # The reader, conversations and capture all recognise drawers by these: one rule, Org's.
+    from arcology_oracle.notes.org_syntax import DRAWER_END_RE, END_IN_RE, PROPERTIES_IN_RE, PROPERTIES_START_RE
+
+    for pattern, line in ((PROPERTIES_START_RE, ":Properties:"), (PROPERTIES_IN_RE, ":properties:"),
+                          (DRAWER_END_RE, ":end:"), (END_IN_RE, ":End:")):  # fmt: skip
+        assert pattern.search(line)
+    for pattern, line in ((PROPERTIES_START_RE, ":propertıes:"), (PROPERTIES_IN_RE, ":propertıes:"),
+                          (PROPERTIES_START_RE, ":PROPERTIEſ:"), (DRAWER_END_RE, ":ENᴅ:")):  # fmt: skip
+        assert not pattern.search(line), line

@@ -26,10 +26,11 @@ CLOSED_DATE_RE = re.compile(r"CLOSED:\s*\[(\d{4})-(\d{2})-(\d{2})")
 DAILY_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
 # Drawers (org-drawer-regexp): a line that is only ``:NAME:``, up to a line ``:END:``.
-PROPERTIES_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE)
+PROPERTIES_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE | re.ASCII)
 DRAWER_START_RE = re.compile(r"^[ \t]*:([\w-]+):[ \t]*$")
-DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE)
-# orgparse's drawer tests (a line *containing* ``:PROPERTIES:``, then one containing
+DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE | re.ASCII)
+# Drawer lines fold ASCII letters only, as Org does (Python's Unicode IGNORECASE would
+# also take ``ı`` for ``i`` and ``ſ`` for ``s``). orgparse's drawer tests (a line *containing* ``:PROPERTIES:``, then one containing
 # ``:END:``), in any case of ASCII letters as Org matches them (``case-fold-search``:
 # ``:properties:``/``:Properties:`` ... ``:end:``, checked with Org 9.5.5 and org-roam 2.2.1,
 # both read such a drawer's ID and ROAM_EXCLUDE); Unicode look-alikes (``ı``, ``ſ``) are
