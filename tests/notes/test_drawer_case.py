@@ -12,6 +12,7 @@ import json
 
 from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.notes.reader import read_org_bytes
+
 from tests.emacs_batch import WITH_PACKAGES, emacs_env, require_packages, run_emacs
 
 # File name -> text. IDs, aliases and refs in drawers of every case the checks above cover.
@@ -129,7 +130,12 @@ async def test_the_reader_finds_the_nodes_org_roam_finds(tmp_path):
 
 def test_every_drawer_line_pattern_folds_ascii_letters_only():
     # The reader, conversations and capture all recognise drawers by these: one rule, Org's.
-    from arcology_oracle.notes.org_syntax import DRAWER_END_RE, END_IN_RE, PROPERTIES_IN_RE, PROPERTIES_START_RE
+    from arcology_oracle.notes.org_syntax import (
+        DRAWER_END_RE,
+        END_IN_RE,
+        PROPERTIES_IN_RE,
+        PROPERTIES_START_RE,
+    )
 
     for pattern, line in ((PROPERTIES_START_RE, ":Properties:"), (PROPERTIES_IN_RE, ":properties:"),
                           (DRAWER_END_RE, ":end:"), (END_IN_RE, ":End:")):  # fmt: skip
