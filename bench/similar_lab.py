@@ -10,7 +10,9 @@ same relevant notes, same metrics) straight through the daemon's own synchronous
 seconds rather than minutes. CORPUS is a directory of ../shared/corpora or ``info``.
 The text queries' vectors are embedded once (through bench/st_ollama.py with its cache,
 started here unless ``--ollama``) and kept in ``bench/results/lab-vectors-CORPUS.npz``.
-Prints recall@10, MRR and the median time per query. The HTTP harness remains the
+Prints recall@10, MRR and the median time per query. ``ARCOLOGY_ORACLE_GRAPH_SIMILARITY=false``
+(or ``_GRAPH_WEIGHT``) in the environment measures without the graph signal (or another
+weight), as the daemon's own settings would. The HTTP harness remains the
 reference: confirm a change there.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import os
 import random
 import sys
 import time
@@ -109,7 +112,10 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
     texts = [corpus.clean[rel] for rel in notes] + [corpus.section_text(rel, line) for rel, line, _ in sections]
     vecs = await text_vectors(name, texts, args.ollama, args.model) if tasks & {"text", "section_text"} else {}
     store = Store.open(RESULTS / f"quality-work-{name}-{run}" / "index.sqlite3")
-    settings = load_settings(overrides={}, environ={})
+    # ARCOLOGY_ORACLE_GRAPH_SIMILARITY / _GRAPH_WEIGHT from the environment: the graph
+    # signal on or off, as in the daemon; nothing else is read from it.
+    graph_env = {k: v for k, v in os.environ.items() if k.startswith("ARCOLOGY_ORACLE_GRAPH_")}
+    settings = load_settings(overrides={}, environ=graph_env)
     k = 50
     rows: dict[str, list] = {t: [] for t in tasks}
     times: dict[str, list] = {t: [] for t in tasks}
