@@ -1,5 +1,6 @@
 """/similar on whole notes: candidate notes are re-ranked by the words they share with the
-query note (BM25 over each candidate's whole text, fused with the vector order).
+query note (BM25 over each candidate's whole text and over the index's headings, fused
+with the vector order), and notes sharing those words may join the candidates.
 
 A small vault written here: real org files, real SQLite, the fake Ollama (its embeddings
 are hashed bags of words, so a note repeating the subject's common words is the closest
@@ -113,12 +114,36 @@ async def test_a_confident_word_ranking_outweighs_evenly_spread_vector_scores(br
         words = retrieval.frequent_words_query(text, retrieval.MAX_QUERY_WORDS)
         lexical = bm25_order([store.note_texts([h], 10_000)[h] for h in ids], words)
         by_ranks = retrieval.reciprocal_rank_fusion(ids, [ids[i] for i in lexical])
-        return ids, retrieval._rerank_by_words(store, hits, text), by_ranks
+        query = node_id("Weekend loaf")
+        vector = store.node_vectors([query])[query]
+        fused = retrieval._rerank_by_words(store, hits, text, vector, frozenset({query}))
+        return ids, fused, by_ranks
 
     ids, fused, by_ranks = await bread_index.read(rerank)
     assert fused[0][0] == ids[2], fused
     assert by_ranks[0][0] != ids[2]  # the premise: rank fusion would not put it first
     assert fused[0][1] == 1.0 and [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)
+
+
+async def test_notes_sharing_the_words_join_candidates_the_vectors_left_out(bread_index, monkeypatch):
+    """The vectors choose the candidate notes; the words may add notes they left out (an
+    embedding model that reads the notes poorly, e.g. an English-only one on Japanese
+    text, leaves out exactly those). Here only the two nearest notes by vector are
+    candidates, and the note sharing the query's rare words is not one of them."""
+    roam = bread_index.settings.roam_dir
+    for title in ("Bakery visit", "Oven temperatures"):  # more of the subject's words, nothing rare
+        body = f"{SUBJECT}. {SUBJECT}. {SUBJECT}. {SUBJECT}. Nothing else."
+        (roam / (title.lower().replace(" ", "-") + ".org")).write_text(note(title, body), encoding="utf-8")
+    await bread_index.reconcile()
+    await bread_index.embed_pending()
+    monkeypatch.setattr(retrieval, "RERANK_NOTES", 2)
+    by_vector = await bread_index.read(lambda s: vector_order(s, "Weekend loaf"))
+    assert "Autolyse and poolish" not in by_vector[:2], by_vector  # the premise
+
+    _, results = await similar_to_node(bread_index, node_id("Weekend loaf"), k=5)
+    titles = [r.title for r in results]
+    assert titles[0] == "Autolyse and poolish", titles
+    assert "Weekend loaf" not in titles and len(titles) == len(set(titles))
 
 
 async def test_a_section_is_searched_with_its_notes_title(make_settings, tmp_path):

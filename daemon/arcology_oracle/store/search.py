@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import node_means, vectors
+from . import node_means, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
@@ -67,6 +67,45 @@ class Search(VectorSync):
             (match, int(k)),
         ).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]
+
+    def word_counts(self, words: Sequence[str]) -> dict[str, int]:
+        """How many headings hold each of ``words`` (lower-case words or CJK bigrams, as
+        ``headings_exact`` reads them: not stemmed), 0 for none. Remembered for the
+        process and not refreshed by writes (see :mod:`.word_counts`)."""
+        cache = getattr(self, "_words", None)
+        if cache is None:
+            cache = self._words = word_counts.shared_counts(self._shared_key())
+        found, missing = cache.lookup(words)
+        if missing:
+            # A TEMP table: the connection's own, nothing written to the database (which
+            # may be open read-only).
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.headings_exact_words"
+                " USING fts5vocab(main, 'headings_exact', 'row')"
+            )
+            counts = dict.fromkeys(missing, 0)
+            for word in missing:  # one lookup each: fts5vocab reads a term's doclist by its key
+                row = self.conn.execute("SELECT doc FROM temp.headings_exact_words WHERE term = ?", (word,)).fetchone()
+                if row is not None:
+                    counts[word] = row[0]
+            cache.remember(counts)
+            found.update(counts)
+        return found
+
+    def exact_word_hits(self, words: Sequence[str], k: int) -> list[tuple[int, float, str | None, str]]:
+        """The ``k`` headings best by BM25 on ``headings_exact`` for any of ``words``
+        (each quoted), best first, as ``(heading id, score (higher better), node id or
+        None, file path)``: what grouping them by note needs, in the same statement."""
+        if not words:
+            return []
+        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        return self.conn.execute(
+            "SELECT x.rowid, -x.rank, h.node_id, f.path FROM"
+            " (SELECT rowid, bm25(headings_exact) AS rank FROM headings_exact"
+            "  WHERE headings_exact MATCH ? ORDER BY rank LIMIT ?) x"
+            " JOIN headings h ON h.id = x.rowid JOIN files f ON f.id = h.file ORDER BY x.rank",
+            (match, int(k)),
+        ).fetchall()
 
     def fts_scores(self, matches: Sequence[str], k: int) -> list[tuple[int, float]]:
         """Headings matching any of ``matches`` (FTS5 expressions as for

@@ -1,0 +1,42 @@
+"""How many headings hold each word (store/word_counts.py): counted by FTS5 on a real
+index, exact words not stems, remembered for the process and bounded."""
+
+from __future__ import annotations
+
+from arcology_oracle.index.service import OracleIndex
+from arcology_oracle.store.word_counts import WordCounts
+
+NOTES = {
+    "a.org": "#+title: Poolish\n* Mixing\nA poolish is a wet preferment.\n"
+    "* Timing\nMake the poolish the night before.\n",
+    "b.org": "#+title: Autolyse\nRest flour and water; then add the poolish.\n",
+    "c.org": "#+title: Tomatoes\nWater at the base.\n",
+}
+
+
+async def test_counts_are_headings_holding_the_exact_word(tmp_path, make_settings):
+    roam = tmp_path / "word-roam"
+    roam.mkdir()
+    for name, text in NOTES.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+        counts = await idx.read(lambda s: s.word_counts(["poolish", "water", "preferment", "waters", "brioche"]))
+        # "poolish": all three of a.org's rows (the file's own and its two headings, whose
+        # context holds the title) and b.org's one.
+        assert counts == {"poolish": 4, "water": 2, "preferment": 1, "waters": 0, "brioche": 0}
+        # Remembered: asked again, only the new word is read from the index.
+        again = await idx.read(lambda s: s._words.lookup(["poolish", "brioche", "crumb"]))
+        assert again == ({"poolish": 4, "brioche": 0}, ["crumb"])
+    finally:
+        await idx.close()
+
+
+def test_the_least_recently_used_words_go_first():
+    cache = WordCounts(max_words=2)
+    cache.remember({"a": 1, "b": 2})
+    assert cache.lookup(["a"]) == ({"a": 1}, [])  # "a" is now the most recent
+    cache.remember({"c": 3})
+    assert cache.lookup(["a", "b", "c"]) == ({"a": 1, "c": 3}, ["b"])
