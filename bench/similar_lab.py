@@ -29,14 +29,12 @@ from pathlib import Path
 
 import aiohttp
 import numpy as np
-
 from _common import REPO, RESULTS, embed_server
-from quality_lib import Corpus, Embeddings, scores, summarise
-
-from arcology_oracle.answers import graph, retrieval
+from arcology_oracle.answers import graph, retrieval, similarity
 from arcology_oracle.answers.search import nested_nodes, node_query
 from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
+from quality_lib import Corpus, Embeddings, scores, summarise
 
 CORPORA = REPO.parent.parent / "shared" / "corpora"
 
@@ -103,7 +101,7 @@ def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_not
     """What ``POST /similar`` runs (answers.search.similar_to_text); ``whole_notes``
     measures it with the re-ranking of ``?node=`` (not what the daemon does)."""
     vector = None if vector is None else vector.tolist()
-    return retrieval.similar(store, k=k, vector=vector, text=text, whole_notes=whole_notes)[1]
+    return similarity.similar(store, k=k, vector=vector, text=text, whole_notes=whole_notes)[1]
 
 
 async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
+from arcology_oracle.answers import retrieval, similarity
 from arcology_oracle.answers.search import similar_to_node
-from arcology_oracle.answers import retrieval
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store.search import bm25_order
 
@@ -61,7 +60,7 @@ def vector_order(store, query: str) -> list[str]:
     """Titles of the candidate notes in their order by vectors alone (before re-ranking)."""
     vector = store.node_vectors([node_id(query)])[node_id(query)]
     hits = retrieval.vector_hits(store, vector, 100)
-    hits = retrieval._rescore_by_note(store, hits, vector, limit=30, exclude_nodes=frozenset({node_id(query)}))
+    hits = similarity._rescore_by_note(store, hits, vector, limit=30, exclude_nodes=frozenset({node_id(query)}))
     rows = store.headings([h for h, _ in hits])
     return [rows[h]["node_title"] for h, _ in hits]
 
@@ -94,9 +93,9 @@ async def test_a_huge_candidate_note_is_read_only_up_to_the_cap(bread_index):
     (roam / "journal.org").write_text(note("Journal", day * 2000), encoding="utf-8")
     await bread_index.reconcile()
     ids = await bread_index.read(lambda s: [s.node(node_id(t))["id"] for t in ("Journal", "Bread basics")])
-    texts = await bread_index.read(lambda s: s.note_texts(ids, retrieval.RERANK_NOTE_CHARS))
+    texts = await bread_index.read(lambda s: s.note_texts(ids, similarity.RERANK_NOTE_CHARS))
     journal, basics = texts[ids[0]], texts[ids[1]]
-    assert len(journal) == retrieval.RERANK_NOTE_CHARS and journal.startswith("Journal")
+    assert len(journal) == similarity.RERANK_NOTE_CHARS and journal.startswith("Journal")
     assert "Knead, shape, bake" in basics and len(basics) < 1000
 
 
@@ -111,12 +110,12 @@ async def test_a_confident_word_ranking_outweighs_evenly_spread_vector_scores(br
         ids = [store.node(node_id(title))["id"] for title in order]
         hits = [(h, 0.80 - i * 0.001) for i, h in enumerate(ids)]
         text = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(node_id("Weekend loaf")))
-        words = retrieval.frequent_words_query(text, retrieval.MAX_QUERY_WORDS)
+        words = similarity.frequent_words_query(text, similarity.MAX_QUERY_WORDS)
         lexical = bm25_order([store.note_texts([h], 10_000)[h] for h in ids], words)
         by_ranks = retrieval.reciprocal_rank_fusion(ids, [ids[i] for i in lexical])
         query = node_id("Weekend loaf")
         vector = store.node_vectors([query])[query]
-        fused = retrieval._rerank_by_words(store, hits, text, vector, frozenset({query}))
+        fused = similarity._rerank_by_words(store, hits, text, vector, frozenset({query}))
         return ids, fused, by_ranks
 
     ids, fused, by_ranks = await bread_index.read(rerank)
@@ -136,7 +135,7 @@ async def test_notes_sharing_the_words_join_candidates_the_vectors_left_out(brea
         (roam / (title.lower().replace(" ", "-") + ".org")).write_text(note(title, body), encoding="utf-8")
     await bread_index.reconcile()
     await bread_index.embed_pending()
-    monkeypatch.setattr(retrieval, "RERANK_NOTES", 2)
+    monkeypatch.setattr(similarity, "RERANK_NOTES", 2)
     by_vector = await bread_index.read(lambda s: vector_order(s, "Weekend loaf"))
     assert "Autolyse and poolish" not in by_vector[:2], by_vector  # the premise
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from ..config import Settings
 from ..store import Store
-from . import retrieval
+from . import retrieval, similarity
 
 # Rarest features first, at most this many of each kind: a node with thousands of
 # neighbours must not make one /similar read the whole link table.
@@ -135,15 +135,15 @@ def _with_score(result: retrieval.Result, score: float) -> retrieval.Result:
 def similar_with_graph(
     store: Store, settings: Settings, node_id: str | None, *, k: int, graph_on: bool | None = None, **similar
 ) -> tuple[str, list[retrieval.Result]]:
-    """Similar notes by text (:func:`retrieval.similar` with ``similar``'s arguments),
+    """Similar notes by text (:func:`similarity.similar` with ``similar``'s arguments),
     fused with the graph signal of ``node_id`` (:func:`fuse`) when
     ``settings.graph_similarity`` is on, or ``graph_on`` says so. The text ranking is
     read ``k`` deep either way: reading it twice as deep for the fusion found the same
     held-out links (bench/links_graph.py, hash embedder: recall@10 0.4207 and 0.4076
     at depth 2k, 0.4207 and 0.4008 at k) for twice the text work. Returns
-    ``(mode, results)`` as :func:`retrieval.similar` does."""
+    ``(mode, results)`` as :func:`similarity.similar` does."""
     use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
-    mode, results = retrieval.similar(store, k=k, **similar)
+    mode, results = similarity.similar(store, k=k, **similar)
     if use_graph:
         results = fuse(
             store, node_id, results, k,

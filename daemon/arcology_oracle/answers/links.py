@@ -25,13 +25,13 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import BadRequest, NotFound
-from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.org_syntax import decode_org_bytes, link_text, split_lines
+from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.reader import read_org_bytes
 from ..notes.records import Heading
 from ..store import Store
 from ..store.search import bm25_order
-from . import graph, retrieval
+from . import graph, retrieval, similarity
 from .index_api import NotesIndex
 from .search import nested_nodes, node_query
 
@@ -179,18 +179,18 @@ def _best_place(store: Store, target: str, places: list[_Place], path: str) -> _
     title_words = " ".join([node["node_title"], *node["aliases"]]) if node else ""
     body = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(target))
     # The title thrice: the words naming the target weigh more than its most frequent ones.
-    words = retrieval.frequent_words_query((title_words + " ") * 3 + body, TARGET_WORDS)
+    words = similarity.frequent_words_query((title_words + " ") * 3 + body, TARGET_WORDS)
     lexical = bm25_order([link_text(p.paragraph.text) for p in places], words) if words else []
     if lexical:
         return places[lexical[0]]
     target_vector = store.node_vectors([target]).get(target)
     if target_vector is None:
         return places[0]
-    similarity: dict[int, float] = {}
+    closeness: dict[int, float] = {}
     for place in places:
         line = place.heading.start_line
-        if line not in similarity:
+        if line not in closeness:
             row = store.heading_at(path, line)
             vector = retrieval.stored_vector(store, [row["id"]]) if row else None
-            similarity[line] = -2.0 if vector is None else float(np.dot(target_vector, vector))
-    return max(places, key=lambda p: similarity[p.heading.start_line])
+            closeness[line] = -2.0 if vector is None else float(np.dot(target_vector, vector))
+    return max(places, key=lambda p: closeness[p.heading.start_line])

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import graph, retrieval, search_ranking, timeline
+from . import graph, retrieval, search_ranking, similarity, timeline
 from .index_api import NotesIndex
 from .when import DateRange, parse_when
 
@@ -124,7 +124,7 @@ async def similar_to_text(index: NotesIndex, text: str, k: int = 10) -> tuple[st
     if not text.strip():
         raise BadRequest("the text is empty")
     vector = await index.query_vector(text, document=True) if await index.has_vectors() else None
-    return await index.read(lambda s: retrieval.similar(s, k=k, vector=vector, text=text))
+    return await index.read(lambda s: similarity.similar(s, k=k, vector=vector, text=text))
 
 
 def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str]:

@@ -1,7 +1,7 @@
 """How many headings hold each word, remembered between queries.
 
 ``/similar`` lets notes that share the query's *rarest* words join its candidates
-(``answers.retrieval._keyword_candidates``), and needs each word's document count to know
+(``answers.similarity._keyword_candidates``), and needs each word's document count to know
 which words are rare. FTS5 gives it (an ``fts5vocab`` table over ``headings_exact``), at
 about 0.1 ms a word at 20k headings: 6 ms for a note's 64 words, more than the rest of
 the query. Words come back (a note's vocabulary, the subjects one keeps returning to), so

@@ -1,0 +1,274 @@
+"""Similar notes (``/similar``, ``/suggest-links``): the vector neighbours of a query,
+one heading per note, and for a whole note or a section the re-ranking of the candidate
+notes by the words they share with it.
+
+Synchronous over one :class:`~arcology_oracle.store.Store`, like :mod:`.retrieval`, whose
+pieces (vector and keyword hits, results) it builds on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..notes import cjk
+from ..store import Store
+from ..store.search import bm25_scores
+from . import fusion
+from .retrieval import (
+    STOPWORDS,
+    WORD,
+    Result,
+    keyword_match,
+    quoted,
+    snippets_of,
+    to_results,
+    vector_hits,
+)
+
+# How many of the best candidate notes /similar re-ranks by shared words (k*3 at k=10),
+# and how many of the query note's most frequent words it looks for.
+RERANK_NOTES = 30
+MAX_QUERY_WORDS = 64
+# How many notes the query's rarest words may add to those candidates, and how many
+# headings those words may hold in all, every one of which the keyword query scores: the
+# bound on its cost (see _keyword_candidates).
+KEYWORD_NOTES = 5
+KEYWORD_HEADINGS = 100
+# The most of each candidate note's text the re-ranking reads (its first ~5,000 words): a
+# year of journal in one file must not make every /similar slow.
+RERANK_NOTE_CHARS = 32_000
+
+def similar(
+    store: Store,
+    *,
+    k: int,
+    vector: Sequence[float] | None,
+    text: str,
+    exclude_nodes: frozenset[str] = frozenset(),
+    exclude_headings: frozenset[int] = frozenset(),
+    whole_notes: bool = False,
+) -> tuple[str, list[Result]]:
+    """Headings similar to a query, one per node: by ``vector`` when given (and vectors
+    exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
+    ``"vector"`` or ``"keyword"``.
+
+    With ``whole_notes`` (the query is a whole note), a candidate note's score is the mean
+    of its best heading's similarity and its whole-note similarity, so a note that is
+    about the same thing throughout beats one that mentions it in passing; then notes
+    sharing ``text``'s words join the candidates, which are re-ranked by that score fused
+    with how many of ``text``'s distinctive words each one shares (see
+    :func:`_rerank_by_words`).
+    """
+    pool = max(k * 10, 100)
+    if vector is not None and store.has_vector_table():
+        hits = vector_hits(store, vector, pool)
+        if hits and whole_notes:
+            hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes)
+            hits = _rerank_by_words(store, hits, text, vector, exclude_nodes)
+        if hits:
+            return "vector", to_results(
+                store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
+            )
+    match, keyword = keyword_match(store, text, pool, any_term=True, snippets=False)
+    return "keyword", to_results(
+        store,
+        [(h, s) for h, s, _ in keyword],
+        k,
+        snippets=snippets_of(store, match, keyword),
+        per_node=True,
+        exclude_nodes=exclude_nodes,
+        exclude_headings=exclude_headings,
+    )
+
+
+def _rescore_by_note(
+    store: Store,
+    hits: list[tuple[int, float]],
+    query: Sequence[float],
+    *,
+    limit: int,
+    exclude_nodes: frozenset[str],
+) -> list[tuple[int, float]]:
+    """Best heading per note, rescored with the note's mean vector (see :func:`similar`)."""
+    owners = store.heading_owners([h for h, _ in hits])
+    best: dict[str, tuple[int, float]] = {}
+    for heading_id, score in hits:
+        owner = owners.get(heading_id)
+        if owner is None or owner[0] in exclude_nodes:
+            continue
+        key = owner[0] or f"file:{owner[1]}"
+        if key not in best:
+            best[key] = (heading_id, score)
+    rescored = []
+    candidates = list(best.items())[:limit]
+    # One query for every candidate note's vector: per-note lookups were most of /similar.
+    note_vectors = store.node_vectors([key for key, _ in candidates if not key.startswith("file:")])
+    for key, (heading_id, score) in candidates:
+        note_vector = note_vectors.get(key)
+        note_score = score if note_vector is None else float(np.dot(query, note_vector))
+        rescored.append((heading_id, (score + note_score) / 2))
+    return sorted(rescored, key=lambda item: item[1], reverse=True)
+
+
+def _rerank_by_words(
+    store: Store,
+    hits: list[tuple[int, float]],
+    text: str,
+    vector: Sequence[float],
+    exclude_nodes: frozenset[str],
+) -> list[tuple[int, float]]:
+    """Note-level candidates (one heading per note, best first) with the first
+    ``RERANK_NOTES``, joined by up to ``KEYWORD_NOTES`` found by the rarest words of
+    ``text`` (:func:`_keyword_candidates`), re-ranked by their vector score fused with
+    two lexical ones: Okapi BM25 of each candidate's whole text (every heading of the
+    note) against the words of ``text``, and its best heading's BM25 in the whole index
+    (0 for a note none of the rarest words finds). The fusion is
+    :func:`fusion.standardised`'s, as in /search: the vector score's z-score among the
+    candidates plus the mean of the two lexical z-scores (a note sharing no word scores 0
+    by BM25), so a ranking whose top stands far above the rest outweighs one that barely
+    separates them, and words as a whole weigh what the vectors weigh. The rest keep
+    their order, below. Scores are 1.0 for the first note and fall towards 0 with the
+    fused score's distance below it.
+
+    Why words: a small embedding model sums a note up as its gist, and notes on one subject
+    all look alike to it. What makes a person link two notes is often narrower: the same
+    command, option, person, project or term of art appears in both. BM25 over whole notes
+    catches exactly that. Word statistics (document frequency, mean length) are those of
+    the candidates, not of the whole index: words every candidate shares (the subject that
+    made them candidates) say nothing about which of them to prefer, and the cost stays
+    bounded by ``RERANK_NOTES + KEYWORD_NOTES`` notes' text whatever the size of the index
+    or ``k``. The index-wide BM25 adds what those local statistics cannot see: which of
+    the shared words are rare among all the notes (see :func:`_keyword_candidates`).
+
+    Why z-scores rather than reciprocal ranks (what this did before): ranks give the two
+    rankings the same say whatever they hold, and near-ties in the vector scores of notes
+    on one subject became whole ranks apart. Measured with MiniLM on three corpora, by
+    node and by section (BENCHMARKS.md, Quality on real notes, second round): MRR up on
+    five of the six, down 0.004 on the sixth; recall@10 up or within 0.012.
+
+    The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_scores`: FTS5,
+    the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
+    Python's regex alone took longer to tokenize the candidates).
+    """
+    head = hits[:RERANK_NOTES]
+    words = frequent_words(text, MAX_QUERY_WORDS)
+    if len(head) < 2 or not words:
+        return hits
+    match = " OR ".join(quoted(words))
+    index_bm25, joining = _keyword_candidates(store, words, head, vector, exclude_nodes)
+    head += joining
+    texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
+    note_bm25 = bm25_scores([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)
+    vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
+    note_z = fusion.standardised([(i, note_bm25.get(i, 0.0)) for i in range(len(head))])
+    index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
+    # Stable: equal sums keep the vector order.
+    fused = sorted(((heading_id, vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (heading_id, _) in enumerate(head)),
+                   key=lambda item: -item[1])  # fmt: skip
+    # The rest below every re-ranked note, in their order. (A note the words brought in
+    # may be among them by another heading: to_results keeps each note's first.)
+    floor = fused[-1][1]
+    fused += [(heading_id, floor - r) for r, (heading_id, _) in enumerate(hits[RERANK_NOTES:], start=1)]
+    # Shown as 1 / (1 + distance below the first): 1.0 for the first, then down towards 0.
+    top = fused[0][1]
+    return [(heading_id, 1.0 / (1.0 + (top - score))) for heading_id, score in fused]
+
+
+def _keyword_candidates(
+    store: Store,
+    words: list[str],
+    head: list[tuple[int, float]],
+    vector: Sequence[float],
+    exclude_nodes: frozenset[str],
+) -> tuple[dict[int, float], list[tuple[int, float]]]:
+    """The index-wide word evidence for :func:`_rerank_by_words`: ``({heading id: BM25
+    of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
+    :func:`frequent_words`), as many as together are held by at most
+    ``KEYWORD_HEADINGS`` headings, all of which are scored. ``joining`` is up to
+    ``KEYWORD_NOTES`` notes not among ``head`` nor ``exclude_nodes``, best by that BM25
+    first, each as ``(its best heading, its whole-note vector's cosine with vector)``
+    (the lowest of ``head``'s scores for a file in no node, which has no note vector).
+    Nothing when even the rarest word is in more headings than that: the query has no
+    word distinctive enough to find notes by.
+
+    Why: the vectors alone chose the candidates, and an embedding model that reads the
+    notes poorly (an English-only one on Japanese notes) left out exactly the notes that
+    share the query's words. Measured with MiniLM (BENCHMARKS.md, Quality on real notes,
+    fourth round), link prediction recall@10 / MRR by note and by section: Japanese
+    notes 0.269 / 0.335 -> 0.291 / 0.385 and 0.249 / 0.201 -> 0.317 / 0.237; English
+    notes and the Info manuals up or level on seven of eight (Info by note recall@10
+    0.586 -> 0.583).
+
+    Why the rarest words: they are what the re-ranking is for (the same command, person
+    or term of art in two notes), BM25 weighs them most anyway, and FTS5 scores every
+    heading holding any word asked for (a row-length lookup each): the 64 most frequent
+    words of a note took 69 ms at 20k headings; within this bound, /similar costs ~0.3 ms
+    more. Why the index-wide BM25 is half of the word evidence rather than the
+    whole-note BM25 alone: among candidates that the words themselves chose, every one
+    shares words, and the short queries of sections (a heading "Notes" and its note's
+    title) then favoured notes sharing common words (kha-dinh sections recall@10 0.473 ->
+    0.429); the index-wide BM25 knows which words are rare across all notes.
+    """
+    counts = store.word_counts(words)
+    rare: list[str] = []
+    held = 0
+    for word in sorted((w for w in words if counts[w]), key=counts.__getitem__):  # stable: ties by frequency
+        if held + counts[word] > KEYWORD_HEADINGS:
+            break
+        rare.append(word)
+        held += counts[word]
+    found = store.exact_word_hits(rare, KEYWORD_HEADINGS)
+    if not found:
+        return {}, []
+    owners = store.heading_owners([h for h, _ in head])
+
+    def note_key(node_id: str | None, path: str) -> str:
+        return node_id or f"file:{path}"
+
+    best: dict[str, tuple[int, float]] = {}  # note -> (its best heading, that heading's BM25)
+    for heading_id, score, node_id, path in found:  # best first
+        key = note_key(node_id, path)
+        if key not in exclude_nodes and key not in best:
+            best[key] = (heading_id, score)
+    head_keys = [note_key(*owners[h]) if h in owners else None for h, _ in head]
+    in_head = set(head_keys)
+    new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][:KEYWORD_NOTES]
+    note_vectors = store.node_vectors([key for key, _ in new if not key.startswith("file:")])
+    lowest = min(score for _, score in head)
+    joining = [
+        (heading_id, float(np.dot(vector, note_vectors[key])) if key in note_vectors else lowest)
+        for key, heading_id in new
+    ]
+    index_bm25 = {h: best[key][1] for (h, _), key in zip(head, head_keys) if key in best}
+    index_bm25.update((heading_id, best[key][1]) for key, heading_id in new)
+    return index_bm25, joining
+
+
+def frequent_words(text: str, n: int) -> list[str]:
+    """The ``n`` most frequent words of ``text``, lower-case (stopwords and words under
+    three letters aside) and CJK bigrams (see :mod:`cjk`), most frequent first, ties in
+    order of appearance."""
+    words = Counter(w for w in WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
+    words.update(cjk.content_bigrams(text))
+    return [w for w, _ in words.most_common(n)]
+
+
+def frequent_words_query(text: str, n: int) -> str | None:
+    """An FTS5 OR query of :func:`frequent_words`, or None if there are none.
+
+    A note's most repeated words are what it is about, and the query's cost grows with
+    its words: on the Info manuals the 64 most frequent ranked as well as every word
+    (a note has ~100-1,000 distinct ones), the 32 most frequent or the first 32 worse.
+    """
+    words = frequent_words(text, n)
+    return " OR ".join(quoted(words)) if words else None
+
+
+def _with_bigrams(text: str) -> str:
+    """``text`` followed by the bigrams of its CJK runs, so that Japanese and Chinese
+    words count in the re-ranking (see :mod:`cjk`)."""
+    bigrams = cjk.bigrams(text)
+    return text + "\n" + bigrams if bigrams else text
