@@ -41,6 +41,7 @@ KEYWORD_HEADINGS = 100
 # year of journal in one file must not make every /similar slow.
 RERANK_NOTE_CHARS = 32_000
 
+
 def similar(
     store: Store,
     *,
