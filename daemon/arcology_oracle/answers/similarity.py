@@ -85,6 +85,12 @@ def similar(
     )
 
 
+def _note_key(node_id: str | None, path: str) -> str:
+    """What a note is known by among the candidates: its node ID, or ``file:`` and the
+    path of a file that is no node."""
+    return node_id or f"file:{path}"
+
+
 def _rescore_by_note(
     store: Store,
     hits: list[tuple[int, float]],
@@ -100,7 +106,7 @@ def _rescore_by_note(
         owner = owners.get(heading_id)
         if owner is None or owner[0] in exclude_nodes:
             continue
-        key = owner[0] or f"file:{owner[1]}"
+        key = _note_key(*owner)
         if key not in best:
             best[key] = (heading_id, score)
     rescored = []
@@ -221,20 +227,16 @@ def _keyword_candidates(
             break
         rare.append(word)
         held += counts[word]
-    found = store.exact_word_hits(rare, KEYWORD_HEADINGS)
+    found = store.exact_word_hits(" OR ".join(quoted(rare)), KEYWORD_HEADINGS) if rare else []
     if not found:
         return {}, []
     owners = store.heading_owners([h for h, _ in head])
-
-    def note_key(node_id: str | None, path: str) -> str:
-        return node_id or f"file:{path}"
-
     best: dict[str, tuple[int, float]] = {}  # note -> (its best heading, that heading's BM25)
     for heading_id, score, node_id, path in found:  # best first
-        key = note_key(node_id, path)
+        key = _note_key(node_id, path)
         if key not in exclude_nodes and key not in best:
             best[key] = (heading_id, score)
-    head_keys = [note_key(*owners[h]) if h in owners else None for h, _ in head]
+    head_keys = [_note_key(*owners[h]) if h in owners else None for h, _ in head]
     in_head = set(head_keys)
     new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][:KEYWORD_NOTES]
     note_vectors = store.node_vectors([key for key, _ in new if not key.startswith("file:")])

@@ -92,13 +92,11 @@ class Search(VectorSync):
             found.update(counts)
         return found
 
-    def exact_word_hits(self, words: Sequence[str], k: int) -> list[tuple[int, float, str | None, str]]:
-        """The ``k`` headings best by BM25 on ``headings_exact`` for any of ``words``
-        (each quoted), best first, as ``(heading id, score (higher better), node id or
-        None, file path)``: what grouping them by note needs, in the same statement."""
-        if not words:
-            return []
-        match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    def exact_word_hits(self, match: str, k: int) -> list[tuple[int, float, str | None, str]]:
+        """The ``k`` headings best by BM25 on ``headings_exact`` (not stemmed) for an FTS5
+        ``match`` (already quoted, as for :meth:`fts_search`), best first, as ``(heading
+        id, score (higher better), node id or None, file path)``: what grouping them by
+        note needs, in the same statement."""
         return self.conn.execute(
             "SELECT x.rowid, -x.rank, h.node_id, f.path FROM"
             " (SELECT rowid, bm25(headings_exact) AS rank FROM headings_exact"
