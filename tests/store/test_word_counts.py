@@ -4,7 +4,7 @@ index, exact words not stems, remembered for the process and bounded."""
 from __future__ import annotations
 
 from arcology_oracle.index.service import OracleIndex
-from arcology_oracle.store.word_counts import WordCounts
+from arcology_oracle.store.word_counts import WordCounts, shared_counts
 
 NOTES = {
     "a.org": "#+title: Poolish\n* Mixing\nA poolish is a wet preferment.\n"
@@ -27,8 +27,9 @@ async def test_counts_are_headings_holding_the_exact_word(tmp_path, make_setting
         # "poolish": all three of a.org's rows (the file's own and its two headings, whose
         # context holds the title) and b.org's one.
         assert counts == {"poolish": 4, "water": 2, "preferment": 1, "waters": 0, "brioche": 0}
-        # Remembered: asked again, only the new word is read from the index.
-        again = await idx.read(lambda s: s._words.lookup(["poolish", "brioche", "crumb"]))
+        # Remembered for every store of the database (the reader pool's threads each have
+        # their own): asked again, only the new word is read from the index.
+        again = await idx.read(lambda s: shared_counts(s._shared_key()).lookup(["poolish", "brioche", "crumb"]))
         assert again == ({"poolish": 4, "brioche": 0}, ["crumb"])
     finally:
         await idx.close()
