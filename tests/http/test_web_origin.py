@@ -155,9 +155,9 @@ async def test_pages_on_other_origins_cannot_read_or_ask(rebinding_browser, atta
         await rebound.close()
 
         daemon_answers = [(m, s) for m, s, url in seen if "/search" in url or url.removeprefix(daemon.url) in TARGETS]
-        assert len(daemon_answers) >= 4 * POSTS_PER_TARGET and all(status == 403 for _, status in daemon_answers), seen
         assert fake_ollama.state.count("/api/chat") == 0, fake_ollama.state.requests["/api/chat"]
         assert fake_ollama.state.count("/api/generate") == 0, fake_ollama.state.requests["/api/generate"]
+        assert len(daemon_answers) >= 4 * POSTS_PER_TARGET and all(status == 403 for _, status in daemon_answers), seen
 
         # 3. The daemon's own page, in the same browser, still searches and answers.
         own = await context.new_page()
