@@ -42,8 +42,7 @@ def error_response(request: web.Request, status: int, message: str) -> web.Respo
 
 
 def bearer_matches(header: str, token: str) -> bool:
-    """Whether an ``Authorization`` header value is ``Bearer <token>`` (constant time);
-    shared with the MCP transport, which is not an aiohttp app.
+    """Whether an ``Authorization`` header value is ``Bearer <token>`` (constant time).
 
     Header bytes that are not UTF-8 arrive as lone surrogates: such a header never
     matches, and is logged in one line.
