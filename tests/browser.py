@@ -28,7 +28,7 @@ def chromium_path() -> str:
     if not path:
         pytest.fail(
             "headless Chromium is missing: install Debian's package (`apt-get install -y chromium`) "
-            "or set ARCOLOGY_ORACLE_CHROMIUM to a Chromium binary; .ci/run installs it",
+            "or set ARCOLOGY_ORACLE_CHROMIUM to a Chromium binary; scripts/setup-test-deps installs it",
             pytrace=False,
         )
     return path

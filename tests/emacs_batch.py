@@ -2,7 +2,7 @@
 
 Emacs runs as an asyncio subprocess so that servers living on the test's event loop (the
 fake Ollama) keep answering while Emacs talks to them. Nothing is skipped: a missing
-Emacs or package fails with a message saying what to install (``.ci/run`` does).
+Emacs or package fails with a message saying what to install (``scripts/setup-test-deps`` does).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def emacs() -> str:
     """Return the path of ``emacs``; fail the test when it is not installed."""
     path = shutil.which("emacs")
     if path is None:
-        pytest.fail("emacs is not installed: install emacs-nox, elpa-org-roam and elpa-magit-section (.ci/run does)")
+        pytest.fail("emacs is not installed: install emacs-nox, elpa-org-roam and elpa-magit-section (scripts/setup-test-deps does)")
     return path
 
 
@@ -44,7 +44,7 @@ def require_packages(*names: str) -> None:
     ]
     if missing:
         debs = " ".join(f"elpa-{name}" for name in missing)
-        pytest.fail(f"Emacs packages missing from {DEBIAN_ELPA}: install {debs} (.ci/run does)")
+        pytest.fail(f"Emacs packages missing from {DEBIAN_ELPA}: install {debs} (scripts/setup-test-deps does)")
 
 
 async def run_emacs(args: list[str], *, env: dict[str, str], cwd: Path = REPO) -> tuple[int, str]:

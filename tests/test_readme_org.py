@@ -48,3 +48,23 @@ async def test_readme_passes_org_lint(tmp_path):
     parsed = re.search(r"^BLOCKS (\d+)$", output, re.MULTILINE)
     assert parsed, output
     assert int(parsed.group(1)) == opened, "a block in README.org is cut short (a line starting with * inside it?)"
+
+
+def quick_start_commands() -> list[str]:
+    """The shell blocks of the README's "Quick start", in order."""
+    section = README.read_text().split("\n* Quick start\n", 1)[1].split("\n* ", 1)[0]
+    return [block.strip() for block in re.findall(r"^[ \t]*#\+begin_src sh\n(.*?)^[ \t]*#\+end_src", section, re.M | re.S)]
+
+
+def test_ci_runs_the_readmes_second_command_verbatim():
+    commands = quick_start_commands()
+    assert len(commands) == 2 and all("\n" not in command for command in commands), commands
+    first, second = commands
+    assert first.startswith("python3 -m venv .venv && .venv/bin/pip install -q -e . && ") and first.endswith(
+        ".venv/bin/arcology-oracle serve --roam-dir examples/roam --db .example.sqlite3"
+    )
+    # The system packages first (tests/test_setup_test_deps.py), then the venv and the suite.
+    assert second.startswith("bash scripts/setup-test-deps && python3 -m venv .venv && ")
+    ci = (REPO / ".ci" / "run").read_text().splitlines()
+    assert second in ci, ".ci/run must run the README's second command verbatim, on a line of its own"
+    assert sum(1 for line in ci if "pytest" in line and not line.lstrip().startswith("#")) == 1

@@ -2,7 +2,7 @@
 and a fake Ollama. Byte-compilation, checkdoc and package-lint are in test_elisp_lint.py.
 
 Needs ``emacs`` (Debian: emacs-nox) with the org-roam and magit-section packages
-(elpa-org-roam, elpa-magit-section); ``.ci/run`` installs them. Nothing is skipped: a
+(elpa-org-roam, elpa-magit-section); ``scripts/setup-test-deps`` installs them. Nothing is skipped: a
 missing Emacs fails with a message saying what to install.
 """
 

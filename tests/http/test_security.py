@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import aiohttp
@@ -123,17 +124,87 @@ JSON_POSTS = {
 }
 
 
-@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded",
-                                          "multipart/form-data; boundary=x", "application/jsonx"])  # fmt: skip
-async def test_json_posts_need_a_json_content_type(client, fake_ollama, content_type):
+SIMPLE_TYPES = [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                "application/jsonx"]  # fmt: skip
+# What browsers add to a request a page makes (Origin on every POST, Sec-Fetch-* to loopback).
+BROWSER_SHAPED = {
+    "none": {},
+    "own origin": {"Origin": "http://127.0.0.1:{port}"},
+    "same-origin fetch": {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "empty"},
+    "fetch mode only": {"Sec-Fetch-Mode": "no-cors"},
+}
+
+
+@pytest.mark.parametrize("shape", list(BROWSER_SHAPED))
+@pytest.mark.parametrize("content_type", SIMPLE_TYPES)
+async def test_json_posts_need_a_json_content_type(client, fake_ollama, content_type, shape):
+    """Native routes always; /api/* and /v1/* whenever the request could come from a page."""
+    browser = {k: v.format(port=client.port) for k, v in BROWSER_SHAPED[shape].items()}
     for path, (body, shaped) in JSON_POSTS.items():
-        headers = {"Content-Type": content_type} if content_type else {}
+        if path.startswith(("/api/", "/v1/")) and not browser:
+            continue  # test_compat_routes_take_json_under_any_content_type_from_non_browsers
+        headers = {**browser, **({"Content-Type": content_type} if content_type else {})}
         resp = await client.post(path, data=json.dumps(body).encode(), headers=headers)
         if content_type is None:  # aiohttp's client sends application/octet-stream for bytes
             assert resp.request_info.headers.get("Content-Type") in (None, "application/octet-stream")
         assert resp.status == 415, (path, content_type, resp.status)
         assert shaped(await resp.json())
     assert fake_ollama.state.requests.get("/api/chat", []) == []
+
+
+COMPAT_POSTS = {
+    "/api/chat": {"model": "llama3.2", "messages": [{"role": "user", "content": "hi"}], "stream": False},
+    "/api/generate": {"model": "llama3.2", "prompt": "Why is the sky blue?", "stream": False},
+    "/api/embed": {"model": "nomic-embed-text", "input": "sourdough"},
+    "/v1/chat/completions": {"model": "llama3.2", "messages": [{"role": "user", "content": "hi"}]},
+}
+
+
+@pytest.mark.parametrize("content_type", SIMPLE_TYPES)
+async def test_compat_routes_take_json_under_any_content_type_from_non_browsers(client, fake_ollama, content_type):
+    """As Ollama does: ``curl URL/api/generate -d '{...}'`` says it sends a form."""
+    headers = {"Content-Type": content_type} if content_type else {}
+    for path, body in COMPAT_POSTS.items():
+        resp = await client.post(path, data=json.dumps(body).encode(), headers=headers)
+        assert resp.status == 200, (path, content_type, await resp.text())
+    assert fake_ollama.state.count("/api/chat") == 2 and fake_ollama.state.count("/api/generate") == 1
+    resp = await client.post("/api/chat", data=b"model=llama3.2", headers=headers)
+    assert resp.status == 400 and "JSON" in (await resp.json())["error"]
+
+
+# Ollama's README, as written (only the port differs): curl -d says
+# application/x-www-form-urlencoded.
+OLLAMA_DOC_CURLS = {
+    "/api/generate": """curl http://localhost:11434/api/generate -d '{
+  "model": "llama3.2",
+  "prompt":"Why is the sky blue?"
+}'""",
+    "/api/chat": """curl http://localhost:11434/api/chat -d '{
+  "model": "llama3.2",
+  "messages": [
+    { "role": "user", "content": "why is the sky blue?" }
+  ]
+}'""",
+}
+
+
+async def test_ollamas_documented_curl_commands_work_against_the_real_daemon(tmp_path, roam_dir, fake_ollama):
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    port = daemon.url.rsplit(":", 1)[1]
+    try:
+        for path, command in OLLAMA_DOC_CURLS.items():
+            proc = await asyncio.create_subprocess_exec(
+                "bash", "-c", command.replace("11434", port), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )  # fmt: skip
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+            assert proc.returncode == 0, err
+            lines = [json.loads(line) for line in out.decode().splitlines()]
+            assert "error" not in lines[0] and lines[-1]["done"] is True, (path, out[:300])
+            assert fake_ollama.state.count(path) == 1
+        asked = fake_ollama.state.requests["/api/generate"][0]
+        assert asked["model"] == "llama3.2" and asked["prompt"] == "Why is the sky blue?"
+    finally:
+        daemon.stop()
 
 
 async def test_json_content_type_with_parameters_is_accepted(client):
@@ -175,9 +246,3 @@ async def test_fetch_metadata_refuses_other_sites_subresources(client, headers, 
     resp = await client.get("/search", params={"q": "covering index"}, headers=headers)
     assert resp.status == status, headers
 
-
-def test_the_mcp_port_answers_allowed_hosts_too(make_settings):
-    from arcology_oracle.mcp_server.http_transport import transport_security
-
-    rules = transport_security(make_settings(allowed_hosts=["mybox.tail-1.ts.net"]))
-    assert "mybox.tail-1.ts.net:*" in rules.allowed_hosts and "https://mybox.tail-1.ts.net" in rules.allowed_origins

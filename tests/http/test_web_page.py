@@ -44,7 +44,7 @@ async def browser() -> AsyncIterator:
     except ImportError:
         pytest.fail(
             "the Python package `playwright` is missing: `pip install playwright==1.63.0` "
-            "(its bundled driver drives Debian's chromium; no `playwright install` needed); .ci/run installs it",
+            "(its bundled driver drives Debian's chromium; no `playwright install` needed); the README's test command installs it",
             pytrace=False,
         )
     async with async_playwright() as pw:

@@ -279,7 +279,7 @@ async def test_streamable_http_beside_the_daemon(tmp_path, roam_dir, fake_ollama
             resource = await client.read_resource(f"org-roam://node/{IDS['sqlite']}")
             assert "FTS5 full text search" in resource.contents[0].text
 
-        # The same rules as the daemon's routes: token, Host, Origin.
+        # The daemon's guard (every rule: tests/http/test_guard_ports.py).
         init = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
         async with httpx.AsyncClient() as http:
@@ -289,7 +289,7 @@ async def test_streamable_http_beside_the_daemon(tmp_path, roam_dir, fake_ollama
             assert resp.status_code == 401
             auth = {**accept, **daemon.headers}
             resp = await http.post(url, json=init, headers={**auth, "Host": f"evil.example:{mcp_port}"})
-            assert resp.status_code == 421
+            assert resp.status_code == 403
             resp = await http.post(url, json=init, headers={**auth, "Origin": "http://evil.example"})
             assert resp.status_code == 403
     finally:

@@ -22,9 +22,9 @@ from . import ask_routes, links_routes, memory_routes, openapi, routes
 from . import web as web_page
 from .compat import ollama as ollama_compat
 from .compat import openai as openai_compat
-from .guard import host_origin_middleware, json_content_middleware
+from .guard import guard_middleware
 from .keys import index_key, ready_key, settings_key, worker_key
-from .middleware import auth_middleware, error_middleware
+from .middleware import error_middleware
 from .server import serve
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
     """Build the daemon's application. ``embedder`` replaces the Ollama embedder (tests,
     benchmarks); ``watch=False`` disables the file watcher."""
     app = web.Application(
-        middlewares=[error_middleware, host_origin_middleware, auth_middleware, json_content_middleware],
+        middlewares=[error_middleware, guard_middleware],
         client_max_size=settings.max_body_bytes,
     )
     app[settings_key] = settings

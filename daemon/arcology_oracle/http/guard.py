@@ -1,14 +1,17 @@
-"""Who may talk to the daemon: the Host, Origin and Content-Type rules.
+"""Who may talk to the daemon: the Host, Origin, token and Content-Type rules.
 
-These keep web pages in the user's browser away from the daemon, token or not:
+One guard, :func:`refusal`, for both of the daemon's ports: the aiohttp app's
+(:func:`guard_middleware`) and the MCP port's (``serve --mcp-port``, an ASGI app that
+calls :func:`refusal` the same way). It reads a request's method, path and headers only,
+and checks, in this order, the first failure answering:
 
 - **Host** (DNS rebinding): a page whose name re-resolves to 127.0.0.1 sends its own name
   in ``Host``. A request is answered only when its ``Host`` names a loopback name or
-  address (``localhost``, ``127.0.0.0/8``, ``::1``; any port), the configured ``host``,
-  or a name in ``allowed_hosts``; otherwise it gets a 403 before any handler runs. A
+  address (``localhost``, ``127.0.0.0/8``, ``::1``; any port, any letter case, a trailing
+  dot allowed), the configured ``host``, or a name in ``allowed_hosts``; otherwise 403. A
   request without ``Host`` (HTTP/1.0 tools) is let through: browsers always send one.
 - **Origin** (cross-site requests): a browser names the page that made a request in
-  ``Origin``. A present ``Origin`` must be the daemon's own origin, the host and port the
+  ``Origin``. A present ``Origin`` must be the port's own origin, the host and port the
   request's (already accepted) ``Host`` names; anything else, ``null`` included, is a 403.
   The scheme is not compared: behind ``tailscale serve`` the page is ``https://`` while
   the daemon speaks plain HTTP, and no one else can serve a page from the daemon's own
@@ -17,33 +20,119 @@ These keep web pages in the user's browser away from the daemon, token or not:
   ``fetch(url, {mode: "no-cors"})``) but say ``Sec-Fetch-Site: same-site`` or
   ``cross-site`` there: such requests are refused too, except GETs that open a page in a
   window or tab (``Sec-Fetch-Mode: navigate``), whose answer the other page never sees.
-- **Content-Type**: every POST, PUT or PATCH to a route must say
+- **Token**: with a token configured, every request but ``/health`` and the web page's
+  own files (``GET /``, ``/static/*``) must carry ``Authorization: Bearer <token>``, else 401.
+- **Content-Type**: a POST, PUT or PATCH to a route must say
   ``Content-Type: application/json`` (parameters such as ``charset`` allowed), or it gets
-  a 415. A page can send ``text/plain`` or a form without asking the server first; it
-  cannot send ``application/json`` to another origin without a CORS preflight, which the
-  Origin rule refuses.
+  a 415. A page can send ``text/plain``, a form or ``multipart/form-data`` without asking
+  the server first; it cannot send ``application/json`` to another origin without a CORS
+  preflight, which the Origin rule refuses. One exception, for Ollama's and OpenAI's own
+  examples (``curl URL/api/generate -d '{...}'`` sends a form type): on ``/api/*`` and
+  ``/v1/*``, a request no web page could have sent, with neither ``Origin`` nor any
+  ``Sec-Fetch-*`` header, may carry its JSON under any Content-Type, as Ollama accepts
+  it. Browsers send ``Origin`` with every POST (``null`` when they hide the page) and
+  ``Sec-Fetch-*`` with every request to a loopback address, so a page's request keeps the
+  rule.
 
-Errors use the called API's shape (:func:`.middleware.error_response`).
+Errors use the called API's shape (:func:`.middleware.error_parts`).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from aiohttp import hdrs, web
 
 from ..config import Settings, split_host
 from .keys import settings_key
-from .middleware import error_response
+from .middleware import bearer_matches, error_response
 
 log = logging.getLogger(__name__)
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+PUBLIC_PATHS = frozenset({"/health"})
+# Ollama- and OpenAI-compatible routes: JSON under any Content-Type from non-browsers.
+COMPAT_PREFIXES = ("/api/", "/v1/")
 _OTHER_SITES = frozenset({"same-site", "cross-site"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _logged_hosts: set[str] = set()  # refused names already logged (bounded below)
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """What the guard reads of a request, whichever server received it. ``headers``
+    looks names up case-insensitively (a multidict); ``route_exists`` is False for a
+    path no handler serves (the Content-Type rule leaves those to the 404)."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    remote: str | None = None
+    route_exists: bool = True
+
+
+@dataclass(frozen=True)
+class Refusal:
+    status: int
+    message: str
+
+
+def refusal(request: Incoming, settings: Settings) -> Refusal | None:
+    """The answer the guard gives instead of the handler's, or None to let it through
+    (the rules and their order: the module docstring)."""
+    headers = request.headers
+    raw_host = headers.get(hdrs.HOST)
+    host = split_host(raw_host) if raw_host is not None else None
+    if raw_host is not None and (host is None or not host_allowed(host[0], settings)):
+        _log_refused_host(raw_host, request.remote)
+        return Refusal(
+            403, f"this daemon does not answer to the host name {raw_host[:100]!r}; add it to allowed_hosts if it is yours"
+        )
+    origin = headers.get(hdrs.ORIGIN)
+    if origin is not None and not same_origin(origin, host):
+        return Refusal(403, f"requests from pages on {origin[:100]!r} are not answered")
+    if headers.get("Sec-Fetch-Site") in _OTHER_SITES and not _is_navigation(request):
+        return Refusal(403, "requests from other web pages are not answered")
+    token = settings.token
+    if token and not _is_public(request) and not bearer_matches(headers.get(hdrs.AUTHORIZATION, ""), token):
+        return Refusal(401, "missing or wrong bearer token")
+    if (
+        request.method in BODY_METHODS
+        and request.route_exists
+        and mimetype(headers.get(hdrs.CONTENT_TYPE)) != "application/json"
+        and not (request.path.startswith(COMPAT_PREFIXES) and not from_browser(headers))
+    ):
+        return Refusal(
+            415, "send the body as JSON with the header Content-Type: application/json "
+            "(curl: --json, or -H 'Content-Type: application/json')",
+        )  # fmt: skip
+    return None
+
+
+@web.middleware
+async def guard_middleware(request: web.Request, handler):
+    """:func:`refusal` for the aiohttp app, before any handler runs."""
+    incoming = Incoming(
+        request.method, request.path, request.headers, request.remote, request.match_info.http_exception is None
+    )
+    found = refusal(incoming, request.app[settings_key])
+    if found is not None:
+        return error_response(request, found.status, found.message)
+    return await handler(request)
+
+
+def mimetype(content_type: str | None) -> str:
+    """The lowercased type/subtype of a Content-Type value, parameters dropped ("" if none)."""
+    return (content_type or "").partition(";")[0].strip().lower()
+
+
+def from_browser(headers: Mapping[str, str]) -> bool:
+    """Whether a request carries what every browser adds to a request a page could make."""
+    return hdrs.ORIGIN in headers or any(name.lower().startswith("sec-fetch-") for name in headers)
 
 
 def is_loopback_name(name: str) -> bool:
@@ -78,52 +167,26 @@ def same_origin(origin: str, host: tuple[str, int | None] | None) -> bool:
     return parts.hostname.rstrip(".") == name and (origin_port or default) == (port or default)
 
 
-def _log_refused_host(value: str, request: web.Request) -> None:
+def _log_refused_host(value: str, remote: str | None) -> None:
     if value in _logged_hosts or len(_logged_hosts) >= 100:
         return
     _logged_hosts.add(value)
     log.warning(
         "refused a request for host %r from %s (logged once per name): not a loopback name, the configured "
-        "host or in allowed_hosts", value[:100], request.remote,
+        "host or in allowed_hosts", value[:100], remote,
     )  # fmt: skip
 
 
-@web.middleware
-async def host_origin_middleware(request: web.Request, handler):
-    """The Host and Origin rules (module docstring), before anything else runs."""
-    raw_host = request.headers.get(hdrs.HOST)
-    host = split_host(raw_host) if raw_host is not None else None
-    if raw_host is not None and (host is None or not host_allowed(host[0], request.app[settings_key])):
-        _log_refused_host(raw_host, request)
-        return error_response(
-            request, 403, f"this daemon does not answer to the host name {raw_host[:100]!r}; add it to "
-            "allowed_hosts if it is yours",
-        )  # fmt: skip
-    origin = request.headers.get(hdrs.ORIGIN)
-    if origin is not None and not same_origin(origin, host):
-        return error_response(request, 403, f"requests from pages on {origin[:100]!r} are not answered")
-    if request.headers.get("Sec-Fetch-Site") in _OTHER_SITES and not _is_navigation(request):
-        return error_response(request, 403, "requests from other web pages are not answered")
-    return await handler(request)
-
-
-def _is_navigation(request: web.Request) -> bool:
+def _is_navigation(request: Incoming) -> bool:
     headers = request.headers
     return request.method in ("GET", "HEAD") and headers.get("Sec-Fetch-Mode") == "navigate" and (
         headers.get("Sec-Fetch-Dest") in (None, "document")
     )
 
 
-@web.middleware
-async def json_content_middleware(request: web.Request, handler):
-    """The Content-Type rule (module docstring), for routes that exist."""
-    if (
-        request.method in BODY_METHODS
-        and request.match_info.http_exception is None
-        and request.content_type.lower() != "application/json"
-    ):
-        return error_response(
-            request, 415, "send the body as JSON with the header Content-Type: application/json "
-            "(curl: --json, or -H 'Content-Type: application/json')",
-        )  # fmt: skip
-    return await handler(request)
+def _is_public(request: Incoming) -> bool:
+    """``/health``, and the web page and its static files: they carry no note text; the
+    page asks for the token itself and sends it with every API call."""
+    return request.path in PUBLIC_PATHS or (
+        request.method in ("GET", "HEAD") and (request.path == "/" or request.path.startswith("/static/"))
+    )

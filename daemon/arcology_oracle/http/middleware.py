@@ -1,4 +1,4 @@
-"""Authentication and error shaping for every route.
+"""Error shaping for every route, and the bearer-token comparison (the guard, :mod:`.guard`, uses it).
 
 Errors leave in the shape of the API that was called: native routes get
 ``{"ok": false, "error": message, "status": code}``, Ollama-compatible ``/api/*`` routes
@@ -18,12 +18,10 @@ from .keys import settings_key
 
 log = logging.getLogger(__name__)
 
-PUBLIC_PATHS = frozenset({"/health"})
 
-
-def error_response(request: web.Request, status: int, message: str) -> web.Response:
-    """A JSON error in the shape the called API uses (see the module docstring)."""
-    path = request.path
+def error_parts(path: str, status: int, message: str) -> tuple[dict, dict[str, str]]:
+    """The JSON body and extra headers of an error in the shape the API at ``path`` uses
+    (see the module docstring); shared with the MCP port, which is not an aiohttp app."""
     if path.startswith("/api/"):
         body: dict = {"error": message}
     elif path.startswith("/v1/"):
@@ -33,18 +31,18 @@ def error_response(request: web.Request, status: int, message: str) -> web.Respo
         body = {"error": {"message": message, "type": kind, "code": status}}
     else:
         body = {"ok": False, "error": message, "status": status}
-    headers = {"WWW-Authenticate": 'Bearer realm="arcology-oracle"'} if status == 401 else None
-    return web.json_response(body, status=status, headers=headers)
+    headers = {"WWW-Authenticate": 'Bearer realm="arcology-oracle"'} if status == 401 else {}
+    return body, headers
 
 
-def token_matches(request: web.Request, token: str) -> bool:
-    """Constant-time check of ``Authorization: Bearer <token>``."""
-    return bearer_matches(request.headers.get("Authorization", ""), token)
+def error_response(request: web.Request, status: int, message: str) -> web.Response:
+    """A JSON error in the shape the called API uses (see the module docstring)."""
+    body, headers = error_parts(request.path, status, message)
+    return web.json_response(body, status=status, headers=headers or None)
 
 
 def bearer_matches(header: str, token: str) -> bool:
-    """Whether an ``Authorization`` header value is ``Bearer <token>`` (constant time);
-    shared with the MCP transport, which is not an aiohttp app.
+    """Whether an ``Authorization`` header value is ``Bearer <token>`` (constant time).
 
     Header bytes that are not UTF-8 arrive as lone surrogates: such a header never
     matches, and is logged in one line.
@@ -58,20 +56,6 @@ def bearer_matches(header: str, token: str) -> bool:
         log.warning("refused a request whose Authorization header is not UTF-8")
         return False
     return hmac.compare_digest(given_bytes, token.encode("utf-8"))
-
-
-@web.middleware
-async def auth_middleware(request: web.Request, handler):
-    token = request.app[settings_key].token
-    if token and request.path not in PUBLIC_PATHS and not _is_page_asset(request) and not token_matches(request, token):
-        return error_response(request, 401, "missing or wrong bearer token")
-    return await handler(request)
-
-
-def _is_page_asset(request: web.Request) -> bool:
-    """The web page and its static files carry no note text; the page asks for the
-    token itself and sends it with every API call."""
-    return request.method in ("GET", "HEAD") and (request.path == "/" or request.path.startswith("/static/"))
 
 
 @web.middleware

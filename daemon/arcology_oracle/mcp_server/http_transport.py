@@ -6,12 +6,11 @@ daemon runs the SDK's app under uvicorn (a dependency of the SDK) on a second po
 the same process and event loop, started and stopped with the daemon's app. Its tools
 call the daemon's HTTP API over loopback like the stdio server does.
 
-The same rules guard it as every daemon route: with a token configured, every request
-must carry ``Authorization: Bearer <token>`` (checked with the daemon's own function);
-the ``Host`` must be a loopback name, the configured host or one of ``allowed_hosts``,
-else 421, and an ``Origin``, when sent, one of those
-hosts' origins, else 403 (the SDK's DNS-rebinding check does the matching). The
-endpoint is ``http://HOST:N/mcp``.
+The daemon's own guard (:func:`..http.guard.refusal`) stands before the SDK's app, so
+both ports answer every request alike: the same Host, Origin, Fetch Metadata, token and
+Content-Type rules, in the same order, with the same statuses and the daemon's native
+error shape. The SDK's own Host/Origin check is off (it differed: 421, any loopback port
+in ``Origin``, case-sensitive names). The endpoint is ``http://HOST:N/mcp``.
 """
 
 from __future__ import annotations
@@ -25,54 +24,49 @@ from collections.abc import AsyncIterator
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
+from multidict import CIMultiDict
 
 from ..config import Settings
 from ..errors import ConfigError
 from ..http.client import DaemonClient, daemon_url
-from ..http.middleware import bearer_matches
+from ..http.guard import Incoming, mimetype, refusal
+from ..http.middleware import error_parts
 from .tools import build_server
 
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_AS_AIOHTTP = ("utf-8", "surrogateescape")
 
 
-def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """The Host/Origin rule for the MCP port, in the SDK's terms."""
-    hosts = list(LOOPBACK_HOSTS)
-    extra = [settings.host, *settings.allowed_hosts]
-    for host in extra:
-        if host and host not in ("0.0.0.0", "::"):
-            host = f"[{host}]" if ":" in host and not host.startswith("[") else host
-            if host not in hosts:
-                hosts.append(host)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{h}:*" for h in hosts] + hosts,
-        allowed_origins=[f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")]
-        + [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")],
-    )
+class Guarded:
+    """ASGI middleware: the daemon's guard before the SDK's app (module docstring)."""
 
-
-class TokenGuard:
-    """ASGI middleware: refuse any HTTP request without the bearer token (401 JSON)."""
-
-    def __init__(self, app, token: str | None):
+    def __init__(self, app, settings: Settings):
         self.app = app
-        self.token = token
+        self.settings = settings
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and self.token:
-            header = next((v for k, v in scope["headers"] if k == b"authorization"), b"").decode("latin-1")
-            if not bearer_matches(header, self.token):
-                body = json.dumps({"ok": False, "error": "missing or wrong bearer token", "status": 401}).encode()
-                await send({
-                    "type": "http.response.start", "status": 401,
-                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="arcology-oracle"')],
-                })  # fmt: skip
-                await send({"type": "http.response.body", "body": body})
+        if scope["type"] == "http":
+            # Decoded as aiohttp decodes them, so both ports compare the same strings.
+            headers = CIMultiDict((k.decode(*_AS_AIOHTTP), v.decode(*_AS_AIOHTTP)) for k, v in scope["headers"])
+            client = scope.get("client")
+            path = scope["path"]
+            found = refusal(
+                Incoming(scope["method"], path, headers, client[0] if client else None, path.rstrip("/") == PATH),
+                self.settings,
+            )
+            if found is not None:
+                body, extra = error_parts(path, found.status, found.message)
+                start = [(b"content-type", b"application/json"), *((k.lower().encode(), v.encode()) for k, v in extra.items())]
+                await send({"type": "http.response.start", "status": found.status, "headers": start})
+                await send({"type": "http.response.body", "body": json.dumps(body).encode()})
                 return
+            if mimetype(headers.get("content-type")) == "application/json":
+                # The guard reads media types in any case (RFC 9110); the SDK wants this
+                # exact name. JSON is UTF-8 whatever a charset parameter says.
+                kept = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+                scope = {**scope, "headers": [*kept, (b"content-type", b"application/json")]}
         await self.app(scope, receive, send)
 
 
@@ -80,9 +74,10 @@ def asgi_app(settings: Settings, client: DaemonClient):
     """The guarded ASGI application serving MCP at :data:`PATH`."""
     server = build_server(client, settings)
     app = server.streamable_http_app(
-        streamable_http_path=PATH, transport_security=transport_security(settings), host=settings.host
+        streamable_http_path=PATH, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        host=settings.host,
     )
-    return TokenGuard(app, settings.token)
+    return Guarded(app, settings)
 
 
 class _Uvicorn(uvicorn.Server):
