@@ -19,7 +19,7 @@ import pytest
 from tests.runners import REPO
 
 SCRIPT = REPO / "scripts" / "setup-test-deps"
-EVERY_PACKAGE = ["python3-venv", "curl", "emacs-nox", "elpa-org-roam", "elpa-magit-section", "elpa-package-lint",
+EVERY_PACKAGE = ["python3-venv", "curl", "tmux", "emacs-nox", "elpa-org-roam", "elpa-magit-section", "elpa-package-lint",
                  "chromium"]  # fmt: skip
 
 
@@ -40,7 +40,7 @@ def run_setup(tmp_path: Path, *, have: set[str], uid: int = 1000, sudo: bool = T
         (bin_dir / tool).symlink_to(shutil.which(tool))
     stub(bin_dir, "id", f"echo {uid}")
     stub(bin_dir, "python3", "exit 0" if "python3-venv" in have else "exit 1")
-    for command in ("curl", "emacs", "chromium"):
+    for command in ("curl", "tmux", "emacs", "chromium"):
         if command in have:
             stub(bin_dir, command, "exit 0")
     for package in ("org-roam", "magit-section", "package-lint"):
@@ -57,7 +57,7 @@ def run_setup(tmp_path: Path, *, have: set[str], uid: int = 1000, sudo: bool = T
     return proc, calls.read_text().splitlines() if calls.exists() else []
 
 
-ALL = {"python3-venv", "curl", "emacs", "chromium", "org-roam", "magit-section", "package-lint"}
+ALL = {"python3-venv", "curl", "tmux", "emacs", "chromium", "org-roam", "magit-section", "package-lint"}
 
 
 def test_nothing_missing_installs_nothing(tmp_path):
@@ -69,7 +69,7 @@ def test_nothing_missing_installs_nothing(tmp_path):
 def test_debian_installs_exactly_the_missing_packages(tmp_path, uid, prefix):
     proc, calls = run_setup(tmp_path, have={"python3-venv", "emacs", "magit-section"}, uid=uid)
     assert proc.returncode == 0, proc
-    missing = "curl elpa-org-roam elpa-package-lint chromium"
+    missing = "curl tmux elpa-org-roam elpa-package-lint chromium"
     assert f"installing {missing}" in proc.stdout
     apt = [c for c in calls if c.startswith("apt-get")]
     assert apt == [
@@ -101,7 +101,7 @@ def test_not_root_without_sudo_says_what_to_run_and_lets_the_tests_run(tmp_path)
 
 
 def test_without_apt_get_it_says_what_to_install_and_lets_the_tests_run(tmp_path):
-    proc, calls = run_setup(tmp_path, have={"python3-venv", "curl"}, apt=False)
+    proc, calls = run_setup(tmp_path, have={"python3-venv", "curl", "tmux"}, apt=False)
     assert proc.returncode == 0 and calls == [], proc
     err = proc.stderr
     assert "not a Debian/Ubuntu system" in err and "emacs-nox elpa-org-roam elpa-magit-section" in err
