@@ -20,7 +20,7 @@ NAME = "arcology_oracle"
 LAYERS: dict[str, int] = {
     "__init__": 0, "config": 0, "errors": 0,
     "notes": 1,
-    # Chat logs read into conversations: pure, beside notes (index/importing.py writes them).
+    # Chat logs read into conversations (pure) and written as org files (writing.py): no store or index.
     "importers": 1,
     "store": 2,
     "ollama": 3,

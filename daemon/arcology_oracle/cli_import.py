@@ -2,7 +2,7 @@
 directory (the org files stay the only copy; the index is rebuilt from them).
 
 Reads the whole export first, rendering and staging each conversation's file
-(:mod:`arcology_oracle.index.importing`), and writes only after every conversation was
+(:mod:`arcology_oracle.importers.writing`), and writes only after every conversation was
 read: a malformed export exits 2 with the file and the place, having written nothing.
 Importing the same export again rewrites nothing (the IDs and the text are derived from
 it alone); a changed export updates the files it changed; files edited since their import
@@ -21,7 +21,7 @@ from .config import Settings
 from .errors import BadRequest, ConfigError
 from .importers import DEFAULT_DIRS, FORMATS, MalformedExport, read_export
 from .importers.render import render
-from .index.importing import DuplicateConversation, ImportBatch
+from .importers.writing import DuplicateConversation, ImportBatch
 from .notes.capture import clean_tags
 from .notes.files import resolve_inside
 

@@ -2,9 +2,8 @@
 
 Each format's reader turns a file into :class:`.model.Conversation` objects, and
 :mod:`.render` writes each as one org file in the dialogue format its docstring defines
-(the format the index reads per turn). Nothing here writes to disk: the command
-(``arcology-oracle import``, ``cli_import.py``) stages and writes the files with
-:mod:`arcology_oracle.index.importing`.
+(the format the index reads per turn). Only :mod:`.writing` touches the disk: the command
+(``arcology-oracle import``, ``cli_import.py``) stages and writes the files with it.
 
 Formats (:data:`FORMATS`): ``chatgpt`` and ``claude`` data exports
 (:mod:`.chat_exports`), ``transcript``, ``vtt`` and ``srt`` (:mod:`.transcripts`),

@@ -27,8 +27,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..importers.render import RenderedFile, file_id_of, unchanged_since_import
-from .memory import _umask, emacs_holds_lock, read_text
+from ..notes.disk import emacs_holds_lock, read_text, umask
+from .render import RenderedFile, file_id_of, unchanged_since_import
 
 HEAD_BYTES = 4096
 
@@ -100,7 +100,7 @@ class ImportBatch:
     def commit(self) -> ImportSummary:
         """Rename every staged file into place (see the module docstring); return the summary."""
         try:
-            new_mode = 0o666 & ~_umask()
+            new_mode = 0o666 & ~umask()
             for path, staged in self._pending.items():
                 rel = self.rel(path)
                 if emacs_holds_lock(path):
