@@ -6,9 +6,12 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from arcology_oracle.importers import MalformedExport, read_export
 from arcology_oracle.importers.chat_exports import read_chatgpt
@@ -127,3 +130,35 @@ def test_escaped_lines_never_read_as_structure_or_turns():
     assert [SPEAKER_LINE.match(line) is not None for line in lines] == [True] + [False] * (len(lines) - 1)
     assert escape_line("plain text, with a colon: later") == "plain text, with a colon: later"
     assert speaker_name("**Dr. Ada: Quill**") == "Dr. Ada Quill" and speaker_name("") == "Unknown"
+
+
+def read_turns(org: str) -> list[tuple[str, str]]:
+    """The dialogue reader that the format's docstring describes, for one session's body."""
+    out: list[tuple[str, list[str]]] = []
+    for line in org.split("\n"):
+        m = SPEAKER_LINE.match(line)
+        if m:
+            out.append((m[1], [line[m.end() :]]))
+        elif out:
+            out[-1][1].append(line[1:] if line.startswith(",") else line)
+    return [(name, "\n".join(lines).strip("\n")) for name, lines in out]
+
+
+def normalized(text: str) -> str:
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    kept: list[str] = []
+    for line in lines:
+        if line or (kept and kept[-1]):
+            kept.append(line)
+    return "\n".join(kept).strip("\n").lstrip(" \t")  # the first line follows "Name: "
+
+
+@given(st.lists(st.text(alphabet="ab1 :*#+,-\\{}\n\tBEGINendPROPERTIES", max_size=80), min_size=1, max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_any_text_round_trips_and_never_makes_org_structure(texts):
+    texts = [t for t in texts if t.strip()]
+    assume(texts)
+    body = "\n\n".join("\n".join(turn_lines(f"S{i}", t)) for i, t in enumerate(texts))
+    assert read_turns(body) == [(f"S{i}", normalized(t)) for i, t in enumerate(texts)]
+    for line in body.split("\n"):
+        assert not re.match(r"^\*+(?:[ \t]|$)|^[ \t]*#\+|^[ \t]*:[\w-]+:[ \t]*$", line), line

@@ -100,3 +100,22 @@ def test_a_directory_of_markdown_files_is_one_conversation_each(tmp_path):
     (tmp_path / "notes.txt").write_text("not markdown")
     got = [(c.key, c.messages[0].text) for c in read_export("markdown", tmp_path)]
     assert got == [("a.md", "hello from a.md"), ("b.md", "hello from b.md")]
+
+
+def test_progress_off_a_terminal_logs_a_line_per_step():
+    import io
+
+    from arcology_oracle.cli_import import _megabytes
+    from arcology_oracle.cli_progress import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar("importing", stream, show=_megabytes, log_every=25)
+    for done in range(0, 100_000_001, 5_000_000):
+        bar.update(done, 100_000_000)
+    bar.finish()
+    assert stream.getvalue().splitlines() == [
+        f"importing: {p}% ({p:.1f} of 100.0 MB)" for p in (0, 25, 50, 75, 100)
+    ]
+    quiet = io.StringIO()
+    ProgressBar("reading", quiet).update(5, 10)  # the index command's bar: silent off a terminal
+    assert quiet.getvalue() == ""
