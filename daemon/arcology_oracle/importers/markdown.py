@@ -5,7 +5,7 @@ A turn starts at a line that names a speaker, in one of three shapes:
 * a heading whose text is the name (``## User``, ``### Assistant:``), optionally after
   one emoji or other symbol (``## 👤 User``); the turn is the text below it;
 * a bold label (``**User:** text``, ``**User**: text``, or ``**User**`` alone);
-* a plain label (``User: text``).
+* a plain label (``User: text``, or ``User:`` alone).
 
 A name counts only when it is one of :data:`SPEAKERS` (case-insensitive) or was passed
 as ``speakers`` (``--speaker NAME``): answers are full of ``## Summary`` and ``**Note:**``
@@ -33,7 +33,7 @@ SPEAKERS = frozenset(
 
 _HEADING = re.compile(r"^#{1,6}[ \t]+(?:[^\w\s]+[ \t]*)?([\w .'’&@()-]{1,40}?)[ \t]*:?[ \t]*#*[ \t]*$")
 _BOLD = re.compile(r"^\*\*[ \t]*([\w .'’&@()-]{1,40}?)[ \t]*(?::\*\*|\*\*[ \t]*:|\*\*[ \t]*$)[ \t]*(.*)$")
-_PLAIN = re.compile(r"^([\w .'’&@()-]{1,40}?):[ \t]+(.*)$")
+_PLAIN = re.compile(r"^([\w .'’&@()-]{1,40}?):(?:[ \t]+(.*))?$")
 _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _RULE = re.compile(r"^[ \t]*(?:-{3,}|\*{3,}|_{3,})[ \t]*$")
@@ -80,7 +80,7 @@ def _turn_start(line: str, names: frozenset[str]) -> tuple[str, str] | None:
     for pattern in (_HEADING, _BOLD, _PLAIN):
         m = pattern.match(line)
         if m and m[1].strip().casefold() in names:
-            return m[1].strip(), (m[2].strip() if m.re.groups > 1 else "")
+            return m[1].strip(), ((m[2] or "").strip() if m.re.groups > 1 else "")
     return None
 
 
