@@ -162,3 +162,19 @@ def test_any_text_round_trips_and_never_makes_org_structure(texts):
     assert read_turns(body) == [(f"S{i}", normalized(t)) for i, t in enumerate(texts)]
     for line in body.split("\n"):
         assert not re.match(r"^\*+(?:[ \t]|$)|^[ \t]*#\+|^[ \t]*:[\w-]+:[ \t]*$", line), line
+
+
+def test_the_daemons_reader_sees_the_sessions_with_their_ids_and_dates():
+    from arcology_oracle.notes.reader import read_org_bytes
+
+    golden = (FIXTURES / "chatgpt-rye-starter.org").read_bytes()
+    parsed = read_org_bytes(golden, "imported/chatgpt/rye.org")
+    assert parsed.problems == [] and parsed.title == "Rye starter" and parsed.file_id == "32ed2cdc-b37b-5223-be7e-a73c8d3ca16e"
+    sessions = [h for h in parsed.headings if h.level == 1]
+    assert [(h.own_id, h.date, h.date_source) for h in sessions] == [
+        ("e8e0d94b-b770-542f-b5f5-754dc04593b6", "2024-03-05", "timestamp"),
+        ("673feff0-3a86-54e2-b01f-07d0a83294a0", "2024-03-05", "timestamp"),
+    ]  # fmt: skip
+    assert ",* not a heading\n,#+filetags: :secret:" in sessions[0].text
+    private = render(next(read_export("chatgpt", FIXTURES / "chatgpt.json")), tags=["private"]).text.encode()
+    assert [h for h in read_org_bytes(private, "x.org").headings if h.level > 0] == []
