@@ -57,8 +57,7 @@ async def test_org_reads_the_headings_ids_and_turns(tmp_path):
         "DRAWERS 3",  # the file's and each session's property drawer
         "BLOCKS 0",
         "PARAGRAPH Me: My rye starter smells of nail polish.",
-        "PARAGRAPH ChatGPT: Feed it at a ratio of 1:1:1.",
-        "PARAGRAPH ,* not a heading",
+        "PARAGRAPH ChatGPT: Feed it at a ratio of 1:1:1.",  # the whole answer: one paragraph
         "PARAGRAPH Me: How often should I feed it?",
         "PARAGRAPH ChatGPT: Twice a day, at 8 and 20.",
     ]

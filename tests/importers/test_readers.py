@@ -122,14 +122,20 @@ def test_rendered_file_is_the_documented_format():
 
 
 def test_escaped_lines_never_read_as_structure_or_turns():
-    lines = turn_lines("Ana", "first\n* h\n** h2\n*bold*\n#+title: x\n  #+begin_quote\n:LOGBOOK:\n  :END:\n\\begin{equation}\nBo: hi\n,x\n\n\n\nlast  ")
+    text = (
+        "first\n* h\n** h2\n*bold*\n#+title: x\n  #+begin_quote\n:LOGBOOK:\n  :END:\n-----\n\\begin{equation}\n"
+        "Bo: hi\nDr. Ada Quill:\tyes\n[13:56] Bo: hi\n[2024-03-05 Tue]\n,x\n\n\n\nlast  "
+    )
+    lines = turn_lines("Ana", text)
     assert lines == [
-        "Ana: first", ",* h", ",** h2", "*bold*", ",#+title: x", ",  #+begin_quote", ",:LOGBOOK:", ",  :END:",
-        ",\\begin{equation}", ",Bo: hi", ",,x", "", "last",
+        "Ana: first", ",* h", ",** h2", "*bold*", ",#+title: x", ",  #+begin_quote", ",:LOGBOOK:", ",  :END:", ",-----",
+        ",\\begin{equation}", ",Bo: hi", ",Dr. Ada Quill:\tyes", ",[13:56] Bo: hi", ",[2024-03-05 Tue]", ",,x", ",", "last",
     ]  # fmt: skip
     assert [SPEAKER_LINE.match(line) is not None for line in lines] == [True] + [False] * (len(lines) - 1)
     assert escape_line("plain text, with a colon: later") == "plain text, with a colon: later"
-    assert speaker_name("**Dr. Ada: Quill**") == "Dr. Ada Quill" and speaker_name("") == "Unknown"
+    assert escape_line("- a list item: fine") == "- a list item: fine"
+    assert speaker_name("**Dr. Ada: Quill** (guest)") == "Dr. Ada Quill guest" and speaker_name("") == "Unknown"
+    assert speaker_name("2 Ana Maria de la Cruz") == "Ana Maria de la"  # a letter first, four words
 
 
 def read_turns(org: str) -> list[tuple[str, str]]:
@@ -158,10 +164,12 @@ def normalized(text: str) -> str:
 def test_any_text_round_trips_and_never_makes_org_structure(texts):
     texts = [t for t in texts if t.strip()]
     assume(texts)
-    body = "\n\n".join("\n".join(turn_lines(f"S{i}", t)) for i, t in enumerate(texts))
+    per_turn = [turn_lines(f"S{i}", t) for i, t in enumerate(texts)]
+    assert all(line.strip() for lines in per_turn for line in lines), "a blank line would split a turn's paragraph"
+    body = "\n\n".join("\n".join(lines) for lines in per_turn)
     assert read_turns(body) == [(f"S{i}", normalized(t)) for i, t in enumerate(texts)]
     for line in body.split("\n"):
-        assert not re.match(r"^\*+(?:[ \t]|$)|^[ \t]*#\+|^[ \t]*:[\w-]+:[ \t]*$", line), line
+        assert not re.match(r"^\*+(?:[ \t]|$)|^[ \t]*#\+|^[ \t]*:[\w-]+:[ \t]*$|^[ \t]*-{5,}[ \t]*$", line), line
 
 
 def test_the_daemons_reader_sees_the_sessions_with_their_ids_and_dates():

@@ -17,20 +17,31 @@ One file per conversation::
     Me: My starter smells of acetone.
 
     ChatGPT: It is hungry. Feed it twice a day:
+    ,
     - equal weights of flour and water
     ,* a line that Org would read as a heading, escaped
 
 One level-1 heading per session, titled with its first message's time as an inactive
 timestamp (local time) and the conversation's title; a session ends where more than
-``session_gap`` passes between two messages. Each turn is a paragraph that starts at
-column 0 with ``Name: `` (:data:`SPEAKER_LINE`); turns are separated by one blank line.
-A turn's further lines follow it verbatim (blank lines inside a turn are kept), except
-that a line Org would read as structure, or that would read as the start of a turn, gets
-one leading comma, as Org escapes lines in blocks (:func:`escape_line`): a heading
-(``*`` at column 0), a keyword or block line (``#+``), a drawer line (``:NAME:``), a
-LaTeX environment (``\\begin{``), a ``Name: `` line, or a line that starts with a comma.
-A reader finds the turns as the lines matching :data:`SPEAKER_LINE` and drops the first
-comma of every other line that starts with one.
+``session_gap`` passes between two messages. Each turn is one Org paragraph that starts
+at column 0 with ``Name: `` (:data:`SPEAKER_LINE`: a name of at most four words of
+letters, digits and ``.'’-``, starting with a letter); turns are separated by one blank
+line. A turn's further lines follow it verbatim, except:
+
+* a blank line inside a turn is written as a lone ``,`` (so the turn stays one paragraph,
+  and a reader that counts paragraphs counts turns);
+* a line gets one leading comma, as Org escapes lines in blocks (:func:`escape_line`),
+  when Org would read it as structure: a heading (``*`` at column 0), a keyword or block
+  line (``#+``), a drawer line (``:NAME:``), a horizontal rule (five dashes), a LaTeX
+  environment (``\\begin{``); when a dialogue reader would read it as a turn or a scene
+  marker: ``Name: `` (up to five words before the colon), a line starting with a
+  bracket and a digit (``[13:56] Name: ``, a timestamp alone); and when it starts with a
+  comma.
+
+So a reader finds the turns as the lines matching :data:`SPEAKER_LINE`, and gets each
+turn's text back by dropping the first comma of every other line that starts with one
+(a lone ``,`` becomes the blank line it stands for). Comment lines (``# text``) stay as
+they are: Org leaves them out of exports only.
 """
 
 from __future__ import annotations
@@ -50,10 +61,12 @@ NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "arcology-oracle:import")
 IMPORTED_FROM = "IMPORTED_FROM"
 IMPORT_HASH = "IMPORT_HASH"
 DEFAULT_SESSION_GAP = datetime.timedelta(minutes=30)
-SPEAKER_CHARS = r"\w[\w .'’&@()-]{0,39}"
+# A speaker's name: a letter, then up to four words of letters, digits and .'’-
+SPEAKER_NAME = r"[^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,3}"
 # The first line of a turn; the name is group 1.
-SPEAKER_LINE = re.compile(rf"^({SPEAKER_CHARS}): ")
+SPEAKER_LINE = re.compile(rf"^({SPEAKER_NAME}): ")
 UNKNOWN_SPEAKER = "Unknown"
+BLANK = ","  # a blank line inside a turn
 
 _NEEDS_COMMA = re.compile(
     rf"""^(?:
@@ -61,12 +74,14 @@ _NEEDS_COMMA = re.compile(
       | \*+(?:[ \t]|$)            # a heading
       | [ \t]*\#\+                # a keyword or a block's begin/end line
       | [ \t]*:[\w-]+:[ \t]*$     # a drawer's first line, or :END:
+      | [ \t]*-{{5,}}[ \t]*$        # a horizontal rule
       | [ \t]*\\begin\{{          # a LaTeX environment
-      | {SPEAKER_CHARS}:[ ]       # what would read as another turn
+      | [ \t]*\[\d                # a time: "[13:56] Name: text", or a timestamp alone
+      | \w[\w.'’&@()-]*(?:[ \t]+[\w.'’&@()-]+){{0,4}}:[ \t]  # what would read as another turn
     )""",
     re.X,
 )
-_NOT_SPEAKER = re.compile(r"[^\w .'’&@()-]+")
+_NOT_SPEAKER = re.compile(r"[^\w .'’-]+")
 _SPACES = re.compile(r"\s+")
 _HASH_LINE = re.compile(rf"^:{IMPORT_HASH}:.*\n", re.M)
 _FILE_ID = re.compile(r"\A(?:[ \t]*\n)*[ \t]*:PROPERTIES:[ \t]*\n(?:[ \t]*:(?!END:).*\n)*?[ \t]*:ID:[ \t]+(\S+)", re.I)
@@ -90,10 +105,11 @@ def stable_id(*parts: str) -> str:
 
 
 def speaker_name(raw: str | None) -> str:
-    """A speaker's name as a turn line can hold it: letters, digits, spaces and
-    ``.'’&@()-``, starting with a letter or digit, at most 40 characters."""
+    """A speaker's name as :data:`SPEAKER_LINE` reads it: at most four words of letters,
+    digits and ``.'’-``, starting with a letter, at most 40 characters."""
     name = _SPACES.sub(" ", _NOT_SPEAKER.sub(" ", raw or "")).strip()
-    name = re.sub(r"^[^\w]+", "", name)[:40].strip()
+    name = re.sub(r"^[\W\d_]+", "", name)
+    name = " ".join(name.split(" ")[:4])[:40].strip()
     return name or UNKNOWN_SPEAKER
 
 
@@ -158,7 +174,7 @@ def render(conversation: Conversation, *, tags: Iterable[str] = (), gap: datetim
 
 def turn_lines(speaker: str, text: str) -> list[str]:
     """A turn's lines: ``Name: first line``, then the other lines escaped; surrounding
-    blank lines and trailing spaces dropped, runs of blank lines kept as one."""
+    blank lines and trailing spaces dropped, a run of blank lines inside as one ``,``."""
     raw = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     while raw and not raw[0]:
         raw.pop(0)
@@ -166,8 +182,10 @@ def turn_lines(speaker: str, text: str) -> list[str]:
         raw.pop()
     out = [f"{speaker_name(speaker)}: {raw[0].lstrip() if raw else ''}"]
     for line in raw[1:]:
-        if line or out[-1]:
+        if line:
             out.append(escape_line(line))
+        elif out[-1] != BLANK:
+            out.append(BLANK)
     return out
 
 
