@@ -119,3 +119,13 @@ def test_progress_off_a_terminal_logs_a_line_per_step():
     quiet = io.StringIO()
     ProgressBar("reading", quiet).update(5, 10)  # the index command's bar: silent off a terminal
     assert quiet.getvalue() == ""
+
+
+def test_a_killed_imports_staging_is_removed_by_the_next_after_an_hour(tmp_path):
+    stale, fresh = tmp_path / ".arcology-import-old", tmp_path / ".arcology-import-new"
+    for d in (stale, fresh):
+        d.mkdir()
+        (d / "0.tmp").write_text("staged")
+    os.utime(stale, (0, 0))
+    ImportBatch(tmp_path, tmp_path / "chats")
+    assert not stale.exists() and fresh.exists()

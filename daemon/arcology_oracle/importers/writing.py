@@ -8,7 +8,8 @@ new or changed file is written, to a temporary file in a hidden staging director
 roam directory (which neither the walker nor the watcher reads). Nothing under the
 target changes until :meth:`~ImportBatch.commit`, which the command calls only after the
 whole export was read and rendered: an export that turns out malformed half-way imports
-nothing (:meth:`~ImportBatch.discard` removes the staging directory). Commit renames each
+nothing (:meth:`~ImportBatch.discard` removes the staging directory; one left by a killed
+import is removed by the next after an hour). Commit renames each
 staged file over its target (same file system, so each file is whole or absent), keeping
 the old file's permission bits.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +33,9 @@ from ..notes.disk import emacs_holds_lock, read_text, umask
 from .render import RenderedFile, file_id_of, unchanged_since_import
 
 HEAD_BYTES = 4096
+STAGING_PREFIX = ".arcology-import-"
+# A staging directory this old is a killed import's: the next import removes it.
+STALE_SECONDS = 3600
 
 
 class DuplicateConversation(ValueError):
@@ -65,6 +70,7 @@ class ImportBatch:
         self._staging: Path | None = None
         self._pending: dict[Path, _Staged] = {}
         self._seen: set[str] = set()
+        remove_stale_staging(self.roam)
 
     def rel(self, path: Path) -> str:
         return path.resolve().relative_to(self.roam).as_posix()
@@ -92,7 +98,7 @@ class ImportBatch:
                 self.summary.skipped[rel] = "edited since it was imported (your edits stay; delete the file to import it again)"
                 return
         if self._staging is None:
-            self._staging = Path(tempfile.mkdtemp(prefix=".arcology-import-", dir=self.roam))
+            self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.roam))
         tmp = self._staging / f"{len(self._pending)}.tmp"
         tmp.write_bytes(rendered.text.encode("utf-8", "surrogateescape"))
         self._pending[path] = _Staged(tmp, before)
@@ -127,6 +133,17 @@ class ImportBatch:
             shutil.rmtree(self._staging, ignore_errors=True)
             self._staging = None
         self._pending.clear()
+
+
+def remove_stale_staging(roam: Path, now: float | None = None) -> None:
+    """Remove staging directories older than :data:`STALE_SECONDS` (left by a killed import)."""
+    now = time.time() if now is None else now
+    for path in roam.glob(STAGING_PREFIX + "*"):
+        try:
+            if path.is_dir() and not path.is_symlink() and now - path.stat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def existing_ids(target: Path) -> dict[str, Path]:
