@@ -20,6 +20,8 @@ NAME = "arcology_oracle"
 LAYERS: dict[str, int] = {
     "__init__": 0, "config": 0, "errors": 0,
     "notes": 1,
+    # Chat logs read into conversations (pure) and written as org files (writing.py): no store or index.
+    "importers": 1,
     "store": 2,
     "ollama": 3,
     "index": 4,
@@ -27,7 +29,7 @@ LAYERS: dict[str, int] = {
     "http": 6,
     # The MCP server answers over its own transports from the same routes as http/.
     "mcp_server": 6,
-    "cli": 7, "__main__": 7,
+    "cli": 7, "cli_import": 7, "cli_progress": 7, "__main__": 7,
 }  # fmt: skip
 
 MAX_LINES = 400

@@ -1,4 +1,4 @@
-"""The ``arcology-oracle`` command: index, search, similar, status, serve, ask, summarize.
+"""The ``arcology-oracle`` command: index, search, similar, status, serve, ask, summarize, import.
 
 Exit codes: 0 success, 1 an operation failed (message on stderr), 2 bad usage or
 configuration. Domain errors are turned into one-line messages here, never tracebacks.
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .cli_progress import ProgressBar
 from .config import DEFAULT_PORT, Settings, load_settings
 from .errors import ConfigError, NotFound, OracleError, ServiceUnavailable
 
@@ -22,33 +23,6 @@ log = logging.getLogger("arcology_oracle")
 
 
 # -- output helpers -----------------------------------------------------------------
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self, label: str, stream=None):
-        self.stream = stream or sys.stderr
-        self.label = label
-        self.enabled = self.stream.isatty()
-        self._last = -1
-
-    def update(self, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
-            return
-        percent = int(done * 100 / total)
-        if percent == self._last and done != total:
-            return
-        self._last = percent
-        width = 30
-        filled = int(width * done / total)
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        self.stream.flush()
-
-    def finish(self) -> None:
-        if self.enabled and self._last >= 0:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 def print_results(mode: str, results, as_json: bool, note: str | None = None) -> None:
@@ -344,6 +318,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=5, help=argparse.SUPPRESS)
     p.add_argument("--model", help="chat model (default: the configured chat_model)")
     p.set_defaults(func=cmd_summarize)
+
+    from .cli_import import add_import_parser
+
+    add_import_parser(sub, common)
     return parser
 
 

@@ -21,7 +21,6 @@ import asyncio
 import datetime
 import logging
 import os
-import socket
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +28,8 @@ from pathlib import Path
 
 from ..errors import BadRequest, Conflict, NotFound
 from ..notes import capture
+from ..notes.disk import emacs_holds_lock, read_text
+from ..notes.disk import umask as _umask
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -172,36 +173,6 @@ class Memory:
             self.after_index()
 
 
-def emacs_holds_lock(path: Path) -> bool:
-    """Whether Emacs holds ``path``'s lock (``.#NAME`` beside it: unsaved edits).
-
-    A lock naming this host and a process that no longer exists is stale (Emacs crashed)
-    and does not count, as Emacs itself decides."""
-    lock = path.with_name(".#" + path.name)
-    try:
-        target = os.readlink(lock)
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return lock.exists()  # a lock file rather than a symlink (some file systems)
-    _, _, rest = target.partition("@")
-    host, _, pid = rest.rpartition(".")
-    pid = pid.split(":", 1)[0]
-    if host == socket.gethostname() and pid.isdigit():
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-    return True
-
-
-def read_text(path: Path) -> str:
-    """The file's text; bytes that are not UTF-8 survive a rewrite unchanged."""
-    return path.read_bytes().decode("utf-8", errors="surrogateescape")
-
-
 def edit_file(path: Path, edit: Callable[[str | None], tuple[str, int]]) -> int:
     """Replace ``path``'s text by ``edit(text)`` (``text`` None: no file yet) atomically,
     and return the line ``edit`` gave. If the file changes between the read and the
@@ -243,15 +214,3 @@ def _replace_if_unchanged(path: Path, text: str, before: os.stat_result | None) 
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-
-
-def _umask() -> int:
-    """The process umask, read without changing it where /proc allows."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    return 0o022

@@ -1,0 +1,129 @@
+"""The ``arcology-oracle import`` command: chat logs written as org files under the roam
+directory (the org files stay the only copy; the index is rebuilt from them).
+
+Reads the whole export first, rendering and staging each conversation's file
+(:mod:`arcology_oracle.importers.writing`), and writes only after every conversation was
+read: a malformed export exits 2 with the file and the place, having written nothing.
+Importing the same export again rewrites nothing (the IDs and the text are derived from
+it alone); a changed export updates the files it changed; files edited since their import
+are skipped with a warning. The command does not index: the daemon's watcher indexes the
+new files (a private tag keeps them out), and ``arcology-oracle index`` does without it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+
+from .cli_progress import ProgressBar
+from .config import Settings
+from .errors import BadRequest, ConfigError
+from .importers import DEFAULT_DIRS, FORMATS, MalformedExport, read_export
+from .importers.render import render
+from .importers.writing import DuplicateConversation, ImportBatch
+from .notes.capture import clean_tags
+from .notes.files import resolve_inside
+
+LIST_AT_MOST = 20
+# Off a terminal, a JSON export this large logs a line per 10% read.
+LOG_PROGRESS_BYTES = 8 * 2**20
+
+
+def add_import_parser(sub, common) -> None:
+    """Add ``import`` to the command's subparsers."""
+    p = sub.add_parser("import", parents=[common], help="write chat logs (ChatGPT, Claude, transcripts, subtitles, markdown) as org files")
+    p.add_argument("format", choices=FORMATS, help="what FILE is")
+    p.add_argument("file", type=Path, help="the export (for transcript, vtt, srt and markdown also a directory of them)")
+    p.add_argument("--into", type=Path, help="where the files go, inside the roam directory (default imported/FORMAT)")
+    p.add_argument("--roam-dir", type=Path, help="the org-roam directory (default: the configured roam_dir)")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG", help="tag every imported file, e.g. private (repeatable)")
+    p.add_argument("--me", default="Me", metavar="NAME", help="the speaker name of your own turns in chat exports (default Me)")
+    p.add_argument("--speaker", action="append", default=[], metavar="NAME", help="markdown: one more speaker name (repeatable)")
+    p.add_argument("--date", metavar="'YYYY-MM-DD[ HH:MM]'", help="when a transcript, subtitle or markdown file began")
+    p.add_argument("--session-gap", type=float, default=30, metavar="MINUTES", help="a new dated heading after a pause this long (default 30)")
+    p.set_defaults(func=cmd_import)
+
+
+def cmd_import(settings: Settings, args) -> int:
+    try:
+        tags = clean_tags(list(args.tag))
+    except BadRequest as exc:
+        raise ConfigError(str(exc)) from None
+    roam = settings.roam_dir
+    if not roam.is_dir():
+        raise ConfigError(f"the roam directory {roam} does not exist")
+    target = _target(roam, args.into or Path(DEFAULT_DIRS[args.format]))
+    if not args.file.exists():
+        raise ConfigError(f"no such file: {args.file}")
+    if args.session_gap <= 0:
+        raise ConfigError("--session-gap must be positive")
+    gap = datetime.timedelta(minutes=args.session_gap)
+    json_export = args.format in ("chatgpt", "claude")
+    long = json_export and args.file.is_file() and args.file.stat().st_size >= LOG_PROGRESS_BYTES
+    bar = ProgressBar("importing", show=_megabytes if json_export else None, log_every=10 if long else 0)
+    batch = ImportBatch(roam, target)
+    conversations = empty = 0
+    try:
+        for conversation in read_export(
+            args.format, args.file, me=args.me, date=_date(args.date), speakers=args.speaker, on_progress=bar.update
+        ):
+            conversations += 1
+            if not any(m.text.strip() for m in conversation.messages):
+                empty += 1
+                continue
+            batch.stage(render(conversation, tags=tags, gap=gap))
+    except (MalformedExport, DuplicateConversation) as exc:
+        bar.finish()
+        batch.discard()
+        print(f"arcology-oracle: import: {exc}; nothing was imported", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        bar.finish()
+        batch.discard()
+        raise ConfigError(f"cannot read {exc.filename or args.file}: {exc.strerror}; nothing was imported") from None
+    except BaseException:
+        batch.discard()
+        raise
+    bar.finish()
+    summary = batch.commit()
+    where = target.resolve().relative_to(roam.resolve()).as_posix()
+    print(
+        f"{args.file.name}: {conversations} conversation{'' if conversations == 1 else 's'}"
+        f"{f' ({empty} empty, left out)' if empty else ''} -> {where}/: "
+        f"{len(summary.added)} added, {len(summary.updated)} updated, {len(summary.unchanged)} unchanged, "
+        f"{len(summary.skipped)} skipped"
+    )
+    for kind, paths in (("added", summary.added), ("updated", summary.updated)):
+        if len(summary.added) + len(summary.updated) <= LIST_AT_MOST:
+            for path in paths:
+                print(f"  {kind}: {path}")
+    for path, reason in summary.skipped.items():
+        print(f"  skipped: {path}: {reason}", file=sys.stderr)
+    if summary.added or summary.updated:
+        print("the daemon indexes them when it sees them (without it: arcology-oracle index)")
+    return 0
+
+
+def _target(roam: Path, into: Path) -> Path:
+    """``into`` (relative to the roam directory, or absolute inside it) as a path."""
+    try:
+        if into.is_absolute():
+            rel = into.resolve().relative_to(roam.resolve()).as_posix()
+            return resolve_inside(roam, rel) if rel != "." else roam.resolve()
+        return resolve_inside(roam, into.as_posix())
+    except ValueError:
+        raise ConfigError(f"--into {into} is not inside the roam directory {roam}") from None
+
+
+def _date(value: str | None) -> datetime.datetime | None:
+    if value is None:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ConfigError(f"--date {value!r}: expected YYYY-MM-DD or 'YYYY-MM-DD HH:MM'") from None
+
+
+def _megabytes(done: int, total: int) -> str:
+    return f"{done / 1e6:.1f} of {total / 1e6:.1f} MB"

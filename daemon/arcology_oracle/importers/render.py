@@ -1,0 +1,231 @@
+"""A conversation as an org file: the dialogue format that the importers write.
+
+One file per conversation::
+
+    :PROPERTIES:
+    :ID:       0b6f...            (uuid5 of the conversation's format and key)
+    :IMPORTED_FROM: chatgpt
+    :IMPORT_HASH: 5c1e...          (sha256 of the file without this line)
+    :END:
+    #+title: Sourdough starter
+    #+filetags: :private:          (only with --tag)
+
+    * [2023-05-08 Mon 13:56] Sourdough starter
+    :PROPERTIES:
+    :ID:       93d2...            (uuid5 of the conversation and its first message)
+    :END:
+    Me: My starter smells of acetone.
+
+    ChatGPT: It is hungry. Feed it twice a day:
+    ,
+    - equal weights of flour and water
+    ,* a line that Org would read as a heading, escaped
+
+One level-1 heading per session, titled with its first message's time as an inactive
+timestamp (local time) and the conversation's title; a session ends where more than
+``session_gap`` passes between two messages. Each turn is one Org paragraph that starts
+at column 0 with ``Name: `` (:data:`SPEAKER_LINE`: a name of at most four words of
+letters, digits and ``.'’-``, starting with a letter); turns are separated by one blank
+line. A turn's further lines follow it verbatim, except:
+
+* a blank line inside a turn is written as a lone ``,`` (so the turn stays one paragraph,
+  and a reader that counts paragraphs counts turns);
+* a line gets one leading comma, as Org escapes lines in blocks (:func:`escape_line`),
+  when Org would read it as structure: a heading (``*`` at column 0), a keyword or block
+  line (``#+``), a drawer line (``:NAME:``), a horizontal rule (five dashes), a LaTeX
+  environment (``\\begin{``); when a dialogue reader would read it as a turn or a scene
+  marker: ``Name: `` (up to five words before the colon), a line starting with a
+  bracket and a digit (``[13:56] Name: ``, a timestamp alone); and when it starts with a
+  comma.
+
+So a reader finds the turns as the lines matching :data:`SPEAKER_LINE`, and gets each
+turn's text back by dropping the first comma of every other line that starts with one
+(a lone ``,`` becomes the blank line it stands for). Comment lines (``# text``) stay as
+they are: Org leaves them out of exports only.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import re
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..notes.capture import inactive_timestamp
+from ..notes.org_syntax import split_heading_tags
+from .model import Conversation, Message
+
+NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "arcology-oracle:import")
+IMPORTED_FROM = "IMPORTED_FROM"
+IMPORT_HASH = "IMPORT_HASH"
+DEFAULT_SESSION_GAP = datetime.timedelta(minutes=30)
+# A speaker's name: a letter, then up to four words of letters, digits and .'’-
+SPEAKER_NAME = r"[^\W\d_][\w.'’-]*(?: [\w.'’-]+){0,3}"
+# The first line of a turn; the name is group 1.
+SPEAKER_LINE = re.compile(rf"^({SPEAKER_NAME}): ")
+UNKNOWN_SPEAKER = "Unknown"
+BLANK = ","  # a blank line inside a turn
+
+_NEEDS_COMMA = re.compile(
+    rf"""^(?:
+        ,                         # an escaped line, or one that looks escaped
+      | \*+(?:[ \t]|$)            # a heading
+      | [ \t]*\#\+                # a keyword or a block's begin/end line
+      | [ \t]*:[\w-]+:[ \t]*$     # a drawer's first line, or :END:
+      | [ \t]*-{{5,}}[ \t]*$        # a horizontal rule
+      | [ \t]*\\begin\{{          # a LaTeX environment
+      | [ \t]*\[\d                # a time: "[13:56] Name: text", or a timestamp alone
+      | \w[\w.'’&@()-]*(?:[ \t]+[\w.'’&@()-]+){{0,4}}:[ \t]  # what would read as another turn
+    )""",
+    re.X,
+)
+_NOT_SPEAKER = re.compile(r"[^\w .'’-]+")
+_SPACES = re.compile(r"\s+")
+_HASH_LINE = re.compile(rf"^:{IMPORT_HASH}:.*\n", re.M)
+_FILE_ID = re.compile(r"\A(?:[ \t]*\n)*[ \t]*:PROPERTIES:[ \t]*\n(?:[ \t]*:(?!END:).*\n)*?[ \t]*:ID:[ \t]+(\S+)", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFile:
+    """An org file to write: its file-level ID, a file name for it (used when no file of
+    that ID exists yet) and its whole text."""
+
+    id: str
+    filename: str
+    text: str
+    sessions: int
+    turns: int
+
+
+def stable_id(*parts: str) -> str:
+    """A UUID derived from ``parts`` alone: the same conversation gives the same IDs."""
+    return str(uuid.uuid5(NAMESPACE, "\x1f".join(parts)))
+
+
+def speaker_name(raw: str | None) -> str:
+    """A speaker's name as :data:`SPEAKER_LINE` reads it: at most four words of letters,
+    digits and ``.'’-``, starting with a letter, at most 40 characters."""
+    name = _SPACES.sub(" ", _NOT_SPEAKER.sub(" ", raw or "")).strip()
+    name = re.sub(r"^[\W\d_]+", "", name)
+    name = " ".join(name.split(" ")[:4])[:40].strip()
+    return name or UNKNOWN_SPEAKER
+
+
+def escape_line(line: str) -> str:
+    """``line`` with one comma in front when Org (or a dialogue reader) would read it as
+    structure; see the module docstring."""
+    return "," + line if _NEEDS_COMMA.match(line) else line
+
+
+def clean_title(title: str | None) -> str:
+    """One line of title that Org reads back the same (no trailing ``:tags:``)."""
+    text = _SPACES.sub(" ", title or "").strip() or "Untitled conversation"
+    if split_heading_tags(text)[1]:
+        text = text[:-1] + ": -"
+    return text
+
+
+def sessions(messages: Sequence[Message], gap: datetime.timedelta) -> list[list[Message]]:
+    """``messages`` cut where more than ``gap`` passes between two timed messages."""
+    out: list[list[Message]] = []
+    last: datetime.datetime | None = None
+    for message in messages:
+        if out and not (message.time and last and _comparable(message.time) - _comparable(last) > gap):
+            out[-1].append(message)
+        else:
+            out.append([message])
+        last = message.time or last
+    return out
+
+
+def render(conversation: Conversation, *, tags: Iterable[str] = (), gap: datetime.timedelta = DEFAULT_SESSION_GAP) -> RenderedFile:
+    """The org file of ``conversation`` (its messages with text; at least one)."""
+    messages = [m for m in conversation.messages if m.text.strip()]
+    title = clean_title(conversation.title)
+    file_id = stable_id(conversation.format, conversation.key)
+    head = [":PROPERTIES:", f":ID:       {file_id}", f":{IMPORTED_FROM}: {conversation.format}", ":END:", f"#+title: {title}"]
+    tags = list(dict.fromkeys(tags))
+    if tags:
+        head.append(f"#+filetags: :{':'.join(tags)}:")
+    lines = [*head, ""]
+    fallback = conversation.time
+    groups = sessions(messages, gap)
+    for group in groups:
+        when = next((m.time for m in group if m.time), None) or fallback
+        fallback = when
+        stamp = _stamp(_local(when), conversation.timed) + " " if when else ""
+        lines += [f"* {stamp}{title}", ":PROPERTIES:", f":ID:       {stable_id(conversation.format, conversation.key, group[0].key)}", ":END:"]
+        for i, message in enumerate(group):
+            if i:
+                lines.append("")
+            lines += turn_lines(message.speaker, message.text)
+        lines.append("")
+    body = "\n".join(lines)
+    text = _with_hash(body)
+    first = next((m.time for m in messages if m.time), None) or conversation.time
+    date = f"{_local(first):%Y-%m-%d}-" if first else ""
+    name = slug(title)
+    if date and date[:-1] in name:
+        date = ""  # "2024-03-05-standup", not "2024-03-05-2024-03-05-standup"
+    return RenderedFile(file_id, f"{date}{name}-{file_id[:8]}.org", text, len(groups), len(messages))
+
+
+def turn_lines(speaker: str, text: str) -> list[str]:
+    """A turn's lines: ``Name: first line``, then the other lines escaped; surrounding
+    blank lines and trailing spaces dropped, a run of blank lines inside as one ``,``."""
+    raw = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    while raw and not raw[0]:
+        raw.pop(0)
+    while raw and not raw[-1]:
+        raw.pop()
+    out = [f"{speaker_name(speaker)}: {raw[0].lstrip() if raw else ''}"]
+    for line in raw[1:]:
+        if line:
+            out.append(escape_line(line))
+        elif out[-1] != BLANK:
+            out.append(BLANK)
+    return out
+
+
+def slug(title: str) -> str:
+    """A file name part: the title's words, lower case, joined by ``-`` (at most 50)."""
+    words = re.sub(r"[^\w]+", "-", title.casefold()).strip("-_")
+    return words[:50].rstrip("-_") or "conversation"
+
+
+def content_hash(text: str) -> str:
+    """The hash stored in ``:IMPORT_HASH:``: of the file's text without that line."""
+    return hashlib.sha256(_HASH_LINE.sub("", text, count=1).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def unchanged_since_import(text: str) -> bool:
+    """Whether ``text`` is still what an import wrote (its stored hash matches)."""
+    m = re.search(rf"^:{IMPORT_HASH}:[ \t]*(\S+)[ \t]*$", text, re.M)
+    return bool(m) and m.group(1) == content_hash(text)
+
+
+def file_id_of(head: str) -> str | None:
+    """The file-level ``:ID:`` in the property drawer that opens ``head``, if any."""
+    m = _FILE_ID.match(head)
+    return m.group(1) if m else None
+
+
+def _with_hash(body: str) -> str:
+    marker = ":END:\n"  # the file drawer's end: the hash goes just before it
+    at = body.index(marker)
+    digest = hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()
+    return body[:at] + f":{IMPORT_HASH}: {digest}\n" + body[at:]
+
+
+def _stamp(moment: datetime.datetime, timed: bool) -> str:
+    return inactive_timestamp(moment) if timed else inactive_timestamp(moment)[:-7] + "]"
+
+
+def _local(moment: datetime.datetime) -> datetime.datetime:
+    return moment.astimezone() if moment.tzinfo else moment
+
+
+def _comparable(moment: datetime.datetime) -> datetime.datetime:
+    return moment.astimezone(datetime.UTC).replace(tzinfo=None) if moment.tzinfo else moment

@@ -1,0 +1,54 @@
+"""Note files on disk as Emacs leaves them: its lock on a file with unsaved edits, text
+that survives a rewrite byte for byte, and the permission bits a new file gets.
+
+Shared by the daemon's own writes (:mod:`arcology_oracle.index.memory`) and the import
+(:mod:`arcology_oracle.importers.writing`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+
+def emacs_holds_lock(path: Path) -> bool:
+    """Whether Emacs holds ``path``'s lock (``.#NAME`` beside it: unsaved edits).
+
+    A lock naming this host and a process that no longer exists is stale (Emacs crashed)
+    and does not count, as Emacs itself decides."""
+    lock = path.with_name(".#" + path.name)
+    try:
+        target = os.readlink(lock)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return lock.exists()  # a lock file rather than a symlink (some file systems)
+    _, _, rest = target.partition("@")
+    host, _, pid = rest.rpartition(".")
+    pid = pid.split(":", 1)[0]
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+    return True
+
+
+def read_text(path: Path) -> str:
+    """The file's text; bytes that are not UTF-8 survive a rewrite unchanged."""
+    return path.read_bytes().decode("utf-8", errors="surrogateescape")
+
+
+def umask() -> int:
+    """The process umask, read without changing it where /proc allows."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022

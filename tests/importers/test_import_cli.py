@@ -1,0 +1,132 @@
+"""``arcology-oracle import`` as a real subprocess writing real org files: idempotent,
+updates what changed, never touches what the user edited, all or nothing."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.runners import run_cli, start_daemon, wait_indexed
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ENV = {"TZ": "UTC"}
+
+
+async def run_import(roam: Path, *args: str) -> tuple[int, str, str]:
+    return await run_cli("import", *args, "--roam-dir", str(roam), env=ENV)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() or p.is_symlink()}
+
+
+async def test_importing_twice_changes_nothing_then_an_update_rewrites_one_file(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    export = tmp_path / "conversations.json"
+    shutil.copy(FIXTURES / "chatgpt.json", export)
+    code, out, err = await run_import(roam, "chatgpt", str(export))
+    assert code == 0, err
+    assert "3 conversations (1 empty, left out)" in out and "2 added, 0 updated, 0 unchanged, 0 skipped" in out
+    first = snapshot(roam)
+    assert sorted(first) == ["imported/chatgpt/2024-03-05-rye-starter-32ed2cdc.org", "imported/chatgpt/2024-03-06-bike-gears-5b6579f8.org"]
+    assert first["imported/chatgpt/2024-03-05-rye-starter-32ed2cdc.org"] == (FIXTURES / "chatgpt-rye-starter.org").read_bytes()
+
+    code, out, err = await run_import(roam, "chatgpt", str(export))
+    assert code == 0, err
+    assert "0 added, 0 updated, 2 unchanged, 0 skipped" in out
+    assert snapshot(roam) == first
+
+    # A later export: the bike conversation goes on and was renamed.
+    data = json.loads(export.read_text())
+    bikes = data[1]
+    bikes["title"] = "Bike gearing"
+    bikes["mapping"]["a"]["children"] = ["q2"]
+    bikes["mapping"]["q2"] = {"id": "q2", "parent": "a", "children": [], "message": {
+        "id": "q2", "author": {"role": "user"}, "create_time": bikes["create_time"] + 120,
+        "content": {"content_type": "text", "parts": ["And for the front?"]}}}  # fmt: skip
+    bikes["current_node"] = "q2"
+    export.write_text(json.dumps(data))
+    code, out, err = await run_import(roam, "chatgpt", str(export))
+    assert code == 0, err
+    assert "0 added, 1 updated, 1 unchanged, 0 skipped" in out
+    after = snapshot(roam)
+    assert sorted(after) == sorted(first)  # the same file, found by its ID, not a new one by the new title
+    bike_text = after["imported/chatgpt/2024-03-06-bike-gears-5b6579f8.org"].decode()
+    assert "#+title: Bike gearing" in bike_text and bike_text.endswith("Me: And for the front?\n")
+    old_ids = [l for l in first["imported/chatgpt/2024-03-06-bike-gears-5b6579f8.org"].decode().splitlines() if l.startswith(":ID:")]
+    assert [l for l in bike_text.splitlines() if l.startswith(":ID:")] == old_ids
+
+
+async def test_a_file_edited_since_its_import_is_skipped_with_a_warning(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    code, _, err = await run_import(roam, "claude", str(FIXTURES / "claude.json"), "--into", "chats")
+    assert code == 0, err
+    edited = roam / "chats" / "2024-06-01-tomato-blight-c5a0e331.org"
+    mine = edited.read_text() + "\nMy own note: the blight was early this year.\n"
+    edited.write_text(mine)
+    code, out, err = await run_import(roam, "claude", str(FIXTURES / "claude.json"), "--into", "chats", "--tag", "garden")
+    assert code == 0, err
+    assert "0 added, 1 updated, 0 unchanged, 1 skipped" in out
+    assert "skipped: chats/2024-06-01-tomato-blight-c5a0e331.org: edited since it was imported" in err
+    assert edited.read_text() == mine
+    assert "#+filetags: :garden:" in (roam / "chats" / "2024-06-02-untitled-conversation-c74f763a.org").read_text()
+
+
+async def test_a_malformed_export_exits_2_naming_the_place_and_writes_nothing(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    good = (FIXTURES / "chatgpt.json").read_text()
+    export = tmp_path / "conversations.json"
+    # Two good conversations, then the file breaks off inside the third.
+    export.write_text(good[: good.rindex('"title": "Empty"') + 12])
+    code, out, err = await run_import(roam, "chatgpt", str(export))
+    assert code == 2
+    assert f"{export}: after conversation 2, near byte" in err and "invalid JSON" in err and "nothing was imported" in err
+    assert snapshot(roam) == {} and list(roam.iterdir()) == []  # no file, no staging directory left
+
+    bad = tmp_path / "standup.txt"
+    bad.write_text("[09:00] Ada: hi\n[9:61] Bo: a minute too many\n")
+    code, _, err = await run_import(roam, "transcript", str(bad))
+    assert code == 2 and f"{bad}: line 2: bad date or time" in err
+    assert list(roam.iterdir()) == []
+
+
+async def test_each_file_format_imports_with_its_date(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    for fmt, name, *extra in [
+        ("transcript", "standup-2024-03-05.txt"),
+        ("vtt", "kiln-review.vtt", "--date", "2024-03-07 14:00"),
+        ("srt", "kiln-review.srt", "--date", "2024-03-07"),
+        ("markdown", "trip-planning.md"),
+    ]:
+        code, out, err = await run_import(roam, fmt, str(FIXTURES / name), *extra)
+        assert code == 0 and "1 added" in out, err
+    files = snapshot(roam)
+    heads = {name: [l for l in text.decode().splitlines() if l.startswith("* ")] for name, text in files.items()}
+    by_format = {text.decode().split(":IMPORTED_FROM: ")[1].split("\n")[0]: heads[name] for name, text in files.items()}
+    assert by_format == {
+        "transcript": ["* [2024-03-05 Tue 09:58] standup-2024-03-05", "* [2024-03-05 Tue 10:45] standup-2024-03-05",
+                       "* [2024-03-05 Tue 23:59] standup-2024-03-05"],
+        "vtt": ["* [2024-03-07 Thu 14:00] kiln-review"],
+        "srt": ["* [2024-03-07 Thu] kiln-review"],  # a day without a time of day
+        "markdown": ["* [2024-08-12 Mon 18:20] Trip planning"],
+    }  # fmt: skip
+
+
+async def test_imported_private_chats_never_reach_the_daemons_index(tmp_path, roam_dir, fake_ollama):
+    await run_import(roam_dir, "chatgpt", str(FIXTURES / "chatgpt.json"), "--tag", "private")
+    code, _, err = await run_import(roam_dir, "claude", str(FIXTURES / "claude.json"))
+    assert code == 0, err
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        _, tagged = await daemon.get_json("/search", q="nail polish starter")
+        _, plain = await daemon.get_json("/search", q="brown spots lower leaves")
+    finally:
+        daemon.stop()
+    assert not [r for r in tagged["results"] if r["file"].startswith("imported/")]
+    assert [r["file"] for r in plain["results"]][0] == "imported/claude/2024-06-01-tomato-blight-c5a0e331.org"

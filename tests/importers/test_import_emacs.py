@@ -1,0 +1,63 @@
+"""Org itself (batch Emacs) reads an imported file as the importer means it: the dated
+headings with their IDs, the file's ID and tags, and no structure out of the text (the
+escaped heading, keyword, drawer and block lines of the fixture stay paragraph text)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.emacs_batch import emacs_env, run_emacs
+from tests.runners import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+READ_BACK = r"""
+(progn
+  (require 'org)
+  (require 'org-element)
+  (with-temp-buffer
+    (insert-file-contents (getenv "ORG_FILE"))
+    (org-mode)
+    (message "FILE-ID %s" (org-entry-get (point-min) "ID"))
+    (message "FILETAGS %s" (mapconcat #'identity (cdr (assoc "FILETAGS" (org-collect-keywords '("FILETAGS")))) " "))
+    (org-map-entries
+     (lambda () (message "HEADING %d|%s|%s" (org-current-level) (org-get-heading t t t t) (org-entry-get nil "ID"))))
+    (let ((tree (org-element-parse-buffer)))
+      (message "KEYWORDS %d" (length (org-element-map tree 'keyword #'identity)))
+      (message "DRAWERS %d" (length (org-element-map tree '(drawer property-drawer) #'identity)))
+      (message "BLOCKS %d" (length (org-element-map tree '(src-block example-block quote-block verse-block
+                                                          special-block latex-environment) #'identity)))
+      (org-element-map tree 'paragraph
+        (lambda (p)
+          (message "PARAGRAPH %s"
+                   (car (split-string (buffer-substring-no-properties
+                                       (org-element-property :contents-begin p)
+                                       (org-element-property :contents-end p)) "\n"))))))))
+"""
+
+
+async def test_org_reads_the_headings_ids_and_turns(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    code, _, err = await run_cli(
+        "import", "chatgpt", str(FIXTURES / "chatgpt.json"), "--roam-dir", str(roam), "--tag", "private", env={"TZ": "UTC"}
+    )
+    assert code == 0, err
+    path = roam / "imported" / "chatgpt" / "2024-03-05-rye-starter-32ed2cdc.org"
+    code, output = await run_emacs(["--eval", READ_BACK], env=emacs_env(tmp_path, ORG_FILE=str(path)))
+    assert code == 0, output
+    got = [line for line in output.splitlines() if re.match(r"^(FILE-ID|FILETAGS|HEADING|KEYWORDS|DRAWERS|BLOCKS|PARAGRAPH) ", line)]
+    assert got == [
+        "FILE-ID 32ed2cdc-b37b-5223-be7e-a73c8d3ca16e",
+        "FILETAGS :private:",  # not the :secret: of the escaped #+filetags line in the answer
+        "HEADING 1|[2024-03-05 Tue 09:00] Rye starter|e8e0d94b-b770-542f-b5f5-754dc04593b6",
+        "HEADING 1|[2024-03-05 Tue 11:00] Rye starter|673feff0-3a86-54e2-b01f-07d0a83294a0",
+        "KEYWORDS 2",  # the title and the filetags
+        "DRAWERS 3",  # the file's and each session's property drawer
+        "BLOCKS 0",
+        "PARAGRAPH Me: My rye starter smells of nail polish.",
+        "PARAGRAPH ChatGPT: Feed it at a ratio of 1:1:1.",  # the whole answer: one paragraph
+        "PARAGRAPH Me: How often should I feed it?",
+        "PARAGRAPH ChatGPT: Twice a day, at 8 and 20.",
+    ]

@@ -1,0 +1,131 @@
+"""The import's writer on real files, in process: nothing lands before commit, and a
+file that Emacs holds, that changed meanwhile or that is not the import's is left alone."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from arcology_oracle.cli_import import _target
+from arcology_oracle.errors import ConfigError
+from arcology_oracle.importers import read_export
+from arcology_oracle.importers.render import render
+from arcology_oracle.importers.writing import DuplicateConversation, ImportBatch
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def rendered(tags=()):
+    return [render(c, tags=tags) for c in read_export("claude", FIXTURES / "claude.json")]
+
+
+def test_nothing_lands_before_commit_and_permissions_are_kept(tmp_path):
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered():
+        batch.stage(r)
+    assert not target.exists()  # staged in a hidden directory of the roam dir only
+    assert [p.name for p in tmp_path.iterdir()][0].startswith(".arcology-import-")
+    summary = batch.commit()
+    assert len(summary.added) == 2 and [p.name for p in tmp_path.iterdir()] == ["chats"]
+    first = target / rendered()[0].filename
+    first.chmod(0o600)
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered(tags=["garden"]):
+        batch.stage(r)
+    assert sorted(batch.commit().updated) == sorted(f"chats/{r.filename}" for r in rendered())
+    assert first.stat().st_mode & 0o777 == 0o600 and "#+filetags: :garden:" in first.read_text()
+
+
+def test_emacs_lock_a_change_meanwhile_and_a_stranger_are_skipped(tmp_path):
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered():
+        batch.stage(r)
+    batch.commit()
+    one, two = (target / r.filename for r in rendered())
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered(tags=["garden"]):
+        batch.stage(r)
+    os.symlink(f"ana@{socket.gethostname()}.{os.getpid()}:0", one.with_name(".#" + one.name))
+    two.write_text(two.read_text() + "\n")  # changed after it was staged
+    before = one.read_bytes(), two.read_bytes()
+    summary = batch.commit()
+    assert summary.added == summary.updated == []
+    assert set(summary.skipped) == {f"chats/{one.name}", f"chats/{two.name}"}
+    assert "Emacs has unsaved edits" in summary.skipped[f"chats/{one.name}"]
+    assert (one.read_bytes(), two.read_bytes()) == before
+    # A file of the chosen name that holds another note's drawer is not the import's.
+    one.with_name(".#" + one.name).unlink()
+    one.write_text(":PROPERTIES:\n:ID:       someone-else\n:END:\n#+title: Mine\n")
+    (target / "elsewhere").mkdir()
+    batch = ImportBatch(tmp_path, target)
+    batch.stage(rendered()[0])
+    assert "holds another note" in batch.summary.skipped[f"chats/{one.name}"]
+    with pytest.raises(DuplicateConversation):
+        batch.stage(rendered()[0])
+    batch.discard()
+    assert not any(p.name.startswith(".arcology-import-") for p in tmp_path.iterdir())
+
+
+def test_a_moved_file_is_found_by_its_id(tmp_path):
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered():
+        batch.stage(r)
+    batch.commit()
+    first = rendered()[0]
+    (target / "garden").mkdir()
+    os.rename(target / first.filename, target / "garden" / "blight.org")
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered():
+        batch.stage(r)
+    assert batch.commit().unchanged == ["chats/garden/blight.org", f"chats/{rendered()[1].filename}"]
+
+
+def test_into_must_stay_inside_the_roam_directory(tmp_path):
+    assert _target(tmp_path, Path("chats/2024")) == tmp_path.resolve() / "chats" / "2024"
+    assert _target(tmp_path, tmp_path / "chats") == tmp_path.resolve() / "chats"
+    for outside in (Path("../elsewhere"), tmp_path.parent):
+        with pytest.raises(ConfigError):
+            _target(tmp_path, outside)
+
+
+def test_a_directory_of_markdown_files_is_one_conversation_each(tmp_path):
+    for name in ("b.md", "a.md"):
+        (tmp_path / name).write_text(f"**User:** hello from {name}\n\n**Assistant:** hi\n")
+    (tmp_path / "notes.txt").write_text("not markdown")
+    got = [(c.key, c.messages[0].text) for c in read_export("markdown", tmp_path)]
+    assert got == [("a.md", "hello from a.md"), ("b.md", "hello from b.md")]
+
+
+def test_progress_off_a_terminal_logs_a_line_per_step():
+    import io
+
+    from arcology_oracle.cli_import import _megabytes
+    from arcology_oracle.cli_progress import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar("importing", stream, show=_megabytes, log_every=25)
+    for done in range(0, 100_000_001, 5_000_000):
+        bar.update(done, 100_000_000)
+    bar.finish()
+    assert stream.getvalue().splitlines() == [
+        f"importing: {p}% ({p:.1f} of 100.0 MB)" for p in (0, 25, 50, 75, 100)
+    ]
+    quiet = io.StringIO()
+    ProgressBar("reading", quiet).update(5, 10)  # the index command's bar: silent off a terminal
+    assert quiet.getvalue() == ""
+
+
+def test_a_killed_imports_staging_is_removed_by_the_next_after_an_hour(tmp_path):
+    stale, fresh = tmp_path / ".arcology-import-old", tmp_path / ".arcology-import-new"
+    for d in (stale, fresh):
+        d.mkdir()
+        (d / "0.tmp").write_text("staged")
+    os.utime(stale, (0, 0))
+    ImportBatch(tmp_path, tmp_path / "chats")
+    assert not stale.exists() and fresh.exists()
