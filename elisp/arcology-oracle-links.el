@@ -490,7 +490,7 @@ suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-re
                                                                                (alist-get 'from row)))
                                                     'face 'arcology-oracle-olp))
                                       "\n")))
-                   (add-text-properties 0 (1- (length text))
+                   (add-text-properties 0 (length text)
                                         `(arcology-oracle-entry t arcology-oracle-result
                                           ((node_id . ,to) (title . ,title) (from . ,(alist-get 'from row))))
                                         text)

@@ -294,28 +294,13 @@ Uses org-roam's database when org-roam is loaded; never signals."
           (cons file (or (org-roam-node-point node) 1)))
       (error nil))))
 
-(defun arcology-oracle--file-location (result &optional id)
-  "Return (FILE . LINE) of RESULT when its file exists here, else nil.
-With ID, nil as well when the file no longer holds that ID (the
-note moved to another file since the daemon indexed it)."
+(defun arcology-oracle--file-location (result)
+  "Return (FILE . LINE) of RESULT when its file exists here, else nil."
   (when-let* ((dir (arcology-oracle--roam-dir))
               (rel (alist-get 'file result))
               (file (expand-file-name rel dir)))
-    (when (and (file-exists-p file)
-               (or (not id) (arcology-oracle--file-has-id-p file id)))
+    (when (file-exists-p file)
       (cons file (or (alist-get 'line result) 1)))))
-
-(defun arcology-oracle--file-has-id-p (file id)
-  "Return non-nil when FILE (or the buffer visiting it) holds the :ID: ID."
-  (let ((re (concat "^[ \t]*:ID:[ \t]+" (regexp-quote id) "[ \t]*$"))
-        (buffer (find-buffer-visiting file)))
-    (if buffer
-        (with-current-buffer buffer
-          (save-excursion (save-restriction (widen) (goto-char (point-min))
-                                            (re-search-forward re nil t))))
-      (with-temp-buffer
-        (insert-file-contents file)
-        (re-search-forward re nil t)))))
 
 (defun arcology-oracle--source-link (source)
   "Return an org link to SOURCE (a source or result of the daemon)."
@@ -364,7 +349,7 @@ loaded."
          location line)
     (cond
      ((setq location (arcology-oracle--roam-node-location heading-id)))
-     ((setq location (arcology-oracle--file-location result (or heading-id node-id)))
+     ((setq location (arcology-oracle--file-location result))
       (setq line (cdr location)))
      ((setq location (arcology-oracle--roam-node-location node-id)))
      ;; Only when org-id has its locations loaded: loading them may scan files.

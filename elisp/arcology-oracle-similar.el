@@ -86,7 +86,6 @@
     (define-key map (kbd "i") #'arcology-oracle-insert-link)
     (define-key map (kbd "w") #'arcology-oracle-copy-link)
     (define-key map (kbd "+") #'arcology-oracle-similar-toggle-tail)
-    (define-key map (kbd "-") #'arcology-oracle-similar-toggle-tail)
     map)
   "Keymap of the similar notes buffer.")
 
