@@ -399,7 +399,7 @@ each part once; equal ones are made unique."
             results)))
 
 (defun arcology-oracle--search-annotation (result)
-  "Return the annotation of the search RESULT: its marks and snippet.
+  "Return the annotation of the search RESULT: its role and snippet.
 Oracle answers and conversation turns (the daemon's `role') are
 marked as such; a snippet that only repeats the heading is left out."
   (let ((role (pcase (alist-get 'role result)

@@ -129,7 +129,7 @@ the first heading, after the file's property drawer and keywords."
     (point)))
 
 (defun arcology-oracle--link-place (mode)
-  "Return where a link goes from point, by MODE, as (POSITION OWN-LINE WHERE).
+  "Return the place for a link from point, by MODE: (POSITION OWN-LINE WHERE).
 MODE is `point' or `paragraph-end' (see `arcology-oracle-insert-link-at').
 OWN-LINE says the link needs a line of its own; WHERE says in words
 where it is, for the message."

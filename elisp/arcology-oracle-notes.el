@@ -222,7 +222,7 @@ a list of the IDs linked."
                            (list (alist-get 'node_id result) (alist-get 'heading_id result)))))))))
 
 (defun arcology-oracle--result-tags (result buffer)
-  "Return the marks of RESULT as one string (may be empty), with a leading space.
+  "Return the tags of RESULT as one string (may be empty), with a leading space.
 \"linked\" when BUFFER links to its note already (see
 `arcology-oracle--linked-p'), \"this note\" for a heading of the note
 being read, \"oracle\" or \"conversation\" for answers and turns."
@@ -247,8 +247,8 @@ being read, \"oracle\" or \"conversation\" for answers and turns."
     (cons (nreverse above) (nreverse below))))
 
 (defun arcology-oracle--snippet (result)
-  "Return RESULT's snippet as plain one-line text, or nil when it says nothing.
-Nothing is a snippet that is empty or only repeats the heading or title."
+  "Return RESULT's snippet as plain one-line text, or nil when it is empty.
+A snippet that only repeats the heading or the title is empty too.
   (let ((text (arcology-oracle--plain-text (alist-get 'snippet result))))
     (unless (or (string-empty-p text)
                 (member (downcase (string-trim-right text "[ .…]+"))
