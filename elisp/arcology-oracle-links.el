@@ -224,6 +224,7 @@ says where.  One undo removes it."
     (define-key map (kbd "x") #'arcology-oracle-links-reject)
     (define-key map (kbd "u") #'arcology-oracle-links-unreject)
     (define-key map (kbd "R") #'arcology-oracle-link-rejections)
+    (define-key map (kbd "+") #'arcology-oracle-links-toggle-tail)
     (define-key map (kbd "g") #'arcology-oracle-links-refresh)
     (define-key map (kbd "n") #'arcology-oracle-similar-next)
     (define-key map (kbd "p") #'arcology-oracle-similar-previous)
@@ -242,11 +243,10 @@ note, or rejected for good; the list can be asked for again.
 (defun arcology-oracle--format-suggestion (suggestion)
   "Return the text of one link SUGGESTION of the daemon."
   (let* ((title (org-link-display-format (or (alist-get 'title suggestion) "?")))
-         (score (format "%.2f" (or (alist-get 'score suggestion) 0)))
          (at (alist-get 'heading suggestion))
          (paragraph (alist-get 'paragraph suggestion))
-         (first (concat (propertize title 'face 'arcology-oracle-title)
-                        "  " (propertize score 'face 'arcology-oracle-score)))
+         (first (concat (arcology-oracle--score-text suggestion) "  "
+                        (propertize title 'face 'arcology-oracle-title)))
          (text (concat
                 first "\n"
                 (propertize (format "  in %s, line %d\n"
@@ -267,15 +267,31 @@ note, or rejected for good; the list can be asked for again.
                          text)
     text))
 
+(defvar-local arcology-oracle--links-show-tail nil
+  "In the suggestions buffer: non-nil shows those below the relevance cut.")
+
+(defvar-local arcology-oracle--links-last nil
+  "In the suggestions buffer: the daemon's last list, to render it again.")
+
+(defun arcology-oracle-links-toggle-tail ()
+  "Show or fold the suggestions below the daemon's relevance cut."
+  (interactive)
+  (setq arcology-oracle--links-show-tail (not arcology-oracle--links-show-tail))
+  (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
+                                 (arcology-oracle--links-title) arcology-oracle--links-last))
+
 (defun arcology-oracle--links-render (source node title suggestions)
   "Fill the suggestions buffer for NODE titled TITLE of buffer SOURCE.
-SUGGESTIONS is the daemon's list, or a string to show instead."
+SUGGESTIONS is the daemon's list, or a string to show instead.  Those
+below the daemon's relevance cut (`below_cutoff', asked with
+all=true) are folded behind one line."
   (with-current-buffer (get-buffer-create arcology-oracle-links-buffer-name)
     (unless (derived-mode-p 'arcology-oracle-links-mode) (arcology-oracle-links-mode))
     (let ((inhibit-read-only t)
           (line (line-number-at-pos)))
       (setq arcology-oracle--links-source source
             arcology-oracle--links-node node)
+      (unless (stringp suggestions) (setq arcology-oracle--links-last suggestions))
       (erase-buffer)
       (insert (propertize (concat "Links to add to: " (org-link-display-format (or title "")))
                           'face 'bold)
@@ -283,7 +299,21 @@ SUGGESTIONS is the daemon's list, or a string to show instead."
       (cond ((stringp suggestions) (arcology-oracle--insert-message suggestions))
             ((null (setq suggestions (arcology-oracle--links-not-in source suggestions)))
              (insert (propertize "No suggestions." 'face 'shadow) "\n"))
-            (t (dolist (s suggestions) (insert (arcology-oracle--format-suggestion s) "\n"))))
+            (t (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff suggestions)))
+                 (if above
+                     (dolist (s above) (insert (arcology-oracle--format-suggestion s) "\n"))
+                   (insert (propertize "No suggestion is related enough." 'face 'shadow) "\n\n"))
+                 (when below
+                   (insert (propertize
+                            (substitute-command-keys
+                             (format (if arcology-oracle--links-show-tail
+                                         "— %d below relevance, \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-toggle-tail] to fold —"
+                                       "— %d more below relevance, \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-toggle-tail] to show —")
+                                     (length below)))
+                            'face 'shadow)
+                           "\n\n")
+                   (when arcology-oracle--links-show-tail
+                     (dolist (s below) (insert (arcology-oracle--format-suggestion s) "\n")))))))
       (goto-char (point-min))
       (forward-line (1- line)))))
 
@@ -308,7 +338,7 @@ not, is found here, and undoing it offers the suggestion again."
   (arcology-oracle--links-render source node title "Looking for links to add…")
   (arcology-oracle--json
    "GET" "/suggest-links"
-   :query `(("node" ,node) ("k" ,arcology-oracle-result-count))
+   :query `(("node" ,node) ("k" ,arcology-oracle-result-count) ("all" "true"))
    :callback (lambda (answer)
                (arcology-oracle--links-render source node title (alist-get 'suggestions answer)))
    :errback (lambda (message)
@@ -336,10 +366,14 @@ where its link belongs."
 (defun arcology-oracle-links-refresh ()
   "Ask again for the link suggestions of this buffer's note."
   (interactive)
-  (let ((title (save-excursion
-                 (goto-char (point-min))
-                 (when (looking-at "Links to add to: \\(.*\\)$") (match-string-no-properties 1)))))
-    (arcology-oracle--links-request arcology-oracle--links-source arcology-oracle--links-node title)))
+  (arcology-oracle--links-request arcology-oracle--links-source arcology-oracle--links-node
+                                  (arcology-oracle--links-title)))
+
+(defun arcology-oracle--links-title ()
+  "Return the title of the note the suggestions buffer is about."
+  (save-excursion
+    (goto-char (point-min))
+    (when (looking-at "Links to add to: \\(.*\\)$") (match-string-no-properties 1))))
 
 (defun arcology-oracle--goto-paragraph (paragraph)
   "Move to the end of PARAGRAPH (the daemon's) in the current buffer.

@@ -248,7 +248,7 @@ being read, \"oracle\" or \"conversation\" for answers and turns."
 
 (defun arcology-oracle--snippet (result)
   "Return RESULT's snippet as plain one-line text, or nil when it is empty.
-A snippet that only repeats the heading or the title is empty too.
+A snippet that only repeats the heading or the title is empty too."
   (let ((text (arcology-oracle--plain-text (alist-get 'snippet result))))
     (unless (or (string-empty-p text)
                 (member (downcase (string-trim-right text "[ .…]+"))
