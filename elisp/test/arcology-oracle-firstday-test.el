@@ -207,6 +207,24 @@ MODE is `arcology-oracle-insert-link-at'."
       (dolist (name (list arcology-oracle-links-buffer-name arcology-oracle-rejections-buffer-name))
         (when (get-buffer name) (kill-buffer name))))))
 
+(ert-deftest arcology-oracle-firstday-test-suggestions-relevance-cut ()
+  "Suggestions below the relevance cut are folded behind one line; + shows them."
+  (unwind-protect
+      (progn
+        (arcology-oracle--links-render
+         nil "n" "Note"
+         '(((node_id . "a") (title . "Close") (score . 0.91) (heading (heading . "Here") (line . 3)))
+           ((node_id . "b") (title . "Far") (score . 0.3) (below_cutoff . t)
+            (heading (heading . "Here") (line . 3)))))
+        (with-current-buffer arcology-oracle-links-buffer-name
+          (should (string-match-p "^0\\.91  Close$" (buffer-string)))
+          (should (string-match-p "^— 1 more below relevance, \\+ to show —$" (buffer-string)))
+          (should-not (string-match-p "Far" (buffer-string)))
+          (call-interactively (key-binding (kbd "+")))
+          (should (string-match-p "^0\\.30  Far$" (buffer-string)))))
+    (when (get-buffer arcology-oracle-links-buffer-name)
+      (kill-buffer arcology-oracle-links-buffer-name))))
+
 ;;;; Memorize (items 4, 9)
 
 (ert-deftest arcology-oracle-firstday-test-memorize-daemon-down-keeps-text ()
