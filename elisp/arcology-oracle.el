@@ -62,6 +62,7 @@
 ;; - arcology-oracle-similar.el: the side window and org-roam section;
 ;; - arcology-oracle-ask.el: ask, summarize, converse and search;
 ;; - arcology-oracle-links.el: inserting links, link suggestions;
+;; - arcology-oracle-rejections.el: rejected suggestions, taken back;
 ;; - arcology-oracle-gptel.el: the gptel backend and tools.
 ;;
 ;; Optional libraries: org-roam (visiting by ID, the org-roam section),
@@ -79,6 +80,10 @@
 (declare-function arcology-oracle-discard "arcology-oracle-ask" ())
 (declare-function arcology-oracle-search "arcology-oracle-ask" (query))
 (declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())
+(declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
+(declare-function arcology-oracle-memorize "arcology-oracle-memory"
+                  (text &optional title tags callback source))
+(declare-function arcology-oracle-make-private "arcology-oracle-memory" ())
 
 ;;; Options
 
@@ -156,6 +161,17 @@ puts it at the bottom."
                (alist :key-type symbol :value-type sexp))
   :group 'arcology-oracle)
 
+(defcustom arcology-oracle-result-display-action
+  '(display-buffer-in-side-window (side . bottom) (slot . 0) (window-height . 0.35))
+  "The `display-buffer' action showing answers, summaries and link suggestions.
+The default is a side window at the bottom, a third of the frame
+high, so that the note being read keeps its window; for example
+\\='(display-buffer-in-side-window (side . right) (slot . 1)) puts
+them on the right, below the similar notes."
+  :type '(cons (choice function (repeat function))
+               (alist :key-type symbol :value-type sexp))
+  :group 'arcology-oracle)
+
 (defcustom arcology-oracle-similar-exclude-linked nil
   "Non-nil leaves out of the similar notes the notes already linked.
 For example t to see only notes you have not linked yet."
@@ -211,6 +227,10 @@ For example 8000 (roughly 2000 tokens)."
   "Face of the similarity score."
   :group 'arcology-oracle)
 
+(defface arcology-oracle-tag '((t :inherit font-lock-comment-face))
+  "Face of the marks of a result: linked, oracle, conversation."
+  :group 'arcology-oracle)
+
 (defface arcology-oracle-snippet '((t :inherit default))
   "Face of the snippet under each similar note."
   :group 'arcology-oracle)
@@ -229,6 +249,9 @@ For example 8000 (roughly 2000 tokens)."
     (define-key map (kbd "d") #'arcology-oracle-discard)
     (define-key map (kbd "f") #'arcology-oracle-search)
     (define-key map (kbd "l") #'arcology-oracle-suggest-links)
+    (define-key map (kbd "L") #'arcology-oracle-link-rejections)
+    (define-key map (kbd "M") #'arcology-oracle-memorize)
+    (define-key map (kbd "P") #'arcology-oracle-make-private)
     map)
   "Keymap of the arcology-oracle commands, to bind under a prefix.
 For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
@@ -248,6 +271,7 @@ For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
   (require 'arcology-oracle-similar)
   (require 'arcology-oracle-ask)
   (require 'arcology-oracle-links)
+  (require 'arcology-oracle-rejections)
   (require 'arcology-oracle-gptel)
   (require 'arcology-oracle-memory))
 
