@@ -35,6 +35,7 @@ from .when import DateRange
 
 SCENES = 60  # nearest scenes read per query vector
 TURNS = 200  # turns read from BM25
+_NAME_WORD = re.compile(r"\b[A-Z][\w'-]+")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself)\b")
 _STEMS = ("ing", "ed", "es", "s")
 
@@ -110,42 +111,53 @@ class Window:
         self.turns = sorted(keep, key=lambda t: t["ordinal"])
 
 
-def _ranked_turns(
-    store: Store, settings: Settings, question: str, vectors: Sequence[Sequence[float]]
-) -> tuple[list[tuple[tuple[int, int], float]], dict[tuple[int, int], float]]:
-    """Turns ``(heading, ordinal)`` by fused score, best first, and the cosine of each
-    turn's best scene."""
-    rankings: list[list[tuple[int, int]]] = []
-    match = retrieval.fts_query(question, any_term=True)
+def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequence[Sequence[float]]) -> tuple:
+    """Turns ``(heading, ordinal)`` by fused score, best first; the cosine of each turn's
+    best scene; and the scene of each turn no keyword found."""
+    rankings: list[list] = []
+    # The speakers the question is about: the user ("I"), or those it names; their
+    # names are left out of the keyword query (every turn of theirs holds the name).
+    named = store.known_speakers(
+        [*_NAME_WORD.findall(question), *(settings.user_speakers if first_person(question) else ())]
+    )
+    unnamed = re.sub("|".join(rf"\b{re.escape(n)}\b(?:'s)?" for n in named), " ", question, flags=re.I) if named else question
+    match = retrieval.fts_query(unnamed, any_term=True)
     hits = store.turn_search(match, TURNS) if match else []
     rankings.append([(h, o) for h, o, _, _ in hits])
+    lexical = {(h, o) for h, o, _, _ in hits}
     cosine: dict[tuple[int, int], float] = {}
     words = terms(question)
+    ties: dict[tuple[int, int], int] = {}
+    scene_of: dict[tuple[int, int], tuple[int, int]] = {}
     for vector in vectors:
         near = store.knn(vector, SCENES)
         scenes = store.scenes_for_hashes([h for h, _ in near])
         spans = [(s, 1.0 - d * d / 2.0) for h, d in near for s in scenes.get(h, ())]
         turns = store.turns_between(s for s, _ in spans)
-        ranking: list[tuple[int, int]] = []
+        # A scene ranks as a whole: each of its turns gets the scene's rank.
+        ranking: list[list[tuple[int, int]]] = []
         for (heading, first, last), cos in spans:
-            inside = [turns[(heading, o)] for o in range(first, last + 1) if (heading, o) in turns]
-            inside.sort(key=lambda t: -len(words & terms(t["text"])))
-            for t in inside:
-                key = (heading, t["ordinal"])
-                if key not in cosine:
-                    cosine[key] = cos
-                    ranking.append(key)
+            inside = [(heading, o) for o in range(first, last + 1) if (heading, o) in turns]
+            # A scene holding turns the keywords found points at those turns.
+            inside = [key for key in inside if key in lexical] or inside
+            new = [key for key in inside if key not in cosine]
+            for key in new:
+                cosine[key] = cos
+                scene_of[key] = (first, last)
+                ties[key] = len(words & terms(turns[key]["text"]))
+            ranking.append(new)
         rankings.append(ranking)
-    # The speakers the question is about: the user ("I"), or those it names.
-    users = {s.lower() for s in settings.user_speakers} if first_person(question) else set()
-    named = {s for _, _, s, _ in hits if s and (s.lower() in users or re.search(rf"\b{re.escape(s)}\b", question, re.I))}
     if named:
-        rankings.append([(h, o) for h, o, s, _ in hits if s in named])
+        rankings.append([(h, o) for h, o, speaker, _ in hits if speaker in named])
     scores: dict[tuple[int, int], float] = {}
     for ranking in rankings:
-        for rank, key in enumerate(ranking, start=1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (retrieval.RRF_K + rank)
-    return sorted(scores.items(), key=lambda item: item[1], reverse=True), cosine
+        for rank, entry in enumerate(ranking, start=1):
+            for key in entry if isinstance(entry, list) else [entry]:
+                scores[key] = scores.get(key, 0.0) + 1.0 / (retrieval.RRF_K + rank)
+    # Within a scene, the turns sharing more of the question's words first.
+    order = sorted(scores.items(), key=lambda item: (item[1], ties.get(item[0], 0)), reverse=True)
+    # A turn found by its scene alone stands for that scene: the scene is its window.
+    return order, cosine, {key: span for key, span in scene_of.items() if key not in lexical}
 
 
 def find_windows(
@@ -162,8 +174,9 @@ def find_windows(
     best first; ``[]`` when nothing is indexed as dialogue."""
     if not question or not store.has_turns():
         return []
-    ranked, cosine = _ranked_turns(store, settings, question, vectors)
+    ranked, cosine, scene_only = _ranked_turns(store, settings, question, vectors)
     spread = max(0, settings.evidence_neighbours)
+    limit = settings.context_chars // k
     words = terms(question)
     rows: dict[int, dict] = {}
     windows: list[Window] = []
@@ -173,7 +186,8 @@ def find_windows(
         row = rows.get(heading)
         if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
             continue
-        span = store.turns_between([(heading, max(0, ordinal - spread), ordinal + spread)])
+        first, last = scene_only.get((heading, ordinal), (ordinal - spread, ordinal + spread))
+        span = store.turns_between([(heading, max(0, first), last)])
         turns = [span[key] for key in sorted(span)]
         if date_range is not None and not date_range.contains(span[(heading, ordinal)]["date"]):
             continue
@@ -183,8 +197,11 @@ def find_windows(
                        and turns[-1]["ordinal"] >= w.first - 1), None)  # fmt: skip
         if merged is not None:
             known = {t["ordinal"] for t in merged.turns}
-            merged.turns = sorted(merged.turns + [t for t in turns if t["ordinal"] not in known], key=lambda t: t["ordinal"])
-            merged.anchors.add(ordinal)
+            grown = sorted(merged.turns + [t for t in turns if t["ordinal"] not in known], key=lambda t: t["ordinal"])
+            # A window grows up to its share of the context, no further.
+            if sum(len(t["text"]) + 2 for t in grown) <= limit:
+                merged.turns = grown
+                merged.anchors.add(ordinal)
             continue
         if len(windows) >= k:
             continue

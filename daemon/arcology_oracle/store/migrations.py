@@ -309,6 +309,7 @@ def m010_dialogue_turns(conn) -> None:
             date TEXT
         );
         CREATE INDEX turns_heading ON turns(heading, ordinal);
+        CREATE INDEX turns_speaker ON turns(speaker COLLATE NOCASE);
         ALTER TABLE chunks ADD COLUMN first_turn INTEGER;
         ALTER TABLE chunks ADD COLUMN last_turn INTEGER;
         CREATE VIRTUAL TABLE turns_fts USING fts5(

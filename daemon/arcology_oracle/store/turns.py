@@ -31,6 +31,15 @@ class Turns(StoreBase):
         ).fetchall()
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
+    def known_speakers(self, names: Sequence[str]) -> set[str]:
+        """Those of ``names`` that speak in some dialogue (as written there)."""
+        out: set[str] = set()
+        for name in dict.fromkeys(n.removesuffix("'s") for n in names):
+            row = self.conn.execute("SELECT speaker FROM turns WHERE speaker = ? COLLATE NOCASE LIMIT 1", (name,)).fetchone()
+            if row:
+                out.add(row[0])
+        return out
+
     def scenes_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[tuple[int, int, int]]]:
         """For each chunk text hash that is a scene: ``(heading, first_turn, last_turn)``
         of every scene with that text."""
