@@ -175,7 +175,12 @@ def main() -> None:
     p.add_argument("--model", default="all-MiniLM-L6-v2")
     p.add_argument("--k", type=int, default=8)
     p.add_argument("--out", default="run")
+    p.add_argument("--scene-chars", type=int, help="scene size to measure instead of the default (max 1.6x, overlap 0.24x)")
     args = p.parse_args()
+    if args.scene_chars:  # indexed in this process (parse_workers 0), so this takes
+        dialogue.SCENE_CHARS = args.scene_chars
+        dialogue.SCENE_MAX_CHARS = args.scene_chars * 8 // 5
+        dialogue.SCENE_OVERLAP_CHARS = args.scene_chars * 6 // 25
     server = None
     if not args.ollama:
         server = embed_server(RESULTS / "logs" / "dialogue-embed.log", "--backend", "st", "--model", args.model,

@@ -48,11 +48,17 @@
   "Questions asked with `arcology-oracle-ask'.")
 
 (defun arcology-oracle--format-sources (sources)
-  "Return an org list of SOURCES as numbered links, or nil when empty."
+  "Return an org list of SOURCES as numbered links, or nil when empty.
+A window of dialogue is followed by its speakers and date."
   (when sources
     (mapconcat (lambda (s)
-                 (format "- [%s] %s\n" (or (alist-get 'n s) "?")
-                         (arcology-oracle--source-link s)))
+                 (let ((speakers (alist-get 'speakers s)))
+                   (format "- [%s] %s%s\n" (or (alist-get 'n s) "?")
+                           (arcology-oracle--source-link s)
+                           (if (> (length speakers) 0)
+                               (format " (%s%s)" (mapconcat #'identity speakers ", ")
+                                       (if (alist-get 'date s) (concat ", " (alist-get 'date s)) ""))
+                             ""))))
                sources "")))
 
 (defun arcology-oracle--answer-buffer ()

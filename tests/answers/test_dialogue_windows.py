@@ -13,13 +13,26 @@ from arcology_oracle.notes import dialogue
 from tests.runners import start_daemon
 
 FILLER = [
-    ("Me", "How was the week?"), ("Ana", "Busy, lots of meetings."), ("Me", "Same here, too many."),
-    ("Ana", "The weather was grim."), ("Me", "Rain every day."), ("Ana", "I need a holiday."),
-]  # fmt: skip
+    ("Me", "How was the week at the office, any better than the last one?"),
+    ("Ana", "Busy, lots of meetings about the quarterly planning and the budget."),
+    ("Me", "Same here, too many meetings and not enough time to do real work."),
+    ("Ana", "The weather was grim all week, grey skies and cold wind from the north."),
+    ("Me", "Rain every day. My umbrella finally broke on Thursday evening."),
+    ("Ana", "I need a holiday somewhere warm, maybe in the autumn if money allows."),
+    ("Me", "We could look at flights together next weekend and compare prices."),
+    ("Ana", "Good idea, I will bring my laptop and we can make a list of places."),
+    ("Me", "Did you finish painting the hallway or is it still half blue?"),
+    ("Ana", "Still half blue, the shop ran out of the colour I wanted to use."),
+    ("Me", "Typical. I hope they restock it before the end of the month."),
+    ("Me", "Shall we try the new noodle place near the station on Friday?"),
+    ("Ana", "Yes please, I heard their broth takes two days to make properly."),
+    ("Me", "Then Friday it is, I will book a table for seven in the evening."),
+    ("Ana", "They said two weeks, so I am not holding my breath about it."),
+]
 
 
 def session(stamp: str, title: str, middle: list[tuple[str, str]]) -> str:
-    turns = FILLER[:3] + middle + FILLER[3:]
+    turns = FILLER[:2] + middle + FILLER[2:]
     return f"* [{stamp}] {title}\n" + "\n".join(f"{who}: {text}\n" for who, text in turns)
 
 
@@ -38,12 +51,12 @@ def test_a_dialogue_is_read_per_turn_and_cut_into_scenes():
     parsed, chunks = parse_note(CHATS.encode(), "ana.org", OPTIONS)
     first = chunks[1]
     turns = first[0].dialogue
-    assert [t.speaker for t in turns[:4]] == ["Me", "Ana", "Me", "Ana"]
+    assert [t.speaker for t in turns[:4]] == ["Me", "Ana", "Ana", "Me"]
     lines = CHATS.split("\n")
     assert all(lines[t.start_line - 1] == t.text for t in turns)  # lines counted in the file
-    assert turns[3].text == "Ana: We adopted a whippet called Pepper from the shelter." and turns[3].when == "2024-03-02"
+    assert turns[2].text == "Ana: We adopted a whippet called Pepper from the shelter." and turns[2].when == "2024-03-02"
     assert first[0].text.startswith("Chats with Ana > [2024-03-02 Sat 19:00] Catching up (2024-03-02)\n\nMe: How was")
-    assert (first[0].first_turn, first[-1].last_turn) == (0, len(turns) - 1)
+    assert (first[0].first_turn, first[-1].last_turn) == (0, len(turns) - 1) and len(first) > 1
     # Not a dialogue: one speaker line among paragraphs of prose.
     assert dialogue.read_turns("Note: this is prose.\n\nMore prose here.\n\nAnd more.") == []
 
@@ -80,20 +93,21 @@ async def test_recall_and_ask_give_windows_of_turns(chat_daemon, fake_ollama):
     status, body = await post(chat_daemon, "/recall", {"question": "whippet Pepper shelter", "k": 2})
     assert status == 200, body
     note = body["notes"][0]
-    # The matching turn with one neighbour either side, verbatim, not the whole session.
-    assert note["text"] == (
-        "Me: Same here, too many.\n\nAna: We adopted a whippet called Pepper from the shelter.\n\nMe: Lovely, send photos."
-    )
-    assert note["speakers"] == ["Me", "Ana"] and note["date"] == "2024-03-02"
-    assert note["heading"] == "[2024-03-02 Sat 19:00] Catching up" and note["line"] < note["end_line"]
-    assert CHATS.split("\n")[note["line"] - 1] == "Me: Same here, too many."
+    # The matching turn with its neighbours, verbatim whole turns, not the whole session.
+    evidence = "Ana: We adopted a whippet called Pepper from the shelter."
+    lines = CHATS.split("\n")
+    assert evidence in note["text"]
+    assert note["text"] == "\n".join(lines[note["line"] - 1 : note["end_line"]])
+    assert "Ana: They said two weeks" not in note["text"]  # the session's end: another scene
+    assert set(note["speakers"]) == {"Ana", "Me"} and note["date"] == "2024-03-02"
+    assert note["heading"] == "[2024-03-02 Sat 19:00] Catching up"
     assert len(body["notes"]) <= 2
 
-    status, answer = await post(chat_daemon, "/ask", {"question": "whippet Pepper shelter"})
-    assert status == 200 and answer["sources"][0]["speakers"] == ["Me", "Ana"]
+    status, answer = await post(chat_daemon, "/ask", {"question": "whippet Pepper shelter", "k": 1})
+    assert status == 200 and set(answer["sources"][0]["speakers"]) == {"Ana", "Me"}
     prompt = fake_ollama.state.chats[-1][0]["content"]
-    assert "Speakers: Me, Ana" in prompt and "Ana: We adopted a whippet called Pepper from the shelter." in prompt
-    assert "Rain every day." not in prompt  # the rest of the session stays out
+    assert "Speakers: " in prompt and evidence in prompt
+    assert "Ana: They said two weeks" not in prompt  # the rest of the session stays out
 
 
 async def test_a_question_in_the_first_person_weighs_the_users_turns(chat_daemon):

@@ -138,8 +138,6 @@ def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequ
         ranking: list[list[tuple[int, int]]] = []
         for (heading, first, last), cos in spans:
             inside = [(heading, o) for o in range(first, last + 1) if (heading, o) in turns]
-            # A scene holding turns the keywords found points at those turns.
-            inside = [key for key in inside if key in lexical] or inside
             new = [key for key in inside if key not in cosine]
             for key in new:
                 cosine[key] = cos
