@@ -110,7 +110,9 @@ async def run(args) -> dict:
     questions = json.loads((corpus / "questions.json").read_text())
     db = Path(tempfile.mkdtemp(prefix="dialogue-db-")) / "index.sqlite3"
     settings = load_settings(overrides={"roam_dir": roam, "db_path": db, "ollama_host": args.ollama,
-                                        "embed_model": args.model, "parse_workers": 0}, environ={})  # fmt: skip
+                                        "embed_model": args.model, "parse_workers": 0,
+                                        **({"evidence_neighbours": args.neighbours} if args.neighbours is not None else {})},
+                             environ={})  # fmt: skip
     index = OracleIndex(settings)
     await index.start()
     started = time.perf_counter()
@@ -175,6 +177,7 @@ def main() -> None:
     p.add_argument("--model", default="all-MiniLM-L6-v2")
     p.add_argument("--k", type=int, default=8)
     p.add_argument("--out", default="run")
+    p.add_argument("--neighbours", type=int, help="evidence_neighbours (default: the daemon's)")
     p.add_argument("--scene-chars", type=int, help="scene size to measure instead of the default (max 1.6x, overlap 0.24x)")
     args = p.parse_args()
     if args.scene_chars:  # indexed in this process (parse_workers 0), so this takes

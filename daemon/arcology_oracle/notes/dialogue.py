@@ -4,7 +4,8 @@ Pure text in, records out. A heading's body is a **dialogue** when most of its
 paragraphs start with a speaker, ``Name: text`` (a chat log kept by hand, a transcript,
 what ``arcology-oracle import`` writes), optionally after a time, ``[13:56] Name: text``
 or ``[2023-05-08 Mon 13:56] Name: text``, with at least :data:`MIN_TURNS` turns by at
-least two speakers. Each such line starts a **turn**; the lines after it up to the next
+least two speakers (any number in a file ``arcology-oracle import`` wrote: its
+``:IMPORTED_FROM:`` property). Each such line starts a **turn**; the lines after it up to the next
 speaker line belong to it (a message of several paragraphs). Text before the first
 speaker line is a turn without speaker.
 
@@ -59,14 +60,19 @@ def _when(stamp: str | None, day: str | None, previous: str | None) -> str | Non
     return f"{base}T{int(clock[1]):02d}:{clock[2]}" if clock else base
 
 
-def read_turns(body: str, day: str | None = None) -> list[Turn]:
+def read_turns(body: str, day: str | None = None, *, known: bool = False) -> list[Turn]:
     """The turns of ``body`` (a heading's raw body) when it is a dialogue, else ``[]``.
-    ``day`` is the heading's date (ISO), which turns without a time of their own take."""
+    ``day`` is the heading's date (ISO), which turns without a time of their own take.
+    ``known``: the file says it holds dialogue (``arcology-oracle import`` wrote it), so
+    one speaker line is enough, however long the turns."""
     lines = body.split("\n")
-    paragraphs = sum(1 for i, line in enumerate(lines) if line.strip() and (i == 0 or not lines[i - 1].strip()))
     starts = [(i, m) for i, line in enumerate(lines) if (m := _speaker(line))]
-    if len(starts) < MIN_TURNS or len({m["name"].lower() for _, m in starts}) < 2 or 2 * len(starts) < paragraphs:
+    if not starts:
         return []
+    if not known:
+        paragraphs = sum(1 for i, line in enumerate(lines) if line.strip() and (i == 0 or not lines[i - 1].strip()))
+        if len(starts) < MIN_TURNS or len({m["name"].lower() for _, m in starts}) < 2 or 2 * len(starts) < paragraphs:
+            return []
     turns: list[Turn] = []
     when = day
     marker = False
