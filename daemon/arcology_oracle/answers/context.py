@@ -152,8 +152,10 @@ def select_context(
     )  # fmt: skip
     # Dialogue headings give windows of turns instead (answers/windows.py), in a share of
     # the budget as large as their share of the k notes.
-    found = windows.find_windows(store, settings, question=question, vectors=vectors, k=k, date_range=date_range, exclude_nodes=exclude_nodes)
-    dialogue = store.turn_counts([c.heading_id for c in candidates]) if found else {}
+    found = windows.find_windows(
+        store, settings, question=question, vectors=vectors, k=k, date_range=date_range, exclude_nodes=exclude_nodes
+    )
+    dialogue = store.turn_counts([c.heading_id for c in candidates]) if store.has_turns() else {}
     candidates, found = windows.share(
         [c for c in candidates if c.heading_id not in dialogue], found, k, settings.context_chars
     )
@@ -306,7 +308,8 @@ def _number_notes(
     for n, members in enumerate(groups, start=1):
         if isinstance(members, windows.Window):
             sources.append(windows.source(n, members))
-            blocks.append(windows.block(n, members, files.get(members.row["file"], {}).get("title") or members.row["node_title"]))
+            title = files.get(members.row["file"], {}).get("title") or members.row["node_title"]
+            blocks.append(windows.block(n, members, title))
             continue
         best = max(members, key=lambda c: c.relevance)
         row = best.row

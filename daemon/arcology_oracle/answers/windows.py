@@ -4,15 +4,18 @@ neighbours, as ``/ask`` and ``/recall`` give them.
 A dialogue heading (:mod:`arcology_oracle.notes.dialogue`) is stored per turn, and its
 chunks are scenes. Turns are ranked by reciprocal rank fusion of:
 
-* BM25 over single turns (any of the question's words);
-* each query vector's nearest scenes: a turn ranks as its best scene does, and within a
-  scene the turns sharing more of the question's words come first;
-* when the question is in the first person ("what did I say about", "when did I"), the
-  user's own turns (``settings.user_speakers``) of the BM25 ranking, again; when it names
-  a speaker, that speaker's turns, again.
+* BM25 over single turns (any of the question's words but the speakers' names);
+* each query vector's nearest scenes: a scene ranks as a whole (each of its turns at
+  the scene's rank), and within a scene the turns sharing more of the question's words
+  come first;
+* the turns of the speakers the question is about, in their BM25 order: the user's own
+  (``settings.user_speakers``) when it is in the first person ("what did I say about",
+  "when did I"), and any speaker it names ("what did Ana say").
 
-The best turns, each with ``settings.evidence_neighbours`` turns either side, become
-**windows**; windows of one heading that touch or overlap are merged. A window passes the
+The best turns become **windows**: a turn the keywords found with
+``settings.evidence_neighbours`` turns either side, a turn only its scene's vector found
+with that scene (the vector says the scene matches, not which turn). Windows of one
+heading that touch or overlap are merged. A window passes the
 relevance gate when its best scene's cosine reaches ``settings.min_vector_similarity``
 or its turns hold ``settings.min_keyword_coverage`` of the question's words. A window is
 shown verbatim with its speakers, date and heading; a window longer than its share of
@@ -34,6 +37,9 @@ from .sources import Source, org_link_label
 from .when import DateRange
 
 SCENES = 60  # nearest scenes read per query vector
+# The most characters windows take, labels included: with the system prompt and the
+# question, a prompt of windows stays within 10,000 characters (issue 28's goal).
+WINDOWS_CHARS = 8000
 TURNS = 200  # turns read from BM25
 _NAME_WORD = re.compile(r"\b[A-Z][\w'-]+")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself)\b")
@@ -102,7 +108,9 @@ class Window:
         """Keep the turns nearest ``best`` that fit in ``chars`` (at least that one)."""
         keep = [t for t in self.turns if t["ordinal"] == self.best]
         size = len(keep[0]["text"])
-        others = sorted((t for t in self.turns if t["ordinal"] != self.best), key=lambda t: abs(t["ordinal"] - self.best))
+        others = sorted(
+            (t for t in self.turns if t["ordinal"] != self.best), key=lambda t: abs(t["ordinal"] - self.best)
+        )
         for t in others:
             if size + len(t["text"]) + 2 > chars:
                 break
@@ -120,7 +128,9 @@ def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequ
     named = store.known_speakers(
         [*_NAME_WORD.findall(question), *(settings.user_speakers if first_person(question) else ())]
     )
-    unnamed = re.sub("|".join(rf"\b{re.escape(n)}\b(?:'s)?" for n in named), " ", question, flags=re.I) if named else question
+    unnamed = question
+    if named:
+        unnamed = re.sub("|".join(rf"\b{re.escape(n)}\b(?:'s)?" for n in named), " ", question, flags=re.I)
     match = retrieval.fts_query(unnamed, any_term=True)
     hits = store.turn_search(match, TURNS) if match else []
     rankings.append([(h, o) for h, o, _, _ in hits])
@@ -174,7 +184,7 @@ def find_windows(
         return []
     ranked, cosine, scene_only = _ranked_turns(store, settings, question, vectors)
     spread = max(0, settings.evidence_neighbours)
-    limit = settings.context_chars // k
+    limit = min(settings.context_chars, WINDOWS_CHARS) // k
     words = terms(question)
     rows: dict[int, dict] = {}
     windows: list[Window] = []
@@ -205,10 +215,11 @@ def find_windows(
             continue
         coverage = len(words & terms(" ".join(t["text"] for t in turns))) / max(1, min(len(words), 6))
         relevance = cosine.get((heading, ordinal))
-        passed = (relevance is not None and relevance >= settings.min_vector_similarity) or coverage >= settings.min_keyword_coverage
-        if not passed:
+        by_vector = relevance is not None and relevance >= settings.min_vector_similarity
+        if not by_vector and coverage < settings.min_keyword_coverage:
             continue
-        windows.append(Window(row, turns, score, relevance if relevance is not None else min(1.0, coverage), ordinal, {ordinal}))
+        relevance = relevance if relevance is not None else min(1.0, coverage)
+        windows.append(Window(row, turns, score, relevance, ordinal, {ordinal}))
     return windows
 
 
@@ -221,10 +232,11 @@ class Fitted(list):
 def share(candidates: list, found: list[Window], k: int, budget: int) -> tuple[list, Fitted]:
     """Heading candidates (``relevance`` each) and windows, best first each, sharing the
     ``k`` notes by relevance: the windows among the best ``k`` get a share of ``budget``
-    as large as their share of those notes (see :func:`fit`)."""
-    merged = sorted([(c.relevance, 0, i) for i, c in enumerate(candidates)] + [(w.relevance, 1, i) for i, w in enumerate(found)], key=lambda e: -e[0])[:k]
+    as large as their share of those notes, at most :data:`WINDOWS_CHARS` (see :func:`fit`)."""
+    entries = [(c.relevance, 0, i) for i, c in enumerate(candidates)] + [(w.relevance, 1, i) for i, w in enumerate(found)]
+    merged = sorted(entries, key=lambda e: -e[0])[:k]
     taken = sorted(i for _, kind, i in merged if kind == 1)
-    fitted = fit([found[i] for i in taken], budget * len(taken) // max(1, len(merged)))
+    fitted = fit([found[i] for i in taken], min(WINDOWS_CHARS, budget * len(taken) // max(1, len(merged))))
     return candidates, fitted
 
 
