@@ -1,4 +1,4 @@
-"""Dialogue turns in the store (m010): kept per turn with their scenes, searchable by
+"""Dialogue turns in the store (m011): kept per turn with their scenes, searchable by
 word, and gone with their file, text and keyword index alike."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .db import DatabaseError
 from .vector_sync import VEC_TABLE, VectorSync
 
-# The keyword indexes over headings (migrations m005 and m008) and turns (m010), checked
+# The keyword indexes over headings (migrations m005 and m008) and turns (m011), checked
 # and rebuilt alike.
 FTS_TABLES = ("headings_fts", "headings_exact", "turns_fts")
 

@@ -291,7 +291,7 @@ def m009_reread_for_drawer_case(conn) -> None:
 
 
 @migration
-def m010_dialogue_turns(conn) -> None:
+def m011_dialogue_turns(conn) -> None:
     # Dialogue headings (notes/dialogue.py) are kept per turn, with speaker and time, and
     # their chunks are scenes naming their first and last turn, so that retrieval works
     # at the turn level (answers/windows.py). turns_fts gets new rows from

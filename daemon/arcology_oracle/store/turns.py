@@ -1,4 +1,4 @@
-"""Reading dialogue turns (m010): keyword search over turns, the scenes a vector found,
+"""Reading dialogue turns (m011): keyword search over turns, the scenes a vector found,
 and turns by heading and ordinal, for :mod:`arcology_oracle.answers.windows`."""
 
 from __future__ import annotations
