@@ -51,12 +51,18 @@
   "Return an org list of SOURCES as numbered links, or nil when empty.
 Each link carries its source as the `arcology-oracle-source' text
 property, so that following it opens the source's heading (see
-`arcology-oracle--open-source-at-point')."
+`arcology-oracle--open-source-at-point').  A window of dialogue is
+followed by its speakers and date."
   (when sources
     (mapconcat (lambda (s)
-                 (let ((link (arcology-oracle--source-link s)))
-                   (format "- [%s] %s\n" (or (alist-get 'n s) "?")
-                           (propertize link 'arcology-oracle-source s))))
+                 (let ((link (arcology-oracle--source-link s))
+                       (speakers (alist-get 'speakers s)))
+                   (format "- [%s] %s%s\n" (or (alist-get 'n s) "?")
+                           (propertize link 'arcology-oracle-source s)
+                           (if (> (length speakers) 0)
+                               (format " (%s%s)" (mapconcat #'identity speakers ", ")
+                                       (if (alist-get 'date s) (concat ", " (alist-get 'date s)) ""))
+                             ""))))
                sources "")))
 
 (defun arcology-oracle--answer-meta (event)

@@ -129,6 +129,10 @@ class Settings(BaseModel):
     # The oracle's own earlier answers (headings with :ROLE: oracle) as sources for /ask,
     # /converse and the grounded models: off, so it never cites its past guesses as notes.
     oracle_answers_as_evidence: bool = False
+    # Dialogue (answers/windows.py): the speakers the user is, whose turns a question in
+    # the first person weighs, and how many turns either side of a match a window shows.
+    user_speakers: tuple[str, ...] = ("Me", "I", "user", "human")
+    evidence_neighbours: int = Field(2, ge=0, le=10)
     # MCP (see mcp_server/): where `arcology-oracle mcp` finds the daemon (default
     # http://host:port), the port `serve` also answers MCP's streamable HTTP on (None: off),
     # and whether tools that write notes (remember) are offered at all.

@@ -169,6 +169,11 @@
                     ((n . 2) (node_id . "def") (title . "Rust") (heading . "Rust"))))
                  (concat "- [1] [[id:abc][Bread Hydration › Autolyse]]\n"
                          "- [2] [[id:def][Rust]]\n")))
+  ;; A window of dialogue names its speakers and date.
+  (should (equal (arcology-oracle--format-sources
+                  '(((n . 1) (node_id . "c1") (title . "Chats with Ana") (heading . "Chats with Ana")
+                     (speakers "Ana" "Me") (date . "2024-03-02"))))
+                 "- [1] [[id:c1][Chats with Ana]] (Ana, Me, 2024-03-02)\n"))
   (should-not (arcology-oracle--format-sources nil)))
 
 (ert-deftest arcology-oracle-test-heading-context ()

@@ -32,31 +32,16 @@ from ..config import Settings
 from ..errors import BadRequest
 from ..notes.conversations import is_oracle_answer
 from ..store import Store
-from . import retrieval, timeline
+from . import retrieval, timeline, windows
 from .index_api import NotesIndex
 from .prompts import escape_data
 from .sources import NoteContext, Source, org_link_label
 from .when import DateRange
+from .windows import terms as _terms
 
 KEYWORD_TERMS = 6  # a long buffer needs this many shared words, not half its vocabulary
 BUFFER_QUERY_CHARS = 4000  # how much of the buffer is embedded / searched
 DEDUP_JACCARD = 0.8
-
-
-def _terms(text: str) -> set[str]:
-    out = set()
-    for word in retrieval.WORD.findall(text.lower()):
-        if word in retrieval.STOPWORDS or len(word) < 2:
-            continue
-        out.add(_stem(word))
-    return out
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
 
 
 def keyword_coverage(query_terms: set[str], text: str) -> float:
@@ -165,7 +150,18 @@ def select_context(
         pool, settings, question=question, buffer=buffer, vectors=vectors,
         exclude_nodes=exclude_nodes, now=now or _dt.date.today(), k=k,
     )  # fmt: skip
-    groups = _fit_budget(_drop_near_duplicates(candidates), k, settings.context_chars)
+    # Dialogue headings give windows of turns instead (answers/windows.py), in a share of
+    # the budget as large as their share of the k notes.
+    found = windows.find_windows(
+        store, settings, question=question, vectors=vectors, k=k, date_range=date_range, exclude_nodes=exclude_nodes
+    )
+    dialogue = store.turn_counts([c.heading_id for c in candidates]) if store.has_turns() else {}
+    candidates, found = windows.share(
+        [c for c in candidates if c.heading_id not in dialogue], found, k, settings.context_chars
+    )
+    groups = windows.interleave(
+        _fit_budget(_drop_near_duplicates(candidates), k - len(found), settings.context_chars - found.chars), found
+    )
     return _number_notes(timeline.journal_order(groups, by_date=date_range is not None), pool.files, mode, best_score)
 
 
@@ -310,6 +306,11 @@ def _number_notes(
     sources: list[Source] = []
     blocks: list[str] = []
     for n, members in enumerate(groups, start=1):
+        if isinstance(members, windows.Window):
+            sources.append(windows.source(n, members))
+            title = files.get(members.row["file"], {}).get("title") or members.row["node_title"]
+            blocks.append(windows.block(n, members, title))
+            continue
         best = max(members, key=lambda c: c.relevance)
         row = best.row
         date = next((c.row["date"] for c in members if c.row["date"]), None)
@@ -328,7 +329,9 @@ def _number_notes(
         )
         file_title = files.get(row["file"], {}).get("title") or row["node_title"]
         blocks.append(_note_block(n, row["node_title"], date, row["file"], file_title, members))
+    texts = {n: g.text for n, g in enumerate(groups, start=1) if isinstance(g, windows.Window)}
     return NoteContext(
+        window_texts=texts,
         sources=sources,
         notes_block="\n\n".join(blocks),
         used_notes=bool(sources),

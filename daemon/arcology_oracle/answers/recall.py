@@ -47,7 +47,8 @@ async def recall(
     model: str | None = None,
 ) -> dict:
     """The notes for ``question`` as JSON-able data: ``notes`` (best first, each a
-    source with its ``text``), ``queries`` searched, ``date_range`` used (or None), and
+    source with its ``text``: a window of dialogue verbatim, with its ``speakers`` and
+    ``end_line``, or a heading's text on one line), ``queries`` searched, ``date_range`` used (or None), and
     ``multi_query_error`` when the model could not write search strings (then only the
     question was searched)."""
     question = (question or "").strip()
@@ -65,14 +66,16 @@ async def recall(
     for query in queries:
         context = await gather_context(oracle.index, query, k=k, date_range=date_range)
         for rank, source in enumerate(context.sources, start=1):
-            key = (source.file, source.line)
-            entry = fused.setdefault(key, [0.0, source])
+            key = (source.file, source.line, source.end_line)
+            entry = fused.setdefault(key, [0.0, source, context.window_texts.get(source.n)])
             entry[0] += 1.0 / (RRF_K + rank)
     best = sorted(fused.values(), key=lambda item: item[0], reverse=True)[:k]
     notes = []
-    for score, source in best:
-        row = await oracle.index.read(lambda s, src=source: s.heading_at(src.file, src.line))
-        notes.append({**source.as_dict(), "fused_score": round(score, 6), "text": one_line(row["text"] if row else "", 2000)})
+    for score, source, window in best:
+        if window is None:  # a heading: its text, on one line
+            row = await oracle.index.read(lambda s, src=source: s.heading_at(src.file, src.line))
+            window = one_line(row["text"] if row else "", 2000)
+        notes.append({**source.as_dict(), "fused_score": round(score, 6), "text": window})
     return {
         "question": question,
         "queries": queries,

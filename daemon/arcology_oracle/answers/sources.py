@@ -32,6 +32,9 @@ class Source:
     score: float
     olp: list[str] = field(default_factory=list)
     date: str | None = None
+    # A window of dialogue (answers/windows.py): who speaks in it and its last line.
+    speakers: list[str] | None = None
+    end_line: int | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -88,4 +91,6 @@ class NoteContext:
     used_notes: bool
     mode: str = "keyword"
     best_score: float | None = None
+    # The text of each window of dialogue among the sources, by number (verbatim).
+    window_texts: dict[int, str] = field(default_factory=dict)
 

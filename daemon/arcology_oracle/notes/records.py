@@ -94,6 +94,24 @@ class Heading:
 
 @_pickled_by_constructor
 @dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn of a dialogue (:mod:`.dialogue`): its ordinal in the heading, ``speaker`` ("" for text before the first
+    speaker line), ``text`` as written (links as their descriptions) including the
+    ``Name:`` prefix, 1-based ``start_line``/``end_line`` within the body, ``when``
+    (``YYYY-MM-DD`` or ``YYYY-MM-DDTHH:MM``: the turn's own time, else the heading's
+    date) and whether a structural marker precedes it (``marker``)."""
+
+    ordinal: int
+    speaker: str
+    text: str
+    start_line: int
+    end_line: int
+    when: str | None
+    marker: bool = False
+
+
+@_pickled_by_constructor
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A piece of a heading's text that gets one embedding.
 
@@ -104,6 +122,11 @@ class Chunk:
     ordinal: int
     text: str
     hash: str
+    # A scene of a dialogue: the ordinals of its first and last turns (inclusive); the
+    # first chunk of a dialogue heading also carries all its turns, for the store.
+    first_turn: int | None = None
+    last_turn: int | None = None
+    dialogue: tuple[Turn, ...] = ()
 
 
 @dataclass(slots=True)

@@ -16,6 +16,9 @@ each carrying the question.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from . import dialogue
 from .chunking import chunk_heading, path_line, split_windows
 from .conversations import is_oracle_answer
 from .records import Chunk, Heading, ParsedFile, sha256_hex
@@ -34,6 +37,8 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
     """The chunks of every heading of ``parsed``: by turn for conversation headings,
     by :func:`.chunking.chunk_heading` for the rest."""
     gptel = is_gptel_chat(parsed)
+    first = parsed.headings[0] if parsed.headings else None
+    imported = first is not None and first.level == 0 and "IMPORTED_FROM" in first.properties
     out: list[list[Chunk]] = []
     # The last heading seen at each level under each outline path: an answer's question
     # is its previous sibling. Entries deeper than the current heading are stale.
@@ -52,8 +57,30 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
         elif heading.level > 0 and (gptel or "ROLE" in heading.properties):
             out.append(chunk_turn(heading, parsed.title, None, max_chars))
         else:
-            out.append(chunk_heading(heading, parsed.title, max_chars, overlap))
+            out.append(chunk_dialogue(heading, parsed.title, imported) or chunk_heading(heading, parsed.title, max_chars, overlap))
     return out
+
+
+def chunk_dialogue(heading: Heading, file_title: str, imported: bool = False) -> list[Chunk]:
+    """The scenes of a heading whose body is a dialogue (:mod:`.dialogue`), one chunk
+    each (a turn longer than a scene's maximum is cut into several), each starting with
+    the path line and the heading's date; ``[]`` when the body is no dialogue. The first
+    chunk carries the turns, their lines counted in the file."""
+    turns = dialogue.read_turns(heading.body, heading.date, known=imported)
+    if not turns:
+        return []
+    # The body is the heading's last lines (drawer and planning come first).
+    offset = heading.end_line - len(heading.body.split("\n"))
+    turns = [replace(t, start_line=t.start_line + offset, end_line=t.end_line + offset) for t in turns]
+    head = path_line(heading, file_title) + (f" ({heading.date})" if heading.date else "")
+    chunks: list[Chunk] = []
+    for first, last in dialogue.scenes(turns):
+        body = "\n\n".join(t.text for t in turns[first : last + 1])
+        for window in split_windows(body, dialogue.SCENE_MAX_CHARS, 0):
+            text = head + "\n\n" + window
+            chunks.append(Chunk(len(chunks), text, sha256_hex(text), first, last))
+    chunks[0] = replace(chunks[0], dialogue=tuple(turns))
+    return chunks
 
 
 def chunk_turn(answer: Heading, file_title: str, question: Heading | None, max_chars: int) -> list[Chunk]:

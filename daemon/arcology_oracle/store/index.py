@@ -9,6 +9,7 @@
 - :mod:`.writes`: a file's headings, chunks and links replaced in one transaction;
 - :mod:`.reads`: heading, node, file and chunk rows;
 - :mod:`.search`: FTS5 matches, nearest vectors, vectors and note texts for re-scoring;
+- :mod:`.turns`: dialogue turns, their keyword search and scenes;
 - :mod:`.summaries`: the summaries cache;
 - :mod:`.links`: rejected link suggestions and the node graph;
 - :mod:`.integrity`: self-checks and their repair (for the doctor).
@@ -25,11 +26,12 @@ from .links import LinkGraph
 from .reads import Reads
 from .search import Search
 from .summaries import SummaryCache
+from .turns import Turns
 from .vector_sync import VEC_TABLE, EmbeddingModelInfo
 from .writes import FileState, FileWrites
 
 __all__ = ["Store", "StoreBase", "FileState", "EmbeddingModelInfo", "IntegrityReport", "VEC_TABLE", "WRITER_CACHE_KIB"]
 
 
-class Store(FileWrites, Search, Reads, SummaryCache, LinkGraph, Integrity):
+class Store(FileWrites, Search, Reads, Turns, SummaryCache, LinkGraph, Integrity):
     """Synchronous access to the index database. See the module docstring."""

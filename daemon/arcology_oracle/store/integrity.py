@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from .db import DatabaseError
 from .vector_sync import VEC_TABLE, VectorSync
 
-# The keyword indexes over headings (migrations m005 and m008), checked and rebuilt alike.
-FTS_TABLES = ("headings_fts", "headings_exact")
+# The keyword indexes over headings (migrations m005 and m008) and turns (m011), checked
+# and rebuilt alike.
+FTS_TABLES = ("headings_fts", "headings_exact", "turns_fts")
 
 # A vector of another dimension than the model's, counted by sqlite-vec's vec_length;
 # a blob that is not whole float32s at all (vec_length refuses it) counts too.

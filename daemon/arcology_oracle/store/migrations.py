@@ -290,6 +290,40 @@ def m009_reread_for_drawer_case(conn) -> None:
     conn.executescript("UPDATE files SET mtime_ns = 0, hash = '';")
 
 
+@migration
+def m011_dialogue_turns(conn) -> None:
+    # Dialogue headings (notes/dialogue.py) are kept per turn, with speaker and time, and
+    # their chunks are scenes naming their first and last turn, so that retrieval works
+    # at the turn level (answers/windows.py). turns_fts gets new rows from
+    # Store.replace_file, deletes through the trigger. Every file is read again.
+    conn.executescript(
+        f"""
+        CREATE TABLE turns (
+            id INTEGER PRIMARY KEY,
+            heading INTEGER NOT NULL REFERENCES headings(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            speaker TEXT NOT NULL,
+            text TEXT NOT NULL,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            date TEXT
+        );
+        CREATE INDEX turns_heading ON turns(heading, ordinal);
+        CREATE INDEX turns_speaker ON turns(speaker COLLATE NOCASE);
+        ALTER TABLE chunks ADD COLUMN first_turn INTEGER;
+        ALTER TABLE chunks ADD COLUMN last_turn INTEGER;
+        CREATE VIRTUAL TABLE turns_fts USING fts5(
+            text, content='turns', content_rowid='id', tokenize='{FTS_TOKENIZE}'
+        );
+        INSERT INTO turns_fts(turns_fts, rank) VALUES ('secure-delete', 1);
+        CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN
+            INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END;
+        UPDATE files SET mtime_ns = 0, hash = '';
+        """
+    )
+
+
 def migrate(conn) -> list[str]:
     """Apply pending migrations; return the names applied. Each runs in one transaction."""
     conn.execute(

@@ -83,9 +83,11 @@ class FileWrites(VectorSync):
             if parsed.headings:
                 self._fts_pending.append((ids[0], ids[-1]))
             self.conn.executemany(
-                "INSERT INTO chunks (heading, ordinal, text, hash) VALUES (?, ?, ?, ?)",
-                [(heading_id, c.ordinal, c.text, c.hash) for heading_id, cs in zip(ids, chunks) for c in cs],
-            )
+                "INSERT INTO chunks (heading, ordinal, text, hash, first_turn, last_turn) VALUES (?, ?, ?, ?, ?, ?)",
+                [(heading_id, c.ordinal, c.text, c.hash, c.first_turn, c.last_turn)
+                 for heading_id, cs in zip(ids, chunks) for c in cs],
+            )  # fmt: skip
+            self._write_turns(ids, parsed.headings, chunks, mtime_day)
             self.conn.executemany(
                 "INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)",
                 [(heading_id, h.node_id, dst) for heading_id, h in zip(ids, parsed.headings) for dst in h.links],
@@ -99,6 +101,26 @@ class FileWrites(VectorSync):
             new_hashes = {c.hash for cs in chunks for c in cs}
             self.drop_unused_vectors(old_hashes - new_hashes)
             return self._count_unembedded(new_hashes)
+
+    def _write_turns(self, ids: range, headings: Sequence[Heading], chunks: Sequence[Sequence[Chunk]], day: str) -> None:
+        """The turns of the dialogue headings (carried by their first chunk), and their
+        keyword index."""
+        rows = [
+            (heading_id, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.when or h.date or day)
+            for heading_id, h, cs in zip(ids, headings, chunks) if cs and cs[0].dialogue
+            for t in cs[0].dialogue
+        ]  # fmt: skip
+        if not rows:
+            return
+        first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM turns").fetchone()[0]
+        self.conn.executemany(
+            "INSERT INTO turns (id, heading, ordinal, speaker, text, start_line, end_line, date)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(first + i, *row) for i, row in enumerate(rows)],
+        )
+        self.conn.execute(
+            "INSERT INTO turns_fts(rowid, text) SELECT id, text FROM turns WHERE id >= ?", (first,)
+        )
 
     def delete_file(self, path: str) -> bool:
         """Delete a file and everything derived from it. Returns whether it was indexed."""

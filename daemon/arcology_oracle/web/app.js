@@ -223,6 +223,10 @@
     path.hidden = !pathText;
     label.append(path);
     if (hit.snippet) label.append(el("span", "hit-snippet", hit.snippet));
+    // A window of dialogue: who speaks in it, and when.
+    if (hit.speakers && hit.speakers.length) {
+      label.append(el("span", "hit-speakers", [hit.speakers.join(", "), hit.date].filter(Boolean).join(" · ")));
+    }
     button.append(label);
 
     const body = el("div", "hit-body");

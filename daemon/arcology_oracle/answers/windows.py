@@ -1,0 +1,292 @@
+"""Windows of evidence from dialogue: the turns that match a question, with their
+neighbours, as ``/ask`` and ``/recall`` give them.
+
+A dialogue heading (:mod:`arcology_oracle.notes.dialogue`) is stored per turn, and its
+chunks are scenes. Turns are ranked by reciprocal rank fusion of:
+
+* BM25 over single turns (any of the question's words but the speakers' names);
+* each query vector's nearest scenes: a scene ranks as a whole (each of its turns at
+  the scene's rank), and within a scene the turns sharing more of the question's words
+  come first;
+* the turns of the speakers the question is about, in their BM25 order: the user's own
+  (``settings.user_speakers``) when it is in the first person ("what did I say about",
+  "when did I"), and any speaker it names ("what did Ana say").
+
+The best turns become **windows**: a turn the keywords found with
+``settings.evidence_neighbours`` turns either side, a turn only its scene's vector found
+with that scene (the vector says the scene matches, not which turn). Windows of one
+heading that touch or overlap are merged. A window passes the
+relevance gate when its best scene's cosine reaches ``settings.min_vector_similarity``
+or its turns hold ``settings.min_keyword_coverage`` of the question's words. A window is
+shown verbatim with its speakers, date and heading; a window longer than its share of
+the context is cut to the turns nearest its best one, never in the middle of a turn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..config import Settings
+from ..notes.dialogue import speaker_label
+from ..store import Store
+from . import retrieval
+from .prompts import escape_data
+from .sources import Source, org_link_label
+from .when import DateRange
+
+SCENES = 60  # nearest scenes read per query vector
+# The most characters windows take, labels included: with the system prompt and the
+# question, a prompt of windows stays within 10,000 characters (issue 28's goal).
+WINDOWS_CHARS = 8000
+TURNS = 200  # turns read from BM25
+_NAME_WORD = re.compile(r"\b[A-Z][\w'-]+")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself)\b")
+_STEMS = ("ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    for suffix in _STEMS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> set[str]:
+    """The stemmed content words of ``text``."""
+    return {_stem(w) for w in retrieval.WORD.findall(text.lower()) if len(w) > 1 and w not in retrieval.STOPWORDS}
+
+
+def first_person(question: str) -> bool:
+    """Whether ``question`` asks about the user ("what did I say", "my sister")."""
+    return _FIRST_PERSON.search(question) is not None
+
+
+@dataclass(slots=True)
+class Window:
+    """Turns ``first``..``last`` of one dialogue heading (``row``), best first by
+    ``score``; ``relevance`` is the gate's (cosine of the best scene, or keyword
+    coverage) and ``best`` the ordinal of the turn that matched best."""
+
+    row: dict
+    turns: list[dict]
+    score: float
+    relevance: float
+    best: int
+    anchors: set[int] = field(default_factory=set)
+
+    def __iter__(self):
+        # A note of one member, as timeline.journal_order reads notes.
+        yield self
+
+    @property
+    def first(self) -> int:
+        return self.turns[0]["ordinal"]
+
+    @property
+    def last(self) -> int:
+        return self.turns[-1]["ordinal"]
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(t["text"] for t in self.turns)
+
+    @property
+    def speakers(self) -> list[str]:
+        return [s for s in dict.fromkeys(t["speaker"] for t in self.turns) if s]
+
+    @property
+    def date(self) -> str | None:
+        days = [t["date"] for t in self.turns if t["date"]]
+        if not days:
+            return self.row["date"]
+        first, last = days[0].replace("T", " "), days[-1].replace("T", " ")
+        return first if first[:10] == last[:10] else f"{first[:10]}..{last[:10]}"
+
+    def cut(self, chars: int) -> None:
+        """Keep the turns nearest ``best`` that fit in ``chars`` (at least that one)."""
+        keep = [t for t in self.turns if t["ordinal"] == self.best]
+        size = len(keep[0]["text"])
+        others = sorted(
+            (t for t in self.turns if t["ordinal"] != self.best), key=lambda t: abs(t["ordinal"] - self.best)
+        )
+        for t in others:
+            if size + len(t["text"]) + 2 > chars:
+                break
+            keep.append(t)
+            size += len(t["text"]) + 2
+        self.turns = sorted(keep, key=lambda t: t["ordinal"])
+
+
+def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequence[Sequence[float]]) -> tuple:
+    """Turns ``(heading, ordinal)`` by fused score, best first; the cosine of each turn's
+    best scene; and the scene of each turn no keyword found."""
+    rankings: list[list] = []
+    # The speakers the question is about: the user ("I"), or those it names; their
+    # names are left out of the keyword query (every turn of theirs holds the name).
+    named = store.known_speakers(
+        [*_NAME_WORD.findall(question), *(settings.user_speakers if first_person(question) else ())]
+    )
+    unnamed = question
+    if named:
+        unnamed = re.sub("|".join(rf"\b{re.escape(n)}\b(?:'s)?" for n in named), " ", question, flags=re.I)
+    match = retrieval.fts_query(unnamed, any_term=True)
+    hits = store.turn_search(match, TURNS) if match else []
+    rankings.append([(h, o) for h, o, _, _ in hits])
+    lexical = {(h, o) for h, o, _, _ in hits}
+    cosine: dict[tuple[int, int], float] = {}
+    words = terms(question)
+    ties: dict[tuple[int, int], int] = {}
+    scene_of: dict[tuple[int, int], tuple[int, int]] = {}
+    for vector in vectors:
+        near = store.knn(vector, SCENES)
+        scenes = store.scenes_for_hashes([h for h, _ in near])
+        spans = [(s, 1.0 - d * d / 2.0) for h, d in near for s in scenes.get(h, ())]
+        turns = store.turns_between(s for s, _ in spans)
+        # A scene ranks as a whole: each of its turns gets the scene's rank.
+        ranking: list[list[tuple[int, int]]] = []
+        for (heading, first, last), cos in spans:
+            inside = [(heading, o) for o in range(first, last + 1) if (heading, o) in turns]
+            new = [key for key in inside if key not in cosine]
+            for key in new:
+                cosine[key] = cos
+                scene_of[key] = (first, last)
+                ties[key] = len(words & terms(turns[key]["text"]))
+            ranking.append(new)
+        rankings.append(ranking)
+    if named:
+        rankings.append([(h, o) for h, o, speaker, _ in hits if speaker in named])
+    scores: dict[tuple[int, int], float] = {}
+    for ranking in rankings:
+        for rank, entry in enumerate(ranking, start=1):
+            for key in entry if isinstance(entry, list) else [entry]:
+                scores[key] = scores.get(key, 0.0) + 1.0 / (retrieval.RRF_K + rank)
+    # Within a scene, the turns sharing more of the question's words first.
+    order = sorted(scores.items(), key=lambda item: (item[1], ties.get(item[0], 0)), reverse=True)
+    # A turn found by its scene alone stands for that scene: the scene is its window.
+    return order, cosine, {key: span for key, span in scene_of.items() if key not in lexical}
+
+
+def find_windows(
+    store: Store,
+    settings: Settings,
+    *,
+    question: str,
+    vectors: Sequence[Sequence[float]],
+    k: int,
+    date_range: DateRange | None = None,
+    exclude_nodes: frozenset[str] = frozenset(),
+) -> list[Window]:
+    """The best ``k`` windows of evidence for ``question`` (see the module docstring),
+    best first; ``[]`` when nothing is indexed as dialogue."""
+    if not question or not store.has_turns():
+        return []
+    ranked, cosine, scene_only = _ranked_turns(store, settings, question, vectors)
+    spread = max(0, settings.evidence_neighbours)
+    limit = min(settings.context_chars, WINDOWS_CHARS) // k
+    words = terms(question)
+    rows: dict[int, dict] = {}
+    windows: list[Window] = []
+    for (heading, ordinal), score in ranked[: 20 * k]:
+        if heading not in rows:
+            rows.update(store.headings([heading]))
+        row = rows.get(heading)
+        if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
+            continue
+        first, last = scene_only.get((heading, ordinal), (ordinal - spread, ordinal + spread))
+        span = store.turns_between([(heading, max(0, first), last)])
+        turns = [span[key] for key in sorted(span)]
+        if date_range is not None and not date_range.contains(span[(heading, ordinal)]["date"]):
+            continue
+        if not turns:
+            continue
+        merged = next((w for w in windows if w.row["id"] == heading and turns[0]["ordinal"] <= w.last + 1
+                       and turns[-1]["ordinal"] >= w.first - 1), None)  # fmt: skip
+        if merged is not None:
+            known = {t["ordinal"] for t in merged.turns}
+            grown = sorted(merged.turns + [t for t in turns if t["ordinal"] not in known], key=lambda t: t["ordinal"])
+            # A window grows up to its share of the context, no further.
+            if sum(len(t["text"]) + 2 for t in grown) <= limit:
+                merged.turns = grown
+                merged.anchors.add(ordinal)
+            continue
+        if len(windows) >= k:
+            continue
+        coverage = len(words & terms(" ".join(t["text"] for t in turns))) / max(1, min(len(words), 6))
+        relevance = cosine.get((heading, ordinal))
+        by_vector = relevance is not None and relevance >= settings.min_vector_similarity
+        if not by_vector and coverage < settings.min_keyword_coverage:
+            continue
+        relevance = relevance if relevance is not None else min(1.0, coverage)
+        windows.append(Window(row, turns, score, relevance, ordinal, {ordinal}))
+    return windows
+
+
+class Fitted(list):
+    """Windows that fit, and ``chars``: the characters they take."""
+
+    chars: int = 0
+
+
+def share(candidates: list, found: list[Window], k: int, budget: int) -> tuple[list, Fitted]:
+    """Heading candidates (``relevance`` each) and windows, best first each, sharing the
+    ``k`` notes by relevance: the windows among the best ``k`` get a share of ``budget``
+    as large as their share of those notes, at most :data:`WINDOWS_CHARS` (see :func:`fit`)."""
+    entries = [(c.relevance, 0, i) for i, c in enumerate(candidates)] + [(w.relevance, 1, i) for i, w in enumerate(found)]
+    merged = sorted(entries, key=lambda e: -e[0])[:k]
+    taken = sorted(i for _, kind, i in merged if kind == 1)
+    fitted = fit([found[i] for i in taken], min(WINDOWS_CHARS, budget * len(taken) // max(1, len(merged))))
+    return candidates, fitted
+
+
+def fit(windows: list[Window], budget: int) -> Fitted:
+    """The windows, in order, within ``budget`` characters: each is cut to an equal
+    share of what is left (and the first is always kept)."""
+    out = Fitted()
+    for i, w in enumerate(windows):
+        share = budget // max(1, len(windows) - i) - 160
+        if len(w.text) > share:
+            w.cut(max(share, 1))
+        cost = len(w.text) + 160
+        if out and cost > budget:
+            continue
+        budget -= cost
+        out.chars += cost
+        out.append(w)
+    return out
+
+
+def interleave(groups: list[list], found: Sequence[Window]) -> list:
+    """Notes (groups of heading candidates) and windows in one list, each kept in its
+    own order, the more relevant head first at each step."""
+    out: list = []
+    g, w = list(groups), list(found)
+    while g or w:
+        if w and (not g or w[0].relevance > max(c.relevance for c in g[0])):
+            out.append(w.pop(0))
+        else:
+            out.append(g.pop(0))
+    return out
+
+
+def source(n: int, w: Window) -> Source:
+    """The window as a numbered source: its heading, first line, speakers and date."""
+    row = w.row
+    return Source(
+        n=n, node_id=row["node_id"], title=row["node_title"], heading=row["title"], file=row["file"],
+        line=w.turns[0]["start_line"], score=round(float(w.relevance), 4), olp=list(row["olp"]), date=w.date,
+        speakers=w.speakers, end_line=w.turns[-1]["end_line"],
+    )  # fmt: skip
+
+
+def block(n: int, w: Window, file_title: str) -> str:
+    """The window as a ``<note>`` for the prompt: heading, speakers, date, the turns."""
+    row = w.row
+    outline = " > ".join([file_title, *row["olp"], row["title"]])
+    lines = [f'<note n="{n}">', f"[{n}] {org_link_label(row['node_title'])}"]
+    if w.date:
+        lines.append(f"Date: {w.date}")
+    lines.append(f"Speakers: {speaker_label(w.speakers)}")
+    lines += [f"File: {row['file']}", "", f"## {outline}", escape_data(w.text), "</note>"]
+    return "\n".join(lines)

@@ -1,0 +1,77 @@
+"""Reading dialogue turns (m011): keyword search over turns, the scenes a vector found,
+and turns by heading and ordinal, for :mod:`arcology_oracle.answers.windows`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .connection import StoreBase
+
+_TURN_COLUMNS = "t.id, t.heading, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.date"
+
+
+def _turn(row) -> dict:
+    return {k: row[k] for k in ("id", "heading", "ordinal", "speaker", "text", "start_line", "end_line", "date")}
+
+
+class Turns(StoreBase):
+    """The turns of dialogue headings (see the module docstring)."""
+
+    def has_turns(self) -> bool:
+        """Whether any heading is indexed as a dialogue."""
+        return self.conn.execute("SELECT 1 FROM turns LIMIT 1").fetchone() is not None
+
+    def turn_search(self, match: str, k: int) -> list[tuple[int, int, str, float]]:
+        """Turns matching the FTS5 ``match`` (quoted, see ``retrieval.fts_query``):
+        ``(heading, ordinal, speaker, -bm25)``, best first."""
+        rows = self.conn.execute(
+            "SELECT t.heading, t.ordinal, t.speaker, -bm25(turns_fts) AS score FROM turns_fts"
+            " JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ? ORDER BY bm25(turns_fts) LIMIT ?",
+            (match, int(k)),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def known_speakers(self, names: Sequence[str]) -> set[str]:
+        """Those of ``names`` that speak in some dialogue (as written there)."""
+        out: set[str] = set()
+        for name in dict.fromkeys(n.removesuffix("'s") for n in names):
+            row = self.conn.execute("SELECT speaker FROM turns WHERE speaker = ? COLLATE NOCASE LIMIT 1", (name,)).fetchone()
+            if row:
+                out.add(row[0])
+        return out
+
+    def scenes_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[tuple[int, int, int]]]:
+        """For each chunk text hash that is a scene: ``(heading, first_turn, last_turn)``
+        of every scene with that text."""
+        out: dict[str, list[tuple[int, int, int]]] = {}
+        for start in range(0, len(hashes), 500):
+            part = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(
+                f"SELECT hash, heading, first_turn, last_turn FROM chunks"
+                f" WHERE hash IN ({marks}) AND first_turn IS NOT NULL",
+                part,
+            ):
+                out.setdefault(r[0], []).append((r[1], r[2], r[3]))
+        return out
+
+    def turns_between(self, spans: Iterable[tuple[int, int, int]]) -> dict[tuple[int, int], dict]:
+        """The turns of each ``(heading, first, last)`` span (ordinals inclusive), by
+        ``(heading, ordinal)``."""
+        out: dict[tuple[int, int], dict] = {}
+        for heading, first, last in spans:
+            for r in self.conn.execute(
+                f"SELECT {_TURN_COLUMNS} FROM turns t WHERE t.heading = ? AND t.ordinal BETWEEN ? AND ?",
+                (heading, first, last),
+            ):
+                out[(r["heading"], r["ordinal"])] = _turn(r)
+        return out
+
+    def turn_counts(self, headings: Sequence[int]) -> dict[int, int]:
+        """How many turns each of ``headings`` has (dialogue headings only)."""
+        out: dict[int, int] = {}
+        for heading in headings:
+            row = self.conn.execute("SELECT count(*) FROM turns WHERE heading = ?", (heading,)).fetchone()
+            if row[0]:
+                out[heading] = row[0]
+        return out

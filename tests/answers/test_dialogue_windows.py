@@ -1,0 +1,118 @@
+"""Dialogue read as dialogue: a heading of ``Name: text`` paragraphs is stored per turn
+with speakers and times, cut into scenes, and /recall and /ask give windows of turns
+(the matching turn with its neighbours, verbatim, with speakers, date and link), against
+the real daemon and the fake Ollama."""
+
+from __future__ import annotations
+
+import aiohttp
+import pytest
+
+from arcology_oracle.index.parsing import ParseOptions, parse_note
+from arcology_oracle.notes import dialogue
+from tests.runners import start_daemon
+
+FILLER = [
+    ("Me", "How was the week at the office, any better than the last one?"),
+    ("Ana", "Busy, lots of meetings about the quarterly planning and the budget."),
+    ("Me", "Same here, too many meetings and not enough time to do real work."),
+    ("Ana", "The weather was grim all week, grey skies and cold wind from the north."),
+    ("Me", "Rain every day. My umbrella finally broke on Thursday evening."),
+    ("Ana", "I need a holiday somewhere warm, maybe in the autumn if money allows."),
+    ("Me", "We could look at flights together next weekend and compare prices."),
+    ("Ana", "Good idea, I will bring my laptop and we can make a list of places."),
+    ("Me", "Did you finish painting the hallway or is it still half blue?"),
+    ("Ana", "Still half blue, the shop ran out of the colour I wanted to use."),
+    ("Me", "Typical. I hope they restock it before the end of the month."),
+    ("Me", "Shall we try the new noodle place near the station on Friday?"),
+    ("Ana", "Yes please, I heard their broth takes two days to make properly."),
+    ("Me", "Then Friday it is, I will book a table for seven in the evening."),
+    ("Ana", "They said two weeks, so I am not holding my breath about it."),
+]
+
+
+def session(stamp: str, title: str, middle: list[tuple[str, str]]) -> str:
+    turns = FILLER[:2] + middle + FILLER[2:]
+    return f"* [{stamp}] {title}\n" + "\n".join(f"{who}: {text}\n" for who, text in turns)
+
+
+CHATS = "#+title: Chats with Ana\n\n" + "\n".join([
+    session("2024-03-02 Sat 19:00", "Catching up", [("Ana", "We adopted a whippet called Pepper from the shelter."),
+                                                     ("Me", "Lovely, send photos.")]),
+    session("2024-05-11 Sat 20:15", "Evening chat", [("Me", "I started learning Welsh with a tutor called Gwen."),
+                                                      ("Ana", "Pob lwc! That means good luck.")]),
+    session("2024-06-20 Thu 18:40", "Quick hello", [("Ana", "I told Gwen about your Welsh lessons."),
+                                                     ("Me", "Ha, small world.")]),
+])  # fmt: skip
+OPTIONS = ParseOptions(frozenset({"private"}), 2000, 200)
+
+
+def test_a_dialogue_is_read_per_turn_and_cut_into_scenes():
+    parsed, chunks = parse_note(CHATS.encode(), "ana.org", OPTIONS)
+    first = chunks[1]
+    turns = first[0].dialogue
+    assert [t.speaker for t in turns[:4]] == ["Me", "Ana", "Ana", "Me"]
+    lines = CHATS.split("\n")
+    assert all(lines[t.start_line - 1] == t.text for t in turns)  # lines counted in the file
+    assert turns[2].text == "Ana: We adopted a whippet called Pepper from the shelter." and turns[2].when == "2024-03-02"
+    assert first[0].text.startswith("Chats with Ana > [2024-03-02 Sat 19:00] Catching up (2024-03-02)\n\nMe: How was")
+    assert (first[0].first_turn, first[-1].last_turn) == (0, len(turns) - 1) and len(first) > 1
+    # Not a dialogue: one speaker line among paragraphs of prose.
+    assert dialogue.read_turns("Note: this is prose.\n\nMore prose here.\n\nAnd more.") == []
+
+
+def test_scenes_cut_at_time_gaps_markers_and_size():
+    body = "\n".join(
+        ["[10:00] Ana: hello", "[10:05] Me: hi", "[10:09] Ana: so", "[11:30] Me: back after lunch", "-----",
+         "Ana: a new topic", *[f"Me: {'word ' * 60}" for _ in range(6)]]
+    )  # fmt: skip
+    turns = dialogue.read_turns(body, "2024-01-01")
+    assert turns[3].when == "2024-01-01T11:30" and turns[4].marker
+    scenes = dialogue.scenes(turns)
+    assert scenes[0] == (0, 2)  # the gap of 81 minutes
+    assert scenes[1] == (3, 3)  # the marker
+    assert all(sum(len(t.text) for t in turns[a : b + 1]) <= dialogue.SCENE_MAX_CHARS for a, b in scenes)
+    assert len(scenes) > 3 and {o for a, b in scenes for o in range(a, b + 1)} == set(range(len(turns)))
+
+
+async def post(daemon, path: str, body: dict):
+    async with aiohttp.ClientSession(headers=daemon.headers) as session:
+        async with session.post(daemon.url + path, json=body) as resp:
+            return resp.status, await resp.json()
+
+
+@pytest.fixture
+async def chat_daemon(tmp_path, roam_dir, fake_ollama):
+    (roam_dir / "ana.org").write_text(CHATS)
+    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    yield d
+    d.stop()
+
+
+async def test_recall_and_ask_give_windows_of_turns(chat_daemon, fake_ollama):
+    status, body = await post(chat_daemon, "/recall", {"question": "whippet Pepper shelter", "k": 2})
+    assert status == 200, body
+    note = body["notes"][0]
+    # The matching turn with its neighbours, verbatim whole turns, not the whole session.
+    evidence = "Ana: We adopted a whippet called Pepper from the shelter."
+    lines = CHATS.split("\n")
+    assert evidence in note["text"]
+    assert note["text"] == "\n".join(lines[note["line"] - 1 : note["end_line"]])
+    assert "Ana: They said two weeks" not in note["text"]  # the session's end: another scene
+    assert set(note["speakers"]) == {"Ana", "Me"} and note["date"] == "2024-03-02"
+    assert note["heading"] == "[2024-03-02 Sat 19:00] Catching up"
+    assert len(body["notes"]) <= 2
+
+    status, answer = await post(chat_daemon, "/ask", {"question": "whippet Pepper shelter", "k": 1})
+    assert status == 200 and set(answer["sources"][0]["speakers"]) == {"Ana", "Me"}
+    prompt = fake_ollama.state.chats[-1][0]["content"]
+    assert "Speakers: " in prompt and evidence in prompt
+    assert "Ana: They said two weeks" not in prompt  # the rest of the session stays out
+
+
+async def test_a_question_in_the_first_person_weighs_the_users_turns(chat_daemon):
+    status, body = await post(chat_daemon, "/recall", {"question": "What did I say about Gwen and Welsh?", "k": 1})
+    assert status == 200, body
+    assert "Me: I started learning Welsh with a tutor called Gwen." in body["notes"][0]["text"]
+    status, body = await post(chat_daemon, "/recall", {"question": "What did Ana say about Gwen and Welsh?", "k": 1})
+    assert "Ana: I told Gwen about your Welsh lessons." in body["notes"][0]["text"]
