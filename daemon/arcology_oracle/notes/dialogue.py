@@ -81,7 +81,10 @@ def read_turns(body: str, day: str | None = None, *, known: bool = False) -> lis
         nonlocal marker
         while last > first and not lines[last].strip():
             last -= 1
-        text = link_text("\n".join(lines[first : last + 1])).strip()
+        span = lines[first : last + 1]
+        if known:  # the importer's escapes (importers/render.py): one leading comma a line
+            span = span[:1] + [line[1:] if line.startswith(",") else line for line in span[1:]]
+        text = link_text("\n".join(span)).strip()
         if text:
             turns.append(Turn(len(turns), speaker, text, first + 1, last + 1, stamp_when, marker))
             marker = False
