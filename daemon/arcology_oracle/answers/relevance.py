@@ -41,10 +41,10 @@ from . import retrieval
 
 # Fitted by bench/cutoff.py (logistic regression on link pairs of three corpora, links
 # taken out, all-MiniLM-L6-v2); see BENCHMARKS.md.
-B0 = -9.0
-B_VECTOR = 12.0
-B_WORDS = 0.35
-B_GRAPH = 0.8
+B0 = -4.152
+B_VECTOR = 3.585
+B_WORDS = 0.314
+B_GRAPH = 0.715
 KEYWORD_HALF = 10.0
 
 
