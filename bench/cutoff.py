@@ -16,7 +16,7 @@ note (or section) linked to, for the fixed top 10 and for each cut-off, the mean
 the list and the share of the top 10's unlinked results the cut-off removes.
 
 ``--fit`` also fits the calibration of :mod:`arcology_oracle.answers.relevance`
-(logistic regression of "linked" on its three features, every result of every query of
+(logistic regression of "linked" on its features, every result of every query of
 every corpus pooled) and prints the coefficients and the calibration table (score bins:
 the share of results linked in each), which is what a score means.
 CORPUS is a directory of ../shared/corpora, ``info``, or the path of a subset
@@ -104,7 +104,7 @@ def run_corpus(spec: str, run: str, args, recorder: Recorder, pairs: list) -> di
         rows[route].append((listed(results, own), relevant))
         for r, e in recorder.last if route.startswith("similar") else []:  # suggestions: the same pairs again
             if e is not None and r.file != own:
-                pairs.append((e.vector, e.words, e.graph, float(r.file in relevant)))
+                pairs.append((e.vector, e.words, e.graph, e.duplicate, float(r.file in relevant)))
 
     try:
         for rel in notes:
@@ -124,8 +124,11 @@ def run_corpus(spec: str, run: str, args, recorder: Recorder, pairs: list) -> di
 def fit(pairs: list) -> dict:
     """Logistic regression (Newton's method, a little L2) of the label on the features."""
     a = np.asarray(pairs, dtype=np.float64)
-    x = np.column_stack([np.ones(len(a)), a[:, :3]])
-    y = a[:, 3]
+    # The graph's coefficient is not fitted (0): in these copies every link is gone, so
+    # the graph holds only tags and refs, and it did not predict the links (its fitted
+    # coefficient was 1.4 on one corpus, -2.2 with the Info manuals added).
+    x = np.column_stack([np.ones(len(a)), a[:, 0], a[:, 1], a[:, 3]])
+    y = a[:, 4]
     w = np.zeros(4)
     for _ in range(50):
         p = 1 / (1 + np.exp(-(x @ w)))
@@ -135,13 +138,24 @@ def fit(pairs: list) -> dict:
         w -= step
         if np.abs(step).max() < 1e-8:
             break
-    p = 1 / (1 + np.exp(-(x @ w)))
-    bins = []
+    fitted = 1 / (1 + np.exp(-(x @ w)))
+    shipped = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3])) for row in a])
+    w = [w[0], w[1], w[2], 0.0, w[3]]
+    return {
+        "pairs": len(a), "linked": int(y.sum()),
+        "B0, B_VECTOR, B_WORDS, B_GRAPH, B_DUPLICATE": [round(float(v), 3) for v in w],
+        "bins (this fit)": bins(fitted, y), "bins (the daemon's scores)": bins(shipped, y),
+    }  # fmt: skip
+
+
+def bins(p: np.ndarray, y: np.ndarray) -> list[dict]:
+    """What a score means: the share of pairs linked among those scoring in each tenth."""
+    out = []
     for lo in np.arange(0, 1, 0.1):
         inside = (p >= lo) & (p < lo + 0.1)
         if inside.any():
-            bins.append({"score": f"{lo:.1f}-{lo + 0.1:.1f}", "pairs": int(inside.sum()), "linked": round(float(y[inside].mean()), 3)})
-    return {"pairs": len(a), "linked": int(y.sum()), "B0, B_VECTOR, B_WORDS, B_GRAPH": [round(float(v), 3) for v in w], "bins": bins}
+            out.append({"score": f"{lo:.1f}-{lo + 0.1:.1f}", "pairs": int(inside.sum()), "linked": round(float(y[inside].mean()), 3)})
+    return out
 
 
 def main() -> None:
