@@ -123,7 +123,7 @@ class Settings(BaseModel):
     # calibrated chance that a note at that score is one the user linked, see
     # answers/relevance.py) are left out unless the request asks all=true. Measured on
     # real notes (BENCHMARKS.md, "Relevance a person can read").
-    min_score: float = Field(0.05, ge=0, le=1)
+    min_score: float = Field(0.03, ge=0, le=1)
     # Answers written into notes (/converse) cite their sources as [[id:]] links, as before
     # (org-roam then lists the conversation among every cited note's backlinks); off: a
     # :SOURCES: property of IDs and a plain list, which org-roam does not collect.
