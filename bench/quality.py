@@ -2,7 +2,7 @@
 
     python bench/quality.py ROAM_DIR|info [ROAM_DIR ...] [--ollama URL --model NAME]
         [--questions-dir bench/questions] [--max-queries 400] [--out NAME] [--keep]
-        [--tasks note,section,known]
+        [--tasks note,section,known] [--index-only]
 
 Runs every directory in turn and prints one table per directory. ``info`` stands for the
 GNU Info manuals as an org-roam directory (bench/info2org.py, made under bench/results/
@@ -164,6 +164,8 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
         status = await wait_ready(session, proc.url)
         out["daemon_index_s"] = round(time.perf_counter() - started, 1)
         out["corpus"].update(headings=status["headings"], chunks=status["chunks"])
+        if args.index_only:  # only the kept copy and its index (bench/cutoff.py, similar_lab.py)
+            return out
         url = proc.url
         for rel in notes:
             r = await timed("similar_node", get(session, url + "/similar", node=corpus.file_id[rel], k=DEPTH))
@@ -261,7 +263,7 @@ async def run(args) -> dict:
                 started = time.perf_counter()
                 out[name] = await run_corpus(name, roam, questions, args, emb, session)
                 out[name]["total_s"] = round(time.perf_counter() - started, 1)
-                out[name]["table"] = table(out[name])
+                out[name]["table"] = "" if args.index_only else table(out[name])
                 print(f"\n## {name}\n\n{out[name]['table']}\n", flush=True)
     finally:
         if server is not None:
@@ -280,6 +282,7 @@ def main() -> None:
     p.add_argument("--tasks", type=lambda s: set(s.split(",")), default={"note", "section", "known"},
                    help="comma-separated subset of note,section,known (default: all)")
     p.add_argument("--keep", action="store_true", help="keep each link-free copy and its index in bench/results/")
+    p.add_argument("--index-only", action="store_true", help="only make the link-free copies and index them (with --keep)")
     args = p.parse_args()
     result = asyncio.run(run(args))
     save(f"quality-{args.out}", {"machine": machine(), "model": args.model, "corpora": result})

@@ -37,6 +37,9 @@ def isolated_environment(tmp_path_factory, monkeypatch):
             monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    # No relevance cut-off: the fake embedder's vectors score nothing like a real model's
+    # (answers/relevance.py is calibrated on all-MiniLM-L6-v2); tests of the cut-off set it.
+    monkeypatch.setenv("ARCOLOGY_ORACLE_MIN_SCORE", "0")
 
 
 @pytest.fixture
@@ -66,6 +69,7 @@ def make_settings(tmp_path, roam_dir) -> Callable[..., Settings]:
             "retry_max_seconds": 0.5,
             "embed_timeout": 10,
             "connect_timeout": 2,
+            "min_score": 0.0,  # see isolated_environment
         }
         values.update(overrides)
         return load_settings(overrides=values, environ={})

@@ -119,6 +119,15 @@ class Settings(BaseModel):
     # On by default: it beat text alone by >= 10% on every corpus (BENCHMARKS.md).
     graph_similarity: bool = True
     graph_weight: float = Field(1.0, ge=0, le=10)
+    # The relevance cut-off of /similar and /suggest-links: results scoring below it (the
+    # calibrated chance that a note at that score is one the user linked, see
+    # answers/relevance.py) are left out unless the request asks all=true. Measured on
+    # real notes (BENCHMARKS.md, "Relevance a person can read").
+    min_score: float = Field(0.03, ge=0, le=1)
+    # Answers written into notes (/converse) cite their sources as [[id:]] links, as before
+    # (org-roam then lists the conversation among every cited note's backlinks); off: a
+    # :SOURCES: property of IDs and a plain list, which org-roam does not collect.
+    answer_source_links: bool = False
 
     # Memory (POST /memorize): org-roam-dailies' defaults, relative to roam_dir.
     dailies_dir: str = "daily"

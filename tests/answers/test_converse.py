@@ -108,8 +108,30 @@ def test_render_answer_is_a_well_formed_heading():
     assert node.properties["ROLE"] == "oracle" and node.properties["ORACLE_MODEL"] == "llama3.2"
     assert out.splitlines()[4] == ":CREATED:  [2024-03-01 Fri 14:05]"
     assert "Sources:\n- [1] [[id:abc][Note]]" in out and out.endswith("\n")
+    assert ":SOURCES:" not in out
+    cited = orgconv.render_answer("Two [1].", "- [1] Note", level=2, model="m", when=WHEN, source_targets="abc file:x.org::3")
+    assert orgparse.loads(cited).children[0].properties["SOURCES"] == "abc file:x.org::3"
     none = orgconv.render_answer("x", "", level=2, model="m", when=WHEN, used_notes=False)
     assert "Sources:\n- none" in none
+
+
+async def test_converse_writes_links_with_answer_source_links(make_settings, fake_ollama):
+    """The old way, kept by a setting: the sources as [[id:]] links, no :SOURCES:."""
+    from arcology_oracle.index.service import OracleIndex
+
+    index = OracleIndex(make_settings(ollama_host=fake_ollama.url, answer_source_links=True))
+    await index.start()
+    await index.reconcile()
+    await index.embed_pending()
+    llm = OllamaChat(index.settings)
+    try:
+        result = await Oracle(index, llm).converse("* How often should I feed my sourdough starter?\n", when=WHEN)
+    finally:
+        await llm.close()
+        await index.close()
+    links = re.findall(r"\[\[id:([^\]]+)\]\[([^\]]+)\]\]", result.org)
+    assert [node for node, _ in links] == [s.node_id for s in result.sources if s.node_id] and links
+    assert ":SOURCES:" not in result.org
 
 
 @pytest.fixture
@@ -133,12 +155,15 @@ async def test_converse_answers_one_level_below_the_root(oracle, index, fake_oll
     # It slots into the conversation as the oracle's next turn.
     again = orgconv.parse_conversation(org + heading + "*** Thanks!\n")
     assert roles(again) == ["user", "assistant", "user", "assistant", "user"]
-    # Its id: links point at indexed nodes.
-    links = re.findall(r"\[\[id:([^\]]+)\]\[([^\]]+)\]\]", heading)
-    assert [node for node, _ in links] == [s.node_id for s in result.sources if s.node_id]
-    for node, _ in links:
-        assert await index.node(node)
-    assert IDS["starter"] in [node for node, _ in links]
+    # Its sources: their IDs in a :SOURCES: property (indexed nodes, in order) and a
+    # plain list, no id: link (org-roam would list a backlink on every cited note).
+    assert not re.search(r"\[\[id:", heading)
+    ids = orgparse.loads(heading).children[0].properties["SOURCES"].split()
+    assert ids == [s.node_id or f"file:{s.file}::{s.line}" for s in result.sources]
+    for node in ids:
+        assert node.startswith("file:") or await index.node(node)
+    assert IDS["starter"] in ids
+    assert "Sources:\n" + "\n".join(f"- [{s.n}] {s.label}" for s in result.sources) in heading
     # The model saw the whole conversation, with the notes in the system prompt.
     messages = fake_ollama.state.chats[-1]
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]

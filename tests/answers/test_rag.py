@@ -8,7 +8,8 @@ from contextlib import aclosing
 
 import pytest
 
-from arcology_oracle.answers.context import _recency_weight, gather_context, select_context
+from arcology_oracle.answers.context import gather_context, select_context
+from arcology_oracle.answers.timeline import recency_weight as _recency_weight
 from arcology_oracle.answers.oracle import Oracle
 from arcology_oracle.answers.prompts import Prompts, escape_data, load_prompts
 from arcology_oracle.answers.sources import Source, sources_markdown_block, sources_org_block

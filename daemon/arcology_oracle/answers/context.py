@@ -81,22 +81,6 @@ class _Candidate:
     excerpt: str
 
 
-def _recency_weight(date: str | None, mtime_ns: int | None, half_life: float, now: _dt.date) -> float:
-    """0.5 .. 1.0: halves the distance to 0.5 every ``half_life`` days of age."""
-    day = None
-    if date:
-        try:
-            day = _dt.date.fromisoformat(date[:10])
-        except ValueError:
-            day = None
-    if day is None and mtime_ns:
-        day = _dt.datetime.fromtimestamp(mtime_ns / 1e9).date()
-    if day is None:
-        return 0.75
-    age = max(0, (now - day).days)
-    return 0.5 + 0.5 * 0.5 ** (age / half_life)
-
-
 def _excerpt(row: dict, chunks: list[tuple[str, str]], best_hash: str | None, cap: int) -> str:
     text = (row["text"] or "").strip()
     if len(text) <= cap:
@@ -135,6 +119,7 @@ def select_context(
     exclude_nodes: frozenset[str] = frozenset(),
     now: _dt.date | None = None,
     date_range: DateRange | None = None,
+    seen: Sequence[str] = (),
 ) -> NoteContext:
     """The synchronous part of :func:`gather_context` (runs on a reader thread): rank
     the candidates, gate them, drop near-duplicates, fit the budget, number the notes.
@@ -148,7 +133,7 @@ def select_context(
         pool = _pool_of(store, *timeline.dated_candidates(store, question, buffer, searched, size, date_range), searched)
     candidates, best_score = _gate(
         pool, settings, question=question, buffer=buffer, vectors=vectors,
-        exclude_nodes=exclude_nodes, now=now or _dt.date.today(), k=k,
+        exclude_nodes=exclude_nodes, now=now or _dt.date.today(), k=k, seen=[f" {_normal(t)} " for t in seen],
     )  # fmt: skip
     # Dialogue headings give windows of turns instead (answers/windows.py), in a share of
     # the budget as large as their share of the k notes.
@@ -200,6 +185,7 @@ def _gate(
     exclude_nodes: frozenset[str],
     now: _dt.date,
     k: int = 8,
+    seen: Sequence[str] = (),
 ) -> tuple[list[_Candidate], float | None]:
     """The candidates that pass the relevance gate (see the module docstring), best
     first by fused score (weighted by recency when ``recency_half_life_days`` is set),
@@ -223,6 +209,8 @@ def _gate(
             not settings.oracle_answers_as_evidence and is_oracle_answer(row["properties"])
         ):
             continue
+        if seen and any(f" {_normal(row['title'] + ' ' + (row['text'] or ''))} " in turn for turn in seen):
+            continue  # a turn of the conversation being answered
         chunks = pool.chunks.get(heading_id, [])
         best_hash, relevance = _best_chunk(chunks, pool.stored, vectors)
         file = pool.files.get(row["file"], {})
@@ -243,7 +231,7 @@ def _gate(
         if buffer_norm and excerpt and _normal(excerpt) in buffer_norm:
             continue  # already in front of the model, as the buffer
         if half_life:
-            score *= _recency_weight(row["date"], file.get("mtime_ns"), half_life, now)
+            score *= timeline.recency_weight(row["date"], file.get("mtime_ns"), half_life, now)
         candidates.append(_Candidate(heading_id, row, score, relevance, excerpt))
     candidates.sort(key=lambda c: c.fused, reverse=True)
     return candidates, best_score
@@ -364,10 +352,14 @@ async def gather_context(
     k: int = 8,
     exclude_nodes: Iterable[str] = (),
     date_range: DateRange | None = None,
+    seen: Sequence[str] = (),
 ) -> NoteContext:
     """The notes to answer ``question`` with (see the module docstring), from a hybrid
     search over the question and, when given, ``buffer`` (so a buffer alone finds its
     related notes). At most ``k`` notes, within ``settings.context_chars`` characters.
+    A heading whose title and text are in one of the texts ``seen`` (the turns of the
+    conversation being answered, which the index holds once its file is saved) is never
+    one of them.
     Raises BadRequest when both are empty; works without an embedder (keyword mode)."""
     question = (question or "").strip()
     buffer = (buffer or "").strip() or None
@@ -395,5 +387,6 @@ async def gather_context(
             k=k,
             exclude_nodes=excluded,
             date_range=date_range,
+            seen=seen,
         )
     )

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from ..config import Settings
 from ..store import Store
-from . import retrieval, similarity
+from . import relevance, retrieval, similarity
 
 # Rarest features first, at most this many of each kind: a node with thousands of
 # neighbours must not make one /similar read the whole link table.
@@ -69,15 +69,20 @@ def fuse(
     *,
     weight: float,
     exclude_nodes: frozenset[str],
+    scores: dict[str, float] | None = None,
 ) -> list[retrieval.Result]:
-    """The text ``results`` (best first) re-ranked with the graph signal of ``node_id``:
+    """The text ``results`` (best first) re-ranked with the graph signal of ``node_id``
+    (``scores``: its :func:`graph_scores`, read here when not given):
     score = ``1/(60 + text rank) + weight/(60 + graph rank)``, scaled so 1.0 is first in
     both. Nodes only the graph finds join, shown by their own heading; nodes in
     ``exclude_nodes`` never do. At most ``k`` results. With no ``node_id`` (a heading in
-    no node), or a zero ``weight``, the text ranking alone."""
+    no node), or a zero ``weight``, the text ranking alone. The scores are the fusion's,
+    for the order: :func:`similar_with_graph` shows calibrated ones (:mod:`.relevance`)."""
     if node_id is None or weight <= 0:
         return list(results[:k])
-    graph = {n: s for n, s in graph_scores(store, node_id).items() if n not in exclude_nodes}
+    if scores is None:
+        scores = graph_scores(store, node_id)
+    graph = {n: s for n, s in scores.items() if n not in exclude_nodes}
     if not graph:
         return list(results[:k])
     by_node: dict[str, retrieval.Result] = {}
@@ -95,7 +100,7 @@ def fuse(
     # Nodes only the graph found, shown by their own heading: read in one go.
     rows = [store.node(node) for node, _ in order if node not in by_node]
     own = [(row["id"], 0.0) for row in rows if row is not None]
-    for result in retrieval.to_results(store, own, len(own)):
+    for result in retrieval.to_results(store, own, len(own), exclude_oracle=True):
         by_node.setdefault(result.node_id, result)
     out = []
     for node, score in order:
@@ -141,12 +146,16 @@ def similar_with_graph(
     read ``k`` deep either way: reading it twice as deep for the fusion found the same
     held-out links (bench/links_graph.py, hash embedder: recall@10 0.4207 and 0.4076
     at depth 2k, 0.4207 and 0.4008 at k) for twice the text work. Returns
-    ``(mode, results)`` as :func:`similarity.similar` does."""
+    ``(mode, results)`` as :func:`similarity.similar` does, with the scores of
+    :func:`.relevance.rescore` (scores that mean the same whatever ``k`` and route)."""
     use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
-    mode, results = similarity.similar(store, k=k, **similar)
+    words: dict[str, float] = {}
+    mode, results = similarity.similar(store, k=k, words=words, **similar)
+    scores = graph_scores(store, node_id) if use_graph else {}
     if use_graph:
         results = fuse(
-            store, node_id, results, k,
+            store, node_id, results, k, scores=scores,
             weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
         )  # fmt: skip
-    return mode, results
+    evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores)
+    return mode, relevance.rescore(store, results, evidence)

@@ -25,13 +25,14 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import BadRequest, NotFound
+from ..notes.conversations import is_oracle_answer, is_sources_list
 from ..notes.org_syntax import decode_org_bytes, link_text, split_lines
 from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.reader import read_org_bytes
 from ..notes.records import Heading
 from ..store import Store
 from ..store.search import bm25_order
-from . import graph, retrieval, similarity
+from . import graph, relevance, retrieval, similarity
 from .index_api import NotesIndex
 from .search import nested_nodes, node_query
 
@@ -47,11 +48,14 @@ class _Place:
 
 
 async def suggest_links(
-    index: NotesIndex, *, node_id: str | None = None, path: str | None = None, line: int = 1, k: int = 10
+    index: NotesIndex, *, node_id: str | None = None, path: str | None = None, line: int = 1, k: int = 10,
+    keep_all: bool = False,
 ) -> dict:
     """Suggestions for the node ``node_id``, or for the heading at ``path``:``line`` (its
-    subtree within its node). Raises NotFound for an unknown node or heading, and
-    BadRequest for a heading in no node. See the module docstring and README.org."""
+    subtree within its node), scored as /similar's results and cut at
+    ``settings.min_score`` (:mod:`.relevance`; with ``keep_all`` kept, marked
+    ``below_cutoff``). Raises NotFound for an unknown node or heading, and BadRequest for
+    a heading in no node. See the module docstring and README.org."""
     heading_query = None
     if node_id is None:
         heading_query = await index.read(lambda s: _heading_query(s, path, line))
@@ -64,11 +68,14 @@ async def suggest_links(
             raise NotFound(f"no node with ID {query_node!r} in the index")
         scope_line = None if heading_query is None else heading_query["line"]
         mode, found = link_candidates(store, index.settings, query_node, k, heading_query=heading_query)
+        min_score = relevance.min_score_for(mode, index.settings.min_score)
+        found = relevance.cut(found, min_score, keep_all=keep_all)
         places = _places(index, store, own["file"], query_node, scope_line)
         return {
             "node_id": query_node,
             "mode": mode,
             "graph": bool(index.settings.graph_similarity),
+            "min_score": min_score,
             "suggestions": [_suggestion(store, r, places, own) for r in found],
         }
 
@@ -131,7 +138,8 @@ def _heading_query(store: Store, path: str, line: int) -> dict:
 
 def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int | None) -> list[_Place]:
     """The paragraphs of ``node_id``'s own headings in ``path`` as the file is now (only
-    the subtree of the heading at ``line``, when given), in file order."""
+    the subtree of the heading at ``line``, when given), in file order; never in the
+    oracle's own answers nor in a ``Sources:`` list the daemon wrote."""
     try:
         data = (index.settings.roam_dir / path).read_bytes()
     except OSError:
@@ -146,7 +154,13 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
         below = [h for h in headings if h.start_line > top.start_line]
         cut = next((i for i, h in enumerate(below) if h.level <= top.level), len(below))
         headings = [top, *below[:cut]]
-    return [_Place(h, p) for h in headings for p in paragraphs(lines, h.start_line, h.end_line)]
+    return [
+        _Place(h, p)
+        for h in headings
+        if not is_oracle_answer(h.properties)
+        for p in paragraphs(lines, h.start_line, h.end_line)
+        if not is_sources_list(p.text)
+    ]
 
 
 def _suggestion(store: Store, target: retrieval.Result, places: list[_Place], own: dict) -> dict:
@@ -165,6 +179,7 @@ def _suggestion(store: Store, target: retrieval.Result, places: list[_Place], ow
         "file": target.file,
         "line": target.line,
         "score": target.score,
+        "below_cutoff": target.below_cutoff,
         "snippet": target.snippet,
         "link": org_link(target.node_id, target.title),
         "heading": at,

@@ -27,12 +27,13 @@ from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes import conversations
 from ..notes.cleaning import strip_private
+from ..notes.org_syntax import link_text
 from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .index_api import NotesIndex
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
 from .search import question_range
-from .sources import Source, org_link_label, sources_org_block
+from .sources import Source, org_link_label, source_targets, sources_org_block, sources_plain_block
 from .when import DateRange
 
 SUMMARY_VERSION = "1"  # bump to invalidate every cached summary
@@ -315,20 +316,27 @@ class Oracle:
         # The last message is the question; what came before (a follow-up's "it")
         # steers retrieval as a buffer does.
         history = conversation.history[-BUFFER_QUERY_CHARS:] or None
-        context = await gather_context(self.index, conversation.question, buffer=history, k=k)
+        # Its own turns are no sources of its answer (the user's last turn is indexed as
+        # soon as the file is saved, and matches the question word for word).
+        turns = [link_text(f"{conversation.title}\n{conversation.body}"), *(link_text(t.text) for t in conversation.turns)]
+        context = await gather_context(self.index, conversation.question, buffer=history, k=k, seen=turns)
         messages = [
             {"role": "system", "content": grounding_system_message(context, self.prompts, name="converse")},
             *conversation.messages(),
         ]
         model = model or self.llm.model
         answer = (await self.llm.chat(messages, model=model)).strip()
+        # Plain source lines and their IDs in a property, so that org-roam lists no
+        # backlink from the conversation on every cited note (answer_source_links: as links).
+        links = self.settings.answer_source_links
         heading = conversations.render_answer(
             answer,
-            sources_org_block(context.sources),
+            sources_org_block(context.sources) if links else sources_plain_block(context.sources),
             level=conversation.level + 1,
             model=model,
             when=when or _dt.datetime.now(),
             used_notes=context.used_notes,
+            source_targets=None if links else source_targets(context.sources),
         )
         return ConverseResult(heading, answer, context.sources, context.used_notes, model)
 

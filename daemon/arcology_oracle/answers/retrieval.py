@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..notes import cjk
-from ..notes.conversations import is_oracle_answer
 from ..store import Store
+from .roles import roles_of
 
 RRF_K = 60
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -44,8 +44,14 @@ class Result:
     score: float
     snippet: str
     date: str | None = None
-    # "oracle" for the oracle's own earlier answers (never evidence for /ask), else None.
+    # "oracle" for the oracle's own answers, "conversation" for the other turns of a
+    # conversation, None for a note (see .roles).
     role: str | None = None
+    # /similar and /suggest-links: the query's node links to this one; it is in the
+    # query's file; its score is below the min_score cut-off (returned with all=true).
+    linked: bool = False
+    same_file: bool = False
+    below_cutoff: bool = False
 
     def as_dict(self) -> dict:
         # Not dataclasses.asdict: its deep copies were most of /similar's event-loop time.
@@ -142,11 +148,15 @@ def to_results(
     per_node: bool = False,
     exclude_nodes: frozenset[str] = frozenset(),
     exclude_headings: frozenset[int] = frozenset(),
+    exclude_oracle: bool = False,
 ) -> list[Result]:
-    """Turn scored heading ids into at most ``k`` results, skipping excluded ones and,
-    with ``per_node``, every heading of a node after that node's best. ``snippets`` maps
-    heading ids to snippets, or is called with the results' heading ids to read them."""
+    """Turn scored heading ids into at most ``k`` results, skipping excluded ones (the
+    oracle's own answers too, with ``exclude_oracle``) and, with ``per_node``, every
+    heading of a node after that node's best. ``snippets`` maps heading ids to snippets,
+    or is called with the results' heading ids to read them."""
     scored = list(scored)
+    if exclude_oracle:
+        exclude_headings = exclude_headings | store.oracle_headings(h for h, _ in scored)
     rows: dict[int, dict] = {}
     read = 0
     chosen: list[tuple[dict, float]] = []
@@ -169,6 +179,7 @@ def to_results(
         if len(chosen) >= k:
             break
     found = snippets([row["id"] for row, _ in chosen]) if callable(snippets) else (snippets or {})
+    roles = roles_of(store, [row for row, _ in chosen])
     return [
         Result(
             node_id=row["node_id"],
@@ -181,7 +192,7 @@ def to_results(
             score=round(float(score), 6),
             snippet=one_line(found.get(row["id"]) or row["text"] or row["title"]),
             date=row.get("date"),
-            role="oracle" if is_oracle_answer(row["properties"]) else None,
+            role=roles[row["id"]],
         )
         for row, score in chosen
     ]

@@ -9,11 +9,13 @@ thread. Results are ``(mode, [retrieval.Result])``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 
+from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import graph, retrieval, search_ranking, similarity, timeline
+from . import graph, relevance, retrieval, search_ranking, similarity, timeline
 from .index_api import NotesIndex
 from .when import DateRange, parse_when
 
@@ -22,16 +24,25 @@ async def search(
     index: NotesIndex, query: str, k: int = 10, *, date_range: DateRange | None = None
 ) -> tuple[str, list[retrieval.Result]]:
     """Hybrid search, keyword-only when there are no vectors or no embedder; with
-    ``date_range``, only among headings dated in it (see :mod:`.timeline`)."""
+    ``date_range``, only among headings dated in it (see :mod:`.timeline`). The results
+    keep the search's order and carry calibrated scores (:func:`.relevance.rescore`);
+    nothing is cut: a heading looked up by its words is shown however it scores."""
     if not query.strip() and date_range is None:
         raise BadRequest("the query is empty")
     floor = index.settings.min_search_similarity
     if date_range is not None:
         words = timeline.subject(query, date_range)
         vector = await index.query_vector(words) if words and await index.has_vectors() else None
-        return await index.read(lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor))
-    vector = await index.query_vector(query) if await index.has_vectors() else None
-    return await index.read(lambda s: search_ranking.search(s, query, k, vector, min_similarity=floor))
+        ranked = lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor)  # noqa: E731
+    else:
+        vector = await index.query_vector(query) if await index.has_vectors() else None
+        ranked = lambda s: search_ranking.search(s, query, k, vector, min_similarity=floor)  # noqa: E731
+
+    def run(store: Store) -> tuple[str, list[retrieval.Result]]:
+        mode, results = ranked(store)
+        return mode, relevance.rescore(store, results, relevance.Signals(vector))
+
+    return await index.read(run)
 
 
 async def question_range(index: NotesIndex, question: str) -> DateRange | None:
@@ -56,65 +67,107 @@ async def resolve_event(index: NotesIndex, date_range: DateRange) -> DateRange |
 
 
 async def similar_to_node(
-    index: NotesIndex, node_id: str, k: int = 10, *, exclude_linked: bool = False
+    index: NotesIndex, node_id: str, k: int = 10, *, exclude_linked: bool = False, same_file: bool = False,
+    keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
-    """Notes similar to a whole node (by its stored vectors), never the node itself
-    nor the nodes nested inside it. Raises NotFound."""
-
-    def run(store: Store):
-        own = store.node(node_id)
-        if own is None:
-            raise NotFound(f"no node with ID {node_id!r} in the index")
-        excluded = {node_id} | nested_nodes(store, own) | (store.linked_nodes(node_id) if exclude_linked else set())
-        vector, text = node_query(store, node_id)
-        return graph.similar_with_graph(
-            store, index.settings, node_id, k=k, vector=vector, text=text,
-            exclude_nodes=frozenset(excluded), whole_notes=True,
-        )  # fmt: skip
-
-    return await index.read(run)
+    """Notes similar to a whole node (:func:`similar_node` on a reader thread)."""
+    return await index.read(
+        lambda s: similar_node(s, index.settings, node_id, k, exclude_linked=exclude_linked, same_file=same_file, keep_all=keep_all)
+    )
 
 
 async def similar_to_line(
-    index: NotesIndex, path: str, line: int, k: int = 10, *, exclude_linked: bool = False
+    index: NotesIndex, path: str, line: int, k: int = 10, *, exclude_linked: bool = False, same_file: bool = False,
+    keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
-    """Headings similar to the heading at ``path``:``line``, never from its node.
-    Raises NotFound."""
-
-    def run(store: Store):
-        row = store.heading_at(path, line)
-        if row is None:
-            raise NotFound(f"no indexed heading at {path}:{line}")
-        node = row["node_id"]
-        excluded = set()
-        if node:
-            excluded.add(node)
-            if exclude_linked:
-                excluded |= store.linked_nodes(node)
-        vector = retrieval.stored_vector(store, [row["id"]])
-        # Its words with their context (file title, outline path, aliases, tags: what the
-        # heading's chunk is embedded with): a section "Notes" is about its note's subject.
-        text = " ".join([row["olp_text"], row["title"], row["text"]])
-        return graph.similar_with_graph(
-            store,
-            index.settings,
-            node,
-            k=k,
-            vector=vector,
-            text=text,
-            exclude_nodes=frozenset(excluded),
-            exclude_headings=frozenset({row["id"]}),
-            # Notes about the section's subject throughout rank above passing mentions:
-            # section-level link prediction recall@10 0.557 -> 0.565, MRR 0.285 ->
-            # 0.308, hit@5 0.51 -> 0.53 (BENCHMARKS.md, Info manuals, MiniLM).
-            whole_notes=True,
-        )
-
-    return await index.read(run)
+    """Notes similar to the heading at ``path``:``line`` (:func:`similar_line` on a
+    reader thread)."""
+    return await index.read(
+        lambda s: similar_line(s, index.settings, path, line, k, exclude_linked=exclude_linked, same_file=same_file, keep_all=keep_all)
+    )
 
 
-async def similar_to_text(index: NotesIndex, text: str, k: int = 10) -> tuple[str, list[retrieval.Result]]:
-    """Headings similar to free text (embedded as a document).
+def similar_node(
+    store: Store, settings: Settings, node_id: str, k: int, *, exclude_linked: bool = False, same_file: bool = False,
+    keep_all: bool = False,
+) -> tuple[str, list[retrieval.Result]]:
+    """Notes similar to a whole node (by its stored vectors), never the node itself; nor,
+    unless ``same_file``, the nodes enclosing it or nested in it. Scored, ordered and cut
+    as :func:`_finish` says. Raises NotFound."""
+    own = store.node(node_id)
+    if own is None:
+        raise NotFound(f"no node with ID {node_id!r} in the index")
+    excluded = {node_id} | (set() if same_file else nested_nodes(store, own) | enclosing_nodes(store, own))
+    if exclude_linked:
+        excluded |= store.linked_nodes(node_id)
+    vector, text = node_query(store, node_id)
+    mode, results = graph.similar_with_graph(
+        store, settings, node_id, k=k, vector=vector, text=text,
+        exclude_nodes=frozenset(excluded), whole_notes=True,
+    )  # fmt: skip
+    return mode, _finish(store, settings, mode, results, node_id, own["file"], keep_all)
+
+
+def similar_line(
+    store: Store, settings: Settings, path: str, line: int, k: int, *, exclude_linked: bool = False,
+    same_file: bool = False, keep_all: bool = False,
+) -> tuple[str, list[retrieval.Result]]:
+    """Notes similar to the heading at ``path``:``line``, never from its own node; nor,
+    unless ``same_file``, from the nodes enclosing that node or nested in it (as
+    /suggest-links). Scored, ordered and cut as :func:`_finish` says. Raises NotFound."""
+    row = store.heading_at(path, line)
+    if row is None:
+        raise NotFound(f"no indexed heading at {path}:{line}")
+    node = row["node_id"]
+    excluded: set[str] = set()
+    if node:
+        excluded.add(node)
+        own = store.node(node)
+        if not same_file and own is not None:
+            excluded |= nested_nodes(store, own) | enclosing_nodes(store, own)
+        if exclude_linked:
+            excluded |= store.linked_nodes(node)
+    elif not same_file:  # a heading in no node: its file's nodes are its enclosing and nested ones
+        excluded |= {own_id for _, _, own_id in store.file_outline(path) if own_id}
+    vector = retrieval.stored_vector(store, [row["id"]])
+    # Its words with their context (file title, outline path, aliases, tags: what the
+    # heading's chunk is embedded with): a section "Notes" is about its note's subject.
+    text = " ".join([row["olp_text"], row["title"], row["text"]])
+    mode, results = graph.similar_with_graph(
+        store,
+        settings,
+        node,
+        k=k,
+        vector=vector,
+        text=text,
+        exclude_nodes=frozenset(excluded),
+        exclude_headings=frozenset({row["id"]}),
+        # Notes about the section's subject throughout rank above passing mentions:
+        # section-level link prediction recall@10 0.557 -> 0.565, MRR 0.285 ->
+        # 0.308, hit@5 0.51 -> 0.53 (BENCHMARKS.md, Info manuals, MiniLM).
+        whole_notes=True,
+    )
+    return mode, _finish(store, settings, mode, results, node, path, keep_all)
+
+
+def _finish(
+    store: Store, settings: Settings, mode: str, results: list[retrieval.Result], node: str | None, path: str,
+    keep_all: bool,
+) -> list[retrieval.Result]:
+    """Results marked ``linked`` (the query's node links to them) and ``same_file``, cut
+    at ``settings.min_score`` (:func:`.relevance.cut`; with ``keep_all`` kept, marked)."""
+    links = store.links_from(node) if node else set()
+    marked = [
+        dataclasses.replace(r, linked=r.node_id in links, same_file=r.file == path) for r in results
+    ]
+    return relevance.cut(marked, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
+
+
+async def similar_to_text(
+    index: NotesIndex, text: str, k: int = 10, *, keep_all: bool = False
+) -> tuple[str, list[retrieval.Result]]:
+    """Headings similar to free text (embedded as a document), scored and cut as the
+    others (:mod:`.relevance`).
 
     Not re-ranked as whole notes as ``?node`` and ``?file&line`` are: measured with it
     (BENCHMARKS.md, Quality on real notes, second round), link prediction by text gains
@@ -124,7 +177,14 @@ async def similar_to_text(index: NotesIndex, text: str, k: int = 10) -> tuple[st
     if not text.strip():
         raise BadRequest("the text is empty")
     vector = await index.query_vector(text, document=True) if await index.has_vectors() else None
-    return await index.read(lambda s: similarity.similar(s, k=k, vector=vector, text=text))
+    settings = index.settings
+
+    def run(store: Store) -> tuple[str, list[retrieval.Result]]:
+        mode, results = similarity.similar(store, k=k, vector=vector, text=text)
+        results = relevance.rescore(store, results, relevance.Signals(vector))
+        return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
+
+    return await index.read(run)
 
 
 def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str]:
@@ -132,6 +192,20 @@ def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str]
     embedded) and the titles and text of all its headings."""
     text = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(node_id))
     return store.node_vectors([node_id]).get(node_id), text
+
+
+def enclosing_nodes(store: Store, node_row: dict) -> set[str]:
+    """IDs of the nodes whose subtree holds ``node_row`` (its file node among them)."""
+    if node_row["level"] == 0:
+        return set()
+    stack: list[tuple[int, str | None]] = []  # (level, own ID) of the headings above
+    for start_line, level, own_id in store.file_outline(node_row["file"]):
+        if start_line >= node_row["start_line"]:
+            break
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, own_id))
+    return {own_id for level, own_id in stack if own_id and level < node_row["level"]}
 
 
 def nested_nodes(store: Store, node_row: dict | None) -> set[str]:

@@ -51,6 +51,7 @@ def similar(
     exclude_nodes: frozenset[str] = frozenset(),
     exclude_headings: frozenset[int] = frozenset(),
     whole_notes: bool = False,
+    words: dict[str, float] | None = None,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
     exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
@@ -61,14 +62,20 @@ def similar(
     about the same thing throughout beats one that mentions it in passing; then notes
     sharing ``text``'s words join the candidates, which are re-ranked by that score fused
     with how many of ``text``'s distinctive words each one shares (see
-    :func:`_rerank_by_words`).
+    :func:`_rerank_by_words`). ``words``, when given, is filled with that word evidence:
+    each candidate note's (:func:`_note_key`) best heading's BM25 in the whole index.
+
+    The oracle's own answers (:mod:`.roles`) are never among the results: they are not
+    the user's notes.
     """
     pool = max(k * 10, 100)
     if vector is not None and store.has_vector_table():
         hits = vector_hits(store, vector, pool)
+        oracle = store.oracle_headings(h for h, _ in hits)
+        hits = [(h, score) for h, score in hits if h not in oracle]
         if hits and whole_notes:
             hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes)
-            hits = _rerank_by_words(store, hits, text, vector, exclude_nodes)
+            hits = _rerank_by_words(store, hits, text, vector, exclude_nodes, {} if words is None else words)
         if hits:
             return "vector", to_results(
                 store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
@@ -82,6 +89,7 @@ def similar(
         per_node=True,
         exclude_nodes=exclude_nodes,
         exclude_headings=exclude_headings,
+        exclude_oracle=True,
     )
 
 
@@ -126,6 +134,7 @@ def _rerank_by_words(
     text: str,
     vector: Sequence[float],
     exclude_nodes: frozenset[str],
+    evidence: dict[str, float] | None = None,
 ) -> list[tuple[int, float]]:
     """Note-level candidates (one heading per note, best first) with the first
     ``RERANK_NOTES``, joined by up to ``KEYWORD_NOTES`` found by the rarest words of
@@ -165,7 +174,7 @@ def _rerank_by_words(
     if len(head) < 2 or not words:
         return hits
     match = " OR ".join(quoted(words))
-    index_bm25, joining = _keyword_candidates(store, words, head, vector, exclude_nodes)
+    index_bm25, joining = _keyword_candidates(store, words, head, vector, exclude_nodes, {} if evidence is None else evidence)
     head += joining
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
     note_bm25 = bm25_scores([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)
@@ -190,6 +199,7 @@ def _keyword_candidates(
     head: list[tuple[int, float]],
     vector: Sequence[float],
     exclude_nodes: frozenset[str],
+    evidence: dict[str, float],
 ) -> tuple[dict[int, float], list[tuple[int, float]]]:
     """The index-wide word evidence for :func:`_rerank_by_words`: ``({heading id: BM25
     of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
@@ -199,7 +209,9 @@ def _keyword_candidates(
     first, each as ``(its best heading, its whole-note vector's cosine with vector)``
     (the lowest of ``head``'s scores for a file in no node, which has no note vector).
     Nothing when even the rarest word is in more headings than that: the query has no
-    word distinctive enough to find notes by.
+    word distinctive enough to find notes by. ``evidence`` gets every note found and
+    that BM25 (what :mod:`.relevance` scores by: it depends on the query and the note
+    only, not on the other candidates).
 
     Why: the vectors alone chose the candidates, and an embedding model that reads the
     notes poorly (an English-only one on Japanese notes) left out exactly the notes that
@@ -228,6 +240,8 @@ def _keyword_candidates(
         rare.append(word)
         held += counts[word]
     found = store.exact_word_hits(" OR ".join(quoted(rare)), KEYWORD_HEADINGS) if rare else []
+    oracle = store.oracle_headings(hit[0] for hit in found)
+    found = [hit for hit in found if hit[0] not in oracle]
     if not found:
         return {}, []
     owners = store.heading_owners([h for h, _ in head])
@@ -236,6 +250,7 @@ def _keyword_candidates(
         key = _note_key(node_id, path)
         if key not in exclude_nodes and key not in best:
             best[key] = (heading_id, score)
+    evidence.update((key, score) for key, (_, score) in best.items())
     head_keys = [_note_key(*owners[h]) if h in owners else None for h, _ in head]
     in_head = set(head_keys)
     new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][:KEYWORD_NOTES]

@@ -39,6 +39,11 @@ class Source:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def label(self) -> str:
+        """``Title``, or ``Title: Heading`` when the heading is another one."""
+        return self.title if self.heading == self.title or not self.heading else f"{self.title}: {self.heading}"
+
     def org_link(self, roam_dir: Path | None = None) -> str:
         """``[[id:NODE][Title]]``, or ``[[file:REL::LINE][Title]]`` for a note without ID
         (absolute when ``roam_dir`` is given)."""
@@ -62,6 +67,20 @@ def org_link_label(text: str) -> str:
 def sources_org_block(sources: Sequence[Source], roam_dir: Path | None = None) -> str:
     """An org list of the sources, ``- [n] [[id:...][Title]]`` per line."""
     return "\n".join(f"- [{s.n}] {s.org_link(roam_dir)}" for s in sources)
+
+
+def sources_plain_block(sources: Sequence[Source]) -> str:
+    """An org list of the sources without links, ``- [n] Title: Heading`` per line: what
+    an answer written into a note shows, so that org-roam lists no backlink for it (the
+    targets are in its ``:SOURCES:`` property, :func:`source_targets`)."""
+    return "\n".join(f"- [{s.n}] {org_link_label(s.label)}" for s in sources)
+
+
+def source_targets(sources: Sequence[Source]) -> str:
+    """The sources' targets in order, space-separated: each node's bare ID (no ``id:``:
+    org-roam collects links even in property drawers, never a bare ID), or
+    ``file:REL::LINE`` for a note without one. The ``:SOURCES:`` property's value."""
+    return " ".join(s.node_id if s.node_id else f"file:{s.file}::{s.line}" for s in sources)
 
 
 def sources_markdown_block(sources: Sequence[Source]) -> str:

@@ -177,3 +177,19 @@ def journal_order(groups: list[list], *, by_date: bool) -> list[list]:
     for slot, members in zip(slots, sorted((groups[i] for i in slots), key=day)):
         ordered[slot] = members
     return ordered
+
+
+def recency_weight(date: str | None, mtime_ns: int | None, half_life: float, now: dt.date) -> float:
+    """0.5 .. 1.0: halves the distance to 0.5 every ``half_life`` days of age."""
+    day = None
+    if date:
+        try:
+            day = dt.date.fromisoformat(date[:10])
+        except ValueError:
+            day = None
+    if day is None and mtime_ns:
+        day = dt.datetime.fromtimestamp(mtime_ns / 1e9).date()
+    if day is None:
+        return 0.75
+    age = max(0, (now - day).days)
+    return 0.5 + 0.5 * 0.5 ** (age / half_life)

@@ -20,9 +20,9 @@ async def suggest(request: web.Request) -> web.Response:
     index = request.app[index_key]
     q = parse_query(request, SuggestLinksQuery)
     if q.node:
-        body = await suggest_links(index, node_id=q.node, k=q.k)
+        body = await suggest_links(index, node_id=q.node, k=q.k, keep_all=q.all_)
     elif q.file:
-        body = await suggest_links(index, path=q.file, line=q.line, k=q.k)
+        body = await suggest_links(index, path=q.file, line=q.line, k=q.k, keep_all=q.all_)
     else:
         raise BadRequest("give node=ID, or file=REL&line=N")
     return web.json_response(body)

@@ -17,6 +17,7 @@ class SuggestLinksQuery(Request):
     file: RelPath | None = None
     line: Line = 1
     k: Count(100) = 10
+    all_: bool = Field(False, alias="all", description="also the suggestions below min_score, marked below_cutoff")
 
 
 class RejectionsQuery(Request):
@@ -51,7 +52,8 @@ class LinkSuggestion(Answer):
     title: str
     file: str
     line: int
-    score: float
+    score: float = Field(description="calibrated relevance in [0, 1], as /similar's")
+    below_cutoff: bool = Field(description="below min_score (only with all=true)")
     snippet: str
     link: str = Field(description="[[id:ID][Title]], to write into the note")
     heading: LinkPlace
@@ -62,6 +64,7 @@ class LinkSuggestions(Answer):
     node_id: str
     mode: Literal["keyword", "vector"]
     graph: bool = Field(description="whether the graph signal was fused in")
+    min_score: float | None = Field(description="the cut-off used (null: none, keyword mode)")
     suggestions: list[LinkSuggestion]
 
 

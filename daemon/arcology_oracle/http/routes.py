@@ -8,6 +8,7 @@ from aiohttp import web
 
 from ..answers import search as notes_search
 from ..answers import timeline
+from ..answers.relevance import min_score_for
 from ..answers.when import DateRange, explicit_range
 from .keys import index_key
 from .params import parse_body, parse_query
@@ -67,21 +68,27 @@ async def similar_get(request: web.Request) -> web.Response:
     q = parse_query(request, SimilarQuery)
     rng = await date_range_param(q.since, q.until)
     wide = q.k if rng is None else 100  # filtered by date below
+    options = {"exclude_linked": q.exclude_linked, "same_file": q.same_file, "keep_all": q.all_}
     if q.node:
-        mode, results = await notes_search.similar_to_node(index, q.node, wide, exclude_linked=q.exclude_linked)
+        mode, results = await notes_search.similar_to_node(index, q.node, wide, **options)
     elif q.file:
-        mode, results = await notes_search.similar_to_line(index, q.file, q.line, wide, exclude_linked=q.exclude_linked)
+        mode, results = await notes_search.similar_to_line(index, q.file, q.line, wide, **options)
     else:
         raise web.HTTPBadRequest(text="give node=ID, or file=REL&line=N (or POST a JSON text)")
-    return results_response(mode, in_range(results, rng, q.k), rng, **_fallback_note(mode))
+    return results_response(
+        mode, in_range(results, rng, q.k), rng, min_score=min_score_for(mode, index.settings.min_score), **_fallback_note(mode)
+    )
 
 
 @routes.post("/similar")
 async def similar_post(request: web.Request) -> web.Response:
     body = await parse_body(request, SimilarText)
     rng = await date_range_param(body.since, body.until)
-    mode, results = await notes_search.similar_to_text(request.app[index_key], body.text, body.k if rng is None else 100)
-    return results_response(mode, in_range(results, rng, body.k), rng, **_fallback_note(mode))
+    index = request.app[index_key]
+    mode, results = await notes_search.similar_to_text(index, body.text, body.k if rng is None else 100, keep_all=body.all_)
+    return results_response(
+        mode, in_range(results, rng, body.k), rng, min_score=min_score_for(mode, index.settings.min_score), **_fallback_note(mode)
+    )
 
 
 @routes.get("/journal")

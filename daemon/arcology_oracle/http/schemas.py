@@ -88,6 +88,8 @@ class SimilarQuery(Dated):
     line: Line = 1
     k: Count(100) = 10
     exclude_linked: bool = Field(False, description="leave out notes linked from or to the node")
+    same_file: bool = Field(False, description="also the nodes enclosing the query's node or nested in it")
+    all_: bool = Field(False, alias="all", description="also the results below min_score, marked below_cutoff")
 
 
 class JournalQuery(Dated):
@@ -113,6 +115,7 @@ class AskQuery(Request):
 class SimilarText(Dated):
     text: Annotated[Text, Field(max_length=MAX_TEXT)]
     k: Count(100) = 10
+    all_: bool = Field(False, alias="all", description="also the results below min_score, marked below_cutoff")
 
 
 class AskRequest(Dated):
@@ -214,6 +217,9 @@ class Hits(Answer):
     results: list[Result]
     note: str | None = Field(None, description="why the answer is in keyword mode")
     date_range: DateRangeUsed | None = None
+    min_score: float | None = Field(
+        None, description="/similar: the cut-off used (null: none, keyword mode; /search never cuts)"
+    )
 
 
 class Journal(Answer):

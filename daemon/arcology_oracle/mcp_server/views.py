@@ -27,7 +27,11 @@ class Hit(BaseModel):
     line: int
     snippet: str = Field(description="a short excerpt of the matching text")
     date: str | None = Field(None, description="the heading's date (YYYY-MM-DD) when known")
-    role: str | None = Field(None, description="'oracle' for an answer the assistant itself wrote earlier (not the user's own note)")
+    role: str | None = Field(
+        None,
+        description="'oracle' for an answer the assistant itself wrote earlier, 'conversation' for another turn"
+        " of a conversation with it (neither is the user's own note)",
+    )
     link: str = Field(description="an org link to cite the note with")
 
 

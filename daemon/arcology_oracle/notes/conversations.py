@@ -13,8 +13,9 @@ Who speaks in a turn:
    user's; when none is, the turns alternate user, oracle, user... (first one user).
 
 :func:`render_answer` writes the oracle's reply as a heading one level below the root,
-with a property drawer (``ROLE``, ``ORACLE_MODEL``, ``CREATED``) and the sources as
-``[[id:...][title]]`` links, ready to insert.
+with a property drawer (``ROLE``, ``ORACLE_MODEL``, ``CREATED``, ``SOURCES``) and the
+sources as a plain list (or ``[[id:...][title]]`` links, ``answer_source_links``), ready
+to insert.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ _FENCE = re.compile(r"^([ \t]*)```[ \t]*([\w+-]*)[ \t]*$")
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _STAR_LINE = re.compile(r"^([ \t]*)(\*+)([ \t]+)(.*)$")
 _SOURCES_LINE = re.compile(r"^[ \t]*Sources:[ \t]*$")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:-|\+|\d+[.)])[ \t]")
 _CITATION = re.compile(r"[ \t]?\[\d{1,3}\]")
 
 
@@ -265,6 +267,27 @@ def org_safe(text: str) -> str:
     return "\n".join(out).strip()
 
 
+def without_sources_lists(text: str) -> str:
+    """``text`` without the ``Sources:`` lists the daemon writes (a ``Sources:`` line and
+    the list items right under it), whose links are its citations, not the user's links."""
+    out: list[str] = []
+    in_list = False
+    for line in text.split("\n"):
+        if _SOURCES_LINE.match(line):
+            in_list = True
+            continue
+        if in_list and _LIST_ITEM.match(line):
+            continue
+        in_list = False
+        out.append(line)
+    return "\n".join(out)
+
+
+def is_sources_list(paragraph: str) -> bool:
+    """Whether a paragraph is one of the daemon's ``Sources:`` lists."""
+    return bool(_SOURCES_LINE.match(paragraph.split("\n", 1)[0]))
+
+
 def is_oracle_answer(properties: dict[str, str]) -> bool:
     """Whether a heading with these properties is one of the oracle's own answers (its
     ``:ROLE:`` names the assistant, as :func:`render_answer` writes)."""
@@ -285,15 +308,19 @@ def render_answer(
     when: datetime,
     title: str = "Oracle",
     used_notes: bool = True,
+    source_targets: str | None = None,
 ) -> str:
-    """The oracle's heading at ``level`` (the root's level + 1): properties, the answer
-    (see :func:`org_safe`), then ``Sources:`` and ``sources_block`` (an org list)."""
+    """The oracle's heading at ``level`` (the root's level + 1): properties (``SOURCES``
+    when ``source_targets`` is given: the cited notes' IDs in order), the answer (see
+    :func:`org_safe`), then ``Sources:`` and ``sources_block`` (an org list)."""
+    sources = [f":SOURCES:  {source_targets}"] if source_targets and used_notes else []
     lines = [
         f"{'*' * level} {title}",
         ":PROPERTIES:",
         ":ROLE:     oracle",
         f":ORACLE_MODEL: {model}",
         f":CREATED:  {org_timestamp(when)}",
+        *sources,
         ":END:",
         org_safe(answer),
         "",

@@ -62,6 +62,7 @@ from .org_syntax import (
     split_lines,
     split_roam_list,
 )
+from .conversations import is_oracle_answer, without_sources_lists
 from .orgparse_safe import load_org
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
 from .records import Heading, ParsedFile
@@ -194,7 +195,7 @@ def _build(
                 tags=tags_of_file, todo=None, properties=file_props, body=body,
                 text=link_text(_TEXT_KEYWORD_RE.sub("", body)).strip(),
                 start_line=1, end_line=root.end_linenumber, node_title=file_title,
-                links=id_links(body), date=file_date, date_source=file_date_source,
+                links=_user_links(body, file_props), date=file_date, date_source=file_date_source,
             )
         )  # fmt: skip
 
@@ -237,10 +238,19 @@ def _build(
                 tags=tags, todo=node.todo, properties=props, body=body,
                 text=link_text(body).strip(), start_line=node.linenumber,
                 end_line=node.end_linenumber, node_title=frame.node_title,
-                links=id_links(heading_line + "\n" + body), date=frame.date, date_source=frame.date_source,
+                links=_user_links(heading_line + "\n" + body, props), date=frame.date, date_source=frame.date_source,
             )
         )  # fmt: skip
     return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings)
+
+
+def _user_links(raw: str, properties: dict[str, str]) -> tuple[str, ...]:
+    """The ``id:`` links of a heading that are the user's: none in the oracle's own
+    answers (``:ROLE: oracle``), none in the ``Sources:`` lists the daemon writes. They
+    are its citations and must not count in the link graph (suggestions, similarity)."""
+    if is_oracle_answer(properties):
+        return ()
+    return id_links(without_sources_lists(raw))
 
 
 def _drawer(

@@ -10,9 +10,11 @@ neighbours, tag holders or candidates.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable
 
+from ..notes.conversations import ORACLE_ROLES
 from .connection import StoreBase
 
 
@@ -100,3 +102,54 @@ class LinkGraph(StoreBase):
         for label, node in rows:
             out.setdefault(label, set()).add(node)
         return out
+
+    def links_from(self, node_id: str) -> set[str]:
+        """The nodes ``node_id`` links to (not those linking to it)."""
+        return {r[0] for r in self.conn.execute("SELECT dst_node FROM links WHERE src_node = ?", (node_id,))}
+
+    # -- the oracle's own headings and conversations ----------------------------------
+
+    def oracle_headings(self, ids: Iterable[int]) -> set[int]:
+        """Those of the heading ``ids`` that are the oracle's own answers (``:ROLE:
+        oracle`` or another assistant role: :func:`~arcology_oracle.notes.conversations.is_oracle_answer`)."""
+        ids = list(ids)
+        if not ids:
+            return set()
+        rows = self.conn.execute(
+            f"SELECT id FROM headings WHERE id IN (SELECT value FROM json_each(?)) AND {_ORACLE_SQL}",
+            (json.dumps(ids),),
+        )
+        return {r[0] for r in rows}
+
+    def role_outlines(self, paths: Iterable[str]) -> dict[str, list[tuple[int, int, str]]]:
+        """For each of ``paths`` holding a heading with a ``:ROLE:`` property, ``(start
+        line, level, role)`` of every heading of the file in file order (role lower-case,
+        ``""`` for none); files without one are not in the answer."""
+        paths = sorted(set(paths))
+        if not paths:
+            return {}
+        having = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT DISTINCT f.path FROM headings h JOIN files f ON f.id = h.file"
+                " WHERE f.path IN (SELECT value FROM json_each(?)) AND json_extract(h.properties, '$.ROLE') IS NOT NULL",
+                (json.dumps(paths),),
+            )
+        ]
+        out: dict[str, list[tuple[int, int, str]]] = {}
+        for path in having:
+            out[path] = [
+                (r[0], r[1], (r[2] or "").strip().lower())
+                for r in self.conn.execute(
+                    "SELECT h.start_line, h.level, json_extract(h.properties, '$.ROLE') FROM headings h"
+                    " JOIN files f ON f.id = h.file WHERE f.path = ? ORDER BY h.start_line",
+                    (path,),
+                )
+            ]
+        return out
+
+
+# A heading row that is one of the oracle's answers, in SQL (the roles of notes.conversations).
+_ORACLE_SQL = "lower(trim(json_extract(properties, '$.ROLE'))) IN ({})".format(
+    ", ".join(f"'{role}'" for role in sorted(ORACLE_ROLES))
+)

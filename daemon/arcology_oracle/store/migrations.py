@@ -291,6 +291,22 @@ def m009_reread_for_drawer_case(conn) -> None:
 
 
 @migration
+def m010_reread_oracle_citations(conn) -> None:
+    # The reader no longer counts the links of the oracle's own answers (:ROLE: oracle)
+    # and of the "Sources:" lists the daemon writes as the user's links (the link graph,
+    # suggestions and similarity read them). The files holding either are marked changed
+    # so the next reconcile re-reads them; no other file is touched.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = '' WHERE id IN (
+            SELECT file FROM headings
+            WHERE json_extract(properties, '$.ROLE') IS NOT NULL OR body LIKE '%Sources:%'
+        );
+        """
+    )
+
+
+@migration
 def m011_dialogue_turns(conn) -> None:
     # Dialogue headings (notes/dialogue.py) are kept per turn, with speaker and time, and
     # their chunks are scenes naming their first and last turn, so that retrieval works

@@ -1,0 +1,162 @@
+"""Scores a person can read: one calibrated number per result, and the cut-off below it.
+
+A result's ``score`` (``/similar``, ``/suggest-links``, ``/search``) is an estimate of the
+chance that the user links the query's note and the result's: the share of pairs scoring
+about that much that were linked, measured on real notes with their links taken out
+(BENCHMARKS.md, "Relevance a person can read"). It is a fixed logistic transform of three
+things that depend on the query and the result alone, never on the other results, on
+``k`` or on the route:
+
+* ``vector``: the mean of the cosine similarity of the query's vector with the result's
+  heading (its best chunk) and with the result's whole note (the mean of its vectors);
+* ``words``: ``log(1 + BM25)`` of the result note's best heading for the query's rarest
+  words in the whole index (/similar and /suggest-links by node or heading; 0 elsewhere);
+* ``graph``: ``log(1 + the graph signal)`` (:func:`.graph.graph_scores`: shared links,
+  refs and tags weighted by rarity; 0 when it is off or the query is no node). Its weight
+  is 0 for now: the copies the fit ran on have no links left (only tags and refs), where
+  it predicted nothing; the graph still orders the results (:mod:`.graph`);
+* ``duplicate``: how far ``vector`` is above ``DUPLICATE_FROM``. Near-copies (notes made
+  from one template, a text pasted twice) are seldom linked: on the notes measured, no
+  pair above 0.9 was, so the chance falls again at the top.
+
+``score = 1 / (1 + exp(-(B0 + B_VECTOR * vector + B_WORDS * words + B_GRAPH * graph
++ B_DUPLICATE * duplicate)))``.
+
+So the same pair of headings scores the same at ``k=5`` and ``k=10``, from ``/similar``
+and from ``/suggest-links``. The results keep the order their ranking gave them: it
+weighs each candidate against the others (the words they share with the query, among
+them; :mod:`.similarity`), which found more of the links than the pair's evidence alone,
+so a result may score a little above the one before it. ``Settings.min_score`` is the
+cut-off of /similar and /suggest-links (:func:`cut`); /search shows the same kind of
+score and cuts nothing. In keyword mode (no vectors yet, or the embedder is down) there is
+no vector part: the score is then ``BM25 / (BM25 + 10)`` of the keyword match, not
+calibrated, and nothing is cut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..store import Store
+from . import retrieval
+
+# Fitted by bench/cutoff.py --fit (logistic regression of "linked" on the features, the
+# top 10 of every query pooled; real notes with their links taken out, all-MiniLM-L6-v2);
+# see BENCHMARKS.md, "Relevance a person can read".
+B0 = -4.73
+B_VECTOR = 3.356
+B_WORDS = 0.541
+B_GRAPH = 0.0
+B_DUPLICATE = -16.201
+DUPLICATE_FROM = 0.8
+KEYWORD_HALF = 10.0
+
+
+@dataclass(slots=True)
+class Signals:
+    """What a query scores its results by: its vector (None in keyword mode), the word
+    evidence by note key (:func:`.similarity.similar`'s ``words``) and the graph signal
+    by node (:func:`.graph.graph_scores`)."""
+
+    vector: Sequence[float] | None
+    words: dict[str, float] = field(default_factory=dict)
+    graph: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The features of one (query, result) pair (see the module docstring)."""
+
+    vector: float
+    words: float
+    graph: float
+
+    @property
+    def duplicate(self) -> float:
+        return max(0.0, self.vector - DUPLICATE_FROM)
+
+
+def calibrated(e: Evidence) -> float:
+    """The score of a pair with evidence ``e``, in (0, 1)."""
+    x = B0 + B_VECTOR * e.vector + B_WORDS * e.words + B_GRAPH * e.graph + B_DUPLICATE * e.duplicate
+    return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
+
+
+def evidence(store: Store, results: Sequence[retrieval.Result], signals: Signals) -> list[Evidence | None]:
+    """Each result's :class:`Evidence`, None for all in keyword mode (no query vector)."""
+    if signals.vector is None or not results:
+        return [None] * len(results)
+    query = np.asarray(signals.vector, dtype=np.float64)
+    heads = _heading_cosines(store, query, results)
+    nodes = store.node_vectors([r.node_id for r in results if r.node_id])
+    out: list[Evidence | None] = []
+    for r, head in zip(results, heads):
+        note = nodes.get(r.node_id) if r.node_id else None
+        whole = head if note is None else float(np.dot(query, note))
+        key = r.node_id or f"file:{r.file}"
+        out.append(
+            Evidence(
+                vector=(head + whole) / 2,
+                words=math.log1p(max(0.0, signals.words.get(key, 0.0))),
+                graph=math.log1p(signals.graph.get(r.node_id, 0.0)) if r.node_id else 0.0,
+            )
+        )
+    return out
+
+
+def rescore(store: Store, results: Sequence[retrieval.Result], signals: Signals) -> list[retrieval.Result]:
+    """``results``, in their order, with calibrated scores (see the module docstring)."""
+    found = evidence(store, results, signals)
+    return [
+        dataclasses.replace(r, score=round(_keyword_score(r.score) if e is None else calibrated(e), 6))
+        for r, e in zip(results, found)
+    ]
+
+
+def cut(results: Sequence[retrieval.Result], min_score: float | None, *, keep_all: bool = False) -> list[retrieval.Result]:
+    """``results`` at or above ``min_score`` (None: no cut-off); with ``keep_all`` the
+    others too, marked ``below_cutoff``."""
+    if min_score is None:
+        return list(results)
+    out = []
+    for r in results:
+        if r.score >= min_score:
+            out.append(r)
+        elif keep_all:
+            out.append(dataclasses.replace(r, below_cutoff=True))
+    return out
+
+
+def min_score_for(mode: str, min_score: float) -> float | None:
+    """The cut-off a ``mode`` answer uses: none in keyword mode (its scores are not
+    calibrated)."""
+    return None if mode == "keyword" else min_score
+
+
+def _keyword_score(raw: float) -> float:
+    raw = max(0.0, float(raw))
+    return raw / (raw + KEYWORD_HALF)
+
+
+def _heading_cosines(store: Store, query: np.ndarray, results: Sequence[retrieval.Result]) -> list[float]:
+    """The cosine of ``query`` with each result's heading (its best chunk; 0 when none
+    of its chunks is embedded)."""
+    rows = [store.heading_at(r.file, r.line) for r in results]
+    ids = [row["id"] for row in rows if row is not None]
+    chunks = store.heading_chunks(ids)
+    vectors = store.vectors_for_hashes([h for cs in chunks.values() for h, _ in cs])
+    out = []
+    for row in rows:
+        best = None
+        for text_hash, _ in chunks.get(row["id"], []) if row is not None else []:
+            v = vectors.get(text_hash)
+            if v is not None:
+                cos = float(np.dot(query, v))
+                best = cos if best is None else max(best, cos)
+        out.append(0.0 if best is None else best)
+    return out

@@ -1,0 +1,49 @@
+"""Who wrote a heading: the user's notes, a conversation with the oracle, or the oracle.
+
+A result's ``role`` (``/search``, ``/similar``...) is ``"oracle"`` for the oracle's own
+answers (``:ROLE: oracle`` or another assistant role, as
+:func:`~arcology_oracle.notes.conversations.render_answer` writes), ``"conversation"``
+for the other turns of a conversation (a heading whose ``:ROLE:`` names the user, or a
+sibling of an oracle answer: the turns are the children of the conversation's root) and
+None for a note. Clients mark the first two; /similar and /suggest-links never return
+the oracle's answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..notes.conversations import ORACLE_ROLES, USER_ROLES
+from ..store import Store
+
+ORACLE = "oracle"
+CONVERSATION = "conversation"
+
+
+def roles_of(store: Store, rows: Iterable[dict]) -> dict[int, str | None]:
+    """``{heading id: role}`` for the heading ``rows`` (see the module docstring): one
+    query for their files, one more per file that holds a ``:ROLE:`` property."""
+    rows = list(rows)
+    outlines = store.role_outlines(row["file"] for row in rows)
+    by_file: dict[str, dict[int, str]] = {path: conversation_lines(outline) for path, outline in outlines.items()}
+    return {row["id"]: by_file.get(row["file"], {}).get(row["start_line"]) for row in rows}
+
+
+def conversation_lines(outline: list[tuple[int, int, str]]) -> dict[int, str]:
+    """``{start line: role}`` of the headings of one file's ``(start line, level,
+    role)`` outline that are not the user's notes (see the module docstring)."""
+    parents: list[int | None] = []
+    stack: list[tuple[int, int]] = []  # (level, index)
+    for i, (_, level, _) in enumerate(outline):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        parents.append(stack[-1][1] if stack else None)
+        stack.append((level, i))
+    roots = {parents[i] for i, (_, _, role) in enumerate(outline) if role in ORACLE_ROLES}
+    out: dict[int, str] = {}
+    for i, (line, _, role) in enumerate(outline):
+        if role in ORACLE_ROLES:
+            out[line] = ORACLE
+        elif role in USER_ROLES or (parents[i] in roots and parents[i] is not None):
+            out[line] = CONVERSATION
+    return out
