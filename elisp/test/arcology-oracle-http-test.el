@@ -186,9 +186,9 @@ what the callback and the errback got, in order."
       (should-not errors)
       (let ((results (alist-get 'results (car answers))))
         (should (equal (mapcar (lambda (r) (alist-get 'title r)) results)
-                       '("Bread Hydration" "2024-03-01" "Baker's percentages")))
-        (should (equal (alist-get 'heading (nth 1 results)) "Baked a sourdough loaf"))
-        (should-not (alist-get 'heading_id (nth 1 results)))
+                       '("Bread Hydration" "Baker's percentages" "2024-03-01")))
+        (should (equal (alist-get 'heading (nth 2 results)) "Baked a sourdough loaf"))
+        (should-not (alist-get 'heading_id (nth 2 results)))
         (should (string-suffix-p "proc…" (alist-get 'snippet (car results))))))
     (should (string-prefix-p
              "GET /similar?node=adda0990-28e8-487f-ae0a-eda5a8987581&k=3 HTTP/1.1\r\n"

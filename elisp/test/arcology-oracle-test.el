@@ -566,9 +566,14 @@
         (save-excursion
           (should-not (org-get-next-sibling)))
         (should (equal (org-entry-get nil "ROLE") "oracle"))
+        ;; Sources are IDs in a property and a readable list, not links: a cited note
+        ;; gains no org-roam backlink.
+        (should (string-match-p "\\`[-0-9a-f]+\\( [-0-9a-f]+\\)*\\'"
+                                (org-entry-get nil "SOURCES")))
         (let ((answer (buffer-substring-no-properties
                        (point) (save-excursion (org-end-of-subtree t t) (point)))))
-          (should (string-match-p "\\[\\[id:" answer))
+          (should (string-match-p "^Sources:\n- \\[1\\] " answer))
+          (should-not (string-match-p "\\[\\[id:" answer))
           (should-not (string-match-p "^\\* " answer)))
         (should (string-suffix-p "* Later heading\nStays last.\n" (buffer-string)))
         ;; Well-formed: the parser sees a headline at level 3 under the conversation.
