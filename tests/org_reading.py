@@ -176,6 +176,7 @@ class OrgProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.proc.stderr.close()
 
     def _ask(self, request: dict):
         assert self.proc is not None and self.proc.poll() is None, "the Org process has exited"
