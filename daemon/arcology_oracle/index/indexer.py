@@ -30,7 +30,9 @@ from pathlib import Path
 from ..config import Settings
 from ..ollama.embed import Embedder, prefixes_key
 from ..notes.files import is_indexable_path, iter_org_files
+from ..notes.records import ParsedFile
 from ..store import Store
+from .appends import appended_headings
 from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error
 
 log = logging.getLogger(__name__)
@@ -179,6 +181,23 @@ class Indexer:
                     report.deleted += 1
             self._checkpoint(report)
             return report
+
+    def index_appended(self, rel: str, before: bytes, added: bytes, st: os.stat_result) -> bool:
+        """Index the headings ``added`` appended to the indexed file ``rel`` (whose bytes
+        were ``before``; ``st`` its stat after), reading only them (see :mod:`.appends`).
+        False, and nothing done, when the store does not hold ``before`` for ``rel``: the
+        caller then indexes the whole file."""
+        with self._lock:
+            row = self.store.file_row(rel)
+            if row is None or row["hash"] != hashlib.sha256(before).hexdigest():
+                return False
+            headings, chunks = appended_headings(
+                before, added, rel, self._parse_options, title=row["title"], file_id=row["file_node"]
+            )
+            parsed = ParsedFile(path=rel, title=row["title"], file_id=row["file_node"], headings=headings)
+            file_hash = hashlib.sha256(before + added).hexdigest()
+            pending = self.store.append_headings(parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=file_hash, chunks=chunks)
+            return pending is not None
 
     def _checkpoint(self, report: IndexReport) -> None:
         if report.indexed or report.deleted:

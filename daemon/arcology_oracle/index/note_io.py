@@ -1,0 +1,345 @@
+"""The only code that writes the user's notes: appending a capture and removing one, so
+that no byte anyone else wrote is ever lost, hidden or changed.
+
+**Appending** (:func:`append_note`) writes in place with ``O_APPEND``, one ``write`` of
+the whole capture: whatever another program appends before or after lands in the file
+too (the kernel places each ``O_APPEND`` write at the end, atomically). Nothing is
+renamed, so symlinks, hard links, permissions, owners and extended attributes stay; no
+temporary file exists, so none can be left behind (:func:`remove_stale_temp_files`
+clears the ones older versions could leave). The tail of the file is read first, for
+its line ending and whether a separator line ending is needed; a write lease (below) is
+taken when it can be, so no other program can write between that read and the append.
+
+**Removing** (:func:`remove_from_note`) must take bytes out, which no single system
+call does without a race against another writer, so it runs only under a Linux write
+lease (``F_SETLEASE``, ``F_WRLCK``): the kernel grants it only while no other process
+has the file open, and any process that opens it meanwhile (to write or truncate) waits
+until it is released. So between reading the file, checking the capture's hash and
+writing the result, no other write can happen, and none can be dropped. A file another
+program keeps open cannot be leased: the forget is refused (409), never guessed. The
+bytes after the capture are moved down with ``pwrite`` then the file is truncated: a
+crash in between can duplicate some of those bytes, never lose them. An editor that
+saves by renaming a new file over the note (Emacs's first save with backups) does not
+open it; that case is caught after the write (the path no longer names the same file),
+the old file is put back byte for byte and the forget is refused. Where leases are not
+available (not Linux, a file owned by another user), forget is refused with 409.
+
+Every refusal is a :class:`~arcology_oracle.errors.Conflict` naming the path and what is
+wrong: a directory, a FIFO or other non-regular file (opened without blocking, so the
+writer never hangs), a read-only file (no write permission bit, as Emacs would refuse to
+save it), a directory that cannot be created or written, a file in UTF-16/32 or with
+bytes that are not UTF-8 (the daemon writes UTF-8 only; a UTF-8 BOM stays). A note whose
+real path (after every symlink) is outside the roam directory raises :class:`LeadsOut`.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import re
+import signal
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Conflict
+from ..notes.capture import Removal, file_eol, needs_separator
+
+log = logging.getLogger(__name__)
+
+LEASE_ATTEMPTS = 12  # ~0.4 s of tries in all, for a file another program opens briefly
+_PROC_FD = os.path.isdir("/proc/self/fd")
+_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
+_FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+class LeadsOut(Conflict):
+    """The note's real path is outside the roam directory (a symlink leads out)."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What :func:`append_note` wrote: ``added`` at byte ``start`` after ``before`` (the
+    file's bytes up to there), the heading on 1-based ``line``; ``st`` is the file's
+    stat after the write, and ``alone`` says the file is exactly ``before + added``."""
+
+    before: bytes
+    added: bytes
+    start: int
+    line: int
+    st: os.stat_result
+    alone: bool
+    real_rel: str
+
+
+def prepare_leases() -> None:
+    """Ignore SIGIO, which the kernel sends a lease holder when another process opens
+    the file (its default action would end the daemon). Main thread only; elsewhere
+    leases stay unused unless SIGIO is already handled."""
+    if hasattr(fcntl, "F_SETLEASE") and threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
+            signal.signal(signal.SIGIO, signal.SIG_IGN)
+
+
+def _leases_usable() -> bool:
+    return hasattr(fcntl, "F_SETLEASE") and signal.getsignal(signal.SIGIO) not in (signal.SIG_DFL, None)
+
+
+def _take_lease(fd: int, attempts: int) -> bool:
+    """Whether a write lease on ``fd`` was granted (see the module docstring)."""
+    if not _leases_usable():
+        return False
+    for attempt in range(attempts):
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EBUSY):
+                return False  # not the owner, a file system without leases...
+        if attempt + 1 < attempts:
+            time.sleep(min(0.001 * 2**attempt, 0.1))
+    return False
+
+
+def _release_lease(fd: int) -> None:
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    except OSError:
+        pass
+
+
+def leads_out(root: Path, rel: str) -> bool:
+    """Whether the path ``rel`` resolves (through symlinks) to a place outside ``root``."""
+    return not _inside(os.path.realpath(root / rel), os.path.realpath(root))
+
+
+def _inside(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _open(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int, os.stat_result, bool] | None:
+    """``(fd, stat, created)`` for the regular file ``rel`` below ``root``, opened for
+    writing without blocking; None when it does not exist and ``create`` is false."""
+    path = root / rel
+    _check_directory(root, path.parent)
+    flags = _FLAGS | (os.O_APPEND if append else 0)
+    created = False
+    for _ in range(3):
+        try:
+            fd = os.open(path, flags)
+            break
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+                created = True
+                break
+            except FileExistsError:
+                continue  # created meanwhile: open it as it is
+            except OSError as exc:
+                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}") from None
+        except IsADirectoryError:
+            raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
+        except PermissionError:
+            raise Conflict(f"{rel} is read-only (no write permission): not changed") from None
+        except OSError as exc:
+            raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed") from None
+    else:
+        raise Conflict(f"{rel} kept appearing and disappearing: not written")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Conflict(f"{rel} is not a regular file ({_kind(st.st_mode)}): not written")
+        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(path)
+        real_root = os.path.realpath(root)
+        if not _inside(real, real_root):
+            raise LeadsOut(f"{rel} is a link to a file outside the notes directory")
+        if not st.st_mode & 0o222:
+            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}): not changed")
+        if created:
+            log.info("created %s", rel)
+        return fd, st, created
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_directory(root: Path, directory: Path) -> None:
+    """The note's directory exists (it is created when missing) and is a directory."""
+    shown = os.path.relpath(directory, root)
+    shown = "the notes directory" if shown == "." else shown
+    if directory.is_dir():
+        return
+    if directory.exists() or directory.is_symlink():
+        raise Conflict(f"{shown} is not a directory ({directory}): nothing was written")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except PermissionError:
+        raise Conflict(f"cannot create the directory {shown}: permission denied") from None
+    except OSError as exc:
+        raise Conflict(f"cannot create the directory {shown}: {exc.strerror or exc}") from None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a directory")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read_all(fd: int) -> bytes:
+    parts, offset = [], 0
+    while part := os.pread(fd, 1 << 20, offset):
+        parts.append(part)
+        offset += len(part)
+    return b"".join(parts)
+
+
+def check_encoding(data: bytes, rel: str) -> None:
+    """Conflict unless ``data`` is UTF-8 (with or without a BOM), the daemon's only encoding."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        raise Conflict(f"{rel} is encoded in UTF-16 or UTF-32; arcology-oracle writes UTF-8 only: not changed")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Conflict(f"{rel} holds bytes that are not UTF-8 (at byte {exc.start}); arcology-oracle writes "
+                       "UTF-8 only: not changed") from None  # fmt: skip
+
+
+def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
+    done = 0
+    while done < len(data):
+        if offset is None:
+            done += os.write(fd, data[done:])
+        else:
+            done += os.pwrite(fd, data[done:], offset + done)
+
+
+def append_note(root: Path, rel: str, build: Callable[[bytes, bool], bytes], head: bytes | None) -> Appended:
+    """Append ``build(eol, separator)`` to the note ``rel`` (``eol`` its line ending,
+    ``separator`` whether it needs one first), creating it with ``head`` (LF line
+    endings) when ``head`` is given and it does not exist. See the module docstring."""
+    opened = _open(root, rel, append=True, create=head is not None)
+    assert opened is not None
+    fd, st, created = opened
+    try:
+        real_rel = _real_rel(root, fd, rel)
+        leased = _take_lease(fd, 1)
+        try:
+            data = _read_all(fd)
+            check_encoding(data, rel)
+            eol = file_eol(data)
+            separator = needs_separator(data, eol)
+            lead = head if created and head and not data else b""
+            payload = lead + build(eol, separator)
+            _write_all(fd, payload)
+            end = os.lseek(fd, 0, os.SEEK_CUR)
+            os.fsync(fd)
+            after = os.fstat(fd)
+        finally:
+            if leased:
+                _release_lease(fd)
+        start = end - len(payload)
+        before = data if start == len(data) else os.pread(fd, start, 0)
+        line = before.count(eol) + lead.count(b"\n") + (1 if separator else 0) + 1
+        alone = start == len(data) and after.st_size == end
+        return Appended(before, payload, start, line, after, alone, real_rel)
+    finally:
+        os.close(fd)
+
+
+def _real_rel(root: Path, fd: int, rel: str) -> str:
+    """The path of the open file relative to the real roam directory (``rel`` itself
+    unless a symlink on the way leads elsewhere inside it)."""
+    real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
+    return Path(os.path.relpath(real, os.path.realpath(root))).as_posix()
+
+
+def remove_from_note(
+    root: Path, rel: str, plan: Callable[[bytes], Removal | None]
+) -> tuple[Removal, bytes, os.stat_result] | None:
+    """Remove what ``plan(bytes)`` says from the note ``rel``, under a write lease; None
+    when it does not exist or ``plan`` returns None. Returns the removal, the new bytes
+    and the stat after. ``plan``'s exceptions pass through, the file untouched."""
+    opened = _open(root, rel, append=False, create=False)
+    if opened is None:
+        return None
+    fd = opened[0]
+    try:
+        if not _take_lease(fd, LEASE_ATTEMPTS):
+            raise Conflict(
+                f"{rel} is open in another program (or cannot be locked on this system): forgetting needs it "
+                "closed for a moment, so that no write of that program can be lost; try again"
+            )
+        try:
+            data = _read_all(fd)
+            removal = plan(data)
+            if removal is None:
+                return None
+            tail = data[removal.end :]
+            _write_all(fd, tail, removal.start)
+            os.ftruncate(fd, removal.start + len(tail))
+            os.fsync(fd)
+            after = os.fstat(fd)
+            try:
+                now = os.stat(root / rel)
+                same = (now.st_dev, now.st_ino) == (after.st_dev, after.st_ino)
+            except OSError:
+                same = False
+            if not same:  # renamed away meanwhile: this is no longer the note
+                _write_all(fd, data[removal.start :], removal.start)
+                os.ftruncate(fd, len(data))
+                os.fsync(fd)
+                raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+            return removal, data[: removal.start] + tail, after
+        finally:
+            _release_lease(fd)
+    finally:
+        os.close(fd)
+
+
+def read_note(root: Path, rel: str) -> bytes | None:
+    """The bytes of the regular file ``rel`` inside ``root`` (read without blocking), or
+    None when it is missing or not a regular file inside the root."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
+        if not stat.S_ISREG(st.st_mode) or not _inside(real, os.path.realpath(root)):
+            return None
+        return _read_all(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_stale_temp_files(directories: list[Path]) -> int:
+    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
+    rewriting a note) could leave in ``directories``; returns how many went."""
+    removed = 0
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            path = directory / name
+            if _STALE_TMP_RE.fullmatch(name) and path.is_file() and not path.is_symlink():
+                try:
+                    path.unlink()
+                    removed += 1
+                except OSError as exc:
+                    log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
+    if removed:
+        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
+    return removed
+
