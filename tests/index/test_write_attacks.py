@@ -441,7 +441,7 @@ async def test_7_memorize_then_forget_restores_a_daily_without_final_newline(tmp
 
 # -- 8. kill -9 leaves nothing behind ----------------------------------------------------
 
-KILL_ATTEMPTS = 6
+KILL_ATTEMPTS = 3
 
 
 async def test_8_kill_9_during_a_capture_leaves_no_copy_of_the_daily(tmp_path, roam, fake_ollama):
