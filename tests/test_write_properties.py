@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from arcology_oracle.config import load_settings
@@ -209,7 +209,7 @@ class Checker:
         reading = self.read(ex)
         assert reading.eol == (1 if crlf else 2 if cr else 0) or not (cr or lf), (what, reading.eol, reading.coding)
         rows = await self.index.read(lambda s: s.file_headings(ex.rel))
-        assert index_view(rows) == org_view(reading), f"{what}: the index and Org disagree"
+        assert index_view(rows) == org_view(reading), f"{what}: the index and Org disagree on {data!r}"
         private = reading.private_lines()
         top = [r for r in rows if r["level"] == 0]
         file_private = any(t.casefold() in ("private", "crypt") for t in reading.top.tags) or (
@@ -453,4 +453,6 @@ async def run_example(checker: Checker, roam: Path, number: int, spec: dict, ste
 @given(daily=daily_spec, steps=st.lists(step_spec, min_size=1, max_size=6))
 def test_captures_and_forgets_keep_every_users_byte_and_how_org_reads_it(world, daily, steps):
     loop, checker, roam, numbers = world
+    note(f"daily: {daily!r}")
+    note(f"steps: {steps!r}")
     loop.run_until_complete(run_example(checker, roam, next(numbers), daily, steps))
