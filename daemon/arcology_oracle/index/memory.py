@@ -73,6 +73,8 @@ class Memory:
         self.settings = index.settings
         self.after_index = after_index
         self._lock = asyncio.Lock()  # one edit of the notes at a time
+        # The state each note was left in by this daemon's last capture (see note_io).
+        self._states: dict[str, note_io.NoteState] = {}
         note_io.prepare_leases()
 
     def daily_rel(self, day: datetime.date) -> str:
@@ -111,24 +113,27 @@ class Memory:
                 return capture.render_capture(entry, rel=rel, eol=eol, separator=separator)
 
             try:
-                written = await asyncio.to_thread(note_io.append_note, root, rel, build, head)
+                written = await asyncio.to_thread(note_io.append_note, root, rel, build, head, self._states.pop(rel, None))
             except note_io.LeadsOut as exc:
                 raise Conflict(f"{exc}: nothing was written") from None
+            if written.after is not None:
+                self._states[rel] = written.after
             await self._index_capture(rel, written)
             indexed = await self.index.read(lambda s: s.node(entry.id) is not None)
-        log.info("captured %s into %s:%d%s", entry.id, rel, written.line, f" ({note})" if note else "")
+        log.info("captured %s into %s:%d%s%s", entry.id, rel, written.line, f" ({note})" if note else "", "" if written.after else " (read whole)")
         return Captured(entry.id, entry.title, rel, written.line, rel != daily, indexed, entry.link, note)
 
     async def _index_capture(self, rel: str, written: note_io.Appended) -> None:
         """Index what the capture added: only its heading when the file holds nothing but
         the bytes known (and the index held them before), else the whole file."""
         done = False
-        if written.alone:
+        if written.after is not None:
             for path in dict.fromkeys([written.real_rel, rel]):
-                if await self.index.index_appended(path, written.before, written.added, written.st):
+                if await self.index.index_appended(path, written.before, written.added, written.st, written.after.hexdigest):
                     done = True
                     break
         if not done:
+            log.debug("indexing the whole of %s after a capture", rel)
             await self.index.index_paths(list(dict.fromkeys([rel, written.real_rel])))
         if self.after_index:
             self.after_index()

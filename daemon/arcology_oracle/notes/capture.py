@@ -59,6 +59,7 @@ _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
 _PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
+_DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
 BOM = b"\xef\xbb\xbf"
 
 
@@ -111,12 +112,14 @@ def escape_line(line: str) -> str:
 
 
 def capture_title(text: str, title: str | None) -> str:
-    """The heading's title: ``title``, else the text's first words, links turned into
-    their descriptions, whitespace folded, cut at a word boundary to ``TITLE_CHARS``."""
-    if title and title.strip():
-        return _SPACE_RE.sub(" ", title).strip()
-    name = _SPACE_RE.sub(" ", plain_title(text)).strip()
-    if len(name) <= TITLE_CHARS:
+    """The heading's title: ``title``, else the text's first words; links turned into
+    their descriptions, whitespace folded, and the brackets of a stray ``[[`` or ``]]``
+    turned into braces (so no link can open or close in it); a derived title is cut at a
+    word boundary to ``TITLE_CHARS``."""
+    given = bool(title and title.strip())
+    name = _SPACE_RE.sub(" ", plain_title(title if given else text)).strip()
+    name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
+    if given or len(name) <= TITLE_CHARS:
         return name
     cut = name[: TITLE_CHARS - 1]
     space = cut.rfind(" ")
@@ -193,12 +196,6 @@ def file_eol(data: bytes) -> bytes:
     if crlf:
         return b"\r\n"
     return b"\r" if b"\r" in data else b"\n"
-
-
-def needs_separator(data: bytes, eol: bytes) -> bool:
-    """Whether a heading appended to ``data`` needs a line ending before it."""
-    body = data[len(BOM) :] if data.startswith(BOM) else data
-    return bool(body) and not body.endswith(eol)
 
 
 def split_keeping_ends(data: bytes, eol: bytes) -> list[bytes]:
