@@ -232,10 +232,9 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     later heading it stays (that heading must stay a heading).
     """
     eol = file_eol(data)
-    raw = split_keeping_ends(data, eol)
+    bom = len(BOM) if data.startswith(BOM) else 0
+    raw = split_keeping_ends(data[bom:], eol)
     lines = [line.removesuffix(eol).decode("utf-8", "surrogateescape") for line in raw]
-    if lines:
-        lines[0] = lines[0].removeprefix("\ufeff")
     found = find_heading(lines, node_id)
     if found is None:
         return None
@@ -263,7 +262,7 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     if not full:
         raise Changed(f"{where} is not as arcology-oracle wrote it: {_what_changed(lines, start, end, matched_at, sub)}; "
                       "it is yours now: edit it in Emacs")  # fmt: skip
-    offsets = [0]
+    offsets = [bom]
     for line in raw:
         offsets.append(offsets[-1] + len(line))
     first, last = offsets[start], offsets[end]
