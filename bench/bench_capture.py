@@ -85,7 +85,7 @@ async def run(n: int, small_kb: int, large_kb: int) -> dict:
     server = embed_server(RESULTS / "logs" / "embed-capture.log", "--backend", "hash", "--dims", "256")
     proc = daemon(roam, db, server.url, "bench-hash", RESULTS / "logs" / "daemon-capture.log")
     try:
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None)) as session:
             await wait_ready(session, proc.url, timeout=300)
             await wait_indexed(session, proc.url, "smallmarker")
             small_first = await captures(session, proc.url, 1, "small")

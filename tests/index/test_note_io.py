@@ -15,6 +15,7 @@ import pytest
 
 from arcology_oracle.errors import Conflict
 from arcology_oracle.index import note_io
+from arcology_oracle.index.memory import remove_stale_temp_files
 from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
 
 NOW = datetime.datetime(2026, 3, 14, 9, 26)
@@ -214,5 +215,5 @@ def test_stale_temporary_copies_are_removed(root):
     stale.write_bytes(b"a copy of private text")
     keep = root / "daily" / ".arcology-oracle-notes.txt"
     keep.write_bytes(b"not ours")
-    assert note_io.remove_stale_temp_files([root, root / "daily"]) == 1
+    assert remove_stale_temp_files([root, root / "daily"]) == 1
     assert not stale.exists() and keep.exists()

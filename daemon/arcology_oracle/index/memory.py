@@ -22,6 +22,7 @@ import asyncio
 import datetime
 import logging
 import os
+import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from . import note_io
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
+_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked): written to the capture inbox instead"
 LEADS_OUT_NOTE = "today's daily note is a link to a file outside the notes directory: written to the capture inbox instead"
 
@@ -85,7 +87,7 @@ class Memory:
         """Remove temporary copies an older version left beside the notes (at start)."""
         root = self.settings.roam_dir
         dirs = [root, root / self.settings.dailies_dir, (root / self.settings.capture_inbox).parent]
-        return await asyncio.to_thread(note_io.remove_stale_temp_files, list(dict.fromkeys(dirs)))
+        return await asyncio.to_thread(remove_stale_temp_files, list(dict.fromkeys(dirs)))
 
     async def memorize(
         self, text: str, *, title: str | None = None, tags: tuple[str, ...] = (), now: datetime.datetime | None = None
@@ -173,6 +175,7 @@ class Memory:
                 if done is None:
                     continue
                 removal = done[0]
+                self._states.pop(rel, None)
                 await self.index.index_paths([rel])
                 if self.after_index:
                     self.after_index()
@@ -230,3 +233,26 @@ def emacs_holds_lock(path: Path) -> bool:
         except PermissionError:
             return True
     return True
+
+
+def remove_stale_temp_files(directories: list[Path]) -> int:
+    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
+    rewriting a note) could leave in ``directories``; returns how many went."""
+    removed = 0
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            path = directory / name
+            if _STALE_TMP_RE.fullmatch(name) and path.is_file() and not path.is_symlink():
+                try:
+                    path.unlink()
+                    removed += 1
+                except OSError as exc:
+                    log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
+    if removed:
+        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
+    return removed
+

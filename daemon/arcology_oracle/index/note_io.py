@@ -5,7 +5,7 @@ that no byte anyone else wrote is ever lost, hidden or changed.
 the whole capture: whatever another program appends before or after lands in the file
 too (the kernel places each ``O_APPEND`` write at the end, atomically). Nothing is
 renamed, so symlinks, hard links, permissions, owners and extended attributes stay; no
-temporary file exists, so none can be left behind (:func:`remove_stale_temp_files`
+temporary file exists, so none can be left behind (:meth:`.memory.Memory.clean_up`
 clears the ones older versions could leave). The tail of the file is read first, for
 its line ending and whether a separator line ending is needed; a write lease (below) is
 taken when it can be, so no other program can write between that read and the append.
@@ -39,7 +39,6 @@ import fcntl
 import hashlib
 import logging
 import os
-import re
 import signal
 import stat
 import threading
@@ -57,7 +56,6 @@ log = logging.getLogger(__name__)
 
 LEASE_ATTEMPTS = 12  # ~0.4 s of tries in all, for a file another program opens briefly
 _PROC_FD = os.path.isdir("/proc/self/fd")
-_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 _FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
 
@@ -382,26 +380,3 @@ def read_note(root: Path, rel: str) -> bytes | None:
         return _read_all(fd)
     finally:
         os.close(fd)
-
-
-def remove_stale_temp_files(directories: list[Path]) -> int:
-    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
-    rewriting a note) could leave in ``directories``; returns how many went."""
-    removed = 0
-    for directory in directories:
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            continue
-        for name in names:
-            path = directory / name
-            if _STALE_TMP_RE.fullmatch(name) and path.is_file() and not path.is_symlink():
-                try:
-                    path.unlink()
-                    removed += 1
-                except OSError as exc:
-                    log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
-    if removed:
-        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
-    return removed
-
