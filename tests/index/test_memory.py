@@ -182,3 +182,31 @@ async def test_purge_chain_capture_found_forget_found_nothing_anywhere(daemon, r
     assert word.encode() not in db_bytes(db)
     daemon.stop()
     assert word.encode() not in db_bytes(db)
+
+
+async def test_a_symlinked_daily_inside_the_notes_is_written_through_and_forgotten(daemon, roam_dir):
+    real = roam_dir / "synced" / "today.org"
+    real.parent.mkdir()
+    real.write_bytes(b":PROPERTIES:\n:ID: j-1\n:END:\n#+title: Journal\n* Kept\r\nline")  # odd, but the user's
+    daily = today_daily(roam_dir)
+    daily.parent.mkdir()
+    os.symlink("../synced/today.org", daily)
+    before = real.read_bytes()
+    status, body = await post(daemon, "/memorize", {"text": "Oil the garden gate hinges"})
+    assert status == 200 and body["inbox"] is False and body["indexed"] is True, body
+    assert daily.is_symlink() and real.read_bytes().startswith(before + b"\n* Oil the garden gate hinges\n")
+    status, gone = await post(daemon, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.is_symlink() and real.read_bytes() == before
+
+
+async def test_forget_answers_a_private_users_id_like_an_unknown_one(daemon, roam_dir):
+    daily = today_daily(roam_dir)
+    daily.parent.mkdir()
+    daily.write_text("* Diary :private:\n:PROPERTIES:\n:ID:       0000aaaa-0000-0000-0000-00000000beef\n:END:\nsecret\n")
+    answers = []
+    for node_id in ("0000aaaa-0000-0000-0000-00000000beef", "0000aaaa-0000-0000-0000-00000000dead"):
+        status, body = await post(daemon, "/forget", {"id": node_id})
+        answers.append((status, body["error"].replace(node_id, "ID")))
+    assert answers[0] == answers[1] and answers[0][0] == 404
+    assert "secret" in daily.read_text()

@@ -36,12 +36,12 @@ def root(tmp_path):
 def append(root, text="remember the milk", rel=REL, node_id="c-1", head=None, known=None):
     entry = make_capture(text, title=None, tags=(), now=NOW, node_id=node_id)
     return note_io.append_note(
-        root, rel, lambda eol, sep: render_capture(entry, rel=rel, eol=eol, separator=sep), head, known
+        root, rel, lambda eol, sep, real: render_capture(entry, rel=real, eol=eol, separator=sep), head, known
     )
 
 
 def forget(root, node_id="c-1", rel=REL):
-    return note_io.remove_from_note(root, rel, lambda data: plan_forget(data, rel, node_id))
+    return note_io.remove_from_note(root, rel, lambda data, real: plan_forget(data, real, node_id))
 
 
 def test_append_then_remove_in_place_keeps_links_and_mode(root):

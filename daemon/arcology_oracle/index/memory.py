@@ -111,8 +111,8 @@ class Memory:
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
 
-            def build(eol: bytes, separator: bool) -> bytes:
-                return capture.render_capture(entry, rel=rel, eol=eol, separator=separator)
+            def build(eol: bytes, separator: bool, real_rel: str) -> bytes:
+                return capture.render_capture(entry, rel=real_rel, eol=eol, separator=separator)
 
             try:
                 written = await asyncio.to_thread(note_io.append_note, root, rel, build, head, self._states.pop(rel, None))
@@ -158,9 +158,9 @@ class Memory:
                         raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
                     continue
 
-                def plan(data: bytes, rel: str = rel) -> capture.Removal | None:
+                def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     try:
-                        return capture.plan_forget(data, rel, node_id)
+                        return capture.plan_forget(data, real_rel, node_id)
                     except capture.NotCaptured as exc:
                         if not indexed:
                             raise unknown from None

@@ -266,10 +266,11 @@ def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
 
 
 def append_note(
-    root: Path, rel: str, build: Callable[[bytes, bool], bytes], head: bytes | None, known: NoteState | None = None
+    root: Path, rel: str, build: Callable[[bytes, bool, str], bytes], head: bytes | None, known: NoteState | None = None
 ) -> Appended:
-    """Append ``build(eol, separator)`` to the note ``rel`` (``eol`` its line ending,
-    ``separator`` whether it needs one first), creating it with ``head`` (LF line
+    """Append ``build(eol, separator, real_rel)`` to the note ``rel`` (``eol`` its line
+    ending, ``separator`` whether it needs one first, ``real_rel`` its real path relative
+    to the real roam directory, which the capture's hash names), creating it with ``head`` (LF line
     endings) when ``head`` is given and it does not exist. ``known`` is the state this
     daemon left the file in after its last append: when the file is still exactly that
     file (same inode, size and mtime), it is not read again, so a capture costs the same
@@ -290,7 +291,7 @@ def append_note(
                 state = note_state(data, os.fstat(fd))
             separator = not state.ends_with_eol
             lead = head if created and head and state.key[2] == 0 else b""
-            payload = lead + build(state.eol, separator)
+            payload = lead + build(state.eol, separator, real_rel)
             _write_all(fd, payload)
             end = os.lseek(fd, 0, os.SEEK_CUR)
             os.fsync(fd)
@@ -323,9 +324,10 @@ def _real_rel(root: Path, fd: int, rel: str) -> str:
 
 
 def remove_from_note(
-    root: Path, rel: str, plan: Callable[[bytes], Removal | None]
+    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None]
 ) -> tuple[Removal, bytes, os.stat_result] | None:
-    """Remove what ``plan(bytes)`` says from the note ``rel``, under a write lease; None
+    """Remove what ``plan(bytes, real_rel)`` says from the note ``rel`` (``real_rel`` as
+    for :func:`append_note`), under a write lease; None
     when it does not exist or ``plan`` returns None. Returns the removal, the new bytes
     and the stat after. ``plan``'s exceptions pass through, the file untouched."""
     opened = _open(root, rel, append=False, create=False)
@@ -340,7 +342,7 @@ def remove_from_note(
             )
         try:
             data = _read_all(fd)
-            removal = plan(data)
+            removal = plan(data, _real_rel(root, fd, rel))
             if removal is None:
                 return None
             tail = data[removal.end :]
