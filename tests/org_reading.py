@@ -38,10 +38,12 @@ _ELISP = r"""
         (org-mode)
         (org-with-wide-buffer
          (goto-char (point-min))
+         ;; The file's own properties are those before the first heading (at point-min
+         ;; when the file starts with one, org-entry-get answers for that heading).
          (push (list (cons 'line 0) (cons 'level 0)
-                     (cons 'id (ao-str (org-entry-get (point-min) "ID")))
+                     (cons 'id (unless (org-at-heading-p) (ao-str (org-entry-get (point-min) "ID"))))
                      (cons 'tags (vconcat (mapcar #'ao-str org-file-tags)))
-                     (cons 'exclude (ao-str (org-entry-get (point-min) "ROAM_EXCLUDE")))
+                     (cons 'exclude (unless (org-at-heading-p) (ao-str (org-entry-get (point-min) "ROAM_EXCLUDE"))))
                      (cons 'eol (coding-system-eol-type buffer-file-coding-system))
                      (cons 'coding (symbol-name buffer-file-coding-system))
                      (cons 'title (mapconcat #'identity (cdr (assoc "TITLE" (org-collect-keywords '("TITLE")))) " ")))
@@ -176,6 +178,7 @@ class OrgProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.proc.stderr.close()
 
     def _ask(self, request: dict):
         assert self.proc is not None and self.proc.poll() is None, "the Org process has exited"
