@@ -53,7 +53,7 @@ def test_the_appended_heading_reads_as_in_the_whole_file(tmp_path, file_name, ca
     rel = "daily/2026-03-14.org"
     state = note_state(before, _stat(tmp_path))
     entry = make_capture(**CAPTURES[capture_name], title=None, now=NOW, node_id="c-1")
-    added = render_capture(entry, rel=rel, eol=file_eol(before), separator=not state.ends_with_eol)
+    added = render_capture(entry, rel=rel, eol=file_eol(before), lead=b"" if state.ends_with_eol else state.eol)
     full, full_chunks = parse_note(before + added, rel, OPTIONS)
     alone, chunks = appended_headings(
         state.head, state.tags, state.lines, added, rel, OPTIONS, title=full.title, file_id=full.file_id
@@ -72,7 +72,7 @@ def test_the_state_after_an_append_is_the_state_of_the_new_bytes(tmp_path):
     for text in FILES.values():
         before = text.encode()
         state = note_state(before, st)
-        added = render_capture(make_capture("x", title=None, tags=(), now=NOW), rel="r", eol=state.eol, separator=not state.ends_with_eol)
+        added = render_capture(make_capture("x", title=None, tags=(), now=NOW), rel="r", eol=state.eol, lead=b"" if state.ends_with_eol else state.eol)
         after, again = state.after(added, st), note_state(before + added, st)
         assert (after.eol, after.ends_with_eol, after.lines, after.head, after.tags, after.hexdigest) == (
             again.eol, again.ends_with_eol, again.lines, again.head, again.tags, again.hexdigest

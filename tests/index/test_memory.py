@@ -34,7 +34,7 @@ def today_daily(roam_dir):
 
 def test_capture_text_cannot_open_a_heading():
     entry = make_capture("first line\n* not a heading\n** nor this", title=None, tags=("idea",), now=NOW, node_id="abc")
-    lines = render_capture(entry, rel="d.org", eol=b"\n", separator=False).decode().splitlines()
+    lines = render_capture(entry, rel="d.org", eol=b"\n").decode().splitlines()
     assert lines[0] == "* first line * not a heading ** nor this :idea:"
     assert ":CREATED:  [2026-03-14 Sat 09:26]" in lines
     assert ":CAPTURED_BY: arcology-oracle" in lines
@@ -45,7 +45,7 @@ def test_forget_plan_keeps_the_rest_and_refuses_user_headings():
     user = b"* Mine\n:PROPERTIES:\n:ID: u1\n:END:\nkeep\n"
     entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c1")
     head = b"#+title: day\n" + user
-    text = head + render_capture(entry, rel="d.org", eol=b"\n", separator=False)
+    text = head + render_capture(entry, rel="d.org", eol=b"\n")
     removal = plan_forget(text, "d.org", "c1")
     assert text[: removal.start] + text[removal.end :] == head and removal.line == 7 and removal.lines == 8
     with pytest.raises(NotCaptured):

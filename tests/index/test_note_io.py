@@ -36,7 +36,7 @@ def root(tmp_path):
 def append(root, text="remember the milk", rel=REL, node_id="c-1", head=None, known=None):
     entry = make_capture(text, title=None, tags=(), now=NOW, node_id=node_id)
     return note_io.append_note(
-        root, rel, lambda eol, sep, real: render_capture(entry, rel=real, eol=eol, separator=sep), head, known
+        root, rel, lambda eol, lead, real: render_capture(entry, rel=real, eol=eol, lead=lead), head, known
     )
 
 

@@ -17,6 +17,7 @@ from arcology_oracle.notes.capture import (
     clean_tags,
     file_eol,
     make_capture,
+    new_file_head,
     plan_forget,
     render_capture,
 )
@@ -32,7 +33,7 @@ USER = (
 
 def capture(text="remember the milk", *, rel="daily/d.org", eol=b"\n", separator=False, node_id="c-1", **kw):
     entry = make_capture(text, title=kw.get("title"), tags=kw.get("tags", ()), now=NOW, node_id=node_id)
-    return render_capture(entry, rel=rel, eol=eol, separator=separator)
+    return render_capture(entry, rel=rel, eol=eol, lead=eol if separator else b"")
 
 
 def user_view(data: bytes) -> list[tuple]:
@@ -126,6 +127,28 @@ def test_capture_then_forget_restores_the_file_byte_for_byte(name):
     assert [(h.title, h.tags, h.text) for h in captured] == [("line one line two", ("zoo",), "line one\nline two")]
     removal = plan_forget(data, "daily/d.org", "c-1")
     assert data[: removal.start] + data[removal.end :] == before
+
+
+def test_forget_of_the_capture_that_created_the_file_deletes_it():
+    head = new_file_head("2026-03-14", "f-9").encode()
+    entry = make_capture("first of the day", title=None, tags=(), now=NOW, node_id="c-1")
+    data = render_capture(entry, rel="daily/d.org", eol=b"\n", lead=head)
+    assert data.startswith(head)
+    assert plan_forget(data, "daily/d.org", "c-1").whole_file
+    # The head edited, or more text after the capture: only the capture goes.
+    edited = data.replace(b"#+title: 2026-03-14", b"#+title: My day")
+    with pytest.raises(Changed):
+        plan_forget(edited, "daily/d.org", "c-1")
+    more = data + b"* Mine\n"
+    removal = plan_forget(more, "daily/d.org", "c-1")
+    assert not removal.whole_file and more[: removal.start] + more[removal.end :] == head + b"* Mine\n"
+
+
+def test_a_title_ending_like_tags_is_not_read_as_tags():
+    for title, tags in (("#+filetags: :private:", ()), ("note :private:", ()), ("note :a:b:", ("x",))):
+        data = USER.encode() + capture("text", title=title, tags=tags)
+        parsed = read_org_bytes(data, "daily/d.org")
+        assert [h.tags for h in parsed.headings if h.own_id == "c-1"] == [tags], title
 
 
 def test_forget_of_the_first_of_two_captures_keeps_the_second():

@@ -111,8 +111,8 @@ class Memory:
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
 
-            def build(eol: bytes, separator: bool, real_rel: str) -> bytes:
-                return capture.render_capture(entry, rel=real_rel, eol=eol, separator=separator)
+            def build(eol: bytes, lead: bytes, real_rel: str) -> bytes:
+                return capture.render_capture(entry, rel=real_rel, eol=eol, lead=lead)
 
             try:
                 written = await asyncio.to_thread(note_io.append_note, root, rel, build, head, self._states.pop(rel, None))

@@ -266,11 +266,12 @@ def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
 
 
 def append_note(
-    root: Path, rel: str, build: Callable[[bytes, bool, str], bytes], head: bytes | None, known: NoteState | None = None
+    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None = None
 ) -> Appended:
-    """Append ``build(eol, separator, real_rel)`` to the note ``rel`` (``eol`` its line
-    ending, ``separator`` whether it needs one first, ``real_rel`` its real path relative
-    to the real roam directory, which the capture's hash names), creating it with ``head`` (LF line
+    """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
+    ending; ``lead`` what must come first: a line ending when the file does not end with
+    one, ``head`` for a file created here, else nothing; ``real_rel`` its real path
+    relative to the real roam directory, which the capture's hash names), creating it with ``head`` (LF line
     endings) when ``head`` is given and it does not exist. ``known`` is the state this
     daemon left the file in after its last append: when the file is still exactly that
     file (same inode, size and mtime), it is not read again, so a capture costs the same
@@ -291,7 +292,7 @@ def append_note(
                 state = note_state(data, os.fstat(fd))
             separator = not state.ends_with_eol
             lead = head if created and head and state.key[2] == 0 else b""
-            payload = lead + build(state.eol, separator, real_rel)
+            payload = build(state.eol, lead or (state.eol if separator else b""), real_rel)
             _write_all(fd, payload)
             end = os.lseek(fd, 0, os.SEEK_CUR)
             os.fsync(fd)
@@ -345,17 +346,17 @@ def remove_from_note(
             removal = plan(data, _real_rel(root, fd, rel))
             if removal is None:
                 return None
+            if removal.whole_file:  # created for this capture, nothing else in it
+                if not _names(root / rel, fd):
+                    raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+                os.unlink(root / rel)
+                return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
             _write_all(fd, tail, removal.start)
             os.ftruncate(fd, removal.start + len(tail))
             os.fsync(fd)
             after = os.fstat(fd)
-            try:
-                now = os.stat(root / rel)
-                same = (now.st_dev, now.st_ino) == (after.st_dev, after.st_ino)
-            except OSError:
-                same = False
-            if not same:  # renamed away meanwhile: this is no longer the note
+            if not _names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
                 _write_all(fd, data[removal.start :], removal.start)
                 os.ftruncate(fd, len(data))
                 os.fsync(fd)
@@ -365,6 +366,15 @@ def remove_from_note(
             _release_lease(fd)
     finally:
         os.close(fd)
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the open file ``fd``."""
+    try:
+        now, st = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 def read_note(root: Path, rel: str) -> bytes | None:
