@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
-from ..notes.privacy import file_tags
+from ..notes.org_syntax import decode_org_bytes, split_lines
 from ..notes.reader import read_org_bytes
 from ..notes.records import Chunk, Heading, ParsedFile
 from ..notes.turns import chunk_file
@@ -30,24 +29,22 @@ from .parsing import ParseOptions
 
 
 def appended_headings(
-    before: bytes, added: bytes, rel: str, options: ParseOptions, *, title: str, file_id: str | None
+    head: tuple[str, ...], tags: tuple[str, ...], lines: int, added: bytes, rel: str, options: ParseOptions,
+    *, title: str, file_id: str | None,
 ) -> tuple[list[Heading], list[list[Chunk]]]:
     """The records (and their chunks) of the headings ``added`` appends to the file
-    ``rel`` whose bytes were ``before``; ``title`` and ``file_id`` are the file's as
-    indexed. ``added`` starts with a heading, or with one line ending and then a heading."""
-    lines = split_lines(decode_org_bytes(before))
-    first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
-    head = lines[:first]
-    tags = file_tags(lines)
-    if tags:
-        head.append(f"#+filetags: :{':'.join(tags)}:")
+    ``rel``, which had ``lines`` lines, ``head`` before its first heading and the file
+    tags ``tags``; ``title`` and ``file_id`` are the file's as indexed. ``added`` starts
+    with a heading, or with one line ending and then a heading."""
+    stand_in_head = [*head, f"#+filetags: :{':'.join(tags)}:"] if tags else list(head)
     new = split_lines(decode_org_bytes(added).lstrip("\r\n"))
-    stand_in = read_org_bytes("\n".join([*head, *new, ""]).encode("utf-8"), rel, options.private_tags, log_problems=False)
-    shift = len(lines) - len(head)
+    data = "\n".join([*stand_in_head, *new, ""]).encode("utf-8", "surrogateescape")
+    stand_in = read_org_bytes(data, rel, options.private_tags, log_problems=False)
+    shift = lines - len(stand_in_head)
     mine = [
         dataclasses.replace(h, start_line=h.start_line + shift, end_line=h.end_line + shift)
         for h in stand_in.headings
-        if h.level > 0 and h.start_line > len(head)
+        if h.level > 0 and h.start_line > len(stand_in_head)
     ]
     file_level = [h for h in stand_in.headings if h.level == 0]
     whole = ParsedFile(path=rel, title=title, file_id=file_id, headings=[*file_level, *mine])

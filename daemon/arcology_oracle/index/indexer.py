@@ -182,21 +182,24 @@ class Indexer:
             self._checkpoint(report)
             return report
 
-    def index_appended(self, rel: str, before: bytes, added: bytes, st: os.stat_result) -> bool:
-        """Index the headings ``added`` appended to the indexed file ``rel`` (whose bytes
-        were ``before``; ``st`` its stat after), reading only them (see :mod:`.appends`).
-        False, and nothing done, when the store does not hold ``before`` for ``rel``: the
-        caller then indexes the whole file."""
+    def index_appended(self, rel: str, before, added: bytes, st: os.stat_result, after_hash: str) -> bool:
+        """Index the headings ``added`` appended to the indexed file ``rel``, reading only
+        them (see :mod:`.appends`): ``before`` is the file's
+        :class:`~arcology_oracle.index.note_io.NoteState` before, ``st`` its stat and
+        ``after_hash`` its hash after. False, and nothing done, when the store does not
+        hold the file as it was before: the caller then indexes the whole file."""
         with self._lock:
             row = self.store.file_row(rel)
-            if row is None or row["hash"] != hashlib.sha256(before).hexdigest():
+            if row is not None and row["hash"] == after_hash and (row["size"], row["mtime_ns"]) == (st.st_size, st.st_mtime_ns):
+                return True  # indexed already (the watcher was first)
+            if row is None or row["hash"] != before.hexdigest:
                 return False
             headings, chunks = appended_headings(
-                before, added, rel, self._parse_options, title=row["title"], file_id=row["file_node"]
-            )
+                before.head, before.tags, before.lines, added, rel, self._parse_options,
+                title=row["title"], file_id=row["file_node"],
+            )  # fmt: skip
             parsed = ParsedFile(path=rel, title=row["title"], file_id=row["file_node"], headings=headings)
-            file_hash = hashlib.sha256(before + added).hexdigest()
-            pending = self.store.append_headings(parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=file_hash, chunks=chunks)
+            pending = self.store.append_headings(parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=after_hash, chunks=chunks)
             return pending is not None
 
     def _checkpoint(self, report: IndexReport) -> None:

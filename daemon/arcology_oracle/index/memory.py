@@ -22,6 +22,7 @@ import asyncio
 import datetime
 import logging
 import os
+import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from . import note_io
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
+_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked): written to the capture inbox instead"
 LEADS_OUT_NOTE = "today's daily note is a link to a file outside the notes directory: written to the capture inbox instead"
 
@@ -73,6 +75,8 @@ class Memory:
         self.settings = index.settings
         self.after_index = after_index
         self._lock = asyncio.Lock()  # one edit of the notes at a time
+        # The state each note was left in by this daemon's last capture (see note_io).
+        self._states: dict[str, note_io.NoteState] = {}
         note_io.prepare_leases()
 
     def daily_rel(self, day: datetime.date) -> str:
@@ -83,7 +87,7 @@ class Memory:
         """Remove temporary copies an older version left beside the notes (at start)."""
         root = self.settings.roam_dir
         dirs = [root, root / self.settings.dailies_dir, (root / self.settings.capture_inbox).parent]
-        return await asyncio.to_thread(note_io.remove_stale_temp_files, list(dict.fromkeys(dirs)))
+        return await asyncio.to_thread(remove_stale_temp_files, list(dict.fromkeys(dirs)))
 
     async def memorize(
         self, text: str, *, title: str | None = None, tags: tuple[str, ...] = (), now: datetime.datetime | None = None
@@ -107,28 +111,31 @@ class Memory:
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
 
-            def build(eol: bytes, separator: bool) -> bytes:
-                return capture.render_capture(entry, rel=rel, eol=eol, separator=separator)
+            def build(eol: bytes, lead: bytes, real_rel: str) -> bytes:
+                return capture.render_capture(entry, rel=real_rel, eol=eol, lead=lead)
 
             try:
-                written = await asyncio.to_thread(note_io.append_note, root, rel, build, head)
+                written = await asyncio.to_thread(note_io.append_note, root, rel, build, head, self._states.pop(rel, None))
             except note_io.LeadsOut as exc:
                 raise Conflict(f"{exc}: nothing was written") from None
+            if written.after is not None:
+                self._states[rel] = written.after
             await self._index_capture(rel, written)
             indexed = await self.index.read(lambda s: s.node(entry.id) is not None)
-        log.info("captured %s into %s:%d%s", entry.id, rel, written.line, f" ({note})" if note else "")
+        log.info("captured %s into %s:%d%s%s", entry.id, rel, written.line, f" ({note})" if note else "", "" if written.after else " (read whole)")
         return Captured(entry.id, entry.title, rel, written.line, rel != daily, indexed, entry.link, note)
 
     async def _index_capture(self, rel: str, written: note_io.Appended) -> None:
         """Index what the capture added: only its heading when the file holds nothing but
         the bytes known (and the index held them before), else the whole file."""
         done = False
-        if written.alone:
+        if written.after is not None:
             for path in dict.fromkeys([written.real_rel, rel]):
-                if await self.index.index_appended(path, written.before, written.added, written.st):
+                if await self.index.index_appended(path, written.before, written.added, written.st, written.after.hexdigest):
                     done = True
                     break
         if not done:
+            log.debug("indexing the whole of %s after a capture", rel)
             await self.index.index_paths(list(dict.fromkeys([rel, written.real_rel])))
         if self.after_index:
             self.after_index()
@@ -151,9 +158,9 @@ class Memory:
                         raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
                     continue
 
-                def plan(data: bytes, rel: str = rel) -> capture.Removal | None:
+                def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     try:
-                        return capture.plan_forget(data, rel, node_id)
+                        return capture.plan_forget(data, real_rel, node_id)
                     except capture.NotCaptured as exc:
                         if not indexed:
                             raise unknown from None
@@ -168,6 +175,7 @@ class Memory:
                 if done is None:
                     continue
                 removal = done[0]
+                self._states.pop(rel, None)
                 await self.index.index_paths([rel])
                 if self.after_index:
                     self.after_index()
@@ -225,3 +233,26 @@ def emacs_holds_lock(path: Path) -> bool:
         except PermissionError:
             return True
     return True
+
+
+def remove_stale_temp_files(directories: list[Path]) -> int:
+    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
+    rewriting a note) could leave in ``directories``; returns how many went."""
+    removed = 0
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            path = directory / name
+            if _STALE_TMP_RE.fullmatch(name) and path.is_file() and not path.is_symlink():
+                try:
+                    path.unlink()
+                    removed += 1
+                except OSError as exc:
+                    log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
+    if removed:
+        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
+    return removed
+

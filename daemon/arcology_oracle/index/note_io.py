@@ -5,7 +5,7 @@ that no byte anyone else wrote is ever lost, hidden or changed.
 the whole capture: whatever another program appends before or after lands in the file
 too (the kernel places each ``O_APPEND`` write at the end, atomically). Nothing is
 renamed, so symlinks, hard links, permissions, owners and extended attributes stay; no
-temporary file exists, so none can be left behind (:func:`remove_stale_temp_files`
+temporary file exists, so none can be left behind (:meth:`.memory.Memory.clean_up`
 clears the ones older versions could leave). The tail of the file is read first, for
 its line ending and whether a separator line ending is needed; a write lease (below) is
 taken when it can be, so no other program can write between that read and the append.
@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import logging
 import os
-import re
 import signal
 import stat
 import threading
@@ -48,13 +48,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Conflict
-from ..notes.capture import Removal, file_eol, needs_separator
+from ..notes.capture import BOM, Removal, file_eol
+from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
+from ..notes.privacy import file_tags
 
 log = logging.getLogger(__name__)
 
 LEASE_ATTEMPTS = 12  # ~0.4 s of tries in all, for a file another program opens briefly
 _PROC_FD = os.path.isdir("/proc/self/fd")
-_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 _FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
 
@@ -63,17 +64,59 @@ class LeadsOut(Conflict):
 
 
 @dataclass(frozen=True)
-class Appended:
-    """What :func:`append_note` wrote: ``added`` at byte ``start`` after ``before`` (the
-    file's bytes up to there), the heading on 1-based ``line``; ``st`` is the file's
-    stat after the write, and ``alone`` says the file is exactly ``before + added``."""
+class NoteState:
+    """What a capture needs to know of a note, for the file whose identity is ``key``
+    (device, inode, size, mtime): its line ending, whether it ends with one, how many
+    lines the reader counts, the lines before its first heading and its ``#+filetags``
+    tags (see :mod:`.appends`), and the SHA-256 of its bytes (a ``hashlib`` object)."""
 
-    before: bytes
+    key: tuple[int, int, int, int]
+    eol: bytes
+    ends_with_eol: bool
+    lines: int
+    head: tuple[str, ...]
+    tags: tuple[str, ...]
+    sha: object
+
+    @property
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()  # type: ignore[attr-defined]
+
+    def after(self, added: bytes, st: os.stat_result) -> NoteState:
+        """The state once ``added`` (a capture: whole lines, no file keyword) is appended."""
+        sha = self.sha.copy()  # type: ignore[attr-defined]
+        sha.update(added)
+        lines = self.lines + added.count(self.eol) - (0 if self.ends_with_eol or not self.lines else 1)
+        return NoteState(_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha)
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def note_state(data: bytes, st: os.stat_result) -> NoteState:
+    """The :class:`NoteState` of a file read whole (``data``, stat ``st``)."""
+    eol = file_eol(data)
+    lines = split_lines(decode_org_bytes(data))
+    first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
+    body = data.removeprefix(BOM)
+    return NoteState(_key(st), eol, body.endswith(eol) or not body, len(lines), tuple(lines[:first]),
+                     file_tags(lines), hashlib.sha256(data))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What :func:`append_note` wrote: ``added`` at byte ``start``, the heading on
+    1-based ``line``; ``before`` is the state of the file before, ``after`` its state
+    after when nothing but ``added`` was written meanwhile (else None); ``real_rel`` the
+    file's real path relative to the roam directory."""
+
+    before: NoteState
     added: bytes
     start: int
     line: int
     st: os.stat_result
-    alone: bool
+    after: NoteState | None
     real_rel: str
 
 
@@ -222,10 +265,17 @@ def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
             done += os.pwrite(fd, data[done:], offset + done)
 
 
-def append_note(root: Path, rel: str, build: Callable[[bytes, bool], bytes], head: bytes | None) -> Appended:
-    """Append ``build(eol, separator)`` to the note ``rel`` (``eol`` its line ending,
-    ``separator`` whether it needs one first), creating it with ``head`` (LF line
-    endings) when ``head`` is given and it does not exist. See the module docstring."""
+def append_note(
+    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None = None
+) -> Appended:
+    """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
+    ending; ``lead`` what must come first: a line ending when the file does not end with
+    one, ``head`` for a file created here, else nothing; ``real_rel`` its real path
+    relative to the real roam directory, which the capture's hash names), creating it with ``head`` (LF line
+    endings) when ``head`` is given and it does not exist. ``known`` is the state this
+    daemon left the file in after its last append: when the file is still exactly that
+    file (same inode, size and mtime), it is not read again, so a capture costs the same
+    on a large note as on a small one. See the module docstring."""
     opened = _open(root, rel, append=True, create=head is not None)
     assert opened is not None
     fd, st, created = opened
@@ -233,12 +283,16 @@ def append_note(root: Path, rel: str, build: Callable[[bytes, bool], bytes], hea
         real_rel = _real_rel(root, fd, rel)
         leased = _take_lease(fd, 1)
         try:
-            data = _read_all(fd)
-            check_encoding(data, rel)
-            eol = file_eol(data)
-            separator = needs_separator(data, eol)
-            lead = head if created and head and not data else b""
-            payload = lead + build(eol, separator)
+            st = os.fstat(fd)
+            if known is not None and known.key == _key(st) and (st.st_size == 0 or known.ends_with_eol == _ends_with(fd, st, known.eol)):
+                state = known
+            else:
+                data = _read_all(fd)
+                check_encoding(data, rel)
+                state = note_state(data, os.fstat(fd))
+            separator = not state.ends_with_eol
+            lead = head if created and head and state.key[2] == 0 else b""
+            payload = build(state.eol, lead or (state.eol if separator else b""), real_rel)
             _write_all(fd, payload)
             end = os.lseek(fd, 0, os.SEEK_CUR)
             os.fsync(fd)
@@ -247,12 +301,20 @@ def append_note(root: Path, rel: str, build: Callable[[bytes, bool], bytes], hea
             if leased:
                 _release_lease(fd)
         start = end - len(payload)
-        before = data if start == len(data) else os.pread(fd, start, 0)
-        line = before.count(eol) + lead.count(b"\n") + (1 if separator else 0) + 1
-        alone = start == len(data) and after.st_size == end
-        return Appended(before, payload, start, line, after, alone, real_rel)
+        alone = start == state.key[2] and after.st_size == end
+        # The heading's line: after every line there was (a separator ends the last one).
+        line = state.lines + 1 + lead.count(b"\n")
+        if not alone:
+            line = os.pread(fd, start, 0).count(state.eol) + (1 if separator else 0) + lead.count(b"\n") + 1
+        # A new file's head is not in ``state``: it is read again at the next capture.
+        new_state = state.after(payload, after) if alone and not lead else None
+        return Appended(state, payload, start, line, after, new_state, real_rel)
     finally:
         os.close(fd)
+
+
+def _ends_with(fd: int, st: os.stat_result, eol: bytes) -> bool:
+    return os.pread(fd, len(eol), st.st_size - len(eol)) == eol if st.st_size >= len(eol) else False
 
 
 def _real_rel(root: Path, fd: int, rel: str) -> str:
@@ -263,9 +325,10 @@ def _real_rel(root: Path, fd: int, rel: str) -> str:
 
 
 def remove_from_note(
-    root: Path, rel: str, plan: Callable[[bytes], Removal | None]
+    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None]
 ) -> tuple[Removal, bytes, os.stat_result] | None:
-    """Remove what ``plan(bytes)`` says from the note ``rel``, under a write lease; None
+    """Remove what ``plan(bytes, real_rel)`` says from the note ``rel`` (``real_rel`` as
+    for :func:`append_note`), under a write lease; None
     when it does not exist or ``plan`` returns None. Returns the removal, the new bytes
     and the stat after. ``plan``'s exceptions pass through, the file untouched."""
     opened = _open(root, rel, append=False, create=False)
@@ -280,20 +343,20 @@ def remove_from_note(
             )
         try:
             data = _read_all(fd)
-            removal = plan(data)
+            removal = plan(data, _real_rel(root, fd, rel))
             if removal is None:
                 return None
+            if removal.whole_file:  # created for this capture, nothing else in it
+                if not _names(root / rel, fd):
+                    raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+                os.unlink(root / rel)
+                return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
             _write_all(fd, tail, removal.start)
             os.ftruncate(fd, removal.start + len(tail))
             os.fsync(fd)
             after = os.fstat(fd)
-            try:
-                now = os.stat(root / rel)
-                same = (now.st_dev, now.st_ino) == (after.st_dev, after.st_ino)
-            except OSError:
-                same = False
-            if not same:  # renamed away meanwhile: this is no longer the note
+            if not _names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
                 _write_all(fd, data[removal.start :], removal.start)
                 os.ftruncate(fd, len(data))
                 os.fsync(fd)
@@ -303,6 +366,15 @@ def remove_from_note(
             _release_lease(fd)
     finally:
         os.close(fd)
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the open file ``fd``."""
+    try:
+        now, st = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 def read_note(root: Path, rel: str) -> bytes | None:
@@ -320,26 +392,3 @@ def read_note(root: Path, rel: str) -> bytes | None:
         return _read_all(fd)
     finally:
         os.close(fd)
-
-
-def remove_stale_temp_files(directories: list[Path]) -> int:
-    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
-    rewriting a note) could leave in ``directories``; returns how many went."""
-    removed = 0
-    for directory in directories:
-        try:
-            names = os.listdir(directory)
-        except OSError:
-            continue
-        for name in names:
-            path = directory / name
-            if _STALE_TMP_RE.fullmatch(name) and path.is_file() and not path.is_symlink():
-                try:
-                    path.unlink()
-                    removed += 1
-                except OSError as exc:
-                    log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
-    if removed:
-        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
-    return removed
-

@@ -27,8 +27,9 @@ Contracts:
   word boundary. :func:`capture_link` is always a valid Org link (brackets escaped as
   ``/suggest-links`` does, :func:`~.org_syntax.org_link`).
 * **The hash.** ``:CAPTURE_HASH:`` is the SHA-256 of exactly the bytes appended (the
-  separator line ending, if one was needed, and the subtree with the hash line left
-  out), of the file's path relative to the roam dir, and of a fixed domain string. It is
+  separator line ending, if one was needed, or the head of a file the capture created,
+  and the subtree with the hash line left out), of the file's real path relative to the
+  roam dir, and of a fixed domain string. It is
   in the file, the source of truth, so it survives any rebuild of the database, and it
   cannot match by accident: editing one byte of the subtree, adding text or headings
   below it, or moving it to another file or under another heading all change it.
@@ -59,6 +60,8 @@ _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
 _PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
+_TAG_END_RE = re.compile(r":[\w@#%:]*:\s*$")
+_DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
 BOM = b"\xef\xbb\xbf"
 
 
@@ -111,18 +114,22 @@ def escape_line(line: str) -> str:
 
 
 def capture_title(text: str, title: str | None) -> str:
-    """The heading's title: ``title``, else the text's first words, links turned into
-    their descriptions, whitespace folded, cut at a word boundary to ``TITLE_CHARS``."""
-    if title and title.strip():
-        return _SPACE_RE.sub(" ", title).strip()
-    name = _SPACE_RE.sub(" ", plain_title(text)).strip()
-    if len(name) <= TITLE_CHARS:
-        return name
-    cut = name[: TITLE_CHARS - 1]
-    space = cut.rfind(" ")
-    if space > TITLE_CHARS // 3:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
+    """The heading's title: ``title``, else the text's first words; links turned into
+    their descriptions, whitespace folded, and the brackets of a stray ``[[`` or ``]]``
+    turned into braces (so no link can open or close in it); a derived title is cut at a
+    word boundary to ``TITLE_CHARS``."""
+    given = bool(title and title.strip())
+    name = _SPACE_RE.sub(" ", plain_title(title if given else text)).strip()
+    name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
+    if not given and len(name) > TITLE_CHARS:
+        cut = name[: TITLE_CHARS - 1]
+        space = cut.rfind(" ")
+        if space > TITLE_CHARS // 3:
+            cut = cut[:space]
+        name = cut.rstrip() + "…"
+    # A title ending like tags (`` :private:``) would be read as the heading's tags: a
+    # zero-width space after it keeps it text, the escape the Org manual gives for markup.
+    return name + "\u200b" if _TAG_END_RE.search(name) else name
 
 
 def capture_link(node_id: str, title: str) -> str:
@@ -163,20 +170,22 @@ def new_file_head(title: str, file_id: str | None = None) -> str:
     return f":PROPERTIES:\n:ID:       {file_id or uuid.uuid4()}\n:END:\n#+title: {_SPACE_RE.sub(' ', title)}\n"
 
 
-def _digest(rel: str, separated: bool, subtree: bytes) -> hashlib._Hash:
-    h = hashlib.sha256(_DOMAIN + rel.encode("utf-8", "surrogateescape") + b"\x00" + (b"1" if separated else b"0") + b"\x00")
-    h.update(subtree)
+def _digest(rel: str, lead: bytes) -> hashlib._Hash:
+    h = hashlib.sha256(_DOMAIN + rel.encode("utf-8", "surrogateescape") + b"\x00%d\x00" % len(lead))
+    h.update(lead)
     return h
 
 
-def render_capture(capture: Capture, *, rel: str, eol: bytes, separator: bool) -> bytes:
-    """The bytes to append to the file ``rel`` (line ending ``eol``): the separator line
-    ending when the file does not end with one, then the subtree with its hash."""
+def render_capture(capture: Capture, *, rel: str, eol: bytes, lead: bytes = b"") -> bytes:
+    """The bytes to append to the file ``rel`` (line ending ``eol``): ``lead`` (the
+    separator line ending when the file does not end with one, or the head of a file
+    the daemon creates), then the subtree with its hash, which covers ``lead`` too."""
     encoded = [line.encode("utf-8") + eol for line in capture.lines]
-    digest = _digest(rel, separator, b"".join(encoded)).hexdigest()
+    h = _digest(rel, lead)
+    h.update(b"".join(encoded))
     at = capture.lines.index(":END:")
-    encoded.insert(at, f":{CAPTURE_HASH}: {digest}".encode() + eol)
-    return (eol if separator else b"") + b"".join(encoded)
+    encoded.insert(at, f":{CAPTURE_HASH}: {h.hexdigest()}".encode() + eol)
+    return lead + b"".join(encoded)
 
 
 # -- line endings, as Emacs decides them ------------------------------------------------
@@ -195,12 +204,6 @@ def file_eol(data: bytes) -> bytes:
     return b"\r" if b"\r" in data else b"\n"
 
 
-def needs_separator(data: bytes, eol: bytes) -> bool:
-    """Whether a heading appended to ``data`` needs a line ending before it."""
-    body = data[len(BOM) :] if data.startswith(BOM) else data
-    return bool(body) and not body.endswith(eol)
-
-
 def split_keeping_ends(data: bytes, eol: bytes) -> list[bytes]:
     """The file's lines, each with its line ending (the last one may have none)."""
     pieces = data.split(eol)
@@ -216,12 +219,14 @@ def split_keeping_ends(data: bytes, eol: bytes) -> list[bytes]:
 @dataclass(frozen=True)
 class Removal:
     """Bytes ``[start, end)`` of the file to remove; ``line`` is the heading's 1-based
-    line and ``lines`` how many lines go."""
+    line and ``lines`` how many lines go; ``whole_file``: the daemon created the file for
+    this capture and nothing else is in it, so the file itself goes."""
 
     start: int
     end: int
     line: int
     lines: int
+    whole_file: bool = False
 
 
 def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
@@ -235,10 +240,9 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     later heading it stays (that heading must stay a heading).
     """
     eol = file_eol(data)
-    raw = split_keeping_ends(data, eol)
+    bom = len(BOM) if data.startswith(BOM) else 0
+    raw = split_keeping_ends(data[bom:], eol)
     lines = [line.removesuffix(eol).decode("utf-8", "surrogateescape") for line in raw]
-    if lines:
-        lines[0] = lines[0].removeprefix("\ufeff")
     found = find_heading(lines, node_id)
     if found is None:
         return None
@@ -253,29 +257,34 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
                       "told apart from your edits: edit it in Emacs")  # fmt: skip
     sub = raw[start:end]
     hash_at = next((i for i, line in enumerate(sub) if _HASH_LINE_RE.match(line)), None)
-    hashers = {sep: _digest(rel, sep, b"") for sep in (False, True)}
-    matched_at: dict[bool, int] = {}
+    offsets = [bom]
+    for line in raw:
+        offsets.append(offsets[-1] + len(line))
+    first, last = offsets[start], offsets[end]
+    # What may stand before the subtree: nothing, the separator, or the head of the file
+    # the capture created (then the subtree's hash covers those bytes too).
+    leads = {b"", eol} | ({data[:first]} if start and not bom else set())
+    hashers = {lead: _digest(rel, lead) for lead in leads if data[first - len(lead) : first] == lead}
+    matched_at: dict[bytes, int] = {}
     for i, line in enumerate(sub):
         if i != hash_at:
             for h in hashers.values():
                 h.update(line)
-        for sep, h in hashers.items():
+        for lead, h in hashers.items():
             if h.hexdigest() == stored:
-                matched_at.setdefault(sep, i + 1)
-    full = [sep for sep, n in matched_at.items() if n == len(sub)]
+                matched_at.setdefault(lead, i + 1)
+    full = [lead for lead, n in matched_at.items() if n == len(sub)]
     if not full:
         raise Changed(f"{where} is not as arcology-oracle wrote it: {_what_changed(lines, start, end, matched_at, sub)}; "
                       "it is yours now: edit it in Emacs")  # fmt: skip
-    offsets = [0]
-    for line in raw:
-        offsets.append(offsets[-1] + len(line))
-    first, last = offsets[start], offsets[end]
-    if full[0] and end == len(raw) and data[first - len(eol) : first] == eol:
-        first -= len(eol)
-    return Removal(first, last, start + 1, end - start)
+    # The lead goes too when the capture is still the file's last text (a created file
+    # then goes whole); before a later heading it stays (that heading must stay one).
+    if end == len(raw):
+        first -= len(full[0])
+    return Removal(first, last, start + 1, end - start, whole_file=first == 0 and last == len(data) and len(full[0]) > len(eol))
 
 
-def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bool, int], sub: list[bytes]) -> str:
+def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes, int], sub: list[bytes]) -> str:
     if matched_at:
         first_extra = start + min(matched_at.values()) + 1
         if any(_HEADING_RE.match(line) for line in lines[first_extra - 1 : end]):
