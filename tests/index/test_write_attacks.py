@@ -441,13 +441,13 @@ async def test_7_memorize_then_forget_restores_a_daily_without_final_newline(tmp
 
 # -- 8. kill -9 leaves nothing behind ----------------------------------------------------
 
-KILL_ATTEMPTS = 3
+KILL_ATTEMPTS = 2
 
 
 async def test_8_kill_9_during_a_capture_leaves_no_copy_of_the_daily(tmp_path, roam, fake_ollama):
     daily = roam / today_rel()
     # A daily big enough that writing a copy of it takes a while; mostly private text.
-    filler = "".join(f"** Entry {i}\nThe cassowary secret number {i} and more words.\n" for i in range(20000))
+    filler = "".join(f"** Entry {i}\nThe cassowary secret number {i} and more words.\n" for i in range(10000))
     daily.write_text(user_daily() + "* Archive :private:\n" + filler)
     before = daily.read_bytes()
     listing = {p for p in roam.rglob("*")}
