@@ -137,7 +137,7 @@ class Example:
     user_markers: set[str] = field(default_factory=set)  # one in the title of each user heading
     user_views: dict[str, tuple] = field(default_factory=dict)  # marker -> Org's first reading
     captures: list[Capture] = field(default_factory=list)
-    undo: list[tuple[str, bytes, bytes]] = field(default_factory=list)  # (id, before, after) of clean captures
+    undo: list[tuple[str, bytes | None, bytes]] = field(default_factory=list)  # (id, before, after), clean captures
     bom: bool = False
     markers: itertools.count = field(default_factory=itertools.count)
 
@@ -259,10 +259,7 @@ class Checker:
         if not concurrent:
             after = ex.data()
             assert after.startswith(before), "a capture changed bytes before its own"
-            if existed:  # a daily the capture created keeps its head after a forget
-                ex.undo.append((captured.id, before, after))
-            else:
-                ex.undo.clear()
+            ex.undo.append((captured.id, before if existed else None, after))  # None: no file before
             reading = self.read(ex)
             mine = [h for h in reading.headings if h.id == captured.id]
             assert len(mine) == 1, mine
@@ -319,7 +316,9 @@ class Checker:
         after = ex.data()
         assert target.id.encode() not in after
         if exact:
-            assert after == ex.undo[-1][1], "forget did not restore the file byte for byte"
+            restored = ex.undo[-1][1]
+            assert ex.path.exists() is (restored is not None), "forget did not restore the file (or its absence)"
+            assert after == (restored or b""), "forget did not restore the file byte for byte"
             ex.undo.pop()
         else:
             ex.undo.clear()
