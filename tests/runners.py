@@ -100,9 +100,11 @@ def spawn_daemon(
     token: str | None = None,
     extra_args=(),
     env=None,
+    preexec_fn=None,
 ) -> Daemon:
     """Start ``arcology-oracle serve`` (this Python, the package on its path) without
-    waiting for it; its stdout and stderr go to ``log_path``."""
+    waiting for it; its stdout and stderr go to ``log_path``; ``preexec_fn`` runs in the
+    child before the exec (``subprocess.Popen``'s)."""
     port = port or free_port()
     cmd = [
         sys.executable, "-m", "arcology_oracle", "serve",
@@ -114,13 +116,15 @@ def spawn_daemon(
         full_env["ARCOLOGY_ORACLE_TOKEN"] = token
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "wb") as log_file:
-        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=full_env, cwd=REPO)
+        proc = subprocess.Popen(
+            cmd, stdout=log_file, stderr=subprocess.STDOUT, env=full_env, cwd=REPO, preexec_fn=preexec_fn
+        )
     return Daemon(proc, f"http://127.0.0.1:{port}", log_path, token)
 
 
 async def start_daemon(
     tmp_path: Path, *, roam_dir: Path, ollama_url: str, token: str | None = None, extra_args=(), env=None,
-    embedded: bool = False,
+    embedded: bool = False, preexec_fn=None,
 ) -> Daemon:
     """Start the real daemon (quick debounce and retries, for tests) and wait until
     ``/health`` answers (with ``embedded``, until it has also indexed and embedded
@@ -130,6 +134,7 @@ async def start_daemon(
     daemon = spawn_daemon(
         roam_dir=roam_dir, db_path=tmp_path / "daemon.sqlite3", ollama_url=ollama_url,
         log_path=tmp_path / f"daemon-{port}.log", port=port, token=token, extra_args=extra_args, env=env,
+        preexec_fn=preexec_fn,
     )  # fmt: skip
     proc = daemon.proc
 

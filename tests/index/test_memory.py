@@ -11,7 +11,7 @@ import stat
 import aiohttp
 import pytest
 
-from arcology_oracle.notes.capture import NotCaptured, make_capture, remove_capture
+from arcology_oracle.notes.capture import Changed, NotCaptured, make_capture, plan_forget, render_capture
 from tests.corpus_tools import db_bytes
 from tests.org_samples import IDS
 from tests.runners import wait_until
@@ -34,25 +34,26 @@ def today_daily(roam_dir):
 
 def test_capture_text_cannot_open_a_heading():
     entry = make_capture("first line\n* not a heading\n** nor this", title=None, tags=("idea",), now=NOW, node_id="abc")
-    lines = entry.text.splitlines()
+    lines = render_capture(entry, rel="d.org", eol=b"\n").decode().splitlines()
     assert lines[0] == "* first line * not a heading ** nor this :idea:"
     assert ":CREATED:  [2026-03-14 Sat 09:26]" in lines
     assert ":CAPTURED_BY: arcology-oracle" in lines
     assert [line for line in lines[1:] if line.startswith("*")] == []
 
 
-def test_remove_capture_keeps_the_rest_and_refuses_user_headings():
-    user = "* Mine\n:PROPERTIES:\n:ID: u1\n:END:\nkeep\n"
+def test_forget_plan_keeps_the_rest_and_refuses_user_headings():
+    user = b"* Mine\n:PROPERTIES:\n:ID: u1\n:END:\nkeep\n"
     entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c1")
-    text = "#+title: day\n" + user + entry.text
-    kept, line, removed = remove_capture(text, "c1")
-    assert kept == "#+title: day\n" + user and line == 7 and removed == 7
+    head = b"#+title: day\n" + user
+    text = head + render_capture(entry, rel="d.org", eol=b"\n")
+    removal = plan_forget(text, "d.org", "c1")
+    assert text[: removal.start] + text[removal.end :] == head and removal.line == 7 and removal.lines == 8
     with pytest.raises(NotCaptured):
-        remove_capture(text, "u1")
+        plan_forget(text, "d.org", "u1")
     # A heading the user added under the capture makes the subtree theirs.
-    with pytest.raises(NotCaptured):
-        remove_capture(text + "** my follow-up\n", "c1")
-    assert remove_capture(text, "nope") is None
+    with pytest.raises(Changed, match="headings were added"):
+        plan_forget(text + b"** my follow-up\n", "d.org", "c1")
+    assert plan_forget(text, "d.org", "nope") is None
 
 
 # -- the real daemon ----------------------------------------------------------------------
@@ -181,3 +182,31 @@ async def test_purge_chain_capture_found_forget_found_nothing_anywhere(daemon, r
     assert word.encode() not in db_bytes(db)
     daemon.stop()
     assert word.encode() not in db_bytes(db)
+
+
+async def test_a_symlinked_daily_inside_the_notes_is_written_through_and_forgotten(daemon, roam_dir):
+    real = roam_dir / "synced" / "today.org"
+    real.parent.mkdir()
+    real.write_bytes(b":PROPERTIES:\n:ID: j-1\n:END:\n#+title: Journal\n* Kept\r\nline")  # odd, but the user's
+    daily = today_daily(roam_dir)
+    daily.parent.mkdir()
+    os.symlink("../synced/today.org", daily)
+    before = real.read_bytes()
+    status, body = await post(daemon, "/memorize", {"text": "Oil the garden gate hinges"})
+    assert status == 200 and body["inbox"] is False and body["indexed"] is True, body
+    assert daily.is_symlink() and real.read_bytes().startswith(before + b"\n* Oil the garden gate hinges\n")
+    status, gone = await post(daemon, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.is_symlink() and real.read_bytes() == before
+
+
+async def test_forget_answers_a_private_users_id_like_an_unknown_one(daemon, roam_dir):
+    daily = today_daily(roam_dir)
+    daily.parent.mkdir()
+    daily.write_text("* Diary :private:\n:PROPERTIES:\n:ID:       0000aaaa-0000-0000-0000-00000000beef\n:END:\nsecret\n")
+    answers = []
+    for node_id in ("0000aaaa-0000-0000-0000-00000000beef", "0000aaaa-0000-0000-0000-00000000dead"):
+        status, body = await post(daemon, "/forget", {"id": node_id})
+        answers.append((status, body["error"].replace(node_id, "ID")))
+    assert answers[0] == answers[1] and answers[0][0] == 404
+    assert "secret" in daily.read_text()

@@ -26,7 +26,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes.conversations import is_oracle_answer, is_sources_list
-from ..notes.org_syntax import decode_org_bytes, link_text, split_lines
+from ..notes.org_syntax import decode_org_bytes, link_text, org_link, split_lines
 from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.reader import read_org_bytes
 from ..notes.records import Heading
@@ -106,12 +106,6 @@ def link_candidates(
         exclude_nodes=excluded, whole_notes=True,
     )  # fmt: skip
     return mode, [r for r in found if r.node_id is not None]
-
-
-def org_link(node_id: str, title: str) -> str:
-    """``[[id:NODE][Title]]``, brackets in the title made harmless as Org does."""
-    safe = title.replace("[", "{").replace("]", "}")
-    return f"[[id:{node_id}][{safe}]]"
 
 
 def _heading_query(store: Store, path: str, line: int) -> dict:

@@ -37,6 +37,7 @@ def setup(app: web.Application) -> None:
     async def memory_ctx(app: web.Application) -> AsyncIterator[None]:
         # Runs after the index's cleanup context (they start in order).
         app[memory_key] = Memory(app[index_key], app[worker_key].wake)
+        await app[memory_key].clean_up()
         yield
 
     app.cleanup_ctx.append(memory_ctx)

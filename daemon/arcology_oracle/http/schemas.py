@@ -286,8 +286,8 @@ class Memorized(Answer):
     file: str
     line: int
     link: str
-    inbox: bool = Field(description="written to the capture inbox: Emacs holds today's daily")
-    indexed: bool = Field(description="false for a private capture (written, never indexed)")
+    inbox: bool = Field(description="written to the capture inbox: Emacs holds today's daily, or it links out of the notes")
+    indexed: bool = Field(description="whether the index holds the capture now (false for a private one: written, never indexed)")
     note: str | None
 
 

@@ -30,7 +30,9 @@ from pathlib import Path
 from ..config import Settings
 from ..ollama.embed import Embedder, prefixes_key
 from ..notes.files import is_indexable_path, iter_org_files
+from ..notes.records import ParsedFile
 from ..store import Store
+from .appends import appended_headings
 from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error
 
 log = logging.getLogger(__name__)
@@ -179,6 +181,26 @@ class Indexer:
                     report.deleted += 1
             self._checkpoint(report)
             return report
+
+    def index_appended(self, rel: str, before, added: bytes, st: os.stat_result, after_hash: str) -> bool:
+        """Index the headings ``added`` appended to the indexed file ``rel``, reading only
+        them (see :mod:`.appends`): ``before`` is the file's
+        :class:`~arcology_oracle.index.note_io.NoteState` before, ``st`` its stat and
+        ``after_hash`` its hash after. False, and nothing done, when the store does not
+        hold the file as it was before: the caller then indexes the whole file."""
+        with self._lock:
+            row = self.store.file_row(rel)
+            if row is not None and row["hash"] == after_hash and (row["size"], row["mtime_ns"]) == (st.st_size, st.st_mtime_ns):
+                return True  # indexed already (the watcher was first)
+            if row is None or row["hash"] != before.hexdigest:
+                return False
+            headings, chunks = appended_headings(
+                before.head, before.tags, before.lines, added, rel, self._parse_options,
+                title=row["title"], file_id=row["file_node"],
+            )  # fmt: skip
+            parsed = ParsedFile(path=rel, title=row["title"], file_id=row["file_node"], headings=headings)
+            pending = self.store.append_headings(parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=after_hash, chunks=chunks)
+            return pending is not None
 
     def _checkpoint(self, report: IndexReport) -> None:
         if report.indexed or report.deleted:

@@ -1,18 +1,19 @@
 """Memory: the daemon writes org (capture) and deletes what it wrote (forget).
 
 The org files stay the source of truth. A capture appends a heading (made by
-:mod:`arcology_oracle.notes.capture`) to today's org-roam daily note and indexes that file at
-once, so the heading is searchable when the answer leaves; the watcher later sees the
+:mod:`arcology_oracle.notes.capture`) to today's org-roam daily note, in place, and
+indexes just that heading at once (:mod:`.appends`), so it is searchable when the answer
+leaves and ``indexed`` says what the index really holds; the watcher later sees the
 same bytes and does nothing. The reader decides privacy as for any note: a capture
-tagged private is written and never indexed.
+tagged private is written and never indexed. :mod:`.note_io` does every read and write
+of a note, and says why no byte anyone else wrote can be lost.
 
-Writes never clobber the user's work:
-
-* every write is a temporary file in the same directory renamed over the note, with the
-  note's permission bits, and only if the note did not change since it was read (else it
-  is read again and the edit redone);
-* when Emacs holds the note's lock (a ``.#NAME`` symlink: the buffer has unsaved edits),
-  a capture goes to the capture inbox instead and says so, and a forget is refused.
+The capture goes to the capture inbox instead, and the answer's ``note`` says why, when
+Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits) or the
+daily is a symlink leading out of the roam directory (text outside it is never indexed).
+A forget removes only a heading the daemon wrote whose bytes are still exactly the ones
+written (its ``:CAPTURE_HASH:``); anything else is refused with 409 saying what changed,
+and a heading the index does not hold (private, or unknown) answers 404 alike.
 """
 
 from __future__ import annotations
@@ -21,24 +22,26 @@ import asyncio
 import datetime
 import logging
 import os
-import tempfile
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadRequest, Conflict, NotFound
 from ..notes import capture
-from ..notes.disk import emacs_holds_lock, read_text
-from ..notes.disk import umask as _umask
+from ..notes.disk import emacs_holds_lock
+from . import note_io
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
-WRITE_ATTEMPTS = 5
+_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
+LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked): written to the capture inbox instead"
+LEADS_OUT_NOTE = "today's daily note is a link to a file outside the notes directory: written to the capture inbox instead"
 
 
 @dataclass(frozen=True)
 class Captured:
-    """Where a capture was written; ``inbox`` says the daily was locked by Emacs."""
+    """Where a capture was written; ``note`` says why it went to the inbox."""
 
     id: str
     title: str
@@ -46,6 +49,8 @@ class Captured:
     line: int
     inbox: bool
     indexed: bool
+    link: str
+    note: str | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -54,14 +59,10 @@ class Captured:
             "title": self.title,
             "file": self.file,
             "line": self.line,
-            "link": f"[[id:{self.id}][{self.title}]]",
+            "link": self.link,
             "inbox": self.inbox,
             "indexed": self.indexed,
-            "note": (
-                "today's daily note has unsaved edits in Emacs (it is locked): written to the capture inbox instead"
-                if self.inbox
-                else None
-            ),
+            "note": self.note,
         }
 
 
@@ -74,10 +75,19 @@ class Memory:
         self.settings = index.settings
         self.after_index = after_index
         self._lock = asyncio.Lock()  # one edit of the notes at a time
+        # The state each note was left in by this daemon's last capture (see note_io).
+        self._states: dict[str, note_io.NoteState] = {}
+        note_io.prepare_leases()
 
     def daily_rel(self, day: datetime.date, dailies_dir: str | None = None) -> str:
         name = day.strftime(self.settings.daily_file_format)
         return Path(dailies_dir or self.settings.dailies_dir, name).as_posix()
+
+    async def clean_up(self) -> int:
+        """Remove temporary copies an older version left beside the notes (at start)."""
+        root = self.settings.roam_dir
+        dirs = [root, root / self.settings.dailies_dir, (root / self.settings.capture_inbox).parent]
+        return await asyncio.to_thread(remove_stale_temp_files, list(dict.fromkeys(dirs)))
 
     async def memorize(
         self,
@@ -95,131 +105,138 @@ class Memory:
         now = now or datetime.datetime.now()
         entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source)
         root = self.settings.roam_dir
-        daily = self.daily_rel(now.date(), dailies_dir)
+        daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
         async with self._lock:
-            rel, inbox = daily, False
+            rel, note = daily, None
             if emacs_holds_lock(root / daily):
-                rel, inbox = self.settings.capture_inbox, True
-                if emacs_holds_lock(root / rel):
-                    raise Conflict(
-                        f"both today's daily note ({daily}) and the capture inbox ({rel}) have unsaved edits in Emacs; save one and try again"
-                    )
-            file_title = now.strftime("%Y-%m-%d") if not inbox else "Inbox"
+                rel, note = inbox, LOCKED_NOTE
+            elif note_io.leads_out(root, daily):
+                rel, note = inbox, LEADS_OUT_NOTE
+            if rel == inbox and emacs_holds_lock(root / inbox):
+                raise Conflict(
+                    f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
+                    "or cannot be written; save one and try again"
+                )
+            title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
+            head = capture.new_file_head(title_of_file).encode("utf-8")
 
-            def edit(existing: str | None) -> tuple[str, int]:
-                base = existing if existing is not None else capture.new_file_head(file_title)
-                return capture.append_capture(base, entry)
+            def build(eol: bytes, lead: bytes, real_rel: str) -> bytes:
+                return capture.render_capture(entry, rel=real_rel, eol=eol, lead=lead)
 
-            line = await asyncio.to_thread(edit_file, root / rel, edit)
-            await self._reindex(rel)
+            try:
+                written = await asyncio.to_thread(note_io.append_note, root, rel, build, head, self._states.pop(rel, None))
+            except note_io.LeadsOut as exc:
+                raise Conflict(f"{exc}: nothing was written") from None
+            if written.after is not None:
+                self._states[rel] = written.after
+            await self._index_capture(rel, written)
             indexed = await self.index.read(lambda s: s.node(entry.id) is not None)
-        log.info("captured %s into %s:%d%s", entry.id, rel, line, " (inbox: daily locked)" if inbox else "")
-        return Captured(entry.id, entry.title, rel, line, inbox, indexed)
+        log.info("captured %s into %s:%d%s%s", entry.id, rel, written.line, f" ({note})" if note else "", "" if written.after else " (read whole)")
+        return Captured(entry.id, entry.title, rel, written.line, rel != daily, indexed, entry.link, note)
+
+    async def _index_capture(self, rel: str, written: note_io.Appended) -> None:
+        """Index what the capture added: only its heading when the file holds nothing but
+        the bytes known (and the index held them before), else the whole file."""
+        done = False
+        if written.after is not None:
+            for path in dict.fromkeys([written.real_rel, rel]):
+                if await self.index.index_appended(path, written.before, written.added, written.st, written.after.hexdigest):
+                    done = True
+                    break
+        if not done:
+            log.debug("indexing the whole of %s after a capture", rel)
+            await self.index.index_paths(list(dict.fromkeys([rel, written.real_rel])))
+        if self.after_index:
+            self.after_index()
 
     async def forget(self, node_id: str) -> dict:
         """Delete the captured heading ``node_id`` from its file and purge it from the
-        index. Raises NotFound, or Conflict for a heading the daemon did not write or a
-        file Emacs holds locked."""
+        index. NotFound for an unknown ID and for a heading the index does not hold
+        (private) that the daemon did not write; Conflict for the user's own heading, a
+        capture changed since, or a file Emacs holds locked."""
         if not node_id or not node_id.strip():
             raise BadRequest("id must not be empty")
+        root = self.settings.roam_dir
+        unknown = NotFound(f"no captured heading with ID {node_id!r}")
         async with self._lock:
-            candidates = await self._files_holding(node_id)
-            for rel in candidates:
-                path = self.settings.roam_dir / rel
-                if not path.is_file():
+            indexed = await self.index.read(lambda s: s.node(node_id) is not None)
+            for rel in await self._files_holding(node_id):
+                if emacs_holds_lock(root / rel):
+                    data = await asyncio.to_thread(note_io.read_note, root, rel)
+                    if data is not None and capture.find_heading(data.decode("utf-8", "replace").splitlines(), node_id):
+                        raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
                     continue
-                text = await asyncio.to_thread(read_text, path)
+
+                def plan(data: bytes, real_rel: str) -> capture.Removal | None:
+                    try:
+                        return capture.plan_forget(data, real_rel, node_id)
+                    except capture.NotCaptured as exc:
+                        if not indexed:
+                            raise unknown from None
+                        raise Conflict(f"{exc} (tag it private to keep it out of the index)") from None
+                    except capture.Changed as exc:
+                        raise Conflict(str(exc)) from None
+
                 try:
-                    found = capture.remove_capture(text, node_id)
-                except capture.NotCaptured as exc:
-                    raise Conflict(str(exc)) from None
-                if found is None:
+                    done = await asyncio.to_thread(note_io.remove_from_note, root, rel, plan)
+                except note_io.LeadsOut:
                     continue
-                if emacs_holds_lock(path):
-                    raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
-
-                def edit(existing: str | None) -> tuple[str, int]:
-                    again = capture.remove_capture(existing or "", node_id)
-                    if again is None:
-                        raise NotFound(f"the heading {node_id} left {rel} while it was being forgotten")
-                    return again[0], again[1]
-
-                line = await asyncio.to_thread(edit_file, path, edit)
-                await self._reindex(rel)
+                if done is None:
+                    continue
+                removal = done[0]
+                self._states.pop(rel, None)
+                await self.index.index_paths([rel])
+                if self.after_index:
+                    self.after_index()
                 remaining = await self.index.read(lambda s: s.rows_of_node(node_id))
-                log.info("forgot captured heading %s from %s:%d", node_id, rel, line)
-                return {"ok": True, "id": node_id, "file": rel, "line": line, "removed_lines": found[2], "remaining_rows": remaining}
-            if await self.index.read(lambda s: s.node(node_id) is not None):
+                log.info("forgot captured heading %s from %s:%d", node_id, rel, removal.line)
+                return {"ok": True, "id": node_id, "file": rel, "line": removal.line, "removed_lines": removal.lines,
+                        "remaining_rows": remaining}  # fmt: skip
+            if indexed:
                 raise Conflict(f"{node_id} is not a heading captured by arcology-oracle: it is yours to edit")
-        raise NotFound(f"no captured heading with ID {node_id!r}")
+        raise unknown
 
     async def _files_holding(self, node_id: str) -> list[str]:
-        """The file the index places ``node_id`` in, then the dailies and the inbox (a
-        private capture is in no index)."""
+        """The file the index places ``node_id`` in, else the dailies and the inbox that
+        hold the ID (a private capture is in no index)."""
         row = await self.index.read(lambda s: s.node(node_id))
-        out = [row["file"]] if row else []
+        if row:
+            return [row["file"]]
         root = self.settings.roam_dir
         dailies = root / self.settings.dailies_dir
+        needle = node_id.encode("utf-8", "surrogateescape")
 
         def scan() -> list[str]:
             found = []
             paths = sorted(dailies.glob("*.org"), reverse=True) if dailies.is_dir() else []
             for path in [root / self.settings.capture_inbox, *paths]:
-                try:
-                    if node_id in read_text(path):
-                        found.append(path.relative_to(root).as_posix())
-                except OSError:
-                    continue
+                rel = path.relative_to(root).as_posix()
+                data = note_io.read_note(root, rel)
+                if data is not None and needle in data:
+                    found.append(rel)
             return found
 
-        if not out:
-            out = await asyncio.to_thread(scan)
-        return out
-
-    async def _reindex(self, rel: str) -> None:
-        await self.index.index_paths([rel])
-        if self.after_index:
-            self.after_index()
+        return await asyncio.to_thread(scan)
 
 
-def edit_file(path: Path, edit: Callable[[str | None], tuple[str, int]]) -> int:
-    """Replace ``path``'s text by ``edit(text)`` (``text`` None: no file yet) atomically,
-    and return the line ``edit`` gave. If the file changes between the read and the
-    rename, the edit is made again on the new text (a few times, then Conflict)."""
-    for _ in range(WRITE_ATTEMPTS):
+def remove_stale_temp_files(directories: list[Path]) -> int:
+    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
+    rewriting a note) could leave in ``directories``; returns how many went."""
+    removed = 0
+    for directory in directories:
         try:
-            before = os.stat(path)
-            text: str | None = read_text(path)
-        except FileNotFoundError:
-            before, text = None, None
-        new_text, line = edit(text)
-        if _replace_if_unchanged(path, new_text, before):
-            return line
-    raise Conflict(f"{path.name} kept changing while it was being written; try again")
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            path = directory / name
+            if _STALE_TMP_RE.fullmatch(name) and path.is_file() and not path.is_symlink():
+                try:
+                    path.unlink()
+                    removed += 1
+                except OSError as exc:
+                    log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
+    if removed:
+        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
+    return removed
 
-
-def _replace_if_unchanged(path: Path, text: str, before: os.stat_result | None) -> bool:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = (before.st_mode & 0o7777) if before else (0o666 & ~_umask())
-    fd, tmp = tempfile.mkstemp(prefix=".arcology-oracle-", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8", errors="surrogateescape"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        try:
-            now = os.stat(path)
-        except FileNotFoundError:
-            now = None
-        if (now is None) != (before is None) or (
-            now is not None and (now.st_size, now.st_mtime_ns, now.st_ino) != (before.st_size, before.st_mtime_ns, before.st_ino)
-        ):
-            os.unlink(tmp)
-            return False
-        os.replace(tmp, path)
-        return True
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -140,6 +140,10 @@ class OracleIndex:
         rels = list(rels)
         return await self._run_writer(lambda: self.indexer.index_paths(rels))
 
+    async def index_appended(self, rel: str, before, added: bytes, st, after_hash: str) -> bool:
+        """See :meth:`Indexer.index_appended`."""
+        return await self._run_writer(lambda: self.indexer.index_appended(rel, before, added, st, after_hash))
+
     @property
     def progress(self):
         return self.indexer.progress if self.indexer else None

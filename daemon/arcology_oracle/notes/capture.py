@@ -1,48 +1,90 @@
-"""Pure org text edits for memory: the heading a capture appends, the head of a new
-daily note, and removing a captured heading again.
+"""Pure org edits for memory: the bytes a capture appends, and which bytes a forget may
+remove again. Nothing here touches the disk (:mod:`arcology_oracle.index.note_io` does).
 
-Nothing here touches the disk; :mod:`arcology_oracle.index.memory` reads and writes the files.
-A captured heading looks like this (its property marks it as written by the daemon, which
-is what lets ``/forget`` delete it and nothing else)::
+A captured heading, as appended to a file whose line ending is ``eol``::
 
     * Title :tag:
     :PROPERTIES:
     :ID:       6f0c...
     :CREATED:  [2026-12-03 Thu 07:30]
     :CAPTURED_BY: arcology-oracle
+    :CAPTURE_HASH: 3b1f...
     :END:
     The text.
+
+Contracts:
+
+* **Inert text.** No line of the captured text can change how Org reads anything else in
+  the file: a line Org would read as a heading (``*`` at the start), a keyword or block
+  line (``#+...``, indented or not: ``#+filetags``, ``#+title``, ``#+begin_src``...) or a
+  drawer line (``:NAME:`` alone, ``:END:``) gets a leading comma, Org's own escape
+  (``org-escape-code-in-string``). In plain text Org shows the comma and reads the line
+  as a paragraph; nothing is lost, and nothing else is escaped.
+* **Tags** are Org's tag words, ``[[:alnum:]_@#%]+`` (``org-tag-re``); anything else is a
+  400, never rewritten into something else.
+* **Titles** are the given title, or the text's first words, with each org link replaced
+  by its description (or its target) and whitespace folded; a derived title is cut at a
+  word boundary. :func:`capture_link` is always a valid Org link (brackets escaped as
+  ``/suggest-links`` does, :func:`~.org_syntax.org_link`).
+* **The hash.** ``:CAPTURE_HASH:`` is the SHA-256 of exactly the bytes appended (the
+  separator line ending, if one was needed, or the head of a file the capture created,
+  and the subtree with the hash line left out), of the file's real path relative to the
+  roam dir, and of a fixed domain string. It is
+  in the file, the source of truth, so it survives any rebuild of the database, and it
+  cannot match by accident: editing one byte of the subtree, adding text or headings
+  below it, or moving it to another file or under another heading all change it.
+  :func:`plan_forget` removes a subtree only when the hash still matches.
 """
 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import re
 import uuid
 from dataclasses import dataclass
 
 from ..errors import BadRequest
+from .org_syntax import org_link, plain_title
 
 CAPTURED_BY = "CAPTURED_BY"
 CAPTURED_BY_VALUE = "arcology-oracle"
+CAPTURE_HASH = "CAPTURE_HASH"
 TITLE_CHARS = 60
-_TAG_RE = re.compile(r"^[\w@#%]+$", re.UNICODE)
+_DOMAIN = b"arcology-oracle capture v1\x00"
+_TAG_RE = re.compile(r"[\w@#%]+")
+# Lines Org would read as structure (see the module docstring).
+_UNSAFE_LINE_RE = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$)")
 _HEADING_RE = re.compile(r"^(\*+)[ \t]")
 _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
+_PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
+_HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
+_TAG_END_RE = re.compile(r":[\w@#%:]*:\s*$")
+_DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
+BOM = b"\xef\xbb\xbf"
 
 
 class NotCaptured(Exception):
     """The heading exists but the daemon did not write it (it belongs to the user)."""
 
 
+class Changed(Exception):
+    """The daemon wrote the heading, but its bytes are not the ones written any more;
+    the message says what changed."""
+
+
 @dataclass(frozen=True)
 class Capture:
-    """A heading to append: its ID, title and the org text of the whole subtree."""
+    """A heading to append: its ID, title and lines (no line endings, no hash line)."""
 
     id: str
     title: str
-    text: str
+    lines: tuple[str, ...]
+
+    @property
+    def link(self) -> str:
+        return capture_link(self.id, self.title)
 
 
 def inactive_timestamp(moment: datetime.datetime) -> str:
@@ -52,19 +94,47 @@ def inactive_timestamp(moment: datetime.datetime) -> str:
 
 
 def clean_tags(tags: object) -> tuple[str, ...]:
-    """Validated tags: a list of Org tag words (letters, digits, ``_@#%``). BadRequest else."""
+    """Validated tags, each exactly an Org tag word; BadRequest for anything else."""
     if tags is None:
         return ()
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise BadRequest("tags must be a list of strings")
     out: list[str] = []
     for tag in tags:
-        tag = tag.strip().strip(":")
-        if not _TAG_RE.match(tag):
+        if not _TAG_RE.fullmatch(tag):
             raise BadRequest(f"invalid tag {tag!r}: Org tags hold letters, digits, _, @, # and % only")
         if tag not in out:
             out.append(tag)
     return tuple(out)
+
+
+def escape_line(line: str) -> str:
+    """``line`` with a leading comma when Org would read it as structure."""
+    return "," + line if _UNSAFE_LINE_RE.match(line) else line
+
+
+def capture_title(text: str, title: str | None) -> str:
+    """The heading's title: ``title``, else the text's first words; links turned into
+    their descriptions, whitespace folded, and the brackets of a stray ``[[`` or ``]]``
+    turned into braces (so no link can open or close in it); a derived title is cut at a
+    word boundary to ``TITLE_CHARS``."""
+    given = bool(title and title.strip())
+    name = _SPACE_RE.sub(" ", plain_title(title if given else text)).strip()
+    name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
+    if not given and len(name) > TITLE_CHARS:
+        cut = name[: TITLE_CHARS - 1]
+        space = cut.rfind(" ")
+        if space > TITLE_CHARS // 3:
+            cut = cut[:space]
+        name = cut.rstrip() + "…"
+    # A title ending like tags (`` :private:``) would be read as the heading's tags: a
+    # zero-width space after it keeps it text, the escape the Org manual gives for markup.
+    return name + "\u200b" if _TAG_END_RE.search(name) else name
+
+
+def capture_link(node_id: str, title: str) -> str:
+    """A valid Org link to the capture: its description is the title as Org shows it."""
+    return org_link(node_id, plain_title(title))
 
 
 def make_capture(
@@ -76,16 +146,18 @@ def make_capture(
     node_id: str | None = None,
     source: str | None = None,
 ) -> Capture:
-    """The level-1 heading for ``text``. The title is ``title`` or the text's first words;
-    body lines that would read as headings (``* ...`` at the start of a line) are indented
-    by one space, which Org reads as a list item, so the text can never open a heading.
-    ``source`` (one line: where the text came from, an org link) becomes ``:SOURCE:``."""
+    """The level-1 heading for ``text`` (see the module docstring); BadRequest for empty
+    text or text that is not valid Unicode. ``source`` (one line: where the text came
+    from, an org link) becomes ``:SOURCE:``."""
     body = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     if not body.strip():
         raise BadRequest("text must not be empty")
-    name = _SPACE_RE.sub(" ", title if title and title.strip() else body).strip()
-    if len(name) > TITLE_CHARS and not (title and title.strip()):
-        name = name[: TITLE_CHARS - 1].rstrip() + "…"
+    for part in (text, title or ""):
+        try:
+            part.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRequest("text and title must be valid Unicode (no lone surrogates)") from None
+    name = capture_title(body, title)
     node_id = node_id or str(uuid.uuid4())
     tag_text = f" :{':'.join(tags)}:" if tags else ""
     lines = [
@@ -96,9 +168,9 @@ def make_capture(
         f":{CAPTURED_BY}: {CAPTURED_BY_VALUE}",
         *([f":SOURCE:   {_one_line(source)}"] if source and source.strip() else []),
         ":END:",
+        *(escape_line(line) for line in body.split("\n")),
     ]
-    lines += [(" " + line if _HEADING_RE.match(line) else line) for line in body.split("\n")]
-    return Capture(node_id, name, "\n".join(lines) + "\n")
+    return Capture(node_id, name, tuple(lines))
 
 
 def _one_line(text: str) -> str:
@@ -108,16 +180,136 @@ def _one_line(text: str) -> str:
 
 def new_file_head(title: str, file_id: str | None = None) -> str:
     """The head of a new note file: a file-level ``:ID:`` drawer and ``#+title:``."""
-    return f":PROPERTIES:\n:ID:       {file_id or uuid.uuid4()}\n:END:\n#+title: {title}\n"
+    return f":PROPERTIES:\n:ID:       {file_id or uuid.uuid4()}\n:END:\n#+title: {_SPACE_RE.sub(' ', title)}\n"
 
 
-def append_capture(existing: str, capture: Capture) -> tuple[str, int]:
-    """``existing`` with the capture appended (after a newline if it lacks one), and the
-    1-based line of the new heading."""
-    if existing and not existing.endswith("\n"):
-        existing += "\n"
-    line = existing.count("\n") + 1
-    return existing + capture.text, line
+def _digest(rel: str, lead: bytes) -> hashlib._Hash:
+    h = hashlib.sha256(_DOMAIN + rel.encode("utf-8", "surrogateescape") + b"\x00%d\x00" % len(lead))
+    h.update(lead)
+    return h
+
+
+def render_capture(capture: Capture, *, rel: str, eol: bytes, lead: bytes = b"") -> bytes:
+    """The bytes to append to the file ``rel`` (line ending ``eol``): ``lead`` (the
+    separator line ending when the file does not end with one, or the head of a file
+    the daemon creates), then the subtree with its hash, which covers ``lead`` too."""
+    encoded = [line.encode("utf-8") + eol for line in capture.lines]
+    h = _digest(rel, lead)
+    h.update(b"".join(encoded))
+    at = capture.lines.index(":END:")
+    encoded.insert(at, f":{CAPTURE_HASH}: {h.hexdigest()}".encode() + eol)
+    return lead + b"".join(encoded)
+
+
+# -- line endings, as Emacs decides them ------------------------------------------------
+
+
+def file_eol(data: bytes) -> bytes:
+    """The line ending Emacs gives the file (its ``buffer-file-coding-system``), checked
+    with Emacs 28 on mixed files: any lone LF makes it ``unix`` (LF; CRs stay as ``^M``),
+    else any CRLF ``dos`` (lone CRs stay as ``^M``), else any CR ``mac``; a file without
+    any line ending is ``unix``."""
+    crlf = data.count(b"\r\n")
+    if data.count(b"\n") > crlf:
+        return b"\n"
+    if crlf:
+        return b"\r\n"
+    return b"\r" if b"\r" in data else b"\n"
+
+
+def split_keeping_ends(data: bytes, eol: bytes) -> list[bytes]:
+    """The file's lines, each with its line ending (the last one may have none)."""
+    pieces = data.split(eol)
+    lines = [p + eol for p in pieces[:-1]]
+    if pieces[-1]:
+        lines.append(pieces[-1])
+    return lines
+
+
+# -- forgetting -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Removal:
+    """Bytes ``[start, end)`` of the file to remove; ``line`` is the heading's 1-based
+    line and ``lines`` how many lines go; ``whole_file``: the daemon created the file for
+    this capture and nothing else is in it, so the file itself goes."""
+
+    start: int
+    end: int
+    line: int
+    lines: int
+    whole_file: bool = False
+
+
+def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
+    """What to remove to forget the captured heading ``node_id`` of the file ``rel``
+    (bytes ``data``); None when no heading has that ID.
+
+    Raises NotCaptured for a heading the daemon did not write, and Changed when it did
+    but the bytes are not the ones it wrote (the message says what changed). The
+    separator line ending the capture added goes too when the capture is the file's last
+    text, so forgetting an untouched capture restores the file byte for byte; before a
+    later heading it stays (that heading must stay a heading).
+    """
+    eol = file_eol(data)
+    bom = len(BOM) if data.startswith(BOM) else 0
+    raw = split_keeping_ends(data[bom:], eol)
+    lines = [line.removesuffix(eol).decode("utf-8", "surrogateescape") for line in raw]
+    found = find_heading(lines, node_id)
+    if found is None:
+        return None
+    start, end = found
+    props = heading_properties(lines, start)
+    if props.get(CAPTURED_BY) != CAPTURED_BY_VALUE:
+        raise NotCaptured(f"the heading {node_id} was not captured by arcology-oracle: it is yours to edit")
+    where = f"the captured heading {node_id} in {rel}"
+    stored = props.get(CAPTURE_HASH)
+    if stored is None:
+        raise Changed(f"{where} was written by an older arcology-oracle that kept no hash of its bytes, so it cannot be "
+                      "told apart from your edits: edit it in Emacs")  # fmt: skip
+    sub = raw[start:end]
+    hash_at = next((i for i, line in enumerate(sub) if _HASH_LINE_RE.match(line)), None)
+    offsets = [bom]
+    for line in raw:
+        offsets.append(offsets[-1] + len(line))
+    first, last = offsets[start], offsets[end]
+    # What may stand before the subtree: nothing, the separator, or the head of the file
+    # the capture created (then the subtree's hash covers those bytes too).
+    leads = {b"", eol} | ({data[:first]} if start and not bom else set())
+    hashers = {lead: _digest(rel, lead) for lead in leads if data[first - len(lead) : first] == lead}
+    matched_at: dict[bytes, int] = {}
+    for i, line in enumerate(sub):
+        if i != hash_at:
+            for h in hashers.values():
+                h.update(line)
+        for lead, h in hashers.items():
+            if h.hexdigest() == stored:
+                matched_at.setdefault(lead, i + 1)
+    full = [lead for lead, n in matched_at.items() if n == len(sub)]
+    if not full:
+        raise Changed(f"{where} is not as arcology-oracle wrote it: {_what_changed(lines, start, end, matched_at, sub)}; "
+                      "it is yours now: edit it in Emacs")  # fmt: skip
+    # The lead goes too when the capture is still the file's last text (a created file
+    # then goes whole); before a later heading it stays (that heading must stay one).
+    if end == len(raw):
+        first -= len(full[0])
+    return Removal(first, last, start + 1, end - start, whole_file=first == 0 and last == len(data) and len(full[0]) > len(eol))
+
+
+def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes, int], sub: list[bytes]) -> str:
+    if matched_at:
+        first_extra = start + min(matched_at.values()) + 1
+        if any(_HEADING_RE.match(line) for line in lines[first_extra - 1 : end]):
+            return f"headings were added under it (from line {first_extra})"
+        return f"text was added below it (lines {first_extra}-{end}) without a heading of its own"
+    if any(_HEADING_RE.match(line) for line in lines[start + 1 : end]):
+        return "it was edited and headings were added under it"
+    if not lines[start].startswith("* "):
+        return "it was moved under another heading (refiled)"
+    if not sub[-1].endswith((b"\n", b"\r")):
+        return "its last line ending was removed"
+    return "its title, tags, properties or text were edited, or it was moved here from another file"
 
 
 def find_heading(lines: list[str], node_id: str) -> tuple[int, int] | None:
@@ -128,7 +320,7 @@ def find_heading(lines: list[str], node_id: str) -> tuple[int, int] | None:
         if _HEADING_RE.match(line):
             start = i
             continue
-        if start is None:
+        if start is None or node_id not in line:
             continue
         prop = _PROPERTY_RE.match(line)
         if prop and prop[1].upper() == "ID" and prop[2] == node_id and _in_drawer(lines, start, i):
@@ -148,7 +340,7 @@ def _in_drawer(lines: list[str], heading: int, line: int) -> bool:
     i = heading + 1
     # Planning lines (SCHEDULED, CLOSED ...) may stand between heading and drawer.
     while i < line and not lines[i].strip().upper() == ":PROPERTIES:":
-        if not re.match(r"^\s*(SCHEDULED|DEADLINE|CLOSED):", lines[i]):
+        if not _PLANNING_RE.match(lines[i]):
             return False
         i += 1
     if i >= line:
@@ -160,7 +352,7 @@ def heading_properties(lines: list[str], start: int) -> dict[str, str]:
     """The property drawer of the heading at ``start`` (keys upper-cased)."""
     props: dict[str, str] = {}
     i = start + 1
-    while i < len(lines) and re.match(r"^\s*(SCHEDULED|DEADLINE|CLOSED):", lines[i]):
+    while i < len(lines) and _PLANNING_RE.match(lines[i]):
         i += 1
     if i >= len(lines) or lines[i].strip().upper() != ":PROPERTIES:":
         return props
@@ -172,26 +364,3 @@ def heading_properties(lines: list[str], start: int) -> dict[str, str]:
             props[prop[1].upper()] = prop[2]
     return props
 
-
-def remove_capture(text: str, node_id: str) -> tuple[str, int, int] | None:
-    """``text`` without the captured heading ``node_id``, the heading's 1-based line and
-    the number of lines removed; None when no heading has that ID. Raises NotCaptured
-    when the heading is not one the daemon wrote, or when headings were added under it
-    (those are the user's)."""
-    lines = text.split("\n")
-    found = find_heading(lines, node_id)
-    if found is None:
-        return None
-    start, end = found
-    if heading_properties(lines, start).get(CAPTURED_BY) != CAPTURED_BY_VALUE:
-        raise NotCaptured(
-            f"the heading {node_id} was not captured by arcology-oracle: it is yours to edit "
-            "(tag it private to keep it out of the index)"
-        )
-    if any(_HEADING_RE.match(line) for line in lines[start + 1 : end]):
-        raise NotCaptured(f"headings were added under the captured heading {node_id}: edit it in Emacs instead")
-    # The last heading of a file ends with the file's final newline: keep that newline.
-    if end == len(lines) and lines[-1] == "":
-        end -= 1
-    kept = lines[:start] + lines[end:]
-    return "\n".join(kept), start + 1, end - start

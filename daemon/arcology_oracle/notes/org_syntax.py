@@ -215,6 +215,12 @@ def plain_title(raw: str) -> str:
     return _LINK_RE.sub(lambda m: m.group(2) or m.group(1), raw).strip()
 
 
+def org_link(node_id: str, title: str) -> str:
+    """``[[id:NODE][Title]]``, brackets in the title made harmless as Org does."""
+    safe = title.replace("[", "{").replace("]", "}")
+    return f"[[id:{node_id}][{safe}]]"
+
+
 def _link_replacement(m: re.Match[str]) -> str:
     if m.group(2):
         return m.group(2)

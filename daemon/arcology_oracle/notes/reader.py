@@ -7,9 +7,14 @@ path and the reason, never the note's text).
 
 Decisions worth knowing (see the tests for each):
 
-* Lines are the file's lines: CRLF and lone CR (old Mac files without any LF) end lines,
-  a stray CR inside an LF file is dropped, a final newline does not start a new line.
-  So an empty file has 0 lines and yields **no headings at all**.
+* Lines are the lines Emacs shows (its end-of-line detection, checked with Emacs 28 on
+  mixed files): a file with any LF has LF lines (CRLF ends a line too), a file without
+  LF but with CR has CR lines (``mac``). A CR that does not end a line there (Emacs shows
+  ``^M``) is dropped: the reader then sees a tag or drawer line that Org, reading the
+  ``^M``, does not, which only ever makes more private. A final newline does not start a
+  new line, so an empty file has 0 lines and yields **no headings at all**. (Captures
+  write the file's own line ending, so they never mix them:
+  :func:`arcology_oracle.notes.capture.file_eol`.)
 * A level-0 record exists when the file has at least one line before its first heading.
   A file that starts with a heading has no level-0 record (it cannot be a file node:
   org-roam needs the file's ``:ID:`` drawer before the first heading).

@@ -68,39 +68,73 @@ class FileWrites(VectorSync):
                 (parsed.path, size, mtime_ns, file_hash, parsed.title, parsed.file_id, _to_json(parsed.problems)),
             )
             file_rowid = cur.lastrowid
-            # Headings nothing in the file dates are dated by the file's modification time.
-            mtime_day = datetime.date.fromtimestamp(mtime_ns / 1e9).isoformat()
-            # Heading ids are chosen here (we hold the write lock) so that headings, chunks
-            # and links each go in with one executemany.
-            first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
-            ids = range(first, first + len(parsed.headings))
-            self.conn.executemany(
-                "INSERT INTO headings (id, file, node_id, own_id, level, title, olp, olp_text, tags, todo,"
-                " properties, body, text, start_line, end_line, node_title, aliases, date, date_source, hash,"
-                " cjk_head, cjk_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [_heading_row(heading_id, file_rowid, h, mtime_day, parsed.title) for heading_id, h in zip(ids, parsed.headings)],
-            )
-            if parsed.headings:
-                self._fts_pending.append((ids[0], ids[-1]))
-            self.conn.executemany(
-                "INSERT INTO chunks (heading, ordinal, text, hash, first_turn, last_turn) VALUES (?, ?, ?, ?, ?, ?)",
-                [(heading_id, c.ordinal, c.text, c.hash, c.first_turn, c.last_turn)
-                 for heading_id, cs in zip(ids, chunks) for c in cs],
-            )  # fmt: skip
-            self._write_turns(ids, parsed.headings, chunks, mtime_day)
-            self.conn.executemany(
-                "INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)",
-                [(heading_id, h.node_id, dst) for heading_id, h in zip(ids, parsed.headings) for dst in h.links],
-            )
-            # Tags and refs of nodes, for the graph signal of similarity (store/links.py).
-            self.conn.executemany(
-                "INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)",
-                [(heading_id, h.own_id, label) for heading_id, h in zip(ids, parsed.headings) if h.own_id
-                 for label in node_labels(h.tags, h.refs)],
-            )  # fmt: skip
+            self._insert_headings(file_rowid, parsed, mtime_ns, chunks)
             new_hashes = {c.hash for cs in chunks for c in cs}
             self.drop_unused_vectors(old_hashes - new_hashes)
             return self._count_unembedded(new_hashes)
+
+    def append_headings(
+        self,
+        parsed: ParsedFile,
+        *,
+        size: int,
+        mtime_ns: int,
+        file_hash: str,
+        chunks: Sequence[Sequence[Chunk]],
+    ) -> int | None:
+        """Add ``parsed.headings`` (headings appended to the end of the indexed file
+        ``parsed.path``, already read in the file's context) without touching its other
+        rows, and record the file's new size, mtime and hash. None when the file is not
+        indexed; else how many of the new chunks have no vector yet."""
+        if len(chunks) != len(parsed.headings):
+            raise ValueError("one list of chunks per heading is required")
+        with self.transaction():
+            row = self.conn.execute("SELECT id FROM files WHERE path = ?", (parsed.path,)).fetchone()
+            if row is None:
+                return None
+            self.conn.execute(
+                "UPDATE files SET size = ?, mtime_ns = ?, hash = ? WHERE id = ?", (size, mtime_ns, file_hash, row[0])
+            )
+            self._insert_headings(row[0], parsed, mtime_ns, chunks)
+            self.conn.execute("DELETE FROM summaries WHERE file = ?", (parsed.path,))
+            return self._count_unembedded({c.hash for cs in chunks for c in cs})
+
+    def file_row(self, path: str) -> dict | None:
+        """The indexed file's state, title and node ID, or None."""
+        row = self.conn.execute("SELECT size, mtime_ns, hash, title, file_node FROM files WHERE path = ?", (path,)).fetchone()
+        return dict(row) if row is not None else None
+
+    def _insert_headings(self, file_rowid: int, parsed: ParsedFile, mtime_ns: int, chunks: Sequence[Sequence[Chunk]]) -> None:
+        # Headings nothing in the file dates are dated by the file's modification time.
+        mtime_day = datetime.date.fromtimestamp(mtime_ns / 1e9).isoformat()
+        # Heading ids are chosen here (we hold the write lock) so that headings, chunks
+        # and links each go in with one executemany.
+        first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
+        ids = range(first, first + len(parsed.headings))
+        self.conn.executemany(
+            "INSERT INTO headings (id, file, node_id, own_id, level, title, olp, olp_text, tags, todo,"
+            " properties, body, text, start_line, end_line, node_title, aliases, date, date_source, hash,"
+            " cjk_head, cjk_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [_heading_row(heading_id, file_rowid, h, mtime_day, parsed.title) for heading_id, h in zip(ids, parsed.headings)],
+        )
+        if parsed.headings:
+            self._fts_pending.append((ids[0], ids[-1]))
+        self.conn.executemany(
+            "INSERT INTO chunks (heading, ordinal, text, hash, first_turn, last_turn) VALUES (?, ?, ?, ?, ?, ?)",
+            [(heading_id, c.ordinal, c.text, c.hash, c.first_turn, c.last_turn)
+             for heading_id, cs in zip(ids, chunks) for c in cs],
+        )  # fmt: skip
+        self._write_turns(ids, parsed.headings, chunks, mtime_day)
+        self.conn.executemany(
+            "INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)",
+            [(heading_id, h.node_id, dst) for heading_id, h in zip(ids, parsed.headings) for dst in h.links],
+        )
+        # Tags and refs of nodes, for the graph signal of similarity (store/links.py).
+        self.conn.executemany(
+            "INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)",
+            [(heading_id, h.own_id, label) for heading_id, h in zip(ids, parsed.headings) if h.own_id
+             for label in node_labels(h.tags, h.refs)],
+        )  # fmt: skip
 
     def _write_turns(self, ids: range, headings: Sequence[Heading], chunks: Sequence[Sequence[Chunk]], day: str) -> None:
         """The turns of the dialogue headings (carried by their first chunk), and their

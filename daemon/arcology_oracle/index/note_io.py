@@ -1,0 +1,394 @@
+"""The only code that writes the user's notes: appending a capture and removing one, so
+that no byte anyone else wrote is ever lost, hidden or changed.
+
+**Appending** (:func:`append_note`) writes in place with ``O_APPEND``, one ``write`` of
+the whole capture: whatever another program appends before or after lands in the file
+too (the kernel places each ``O_APPEND`` write at the end, atomically). Nothing is
+renamed, so symlinks, hard links, permissions, owners and extended attributes stay; no
+temporary file exists, so none can be left behind (:meth:`.memory.Memory.clean_up`
+clears the ones older versions could leave). The tail of the file is read first, for
+its line ending and whether a separator line ending is needed; a write lease (below) is
+taken when it can be, so no other program can write between that read and the append.
+
+**Removing** (:func:`remove_from_note`) must take bytes out, which no single system
+call does without a race against another writer, so it runs only under a Linux write
+lease (``F_SETLEASE``, ``F_WRLCK``): the kernel grants it only while no other process
+has the file open, and any process that opens it meanwhile (to write or truncate) waits
+until it is released. So between reading the file, checking the capture's hash and
+writing the result, no other write can happen, and none can be dropped. A file another
+program keeps open cannot be leased: the forget is refused (409), never guessed. The
+bytes after the capture are moved down with ``pwrite`` then the file is truncated: a
+crash in between can duplicate some of those bytes, never lose them. An editor that
+saves by renaming a new file over the note (Emacs's first save with backups) does not
+open it; that case is caught after the write (the path no longer names the same file),
+the old file is put back byte for byte and the forget is refused. Where leases are not
+available (not Linux, a file owned by another user), forget is refused with 409.
+
+Every refusal is a :class:`~arcology_oracle.errors.Conflict` naming the path and what is
+wrong: a directory, a FIFO or other non-regular file (opened without blocking, so the
+writer never hangs), a read-only file (no write permission bit, as Emacs would refuse to
+save it), a directory that cannot be created or written, a file in UTF-16/32 or with
+bytes that are not UTF-8 (the daemon writes UTF-8 only; a UTF-8 BOM stays). A note whose
+real path (after every symlink) is outside the roam directory raises :class:`LeadsOut`.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import logging
+import os
+import signal
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Conflict
+from ..notes.capture import BOM, Removal, file_eol
+from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
+from ..notes.privacy import file_tags
+
+log = logging.getLogger(__name__)
+
+LEASE_ATTEMPTS = 12  # ~0.4 s of tries in all, for a file another program opens briefly
+_PROC_FD = os.path.isdir("/proc/self/fd")
+_FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+class LeadsOut(Conflict):
+    """The note's real path is outside the roam directory (a symlink leads out)."""
+
+
+@dataclass(frozen=True)
+class NoteState:
+    """What a capture needs to know of a note, for the file whose identity is ``key``
+    (device, inode, size, mtime): its line ending, whether it ends with one, how many
+    lines the reader counts, the lines before its first heading and its ``#+filetags``
+    tags (see :mod:`.appends`), and the SHA-256 of its bytes (a ``hashlib`` object)."""
+
+    key: tuple[int, int, int, int]
+    eol: bytes
+    ends_with_eol: bool
+    lines: int
+    head: tuple[str, ...]
+    tags: tuple[str, ...]
+    sha: object
+
+    @property
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()  # type: ignore[attr-defined]
+
+    def after(self, added: bytes, st: os.stat_result) -> NoteState:
+        """The state once ``added`` (a capture: whole lines, no file keyword) is appended."""
+        sha = self.sha.copy()  # type: ignore[attr-defined]
+        sha.update(added)
+        lines = self.lines + added.count(self.eol) - (0 if self.ends_with_eol or not self.lines else 1)
+        return NoteState(_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha)
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def note_state(data: bytes, st: os.stat_result) -> NoteState:
+    """The :class:`NoteState` of a file read whole (``data``, stat ``st``)."""
+    eol = file_eol(data)
+    lines = split_lines(decode_org_bytes(data))
+    first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
+    body = data.removeprefix(BOM)
+    return NoteState(_key(st), eol, body.endswith(eol) or not body, len(lines), tuple(lines[:first]),
+                     file_tags(lines), hashlib.sha256(data))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What :func:`append_note` wrote: ``added`` at byte ``start``, the heading on
+    1-based ``line``; ``before`` is the state of the file before, ``after`` its state
+    after when nothing but ``added`` was written meanwhile (else None); ``real_rel`` the
+    file's real path relative to the roam directory."""
+
+    before: NoteState
+    added: bytes
+    start: int
+    line: int
+    st: os.stat_result
+    after: NoteState | None
+    real_rel: str
+
+
+def prepare_leases() -> None:
+    """Ignore SIGIO, which the kernel sends a lease holder when another process opens
+    the file (its default action would end the daemon). Main thread only; elsewhere
+    leases stay unused unless SIGIO is already handled."""
+    if hasattr(fcntl, "F_SETLEASE") and threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
+            signal.signal(signal.SIGIO, signal.SIG_IGN)
+
+
+def _leases_usable() -> bool:
+    return hasattr(fcntl, "F_SETLEASE") and signal.getsignal(signal.SIGIO) not in (signal.SIG_DFL, None)
+
+
+def _take_lease(fd: int, attempts: int) -> bool:
+    """Whether a write lease on ``fd`` was granted (see the module docstring)."""
+    if not _leases_usable():
+        return False
+    for attempt in range(attempts):
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EBUSY):
+                return False  # not the owner, a file system without leases...
+        if attempt + 1 < attempts:
+            time.sleep(min(0.001 * 2**attempt, 0.1))
+    return False
+
+
+def _release_lease(fd: int) -> None:
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    except OSError:
+        pass
+
+
+def leads_out(root: Path, rel: str) -> bool:
+    """Whether the path ``rel`` resolves (through symlinks) to a place outside ``root``."""
+    return not _inside(os.path.realpath(root / rel), os.path.realpath(root))
+
+
+def _inside(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _open(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int, os.stat_result, bool] | None:
+    """``(fd, stat, created)`` for the regular file ``rel`` below ``root``, opened for
+    writing without blocking; None when it does not exist and ``create`` is false."""
+    path = root / rel
+    _check_directory(root, path.parent)
+    flags = _FLAGS | (os.O_APPEND if append else 0)
+    created = False
+    for _ in range(3):
+        try:
+            fd = os.open(path, flags)
+            break
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+                created = True
+                break
+            except FileExistsError:
+                continue  # created meanwhile: open it as it is
+            except OSError as exc:
+                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}") from None
+        except IsADirectoryError:
+            raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
+        except PermissionError:
+            raise Conflict(f"{rel} is read-only (no write permission): not changed") from None
+        except OSError as exc:
+            raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed") from None
+    else:
+        raise Conflict(f"{rel} kept appearing and disappearing: not written")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Conflict(f"{rel} is not a regular file ({_kind(st.st_mode)}): not written")
+        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(path)
+        real_root = os.path.realpath(root)
+        if not _inside(real, real_root):
+            raise LeadsOut(f"{rel} is a link to a file outside the notes directory")
+        if not st.st_mode & 0o222:
+            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}): not changed")
+        if created:
+            log.info("created %s", rel)
+        return fd, st, created
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_directory(root: Path, directory: Path) -> None:
+    """The note's directory exists (it is created when missing) and is a directory."""
+    shown = os.path.relpath(directory, root)
+    shown = "the notes directory" if shown == "." else shown
+    if directory.is_dir():
+        return
+    if directory.exists() or directory.is_symlink():
+        raise Conflict(f"{shown} is not a directory ({directory}): nothing was written")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except PermissionError:
+        raise Conflict(f"cannot create the directory {shown}: permission denied") from None
+    except OSError as exc:
+        raise Conflict(f"cannot create the directory {shown}: {exc.strerror or exc}") from None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a directory")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _read_all(fd: int) -> bytes:
+    parts, offset = [], 0
+    while part := os.pread(fd, 1 << 20, offset):
+        parts.append(part)
+        offset += len(part)
+    return b"".join(parts)
+
+
+def check_encoding(data: bytes, rel: str) -> None:
+    """Conflict unless ``data`` is UTF-8 (with or without a BOM), the daemon's only encoding."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        raise Conflict(f"{rel} is encoded in UTF-16 or UTF-32; arcology-oracle writes UTF-8 only: not changed")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Conflict(f"{rel} holds bytes that are not UTF-8 (at byte {exc.start}); arcology-oracle writes "
+                       "UTF-8 only: not changed") from None  # fmt: skip
+
+
+def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
+    done = 0
+    while done < len(data):
+        if offset is None:
+            done += os.write(fd, data[done:])
+        else:
+            done += os.pwrite(fd, data[done:], offset + done)
+
+
+def append_note(
+    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None = None
+) -> Appended:
+    """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
+    ending; ``lead`` what must come first: a line ending when the file does not end with
+    one, ``head`` for a file created here, else nothing; ``real_rel`` its real path
+    relative to the real roam directory, which the capture's hash names), creating it with ``head`` (LF line
+    endings) when ``head`` is given and it does not exist. ``known`` is the state this
+    daemon left the file in after its last append: when the file is still exactly that
+    file (same inode, size and mtime), it is not read again, so a capture costs the same
+    on a large note as on a small one. See the module docstring."""
+    opened = _open(root, rel, append=True, create=head is not None)
+    assert opened is not None
+    fd, st, created = opened
+    try:
+        real_rel = _real_rel(root, fd, rel)
+        leased = _take_lease(fd, 1)
+        try:
+            st = os.fstat(fd)
+            if known is not None and known.key == _key(st) and (st.st_size == 0 or known.ends_with_eol == _ends_with(fd, st, known.eol)):
+                state = known
+            else:
+                data = _read_all(fd)
+                check_encoding(data, rel)
+                state = note_state(data, os.fstat(fd))
+            separator = not state.ends_with_eol
+            lead = head if created and head and state.key[2] == 0 else b""
+            payload = build(state.eol, lead or (state.eol if separator else b""), real_rel)
+            _write_all(fd, payload)
+            end = os.lseek(fd, 0, os.SEEK_CUR)
+            os.fsync(fd)
+            after = os.fstat(fd)
+        finally:
+            if leased:
+                _release_lease(fd)
+        start = end - len(payload)
+        alone = start == state.key[2] and after.st_size == end
+        # The heading's line: after every line there was (a separator ends the last one).
+        line = state.lines + 1 + lead.count(b"\n")
+        if not alone:
+            line = os.pread(fd, start, 0).count(state.eol) + (1 if separator else 0) + lead.count(b"\n") + 1
+        # A new file's head is not in ``state``: it is read again at the next capture.
+        new_state = state.after(payload, after) if alone and not lead else None
+        return Appended(state, payload, start, line, after, new_state, real_rel)
+    finally:
+        os.close(fd)
+
+
+def _ends_with(fd: int, st: os.stat_result, eol: bytes) -> bool:
+    return os.pread(fd, len(eol), st.st_size - len(eol)) == eol if st.st_size >= len(eol) else False
+
+
+def _real_rel(root: Path, fd: int, rel: str) -> str:
+    """The path of the open file relative to the real roam directory (``rel`` itself
+    unless a symlink on the way leads elsewhere inside it)."""
+    real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
+    return Path(os.path.relpath(real, os.path.realpath(root))).as_posix()
+
+
+def remove_from_note(
+    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None]
+) -> tuple[Removal, bytes, os.stat_result] | None:
+    """Remove what ``plan(bytes, real_rel)`` says from the note ``rel`` (``real_rel`` as
+    for :func:`append_note`), under a write lease; None
+    when it does not exist or ``plan`` returns None. Returns the removal, the new bytes
+    and the stat after. ``plan``'s exceptions pass through, the file untouched."""
+    opened = _open(root, rel, append=False, create=False)
+    if opened is None:
+        return None
+    fd = opened[0]
+    try:
+        if not _take_lease(fd, LEASE_ATTEMPTS):
+            raise Conflict(
+                f"{rel} is open in another program (or cannot be locked on this system): forgetting needs it "
+                "closed for a moment, so that no write of that program can be lost; try again"
+            )
+        try:
+            data = _read_all(fd)
+            removal = plan(data, _real_rel(root, fd, rel))
+            if removal is None:
+                return None
+            if removal.whole_file:  # created for this capture, nothing else in it
+                if not _names(root / rel, fd):
+                    raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+                os.unlink(root / rel)
+                return removal, b"", os.fstat(fd)
+            tail = data[removal.end :]
+            _write_all(fd, tail, removal.start)
+            os.ftruncate(fd, removal.start + len(tail))
+            os.fsync(fd)
+            after = os.fstat(fd)
+            if not _names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
+                _write_all(fd, data[removal.start :], removal.start)
+                os.ftruncate(fd, len(data))
+                os.fsync(fd)
+                raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+            return removal, data[: removal.start] + tail, after
+        finally:
+            _release_lease(fd)
+    finally:
+        os.close(fd)
+
+
+def _names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the open file ``fd``."""
+    try:
+        now, st = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
+
+
+def read_note(root: Path, rel: str) -> bytes | None:
+    """The bytes of the regular file ``rel`` inside ``root`` (read without blocking), or
+    None when it is missing or not a regular file inside the root."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
+        if not stat.S_ISREG(st.st_mode) or not _inside(real, os.path.realpath(root)):
+            return None
+        return _read_all(fd)
+    finally:
+        os.close(fd)

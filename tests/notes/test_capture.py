@@ -1,0 +1,204 @@
+"""The pure edits of memory (notes/capture.py): inert captured text, Org's tag words,
+titles without links, the file's line endings, and forget plans that remove only
+untouched bytes the daemon wrote, restoring the file byte for byte."""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+import pytest
+
+from arcology_oracle.errors import BadRequest
+from arcology_oracle.notes.capture import (
+    Changed,
+    NotCaptured,
+    capture_title,
+    clean_tags,
+    file_eol,
+    make_capture,
+    new_file_head,
+    plan_forget,
+    render_capture,
+)
+from arcology_oracle.notes.reader import read_org_bytes
+
+NOW = datetime.datetime(2026, 3, 14, 9, 26)
+USER = (
+    ":PROPERTIES:\n:ID:       f-1\n:END:\n#+title: A day\n"
+    "* Mine :work:\n:PROPERTIES:\n:ID:       u-1\n:END:\nmy text\n"
+    "* Secret :private:\n:PROPERTIES:\n:ID:       u-2\n:END:\nhidden words\n"
+)
+
+
+def capture(text="remember the milk", *, rel="daily/d.org", eol=b"\n", separator=False, node_id="c-1", **kw):
+    entry = make_capture(text, title=kw.get("title"), tags=kw.get("tags", ()), now=NOW, node_id=node_id)
+    return render_capture(entry, rel=rel, eol=eol, lead=eol if separator else b"")
+
+
+def user_view(data: bytes) -> list[tuple]:
+    """What the reader makes of the user's headings: ID, title, tags (private ones absent)."""
+    return [(h.own_id, h.title, h.tags) for h in read_org_bytes(data, "daily/d.org").headings if h.own_id and h.own_id.startswith("u-")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["#+filetags: :private:", "  #+FILETAGS: :x:", "#+title: Hijacked", "#+startup: overview", "#+property: a b",
+     "#+begin_src elisp", "#+end_src", "* a heading", "** deeper", "*", ":PROPERTIES:", ":END:", "  :LOGBOOK:",
+     ":ID:"],
+)  # fmt: skip
+def test_structure_lines_of_the_text_are_escaped_and_change_nothing_else(line):
+    data = USER.encode() + capture(f"before\n{line}\nafter")
+    assert f"\n,{line}\n".encode() in data
+    assert user_view(data) == [("u-1", "Mine", ("work",))]
+    parsed = read_org_bytes(data, "daily/d.org")
+    assert parsed.title == "A day" and [h.own_id for h in parsed.headings if h.level] == ["u-1", "c-1"]
+
+
+def test_plain_lines_are_kept_as_written():
+    text = "a list:\n - item\n * indented star item\nword: value\n:not a drawer line\n#comment\n,already"
+    data = capture(text)
+    assert data.decode().endswith(text + "\n")
+
+
+@pytest.mark.parametrize("tag", ["x\n:", "private\n:", "a b", "", "a:b", ":private:", "tab\t", "é\n"])
+def test_a_tag_outside_orgs_characters_is_refused(tag):
+    with pytest.raises(BadRequest):
+        clean_tags([tag])
+
+
+def test_org_tag_words_are_taken():
+    assert clean_tags(["idea", "a_b", "@home", "#1", "50%", "café", "idea"]) == ("idea", "a_b", "@home", "#1", "50%", "café")
+
+
+def test_titles_turn_links_into_their_descriptions_and_cut_at_a_word():
+    text = "[[id:abc][Bread hydration]] is what I meant, with the long ratios of dough and water and salt"
+    title = capture_title(text, None)
+    assert title == "Bread hydration is what I meant, with the long ratios of…"
+    assert capture_title("see [[https://example.org]] now", None) == "see https://example.org now"
+    assert capture_title("x", "See [[id:x][foo]] and ]] odd [[") == "See foo and }} odd {{"
+    entry = make_capture(text, title=None, tags=(), now=NOW, node_id="n1")
+    assert re.fullmatch(r"\[\[id:n1\]\[[^\[\]]+\]\]", entry.link)
+    entry = make_capture("body", title="brackets ] [ ]] [[", tags=(), now=NOW, node_id="n1")
+    assert re.fullmatch(r"\[\[id:n1\]\[[^\[\]]+\]\]", entry.link)
+
+
+def test_lone_surrogates_are_a_bad_request():
+    with pytest.raises(BadRequest):
+        make_capture("bad \ud800 text", title=None, tags=(), now=NOW)
+
+
+# Emacs 28's choice of end of line for each file (buffer-file-coding-system), checked in
+# batch Emacs: any lone LF -> unix, else any CRLF -> dos, else any CR -> mac.
+@pytest.mark.parametrize(
+    "data, eol",
+    [(b"a\nb\n", b"\n"), (b"a\r\nb\r\n", b"\r\n"), (b"a\rb\r", b"\r"), (b"a\rb\rc\rd\ne\n", b"\n"),
+     (b"a\r\nb\r\nd\n", b"\n"), (b"a\nb\r\nc\r\n", b"\n"), (b"a\rb\r\nc\r\n", b"\r\n"), (b"a\r\nb\rx\r\n", b"\r\n"),
+     (b"a\rb", b"\r"), (b"", b"\n"), (b"one line", b"\n")],
+)  # fmt: skip
+def test_the_line_ending_is_the_one_emacs_gives_the_file(data, eol):
+    assert file_eol(data) == eol
+
+
+FILES = {
+    "lf": USER.encode(),
+    "crlf": USER.replace("\n", "\r\n").encode(),
+    "cr": USER.replace("\n", "\r").encode(),
+    "lf, no final newline": USER.encode().rstrip(b"\n"),
+    "crlf, no final newline": USER.replace("\n", "\r\n").encode().rstrip(b"\r\n"),
+    "cr, no final newline": USER.replace("\n", "\r").encode().rstrip(b"\r"),
+    "bom": b"\xef\xbb\xbf" + USER.encode(),
+    "bom only": b"\xef\xbb\xbf",
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_capture_then_forget_restores_the_file_byte_for_byte(name):
+    before = FILES[name]
+    eol = file_eol(before)
+    body = before.removeprefix(b"\xef\xbb\xbf")
+    separator = bool(body) and not body.endswith(eol)
+    data = before + capture("line one\nline two", eol=eol, separator=separator, tags=("zoo",))
+    assert file_eol(data) == eol
+    assert b"\n" not in data.replace(b"\r\n", b"") or eol == b"\n"
+    assert user_view(data) == user_view(before)
+    captured = [h for h in read_org_bytes(data, "daily/d.org").headings if h.own_id == "c-1"]
+    assert [(h.title, h.tags, h.text) for h in captured] == [("line one line two", ("zoo",), "line one\nline two")]
+    removal = plan_forget(data, "daily/d.org", "c-1")
+    assert data[: removal.start] + data[removal.end :] == before
+
+
+def test_forget_of_the_capture_that_created_the_file_deletes_it():
+    head = new_file_head("2026-03-14", "f-9").encode()
+    entry = make_capture("first of the day", title=None, tags=(), now=NOW, node_id="c-1")
+    data = render_capture(entry, rel="daily/d.org", eol=b"\n", lead=head)
+    assert data.startswith(head)
+    assert plan_forget(data, "daily/d.org", "c-1").whole_file
+    # The head edited, or more text after the capture: only the capture goes.
+    edited = data.replace(b"#+title: 2026-03-14", b"#+title: My day")
+    with pytest.raises(Changed):
+        plan_forget(edited, "daily/d.org", "c-1")
+    more = data + b"* Mine\n"
+    removal = plan_forget(more, "daily/d.org", "c-1")
+    assert not removal.whole_file and more[: removal.start] + more[removal.end :] == head + b"* Mine\n"
+
+
+def test_a_title_ending_like_tags_is_not_read_as_tags():
+    for title, tags in (("#+filetags: :private:", ()), ("note :private:", ()), ("note :a:b:", ("x",))):
+        data = USER.encode() + capture("text", title=title, tags=tags)
+        parsed = read_org_bytes(data, "daily/d.org")
+        assert [h.tags for h in parsed.headings if h.own_id == "c-1"] == [tags], title
+
+
+def test_forget_of_the_first_of_two_captures_keeps_the_second():
+    before = USER.encode()
+    data = before + capture("one", node_id="c-1") + capture("two", node_id="c-2")
+    removal = plan_forget(data, "daily/d.org", "c-1")
+    assert data[: removal.start] + data[removal.end :] == before + capture("two", node_id="c-2")
+
+
+def test_a_user_heading_after_a_capture_keeps_the_separator():
+    before = USER.encode().rstrip(b"\n")
+    data = before + capture(separator=True) + b"* Later mine\nmore\n"
+    removal = plan_forget(data, "daily/d.org", "c-1")
+    assert data[: removal.start] + data[removal.end :] == before + b"\n* Later mine\nmore\n"
+
+
+@pytest.mark.parametrize(
+    "edit, reason",
+    [
+        (lambda d: d + b"my own line typed after it\n", "text was added below it"),
+        (lambda d: d + b"** my follow-up\n", "headings were added under it"),
+        (lambda d: d.replace(b"remember the milk\n", b"remember the oat milk\n"), "edited"),
+        (lambda d: d.replace(b"* remember the milk", b"* remember the milk :x:"), "edited"),
+        (lambda d: d.replace(b"* remember", b"** remember"), "refiled"),
+        (lambda d: d.rstrip(b"\n"), "line ending"),
+    ],
+)
+def test_forget_refuses_a_capture_that_is_not_as_written(edit, reason):
+    data = edit(USER.encode() + capture())
+    with pytest.raises(Changed, match=reason):
+        plan_forget(data, "daily/d.org", "c-1")
+
+
+def test_a_capture_moved_to_another_file_is_not_forgotten_there():
+    data = USER.encode() + capture(rel="daily/d.org")
+    with pytest.raises(Changed, match="moved"):
+        plan_forget(data, "projects.org", "c-1")
+
+
+def test_old_captures_without_a_hash_and_user_headings_are_refused():
+    old = "* Old\n:PROPERTIES:\n:ID:       c-9\n:CAPTURED_BY: arcology-oracle\n:END:\ntext\n"
+    with pytest.raises(Changed, match="no hash"):
+        plan_forget((USER + old).encode(), "daily/d.org", "c-9")
+    with pytest.raises(NotCaptured):
+        plan_forget(USER.encode(), "daily/d.org", "u-1")
+    assert plan_forget(USER.encode(), "daily/d.org", "nope") is None
+
+
+def test_a_copied_hash_does_not_make_a_user_heading_forgettable():
+    data = capture().decode()
+    forged = data.replace("remember the milk", "my own words")
+    with pytest.raises(Changed):
+        plan_forget((USER + forged).encode(), "daily/d.org", "c-1")
