@@ -137,7 +137,7 @@ class Example:
     user_markers: set[str] = field(default_factory=set)  # one in the title of each user heading
     user_views: dict[str, tuple] = field(default_factory=dict)  # marker -> Org's first reading
     captures: list[Capture] = field(default_factory=list)
-    undo: list[tuple[str, bytes, bytes]] = field(default_factory=list)  # (id, before, after) of clean captures
+    undo: list[tuple[str, bytes | None, bytes]] = field(default_factory=list)  # (id, before, after), clean captures
     bom: bool = False
     markers: itertools.count = field(default_factory=itertools.count)
 
@@ -240,7 +240,7 @@ class Checker:
         text = "".join(line + (seps[i % 3] if i < len(lines) - 1 else "") for i, line in enumerate(lines))
         if not text.strip():
             text += " Something"
-        before = ex.data()
+        existed, before = ex.path.exists(), ex.data()
         try:
             good = clean_tags(list(tags))
         except BadRequest:
@@ -259,7 +259,7 @@ class Checker:
         if not concurrent:
             after = ex.data()
             assert after.startswith(before), "a capture changed bytes before its own"
-            ex.undo.append((captured.id, before, after))
+            ex.undo.append((captured.id, before if existed else None, after))  # None: no file before
             reading = self.read(ex)
             mine = [h for h in reading.headings if h.id == captured.id]
             assert len(mine) == 1, mine
@@ -316,7 +316,9 @@ class Checker:
         after = ex.data()
         assert target.id.encode() not in after
         if exact:
-            assert after == ex.undo[-1][1], "forget did not restore the file byte for byte"
+            restored = ex.undo[-1][1]
+            assert ex.path.exists() is (restored is not None), "forget did not restore the file (or its absence)"
+            assert after == (restored or b""), "forget did not restore the file byte for byte"
             ex.undo.pop()
         else:
             ex.undo.clear()
