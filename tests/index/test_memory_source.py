@@ -14,11 +14,11 @@ from tests.index.test_memory import NOW, post
 
 def test_source_is_one_property_line():
     entry = make_capture("kept", title=None, tags=(), now=NOW, node_id="s1", source="[[id:abc][Bread\n › Autolyse]]")
-    assert entry.text.splitlines()[1:7] == [
+    assert list(entry.lines[1:7]) == [
         ":PROPERTIES:", ":ID:       s1", ":CREATED:  [2026-03-14 Sat 09:26]",
         ":CAPTURED_BY: arcology-oracle", ":SOURCE:   [[id:abc][Bread › Autolyse]]", ":END:",
     ]  # fmt: skip
-    assert ":SOURCE:" not in make_capture("kept", title=None, tags=(), now=NOW, source="  ").text
+    assert ":SOURCE:" not in make_capture("kept", title=None, tags=(), now=NOW, source="  ").lines
 
 
 async def test_memorize_writes_source_into_the_dailies_dir_asked_for(daemon, roam_dir):
