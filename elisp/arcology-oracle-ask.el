@@ -48,18 +48,44 @@
   "Questions asked with `arcology-oracle-ask'.")
 
 (defun arcology-oracle--format-sources (sources)
-  "Return an org list of SOURCES as numbered links, or nil when empty."
+  "Return an org list of SOURCES as numbered links, or nil when empty.
+Each link carries its source as the `arcology-oracle-source' text
+property, so that following it opens the source's heading (see
+`arcology-oracle--open-source-at-point')."
   (when sources
     (mapconcat (lambda (s)
-                 (format "- [%s] %s\n" (or (alist-get 'n s) "?")
-                         (arcology-oracle--source-link s)))
+                 (let ((link (arcology-oracle--source-link s)))
+                   (format "- [%s] %s\n" (or (alist-get 'n s) "?")
+                           (propertize link 'arcology-oracle-source s))))
                sources "")))
+
+(defun arcology-oracle--answer-meta (event)
+  "Return the line saying when, with which model and dates EVENT was answered.
+EVENT is the daemon's `sources' event: its `model', `date_range'
+and `cached' (summaries) fields, each when present."
+  (let* ((range (alist-get 'date_range event))
+         (parts (delq nil
+                      (list (format-time-string (org-time-stamp-format t t))
+                            (alist-get 'model event)
+                            (when range
+                              (format "dates %s to %s%s"
+                                      (or (alist-get 'since range) "…")
+                                      (or (alist-get 'until range) "…")
+                                      (if-let ((expr (alist-get 'expression range)))
+                                          (format " (%s)" expr) "")))
+                            (when (eq (alist-get 'cached event) t)
+                              "cached: the note is unchanged since it was summarized")))))
+    (concat (mapconcat #'identity parts " · ") "\n\n")))
+
+(defun arcology-oracle--answers-mode-setup ()
+  "Prepare the current buffer to hold answers: `org-mode', sources that open."
+  (unless (derived-mode-p 'org-mode) (org-mode))
+  (add-hook 'org-open-at-point-functions #'arcology-oracle--open-source-at-point nil t))
 
 (defun arcology-oracle--answer-buffer ()
   "Return the answers buffer, in `org-mode'."
   (let ((buffer (get-buffer-create arcology-oracle-answer-buffer-name)))
-    (with-current-buffer buffer
-      (unless (derived-mode-p 'org-mode) (org-mode)))
+    (with-current-buffer buffer (arcology-oracle--answers-mode-setup))
     buffer))
 
 (defun arcology-oracle--insert-following (marker text)
@@ -74,19 +100,31 @@
           (insert text))
         (dolist (w followers) (set-window-point w marker))))))
 
-(defun arcology-oracle--answer-start (heading &optional buffer)
+(defun arcology-oracle--answer-start (heading &optional buffer first)
   "Add HEADING at the end of BUFFER (default: the answers buffer) and show it.
-Return a marker, advancing with insertions, where the answer goes."
+FIRST non-nil adds it at the top instead, newest first.  The buffer
+is shown with `arcology-oracle-result-display-action', never in
+the selected window.  Return a marker, advancing with insertions,
+where the answer goes."
   (let ((buffer (or buffer (arcology-oracle--answer-buffer))))
     (with-current-buffer buffer
-      (unless (derived-mode-p 'org-mode) (org-mode))
-      (let ((inhibit-read-only t))
-        (goto-char (point-max))
-        (unless (bolp) (insert "\n"))
-        (let ((start (point)))
+      (arcology-oracle--answers-mode-setup)
+      (let ((inhibit-read-only t) marker start)
+        (if first
+            (progn (goto-char (point-min))
+                   (setq start (point))
+                   (insert "* " heading "\n")
+                   (unless (eobp) (save-excursion (insert "\n")))
+                   (setq marker (copy-marker (point) t)))
+          (goto-char (point-max))
+          (unless (bolp) (insert "\n"))
+          (setq start (point))
           (insert "* " heading "\n")
-          (set-window-start (display-buffer buffer) start))
-        (copy-marker (point) t)))))
+          (setq marker (copy-marker (point) t)))
+        (when-let ((window (arcology-oracle--display buffer arcology-oracle-result-display-action)))
+          (set-window-start window start)
+          (set-window-point window marker))
+        marker))))
 
 (defun arcology-oracle--stream-answer (marker path payload)
   "POST PAYLOAD to PATH and stream the answer in at MARKER, then its sources.
@@ -102,7 +140,8 @@ request state."
        :on-event
        (lambda (event)
          (pcase (alist-get 'type event)
-           ("sources" (setq sources (alist-get 'sources event)))
+           ("sources" (setq sources (alist-get 'sources event))
+            (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
            ("token" (when-let ((text (alist-get 'text event)))
                       (arcology-oracle--insert-following marker text)))
            ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
@@ -178,7 +217,9 @@ buffer, followed by its sources as id: links.  Returns at once."
   "Summarize the org-roam node at point.
 With a prefix argument, read a QUESTION to focus the summary on.
 The summary streams into the `arcology-oracle-summary-buffer-name'
-buffer, followed by its sources.  Returns at once."
+buffer, followed by its sources; earlier summaries stay below it,
+newest first, each saying when and with which model it was made,
+and whether the daemon had it cached.  Returns at once."
   (interactive
    (list (when current-prefix-arg
            (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
@@ -190,12 +231,10 @@ buffer, followed by its sources.  Returns at once."
     (unless (or id buffer-file-name)
       (user-error "No org-roam node at point"))
     (let ((buffer (get-buffer-create arcology-oracle-summary-buffer-name)))
-      (with-current-buffer buffer
-        (let ((inhibit-read-only t)) (erase-buffer)))
       (let ((marker (arcology-oracle--answer-start
                      (concat "Summary of " (org-link-display-format title)
                              (if question (format " (%s)" question) ""))
-                     buffer)))
+                     buffer t)))
         (arcology-oracle--with-roam-dir
          (lambda (roam-dir)
            (let ((rel (arcology-oracle--relative-file file roam-dir)))
@@ -347,18 +386,30 @@ undoable change, and point moves to it.  Discard it with
 
 (defun arcology-oracle--search-candidates (results)
   "Return an alist of (CANDIDATE . RESULT) for the search RESULTS.
-Each candidate is unique: equal titles get their outline path."
+A candidate is the result's outline path, its note's title first,
+each part once; equal ones are made unique."
   (let ((seen (make-hash-table :test 'equal)))
     (mapcar (lambda (result)
-              (let* ((title (org-link-display-format (or (alist-get 'title result) "?")))
-                     (outline (arcology-oracle--outline result))
-                     (candidate (if (equal outline title) title
-                                  (concat title " › " outline))))
+              (let ((candidate (or (arcology-oracle--outline result) "?")))
+                (when (string-empty-p candidate) (setq candidate "?"))
                 (while (gethash candidate seen)
                   (setq candidate (concat candidate " ")))
                 (puthash candidate t seen)
                 (cons candidate result)))
             results)))
+
+(defun arcology-oracle--search-annotation (result)
+  "Return the annotation of the search RESULT: its role and snippet.
+Oracle answers and conversation turns (the daemon's `role') are
+marked as such; a snippet that only repeats the heading is left out."
+  (let ((role (pcase (alist-get 'role result)
+                ("oracle" "[oracle answer] ")
+                ("conversation" "[conversation] ")
+                (_ "")))
+        (snippet (arcology-oracle--snippet result)))
+    (concat "  " (propertize role 'face 'arcology-oracle-tag)
+            (propertize (if snippet (arcology-oracle--one-line snippet 70) "")
+                        'face 'completions-annotations))))
 
 (defun arcology-oracle--search-choose (query results)
   "Let the user choose among the search RESULTS for QUERY, then visit it."
@@ -367,9 +418,7 @@ Each candidate is unique: equal titles get their outline path."
     (let* ((candidates (arcology-oracle--search-candidates results))
            (annotate (lambda (candidate)
                        (when-let ((result (cdr (assoc candidate candidates))))
-                         (concat "  " (propertize (arcology-oracle--one-line
-                                                   (alist-get 'snippet result) 70)
-                                                  'face 'completions-annotations)))))
+                         (arcology-oracle--search-annotation result))))
            (table (lambda (string pred action)
                     (if (eq action 'metadata)
                         `(metadata (category . arcology-oracle-note)

@@ -112,6 +112,7 @@ JSON null and false both read as nil."
                      (arcology-oracle--base-url))))))
     (and (stringp token) (not (string-empty-p token)) token)))
 
+;;;###autoload
 (defun arcology-oracle-forget-token ()
   "Forget the tokens found with auth-source; look them up again when needed."
   (interactive)

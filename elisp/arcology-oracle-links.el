@@ -51,12 +51,16 @@
 (declare-function arcology-oracle-similar-previous "arcology-oracle-similar" ())
 (defvar arcology-oracle--similar-source)
 
-(defcustom arcology-oracle-insert-link-at 'point
+(defcustom arcology-oracle-insert-link-at 'paragraph-end
   "Where `arcology-oracle-insert-link' writes a link in the note.
-`point': where point is in the buffer the similar notes are about;
-`paragraph-end': at the end of the paragraph around point."
-  :type '(choice (const :tag "At point" point)
-                 (const :tag "At the end of the paragraph" paragraph-end))
+`paragraph-end': at the end of the paragraph around point in the
+note (the default); `point': at point.  Either way, a link never
+goes into a heading line, a property or other drawer, a block, a
+table or a keyword line: from there it goes at the end of the
+first paragraph of the heading's body, or on a new line under the
+heading when the body has no paragraph."
+  :type '(choice (const :tag "At the end of the paragraph" paragraph-end)
+                 (const :tag "At point" point))
   :group 'arcology-oracle)
 
 (defvar arcology-oracle-links-buffer-name "*arcology-oracle links*"
@@ -71,16 +75,22 @@
     (org-link-make-string (concat "id:" id)
                           (org-link-display-format (or (alist-get 'title result) id)))))
 
-(defun arcology-oracle--insert-link-here (link)
-  "Insert LINK at point as one undo step, a space apart from a word before it."
+(defun arcology-oracle--insert-link-here (link &optional own-line)
+  "Insert LINK at point as one undo step, a space apart from a word before it.
+OWN-LINE non-nil puts it on a line of its own instead."
   (undo-boundary)
   (let ((change (prepare-change-group)))
     (unwind-protect
         (progn
           (activate-change-group change)
-          (when (and (not (bolp)) (not (memq (char-before) '(?\s ?\t ?\n ?\())))
-            (insert " "))
-          (insert link))
+          (cond (own-line
+                 (unless (bolp) (insert "\n"))
+                 (insert link "\n")
+                 (backward-char))
+                (t
+                 (when (and (not (bolp)) (not (memq (char-before) '(?\s ?\t ?\n ?\())))
+                   (insert " "))
+                 (insert link))))
       (accept-change-group change)
       (undo-amalgamate-change-group change)))
   (undo-boundary))
@@ -95,6 +105,74 @@
       (skip-chars-backward " \t\n")
       (point))))
 
+(defun arcology-oracle--body-start ()
+  "Return the start of the body of the heading at point, after its meta data.
+That is after the heading line, planning lines and drawers; before
+the first heading, after the file's property drawer and keywords."
+  (save-excursion
+    (if (org-before-first-heading-p)
+        (goto-char (point-min))
+      (org-back-to-heading t)
+      (forward-line 1))
+    (let ((case-fold-search t) (more t))
+      (while (and more (not (eobp)))
+        (cond
+         ((looking-at-p "[ \t]*\\(SCHEDULED\\|DEADLINE\\|CLOSED\\):") (forward-line 1))
+         ((and (looking-at-p "[ \t]*:[[:alnum:]_-]+:[ \t]*$")
+               (save-excursion (re-search-forward "^[ \t]*:END:[ \t]*$"
+                                                  (save-excursion (outline-next-heading) (point)) t)))
+          (re-search-forward "^[ \t]*:END:[ \t]*$")
+          (forward-line 1))
+         ((and (org-before-first-heading-p) (looking-at-p "[ \t]*\\(#\\+\\|$\\)"))
+          (forward-line 1))
+         (t (setq more nil)))))
+    (point)))
+
+(defun arcology-oracle--link-place (mode)
+  "Return the place for a link from point, by MODE: (POSITION OWN-LINE WHERE).
+MODE is `point' or `paragraph-end' (see `arcology-oracle-insert-link-at').
+OWN-LINE says the link needs a line of its own; WHERE says in words
+where it is, for the message."
+  (let* ((element (org-element-at-point))
+         (type (org-element-type element))
+         (in-paragraph (and (memq type '(paragraph item))
+                            (>= (point) (arcology-oracle--body-start)))))
+    (cond
+     ((and in-paragraph (eq mode 'point)) (list (point) nil "at point"))
+     (in-paragraph (list (arcology-oracle--paragraph-end) nil "at the end of the paragraph"))
+     (t
+      (let* ((start (arcology-oracle--body-start))
+             (end (save-excursion (goto-char start)
+                                  (if (re-search-forward org-outline-regexp-bol nil t)
+                                      (match-beginning 0)
+                                    (point-max))))
+             (found nil))
+        (save-excursion
+          (goto-char start)
+          (while (and (not found) (< (point) end))
+            (let ((el (org-element-at-point)))
+              (if (memq (org-element-type el) '(paragraph plain-list))
+                  (setq found (point))
+                (goto-char (max (1+ (point)) (org-element-property :end el)))))))
+        (if found
+            (save-excursion
+              (goto-char found)
+              (list (arcology-oracle--paragraph-end) nil
+                    "at the end of the first paragraph under the heading"))
+          (list start t "on a new line under the heading")))))))
+
+(defun arcology-oracle--insert-link-in-note (link target)
+  "Insert LINK to the node TARGET at the place point stands for, by the option.
+See `arcology-oracle-insert-link-at'.  Return a phrase saying where,
+with the line.  Refuse a link to a node enclosing that place: it
+is the note itself."
+  (pcase-let ((`(,pos ,own-line ,where) (arcology-oracle--link-place arcology-oracle-insert-link-at)))
+    (goto-char pos)
+    (when (member target (arcology-oracle--enclosing-ids))
+      (user-error "That is the note you are in: no link to itself"))
+    (arcology-oracle--insert-link-here link own-line)
+    (format "%s, line %d" where (line-number-at-pos))))
+
 (defun arcology-oracle--result-at-point ()
   "Return the note listed at point, or signal a user error."
   (or (get-text-property (point) 'arcology-oracle-result)
@@ -103,22 +181,24 @@
 ;;;###autoload
 (defun arcology-oracle-insert-link ()
   "Insert a link to the note at point into the buffer the list is about.
-It goes where point is in that buffer, or at the end of the
-paragraph around it (see `arcology-oracle-insert-link-at')."
+It goes at the end of the paragraph around point in that buffer, or
+at point (see `arcology-oracle-insert-link-at'), never into a
+heading line, a drawer, a block or a keyword line; the message
+says where.  One undo removes it."
   (interactive)
-  (let* ((link (arcology-oracle--link-for (arcology-oracle--result-at-point)))
-         (source arcology-oracle--similar-source))
+  (let* ((result (arcology-oracle--result-at-point))
+         (link (arcology-oracle--link-for result))
+         (source arcology-oracle--similar-source)
+         where)
     (unless (buffer-live-p source) (user-error "The buffer these notes are about is gone"))
     (with-current-buffer source
       (when buffer-read-only (user-error "Buffer %s is read-only" (buffer-name)))
       (let ((window (get-buffer-window source t)))
         (save-excursion
           (when window (goto-char (window-point window)))
-          (when (eq arcology-oracle-insert-link-at 'paragraph-end)
-            (goto-char (arcology-oracle--paragraph-end)))
-          (arcology-oracle--insert-link-here link)
+          (setq where (arcology-oracle--insert-link-in-note link (alist-get 'node_id result)))
           (when window (set-window-point window (point))))))
-    (message "Inserted %s into %s" link (buffer-name source))))
+    (message "Inserted %s into %s, %s" link (buffer-name source) where)))
 
 ;;;###autoload
 (defun arcology-oracle-copy-link ()
@@ -142,6 +222,9 @@ paragraph around it (see `arcology-oracle-insert-link-at')."
     (define-key map [mouse-2] #'arcology-oracle-visit-result)
     (define-key map (kbd "i") #'arcology-oracle-links-insert)
     (define-key map (kbd "x") #'arcology-oracle-links-reject)
+    (define-key map (kbd "u") #'arcology-oracle-links-unreject)
+    (define-key map (kbd "R") #'arcology-oracle-link-rejections)
+    (define-key map (kbd "+") #'arcology-oracle-links-toggle-tail)
     (define-key map (kbd "g") #'arcology-oracle-links-refresh)
     (define-key map (kbd "n") #'arcology-oracle-similar-next)
     (define-key map (kbd "p") #'arcology-oracle-similar-previous)
@@ -160,11 +243,10 @@ note, or rejected for good; the list can be asked for again.
 (defun arcology-oracle--format-suggestion (suggestion)
   "Return the text of one link SUGGESTION of the daemon."
   (let* ((title (org-link-display-format (or (alist-get 'title suggestion) "?")))
-         (score (format "%.2f" (or (alist-get 'score suggestion) 0)))
          (at (alist-get 'heading suggestion))
          (paragraph (alist-get 'paragraph suggestion))
-         (first (concat (propertize title 'face 'arcology-oracle-title)
-                        "  " (propertize score 'face 'arcology-oracle-score)))
+         (first (concat (arcology-oracle--score-text suggestion) "  "
+                        (propertize title 'face 'arcology-oracle-title)))
          (text (concat
                 first "\n"
                 (propertize (format "  in %s, line %d\n"
@@ -185,31 +267,78 @@ note, or rejected for good; the list can be asked for again.
                          text)
     text))
 
+(defvar-local arcology-oracle--links-show-tail nil
+  "In the suggestions buffer: non-nil shows those below the relevance cut.")
+
+(defvar-local arcology-oracle--links-last nil
+  "In the suggestions buffer: the daemon's last list, to render it again.")
+
+(defun arcology-oracle-links-toggle-tail ()
+  "Show or fold the suggestions below the daemon's relevance cut."
+  (interactive)
+  (setq arcology-oracle--links-show-tail (not arcology-oracle--links-show-tail))
+  (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
+                                 (arcology-oracle--links-title) arcology-oracle--links-last))
+
 (defun arcology-oracle--links-render (source node title suggestions)
   "Fill the suggestions buffer for NODE titled TITLE of buffer SOURCE.
-SUGGESTIONS is the daemon's list, or a string to show instead."
+SUGGESTIONS is the daemon's list, or a string to show instead.  Those
+below the daemon's relevance cut (`below_cutoff', asked with
+all=true) are folded behind one line."
   (with-current-buffer (get-buffer-create arcology-oracle-links-buffer-name)
     (unless (derived-mode-p 'arcology-oracle-links-mode) (arcology-oracle-links-mode))
     (let ((inhibit-read-only t)
           (line (line-number-at-pos)))
       (setq arcology-oracle--links-source source
             arcology-oracle--links-node node)
+      (unless (stringp suggestions) (setq arcology-oracle--links-last suggestions))
       (erase-buffer)
       (insert (propertize (concat "Links to add to: " (org-link-display-format (or title "")))
                           'face 'bold)
               "\n\n")
-      (cond ((stringp suggestions) (insert (propertize suggestions 'face 'shadow) "\n"))
-            ((null suggestions) (insert (propertize "No suggestions." 'face 'shadow) "\n"))
-            (t (dolist (s suggestions) (insert (arcology-oracle--format-suggestion s) "\n"))))
+      (cond ((stringp suggestions) (arcology-oracle--insert-message suggestions))
+            ((null (setq suggestions (arcology-oracle--links-not-in source suggestions)))
+             (insert (propertize "No suggestions." 'face 'shadow) "\n"))
+            (t (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff suggestions)))
+                 (if above
+                     (dolist (s above) (insert (arcology-oracle--format-suggestion s) "\n"))
+                   (insert (propertize "No suggestion is related enough." 'face 'shadow) "\n\n"))
+                 (when below
+                   (insert (propertize
+                            (substitute-command-keys
+                             (format (if arcology-oracle--links-show-tail
+                                         "— %d below relevance, \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-toggle-tail] to fold —"
+                                       "— %d more below relevance, \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-toggle-tail] to show —")
+                                     (length below)))
+                            'face 'shadow)
+                           "\n\n")
+                   (when arcology-oracle--links-show-tail
+                     (dolist (s below) (insert (arcology-oracle--format-suggestion s) "\n")))))))
       (goto-char (point-min))
       (forward-line (1- line)))))
+
+(defun arcology-oracle--links-not-in (source suggestions)
+  "Return the SUGGESTIONS whose link is not yet in buffer SOURCE.
+The daemon reads the saved file: a link inserted since, saved or
+not, is found here, and undoing it offers the suggestion again."
+  (if (not (buffer-live-p source))
+      suggestions
+    (with-current-buffer source
+      (save-excursion
+        (save-restriction
+          (widen)
+          (seq-remove (lambda (s)
+                        (when-let ((id (alist-get 'node_id s)))
+                          (goto-char (point-min))
+                          (search-forward (concat "[[id:" id "]") nil t)))
+                      suggestions))))))
 
 (defun arcology-oracle--links-request (source node title)
   "Ask the daemon for link suggestions for NODE (titled TITLE) of SOURCE."
   (arcology-oracle--links-render source node title "Looking for links to add…")
   (arcology-oracle--json
    "GET" "/suggest-links"
-   :query `(("node" ,node) ("k" ,arcology-oracle-result-count))
+   :query `(("node" ,node) ("k" ,arcology-oracle-result-count) ("all" "true"))
    :callback (lambda (answer)
                (arcology-oracle--links-render source node title (alist-get 'suggestions answer)))
    :errback (lambda (message)
@@ -231,15 +360,20 @@ where its link belongs."
     (when (buffer-modified-p)
       (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
     (arcology-oracle--links-request source node title)
-    (pop-to-buffer arcology-oracle-links-buffer-name)))
+    (arcology-oracle--display (get-buffer arcology-oracle-links-buffer-name)
+                              arcology-oracle-result-display-action t)))
 
 (defun arcology-oracle-links-refresh ()
   "Ask again for the link suggestions of this buffer's note."
   (interactive)
-  (let ((title (save-excursion
-                 (goto-char (point-min))
-                 (when (looking-at "Links to add to: \\(.*\\)$") (match-string-no-properties 1)))))
-    (arcology-oracle--links-request arcology-oracle--links-source arcology-oracle--links-node title)))
+  (arcology-oracle--links-request arcology-oracle--links-source arcology-oracle--links-node
+                                  (arcology-oracle--links-title)))
+
+(defun arcology-oracle--links-title ()
+  "Return the title of the note the suggestions buffer is about."
+  (save-excursion
+    (goto-char (point-min))
+    (when (looking-at "Links to add to: \\(.*\\)$") (match-string-no-properties 1))))
 
 (defun arcology-oracle--goto-paragraph (paragraph)
   "Move to the end of PARAGRAPH (the daemon's) in the current buffer.
@@ -269,23 +403,33 @@ at the paragraph's end, as one undo step."
          (link (arcology-oracle--link-for suggestion))
          (paragraph (alist-get 'paragraph suggestion))
          (source arcology-oracle--links-source)
-         (list-buffer (current-buffer)))
+         (list-buffer (current-buffer))
+         (line nil))
     (unless (buffer-live-p source) (user-error "The note's buffer is gone"))
     (let ((window (display-buffer source '(display-buffer-use-some-window (inhibit-same-window . t)))))
       (with-current-buffer source
-        (if paragraph
-            (arcology-oracle--goto-paragraph paragraph)
-          (arcology-oracle--goto-heading (alist-get 'line (alist-get 'heading suggestion)) nil)
-          (org-end-of-meta-data t)
-          (skip-chars-backward " \t\n"))
-        (when (derived-mode-p 'org-mode) (org-show-context))
-        (arcology-oracle--insert-link-here link)
-        (when window (set-window-point window (point)))))
+        (let ((own-line nil))
+          (if paragraph
+              (arcology-oracle--goto-paragraph paragraph)
+            ;; No prose: under the heading, never into its line or drawer.
+            (arcology-oracle--goto-heading (alist-get 'line (alist-get 'heading suggestion)) nil)
+            (pcase-let ((`(,pos ,line-of-its-own ,_) (arcology-oracle--link-place 'paragraph-end)))
+              (goto-char pos)
+              (setq own-line line-of-its-own)))
+          (when (derived-mode-p 'org-mode) (org-show-context))
+          (arcology-oracle--insert-link-here link own-line))
+        (when window (set-window-point window (point)))
+        (setq line (line-number-at-pos))))
     (arcology-oracle--links-remove list-buffer (alist-get 'node_id suggestion))
-    (message "Inserted %s" link)))
+    (message "Inserted %s into %s, line %d" link (buffer-name source) line)))
+
+(defvar-local arcology-oracle--links-rejected nil
+  "In the suggestions buffer: the suggestions rejected there, newest first.")
 
 (defun arcology-oracle-links-reject ()
-  "Reject the suggestion at point: the daemon never suggests it again."
+  "Reject the suggestion at point: the daemon never suggests it again.
+\\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-unreject] \
+takes the last rejection back; \\[arcology-oracle-link-rejections] lists them all."
   (interactive)
   (let* ((suggestion (arcology-oracle--result-at-point))
          (buffer (current-buffer))
@@ -296,7 +440,155 @@ at the paragraph's end, as one undo step."
      :json `((from . ,from) (to . ,to))
      :callback (lambda (_)
                  (arcology-oracle--links-remove buffer to)
-                 (message "Rejected %s" (alist-get 'title suggestion))))))
+                 (when (buffer-live-p buffer)
+                   (with-current-buffer buffer
+                     (push suggestion arcology-oracle--links-rejected)))
+                 (message (substitute-command-keys
+                           "Rejected %s for good: \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-unreject] \
+takes it back, \\[arcology-oracle-link-rejections] lists the rejections")
+                          (alist-get 'title suggestion))))))
+
+(defun arcology-oracle--unreject (from to title &optional callback)
+  "Forget the rejection of the link FROM -> TO (TITLE names TO); then CALLBACK."
+  (arcology-oracle--json
+   "DELETE" "/suggest-links/rejections"
+   :query `(("from" ,from) ("to" ,to))
+   :callback (lambda (_)
+               (message "%s will be suggested again" title)
+               (when callback (funcall callback)))))
+
+(defun arcology-oracle-links-unreject ()
+  "Take back the last rejection made in this buffer, and ask again."
+  (interactive)
+  (let ((suggestion (pop arcology-oracle--links-rejected))
+        (buffer (current-buffer)))
+    (unless suggestion (user-error "No rejection to take back here"))
+    (arcology-oracle--unreject arcology-oracle--links-node (alist-get 'node_id suggestion)
+                               (alist-get 'title suggestion)
+                               (lambda () (when (buffer-live-p buffer)
+                                            (with-current-buffer buffer
+                                              (arcology-oracle-links-refresh)))))))
+
+;;; Rejections
+
+(defvar arcology-oracle-rejections-buffer-name "*arcology-oracle rejections*"
+  "Name of the buffer listing rejected link suggestions.")
+
+(defvar-local arcology-oracle--rejections-node nil
+  "In the rejections buffer: the node whose rejections are listed, or nil for all.")
+
+(defvar arcology-oracle-rejections-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "RET") #'arcology-oracle-visit-result)
+    (define-key map (kbd "u") #'arcology-oracle-rejections-undo)
+    (define-key map (kbd "g") #'arcology-oracle-rejections-refresh)
+    (define-key map (kbd "n") #'arcology-oracle-similar-next)
+    (define-key map (kbd "p") #'arcology-oracle-similar-previous)
+    map)
+  "Keymap of the rejected link suggestions buffer.")
+
+(define-derived-mode arcology-oracle-rejections-mode special-mode "Rejections"
+  "Major mode listing the link suggestions rejected for good.
+Each can be taken back, so that the daemon suggests it again.
+
+\\{arcology-oracle-rejections-mode-map}"
+  (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-rejections-refresh))))
+
+(defun arcology-oracle--rejections-render (rows titles)
+  "Fill the rejections buffer with ROWS (the daemon's) or a message string.
+TITLES is a hash table of node ID to title."
+  (with-current-buffer (get-buffer-create arcology-oracle-rejections-buffer-name)
+    (unless (derived-mode-p 'arcology-oracle-rejections-mode) (arcology-oracle-rejections-mode))
+    (let ((inhibit-read-only t) (line (line-number-at-pos)))
+      (erase-buffer)
+      (insert (propertize (if arcology-oracle--rejections-node
+                              (concat "Rejected links from: "
+                                      (gethash arcology-oracle--rejections-node titles
+                                               arcology-oracle--rejections-node))
+                            "Rejected link suggestions")
+                          'face 'bold)
+              "\n"
+              (propertize (substitute-command-keys
+                           "\\<arcology-oracle-rejections-mode-map>\\[arcology-oracle-rejections-undo]: \
+suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-rejections-refresh]: ask again")
+                          'face 'shadow)
+              "\n\n")
+      (cond ((stringp rows) (arcology-oracle--insert-message rows))
+            ((null rows) (insert (propertize "No rejections." 'face 'shadow) "\n"))
+            (t (dolist (row rows)
+                 (let* ((to (alist-get 'to row))
+                        (title (gethash to titles to))
+                        (text (concat (propertize title 'face 'arcology-oracle-title)
+                                      (unless arcology-oracle--rejections-node
+                                        (propertize (concat "  from " (gethash (alist-get 'from row) titles
+                                                                               (alist-get 'from row)))
+                                                    'face 'arcology-oracle-olp))
+                                      "\n")))
+                   (add-text-properties 0 (length text)
+                                        `(arcology-oracle-entry t arcology-oracle-result
+                                          ((node_id . ,to) (title . ,title) (from . ,(alist-get 'from row))))
+                                        text)
+                   (insert text)))))
+      (goto-char (point-min))
+      (forward-line (1- line)))))
+
+(defun arcology-oracle--rejections-fetch ()
+  "Ask the daemon for the rejections of the buffer's node, with their titles."
+  (let ((node arcology-oracle--rejections-node)
+        (titles (make-hash-table :test 'equal)))
+    (arcology-oracle--json
+     "GET" "/suggest-links/rejections" :query (when node `(("from" ,node)))
+     :callback
+     (lambda (answer)
+       (let* ((rows (alist-get 'rejections answer))
+              (ids (delete-dups (append (when node (list node))
+                                        (mapcan (lambda (r) (list (alist-get 'from r) (alist-get 'to r)))
+                                                rows))))
+              (left (length ids)))
+         (arcology-oracle--rejections-render rows titles)
+         (dolist (id ids)
+           (arcology-oracle--json
+            "GET" (concat "/nodes/" (url-hexify-string id))
+            :callback (lambda (n)
+                        (when-let ((title (alist-get 'title n))) (puthash id title titles))
+                        (when (zerop (cl-decf left)) (arcology-oracle--rejections-render rows titles)))
+            :errback (lambda (_)
+                       (when (zerop (cl-decf left)) (arcology-oracle--rejections-render rows titles)))))))
+     :errback (lambda (message)
+                (arcology-oracle--rejections-render message titles)
+                (arcology-oracle--report message)))))
+
+;;;###autoload
+(defun arcology-oracle-link-rejections (&optional all)
+  "List the link suggestions rejected for the note at point, to take some back.
+In the suggestions buffer, those of its note; with a prefix
+argument ALL, or outside any note, every rejection."
+  (interactive "P")
+  (let ((node (unless all
+                (cond ((derived-mode-p 'arcology-oracle-links-mode) arcology-oracle--links-node)
+                      ((derived-mode-p 'org-mode) (org-entry-get nil "ID" t))))))
+    (with-current-buffer (get-buffer-create arcology-oracle-rejections-buffer-name)
+      (arcology-oracle-rejections-mode)
+      (setq arcology-oracle--rejections-node node)
+      (arcology-oracle--rejections-render "Looking for rejections…" (make-hash-table))
+      (arcology-oracle--rejections-fetch))
+    (arcology-oracle--display (get-buffer arcology-oracle-rejections-buffer-name)
+                              arcology-oracle-result-display-action t)))
+
+(defun arcology-oracle-rejections-refresh ()
+  "Ask the daemon again for the rejections listed."
+  (interactive)
+  (arcology-oracle--rejections-fetch))
+
+(defun arcology-oracle-rejections-undo ()
+  "Take back the rejection at point: the daemon may suggest that link again."
+  (interactive)
+  (let ((row (arcology-oracle--result-at-point))
+        (buffer (current-buffer)))
+    (arcology-oracle--unreject (alist-get 'from row) (alist-get 'node_id row) (alist-get 'title row)
+                               (lambda () (when (buffer-live-p buffer)
+                                            (with-current-buffer buffer
+                                              (arcology-oracle--rejections-fetch)))))))
 
 (defun arcology-oracle--links-remove (buffer node)
   "Remove the suggestions of NODE from the suggestions BUFFER."

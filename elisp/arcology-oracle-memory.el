@@ -39,6 +39,7 @@
 
 (require 'org)
 (require 'arcology-oracle)
+(require 'arcology-oracle-notes)
 
 (defcustom arcology-oracle-memorize-tags nil
   "Tags given to every note `arcology-oracle-memorize' sends.
@@ -54,15 +55,78 @@ Keep this in step with the daemon's `private_tags' setting;
   :type '(repeat string)
   :group 'arcology-oracle)
 
+(defcustom arcology-oracle-memorize-follow-dailies t
+  "Non-nil sends captures to where org-roam keeps the daily notes.
+That is `org-roam-dailies-directory' (when org-roam-dailies is
+loaded and it lies under the daemon's roam directory); nil leaves
+it to the daemon's `dailies_dir' setting (default \"daily\")."
+  :type 'boolean
+  :group 'arcology-oracle)
+
+(defvar org-roam-dailies-directory)
+(defvar org-roam-directory)
+
 (defvar arcology-oracle-last-memory nil
   "The daemon's answer to the last `arcology-oracle-memorize', an alist.
 Its keys are `id', `file', `line', `link', `inbox' and `note'.")
 
-(defun arcology-oracle--memory-payload (text title tags)
-  "Return the JSON alist of POST /memorize for TEXT, TITLE and TAGS."
+(defun arcology-oracle--memory-payload (text title tags &optional source dailies-dir)
+  "Return the JSON alist of POST /memorize for TEXT, TITLE and TAGS.
+SOURCE is a link to where TEXT came from; DAILIES-DIR the daily
+notes' folder relative to the roam directory."
   (append `((text . ,text))
           (when (and title (not (string-empty-p title))) `((title . ,title)))
-          `((tags . ,(vconcat (or tags arcology-oracle-memorize-tags))))))
+          `((tags . ,(vconcat (or tags arcology-oracle-memorize-tags))))
+          (when source `((source . ,source)))
+          (when dailies-dir `((dailies_dir . ,dailies-dir)))))
+
+(defun arcology-oracle--memory-source (pos)
+  "Return an org link to the heading around POS in the current buffer, or nil.
+The heading's own ID when it has one, else its file and heading
+text (file and line outside org); nil for a buffer without a file."
+  (when buffer-file-name
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char pos)
+        (if (not (derived-mode-p 'org-mode))
+            (org-link-make-string (format "file:%s::%d" (abbreviate-file-name buffer-file-name)
+                                          (line-number-at-pos pos t))
+                                  (file-name-nondirectory buffer-file-name))
+          (let* ((context (arcology-oracle--heading-context))
+                 (label (replace-regexp-in-string
+                         "[][]" "" (mapconcat #'identity
+                                              (delete-dups (append (list (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
+                                                                             (file-name-base buffer-file-name)))
+                                                                   (plist-get context :olp)
+                                                                   (list (plist-get context :title))))
+                                              " › ")))
+                 (first (= (plist-get context :start) (point-min)))
+                 (id (org-entry-get (plist-get context :start) "ID")))
+            (org-link-make-string
+             (cond (id (concat "id:" id))
+                   ((and first (not (org-at-heading-p)))
+                    (concat "file:" (abbreviate-file-name buffer-file-name)))
+                   (t (format "file:%s::*%s" (abbreviate-file-name buffer-file-name)
+                              (plist-get context :title))))
+             label)))))))
+
+(defun arcology-oracle--dailies-directory ()
+  "Return the absolute `org-roam-dailies-directory' to capture into, or nil.
+Nil when `arcology-oracle-memorize-follow-dailies' is nil or
+org-roam-dailies is not loaded."
+  (when (and arcology-oracle-memorize-follow-dailies
+             (boundp 'org-roam-dailies-directory)
+             (stringp org-roam-dailies-directory))
+    (file-name-as-directory
+     (expand-file-name org-roam-dailies-directory
+                       (or (bound-and-true-p org-roam-directory) default-directory)))))
+
+(defun arcology-oracle--dailies-dir (dir roam-dir)
+  "Return the directory DIR relative to ROAM-DIR, or nil when not under it."
+  (when-let ((rel (and dir roam-dir (arcology-oracle--relative-file dir roam-dir))))
+    (unless (string-empty-p (directory-file-name rel))
+      (directory-file-name rel))))
 
 (defun arcology-oracle--memory-revert (roam-dir rel)
   "Revert the buffer visiting REL under ROAM-DIR, unless it has unsaved edits."
@@ -73,11 +137,15 @@ Its keys are `id', `file', `line', `link', `inbox' and `note'.")
         (revert-buffer t t t)))))
 
 (defun arcology-oracle--memorized (answer &optional callback)
-  "Report the daemon's ANSWER to POST /memorize, then call CALLBACK with it."
+  "Report the daemon's ANSWER to POST /memorize, then call CALLBACK with it.
+The new heading's link goes on the kill ring, to be pasted anywhere."
   (setq arcology-oracle-last-memory answer)
-  (let ((file (alist-get 'file answer)))
-    (message "Remembered in %s:%s %s%s"
-             file (alist-get 'line answer) (alist-get 'link answer)
+  (let ((file (alist-get 'file answer))
+        (link (alist-get 'link answer)))
+    (when (stringp link) (kill-new link))
+    (message "Remembered in %s:%s %s (link copied: %s pastes it)%s"
+             file (alist-get 'line answer) link
+             (substitute-command-keys "\\[yank]")
              (if (eq (alist-get 'inbox answer) t)
                  " (today's daily has unsaved edits: written to the inbox)"
                ""))
@@ -85,24 +153,47 @@ Its keys are `id', `file', `line', `link', `inbox' and `note'.")
      (lambda (roam-dir) (arcology-oracle--memory-revert roam-dir file))))
   (when callback (funcall callback answer)))
 
+(defun arcology-oracle--memorize-failed (text message)
+  "Put TEXT, which the daemon did not take, on the kill ring; show MESSAGE."
+  (kill-new text)
+  (arcology-oracle--report
+   (format "%s: nothing was remembered, your text is on the kill ring (%s pastes it)"
+           message (substitute-command-keys "\\[yank]"))))
+
 ;;;###autoload
-(defun arcology-oracle-memorize (text &optional title tags callback)
+(defun arcology-oracle-memorize (text &optional title tags callback source)
   "Send TEXT to the daemon, to be remembered in today's daily note.
 Interactively TEXT is the active region, else read from the
 minibuffer.  TITLE names the heading (default: the text's first
 words); TAGS are Org tags (default `arcology-oracle-memorize-tags').
 CALLBACK, when given, is called with the daemon's answer, after it
-is reported in the echo area."
+is reported in the echo area.  SOURCE is a link to where TEXT came
+from, kept as the new heading's :SOURCE: property: interactively,
+the heading the region came from.
+
+The daily note is in `org-roam-dailies-directory' (see
+`arcology-oracle-memorize-follow-dailies').  The new heading's link
+goes on the kill ring.  When the daemon cannot be reached, TEXT
+goes on the kill ring instead, so nothing typed is lost."
   (interactive
-   (list (if (use-region-p)
-             (buffer-substring-no-properties (region-beginning) (region-end))
-           (read-string "Remember: "))))
+   (if (use-region-p)
+       (list (buffer-substring-no-properties (region-beginning) (region-end))
+             nil nil nil (arcology-oracle--memory-source (region-beginning)))
+     (list (read-string "Remember: ") nil nil nil
+           (arcology-oracle--memory-source (point)))))
   (when (string-empty-p (string-trim (or text "")))
     (user-error "Nothing to remember"))
-  (arcology-oracle--json
-   "POST" "/memorize"
-   :json (arcology-oracle--memory-payload text title tags)
-   :callback (lambda (answer) (arcology-oracle--memorized answer callback))))
+  ;; The options as they are now: the answer of /status may come later.
+  (let ((tags (or tags arcology-oracle-memorize-tags))
+        (dailies (arcology-oracle--dailies-directory)))
+    (arcology-oracle--with-roam-dir
+     (lambda (roam-dir)
+       (arcology-oracle--json
+        "POST" "/memorize"
+        :json (arcology-oracle--memory-payload text title tags source
+                                               (arcology-oracle--dailies-dir dailies roam-dir))
+        :callback (lambda (answer) (arcology-oracle--memorized answer callback))
+        :errback (lambda (message) (arcology-oracle--memorize-failed text message)))))))
 
 ;;;###autoload
 (defun arcology-oracle-make-private ()

@@ -29,6 +29,7 @@
 
 ;;; Code:
 
+(require 'seq)
 (require 'subr-x)
 (require 'org)
 (require 'arcology-oracle-http)
@@ -92,8 +93,9 @@ CALLBACK may run later, from a process sentinel."
   "Describe the heading at point as a plist.
 Keys: :start (position), :line (1-based, ignoring narrowing),
 :title, :olp (ancestor titles), :text (the heading and its body,
-without sub-headings) and :node-id (the ID of the nearest
-enclosing org-roam node, possibly a file-level one)."
+without sub-headings), :node-id (the ID of the nearest
+enclosing org-roam node, possibly a file-level one) and :node-ids
+\(the IDs of every enclosing node, the file's included)."
   (save-excursion
     (save-restriction
       (widen)
@@ -120,17 +122,165 @@ enclosing org-roam node, possibly a file-level one)."
               :title (substring-no-properties (or title ""))
               :olp (mapcar #'substring-no-properties olp)
               :text (buffer-substring-no-properties start (min end (+ start 8000)))
-              :node-id (org-entry-get nil "ID" t))))))
+              :node-id (org-entry-get nil "ID" t)
+              :node-ids (arcology-oracle--enclosing-ids))))))
+
+(defun arcology-oracle--enclosing-ids ()
+  "Return the IDs of the heading at point, its ancestors and its file."
+  (save-excursion
+    (let ((ids (list (org-entry-get (point-min) "ID"))))
+      (unless (org-before-first-heading-p)
+        (org-back-to-heading t)
+        (push (org-entry-get nil "ID") ids)
+        (while (org-up-heading-safe)
+          (push (org-entry-get nil "ID") ids)))
+      (delq nil ids))))
+
+(defun arcology-oracle--path (result)
+  "Return the outline path of RESULT as a list of strings, its note's title first.
+The title, the ancestors (`olp') and the heading, each once: the
+daemon's `olp' may start with the title, and a note's own heading
+is its title."
+  (let ((out nil))
+    (dolist (part (append (list (alist-get 'title result))
+                          (alist-get 'olp result)
+                          (list (alist-get 'heading result))))
+      (when (stringp part)
+        (let ((part (org-link-display-format part)))
+          (unless (or (string-empty-p part) (equal part (car out)))
+            (push part out)))))
+    (nreverse out)))
 
 (defun arcology-oracle--outline (result)
-  "Return the outline path of RESULT, ending with its heading, as a string."
-  (let ((olp (append (alist-get 'olp result) (list (alist-get 'heading result)))))
-    (mapconcat #'org-link-display-format (delq nil olp) " › ")))
+  "Return the outline path of RESULT, its note's title first, as one string."
+  (mapconcat #'identity (arcology-oracle--path result) " › "))
 
 (defun arcology-oracle--one-line (text width)
   "Return TEXT on one line, cut to WIDTH columns."
   (truncate-string-to-width
    (string-trim (replace-regexp-in-string "[ \t\n\r]+" " " (or text ""))) width nil nil "…"))
+
+(defun arcology-oracle--plain-text (text)
+  "Return the org TEXT as a reader sees it, on one line.
+Drawers (:PROPERTIES:, :LOGBOOK: ...), planning lines, keyword and
+block delimiter lines, table rules and comments are dropped; table
+rows keep their cells; links show their description; emphasis
+markers (=code=, ~code~, *bold*, /italic/, +strike+, _under_) go."
+  (let ((lines nil) (drawer nil))
+    (dolist (line (split-string (or text "") "\n"))
+      (cond
+       (drawer (when (string-match-p "\\`[ \t]*:END:[ \t]*\\'" line) (setq drawer nil)))
+       ((string-match-p "\\`[ \t]*:[[:alnum:]_-]+:[ \t]*\\'" line) (setq drawer t))
+       ((string-match-p "\\`[ \t]*\\(#\\+\\|# \\|#\\'\\|\\(SCHEDULED\\|DEADLINE\\|CLOSED\\):\\)" line))
+       ((string-match-p "\\`[ \t]*|[-+]" line))
+       ((string-match-p "\\`[ \t]*|" line)
+        (push (mapconcat #'string-trim
+                         (split-string (string-trim line "[ \t|]+" "[ \t|]+") "|") " · ")
+              lines))
+       ((string-match-p "\\`\\*+ " line))
+       (t (push line lines))))
+    (let ((text (org-link-display-format (mapconcat #'identity (nreverse lines) " "))))
+      (setq text (replace-regexp-in-string
+                  "\\(?:^\\|[[:space:](\"'{]\\)\\([=~*/+_]\\)\\([^ \t\n]\\(?:.*?[^ \t\n]\\)??\\)\\1\\(?:[[:space:]).,;:!?'\"}]\\|$\\)"
+                  (lambda (m) (replace-regexp-in-string
+                               (regexp-quote (concat (match-string 1 m) (match-string 2 m) (match-string 1 m)))
+                               (match-string 2 m) m t t))
+                  text t t))
+      (string-trim (replace-regexp-in-string "[ \t\r]+" " " text)))))
+
+(defun arcology-oracle--insert-message (text &optional indent)
+  "Insert TEXT in the `shadow' face, filled to the width of its window.
+INDENT, a string, starts every line.  Messages (an error from the
+daemon, say) are read whole, not cut at the window's edge."
+  (let ((start (point))
+        (width (if-let ((window (get-buffer-window (current-buffer) t)))
+                   (window-width window)
+                 60)))
+    (insert (propertize (concat (or indent "") text) 'face 'shadow) "\n")
+    (let ((fill-column (max 20 (- width 2)))
+          (fill-prefix indent))
+      (fill-region start (point)))))
+
+(defun arcology-oracle--linked-p (result buffer)
+  "Return non-nil when the note of RESULT is already linked from BUFFER.
+The daemon says so with `linked'; else BUFFER's text is searched
+for an id: link to the note or to its heading.  BUFFER may also be
+a list of the IDs linked."
+  (or (eq (alist-get 'linked result) t)
+      (and (consp buffer)
+           (or (member (alist-get 'node_id result) buffer)
+               (member (alist-get 'heading_id result) buffer)))
+      (and (bufferp buffer) (buffer-live-p buffer)
+           (with-current-buffer buffer
+             (save-excursion
+               (save-restriction
+                 (widen)
+                 (seq-some (lambda (id)
+                             (and (stringp id)
+                                  (progn (goto-char (point-min))
+                                         (search-forward (concat "[[id:" id "]") nil t))))
+                           (list (alist-get 'node_id result) (alist-get 'heading_id result)))))))))
+
+(defun arcology-oracle--result-tags (result buffer)
+  "Return the tags of RESULT as one string (may be empty), with a leading space.
+\"linked\" when BUFFER links to its note already (see
+`arcology-oracle--linked-p'), \"this note\" for a heading of the note
+being read, \"oracle\" or \"conversation\" for answers and turns."
+  (let ((tags (delq nil (list (when (arcology-oracle--linked-p result buffer) "linked")
+                              (when (eq (alist-get 'same_file result) t) "this note")
+                              (pcase (alist-get 'role result)
+                                ("oracle" "oracle")
+                                ("conversation" "conversation"))))))
+    (if tags (concat " " (propertize (mapconcat #'identity tags " ") 'face 'arcology-oracle-tag)) "")))
+
+(defun arcology-oracle--score-text (result)
+  "Return RESULT's score as text, \"0.97\", or \"    \" when it has none."
+  (let ((score (alist-get 'score result)))
+    (propertize (if (numberp score) (format "%.2f" score) "    ")
+                'face (if (eq (alist-get 'below_cutoff result) t) 'shadow 'arcology-oracle-score))))
+
+(defun arcology-oracle--split-cutoff (results)
+  "Return (ABOVE . BELOW): RESULTS above the daemon's relevance cut, and below it."
+  (let (above below)
+    (dolist (r results)
+      (if (eq (alist-get 'below_cutoff r) t) (push r below) (push r above)))
+    (cons (nreverse above) (nreverse below))))
+
+(defun arcology-oracle--snippet (result)
+  "Return RESULT's snippet as plain one-line text, or nil when it is empty.
+A snippet that only repeats the heading or the title is empty too."
+  (let ((text (arcology-oracle--plain-text (alist-get 'snippet result))))
+    (unless (or (string-empty-p text)
+                (member (downcase (string-trim-right text "[ .…]+"))
+                        (mapcar (lambda (s) (downcase (org-link-display-format s)))
+                                (delq nil (list (alist-get 'heading result)
+                                                (alist-get 'title result))))))
+      text)))
+
+;;; Windows
+
+(defun arcology-oracle--delete-other-windows (window)
+  "Show WINDOW's buffer alone in its frame, for \\[delete-other-windows].
+The `delete-other-windows' parameter of the package's side windows:
+Emacs cannot make a side window the only window, so the buffer
+moves to the frame's main window and every other window goes;
+\\[quit-window] there brings back the note that was shown."
+  (let ((buffer (window-buffer window))
+        (main (window-main-window (window-frame window))))
+    (select-window main)
+    (delete-other-windows main)
+    (switch-to-buffer buffer nil t)
+    nil))
+
+(defun arcology-oracle--display (buffer action &optional select)
+  "Display BUFFER with the `display-buffer' ACTION; return its window.
+SELECT non-nil selects the window too.  A side window so made
+answers \\[delete-other-windows] with `arcology-oracle--delete-other-windows'."
+  (let ((window (display-buffer buffer action)))
+    (when (and window (window-parameter window 'window-side))
+      (set-window-parameter window 'delete-other-windows #'arcology-oracle--delete-other-windows))
+    (when (and window select) (select-window window))
+    window))
 
 ;;; Visiting results
 
@@ -214,11 +364,24 @@ loaded."
           (pop-to-buffer buffer '(display-buffer-use-some-window (inhibit-same-window . t)))
         (pop-to-buffer-same-window buffer))
       (if line
-          (arcology-oracle--goto-heading line (alist-get 'heading result))
+          ;; A link suggestion's `heading' is an object: where the link goes
+          ;; in the note being read, not a heading of the note visited.
+          (arcology-oracle--goto-heading line (let ((heading (alist-get 'heading result)))
+                                                (and (stringp heading) heading)))
         (widen)
         (goto-char (cdr location)))
       (when (derived-mode-p 'org-mode) (org-show-context))
       (recenter 0))))
+
+(defun arcology-oracle--open-source-at-point ()
+  "Visit the source whose link is at point, as `arcology-oracle--visit' does.
+For `org-open-at-point-functions' in the answers buffers: a source
+is found by its heading's line when org-roam does not know its ID
+yet, and opens at that heading, not at its note's first line.
+Return non-nil when there was a source at point."
+  (when-let ((source (get-text-property (point) 'arcology-oracle-source)))
+    (arcology-oracle--visit source)
+    t))
 
 (defun arcology-oracle-visit-result ()
   "Visit the note listed at point (similar notes or the org-roam buffer)."

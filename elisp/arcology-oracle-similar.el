@@ -41,6 +41,8 @@
 (eval-when-compile (require 'magit-section nil t))
 
 (declare-function org-roam-node-id "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-file "ext:org-roam-node" (node) t)
+(declare-function org-roam-db-query "ext:org-roam-db" (sql &rest args))
 (declare-function org-roam-buffer-render-contents "ext:org-roam-mode" ())
 (declare-function magit-insert-heading "ext:magit-section" (&rest args))
 (declare-function magit-section-show "ext:magit-section" (section))
@@ -83,6 +85,7 @@
     (define-key map (kbd "g") #'arcology-oracle-similar-refresh)
     (define-key map (kbd "i") #'arcology-oracle-insert-link)
     (define-key map (kbd "w") #'arcology-oracle-copy-link)
+    (define-key map (kbd "+") #'arcology-oracle-similar-toggle-tail)
     map)
   "Keymap of the similar notes buffer.")
 
@@ -121,36 +124,79 @@ Each note listed can be visited, linked from the note you came from
         (arcology-oracle-similar-buffer-mode)
         (current-buffer))))
 
-(defun arcology-oracle--format-result (result)
-  "Return the text of one similar note or search RESULT, three lines."
-  (let* ((width (max 40 (- (or (when-let ((w (get-buffer-window arcology-oracle-similar-buffer-name t)))
-                                 (window-width w))
-                               80)
-                           2)))
+(defun arcology-oracle--format-result (result &optional source width)
+  "Return the text of one similar note or search RESULT, two or three lines.
+The score first, then the title (cut so that both fit in WIDTH
+columns, default the similar window's) and its marks (see
+`arcology-oracle--result-tags', SOURCE is the buffer being read);
+then the outline path, title first; then the snippet as plain text,
+unless it only repeats the heading."
+  (let* ((width (or width
+                    (max 40 (- (or (when-let ((w (get-buffer-window arcology-oracle-similar-buffer-name t)))
+                                     (window-width w))
+                                   80)
+                               1))))
          (title (org-link-display-format (or (alist-get 'title result) "?")))
-         (score (format "%.2f" (or (alist-get 'score result) 0)))
-         (outline (arcology-oracle--outline result))
-         (first (concat (propertize (arcology-oracle--one-line title (- width (length score) 2))
+         (score (arcology-oracle--score-text result))
+         (tags (arcology-oracle--result-tags result source))
+         (snippet (arcology-oracle--snippet result))
+         (first (concat score "  "
+                        (propertize (arcology-oracle--one-line
+                                     title (max 10 (- width (length score) 2 (string-width tags))))
                                     'face 'arcology-oracle-title)
-                        "  " (propertize score 'face 'arcology-oracle-score)))
+                        tags))
          (text (concat first "\n"
-                       "  " (propertize (arcology-oracle--one-line
-                                         (if (equal outline title)
-                                             (alist-get 'file result)
-                                           outline)
-                                         (- width 2))
+                       "  " (propertize (arcology-oracle--one-line (arcology-oracle--outline result)
+                                                                   (- width 2))
                                         'face 'arcology-oracle-olp)
                        "\n"
-                       "  " (propertize (arcology-oracle--one-line (alist-get 'snippet result)
-                                                                   (- width 2))
-                                        'face 'arcology-oracle-snippet)
-                       "\n")))
+                       (when snippet
+                         (concat "  " (propertize (arcology-oracle--one-line snippet (- width 2))
+                                                  'face 'arcology-oracle-snippet)
+                                 "\n")))))
     (add-text-properties 0 (length first) '(arcology-oracle-entry t) text)
     (add-text-properties 0 (length text)
                          `(arcology-oracle-result ,result mouse-face highlight
                                                   help-echo "RET: visit this note")
                          text)
     text))
+
+(defvar-local arcology-oracle--similar-results nil
+  "In the similar buffer: the results listed, for \\[arcology-oracle-similar-toggle-tail].")
+
+(defvar-local arcology-oracle--similar-show-tail nil
+  "In the similar buffer: non-nil shows the results below the relevance cut.")
+
+(defun arcology-oracle--insert-results (results source)
+  "Insert RESULTS for buffer SOURCE, those below the relevance cut folded.
+The daemon marks them `below_cutoff' (asked with all=true); folded,
+one line says how many there are and which key shows them."
+  (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff results)))
+    (if (null above)
+        (insert (propertize "No note is similar enough." 'face 'shadow) "\n\n")
+      (dolist (result above)
+        (insert (arcology-oracle--format-result result source) "\n")))
+    (when below
+      (insert (propertize
+               (substitute-command-keys
+                (if arcology-oracle--similar-show-tail
+                    (format "— %d below relevance, \\<arcology-oracle-similar-buffer-mode-map>\\[arcology-oracle-similar-toggle-tail] to fold —"
+                            (length below))
+                  (format "— %d more below relevance, \\<arcology-oracle-similar-buffer-mode-map>\\[arcology-oracle-similar-toggle-tail] to show —"
+                          (length below))))
+               'face 'shadow 'arcology-oracle-more t)
+              "\n\n")
+      (when arcology-oracle--similar-show-tail
+        (dolist (result below)
+          (insert (arcology-oracle--format-result result source) "\n"))))))
+
+(defun arcology-oracle-similar-toggle-tail ()
+  "Show or fold the similar notes below the daemon's relevance cut."
+  (interactive)
+  (setq arcology-oracle--similar-show-tail (not arcology-oracle--similar-show-tail))
+  (let ((title (get-text-property (point-min) 'arcology-oracle-title)))
+    (arcology-oracle--similar-render arcology-oracle--similar-source title
+                                     arcology-oracle--similar-results)))
 
 (defun arcology-oracle--similar-render (source title results &optional note)
   "Fill the similar buffer for heading TITLE of buffer SOURCE.
@@ -162,16 +208,16 @@ progress or error message); NOTE is shown under the header."
            (line (line-number-at-pos (if window (window-point window) (point))))
            (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
       (setq arcology-oracle--similar-source source)
+      (unless (stringp results) (setq arcology-oracle--similar-results results))
       (erase-buffer)
       (insert (propertize (concat "Similar to: " (org-link-display-format (or title "")))
                           'face 'bold 'arcology-oracle-title title)
               "\n")
       (when note (insert (propertize note 'face 'shadow) "\n"))
       (insert "\n")
-      (cond ((stringp results) (insert (propertize results 'face 'shadow) "\n"))
+      (cond ((stringp results) (arcology-oracle--insert-message results))
             ((null results) (insert (propertize "No similar notes." 'face 'shadow) "\n"))
-            (t (dolist (result results)
-                 (insert (arcology-oracle--format-result result) "\n"))))
+            (t (arcology-oracle--insert-results results source)))
       (goto-char (point-min))
       ;; Keep the reader's place when the same heading was refreshed.
       (when same (forward-line (1- line)))
@@ -196,17 +242,21 @@ Returns (METHOD PATH QUERY JSON)."
                    (arcology-oracle--relative-file buffer-file-name roam-dir))))
     (if rel
         (list "GET" "/similar"
-              `(("file" ,rel) ("line" ,(plist-get context :line)) ("k" ,k)
+              `(("file" ,rel) ("line" ,(plist-get context :line)) ("k" ,k) ("all" "true")
                 ,@(when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true"))))
               nil)
       ;; One more: the heading's own node comes back from a text query.
       (list "POST" "/similar" nil
-            `((text . ,(plist-get context :text)) (k . ,(1+ k)))))))
+            `((text . ,(plist-get context :text)) (k . ,(1+ k)) (all . t))))))
 
 (defun arcology-oracle--similar-filter (results context)
-  "Drop from RESULTS the node of CONTEXT itself; keep the count asked for."
-  (let ((own (plist-get context :node-id)))
-    (seq-take (seq-remove (lambda (r) (and own (equal own (alist-get 'node_id r)))) results)
+  "Drop from RESULTS the note of CONTEXT itself; keep the count asked for.
+That is every node enclosing the heading, up to the file's own:
+a link to them from here would point at the note being read."
+  (let ((own (plist-get context :node-ids)))
+    (seq-take (seq-remove (lambda (r) (or (member (alist-get 'node_id r) own)
+                                          (member (alist-get 'heading_id r) own)))
+                          results)
               arcology-oracle-result-count)))
 
 (defun arcology-oracle-similar-refresh (&optional quiet)
@@ -339,8 +389,27 @@ buffer, are left alone."
   (unless (derived-mode-p 'org-mode)
     (user-error "Similar notes need an org-mode buffer"))
   (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
-  (display-buffer (arcology-oracle--similar-buffer) arcology-oracle-similar-display-action)
+  (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))
   (arcology-oracle-similar-refresh))
+
+(defun arcology-oracle--similar-action ()
+  "Return the `display-buffer' action for the similar notes window.
+It is `arcology-oracle-similar-display-action', unless the org-roam
+buffer is shown: then the two share its place, the similar notes
+below it (the next slot of its side window, or a split of its
+window), so that the note keeps its width."
+  (let ((roam (and (not (get-buffer-window arcology-oracle-similar-buffer-name))
+                   (seq-find (lambda (w) (with-current-buffer (window-buffer w)
+                                           (derived-mode-p 'org-roam-mode)))
+                             (window-list nil 'no-minibuffer)))))
+    (cond
+     ((null roam) arcology-oracle-similar-display-action)
+     ((window-parameter roam 'window-side)
+      `(display-buffer-in-side-window
+        (side . ,(window-parameter roam 'window-side))
+        (slot . ,(1+ (or (window-parameter roam 'window-slot) 0)))))
+     (t `(display-buffer-in-direction (window . ,roam) (direction . below)
+                                      (window-height . 0.5))))))
 
 ;;; org-roam section
 
@@ -397,7 +466,7 @@ installed."
   "Ask the daemon for the notes similar to node ID, for the org-roam section."
   (arcology-oracle--json
    "GET" "/similar"
-   :query `(("node" ,id) ("k" ,arcology-oracle-result-count)
+   :query `(("node" ,id) ("k" ,arcology-oracle-result-count) ("all" "true")
             ,@(when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true"))))
    :callback (lambda (answer)
                (puthash id (cons (float-time) (alist-get 'results answer))
@@ -428,44 +497,69 @@ Answers are reused for a minute."
     (when id
       (setq-local arcology-oracle--section-pending (unless entry id))
       (unless entry (arcology-oracle--section-fetch id))
-      (arcology-oracle--insert-section (cdr entry) (not entry)))))
+      (arcology-oracle--insert-section
+       (cdr entry) (not entry)
+       (when-let ((file (ignore-errors (org-roam-node-file node))))
+         (or (find-buffer-visiting file) (arcology-oracle--roam-linked-ids file)))))))
 
-(defun arcology-oracle--insert-section (results waiting)
+(defun arcology-oracle--roam-linked-ids (file)
+  "Return the IDs the notes of FILE link to, from org-roam's database, or nil."
+  (when (fboundp 'org-roam-db-query)
+    (ignore-errors
+      (mapcar #'car (org-roam-db-query
+                     [:select :distinct [links:dest] :from links
+                      :inner-join nodes :on (= links:source nodes:id)
+                      :where (and (= nodes:file $s1) (= links:type "id"))]
+                     file)))))
+
+(defun arcology-oracle--insert-section (results waiting &optional source)
   "Insert the similar notes section with RESULTS (a list or a message).
-WAITING non-nil inserts a placeholder instead."
+WAITING non-nil inserts a placeholder instead.  SOURCE, the buffer
+visiting the node's file or the IDs it links to, marks linked notes."
   (let ((map arcology-oracle-section-map))
     (when (and (boundp 'org-roam-mode-map) (not (keymap-parent map)))
       (set-keymap-parent map org-roam-mode-map))
-    (arcology-oracle--with-magit (results waiting map)
+    (arcology-oracle--with-magit (results waiting map source)
       (magit-insert-section (arcology-oracle-similar)
         (magit-insert-heading "Similar notes:")
         (cond
          (waiting (insert (propertize "  Looking for similar notes…\n" 'face 'shadow)))
-         ((stringp results) (insert (propertize (concat "  " results "\n") 'face 'shadow)))
+         ((stringp results) (arcology-oracle--insert-message results "  "))
          ((null results) (insert (propertize "  No similar notes.\n" 'face 'shadow)))
          (t
-          (dolist (result results)
-            (magit-insert-section (arcology-oracle-similar-entry result)
-              (magit-insert-heading
-                (let* ((title (org-link-display-format (or (alist-get 'title result) "?")))
-                       (outline (arcology-oracle--outline result))
-                       (text (concat (propertize title 'font-lock-face 'arcology-oracle-title)
-                                     (if (equal outline title) ""
-                                       (concat " (" (propertize outline 'font-lock-face
-                                                                'arcology-oracle-olp)
-                                               ")"))
-                                     " "
-                                     (propertize (format "%.2f" (or (alist-get 'score result) 0))
-                                                'font-lock-face 'arcology-oracle-score))))
-                  (add-text-properties 0 (length text)
-                                       `(arcology-oracle-result ,result keymap ,map)
-                                       text)
-                  text))
-              (insert (propertize (concat "  " (arcology-oracle--one-line
-                                                (alist-get 'snippet result) 100)
-                                          "\n")
-                                  'arcology-oracle-result result 'keymap map))))))
+          (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff results)))
+            (if above
+                (dolist (result above) (arcology-oracle--insert-section-entry result map source))
+              (insert (propertize "  No note is similar enough.\n" 'face 'shadow)))
+            (when below
+              (magit-insert-section (arcology-oracle-similar-tail nil t)
+                (magit-insert-heading
+                  (propertize (format "  — %d more below relevance (TAB shows them) —" (length below))
+                              'font-lock-face 'shadow))
+                (dolist (result below) (arcology-oracle--insert-section-entry result map source)))))))
         (insert "\n")))))
+
+(defun arcology-oracle--insert-section-entry (result map source)
+  "Insert RESULT as an entry of the org-roam section, with keymap MAP.
+SOURCE is the buffer of the node the section is about, or nil."
+  (arcology-oracle--with-magit (result map source)
+    (magit-insert-section (arcology-oracle-similar-entry result)
+      (magit-insert-heading
+        (let ((text (concat (arcology-oracle--score-text result) " "
+                            (propertize (org-link-display-format (or (alist-get 'title result) "?"))
+                                        'font-lock-face 'arcology-oracle-title)
+                            (arcology-oracle--result-tags result source)
+                            (let ((path (cdr (arcology-oracle--path result))))
+                              (if path
+                                  (concat " (" (propertize (mapconcat #'identity path " › ")
+                                                           'font-lock-face 'arcology-oracle-olp)
+                                          ")")
+                                "")))))
+          (add-text-properties 0 (length text) `(arcology-oracle-result ,result keymap ,map) text)
+          text))
+      (when-let ((snippet (arcology-oracle--snippet result)))
+        (insert (propertize (concat "  " (arcology-oracle--one-line snippet 100) "\n")
+                            'arcology-oracle-result result 'keymap map))))))
 
 (provide 'arcology-oracle-similar)
 

@@ -79,6 +79,10 @@
 (declare-function arcology-oracle-discard "arcology-oracle-ask" ())
 (declare-function arcology-oracle-search "arcology-oracle-ask" (query))
 (declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())
+(declare-function arcology-oracle-link-rejections "arcology-oracle-links" (&optional all))
+(declare-function arcology-oracle-memorize "arcology-oracle-memory"
+                  (text &optional title tags callback source))
+(declare-function arcology-oracle-make-private "arcology-oracle-memory" ())
 
 ;;; Options
 
@@ -156,6 +160,17 @@ puts it at the bottom."
                (alist :key-type symbol :value-type sexp))
   :group 'arcology-oracle)
 
+(defcustom arcology-oracle-result-display-action
+  '(display-buffer-in-side-window (side . bottom) (slot . 0) (window-height . 0.35))
+  "The `display-buffer' action showing answers, summaries and link suggestions.
+The default is a side window at the bottom, a third of the frame
+high, so that the note being read keeps its window; for example
+\\='(display-buffer-in-side-window (side . right) (slot . 1)) puts
+them on the right, below the similar notes."
+  :type '(cons (choice function (repeat function))
+               (alist :key-type symbol :value-type sexp))
+  :group 'arcology-oracle)
+
 (defcustom arcology-oracle-similar-exclude-linked nil
   "Non-nil leaves out of the similar notes the notes already linked.
 For example t to see only notes you have not linked yet."
@@ -211,6 +226,10 @@ For example 8000 (roughly 2000 tokens)."
   "Face of the similarity score."
   :group 'arcology-oracle)
 
+(defface arcology-oracle-tag '((t :inherit font-lock-comment-face))
+  "Face of the marks of a result: linked, oracle, conversation."
+  :group 'arcology-oracle)
+
 (defface arcology-oracle-snippet '((t :inherit default))
   "Face of the snippet under each similar note."
   :group 'arcology-oracle)
@@ -229,6 +248,9 @@ For example 8000 (roughly 2000 tokens)."
     (define-key map (kbd "d") #'arcology-oracle-discard)
     (define-key map (kbd "f") #'arcology-oracle-search)
     (define-key map (kbd "l") #'arcology-oracle-suggest-links)
+    (define-key map (kbd "L") #'arcology-oracle-link-rejections)
+    (define-key map (kbd "M") #'arcology-oracle-memorize)
+    (define-key map (kbd "P") #'arcology-oracle-make-private)
     map)
   "Keymap of the arcology-oracle commands, to bind under a prefix.
 For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")

@@ -75,19 +75,20 @@
         ;; w copies the link.
         (call-interactively (key-binding (kbd "w")))
         (should (equal (current-kill 0) link))
-        ;; i writes it at point in the note, a space after the word before.
-        (call-interactively (key-binding (kbd "i")))
+        ;; i writes it at point in the note, a space after the word before,
+        ;; when so configured.
+        (let ((arcology-oracle-insert-link-at 'point))
+          (call-interactively (key-binding (kbd "i"))))
         (with-current-buffer source
           (should (equal (buffer-substring at (+ at 1 (length link))) (concat " " link)))
           (arcology-oracle-links-test--undo source)
           (should (equal (buffer-string) before)))
-        ;; At the end of the paragraph, when so configured.
+        ;; At the end of the paragraph, by default.
         (with-current-buffer source
           (goto-char (point-min))
           (search-forward "Bread dough")
           (set-window-point (get-buffer-window source) (point)))
-        (let ((arcology-oracle-insert-link-at 'paragraph-end))
-          (call-interactively (key-binding (kbd "i"))))
+        (call-interactively (key-binding (kbd "i")))
         (with-current-buffer source
           (goto-char (point-min))
           (should (search-forward (concat "how wet dough handles. " link "\n\nA second") nil t))

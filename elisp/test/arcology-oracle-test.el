@@ -247,12 +247,12 @@
                                 20 "Bread Hydration in the side buffer")
     (with-current-buffer arcology-oracle-similar-buffer-name
       (should (string-prefix-p "Similar to: Sourdough Baking" (buffer-string)))
-      ;; Title, outline path, score and snippet of each entry.
+      ;; Score, title, outline path (the title first) and snippet of each entry.
       (goto-char (point-min))
-      (search-forward "Bread Hydration")
-      (should (looking-at-p "  [0-9]\\.[0-9][0-9]$"))
+      ;; Sourdough Baking links to Bread Hydration already: it is marked so.
+      (re-search-forward "^[0-9]\\.[0-9][0-9]  Bread Hydration linked$")
       (forward-line 1)
-      (should (looking-at-p "  bread-hydration.org$"))
+      (should (looking-at-p "  Bread Hydration$"))
       (forward-line 1)
       (should (looking-at-p "  Hydration is the weight of water"))
       ;; Never the node itself.
@@ -370,15 +370,16 @@
               (with-current-buffer buffer
                 (should (string-match-p "Looking for similar notes" (buffer-string)))
                 (arcology-oracle-test--wait
-                 (lambda () (string-match-p "^Bread Hydration [0-9]\\.[0-9][0-9]$"
+                 (lambda () (string-match-p "^[0-9]\\.[0-9][0-9] Bread Hydration linked$"
                                             (buffer-string)))
                  20 "the similar notes section")
                 (should (string-match-p "^Backlinks" (buffer-string)))
                 (should (string-match-p "^Similar notes" (buffer-string)))
-                (should (string-match-p "^2024-03-01 (Baked a sourdough loaf) [0-9.]+$" (buffer-string)))
+                (should (string-match-p "^[0-9.]+ 2024-03-01 (Baked a sourdough loaf)$" (buffer-string)))
                 (select-window window)
                 (goto-char (point-min))
-                (re-search-forward "^Bread Hydration [0-9]")
+                (re-search-forward "^[0-9.]+ Bread Hydration linked$")
+                (goto-char (match-beginning 0))
                 (call-interactively (key-binding (kbd "RET")))
                 (push (current-buffer) arcology-oracle-test--buffers)
                 (should (equal (file-name-nondirectory buffer-file-name) "bread-hydration.org")))))

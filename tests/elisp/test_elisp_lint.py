@@ -9,6 +9,7 @@ without touching this file.
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -191,3 +192,47 @@ async def test_installs_with_package_el(tmp_path):
     assert "BEFORE-LOAD nil t t t" in output, output
     assert "AFTER-LOAD (t t t t t)" in output, output
     assert "COMPILED t" in output, output
+
+
+README = ELISP.parent / "README.org"
+AUTOLOADED = re.compile(r"^;;;###autoload\n\((?:defun|define-minor-mode|define-globalized-minor-mode|defvar) (\S+)", re.M)
+
+SETUP_CHECK = """
+(progn
+  (message "LOADED-AT-START %S" (featurep 'arcology-oracle))
+  (message "NOT-AUTOLOADED %S"
+           (seq-remove (lambda (s) (and (fboundp s) (autoloadp (symbol-function s))))
+                       (mapcar #'intern (split-string (getenv "AUTOLOADED")))))
+  (message "KEY %S" (key-binding (kbd "C-c o M")))
+  (message "LOADED-BY-KEY %S" (featurep 'arcology-oracle))
+  (message "NOT-DEFINED %S"
+           (seq-remove (lambda (s) (and (fboundp s) (not (autoloadp (symbol-function s)))))
+                       (mapcar #'intern (split-string (getenv "AUTOLOADED"))))))
+"""
+
+
+def readme_block(name: str) -> str:
+    """The source block of README.org named NAME (``#+name: NAME``)."""
+    match = re.search(rf"^#\+name: {name}\n#\+begin_src emacs-lisp\n(.*?)^#\+end_src", README.read_text(), re.M | re.S)
+    assert match, f"README.org has no source block named {name}"
+    return match.group(1)
+
+
+async def test_readme_setup_works_in_a_bare_emacs_28(tmp_path):
+    """The README's set-up for a bare Emacs 28.1 (no use-package, no keymap-set) needs
+    nothing installed, loads nothing at start-up, autoloads every command and function
+    the package marks for autoloading, and its key loads the package when pressed."""
+    setup = readme_block("emacs-28-setup").replace("~/src/arcology-oracle/elisp", str(ELISP))
+    autoloaded = sorted(
+        {name for path in ELISP_FILES for name in AUTOLOADED.findall(path.read_text())} - {"arcology-oracle-command-map"}
+    )
+    assert "arcology-oracle-memorize" in autoloaded and "arcology-oracle-similar-section" in autoloaded
+    code, output = await run_emacs(
+        ["--eval", f"(progn {setup})", "--eval", SETUP_CHECK], env=emacs_env(tmp_path, AUTOLOADED=" ".join(autoloaded))
+    )
+    assert code == 0, output
+    assert "LOADED-AT-START nil" in output, output
+    assert "NOT-AUTOLOADED nil" in output, output
+    assert "KEY arcology-oracle-memorize" in output, output
+    assert "LOADED-BY-KEY t" in output and "NOT-DEFINED nil" in output, output
+    assert "use-package" not in setup and "keymap-set" not in setup and "require" not in setup

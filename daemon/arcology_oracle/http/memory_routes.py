@@ -20,7 +20,9 @@ async def memorize(request: web.Request) -> web.Response:
     """Append a heading to today's daily note; answers where it went and its link."""
     body = await parse_body(request, MemorizeRequest)
     tags = clean_tags(list(body.tags) if body.tags is not None else None)
-    captured = await request.app[memory_key].memorize(body.text, title=body.title, tags=tags)
+    captured = await request.app[memory_key].memorize(
+        body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir
+    )
     return web.json_response(captured.as_dict())
 
 

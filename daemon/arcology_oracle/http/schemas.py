@@ -136,6 +136,10 @@ class MemorizeRequest(Request):
     text: Annotated[Text, Field(max_length=200_000, description="what to remember")]
     title: Annotated[str, Field(max_length=500)] | None = Field(None, description="the heading (default: the first words)")
     tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None
+    source: Annotated[str, Field(max_length=2000)] | None = Field(
+        None, description="where the text came from, e.g. an org link; written as the :SOURCE: property"
+    )
+    dailies_dir: RelPath | None = Field(None, description="the daily notes' folder (default: the dailies_dir setting)")
 
 
 class ForgetRequest(Request):

@@ -74,18 +74,27 @@ class Memory:
         self.after_index = after_index
         self._lock = asyncio.Lock()  # one edit of the notes at a time
 
-    def daily_rel(self, day: datetime.date) -> str:
+    def daily_rel(self, day: datetime.date, dailies_dir: str | None = None) -> str:
         name = day.strftime(self.settings.daily_file_format)
-        return Path(self.settings.dailies_dir, name).as_posix()
+        return Path(dailies_dir or self.settings.dailies_dir, name).as_posix()
 
     async def memorize(
-        self, text: str, *, title: str | None = None, tags: tuple[str, ...] = (), now: datetime.datetime | None = None
+        self,
+        text: str,
+        *,
+        title: str | None = None,
+        tags: tuple[str, ...] = (),
+        now: datetime.datetime | None = None,
+        source: str | None = None,
+        dailies_dir: str | None = None,
     ) -> Captured:
-        """Append ``text`` as a new heading to today's daily (or the inbox); index it."""
+        """Append ``text`` as a new heading to today's daily (or the inbox); index it.
+        ``dailies_dir`` (relative to the roam directory) overrides the setting: Emacs
+        sends its ``org-roam-dailies-directory``. ``source`` becomes ``:SOURCE:``."""
         now = now or datetime.datetime.now()
-        entry = capture.make_capture(text, title=title, tags=tags, now=now)
+        entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source)
         root = self.settings.roam_dir
-        daily = self.daily_rel(now.date())
+        daily = self.daily_rel(now.date(), dailies_dir)
         async with self._lock:
             rel, inbox = daily, False
             if emacs_holds_lock(root / daily):

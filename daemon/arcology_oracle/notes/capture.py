@@ -68,11 +68,18 @@ def clean_tags(tags: object) -> tuple[str, ...]:
 
 
 def make_capture(
-    text: str, *, title: str | None, tags: tuple[str, ...], now: datetime.datetime, node_id: str | None = None
+    text: str,
+    *,
+    title: str | None,
+    tags: tuple[str, ...],
+    now: datetime.datetime,
+    node_id: str | None = None,
+    source: str | None = None,
 ) -> Capture:
     """The level-1 heading for ``text``. The title is ``title`` or the text's first words;
     body lines that would read as headings (``* ...`` at the start of a line) are indented
-    by one space, which Org reads as a list item, so the text can never open a heading."""
+    by one space, which Org reads as a list item, so the text can never open a heading.
+    ``source`` (one line: where the text came from, an org link) becomes ``:SOURCE:``."""
     body = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     if not body.strip():
         raise BadRequest("text must not be empty")
@@ -87,10 +94,16 @@ def make_capture(
         f":ID:       {node_id}",
         f":CREATED:  {inactive_timestamp(now)}",
         f":{CAPTURED_BY}: {CAPTURED_BY_VALUE}",
+        *([f":SOURCE:   {_one_line(source)}"] if source and source.strip() else []),
         ":END:",
     ]
     lines += [(" " + line if _HEADING_RE.match(line) else line) for line in body.split("\n")]
     return Capture(node_id, name, "\n".join(lines) + "\n")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: a property value cannot hold a newline."""
+    return _SPACE_RE.sub(" ", text).strip()
 
 
 def new_file_head(title: str, file_id: str | None = None) -> str:

@@ -1,0 +1,436 @@
+;;; arcology-oracle-firstday-test.el --- ERT tests of what a new user runs into -*- lexical-binding: t -*-
+
+;;; Commentary:
+
+;; The keys and screens of issue 27 ("the first day in Emacs"), with the
+;; fixtures of arcology-oracle-test.el: where `i' writes a link, RET
+;; and `g' in the suggestions buffer, rejections taken back, memorize
+;; with the daemon down and with a source, windows that leave the note
+;; in place (C-x 1 included), the relevance cut, what a result's lines
+;; say, sources that open their heading, the answers' dates, model and
+;; time, and summaries kept.  Pure tests need no daemon.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'org)
+(require 'arcology-oracle)
+(require 'arcology-oracle-memory)
+(require 'arcology-oracle-test-support)
+(require 'arcology-oracle-test)
+
+(defvar org-roam-dailies-directory)
+(defvar org-roam-directory)
+
+;;;; Where a link goes (item 1)
+
+(defconst arcology-oracle-firstday-test--note
+  (concat ":PROPERTIES:\n:ID: file-id\n:END:\n#+title: Bread\n\nIntro line.\n\n"
+          "* Baker's percentages\n:PROPERTIES:\n:ID: bp-id\n:END:\n"
+          "Every ingredient is a percentage\nof the flour.\n\n"
+          "#+begin_src sh\nls\n#+end_src\n\nSecond paragraph.\n"
+          "* Empty heading\n"
+          "* Last\nText.")
+  "An org note with a heading body, a src block and an empty heading.")
+
+(defun arcology-oracle-firstday-test--insert-from (search &optional mode)
+  "Insert a link to node `target' from the line after SEARCH; return (BEFORE AFTER WHERE).
+MODE is `arcology-oracle-insert-link-at'."
+  (with-temp-buffer
+    (org-mode)
+    (insert arcology-oracle-firstday-test--note)
+    (buffer-enable-undo)
+    (setq buffer-undo-list nil)
+    (goto-char (point-min))
+    (search-forward search)
+    (beginning-of-line)
+    (let* ((before (buffer-string))
+           (arcology-oracle-insert-link-at (or mode 'paragraph-end))
+           (where (arcology-oracle--insert-link-in-note "[[id:target][Target]]" "target"))
+           (after (buffer-string)))
+      (let ((last-command nil)) (undo))
+      (should (equal (buffer-string) before))
+      (list before after where))))
+
+(ert-deftest arcology-oracle-firstday-test-link-never-in-heading-or-drawer ()
+  "From a heading line, its drawer or a src block, the link ends the body's first paragraph."
+  (dolist (from '("* Baker's percentages" ":ID: bp-id" "ls"))
+    (pcase-let ((`(,_ ,after ,where) (arcology-oracle-firstday-test--insert-from from)))
+      (should (string-match-p "^\\* Baker's percentages\n:PROPERTIES:\n:ID: bp-id\n:END:\n" after))
+      (should (string-match-p "^of the flour\\. \\[\\[id:target\\]\\[Target\\]\\]$" after))
+      (should (string-match-p "\\`at the end of the first paragraph under the heading, line 13\\'" where))))
+  ;; In a paragraph: the end of that paragraph, whatever the option.
+  (pcase-let ((`(,_ ,after ,where) (arcology-oracle-firstday-test--insert-from "Second para")))
+    (should (string-match-p "^Second paragraph\\. \\[\\[id:target\\]" after))
+    (should (string-prefix-p "at the end of the paragraph" where)))
+  (pcase-let ((`(,_ ,after ,_) (arcology-oracle-firstday-test--insert-from "Second para" 'point)))
+    (should (string-match-p "^\\[\\[id:target\\]\\[Target\\]\\]Second paragraph" after)))
+  ;; An empty body: a line of its own under the heading.
+  (pcase-let ((`(,_ ,after ,where) (arcology-oracle-firstday-test--insert-from "* Empty")))
+    (should (string-match-p "^\\* Empty heading\n\\[\\[id:target\\]\\[Target\\]\\]\n\\* Last" after))
+    (should (string-prefix-p "on a new line under the heading" where)))
+  ;; The keyword lines of the file: the first paragraph after them.
+  (pcase-let ((`(,_ ,after ,_) (arcology-oracle-firstday-test--insert-from "#+title")))
+    (should (string-match-p "^#\\+title: Bread\n\nIntro line\\. \\[\\[id:target\\]" after))))
+
+(ert-deftest arcology-oracle-firstday-test-no-link-to-the-note-itself ()
+  "The note being read is not listed, nor linked to from itself."
+  (with-temp-buffer
+    (org-mode)
+    (insert arcology-oracle-firstday-test--note)
+    (goto-char (point-min))
+    (search-forward "Every ingredient")
+    (let ((context (arcology-oracle--heading-context)))
+      (should (equal (arcology-oracle--similar-filter
+                      '(((node_id . "file-id") (title . "Bread"))
+                        ((node_id . "bp-id") (title . "Baker's percentages"))
+                        ((node_id . "other") (title . "Other")))
+                      context)
+                     '(((node_id . "other") (title . "Other"))))))
+    (should-error (arcology-oracle--insert-link-in-note "[[id:file-id][Bread]]" "file-id")
+                  :type 'user-error)))
+
+(ert-deftest arcology-oracle-firstday-test-i-from-heading-line-in-similar-window ()
+  "`i' in the similar window with point on a heading line keeps the heading and says where."
+  (arcology-oracle-test--with-daemon
+    (let* ((dir (expand-file-name "roam-firstday" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
+           (file (expand-file-name "hydration-copy.org" dir)))
+      (make-directory dir t)
+      (with-temp-file file
+        (insert "#+title: Hydration copy\n\n* Baker's percentages\n"
+                "Every ingredient is a percentage of the total flour weight.\n"))
+      (let ((source (find-file-noselect file)))
+        (push source arcology-oracle-test--buffers)
+        (switch-to-buffer source)
+        (goto-char (point-min))
+        (search-forward "* Baker")
+        (beginning-of-line)
+        (arcology-oracle-similar-show)
+        (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)) 20 "similar notes")
+        (set-buffer arcology-oracle-similar-buffer-name)
+        (goto-char (point-min))
+        (arcology-oracle-similar-next)
+        (let ((link (arcology-oracle--link-for (get-text-property (point) 'arcology-oracle-result))))
+          (arcology-oracle-test--capturing-messages messages
+            (call-interactively (key-binding (kbd "i")))
+            (should (string-match-p "at the end of the first paragraph under the heading, line 4"
+                                    (car messages))))
+          (with-current-buffer source
+            (should (equal (buffer-substring-no-properties (point-min) (point-max))
+                           (concat "#+title: Hydration copy\n\n* Baker's percentages\n"
+                                   "Every ingredient is a percentage of the total flour weight. "
+                                   link "\n")))))))))
+
+;;;; Suggestions: RET, g after i, rejections (items 2, 3)
+
+(defun arcology-oracle-firstday-test--suggestions ()
+  "Return the suggestions listed, waiting for them."
+  (arcology-oracle-test--wait (lambda () (arcology-oracle-links-test--suggestions)) 20 "link suggestions"))
+
+(defun arcology-oracle-firstday-test--refreshed ()
+  "Press g in the suggestions buffer and wait for the answer."
+  (with-current-buffer arcology-oracle-links-buffer-name
+    (arcology-oracle-links-refresh)
+    (arcology-oracle-test--settled)))
+
+(ert-deftest arcology-oracle-firstday-test-suggestions-ret-g-and-rejections ()
+  "RET visits a suggestion; one inserted is not offered again; x says how to undo; u and the list undo."
+  (require 'arcology-oracle-links-test)
+  (arcology-oracle-test--with-daemon
+    (unwind-protect
+        (let* ((source (arcology-oracle-test--visit "sourdough-baking.org"))
+               (note-window (selected-window)))
+          (goto-char (point-min))
+          (arcology-oracle-suggest-links)
+          (let* ((first (car (arcology-oracle-firstday-test--suggestions)))
+                 (id (alist-get 'node_id first)))
+            ;; The note keeps its window; the list is in a side window.
+            (should (eq (window-buffer note-window) source))
+            (should (window-parameter (selected-window) 'window-side))
+            ;; RET visits the suggested note, without an error.
+            (goto-char (point-min))
+            (search-forward (alist-get 'title first))
+            (call-interactively (key-binding (kbd "RET")))
+            (push (current-buffer) arcology-oracle-test--buffers)
+            (should (equal (file-name-nondirectory buffer-file-name)
+                           (file-name-nondirectory (alist-get 'file first))))
+            (should (= (line-number-at-pos) (alist-get 'line first)))
+            ;; i, then g before saving: not offered again.
+            (select-window (get-buffer-window arcology-oracle-links-buffer-name))
+            (goto-char (point-min))
+            (search-forward (alist-get 'title first))
+            (call-interactively (key-binding (kbd "i")))
+            (should (buffer-modified-p source))
+            (arcology-oracle-firstday-test--refreshed)
+            (should-not (member id (mapcar (lambda (s) (alist-get 'node_id s))
+                                           (arcology-oracle-links-test--suggestions))))
+            ;; Undone, it is offered again.
+            (arcology-oracle-links-test--undo source)
+            (arcology-oracle-firstday-test--refreshed)
+            (should (member id (mapcar (lambda (s) (alist-get 'node_id s))
+                                       (arcology-oracle-links-test--suggestions))))
+            ;; x says how to take it back; u does.
+            (set-buffer arcology-oracle-links-buffer-name)
+            (goto-char (point-min))
+            (search-forward (alist-get 'title first))
+            (arcology-oracle-test--capturing-messages messages
+              (call-interactively (key-binding (kbd "x")))
+              (arcology-oracle-test--settled)
+              (should (cl-find-if (lambda (m) (string-match-p "Rejected .* for good: u takes it back, R lists" m))
+                                  messages)))
+            (should-not (member id (mapcar (lambda (s) (alist-get 'node_id s))
+                                           (arcology-oracle-links-test--suggestions))))
+            (with-current-buffer arcology-oracle-links-buffer-name
+              (call-interactively (key-binding (kbd "u"))))
+            (arcology-oracle-test--settled)
+            (should (member id (mapcar (lambda (s) (alist-get 'node_id s))
+                                       (arcology-oracle-links-test--suggestions))))
+            ;; Rejected again, then listed and taken back from the list.
+            (with-current-buffer arcology-oracle-links-buffer-name
+              (goto-char (point-min))
+              (search-forward (alist-get 'title first))
+              (call-interactively (key-binding (kbd "x")))
+              (arcology-oracle-test--settled)
+              (call-interactively (key-binding (kbd "R"))))
+            (arcology-oracle-test--settled)
+            (with-current-buffer arcology-oracle-rejections-buffer-name
+              (goto-char (point-min))
+              (should (search-forward (alist-get 'title first) nil t))
+              (should (string-prefix-p "Rejected links from: Sourdough Baking" (buffer-string)))
+              (call-interactively (key-binding (kbd "u")))
+              (arcology-oracle-test--settled)
+              (should (string-match-p "No rejections" (buffer-string))))))
+      (let (done)
+        (arcology-oracle--json "DELETE" "/suggest-links/rejections" :callback (lambda (_) (setq done t)))
+        (arcology-oracle-test--wait (lambda () done)))
+      (dolist (name (list arcology-oracle-links-buffer-name arcology-oracle-rejections-buffer-name))
+        (when (get-buffer name) (kill-buffer name))))))
+
+(ert-deftest arcology-oracle-firstday-test-suggestions-relevance-cut ()
+  "Suggestions below the relevance cut are folded behind one line; + shows them."
+  (unwind-protect
+      (progn
+        (arcology-oracle--links-render
+         nil "n" "Note"
+         '(((node_id . "a") (title . "Close") (score . 0.91) (heading (heading . "Here") (line . 3)))
+           ((node_id . "b") (title . "Far") (score . 0.3) (below_cutoff . t)
+            (heading (heading . "Here") (line . 3)))))
+        (with-current-buffer arcology-oracle-links-buffer-name
+          (should (string-match-p "^0\\.91  Close$" (buffer-string)))
+          (should (string-match-p "^— 1 more below relevance, \\+ to show —$" (buffer-string)))
+          (should-not (string-match-p "Far" (buffer-string)))
+          (call-interactively (key-binding (kbd "+")))
+          (should (string-match-p "^0\\.30  Far$" (buffer-string)))))
+    (when (get-buffer arcology-oracle-links-buffer-name)
+      (kill-buffer arcology-oracle-links-buffer-name))))
+
+;;;; Memorize (items 4, 9)
+
+(ert-deftest arcology-oracle-firstday-test-memorize-daemon-down-keeps-text ()
+  "With the daemon down the text typed goes on the kill ring, and the message says so."
+  (arcology-oracle-test--with-daemon
+    (let ((arcology-oracle-url (arcology-oracle-test--free-url))
+          (kill-ring nil))
+      (arcology-oracle-test--capturing-messages messages
+        (with-temp-buffer
+          (cl-letf (((symbol-function 'read-string) (lambda (&rest _) "Ring the farrier on Monday")))
+            (call-interactively #'arcology-oracle-memorize)))
+        (arcology-oracle-test--settled)
+        (should (equal (current-kill 0) "Ring the farrier on Monday"))
+        (should (cl-find-if (lambda (m) (string-match-p "not reachable.*nothing was remembered, your text is on the kill ring" m))
+                            messages))))))
+
+(ert-deftest arcology-oracle-firstday-test-memorize-source-link-and-dailies ()
+  "The capture links back to its heading, its link is on the kill ring, it lands in org-roam's dailies."
+  (arcology-oracle-test--with-daemon
+    (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+           (org-roam-directory roam)
+           (org-roam-dailies-directory "journal/")
+           (arcology-oracle-memorize-tags nil)
+           (kill-ring nil)
+           (daily (expand-file-name (format-time-string "journal/%Y-%m-%d.org") roam)))
+      (should (eq (lookup-key arcology-oracle-command-map (kbd "M")) #'arcology-oracle-memorize))
+      (arcology-oracle-test--visit "sourdough-baking.org")
+      (arcology-oracle-test--goto-heading "Feeding schedule")
+      (forward-line 1)
+      (transient-mark-mode 1)
+      (set-mark (point))
+      (end-of-line)
+      (setq arcology-oracle-last-memory nil)
+      (call-interactively #'arcology-oracle-memorize)
+      (arcology-oracle-test--wait (lambda () arcology-oracle-last-memory) 20 "the capture")
+      (deactivate-mark)
+      (should (equal (alist-get 'file arcology-oracle-last-memory)
+                     (format-time-string "journal/%Y-%m-%d.org")))
+      (should (equal (current-kill 0) (alist-get 'link arcology-oracle-last-memory)))
+      (with-temp-buffer
+        (insert-file-contents daily)
+        (should (re-search-forward
+                 (concat "^:SOURCE: +\\[\\[file:.*sourdough-baking\\.org::\\*Feeding schedule\\]"
+                         "\\[Sourdough Baking › Starter maintenance › Feeding schedule\\]\\]$")
+                 nil t)))
+      (delete-file daily))))
+
+;;;; Windows (items 5, 13)
+
+(ert-deftest arcology-oracle-firstday-test-results-leave-the-note-in-place ()
+  "Summaries (answered or failed) show in a side window; the note keeps its window."
+  (arcology-oracle-test--with-daemon
+    (let* ((note (arcology-oracle-test--visit "bread-hydration.org"))
+           (window (selected-window)))
+      (arcology-oracle-test--goto-heading "Autolyse")
+      (arcology-oracle-summarize)
+      (should (eq (window-buffer window) note))
+      (let ((shown (get-buffer-window arcology-oracle-summary-buffer-name)))
+        (should shown)
+        (should (window-parameter shown 'window-side)))
+      (arcology-oracle-test--settled 30)
+      (let ((arcology-oracle-url (arcology-oracle-test--free-url)))
+        (arcology-oracle-summarize)
+        (arcology-oracle-test--settled))
+      (should (eq (window-buffer window) note))
+      (should (eq (selected-window) window)))))
+
+(ert-deftest arcology-oracle-firstday-test-similar-shares-the-org-roam-side ()
+  "The similar window goes below a shown org-roam buffer, not beside the note."
+  (require 'org-roam)
+  (arcology-oracle-test--with-daemon
+    (let ((roam (get-buffer-create "*org-roam*")))
+      (push roam arcology-oracle-test--buffers)
+      (with-current-buffer roam (org-roam-mode))
+      (arcology-oracle-test--visit "bread-hydration.org")
+      (let* ((note-window (selected-window))
+             (roam-window (display-buffer roam '(display-buffer-in-side-window (side . right) (slot . 0)
+                                                                               (window-width . 0.3))))
+             (width (window-width note-window)))
+        (arcology-oracle-similar-show)
+        (arcology-oracle-test--settled)
+        (let ((similar (get-buffer-window arcology-oracle-similar-buffer-name)))
+          (should (window-live-p roam-window))
+          (should (eq (window-buffer roam-window) roam))
+          (should similar)
+          (should (eq (window-parameter similar 'window-side) 'right))
+          (should (= (window-width note-window) width))
+          ;; C-x 1 in the side window: the list alone, no error.
+          (select-window similar)
+          (call-interactively #'delete-other-windows)
+          (should (equal (window-list) (list (selected-window))))
+          (should (equal (buffer-name (window-buffer)) arcology-oracle-similar-buffer-name)))))))
+
+;;;; What a result says (items 6, 7, 10)
+
+(defconst arcology-oracle-firstday-test--results
+  '(((node_id . "a") (title . "A very long title that would push the score past the edge of a narrow window")
+     (heading . "Logging") (olp "A very long title that would push the score past the edge of a narrow window")
+     (score . 0.97) (snippet . ":LOGBOOK:\nCLOCK: [2024-01-01 Mon 10:00]\n:END:\nRun =make= with ~-j4~.\n| a | b |\n|---+---|"))
+    ((node_id . "b") (title . "Empty") (heading . "Empty") (score . 0.95) (snippet . "Empty") (linked . t))
+    ((node_id . "c") (title . "Tomatoes") (heading . "Tomatoes") (score . 0.48) (below_cutoff . t))
+    ((node_id . "d") (title . "Rust") (heading . "Rust") (score . 0.41) (below_cutoff . t)))
+  "Results as the relevance daemon sends them with all=true.")
+
+(ert-deftest arcology-oracle-firstday-test-similar-lines-and-relevance-cut ()
+  "Score first, plain snippets, no repeated title, marks, and a folded tail behind +."
+  (unwind-protect
+      (progn
+        (display-buffer (arcology-oracle--similar-buffer)
+                        '(display-buffer-in-side-window (side . right) (window-width . 45)))
+        (arcology-oracle--similar-render nil "Here" arcology-oracle-firstday-test--results)
+        (with-current-buffer arcology-oracle-similar-buffer-name
+          (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+            ;; The score first, the title cut to fit, the path title first.
+            (should (string-match-p "^0\\.97  A very long title that would push [a-z ]*…$" text))
+            (should (string-match-p "^  A very long title that would push [a-z ]*…$" text))
+            (should (cl-every (lambda (line) (<= (string-width line) 45)) (split-string text "\n")))
+            (should (string-match-p "^  Run make with -j4\\. a · b$" text))
+            (should (string-match-p "^0\\.95  Empty linked\n  Empty\n\n" text))
+            (should (string-match-p "^— 2 more below relevance, \\+ to show —$" text))
+            (should-not (string-match-p "Tomatoes" text)))
+          (call-interactively (key-binding (kbd "+")))
+          (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+            (should (string-match-p "^— 2 below relevance, \\+ to fold —$" text))
+            (should (string-match-p "^0\\.48  Tomatoes$" text)))
+          ;; Messages are filled to the window, not cut at its edge.
+          (arcology-oracle--similar-render nil "Here" (concat "daemon not reachable at http://127.0.0.1:7348 "
+                                                              "(connection refused): is the service running?"))
+          (goto-char (point-min))
+          (should (search-forward "is the service running?" nil t))
+          (should (cl-every (lambda (line) (<= (string-width line) 45))
+                            (split-string (buffer-string) "\n")))))
+    (when (get-buffer arcology-oracle-similar-buffer-name)
+      (kill-buffer arcology-oracle-similar-buffer-name))
+    (delete-other-windows)))
+
+(ert-deftest arcology-oracle-firstday-test-similar-asks-for-the-tail ()
+  "The similar notes are asked for with all=true, so that the tail can be shown."
+  (with-temp-buffer
+    (org-mode)
+    (insert "* Heading\ntext\n")
+    (let ((args (arcology-oracle--similar-request-args (arcology-oracle--heading-context) nil)))
+      (should (eq (alist-get 'all (nth 3 args)) t)))))
+
+(ert-deftest arcology-oracle-firstday-test-search-candidates ()
+  "Search candidates name the path once; answers and turns are marked; no repeated snippet."
+  (let ((candidates (arcology-oracle--search-candidates
+                     '(((title . "Starter maintenance") (olp "Starter maintenance")
+                        (heading . "Feeding schedule") (snippet . "Feed it twice a day."))
+                       ((title . "Starter maintenance") (heading . "Starter maintenance")
+                        (snippet . "Starter maintenance") (role . "oracle"))))))
+    (should (equal (mapcar #'car candidates)
+                   '("Starter maintenance › Feeding schedule" "Starter maintenance")))
+    (should (equal (substring-no-properties (arcology-oracle--search-annotation (cdr (nth 0 candidates))))
+                   "  Feed it twice a day."))
+    (should (equal (substring-no-properties (arcology-oracle--search-annotation (cdr (nth 1 candidates))))
+                   "  [oracle answer] "))))
+
+;;;; Sources and answers (item 8)
+
+(ert-deftest arcology-oracle-firstday-test-source-opens-its-heading ()
+  "Following a source opens its heading, by file and line when org-roam does not know its ID."
+  (arcology-oracle-test--with-daemon
+    (let ((arcology-oracle-roam-directory (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+      (dolist (node '("adda0990-28e8-487f-ae0a-eda5a8987581" "not-yet-synced-id"))
+        (with-current-buffer (arcology-oracle--answer-buffer)
+          (let ((inhibit-read-only t))
+            (erase-buffer)
+            (insert "* Q\n** Sources\n"
+                    (arcology-oracle--format-sources
+                     `(((n . 1) (node_id . ,node) (title . "Sourdough Baking")
+                        (heading . "Reviving a sluggish starter") (olp "Starter maintenance")
+                        (file . "sourdough-baking.org") (line . 29)))))
+            (switch-to-buffer (current-buffer))
+            (goto-char (point-min))
+            (search-forward "[[id:")))
+        (set-buffer arcology-oracle-answer-buffer-name)
+        (org-open-at-point)
+        (set-buffer (window-buffer))
+        (goto-char (window-point))
+        (push (current-buffer) arcology-oracle-test--buffers)
+        (should (equal (file-name-nondirectory buffer-file-name) "sourdough-baking.org"))
+        (should (looking-at-p "\\*\\* Reviving a sluggish starter"))))))
+
+(ert-deftest arcology-oracle-firstday-test-answers-say-when-and-summaries-stay ()
+  "An answer says its time and model; summaries stay, newest first, the cached one marked."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "bread-hydration.org")
+    (arcology-oracle-ask "What is hydration?")
+    (arcology-oracle-test--settled 30)
+    (with-current-buffer arcology-oracle-answer-buffer-name
+      (should (string-match-p "\\`\\* What is hydration\\?\n\\[[0-9-]+ [[:alpha:]]+ [0-9:]+\\] · [^ \n]+\n"
+                              (buffer-string))))
+    (arcology-oracle-test--goto-heading "Autolyse")
+    (arcology-oracle-summarize)
+    (arcology-oracle-test--settled 30)
+    (arcology-oracle-summarize)
+    (arcology-oracle-test--settled 30)
+    (with-current-buffer arcology-oracle-summary-buffer-name
+      (let ((text (buffer-string)))
+        (should (= 2 (cl-count-if (lambda (l) (string-prefix-p "* Summary of Autolyse" l))
+                                  (split-string text "\n"))))
+        ;; The newest (the cached one) first.
+        (should (string-match-p "\\`\\* Summary of Autolyse\n\\[[^]]+\\] · [^\n]+ · cached" text))
+        (should (= 1 (cl-count-if (lambda (l) (string-match-p "· cached" l)) (split-string text "\n"))))))))
+
+(provide 'arcology-oracle-firstday-test)
+
+;;; arcology-oracle-firstday-test.el ends here
