@@ -100,7 +100,7 @@ class TmuxEmacs:
         return text
 
     async def tmux(self, *args: str, check: bool = True) -> str:
-        return await self._run("tmux", "-S", str(self.tmux_socket), *args, check=check)
+        return await self._run("tmux", "-u", "-S", str(self.tmux_socket), *args, check=check)
 
     async def start(self, env: dict[str, str]) -> None:
         """Start Emacs; the init file in ``home`` is the user's. Returns once the
@@ -110,7 +110,7 @@ class TmuxEmacs:
         emacs()
         (self.workdir / "server").mkdir(parents=True, exist_ok=True)
         self.server_socket.parent.chmod(0o700)
-        command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), f"HOME={self.home}", "emacs", "-nw"])
+        command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), f"HOME={self.home}", "LANG=C.UTF-8", "emacs", "-nw"])
         await self.tmux(
             "-f", "/dev/null", "new-session", "-d", "-s", "walk",
             "-x", str(self.columns), "-y", str(self.lines), command,
@@ -134,17 +134,6 @@ class TmuxEmacs:
 
     async def screen(self) -> str:
         return await self.tmux("capture-pane", "-p", "-t", "walk")
-
-    async def cursor_line(self) -> str:
-        """The screen line the terminal cursor is on (where point is shown)."""
-        y = int((await self.tmux("display-message", "-p", "-t", "walk", "#{cursor_y}")).strip())
-        return (await self.screen()).split("\n")[y]
-
-    async def cursor(self) -> tuple[int, int]:
-        """The terminal cursor's (column, row)."""
-        out = await self.tmux("display-message", "-p", "-t", "walk", "#{cursor_x} #{cursor_y}")
-        x, y = out.split()
-        return int(x), int(y)
 
     async def wait(self, predicate: Callable[[], object], what: str, *, timeout: float = 8.0):
         """Poll PREDICATE (sync or async) until it is true; fail after TIMEOUT seconds."""

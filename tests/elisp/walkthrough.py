@@ -45,7 +45,7 @@ class Walk:
         self.emacs = emacs
         self.steps: list[StepRecord] = []
         self.replacements = replacements
-        self._errors_seen = 0
+        self.errors_seen = 0
         self.messages_seen = 0
 
     async def shot(self, caption: str, screen: str | None = None) -> str:
@@ -57,10 +57,10 @@ class Walk:
     async def new_errors(self) -> list[str]:
         """Errors since the last call: signalled by commands, or shown in *Messages*."""
         state = await self.emacs.state()
-        errors = state["errors"][self._errors_seen :]
+        errors = state["errors"][self.errors_seen :]
         lines = state["messages"].split("\n")
         shown = [line for line in lines[self.messages_seen :] if ERROR_LINE.match(line)]
-        self._errors_seen = len(state["errors"])
+        self.errors_seen = len(state["errors"])
         self.messages_seen = max(0, len(lines) - 1)
         return [*errors, *shown]
 
