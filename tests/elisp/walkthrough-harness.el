@@ -49,7 +49,8 @@
            (buffers . ,(vconcat (mapcar #'buffer-name (buffer-list))))
            (windows . ,(vconcat
                         (mapcar (lambda (w)
-                                  `((buffer . ,(buffer-name (window-buffer w)))
+                                  `((id . ,(format "%s" w))
+                                    (buffer . ,(buffer-name (window-buffer w)))
                                     (width . ,(window-total-width w))
                                     (side . ,(or (window-parameter w 'window-side) :json-false))
                                     (selected . ,(if (eq w (selected-window)) t :json-false))

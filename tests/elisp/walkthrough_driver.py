@@ -49,12 +49,16 @@ class Driver:
 
     async def select(self, buffer: str) -> None:
         """``C-x o`` until the window of BUFFER is selected."""
-        for _ in range(5):
-            if await self.selected_buffer() == buffer:
+        for _ in range(6):
+            selected = next(w for w in await self.windows() if w["selected"])
+            if selected["buffer"] == buffer:
                 return
             await self.emacs.keys("C-x", "o")
-            await self.emacs.wait(lambda: True, "C-x o")
+            await self.emacs.wait(lambda: self._selected_moved(selected["id"]), "C-x o to select another window")
         raise AssertionError(f"no window shows {buffer}: {await self.windows()}")
+
+    async def _selected_moved(self, window: str) -> bool:
+        return next(w for w in await self.windows() if w["selected"])["id"] != window
 
     async def open(self, rel: str, search: str | None = None) -> None:
         """Visit ROAM/REL with C-x C-f; with SEARCH, put point at the start of its line."""

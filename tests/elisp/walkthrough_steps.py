@@ -164,7 +164,7 @@ class Flow(Driver):
         finally:
             self.fake.state.release()
             self.fake.state.stream_gate = None
-        screen = await self.emacs.wait_text("Sources")
+        screen = await self.emacs.wait_screen(lambda s: re.search(r"- \[\d+\] ", s), "the sources")
         await self.walk.shot("The answer, then its sources", screen)
         await self.note_stays_readable("inbox.org")
         labels = re.findall(r"- \[(\d+)\] ([^\n|$]+)", screen)
