@@ -18,7 +18,6 @@ from tests.emacs_batch import REPO
 class Flow(Driver):
     """The steps, sharing the Emacs, the daemon and the vault."""
 
-
     async def start(self) -> None:
         screen = await self.emacs.wait_text("*scratch*", timeout=20)
         state = await self.emacs.state()
