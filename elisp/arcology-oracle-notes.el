@@ -221,17 +221,35 @@ a list of the IDs linked."
                                          (search-forward (concat "[[id:" id "]") nil t))))
                            (list (alist-get 'node_id result) (alist-get 'heading_id result)))))))))
 
-(defun arcology-oracle--result-tags (result buffer)
+(defun arcology-oracle--result-tags (result buffer &optional backlinks)
   "Return the tags of RESULT as one string (may be empty), with a leading space.
 \"linked\" when BUFFER links to its note already (see
-`arcology-oracle--linked-p'), \"this note\" for a heading of the note
+`arcology-oracle--linked-p'), \"links here\" when its node is among
+BACKLINKS (the IDs of the nodes linking to the note being read),
+\"linked both ways\" for both, \"this note\" for a heading of the note
 being read, \"oracle\" or \"conversation\" for answers and turns."
-  (let ((tags (delq nil (list (when (arcology-oracle--linked-p result buffer) "linked")
-                              (when (eq (alist-get 'same_file result) t) "this note")
-                              (pcase (alist-get 'role result)
-                                ("oracle" "oracle")
-                                ("conversation" "conversation"))))))
+  (let* ((out (arcology-oracle--linked-p result buffer))
+         (in (member (alist-get 'node_id result) backlinks))
+         (tags (delq nil (list (cond ((and out in) "linked both ways")
+                                     (out "linked")
+                                     (in "links here"))
+                               (when (eq (alist-get 'same_file result) t) "this note")
+                               (pcase (alist-get 'role result)
+                                 ("oracle" "oracle")
+                                 ("conversation" "conversation"))))))
     (if tags (concat " " (propertize (mapconcat #'identity tags " ") 'face 'arcology-oracle-tag)) "")))
+
+(declare-function org-roam-db-query "ext:org-roam-db" (sql &rest args))
+
+(defun arcology-oracle--roam-backlinks (id)
+  "Return the IDs of the nodes linking to node ID, from org-roam's database.
+Nil when org-roam is not loaded; never signals."
+  (when (and id (fboundp 'org-roam-db-query))
+    (ignore-errors
+      (mapcar #'car (org-roam-db-query
+                     [:select :distinct [source] :from links
+                      :where (= dest $s1) :and (= type "id")]
+                     id)))))
 
 (defun arcology-oracle--score-text (result)
   "Return RESULT's score as text, \"0.97\", or \"    \" when it has none."

@@ -124,11 +124,12 @@ Each note listed can be visited, linked from the note you came from
         (arcology-oracle-similar-buffer-mode)
         (current-buffer))))
 
-(defun arcology-oracle--format-result (result &optional source width)
+(defun arcology-oracle--format-result (result &optional source width backlinks)
   "Return the text of one similar note or search RESULT, two or three lines.
 The score first, then the title (cut so that both fit in WIDTH
 columns, default the similar window's) and its marks (see
-`arcology-oracle--result-tags', SOURCE is the buffer being read);
+`arcology-oracle--result-tags', SOURCE is the buffer being read and
+BACKLINKS the nodes linking to it);
 then the outline path, title first; then the snippet as plain text,
 unless it only repeats the heading."
   (let* ((width (or width
@@ -138,7 +139,7 @@ unless it only repeats the heading."
                                1))))
          (title (org-link-display-format (or (alist-get 'title result) "?")))
          (score (arcology-oracle--score-text result))
-         (tags (arcology-oracle--result-tags result source))
+         (tags (arcology-oracle--result-tags result source backlinks))
          (snippet (arcology-oracle--snippet result))
          (first (concat score "  "
                         (propertize (arcology-oracle--one-line
@@ -171,11 +172,17 @@ unless it only repeats the heading."
   "Insert RESULTS for buffer SOURCE, those below the relevance cut folded.
 The daemon marks them `below_cutoff' (asked with all=true); folded,
 one line says how many there are and which key shows them."
-  (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff results)))
+  (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff results))
+              (backlinks (arcology-oracle--roam-backlinks
+                          (and (buffer-live-p source)
+                               (with-current-buffer source
+                                 (save-excursion
+                                   (goto-char (or arcology-oracle--similar-last-heading (point)))
+                                   (org-entry-get nil "ID" t)))))))
     (if (null above)
         (insert (propertize "No note is similar enough." 'face 'shadow) "\n\n")
       (dolist (result above)
-        (insert (arcology-oracle--format-result result source) "\n")))
+        (insert (arcology-oracle--format-result result source nil backlinks) "\n")))
     (when below
       (insert (propertize
                (substitute-command-keys
@@ -188,7 +195,7 @@ one line says how many there are and which key shows them."
               "\n\n")
       (when arcology-oracle--similar-show-tail
         (dolist (result below)
-          (insert (arcology-oracle--format-result result source) "\n"))))))
+          (insert (arcology-oracle--format-result result source nil backlinks) "\n"))))))
 
 (defun arcology-oracle-similar-toggle-tail ()
   "Show or fold the similar notes below the daemon's relevance cut."
@@ -500,7 +507,8 @@ Answers are reused for a minute."
       (arcology-oracle--insert-section
        (cdr entry) (not entry)
        (when-let ((file (ignore-errors (org-roam-node-file node))))
-         (or (find-buffer-visiting file) (arcology-oracle--roam-linked-ids file)))))))
+         (or (find-buffer-visiting file) (arcology-oracle--roam-linked-ids file)))
+       (arcology-oracle--roam-backlinks id)))))
 
 (defun arcology-oracle--roam-linked-ids (file)
   "Return the IDs the notes of FILE link to, from org-roam's database, or nil."
@@ -512,14 +520,15 @@ Answers are reused for a minute."
                       :where (and (= nodes:file $s1) (= links:type "id"))]
                      file)))))
 
-(defun arcology-oracle--insert-section (results waiting &optional source)
+(defun arcology-oracle--insert-section (results waiting &optional source backlinks)
   "Insert the similar notes section with RESULTS (a list or a message).
 WAITING non-nil inserts a placeholder instead.  SOURCE, the buffer
-visiting the node's file or the IDs it links to, marks linked notes."
+visiting the node's file or the IDs it links to, marks linked notes;
+BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
   (let ((map arcology-oracle-section-map))
     (when (and (boundp 'org-roam-mode-map) (not (keymap-parent map)))
       (set-keymap-parent map org-roam-mode-map))
-    (arcology-oracle--with-magit (results waiting map source)
+    (arcology-oracle--with-magit (results waiting map source backlinks)
       (magit-insert-section (arcology-oracle-similar)
         (magit-insert-heading "Similar notes:")
         (cond
@@ -529,26 +538,26 @@ visiting the node's file or the IDs it links to, marks linked notes."
          (t
           (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff results)))
             (if above
-                (dolist (result above) (arcology-oracle--insert-section-entry result map source))
+                (dolist (result above) (arcology-oracle--insert-section-entry result map source backlinks))
               (insert (propertize "  No note is similar enough.\n" 'face 'shadow)))
             (when below
               (magit-insert-section (arcology-oracle-similar-tail nil t)
                 (magit-insert-heading
                   (propertize (format "  — %d more below relevance (TAB shows them) —" (length below))
                               'font-lock-face 'shadow))
-                (dolist (result below) (arcology-oracle--insert-section-entry result map source)))))))
+                (dolist (result below) (arcology-oracle--insert-section-entry result map source backlinks)))))))
         (insert "\n")))))
 
-(defun arcology-oracle--insert-section-entry (result map source)
+(defun arcology-oracle--insert-section-entry (result map source backlinks)
   "Insert RESULT as an entry of the org-roam section, with keymap MAP.
-SOURCE is the buffer of the node the section is about, or nil."
-  (arcology-oracle--with-magit (result map source)
+SOURCE and BACKLINKS are as for `arcology-oracle--insert-section'."
+  (arcology-oracle--with-magit (result map source backlinks)
     (magit-insert-section (arcology-oracle-similar-entry result)
       (magit-insert-heading
         (let ((text (concat (arcology-oracle--score-text result) " "
                             (propertize (org-link-display-format (or (alist-get 'title result) "?"))
                                         'font-lock-face 'arcology-oracle-title)
-                            (arcology-oracle--result-tags result source)
+                            (arcology-oracle--result-tags result source backlinks)
                             (let ((path (cdr (arcology-oracle--path result))))
                               (if path
                                   (concat " (" (propertize (mapconcat #'identity path " › ")

@@ -370,15 +370,17 @@
               (with-current-buffer buffer
                 (should (string-match-p "Looking for similar notes" (buffer-string)))
                 (arcology-oracle-test--wait
-                 (lambda () (string-match-p "^[0-9]\\.[0-9][0-9] Bread Hydration linked$"
+                 (lambda () (string-match-p "^[0-9]\\.[0-9][0-9] Bread Hydration linked both ways$"
                                             (buffer-string)))
                  20 "the similar notes section")
                 (should (string-match-p "^Backlinks" (buffer-string)))
                 (should (string-match-p "^Similar notes" (buffer-string)))
-                (should (string-match-p "^[0-9.]+ 2024-03-01 (Baked a sourdough loaf)$" (buffer-string)))
+                ;; The journal links to Sourdough Baking: it is under Backlinks too.
+                (should (string-match-p "^[0-9.]+ 2024-03-01 links here (Baked a sourdough loaf)$"
+                                        (buffer-string)))
                 (select-window window)
                 (goto-char (point-min))
-                (re-search-forward "^[0-9.]+ Bread Hydration linked$")
+                (re-search-forward "^[0-9.]+ Bread Hydration linked both ways$")
                 (goto-char (match-beginning 0))
                 (call-interactively (key-binding (kbd "RET")))
                 (push (current-buffer) arcology-oracle-test--buffers)
