@@ -110,7 +110,8 @@ class TmuxEmacs:
         emacs()
         (self.workdir / "server").mkdir(parents=True, exist_ok=True)
         self.server_socket.parent.chmod(0o700)
-        command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), f"HOME={self.home}", "LANG=C.UTF-8", "emacs", "-nw"])
+        variables = [*(f"{k}={v}" for k, v in env.items()), f"HOME={self.home}", "LANG=C.UTF-8"]
+        command = shlex.join(["env", *variables, "emacs", "-nw"])
         await self.tmux(
             "-f", "/dev/null", "new-session", "-d", "-s", "walk",
             "-x", str(self.columns), "-y", str(self.lines), command,

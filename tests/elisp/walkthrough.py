@@ -107,9 +107,9 @@ class Walk:
         for number, s in enumerate(self.steps, 1):
             out += [f"* {number}. {s.title}", "", s.text.strip(), ""]
             if s.failure:
-                out += ["Failed in this run:", "", "#+begin_example", _escape(self._clean(s.failure)), "#+end_example", ""]
+                out += ["Failed in this run:", "", *_example(self._clean(s.failure))]
             for shot in s.shots:
-                out += [f"{shot.caption}:", "", "#+begin_example", _escape(self._clean(_trim(shot.screen))), "#+end_example", ""]
+                out += [f"{shot.caption}:", "", *_example(self._clean(_trim(shot.screen)))]
         return "\n".join(out).rstrip() + "\n"
 
 
@@ -118,6 +118,10 @@ def _trim(screen: str) -> str:
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
+
+
+def _example(text: str) -> list[str]:
+    return ["#+begin_example", _escape(text), "#+end_example", ""]
 
 
 def _escape(text: str) -> str:

@@ -67,7 +67,9 @@ class Flow(Driver):
         added = [line for line in text.split("\n") if "[[id:" in line and line not in original.split("\n")]
         assert len(added) == 1, f"one line with the new link, not {added}"
         line = added[0]
-        assert not re.match(r"\s*(\*+ |:|#\+|\|)", line), f"the link went into a heading, drawer, keyword or table: {line!r}"
+        assert not re.match(r"\s*(\*+ |:|#\+|\|)", line), (
+            f"the link went into a heading, drawer, keyword or table: {line!r}"
+        )
         assert BREAD_ID not in line and BAKERS_ID not in line, f"the link points at the note itself: {line!r}"
         await self.select("bread-hydration.org")
         await self.emacs.keys("C-x", "u")
@@ -248,7 +250,8 @@ class Flow(Driver):
         return "Looking for" not in text and any(_entry_title(line) == title for line in text.split("\n"))
 
     async def _text_lacks_not(self, buffer: str, text: str) -> bool:
-        return (await self.buffer_text(buffer)).count(text) > (self.roam / "sourdough-baking.org").read_text(errors="replace").count(text)
+        saved = (self.roam / "sourdough-baking.org").read_text(errors="replace")
+        return (await self.buffer_text(buffer)).count(text) > saved.count(text)
 
     async def _rejected(self, count: int, *, exactly: bool = False) -> bool:
         have = len(await self.rejections())
@@ -303,6 +306,9 @@ class Flow(Driver):
                 "the text typed while the daemon was down (neither on the kill ring nor sent now)", timeout=8,
             )  # fmt: skip
 
+    async def _saved(self, buffer: str) -> bool:
+        return await self.emacs.eval(f"(buffer-modified-p (get-buffer {json.dumps(buffer)}))") == "nil"
+
     async def same_scores(self) -> None:
         """The side window and the org-roam section, both about the note Sourdough
         Baking, give a note listed in both the same score."""
@@ -314,8 +320,14 @@ class Flow(Driver):
 
     async def roam_buffer(self) -> None:
         await self.open("sourdough-baking.org")
+        # Saved (the link inserted from the suggestions), so that the side window asks by
+        # file and line, as the org-roam section asks by node.
+        await self.emacs.keys("C-x", "C-s")
+        await self.emacs.wait(lambda: self._saved("sourdough-baking.org"), "the note saved")
         await self.emacs.keys("C-c", "o", "s")
-        await self.emacs.wait_text("Similar to: Sourdough Baking")
+        await self.emacs.wait_screen(
+            lambda s: "Similar to: Sourdough Baking" in s and "Looking for" not in s, "the side window"
+        )
         await self.mx("org-roam-buffer-toggle")
         screen = await self.emacs.wait_screen(
             lambda s: "Backlinks" in s and "Similar notes" in s and "Looking for similar notes" not in s,
@@ -325,7 +337,11 @@ class Flow(Driver):
         await self.note_stays_readable("sourdough-baking.org")
 
 
-_SCORED = re.compile(r"^\s*(?:(?P<a>\d\.\d\d)\s+(?P<t1>.+?)|(?P<t2>.+?)\s+(?P<b>\d\.\d\d))(?:\s+linked)?\s*$")
+# An entry's first line: score then title (or title then score), then a mark, if any.
+_SCORED = re.compile(
+    r"^\s*(?:(?P<a>\d\.\d\d)\s+(?P<t1>.+?)|(?P<t2>.+?)\s+(?P<b>\d\.\d\d))"
+    r"(?:\s+(?:linked(?: both ways)?|links here))?\s*$"
+)
 
 
 def _scored(line: str) -> tuple[str, float] | None:
