@@ -6,7 +6,7 @@ fake Ollama. Keys go in with ``tmux send-keys``; the test reads the screen
 
 Every step runs even when an earlier one failed (see tests/elisp/walkthrough.py), and
 the failure lists them all. ``ARCOLOGY_ORACLE_WRITE_WALKTHROUGH=1`` rewrites
-WALKTHROUGH.org from this run's screens; otherwise the run only checks that it exists.
+WALKTHROUGH.org from this run's screens; otherwise it is only checked to be there and valid org.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, SUMMARY, TOK
 from tests.elisp.walkthrough_steps import Flow
 from tests.emacs_batch import REPO, WITH_PACKAGES, emacs_env, require_packages, run_emacs
 from tests.runners import start_daemon
+from tests.test_readme_org import ORG_LINT
 from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
 
 # Read at import: the suite's autouse fixture clears ARCOLOGY_ORACLE_* before each test.
@@ -42,6 +44,11 @@ USER_SETUP = """
 
 ROAM_SYNC = """(progn (require 'org-roam) (setq org-roam-directory {roam} org-roam-db-location {db})
  (org-roam-db-sync))"""
+
+KEYS = (
+    "=n=, =n=, =p= move between the entries, =g= lists again, =RET= visits an entry, =q= hides "
+    "the window; none of them edits the buffer."
+)
 
 INTRO = """#+title: Walkthrough: the first day in Emacs
 
@@ -98,22 +105,22 @@ async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
              "into the heading's body, not into the heading; one =C-x u= takes it out.",
              flow.insert_from_heading, flow.recover),
             ("RET, n, p, g, q in the similar notes",
-             "", lambda: flow.keys_in(SIMILAR, "similar notes", reopen=flow.reopen_similar), flow.recover),
+             KEYS, lambda: flow.keys_in(SIMILAR, "similar notes", reopen=flow.reopen_similar), flow.recover),
             ("C-x 1 in the side window", "No error: the frame keeps one window or says why it cannot.",
              flow.delete_other_windows, flow.recover),
             ("Ask, watch it stream, follow a source",
              "=C-c o a= in =inbox.org=; the answer streams into a window beside the note; "
              "=C-c C-o= on =[1]= opens that heading.", flow.ask, flow.recover),
-            ("RET, n, p, g, q in the answers", "", lambda: flow.keys_in(ANSWERS, "answers", reopen=flow.reopen_answers), flow.recover),
+            ("RET, n, p, g, q in the answers", KEYS, lambda: flow.keys_in(ANSWERS, "answers", reopen=flow.reopen_answers), flow.recover),
             ("Summarize twice", "=C-c o u= twice on =* Starter maintenance=: both summaries stay, the note too.",
              flow.summarize, flow.recover),
-            ("RET, n, p, g, q in the summaries", "", lambda: flow.keys_in(SUMMARY, "summaries", reopen=flow.reopen_summary), flow.recover),
+            ("RET, n, p, g, q in the summaries", KEYS, lambda: flow.keys_in(SUMMARY, "summaries", reopen=flow.reopen_summary), flow.recover),
             ("Converse", "A =:conversation:= heading with a =** Me= turn; =C-c o c= answers; =C-x u= drops it.",
              flow.converse, flow.recover),
             ("Link suggestions: i, g, x, undo",
              "=C-c o l=; =i= inserts the first suggestion, =g= lists again without it, =x= rejects one "
              "and says how to take that back; =u= does.", flow.suggestions, flow.recover),
-            ("RET, n, p, g, q in the suggestions", "", lambda: flow.keys_in(LINKS, "suggestions", reopen=flow.reopen_links), flow.recover),
+            ("RET, n, p, g, q in the suggestions", KEYS, lambda: flow.keys_in(LINKS, "suggestions", reopen=flow.reopen_links), flow.recover),
             ("Memorize with the daemon up",
              "A region of =** Reviving a sluggish starter=, =M-x arcology-oracle-memorize=: it lands in the "
              "dailies (=journal/=) with a link back, and the new link is on the kill ring.",
@@ -129,7 +136,7 @@ async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
             ("The same scores in the side window and the org-roam section",
              "Both list the notes similar to =Sourdough Baking=: a note in both has one score.",
              flow.same_scores, None),
-            ("RET, n, p, g, q in the org-roam buffer", "", lambda: flow.keys_in(
+            ("RET, n, p, g, q in the org-roam buffer", KEYS, lambda: flow.keys_in(
                 "*org-roam*", "org-roam buffer", reopen=flow.reopen_roam, entries="Similar notes"),
              flow.recover),
         ]  # fmt: skip
@@ -141,6 +148,16 @@ async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
         await emacs.stop()
         flow.daemon.stop()
         daemon.stop()
-    assert WALKTHROUGH.exists(), "WALKTHROUGH.org is missing: ARCOLOGY_ORACLE_WRITE_WALKTHROUGH=1 writes it"
     if walk.failures():
         pytest.fail(walk.report() + f"\n\n{len(walk.failures())} of {len(walk.steps)} steps failed", pytrace=False)
+
+
+async def test_walkthrough_document_is_org(tmp_path):
+    """WALKTHROUGH.org is there and Org reads it as written: every screen is a whole
+    example block (a screen line starting with * or #+ is escaped)."""
+    assert WALKTHROUGH.exists(), "WALKTHROUGH.org is missing: ARCOLOGY_ORACLE_WRITE_WALKTHROUGH=1 writes it"
+    code, output = await run_emacs(["--eval", ORG_LINT], env=emacs_env(tmp_path, ORG_FILE=str(WALKTHROUGH)))
+    assert code == 0, output
+    opened = len(re.findall(r"^[ \t]*#\+begin_\S+", WALKTHROUGH.read_text(), re.MULTILINE | re.IGNORECASE))
+    parsed = re.search(r"^BLOCKS (\d+)$", output, re.MULTILINE)
+    assert parsed and int(parsed.group(1)) == opened, output[-2000:]
