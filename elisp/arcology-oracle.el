@@ -62,6 +62,7 @@
 ;; - arcology-oracle-similar.el: the side window and org-roam section;
 ;; - arcology-oracle-ask.el: ask, summarize, converse and search;
 ;; - arcology-oracle-links.el: inserting links, link suggestions;
+;; - arcology-oracle-rejections.el: rejected suggestions, taken back;
 ;; - arcology-oracle-gptel.el: the gptel backend and tools.
 ;;
 ;; Optional libraries: org-roam (visiting by ID, the org-roam section),
@@ -79,7 +80,7 @@
 (declare-function arcology-oracle-discard "arcology-oracle-ask" ())
 (declare-function arcology-oracle-search "arcology-oracle-ask" (query))
 (declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())
-(declare-function arcology-oracle-link-rejections "arcology-oracle-links" (&optional all))
+(declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
 (declare-function arcology-oracle-memorize "arcology-oracle-memory"
                   (text &optional title tags callback source))
 (declare-function arcology-oracle-make-private "arcology-oracle-memory" ())
@@ -270,6 +271,7 @@ For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
   (require 'arcology-oracle-similar)
   (require 'arcology-oracle-ask)
   (require 'arcology-oracle-links)
+  (require 'arcology-oracle-rejections)
   (require 'arcology-oracle-gptel)
   (require 'arcology-oracle-memory))
 
