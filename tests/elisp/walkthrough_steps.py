@@ -59,8 +59,8 @@ class Flow(Driver):
         await self.emacs.keys("n")
         entry = (await self.point_text()).strip()
         await self.emacs.keys("i")
-        screen = await self.emacs.wait_screen(lambda s: "Inserted" in s.split("\n")[-2], "the message 'Inserted …'")
-        await self.walk.shot(f"i on {entry!r} with point at the start of the heading line", screen)
+        await self.message("Inserted")
+        await self.walk.shot(f"i on {entry!r} with point at the start of the heading line")
         text = await self.buffer_text("bread-hydration.org")
         for tag, a, b, c, d in difflib.SequenceMatcher(None, original, text, autojunk=False).get_opcodes():
             assert tag in ("equal", "insert"), f"i changed the note's text ({tag} {original[a:b]!r} -> {text[c:d]!r})"
