@@ -310,12 +310,12 @@ answer is inserted as the conversation's last child, as one
 undoable change, and point moves to it.  Discard it with
 `arcology-oracle-discard'.  Returns at once."
   (interactive)
-  (unless (derived-mode-p 'org-mode) (user-error "Conversations live in org-mode buffers"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations live in org-mode buffers"))
   (save-excursion
     (save-restriction
       (widen)
       (when (org-before-first-heading-p)
-        (user-error "Put point in the conversation's subtree"))
+        (arcology-oracle--user-error "Put point in the conversation's subtree"))
       (arcology-oracle--conversation-root)
       (let* ((root (copy-marker (point)))
              (text (buffer-substring-no-properties
@@ -344,14 +344,14 @@ undoable change, and point moves to it.  Discard it with
 (defun arcology-oracle-discard ()
   "Delete the answer heading at point inserted by `arcology-oracle-converse'."
   (interactive)
-  (unless (derived-mode-p 'org-mode) (user-error "Not in an org-mode buffer"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Not in an org-mode buffer"))
   (save-excursion
-    (when (org-before-first-heading-p) (user-error "No answer at point"))
+    (when (org-before-first-heading-p) (arcology-oracle--user-error "No answer at point"))
     (org-back-to-heading t)
     (while (and (not (org-entry-get nil arcology-oracle-answer-property))
                 (org-up-heading-safe)))
     (unless (org-entry-get nil arcology-oracle-answer-property)
-      (user-error "No inserted answer at point"))
+      (arcology-oracle--user-error "No inserted answer at point"))
     (delete-region (point) (progn (org-end-of-subtree t t) (point)))))
 
 ;;; Search
@@ -416,7 +416,7 @@ The results are offered with `completing-read' (so vertico,
 consult or icomplete show them if enabled) as soon as the daemon
 answers; Emacs does not wait meanwhile."
   (interactive (list (read-string "Search notes: " nil 'arcology-oracle--search-history)))
-  (when (string-blank-p query) (user-error "Empty query"))
+  (when (string-blank-p query) (arcology-oracle--user-error "Empty query"))
   (arcology-oracle--http-cancel arcology-oracle--search-request)
   (message "arcology-oracle: searching…")
   (let ((generation (cl-incf arcology-oracle--search-generation)))

@@ -134,6 +134,51 @@ RET goes back to the heading summarized."
             (should-not (string-match-p "Failed" (buffer-string)))))
       (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
 
+;;;; User errors in *Messages*
+
+(defun arcology-oracle-answers-test--signaller (command buffer)
+  "Run COMMAND in BUFFER through a command loop; return (MESSAGE . SIGNALLER).
+SIGNALLER is what Emacs names before MESSAGE in *Messages* when it
+is a symbol (the function that signalled), nil when no error."
+  (let* ((caught nil)
+         (backtrace-on-error-noninteractive nil)
+         (debug-on-error nil)          ; ERT catches every error, user errors too
+         (command-error-function (lambda (data _context signaller)
+                                   (setq caught (cons (error-message-string data) signaller)))))
+    (switch-to-buffer buffer)
+    (global-set-key [f20] command)
+    (global-set-key [f21] #'exit-recursive-edit)
+    (unwind-protect
+        (progn
+          (setq unread-command-events (list 'f20 'f21))
+          (recursive-edit))
+      (global-unset-key [f20])
+      (global-unset-key [f21]))
+    caught))
+
+(ert-deftest arcology-oracle-answers-test-user-errors-name-no-special-form ()
+  "A command's user error is shown alone in *Messages*, not after \"if:\" or \"let:\".
+The package runs here from its .el files, as the README's set-up loads it."
+  (let ((text (generate-new-buffer "plain text"))
+        (answers (generate-new-buffer "no answers")))
+    (unwind-protect
+        (progn
+          (with-current-buffer answers (arcology-oracle-answers-mode))
+          (should-not (byte-code-function-p (symbol-function 'arcology-oracle-discard)))
+          (pcase-dolist (`(,command ,buffer ,message)
+                         `((arcology-oracle-discard ,text "Not in an org-mode buffer")
+                           (arcology-oracle-converse ,text "Conversations live in org-mode buffers")
+                           (arcology-oracle-similar-show ,text "Similar notes need an org-mode buffer")
+                           (arcology-oracle-suggest-links ,text "Link suggestions need an org-mode buffer")
+                           (arcology-oracle-ask-region ,text "No active region")
+                           (arcology-oracle-visit-result ,text "No note at point")
+                           (arcology-oracle-answers-again ,answers "No answer at point to ask again")))
+            (let ((caught (arcology-oracle-answers-test--signaller command buffer)))
+              (should (equal (list command (car caught)) (list command message)))
+              (should (equal (list command (and (symbolp (cdr caught)) (cdr caught))) (list command nil))))))
+      (kill-buffer text)
+      (kill-buffer answers))))
+
 (provide 'arcology-oracle-answers-test)
 
 ;;; arcology-oracle-answers-test.el ends here

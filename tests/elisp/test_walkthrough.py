@@ -139,6 +139,10 @@ async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
             ("RET, n, p, g, q in the org-roam buffer", KEYS, lambda: flow.keys_in(
                 "*org-roam*", "org-roam buffer", reopen=flow.reopen_roam, entries="Similar notes"),
              flow.recover),
+            ("A command refused",
+             "=M-x arcology-oracle-gptel-add-tools= without gptel, =M-x arcology-oracle-discard= in "
+             "=*scratch*=: the echo area and =*Messages*= say why, without a prefix such as =if:=.",
+             flow.user_errors, flow.recover),
         ]  # fmt: skip
         for title, text, body, recover in steps:
             await walk.step(title, text, body, recover)

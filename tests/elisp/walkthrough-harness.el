@@ -21,7 +21,9 @@
 (let ((original command-error-function))
   (setq command-error-function
         (lambda (data context signal)
-          (push (format "%s%s" (if context (format "%s " context) "")
+          ;; SIGNAL, when a symbol, is what *Messages* names before the message.
+          (push (format "%s%s%s" (if context (format "%s " context) "")
+                        (if (and signal (symbolp signal)) (format "%s: " signal) "")
                         (error-message-string data))
                 walk-errors)
           (funcall original data context signal))))

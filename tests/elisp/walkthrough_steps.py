@@ -336,6 +336,32 @@ class Flow(Driver):
         await self.walk.shot("M-x org-roam-buffer-toggle beside the similar notes", screen)
         await self.note_stays_readable("sourdough-baking.org")
 
+    async def user_errors(self) -> None:
+        """A command refused (gptel missing, no answer in *scratch*) says so in
+        *Messages* as the echo area does, not after the name of a special form ("if:")."""
+        await self.select_main("*scratch*")
+        said = []
+        gptel = await self.emacs.eval("(if (locate-library \"gptel\") t nil)") == "t"
+        tries = [] if gptel else [("arcology-oracle-gptel-add-tools", "Install gptel")]
+        for command, text in [*tries, ("arcology-oracle-discard", "Not in an org-mode buffer")]:
+            mark = await self.mark()
+            await self.mx(command)
+            said.append(await self.message(text, since=mark))
+        await self.walk.shot("M-x " + " and M-x ".join(c for c, _ in [*tries, ("arcology-oracle-discard", "")]))
+        errors = await self.walk.new_errors()  # the refusals are this step's point
+        assert len(errors) == len(said), f"errors other than the refusals: {errors}"
+        for line, (_, text) in zip(said, [*tries, ("", "Not in an org-mode buffer")]):
+            assert line.startswith(text), f"*Messages* names something before the message: {line!r}"
+        for error in errors:
+            assert not re.match(r"[-\w]+: ", error), f"the error names its signaller: {error!r}"
+
+    async def select_main(self, buffer: str) -> None:
+        """Show BUFFER in the selected window, one that is not a side window."""
+        await self.emacs.eval(
+            "(progn (select-window (seq-find (lambda (w) (not (window-parameter w 'window-side)))"
+            f" (window-list) (selected-window))) (switch-to-buffer {json.dumps(buffer)}) t)"
+        )
+
 
 # An entry's first line: score then title (or title then score), then a mark, if any.
 _SCORED = re.compile(
