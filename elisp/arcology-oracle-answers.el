@@ -210,7 +210,11 @@ RET, e) are off."
 ;;; Writing entries
 
 (defun arcology-oracle--insert-following (marker text)
-  "Insert TEXT at MARKER; windows whose point was there follow it."
+  "Insert TEXT at MARKER, then move MARKER after it.
+Windows whose point was at MARKER follow it.  MARKER does not
+advance by itself (see `arcology-oracle--answer-start'), so that an
+entry added meanwhile at the end of the buffer goes after the
+answer still streaming, not into it."
   (when (buffer-live-p (marker-buffer marker))
     (with-current-buffer (marker-buffer marker)
       (let ((followers (seq-filter (lambda (w) (= (window-point w) marker))
@@ -218,7 +222,8 @@ RET, e) are off."
             (inhibit-read-only t))
         (save-excursion
           (goto-char marker)
-          (insert text))
+          (insert text)
+          (set-marker marker (point)))
         (dolist (w followers) (set-window-point w marker))))))
 
 (defun arcology-oracle--answer-start (heading &optional buffer first entry)
@@ -228,8 +233,8 @@ a plist (:again FUNCTION :origin ORIGIN), is what
 `arcology-oracle-answers-again' calls and where
 `arcology-oracle-answers-follow' goes back to.  The buffer is
 shown with `arcology-oracle-result-display-action', never in the
-selected window.  Return a marker, advancing with insertions,
-where the answer goes."
+selected window.  Return a marker where the answer goes, for
+`arcology-oracle--insert-following'."
   (let ((buffer (or buffer (arcology-oracle--answer-buffer)))
         (line (propertize (concat "* " heading "\n") 'arcology-oracle-entry entry)))
     (with-current-buffer buffer
@@ -240,12 +245,14 @@ where the answer goes."
                    (setq start (point))
                    (insert line)
                    (unless (eobp) (save-excursion (insert "\n")))
-                   (setq marker (copy-marker (point) t)))
+                   (setq marker (copy-marker (point))))
           (goto-char (point-max))
           (unless (bolp) (insert "\n"))
+          ;; A blank line between answers; one still streaming goes on before it.
+          (unless (bobp) (insert "\n"))
           (setq start (point))
           (insert line)
-          (setq marker (copy-marker (point) t)))
+          (setq marker (copy-marker (point))))
         (when-let ((window (arcology-oracle--display buffer arcology-oracle-result-display-action)))
           (set-window-start window start)
           (set-window-point window marker))

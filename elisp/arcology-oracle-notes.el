@@ -363,7 +363,8 @@ loaded."
   (let* ((heading-id (alist-get 'heading_id result))
          (node-id (alist-get 'node_id result))
          (from-list (or (window-parameter nil 'window-side)
-                        (derived-mode-p 'arcology-oracle-similar-buffer-mode 'org-roam-mode)))
+                        (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-answers-mode
+                                       'org-roam-mode)))
          location line)
     (cond
      ((setq location (arcology-oracle--roam-node-location heading-id)))

@@ -134,6 +134,22 @@ RET goes back to the heading summarized."
             (should-not (string-match-p "Failed" (buffer-string)))))
       (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
 
+;;;; Answers streaming side by side
+
+(ert-deftest arcology-oracle-answers-test-new-entry-after-one-streaming ()
+  "An answer asked while another still streams goes after it, not into it."
+  (let ((arcology-oracle-result-display-action '(display-buffer-no-window (allow-no-window . t))))
+    (unwind-protect
+        (let* ((first (arcology-oracle--answer-start "First?"))
+               (second (arcology-oracle--answer-start "Second?")))
+          (arcology-oracle--insert-following first "one")
+          (arcology-oracle--insert-following second "two")
+          (arcology-oracle--insert-following first " more")
+          (with-current-buffer arcology-oracle-answer-buffer-name
+            (should (equal (buffer-string) "* First?\none more\n* Second?\ntwo"))))
+      (when (get-buffer arcology-oracle-answer-buffer-name)
+        (kill-buffer arcology-oracle-answer-buffer-name)))))
+
 ;;;; User errors in *Messages*
 
 (defun arcology-oracle-answers-test--signaller (command buffer)

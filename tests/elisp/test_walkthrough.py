@@ -50,6 +50,13 @@ KEYS = (
     "the window; none of them edits the buffer."
 )
 
+ENTRY_KEYS = (
+    "The {name} buffer is read-only: =n=, =n=, =p= move between the {name}, =g= asks again what made "
+    "the one at point (a new entry {where}, the old one kept), =RET= on an entry's heading goes back "
+    "to the heading it was asked about, =q= hides the window; none of them edits the buffer "
+    "(=e= would make it editable)."
+)
+
 INTRO = """#+title: Walkthrough: the first day in Emacs
 
 What you see on the first day, screen by screen: Emacs 28 in a terminal (160 x 45), the
@@ -111,10 +118,10 @@ async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
             ("Ask, watch it stream, follow a source",
              "=C-c o a= in =inbox.org=; the answer streams into a window beside the note; "
              "=C-c C-o= on =[1]= opens that heading.", flow.ask, flow.recover),
-            ("RET, n, p, g, q in the answers", KEYS, lambda: flow.keys_in(ANSWERS, "answers", reopen=flow.reopen_answers), flow.recover),
+            ("RET, n, p, g, q in the answers", ENTRY_KEYS.format(name="answers", where="below"), lambda: flow.keys_in(ANSWERS, "answers", reopen=flow.reopen_answers), flow.recover),
             ("Summarize twice", "=C-c o u= twice on =* Starter maintenance=: both summaries stay, the note too.",
              flow.summarize, flow.recover),
-            ("RET, n, p, g, q in the summaries", KEYS, lambda: flow.keys_in(SUMMARY, "summaries", reopen=flow.reopen_summary), flow.recover),
+            ("RET, n, p, g, q in the summaries", ENTRY_KEYS.format(name="summaries", where="on top"), lambda: flow.keys_in(SUMMARY, "summaries", reopen=flow.reopen_summary), flow.recover),
             ("Converse", "A =:conversation:= heading with a =** Me= turn; =C-c o c= answers; =C-x u= drops it.",
              flow.converse, flow.recover),
             ("Link suggestions: i, g, x, undo",
