@@ -38,11 +38,9 @@
 (require 'subr-x)
 (require 'org)
 (require 'arcology-oracle-notes)
+(require 'arcology-oracle-answers)
 
 ;;; Ask
-
-(defvar arcology-oracle-answer-buffer-name "*arcology-oracle answers*"
-  "Name of the org buffer where answers to questions stream.")
 
 (defvar arcology-oracle--ask-history nil
   "Questions asked with `arcology-oracle-ask'.")
@@ -82,55 +80,6 @@ and `cached' (summaries) fields, each when present."
                             (when (eq (alist-get 'cached event) t)
                               "cached: the note is unchanged since it was summarized")))))
     (concat (mapconcat #'identity parts " · ") "\n\n")))
-
-(defun arcology-oracle--answers-mode-setup ()
-  "Prepare the current buffer to hold answers: `org-mode', sources that open."
-  (unless (derived-mode-p 'org-mode) (org-mode))
-  (add-hook 'org-open-at-point-functions #'arcology-oracle--open-source-at-point nil t))
-
-(defun arcology-oracle--answer-buffer ()
-  "Return the answers buffer, in `org-mode'."
-  (let ((buffer (get-buffer-create arcology-oracle-answer-buffer-name)))
-    (with-current-buffer buffer (arcology-oracle--answers-mode-setup))
-    buffer))
-
-(defun arcology-oracle--insert-following (marker text)
-  "Insert TEXT at MARKER; windows whose point was there follow it."
-  (when (buffer-live-p (marker-buffer marker))
-    (with-current-buffer (marker-buffer marker)
-      (let ((followers (seq-filter (lambda (w) (= (window-point w) marker))
-                                   (get-buffer-window-list nil nil t)))
-            (inhibit-read-only t))
-        (save-excursion
-          (goto-char marker)
-          (insert text))
-        (dolist (w followers) (set-window-point w marker))))))
-
-(defun arcology-oracle--answer-start (heading &optional buffer first)
-  "Add HEADING at the end of BUFFER (default: the answers buffer) and show it.
-FIRST non-nil adds it at the top instead, newest first.  The buffer
-is shown with `arcology-oracle-result-display-action', never in
-the selected window.  Return a marker, advancing with insertions,
-where the answer goes."
-  (let ((buffer (or buffer (arcology-oracle--answer-buffer))))
-    (with-current-buffer buffer
-      (arcology-oracle--answers-mode-setup)
-      (let ((inhibit-read-only t) marker start)
-        (if first
-            (progn (goto-char (point-min))
-                   (setq start (point))
-                   (insert "* " heading "\n")
-                   (unless (eobp) (save-excursion (insert "\n")))
-                   (setq marker (copy-marker (point) t)))
-          (goto-char (point-max))
-          (unless (bolp) (insert "\n"))
-          (setq start (point))
-          (insert "* " heading "\n")
-          (setq marker (copy-marker (point) t)))
-        (when-let ((window (arcology-oracle--display buffer arcology-oracle-result-display-action)))
-          (set-window-start window start)
-          (set-window-point window marker))
-        marker))))
 
 (defun arcology-oracle--stream-answer (marker path payload)
   "POST PAYLOAD to PATH and stream the answer in at MARKER, then its sources.
@@ -182,16 +131,34 @@ text only."
   "Ask QUESTION about the current buffer, grounded in your notes.
 With BEG and END, ask about that part of the buffer only.  The
 answer streams into the `arcology-oracle-answer-buffer-name'
-buffer, followed by its sources as id: links.  Returns at once."
+buffer, followed by its sources as id: links.  Returns at once.
+There, \\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again] \
+on the answer asks QUESTION again about this
+buffer (its text as it is then) and \\[arcology-oracle-answers-follow] \
+comes back here."
   (interactive
    (list (read-string "Ask about this buffer: " nil 'arcology-oracle--ask-history)))
-  (when (string-blank-p question) (user-error "Empty question"))
-  (let ((text (save-restriction
-                (widen)
-                (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max)))))
-        (file (arcology-oracle--saved-file))
-        (line (line-number-at-pos nil t))
-        (marker (arcology-oracle--answer-start question)))
+  (when (string-blank-p question) (arcology-oracle--user-error "Empty question"))
+  (let* ((text (save-restriction
+                 (widen)
+                 (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max)))))
+         (file (arcology-oracle--saved-file))
+         (line (line-number-at-pos nil t))
+         (origin (arcology-oracle--origin))
+         (beg (and beg (copy-marker beg)))
+         (end (and end (copy-marker end t)))
+         (entry (list :origin origin)))
+    (setq entry (plist-put entry :again
+                           (lambda ()
+                             (arcology-oracle--in-origin
+                              origin (lambda () (arcology-oracle-ask question beg end))
+                              (lambda () (arcology-oracle--ask-send question text file line entry))))))
+    (arcology-oracle--ask-send question text file line entry)))
+
+(defun arcology-oracle--ask-send (question text file line entry)
+  "Ask QUESTION about TEXT (from FILE, saved, at LINE) into a new answer.
+ENTRY is the answer's record (see `arcology-oracle--answer-start')."
+  (let ((marker (arcology-oracle--answer-start question nil nil entry)))
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir)
        (let ((rel (arcology-oracle--relative-file file roam-dir)))
@@ -210,13 +177,10 @@ buffer, followed by its sources as id: links.  Returns at once."
    (if (use-region-p)
        (list (read-string "Ask about the region: " nil 'arcology-oracle--ask-history)
              (region-beginning) (region-end))
-     (user-error "No active region")))
+     (arcology-oracle--user-error "No active region")))
   (arcology-oracle-ask question beg end))
 
 ;;;; Summaries
-
-(defvar arcology-oracle-summary-buffer-name "*arcology-oracle summary*"
-  "Name of the org buffer showing summaries.")
 
 ;;;###autoload
 (defun arcology-oracle-summarize (&optional question)
@@ -225,7 +189,10 @@ With a prefix argument, read a QUESTION to focus the summary on.
 The summary streams into the `arcology-oracle-summary-buffer-name'
 buffer, followed by its sources; earlier summaries stay below it,
 newest first, each saying when and with which model it was made,
-and whether the daemon had it cached.  Returns at once."
+and whether the daemon had it cached.  Returns at once.  There,
+\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again] \
+on a summary summarizes the same heading again and
+\\[arcology-oracle-answers-follow] goes back to it."
   (interactive
    (list (when current-prefix-arg
            (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
@@ -233,28 +200,42 @@ and whether the daemon had it cached.  Returns at once."
          (id (plist-get context :node-id))
          (file (arcology-oracle--saved-file))
          (title (or (plist-get context :title) (buffer-name)))
-         (question (and question (not (string-blank-p question)) question)))
+         (question (and question (not (string-blank-p question)) question))
+         (origin nil)
+         (entry nil))
     (unless (or id buffer-file-name)
-      (user-error "No org-roam node at point"))
-    (let ((buffer (get-buffer-create arcology-oracle-summary-buffer-name)))
-      (let ((marker (arcology-oracle--answer-start
-                     (concat "Summary of " (org-link-display-format title)
-                             (if question (format " (%s)" question) ""))
-                     buffer t)))
-        (arcology-oracle--with-roam-dir
-         (lambda (roam-dir)
-           (let ((rel (arcology-oracle--relative-file file roam-dir)))
-             (if (not (or id rel))
-                 (progn
-                   (arcology-oracle--insert-following marker "[Failed: not a note]\n")
-                   (arcology-oracle--report
-                    "no org-roam node at point, and the file is not among the notes"))
-               (arcology-oracle--stream-answer
-                marker "/summarize"
-                `(,@(if id `((node . ,id)) `((file . ,rel)))
-                  ,@(when question `((question . ,question)))
-                  ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
-                  (stream . t)))))))))))
+      (arcology-oracle--user-error "No org-roam node at point"))
+    (setq origin (arcology-oracle--origin)
+          entry (list :origin origin))
+    (setq entry (plist-put entry :again
+                           (lambda ()
+                             (arcology-oracle--in-origin
+                              origin (lambda () (arcology-oracle-summarize question))
+                              (lambda () (arcology-oracle--summarize-send title question id file entry))))))
+    (arcology-oracle--summarize-send title question id file entry)))
+
+(defun arcology-oracle--summarize-send (title question id file entry)
+  "Summarize node ID (else the saved FILE), titled TITLE, into a new summary.
+QUESTION, when non-nil, is its focus; ENTRY the summary's record
+\(see `arcology-oracle--answer-start')."
+  (let ((marker (arcology-oracle--answer-start
+                 (concat "Summary of " (org-link-display-format title)
+                         (if question (format " (%s)" question) ""))
+                 (arcology-oracle--answers-buffer arcology-oracle-summary-buffer-name) t entry)))
+    (arcology-oracle--with-roam-dir
+     (lambda (roam-dir)
+       (let ((rel (arcology-oracle--relative-file file roam-dir)))
+         (if (not (or id rel))
+             (progn
+               (arcology-oracle--insert-following marker "[Failed: not a note]\n")
+               (arcology-oracle--report
+                "no org-roam node at point, and the file is not among the notes"))
+           (arcology-oracle--stream-answer
+            marker "/summarize"
+            `(,@(if id `((node . ,id)) `((file . ,rel)))
+              ,@(when question `((question . ,question)))
+              ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
+              (stream . t)))))))))
 
 ;;; Converse
 
@@ -335,12 +316,12 @@ answer is inserted as the conversation's last child, as one
 undoable change, and point moves to it.  Discard it with
 `arcology-oracle-discard'.  Returns at once."
   (interactive)
-  (unless (derived-mode-p 'org-mode) (user-error "Conversations live in org-mode buffers"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations live in org-mode buffers"))
   (save-excursion
     (save-restriction
       (widen)
       (when (org-before-first-heading-p)
-        (user-error "Put point in the conversation's subtree"))
+        (arcology-oracle--user-error "Put point in the conversation's subtree"))
       (arcology-oracle--conversation-root)
       (let* ((root (copy-marker (point)))
              (text (buffer-substring-no-properties
@@ -369,14 +350,14 @@ undoable change, and point moves to it.  Discard it with
 (defun arcology-oracle-discard ()
   "Delete the answer heading at point inserted by `arcology-oracle-converse'."
   (interactive)
-  (unless (derived-mode-p 'org-mode) (user-error "Not in an org-mode buffer"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Not in an org-mode buffer"))
   (save-excursion
-    (when (org-before-first-heading-p) (user-error "No answer at point"))
+    (when (org-before-first-heading-p) (arcology-oracle--user-error "No answer at point"))
     (org-back-to-heading t)
     (while (and (not (org-entry-get nil arcology-oracle-answer-property))
                 (org-up-heading-safe)))
     (unless (org-entry-get nil arcology-oracle-answer-property)
-      (user-error "No inserted answer at point"))
+      (arcology-oracle--user-error "No inserted answer at point"))
     (delete-region (point) (progn (org-end-of-subtree t t) (point)))))
 
 ;;; Search
@@ -441,7 +422,7 @@ The results are offered with `completing-read' (so vertico,
 consult or icomplete show them if enabled) as soon as the daemon
 answers; Emacs does not wait meanwhile."
   (interactive (list (read-string "Search notes: " nil 'arcology-oracle--search-history)))
-  (when (string-blank-p query) (user-error "Empty query"))
+  (when (string-blank-p query) (arcology-oracle--user-error "Empty query"))
   (arcology-oracle--http-cancel arcology-oracle--search-request)
   (message "arcology-oracle: searching…")
   (let ((generation (cl-incf arcology-oracle--search-generation)))

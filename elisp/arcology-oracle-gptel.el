@@ -92,7 +92,7 @@ token header is computed for every request.  Requires gptel,
 loaded only now."
   (require 'gptel-ollama nil t)
   (unless (fboundp 'gptel-make-ollama)
-    (user-error "Install gptel first: arcology-oracle only configures it"))
+    (arcology-oracle--user-error "Install gptel first: arcology-oracle only configures it"))
   (let* ((url (url-generic-parse-url (arcology-oracle--base-url)))
          (backend (gptel-make-ollama "arcology-oracle"
                     :host (format "%s:%d" (url-host url) (url-port url))
@@ -344,7 +344,7 @@ which also registers them in gptel's tool menu under the category
   (unless (fboundp 'gptel-make-tool)
     (or (require 'gptel-request nil t) (require 'gptel nil t)))
   (unless (fboundp 'gptel-make-tool)
-    (user-error "Install gptel (0.9.8 or later) first: it provides `gptel-make-tool'"))
+    (arcology-oracle--user-error "Install gptel (0.9.8 or later) first: it provides `gptel-make-tool'"))
   (mapcar (lambda (spec) (apply #'gptel-make-tool spec))
           (arcology-oracle-gptel-tool-specs)))
 

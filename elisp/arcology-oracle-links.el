@@ -75,7 +75,7 @@ heading when the body has no paragraph."
 (defun arcology-oracle--link-for (result)
   "Return the org link to the node of RESULT, [[id:ID][Title]]."
   (let ((id (alist-get 'node_id result)))
-    (unless id (user-error "This note has no ID to link to"))
+    (unless id (arcology-oracle--user-error "This note has no ID to link to"))
     (org-link-make-string (concat "id:" id)
                           (org-link-display-format (or (alist-get 'title result) id)))))
 
@@ -173,14 +173,14 @@ is the note itself."
   (pcase-let ((`(,pos ,own-line ,where) (arcology-oracle--link-place arcology-oracle-insert-link-at)))
     (goto-char pos)
     (when (member target (arcology-oracle--enclosing-ids))
-      (user-error "That is the note you are in: no link to itself"))
+      (arcology-oracle--user-error "That is the note you are in: no link to itself"))
     (arcology-oracle--insert-link-here link own-line)
     (format "%s, line %d" where (line-number-at-pos))))
 
 (defun arcology-oracle--result-at-point ()
   "Return the note listed at point, or signal a user error."
   (or (get-text-property (point) 'arcology-oracle-result)
-      (user-error "No note at point")))
+      (arcology-oracle--user-error "No note at point")))
 
 ;;;###autoload
 (defun arcology-oracle-insert-link ()
@@ -194,9 +194,9 @@ says where.  One undo removes it."
          (link (arcology-oracle--link-for result))
          (source arcology-oracle--similar-source)
          where)
-    (unless (buffer-live-p source) (user-error "The buffer these notes are about is gone"))
+    (unless (buffer-live-p source) (arcology-oracle--user-error "The buffer these notes are about is gone"))
     (with-current-buffer source
-      (when buffer-read-only (user-error "Buffer %s is read-only" (buffer-name)))
+      (when buffer-read-only (arcology-oracle--user-error "Buffer %s is read-only" (buffer-name)))
       (let ((window (get-buffer-window source t)))
         (save-excursion
           (when window (goto-char (window-point window)))
@@ -356,11 +356,11 @@ The note is the org-roam node around point (a heading with an ID,
 else the file's).  Each suggestion shows the paragraph of this note
 where its link belongs."
   (interactive)
-  (unless (derived-mode-p 'org-mode) (user-error "Link suggestions need an org-mode buffer"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Link suggestions need an org-mode buffer"))
   (let ((node (org-entry-get nil "ID" t))
         (title (plist-get (arcology-oracle--heading-context) :title))
         (source (current-buffer)))
-    (unless node (user-error "No org-roam node here: the heading or file needs an :ID:"))
+    (unless node (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID:"))
     (when (buffer-modified-p)
       (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
     (arcology-oracle--links-request source node title)
@@ -392,7 +392,7 @@ moved since, the paragraph's first line is searched for instead."
     (unless (looking-at-p (regexp-quote (car lines)))
       (goto-char (point-min))
       (unless (re-search-forward (concat "^" (regexp-quote (car lines))) nil t)
-        (user-error "That paragraph is no longer in the note: press g to ask again"))
+        (arcology-oracle--user-error "That paragraph is no longer in the note: press g to ask again"))
       (beginning-of-line))
     (forward-line (1- count))
     (end-of-line)
@@ -409,7 +409,7 @@ at the paragraph's end, as one undo step."
          (source arcology-oracle--links-source)
          (list-buffer (current-buffer))
          (line nil))
-    (unless (buffer-live-p source) (user-error "The note's buffer is gone"))
+    (unless (buffer-live-p source) (arcology-oracle--user-error "The note's buffer is gone"))
     (let ((window (display-buffer source '(display-buffer-use-some-window (inhibit-same-window . t)))))
       (with-current-buffer source
         (let ((own-line nil))

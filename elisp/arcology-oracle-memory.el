@@ -182,7 +182,7 @@ goes on the kill ring instead, so nothing typed is lost."
      (list (read-string "Remember: ") nil nil nil
            (arcology-oracle--memory-source (point)))))
   (when (string-empty-p (string-trim (or text "")))
-    (user-error "Nothing to remember"))
+    (arcology-oracle--user-error "Nothing to remember"))
   ;; The options as they are now: the answer of /status may come later.
   (let ((tags (or tags arcology-oracle-memorize-tags))
         (dailies (arcology-oracle--dailies-directory)))
@@ -202,10 +202,10 @@ Saving the file then takes the heading and its subtree out of the
 daemon's index."
   (interactive)
   (unless (derived-mode-p 'org-mode)
-    (user-error "Not in an Org buffer"))
+    (arcology-oracle--user-error "Not in an Org buffer"))
   (let ((tag (car arcology-oracle-private-tags)))
     (unless tag
-      (user-error "`arcology-oracle-private-tags' is empty"))
+      (arcology-oracle--user-error "`arcology-oracle-private-tags' is empty"))
     (save-excursion
       (org-back-to-heading t)
       (org-toggle-tag tag 'on))

@@ -363,7 +363,8 @@ loaded."
   (let* ((heading-id (alist-get 'heading_id result))
          (node-id (alist-get 'node_id result))
          (from-list (or (window-parameter nil 'window-side)
-                        (derived-mode-p 'arcology-oracle-similar-buffer-mode 'org-roam-mode)))
+                        (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-answers-mode
+                                       'org-roam-mode)))
          location line)
     (cond
      ((setq location (arcology-oracle--roam-node-location heading-id)))
@@ -375,7 +376,7 @@ loaded."
                         (bound-and-true-p org-id-locations)
                         (ignore-errors (org-id-find (or heading-id node-id))))))
         (setq location found)))
-     (t (user-error "Cannot find %s here: is `arcology-oracle-roam-directory' right?"
+     (t (arcology-oracle--user-error "Cannot find %s here: is `arcology-oracle-roam-directory' right?"
                     (or (alist-get 'file result) (alist-get 'title result)))))
     (let ((buffer (find-file-noselect (car location))))
       (if from-list
@@ -405,7 +406,7 @@ Return non-nil when there was a source at point."
   "Visit the note listed at point (similar notes or the org-roam buffer)."
   (interactive)
   (let ((result (get-text-property (point) 'arcology-oracle-result)))
-    (unless result (user-error "No note at point"))
+    (unless result (arcology-oracle--user-error "No note at point"))
     (arcology-oracle--visit result)))
 
 (provide 'arcology-oracle-notes)

@@ -277,10 +277,10 @@ a daemon that is down only once."
                     arcology-oracle--similar-source
                   (current-buffer))))
     (unless (buffer-live-p source)
-      (user-error "No buffer to find similar notes for"))
+      (arcology-oracle--user-error "No buffer to find similar notes for"))
     (with-current-buffer source
       (unless (derived-mode-p 'org-mode)
-        (user-error "Similar notes need an org-mode buffer"))
+        (arcology-oracle--user-error "Similar notes need an org-mode buffer"))
       (let* ((context (arcology-oracle--heading-context))
              (title (plist-get context :title))
              (generation (cl-incf arcology-oracle--similar-generation)))
@@ -394,7 +394,7 @@ buffer, are left alone."
   "Show the similar notes window and fill it for the heading at point."
   (interactive)
   (unless (derived-mode-p 'org-mode)
-    (user-error "Similar notes need an org-mode buffer"))
+    (arcology-oracle--user-error "Similar notes need an org-mode buffer"))
   (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
   (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))
   (arcology-oracle-similar-refresh))

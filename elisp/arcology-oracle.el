@@ -60,6 +60,7 @@
 ;; - arcology-oracle-http.el: the non-blocking HTTP client;
 ;; - arcology-oracle-notes.el: headings, the roam directory, visiting;
 ;; - arcology-oracle-similar.el: the side window and org-roam section;
+;; - arcology-oracle-answers.el: the answers and summaries buffers;
 ;; - arcology-oracle-ask.el: ask, summarize, converse and search;
 ;; - arcology-oracle-links.el: inserting links, link suggestions;
 ;; - arcology-oracle-rejections.el: rejected suggestions, taken back;
@@ -258,6 +259,24 @@ For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
 ;;;###autoload
 (fset 'arcology-oracle-command-map arcology-oracle-command-map)
 
+;;; Errors
+
+(defconst arcology-oracle--signal-user-error
+  (lambda (message) (signal 'user-error (list message)))
+  "Signal a `user-error' with MESSAGE from a frame that has no name.
+Called through this variable, so that the byte compiler does not
+inline it: see `arcology-oracle--user-error'.")
+
+(defun arcology-oracle--user-error (format &rest args)
+  "Signal a `user-error' whose message is FORMAT with ARGS, as `user-error' does.
+Emacs writes a command's error into *Messages* after the name of
+the function that signalled it.  When the package runs from its
+.el files (as the README's set-up loads it), that is the innermost
+special form, \"if: Install gptel first\"; signalled from an
+anonymous function, *Messages* shows the message alone, as the
+echo area does, whether the package is compiled or not."
+  (funcall arcology-oracle--signal-user-error (apply #'format-message format args)))
+
 (provide 'arcology-oracle)
 
 ;;; Parts
@@ -269,6 +288,7 @@ For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
   (require 'arcology-oracle-http)
   (require 'arcology-oracle-notes)
   (require 'arcology-oracle-similar)
+  (require 'arcology-oracle-answers)
   (require 'arcology-oracle-ask)
   (require 'arcology-oracle-links)
   (require 'arcology-oracle-rejections)

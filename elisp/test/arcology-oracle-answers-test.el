@@ -1,0 +1,200 @@
+;;; arcology-oracle-answers-test.el --- ERT tests of the answers and summaries buffers -*- lexical-binding: t -*-
+
+;;; Commentary:
+
+;; The keys of the answers and summaries buffers, pressed as keys
+;; (`execute-kbd-macro'), against the daemon of arcology-oracle-test.el:
+;; n and p move between entries and edit nothing, g asks again, RET
+;; follows a source or goes back to the heading asked about, q hides
+;; the window, e makes the buffer editable and C-x C-q reads again.
+;; And the package's user errors, signalled through a real command
+;; loop, name no special form in *Messages*.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'org)
+(require 'arcology-oracle)
+(require 'arcology-oracle-test-support)
+(require 'arcology-oracle-test)
+
+(defun arcology-oracle-answers-test--keys (keys)
+  "Press KEYS (a `kbd' string) in the selected window."
+  (execute-kbd-macro (kbd keys)))
+
+(defun arcology-oracle-answers-test--line ()
+  "Return the text of point's line in the current buffer."
+  (buffer-substring-no-properties (line-beginning-position) (line-end-position)))
+
+(defun arcology-oracle-answers-test--count (regexp)
+  "Return how many lines of the current buffer match REGEXP."
+  (cl-count-if (lambda (l) (string-match-p regexp l)) (split-string (buffer-string) "\n")))
+
+(ert-deftest arcology-oracle-answers-test-keys-in-the-answers ()
+  "In the answers buffer n and p move between answers without editing, g asks
+again, RET goes to a source or back to the heading asked from, q hides it, e edits."
+  (arcology-oracle-test--with-daemon
+    (let ((note (arcology-oracle-test--visit "bread-hydration.org")))
+      (arcology-oracle-test--goto-heading "Autolyse")
+      (arcology-oracle-ask "What is hydration?")
+      (arcology-oracle-test--settled 30)
+      (arcology-oracle-ask "What is autolyse?")
+      (arcology-oracle-test--settled 30)
+      (select-window (get-buffer-window arcology-oracle-answer-buffer-name))
+      (should buffer-read-only)
+      (let ((before (buffer-string)))
+        (goto-char (point-min))
+        (arcology-oracle-answers-test--keys "n")
+        (should (equal (arcology-oracle-answers-test--line) "* What is autolyse?"))
+        (arcology-oracle-answers-test--keys "p")
+        (should (equal (arcology-oracle-answers-test--line) "* What is hydration?"))
+        (should (equal (buffer-string) before)))
+      ;; g on the first answer asks its question again, below the others.
+      (arcology-oracle-answers-test--keys "g")
+      (arcology-oracle-test--settled 30)
+      (should (= 2 (arcology-oracle-answers-test--count "\\`\\* What is hydration\\?\\'")))
+      (should (equal (car (last (seq-filter (lambda (l) (string-prefix-p "* " l))
+                                            (split-string (buffer-string) "\n"))))
+                     "* What is hydration?"))
+      (should (= 3 (arcology-oracle-answers-test--count "\\`\\*\\* Sources")))
+      ;; RET on a source opens its note; RET on the heading goes back to Autolyse.
+      (goto-char (point-min))
+      (search-forward "- [1] [[")
+      (arcology-oracle-answers-test--keys "RET")
+      (should-not (equal (buffer-name) arcology-oracle-answer-buffer-name))
+      (should buffer-file-name)
+      (push (current-buffer) arcology-oracle-test--buffers)
+      (select-window (get-buffer-window arcology-oracle-answer-buffer-name))
+      (goto-char (point-min))
+      (arcology-oracle-answers-test--keys "RET")
+      (should (eq (current-buffer) note))
+      (should (equal (arcology-oracle-answers-test--line) "** Autolyse"))
+      ;; e: letters insert; C-x C-q: read-only again, with the keys.
+      (select-window (get-buffer-window arcology-oracle-answer-buffer-name))
+      (goto-char (point-min))
+      (arcology-oracle-answers-test--keys "e")
+      (should-not buffer-read-only)
+      (arcology-oracle-answers-test--keys "n")
+      (should (string-prefix-p "n* What is hydration?" (buffer-string)))
+      (arcology-oracle-answers-test--keys "C-x C-q")
+      (should buffer-read-only)
+      (arcology-oracle-answers-test--keys "n")
+      (should (equal (arcology-oracle-answers-test--line) "* What is autolyse?"))
+      (arcology-oracle-answers-test--keys "q")
+      (should-not (get-buffer-window arcology-oracle-answer-buffer-name)))))
+
+(ert-deftest arcology-oracle-answers-test-keys-in-the-summaries ()
+  "In the summaries buffer n says when there is no more, g summarizes again on top,
+RET goes back to the heading summarized."
+  (arcology-oracle-test--with-daemon
+    (let ((note (arcology-oracle-test--visit "bread-hydration.org")))
+      (arcology-oracle-test--goto-heading "Baker's percentages")
+      (arcology-oracle-summarize)
+      (arcology-oracle-test--settled 30)
+      (select-window (get-buffer-window arcology-oracle-summary-buffer-name))
+      (should buffer-read-only)
+      (goto-char (point-min))
+      (let ((before (buffer-string)))
+        (arcology-oracle-test--capturing-messages messages
+          (arcology-oracle-answers-test--keys "n")
+          (should (member "No more summaries" messages)))
+        (should (= (point) (point-min)))
+        (should (equal (buffer-string) before)))
+      (arcology-oracle-answers-test--keys "g")
+      (arcology-oracle-test--settled 30)
+      (should (= 2 (arcology-oracle-answers-test--count "\\`\\* Summary of Baker's percentages\\'")))
+      (should (string-match-p "\\`\\* Summary of Baker's percentages\n.*cached" (buffer-string)))
+      (goto-char (point-min))
+      (arcology-oracle-answers-test--keys "n")
+      (should (equal (arcology-oracle-answers-test--line) "* Summary of Baker's percentages"))
+      (should (> (point) (point-min)))
+      (arcology-oracle-answers-test--keys "RET")
+      (should (eq (current-buffer) note))
+      (should (equal (arcology-oracle-answers-test--line) "* Baker's percentages")))))
+
+(ert-deftest arcology-oracle-answers-test-streams-while-read-only ()
+  "An answer streams into the read-only answers buffer, and g works on it after."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "sourdough-baking.org")
+    (arcology-oracle-test--fake-ollama '((stream_gate . t)))
+    (unwind-protect
+        (progn
+          (arcology-oracle-ask "How do I feed the starter?")
+          (with-current-buffer arcology-oracle-answer-buffer-name
+            (should buffer-read-only)
+            (arcology-oracle-test--wait
+             (lambda () (> (buffer-size) (length "* How do I feed the starter?\n")))
+             20 "the first token"))
+          (arcology-oracle-test--fake-ollama '((stream_gate . :json-false)))
+          (with-current-buffer arcology-oracle-answer-buffer-name
+            (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string)))
+                                        20 "the sources")
+            (should buffer-read-only)
+            (should-not (string-match-p "Failed" (buffer-string)))))
+      (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
+
+;;;; Answers streaming side by side
+
+(ert-deftest arcology-oracle-answers-test-new-entry-after-one-streaming ()
+  "An answer asked while another still streams goes after it, not into it."
+  (let ((arcology-oracle-result-display-action '(display-buffer-no-window (allow-no-window . t))))
+    (unwind-protect
+        (let* ((first (arcology-oracle--answer-start "First?"))
+               (second (arcology-oracle--answer-start "Second?")))
+          (arcology-oracle--insert-following first "one")
+          (arcology-oracle--insert-following second "two")
+          (arcology-oracle--insert-following first " more")
+          (with-current-buffer arcology-oracle-answer-buffer-name
+            (should (equal (buffer-string) "* First?\none more\n* Second?\ntwo"))))
+      (when (get-buffer arcology-oracle-answer-buffer-name)
+        (kill-buffer arcology-oracle-answer-buffer-name)))))
+
+;;;; User errors in *Messages*
+
+(defun arcology-oracle-answers-test--signaller (command buffer)
+  "Run COMMAND in BUFFER through a command loop; return (MESSAGE . SIGNALLER).
+SIGNALLER is what Emacs names before MESSAGE in *Messages* when it
+is a symbol (the function that signalled), nil when no error."
+  (let* ((caught nil)
+         (backtrace-on-error-noninteractive nil)
+         (debug-on-error nil)          ; ERT catches every error, user errors too
+         (command-error-function (lambda (data _context signaller)
+                                   (setq caught (cons (error-message-string data) signaller)))))
+    (switch-to-buffer buffer)
+    (global-set-key [f20] command)
+    (global-set-key [f21] #'exit-recursive-edit)
+    (unwind-protect
+        (progn
+          (setq unread-command-events (list 'f20 'f21))
+          (recursive-edit))
+      (global-unset-key [f20])
+      (global-unset-key [f21]))
+    caught))
+
+(ert-deftest arcology-oracle-answers-test-user-errors-name-no-special-form ()
+  "A command's user error is shown alone in *Messages*, not after \"if:\" or \"let:\".
+The package runs here from its .el files, as the README's set-up loads it."
+  (let ((text (generate-new-buffer "plain text"))
+        (answers (generate-new-buffer "no answers")))
+    (unwind-protect
+        (progn
+          (with-current-buffer answers (arcology-oracle-answers-mode))
+          (should-not (byte-code-function-p (symbol-function 'arcology-oracle-discard)))
+          (pcase-dolist (`(,command ,buffer ,message)
+                         `((arcology-oracle-discard ,text "Not in an org-mode buffer")
+                           (arcology-oracle-converse ,text "Conversations live in org-mode buffers")
+                           (arcology-oracle-similar-show ,text "Similar notes need an org-mode buffer")
+                           (arcology-oracle-suggest-links ,text "Link suggestions need an org-mode buffer")
+                           (arcology-oracle-ask-region ,text "No active region")
+                           (arcology-oracle-visit-result ,text "No note at point")
+                           (arcology-oracle-answers-again ,answers "No answer at point to ask again")))
+            (let ((caught (arcology-oracle-answers-test--signaller command buffer)))
+              (should (equal (list command (car caught)) (list command message)))
+              (should (equal (list command (and (symbolp (cdr caught)) (cdr caught))) (list command nil))))))
+      (kill-buffer text)
+      (kill-buffer answers))))
+
+(provide 'arcology-oracle-answers-test)
+
+;;; arcology-oracle-answers-test.el ends here

@@ -1,0 +1,174 @@
+"""The first day in Emacs, as a person lives it: ``emacs -nw`` in tmux with the README's
+own configuration, a copy of examples/roam, Debian's org-roam, the real daemon and the
+fake Ollama. Keys go in with ``tmux send-keys``; the test reads the screen
+(``tmux capture-pane``) and the files, and fails on any error a command signals or
+``*Messages*`` shows.
+
+Every step runs even when an earlier one failed (see tests/elisp/walkthrough.py), and
+the failure lists them all. ``ARCOLOGY_ORACLE_WRITE_WALKTHROUGH=1`` rewrites
+WALKTHROUGH.org from this run's screens; otherwise it is only checked to be there and valid org.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.elisp.walkthrough import Walk, write_document
+from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, SUMMARY, TOKEN
+from tests.elisp.walkthrough_steps import Flow
+from tests.emacs_batch import REPO, WITH_PACKAGES, emacs_env, require_packages, run_emacs
+from tests.runners import start_daemon
+from tests.test_readme_org import ORG_LINT
+from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
+
+# Read at import: the suite's autouse fixture clears ARCOLOGY_ORACLE_* before each test.
+WRITE = os.environ.get("ARCOLOGY_ORACLE_WRITE_WALKTHROUGH") == "1"
+WALKTHROUGH = REPO / "WALKTHROUGH.org"
+
+# What a user of org-roam has before reading the README (the example vault keeps its
+# dailies in journal/).
+USER_SETUP = """
+(setq inhibit-startup-screen t)
+(require 'org-roam)
+(setq org-roam-directory {roam}
+      org-roam-db-location {db}
+      org-roam-dailies-directory "journal/")
+(org-roam-db-autosync-mode)
+"""
+
+ROAM_SYNC = """(progn (require 'org-roam) (setq org-roam-directory {roam} org-roam-db-location {db})
+ (org-roam-db-sync))"""
+
+KEYS = (
+    "=n=, =n=, =p= move between the entries, =g= lists again, =RET= visits an entry, =q= hides "
+    "the window; none of them edits the buffer."
+)
+
+ENTRY_KEYS = (
+    "The {name} buffer is read-only: =n=, =n=, =p= move between the {name}, =g= asks again what made "
+    "the one at point (a new entry {where}, the old one kept), =RET= on an entry's heading goes back "
+    "to the heading it was asked about, =q= hides the window; none of them edits the buffer "
+    "(=e= would make it editable)."
+)
+
+INTRO = """#+title: Walkthrough: the first day in Emacs
+
+What you see on the first day, screen by screen: Emacs 28 in a terminal (160 x 45), the
+configuration of README.org's "Emacs" section pasted as it is, a copy of =examples/roam=
+and the daemon. The screens are from one run of =tests/elisp/test_walkthrough.py= (the
+model is the suite's fake, so answers quote their sources instead of saying something
+clever); =ARCOLOGY_ORACLE_WRITE_WALKTHROUGH=1 pytest tests/elisp/test_walkthrough.py=
+writes this file again.
+"""
+
+
+def _replacements(tmp_path: Path, roam: Path, url: str) -> dict[str, str]:
+    return {
+        str(roam): "~/roam", str(tmp_path): "/tmp/walk", url: "http://127.0.0.1:7348", str(REPO): "~/src/arcology-oracle",
+    }  # fmt: skip
+
+
+@pytest.mark.timeout(300)
+async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
+    """The first-day flow in an interactive Emacs; every failing step is listed."""
+    require_packages()
+    roam_db = tmp_path / "org-roam.db"
+    # The user has used org-roam before: its database is built (beside the daemon's start).
+    daemon, (code, output) = await asyncio.gather(
+        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True),
+        run_emacs(["--eval", WITH_PACKAGES, "--eval", ROAM_SYNC.format(roam=json.dumps(str(roam_dir)),
+                                                                       db=json.dumps(str(roam_db)))],
+                  env=emacs_env(tmp_path)),
+    )  # fmt: skip
+    assert code == 0, output
+    home = tmp_path / "home"
+    (home / ".emacs.d").mkdir(parents=True)
+    port = daemon.url.rsplit(":", 1)[1]
+    (home / ".authinfo").write_text(f"machine 127.0.0.1 port {port} password {TOKEN}\n")
+    config, notes = readme_emacs_config(daemon.url)
+    user = USER_SETUP.format(roam=json.dumps(str(roam_dir)), db=json.dumps(str(roam_db)))
+    (home / ".emacs.d" / "init.el").write_text(
+        f"(load {json.dumps(str(HARNESS))} nil t)\n{user}\n;; README.org: {'; '.join(notes)}\n{config}\n"
+    )
+    emacs = TmuxEmacs(tmp_path / "walk", home)
+    walk = Walk(emacs, _replacements(tmp_path, roam_dir, daemon.url))
+    flow = Flow(emacs, walk, roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        steps = [
+            ("Start Emacs with the README's configuration",
+             "The README's Emacs lines go into =~/.emacs.d/init.el= (with the checkout's path) after "
+             "the user's own org-roam setup; Emacs starts without a warning.", flow.start, flow.start_fallback),
+            ("Open a note: the side window follows point",
+             "=C-x C-f bread-hydration.org=, =C-c o s=, then move to a heading.", flow.follow_point, flow.recover),
+            ("i from a heading line",
+             "Point at the start of =* Baker's percentages=; in the side window =n= then =i=: the link goes "
+             "into the heading's body, not into the heading; one =C-x u= takes it out.",
+             flow.insert_from_heading, flow.recover),
+            ("RET, n, p, g, q in the similar notes",
+             KEYS, lambda: flow.keys_in(SIMILAR, "similar notes", reopen=flow.reopen_similar), flow.recover),
+            ("C-x 1 in the side window", "No error: the frame keeps one window or says why it cannot.",
+             flow.delete_other_windows, flow.recover),
+            ("Ask, watch it stream, follow a source",
+             "=C-c o a= in =inbox.org=; the answer streams into a window beside the note; "
+             "=C-c C-o= on =[1]= opens that heading.", flow.ask, flow.recover),
+            ("RET, n, p, g, q in the answers", ENTRY_KEYS.format(name="answers", where="below"), lambda: flow.keys_in(ANSWERS, "answers", reopen=flow.reopen_answers), flow.recover),
+            ("Summarize twice", "=C-c o u= twice on =* Starter maintenance=: both summaries stay, the note too.",
+             flow.summarize, flow.recover),
+            ("RET, n, p, g, q in the summaries", ENTRY_KEYS.format(name="summaries", where="on top"), lambda: flow.keys_in(SUMMARY, "summaries", reopen=flow.reopen_summary), flow.recover),
+            ("Converse", "A =:conversation:= heading with a =** Me= turn; =C-c o c= answers; =C-x u= drops it.",
+             flow.converse, flow.recover),
+            ("Link suggestions: i, g, x, undo",
+             "=C-c o l=; =i= inserts the first suggestion, =g= lists again without it, =x= rejects one "
+             "and says how to take that back; =u= does.", flow.suggestions, flow.recover),
+            ("RET, n, p, g, q in the suggestions", KEYS, lambda: flow.keys_in(LINKS, "suggestions", reopen=flow.reopen_links), flow.recover),
+            ("Memorize with the daemon up",
+             "A region of =** Reviving a sluggish starter=, =M-x arcology-oracle-memorize=: it lands in the "
+             "dailies (=journal/=) with a link back, and the new link is on the kill ring.",
+             flow.memorize_up, flow.recover),
+            ("The daemon stopped; memorize with it down",
+             "The side window says the daemon is down (no Lisp error); what was typed for memorize is kept.",
+             flow.daemon_down, flow.recover),
+            ("The daemon back", "=g= in the side window lists again; nothing typed was lost.",
+             flow.daemon_back, flow.recover),
+            ("The org-roam buffer with the similar notes",
+             "=M-x org-roam-buffer-toggle= with the side window open: backlinks and similar notes, the note "
+             "still readable.", flow.roam_buffer, flow.recover),
+            ("The same scores in the side window and the org-roam section",
+             "Both list the notes similar to =Sourdough Baking=: a note in both has one score.",
+             flow.same_scores, None),
+            ("RET, n, p, g, q in the org-roam buffer", KEYS, lambda: flow.keys_in(
+                "*org-roam*", "org-roam buffer", reopen=flow.reopen_roam, entries="Similar notes"),
+             flow.recover),
+            ("A command refused",
+             "=M-x arcology-oracle-gptel-add-tools= without gptel, =M-x arcology-oracle-discard= in "
+             "=*scratch*=: the echo area and =*Messages*= say why, without a prefix such as =if:=.",
+             flow.user_errors, flow.recover),
+        ]  # fmt: skip
+        for title, text, body, recover in steps:
+            await walk.step(title, text, body, recover)
+        if WRITE:
+            write_document(WALKTHROUGH, walk, INTRO)
+    finally:
+        await emacs.stop()
+        flow.daemon.stop()
+        daemon.stop()
+    if walk.failures():
+        pytest.fail(walk.report() + f"\n\n{len(walk.failures())} of {len(walk.steps)} steps failed", pytrace=False)
+
+
+async def test_walkthrough_document_is_org(tmp_path):
+    """WALKTHROUGH.org is there and Org reads it as written: every screen is a whole
+    example block (a screen line starting with * or #+ is escaped)."""
+    assert WALKTHROUGH.exists(), "WALKTHROUGH.org is missing: ARCOLOGY_ORACLE_WRITE_WALKTHROUGH=1 writes it"
+    code, output = await run_emacs(["--eval", ORG_LINT], env=emacs_env(tmp_path, ORG_FILE=str(WALKTHROUGH)))
+    assert code == 0, output
+    opened = len(re.findall(r"^[ \t]*#\+begin_\S+", WALKTHROUGH.read_text(), re.MULTILINE | re.IGNORECASE))
+    parsed = re.search(r"^BLOCKS (\d+)$", output, re.MULTILINE)
+    assert parsed and int(parsed.group(1)) == opened, output[-2000:]

@@ -1,0 +1,190 @@
+"""The walkthrough's driver: what a person does in Emacs (visit a file, search, switch
+windows, M-x) as keys, and what they see, read from the screen or, where the screen
+cannot show it, from the harness's state (see tests/tmux_emacs.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import aiohttp
+
+from tests.elisp.walkthrough import Walk
+from tests.runners import Daemon, spawn_daemon, wait_indexed
+from tests.tmux_emacs import TmuxEmacs
+
+TOKEN = "walkthrough-token"
+BREAD_ID = "36fb47dd-e96a-4b44-80ce-b246a771f11d"
+BAKERS_ID = "8d1398ec-2d9c-407d-98e9-ceb8407aa740"
+SIMILAR = "*arcology-oracle similar*"
+LINKS = "*arcology-oracle links*"
+ANSWERS = "*arcology-oracle answers*"
+SUMMARY = "*arcology-oracle summary*"
+QUESTION = "What do I do when my starter is sluggish and does not rise?"
+
+
+class Driver:
+    """Keys and looks, shared by the steps."""
+
+    def __init__(self, emacs: TmuxEmacs, walk: Walk, roam: Path, fake, tmp_path: Path, daemon: Daemon):
+        self.emacs, self.walk, self.roam, self.fake, self.tmp = emacs, walk, roam, fake, tmp_path
+        self.daemon = daemon
+        self.port = int(daemon.url.rsplit(":", 1)[1])
+        self.memory_on_kill_ring = False
+
+    async def buffer_text(self, name: str) -> str:
+        target = self.tmp / "buffer.txt"
+        await self.emacs.eval(f"(walk-write-buffer {json.dumps(name)} {json.dumps(str(target))})")
+        return target.read_text(errors="replace")
+
+    async def windows(self) -> list[dict]:
+        return (await self.emacs.state())["windows"]
+
+    async def point_text(self) -> str:
+        """The line of point in the selected window."""
+        return next(w["point_text"] for w in await self.windows() if w["selected"])
+
+    async def selected_buffer(self) -> str:
+        return next(w["buffer"] for w in await self.windows() if w["selected"])
+
+    async def select(self, buffer: str) -> None:
+        """``C-x o`` until the window of BUFFER is selected."""
+        for _ in range(6):
+            selected = next(w for w in await self.windows() if w["selected"])
+            if selected["buffer"] == buffer:
+                return
+            await self.emacs.keys("C-x", "o")
+            await self.emacs.wait(lambda: self._selected_moved(selected["id"]), "C-x o to select another window")
+        raise AssertionError(f"no window shows {buffer}: {await self.windows()}")
+
+    async def _selected_moved(self, window: str) -> bool:
+        return next(w for w in await self.windows() if w["selected"])["id"] != window
+
+    async def open(self, rel: str, search: str | None = None) -> None:
+        """Visit ROAM/REL with C-x C-f; with SEARCH, put point at the start of its line."""
+        await self.emacs.keys("C-x", "C-f")
+        await self.emacs.wait_text("Find file:")
+        await self.emacs.type(str(self.roam / rel))
+        await self.emacs.keys("Enter")
+        name = Path(rel).name
+        await self.emacs.wait(
+            lambda: self._selected_is(name), f"{name} in the selected window", timeout=8
+        )
+        await self.emacs.keys("M-<")
+        if search:
+            await self.goto(search)
+
+    async def _selected_is(self, name: str) -> bool:
+        return await self.selected_buffer() == name
+
+    async def goto(self, text: str) -> None:
+        await self.emacs.keys("C-s")
+        await self.emacs.type(text)
+        await self.emacs.keys("Enter", "C-a")
+        await self.emacs.wait(lambda: self._cursor_has(text), f"point on {text!r}")
+
+    async def _cursor_has(self, text: str) -> bool:
+        return text in await self.point_text()
+
+    async def mx(self, command: str) -> None:
+        await self.emacs.keys("M-x")
+        await self.emacs.wait_screen(lambda s: s.rstrip().endswith("M-x"), "the M-x prompt")
+        await self.emacs.type(command)
+        await self.emacs.keys("Enter")
+
+    async def mark(self) -> int:
+        """Where *Messages* ends now, for :meth:`message`."""
+        return len((await self.emacs.state())["messages"].split("\n")) - 1
+
+    async def message(self, text: str, *, since: int | None = None, timeout: float = 8.0) -> str:
+        """Wait for a message containing TEXT in the echo area (as *Messages* keeps it:
+        the screen may show a key hint over it) since the step began, or line SINCE of
+        *Messages*; return that line."""
+        start = self.walk.messages_seen if since is None else since
+
+        async def said():
+            lines = (await self.emacs.state())["messages"].split("\n")[start:]
+            return next((line for line in reversed(lines) if text in line), None)
+
+        return await self.emacs.wait(said, f"the message {text!r}", timeout=timeout)
+
+    async def echo(self) -> str:
+        """The echo area: the screen's last line."""
+        return (await self.emacs.screen()).rstrip("\n").split("\n")[-1]
+
+    async def recover(self) -> None:
+        """After a failed step: quit whatever is going on and keep one window."""
+        await self.emacs.keys("C-g", "C-g", "C-g")
+        await self.emacs.eval(
+            "(progn (select-window (seq-find (lambda (w) (not (window-parameter w 'window-side)))"
+            " (window-list) (selected-window)))"
+            " (let ((ignore-window-parameters t)) (delete-other-windows))"
+            " (switch-to-buffer \"*scratch*\") t)"
+        )
+
+    async def window_of(self, name: str) -> dict | None:
+        return next((w for w in await self.windows() if w["buffer"] == name), None)
+
+    async def note_stays_readable(self, name: str) -> None:
+        """The note's window is still on screen, at least half the frame wide."""
+        state = await self.emacs.state()
+        note = next((w for w in state["windows"] if w["buffer"] == name), None)
+        assert note is not None, f"the note {name} left the frame: {state['windows']}"
+        assert note["width"] >= state["frame_width"] // 2, f"the note {name} is squeezed: {state['windows']}"
+
+    async def restart_daemon(self) -> None:
+        self.daemon = spawn_daemon(
+            roam_dir=self.roam, db_path=self.tmp / "daemon.sqlite3", ollama_url=self.fake.url,
+            log_path=self.tmp / "daemon-restarted.log", port=self.port, token=TOKEN,
+            env={"ARCOLOGY_ORACLE_DEBOUNCE_SECONDS": "0.1", "ARCOLOGY_ORACLE_RETRY_MAX_SECONDS": "0.5"},
+        )  # fmt: skip
+        await self.emacs.wait(self._healthy, "the daemon to answer again", timeout=30)
+        await wait_indexed(self.daemon, timeout=30)
+
+    async def _healthy(self) -> bool:
+        try:
+            async with aiohttp.ClientSession() as session:
+                async with session.get(self.daemon.url + "/health") as resp:
+                    return resp.status == 200
+        except aiohttp.ClientConnectionError:
+            return False
+
+    def notes(self) -> list[Path]:
+        """The org files of the vault (not Emacs's lock files)."""
+        return [p for p in self.roam.rglob("*.org") if not p.name.startswith(".#") and p.is_file()]
+
+    async def rejections(self) -> list:
+        async with aiohttp.ClientSession(headers=self.daemon.headers) as session:
+            async with session.get(self.daemon.url + "/suggest-links/rejections") as resp:
+                return (await resp.json())["rejections"]
+
+    async def _text_is(self, buffer: str, text: str) -> bool:
+        return await self.buffer_text(buffer) == text
+
+    async def where(self) -> tuple[str, int]:
+        """The selected window's buffer and point's line (the mode line's L…)."""
+        w = next(w for w in await self.windows() if w["selected"])
+        return w["buffer"], w["point_line"]
+
+    async def _cursor_moved(self, where: tuple[str, int]) -> bool:
+        return await self.where() != where
+
+    async def _selected_not(self, buffer: str) -> bool:
+        return await self.selected_buffer() != buffer
+
+    async def _not_shown(self, buffer: str) -> bool:
+        return await self.window_of(buffer) is None
+
+    async def _has_entries(self, buffer: str, before: str) -> bool:
+        text = await self.buffer_text(buffer)
+        return "Looking for" not in text and text.strip() != "" and text.startswith(before.split("\n")[0])
+
+    async def _changed(self, windows: list[dict]) -> bool:
+        state = await self.emacs.state()
+        return state["windows"] != windows or len(state["errors"]) > self.walk.errors_seen
+
+    async def _count_in(self, buffer: str, text: str, count: int) -> bool:
+        return (await self.buffer_text(buffer)).count(text) >= count
+
+    async def _text_lacks(self, buffer: str, text: str) -> bool:
+        return text not in await self.buffer_text(buffer)
