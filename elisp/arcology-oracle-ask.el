@@ -339,6 +339,8 @@ undoable change, and point moves to it.  Discard it with
                    ((not (and (stringp org) (not (string-blank-p org))))
                     (arcology-oracle--report "the daemon gave an empty answer"))
                    (t (arcology-oracle--insert-answer root org (alist-get 'model answer))
+                      (with-current-buffer (marker-buffer root)
+                        (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t))
                       (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")))
              (set-marker root nil)))
          :errback

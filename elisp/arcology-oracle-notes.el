@@ -409,6 +409,43 @@ Return non-nil when there was a source at point."
     (unless result (arcology-oracle--user-error "No note at point"))
     (arcology-oracle--visit result)))
 
+;;; Sources cited by a conversation's answers
+
+(defun arcology-oracle--cited-source-at-point ()
+  "Return the source cited on the `- [N] ...' line at point, or nil.
+An answer the daemon writes into a conversation lists its sources as
+plain text (so a cited note gains no org-roam backlink) and keeps
+them, in citation order, in its `SOURCES' property: an ID, or
+`file:REL::LINE' for a heading without one.  The result is a source
+as `arcology-oracle--visit' takes it."
+  (when (derived-mode-p 'org-mode)
+    (save-excursion
+      (beginning-of-line)
+      (when (looking-at "[ \t]*- \\[\\([0-9]+\\)\\] ")
+        (let* ((n (string-to-number (match-string 1)))
+               (cited (split-string (or (org-entry-get nil "SOURCES") "")))
+               (item (and (> n 0) (nth (1- n) cited))))
+          (cond ((null item) nil)
+                ((string-match "\\`file:\\(.+\\)::\\([0-9]+\\)\\'" item)
+                 `((file . ,(match-string 1 item))
+                   (line . ,(string-to-number (match-string 2 item)))))
+                (t `((heading_id . ,item) (node_id . ,item)))))))))
+
+(defun arcology-oracle--open-cited-source ()
+  "Visit the source cited on the line at point; non-nil when there was one.
+For `org-open-at-point-functions', so that \\[org-open-at-point] on a
+line of an answer's `Sources:' list opens that source."
+  (when-let ((source (arcology-oracle--cited-source-at-point)))
+    (arcology-oracle--visit source)
+    t))
+
+;;;###autoload
+(defun arcology-oracle-visit-cited-source ()
+  "Visit the source cited on the line at point of a conversation's answer."
+  (interactive)
+  (unless (arcology-oracle--open-cited-source)
+    (arcology-oracle--user-error "No cited source on this line (a `- [N]' line of an answer's Sources:)")))
+
 (provide 'arcology-oracle-notes)
 
 ;;; arcology-oracle-notes.el ends here

@@ -382,6 +382,8 @@ it back.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
 For `org-mode-hook': buffers without a file, such as the answers
 buffer, are left alone."
   (when (and buffer-file-name (derived-mode-p 'org-mode))
+    ;; C-c C-o on a line of a conversation answer's Sources: list opens that source.
+    (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
     (arcology-oracle-similar-mode 1)))
 
 ;;;###autoload

@@ -409,6 +409,34 @@ MODE is `arcology-oracle-insert-link-at'."
         (should (equal (file-name-nondirectory buffer-file-name) "sourdough-baking.org"))
         (should (looking-at-p "\\*\\* Reviving a sluggish starter"))))))
 
+(ert-deftest arcology-oracle-firstday-test-cited-source-opens ()
+  "A conversation answer's `- [N]' line opens the Nth source of its SOURCES property."
+  (let ((arcology-oracle-roam-directory (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+        (conversation (generate-new-buffer "conversation.org")))
+    (push conversation arcology-oracle-test--buffers)
+    (with-current-buffer conversation
+      (insert "* Chat :conversation:\n** Me\nHow wet?\n** Oracle\n:PROPERTIES:\n:ROLE:     oracle\n"
+              ":SOURCES:  36fb47dd-e96a-4b44-80ce-b246a771f11d file:bread-hydration.org::29\n:END:\n"
+              "Wet [1] [2].\n\nSources:\n- [1] Bread Hydration\n- [2] Bread Hydration: High hydration doughs\n")
+      (org-mode)
+      (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
+      (goto-char (point-min))
+      (search-forward "- [1]")
+      (should (equal (arcology-oracle--cited-source-at-point)
+                     '((heading_id . "36fb47dd-e96a-4b44-80ce-b246a771f11d")
+                       (node_id . "36fb47dd-e96a-4b44-80ce-b246a771f11d"))))
+      (search-backward "Wet")
+      (should-not (arcology-oracle--cited-source-at-point))
+      (should-error (arcology-oracle-visit-cited-source) :type 'user-error)
+      (search-forward "- [2]")
+      (switch-to-buffer conversation)
+      (org-open-at-point))
+    (set-buffer (window-buffer))
+    (goto-char (window-point))
+    (push (current-buffer) arcology-oracle-test--buffers)
+    (should (equal (file-name-nondirectory buffer-file-name) "bread-hydration.org"))
+    (should (looking-at-p "\\* High hydration doughs"))))
+
 (ert-deftest arcology-oracle-firstday-test-answers-say-when-and-summaries-stay ()
   "An answer says its time and model; summaries stay, newest first, the cached one marked."
   (arcology-oracle-test--with-daemon
