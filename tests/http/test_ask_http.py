@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import aiohttp
 import pytest
@@ -224,9 +225,15 @@ async def test_converse_returns_heading_with_working_links(client, fake_ollama):
     assert ":ROLE:     oracle" in heading and ":ORACLE_MODEL: llama3.2" in heading
     links = [s["node_id"] for s in data["sources"]]
     assert links
+    # Cited in a property and a readable list, not as links: no org-roam backlinks.
+    cited = re.search(r"^:SOURCES: +(.+)$", heading, re.M)[1].split()
+    assert "[[id:" not in heading and "\nSources:\n- [1] " in heading
     for node in links:
-        assert f"[[id:{node}][" in heading
+        assert any(node == c or c.startswith("file:") for c in cited), (node, cited)
         assert (await client.get(f"/nodes/{node}")).status == 200
+    for c in cited:
+        if not c.startswith("file:"):
+            assert (await client.get(f"/nodes/{c}")).status == 200
 
 
 async def test_privacy_over_http(client, fake_ollama):
