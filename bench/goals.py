@@ -80,6 +80,7 @@ def main() -> None:
     if overhead_sizes:
         # The embedder alone, through the plain client, before the daemon is compared with it.
         out["embedder"] = {"backend": args.embedder, **st_ollama.measure(list(bench_overhead.EMBEDDERS[args.embedder]), 10000)}
+        print("embedder alone:", json.dumps(out["embedder"]), file=sys.stderr)
         check(rows, "embedder alone >= 3,000 texts/s through the plain client (texts/s)",
               out["embedder"]["plain_texts_per_s"], out["embedder"]["plain_texts_per_s"] >= 3000)  # fmt: skip
     server = bench_overhead.start_embedder(args.embedder, "embed-goals")

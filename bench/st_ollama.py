@@ -202,7 +202,7 @@ def cpu_seconds(pid: int) -> float:
 def measure(argv: list[str], n: int) -> dict:
     """Texts/s of this server (started with ``argv``, as a child process) through the
     plain official client, on ``n`` distinct texts of about 60 words, and the CPU seconds
-    the client and the server spent on them; printed too. ``server_texts_per_cpu_s`` is
+    the client and the server spent on them. ``server_texts_per_cpu_s`` is
     what the server alone could serve on one free core."""
     import random
 
@@ -219,10 +219,8 @@ def measure(argv: list[str], n: int) -> dict:
         server_cpu = cpu_seconds(server.pid) - before
     finally:
         server.stop()
-    out = {"texts": n, "plain_texts_per_s": round(rate), "client_cpu_s": round(cpu, 2),
-           "server_cpu_s": round(server_cpu, 2), "server_texts_per_cpu_s": round(n / max(server_cpu, 1e-3))}  # fmt: skip
-    print(f"{rate:.0f} texts/s through the plain official client; {json.dumps(out)}", flush=True)
-    return out
+    return {"texts": n, "plain_texts_per_s": round(rate), "client_cpu_s": round(cpu, 2),
+            "server_cpu_s": round(server_cpu, 2), "server_texts_per_cpu_s": round(n / max(server_cpu, 1e-3))}  # fmt: skip
 
 
 def serve(state: FakeOllamaState, port: int, middlewares: Sequence = ()) -> None:
@@ -267,7 +265,8 @@ def main() -> None:
     if args.measure:
         argv = sys.argv[1:]
         i = argv.index("--measure")
-        measure(argv[:i] + argv[i + 2 :], args.measure)
+        out = measure(argv[:i] + argv[i + 2 :], args.measure)
+        print(f"{out['plain_texts_per_s']} texts/s through the plain official client; {json.dumps(out)}")
         return
     fast = args.backend == "precomputed"
     if fast and (args.cache or args.delay_per_request or args.delay_per_text or args.parallel):
