@@ -94,7 +94,8 @@ CALLBACK may run later, from a process sentinel."
 Keys: :start (position), :line (1-based, ignoring narrowing),
 :title, :olp (ancestor titles), :text (the heading and its body,
 without sub-headings), :node-id (the ID of the nearest
-enclosing org-roam node, possibly a file-level one) and :node-ids
+enclosing org-roam node, possibly a file-level one), :own-id (the
+heading's own ID, or the file's before the first heading) and :node-ids
 \(the IDs of every enclosing node, the file's included)."
   (save-excursion
     (save-restriction
@@ -123,6 +124,7 @@ enclosing org-roam node, possibly a file-level one) and :node-ids
               :olp (mapcar #'substring-no-properties olp)
               :text (buffer-substring-no-properties start (min end (+ start 8000)))
               :node-id (org-entry-get nil "ID" t)
+              :own-id (org-entry-get nil "ID")
               :node-ids (arcology-oracle--enclosing-ids))))))
 
 (defun arcology-oracle--enclosing-ids ()

@@ -241,20 +241,27 @@ progress or error message); NOTE is shown under the header."
   "Return the HTTP request finding notes similar to CONTEXT.
 CONTEXT is from `arcology-oracle--heading-context'; ROAM-DIR the
 daemon's roam directory.  An unmodified file under ROAM-DIR is
-asked about by file and line, which the daemon knows best;
-anything else (unsaved edits, files elsewhere) by its text.
-Returns (METHOD PATH QUERY JSON)."
+asked about by the heading's node when the heading is a node of
+its own (the org-roam section's question, so both show the same
+list with the same scores), else by file and line, which the daemon
+knows best; anything else (unsaved edits, files elsewhere) by its
+text.  Returns (METHOD PATH QUERY JSON)."
   (let* ((k arcology-oracle-result-count)
          (rel (and roam-dir buffer-file-name (not (buffer-modified-p))
-                   (arcology-oracle--relative-file buffer-file-name roam-dir))))
-    (if rel
-        (list "GET" "/similar"
-              `(("file" ,rel) ("line" ,(plist-get context :line)) ("k" ,k) ("all" "true")
-                ,@(when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true"))))
-              nil)
+                   (arcology-oracle--relative-file buffer-file-name roam-dir)))
+         (own (plist-get context :own-id))
+         (linked (when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true")))))
+    (cond
+     ((and rel own)
+      (list "GET" "/similar" `(("node" ,own) ("k" ,k) ("all" "true") ,@linked) nil))
+     (rel
+      (list "GET" "/similar"
+            `(("file" ,rel) ("line" ,(plist-get context :line)) ("k" ,k) ("all" "true") ,@linked)
+            nil))
+     (t
       ;; One more: the heading's own node comes back from a text query.
       (list "POST" "/similar" nil
-            `((text . ,(plist-get context :text)) (k . ,(1+ k)) (all . t))))))
+            `((text . ,(plist-get context :text)) (k . ,(1+ k)) (all . t)))))))
 
 (defun arcology-oracle--similar-filter (results context)
   "Drop from RESULTS the note of CONTEXT itself; keep the count asked for.
