@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.emacs_batch import ELISP, REPO, emacs
+from tests.runners import wait_until
 
 README = REPO / "README.org"
 HARNESS = Path(__file__).resolve().parent / "elisp" / "walkthrough-harness.el"
@@ -138,17 +139,10 @@ class TmuxEmacs:
 
     async def wait(self, predicate: Callable[[], object], what: str, *, timeout: float = 8.0):
         """Poll PREDICATE (sync or async) until it is true; fail after TIMEOUT seconds."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            value = predicate()
-            if asyncio.iscoroutine(value):
-                value = await value
-            if value:
-                return value
-            if loop.time() > deadline:
-                raise AssertionError(f"waited {timeout} s for {what}")
-            await asyncio.sleep(0.05)
+        try:
+            return await wait_until(predicate, timeout=timeout, interval=0.05)
+        except AssertionError:
+            raise AssertionError(f"waited {timeout} s for {what}") from None
 
     async def wait_screen(self, check: Callable[[str], object], what: str, *, timeout: float = 8.0) -> str:
         """Wait until CHECK(screen text) is true; return that screen. The failure shows

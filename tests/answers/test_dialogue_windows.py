@@ -5,11 +5,11 @@ the real daemon and the fake Ollama."""
 
 from __future__ import annotations
 
-import aiohttp
 import pytest
 
 from arcology_oracle.index.parsing import ParseOptions, parse_note
 from arcology_oracle.notes import dialogue
+from tests.answers.test_recall import post
 from tests.runners import start_daemon
 
 FILLER = [
@@ -73,12 +73,6 @@ def test_scenes_cut_at_time_gaps_markers_and_size():
     assert scenes[1] == (3, 3)  # the marker
     assert all(sum(len(t.text) for t in turns[a : b + 1]) <= dialogue.SCENE_MAX_CHARS for a, b in scenes)
     assert len(scenes) > 3 and {o for a, b in scenes for o in range(a, b + 1)} == set(range(len(turns)))
-
-
-async def post(daemon, path: str, body: dict):
-    async with aiohttp.ClientSession(headers=daemon.headers) as session:
-        async with session.post(daemon.url + path, json=body) as resp:
-            return resp.status, await resp.json()
 
 
 @pytest.fixture
