@@ -35,3 +35,15 @@ async def test_memorize_writes_source_into_the_dailies_dir_asked_for(daemon, roa
 async def test_dailies_dir_stays_in_the_roam_directory(daemon, bad):
     status, body = await post(daemon, "/memorize", {"text": "x", "dailies_dir": bad})
     assert status == 400, body
+
+
+async def test_a_private_capture_in_the_dailies_dir_asked_for_can_be_forgotten(daemon, roam_dir):
+    """Not in the index, so found on disk: in the folder Emacs named too, not only in the
+    configured dailies folder. The forget restores the file byte for byte (here: gone)."""
+    name = datetime.date.today().strftime("%Y-%m-%d") + ".org"
+    status, body = await post(daemon, "/memorize", {"text": "the locker code is 4711", "tags": ["private"],
+                                                    "dailies_dir": "journal/"})  # fmt: skip
+    assert status == 200 and body["file"] == f"journal/{name}" and body["indexed"] is False, body
+    status, body = await post(daemon, "/forget", {"id": body["id"]})
+    assert status == 200, body
+    assert not (roam_dir / "journal" / name).exists()

@@ -30,6 +30,7 @@ from pathlib import Path
 from ..errors import BadRequest, Conflict, NotFound
 from ..notes import capture
 from ..notes.disk import emacs_holds_lock
+from ..notes.files import iter_org_files
 from . import note_io
 from .service import OracleIndex
 
@@ -197,8 +198,10 @@ class Memory:
         raise unknown
 
     async def _files_holding(self, node_id: str) -> list[str]:
-        """The file the index places ``node_id`` in, else the dailies and the inbox that
-        hold the ID (a private capture is in no index)."""
+        """The file the index places ``node_id`` in, else the notes that hold the ID (a
+        private capture is in no index): the inbox and the dailies first, then, since a
+        capture may have gone to the dailies folder a client named (``dailies_dir``),
+        every other note."""
         row = await self.index.read(lambda s: s.node(node_id))
         if row:
             return [row["file"]]
@@ -206,14 +209,17 @@ class Memory:
         dailies = root / self.settings.dailies_dir
         needle = node_id.encode("utf-8", "surrogateescape")
 
+        def holds(rel: str) -> bool:
+            data = note_io.read_note(root, rel)
+            return data is not None and needle in data
+
         def scan() -> list[str]:
-            found = []
             paths = sorted(dailies.glob("*.org"), reverse=True) if dailies.is_dir() else []
-            for path in [root / self.settings.capture_inbox, *paths]:
-                rel = path.relative_to(root).as_posix()
-                data = note_io.read_note(root, rel)
-                if data is not None and needle in data:
-                    found.append(rel)
+            first = [p.relative_to(root).as_posix() for p in [root / self.settings.capture_inbox, *paths]]
+            found = [rel for rel in first if holds(rel)]
+            if not found:
+                seen = set(first)
+                found = [rel for rel, _ in iter_org_files(root, self.settings.exclude_globs) if rel not in seen and holds(rel)]
             return found
 
         return await asyncio.to_thread(scan)
