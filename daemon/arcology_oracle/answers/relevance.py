@@ -28,7 +28,12 @@ weighs each candidate against the others (the words they share with the query, a
 them; :mod:`.similarity`), which found more of the links than the pair's evidence alone,
 so a result may score a little above the one before it. ``Settings.min_score`` is the
 cut-off of /similar and /suggest-links (:func:`cut`); /search shows the same kind of
-score and cuts nothing. In keyword mode (no vectors yet, or the embedder is down) there is
+score and cuts nothing. Its default removes only the clearly unrelated, and no cut could
+do much more at the same cost: keeping 95% of the linked results of a top 10 leaves most
+unlinked ones whatever the score (a person leaves many related notes unlinked). Neither
+query-relative features over the whole index (z-score, gap to the query's best, rank),
+nor a fit on the notes' own links, nor the graph of held-out links raised that on every
+corpus (BENCHMARKS.md, "What any cut-off can do"). In keyword mode (no vectors yet, or the embedder is down) there is
 no vector part: the score is then ``BM25 / (BM25 + 10)`` of the keyword match, not
 calibrated, and nothing is cut.
 """
