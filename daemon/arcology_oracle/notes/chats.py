@@ -16,6 +16,7 @@ Pure text in, turns out (:class:`~.records.Turn`, lines counted in the file), fo
   ``@user``-style prefix lines dropped); without bounds, lines holding only ``@name``
   switch speaker, and else each heading's title is a prompt and its body the response.
   The speakers are ``user`` and the model (``:GPTEL_MODEL:``, else ``assistant``).
+  The file record holds the turns (the first heading, when the file starts with one).
 
 Only headings the reader kept are read, so private subtrees never become turns.
 """
@@ -35,6 +36,7 @@ GPTEL_USER, GPTEL_MODEL = "user", "assistant"
 _CITATION = re.compile(r"[ \t]?\[\d{1,3}\]")
 _MODE_LINE = re.compile(r"-\*-.*\bgptel\b.*-\*-")
 _LOCAL_BOUNDS = re.compile(r"^\W*gptel--bounds:[ \t]*(\(.*\))[ \t]*$", re.MULTILINE)
+_LOCAL_VARIABLES = re.compile(r"^\W*Local Variables:\s*$")
 _PREFIX_LINE = re.compile(r"^[ \t]*@([\w-]+):?[ \t]*$")
 _SEXP_TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()"]+')
 
@@ -155,12 +157,11 @@ def is_gptel_chat(parsed: ParsedFile) -> bool:
     """Whether the file is a gptel chat saved as org: file-level ``GPTEL_*`` properties,
     a ``gptel--bounds`` file variable or a mode line naming gptel."""
     first = parsed.headings[0] if parsed.headings else None
-    if first is None or first.level != 0:
+    if first is None:
         return False
-    return (
-        any(k.startswith("GPTEL_") for k in first.properties)
-        or parsed.responses is not None
-        or _MODE_LINE.search(first.body.split("\n", 1)[0]) is not None
+    return parsed.responses is not None or (
+        first.level == 0
+        and (any(k.startswith("GPTEL_") for k in first.properties) or _MODE_LINE.search(first.body.split("\n", 1)[0]) is not None)
     )
 
 
@@ -176,6 +177,9 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
         if h.level:
             lines.append((h.start_line, h.title, h))
         lines += [(offset + 1 + i, line, h) for i, line in enumerate(body) if not (h.level == 0 and i == 0 and _MODE_LINE.search(line))]
+    # A file variables section (gptel's bounds outside Org) is no one's turn.
+    end = next((i for i, (_, text, _) in enumerate(lines) if _LOCAL_VARIABLES.match(text)), len(lines))
+    lines = lines[:end]
     prefixed = parsed.responses is None and any(_PREFIX_LINE.match(text) for _, text, _ in lines)
 
     def speaker_of(number: int, text: str, h: Heading, current: str) -> str:

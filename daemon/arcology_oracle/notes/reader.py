@@ -105,7 +105,7 @@ def read_org_bytes(
         text = decode_org_bytes(data, problems)
         lines = split_lines(text)
         parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems)
-        if parsed.headings and parsed.headings[0].level == 0:
+        if parsed.headings:
             parsed.responses = response_lines(lines, parsed.headings[0].properties)
     except Exception as exc:  # noqa: BLE001 - the contract is to never raise
         problems.append(f"could not read the file ({type(exc).__name__}); it was skipped")

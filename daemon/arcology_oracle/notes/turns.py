@@ -68,7 +68,7 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
         last_level = heading.level
         question = previous_at.get(key)
         previous_at[key] = heading
-        talk = chats.gptel_turns(parsed) if gptel and heading.level == 0 else None
+        talk = chats.gptel_turns(parsed) if gptel and i == 0 else None
         if i in roots:
             talk = chats.conversation_turns(heading, roots[i])
         if talk and len(talk) >= 2:
