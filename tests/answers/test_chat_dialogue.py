@@ -157,6 +157,7 @@ async def test_the_oracles_turns_in_recall_ask_and_similar(chats_daemon, fake_ol
     status, _ = await post(chats_daemon, "/ask", {"question": "tomato leaves curl greenhouse"})
     prompt = fake_ollama.state.chats[-1][0]["content"]
     assert "Me: Why do my tomato leaves curl upwards" in prompt and "heat stress" not in prompt
+    assert prompt.count("tomato leaves curl upwards") == 1  # the turn's own heading is no second note
     # /similar: the root, whose scenes hold the oracle's words, is never a result.
     status, similar = await post(chats_daemon, "/similar", {"text": "leaf roll heat stress uneven watering", "all": True})
     assert status == 200

@@ -71,17 +71,21 @@ class Turns(StoreBase):
 
     def dialogue_members(self, headings: Sequence[int]) -> set[int]:
         """Those of ``headings`` whose text is some dialogue's turns: a dialogue heading,
-        or a heading inside the lines of a turn of another heading of its file (the turn
+        or a heading inside the lines of another heading's turns in its file (the turn
         headings of a conversation, :mod:`arcology_oracle.notes.chats`)."""
         ids = json.dumps(list(headings))
         rows = self.conn.execute(
-            "SELECT h.id FROM headings h WHERE h.id IN (SELECT value FROM json_each(?)) AND ("
-            " EXISTS (SELECT 1 FROM turns t WHERE t.heading = h.id) OR EXISTS (SELECT 1 FROM headings r"
-            " JOIN turns t ON t.heading = r.id WHERE r.file = h.file AND r.id != h.id"
-            " AND h.start_line BETWEEN t.start_line AND t.end_line))",
+            "SELECT id, file, start_line FROM headings WHERE id IN (SELECT value FROM json_each(?))", (ids,)
+        ).fetchall()
+        spans = self.conn.execute(
+            "SELECT r.id, r.file, min(t.start_line), max(t.end_line) FROM headings r JOIN turns t ON t.heading = r.id"
+            " WHERE r.file IN (SELECT file FROM headings WHERE id IN (SELECT value FROM json_each(?))) GROUP BY r.id",
             (ids,),
-        )
-        return {r[0] for r in rows}
+        ).fetchall()
+        return {
+            r[0] for r in rows
+            if any(r[0] == s[0] or (r[1] == s[1] and s[2] <= r[2] <= s[3]) for s in spans)
+        }  # fmt: skip
 
     def oracle_turns(self, headings: Iterable[int]) -> set[tuple[int, int]]:
         """``(heading, ordinal)`` of the turns of ``headings`` that are the oracle's own
