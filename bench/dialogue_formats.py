@@ -8,9 +8,10 @@ For each format this writes ``CORPUS-FORMAT/export/`` (the conversations as that
 carries them), imports it into ``CORPUS-FORMAT/roam/`` with ``arcology-oracle import``
 (a child process, as a user runs it) and copies the questions; then
 
-    python bench/dialogue_recall.py --corpus CORPUS-FORMAT --out FORMAT
+    python bench/dialogue_recall.py --corpus CORPUS-FORMAT --out fmt-FORMAT
+    python bench/dialogue_formats.py --table org,chatgpt,...   # the table, by format
 
-measures it with the same questions. What each format keeps of a conversation:
+measures it with the same questions (``--out fmt-org`` on CORPUS itself for plain org). What each format keeps of a conversation:
 
 * ``chatgpt``, ``claude``: one conversation per friend, every session's messages with
   their times (the import starts a dated heading after each pause); only two roles, so
@@ -35,7 +36,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from _common import REPO  # noqa: F401  (puts the package on sys.path)
+from _common import REPO, RESULTS  # noqa: F401  (puts the package on sys.path)
 
 from arcology_oracle.notes import dialogue
 from arcology_oracle.notes.reader import read_org_file
@@ -151,11 +152,36 @@ def write_markdown(talks: dict, out: Path) -> Path:
     return out
 
 
+def table(names: list[str]) -> str:
+    """The evidence found by format, from bench/results/dialogue-fmt-NAME.json."""
+    kinds = ("fact", "across", "when", "open")
+    baselines = ("bm25", "bm25+nb", "vector", "vector+nb", "rrf", "rrf+nb")
+    lines = ["| format | turns | " + " | ".join(kinds) + " | all: ask = recall | best baseline | ratio | recall chars | max prompt |",
+             "|---" * 11 + "|"]  # fmt: skip
+    for name in names:
+        result = json.loads((RESULTS / f"dialogue-fmt-{name}.json").read_text())
+        rows = result["rows"]
+
+        def mean(column, part=rows):
+            return sum(r[column] for r in part) / len(part)
+
+        by_kind = [f"{mean('ask', [r for r in rows if r['kind'] == k]):.3f}" for k in kinds]
+        best = max(baselines, key=mean)
+        lines.append(f"| {name} | {result['turns']:,} | " + " | ".join(by_kind) + f" | **{mean('ask'):.3f}** = {mean('recall'):.3f} "
+                     f"| {mean(best):.3f} ({best}) | {mean('ask') / mean(best):.2f}x | {mean('recall_chars'):,.0f} "
+                     f"| {max(r['ask_chars'] for r in rows):,} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("corpus", type=Path)
+    p.add_argument("corpus", type=Path, nargs="?")
     p.add_argument("--formats", default=",".join(FORMATS))
+    p.add_argument("--table", help="print the table of these results (org,chatgpt,...) instead")
     args = p.parse_args()
+    if args.table:
+        print(table(args.table.split(",")))
+        return
     talks = sessions(args.corpus / "roam")
     friends = list(talks)
     for fmt in args.formats.split(","):
