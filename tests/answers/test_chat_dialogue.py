@@ -129,6 +129,8 @@ def test_gptel_chats_without_bounds():
 async def chats_daemon(tmp_path, roam_dir, fake_ollama):
     (roam_dir / "talk.org").write_text(TALK)
     (roam_dir / "bread-chat.org").write_text(gptel_file(EXCHANGES))
+    for n in range(6):  # files whose titles name the question, their text in headings
+        (roam_dir / f"focaccia-{n}.org").write_text(f"#+title: Dense focaccia bake {n}\n* Shopping\nEggs, milk.\n")
     d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
     yield d
     d.stop()
@@ -142,7 +144,9 @@ async def test_recall_gives_windows_of_a_gptel_chat(chats_daemon, fake_ollama):
     assert "user: Why did my focaccia come out dense?\n\ngpt-4o: The dough was underproofed" in note["text"]
     assert "rye loaf" in note["text"] or "croissant" in note["text"]  # its neighbours
     assert "brioche" not in note["text"] and len(note["text"]) < len(" ".join(sum(EXCHANGES, ()))) / 2
-    status, answer = await post(chats_daemon, "/ask", {"question": "focaccia dense underproofed", "k": 2})
+    # A file's title alone (no text of its own) is no note taking a window's place.
+    assert all(n["text"].strip() for n in body["notes"]), [n["heading"] for n in body["notes"] if not n["text"].strip()]
+    status, answer = await post(chats_daemon, "/ask", {"question": "focaccia dense underproofed"})
     assert status == 200 and "user: Why did my focaccia come out dense?" in fake_ollama.state.chats[-1][0]["content"]
 
 
