@@ -18,8 +18,9 @@ question:
   best first, alone or with their two neighbouring turns (overlapping windows merged),
   until the characters of that question's ``/recall`` text are used up.
 
-"Evidence found" is, per question, the share of its evidence turns whose text reaches
-the caller (whitespace collapsed), averaged by kind of question and over all. Writes
+"Evidence found" is, per question, the share of its evidence turns whose words (without
+the speaker's name, which the import formats write differently; whitespace collapsed)
+reach the caller, averaged by kind of question and over all. Writes
 bench/results/dialogue-OUT.json.
 """
 
@@ -72,16 +73,24 @@ class RecordingChat:
 def read_turns(roam: Path) -> list[dict]:
     """Every turn of the corpus in order: file, heading start line, ordinal, text."""
     out = []
-    for path in sorted(roam.glob("*.org")):
+    for path in sorted(roam.rglob("*.org")):
         parsed = read_org_file(path, path.name)
+        imported = bool(parsed.headings) and "IMPORTED_FROM" in parsed.headings[0].properties
         for h in parsed.headings:
-            for t in dialogue.read_turns(h.body, h.date):
+            for t in dialogue.read_turns(h.body, h.date, known=imported):
                 out.append({"file": path.name, "heading": h.start_line, "ordinal": t.ordinal, "text": t.text})
     return out
 
 
+def said(turn: str) -> str:
+    """A turn's words without its ``[time] Name:`` (formats name speakers differently:
+    an export's friend is its ``ChatGPT``), whitespace collapsed."""
+    m = dialogue.SPEAKER_LINE_RE.match(turn.split("\n", 1)[0])
+    return norm(turn[m.start("text"):] if m else turn)
+
+
 def evidence_share(evidence: list[str], seen: str) -> float:
-    return sum(norm(e) in seen for e in evidence) / len(evidence)
+    return sum(said(e) in seen for e in evidence) / len(evidence)
 
 
 def baseline(order: list[int], turns: list[dict], budget: int, spread: int) -> tuple[set[int], int]:
@@ -123,7 +132,7 @@ async def run(args) -> dict:
     oracle = Oracle(index, chat)
     turns = read_turns(roam)
     texts = [t["text"] for t in turns]
-    where = {norm(t): i for i, t in enumerate(texts)}
+    where = {said(t): i for i, t in enumerate(texts)}
     bm25 = BM25(texts)
     emb = Embeddings(args.ollama, args.model)
     rows = []
@@ -140,7 +149,7 @@ async def run(args) -> dict:
             row = {"kind": q["kind"], "question": q["question"], "ask": evidence_share(q["evidence"], prompt),
                    "ask_chars": len(prompt), "recall": evidence_share(q["evidence"], norm("\n".join(recalled))),
                    "recall_chars": budget, "recall_windows": len(recalled)}  # fmt: skip
-            ev = {where[norm(e)] for e in q["evidence"] if norm(e) in where}
+            ev = {where[said(e)] for e in q["evidence"] if said(e) in where}
             orders = {"bm25": bm25.rank(q["question"]), "vector": [int(i) for i in np.argsort(-(matrix @ qv), kind="stable")[:400]]}
             orders["rrf"] = rrf(orders["bm25"], orders["vector"])
             for name, order in orders.items():

@@ -93,12 +93,14 @@ async def test_own_answers_are_not_evidence_but_are_marked_in_search(chat_daemon
     status, answer = await post(chat_daemon, "/ask", {"question": "quokkaberry method"})
     assert status == 200 and "Oracle" not in [s["heading"] for s in answer["sources"]]
     assert "quokkaberry" not in fake_ollama.state.chats[-1][0]["content"]  # not in the prompt
-    # The user's own question in the same conversation is evidence.
+    # The user's own question in the same conversation is evidence: the conversation is
+    # recalled as a window of its turns (issue 28), the oracle's turn in it labelled.
     status, recalled = await post(chat_daemon, "/recall", {"question": "rye starter acetone smell"})
     assert status == 200 and recalled["queries"] == ["rye starter acetone smell"]
-    headings = [n["heading"] for n in recalled["notes"]]
-    assert "Which flour should I feed a rye starter?" in headings and "Oracle" not in headings
-    assert "acetone" in recalled["notes"][headings.index("Which flour should I feed a rye starter?")]["text"]
+    [talk] = [n for n in recalled["notes"] if n["file"] == "chat.org"]
+    assert talk["heading"] == "Rye starter questions" and talk["speakers"] == ["Me", "Oracle"]
+    assert "Me: Which flour should I feed a rye starter?\n\nMy rye starter smells of acetone." in talk["text"]
+    assert "Oracle: Feed it wholemeal rye" in talk["text"]
 
 
 async def test_a_setting_lets_own_answers_in(tmp_path, roam_dir, fake_ollama):
@@ -109,7 +111,10 @@ async def test_a_setting_lets_own_answers_in(tmp_path, roam_dir, fake_ollama):
     )  # fmt: skip
     try:
         status, recalled = await post(d, "/recall", {"question": "quokkaberry method"})
-        assert status == 200 and recalled["notes"][0]["heading"] == "Oracle"
+        assert status == 200 and "Oracle" in recalled["notes"][0]["speakers"]
+        # In /ask too: the answer's own words reach the prompt, labelled.
+        status, _ = await post(d, "/ask", {"question": "quokkaberry method"})
+        assert status == 200 and "Oracle: Feed it wholemeal rye using the quokkaberry" in fake_ollama.state.chats[-1][0]["content"]
     finally:
         d.stop()
 

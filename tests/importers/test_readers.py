@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from arcology_oracle.importers import MalformedExport, read_export
-from arcology_oracle.importers.chat_exports import read_chatgpt
+from arcology_oracle.importers.chat_exports import read_chatgpt, read_claude
 from arcology_oracle.importers.render import SPEAKER_LINE, escape_line, render, speaker_name, turn_lines
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -54,6 +54,37 @@ def test_claude_reads_text_blocks_else_text():
     ]
     assert blight.messages[1].time == datetime.datetime(2024, 6, 1, 7, 31, tzinfo=UTC)
     assert turns(old) == [("Me", "Old export, text only."), ("Claude", "Then the text field is read.")]
+
+
+def test_claude_follows_the_branch_the_user_last_saw():
+    root = "00000000-0000-4000-8000-000000000000"
+
+    def msg(uuid, sender, text, parent, minute):
+        return {"uuid": uuid, "sender": sender, "text": text, "parent_message_uuid": parent,
+                "created_at": f"2024-06-03T08:{minute:02d}:00Z"}  # fmt: skip
+
+    messages = [
+        msg("m1", "human", "Which tomato for a balcony?", root, 0),
+        msg("m2", "assistant", "A cherry tomato such as Tumbling Tom.", "m1", 1),
+        msg("m3", "human", "How deep do I plant it?", "m2", 2),
+        msg("m4", "assistant", "Five centimetres.", "m3", 3),
+        msg("m3b", "human", "How deep do I plant the seedlings?", "m2", 5),  # the prompt, edited
+        msg("m4b", "assistant", "Up to their first leaves.", "m3b", 6),
+        msg("m4c", "assistant", "Bury the stem up to the first true leaves.", "m3b", 8),  # regenerated
+    ]
+    export = [{"uuid": "c1", "name": "Balcony", "created_at": "2024-06-03T08:00:00Z", "chat_messages": messages}]
+    [talk] = read_claude(io.BytesIO(json.dumps(export).encode()), "x.json")
+    assert [m.key for m in talk.messages] == ["m1", "m2", "m3b", "m4c"]  # the newest branch
+    export[0]["current_leaf_message_uuid"] = "m4b"  # the user went back to the first answer
+    [talk] = read_claude(io.BytesIO(json.dumps(export).encode()), "x.json")
+    assert [m.key for m in talk.messages] == ["m1", "m2", "m3b", "m4b"]
+    assert turns(talk)[2] == ("Me", "How deep do I plant the seedlings?")
+    export[0]["current_leaf_message_uuid"] = "m4"
+    [talk] = read_claude(io.BytesIO(json.dumps(export).encode()), "x.json")
+    assert [m.key for m in talk.messages] == ["m1", "m2", "m3", "m4"]
+    messages[0]["parent_message_uuid"] = "m2"  # parents that loop: a clear error
+    with pytest.raises(MalformedExport, match="loop"):
+        list(read_claude(io.BytesIO(json.dumps(export).encode()), "x.json"))
 
 
 def test_transcript_continuations_and_midnight():

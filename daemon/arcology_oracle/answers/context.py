@@ -120,10 +120,12 @@ def select_context(
     now: _dt.date | None = None,
     date_range: DateRange | None = None,
     seen: Sequence[str] = (),
+    with_answers: bool = False,
 ) -> NoteContext:
     """The synchronous part of :func:`gather_context` (runs on a reader thread): rank
     the candidates, gate them, drop near-duplicates, fit the budget, number the notes.
-    With ``date_range``, only headings dated in it, and the notes in date order."""
+    With ``date_range``, only headings dated in it, and the notes in date order.
+    ``with_answers``: windows of a conversation show the oracle's turns too (/recall)."""
     vectors = [v for v in vectors if v is not None]
     mode = "vector" if vectors and store.has_vector_table() else "keyword"
     size, searched = max(4 * k, 40), vectors if mode == "vector" else []
@@ -131,16 +133,18 @@ def select_context(
         pool = _candidate_pool(store, question, buffer, searched, size)
     else:  # see timeline.dated_candidates
         pool = _pool_of(store, *timeline.dated_candidates(store, question, buffer, searched, size, date_range), searched)
+    seen = [f" {_normal(t)} " for t in seen]
     candidates, best_score = _gate(
         pool, settings, question=question, buffer=buffer, vectors=vectors,
-        exclude_nodes=exclude_nodes, now=now or _dt.date.today(), k=k, seen=[f" {_normal(t)} " for t in seen],
+        exclude_nodes=exclude_nodes, now=now or _dt.date.today(), k=k, seen=seen,
     )  # fmt: skip
     # Dialogue headings give windows of turns instead (answers/windows.py), in a share of
     # the budget as large as their share of the k notes.
     found = windows.find_windows(
-        store, settings, question=question, vectors=vectors, k=k, date_range=date_range, exclude_nodes=exclude_nodes
-    )
-    dialogue = store.turn_counts([c.heading_id for c in candidates]) if store.has_turns() else {}
+        store, settings, question=question, vectors=vectors, k=k, date_range=date_range, exclude_nodes=exclude_nodes,
+        seen=seen, with_answers=with_answers,
+    )  # fmt: skip
+    dialogue = store.dialogue_members([c.heading_id for c in candidates]) if store.has_turns() else set()
     candidates, found = windows.share(
         [c for c in candidates if c.heading_id not in dialogue], found, k, settings.context_chars
     )
@@ -211,6 +215,8 @@ def _gate(
             continue
         if seen and any(f" {_normal(row['title'] + ' ' + (row['text'] or ''))} " in turn for turn in seen):
             continue  # a turn of the conversation being answered
+        if row["level"] == 0 and not (row["text"] or "").strip():
+            continue  # a file's title alone: its headings carry it (in their path lines)
         chunks = pool.chunks.get(heading_id, [])
         best_hash, relevance = _best_chunk(chunks, pool.stored, vectors)
         file = pool.files.get(row["file"], {})
@@ -353,14 +359,14 @@ async def gather_context(
     exclude_nodes: Iterable[str] = (),
     date_range: DateRange | None = None,
     seen: Sequence[str] = (),
+    with_answers: bool = False,
 ) -> NoteContext:
     """The notes to answer ``question`` with (see the module docstring), from a hybrid
     search over the question and, when given, ``buffer`` (so a buffer alone finds its
     related notes). At most ``k`` notes, within ``settings.context_chars`` characters.
     A heading whose title and text are in one of the texts ``seen`` (the turns of the
     conversation being answered, which the index holds once its file is saved) is never
-    one of them.
-    Raises BadRequest when both are empty; works without an embedder (keyword mode)."""
+    one of them. ``with_answers``: see :func:`select_context`. Raises BadRequest when both are empty; works without an embedder (keyword mode)."""
     question = (question or "").strip()
     buffer = (buffer or "").strip() or None
     if not question and not buffer:
@@ -388,5 +394,6 @@ async def gather_context(
             exclude_nodes=excluded,
             date_range=date_range,
             seen=seen,
+            with_answers=with_answers,
         )
     )

@@ -2,7 +2,8 @@
 
 The notes are those ``/ask`` would give the model (:func:`.context.gather_context`: the
 same relevance gate, privacy, date range read from the question, and the oracle's own
-answers left out unless ``oracle_answers_as_evidence``). With ``multi_query`` the chat
+answers left out unless ``oracle_answers_as_evidence``; but a window of a conversation
+shows the oracle's turns in it, labelled, since here they are what was said). With ``multi_query`` the chat
 model first writes up to three more search strings (prompt ``recall_queries``); each is
 searched and the lists are fused by reciprocal rank.
 """
@@ -64,7 +65,7 @@ async def recall(
             log.info("recall: no extra search strings (%s)", exc)
     fused: dict[tuple, list] = {}
     for query in queries:
-        context = await gather_context(oracle.index, query, k=k, date_range=date_range)
+        context = await gather_context(oracle.index, query, k=k, date_range=date_range, with_answers=True)
         for rank, source in enumerate(context.sources, start=1):
             key = (source.file, source.line, source.end_line)
             entry = fused.setdefault(key, [0.0, source, context.window_texts.get(source.n)])

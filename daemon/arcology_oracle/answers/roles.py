@@ -5,7 +5,8 @@ answers (``:ROLE: oracle`` or another assistant role, as
 :func:`~arcology_oracle.notes.conversations.render_answer` writes), ``"conversation"``
 for the other turns of a conversation (a heading whose ``:ROLE:`` names the user, or a
 sibling of an oracle answer: the turns are the children of the conversation's root) and
-None for a note. Clients mark the first two; /similar and /suggest-links never return
+for the root itself (its chunks are the conversation's scenes, answers included:
+:mod:`arcology_oracle.notes.chats`), None for a note. Clients mark the first two; /similar and /suggest-links never return
 the oracle's answers.
 """
 
@@ -44,6 +45,6 @@ def conversation_lines(outline: list[tuple[int, int, str]]) -> dict[int, str]:
     for i, (line, _, role) in enumerate(outline):
         if role in ORACLE_ROLES:
             out[line] = ORACLE
-        elif role in USER_ROLES or (parents[i] in roots and parents[i] is not None):
+        elif role in USER_ROLES or i in roots or (parents[i] in roots and parents[i] is not None):
             out[line] = CONVERSATION
     return out

@@ -63,6 +63,12 @@ def first_person(question: str) -> bool:
     return _FIRST_PERSON.search(question) is not None
 
 
+def _seen(text: str, seen: Sequence[str]) -> bool:
+    """Whether the turn ``text`` (without its ``Name:``) is one of the ``seen`` turns."""
+    words = " ".join(retrieval.WORD.findall(text.partition(": ")[2].lower()))
+    return len(words) >= 12 and any(f" {words} " in turn for turn in seen)
+
+
 @dataclass(slots=True)
 class Window:
     """Turns ``first``..``last`` of one dialogue heading (``row``), best first by
@@ -177,26 +183,40 @@ def find_windows(
     k: int,
     date_range: DateRange | None = None,
     exclude_nodes: frozenset[str] = frozenset(),
+    seen: Sequence[str] = (),
+    with_answers: bool = False,
 ) -> list[Window]:
     """The best ``k`` windows of evidence for ``question`` (see the module docstring),
-    best first; ``[]`` when nothing is indexed as dialogue."""
+    best first; ``[]`` when nothing is indexed as dialogue. ``seen``: the turns of the
+    conversation being answered (``" words "`` of each, lower case), whose dialogue
+    gives no window. The oracle's own answers in a conversation find no window unless
+    ``settings.oracle_answers_as_evidence``, and are left out of the windows of the
+    user's turns around them unless that or ``with_answers`` (``/recall``: what was
+    said, each turn labelled with its speaker)."""
     if not question or not store.has_turns():
         return []
     ranked, cosine, scene_only = _ranked_turns(store, settings, question, vectors)
+    ranked = ranked[: 20 * k]
     spread = max(0, settings.evidence_neighbours)
     limit = min(settings.context_chars, WINDOWS_CHARS) // k
     words = terms(question)
+    oracle = set() if settings.oracle_answers_as_evidence else store.oracle_turns(h for (h, _), _ in ranked)
     rows: dict[int, dict] = {}
     windows: list[Window] = []
-    for (heading, ordinal), score in ranked[: 20 * k]:
+    for (heading, ordinal), score in ranked:
         if heading not in rows:
             rows.update(store.headings([heading]))
         row = rows.get(heading)
-        if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
+        if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes) or (heading, ordinal) in oracle:
             continue
         first, last = scene_only.get((heading, ordinal), (ordinal - spread, ordinal + spread))
         span = store.turns_between([(heading, max(0, first), last)])
         turns = [span[key] for key in sorted(span)]
+        if seen and any(_seen(t["text"], seen) for t in turns):
+            rows[heading] = None  # the conversation being answered
+            continue
+        if oracle and not with_answers:
+            turns = [t for t in turns if (heading, t["ordinal"]) not in oracle]
         if date_range is not None and not date_range.contains(span[(heading, ordinal)]["date"]):
             continue
         if not turns:

@@ -17,7 +17,9 @@ tool calls are not), not hidden (``metadata.is_visually_hidden_from_conversation
 Claude: a conversation has ``uuid``, ``name``, ``created_at`` (ISO 8601) and
 ``chat_messages``, each with ``uuid``, ``sender`` (``human`` or ``assistant``),
 ``created_at`` and its text: the ``text`` blocks of ``content`` when there are any (tool
-use and thinking blocks are left out), else ``text``.
+use and thinking blocks are left out), else ``text``. Edited prompts and regenerated
+answers make branches (``parent_message_uuid``): the conversation as shown is the path
+from ``current_leaf_message_uuid`` (else the newest message) up through the parents.
 
 The user's turns are named ``me`` (``Me`` by default), the assistant's ``ChatGPT`` or
 ``Claude``. A JSON syntax error, a conversation that is not an object, or one without an
@@ -146,6 +148,10 @@ def _claude(item: Any, n: int, name: str, fh: BinaryIO, me: str) -> Conversation
     for i, message in enumerate(messages, 1):
         if not isinstance(message, dict):
             raise MalformedExport(name, f"{where}, uuid {key}, message {i}", "a message must be a JSON object")
+    shown = _claude_branch(messages, item.get("current_leaf_message_uuid"), f"{where}, uuid {key}", name)
+    for i, message in enumerate(messages, 1):
+        if shown is not None and message.get("uuid") not in shown:
+            continue
         sender = message.get("sender")
         if sender not in ("human", "assistant"):
             continue
@@ -157,6 +163,31 @@ def _claude(item: Any, n: int, name: str, fh: BinaryIO, me: str) -> Conversation
             speaker = me if sender == "human" else "Claude"
             conversation.messages.append(Message(str(message.get("uuid") or i), speaker, text, when))
     return conversation
+
+
+def _claude_branch(messages: list[dict], leaf: Any, where: str, name: str) -> set[str] | None:
+    """The uuids of the messages on the branch the user last saw: from
+    ``current_leaf_message_uuid`` (else the last message created) up through
+    ``parent_message_uuid``; None when the messages name no parents (all are shown)."""
+    by_uuid = {m["uuid"]: m for m in messages if isinstance(m.get("uuid"), str)}
+    if not any(isinstance(m.get("parent_message_uuid"), str) for m in by_uuid.values()):
+        return None
+    if not isinstance(leaf, str) or leaf not in by_uuid:
+        # The newest message: an edit or a regeneration starts a newer branch; the
+        # list's order breaks ties.
+        oldest = datetime.datetime.min.replace(tzinfo=datetime.UTC)
+        order = sorted(
+            enumerate(by_uuid.values()), key=lambda e: (_iso(e[1].get("created_at"), name, where) or oldest, e[0])
+        )
+        leaf = order[-1][1]["uuid"]
+    shown: set[str] = set()
+    node: Any = leaf
+    while isinstance(node, str) and node in by_uuid:
+        if node in shown:
+            raise MalformedExport(name, where, f"the messages' parents loop at {node}")
+        shown.add(node)
+        node = by_uuid[node].get("parent_message_uuid")
+    return shown
 
 
 def _epoch(value: Any) -> datetime.datetime | None:

@@ -67,6 +67,7 @@ from .org_syntax import (
     split_lines,
     split_roam_list,
 )
+from .chats import response_lines
 from .conversations import is_oracle_answer, without_sources_lists
 from .orgparse_safe import load_org
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
@@ -104,6 +105,8 @@ def read_org_bytes(
         text = decode_org_bytes(data, problems)
         lines = split_lines(text)
         parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems)
+        if parsed.headings:
+            parsed.responses = response_lines(lines, parsed.headings[0].properties)
     except Exception as exc:  # noqa: BLE001 - the contract is to never raise
         problems.append(f"could not read the file ({type(exc).__name__}); it was skipped")
         parsed = ParsedFile(path=path, title=stem, file_id=None)

@@ -142,3 +142,6 @@ class ParsedFile:
     file_id: str | None
     headings: list[Heading] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # A gptel chat's responses, as file lines (first, last), when its bounds are saved
+    # (notes/chats.py); None for every other file.
+    responses: tuple[tuple[int, int], ...] | None = None

@@ -8,6 +8,12 @@ A turn is a question with its answer. Two shapes of org conversation are known:
 * a gptel chat saved as org (file properties ``GPTEL_*``): each heading is the user's
   prompt with the model's response as its body, already one turn.
 
+Both are dialogue too (:mod:`.chats`): the conversation's root (a gptel chat's file
+record) holds all its turns, with speakers and dates, and its chunks are their scenes,
+so that ``/recall`` and ``/ask`` give windows of the conversation
+(:mod:`arcology_oracle.answers.windows`); the turn headings keep their own chunks, for
+``/search`` and (the user's turns only) ``/similar``.
+
 Every chunk of a turn starts with the outline path and the turn's date (``(2024-03-01)``),
 so a turn can be found by when it happened. A turn longer than ``TURN_CHARS_FACTOR``
 times the chunk size is still cut into windows (embedding models read a bounded text),
@@ -18,40 +24,56 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import dialogue
+from . import chats, dialogue
 from .chunking import chunk_heading, path_line, split_windows
 from .conversations import is_oracle_answer
-from .records import Chunk, Heading, ParsedFile, sha256_hex
+from .records import Chunk, Heading, ParsedFile, Turn, sha256_hex
 
 TURN_CHARS_FACTOR = 3
 QUESTION_CHARS = 600
 
 
-def is_gptel_chat(parsed: ParsedFile) -> bool:
-    """Whether the file is a gptel chat saved as org (file-level ``GPTEL_*`` properties)."""
-    first = parsed.headings[0] if parsed.headings else None
-    return first is not None and first.level == 0 and any(k.startswith("GPTEL_") for k in first.properties)
+def _conversations(headings: list[Heading]) -> dict[int, list[Heading]]:
+    """``{index of a conversation's root: the headings below it}`` (see :mod:`.chats`)."""
+    out: dict[int, list[Heading]] = {}
+    for i, root in enumerate(headings):
+        j = i + 1
+        while j < len(headings) and headings[j].level > root.level:
+            j += 1
+        below = headings[i + 1 : j]
+        level = min((h.level for h in below), default=0)
+        if any(h.level == level and chats.is_conversation_turn(h) for h in below):
+            out[i] = below
+    return out
 
 
 def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Chunk]]:
     """The chunks of every heading of ``parsed``: by turn for conversation headings,
-    by :func:`.chunking.chunk_heading` for the rest."""
-    gptel = is_gptel_chat(parsed)
+    by :func:`.chunking.chunk_heading` for the rest. A conversation (a ``/converse``
+    subtree, a gptel chat: :mod:`.chats`) is also a dialogue: its root (the file record
+    of a gptel chat) holds its turns and its chunks are their scenes."""
+    gptel = chats.is_gptel_chat(parsed)
     first = parsed.headings[0] if parsed.headings else None
     imported = first is not None and first.level == 0 and "IMPORTED_FROM" in first.properties
+    roots = {} if gptel else _conversations(parsed.headings)
     out: list[list[Chunk]] = []
     # The last heading seen at each level under each outline path: an answer's question
     # is its previous sibling. Entries deeper than the current heading are stale.
     previous_at: dict[tuple[int, tuple[str, ...]], Heading] = {}
     last_level = 0
-    for heading in parsed.headings:
+    for i, heading in enumerate(parsed.headings):
         key = (heading.level, heading.olp)
         if heading.level < last_level:
             previous_at = {k: v for k, v in previous_at.items() if k[0] <= heading.level}
         last_level = heading.level
         question = previous_at.get(key)
         previous_at[key] = heading
-        if heading.level > 0 and "ROLE" in heading.properties and is_oracle_answer(heading.properties):
+        talk = chats.gptel_turns(parsed) if gptel and i == 0 else None
+        if i in roots:
+            talk = chats.conversation_turns(heading, roots[i])
+        if talk and len(talk) >= 2:
+            out.append(scene_chunks(heading, parsed.title, talk))
+        elif heading.level > 0 and "ROLE" in heading.properties and is_oracle_answer(heading.properties):
             asked = question if question is not None and not is_oracle_answer(question.properties) else None
             out.append(chunk_turn(heading, parsed.title, asked, max_chars))
         elif heading.level > 0 and (gptel or "ROLE" in heading.properties):
@@ -63,15 +85,20 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
 
 def chunk_dialogue(heading: Heading, file_title: str, imported: bool = False) -> list[Chunk]:
     """The scenes of a heading whose body is a dialogue (:mod:`.dialogue`), one chunk
-    each (a turn longer than a scene's maximum is cut into several), each starting with
-    the path line and the heading's date; ``[]`` when the body is no dialogue. The first
-    chunk carries the turns, their lines counted in the file."""
+    each (see :func:`scene_chunks`); ``[]`` when the body is no dialogue."""
     turns = dialogue.read_turns(heading.body, heading.date, known=imported)
     if not turns:
         return []
     # The body is the heading's last lines (drawer and planning come first).
     offset = heading.end_line - len(heading.body.split("\n"))
     turns = [replace(t, start_line=t.start_line + offset, end_line=t.end_line + offset) for t in turns]
+    return scene_chunks(heading, file_title, turns)
+
+
+def scene_chunks(heading: Heading, file_title: str, turns: list[Turn]) -> list[Chunk]:
+    """The scenes of ``turns`` (lines counted in the file), one chunk each (a turn longer
+    than a scene's maximum is cut into several), each starting with the path line and
+    the heading's date. The first chunk carries the turns, for the store."""
     head = path_line(heading, file_title) + (f" ({heading.date})" if heading.date else "")
     chunks: list[Chunk] = []
     for first, last in dialogue.scenes(turns):

@@ -111,7 +111,9 @@ class LinkGraph(StoreBase):
 
     def oracle_headings(self, ids: Iterable[int]) -> set[int]:
         """Those of the heading ``ids`` that are the oracle's own answers (``:ROLE:
-        oracle`` or another assistant role: :func:`~arcology_oracle.notes.conversations.is_oracle_answer`)."""
+        oracle`` or another assistant role: :func:`~arcology_oracle.notes.conversations.is_oracle_answer`),
+        or hold such answers among their dialogue turns (a conversation's root, whose
+        chunks are scenes of the conversation)."""
         ids = list(ids)
         if not ids:
             return set()
@@ -119,7 +121,15 @@ class LinkGraph(StoreBase):
             f"SELECT id FROM headings WHERE id IN (SELECT value FROM json_each(?)) AND {_ORACLE_SQL}",
             (json.dumps(ids),),
         )
-        return {r[0] for r in rows}
+        found = {r[0] for r in rows}
+        # A conversation's root whose turns (its scenes: notes/chats.py) hold answers.
+        rows = self.conn.execute(
+            "SELECT DISTINCT t.heading FROM turns t JOIN headings r ON r.id = t.heading"
+            " JOIN headings o ON o.file = r.file AND o.start_line = t.start_line"
+            f" WHERE t.heading IN (SELECT value FROM json_each(?)) AND {oracle_sql('o')}",
+            (json.dumps(ids),),
+        )
+        return found | {r[0] for r in rows}
 
     def role_outlines(self, paths: Iterable[str]) -> dict[str, list[tuple[int, int, str]]]:
         """For each of ``paths`` holding a heading with a ``:ROLE:`` property, ``(start
@@ -150,6 +160,11 @@ class LinkGraph(StoreBase):
 
 
 # A heading row that is one of the oracle's answers, in SQL (the roles of notes.conversations).
-_ORACLE_SQL = "lower(trim(json_extract(properties, '$.ROLE'))) IN ({})".format(
-    ", ".join(f"'{role}'" for role in sorted(ORACLE_ROLES))
-)
+def oracle_sql(alias: str = "") -> str:
+    """SQL true for a heading row (of table ``alias``) that is one of the oracle's answers."""
+    column = f"{alias}.properties" if alias else "properties"
+    roles = ", ".join(f"'{role}'" for role in sorted(ORACLE_ROLES))
+    return f"lower(trim(json_extract({column}, '$.ROLE'))) IN ({roles})"
+
+
+_ORACLE_SQL = oracle_sql()

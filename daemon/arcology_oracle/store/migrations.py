@@ -340,11 +340,14 @@ def m011_dialogue_turns(conn) -> None:
     )
 
 
+@migration
+def m012_reread_conversations(conn) -> None:  # /converse and gptel chats are dialogue now (notes/chats.py): re-read them
+    conn.executescript("UPDATE files SET mtime_ns = 0, hash = '' WHERE id IN (SELECT file FROM headings WHERE json_extract(properties, '$.ROLE') IS NOT NULL OR properties LIKE '%GPTEL_%' OR body LIKE '%gptel%');")
+
+
 def migrate(conn) -> list[str]:
     """Apply pending migrations; return the names applied. Each runs in one transaction."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-    )
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
     applied = []
     for fn in MIGRATIONS:
@@ -354,9 +357,7 @@ def migrate(conn) -> list[str]:
         try:
             # executescript would COMMIT our transaction first; run statements one by one.
             _run_in_transaction(conn, fn)
-            conn.execute(
-                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, time.time())
-            )
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, time.time()))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")

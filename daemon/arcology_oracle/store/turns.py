@@ -3,9 +3,11 @@ and turns by heading and ordinal, for :mod:`arcology_oracle.answers.windows`."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from .connection import StoreBase
+from .links import oracle_sql
 
 _TURN_COLUMNS = "t.id, t.heading, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.date"
 
@@ -66,6 +68,35 @@ class Turns(StoreBase):
             ):
                 out[(r["heading"], r["ordinal"])] = _turn(r)
         return out
+
+    def dialogue_members(self, headings: Sequence[int]) -> set[int]:
+        """Those of ``headings`` whose text is some dialogue's turns: a dialogue heading,
+        or a heading inside the lines of another heading's turns in its file (the turn
+        headings of a conversation, :mod:`arcology_oracle.notes.chats`)."""
+        ids = json.dumps(list(headings))
+        rows = self.conn.execute(
+            "SELECT id, file, start_line FROM headings WHERE id IN (SELECT value FROM json_each(?))", (ids,)
+        ).fetchall()
+        spans = self.conn.execute(
+            "SELECT r.id, r.file, min(t.start_line), max(t.end_line) FROM headings r JOIN turns t ON t.heading = r.id"
+            " WHERE r.file IN (SELECT file FROM headings WHERE id IN (SELECT value FROM json_each(?))) GROUP BY r.id",
+            (ids,),
+        ).fetchall()
+        return {
+            r[0] for r in rows
+            if any(r[0] == s[0] or (r[1] == s[1] and s[2] <= r[2] <= s[3]) for s in spans)
+        }  # fmt: skip
+
+    def oracle_turns(self, headings: Iterable[int]) -> set[tuple[int, int]]:
+        """``(heading, ordinal)`` of the turns of ``headings`` that are the oracle's own
+        answers (a turn starting at a heading with ``:ROLE: oracle``)."""
+        rows = self.conn.execute(
+            "SELECT t.heading, t.ordinal FROM turns t JOIN headings r ON r.id = t.heading"
+            " JOIN headings o ON o.file = r.file AND o.start_line = t.start_line"
+            f" WHERE t.heading IN (SELECT value FROM json_each(?)) AND {oracle_sql('o')}",
+            (json.dumps(sorted(set(headings))),),
+        )
+        return {(r[0], r[1]) for r in rows}
 
     def turn_counts(self, headings: Sequence[int]) -> dict[int, int]:
         """How many turns each of ``headings`` has (dialogue headings only)."""

@@ -1,0 +1,218 @@
+"""Conversations kept as org headings, read as dialogue: the ``/converse`` format and gptel chats.
+
+Pure text in, turns out (:class:`~.records.Turn`, lines counted in the file), for
+:mod:`.turns`, which stores them on one heading per conversation and embeds their scenes:
+
+* a **conversation** (:mod:`.conversations`): a heading with a child whose ``:ROLE:``
+  names the user or the assistant. Its turns are the heading itself (the topic, the
+  user's) and each child with everything under it; the speaker is ``Oracle`` for the
+  oracle's answers (``:ROLE: oracle``, the ``:oracle:`` tag, a title ``Oracle...``) and
+  ``Me`` for the rest; the date is each turn heading's (``:CREATED:``, its timestamp, the
+  daily's). An answer's ``Sources:`` list and its ``[n]`` markers are left out (they
+  number the sources of that answer, not of a later one);
+* a **gptel chat** saved as org (file properties ``GPTEL_*``, or a ``gptel`` mode line):
+  the whole file. The model's responses are where ``GPTEL_BOUNDS`` (character positions,
+  as gptel saves them) says, the rest is the user's prompts (heading stars and
+  ``@user``-style prefix lines dropped); without bounds, lines holding only ``@name``
+  switch speaker, and else each heading's title is a prompt and its body the response.
+  The speakers are ``user`` and the model (``:GPTEL_MODEL:``, else ``assistant``).
+  The file record holds the turns (the first heading, when the file starts with one).
+
+Only headings the reader kept are read, so private subtrees never become turns.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+
+from .conversations import ORACLE_ROLES, USER_ROLES, without_sources_lists
+from .org_syntax import link_text
+from .records import Heading, ParsedFile, Turn
+
+ME, ORACLE = "Me", "Oracle"
+GPTEL_USER, GPTEL_MODEL = "user", "assistant"
+_CITATION = re.compile(r"[ \t]?\[\d{1,3}\]")
+_MODE_LINE = re.compile(r"-\*-.*\bgptel\b.*-\*-")
+_LOCAL_BOUNDS = re.compile(r"^\W*gptel--bounds:[ \t]*(\(.*\))[ \t]*$", re.MULTILINE)
+_LOCAL_VARIABLES = re.compile(r"^\W*Local Variables:\s*$")
+_PREFIX_LINE = re.compile(r"^[ \t]*@([\w-]+):?[ \t]*$")
+_SEXP_TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()"]+')
+
+
+# -- /converse conversations ---------------------------------------------------------
+
+
+def turn_role(heading: Heading) -> str | None:
+    """``"user"``/``"assistant"`` when the heading says who speaks (``:ROLE:``, the
+    ``:oracle:`` tag or an ``Oracle`` title), else None."""
+    role = heading.properties.get("ROLE", "").strip().lower()
+    if role in USER_ROLES:
+        return "user"
+    if role in ORACLE_ROLES or "oracle" in (t.lower() for t in heading.tags) or re.match(r"oracle\b", heading.title, re.I):
+        return "assistant"
+    return None
+
+
+def is_conversation_turn(heading: Heading) -> bool:
+    """Whether ``heading`` has a ``:ROLE:`` naming the user or the assistant."""
+    return heading.properties.get("ROLE", "").strip().lower() in USER_ROLES | ORACLE_ROLES
+
+
+def _content(heading: Heading, speaker: str) -> str:
+    title = "" if heading.title.strip().lower() in {speaker.lower(), "me", "oracle"} else heading.title
+    body = heading.text
+    if speaker == ORACLE:
+        body = _CITATION.sub("", without_sources_lists(body))
+    return "\n\n".join(p for p in (title.strip(), body.strip()) if p)
+
+
+def conversation_turns(root: Heading, members: Sequence[Heading]) -> list[Turn]:
+    """The turns of the conversation whose topic is ``root`` and whose headings below it
+    are ``members`` (in file order; the children of ``root`` start the turns, deeper
+    headings belong to the turn above them)."""
+    level = min((h.level for h in members), default=root.level + 1)
+    groups: list[list[Heading]] = [[root]]
+    for h in members:
+        if h.level <= level:
+            groups.append([h])
+        else:
+            groups[-1].append(h)
+    turns: list[Turn] = []
+    for group in groups:
+        head = group[0]
+        speaker = ORACLE if head is not root and turn_role(head) == "assistant" else ME
+        parts = [_content(head, speaker)] + [f"{h.title}\n\n{h.text}".strip() for h in group[1:]]
+        text = "\n\n".join(p for p in parts if p)
+        if text:
+            turns.append(Turn(len(turns), speaker, f"{speaker}: {text}", head.start_line, group[-1].end_line, head.date))
+    return turns
+
+
+# -- gptel chats ---------------------------------------------------------------------
+
+
+def _sexp(text: str):
+    """The first s-expression of ``text`` as nested lists of ints and strings."""
+    stack: list[list] = [[]]
+    for token in _SEXP_TOKEN.findall(text):
+        if token == "(":
+            stack.append([])
+        elif token == ")":
+            if len(stack) == 1:
+                break
+            done = stack.pop()
+            stack[-1].append(done)
+            if len(stack) == 1:
+                break
+        else:
+            stack[-1].append(int(token) if token.lstrip("-").isdigit() else token)
+    return stack[0][0] if stack[0] else None
+
+
+def _response_spans(bounds: str) -> list[tuple[int, int]]:
+    """The ``(beg, end)`` points of the responses in gptel's bounds: ``((response (B E)
+    ...) (ignore ...) ...)`` or the older ``((B . E) ...)``."""
+    try:
+        tree = _sexp(bounds)
+    except ValueError:
+        return []
+    spans: list[tuple[int, int]] = []
+    for entry in tree if isinstance(tree, list) else []:
+        if isinstance(entry, list) and len(entry) == 3 and entry[1] == "." and all(isinstance(x, int) for x in entry[::2]):
+            spans.append((entry[0], entry[2]))  # (BEG . END)
+        elif isinstance(entry, list) and entry and entry[0] == "response":
+            spans += [(b[0], b[1]) for b in entry[1:] if isinstance(b, list) and len(b) >= 2 and all(isinstance(x, int) for x in b[:2])]
+    return spans
+
+
+def response_lines(lines: Sequence[str], properties: dict[str, str]) -> tuple[tuple[int, int], ...] | None:
+    """The file lines (first, last; 1-based) of a gptel chat's responses, from its
+    ``GPTEL_BOUNDS`` property or a ``gptel--bounds`` file variable; None when the file
+    has neither. Bounds past the end of the file are ignored."""
+    bounds = properties.get("GPTEL_BOUNDS")
+    if bounds is None:  # a file variable, in the last lines
+        tail = "\n".join(lines[-40:])
+        found = _LOCAL_BOUNDS.search(tail) if "gptel--bounds" in tail else None
+        bounds = found[1] if found else None
+    if bounds is None:
+        return None
+    text = "\n".join(lines)
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    out = []
+    for beg, end in _response_spans(bounds):
+        piece = text[beg - 1 : end - 1]  # Emacs points are 1-based
+        if beg < 1 or end - 1 > len(text) or not piece.strip():
+            continue
+        first = beg - 1 + (len(piece) - len(piece.lstrip()))
+        last = beg - 1 + len(piece.rstrip()) - 1
+        out.append((bisect.bisect_right(starts, first), bisect.bisect_right(starts, last)))
+    return tuple(out)
+
+
+def is_gptel_chat(parsed: ParsedFile) -> bool:
+    """Whether the file is a gptel chat saved as org: file-level ``GPTEL_*`` properties,
+    a ``gptel--bounds`` file variable or a mode line naming gptel."""
+    first = parsed.headings[0] if parsed.headings else None
+    if first is None:
+        return False
+    return parsed.responses is not None or (
+        first.level == 0
+        and (any(k.startswith("GPTEL_") for k in first.properties) or _MODE_LINE.search(first.body.split("\n", 1)[0]) is not None)
+    )
+
+
+def gptel_turns(parsed: ParsedFile) -> list[Turn]:
+    """The turns of a gptel chat (see the module docstring), in file order."""
+    model = parsed.headings[0].properties.get("GPTEL_MODEL", "").strip() or GPTEL_MODEL
+    responses = parsed.responses or ()
+    # (file line, text, heading): every heading line and body line, in file order.
+    lines: list[tuple[int, str, Heading]] = []
+    for h in parsed.headings:
+        body = h.body.split("\n")
+        offset = h.end_line - len(body)
+        if h.level:
+            lines.append((h.start_line, h.title, h))
+        lines += [(offset + 1 + i, line, h) for i, line in enumerate(body) if not (h.level == 0 and i == 0 and _MODE_LINE.search(line))]
+    # A file variables section (gptel's bounds outside Org) is no one's turn.
+    end = next((i for i, (_, text, _) in enumerate(lines) if _LOCAL_VARIABLES.match(text)), len(lines))
+    lines = lines[:end]
+    prefixed = parsed.responses is None and any(_PREFIX_LINE.match(text) for _, text, _ in lines)
+
+    def speaker_of(number: int, text: str, h: Heading, current: str) -> str:
+        if parsed.responses is not None:
+            return model if any(a <= number <= b for a, b in responses) else GPTEL_USER
+        if prefixed:
+            return current
+        return GPTEL_USER if number == h.start_line and h.level else model
+
+    runs: list[list] = []  # [speaker, first line, last line, texts, heading]
+    current = GPTEL_USER
+    for number, text, h in lines:
+        marker = _PREFIX_LINE.match(text) if prefixed else None
+        if marker:
+            current = GPTEL_USER if marker[1].lower() in USER_ROLES else model
+            continue
+        if h.level == 0 and (text.startswith("#+") or (not text.strip() and not runs)):
+            continue  # the file's keywords (#+title)
+        speaker = speaker_of(number, text, h, current)
+        if runs and runs[-1][0] == speaker:
+            runs[-1][2] = number
+            runs[-1][3].append(text)
+        else:
+            runs.append([speaker, number, number, [text], h])
+    turns: list[Turn] = []
+    for speaker, first, last, texts, h in runs:
+        while texts and not texts[-1].strip():
+            texts.pop()
+            last -= 1
+        while texts and not texts[0].strip():
+            texts.pop(0)
+            first += 1
+        body = link_text("\n".join(texts)).strip()
+        if body:
+            turns.append(Turn(len(turns), speaker, f"{speaker}: {body}", first, last, h.date))
+    return turns

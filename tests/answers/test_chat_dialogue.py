@@ -1,0 +1,172 @@
+"""Conversations kept as headings read as dialogue (issue 28): a ``/converse`` subtree
+(``Me``/``Oracle`` turn headings) and a gptel chat saved as org are stored per turn on the
+conversation's root, with speakers and dates, and /recall and /ask give windows of them;
+the oracle's own turns stay out of /ask's evidence and /similar, against real org files,
+the real daemon and the fake Ollama."""
+
+from __future__ import annotations
+
+import pytest
+
+from arcology_oracle.index.parsing import ParseOptions, parse_note
+from arcology_oracle.notes.reader import read_org_bytes
+from tests.answers.test_recall import post
+from tests.runners import start_daemon
+
+OPTIONS = ParseOptions(frozenset({"private"}), 2000, 200)
+
+TALK = """#+title: Garden talk
+* Tomato questions
+:PROPERTIES:
+:CREATED: [2024-05-01 Wed 09:00]
+:END:
+** Me
+Why do my tomato leaves curl upwards in the greenhouse?
+** Oracle
+:PROPERTIES:
+:ROLE:     oracle
+:ORACLE_MODEL: llama3.2
+:CREATED:  [2024-05-01 Wed 09:02]
+:END:
+Leaf roll comes from heat stress and uneven watering [1].
+
+Sources:
+- [1] [[id:1111aaaa-0000-4000-8000-000000000009][Greenhouse notes]]
+** Me :private:
+My neighbour Colm keeps a secret stash of blight spray.
+** Me
+:PROPERTIES:
+:CREATED: [2024-05-03 Fri 18:30]
+:END:
+And should I pinch out the side shoots of cordon tomatoes?
+"""
+
+
+def gptel_file(exchanges: list[tuple[str, str]], model: str = "gpt-4o") -> str:
+    """A gptel chat as gptel saves it in org: file properties, ``*** `` prompts, and
+    the responses' character positions in ``GPTEL_BOUNDS``."""
+    body = "".join(f"*** {prompt}\n\n{response}\n\n" for prompt, response in exchanges)
+    points = "()"
+    for _ in range(6):  # the positions depend on their own length: a fixed point
+        head = f":PROPERTIES:\n:GPTEL_MODEL: {model}\n:GPTEL_BOUNDS: ((response {points}))\n:END:\n#+title: Bread chat\n\n"
+        text, spans, at = head + body, [], 0
+        for _, response in exchanges:
+            at = text.index(response, at)
+            spans.append(f"({at + 1} {at + 1 + len(response)})")
+            at += len(response)
+        points = " ".join(spans)
+    return text
+
+
+PADDING = " Keep notes of the flour, the water temperature and the timings, so that the next bake can be compared."
+EXCHANGES = [(q, a + PADDING) for q, a in [
+    ("Which flour makes the crispiest baguette crust?", "A French T65 flour with steam in the first ten minutes."),
+    ("How long should the poolish ferment overnight?", "Twelve to sixteen hours at cool room temperature."),
+    ("What oven temperature suits a rye loaf?", "Start at 250 degrees, then drop to 210 after fifteen minutes."),
+    ("Why did my focaccia come out dense?", "The dough was underproofed; give it another hour and more olive oil."),
+    ("Can I retard croissant dough in the fridge?", "Yes, up to 48 hours, wrapped tightly so it does not dry."),
+    ("How do I stop bagels from wrinkling after boiling?", "Boil them briefly and bake at once; overproofed bagels wrinkle."),
+    ("Is spelt good for a sandwich loaf?", "Spelt makes a soft loaf but needs gentle kneading and less water."),
+    ("What makes brioche so yellow?", "Egg yolks and butter, plenty of both."),
+]]
+
+
+def test_a_conversation_is_one_dialogue_on_its_root():
+    parsed, chunks = parse_note(TALK.encode(), "talk.org", OPTIONS)
+    by_title = {h.title: (h, c) for h, c in zip(parsed.headings, chunks)}
+    root, scenes = by_title["Tomato questions"]
+    turns = scenes[0].dialogue
+    assert [t.speaker for t in turns] == ["Me", "Me", "Oracle", "Me"]
+    assert turns[2].text == "Oracle: Leaf roll comes from heat stress and uneven watering."  # no Sources, no [1]
+    assert [t.when for t in turns] == ["2024-05-01", "2024-05-01", "2024-05-01", "2024-05-03"]
+    lines = TALK.split("\n")
+    assert [lines[t.start_line - 1] for t in turns] == ["* Tomato questions", "** Me", "** Oracle", "** Me"]
+    assert "Colm" not in " ".join(t.text for t in turns) and "Colm" not in " ".join(c.text for c in scenes)
+    assert scenes[0].text.startswith("Garden talk > Tomato questions (2024-05-01)\n\nMe: Tomato questions")
+    # The turn headings keep their own chunks (/search; /similar for the user's).
+    assert by_title["Oracle"][1][0].dialogue == () and "heat stress" in by_title["Oracle"][1][0].text
+
+
+def test_a_gptel_chat_is_one_dialogue_on_its_file():
+    text = gptel_file(EXCHANGES[:2])
+    parsed, chunks = parse_note(text.encode(), "bread-chat.org", OPTIONS)
+    turns = chunks[0][0].dialogue
+    assert [t.speaker for t in turns] == ["user", "gpt-4o", "user", "gpt-4o"]
+    assert turns[0].text == "user: Which flour makes the crispiest baguette crust?"
+    assert turns[1].text == "gpt-4o: " + EXCHANGES[0][1]
+    lines = text.split("\n")
+    assert lines[turns[1].start_line - 1] == EXCHANGES[0][1] and turns[1].start_line == turns[1].end_line
+    # A prompt of several lines stays the user's: the bounds say where the response is.
+    longer = gptel_file([("Which flour?\nI want a crisp crust.", "T65 with steam.")])
+    turns = parse_note(longer.encode(), "c.org", OPTIONS)[1][0][0].dialogue
+    assert [t.text for t in turns] == ["user: Which flour?\nI want a crisp crust.", "gpt-4o: T65 with steam."]
+
+
+def test_gptel_chats_without_bounds():
+    # No bounds: a heading's title is the prompt, its body the response.
+    plain = ":PROPERTIES:\n:GPTEL_MODEL: llama3\n:END:\n*** Which flour?\nT65.\n*** And water?\n70 percent.\n"
+    assert [t.text for t in parse_note(plain.encode(), "a.org", OPTIONS)[1][0][0].dialogue] == [
+        "user: Which flour?", "llama3: T65.", "user: And water?", "llama3: 70 percent.",
+    ]  # fmt: skip
+    # @user / @assistant prefix lines switch speaker; a mode line says it is gptel's.
+    prefixed = "# -*- mode: org; eval: (gptel-mode 1) -*-\n@user\nWhich flour?\n\n@assistant\nT65.\n\n@user\nAnd water?\n"
+    parsed = read_org_bytes(prefixed.encode(), "b.org")
+    assert parsed.responses is None
+    turns = parse_note(prefixed.encode(), "b.org", OPTIONS)[1][0][0].dialogue
+    assert [(t.speaker, t.text) for t in turns] == [
+        ("user", "user: Which flour?"), ("assistant", "assistant: T65."), ("user", "user: And water?"),
+    ]  # fmt: skip
+    # Bounds saved as a file variable (gptel outside Org's property drawers).
+    body = "*** Which flour?\n\nT65.\n"
+    local = f"{body}\n# Local Variables:\n# gptel--bounds: ((response ({body.index('T65') + 1} {body.index('T65') + 5})))\n# End:\n"
+    parsed = read_org_bytes(local.encode(), "c.org")
+    assert parsed.responses == ((3, 3),)
+    turns = parse_note(local.encode(), "c.org", OPTIONS)[1][0][0].dialogue
+    assert [t.text for t in turns] == ["user: Which flour?", "assistant: T65."]
+
+
+@pytest.fixture
+async def chats_daemon(tmp_path, roam_dir, fake_ollama):
+    (roam_dir / "talk.org").write_text(TALK)
+    (roam_dir / "bread-chat.org").write_text(gptel_file(EXCHANGES))
+    for n in range(6):  # files whose titles name the question, their text in headings
+        (roam_dir / f"focaccia-{n}.org").write_text(f"#+title: Dense focaccia bake {n}\n* Shopping\nEggs, milk.\n")
+    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    yield d
+    d.stop()
+
+
+async def test_recall_gives_windows_of_a_gptel_chat(chats_daemon, fake_ollama):
+    status, body = await post(chats_daemon, "/recall", {"question": "focaccia dense underproofed"})
+    assert status == 200, body
+    note = next(n for n in body["notes"] if n["file"] == "bread-chat.org")
+    assert note["speakers"] == ["user", "gpt-4o"] and note["heading"] == "Bread chat"
+    assert "user: Why did my focaccia come out dense?\n\ngpt-4o: The dough was underproofed" in note["text"]
+    assert "rye loaf" in note["text"] or "croissant" in note["text"]  # its neighbours
+    assert "brioche" not in note["text"] and len(note["text"]) < len(" ".join(sum(EXCHANGES, ()))) / 2
+    # A file's title alone (no text of its own) is no note taking a window's place.
+    assert all(n["text"].strip() for n in body["notes"]), [n["heading"] for n in body["notes"] if not n["text"].strip()]
+    status, answer = await post(chats_daemon, "/ask", {"question": "focaccia dense underproofed"})
+    assert status == 200 and "user: Why did my focaccia come out dense?" in fake_ollama.state.chats[-1][0]["content"]
+
+
+async def test_the_oracles_turns_in_recall_ask_and_similar(chats_daemon, fake_ollama):
+    # /recall: the conversation as it went, the oracle's turn labelled, the private one never.
+    status, body = await post(chats_daemon, "/recall", {"question": "tomato leaves curl greenhouse", "k": 3})
+    [note] = [n for n in body["notes"] if n["file"] == "talk.org"]
+    assert note["heading"] == "Tomato questions" and note["speakers"] == ["Me", "Oracle"]
+    assert "Oracle: Leaf roll comes from heat stress" in note["text"] and "Colm" not in note["text"]
+    assert note["role"] == "conversation" if "role" in note else True
+    # /ask: the user's turns are evidence, the oracle's past answer is not.
+    status, _ = await post(chats_daemon, "/ask", {"question": "tomato leaves curl greenhouse"})
+    prompt = fake_ollama.state.chats[-1][0]["content"]
+    assert "Me: Why do my tomato leaves curl upwards" in prompt and "heat stress" not in prompt
+    assert prompt.count("tomato leaves curl upwards") == 1  # the turn's own heading is no second note
+    # /similar: the root, whose scenes hold the oracle's words, is never a result.
+    status, similar = await post(chats_daemon, "/similar", {"text": "leaf roll heat stress uneven watering", "all": True})
+    assert status == 200
+    from_talk = [r for r in similar["results"] if r["file"] == "talk.org"]
+    assert all(r["heading"] not in ("Oracle", "Tomato questions") and r["role"] == "conversation" for r in from_talk)
+    _, found = await chats_daemon.get_json("/search", q="tomato", k=20)
+    roles = {r["heading"]: r["role"] for r in found["results"] if r["file"] == "talk.org"}
+    assert roles.get("Tomato questions") == "conversation"
