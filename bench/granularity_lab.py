@@ -2,7 +2,7 @@
 is built into the daemon (issue 29).
 
     python bench/granularity_lab.py RUN [CORPUS ...] [--tasks node,line] [--weights 0,0.33,0.5]
-        [--join 0,10] [--agg mean,max]
+        [--agg mean,max]
 
 Runs bench/similar_lab.py's queries on the indexes ``quality.py --out RUN --keep`` kept,
 with ``similarity._rescore_by_note`` wrapped: each candidate node's score becomes
@@ -11,8 +11,7 @@ page vectors are the embeddings of windows of ``PAGE`` characters overlapping by
 ``OVERLAP`` of its own text (the titles and text of its headings, as the store holds
 them) and its page vector their normalised mean (``--agg max``: its best page); the
 query's page vector is the query node's (``?node=``) or the section's own vector
-(``?file=&line=``). ``--join N`` lets the N nodes nearest by page vector join the
-candidates (scored by their note mean's cosine). Windows are embedded once through
+(``?file=&line=``). Windows are embedded once through
 bench/st_ollama.py (its cache) and kept in ``bench/results/lab-vectors-CORPUS-pages.npz``;
 prints how many texts and characters that was.
 """
@@ -31,7 +30,7 @@ from arcology_oracle.store import Store
 from _common import RESULTS
 
 PAGE, OVERLAP = 6000, 400
-STATE: dict = {"w": 0.0, "join": 0, "agg": "mean", "qpage": None}
+STATE: dict = {"w": 0.0, "agg": "mean", "qpage": None}
 
 
 def windows(text: str) -> list[str]:
@@ -66,24 +65,6 @@ def rescore(store, hits, query, *, limit, exclude_nodes):
     qp = np.asarray(query if qpage is None else qpage)
     owners = store.heading_owners([h for h, _ in out])
     keys = [owners[h][0] if h in owners else None for h, _ in out]
-    if STATE["join"]:
-        have = set(keys) | set(exclude_nodes)
-        sims = STATE["pm"] @ qp
-        joining = []
-        for j in np.argsort(-sims):
-            node = STATE["owner"][j]
-            if node not in have:
-                have.add(node)
-                joining.append(node)
-                if len(joining) >= STATE["join"]:
-                    break
-        means = store.node_vectors(joining)
-        for node in joining:
-            row = store.node(node)
-            if row is None or node not in means:
-                continue
-            out.append((row["id"], float(np.dot(query, means[node]))))
-            keys.append(node)
     pv = STATE["pv_max"] if STATE["agg"] == "max" else STATE["pv"]
     rescored = []
     for (h, s), key in zip(out, keys):
@@ -138,13 +119,13 @@ async def prepare(name: str, run: str, args) -> None:
 async def main_async(args) -> None:
     for name in args.corpora:
         await prepare(name, args.run, args)
-        for w, join, agg in itertools.product(args.weights, args.join, args.agg):
-            if w == 0 and (join or agg != "mean"):
+        for w, agg in itertools.product(args.weights, args.agg):
+            if w == 0 and agg != "mean":
                 continue
-            STATE.update(w=w, join=join, agg=agg)
+            STATE.update(w=w, agg=agg)
             out = await lab.run_corpus(name, args.run, args.tasks, args)
             cells = "  ".join(f"{t}: {v['recall@10']:.3f} {v['mrr']:.3f} ({v['p50_ms']} ms)" for t, v in out.items())
-            print(f"{name:20s} w={w} join={join} agg={agg}  {cells}", flush=True)
+            print(f"{name:20s} w={w} agg={agg}  {cells}", flush=True)
 
 
 def main() -> None:
@@ -153,7 +134,6 @@ def main() -> None:
     p.add_argument("corpora", nargs="*", default=["kha-dinh-org-notes", "kijimaD-roam-sub", "info-sub"])
     p.add_argument("--tasks", type=lambda s: set(s.split(",")), default={"node", "line"})
     p.add_argument("--weights", type=lambda s: [float(x) for x in s.split(",")], default=[0.0, 0.33, 0.5])
-    p.add_argument("--join", type=lambda s: [int(x) for x in s.split(",")], default=[0, 10])
     p.add_argument("--agg", type=lambda s: s.split(","), default=["mean", "max"])
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama")
