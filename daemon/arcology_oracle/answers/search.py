@@ -183,8 +183,10 @@ def similar_text(
     they share) without the graph signal (a text has no place in the graph); scored and
     cut as the others (:mod:`.relevance`).
 
-    Measured (BENCHMARKS.md, Retrieval across granularities): an unsaved buffer is found
-    what its saved note would be found."""
+    Why (an unsaved buffer asks what its saved note would): measured with MiniLM on three
+    corpora (BENCHMARKS.md, Retrieval across granularities), link prediction by text
+    rose on all 12 numbers without the cut-off, e.g. Japanese notes recall@10 / MRR
+    0.166 / 0.151 -> 0.310 / 0.296, English 0.398 / 0.389 -> 0.427 / 0.421."""
     words: dict[str, float] = {}
     mode, results = similarity.similar(store, k=k, vector=vector, text=text, whole_notes=True, words=words)
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words))
