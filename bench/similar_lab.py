@@ -30,8 +30,7 @@ from pathlib import Path
 import aiohttp
 import numpy as np
 from _common import REPO, RESULTS, embed_server
-from arcology_oracle.answers import graph, retrieval, similarity
-from arcology_oracle.answers.search import nested_nodes, node_query
+from arcology_oracle.answers import relevance, search, similarity
 from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
 from quality_lib import Corpus, Embeddings, scores, summarise
@@ -40,7 +39,11 @@ CORPORA = REPO.parent.parent / "shared" / "corpora"
 
 
 def source(name: str) -> Path:
-    return RESULTS / "info-roam" if name == "info" else CORPORA / name
+    """``info``, a directory of ../shared/corpora, or one made under bench/results/
+    (bench/subset.py, bench/info2org.py)."""
+    if name == "info":
+        return RESULTS / "info-roam"
+    return RESULTS / name if (RESULTS / name).is_dir() else CORPORA / name
 
 
 def queries(corpus: Corpus, max_queries: int) -> tuple[list[str], list]:
@@ -79,29 +82,24 @@ async def text_vectors(name: str, texts: list[str], url: str | None, model: str)
 
 
 def similar_to_node(store: Store, settings, node_id: str, k: int):
-    """What ``GET /similar?node=`` runs (answers.search.similar_to_node)."""
-    excluded = {node_id} | nested_nodes(store, store.node(node_id))
-    vector, text = node_query(store, node_id)
-    return graph.similar_with_graph(store, settings, node_id, k=k, vector=vector, text=text,
-                                    exclude_nodes=frozenset(excluded), whole_notes=True)[1]  # fmt: skip
+    """What ``GET /similar?node=`` runs (answers.search.similar_node: scored and cut)."""
+    return search.similar_node(store, settings, node_id, k)[1]
 
 
 def similar_to_line(store: Store, settings, rel: str, line: int, k: int):
-    """What ``GET /similar?file=&line=`` runs (answers.search.similar_to_line)."""
-    row = store.heading_at(rel, line)
-    node = row["node_id"]
-    vector = retrieval.stored_vector(store, [row["id"]])
-    text = " ".join([row["olp_text"], row["title"], row["text"]])
-    return graph.similar_with_graph(store, settings, node, k=k, vector=vector, text=text,
-                                    exclude_nodes=frozenset({node} if node else ()),
-                                    exclude_headings=frozenset({row["id"]}), whole_notes=True)[1]  # fmt: skip
+    """What ``GET /similar?file=&line=`` runs (answers.search.similar_line)."""
+    return search.similar_line(store, settings, rel, line, k)[1]
 
 
-def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_notes: bool = False):
-    """What ``POST /similar`` runs (answers.search.similar_to_text); ``whole_notes``
-    measures it with the re-ranking of ``?node=`` (not what the daemon does)."""
+def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_notes: bool = True):
+    """What ``POST /similar`` runs (answers.search.similar_text); ``whole_notes=False``
+    measures the text path as it was before issue 29 (no whole-note re-ranking)."""
     vector = None if vector is None else vector.tolist()
-    return similarity.similar(store, k=k, vector=vector, text=text, whole_notes=whole_notes)[1]
+    if whole_notes:
+        return search.similar_text(store, settings, text, vector, k)[1]
+    mode, results = similarity.similar(store, k=k, vector=vector, text=text)
+    results = relevance.rescore(store, results, relevance.Signals(vector))
+    return relevance.cut(results, relevance.min_score_for(mode, settings.min_score))
 
 
 async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
@@ -165,7 +163,8 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama", help="Ollama URL for the text queries' vectors (default: start st_ollama.py)")
     p.add_argument("--model", default="all-minilm")
-    p.add_argument("--whole-text", action="store_true", help="text queries with the whole-note re-ranking")
+    p.add_argument("--old-text", dest="whole_text", action="store_false",
+                   help="text queries as before issue 29 (without the whole-note re-ranking)")
     asyncio.run(main_async(p.parse_args()))
 
 

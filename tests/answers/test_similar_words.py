@@ -174,3 +174,19 @@ async def test_a_section_is_searched_with_its_notes_title(make_settings, tmp_pat
         await idx.close()
     assert mode == "keyword"
     assert [r.file for r in results][:1] == ["feeding.org"], results
+
+
+async def test_text_of_an_unsaved_note_finds_what_its_saved_note_would(bread_index):
+    """POST /similar (Emacs sends an unsaved buffer's text) ranks notes as ?node= does:
+    the note sharing the text's rare words first, not the one nearest by vector alone.
+    (The text's own note is in the index here, and found first: the text is its copy.)"""
+    from arcology_oracle.answers.search import similar_to_node, similar_to_text
+
+    text = note("Weekend loaf", NOTES["Weekend loaf"])
+    mode, results = await similar_to_text(bread_index, text, k=6)
+    assert mode == "vector"
+    titles = [r.title for r in results if r.title != "Weekend loaf"]
+    assert titles[0] == "Autolyse and poolish", titles
+    assert len(titles) == len(set(titles))
+    _, by_node = await similar_to_node(bread_index, node_id("Weekend loaf"), k=5)
+    assert titles[:3] == [r.title for r in by_node][:3]

@@ -166,25 +166,31 @@ def _finish(
 async def similar_to_text(
     index: NotesIndex, text: str, k: int = 10, *, keep_all: bool = False
 ) -> tuple[str, list[retrieval.Result]]:
-    """Headings similar to free text (embedded as a document), scored and cut as the
-    others (:mod:`.relevance`).
-
-    Not re-ranked as whole notes as ``?node`` and ``?file&line`` are: measured with it
-    (BENCHMARKS.md, Quality on real notes, second round), link prediction by text gains
-    on English notes and the Info manuals (recall@10 0.398 -> 0.414, 0.476 -> 0.542) but
-    loses on Japanese notes with an English-only model (0.142 -> 0.125, sections 0.247 ->
-    0.216: that model's vectors of the text choose the candidates)."""
+    """Notes similar to free text (embedded as a document): :func:`similar_text` on a
+    reader thread."""
     if not text.strip():
         raise BadRequest("the text is empty")
     vector = await index.query_vector(text, document=True) if await index.has_vectors() else None
-    settings = index.settings
+    return await index.read(lambda s: similar_text(s, index.settings, text, vector, k, keep_all=keep_all))
 
-    def run(store: Store) -> tuple[str, list[retrieval.Result]]:
-        mode, results = similarity.similar(store, k=k, vector=vector, text=text)
-        results = relevance.rescore(store, results, relevance.Signals(vector))
-        return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
 
-    return await index.read(run)
+def similar_text(
+    store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, keep_all: bool = False
+) -> tuple[str, list[retrieval.Result]]:
+    """Notes similar to ``text`` (its ``vector``, None without one), ranked as
+    ``?node=`` ranks a whole note (candidate notes rescored with their whole-note
+    vectors, joined by the notes the text's rarest words find, re-ranked by the words
+    they share) without the graph signal (a text has no place in the graph); scored and
+    cut as the others (:mod:`.relevance`).
+
+    Why (an unsaved buffer asks what its saved note would): measured with MiniLM on three
+    corpora (BENCHMARKS.md, Retrieval across granularities), link prediction by text
+    rose on all 12 numbers without the cut-off, e.g. Japanese notes recall@10 / MRR
+    0.166 / 0.151 -> 0.310 / 0.296, English 0.398 / 0.389 -> 0.427 / 0.421."""
+    words: dict[str, float] = {}
+    mode, results = similarity.similar(store, k=k, vector=vector, text=text, whole_notes=True, words=words)
+    results = relevance.rescore(store, results, relevance.Signals(vector, words=words))
+    return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
 
 
 def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str]:
