@@ -10,7 +10,7 @@ sample is put in one part by the innermost frame that names one (see ``PARTS``):
 (aiohttp and the routes), JSON, SQL reads (the store), the in-memory vector index, keyword
 candidates, graph, re-ranking, embedding the query; the rest is "other" (the event loop,
 threads, the answers' own glue). Samples whose innermost frame waits (``WAITING``: a pool thread waiting for work, a
-condition, the loop's wake-up, the watcher's inotify thread) are left out. The
+condition, the event loop in epoll, its wake-up, the watcher's inotify thread) are left out. The
 milliseconds include py-spy's own slowing of the daemon; read the shares. A second table gives, for the answer-level steps, the
 share of samples with that step anywhere in the stack (its SQL included). Raw stacks go to
 bench/results/profile-query-<route>.raw.
@@ -37,7 +37,7 @@ from _common import HASH_MODEL, RESULTS, daemon, embed_server, wait_ready
 
 # Innermost frames of a thread that waits (for work, a lock, the GIL) rather than runs:
 # py-spy's idle detection misses these, so they are counted apart, not as CPU.
-WAITING = r"^(_worker \(concurrent/futures/thread|Condition\.wait|.*_write_to_self|InotifyFD\.)"
+WAITING = r"^(EpollSelector\.select|_worker \(concurrent/futures/thread|Condition\.wait|.*_write_to_self|InotifyFD\.)"
 # (part, pattern on a frame "function (file:line)"), tried from the innermost frame out.
 PARTS = [
     ("JSON", r"\((?:json/|.*orjson)"),
