@@ -51,8 +51,14 @@ class CommitSlots:
                 result, error = fn(store), None
             except Exception as exc:  # handed to the waiting coroutine
                 result, error = None, exc
-            self._loop.call_soon_threadsafe(_settle, future, result, error)
-        self._loop.call_soon_threadsafe(self.committed.set)
+            self._call(_settle, future, result, error)
+        self._call(self.committed.set)
+
+    def _call(self, fn, *args) -> None:
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop closed (the daemon stopped mid-reconcile): nobody waits
+            pass
 
     def close(self, store) -> None:
         with self._lock:

@@ -63,6 +63,9 @@ class OracleIndex:
         self._writer: Store | None = None
         self.indexer: Indexer | None = None
         self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
+        # One embedding pipeline at a time (the daemon's worker waits for the one that
+        # runs alongside the first reconcile, instead of embedding the same texts).
+        self._embedding = asyncio.Lock()
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -181,11 +184,13 @@ class OracleIndex:
 
         try:
             try:
-                count = await run()
+                async with self._embedding:
+                    count = await run()
             except DimensionMismatch:
                 if not await self.check_embedding_model():
                     raise
-                count = await run()
+                async with self._embedding:
+                    count = await run()
         except (ServiceUnavailable, DimensionMismatch) as exc:
             self.embedder_state.failed(exc)
             raise
@@ -245,14 +250,15 @@ class OracleIndex:
         try:
             try:
                 report = await reconciling
-            except BaseException:
+                if on_reconciled is not None:
+                    await on_reconciled(report)
+                await asyncio.wait([embedding])  # its error, if any, is read below
+            except BaseException:  # the reconcile failed, or this was cancelled
                 embedding.cancel()
                 await asyncio.gather(embedding, return_exceptions=True)
                 raise
-            if on_reconciled is not None:
-                await on_reconciled(report)
             try:
-                await embedding
+                embedding.result()
             except ServiceUnavailable as exc:
                 return report, exc
             return report, None
