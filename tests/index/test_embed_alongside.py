@@ -106,3 +106,4 @@ async def test_an_unreachable_embedder_leaves_the_reconcile_whole(tmp_path, make
         await index.close()
     assert report.indexed == 30 and error is not None
     assert status["files"] == 30 and status["pending"] == status["chunks"] > 0
+

@@ -49,8 +49,7 @@ class LiveIndex:
 
     async def start(self) -> None:
         await self.index.start()
-        # Woken by the first reconcile, which embeds alongside itself first.
-        self.worker.start(wake=False)
+        self.worker.start()
         self._reconcile_task = asyncio.create_task(self._first_reconcile(), name="first-reconcile")
         if self._watch and self.settings.roam_dir.is_dir():
             self._watcher = RoamWatcher(
@@ -78,23 +77,12 @@ class LiveIndex:
         await self.index.close()
 
     async def _first_reconcile(self) -> None:
-        """Reconcile, embedding each batch of files as it is committed; ``ready`` is set
-        when the reconcile ends (embedding may go on), the worker woken after both (it
-        retries, with its backoff, whatever the embedder could not do)."""
-
-        async def reconciled(report) -> None:
+        try:
+            report = await self.index.reconcile()
             log.info(
                 "initial index of %s: %d files, %d indexed, %d unchanged, %d removed, %d failed",
                 self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.deleted, len(report.failed),
             )
-            self.ready.set()
-
-        try:
-            _, error = await self.index.reconcile_and_embed(on_reconciled=reconciled)
-            if error is not None:
-                log.warning("embedding paused, the worker retries: %s", error)
-        except DimensionMismatch as exc:
-            log.warning("embedding paused, the worker retries: %s", exc)
         except Exception:
             log.exception("initial index failed")
         finally:
@@ -125,10 +113,9 @@ class EmbedWorker:
         self._task: asyncio.Task | None = None
         self.idle = asyncio.Event()
 
-    def start(self, *, wake: bool = True) -> None:
+    def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="embed-worker")
-        if wake:
-            self.wake()
+        self.wake()
 
     def wake(self) -> None:
         self.idle.clear()
