@@ -12,7 +12,8 @@ Runs, in turn (see each script's docstring for what it does):
   >= 3,000 texts/s: fast enough that the daemon, not the embedder, is measured);
 * bench_overhead.py: cold ``index`` against the plain official client through the same
   Ollama-API embedder -> ``efficiency`` (goal >= 0.85 at each size), with the embedder's
-  rate printed beside the daemon's, and the same for the daemon's own cold start; the embedder is bench/st_ollama.py's ``precomputed``
+  rate printed beside the daemon's, and the same for the daemon's own cold start; the
+  embedder is bench/st_ollama.py's ``precomputed``
   backend (``--embedder``);
 * bench_query.py: /similar and /search over HTTP against the numpy brute-force floor timed
   right after each block of requests, recall@10 against exact search, peak RSS, and the
