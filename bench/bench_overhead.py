@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import DAEMON_SRC, HASH_MODEL, RESULTS, embed_server, machine, save
+from _common import DAEMON_SRC, HASH_MODEL, RESULTS, daemon, embed_server, machine, save, wait_ready
 from corpus import generate
 
 WORK = RESULTS / "overhead-work"
@@ -104,15 +104,36 @@ async def plain_client(url: str, texts: list[str]) -> tuple[float, float]:
     return len(texts) / elapsed, cpu
 
 
+def run_daemon(src: Path, url: str, roam: Path, db: Path) -> float:
+    """Seconds from starting ``arcology-oracle serve`` on a fresh database until its
+    /status shows every file read and every chunk embedded (the daemon's own cold start,
+    as a user's first ``serve`` sees it)."""
+    import aiohttp
+
+    async def ready() -> None:
+        async with aiohttp.ClientSession() as session:
+            await wait_ready(session, proc.url)
+
+    started = time.perf_counter()
+    proc = daemon(roam, db, url, HASH_MODEL, RESULTS / "logs" / "daemon-overhead.log", src=src)
+    try:
+        asyncio.run(ready())
+        return time.perf_counter() - started
+    finally:
+        proc.stop()
+
+
 def fresh(db: Path) -> Path:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     return db
 
 
-def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int) -> dict:
+def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int, with_daemon: bool = False) -> dict:
     """Each round, for each variant: reconcile only, then plain client, cold index, plain
-    client; the cold index is compared with the mean of the two plain runs around it."""
+    client; the cold index is compared with the mean of the two plain runs around it.
+    ``with_daemon``: then the daemon's cold start too (``daemon_s``, ``daemon_efficiency``,
+    against the same ceiling)."""
     base = WORK / f"h{headings}"
     shutil.rmtree(base, ignore_errors=True)
     roam = base / "roam"
@@ -143,10 +164,16 @@ def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int) -> dic
             v["cpu_cold_s"].append(round(cpu_cold, 3))
             v["cpu_plain_s"].append(round(cpu_plain, 3))
             v["cpu_efficiency"].append(round((cpu_reconcile + cpu_plain) / cpu_cold, 3))
+            if with_daemon:
+                served = run_daemon(src, url, roam, fresh(db))
+                v.setdefault("daemon_s", []).append(round(served, 3))
+                v.setdefault("daemon_efficiency", []).append(round((reconcile + len(texts) / plain) / served, 3))
             print(name, json.dumps({k: x[-1] for k, x in v.items()}), file=sys.stderr)
     for v in out["variants"].values():
         v["efficiency_median"] = statistics.median(v["efficiency"])
         v["cpu_efficiency_median"] = statistics.median(v["cpu_efficiency"])
+        if "daemon_efficiency" in v:
+            v["daemon_efficiency_median"] = statistics.median(v["daemon_efficiency"])
     shutil.rmtree(base, ignore_errors=True)
     return out
 
@@ -158,6 +185,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out", default="overhead")
     p.add_argument("--embedder", choices=sorted(EMBEDDERS), default="precomputed")
+    p.add_argument("--daemon", action="store_true", help="also the daemon's cold start (serve on a fresh database)")
     args = p.parse_args()
     srcs = {"this": DAEMON_SRC}
     if args.compare:
@@ -166,7 +194,7 @@ def main() -> None:
     server = start_embedder(args.embedder, "embed-overhead")
     try:
         for n in [int(x) for x in args.headings.split(",")]:
-            r = run_size(n, srcs, server.url, args.rounds)
+            r = run_size(n, srcs, server.url, args.rounds, args.daemon)
             print(json.dumps(r), file=sys.stderr)
             results["sizes"].append(r)
             save(args.out, results)

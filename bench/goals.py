@@ -1,19 +1,26 @@
-"""Issue 20's goals, each measured against its reference in the same run, in one command.
+"""Issues 20 and 30's goals, each measured against its reference in the same run, in one command.
 
     nice python bench/goals.py [--overhead-headings 20000,100000] [--query-sizes 20000,100000]
         [--queries 200] [--live-headings 10000] [--edits 30] [--compare OLD_DAEMON_SRC]
 
+100,000 is in the defaults; 1,000,000 (issue 30) is only measured when named in
+``--overhead-headings`` or ``--query-sizes`` (hours on a 2-core machine: see BENCHMARKS.md).
+
 Runs, in turn (see each script's docstring for what it does):
 
+* st_ollama.py --measure: the embedder alone through the plain official client (goal
+  >= 3,000 texts/s: fast enough that the daemon, not the embedder, is measured);
 * bench_overhead.py: cold ``index`` against the plain official client through the same
-  Ollama-API embedder -> ``efficiency`` (goal >= 0.85 at each size); the embedder is
-  bench/st_ollama.py's ``precomputed`` backend (``--embedder``, issue 30), whose own rate
-  (``st_ollama.py --measure``) is printed first and each size's beside the daemon's;
+  Ollama-API embedder -> ``efficiency`` (goal >= 0.85 at each size), with the embedder's
+  rate printed beside the daemon's, and the same for the daemon's own cold start; the
+  embedder is bench/st_ollama.py's ``precomputed``
+  backend (``--embedder``);
 * bench_query.py: /similar and /search over HTTP against the numpy brute-force floor timed
-  right after each request, recall@10 against exact search, peak RSS, and the first
-  /similar right after a start (goals: /similar p50 <= 10 ms at 20k and <= 2x the floor at
-  100k, p95 <= 2x p50, recall >= 0.99, /search p50 <= 10 ms at 20k, first query <= 200 ms
-  at 100k, RSS < 300 MB);
+  right after each block of requests, recall@10 against exact search, peak RSS, and the
+  first /similar right after a start (goals: p50 <= 3x the floor at 20k and <= 1x beyond
+  (issue 30), p95 <= 2x p50, recall >= 0.99, first query <= 200 ms at 100k and <= 2x a
+  warm one at 1M, peak RSS < 300 MB at 100k and < 2 GB at 1M); then a reconcile of the
+  same notes, all unchanged (goal < 30 s);
 * bench_live.py: save-to-searchable p50 (goal < 0.5 s).
 
 Prints one line per goal as it is measured, then all of them as one table (measured
@@ -59,6 +66,37 @@ def table(rows: list[dict], out: dict, seconds: float) -> str:
     return "\n".join(lines)
 
 
+def query_goals(rows: list, r: dict) -> None:
+    """Issue 30's query goals for one size, against the numpy floor of the same run; and
+    issue 20's first query and peak memory at 100k."""
+    chunks, floor = r["chunks"], r["numpy_floor_p50_ms"]
+    bound = 3 if chunks <= 30000 else 1  # 3x at 20k; the compact index must beat brute force beyond
+    for route in ("similar", "search"):
+        p50, p95 = r[f"{route}_p50_ms"], r[f"{route}_p95_ms"]
+        check(rows, f"/{route} p50 <= {bound}x numpy floor at {chunks} chunks (ms, floor ms, ratio)",
+              [p50, floor, round(p50 / floor, 2)], p50 <= bound * floor)  # fmt: skip
+        cpu = r[f"{route}_cpu_ms"] / r["floor_cpu_ms"]
+        check(rows, f"... the same in CPU time per request (steadier on a busy machine) at {chunks} chunks",
+              round(cpu, 2), cpu <= bound)  # fmt: skip
+        check(rows, f"/{route} p95 <= 2x p50 at {chunks} chunks", [p50, p95], p95 <= 2 * p50)
+    recall = r["similar_recall_at_10"]
+    check(rows, f"/similar recall@10 >= 0.99 at {chunks} chunks", recall, recall >= 0.99)
+    if chunks <= 30000:
+        return
+    first = [x["first_similar_ms"] for x in r["first_after_start"] if x["snapshot"]]
+    warm = r["similar_p50_ms"]
+    if chunks < 500_000:
+        check(rows, f"first /similar after a start <= 200 ms at {chunks} chunks", first, max(first) <= 200)
+    else:
+        check(rows, f"first /similar after a start <= 2x a warm one at {chunks} chunks (ms, warm p50)",
+              [first, warm], max(first) <= 2 * warm)  # fmt: skip
+    # The worst peak: after the queries, and after each start (with the snapshot, and
+    # without it: the full load of every vector, as after an upgrade).
+    peak = round(max([r.get("VmHWM", 1e9)] + [x.get("VmHWM", 1e9) for x in r["first_after_start"]]), 1)
+    limit = 300 if chunks < 500_000 else 2048
+    check(rows, f"daemon peak RSS < {limit} MB at {chunks} chunks (MB)", peak, peak < limit)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--overhead-headings", default="20000,100000")
@@ -86,7 +124,7 @@ def main() -> None:
     server = bench_overhead.start_embedder(args.embedder, "embed-goals")
     try:
         for n in overhead_sizes:
-            r = bench_overhead.run_size(n, srcs, server.url, args.rounds)
+            r = bench_overhead.run_size(n, srcs, server.url, args.rounds, with_daemon=True)
             out["overhead"].append(r)
             this = r["variants"]["this"]
             eff = this["efficiency_median"]
@@ -95,6 +133,8 @@ def main() -> None:
             check(rows, f"embedding pipeline >= 85% of the plain client at {n} headings", rates, eff >= 0.85)
             cpu = r["variants"]["this"]["cpu_efficiency_median"]
             check(rows, f"... the same in CPU seconds (steadier on a busy machine) at {n} headings", cpu, cpu >= 0.85)
+            served = this["daemon_efficiency_median"]
+            check(rows, f"... the daemon's cold start (serve on a fresh database) at {n} headings", served, served >= 0.85)
             save("goals", out)
     finally:
         server.stop()
@@ -103,21 +143,12 @@ def main() -> None:
         r = asyncio.run(bench_query.run_size(size, 768, args.queries))
         r.pop("build", None)
         out["query"].append(r)
-        p50, p95, floor = r["similar_p50_ms"], r["similar_p95_ms"], r["numpy_floor_p50_ms"]
-        if size <= 30000:
-            check(rows, f"/similar p50 <= 10 ms at {r['chunks']} chunks", p50, p50 <= 10)
-            check(rows, f"/search p50 <= 10 ms at {r['chunks']} chunks", r["search_p50_ms"], r["search_p50_ms"] <= 10)
-        else:
-            check(rows, f"/similar p50 <= 2x numpy floor at {r['chunks']} chunks", r["similar_p50_over_floor"], p50 <= 2 * floor)
-            first = [x["first_similar_ms"] for x in r["first_after_start"] if x["snapshot"]]
-            check(rows, f"first /similar after a start <= 200 ms at {r['chunks']} chunks", first, max(first) <= 200)
-            # The worst peak: after the queries, and after each start (with the snapshot,
-            # and without it: the full load of every vector, as after an upgrade).
-            peaks = [r.get("VmHWM", 1e9)] + [x.get("VmHWM", 1e9) for x in r["first_after_start"]]
-            check(rows, f"daemon peak RSS < 300 MB at {r['chunks']} chunks (MB)", round(max(peaks), 1), max(peaks) < 300)
-        check(rows, f"/similar p95 <= 2x p50 at {r['chunks']} chunks", [p50, p95], p95 <= 2 * p50)
-        recall = r["similar_recall_at_10"]
-        check(rows, f"/similar recall@10 >= 0.99 at {r['chunks']} chunks", recall, recall >= 0.99)
+        query_goals(rows, r)
+        # A reconcile that finds every file unchanged (a restart, `index` run again).
+        roam, db = bench_query.CACHE / f"query-{size}-768" / "roam", bench_query.CACHE / f"query-{size}-768" / "index.sqlite3"
+        wall, cpu = bench_overhead.run_cli(DAEMON_SRC, "http://127.0.0.1:9", roam, db, "--no-embed")
+        r["unchanged_reconcile_s"], r["unchanged_reconcile_cpu_s"] = round(wall, 2), round(cpu, 2)
+        check(rows, f"unchanged reconcile < 30 s at {r['chunks']} chunks (s)", r["unchanged_reconcile_s"], wall < 30)
         save("goals", out)
 
     if args.live_headings:

@@ -17,7 +17,7 @@ from typing import Any
 from . import __version__
 from .cli_progress import ProgressBar
 from .config import DEFAULT_PORT, Settings, load_settings
-from .errors import ConfigError, NotFound, OracleError, ServiceUnavailable
+from .errors import ConfigError, NotFound, OracleError
 
 log = logging.getLogger("arcology_oracle")
 
@@ -60,33 +60,44 @@ async def _with_index(settings: Settings, fn):
 def cmd_index(settings: Settings, args) -> int:
     async def run(index):
         bar = ProgressBar("reading ")
-        report = await index.reconcile(lambda p: bar.update(p.done, p.total))
-        bar.finish()
-        print(
-            f"{report.seen} files: {report.indexed} indexed, {report.unchanged} unchanged, "
-            f"{report.deleted} removed, {len(report.failed)} failed"
-        )
-        for path, reason in report.failed.items():
-            print(f"  failed: {path}: {reason}", file=sys.stderr)
-        status = await index.status()
-        pending = status["pending"]
-        if pending and not args.no_embed:
-            bar = ProgressBar("embedding")
-            done = 0
+        embedded = 0
+        embedding_bar: ProgressBar | None = None
+        embedding_total = 0
 
-            def on_batch(n):
-                nonlocal done
-                done += n
-                bar.update(done, pending)
+        def on_batch(n):
+            nonlocal embedded
+            embedded += n
+            if embedding_bar is not None:
+                embedding_bar.update(embedded, embedding_total)
 
-            try:
-                await index.embed_pending(on_batch)
-                bar.finish()
-            except ServiceUnavailable as exc:
-                bar.finish()
+        async def on_reconciled(report):
+            nonlocal embedding_bar, embedding_total
+            bar.finish()
+            print(
+                f"{report.seen} files: {report.indexed} indexed, {report.unchanged} unchanged, "
+                f"{report.deleted} removed, {len(report.failed)} failed"
+            )
+            for path, reason in report.failed.items():
+                print(f"  failed: {path}: {reason}", file=sys.stderr)
+            if not args.no_embed:
+                # Embedding began alongside the reconcile; the bar counts what is left too.
+                embedding_total = embedded + (await index.status())["pending"]
+                embedding_bar = ProgressBar("embedding")
+                embedding_bar.update(embedded, embedding_total)
+
+        def progress(p):
+            bar.update(p.done, p.total)
+
+        if args.no_embed:
+            await on_reconciled(await index.reconcile(progress))
+        else:
+            _, error = await index.reconcile_and_embed(progress, on_batch, on_reconciled)
+            if embedding_bar is not None:
+                embedding_bar.finish()
+            if error is not None:
                 status = await index.status()
                 print(
-                    f"embedder unavailable: {exc}\n{status['pending']} chunks wait for embeddings; "
+                    f"embedder unavailable: {error}\n{status['pending']} chunks wait for embeddings; "
                     "keyword search works now, and `arcology-oracle index` (or the daemon) embeds them later.",
                     file=sys.stderr,
                 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from ..ollama.embed import Embedder
 
@@ -19,6 +19,8 @@ STORE_VECTORS_EVERY = 0.25
 EMBED_REQUESTS_IN_FLIGHT = 2
 # Pending texts read from the store at once, in batches.
 PENDING_BATCHES_PER_READ = 8
+# Vectors held while the writer is busy before embedding waits for it (~50 MB at 768-d).
+MAX_UNSTORED = 16_384
 
 
 async def embed_pending(
@@ -29,6 +31,8 @@ async def embed_pending(
     on_batch: Callable[[int], None] | None = None,
     store_every: float = STORE_VECTORS_EVERY,
     requests_in_flight: int = EMBED_REQUESTS_IN_FLIGHT,
+    read_pending: Callable | None = None,
+    more: Callable[[], Awaitable[bool]] | None = None,
 ) -> int:
     """Embed pending chunk texts batch by batch until none is left; returns how many.
 
@@ -42,7 +46,13 @@ async def embed_pending(
     * vectors are stored while the next batches are being embedded;
     * they are stored at most every ``store_every`` seconds or :data:`VECTORS_PER_COMMIT`
       vectors, in one transaction (a fast embedder's batches would otherwise cost a
-      commit each; a slow one's are stored batch by batch).
+      commit each; a slow one's are stored batch by batch); while the writer is still
+      busy with the last ones, more are embedded and held, up to :data:`MAX_UNSTORED`.
+
+    ``read_pending(fn)``, when given, runs the reads of pending texts instead of
+    ``run_store`` (a reader connection, while the writer is busy reconciling). When
+    nothing is pending, ``more()``, when given, is awaited: True means more may be
+    pending now (the reconcile committed files), False that the work is done.
 
     ``on_batch(n)`` is called as ``n`` more vectors are stored. Errors from the embedder
     (ServiceUnavailable) or the store (DimensionMismatch) propagate once what was
@@ -80,22 +90,30 @@ async def embed_pending(
                     # Several batches per trip to the writer thread: one trip per batch
                     # cost the event loop as much as the batch's own bookkeeping.
                     exclude = frozenset(not_stored)
-                    more = await run_store(lambda s: s.pending_texts(batch_size * PENDING_BATCHES_PER_READ, exclude=exclude))
-                    drained = not more
-                    not_stored.update(text_hash for text_hash, _ in more)
-                    queued.extend(more)
+                    read = await (read_pending or run_store)(
+                        lambda s: s.pending_texts(batch_size * PENDING_BATCHES_PER_READ, exclude=exclude)
+                    )
+                    drained = not read
+                    not_stored.update(text_hash for text_hash, _ in read)
+                    queued.extend(read)
                 if not queued:
                     break
                 pending = [queued.popleft() for _ in range(min(batch_size, len(queued)))]
                 hashes = [text_hash for text_hash, _ in pending]
                 requests.append((hashes, asyncio.ensure_future(embedder.embed_documents([t for _, t in pending]))))
             if not requests:
+                if more is not None:
+                    await store_unstored()
+                if more is not None and await more():
+                    drained = False
+                    continue
                 break
             hashes, request = requests.popleft()
             vectors = await request
             unstored += zip(hashes, vectors)
             total += len(hashes)
-            if len(unstored) >= VECTORS_PER_COMMIT or time.monotonic() - last_store >= store_every:
+            due = len(unstored) >= VECTORS_PER_COMMIT or time.monotonic() - last_store >= store_every
+            if due and (storing is None or storing.done() or len(unstored) >= MAX_UNSTORED):
                 await store_unstored()
     finally:
         for _, request in requests:

@@ -93,6 +93,9 @@ class Indexer:
         # the watcher, which sees edits under the real path. Replaced whole, never mutated.
         self.aliases: dict[str, str] = {}
         self._lock = threading.Lock()
+        # Called on this thread after each commit of a reconcile (see OracleIndex, which
+        # stores vectors there while the reconcile goes on).
+        self.between_commits: Callable[[], None] | None = None
 
     def reconcile(self, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
         """Bring the store in line with every org file under the roam directory."""
@@ -133,6 +136,8 @@ class Indexer:
                             self.progress.done += 1
                             if on_progress:
                                 on_progress(self.progress)
+                    if self.between_commits:
+                        self.between_commits()
                     if self.progress.done == before:
                         break
             if pipeline.parsed_in_workers:

@@ -24,6 +24,7 @@ from ..config import Settings
 from ..errors import DimensionMismatch, NotFound, ServiceUnavailable
 from ..ollama.embed import Embedder, OllamaEmbedder, prefixes_key
 from ..store import Store
+from .alongside import CommitSlots
 from .embedding import embed_pending
 from .indexer import IndexReport, Indexer
 
@@ -62,6 +63,9 @@ class OracleIndex:
         self._writer: Store | None = None
         self.indexer: Indexer | None = None
         self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
+        # One embedding pipeline at a time (the daemon's worker waits for the one that
+        # runs alongside the first reconcile, instead of embedding the same texts).
+        self._embedding = asyncio.Lock()
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -163,31 +167,103 @@ class OracleIndex:
         key = prefixes_key(self.embedder.prefixes)
         return await self.write(lambda s: s.ensure_embedding_model(self.embedder.model, key, force=True))
 
-    async def embed_pending(self, on_batch=None) -> int:
+    async def embed_pending(self, on_batch=None, **pipeline) -> int:
         """Embed every pending chunk now; raises ServiceUnavailable/DimensionMismatch.
 
         A dimension mismatch first checks whether the model itself changed (then every
         vector is dropped and embedding starts over); otherwise the bad batch is refused
-        and nothing of it is stored."""
+        and nothing of it is stored. ``pipeline`` goes to
+        :func:`~arcology_oracle.index.embedding.embed_pending` (``run_store`` defaults to
+        the writer)."""
+        run_store = pipeline.pop("run_store", self.write)
 
         async def run() -> int:
             return await embed_pending(
-                self.embedder, self.write, batch_size=self.settings.embed_batch_size, on_batch=on_batch
+                self.embedder, run_store, batch_size=self.settings.embed_batch_size, on_batch=on_batch, **pipeline
             )
 
         try:
             try:
-                count = await run()
+                async with self._embedding:
+                    count = await run()
             except DimensionMismatch:
                 if not await self.check_embedding_model():
                     raise
-                count = await run()
+                async with self._embedding:
+                    count = await run()
         except (ServiceUnavailable, DimensionMismatch) as exc:
             self.embedder_state.failed(exc)
             raise
         self.embedder_state.ok()
         self.embedder_state.embedded_since_start += count
         return count
+
+    async def reconcile_and_embed(self, on_progress=None, on_batch=None, on_reconciled=None):
+        """A reconcile that embeds each batch of files as it commits them, instead of after.
+
+        The reconcile holds the writer thread; pending texts are read through a reader
+        connection of their own and vectors are stored on the writer thread between the
+        reconcile's commits (:class:`~arcology_oracle.index.alongside.CommitSlots`), then
+        as usual once it is done. ``await on_reconciled(report)`` runs when the reconcile
+        is over and embedding goes on. Returns ``(report, error)``: ``error`` is the
+        ServiceUnavailable that stopped the embedding (the chunks stay pending), None when
+        every chunk was embedded; a failed reconcile or a DimensionMismatch raises.
+        """
+        loop = asyncio.get_running_loop()
+        slots = CommitSlots(loop)
+
+        def reconcile() -> IndexReport:
+            self.indexer.between_commits = lambda: slots.run(self._writer)
+            try:
+                return self.indexer.reconcile(on_progress)
+            finally:
+                self.indexer.between_commits = None
+                slots.close(self._writer)
+
+        reconciling = asyncio.ensure_future(self._run_writer(reconcile))
+        pending_store = await loop.run_in_executor(self._reader_pool, Store.open, self.settings.db_path)
+
+        async def run_store(fn):
+            future = slots.submit(fn)
+            return await (future if future is not None else self.write(fn))
+
+        async def read_pending(fn):
+            return await loop.run_in_executor(self._reader_pool, fn, pending_store)
+
+        looked_after = False
+
+        async def more() -> bool:
+            # True after each commit and once after the reconcile: pending may have grown.
+            nonlocal looked_after
+            if looked_after:
+                return False
+            committed = asyncio.ensure_future(slots.committed.wait())
+            await asyncio.wait([committed, reconciling], return_when=asyncio.FIRST_COMPLETED)
+            committed.cancel()
+            slots.committed.clear()
+            looked_after = reconciling.done()
+            return True
+
+        embedding = asyncio.ensure_future(
+            self.embed_pending(on_batch, run_store=run_store, read_pending=read_pending, more=more)
+        )
+        try:
+            try:
+                report = await reconciling
+                if on_reconciled is not None:
+                    await on_reconciled(report)
+                await asyncio.wait([embedding])  # its error, if any, is read below
+            except BaseException:  # the reconcile failed, or this was cancelled
+                embedding.cancel()
+                await asyncio.gather(embedding, return_exceptions=True)
+                raise
+            try:
+                embedding.result()
+            except ServiceUnavailable as exc:
+                return report, exc
+            return report, None
+        finally:
+            await loop.run_in_executor(self._reader_pool, pending_store.close)
 
     # -- queries ----------------------------------------------------------------------
 
