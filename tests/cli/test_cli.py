@@ -68,3 +68,19 @@ async def test_bad_configuration_is_reported_clearly(tmp_path):
 async def test_unknown_node_is_an_error_not_a_traceback(tmp_path):
     code, _, err = await run_cli("similar", "--node", "nope", "--db", str(tmp_path / "e.db"))
     assert code == 1 and "no node" in err and "Traceback" not in err
+
+
+async def test_keyword_mode_scores_never_rise_down_the_list(tmp_path, roam_dir):
+    """The README's first search, without Ollama: headings holding every word come
+    first, and a later heading that matches some words harder must not show a higher
+    score than the ones above it."""
+    db = str(tmp_path / "cli.db")
+    offline = ("--db", db, "--ollama-host", "http://127.0.0.1:9")
+    code, _, err = await run_cli("index", str(roam_dir), *offline)
+    assert code == 0, err
+    code, out, err = await run_cli("search", "feeding the sourdough starter", "--json", *offline)
+    assert code == 0, err
+    body = json.loads(out)
+    scores = [r["score"] for r in body["results"]]
+    assert body["mode"] == "keyword" and len(scores) >= 5
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]

@@ -35,7 +35,8 @@ query-relative features over the whole index (z-score, gap to the query's best, 
 nor a fit on the notes' own links, nor the graph of held-out links raised that on every
 corpus (BENCHMARKS.md, "What any cut-off can do"). In keyword mode (no vectors yet, or the embedder is down) there is
 no vector part: the score is then ``BM25 / (BM25 + 10)`` of the keyword match, not
-calibrated, and nothing is cut.
+calibrated, capped at the score of the result before it (:func:`rescore`), and nothing
+is cut.
 """
 
 from __future__ import annotations
@@ -115,12 +116,23 @@ def evidence(store: Store, results: Sequence[retrieval.Result], signals: Signals
 
 
 def rescore(store: Store, results: Sequence[retrieval.Result], signals: Signals) -> list[retrieval.Result]:
-    """``results``, in their order, with calibrated scores (see the module docstring)."""
+    """``results``, in their order, with calibrated scores (see the module docstring).
+
+    In keyword mode a score is the keyword match's, never above the score of the result
+    before it: the keyword ranking puts headings holding every word of the query before
+    those holding some, so a heading of the second kind may match its words harder than
+    one above it, and an uncalibrated score that rises down the list only misleads."""
     found = evidence(store, results, signals)
-    return [
-        dataclasses.replace(r, score=round(_keyword_score(r.score) if e is None else calibrated(e), 6))
-        for r, e in zip(results, found)
-    ]
+    out = []
+    ceiling = 1.0
+    for r, e in zip(results, found):
+        if e is None:
+            ceiling = min(ceiling, _keyword_score(r.score))
+            score = ceiling
+        else:
+            score = calibrated(e)
+        out.append(dataclasses.replace(r, score=round(score, 6)))
+    return out
 
 
 def cut(results: Sequence[retrieval.Result], min_score: float | None, *, keep_all: bool = False) -> list[retrieval.Result]:
