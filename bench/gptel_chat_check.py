@@ -39,7 +39,7 @@ MODEL = "llama3.2"
 PROMPTS = ["Which flour for a café 日本 style milk bread loaf?", "And how long should the tangzhong rest?"]
 # The fake's replies, by how many user messages the chat holds (plain text: gptel turns
 # a reply's markdown into org, and this compares the text as saved).
-REPLIES = ["Use bread flour — crème fraîche 牛乳 helps the crumb.", "Let the tangzhong cool for 30 minutes, 日本 style."]
+REPLIES = ["Use bread flour — crème fraîche 牛乳 helps the crumb.", "Let the tangzhong cool for 30 minutes.\n\nThen knead it in, 日本 style."]
 
 
 def reply(messages: list[dict]) -> str:
