@@ -91,6 +91,17 @@ def corpus_dir(spec: str) -> tuple[str, Path]:
     return (path.resolve().name, path) if path.is_dir() else (spec, source(spec))
 
 
+def each_query(store: Store, settings, corpus: Corpus, notes: list, sections: list, one: Callable) -> None:
+    """``one(route, answer, relevant files, own file)`` for every query of every route:
+    ``answer()`` runs the daemon's own code at k=10, with ``all=true``."""
+    for rel in notes:
+        node = corpus.file_id[rel]
+        one("similar node", lambda: search.similar_node(store, settings, node, K, keep_all=True)[1], corpus.links[rel], rel)
+        one("suggest-links node", lambda: links.link_candidates(store, settings, node, K)[1], corpus.links[rel], rel)
+    for rel, line, targets in sections:
+        one("similar section", lambda: search.similar_line(store, settings, rel, line, K, keep_all=True)[1], targets, rel)
+
+
 def run_corpus(spec: str, run: str, args, recorder: Recorder, pairs: list) -> dict:
     name, root = corpus_dir(spec)
     corpus = Corpus(root)
@@ -107,12 +118,7 @@ def run_corpus(spec: str, run: str, args, recorder: Recorder, pairs: list) -> di
                 pairs.append((e.vector, e.words, e.graph, e.duplicate, float(r.file in relevant)))
 
     try:
-        for rel in notes:
-            node = corpus.file_id[rel]
-            one("similar node", lambda: search.similar_node(store, settings, node, K, keep_all=True)[1], corpus.links[rel], rel)
-            one("suggest-links node", lambda: links.link_candidates(store, settings, node, K)[1], corpus.links[rel], rel)
-        for rel, line, targets in sections:
-            one("similar section", lambda: search.similar_line(store, settings, rel, line, K, keep_all=True)[1], targets, rel)
+        each_query(store, settings, corpus, notes, sections, one)
     finally:
         store.close()
     out = {}

@@ -42,10 +42,10 @@ from collections import defaultdict
 
 import numpy as np
 from _common import RESULTS, save
-from arcology_oracle.answers import links, relevance, search
+from arcology_oracle.answers import relevance
 from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
-from cutoff import K, corpus_dir, listed
+from cutoff import K, corpus_dir, each_query, listed
 from quality_lib import Corpus
 from similar_lab import queries
 
@@ -118,12 +118,7 @@ def collect(spec: str, run: str, max_queries: int, recorder: Recorder) -> tuple[
                     "closeness": dict(best_of)})
 
     try:
-        for rel in notes:
-            node = corpus.file_id[rel]
-            one("similar node", lambda: search.similar_node(store, settings, node, K, keep_all=True)[1], corpus.links[rel], rel)
-            one("suggest-links node", lambda: links.link_candidates(store, settings, node, K)[1], corpus.links[rel], rel)
-        for rel, line, targets in sections:
-            one("similar section", lambda: search.similar_line(store, settings, rel, line, K, keep_all=True)[1], targets, rel)
+        each_query(store, settings, corpus, notes, sections, one)
     finally:
         store.close()
     return out, corpus

@@ -28,18 +28,9 @@ import similar_lab as lab
 from arcology_oracle.answers import similarity
 from arcology_oracle.store import Store
 from _common import RESULTS
+from quality_lib import pages as windows  # the page baseline's own 6000/400 windows
 
-PAGE, OVERLAP = 6000, 400
 STATE: dict = {"w": 0.0, "agg": "mean", "qpage": None}
-
-
-def windows(text: str) -> list[str]:
-    out, start = [], 0
-    while True:
-        out.append(text[start : start + PAGE])
-        if start + PAGE >= len(text):
-            return out
-        start += PAGE - OVERLAP
 
 
 def node_texts(store: Store) -> dict[str, str]:
