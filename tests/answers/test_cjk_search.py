@@ -11,7 +11,7 @@ import pytest
 from arcology_oracle.notes import cjk
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
-from arcology_oracle.store import migrations
+from arcology_oracle.store import migrate, migrations
 
 NOTES = {
     "ryouri.org": """:PROPERTIES:
@@ -111,7 +111,7 @@ async def test_an_index_made_before_the_cjk_columns_becomes_searchable(make_sett
     names = [fn.__name__ for fn in migrations.MIGRATIONS]
     before = migrations.MIGRATIONS[: names.index("m005_fts_context_and_cjk")]
     for fn in before:  # the schema as it was, with one note in it
-        migrations._run_in_transaction(conn, fn)
+        migrate._run_in_transaction(conn, fn)
         conn.execute("INSERT INTO _migrations VALUES (?, 0)", (fn.__name__,))
     conn.execute("INSERT INTO files VALUES (1, 'ryouri.org', 1, 1, 'x', '料理の記録', NULL, '[]')")
     conn.execute(

@@ -18,7 +18,7 @@ from typing import Self
 from ..errors import StoreError
 from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect
-from .migrations import migrate
+from .migrate import migrate
 from .node_means import WRITE_GENERATION
 
 # The writer's page cache, against SQLite's 2 MB. With it, and savepoint journals in

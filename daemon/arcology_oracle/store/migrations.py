@@ -1,7 +1,7 @@
 """Named schema migrations, each applied in its own transaction with its record.
 
-A migration is a function ``mNNN_name(conn)``; :func:`migrate` applies those not yet
-recorded in ``_migrations``, in order. Never edit an applied migration: add a new one.
+A migration is a function ``mNNN_name(conn)``; :func:`.migrate.migrate` applies those not
+yet recorded in ``_migrations``, in order. Never edit an applied migration: add a new one.
 The vector table is not created here: it is made when the first vectors are stored, which
 also fixes their dimension (see ``Store.store_vectors``).
 """
@@ -9,10 +9,7 @@ also fixes their dimension (see ``Store.store_vectors``).
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
-
-from .db import sqlite
 
 Migration = Callable[[object], None]
 MIGRATIONS: list[Migration] = []
@@ -341,60 +338,17 @@ def m011_dialogue_turns(conn) -> None:
 
 
 @migration
-def m012_reread_conversations(conn) -> None:  # /converse and gptel chats are dialogue now (notes/chats.py): re-read them
-    conn.executescript("UPDATE files SET mtime_ns = 0, hash = '' WHERE id IN (SELECT file FROM headings WHERE json_extract(properties, '$.ROLE') IS NOT NULL OR properties LIKE '%GPTEL_%' OR body LIKE '%gptel%');")
-
-
-def migrate(conn) -> list[str]:
-    """Apply pending migrations; return the names applied. Each runs in one transaction."""
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
-    applied = []
-    for fn in MIGRATIONS:
-        if fn.__name__ in done:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # executescript would COMMIT our transaction first; run statements one by one.
-            _run_in_transaction(conn, fn)
-            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, time.time()))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        applied.append(fn.__name__)
-    return applied
-
-
-class _StatementRunner:
-    """Stands in for the connection so ``executescript`` runs inside the open transaction."""
-
-    def __init__(self, conn):
-        self._conn = conn
-
-    def executescript(self, script: str) -> None:
-        for statement in _split_statements(script):
-            self._conn.execute(statement)
-
-    def execute(self, *args):
-        return self._conn.execute(*args)
-
-
-def _run_in_transaction(conn, fn: Migration) -> None:
-    fn(_StatementRunner(conn))
-
-
-def _split_statements(script: str) -> list[str]:
-    """Split a script into complete statements using SQLite's own completeness test."""
-    statements, current = [], ""
-    for line in script.splitlines(keepends=True):
-        if not current and line.strip().startswith("--"):
-            continue
-        current += line
-        if sqlite.complete_statement(current):
-            if current.strip():
-                statements.append(current.strip())
-            current = ""
-    if current.strip():
-        statements.append(current.strip())
-    return statements
+def m012_reread_conversations(conn) -> None:
+    # /converse conversations and gptel chats are read as dialogue now (notes/chats.py):
+    # the next reconcile re-reads the files that may hold one, and only those.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (
+            SELECT file FROM headings
+            WHERE json_extract(properties, '$.ROLE') IS NOT NULL
+               OR properties LIKE '%GPTEL_%'
+               OR body LIKE '%gptel%'
+        );
+        """
+    )
