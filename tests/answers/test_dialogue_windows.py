@@ -43,6 +43,8 @@ CHATS = "#+title: Chats with Ana\n\n" + "\n".join([
                                                       ("Ana", "Pob lwc! That means good luck.")]),
     session("2024-06-20 Thu 18:40", "Quick hello", [("Ana", "I told Gwen about your Welsh lessons."),
                                                      ("Me", "Ha, small world.")]),
+    session("2024-07-06 Sat 11:05", "Saturday", [("Ana", "We danced until two, the DJ played old funk."),
+                                                  ("Me", "Sounds like a great night out.")]),
 ])  # fmt: skip
 OPTIONS = ParseOptions(frozenset({"private"}), 2000, 200)
 
@@ -56,7 +58,12 @@ def test_a_dialogue_is_read_per_turn_and_cut_into_scenes():
     assert all(lines[t.start_line - 1] == t.text for t in turns)  # lines counted in the file
     assert turns[2].text == "Ana: We adopted a whippet called Pepper from the shelter." and turns[2].when == "2024-03-02"
     assert first[0].text.startswith("Chats with Ana > [2024-03-02 Sat 19:00] Catching up (2024-03-02)\n\nMe: How was")
-    assert (first[0].first_turn, first[-1].last_turn) == (0, len(turns) - 1) and len(first) > 1
+    scenes = [c for c in first if c.first_turn != c.last_turn]
+    assert (scenes[0].first_turn, scenes[-1].last_turn) == (0, len(turns) - 1) and len(scenes) > 1
+    # Then each turn alone, so that a vector can find the turn and not only its scene.
+    alone = [c for c in first if c.first_turn == c.last_turn]
+    assert [c.first_turn for c in alone] == list(range(len(turns)))
+    assert alone[2].text == "Chats with Ana > [2024-03-02 Sat 19:00] Catching up (2024-03-02)\n\n" + turns[2].text
     # Not a dialogue: one speaker line among paragraphs of prose.
     assert dialogue.read_turns("Note: this is prose.\n\nMore prose here.\n\nAnd more.") == []
 
@@ -75,9 +82,19 @@ def test_scenes_cut_at_time_gaps_markers_and_size():
     assert len(scenes) > 3 and {o for a, b in scenes for o in range(a, b + 1)} == set(range(len(turns)))
 
 
+# Three turns of one session match, best first at 3 and 9 (all three words), then 6:
+# the windows around 3 and 9 do not touch, the one around 6 touches both.
+LIGHTHOUSE = ["Ben: Morning.", "Me: Morning, coffee is on.", "Ben: Thanks, I slept badly.",
+              "Ben: The lighthouse keeper lit the old brass lantern last night.", "Me: Which one?",
+              "Ben: The one on the north pier.", "Me: The lighthouse keeper is my uncle.",
+              "Ben: Nice walk.", "Me: It was windy.", "Ben: The keeper of the lighthouse lantern waved.",
+              "Me: Friendly man.", "Ben: Very.", "Me: Lunch?", "Ben: Soup, please."]  # fmt: skip
+
+
 @pytest.fixture
 async def chat_daemon(tmp_path, roam_dir, fake_ollama):
     (roam_dir / "ana.org").write_text(CHATS)
+    (roam_dir / "ben.org").write_text("#+title: Ben\n* [2024-08-01 Thu 09:00] Pier\n" + "\n\n".join(LIGHTHOUSE) + "\n")
     d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
     yield d
     d.stop()
@@ -102,6 +119,25 @@ async def test_recall_and_ask_give_windows_of_turns(chat_daemon, fake_ollama):
     prompt = fake_ollama.state.chats[-1][0]["content"]
     assert "Speakers: " in prompt and evidence in prompt
     assert "Ana: They said two weeks" not in prompt  # the rest of the session stays out
+
+
+async def test_a_turn_found_by_its_own_vector_is_a_window_of_its_neighbours(chat_daemon):
+    # No keyword finds "DJ" (too short for the turns' BM25), and the whole scene's vector
+    # is too far from the question: only the turn's own vector finds it.
+    status, body = await post(chat_daemon, "/recall", {"question": "Who was the DJ?", "k": 2})
+    assert status == 200, body
+    note = body["notes"][0]
+    assert "Ana: We danced until two, the DJ played old funk." in note["text"]
+    assert note["date"] == "2024-07-06" and "Ana: They said two weeks" not in note["text"]
+    assert len(note["text"].split("\n\n")) <= 5  # the turn and two either side
+
+
+async def test_windows_that_come_to_touch_become_one(chat_daemon):
+    status, body = await post(chat_daemon, "/recall", {"question": "lighthouse keeper lantern", "k": 3})
+    assert status == 200, body
+    pier = [n for n in body["notes"] if n["file"] == "ben.org"]
+    assert len(pier) == 1, [(n["line"], n["end_line"]) for n in pier]  # no turn in two windows
+    assert all(LIGHTHOUSE[i] in pier[0]["text"] for i in (3, 6, 9))
 
 
 async def test_a_question_in_the_first_person_weighs_the_users_turns(chat_daemon):

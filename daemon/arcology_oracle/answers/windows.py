@@ -2,9 +2,11 @@
 neighbours, as ``/ask`` and ``/recall`` give them.
 
 A dialogue heading (:mod:`arcology_oracle.notes.dialogue`) is stored per turn, and its
-chunks are scenes. Turns are ranked by reciprocal rank fusion of:
+chunks are its scenes and its turns (:func:`arcology_oracle.notes.turns.scene_chunks`).
+Turns are ranked by reciprocal rank fusion of:
 
 * BM25 over single turns (any of the question's words but the speakers' names);
+* each query vector's nearest turns, by the turns' own vectors;
 * each query vector's nearest scenes: a scene ranks as a whole (each of its turns at
   the scene's rank), and within a scene the turns sharing more of the question's words
   come first;
@@ -12,14 +14,15 @@ chunks are scenes. Turns are ranked by reciprocal rank fusion of:
   (``settings.user_speakers``) when it is in the first person ("what did I say about",
   "when did I"), and any speaker it names ("what did Ana say").
 
-The best turns become **windows**: a turn the keywords found with
+The best turns become **windows**: a turn the keywords or its own vector found with
 ``settings.evidence_neighbours`` turns either side, a turn only its scene's vector found
 with that scene (the vector says the scene matches, not which turn). Windows of one
-heading that touch or overlap are merged. A window passes the
-relevance gate when its best scene's cosine reaches ``settings.min_vector_similarity``
-or its turns hold ``settings.min_keyword_coverage`` of the question's words. A window is
-shown verbatim with its speakers, date and heading; a window longer than its share of
-the context is cut to the turns nearest its best one, never in the middle of a turn.
+heading that touch or overlap are merged, also when one grows to reach another, so no
+two windows show the same turn. A window passes the relevance gate when its best
+chunk's cosine reaches ``settings.min_vector_similarity`` or its turns hold
+``settings.min_keyword_coverage`` of the question's words. A window is shown verbatim
+with its speakers, date and heading; a window longer than its share of the context is
+cut to the turns nearest its best one, never in the middle of a turn.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from .sources import Source, org_link_label
 from .when import DateRange
 
 SCENES = 60  # nearest scenes read per query vector
+NEAREST = 4 * SCENES  # nearest chunks read per query vector: scenes and single turns
 # The most characters windows take, labels included: with the system prompt and the
 # question, a prompt of windows stays within 10,000 characters (issue 28's goal).
 WINDOWS_CHARS = 8000
@@ -127,7 +131,8 @@ class Window:
 
 def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequence[Sequence[float]]) -> tuple:
     """Turns ``(heading, ordinal)`` by fused score, best first; the cosine of each turn's
-    best scene; and the scene of each turn no keyword found."""
+    best chunk (its own vector, else its best scene's); and the scene of each turn that
+    only a scene's vector found."""
     rankings: list[list] = []
     # The speakers the question is about: the user ("I"), or those it names; their
     # names are left out of the keyword query (every turn of theirs holds the name).
@@ -140,23 +145,30 @@ def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequ
     match = retrieval.fts_query(unnamed, any_term=True)
     hits = store.turn_search(match, TURNS) if match else []
     rankings.append([(h, o) for h, o, _, _ in hits])
-    lexical = {(h, o) for h, o, _, _ in hits}
+    pinpointed = {(h, o) for h, o, _, _ in hits}  # found as a turn, not as a scene
     cosine: dict[tuple[int, int], float] = {}
     words = terms(question)
     ties: dict[tuple[int, int], int] = {}
     scene_of: dict[tuple[int, int], tuple[int, int]] = {}
     for vector in vectors:
-        near = store.knn(vector, SCENES)
-        scenes = store.scenes_for_hashes([h for h, _ in near])
-        spans = [(s, 1.0 - d * d / 2.0) for h, d in near for s in scenes.get(h, ())]
-        turns = store.turns_between(s for s, _ in spans)
+        near = store.knn(vector, NEAREST)
+        chunks = store.scenes_for_hashes([h for h, _ in near])
+        spans = [(s, retrieval.cosine_from_l2(d)) for h, d in near for s in chunks.get(h, ())]
+        # The turns' own vectors, nearest first.
+        alone = [((heading, first), cos) for (heading, first, last), cos in spans if first == last][:TURNS]
+        rankings.append([key for key, _ in alone])
+        for key, cos in alone:
+            cosine[key] = max(cos, cosine.get(key, -1.0))
+            pinpointed.add(key)
+        scenes = [(span, cos) for span, cos in spans if span[1] != span[2]][:SCENES]
+        turns = store.turns_between(span for span, _ in scenes)
         # A scene ranks as a whole: each of its turns gets the scene's rank.
         ranking: list[list[tuple[int, int]]] = []
-        for (heading, first, last), cos in spans:
+        for (heading, first, last), cos in scenes:
             inside = [(heading, o) for o in range(first, last + 1) if (heading, o) in turns]
-            new = [key for key in inside if key not in cosine]
+            new = [key for key in inside if key not in scene_of]
             for key in new:
-                cosine[key] = cos
+                cosine.setdefault(key, cos)
                 scene_of[key] = (first, last)
                 ties[key] = len(words & terms(turns[key]["text"]))
             ranking.append(new)
@@ -171,7 +183,7 @@ def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequ
     # Within a scene, the turns sharing more of the question's words first.
     order = sorted(scores.items(), key=lambda item: (item[1], ties.get(item[0], 0)), reverse=True)
     # A turn found by its scene alone stands for that scene: the scene is its window.
-    return order, cosine, {key: span for key, span in scene_of.items() if key not in lexical}
+    return order, cosine, {key: span for key, span in scene_of.items() if key not in pinpointed}
 
 
 def find_windows(
@@ -221,25 +233,32 @@ def find_windows(
             continue
         if not turns:
             continue
-        merged = next((w for w in windows if w.row["id"] == heading and turns[0]["ordinal"] <= w.last + 1
-                       and turns[-1]["ordinal"] >= w.first - 1), None)  # fmt: skip
-        if merged is not None:
-            known = {t["ordinal"] for t in merged.turns}
-            grown = sorted(merged.turns + [t for t in turns if t["ordinal"] not in known], key=lambda t: t["ordinal"])
-            # A window grows up to its share of the context, no further.
-            if sum(len(t["text"]) + 2 for t in grown) <= limit:
-                merged.turns = grown
-                merged.anchors.add(ordinal)
-            continue
-        if len(windows) >= k:
-            continue
-        coverage = len(words & terms(" ".join(t["text"] for t in turns))) / max(1, min(len(words), 6))
+        # The relevance gate, for a turn that would grow a window as for a new one: on
+        # the turn's own words when it was found as a turn (not on its neighbours').
+        shown = turns if (heading, ordinal) in scene_only else [span[(heading, ordinal)]]
+        coverage = len(words & terms(" ".join(t["text"] for t in shown))) / max(1, min(len(words), 6))
         relevance = cosine.get((heading, ordinal))
         by_vector = relevance is not None and relevance >= settings.min_vector_similarity
         if not by_vector and coverage < settings.min_keyword_coverage:
             continue
         relevance = relevance if relevance is not None else min(1.0, coverage)
-        windows.append(Window(row, turns, score, relevance, ordinal, {ordinal}))
+        touching = [w for w in windows if w.row["id"] == heading and turns[0]["ordinal"] <= w.last + 1
+                    and turns[-1]["ordinal"] >= w.first - 1]  # fmt: skip
+        if touching:
+            # A window grows up to its share of the context, no further; windows of one
+            # heading that come to touch become one.
+            grown = {t["ordinal"]: t for w in touching for t in w.turns} | {t["ordinal"]: t for t in turns}
+            if sum(len(t["text"]) + 2 for t in grown.values()) <= limit:
+                merged = touching[0]
+                merged.turns = [grown[o] for o in sorted(grown)]
+                merged.anchors.add(ordinal)
+                for other in touching[1:]:
+                    merged.anchors |= other.anchors
+                    merged.relevance = max(merged.relevance, other.relevance)
+                    windows.remove(other)
+            continue
+        if len(windows) < k:
+            windows.append(Window(row, turns, score, relevance, ordinal, {ordinal}))
     return windows
 
 

@@ -9,8 +9,9 @@ least two speakers (any number in a file ``arcology-oracle import`` wrote: its
 speaker line belong to it (a message of several paragraphs). Text before the first
 speaker line is a turn without speaker.
 
-A **scene** is a run of consecutive turns, the text that is embedded; a turn is the
-unit of evidence (:mod:`arcology_oracle.answers.windows`). A scene ends where the time
+A **scene** is a run of consecutive turns, embedded as one text (each turn is embedded
+alone too: :func:`arcology_oracle.notes.turns.scene_chunks`); a turn is the unit of
+evidence (:mod:`arcology_oracle.answers.windows`). A scene ends where the time
 between two turns exceeds :data:`SCENE_GAP_MINUTES`, at a structural marker (an org
 horizontal rule ``-----``, a line holding only a timestamp), or when adding the next
 turn would pass :data:`SCENE_CHARS` (a scene cut by size starts again with the last

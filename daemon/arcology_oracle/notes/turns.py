@@ -9,10 +9,10 @@ A turn is a question with its answer. Two shapes of org conversation are known:
   prompt with the model's response as its body, already one turn.
 
 Both are dialogue too (:mod:`.chats`): the conversation's root (a gptel chat's file
-record) holds all its turns, with speakers and dates, and its chunks are their scenes,
-so that ``/recall`` and ``/ask`` give windows of the conversation
-(:mod:`arcology_oracle.answers.windows`); the turn headings keep their own chunks, for
-``/search`` and (the user's turns only) ``/similar``.
+record) holds all its turns, with speakers and dates, and its chunks are their scenes
+and the turns alone (:func:`scene_chunks`), so that ``/recall`` and ``/ask`` give
+windows of the conversation (:mod:`arcology_oracle.answers.windows`); the turn headings
+keep their own chunks, for ``/search`` and (the user's turns only) ``/similar``.
 
 Every chunk of a turn starts with the outline path and the turn's date (``(2024-03-01)``),
 so a turn can be found by when it happened. A turn longer than ``TURN_CHARS_FACTOR``
@@ -96,16 +96,27 @@ def chunk_dialogue(heading: Heading, file_title: str, imported: bool = False) ->
 
 
 def scene_chunks(heading: Heading, file_title: str, turns: list[Turn]) -> list[Chunk]:
-    """The scenes of ``turns`` (lines counted in the file), one chunk each (a turn longer
-    than a scene's maximum is cut into several), each starting with the path line and
-    the heading's date. The first chunk carries the turns, for the store."""
+    """The chunks of a dialogue (``turns``, lines counted in the file), each starting
+    with the path line and the heading's date: its scenes, one chunk each (a turn longer
+    than a scene's maximum is cut into several), then each turn that shares a scene
+    with others, alone (``first_turn == last_turn``; its first ``SCENE_MAX_CHARS``).
+    A scene's vector says which part of a conversation matches, a turn's which turn
+    (see :mod:`arcology_oracle.answers.windows`). The first chunk carries the turns,
+    for the store."""
     head = path_line(heading, file_title) + (f" ({heading.date})" if heading.date else "")
     chunks: list[Chunk] = []
+    shared: set[int] = set()
     for first, last in dialogue.scenes(turns):
         body = "\n\n".join(t.text for t in turns[first : last + 1])
         for window in split_windows(body, dialogue.SCENE_MAX_CHARS, 0):
             text = head + "\n\n" + window
             chunks.append(Chunk(len(chunks), text, sha256_hex(text), first, last))
+        if last > first:
+            shared.update(range(first, last + 1))
+    for t in turns:
+        if t.ordinal in shared:
+            text = head + "\n\n" + t.text[: dialogue.SCENE_MAX_CHARS]
+            chunks.append(Chunk(len(chunks), text, sha256_hex(text), t.ordinal, t.ordinal))
     chunks[0] = replace(chunks[0], dialogue=tuple(turns))
     return chunks
 
