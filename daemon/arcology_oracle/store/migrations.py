@@ -352,3 +352,16 @@ def m012_reread_conversations(conn) -> None:
         );
         """
     )
+
+
+@migration
+def m013_reread_dialogue(conn) -> None:
+    # Each turn of a dialogue is embedded alone too, next to its scenes
+    # (notes/turns.scene_chunks): the next reconcile re-reads the files holding
+    # dialogue, and only those.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns));
+        """
+    )
