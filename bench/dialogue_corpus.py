@@ -1,7 +1,7 @@
 """A generated memory-of-conversations benchmark: invented chat logs in org, with
 questions that name the turns holding their answer.
 
-    python bench/dialogue_corpus.py OUT_DIR [--seed 28]
+    python bench/dialogue_corpus.py OUT_DIR [--seed 28] [--user NAME]
 
 Deterministic for a seed. Writes ``OUT_DIR/roam/chat-NAME.org`` (one file per
 conversation between "Me" and a friend, one dated heading per session,
@@ -15,6 +15,12 @@ combined by the seeded generator. Each conversation has storylines that run over
 sessions (a step per session), chit-chat around them that reuses their words (dogs,
 trips, classes) so that words alone do not find the evidence, and the user's own
 storylines, which first-person questions ask about.
+
+``--user NAME`` writes the same conversations between two named people, as a shared chat
+log or a transcript of others reads: the user's turns are ``NAME: text`` instead of
+``Me: text``, and every question names NAME where it said "I", "my" or "me" (so no
+question is in the first person, and no speaker is one of the daemon's
+``user_speakers``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import argparse
 import datetime as dt
 import json
 import random
+import re
 from pathlib import Path
 
 FRIENDS = ["Priya", "Tomas", "Amara", "Kenji"]
@@ -270,10 +277,38 @@ def _open(name: str, teller: str, slots: dict) -> str:
     return f"What do I know about {slots['F']} and {about}?"
 
 
+def third_person(question: str, user: str) -> str:
+    """``question`` asked about ``user`` instead of "I": the first "I" or "my" names
+    them, later ones are "they" and "their"."""
+    out = re.sub(r"\bhave I been\b", f"has {user} been", question)
+    out = re.sub(r"\bdo I know\b", f"does {user} know", out)
+    out = re.sub(r"\btell me about the\b", f"tell {user} about the", out)
+
+    def pronoun(m: re.Match) -> str:
+        named = user in out[: m.start()]
+        if m[0] == "I":
+            return "they" if named else user
+        return "their" if named else f"{user}'s"
+
+    while (m := re.search(r"\b(?:I|my)\b", out)) is not None:
+        out = out[: m.start()] + pronoun(m) + out[m.end():]
+    return out
+
+
+def named_user(text: str, questions: list[dict], user: str) -> tuple[str, list[dict]]:
+    """The conversation with the user's turns spoken by ``user`` (see the module docstring)."""
+    speaker = re.compile(r"^((?:\[\d{2}:\d{2}\] )?)Me: ", re.M)
+    text = speaker.sub(lambda m: f"{m[1]}{user}: ", text)
+    questions = [{**q, "question": third_person(q["question"], user),
+                  "evidence": [speaker.sub(lambda m: f"{m[1]}{user}: ", e) for e in q["evidence"]]} for q in questions]  # fmt: skip
+    return text, questions
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out", type=Path)
     p.add_argument("--seed", type=int, default=28)
+    p.add_argument("--user", help="the user's name as a speaker, instead of Me (see the module docstring)")
     args = p.parse_args()
     rng = random.Random(args.seed)
     roam = args.out / "roam"
@@ -281,6 +316,8 @@ def main() -> None:
     questions = []
     for i, friend in enumerate(FRIENDS):
         text, qs = conversation(rng, friend, [s for s in STORIES if s[1] == "Me"][i], stamped=i == 3)
+        if args.user:
+            text, qs = named_user(text, qs, args.user)
         (roam / f"chat-{friend.lower()}.org").write_text(text, encoding="utf-8")
         questions += [{**q, "conversation": friend} for q in qs]
     (args.out / "questions.json").write_text(json.dumps(questions, indent=1), encoding="utf-8")
