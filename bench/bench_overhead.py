@@ -1,7 +1,7 @@
 """The daemon's own embedding overhead: cold ``index`` against the plain-client ceiling.
 
     nice python bench/bench_overhead.py [--headings 20000,100000] [--compare OLD_DAEMON_SRC]
-        [--embedder precomputed|hash]
+        [--embedder precomputed|hash] [--chat-mb 10]
 
 For each size, on a synthetic corpus (bench/corpus.py) and with bench/st_ollama.py as the
 embedder (768-d vectors as JSON over loopback, as Ollama sends them; by default its
@@ -20,7 +20,9 @@ would: issue 30; ``hash`` was the embedder of issue 20, itself the bottleneck), 
 beside the embedder's ``plain_texts_per_s``.
 ``cpu_efficiency`` is the same in CPU seconds (the daemon process's, the plain client's):
 on a busy machine wall-clock ratios swing with everyone else's work, CPU time much less.
-``--compare DIR`` runs the same steps with another copy of the package (e.g. a
+``--chat-mb N`` measures the same on the org files that ``arcology-oracle import`` writes
+from a generated ChatGPT export of N MB (bench/bench_import.py), issue 30's chat-log
+import. ``--compare DIR`` runs the same steps with another copy of the package (e.g. a
 ``git worktree`` of main's ``daemon/``) interleaved with this one, so both see the same
 machine load. Writes bench/results/overhead.json.
 """
@@ -40,6 +42,7 @@ import sys
 import time
 from pathlib import Path
 
+import bench_import
 from _common import DAEMON_SRC, HASH_MODEL, RESULTS, daemon, embed_server, machine, save, wait_ready
 from corpus import generate
 
@@ -130,14 +133,37 @@ def fresh(db: Path) -> Path:
 
 
 def run_size(headings: int, srcs: dict[str, Path], url: str, rounds: int, with_daemon: bool = False) -> dict:
-    """Each round, for each variant: reconcile only, then plain client, cold index, plain
-    client; the cold index is compared with the mean of the two plain runs around it.
-    ``with_daemon``: then the daemon's cold start too (``daemon_s``, ``daemon_efficiency``,
-    against the same ceiling)."""
+    """:func:`measure` on bench/corpus.py's notes of ``headings`` headings."""
     base = WORK / f"h{headings}"
     shutil.rmtree(base, ignore_errors=True)
+    return measure(base, generate(base / "roam", headings, seed=headings), srcs, url, rounds, with_daemon)
+
+
+def run_chat_import(megabytes: float, srcs: dict[str, Path], url: str, rounds: int, with_daemon: bool = False) -> dict:
+    """:func:`measure` on the org files ``arcology-oracle import chatgpt`` writes from
+    bench/bench_import.py's generated export of ``megabytes`` MB (dialogue: scenes and
+    turns to embed)."""
+    base = WORK / f"chat{megabytes:g}"
+    shutil.rmtree(base, ignore_errors=True)
+    roam, export = base / "roam", base / "conversations.json"
+    roam.mkdir(parents=True)
+    conversations = bench_import.generate(export, megabytes, seed=28)
+    src = next(iter(srcs.values()))
+    env = {**os.environ, "PYTHONPATH": str(src), "XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data")}
+    subprocess.run([sys.executable, "-m", "arcology_oracle", "import", "chatgpt", str(export), "--roam-dir", str(roam),
+                    "--db", str(base / "import.sqlite3")], env=env, check=True, capture_output=True)  # fmt: skip
+    corpus = {"export_mb": megabytes, "conversations": conversations, "files": len(list(roam.rglob("*.org")))}
+    return measure(base, corpus, srcs, url, rounds, with_daemon)
+
+
+def measure(base: Path, corpus: dict, srcs: dict[str, Path], url: str, rounds: int, with_daemon: bool = False) -> dict:
+    """Each round, for each variant, on the notes in ``base/roam``: reconcile only, then
+    plain client, cold index, plain client; the cold index is compared with the mean of
+    the two plain runs around it. ``with_daemon``: then the daemon's cold start too
+    (``daemon_s``, ``daemon_efficiency``, against the same ceiling). ``base`` is removed
+    at the end."""
     roam = base / "roam"
-    out: dict = {"corpus": generate(roam, headings, seed=headings), "variants": {}}
+    out: dict = {"corpus": corpus, "variants": {}}
     # Warm the OS cache and learn the texts.
     run_cli(next(iter(srcs.values())), url, roam, fresh(base / "warm.sqlite3"), "--no-embed")
     texts = chunk_texts(base / "warm.sqlite3")
@@ -186,6 +212,7 @@ def main() -> None:
     p.add_argument("--out", default="overhead")
     p.add_argument("--embedder", choices=sorted(EMBEDDERS), default="precomputed")
     p.add_argument("--daemon", action="store_true", help="also the daemon's cold start (serve on a fresh database)")
+    p.add_argument("--chat-mb", type=float, help="also the org files imported from a generated ChatGPT export of this size")
     args = p.parse_args()
     srcs = {"this": DAEMON_SRC}
     if args.compare:
@@ -193,10 +220,15 @@ def main() -> None:
     results: dict = {"machine": machine(), "srcs": {k: str(v) for k, v in srcs.items()}, "embedder": args.embedder, "sizes": []}
     server = start_embedder(args.embedder, "embed-overhead")
     try:
-        for n in [int(x) for x in args.headings.split(",")]:
+        for n in [int(x) for x in args.headings.split(",") if x]:
             r = run_size(n, srcs, server.url, args.rounds, args.daemon)
             print(json.dumps(r), file=sys.stderr)
             results["sizes"].append(r)
+            save(args.out, results)
+        if args.chat_mb:
+            r = run_chat_import(args.chat_mb, srcs, server.url, args.rounds, args.daemon)
+            print(json.dumps(r), file=sys.stderr)
+            results["chat_import"] = r
             save(args.out, results)
     finally:
         server.stop()
