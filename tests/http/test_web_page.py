@@ -252,3 +252,28 @@ async def test_similar_notes_of_a_heading_copy_an_org_link(browser, tmp_path, ro
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_a_window_of_dialogue_shows_its_speakers_and_date(browser, tmp_path, roam_dir, fake_ollama, capsys):
+    from tests.answers.test_dialogue_windows import CHATS
+
+    (roam_dir / "ana.org").write_text(CHATS, encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#question", "whippet Pepper shelter")
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        window = page.locator("#sources > li", has_text="Catching up")
+        speakers = (await window.locator(".hit-speakers").text_content()).strip()
+        assert speakers in ("Me, Ana · 2024-03-02", "Ana, Me · 2024-03-02"), speakers
+        # A note that is no dialogue has no speakers line.
+        others = page.locator("#sources > li", has_not_text="Catching up")
+        for i in range(await others.count()):
+            assert await others.nth(i).locator(".hit-speakers").count() == 0
+        await page.screenshot(path=save_screenshot_path("web-dialogue.png", capsys), full_page=True)
+        watch.assert_clean()
+    finally:
+        daemon.stop()
