@@ -1,7 +1,7 @@
 """A generated memory-of-conversations benchmark: invented chat logs in org, with
 questions that name the turns holding their answer.
 
-    python bench/dialogue_corpus.py OUT_DIR [--seed 28] [--user NAME]
+    python bench/dialogue_corpus.py OUT_DIR [--seed 28] [--user NAME] [--wordy]
 
 Deterministic for a seed. Writes ``OUT_DIR/roam/chat-NAME.org`` (one file per
 conversation between "Me" and a friend, one dated heading per session,
@@ -20,7 +20,8 @@ storylines, which first-person questions ask about.
 log or a transcript of others reads: the user's turns are ``NAME: text`` instead of
 ``Me: text``, and every question names NAME where it said "I", "my" or "me" (so no
 question is in the first person, and no speaker is one of the daemon's
-``user_speakers``).
+``user_speakers``). ``--wordy`` gives every turn one to three asides around what it
+says (turns of 100-250 characters, sessions of several scenes, as in long chats).
 """
 
 from __future__ import annotations
@@ -197,6 +198,17 @@ CHAT = [
     ("Traffic was horrible today.", "Roadworks everywhere this month."),
     ("I think I'll paint the bathroom.", "Pick a bright colour, it's a small room."),
 ]
+# With --wordy each turn carries one to three of these around what it says.
+ASIDES = [
+    "Honestly, it has been one of those weeks.", "Anyway, that's my news for now.",
+    "I was thinking about this on the bus this morning.", "Sorry, I keep getting distracted by the telly.",
+    "It's funny how things turn out sometimes.", "Let me know what you think when you have a minute.",
+    "I'm writing this with a cup of tea in one hand.", "No rush to answer, by the way.",
+    "My brain is a bit fried today, so bear with me.", "I told my mum the same thing yesterday.",
+    "Not sure why I'm telling you all this at midnight.", "Speaking of which, I owe you a coffee.",
+    "It reminded me of that summer we spent doing nothing.", "Ha, you know how I get about these things.",
+    "Anyway, enough about that.", "I'll send you the details later if I remember.",
+]
 TITLES = ["Catching up", "Evening chat", "Quick hello", "Sunday talk", "Late night", "Lunch break chat",
           "After work", "Long call", "Morning messages", "Weekend plans"]  # fmt: skip
 
@@ -205,7 +217,7 @@ def _fill(rng: random.Random) -> dict[str, str]:
     return {k: rng.choice(v) for k, v in POOLS.items()}
 
 
-def conversation(rng: random.Random, friend: str, mine: tuple, stamped: bool) -> tuple[str, list[dict]]:
+def conversation(rng: random.Random, friend: str, mine: tuple, stamped: bool, wordy: bool = False) -> tuple[str, list[dict]]:
     """One conversation's org text and its questions: the friend's storylines and
     ``mine``, one of the user's (each told to one friend only, so that every evidence
     turn is written once in the whole benchmark)."""
@@ -247,6 +259,8 @@ def conversation(rng: random.Random, friend: str, mine: tuple, stamped: bool) ->
         for t, (who, text, mark) in enumerate(talk):
             clock += dt.timedelta(minutes=rng.randrange(1, 4) + (70 if pause and t == len(talk) // 2 else 0))
             prefix = f"[{clock.strftime('%H:%M')}] " if stamped else ""
+            if wordy:  # as people write in long chats: a sentence or two around the point
+                text = " ".join([*rng.sample(ASIDES, rng.randint(0, 1)), text, *rng.sample(ASIDES, rng.randint(1, 2))])
             line = f"{who}: {text}"
             lines += [prefix + line, ""]
             if mark:
@@ -309,13 +323,14 @@ def main() -> None:
     p.add_argument("out", type=Path)
     p.add_argument("--seed", type=int, default=28)
     p.add_argument("--user", help="the user's name as a speaker, instead of Me (see the module docstring)")
+    p.add_argument("--wordy", action="store_true", help="longer turns: each with one to three asides around it")
     args = p.parse_args()
     rng = random.Random(args.seed)
     roam = args.out / "roam"
     roam.mkdir(parents=True, exist_ok=True)
     questions = []
     for i, friend in enumerate(FRIENDS):
-        text, qs = conversation(rng, friend, [s for s in STORIES if s[1] == "Me"][i], stamped=i == 3)
+        text, qs = conversation(rng, friend, [s for s in STORIES if s[1] == "Me"][i], stamped=i == 3, wordy=args.wordy)
         if args.user:
             text, qs = named_user(text, qs, args.user)
         (roam / f"chat-{friend.lower()}.org").write_text(text, encoding="utf-8")

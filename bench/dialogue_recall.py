@@ -2,7 +2,7 @@
 turn-level baselines at the same budget, in one run.
 
     python bench/dialogue_recall.py [--corpus DIR] [--seed 28] [--ollama URL --model NAME]
-        [--out NAME] [--k 8]
+        [--out NAME] [--k 8] [--ask-k K]
 
 The corpus is bench/dialogue_corpus.py's (generated into a temporary folder unless
 ``--corpus`` names one it wrote). Without ``--ollama`` the script starts
@@ -140,7 +140,7 @@ async def run(args) -> dict:
         matrix = await emb.embed(session, texts)
         qvecs = await emb.embed(session, [q["question"] for q in questions], query=True)
         for q, qv in zip(questions, qvecs):
-            reply = await oracle.ask(q["question"], k=args.k)
+            reply = await oracle.ask(q["question"], k=args.ask_k or args.k)
             await reply.text()
             prompt = norm("\n".join(m["content"] for m in chat.prompts[-1]))
             got = await recall(oracle, q["question"], k=args.k)
@@ -185,6 +185,7 @@ def main() -> None:
     p.add_argument("--ollama")
     p.add_argument("--model", default="all-MiniLM-L6-v2")
     p.add_argument("--k", type=int, default=8)
+    p.add_argument("--ask-k", type=int, help="/ask's k, when it is not --k (/recall's)")
     p.add_argument("--out", default="run")
     p.add_argument("--neighbours", type=int, help="evidence_neighbours (default: the daemon's)")
     p.add_argument("--scene-chars", type=int, help="scene size to measure instead of the default (max 1.6x, overlap 0.24x)")
