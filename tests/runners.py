@@ -173,3 +173,16 @@ async def wait_indexed(daemon: Daemon, timeout: float = 60) -> dict:
         return await wait_until(done, timeout=timeout, interval=0.1)
     except AssertionError:
         raise AssertionError(f"the daemon did not finish indexing; last /status: {last}\n{daemon.log()}") from None
+
+
+async def reconcile_once(settings):
+    """Open an :class:`OracleIndex` on ``settings``, reconcile it once and close it; the
+    reconcile's report."""
+    from arcology_oracle.index.service import OracleIndex
+
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        return await index.reconcile()
+    finally:
+        await index.close()

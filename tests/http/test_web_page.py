@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.answers.test_dialogue_windows import CHATS
 from tests.browser import CHROMIUM_ARGS, LAUNCH_MS, WAIT_MS, chromium_path
 from tests.runners import REPO, start_daemon, wait_indexed
 
@@ -255,8 +256,6 @@ async def test_similar_notes_of_a_heading_copy_an_org_link(browser, tmp_path, ro
 
 
 async def test_a_window_of_dialogue_shows_its_speakers_and_date(browser, tmp_path, roam_dir, fake_ollama, capsys):
-    from tests.answers.test_dialogue_windows import CHATS
-
     (roam_dir / "ana.org").write_text(CHATS, encoding="utf-8")
     daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
     try:

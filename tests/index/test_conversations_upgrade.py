@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from arcology_oracle.index.service import OracleIndex
 from tests.index.test_oracle_links_upgrade import CONVERSATION
+from tests.runners import reconcile_once
 
 MIGRATION = "m012_reread_conversations"
 GPTEL = ":PROPERTIES:\n:GPTEL_MODEL: llama3\n:END:\n*** Which flour?\nT65.\n*** And water?\n70 percent.\n"
@@ -17,25 +17,15 @@ async def test_conversations_of_an_old_index_become_dialogue(roam_dir, make_sett
     settings = make_settings(roam_dir=roam_dir)
     (roam_dir / "talk.org").write_text(CONVERSATION)
     (roam_dir / "gptel-chat.org").write_text(GPTEL)
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
-    finally:
-        await index.close()
+    await reconcile_once(settings)
     with sqlite3.connect(settings.db_path) as conn:
         assert conn.execute("SELECT count(DISTINCT heading) FROM turns").fetchone()[0] == 2
         conn.execute("DELETE FROM turns")
         conn.execute("DELETE FROM _migrations WHERE name = ?", (MIGRATION,))
     conn.close()
 
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        report = await index.reconcile()
-        assert report.failed == {} and report.indexed == 2  # talk.org and the gptel chat alone
-    finally:
-        await index.close()
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 2  # talk.org and the gptel chat alone
     with sqlite3.connect(settings.db_path) as conn:
         speakers = {r[0] for r in conn.execute("SELECT speaker FROM turns")}
     conn.close()

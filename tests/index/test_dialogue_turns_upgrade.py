@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from arcology_oracle.index.service import OracleIndex
 from tests.answers.test_dialogue_windows import CHATS
+from tests.runners import reconcile_once
 
 MIGRATION = "m013_reread_dialogue"
 
@@ -24,12 +24,7 @@ async def test_dialogue_of_an_old_index_gets_its_turns_embedded_alone(roam_dir, 
     settings = make_settings(roam_dir=roam_dir)
     (roam_dir / "ana.org").write_text(CHATS)
     (roam_dir / "bread.org").write_text("#+title: Bread\n* Rye\nWet dough, long proof.\n")
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
-    finally:
-        await index.close()
+    await reconcile_once(settings)
     made = turn_chunks(settings.db_path)
     assert made > 40
     with sqlite3.connect(settings.db_path) as conn:
@@ -38,11 +33,6 @@ async def test_dialogue_of_an_old_index_gets_its_turns_embedded_alone(roam_dir, 
     conn.close()
     assert turn_chunks(settings.db_path) == 0
 
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        report = await index.reconcile()
-        assert report.failed == {} and report.indexed == 1  # ana.org alone
-    finally:
-        await index.close()
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # ana.org alone
     assert turn_chunks(settings.db_path) == made

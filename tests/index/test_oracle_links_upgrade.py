@@ -10,6 +10,7 @@ import sqlite3
 
 from arcology_oracle.index.service import OracleIndex
 from tests.org_samples import IDS
+from tests.runners import reconcile_once
 
 MIGRATION = "m010_reread_oracle_citations"
 TALK = "1111cccc-0000-4000-8000-000000000001"
@@ -23,12 +24,7 @@ CONVERSATION = (
 async def test_the_oracle_citations_of_an_old_index_leave_the_graph(roam_dir, make_settings):
     settings = make_settings(roam_dir=roam_dir)
     (roam_dir / "talk.org").write_text(CONVERSATION)
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
-    finally:
-        await index.close()
+    await reconcile_once(settings)
     with sqlite3.connect(settings.db_path) as conn:
         (heading,) = conn.execute("SELECT id FROM headings WHERE title = 'Oracle'").fetchone()
         conn.execute("INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)", (heading, TALK, IDS["starter"]))
