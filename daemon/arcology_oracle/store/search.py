@@ -196,6 +196,28 @@ class Search(VectorSync):
                 out[row[0]] = unpack_vector(row[1])
         return out
 
+    def heading_vectors_at(self, places: Sequence[tuple[str, int]]) -> list[list[np.ndarray]]:
+        """For each ``(file path, line)``, the stored vectors (float64, each the float32
+        one widened) of the chunks of the heading there (the one
+        :meth:`~.reads.Reads.heading_at` finds), in no particular order: ``[]`` for a
+        place with no heading or none of whose chunks is embedded. One statement, where
+        a lookup per place, per heading and per chunk cost ~35 round trips for the ten
+        results of a /similar (BENCHMARKS.md, issue 30, third round)."""
+        out: list[list[np.ndarray]] = [[] for _ in places]
+        if not places or not self.has_vector_table():
+            return out
+        rows = self.conn.execute(
+            "WITH p(i, heading) AS (SELECT j.key, (SELECT h.id FROM headings h JOIN files f ON f.id = h.file"
+            "  WHERE f.path = json_extract(j.value, '$[0]') AND h.start_line <= json_extract(j.value, '$[1]')"
+            "  ORDER BY h.start_line DESC LIMIT 1) FROM json_each(?) j)"
+            " SELECT p.i, v.embedding FROM p JOIN chunks c ON c.heading = p.heading"
+            f" JOIN embeddings e ON e.hash = c.hash JOIN {VEC_TABLE} v ON v.rowid = e.id",
+            (json.dumps([[path, int(line)] for path, line in places]),),
+        ).fetchall()
+        for i, blob in rows:
+            out[i].append(np.frombuffer(blob, dtype="<f4").astype(np.float64))
+        return out
+
     def node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The normalised mean (float64, read-only) of the stored vectors of each node's
         chunks (its own headings and those below it without an ID of their own); nodes
