@@ -75,6 +75,17 @@ class Reads(StoreBase):
         ).fetchone()
         return None if row is None else _heading_dict(row)
 
+    def node_heading_ids(self, node_ids: Sequence[str]) -> dict[str, int]:
+        """The id of the heading (or file record) that carries each of ``node_ids`` as its
+        own ID, the one :meth:`node` reads; nodes not in the index are absent. One
+        statement for them all."""
+        rows = self.conn.execute(
+            "SELECT j.value, (SELECT h.id FROM headings h JOIN files f ON f.id = h.file"
+            "  WHERE h.own_id = j.value ORDER BY h.id LIMIT 1) FROM json_each(?) j",
+            (json.dumps(list(node_ids)),),
+        )
+        return {r[0]: r[1] for r in rows if r[1] is not None}
+
     def heading_at(self, path: str, line: int) -> dict | None:
         """The heading of file ``path`` whose lines contain ``line`` (the deepest one)."""
         row = self.conn.execute(
