@@ -45,6 +45,25 @@ class Reads(StoreBase):
         ).fetchall()
         return {row["id"]: _heading_dict(row) for row in rows}
 
+    def result_rows(self, ids: Sequence[int]) -> dict[int, dict]:
+        """The part of :meth:`headings`' rows a search result shows (``id``, ``node_id``,
+        ``own_id``, ``node_title``, ``title``, ``olp``, ``file``, ``start_line``,
+        ``text``, ``date``), the same values: every result of /similar and /search reads
+        its row, and the rest (the body, properties, tags...) was most of that."""
+        rows = self.conn.execute(
+            "SELECT h.id, h.node_id, h.own_id, h.node_title, h.title, h.olp, f.path, h.start_line, h.text, h.date"
+            " FROM headings h JOIN files f ON f.id = h.file WHERE h.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        ).fetchall()
+        return {
+            r[0]: {
+                "id": r[0], "node_id": r[1], "own_id": r[2], "node_title": r[3], "title": r[4],
+                "olp": [] if r[5] == "[]" else json.loads(r[5]), "file": r[6], "start_line": r[7], "text": r[8],
+                "date": r[9],
+            }  # fmt: skip
+            for r in rows
+        }
+
     def heading_owners(self, ids: Sequence[int]) -> dict[int, tuple[str | None, str]]:
         """``(node id or None, file path)`` by heading id: what grouping results by note
         needs, without reading (and decoding) whole rows."""
