@@ -77,3 +77,33 @@ def test_result_rows_and_node_heading_ids_are_the_rows_lookups_gave(tmp_path):
         assert store.node_heading_ids([]) == {}
     finally:
         store.close()
+
+
+def test_owners_and_answers_is_heading_owners_and_oracle_headings(tmp_path):
+    """On a conversation (its root holds the oracle's turn among its scenes, the turn
+    heading says ``:ROLE: oracle``) and a plain note: the same owners and the same
+    answers as the two reads it replaces in /similar; exact_word_hits leaves them out."""
+    from arcology_oracle.index.parsing import parse_note
+    from tests.answers.test_chat_dialogue import OPTIONS, TALK
+
+    store = Store.open(tmp_path / "db.sqlite3", writer=True)
+    try:
+        parsed, chunks = parse_note(TALK.encode(), "talk.org", OPTIONS)
+        store.replace_file(parsed, size=1, mtime_ns=1, file_hash="t", chunks=chunks)
+        _write(store, "a.org", [0, 2])
+        ids = [r[0] for r in store.conn.execute("SELECT id FROM headings")] + [10_000]
+        owners, answers = store.owners_and_answers(iter(ids))
+        assert owners == store.heading_owners(ids)
+        assert answers == store.oracle_headings(ids)
+        titles = {r[0]: r[1] for r in store.conn.execute("SELECT id, title FROM headings")}
+        assert sorted(titles[h] for h in answers) == ["Oracle", "Tomato questions"]
+        assert store.owners_and_answers([]) == ({}, set())
+        # The keyword candidates' read leaves the same answers out, in the same statement.
+        found = store.exact_word_hits('"leaf" OR "tomato" OR "greenhouse"', 100)
+        assert found and not {h for h, *_ in found} & answers
+        everything = store.conn.execute(
+            "SELECT rowid FROM headings_exact WHERE headings_exact MATCH ?", ('"leaf" OR "tomato" OR "greenhouse"',)
+        ).fetchall()
+        assert {h for h, *_ in found} == {r[0] for r in everything} - answers
+    finally:
+        store.close()

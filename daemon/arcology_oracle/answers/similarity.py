@@ -71,10 +71,12 @@ def similar(
     pool = max(k * 10, 100)
     if vector is not None and store.has_vector_table():
         hits = vector_hits(store, vector, pool)
-        oracle = store.oracle_headings(h for h, _ in hits)
+        if whole_notes:  # the notes of the headings too, read once for the steps below
+            owners, oracle = store.owners_and_answers(h for h, _ in hits)
+        else:
+            owners, oracle = None, store.oracle_headings(h for h, _ in hits)
         hits = [(h, score) for h, score in hits if h not in oracle]
         if hits and whole_notes:
-            owners = store.heading_owners([h for h, _ in hits])  # read once for both steps
             hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes, owners=owners)
             evidence = {} if words is None else words
             hits = _rerank_by_words(store, hits, text, vector, exclude_nodes, evidence, owners=owners)
@@ -253,9 +255,7 @@ def _keyword_candidates(
             break
         rare.append(word)
         held += counts[word]
-    found = store.exact_word_hits(" OR ".join(quoted(rare)), KEYWORD_HEADINGS) if rare else []
-    oracle = store.oracle_headings(hit[0] for hit in found)
-    found = [hit for hit in found if hit[0] not in oracle]
+    found = store.exact_word_hits(" OR ".join(quoted(rare)), KEYWORD_HEADINGS) if rare else []  # no answers
     if not found:
         return {}, []
     if owners is None:
