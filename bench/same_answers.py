@@ -3,7 +3,8 @@ by text, and /search, compared with another copy of the package.
 
     python bench/same_answers.py OTHER_DAEMON_DIR [--size 20000] [--queries 300]
 
-OTHER_DAEMON_DIR is another copy's ``daemon/`` directory, e.g. the parent commit's:
+``--write-queries ASKED`` and ``--answer BASE ASKED OUT`` run one copy alone, to time
+it (``farm-bench --vs``: the answers' CPU without HTTP). OTHER_DAEMON_DIR is another copy's ``daemon/`` directory, e.g. the parent commit's:
 ``mkdir /tmp/base && git archive HEAD~1 daemon | tar -x -C /tmp/base`` then
 ``/tmp/base/daemon``. Each copy answers, in a child process of its own, the same queries
 on a copy of bench_query.py's cached corpus and index (built the first time; the hash
@@ -90,8 +91,16 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--dims", type=int, default=768)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--answer", nargs=3, type=Path, metavar=("BASE", "ASKED", "OUT"), help=argparse.SUPPRESS)
+    p.add_argument("--answer", nargs=3, type=Path, metavar=("BASE", "ASKED", "OUT"),
+                   help="one copy only (BENCH_DAEMON_SRC's): answer the queries of ASKED on a copy of the index"
+                   " in BASE, write them to OUT (what the comparison runs in each child; time it with farm-bench)")
+    p.add_argument("--write-queries", type=Path, metavar="ASKED", help="only write the queries (for --answer)")
     args = p.parse_args()
+    if args.write_queries:
+        _, db, _ = asyncio.run(bench_query.build(args.size, args.dims))
+        args.write_queries.write_text(json.dumps(queries(db, args.queries, args.seed)))
+        print(f"{args.write_queries}: for --answer {db.parent} {args.write_queries} OUT")
+        return
     if args.answer:  # a child: one copy of the package answers on its own copy of the index
         base, asked, out = args.answer
         tmp = Path(tempfile.mkdtemp(prefix="same-answers-"))
