@@ -20,7 +20,7 @@ def test_one_line_is_the_whole_texts_line():
     pieces = ["word", "a", " ", "\n", "\t", "\u3000", "é", "x" * 70, " " * 400, "\n" * 150, "長い"]
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 120)))
-        limit = rng.choice([1, 2, 5, 20, 160])
+        limit = rng.choice([-3, 0, 1, 2, 5, 20, 160, 2000])
         assert one_line(text, limit) == whole(text, limit), (text, limit)
     assert one_line(" " * 700 + "end") == "end"
     assert one_line("a " * 400) == whole("a " * 400)

@@ -97,7 +97,7 @@ def one_line(text: str, limit: int = 160) -> str:
     run of spaces aside), and once that is over ``limit`` characters the whole's line is
     too, with the same first ``limit - 1``. (Each result's snippet falls back to its
     heading's whole text: collapsing all of it was 2% of a /similar.)"""
-    if len(text) > 4 * limit:
+    if limit > 0 and len(text) > 4 * limit:
         head = _SPACE.sub(" ", text[: 4 * limit]).strip()
         if len(head) > limit:
             return head[: limit - 1].rstrip() + "…"
