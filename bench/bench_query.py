@@ -20,9 +20,11 @@ this process over HTTP:
   without the vector index's snapshot beside the database.
 
 ``--compare DIR`` runs only the requests, with this package's daemon and another copy's
-(e.g. main's ``daemon/``) in turn, ``--rounds`` times each, and fails if any answer
-differs (ids, scores, snippets, order). Writes bench/results/query.json
-(query-compare.json with ``--compare``).
+(e.g. main's ``daemon/``, or ``git archive <commit> daemon`` unpacked) in turn,
+``--rounds`` times each, prints how many of the JSON answers differ (ids, scores,
+snippets, order; one /similar?node and one /search per query) and fails if any does; its
+medians include each run's p50 over the floor of the same run. Writes
+bench/results/query.json (query-compare.json with ``--compare``).
 """
 
 from __future__ import annotations
@@ -350,12 +352,21 @@ async def compare(
         server.stop()
     names = list(srcs)
     differ = [key for key in bodies[names[0]] if bodies[names[0]][key] != bodies[names[-1]].get(key)]
+    print(f"{size}: {len(differ)} of {len(bodies[names[0]])} answers differ between {names}", file=sys.stderr)
     if differ:
         raise AssertionError(f"{len(differ)} answers differ between {names}, e.g. {differ[0]!r}")
     med = lambda name, key: round(statistics.median(r[key] for r in runs[name]), 2)  # noqa: E731
-    keys = ("similar_cpu_ms", "search_cpu_ms", "similar_p50_ms", "similar_p95_ms", "search_p50_ms", "numpy_floor_p50_ms", "floor_cpu_ms", "VmHWM")
+    keys = ("similar_cpu_ms", "search_cpu_ms", "similar_p50_ms", "similar_p95_ms", "search_p50_ms", "search_p95_ms",
+            "numpy_floor_p50_ms", "floor_cpu_ms", "VmHWM")  # fmt: skip
     summary = {name: {key: med(name, key) for key in keys} for name in names}
-    return {"chunks": size, "identical_answers": len(bodies[names[0]]), "median": summary, "runs": runs}
+    # Each run's p50 over the floor timed in that same run, then the median of those.
+    for name in names:
+        for route in ("similar", "search"):
+            summary[name][f"{route}_p50_over_floor"] = round(
+                statistics.median(r[f"{route}_p50_ms"] / r["numpy_floor_p50_ms"] for r in runs[name]), 2
+            )
+    return {"chunks": size, "identical_answers": len(bodies[names[0]]), "differing_answers": len(differ),
+            "median": summary, "runs": runs}  # fmt: skip
 
 
 def main() -> None:

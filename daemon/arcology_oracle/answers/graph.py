@@ -98,8 +98,8 @@ def fuse(
     best = (1.0 + weight) / (retrieval.RRF_K + 1)
     order = sorted(fused.items(), key=lambda item: -item[1])[:k]
     # Nodes only the graph found, shown by their own heading: read in one go.
-    rows = [store.node(node) for node, _ in order if node not in by_node]
-    own = [(row["id"], 0.0) for row in rows if row is not None]
+    heading_of = store.node_heading_ids([node for node, _ in order if node not in by_node])
+    own = [(heading_of[node], 0.0) for node, _ in order if node in heading_of]
     for result in retrieval.to_results(store, own, len(own), exclude_oracle=True):
         by_node.setdefault(result.node_id, result)
     out = []

@@ -163,17 +163,11 @@ def _keyword_score(raw: float) -> float:
 def _heading_cosines(store: Store, query: np.ndarray, results: Sequence[retrieval.Result]) -> list[float]:
     """The cosine of ``query`` with each result's heading (its best chunk; 0 when none
     of its chunks is embedded)."""
-    rows = [store.heading_at(r.file, r.line) for r in results]
-    ids = [row["id"] for row in rows if row is not None]
-    chunks = store.heading_chunks(ids)
-    vectors = store.vectors_for_hashes([h for cs in chunks.values() for h, _ in cs])
     out = []
-    for row in rows:
+    for vectors in store.heading_vectors_at([(r.file, r.line) for r in results]):
         best = None
-        for text_hash, _ in chunks.get(row["id"], []) if row is not None else []:
-            v = vectors.get(text_hash)
-            if v is not None:
-                cos = float(np.dot(query, v))
-                best = cos if best is None else max(best, cos)
+        for v in vectors:
+            cos = float(np.dot(query, v))
+            best = cos if best is None else max(best, cos)
         out.append(0.0 if best is None else best)
     return out

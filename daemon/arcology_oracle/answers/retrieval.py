@@ -90,7 +90,17 @@ def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str 
 
 
 def one_line(text: str, limit: int = 160) -> str:
-    """``text`` collapsed to one line of at most ``limit`` characters."""
+    """``text`` collapsed to one line of at most ``limit`` characters.
+
+    A long text is collapsed from its start only while that decides the line: collapsing
+    is done run by run, so the collapse of a prefix is a prefix of the whole's (its last
+    run of spaces aside), and once that is over ``limit`` characters the whole's line is
+    too, with the same first ``limit - 1``. (Each result's snippet falls back to its
+    heading's whole text: collapsing all of it was 2% of a /similar.)"""
+    if limit > 0 and len(text) > 4 * limit:
+        head = _SPACE.sub(" ", text[: 4 * limit]).strip()
+        if len(head) > limit:
+            return head[: limit - 1].rstrip() + "…"
     line = _SPACE.sub(" ", text).strip()
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
@@ -164,7 +174,7 @@ def to_results(
     for i, (heading_id, score) in enumerate(scored):
         if i >= read:  # rows in slices: most requests need only the first few
             read = i + max(2 * k, 16)
-            rows.update(store.headings([h for h, _ in scored[i:read]]))
+            rows.update(store.result_rows([h for h, _ in scored[i:read]]))
         row = rows.get(heading_id)
         if row is None or heading_id in exclude_headings:
             continue

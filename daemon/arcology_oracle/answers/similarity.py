@@ -71,11 +71,15 @@ def similar(
     pool = max(k * 10, 100)
     if vector is not None and store.has_vector_table():
         hits = vector_hits(store, vector, pool)
-        oracle = store.oracle_headings(h for h, _ in hits)
+        if whole_notes:  # the notes of the headings too, read once for the steps below
+            owners, oracle = store.owners_and_answers(h for h, _ in hits)
+        else:
+            owners, oracle = None, store.oracle_headings(h for h, _ in hits)
         hits = [(h, score) for h, score in hits if h not in oracle]
         if hits and whole_notes:
-            hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes)
-            hits = _rerank_by_words(store, hits, text, vector, exclude_nodes, {} if words is None else words)
+            hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes, owners=owners)
+            evidence = {} if words is None else words
+            hits = _rerank_by_words(store, hits, text, vector, exclude_nodes, evidence, owners=owners)
         if hits:
             return "vector", to_results(
                 store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
@@ -106,9 +110,13 @@ def _rescore_by_note(
     *,
     limit: int,
     exclude_nodes: frozenset[str],
+    owners: dict[int, tuple[str | None, str]] | None = None,
 ) -> list[tuple[int, float]]:
-    """Best heading per note, rescored with the note's mean vector (see :func:`similar`)."""
-    owners = store.heading_owners([h for h, _ in hits])
+    """Best heading per note, rescored with the note's mean vector (see :func:`similar`).
+    ``owners``: :meth:`~arcology_oracle.store.Store.heading_owners` of (at least) ``hits``
+    when the caller has them, else read here."""
+    if owners is None:
+        owners = store.heading_owners([h for h, _ in hits])
     best: dict[str, tuple[int, float]] = {}
     for heading_id, score in hits:
         owner = owners.get(heading_id)
@@ -135,6 +143,8 @@ def _rerank_by_words(
     vector: Sequence[float],
     exclude_nodes: frozenset[str],
     evidence: dict[str, float] | None = None,
+    *,
+    owners: dict[int, tuple[str | None, str]] | None = None,
 ) -> list[tuple[int, float]]:
     """Note-level candidates (one heading per note, best first) with the first
     ``RERANK_NOTES``, joined by up to ``KEYWORD_NOTES`` found by the rarest words of
@@ -167,14 +177,17 @@ def _rerank_by_words(
 
     The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_scores`: FTS5,
     the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
-    Python's regex alone took longer to tokenize the candidates).
+    Python's regex alone took longer to tokenize the candidates). ``owners``: as for
+    :func:`_rescore_by_note` (passed on to :func:`_keyword_candidates`).
     """
     head = hits[:RERANK_NOTES]
     words = frequent_words(text, MAX_QUERY_WORDS)
     if len(head) < 2 or not words:
         return hits
     match = " OR ".join(quoted(words))
-    index_bm25, joining = _keyword_candidates(store, words, head, vector, exclude_nodes, {} if evidence is None else evidence)
+    index_bm25, joining = _keyword_candidates(
+        store, words, head, vector, exclude_nodes, {} if evidence is None else evidence, owners=owners
+    )
     head += joining
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
     note_bm25 = bm25_scores([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)
@@ -200,6 +213,8 @@ def _keyword_candidates(
     vector: Sequence[float],
     exclude_nodes: frozenset[str],
     evidence: dict[str, float],
+    *,
+    owners: dict[int, tuple[str | None, str]] | None = None,
 ) -> tuple[dict[int, float], list[tuple[int, float]]]:
     """The index-wide word evidence for :func:`_rerank_by_words`: ``({heading id: BM25
     of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
@@ -211,7 +226,8 @@ def _keyword_candidates(
     Nothing when even the rarest word is in more headings than that: the query has no
     word distinctive enough to find notes by. ``evidence`` gets every note found and
     that BM25 (what :mod:`.relevance` scores by: it depends on the query and the note
-    only, not on the other candidates).
+    only, not on the other candidates). ``owners``: :meth:`~arcology_oracle.store.Store.heading_owners`
+    of (at least) ``head``, read here when not given.
 
     Why: the vectors alone chose the candidates, and an embedding model that reads the
     notes poorly (an English-only one on Japanese notes) left out exactly the notes that
@@ -239,12 +255,11 @@ def _keyword_candidates(
             break
         rare.append(word)
         held += counts[word]
-    found = store.exact_word_hits(" OR ".join(quoted(rare)), KEYWORD_HEADINGS) if rare else []
-    oracle = store.oracle_headings(hit[0] for hit in found)
-    found = [hit for hit in found if hit[0] not in oracle]
+    found = store.exact_word_hits(" OR ".join(quoted(rare)), KEYWORD_HEADINGS) if rare else []  # no answers
     if not found:
         return {}, []
-    owners = store.heading_owners([h for h, _ in head])
+    if owners is None:
+        owners = store.heading_owners([h for h, _ in head])
     best: dict[str, tuple[int, float]] = {}  # note -> (its best heading, that heading's BM25)
     for heading_id, score, node_id, path in found:  # best first
         key = _note_key(node_id, path)

@@ -39,6 +39,7 @@ Errors use the called API's shape (:func:`.middleware.error_parts`).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from collections.abc import Mapping
@@ -135,6 +136,7 @@ def from_browser(headers: Mapping[str, str]) -> bool:
     return hdrs.ORIGIN in headers or any(name.lower().startswith("sec-fetch-") for name in headers)
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of the name; every request asks it
 def is_loopback_name(name: str) -> bool:
     if name == "localhost":
         return True
@@ -146,8 +148,15 @@ def is_loopback_name(name: str) -> bool:
 
 def host_allowed(name: str, settings: Settings) -> bool:
     """Whether the daemon answers to host ``name`` (as :func:`~..config.split_host` gives it)."""
-    configured = split_host(settings.host if ":" not in settings.host else f"[{settings.host}]")
+    configured = _configured_host(settings.host)
     return is_loopback_name(name) or (configured is not None and name == configured[0]) or name in settings.allowed_hosts
+
+
+@functools.lru_cache(maxsize=16)
+def _configured_host(host: str) -> tuple[str, int | None] | None:
+    """``Settings.host`` as :func:`~..config.split_host` reads a Host header (an IPv6
+    address bracketed first)."""
+    return split_host(host if ":" not in host else f"[{host}]")
 
 
 def same_origin(origin: str, host: tuple[str, int | None] | None) -> bool:

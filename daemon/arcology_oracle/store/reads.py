@@ -45,6 +45,25 @@ class Reads(StoreBase):
         ).fetchall()
         return {row["id"]: _heading_dict(row) for row in rows}
 
+    def result_rows(self, ids: Sequence[int]) -> dict[int, dict]:
+        """The part of :meth:`headings`' rows a search result shows (``id``, ``node_id``,
+        ``own_id``, ``node_title``, ``title``, ``olp``, ``file``, ``start_line``,
+        ``text``, ``date``), the same values: every result of /similar and /search reads
+        its row, and the rest (the body, properties, tags...) was most of that."""
+        rows = self.conn.execute(
+            "SELECT h.id, h.node_id, h.own_id, h.node_title, h.title, h.olp, f.path, h.start_line, h.text, h.date"
+            " FROM headings h JOIN files f ON f.id = h.file WHERE h.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(ids)),),
+        ).fetchall()
+        return {
+            r[0]: {
+                "id": r[0], "node_id": r[1], "own_id": r[2], "node_title": r[3], "title": r[4],
+                "olp": [] if r[5] == "[]" else json.loads(r[5]), "file": r[6], "start_line": r[7], "text": r[8],
+                "date": r[9],
+            }  # fmt: skip
+            for r in rows
+        }
+
     def heading_owners(self, ids: Sequence[int]) -> dict[int, tuple[str | None, str]]:
         """``(node id or None, file path)`` by heading id: what grouping results by note
         needs, without reading (and decoding) whole rows."""
@@ -74,6 +93,17 @@ class Reads(StoreBase):
             (node_id,),
         ).fetchone()
         return None if row is None else _heading_dict(row)
+
+    def node_heading_ids(self, node_ids: Sequence[str]) -> dict[str, int]:
+        """The id of the heading (or file record) that carries each of ``node_ids`` as its
+        own ID, the one :meth:`node` reads; nodes not in the index are absent. One
+        statement for them all."""
+        rows = self.conn.execute(
+            "SELECT j.value, (SELECT h.id FROM headings h JOIN files f ON f.id = h.file"
+            "  WHERE h.own_id = j.value ORDER BY h.id LIMIT 1) FROM json_each(?) j",
+            (json.dumps(list(node_ids)),),
+        )
+        return {r[0]: r[1] for r in rows if r[1] is not None}
 
     def heading_at(self, path: str, line: int) -> dict | None:
         """The heading of file ``path`` whose lines contain ``line`` (the deepest one)."""

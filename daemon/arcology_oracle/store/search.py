@@ -16,6 +16,7 @@ import numpy as np
 
 from . import node_means, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
+from .links import oracle_sql
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
 
@@ -96,14 +97,18 @@ class Search(VectorSync):
         """The ``k`` headings best by BM25 on ``headings_exact`` (not stemmed) for an FTS5
         ``match`` (already quoted, as for :meth:`fts_search`), best first, as ``(heading
         id, score (higher better), node id or None, file path)``: what grouping them by
-        note needs, in the same statement."""
-        return self.conn.execute(
-            "SELECT x.rowid, -x.rank, h.node_id, f.path FROM"
+        note needs, in the same statement; the oracle's own answers
+        (:meth:`~.links.LinkGraph.oracle_headings`) left out there too."""
+        rows = self.conn.execute(
+            f"SELECT x.rowid, -x.rank, h.node_id, f.path, {oracle_sql('h')} OR EXISTS (SELECT 1 FROM turns t"
+            " JOIN headings o ON o.file = h.file AND o.start_line = t.start_line"
+            f" WHERE t.heading = h.id AND {oracle_sql('o')}) FROM"
             " (SELECT rowid, bm25(headings_exact) AS rank FROM headings_exact"
             "  WHERE headings_exact MATCH ? ORDER BY rank LIMIT ?) x"
             " JOIN headings h ON h.id = x.rowid JOIN files f ON f.id = h.file ORDER BY x.rank",
             (match, int(k)),
         ).fetchall()
+        return [(r[0], r[1], r[2], r[3]) for r in rows if not r[4]]
 
     def fts_scores(self, matches: Sequence[str], k: int) -> list[tuple[int, float]]:
         """Headings matching any of ``matches`` (FTS5 expressions as for
@@ -194,6 +199,28 @@ class Search(VectorSync):
             ).fetchone()
             if row is not None:
                 out[row[0]] = unpack_vector(row[1])
+        return out
+
+    def heading_vectors_at(self, places: Sequence[tuple[str, int]]) -> list[list[np.ndarray]]:
+        """For each ``(file path, line)``, the stored vectors (float64, each the float32
+        one widened) of the chunks of the heading there (the one
+        :meth:`~.reads.Reads.heading_at` finds), in no particular order: ``[]`` for a
+        place with no heading or none of whose chunks is embedded. One statement, where
+        a lookup per place, per heading and per chunk cost ~35 round trips for the ten
+        results of a /similar (BENCHMARKS.md, issue 30, third round)."""
+        out: list[list[np.ndarray]] = [[] for _ in places]
+        if not places or not self.has_vector_table():
+            return out
+        rows = self.conn.execute(
+            "WITH p(i, heading) AS (SELECT j.key, (SELECT h.id FROM headings h JOIN files f ON f.id = h.file"
+            "  WHERE f.path = json_extract(j.value, '$[0]') AND h.start_line <= json_extract(j.value, '$[1]')"
+            "  ORDER BY h.start_line DESC LIMIT 1) FROM json_each(?) j)"
+            " SELECT p.i, v.embedding FROM p JOIN chunks c ON c.heading = p.heading"
+            f" JOIN embeddings e ON e.hash = c.hash JOIN {VEC_TABLE} v ON v.rowid = e.id",
+            (json.dumps([[path, int(line)] for path, line in places]),),
+        ).fetchall()
+        for i, blob in rows:
+            out[i].append(np.frombuffer(blob, dtype="<f4").astype(np.float64))
         return out
 
     def node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -1,0 +1,109 @@
+"""The batched reads /similar and /search score and show their results by
+(store/search.py ``heading_vectors_at``, store/reads.py ``result_rows`` and
+``node_heading_ids``): one statement each, and the very values of the lookups they
+replaced, which the results' order and scores depend on."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from arcology_oracle.notes.records import Chunk, ParsedFile, sha256_hex
+from arcology_oracle.store import Store
+from tests.store_rows import heading
+
+
+def _write(store: Store, path: str, numbers: list[int], chunks_each: int = 2) -> list[str]:
+    """File ``path`` with a heading per number (start line number + 1), each with
+    ``chunks_each`` chunks; returns every chunk's hash."""
+    headings = [
+        dataclasses.replace(heading(i), olp=("Top", f"Part {i}"), date="2025-01-02" if i % 2 else None) for i in numbers
+    ]
+    chunks = [[Chunk(o, f"{path} {i} {o}", sha256_hex(f"{path} {i} {o}")) for o in range(chunks_each)] for i in numbers]
+    parsed = ParsedFile(path=path, title="T", file_id=None, headings=headings)
+    store.replace_file(parsed, size=1, mtime_ns=1, file_hash=sha256_hex(path + str(numbers)), chunks=chunks)
+    return [c.hash for cs in chunks for c in cs]
+
+
+def _old_heading_vectors(store: Store, path: str, line: int) -> list[list[float]]:
+    """What relevance read before, one lookup at a time."""
+    row = store.heading_at(path, line)
+    if row is None:
+        return []
+    hashes = [h for h, _ in store.heading_chunks([row["id"]])[row["id"]]]
+    found = store.vectors_for_hashes(hashes)
+    return [found[h] for h in hashes if h in found]
+
+
+def test_heading_vectors_at_reads_what_the_lookups_did(tmp_path):
+    store = Store.open(tmp_path / "db.sqlite3", writer=True)
+    try:
+        hashes = _write(store, "a.org", [0, 2, 4, 6]) + _write(store, "b.org", [1])
+        rng = np.random.default_rng(3)
+        # Every chunk embedded but the second of each a.org heading, and none of heading 4.
+        embedded = [h for i, h in enumerate(hashes) if i % 2 == 0 and i not in (4, 5)] + [hashes[-1]]
+        store.store_vectors([(h, rng.standard_normal(8).astype(np.float32).tolist()) for h in embedded])
+        # Start lines 1, 3, 5, 7 in a.org: exact lines, lines inside a heading (the deepest
+        # above), before the first, a heading with nothing embedded, another file, none.
+        places = [("a.org", 1), ("a.org", 2), ("a.org", 3), ("a.org", 4), ("a.org", 5), ("a.org", 99),
+                  ("a.org", 0), ("b.org", 2), ("missing.org", 1), ("a.org", 3)]  # fmt: skip
+        got = store.heading_vectors_at(places)
+        assert len(got) == len(places)
+        for place, vectors in zip(places, got):
+            want = _old_heading_vectors(store, *place)
+            assert sorted(v.tolist() for v in vectors) == sorted(want), place
+            assert all(v.dtype == np.float64 for v in vectors)
+        assert [len(v) for v in got] == [1, 1, 1, 1, 0, 1, 0, 2, 0, 1]
+        assert store.heading_vectors_at([]) == []
+    finally:
+        store.close()
+
+
+def test_result_rows_and_node_heading_ids_are_the_rows_lookups_gave(tmp_path):
+    store = Store.open(tmp_path / "db.sqlite3", writer=True)
+    try:
+        _write(store, "a.org", [0, 2, 4])
+        _write(store, "b.org", [1])
+        ids = [r[0] for r in store.conn.execute("SELECT id FROM headings")]
+        full = store.headings(ids)
+        lean = store.result_rows(ids + [10_000])
+        assert sorted(lean) == sorted(full)
+        for heading_id, row in lean.items():
+            assert row == {key: full[heading_id][key] for key in row}, heading_id
+            assert row["olp"] == ["Top", row["title"].replace("Heading", "Part")]
+        nodes = ["node-0", "node-1", "node-4", "node-9"]
+        assert store.node_heading_ids(nodes) == {n: store.node(n)["id"] for n in nodes if store.node(n)}
+        assert store.node_heading_ids([]) == {}
+    finally:
+        store.close()
+
+
+def test_owners_and_answers_is_heading_owners_and_oracle_headings(tmp_path):
+    """On a conversation (its root holds the oracle's turn among its scenes, the turn
+    heading says ``:ROLE: oracle``) and a plain note: the same owners and the same
+    answers as the two reads it replaces in /similar; exact_word_hits leaves them out."""
+    from arcology_oracle.index.parsing import parse_note
+    from tests.answers.test_chat_dialogue import OPTIONS, TALK
+
+    store = Store.open(tmp_path / "db.sqlite3", writer=True)
+    try:
+        parsed, chunks = parse_note(TALK.encode(), "talk.org", OPTIONS)
+        store.replace_file(parsed, size=1, mtime_ns=1, file_hash="t", chunks=chunks)
+        _write(store, "a.org", [0, 2])
+        ids = [r[0] for r in store.conn.execute("SELECT id FROM headings")] + [10_000]
+        owners, answers = store.owners_and_answers(iter(ids))
+        assert owners == store.heading_owners(ids)
+        assert answers == store.oracle_headings(ids)
+        titles = {r[0]: r[1] for r in store.conn.execute("SELECT id, title FROM headings")}
+        assert sorted(titles[h] for h in answers) == ["Oracle", "Tomato questions"]
+        assert store.owners_and_answers([]) == ({}, set())
+        # The keyword candidates' read leaves the same answers out, in the same statement.
+        found = store.exact_word_hits('"leaf" OR "tomato" OR "greenhouse"', 100)
+        assert found and not {h for h, *_ in found} & answers
+        everything = store.conn.execute(
+            "SELECT rowid FROM headings_exact WHERE headings_exact MATCH ?", ('"leaf" OR "tomato" OR "greenhouse"',)
+        ).fetchall()
+        assert {h for h, *_ in found} == {r[0] for r in everything} - answers
+    finally:
+        store.close()
