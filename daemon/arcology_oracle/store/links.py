@@ -72,6 +72,14 @@ class LinkGraph(StoreBase):
             }
         return out
 
+    def node_count(self, at_most: int) -> int:
+        """How many nodes the index holds, counted up to ``at_most`` (the count stops
+        there: a caller asking "more than n?" reads at most n + 1 index entries)."""
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM (SELECT DISTINCT own_id FROM headings WHERE own_id IS NOT NULL LIMIT ?)",
+            (max(0, int(at_most)),),
+        ).fetchone()[0]
+
     def neighbours(self, node_ids: Iterable[str]) -> dict[str, set[str]]:
         """For each of ``node_ids``, the nodes it links to or is linked from (itself
         aside), indexed or not."""
