@@ -200,3 +200,25 @@ async def test_a_tag_most_notes_carry_does_not_outrank_the_text(make_settings, f
     finally:
         await index.close()
     assert {r.node_id for r in results[:3]} == set(kin)
+
+
+async def test_the_node_count_the_labels_are_judged_by_follows_writes(make_settings, fake_ollama, roam_dir):
+    """``Store.node_count`` is remembered between queries, and counted again after a write."""
+    from arcology_oracle.index.service import OracleIndex
+    from arcology_oracle.store import Store
+
+    cited_notes(roam_dir)
+    settings = make_settings(ollama_host=fake_ollama.url)
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    store = Store.open(settings.db_path)
+    try:
+        before = store.node_count()
+        assert before >= 6 and store.node_count() == before
+        (roam_dir / "extra.org").write_text(":PROPERTIES:\n:ID: 2222bbbb-0000-4000-8000-000000000099\n:END:\n#+title: Extra\n")
+        await index.reconcile()
+        assert store.node_count() == before + 1
+    finally:
+        store.close()
+        await index.close()

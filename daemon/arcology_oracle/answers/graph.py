@@ -83,11 +83,9 @@ def specific_labels(store: Store, labels: dict[str, set[str]]) -> dict[str, set[
     / MRR 0.400 / 0.435 -> 0.509 / 0.500, by section 0.344 / 0.236 -> 0.426 / 0.293;
     English notes (tags of 2-7 notes) and the Info manuals unchanged.
     """
-    biggest = max((len(holders) for holders in labels.values()), default=0)
-    if biggest < 2:
-        return labels
-    # Counted only as far as needed: a label of n holders is kept when N >= n².
-    total = store.node_count(biggest * biggest)
+    if max((len(holders) for holders in labels.values()), default=0) < 2:
+        return labels  # nothing shared: no count needed
+    total = store.node_count()
     return {name: holders for name, holders in labels.items() if len(holders) * len(holders) <= total}
 
 
