@@ -103,22 +103,26 @@ async def test_notes_tied_in_the_graph_keep_their_text_order(make_settings, fake
 
 
 async def test_which_graph_tied_notes_make_the_cut_is_the_same_in_every_process(tmp_path, fake_ollama):
-    """Sixteen notes share only the query's tag: tied in the graph, and with the graph
-    weighing double each beats the text-only notes, so three of the sixteen fill k=3.
-    Which three must not follow the order of a set of strings (it did: string hashes
-    change with each process, so two daemons answered differently and the benchmark's
-    recall against exact search fell to ~0.97): equal scores go in node ID order."""
+    """Sixteen notes share only the query's one link (all link to one hub): tied in the
+    graph, and with the graph weighing double each beats the text-only notes, so three
+    of the sixteen fill k=3. Which three must not follow the order of a set of strings
+    (it did: string hashes change with each process, so two daemons answered differently
+    and the benchmark's recall against exact search fell to ~0.97): equal scores go in
+    node ID order. (A link, not a tag: a tag on 17 of 21 notes is no graph feature.)"""
     from tests.runners import start_daemon
 
     roam = tmp_path / "tied-roam"
     roam.mkdir()
     query = "2222dddd-0000-4000-8000-000000000000"
+    hub = "2222dddd-0000-4000-8000-000000000300"
     tied = [f"2222dddd-0000-4000-8000-0000000001{i:02d}" for i in range(16)]
-    notes = {query: ("quince medlar sorrel", ":orchard:")}
-    notes |= {f"2222dddd-0000-4000-8000-00000000020{i}": ("quince medlar sorrel", ":kitchen:") for i in range(3)}
-    notes |= {node: (f"lathe{i} chisel{i} dovetail{i}", ":orchard:") for i, node in enumerate(tied)}
-    for node, (words, tags) in notes.items():
-        (roam / f"{node}.org").write_text(f":PROPERTIES:\n:ID: {node}\n:END:\n#+title: {words}\n#+filetags: {tags}\n\n{words}.\n")
+    to_hub = f" [[id:{hub}][see]]"
+    notes = {query: ("quince medlar sorrel", to_hub)}
+    notes |= {f"2222dddd-0000-4000-8000-00000000020{i}": ("quince medlar sorrel", "") for i in range(3)}
+    notes |= {node: (f"lathe{i} chisel{i} dovetail{i}", to_hub) for i, node in enumerate(tied)}
+    notes[hub] = ("yew", "")
+    for node, (words, link) in notes.items():
+        (roam / f"{node}.org").write_text(f":PROPERTIES:\n:ID: {node}\n:END:\n#+title: {words}\n\n{words}.{link}\n")
     answers = []
     for seed in ("1", "2"):
         d = await start_daemon(
@@ -167,3 +171,54 @@ async def test_the_rarest_features_kept_are_chosen_by_name_among_equally_rare_on
         assert set(graph.graph_scores(store, query)) == set(others[:3])
     finally:
         store.close()
+
+
+async def test_a_tag_most_notes_carry_does_not_outrank_the_text(make_settings, fake_ollama, tmp_path):
+    """Sixteen of twenty notes carry the query's tag (a kind of note, like ``essay``) and
+    share no word with it; three untagged notes share its words. The tag is held by more
+    than √N notes, so it is no graph feature and the three come first. (Before, the
+    sixteen tied at the top of the graph's ranking and the fusion put them first.)"""
+    from arcology_oracle.answers.search import similar_to_node
+    from arcology_oracle.index.service import OracleIndex
+
+    roam = tmp_path / "kinds-roam"
+    roam.mkdir()
+    query = "2222ffff-0000-4000-8000-000000000000"
+    kin = [f"2222ffff-0000-4000-8000-00000000020{i}" for i in range(3)]
+    notes = {query: ("quince medlar sorrel", ":essay:")}
+    notes |= {node: ("quince medlar sorrel", "") for node in kin}
+    notes |= {f"2222ffff-0000-4000-8000-0000000001{i:02d}": (f"lathe{i} chisel{i} dovetail{i}", ":essay:") for i in range(16)}
+    for node, (words, tags) in notes.items():
+        filetags = f"#+filetags: {tags}\n" if tags else ""
+        (roam / f"{node}.org").write_text(f":PROPERTIES:\n:ID: {node}\n:END:\n#+title: {words}\n{filetags}\n{words}.\n")
+    index = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url, graph_similarity=True))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        _, results = await similar_to_node(index, query, k=10)
+    finally:
+        await index.close()
+    assert {r.node_id for r in results[:3]} == set(kin)
+
+
+async def test_the_node_count_the_labels_are_judged_by_follows_writes(make_settings, fake_ollama, roam_dir):
+    """``Store.node_count`` is remembered between queries, and counted again after a write."""
+    from arcology_oracle.index.service import OracleIndex
+    from arcology_oracle.store import Store
+
+    cited_notes(roam_dir)
+    settings = make_settings(ollama_host=fake_ollama.url)
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    store = Store.open(settings.db_path)
+    try:
+        before = store.node_count()
+        assert before >= 6 and store.node_count() == before
+        (roam_dir / "extra.org").write_text(":PROPERTIES:\n:ID: 2222bbbb-0000-4000-8000-000000000099\n:END:\n#+title: Extra\n")
+        await index.reconcile()
+        assert store.node_count() == before + 1
+    finally:
+        store.close()
+        await index.close()

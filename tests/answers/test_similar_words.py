@@ -15,6 +15,7 @@ import pytest
 from arcology_oracle.answers import retrieval, similarity
 from arcology_oracle.answers.search import similar_to_node
 from arcology_oracle.index.service import OracleIndex
+from arcology_oracle.notes import cjk
 from arcology_oracle.store.search import bm25_order
 
 SUBJECT = "dough flour water oven crust bread loaf"
@@ -190,3 +191,38 @@ async def test_text_of_an_unsaved_note_finds_what_its_saved_note_would(bread_ind
     assert len(titles) == len(set(titles))
     _, by_node = await similar_to_node(bread_index, node_id("Weekend loaf"), k=5)
     assert titles[:3] == [r.title for r in by_node][:3]
+
+
+async def test_the_words_of_a_japanese_text_bring_more_candidate_notes(make_settings, tmp_path, monkeypatch):
+    """The more of a query's words are CJK bigrams, the more notes its rarest words may add
+    to the vectors' candidates (an English embedding model reads Japanese poorly; the
+    bigrams find the notes sharing its words): all CJK, as many as the vectors propose;
+    no CJK, ``KEYWORD_NOTES``. Here six notes each share one rare word with the query."""
+    from arcology_oracle.store import Store
+
+    roam = tmp_path / "ja-roam"
+    roam.mkdir()
+    rare = ["羊羹", "最中", "求肥", "落雁", "金鍔", "外郎"]
+    (roam / "query.org").write_text(note("和菓子", "".join(f"{w}と" for w in rare) + "茶。"), encoding="utf-8")
+    for i, word in enumerate(rare):
+        (roam / f"n{i}.org").write_text(note(f"メモ{i}", f"{word}を買った。"), encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+    finally:
+        await idx.close()
+    monkeypatch.setattr(similarity, "KEYWORD_NOTES", 2)
+    monkeypatch.setattr(similarity, "RERANK_NOTES", 6)
+    assert similarity.keyword_notes(["rust", "cargo"]) == 2
+    assert similarity.keyword_notes(["rust", "羊羹"]) == 4
+    store = Store.open(idx.settings.db_path)
+    try:
+        query = store.conn.execute("SELECT id FROM headings WHERE title = '和菓子'").fetchone()[0]
+        text = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(node_id("和菓子")))
+        words = similarity.frequent_words(text, similarity.MAX_QUERY_WORDS)
+        assert all(cjk.has_cjk(w) for w in words), words  # the premise: an all-CJK query
+        _, joining = similarity._keyword_candidates(store, words, [(query, 0.5)], [0.0] * 8, frozenset(), {})
+    finally:
+        store.close()
+    assert len(joining) == 6

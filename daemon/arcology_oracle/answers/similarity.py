@@ -32,9 +32,9 @@ from .retrieval import (
 # and how many of the query note's most frequent words it looks for.
 RERANK_NOTES = 30
 MAX_QUERY_WORDS = 64
-# How many notes the query's rarest words may add to those candidates, and how many
-# headings those words may hold in all, every one of which the keyword query scores: the
-# bound on its cost (see _keyword_candidates).
+# How many notes the query's rarest words may add to those candidates (more for CJK
+# text, see keyword_notes), and how many headings those words may hold in all, every one
+# of which the keyword query scores: the bound on its cost (see _keyword_candidates).
 KEYWORD_NOTES = 5
 KEYWORD_HEADINGS = 100
 # The most of each candidate note's text the re-ranking reads (its first ~5,000 words): a
@@ -147,7 +147,7 @@ def _rerank_by_words(
     owners: dict[int, tuple[str | None, str]] | None = None,
 ) -> list[tuple[int, float]]:
     """Note-level candidates (one heading per note, best first) with the first
-    ``RERANK_NOTES``, joined by up to ``KEYWORD_NOTES`` found by the rarest words of
+    ``RERANK_NOTES``, joined by up to :func:`keyword_notes` found by the rarest words of
     ``text`` (:func:`_keyword_candidates`), re-ranked by their vector score fused with
     two lexical ones: Okapi BM25 of each candidate's whole text (every heading of the
     note) against the words of ``text``, and its best heading's BM25 in the whole index
@@ -165,8 +165,8 @@ def _rerank_by_words(
     catches exactly that. Word statistics (document frequency, mean length) are those of
     the candidates, not of the whole index: words every candidate shares (the subject that
     made them candidates) say nothing about which of them to prefer, and the cost stays
-    bounded by ``RERANK_NOTES + KEYWORD_NOTES`` notes' text whatever the size of the index
-    or ``k``. The index-wide BM25 adds what those local statistics cannot see: which of
+    bounded by ``2 * RERANK_NOTES`` notes' text (``RERANK_NOTES + KEYWORD_NOTES`` for
+    text without CJK) whatever the size of the index or ``k``. The index-wide BM25 adds what those local statistics cannot see: which of
     the shared words are rare among all the notes (see :func:`_keyword_candidates`).
 
     Why z-scores rather than reciprocal ranks (what this did before): ranks give the two
@@ -220,7 +220,7 @@ def _keyword_candidates(
     of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
     :func:`frequent_words`), as many as together are held by at most
     ``KEYWORD_HEADINGS`` headings, all of which are scored. ``joining`` is up to
-    ``KEYWORD_NOTES`` notes not among ``head`` nor ``exclude_nodes``, best by that BM25
+    :func:`keyword_notes` notes not among ``head`` nor ``exclude_nodes``, best by that BM25
     first, each as ``(its best heading, its whole-note vector's cosine with vector)``
     (the lowest of ``head``'s scores for a file in no node, which has no note vector).
     Nothing when even the rarest word is in more headings than that: the query has no
@@ -268,7 +268,7 @@ def _keyword_candidates(
     evidence.update((key, score) for key, (_, score) in best.items())
     head_keys = [_note_key(*owners[h]) if h in owners else None for h, _ in head]
     in_head = set(head_keys)
-    new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][:KEYWORD_NOTES]
+    new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][: keyword_notes(words)]
     note_vectors = store.node_vectors([key for key, _ in new if not key.startswith("file:")])
     lowest = min(score for _, score in head)
     joining = [
@@ -278,6 +278,27 @@ def _keyword_candidates(
     index_bm25 = {h: best[key][1] for (h, _), key in zip(head, head_keys) if key in best}
     index_bm25.update((heading_id, best[key][1]) for key, heading_id in new)
     return index_bm25, joining
+
+
+def keyword_notes(words: Sequence[str]) -> int:
+    """How many notes the rarest of ``words`` may add to the vectors' candidates:
+    ``KEYWORD_NOTES``, rising with the share of ``words`` that are CJK bigrams to
+    ``RERANK_NOTES`` (as many as the vectors propose) when all of them are.
+
+    Why: the bigrams find the notes sharing a Japanese or Chinese text's words whatever
+    the embedding model, while the vectors of a model trained on English text (the
+    default ones) read it poorly: heading vectors found 0.288 of a Japanese collection's
+    links against BM25's 0.465 (BENCHMARKS.md, "Retrieval across granularities"), and
+    of the relevant notes BM25 put in its first ten, 87 of 312 were not among the 35
+    candidates. The more of the query is CJK, the more of the candidates should come
+    from its words; the fused re-ranking still decides their order. Text without CJK
+    (no bigrams) keeps ``KEYWORD_NOTES``: with English short sections, more keyword
+    candidates cost recall (kha-dinh sections 0.477 -> 0.462 with 10).
+    """
+    if not words:
+        return KEYWORD_NOTES
+    share = sum(1 for w in words if cjk.has_cjk(w)) / len(words)
+    return KEYWORD_NOTES + round(share * max(0, RERANK_NOTES - KEYWORD_NOTES))
 
 
 def frequent_words(text: str, n: int) -> list[str]:

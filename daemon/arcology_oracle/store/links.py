@@ -11,11 +11,26 @@ neighbours, tag holders or candidates.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterable
 
 from ..notes.conversations import ORACLE_ROLES
 from .connection import StoreBase
+from .node_means import WRITE_GENERATION
+from .shared import PerDatabase
+
+
+class _NodeCount:
+    """One database's node count and the write generation it was counted at."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.token: str | None = None
+        self.count: int | None = None
+
+
+_node_counts = PerDatabase(_NodeCount)
 
 
 class LinkGraph(StoreBase):
@@ -71,6 +86,22 @@ class LinkGraph(StoreBase):
                 )
             }
         return out
+
+    def node_count(self) -> int:
+        """How many nodes the index holds. Counted once per write generation (the token
+        every writing transaction renews, see :mod:`.node_means`) and remembered for the
+        process: counting them is ~2 ms at 20k nodes, most of a ``/similar``."""
+        cache = getattr(self, "_node_count", None)
+        if cache is None:
+            cache = self._node_count = _node_counts.get(self._shared_key())
+        token = self.get_meta(WRITE_GENERATION)  # before the count: a write in between only recounts
+        with cache.lock:
+            if cache.count is not None and cache.token == token:
+                return cache.count
+        count = self.conn.execute("SELECT COUNT(DISTINCT own_id) FROM headings WHERE own_id IS NOT NULL").fetchone()[0]
+        with cache.lock:
+            cache.token, cache.count = token, count
+        return count
 
     def neighbours(self, node_ids: Iterable[str]) -> dict[str, set[str]]:
         """For each of ``node_ids``, the nodes it links to or is linked from (itself
