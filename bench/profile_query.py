@@ -14,6 +14,13 @@ condition, the event loop in epoll, its wake-up, the watcher's inotify thread) a
 milliseconds include py-spy's own slowing of the daemon; read the shares. A second table gives, for the answer-level steps, the
 share of samples with that step anywhere in the stack (its SQL included). Raw stacks go to
 bench/results/profile-query-<route>.raw.
+
+Before py-spy attaches, the same requests run once more unsampled, and each thread's CPU
+time is read from /proc (:func:`thread_cpu`): the event loop's thread (where aiohttp, the
+middlewares, the handlers and the JSON encoding run; for /search also the query
+embedding's HTTP client) against the reader threads and the rest. Read the HTTP share
+from that line, not from the samples: py-spy's samples gave the event loop's thread about
+three times its share of CPU time at 20k (BENCHMARKS.md, issue 30, fourth round).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import os
 import random
 import re
 import shutil
@@ -87,6 +95,23 @@ def summarise(raw: Path, requests: int, rate: int) -> str:
     return "\n".join(lines)
 
 
+def thread_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds (user + system) so far of process ``pid``'s main thread (the event
+    loop's) and of all its other threads together (Linux /proc)."""
+    main = other = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if task.name == str(pid):
+            main += seconds
+        else:
+            other += seconds
+    return main, other
+
+
 async def run(url: str, requests: list[tuple[str, dict]]) -> None:
     async with aiohttp.ClientSession() as session:
         for path, params in requests:
@@ -105,11 +130,20 @@ def main() -> None:
     exact, vocabulary = bench_query.Exact(db), bench_query.title_words(db)
     rng = random.Random(args.size)
     nodes = rng.sample(sorted(exact.by_node), min(args.queries, len(exact.by_node)))
-    del exact
     texts = [" ".join(rng.sample(vocabulary, rng.randint(1, 3))) for _ in range(args.queries)]
+    # Other nodes and texts for the unsampled pass (the daemon keeps recent query vectors:
+    # the same texts again would leave the query embedding out of the profile).
+    others = sorted(set(exact.by_node) - set(nodes))
+    spare_nodes = rng.sample(others, min(args.queries, len(others)))
+    spare_texts = [" ".join(rng.sample(vocabulary, rng.randint(1, 3))) for _ in range(args.queries)]
+    del exact
     routes = {
         "similar": [("/similar", {"node": n, "k": "10"}) for n in nodes],
         "search": [("/search", {"q": t, "k": "10"}) for t in texts],
+    }
+    spare = {
+        "similar": [("/similar", {"node": n, "k": "10"}) for n in spare_nodes],
+        "search": [("/search", {"q": t, "k": "10"}) for t in spare_texts if t not in set(texts)],
     }
     logs = RESULTS / "logs"
     server = embed_server(logs / "embed-profile-query.log", "--backend", "hash", "--dims", "768")
@@ -123,6 +157,10 @@ def main() -> None:
         asyncio.run(ready())
         for route, requests in routes.items():
             asyncio.run(run(proc.url, requests[:20]))  # warm-up
+            before = thread_cpu(proc.pid)
+            asyncio.run(run(proc.url, spare[route]))  # unsampled: each thread's CPU time
+            after = thread_cpu(proc.pid)
+            loop_ms, other_ms = ((a - b) / len(spare[route]) * 1000 for a, b in zip(after, before))
             raw = RESULTS / f"profile-query-{route}.raw"
             spy = subprocess.Popen([py_spy, "record", "--pid", str(proc.pid), "--threads", "-r", str(args.rate),
                                     "-f", "raw", "-o", str(raw)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
@@ -133,6 +171,8 @@ def main() -> None:
             spy.send_signal(signal.SIGINT)
             spy.wait(timeout=60)
             print(f"/{route}: {len(requests)} requests in {seconds:.2f} s ({seconds / len(requests) * 1000:.2f} ms each, wall)")
+            print(f"  unsampled, from /proc: event-loop thread {loop_ms:.2f} ms of CPU per request "
+                  f"({100 * loop_ms / max(loop_ms + other_ms, 1e-9):.1f}%), other threads {other_ms:.2f} ms")
             print(summarise(raw, len(requests), args.rate))
     finally:
         proc.stop()

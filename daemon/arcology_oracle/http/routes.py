@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from aiohttp import web
+from pydantic_core import PydanticSerializationError, to_json
 
 from ..answers import search as notes_search
 from ..answers import timeline
@@ -17,10 +19,24 @@ from .schemas import HeadingQuery, JournalQuery, SearchQuery, SimilarQuery, Simi
 routes = web.RouteTableDef()
 
 
+def json_answer(data) -> web.Response:
+    """``data`` as a JSON response, as ``web.json_response`` gives it but encoded by
+    pydantic-core's encoder (about half the time of ``json.dumps`` on a page of results):
+    the same JSON values, written compactly and with non-ASCII characters as UTF-8 instead
+    of ``\\u`` escapes. ``NaN`` and infinities are written as ``json.dumps`` writes them. A
+    value that encoder refuses (a lone surrogate, which UTF-8 cannot hold) goes through
+    ``json.dumps`` as before, so an answer that encoded before still does."""
+    try:
+        body = to_json(data)
+    except PydanticSerializationError:
+        body = json.dumps(data).encode("utf-8")
+    return web.Response(body=body, content_type="application/json", charset="utf-8")
+
+
 def results_response(mode: str, results, date_range=None, **extra) -> web.Response:
     if date_range is not None:
         extra["date_range"] = date_range.as_dict()
-    return web.json_response({"mode": mode, "results": [r.as_dict() for r in results], **extra})
+    return json_answer({"mode": mode, "results": [r.as_dict() for r in results], **extra})
 
 
 async def date_range_param(since: str | None, until: str | None) -> DateRange | None:
