@@ -4,7 +4,8 @@ by text, and /search, compared with another copy of the package.
     python bench/same_answers.py OTHER_DAEMON_DIR [--size 20000] [--queries 300]
 
 ``--write-queries ASKED`` and ``--answer BASE ASKED OUT`` run one copy alone, to time
-it (``farm-bench --vs``: the answers' CPU without HTTP). OTHER_DAEMON_DIR is another copy's ``daemon/`` directory, e.g. the parent commit's:
+it with a whole-process timer (``hyperfine``, ``/usr/bin/time -v``: the answers' CPU
+without HTTP). OTHER_DAEMON_DIR is another copy's ``daemon/`` directory, e.g. the parent commit's:
 ``mkdir /tmp/base && git archive HEAD~1 daemon | tar -x -C /tmp/base`` then
 ``/tmp/base/daemon``. Each copy answers, in a child process of its own, the same queries
 on a copy of bench_query.py's cached corpus and index (built the first time; the hash
@@ -93,7 +94,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--answer", nargs=3, type=Path, metavar=("BASE", "ASKED", "OUT"),
                    help="one copy only (BENCH_DAEMON_SRC's): answer the queries of ASKED on a copy of the index"
-                   " in BASE, write them to OUT (what the comparison runs in each child; time it with farm-bench)")
+                   " in BASE, write them to OUT (what the comparison runs in each child; time it with hyperfine or /usr/bin/time)")
     p.add_argument("--write-queries", type=Path, metavar="ASKED", help="only write the queries (for --answer)")
     args = p.parse_args()
     if args.write_queries:
