@@ -148,13 +148,8 @@ class LinkGraph(StoreBase):
         ids = list(ids)
         if not ids:
             return set()
-        # The answers themselves, then a conversation's root whose turns (its scenes:
-        # notes/chats.py) hold answers: one statement (it runs up to three times a /similar).
         rows = self.conn.execute(
-            f"SELECT id FROM headings WHERE id IN (SELECT value FROM json_each(?1)) AND {_ORACLE_SQL}"
-            " UNION SELECT t.heading FROM turns t JOIN headings r ON r.id = t.heading"
-            " JOIN headings o ON o.file = r.file AND o.start_line = t.start_line"
-            f" WHERE t.heading IN (SELECT value FROM json_each(?1)) AND {oracle_sql('o')}",
+            f"SELECT h.id FROM headings h WHERE h.id IN (SELECT value FROM json_each(?)) AND {answer_sql('h')}",
             (json.dumps(ids),),
         )
         return {r[0] for r in rows}
@@ -167,9 +162,7 @@ class LinkGraph(StoreBase):
         if not ids:
             return {}, set()
         rows = self.conn.execute(
-            f"SELECT h.id, h.node_id, f.path, {oracle_sql('h')} OR EXISTS (SELECT 1 FROM turns t"
-            " JOIN headings o ON o.file = h.file AND o.start_line = t.start_line"
-            f" WHERE t.heading = h.id AND {oracle_sql('o')})"
+            f"SELECT h.id, h.node_id, f.path, {answer_sql('h')}"
             " FROM headings h JOIN files f ON f.id = h.file WHERE h.id IN (SELECT value FROM json_each(?))",
             (json.dumps(ids),),
         )
@@ -217,4 +210,14 @@ def oracle_sql(alias: str = "") -> str:
     return f"lower(trim(json_extract({column}, '$.ROLE'))) IN ({roles})"
 
 
-_ORACLE_SQL = oracle_sql()
+def answer_sql(alias: str) -> str:
+    """SQL true for a heading row (of table ``alias``) that :meth:`LinkGraph.oracle_headings`
+    leaves out: one of the oracle's answers, or a conversation's root whose turns (its
+    scenes: notes/chats.py) hold answers."""
+    return (
+        f"({oracle_sql(alias)} OR EXISTS (SELECT 1 FROM turns t"
+        f" JOIN headings o ON o.file = {alias}.file AND o.start_line = t.start_line"
+        f" WHERE t.heading = {alias}.id AND {oracle_sql('o')}))"
+    )
+
+

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import node_means, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
-from .links import oracle_sql
+from .links import answer_sql
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
 
@@ -100,9 +100,7 @@ class Search(VectorSync):
         note needs, in the same statement; the oracle's own answers
         (:meth:`~.links.LinkGraph.oracle_headings`) left out there too."""
         rows = self.conn.execute(
-            f"SELECT x.rowid, -x.rank, h.node_id, f.path, {oracle_sql('h')} OR EXISTS (SELECT 1 FROM turns t"
-            " JOIN headings o ON o.file = h.file AND o.start_line = t.start_line"
-            f" WHERE t.heading = h.id AND {oracle_sql('o')}) FROM"
+            f"SELECT x.rowid, -x.rank, h.node_id, f.path, {answer_sql('h')} FROM"
             " (SELECT rowid, bm25(headings_exact) AS rank FROM headings_exact"
             "  WHERE headings_exact MATCH ? ORDER BY rank LIMIT ?) x"
             " JOIN headings h ON h.id = x.rowid JOIN files f ON f.id = h.file ORDER BY x.rank",
