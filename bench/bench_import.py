@@ -107,6 +107,13 @@ def run(cmd: list[str], env: dict) -> dict:
     return {"seconds": round(seconds, 2), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "stdout": out.strip()}
 
 
+def command(work: Path, src: Path = DAEMON_SRC) -> tuple[list[str], dict]:
+    """``arcology-oracle`` from ``src`` as a new process, and its environment (its config
+    and data under ``work``, never the user's)."""
+    env = {**os.environ, "PYTHONPATH": str(src), "XDG_CONFIG_HOME": str(work / "config"), "XDG_DATA_HOME": str(work / "data")}
+    return [sys.executable, "-m", "arcology_oracle"], env
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mb", type=float, default=100, help="size of the generated export (default 100)")
@@ -122,8 +129,7 @@ def main() -> None:
     t = time.perf_counter()
     conversations = generate(export, args.mb, args.seed)
     print(f"generated {export.stat().st_size / 1e6:.1f} MB, {conversations} conversations in {time.perf_counter() - t:.1f} s", file=sys.stderr)
-    env = {**os.environ, "PYTHONPATH": str(DAEMON_SRC), "XDG_CONFIG_HOME": str(work / "config"), "XDG_DATA_HOME": str(work / "data")}
-    cli = [sys.executable, "-m", "arcology_oracle"]
+    cli, env = command(work)
     imported = run([*cli, "import", "chatgpt", str(export), "--roam-dir", str(roam), "--db", str(db)], env)
     print(imported["stdout"], file=sys.stderr)
     again = run([*cli, "import", "chatgpt", str(export), "--roam-dir", str(roam), "--db", str(db)], env)

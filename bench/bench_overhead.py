@@ -148,10 +148,9 @@ def run_chat_import(megabytes: float, srcs: dict[str, Path], url: str, rounds: i
     roam, export = base / "roam", base / "conversations.json"
     roam.mkdir(parents=True)
     conversations = bench_import.generate(export, megabytes, seed=28)
-    src = next(iter(srcs.values()))
-    env = {**os.environ, "PYTHONPATH": str(src), "XDG_CONFIG_HOME": str(base / "config"), "XDG_DATA_HOME": str(base / "data")}
-    subprocess.run([sys.executable, "-m", "arcology_oracle", "import", "chatgpt", str(export), "--roam-dir", str(roam),
-                    "--db", str(base / "import.sqlite3")], env=env, check=True, capture_output=True)  # fmt: skip
+    cli, env = bench_import.command(base, next(iter(srcs.values())))
+    subprocess.run([*cli, "import", "chatgpt", str(export), "--roam-dir", str(roam), "--db", str(base / "import.sqlite3")],
+                   env=env, check=True, capture_output=True)  # fmt: skip
     corpus = {"export_mb": megabytes, "conversations": conversations, "files": len(list(roam.rglob("*.org")))}
     return measure(base, corpus, srcs, url, rounds, with_daemon)
 
