@@ -52,12 +52,16 @@ class HashEmbedder:
     index), it answers from memory, which makes it the zero-latency embedder whose cost
     is nothing but a dict lookup, so that a timed index measures the daemon alone.
     ``seconds`` is the time spent computing vectors (not answering from memory).
+    ``remember=False`` keeps nothing: a corpus embedded once (bench_query.py's build)
+    would otherwise hold every vector as Python floats, ~20 GB at a million headings.
     """
 
     prefixes = Prefixes()
 
-    def __init__(self, dims: int = 768, model: str = HASH_MODEL):
+    def __init__(self, dims: int = 768, model: str = HASH_MODEL, *, remember: bool = True):
         from st_ollama import HashVectors
+
+        self.remember = remember
 
         self.model = model
         self.vectors = HashVectors(dims)
@@ -69,6 +73,11 @@ class HashEmbedder:
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         self.requests += 1
         self.texts += len(texts)
+        if not self.remember:
+            started = time.perf_counter()
+            vectors = self.vectors.embed(list(texts)).tolist()
+            self.seconds += time.perf_counter() - started
+            return vectors
         missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if missing:
             started = time.perf_counter()

@@ -74,7 +74,7 @@ async def build(size: int, dims: int) -> tuple[Path, Path, dict]:
     base.mkdir(parents=True, exist_ok=True)
     counts = generate(roam, int(size * 0.885), seed=size)
     print(f"indexing {counts} ...", file=sys.stderr)
-    built = await index_in_process(roam, db, HashEmbedder(dims))
+    built = await index_in_process(roam, db, HashEmbedder(dims, remember=False))
     info.write_text(json.dumps({**counts, **built}))
     return roam, db, json.loads(info.read_text())
 
