@@ -1,15 +1,21 @@
 """The one place that decides how the daemon talks to Ollama: clients, timeouts,
 connection limits, and what every failure becomes.
 
-Both kinds of client are ``httpx`` underneath: :func:`make_client` builds the official
-``ollama.AsyncClient`` (embedding and chatting) and :func:`make_http` the plain
-``httpx.AsyncClient`` the compatible APIs' pass-through needs, with the same timeouts and
-:data:`LIMITS`. The ollama client has no timeout by default, so one is always given.
+Three clients, with the same timeouts and connection limits: :func:`make_client` builds
+the official ``ollama.AsyncClient`` (chatting, and asking about a model), :func:`make_http`
+the plain ``httpx.AsyncClient`` the compatible APIs' pass-through needs, and
+:func:`make_session` the ``aiohttp`` session that embeds (:func:`post_json`). Embedding is
+the daemon's hot path: every chunk at indexing time and every ``/search``. Through
+aiohttp, with the answer decoded by pydantic-core, a batch of 32 vectors costs the caller
+about 40% of the CPU it costs through the official client (httpx, ``json.loads``, then a
+pydantic model of every float), and a one-text query about a quarter (BENCHMARKS.md,
+issue 30). The ollama client has no timeout by default, so one is always given.
 
 :func:`translate_errors` is the only error translator. Inside it, the ollama client's
-``ResponseError`` (an HTTP error from Ollama), ``ConnectionError`` (refused), and the raw
-``httpx`` errors it lets through when streaming or timing out, plus a body that is not
-JSON (``ValueError``...), become:
+``ResponseError`` (an HTTP error from Ollama; :func:`post_json` raises it too),
+``ConnectionError`` (refused), the raw ``httpx`` errors it lets through when streaming or
+timing out, the ``aiohttp`` session's errors, and a body that is not JSON
+(``ValueError``...), become:
 
 * :class:`~arcology_oracle.errors.ModelNotFound` when Ollama says the model is missing;
 * :class:`UpstreamError` for another HTTP error: Ollama's status and its own message,
@@ -23,12 +29,17 @@ All of them are :class:`~arcology_oracle.errors.ServiceUnavailable` naming host 
 from __future__ import annotations
 
 import asyncio
+import os
+import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
+import aiohttp
 import httpx
 import ollama
+import pydantic_core
 
+from .. import __version__
 from ..errors import ModelNotFound, ServiceUnavailable
 
 # Per client (embedding, chat, pass-through). Requests beyond max_connections wait for a
@@ -69,14 +80,48 @@ def make_http(host: str, *, timeout: float, connect_timeout: float) -> httpx.Asy
     return httpx.AsyncClient(base_url=host, timeout=timeouts(timeout, connect_timeout), limits=LIMITS)
 
 
+def make_session(*, timeout: float, connect_timeout: float) -> aiohttp.ClientSession:
+    """An aiohttp session configured like :func:`make_client`: ``timeout`` bounds each
+    wait for data, ``connect_timeout`` connecting, :data:`LIMITS`' connection count;
+    ``OLLAMA_API_KEY`` as a bearer token as the official client sends it. It goes straight
+    to the configured host: no proxy from the environment (aiohttp's default; reading the
+    environment tripled the CPU of a one-text request, and every text embedded is the
+    user's). Must be made, used and closed in one event loop."""
+    headers = {"Accept": "application/json", "User-Agent": f"arcology-oracle/{__version__}"}
+    if api_key := os.environ.get("OLLAMA_API_KEY"):
+        headers["Authorization"] = f"Bearer {api_key}"
+    return aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout, sock_read=timeout),
+        connector=aiohttp.TCPConnector(limit=LIMITS.max_connections),
+        headers=headers,
+    )
+
+
+async def post_json(session: aiohttp.ClientSession, url: str, payload: dict) -> object:
+    """POST ``payload`` as JSON and return the decoded answer. An HTTP error status raises
+    ``ollama.ResponseError`` with Ollama's own message, as the official client does, so
+    that :func:`translate_errors` reads both clients' failures alike; a body that is not
+    JSON raises ``ValueError``."""
+    async with session.post(url, json=payload) as response:
+        body = await response.read()
+        if response.status >= 400:
+            raise ollama.ResponseError(body.decode("utf-8", "replace"), response.status)
+    return pydantic_core.from_json(body)
+
+
 class OllamaConnection:
-    """Owns one lazily created AsyncClient for ``host``; ``close()`` releases its
-    connections and a later call creates a fresh client."""
+    """Owns lazily created clients for ``host``: the official AsyncClient and an aiohttp
+    session per event loop; ``close()`` releases the AsyncClient's connections and the
+    running loop's session (close in each loop that used it), and a later call creates
+    fresh ones."""
 
     def __init__(self, host: str, *, timeout: float, connect_timeout: float):
         self.host = host
         self._timeouts = (timeout, connect_timeout)
         self._client: ollama.AsyncClient | None = None
+        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def client(self) -> ollama.AsyncClient:
@@ -85,11 +130,25 @@ class OllamaConnection:
             self._client = make_client(self.host, timeout=timeout, connect_timeout=connect)
         return self._client
 
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The aiohttp session of the running event loop (call from a coroutine): one per
+        loop, as an aiohttp session belongs to the loop it was made in."""
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            timeout, connect = self._timeouts
+            session = self._sessions[loop] = make_session(timeout=timeout, connect_timeout=connect)
+        return session
+
     async def close(self) -> None:
         """Close the HTTP connections to Ollama (idempotent)."""
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()
+        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        if session is not None:
+            await session.close()
 
 
 _closing: set[asyncio.Future] = set()  # strong references until each close has finished
@@ -132,11 +191,11 @@ def translate_errors(host: str, model: str | None, *, streaming: bool = False) -
             f"Ollama error from {what} (HTTP {exc.status_code}): {message}",
             status=exc.status_code, host=host, model=model,
         ) from None  # fmt: skip
-    except (ConnectionError, httpx.ConnectError) as exc:
+    except (ConnectionError, httpx.ConnectError, aiohttp.ClientConnectorError) as exc:
         raise UpstreamUnavailable(f"cannot connect to Ollama at {host}: {exc}", host=host, model=model) from None
     except (httpx.TimeoutException, asyncio.TimeoutError):
         raise UpstreamUnavailable(f"Ollama at {host} timed out ({what})", host=host, model=model, status=504) from None
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, aiohttp.ClientError) as exc:
         how = "broke off its answer" if streaming else "failed"
         raise UpstreamUnavailable(f"Ollama at {host} {how} ({type(exc).__name__}: {exc})", host=host, model=model) from None
     except (ValueError, KeyError, TypeError) as exc:

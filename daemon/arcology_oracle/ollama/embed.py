@@ -15,7 +15,7 @@ import numpy as np
 
 from ..config import Prefixes, Settings
 from ..errors import ServiceUnavailable
-from .client import OllamaConnection, translate_errors
+from .client import OllamaConnection, post_json, translate_errors
 
 
 class Embedder(Protocol):
@@ -62,7 +62,8 @@ def normalised(vectors: list[list[float]]) -> np.ndarray | list[np.ndarray]:
 
 
 class OllamaEmbedder(OllamaConnection):
-    """Embeds with Ollama's ``/api/embed`` in batches of ``settings.embed_batch_size``."""
+    """Embeds with Ollama's ``/api/embed`` in batches of ``settings.embed_batch_size``,
+    through the connection's aiohttp session (the hot path; see :mod:`.client`)."""
 
     def __init__(self, settings: Settings, model: str | None = None):
         super().__init__(settings.ollama_host, timeout=settings.embed_timeout, connect_timeout=settings.connect_timeout)
@@ -72,11 +73,12 @@ class OllamaEmbedder(OllamaConnection):
 
     async def _embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
         out: list = []
+        url = f"{self.host}/api/embed"
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
             with translate_errors(self.host, self.model):
-                response = await self.client.embed(model=self.model, input=batch)
-                vectors = response["embeddings"]
+                response = await post_json(self.session, url, {"model": self.model, "input": batch})
+                vectors = response["embeddings"]  # a KeyError or TypeError: not Ollama's answer
             if len(vectors) != len(batch):
                 raise ServiceUnavailable(
                     f"Ollama returned {len(vectors)} vectors for {len(batch)} texts",
