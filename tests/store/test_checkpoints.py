@@ -78,3 +78,27 @@ def test_readers_keep_sqlites_own_checkpoints(tmp_path):
         assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] > 0
     finally:
         store.close()
+
+
+def test_a_writer_that_never_pauses_still_keeps_the_log_bounded(tmp_path, monkeypatch):
+    """Passive checkpoints that never complete (a writer committing while each one runs:
+    here they do nothing at all) must not let the log grow without end: past
+    ``wal_limit`` the writer's own commit checkpoints and the log starts over."""
+    db = tmp_path / "index.sqlite3"
+    store = Store.open(db, writer=True)
+    checkpointer = store._checkpointer
+    checkpointer.wal_limit = 512 * 1024
+    checkpointer.wal_bytes = 1 << 62  # the background thread never checkpoints
+    sizes = []
+    try:
+        with store.transaction():
+            store.conn.execute("CREATE TABLE t (b BLOB)")
+        for _ in range(40):  # 40 commits of ~200 KB: 8 MB of log without the bound
+            with store.transaction():
+                store.conn.executemany("INSERT INTO t VALUES (?)", [(os.urandom(4000),) for _ in range(50)])
+            sizes.append(os.path.getsize(f"{db}-wal"))
+        assert max(sizes) <= checkpointer.wal_limit + 300 * 1024, sizes
+        assert _rows_in_database_file_alone(db, tmp_path) >= 40 * 50 - 3 * 50  # checkpointed by the writer
+        assert checkpointer.checkpoints == 0
+    finally:
+        store.close()

@@ -12,6 +12,14 @@ checkpoints on a connection of its own once the log file has grown past ``wal_by
 passive checkpoint never blocks the writer, which goes on committing meanwhile; after a
 complete one, the writer's next commit starts the log again from its beginning and, with
 ``journal_size_limit = 0``, truncates the file, so its size measures the log since then.
+
+A writer that never pauses defeats that: each passive checkpoint ends behind the commits
+made while it ran, none is ever complete, and the log never starts over. The cold index
+of a million headings (bench_query.py's build, a reconcile of 119,000 files without a
+pause) grew its log to 18 GB in 12 minutes, against a 3 GB database. So past
+``wal_limit`` (:data:`WAL_LIMIT`) :meth:`BackgroundCheckpointer.committed` tells the
+writer to checkpoint the log itself, between two of its transactions, where nothing can
+get ahead of the checkpoint: a pause of one checkpoint for every ``wal_limit`` written.
 """
 
 from __future__ import annotations
@@ -28,20 +36,24 @@ log = logging.getLogger(__name__)
 # Checkpoint once the log passes 16 MB (4,000 pages). Smaller logs mean more syncs for
 # the same pages, larger ones more copies of the same hot index pages left in the log.
 WAL_BYTES = 16 * 1024 * 1024
+# The log's bound: far beyond what the passive checkpoints leave behind a writer that pauses
+# (a cold index of 20,000 headings never reaches it), and a bounded cost to the disk.
+WAL_LIMIT = 16 * WAL_BYTES
 
 
 class BackgroundCheckpointer:
     """Checkpoints the database at ``path`` from a daemon thread (see the module docstring).
 
-    The writer calls :meth:`committed` after each commit and :meth:`close` before closing
-    its own connection. Anyone else who checkpoints the same database in this process
+    The writer calls :meth:`committed` after each commit (and checkpoints when it says so)
+    and :meth:`close` before closing its own connection. Anyone else who checkpoints the same database in this process
     must hold :attr:`lock`: SQLite lets one checkpoint run at a time and answers a second
     with "busy" rather than waiting for it.
     """
 
-    def __init__(self, path: Path | str, *, wal_bytes: int = WAL_BYTES) -> None:
+    def __init__(self, path: Path | str, *, wal_bytes: int = WAL_BYTES, wal_limit: int = WAL_LIMIT) -> None:
         self.path = path
         self.wal_bytes = wal_bytes
+        self.wal_limit = wal_limit
         self.lock = threading.Lock()
         self.checkpoints = 0  # completed by this thread, for tests and logs
         self._wal = f"{path}-wal"
@@ -57,9 +69,11 @@ class BackgroundCheckpointer:
         conn.execute("PRAGMA wal_autocheckpoint = 0")
         conn.execute("PRAGMA journal_size_limit = 0")
 
-    def committed(self) -> None:
-        """The writer committed: check the log's size soon. Never blocks."""
+    def committed(self) -> bool:
+        """The writer committed: check the log's size soon. Never blocks. True when the
+        log has outgrown ``wal_limit``: the writer should checkpoint it now, itself."""
         self._wake.set()
+        return self._wal_size() > self.wal_limit
 
     def wait_checkpoints(self, count: int, timeout: float) -> bool:
         """Wait until this thread has completed ``count`` checkpoints; False on timeout."""

@@ -138,8 +138,8 @@ class StoreBase:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
-        if self._checkpointer is not None:
-            self._checkpointer.committed()
+        if self._checkpointer is not None and self._checkpointer.committed():
+            self.checkpoint()  # the passive ones fell behind (see checkpoints.py)
 
     def _flush_fts(self) -> None:
         """Add the headings inserted since the last flush to ``headings_fts`` and
