@@ -107,3 +107,29 @@ async def test_roam_dir_deleted_and_recreated_is_watched_again(watched):
     await rec.wait_for(lambda: rec.rescans >= 1)  # the comeback is reconciled
     (root / "c.org").write_text("* c\n")
     await rec.wait_for(lambda: rec.seen("c.org") >= 1)  # and watched again
+
+
+async def test_reading_the_notes_wakes_no_watcher_thread(watched, monkeypatch):
+    """Opening and reading a file (the first reconcile reads every note; so do grep and
+    backups) must not even reach watchdog's handler: the inotify watch does not ask
+    for those events."""
+    from arcology_oracle.index import watcher as watcher_module
+
+    kinds: list[str] = []
+    original = watcher_module._Handler.on_any_event
+    monkeypatch.setattr(
+        watcher_module._Handler, "on_any_event", lambda self, event: (kinds.append(event.event_type), original(self, event))
+    )
+    root, rec = watched
+    notes = [root / f"n{i}.org" for i in range(20)]
+    for note in notes:
+        note.write_text("* A note\n")
+    await rec.wait_for(lambda: all(rec.seen(n.name) for n in notes))
+    kinds.clear()
+    for _ in range(3):
+        for note in notes:
+            note.read_bytes()
+    (root / "sentinel.org").write_text("* s\n")  # events arrive in order: after the reads'
+    await rec.wait_for(lambda: rec.seen("sentinel.org") >= 1)
+    assert "opened" not in kinds and "closed_no_write" not in kinds, kinds
+    assert "created" in kinds
