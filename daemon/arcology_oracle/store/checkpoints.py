@@ -36,18 +36,18 @@ log = logging.getLogger(__name__)
 # Checkpoint once the log passes 16 MB (4,000 pages). Smaller logs mean more syncs for
 # the same pages, larger ones more copies of the same hot index pages left in the log.
 WAL_BYTES = 16 * 1024 * 1024
-# The log's bound: far beyond what the passive checkpoints leave behind a writer that pauses
-# (a cold index of 20,000 headings never reaches it), and a bounded cost to the disk.
+# The log's bound: 16 times what starts a passive checkpoint, so a writer that pauses now
+# and then leaves it to them, and a bounded cost to the disk when it does not.
 WAL_LIMIT = 16 * WAL_BYTES
 
 
 class BackgroundCheckpointer:
     """Checkpoints the database at ``path`` from a daemon thread (see the module docstring).
 
-    The writer calls :meth:`committed` after each commit (and checkpoints when it says so)
-    and :meth:`close` before closing its own connection. Anyone else who checkpoints the same database in this process
-    must hold :attr:`lock`: SQLite lets one checkpoint run at a time and answers a second
-    with "busy" rather than waiting for it.
+    The writer calls :meth:`committed` after each commit (and checkpoints when it says
+    so) and :meth:`close` before closing its own connection. Anyone else who checkpoints
+    the same database in this process must hold :attr:`lock`: SQLite lets one checkpoint
+    run at a time and answers a second with "busy" rather than waiting for it.
     """
 
     def __init__(self, path: Path | str, *, wal_bytes: int = WAL_BYTES, wal_limit: int = WAL_LIMIT) -> None:
