@@ -243,14 +243,16 @@ async def measure(
     return out
 
 
-async def first_after_start(roam: Path, db: Path, server_url: str, node: str, log: Path, *, snapshot: bool) -> dict:
+async def first_after_start(
+    roam: Path, db: Path, server_url: str, node: str, log: Path, *, snapshot: bool, src: Path | None = None
+) -> dict:
     """Start the daemon, wait only until it answers ``/health``, then time one /similar
     at once: the first query after a start, as Emacs sends it when it starts with the
     daemon. ``snapshot`` False deletes the vector index's snapshot first (the state after
-    an upgrade, or a crash that left it stale)."""
+    an upgrade, or a crash that left it stale). ``src``: another copy of the package."""
     if not snapshot:
         Path(f"{db}-vectors").unlink(missing_ok=True)
-    proc = daemon(roam, db, server_url, HASH_MODEL, log)
+    proc = daemon(roam, db, server_url, HASH_MODEL, log, src=src)
     try:
         async with aiohttp.ClientSession() as session:
             deadline = time.monotonic() + 120

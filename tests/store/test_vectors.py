@@ -226,6 +226,52 @@ def test_a_restart_restores_the_snapshot_instead_of_reading_every_vector(stores)
     again.close()
 
 
+def test_a_restored_snapshot_is_mapped_and_changes_never_reach_its_file(tmp_path):
+    from arcology_oracle.store import vector_snapshot
+
+    x = clustered(700, 32, seed=15)
+    ids = np.arange(1, 701)
+    saved = loaded(x[:600], ids[:600])
+    path = tmp_path / "index.sqlite3-vectors"
+    assert vector_snapshot.save(saved, path)
+    before = path.read_bytes()
+    restored = VectorIndex()
+    restored.exact_below = 0
+    assert vector_snapshot.restore(restored, path, "g")
+    assert isinstance(restored._q, np.memmap) and isinstance(restored._bits, np.memmap)
+    # Changes it applies in place (rows removed: the last rows move into their places;
+    # rows replaced), then beyond its capacity (rows added): as the index never saved does.
+    removed, replaced = ids[:600:3], ids[1:600:3]
+    changes = [
+        vectors.Delta("g", "h", removed, replaced, x[1:600:3][::-1].copy()),
+        vectors.Delta("h", "i", np.empty(0, np.int64), ids[600:], x[600:]),
+    ]
+    for index in (restored, saved):
+        for delta in changes:
+            index.record(delta)
+        index.sync("i", reload=lambda: pytest.fail("the index follows the changes"))
+    assert len(restored) == len(saved) == 700 - len(removed)
+    for q in (x[650], x[4], x[301], x[599]):
+        assert restored.search(q, 10) == saved.search(q, 10)
+    assert path.read_bytes() == before
+
+
+def test_a_snapshot_cut_short_is_deleted_and_every_vector_read(stores):
+    writer, reader = stores
+    x = clustered(300, 32, seed=16)
+    hashes = write_file(writer, "a.org", list(range(300)))
+    writer.store_vectors(list(zip(hashes, x.tolist())))
+    reader.warm_vectors()
+    snapshot = Path(f"{writer.path}-vectors")
+    snapshot.write_bytes(snapshot.read_bytes()[: snapshot.stat().st_size // 2])
+    again = Store.open(writer.path)
+    again._vindex = VectorIndex()
+    assert [h for h, _ in again.knn(x[7], 10)] == exact_hashes(again, x[7], 10)
+    assert len(again._vindex) == 300 and not isinstance(again._vindex._q, np.memmap)
+    assert not snapshot.exists()
+    again.close()
+
+
 def test_removing_vectors_deletes_the_snapshot_and_a_stale_one_is_never_used(stores):
     writer, reader = stores
     x = clustered(400, 32, seed=13)

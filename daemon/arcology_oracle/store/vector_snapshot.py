@@ -38,13 +38,20 @@ def save(index: VectorIndex, path: Path) -> bool:
 
 def restore(index: VectorIndex, path: Path, generation: str) -> bool:
     """Load the snapshot at ``path`` into ``index`` if it holds ``generation``; True if
-    it did. A snapshot of another generation, or unreadable, is deleted."""
+    it did. A snapshot of another generation, or unreadable, is deleted.
+
+    The arrays are mapped, copy-on-write, not read: a query then reads the pages it
+    touches (the sign bits of every row, the int8 rows of a few hundred), where reading
+    it all (0.88 KB a vector, 880 MB at a million) made the first query after a restart
+    wait 0.4-2.8 s against a warm query's 45 ms (BENCHMARKS.md, issue 30). Changes to the
+    index go to private pages, never to the file; a later snapshot replaces the file,
+    and the mapping keeps the one it was made from."""
     try:
         with open(path, "rb") as f:
             saved, centered_at = np.load(f, allow_pickle=False).tolist()
             if saved != generation:
                 raise ValueError("another generation")
-            arrays = {name: np.load(f, allow_pickle=False) for name in VectorIndex.SNAPSHOT_ARRAYS}
+            arrays = {name: _mapped(f, path) for name in VectorIndex.SNAPSHOT_ARRAYS}
     except FileNotFoundError:
         return False
     except (OSError, ValueError, EOFError):
@@ -52,3 +59,22 @@ def restore(index: VectorIndex, path: Path, generation: str) -> bool:
         return False
     index.install(generation, int(centered_at), arrays)
     return True
+
+
+def _mapped(f, path: Path) -> np.ndarray:
+    """The array :func:`numpy.save` wrote at ``f``'s position, mapped copy-on-write from
+    ``path``; ``f`` moves past it. ValueError for anything but a plain version 1.0 array
+    (what :func:`save` writes) or a file cut short."""
+    if np.lib.format.read_magic(f) != (1, 0):
+        raise ValueError("not a version 1.0 array")
+    shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(f)
+    if dtype.hasobject or fortran_order:
+        raise ValueError("not a plain C-ordered array")
+    offset = f.tell()
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if offset + size > os.fstat(f.fileno()).st_size:
+        raise ValueError("snapshot cut short")
+    f.seek(offset + size)
+    if size == 0:
+        return np.empty(shape, dtype)
+    return np.memmap(path, dtype=dtype, mode="c", offset=offset, shape=shape)
