@@ -78,3 +78,31 @@ async def test_the_next_batch_is_requested_before_the_first_is_answered(tmp_path
     assert store.counts()["pending"] == 0
     await embedder.close()
     store.close()
+
+
+def test_stores_of_one_database_share_where_the_last_read_stopped(tmp_path):
+    """The cold index reads pending texts through whichever reader is free: each must
+    go on from the last read, not from where it itself last stopped."""
+    first = Store.open(tmp_path / "db.sqlite3")
+    hashes = write_file(first, "a.org", list(range(12)))
+    second = Store.open(tmp_path / "db.sqlite3")
+    got = [h for h, _ in first.pending_texts(4)]
+    got += [h for h, _ in second.pending_texts(4)]
+    got += [h for h, _ in first.pending_texts(4)]
+    assert got == hashes
+    first.close()
+    second.close()
+
+
+def test_chunks_below_the_cursor_wait_until_nothing_is_after_it(tmp_path):
+    """Looking below the cursor scans every chunk up to it; a call that found some
+    chunks after it does not, even fewer than it asked for."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    hashes = write_file(store, "a.org", list(range(6)))
+    store.pending_texts(6)
+    store.store_vectors([(h, [1.0, 0.0]) for h in hashes[2:]])  # a batch failed: 0 and 1 never stored
+    more = write_file(store, "b.org", list(range(6, 9)))
+    assert [h for h, _ in store.pending_texts(10)] == more
+    store.store_vectors([(h, [1.0, 0.0]) for h in more])
+    assert [h for h, _ in store.pending_texts(10)] == hashes[:2]
+    store.close()

@@ -23,6 +23,7 @@ from ..errors import DimensionMismatch
 from . import vector_snapshot, vectors
 from .connection import VECTORS_SNAPSHOT_SUFFIX, StoreBase
 from .db import DatabaseError, pack_vector
+from .shared import PerDatabase
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,15 @@ class EmbeddingModelInfo:
     model: str | None
     dims: int | None
     prefixes: str | None
+
+
+class _PendingCursor:
+    """Where the last pending read stopped (a chunk id), shared by a database's stores."""
+
+    after = 0
+
+
+_cursors = PerDatabase(_PendingCursor)
 
 
 class VectorSync(StoreBase):
@@ -242,34 +252,43 @@ class VectorSync(StoreBase):
     def pending_texts(self, limit: int, *, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
         """Up to ``limit`` distinct ``(hash, text)`` pairs that have no vector yet.
 
-        Successive calls on one store continue after the last chunk returned (the
-        embedder drains pending work in chunk order, and a scan from the start each time
-        made draining quadratic: 20 s of 25 s at 11k chunks); only a call that finds too
-        few after that point looks again from the start, for chunks that reused low ids.
+        Successive calls continue after the last chunk returned, by any store of this
+        database in the process (the embedder drains pending work in chunk order through
+        whichever reader is free, and a scan from the start each time made draining
+        quadratic: 20 s of 25 s at 11k chunks). Only a call that finds nothing after that
+        point looks again, from the start up to it, for chunks below it: ids reused after
+        a file was rewritten, vectors dropped, a batch that failed. Looking again whenever
+        fewer than ``limit`` were found cost a scan of every chunk each time the embedding
+        caught up with a cold index's reconcile: 10% of the CPU of ``index`` at 100k
+        headings (BENCHMARKS.md, issue 30).
         """
         excluded = set(exclude)
-        start = getattr(self, "_pending_after", 0)
-        out = self._pending_from(start, limit, excluded)
-        if len(out) < limit and start > 0:
-            seen = {h for h, _ in out} | excluded
-            out += self._pending_from(0, limit - len(out), seen)
+        cursor = getattr(self, "_pending_cursor", None)
+        if cursor is None:
+            cursor = self._pending_cursor = _cursors.get(self._shared_key())
+        start = cursor.after
+        out = self._pending_from(start, None, limit, excluded, cursor)
+        if not out and start > 0:
+            out = self._pending_from(0, start, limit, excluded, cursor)
         return out
 
-    def _pending_from(self, after: int, limit: int, excluded: set[str]) -> list[tuple[str, str]]:
+    def _pending_from(
+        self, after: int, upto: int | None, limit: int, excluded: set[str], cursor: _PendingCursor
+    ) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
         seen = set(excluded)
-        cursor = self.conn.execute(
-            "SELECT c.id, c.hash, c.text FROM chunks c WHERE c.id > ? "
+        rows = self.conn.execute(
+            "SELECT c.id, c.hash, c.text FROM chunks c WHERE c.id > ? AND c.id <= ? "
             "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) ORDER BY c.id",
-            (after,),
+            (after, upto if upto is not None else 2**63 - 1),
         )
-        for chunk_id, text_hash, text in cursor:
+        for chunk_id, text_hash, text in rows:
             if text_hash in seen:
                 continue
             seen.add(text_hash)
             out.append((text_hash, text))
-            self._pending_after = chunk_id
+            cursor.after = chunk_id
             if len(out) >= limit:
                 break
-        cursor.close()
+        rows.close()
         return out
