@@ -247,7 +247,7 @@ def _keyword_candidates(
     title) then favoured notes sharing common words (kha-dinh sections recall@10 0.473 ->
     0.429); the index-wide BM25 knows which words are rare across all notes.
     """
-    counts = store.word_counts(words)
+    counts = store.word_counts(words, at_most=KEYWORD_HEADINGS + 1)  # more: never chosen
     rare: list[str] = []
     held = 0
     for word in sorted((w for w in words if counts[w]), key=counts.__getitem__):  # stable: ties by frequency

@@ -69,26 +69,37 @@ class Search(VectorSync):
         ).fetchall()
         return [(r[0], r[1], r[2]) for r in rows]
 
-    def word_counts(self, words: Sequence[str]) -> dict[str, int]:
+    def word_counts(self, words: Sequence[str], at_most: int) -> dict[str, int]:
         """How many headings hold each of ``words`` (lower-case words or CJK bigrams, as
-        ``headings_exact`` reads them: not stemmed), 0 for none. Remembered for the
-        process and not refreshed by writes (see :mod:`.word_counts`)."""
+        ``headings_exact`` reads them: not stemmed), 0 for none and ``at_most`` for
+        ``at_most`` or more. Remembered for the process and not refreshed by writes (see
+        :mod:`.word_counts`), capped as they were asked: every caller must pass the same
+        ``at_most`` (there is one, which only needs to know which words are rare).
+
+        Counted by reading a word's list of headings only up to ``at_most``: FTS5's own
+        count (its vocabulary table) reads the whole list, which for a common word at a
+        million headings is most of a second's first query (112 ms against 4 ms for a
+        note's 64 words; BENCHMARKS.md, issue 30). A word that is not one whole term of
+        the index (``begin_src``: two terms) counts 0, as in the vocabulary."""
         cache = getattr(self, "_words", None)
         if cache is None:
             cache = self._words = word_counts.shared_counts(self._shared_key())
         found, missing = cache.lookup(words)
         if missing:
-            # A TEMP table: the connection's own, nothing written to the database (which
-            # may be open read-only).
+            # TEMP tables: the connection's own, nothing written to the database (which
+            # may be open read-only). 'instance' rows come one at a time: LIMIT 1 reads
+            # no more of the term than its first.
             self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.headings_exact_words"
-                " USING fts5vocab(main, 'headings_exact', 'row')"
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.headings_exact_terms"
+                " USING fts5vocab(main, 'headings_exact', 'instance')"
             )
             counts = dict.fromkeys(missing, 0)
-            for word in missing:  # one lookup each: fts5vocab reads a term's doclist by its key
-                row = self.conn.execute("SELECT doc FROM temp.headings_exact_words WHERE term = ?", (word,)).fetchone()
-                if row is not None:
-                    counts[word] = row[0]
+            for word in missing:
+                if self.conn.execute("SELECT 1 FROM temp.headings_exact_terms WHERE term = ? LIMIT 1", (word,)).fetchone():
+                    counts[word] = self.conn.execute(
+                        "SELECT count(*) FROM (SELECT 1 FROM headings_exact WHERE headings_exact MATCH ? LIMIT ?)",
+                        ('"' + word.replace('"', '""') + '"', at_most),
+                    ).fetchone()[0]
             cache.remember(counts)
             found.update(counts)
         return found
