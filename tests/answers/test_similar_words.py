@@ -226,3 +226,39 @@ async def test_the_words_of_a_japanese_text_bring_more_candidate_notes(make_sett
     finally:
         store.close()
     assert len(joining) == 6
+
+
+async def test_a_copy_of_the_section_elsewhere_is_no_neighbour(make_settings, tmp_path, fake_ollama):
+    """/similar?file=&line= leaves out the section's copies in other notes (the same title
+    and text: a backup, a sync conflict) as it leaves out the section itself; the copy's
+    note counts only by its other headings. Without that the copy matched itself by
+    vector and by every word and came first."""
+    from arcology_oracle.answers.search import similar_to_line
+
+    section = "* Winter pruning\nCut the rose canes back to three buds in late winter, above an outward bud.\n"
+    roam = tmp_path / "roses-roam"
+    roam.mkdir()
+    files = {
+        "roses.org": note("Roses", "Climbing and shrub roses in the front garden.\n\n" + section),
+        "backup.org": note("Old laptop backup", "Kept from the old laptop: tax returns, chess openings, "
+                           "piano scales, knots, camping lists.\n\n" + section),
+        "buds.org": note("Rose buds", "A rose bud above an outward bud makes canes grow out; cut in late winter."),
+        "tomatoes.org": note("Tomatoes", "Brown leaves on the tomato plants; water at the base."),
+    }
+    for name, text in files.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url))
+    await idx.start()
+    try:
+        await idx.reconcile()
+        await idx.embed_pending()
+        line = files["roses.org"].splitlines().index("* Winter pruning") + 1
+        mode, results = await similar_to_line(idx, "roses.org", line, k=5, keep_all=True)
+    finally:
+        await idx.close()
+    assert mode == "vector"
+    files_found = [r.file for r in results]
+    assert files_found[0] == "buds.org", results
+    # The backup's note is still there, by its own words (not its copy of the section).
+    backup = [r for r in results if r.file == "backup.org"]
+    assert backup and backup[0].heading != "Winter pruning", results

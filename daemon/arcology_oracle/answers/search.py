@@ -142,6 +142,7 @@ def similar_line(
         text=text,
         exclude_nodes=frozenset(excluded),
         exclude_headings=frozenset({row["id"]}),
+        section=row["id"],
         # Notes about the section's subject throughout rank above passing mentions:
         # section-level link prediction recall@10 0.557 -> 0.565, MRR 0.285 ->
         # 0.308, hit@5 0.51 -> 0.53 (BENCHMARKS.md, Info manuals, MiniLM).

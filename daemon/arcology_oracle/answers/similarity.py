@@ -52,6 +52,7 @@ def similar(
     exclude_headings: frozenset[int] = frozenset(),
     whole_notes: bool = False,
     words: dict[str, float] | None = None,
+    section: int | None = None,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
     exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
@@ -65,6 +66,18 @@ def similar(
     :func:`_rerank_by_words`). ``words``, when given, is filled with that word evidence:
     each candidate note's (:func:`_note_key`) best heading's BM25 in the whole index.
 
+    ``section``: the heading the query is, when it is one (``?file=&line=``, then also
+    in ``exclude_headings``). Its copies among the vector hits (:meth:`~arcology_oracle.store.Store.copies_of`:
+    the same title and text in another note) are left out as it is, from the vector
+    hits, the word evidence and the results; their notes still count by their other
+    headings. Why: a section kept twice (an editor's temporary copy, a backup, a sync
+    conflict, a manual whose chapter holds its sections' text) matched itself, by vector
+    and by every word, so the copy's note came first whatever else it held; on the Info
+    manuals, where every section is held twice, it was the first result of all 84
+    section queries and a link target in 8 (BENCHMARKS.md, Retrieval across
+    granularities, third round). A copy embeds almost as the section itself, so it is
+    among its nearest headings: they are all that is compared.
+
     The oracle's own answers (:mod:`.roles`) are never among the results: they are not
     the user's notes.
     """
@@ -76,10 +89,17 @@ def similar(
         else:
             owners, oracle = None, store.oracle_headings(h for h, _ in hits)
         hits = [(h, score) for h, score in hits if h not in oracle]
+        if section is not None:
+            copies = store.copies_of(section, [h for h, _ in hits])
+            if copies:
+                hits = [(h, score) for h, score in hits if h not in copies]
+                exclude_headings = exclude_headings | copies
         if hits and whole_notes:
             hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes, owners=owners)
             evidence = {} if words is None else words
-            hits = _rerank_by_words(store, hits, text, vector, exclude_nodes, evidence, owners=owners)
+            hits = _rerank_by_words(
+                store, hits, text, vector, exclude_nodes, evidence, owners=owners, exclude_headings=exclude_headings
+            )
         if hits:
             return "vector", to_results(
                 store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
@@ -145,6 +165,7 @@ def _rerank_by_words(
     evidence: dict[str, float] | None = None,
     *,
     owners: dict[int, tuple[str | None, str]] | None = None,
+    exclude_headings: frozenset[int] = frozenset(),
 ) -> list[tuple[int, float]]:
     """Note-level candidates (one heading per note, best first) with the first
     ``RERANK_NOTES``, joined by up to :func:`keyword_notes` found by the rarest words of
@@ -178,7 +199,8 @@ def _rerank_by_words(
     The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_scores`: FTS5,
     the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
     Python's regex alone took longer to tokenize the candidates). ``owners``: as for
-    :func:`_rescore_by_note` (passed on to :func:`_keyword_candidates`).
+    :func:`_rescore_by_note` (passed on to :func:`_keyword_candidates`, with
+    ``exclude_headings``).
     """
     head = hits[:RERANK_NOTES]
     words = frequent_words(text, MAX_QUERY_WORDS)
@@ -186,7 +208,8 @@ def _rerank_by_words(
         return hits
     match = " OR ".join(quoted(words))
     index_bm25, joining = _keyword_candidates(
-        store, words, head, vector, exclude_nodes, {} if evidence is None else evidence, owners=owners
+        store, words, head, vector, exclude_nodes, {} if evidence is None else evidence, owners=owners,
+        exclude_headings=exclude_headings,
     )
     head += joining
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
@@ -215,6 +238,7 @@ def _keyword_candidates(
     evidence: dict[str, float],
     *,
     owners: dict[int, tuple[str | None, str]] | None = None,
+    exclude_headings: frozenset[int] = frozenset(),
 ) -> tuple[dict[int, float], list[tuple[int, float]]]:
     """The index-wide word evidence for :func:`_rerank_by_words`: ``({heading id: BM25
     of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
@@ -227,7 +251,8 @@ def _keyword_candidates(
     word distinctive enough to find notes by. ``evidence`` gets every note found and
     that BM25 (what :mod:`.relevance` scores by: it depends on the query and the note
     only, not on the other candidates). ``owners``: :meth:`~arcology_oracle.store.Store.heading_owners`
-    of (at least) ``head``, read here when not given.
+    of (at least) ``head``, read here when not given. A heading of ``exclude_headings``
+    is no evidence for its note (see ``section`` in :func:`similar`).
 
     Why: the vectors alone chose the candidates, and an embedding model that reads the
     notes poorly (an English-only one on Japanese notes) left out exactly the notes that
@@ -262,6 +287,8 @@ def _keyword_candidates(
         owners = store.heading_owners([h for h, _ in head])
     best: dict[str, tuple[int, float]] = {}  # note -> (its best heading, that heading's BM25)
     for heading_id, score, node_id, path in found:  # best first
+        if heading_id in exclude_headings:
+            continue
         key = _note_key(node_id, path)
         if key not in exclude_nodes and key not in best:
             best[key] = (heading_id, score)
