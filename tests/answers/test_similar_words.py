@@ -262,3 +262,51 @@ async def test_a_copy_of_the_section_elsewhere_is_no_neighbour(make_settings, tm
     # The backup's note is still there, by its own words (not its copy of the section).
     backup = [r for r in results if r.file == "backup.org"]
     assert backup and backup[0].heading != "Winter pruning", results
+
+
+async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_sections(
+    make_settings, tmp_path, monkeypatch
+):
+    """A whole note (``?node=``) asks for every note it should link, in the words of all
+    its sections: its rarest words may add half as many notes as the vectors propose; a
+    section's (or a text's) ``KEYWORD_NOTES``. Here six notes each share one rare word
+    with the query note; ``?node=`` asks with ``note_query``."""
+    from arcology_oracle.answers import search as search_module
+    from arcology_oracle.store import Store
+
+    roam = tmp_path / "en-roam"
+    roam.mkdir()
+    rare = ["autolyse", "poolish", "banneton", "couche", "lame", "levain"]
+    (roam / "query.org").write_text(note("Bake day", " and ".join(rare) + " on the bench."), encoding="utf-8")
+    for i, word in enumerate(rare):
+        (roam / f"n{i}.org").write_text(note(f"Memo {i}", f"Bought a {word} today."), encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+    finally:
+        await idx.close()
+    monkeypatch.setattr(similarity, "KEYWORD_NOTES", 2)
+    monkeypatch.setattr(similarity, "RERANK_NOTES", 8)
+    assert similarity.keyword_notes(["rust", "cargo"]) == 2
+    assert similarity.keyword_notes(["rust", "cargo"], note_query=True) == 4
+    assert similarity.keyword_notes(["羊羹"], note_query=True) == 8
+    store = Store.open(idx.settings.db_path)
+    try:
+        query = store.conn.execute("SELECT id FROM headings WHERE title = 'Bake day'").fetchone()[0]
+        words = similarity.frequent_words("Bake day " + " ".join(rare), similarity.MAX_QUERY_WORDS)
+        joined = {
+            kind: similarity._keyword_candidates(
+                store, words, [(query, 0.5)], [0.0] * 8, frozenset(), {}, note_query=kind == "note"
+            )[1]
+            for kind in ("section", "note")
+        }
+        # ?node= asks as a whole note.
+        asked = []
+        real = similarity.similar
+        monkeypatch.setattr(similarity, "similar", lambda *a, **kw: asked.append(kw.get("note_query")) or real(*a, **kw))
+        search_module.similar_node(store, idx.settings, node_id("Bake day"), 5)
+    finally:
+        store.close()
+    assert (len(joined["section"]), len(joined["note"])) == (2, 4)
+    assert asked == [True]

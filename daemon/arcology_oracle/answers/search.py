@@ -103,7 +103,7 @@ def similar_node(
     vector, text = node_query(store, node_id)
     mode, results = graph.similar_with_graph(
         store, settings, node_id, k=k, vector=vector, text=text,
-        exclude_nodes=frozenset(excluded), whole_notes=True,
+        exclude_nodes=frozenset(excluded), whole_notes=True, note_query=True,
     )  # fmt: skip
     return mode, _finish(store, settings, mode, results, node_id, own["file"], keep_all)
 

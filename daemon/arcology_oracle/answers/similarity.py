@@ -32,9 +32,10 @@ from .retrieval import (
 # and how many of the query note's most frequent words it looks for.
 RERANK_NOTES = 30
 MAX_QUERY_WORDS = 64
-# How many notes the query's rarest words may add to those candidates (more for CJK
-# text, see keyword_notes), and how many headings those words may hold in all, every one
-# of which the keyword query scores: the bound on its cost (see _keyword_candidates).
+# How many notes the query's rarest words may add to those candidates (more for a whole
+# note and for CJK text, see keyword_notes), and how many headings those words may hold
+# in all, every one of which the keyword query scores: the bound on its cost (see
+# _keyword_candidates).
 KEYWORD_NOTES = 5
 KEYWORD_HEADINGS = 100
 # The most of each candidate note's text the re-ranking reads (its first ~5,000 words): a
@@ -53,6 +54,7 @@ def similar(
     whole_notes: bool = False,
     words: dict[str, float] | None = None,
     section: int | None = None,
+    note_query: bool = False,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
     exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
@@ -78,6 +80,9 @@ def similar(
     granularities, third round). A copy embeds almost as the section itself, so it is
     among its nearest headings: they are all that is compared.
 
+    ``note_query``: the query is a whole note (``?node=``), whose words may bring more
+    candidate notes than a section's (:func:`keyword_notes`).
+
     The oracle's own answers (:mod:`.roles`) are never among the results: they are not
     the user's notes.
     """
@@ -98,7 +103,8 @@ def similar(
             hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes, owners=owners)
             evidence = {} if words is None else words
             hits = _rerank_by_words(
-                store, hits, text, vector, exclude_nodes, evidence, owners=owners, exclude_headings=exclude_headings
+                store, hits, text, vector, exclude_nodes, evidence, owners=owners, exclude_headings=exclude_headings,
+                note_query=note_query,
             )
         if hits:
             return "vector", to_results(
@@ -166,6 +172,7 @@ def _rerank_by_words(
     *,
     owners: dict[int, tuple[str | None, str]] | None = None,
     exclude_headings: frozenset[int] = frozenset(),
+    note_query: bool = False,
 ) -> list[tuple[int, float]]:
     """Note-level candidates (one heading per note, best first) with the first
     ``RERANK_NOTES``, joined by up to :func:`keyword_notes` found by the rarest words of
@@ -186,8 +193,9 @@ def _rerank_by_words(
     catches exactly that. Word statistics (document frequency, mean length) are those of
     the candidates, not of the whole index: words every candidate shares (the subject that
     made them candidates) say nothing about which of them to prefer, and the cost stays
-    bounded by ``2 * RERANK_NOTES`` notes' text (``RERANK_NOTES + KEYWORD_NOTES`` for
-    text without CJK) whatever the size of the index or ``k``. The index-wide BM25 adds what those local statistics cannot see: which of
+    bounded by ``2 * RERANK_NOTES`` notes' text (for text without CJK, ``RERANK_NOTES +
+    KEYWORD_NOTES``, or 1.5 × ``RERANK_NOTES`` for a whole note) whatever the size of
+    the index or ``k``. The index-wide BM25 adds what those local statistics cannot see: which of
     the shared words are rare among all the notes (see :func:`_keyword_candidates`).
 
     Why z-scores rather than reciprocal ranks (what this did before): ranks give the two
@@ -200,7 +208,7 @@ def _rerank_by_words(
     the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
     Python's regex alone took longer to tokenize the candidates). ``owners``: as for
     :func:`_rescore_by_note` (passed on to :func:`_keyword_candidates`, with
-    ``exclude_headings``).
+    ``exclude_headings`` and ``note_query``).
     """
     head = hits[:RERANK_NOTES]
     words = frequent_words(text, MAX_QUERY_WORDS)
@@ -209,7 +217,7 @@ def _rerank_by_words(
     match = " OR ".join(quoted(words))
     index_bm25, joining = _keyword_candidates(
         store, words, head, vector, exclude_nodes, {} if evidence is None else evidence, owners=owners,
-        exclude_headings=exclude_headings,
+        exclude_headings=exclude_headings, note_query=note_query,
     )
     head += joining
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
@@ -239,12 +247,13 @@ def _keyword_candidates(
     *,
     owners: dict[int, tuple[str | None, str]] | None = None,
     exclude_headings: frozenset[int] = frozenset(),
+    note_query: bool = False,
 ) -> tuple[dict[int, float], list[tuple[int, float]]]:
     """The index-wide word evidence for :func:`_rerank_by_words`: ``({heading id: BM25
     of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
     :func:`frequent_words`), as many as together are held by at most
     ``KEYWORD_HEADINGS`` headings, all of which are scored. ``joining`` is up to
-    :func:`keyword_notes` notes not among ``head`` nor ``exclude_nodes``, best by that BM25
+    :func:`keyword_notes` (of ``words`` and ``note_query``) notes not among ``head`` nor ``exclude_nodes``, best by that BM25
     first, each as ``(its best heading, its whole-note vector's cosine with vector)``
     (the lowest of ``head``'s scores for a file in no node, which has no note vector).
     Nothing when even the rarest word is in more headings than that: the query has no
@@ -295,7 +304,7 @@ def _keyword_candidates(
     evidence.update((key, score) for key, (_, score) in best.items())
     head_keys = [_note_key(*owners[h]) if h in owners else None for h, _ in head]
     in_head = set(head_keys)
-    new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][: keyword_notes(words)]
+    new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][: keyword_notes(words, note_query)]
     note_vectors = store.node_vectors([key for key, _ in new if not key.startswith("file:")])
     lowest = min(score for _, score in head)
     joining = [
@@ -307,10 +316,21 @@ def _keyword_candidates(
     return index_bm25, joining
 
 
-def keyword_notes(words: Sequence[str]) -> int:
-    """How many notes the rarest of ``words`` may add to the vectors' candidates:
-    ``KEYWORD_NOTES``, rising with the share of ``words`` that are CJK bigrams to
-    ``RERANK_NOTES`` (as many as the vectors propose) when all of them are.
+def keyword_notes(words: Sequence[str], note_query: bool = False) -> int:
+    """How many notes the rarest of ``words`` may add to the vectors' candidates: a base of
+    ``KEYWORD_NOTES``, or half of ``RERANK_NOTES`` for a whole note (``note_query``),
+    rising with the share of ``words`` that are CJK bigrams to ``RERANK_NOTES`` (as many
+    as the vectors propose) when all of them are.
+
+    Why more for a whole note: a note asks for every note it should link (several), in
+    the words of all its sections, a section for the one or two its few lines link. With
+    the words of a whole note behind it, the fused re-ranking tells the notes those words
+    bring in apart from noise; with a section's, the extra ones crowded out the right
+    note. Measured with MiniLM (BENCHMARKS.md, Retrieval across granularities, third
+    round), ``?node=`` recall@10 / MRR with 15 rather than 5: English notes 0.496 / 0.490
+    -> 0.499 / 0.490, the Info manuals 0.630 / 0.583 -> 0.643 / 0.587, Japanese notes
+    0.539 / 0.523 -> 0.543 / 0.524 (10 and 20 gave about the same; for sections, 10
+    cost English notes 0.015 of recall@10).
 
     Why: the bigrams find the notes sharing a Japanese or Chinese text's words whatever
     the embedding model, while the vectors of a model trained on English text (the
@@ -322,10 +342,11 @@ def keyword_notes(words: Sequence[str]) -> int:
     (no bigrams) keeps ``KEYWORD_NOTES``: with English short sections, more keyword
     candidates cost recall (kha-dinh sections 0.477 -> 0.462 with 10).
     """
+    base = max(KEYWORD_NOTES, RERANK_NOTES // 2) if note_query else KEYWORD_NOTES
     if not words:
-        return KEYWORD_NOTES
+        return base
     share = sum(1 for w in words if cjk.has_cjk(w)) / len(words)
-    return KEYWORD_NOTES + round(share * max(0, RERANK_NOTES - KEYWORD_NOTES))
+    return base + round(share * max(0, RERANK_NOTES - base))
 
 
 def frequent_words(text: str, n: int) -> list[str]:
