@@ -310,3 +310,47 @@ async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_secti
         store.close()
     assert (len(joined["section"]), len(joined["note"])) == (2, 4)
     assert asked == [True]
+
+
+async def test_words_weigh_more_for_a_japanese_section_than_for_a_whole_note(make_settings, tmp_path):
+    """In the word re-ranking the vector z-score weighs less as the query's CJK share grows
+    (an English-trained model reads Japanese poorly), to half for an all-CJK section or
+    text, but not for a whole note (the mean of its headings' vectors). Here the nearest
+    note by vector shares no word with the query; the one sharing its word comes first
+    for a section, not for a whole note."""
+    from arcology_oracle.store import Store
+
+    roam = tmp_path / "ja-weight-roam"
+    roam.mkdir()
+    notes = {"query.org": ("和菓子", "羊羹と最中を買った。"), "a.org": ("天気", "今日は晴れ。"),
+             "c.org": ("雨", "雨の日は家にいる。"), "b.org": ("羊羹", "羊羹の作り方。")}  # fmt: skip
+    for name, (title, body) in notes.items():
+        (roam / name).write_text(note(title, body), encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+    finally:
+        await idx.close()
+    text = "和菓子 羊羹と最中を買った。"
+    words = similarity.frequent_words(text, similarity.MAX_QUERY_WORDS)
+    assert similarity.cjk_share(words) == 1.0  # the premise: an all-CJK query
+    assert similarity.vector_weight(words) == 0.5
+    assert similarity.vector_weight(words, note_query=True) == 1.0
+    assert similarity.vector_weight(["rust", "cargo"]) == 1.0
+    store = Store.open(idx.settings.db_path)
+    try:
+        heading = dict(store.conn.execute("SELECT title, id FROM headings").fetchall())
+        # By vector: the weather note first, the rain note, then the one sharing 羊羹.
+        hits = [(heading["天気"], 0.9), (heading["雨"], 0.7), (heading["羊羹"], 0.5)]
+        order = {}
+        for kind in ("section", "note"):
+            ranked = similarity._rerank_by_words(
+                store, list(hits), text, [0.0] * 8, frozenset({node_id("和菓子")}), note_query=kind == "note"
+            )
+            titles = {v: k for k, v in heading.items()}
+            order[kind] = [titles[h] for h, _ in ranked]
+    finally:
+        store.close()
+    assert order["section"][0] == "羊羹", order
+    assert order["note"][0] == "天気", order

@@ -181,7 +181,8 @@ def _rerank_by_words(
     note) against the words of ``text``, and its best heading's BM25 in the whole index
     (0 for a note none of the rarest words finds). The fusion is
     :func:`fusion.standardised`'s, as in /search: the vector score's z-score among the
-    candidates plus the mean of the two lexical z-scores (a note sharing no word scores 0
+    candidates (weighed by :func:`vector_weight`: less for a section or a text in CJK)
+    plus the mean of the two lexical z-scores (a note sharing no word scores 0
     by BM25), so a ranking whose top stands far above the rest outweighs one that barely
     separates them, and words as a whole weigh what the vectors weigh. The rest keep
     their order, below. Scores are 1.0 for the first note and fall towards 0 with the
@@ -225,8 +226,9 @@ def _rerank_by_words(
     vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
     note_z = fusion.standardised([(i, note_bm25.get(i, 0.0)) for i in range(len(head))])
     index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
+    weight = vector_weight(words, note_query)
     # Stable: equal sums keep the vector order.
-    fused = sorted(((heading_id, vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (heading_id, _) in enumerate(head)),
+    fused = sorted(((heading_id, weight * vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (heading_id, _) in enumerate(head)),
                    key=lambda item: -item[1])  # fmt: skip
     # The rest below every re-ranked note, in their order. (A note the words brought in
     # may be among them by another heading: to_results keeps each note's first.)
@@ -332,7 +334,7 @@ def keyword_notes(words: Sequence[str], note_query: bool = False) -> int:
     0.539 / 0.523 -> 0.543 / 0.524 (10 and 20 gave about the same; for sections, 10
     cost English notes 0.015 of recall@10).
 
-    Why: the bigrams find the notes sharing a Japanese or Chinese text's words whatever
+    Why more for CJK: the bigrams find the notes sharing a Japanese or Chinese text's words whatever
     the embedding model, while the vectors of a model trained on English text (the
     default ones) read it poorly: heading vectors found 0.288 of a Japanese collection's
     links against BM25's 0.465 (BENCHMARKS.md, "Retrieval across granularities"), and
@@ -343,10 +345,31 @@ def keyword_notes(words: Sequence[str], note_query: bool = False) -> int:
     candidates cost recall (kha-dinh sections 0.477 -> 0.462 with 10).
     """
     base = max(KEYWORD_NOTES, RERANK_NOTES // 2) if note_query else KEYWORD_NOTES
-    if not words:
-        return base
-    share = sum(1 for w in words if cjk.has_cjk(w)) / len(words)
-    return base + round(share * max(0, RERANK_NOTES - base))
+    return base + round(cjk_share(words) * max(0, RERANK_NOTES - base))
+
+
+def vector_weight(words: Sequence[str], note_query: bool = False) -> float:
+    """What the vector z-score weighs in :func:`_rerank_by_words` (the words weigh 1):
+    1 for a whole note (``note_query``) and for text without CJK, falling with the share
+    of ``words`` that are CJK bigrams to ½ for a section or a text all in CJK.
+
+    Why: the default embedding models are trained on English and read Japanese or
+    Chinese poorly, and a section's or a text's vector is one embedding of its first few
+    hundred word pieces, while a whole note's is the mean of its headings' (their noise
+    partly cancels out). Measured with MiniLM (BENCHMARKS.md, Retrieval across
+    granularities, third round) on Japanese notes, recall@10 / MRR: by section 0.484 /
+    0.322 -> 0.527 / 0.338, by section text 0.339 / 0.237 -> 0.397 / 0.256, by note text
+    0.372 / 0.354 -> 0.433 / 0.410; the same for whole notes cost 0.543 / 0.524 -> 0.532 /
+    0.510 by node. English notes and the Info manuals: no CJK, the same to the digit.
+    Half rather than none (0.527 / 0.337 by section, more by text): a model that does
+    read CJK keeps a say in the order, as in :func:`keyword_notes`.
+    """
+    return 1.0 if note_query else 1.0 - cjk_share(words) / 2
+
+
+def cjk_share(words: Sequence[str]) -> float:
+    """The share of ``words`` (:func:`frequent_words`) that are CJK bigrams, 0 for none."""
+    return sum(1 for w in words if cjk.has_cjk(w)) / len(words) if words else 0.0
 
 
 def frequent_words(text: str, n: int) -> list[str]:
