@@ -354,3 +354,21 @@ async def test_words_weigh_more_for_a_japanese_section_than_for_a_whole_note(mak
         store.close()
     assert order["section"][0] == "羊羹", order
     assert order["note"][0] == "天気", order
+
+
+async def test_suggest_links_asks_for_a_whole_node_as_similar_node_does(bread_index, monkeypatch):
+    """/suggest-links for a node ranks its candidates as ``?node=`` does (``note_query``:
+    a whole note's keyword candidates and vector weight); for a heading, as a section."""
+    from arcology_oracle.answers import links
+
+    asked = []
+    real = similarity.similar
+    monkeypatch.setattr(similarity, "similar", lambda *a, **kw: asked.append(kw.get("note_query")) or real(*a, **kw))
+
+    def both(store):
+        links.link_candidates(store, bread_index.settings, node_id("Weekend loaf"), 5)
+        heading = links._heading_query(store, "weekend-loaf.org", 5)
+        links.link_candidates(store, bread_index.settings, node_id("Weekend loaf"), 5, heading_query=heading)
+
+    await bread_index.read(both)
+    assert asked == [True, False]
