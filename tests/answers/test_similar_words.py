@@ -304,7 +304,8 @@ async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_secti
         # ?node= asks as a whole note.
         asked = []
         real = similarity.similar
-        monkeypatch.setattr(similarity, "similar", lambda *a, **kw: asked.append(kw.get("note_query")) or real(*a, **kw))
+        spy = lambda *a, **kw: asked.append(kw.get("note_query")) or real(*a, **kw)  # noqa: E731
+        monkeypatch.setattr(similarity, "similar", spy)
         search_module.similar_node(store, idx.settings, node_id("Bake day"), 5)
     finally:
         store.close()

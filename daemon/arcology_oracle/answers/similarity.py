@@ -80,8 +80,9 @@ def similar(
     granularities, third round). A copy embeds almost as the section itself, so it is
     among its nearest headings: they are all that is compared.
 
-    ``note_query``: the query is a whole note (``?node=``), whose words may bring more
-    candidate notes than a section's (:func:`keyword_notes`).
+    ``note_query``: the query is a whole note (``?node=``, ``/suggest-links`` for a node):
+    its words may bring more candidate notes than a section's (:func:`keyword_notes`),
+    and its vector keeps its full weight on CJK text (:func:`vector_weight`).
 
     The oracle's own answers (:mod:`.roles`) are never among the results: they are not
     the user's notes.
@@ -228,8 +229,10 @@ def _rerank_by_words(
     index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
     weight = vector_weight(words, note_query)
     # Stable: equal sums keep the vector order.
-    fused = sorted(((heading_id, weight * vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (heading_id, _) in enumerate(head)),
-                   key=lambda item: -item[1])  # fmt: skip
+    fused = sorted(
+        ((heading_id, weight * vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (heading_id, _) in enumerate(head)),
+        key=lambda item: -item[1],
+    )
     # The rest below every re-ranked note, in their order. (A note the words brought in
     # may be among them by another heading: to_results keeps each note's first.)
     floor = fused[-1][1]
@@ -255,13 +258,13 @@ def _keyword_candidates(
     of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
     :func:`frequent_words`), as many as together are held by at most
     ``KEYWORD_HEADINGS`` headings, all of which are scored. ``joining`` is up to
-    :func:`keyword_notes` (of ``words`` and ``note_query``) notes not among ``head`` nor ``exclude_nodes``, best by that BM25
-    first, each as ``(its best heading, its whole-note vector's cosine with vector)``
-    (the lowest of ``head``'s scores for a file in no node, which has no note vector).
-    Nothing when even the rarest word is in more headings than that: the query has no
-    word distinctive enough to find notes by. ``evidence`` gets every note found and
-    that BM25 (what :mod:`.relevance` scores by: it depends on the query and the note
-    only, not on the other candidates). ``owners``: :meth:`~arcology_oracle.store.Store.heading_owners`
+    :func:`keyword_notes` (of ``words`` and ``note_query``) notes not among ``head`` nor
+    ``exclude_nodes``, best by that BM25 first, each as ``(its best heading, its
+    whole-note vector's cosine with vector)`` (the lowest of ``head``'s scores for a file
+    in no node, which has no note vector). Nothing when even the rarest word is in more
+    headings than that: the query has no word distinctive enough to find notes by.
+    ``evidence`` gets every note found and that BM25 (what :mod:`.relevance` scores by:
+    it depends on the query and the note only, not on the other candidates). ``owners``: :meth:`~arcology_oracle.store.Store.heading_owners`
     of (at least) ``head``, read here when not given. A heading of ``exclude_headings``
     is no evidence for its note (see ``section`` in :func:`similar`).
 
@@ -306,7 +309,7 @@ def _keyword_candidates(
     evidence.update((key, score) for key, (_, score) in best.items())
     head_keys = [_note_key(*owners[h]) if h in owners else None for h, _ in head]
     in_head = set(head_keys)
-    new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][: keyword_notes(words, note_query)]
+    new = [(key, h) for key, (h, _) in best.items() if key not in in_head][: keyword_notes(words, note_query)]
     note_vectors = store.node_vectors([key for key, _ in new if not key.startswith("file:")])
     lowest = min(score for _, score in head)
     joining = [
