@@ -229,10 +229,8 @@ def _rerank_by_words(
     index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
     weight = vector_weight(words, note_query)
     # Stable: equal sums keep the vector order.
-    fused = sorted(
-        ((heading_id, weight * vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (heading_id, _) in enumerate(head)),
-        key=lambda item: -item[1],
-    )
+    fused = sorted(((h, weight * vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (h, _) in enumerate(head)),
+                   key=lambda item: -item[1])  # fmt: skip
     # The rest below every re-ranked note, in their order. (A note the words brought in
     # may be among them by another heading: to_results keeps each note's first.)
     floor = fused[-1][1]
@@ -264,9 +262,10 @@ def _keyword_candidates(
     in no node, which has no note vector). Nothing when even the rarest word is in more
     headings than that: the query has no word distinctive enough to find notes by.
     ``evidence`` gets every note found and that BM25 (what :mod:`.relevance` scores by:
-    it depends on the query and the note only, not on the other candidates). ``owners``: :meth:`~arcology_oracle.store.Store.heading_owners`
-    of (at least) ``head``, read here when not given. A heading of ``exclude_headings``
-    is no evidence for its note (see ``section`` in :func:`similar`).
+    it depends on the query and the note only, not on the other candidates). ``owners``:
+    :meth:`~arcology_oracle.store.Store.heading_owners` of (at least) ``head``, read here
+    when not given. A heading of ``exclude_headings`` is no evidence for its note (see
+    ``section`` in :func:`similar`).
 
     Why: the vectors alone chose the candidates, and an embedding model that reads the
     notes poorly (an English-only one on Japanese notes) left out exactly the notes that
@@ -358,14 +357,12 @@ def vector_weight(words: Sequence[str], note_query: bool = False) -> float:
 
     Why: the default embedding models are trained on English and read Japanese or
     Chinese poorly, and a section's or a text's vector is one embedding of its first few
-    hundred word pieces, while a whole note's is the mean of its headings' (their noise
-    partly cancels out). Measured with MiniLM (BENCHMARKS.md, Retrieval across
-    granularities, third round) on Japanese notes, recall@10 / MRR: by section 0.484 /
-    0.322 -> 0.527 / 0.338, by section text 0.339 / 0.237 -> 0.397 / 0.256, by note text
-    0.372 / 0.354 -> 0.433 / 0.410; the same for whole notes cost 0.543 / 0.524 -> 0.532 /
-    0.510 by node. English notes and the Info manuals: no CJK, the same to the digit.
-    Half rather than none (0.527 / 0.337 by section, more by text): a model that does
-    read CJK keeps a say in the order, as in :func:`keyword_notes`.
+    hundred word pieces, a whole note's the mean of its headings' (their noise partly
+    cancels). Measured with MiniLM on Japanese notes (BENCHMARKS.md, Retrieval across
+    granularities, third round), recall@10 / MRR: by section 0.484 / 0.322 -> 0.527 /
+    0.338, by note text 0.372 / 0.354 -> 0.433 / 0.410; for whole notes too it cost 0.543 /
+    0.524 -> 0.532 / 0.510 by node. Half rather than none: a model that does read CJK
+    keeps a say in the order.
     """
     return 1.0 if note_query else 1.0 - cjk_share(words) / 2
 
