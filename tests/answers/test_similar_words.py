@@ -226,3 +226,150 @@ async def test_the_words_of_a_japanese_text_bring_more_candidate_notes(make_sett
     finally:
         store.close()
     assert len(joining) == 6
+
+
+async def test_a_copy_of_the_section_elsewhere_is_no_neighbour(make_settings, tmp_path, fake_ollama):
+    """/similar?file=&line= leaves out the section's copies in other notes (the same title
+    and text: a backup, a sync conflict) as it leaves out the section itself; the copy's
+    note counts only by its other headings. Without that the copy matched itself by
+    vector and by every word and came first."""
+    from arcology_oracle.answers.search import similar_to_line
+
+    section = "* Winter pruning\nCut the rose canes back to three buds in late winter, above an outward bud.\n"
+    roam = tmp_path / "roses-roam"
+    roam.mkdir()
+    files = {
+        "roses.org": note("Roses", "Climbing and shrub roses in the front garden.\n\n" + section),
+        "backup.org": note("Old laptop backup", "Kept from the old laptop: tax returns, chess openings, "
+                           "piano scales, knots, camping lists.\n\n" + section),
+        "buds.org": note("Rose buds", "A rose bud above an outward bud makes canes grow out; cut in late winter."),
+        "tomatoes.org": note("Tomatoes", "Brown leaves on the tomato plants; water at the base."),
+    }
+    for name, text in files.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url))
+    await idx.start()
+    try:
+        await idx.reconcile()
+        await idx.embed_pending()
+        line = files["roses.org"].splitlines().index("* Winter pruning") + 1
+        mode, results = await similar_to_line(idx, "roses.org", line, k=5, keep_all=True)
+    finally:
+        await idx.close()
+    assert mode == "vector"
+    files_found = [r.file for r in results]
+    assert files_found[0] == "buds.org", results
+    # The backup's note is still there, by its own words (not its copy of the section).
+    backup = [r for r in results if r.file == "backup.org"]
+    assert backup and backup[0].heading != "Winter pruning", results
+
+
+async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_sections(
+    make_settings, tmp_path, monkeypatch
+):
+    """A whole note (``?node=``) asks for every note it should link, in the words of all
+    its sections: its rarest words may add half as many notes as the vectors propose; a
+    section's (or a text's) ``KEYWORD_NOTES``. Here six notes each share one rare word
+    with the query note; ``?node=`` asks with ``note_query``."""
+    from arcology_oracle.answers import search as search_module
+    from arcology_oracle.store import Store
+
+    roam = tmp_path / "en-roam"
+    roam.mkdir()
+    rare = ["autolyse", "poolish", "banneton", "couche", "lame", "levain"]
+    (roam / "query.org").write_text(note("Bake day", " and ".join(rare) + " on the bench."), encoding="utf-8")
+    for i, word in enumerate(rare):
+        (roam / f"n{i}.org").write_text(note(f"Memo {i}", f"Bought a {word} today."), encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+    finally:
+        await idx.close()
+    monkeypatch.setattr(similarity, "KEYWORD_NOTES", 2)
+    monkeypatch.setattr(similarity, "RERANK_NOTES", 8)
+    assert similarity.keyword_notes(["rust", "cargo"]) == 2
+    assert similarity.keyword_notes(["rust", "cargo"], note_query=True) == 4
+    assert similarity.keyword_notes(["羊羹"], note_query=True) == 8
+    store = Store.open(idx.settings.db_path)
+    try:
+        query = store.conn.execute("SELECT id FROM headings WHERE title = 'Bake day'").fetchone()[0]
+        words = similarity.frequent_words("Bake day " + " ".join(rare), similarity.MAX_QUERY_WORDS)
+        joined = {
+            kind: similarity._keyword_candidates(
+                store, words, [(query, 0.5)], [0.0] * 8, frozenset(), {}, note_query=kind == "note"
+            )[1]
+            for kind in ("section", "note")
+        }
+        # ?node= asks as a whole note.
+        asked = []
+        real = similarity.similar
+        spy = lambda *a, **kw: asked.append(kw.get("note_query")) or real(*a, **kw)  # noqa: E731
+        monkeypatch.setattr(similarity, "similar", spy)
+        search_module.similar_node(store, idx.settings, node_id("Bake day"), 5)
+    finally:
+        store.close()
+    assert (len(joined["section"]), len(joined["note"])) == (2, 4)
+    assert asked == [True]
+
+
+async def test_words_weigh_more_for_a_japanese_section_than_for_a_whole_note(make_settings, tmp_path):
+    """In the word re-ranking the vector z-score weighs less as the query's CJK share grows
+    (an English-trained model reads Japanese poorly), to half for an all-CJK section or
+    text, but not for a whole note (the mean of its headings' vectors). Here the nearest
+    note by vector shares no word with the query; the one sharing its word comes first
+    for a section, not for a whole note."""
+    from arcology_oracle.store import Store
+
+    roam = tmp_path / "ja-weight-roam"
+    roam.mkdir()
+    notes = {"query.org": ("和菓子", "羊羹と最中を買った。"), "a.org": ("天気", "今日は晴れ。"),
+             "c.org": ("雨", "雨の日は家にいる。"), "b.org": ("羊羹", "羊羹の作り方。")}  # fmt: skip
+    for name, (title, body) in notes.items():
+        (roam / name).write_text(note(title, body), encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+    finally:
+        await idx.close()
+    text = "和菓子 羊羹と最中を買った。"
+    words = similarity.frequent_words(text, similarity.MAX_QUERY_WORDS)
+    assert similarity.cjk_share(words) == 1.0  # the premise: an all-CJK query
+    assert similarity.vector_weight(words) == 0.5
+    assert similarity.vector_weight(words, note_query=True) == 1.0
+    assert similarity.vector_weight(["rust", "cargo"]) == 1.0
+    store = Store.open(idx.settings.db_path)
+    try:
+        heading = dict(store.conn.execute("SELECT title, id FROM headings").fetchall())
+        # By vector: the weather note first, the rain note, then the one sharing 羊羹.
+        hits = [(heading["天気"], 0.9), (heading["雨"], 0.7), (heading["羊羹"], 0.5)]
+        order = {}
+        for kind in ("section", "note"):
+            ranked = similarity._rerank_by_words(
+                store, list(hits), text, [0.0] * 8, frozenset({node_id("和菓子")}), note_query=kind == "note"
+            )
+            titles = {v: k for k, v in heading.items()}
+            order[kind] = [titles[h] for h, _ in ranked]
+    finally:
+        store.close()
+    assert order["section"][0] == "羊羹", order
+    assert order["note"][0] == "天気", order
+
+
+async def test_suggest_links_asks_for_a_whole_node_as_similar_node_does(bread_index, monkeypatch):
+    """/suggest-links for a node ranks its candidates as ``?node=`` does (``note_query``:
+    a whole note's keyword candidates and vector weight); for a heading, as a section."""
+    from arcology_oracle.answers import links
+
+    asked = []
+    real = similarity.similar
+    monkeypatch.setattr(similarity, "similar", lambda *a, **kw: asked.append(kw.get("note_query")) or real(*a, **kw))
+
+    def both(store):
+        links.link_candidates(store, bread_index.settings, node_id("Weekend loaf"), 5)
+        heading = links._heading_query(store, "weekend-loaf.org", 5)
+        links.link_candidates(store, bread_index.settings, node_id("Weekend loaf"), 5, heading_query=heading)
+
+    await bread_index.read(both)
+    assert asked == [True, False]

@@ -107,3 +107,33 @@ def test_owners_and_answers_is_heading_owners_and_oracle_headings(tmp_path):
         assert {h for h, *_ in found} == {r[0] for r in everything} - answers
     finally:
         store.close()
+
+
+def test_copies_of_are_the_same_title_and_text_elsewhere_never_an_empty_heading(tmp_path):
+    """``copies_of``: among the ids given, the headings holding the very title and text
+    (white space around the text aside); a heading with no text has no copies."""
+    from arcology_oracle.notes.records import ParsedFile
+
+    def h(i: int, title: str, text: str):
+        return dataclasses.replace(heading(i), title=title, text=text, body=text)
+
+    store = Store.open(tmp_path / "db.sqlite3", writer=True)
+    try:
+        files = {
+            "a.org": [h(0, "Pruning", "Cut back in winter."), h(1, "Notes", "")],
+            "b.org": [h(2, "Pruning", "Cut back in winter.\n"), h(3, "Notes", ""), h(4, "Pruning", "Cut in spring.")],
+            "c.org": [h(5, "Winter", "Cut back in winter.")],
+        }
+        for path, headings in files.items():
+            chunks = [[Chunk(0, f"{path} {x.start_line}", sha256_hex(f"{path} {x.start_line}"))] for x in headings]
+            parsed = ParsedFile(path=path, title="T", file_id=None, headings=headings)
+            store.replace_file(parsed, size=1, mtime_ns=1, file_hash=sha256_hex(path), chunks=chunks)
+        ids = {(r[1], r[2]): r[0] for r in store.conn.execute(
+            "SELECT h.id, f.path, h.start_line FROM headings h JOIN files f ON f.id = h.file")}  # fmt: skip
+        every = list(ids.values())
+        pruning, notes = ids[("a.org", 1)], ids[("a.org", 2)]
+        assert store.copies_of(pruning, every) == {ids[("b.org", 3)]}
+        assert store.copies_of(pruning, [pruning, ids[("c.org", 6)]]) == set()  # only among those given
+        assert store.copies_of(notes, every) == set()
+    finally:
+        store.close()

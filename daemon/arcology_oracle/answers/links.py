@@ -103,7 +103,7 @@ def link_candidates(
         text = heading_query["text"]
     mode, found = graph.similar_with_graph(
         store, settings, node_id, k=k, graph_on=graph_on, vector=vector, text=text,
-        exclude_nodes=excluded, whole_notes=True,
+        exclude_nodes=excluded, whole_notes=True, note_query=heading_query is None,  # a whole node: as ?node=
     )  # fmt: skip
     return mode, [r for r in found if r.node_id is not None]
 

@@ -103,7 +103,7 @@ def similar_node(
     vector, text = node_query(store, node_id)
     mode, results = graph.similar_with_graph(
         store, settings, node_id, k=k, vector=vector, text=text,
-        exclude_nodes=frozenset(excluded), whole_notes=True,
+        exclude_nodes=frozenset(excluded), whole_notes=True, note_query=True,
     )  # fmt: skip
     return mode, _finish(store, settings, mode, results, node_id, own["file"], keep_all)
 
@@ -142,6 +142,7 @@ def similar_line(
         text=text,
         exclude_nodes=frozenset(excluded),
         exclude_headings=frozenset({row["id"]}),
+        section=row["id"],
         # Notes about the section's subject throughout rank above passing mentions:
         # section-level link prediction recall@10 0.557 -> 0.565, MRR 0.285 ->
         # 0.308, hit@5 0.51 -> 0.53 (BENCHMARKS.md, Info manuals, MiniLM).

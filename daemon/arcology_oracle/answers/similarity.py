@@ -32,9 +32,10 @@ from .retrieval import (
 # and how many of the query note's most frequent words it looks for.
 RERANK_NOTES = 30
 MAX_QUERY_WORDS = 64
-# How many notes the query's rarest words may add to those candidates (more for CJK
-# text, see keyword_notes), and how many headings those words may hold in all, every one
-# of which the keyword query scores: the bound on its cost (see _keyword_candidates).
+# How many notes the query's rarest words may add to those candidates (more for a whole
+# note and for CJK text, see keyword_notes), and how many headings those words may hold
+# in all, every one of which the keyword query scores: the bound on its cost (see
+# _keyword_candidates).
 KEYWORD_NOTES = 5
 KEYWORD_HEADINGS = 100
 # The most of each candidate note's text the re-ranking reads (its first ~5,000 words): a
@@ -52,6 +53,8 @@ def similar(
     exclude_headings: frozenset[int] = frozenset(),
     whole_notes: bool = False,
     words: dict[str, float] | None = None,
+    section: int | None = None,
+    note_query: bool = False,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
     exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
@@ -65,6 +68,22 @@ def similar(
     :func:`_rerank_by_words`). ``words``, when given, is filled with that word evidence:
     each candidate note's (:func:`_note_key`) best heading's BM25 in the whole index.
 
+    ``section``: the heading the query is, when it is one (``?file=&line=``, then also
+    in ``exclude_headings``). Its copies among the vector hits (:meth:`~arcology_oracle.store.Store.copies_of`:
+    the same title and text in another note) are left out as it is, from the vector
+    hits, the word evidence and the results; their notes still count by their other
+    headings. Why: a section kept twice (an editor's temporary copy, a backup, a sync
+    conflict, a manual whose chapter holds its sections' text) matched itself, by vector
+    and by every word, so the copy's note came first whatever else it held; on the Info
+    manuals, where every section is held twice, it was the first result of all 84
+    section queries and a link target in 8 (BENCHMARKS.md, Retrieval across
+    granularities, third round). A copy embeds almost as the section itself, so it is
+    among its nearest headings: they are all that is compared.
+
+    ``note_query``: the query is a whole note (``?node=``, ``/suggest-links`` for a node):
+    its words may bring more candidate notes than a section's (:func:`keyword_notes`),
+    and its vector keeps its full weight on CJK text (:func:`vector_weight`).
+
     The oracle's own answers (:mod:`.roles`) are never among the results: they are not
     the user's notes.
     """
@@ -76,10 +95,18 @@ def similar(
         else:
             owners, oracle = None, store.oracle_headings(h for h, _ in hits)
         hits = [(h, score) for h, score in hits if h not in oracle]
+        if section is not None:
+            copies = store.copies_of(section, [h for h, _ in hits])
+            if copies:
+                hits = [(h, score) for h, score in hits if h not in copies]
+                exclude_headings = exclude_headings | copies
         if hits and whole_notes:
             hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes, owners=owners)
             evidence = {} if words is None else words
-            hits = _rerank_by_words(store, hits, text, vector, exclude_nodes, evidence, owners=owners)
+            hits = _rerank_by_words(
+                store, hits, text, vector, exclude_nodes, evidence, owners=owners, exclude_headings=exclude_headings,
+                note_query=note_query,
+            )
         if hits:
             return "vector", to_results(
                 store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
@@ -145,6 +172,8 @@ def _rerank_by_words(
     evidence: dict[str, float] | None = None,
     *,
     owners: dict[int, tuple[str | None, str]] | None = None,
+    exclude_headings: frozenset[int] = frozenset(),
+    note_query: bool = False,
 ) -> list[tuple[int, float]]:
     """Note-level candidates (one heading per note, best first) with the first
     ``RERANK_NOTES``, joined by up to :func:`keyword_notes` found by the rarest words of
@@ -153,7 +182,8 @@ def _rerank_by_words(
     note) against the words of ``text``, and its best heading's BM25 in the whole index
     (0 for a note none of the rarest words finds). The fusion is
     :func:`fusion.standardised`'s, as in /search: the vector score's z-score among the
-    candidates plus the mean of the two lexical z-scores (a note sharing no word scores 0
+    candidates (weighed by :func:`vector_weight`: less for a section or a text in CJK)
+    plus the mean of the two lexical z-scores (a note sharing no word scores 0
     by BM25), so a ranking whose top stands far above the rest outweighs one that barely
     separates them, and words as a whole weigh what the vectors weigh. The rest keep
     their order, below. Scores are 1.0 for the first note and fall towards 0 with the
@@ -165,8 +195,9 @@ def _rerank_by_words(
     catches exactly that. Word statistics (document frequency, mean length) are those of
     the candidates, not of the whole index: words every candidate shares (the subject that
     made them candidates) say nothing about which of them to prefer, and the cost stays
-    bounded by ``2 * RERANK_NOTES`` notes' text (``RERANK_NOTES + KEYWORD_NOTES`` for
-    text without CJK) whatever the size of the index or ``k``. The index-wide BM25 adds what those local statistics cannot see: which of
+    bounded by ``2 * RERANK_NOTES`` notes' text (for text without CJK, ``RERANK_NOTES +
+    KEYWORD_NOTES``, or 1.5 × ``RERANK_NOTES`` for a whole note) whatever the size of
+    the index or ``k``. The index-wide BM25 adds what those local statistics cannot see: which of
     the shared words are rare among all the notes (see :func:`_keyword_candidates`).
 
     Why z-scores rather than reciprocal ranks (what this did before): ranks give the two
@@ -178,7 +209,8 @@ def _rerank_by_words(
     The BM25 is SQLite's own (:func:`~arcology_oracle.store.search.bm25_scores`: FTS5,
     the index's tokenizer, so "options" meets "option", on a scratch in-memory table;
     Python's regex alone took longer to tokenize the candidates). ``owners``: as for
-    :func:`_rescore_by_note` (passed on to :func:`_keyword_candidates`).
+    :func:`_rescore_by_note` (passed on to :func:`_keyword_candidates`, with
+    ``exclude_headings`` and ``note_query``).
     """
     head = hits[:RERANK_NOTES]
     words = frequent_words(text, MAX_QUERY_WORDS)
@@ -186,7 +218,8 @@ def _rerank_by_words(
         return hits
     match = " OR ".join(quoted(words))
     index_bm25, joining = _keyword_candidates(
-        store, words, head, vector, exclude_nodes, {} if evidence is None else evidence, owners=owners
+        store, words, head, vector, exclude_nodes, {} if evidence is None else evidence, owners=owners,
+        exclude_headings=exclude_headings, note_query=note_query,
     )
     head += joining
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
@@ -194,8 +227,9 @@ def _rerank_by_words(
     vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
     note_z = fusion.standardised([(i, note_bm25.get(i, 0.0)) for i in range(len(head))])
     index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
+    weight = vector_weight(words, note_query)
     # Stable: equal sums keep the vector order.
-    fused = sorted(((heading_id, vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (heading_id, _) in enumerate(head)),
+    fused = sorted(((h, weight * vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (h, _) in enumerate(head)),
                    key=lambda item: -item[1])  # fmt: skip
     # The rest below every re-ranked note, in their order. (A note the words brought in
     # may be among them by another heading: to_results keeps each note's first.)
@@ -215,19 +249,23 @@ def _keyword_candidates(
     evidence: dict[str, float],
     *,
     owners: dict[int, tuple[str | None, str]] | None = None,
+    exclude_headings: frozenset[int] = frozenset(),
+    note_query: bool = False,
 ) -> tuple[dict[int, float], list[tuple[int, float]]]:
     """The index-wide word evidence for :func:`_rerank_by_words`: ``({heading id: BM25
     of its note's best heading}, joining)``, by the rarest of the query's ``words`` (its
     :func:`frequent_words`), as many as together are held by at most
     ``KEYWORD_HEADINGS`` headings, all of which are scored. ``joining`` is up to
-    :func:`keyword_notes` notes not among ``head`` nor ``exclude_nodes``, best by that BM25
-    first, each as ``(its best heading, its whole-note vector's cosine with vector)``
-    (the lowest of ``head``'s scores for a file in no node, which has no note vector).
-    Nothing when even the rarest word is in more headings than that: the query has no
-    word distinctive enough to find notes by. ``evidence`` gets every note found and
-    that BM25 (what :mod:`.relevance` scores by: it depends on the query and the note
-    only, not on the other candidates). ``owners``: :meth:`~arcology_oracle.store.Store.heading_owners`
-    of (at least) ``head``, read here when not given.
+    :func:`keyword_notes` (of ``words`` and ``note_query``) notes not among ``head`` nor
+    ``exclude_nodes``, best by that BM25 first, each as ``(its best heading, its
+    whole-note vector's cosine with vector)`` (the lowest of ``head``'s scores for a file
+    in no node, which has no note vector). Nothing when even the rarest word is in more
+    headings than that: the query has no word distinctive enough to find notes by.
+    ``evidence`` gets every note found and that BM25 (what :mod:`.relevance` scores by:
+    it depends on the query and the note only, not on the other candidates). ``owners``:
+    :meth:`~arcology_oracle.store.Store.heading_owners` of (at least) ``head``, read here
+    when not given. A heading of ``exclude_headings`` is no evidence for its note (see
+    ``section`` in :func:`similar`).
 
     Why: the vectors alone chose the candidates, and an embedding model that reads the
     notes poorly (an English-only one on Japanese notes) left out exactly the notes that
@@ -262,13 +300,15 @@ def _keyword_candidates(
         owners = store.heading_owners([h for h, _ in head])
     best: dict[str, tuple[int, float]] = {}  # note -> (its best heading, that heading's BM25)
     for heading_id, score, node_id, path in found:  # best first
+        if heading_id in exclude_headings:
+            continue
         key = _note_key(node_id, path)
         if key not in exclude_nodes and key not in best:
             best[key] = (heading_id, score)
     evidence.update((key, score) for key, (_, score) in best.items())
     head_keys = [_note_key(*owners[h]) if h in owners else None for h, _ in head]
     in_head = set(head_keys)
-    new = [(key, heading_id) for key, (heading_id, _) in best.items() if key not in in_head][: keyword_notes(words)]
+    new = [(key, h) for key, (h, _) in best.items() if key not in in_head][: keyword_notes(words, note_query)]
     note_vectors = store.node_vectors([key for key, _ in new if not key.startswith("file:")])
     lowest = min(score for _, score in head)
     joining = [
@@ -280,12 +320,23 @@ def _keyword_candidates(
     return index_bm25, joining
 
 
-def keyword_notes(words: Sequence[str]) -> int:
-    """How many notes the rarest of ``words`` may add to the vectors' candidates:
-    ``KEYWORD_NOTES``, rising with the share of ``words`` that are CJK bigrams to
-    ``RERANK_NOTES`` (as many as the vectors propose) when all of them are.
+def keyword_notes(words: Sequence[str], note_query: bool = False) -> int:
+    """How many notes the rarest of ``words`` may add to the vectors' candidates: a base of
+    ``KEYWORD_NOTES``, or half of ``RERANK_NOTES`` for a whole note (``note_query``),
+    rising with the share of ``words`` that are CJK bigrams to ``RERANK_NOTES`` (as many
+    as the vectors propose) when all of them are.
 
-    Why: the bigrams find the notes sharing a Japanese or Chinese text's words whatever
+    Why more for a whole note: a note asks for every note it should link (several), in
+    the words of all its sections, a section for the one or two its few lines link. With
+    the words of a whole note behind it, the fused re-ranking tells the notes those words
+    bring in apart from noise; with a section's, the extra ones crowded out the right
+    note. Measured with MiniLM (BENCHMARKS.md, Retrieval across granularities, third
+    round), ``?node=`` recall@10 / MRR with 15 rather than 5: English notes 0.496 / 0.490
+    -> 0.499 / 0.490, the Info manuals 0.630 / 0.583 -> 0.643 / 0.587, Japanese notes
+    0.539 / 0.523 -> 0.543 / 0.524 (10 and 20 gave about the same; for sections, 10
+    cost English notes 0.015 of recall@10).
+
+    Why more for CJK: the bigrams find the notes sharing a Japanese or Chinese text's words whatever
     the embedding model, while the vectors of a model trained on English text (the
     default ones) read it poorly: heading vectors found 0.288 of a Japanese collection's
     links against BM25's 0.465 (BENCHMARKS.md, "Retrieval across granularities"), and
@@ -295,10 +346,30 @@ def keyword_notes(words: Sequence[str]) -> int:
     (no bigrams) keeps ``KEYWORD_NOTES``: with English short sections, more keyword
     candidates cost recall (kha-dinh sections 0.477 -> 0.462 with 10).
     """
-    if not words:
-        return KEYWORD_NOTES
-    share = sum(1 for w in words if cjk.has_cjk(w)) / len(words)
-    return KEYWORD_NOTES + round(share * max(0, RERANK_NOTES - KEYWORD_NOTES))
+    base = max(KEYWORD_NOTES, RERANK_NOTES // 2) if note_query else KEYWORD_NOTES
+    return base + round(cjk_share(words) * max(0, RERANK_NOTES - base))
+
+
+def vector_weight(words: Sequence[str], note_query: bool = False) -> float:
+    """What the vector z-score weighs in :func:`_rerank_by_words` (the words weigh 1):
+    1 for a whole note (``note_query``) and for text without CJK, falling with the share
+    of ``words`` that are CJK bigrams to ½ for a section or a text all in CJK.
+
+    Why: the default embedding models are trained on English and read Japanese or
+    Chinese poorly, and a section's or a text's vector is one embedding of its first few
+    hundred word pieces, a whole note's the mean of its headings' (their noise partly
+    cancels). Measured with MiniLM on Japanese notes (BENCHMARKS.md, Retrieval across
+    granularities, third round), recall@10 / MRR: by section 0.484 / 0.322 -> 0.527 /
+    0.338, by note text 0.372 / 0.354 -> 0.433 / 0.410; for whole notes too it cost 0.543 /
+    0.524 -> 0.532 / 0.510 by node. Half rather than none: a model that does read CJK
+    keeps a say in the order.
+    """
+    return 1.0 if note_query else 1.0 - cjk_share(words) / 2
+
+
+def cjk_share(words: Sequence[str]) -> float:
+    """The share of ``words`` (:func:`frequent_words`) that are CJK bigrams, 0 for none."""
+    return sum(1 for w in words if cjk.has_cjk(w)) / len(words) if words else 0.0
 
 
 def frequent_words(text: str, n: int) -> list[str]:

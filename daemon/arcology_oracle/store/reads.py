@@ -76,6 +76,20 @@ class Reads(StoreBase):
             )
         }
 
+    def copies_of(self, heading_id: int, among: Sequence[int]) -> set[int]:
+        """Those of ``among`` (``heading_id`` aside) holding ``heading_id``'s title and
+        text word for word (white space around the text aside): the same section kept
+        twice. None when its text is empty: headings sharing only a title ("Notes") are
+        no copies of each other."""
+        space = "' ' || char(9, 10, 13)"
+        rows = self.conn.execute(
+            f"SELECT h.id FROM headings h, headings q WHERE q.id = ? AND trim(q.text, {space}) != ''"
+            " AND h.id IN (SELECT value FROM json_each(?)) AND h.id != q.id"
+            f" AND h.title = q.title AND trim(h.text, {space}) = trim(q.text, {space})",
+            (heading_id, json.dumps(list(among))),
+        )
+        return {r[0] for r in rows}
+
     def node_headings(self, node_id: str) -> list[dict]:
         """Every heading that belongs to ``node_id``, in file order (the node's own first)."""
         rows = self.conn.execute(
