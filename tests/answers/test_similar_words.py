@@ -193,6 +193,20 @@ async def test_text_of_an_unsaved_note_finds_what_its_saved_note_would(bread_ind
     assert titles[:3] == [r.title for r in by_node][:3]
 
 
+async def reconciled_index(roam, make_settings, files: dict[str, str]) -> OracleIndex:
+    """An index of ``files`` (name -> org text) in ``roam``, reconciled, then closed."""
+    roam.mkdir()
+    for name, text in files.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+    finally:
+        await idx.close()
+    return idx
+
+
 async def test_the_words_of_a_japanese_text_bring_more_candidate_notes(make_settings, tmp_path, monkeypatch):
     """The more of a query's words are CJK bigrams, the more notes its rarest words may add
     to the vectors' candidates (an English embedding model reads Japanese poorly; the
@@ -200,18 +214,10 @@ async def test_the_words_of_a_japanese_text_bring_more_candidate_notes(make_sett
     no CJK, ``KEYWORD_NOTES``. Here six notes each share one rare word with the query."""
     from arcology_oracle.store import Store
 
-    roam = tmp_path / "ja-roam"
-    roam.mkdir()
     rare = ["羊羹", "最中", "求肥", "落雁", "金鍔", "外郎"]
-    (roam / "query.org").write_text(note("和菓子", "".join(f"{w}と" for w in rare) + "茶。"), encoding="utf-8")
-    for i, word in enumerate(rare):
-        (roam / f"n{i}.org").write_text(note(f"メモ{i}", f"{word}を買った。"), encoding="utf-8")
-    idx = OracleIndex(make_settings(roam_dir=roam))
-    await idx.start()
-    try:
-        await idx.reconcile()
-    finally:
-        await idx.close()
+    files = {"query.org": note("和菓子", "".join(f"{w}と" for w in rare) + "茶。")}
+    files |= {f"n{i}.org": note(f"メモ{i}", f"{w}を買った。") for i, w in enumerate(rare)}
+    idx = await reconciled_index(tmp_path / "ja-roam", make_settings, files)
     monkeypatch.setattr(similarity, "KEYWORD_NOTES", 2)
     monkeypatch.setattr(similarity, "RERANK_NOTES", 6)
     assert similarity.keyword_notes(["rust", "cargo"]) == 2
@@ -274,18 +280,10 @@ async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_secti
     from arcology_oracle.answers import search as search_module
     from arcology_oracle.store import Store
 
-    roam = tmp_path / "en-roam"
-    roam.mkdir()
     rare = ["autolyse", "poolish", "banneton", "couche", "lame", "levain"]
-    (roam / "query.org").write_text(note("Bake day", " and ".join(rare) + " on the bench."), encoding="utf-8")
-    for i, word in enumerate(rare):
-        (roam / f"n{i}.org").write_text(note(f"Memo {i}", f"Bought a {word} today."), encoding="utf-8")
-    idx = OracleIndex(make_settings(roam_dir=roam))
-    await idx.start()
-    try:
-        await idx.reconcile()
-    finally:
-        await idx.close()
+    files = {"query.org": note("Bake day", " and ".join(rare) + " on the bench.")}
+    files |= {f"n{i}.org": note(f"Memo {i}", f"Bought a {w} today.") for i, w in enumerate(rare)}
+    idx = await reconciled_index(tmp_path / "en-roam", make_settings, files)
     monkeypatch.setattr(similarity, "KEYWORD_NOTES", 2)
     monkeypatch.setattr(similarity, "RERANK_NOTES", 8)
     assert similarity.keyword_notes(["rust", "cargo"]) == 2
@@ -321,18 +319,10 @@ async def test_words_weigh_more_for_a_japanese_section_than_for_a_whole_note(mak
     for a section, not for a whole note."""
     from arcology_oracle.store import Store
 
-    roam = tmp_path / "ja-weight-roam"
-    roam.mkdir()
     notes = {"query.org": ("和菓子", "羊羹と最中を買った。"), "a.org": ("天気", "今日は晴れ。"),
              "c.org": ("雨", "雨の日は家にいる。"), "b.org": ("羊羹", "羊羹の作り方。")}  # fmt: skip
-    for name, (title, body) in notes.items():
-        (roam / name).write_text(note(title, body), encoding="utf-8")
-    idx = OracleIndex(make_settings(roam_dir=roam))
-    await idx.start()
-    try:
-        await idx.reconcile()
-    finally:
-        await idx.close()
+    files = {name: note(title, body) for name, (title, body) in notes.items()}
+    idx = await reconciled_index(tmp_path / "ja-weight-roam", make_settings, files)
     text = "和菓子 羊羹と最中を買った。"
     words = similarity.frequent_words(text, similarity.MAX_QUERY_WORDS)
     assert similarity.cjk_share(words) == 1.0  # the premise: an all-CJK query

@@ -3,6 +3,8 @@ index, exact words not stems, remembered for the process and bounded."""
 
 from __future__ import annotations
 
+import pytest
+
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store.word_counts import WordCounts, shared_counts
 
@@ -14,43 +16,37 @@ NOTES = {
 }
 
 
-async def test_counts_are_headings_holding_the_exact_word(tmp_path, make_settings):
+@pytest.fixture
+async def idx(tmp_path, make_settings):
+    """An index of NOTES alone, reconciled."""
     roam = tmp_path / "word-roam"
     roam.mkdir()
     for name, text in NOTES.items():
         (roam / name).write_text(text, encoding="utf-8")
-    idx = OracleIndex(make_settings(roam_dir=roam))
-    await idx.start()
-    try:
-        await idx.reconcile()
-        counts = await idx.read(lambda s: s.word_counts(["poolish", "water", "preferment", "waters", "brioche"], 10))
-        # "poolish": all three of a.org's rows (the file's own and its two headings, whose
-        # context holds the title) and b.org's one.
-        assert counts == {"poolish": 4, "water": 2, "preferment": 1, "waters": 0, "brioche": 0}
-        # Remembered for every store of the database (the reader pool's threads each have
-        # their own): asked again, only the new word is read from the index.
-        again = await idx.read(lambda s: shared_counts(s._shared_key()).lookup(["poolish", "brioche", "crumb"]))
-        assert again == ({"poolish": 4, "brioche": 0}, ["crumb"])
-    finally:
-        await idx.close()
+    index = OracleIndex(make_settings(roam_dir=roam))
+    await index.start()
+    await index.reconcile()
+    yield index
+    await index.close()
 
 
-async def test_counts_stop_at_the_cap_and_a_word_of_two_terms_counts_none(tmp_path, make_settings):
+async def test_counts_are_headings_holding_the_exact_word(idx):
+    counts = await idx.read(lambda s: s.word_counts(["poolish", "water", "preferment", "waters", "brioche"], 10))
+    # "poolish": all three of a.org's rows (the file's own and its two headings, whose
+    # context holds the title) and b.org's one.
+    assert counts == {"poolish": 4, "water": 2, "preferment": 1, "waters": 0, "brioche": 0}
+    # Remembered for every store of the database (the reader pool's threads each have
+    # their own): asked again, only the new word is read from the index.
+    again = await idx.read(lambda s: shared_counts(s._shared_key()).lookup(["poolish", "brioche", "crumb"]))
+    assert again == ({"poolish": 4, "brioche": 0}, ["crumb"])
+
+
+async def test_counts_stop_at_the_cap_and_a_word_of_two_terms_counts_none(idx):
     """Only which words are rare matters: a count is read no further than ``at_most``.
     A word the index holds as two terms ("wet_preferment": "wet", "preferment", side by
     side in a.org) counts 0, as in FTS5's vocabulary, not as the phrase it would match."""
-    roam = tmp_path / "word-roam"
-    roam.mkdir()
-    for name, text in NOTES.items():
-        (roam / name).write_text(text, encoding="utf-8")
-    idx = OracleIndex(make_settings(roam_dir=roam))
-    await idx.start()
-    try:
-        await idx.reconcile()
-        counts = await idx.read(lambda s: s.word_counts(["poolish", "water", "wet_preferment", "preferment"], 2))
-        assert counts == {"poolish": 2, "water": 2, "wet_preferment": 0, "preferment": 1}
-    finally:
-        await idx.close()
+    counts = await idx.read(lambda s: s.word_counts(["poolish", "water", "wet_preferment", "preferment"], 2))
+    assert counts == {"poolish": 2, "water": 2, "wet_preferment": 0, "preferment": 1}
 
 
 def test_the_least_recently_used_words_go_first():
