@@ -102,3 +102,45 @@ def test_a_writer_that_never_pauses_still_keeps_the_log_bounded(tmp_path, monkey
         assert checkpointer.checkpoints == 0
     finally:
         store.close()
+
+
+def test_a_reader_on_old_pages_never_makes_the_writer_wait(tmp_path):
+    """Past the bound the writer checkpoints without waiting for readers: one still on
+    older pages only stops that checkpoint short. (A checkpoint that waited would hold
+    every commit for the busy timeout, here ten minutes.)"""
+    import threading
+
+    db = tmp_path / "index.sqlite3"
+    store = Store.open(db, writer=True)
+    store.conn.execute("PRAGMA busy_timeout = 600000")
+    checkpointer = store._checkpointer
+    checkpointer.wal_limit = 256 * 1024
+    checkpointer.wal_bytes = 1 << 62
+    with store.transaction():
+        store.conn.execute("CREATE TABLE t (b BLOB)")
+    reader = connect(db)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM t").fetchone()[0] == 0  # holds this snapshot
+
+    def commits():
+        for _ in range(10):
+            with store.transaction():
+                store.conn.executemany("INSERT INTO t VALUES (?)", [(os.urandom(4000),) for _ in range(50)])
+
+    writer = threading.Thread(target=commits)
+    writer.start()
+    writer.join(WAIT)
+    try:
+        assert not writer.is_alive(), "the writer waited for the reader"
+        assert reader.execute("SELECT count(*) FROM t").fetchone()[0] == 0  # its snapshot, still
+        reader.execute("COMMIT")
+        with store.transaction():
+            store.conn.execute("INSERT INTO t VALUES (x'00')")
+        with store.transaction():  # the log starts over: the reader no longer holds it
+            store.conn.execute("INSERT INTO t VALUES (x'00')")
+        assert os.path.getsize(f"{db}-wal") < checkpointer.wal_limit
+        assert store.conn.execute("SELECT count(*) FROM t").fetchone()[0] == 502
+    finally:
+        reader.close()  # first: a writer that waited for it goes on
+        writer.join()
+        store.close()

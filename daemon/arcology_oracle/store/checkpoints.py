@@ -18,8 +18,10 @@ made while it ran, none is ever complete, and the log never starts over. The col
 of a million headings (bench_query.py's build, a reconcile of 119,000 files without a
 pause) grew its log to 18 GB in 12 minutes, against a 3 GB database. So past
 ``wal_limit`` (:data:`WAL_LIMIT`) :meth:`BackgroundCheckpointer.committed` tells the
-writer to checkpoint the log itself, between two of its transactions, where nothing can
-get ahead of the checkpoint: a pause of one checkpoint for every ``wal_limit`` written.
+writer to :meth:`~BackgroundCheckpointer.catch_up`: a passive checkpoint on its own
+connection, between two of its transactions, where no commit can get ahead of it. It
+never waits for readers (one still reading older pages only stops it short, and the
+next commit tries again), and the writer's next transaction starts the log over.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ WAL_LIMIT = 16 * WAL_BYTES
 class BackgroundCheckpointer:
     """Checkpoints the database at ``path`` from a daemon thread (see the module docstring).
 
-    The writer calls :meth:`committed` after each commit (and checkpoints when it says
-    so) and :meth:`close` before closing its own connection. Anyone else who checkpoints
+    The writer calls :meth:`committed` after each commit (and :meth:`catch_up` when it
+    says so) and :meth:`close` before closing its own connection. Anyone else who checkpoints
     the same database in this process must hold :attr:`lock`: SQLite lets one checkpoint
     run at a time and answers a second with "busy" rather than waiting for it.
     """
@@ -71,9 +73,15 @@ class BackgroundCheckpointer:
 
     def committed(self) -> bool:
         """The writer committed: check the log's size soon. Never blocks. True when the
-        log has outgrown ``wal_limit``: the writer should checkpoint it now, itself."""
+        log has outgrown ``wal_limit``: the writer should :meth:`catch_up` now."""
         self._wake.set()
         return self._wal_size() > self.wal_limit
+
+    def catch_up(self, conn) -> None:
+        """On the writer's connection ``conn``, between its transactions: a passive
+        checkpoint of the whole log (see the module docstring)."""
+        with self.lock:  # not "busy" because the thread's own is running
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def wait_checkpoints(self, count: int, timeout: float) -> bool:
         """Wait until this thread has completed ``count`` checkpoints; False on timeout."""

@@ -139,7 +139,7 @@ class StoreBase:
             raise
         self.conn.execute("COMMIT")
         if self._checkpointer is not None and self._checkpointer.committed():
-            self.checkpoint()  # the passive ones fell behind (see checkpoints.py)
+            self._checkpointer.catch_up(self.conn)  # the thread's fell behind (see checkpoints.py)
 
     def _flush_fts(self) -> None:
         """Add the headings inserted since the last flush to ``headings_fts`` and
