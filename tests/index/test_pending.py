@@ -106,3 +106,45 @@ def test_chunks_below_the_cursor_wait_until_nothing_is_after_it(tmp_path):
     store.store_vectors([(h, [1.0, 0.0]) for h in more])
     assert [h for h, _ in store.pending_texts(10)] == hashes[:2]
     store.close()
+
+
+async def test_while_the_reconcile_commits_the_embedding_looks_below_its_cursor_only_at_the_end(
+    tmp_path, fake_ollama, make_settings
+):
+    """A cold index's embedding catches up with the reconcile after each commit. A look
+    below the cursor then would walk every chunk each time, so it comes once, when the
+    reconcile is done; what was there (here a batch that never got its vectors) is
+    embedded then."""
+    store = Store.open(tmp_path / "db.sqlite3")
+    hashes = write_file(store, "a.org", list(range(6)))
+    store.pending_texts(6)  # the cursor is past a.org; none of it stored
+    store.store_vectors([(h, [1.0] + [0.0] * 255) for h in hashes[2:]])  # the fake's 256 dimensions
+    embedder = OllamaEmbedder(make_settings(ollama_host=fake_ollama.url, embed_batch_size=4))
+    asked_below: list[bool] = []
+    commits = iter([lambda: write_file(store, "b.org", list(range(6, 9))), None])
+
+    async def run_store(fn):
+        return fn(store)
+
+    async def read_pending(fn):
+        class Recording:
+            def pending_texts(self, limit, **kwargs):
+                asked_below.append(kwargs.get("below", True))
+                return store.pending_texts(limit, **kwargs)
+
+        return fn(Recording())
+
+    async def more():
+        commit = next(commits, None)
+        if commit is None:
+            return False
+        commit()
+        return True
+
+    try:
+        embedded = await embed_pending(embedder, run_store, batch_size=4, read_pending=read_pending, more=more)
+    finally:
+        await embedder.close()
+    assert embedded == 2 + 3 and store.counts()["pending"] == 0
+    assert asked_below[-1] is True and not any(asked_below[:-2]), asked_below
+    store.close()

@@ -66,6 +66,9 @@ async def embed_pending(
     storing: asyncio.Future | None = None
     last_store = time.monotonic()
     drained = False
+    # Look below the pending reads' cursor (see pending_texts) at every read, or, while
+    # more() may bring more, only once it says the work is done.
+    below = more is None
 
     async def store(items: list[tuple[str, object]]) -> None:
         await run_store(lambda s: s.store_vectors(items))
@@ -91,7 +94,7 @@ async def embed_pending(
                     # cost the event loop as much as the batch's own bookkeeping.
                     exclude = frozenset(not_stored)
                     read = await (read_pending or run_store)(
-                        lambda s: s.pending_texts(batch_size * PENDING_BATCHES_PER_READ, exclude=exclude)
+                        lambda s: s.pending_texts(batch_size * PENDING_BATCHES_PER_READ, exclude=exclude, below=below)
                     )
                     drained = not read
                     not_stored.update(text_hash for text_hash, _ in read)
@@ -106,6 +109,9 @@ async def embed_pending(
                     await store_unstored()
                 if more is not None and await more():
                     drained = False
+                    continue
+                if not below:  # done: one last read, below the cursor too
+                    below, drained = True, False
                     continue
                 break
             hashes, request = requests.popleft()

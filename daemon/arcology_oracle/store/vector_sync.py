@@ -249,7 +249,7 @@ class VectorSync(StoreBase):
         ).fetchone()[0]
         return len(hashes) - embedded
 
-    def pending_texts(self, limit: int, *, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
+    def pending_texts(self, limit: int, *, exclude: Sequence[str] = (), below: bool = True) -> list[tuple[str, str]]:
         """Up to ``limit`` distinct ``(hash, text)`` pairs that have no vector yet.
 
         Successive calls continue after the last chunk returned, by any store of this
@@ -260,7 +260,10 @@ class VectorSync(StoreBase):
         a file was rewritten, vectors dropped, a batch that failed. Looking again whenever
         fewer than ``limit`` were found cost a scan of every chunk each time the embedding
         caught up with a cold index's reconcile: 10% of the CPU of ``index`` at 100k
-        headings (BENCHMARKS.md, issue 30).
+        headings (BENCHMARKS.md, issue 30). ``below=False`` never looks below: for a
+        caller that will ask with True before it stops (the cold index, whose embedding
+        catches up with the reconcile after each commit: one such look each time was
+        still 16% of its CPU at 300k).
         """
         excluded = set(exclude)
         cursor = getattr(self, "_pending_cursor", None)
@@ -268,7 +271,7 @@ class VectorSync(StoreBase):
             cursor = self._pending_cursor = _cursors.get(self._shared_key())
         start = cursor.after
         out = self._pending_from(start, None, limit, excluded, cursor)
-        if not out and start > 0:
+        if not out and start > 0 and below:
             out = self._pending_from(0, start, limit, excluded, cursor)
         return out
 
