@@ -219,5 +219,3 @@ def answer_sql(alias: str) -> str:
         f" JOIN headings o ON o.file = {alias}.file AND o.start_line = t.start_line"
         f" WHERE t.heading = {alias}.id AND {oracle_sql('o')}))"
     )
-
-

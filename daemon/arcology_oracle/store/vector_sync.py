@@ -265,21 +265,22 @@ class VectorSync(StoreBase):
         catches up with the reconcile after each commit: one such look each time was
         still 16% of its CPU at 300k).
         """
-        excluded = set(exclude)
+        seen = set(exclude)  # one copy, shared by both reads (the first found nothing to add)
         cursor = getattr(self, "_pending_cursor", None)
         if cursor is None:
             cursor = self._pending_cursor = _cursors.get(self._shared_key())
         start = cursor.after
-        out = self._pending_from(start, None, limit, excluded, cursor)
+        out = self._pending_from(start, None, limit, seen, cursor)
         if not out and start > 0 and below:
-            out = self._pending_from(0, start, limit, excluded, cursor)
+            out = self._pending_from(0, start, limit, seen, cursor)
         return out
 
     def _pending_from(
-        self, after: int, upto: int | None, limit: int, excluded: set[str], cursor: _PendingCursor
+        self, after: int, upto: int | None, limit: int, seen: set[str], cursor: _PendingCursor
     ) -> list[tuple[str, str]]:
+        """Pending chunks with ids in (``after``, ``upto``], in order, their hashes not in
+        ``seen`` (which gets each one returned); ``cursor`` follows the last."""
         out: list[tuple[str, str]] = []
-        seen = set(excluded)
         rows = self.conn.execute(
             "SELECT c.id, c.hash, c.text FROM chunks c WHERE c.id > ? AND c.id <= ? "
             "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) ORDER BY c.id",
