@@ -117,8 +117,10 @@ async def get(session: aiohttp.ClientSession, url: str, **params) -> list[dict]:
         return body["results"]
 
 
-async def post(session: aiohttp.ClientSession, url: str, text: str) -> list[dict]:
-    async with session.post(url, json={"text": text, "k": DEPTH}) as resp:
+async def post(session: aiohttp.ClientSession, url: str, text: str, node: str | None) -> list[dict]:
+    """``POST /similar`` as Emacs asks about an unsaved buffer: its text and the node it
+    is in (``node``; a daemon from before that field ignores it)."""
+    async with session.post(url, json={"text": text, "k": DEPTH, "node": node}) as resp:
         body = await resp.json()
         if resp.status != 200:
             raise RuntimeError(f"{url}: {body}")
@@ -170,12 +172,12 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
         for rel in notes:
             r = await timed("similar_node", get(session, url + "/similar", node=corpus.file_id[rel], k=DEPTH))
             rows["note"]["daemon_node"].append(scores(files_of(r), corpus.links[rel], rel))
-            r = await timed("similar_text_note", post(session, url + "/similar", corpus.clean[rel]))
+            r = await timed("similar_text_note", post(session, url + "/similar", corpus.clean[rel], corpus.file_id[rel]))
             rows["note"]["daemon_text"].append(scores(files_of(r), corpus.links[rel], rel))
         for rel, line, targets in sections:
             r = await timed("similar_line", get(session, url + "/similar", file=rel, line=line, k=DEPTH))
             rows["section"]["daemon_node"].append(scores(files_of(r), targets, rel))
-            r = await timed("similar_text_section", post(session, url + "/similar", corpus.section_text(rel, line)))
+            r = await timed("similar_text_section", post(session, url + "/similar", corpus.section_text(rel, line), corpus.node_at(rel, line)))
             rows["section"]["daemon_text"].append(scores(files_of(r), targets, rel))
         for q in questions:
             r = await timed("search", get(session, url + "/search", q=q["q"], k=DEPTH))

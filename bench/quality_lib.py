@@ -83,6 +83,7 @@ class Corpus:
             for h in parsed.headings:
                 if h.own_id:
                     node_file[h.own_id] = rel
+        self.outline = {rel: [(h.start_line, h.level, h.own_id) for h in hs] for rel, hs in raw_headings.items()}
         self.links: dict[str, set[str]] = {rel: set() for rel in self.clean}
         self.sections: list[tuple[str, int, set[str]]] = []  # (rel, line, linked notes)
         for rel, headings in raw_headings.items():
@@ -104,6 +105,18 @@ class Corpus:
         if found is None:
             raise KeyError((rel, line))
         return found
+
+    def node_at(self, rel: str, line: int) -> str | None:
+        """The ID of the innermost node holding ``line`` (the file's, above its first
+        node heading), as Emacs sends it with an unsaved buffer's text (``:node-id``)."""
+        stack: list[tuple[int, str | None]] = []
+        for start, level, own in self.outline[rel]:
+            if start > line:
+                break
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, own))
+        return next((own for _, own in reversed(stack) if own), self.file_id.get(rel))
 
     def section_text(self, rel: str, line: int) -> str:
         h = self.heading(rel, line)

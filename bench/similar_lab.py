@@ -1,7 +1,7 @@
 """Link prediction (``/similar``) in process, over the indexes bench/quality.py kept.
 
     python bench/similar_lab.py RUN [CORPUS ...] [--tasks node,text,line,section_text]
-        [--max-queries 400] [--ollama URL] [--whole-text]
+        [--max-queries 400] [--ollama URL] [--old-text] [--no-node]
 
 Runs the same queries as bench/quality.py's ``note`` and ``section`` tasks (same sample,
 same relevant notes, same metrics) straight through the daemon's own synchronous code
@@ -91,12 +91,13 @@ def similar_to_line(store: Store, settings, rel: str, line: int, k: int):
     return search.similar_line(store, settings, rel, line, k)[1]
 
 
-def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_notes: bool = True):
-    """What ``POST /similar`` runs (answers.search.similar_text); ``whole_notes=False``
-    measures the text path as it was before issue 29 (no whole-note re-ranking)."""
+def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_notes: bool = True, node: str | None = None):
+    """What ``POST /similar`` runs (answers.search.similar_text) with ``node`` (what
+    Emacs sends with an unsaved buffer's text); ``whole_notes=False`` measures the text
+    path as it was before issue 29 (no whole-note re-ranking, no node)."""
     vector = None if vector is None else vector.tolist()
     if whole_notes:
-        return search.similar_text(store, settings, text, vector, k)[1]
+        return search.similar_text(store, settings, text, vector, k, node=node)[1]
     mode, results = similarity.similar(store, k=k, vector=vector, text=text)
     results = relevance.rescore(store, results, relevance.Signals(vector))
     return relevance.cut(results, relevance.min_score_for(mode, settings.min_score))
@@ -128,14 +129,16 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
                 timed("node", lambda: similar_to_node(store, settings, corpus.file_id[rel], k), corpus.links[rel], rel)
             if "text" in tasks:
                 text = corpus.clean[rel]
-                timed("text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text),
+                node = corpus.file_id[rel] if args.node else None
+                timed("text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text, node),
                       corpus.links[rel], rel)  # fmt: skip
         for rel, line, targets in sections:
             if "line" in tasks:
                 timed("line", lambda: similar_to_line(store, settings, rel, line, k), targets, rel)
             if "section_text" in tasks:
                 text = corpus.section_text(rel, line)
-                timed("section_text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text),
+                node = corpus.node_at(rel, line) if args.node else None
+                timed("section_text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text, node),
                       targets, rel)  # fmt: skip
     finally:
         store.close()
@@ -163,6 +166,8 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama", help="Ollama URL for the text queries' vectors (default: start st_ollama.py)")
     p.add_argument("--model", default="all-minilm")
+    p.add_argument("--no-node", dest="node", action="store_false",
+                   help="text queries without the node they come from (as before POST /similar took one)")
     p.add_argument("--old-text", dest="whole_text", action="store_false",
                    help="text queries as before issue 29 (without the whole-note re-ranking)")
     asyncio.run(main_async(p.parse_args()))

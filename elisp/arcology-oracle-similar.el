@@ -245,7 +245,9 @@ asked about by the heading's node when the heading is a node of
 its own (the org-roam section's question, so both show the same
 list with the same scores), else by file and line, which the daemon
 knows best; anything else (unsaved edits, files elsewhere) by its
-text.  Returns (METHOD PATH QUERY JSON)."
+text, with the node the heading is in, so that the daemon leaves
+that note's saved self out as it does for the other two.  Returns
+\(METHOD PATH QUERY JSON)."
   (let* ((k arcology-oracle-result-count)
          (rel (and roam-dir buffer-file-name (not (buffer-modified-p))
                    (arcology-oracle--relative-file buffer-file-name roam-dir)))
@@ -259,9 +261,12 @@ text.  Returns (METHOD PATH QUERY JSON)."
             `(("file" ,rel) ("line" ,(plist-get context :line)) ("k" ,k) ("all" "true") ,@linked)
             nil))
      (t
-      ;; One more: the heading's own node comes back from a text query.
+      ;; One more: a heading in no node of the index comes back from a text query.
       (list "POST" "/similar" nil
-            `((text . ,(plist-get context :text)) (k . ,(1+ k)) (all . t)))))))
+            `((text . ,(plist-get context :text)) (k . ,(1+ k)) (all . t)
+              ,@(when-let ((node (plist-get context :node-id)))
+                  `((node . ,node)
+                    ,@(when arcology-oracle-similar-exclude-linked '((exclude_linked . t)))))))))))
 
 (defun arcology-oracle--similar-filter (results context)
   "Drop from RESULTS the note of CONTEXT itself; keep the count asked for.

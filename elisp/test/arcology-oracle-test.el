@@ -313,10 +313,13 @@
     (end-of-line)
     (insert " and lifetimes")
     (should (buffer-modified-p))
-    (pcase-let ((`(,method . ,_) (arcology-oracle--similar-request-args
-                                  (arcology-oracle--heading-context)
-                                  (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))))
-      (should (equal method "POST")))
+    (pcase-let ((`(,method ,_ ,_ ,json) (arcology-oracle--similar-request-args
+                                         (arcology-oracle--heading-context)
+                                         (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))))
+      (should (equal method "POST"))
+      ;; The node the heading is in, here the file's: the daemon leaves its saved self out.
+      (should (stringp (alist-get 'node json)))
+      (should (equal (alist-get 'node json) (org-entry-get (point-min) "ID"))))
     (arcology-oracle-similar-show)
     (arcology-oracle-test--wait (lambda () (assoc "Borrow Checker" (arcology-oracle-test--listed))))
     (should-not (assoc "Rust Ownership" (arcology-oracle-test--listed)))))

@@ -98,3 +98,32 @@ async def test_results_the_query_note_links_to_are_marked_linked(client):
     assert marks[IDS["hydration"]] is True
     assert marks[IDS["borrow_checker"]] is False
     assert sum(marks.values()) == 1 + (IDS["bakers_percentages"] in marks), marks
+
+
+async def test_an_unsaved_buffers_text_with_its_node_leaves_that_note_out(client):
+    # What Emacs posts for a modified buffer: the heading's text and the node it is in.
+    lines = (client.index.settings.roam_dir / HYDRATION).read_text().splitlines()
+    whole = "\n".join(lines) + "\nflour weight, water weight"
+    section = "\n".join(lines[BAKERS_LINE - 1 : BAKERS_LINE + 15])
+
+    async def post(text, **extra):
+        resp = await client.post("/similar", json={"text": text, "k": 50, "all": True, **extra})
+        body = await resp.json()
+        assert resp.status == 200, body
+        return body["results"]
+
+    alone = [r["node_id"] for r in await post(whole)]
+    assert alone[0] in (IDS["bakers_percentages"], IDS["hydration"]), alone  # its saved self first
+    results = await post(whole, node=IDS["hydration"])
+    ids = [r["node_id"] for r in results]
+    assert ids and IDS["hydration"] not in ids and IDS["bakers_percentages"] not in ids, ids  # and nested in it
+    assert all(r["same_file"] is False for r in results)
+    # A note it links to is marked, as ?node= marks it, and left out on request.
+    assert {r["node_id"]: r["linked"] for r in results}.get(IDS["sourdough"]) is True, results
+    unlinked = [r["node_id"] for r in await post(whole, node=IDS["hydration"], exclude_linked=True)]
+    assert unlinked and IDS["sourdough"] not in unlinked
+    # A heading node: the file node around it goes too.
+    ids = [r["node_id"] for r in await post(section, node=IDS["bakers_percentages"])]
+    assert ids and IDS["bakers_percentages"] not in ids and IDS["hydration"] not in ids, ids
+    # A node the index does not hold yet (a note never saved) leaves nothing out.
+    assert [r["node_id"] for r in await post(whole, node="not-saved-yet")] == alone

@@ -165,18 +165,22 @@ def _finish(
 
 
 async def similar_to_text(
-    index: NotesIndex, text: str, k: int = 10, *, keep_all: bool = False
+    index: NotesIndex, text: str, k: int = 10, *, node: str | None = None, exclude_linked: bool = False,
+    keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to free text (embedded as a document): :func:`similar_text` on a
     reader thread."""
     if not text.strip():
         raise BadRequest("the text is empty")
     vector = await index.query_vector(text, document=True) if await index.has_vectors() else None
-    return await index.read(lambda s: similar_text(s, index.settings, text, vector, k, keep_all=keep_all))
+    return await index.read(
+        lambda s: similar_text(s, index.settings, text, vector, k, node=node, exclude_linked=exclude_linked, keep_all=keep_all)
+    )
 
 
 def similar_text(
-    store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, keep_all: bool = False
+    store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
+    exclude_linked: bool = False, keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to ``text`` (its ``vector``, None without one), ranked as
     ``?node=`` ranks a whole note (candidate notes rescored with their whole-note
@@ -184,13 +188,34 @@ def similar_text(
     they share) without the graph signal (a text has no place in the graph); scored and
     cut as the others (:mod:`.relevance`).
 
+    ``node``: the node ``text`` is an unsaved state of (Emacs sends the ID enclosing the
+    heading at point). Its saved self is left out, with the nodes enclosing it or nested
+    in it (and, with ``exclude_linked``, those it links to or from), before the
+    re-ranking, as ``?node=`` leaves them out, and the results are marked ``linked`` and
+    ``same_file`` as ``?node=``'s are. An ID the index does not hold (a note never
+    saved) leaves nothing out.
+
     Why (an unsaved buffer asks what its saved note would): measured with MiniLM on three
     corpora (BENCHMARKS.md, Retrieval across granularities), link prediction by text
     rose on all 12 numbers without the cut-off, e.g. Japanese notes recall@10 / MRR
-    0.166 / 0.151 -> 0.310 / 0.296, English 0.398 / 0.389 -> 0.427 / 0.421."""
+    0.166 / 0.151 -> 0.310 / 0.296, English 0.398 / 0.389 -> 0.427 / 0.421. Why leave
+    the saved note out in the daemon rather than only in Emacs (which drops it from the
+    list as well): it matches the text best by vector and by every word, so it took one
+    of the re-ranked candidates' places and squeezed the others' standardised scores
+    (BENCHMARKS.md, Retrieval across granularities, fourth round)."""
+    own = store.node(node) if node else None
+    excluded: set[str] = set()
+    if own is not None:
+        excluded = {node} | nested_nodes(store, own) | enclosing_nodes(store, own)
+        if exclude_linked:
+            excluded |= store.linked_nodes(node)
     words: dict[str, float] = {}
-    mode, results = similarity.similar(store, k=k, vector=vector, text=text, whole_notes=True, words=words)
+    mode, results = similarity.similar(
+        store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded)
+    )
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words))
+    if own is not None:
+        return mode, _finish(store, settings, mode, results, node, own["file"], keep_all)
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
 
 

@@ -101,7 +101,10 @@ async def similar_post(request: web.Request) -> web.Response:
     body = await parse_body(request, SimilarText)
     rng = await date_range_param(body.since, body.until)
     index = request.app[index_key]
-    mode, results = await notes_search.similar_to_text(index, body.text, body.k if rng is None else 100, keep_all=body.all_)
+    mode, results = await notes_search.similar_to_text(
+        index, body.text, body.k if rng is None else 100, node=body.node, exclude_linked=body.exclude_linked,
+        keep_all=body.all_,
+    )
     return results_response(
         mode, in_range(results, rng, body.k), rng, min_score=min_score_for(mode, index.settings.min_score), **_fallback_note(mode)
     )

@@ -115,6 +115,10 @@ class AskQuery(Request):
 class SimilarText(Dated):
     text: Annotated[Text, Field(max_length=MAX_TEXT)]
     k: Count(100) = 10
+    node: NodeId | None = Field(
+        None, description="the node the text is an unsaved state of: left out, with the nodes enclosing it or nested in it"
+    )
+    exclude_linked: bool = Field(False, description="with node: leave out notes linked from or to it")
     all_: bool = Field(False, alias="all", description="also the results below min_score, marked below_cutoff")
 
 
