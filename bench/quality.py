@@ -17,10 +17,12 @@ embedded, then runs:
 
 * ``note`` link prediction: for each note with links (either way) and a file node, rank
   the other notes; relevant are its linked notes. Daemon by node (``GET /similar?node=``)
-  and by text (``POST /similar`` with the note's link-free text).
+  and by text (``POST /similar`` with the note's link-free text, its ID and its file,
+  as Emacs posts an unsaved buffer).
 * ``section`` link prediction: the query is one heading section holding a link; relevant
   are the notes it links to. Daemon by node (``GET /similar?file=&line=``) and by text
-  (``POST /similar`` with the section's title and text).
+  (``POST /similar`` with what Emacs posts for the heading in an unsaved buffer: its
+  lines up to the next heading, the ID of the node holding it, its file and line).
 * ``known_heading`` / ``known_file``: questions written by people
   (``QUESTIONS_DIR/<directory name>.toml``, see bench/questions/README.md) through
   ``GET /search``: is the right heading (file and heading title), or the right file,
@@ -117,10 +119,10 @@ async def get(session: aiohttp.ClientSession, url: str, **params) -> list[dict]:
         return body["results"]
 
 
-async def post(session: aiohttp.ClientSession, url: str, text: str, node: str | None) -> list[dict]:
-    """``POST /similar`` as Emacs asks about an unsaved buffer: its text and the node it
-    is in (``node``; a daemon from before that field ignores it)."""
-    async with session.post(url, json={"text": text, "k": DEPTH, "node": node}) as resp:
+async def post(session: aiohttp.ClientSession, url: str, text: str, node: str | None, file: str, line: int | None = None) -> list[dict]:
+    """``POST /similar`` as Emacs asks about an unsaved buffer: its text, the node it is
+    in and its file and line (a daemon from before those fields ignores them)."""
+    async with session.post(url, json={"text": text, "k": DEPTH, "node": node, "file": file, "line": line}) as resp:
         body = await resp.json()
         if resp.status != 200:
             raise RuntimeError(f"{url}: {body}")
@@ -172,12 +174,12 @@ async def run_corpus(name: str, roam: Path, questions_path: Path | None, args, e
         for rel in notes:
             r = await timed("similar_node", get(session, url + "/similar", node=corpus.file_id[rel], k=DEPTH))
             rows["note"]["daemon_node"].append(scores(files_of(r), corpus.links[rel], rel))
-            r = await timed("similar_text_note", post(session, url + "/similar", corpus.clean[rel], corpus.file_id[rel]))
+            r = await timed("similar_text_note", post(session, url + "/similar", corpus.clean[rel], corpus.file_id[rel], rel))
             rows["note"]["daemon_text"].append(scores(files_of(r), corpus.links[rel], rel))
         for rel, line, targets in sections:
             r = await timed("similar_line", get(session, url + "/similar", file=rel, line=line, k=DEPTH))
             rows["section"]["daemon_node"].append(scores(files_of(r), targets, rel))
-            r = await timed("similar_text_section", post(session, url + "/similar", corpus.section_text(rel, line), corpus.node_at(rel, line)))
+            r = await timed("similar_text_section", post(session, url + "/similar", corpus.emacs_section(rel, line), corpus.node_at(rel, line), rel, line))
             rows["section"]["daemon_text"].append(scores(files_of(r), targets, rel))
         for q in questions:
             r = await timed("search", get(session, url + "/search", q=q["q"], k=DEPTH))

@@ -118,6 +118,14 @@ class Corpus:
             stack.append((level, own))
         return next((own for _, own in reversed(stack) if own), self.file_id.get(rel))
 
+    def emacs_section(self, rel: str, line: int) -> str:
+        """What Emacs posts for the heading at ``line`` of an unsaved buffer: its lines
+        from the heading line to the next heading, at most 8,000 characters."""
+        lines = self.clean[rel].split("\n")
+        start = self.heading(rel, line).start_line
+        end = next((i for i in range(start, len(lines)) if re.match(r"\*+ ", lines[i])), len(lines))
+        return "\n".join(lines[start - 1 : end])[:8000]
+
     def section_text(self, rel: str, line: int) -> str:
         h = self.heading(rel, line)
         return h.title + "\n" + h.text

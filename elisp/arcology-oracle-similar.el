@@ -245,12 +245,15 @@ asked about by the heading's node when the heading is a node of
 its own (the org-roam section's question, so both show the same
 list with the same scores), else by file and line, which the daemon
 knows best; anything else (unsaved edits, files elsewhere) by its
-text, with the node the heading is in, so that the daemon leaves
-that note's saved self out as it does for the other two.  Returns
+text, with the node the heading is in (the daemon leaves that
+note's saved self out, as it does for the other two) and its file
+and line (the daemon puts the text in the saved outline, and reads
+the vectors of its unchanged parts from the index).  Returns
 \(METHOD PATH QUERY JSON)."
   (let* ((k arcology-oracle-result-count)
-         (rel (and roam-dir buffer-file-name (not (buffer-modified-p))
-                   (arcology-oracle--relative-file buffer-file-name roam-dir)))
+         (file (and roam-dir buffer-file-name
+                    (arcology-oracle--relative-file buffer-file-name roam-dir)))
+         (rel (and file (not (buffer-modified-p)) file))
          (own (plist-get context :own-id))
          (linked (when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true")))))
     (cond
@@ -264,6 +267,7 @@ that note's saved self out as it does for the other two.  Returns
       ;; One more: a heading in no node of the index comes back from a text query.
       (list "POST" "/similar" nil
             `((text . ,(plist-get context :text)) (k . ,(1+ k)) (all . t)
+              ,@(when file `((file . ,file) (line . ,(plist-get context :line))))
               ,@(when-let ((node (plist-get context :node-id)))
                   `((node . ,node)
                     ,@(when arcology-oracle-similar-exclude-linked '((exclude_linked . t)))))))))))

@@ -319,7 +319,10 @@
       (should (equal method "POST"))
       ;; The node the heading is in, here the file's: the daemon leaves its saved self out.
       (should (stringp (alist-get 'node json)))
-      (should (equal (alist-get 'node json) (org-entry-get (point-min) "ID"))))
+      (should (equal (alist-get 'node json) (org-entry-get (point-min) "ID")))
+      ;; And where it is: the daemon puts the text in the saved outline.
+      (should (equal (alist-get 'file json) "rust-ownership.org"))
+      (should (equal (alist-get 'line json) (line-number-at-pos (org-entry-beginning-position) t))))
     (arcology-oracle-similar-show)
     (arcology-oracle-test--wait (lambda () (assoc "Borrow Checker" (arcology-oracle-test--listed))))
     (should-not (assoc "Rust Ownership" (arcology-oracle-test--listed)))))

@@ -37,3 +37,8 @@ class NotesIndex(Protocol):
         """The embedding of ``text`` (as a query, or as a document), or None when the
         embedder is unavailable (then answers fall back to keywords)."""
         ...
+
+    async def document_vectors(self, texts: list[str]) -> list[list[float]] | None:
+        """The embeddings of ``texts`` as documents (as the index embeds chunks), in
+        order, or None when the embedder is unavailable."""
+        ...

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import graph, relevance, retrieval, search_ranking, similarity, timeline
+from . import graph, relevance, retrieval, search_ranking, similarity, text_vectors, timeline
 from .index_api import NotesIndex
 from .when import DateRange, parse_when
 
@@ -166,13 +166,14 @@ def _finish(
 
 async def similar_to_text(
     index: NotesIndex, text: str, k: int = 10, *, node: str | None = None, exclude_linked: bool = False,
-    keep_all: bool = False,
+    path: str | None = None, line: int | None = None, keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
-    """Notes similar to free text (embedded as a document): :func:`similar_text` on a
-    reader thread."""
+    """Notes similar to free text (its vector made as the index makes a note's, from
+    ``path`` and ``line`` when it is a part of that file: :func:`.text_vectors.text_vector`):
+    :func:`similar_text` on a reader thread."""
     if not text.strip():
         raise BadRequest("the text is empty")
-    vector = await index.query_vector(text, document=True) if await index.has_vectors() else None
+    vector = await text_vectors.text_vector(index, text, path=path, line=line) if await index.has_vectors() else None
     return await index.read(
         lambda s: similar_text(s, index.settings, text, vector, k, node=node, exclude_linked=exclude_linked, keep_all=keep_all)
     )

@@ -103,7 +103,7 @@ async def similar_post(request: web.Request) -> web.Response:
     index = request.app[index_key]
     mode, results = await notes_search.similar_to_text(
         index, body.text, body.k if rng is None else 100, node=body.node, exclude_linked=body.exclude_linked,
-        keep_all=body.all_,
+        path=body.file, line=body.line, keep_all=body.all_,
     )
     return results_response(
         mode, in_range(results, rng, body.k), rng, min_score=min_score_for(mode, index.settings.min_score), **_fallback_note(mode)

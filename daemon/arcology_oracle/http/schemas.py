@@ -119,6 +119,8 @@ class SimilarText(Dated):
         None, description="the node the text is an unsaved state of: left out, with the nodes enclosing it or nested in it"
     )
     exclude_linked: bool = Field(False, description="with node: leave out notes linked from or to it")
+    file: RelPath | None = Field(None, description="the file the text is a part of, for the outline around its headings")
+    line: Line | None = Field(None, description="with file: the line where the text starts")
     all_: bool = Field(False, alias="all", description="also the results below min_score, marked below_cutoff")
 
 

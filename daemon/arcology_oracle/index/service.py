@@ -13,7 +13,7 @@ import asyncio
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -273,20 +273,37 @@ class OracleIndex:
         if key in self._query_vectors:
             self._query_vectors.move_to_end(key)
             return self._query_vectors[key]
-        try:
-            if document:
-                vector = (await self.embedder.embed_documents([text]))[0]
-            else:
-                vector = await self.embedder.embed_query(text)
-        except ServiceUnavailable as exc:
-            self.embedder_state.failed(exc)
-            log.info("query embedding unavailable, keyword mode: %s", exc)
+        if document:
+            vectors = await self.document_vectors([text])
+            vector = vectors[0] if vectors else None
+        else:
+            vector = await self._embedded(lambda: self.embedder.embed_query(text))
+        if vector is None:
             return None
-        self.embedder_state.ok()
         vector = self._query_vectors[key] = np.asarray(vector, np.float64).tolist()  # plain floats
         while len(self._query_vectors) > 256:
             self._query_vectors.popitem(last=False)
         return vector
+
+    async def document_vectors(self, texts: list[str]) -> list[list[float]] | None:
+        """The embeddings of ``texts`` as documents, in one batch and not cached, or None
+        when the embedder is unavailable."""
+        if not texts:
+            return []
+        vectors = await self._embedded(lambda: self.embedder.embed_documents(texts))
+        return None if vectors is None else [np.asarray(v, np.float64).tolist() for v in vectors]
+
+    async def _embedded(self, call: Callable[[], Awaitable[T]]) -> T | None:
+        """``await call()`` (the embedder), or None when the embedder is unavailable;
+        either way recorded in :attr:`embedder_state` (``/status``)."""
+        try:
+            out = await call()
+        except ServiceUnavailable as exc:
+            self.embedder_state.failed(exc)
+            log.info("embedding unavailable, keyword mode: %s", exc)
+            return None
+        self.embedder_state.ok()
+        return out
 
     async def has_vectors(self) -> bool:
         return await self.read(lambda s: s.has_vector_table())

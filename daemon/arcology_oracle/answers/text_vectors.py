@@ -1,0 +1,85 @@
+"""The vector of a text sent to ``POST /similar``, made as the index makes a note's.
+
+The index embeds a note heading by heading (:func:`~arcology_oracle.notes.turns.chunk_file`:
+each heading's windows, each opened by its outline path line) and ``?node=`` searches by
+the mean of those vectors. One embedding of the whole posted text saw only what the model
+reads of it (MiniLM: its first ~256 word pieces) and none of the outline around a heading.
+So a posted text is read and chunked the same way, with the privacy rule of the index
+(a private or excluded heading in it is never embedded); each chunk's vector is taken
+from the index when its hash is there (the unchanged parts of an unsaved buffer cost no
+embedding) and embedded otherwise; the text's vector is their normalised mean, as a
+note's is.
+
+A text that starts with a heading is a part of a file (Emacs sends the heading at point
+with its body): given the ``path`` and ``line`` it comes from, its headings get the
+outline around them from the saved file (the file's title and the saved heading's
+ancestors), so that an unchanged heading gets exactly its stored vector. Any other text
+is a whole note, titled by its ``#+title``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..config import Settings
+from ..notes.reader import read_org_bytes
+from ..notes.records import ParsedFile, sha256_hex
+from ..notes.turns import chunk_file
+from ..store import Store
+from .index_api import NotesIndex
+from .retrieval import mean_vector
+
+# The most chunks of one text that are read or embedded (its first ~128,000 characters
+# at the default chunk size): a pasted book must not make one request embed for minutes.
+MAX_CHUNKS = 64
+_STARTS_WITH_HEADING = re.compile(r"\A\s*\*+ ")
+
+
+async def text_vector(index: NotesIndex, text: str, *, path: str | None = None, line: int | None = None) -> list[float] | None:
+    """The vector of ``text`` (see the module docstring), or None when no chunk has one
+    (the embedder is down and nothing is stored; or every heading of the text is
+    private). ``path`` and ``line``: where in the saved notes the text comes from."""
+    settings = index.settings
+    texts, stored = await index.read(lambda store: _chunks_and_stored(store, settings, text, path, line))
+    missing = [t for t in dict.fromkeys(texts) if sha256_hex(t) not in stored]
+    embedded = await index.document_vectors(missing) if missing else []
+    found = {**stored, **{sha256_hex(t): v for t, v in zip(missing, embedded or [])}}
+    return mean_vector([found[h] for h in map(sha256_hex, texts) if h in found])
+
+
+def _chunks_and_stored(
+    store: Store, settings: Settings, text: str, path: str | None, line: int | None
+) -> tuple[list[str], dict[str, list[float]]]:
+    texts = chunk_texts(store, settings, text, path, line)
+    return texts, store.vectors_for_hashes(list({sha256_hex(t) for t in texts}))
+
+
+def chunk_texts(store: Store, settings: Settings, text: str, path: str | None, line: int | None) -> list[str]:
+    """The texts of ``text``'s chunks as the index would embed them (at most
+    ``MAX_CHUNKS``)."""
+    parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags), log_problems=False)
+    if _STARTS_WITH_HEADING.match(text):
+        parsed = _in_saved_outline(store, parsed, path, line)
+    chunks = [c.text for heading_chunks in chunk_file(parsed, settings.chunk_chars, settings.chunk_overlap) for c in heading_chunks]
+    # A text with no title of its own and no saved file: its path lines have no title.
+    texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
+    return [t for t in texts if t.strip()][:MAX_CHUNKS]
+
+
+def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> ParsedFile:
+    """``parsed`` (a text that starts with a heading) without its empty file record, its
+    headings under the saved outline of ``path`` around ``line``: the file's title, and
+    the ancestors of the saved heading of the same title nearest ``line`` (or, renamed,
+    of the heading at ``line``)."""
+    headings = [h for h in parsed.headings if h.level > 0]
+    rows = store.file_headings(path) if path else []
+    if not headings or not rows:
+        return replace(parsed, headings=headings)
+    file_title = rows[0]["title"] if rows[0]["level"] == 0 else parsed.title
+    at = line if line is not None else 1
+    same = [r for r in rows if r["level"] > 0 and r["title"] == headings[0].title]
+    above = [r for r in rows if r["level"] > 0 and r["start_line"] <= at]
+    saved = min(same, key=lambda r: abs(r["start_line"] - at)) if same else (above[-1] if above else None)
+    ancestors = tuple(saved["olp"]) if saved is not None else ()
+    return replace(parsed, title=file_title, headings=[replace(h, olp=ancestors + tuple(h.olp)) for h in headings])
