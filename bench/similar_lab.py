@@ -1,7 +1,7 @@
 """Link prediction (``/similar``) in process, over the indexes bench/quality.py kept.
 
     python bench/similar_lab.py RUN [CORPUS ...] [--tasks node,text,line,section_text]
-        [--max-queries 400] [--ollama URL] [--old-text] [--no-node]
+        [--max-queries 400] [--ollama URL] [--old-text] [--no-node] [--one-vector]
 
 Runs the same queries as bench/quality.py's ``note`` and ``section`` tasks (same sample,
 same relevant notes, same metrics) straight through the daemon's own synchronous code
@@ -31,6 +31,9 @@ import aiohttp
 import numpy as np
 from _common import REPO, RESULTS, embed_server
 from arcology_oracle.answers import relevance, search, similarity
+from arcology_oracle.answers import text_vectors as posted
+from arcology_oracle.answers.retrieval import mean_vector
+from arcology_oracle.notes.records import sha256_hex
 from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
 from quality_lib import Corpus, Embeddings, scores, summarise
@@ -103,16 +106,35 @@ def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_not
     return relevance.cut(results, relevance.min_score_for(mode, settings.min_score))
 
 
+async def posted_vectors(name: str, store: Store, settings, posts: list[tuple], args) -> dict[tuple, np.ndarray | None]:
+    """``{(text, path, line): vector}`` as ``POST /similar`` makes it
+    (:mod:`arcology_oracle.answers.text_vectors`: the text's chunks, stored vectors by
+    hash, the rest embedded here), or with ``--one-vector`` one embedding of each whole
+    text (before that)."""
+    if args.one_vector:
+        vecs = await text_vectors(name, [text for text, _, _ in posts], args.ollama, args.model)
+        return {post: vecs[post[0]] for post in posts}
+    plans = {post: posted.chunk_texts(store, settings, *post) for post in posts}
+    stored = store.vectors_for_hashes(list({sha256_hex(c) for chunks in plans.values() for c in chunks}))
+    missing = sorted({c for chunks in plans.values() for c in chunks if sha256_hex(c) not in stored})
+    embedded = await text_vectors(name, missing, args.ollama, args.model) if missing else {}
+    out = {}
+    for post, chunks in plans.items():
+        mean = mean_vector([stored[sha256_hex(c)] if sha256_hex(c) in stored else embedded[c] for c in chunks])
+        out[post] = None if mean is None else np.asarray(mean)
+    return out
+
+
 async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
     corpus = Corpus(source(name))
     notes, sections = queries(corpus, args.max_queries)
-    texts = [corpus.clean[rel] for rel in notes] + [corpus.section_text(rel, line) for rel, line, _ in sections]
-    vecs = await text_vectors(name, texts, args.ollama, args.model) if tasks & {"text", "section_text"} else {}
     store = Store.open(RESULTS / f"quality-work-{name}-{run}" / "index.sqlite3")
     # ARCOLOGY_ORACLE_GRAPH_SIMILARITY / _GRAPH_WEIGHT from the environment: the graph
     # signal on or off, as in the daemon; nothing else is read from it.
     graph_env = {k: v for k, v in os.environ.items() if k.startswith("ARCOLOGY_ORACLE_GRAPH_")}
     settings = load_settings(overrides={}, environ=graph_env)
+    posts = [(corpus.clean[rel], rel, None) for rel in notes] + [(corpus.emacs_section(rel, line), rel, line) for rel, line, _ in sections]
+    vecs = await posted_vectors(name, store, settings, posts, args) if tasks & {"text", "section_text"} else {}
     k = 50
     rows: dict[str, list] = {t: [] for t in tasks}
     times: dict[str, list] = {t: [] for t in tasks}
@@ -130,15 +152,15 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
             if "text" in tasks:
                 text = corpus.clean[rel]
                 node = corpus.file_id[rel] if args.node else None
-                timed("text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text, node),
+                timed("text", lambda: similar_to_text(store, settings, text, vecs[text, rel, None], k, args.whole_text, node),
                       corpus.links[rel], rel)  # fmt: skip
         for rel, line, targets in sections:
             if "line" in tasks:
                 timed("line", lambda: similar_to_line(store, settings, rel, line, k), targets, rel)
             if "section_text" in tasks:
-                text = corpus.section_text(rel, line)
+                text = corpus.emacs_section(rel, line)
                 node = corpus.node_at(rel, line) if args.node else None
-                timed("section_text", lambda: similar_to_text(store, settings, text, vecs[text], k, args.whole_text, node),
+                timed("section_text", lambda: similar_to_text(store, settings, text, vecs[text, rel, line], k, args.whole_text, node),
                       targets, rel)  # fmt: skip
     finally:
         store.close()
@@ -166,6 +188,8 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama", help="Ollama URL for the text queries' vectors (default: start st_ollama.py)")
     p.add_argument("--model", default="all-minilm")
+    p.add_argument("--one-vector", action="store_true",
+                   help="text queries embedded whole, as one text (as before POST /similar chunked them)")
     p.add_argument("--no-node", dest="node", action="store_false",
                    help="text queries without the node they come from (as before POST /similar took one)")
     p.add_argument("--old-text", dest="whole_text", action="store_false",
