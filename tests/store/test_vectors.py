@@ -4,6 +4,7 @@ store's writes (same process through deltas, other processes through a reload)."
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 from pathlib import Path
 
@@ -291,6 +292,32 @@ def test_the_kernel_is_told_the_int8_rows_are_read_at_random(tmp_path):
     # A query reads a few hundred int8 rows: no read-ahead ("rr"); the sign bits, whole.
     assert "rr" in vm_flags(restored._q)
     assert "rr" not in vm_flags(restored._bits)
+
+
+def test_warming_has_the_os_read_the_whole_snapshot(stores, monkeypatch):
+    from arcology_oracle.store import vector_snapshot
+
+    writer, reader = stores
+    x = clustered(300, 32, seed=18)
+    writer.store_vectors(list(zip(write_file(writer, "a.org", list(range(300))), x.tolist())))
+    reader.warm_vectors()  # reads every vector and saves the snapshot
+    snapshot = Path(f"{writer.path}-vectors")
+    advised: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(vector_snapshot, "_PREFETCH_STEP", 4096)
+    monkeypatch.setattr(vector_snapshot.os, "posix_fadvise", lambda fd, offset, n, advice: advised.append((offset, n, advice)))
+    again = Store.open(writer.path)
+    again._vindex = VectorIndex()  # as in a new process
+    again.warm_vectors()  # restores the snapshot
+    assert mapping(again._vindex._q) is not None
+    assert {a for _, _, a in advised} == {os.POSIX_FADV_WILLNEED}
+    # Every array's bytes (the int8 rows last), and nothing twice.
+    size = snapshot.stat().st_size
+    covered = sorted((o, o + n) for o, n, _ in advised)
+    assert all(a[1] <= b[0] for a, b in zip(covered, covered[1:]))
+    assert sum(n for _, n, _ in advised) > size - 4096 and covered[-1][1] <= size
+    rows = again._vindex._q.nbytes
+    assert sum(n for _, n, _ in advised[-(rows // 4096 + 1):]) >= rows
+    again.close()
 
 
 def test_a_snapshot_cut_short_is_deleted_and_every_vector_read(stores):

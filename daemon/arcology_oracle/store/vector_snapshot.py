@@ -10,6 +10,7 @@ from __future__ import annotations
 import mmap
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -48,17 +49,18 @@ def restore(index: VectorIndex, path: Path, generation: str) -> bool:
     index go to private pages, never to the file; a later snapshot replaces the file,
     and the mapping keeps the one it was made from.
 
-    The kernel is told how a query reads each array (``madvise``): the int8 rows at
-    random, a few hundred of them (no read-ahead: each costs one page, not a 128 KB
-    window), and the rest whole, every query (read ahead now). With the snapshot out of
-    the OS's cache (after a reboot), the first query after a start at a million vectors
-    took 400-570 ms without the advice and 100-225 ms with it (BENCHMARKS.md, issue 30)."""
+    The kernel is told that a query reads the int8 rows at random, a few hundred of them
+    (``madvise``: no read-around, each costs one page). With the snapshot out of the OS's
+    cache (after a reboot), the first query after a start at a million vectors took
+    440-640 ms without that advice, reading most of the rows' 768 MB around the few it
+    needed, and 100-160 ms with it; :func:`prefetch` then brings the rest in for the
+    queries after it (BENCHMARKS.md, issue 30)."""
     try:
         with open(path, "rb") as f:
             saved, centered_at = np.load(f, allow_pickle=False).tolist()
             if saved != generation:
                 raise ValueError("another generation")
-            arrays = {name: _mapped(f, _ADVICE.get(name, _WHOLE)) for name in VectorIndex.SNAPSHOT_ARRAYS}
+            arrays = {name: _mapped(f, *where, _ADVICE.get(name)) for name, *where in _layout(f)}
     except FileNotFoundError:
         return False
     except (OSError, ValueError, EOFError):
@@ -68,26 +70,53 @@ def restore(index: VectorIndex, path: Path, generation: str) -> bool:
     return True
 
 
-# How a query reads each array, as ``madvise`` advice (None where the platform has none).
-_WHOLE = getattr(mmap, "MADV_WILLNEED", None)
+def prefetch(path: Path) -> None:
+    """Have the kernel read the snapshot at ``path`` into its page cache now, without
+    copying it here, so that the queries after the first find the int8 rows there
+    (they are mapped for random reads: one page per row, read when touched). Every
+    other array first (what each query reads whole, or the first queries need), then
+    the rows, in steps: one advice reads at most a few megabytes (8 MB on a Linux VM).
+    Nothing where the platform cannot advise, or when the file is gone or unreadable."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+    try:
+        with open(path, "rb") as f:
+            np.load(f, allow_pickle=False)
+            ranges = sorted((name in _ADVICE, offset, size) for name, _, _, offset, size in _layout(f))
+            for _, offset, size in ranges:
+                for at in range(offset, offset + size, _PREFETCH_STEP):
+                    os.posix_fadvise(f.fileno(), at, min(_PREFETCH_STEP, offset + size - at), os.POSIX_FADV_WILLNEED)
+    except (OSError, ValueError, EOFError):
+        return
+
+
+_PREFETCH_STEP = 8 << 20
+# The arrays a query reads at random, as ``madvise`` advice (absent where the platform has none).
 _ADVICE = {"q": getattr(mmap, "MADV_RANDOM", None)}
 
 
-def _mapped(f, advice: int | None) -> np.ndarray:
-    """The array :func:`numpy.save` wrote at ``f``'s position, mapped copy-on-write from
-    its file with ``advice`` given to the kernel; ``f`` moves past it. ValueError for
-    anything but a plain version 1.0 array (what :func:`save` writes) or a file cut
-    short."""
-    if np.lib.format.read_magic(f) != (1, 0):
-        raise ValueError("not a version 1.0 array")
-    shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(f)
-    if dtype.hasobject or fortran_order:
-        raise ValueError("not a plain C-ordered array")
-    offset = f.tell()
-    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if offset + size > os.fstat(f.fileno()).st_size:
-        raise ValueError("snapshot cut short")
-    f.seek(offset + size)
+def _layout(f) -> Iterator[tuple[str, tuple[int, ...], np.dtype, int, int]]:
+    """Each array :func:`save` wrote after ``f``'s position: ``(name, shape, dtype,
+    offset, size in bytes)``, ``f`` moved past it. ValueError for anything but a plain
+    version 1.0 array or a file cut short."""
+    end = os.fstat(f.fileno()).st_size
+    for name in VectorIndex.SNAPSHOT_ARRAYS:
+        if np.lib.format.read_magic(f) != (1, 0):
+            raise ValueError("not a version 1.0 array")
+        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(f)
+        if dtype.hasobject or fortran_order:
+            raise ValueError("not a plain C-ordered array")
+        offset = f.tell()
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if offset + size > end:
+            raise ValueError("snapshot cut short")
+        f.seek(offset + size)
+        yield name, shape, dtype, offset, size
+
+
+def _mapped(f, shape: tuple[int, ...], dtype: np.dtype, offset: int, size: int, advice: int | None) -> np.ndarray:
+    """The array at ``offset`` of ``f``'s file (see :func:`_layout`), mapped
+    copy-on-write, with ``advice`` given to the kernel."""
     if size == 0:
         return np.empty(shape, dtype)
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
