@@ -1,7 +1,7 @@
 """Link prediction (``/similar``) in process, over the indexes bench/quality.py kept.
 
     python bench/similar_lab.py RUN [CORPUS ...] [--tasks node,text,line,section_text]
-        [--max-queries 400] [--ollama URL] [--old-text] [--no-node] [--one-vector]
+        [--max-queries 400] [--ollama URL] [--old-text] [--no-node] [--one-vector] [--no-section]
 
 Runs the same queries as bench/quality.py's ``note`` and ``section`` tasks (same sample,
 same relevant notes, same metrics) straight through the daemon's own synchronous code
@@ -94,34 +94,37 @@ def similar_to_line(store: Store, settings, rel: str, line: int, k: int):
     return search.similar_line(store, settings, rel, line, k)[1]
 
 
-def similar_to_text(store: Store, settings, text: str, vector, k: int, whole_notes: bool = True, node: str | None = None):
+def similar_to_text(store: Store, settings, text: str, posted, k: int, whole_notes: bool = True, node: str | None = None):
     """What ``POST /similar`` runs (answers.search.similar_text) with ``node`` (what
-    Emacs sends with an unsaved buffer's text); ``whole_notes=False`` measures the text
-    path as it was before issue 29 (no whole-note re-ranking, no node)."""
+    Emacs sends with an unsaved buffer's text) and ``posted``, ``(vector, saved
+    heading)`` (:func:`posted_vectors`); ``whole_notes=False`` measures the text path as
+    it was before issue 29 (no whole-note re-ranking, no node)."""
+    vector, section = posted
     vector = None if vector is None else vector.tolist()
     if whole_notes:
-        return search.similar_text(store, settings, text, vector, k, node=node)[1]
+        return search.similar_text(store, settings, text, vector, k, node=node, section=section)[1]
     mode, results = similarity.similar(store, k=k, vector=vector, text=text)
     results = relevance.rescore(store, results, relevance.Signals(vector))
     return relevance.cut(results, relevance.min_score_for(mode, settings.min_score))
 
 
-async def posted_vectors(name: str, store: Store, settings, posts: list[tuple], args) -> dict[tuple, np.ndarray | None]:
-    """``{(text, path, line): vector}`` as ``POST /similar`` makes it
+async def posted_vectors(name: str, store: Store, settings, posts: list[tuple], args) -> dict[tuple, tuple]:
+    """``{(text, path, line): (vector, saved heading)}`` as ``POST /similar`` makes them
     (:mod:`arcology_oracle.answers.text_vectors`: the text's chunks, stored vectors by
     hash, the rest embedded here), or with ``--one-vector`` one embedding of each whole
-    text (before that)."""
+    text and no saved heading (before that). ``--no-section``: no saved heading."""
     if args.one_vector:
         vecs = await text_vectors(name, [text for text, _, _ in posts], args.ollama, args.model)
-        return {post: vecs[post[0]] for post in posts}
-    plans = {post: posted.chunk_texts(store, settings, *post) for post in posts}
+        return {post: (vecs[post[0]], None) for post in posts}
+    planned = {post: posted.chunk_texts(store, settings, *post) for post in posts}
+    plans = {post: chunks for post, (chunks, _) in planned.items()}
     stored = store.vectors_for_hashes(list({sha256_hex(c) for chunks in plans.values() for c in chunks}))
     missing = sorted({c for chunks in plans.values() for c in chunks if sha256_hex(c) not in stored})
     embedded = await text_vectors(name, missing, args.ollama, args.model) if missing else {}
     out = {}
     for post, chunks in plans.items():
         mean = mean_vector([stored[sha256_hex(c)] if sha256_hex(c) in stored else embedded[c] for c in chunks])
-        out[post] = None if mean is None else np.asarray(mean)
+        out[post] = (None if mean is None else np.asarray(mean), planned[post][1] if args.section else None)
     return out
 
 
@@ -188,6 +191,8 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama", help="Ollama URL for the text queries' vectors (default: start st_ollama.py)")
     p.add_argument("--model", default="all-minilm")
+    p.add_argument("--no-section", dest="section", action="store_false",
+                   help="text queries without the saved heading they are a state of (no copies left out)")
     p.add_argument("--one-vector", action="store_true",
                    help="text queries embedded whole, as one text (as before POST /similar chunked them)")
     p.add_argument("--no-node", dest="node", action="store_false",

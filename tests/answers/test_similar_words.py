@@ -152,7 +152,7 @@ async def test_a_section_is_searched_with_its_notes_title(make_settings, tmp_pat
     context too (file title, outline path, as its chunk is embedded), so a note on the
     same subject comes before one that merely has a "Notes" heading. Keyword mode here
     (no embedder), where the words alone decide."""
-    from arcology_oracle.answers.search import similar_to_line
+    from arcology_oracle.answers.search import similar_to_line, similar_to_text
 
     roam = tmp_path / "notes-roam"
     roam.mkdir()
@@ -239,7 +239,7 @@ async def test_a_copy_of_the_section_elsewhere_is_no_neighbour(make_settings, tm
     and text: a backup, a sync conflict) as it leaves out the section itself; the copy's
     note counts only by its other headings. Without that the copy matched itself by
     vector and by every word and came first."""
-    from arcology_oracle.answers.search import similar_to_line
+    from arcology_oracle.answers.search import similar_to_line, similar_to_text
 
     section = "* Winter pruning\nCut the rose canes back to three buds in late winter, above an outward bud.\n"
     roam = tmp_path / "roses-roam"
@@ -260,14 +260,18 @@ async def test_a_copy_of_the_section_elsewhere_is_no_neighbour(make_settings, tm
         await idx.embed_pending()
         line = files["roses.org"].splitlines().index("* Winter pruning") + 1
         mode, results = await similar_to_line(idx, "roses.org", line, k=5, keep_all=True)
+        # The same section in an unsaved buffer (POST /similar with its file and line).
+        edited = section + "Seal the larger cuts.\n"
+        text_mode, by_text = await similar_to_text(idx, edited, k=5, path="roses.org", line=line, keep_all=True)
     finally:
         await idx.close()
-    assert mode == "vector"
-    files_found = [r.file for r in results]
-    assert files_found[0] == "buds.org", results
-    # The backup's note is still there, by its own words (not its copy of the section).
-    backup = [r for r in results if r.file == "backup.org"]
-    assert backup and backup[0].heading != "Winter pruning", results
+    for found in (results, by_text):
+        assert mode == text_mode == "vector"
+        files_found = [r.file for r in found]
+        assert files_found[0] == "buds.org", found
+        # The backup's note is still there, by its own words (not its copy of the section).
+        backup = [r for r in found if r.file == "backup.org"]
+        assert backup and backup[0].heading != "Winter pruning", found
 
 
 async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_sections(

@@ -12,6 +12,10 @@ HYDRATION = "bread-hydration.org"
 BAKERS_LINE = 12  # "* Baker's percentages"
 
 
+async def vector_of(index, text: str, **where) -> list[float] | None:
+    return (await text_vectors.posted_text(index, text, **where)).vector
+
+
 def section_at(client, path: str, line: int) -> str:
     """The heading at ``line`` with its body, up to the next heading: what Emacs sends."""
     lines = (client.index.settings.roam_dir / path).read_text().splitlines()
@@ -30,11 +34,11 @@ async def stored(client, path: str, line: int) -> list[float]:
 async def test_an_unchanged_heading_gets_its_stored_vector_without_embedding(client, fake_ollama):
     section = section_at(client, HYDRATION, BAKERS_LINE)
     fake_ollama.state.clear_records()
-    vector = await text_vectors.text_vector(client.index, section, path=HYDRATION, line=BAKERS_LINE)
+    vector = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE)
     assert fake_ollama.state.embedded_texts == []
     assert np.allclose(vector, await stored(client, HYDRATION, BAKERS_LINE))
     # The line may have moved in the unsaved buffer: the heading is found by its title.
-    moved = await text_vectors.text_vector(client.index, section, path=HYDRATION, line=BAKERS_LINE + 9)
+    moved = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE + 9)
     assert np.allclose(moved, vector) and fake_ollama.state.embedded_texts == []
     # What Emacs posts for it: answered without a call to the embedder.
     body = {"text": section, "file": HYDRATION, "line": BAKERS_LINE, "node": "8d1398ec-2d9c-407d-98e9-ceb8407aa740"}
@@ -46,13 +50,13 @@ async def test_an_unchanged_heading_gets_its_stored_vector_without_embedding(cli
 async def test_an_edited_heading_is_embedded_in_its_saved_outline(client, fake_ollama):
     section = section_at(client, HYDRATION, BAKERS_LINE) + "Rye flour drinks more water.\n"
     fake_ollama.state.clear_records()
-    vector = await text_vectors.text_vector(client.index, section, path=HYDRATION, line=BAKERS_LINE)
+    vector = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE)
     [sent] = fake_ollama.state.embedded_texts
     assert "Bread Hydration > Baker's percentages\n\nEvery ingredient" in sent and sent.endswith("more water.")
     assert vector is not None and not np.allclose(vector, await stored(client, HYDRATION, BAKERS_LINE))
     # Without the file, the same text has no outline to be put in.
     fake_ollama.state.clear_records()
-    await text_vectors.text_vector(client.index, section)
+    await vector_of(client.index, section)
     [alone] = fake_ollama.state.embedded_texts
     assert "Baker's percentages\n\nEvery ingredient" in alone and "> Baker's" not in alone, alone
 
@@ -60,7 +64,7 @@ async def test_an_edited_heading_is_embedded_in_its_saved_outline(client, fake_o
 async def test_a_whole_unchanged_note_is_the_mean_of_its_chunks(client, fake_ollama):
     text = (client.index.settings.roam_dir / "sourdough-baking.org").read_text()
     fake_ollama.state.clear_records()
-    vector = await text_vectors.text_vector(client.index, text, path="sourdough-baking.org")
+    vector = await vector_of(client.index, text, path="sourdough-baking.org")
     assert fake_ollama.state.embedded_texts == []
 
     def whole(store):
@@ -73,7 +77,7 @@ async def test_a_whole_unchanged_note_is_the_mean_of_its_chunks(client, fake_oll
 async def test_a_private_heading_in_the_text_is_never_embedded(client, fake_ollama):
     text = "* Open part\nkneading by hand\n* Hidden part :private:\nprivatepelican recipe\n"
     fake_ollama.state.clear_records()
-    assert await text_vectors.text_vector(client.index, text) is not None
+    assert await vector_of(client.index, text) is not None
     sent = fake_ollama.state.embedded_texts
     assert sent and not any("privatepelican" in t for t in sent), sent
     resp = await client.post("/similar", json={"text": "* Only this :private:\nprivatepelican"})
@@ -84,9 +88,9 @@ async def test_a_private_heading_in_the_text_is_never_embedded(client, fake_olla
 async def test_with_the_embedder_down_the_unchanged_parts_still_give_a_vector(client, fake_ollama):
     fake_ollama.state.configure({"fail_status": 503, "fail_count": 100})
     section = section_at(client, HYDRATION, BAKERS_LINE)
-    vector = await text_vectors.text_vector(client.index, section, path=HYDRATION, line=BAKERS_LINE)
+    vector = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE)
     assert np.allclose(vector, await stored(client, HYDRATION, BAKERS_LINE))
     # The edited heading alone has nothing stored: keyword mode, as before.
     edited = section.replace("Every ingredient", "Each ingredient")
-    assert await text_vectors.text_vector(client.index, edited, path=HYDRATION, line=BAKERS_LINE) is None
+    assert await vector_of(client.index, edited, path=HYDRATION, line=BAKERS_LINE) is None
     assert client.index.embedder_state.reachable is False

@@ -169,19 +169,22 @@ async def similar_to_text(
     path: str | None = None, line: int | None = None, keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to free text (its vector made as the index makes a note's, from
-    ``path`` and ``line`` when it is a part of that file: :func:`.text_vectors.text_vector`):
+    ``path`` and ``line`` when it is a part of that file: :func:`.text_vectors.posted_text`):
     :func:`similar_text` on a reader thread."""
     if not text.strip():
         raise BadRequest("the text is empty")
-    vector = await text_vectors.text_vector(index, text, path=path, line=line) if await index.has_vectors() else None
+    posted = await text_vectors.posted_text(index, text, path=path, line=line) if await index.has_vectors() else None
+    vector, section = (posted.vector, posted.heading) if posted is not None else (None, None)
     return await index.read(
-        lambda s: similar_text(s, index.settings, text, vector, k, node=node, exclude_linked=exclude_linked, keep_all=keep_all)
+        lambda s: similar_text(
+            s, index.settings, text, vector, k, node=node, exclude_linked=exclude_linked, section=section, keep_all=keep_all
+        )
     )
 
 
 def similar_text(
     store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
-    exclude_linked: bool = False, keep_all: bool = False,
+    exclude_linked: bool = False, section: int | None = None, keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to ``text`` (its ``vector``, None without one), ranked as
     ``?node=`` ranks a whole note (candidate notes rescored with their whole-note
@@ -194,7 +197,9 @@ def similar_text(
     in it (and, with ``exclude_linked``, those it links to or from), before the
     re-ranking, as ``?node=`` leaves them out, and the results are marked ``linked`` and
     ``same_file`` as ``?node=``'s are. An ID the index does not hold (a note never
-    saved) leaves nothing out.
+    saved) leaves nothing out. ``section``: the saved heading the text is an unsaved
+    state of (:class:`.text_vectors.Posted`), left out with its copies in other notes, as
+    ``?file=&line=`` leaves them out (:func:`.similarity.similar`).
 
     Why (an unsaved buffer asks what its saved note would): measured with MiniLM on three
     corpora (BENCHMARKS.md, Retrieval across granularities), link prediction by text
@@ -212,7 +217,8 @@ def similar_text(
             excluded |= store.linked_nodes(node)
     words: dict[str, float] = {}
     mode, results = similarity.similar(
-        store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded)
+        store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded),
+        section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
     )
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words))
     if own is not None:

@@ -13,14 +13,15 @@ note's is.
 A text that starts with a heading is a part of a file (Emacs sends the heading at point
 with its body): given the ``path`` and ``line`` it comes from, its headings get the
 outline around them from the saved file (the file's title and the saved heading's
-ancestors), so that an unchanged heading gets exactly its stored vector. Any other text
-is a whole note, titled by its ``#+title``.
+ancestors), so that an unchanged heading gets exactly its stored vector, and that saved
+heading is named (``/similar`` then leaves it and its copies in other notes out, as
+``?file=&line=`` does). Any other text is a whole note, titled by its ``#+title``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..config import Settings
 from ..notes.reader import read_org_bytes
@@ -36,50 +37,64 @@ MAX_CHUNKS = 64
 _STARTS_WITH_HEADING = re.compile(r"\A\s*\*+ ")
 
 
-async def text_vector(index: NotesIndex, text: str, *, path: str | None = None, line: int | None = None) -> list[float] | None:
-    """The vector of ``text`` (see the module docstring), or None when no chunk has one
-    (the embedder is down and nothing is stored; or every heading of the text is
-    private). ``path`` and ``line``: where in the saved notes the text comes from."""
+@dataclass(frozen=True)
+class Posted:
+    """A posted text as the index sees it: its ``vector`` (None when no chunk has one:
+    the embedder is down and nothing is stored, or every heading of the text is
+    private) and ``heading``, the id of the saved heading it is an unsaved state of
+    (None for a whole note or a text from no saved file)."""
+
+    vector: list[float] | None
+    heading: int | None
+
+
+async def posted_text(index: NotesIndex, text: str, *, path: str | None = None, line: int | None = None) -> Posted:
+    """``text`` read as the module docstring says; ``path`` and ``line``: where in the
+    saved notes it comes from."""
     settings = index.settings
-    texts, stored = await index.read(lambda store: _chunks_and_stored(store, settings, text, path, line))
+    texts, heading, stored = await index.read(lambda store: _chunks_and_stored(store, settings, text, path, line))
     missing = [t for t in dict.fromkeys(texts) if sha256_hex(t) not in stored]
     embedded = await index.document_vectors(missing) if missing else []
     found = {**stored, **{sha256_hex(t): v for t, v in zip(missing, embedded or [])}}
-    return mean_vector([found[h] for h in map(sha256_hex, texts) if h in found])
+    return Posted(mean_vector([found[h] for h in map(sha256_hex, texts) if h in found]), heading)
 
 
 def _chunks_and_stored(
     store: Store, settings: Settings, text: str, path: str | None, line: int | None
-) -> tuple[list[str], dict[str, list[float]]]:
-    texts = chunk_texts(store, settings, text, path, line)
-    return texts, store.vectors_for_hashes(list({sha256_hex(t) for t in texts}))
+) -> tuple[list[str], int | None, dict[str, list[float]]]:
+    texts, heading = chunk_texts(store, settings, text, path, line)
+    return texts, heading, store.vectors_for_hashes(list({sha256_hex(t) for t in texts}))
 
 
-def chunk_texts(store: Store, settings: Settings, text: str, path: str | None, line: int | None) -> list[str]:
+def chunk_texts(store: Store, settings: Settings, text: str, path: str | None, line: int | None) -> tuple[list[str], int | None]:
     """The texts of ``text``'s chunks as the index would embed them (at most
-    ``MAX_CHUNKS``)."""
+    ``MAX_CHUNKS``), and the id of the saved heading it is a state of (see
+    :class:`Posted`)."""
     parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags), log_problems=False)
+    heading = None
     if _STARTS_WITH_HEADING.match(text):
-        parsed = _in_saved_outline(store, parsed, path, line)
+        parsed, heading = _in_saved_outline(store, parsed, path, line)
     chunks = [c.text for heading_chunks in chunk_file(parsed, settings.chunk_chars, settings.chunk_overlap) for c in heading_chunks]
     # A text with no title of its own and no saved file: its path lines have no title.
     texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
-    return [t for t in texts if t.strip()][:MAX_CHUNKS]
+    return [t for t in texts if t.strip()][:MAX_CHUNKS], heading
 
 
-def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> ParsedFile:
+def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> tuple[ParsedFile, int | None]:
     """``parsed`` (a text that starts with a heading) without its empty file record, its
     headings under the saved outline of ``path`` around ``line``: the file's title, and
     the ancestors of the saved heading of the same title nearest ``line`` (or, renamed,
-    of the heading at ``line``)."""
+    of the heading at ``line``), whose id comes second."""
     headings = [h for h in parsed.headings if h.level > 0]
     rows = store.file_headings(path) if path else []
     if not headings or not rows:
-        return replace(parsed, headings=headings)
+        return replace(parsed, headings=headings), None
     file_title = rows[0]["title"] if rows[0]["level"] == 0 else parsed.title
     at = line if line is not None else 1
     same = [r for r in rows if r["level"] > 0 and r["title"] == headings[0].title]
     above = [r for r in rows if r["level"] > 0 and r["start_line"] <= at]
     saved = min(same, key=lambda r: abs(r["start_line"] - at)) if same else (above[-1] if above else None)
-    ancestors = tuple(saved["olp"]) if saved is not None else ()
-    return replace(parsed, title=file_title, headings=[replace(h, olp=ancestors + tuple(h.olp)) for h in headings])
+    if saved is None:
+        return replace(parsed, title=file_title, headings=headings), None
+    ancestors = tuple(saved["olp"])
+    return replace(parsed, title=file_title, headings=[replace(h, olp=ancestors + tuple(h.olp)) for h in headings]), saved["id"]
