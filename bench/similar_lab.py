@@ -1,7 +1,7 @@
 """Link prediction (``/similar``) in process, over the indexes bench/quality.py kept.
 
     python bench/similar_lab.py RUN [CORPUS ...] [--tasks node,text,line,section_text]
-        [--max-queries 400] [--ollama URL] [--old-text] [--no-node] [--one-vector] [--no-section]
+        [--max-queries 400] [--ollama URL] [--old-text] [--no-node] [--one-vector] [--no-section] [--text-as-section]
 
 Runs the same queries as bench/quality.py's ``note`` and ``section`` tasks (same sample,
 same relevant notes, same metrics) straight through the daemon's own synchronous code
@@ -31,7 +31,7 @@ import aiohttp
 import numpy as np
 from _common import REPO, RESULTS, embed_server
 from arcology_oracle.answers import relevance, search, similarity
-from arcology_oracle.answers import text_vectors as posted
+from arcology_oracle.answers import text_vectors as posted_texts
 from arcology_oracle.answers.retrieval import mean_vector
 from arcology_oracle.notes.records import sha256_hex
 from arcology_oracle.config import load_settings
@@ -39,6 +39,7 @@ from arcology_oracle.store import Store
 from quality_lib import Corpus, Embeddings, scores, summarise
 
 CORPORA = REPO.parent.parent / "shared" / "corpora"
+WHOLE_NOTE_TEXTS = True  # --text-as-section: a whole note's text asks as a section's (as before)
 
 
 def source(name: str) -> Path:
@@ -102,7 +103,8 @@ def similar_to_text(store: Store, settings, text: str, posted, k: int, whole_not
     vector, section = posted
     vector = None if vector is None else vector.tolist()
     if whole_notes:
-        return search.similar_text(store, settings, text, vector, k, node=node, section=section)[1]
+        whole = posted_texts.is_whole_note(text) and WHOLE_NOTE_TEXTS
+        return search.similar_text(store, settings, text, vector, k, node=node, section=section, whole_note=whole)[1]
     mode, results = similarity.similar(store, k=k, vector=vector, text=text)
     results = relevance.rescore(store, results, relevance.Signals(vector))
     return relevance.cut(results, relevance.min_score_for(mode, settings.min_score))
@@ -116,7 +118,7 @@ async def posted_vectors(name: str, store: Store, settings, posts: list[tuple], 
     if args.one_vector:
         vecs = await text_vectors(name, [text for text, _, _ in posts], args.ollama, args.model)
         return {post: (vecs[post[0]], None) for post in posts}
-    planned = {post: posted.chunk_texts(store, settings, *post) for post in posts}
+    planned = {post: posted_texts.chunk_texts(store, settings, *post) for post in posts}
     plans = {post: chunks for post, (chunks, _) in planned.items()}
     stored = store.vectors_for_hashes(list({sha256_hex(c) for chunks in plans.values() for c in chunks}))
     missing = sorted({c for chunks in plans.values() for c in chunks if sha256_hex(c) not in stored})
@@ -176,6 +178,8 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
 
 
 async def main_async(args) -> None:
+    global WHOLE_NOTE_TEXTS
+    WHOLE_NOTE_TEXTS = not args.text_as_section
     for name in args.corpora:
         started = time.perf_counter()
         out = await run_corpus(name, args.run, args.tasks, args)
@@ -191,6 +195,8 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama", help="Ollama URL for the text queries' vectors (default: start st_ollama.py)")
     p.add_argument("--model", default="all-minilm")
+    p.add_argument("--text-as-section", action="store_true",
+                   help="a whole note's text asks as a section's text does (as before it asked as ?node=)")
     p.add_argument("--no-section", dest="section", action="store_false",
                    help="text queries without the saved heading they are a state of (no copies left out)")
     p.add_argument("--one-vector", action="store_true",

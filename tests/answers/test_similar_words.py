@@ -279,8 +279,8 @@ async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_secti
 ):
     """A whole note (``?node=``) asks for every note it should link, in the words of all
     its sections: its rarest words may add half as many notes as the vectors propose; a
-    section's (or a text's) ``KEYWORD_NOTES``. Here six notes each share one rare word
-    with the query note; ``?node=`` asks with ``note_query``."""
+    section's (or a heading's text) ``KEYWORD_NOTES``. Here six notes each share one rare
+    word with the query note; ``?node=`` and a whole note's text ask with ``note_query``."""
     from arcology_oracle.answers import search as search_module
     from arcology_oracle.store import Store
 
@@ -311,8 +311,15 @@ async def test_the_words_of_a_whole_note_bring_more_candidate_notes_than_a_secti
         search_module.similar_node(store, idx.settings, node_id("Bake day"), 5)
     finally:
         store.close()
+    # So does a whole note's text (POST /similar); a heading's text asks as a section.
+    await idx.start()
+    try:
+        for posted in (files["query.org"], "* Bench\n" + " and ".join(rare)):
+            await search_module.similar_to_text(idx, posted, 5)
+    finally:
+        await idx.close()
     assert (len(joined["section"]), len(joined["note"])) == (2, 4)
-    assert asked == [True]
+    assert asked == [True, True, False]
 
 
 async def test_words_weigh_more_for_a_japanese_section_than_for_a_whole_note(make_settings, tmp_path):

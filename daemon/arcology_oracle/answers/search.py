@@ -177,14 +177,15 @@ async def similar_to_text(
     vector, section = (posted.vector, posted.heading) if posted is not None else (None, None)
     return await index.read(
         lambda s: similar_text(
-            s, index.settings, text, vector, k, node=node, exclude_linked=exclude_linked, section=section, keep_all=keep_all
+            s, index.settings, text, vector, k, node=node, exclude_linked=exclude_linked, section=section,
+            whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
         )
     )
 
 
 def similar_text(
     store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
-    exclude_linked: bool = False, section: int | None = None, keep_all: bool = False,
+    exclude_linked: bool = False, section: int | None = None, whole_note: bool = False, keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to ``text`` (its ``vector``, None without one), ranked as
     ``?node=`` ranks a whole note (candidate notes rescored with their whole-note
@@ -199,7 +200,9 @@ def similar_text(
     ``same_file`` as ``?node=``'s are. An ID the index does not hold (a note never
     saved) leaves nothing out. ``section``: the saved heading the text is an unsaved
     state of (:class:`.text_vectors.Posted`), left out with its copies in other notes, as
-    ``?file=&line=`` leaves them out (:func:`.similarity.similar`).
+    ``?file=&line=`` leaves them out (:func:`.similarity.similar`). ``whole_note``: the
+    text is a whole note (:func:`.text_vectors.is_whole_note`), whose vector is the mean
+    of its headings' as ``?node=``'s is: it asks as ``?node=`` does (``note_query``).
 
     Why (an unsaved buffer asks what its saved note would): measured with MiniLM on three
     corpora (BENCHMARKS.md, Retrieval across granularities), link prediction by text
@@ -219,6 +222,7 @@ def similar_text(
     mode, results = similarity.similar(
         store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded),
         section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
+        note_query=whole_note,
     )
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words))
     if own is not None:

@@ -59,6 +59,12 @@ async def posted_text(index: NotesIndex, text: str, *, path: str | None = None, 
     return Posted(mean_vector([found[h] for h in map(sha256_hex, texts) if h in found]), heading)
 
 
+def is_whole_note(text: str) -> bool:
+    """Whether ``text`` is a whole note rather than a part of one (it does not start
+    with a heading; see the module docstring)."""
+    return not _STARTS_WITH_HEADING.match(text)
+
+
 def _chunks_and_stored(
     store: Store, settings: Settings, text: str, path: str | None, line: int | None
 ) -> tuple[list[str], int | None, dict[str, list[float]]]:
@@ -72,7 +78,7 @@ def chunk_texts(store: Store, settings: Settings, text: str, path: str | None, l
     :class:`Posted`)."""
     parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags), log_problems=False)
     heading = None
-    if _STARTS_WITH_HEADING.match(text):
+    if not is_whole_note(text):
         parsed, heading = _in_saved_outline(store, parsed, path, line)
     chunks = [c.text for heading_chunks in chunk_file(parsed, settings.chunk_chars, settings.chunk_overlap) for c in heading_chunks]
     # A text with no title of its own and no saved file: its path lines have no title.
