@@ -243,6 +243,22 @@ async def measure(
     return out
 
 
+async def wait_health(session: aiohttp.ClientSession, url: str, timeout: float = 120) -> None:
+    """Wait until the daemon at ``url`` answers ``/health`` (only that: not until it has
+    indexed), polling every 20 ms."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            async with session.get(url + "/health") as resp:
+                if resp.status == 200:
+                    return
+        except aiohttp.ClientConnectionError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError("daemon did not start")
+        await asyncio.sleep(0.02)
+
+
 async def first_after_start(
     roam: Path, db: Path, server_url: str, node: str, log: Path, *, snapshot: bool, src: Path | None = None
 ) -> dict:
@@ -255,17 +271,7 @@ async def first_after_start(
     proc = daemon(roam, db, server_url, HASH_MODEL, log, src=src)
     try:
         async with aiohttp.ClientSession() as session:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    async with session.get(proc.url + "/health") as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise TimeoutError("daemon did not start")
-                await asyncio.sleep(0.02)
+            await wait_health(session, proc.url)
             first, body = await timed_get(session, proc.url + "/similar", node=node, k=10)
             second, _ = await timed_get(session, proc.url + "/similar", node=node, k=10)
         return {"snapshot": snapshot, "first_similar_ms": round(first * 1000, 1), "second_similar_ms": round(second * 1000, 1),

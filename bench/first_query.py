@@ -25,12 +25,11 @@ import json
 import os
 import sqlite3
 import sys
-import time
 from pathlib import Path
 
 import aiohttp
 import numpy as np
-from bench_query import HASH_MODEL, cpu_seconds, timed_get
+from bench_query import HASH_MODEL, cpu_seconds, timed_get, wait_health
 from _common import RESULTS, daemon, embed_server
 
 
@@ -69,17 +68,7 @@ async def one_start(roam: Path, db: Path, embedder_url: str, nodes: list[str], s
     proc = daemon(roam, db, embedder_url, HASH_MODEL, RESULTS / "logs" / "daemon-first-query.log", src=src)
     try:
         async with aiohttp.ClientSession() as session:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    async with session.get(proc.url + "/health") as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise TimeoutError("daemon did not start")
-                await asyncio.sleep(0.02)
+            await wait_health(session, proc.url)
             first, _ = await timed_get(session, proc.url + "/similar", node=nodes[0], k=10)
             cpu = cpu_seconds(proc.pid)
             then = [(await timed_get(session, proc.url + "/similar", node=node, k=10))[0] for node in nodes[1:]]
