@@ -73,6 +73,9 @@
 (defvar-local arcology-oracle--similar-last-heading nil
   "Start of the heading whose similar notes were last asked for.")
 
+(defvar-local arcology-oracle--similar-last-modified nil
+  "Whether the buffer had unsaved edits when its similar notes were last asked for.")
+
 (defvar-local arcology-oracle--similar-source nil
   "In the similar buffer: the buffer whose heading the list is about.")
 
@@ -300,7 +303,8 @@ a daemon that is down only once."
       (let* ((context (arcology-oracle--heading-context))
              (title (plist-get context :title))
              (generation (cl-incf arcology-oracle--similar-generation)))
-        (setq arcology-oracle--similar-last-heading (plist-get context :start))
+        (setq arcology-oracle--similar-last-heading (plist-get context :start)
+              arcology-oracle--similar-last-modified (buffer-modified-p))
         (arcology-oracle--http-cancel arcology-oracle--similar-request)
         (setq arcology-oracle--similar-request nil)
         (unless (get-text-property (point-min) 'arcology-oracle-title
@@ -352,14 +356,20 @@ a daemon that is down only once."
 
 (defun arcology-oracle--similar-post-command-h ()
   "Schedule a refresh when point has moved to another heading.
-This runs after every command, so it only compares two positions."
+Also when the buffer's unsaved edits began or were all undone since
+the list was asked for: the list is then asked by the heading's text,
+or again by the saved note.  This runs after every command, so it
+only compares two positions and two flags."
   (when (arcology-oracle--similar-visible-p)
-    (let ((start (arcology-oracle--heading-start)))
+    (let ((start (arcology-oracle--heading-start))
+          (modified (and (buffer-modified-p) t)))
       (unless (and (eql start arcology-oracle--similar-last-heading)
+                   (eq modified (and arcology-oracle--similar-last-modified t))
                    (eq (current-buffer)
                        (buffer-local-value 'arcology-oracle--similar-source
                                            (arcology-oracle--similar-buffer))))
-        (setq arcology-oracle--similar-last-heading start)
+        (setq arcology-oracle--similar-last-heading start
+              arcology-oracle--similar-last-modified modified)
         (arcology-oracle--similar-schedule arcology-oracle-idle-delay)))))
 
 (defun arcology-oracle--similar-after-save-h ()

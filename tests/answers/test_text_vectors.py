@@ -94,3 +94,12 @@ async def test_with_the_embedder_down_the_unchanged_parts_still_give_a_vector(cl
     edited = section.replace("Every ingredient", "Each ingredient")
     assert await vector_of(client.index, edited, path=HYDRATION, line=BAKERS_LINE) is None
     assert client.index.embedder_state.reachable is False
+
+
+async def test_an_edited_heading_posted_again_is_not_embedded_again(client, fake_ollama):
+    # Point leaves the edited heading and comes back: the same text is asked again.
+    section = section_at(client, HYDRATION, BAKERS_LINE) + "Spelt drinks less water.\n"
+    fake_ollama.state.clear_records()
+    first = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE)
+    again = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE)
+    assert len(fake_ollama.state.embedded_texts) == 1 and first == again

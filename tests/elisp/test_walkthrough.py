@@ -108,9 +108,10 @@ async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
             ("Open a note: the side window follows point",
              "=C-x C-f bread-hydration.org=, =C-c o s=, then move to a heading.", flow.follow_point, flow.recover),
             ("An unsaved edit",
-             "Type into =* Baker's percentages= without saving, move to the next heading and back: each "
-             "list is asked by the heading's text, without the note itself; only the edited heading is "
-             "embedded again. One =C-x u= takes the edit out.", flow.unsaved_edit, flow.recover),
+             "Type into =* Baker's percentages= without saving: the list is asked again by the heading's "
+             "text, without the note itself; only the edited heading is embedded, once, also after moving "
+             "to the next heading and back. One =C-x u= takes the edit out and the list follows the saved "
+             "note again.", flow.unsaved_edit, flow.recover),
             ("i from a heading line",
              "Point at the start of =* Baker's percentages=; in the side window =n= then =i=: the link goes "
              "into the heading's body, not into the heading; one =C-x u= takes it out.",

@@ -53,43 +53,44 @@ class Flow(Driver):
         await self.walk.shot("Point on the heading Baker's percentages: the list follows", screen)
 
     async def unsaved_edit(self) -> None:
-        """Typing into a heading without saving: the list is asked again by the heading's
-        text (the buffer is modified), the note itself is left out, and only the edited
-        heading goes to the embedder, in its outline; an unchanged heading of the same
-        buffer costs no embedding. One undo leaves the file as it was."""
+        """Typing into a heading without saving: the list is asked again at once by the
+        heading's text, without the note itself, and only the edited heading goes to the
+        embedder, in its outline, once: an unchanged heading of the same buffer costs no
+        embedding, and coming back to the edited one no second. One undo leaves the file
+        as it was, and the list is asked by the saved note again."""
         original = (self.roam / "bread-hydration.org").read_text(errors="replace")
+        await self.emacs.keys("M-<")
         await self.goto("* Baker's percentages")
         self.fake.state.clear_records()
         await self.emacs.keys("C-e")
         await self.emacs.type(" for rye")
-        await self.goto("* High hydration doughs")
-        screen = await self.emacs.wait_screen(
-            lambda s: "Similar to: High hydration doughs" in s and "Looking for" not in s, "the list of the next heading"
-        )
-        await self.walk.shot("An unsaved edit, then point on the next heading: asked by its text", screen)
-        assert self.fake.state.embedded_texts == [], "an unchanged heading was embedded again"
-        await self.emacs.keys("M-<")
-        await self.goto("* Baker's percentages for rye")
         screen = await self.emacs.wait_screen(
             lambda s: "Similar to: Baker's percentages for rye" in s and "Looking for" not in s, "the edited heading's list"
         )
-        await self.walk.shot("Back on the edited heading: its list", screen)
+        await self.walk.shot("Typing into the heading without saving: its list, by its text", screen)
         sent = self.fake.state.embedded_texts
         assert len(sent) == 1 and "Bread Hydration > Baker's percentages for rye" in sent[0], sent
         listed = (await self.buffer_text(SIMILAR)).split("\n", 1)[1]
         assert listed.strip() and "Bread Hydration" not in listed, f"the note itself is listed:\n{listed}"
+        await self.goto("* High hydration doughs")
+        screen = await self.emacs.wait_screen(
+            lambda s: "Similar to: High hydration doughs" in s and "Looking for" not in s, "the list of the next heading"
+        )
+        await self.emacs.keys("M-<")
+        await self.goto("* Baker's percentages for rye")
+        await self.emacs.wait_screen(
+            lambda s: "Similar to: Baker's percentages for rye" in s and "Looking for" not in s, "the edited heading again"
+        )
+        assert self.fake.state.embedded_texts == sent, "a heading was embedded again"
         await self.select("bread-hydration.org")
         await self.emacs.keys("C-x", "u")
         await self.emacs.wait(lambda: self._text_is("bread-hydration.org", original), "one undo to take the edit out")
-        assert (self.roam / "bread-hydration.org").read_text(errors="replace") == original
-        # Saved as it was: away and back, the heading is asked about by its node again.
-        await self.goto("* High hydration doughs")
-        await self.emacs.keys("M-<")
-        await self.goto("* Baker's percentages")
-        await self.emacs.wait_screen(
+        screen = await self.emacs.wait_screen(
             lambda s: "Similar to: Baker's percentages" in s and "for rye" not in s and "Looking for" not in s,
             "the list of the saved heading",
         )
+        await self.walk.shot("One C-x u: the file as it was, the list of the saved note", screen)
+        assert (self.roam / "bread-hydration.org").read_text(errors="replace") == original
 
     async def insert_from_heading(self) -> None:
         original = (self.roam / "bread-hydration.org").read_text(errors="replace")

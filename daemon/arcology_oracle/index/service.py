@@ -269,29 +269,39 @@ class OracleIndex:
 
     async def query_vector(self, text: str, *, document: bool = False) -> list[float] | None:
         """The embedding of a query (cached), or None when the embedder is unavailable."""
-        key = ("d:" if document else "q:") + text
+        if document:
+            vectors = await self.document_vectors([text])
+            return vectors[0] if vectors else None
+        key = "q:" + text
         if key in self._query_vectors:
             self._query_vectors.move_to_end(key)
             return self._query_vectors[key]
-        if document:
-            vectors = await self.document_vectors([text])
-            vector = vectors[0] if vectors else None
-        else:
-            vector = await self._embedded(lambda: self.embedder.embed_query(text))
-        if vector is None:
-            return None
-        vector = self._query_vectors[key] = np.asarray(vector, np.float64).tolist()  # plain floats
-        while len(self._query_vectors) > 256:
-            self._query_vectors.popitem(last=False)
-        return vector
+        vector = await self._embedded(lambda: self.embedder.embed_query(text))
+        return None if vector is None else self._remember(key, vector)
 
     async def document_vectors(self, texts: list[str]) -> list[list[float]] | None:
-        """The embeddings of ``texts`` as documents, in one batch and not cached, or None
-        when the embedder is unavailable."""
-        if not texts:
-            return []
-        vectors = await self._embedded(lambda: self.embedder.embed_documents(texts))
-        return None if vectors is None else [np.asarray(v, np.float64).tolist() for v in vectors]
+        """The embeddings of ``texts`` as documents (cached as queries are: an unsaved
+        heading is posted again each time point comes back to it), those not cached in
+        one batch; None when the embedder is unavailable."""
+        found: dict[str, list[float]] = {}
+        for text in texts:
+            if "d:" + text in self._query_vectors:
+                self._query_vectors.move_to_end("d:" + text)
+                found[text] = self._query_vectors["d:" + text]
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            vectors = await self._embedded(lambda: self.embedder.embed_documents(missing))
+            if vectors is None:
+                return None
+            found |= {t: self._remember("d:" + t, v) for t, v in zip(missing, vectors)}
+        return [found[t] for t in texts]
+
+    def _remember(self, key: str, vector) -> list[float]:
+        """``vector`` as plain floats, kept under ``key`` among the last 256."""
+        out = self._query_vectors[key] = np.asarray(vector, np.float64).tolist()
+        while len(self._query_vectors) > 256:
+            self._query_vectors.popitem(last=False)
+        return out
 
     async def _embedded(self, call: Callable[[], Awaitable[T]]) -> T | None:
         """``await call()`` (the embedder), or None when the embedder is unavailable;
