@@ -1,7 +1,7 @@
 """Link prediction (``/similar``) in process, over the indexes bench/quality.py kept.
 
     python bench/similar_lab.py RUN [CORPUS ...] [--tasks node,text,line,section_text]
-        [--max-queries 400] [--ollama URL] [--old-text] [--no-node] [--one-vector] [--no-section] [--text-as-section]
+        [--max-queries 400] [--ollama URL] [--old-text] [--no-node] [--one-vector] [--no-section] [--text-as-section] [--raw-words]
 
 Runs the same queries as bench/quality.py's ``note`` and ``section`` tasks (same sample,
 same relevant notes, same metrics) straight through the daemon's own synchronous code
@@ -100,11 +100,11 @@ def similar_to_text(store: Store, settings, text: str, posted, k: int, whole_not
     Emacs sends with an unsaved buffer's text) and ``posted``, ``(vector, saved
     heading)`` (:func:`posted_vectors`); ``whole_notes=False`` measures the text path as
     it was before issue 29 (no whole-note re-ranking, no node)."""
-    vector, section = posted
+    vector, section, words = posted
     vector = None if vector is None else vector.tolist()
     if whole_notes:
         whole = posted_texts.is_whole_note(text) and WHOLE_NOTE_TEXTS
-        return search.similar_text(store, settings, text, vector, k, node=node, section=section, whole_note=whole)[1]
+        return search.similar_text(store, settings, words, vector, k, node=node, section=section, whole_note=whole)[1]
     mode, results = similarity.similar(store, k=k, vector=vector, text=text)
     results = relevance.rescore(store, results, relevance.Signals(vector))
     return relevance.cut(results, relevance.min_score_for(mode, settings.min_score))
@@ -117,16 +117,17 @@ async def posted_vectors(name: str, store: Store, settings, posts: list[tuple], 
     text and no saved heading (before that). ``--no-section``: no saved heading."""
     if args.one_vector:
         vecs = await text_vectors(name, [text for text, _, _ in posts], args.ollama, args.model)
-        return {post: (vecs[post[0]], None) for post in posts}
-    planned = {post: posted_texts.chunk_texts(store, settings, *post) for post in posts}
-    plans = {post: chunks for post, (chunks, _) in planned.items()}
+        return {post: (vecs[post[0]], None, post[0]) for post in posts}
+    planned = {post: posted_texts.read_text(store, settings, *post) for post in posts}
+    plans = {post: reading.chunks for post, reading in planned.items()}
     stored = store.vectors_for_hashes(list({sha256_hex(c) for chunks in plans.values() for c in chunks}))
     missing = sorted({c for chunks in plans.values() for c in chunks if sha256_hex(c) not in stored})
     embedded = await text_vectors(name, missing, args.ollama, args.model) if missing else {}
     out = {}
     for post, chunks in plans.items():
         mean = mean_vector([stored[sha256_hex(c)] if sha256_hex(c) in stored else embedded[c] for c in chunks])
-        out[post] = (None if mean is None else np.asarray(mean), planned[post][1] if args.section else None)
+        words = planned[post].words if args.words else post[0]
+        out[post] = (None if mean is None else np.asarray(mean), planned[post].heading if args.section else None, words)
     return out
 
 
@@ -195,6 +196,8 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama", help="Ollama URL for the text queries' vectors (default: start st_ollama.py)")
     p.add_argument("--model", default="all-minilm")
+    p.add_argument("--raw-words", dest="words", action="store_false",
+                   help="text queries searched by the posted text's raw words (drawers, keywords: as before)")
     p.add_argument("--text-as-section", action="store_true",
                    help="a whole note's text asks as a section's text does (as before it asked as ?node=)")
     p.add_argument("--no-section", dest="section", action="store_false",

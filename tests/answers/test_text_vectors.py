@@ -103,3 +103,17 @@ async def test_an_edited_heading_posted_again_is_not_embedded_again(client, fake
     first = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE)
     again = await vector_of(client.index, section, path=HYDRATION, line=BAKERS_LINE)
     assert len(fake_ollama.state.embedded_texts) == 1 and first == again
+
+
+async def test_a_private_headings_words_never_steer_the_search(make_client, settings, roam_dir):
+    # A saved note shares one rare word with a private heading of the posted text only.
+    (roam_dir / "pelicans.org").write_text("#+title: Pelicans\n\nThe zyxwpelican nests on cliffs.\n")
+    client = await make_client(settings)
+    text = "#+title: Bread log\n\n* Open part\nkneading by hand, hydration\n* Hidden part :private:\nzyxwpelican zyxwpelican\n"
+    resp = await client.post("/similar", json={"text": text, "k": 10})
+    body = await resp.json()
+    assert resp.status == 200 and body["results"], body
+    assert "pelicans.org" not in [r["file"] for r in body["results"]]
+    # The same words in the open part find it (the word is found, not just missed).
+    resp = await client.post("/similar", json={"text": text.replace(" :private:", ""), "k": 10})
+    assert "pelicans.org" in [r["file"] for r in (await resp.json())["results"]]

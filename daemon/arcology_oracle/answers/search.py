@@ -168,17 +168,16 @@ async def similar_to_text(
     index: NotesIndex, text: str, k: int = 10, *, node: str | None = None, exclude_linked: bool = False,
     path: str | None = None, line: int | None = None, keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
-    """Notes similar to free text (its vector made as the index makes a note's, from
-    ``path`` and ``line`` when it is a part of that file: :func:`.text_vectors.posted_text`):
-    :func:`similar_text` on a reader thread."""
+    """Notes similar to free text, read as the index reads a note (from ``path`` and
+    ``line`` when it is a part of that file: :func:`.text_vectors.posted_text`), by its
+    vector and its words: :func:`similar_text` on a reader thread."""
     if not text.strip():
         raise BadRequest("the text is empty")
-    posted = await text_vectors.posted_text(index, text, path=path, line=line) if await index.has_vectors() else None
-    vector, section = (posted.vector, posted.heading) if posted is not None else (None, None)
+    posted = await text_vectors.posted_text(index, text, path=path, line=line, embed=await index.has_vectors())
     return await index.read(
         lambda s: similar_text(
-            s, index.settings, text, vector, k, node=node, exclude_linked=exclude_linked, section=section,
-            whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
+            s, index.settings, posted.words, posted.vector, k, node=node, exclude_linked=exclude_linked,
+            section=posted.heading, whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
         )
     )
 

@@ -41,22 +41,43 @@ _STARTS_WITH_HEADING = re.compile(r"\A\s*\*+ ")
 class Posted:
     """A posted text as the index sees it: its ``vector`` (None when no chunk has one:
     the embedder is down and nothing is stored, or every heading of the text is
-    private) and ``heading``, the id of the saved heading it is an unsaved state of
-    (None for a whole note or a text from no saved file)."""
+    private), ``heading``, the id of the saved heading it is an unsaved state of (None
+    for a whole note or a text from no saved file), and ``words``, what it is searched
+    by: the titles and texts of its headings as the index reads them (no drawers,
+    keywords or private headings), after the saved heading's context (its file's title,
+    outline, aliases and tags) when there is one, as ``?node=`` and ``?file=&line=``
+    search."""
 
     vector: list[float] | None
     heading: int | None
+    words: str
 
 
-async def posted_text(index: NotesIndex, text: str, *, path: str | None = None, line: int | None = None) -> Posted:
+@dataclass(frozen=True)
+class Reading:
+    """What :func:`read_text` makes of a text: its ``chunks``' texts, and ``heading``
+    and ``words`` as in :class:`Posted`."""
+
+    chunks: list[str]
+    heading: int | None
+    words: str
+
+
+async def posted_text(
+    index: NotesIndex, text: str, *, path: str | None = None, line: int | None = None, embed: bool = True
+) -> Posted:
     """``text`` read as the module docstring says; ``path`` and ``line``: where in the
-    saved notes it comes from."""
+    saved notes it comes from. Without ``embed`` (the index has no vectors yet) it is
+    only read: no vector."""
     settings = index.settings
-    texts, heading, stored = await index.read(lambda store: _chunks_and_stored(store, settings, text, path, line))
-    missing = [t for t in dict.fromkeys(texts) if sha256_hex(t) not in stored]
+    reading, stored = await index.read(lambda store: _read_and_stored(store, settings, text, path, line))
+    if not embed:
+        return Posted(None, reading.heading, reading.words)
+    missing = [t for t in dict.fromkeys(reading.chunks) if sha256_hex(t) not in stored]
     embedded = await index.document_vectors(missing) if missing else []
     found = {**stored, **{sha256_hex(t): v for t, v in zip(missing, embedded or [])}}
-    return Posted(mean_vector([found[h] for h in map(sha256_hex, texts) if h in found]), heading)
+    vector = mean_vector([found[h] for h in map(sha256_hex, reading.chunks) if h in found])
+    return Posted(vector, reading.heading, reading.words)
 
 
 def is_whole_note(text: str) -> bool:
@@ -65,32 +86,32 @@ def is_whole_note(text: str) -> bool:
     return not _STARTS_WITH_HEADING.match(text)
 
 
-def _chunks_and_stored(
+def _read_and_stored(
     store: Store, settings: Settings, text: str, path: str | None, line: int | None
-) -> tuple[list[str], int | None, dict[str, list[float]]]:
-    texts, heading = chunk_texts(store, settings, text, path, line)
-    return texts, heading, store.vectors_for_hashes(list({sha256_hex(t) for t in texts}))
+) -> tuple[Reading, dict[str, list[float]]]:
+    reading = read_text(store, settings, text, path, line)
+    return reading, store.vectors_for_hashes(list({sha256_hex(t) for t in reading.chunks}))
 
 
-def chunk_texts(store: Store, settings: Settings, text: str, path: str | None, line: int | None) -> tuple[list[str], int | None]:
-    """The texts of ``text``'s chunks as the index would embed them (at most
-    ``MAX_CHUNKS``), and the id of the saved heading it is a state of (see
-    :class:`Posted`)."""
+def read_text(store: Store, settings: Settings, text: str, path: str | None, line: int | None) -> Reading:
+    """``text`` read as the index would read it (see :class:`Reading`; at most
+    ``MAX_CHUNKS`` chunks)."""
     parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags), log_problems=False)
-    heading = None
+    saved = None
     if not is_whole_note(text):
-        parsed, heading = _in_saved_outline(store, parsed, path, line)
+        parsed, saved = _in_saved_outline(store, parsed, path, line)
     chunks = [c.text for heading_chunks in chunk_file(parsed, settings.chunk_chars, settings.chunk_overlap) for c in heading_chunks]
     # A text with no title of its own and no saved file: its path lines have no title.
     texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
-    return [t for t in texts if t.strip()][:MAX_CHUNKS], heading
+    words = " ".join([*([saved["olp_text"]] if saved else []), *(h.title + " " + h.text for h in parsed.headings)])
+    return Reading([t for t in texts if t.strip()][:MAX_CHUNKS], saved["id"] if saved else None, words)
 
 
-def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> tuple[ParsedFile, int | None]:
+def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> tuple[ParsedFile, dict | None]:
     """``parsed`` (a text that starts with a heading) without its empty file record, its
     headings under the saved outline of ``path`` around ``line``: the file's title, and
     the ancestors of the saved heading of the same title nearest ``line`` (or, renamed,
-    of the heading at ``line``), whose id comes second."""
+    of the heading at ``line``), whose row comes second."""
     headings = [h for h in parsed.headings if h.level > 0]
     rows = store.file_headings(path) if path else []
     if not headings or not rows:
@@ -103,4 +124,4 @@ def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: 
     if saved is None:
         return replace(parsed, title=file_title, headings=headings), None
     ancestors = tuple(saved["olp"])
-    return replace(parsed, title=file_title, headings=[replace(h, olp=ancestors + tuple(h.olp)) for h in headings]), saved["id"]
+    return replace(parsed, title=file_title, headings=[replace(h, olp=ancestors + tuple(h.olp)) for h in headings]), saved
