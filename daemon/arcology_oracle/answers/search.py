@@ -186,8 +186,9 @@ def similar_text(
     store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
     exclude_linked: bool = False, section: int | None = None, whole_note: bool = False, keep_all: bool = False,
 ) -> tuple[str, list[retrieval.Result]]:
-    """Notes similar to ``text`` (its ``vector``, None without one), ranked as
-    ``?node=`` ranks a whole note (candidate notes rescored with their whole-note
+    """Notes similar to a text, by its words ``text`` (what :class:`.text_vectors.Posted`
+    reads in it) and its ``vector`` (None without one), ranked as ``?node=`` ranks a
+    whole note (candidate notes rescored with their whole-note
     vectors, joined by the notes the text's rarest words find, re-ranked by the words
     they share) without the graph signal (a text has no place in the graph); scored and
     cut as the others (:mod:`.relevance`).
