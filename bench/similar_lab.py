@@ -39,7 +39,6 @@ from arcology_oracle.store import Store
 from quality_lib import Corpus, Embeddings, scores, summarise
 
 CORPORA = REPO.parent.parent / "shared" / "corpora"
-WHOLE_NOTE_TEXTS = True  # --text-as-section: a whole note's text asks as a section's (as before)
 
 
 def source(name: str) -> Path:
@@ -95,15 +94,19 @@ def similar_to_line(store: Store, settings, rel: str, line: int, k: int):
     return search.similar_line(store, settings, rel, line, k)[1]
 
 
-def similar_to_text(store: Store, settings, text: str, posted, k: int, whole_notes: bool = True, node: str | None = None):
+def similar_to_text(
+    store: Store, settings, text: str, posted, k: int, whole_notes: bool = True, node: str | None = None,
+    as_note: bool = True,
+):
     """What ``POST /similar`` runs (answers.search.similar_text) with ``node`` (what
-    Emacs sends with an unsaved buffer's text) and ``posted``, ``(vector, saved
-    heading)`` (:func:`posted_vectors`); ``whole_notes=False`` measures the text path as
-    it was before issue 29 (no whole-note re-ranking, no node)."""
+    Emacs sends with an unsaved buffer's text) and ``posted``, ``(vector, saved heading,
+    words)`` (:func:`posted_vectors`); ``as_note=False`` asks a whole note's text as a
+    section's (``--text-as-section``); ``whole_notes=False`` measures the text path as it
+    was before issue 29 (no whole-note re-ranking, no node)."""
     vector, section, words = posted
     vector = None if vector is None else vector.tolist()
     if whole_notes:
-        whole = posted_texts.is_whole_note(text) and WHOLE_NOTE_TEXTS
+        whole = as_note and posted_texts.is_whole_note(text)
         return search.similar_text(store, settings, words, vector, k, node=node, section=section, whole_note=whole)[1]
     mode, results = similarity.similar(store, k=k, vector=vector, text=text)
     results = relevance.rescore(store, results, relevance.Signals(vector))
@@ -142,6 +145,7 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
     posts = [(corpus.clean[rel], rel, None) for rel in notes] + [(corpus.emacs_section(rel, line), rel, line) for rel, line, _ in sections]
     vecs = await posted_vectors(name, store, settings, posts, args) if tasks & {"text", "section_text"} else {}
     k = 50
+    as_note = not args.text_as_section
     rows: dict[str, list] = {t: [] for t in tasks}
     times: dict[str, list] = {t: [] for t in tasks}
 
@@ -158,7 +162,8 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
             if "text" in tasks:
                 text = corpus.clean[rel]
                 node = corpus.file_id[rel] if args.node else None
-                timed("text", lambda: similar_to_text(store, settings, text, vecs[text, rel, None], k, args.whole_text, node),
+                posted = vecs[text, rel, None]
+                timed("text", lambda: similar_to_text(store, settings, text, posted, k, args.whole_text, node, as_note),
                       corpus.links[rel], rel)  # fmt: skip
         for rel, line, targets in sections:
             if "line" in tasks:
@@ -166,7 +171,8 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
             if "section_text" in tasks:
                 text = corpus.emacs_section(rel, line)
                 node = corpus.node_at(rel, line) if args.node else None
-                timed("section_text", lambda: similar_to_text(store, settings, text, vecs[text, rel, line], k, args.whole_text, node),
+                posted = vecs[text, rel, line]
+                timed("section_text", lambda: similar_to_text(store, settings, text, posted, k, args.whole_text, node, as_note),
                       targets, rel)  # fmt: skip
     finally:
         store.close()
@@ -179,8 +185,6 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
 
 
 async def main_async(args) -> None:
-    global WHOLE_NOTE_TEXTS
-    WHOLE_NOTE_TEXTS = not args.text_as_section
     for name in args.corpora:
         started = time.perf_counter()
         out = await run_corpus(name, args.run, args.tasks, args)

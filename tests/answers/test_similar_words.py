@@ -152,10 +152,8 @@ async def test_a_section_is_searched_with_its_notes_title(make_settings, tmp_pat
     context too (file title, outline path, as its chunk is embedded), so a note on the
     same subject comes before one that merely has a "Notes" heading. Keyword mode here
     (no embedder), where the words alone decide."""
-    from arcology_oracle.answers.search import similar_to_line, similar_to_text
+    from arcology_oracle.answers.search import similar_to_line
 
-    roam = tmp_path / "notes-roam"
-    roam.mkdir()
     files = {
         "starter.org": note("Sourdough starter", "* Notes\n- see below\n"),
         "feeding.org": note("Feeding", "A sourdough starter wants flour and water daily."),
@@ -164,12 +162,9 @@ async def test_a_section_is_searched_with_its_notes_title(make_settings, tmp_pat
     # Many notes have a "Notes" heading: the word says little, the subject much.
     for subject in ("Cycling", "Chess openings", "Piano scales", "Tax returns", "Camping", "Knots"):
         files[subject.lower().replace(" ", "-") + ".org"] = note(subject, f"* Notes\n- {subject.lower()} basics\n")
-    for name, text in files.items():
-        (roam / name).write_text(text, encoding="utf-8")
-    idx = OracleIndex(make_settings(roam_dir=roam))
+    idx = await reconciled_index(tmp_path / "notes-roam", make_settings, files)
     await idx.start()
     try:
-        await idx.reconcile()
         mode, results = await similar_to_line(idx, "starter.org", 6, k=5)
     finally:
         await idx.close()

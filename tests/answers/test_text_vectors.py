@@ -10,6 +10,7 @@ from arcology_oracle.answers import retrieval, text_vectors
 
 HYDRATION = "bread-hydration.org"
 BAKERS_LINE = 12  # "* Baker's percentages"
+AUTOLYSE_LINE = 37  # "** Autolyse", under "* High hydration doughs"
 
 
 async def vector_of(index, text: str, **where) -> list[float] | None:
@@ -54,6 +55,12 @@ async def test_an_edited_heading_is_embedded_in_its_saved_outline(client, fake_o
     [sent] = fake_ollama.state.embedded_texts
     assert "Bread Hydration > Baker's percentages\n\nEvery ingredient" in sent and sent.endswith("more water.")
     assert vector is not None and not np.allclose(vector, await stored(client, HYDRATION, BAKERS_LINE))
+    # Renamed: the heading at its line gives the outline (here a sub-heading's).
+    fake_ollama.state.clear_records()
+    autolyse = section_at(client, HYDRATION, AUTOLYSE_LINE).replace("** Autolyse", "** Autolysis")
+    await vector_of(client.index, autolyse, path=HYDRATION, line=AUTOLYSE_LINE)
+    [sent] = fake_ollama.state.embedded_texts
+    assert "Bread Hydration > High hydration doughs > Autolysis\n\nMix only flour" in sent, sent
     # Without the file, the same text has no outline to be put in.
     fake_ollama.state.clear_records()
     await vector_of(client.index, section)

@@ -111,17 +111,13 @@ def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: 
     """``parsed`` (a text that starts with a heading) without its empty file record, its
     headings under the saved outline of ``path`` around ``line``: the file's title, and
     the ancestors of the saved heading of the same title nearest ``line`` (or, renamed,
-    of the heading at ``line``), whose row comes second."""
+    of the heading at ``line``: :meth:`~arcology_oracle.store.Store.saved_heading`),
+    whose row comes second."""
     headings = [h for h in parsed.headings if h.level > 0]
-    rows = store.file_headings(path) if path else []
-    if not headings or not rows:
-        return replace(parsed, headings=headings), None
-    file_title = rows[0]["title"] if rows[0]["level"] == 0 else parsed.title
-    at = line if line is not None else 1
-    same = [r for r in rows if r["level"] > 0 and r["title"] == headings[0].title]
-    above = [r for r in rows if r["level"] > 0 and r["start_line"] <= at]
-    saved = min(same, key=lambda r: abs(r["start_line"] - at)) if same else (above[-1] if above else None)
-    if saved is None:
-        return replace(parsed, title=file_title, headings=headings), None
+    saved = store.saved_heading(path, headings[0].title, line or 1) if path and headings else None
+    if saved is None:  # a file with no heading yet, or none saved: its title at most
+        file = store.file_row(path) if path else None
+        return replace(parsed, title=file["title"] if file else parsed.title, headings=headings), None
     ancestors = tuple(saved["olp"])
-    return replace(parsed, title=file_title, headings=[replace(h, olp=ancestors + tuple(h.olp)) for h in headings]), saved
+    headings = [replace(h, olp=ancestors + tuple(h.olp)) for h in headings]
+    return replace(parsed, title=saved["file_title"], headings=headings), saved

@@ -128,6 +128,20 @@ class Reads(StoreBase):
         ).fetchone()
         return None if row is None else _heading_dict(row)
 
+    def saved_heading(self, path: str, title: str, line: int) -> dict | None:
+        """The heading of file ``path`` titled ``title`` nearest ``line``, else (renamed)
+        the deepest heading whose lines contain ``line``; never the file-level record.
+        Its row with the file's title as ``file_title``; None when there is none. One
+        row read, however many headings the file has (a year of journal in one file)."""
+        row = self.conn.execute(
+            "SELECT h.*, f.path AS file_path, f.title AS file_title FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE f.path = ? AND h.level > 0 AND (h.title = ? OR h.start_line <= ?)"
+            " ORDER BY h.title = ? DESC, CASE WHEN h.title = ? THEN abs(h.start_line - ?) ELSE -h.start_line END"
+            " LIMIT 1",
+            (path, title, int(line), title, title, int(line)),
+        ).fetchone()
+        return None if row is None else _heading_dict(row)
+
     def file_headings(self, path: str) -> list[dict]:
         rows = self.conn.execute(
             "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
