@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import graph, relevance, retrieval, search_ranking, similarity, text_vectors, timeline
+from . import graph, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
 from .index_api import NotesIndex
 from .when import DateRange, parse_when
 
@@ -190,8 +190,9 @@ def similar_text(
     reads in it) and its ``vector`` (None without one), ranked as ``?node=`` ranks a
     whole note (candidate notes rescored with their whole-note
     vectors, joined by the notes the text's rarest words find, re-ranked by the words
-    they share) without the graph signal (a text has no place in the graph); scored and
-    cut as the others (:mod:`.relevance`).
+    they share) without the graph signal (a text has no place in the graph), then those
+    written about the same time as ``node`` moved up (:func:`.written.by_time`); scored
+    and cut as the others (:mod:`.relevance`).
 
     ``node``: the node ``text`` is an unsaved state of (Emacs sends the ID enclosing the
     heading at point). Its saved self is left out, with the nodes enclosing it or nested
@@ -218,12 +219,14 @@ def similar_text(
         excluded = {node} | nested_nodes(store, own) | enclosing_nodes(store, own)
         if exclude_linked:
             excluded |= store.linked_nodes(node)
+    day = written.day_of(store, node) if own is not None else None
     words: dict[str, float] = {}
     mode, results = similarity.similar(
         store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded),
         section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
-        note_query=whole_note,
+        note_query=whole_note, depth=k if day is None else k + written.SHIFT,
     )
+    results = written.by_time(store, day, results, k)
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words))
     if own is not None:
         return mode, _finish(store, settings, mode, results, node, own["file"], keep_all)

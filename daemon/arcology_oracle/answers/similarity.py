@@ -55,10 +55,11 @@ def similar(
     words: dict[str, float] | None = None,
     section: int | None = None,
     note_query: bool = False,
+    depth: int | None = None,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
     exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
-    ``"vector"`` or ``"keyword"``.
+    ``"vector"`` or ``"keyword"``: the first ``depth or k`` of the ranking made for ``k``.
 
     With ``whole_notes`` (the query is a whole note), a candidate note's score is the mean
     of its best heading's similarity and its whole-note similarity, so a note that is
@@ -87,7 +88,7 @@ def similar(
     The oracle's own answers (:mod:`.roles`) are never among the results: they are not
     the user's notes.
     """
-    pool = max(k * 10, 100)
+    pool, depth = max(k * 10, 100), depth or k
     if vector is not None and store.has_vector_table():
         hits = vector_hits(store, vector, pool)
         if whole_notes:  # the notes of the headings too, read once for the steps below
@@ -109,13 +110,13 @@ def similar(
             )
         if hits:
             return "vector", to_results(
-                store, hits, k, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
+                store, hits, depth, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
             )
     match, keyword = keyword_match(store, text, pool, any_term=True, snippets=False)
     return "keyword", to_results(
         store,
         [(h, s) for h, s, _ in keyword],
-        k,
+        depth,
         snippets=snippets_of(store, match, keyword),
         per_node=True,
         exclude_nodes=exclude_nodes,

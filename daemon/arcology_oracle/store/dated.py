@@ -72,3 +72,29 @@ def heading_dates(store: Store, ids: list[int], *, stated: bool = False) -> dict
     marks = ",".join("?" * len(ids))
     only = " AND date_source IS NOT 'mtime'" if stated else ""
     return dict(store.conn.execute(f"SELECT id, date FROM headings WHERE id IN ({marks}){only}", ids).fetchall())
+
+
+# The date sources that say when a note was written (see ``notes.Heading.date``): its
+# ``:CREATED:`` property, a daily note's name, the file's name (org-roam names new notes
+# by the second they were made) or ``#+date``, and headings inheriting one of those. Not
+# the file's modification time (the last edit, or the day the notes were copied), nor a
+# heading's first timestamp or CLOSED (when something is due or was done).
+WRITTEN_SOURCES = ("created", "daily", "filename", "file-date")
+_WRITTEN = "date_source IN ({})".format(",".join(f"'{source}'" for source in WRITTEN_SOURCES))
+
+
+def written_days(store: Store, node_ids: list[str]) -> dict[str, str]:
+    """Node id -> the day (ISO) its notes say it was written, for those of ``node_ids``
+    whose own heading has one (:data:`WRITTEN_SOURCES`)."""
+    if not node_ids:
+        return {}
+    marks = ",".join("?" * len(node_ids))
+    rows = store.conn.execute(f"SELECT own_id, date FROM headings WHERE own_id IN ({marks}) AND {_WRITTEN}", node_ids)
+    return dict(rows.fetchall())
+
+
+def written_on(store: Store, day: str) -> int:
+    """How many nodes were written on ``day`` (ISO), by :func:`written_days`."""
+    return store.conn.execute(
+        f"SELECT count(DISTINCT own_id) FROM headings WHERE date = ? AND own_id IS NOT NULL AND {_WRITTEN}", (day,)
+    ).fetchone()[0]

@@ -1,0 +1,98 @@
+"""Notes written about the same time as the query's note move up in /similar's order
+(answers/written.py): by the days the notes state (org-roam's file names, :CREATED:),
+never by a file's modification time, and less on a day when many notes were made."""
+
+from __future__ import annotations
+
+import datetime
+import os
+
+import pytest
+
+from arcology_oracle.answers import written
+from arcology_oracle.answers.retrieval import Result
+
+QUERY = "3333aaaa-0000-4000-8000-000000000000"
+# The more of the query's words a note holds, the higher the text ranks it: 4, 3, 2, 1.
+NOTES = {f"3333aaaa-0000-4000-8000-00000000000{n}": n for n in (4, 3, 2, 1)}
+# Every file was last modified the day the dated notes were written: were that a day of
+# writing, every undated note would have been written with them.
+MODIFIED = datetime.datetime(2024, 3, 10, 12).timestamp()
+WORDS = "quince medlar sorrel fennel lovage".split()
+LAST = "3333aaaa-0000-4000-8000-000000000001"  # the text's last
+
+
+def write_notes(roam, names: dict[str, str]):
+    """The query and the four notes, each file named by ``names`` (node -> file stem);
+    returns the query's file."""
+    roam.mkdir(exist_ok=True)
+    for node, shared in [(QUERY, len(WORDS)), *NOTES.items()]:
+        path = roam / f"{names[node]}.org"
+        path.write_text(f":PROPERTIES:\n:ID: {node}\n:END:\n#+title: {' '.join(WORDS[:shared])}\n\n"
+                        f"{' '.join(WORDS[:shared])} in the garden.\n")  # fmt: skip
+        os.utime(path, (MODIFIED, MODIFIED))
+    return roam / f"{names[QUERY]}.org"
+
+
+async def ranked(make_settings, fake_ollama, query_file) -> tuple[list[str], list[str]]:
+    """The node IDs /similar?node= and POST /similar (the query's text, with its node)
+    rank for the query, in process."""
+    from arcology_oracle.answers.search import similar_to_node, similar_to_text
+    from arcology_oracle.index.service import OracleIndex
+
+    index = OracleIndex(make_settings(roam_dir=query_file.parent, ollama_host=fake_ollama.url))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        _, by_node = await similar_to_node(index, QUERY, k=4)
+        _, by_text = await similar_to_text(index, query_file.read_text(), k=4, node=QUERY)
+    finally:
+        await index.close()
+    return [r.node_id for r in by_node], [r.node_id for r in by_text]
+
+
+def named(query_day: str | None, last_day: str | None) -> dict[str, str]:
+    """File stems: org-roam's ``%Y%m%d%H%M%S-slug`` for a day, a bare slug for None; the
+    other notes a year before."""
+    def stem(day, i):
+        return f"{day}{10 + i:02d}0000-note{i}" if day else f"note{i}"
+
+    names = {QUERY: stem(query_day, 0)}
+    for i, node in enumerate(NOTES, start=1):
+        names[node] = stem(last_day if node == LAST else "20230310", i)
+    return names
+
+
+async def test_a_note_written_the_same_day_moves_up(make_settings, fake_ollama, tmp_path):
+    query_file = write_notes(tmp_path / "roam", named("20240310", "20240310"))
+    by_node, by_text = await ranked(make_settings, fake_ollama, query_file)
+    assert by_node == [LAST, *list(NOTES)[:3]]
+    assert by_text == by_node
+
+
+@pytest.mark.parametrize(("query_day", "last_day"), [("20240310", None), (None, "20240310")])
+async def test_without_a_stated_day_of_writing_the_text_order_stands(make_settings, fake_ollama, tmp_path, query_day, last_day):
+    """Every file was modified the day the dated ones were written: no day of writing."""
+    query_file = write_notes(tmp_path / "roam", named(query_day, last_day))
+    by_node, by_text = await ranked(make_settings, fake_ollama, query_file)
+    assert by_node == list(NOTES)
+    assert by_text == by_node
+
+
+def results(n: int) -> list[Result]:
+    return [Result(f"n{i}", None, f"t{i}", f"t{i}", [], f"f{i}.org", 1, 1.0, "") for i in range(n)]
+
+
+@pytest.mark.parametrize(("written_that_day", "to"), [(2, 5), (400, 22)])
+def test_a_day_of_many_notes_moves_them_less(monkeypatch, written_that_day, to):
+    """The same day, rank 25 moves up the full twenty places when two notes were written
+    that day; with 400 (an import) by the graph's rarity weight, 20 x log 3 / log 401 =
+    3.7 places (to 21.3: behind rank 21)."""
+    day = datetime.date(2024, 3, 10)
+    monkeypatch.setattr(written.dated, "written_days", lambda store, ids: {"n25": "2024-03-10", "n3": "2023-03-10"})
+    monkeypatch.setattr(written.dated, "written_on", lambda store, iso: written_that_day)
+    order = [r.node_id for r in written.by_time(None, day, results(30), 30)]
+    assert order.index("n25") == to
+    assert order.index("n3") == 3  # a year apart: e^-121 of a place
+    assert written.by_time(None, None, results(30), 10) == results(30)[:10]
