@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from arcology_oracle.index import indexer as indexer_module
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.ollama.embed import OllamaEmbedder
@@ -109,39 +107,3 @@ async def test_an_unreachable_embedder_leaves_the_reconcile_whole(tmp_path, make
     assert report.indexed == 30 and error is not None
     assert status["files"] == 30 and status["pending"] == status["chunks"] > 0
 
-
-
-async def test_the_jobs_queued_between_two_commits_share_one_and_a_failing_one_is_undone_alone(tmp_path):
-    """Three jobs queued while the reconcile held the writer: one COMMIT for the three
-    (one each, before), the second's writes undone, its error handed to its caller, the
-    others' kept."""
-    import asyncio
-
-    from arcology_oracle.index.alongside import CommitSlots
-
-    store = Store.open(tmp_path / "index.sqlite3", writer=True)
-    statements: list[str] = []
-    store.conn.set_trace_callback(statements.append)
-    slots = CommitSlots(asyncio.get_running_loop())
-
-    def job(value, fail=False):
-        def fn(s):
-            with s.transaction():
-                s._set_meta(f"job-{value}", value)
-                if fail:
-                    raise ValueError("no room")
-            return value
-        return fn
-
-    futures = [slots.submit(job("a")), slots.submit(job("b", fail=True)), slots.submit(job("c"))]
-    slots.run(store)
-    store.conn.set_trace_callback(None)
-    try:
-        assert [s for s in statements if s.startswith(("COMMIT", "BEGIN"))] == ["BEGIN IMMEDIATE", "COMMIT"]
-        assert await futures[0] == "a" and await futures[2] == "c"
-        with pytest.raises(ValueError, match="no room"):
-            await futures[1]
-        assert [store.get_meta(f"job-{v}") for v in "abc"] == ["a", None, "c"]
-        await asyncio.wait_for(slots.committed.wait(), 5)
-    finally:
-        store.close()

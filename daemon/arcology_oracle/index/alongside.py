@@ -21,9 +21,8 @@ class CommitSlots:
 
     ``submit(fn)`` (event loop) queues ``fn(store)`` and returns a future for its result,
     or None once the slots are closed (the caller then runs it on the writer as usual).
-    ``run(store)`` (writer thread, after each commit) runs what is queued, in order, in
-    one transaction (each job in a savepoint), settles the futures once it committed,
-    and sets :attr:`committed`; ``close(store)`` (writer thread, when the reconcile is over,
+    ``run(store)`` (writer thread, after each commit) runs what is queued, in order, and
+    sets :attr:`committed`; ``close(store)`` (writer thread, when the reconcile is over,
     failed or not) refuses new jobs and runs the last ones, so none is ever left waiting.
     """
 
@@ -43,29 +42,16 @@ class CommitSlots:
             return future
 
     def run(self, store) -> None:
-        # The jobs queued since the last commit share one transaction, each in a
-        # savepoint of its own (one that raises is undone alone). One commit per batch
-        # of vectors was 35,000 commits in a cold index of a million headings, each
-        # writing its own copy of the hash index's inner pages and of the meta row to the
-        # log, which the checkpointer then copied again (BENCHMARKS.md, issue 30).
         while True:
             with self._lock:
-                jobs, self._jobs = list(self._jobs), deque()
-            if not jobs:
-                break
-            done: list[tuple[asyncio.Future, Any, Exception | None]] = []
+                if not self._jobs:
+                    break
+                fn, future = self._jobs.popleft()
             try:
-                with store.transaction():
-                    for fn, future in jobs:
-                        try:
-                            with store.transaction():
-                                done.append((future, fn(store), None))
-                        except Exception as exc:  # handed to the waiting coroutine
-                            done.append((future, None, exc))
-            except Exception as exc:  # the commit failed: every job with it
-                done = [(future, None, exc) for _, future in jobs]
-            for future, result, error in done:
-                self._call(_settle, future, result, error)
+                result, error = fn(store), None
+            except Exception as exc:  # handed to the waiting coroutine
+                result, error = None, exc
+            self._call(_settle, future, result, error)
         self._call(self.committed.set)
 
     def _call(self, fn, *args) -> None:
