@@ -15,7 +15,7 @@ rarity of the query's day, ``min(1, log 3 / log(1 + n))`` for the ``n`` notes wr
 day: the graph's rarity weight (:mod:`.graph`), so a day on which hundreds of notes were
 made (an import, a move from another tool) says little. A note that states no day of
 writing (:data:`~arcology_oracle.store.dated.WRITTEN_SOURCES`: never the file's
-modification time) neither moves nor moves others. Results keep their calibrated scores
+modification time) is never moved up, and asked about, moves nothing. Results keep their calibrated scores
 (:mod:`.relevance`): the order is the ranking's, as it already is for the words and the
 graph.
 """
