@@ -304,7 +304,7 @@ a daemon that is down only once."
              (title (plist-get context :title))
              (generation (cl-incf arcology-oracle--similar-generation)))
         (setq arcology-oracle--similar-last-heading (plist-get context :start)
-              arcology-oracle--similar-last-modified (buffer-modified-p))
+              arcology-oracle--similar-last-modified (and (buffer-modified-p) t))
         (arcology-oracle--http-cancel arcology-oracle--similar-request)
         (setq arcology-oracle--similar-request nil)
         (unless (get-text-property (point-min) 'arcology-oracle-title
@@ -364,7 +364,7 @@ only compares two positions and two flags."
     (let ((start (arcology-oracle--heading-start))
           (modified (and (buffer-modified-p) t)))
       (unless (and (eql start arcology-oracle--similar-last-heading)
-                   (eq modified (and arcology-oracle--similar-last-modified t))
+                   (eq modified arcology-oracle--similar-last-modified)
                    (eq (current-buffer)
                        (buffer-local-value 'arcology-oracle--similar-source
                                            (arcology-oracle--similar-buffer))))

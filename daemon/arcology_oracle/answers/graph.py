@@ -181,7 +181,7 @@ def similar_with_graph(
     :func:`.relevance.rescore` (scores that mean the same whatever ``k`` and route)."""
     use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
     day = written.day_of(store, node_id)
-    depth = k if day is None else k + written.SHIFT
+    depth = written.depth(day, k)
     words: dict[str, float] = {}
     mode, results = similarity.similar(store, k=k, depth=depth, words=words, **similar)
     scores = graph_scores(store, node_id) if use_graph else {}

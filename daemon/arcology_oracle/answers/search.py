@@ -224,7 +224,7 @@ def similar_text(
     mode, results = similarity.similar(
         store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded),
         section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
-        note_query=whole_note, depth=k if day is None else k + written.SHIFT,
+        note_query=whole_note, depth=written.depth(day, k),
     )
     results = written.by_time(store, day, results, k)
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words))

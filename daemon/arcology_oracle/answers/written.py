@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from ..store import Store, dated
 from . import retrieval
 
-# Places a result written the same day as the query's note moves up, at most; the
-# callers read the text's ranking this much deeper than ``k`` so that it can.
+# Places a result written the same day as the query's note moves up, at most (the
+# callers read the ranking that much deeper: depth()).
 SHIFT = 20
 # Days over which that falls to 1/e.
 TAU_DAYS = 3.0
@@ -42,6 +42,12 @@ def day_of(store: Store, node_id: str | None) -> datetime.date | None:
         return None
     day = dated.written_days(store, [node_id]).get(node_id)
     return None if day is None else datetime.date.fromisoformat(day)
+
+
+def depth(day: datetime.date | None, k: int) -> int:
+    """How deep to read the ranking for the first ``k`` after :func:`by_time`: ``SHIFT``
+    more when the query's note states its ``day``, so that a result may move up from below."""
+    return k if day is None else k + SHIFT
 
 
 def by_time(

@@ -196,19 +196,16 @@ class Search(VectorSync):
         return pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)
 
     def vectors_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[float]]:
-        """The stored vector of each hash that has one."""
+        """The stored vector of each hash that has one, in one statement (a posted text
+        asks for up to 64)."""
         if not hashes or not self.has_vector_table():
             return {}
-        out = {}
-        for text_hash in hashes:
-            row = self.conn.execute(
-                f"SELECT e.hash, v.embedding FROM embeddings e JOIN {VEC_TABLE} v ON v.rowid = e.id "
-                "WHERE e.hash = ?",
-                (text_hash,),
-            ).fetchone()
-            if row is not None:
-                out[row[0]] = unpack_vector(row[1])
-        return out
+        rows = self.conn.execute(
+            f"SELECT e.hash, v.embedding FROM embeddings e JOIN {VEC_TABLE} v ON v.rowid = e.id"
+            " WHERE e.hash IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(hashes)),),
+        )
+        return {text_hash: unpack_vector(blob) for text_hash, blob in rows}
 
     def heading_vectors_at(self, places: Sequence[tuple[str, int]]) -> list[list[np.ndarray]]:
         """For each ``(file path, line)``, the stored vectors (float64, each the float32
