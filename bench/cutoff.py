@@ -2,7 +2,7 @@
 indexes bench/quality.py kept; and the fit of the score's calibration.
 
     python bench/cutoff.py RUN [CORPUS ...] [--max-queries 200] [--cutoffs 0.1,0.2,0.3]
-        [--fit] [--out NAME]
+        [--fit] [--fit-written] [--out NAME]
 
 Runs bench/quality.py's ``note`` and ``section`` queries (same sample: pass the same
 ``--max-queries``) through the daemon's own code on
@@ -13,12 +13,15 @@ held-out ones): ``GET /similar?node=`` (:func:`answers.search.similar_node`), ``
 (:func:`answers.links.link_candidates`), each at k=10 with ``all=true``. For each route
 it prints precision, recall and F1 of the returned list, against the notes the query
 note (or section) linked to, for the fixed top 10 and for each cut-off, the mean length of
-the list and the share of the top 10's unlinked results the cut-off removes.
+the list, the share of the top 10's unlinked results the cut-off removes, and the share
+of results scoring visibly above the one before them (:func:`rises`).
 
 ``--fit`` also fits the calibration of :mod:`arcology_oracle.answers.relevance`
 (logistic regression of "linked" on its features, every result of every query of
-every corpus pooled) and prints the coefficients and the calibration table (score bins:
-the share of results linked in each), which is what a score means.
+every corpus pooled) and prints the coefficients, the AUC and the calibration table
+(score bins: the share of results linked in each), which is what a score means.
+``--fit-written`` fits only the weight of the nearness in time (``B_WRITTEN``), the other
+coefficients held at the daemon's (how that feature was added: :func:`fit_written`).
 CORPUS is a directory of ../shared/corpora, ``info``, or the path of a subset
 (bench/subset.py) that quality.py indexed. Writes bench/results/cutoff-NAME.json.
 """
@@ -39,6 +42,8 @@ from quality_lib import Corpus, dedupe
 from similar_lab import queries, source
 
 K = 10
+# A rise in score down a list that a person sees (scores show with two decimals).
+RISE = 0.01
 
 
 class Recorder:
@@ -81,7 +86,15 @@ def prf(rows: list[tuple[list[tuple[str, float]], set]], cut: float | None) -> d
         "precision": round(p, 4), "recall": round(r, 4), "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
         "mean_len": round(returned / max(1, len(rows)), 2),
         "unlinked_removed": round(1 - unlinked_kept / unlinked_top, 4) if unlinked_top else 0.0,
+        "rises": rises([[(f, s) for f, s in ranked if cut is None or s >= cut] for ranked, _ in rows]),
     }  # fmt: skip
+
+
+def rises(lists: list[list[tuple[str, float]]], by: float = RISE) -> float:
+    """The share of results scoring more than ``by`` above the one before them: where a
+    person reading the list sees a score that disagrees with its order."""
+    steps = [(a, b) for ranked in lists for (_, a), (_, b) in zip(ranked, ranked[1:])]
+    return round(sum(b > a + by for a, b in steps) / len(steps), 4) if steps else 0.0
 
 
 def corpus_dir(spec: str) -> tuple[str, Path]:
@@ -115,7 +128,7 @@ def run_corpus(spec: str, run: str, args, recorder: Recorder, pairs: list) -> di
         rows[route].append((listed(results, own), relevant))
         for r, e in recorder.last if route.startswith("similar") else []:  # suggestions: the same pairs again
             if e is not None and r.file != own:
-                pairs.append((e.vector, e.words, e.graph, e.duplicate, float(r.file in relevant)))
+                pairs.append((e.vector, e.words, e.graph, e.duplicate, e.written, float(r.file in relevant)))
 
     try:
         each_query(store, settings, corpus, notes, sections, one)
@@ -133,25 +146,53 @@ def fit(pairs: list) -> dict:
     # The graph's coefficient is not fitted (0): in these copies every link is gone, so
     # the graph holds only tags and refs, and it did not predict the links (its fitted
     # coefficient was 1.4 on one corpus, -2.2 with the Info manuals added).
-    x = np.column_stack([np.ones(len(a)), a[:, 0], a[:, 1], a[:, 3]])
-    y = a[:, 4]
-    w = np.zeros(4)
+    x = np.column_stack([np.ones(len(a)), a[:, 0], a[:, 1], a[:, 3], a[:, 4]])
+    y = a[:, 5]
+    w = np.zeros(x.shape[1])
     for _ in range(50):
         p = 1 / (1 + np.exp(-(x @ w)))
         grad = x.T @ (p - y) + 1e-3 * w
-        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-3 * np.eye(4)
+        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-3 * np.eye(x.shape[1])
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.abs(step).max() < 1e-8:
             break
     fitted = 1 / (1 + np.exp(-(x @ w)))
-    shipped = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3])) for row in a])
-    w = [w[0], w[1], w[2], 0.0, w[3]]
+    shipped = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3], written=row[4])) for row in a])
+    w = [w[0], w[1], w[2], 0.0, w[4], w[3]]
     return {
         "pairs": len(a), "linked": int(y.sum()),
-        "B0, B_VECTOR, B_WORDS, B_GRAPH, B_DUPLICATE": [round(float(v), 3) for v in w],
+        "B0, B_VECTOR, B_WORDS, B_GRAPH, B_WRITTEN, B_DUPLICATE": [round(float(v), 3) for v in w],
+        "AUC (this fit)": auc(fitted, y), "AUC (the daemon's scores)": auc(shipped, y),
         "bins (this fit)": bins(fitted, y), "bins (the daemon's scores)": bins(shipped, y),
     }  # fmt: skip
+
+
+def fit_written(pairs: list) -> dict:
+    """``B_WRITTEN`` alone (Newton's method), the daemon's other coefficients held: what
+    the nearness in time adds to the score as it is, so that no pair scores lower."""
+    a = np.asarray(pairs, dtype=np.float64)
+    rest = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3])) for row in a])
+    offset = np.log(rest / (1 - rest))  # each pair's log-odds without the feature
+    x, y, w = a[:, 4], a[:, 5], 0.0
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-(offset + w * x)))
+        step = float(x @ (p - y)) / (float((x * x) @ (p * (1 - p))) + 1e-9)
+        w -= step
+        if abs(step) < 1e-8:
+            break
+    fitted = 1 / (1 + np.exp(-(offset + w * x)))
+    return {"B_WRITTEN": round(w, 3), "AUC (this fit)": auc(fitted, y), "AUC (without it)": auc(rest, y),
+            "bins (this fit)": bins(fitted, y)}  # fmt: skip
+
+
+def auc(p: np.ndarray, y: np.ndarray) -> float:
+    """The chance that a linked pair scores above an unlinked one (ties count half)."""
+    _, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
+    ranks = (np.cumsum(counts) - (counts - 1) / 2)[inverse]  # tied scores share their mean rank
+    linked = y == 1
+    n1, n0 = int(linked.sum()), int((~linked).sum())
+    return round(float((ranks[linked].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)), 4) if n1 and n0 else float("nan")
 
 
 def bins(p: np.ndarray, y: np.ndarray) -> list[dict]:
@@ -171,6 +212,7 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=200)
     p.add_argument("--cutoffs", type=lambda s: [float(x) for x in s.split(",")], default=[0.1, 0.15, 0.2, 0.25, 0.3, 0.4])
     p.add_argument("--fit", action="store_true", help="fit the calibration too")
+    p.add_argument("--fit-written", action="store_true", help="fit B_WRITTEN alone, the other coefficients held")
     p.add_argument("--out", default="run")
     args = p.parse_args()
     recorder = Recorder()
@@ -181,15 +223,18 @@ def main() -> None:
         name = corpus_dir(spec)[0]
         out["corpora"][name] = result = run_corpus(spec, args.run, args, recorder, pairs)
         print(f"\n## {name}\n")
-        print("| route (queries) | list | precision | recall | F1 | mean length | unlinked removed |")
-        print("|---|---|---|---|---|---|---|")
+        print("| route (queries) | list | precision | recall | F1 | mean length | unlinked removed | rises |")
+        print("|---|---|---|---|---|---|---|---|")
         for route, by in result.items():
             for label, m in ((k, v) for k, v in by.items() if k != "n"):
                 print(f"| {route} ({by['n']}) | {label} | {m['precision']:.3f} | {m['recall']:.3f} | {m['f1']:.3f} "
-                      f"| {m['mean_len']:.1f} | {m['unlinked_removed']:.0%} |")  # fmt: skip
+                      f"| {m['mean_len']:.1f} | {m['unlinked_removed']:.0%} | {m['rises']:.1%} |")  # fmt: skip
     if args.fit:
         out["fit"] = fit(pairs)
         print("\n", out["fit"])
+    if args.fit_written:
+        out["fit_written"] = fit_written(pairs)
+        print("\n", out["fit_written"])
     save(f"cutoff-{args.out}", out)
 
 

@@ -34,9 +34,9 @@ def write_notes(roam, names: dict[str, str]):
     return roam / f"{names[QUERY]}.org"
 
 
-async def ranked(make_settings, fake_ollama, query_file) -> tuple[list[str], list[str]]:
-    """The node IDs /similar?node= and POST /similar (the query's text, with its node)
-    rank for the query, in process."""
+async def scored(make_settings, fake_ollama, query_file) -> tuple[dict[str, float], dict[str, float]]:
+    """Node ID -> score, in the order /similar?node= and POST /similar (the query's text,
+    with its node) rank them for the query, in process."""
     from arcology_oracle.answers.search import similar_to_node, similar_to_text
     from arcology_oracle.index.service import OracleIndex
 
@@ -49,7 +49,13 @@ async def ranked(make_settings, fake_ollama, query_file) -> tuple[list[str], lis
         _, by_text = await similar_to_text(index, query_file.read_text(), k=4, node=QUERY)
     finally:
         await index.close()
-    return [r.node_id for r in by_node], [r.node_id for r in by_text]
+    return {r.node_id: r.score for r in by_node}, {r.node_id: r.score for r in by_text}
+
+
+async def ranked(make_settings, fake_ollama, query_file) -> tuple[list[str], list[str]]:
+    """The node IDs of :func:`scored`, in order."""
+    by_node, by_text = await scored(make_settings, fake_ollama, query_file)
+    return list(by_node), list(by_text)
 
 
 def named(query_day: str | None, last_day: str | None) -> dict[str, str]:
@@ -69,6 +75,17 @@ async def test_a_note_written_the_same_day_moves_up(make_settings, fake_ollama, 
     by_node, by_text = await ranked(make_settings, fake_ollama, query_file)
     assert by_node == [LAST, *list(NOTES)[:3]]
     assert by_text == by_node
+
+
+async def test_a_note_written_the_same_day_scores_for_it(make_settings, fake_ollama, tmp_path):
+    """The note that moved up for its day scores higher than the same note undated (the
+    score's ``written`` feature): its score agrees with its new place a little more."""
+    same_day = await scored(make_settings, fake_ollama, write_notes(tmp_path / "a", named("20240310", "20240310")))
+    undated = await scored(make_settings, fake_ollama, write_notes(tmp_path / "b", named("20240310", None)))
+    for dated, plain in zip(same_day, undated):
+        assert dated[LAST] > plain[LAST] + 0.05, (dated, plain)
+        others = [node for node in NOTES if node != LAST]
+        assert {n: dated[n] for n in others} == {n: plain[n] for n in others}  # a year before: no change
 
 
 @pytest.mark.parametrize(("query_day", "last_day"), [("20240310", None), (None, "20240310")])
@@ -92,7 +109,9 @@ def test_a_day_of_many_notes_moves_them_less(monkeypatch, written_that_day, to):
     day = datetime.date(2024, 3, 10)
     monkeypatch.setattr(written.dated, "written_days", lambda store, ids: {"n25": "2024-03-10", "n3": "2023-03-10"})
     monkeypatch.setattr(written.dated, "written_on", lambda store, iso: written_that_day)
-    order = [r.node_id for r in written.by_time(None, day, results(30), 30)]
+    near = written.nearness(None, day, results(30))
+    order = [r.node_id for r in written.by_time(results(30), near, 30)]
     assert order.index("n25") == to
     assert order.index("n3") == 3  # a year apart: e^-121 of a place
-    assert written.by_time(None, None, results(30), 10) == results(30)[:10]
+    assert written.nearness(None, None, results(30)) == {}
+    assert written.by_time(results(30), {}, 10) == results(30)[:10]

@@ -190,6 +190,7 @@ def similar_with_graph(
             store, node_id, results, depth, scores=scores,
             weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
         )  # fmt: skip
-    results = written.by_time(store, day, results, k)
-    evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores)
+    near = written.nearness(store, day, results)
+    results = written.by_time(results, near, k)
+    evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near)
     return mode, relevance.rescore(store, results, evidence)

@@ -3,8 +3,8 @@
 A result's ``score`` (``/similar``, ``/suggest-links``, ``/search``) is an estimate of the
 chance that the user links the query's note and the result's: the share of pairs scoring
 about that much that were linked, measured on real notes with their links taken out
-(BENCHMARKS.md, "Relevance a person can read"). It is a fixed logistic transform of three
-things that depend on the query and the result alone, never on the other results, on
+(BENCHMARKS.md, "Relevance a person can read"). It is a fixed logistic transform of
+features that depend on the query and the result alone, never on the other results, on
 ``k`` or on the route:
 
 * ``vector``: the mean of the cosine similarity of the query's vector with the result's
@@ -15,12 +15,18 @@ things that depend on the query and the result alone, never on the other results
   refs and tags weighted by rarity; 0 when it is off or the query is no node). Its weight
   is 0 for now: the copies the fit ran on have no links left (only tags and refs), where
   it predicted nothing; the graph still orders the results (:mod:`.graph`);
+* ``written``: how near in time the two notes were written, as they state it
+  (:func:`.written.nearness`: 1 the same day, falling by ``e`` every three days, less on a
+  day when many notes were made; 0 when either note states no day). The order moves
+  such results up (:mod:`.written`); without this feature a result that moved up for its
+  day scored below the ones it passed, and the cut-off removed linked notes written the
+  same day as the query's;
 * ``duplicate``: how far ``vector`` is above ``DUPLICATE_FROM``. Near-copies (notes made
   from one template, a text pasted twice) are seldom linked: on the notes measured, no
   pair above 0.9 was, so the chance falls again at the top.
 
 ``score = 1 / (1 + exp(-(B0 + B_VECTOR * vector + B_WORDS * words + B_GRAPH * graph
-+ B_DUPLICATE * duplicate)))``.
++ B_WRITTEN * written + B_DUPLICATE * duplicate)))``.
 
 So the same pair of headings scores the same at ``k=5`` and ``k=10``, from ``/similar``
 and from ``/suggest-links``. The results keep the order their ranking gave them: it
@@ -53,11 +59,14 @@ from . import retrieval
 
 # Fitted by bench/cutoff.py --fit (logistic regression of "linked" on the features, the
 # top 10 of every query pooled; real notes with their links taken out, all-MiniLM-L6-v2);
-# see BENCHMARKS.md, "Relevance a person can read".
+# see BENCHMARKS.md, "Relevance a person can read". B_WRITTEN by --fit-written, the others
+# held, so that no pair scores lower than before it (BENCHMARKS.md, "Retrieval across
+# granularities", sixth round).
 B0 = -4.73
 B_VECTOR = 3.356
 B_WORDS = 0.541
 B_GRAPH = 0.0
+B_WRITTEN = 2.24
 B_DUPLICATE = -16.201
 DUPLICATE_FROM = 0.8
 KEYWORD_HALF = 10.0
@@ -66,12 +75,14 @@ KEYWORD_HALF = 10.0
 @dataclass(slots=True)
 class Signals:
     """What a query scores its results by: its vector (None in keyword mode), the word
-    evidence by note key (:func:`.similarity.similar`'s ``words``) and the graph signal
-    by node (:func:`.graph.graph_scores`)."""
+    evidence by note key (:func:`.similarity.similar`'s ``words``), the graph signal by
+    node (:func:`.graph.graph_scores`) and the nearness in time by node
+    (:func:`.written.nearness`)."""
 
     vector: Sequence[float] | None
     words: dict[str, float] = field(default_factory=dict)
     graph: dict[str, float] = field(default_factory=dict)
+    written: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +92,7 @@ class Evidence:
     vector: float
     words: float
     graph: float
+    written: float = 0.0
 
     @property
     def duplicate(self) -> float:
@@ -89,7 +101,8 @@ class Evidence:
 
 def calibrated(e: Evidence) -> float:
     """The score of a pair with evidence ``e``, in (0, 1)."""
-    x = B0 + B_VECTOR * e.vector + B_WORDS * e.words + B_GRAPH * e.graph + B_DUPLICATE * e.duplicate
+    x = B0 + B_VECTOR * e.vector + B_WORDS * e.words + B_GRAPH * e.graph + B_WRITTEN * e.written
+    x += B_DUPLICATE * e.duplicate
     return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
 
 
@@ -110,6 +123,7 @@ def evidence(store: Store, results: Sequence[retrieval.Result], signals: Signals
                 vector=(head + whole) / 2,
                 words=math.log1p(max(0.0, signals.words.get(key, 0.0))),
                 graph=math.log1p(signals.graph.get(r.node_id, 0.0)) if r.node_id else 0.0,
+                written=signals.written.get(r.node_id, 0.0) if r.node_id else 0.0,
             )
         )
     return out

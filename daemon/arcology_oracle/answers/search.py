@@ -226,8 +226,9 @@ def similar_text(
         section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
         note_query=whole_note, depth=written.depth(day, k),
     )
-    results = written.by_time(store, day, results, k)
-    results = relevance.rescore(store, results, relevance.Signals(vector, words=words))
+    near = written.nearness(store, day, results)
+    results = written.by_time(results, near, k)
+    results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near))
     if own is not None:
         return mode, _finish(store, settings, mode, results, node, own["file"], keep_all)
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)

@@ -15,9 +15,9 @@ rarity of the query's day, ``min(1, log 3 / log(1 + n))`` for the ``n`` notes wr
 day: the graph's rarity weight (:mod:`.graph`), so a day on which hundreds of notes were
 made (an import, a move from another tool) says little. A note that states no day of
 writing (:data:`~arcology_oracle.store.dated.WRITTEN_SOURCES`: never the file's
-modification time) is never moved up, and asked about, moves nothing. Results keep their calibrated scores
-(:mod:`.relevance`): the order is the ranking's, as it already is for the words and the
-graph.
+modification time) is never moved up, and asked about, moves nothing. The same nearness in
+time (:func:`nearness`) is also one of the features of a result's calibrated score
+(:mod:`.relevance`), so a note that moved up for its day scores for it too.
 """
 
 from __future__ import annotations
@@ -50,27 +50,34 @@ def depth(day: datetime.date | None, k: int) -> int:
     return k if day is None else k + SHIFT
 
 
-def by_time(
-    store: Store, day: datetime.date | None, results: Sequence[retrieval.Result], k: int
-) -> list[retrieval.Result]:
-    """The first ``k`` of ``results`` (best first), those written near ``day`` (the query
-    note's, :func:`day_of`) moved up as the module docstring says (one moved onto another's
-    place goes before it; results moving equally keep their order). ``day`` None: the
-    first ``k`` as they are."""
-    if day is None or len(results) < 2:
-        return list(results[:k])
+def nearness(store: Store, day: datetime.date | None, results: Sequence[retrieval.Result]) -> dict[str, float]:
+    """Node id -> how near in time to ``day`` (the query note's, :func:`day_of`) each of
+    ``results``' notes was written, in (0, 1]: ``exp(-days apart / TAU_DAYS)`` times the
+    rarity of ``day`` (the module docstring). Notes that state no day are absent; nothing
+    when ``day`` is None."""
+    if day is None:
+        return {}
     days = dated.written_days(store, sorted({r.node_id for r in results if r.node_id}))
     if not days:
+        return {}
+    rarity = min(1.0, math.log(3.0) / math.log(1.0 + max(1, dated.written_on(store, day.isoformat()))))
+    return {
+        node_id: rarity * math.exp(-abs((datetime.date.fromisoformat(written) - day).days) / TAU_DAYS)
+        for node_id, written in days.items()
+    }
+
+
+def by_time(results: Sequence[retrieval.Result], near: dict[str, float], k: int) -> list[retrieval.Result]:
+    """The first ``k`` of ``results`` (best first), each moved up ``SHIFT`` times its
+    :func:`nearness` places (one moved onto another's place goes before it; results moving
+    equally keep their order). Nothing near: the first ``k`` as they are."""
+    if not near or len(results) < 2:
         return list(results[:k])
-    shift = SHIFT * min(1.0, math.log(3.0) / math.log(1.0 + max(1, dated.written_on(store, day.isoformat()))))
 
     def place(item: tuple[int, retrieval.Result]) -> tuple[float, float]:
         # (new place, minus the move): one that moved onto another's place goes first.
         rank, result = item
-        written = days.get(result.node_id) if result.node_id else None
-        if written is None:
-            return rank, 0.0
-        move = shift * math.exp(-abs((datetime.date.fromisoformat(written) - day).days) / TAU_DAYS)
+        move = SHIFT * near.get(result.node_id, 0.0) if result.node_id else 0.0
         return rank - move, -move
 
     return [result for _, result in sorted(enumerate(results), key=place)][:k]
