@@ -176,6 +176,7 @@ def test_new_embedding_model_resets_the_index(stores):
 
 
 async def test_started_index_loads_vectors_before_the_first_query(index, settings):
+    """And counts the nodes the graph signal needs (~20-30 ms at a million headings)."""
     from arcology_oracle.index.service import OracleIndex
 
     fresh = OracleIndex(settings)
@@ -185,6 +186,17 @@ async def test_started_index_loads_vectors_before_the_first_query(index, setting
         shared = vectors.shared_index(str(settings.db_path.resolve()))
         stored = await fresh.read(lambda s: s.conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
         assert shared.generation is not None and len(shared) == stored > 0
+        statements: list[str] = []
+
+        def count(store: Store) -> int:
+            store.conn.set_trace_callback(statements.append)
+            try:
+                return store.node_count()
+            finally:
+                store.conn.set_trace_callback(None)
+
+        assert await fresh.read(count) > 0
+        assert statements and not [s for s in statements if "COUNT(DISTINCT own_id)" in s], statements
     finally:
         await fresh.close()
 
@@ -292,6 +304,36 @@ def test_the_kernel_is_told_the_int8_rows_are_read_at_random(tmp_path):
     # A query reads a few hundred int8 rows: no read-ahead ("rr"); the sign bits, whole.
     assert "rr" in vm_flags(restored._q)
     assert "rr" not in vm_flags(restored._bits)
+
+
+def resident_kb(array: np.ndarray) -> int:
+    """How much of the mapping holding ``array``'s first byte is mapped into this process
+    (its ``Rss`` in /proc/self/smaps, kB; Linux)."""
+    address, inside = array.ctypes.data, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            start, end = (int(x, 16) for x in head.split("-"))
+            inside = start <= address < end
+        elif inside and line.startswith("Rss:"):
+            return int(line.split()[1])
+    raise AssertionError("no mapping holds the array")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/smaps is Linux's")
+def test_fault_in_maps_every_page_a_query_reads_whole_and_no_int8_row(tmp_path):
+    from arcology_oracle.store import vector_snapshot
+
+    x = clustered(3000, 256, seed=19)
+    path = tmp_path / "index.sqlite3-vectors"
+    assert vector_snapshot.save(loaded(x, np.arange(1, 3001)), path)
+    restored = VectorIndex()
+    assert vector_snapshot.restore(restored, path, "g")
+    bits_kb = restored._bits.nbytes // 1024  # 4 words x 3,000 rows: 94 kB
+    assert resident_kb(restored._bits) < bits_kb and resident_kb(restored._q) == 0  # mapped, not read
+    assert restored.fault_in() >= restored._bits.nbytes // mmap.PAGESIZE
+    assert resident_kb(restored._bits) >= bits_kb
+    assert resident_kb(restored._q) == 0  # the rows are read a few hundred at a time
 
 
 def test_warming_has_the_os_read_the_whole_snapshot(stores, monkeypatch):

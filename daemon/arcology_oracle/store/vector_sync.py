@@ -211,14 +211,17 @@ class VectorSync(StoreBase):
 
     def warm_vectors(self) -> None:
         """Bring the in-memory vector index up to date now (else the next knn does), save
-        its snapshot if it had to read every vector, and have the OS read the snapshot's
-        pages (:func:`vector_snapshot.prefetch`: the index maps them)."""
+        its snapshot if it had to read every vector, have the OS read the snapshot's
+        pages (:func:`vector_snapshot.prefetch`: the index maps them) and map in those
+        every query reads (:meth:`~.vectors.VectorIndex.fault_in`)."""
         if self.has_vector_table():
-            self._vector_index().sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+            index = self._vector_index()
+            index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
             self._save_snapshot()
             snapshot = self._snapshot_path()
             if snapshot is not None:
                 vector_snapshot.prefetch(snapshot)
+            index.fault_in()
 
     # A snapshot of the in-memory index beside the database lets a restart skip reading
     # every vector (0.6-2.5 s at 100k; see vector_snapshot.py and BENCHMARKS.md).
