@@ -94,6 +94,25 @@ def test_stores_of_one_database_share_where_the_last_read_stopped(tmp_path):
     second.close()
 
 
+def test_a_first_look_with_nothing_pending_reads_no_text_and_goes_on_after_the_last_chunk(tmp_path):
+    """At a start every chunk has its vector, most often: the first look answers that from
+    the hashes' index, without reading every chunk's text in id order, and the chunks
+    written after it are still found."""
+    writer = Store.open(tmp_path / "db.sqlite3")
+    hashes = write_file(writer, "a.org", list(range(10)))
+    writer.store_vectors([(h, [1.0, 0.0]) for h in hashes])
+    reader = Store.open(tmp_path / "db.sqlite3")
+    statements: list[str] = []
+    reader.conn.set_trace_callback(statements.append)
+    assert reader.pending_texts(8) == []
+    reader.conn.set_trace_callback(None)
+    assert statements and not [s for s in statements if "c.text" in s], statements
+    more = write_file(writer, "b.org", list(range(10, 13)))
+    assert [h for h, _ in reader.pending_texts(8)] == more
+    writer.close()
+    reader.close()
+
+
 def test_chunks_below_the_cursor_wait_until_nothing_is_after_it(tmp_path):
     """Looking below the cursor scans every chunk up to it; a call that found some
     chunks after it does not, even fewer than it asked for."""

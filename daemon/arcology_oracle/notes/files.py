@@ -47,6 +47,8 @@ def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
 
 def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
     """Whether an exclude glob matches the root-relative POSIX path ``rel``."""
+    if not exclude_globs:
+        return False
     parts = PurePosixPath(rel).parts
     return any(_glob_matches(g, rel, parts) for g in exclude_globs)
 
@@ -96,7 +98,10 @@ def iter_org_files(
                 elif entry.is_dir():
                     walk(entry.path, rel)
                 elif entry.is_file() and is_indexable_path(rel, exclude_globs):
-                    real_file = os.path.realpath(entry.path)
+                    # Not a symlink, in a directory whose real path is known: its own real
+                    # path without os.path.realpath, whose lstat of every component of
+                    # every file was 80% of a walk (4 of 5 s at 119,000 files).
+                    real_file = os.path.join(real, entry.name)
                     if not real_excluded(real_file, rel):
                         found.setdefault(real_file, rel)
             except OSError:
