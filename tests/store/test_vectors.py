@@ -278,57 +278,53 @@ def test_a_restored_snapshot_is_mapped_and_changes_never_reach_its_file(tmp_path
     assert path.read_bytes() == before
 
 
-def vm_flags(array: np.ndarray) -> set[str]:
-    """The kernel's flags of the mapping holding ``array``'s first byte (Linux)."""
-    address, flags, inside = array.ctypes.data, None, False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split()[0]
-        if "-" in head and ":" not in head:
-            start, end = (int(x, 16) for x in head.split("-"))
-            inside = start <= address < end
-        elif inside and line.startswith("VmFlags:"):
-            flags = set(line.split()[1:])
-    assert flags is not None, "no mapping holds the array"
-    return flags
-
-
-@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/smaps is Linux's")
-def test_the_kernel_is_told_the_int8_rows_are_read_at_random(tmp_path):
-    from arcology_oracle.store import vector_snapshot
-
-    x = clustered(3000, 256, seed=17)
-    path = tmp_path / "index.sqlite3-vectors"
-    assert vector_snapshot.save(loaded(x, np.arange(1, 3001)), path)
-    restored = VectorIndex()
-    assert vector_snapshot.restore(restored, path, "g")
-    # A query reads a few hundred int8 rows: no read-ahead ("rr"); the sign bits, whole.
-    assert "rr" in vm_flags(restored._q)
-    assert "rr" not in vm_flags(restored._bits)
-
-
-def resident_kb(array: np.ndarray) -> int:
-    """How much of the mapping holding ``array``'s first byte is mapped into this process
-    (its ``Rss`` in /proc/self/smaps, kB; Linux)."""
+def smaps_field(array: np.ndarray, field: str) -> str:
+    """The ``field:`` line's value, in /proc/self/smaps, of the mapping holding ``array``'s
+    first byte (Linux)."""
     address, inside = array.ctypes.data, False
     for line in Path("/proc/self/smaps").read_text().splitlines():
         head = line.split()[0]
         if "-" in head and ":" not in head:
             start, end = (int(x, 16) for x in head.split("-"))
             inside = start <= address < end
-        elif inside and line.startswith("Rss:"):
-            return int(line.split()[1])
+        elif inside and line.startswith(f"{field}:"):
+            return line.split(":", 1)[1].strip()
     raise AssertionError("no mapping holds the array")
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/smaps is Linux's")
-def test_fault_in_maps_every_page_a_query_reads_whole_and_no_int8_row(tmp_path):
+def vm_flags(array: np.ndarray) -> set[str]:
+    """The kernel's flags of the mapping holding ``array``."""
+    return set(smaps_field(array, "VmFlags").split())
+
+
+def resident_kb(array: np.ndarray) -> int:
+    """How much of the mapping holding ``array`` is mapped into this process, kB."""
+    return int(smaps_field(array, "Rss").split()[0])
+
+
+def restored_snapshot(tmp_path, seed: int) -> tuple[np.ndarray, VectorIndex]:
+    """3,000 vectors of 256 dimensions, saved as a snapshot and mapped back."""
     from arcology_oracle.store import vector_snapshot
 
-    x = clustered(3000, 256, seed=19)
+    x = clustered(3000, 256, seed=seed)
     path = tmp_path / "index.sqlite3-vectors"
     assert vector_snapshot.save(loaded(x, np.arange(1, 3001)), path)
     restored = VectorIndex()
     assert vector_snapshot.restore(restored, path, "g")
+    return x, restored
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/smaps is Linux's")
+def test_the_kernel_is_told_the_int8_rows_are_read_at_random(tmp_path):
+    _, restored = restored_snapshot(tmp_path, seed=17)
+    # A query reads a few hundred int8 rows: no read-ahead ("rr"); the sign bits, whole.
+    assert "rr" in vm_flags(restored._q)
+    assert "rr" not in vm_flags(restored._bits)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/smaps is Linux's")
+def test_fault_in_maps_every_page_a_query_reads_whole_and_no_int8_row(tmp_path):
+    _, restored = restored_snapshot(tmp_path, seed=19)
     bits_kb = restored._bits.nbytes // 1024  # 4 words x 3,000 rows: 94 kB
     assert resident_kb(restored._bits) < bits_kb and resident_kb(restored._q) == 0  # mapped, not read
     assert restored.fault_in() >= restored._bits.nbytes // mmap.PAGESIZE
