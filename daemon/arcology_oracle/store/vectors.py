@@ -8,7 +8,7 @@ memory would be exact and fast but costs 300 MB at 100k x 768.
 :class:`VectorIndex` keeps compact copies of each vector instead: its sign bits after
 subtracting a centre (d/8 bytes; the centre, the mean vector of the index, makes the bits
 informative for models whose dimensions are not zero-mean), an int8 copy with a scale per
-row (d + 4 bytes, see :func:`quantize`) and its exact squared norm. A query ranks every
+row (d + 4 bytes, see :func:`.vector_codes.quantize`) and its exact squared norm. A query ranks every
 vector by the Hamming distance of the bits, keeps the best ``candidates(k)`` and ranks
 those by L2 distance computed from the int8 rows; the store then re-ranks the best on
 their float32 vectors. Oversampling makes the true neighbours survive the prefilter with
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .shared import PerDatabase
+from .vector_codes import pack_signs, popcount, quantize
 
 META_KEY = "vec_generation"  # the generation token's key in the store's meta table
 
@@ -108,13 +109,6 @@ class VectorIndex:
         """Memory held by the arrays (capacity included)."""
         return sum(a.nbytes for a in (self._ids, self._bits, self._q, self._scale, self._norm2))
 
-    def _pack(self, rows: np.ndarray) -> np.ndarray:
-        """Sign bits of ``rows - centre`` as ``(len(rows), words)`` uint64."""
-        bits = np.packbits(rows > self._center, axis=1)
-        padded = np.zeros((len(rows), self._words * 8), np.uint8)
-        padded[:, : bits.shape[1]] = bits
-        return padded.view(np.uint64)
-
     def _reserve(self, needed: int) -> None:
         capacity = len(self._ids)
         if needed <= capacity:
@@ -168,7 +162,7 @@ class VectorIndex:
         start, end = self._n, self._n + len(ids)
         self._ids[start:end] = ids
         self._set_rows(start, end, rows)
-        self._bits[:, start:end] = self._pack(rows).T
+        self._bits[:, start:end] = pack_signs(rows, self._center, self._words).T
         for offset, rowid in enumerate(ids.tolist()):
             self._pos[rowid] = start + offset
         self._n = end
@@ -206,7 +200,7 @@ class VectorIndex:
         self._centered_at = self._n
         for start in range(0, self._n, LOAD_BLOCK):
             end = min(start + LOAD_BLOCK, self._n)
-            self._bits[:, start:end] = self._pack(self._rows(start, end)).T
+            self._bits[:, start:end] = pack_signs(self._rows(start, end), self._center, self._words).T
 
     # -- loading and following the database --------------------------------------------
 
@@ -317,7 +311,8 @@ class VectorIndex:
         bufs = getattr(self, "_prefilter_bufs", None)
         if bufs is None or len(bufs[0]) < n:
             size = max(n, 1024) + max(n, 1024) // 8  # room to grow before the next allocation
-            bufs = self._prefilter_bufs = (np.empty(size, np.uint16), np.empty(size, np.uint64), np.empty(size, np.uint8))
+            bufs = (np.empty(size, np.uint16), np.empty(size, np.uint64), np.empty(size, np.uint8))
+            self._prefilter_bufs = bufs
         return bufs[0][:n], bufs[1][:n], bufs[2][:n]
 
     WHOLE_READ = ("ids", "bits", "scale", "norm2")  # what every prefiltered query reads whole
@@ -361,12 +356,12 @@ class VectorIndex:
             if exact or n <= wanted or n * self.dims < self.exact_below or self.dims < MIN_PREFILTER_DIMS:
                 cand = np.arange(n)
             else:
-                qbits = self._pack(q[None, :])[0]
+                qbits = pack_signs(q[None, :], self._center, self._words)[0]
                 hamming, scratch, counts = self._prefilter_buffers(n)
                 hamming.fill(0)
                 for word in range(self._words):
                     np.bitwise_xor(self._bits[word, :n], qbits[word], out=scratch)
-                    _popcount(scratch, counts)
+                    popcount(scratch, counts)
                     hamming += counts
                 cand = np.argpartition(hamming, wanted)[:wanted]
             if len(cand) <= 4096:
@@ -385,33 +380,6 @@ class VectorIndex:
             top = top[np.argsort(d2[top], kind="stable")]
             ids = self._ids[cand[top]]
             return list(zip(ids.tolist(), np.sqrt(d2[top]).tolist()))
-
-
-if hasattr(np, "bitwise_count"):  # numpy >= 2.0
-
-    def _popcount(words: np.ndarray, out: np.ndarray) -> None:
-        np.bitwise_count(words, out=out)
-
-else:  # pragma: no cover - numpy 1.x: a byte table, ~3x slower
-    _BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], np.uint8)
-
-    def _popcount(words: np.ndarray, out: np.ndarray) -> None:
-        out[:] = _BYTE_BITS[words.view(np.uint8)].reshape(len(words), 8).sum(axis=1, dtype=np.uint8)
-
-
-def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows as int8 and one float32 scale per row (``row ~= q * scale``).
-
-    int8 with a scale per row, not float16 or bfloat16: half their memory (77 MB instead
-    of 154 MB at 100k x 768, which kept the daemon over 300 MB), widened to float32 by one
-    vectorised cast (numpy widens float16 one value at a time). The rounding moves a dot
-    product of unit vectors by ~5e-4: it only orders the candidates, and the store
-    re-ranks the best on their float32 vectors.
-    """
-    rows = np.asarray(rows, dtype=np.float32)
-    peak = np.abs(rows).max(axis=1)
-    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    return np.rint(rows / scale[:, None]).astype(np.int8), scale
 
 
 _indexes = PerDatabase(VectorIndex)
