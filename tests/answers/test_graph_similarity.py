@@ -203,7 +203,9 @@ async def test_a_tag_most_notes_carry_does_not_outrank_the_text(make_settings, f
 
 
 async def test_the_node_count_the_labels_are_judged_by_follows_writes(make_settings, fake_ollama, roam_dir):
-    """``Store.node_count`` is remembered between queries, and counted again after a write."""
+    """``Store.node_count`` is remembered between queries and across writes that change no
+    heading (vectors stored while notes are embedded), and counted again after a write
+    that does."""
     from arcology_oracle.index.service import OracleIndex
     from arcology_oracle.store import Store
 
@@ -216,6 +218,12 @@ async def test_the_node_count_the_labels_are_judged_by_follows_writes(make_setti
     try:
         before = store.node_count()
         assert before >= 6 and store.node_count() == before
+        await index.write(lambda writer: writer.clear_link_rejections())  # a write of no heading
+        statements: list[str] = []
+        store.conn.set_trace_callback(statements.append)
+        assert store.node_count() == before
+        store.conn.set_trace_callback(None)
+        assert not [s for s in statements if "COUNT(DISTINCT own_id)" in s], statements
         (roam_dir / "extra.org").write_text(":PROPERTIES:\n:ID: 2222bbbb-0000-4000-8000-000000000099\n:END:\n#+title: Extra\n")
         await index.reconcile()
         assert store.node_count() == before + 1

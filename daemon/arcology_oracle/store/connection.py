@@ -36,6 +36,11 @@ def _is_corruption(exc: Exception) -> bool:
 
 # The in-memory vector index's snapshot beside the database (see vector_sync.py).
 VECTORS_SNAPSHOT_SUFFIX = "-vectors"
+# Renewed (in ``meta``) by a transaction that inserts or deletes headings, and only by
+# one: what derives from the headings alone (``LinkGraph.node_count``) outlives the
+# writes of vectors, a batch of which commits every few hundred milliseconds while
+# notes are embedded.
+NODES_GENERATION = "nodes_generation"
 
 
 class StoreBase:
@@ -48,6 +53,7 @@ class StoreBase:
         self._savepoints = 0
         # Heading id ranges inserted in the open transaction and not yet in headings_fts.
         self._fts_pending: list[tuple[int, int]] = []
+        self._headings_changed = False  # in the open transaction: NODES_GENERATION is renewed
 
     @classmethod
     def open(cls, path: Path | str, *, writer: bool = False) -> Self:
@@ -127,12 +133,15 @@ class StoreBase:
             self.conn.execute(f"RELEASE {name}")
             return
         self.conn.execute("BEGIN IMMEDIATE")
+        self._headings_changed = False
         try:
             yield
             self._flush_fts()
             # Whatever this transaction changed, what readers derived from the old state
             # (the notes' mean vectors, store/node_means.py) is now stale.
             self._set_meta(WRITE_GENERATION, secrets.token_hex(8))
+            if self._headings_changed:  # (a savepoint rolled back may leave it set: a recount more)
+                self._set_meta(NODES_GENERATION, secrets.token_hex(8))
         except BaseException:
             self._fts_pending.clear()
             self.conn.execute("ROLLBACK")

@@ -16,13 +16,12 @@ import time
 from collections.abc import Iterable
 
 from ..notes.conversations import ORACLE_ROLES
-from .connection import StoreBase
-from .node_means import WRITE_GENERATION
+from .connection import NODES_GENERATION, StoreBase
 from .shared import PerDatabase
 
 
 class _NodeCount:
-    """One database's node count and the write generation it was counted at."""
+    """One database's node count and the generation of the headings it was counted at."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -88,13 +87,16 @@ class LinkGraph(StoreBase):
         return out
 
     def node_count(self) -> int:
-        """How many nodes the index holds. Counted once per write generation (the token
-        every writing transaction renews, see :mod:`.node_means`) and remembered for the
-        process: counting them is ~2 ms at 20k nodes, most of a ``/similar``."""
+        """How many nodes the index holds. Counted once per generation of the headings
+        (:data:`~.connection.NODES_GENERATION`, renewed by every transaction that inserts
+        or deletes headings, not by those storing vectors) and remembered for the process:
+        counting them is ~2 ms at 20k nodes, most of a ``/similar``, and 20-30 ms at a
+        million headings, where each batch of vectors stored while notes are embedded
+        made the next ``/similar`` count again."""
         cache = getattr(self, "_node_count", None)
         if cache is None:
             cache = self._node_count = _node_counts.get(self._shared_key())
-        token = self.get_meta(WRITE_GENERATION)  # before the count: a write in between only recounts
+        token = self.get_meta(NODES_GENERATION)  # before the count: a write in between only recounts
         with cache.lock:
             if cache.count is not None and cache.token == token:
                 return cache.count

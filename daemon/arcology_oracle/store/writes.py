@@ -119,6 +119,7 @@ class FileWrites(VectorSync):
         )
         if parsed.headings:
             self._fts_pending.append((ids[0], ids[-1]))
+            self._headings_changed = True
         self.conn.executemany(
             "INSERT INTO chunks (heading, ordinal, text, hash, first_turn, last_turn) VALUES (?, ?, ?, ?, ?, ?)",
             [(heading_id, c.ordinal, c.text, c.hash, c.first_turn, c.last_turn)
@@ -168,6 +169,7 @@ class FileWrites(VectorSync):
         if row is None:
             return set()
         self._flush_fts()  # the delete trigger must find every heading in FTS
+        self._headings_changed = True
         hashes = {
             r[0]
             for r in self.conn.execute(
