@@ -49,7 +49,7 @@ WAITING = r"^(EpollSelector\.select|_worker \(concurrent/futures/thread|Conditio
 # (part, pattern on a frame "function (file:line)"), tried from the innermost frame out.
 PARTS = [
     ("JSON", r"\((?:json/|.*orjson)"),
-    ("vector index", r"arcology_oracle/store/vectors\.py"),
+    ("vector index", r"arcology_oracle/store/vector(s|_codes)\.py"),
     ("SQL reads", r"arcology_oracle/store/"),
     ("keyword candidates", r"^(_keyword_candidates|frequent_words\w*|_with_bigrams) "),
     ("graph", r"arcology_oracle/answers/graph\.py"),

@@ -88,8 +88,8 @@ class OracleIndex:
     def _warm(self) -> None:
         """What the first query after a start would otherwise wait for: the vector index
         (loaded, its snapshot's pages read and mapped in) and the count of nodes the graph
-        signal weighs labels by (~20-30 ms at a million headings; counted once per write
-        generation and shared by every reader)."""
+        signal weighs labels by (~20-30 ms at a million headings; counted once per
+        generation of the headings and shared by every reader)."""
         store = self._reader()
         try:
             store.warm_vectors()
