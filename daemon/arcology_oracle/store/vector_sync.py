@@ -286,7 +286,7 @@ class VectorSync(StoreBase):
         if cursor.after == 0:
             last = self._none_pending_upto()
             if last is not None:
-                cursor.after = max(cursor.after, last)
+                cursor.after = max(cursor.after, last)  # shared: another reader may have moved it
                 return []
         start = cursor.after
         out = self._pending_from(start, None, limit, seen, cursor)

@@ -327,7 +327,8 @@ class VectorIndex:
         outside it (touching pages of arrays replaced meanwhile is harmless). Returns the
         pages touched."""
         with self._lock:
-            arrays = [self.state()[2][name] for name in self.WHOLE_READ]
+            state = self.state()[2]
+            arrays = [state[name] for name in self.WHOLE_READ]
         touched = 0
         for array in arrays:
             for part in array if array.ndim > 1 else [array]:  # each word's row of bits is contiguous
