@@ -2,7 +2,7 @@
 indexes bench/quality.py kept; and the fit of the score's calibration.
 
     python bench/cutoff.py RUN [CORPUS ...] [--max-queries 200] [--cutoffs 0.1,0.2,0.3]
-        [--fit] [--fit-written] [--out NAME]
+        [--fit] [--fit-alone written|named] [--out NAME]
 
 Runs bench/quality.py's ``note`` and ``section`` queries (same sample: pass the same
 ``--max-queries``) through the daemon's own code on
@@ -20,8 +20,9 @@ of results scoring visibly above the one before them (:func:`rises`).
 (logistic regression of "linked" on its features, every result of every query of
 every corpus pooled) and prints the coefficients, the AUC and the calibration table
 (score bins: the share of results linked in each), which is what a score means.
-``--fit-written`` fits only the weight of the nearness in time (``B_WRITTEN``), the other
-coefficients held at the daemon's (how that feature was added: :func:`fit_written`).
+``--fit-alone FEATURE`` fits only the weight of the nearness in time (``written``:
+``B_WRITTEN``) or of the query naming the result's note (``named``: ``B_NAMED``), the
+other coefficients held at the daemon's (how those features were added: :func:`fit_alone`).
 CORPUS is a directory of ../shared/corpora, ``info``, or the path of a subset
 (bench/subset.py) that quality.py indexed. Writes bench/results/cutoff-NAME.json.
 """
@@ -128,7 +129,7 @@ def run_corpus(spec: str, run: str, args, recorder: Recorder, pairs: list) -> di
         rows[route].append((listed(results, own), relevant))
         for r, e in recorder.last if route.startswith("similar") else []:  # suggestions: the same pairs again
             if e is not None and r.file != own:
-                pairs.append((e.vector, e.words, e.graph, e.duplicate, e.written, float(r.file in relevant)))
+                pairs.append((e.vector, e.words, e.graph, e.duplicate, e.written, e.named, float(r.file in relevant)))
 
     try:
         each_query(store, settings, corpus, notes, sections, one)
@@ -146,8 +147,8 @@ def fit(pairs: list) -> dict:
     # The graph's coefficient is not fitted (0): in these copies every link is gone, so
     # the graph holds only tags and refs, and it did not predict the links (its fitted
     # coefficient was 1.4 on one corpus, -2.2 with the Info manuals added).
-    x = np.column_stack([np.ones(len(a)), a[:, 0], a[:, 1], a[:, 3], a[:, 4]])
-    y = a[:, 5]
+    x = np.column_stack([np.ones(len(a)), a[:, 0], a[:, 1], a[:, 3], a[:, 4], a[:, 5]])
+    y = a[:, 6]
     w = np.zeros(x.shape[1])
     for _ in range(50):
         p = 1 / (1 + np.exp(-(x @ w)))
@@ -158,23 +159,31 @@ def fit(pairs: list) -> dict:
         if np.abs(step).max() < 1e-8:
             break
     fitted = 1 / (1 + np.exp(-(x @ w)))
-    shipped = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3], written=row[4])) for row in a])
-    w = [w[0], w[1], w[2], 0.0, w[4], w[3]]
+    shipped = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3], written=row[4], named=row[5])) for row in a])
+    w = [w[0], w[1], w[2], 0.0, w[4], w[5], w[3]]
     return {
         "pairs": len(a), "linked": int(y.sum()),
-        "B0, B_VECTOR, B_WORDS, B_GRAPH, B_WRITTEN, B_DUPLICATE": [round(float(v), 3) for v in w],
+        "B0, B_VECTOR, B_WORDS, B_GRAPH, B_WRITTEN, B_NAMED, B_DUPLICATE": [round(float(v), 3) for v in w],
         "AUC (this fit)": auc(fitted, y), "AUC (the daemon's scores)": auc(shipped, y),
         "bins (this fit)": bins(fitted, y), "bins (the daemon's scores)": bins(shipped, y),
     }  # fmt: skip
 
 
-def fit_written(pairs: list) -> dict:
-    """``B_WRITTEN`` alone (Newton's method), the daemon's other coefficients held: what
-    the nearness in time adds to the score as it is, so that no pair scores lower."""
+# The features --fit-alone can fit: their column in the pairs, and the Evidence field.
+ALONE = {"written": 4, "named": 5}
+
+
+def fit_alone(pairs: list, feature: str) -> dict:
+    """The weight of one feature alone (``B_WRITTEN`` or ``B_NAMED``; Newton's method),
+    the daemon's other coefficients held: what it adds to the score as it is, so that no
+    pair scores lower."""
     a = np.asarray(pairs, dtype=np.float64)
-    rest = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3])) for row in a])
+    column = ALONE[feature]
+    held = {name: (lambda row, c=c: row[c]) for name, c in ALONE.items() if name != feature}
+    rest = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3], **{n: f(row) for n, f in held.items()}))
+                       for row in a])  # fmt: skip
     offset = np.log(rest / (1 - rest))  # each pair's log-odds without the feature
-    x, y, w = a[:, 4], a[:, 5], 0.0
+    x, y, w = a[:, column], a[:, 6], 0.0
     for _ in range(50):
         p = 1 / (1 + np.exp(-(offset + w * x)))
         step = float(x @ (p - y)) / (float((x * x) @ (p * (1 - p))) + 1e-9)
@@ -182,7 +191,7 @@ def fit_written(pairs: list) -> dict:
         if abs(step) < 1e-8:
             break
     fitted = 1 / (1 + np.exp(-(offset + w * x)))
-    return {"B_WRITTEN": round(w, 3), "AUC (this fit)": auc(fitted, y), "AUC (without it)": auc(rest, y),
+    return {f"B_{feature.upper()}": round(w, 3), "AUC (this fit)": auc(fitted, y), "AUC (without it)": auc(rest, y),
             "bins (this fit)": bins(fitted, y)}  # fmt: skip
 
 
@@ -212,7 +221,7 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=200)
     p.add_argument("--cutoffs", type=lambda s: [float(x) for x in s.split(",")], default=[0.1, 0.15, 0.2, 0.25, 0.3, 0.4])
     p.add_argument("--fit", action="store_true", help="fit the calibration too")
-    p.add_argument("--fit-written", action="store_true", help="fit B_WRITTEN alone, the other coefficients held")
+    p.add_argument("--fit-alone", choices=sorted(ALONE), help="fit this feature's weight alone, the other coefficients held")
     p.add_argument("--out", default="run")
     args = p.parse_args()
     recorder = Recorder()
@@ -232,9 +241,9 @@ def main() -> None:
     if args.fit:
         out["fit"] = fit(pairs)
         print("\n", out["fit"])
-    if args.fit_written:
-        out["fit_written"] = fit_written(pairs)
-        print("\n", out["fit_written"])
+    if args.fit_alone:
+        out["fit_alone"] = fit_alone(pairs, args.fit_alone)
+        print("\n", out["fit_alone"])
     save(f"cutoff-{args.out}", out)
 
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from arcology_oracle.answers import written
+from arcology_oracle.answers import moves, written
 from arcology_oracle.answers.retrieval import Result
 
 QUERY = "3333aaaa-0000-4000-8000-000000000000"
@@ -110,8 +110,8 @@ def test_a_day_of_many_notes_moves_them_less(monkeypatch, written_that_day, to):
     monkeypatch.setattr(written.dated, "written_days", lambda store, ids: {"n25": "2024-03-10", "n3": "2023-03-10"})
     monkeypatch.setattr(written.dated, "written_on", lambda store, iso: written_that_day)
     near = written.nearness(None, day, results(30))
-    order = [r.node_id for r in written.by_time(results(30), near, 30)]
+    order = [r.node_id for r in moves.moved_up(results(30), written.places(near), 30)]
     assert order.index("n25") == to
     assert order.index("n3") == 3  # a year apart: e^-121 of a place
     assert written.nearness(None, None, results(30)) == {}
-    assert written.by_time(results(30), {}, 10) == results(30)[:10]
+    assert written.places({}) == {}

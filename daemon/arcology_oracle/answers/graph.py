@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from ..config import Settings
 from ..store import Store
-from . import relevance, retrieval, similarity, written
+from . import mentions, moves, relevance, retrieval, similarity, written
 
 # Rarest features first, at most this many of each kind: a node with thousands of
 # neighbours must not make one /similar read the whole link table.
@@ -171,17 +171,17 @@ def similar_with_graph(
     """Similar notes by text (:func:`similarity.similar` with ``similar``'s arguments),
     fused with the graph signal of ``node_id`` (:func:`fuse`) when
     ``settings.graph_similarity`` is on, or ``graph_on`` says so, then those written about
-    the same time as ``node_id`` moved up (:func:`.written.by_time`). The text ranking is
-    made for ``k`` either way (reading it twice as deep for the fusion found the same
-    held-out links: bench/links_graph.py, hash embedder: recall@10 0.4207 and 0.4076 at
-    depth 2k, 0.4207 and 0.4008 at k, for twice the text work), and read
-    :data:`.written.SHIFT` results deeper when ``node_id`` says when it was written, so
-    that a result that moves up may come from below the first ``k``. Returns ``(mode,
-    results)`` as :func:`similarity.similar` does, with the scores of
-    :func:`.relevance.rescore` (scores that mean the same whatever ``k`` and route)."""
+    the same time as ``node_id`` and those the query's text names moved up
+    (:mod:`.moves`). The text ranking is made for ``k`` either way (reading it twice as
+    deep for the fusion found the same held-out links: bench/links_graph.py, hash
+    embedder: recall@10 0.4207 and 0.4076 at depth 2k, 0.4207 and 0.4008 at k, for twice
+    the text work), and read :func:`.moves.depth` deep, so that a result that moves up
+    may come from below the first ``k``. Returns ``(mode, results)`` as
+    :func:`similarity.similar` does, with the scores of :func:`.relevance.rescore`
+    (scores that mean the same whatever ``k`` and route)."""
     use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
     day = written.day_of(store, node_id)
-    depth = written.depth(day, k)
+    depth = moves.depth(k)
     words: dict[str, float] = {}
     mode, results = similarity.similar(store, k=k, depth=depth, words=words, **similar)
     scores = graph_scores(store, node_id) if use_graph else {}
@@ -191,6 +191,8 @@ def similar_with_graph(
             weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
         )  # fmt: skip
     near = written.nearness(store, day, results)
-    results = written.by_time(results, near, k)
-    evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near)
+    named = mentions.named(store, similar.get("text", ""), results, own=node_id)
+    places = moves.summed(written.places(near), mentions.places(named, similar.get("note_query", False)))
+    results = moves.moved_up(results, places, k)
+    evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near, named=named)
     return mode, relevance.rescore(store, results, evidence)

@@ -21,12 +21,14 @@ features that depend on the query and the result alone, never on the other resul
   such results up (:mod:`.written`); without this feature a result that moved up for its
   day scored below the ones it passed, and the cut-off removed linked notes written the
   same day as the query's;
+* ``named``: 1 when the query's text names the result's note by its title or an alias
+  (:func:`.mentions.named`), else 0. The order moves such results up (:mod:`.mentions`);
 * ``duplicate``: how far ``vector`` is above ``DUPLICATE_FROM``. Near-copies (notes made
   from one template, a text pasted twice) are seldom linked: on the notes measured, no
   pair above 0.9 was, so the chance falls again at the top.
 
 ``score = 1 / (1 + exp(-(B0 + B_VECTOR * vector + B_WORDS * words + B_GRAPH * graph
-+ B_WRITTEN * written + B_DUPLICATE * duplicate)))``.
++ B_WRITTEN * written + B_NAMED * named + B_DUPLICATE * duplicate)))``.
 
 So the same pair of headings scores the same at ``k=5`` and ``k=10``, from ``/similar``
 and from ``/suggest-links``. The results keep the order their ranking gave them: it
@@ -67,6 +69,7 @@ B_VECTOR = 3.356
 B_WORDS = 0.541
 B_GRAPH = 0.0
 B_WRITTEN = 2.24
+B_NAMED = 1.18
 B_DUPLICATE = -16.201
 DUPLICATE_FROM = 0.8
 KEYWORD_HALF = 10.0
@@ -76,13 +79,14 @@ KEYWORD_HALF = 10.0
 class Signals:
     """What a query scores its results by: its vector (None in keyword mode), the word
     evidence by note key (:func:`.similarity.similar`'s ``words``), the graph signal by
-    node (:func:`.graph.graph_scores`) and the nearness in time by node
-    (:func:`.written.nearness`)."""
+    node (:func:`.graph.graph_scores`), the nearness in time by node
+    (:func:`.written.nearness`) and the nodes the query names (:func:`.mentions.named`)."""
 
     vector: Sequence[float] | None
     words: dict[str, float] = field(default_factory=dict)
     graph: dict[str, float] = field(default_factory=dict)
     written: dict[str, float] = field(default_factory=dict)
+    named: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,7 @@ class Evidence:
     words: float
     graph: float
     written: float = 0.0
+    named: float = 0.0
 
     @property
     def duplicate(self) -> float:
@@ -101,7 +106,7 @@ class Evidence:
 
 def calibrated(e: Evidence) -> float:
     """The score of a pair with evidence ``e``, in (0, 1)."""
-    x = B0 + B_VECTOR * e.vector + B_WORDS * e.words + B_GRAPH * e.graph + B_WRITTEN * e.written
+    x = B0 + B_VECTOR * e.vector + B_WORDS * e.words + B_GRAPH * e.graph + B_WRITTEN * e.written + B_NAMED * e.named
     x += B_DUPLICATE * e.duplicate
     return 1.0 / (1.0 + math.exp(-x)) if x > -700 else 0.0
 
@@ -124,6 +129,7 @@ def evidence(store: Store, results: Sequence[retrieval.Result], signals: Signals
                 words=math.log1p(max(0.0, signals.words.get(key, 0.0))),
                 graph=math.log1p(signals.graph.get(r.node_id, 0.0)) if r.node_id else 0.0,
                 written=signals.written.get(r.node_id, 0.0) if r.node_id else 0.0,
+                named=float(r.node_id in signals.named) if r.node_id else 0.0,
             )
         )
     return out

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..store import Store
-from . import graph, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
+from . import graph, mentions, moves, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
 from .index_api import NotesIndex
 from .when import DateRange, parse_when
 
@@ -191,8 +191,8 @@ def similar_text(
     whole note (candidate notes rescored with their whole-note
     vectors, joined by the notes the text's rarest words find, re-ranked by the words
     they share) without the graph signal (a text has no place in the graph), then those
-    written about the same time as ``node`` moved up (:func:`.written.by_time`); scored
-    and cut as the others (:mod:`.relevance`).
+    written about the same time as ``node`` and those ``text`` names moved up
+    (:mod:`.moves`); scored and cut as the others (:mod:`.relevance`).
 
     ``node``: the node ``text`` is an unsaved state of (Emacs sends the ID enclosing the
     heading at point). Its saved self is left out, with the nodes enclosing it or nested
@@ -224,11 +224,12 @@ def similar_text(
     mode, results = similarity.similar(
         store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded),
         section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
-        note_query=whole_note, depth=written.depth(day, k),
+        note_query=whole_note, depth=moves.depth(k),
     )
     near = written.nearness(store, day, results)
-    results = written.by_time(results, near, k)
-    results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near))
+    named = mentions.named(store, text, results, own=node if own is not None else None)
+    results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)
+    results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
     if own is not None:
         return mode, _finish(store, settings, mode, results, node, own["file"], keep_all)
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)

@@ -1,5 +1,5 @@
-"""Notes written about the same time as the query's note: the last signal of the order of
-/similar and /suggest-links.
+"""Notes written about the same time as the query's note: a signal of the order and the
+score of /similar and /suggest-links.
 
 People link what they write together. Org-roam makes a note from inside another one
 (``org-roam-node-insert`` on a title that does not exist yet), and the notes of one piece
@@ -9,10 +9,10 @@ that were not linked; 11% against 0.4% in another (BENCHMARKS.md, "Retrieval acr
 granularities", fifth round). Neither the words nor the vectors see that.
 
 So a result written ``d`` days from the query's note moves up ``SHIFT * exp(-d /
-TAU_DAYS)`` places in the order the text and the graph gave (twenty places when both
-were written the same day, about seven three days apart, two a week apart), times the
-rarity of the query's day, ``min(1, log 3 / log(1 + n))`` for the ``n`` notes written that
-day: the graph's rarity weight (:mod:`.graph`), so a day on which hundreds of notes were
+TAU_DAYS)`` places in the order the text and the graph gave (:mod:`.moves`; twenty
+places when both were written the same day, about seven three days apart, two a week
+apart), times the rarity of the query's day, ``min(1, log 3 / log(1 + n))`` for the
+``n`` notes written that day: the graph's rarity weight (:mod:`.graph`), so a day on which hundreds of notes were
 made (an import, a move from another tool) says little. A note that states no day of
 writing (:data:`~arcology_oracle.store.dated.WRITTEN_SOURCES`: never the file's
 modification time) is never moved up, and asked about, moves nothing. The same nearness in
@@ -29,8 +29,7 @@ from collections.abc import Sequence
 from ..store import Store, dated
 from . import retrieval
 
-# Places a result written the same day as the query's note moves up, at most (the
-# callers read the ranking that much deeper: depth()).
+# Places a result written the same day as the query's note moves up, at most.
 SHIFT = 20
 # Days over which that falls to 1/e.
 TAU_DAYS = 3.0
@@ -42,12 +41,6 @@ def day_of(store: Store, node_id: str | None) -> datetime.date | None:
         return None
     day = dated.written_days(store, [node_id]).get(node_id)
     return None if day is None else datetime.date.fromisoformat(day)
-
-
-def depth(day: datetime.date | None, k: int) -> int:
-    """How deep to read the ranking for the first ``k`` after :func:`by_time`: ``SHIFT``
-    more when the query's note states its ``day``, so that a result may move up from below."""
-    return k if day is None else k + SHIFT
 
 
 def nearness(store: Store, day: datetime.date | None, results: Sequence[retrieval.Result]) -> dict[str, float]:
@@ -67,17 +60,7 @@ def nearness(store: Store, day: datetime.date | None, results: Sequence[retrieva
     }
 
 
-def by_time(results: Sequence[retrieval.Result], near: dict[str, float], k: int) -> list[retrieval.Result]:
-    """The first ``k`` of ``results`` (best first), each moved up ``SHIFT`` times its
-    :func:`nearness` places (one moved onto another's place goes before it; results moving
-    equally keep their order). Nothing near: the first ``k`` as they are."""
-    if not near or len(results) < 2:
-        return list(results[:k])
-
-    def place(item: tuple[int, retrieval.Result]) -> tuple[float, float]:
-        # (new place, minus the move): one that moved onto another's place goes first.
-        rank, result = item
-        move = SHIFT * near.get(result.node_id, 0.0) if result.node_id else 0.0
-        return rank - move, -move
-
-    return [result for _, result in sorted(enumerate(results), key=place)][:k]
+def places(near: dict[str, float]) -> dict[str, float]:
+    """How many places each note of :func:`nearness` ``near`` moves up (:mod:`.moves`):
+    ``SHIFT`` times its nearness."""
+    return {node_id: SHIFT * value for node_id, value in near.items()}

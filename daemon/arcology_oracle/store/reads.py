@@ -119,6 +119,22 @@ class Reads(StoreBase):
         )
         return {r[0]: r[1] for r in rows if r[1] is not None}
 
+    def node_names(self, node_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Each of ``node_ids``' names: its title, then its ``ROAM_ALIASES``, as the
+        heading :meth:`node` reads holds them; nodes not in the index are absent. One
+        statement for them all."""
+        rows = self.conn.execute(
+            "SELECT j.value, (SELECT json_array(h.node_title, h.aliases) FROM headings h"
+            "  WHERE h.own_id = j.value ORDER BY h.id LIMIT 1) FROM json_each(?) j",
+            (json.dumps(list(node_ids)),),
+        )
+        out = {}
+        for node_id, names in rows:
+            if names is not None:
+                title, aliases = json.loads(names)
+                out[node_id] = [title, *json.loads(aliases)]
+        return out
+
     def heading_at(self, path: str, line: int) -> dict | None:
         """The heading of file ``path`` whose lines contain ``line`` (the deepest one)."""
         row = self.conn.execute(

@@ -1,0 +1,85 @@
+"""Notes the query names: org-roam's unlinked references, a signal of the order and the
+score of /similar and /suggest-links.
+
+A person who writes another note's title in a note, without linking it, is talking about
+that note; org-roam shows such places as "unlinked references" for that reason. On real
+notes with their links taken out (three collections, the top 50 of /similar by note and
+by section), 33-67% of the results whose note the query's text named had been linked,
+against 2-10% of all the results (BENCHMARKS.md, "Retrieval across granularities",
+seventh round). The
+embedding model reads a title as a few words among many, and the word re-ranking weighs
+each of its words apart, so neither sees that the words are a name.
+
+So a result whose note the query names moves up the order (:mod:`.moves`):
+``SECTION_PLACES`` for a heading's text, ``NOTE_PLACES`` for a whole note's. A whole note
+names many things in passing, and its order already has the note's every word, its days
+and its links behind it: moving named notes as far as for a section cost MRR by note on
+the notes measured, while the sections gained most. ``named`` is also a feature of a
+result's calibrated score (:mod:`.relevance`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..notes import cjk
+from ..store import Store
+from . import retrieval
+
+SECTION_PLACES = 20.0
+NOTE_PLACES = 8.0
+# Shorter names ("Go", "C") are words more often than they are names.
+MIN_NAME_CHARS = 3
+
+_SPACE = re.compile(r"\s+")
+
+
+def named(store: Store, text: str, results: Sequence[retrieval.Result], own: str | None = None) -> set[str]:
+    """The node ids among ``results`` whose title or one of whose aliases ``text`` holds
+    as a phrase (:func:`holds`). ``own``: the query's node, whose own names do not count:
+    its text holds its title, which names no other note, even one titled the same."""
+    node_ids = sorted({r.node_id for r in results if r.node_id})
+    if not node_ids or not text:
+        return set()
+    names = store.node_names([*node_ids, *([own] if own else [])])
+    own_names = {fold(name) for name in names.pop(own, [])} if own else set()
+    folded = fold(text)
+    return {
+        node_id
+        for node_id, each in names.items()
+        if node_id != own and any(holds(folded, name) for name in {fold(n) for n in each} - own_names)
+    }
+
+
+def places(names: set[str], note_query: bool) -> dict[str, float]:
+    """How many places each named note moves up (the module docstring)."""
+    by = NOTE_PLACES if note_query else SECTION_PLACES
+    return dict.fromkeys(names, by)
+
+
+def fold(text: str) -> str:
+    """``text`` case-folded, each run of white space one space, trimmed."""
+    return _SPACE.sub(" ", text.casefold()).strip()
+
+
+def holds(folded_text: str, folded_name: str) -> bool:
+    """Whether ``folded_text`` holds ``folded_name`` (both :func:`fold`-ed, the name at
+    least ``MIN_NAME_CHARS`` long) not inside a longer word: where the name begins or
+    ends with a letter or digit, the character beyond it is none. CJK characters have no
+    such boundary (Japanese writes no spaces), so a name is found inside a run of them."""
+    if len(folded_name) < MIN_NAME_CHARS:
+        return False
+    start = folded_text.find(folded_name)
+    while start >= 0:
+        end = start + len(folded_name)
+        if not (_joins(folded_name[0], folded_text[start - 1] if start else "")
+                or _joins(folded_name[-1], folded_text[end] if end < len(folded_text) else "")):  # fmt: skip
+            return True
+        start = folded_text.find(folded_name, start + 1)
+    return False
+
+
+def _joins(edge: str, beyond: str) -> bool:
+    """Whether ``beyond``, next to a name's ``edge`` character, makes the two one word."""
+    return bool(beyond) and edge.isalnum() and beyond.isalnum() and not cjk.has_cjk(edge + beyond)

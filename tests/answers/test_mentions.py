@@ -1,0 +1,100 @@
+"""A note the query's text names by its title or an alias (org-roam's unlinked
+references) moves up in /similar's order and scores for it (answers/mentions.py): the
+name as a phrase, not its words in another order, nor inside a longer word."""
+
+from __future__ import annotations
+
+import pytest
+
+from arcology_oracle.answers import mentions, moves
+from arcology_oracle.answers.retrieval import Result
+
+QUERY = "4444aaaa-0000-4000-8000-000000000000"
+# The more of the query's words a note holds, the higher the text ranks it: 4, 3, 2, 1.
+NOTES = {f"4444aaaa-0000-4000-8000-00000000000{n}": n for n in (4, 3, 2, 1)}
+WORDS = "quince medlar sorrel fennel lovage".split()
+LAST = "4444aaaa-0000-4000-8000-000000000001"  # the text's last
+NAME = "Old Mill Road"
+
+
+def write_notes(roam, closing: str):
+    """The query (its words, then ``closing``) and the four notes, the last titled
+    ``NAME``; returns the query's file. Undated, so that no day moves anything."""
+    roam.mkdir(exist_ok=True)
+    for node, shared in [(QUERY, len(WORDS)), *NOTES.items()]:
+        title = NAME if node == LAST else f"Plot {shared}"  # the others' names: not in the query
+        # Every note holds the name's words, so that they tell none of them apart.
+        body = f"{' '.join(WORDS[:shared])} in the garden, by a road near an old mill, a lane." + (
+            f" {closing}" if node == QUERY else "")
+        aliases = ":ROAM_ALIASES: \"The Lane\"\n" if node == LAST else ""
+        (roam / f"note{node[-1]}.org").write_text(f":PROPERTIES:\n:ID: {node}\n{aliases}:END:\n#+title: {title}\n\n{body}\n")
+    return roam / "note0.org"
+
+
+async def scored(make_settings, fake_ollama, query_file) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Node ID -> score, in the order /similar?node=, POST /similar (the query's text,
+    with its node) and /similar?file=&line= (the query's title line: the file's own
+    heading, a section query) rank them, in process."""
+    from arcology_oracle.answers.search import similar_to_line, similar_to_node, similar_to_text
+    from arcology_oracle.index.service import OracleIndex
+
+    index = OracleIndex(make_settings(roam_dir=query_file.parent, ollama_host=fake_ollama.url))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        _, by_node = await similar_to_node(index, QUERY, k=4)
+        _, by_text = await similar_to_text(index, query_file.read_text(), k=4, node=QUERY)
+        _, by_line = await similar_to_line(index, query_file.name, 1, k=4)
+    finally:
+        await index.close()
+    return tuple({r.node_id: r.score for r in found} for found in (by_node, by_text, by_line))
+
+
+@pytest.mark.parametrize("closing", [f"Then up the {NAME.lower()}.", "Then up the lane, the last one."])
+async def test_a_note_the_query_names_moves_up_and_scores_for_it(make_settings, fake_ollama, tmp_path, closing):
+    """By its title (any case) or by an alias, the named note comes first on every route
+    (from below, where the text ranks it when the query holds the same words in another
+    order), and scores higher for it."""
+    named = await scored(make_settings, fake_ollama, write_notes(tmp_path / "a", closing))
+    # The same words, no name: "road mill old" and "lane the" hold every word of either.
+    plain_closing = "Then up the road mill old." if NAME.lower() in closing else "Then up lane the, the last one."
+    plain = await scored(make_settings, fake_ollama, write_notes(tmp_path / "b", plain_closing))
+    for route, (found, unnamed) in enumerate(zip(named, plain)):
+        assert list(found)[0] == LAST, (route, found)
+        assert list(unnamed)[0] != LAST, (route, unnamed)
+        assert found[LAST] > 2 * unnamed[LAST], (route, found, unnamed)  # B_NAMED: 3.3 times the odds
+
+
+def results(n: int) -> list[Result]:
+    return [Result(f"n{i}", None, f"t{i}", f"t{i}", [], f"f{i}.org", 1, 1.0, "") for i in range(n)]
+
+
+def test_a_section_names_moves_further_than_a_whole_notes():
+    """Twenty places for a section's text, eight for a whole note's: rank 25 to 5 and to 17."""
+    for note_query, to in [(False, 5), (True, 17)]:
+        order = [r.node_id for r in moves.moved_up(results(30), mentions.places({"n25"}, note_query), 30)]
+        assert order.index("n25") == to
+    assert moves.moved_up(results(30), {}, 10) == results(30)[:10]
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "holds"),
+    [
+        ("we walked the old mill road.", "old mill road", True),
+        ("old mill road", "old mill road", True),
+        ("the old mill roads", "old mill road", False),  # inside a longer word
+        ("bold mill road", "old mill road", False),
+        ("emacsの設定を書いた", "emacs", True),  # Japanese writes no space after a name
+        ("今日は設定を書いた", "設定", False),  # two characters: shorter than MIN_NAME_CHARS
+        ("今日はパッケージ管理の話", "パッケージ管理", True),  # inside a run of CJK
+        ("c++ and rust", "c++", True),  # a name ending in punctuation needs no boundary there
+        ("the orgmode manual", "org", False),
+    ],
+)
+def test_a_name_is_held_as_a_phrase_not_inside_a_word(text, name, holds):
+    assert mentions.holds(mentions.fold(text), mentions.fold(name)) is holds
+
+
+def test_names_fold_case_and_white_space():
+    assert mentions.holds(mentions.fold("Up the OLD\n  Mill\tRoad!"), mentions.fold("Old Mill  Road"))
