@@ -137,3 +137,25 @@ def test_copies_of_are_the_same_title_and_text_elsewhere_never_an_empty_heading(
         assert store.copies_of(notes, every) == set()
     finally:
         store.close()
+
+
+def test_role_outlines_find_the_files_with_a_role_by_their_index(tmp_path):
+    """Every result's role is read by its file's outline, only for the files holding a
+    ``:ROLE:``; which files those are is one probe of ``headings_role`` each (m014), not a
+    parse of every heading's properties (a scan of the files' headings without the index)."""
+    store = Store.open(tmp_path / "db.sqlite3", writer=True)
+    try:
+        turns = [dataclasses.replace(heading(i), properties={"ROLE": role}) for i, role in [(0, "User"), (1, " oracle ")]]
+        chat = ParsedFile(path="chat.org", title="T", file_id=None, headings=[heading(5), *turns])
+        store.replace_file(chat, size=1, mtime_ns=1, file_hash=sha256_hex("chat"), chunks=[[], [], []])
+        _write(store, "plain.org", [0, 1, 2])
+        statements: list[str] = []
+        store.conn.set_trace_callback(statements.append)
+        outlines = store.role_outlines(["plain.org", "chat.org", "missing.org"])
+        store.conn.set_trace_callback(None)
+        assert outlines == {"chat.org": [(1, 1, "user"), (2, 1, "oracle"), (6, 1, "")]}
+        which = next(s for s in statements if "DISTINCT" in s)
+        plan = " ".join(str(tuple(r)) for r in store.conn.execute(f"EXPLAIN QUERY PLAN {which}"))
+        assert "headings_role" in plan, plan
+    finally:
+        store.close()

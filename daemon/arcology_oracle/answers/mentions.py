@@ -20,7 +20,6 @@ result's calibrated score (:mod:`.relevance`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ..notes import cjk
@@ -31,9 +30,6 @@ SECTION_PLACES = 20.0
 NOTE_PLACES = 8.0
 # Shorter names ("Go", "C") are words more often than they are names.
 MIN_NAME_CHARS = 3
-
-_SPACE = re.compile(r"\s+")
-
 
 def named(store: Store, text: str, results: Sequence[retrieval.Result], own: str | None = None) -> set[str]:
     """The node ids among ``results`` whose title or one of whose aliases ``text`` holds
@@ -60,7 +56,7 @@ def places(names: set[str], note_query: bool) -> dict[str, float]:
 
 def fold(text: str) -> str:
     """``text`` case-folded, each run of white space one space, trimmed."""
-    return _SPACE.sub(" ", text.casefold()).strip()
+    return " ".join(text.casefold().split())
 
 
 def holds(folded_text: str, folded_name: str) -> bool:

@@ -22,7 +22,6 @@ from .roles import roles_of
 
 RRF_K = 60
 WORD = re.compile(r"\w+", re.UNICODE)
-_SPACE = re.compile(r"\s+")
 STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its me my of on or so "
     "that the their them then there these they this to was we were what when where which who "
@@ -108,11 +107,17 @@ def one_line(text: str, limit: int = 160) -> str:
     too, with the same first ``limit - 1``. (Each result's snippet falls back to its
     heading's whole text: collapsing all of it was 2% of a /similar.)"""
     if limit > 0 and len(text) > 4 * limit:
-        head = _SPACE.sub(" ", text[: 4 * limit]).strip()
+        head = _collapsed(text[: 4 * limit])
         if len(head) > limit:
             return head[: limit - 1].rstrip() + "…"
-    line = _SPACE.sub(" ", text).strip()
+    line = _collapsed(text)
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _collapsed(text: str) -> str:
+    """``text`` with each run of white space one space, trimmed (``str.split``'s white
+    space: what ``\\s`` matches; three times as fast as a regex substitution)."""
+    return " ".join(text.split())
 
 
 def cosine_from_l2(distance: float) -> float:

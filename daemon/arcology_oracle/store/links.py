@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from ..notes.conversations import ORACLE_ROLES
 from .connection import NODES_GENERATION, StoreBase
+from .migrations import has_role
 from .shared import PerDatabase
 
 
@@ -179,7 +180,8 @@ class LinkGraph(StoreBase):
     def role_outlines(self, paths: Iterable[str]) -> dict[str, list[tuple[int, int, str]]]:
         """For each of ``paths`` holding a heading with a ``:ROLE:`` property, ``(start
         line, level, role)`` of every heading of the file in file order (role lower-case,
-        ``""`` for none); files without one are not in the answer."""
+        ``""`` for none); files without one are not in the answer. Which files have one
+        is read from the index ``headings_role`` (m014)."""
         paths = sorted(set(paths))
         if not paths:
             return {}
@@ -187,7 +189,7 @@ class LinkGraph(StoreBase):
             r[0]
             for r in self.conn.execute(
                 "SELECT DISTINCT f.path FROM headings h JOIN files f ON f.id = h.file"
-                " WHERE f.path IN (SELECT value FROM json_each(?)) AND json_extract(h.properties, '$.ROLE') IS NOT NULL",
+                f" WHERE f.path IN (SELECT value FROM json_each(?)) AND {has_role('h')}",
                 (json.dumps(paths),),
             )
         ]

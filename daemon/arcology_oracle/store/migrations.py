@@ -21,6 +21,14 @@ FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 FTS_EXACT_TOKENIZE = "unicode61 remove_diacritics 2"
 
 
+def has_role(alias: str = "") -> str:
+    """SQL true for a heading row (of table ``alias``) with a ``:ROLE:`` property: the
+    condition of the partial index ``headings_role`` (m014), which a query must spell
+    this way for SQLite to use the index."""
+    column = f"{alias}.properties" if alias else "properties"
+    return f"json_extract({column}, '$.ROLE') IS NOT NULL"
+
+
 def migration(fn: Migration) -> Migration:
     MIGRATIONS.append(fn)
     return fn
@@ -364,4 +372,15 @@ def m013_reread_dialogue(conn) -> None:
         UPDATE files SET mtime_ns = 0, hash = ''
         WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns));
         """
+    )
+
+
+@migration
+def m014_role_index(conn) -> None:
+    # The headings that carry a :ROLE: (conversations, the oracle's answers), by file:
+    # whether a result's file holds any is then one probe, where every /similar and
+    # /search read and parsed the properties of every heading of its results' files
+    # (LinkGraph.role_outlines: 0.19 -> 0.03 ms for 30 files at 20k headings).
+    conn.executescript(
+        f"CREATE INDEX IF NOT EXISTS headings_role ON headings(file) WHERE {has_role()};"
     )

@@ -124,16 +124,11 @@ class Reads(StoreBase):
         heading :meth:`node` reads holds them; nodes not in the index are absent. One
         statement for them all."""
         rows = self.conn.execute(
-            "SELECT j.value, (SELECT json_array(h.node_title, h.aliases) FROM headings h"
-            "  WHERE h.own_id = j.value ORDER BY h.id LIMIT 1) FROM json_each(?) j",
+            "SELECT own_id, node_title, aliases FROM headings"
+            " WHERE own_id IN (SELECT value FROM json_each(?)) ORDER BY id DESC",  # the first heading's last
             (json.dumps(list(node_ids)),),
         )
-        out = {}
-        for node_id, names in rows:
-            if names is not None:
-                title, aliases = json.loads(names)
-                out[node_id] = [title, *json.loads(aliases)]
-        return out
+        return {node_id: [title, *json.loads(aliases)] for node_id, title, aliases in rows}
 
     def heading_at(self, path: str, line: int) -> dict | None:
         """The heading of file ``path`` whose lines contain ``line`` (the deepest one)."""
