@@ -98,3 +98,18 @@ def test_a_name_is_held_as_a_phrase_not_inside_a_word(text, name, holds):
 
 def test_names_fold_case_and_white_space():
     assert mentions.holds(mentions.fold("Up the OLD\n  Mill\tRoad!"), mentions.fold("Old Mill  Road"))
+
+
+class _Names:
+    """A store that knows the names of the nodes ``n0``... only."""
+
+    def node_names(self, node_ids):
+        return {n: [f"Old Mill {n}"] for n in node_ids if n.startswith("n")}
+
+
+def test_names_are_looked_for_in_the_first_part_of_a_long_text_and_not_the_querys_own():
+    far = "x " * mentions.MAX_TEXT_CHARS
+    text = f"Up the old mill n1 and the old mill n2. {far} Old mill n3."
+    assert mentions.named(_Names(), text, results(4)) == {"n1", "n2"}
+    assert mentions.named(_Names(), text, results(4), own="n1") == {"n2"}
+    assert mentions.named(_Names(), "", results(4)) == set()

@@ -30,17 +30,23 @@ SECTION_PLACES = 20.0
 NOTE_PLACES = 8.0
 # Shorter names ("Go", "C") are words more often than they are names.
 MIN_NAME_CHARS = 3
+# Names are looked for in this much of the query's text: a name found inside longer
+# words thousands of times costs a scan of it per result (~1 ms for 200,000 characters;
+# a posted buffer may hold 1,000,000).
+MAX_TEXT_CHARS = 200_000
+
 
 def named(store: Store, text: str, results: Sequence[retrieval.Result], own: str | None = None) -> set[str]:
-    """The node ids among ``results`` whose title or one of whose aliases ``text`` holds
-    as a phrase (:func:`holds`). ``own``: the query's node, whose own names do not count:
-    its text holds its title, which names no other note, even one titled the same."""
+    """The node ids among ``results`` whose title or one of whose aliases the first
+    ``MAX_TEXT_CHARS`` of ``text`` hold as a phrase (:func:`holds`). ``own``: the query's
+    node, whose own names do not count: its text holds its title, which names no other
+    note, even one titled the same."""
     node_ids = sorted({r.node_id for r in results if r.node_id})
     if not node_ids or not text:
         return set()
     names = store.node_names([*node_ids, *([own] if own else [])])
     own_names = {fold(name) for name in names.pop(own, [])} if own else set()
-    folded = fold(text)
+    folded = fold(text[:MAX_TEXT_CHARS])
     return {
         node_id
         for node_id, each in names.items()
