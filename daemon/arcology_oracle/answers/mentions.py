@@ -6,9 +6,9 @@ that note; org-roam shows such places as "unlinked references" for that reason. 
 notes with their links taken out (three collections, the top 50 of /similar by note and
 by section), 33-67% of the results whose note the query's text named had been linked,
 against 2-10% of all the results (BENCHMARKS.md, "Retrieval across granularities",
-seventh round). The
-embedding model reads a title as a few words among many, and the word re-ranking weighs
-each of its words apart, so neither sees that the words are a name.
+seventh round). The embedding model reads a title as a few words among many, and the
+word re-ranking weighs each of its words apart, so neither sees that the words are a
+name.
 
 So a result whose note the query names moves up the order (:mod:`.moves`):
 ``SECTION_PLACES`` for a heading's text, ``NOTE_PLACES`` for a whole note's. A whole note
@@ -26,6 +26,8 @@ from ..notes import cjk
 from ..store import Store
 from . import retrieval
 
+# Places a named result moves up: for a section's text (?file=&line=, a heading's
+# suggestions, POST /similar of a section), for a whole note's (?node=, a note's).
 SECTION_PLACES = 20.0
 NOTE_PLACES = 8.0
 # Shorter names ("Go", "C") are words more often than they are names.
