@@ -8,6 +8,7 @@ import pytest
 
 from arcology_oracle.answers import mentions, moves
 from arcology_oracle.answers.retrieval import Result
+from tests.answers.similar_routes import scores_by_route
 
 QUERY = "4444aaaa-0000-4000-8000-000000000000"
 # The more of the query's words a note holds, the higher the text ranks it: 4, 3, 2, 1.
@@ -31,24 +32,10 @@ def write_notes(roam, closing: str):
     return roam / "note0.org"
 
 
-async def scored(make_settings, fake_ollama, query_file) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """Node ID -> score, in the order /similar?node=, POST /similar (the query's text,
-    with its node) and /similar?file=&line= (the query's title line: the file's own
-    heading, a section query) rank them, in process."""
-    from arcology_oracle.answers.search import similar_to_line, similar_to_node, similar_to_text
-    from arcology_oracle.index.service import OracleIndex
-
-    index = OracleIndex(make_settings(roam_dir=query_file.parent, ollama_host=fake_ollama.url))
-    await index.start()
-    try:
-        await index.reconcile()
-        await index.embed_pending()
-        _, by_node = await similar_to_node(index, QUERY, k=4)
-        _, by_text = await similar_to_text(index, query_file.read_text(), k=4, node=QUERY)
-        _, by_line = await similar_to_line(index, query_file.name, 1, k=4)
-    finally:
-        await index.close()
-    return tuple({r.node_id: r.score for r in found} for found in (by_node, by_text, by_line))
+async def scored(make_settings, fake_ollama, query_file) -> list[dict[str, float]]:
+    """Node ID -> score by /similar?node=, POST /similar and /similar?file=&line= of the
+    query's title line (the file's own heading: a section query)."""
+    return await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4, line=1)
 
 
 @pytest.mark.parametrize("closing", [f"Then up the {NAME.lower()}.", "Then up the lane, the last one."])

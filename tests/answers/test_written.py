@@ -11,6 +11,7 @@ import pytest
 
 from arcology_oracle.answers import moves, written
 from arcology_oracle.answers.retrieval import Result
+from tests.answers.similar_routes import scores_by_route
 
 QUERY = "3333aaaa-0000-4000-8000-000000000000"
 # The more of the query's words a note holds, the higher the text ranks it: 4, 3, 2, 1.
@@ -37,19 +38,8 @@ def write_notes(roam, names: dict[str, str]):
 async def scored(make_settings, fake_ollama, query_file) -> tuple[dict[str, float], dict[str, float]]:
     """Node ID -> score, in the order /similar?node= and POST /similar (the query's text,
     with its node) rank them for the query, in process."""
-    from arcology_oracle.answers.search import similar_to_node, similar_to_text
-    from arcology_oracle.index.service import OracleIndex
-
-    index = OracleIndex(make_settings(roam_dir=query_file.parent, ollama_host=fake_ollama.url))
-    await index.start()
-    try:
-        await index.reconcile()
-        await index.embed_pending()
-        _, by_node = await similar_to_node(index, QUERY, k=4)
-        _, by_text = await similar_to_text(index, query_file.read_text(), k=4, node=QUERY)
-    finally:
-        await index.close()
-    return {r.node_id: r.score for r in by_node}, {r.node_id: r.score for r in by_text}
+    by_node, by_text = await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4)
+    return by_node, by_text
 
 
 async def ranked(make_settings, fake_ollama, query_file) -> tuple[list[str], list[str]]:
