@@ -179,8 +179,8 @@ def fit_alone(pairs: list, feature: str) -> dict:
     pair scores lower."""
     a = np.asarray(pairs, dtype=np.float64)
     column = ALONE[feature]
-    held = {name: (lambda row, c=c: row[c]) for name, c in ALONE.items() if name != feature}
-    rest = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3], **{n: f(row) for n, f in held.items()}))
+    held = {name: c for name, c in ALONE.items() if name != feature}
+    rest = np.asarray([relevance.calibrated(relevance.Evidence(*row[:3], **{n: row[c] for n, c in held.items()}))
                        for row in a])  # fmt: skip
     offset = np.log(rest / (1 - rest))  # each pair's log-odds without the feature
     x, y, w = a[:, column], a[:, 6], 0.0

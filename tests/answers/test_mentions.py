@@ -53,6 +53,33 @@ async def test_a_note_the_query_names_moves_up_and_scores_for_it(make_settings, 
         assert found[LAST] > 2 * unnamed[LAST], (route, found, unnamed)  # B_NAMED: 3.3 times the odds
 
 
+async def test_a_link_is_not_a_mention(make_settings, fake_ollama, tmp_path):
+    """The query links to the note, its name the link's description: that is no mention
+    (the name is in the searched text either way), so the note neither moves up nor
+    scores for it as the named note of the test above does."""
+    named = await scored(make_settings, fake_ollama, write_notes(tmp_path / "a", f"Then up the {NAME.lower()}."))
+    linked = await scored(make_settings, fake_ollama, write_notes(tmp_path / "b", f"Then up the [[id:{LAST}][{NAME}]]."))
+    for route, (by_name, by_link) in enumerate(zip(named, linked)):
+        assert list(by_link)[0] != LAST, (route, by_link)
+        assert by_name[LAST] > 2 * by_link[LAST], (route, by_name, by_link)
+    words = mentions.own_words([("Plot", f"by [[id:{LAST}][{NAME}]] and [[https://x.org][the lane]], near a mill")])
+    # A link to a note goes, description and all; another link's description stays.
+    assert mentions.fold(words) == "plot | by and the lane , near a mill"
+
+
+def test_a_sections_words_are_its_own_and_the_titles_above_it_not_its_tags():
+    """A section names notes by its title, its text and the titles above it (its note's,
+    its outline path): the author's words. Not by its tags or aliases, which the index
+    searches it with too."""
+    store = _Names()
+    row = {"node_title": "Walks by the Old Mill n1", "olp": ["Old Mill n2 walks"], "tags": ["oldmilln3"]}
+    words = mentions.own_words([("Feeding", "every day")], above=mentions.titles_above(row))
+    assert mentions.named(store, words, results(4)) == {"n1", "n2"}
+    assert mentions.named(store, mentions.own_words([("Feeding", "every day")]), results(4)) == set()
+    # The parts are kept apart: no name runs from a title into its body.
+    assert mentions.named(store, mentions.own_words([("Up the old", "mill n3 road")]), results(4)) == set()
+
+
 def results(n: int) -> list[Result]:
     return [Result(f"n{i}", None, f"t{i}", f"t{i}", [], f"f{i}.org", 1, 1.0, "") for i in range(n)]
 
@@ -77,6 +104,8 @@ def test_a_section_names_moves_further_than_a_whole_notes():
         ("今日はパッケージ管理の話", "パッケージ管理", True),  # inside a run of CJK
         ("c++ and rust", "c++", True),  # a name ending in punctuation needs no boundary there
         ("the orgmode manual", "org", False),
+        ("see emacs_lisp", "emacs", False),  # "_" joins words
+        ("cafe\u0301 au lait", "caf\u00e9", True),  # an accent typed apart is the composed one
     ],
 )
 def test_a_name_is_held_as_a_phrase_not_inside_a_word(text, name, holds):
@@ -98,5 +127,41 @@ def test_names_are_looked_for_in_the_first_part_of_a_long_text_and_not_the_query
     far = "x " * mentions.MAX_TEXT_CHARS
     text = f"Up the old mill n1 and the old mill n2. {far} Old mill n3."
     assert mentions.named(_Names(), text, results(4)) == {"n1", "n2"}
-    assert mentions.named(_Names(), text, results(4), own="n1") == {"n2"}
+    assert mentions.named(_Names(), text, results(4), own=["n1"]) == {"n2"}
+    assert mentions.named(_Names(), text, results(4), own=["n1", "n2"]) == set()  # the enclosing notes too
     assert mentions.named(_Names(), "", results(4)) == set()
+
+
+async def test_the_notes_enclosing_a_section_are_not_named_by_its_outline(make_settings, fake_ollama, tmp_path, monkeypatch):
+    """A section's outline path holds the titles of the notes enclosing it: with
+    ``same_file`` (or in a heading's link suggestions) those notes are candidates, and
+    must not be moved up and scored for being above it."""
+    from arcology_oracle.answers import links
+    from arcology_oracle.answers.search import similar_line
+    from arcology_oracle.index.service import OracleIndex
+
+    parent, section = "5555aaaa-0000-4000-8000-000000000001", "5555aaaa-0000-4000-8000-000000000002"
+    roam = tmp_path / "orchard"
+    roam.mkdir()
+    (roam / "orchard.org").write_text(
+        "#+title: Quince Orchard\n\n"
+        f"* Orchard Walks\n:PROPERTIES:\n:ID: {parent}\n:END:\nquince medlar walks.\n"
+        f"** Pruning\n:PROPERTIES:\n:ID: {section}\n:END:\nquince medlar pruning in winter.\n"
+    )
+    (roam / "other.org").write_text(":PROPERTIES:\n:ID: 5555aaaa-0000-4000-8000-000000000003\n:END:\n#+title: Medlar\n\nquince.\n")
+    found: list[set[str]] = []
+    named = mentions.named
+    monkeypatch.setattr(mentions, "named", lambda *a, **kw: found.append(named(*a, **kw)) or found[-1])
+    index = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        _, results = await index.read(lambda s: similar_line(s, index.settings, "orchard.org", 8, 5, same_file=True))
+        _, suggested = await index.read(
+            lambda s: links.link_candidates(s, index.settings, section, 5, heading_query=links._heading_query(s, "orchard.org", 8))
+        )
+    finally:
+        await index.close()
+    assert parent in {r.node_id for r in results} | {r.node_id for r in suggested}
+    assert found and all(parent not in f for f in found), found

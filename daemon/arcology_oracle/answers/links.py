@@ -32,9 +32,9 @@ from ..notes.reader import read_org_bytes
 from ..notes.records import Heading
 from ..store import Store
 from ..store.search import bm25_order
-from . import graph, relevance, retrieval, similarity
+from . import graph, mentions, relevance, retrieval, similarity
 from .index_api import NotesIndex
-from .search import nested_nodes, node_query
+from .search import enclosing_nodes, nested_nodes, node_query
 
 # Words of the target note the paragraphs are matched against (its title and aliases
 # always among them).
@@ -97,12 +97,13 @@ def link_candidates(
         linked |= store.linked_nodes(node)
     excluded = frozenset({node_id} | nested | linked | store.rejected_targets(node_id))
     if heading_query is None:
-        vector, text = node_query(store, node_id)
+        vector, text, own_words = node_query(store, node_id)
     else:
         vector = retrieval.stored_vector(store, heading_query["heading_ids"])
-        text = heading_query["text"]
+        text, own_words = heading_query["text"], heading_query["own_words"]
     mode, found = graph.similar_with_graph(
-        store, settings, node_id, k=k, graph_on=graph_on, vector=vector, text=text,
+        store, settings, node_id, k=k, graph_on=graph_on, names_in=own_words,
+        own_nodes=enclosing_nodes(store, own) if own is not None else (), vector=vector, text=text,
         exclude_nodes=excluded, whole_notes=True, note_query=heading_query is None,  # a whole node: as ?node=
     )  # fmt: skip
     return mode, [r for r in found if r.node_id is not None]
@@ -127,6 +128,7 @@ def _heading_query(store: Store, path: str, line: int) -> dict:
         "line": row["start_line"],
         "heading_ids": [h["id"] for h in inside],
         "text": " ".join(t for h in inside for t in (h["title"], *h["olp"], h["text"])),
+        "own_words": mentions.own_words(((h["title"], h["body"]) for h in inside), above=mentions.titles_above(row)),
     }
 
 

@@ -10,6 +10,12 @@ seventh round). The embedding model reads a title as a few words among many, and
 word re-ranking weighs each of its words apart, so neither sees that the words are a
 name.
 
+What counts is what the author wrote (:func:`own_words`): the query's headings' titles
+and text with their links to notes taken out (a link is no unlinked reference, and the
+measure above had none), and for a section the titles above it (its note's, its outline
+path), but not its tags or aliases. The query's own note and the notes enclosing it are
+never named, nor are notes by a name of those.
+
 So a result whose note the query names moves up the order (:mod:`.moves`):
 ``SECTION_PLACES`` for a heading's text, ``NOTE_PLACES`` for a whole note's. A whole note
 names many things in passing, and its order already has the note's every word, its days
@@ -20,9 +26,11 @@ result's calibrated score (:mod:`.relevance`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 from ..notes import cjk
+from ..notes.org_syntax import without_id_links
 from ..store import Store
 from . import retrieval
 
@@ -36,23 +44,44 @@ MIN_NAME_CHARS = 3
 # words thousands of times costs a scan of it per result (~1 ms for 200,000 characters;
 # a posted buffer may hold 1,000,000).
 MAX_TEXT_CHARS = 200_000
+# A name found this many times inside longer words is looked for no further: a word
+# part, not a name (and each try is a scan of the rest of the text).
+MAX_TRIES = 64
+# Between the parts of the query's own words: no name runs from one into the next.
+_APART = " | "
 
 
-def named(store: Store, text: str, results: Sequence[retrieval.Result], own: str | None = None) -> set[str]:
+def own_words(headings: Iterable[tuple[str, str]], above: Sequence[str] = ()) -> str:
+    """The words of ``headings``, each ``(title, raw body)``, that can name a note: the
+    titles and bodies with their ``id:`` links taken out, after the titles ``above``
+    them (a section's note and outline path), each kept apart."""
+    parts = [*above, *(part for title, body in headings for part in (title, without_id_links(body)))]
+    return _APART.join(parts)
+
+
+def titles_above(row: dict) -> list[str]:
+    """The titles above heading ``row`` that are its author's words: its note's title and
+    its outline path."""
+    return [row["node_title"], *row["olp"]]
+
+
+def named(store: Store, text: str, results: Sequence[retrieval.Result], own: Iterable[str | None] = ()) -> set[str]:
     """The node ids among ``results`` whose title or one of whose aliases the first
-    ``MAX_TEXT_CHARS`` of ``text`` hold as a phrase (:func:`holds`). ``own``: the query's
-    node, whose own names do not count: its text holds its title, which names no other
-    note, even one titled the same."""
-    node_ids = sorted({r.node_id for r in results if r.node_id})
+    ``MAX_TEXT_CHARS`` of ``text`` (the query's :func:`own_words`) hold as a phrase
+    (:func:`holds`). ``own``: the query's node and the nodes enclosing it, never named,
+    and whose names do not count: the text holds them (a title, an outline path), and
+    they name no other note, even one titled the same."""
+    own = {node_id for node_id in own if node_id}
+    node_ids = sorted({r.node_id for r in results if r.node_id} - own)
     if not node_ids or not text:
         return set()
-    names = store.node_names([*node_ids, *([own] if own else [])])
-    own_names = {fold(name) for name in names.pop(own, [])} if own else set()
+    names = store.node_names([*node_ids, *own])
+    own_names = {fold(name) for node_id in own for name in names.pop(node_id, [])}
     folded = fold(text[:MAX_TEXT_CHARS])
     return {
         node_id
         for node_id, each in names.items()
-        if node_id != own and any(holds(folded, name) for name in {fold(n) for n in each} - own_names)
+        if any(holds(folded, name) for name in {fold(n) for n in each} - own_names)
     }
 
 
@@ -63,19 +92,23 @@ def places(names: set[str], note_query: bool) -> dict[str, float]:
 
 
 def fold(text: str) -> str:
-    """``text`` case-folded, each run of white space one space, trimmed."""
-    return " ".join(text.casefold().split())
+    """``text`` in Unicode's composed form (NFC: an accent typed apart or composed is the
+    same), case-folded, each run of white space one space, trimmed."""
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
 
 
 def holds(folded_text: str, folded_name: str) -> bool:
     """Whether ``folded_text`` holds ``folded_name`` (both :func:`fold`-ed, the name at
     least ``MIN_NAME_CHARS`` long) not inside a longer word: where the name begins or
     ends with a letter or digit, the character beyond it is none. CJK characters have no
-    such boundary (Japanese writes no spaces), so a name is found inside a run of them."""
+    such boundary (Japanese writes no spaces), so a name is found inside a run of them.
+    After ``MAX_TRIES`` places inside longer words, no."""
     if len(folded_name) < MIN_NAME_CHARS:
         return False
     start = folded_text.find(folded_name)
-    while start >= 0:
+    for _ in range(MAX_TRIES):
+        if start < 0:
+            return False
         end = start + len(folded_name)
         if not (_joins(folded_name[0], folded_text[start - 1] if start else "")
                 or _joins(folded_name[-1], folded_text[end] if end < len(folded_text) else "")):  # fmt: skip
@@ -85,5 +118,10 @@ def holds(folded_text: str, folded_name: str) -> bool:
 
 
 def _joins(edge: str, beyond: str) -> bool:
-    """Whether ``beyond``, next to a name's ``edge`` character, makes the two one word."""
-    return bool(beyond) and edge.isalnum() and beyond.isalnum() and not cjk.has_cjk(edge + beyond)
+    """Whether ``beyond``, next to a name's ``edge`` character, makes the two one word
+    (letters, digits and ``_``; no two CJK characters: see :func:`holds`)."""
+    return bool(beyond) and _wordy(edge) and _wordy(beyond) and not cjk.has_cjk(edge + beyond)
+
+
+def _wordy(char: str) -> bool:
+    return char.isalnum() or char == "_"

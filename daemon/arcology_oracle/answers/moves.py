@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import retrieval
+from . import mentions, retrieval, written
 
 # How far below the first k a result may come from: the most places either signal gives.
-DEEPER = 20
+DEEPER = int(max(written.SHIFT, mentions.SECTION_PLACES, mentions.NOTE_PLACES))
 
 
 def depth(k: int) -> int:
-    """How deep to read the ranking for the first ``k`` after :func:`moved_up`."""
+    """How deep to read the ranking for the first ``k`` after :func:`moved_up`: for every
+    query, since any may name a note (which also makes the graph's fusion, which reads
+    as deep, weigh 20 more of the text's results)."""
     return k + DEEPER
 
 

@@ -61,9 +61,9 @@ from . import retrieval
 
 # Fitted by bench/cutoff.py --fit (logistic regression of "linked" on the features, the
 # top 10 of every query pooled; real notes with their links taken out, all-MiniLM-L6-v2);
-# see BENCHMARKS.md, "Relevance a person can read". B_WRITTEN by --fit-written, the others
-# held, so that no pair scores lower than before it (BENCHMARKS.md, "Retrieval across
-# granularities", sixth round).
+# see BENCHMARKS.md, "Relevance a person can read". B_WRITTEN and B_NAMED each by
+# --fit-alone, the others held, so that no pair scores lower than before it
+# (BENCHMARKS.md, "Retrieval across granularities", sixth and seventh rounds).
 B0 = -4.73
 B_VECTOR = 3.356
 B_WORDS = 0.541

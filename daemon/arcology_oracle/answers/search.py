@@ -97,12 +97,13 @@ def similar_node(
     own = store.node(node_id)
     if own is None:
         raise NotFound(f"no node with ID {node_id!r} in the index")
-    excluded = {node_id} | (set() if same_file else nested_nodes(store, own) | enclosing_nodes(store, own))
+    enclosing = enclosing_nodes(store, own)
+    excluded = {node_id} | (set() if same_file else nested_nodes(store, own) | enclosing)
     if exclude_linked:
         excluded |= store.linked_nodes(node_id)
-    vector, text = node_query(store, node_id)
+    vector, text, own_words = node_query(store, node_id)
     mode, results = graph.similar_with_graph(
-        store, settings, node_id, k=k, vector=vector, text=text,
+        store, settings, node_id, k=k, names_in=own_words, own_nodes=enclosing, vector=vector, text=text,
         exclude_nodes=frozenset(excluded), whole_notes=True, note_query=True,
     )  # fmt: skip
     return mode, _finish(store, settings, mode, results, node_id, own["file"], keep_all)
@@ -120,11 +121,13 @@ def similar_line(
         raise NotFound(f"no indexed heading at {path}:{line}")
     node = row["node_id"]
     excluded: set[str] = set()
+    enclosing: set[str] = set()
     if node:
         excluded.add(node)
         own = store.node(node)
+        enclosing = enclosing_nodes(store, own) if own is not None else set()
         if not same_file and own is not None:
-            excluded |= nested_nodes(store, own) | enclosing_nodes(store, own)
+            excluded |= nested_nodes(store, own) | enclosing
         if exclude_linked:
             excluded |= store.linked_nodes(node)
     elif not same_file:  # a heading in no node: its file's nodes are its enclosing and nested ones
@@ -138,6 +141,8 @@ def similar_line(
         settings,
         node,
         k=k,
+        names_in=mentions.own_words([(row["title"], row["body"])], above=mentions.titles_above(row)),
+        own_nodes=enclosing,
         vector=vector,
         text=text,
         exclude_nodes=frozenset(excluded),
@@ -178,6 +183,7 @@ async def similar_to_text(
         lambda s: similar_text(
             s, index.settings, posted.words, posted.vector, k, node=node, exclude_linked=exclude_linked,
             section=posted.heading, whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
+            names_in=posted.own_words,
         )
     )
 
@@ -185,14 +191,16 @@ async def similar_to_text(
 def similar_text(
     store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
     exclude_linked: bool = False, section: int | None = None, whole_note: bool = False, keep_all: bool = False,
+    names_in: str = "",
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to a text, by its words ``text`` (what :class:`.text_vectors.Posted`
     reads in it) and its ``vector`` (None without one), ranked as ``?node=`` ranks a
     whole note (candidate notes rescored with their whole-note
     vectors, joined by the notes the text's rarest words find, re-ranked by the words
     they share) without the graph signal (a text has no place in the graph), then those
-    written about the same time as ``node`` and those ``text`` names moved up
-    (:mod:`.moves`); scored and cut as the others (:mod:`.relevance`).
+    written about the same time as ``node`` and those ``names_in`` (the text's
+    :func:`.mentions.own_words`) names moved up (:mod:`.moves`); scored and cut as the
+    others (:mod:`.relevance`).
 
     ``node``: the node ``text`` is an unsaved state of (Emacs sends the ID enclosing the
     heading at point). Its saved self is left out, with the nodes enclosing it or nested
@@ -215,8 +223,10 @@ def similar_text(
     (BENCHMARKS.md, Retrieval across granularities, fourth round)."""
     own = store.node(node) if node else None
     excluded: set[str] = set()
+    enclosing: set[str] = set()
     if own is not None:
-        excluded = {node} | nested_nodes(store, own) | enclosing_nodes(store, own)
+        enclosing = enclosing_nodes(store, own)
+        excluded = {node} | nested_nodes(store, own) | enclosing
         if exclude_linked:
             excluded |= store.linked_nodes(node)
     day = written.day_of(store, node) if own is not None else None
@@ -227,7 +237,7 @@ def similar_text(
         note_query=whole_note, depth=moves.depth(k),
     )
     near = written.nearness(store, day, results)
-    named = mentions.named(store, text, results, own=node if own is not None else None)
+    named = mentions.named(store, names_in, results, own=[node, *enclosing] if own is not None else ())
     results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
     if own is not None:
@@ -235,11 +245,13 @@ def similar_text(
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
 
 
-def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str]:
+def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str, str]:
     """What a whole node is searched by: its mean stored vector (None if none is
-    embedded) and the titles and text of all its headings."""
-    text = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(node_id))
-    return store.node_vectors([node_id]).get(node_id), text
+    embedded), the titles and text of all its headings, and their
+    :func:`.mentions.own_words` (what names other notes)."""
+    rows = store.node_headings(node_id)
+    text = " ".join(r["title"] + " " + r["text"] for r in rows)
+    return store.node_vectors([node_id]).get(node_id), text, mentions.own_words((r["title"], r["body"]) for r in rows)
 
 
 def enclosing_nodes(store: Store, node_row: dict) -> set[str]:

@@ -28,6 +28,7 @@ from ..notes.reader import read_org_bytes
 from ..notes.records import ParsedFile, sha256_hex
 from ..notes.turns import chunk_file
 from ..store import Store
+from . import mentions
 from .index_api import NotesIndex
 from .retrieval import mean_vector
 
@@ -46,21 +47,24 @@ class Posted:
     by: the titles and texts of its headings as the index reads them (no drawers,
     keywords or private headings), after the saved heading's context (its file's title,
     outline, aliases and tags) when there is one, as ``?node=`` and ``?file=&line=``
-    search."""
+    search; ``own_words``, its headings' :func:`.mentions.own_words` (no context, no
+    links: what names other notes)."""
 
     vector: list[float] | None
     heading: int | None
     words: str
+    own_words: str = ""
 
 
 @dataclass(frozen=True)
 class Reading:
-    """What :func:`read_text` makes of a text: its ``chunks``' texts, and ``heading``
-    and ``words`` as in :class:`Posted`."""
+    """What :func:`read_text` makes of a text: its ``chunks``' texts, and ``heading``,
+    ``words`` and ``own_words`` as in :class:`Posted`."""
 
     chunks: list[str]
     heading: int | None
     words: str
+    own_words: str = ""
 
 
 async def posted_text(
@@ -72,12 +76,12 @@ async def posted_text(
     settings = index.settings
     reading, stored = await index.read(lambda store: _read_and_stored(store, settings, text, path, line))
     if not embed:
-        return Posted(None, reading.heading, reading.words)
+        return Posted(None, reading.heading, reading.words, reading.own_words)
     missing = [t for t in dict.fromkeys(reading.chunks) if sha256_hex(t) not in stored]
     embedded = await index.document_vectors(missing) if missing else []
     found = {**stored, **{sha256_hex(t): v for t, v in zip(missing, embedded or [])}}
     vector = mean_vector([found[h] for h in map(sha256_hex, reading.chunks) if h in found])
-    return Posted(vector, reading.heading, reading.words)
+    return Posted(vector, reading.heading, reading.words, reading.own_words)
 
 
 def is_whole_note(text: str) -> bool:
@@ -104,7 +108,9 @@ def read_text(store: Store, settings: Settings, text: str, path: str | None, lin
     # A text with no title of its own and no saved file: its path lines have no title.
     texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
     words = " ".join([*([saved["olp_text"]] if saved else []), *(h.title + " " + h.text for h in parsed.headings)])
-    return Reading([t for t in texts if t.strip()][:MAX_CHUNKS], saved["id"] if saved else None, words)
+    above = mentions.titles_above(saved) if saved else ()
+    own_words = mentions.own_words(((h.title, h.body) for h in parsed.headings), above=above)
+    return Reading([t for t in texts if t.strip()][:MAX_CHUNKS], saved["id"] if saved else None, words, own_words)
 
 
 def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> tuple[ParsedFile, dict | None]:

@@ -93,6 +93,13 @@ def link_text(raw: str) -> str:
     return _LINK_RE.sub(_link_replacement, raw)
 
 
+def without_id_links(raw: str) -> str:
+    """Org text with each ``id:`` link taken out, description and all, and the other links
+    as their descriptions (a bare one as nothing): what names a note without linking it
+    (:mod:`~arcology_oracle.answers.mentions`)."""
+    return _LINK_RE.sub(lambda m: " " if m.group(1).startswith("id:") else f" {m.group(2) or ''} ", raw)
+
+
 def id_links(raw: str) -> tuple[str, ...]:
     """The ``id:`` link targets in ``raw``, in order of first appearance."""
     targets = (m.group(1).split("::", 1)[0].strip() for m in _ID_LINK_RE.finditer(raw))

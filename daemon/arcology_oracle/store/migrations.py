@@ -381,6 +381,7 @@ def m014_role_index(conn) -> None:
     # whether a result's file holds any is then one probe, where every /similar and
     # /search read and parsed the properties of every heading of its results' files
     # (LinkGraph.role_outlines: 0.19 -> 0.03 ms for 30 files at 20k headings).
+    # Spelled out, not has_role(): the index keeps the condition it was made with.
     conn.executescript(
-        f"CREATE INDEX IF NOT EXISTS headings_role ON headings(file) WHERE {has_role()};"
+        "CREATE INDEX IF NOT EXISTS headings_role ON headings(file) WHERE json_extract(properties, '$.ROLE') IS NOT NULL;"
     )
