@@ -103,12 +103,13 @@ def similar_to_text(
     words)`` (:func:`posted_vectors`); ``as_note=False`` asks a whole note's text as a
     section's (``--text-as-section``); ``whole_notes=False`` measures the text path as it
     was before issue 29 (no whole-note re-ranking, no node)."""
-    vector, section, words, own_words = posted
+    vector, section, words, own_words, links = posted
     vector = None if vector is None else vector.tolist()
     if whole_notes:
         whole = as_note and posted_texts.is_whole_note(text)
         return search.similar_text(
-            store, settings, words, vector, k, node=node, section=section, whole_note=whole, names_in=own_words
+            store, settings, words, vector, k, node=node, section=section, whole_note=whole, names_in=own_words,
+            names_linked=links,
         )[1]
     mode, results = similarity.similar(store, k=k, vector=vector, text=text)
     results = relevance.rescore(store, results, relevance.Signals(vector))
@@ -116,13 +117,13 @@ def similar_to_text(
 
 
 async def posted_vectors(name: str, store: Store, settings, posts: list[tuple], args) -> dict[tuple, tuple]:
-    """``{(text, path, line): (vector, saved heading, words, own words)}`` as ``POST /similar`` makes them
+    """``{(text, path, line): (vector, saved heading, words, own words, links)}`` as ``POST /similar`` makes them
     (:mod:`arcology_oracle.answers.text_vectors`: the text's chunks, stored vectors by
     hash, the rest embedded here), or with ``--one-vector`` one embedding of each whole
     text and no saved heading (before that). ``--no-section``: no saved heading."""
     if args.one_vector:
         vecs = await text_vectors(name, [text for text, _, _ in posts], args.ollama, args.model)
-        return {post: (vecs[post[0]], None, post[0], "") for post in posts}
+        return {post: (vecs[post[0]], None, post[0], "", ()) for post in posts}
     planned = {post: posted_texts.read_text(store, settings, *post) for post in posts}
     plans = {post: reading.chunks for post, reading in planned.items()}
     stored = store.vectors_for_hashes(list({sha256_hex(c) for chunks in plans.values() for c in chunks}))
@@ -133,7 +134,7 @@ async def posted_vectors(name: str, store: Store, settings, posts: list[tuple], 
         mean = mean_vector([stored[sha256_hex(c)] if sha256_hex(c) in stored else embedded[c] for c in chunks])
         words = planned[post].words if args.words else post[0]
         out[post] = (None if mean is None else np.asarray(mean), planned[post].heading if args.section else None, words,
-                     planned[post].own_words)  # fmt: skip
+                     planned[post].own_words, planned[post].links)  # fmt: skip
     return out
 
 

@@ -65,6 +65,12 @@ async def test_a_link_is_not_a_mention(make_settings, fake_ollama, tmp_path):
     words = mentions.own_words([("Plot", f"by [[id:{LAST}][{NAME}]] and [[https://x.org][the lane]], near a mill")])
     # A link to a note goes, description and all; another link's description stays.
     assert mentions.fold(words) == "plot | by and the lane , near a mill"
+    # A file's keyword lines (its title, its tags) and org-roam's links by title go too.
+    body = "#+title: Orchard\n#+filetags: :levain:\nSee [[roam:Old Mill Road]] and [[roam:Lane][the lane]]."
+    assert mentions.fold(mentions.own_words([("Orchard", body)])) == "orchard | see and ."
+    # A note the query links to is not named, wherever its name is (a heading's title
+    # holds its link as the description).
+    assert mentions.named(_Names(), "Up the Old Mill n1", results(4), linked=["n1"]) == set()
 
 
 def test_a_sections_words_are_its_own_and_the_titles_above_it_not_its_tags():
@@ -137,7 +143,7 @@ async def test_the_notes_enclosing_a_section_are_not_named_by_its_outline(make_s
     ``same_file`` (or in a heading's link suggestions) those notes are candidates, and
     must not be moved up and scored for being above it."""
     from arcology_oracle.answers import links
-    from arcology_oracle.answers.search import similar_line
+    from arcology_oracle.answers.search import similar_line, similar_to_text
     from arcology_oracle.index.service import OracleIndex
 
     parent, section = "5555aaaa-0000-4000-8000-000000000001", "5555aaaa-0000-4000-8000-000000000002"
@@ -161,7 +167,21 @@ async def test_the_notes_enclosing_a_section_are_not_named_by_its_outline(make_s
         _, suggested = await index.read(
             lambda s: links.link_candidates(s, index.settings, section, 5, heading_query=links._heading_query(s, "orchard.org", 8))
         )
+        # Posted as the unsaved state of the section, with no node: its saved note's.
+        await similar_to_text(index, "** Pruning\nquince medlar pruning in winter.\n", 5, path="orchard.org", line=8)
     finally:
         await index.close()
-    assert parent in {r.node_id for r in results} | {r.node_id for r in suggested}
-    assert found and all(parent not in f for f in found), found
+    assert parent in {r.node_id for r in results} and parent in {r.node_id for r in suggested}
+    assert len(found) == 3 and all(parent not in f for f in found), found
+
+
+async def test_a_note_linked_from_a_heading_title_is_not_named(make_settings, fake_ollama, tmp_path, monkeypatch):
+    """A link in a heading's title is stored as its description, which is the note's
+    name: the note the query links to is never named, on any route."""
+    query_file = write_notes(tmp_path / "roam", "Then home.")
+    query_file.write_text(query_file.read_text() + f"* Up the [[id:{LAST}][{NAME}]]\nquince medlar.\n")
+    found: list[set[str]] = []
+    named = mentions.named
+    monkeypatch.setattr(mentions, "named", lambda *a, **kw: found.append(named(*a, **kw)) or found[-1])
+    await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4, line=1)
+    assert len(found) == 3 and all(LAST not in f for f in found), found

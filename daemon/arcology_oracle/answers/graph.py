@@ -173,8 +173,8 @@ def similar_with_graph(
     fused with the graph signal of ``node_id`` (:func:`fuse`) when
     ``settings.graph_similarity`` is on, or ``graph_on`` says so, then those written about
     the same time as ``node_id`` and those ``names_in`` names (the query's
-    :func:`.mentions.own_words`; ``own_nodes``, those enclosing ``node_id``, are never
-    named) moved up (:mod:`.moves`). The text ranking is made for ``k`` either way (reading it twice as
+    :func:`.mentions.own_words`; ``own_nodes``, those enclosing ``node_id``, and those it
+    links to are never named) moved up (:mod:`.moves`). The text ranking is made for ``k`` either way (reading it twice as
     deep for the fusion found the same held-out links: bench/links_graph.py, hash
     embedder: recall@10 0.4207 and 0.4076 at depth 2k, 0.4207 and 0.4008 at k, for twice
     the text work), and read :func:`.moves.depth` deep, so that a result that moves up
@@ -193,7 +193,8 @@ def similar_with_graph(
             weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
         )  # fmt: skip
     near = written.nearness(store, day, results)
-    named = mentions.named(store, names_in, results, own=[node_id, *own_nodes])
+    linked = store.links_from(node_id) if node_id else set()
+    named = mentions.named(store, names_in, results, own=[node_id, *own_nodes], linked=linked)
     places = moves.summed(written.places(near), mentions.places(named, similar.get("note_query", False)))
     results = moves.moved_up(results, places, k)
     evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near, named=named)

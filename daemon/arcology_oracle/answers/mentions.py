@@ -11,10 +11,11 @@ word re-ranking weighs each of its words apart, so neither sees that the words a
 name.
 
 What counts is what the author wrote (:func:`own_words`): the query's headings' titles
-and text with their links to notes taken out (a link is no unlinked reference, and the
-measure above had none), and for a section the titles above it (its note's, its outline
-path), but not its tags or aliases. The query's own note and the notes enclosing it are
-never named, nor are notes by a name of those.
+and text with their links to notes taken out, and for a section the titles above it (its
+note's, its outline path), but not its tags or aliases. A note the query links to is
+never named (a link is no unlinked reference, and the measure above had none), nor are
+the query's own note and the notes enclosing it, nor a note by a name that is one of
+theirs (another note titled as the query's is not named by its title).
 
 So a result whose note the query names moves up the order (:mod:`.moves`):
 ``SECTION_PLACES`` for a heading's text, ``NOTE_PLACES`` for a whole note's. A whole note
@@ -30,7 +31,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from ..notes import cjk
-from ..notes.org_syntax import without_id_links
+from ..notes.org_syntax import without_note_links
 from ..store import Store
 from . import retrieval
 
@@ -53,9 +54,10 @@ _APART = " | "
 
 def own_words(headings: Iterable[tuple[str, str]], above: Sequence[str] = ()) -> str:
     """The words of ``headings``, each ``(title, raw body)``, that can name a note: the
-    titles and bodies with their ``id:`` links taken out, after the titles ``above``
-    them (a section's note and outline path), each kept apart."""
-    parts = [*above, *(part for title, body in headings for part in (title, without_id_links(body)))]
+    titles and bodies with their links to notes and keyword lines taken out
+    (:func:`~arcology_oracle.notes.org_syntax.without_note_links`), after the titles
+    ``above`` them (a section's note and outline path), each kept apart."""
+    parts = [*above, *(part for title, body in headings for part in (title, without_note_links(body)))]
     return _APART.join(parts)
 
 
@@ -65,14 +67,18 @@ def titles_above(row: dict) -> list[str]:
     return [row["node_title"], *row["olp"]]
 
 
-def named(store: Store, text: str, results: Sequence[retrieval.Result], own: Iterable[str | None] = ()) -> set[str]:
+def named(
+    store: Store, text: str, results: Sequence[retrieval.Result], own: Iterable[str | None] = (),
+    linked: Iterable[str] = (),
+) -> set[str]:
     """The node ids among ``results`` whose title or one of whose aliases the first
     ``MAX_TEXT_CHARS`` of ``text`` (the query's :func:`own_words`) hold as a phrase
     (:func:`holds`). ``own``: the query's node and the nodes enclosing it, never named,
-    and whose names do not count: the text holds them (a title, an outline path), and
-    they name no other note, even one titled the same."""
+    and whose names are no other note's: the text holds them (a title, an outline path).
+    ``linked``: the notes the query links to, never named (a title in a heading is
+    stored as its link's description)."""
     own = {node_id for node_id in own if node_id}
-    node_ids = sorted({r.node_id for r in results if r.node_id} - own)
+    node_ids = sorted({r.node_id for r in results if r.node_id} - own - set(linked))
     if not node_ids or not text:
         return set()
     names = store.node_names([*node_ids, *own])

@@ -183,7 +183,7 @@ async def similar_to_text(
         lambda s: similar_text(
             s, index.settings, posted.words, posted.vector, k, node=node, exclude_linked=exclude_linked,
             section=posted.heading, whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
-            names_in=posted.own_words,
+            names_in=posted.own_words, names_linked=posted.links,
         )
     )
 
@@ -191,7 +191,7 @@ async def similar_to_text(
 def similar_text(
     store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
     exclude_linked: bool = False, section: int | None = None, whole_note: bool = False, keep_all: bool = False,
-    names_in: str = "",
+    names_in: str = "", names_linked: Sequence[str] = (),
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to a text, by its words ``text`` (what :class:`.text_vectors.Posted`
     reads in it) and its ``vector`` (None without one), ranked as ``?node=`` ranks a
@@ -199,8 +199,8 @@ def similar_text(
     vectors, joined by the notes the text's rarest words find, re-ranked by the words
     they share) without the graph signal (a text has no place in the graph), then those
     written about the same time as ``node`` and those ``names_in`` (the text's
-    :func:`.mentions.own_words`) names moved up (:mod:`.moves`); scored and cut as the
-    others (:mod:`.relevance`).
+    :func:`.mentions.own_words`) names moved up (:mod:`.moves`; ``names_linked``: the notes
+    the text links to, never named); scored and cut as the others (:mod:`.relevance`).
 
     ``node``: the node ``text`` is an unsaved state of (Emacs sends the ID enclosing the
     heading at point). Its saved self is left out, with the nodes enclosing it or nested
@@ -237,12 +237,24 @@ def similar_text(
         note_query=whole_note, depth=moves.depth(k),
     )
     near = written.nearness(store, day, results)
-    named = mentions.named(store, names_in, results, own=[node, *enclosing] if own is not None else ())
+    named = mentions.named(store, names_in, results, *_namers(store, own, section, names_linked))
     results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
     if own is not None:
         return mode, _finish(store, settings, mode, results, node, own["file"], keep_all)
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
+
+
+def _namers(store: Store, own: dict | None, section: int | None, linked: Sequence[str]) -> tuple[set[str], set[str]]:
+    """For :func:`.mentions.named` of a posted text: ``(own, linked)``, the text's note
+    (its ``own`` row, else the note of its saved heading ``section``) with the notes
+    enclosing it, and the notes it links to, saved (``linked`` as posted) or not."""
+    if own is None and section is not None:
+        node = store.heading_owners([section]).get(section, (None, ""))[0]
+        own = store.node(node) if node else None
+    if own is None:
+        return set(), set(linked)
+    return {own["own_id"], *enclosing_nodes(store, own)}, store.links_from(own["own_id"]) | set(linked)
 
 
 def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str, str]:

@@ -47,24 +47,26 @@ class Posted:
     by: the titles and texts of its headings as the index reads them (no drawers,
     keywords or private headings), after the saved heading's context (its file's title,
     outline, aliases and tags) when there is one, as ``?node=`` and ``?file=&line=``
-    search; ``own_words``, its headings' :func:`.mentions.own_words` (no context, no
-    links: what names other notes)."""
+    search; ``own_words``, its headings' :func:`.mentions.own_words` (no tags, no links
+    to notes: what names other notes), and ``links``, the notes its headings link to."""
 
     vector: list[float] | None
     heading: int | None
     words: str
     own_words: str = ""
+    links: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Reading:
     """What :func:`read_text` makes of a text: its ``chunks``' texts, and ``heading``,
-    ``words`` and ``own_words`` as in :class:`Posted`."""
+    ``words``, ``own_words`` and ``links`` as in :class:`Posted`."""
 
     chunks: list[str]
     heading: int | None
     words: str
     own_words: str = ""
+    links: tuple[str, ...] = ()
 
 
 async def posted_text(
@@ -76,12 +78,12 @@ async def posted_text(
     settings = index.settings
     reading, stored = await index.read(lambda store: _read_and_stored(store, settings, text, path, line))
     if not embed:
-        return Posted(None, reading.heading, reading.words, reading.own_words)
+        return Posted(None, reading.heading, reading.words, reading.own_words, reading.links)
     missing = [t for t in dict.fromkeys(reading.chunks) if sha256_hex(t) not in stored]
     embedded = await index.document_vectors(missing) if missing else []
     found = {**stored, **{sha256_hex(t): v for t, v in zip(missing, embedded or [])}}
     vector = mean_vector([found[h] for h in map(sha256_hex, reading.chunks) if h in found])
-    return Posted(vector, reading.heading, reading.words, reading.own_words)
+    return Posted(vector, reading.heading, reading.words, reading.own_words, reading.links)
 
 
 def is_whole_note(text: str) -> bool:
@@ -110,7 +112,9 @@ def read_text(store: Store, settings: Settings, text: str, path: str | None, lin
     words = " ".join([*([saved["olp_text"]] if saved else []), *(h.title + " " + h.text for h in parsed.headings)])
     above = mentions.titles_above(saved) if saved else ()
     own_words = mentions.own_words(((h.title, h.body) for h in parsed.headings), above=above)
-    return Reading([t for t in texts if t.strip()][:MAX_CHUNKS], saved["id"] if saved else None, words, own_words)
+    links = tuple(dict.fromkeys(link for h in parsed.headings for link in h.links))
+    chunks = [t for t in texts if t.strip()][:MAX_CHUNKS]
+    return Reading(chunks, saved["id"] if saved else None, words, own_words, links)
 
 
 def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> tuple[ParsedFile, dict | None]:

@@ -17,6 +17,8 @@ from .privacy import TAG_CHARS
 HEADING_LINE_RE = re.compile(r"^\*+ ")
 _LINK_RE = re.compile(r"\[\[([^\[\]]+)\](?:\[([^\[\]]*)\])?\]")
 _ID_LINK_RE = re.compile(r"\[\[id:([^\[\]]+)\](?:\[[^\[\]]*\])?\]")
+_KEYWORD_LINE_RE = re.compile(r"^[ \t]*#\+[^\s:]+:.*$", re.MULTILINE)
+_NOTE_LINKS = ("id:", "roam:")
 _TOKEN_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
 ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 COMPACT_DATE_RE = re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?:T?\d{4,6})?(?!\d)")
@@ -93,11 +95,13 @@ def link_text(raw: str) -> str:
     return _LINK_RE.sub(_link_replacement, raw)
 
 
-def without_id_links(raw: str) -> str:
-    """Org text with each ``id:`` link taken out, description and all, and the other links
-    as their descriptions (a bare one as nothing): what names a note without linking it
-    (:mod:`~arcology_oracle.answers.mentions`)."""
-    return _LINK_RE.sub(lambda m: " " if m.group(1).startswith("id:") else f" {m.group(2) or ''} ", raw)
+def without_note_links(raw: str) -> str:
+    """Org text with each link to a note (``id:``, and org-roam's ``roam:`` by title)
+    taken out, description and all, the other links as their descriptions (a bare one as
+    nothing), and no ``#+KEYWORD:`` line (a file's title and tags): what names a note
+    without linking it (:mod:`~arcology_oracle.answers.mentions`)."""
+    text = _KEYWORD_LINE_RE.sub(" ", raw)
+    return _LINK_RE.sub(lambda m: " " if m.group(1).startswith(_NOTE_LINKS) else f" {m.group(2) or ''} ", text)
 
 
 def id_links(raw: str) -> tuple[str, ...]:
