@@ -124,8 +124,8 @@ def holds(folded_text: str, folded_name: str) -> bool:
 
 
 def _joins(edge: str, beyond: str) -> bool:
-    """Whether ``beyond``, next to a name's ``edge`` character, makes the two one word
-    (letters, digits and ``_``; no two CJK characters: see :func:`holds`)."""
+    """Whether ``beyond``, next to a name's ``edge`` character, makes the two one word:
+    both letters, digits or ``_``, and neither CJK (see :func:`holds`)."""
     return bool(beyond) and _wordy(edge) and _wordy(beyond) and not cjk.has_cjk(edge + beyond)
 
 

@@ -263,7 +263,8 @@ def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str,
     :func:`.mentions.own_words` (what names other notes)."""
     rows = store.node_headings(node_id)
     text = " ".join(r["title"] + " " + r["text"] for r in rows)
-    return store.node_vectors([node_id]).get(node_id), text, mentions.own_words((r["title"], r["body"]) for r in rows)
+    own_words = mentions.own_words((r["title"], r["body"]) for r in rows)
+    return store.node_vectors([node_id]).get(node_id), text, own_words
 
 
 def enclosing_nodes(store: Store, node_row: dict) -> set[str]:

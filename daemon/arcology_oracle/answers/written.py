@@ -12,11 +12,12 @@ So a result written ``d`` days from the query's note moves up ``SHIFT * exp(-d /
 TAU_DAYS)`` places in the order the text and the graph gave (:mod:`.moves`; twenty
 places when both were written the same day, about seven three days apart, two a week
 apart), times the rarity of the query's day, ``min(1, log 3 / log(1 + n))`` for the
-``n`` notes written that day: the graph's rarity weight (:mod:`.graph`), so a day on which hundreds of notes were
-made (an import, a move from another tool) says little. A note that states no day of
-writing (:data:`~arcology_oracle.store.dated.WRITTEN_SOURCES`: never the file's
-modification time) is never moved up, and asked about, moves nothing. The same nearness in
-time (:func:`nearness`) is also one of the features of a result's calibrated score
+``n`` notes written that day: the graph's rarity weight (:mod:`.graph`), so a day on
+which hundreds of notes were made (an import, a move from another tool) says little. A
+note that states no day of writing
+(:data:`~arcology_oracle.store.dated.WRITTEN_SOURCES`: never the file's modification
+time) is never moved up, and asked about, moves nothing. The same nearness in time
+(:func:`nearness`) is also one of the features of a result's calibrated score
 (:mod:`.relevance`), so a note that moved up for its day scores for it too.
 """
 
