@@ -30,7 +30,7 @@ from pathlib import Path
 import aiohttp
 import numpy as np
 from _common import REPO, RESULTS, embed_server
-from arcology_oracle.answers import relevance, search, similarity
+from arcology_oracle.answers import mentions, relevance, search, similarity
 from arcology_oracle.answers import text_vectors as posted_texts
 from arcology_oracle.answers.retrieval import mean_vector
 from arcology_oracle.notes.records import sha256_hex
@@ -108,8 +108,8 @@ def similar_to_text(
     if whole_notes:
         whole = as_note and posted_texts.is_whole_note(text)
         return search.similar_text(
-            store, settings, words, vector, k, node=node, section=section, whole_note=whole, names_in=own_words,
-            names_linked=links,
+            store, settings, words, vector, k, node=node, section=section, whole_note=whole,
+            naming=mentions.Naming(own_words, linked=frozenset(links)),
         )[1]
     mode, results = similarity.similar(store, k=k, vector=vector, text=text)
     results = relevance.rescore(store, results, relevance.Signals(vector))

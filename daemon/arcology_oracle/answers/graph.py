@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from ..config import Settings
 from ..store import Store
@@ -166,15 +166,14 @@ def _with_score(result: retrieval.Result, score: float) -> retrieval.Result:
 
 
 def similar_with_graph(
-    store: Store, settings: Settings, node_id: str | None, *, k: int, graph_on: bool | None = None, names_in: str = "",
-    own_nodes: Iterable[str] = (), **similar,
+    store: Store, settings: Settings, node_id: str | None, *, k: int, graph_on: bool | None = None,
+    naming: mentions.Naming = mentions.Naming(), **similar,
 ) -> tuple[str, list[retrieval.Result]]:
     """Similar notes by text (:func:`similarity.similar` with ``similar``'s arguments),
     fused with the graph signal of ``node_id`` (:func:`fuse`) when
     ``settings.graph_similarity`` is on, or ``graph_on`` says so, then those written about
-    the same time as ``node_id`` and those ``names_in`` names (the query's
-    :func:`.mentions.own_words`; ``own_nodes``, those enclosing ``node_id``, and those it
-    links to are never named) moved up (:mod:`.moves`). The text ranking is made for
+    the same time as ``node_id`` and those the query names (``naming``) moved up
+    (:mod:`.moves`). The text ranking is made for
     ``k`` either way (reading it twice as deep for the fusion found the same held-out
     links: bench/links_graph.py, hash embedder: recall@10 0.4207 and 0.4076 at depth 2k,
     0.4207 and 0.4008 at k, for twice the text work), and read :func:`.moves.depth`
@@ -193,8 +192,7 @@ def similar_with_graph(
             weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
         )  # fmt: skip
     near = written.nearness(store, day, results)
-    linked = store.links_from(node_id) if node_id else set()
-    named = mentions.named(store, names_in, results, own=[node_id, *own_nodes], linked=linked)
+    named = naming.named(store, results)
     places = moves.summed(written.places(near), mentions.places(named, similar.get("note_query", False)))
     results = moves.moved_up(results, places, k)
     evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near, named=named)

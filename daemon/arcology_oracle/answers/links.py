@@ -102,8 +102,8 @@ def link_candidates(
         vector = retrieval.stored_vector(store, heading_query["heading_ids"])
         text, own_words = heading_query["text"], heading_query["own_words"]
     mode, found = graph.similar_with_graph(
-        store, settings, node_id, k=k, graph_on=graph_on, names_in=own_words,
-        own_nodes=enclosing_nodes(store, own) if own is not None else (), vector=vector, text=text,
+        store, settings, node_id, k=k, graph_on=graph_on, vector=vector, text=text,
+        naming=mentions.Naming(own_words, frozenset({node_id, *enclosing_nodes(store, own)}), frozenset(linked)),
         exclude_nodes=excluded, whole_notes=True, note_query=heading_query is None,  # a whole node: as ?node=
     )  # fmt: skip
     return mode, [r for r in found if r.node_id is not None]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ..notes import cjk
 from ..notes.org_syntax import without_note_links
@@ -50,6 +51,21 @@ MAX_TEXT_CHARS = 200_000
 MAX_TRIES = 64
 # Between the parts of the query's own words: no name runs from one into the next.
 _APART = " | "
+
+
+@dataclass(frozen=True, slots=True)
+class Naming:
+    """What decides which notes a query names (:func:`named`): its :func:`own_words`,
+    its own note with the notes enclosing it (``own``), and the notes it links to
+    (``linked``)."""
+
+    words: str = ""
+    own: frozenset[str] = frozenset()
+    linked: frozenset[str] = frozenset()
+
+    def named(self, store: Store, results: Sequence[retrieval.Result]) -> set[str]:
+        """The node ids among ``results`` this query names (:func:`named`)."""
+        return named(store, self.words, results, self.own, self.linked)
 
 
 def own_words(headings: Iterable[tuple[str, str]], above: Sequence[str] = ()) -> str:
@@ -100,7 +116,7 @@ def places(names: set[str], note_query: bool) -> dict[str, float]:
 def fold(text: str) -> str:
     """``text`` in Unicode's composed form (NFC: an accent typed apart or composed is the
     same), case-folded, each run of white space one space, trimmed."""
-    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+    return retrieval.collapsed(unicodedata.normalize("NFC", text).casefold())
 
 
 def holds(folded_text: str, folded_name: str) -> bool:

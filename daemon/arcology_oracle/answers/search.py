@@ -102,11 +102,13 @@ def similar_node(
     if exclude_linked:
         excluded |= store.linked_nodes(node_id)
     vector, text, own_words = node_query(store, node_id)
+    links = store.links_from(node_id)
     mode, results = graph.similar_with_graph(
-        store, settings, node_id, k=k, names_in=own_words, own_nodes=enclosing, vector=vector, text=text,
+        store, settings, node_id, k=k, vector=vector, text=text,
+        naming=mentions.Naming(own_words, frozenset({node_id, *enclosing}), frozenset(links)),
         exclude_nodes=frozenset(excluded), whole_notes=True, note_query=True,
     )  # fmt: skip
-    return mode, _finish(store, settings, mode, results, node_id, own["file"], keep_all)
+    return mode, _finish(store, settings, mode, results, links, own["file"], keep_all)
 
 
 def similar_line(
@@ -133,6 +135,7 @@ def similar_line(
     elif not same_file:  # a heading in no node: its file's nodes are its enclosing and nested ones
         excluded |= {own_id for _, _, own_id in store.file_outline(path) if own_id}
     vector = retrieval.stored_vector(store, [row["id"]])
+    links = store.links_from(node) if node else set()
     # Its words with their context (file title, outline path, aliases, tags: what the
     # heading's chunk is embedded with): a section "Notes" is about its note's subject.
     text = " ".join([row["olp_text"], row["title"], row["text"]])
@@ -141,8 +144,10 @@ def similar_line(
         settings,
         node,
         k=k,
-        names_in=mentions.own_words([(row["title"], row["body"])], above=mentions.titles_above(row)),
-        own_nodes=enclosing,
+        naming=mentions.Naming(
+            mentions.own_words([(row["title"], row["body"])], above=mentions.titles_above(row)),
+            frozenset({node, *enclosing} if node else ()), frozenset(links),
+        ),
         vector=vector,
         text=text,
         exclude_nodes=frozenset(excluded),
@@ -153,16 +158,16 @@ def similar_line(
         # 0.308, hit@5 0.51 -> 0.53 (BENCHMARKS.md, Info manuals, MiniLM).
         whole_notes=True,
     )
-    return mode, _finish(store, settings, mode, results, node, path, keep_all)
+    return mode, _finish(store, settings, mode, results, links, path, keep_all)
 
 
 def _finish(
-    store: Store, settings: Settings, mode: str, results: list[retrieval.Result], node: str | None, path: str,
+    store: Store, settings: Settings, mode: str, results: list[retrieval.Result], links: set[str], path: str,
     keep_all: bool,
 ) -> list[retrieval.Result]:
-    """Results marked ``linked`` (the query's node links to them) and ``same_file``, cut
-    at ``settings.min_score`` (:func:`.relevance.cut`; with ``keep_all`` kept, marked)."""
-    links = store.links_from(node) if node else set()
+    """Results marked ``linked`` (in ``links``, the nodes the query's node links to) and
+    ``same_file``, cut at ``settings.min_score`` (:func:`.relevance.cut`; with
+    ``keep_all`` kept, marked)."""
     marked = [
         dataclasses.replace(r, linked=r.node_id in links, same_file=r.file == path) for r in results
     ]
@@ -183,7 +188,7 @@ async def similar_to_text(
         lambda s: similar_text(
             s, index.settings, posted.words, posted.vector, k, node=node, exclude_linked=exclude_linked,
             section=posted.heading, whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
-            names_in=posted.own_words, names_linked=posted.links,
+            naming=mentions.Naming(posted.own_words, linked=frozenset(posted.links)),
         )
     )
 
@@ -191,16 +196,16 @@ async def similar_to_text(
 def similar_text(
     store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
     exclude_linked: bool = False, section: int | None = None, whole_note: bool = False, keep_all: bool = False,
-    names_in: str = "", names_linked: Sequence[str] = (),
+    naming: mentions.Naming = mentions.Naming(),
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to a text, by its words ``text`` (what :class:`.text_vectors.Posted`
     reads in it) and its ``vector`` (None without one), ranked as ``?node=`` ranks a
     whole note (candidate notes rescored with their whole-note
     vectors, joined by the notes the text's rarest words find, re-ranked by the words
     they share) without the graph signal (a text has no place in the graph), then those
-    written about the same time as ``node`` and those ``names_in`` (the text's
-    :func:`.mentions.own_words`) names moved up (:mod:`.moves`; ``names_linked``: the notes
-    the text links to, never named); scored and cut as the others (:mod:`.relevance`).
+    written about the same time as ``node`` and those the text names moved up
+    (:mod:`.moves`; ``naming``: the text's own words and links, to which its note's are
+    added here); scored and cut as the others (:mod:`.relevance`).
 
     ``node``: the node ``text`` is an unsaved state of (Emacs sends the ID enclosing the
     heading at point). Its saved self is left out, with the nodes enclosing it or nested
@@ -237,24 +242,29 @@ def similar_text(
         note_query=whole_note, depth=moves.depth(k),
     )
     near = written.nearness(store, day, results)
-    named = mentions.named(store, names_in, results, *_namers(store, own, section, names_linked))
+    naming, links = _text_naming(store, naming, own, enclosing, section)
+    named = naming.named(store, results)
     results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
     if own is not None:
-        return mode, _finish(store, settings, mode, results, node, own["file"], keep_all)
+        return mode, _finish(store, settings, mode, results, links, own["file"], keep_all)
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
 
 
-def _namers(store: Store, own: dict | None, section: int | None, linked: Sequence[str]) -> tuple[set[str], set[str]]:
-    """For :func:`.mentions.named` of a posted text: ``(own, linked)``, the text's note
-    (its ``own`` row, else the note of its saved heading ``section``) with the notes
-    enclosing it, and the notes it links to, saved (``linked`` as posted) or not."""
+def _text_naming(
+    store: Store, naming: mentions.Naming, own: dict | None, enclosing: set[str], section: int | None
+) -> tuple[mentions.Naming, set[str]]:
+    """``(naming, links)`` of a posted text: ``naming`` with the text's note (its ``own``
+    row and the ``enclosing`` nodes, else the note of its saved heading ``section`` and
+    those enclosing it) and the notes that note links to, which are ``links``."""
     if own is None and section is not None:
         node = store.heading_owners([section]).get(section, (None, ""))[0]
         own = store.node(node) if node else None
+        enclosing = enclosing_nodes(store, own) if own is not None else set()
     if own is None:
-        return set(), set(linked)
-    return {own["own_id"], *enclosing_nodes(store, own)}, store.links_from(own["own_id"]) | set(linked)
+        return naming, set()
+    links = store.links_from(own["own_id"])
+    return mentions.Naming(naming.words, frozenset({own["own_id"], *enclosing}), naming.linked | links), links
 
 
 def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str, str]:
