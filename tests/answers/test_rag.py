@@ -3,6 +3,7 @@ vault, with the fake Ollama's chat recording every prompt."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from contextlib import aclosing
 
@@ -80,6 +81,20 @@ async def test_buffer_alone_finds_related_notes(index):
     )
     context = await gather_context(index, "", buffer=buffer)
     assert context.used_notes and context.mode == "vector"
+    assert IDS["blight"] in [s.node_id for s in context.sources]
+
+
+async def test_the_question_and_the_buffer_are_embedded_side_by_side(index, fake_ollama):
+    """The embedder holds the first of the two and is asked for the second meanwhile."""
+    before = fake_ollama.state.count("/api/embed")
+    fake_ollama.state.fault_paths = {"/api/embed"}
+    fake_ollama.state.hang = True
+    buffer = "* Greenhouse diary\nBrown patches on the Sungold tomato leaves after warm, wet weather."
+    asked = asyncio.ensure_future(gather_context(index, "what is wrong with my tomatoes", buffer=buffer))
+    await asyncio.wait_for(fake_ollama.state.wait_for("/api/embed", before + 2), 10)
+    fake_ollama.state.hang = False
+    fake_ollama.state.release()
+    context = await asyncio.wait_for(asked, 10)
     assert IDS["blight"] in [s.node_id for s in context.sources]
 
 

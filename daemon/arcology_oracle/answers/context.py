@@ -23,6 +23,7 @@ private headings never are; this module never reads org files.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import math
 from collections.abc import Iterable, Sequence
@@ -376,11 +377,11 @@ async def gather_context(
     vectors: list[list[float]] = []
     if await index.has_vectors():
         words = timeline.subject(question, date_range) if date_range is not None else question
-        if words:
-            vectors.append(await index.query_vector(words))
+        asked = [index.query_vector(words)] if words else []
         if buffer:
-            vectors.append(await index.query_vector(buffer[:BUFFER_QUERY_CHARS], document=True))
-    vectors = [v for v in vectors if v is not None]
+            asked.append(index.query_vector(buffer[:BUFFER_QUERY_CHARS], document=True))
+        # Both at once: an embedder across the network answers them side by side.
+        vectors = [v for v in await asyncio.gather(*asked) if v is not None]
     settings = index.settings
     excluded = frozenset(exclude_nodes)
     return await index.read(
