@@ -32,27 +32,17 @@ async def search(
     floor = index.settings.min_search_similarity
     if date_range is not None:
         words = timeline.subject(query, date_range)
-        vector = await _query_vector(index, words) if words else None
+        vector = await index.query_vector(words) if words and await index.has_vectors() else None
         ranked = lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor)  # noqa: E731
     else:
-        # The keyword half needs no vector: it is read while the query is embedded (an
-        # embedder across the network takes longer than the keyword half itself).
-        keyword_half, vector = await asyncio.gather(
-            index.read(lambda s: search_ranking.keyword_ranking(s, query, search_ranking.pool_size(k))),
-            _query_vector(index, query),
-        )
-        ranked = lambda s: search_ranking.search(s, query, k, vector, min_similarity=floor, keyword_half=keyword_half)  # noqa: E731
+        vector = await index.query_vector(query) if await index.has_vectors() else None
+        ranked = lambda s: search_ranking.search(s, query, k, vector, min_similarity=floor)  # noqa: E731
 
     def run(store: Store) -> tuple[str, list[retrieval.Result]]:
         mode, results = ranked(store)
         return mode, relevance.rescore(store, results, relevance.Signals(vector))
 
     return await index.read(run)
-
-
-async def _query_vector(index: NotesIndex, query: str) -> list[float] | None:
-    """The embedding of ``query``, or None when nothing is embedded or the embedder is down."""
-    return await index.query_vector(query) if await index.has_vectors() else None
 
 
 async def question_range(index: NotesIndex, question: str) -> DateRange | None:

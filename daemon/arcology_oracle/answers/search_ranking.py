@@ -80,11 +80,6 @@ def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, fl
     return hits, key
 
 
-def pool_size(k: int) -> int:
-    """How many hits each half of :func:`search` ranks for ``k`` results."""
-    return max(k * 5, 50)
-
-
 def search(
     store: Store,
     query: str,
@@ -92,7 +87,6 @@ def search(
     query_vector: Sequence[float] | None,
     *,
     min_similarity: float = 0.0,
-    keyword_half: tuple[list[tuple[int, float]], str | None] | None = None,
 ) -> tuple[str, list[retrieval.Result]]:
     """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
     when no vector is available. Returns ``(mode, results)`` with at most one result per
@@ -101,14 +95,9 @@ def search(
     Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
     query about something the notes do not hold finds nothing rather than the nearest
     unrelated headings.
-
-    ``keyword_half``: :func:`keyword_ranking` of ``query`` for :func:`pool_size` of ``k``
-    when the caller read it already (while the query was being embedded), else read
-    here. Its hits are headings: one deleted since is no result (:func:`.retrieval.to_results`
-    reads every result's row here).
     """
-    pool = pool_size(k)
-    keyword, match = keyword_half if keyword_half is not None else keyword_ranking(store, query, pool)
+    pool = max(k * 5, 50)
+    keyword, match = keyword_ranking(store, query, pool)
     snippets = retrieval.snippets_of(store, match, keyword)
     if query_vector is not None and store.has_vector_table():
         vector = [(h, s) for h, s in retrieval.vector_hits(store, query_vector, pool) if s >= min_similarity]
