@@ -23,7 +23,9 @@ this process over HTTP:
 (e.g. main's ``daemon/``, or ``git archive <commit> daemon`` unpacked) in turn,
 ``--rounds`` times each, prints how many of the JSON answers differ (ids, scores,
 snippets, order; one /similar?node and one /search per query) and fails if any does; its
-medians include each run's p50 over the floor of the same run. Writes
+medians include each run's p50 over the floor of the same run. ``--embed-delay S``: the
+embedder answers each request S seconds late, as one across a network does (the query
+embeddings of /search). Writes
 bench/results/query.json (query-compare.json with ``--compare``).
 """
 
@@ -288,11 +290,17 @@ def title_words(db: Path) -> list[str]:
     return sorted({w.lower() for t in titles for w in t.split() if len(w) > 3})
 
 
-async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_BLOCK) -> dict:
+def hash_embedder(size: int, dims: int, delay: float = 0.0):
+    """bench/st_ollama.py's hash backend, answering each request ``delay`` seconds late."""
+    return embed_server(RESULTS / "logs" / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims),
+                        "--delay-per-request", str(delay))  # fmt: skip
+
+
+async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_BLOCK, embed_delay: float = 0.0) -> dict:
     roam, db, built = await build(size, dims)
     exact, vocabulary = Exact(db), title_words(db)
     logs = RESULTS / "logs"
-    server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
+    server = hash_embedder(size, dims, embed_delay)
     proc = daemon(roam, db, server.url, HASH_MODEL, logs / f"daemon-{size}.log")
     try:
         async with aiohttp.ClientSession() as session:
@@ -325,7 +333,8 @@ async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_
 
 
 async def compare(
-    size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int, floor_block: int = FLOOR_BLOCK
+    size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int, floor_block: int = FLOOR_BLOCK,
+    embed_delay: float = 0.0,
 ) -> dict:
     """This package against another copy (``srcs``), ``rounds`` times each, interleaved
     (this, other, other, this, ...): the same queries to the real daemon of each, their
@@ -334,7 +343,7 @@ async def compare(
     roam, db, _ = await build(size, dims)
     exact, vocabulary = Exact(db), title_words(db)
     logs = RESULTS / "logs"
-    server = embed_server(logs / f"embed-{size}.log", "--backend", "hash", "--dims", str(dims))
+    server = hash_embedder(size, dims, embed_delay)
     runs: dict[str, list] = {name: [] for name in srcs}
     bodies: dict[str, dict] = {}
     try:
@@ -386,19 +395,21 @@ def main() -> None:
                    " requests, interleaved with this one's, answers checked identical")
     p.add_argument("--rounds", type=int, default=4, help="with --compare: runs of each")
     p.add_argument("--floor-block", type=int, default=FLOOR_BLOCK, help="/similar requests per timing of the floor")
+    p.add_argument("--embed-delay", type=float, default=0.0, help="seconds the embedder takes per request (a GPU"
+                   " box across a network: a few milliseconds); 0, the default, is an embedder on this machine")
     args = p.parse_args()
     results = {"machine": machine(), "dims": args.dims, "queries": args.queries, "sizes": []}
     if args.compare:
         srcs = {"this": DAEMON_SRC, "compare": args.compare.resolve()}
         results["srcs"] = {k: str(v) for k, v in srcs.items()}
         for size in [int(s) for s in args.sizes.split(",")]:
-            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds, args.floor_block))
+            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds, args.floor_block, args.embed_delay))
             print(json.dumps({"chunks": size, "median": r["median"]}, indent=1), file=sys.stderr)
             results["sizes"].append(r)
             save("query-compare", results)
         return
     for size in [int(s) for s in args.sizes.split(",")]:
-        r = asyncio.run(run_size(size, args.dims, args.queries, args.floor_block))
+        r = asyncio.run(run_size(size, args.dims, args.queries, args.floor_block, args.embed_delay))
         print(json.dumps({k: v for k, v in r.items() if k != "build"}), file=sys.stderr)
         results["sizes"].append(r)
         save("query", results)
