@@ -62,15 +62,29 @@ async def test_a_link_is_not_a_mention(make_settings, fake_ollama, tmp_path):
     for route, (by_name, by_link) in enumerate(zip(named, linked)):
         assert list(by_link)[0] != LAST, (route, by_link)
         assert by_name[LAST] > 2 * by_link[LAST], (route, by_name, by_link)
-    words = mentions.own_words([("Plot", f"by [[id:{LAST}][{NAME}]] and [[https://x.org][the lane]], near a mill")])
+    words = mentions.own_words([("Plot", f"by [[id:{LAST}][{NAME}]] and [[https://x.org][the lane]], near a mill", {})])
     # A link to a note goes, description and all; another link's description stays.
     assert mentions.fold(words) == "plot | by and the lane , near a mill"
     # A file's keyword lines (its title, its tags) and org-roam's links by title go too.
     body = "#+title: Orchard\n#+filetags: :levain:\nSee [[roam:Old Mill Road]] and [[roam:Lane][the lane]]."
-    assert mentions.fold(mentions.own_words([("Orchard", body)])) == "orchard | see and ."
+    assert mentions.fold(mentions.own_words([("Orchard", body, {})])) == "orchard | see and ."
     # A note the query links to is not named, wherever its name is (a heading's title
     # holds its link as the description).
     assert mentions.named(_Names(), "Up the Old Mill n1", results(4), linked=["n1"]) == set()
+
+
+@pytest.mark.parametrize("role", ["user", "oracle"])
+async def test_the_oracles_answers_name_no_note(make_settings, fake_ollama, tmp_path, role):
+    """The oracle's answers in a conversation note are not its author's words (as their
+    links are not the author's links): the name written in one moves nothing on any
+    route, that answer asked about as a section included, where the same heading
+    written by the user does."""
+    turn = f"\n\n* About the walk\n:PROPERTIES:\n:ROLE: {role}\n:END:\nThen up the {NAME.lower()}."
+    query_file = write_notes(tmp_path, turn)
+    line = query_file.read_text().splitlines().index("* About the walk") + 1
+    found = await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4, line=line)
+    for route, scores in enumerate(found):
+        assert (list(scores)[0] == LAST) == (role == "user"), (route, scores)
 
 
 def test_a_sections_words_are_its_own_and_the_titles_above_it_not_its_tags():
@@ -79,11 +93,11 @@ def test_a_sections_words_are_its_own_and_the_titles_above_it_not_its_tags():
     searches it with too."""
     store = _Names()
     row = {"node_title": "Walks by the Old Mill n1", "olp": ["Old Mill n2 walks"], "tags": ["oldmilln3"]}
-    words = mentions.own_words([("Feeding", "every day")], above=mentions.titles_above(row))
+    words = mentions.own_words([("Feeding", "every day", {})], above=mentions.titles_above(row))
     assert mentions.named(store, words, results(4)) == {"n1", "n2"}
-    assert mentions.named(store, mentions.own_words([("Feeding", "every day")]), results(4)) == set()
+    assert mentions.named(store, mentions.own_words([("Feeding", "every day", {})]), results(4)) == set()
     # The parts are kept apart: no name runs from a title into its body.
-    assert mentions.named(store, mentions.own_words([("Up the old", "mill n3 road")]), results(4)) == set()
+    assert mentions.named(store, mentions.own_words([("Up the old", "mill n3 road", {})]), results(4)) == set()
 
 
 def results(n: int) -> list[Result]:

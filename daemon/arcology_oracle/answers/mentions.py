@@ -11,7 +11,7 @@ word re-ranking weighs each of its words apart, so neither sees that the words a
 name.
 
 What counts is what the author wrote (:func:`own_words`): the query's headings' titles
-and text with their links to notes taken out, and for a section the titles above it (its
+and text with their links to notes taken out (not the oracle's answers in a conversation), and for a section the titles above it (its
 note's, its outline path), but not its tags or aliases. A note the query links to is
 never named (a link is no unlinked reference, and the measure above had none), nor are
 the query's own note and the notes enclosing it, nor a note by a name that is one of
@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..notes import cjk
+from ..notes.conversations import is_oracle_answer
 from ..notes.org_syntax import without_note_links
 from ..store import Store
 from . import retrieval
@@ -68,12 +69,17 @@ class Naming:
         return named(store, self.words, results, self.own, self.linked)
 
 
-def own_words(headings: Iterable[tuple[str, str]], above: Sequence[str] = ()) -> str:
-    """The words of ``headings``, each ``(title, raw body)``, that can name a note: the
-    titles and bodies with their links to notes and keyword lines taken out
+def own_words(headings: Iterable[tuple[str, str, dict[str, str]]], above: Sequence[str] = ()) -> str:
+    """The words of ``headings``, each ``(title, raw body, properties)``, that can name a
+    note: the titles and bodies with their links to notes and keyword lines taken out
     (:func:`~arcology_oracle.notes.org_syntax.without_note_links`), after the titles
-    ``above`` them (a section's note and outline path), each kept apart."""
-    parts = [*above, *(part for title, body in headings for part in (title, without_note_links(body)))]
+    ``above`` them (a section's note and outline path), each kept apart. The oracle's own
+    answers in a conversation (``:ROLE: oracle``) are left out: not the author's words,
+    as their links are not the author's links."""
+    parts = [*above]
+    for title, body, properties in headings:
+        if not is_oracle_answer(properties):
+            parts += [title, without_note_links(body)]
     return _APART.join(parts)
 
 

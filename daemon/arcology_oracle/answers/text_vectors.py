@@ -111,7 +111,7 @@ def read_text(store: Store, settings: Settings, text: str, path: str | None, lin
     texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
     words = " ".join([*([saved["olp_text"]] if saved else []), *(h.title + " " + h.text for h in parsed.headings)])
     above = mentions.titles_above(saved) if saved else ()
-    own_words = mentions.own_words(((h.title, h.body) for h in parsed.headings), above=above)
+    own_words = mentions.own_words(((h.title, h.body, h.properties) for h in parsed.headings), above=above)
     links = tuple(dict.fromkeys(link for h in parsed.headings for link in h.links))
     chunks = [t for t in texts if t.strip()][:MAX_CHUNKS]
     return Reading(chunks, saved["id"] if saved else None, words, own_words, links)
