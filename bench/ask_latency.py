@@ -65,15 +65,18 @@ def main() -> None:
     p.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # this process's package only
     args = p.parse_args()
     if args.one:
-        print(f"{asyncio.run(measure(args.delay, args.asks)):.1f}")
+        import arcology_oracle
+
+        print(f"{asyncio.run(measure(args.delay, args.asks)):.1f} {Path(arcology_oracle.__file__).parent}")
         return
     for src in [REPO / "daemon", *args.compare]:
-        # PYTHONPATH decides which copy is imported: run from a venv without the package
-        # installed in editable mode (its import hook would win).
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(src).resolve()), str(REPO)])}
+        # PYTHONPATH picks the copy (the package printed beside the time says which ran);
+        # no user's config file is read (XDG_CONFIG_HOME: the bench's own, as the daemon's).
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(src).resolve()), str(REPO)]),
+               "XDG_CONFIG_HOME": str(REPO / "bench" / "results" / "xdg-config")}  # fmt: skip
         out = subprocess.run([sys.executable, __file__, "--one", "--delay", str(args.delay), "--asks", str(args.asks)],
-                             env=env, check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
-        print(f"{src}: median {out} ms (embedder {args.delay * 1000:.0f} ms a request, {args.asks} asks)")
+                             env=env, check=True, stdout=subprocess.PIPE, text=True).stdout.split()  # fmt: skip
+        print(f"{out[1]}: median {out[0]} ms (embedder {args.delay * 1000:.0f} ms a request, {args.asks} asks)")
 
 
 if __name__ == "__main__":

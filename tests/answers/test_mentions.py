@@ -74,17 +74,34 @@ async def test_a_link_is_not_a_mention(make_settings, fake_ollama, tmp_path):
 
 
 @pytest.mark.parametrize("role", ["user", "oracle"])
-async def test_the_oracles_answers_name_no_note(make_settings, fake_ollama, tmp_path, role):
+async def test_the_oracles_answers_name_no_note(make_settings, fake_ollama, tmp_path, monkeypatch, role):
     """The oracle's answers in a conversation note are not its author's words (as their
     links are not the author's links): the name written in one moves nothing on any
-    route, that answer asked about as a section included, where the same heading
-    written by the user does."""
+    route, that answer asked about as a section and the link suggestions included,
+    where the same heading written by the user does."""
+    from arcology_oracle.answers import links
+    from arcology_oracle.index.service import OracleIndex
+
     turn = f"\n\n* About the walk\n:PROPERTIES:\n:ROLE: {role}\n:END:\nThen up the {NAME.lower()}."
     query_file = write_notes(tmp_path, turn)
     line = query_file.read_text().splitlines().index("* About the walk") + 1
-    found = await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4, line=line)
-    for route, scores in enumerate(found):
+    found: list[set[str]] = []
+    named = mentions.named
+    monkeypatch.setattr(mentions, "named", lambda *a, **kw: found.append(named(*a, **kw)) or found[-1])
+    by_route = await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4, line=line)
+    for route, scores in enumerate(by_route):
         assert (list(scores)[0] == LAST) == (role == "user"), (route, scores)
+    index = OracleIndex(make_settings(roam_dir=tmp_path, ollama_host=fake_ollama.url))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        await index.read(lambda s: links.link_candidates(s, index.settings, QUERY, 4))
+        await index.read(lambda s: links.link_candidates(
+            s, index.settings, QUERY, 4, heading_query=links._heading_query(s, query_file.name, line)))  # fmt: skip
+    finally:
+        await index.close()
+    assert len(found) == 5 and all((LAST in each) == (role == "user") for each in found), found
 
 
 def test_a_sections_words_are_its_own_and_the_titles_above_it_not_its_tags():

@@ -91,7 +91,8 @@ async def test_the_question_and_the_buffer_are_embedded_side_by_side(index, fake
     fake_ollama.state.hang = True
     buffer = "* Greenhouse diary\nBrown patches on the Sungold tomato leaves after warm, wet weather."
     asked = asyncio.ensure_future(gather_context(index, "what is wrong with my tomatoes", buffer=buffer))
-    await asyncio.wait_for(fake_ollama.state.wait_for("/api/embed", before + 2), 10)
+    # Well within the embedder's timeout (10 s), after which the old code sent the second.
+    await asyncio.wait_for(fake_ollama.state.wait_for("/api/embed", before + 2), 2)
     fake_ollama.state.hang = False
     fake_ollama.state.release()
     context = await asyncio.wait_for(asked, 10)
