@@ -296,42 +296,9 @@ async def test_search_snippets_show_the_matched_words_of_long_headings(index, ro
     assert "zygomorphic" in hit.snippet and "alpha0 " not in hit.snippet
 
 
-async def test_has_vectors_is_remembered_once_true_until_the_vectors_are_dropped(make_settings, fake_ollama, monkeypatch):
-    """Whether to embed a query is decided by the vector table: looked up on a reader
-    thread while there is none, remembered once there is (every /search would otherwise
-    wait for a thread to say so), looked up again after a new model dropped them."""
-    from tests.fakes.fake_ollama import FakeModel
-
-    idx = OracleIndex(make_settings(ollama_host=fake_ollama.url))
-    await idx.start()
-    await idx.reconcile()
-    reads = 0
-    read = idx.read
-
-    async def counted(fn):
-        nonlocal reads
-        reads += 1
-        return await read(fn)
-
-    async def twice() -> tuple[bool, int]:
-        before = reads
-        first, second = await idx.has_vectors(), await idx.has_vectors()
-        assert first == second
-        return first, reads - before
-
-    monkeypatch.setattr(idx, "read", counted)
-    assert await twice() == (False, 2)  # none yet: asked each time
-    await idx.embed_pending()
-    assert await twice() == (True, 1)  # then remembered
-    fake_ollama.state.remove_model("nomic-embed-text")
-    fake_ollama.state.models.append(FakeModel("nomic-embed-text", kind="embedding", dims=128, salt="v2"))
-    assert await idx.check_embedding_model() is True  # every vector dropped
-    assert await twice() == (False, 2)
-    await idx.close()
-
-
 async def test_vectors_dropped_by_another_process_mean_keyword_search(index):
-    """has_vectors remembers the table; a query still reads it where it reads vectors."""
+    """Another process (an `index` with another model) drops the vector table while the
+    daemon runs: the next search finds the notes by their words."""
     assert await index.has_vectors() is True and (await search(index, "sourdough starter", 5))[0] == "hybrid"
     other = Store.open(index.settings.db_path, writer=True)
     try:

@@ -63,7 +63,6 @@ class OracleIndex:
         self._writer: Store | None = None
         self.indexer: Indexer | None = None
         self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
-        self._vectors_seen = False  # see has_vectors
         # One embedding pipeline at a time (the daemon's worker waits for the one that
         # runs alongside the first reconcile, instead of embedding the same texts).
         self._embedding = asyncio.Lock()
@@ -175,7 +174,6 @@ class OracleIndex:
             self.embedder.model, dims, stored,
         )
         key = prefixes_key(self.embedder.prefixes)
-        self._vectors_seen = False
         return await self.write(lambda s: s.ensure_embedding_model(self.embedder.model, key, force=True))
 
     async def embed_pending(self, on_batch=None, **pipeline) -> int:
@@ -327,15 +325,7 @@ class OracleIndex:
         return out
 
     async def has_vectors(self) -> bool:
-        """Whether the index has its vector table (chunks were embedded with the current
-        model), which decides whether a query is embedded at all. Once it has, that is
-        remembered until this index drops the vectors for a new model: every query reads
-        the table again where it reads the vectors (one dropped by another process
-        meanwhile means keyword mode there), and /search, /ask and POST /similar are
-        spared a trip to a reader thread each."""
-        if not self._vectors_seen:
-            self._vectors_seen = await self.read(lambda s: s.has_vector_table())
-        return self._vectors_seen
+        return await self.read(lambda s: s.has_vector_table())
 
     async def node(self, node_id: str) -> dict:
         def run(store: Store):
