@@ -171,13 +171,13 @@ def similar_with_graph(
 ) -> tuple[str, list[retrieval.Result]]:
     """Similar notes by text (:func:`similarity.similar` with ``similar``'s arguments),
     fused with the graph signal of ``node_id`` (:func:`fuse`) when
-    ``settings.graph_similarity`` is on, or ``graph_on`` says so, then those written about
-    the same time as ``node_id`` and those the query names (``naming``) moved up
-    (:mod:`.moves`). The text ranking is made for
-    ``k`` either way (reading it twice as deep for the fusion found the same held-out
-    links: bench/links_graph.py, hash embedder: recall@10 0.4207 and 0.4076 at depth 2k,
-    0.4207 and 0.4008 at k, for twice the text work), and read :func:`.moves.depth`
-    deep, so that a result that moves up may come from below the first ``k``. Returns ``(mode, results)`` as
+    ``settings.graph_similarity`` is on, or ``graph_on`` says so, then those written
+    about the same time as ``node_id`` and those the query names (``naming``) moved up
+    (:mod:`.moves`). The text ranking is made for ``k`` either way (reading it twice as
+    deep for the fusion found the same held-out links: bench/links_graph.py, hash
+    embedder: recall@10 0.4207 and 0.4076 at depth 2k, 0.4207 and 0.4008 at k, for twice
+    the text work), and read :func:`.moves.depth` deep, so that a result that moves up
+    may come from below the first ``k``. Returns ``(mode, results)`` as
     :func:`similarity.similar` does, with the scores of :func:`.relevance.rescore`
     (scores that mean the same whatever ``k`` and route)."""
     use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
