@@ -51,7 +51,7 @@ PARTS = [
     ("JSON", r"\((?:json/|.*orjson)"),
     ("vector index", r"arcology_oracle/store/vector(s|_codes)\.py"),
     ("SQL reads", r"arcology_oracle/store/"),
-    ("keyword candidates", r"^(_keyword_candidates|frequent_words\w*|_with_bigrams) "),
+    ("keyword candidates", r"^(_keyword_candidates|frequent_words\w*) "),
     ("graph", r"arcology_oracle/answers/graph\.py"),
     ("re-ranking", r"^(_rerank_by_words|_rescore_by_note) |answers/(relevance|search_ranking|fusion)\.py"),
     ("query embedding", r"arcology_oracle/ollama/|ollama/_client|httpx/"),

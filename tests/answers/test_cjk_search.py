@@ -169,3 +169,27 @@ async def test_a_multilingual_model_of_another_dimension_works_unchanged(make_se
             assert (results[0].file, results[0].heading) == ("ryouri.org", "炊飯器で玄米を炊く")
         finally:
             await idx.close()
+
+
+async def test_a_notes_text_for_the_reranking_carries_the_bigrams_of_exactly_that_text(make_settings, notes_dir):
+    """The whole-note re-ranking reads each note's text followed by its CJK bigrams, put
+    together from the bigrams stored per heading: they must be those of the text as read,
+    wherever the cap cuts it (inside a title, inside a heading's text, between two)."""
+    idx = await keyword_index(make_settings, notes_dir)
+    try:
+        ids = await idx.read(lambda s: [r[0] for r in s.conn.execute("SELECT id FROM headings ORDER BY id")])
+        full = await idx.read(lambda s: s.note_texts(ids, 10_000))
+        longest = max(len(t) for t in full.values())
+        checked = 0
+        for limit in range(1, longest + 2):
+            plain = await idx.read(lambda s: s.note_texts(ids, limit))
+            with_bigrams = await idx.read(lambda s: s.note_texts(ids, limit, cjk_bigrams=True))
+            for heading_id, text in plain.items():
+                bigrams = cjk.bigrams(text)
+                assert with_bigrams[heading_id] == (text + "\n" + bigrams if bigrams else text), (limit, text)
+                checked += bool(bigrams)
+        assert checked > longest  # the Japanese notes were among them, cut at every length
+        english = [h for h, t in full.items() if t.startswith("Sourdough")]
+        assert english and all(with_bigrams[h] == full[h] for h in english)  # nothing added without CJK
+    finally:
+        await idx.close()

@@ -223,8 +223,9 @@ def _rerank_by_words(
         exclude_headings=exclude_headings, note_query=note_query,
     )
     head += joining
-    texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS)
-    note_bm25 = bm25_scores([_with_bigrams(texts.get(heading_id, "")) for heading_id, _ in head], match)
+    # Each note's text followed by its CJK bigrams, so that Japanese and Chinese words count.
+    texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS, cjk_bigrams=True)
+    note_bm25 = bm25_scores([texts.get(heading_id, "") for heading_id, _ in head], match)
     vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
     note_z = fusion.standardised([(i, note_bm25.get(i, 0.0)) for i in range(len(head))])
     index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
@@ -391,10 +392,3 @@ def frequent_words_query(text: str, n: int) -> str | None:
     """
     words = frequent_words(text, n)
     return " OR ".join(quoted(words)) if words else None
-
-
-def _with_bigrams(text: str) -> str:
-    """``text`` followed by the bigrams of its CJK runs, so that Japanese and Chinese
-    words count in the re-ranking (see :mod:`cjk`)."""
-    bigrams = cjk.bigrams(text)
-    return text + "\n" + bigrams if bigrams else text

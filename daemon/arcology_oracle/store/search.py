@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..notes import cjk
 from . import node_means, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
 from .links import answer_sql
@@ -271,27 +272,57 @@ class Search(VectorSync):
                 out[node_id] = total / norm
         return out
 
-    def note_texts(self, heading_ids: Sequence[int], limit: int) -> dict[int, str]:
+    def note_texts(self, heading_ids: Sequence[int], limit: int, *, cjk_bigrams: bool = False) -> dict[int, str]:
         """For each heading id, the titles and text of every heading of its note (its node,
         or for headings in no node, those of its file in no node), in one query; at most
-        ``limit`` characters of each, from the start."""
+        ``limit`` characters of each, from the start.
+
+        With ``cjk_bigrams``, each text is followed by a newline and its CJK bigrams,
+        exactly as :func:`~arcology_oracle.notes.cjk.bigrams` gives them for that text
+        (nothing is added to a text without CJK), put together from the bigrams the
+        index keeps of each heading's text: only titles and a heading cut off by
+        ``limit`` are split here. Splitting whole notes took about a third of a
+        ``/similar`` on Japanese notes (BENCHMARKS.md, issue 30)."""
         placeholders = ",".join("?" * len(heading_ids))
         rows = self.conn.execute(
             "WITH q(id, node_id, file) AS ("
             f"  SELECT id, node_id, file FROM headings WHERE id IN ({placeholders}))"
-            " SELECT q.id, h.title, h.text FROM q JOIN headings h"
+            f" SELECT q.id, h.title, h.text, {'h.cjk_text' if cjk_bigrams else 'NULL'} FROM q JOIN headings h"
             "  ON (q.node_id IS NOT NULL AND h.node_id = q.node_id)"
             "  OR (q.node_id IS NULL AND h.file = q.file AND h.node_id IS NULL)"
             " ORDER BY q.id, h.start_line",
             list(heading_ids),
         ).fetchall()
-        out: dict[int, list[str]] = {}
+        parts: dict[int, list[tuple[str, str | None]]] = {}  # (piece, its stored bigrams or None)
         size: dict[int, int] = {}
-        for heading_id, title, body in rows:
+        for heading_id, title, body, body_bigrams in rows:
             if size.get(heading_id, 0) < limit:
-                out.setdefault(heading_id, []).extend((title, body))
+                parts.setdefault(heading_id, []).extend(((title, None), (body, body_bigrams)))
                 size[heading_id] = size.get(heading_id, 0) + len(title) + len(body) + 2
-        return {heading_id: "\n".join(parts)[:limit] for heading_id, parts in out.items()}
+        out = {}
+        for heading_id, pieces in parts.items():
+            text = "\n".join(piece for piece, _ in pieces)[:limit]
+            if cjk_bigrams and not text.isascii():
+                text = _with_bigrams(text, pieces, limit)
+            out[heading_id] = text
+        return out
+
+
+def _with_bigrams(text: str, pieces: list[tuple[str, str | None]], limit: int) -> str:
+    """``text`` (the ``pieces`` joined by newlines, cut at ``limit``) followed by a
+    newline and its :func:`cjk.bigrams`. No CJK term spans a newline, so those are the
+    bigrams of each piece in turn: stored ones where given and the whole piece is kept."""
+    found: list[str] = []
+    start = 0
+    for piece, stored in pieces:
+        if start >= limit:
+            break
+        kept = piece if start + len(piece) <= limit else piece[: limit - start]
+        terms = stored if stored is not None and kept is piece else cjk.bigrams(kept)
+        if terms:
+            found.append(terms)
+        start += len(piece) + 1
+    return text + "\n" + " ".join(found) if found else text
 
 
 def bm25_order(texts: Sequence[str], match: str) -> list[int]:
