@@ -124,3 +124,32 @@ async def test_a_private_headings_words_never_steer_the_search(make_client, sett
     # The same words in the open part find it (the word is found, not just missed).
     resp = await client.post("/similar", json={"text": text.replace(" :private:", ""), "k": 10})
     assert "pelicans.org" in [r["file"] for r in (await resp.json())["results"]]
+
+
+async def test_a_new_first_heading_is_read_under_its_notes_title_as_it_will_be_saved(make_settings, fake_ollama, tmp_path):
+    """The first heading written in a saved note has no saved heading to take its outline
+    from: its note's title is still above it, for the words it is searched by and those
+    that name other notes, as they will be once it is saved. A file the index does not
+    have gives it no title."""
+    from arcology_oracle.index.service import OracleIndex
+
+    roam = tmp_path / "diary"
+    roam.mkdir()
+    diary = roam / "diary.org"
+    diary.write_text("#+title: Sourdough Diary\n\nStarted a starter today.\n")
+    section = "* Feeding\nfed it rye flour and water.\n"
+    index = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url))
+    await index.start()
+    try:
+        await index.reconcile()
+        new = await text_vectors.posted_text(index, section, path="diary.org", line=4, embed=False)
+        elsewhere = await text_vectors.posted_text(index, section, path="unsaved.org", line=4, embed=False)
+        diary.write_text(diary.read_text() + "\n" + section)
+        await index.reconcile()
+        saved = await text_vectors.posted_text(index, section, path="diary.org", line=4, embed=False)
+    finally:
+        await index.close()
+    assert saved.heading is not None and new.heading is None
+    assert "Sourdough Diary" in new.own_words and "Sourdough Diary" in new.words
+    assert (new.own_words, new.words) == (saved.own_words, saved.words)
+    assert "unsaved" not in elsewhere.own_words + elsewhere.words.lower()

@@ -103,31 +103,37 @@ def read_text(store: Store, settings: Settings, text: str, path: str | None, lin
     """``text`` read as the index would read it (see :class:`Reading`; at most
     ``MAX_CHUNKS`` chunks)."""
     parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags), log_problems=False)
-    saved = None
+    saved, above = None, []
     if not is_whole_note(text):
-        parsed, saved = _in_saved_outline(store, parsed, path, line)
+        parsed, saved, above = _in_saved_outline(store, parsed, path, line)
     chunks = [c.text for heading_chunks in chunk_file(parsed, settings.chunk_chars, settings.chunk_overlap) for c in heading_chunks]
     # A text with no title of its own and no saved file: its path lines have no title.
     texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
-    words = " ".join([*([saved["olp_text"]] if saved else []), *(h.title + " " + h.text for h in parsed.headings)])
-    above = mentions.titles_above(saved) if saved else ()
+    # After the context the index keeps for the saved heading (or the new one's note title).
+    context = [saved["olp_text"]] if saved else above
+    words = " ".join([*context, *(h.title + " " + h.text for h in parsed.headings)])
     own_words = mentions.own_words(((h.title, h.body, h.properties) for h in parsed.headings), above=above)
     links = tuple(dict.fromkeys(link for h in parsed.headings for link in h.links))
     chunks = [t for t in texts if t.strip()][:MAX_CHUNKS]
     return Reading(chunks, saved["id"] if saved else None, words, own_words, links)
 
 
-def _in_saved_outline(store: Store, parsed: ParsedFile, path: str | None, line: int | None) -> tuple[ParsedFile, dict | None]:
+def _in_saved_outline(
+    store: Store, parsed: ParsedFile, path: str | None, line: int | None
+) -> tuple[ParsedFile, dict | None, list[str]]:
     """``parsed`` (a text that starts with a heading) without its empty file record, its
     headings under the saved outline of ``path`` around ``line``: the file's title, and
     the ancestors of the saved heading of the same title nearest ``line`` (or, renamed,
     of the heading at ``line``: :meth:`~arcology_oracle.store.Store.saved_heading`),
-    whose row comes second."""
+    whose row comes second; third, the titles above the text (:func:`.mentions.titles_above`
+    the saved heading, or for a new first heading of a saved file that file's title)."""
     headings = [h for h in parsed.headings if h.level > 0]
     saved = store.saved_heading(path, headings[0].title, line or 1) if path and headings else None
     if saved is None:  # a file with no heading yet, or none saved: its title at most
         file = store.file_row(path) if path else None
-        return replace(parsed, title=file["title"] if file else parsed.title, headings=headings), None
+        if file is None:
+            return replace(parsed, headings=headings), None, []
+        return replace(parsed, title=file["title"], headings=headings), None, [file["title"]]
     ancestors = tuple(saved["olp"])
     headings = [replace(h, olp=ancestors + tuple(h.olp)) for h in headings]
-    return replace(parsed, title=saved["file_title"], headings=headings), saved
+    return replace(parsed, title=saved["file_title"], headings=headings), saved, mentions.titles_above(saved)
