@@ -179,3 +179,24 @@ async def test_bad_requests_are_clear_errors(make_client, settings, roam_dir):
     assert resp.status == 415
     _, listed = await get(client, "/suggest-links/rejections")
     assert listed["rejections"] == []
+
+
+async def test_the_paragraph_is_found_by_japanese_words_too(make_client, settings, roam_dir):
+    """Japanese has no spaces between words: the paragraph where a link to "味噌汁の作り方"
+    belongs is the one that writes of 味噌汁, found by its CJK bigrams as keyword search
+    finds it, not the note's first paragraph (both share the same other words)."""
+    query, target = "2222aaaa-0000-4000-8000-000000000001", "2222aaaa-0000-4000-8000-000000000002"
+    (roam_dir / "daidokoro.org").write_text(
+        f":PROPERTIES:\n:ID: {query}\n:END:\n#+title: 台所の記録\n\n"
+        "今日は朝から雨が降っていたので、家で本を読んで過ごした。 kitchen memo\n\n"
+        "夕食には昆布と鰹節で出汁を取って、味噌汁を作った。 kitchen memo\n"
+    )
+    (roam_dir / "misoshiru.org").write_text(
+        f":PROPERTIES:\n:ID: {target}\n:END:\n#+title: 味噌汁の作り方\n\n"
+        "昆布と鰹節で出汁を取ってから、火を止めて味噌を溶かし入れる。 kitchen memo\n"
+    )
+    client = await make_client(settings)
+    status, body = await get(client, "/suggest-links", node=query, k=50, all="true")
+    assert status == 200, body
+    suggestion = next(s for s in body["suggestions"] if s["node_id"] == target)
+    assert "味噌汁を作った" in suggestion["paragraph"]["text"], suggestion["paragraph"]

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import BadRequest, NotFound
+from ..notes import cjk
 from ..notes.conversations import is_oracle_answer, is_sources_list
 from ..notes.org_syntax import decode_org_bytes, link_text, org_link, split_lines
 from ..notes.paragraphs import Paragraph, paragraphs
@@ -192,7 +193,9 @@ def _best_place(store: Store, target: str, places: list[_Place], path: str) -> _
     body = " ".join(r["title"] + " " + r["text"] for r in store.node_headings(target))
     # The title thrice: the words naming the target weigh more than its most frequent ones.
     words = similarity.frequent_words_query((title_words + " ") * 3 + body, TARGET_WORDS)
-    lexical = bm25_order([link_text(p.paragraph.text) for p in places], words) if words else []
+    # With their CJK bigrams: the words are the target's bigrams too, which no run of
+    # Japanese in a paragraph equals.
+    lexical = bm25_order([cjk.with_bigrams(link_text(p.paragraph.text)) for p in places], words) if words else []
     if lexical:
         return places[lexical[0]]
     target_vector = store.node_vectors([target]).get(target)

@@ -52,6 +52,14 @@ def bigrams(text: str) -> str:
     return " ".join(out)
 
 
+def with_bigrams(text: str) -> str:
+    """``text`` followed by a newline and its :func:`bigrams` (``text`` alone when it has
+    no CJK): what FTS5 should read of a text whose Japanese or Chinese words must count,
+    as the index's columns give them."""
+    terms = bigrams(text)
+    return text + "\n" + terms if terms else text
+
+
 _HIRAGANA_ONLY = re.compile("[\u3040-\u309f]+")
 
 
