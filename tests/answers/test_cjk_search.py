@@ -193,3 +193,19 @@ async def test_a_notes_text_for_the_reranking_carries_the_bigrams_of_exactly_tha
         assert english and all(with_bigrams[h] == full[h] for h in english)  # nothing added without CJK
     finally:
         await idx.close()
+
+
+async def test_a_japanese_question_passes_the_relevance_gate_by_its_words(make_settings, notes_dir):
+    """With no vectors, a note is relevant to /ask when it holds enough of the question's
+    words: for Japanese, the bigrams of its nouns and stems (a run of kana and kanji is no
+    word, and was the question's only "word", so no Japanese note ever passed)."""
+    from arcology_oracle.answers.context import gather_context
+
+    idx = await keyword_index(make_settings, notes_dir)
+    try:
+        context = await gather_context(idx, "味噌汁の作り方を教えて")
+        assert context.mode == "keyword" and context.used_notes
+        assert "味噌汁の作り方" in [s.heading for s in context.sources]
+        assert not (await gather_context(idx, "新幹線の時刻表を教えて")).used_notes  # nothing on that
+    finally:
+        await idx.close()

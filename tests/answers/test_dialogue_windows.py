@@ -146,3 +146,24 @@ async def test_a_question_in_the_first_person_weighs_the_users_turns(chat_daemon
     assert "Me: I started learning Welsh with a tutor called Gwen." in body["notes"][0]["text"]
     status, body = await post(chat_daemon, "/recall", {"question": "What did Ana say about Gwen and Welsh?", "k": 1})
     assert "Ana: I told Gwen about your Welsh lessons." in body["notes"][0]["text"]
+
+
+async def test_a_question_in_japanese_finds_a_japanese_turn(tmp_path, roam_dir, fake_ollama):
+    """A Japanese question was refused (500) wherever dialogue was indexed: its bigrams
+    searched a column the turns lacked. It finds the turn that holds its words, on /recall
+    and /ask."""
+    session = "\n".join(f"{who}: {text}\n" for who, text in [
+        ("Me", "今日は何を作るの？"), ("Ana", "昆布と鰹節で出汁を取って、味噌汁を作るつもり。"),
+        ("Me", "いいね、豆腐も入れて。"), ("Ana", "明日は雨が降るらしい。"), ("Me", "傘を忘れないでね。")])  # fmt: skip
+    (roam_dir / "ryouri.org").write_text("#+title: 料理の会話\n* [2024-09-01 Sun 10:00] 夕食\n" + session)
+    (roam_dir / "ana.org").write_text(CHATS)
+    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        status, body = await post(d, "/recall", {"question": "味噌汁の作り方", "k": 1})
+        assert status == 200, body
+        assert "Ana: 昆布と鰹節で出汁を取って、味噌汁を作るつもり。" in body["notes"][0]["text"]
+        status, answer = await post(d, "/ask", {"question": "味噌汁の作り方", "k": 1})
+        assert status == 200, answer
+        assert "味噌汁を作るつもり" in fake_ollama.state.chats[-1][0]["content"]
+    finally:
+        d.stop()

@@ -31,3 +31,74 @@ async def test_turns_are_stored_searched_and_deleted_with_their_file(tmp_path, m
         assert left == 0 and (await idx.read(lambda s: s.check_integrity())).fts == "ok"
     finally:
         await idx.close()
+
+
+JAPANESE_CHAT = "#+title: 料理の会話\n* [2024-09-01 Sun 10:00] 夕食\n" + "\n".join(
+    f"{who}: {text}\n"
+    for who, text in [("Me", "今日は何を作るの？"), ("Ana", "昆布と鰹節で出汁を取って、味噌汁を作るつもり。"),
+                      ("Me", "いいね、豆腐も入れて。"), ("Ana", "明日は雨が降るらしい。")]
+)  # fmt: skip
+
+
+async def test_japanese_turns_are_found_by_their_bigrams(tmp_path, make_settings):
+    """A turn in Japanese is one unicode61 token a clause long: its CJK bigrams are kept
+    beside it, so that a question's words find it (and the question's bigrams have a
+    column to search)."""
+    from arcology_oracle.answers import retrieval
+
+    roam = tmp_path / "turn-roam"
+    roam.mkdir()
+    (roam / "ryouri.org").write_text(JAPANESE_CHAT, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    try:
+        await idx.reconcile()
+        match = retrieval.fts_query("味噌汁の作り方", any_term=True, bigram_columns="cjk_text")
+        hits = await idx.read(lambda s: s.turn_search(match, 5))
+        assert [(o, speaker) for _, o, speaker, _ in hits][:1] == [(1, "Ana")]
+        (roam / "ryouri.org").unlink()
+        await idx.reconcile()
+        assert await idx.read(lambda s: s.turn_search(match, 5)) == []
+        assert (await idx.read(lambda s: s.check_integrity())).fts == "ok"
+    finally:
+        await idx.close()
+
+
+async def test_an_index_made_before_the_turns_bigrams_gets_them(tmp_path, make_settings):
+    """m015 on an index whose turns have no bigram column: the turns stay searchable by
+    word meanwhile, and the next reconcile fills the bigrams."""
+    from arcology_oracle.answers import retrieval
+    from arcology_oracle.store import migrate, migrations
+    from arcology_oracle.store.db import connect
+
+    roam = tmp_path / "turn-roam"
+    roam.mkdir()
+    (roam / "ana.org").write_text(CHAT, encoding="utf-8")
+    (roam / "ryouri.org").write_text(JAPANESE_CHAT, encoding="utf-8")
+    settings = make_settings(roam_dir=roam)
+    idx = OracleIndex(settings)
+    await idx.start()
+    await idx.reconcile()
+    await idx.close()
+    # The index as m014 left it: turns_fts over the text alone.
+    conn = connect(settings.db_path)
+    conn.executescript(
+        "DROP TRIGGER turns_ad; DROP TABLE turns_fts; ALTER TABLE turns DROP COLUMN cjk_text;"
+        f"CREATE VIRTUAL TABLE turns_fts USING fts5(text, content='turns', content_rowid='id', tokenize='{migrations.FTS_TOKENIZE}');"
+        "INSERT INTO turns_fts(turns_fts) VALUES ('rebuild');"
+        "CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN"
+        " INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text); END;"
+        "DELETE FROM _migrations WHERE name = 'm015_turn_bigrams';"
+    )
+    assert migrate.migrate(conn) == ["m015_turn_bigrams"]
+    assert conn.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH '\"whippet\"'").fetchone()[0] == 1
+    conn.close()
+    match = retrieval.fts_query("味噌汁", any_term=True, bigram_columns="cjk_text")
+    idx = OracleIndex(settings)
+    await idx.start()
+    try:
+        await idx.reconcile()
+        assert [o for _, o, _, _ in await idx.read(lambda s: s.turn_search(match, 5))][:1] == [1]
+        assert (await idx.read(lambda s: s.check_integrity())).fts == "ok"
+    finally:
+        await idx.close()

@@ -72,13 +72,16 @@ def quoted(terms: Iterable[str]) -> list[str]:
     return ['"' + t.replace('"', '""') + '"' for t in terms]
 
 
-def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str | None:
+def fts_query(
+    text: str, *, any_term: bool = False, max_terms: int = 32, bigram_columns: str = "{cjk_head cjk_text}"
+) -> str | None:
     """An FTS5 MATCH expression for free text, every term quoted, or None if no terms.
 
     Quoting keeps words like ``NOT`` and ``org-mode`` from being read as FTS syntax.
     ``any_term`` joins terms with OR (similarity, long texts) instead of AND (search).
     The CJK runs of ``text`` become one group of their bigrams (see :mod:`cjk`) on the
-    bigram columns, any of which may match (BM25 ranks the headings sharing most of
+    bigram columns (``bigram_columns``: FTS5's column filter; the headings' by default,
+    ``cjk_text`` for ``turns_fts``), any of which may match (BM25 ranks the headings sharing most of
     them first): a query's bigrams include ones that span two words, which no note need
     hold, so they can never all be required.
     """
@@ -92,7 +95,7 @@ def fts_query(text: str, *, any_term: bool = False, max_terms: int = 32) -> str 
     parts = quoted(terms)
     bigrams = cjk.query_bigrams(text)
     if bigrams:
-        parts.append("{cjk_head cjk_text} : (" + " OR ".join(quoted(bigrams)) + ")")
+        parts.append(bigram_columns + " : (" + " OR ".join(quoted(bigrams)) + ")")
     if not parts:
         return None
     return (" OR " if any_term else " AND ").join(parts)

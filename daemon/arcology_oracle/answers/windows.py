@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..config import Settings
+from ..notes import cjk
 from ..notes.dialogue import speaker_label
 from ..store import Store
 from . import retrieval
@@ -58,8 +59,11 @@ def _stem(word: str) -> str:
 
 
 def terms(text: str) -> set[str]:
-    """The stemmed content words of ``text``."""
-    return {_stem(w) for w in retrieval.WORD.findall(text.lower()) if len(w) > 1 and w not in retrieval.STOPWORDS}
+    """The stemmed content words of ``text``, and for its Japanese or Chinese (where a run
+    of characters is no word) the bigrams of its nouns and stems
+    (:func:`~arcology_oracle.notes.cjk.noun_bigrams`)."""
+    words = {_stem(w) for w in retrieval.WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 1 and w not in retrieval.STOPWORDS}
+    return words | cjk.noun_bigrams(text)
 
 
 def first_person(question: str) -> bool:
@@ -142,7 +146,7 @@ def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequ
     unnamed = question
     if named:
         unnamed = re.sub("|".join(rf"\b{re.escape(n)}\b(?:'s)?" for n in named), " ", question, flags=re.I)
-    match = retrieval.fts_query(unnamed, any_term=True)
+    match = retrieval.fts_query(unnamed, any_term=True, bigram_columns="cjk_text")  # turns_fts's
     hits = store.turn_search(match, TURNS) if match else []
     rankings.append([(h, o) for h, o, _, _ in hits])
     pinpointed = {(h, o) for h, o, _, _ in hits}  # found as a turn, not as a scene

@@ -76,6 +76,20 @@ def content_bigrams(text: str) -> list[str]:
     return [t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA_ONLY.fullmatch(t)]
 
 
+_HIRAGANA = re.compile("[\u3040-\u309f]")
+
+
+def noun_bigrams(text: str) -> set[str]:
+    """The bigrams of the CJK runs of ``text`` that hold no hiragana. Japanese writes its
+    nouns and stems in kanji and katakana and its particles and endings in hiragana, so a
+    bigram holding hiragana mostly spans a word's edge or an ending that changes with the
+    sentence ("作り方" and "作る"). What two texts must share to be on one subject; all
+    of a Chinese or Korean text's bigrams."""
+    if not has_cjk(text):
+        return set()
+    return {t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA.search(t)}
+
+
 def query_bigrams(text: str, limit: int = 64, *, content_only: bool = True) -> list[str]:
     """The distinct bigrams of the CJK runs of a query, in order, at most ``limit``.
 

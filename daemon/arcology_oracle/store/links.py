@@ -17,8 +17,15 @@ from collections.abc import Iterable
 
 from ..notes.conversations import ORACLE_ROLES
 from .connection import NODES_GENERATION, StoreBase
-from .migrations import has_role
 from .shared import PerDatabase
+
+
+def has_role(alias: str = "") -> str:
+    """SQL true for a heading row (of table ``alias``) with a ``:ROLE:`` property: the
+    condition of the partial index ``headings_role`` (migration m014), which a query must
+    spell this way for SQLite to use the index."""
+    column = f"{alias}.properties" if alias else "properties"
+    return f"json_extract({column}, '$.ROLE') IS NOT NULL"
 
 
 class _NodeCount:

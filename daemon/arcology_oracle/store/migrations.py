@@ -21,14 +21,6 @@ FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
 FTS_EXACT_TOKENIZE = "unicode61 remove_diacritics 2"
 
 
-def has_role(alias: str = "") -> str:
-    """SQL true for a heading row (of table ``alias``) with a ``:ROLE:`` property: the
-    condition of the partial index ``headings_role`` (m014), which a query must spell
-    this way for SQLite to use the index."""
-    column = f"{alias}.properties" if alias else "properties"
-    return f"json_extract({column}, '$.ROLE') IS NOT NULL"
-
-
 def migration(fn: Migration) -> Migration:
     MIGRATIONS.append(fn)
     return fn
@@ -384,4 +376,25 @@ def m014_role_index(conn) -> None:
     # Spelled out, not has_role(): the index keeps the condition it was made with.
     conn.executescript(
         "CREATE INDEX IF NOT EXISTS headings_role ON headings(file) WHERE json_extract(properties, '$.ROLE') IS NOT NULL;"
+    )
+
+
+@migration
+def m015_turn_bigrams(conn) -> None:
+    # Turns get their text's CJK bigrams as headings have them (m005): a Japanese question searched a
+    # bigram column turns_fts lacked, and was refused. Made again; dialogue files are read again.
+    conn.executescript(
+        f"""
+        ALTER TABLE turns ADD COLUMN cjk_text TEXT NOT NULL DEFAULT '';
+        DROP TRIGGER turns_ad;
+        DROP TABLE turns_fts;
+        CREATE VIRTUAL TABLE turns_fts USING fts5(text, cjk_text, content='turns', content_rowid='id', tokenize='{FTS_TOKENIZE}');
+        INSERT INTO turns_fts(turns_fts, rank) VALUES ('secure-delete', 1);
+        INSERT INTO turns_fts(turns_fts) VALUES ('rebuild');
+        CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN
+            INSERT INTO turns_fts(turns_fts, rowid, text, cjk_text) VALUES ('delete', old.id, old.text, old.cjk_text);
+        END;
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns));
+        """
     )

@@ -141,7 +141,8 @@ class FileWrites(VectorSync):
         """The turns of the dialogue headings (carried by their first chunk), and their
         keyword index."""
         rows = [
-            (heading_id, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.when or h.date or day)
+            (heading_id, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.when or h.date or day,
+             cjk.bigrams(t.text))
             for heading_id, h, cs in zip(ids, headings, chunks) if cs and cs[0].dialogue
             for t in cs[0].dialogue
         ]  # fmt: skip
@@ -149,12 +150,12 @@ class FileWrites(VectorSync):
             return
         first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM turns").fetchone()[0]
         self.conn.executemany(
-            "INSERT INTO turns (id, heading, ordinal, speaker, text, start_line, end_line, date)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO turns (id, heading, ordinal, speaker, text, start_line, end_line, date, cjk_text)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(first + i, *row) for i, row in enumerate(rows)],
         )
         self.conn.execute(
-            "INSERT INTO turns_fts(rowid, text) SELECT id, text FROM turns WHERE id >= ?", (first,)
+            "INSERT INTO turns_fts(rowid, text, cjk_text) SELECT id, text, cjk_text FROM turns WHERE id >= ?", (first,)
         )
 
     def delete_file(self, path: str) -> bool:
