@@ -1,8 +1,10 @@
 """Dialogue turns in the store (m011): kept per turn with their scenes, searchable by
-word, and gone with their file, text and keyword index alike."""
+word (in Japanese by its bigrams, m015), and gone with their file, text and keyword index
+alike."""
 
 from __future__ import annotations
 
+from arcology_oracle.answers import retrieval
 from arcology_oracle.index.service import OracleIndex
 
 CHAT = "#+title: Ana\n* [2024-03-02 Sat 19:00] Catching up\n" + "\n".join(
@@ -11,10 +13,21 @@ CHAT = "#+title: Ana\n* [2024-03-02 Sat 19:00] Catching up\n" + "\n".join(
 )
 
 
+JAPANESE_CHAT = "#+title: 料理の会話\n* [2024-09-01 Sun 10:00] 夕食\n" + "\n".join(
+    f"{who}: {text}\n"
+    for who, text in [("Me", "今日は何を作るの？"), ("Ana", "昆布と鰹節で出汁を取って、味噌汁を作るつもり。"),
+                      ("Me", "いいね、豆腐も入れて。"), ("Ana", "明日は雨が降るらしい。")]
+)  # fmt: skip
+# A turn in Japanese is one unicode61 token a clause long: it is found by its CJK bigrams
+# (m015), which a Japanese question's words are searched as.
+MISO = retrieval.fts_query("味噌汁の作り方", any_term=True, bigram_columns="cjk_text")
+
+
 async def test_turns_are_stored_searched_and_deleted_with_their_file(tmp_path, make_settings):
     roam = tmp_path / "turn-roam"
     roam.mkdir()
     (roam / "ana.org").write_text(CHAT, encoding="utf-8")
+    (roam / "ryouri.org").write_text(JAPANESE_CHAT, encoding="utf-8")
     idx = OracleIndex(make_settings(roam_dir=roam))
     await idx.start()
     try:
@@ -24,42 +37,15 @@ async def test_turns_are_stored_searched_and_deleted_with_their_file(tmp_path, m
         rows = await idx.read(lambda s: s.turns_between([(hits[0][0], 0, 9)]))
         assert [r["date"] for r in rows.values()] == ["2024-03-02"] * 4 and rows[(hits[0][0], 3)]["start_line"] == 9
         assert await idx.read(lambda s: s.known_speakers(["ana", "Bob"])) == {"Ana"}
+        miso = await idx.read(lambda s: s.turn_search(MISO, 5))
+        assert [(o, speaker) for _, o, speaker, _ in miso][:1] == [(1, "Ana")]
         (roam / "ana.org").unlink()
-        await idx.reconcile()
-        assert await idx.read(lambda s: s.turn_search('"whippet"', 5)) == []
-        left = await idx.read(lambda s: s.conn.execute("SELECT count(*) FROM turns").fetchone()[0])
-        assert left == 0 and (await idx.read(lambda s: s.check_integrity())).fts == "ok"
-    finally:
-        await idx.close()
-
-
-JAPANESE_CHAT = "#+title: 料理の会話\n* [2024-09-01 Sun 10:00] 夕食\n" + "\n".join(
-    f"{who}: {text}\n"
-    for who, text in [("Me", "今日は何を作るの？"), ("Ana", "昆布と鰹節で出汁を取って、味噌汁を作るつもり。"),
-                      ("Me", "いいね、豆腐も入れて。"), ("Ana", "明日は雨が降るらしい。")]
-)  # fmt: skip
-
-
-async def test_japanese_turns_are_found_by_their_bigrams(tmp_path, make_settings):
-    """A turn in Japanese is one unicode61 token a clause long: its CJK bigrams are kept
-    beside it, so that a question's words find it (and the question's bigrams have a
-    column to search)."""
-    from arcology_oracle.answers import retrieval
-
-    roam = tmp_path / "turn-roam"
-    roam.mkdir()
-    (roam / "ryouri.org").write_text(JAPANESE_CHAT, encoding="utf-8")
-    idx = OracleIndex(make_settings(roam_dir=roam))
-    await idx.start()
-    try:
-        await idx.reconcile()
-        match = retrieval.fts_query("味噌汁の作り方", any_term=True, bigram_columns="cjk_text")
-        hits = await idx.read(lambda s: s.turn_search(match, 5))
-        assert [(o, speaker) for _, o, speaker, _ in hits][:1] == [(1, "Ana")]
         (roam / "ryouri.org").unlink()
         await idx.reconcile()
-        assert await idx.read(lambda s: s.turn_search(match, 5)) == []
-        assert (await idx.read(lambda s: s.check_integrity())).fts == "ok"
+        assert await idx.read(lambda s: s.turn_search('"whippet"', 5)) == []
+        assert await idx.read(lambda s: s.turn_search(MISO, 5)) == []
+        left = await idx.read(lambda s: s.conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+        assert left == 0 and (await idx.read(lambda s: s.check_integrity())).fts == "ok"
     finally:
         await idx.close()
 
@@ -67,7 +53,6 @@ async def test_japanese_turns_are_found_by_their_bigrams(tmp_path, make_settings
 async def test_an_index_made_before_the_turns_bigrams_gets_them(tmp_path, make_settings):
     """m015 on an index whose turns have no bigram column: the turns stay searchable by
     word meanwhile, and the next reconcile fills the bigrams."""
-    from arcology_oracle.answers import retrieval
     from arcology_oracle.store import migrate, migrations
     from arcology_oracle.store.db import connect
 
@@ -93,12 +78,11 @@ async def test_an_index_made_before_the_turns_bigrams_gets_them(tmp_path, make_s
     assert migrate.migrate(conn) == ["m015_turn_bigrams"]
     assert conn.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH '\"whippet\"'").fetchone()[0] == 1
     conn.close()
-    match = retrieval.fts_query("味噌汁", any_term=True, bigram_columns="cjk_text")
     idx = OracleIndex(settings)
     await idx.start()
     try:
         await idx.reconcile()
-        assert [o for _, o, _, _ in await idx.read(lambda s: s.turn_search(match, 5))][:1] == [1]
+        assert [o for _, o, _, _ in await idx.read(lambda s: s.turn_search(MISO, 5))][:1] == [1]
         assert (await idx.read(lambda s: s.check_integrity())).fts == "ok"
     finally:
         await idx.close()
