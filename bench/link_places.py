@@ -6,7 +6,7 @@ paragraph where the author wrote the link, on real notes.
 For every link ``[[id:T]]`` the author wrote in a file-level note of CORPUS (a directory
 as for bench/similar_lab.py), the link-free copy that ``quality.py --out RUN --keep``
 indexed (``bench/results/quality-work-CORPUS-RUN/``) is read as ``/suggest-links`` reads
-a note (its paragraphs, :func:`arcology_oracle.answers.links._places`' rules) and the
+a note (its paragraphs: :func:`arcology_oracle.answers.links._places`) and the
 daemon's own choice of paragraph for a link to T is made
 (:func:`arcology_oracle.answers.links._best_place`). A hit: the paragraph chosen holds a
 line the link was on. Printed beside it: how often the note's first paragraph holds it
@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from types import SimpleNamespace
 
 import similar_lab as lab
 from arcology_oracle.answers import links
+from arcology_oracle.config import load_settings
 from arcology_oracle.notes import cjk
-from arcology_oracle.notes.org_syntax import decode_org_bytes, split_lines
-from arcology_oracle.notes.paragraphs import paragraphs
-from arcology_oracle.notes.reader import read_org_bytes
 from arcology_oracle.store import Store
 from _common import RESULTS
 from quality_lib import ID_LINK, Corpus
@@ -44,6 +42,8 @@ def run_corpus(name: str, run: str) -> dict:
     corpus = Corpus(lab.source(name))
     work = RESULTS / f"quality-work-{name}-{run}"
     store = Store.open(work / "index.sqlite3")
+    # What links._places reads of the index: where the notes are and what is private.
+    reader = SimpleNamespace(settings=load_settings(overrides={"roam_dir": work / "roam"}, environ={}))
     hits = first = total = 0
     try:
         for rel, node_id in sorted(corpus.file_id.items()):
@@ -51,15 +51,7 @@ def run_corpus(name: str, run: str) -> dict:
             wanted = {t: lines for t, lines in link_lines(raw).items() if store.node(t) and t != node_id}
             if not wanted:
                 continue
-            data = (work / "roam" / rel).read_bytes()
-            parsed = read_org_bytes(data, rel, log_problems=False)
-            text_lines = split_lines(decode_org_bytes(data))
-            places = [
-                links._Place(h, p)
-                for h in parsed.headings
-                if h.node_id == node_id
-                for p in paragraphs(text_lines, h.start_line, h.end_line)
-            ]
+            places = links._places(reader, store, rel, node_id, None)
             if not places:
                 continue
             for target, lines in wanted.items():

@@ -5,6 +5,7 @@ heading by heading with the saved outline around it, unchanged chunks read from 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from arcology_oracle.answers import retrieval, text_vectors
 
@@ -126,30 +127,47 @@ async def test_a_private_headings_words_never_steer_the_search(make_client, sett
     assert "pelicans.org" in [r["file"] for r in (await resp.json())["results"]]
 
 
-async def test_a_new_first_heading_is_read_under_its_notes_title_as_it_will_be_saved(make_settings, fake_ollama, tmp_path):
+@pytest.mark.parametrize("drawer", ["", ":PROPERTIES:\n:ID: 9999aaaa-0000-4000-8000-000000000009\n:END:\n"])
+async def test_a_new_first_heading_is_read_under_its_notes_title_as_it_will_be_saved(
+    make_settings, fake_ollama, tmp_path, monkeypatch, drawer
+):
     """The first heading written in a saved note has no saved heading to take its outline
-    from: its note's title is still above it, for the words it is searched by and those
-    that name other notes, as they will be once it is saved. A file the index does not
-    have gives it no title."""
+    from: its note's title is still above it (its own, when it has an ID), for the words
+    it is searched by and those that name other notes, as they will be once it is saved;
+    and that note, which its words hold the title of, is not named by them (no node
+    sent). A file the index does not have gives it no title."""
+    from arcology_oracle.answers import mentions
+    from arcology_oracle.answers.search import similar_to_text
     from arcology_oracle.index.service import OracleIndex
+
+    found: list[set[str]] = []
+    named = mentions.named
+    monkeypatch.setattr(mentions, "named", lambda *a, **kw: found.append(named(*a, **kw)) or found[-1])
 
     roam = tmp_path / "diary"
     roam.mkdir()
     diary = roam / "diary.org"
-    diary.write_text("#+title: Sourdough Diary\n\nStarted a starter today.\n")
-    section = "* Feeding\nfed it rye flour and water.\n"
+    diary.write_text(":PROPERTIES:\n:ID: 9999aaaa-0000-4000-8000-000000000001\n:END:\n"
+                     "#+title: Sourdough Diary\n\nStarted a starter today, rye flour and water.\n")  # fmt: skip
+    (roam / "rye.org").write_text("#+title: Rye flour\n\nRye flour and water for a starter.\n")
+    section = f"* Feeding\n{drawer}fed it rye flour and water, as in the Sourdough Diary.\n"
     index = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url))
     await index.start()
     try:
         await index.reconcile()
-        new = await text_vectors.posted_text(index, section, path="diary.org", line=4, embed=False)
-        elsewhere = await text_vectors.posted_text(index, section, path="unsaved.org", line=4, embed=False)
+        await index.embed_pending()
+        new = await text_vectors.posted_text(index, section, path="diary.org", line=6, embed=False)
+        elsewhere = await text_vectors.posted_text(index, section, path="unsaved.org", line=6, embed=False)
+        _, results = await similar_to_text(index, section, 5, path="diary.org", line=6, keep_all=True)
         diary.write_text(diary.read_text() + "\n" + section)
         await index.reconcile()
-        saved = await text_vectors.posted_text(index, section, path="diary.org", line=4, embed=False)
+        saved = await text_vectors.posted_text(index, section, path="diary.org", line=6, embed=False)
     finally:
         await index.close()
     assert saved.heading is not None and new.heading is None
-    assert "Sourdough Diary" in new.own_words and "Sourdough Diary" in new.words
-    assert (new.own_words, new.words) == (saved.own_words, saved.words)
+    assert "Sourdough Diary" in new.words and (new.own_words, new.words) == (saved.own_words, saved.words)
+    assert new.note == "9999aaaa-0000-4000-8000-000000000001" and elsewhere.note is None
     assert "unsaved" not in elsewhere.own_words + elsewhere.words.lower()
+    # Its own note is among the results, and not named by its own title.
+    assert "diary.org" in [r.file for r in results]
+    assert len(found) == 1 and "9999aaaa-0000-4000-8000-000000000001" not in found[0], found

@@ -11,7 +11,9 @@ The relevance gate: with vectors, a heading is relevant when the cosine similari
 its best chunk to the question (or buffer) vector reaches ``settings.min_vector_similarity``
 (0.35: measured with all-MiniLM-L6-v2 on examples/roam, answerable questions scored
 0.42-0.80 and unrelated ones 0.10-0.29), or when it holds every word of a question of two
-or more words (names and error codes that embeddings blur). In keyword mode (no vectors,
+or more words (names and error codes that embeddings blur; in Japanese or Chinese the
+words are the pieces of the nouns, :func:`.windows.terms`, so a noun of three characters
+or more counts as two, as "miso soup" does). In keyword mode (no vectors,
 embedder down) a heading is relevant when it contains at least
 ``settings.min_keyword_coverage`` of the query's content words (capped at
 ``KEYWORD_TERMS`` words for long buffers). When no heading is relevant the model is asked

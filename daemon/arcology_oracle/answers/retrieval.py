@@ -80,10 +80,10 @@ def fts_query(
     Quoting keeps words like ``NOT`` and ``org-mode`` from being read as FTS syntax.
     ``any_term`` joins terms with OR (similarity, long texts) instead of AND (search).
     The CJK runs of ``text`` become one group of their bigrams (see :mod:`cjk`) on the
-    bigram columns (``bigram_columns``: FTS5's column filter; the headings' by default,
-    ``cjk_text`` for ``turns_fts``), any of which may match (BM25 ranks the headings sharing most of
-    them first): a query's bigrams include ones that span two words, which no note need
-    hold, so they can never all be required.
+    bigram columns (``bigram_columns``, an FTS5 column filter: the headings' by default,
+    ``cjk_text`` for ``turns_fts``), any of which may match (BM25 ranks the rows sharing
+    most of them first): a query's bigrams include ones that span two words, which no
+    note need hold, so they can never all be required.
     """
     terms: list[str] = []
     for word in WORD.findall(cjk.strip_cjk(text).lower()):

@@ -187,7 +187,7 @@ async def similar_to_text(
     return await index.read(
         lambda s: similar_text(
             s, index.settings, posted.words, posted.vector, k, node=node, exclude_linked=exclude_linked,
-            section=posted.heading, whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
+            section=posted.heading, note=posted.note, whole_note=text_vectors.is_whole_note(text), keep_all=keep_all,
             naming=mentions.Naming(posted.own_words, linked=frozenset(posted.links)),
         )
     )
@@ -195,8 +195,8 @@ async def similar_to_text(
 
 def similar_text(
     store: Store, settings: Settings, text: str, vector: Sequence[float] | None, k: int, *, node: str | None = None,
-    exclude_linked: bool = False, section: int | None = None, whole_note: bool = False, keep_all: bool = False,
-    naming: mentions.Naming = mentions.Naming(),
+    exclude_linked: bool = False, section: int | None = None, note: str | None = None, whole_note: bool = False,
+    keep_all: bool = False, naming: mentions.Naming = mentions.Naming(),
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to a text, by its words ``text`` (what :class:`.text_vectors.Posted`
     reads in it) and its ``vector`` (None without one), ranked as ``?node=`` ranks a
@@ -214,7 +214,9 @@ def similar_text(
     ``same_file`` as ``?node=``'s are. An ID the index does not hold (a note never
     saved) leaves nothing out. ``section``: the saved heading the text is an unsaved
     state of (:class:`.text_vectors.Posted`), left out with its copies in other notes, as
-    ``?file=&line=`` leaves them out (:func:`.similarity.similar`). ``whole_note``: the
+    ``?file=&line=`` leaves them out (:func:`.similarity.similar`). ``note``: for a text
+    with no saved heading, the saved note it is a new part of, which (as ``section``'s
+    note) it does not name. ``whole_note``: the
     text is a whole note (:func:`.text_vectors.is_whole_note`), whose vector is the mean
     of its headings' as ``?node=``'s is: it asks as ``?node=`` does (``note_query``).
 
@@ -242,7 +244,7 @@ def similar_text(
         note_query=whole_note, depth=moves.depth(k),
     )
     near = written.nearness(store, day, results)
-    naming, links = _text_naming(store, naming, own, enclosing, section)
+    naming, links = _text_naming(store, naming, own, enclosing, section, note)
     named = naming.named(store, results)
     results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)
     results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
@@ -252,13 +254,15 @@ def similar_text(
 
 
 def _text_naming(
-    store: Store, naming: mentions.Naming, own: dict | None, enclosing: set[str], section: int | None
+    store: Store, naming: mentions.Naming, own: dict | None, enclosing: set[str], section: int | None,
+    note: str | None = None,
 ) -> tuple[mentions.Naming, set[str]]:
     """``(naming, links)`` of a posted text: ``naming`` with the text's note (its ``own``
-    row and the ``enclosing`` nodes, else the note of its saved heading ``section`` and
-    those enclosing it) and the notes that note links to, which are ``links``."""
-    if own is None and section is not None:
-        node = store.heading_owners([section]).get(section, (None, ""))[0]
+    row and the ``enclosing`` nodes, else the note of its saved heading ``section``, else
+    the saved ``note`` it is new in, and those enclosing it) and the notes that note links
+    to, which are ``links``."""
+    if own is None and (section is not None or note is not None):
+        node = store.heading_owners([section]).get(section, (None, ""))[0] if section is not None else note
         own = store.node(node) if node else None
         enclosing = enclosing_nodes(store, own) if own is not None else set()
     if own is None:

@@ -45,28 +45,33 @@ class Posted:
     private), ``heading``, the id of the saved heading it is an unsaved state of (None
     for a whole note or a text from no saved file), and ``words``, what it is searched
     by: the titles and texts of its headings as the index reads them (no drawers,
-    keywords or private headings), after the saved heading's context (its file's title,
-    outline, aliases and tags) when there is one, as ``?node=`` and ``?file=&line=``
-    search; ``own_words``, its headings' :func:`.mentions.own_words` (no tags, no links
-    to notes: what names other notes), and ``links``, the notes its headings link to."""
+    keywords or private headings), after the context the index keeps for the saved
+    heading (its file's title, outline, aliases and tags), or for a new first heading of
+    a saved file that file's title, as ``?node=`` and ``?file=&line=`` search;
+    ``own_words``, its headings' :func:`.mentions.own_words` after the titles above them
+    (no tags, no links to notes: what names other notes); ``links``, the notes its
+    headings link to; and ``note``, for a new first heading, the saved file's node (a
+    saved heading's note is found through ``heading``)."""
 
     vector: list[float] | None
     heading: int | None
     words: str
     own_words: str = ""
     links: tuple[str, ...] = ()
+    note: str | None = None
 
 
 @dataclass(frozen=True)
 class Reading:
     """What :func:`read_text` makes of a text: its ``chunks``' texts, and ``heading``,
-    ``words``, ``own_words`` and ``links`` as in :class:`Posted`."""
+    ``words``, ``own_words``, ``links`` and ``note`` as in :class:`Posted`."""
 
     chunks: list[str]
     heading: int | None
     words: str
     own_words: str = ""
     links: tuple[str, ...] = ()
+    note: str | None = None
 
 
 async def posted_text(
@@ -78,12 +83,12 @@ async def posted_text(
     settings = index.settings
     reading, stored = await index.read(lambda store: _read_and_stored(store, settings, text, path, line))
     if not embed:
-        return Posted(None, reading.heading, reading.words, reading.own_words, reading.links)
+        return Posted(None, reading.heading, reading.words, reading.own_words, reading.links, reading.note)
     missing = [t for t in dict.fromkeys(reading.chunks) if sha256_hex(t) not in stored]
     embedded = await index.document_vectors(missing) if missing else []
     found = {**stored, **{sha256_hex(t): v for t, v in zip(missing, embedded or [])}}
     vector = mean_vector([found[h] for h in map(sha256_hex, reading.chunks) if h in found])
-    return Posted(vector, reading.heading, reading.words, reading.own_words, reading.links)
+    return Posted(vector, reading.heading, reading.words, reading.own_words, reading.links, reading.note)
 
 
 def is_whole_note(text: str) -> bool:
@@ -103,37 +108,41 @@ def read_text(store: Store, settings: Settings, text: str, path: str | None, lin
     """``text`` read as the index would read it (see :class:`Reading`; at most
     ``MAX_CHUNKS`` chunks)."""
     parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags), log_problems=False)
-    saved, above = None, []
+    saved = file = None
     if not is_whole_note(text):
-        parsed, saved, above = _in_saved_outline(store, parsed, path, line)
+        parsed, saved, file = _in_saved_outline(store, parsed, path, line)
     chunks = [c.text for heading_chunks in chunk_file(parsed, settings.chunk_chars, settings.chunk_overlap) for c in heading_chunks]
     # A text with no title of its own and no saved file: its path lines have no title.
     texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
-    # After the context the index keeps for the saved heading (or the new one's note title).
-    context = [saved["olp_text"]] if saved else above
+    # The context and the titles above, as the index will keep them: the saved heading's,
+    # else (a new first heading of a saved file) its file's title, which is the note's
+    # unless the heading has an ID of its own.
+    context, above = ([saved["olp_text"]], mentions.titles_above(saved)) if saved else ([], [])
+    if file is not None:
+        first = parsed.headings[0] if parsed.headings else None
+        context, above = [file["title"]], [first.title if first is not None and first.own_id else file["title"]]
     words = " ".join([*context, *(h.title + " " + h.text for h in parsed.headings)])
     own_words = mentions.own_words(((h.title, h.body, h.properties) for h in parsed.headings), above=above)
     links = tuple(dict.fromkeys(link for h in parsed.headings for link in h.links))
     chunks = [t for t in texts if t.strip()][:MAX_CHUNKS]
-    return Reading(chunks, saved["id"] if saved else None, words, own_words, links)
+    note = file["file_node"] if file is not None else None
+    return Reading(chunks, saved["id"] if saved else None, words, own_words, links, note)
 
 
 def _in_saved_outline(
     store: Store, parsed: ParsedFile, path: str | None, line: int | None
-) -> tuple[ParsedFile, dict | None, list[str]]:
+) -> tuple[ParsedFile, dict | None, dict | None]:
     """``parsed`` (a text that starts with a heading) without its empty file record, its
     headings under the saved outline of ``path`` around ``line``: the file's title, and
     the ancestors of the saved heading of the same title nearest ``line`` (or, renamed,
     of the heading at ``line``: :meth:`~arcology_oracle.store.Store.saved_heading`),
-    whose row comes second; third, the titles above the text (:func:`.mentions.titles_above`
-    the saved heading, or for a new first heading of a saved file that file's title)."""
+    whose row comes second; third, when there is no such heading but the file is saved
+    (a new first heading), the file's row."""
     headings = [h for h in parsed.headings if h.level > 0]
     saved = store.saved_heading(path, headings[0].title, line or 1) if path and headings else None
     if saved is None:  # a file with no heading yet, or none saved: its title at most
         file = store.file_row(path) if path else None
-        if file is None:
-            return replace(parsed, headings=headings), None, []
-        return replace(parsed, title=file["title"], headings=headings), None, [file["title"]]
+        return replace(parsed, title=file["title"] if file else parsed.title, headings=headings), None, file
     ancestors = tuple(saved["olp"])
     headings = [replace(h, olp=ancestors + tuple(h.olp)) for h in headings]
-    return replace(parsed, title=saved["file_title"], headings=headings), saved, mentions.titles_above(saved)
+    return replace(parsed, title=saved["file_title"], headings=headings), saved, None

@@ -60,10 +60,10 @@ def _stem(word: str) -> str:
 
 def terms(text: str) -> set[str]:
     """The stemmed content words of ``text``, and for its Japanese or Chinese (where a run
-    of characters is no word) the bigrams of its nouns and stems
-    (:func:`~arcology_oracle.notes.cjk.noun_bigrams`)."""
-    words = {_stem(w) for w in retrieval.WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 1 and w not in retrieval.STOPWORDS}
-    return words | cjk.noun_bigrams(text)
+    of characters is no word) the pieces of its nouns and stems
+    (:func:`~arcology_oracle.notes.cjk.noun_terms`)."""
+    words = {_stem(w) for w in retrieval.WORD.findall(cjk.strip_nouns(text).lower()) if len(w) > 1 and w not in retrieval.STOPWORDS}
+    return words | cjk.noun_terms(text)
 
 
 def first_person(question: str) -> bool:

@@ -25,6 +25,7 @@ _RUN = re.compile(f"[{_RANGES}]+")
 _ANY = re.compile(f"[{_RANGES}]")
 _TOKEN = re.compile(r"\w+")
 _SPLIT = re.compile(f"[{_RANGES}]+|[^{_RANGES}]+")
+_KANA_KANJI = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
 
 
 def has_cjk(text: str) -> bool:
@@ -76,18 +77,26 @@ def content_bigrams(text: str) -> list[str]:
     return [t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA_ONLY.fullmatch(t)]
 
 
-_HIRAGANA = re.compile("[\u3040-\u309f]")
+# Kanji and katakana (its prolonged sound mark too, not its middle dot): what Japanese
+# writes its nouns and stems in, and all of Chinese. Hangul is not here: Korean writes
+# spaces between its words.
+_NOUN_RUN = re.compile("[\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
 
 
-def noun_bigrams(text: str) -> set[str]:
-    """The bigrams of the CJK runs of ``text`` that hold no hiragana. Japanese writes its
-    nouns and stems in kanji and katakana and its particles and endings in hiragana, so a
-    bigram holding hiragana mostly spans a word's edge or an ending that changes with the
-    sentence ("作り方" and "作る"). What two texts must share to be on one subject; all
-    of a Chinese or Korean text's bigrams."""
+def noun_terms(text: str) -> set[str]:
+    """The bigrams of each run of kanji and katakana in ``text`` (a run of one character is
+    itself a term): Japanese writes its particles and endings in hiragana, which splits
+    such runs, so these are its nouns and stems ("猫の餌": 猫, 餌) and not the pairs that
+    span an ending that changes with the sentence ("作り方" and "作る" share only 作).
+    What two texts in Japanese or Chinese must share to be on one subject."""
     if not has_cjk(text):
         return set()
-    return {t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA.search(t)}
+    return {t for run in _NOUN_RUN.findall(text) for t in _run_terms(run)}
+
+
+def strip_nouns(text: str) -> str:
+    """``text`` with its :func:`noun_terms`' runs and its hiragana replaced by spaces."""
+    return text if text.isascii() else _KANA_KANJI.sub(" ", text)
 
 
 def query_bigrams(text: str, limit: int = 64, *, content_only: bool = True) -> list[str]:
