@@ -74,6 +74,46 @@ def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None
 
 
+@pytest.mark.parametrize(
+    ("question", "since", "until", "expression"),
+    [
+        ("先週は何をした？", "2026-11-23", "2026-11-29", "先週"),
+        ("昨日は何を焼いた？", "2026-12-02", "2026-12-02", "昨日"),
+        ("今朝食べたもの", "2026-12-03", "2026-12-03", "今朝"),
+        ("2024年3月に何を焼いた？", "2024-03-01", "2024-03-31", "2024年3月"),
+        ("3月に読んだ本", "2026-03-01", "2026-03-31", "3月"),
+        ("5月3日に何を直した？", "2026-05-03", "2026-05-03", "5月3日"),
+        ("2024年の記録", "2024-01-01", "2024-12-31", "2024年"),
+        ("一昨年のこと", "2024-01-01", "2024-12-31", "一昨年"),
+        ("先々月", "2026-10-01", "2026-10-31", "先々月"),
+        ("3日前に会った人", "2026-11-30", "2026-11-30", "3日前"),
+        ("月曜日に何をした", "2026-11-30", "2026-11-30", "月曜日"),
+        ("去年の今日は何をしていた？", "2025-12-03", "2025-12-03", "去年の今日"),
+        ("1月から3月まで何が変わった", "2026-01-01", "2026-03-31", "1月から3月まで"),
+        ("2024-05-01から何を作った", "2024-05-01", "2026-12-03", "2024-05-01から"),
+        ("2024年以来", "2024-01-01", "2026-12-03", "2024年以来"),
+        ("先月までのメモ", None, "2026-11-30", "先月まで"),
+        ("2025年5月より前のメモ", None, "2025-04-30", "2025年5月より前"),
+        ("last week に何をした", "2026-11-23", "2026-11-29", "last week"),  # English time words still read
+    ],
+)
+def test_japanese_questions_become_date_ranges(question, since, until, expression):
+    found = parse_when(question, TODAY)
+    assert found is not None, question
+    assert found.as_dict() == {"since": since, "until": until, "expression": expression}
+
+
+@pytest.mark.parametrize("question", ["味噌汁の作り方", "5分で作れる料理", "2000年問題について", "三日前"])
+def test_japanese_questions_without_a_time_word_have_no_range(question):
+    # (Kanji numerals are not read: "三日前" names a time this does not see.)
+    assert parse_when(question, TODAY) is None
+
+
+def test_japanese_explicit_bounds():
+    rng = explicit_range("先月", "先週", TODAY)
+    assert (rng.since.isoformat(), rng.until.isoformat()) == ("2026-11-01", "2026-11-29")
+
+
 def test_since_an_event_is_left_to_the_notes():
     found = parse_when("what changed since the move", TODAY)
     assert found.event == "the move" and found.until == TODAY and found.since is None
@@ -161,6 +201,11 @@ async def test_search_since_until_and_ask_from_the_time_named(journal_daemon, ro
     yesterday = str(today - dt.timedelta(days=1))
     assert answer["date_range"]["since"] == yesterday
     assert answer["sources"] and {s["date"] for s in answer["sources"]} == {yesterday}
+
+    # Asked in Japanese, the same time.
+    status, answer = await post(journal_daemon, "/ask", {"question": "先週は何を焼いた？"})
+    assert status == 200 and answer["date_range"] == {"since": str(week_start), "until": str(week_end), "expression": "先週"}
+    assert answer["sources"] and all(str(week_start) <= s["date"] <= str(week_end) for s in answer["sources"])
 
     # "since the move": the move's heading dates the start.
     status, answer = await post(journal_daemon, "/ask", {"question": "how often did I bake since the move?"})

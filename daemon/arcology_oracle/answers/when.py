@@ -11,6 +11,11 @@ Only expressions holding a time word (a month or weekday name, yesterday/today, 
 relative unit with last/this/next/ago, an ISO date, or a year after "in", "since"...)
 count: dateparser reads numbers and words such as "may" or "second" as dates, which a
 question about 75% hydration or 2000 grams of flour must not become.
+
+Questions in Japanese are read the same way (:func:`_parse_japanese`): dateparser reads
+Japanese too, and its time words (先週, 昨日, 3日前, 2024年3月, 月曜日) are found by their
+own pattern, with the particles that bound a range after them (から, まで, 以来, より前)
+where English puts its prepositions before.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import BadRequest
+from ..notes import cjk
 
 _MONTHS = "january february march april may june july august september october november december".split()
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -37,6 +43,22 @@ _THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a
 _BETWEEN_RE = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[?.!,;]|$)", re.I)
 _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
 _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
+# Japanese time words. A bare year only before a particle or the end ("2000年問題" is
+# a name, not a time); kanji numerals ("三日前") are not read.
+_JA_TIME = (
+    r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日|\d{1,2}月"
+    r"|\d{4}年(?=[にのはもからまで以より、。？?！!\s]|$)|\d+(?:日|週間|か月|ヶ月|カ月|ヵ月|年)前"
+    r"|一昨日|昨日|今日|今朝|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
+    r"|[月火水木金土日]曜日?)"
+)
+_JA_TIME_RE = re.compile(_JA_TIME)
+_JA_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日")
+_JA_BETWEEN_RE = re.compile(f"({_JA_TIME})から({_JA_TIME})まで")
+_JA_BOUND_RE = re.compile(f"({_JA_TIME})(以来|以降|以後|から|まで|以前|より前)")
+# What dateparser does not read (it reads 2024年 as the year 2): a word for another, or
+# the days counted here.
+_JA_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日"}
+_JA_YEAR_RE = re.compile(r"(\d{4})年")
 
 
 @dataclass(frozen=True)
@@ -66,11 +88,11 @@ class DateRange:
 
 
 @lru_cache(maxsize=4)
-def _parser(today: dt.date):
+def _parser(today: dt.date, language: str = "en"):
     # Imported on first use: dateparser takes about a second to load its language data.
     from dateparser.date import DateDataParser
 
-    return DateDataParser(languages=["en"], settings=_settings(today))
+    return DateDataParser(languages=[language], settings=_settings(today))
 
 
 def _settings(today: dt.date) -> dict:
@@ -94,6 +116,8 @@ def period_bounds(day: dt.date, period: str) -> tuple[dt.date, dt.date]:
 def read_expression(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
     """The days a whole date expression (``last week``, ``2024-03``) covers, or None."""
     text = text.strip()
+    if cjk.has_cjk(text):
+        return _read_japanese(text, today)
     if not text or not _TIME_WORD_RE.search(text):
         return None
     if _THIS_DAY_RE.search(text):
@@ -118,6 +142,8 @@ def _year_ago(today: dt.date) -> dt.date:
 def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
     """The date range a question speaks of, or None when it names no time."""
     today = today or dt.date.today()
+    if cjk.has_cjk(text) and (found := _parse_japanese(text, today)):
+        return found
     m = _THIS_DAY_RE.search(text)
     if m:
         day = _year_ago(today)
@@ -167,6 +193,52 @@ def _search(text: str, today: dt.date) -> DateRange | None:
         if days:
             return DateRange(days[0], days[1], expression.strip())
     return None
+
+
+def _parse_japanese(text: str, today: dt.date) -> DateRange | None:
+    """:func:`parse_when` for a question in Japanese: "去年の今日", "XからYまで", X
+    with a particle that bounds a range after it (以来/以降/以後/から: since X; まで/以前:
+    until X's end; より前: before X), else the first time word."""
+    m = _JA_THIS_DAY_RE.search(text)
+    if m:
+        day = _year_ago(today)
+        return DateRange(day, day, m[0])
+    m = _JA_BETWEEN_RE.search(text)
+    if m:
+        first, second = _read_japanese(m[1], today), _read_japanese(m[2], today)
+        if first and second:
+            return DateRange(first[0], second[1], m[0])
+    for m in _JA_BOUND_RE.finditer(text):
+        days = _read_japanese(m[1], today)
+        if days is None:
+            continue
+        if m[2] == "より前":
+            return DateRange(None, days[0] - dt.timedelta(days=1), m[0])
+        if m[2] in ("まで", "以前"):
+            return DateRange(None, days[1], m[0])
+        return DateRange(days[0], today, m[0])
+    for m in _JA_TIME_RE.finditer(text):
+        days = _read_japanese(m[0], today)
+        if days:
+            return DateRange(days[0], days[1], m[0])
+    return None
+
+
+def _read_japanese(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """:func:`read_expression` for one Japanese time expression."""
+    if not _JA_TIME_RE.fullmatch(text):
+        return None
+    if text == "一昨年":
+        return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
+    if text == "先々月":
+        first = today.replace(day=1)
+        return period_bounds((first - dt.timedelta(days=1)).replace(day=1) - dt.timedelta(days=1), "month")
+    if m := _JA_YEAR_RE.fullmatch(text):
+        return period_bounds(dt.date(int(m[1]), 1, 1), "year")
+    data = _parser(today, "ja").get_date_data(_JA_SAME.get(text, text))
+    if data.date_obj is None:
+        return None
+    return period_bounds(data.date_obj.date(), data.period or "day")
 
 
 def without_expression(text: str, found: DateRange | None) -> str:
