@@ -209,3 +209,16 @@ async def test_a_japanese_question_passes_the_relevance_gate_by_its_words(make_s
         assert not (await gather_context(idx, "新幹線の時刻表を教えて")).used_notes  # nothing on that
     finally:
         await idx.close()
+
+
+def test_the_gates_words_in_japanese_are_the_pieces_of_its_nouns():
+    """Hiragana writes particles and endings: it splits the runs whose bigrams (a run of
+    one character itself) are a Japanese text's words; Korean keeps its spaced words."""
+    from arcology_oracle.answers.windows import terms
+
+    assert terms("猫の餌") == {"猫", "餌"}
+    assert terms("味噌汁の作り方") == {"味噌", "噌汁", "作", "方"}
+    assert terms("味噌汁の作り方") & terms("味噌汁を作る") == {"味噌", "噌汁", "作"}
+    assert terms("Emacs・Org") == {"emac", "org"}  # the middle dot is no word
+    assert terms("한국어 공부") == {"한국어", "공부"}
+    assert terms("sourdough starter") == {"sourdough", "starter"}

@@ -95,6 +95,13 @@ def test_questions_without_time_have_no_range(question):
         ("先月までのメモ", None, "2026-11-30", "先月まで"),
         ("2025年5月より前のメモ", None, "2025-04-30", "2025年5月より前"),
         ("last week に何をした", "2026-11-23", "2026-11-29", "last week"),  # English time words still read
+        # Dates in digits are counted, not left to dateparser (which read 12月1日 as 2012).
+        ("12月1日に何をした", "2026-12-01", "2026-12-01", "12月1日"),
+        ("12月31日", "2025-12-31", "2025-12-31", "12月31日"),  # the latest on or before today
+        ("12月25日より前", None, "2025-12-24", "12月25日より前"),
+        ("2月29日", "2024-02-29", "2024-02-29", "2月29日"),  # the last leap year's
+        ("2024-05から", "2024-05-01", "2026-12-03", "2024-05から"),
+        ("2024年11月5日", "2024-11-05", "2024-11-05", "2024年11月5日"),
     ],
 )
 def test_japanese_questions_become_date_ranges(question, since, until, expression):
@@ -103,7 +110,11 @@ def test_japanese_questions_become_date_ranges(question, since, until, expressio
     assert found.as_dict() == {"since": since, "until": until, "expression": expression}
 
 
-@pytest.mark.parametrize("question", ["味噌汁の作り方", "5分で作れる料理", "2000年問題について", "三日前"])
+@pytest.mark.parametrize(
+    "question",
+    ["味噌汁の作り方", "5分で作れる料理", "2000年問題について", "三日前", "13月", "2月30日", "0000年から",
+     "2024年かかった", "12024年に", "令和6年3月", "2024年度"],
+)  # fmt: skip
 def test_japanese_questions_without_a_time_word_have_no_range(question):
     # (Kanji numerals are not read: "三日前" names a time this does not see.)
     assert parse_when(question, TODAY) is None
@@ -112,6 +123,8 @@ def test_japanese_questions_without_a_time_word_have_no_range(question):
 def test_japanese_explicit_bounds():
     rng = explicit_range("先月", "先週", TODAY)
     assert (rng.since.isoformat(), rng.until.isoformat()) == ("2026-11-01", "2026-11-29")
+    with pytest.raises(BadRequest):
+        explicit_range("0000年", None, TODAY)
 
 
 def test_since_an_event_is_left_to_the_notes():

@@ -10,13 +10,11 @@ delimited as data, ready for :func:`~arcology_oracle.answers.prompts.grounding_s
 The relevance gate: with vectors, a heading is relevant when the cosine similarity of
 its best chunk to the question (or buffer) vector reaches ``settings.min_vector_similarity``
 (0.35: measured with all-MiniLM-L6-v2 on examples/roam, answerable questions scored
-0.42-0.80 and unrelated ones 0.10-0.29), or when it holds every word of a question of two
-or more words (names and error codes that embeddings blur; in Japanese or Chinese the
-words are the pieces of the nouns, :func:`.windows.terms`, so a noun of three characters
-or more counts as two, as "miso soup" does). In keyword mode (no vectors,
-embedder down) a heading is relevant when it contains at least
-``settings.min_keyword_coverage`` of the query's content words (capped at
-``KEYWORD_TERMS`` words for long buffers). When no heading is relevant the model is asked
+0.42-0.80 and unrelated ones 0.10-0.29), or when it holds every word (:func:`.windows.terms`:
+in Japanese a noun of three characters is two, as "miso soup" is) of a question of two
+or more words (names and error codes that embeddings blur). In keyword mode (no vectors,
+embedder down) a heading is relevant when it contains ``settings.min_keyword_coverage``
+or more of the query's content words (at most ``KEYWORD_TERMS`` for long buffers). When no heading is relevant the model is asked
 without notes and told to say so (``used_notes`` is False).
 
 Privacy: note text reaches a prompt only from the index, where excluded, crypt and

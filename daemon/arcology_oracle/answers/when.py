@@ -43,11 +43,18 @@ _THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a
 _BETWEEN_RE = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[?.!,;]|$)", re.I)
 _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
 _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
-# Japanese time words. A bare year only before a particle or the end ("2000年問題" is
-# a name, not a time); kanji numerals ("三日前") are not read.
+# Japanese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
+# counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
+# year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
+# month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
+# are not read), nor kanji numerals ("三日前").
+_JA_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|、|。|？|\?|！|!|\s|$)"
+_JA_DATE = (
+    r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
+    rf"|\d{{4}}年{_JA_PARTICLE})"
+)
 _JA_TIME = (
-    r"(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?:\d{1,2}日)?|\d{1,2}月\d{1,2}日|\d{1,2}月"
-    r"|\d{4}年(?=[にのはもからまで以より、。？?！!\s]|$)|\d+(?:日|週間|か月|ヶ月|カ月|ヵ月|年)前"
+    rf"(?:{_JA_DATE}|(?<!\d)\d{{1,3}}(?:日|週間|か月|ヶ月|カ月|ヵ月|年)前"
     r"|一昨日|昨日|今日|今朝|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
     r"|[月火水木金土日]曜日?)"
 )
@@ -55,10 +62,12 @@ _JA_TIME_RE = re.compile(_JA_TIME)
 _JA_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日")
 _JA_BETWEEN_RE = re.compile(f"({_JA_TIME})から({_JA_TIME})まで")
 _JA_BOUND_RE = re.compile(f"({_JA_TIME})(以来|以降|以後|から|まで|以前|より前)")
-# What dateparser does not read (it reads 2024年 as the year 2): a word for another, or
-# the days counted here.
+_JA_DIGITS_RE = re.compile(
+    r"(?P<y>\d{4})-(?P<m>\d{2})(?:-(?P<d>\d{2}))?|(?P<y2>\d{4})年(?:(?P<m2>\d{1,2})月(?:(?P<d2>\d{1,2})日)?)?"
+    r"|(?P<m3>\d{1,2})月(?:(?P<d3>\d{1,2})日)?"
+)
+# Words dateparser does not read, as one it does.
 _JA_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日"}
-_JA_YEAR_RE = re.compile(r"(\d{4})年")
 
 
 @dataclass(frozen=True)
@@ -225,20 +234,55 @@ def _parse_japanese(text: str, today: dt.date) -> DateRange | None:
 
 
 def _read_japanese(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
-    """:func:`read_expression` for one Japanese time expression."""
+    """:func:`read_expression` for one Japanese time expression: dates in digits counted
+    here (:func:`_japanese_digits`), the words for times relative to today read by
+    dateparser, and what it does not read (一昨年, 先々月) counted here."""
     if not _JA_TIME_RE.fullmatch(text):
         return None
+    if text[0].isdigit() and not text.endswith("前"):
+        return _japanese_digits(text, today)
     if text == "一昨年":
         return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
     if text == "先々月":
         first = today.replace(day=1)
         return period_bounds((first - dt.timedelta(days=1)).replace(day=1) - dt.timedelta(days=1), "month")
-    if m := _JA_YEAR_RE.fullmatch(text):
-        return period_bounds(dt.date(int(m[1]), 1, 1), "year")
     data = _parser(today, "ja").get_date_data(_JA_SAME.get(text, text))
     if data.date_obj is None:
         return None
     return period_bounds(data.date_obj.date(), data.period or "day")
+
+
+def _japanese_digits(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days of 2024-05-01, 2024-05, 2024年3月5日, 2024年3月, 2024年, 3月5日 or 3月
+    (without a year: the latest on or before ``today``, as English "in March" is); None
+    for a day that does not exist."""
+    m = _JA_DIGITS_RE.fullmatch(text)
+    if m is None:
+        return None
+    year, month, day = (int(g) if g else None for g in (m["y"] or m["y2"], m["m"] or m["m2"] or m["m3"], m["d"] or m["d2"] or m["d3"]))
+    try:
+        if year is None:
+            latest = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
+            if day is None:
+                return period_bounds(dt.date(latest, month, 1), "month")
+            return period_bounds(_latest_day(month, day, today), "day")
+        if month is None:
+            return period_bounds(dt.date(year, 1, 1), "year")
+        return period_bounds(dt.date(year, month, day or 1), "month" if day is None else "day")
+    except ValueError:  # no such day (13月, 2月30日, 0000年)
+        return None
+
+
+def _latest_day(month: int, day: int, today: dt.date) -> dt.date:
+    """The last ``month``/``day`` on or before ``today`` (2月29日: the last leap year's)."""
+    for year in range(today.year, today.year - 8, -1):
+        try:
+            found = dt.date(year, month, day)
+        except ValueError:
+            continue
+        if found <= today:
+            return found
+    raise ValueError(f"no {month}/{day}")
 
 
 def without_expression(text: str, found: DateRange | None) -> str:
