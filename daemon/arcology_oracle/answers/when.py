@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -153,15 +154,8 @@ def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
     today = today or dt.date.today()
     if cjk.has_cjk(text) and (found := _parse_japanese(text, today)):
         return found
-    m = _THIS_DAY_RE.search(text)
-    if m:
-        day = _year_ago(today)
-        return DateRange(day, day, m[0])
-    m = _BETWEEN_RE.search(text)
-    if m:
-        first, second = read_expression(m[1], today), read_expression(m[2], today)
-        if first and second:
-            return DateRange(first[0], second[1], m[0].rstrip("?.!,; "))
+    if found := _day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, read_expression):
+        return found
     m = _SINCE_RE.search(text)
     if m:
         word, rest = m[1].lower(), m[2].strip()
@@ -178,6 +172,23 @@ def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
         if not days and word == "since" and _EVENT_RE.match(rest):
             return DateRange(None, today, expression, event=rest)
     return _search(text, today)
+
+
+def _day_or_span(
+    text: str, today: dt.date, this_day: re.Pattern, between: re.Pattern,
+    read: Callable[[str, dt.date], tuple[dt.date, dt.date] | None],
+) -> DateRange | None:
+    """A day a year ago (``this_day``: "this day last year") or the span from the first
+    day of one expression to the last of another (``between``, its two groups read by
+    ``read``), or None."""
+    if m := this_day.search(text):
+        day = _year_ago(today)
+        return DateRange(day, day, m[0])
+    if m := between.search(text):
+        first, second = read(m[1], today), read(m[2], today)
+        if first and second:
+            return DateRange(first[0], second[1], m[0].rstrip("?.!,; "))
+    return None
 
 
 def _longest_prefix(text: str, today: dt.date) -> tuple[tuple[dt.date, dt.date] | None, str]:
@@ -208,15 +219,8 @@ def _parse_japanese(text: str, today: dt.date) -> DateRange | None:
     """:func:`parse_when` for a question in Japanese: "去年の今日", "XからYまで", X
     with a particle that bounds a range after it (以来/以降/以後/から: since X; まで/以前:
     until X's end; より前: before X), else the first time word."""
-    m = _JA_THIS_DAY_RE.search(text)
-    if m:
-        day = _year_ago(today)
-        return DateRange(day, day, m[0])
-    m = _JA_BETWEEN_RE.search(text)
-    if m:
-        first, second = _read_japanese(m[1], today), _read_japanese(m[2], today)
-        if first and second:
-            return DateRange(first[0], second[1], m[0])
+    if found := _day_or_span(text, today, _JA_THIS_DAY_RE, _JA_BETWEEN_RE, _read_japanese):
+        return found
     for m in _JA_BOUND_RE.finditer(text):
         days = _read_japanese(m[1], today)
         if days is None:
