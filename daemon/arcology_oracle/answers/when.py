@@ -263,7 +263,8 @@ def _japanese_digits(text: str, today: dt.date) -> tuple[dt.date, dt.date] | Non
     m = _JA_DIGITS_RE.fullmatch(text)
     if m is None:
         return None
-    year, month, day = (int(g) if g else None for g in (m["y"] or m["y2"], m["m"] or m["m2"] or m["m3"], m["d"] or m["d2"] or m["d3"]))
+    found = (m["y"] or m["y2"], m["m"] or m["m2"] or m["m3"], m["d"] or m["d2"] or m["d3"])
+    year, month, day = (int(g) if g else None for g in found)
     try:
         if year is None:
             latest = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
