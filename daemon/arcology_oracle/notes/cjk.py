@@ -95,7 +95,7 @@ def noun_terms(text: str) -> set[str]:
 
 
 def strip_nouns(text: str) -> str:
-    """``text`` with its :func:`noun_terms`' runs and its hiragana replaced by spaces."""
+    """``text`` with its kana and kanji (what :func:`noun_terms` reads) replaced by spaces."""
     return text if text.isascii() else _KANA_KANJI.sub(" ", text)
 
 

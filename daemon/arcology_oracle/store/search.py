@@ -303,12 +303,12 @@ class Search(VectorSync):
         for heading_id, pieces in parts.items():
             text = "\n".join(piece for piece, _ in pieces)[:limit]
             if cjk_bigrams and not text.isascii():
-                text = _with_bigrams(text, pieces, limit)
+                text = _followed_by_bigrams(text, pieces, limit)
             out[heading_id] = text
         return out
 
 
-def _with_bigrams(text: str, pieces: list[tuple[str, str | None]], limit: int) -> str:
+def _followed_by_bigrams(text: str, pieces: list[tuple[str, str | None]], limit: int) -> str:
     """``text`` (the ``pieces`` joined by newlines, cut at ``limit``) followed by a
     newline and its :func:`cjk.bigrams`. No CJK term spans a newline, so those are the
     bigrams of each piece in turn: stored ones where given and the whole piece is kept."""
