@@ -222,3 +222,19 @@ def test_the_gates_words_in_japanese_are_the_pieces_of_its_nouns():
     assert terms("Emacs・Org") == {"emac", "org"}  # the middle dot is no word
     assert terms("한국어 공부") == {"한국어", "공부"}
     assert terms("sourdough starter") == {"sourdough", "starter"}
+
+
+async def test_a_word_with_the_iteration_mark_is_one_word(make_settings, tmp_path):
+    """々 repeats the kanji before it (人々, 様々): it belongs to the run, so "人々" is
+    searched as 人々, and the note that says 人々 comes before one that only says 人."""
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    # 人 and 々 both, many times, but never 人々.
+    (roam / "hito.org").write_text("#+title: 人の話\n\n人と会った。色々な人が多い。時々人の流れ。\n", encoding="utf-8")
+    (roam / "hitobito.org").write_text("#+title: 町の記録\n\n町の人々の暮らし。\n", encoding="utf-8")
+    idx = await keyword_index(make_settings, roam)
+    try:
+        _, results = await search(idx, "人々", 5)
+        assert [r.file for r in results][:1] == ["hitobito.org"], [(r.file, r.heading) for r in results]
+    finally:
+        await idx.close()

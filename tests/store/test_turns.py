@@ -52,7 +52,8 @@ async def test_turns_are_stored_searched_and_deleted_with_their_file(tmp_path, m
 
 async def test_an_index_made_before_the_turns_bigrams_gets_them(tmp_path, make_settings):
     """m015 on an index whose turns have no bigram column: the turns stay searchable by
-    word meanwhile, and the next reconcile fills the bigrams."""
+    word meanwhile, and the next reconcile fills the bigrams; notes holding 々 (CJK
+    since m015: 人々) are read again too, and no other."""
     from arcology_oracle.store import migrate, migrations
     from arcology_oracle.store.db import connect
 
@@ -60,11 +61,14 @@ async def test_an_index_made_before_the_turns_bigrams_gets_them(tmp_path, make_s
     roam.mkdir()
     (roam / "ana.org").write_text(CHAT, encoding="utf-8")
     (roam / "ryouri.org").write_text(JAPANESE_CHAT, encoding="utf-8")
+    (roam / "hitobito.org").write_text("#+title: 町の記録\n\n町の人々の暮らし。\n", encoding="utf-8")
+    (roam / "plain.org").write_text("#+title: Plain\n\nNothing to read again.\n", encoding="utf-8")
     settings = make_settings(roam_dir=roam)
     idx = OracleIndex(settings)
     await idx.start()
     await idx.reconcile()
     await idx.close()
+    people = '"人々"'  # the bigram the notes' CJK columns hold since m015
     # The index as m014 left it: turns_fts over the text alone.
     conn = connect(settings.db_path)
     conn.executescript(
@@ -74,15 +78,23 @@ async def test_an_index_made_before_the_turns_bigrams_gets_them(tmp_path, make_s
         "CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN"
         " INSERT INTO turns_fts(turns_fts, rowid, text) VALUES ('delete', old.id, old.text); END;"
         "DELETE FROM _migrations WHERE name = 'm015_turn_bigrams';"
+        # 人々 as the code before m015 split it: 人, then 々 alone.
+        "UPDATE headings SET cjk_text = '人 々 の暮 暮ら らし' WHERE text LIKE '%人々%';"
     )
+    assert conn.execute("SELECT count(*) FROM headings_fts WHERE headings_fts MATCH ?", (people,)).fetchone()[0] == 0
     assert migrate.migrate(conn) == ["m015_turn_bigrams"]
     assert conn.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH '\"whippet\"'").fetchone()[0] == 1
+    again = {r[0] for r in conn.execute("SELECT path FROM files WHERE mtime_ns = 0")}
+    assert again == {"ana.org", "ryouri.org", "hitobito.org"}
     conn.close()
     idx = OracleIndex(settings)
     await idx.start()
     try:
         await idx.reconcile()
         assert [o for _, o, _, _ in await idx.read(lambda s: s.turn_search(MISO, 5))][:1] == [1]
-        assert (await idx.read(lambda s: s.check_integrity())).fts == "ok"
+        found = await idx.read(
+            lambda s: s.conn.execute("SELECT count(*) FROM headings_fts WHERE headings_fts MATCH ?", (people,)).fetchone()[0]
+        )
+        assert found == 1 and (await idx.read(lambda s: s.check_integrity())).fts == "ok"
     finally:
         await idx.close()

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import re
 
-# Hiragana, katakana (with the phonetic extensions and half-width forms), CJK ideographs
-# (unified, extension A, compatibility) and Hangul syllables.
-_RANGES = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
+# The iteration and ideographic marks (々 in 人々, 〆, 〇), hiragana, katakana (with the
+# phonetic extensions and half-width forms), CJK ideographs (unified, extension A,
+# compatibility) and Hangul syllables.
+_RANGES = "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
 _RUN = re.compile(f"[{_RANGES}]+")
 _ANY = re.compile(f"[{_RANGES}]")
 _TOKEN = re.compile(r"\w+")
 _SPLIT = re.compile(f"[{_RANGES}]+|[^{_RANGES}]+")
-_KANA_KANJI = re.compile("[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
+_KANA_KANJI = re.compile("[\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
 
 
 def has_cjk(text: str) -> bool:
@@ -80,7 +81,7 @@ def content_bigrams(text: str) -> list[str]:
 # Kanji and katakana (its prolonged sound mark too, not its middle dot): what Japanese
 # writes its nouns and stems in, and all of Chinese. Hangul is not here: Korean writes
 # spaces between its words.
-_NOUN_RUN = re.compile("[\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
+_NOUN_RUN = re.compile("[\u3005-\u3007\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
 
 
 def noun_terms(text: str) -> set[str]:

@@ -361,8 +361,8 @@ def m013_reread_dialogue(conn) -> None:
     # dialogue, and only those.
     conn.executescript(
         """
-        UPDATE files SET mtime_ns = 0, hash = ''
-        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns));
+        UPDATE files SET mtime_ns = 0, hash = '' WHERE id IN (SELECT h.file FROM headings h
+          WHERE h.id IN (SELECT heading FROM turns) OR h.title || h.olp_text || h.text GLOB '*[々〆〇]*');
         """
     )
 
@@ -381,8 +381,8 @@ def m014_role_index(conn) -> None:
 
 @migration
 def m015_turn_bigrams(conn) -> None:
-    # Turns get their text's CJK bigrams as headings have them (m005): a Japanese question searched a
-    # bigram column turns_fts lacked, and was refused. Made again; dialogue files are read again.
+    # Turns get their text's CJK bigrams as headings have (m005): a Japanese question searched a column
+    # turns_fts lacked, and was refused. 々〆〇 are CJK now (人々). Files with turns or those, read again.
     conn.executescript(
         f"""
         ALTER TABLE turns ADD COLUMN cjk_text TEXT NOT NULL DEFAULT '';
@@ -394,7 +394,7 @@ def m015_turn_bigrams(conn) -> None:
         CREATE TRIGGER turns_ad AFTER DELETE ON turns BEGIN
             INSERT INTO turns_fts(turns_fts, rowid, text, cjk_text) VALUES ('delete', old.id, old.text, old.cjk_text);
         END;
-        UPDATE files SET mtime_ns = 0, hash = ''
-        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns));
+        UPDATE files SET mtime_ns = 0, hash = '' WHERE id IN (SELECT h.file FROM headings h
+          WHERE h.id IN (SELECT heading FROM turns) OR h.title || h.olp_text || h.text GLOB '*[々〆〇]*');
         """
     )
