@@ -102,6 +102,9 @@ def test_questions_without_time_have_no_range(question):
         ("2月29日", "2024-02-29", "2024-02-29", "2月29日"),  # the last leap year's
         ("2024-05から", "2024-05-01", "2026-12-03", "2024-05から"),
         ("2024年11月5日", "2024-11-05", "2024-11-05", "2024年11月5日"),
+        ("三日前に会った人", "2026-11-30", "2026-11-30", "三日前"),  # kanji numerals up to 九十九
+        ("十五日前", "2026-11-18", "2026-11-18", "十五日前"),
+        ("二十年前の写真", "2006-01-01", "2006-12-31", "二十年前"),
     ],
 )
 def test_japanese_questions_become_date_ranges(question, since, until, expression):
@@ -112,11 +115,10 @@ def test_japanese_questions_become_date_ranges(question, since, until, expressio
 
 @pytest.mark.parametrize(
     "question",
-    ["味噌汁の作り方", "5分で作れる料理", "2000年問題について", "三日前", "13月", "2月30日", "0000年から",
+    ["味噌汁の作り方", "5分で作れる料理", "2000年問題について", "三三日前", "十十日前", "13月", "2月30日", "0000年から",
      "2024年かかった", "12024年に", "令和6年3月", "2024年度"],
 )  # fmt: skip
 def test_japanese_questions_without_a_time_word_have_no_range(question):
-    # (Kanji numerals are not read: "三日前" names a time this does not see.)
     assert parse_when(question, TODAY) is None
 
 

@@ -48,14 +48,14 @@ _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
 # counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
 # year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
 # month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
-# are not read), nor kanji numerals ("三日前").
+# are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前").
 _JA_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|、|。|？|\?|！|!|\s|$)"
 _JA_DATE = (
     r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
     rf"|\d{{4}}年{_JA_PARTICLE})"
 )
 _JA_TIME = (
-    rf"(?:{_JA_DATE}|(?<!\d)\d{{1,3}}(?:日|週間|か月|ヶ月|カ月|ヵ月|年)前"
+    rf"(?:{_JA_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![一二三四五六七八九十])[一二三四五六七八九十]{{1,3}})(?:日|週間|か月|ヶ月|カ月|ヵ月|年)前"
     r"|一昨日|昨日|今日|今朝|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
     r"|[月火水木金土日]曜日?)"
 )
@@ -69,6 +69,9 @@ _JA_DIGITS_RE = re.compile(
 )
 # Words dateparser does not read, as one it does.
 _JA_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日"}
+_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
+_KANJI_NUMBER_RE = re.compile("[一二三四五六七八九十]+")
+_KANJI_NUMERAL_RE = re.compile("(?=.)(?:([一二三四五六七八九])?(十))?([一二三四五六七八九])?")
 
 
 @dataclass(frozen=True)
@@ -250,10 +253,21 @@ def _read_japanese(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
     if text == "先々月":
         first = today.replace(day=1)
         return period_bounds((first - dt.timedelta(days=1)).replace(day=1) - dt.timedelta(days=1), "month")
-    data = _parser(today, "ja").get_date_data(_JA_SAME.get(text, text))
+    text = _KANJI_NUMBER_RE.sub(_kanji_number, text) if text.endswith("前") else _JA_SAME.get(text, text)
+    data = _parser(today, "ja").get_date_data(text)
     if data.date_obj is None:
         return None
     return period_bounds(data.date_obj.date(), data.period or "day")
+
+
+def _kanji_number(m: re.Match) -> str:
+    """A kanji numeral up to 九十九 in digits (三: 3, 十五: 15, 二十: 20); another run of
+    them (三三, 十十) as it is, which then reads as no time."""
+    n = _KANJI_NUMERAL_RE.fullmatch(m[0])
+    if n is None:
+        return m[0]
+    tens = (_KANJI_DIGITS[n[1]] if n[1] else 1) if n[2] else 0
+    return str(10 * tens + (_KANJI_DIGITS[n[3]] if n[3] else 0))
 
 
 def _japanese_digits(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
