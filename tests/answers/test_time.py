@@ -94,7 +94,7 @@ def test_questions_without_time_have_no_range(question):
         ("2024年以来", "2024-01-01", "2026-12-03", "2024年以来"),
         ("先月までのメモ", None, "2026-11-30", "先月まで"),
         ("2025年5月より前のメモ", None, "2025-04-30", "2025年5月より前"),
-        ("last week に何をした", "2026-11-23", "2026-11-29", "last week"),  # English time words still read
+        ("last weekに何をした", "2026-11-23", "2026-11-29", "last week"),  # English time words still read
         # Dates in digits are counted, not left to dateparser (which read 12月1日 as 2012).
         ("12月1日に何をした", "2026-12-01", "2026-12-01", "12月1日"),
         ("12月31日", "2025-12-31", "2025-12-31", "12月31日"),  # the latest on or before today

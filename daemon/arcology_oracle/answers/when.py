@@ -155,8 +155,10 @@ def _year_ago(today: dt.date) -> dt.date:
 def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
     """The date range a question speaks of, or None when it names no time."""
     today = today or dt.date.today()
-    if cjk.has_cjk(text) and (found := _parse_japanese(text, today)):
-        return found
+    if cjk.has_cjk(text):
+        if found := _parse_japanese(text, today):
+            return found
+        text = cjk.set_apart(text)  # English time words in it: "last weekに"
     if found := _day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, read_expression):
         return found
     m = _SINCE_RE.search(text)

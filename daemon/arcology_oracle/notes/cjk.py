@@ -117,6 +117,12 @@ def query_bigrams(text: str, limit: int = 64, *, content_only: bool = True) -> l
     return (content or list(terms))[:limit]
 
 
+def set_apart(text: str) -> str:
+    """``text`` with a space either side of each CJK run, so that the words written
+    against one ("last weekに") are words to a pattern that looks for their edges."""
+    return text if text.isascii() else _RUN.sub(lambda m: f" {m[0]} ", text)
+
+
 def strip_cjk(text: str) -> str:
     """``text`` with its CJK runs replaced by spaces (what the word tokenizer should see)."""
     return text if text.isascii() else _RUN.sub(" ", text)
