@@ -1,0 +1,92 @@
+"""Notes in Japanese in Emacs: ``emacs -nw`` in tmux with the README's own configuration,
+the real daemon and the fake Ollama (as tests/elisp/test_walkthrough.py runs them).
+
+The link key of the suggestions puts a link at the end of the paragraph of the note that
+writes of the target. In Japanese that paragraph is found by the target's words as
+keyword search reads them (pairs of characters): before, no Japanese word was ever found
+in a paragraph, and the link went to the note's first paragraph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from tests.elisp.test_walkthrough import ROAM_SYNC, USER_SETUP
+from tests.elisp.walkthrough import Walk
+from tests.elisp.walkthrough_driver import LINKS, TOKEN, Driver
+from tests.elisp.walkthrough_steps import _entry_title
+from tests.emacs_batch import WITH_PACKAGES, emacs_env, require_packages, run_emacs
+from tests.runners import start_daemon
+from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
+
+KITCHEN = "daidokoro.org"
+MISO = "味噌汁の作り方"
+FIRST = "今日は朝から雨が降っていたので、家で本を読んで過ごした。"
+SECOND = "夕食には昆布と鰹節で出汁を取って、味噌汁を作った。"
+
+
+def write_notes(roam) -> None:
+    (roam / KITCHEN).write_text(
+        ":PROPERTIES:\n:ID: 7a6f3e0c-1111-4d7e-9c1a-000000000001\n:END:\n#+title: 台所の記録\n\n"
+        f"{FIRST} kitchen\n\n{SECOND} kitchen\n",
+        encoding="utf-8",
+    )
+    (roam / "misoshiru.org").write_text(
+        f":PROPERTIES:\n:ID: 7a6f3e0c-1111-4d7e-9c1a-000000000002\n:END:\n#+title: {MISO}\n\n"
+        "昆布と鰹節で出汁を取ってから、火を止めて味噌を溶かし入れる。 kitchen\n",
+        encoding="utf-8",
+    )
+
+
+@pytest.mark.timeout(180)
+async def test_a_suggested_link_goes_into_the_paragraph_that_writes_of_its_note(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    write_notes(roam_dir)
+    roam_db = tmp_path / "org-roam.db"
+    daemon, (code, output) = await asyncio.gather(
+        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True),
+        run_emacs(["--eval", WITH_PACKAGES, "--eval", ROAM_SYNC.format(roam=json.dumps(str(roam_dir)),
+                                                                       db=json.dumps(str(roam_db)))],
+                  env=emacs_env(tmp_path)),
+    )  # fmt: skip
+    assert code == 0, output
+    home = tmp_path / "home"
+    (home / ".emacs.d").mkdir(parents=True)
+    (home / ".authinfo").write_text(f"machine 127.0.0.1 port {daemon.url.rsplit(':', 1)[1]} password {TOKEN}\n")
+    config, _ = readme_emacs_config(daemon.url)
+    user = USER_SETUP.format(roam=json.dumps(str(roam_dir)), db=json.dumps(str(roam_db)))
+    (home / ".emacs.d" / "init.el").write_text(f"(load {json.dumps(str(HARNESS))} nil t)\n{user}\n{config}\n")
+    emacs = TmuxEmacs(tmp_path / "walk", home)
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open(KITCHEN)
+        await emacs.keys("C-c", "o", "l")
+        await emacs.wait_screen(lambda s: "Links to add to:" in s and "Looking for" not in s, "the suggestions")
+        await driver.select(LINKS)
+        await emacs.keys("M-<")
+        for _ in range(12):  # to the suggestion of the miso soup note
+            await emacs.keys("n")
+            if _entry_title(await driver.point_text()) == MISO:
+                break
+        else:
+            raise AssertionError(f"{MISO} is not suggested:\n{await driver.buffer_text(LINKS)}")
+        await emacs.keys("i")
+        await emacs.wait(lambda: _has_link(driver), "i to insert the link")
+        text = await driver.buffer_text(KITCHEN)
+        first, second = (p for p in text.split("\n\n") if FIRST in p or SECOND in p)
+        assert "[[id:" not in first, text
+        assert f"[[id:7a6f3e0c-1111-4d7e-9c1a-000000000002][{MISO}]]" in second, text
+        state = await emacs.state()
+        assert "Error" not in state["messages"], state["messages"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _has_link(driver: Driver) -> bool:
+    return "[[id:" in await driver.buffer_text(KITCHEN)
