@@ -114,6 +114,26 @@ def test_japanese_questions_become_date_ranges(question, since, until, expressio
 
 
 @pytest.mark.parametrize(
+    ("question", "since", "until", "expression"),
+    [
+        ("上周我做了什么？", "2026-11-23", "2026-11-29", "上周"),
+        ("昨天吃了什么", "2026-12-02", "2026-12-02", "昨天"),
+        ("3天前见到的人", "2026-11-30", "2026-11-30", "3天前"),
+        ("两周前", "2026-11-16", "2026-11-22", "两周前"),
+        ("这个月的笔记", "2026-12-01", "2026-12-31", "这个月"),
+        ("星期一做了什么", "2026-11-30", "2026-11-30", "星期一"),
+        ("从1月到3月", "2026-01-01", "2026-03-31", "从1月到3月"),
+        ("2025年5月之前", None, "2025-04-30", "2025年5月之前"),
+        ("去年的今天", "2025-12-03", "2025-12-03", "去年的今天"),
+    ],
+)
+def test_chinese_questions_become_date_ranges(question, since, until, expression):
+    found = parse_when(question, TODAY)
+    assert found is not None, question
+    assert found.as_dict() == {"since": since, "until": until, "expression": expression}
+
+
+@pytest.mark.parametrize(
     "question",
     ["味噌汁の作り方", "5分で作れる料理", "2000年問題について", "三三日前", "十十日前", "13月", "2月30日", "0000年から",
      "2024年かかった", "12024年に", "令和6年3月", "2024年度"],

@@ -12,10 +12,11 @@ relative unit with last/this/next/ago, an ISO date, or a year after "in", "since
 count: dateparser reads numbers and words such as "may" or "second" as dates, which a
 question about 75% hydration or 2000 grams of flour must not become.
 
-Questions in Japanese are read the same way (:func:`_parse_japanese`): dateparser reads
-Japanese too, and its time words (先週, 昨日, 3日前, 2024年3月, 月曜日) are found by their
-own pattern, with the particles that bound a range after them (から, まで, 以来, より前)
-where English puts its prepositions before.
+Questions in Japanese and Chinese are read the same way (:func:`_parse_cjk`): dateparser
+reads both, and their time words (先週, 昨日, 3日前, 2024年3月, 月曜日; 上周, 昨天, 3天前,
+星期一) are found by their own pattern, with the particles that bound a range after them
+(から, まで, 以来, より前; 以来, 以后, 之前, 从X到Y) where English puts its prepositions
+before.
 """
 
 from __future__ import annotations
@@ -44,34 +45,42 @@ _THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a
 _BETWEEN_RE = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[?.!,;]|$)", re.I)
 _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
 _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
-# Japanese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
+# Japanese and Chinese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
 # counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
 # year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
 # month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
-# are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前").
-_JA_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|、|。|？|\?|！|!|\s|$)"
-_JA_DATE = (
+# are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前", "两周前").
+_CJK_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|之|到|、|。|？|\?|！|!|\s|$)"
+_CJK_DATE = (
     r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
-    rf"|\d{{4}}年{_JA_PARTICLE})"
+    rf"|\d{{4}}年{_CJK_PARTICLE})"
 )
-_JA_TIME = (
-    rf"(?:{_JA_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![一二三四五六七八九十])[一二三四五六七八九十]{{1,3}})(?:日|週間|か月|ヶ月|カ月|ヵ月|年)前"
+_CJK_TIME = (
+    rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![一二三四五六七八九十两])[一二三四五六七八九十两]{{1,3}})"
+    r"(?:日|週間|か月|ヶ月|カ月|ヵ月|年|天|周|个月)前"
     r"|一昨日|昨日|今日|今朝|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
-    r"|[月火水木金土日]曜日?)"
+    r"|[月火水木金土日]曜日?"
+    r"|前天|昨天|今天|上周|本周|这周|下周|上星期|这星期|下星期|上个月|这个月|本月|下个月|明年"
+    r"|星期[一二三四五六日天]|周[一二三四五六日])"
 )
-_JA_TIME_RE = re.compile(_JA_TIME)
-_JA_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日")
-_JA_BETWEEN_RE = re.compile(f"({_JA_TIME})から({_JA_TIME})まで")
-_JA_BOUND_RE = re.compile(f"({_JA_TIME})(以来|以降|以後|から|まで|以前|より前)")
-_JA_DIGITS_RE = re.compile(
+_CJK_TIME_RE = re.compile(_CJK_TIME)
+_CJK_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日|去年的今天")
+# XからYまで, 从X到Y.
+_CJK_BETWEEN_RE = re.compile(f"从?({_CJK_TIME})(?:から|到)({_CJK_TIME})(?:まで)?")
+# Since X, until X's end, before X: in Japanese, then in Chinese.
+_CJK_BOUND_RE = re.compile(f"({_CJK_TIME})(以来|以降|以後|から|まで|以前|より前|以后|之后|之前)")
+_CJK_BEFORE = ("より前", "之前")
+_CJK_UNTIL = ("まで", "以前")
+_CJK_DIGITS_RE = re.compile(
     r"(?P<y>\d{4})-(?P<m>\d{2})(?:-(?P<d>\d{2}))?|(?P<y2>\d{4})年(?:(?P<m2>\d{1,2})月(?:(?P<d2>\d{1,2})日)?)?"
     r"|(?P<m3>\d{1,2})月(?:(?P<d3>\d{1,2})日)?"
 )
 # Words dateparser does not read, as one it does.
-_JA_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日"}
-_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
-_KANJI_NUMBER_RE = re.compile("[一二三四五六七八九十]+")
-_KANJI_NUMERAL_RE = re.compile("(?=.)(?:([一二三四五六七八九])?(十))?([一二三四五六七八九])?")
+_CJK_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日", "这周": "本周", "这个月": "本月", "上星期": "上周",
+             "这星期": "本周", "下星期": "下周"}  # fmt: skip
+_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"两": 2}
+_KANJI_NUMBER_RE = re.compile("[一二三四五六七八九十两]+")
+_KANJI_NUMERAL_RE = re.compile("(?=.)(?:([一二三四五六七八九两])?(十))?([一二三四五六七八九两])?")
 
 
 @dataclass(frozen=True)
@@ -130,7 +139,7 @@ def read_expression(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None
     """The days a whole date expression (``last week``, ``2024-03``) covers, or None."""
     text = text.strip()
     if cjk.has_cjk(text):
-        return _read_japanese(text, today)
+        return _read_cjk(text, today)
     if not text or not _TIME_WORD_RE.search(text):
         return None
     if _THIS_DAY_RE.search(text):
@@ -156,7 +165,7 @@ def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
     """The date range a question speaks of, or None when it names no time."""
     today = today or dt.date.today()
     if cjk.has_cjk(text):
-        if found := _parse_japanese(text, today):
+        if found := _parse_cjk(text, today):
             return found
         text = cjk.set_apart(text)  # English time words in it: "last weekに"
     if found := _day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, read_expression):
@@ -220,43 +229,47 @@ def _search(text: str, today: dt.date) -> DateRange | None:
     return None
 
 
-def _parse_japanese(text: str, today: dt.date) -> DateRange | None:
-    """:func:`parse_when` for a question in Japanese: "去年の今日", "XからYまで", X
-    with a particle that bounds a range after it (以来/以降/以後/から: since X; まで/以前:
-    until X's end; より前: before X), else the first time word."""
-    if found := _day_or_span(text, today, _JA_THIS_DAY_RE, _JA_BETWEEN_RE, _read_japanese):
+def _parse_cjk(text: str, today: dt.date) -> DateRange | None:
+    """:func:`parse_when` for a question in Japanese or Chinese: "去年の今日"/"去年的今天",
+    "XからYまで"/"从X到Y", X with a particle that bounds a range after it (以来/以降/以後/から/
+    以后/之后: since X; まで/以前: until X's end; より前/之前: before X), else the first time
+    word."""
+    if found := _day_or_span(text, today, _CJK_THIS_DAY_RE, _CJK_BETWEEN_RE, _read_cjk):
         return found
-    for m in _JA_BOUND_RE.finditer(text):
-        days = _read_japanese(m[1], today)
+    for m in _CJK_BOUND_RE.finditer(text):
+        days = _read_cjk(m[1], today)
         if days is None:
             continue
-        if m[2] == "より前":
+        if m[2] in _CJK_BEFORE:
             return DateRange(None, days[0] - dt.timedelta(days=1), m[0])
-        if m[2] in ("まで", "以前"):
+        if m[2] in _CJK_UNTIL:
             return DateRange(None, days[1], m[0])
         return DateRange(days[0], today, m[0])
-    for m in _JA_TIME_RE.finditer(text):
-        days = _read_japanese(m[0], today)
+    for m in _CJK_TIME_RE.finditer(text):
+        days = _read_cjk(m[0], today)
         if days:
             return DateRange(days[0], days[1], m[0])
     return None
 
 
-def _read_japanese(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
-    """:func:`read_expression` for one Japanese time expression: dates in digits counted
-    here (:func:`_japanese_digits`), the words for times relative to today read by
-    dateparser, and what it does not read (一昨年, 先々月) counted here."""
-    if not _JA_TIME_RE.fullmatch(text):
+def _read_cjk(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """:func:`read_expression` for one Japanese or Chinese time expression: dates in digits
+    counted here (:func:`_cjk_digits`), the words for times relative to today read by
+    dateparser (Japanese, else Chinese), and what it does not read (一昨年, 先々月) counted
+    here."""
+    if not _CJK_TIME_RE.fullmatch(text):
         return None
     if text[0].isdigit() and not text.endswith("前"):
-        return _japanese_digits(text, today)
+        return _cjk_digits(text, today)
     if text == "一昨年":
         return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
     if text == "先々月":
         first = today.replace(day=1)
         return period_bounds((first - dt.timedelta(days=1)).replace(day=1) - dt.timedelta(days=1), "month")
-    text = _KANJI_NUMBER_RE.sub(_kanji_number, text) if text.endswith("前") else _JA_SAME.get(text, text)
+    text = _KANJI_NUMBER_RE.sub(_kanji_number, text) if text.endswith("前") else _CJK_SAME.get(text, text)
     data = _parser(today, "ja").get_date_data(text)
+    if data.date_obj is None:  # Chinese (昨天, 上周), which shares the dates in digits
+        data = _parser(today, "zh").get_date_data(text)
     if data.date_obj is None:
         return None
     return period_bounds(data.date_obj.date(), data.period or "day")
@@ -272,11 +285,11 @@ def _kanji_number(m: re.Match) -> str:
     return str(10 * tens + (_KANJI_DIGITS[n[3]] if n[3] else 0))
 
 
-def _japanese_digits(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+def _cjk_digits(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
     """The days of 2024-05-01, 2024-05, 2024年3月5日, 2024年3月, 2024年, 3月5日 or 3月
     (without a year: the latest on or before ``today``, as English "in March" is); None
     for a day that does not exist."""
-    m = _JA_DIGITS_RE.fullmatch(text)
+    m = _CJK_DIGITS_RE.fullmatch(text)
     if m is None:
         return None
     found = (m["y"] or m["y2"], m["m"] or m["m2"] or m["m3"], m["d"] or m["d2"] or m["d3"])
