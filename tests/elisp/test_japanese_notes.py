@@ -9,18 +9,12 @@ in a paragraph, and the link went to the note's first paragraph.
 
 from __future__ import annotations
 
-import asyncio
-import json
-
 import pytest
 
-from tests.elisp.test_walkthrough import ROAM_SYNC, USER_SETUP
 from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import LINKS, TOKEN, Driver
+from tests.elisp.walkthrough_driver import LINKS, Driver, readme_emacs
 from tests.elisp.walkthrough_steps import _entry_title
-from tests.emacs_batch import WITH_PACKAGES, emacs_env, require_packages, run_emacs
-from tests.runners import start_daemon
-from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
+from tests.emacs_batch import require_packages
 
 KITCHEN = "daidokoro.org"
 MISO = "味噌汁の作り方"
@@ -45,21 +39,7 @@ def write_notes(roam) -> None:
 async def test_a_suggested_link_goes_into_the_paragraph_that_writes_of_its_note(tmp_path, roam_dir, fake_ollama):
     require_packages()
     write_notes(roam_dir)
-    roam_db = tmp_path / "org-roam.db"
-    daemon, (code, output) = await asyncio.gather(
-        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True),
-        run_emacs(["--eval", WITH_PACKAGES, "--eval", ROAM_SYNC.format(roam=json.dumps(str(roam_dir)),
-                                                                       db=json.dumps(str(roam_db)))],
-                  env=emacs_env(tmp_path)),
-    )  # fmt: skip
-    assert code == 0, output
-    home = tmp_path / "home"
-    (home / ".emacs.d").mkdir(parents=True)
-    (home / ".authinfo").write_text(f"machine 127.0.0.1 port {daemon.url.rsplit(':', 1)[1]} password {TOKEN}\n")
-    config, _ = readme_emacs_config(daemon.url)
-    user = USER_SETUP.format(roam=json.dumps(str(roam_dir)), db=json.dumps(str(roam_db)))
-    (home / ".emacs.d" / "init.el").write_text(f"(load {json.dumps(str(HARNESS))} nil t)\n{user}\n{config}\n")
-    emacs = TmuxEmacs(tmp_path / "walk", home)
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
     driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
     try:
         await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})

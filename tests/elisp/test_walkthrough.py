@@ -11,8 +11,6 @@ WALKTHROUGH.org from this run's screens; otherwise it is only checked to be ther
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import re
 from pathlib import Path
@@ -20,30 +18,14 @@ from pathlib import Path
 import pytest
 
 from tests.elisp.walkthrough import Walk, write_document
-from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, SUMMARY, TOKEN
+from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, SUMMARY, readme_emacs
 from tests.elisp.walkthrough_steps import Flow
-from tests.emacs_batch import REPO, WITH_PACKAGES, emacs_env, require_packages, run_emacs
-from tests.runners import start_daemon
+from tests.emacs_batch import REPO, emacs_env, require_packages, run_emacs
 from tests.test_readme_org import ORG_LINT
-from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
 
 # Read at import: the suite's autouse fixture clears ARCOLOGY_ORACLE_* before each test.
 WRITE = os.environ.get("ARCOLOGY_ORACLE_WRITE_WALKTHROUGH") == "1"
 WALKTHROUGH = REPO / "WALKTHROUGH.org"
-
-# What a user of org-roam has before reading the README (the example vault keeps its
-# dailies in journal/).
-USER_SETUP = """
-(setq inhibit-startup-screen t)
-(require 'org-roam)
-(setq org-roam-directory {roam}
-      org-roam-db-location {db}
-      org-roam-dailies-directory "journal/")
-(org-roam-db-autosync-mode)
-"""
-
-ROAM_SYNC = """(progn (require 'org-roam) (setq org-roam-directory {roam} org-roam-db-location {db})
- (org-roam-db-sync))"""
 
 KEYS = (
     "=n=, =n=, =p= move between the entries, =g= lists again, =RET= visits an entry, =q= hides "
@@ -78,25 +60,7 @@ def _replacements(tmp_path: Path, roam: Path, url: str) -> dict[str, str]:
 async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
     """The first-day flow in an interactive Emacs; every failing step is listed."""
     require_packages()
-    roam_db = tmp_path / "org-roam.db"
-    # The user has used org-roam before: its database is built (beside the daemon's start).
-    daemon, (code, output) = await asyncio.gather(
-        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True),
-        run_emacs(["--eval", WITH_PACKAGES, "--eval", ROAM_SYNC.format(roam=json.dumps(str(roam_dir)),
-                                                                       db=json.dumps(str(roam_db)))],
-                  env=emacs_env(tmp_path)),
-    )  # fmt: skip
-    assert code == 0, output
-    home = tmp_path / "home"
-    (home / ".emacs.d").mkdir(parents=True)
-    port = daemon.url.rsplit(":", 1)[1]
-    (home / ".authinfo").write_text(f"machine 127.0.0.1 port {port} password {TOKEN}\n")
-    config, notes = readme_emacs_config(daemon.url)
-    user = USER_SETUP.format(roam=json.dumps(str(roam_dir)), db=json.dumps(str(roam_db)))
-    (home / ".emacs.d" / "init.el").write_text(
-        f"(load {json.dumps(str(HARNESS))} nil t)\n{user}\n;; README.org: {'; '.join(notes)}\n{config}\n"
-    )
-    emacs = TmuxEmacs(tmp_path / "walk", home)
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
     walk = Walk(emacs, _replacements(tmp_path, roam_dir, daemon.url))
     flow = Flow(emacs, walk, roam_dir, fake_ollama, tmp_path, daemon)
     try:

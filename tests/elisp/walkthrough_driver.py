@@ -4,14 +4,16 @@ cannot show it, from the harness's state (see tests/tmux_emacs.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import aiohttp
 
 from tests.elisp.walkthrough import Walk
-from tests.runners import Daemon, spawn_daemon, wait_indexed
-from tests.tmux_emacs import TmuxEmacs
+from tests.emacs_batch import WITH_PACKAGES, emacs_env, run_emacs
+from tests.runners import Daemon, spawn_daemon, start_daemon, wait_indexed
+from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
 
 TOKEN = "walkthrough-token"
 BREAD_ID = "36fb47dd-e96a-4b44-80ce-b246a771f11d"
@@ -21,6 +23,45 @@ LINKS = "*arcology-oracle links*"
 ANSWERS = "*arcology-oracle answers*"
 SUMMARY = "*arcology-oracle summary*"
 QUESTION = "What do I do when my starter is sluggish and does not rise?"
+
+
+# What a user of org-roam has before reading the README (the example vault keeps its
+# dailies in journal/).
+USER_SETUP = """
+(setq inhibit-startup-screen t)
+(require 'org-roam)
+(setq org-roam-directory {roam}
+      org-roam-db-location {db}
+      org-roam-dailies-directory "journal/")
+(org-roam-db-autosync-mode)
+"""
+
+ROAM_SYNC = """(progn (require 'org-roam) (setq org-roam-directory {roam} org-roam-db-location {db})
+ (org-roam-db-sync))"""
+
+
+async def readme_emacs(tmp_path: Path, roam_dir: Path, fake) -> tuple[Daemon, TmuxEmacs, list[str]]:
+    """The daemon on ROAM_DIR and an Emacs (not started yet) whose init.el is the user's
+    org-roam set-up (its database built, as by someone who has used org-roam before)
+    followed by the README's Emacs configuration; and how that was chosen."""
+    roam_db = tmp_path / "org-roam.db"
+    daemon, (code, output) = await asyncio.gather(
+        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake.url, token=TOKEN, embedded=True),
+        run_emacs(["--eval", WITH_PACKAGES, "--eval", ROAM_SYNC.format(roam=json.dumps(str(roam_dir)),
+                                                                       db=json.dumps(str(roam_db)))],
+                  env=emacs_env(tmp_path)),
+    )  # fmt: skip
+    assert code == 0, output
+    home = tmp_path / "home"
+    (home / ".emacs.d").mkdir(parents=True)
+    port = daemon.url.rsplit(":", 1)[1]
+    (home / ".authinfo").write_text(f"machine 127.0.0.1 port {port} password {TOKEN}\n")
+    config, notes = readme_emacs_config(daemon.url)
+    user = USER_SETUP.format(roam=json.dumps(str(roam_dir)), db=json.dumps(str(roam_db)))
+    (home / ".emacs.d" / "init.el").write_text(
+        f"(load {json.dumps(str(HARNESS))} nil t)\n{user}\n;; README.org: {'; '.join(notes)}\n{config}\n"
+    )
+    return daemon, TmuxEmacs(tmp_path / "walk", home), notes
 
 
 class Driver:
