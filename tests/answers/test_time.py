@@ -115,6 +115,9 @@ def test_questions_without_time_have_no_range(question):
         ("从1月到3月", "2026-01-01", "2026-03-31", "从1月到3月"),
         ("2025年5月之前", None, "2025-04-30", "2025年5月之前"),
         ("去年的今天", "2025-12-03", "2025-12-03", "去年的今天"),
+        ("我上周做了什么", "2026-11-23", "2026-11-29", "上周"),
+        ("2024年的笔记", "2024-01-01", "2024-12-31", "2024年"),
+        ("2024年以前", None, "2023-12-31", "2024年以前"),  # before, in Chinese (in Japanese: until its end)
     ],
 )
 def test_japanese_and_chinese_questions_become_date_ranges(question, since, until, expression):
@@ -126,7 +129,10 @@ def test_japanese_and_chinese_questions_become_date_ranges(question, since, unti
 @pytest.mark.parametrize(
     "question",
     ["味噌汁の作り方", "5分で作れる料理", "2000年問題について", "三三日前", "十十日前", "13月", "2月30日", "0000年から",
-     "2024年かかった", "12024年に", "令和6年3月", "2024年度"],
+     "2024年かかった", "12024年に", "令和6年3月", "2024年度",
+     # Words that hold a Chinese time word in another sense, and numbers that are not N.
+     "日本周辺の地図", "日本周边的地图", "每周一次的会议", "一周三次锻炼", "说明年度计划", "日本月面探査",
+     "今天気がいい", "前天候型", "数十年前", "三百二十年前", "in 2000年問題"],
 )  # fmt: skip
 def test_japanese_questions_without_a_time_word_have_no_range(question):
     assert parse_when(question, TODAY) is None

@@ -50,27 +50,44 @@ _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
 # year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
 # month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
 # are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前", "两周前").
-_CJK_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|之|到|、|。|？|\?|！|!|\s|$)"
+_CJK_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|之|到|的|、|，|。|？|\?|！|!|\s|$)"
 _CJK_DATE = (
     r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
     rf"|\d{{4}}年{_CJK_PARTICLE})"
 )
+_NUMERALS = "一二三四五六七八九十两"
 _CJK_TIME = (
-    rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![一二三四五六七八九十两])[一二三四五六七八九十两]{{1,3}})"
+    rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![{_NUMERALS}数几百千])[{_NUMERALS}]{{1,3}})"
     r"(?:日|週間|か月|ヶ月|カ月|ヵ月|年|天|周|个月)前"
     r"|一昨日|昨日|今日|今朝|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
-    r"|[月火水木金土日]曜日?"
-    r"|前天|昨天|今天|上周|本周|这周|下周|上星期|这星期|下星期|上个月|这个月|本月|下个月|明年"
-    r"|星期[一二三四五六日天]|周[一二三四五六日])"
+    r"|[月火水木金土日]曜日?)"
 )
-_CJK_TIME_RE = re.compile(_CJK_TIME)
+# Chinese words, looked for only in a question with no kana (a Japanese one reads 日本周辺
+# and 説明年度 as no time), and not inside the compounds that hold them (日本周边, 地下,
+# 说明年度, 每周一次).
+_ZH_TIME = (
+    r"(?:前天(?!候)|昨天|今天|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
+    r"|(?<![说説文])明年(?!度|表)|星期[一二三四五六日天]|(?<![每一两二三四五六七八九十几])周[一二三四五六日](?!次))"
+)
+_ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
+_KANA_RE = re.compile("[\u3040-\u30ff]")
 _CJK_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日|去年的今天")
-# XからYまで, 从X到Y.
-_CJK_BETWEEN_RE = re.compile(f"从?({_CJK_TIME})(?:から|到)({_CJK_TIME})(?:まで)?")
-# Since X, until X's end, before X: in Japanese, then in Chinese.
-_CJK_BOUND_RE = re.compile(f"({_CJK_TIME})(以来|以降|以後|から|まで|以前|より前|以后|之后|之前)")
-_CJK_BEFORE = ("より前", "之前")
-_CJK_UNTIL = ("まで", "以前")
+
+
+@lru_cache(maxsize=2)
+def _patterns(chinese: bool) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """``(time words, between, bounds)`` for a question in Chinese or in Japanese:
+    XからYまで or 从X到Y; X with the particles after it that make it a range's start
+    (since), end (until) or the day after its end (before)."""
+    time = f"(?:{_CJK_TIME}|{_ZH_TIME})" if chinese else _CJK_TIME
+    between = f"从?({time})到({time})" if chinese else f"({time})から({time})まで"
+    bounds = "以来|以后|之后|以前|之前|到" if chinese else "以来|以降|以後|から|まで|以前|より前"
+    return re.compile(time), re.compile(between), re.compile(f"({time})({bounds})")
+
+
+# Before X (the day before it starts) and until X (its last day); the rest mean since X.
+_CJK_BEFORE = {False: ("より前",), True: ("以前", "之前")}
+_CJK_UNTIL = {False: ("まで", "以前"), True: ("到",)}
 _CJK_DIGITS_RE = re.compile(
     r"(?P<y>\d{4})-(?P<m>\d{2})(?:-(?P<d>\d{2}))?|(?P<y2>\d{4})年(?:(?P<m2>\d{1,2})月(?:(?P<d2>\d{1,2})日)?)?"
     r"|(?P<m3>\d{1,2})月(?:(?P<d3>\d{1,2})日)?"
@@ -78,9 +95,10 @@ _CJK_DIGITS_RE = re.compile(
 # Words dateparser does not read, as one it does.
 _CJK_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日", "这周": "本周", "这个月": "本月", "上星期": "上周",
              "这星期": "本周", "下星期": "下周"}  # fmt: skip
-_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")} | {"两": 2}
-_KANJI_NUMBER_RE = re.compile("[一二三四五六七八九十两]+")
-_KANJI_NUMERAL_RE = re.compile("(?=.)(?:([一二三四五六七八九两])?(十))?([一二三四五六七八九两])?")
+_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
+_KANJI_NUMBER_RE = re.compile(f"[{_NUMERALS}]+")
+# 三, 十五, 二十, 九十九; 两 (2 in Chinese) alone.
+_KANJI_NUMERAL_RE = re.compile("(?=.)(?:([一二三四五六七八九])?(十))?([一二三四五六七八九])?|(两)")
 
 
 @dataclass(frozen=True)
@@ -230,22 +248,24 @@ def _search(text: str, today: dt.date) -> DateRange | None:
 
 
 def _parse_cjk(text: str, today: dt.date) -> DateRange | None:
-    """:func:`parse_when` for a question in Japanese or Chinese: "去年の今日"/"去年的今天",
-    "XからYまで"/"从X到Y", X with a particle that bounds a range after it (以来/以降/以後/から/
-    以后/之后: since X; まで/以前: until X's end; より前/之前: before X), else the first time
-    word."""
-    if found := _day_or_span(text, today, _CJK_THIS_DAY_RE, _CJK_BETWEEN_RE, _read_cjk):
+    """:func:`parse_when` for a question in Japanese or, with no kana, Chinese:
+    "去年の今日"/"去年的今天", "XからYまで"/"从X到Y", X with a particle after it that makes
+    it a range's start, end or the day after its end (:func:`_patterns`; 以前 is until X's
+    end in Japanese, before X in Chinese), else the first time word."""
+    chinese = _KANA_RE.search(text) is None
+    time, between, bounds = _patterns(chinese)
+    if found := _day_or_span(text, today, _CJK_THIS_DAY_RE, between, _read_cjk):
         return found
-    for m in _CJK_BOUND_RE.finditer(text):
+    for m in bounds.finditer(text):
         days = _read_cjk(m[1], today)
         if days is None:
             continue
-        if m[2] in _CJK_BEFORE:
+        if m[2] in _CJK_BEFORE[chinese]:
             return DateRange(None, days[0] - dt.timedelta(days=1), m[0])
-        if m[2] in _CJK_UNTIL:
+        if m[2] in _CJK_UNTIL[chinese]:
             return DateRange(None, days[1], m[0])
         return DateRange(days[0], today, m[0])
-    for m in _CJK_TIME_RE.finditer(text):
+    for m in time.finditer(text):
         days = _read_cjk(m[0], today)
         if days:
             return DateRange(days[0], days[1], m[0])
@@ -257,7 +277,7 @@ def _read_cjk(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
     counted here (:func:`_cjk_digits`), the words for times relative to today read by
     dateparser (Japanese, else Chinese), and what it does not read (一昨年, 先々月) counted
     here."""
-    if not _CJK_TIME_RE.fullmatch(text):
+    if not _ANY_TIME_RE.fullmatch(text):
         return None
     if text[0].isdigit() and not text.endswith("前"):
         return _cjk_digits(text, today)
@@ -281,6 +301,8 @@ def _kanji_number(m: re.Match) -> str:
     n = _KANJI_NUMERAL_RE.fullmatch(m[0])
     if n is None:
         return m[0]
+    if n[4]:
+        return "2"
     tens = (_KANJI_DIGITS[n[1]] if n[1] else 1) if n[2] else 0
     return str(10 * tens + (_KANJI_DIGITS[n[3]] if n[3] else 0))
 

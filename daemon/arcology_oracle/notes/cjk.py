@@ -26,6 +26,7 @@ _RUN = re.compile(f"[{_RANGES}]+")
 _ANY = re.compile(f"[{_RANGES}]")
 _TOKEN = re.compile(r"\w+")
 _SPLIT = re.compile(f"[{_RANGES}]+|[^{_RANGES}]+")
+_LETTER_EDGE = re.compile(f"(?<=[A-Za-z])(?=[{_RANGES}])|(?<=[{_RANGES}])(?=[A-Za-z])")
 _KANA_KANJI = re.compile("[\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
 
 
@@ -118,9 +119,10 @@ def query_bigrams(text: str, limit: int = 64, *, content_only: bool = True) -> l
 
 
 def set_apart(text: str) -> str:
-    """``text`` with a space either side of each CJK run, so that the words written
-    against one ("last weekに") are words to a pattern that looks for their edges."""
-    return text if text.isascii() else _RUN.sub(lambda m: f" {m[0]} ", text)
+    """``text`` with a space between each Latin letter and a CJK character written against
+    it ("last weekに"), so that the letters are a word to a pattern that looks for its
+    edges. Digits stay against it: "2000年問題" is no year 2000."""
+    return text if text.isascii() else _LETTER_EDGE.sub(" ", text)
 
 
 def strip_cjk(text: str) -> str:
