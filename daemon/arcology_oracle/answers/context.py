@@ -13,9 +13,9 @@ its best chunk to the question (or buffer) vector reaches ``settings.min_vector_
 0.42-0.80 and unrelated ones 0.10-0.29), or when it holds every word (:func:`.windows.terms`:
 in Japanese a noun of three characters is two, as "miso soup" is) of a question of two
 or more words (names and error codes that embeddings blur). In keyword mode (no vectors,
-embedder down) a heading is relevant when it contains ``settings.min_keyword_coverage``
-or more of the query's content words (at most ``KEYWORD_TERMS`` for long buffers). When no heading is relevant the model is asked
-without notes and told to say so (``used_notes`` is False).
+embedder down) it is relevant when it holds ``settings.min_keyword_coverage`` or more of
+the query's content words (at most ``KEYWORD_TERMS`` for long buffers). When none is
+relevant the model is asked without notes and told to say so (``used_notes`` False).
 
 Privacy: note text reaches a prompt only from the index, where excluded, crypt and
 private headings never are; this module never reads org files.

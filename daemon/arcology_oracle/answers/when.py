@@ -70,7 +70,6 @@ _ZH_TIME = (
     r"|(?<![说説文])明年(?!度|表)|星期[一二三四五六日天]|(?<![每一两二三四五六七八九十几])周[一二三四五六日](?!次))"
 )
 _ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
-_KANA_RE = re.compile("[\u3040-\u30ff]")
 _CJK_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日|去年的今天")
 
 
@@ -252,7 +251,7 @@ def _parse_cjk(text: str, today: dt.date) -> DateRange | None:
     "去年の今日"/"去年的今天", "XからYまで"/"从X到Y", X with a particle after it that makes
     it a range's start, end or the day after its end (:func:`_patterns`; 以前 is until X's
     end in Japanese, before X in Chinese), else the first time word."""
-    chinese = _KANA_RE.search(text) is None
+    chinese = not cjk.has_kana(text)
     time, between, bounds = _patterns(chinese)
     if found := _day_or_span(text, today, _CJK_THIS_DAY_RE, between, _read_cjk):
         return found

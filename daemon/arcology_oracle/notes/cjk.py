@@ -18,16 +18,24 @@ from __future__ import annotations
 
 import re
 
-# The iteration and ideographic marks (々 in 人々, 〆, 〇), hiragana, katakana (with the
-# phonetic extensions and half-width forms), CJK ideographs (unified, extension A,
-# compatibility) and Hangul syllables.
-_RANGES = "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af"
+# The iteration and ideographic marks (々 in 人々, 〆, 〇); hiragana; katakana with the
+# phonetic extensions and half-width forms (its middle dot ・ apart: a separator); CJK
+# ideographs (unified, extension A, compatibility); Hangul syllables.
+_MARKS = "\u3005-\u3007"
+_HIRAGANA = "\u3040-\u309f"
+_KATAKANA = "\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+_MIDDLE_DOT = "\u30fb"
+_IDEOGRAPHS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HANGUL = "\uac00-\ud7af"
+_KANA_KANJI_RANGES = _MARKS + _HIRAGANA + _KATAKANA + _MIDDLE_DOT + _IDEOGRAPHS
+_RANGES = _KANA_KANJI_RANGES + _HANGUL
 _RUN = re.compile(f"[{_RANGES}]+")
 _ANY = re.compile(f"[{_RANGES}]")
 _TOKEN = re.compile(r"\w+")
 _SPLIT = re.compile(f"[{_RANGES}]+|[^{_RANGES}]+")
 _LETTER_EDGE = re.compile(f"(?<=[A-Za-z])(?=[{_RANGES}])|(?<=[{_RANGES}])(?=[A-Za-z])")
-_KANA_KANJI = re.compile("[\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
+_KANA_KANJI = re.compile(f"[{_KANA_KANJI_RANGES}]+")
+_KANA = re.compile(f"[{_HIRAGANA}{_KATAKANA}]")
 
 
 def has_cjk(text: str) -> bool:
@@ -79,10 +87,9 @@ def content_bigrams(text: str) -> list[str]:
     return [t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA_ONLY.fullmatch(t)]
 
 
-# Kanji and katakana (its prolonged sound mark too, not its middle dot): what Japanese
-# writes its nouns and stems in, and all of Chinese. Hangul is not here: Korean writes
-# spaces between its words.
-_NOUN_RUN = re.compile("[\u3005-\u3007\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]+")
+# Kanji and katakana (not its middle dot): what Japanese writes its nouns and stems in,
+# and all of Chinese. Hangul is not here: Korean writes spaces between its words.
+_NOUN_RUN = re.compile(f"[{_MARKS}{_KATAKANA}{_IDEOGRAPHS}]+")
 
 
 def noun_terms(text: str) -> set[str]:
@@ -94,6 +101,11 @@ def noun_terms(text: str) -> set[str]:
     if not has_cjk(text):
         return set()
     return {t for run in _NOUN_RUN.findall(text) for t in _run_terms(run)}
+
+
+def has_kana(text: str) -> bool:
+    """Whether ``text`` holds hiragana or katakana: Japanese, not Chinese."""
+    return not text.isascii() and _KANA.search(text) is not None
 
 
 def strip_nouns(text: str) -> str:

@@ -361,8 +361,8 @@ def m013_reread_dialogue(conn) -> None:
     # dialogue, and only those.
     conn.executescript(
         """
-        UPDATE files SET mtime_ns = 0, hash = '' WHERE id IN (SELECT h.file FROM headings h
-          WHERE h.id IN (SELECT heading FROM turns) OR h.title || h.olp_text || h.text GLOB '*[々〆〇]*');
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns));
         """
     )
 
