@@ -1,0 +1,96 @@
+"""Applied migrations never change.
+
+A database records each migration it has had by name and never runs it again, so an
+edit to an applied migration reaches only fresh databases: the user's, migrated before,
+keep the old schema while the code assumes the new one. (It happened once in review: a
+search-and-replace meant for m015 edited m013 too.) Each migration's code is pinned here
+by a hash of its syntax tree, the module constants it reads included: its docstring,
+Python comments and layout may change, its SQL (comments in it too) may not.
+
+When this fails: put the old code back and add a new migration. Pin a new migration by
+adding its line (the failure message prints it).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+
+from arcology_oracle.store import migrations
+from arcology_oracle.store.migrations import MIGRATIONS
+
+PINNED = {
+    "m001_initial": "dcf959c5f547ddab",
+    "m002_private_deletes": "7e4cb64ec4c085a6",
+    "m003_fts_inserts_per_transaction": "88ce61dbb5bb27c0",
+    "m004_heading_date_sources": "d54eff35b7dc40c1",
+    "m005_fts_context_and_cjk": "30f6418410f33007",
+    "m006_link_rejections": "9dadd86a86e27415",
+    "m007_node_labels": "4faec2646cc6144f",
+    "m008_fts_exact_words": "a71c85383f0bcd09",
+    "m009_reread_for_drawer_case": "dbfbe281feddd8fd",
+    "m010_reread_oracle_citations": "7a5574ffc6ea7623",
+    "m011_dialogue_turns": "8638c7edf5811498",
+    "m012_reread_conversations": "c5ac2fe217f9b545",
+    "m013_reread_dialogue": "00a88010d737a2bb",
+    "m014_role_index": "674ee2e91ba74fa6",
+    "m015_turn_bigrams": "d62b91a6f0d46aa2",
+}
+
+
+def migration_hashes(source: str) -> dict[str, str]:
+    """Each ``@migration`` function of a module's ``source``, in order: a hash of its code
+    without its docstring, decorators, comments or layout, followed by the values of the
+    module's string constants it names (the tokenizers). Read from the source, so that
+    any past version of the module can be hashed without importing it."""
+    module = ast.parse(source)
+    constants = {
+        node.targets[0].id: node.value.value
+        for node in module.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }  # fmt: skip
+    out = {}
+    for func in module.body:
+        if not (isinstance(func, ast.FunctionDef) and any(getattr(d, "id", None) == "migration" for d in func.decorator_list)):
+            continue
+        body = func.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        digest = hashlib.sha256()
+        for statement in body:
+            digest.update(ast.dump(statement, include_attributes=False).encode())
+        for name in sorted({node.id for node in ast.walk(func) if isinstance(node, ast.Name)} & constants.keys()):
+            digest.update(f"{name}={constants[name]}".encode())
+        out[func.name] = digest.hexdigest()[:16]
+    return out
+
+
+def test_every_migration_is_pinned_and_none_applied_has_changed():
+    hashes = migration_hashes(inspect.getsource(migrations))
+    assert list(hashes) == [fn.__name__ for fn in MIGRATIONS], "every migration is read from the module"
+    unpinned = [f'    "{name}": "{h}",' for name, h in hashes.items() if name not in PINNED]
+    assert not unpinned, "a new migration: pin it by adding to PINNED\n" + "\n".join(unpinned)
+    changed = [name for name, h in hashes.items() if PINNED[name] != h]
+    assert not changed, f"applied migrations changed: {changed}; put them back and add a new migration"
+    assert list(hashes) == list(PINNED), "migrations were removed or reordered"
+
+
+EXAMPLE = '''
+FTS_TOKENIZE = "porter unicode61"
+
+
+@migration
+def m001_example(conn) -> None:
+    """A docstring."""
+    conn.executescript(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS_TOKENIZE}');")
+'''
+
+
+def test_the_hash_sees_code_and_constants_but_not_docstrings_or_comments():
+    first = migration_hashes(EXAMPLE)["m001_example"]
+    assert len(migration_hashes(EXAMPLE.replace("fts5(x,", "fts5(y,"))) == 1
+    assert migration_hashes(EXAMPLE.replace('"""A docstring."""', '"""Another."""\n    # a comment'))["m001_example"] == first
+    assert migration_hashes(EXAMPLE.replace("fts5(x,", "fts5(y,"))["m001_example"] != first
+    assert migration_hashes(EXAMPLE.replace('"porter unicode61"', '"unicode61"'))["m001_example"] != first
