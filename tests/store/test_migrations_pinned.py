@@ -17,8 +17,12 @@ import ast
 import hashlib
 import inspect
 
-from arcology_oracle.store import migrations
+from arcology_oracle.store import migration_registry, migrations_m001, migrations_m011
 from arcology_oracle.store.migrations import MIGRATIONS
+
+# Where migrations are written, in order, and the constants they may read.
+MODULES = (migrations_m001, migrations_m011)
+CONSTANTS = {name: value for name, value in vars(migration_registry).items() if isinstance(value, str) and name.isupper()}
 
 PINNED = {
     "m001_initial": "dcf959c5f547ddab",
@@ -39,18 +43,12 @@ PINNED = {
 }
 
 
-def migration_hashes(source: str) -> dict[str, str]:
+def migration_hashes(source: str, constants: dict[str, str]) -> dict[str, str]:
     """Each ``@migration`` function of a module's ``source``, in order: a hash of its code
     without its docstring, decorators, comments or layout, followed by the values of the
-    module's string constants it names (the tokenizers). Read from the source, so that
-    any past version of the module can be hashed without importing it."""
+    ``constants`` it names (the tokenizers). Read from the source, so that any past
+    version of a module can be hashed without importing it."""
     module = ast.parse(source)
-    constants = {
-        node.targets[0].id: node.value.value
-        for node in module.body
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-    }  # fmt: skip
     out = {}
     for func in module.body:
         if not (isinstance(func, ast.FunctionDef) and any(getattr(d, "id", None) == "migration" for d in func.decorator_list)):
@@ -68,8 +66,10 @@ def migration_hashes(source: str) -> dict[str, str]:
 
 
 def test_every_migration_is_pinned_and_none_applied_has_changed():
-    hashes = migration_hashes(inspect.getsource(migrations))
-    assert list(hashes) == [fn.__name__ for fn in MIGRATIONS], "every migration is read from the module"
+    hashes = {}
+    for module in MODULES:
+        hashes.update(migration_hashes(inspect.getsource(module), CONSTANTS))
+    assert list(hashes) == [fn.__name__ for fn in MIGRATIONS], "every migration is read from MODULES, in order"
     unpinned = [f'    "{name}": "{h}",' for name, h in hashes.items() if name not in PINNED]
     assert not unpinned, "a new migration: pin it by adding to PINNED\n" + "\n".join(unpinned)
     changed = [name for name, h in hashes.items() if PINNED[name] != h]
@@ -78,9 +78,6 @@ def test_every_migration_is_pinned_and_none_applied_has_changed():
 
 
 EXAMPLE = '''
-FTS_TOKENIZE = "porter unicode61"
-
-
 @migration
 def m001_example(conn) -> None:
     """A docstring."""
@@ -89,8 +86,9 @@ def m001_example(conn) -> None:
 
 
 def test_the_hash_sees_code_and_constants_but_not_docstrings_or_comments():
-    first = migration_hashes(EXAMPLE)["m001_example"]
-    assert len(migration_hashes(EXAMPLE.replace("fts5(x,", "fts5(y,"))) == 1
-    assert migration_hashes(EXAMPLE.replace('"""A docstring."""', '"""Another."""\n    # a comment'))["m001_example"] == first
-    assert migration_hashes(EXAMPLE.replace("fts5(x,", "fts5(y,"))["m001_example"] != first
-    assert migration_hashes(EXAMPLE.replace('"porter unicode61"', '"unicode61"'))["m001_example"] != first
+    constants = {"FTS_TOKENIZE": "porter unicode61"}
+    first = migration_hashes(EXAMPLE, constants)["m001_example"]
+    other_docstring = EXAMPLE.replace('"""A docstring."""', '"""Another."""\n    # a comment')
+    assert migration_hashes(other_docstring, constants)["m001_example"] == first
+    assert migration_hashes(EXAMPLE.replace("fts5(x,", "fts5(y,"), constants)["m001_example"] != first
+    assert migration_hashes(EXAMPLE, {"FTS_TOKENIZE": "unicode61"})["m001_example"] != first
