@@ -1,4 +1,6 @@
-"""Upgrading an index built before drawers were read in any letter case (m009).
+"""Upgrading an index built before drawers were read in any letter case (m009), and
+before a drawer ended only at a line that is just ``:END:`` and keys were read as Org's
+``org-entry-get`` reads them (m016).
 
 The old reader took ``:properties:`` ... ``:end:`` for body text: the notes lost their IDs
 and a ``ROAM_EXCLUDE`` there was ignored. Its index is made here as it was: the files are
@@ -7,6 +9,7 @@ first indexed with the drawer lines written so that no reader takes them for a d
 same size and modification time, which a reconcile takes as unchanged; and the database
 is left with the migrations of that time (m009 not applied). Opening it must re-read every
 file once: the excluded note is gone from every byte of the database, the IDs are found.
+For m016 the old reader's text spells the key it missed otherwise (``ROAM_EXCLUDZ``).
 """
 
 from __future__ import annotations
@@ -21,24 +24,40 @@ from arcology_oracle.errors import NotFound
 from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
 
-MIGRATION = "m009_reread_for_drawer_case"
-NOTES = {
-    "upgrade/secret.org": (
-        ":properties:\n:ID: dc100000-0000-4000-8000-000000000001\n:ROAM_EXCLUDE: t\n:end:\n#+title: Secret\n\n"
-        "upgradesecretzebra words\n"
-    ),
-    "upgrade/plain.org": (
-        ":properties:\n:ID: dc100000-0000-4000-8000-000000000002\n:end:\n#+title: Plain\n\n"
-        "upgradevisiblegnu words\n* Hidden\n:properties:\n:roam_exclude: t\n:end:\nupgradesecretyak words\n"
-    ),
-}
+DRAWER_CASE = (
+    "m009_reread_for_drawer_case",
+    {
+        "upgrade/secret.org": (
+            ":properties:\n:ID: dc100000-0000-4000-8000-000000000001\n:ROAM_EXCLUDE: t\n:end:\n#+title: Secret\n\n"
+            "upgradesecretzebra words\n"
+        ),
+        "upgrade/plain.org": (
+            ":properties:\n:ID: dc100000-0000-4000-8000-000000000002\n:end:\n#+title: Plain\n\n"
+            "upgradevisiblegnu words\n* Hidden\n:properties:\n:roam_exclude: t\n:end:\nupgradesecretyak words\n"
+        ),
+    },
+    lambda text: text.replace(":properties:", ":propertiez:"),
+)
+DRAWER_VALUES = (
+    "m016_reread_for_drawer_values",
+    {
+        "upgrade/secret.org": (
+            ":PROPERTIES:\n:ID: dc100000-0000-4000-8000-000000000001\n:NOTE: a:END:b\n:ROAM_EXCLUDE: t\n:END:\n"
+            "#+title: Secret\n\nupgradesecretzebra words\n"
+        ),
+        "upgrade/plain.org": (
+            ":PROPERTIES:\n:ID: dc100000-0000-4000-8000-000000000002\n:END:\n#+title: Plain\n\n"
+            "upgradevisiblegnu words\n* Hidden\n:PROPERTIES:\n:ROAM_EXCLUDE: t\n:ROAM_EXCLUDE: nil\n:END:\n"
+            "upgradesecretyak words\n"
+        ),
+    },
+    lambda text: text.replace(":ROAM_EXCLUDE: t", ":ROAM_EXCLUDZ: t"),
+)
 
 
-def as_the_old_reader_saw_it(text: str) -> str:
-    return text.replace(":properties:", ":propertiez:")
-
-
-async def test_an_index_of_the_old_reader_is_read_again_once(roam_dir, make_settings):
+@pytest.mark.parametrize("case", [DRAWER_CASE, DRAWER_VALUES], ids=["m009", "m016"])
+async def test_an_index_of_the_old_reader_is_read_again_once(case, roam_dir, make_settings):
+    MIGRATION, NOTES, as_the_old_reader_saw_it = case
     settings = make_settings(roam_dir=roam_dir)
     (roam_dir / "upgrade").mkdir()
     for rel, text in NOTES.items():

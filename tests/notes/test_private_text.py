@@ -19,6 +19,7 @@ import pytest
 from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.errors import NotFound
 from arcology_oracle.notes.org_syntax import split_heading_tags
+from arcology_oracle.notes.orgparse_safe import entry_values
 from arcology_oracle.notes.reader import read_org_bytes
 from arcology_oracle.notes.privacy import Privacy, file_tags, roam_excluded
 from arcology_oracle.answers.search import search
@@ -102,6 +103,35 @@ HOLES = (
         "mixeddrawervisibleemu",
         {"14000000-0000-4000-8000-000000000018": None, "14000000-0000-4000-8000-000000000008": "Mixed drawers"},
     ),
+    # A drawer ends at a line that is only :END: (Org 9.5.5); a value holding ":END:"
+    # ended it early, and the ROAM_EXCLUDE after it was read as body text.
+    Hole(
+        "a property value holding END",
+        "#+title: Drawer end\n* Hidden\n:PROPERTIES:\n:ID: 14000000-0000-4000-8000-000000000019\n"
+        ":NOTE: see the :END: marker\n:ROAM_EXCLUDE: t\n:END:\nendinvaluejerboa words\n"
+        "* Shown\nendinvaluevisiblecapybara words\n",
+        ("endinvaluejerboa",),
+        "endinvaluevisiblecapybara",
+        {"14000000-0000-4000-8000-000000000019": None},
+    ),
+    Hole(
+        "a file drawer value holding END",
+        ":PROPERTIES:\n:ID: 14000000-0000-4000-8000-000000000020\n:NOTE: a:end:b\n:ROAM_EXCLUDE: t\n:END:\n"
+        "#+title: Whole file\nfileendinvaluemarten words\n* A heading\nfileendinvaluesable more\n",
+        ("fileendinvaluemarten", "fileendinvaluesable"),
+        None,
+        {"14000000-0000-4000-8000-000000000020": None},
+    ),
+    # Org's org-entry-get: KEY+ adds to a property, and the first of a repeated key counts.
+    Hole(
+        "ROAM_EXCLUDE added to and repeated",
+        "#+title: Appended\n* Added\n:PROPERTIES:\n:ROAM_EXCLUDE+: t\n:END:\nappendexcludewalrus\n"
+        "* Nil then added\n:PROPERTIES:\n:ROAM_EXCLUDE: nil\n:ROAM_EXCLUDE+: t\n:END:\nnilappendedmarmot\n"
+        "* Repeated\n:PROPERTIES:\n:ROAM_EXCLUDE: t\n:roam_exclude: nil\n:END:\nrepeatedexcludeferret\n"
+        "* Nil first\n:PROPERTIES:\n:ROAM_EXCLUDE: nil\n:ROAM_EXCLUDE: t\n:END:\nnilfirstvisiblelynx\n",
+        ("appendexcludewalrus", "nilappendedmarmot", "repeatedexcludeferret"),
+        "nilfirstvisiblelynx",
+    ),
 )
 
 
@@ -154,6 +184,21 @@ def test_roam_exclude_follows_org_roam_2_2():
     assert privacy.excludes(tags=["SECRET"], properties={}) and privacy.excludes(tags=["Crypt"], properties={})
     assert privacy.excludes(tags=[], properties={}, text="a\n-----BEGIN PGP MESSAGE-----\n")
     assert not privacy.excludes(tags=["secretary"], properties={"ROAM_EXCLUDE": "nil"}, text="x")
+
+
+def test_a_drawer_is_read_as_org_entry_get_reads_it():
+    # Each value checked with `emacs --batch` (Org 9.5.5): (org-entry-get (point) "ROAM_EXCLUDE").
+    for lines, value in (
+        ([("ROAM_EXCLUDE", "t"), ("roam_exclude", "nil")], "t"),
+        ([("ROAM_EXCLUDE", "nil"), ("ROAM_EXCLUDE+", "t")], "t"),
+        ([("ROAM_EXCLUDE+", "t")], "t"),
+        ([("ROAM_EXCLUDE", "nil"), ("ROAM_EXCLUDE", "t")], "nil"),  # org-entry-get: nil
+        ([("ROAM_EXCLUDE", "t"), ("ROAM_EXCLUDE+", "nil")], "t nil"),
+        ([("ROAM_EXCLUDE", "nil"), ("ROAM_EXCLUDE+", "nil")], "nil"),  # nil
+        ([("ROAM_EXCLUDE+", "a"), ("roam_exclude+", "b"), ("ROAM_EXCLUDE", "c")], "c a b"),
+        ([("ROAM_EXCLUDE", ""), ("ROAM_EXCLUDE+", "x")], " x"),
+    ):
+        assert entry_values(lines) == {lines[0][0].rstrip("+"): value}, lines
 
 
 # --- the index ------------------------------------------------------------------------

@@ -32,13 +32,12 @@ PROPERTIES_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE | re.ASC
 DRAWER_START_RE = re.compile(r"^[ \t]*:([\w-]+):[ \t]*$")
 DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE | re.ASCII)
 # Drawer lines fold ASCII letters only, as Org does (Python's Unicode IGNORECASE would
-# also take ``ı`` for ``i`` and ``ſ`` for ``s``). orgparse's drawer tests (a line *containing* ``:PROPERTIES:``, then one containing
-# ``:END:``), in any case of ASCII letters as Org matches them (``case-fold-search``:
+# also take ``ı`` for ``i`` and ``ſ`` for ``s``). orgparse's drawer start (a line *containing* ``:PROPERTIES:``,
+# ended by a line that is only ``:END:``), in any case of ASCII letters as Org matches them (``case-fold-search``:
 # ``:properties:``/``:Properties:`` ... ``:end:``, checked with Org 9.5.5 and org-roam 2.2.1,
 # both read such a drawer's ID and ROAM_EXCLUDE); Unicode look-alikes (``ı``, ``ſ``) are
 # not folded, as in Emacs.
 PROPERTIES_IN_RE = re.compile(r":PROPERTIES:", re.IGNORECASE | re.ASCII)
-END_IN_RE = re.compile(r":END:", re.IGNORECASE | re.ASCII)
 CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
 _TAG_RUN_RE = re.compile(rf"(?:{TAG_CHARS}|:)+")
 

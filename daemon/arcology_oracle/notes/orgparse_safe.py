@@ -23,7 +23,7 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
-from .org_syntax import CLOCK_RE, END_IN_RE, PLANNING_RE, PROPERTIES_IN_RE, property_line, split_heading_tags
+from .org_syntax import CLOCK_RE, DRAWER_END_RE, PLANNING_RE, PROPERTIES_IN_RE, property_line, split_heading_tags
 
 
 class _SafeParsing:
@@ -56,9 +56,11 @@ class _SafeParsing:
                 self.env.add_todo_keys(*parse_seq_todo(value))
 
     def _iparse_properties(self, ilines: Iterator[str]) -> Iterator[str]:
-        # orgparse's rule (the first line containing :PROPERTIES: up to one containing
-        # :END:), in any letter case as in Org (orgparse's own is case-sensitive), without
-        # its value conversion; _drawer() applies Org's placement rules.
+        # orgparse's start (the first line containing :PROPERTIES:), in any letter case as
+        # in Org (orgparse's own is case-sensitive), without its value conversion;
+        # _drawer() applies Org's placement rules. The drawer ends, as in Org, at a line
+        # that is only :END: (orgparse's, at any line containing it, ended it inside
+        # ":NOTE: see :END:" and lost the ROAM_EXCLUDE below it).
         self._properties = {}
         for line in ilines:
             if ":" in line and PROPERTIES_IN_RE.search(line):
@@ -66,13 +68,44 @@ class _SafeParsing:
             yield line
         else:
             return
+        lines = []
         for line in ilines:
-            if END_IN_RE.search(line):
+            if DRAWER_END_RE.match(line):
                 break
             prop = property_line(line)
             if prop is not None:
-                self._properties[prop[0]] = prop[1]
+                lines.append(prop)
+        self._properties = entry_values(lines)
         yield from ilines
+
+
+def entry_values(lines: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """A drawer's ``(key, value)`` lines read as Org's ``org-entry-get`` reads them
+    (checked with Emacs 28.2, Org 9.5): keys in any letter case are one key, named as
+    first written; the first plain ``KEY`` line gives its value, wherever it stands,
+    and every ``KEY+`` line adds a word after it; a plain value ``nil`` adds nothing to
+    the words (``nil`` + ``t`` is ``t``). So ``ROAM_EXCLUDE: t`` then ``ROAM_EXCLUDE:
+    nil`` is ``t``, and ``ROAM_EXCLUDE+: t`` alone is ``t``."""
+    names: dict[str, str] = {}
+    plain: dict[str, str] = {}
+    added: dict[str, list[str]] = {}
+    for key, value in lines:
+        adds = key.endswith("+") and len(key) > 1
+        name = key[:-1] if adds else key
+        upper = name.upper()
+        names.setdefault(upper, name)
+        if adds:
+            added.setdefault(upper, []).append(value)
+        else:
+            plain.setdefault(upper, value)
+    out = {}
+    for upper, name in names.items():
+        base = plain.get(upper)
+        if upper not in added:
+            out[name] = base
+        else:
+            out[name] = " ".join(([base] if base is not None and base != "nil" else []) + added[upper])
+    return out
 
 
 class _Root(_SafeParsing, OrgRootNode):

@@ -13,7 +13,10 @@ disagree. A heading (or the file) is private when:
   ``private``;
 * it has a ``ROAM_EXCLUDE`` property whose value is anything but ``nil``, as current
   org-roam (2.2, ``org-roam-db-node-p``) decides with ``org-entry-get``: ``t``, ``yes``,
-  ``NIL`` and an empty value exclude, ``nil`` does not. On the file (the drawer before
+  ``NIL`` and an empty value exclude, ``nil`` does not. The value is read as
+  ``org-entry-get`` reads it (:func:`~arcology_oracle.notes.orgparse_safe.entry_values`:
+  the first ``ROAM_EXCLUDE`` line in any letter case, then each ``ROAM_EXCLUDE+`` line),
+  in a drawer that ends at a line that is just ``:END:``. On the file (the drawer before
   the first heading) it excludes the whole file;
 * its own text holds a PGP armor header (``-----BEGIN PGP MESSAGE-----``, as
   org-crypt writes); before the first heading this drops only the text there.

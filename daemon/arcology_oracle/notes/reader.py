@@ -49,7 +49,7 @@ from orgparse.node import OrgBaseNode, OrgRootNode
 from .org_syntax import (
     COMPACT_DATE_RE,
     DAILY_NAME_RE,
-    END_IN_RE,
+    DRAWER_END_RE,
     HEADING_LINE_RE,
     ISO_DATE_RE,
     PLANNING_RE,
@@ -284,7 +284,7 @@ def _drawer(
     is_root = node.level == 0
     first = 0 if is_root else 1
     at = next(i for i in range(first, len(node_lines)) if PROPERTIES_IN_RE.search(node_lines[i]))
-    closed = any(END_IN_RE.search(line) for line in node_lines[at + 1 :])
+    closed = any(DRAWER_END_RE.match(line) for line in node_lines[at + 1 :])
     if is_root:
         placed = all(not ln.strip() or ln.lstrip().startswith("#") for ln in node_lines[:at])
     else:

@@ -105,3 +105,13 @@ def m015_turn_bigrams(conn) -> None:
         """
     )
 
+
+@migration
+def m016_reread_for_drawer_values(conn) -> None:
+    # The reader now ends a property drawer only at a line that is just ":END:" (a value
+    # holding ":END:" ended it early), and reads a key as Org does: its first line
+    # counts and "KEY+" lines add to it. A ROAM_EXCLUDE after such a value, written as
+    # ROAM_EXCLUDE+ or repeated was missed, and excluded text was indexed. A repeated
+    # key leaves no trace in the index to find it by: every file is read again (FTS5
+    # secure-delete, m002, takes the excluded text out of the keyword indexes).
+    conn.executescript("UPDATE files SET mtime_ns = 0, hash = '';")
