@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import logging
 import os
 import stat
@@ -109,6 +110,8 @@ class Indexer:
             aliases: dict[str, str] = {}
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases))
             self.aliases = aliases
+            if self.store.renew_reading_rules(self._reading_rules()) and on_disk:
+                log.info("the private tags or the chunking changed since the files were read: reading every file again")
             known = self.store.file_states()
             self._real_root = os.path.realpath(self.root)
             self.progress = Progress("indexing", 0, len(on_disk))
@@ -214,6 +217,14 @@ class Indexer:
     @property
     def _parse_options(self) -> ParseOptions:
         return ParseOptions(self._private_tags, self.settings.chunk_chars, self.settings.chunk_overlap)
+
+    def _reading_rules(self) -> str:
+        """What :meth:`_parse_options` reads files by, as the store records it."""
+        options = self._parse_options
+        return json.dumps(
+            {"private_tags": sorted(options.private_tags), "chunk_chars": options.chunk_chars,
+             "chunk_overlap": options.chunk_overlap}, sort_keys=True,
+        )  # fmt: skip
 
     def _parse_workers(self, files: int) -> int:
         if files < PARALLEL_PARSE_MIN_FILES:

@@ -18,6 +18,8 @@ from .vector_sync import VectorSync
 # cold index of 22,695 headings: four calls per heading).
 _to_json = json.JSONEncoder(ensure_ascii=False).encode
 
+READING_RULES = "reading_rules"  # meta key: the rules the indexed files were read by
+
 
 @dataclass(frozen=True, slots=True)
 class FileState:
@@ -36,6 +38,19 @@ class FileWrites(VectorSync):
         """Every indexed file's path, size, mtime and content hash."""
         rows = self.conn.execute("SELECT path, size, mtime_ns, hash FROM files")
         return {r["path"]: FileState(r["path"], r["size"], r["mtime_ns"], r["hash"]) for r in rows}
+
+    def renew_reading_rules(self, rules: str) -> bool:
+        """Record ``rules`` (what decides how a file is read into the index: the private
+        tags, the chunking); when they differ from the rules recorded, or none are, every
+        file is marked changed first, in the same transaction, so that the next reconcile
+        reads each again (a tag made private leaves the index, a new chunk size takes
+        effect). Returns whether they differed."""
+        if self.get_meta(READING_RULES) == rules:
+            return False
+        with self.transaction():
+            self.conn.execute("UPDATE files SET mtime_ns = 0, hash = ''")
+            self._set_meta(READING_RULES, rules)
+        return True
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         """Record a new size/mtime for a file whose content hash did not change."""
