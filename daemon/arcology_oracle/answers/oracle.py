@@ -31,6 +31,7 @@ from ..notes.org_syntax import link_text
 from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .index_api import NotesIndex
+from .private_places import is_private_place
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
 from .search import question_range
 from .sources import Source, org_link_label, source_targets, sources_org_block, sources_plain_block
@@ -111,15 +112,23 @@ class Oracle:
         ``file``/``line`` is where the user is: the note at that point is not offered
         as a source (it is the buffer; without a buffer, that heading's indexed text
         stands in for it). Private, crypt and excluded parts of the buffer are cut out
-        first (:func:`~arcology_oracle.notes.cleaning.strip_private`), as the indexer does. Retrieval
+        first (:func:`~arcology_oracle.notes.cleaning.strip_private`), as the indexer does;
+        when that place of the saved file is private (:func:`.private_places.is_private_place`:
+        an inherited tag, the file's tags), the buffer is not used at all. Retrieval
         happens here; the model is called when ``Reply.pieces`` is first iterated.
         """
         question = (question or "").strip()
+        private_place = await is_private_place(self.index, file, line)
+        if private_place:  # its text was cut off from what makes it private: none of it goes
+            buffer = None
+            if not question:
+                raise BadRequest(f"{file} is private at line {line or 1} (private or crypt tags, ROAM_EXCLUDE,"
+                                 " exclude_globs) and there is no question")  # fmt: skip
         if buffer:
             buffer = strip_private(buffer, self.settings.private_tags)
             if not buffer.strip() and not question:
                 raise BadRequest("the buffer is private (private or crypt tags, ROAM_EXCLUDE, PGP) and there is no question")
-        point = await self._point(file, line)
+        point = None if private_place else await self._point(file, line)
         exclude = [point["node_id"]] if point and point["node_id"] else []
         if not (buffer or "").strip() and point is not None:
             buffer = " > ".join([*point["olp"], point["title"]]) + "\n" + (point["text"] or "")
@@ -308,10 +317,16 @@ class Oracle:
     # -- conversations -------------------------------------------------------------
 
     async def converse(
-        self, org: str, *, k: int = 8, model: str | None = None, marker: str = "oracle", when: _dt.datetime | None = None
+        self, org: str, *, k: int = 8, model: str | None = None, marker: str = "oracle", when: _dt.datetime | None = None,
+        file: str | None = None, line: int | None = None,
     ) -> "ConverseResult":
         """Answer the conversation held in the org subtree ``org`` (see
-        :mod:`arcology_oracle.notes.conversations`) with a new heading one level below its root."""
+        :mod:`arcology_oracle.notes.conversations`) with a new heading one level below its
+        root. ``file``/``line``: where its root is saved; a conversation in a private part
+        of the saved file (:func:`.private_places.is_private_place`) is refused."""
+        if await is_private_place(self.index, file, line):
+            raise BadRequest(f"the conversation is private: {file} at line {line or 1} is in a private part of the notes"
+                             " (private or crypt tags, ROAM_EXCLUDE, exclude_globs)")  # fmt: skip
         conversation = conversations.parse_conversation(strip_private(org, self.settings.private_tags), marker=marker)
         # The last message is the question; what came before (a follow-up's "it")
         # steers retrieval as a buffer does.

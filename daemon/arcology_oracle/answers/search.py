@@ -17,6 +17,7 @@ from ..errors import BadRequest, NotFound
 from ..store import Store
 from . import graph, mentions, moves, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
 from .index_api import NotesIndex
+from .private_places import is_private_place
 from .when import DateRange, parse_when
 
 
@@ -180,9 +181,13 @@ async def similar_to_text(
 ) -> tuple[str, list[retrieval.Result]]:
     """Notes similar to free text, read as the index reads a note (from ``path`` and
     ``line`` when it is a part of that file: :func:`.text_vectors.posted_text`), by its
-    vector and its words: :func:`similar_text` on a reader thread."""
+    vector and its words: :func:`similar_text` on a reader thread. No notes for a text from
+    a private part of the saved file (:func:`.private_places.is_private_place`): it is
+    neither embedded nor searched."""
     if not text.strip():
         raise BadRequest("the text is empty")
+    if await is_private_place(index, path, line):  # cut off from what makes it private: nothing of it is read
+        return ("vector" if await index.has_vectors() else "keyword"), []
     posted = await text_vectors.posted_text(index, text, path=path, line=line, embed=await index.has_vectors())
     return await index.read(
         lambda s: similar_text(

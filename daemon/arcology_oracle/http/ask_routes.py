@@ -157,7 +157,7 @@ async def converse(request: web.Request) -> web.Response:
     try:
         async with cancel_on_disconnect(request):
             result = await oracle(request).converse(
-                body.org, k=body.k, model=body.model or None, marker=body.marker or "oracle"
+                body.org, k=body.k, model=body.model or None, marker=body.marker or "oracle", file=body.file, line=body.line
             )
     except ClientGone:
         raise web.HTTPServiceUnavailable(text="client disconnected") from None

@@ -166,6 +166,8 @@ class SummarizeRequest(Request):
 
 class ConverseRequest(Request):
     org: Annotated[Text, Field(description="the org subtree holding the conversation so far")]
+    file: RelPath | None = Field(None, description="the file the conversation is saved in: refused where that file is private")
+    line: Line | None = Field(None, description="with file: the line of the conversation's root heading")
     marker: Annotated[str, Field(max_length=50)] = "oracle"
     k: Count(50) = 8
     model: Model | None = None

@@ -24,10 +24,25 @@ def strip_private(text: str, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS)
 
     The kept lines are returned as they are, joined with ``\\n`` (drawers, planning
     lines and keywords included: only privacy decides what goes)."""
-    data = text.encode("utf-8", errors="replace")
+    lines, kept = _kept_lines(text.encode("utf-8", errors="replace"), private_tags)
+    return "\n".join(line for line, keep in zip(lines, kept) if keep)
+
+
+def is_private_line(data: bytes, line: int, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS) -> bool:
+    """Whether line ``line`` (1-based; one past the last, where a file's final newline
+    leaves Emacs's point, is the last) of the org file ``data`` is in a part the index
+    leaves out. False for a file with no text."""
+    lines, kept = _kept_lines(data, private_tags)
+    if not lines:
+        return False
+    return not kept[min(max(line, 1), len(lines)) - 1]
+
+
+def _kept_lines(data: bytes, private_tags: Iterable[str]) -> tuple[list[str], list[bool]]:
+    """The lines of ``data`` and, for each, whether the reader keeps it."""
     parsed = read_org_bytes(data, "buffer.org", frozenset(private_tags), log_problems=False)
     lines = split_lines(decode_org_bytes(data))
     kept = [False] * len(lines)
     for heading in parsed.headings:
         kept[heading.start_line - 1 : heading.end_line] = [True] * (heading.end_line - heading.start_line + 1)
-    return "\n".join(line for line, keep in zip(lines, kept) if keep)
+    return lines, kept

@@ -1,0 +1,114 @@
+"""Text a client sends with the place it comes from (``file``, ``line``) is judged by that
+place of the saved file too: cut out of its file, the heading at point, a region, an
+excerpt of a long buffer or a conversation's subtree no longer carries the tag inherited
+from above, the file's ``#+filetags`` or the ``exclude_globs`` that make it private.
+
+The real app and index over real org files; the fake Ollama records every text embedded
+and every prompt. Each private word must be in none of them; the same request from a
+place that is not private must still carry its words (so the tests see text when it is
+sent).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+FILES = {
+    "diary.org": (
+        ":PROPERTIES:\n:ID: 15000000-0000-4000-8000-000000000002\n:END:\n#+title: Diary\n#+filetags: :private:\n"
+        "* Talking it over :conversation:\n** Me\nShould I tell them about the placeocelot affair?\n"
+    ),
+    "journal.org": (
+        ":PROPERTIES:\n:ID: 15000000-0000-4000-8000-000000000004\n:END:\n#+title: Journal\n"
+        "* Therapy :private:\n** Session notes\nThe placeiguana trauma came up again.\n"
+        "** Chat :conversation:\n*** Me\nWhat about the placeiguana dream?\n"
+        "* Gardening\nTomatoes need placevisiblesun and water.\n"
+    ),
+    "drafts/idea.org": "#+title: Idea\n* Draft\nThe placedraftkoala plan.\n",
+}
+# journal.org: "** Session notes" is line 6, "** Chat" line 8, "* Gardening" line 11.
+
+
+@pytest.fixture
+def roam_dir(tmp_path):
+    root = tmp_path / "roam"
+    (root / "drafts").mkdir(parents=True)
+    for rel, text in FILES.items():
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.fixture
+def settings(make_settings, fake_ollama):
+    return make_settings(ollama_host=fake_ollama.url, exclude_globs=["drafts/**"])
+
+
+def sent(fake_ollama) -> str:
+    state = fake_ollama.state
+    return json.dumps(state.chats) + json.dumps(state.embedded_texts)
+
+
+@pytest.mark.parametrize(
+    "buffer, file, line",
+    [
+        ("** Session notes\nThe placeiguana trauma came up again.\n", "journal.org", 6),  # a region
+        ("Should I tell them about the placeocelot affair?\n" + "A line of the day.\n" * 50, "diary.org", 8),  # an excerpt
+        ("* Draft\nThe placedraftkoala plan.\n", "drafts/idea.org", 2),  # a file exclude_globs leave out
+    ],
+    ids=["inherited tag", "file tags", "exclude_globs"],
+)
+async def test_ask_uses_no_text_from_a_private_place(client, fake_ollama, buffer, file, line):
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": buffer, "file": file, "line": line})
+    assert resp.status == 200, await resp.text()
+    await resp.read()
+    assert fake_ollama.state.chats  # the question was answered
+    assert "placeiguana" not in sent(fake_ollama) and "placeocelot" not in sent(fake_ollama)
+    assert "placedraftkoala" not in sent(fake_ollama)
+
+    resp = await client.post("/ask", json={"buffer": buffer, "file": file, "line": line})
+    assert resp.status == 400 and "private" in (await resp.json())["error"]
+
+
+async def test_ask_from_a_place_that_is_not_private_sends_its_text(client, fake_ollama):
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": "* Gardening\nTomatoes need placevisiblesun and water.\n",
+                                           "file": "journal.org", "line": 11})  # fmt: skip
+    assert resp.status == 200
+    await resp.read()
+    assert "placevisiblesun" in json.dumps(fake_ollama.state.chats)
+
+
+@pytest.mark.parametrize(
+    "org, file, line",
+    [
+        ("** Chat :conversation:\n*** Me\nWhat about the placeiguana dream?\n", "journal.org", 8),
+        ("* Talking it over :conversation:\n** Me\nShould I tell them about the placeocelot affair?\n", "diary.org", 6),
+    ],
+    ids=["inherited tag", "file tags"],
+)
+async def test_converse_from_a_private_place_is_refused(client, fake_ollama, org, file, line):
+    fake_ollama.state.clear_records()
+    resp = await client.post("/converse", json={"org": org, "file": file, "line": line})
+    assert resp.status == 400 and "private" in (await resp.json())["error"]
+    assert fake_ollama.state.chats == [] and fake_ollama.state.embedded_texts == []
+
+    resp = await client.post("/converse", json={"org": "* Tomatoes :conversation:\n** Me\nplacevisiblesun?\n",
+                                                "file": "journal.org", "line": 11})  # fmt: skip
+    assert resp.status == 200 and "placevisiblesun" in json.dumps(fake_ollama.state.chats)
+
+
+async def test_similar_to_text_from_a_private_place_embeds_and_searches_nothing(client, fake_ollama):
+    fake_ollama.state.clear_records()
+    resp = await client.post("/similar", json={"text": "** Session notes\nThe placeiguana trauma came up again.\n",
+                                               "file": "journal.org", "line": 6, "k": 5})  # fmt: skip
+    assert resp.status == 200
+    assert (await resp.json())["results"] == []
+    assert fake_ollama.state.embedded_texts == []
+
+    resp = await client.post("/similar", json={"text": "* Gardening\nTomatoes need placevisiblesun and more water.\n",
+                                               "file": "journal.org", "line": 11, "k": 5})  # fmt: skip
+    assert resp.status == 200
+    assert any("placevisiblesun" in t for t in fake_ollama.state.embedded_texts)
