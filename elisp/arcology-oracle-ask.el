@@ -129,7 +129,9 @@ text only."
 ;;;###autoload
 (defun arcology-oracle-ask (question &optional beg end)
   "Ask QUESTION about the current buffer, grounded in your notes.
-With BEG and END, ask about that part of the buffer only.  The
+With BEG and END, ask about that part of the buffer only.  Nothing
+of the buffer is sent when point (or BEG) is in a private part (see
+`arcology-oracle--private-here-p'): the question alone.  The
 answer streams into the `arcology-oracle-answer-buffer-name'
 buffer, followed by its sources as id: links.  Returns at once.
 There, \\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again] \
@@ -139,9 +141,11 @@ comes back here."
   (interactive
    (list (read-string "Ask about this buffer: " nil 'arcology-oracle--ask-history)))
   (when (string-blank-p question) (arcology-oracle--user-error "Empty question"))
-  (let* ((text (save-restriction
-                 (widen)
-                 (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max)))))
+  (let* ((text (unless (arcology-oracle--private-here-p (or beg (point)))
+                 ;; Cut out of the buffer, a private part no longer says it is private.
+                 (save-restriction
+                   (widen)
+                   (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max))))))
          (file (arcology-oracle--saved-file))
          (line (line-number-at-pos nil t))
          (origin (arcology-oracle--origin))
@@ -323,30 +327,40 @@ undoable change, and point moves to it.  Discard it with
       (when (org-before-first-heading-p)
         (arcology-oracle--user-error "Put point in the conversation's subtree"))
       (arcology-oracle--conversation-root)
+      (when (arcology-oracle--private-here-p)
+        (arcology-oracle--user-error "This conversation is in a private part of your notes: nothing was sent"))
       (let* ((root (copy-marker (point)))
+             (line (line-number-at-pos nil t))
+             (file buffer-file-name)
              (text (buffer-substring-no-properties
                     (point) (save-excursion (org-end-of-subtree t t) (point)))))
         (message "arcology-oracle: thinking…")
-        (arcology-oracle--json
-         "POST" "/converse"
-         :json `((org . ,text)
-                 ,@(when arcology-oracle-model `((model . ,arcology-oracle-model))))
-         :timeout arcology-oracle-llm-timeout
-         :callback
-         (lambda (answer)
-           (let ((org (alist-get 'org answer)))
-             (cond ((not (buffer-live-p (marker-buffer root))) nil)
-                   ((not (and (stringp org) (not (string-blank-p org))))
-                    (arcology-oracle--report "the daemon gave an empty answer"))
-                   (t (arcology-oracle--insert-answer root org (alist-get 'model answer))
-                      (with-current-buffer (marker-buffer root)
-                        (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t))
-                      (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")))
-             (set-marker root nil)))
-         :errback
-         (lambda (message)
-           (set-marker root nil)
-           (arcology-oracle--report message)))))))
+        (arcology-oracle--with-roam-dir
+         (lambda (roam-dir)
+           ;; Where the root is saved: the daemon refuses a conversation in a private
+           ;; part of the saved file (a tag above it, the file's tags).
+           (let ((rel (arcology-oracle--relative-file file roam-dir)))
+             (arcology-oracle--json
+              "POST" "/converse"
+              :json `((org . ,text)
+                      ,@(when rel `((file . ,rel) (line . ,line)))
+                      ,@(when arcology-oracle-model `((model . ,arcology-oracle-model))))
+              :timeout arcology-oracle-llm-timeout
+              :callback
+              (lambda (answer)
+                (let ((org (alist-get 'org answer)))
+                  (cond ((not (buffer-live-p (marker-buffer root))) nil)
+                        ((not (and (stringp org) (not (string-blank-p org))))
+                         (arcology-oracle--report "the daemon gave an empty answer"))
+                        (t (arcology-oracle--insert-answer root org (alist-get 'model answer))
+                           (with-current-buffer (marker-buffer root)
+                             (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t))
+                           (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")))
+                  (set-marker root nil)))
+              :errback
+              (lambda (message)
+                (set-marker root nil)
+                (arcology-oracle--report message))))))))))
 
 ;;;###autoload
 (defun arcology-oracle-discard ()

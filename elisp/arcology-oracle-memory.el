@@ -47,14 +47,6 @@ A list of Org tags, for example (\"inbox\" \"phone\")."
   :type '(repeat string)
   :group 'arcology-oracle)
 
-(defcustom arcology-oracle-private-tags '("private")
-  "Tags that keep a heading out of the daemon's index.
-Keep this in step with the daemon's `private_tags' setting;
-`arcology-oracle-make-private' adds the first one, for example
-\"private\"."
-  :type '(repeat string)
-  :group 'arcology-oracle)
-
 (defcustom arcology-oracle-memorize-follow-dailies t
   "Non-nil sends captures to where org-roam keeps the daily notes.
 That is `org-roam-dailies-directory' (when org-roam-dailies is

@@ -39,6 +39,39 @@
 (declare-function org-roam-node-from-id "ext:org-roam-node" (id))
 (defvar org-roam-directory)
 
+;;; Privacy
+
+(defcustom arcology-oracle-private-tags '("private")
+  "Tags that keep a heading out of the daemon's index.
+Keep this in step with the daemon's `private_tags' setting;
+`arcology-oracle-make-private' adds the first one, for example
+\"private\".  Text from under such a heading is never sent."
+  :type '(repeat string)
+  :group 'arcology-oracle)
+
+(defun arcology-oracle--private-here-p (&optional pos)
+  "Return non-nil when POS (default point) is in a private part of the buffer.
+That is: the heading there, or one above it, or the file (its
+#+filetags) has the tag \"crypt\" or one of
+`arcology-oracle-private-tags' (any letter case), or has a
+ROAM_EXCLUDE property that is not \"nil\", as the daemon's index
+reads them.  Text from there is not sent: cut out of the buffer, it
+no longer says that it is private.  Always nil outside Org mode."
+  (and (derived-mode-p 'org-mode)
+       (save-excursion
+         (save-restriction
+           (widen)
+           (goto-char (or pos (point)))
+           (let* ((org-use-tag-inheritance t)
+                  (org-tags-exclude-from-inheritance nil)
+                  (tags (mapcar #'downcase (if (org-before-first-heading-p)
+                                               org-file-tags
+                                             (org-get-tags))))
+                  (exclude (org-entry-get nil "ROAM_EXCLUDE" t)))
+             (or (seq-some (lambda (tag) (member (downcase tag) tags))
+                           (cons "crypt" arcology-oracle-private-tags))
+                 (and exclude (not (equal exclude "nil")))))))))
+
 ;;; Roam directory
 
 (defvar arcology-oracle--server-roam-dirs nil

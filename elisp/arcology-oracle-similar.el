@@ -310,31 +310,34 @@ a daemon that is down only once."
         (unless (get-text-property (point-min) 'arcology-oracle-title
                                    (arcology-oracle--similar-buffer))
           (arcology-oracle--similar-render source title "Looking for similar notes…"))
-        (arcology-oracle--with-roam-dir
-         (lambda (roam-dir)
-           (when (and (= generation arcology-oracle--similar-generation)
-                      (buffer-live-p source))
-             (pcase-let ((`(,method ,path ,query ,json)
-                          (with-current-buffer source
-                            (arcology-oracle--similar-request-args context roam-dir))))
-               (setq arcology-oracle--similar-request
-                     (arcology-oracle--json
-                      method path :query query :json json
-                      :callback
-                      (lambda (answer)
-                        (when (= generation arcology-oracle--similar-generation)
-                          (setq arcology-oracle--similar-request nil)
-                          (arcology-oracle--similar-render
-                           source title
-                           (arcology-oracle--similar-filter (alist-get 'results answer) context)
-                           (when (equal (alist-get 'mode answer) "keyword")
-                             "(keyword matches: embeddings are not ready)"))))
-                      :errback
-                      (lambda (message)
-                        (when (= generation arcology-oracle--similar-generation)
-                          (setq arcology-oracle--similar-request nil)
-                          (arcology-oracle--similar-render source title message)
-                          (arcology-oracle--report message quiet)))))))))))))
+        ;; Cut out of its buffer, a private heading's text no longer says it is private.
+        (if (arcology-oracle--private-here-p)
+            (arcology-oracle--similar-render source title "This heading is private: nothing of it is sent.")
+          (arcology-oracle--with-roam-dir
+           (lambda (roam-dir)
+             (when (and (= generation arcology-oracle--similar-generation)
+                        (buffer-live-p source))
+               (pcase-let ((`(,method ,path ,query ,json)
+                            (with-current-buffer source
+                              (arcology-oracle--similar-request-args context roam-dir))))
+                 (setq arcology-oracle--similar-request
+                       (arcology-oracle--json
+                        method path :query query :json json
+                        :callback
+                        (lambda (answer)
+                          (when (= generation arcology-oracle--similar-generation)
+                            (setq arcology-oracle--similar-request nil)
+                            (arcology-oracle--similar-render
+                             source title
+                             (arcology-oracle--similar-filter (alist-get 'results answer) context)
+                             (when (equal (alist-get 'mode answer) "keyword")
+                               "(keyword matches: embeddings are not ready)"))))
+                        :errback
+                        (lambda (message)
+                          (when (= generation arcology-oracle--similar-generation)
+                            (setq arcology-oracle--similar-request nil)
+                            (arcology-oracle--similar-render source title message)
+                            (arcology-oracle--report message quiet))))))))))))))
 
 (defun arcology-oracle--similar-timer-fn (buffer)
   "Refresh the similar notes for BUFFER, if it is still current and shown."

@@ -629,6 +629,38 @@
         (should (= (org-outline-level) 2))
         (should (= (count-matches "^\\* " (point-min) (point-max)) 1))))))
 
+;;;; Privacy of the text sent
+
+(ert-deftest arcology-oracle-test-private-here ()
+  "Point is private under a private or crypt tag (inherited, file tags) or ROAM_EXCLUDE."
+  (dolist (case '(("#+filetags: :private:\n* A\nalpha\n" "alpha" t)
+                  ("#+FILETAGS: :Private:\n#+title: X\nbefore the first heading\n* A\n" "before" t)
+                  (":PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\n#+title: X\n* A\nbeta\n" "beta" t)
+                  ("* P :Private:\n** Q\ngamma\n" "gamma" t)
+                  ("* P\n:PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\n** Q\ndelta\n" "delta" t)
+                  ("* P :crypt:\nzeta\n" "zeta" t)
+                  ("* P\n:PROPERTIES:\n:ROAM_EXCLUDE: nil\n:END:\n** Q\nepsilon\n" "epsilon" nil)
+                  ("* P :work:\n** Q\neta\n" "eta" nil)
+                  ("#+title: plain\ntheta\n* A\n" "theta" nil)))
+    (with-temp-buffer
+      (insert (nth 0 case))
+      (org-mode)
+      (goto-char (point-min))
+      (search-forward (nth 1 case))
+      (let ((org-use-tag-inheritance nil))  ; the user's setting does not matter
+        (should (eq (and (arcology-oracle--private-here-p) t) (nth 2 case)))))))
+
+(ert-deftest arcology-oracle-test-converse-sends-nothing-from-a-private-part ()
+  "A conversation under a private heading is refused in Emacs: nothing is sent."
+  (let* ((text "* Therapy :private:\n** Chat :conversation:\n*** Me\nWhat about the dream?\n")
+         (buffer (arcology-oracle-test--conversation text))
+         (sent nil))
+    (cl-letf (((symbol-function 'arcology-oracle--json) (lambda (&rest args) (push args sent))))
+      (with-current-buffer buffer
+        (should-error (arcology-oracle-converse) :type 'user-error)
+        (should (equal (buffer-string) text))))
+    (should-not sent)))
+
 (provide 'arcology-oracle-test)
 
 ;;; arcology-oracle-test.el ends here
