@@ -302,6 +302,22 @@ async def test_generic_summary_is_cached_until_the_note_changes(oracle, index, f
     assert "always wet hands" in prompt_text(fake_ollama)
 
 
+async def test_a_summary_of_a_note_that_changed_meanwhile_is_not_cached(oracle, index, fake_ollama, roam_dir):
+    # The note is made private while its summary is being written: the summary (of what
+    # it said) must not stay in the cache, nor be given for the note as it is now.
+    fake_ollama.state.stream_gate = asyncio.Event()
+    reply = await oracle.summarize(node=IDS["hydration"])
+    pieces = reply.pieces.__aiter__()
+    first = await pieces.__anext__()  # the model has begun; the gate holds the rest
+    path = roam_dir / "bread-hydration.org"
+    path.write_text(path.read_text().replace("#+title: Bread Hydration", "#+title: Bread Hydration\n#+filetags: :private:"))
+    await index.index_paths(["bread-hydration.org"])
+    fake_ollama.state.stream_gate.set()
+    summary = first + "".join([piece async for piece in pieces])
+    assert summary
+    assert await index.read(lambda s: s.conn.execute("SELECT count(*) FROM summaries").fetchone()[0]) == 0
+
+
 async def test_contextual_summary_focuses_and_is_not_cached(oracle, fake_ollama):
     for _ in range(2):
         reply = await oracle.summarize(node=IDS["sqlite"], question="when is an index covering?")

@@ -154,36 +154,11 @@ class Oracle:
 
     async def _note(self, node: str | None, file: str | None) -> tuple[list[dict], str, Source]:
         """The headings of a note, its text for a prompt, and it as source [1]."""
-
-        def read(store: Store):
-            rows = store.subtree(node_id=node, path=file)
-            if not rows:
-                return None, None
-            return rows, store.file_info([rows[0]["file"]]).get(rows[0]["file"], {}).get("title")
-
-        rows, file_title = await self.index.read(read)
-        if not rows:
+        found = await self.index.read(lambda store: _note_text(store, node, file))
+        if found is None:
             what = f"node with ID {node!r}" if node else f"file {file!r}"
             raise NotFound(f"no {what} in the index")
-        first = rows[0]
-        file_title = file_title or first["node_title"]
-        blocks = []
-        for row in rows:
-            outline = " > ".join([file_title, *row["olp"], row["title"]]) if row["level"] else file_title
-            text = (row["text"] or "").strip()
-            blocks.append(f"## {outline}" + (f"\n{text}" if text else ""))
-        source = Source(
-            n=1,
-            node_id=node or first["node_id"],
-            title=first["node_title"],
-            heading=first["title"],
-            file=first["file"],
-            line=first["start_line"],
-            score=1.0,
-            olp=list(first["olp"]),
-            date=first["date"],
-        )
-        return rows, "\n\n".join(blocks), source
+        return found
 
     def _parts(self, text: str) -> list[str]:
         """``text`` cut into pieces of at most ``context_chars``, at heading, then
@@ -276,7 +251,8 @@ class Oracle:
             cached = await self.index.read(lambda s: s.cached_summary(key))
             if cached is not None:
                 return Reply([source], True, _once(cached), model, cached=True)
-            return Reply([source], True, self._caching(self._summary_stream(text, source.title, None, model), key, source.file), model)
+            stream = self._summary_stream(text, source.title, None, model)
+            return Reply([source], True, self._caching(stream, key, (node, file), text, source.file), model)
         if not question:
             raise BadRequest("give a node, a file or a question")
         context = await gather_context(self.index, question, k=k)
@@ -284,15 +260,27 @@ class Oracle:
             return Reply([], False, _once(f"None of your notes is relevant enough to summarize for: {question}"), model)
         return Reply(context.sources, True, self._summarize_many(context.sources, question, model), model)
 
-    async def _caching(self, stream: AsyncIterator[str], key: str, file: str) -> AsyncIterator[str]:
+    async def _caching(
+        self, stream: AsyncIterator[str], key: str, note: tuple[str | None, str | None], note_text: str, file: str
+    ) -> AsyncIterator[str]:
+        """``stream``, whose whole text is then cached under ``key``, but only if the
+        ``note`` (node, file) still reads ``note_text``, checked in the same write: a
+        note edited meanwhile (made private, even) must not leave a summary of what
+        it said in the cache."""
         out: list[str] = []
         async with aclosing(stream) as pieces:
             async for piece in pieces:
                 out.append(piece)
                 yield piece
-        text = "".join(out)
-        if text.strip():
-            await self.index.write(lambda s: s.cache_summary(key, text, file))
+        summary = "".join(out)
+
+        def cache(store: Store) -> None:
+            now = _note_text(store, *note)
+            if now is not None and now[1] == note_text:
+                store.cache_summary(key, summary, file)
+
+        if summary.strip():
+            await self.index.write(cache)
 
     async def _summarize_many(self, sources: list[Source], question: str, model: str) -> AsyncIterator[str]:
         summaries = []
@@ -369,3 +357,29 @@ class ConverseResult:
 
 async def _once(text: str) -> AsyncIterator[str]:
     yield text
+
+
+def _note_text(store: Store, node: str | None, file: str | None) -> tuple[list[dict], str, Source] | None:
+    """:meth:`Oracle._note` on ``store``: None when the index holds no such note."""
+    rows = store.subtree(node_id=node, path=file)
+    if not rows:
+        return None
+    first = rows[0]
+    file_title = store.file_info([first["file"]]).get(first["file"], {}).get("title") or first["node_title"]
+    blocks = []
+    for row in rows:
+        outline = " > ".join([file_title, *row["olp"], row["title"]]) if row["level"] else file_title
+        text = (row["text"] or "").strip()
+        blocks.append(f"## {outline}" + (f"\n{text}" if text else ""))
+    source = Source(
+        n=1,
+        node_id=node or first["node_id"],
+        title=first["node_title"],
+        heading=first["title"],
+        file=first["file"],
+        line=first["start_line"],
+        score=1.0,
+        olp=list(first["olp"]),
+        date=first["date"],
+    )
+    return rows, "\n\n".join(blocks), source
