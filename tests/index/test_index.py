@@ -140,6 +140,23 @@ async def test_heading_made_private_disappears_everywhere(index, settings):
     await index.start()
 
 
+async def test_an_edit_of_the_same_size_and_time_is_read_when_the_file_is_named(index, settings):
+    # A tag made private in the same second, on a file system whose timestamps are that
+    # coarse: the size and the mtime are the recorded ones. The watcher names the file:
+    # it is read and hashed all the same.
+    path = settings.roam_dir / "gardening-tomatoes.org"
+    before = path.stat()
+    text = path.read_text()
+    edited = text.replace("* Seed starting", "* Seedy :crypt:", 1)
+    assert len(edited.encode()) == before.st_size and edited != text
+    path.write_text(edited)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    report = await index.index_paths(["gardening-tomatoes.org"])
+    assert report.indexed == 1
+    titles = await index.read(lambda s: [h["title"] for h in s.file_headings("gardening-tomatoes.org")])
+    assert "Seed starting" not in titles and "Seedy" not in titles
+
+
 async def test_deleted_file_rows_and_vectors_are_removed(index, settings):
     before = await index.status()
     (settings.roam_dir / "coffee-brewing.org").unlink()

@@ -233,15 +233,16 @@ class Indexer:
         return default_workers() if workers is None else workers
 
     def _index_one(self, rel: str, abs_path: Path, known) -> IndexReport:
-        if _same_stat(abs_path, known):
-            return self._apply(_FileRead(rel, abs_path, "unchanged"), None)
+        # Read and hashed even when its size and mtime are the recorded ones: something
+        # wrote it, and an edit of the same size within the file system's timestamp
+        # granularity (a tag made :private: in the same second) keeps both.
         read = self._read(rel, abs_path, known)
         parsed = None if read.data is None else parse_or_error(read.data, rel, self._parse_options)
         return self._apply(read, parsed)
 
     def _read(self, rel: str, abs_path: Path, known) -> "_FileRead":
-        """Read and hash one file whose size or mtime is not the recorded one: what must
-        be done with it, and its bytes if they need parsing. Never raises."""
+        """Read and hash one file: what must be done with it, and its bytes if they
+        need parsing. Never raises."""
         try:
             read = _read_regular_file(self._real_root, abs_path)
         except (FileNotFoundError, NotADirectoryError):
@@ -263,9 +264,7 @@ class Indexer:
         """Bring the store in line with one file as read; ``parsed`` is what
         :func:`~arcology_oracle.index.parsing.parse_or_error` gave for a changed one."""
         report = IndexReport()
-        if read.outcome == "unchanged":
-            report.unchanged = 1
-        elif read.outcome == "failed":
+        if read.outcome == "failed":
             report.failed[read.rel] = read.error or "unreadable"
         elif read.outcome == "gone":
             if self.store.delete_file(read.rel):
@@ -298,9 +297,9 @@ class Indexer:
 
 @dataclass
 class _FileRead:
-    """One file as read for indexing, before parsing. ``outcome`` is one of
-    ``unchanged`` (same size and mtime), ``failed`` (unreadable: ``error``), ``gone``,
-    ``same bytes`` (only its mtime changed) or ``changed`` (``data`` to parse)."""
+    """One file as read for indexing, before parsing. ``outcome`` is one of ``failed``
+    (unreadable: ``error``), ``gone``, ``same bytes`` (the recorded hash; its size or
+    mtime may have changed) or ``changed`` (``data`` to parse)."""
 
     rel: str
     abs_path: Path
