@@ -4,17 +4,19 @@ change a byte they did not add, and never change how the rest of the file is rea
 Hypothesis draws a daily note (LF, CRLF or CR line endings, a final newline or not, a
 UTF-8 byte order mark, private, ``crypt``, ``ROAM_EXCLUDE`` and PGP headings, drawers,
 blocks, planning lines; or no daily at all) and a run of steps: captures (hostile text:
-file keywords, drawers, headings, blocks, links; titles with links and tag-like ends;
-valid and invalid tags), bursts of captures while a thread appends lines to the file,
-forgets (of captures, of the user's headings, of unknown IDs), headings and text the
-user adds, and text the user types into a capture. The daemon's :class:`Memory` and
+file keywords, drawers, headings, blocks, links, ``Local Variables`` blocks, ``-*-``
+cookies, targets, control characters (a 400); titles with links, tag-like ends and
+cookies; valid and invalid tags), bursts of captures while a thread appends lines to
+the file, forgets (of captures, of the user's headings, of unknown IDs), headings and
+text the user adds, and text the user types into a capture. The daemon's :class:`Memory` and
 :class:`OracleIndex` run in-process (one index, one daily per example) so that examples
 are cheap; one batch Emacs answers on a pipe for the whole run (:mod:`tests.org_reading`).
 
 After every step:
 
 * every byte the user or the appender wrote is still in the file, in order;
-* the file keeps one kind of line ending (its own) and its byte order mark;
+* the file keeps one kind of line ending (its own) and its byte order mark, and Emacs
+  still reads it as UTF-8 (no cookie or Local Variables block set its coding);
 * Org (Emacs) and the index agree on the ID, the tags and the privacy of every heading,
   and Org reads each of the user's headings exactly as before (ID, title, tags, privacy);
 * Org sees the user's headings and one heading per live capture, nothing else; a
@@ -30,6 +32,7 @@ import asyncio
 import datetime
 import itertools
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,13 +63,17 @@ HOSTILE = (
     "\t* tab star", "#+begin_src emacs-lisp", "#+end_src", "#+begin_example", ":LOGBOOK:",
     "-----BEGIN PGP MESSAGE-----", "*bold* start", "[[id:0000][a link]] first", "a line :tag:",
     "#+include: \"other.org\"", "", "   ", ",* already escaped", "#+begin_quote", "#+end_quote",
+    "Local Variables:\ncoding: latin-1\nmode: text\nEnd:", "# local variables: #", "-*- coding: latin-1 -*-",
+    "<<Heading>> target", "<<<Body>>> radio", "page\fbreak", "nul\x00byte", "esc\x1b[0m",
 )  # fmt: skip
 PLAIN = ("Remember the milk", "Call Ana about the lease", "ünïcode café line", "numbers 42 and 7")
 TITLES = (
     None, None, None, "A plain title", "See [[id:x][the note]] here", "[[https://example.org][site]] first",
     "brackets ] [ ]] [[", "ends like tags :private:", "ends :a:b:", "TODO maybe a keyword", "* starred title",
-    "#+filetags: :private:", "title\nwith newline",
+    "#+filetags: :private:", "title\nwith newline", "Plan -*- coding: latin-1 -*-", "Local Variables: x",
+    "<<Heading>> title", "form\ffeed", "nul\x00title",
 )  # fmt: skip
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # refused in text and title: a 400
 GOOD_TAGS = ((), (), ("work",), ("private",), ("Private",), ("crypt",), ("a_b", "@home"), ("#x", "%p"))
 BAD_TAGS = (("x\n:",), ("a b",), ("a:b",), ("private\n:",))
 
@@ -208,6 +215,8 @@ class Checker:
         assert cr == 0 or lf == 0 or crlf == lf == cr, f"{what}: mixed line endings ({crlf} CRLF, {lf} LF, {cr} CR)"
         reading = self.read(ex)
         assert reading.eol == (1 if crlf else 2 if cr else 0) or not (cr or lf), (what, reading.eol, reading.coding)
+        # No text sets the coding (a -*- cookie, a Local Variables block) or makes the file binary.
+        assert reading.coding.startswith(("utf-8", "undecided", "prefer-utf-8")), (what, reading.coding)
         rows = await self.index.read(lambda s: s.file_headings(ex.rel))
         assert index_view(rows) == org_view(reading), f"{what}: the index and Org disagree on {data!r}"
         private = reading.private_lines()
@@ -248,12 +257,14 @@ class Checker:
             assert concurrent or ex.data() == before, "a refused capture wrote"
             return
         assert tags not in BAD_TAGS, f"invalid tags {tags!r} were accepted"
+        refused = CONTROL.search(text + (title or ""))
         try:
             captured = await self.memory.memorize(text, title=title, tags=good, now=ex.now)
         except BadRequest:
-            assert title and "\n" in title, f"a capture of {text!r} titled {title!r} was refused"
+            assert refused or (title and "\n" in title), f"a capture of {text!r} titled {title!r} was refused"
             assert concurrent or ex.data() == before, "a refused capture wrote"
             return
+        assert not refused, f"a capture of {text!r} titled {title!r} with a control character was written"
         assert captured.file == ex.rel and not captured.inbox
         ex.captures.append(Capture(captured.id, good, "maybe" if concurrent else "clean"))
         if not concurrent:

@@ -14,12 +14,19 @@ A captured heading, as appended to a file whose line ending is ``eol``::
 
 Contracts:
 
-* **Inert text.** No line of the captured text can change how Org reads anything else in
-  the file: a line Org would read as a heading (``*`` at the start), a keyword or block
-  line (``#+...``, indented or not: ``#+filetags``, ``#+title``, ``#+begin_src``...) or a
-  drawer line (``:NAME:`` alone, ``:END:``) gets a leading comma, Org's own escape
-  (``org-escape-code-in-string``). In plain text Org shows the comma and reads the line
-  as a paragraph; nothing is lost, and nothing else is escaped.
+* **Inert text.** No line of the captured text can change how Org or Emacs reads
+  anything else in the file (:mod:`.org_escape`): a line Org would read as a heading
+  (``*`` at the start), a keyword or block line (``#+...``, indented or not:
+  ``#+filetags``, ``#+title``, ``#+begin_src``...) or a drawer line (``:NAME:`` alone,
+  ``:END:``) gets a leading comma, Org's own escape (``org-escape-code-in-string``); a
+  zero-width space goes into each ``Local Variables:`` (text, title and source) and
+  between two ``<`` (text and title: no ``<<target>>`` takes the user's links), and
+  breaks each ``-*-`` of the title (the first line of a file that was empty). In plain
+  text Org shows the comma and reads the line as a paragraph; nothing is lost, and
+  nothing else is escaped.
+* **No control characters.** Text, title or source holding NUL or another C0 control but
+  tab, line feed and carriage return (a form feed would start a page hiding the user's
+  ``Local Variables``) is a 400, never rewritten into something else.
 * **Tags** are Org's tag words, ``[[:alnum:]_@#%]+`` (``org-tag-re``); anything else is a
   400, never rewritten into something else.
 * **Titles** are the given title, or the text's first words, with each org link replaced
@@ -45,6 +52,7 @@ import uuid
 from dataclasses import dataclass
 
 from ..errors import BadRequest
+from .org_escape import escape_line, inert, no_mode_cookie, refuse_controls
 from .org_syntax import org_link, plain_title
 
 CAPTURED_BY = "CAPTURED_BY"
@@ -53,8 +61,6 @@ CAPTURE_HASH = "CAPTURE_HASH"
 TITLE_CHARS = 60
 _DOMAIN = b"arcology-oracle capture v1\x00"
 _TAG_RE = re.compile(r"[\w@#%]+")
-# Lines Org would read as structure (see the module docstring).
-_UNSAFE_LINE_RE = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$)")
 _HEADING_RE = re.compile(r"^(\*+)[ \t]")
 _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
 _PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
@@ -108,16 +114,12 @@ def clean_tags(tags: object) -> tuple[str, ...]:
     return tuple(out)
 
 
-def escape_line(line: str) -> str:
-    """``line`` with a leading comma when Org would read it as structure."""
-    return "," + line if _UNSAFE_LINE_RE.match(line) else line
-
-
 def capture_title(text: str, title: str | None) -> str:
     """The heading's title: ``title``, else the text's first words; links turned into
     their descriptions, whitespace folded, and the brackets of a stray ``[[`` or ``]]``
     turned into braces (so no link can open or close in it); a derived title is cut at a
-    word boundary to ``TITLE_CHARS``."""
+    word boundary to ``TITLE_CHARS``; then made inert (:func:`~.org_escape.inert`, and no
+    ``-*-``: the heading is the first line of a file that was empty)."""
     given = bool(title and title.strip())
     name = _SPACE_RE.sub(" ", plain_title(title if given else text)).strip()
     name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
@@ -127,6 +129,7 @@ def capture_title(text: str, title: str | None) -> str:
         if space > TITLE_CHARS // 3:
             cut = cut[:space]
         name = cut.rstrip() + "…"
+    name = no_mode_cookie(inert(name))
     # A title ending like tags (`` :private:``) would be read as the heading's tags: a
     # zero-width space after it keeps it text, the escape the Org manual gives for markup.
     return name + "\u200b" if _TAG_END_RE.search(name) else name
@@ -147,8 +150,10 @@ def make_capture(
     source: str | None = None,
 ) -> Capture:
     """The level-1 heading for ``text`` (see the module docstring); BadRequest for empty
-    text or text that is not valid Unicode. ``source`` (one line: where the text came
-    from, an org link) becomes ``:SOURCE:``."""
+    text, text that is not valid Unicode, or a control character in text, title or
+    source. ``source`` (one line: where the text came from, an org link) becomes
+    ``:SOURCE:``."""
+    refuse_controls(text=text, title=title, source=source)
     body = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     if not body.strip():
         raise BadRequest("text must not be empty")
@@ -166,7 +171,7 @@ def make_capture(
         f":ID:       {node_id}",
         f":CREATED:  {inactive_timestamp(now)}",
         f":{CAPTURED_BY}: {CAPTURED_BY_VALUE}",
-        *([f":SOURCE:   {_one_line(source)}"] if source and source.strip() else []),
+        *([f":SOURCE:   {inert(_one_line(source), targets=False)}"] if source and source.strip() else []),
         ":END:",
         *(escape_line(line) for line in body.split("\n")),
     ]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import BadRequest
+from .org_escape import escape_line, inert
 from .org_syntax import (
     DRAWER_END_RE,
     DRAWER_START_RE,
@@ -39,6 +40,10 @@ USER_ROLES = frozenset({"user", "me", "human", "you", "question"})
 ORACLE_ROLES = frozenset({"oracle", "assistant", "ai", "model", "bot", "answer"})
 
 _FENCE = re.compile(r"^([ \t]*)```[ \t]*([\w+-]*)[ \t]*$")
+_BLOCK_START = re.compile(r"^([ \t]*)#\+begin_(src|example)(?:[ \t]+([\w+-]*).*)?$", re.IGNORECASE)
+_BLOCK_END = {kind: re.compile(rf"^[ \t]*#\+end_{kind}[ \t]*$", re.IGNORECASE) for kind in ("src", "example")}
+# Org's escape inside a block (org-escape-code-in-string): one more comma.
+_BLOCK_ESCAPE = re.compile(r"^[ \t]*,*(?:\*|#\+)")
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _STAR_LINE = re.compile(r"^([ \t]*)(\*+)([ \t]+)(.*)$")
 _SOURCES_LINE = re.compile(r"^[ \t]*Sources:[ \t]*$")
@@ -236,34 +241,41 @@ def parse_conversation(org: str, *, marker: str = "oracle") -> Conversation:
 
 def org_safe(text: str) -> str:
     """Model output made safe as the body of an org heading: no line becomes a heading
-    (``* item`` bullets become ``- item``), markdown headings become bold lines and
-    fenced code becomes ``#+begin_src`` blocks (with Org's comma escapes inside)."""
+    (``* item`` bullets become ``- item``), markdown headings become bold lines, fenced
+    code becomes ``#+begin_src`` blocks, and the model's own ``#+begin_src`` and
+    ``#+begin_example`` blocks stay blocks (header arguments such as ``:tangle`` dropped,
+    an unclosed block closed), with Org's comma escapes inside. Every other line is made
+    inert as captured text is (:func:`~.org_escape.escape_line`: a keyword, block or
+    drawer line gets a comma, ``Local Variables:`` and ``<<`` a zero-width space), so an
+    answer cannot set the file's tags, TODO keywords, mode or targets."""
     out: list[str] = []
-    in_block = False
+    end: re.Pattern[str] | None = None  # the line closing the block we are in
+    end_line = ""
     for line in text.replace("\r\n", "\n").split("\n"):
-        fence = _FENCE.match(line)
-        if fence:
-            if in_block:
-                out.append(f"{fence[1]}#+end_src")
+        if end is not None:
+            if end.match(line):
+                out.append(end_line)
+                end = None
             else:
-                out.append(f"{fence[1]}#+begin_src {fence[2]}".rstrip())
-            in_block = not in_block
+                # Blocks are verbatim to Org (no targets), not to Emacs's search for Local Variables.
+                out.append(inert("," + line if _BLOCK_ESCAPE.match(line) else line, targets=False))
             continue
-        if in_block:
-            out.append("," + line if re.match(r"^[ \t]*(\*|#\+)", line) else line)
+        fence = _FENCE.match(line)
+        block = _BLOCK_START.match(line)
+        if fence or block:
+            indent, kind, language = (fence[1], "src", fence[2]) if fence else (block[1], block[2].lower(), block[3] or "")
+            out.append(f"{indent}#+begin_{kind} {language if kind == 'src' else ''}".rstrip())
+            end, end_line = (_FENCE if fence else _BLOCK_END[kind]), f"{indent}#+end_{kind}"
             continue
         star = _STAR_LINE.match(line)
-        if star:
-            indent = star[1] + "  " * (len(star[2]) - 1)
-            out.append(f"{indent}-{star[3]}{star[4]}")
-            continue
         md = _MD_HEADING.match(line)
-        if md and not line.startswith("#+"):
-            out.append(f"*{md[2].strip('* ')}*")
-            continue
-        out.append(line)
-    if in_block:
-        out.append("#+end_src")
+        if star:
+            line = f"{star[1]}{'  ' * (len(star[2]) - 1)}-{star[3]}{star[4]}"
+        elif md:
+            line = f"*{md[2].strip('* ')}*"
+        out.append(escape_line(line))
+    if end is not None:
+        out.append(end_line)
     return "\n".join(out).strip()
 
 

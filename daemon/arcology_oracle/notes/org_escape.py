@@ -1,0 +1,70 @@
+"""Text made inert before the daemon writes it into the user's org files: the escapes a
+capture (:mod:`.capture`) and an answer (:mod:`.conversations`) share.
+
+Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
+
+* **Structure lines** (:func:`escape_line`): a line Org would read as a heading (``*`` at
+  the start), a keyword or block line (``#+...``, indented or not) or a drawer line
+  (``:NAME:`` alone, ``:END:``) gets a leading comma, Org's own escape
+  (``org-escape-code-in-string``); Org shows the comma and reads a paragraph line.
+* **Inert words** (:func:`inert`, :func:`escape_line` too): a zero-width space (U+200B,
+  the escape the Org manual gives for markup) goes into each ``Local Variables:`` (any
+  letter case, anywhere in the line, as Emacs searches for it), so no text sets a file's
+  mode, coding or variables; and between two ``<``, so no ``<<target>>`` or
+  ``<<<radio target>>>`` takes over the user's links. Nothing else changes.
+* **Line 1** (:func:`no_mode_cookie`): a zero-width space breaks each ``-*-``, so a text
+  that lands on a file's first line is never read as its ``-*- mode/coding -*-`` cookie.
+* **Control characters** (:func:`refuse_controls`): NUL and the other C0 controls but tab,
+  line feed and carriage return are refused (Emacs opens a file holding a NUL as binary,
+  a form feed starts a page that hides the user's ``Local Variables`` block above it, an
+  ESC can make it guess ISO-2022), never written and never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import BadRequest
+
+ZWSP = "\u200b"
+# Lines Org would read as structure (see the module docstring).
+_UNSAFE_LINE_RE = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$)")
+# Python's case folding matches every spelling Emacs's does (and a few more).
+_LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
+_TARGET_RE = re.compile(r"(?<=<)(?=<)")
+_MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
+_CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\x1b": "ESC"}
+
+
+def inert(text: str, *, targets: bool = True) -> str:
+    """``text`` with a zero-width space in each ``Local Variables:`` and, unless
+    ``targets`` is false (a property value, where Org reads no target), between two ``<``."""
+    text = _LOCAL_VARIABLES_RE.sub(ZWSP, text)
+    return _TARGET_RE.sub(ZWSP, text) if targets else text
+
+
+def escape_line(line: str) -> str:
+    """``line`` made inert: a leading comma when Org would read it as structure, and the
+    zero-width spaces of :func:`inert`."""
+    line = inert(line)
+    return "," + line if _UNSAFE_LINE_RE.match(line) else line
+
+
+def no_mode_cookie(text: str) -> str:
+    """``text`` with a zero-width space in each ``-*-``."""
+    return _MODE_COOKIE_RE.sub(ZWSP, text)
+
+
+def refuse_controls(**parts: str | None) -> None:
+    """BadRequest naming the part and the character when one of ``parts`` (name ->
+    text) holds a control character other than tab, line feed and carriage return."""
+    for name, text in parts.items():
+        found = _CONTROL_RE.search(text or "")
+        if found:
+            char = found[0]
+            what = _CONTROL_NAMES.get(char, "control character")
+            raise BadRequest(
+                f"{name} holds a {what} (U+{ord(char):04X}) at character {found.start()}: "
+                "control characters other than tab and line breaks cannot be written into an org file"
+            )
