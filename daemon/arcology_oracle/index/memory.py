@@ -13,7 +13,10 @@ Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits
 daily is a symlink leading out of the roam directory (text outside it is never indexed).
 A forget removes only a heading the daemon wrote whose bytes are still exactly the ones
 written (its ``:CAPTURE_HASH:``); anything else is refused with 409 saying what changed,
-and a heading the index does not hold (private, or unknown) answers 404 alike.
+and a heading the index does not hold (private, or unknown) answers 404 alike. A capture
+the user copied within its file is refused too (409): the copy is byte for byte the
+capture, so which heading the daemon wrote cannot be told. A daily path with a name or
+a length no file system holds is a 400, before any directory is created.
 """
 
 from __future__ import annotations
@@ -107,6 +110,7 @@ class Memory:
         entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source)
         root = self.settings.roam_dir
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
+        check_path_fits(root, daily)
         async with self._lock:
             rel, note = daily, None
             if emacs_holds_lock(root / daily):
@@ -154,7 +158,8 @@ class Memory:
         """Delete the captured heading ``node_id`` from its file and purge it from the
         index. NotFound for an unknown ID and for a heading the index does not hold
         (private) that the daemon did not write; Conflict for the user's own heading, a
-        capture changed since, or a file Emacs holds locked."""
+        capture changed since or copied within its file, a file Emacs holds locked, or a
+        file that cannot be deleted (its directory is read-only)."""
         if not node_id or not node_id.strip():
             raise BadRequest("id must not be empty")
         root = self.settings.roam_dir
@@ -169,6 +174,7 @@ class Memory:
                     continue
 
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
+                    refuse_copies(data, rel, node_id)
                     try:
                         return capture.plan_forget(data, real_rel, node_id)
                     except capture.NotCaptured as exc:
@@ -223,6 +229,44 @@ class Memory:
             return found
 
         return await asyncio.to_thread(scan)
+
+
+def check_path_fits(root: Path, rel: str) -> None:
+    """BadRequest unless each name in ``rel`` and the whole path ``root/rel`` are short
+    enough for the file system, checked before anything is created."""
+    try:
+        name_max, path_max = os.pathconf(root, "PC_NAME_MAX"), os.pathconf(root, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        name_max, path_max = 255, 4096
+    shown = rel if len(rel) <= 80 else rel[:77] + "..."
+    for name in Path(rel).parts:
+        if len(os.fsencode(name)) > name_max:
+            raise BadRequest(f"the note path {shown} holds a name of {len(os.fsencode(name))} bytes; a file name "
+                             f"can have at most {name_max}: nothing was written")  # fmt: skip
+    length = len(os.fsencode(root / rel))
+    if length >= path_max:
+        raise BadRequest(f"the note path {shown} is too long: {length} bytes with the notes directory, at most "
+                         f"{path_max - 1} fit: nothing was written")  # fmt: skip
+
+
+def refuse_copies(data: bytes, rel: str, node_id: str) -> None:
+    """Conflict when ``node_id`` is the ID of more than one heading of the note ``rel``
+    (bytes ``data``) and one of them says arcology-oracle captured it: the user copied
+    the capture, and the copy is byte for byte the capture, so which one is the daemon's
+    cannot be told. Headings the daemon did not write are left to the forget's own
+    answer (a private one must stay unknown)."""
+    if data.count(node_id.encode("utf-8", "surrogateescape")) < 2:
+        return
+    eol = capture.file_eol(data)
+    lines = [line.removesuffix(eol).decode("utf-8", "surrogateescape")
+             for line in capture.split_keeping_ends(data.removeprefix(capture.BOM), eol)]  # fmt: skip
+    drawers, offset = [], 0
+    while (found := capture.find_heading(lines[offset:], node_id)) is not None:
+        drawers.append(capture.heading_properties(lines, offset + found[0]))
+        offset += found[0] + 1
+    if len(drawers) > 1 and any(d.get(capture.CAPTURED_BY) == capture.CAPTURED_BY_VALUE for d in drawers):
+        raise Conflict(f"the captured heading {node_id} is in {rel} {len(drawers)} times (it was copied), so which "
+                       "one arcology-oracle wrote cannot be told: remove it by hand")  # fmt: skip
 
 
 def remove_stale_temp_files(directories: list[Path]) -> int:

@@ -9,6 +9,9 @@ temporary file exists, so none can be left behind (:meth:`.memory.Memory.clean_u
 clears the ones older versions could leave). The tail of the file is read first, for
 its line ending and whether a separator line ending is needed; a write lease (below) is
 taken when it can be, so no other program can write between that read and the append.
+When it cannot, the capture starts with a line ending whatever the file ended with, so
+its heading starts a line whatever another program appended meanwhile (after a final
+line ending, that makes an empty line), and a forget removes it as any separator.
 
 **Removing** (:func:`remove_from_note`) must take bytes out, which no single system
 call does without a race against another writer, so it runs only under a Linux write
@@ -34,15 +37,10 @@ real path (after every symlink) is outside the roam directory raises :class:`Lea
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import logging
 import os
-import signal
 import stat
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,10 +49,11 @@ from ..errors import Conflict
 from ..notes.capture import BOM, Removal, file_eol
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
+# prepare_leases is part of this module's interface (the daemon calls it at start).
+from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
 
 log = logging.getLogger(__name__)
 
-LEASE_ATTEMPTS = 12  # ~0.4 s of tries in all, for a file another program opens briefly
 _PROC_FD = os.path.isdir("/proc/self/fd")
 _FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 
@@ -120,42 +119,6 @@ class Appended:
     real_rel: str
 
 
-def prepare_leases() -> None:
-    """Ignore SIGIO, which the kernel sends a lease holder when another process opens
-    the file (its default action would end the daemon). Main thread only; elsewhere
-    leases stay unused unless SIGIO is already handled."""
-    if hasattr(fcntl, "F_SETLEASE") and threading.current_thread() is threading.main_thread():
-        if signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
-            signal.signal(signal.SIGIO, signal.SIG_IGN)
-
-
-def _leases_usable() -> bool:
-    return hasattr(fcntl, "F_SETLEASE") and signal.getsignal(signal.SIGIO) not in (signal.SIG_DFL, None)
-
-
-def _take_lease(fd: int, attempts: int) -> bool:
-    """Whether a write lease on ``fd`` was granted (see the module docstring)."""
-    if not _leases_usable():
-        return False
-    for attempt in range(attempts):
-        try:
-            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
-            return True
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EBUSY):
-                return False  # not the owner, a file system without leases...
-        if attempt + 1 < attempts:
-            time.sleep(min(0.001 * 2**attempt, 0.1))
-    return False
-
-
-def _release_lease(fd: int) -> None:
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
-    except OSError:
-        pass
-
-
 def leads_out(root: Path, rel: str) -> bool:
     """Whether the path ``rel`` resolves (through symlinks) to a place outside ``root``."""
     return not _inside(os.path.realpath(root / rel), os.path.realpath(root))
@@ -214,19 +177,33 @@ def _open(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int, os.
 
 
 def _check_directory(root: Path, directory: Path) -> None:
-    """The note's directory exists (it is created when missing) and is a directory."""
+    """The note's directory exists and is a directory. Missing ones are created; when
+    one cannot be, those created here are removed again (a refusal leaves no trace)."""
     shown = os.path.relpath(directory, root)
     shown = "the notes directory" if shown == "." else shown
-    if directory.is_dir():
+    if os.path.isdir(directory):
         return
-    if directory.exists() or directory.is_symlink():
+    if os.path.lexists(directory):
         raise Conflict(f"{shown} is not a directory ({directory}): nothing was written")
+    missing, made = [], []
+    while not os.path.lexists(directory):
+        missing.append(directory)
+        directory = directory.parent
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except PermissionError:
-        raise Conflict(f"cannot create the directory {shown}: permission denied") from None
+        for path in reversed(missing):
+            try:
+                os.mkdir(path)
+                made.append(path)
+            except FileExistsError:
+                pass  # created meanwhile; the next mkdir (or the open) tells a file from a directory
     except OSError as exc:
-        raise Conflict(f"cannot create the directory {shown}: {exc.strerror or exc}") from None
+        for path in reversed(made):
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+        reason = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
+        raise Conflict(f"cannot create the directory {shown}: {reason}") from None
 
 
 def _kind(mode: int) -> str:
@@ -269,19 +246,20 @@ def append_note(
     root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None = None
 ) -> Appended:
     """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
-    ending; ``lead`` what must come first: a line ending when the file does not end with
-    one, ``head`` for a file created here, else nothing; ``real_rel`` its real path
-    relative to the real roam directory, which the capture's hash names), creating it with ``head`` (LF line
-    endings) when ``head`` is given and it does not exist. ``known`` is the state this
-    daemon left the file in after its last append: when the file is still exactly that
-    file (same inode, size and mtime), it is not read again, so a capture costs the same
-    on a large note as on a small one. See the module docstring."""
+    ending; ``lead`` what must come first: ``head`` for a file created here, else a line
+    ending when the file does not end with one or no write lease was granted, else
+    nothing; ``real_rel`` its real path relative to the real roam directory, which the
+    capture's hash names), creating it with ``head`` (LF line endings) when ``head`` is
+    given and it does not exist. ``known`` is the state this daemon left the file in
+    after its last append: when the file is still exactly that file (same inode, size
+    and mtime), it is not read again, so a capture costs the same on a large note as on
+    a small one. See the module docstring."""
     opened = _open(root, rel, append=True, create=head is not None)
     assert opened is not None
     fd, st, created = opened
     try:
         real_rel = _real_rel(root, fd, rel)
-        leased = _take_lease(fd, 1)
+        leased = take_lease(fd, 1)
         try:
             st = os.fstat(fd)
             if known is not None and known.key == _key(st) and (st.st_size == 0 or known.ends_with_eol == _ends_with(fd, st, known.eol)):
@@ -290,22 +268,26 @@ def append_note(
                 data = _read_all(fd)
                 check_encoding(data, rel)
                 state = note_state(data, os.fstat(fd))
-            separator = not state.ends_with_eol
             lead = head if created and head and state.key[2] == 0 else b""
-            payload = build(state.eol, lead or (state.eol if separator else b""), real_rel)
+            # Unleased, another program may append between the read and the write: a
+            # line ending first keeps the heading at the start of a line whatever it did.
+            separator = not lead and (not state.ends_with_eol or not leased)
+            gap = state.eol if separator else b""
+            payload = build(state.eol, lead or gap, real_rel)
             _write_all(fd, payload)
             end = os.lseek(fd, 0, os.SEEK_CUR)
             os.fsync(fd)
             after = os.fstat(fd)
         finally:
             if leased:
-                _release_lease(fd)
+                release_lease(fd)
         start = end - len(payload)
         alone = start == state.key[2] and after.st_size == end
-        # The heading's line: after every line there was (a separator ends the last one).
-        line = state.lines + 1 + lead.count(b"\n")
+        # The heading's line: after every line there was (a separator ends the last one,
+        # or is an empty line of its own after a final line ending).
+        line = state.lines + 1 + lead.count(b"\n") + (1 if separator and state.ends_with_eol else 0)
         if not alone:
-            line = os.pread(fd, start, 0).count(state.eol) + (1 if separator else 0) + lead.count(b"\n") + 1
+            line = (os.pread(fd, start, 0) + gap).count(state.eol) + lead.count(b"\n") + 1
         # A new file's head is not in ``state``: it is read again at the next capture.
         new_state = state.after(payload, after) if alone and not lead else None
         return Appended(state, payload, start, line, after, new_state, real_rel)
@@ -336,7 +318,7 @@ def remove_from_note(
         return None
     fd = opened[0]
     try:
-        if not _take_lease(fd, LEASE_ATTEMPTS):
+        if not take_lease(fd, LEASE_ATTEMPTS):
             raise Conflict(
                 f"{rel} is open in another program (or cannot be locked on this system): forgetting needs it "
                 "closed for a moment, so that no write of that program can be lost; try again"
@@ -349,7 +331,13 @@ def remove_from_note(
             if removal.whole_file:  # created for this capture, nothing else in it
                 if not _names(root / rel, fd):
                     raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
-                os.unlink(root / rel)
+                try:
+                    os.unlink(root / rel)
+                except OSError as exc:
+                    where = os.path.relpath((root / rel).parent, root)
+                    where = "the notes directory" if where == "." else f"the directory {where}"
+                    raise Conflict(f"{rel} holds nothing but the capture, but it cannot be deleted from {where} "
+                                   f"({exc.strerror or exc}): not changed") from None  # fmt: skip
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
             _write_all(fd, tail, removal.start)
@@ -363,7 +351,7 @@ def remove_from_note(
                 raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
             return removal, data[: removal.start] + tail, after
         finally:
-            _release_lease(fd)
+            release_lease(fd)
     finally:
         os.close(fd)
 

@@ -16,14 +16,19 @@ def emacs_holds_lock(path: Path) -> bool:
     """Whether Emacs holds ``path``'s lock (``.#NAME`` beside it: unsaved edits).
 
     A lock naming this host and a process that no longer exists is stale (Emacs crashed)
-    and does not count, as Emacs itself decides."""
+    and does not count, as Emacs itself decides. A lock that cannot be looked at (a name
+    too long to hold ``.#``, a directory that cannot be searched) is no lock: Emacs could
+    not have made it, and the write itself then reports what is wrong with the path."""
     lock = path.with_name(".#" + path.name)
     try:
         target = os.readlink(lock)
     except FileNotFoundError:
         return False
     except OSError:
-        return lock.exists()  # a lock file rather than a symlink (some file systems)
+        try:  # a lock file rather than a symlink (some file systems)
+            return lock.exists()
+        except OSError:
+            return False
     _, _, rest = target.partition("@")
     host, _, pid = rest.rpartition(".")
     pid = pid.split(":", 1)[0]

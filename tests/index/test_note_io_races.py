@@ -1,0 +1,136 @@
+"""index/note_io.py where it cannot rely on a write lease or on the directory: a capture
+appended without a lease while another program appends, a daily the daemon created that
+its read-only directory will not let go, a directory that cannot all be created. Real
+files; every byte is compared before and after."""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+
+import pytest
+
+from arcology_oracle.errors import Conflict
+from arcology_oracle.index import note_io
+from arcology_oracle.notes.capture import make_capture, plan_forget, render_capture
+from arcology_oracle.notes.disk import emacs_holds_lock
+
+NOW = datetime.datetime(2026, 3, 14, 9, 26)
+REL = "daily/d.org"
+THEIRS = b"their line without newline"
+
+
+@pytest.fixture(autouse=True)
+def leases():
+    note_io.prepare_leases()
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "daily").mkdir()
+    return tmp_path
+
+
+def tree(root) -> dict[str, bytes | str]:
+    """Every file's bytes and every directory below ``root``."""
+    found: dict[str, bytes | str] = {}
+    for top, dirs, files in os.walk(root):
+        for name in dirs:
+            found[os.path.relpath(os.path.join(top, name), root)] = "dir"
+        for name in files:
+            with open(os.path.join(top, name), "rb") as fh:
+                found[os.path.relpath(os.path.join(top, name), root)] = fh.read()
+    return found
+
+
+def append(root, *, meanwhile=None, head=None, rel=REL):
+    """Append a capture; ``meanwhile()`` runs between the read of the note and the write
+    (where another program's append would land without a lease)."""
+    entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c-1")
+
+    def build(eol, lead, real):
+        if meanwhile:
+            meanwhile()
+        return render_capture(entry, rel=real, eol=eol, lead=lead)
+
+    return note_io.append_note(root, rel, build, head)
+
+
+def forget(root, rel=REL):
+    return note_io.remove_from_note(root, rel, lambda data, real: plan_forget(data, real, "c-1"))
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_without_a_lease_an_append_meanwhile_is_not_glued_to_the_capture(root, monkeypatch, eol):
+    path = root / REL
+    mine = b"* Mine" + eol + b"text" + eol
+    path.write_bytes(mine)
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+
+    def other_writer():
+        with open(path, "ab") as fh:
+            fh.write(THEIRS)
+
+    done = append(root, meanwhile=other_writer)
+    data = path.read_bytes()
+    assert data.startswith(mine + THEIRS + eol + b"* remember the milk" + eol), data
+    assert data.splitlines()[done.line - 1] == b"* remember the milk" and done.line == 4
+    monkeypatch.undo()  # forgetting takes its lease as always
+    note_io.prepare_leases()
+    forget(root)
+    assert path.read_bytes() == mine + THEIRS  # exactly what was added went, their line stays
+
+
+def test_without_a_lease_and_nobody_meanwhile_forget_restores_every_byte(root, monkeypatch):
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    path.write_bytes(mine)
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    done = append(root)
+    assert path.read_bytes().startswith(mine + b"\n* remember the milk\n") and done.line == 4
+    assert done.after is not None and done.after.lines == len(path.read_bytes().splitlines())
+    monkeypatch.undo()
+    note_io.prepare_leases()
+    forget(root)
+    assert path.read_bytes() == mine
+
+
+def test_a_created_daily_its_directory_will_not_let_go_is_refused_unchanged(root, monkeypatch):
+    append(root, head=b"#+title: New\n")
+    before = tree(root)
+    real_unlink = os.unlink
+
+    def read_only_directory(path, *args, **kwargs):
+        if os.fspath(path) == os.fspath(root / REL):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", read_only_directory)
+    with pytest.raises(Conflict, match="cannot be deleted from the directory daily .Permission denied.: not changed"):
+        forget(root)
+    assert tree(root) == before
+    monkeypatch.undo()
+    forget(root)
+    assert not (root / REL).exists()
+
+
+def test_directories_created_for_a_note_go_again_when_one_cannot_be(root, monkeypatch):
+    before = tree(root)
+    real_mkdir = os.mkdir
+
+    def full_disk(path, *args, **kwargs):
+        if os.path.basename(path) == "sub":
+            raise OSError(errno.ENOSPC, "No space left on device", os.fspath(path))
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", full_disk)
+    with pytest.raises(Conflict, match="cannot create the directory newdir/sub: No space left on device"):
+        append(root, rel="newdir/sub/d.org", head=b"#+title: New\n")
+    assert tree(root) == before
+
+
+def test_a_lock_name_no_file_system_holds_is_no_lock(tmp_path):
+    deep = tmp_path.joinpath(*["d" * 200] * 20, "2026-03-14.org")
+    assert emacs_holds_lock(deep) is False
+    assert emacs_holds_lock(tmp_path / ("x" * 254 + ".org")) is False

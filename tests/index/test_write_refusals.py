@@ -1,0 +1,159 @@
+"""POST /memorize and /forget where the write must refuse or adapt, against the app in
+process (so that a second writer or a failing system call can be simulated exactly where
+it hurts) and, for the read-only directory, the real daemon: a capture the user copied, a
+capture appended without a write lease while another program appends, a daily its
+directory will not let go, daily paths no file system holds. Every byte of the notes is
+compared before and after."""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+
+import pytest
+
+from arcology_oracle.index import note_io
+from arcology_oracle.notes import capture
+from tests.index.test_write_attacks import NO_DAC, post, serve, today_rel
+
+THEIRS = b"their line without newline"
+
+
+def tree(root) -> dict[str, bytes | str]:
+    """Every file's bytes, every directory and every symlink below ``root``."""
+    found: dict[str, bytes | str] = {}
+    for top, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(top, name)
+            rel = os.path.relpath(path, root)
+            if os.path.islink(path):
+                found[rel] = "-> " + os.readlink(path)
+            elif os.path.isdir(path):
+                found[rel] = "dir"
+            else:
+                with open(path, "rb") as fh:
+                    found[rel] = fh.read()
+    return found
+
+
+async def call(client, path: str, body: dict) -> tuple[int, dict]:
+    resp = await client.post(path, json=body)
+    return resp.status, await resp.json()
+
+
+def daily_of(roam_dir):
+    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+    daily.parent.mkdir(exist_ok=True)
+    return daily
+
+
+async def test_a_capture_copied_within_its_file_is_not_forgotten(client, roam_dir):
+    daily = daily_of(roam_dir)
+    daily.write_bytes(b"* A\n")
+    status, body = await call(client, "/memorize", {"text": "Ask about the pangolin enclosure"})
+    assert status == 200, body
+    captured = daily.read_bytes()[len(b"* A\n") :]
+    # The user pastes a copy of the capture above a heading of theirs.
+    daily.write_bytes(b"* A\n" + captured + b"* B\n" + captured)
+    before = tree(roam_dir)
+    status, refused = await call(client, "/forget", {"id": body["id"]})
+    assert status == 409, refused
+    assert "copied" in refused["error"] and "by hand" in refused["error"] and body["id"] in refused["error"]
+    assert tree(roam_dir) == before
+    # Once the copy is gone, the capture is forgotten as usual.
+    daily.write_bytes(b"* A\n* B\n" + captured)
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.read_bytes() == b"* A\n* B\n"
+
+
+async def test_a_private_id_on_two_headings_of_the_user_stays_unknown(client, roam_dir):
+    daily = daily_of(roam_dir)
+    drawer = b"* Diary :private:\n:PROPERTIES:\n:ID:       0000aaaa-0000-0000-0000-00000000beef\n:END:\nsecret\n"
+    daily.write_bytes(drawer + drawer)
+    before = tree(roam_dir)
+    status, body = await call(client, "/forget", {"id": "0000aaaa-0000-0000-0000-00000000beef"})
+    assert status == 404, body
+    assert tree(roam_dir) == before
+
+
+async def test_an_unleased_capture_is_not_glued_to_a_line_appended_meanwhile(client, roam_dir, monkeypatch):
+    daily = daily_of(roam_dir)
+    mine = b"* Morning\nCoffee.\n"
+    daily.write_bytes(mine)
+    render = capture.render_capture
+
+    def another_program_appends(*args, **kwargs):  # between the daemon's read and its write
+        with open(daily, "ab") as fh:
+            fh.write(THEIRS)
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    monkeypatch.setattr(capture, "render_capture", another_program_appends)
+    status, body = await call(client, "/memorize", {"text": "remember the kinkajou"})
+    assert status == 200, body
+    data = daily.read_bytes()
+    assert data.startswith(mine + THEIRS + b"\n* remember the kinkajou\n"), data
+    assert data.split(b"\n")[body["line"] - 1] == b"* remember the kinkajou"
+    monkeypatch.undo()
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.read_bytes() == mine + THEIRS
+
+
+async def test_a_created_daily_that_cannot_be_deleted_is_a_409_and_unchanged(client, roam_dir, monkeypatch):
+    status, body = await call(client, "/memorize", {"text": "The only capture of the day, an okapi"})
+    assert status == 200, body
+    daily = roam_dir / body["file"]
+    before = tree(roam_dir)
+    real_unlink = os.unlink
+
+    def read_only_directory(path, *args, **kwargs):
+        if os.fspath(path) == os.fspath(daily):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", read_only_directory)
+    status, refused = await call(client, "/forget", {"id": body["id"]})
+    assert status == 409, refused
+    assert "the directory daily" in refused["error"] and "not changed" in refused["error"]
+    assert tree(roam_dir) == before
+
+
+@pytest.mark.timeout(120)
+async def test_forget_in_a_read_only_dailies_directory_is_a_409_with_the_real_daemon(tmp_path, fake_ollama):
+    roam = tmp_path / "roam"
+    (roam / "daily").mkdir(parents=True)
+    (roam / "projects.org").write_text("#+title: Projects\n* Kitchen\nThe larder shelves.\n")
+    daemon = await serve(tmp_path, roam, fake_ollama, preexec_fn=NO_DAC)
+    try:
+        status, body = await post(daemon, "/memorize", {"text": "Feed the axolotl at noon"})
+        assert status == 200 and body["file"] == today_rel(), body
+        os.chmod(roam / "daily", 0o555)
+        try:
+            before = tree(roam)
+            status, refused = await post(daemon, "/forget", {"id": body["id"]})
+            assert status == 409, refused
+            assert "the directory daily" in refused["error"], refused
+            assert tree(roam) == before
+        finally:
+            os.chmod(roam / "daily", 0o755)
+        status, gone = await post(daemon, "/forget", {"id": body["id"]})
+        assert status == 200, gone
+        assert not (roam / today_rel()).exists()
+    finally:
+        daemon.stop()
+
+
+@pytest.mark.parametrize(
+    "dailies_dir",
+    ["deep/" + "/".join(["d" * 200] * 20), "newdir/" + "x" * 300, "x" * 256],
+    ids=["path-too-long", "name-too-long", "first-name-too-long"],
+)
+async def test_daily_paths_no_file_system_holds_are_a_400_creating_nothing(client, roam_dir, dailies_dir):
+    before = tree(roam_dir)
+    status, body = await call(client, "/memorize", {"text": "Nowhere to go", "dailies_dir": dailies_dir})
+    assert status == 400, body
+    assert "nothing was written" in body["error"]
+    assert tree(roam_dir) == before
