@@ -17,19 +17,27 @@ Skipped, with the reason in :attr:`ImportSummary.skipped`: a file edited since i
 imported (its ``:IMPORT_HASH:`` no longer matches: the user's edits win; delete the file
 to import it again), a file of the chosen name that is not this conversation's, a file
 Emacs holds the lock of (unsaved edits), and a file that changed between staging and
-commit.
+commit (its size, time, inode or bytes, checked again just before the rename; a new
+file is linked into place only if no file of its name appeared meanwhile). Skipped too,
+since a rename over them would change what the user has: a symlink (it would become a
+file and its target keep the old text), a file with other hard links (they would keep
+the old text), a read-only file, anything but a regular file, and a path outside the
+roam directory. A file that cannot be written is skipped with the system's reason.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..notes.disk import emacs_holds_lock, read_text, umask
+from ..notes.disk import emacs_holds_lock, umask
 from .render import RenderedFile, file_id_of, unchanged_since_import
 
 HEAD_BYTES = 4096
@@ -56,6 +64,11 @@ class ImportSummary:
 class _Staged:
     tmp: Path
     before: os.stat_result | None
+    sha: bytes | None  # SHA-256 of the file's bytes when it was staged
+
+
+class _NotReplaceable(Exception):
+    """The file must not be replaced by an import; the message says why."""
 
 
 class ImportBatch:
@@ -73,7 +86,12 @@ class ImportBatch:
         remove_stale_staging(self.roam)
 
     def rel(self, path: Path) -> str:
-        return path.resolve().relative_to(self.roam).as_posix()
+        """``path`` as the summary names it: relative to the roam directory (a symlink
+        by its own name, not its target's); absolute when it is outside."""
+        try:
+            return (path.parent.resolve() / path.name).relative_to(self.roam).as_posix()
+        except ValueError:
+            return path.as_posix()
 
     def stage(self, rendered: RenderedFile) -> None:
         """Compare ``rendered`` with its file on disk and stage it when it is new or changed."""
@@ -82,14 +100,22 @@ class ImportBatch:
         self._seen.add(rendered.id)
         path = self.existing.get(rendered.id) or self.target / rendered.filename
         rel = self.rel(path)
+        if os.path.isabs(rel):
+            self.summary.skipped[rel] = "it is outside the notes directory (a link leads out)"
+            return
         try:
-            before = os.stat(path)
-            old: str | None = read_text(path)
-        except FileNotFoundError:
-            before, old = None, None
-        if old is not None:
+            found = _read_plain(path)
+        except _NotReplaceable as exc:
+            self.summary.skipped[rel] = str(exc)
+            return
+        before, data = found if found else (None, None)
+        if data is not None:
+            old = data.decode("utf-8", "surrogateescape")
             if old == rendered.text:
                 self.summary.unchanged.append(rel)
+                return
+            if reason := _not_replaceable(path, before):
+                self.summary.skipped[rel] = reason
                 return
             if file_id_of(old) != rendered.id:
                 self.summary.skipped[rel] = "a file of that name holds another note"
@@ -101,7 +127,7 @@ class ImportBatch:
             self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.roam))
         tmp = self._staging / f"{len(self._pending)}.tmp"
         tmp.write_bytes(rendered.text.encode("utf-8", "surrogateescape"))
-        self._pending[path] = _Staged(tmp, before)
+        self._pending[path] = _Staged(tmp, before, None if data is None else _sha(data))
 
     def commit(self) -> ImportSummary:
         """Rename every staged file into place (see the module docstring); return the summary."""
@@ -109,20 +135,14 @@ class ImportBatch:
             new_mode = 0o666 & ~umask()
             for path, staged in self._pending.items():
                 rel = self.rel(path)
-                if emacs_holds_lock(path):
-                    self.summary.skipped[rel] = "Emacs has unsaved edits of it (save them, then import again)"
-                    continue
                 try:
-                    now: os.stat_result | None = os.stat(path)
-                except FileNotFoundError:
-                    now = None
-                if _identity(now) != _identity(staged.before):
-                    self.summary.skipped[rel] = "it changed while importing (import again)"
-                    continue
-                path.parent.mkdir(parents=True, exist_ok=True)
-                os.chmod(staged.tmp, (staged.before.st_mode & 0o7777) if staged.before else new_mode)
-                os.replace(staged.tmp, path)
-                (self.summary.updated if staged.before else self.summary.added).append(rel)
+                    skipped = _put_in_place(path, staged, new_mode)
+                except OSError as exc:
+                    skipped = f"cannot write it: {exc.strerror or exc}"
+                if skipped:
+                    self.summary.skipped[rel] = skipped
+                else:
+                    (self.summary.updated if staged.before else self.summary.added).append(rel)
         finally:
             self.discard()
         return self.summary
@@ -166,5 +186,92 @@ def existing_ids(target: Path) -> dict[str, Path]:
     return found
 
 
-def _identity(st: os.stat_result | None) -> tuple[int, int, int] | None:
-    return None if st is None else (st.st_size, st.st_mtime_ns, st.st_ino)
+def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
+    """Move ``staged`` to ``path`` unless the file there is no longer the one staged
+    against (checked last, just before the rename); the reason when it is skipped."""
+    if emacs_holds_lock(path):
+        return "Emacs has unsaved edits of it (save them, then import again)"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.chmod(staged.tmp, (staged.before.st_mode & 0o7777) if staged.before else new_mode)
+    if staged.before is None:
+        return _create(path, staged.tmp)
+    try:
+        found = _read_plain(path)
+    except _NotReplaceable as exc:
+        return str(exc)
+    if found and (reason := _not_replaceable(path, found[0])):
+        return reason
+    if found is None or _identity(found[0]) != _identity(staged.before) or _sha(found[1]) != staged.sha:
+        return "it changed while importing (import again)"
+    os.replace(staged.tmp, path)
+    return None
+
+
+def _create(path: Path, tmp: Path) -> str | None:
+    """Put the new file ``tmp`` at ``path`` only if nothing is there (never over a file
+    that appeared meanwhile); the reason when it is skipped."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return "a file of that name appeared while importing (import again)"
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        # No hard links on this file system: create the file exclusively and copy.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags, stat.S_IMODE(tmp.stat().st_mode))
+        except FileExistsError:
+            return "a file of that name appeared while importing (import again)"
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(tmp.read_bytes())
+        except BaseException:
+            path.unlink()  # created above, so only the import's bytes are in it
+            raise
+    tmp.unlink()
+    return None
+
+
+def _read_plain(path: Path) -> tuple[os.stat_result, bytes] | None:
+    """The stat and bytes of the regular file at ``path`` (a symlink is not followed),
+    None when there is none; :class:`_NotReplaceable` for a symlink, anything but a
+    regular file, and a file that cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _NotReplaceable("it is a symbolic link (an import would put a file in its place and leave "
+                                  "the file it leads to as it was): import into the folder it leads to") from None
+        raise _NotReplaceable(f"it cannot be read ({exc.strerror or exc})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotReplaceable("it is not a regular file")
+        parts, offset = [], 0
+        while part := os.pread(fd, 1 << 20, offset):
+            parts.append(part)
+            offset += len(part)
+        return st, b"".join(parts)
+    finally:
+        os.close(fd)
+
+
+def _not_replaceable(path: Path, st: os.stat_result) -> str | None:
+    """Why the regular file ``path`` (stat ``st``) must not be renamed over, if so."""
+    if st.st_nlink > 1:
+        return (f"it has {st.st_nlink} hard links: an import would replace it under this name only, and the other "
+                "names would keep the old text")  # fmt: skip
+    if not st.st_mode & 0o222 or not os.access(path, os.W_OK):
+        return "it is read-only (no write permission): not replaced"
+    return None
+
+
+def _sha(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _identity(st: os.stat_result | None) -> tuple[int, int, int, int] | None:
+    return None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)

@@ -1,0 +1,163 @@
+"""The import's writer never renames over what the user has in a way that changes it: a
+symlink, a hard-linked file, a read-only file, a link out of the roam directory, a file
+written to between staging and the rename, a file that appears where a new one goes.
+Each is skipped with its reason in the summary; every byte of the notes (and of the file
+outside) is compared before and after. Real files, in process; the CLI for the link out."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from arcology_oracle.importers import read_export
+from arcology_oracle.importers.render import render
+from arcology_oracle.importers.writing import ImportBatch
+from tests.runners import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def rendered(tags=()):
+    return [render(c, tags=tags) for c in read_export("claude", FIXTURES / "claude.json")]
+
+
+def tree(root: Path) -> dict[str, object]:
+    """Every file's bytes, mode and inode, every symlink's target, below ``root``."""
+    found: dict[str, object] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            found[rel] = ("link", os.readlink(path))
+        elif path.is_file():
+            st = path.stat()
+            found[rel] = (path.read_bytes(), stat.S_IMODE(st.st_mode), st.st_ino)
+    return found
+
+
+@pytest.fixture
+def imported(tmp_path):
+    """A roam dir with the fixture's two chats imported into ``chats/``: (root, paths)."""
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    batch = ImportBatch(roam, roam / "chats")
+    for r in rendered():
+        batch.stage(r)
+    assert len(batch.commit().added) == 2
+    return roam, [roam / "chats" / r.filename for r in rendered()]
+
+
+def reimport(roam: Path):
+    """Import the same chats again, changed (a tag), so every file would be rewritten."""
+    batch = ImportBatch(roam, roam / "chats")
+    for r in rendered(tags=["garden"]):
+        batch.stage(r)
+    return batch
+
+
+def test_a_symlink_a_hard_link_and_a_read_only_file_are_skipped_unchanged(imported, tmp_path):
+    roam, (one, two) = imported
+    # one: a symlink to the chat, moved elsewhere in the notes.
+    (roam / "kept").mkdir()
+    moved = roam / "kept" / one.name
+    os.rename(one, moved)
+    os.symlink(Path("..") / "kept" / one.name, one)
+    # two: hard-linked from a backup, then read-only (two reasons; either is enough).
+    os.link(two, roam / "backup.org")
+    before = tree(roam)
+    summary = reimport(roam).commit()
+    assert summary.updated == summary.added == []
+    assert "symbolic link" in summary.skipped[f"chats/{one.name}"]
+    assert "hard links" in summary.skipped[f"chats/{two.name}"]
+    assert tree(roam) == before
+
+    os.unlink(roam / "backup.org")
+    os.chmod(two, 0o444)
+    before = tree(roam)
+    summary = reimport(roam).commit()
+    assert "read-only" in summary.skipped[f"chats/{two.name}"] and summary.updated == []
+    assert tree(roam) == before
+    # Control: writable, one name, no link: updated.
+    os.chmod(two, 0o644)
+    summary = reimport(roam).commit()
+    assert summary.updated == [f"chats/{two.name}"] and "#+filetags: :garden:" in two.read_text()
+
+
+def test_a_symlink_out_of_the_roam_directory_is_skipped_not_a_traceback(imported, tmp_path):
+    roam, (one, two) = imported
+    outside = tmp_path / "synced"
+    outside.mkdir()
+    shutil.move(one, outside / one.name)
+    os.symlink(outside / one.name, one)
+    link = f"chats/{one.name}"
+    before, outside_before = tree(roam)[link], tree(outside)
+    summary = reimport(roam).commit()
+    assert "symbolic link" in summary.skipped[link] and summary.updated == [f"chats/{two.name}"]
+    assert tree(roam)[link] == before and tree(outside) == outside_before
+
+
+async def test_the_cli_reports_a_symlink_out_of_the_roam_directory_as_skipped(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    env = {"TZ": "UTC"}
+    args = ("import", "claude", str(FIXTURES / "claude.json"), "--into", "chats", "--roam-dir", str(roam))
+    code, out, err = await run_cli(*args, env=env)
+    assert code == 0, err
+    one = next((roam / "chats").iterdir())
+    outside = tmp_path / "synced"
+    outside.mkdir()
+    shutil.move(one, outside / one.name)
+    # Changed outside, so the import would update it: it must not, nor fail.
+    (outside / one.name).write_text((outside / one.name).read_text().replace("#+title:", "#+title: x"))
+    os.symlink(outside / one.name, one)
+    before, outside_before = tree(roam), tree(outside)
+    code, out, err = await run_cli(*args, env=env)
+    assert code == 0 and "Traceback" not in err, err
+    assert f"skipped: chats/{one.name}: it is a symbolic link" in err
+    assert tree(roam) == before and tree(outside) == outside_before
+
+
+def test_a_line_appended_just_before_the_rename_is_kept(imported, monkeypatch):
+    roam, (_, two) = imported
+    batch = ImportBatch(roam, roam / "chats")
+    batch.stage(rendered(tags=["garden"])[1])  # two only
+    real_chmod = os.chmod
+
+    def another_writer_appends(path, mode, *args, **kwargs):  # after the checks of old, before the rename
+        with open(two, "ab") as fh:
+            fh.write(b"- a line of mine\n")
+        return real_chmod(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "chmod", another_writer_appends)
+    summary = batch.commit()
+    monkeypatch.undo()
+    assert two.read_bytes().endswith(b"- a line of mine\n")
+    assert "changed while importing" in summary.skipped[f"chats/{two.name}"]
+    assert f"chats/{two.name}" not in summary.updated
+
+
+def test_a_new_file_never_lands_on_one_that_appeared_meanwhile(tmp_path, monkeypatch):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    target = roam / "chats"
+    batch = ImportBatch(roam, target)
+    for r in rendered():
+        batch.stage(r)
+    first = target / rendered()[0].filename
+    real_chmod = os.chmod
+
+    def user_saves_a_file_of_that_name(path, mode, *args, **kwargs):
+        if not first.exists():
+            first.write_bytes(b"* my own note that happens to have this name\n")
+        return real_chmod(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "chmod", user_saves_a_file_of_that_name)
+    summary = batch.commit()
+    monkeypatch.undo()
+    assert first.read_bytes() == b"* my own note that happens to have this name\n"
+    assert "appeared while importing" in summary.skipped[f"chats/{first.name}"]
+    assert summary.added == [f"chats/{rendered()[1].filename}"]
+    assert not any(p.name.startswith(".arcology-import-") for p in roam.iterdir())
