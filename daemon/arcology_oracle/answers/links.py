@@ -142,7 +142,8 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
         data = (index.settings.roam_dir / path).read_bytes()
     except OSError:
         return []
-    parsed = read_org_bytes(data, path, frozenset(index.settings.private_tags), log_problems=False)
+    parsed = read_org_bytes(data, path, frozenset(index.settings.private_tags), log_problems=False,
+                            root=index.settings.roam_dir)  # fmt: skip
     lines = split_lines(decode_org_bytes(data))
     headings = [h for h in parsed.headings if h.node_id == node_id]
     if line is not None:

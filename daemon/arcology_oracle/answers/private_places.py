@@ -37,4 +37,4 @@ def _saved_line_is_private(settings: Settings, path: str, line: int) -> bool:
         data = resolve_inside(settings.roam_dir, path).read_bytes()
     except (ValueError, OSError):
         return False
-    return is_private_line(data, line, settings.private_tags)
+    return is_private_line(data, line, settings.private_tags, root=settings.roam_dir, path=path)

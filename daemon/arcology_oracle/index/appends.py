@@ -39,7 +39,7 @@ def appended_headings(
     stand_in_head = [*head, f"#+filetags: :{':'.join(tags)}:"] if tags else list(head)
     new = split_lines(decode_org_bytes(added).lstrip("\r\n"))
     data = "\n".join([*stand_in_head, *new, ""]).encode("utf-8", "surrogateescape")
-    stand_in = read_org_bytes(data, rel, options.private_tags, log_problems=False)
+    stand_in = read_org_bytes(data, rel, options.private_tags, log_problems=False, root=options.root)
     shift = lines - len(stand_in_head)
     mine = [
         dataclasses.replace(h, start_line=h.start_line + shift, end_line=h.end_line + shift)

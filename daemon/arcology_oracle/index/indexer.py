@@ -31,6 +31,7 @@ from pathlib import Path
 from ..config import Settings
 from ..ollama.embed import Embedder, prefixes_key
 from ..notes.files import is_indexable_path, iter_org_files
+from ..notes.reader import READER_VERSION
 from ..notes.records import ParsedFile
 from ..store import Store
 from .appends import appended_headings
@@ -111,7 +112,7 @@ class Indexer:
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases))
             self.aliases = aliases
             if self.store.renew_reading_rules(self._reading_rules()) and on_disk:
-                log.info("the private tags or the chunking changed since the files were read: reading every file again")
+                log.info("the private tags, the chunking or the reader changed since the files were read: reading every file again")
             known = self.store.file_states()
             self._real_root = os.path.realpath(self.root)
             self.progress = Progress("indexing", 0, len(on_disk))
@@ -216,13 +217,13 @@ class Indexer:
 
     @property
     def _parse_options(self) -> ParseOptions:
-        return ParseOptions(self._private_tags, self.settings.chunk_chars, self.settings.chunk_overlap)
+        return ParseOptions(self._private_tags, self.settings.chunk_chars, self.settings.chunk_overlap, self.root)
 
     def _reading_rules(self) -> str:
         """What :meth:`_parse_options` reads files by, as the store records it."""
         options = self._parse_options
         return json.dumps(
-            {"private_tags": sorted(options.private_tags), "chunk_chars": options.chunk_chars,
+            {"reader": READER_VERSION, "private_tags": sorted(options.private_tags), "chunk_chars": options.chunk_chars,
              "chunk_overlap": options.chunk_overlap}, sort_keys=True,
         )  # fmt: skip
 

@@ -25,6 +25,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..notes.reader import read_org_bytes, report_problems
@@ -44,6 +45,7 @@ class ParseOptions:
     private_tags: frozenset[str]
     chunk_chars: int
     chunk_overlap: int
+    root: Path | None = None  # the roam directory, for #+SETUPFILE (see read_org_bytes)
 
 
 def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple[ParsedFile, list[list[Chunk]]]:
@@ -51,7 +53,7 @@ def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bo
 
     Never raises on the file's content (see :func:`~arcology_oracle.notes.reader.read_org_bytes`).
     """
-    parsed = read_org_bytes(data, rel, options.private_tags, log_problems=log_problems)
+    parsed = read_org_bytes(data, rel, options.private_tags, log_problems=log_problems, root=options.root)
     chunks = chunk_file(parsed, options.chunk_chars, options.chunk_overlap)
     return parsed, chunks
 

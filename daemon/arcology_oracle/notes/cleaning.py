@@ -12,6 +12,7 @@ file would leave it out.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from .org_syntax import decode_org_bytes, split_lines
 from .privacy import DEFAULT_PRIVATE_TAGS
@@ -24,23 +25,27 @@ def strip_private(text: str, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS)
 
     The kept lines are returned as they are, joined with ``\\n`` (drawers, planning
     lines and keywords included: only privacy decides what goes)."""
-    lines, kept = _kept_lines(text.encode("utf-8", errors="replace"), private_tags)
+    lines, kept = _kept_lines(text.encode("utf-8", errors="replace"), private_tags, None, "buffer.org")
     return "\n".join(line for line, keep in zip(lines, kept) if keep)
 
 
-def is_private_line(data: bytes, line: int, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS) -> bool:
+def is_private_line(
+    data: bytes, line: int, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS, *, root: Path | None = None,
+    path: str = "buffer.org",
+) -> bool:
     """Whether line ``line`` (1-based; one past the last, where a file's final newline
     leaves Emacs's point, is the last) of the org file ``data`` is in a part the index
-    leaves out. False for a file with no text."""
-    lines, kept = _kept_lines(data, private_tags)
+    leaves out. False for a file with no text. ``root`` and ``path``: where the file is
+    saved, for its setup files (see :func:`~.reader.read_org_bytes`)."""
+    lines, kept = _kept_lines(data, private_tags, root, path)
     if not lines:
         return False
     return not kept[min(max(line, 1), len(lines)) - 1]
 
 
-def _kept_lines(data: bytes, private_tags: Iterable[str]) -> tuple[list[str], list[bool]]:
+def _kept_lines(data: bytes, private_tags: Iterable[str], root: Path | None, path: str) -> tuple[list[str], list[bool]]:
     """The lines of ``data`` and, for each, whether the reader keeps it."""
-    parsed = read_org_bytes(data, "buffer.org", frozenset(private_tags), log_problems=False)
+    parsed = read_org_bytes(data, path, frozenset(private_tags), log_problems=False, root=root)
     lines = split_lines(decode_org_bytes(data))
     kept = [False] * len(lines)
     for heading in parsed.headings:

@@ -79,6 +79,17 @@ def roam_excluded(properties: Mapping[str, str]) -> bool:
 def file_tags(lines: Sequence[str]) -> tuple[str, ...]:
     """The tags of every ``#+FILETAGS`` keyword in the file, in order, without repeats."""
     tags: dict[str, None] = {}
+    for value in keyword_values(lines, _FILETAGS_RE):
+        for word in value.split():
+            tags.update((t, None) for t in word.split(":") if t)
+    return tuple(tags)
+
+
+def keyword_values(lines: Sequence[str], keyword: re.Pattern[str]) -> list[str]:
+    """The values (``keyword``'s group 1) of every line matching ``keyword`` that Org
+    reads as a keyword: wherever it stands, but not inside src, example, export, comment
+    or verse blocks (see the module docstring)."""
+    values: list[str] = []
     block_end: re.Pattern[str] | None = None
     open_until: dict[str, int] = {}  # block name -> a line before which it has no end line
     # Only lines holding "#+" can be keywords or block lines (a comprehension finds them
@@ -101,11 +112,10 @@ def file_tags(lines: Sequence[str]) -> tuple[str, ...]:
             else:
                 block_end = end
             continue
-        m = _FILETAGS_RE.match(line)
+        m = keyword.match(line)
         if m:
-            for word in m[1].split():
-                tags.update((t, None) for t in word.split(":") if t)
-    return tuple(tags)
+            values.append(m[1])
+    return values
 
 
 def _block_end(lines: Sequence[str], start: int, end: re.Pattern[str]) -> int:

@@ -72,8 +72,14 @@ from .conversations import is_oracle_answer, without_sources_lists
 from .orgparse_safe import load_org
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
 from .records import Heading, ParsedFile
+from .setup_files import setup_file_tags
 
 log = logging.getLogger(__name__)
+
+# What the reader reads the same way: raised when a file may now be read differently (the
+# index records it with the files read; a change reads every file again, see
+# Indexer.reconcile). 2: #+SETUPFILE's file tags.
+READER_VERSION = 2
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
@@ -90,21 +96,26 @@ def read_org_file(
 
 
 def read_org_bytes(
-    data: bytes, path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS, *, log_problems: bool = True
+    data: bytes, path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS, *, log_problems: bool = True,
+    root: Path | None = None,
 ) -> ParsedFile:
     """Parse org ``data`` (the bytes of the file ``path``, relative to the roam dir).
 
     Never raises on any content. Returns the headings that could be read, minus the
     excluded ones (see the module docstring), in file order; the level-0 record first.
     Each problem is logged with the path unless ``log_problems`` is false (a worker
-    process: its parent calls :func:`report_problems`).
+    process: its parent calls :func:`report_problems`). ``root``: the roam directory,
+    for the setup files ``#+SETUPFILE`` names relative to the file (:mod:`.setup_files`),
+    whose file tags count as the file's own; without it (text a client sends) they are
+    not read.
     """
     problems: list[str] = []
     stem = _file_stem(path)
     try:
         text = decode_org_bytes(data, problems)
         lines = split_lines(text)
-        parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems)
+        setup_dir = (root / path).parent if root is not None else None
+        parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems, setup_dir)
         if parsed.headings:
             parsed.responses = response_lines(lines, parsed.headings[0].properties)
     except Exception as exc:  # noqa: BLE001 - the contract is to never raise
@@ -138,7 +149,7 @@ class _Frame:
 
 
 def _read_lines(
-    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str]
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str], setup_dir: Path | None
 ) -> ParsedFile:
     bad_stamps = invalid_timestamp_lines(lines)
     if bad_stamps:
@@ -152,19 +163,19 @@ def _read_lines(
         try:
             root = load_org(_unreadable_chunks(lines, path, problems, unreadable), path)
         except Exception:  # noqa: BLE001
-            return _read_preamble_only(lines, path, stem, private, problems)
-    return _build(root, lines, path, stem, private, unreadable, problems)
+            return _read_preamble_only(lines, path, stem, private, problems, setup_dir)
+    return _build(root, lines, path, stem, private, unreadable, problems, setup_dir)
 
 
 def _read_preamble_only(
-    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str]
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str], setup_dir: Path | None
 ) -> ParsedFile:
     """Last resort: the text before the first heading, if even that parses."""
     first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
     problems.append("the headings could not be read; only the text before the first heading was kept")
     try:
         root = load_org(lines[:first], path)
-        return _build(root, lines[:first], path, stem, private, set(), problems)
+        return _build(root, lines[:first], path, stem, private, set(), problems, setup_dir)
     except Exception:  # noqa: BLE001
         problems.append("the text before the first heading could not be read either")
         return ParsedFile(path=path, title=stem, file_id=None)
@@ -178,12 +189,15 @@ def _build(
     private: Privacy,
     unreadable: set[int],
     problems: list[str],
+    setup_dir: Path | None,
 ) -> ParsedFile:
     file_props, root_body, file_flags = _drawer(root, lines, problems)
     file_id = _id(file_props)
     file_title = plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
     file_title = file_title or stem
     tags_of_file = file_tags(lines)
+    if setup_dir is not None:
+        tags_of_file = tuple(dict.fromkeys((*tags_of_file, *setup_file_tags(lines, setup_dir))))
     if private.excludes(tags=tags_of_file, properties=file_flags) or 0 in unreadable:
         return ParsedFile(path=path, title=stem, file_id=None)
 

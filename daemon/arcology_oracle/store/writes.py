@@ -41,7 +41,7 @@ class FileWrites(VectorSync):
 
     def renew_reading_rules(self, rules: str) -> bool:
         """Record ``rules`` (what decides how a file is read into the index: the private
-        tags, the chunking); when they differ from the rules recorded, or none are, every
+        tags, the chunking, the reader's version); when they differ from the rules recorded, or none are, every
         file is marked changed first, in the same transaction, so that the next reconcile
         reads each again (a tag made private leaves the index, a new chunk size takes
         effect). Returns whether they differed."""
