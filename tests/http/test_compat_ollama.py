@@ -197,6 +197,36 @@ async def test_generate_grounded_and_pass_through(ollama_client, fake_ollama):
     assert parts[-1].done and "Sources:" not in "".join(p.response for p in parts)
 
 
+async def test_an_answer_in_a_format_or_a_completion_gets_no_sources_block(ollama_client, fake_ollama):
+    messages = [{"role": "user", "content": COFFEE_QUESTION}]
+    answer = await ollama_client.chat(model="llama3.2+notes", messages=messages, format="json")
+    assert notes_messages(fake_ollama.state.requests["/api/chat"][-1]["messages"])  # grounded all the same
+    assert isinstance(json.loads(answer.message.content), dict)  # the (fake) model's JSON, and nothing after it
+    parts = [p async for p in await ollama_client.chat(model="llama3.2+notes", messages=messages,
+                                                       format={"type": "object"}, stream=True)]  # fmt: skip
+    assert isinstance(json.loads("".join(p.message.content for p in parts)), dict)
+    # A completion with a suffix (an editor filling a gap in code): no notes, no sources.
+    fake_ollama.state.chat_reply = "medium_fine"
+    filled = await ollama_client.generate(model="llama3.2+notes", prompt=f"# {COFFEE_QUESTION}\ngrind = '", suffix="'\n")
+    assert filled.response == "medium_fine"
+    assert "system" not in fake_ollama.state.requests["/api/generate"][-1]
+
+
+async def test_the_conversation_being_answered_is_no_note_of_it(make_client, make_settings, fake_ollama, roam_dir):
+    from tests.answers.test_chat_dialogue import gptel_file
+
+    asked = "Which kettle temperature suits a compatquokka pour-over?"
+    said = "Around 93 degrees for light compatquokka beans, with a 30 second bloom and a slow spiral pour."
+    (roam_dir / "kettle-chat.org").write_text(gptel_file([(asked, said)]))
+    daemon = await make_client(make_settings(ollama_host=fake_ollama.url))
+    messages = [{"role": "user", "content": asked}, {"role": "assistant", "content": said},
+                {"role": "user", "content": "And what grind for compatquokka beans at that kettle temperature?"}]  # fmt: skip
+    async with ollama.AsyncClient(host=base_url(daemon), timeout=httpx.Timeout(20, connect=5)) as client:
+        answer = await client.chat(model="llama3.2+notes", messages=messages)
+    notes = "\n".join(m["content"] for m in notes_messages(fake_ollama.state.requests["/api/chat"][-1]["messages"]))
+    assert "93 degrees" not in notes and "kettle-chat" not in answer.message.content
+
+
 # --------------------------------------------------------------------------- errors
 
 

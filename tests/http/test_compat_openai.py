@@ -74,6 +74,21 @@ def test_response_format_and_tool_call_answers_translate():
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
+async def test_malformed_messages_are_a_400_not_a_500(daemon_client):
+    bad = [
+        {"messages": [{"role": "assistant", "content": "", "tool_calls": ["x"]}, {"role": "user", "content": "hi"}]},
+        {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"id": "a", "function": "now"}]}]},
+        {"messages": [{"role": "assistant", "content": "", "tool_calls": [{"id": ["a"], "function": {"name": "now"}}]}]},
+        {"messages": [{"role": "tool", "tool_call_id": ["a"], "content": "x"}]},
+        {"messages": [{"role": "user", "content": "hi"}], "response_format": {"type": "json_schema", "json_schema": "x"}},
+        {"messages": [{"role": "user", "content": "hi"}], "stream": "false"},
+    ]
+    for body in bad:
+        resp = await daemon_client.post("/v1/chat/completions", json={"model": "llama3.2", **body})
+        assert resp.status == 400, (body, await resp.text())
+        assert (await resp.json())["error"]["message"]
+
+
 async def test_models_list_upstream_and_grounded_models(oai):
     ids = [m.id async for m in oai.models.list()]
     assert {"llama3.2:latest", "llama3.2+notes", "qwen2.5:7b", "qwen2.5:7b+notes", "nomic-embed-text:latest"} <= set(ids)

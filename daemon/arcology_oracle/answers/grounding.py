@@ -159,13 +159,17 @@ def insert_notes(messages: Sequence[Mapping[str, Any]], notes_message: str) -> l
 async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any]], *, k: int = NOTES_K) -> Grounding:
     """Retrieve notes for the latest user message (and the conversation before it) and
     add them as a system message; without it when the relevance gate finds none. Earlier
-    answers lose their sources blocks either way (see :func:`strip_sources_blocks`)."""
+    answers lose their sources blocks either way (see :func:`strip_sources_blocks`). No
+    heading whose text is one of the conversation's messages is a note of it."""
     question, buffer = conversation_query(messages)
     messages = strip_sources_blocks(messages)
     if not question.strip():
         return Grounding(messages)
     date_range = await question_range(index, question)
-    context = await gather_context(index, question, buffer=buffer, k=k, date_range=date_range)
+    # The conversation's own turns are no notes of it (a gptel chat saved in the notes
+    # is indexed, and matches its next question best of all).
+    turns = [message_text(m) for m in messages if m.get("role") in ("user", "assistant")]
+    context = await gather_context(index, question, buffer=buffer, k=k, date_range=date_range, seen=turns)
     if not context.used_notes or not context.sources:
         return Grounding(messages)
     notes = grounding_system_message(context, load_prompts(index.settings))

@@ -98,7 +98,8 @@ async def relay_stream(request: web.Request, path: str, body: Mapping[str, Any])
 
 async def plan_generate(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     """Ground an ``/api/generate`` body (its ``system``) when its model is a grounded name.
-    A ``raw`` prompt has no system part, so it is passed on without notes."""
+    A ``raw`` prompt has no system part, and a ``suffix`` asks for code to fill a gap
+    (an editor's completion), so both are passed on without notes."""
     name = model_param(body)
     base, grounded = grounding.split_model(name)
     if not grounded:
@@ -107,12 +108,12 @@ async def plan_generate(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     prompt = str_param(body.get("prompt"), "prompt") or ""
     system = str_param(body.get("system"), "system")
     out = {**body, "model": base}
-    if body.get("raw"):
+    if body.get("raw") or body.get("suffix"):
         return ChatPlan(name, out, True)
     system, sources = await grounding.ground_prompt(request.app[index_key], prompt, system)
     if system is not None:
         out["system"] = system
-    return ChatPlan(name, out, True, answer_sources(request, sources))
+    return ChatPlan(name, out, True, answer_sources(request, sources, body))
 
 
 def _ndjson(frame: dict[str, Any]) -> bytes:

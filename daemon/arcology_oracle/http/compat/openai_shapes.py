@@ -34,10 +34,13 @@ def openai_chat_to_ollama(body: Mapping[str, Any]) -> dict[str, Any]:
     raw_messages = body.get("messages")
     if not isinstance(raw_messages, list) or not raw_messages:
         raise BadRequest("messages must be a non-empty list")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool) and stream is not None:
+        raise BadRequest("stream must be true or false")
     out: dict[str, Any] = {
         "model": body.get("model"),
         "messages": openai_messages_to_ollama(raw_messages),
-        "stream": bool(body.get("stream", False)),
+        "stream": bool(stream),
     }
     options: dict[str, Any] = dict(body["options"]) if isinstance(body.get("options"), dict) else {}
     for key in _SAME_OPTIONS:
@@ -56,7 +59,8 @@ def openai_chat_to_ollama(body: Mapping[str, Any]) -> dict[str, Any]:
         if fmt.get("type") == "json_object":
             out["format"] = "json"
         elif fmt.get("type") == "json_schema":
-            schema = (fmt.get("json_schema") or {}).get("schema")
+            wrapper = fmt.get("json_schema")
+            schema = wrapper.get("schema") if isinstance(wrapper, dict) else None
             if not isinstance(schema, dict):
                 raise BadRequest("response_format.json_schema.schema must be an object")
             out["format"] = schema
@@ -82,7 +86,9 @@ def openai_messages_to_ollama(messages: Sequence[Any]) -> list[dict[str, Any]]:
         if role == "assistant" and isinstance(calls, list) and calls:
             converted["tool_calls"] = []
             for call in calls:
-                function = (call or {}).get("function") or {}
+                function = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(function, dict) or not isinstance(call.get("id", ""), (str, type(None))):
+                    raise BadRequest(f"messages[{i}]: each tool call must be an object with a function object and a string id")
                 arguments = function.get("arguments") or "{}"
                 if isinstance(arguments, str):
                     try:
@@ -92,7 +98,10 @@ def openai_messages_to_ollama(messages: Sequence[Any]) -> list[dict[str, Any]]:
                 converted["tool_calls"].append({"function": {"name": function.get("name"), "arguments": arguments}})
                 if call.get("id"):
                     tool_names[call["id"]] = function.get("name")
-        if role == "tool" and message.get("tool_call_id") in tool_names:
+        call_id = message.get("tool_call_id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise BadRequest(f"messages[{i}]: tool_call_id must be a string")
+        if role == "tool" and call_id in tool_names:
             converted["tool_name"] = tool_names[message["tool_call_id"]]
         out.append(converted)
     return out

@@ -105,10 +105,14 @@ def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     return messages
 
 
-def answer_sources(request: web.Request, sources) -> str:
-    """The sources block to append to a grounded answer ("" when the settings leave it out)."""
+def answer_sources(request: web.Request, sources, body: dict[str, Any]) -> str:
+    """The sources block to append to a grounded answer: "" when the settings leave it
+    out, and for an answer in a ``format`` (JSON, a schema), which one more line of text
+    would break."""
     settings = request.app[settings_key]
-    return grounding.sources_text(sources, settings.roam_dir) if settings.sources_in_compat_answers else ""
+    if not settings.sources_in_compat_answers or body.get("format"):
+        return ""
+    return grounding.sources_text(sources, settings.roam_dir)
 
 
 async def plan_chat(request: web.Request, body: dict[str, Any]) -> ChatPlan:
@@ -120,7 +124,7 @@ async def plan_chat(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     await require_chat_model(request, base, name)
     grounded_chat = await grounding.ground_messages(request.app[index_key], _messages(body))
     return ChatPlan(name, {**body, "model": base, "messages": grounded_chat.messages}, True,
-                    answer_sources(request, grounded_chat.sources))  # fmt: skip
+                    answer_sources(request, grounded_chat.sources, body))  # fmt: skip
 
 
 def _parse_frame(line: bytes, host: str) -> dict[str, Any]:
