@@ -102,6 +102,8 @@ async def test_stdio_tools_resources_and_errors(daemon):
 
         # errors: unknown id, bad arguments; the server goes on answering
         assert "no node with ID" in error_text(await client.call_tool("read_note", {"id": "no-such-node"}))
+        for dots in (".", ".."):  # path segments, not IDs: /nodes/.. is the daemon's own page
+            assert "no node with ID" in error_text(await client.call_tool("read_note", {"id": dots}))
         assert "no node with ID" in error_text(await client.call_tool("similar_notes", {"node_id": "no-such-node"}))
         assert "exactly one" in error_text(await client.call_tool("similar_notes", {"node_id": IDS["sourdough"], "text": "x"}))
         assert "exactly one" in error_text(await client.call_tool("similar_notes", {}))

@@ -124,12 +124,12 @@ def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
         """Read one note in full: title, outline path, tags, aliases, date, its org
         text (headings and bodies, at most 20,000 characters), and the notes it links
         to and that link to it (ids with titles; read those with read_note too)."""
-        return views.note(await ask(client.get(f"/nodes/{quote(id, safe='')}")))
+        return views.note(await ask(_get_node(client, id)))
 
     @server.resource(NODE_URI, name="org-roam node", mime_type="text/x-org", description="A note's org text, by its ID")
     async def node_resource(node_id: str) -> str:
         try:
-            node = await client.get(f"/nodes/{quote(node_id, safe='')}")
+            node = await _get_node(client, node_id)
         except NotFound as exc:
             raise ResourceNotFoundError(str(exc)) from None
         except OracleError as exc:
@@ -161,3 +161,12 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
         except OracleError as exc:
             raise ToolError(str(exc)) from None
         return answer.get("link") or f"remembered (id {answer.get('id')})"
+
+
+async def _get_node(client: DaemonClient, node_id: str) -> dict:
+    """The daemon's ``/nodes/ID`` answer. NotFound for "." and "..", which are no IDs:
+    quoted, they stay path segments that the HTTP client resolves (``/nodes/..`` is
+    ``/``, the daemon's own page)."""
+    if node_id.strip(".") == "":
+        raise NotFound(f"no node with ID {node_id!r}")
+    return await client.get(f"/nodes/{quote(node_id, safe='')}")
