@@ -63,3 +63,11 @@ def test_allowed_hosts_from_file_env_and_flags(tmp_path):
     for bad in ("https://x.ts.net/", "x.ts.net/path", "a b"):
         with pytest.raises(ConfigError, match="allowed_hosts"):
             load_settings(environ={}, overrides={"allowed_hosts": [bad]})
+
+
+def test_a_token_a_browser_cannot_send_is_refused():
+    # The web page sends the token in a header: only printable ASCII can go there.
+    for token in ("пароль-для-заметок", "right-token…", "two words"):
+        with pytest.raises(ConfigError, match="printable ASCII"):
+            load_settings(overrides={"token": token}, environ={})
+    assert load_settings(overrides={"token": " s3cret-T0ken_~ "}, environ={}).token == "s3cret-T0ken_~"

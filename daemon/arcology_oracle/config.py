@@ -198,6 +198,9 @@ class Settings(BaseModel):
         if value is None:
             return None
         value = value.strip()
+        if value and not all("\x21" <= c <= "\x7e" for c in value):
+            # A browser cannot send anything else in a header: the web page could never log in.
+            raise ValueError("must be printable ASCII without spaces (letters, digits, punctuation)")
         return value or None
 
     def prefixes_for(self, model: str) -> Prefixes:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import aiohttp
 import pytest
-from arcology_oracle.http.app import create_app
+from arcology_oracle.errors import ConfigError
+from arcology_oracle.http.app import check_bind, create_app
 
 from tests.api_fuzz import all_routes
 from tests.runners import start_daemon
@@ -217,10 +219,10 @@ async def test_json_content_type_with_parameters_is_accepted(client):
 async def test_real_daemon_takes_allow_host_from_flag_and_environment(tmp_path, roam_dir, fake_ollama):
     daemon = await start_daemon(
         tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, extra_args=["--allow-host", "mybox.tail-1.ts.net"],
-        env={"ARCOLOGY_ORACLE_ALLOWED_HOSTS": "ignored.example"},  # the flag wins, as for every setting
+        env={"ARCOLOGY_ORACLE_ALLOWED_HOSTS": "ignored.example"}, token="t0ken",  # the flag wins, as for every setting
     )  # fmt: skip
     try:
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(headers={"Authorization": "Bearer t0ken"}) as session:
             for host, status in (("mybox.tail-1.ts.net", 200), ("evil.example:7348", 403), ("ignored.example", 403)):
                 for _ in range(2):
                     async with session.get(daemon.url + "/status", headers={"Host": host}) as resp:
@@ -231,13 +233,32 @@ async def test_real_daemon_takes_allow_host_from_flag_and_environment(tmp_path, 
         daemon.stop()
 
 
+def test_a_name_a_proxy_passes_on_needs_a_token_and_no_token_is_said(make_settings, caplog):
+    # --allow-host without a token: every device that reaches the proxy (tailscale serve)
+    # could read and write the notes; the daemon refuses to start.
+    with pytest.raises(ConfigError, match="without a token"):
+        check_bind(make_settings(allowed_hosts=["mybox.tail-1.ts.net"]))
+    check_bind(make_settings(allowed_hosts=["mybox.tail-1.ts.net"], token="t0ken"))
+    with caplog.at_level(logging.WARNING):
+        check_bind(make_settings())  # loopback without a token: allowed, and said
+    assert "every account on this machine" in caplog.text
+
+
+async def test_another_page_may_link_to_the_daemons_page_but_to_no_route(client, fake_ollama):
+    navigate = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    assert (await client.get("/", headers=navigate)).status == 200
+    resp = await client.get("/ask", params={"q": "what are covering indexes", "model": "llama3.2"}, headers=navigate)
+    assert resp.status == 403
+    assert fake_ollama.state.requests.get("/api/chat", []) == []
+
+
 @pytest.mark.parametrize(
     "headers,status",
     [
         ({"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, 403),
         ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}, 403),
         ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}, 403),
-        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 200),
+        ({"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 403),
         ({"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}, 200),
         ({"Sec-Fetch-Site": "none", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 200),
     ],

@@ -204,6 +204,13 @@ async def test_token_is_asked_once_kept_in_local_storage_and_never_in_a_url(
         await page.press("#token-input", "Enter")
         await page.locator("#auth-message").get_by_text("did not accept").wait_for()
 
+        # A character no browser sends in a header (a typographic ellipsis): asked again,
+        # not "the daemon cannot be reached", and nothing kept.
+        await page.fill("#token-input", token + "\u2026")
+        await page.press("#token-input", "Enter")
+        await page.locator("#auth-message").get_by_text("cannot send").wait_for()
+        assert await page.evaluate(f"localStorage.getItem('{TOKEN_KEY}')") is None
+
         await page.fill("#token-input", token)
         await page.press("#token-input", "Enter")
         await page.locator("#status").get_by_text(f"{status['headings']} headings").wait_for()

@@ -62,13 +62,24 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
 
 
 def check_bind(settings: Settings) -> None:
-    """Refuse a non-loopback bind without a token (ConfigError says why)."""
-    if not settings.is_loopback and not settings.token:
+    """Refuse a non-loopback bind, or host names other than loopback ones (a proxy in
+    front: ``tailscale serve``), without a token (ConfigError says why)."""
+    if settings.token:
+        return
+    if not settings.is_loopback:
         raise ConfigError(
             f"refusing to listen on {settings.host} without a token: anyone who can reach that "
             "address could read your notes. Set a token (ARCOLOGY_ORACLE_TOKEN, `token` in the "
             "config file, or --token-file), or bind to 127.0.0.1."
         )
+    if settings.allowed_hosts:
+        raise ConfigError(
+            f"refusing to answer to {', '.join(settings.allowed_hosts)} without a token: a proxy passing that "
+            "name on (tailscale serve) lets every device that reaches it read and write your notes. Set a token "
+            "(ARCOLOGY_ORACLE_TOKEN, `token` in the config file, or --token-file), or drop allowed_hosts."
+        )
+    log.warning("no token: every program and every account on this machine can read and write your notes "
+                "through the daemon; on a shared machine set a token (see \"Who may talk to the daemon\")")
 
 
 def run_server(settings: Settings, setup: Callable[[web.Application], None] | None = None) -> int:

@@ -18,8 +18,10 @@ and checks, in this order, the first failure answering:
   host and port. curl, Emacs, gptel, ellama and the ``openai`` client send no Origin.
   Browsers leave ``Origin`` out of ``no-cors`` GETs (an ``<img>`` or ``<script>`` source,
   ``fetch(url, {mode: "no-cors"})``) but say ``Sec-Fetch-Site: same-site`` or
-  ``cross-site`` there: such requests are refused too, except GETs that open a page in a
-  window or tab (``Sec-Fetch-Mode: navigate``), whose answer the other page never sees.
+  ``cross-site`` there: such requests are refused too, except GETs that open the daemon's
+  own page (``/``, ``/static/*``) in a window or tab (``Sec-Fetch-Mode: navigate``), whose
+  answer the other page never sees; a link to any other route (``/ask?q=...`` would run
+  the model on a question and a model another page chose) is refused.
 - **Token**: with a token configured, every request but ``/health`` and the web page's
   own files (``GET /``, ``/static/*``) must carry ``Authorization: Bearer <token>``, else 401.
 - **Content-Type**: a POST, PUT or PATCH to a route must say
@@ -187,9 +189,15 @@ def _log_refused_host(value: str, remote: str | None) -> None:
 
 
 def _is_navigation(request: Incoming) -> bool:
+    """A link that opens the daemon's own page in a window or tab. Only the page (and its
+    files): a link to ``/ask?q=...`` would have the model answer a question another page
+    chose, with a model it chose."""
     headers = request.headers
-    return request.method in ("GET", "HEAD") and headers.get("Sec-Fetch-Mode") == "navigate" and (
-        headers.get("Sec-Fetch-Dest") in (None, "document")
+    return (
+        request.method in ("GET", "HEAD")
+        and headers.get("Sec-Fetch-Mode") == "navigate"
+        and headers.get("Sec-Fetch-Dest") in (None, "document")
+        and (request.path == "/" or request.path.startswith("/static/"))
     )
 
 

@@ -81,6 +81,9 @@
 
   class ApiError extends Error {}
 
+  // What a browser can send in a header, and so all a token may be (the daemon's rule too).
+  const SENDABLE_TOKEN = /^[\x21-\x7e]+$/;
+
   /**
    * fetch() a daemon path with the stored token. On 401 the user is asked for the token
    * and the request is sent again; any other response is returned as it is.
@@ -88,6 +91,12 @@
   async function api(path, init = {}) {
     for (;;) {
       const token = getToken();
+      if (token && !SENDABLE_TOKEN.test(token)) {
+        // headers.set would throw: no browser sends such a character in a header.
+        setToken(null);
+        await askForToken("That token holds a character a browser cannot send (a space, or one that is not plain ASCII). Enter it again.");
+        continue;
+      }
       const headers = new Headers(init.headers || {});
       if (!headers.has("Accept")) headers.set("Accept", "application/json");
       if (token) headers.set("Authorization", `Bearer ${token}`);
