@@ -11,7 +11,9 @@ sent).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 
 import pytest
 
@@ -112,3 +114,22 @@ async def test_similar_to_text_from_a_private_place_embeds_and_searches_nothing(
                                                "file": "journal.org", "line": 11, "k": 5})  # fmt: skip
     assert resp.status == 200
     assert any("placevisiblesun" in t for t in fake_ollama.state.embedded_texts)
+
+
+async def test_a_place_reached_through_a_link_is_judged_as_the_index_judges_it(client, fake_ollama, roam_dir):
+    # drafts/** is excluded; a link outside drafts/ leads to the excluded file: the index
+    # leaves it out by its real path, and so does the check of the place.
+    (roam_dir / "idea-link.org").symlink_to(roam_dir / "drafts" / "idea.org")
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": "* Draft\nThe placedraftkoala plan.\n",
+                                           "file": "idea-link.org", "line": 2})  # fmt: skip
+    assert resp.status == 200
+    await resp.read()
+    assert fake_ollama.state.chats and "placedraftkoala" not in sent(fake_ollama)
+
+
+async def test_a_fifo_in_a_notes_place_is_not_waited_for(client, fake_ollama, roam_dir):
+    os.mkfifo(roam_dir / "pipe.org")  # nothing will ever write to it
+    resp = await asyncio.wait_for(client.post("/similar", json={"text": "* Pipe\nplacevisiblesun words\n", "file": "pipe.org",
+                                                               "line": 1, "k": 3}), 10)  # fmt: skip
+    assert resp.status == 200

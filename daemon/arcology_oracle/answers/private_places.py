@@ -11,9 +11,11 @@ this judges the place, by reading the saved file with the indexer's own reader.
 from __future__ import annotations
 
 import asyncio
+import os
 
 from ..config import Settings
 from ..notes.cleaning import is_private_line
+from ..notes.disk import read_regular_file
 from ..notes.files import is_excluded, resolve_inside
 from .index_api import NotesIndex
 
@@ -21,20 +23,25 @@ from .index_api import NotesIndex
 async def is_private_place(index: NotesIndex, path: str | None, line: int | None) -> bool:
     """Whether ``line`` (1 when None) of the saved file ``path`` (relative to the notes
     directory) is in a part the index leaves out, or the file is excluded by
-    ``exclude_globs``. False without ``path``, for a path outside the notes directory
-    and for a file not saved yet (a new buffer's text is judged by itself). The file is
-    read on a worker thread."""
+    ``exclude_globs`` (by that name or, reached through a symlink, by its real path, as
+    the index excludes it). False without ``path``, for a path outside the notes
+    directory, for anything but a regular file (a FIFO is not read) and for a file not
+    saved yet (a new buffer's text is judged by itself). The file is read on a worker
+    thread."""
     if not path:
         return False
-    settings = index.settings
-    if is_excluded(path, settings.exclude_globs):
-        return True
-    return await asyncio.to_thread(_saved_line_is_private, settings, path, line or 1)
+    return await asyncio.to_thread(_saved_line_is_private, index.settings, path, line or 1)
 
 
 def _saved_line_is_private(settings: Settings, path: str, line: int) -> bool:
     try:
-        data = resolve_inside(settings.roam_dir, path).read_bytes()
-    except (ValueError, OSError):
+        file = resolve_inside(settings.roam_dir, path)
+    except ValueError:
         return False
-    return is_private_line(data, line, settings.private_tags, root=settings.roam_dir, path=path)
+    # Excluded by its name or, reached through a symlink, by its real one (as the index).
+    real_root = os.path.realpath(settings.roam_dir)
+    real_rel = os.path.relpath(os.path.realpath(file), real_root).replace(os.sep, "/")
+    if is_excluded(path, settings.exclude_globs) or is_excluded(real_rel, settings.exclude_globs):
+        return True
+    data = read_regular_file(file)
+    return data is not None and is_private_line(data, line, settings.private_tags, root=settings.roam_dir, path=path)

@@ -1,5 +1,6 @@
 """Note files on disk as Emacs leaves them: its lock on a file with unsaved edits, text
-that survives a rewrite byte for byte, and the permission bits a new file gets.
+that survives a rewrite byte for byte, the permission bits a new file gets, and a read
+that a FIFO in a note's place cannot hang.
 
 Shared by the daemon's own writes (:mod:`arcology_oracle.index.memory`) and the import
 (:mod:`arcology_oracle.importers.writing`).
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 from pathlib import Path
 
 
@@ -57,3 +59,29 @@ def umask() -> int:
     except OSError:
         pass
     return 0o022
+
+
+def read_regular_file(path: Path | str, limit: int | None = None) -> bytes | None:
+    """The bytes of the regular file at ``path`` (its first ``limit`` with a limit), or
+    None for anything else or a file that cannot be read. Opened without blocking and
+    checked once open: a FIFO in its place must not hang the reader."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        parts, size = [], 0
+        while limit is None or size < limit:
+            part = os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit - size))
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        return b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from .disk import read_regular_file
 from .org_syntax import decode_org_bytes, split_lines
 from .privacy import file_tags, keyword_values
 
@@ -47,26 +47,9 @@ def _collect(lines: Sequence[str], directory: Path, tags: dict[str, None], seen:
         if real in seen:
             continue
         seen.add(real)
-        data = _read(real)
+        data = read_regular_file(real, MAX_BYTES)
         if data is None:
             continue
         setup = split_lines(decode_org_bytes(data))
         tags.update(dict.fromkeys(file_tags(setup)))
         _collect(setup, Path(real).parent, tags, seen, depth + 1)
-
-
-def _read(path: str) -> bytes | None:
-    """The first :data:`MAX_BYTES` of the regular file ``path``; None for anything else
-    (a FIFO must not block the reader, a directory is no setup file)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, MAX_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
