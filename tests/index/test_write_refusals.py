@@ -15,6 +15,7 @@ import pytest
 
 from arcology_oracle.index import note_io
 from arcology_oracle.notes import capture
+from arcology_oracle.notes.reader import read_org_bytes
 from tests.index.test_write_attacks import NO_DAC, post, serve, today_rel
 
 THEIRS = b"their line without newline"
@@ -100,6 +101,22 @@ async def test_an_unleased_capture_is_not_glued_to_a_line_appended_meanwhile(cli
     status, gone = await call(client, "/forget", {"id": body["id"]})
     assert status == 200, gone
     assert daily.read_bytes() == mine + THEIRS
+
+
+async def test_an_unleased_capture_is_indexed_where_it_is(client, roam_dir, monkeypatch):
+    # Unleased, the capture follows an empty line of its own: the index's lines must be
+    # those of a whole read of the file (the appended-only reading counted them wrong).
+    daily = daily_of(roam_dir)
+    daily.write_bytes(b"* Morning\nCoffee.\n")
+    rel = str(daily.relative_to(roam_dir))
+    await client.index.index_paths([rel])  # indexed as it was: the capture is read alone
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    status, body = await call(client, "/memorize", {"text": "remember the kinkajou"})
+    assert status == 200, body
+    indexed = await client.index.read(lambda s: [(h["title"], h["start_line"], h["end_line"]) for h in s.file_headings(rel)])
+    whole = read_org_bytes(daily.read_bytes(), rel)
+    assert indexed == [(h.title, h.start_line, h.end_line) for h in whole.headings if h.level > 0]
+    assert ("remember the kinkajou", body["line"]) in [(t, start) for t, start, _ in indexed]
 
 
 async def test_a_created_daily_that_cannot_be_deleted_is_a_409_and_unchanged(client, roam_dir, monkeypatch):

@@ -288,8 +288,10 @@ def append_note(
         line = state.lines + 1 + lead.count(b"\n") + (1 if separator and state.ends_with_eol else 0)
         if not alone:
             line = (os.pread(fd, start, 0) + gap).count(state.eol) + lead.count(b"\n") + 1
-        # A new file's head is not in ``state``: it is read again at the next capture.
-        new_state = state.after(payload, after) if alone and not lead else None
+        # A new file's head is not in ``state``: it is read again at the next capture. Nor
+        # is an empty line before the capture (unleased, after a final line ending): the
+        # heading above it grows by a line, which reading the capture alone cannot say.
+        new_state = state.after(payload, after) if alone and not lead and not (separator and state.ends_with_eol) else None
         return Appended(state, payload, start, line, after, new_state, real_rel)
     finally:
         os.close(fd)
