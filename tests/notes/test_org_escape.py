@@ -184,6 +184,16 @@ def test_keywords_targets_and_local_variables_in_an_answer_change_nothing(tmp_pa
     ]  # fmt: skip
 
 
+def test_control_characters_in_an_answer_are_never_written(tmp_path):
+    # A NUL makes Emacs open the whole file as binary; a form feed starts a page.
+    answer = org_safe("Here is \x00 a NUL, a page\x0cbreak, and ESC\x1b$B, with a\ttab.")
+    assert answer == "Here is \ufffd a NUL, a page\ufffdbreak, and ESC\ufffd$B, with a\ttab."
+    path = tmp_path / "d.org"
+    path.write_text(USER.replace("* Later\n", "* Talk\n** What next?\n" + render_answer(
+        "A NUL \x00 here", "- [1] A note", level=2, model="m", when=NOW) + "* Later\n"))  # fmt: skip
+    assert emacs_reading(path) == [USER_READING]
+
+
 def test_escape_line_is_the_one_rule():
     assert escape_line("#+title: x") == ",#+title: x"
     assert escape_line(":END:") == ",:END:"

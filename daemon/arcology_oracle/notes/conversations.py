@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import BadRequest
-from .org_escape import escape_line, inert
+from .org_escape import escape_line, inert, without_controls
 from .org_syntax import (
     DRAWER_END_RE,
     DRAWER_START_RE,
@@ -246,12 +246,13 @@ def org_safe(text: str) -> str:
     ``#+begin_example`` blocks stay blocks (header arguments such as ``:tangle`` dropped,
     an unclosed block closed), with Org's comma escapes inside. Every other line is made
     inert as captured text is (:func:`~.org_escape.escape_line`: a keyword, block or
-    drawer line gets a comma, ``Local Variables:`` and ``<<`` a zero-width space), so an
-    answer cannot set the file's tags, TODO keywords, mode or targets."""
+    drawer line gets a comma, ``Local Variables:`` and ``<<`` a zero-width space), and
+    control characters (NUL, form feed, ESC) become U+FFFD, so an answer cannot set the
+    file's tags, TODO keywords, mode, coding or targets."""
     out: list[str] = []
     end: re.Pattern[str] | None = None  # the line closing the block we are in
     end_line = ""
-    for line in text.replace("\r\n", "\n").split("\n"):
+    for line in without_controls(text).replace("\r\n", "\n").split("\n"):
         if end is not None:
             if end.match(line):
                 out.append(end_line)

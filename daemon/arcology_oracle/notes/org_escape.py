@@ -56,6 +56,12 @@ def no_mode_cookie(text: str) -> str:
     return _MODE_COOKIE_RE.sub(ZWSP, text)
 
 
+def without_controls(text: str) -> str:
+    """``text`` with each control character :func:`refuse_controls` refuses replaced by
+    U+FFFD: for text no one can be asked to send again (a model's answer)."""
+    return _CONTROL_RE.sub("\ufffd", text)
+
+
 def refuse_controls(**parts: str | None) -> None:
     """BadRequest naming the part and the character when one of ``parts`` (name ->
     text) holds a control character other than tab, line feed and carriage return."""
