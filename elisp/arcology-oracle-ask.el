@@ -113,12 +113,25 @@ request state."
          (finish (format "[Failed: %s]\n" message)))))))
 
 (defun arcology-oracle--buffer-excerpt (beg end)
-  "Return the text between BEG and END, cut around point when too long."
-  (let ((max arcology-oracle-ask-max-chars))
-    (if (<= (- end beg) max)
-        (buffer-substring-no-properties beg end)
-      (let ((start (max beg (min (- (point) (/ max 2)) (- end max)))))
-        (buffer-substring-no-properties start (+ start max))))))
+  "Return the text between BEG and END, cut around point when too long.
+Its private parts are left out: each part (the text before the first
+heading, then each heading to the next) that
+`arcology-oracle--private-here-p' says is private where it starts.
+Cut out of the buffer, an excerpt starting inside a private subtree
+would no longer say that it is private."
+  (let* ((max arcology-oracle-ask-max-chars)
+         (start (if (<= (- end beg) max) beg (max beg (min (- (point) (/ max 2)) (- end max)))))
+         (stop (min end (+ start max)))
+         (parts nil))
+    (save-excursion
+      (goto-char start)
+      (while (< (point) stop)
+        (let* ((from (point))
+               (to (min stop (progn (outline-next-heading) (point)))))
+          (unless (arcology-oracle--private-here-p from)
+            (push (buffer-substring-no-properties from to) parts))
+          (goto-char (max to (1+ from))))))
+    (apply #'concat (nreverse parts))))
 
 (defun arcology-oracle--saved-file ()
   "Return the file the current buffer visits, if saved; else nil.

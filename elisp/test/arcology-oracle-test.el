@@ -650,6 +650,22 @@
       (let ((org-use-tag-inheritance nil))  ; the user's setting does not matter
         (should (eq (and (arcology-oracle--private-here-p) t) (nth 2 case)))))))
 
+(ert-deftest arcology-oracle-test-excerpt-leaves-private-parts-out ()
+  "An excerpt of a long buffer that starts inside a private subtree sends none of it."
+  (with-temp-buffer
+    (insert "#+title: Journal\n* Therapy :private:\n** Session notes\n")
+    (dotimes (i 30) (insert (format "The excerptiguana line %d.\n" i)))
+    (insert "* Gardening\nTomatoes need excerptvisiblesun.\n")
+    (org-mode)
+    (goto-char (point-max))
+    (let ((arcology-oracle-ask-max-chars 400))
+      (let ((excerpt (arcology-oracle--buffer-excerpt (point-min) (point-max))))
+        (should (string-match-p "excerptvisiblesun" excerpt))
+        (should-not (string-match-p "excerptiguana" excerpt))))
+    (let ((arcology-oracle-ask-max-chars 100000))  ; the whole buffer: its private subtree left out
+      (let ((excerpt (arcology-oracle--buffer-excerpt (point-min) (point-max))))
+        (should (string-prefix-p "#+title: Journal\n* Gardening\n" excerpt))))))
+
 (ert-deftest arcology-oracle-test-converse-sends-nothing-from-a-private-part ()
   "A conversation under a private heading is refused in Emacs: nothing is sent."
   (let* ((text "* Therapy :private:\n** Chat :conversation:\n*** Me\nWhat about the dream?\n")
