@@ -94,6 +94,32 @@ async def test_keyword_mode_without_ollama_then_only_pending_embedded(make_setti
     await idx.close()
 
 
+async def test_an_ollama_that_does_not_answer_is_waited_for_once_not_at_every_query(make_settings, fake_ollama):
+    # Ollama accepts the connection and never answers: the first query waits for the
+    # embedder's timeout and falls back to keywords; the next ones do not wait at all
+    # (no embedding asked) until the embedder answers again.
+    index = OracleIndex(make_settings(ollama_host=fake_ollama.url, embed_timeout=1))
+    await index.start()
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        fake_ollama.state.configure({"hang": True})
+        mode, results = await search(index, "covering index", 5)
+        assert mode == "keyword" and results
+        asked = fake_ollama.state.count("/api/embed")
+        mode, results = await search(index, "tomato blight", 5)
+        assert mode == "keyword" and results
+        assert fake_ollama.state.count("/api/embed") == asked  # not asked again meanwhile
+        assert (await index.status())["embedder"]["reachable"] is False
+        fake_ollama.state.configure({"hang": False})
+        fake_ollama.state.release()
+        index.embedder_state.ok()  # what the embedding worker's next success says
+        mode, _ = await search(index, "tomato blight", 5)
+        assert mode == "hybrid" and fake_ollama.state.count("/api/embed") > asked
+    finally:
+        await index.close()
+
+
 async def test_one_heading_edit_embeds_only_that_heading(index, settings, fake_ollama):
     path = settings.roam_dir / "sqlite-indexing.org"
     before = fake_ollama.state.embed_texts_total

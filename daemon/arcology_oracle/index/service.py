@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -31,20 +32,32 @@ from .indexer import IndexReport, Indexer
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# After a query's embedding failed (Ollama down or not answering), queries go straight to
+# keyword mode for this long, unless the embedder answers meanwhile: an Ollama that
+# accepts connections and never answers made every search wait embed_timeout (60 s).
+QUERY_PAUSE_SECONDS = 30.0
+
 
 class EmbedderState:
-    """What is known about the embedder, for ``/status``."""
+    """What is known about the embedder, for ``/status``, and whether queries wait for it."""
 
     def __init__(self) -> None:
         self.reachable: bool | None = None
         self.error: str | None = None
         self.embedded_since_start = 0
+        self._failed_at: float | None = None
 
     def ok(self) -> None:
-        self.reachable, self.error = True, None
+        self.reachable, self.error, self._failed_at = True, None, None
 
     def failed(self, exc: Exception) -> None:
-        self.reachable, self.error = False, str(exc)
+        self.reachable, self.error, self._failed_at = False, str(exc), time.monotonic()
+
+    def queries_wait(self) -> bool:
+        """False for :data:`QUERY_PAUSE_SECONDS` after a failure, until the embedder
+        answers again (the embedding worker keeps trying): queries then use keywords at
+        once."""
+        return self._failed_at is None or time.monotonic() - self._failed_at >= QUERY_PAUSE_SECONDS
 
 
 class OracleIndex:
@@ -313,8 +326,11 @@ class OracleIndex:
         return out
 
     async def _embedded(self, call: Callable[[], Awaitable[T]]) -> T | None:
-        """``await call()`` (the embedder), or None when the embedder is unavailable;
-        either way recorded in :attr:`embedder_state` (``/status``)."""
+        """``await call()`` (the embedder), or None when the embedder is unavailable (or
+        failed a moment ago: :meth:`EmbedderState.queries_wait`); either way recorded in
+        :attr:`embedder_state` (``/status``)."""
+        if not self.embedder_state.queries_wait():
+            return None
         try:
             out = await call()
         except ServiceUnavailable as exc:
