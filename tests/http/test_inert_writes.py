@@ -6,27 +6,13 @@ character is a 400 that writes nothing."""
 
 from __future__ import annotations
 
-import datetime
-
-import aiohttp
-
+from tests.index.test_write_attacks import post
+from tests.index.test_write_refusals import daily_of
 from tests.notes.test_org_escape import HOSTILE_ANSWER, USER, USER_BLOCK, USER_READING, emacs_reading
 
 
-async def post(daemon, path: str, body: dict) -> tuple[int, dict]:
-    async with aiohttp.ClientSession(headers=daemon.headers) as session:
-        async with session.post(daemon.url + path, json=body) as resp:
-            return resp.status, await resp.json()
-
-
-def today_daily(roam_dir):
-    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
-    daily.parent.mkdir(exist_ok=True)
-    return daily
-
-
 async def test_memorize_refuses_control_characters_and_writes_nothing(daemon, roam_dir):
-    daily = today_daily(roam_dir)
+    daily = daily_of(roam_dir)
     daily.write_text(USER_BLOCK)
     before = daily.read_bytes()
     for field, char in (("text", "\f"), ("text", "\x00"), ("title", "\x00"), ("source", "\f"), ("text", "\x1b"),
@@ -43,7 +29,7 @@ async def test_memorize_refuses_control_characters_and_writes_nothing(daemon, ro
 
 
 async def test_memorize_sets_no_local_variable_and_takes_no_link(daemon, roam_dir):
-    daily = today_daily(roam_dir)
+    daily = daily_of(roam_dir)
     daily.write_text(USER)
     before = daily.read_bytes()
     for body in (
@@ -61,7 +47,7 @@ async def test_memorize_sets_no_local_variable_and_takes_no_link(daemon, roam_di
 
 
 async def test_memorize_title_on_the_first_line_of_an_empty_daily_is_no_cookie(daemon, roam_dir):
-    daily = today_daily(roam_dir)
+    daily = daily_of(roam_dir)
     daily.write_bytes(b"")
     status, answer = await post(daemon, "/memorize", {"text": "café au lait", "title": "Plan -*- coding: latin-1 -*-"})
     assert status == 200, answer
