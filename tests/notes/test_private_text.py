@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from arcology_oracle.notes.cleaning import strip_private
-from arcology_oracle.errors import NotFound
+from arcology_oracle.errors import BadRequest, NotFound
+from arcology_oracle.notes.capture import clean_tags
 from arcology_oracle.notes.org_syntax import split_heading_tags
 from arcology_oracle.notes.orgparse_safe import entry_values
 from arcology_oracle.notes.reader import read_org_bytes
@@ -103,6 +104,13 @@ HOLES = (
         "mixeddrawervisibleemu",
         {"14000000-0000-4000-8000-000000000018": None, "14000000-0000-4000-8000-000000000008": "Mixed drawers"},
     ),
+    # A tag run with a mark (Devanagari vowel signs): Org reads private there (Emacs 28.2).
+    Hole(
+        "tags in another script",
+        "#+title: Script\n* Therapy :private:हिन्दी:\nscripttagcaracal words\n* Open :हिन्दी:\nscriptvisiblegecko words\n",
+        ("scripttagcaracal",),
+        "scriptvisiblegecko",
+    ),
     # A drawer ends at a line that is only :END: (Org 9.5.5); a value holding ":END:"
     # ended it early, and the ROAM_EXCLUDE after it was read as body text.
     Hole(
@@ -157,6 +165,17 @@ def test_tags_use_orgs_tag_characters():
     assert split_heading_tags("Money :private:%fin:") == ("Money", ["private", "%fin"])
     assert split_heading_tags("Second :a@b:x#y:") == ("Second", ["a@b", "x#y"])
     assert split_heading_tags("B :x-y:") == ("B :x-y:", [])  # "-" is not a tag character
+    # Marks of any script are tag characters ([:alnum:] in Emacs); the regex word class missed them.
+    assert split_heading_tags("Therapy :private:हिन्दी:") == ("Therapy", ["private", "हिन्दी"])
+    assert split_heading_tags("Count :Ⅷ:〇:") == ("Count", ["Ⅷ", "〇"])
+
+
+def test_capture_tags_are_the_characters_org_reads_as_tags():
+    # (string-match-p "\\`[[:alnum:]]\\'" C) in Emacs 28.2, for each character.
+    assert clean_tags(["हिन्दी", "Ⅷ", "〇", "a_b", "#x", "%y", "z@w", "é"]) == ("हिन्दी", "Ⅷ", "〇", "a_b", "#x", "%y", "z@w", "é")
+    for bad in ("x½", "²", "①", "a-b", "a b", "", "a:b"):
+        with pytest.raises(BadRequest, match="invalid tag"):
+            clean_tags([bad])
 
 
 def test_filetags_are_collected_as_emacs_collects_them():

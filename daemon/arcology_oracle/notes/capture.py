@@ -53,20 +53,19 @@ from dataclasses import dataclass
 
 from ..errors import BadRequest
 from .org_escape import escape_line, inert, no_mode_cookie, refuse_controls
-from .org_syntax import org_link, plain_title
+from .org_syntax import org_link, plain_title, split_heading_tags
+from .privacy import is_tag_char
 
 CAPTURED_BY = "CAPTURED_BY"
 CAPTURED_BY_VALUE = "arcology-oracle"
 CAPTURE_HASH = "CAPTURE_HASH"
 TITLE_CHARS = 60
 _DOMAIN = b"arcology-oracle capture v1\x00"
-_TAG_RE = re.compile(r"[\w@#%]+")
 _HEADING_RE = re.compile(r"^(\*+)[ \t]")
 _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
 _PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
-_TAG_END_RE = re.compile(r":[\w@#%:]*:\s*$")
 _DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
 BOM = b"\xef\xbb\xbf"
 
@@ -107,7 +106,7 @@ def clean_tags(tags: object) -> tuple[str, ...]:
         raise BadRequest("tags must be a list of strings")
     out: list[str] = []
     for tag in tags:
-        if not _TAG_RE.fullmatch(tag):
+        if not tag or not all(is_tag_char(c) for c in tag):
             raise BadRequest(f"invalid tag {tag!r}: Org tags hold letters, digits, _, @, # and % only")
         if tag not in out:
             out.append(tag)
@@ -132,7 +131,7 @@ def capture_title(text: str, title: str | None) -> str:
     name = no_mode_cookie(inert(name))
     # A title ending like tags (`` :private:``) would be read as the heading's tags: a
     # zero-width space after it keeps it text, the escape the Org manual gives for markup.
-    return name + "\u200b" if _TAG_END_RE.search(name) else name
+    return name + "\u200b" if split_heading_tags(name)[1] else name
 
 
 def capture_link(node_id: str, title: str) -> str:

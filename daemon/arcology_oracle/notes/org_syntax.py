@@ -11,7 +11,7 @@ import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from .privacy import TAG_CHARS
+from .privacy import is_tag_char
 
 # orgparse's own test for a heading line (node.RE_NODE_HEADER): stars then a space.
 HEADING_LINE_RE = re.compile(r"^\*+ ")
@@ -39,7 +39,6 @@ DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE | re.ASCII)
 # not folded, as in Emacs.
 PROPERTIES_IN_RE = re.compile(r":PROPERTIES:", re.IGNORECASE | re.ASCII)
 CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
-_TAG_RUN_RE = re.compile(rf"(?:{TAG_CHARS}|:)+")
 
 # A timestamp's date and optional time (checked for validity, never rewritten).
 _STAMP_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})(?: +[^\s\d<>\[\]]+)?(?: +(\d{1,2}):(\d{2}))?")
@@ -136,12 +135,13 @@ def split_roam_list(value: str) -> tuple[str, ...]:
 
 def split_heading_tags(heading: str) -> tuple[str, list[str]]:
     """orgparse's ``parse_heading_tags`` in linear time, with Org's tag characters
-    (orgparse's lack ``#`` and ``%``)."""
+    (:func:`~.privacy.is_tag_char`; orgparse's lack ``#`` and ``%``)."""
     end = len(heading.rstrip())
     if end < 3 or heading[end - 1] != ":":
         return heading, []
-    run = _TAG_RUN_RE.match(heading[:end][::-1])
-    start = end - run.end()
+    start = end
+    while start > 0 and (heading[start - 1] == ":" or is_tag_char(heading[start - 1])):
+        start -= 1
     colon = heading.find(":", start, end - 2)
     if colon < 0:
         return heading, []

@@ -78,7 +78,8 @@ log = logging.getLogger(__name__)
 
 # What the reader reads the same way: raised when a file may now be read differently (the
 # index records it with the files read; a change reads every file again, see
-# Indexer.reconcile). 2: #+SETUPFILE's file tags.
+# Indexer.reconcile). 2: #+SETUPFILE's file tags; tags in every script (marks are tag
+# characters).
 READER_VERSION = 2
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
