@@ -66,3 +66,16 @@ async def test_converse_answer_sets_no_keyword_local_variable_or_target(daemon, 
     path.write_text(USER + conversation + answer["org"])
     assert emacs_reading(path) == [USER_READING]
     assert "\n,#+filetags: :private:\n,#+TODO: WAIT | FIN\n" in answer["org"]
+
+
+async def test_a_capture_never_pushes_the_users_local_variables_out_of_emacss_reach(daemon, roam_dir):
+    # Emacs reads a Local Variables block only in the last 3000 characters of a file.
+    daily = daily_of(roam_dir)
+    daily.write_text(USER_BLOCK)
+    status, answer = await post(daemon, "/memorize", {"text": "a short note"})
+    assert status == 200, answer
+    before = daily.read_bytes()
+    status, answer = await post(daemon, "/memorize", {"text": "long words " * 300})
+    assert status == 409 and "Local Variables" in answer["error"], answer
+    assert daily.read_bytes() == before
+    assert emacs_reading(daily) == [{**USER_READING, "fill_column": 42}]

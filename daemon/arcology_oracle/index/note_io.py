@@ -47,6 +47,7 @@ from pathlib import Path
 
 from ..errors import Conflict
 from ..notes.capture import BOM, Removal, file_eol
+from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
 # prepare_leases is part of this module's interface (the daemon calls it at start).
@@ -274,6 +275,7 @@ def append_note(
             separator = not lead and (not state.ends_with_eol or not leased)
             gap = state.eol if separator else b""
             payload = build(state.eol, lead or gap, real_rel)
+            _keep_local_variables(fd, os.fstat(fd).st_size, payload, rel)
             _write_all(fd, payload)
             end = os.lseek(fd, 0, os.SEEK_CUR)
             os.fsync(fd)
@@ -295,6 +297,20 @@ def append_note(
         return Appended(state, payload, start, line, after, new_state, real_rel)
     finally:
         os.close(fd)
+
+
+def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str) -> None:
+    """Conflict when ``payload`` appended to the file would hide its ``Local Variables``
+    block from Emacs (:func:`~arcology_oracle.notes.org_escape.hides_local_variables`)."""
+    span = min(size, 4 * LOCAL_VARIABLES_REACH)  # at most 4 bytes a character
+    tail = os.pread(fd, span, size - span).decode("utf-8", "replace")
+    added = len(payload.decode("utf-8", "replace"))
+    if hides_local_variables(tail, added):
+        raise Conflict(
+            f"{rel} ends with a Local Variables block, which Emacs reads only in the last {LOCAL_VARIABLES_REACH} "
+            f"characters of a file: {added} more characters after it would hide it. Not written: capture into "
+            "another note, or move the block"
+        )
 
 
 def _ends_with(fd: int, st: os.stat_result, eol: bytes) -> bool:

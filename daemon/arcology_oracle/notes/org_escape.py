@@ -14,6 +14,9 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   ``<<<radio target>>>`` takes over the user's links. Nothing else changes.
 * **Line 1** (:func:`no_mode_cookie`): a zero-width space breaks each ``-*-``, so a text
   that lands on a file's first line is never read as its ``-*- mode/coding -*-`` cookie.
+* **The user's Local Variables** (:func:`hides_local_variables`): Emacs reads a file's
+  ``Local Variables`` block only in its last 3000 characters; an append that would put
+  the block further from the end is refused (the caller's 409).
 * **Control characters** (:func:`refuse_controls`): NUL and the other C0 controls but tab,
   line feed and carriage return are refused (Emacs opens a file holding a NUL as binary,
   a form feed starts a page that hides the user's ``Local Variables`` block above it, an
@@ -34,6 +37,9 @@ _LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
 _TARGET_RE = re.compile(r"(?<=<)(?=<)")
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
+# How far from a file's end Emacs looks for its Local Variables block (hack-local-variables).
+LOCAL_VARIABLES_REACH = 3000
+_LOCAL_VARIABLES_LINE = re.compile(r"local variables:[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\x1b": "ESC"}
 
 
@@ -74,3 +80,15 @@ def refuse_controls(**parts: str | None) -> None:
                 f"{name} holds a {what} (U+{ord(char):04X}) at character {found.start()}: "
                 "control characters other than tab and line breaks cannot be written into an org file"
             )
+
+
+def hides_local_variables(tail: str, added: int) -> bool:
+    """Whether ``added`` more characters after a file ending in ``tail`` put the file's
+    ``Local Variables`` block beyond :data:`LOCAL_VARIABLES_REACH` characters from its
+    end, where Emacs no longer looks for it (the user's ``fill-column``, ``coding`` or mode
+    would silently stop applying). False when Emacs finds no block there now."""
+    tail = tail[-LOCAL_VARIABLES_REACH:]
+    found = None
+    for found in _LOCAL_VARIABLES_LINE.finditer(tail):
+        pass
+    return found is not None and len(tail) - found.start() + added > LOCAL_VARIABLES_REACH
