@@ -171,3 +171,17 @@ async def test_the_oracles_turns_in_recall_ask_and_similar(chats_daemon, fake_ol
     _, found = await chats_daemon.get_json("/search", q="tomato", k=20)
     roles = {r["heading"]: r["role"] for r in found["results"] if r["file"] == "talk.org"}
     assert roles.get("Tomato questions") == "conversation"
+
+
+async def test_a_gptel_chat_with_a_grounded_model_is_no_evidence_of_its_answers(make_client, make_settings, fake_ollama, roam_dir):
+    # Saved from gptel with llama3.2+notes: its answers cited the user's notes; asked again,
+    # they must not come back as notes. The user's own questions there still count.
+    asked = "Which kettle temperature suits a groundedquokka pour-over?"
+    said = "Your notes say 93 degrees for groundedquokka beans, with a thirty second bloom."
+    (roam_dir / "kettle-chat.org").write_text(gptel_file([(asked, said)], model="llama3.2+notes"))
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    resp = await client.post("/ask", json={"question": "groundedquokka kettle temperature"})
+    assert resp.status == 200
+    await resp.read()
+    prompt = fake_ollama.state.chats[-1][0]["content"]
+    assert "groundedquokka pour-over" in prompt and "93 degrees" not in prompt

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..notes.conversations import GROUNDED_SUFFIX
 from .context import gather_context
 from .index_api import NotesIndex
 from .prompts import grounding_system_message, load_prompts
 from .search import question_range
 from .sources import Source, sources_org_block
 
-GROUNDED_SUFFIX = "+notes"
 NOTES_K = 8
 # How much of the conversation before the latest user message goes into retrieval.
 QUERY_TURNS = 4

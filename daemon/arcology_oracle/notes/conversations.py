@@ -38,6 +38,9 @@ from .org_syntax import (
 
 USER_ROLES = frozenset({"user", "me", "human", "you", "question"})
 ORACLE_ROLES = frozenset({"oracle", "assistant", "ai", "model", "bot", "answer"})
+# The daemon's grounded models are named ``MODEL+notes`` (``llama3.2+notes``, or with a
+# tag after it, ``qwen2.5+notes:7b``): a gptel chat whose model is one is the oracle's.
+GROUNDED_SUFFIX = "+notes"
 
 _FENCE = re.compile(r"^([ \t]*)```[ \t]*([\w+-]*)[ \t]*$")
 _BLOCK_START = re.compile(r"^([ \t]*)#\+begin_(src|example)(?:[ \t]+([\w+-]*).*)?$", re.IGNORECASE)
