@@ -35,3 +35,11 @@ def test_an_imported_session_is_a_dialogue_however_few_its_turns():
     body = IMPORTED.split(":END:\n")[-1]
     assert dialogue.read_turns(body) == [] and len(dialogue.read_turns(body, known=True)) == 2
 
+
+
+def test_speakers_named_in_any_script_are_turns():
+    # The importer writes a speaker's name in any script (--me 太郎, VTT <v 田中>); each
+    # must read back as that speaker's turn, not as the previous speaker's text.
+    body = "太郎: ゼブラフィッシュのクィントゥスは元気?\nChatGPT: はい、元気です。\nАна: А ты?\nChatGPT: Хорошо.\n"
+    turns = dialogue.read_turns(body)
+    assert [t.speaker for t in turns] == ["太郎", "ChatGPT", "Ана", "ChatGPT"]

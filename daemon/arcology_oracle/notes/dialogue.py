@@ -35,7 +35,9 @@ SCENE_MAX_CHARS = 1600
 SCENE_OVERLAP_CHARS = 240
 SCENE_GAP_MINUTES = 30
 
-_NAME = r"[A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF][\w.'\u2019-]*(?: [\w.'\u2019-]+){0,3}"
+# A speaker's name: a letter of any script (太郎, Ана), then up to four words, as the
+# importer writes them (importers/render.py); the names it writes must read back as turns.
+_NAME = r"[^\W\d_][\w.'\u2019-]*(?: [\w.'\u2019-]+){0,3}"
 _STAMP = r"\[(?P<stamp>\d{4}-\d{2}-\d{2}(?: [^\s\]\d]+)?(?: \d{1,2}:\d{2}(?::\d{2})?)?|\d{1,2}:\d{2}(?::\d{2})?)\]"
 SPEAKER_LINE_RE = re.compile(rf"^(?:{_STAMP}[ \t]+)?(?P<name>{_NAME}):[ \t]+(?P<text>\S.*)$")
 _MARKER_RE = re.compile(rf"^[ \t]*(?:-{{5,}}|{_STAMP})[ \t]*$")
