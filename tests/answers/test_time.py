@@ -58,6 +58,17 @@ def test_heading_dates_record_their_source(tmp_path):
         ("since 2024-05-01 what did I cook", "2024-05-01", "2026-12-03"),
         ("notes before May 2025", None, "2025-04-30"),
         ("anything in 2024", "2024-01-01", "2024-12-31"),
+        # A trailing year is both sides' (it was this year's March to 2024's May).
+        ("what did I say between March and May 2024", "2024-03-01", "2024-05-31"),
+        ("between 5 March and 10 March 2024", "2024-03-05", "2024-03-10"),
+        ("between May 2024 and March 2024", "2024-03-01", "2024-05-31"),  # either order
+        ("from 2024-02-01 to 2024-02-28", "2024-02-01", "2024-02-28"),  # not until today
+        ("from March to May", "2026-03-01", "2026-05-31"),
+        ("since May", "2026-05-01", "2026-12-03"),  # a month alone, though "may" is a verb too
+        # The calendar's ends: no day before the first or after the last (a 500 before).
+        ("what did I say before 0001-01-01", None, "0001-01-01"),
+        ("0001年1月1日より前に何を言った", None, "0001-01-01"),
+        ("what did I say after 9999-12-31", "9999-12-31", "2026-12-03"),
     ],
 )
 def test_questions_become_date_ranges(question, since, until):
@@ -157,6 +168,8 @@ def test_explicit_bounds():
         explicit_range("not a date", None, TODAY)
     with pytest.raises(BadRequest):
         explicit_range("2025-01-02", "2025-01-01", TODAY)
+    with pytest.raises(BadRequest):  # no month 13 (dateparser read it as 13 January)
+        explicit_range("2024-13-01", None, TODAY)
 
 
 # -- the real daemon ----------------------------------------------------------------------

@@ -42,7 +42,9 @@ _TIME_WORD_RE = re.compile(
     re.IGNORECASE,
 )
 _THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a)\s+year\b|\ba\s+year\s+ago\s+today\b", re.I)
-_BETWEEN_RE = re.compile(r"\bbetween\s+(.+?)\s+and\s+(.+?)(?:[?.!,;]|$)", re.I)
+_BETWEEN_RE = re.compile(r"\b(?:between\s+(.+?)\s+and|from\s+(.+?)\s+(?:to|until|till))\s+(.+?)(?:[?.!,;]|$)", re.I)
+_ISO_LIKE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
+_YEAR_RE = re.compile(r"\b\d{4}\b")
 _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
 _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
 # Japanese and Chinese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
@@ -157,7 +159,9 @@ def read_expression(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None
     text = text.strip()
     if cjk.has_cjk(text):
         return _read_cjk(text, today)
-    if not text or not _TIME_WORD_RE.search(text):
+    # A whole expression that is a month alone is one ("since May"), which in a sentence
+    # _TIME_WORD_RE leaves to its context ("may" is a verb too).
+    if not text or not (_TIME_WORD_RE.search(text) or text.lower() in _MONTHS):
         return None
     if _THIS_DAY_RE.search(text):
         day = _year_ago(today)
@@ -195,9 +199,9 @@ def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
         if days and word in ("since", "from"):
             return DateRange(days[0], today, expression)
         if days and word == "after":
-            return DateRange(days[1] + dt.timedelta(days=1), today, expression)
+            return DateRange(_shift(days[1], 1), today, expression)
         if days and word in ("before",):
-            return DateRange(None, days[0] - dt.timedelta(days=1), expression)
+            return DateRange(None, _shift(days[0], -1), expression)
         if days and word in ("until", "till"):
             return DateRange(None, days[1], expression)
         if not days and word == "since" and _EVENT_RE.match(rest):
@@ -216,10 +220,21 @@ def _day_or_span(
         day = _year_ago(today)
         return DateRange(day, day, m[0])
     if m := between.search(text):
-        first, second = read(m[1], today), read(m[2], today)
+        one, other = m[1] or m[2], m[m.lastindex]
+        first, second = read(one, today), read(other, today)
+        if first and second and first[0] > second[1] and not _YEAR_RE.search(one) and (year := _YEAR_RE.search(other)):
+            first = read(f"{one} {year[0]}", today) or first  # "between March and May 2024": May's year
         if first and second:
-            return DateRange(first[0], second[1], m[0].rstrip("?.!,; "))
+            return DateRange(min(first[0], second[0]), max(first[1], second[1]), m[0].rstrip("?.!,; "))
     return None
+
+
+def _shift(day: dt.date, days: int) -> dt.date:
+    """``day`` moved by ``days``, kept within the calendar (the day before 0001-01-01 is it)."""
+    try:
+        return day + dt.timedelta(days=days)
+    except OverflowError:
+        return dt.date.min if days < 0 else dt.date.max
 
 
 def _longest_prefix(text: str, today: dt.date) -> tuple[tuple[dt.date, dt.date] | None, str]:
@@ -260,7 +275,7 @@ def _parse_cjk(text: str, today: dt.date) -> DateRange | None:
         if days is None:
             continue
         if m[2] in _CJK_BEFORE[chinese]:
-            return DateRange(None, days[0] - dt.timedelta(days=1), m[0])
+            return DateRange(None, _shift(days[0], -1), m[0])
         if m[2] in _CJK_UNTIL[chinese]:
             return DateRange(None, days[1], m[0])
         return DateRange(days[0], today, m[0])
@@ -361,7 +376,8 @@ def explicit_range(since: str | None, until: str | None, today: dt.date | None =
         try:
             days = (dt.date.fromisoformat(value),) * 2
         except ValueError:
-            days = read_expression(value, today)
+            # 2024-13-01 is no date; dateparser would read it as 13 January.
+            days = None if _ISO_LIKE_RE.match(value.strip()) else read_expression(value, today)
         if not days:
             raise BadRequest(f"{name}: cannot read {value!r} as a date (use YYYY-MM-DD or e.g. 'last week')")
         bounds.append(days[end])
