@@ -5,6 +5,8 @@ the real daemon and the fake Ollama."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from arcology_oracle.index.parsing import ParseOptions, parse_note
@@ -167,3 +169,37 @@ async def test_a_question_in_japanese_finds_a_japanese_turn(tmp_path, roam_dir, 
         assert "味噌汁を作るつもり" in fake_ollama.state.chats[-1][0]["content"]
     finally:
         d.stop()
+
+
+def imported_chat(day: dt.date) -> str:
+    """A chat as ``arcology-oracle import`` writes it, its session on ``day``."""
+    stamp = f"{day.isoformat()} {day.strftime('%a')} 10:00"
+    return (
+        ":PROPERTIES:\n:ID:       32ed2cdc-b37b-5223-be7e-a73c8d3ca170\n:IMPORTED_FROM: chatgpt\n:END:\n#+title: Bike repair\n\n"
+        f"* [{stamp}] Bike repair\n:PROPERTIES:\n:ID:       e8e0d94b-b770-542f-b5f5-754dc04593c0\n:END:\n"
+        "Me: The rear derailleur on my bicycle skips gears on hills.\n\n"
+        "ChatGPT: Adjust the barrel adjuster a quarter turn counterclockwise.\n\n"
+        "Me: That fixed the chain rubbing, thanks.\n\n"
+        "ChatGPT: Great, also lubricate the chain.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"question": "what did I say about my bicycle derailleur"},
+        {"question": "what did I say about my bicycle derailleur last week"},
+        {"question": "what did I say about my bicycle derailleur", "since": "last week", "until": "last week"},
+        {"question": "what did I say last week"},  # only a time: the range's turns
+        {"question": "what did I say", "since": "last week", "until": "last week"},
+    ],
+)
+async def test_a_time_in_the_question_dates_the_turns_and_hides_none(make_client, make_settings, fake_ollama, roam_dir, body):
+    today = dt.date.today()
+    last_week = today - dt.timedelta(days=today.weekday() + 5)  # Wednesday of last week
+    (roam_dir / "bike-chat.org").write_text(imported_chat(last_week))
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    resp = await client.post("/recall", json=body)
+    assert resp.status == 200
+    notes = (await resp.json())["notes"]
+    assert any(n["file"] == "bike-chat.org" and "derailleur" in n["text"] for n in notes), notes

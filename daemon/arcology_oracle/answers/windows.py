@@ -35,7 +35,7 @@ from ..config import Settings
 from ..notes import cjk
 from ..notes.dialogue import speaker_label
 from ..store import Store
-from . import retrieval
+from . import retrieval, timeline
 from .prompts import escape_data
 from .sources import Source, org_link_label
 from .when import DateRange
@@ -133,25 +133,28 @@ class Window:
         self.turns = sorted(keep, key=lambda t: t["ordinal"])
 
 
-def _ranked_turns(store: Store, settings: Settings, question: str, vectors: Sequence[Sequence[float]]) -> tuple:
+def _ranked_turns(
+    store: Store, settings: Settings, question: str, vectors: Sequence[Sequence[float]], asked: str | None = None
+) -> tuple:
     """Turns ``(heading, ordinal)`` by fused score, best first; the cosine of each turn's
     best chunk (its own vector, else its best scene's); and the scene of each turn that
-    only a scene's vector found."""
+    only a scene's vector found. ``asked``: the words to search for (``question`` without
+    its time words), ``question`` still saying who it is about ("I")."""
     rankings: list[list] = []
     # The speakers the question is about: the user ("I"), or those it names; their
     # names are left out of the keyword query (every turn of theirs holds the name).
     named = store.known_speakers(
         [*_NAME_WORD.findall(question), *(settings.user_speakers if first_person(question) else ())]
     )
-    unnamed = question
+    unnamed = question if asked is None else asked
     if named:
-        unnamed = re.sub("|".join(rf"\b{re.escape(n)}\b(?:'s)?" for n in named), " ", question, flags=re.I)
+        unnamed = re.sub("|".join(rf"\b{re.escape(n)}\b(?:'s)?" for n in named), " ", unnamed, flags=re.I)
     match = retrieval.fts_query(unnamed, any_term=True, bigram_columns="cjk_text")  # turns_fts's
     hits = store.turn_search(match, TURNS) if match else []
     rankings.append([(h, o) for h, o, _, _ in hits])
     pinpointed = {(h, o) for h, o, _, _ in hits}  # found as a turn, not as a scene
     cosine: dict[tuple[int, int], float] = {}
-    words = terms(question)
+    words = terms(question if asked is None else asked)
     ties: dict[tuple[int, int], int] = {}
     scene_of: dict[tuple[int, int], tuple[int, int]] = {}
     for vector in vectors:
@@ -211,11 +214,21 @@ def find_windows(
     said, each turn labelled with its speaker)."""
     if not question or not store.has_turns():
         return []
-    ranked, cosine, scene_only = _ranked_turns(store, settings, question, vectors)
+    # With a range, its words ("last week", the date) are what dates the turns, not what
+    # they say: the turns are searched and gated by the rest (they hid every window).
+    asked = timeline.subject(question, date_range) if date_range is not None else question
+    words = terms(asked)
+    ranked, cosine, scene_only = _ranked_turns(store, settings, question, vectors, asked) if words else ([], {}, {})
     ranked = ranked[: 20 * k]
+    filler: set[tuple[int, int]] = set()
+    if date_range is not None:
+        # Then the range's turns, oldest first, as /ask fills a dated question with the
+        # range's headings ("what did I say last week" has no word to search for).
+        in_range = store.turns_in_range(*date_range.bounds(), 20 * k)
+        filler, found = set(in_range), {key for key, _ in ranked}
+        ranked += [(key, 0.0) for key in in_range if key not in found]
     spread = max(0, settings.evidence_neighbours)
     limit = min(settings.context_chars, WINDOWS_CHARS) // k
-    words = terms(question)
     oracle = set() if settings.oracle_answers_as_evidence else store.oracle_turns(h for (h, _), _ in ranked)
     rows: dict[int, dict] = {}
     windows: list[Window] = []
@@ -243,7 +256,7 @@ def find_windows(
         coverage = len(words & terms(" ".join(t["text"] for t in shown))) / max(1, min(len(words), 6))
         relevance = cosine.get((heading, ordinal))
         by_vector = relevance is not None and relevance >= settings.min_vector_similarity
-        if not by_vector and coverage < settings.min_keyword_coverage:
+        if not by_vector and coverage < settings.min_keyword_coverage and (heading, ordinal) not in filler:
             continue
         relevance = relevance if relevance is not None else min(1.0, coverage)
         touching = [w for w in windows if w.row["id"] == heading and turns[0]["ordinal"] <= w.last + 1

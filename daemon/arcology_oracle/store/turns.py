@@ -70,6 +70,16 @@ class Turns(StoreBase):
                 out[(r["heading"], r["ordinal"])] = _turn(r)
         return out
 
+    def turns_in_range(self, since: str, until: str, limit: int) -> list[tuple[int, int]]:
+        """``(heading, ordinal)`` of the turns dated from ``since`` to ``until`` (ISO days,
+        both included), oldest first, at most ``limit``."""
+        rows = self.conn.execute(
+            "SELECT heading, ordinal FROM turns WHERE date IS NOT NULL AND substr(date, 1, 10) BETWEEN ? AND ?"
+            " ORDER BY date, heading, ordinal LIMIT ?",
+            (since, until, int(limit)),
+        )
+        return [(r[0], r[1]) for r in rows]
+
     def dialogue_members(self, headings: Sequence[int]) -> set[int]:
         """Those of ``headings`` whose text is some dialogue's turns: a dialogue heading,
         or a heading inside the lines of another heading's turns in its file (the turn
