@@ -93,6 +93,17 @@ async def test_links_from_nested_nodes_count_as_linked(make_client, settings, ro
     assert ids and not ids & {IDS["sourdough"], IDS["starter"], IDS["hydration"], IDS["bakers_percentages"], IDS["journal_0301"]}
 
 
+async def test_a_heading_node_is_never_offered_its_own_file(make_client, settings):
+    # Baker's percentages is a node of its own inside the file node Bread Hydration: a link
+    # from it to Bread Hydration is a link to the note one is in (Emacs inserted it).
+    client = await make_client(settings)
+    for params in ({"node": IDS["bakers_percentages"]}, {"file": "bread-hydration.org", "line": 14}):
+        status, body = await get(client, "/suggest-links", **params, k=50, all="true")
+        assert status == 200, body
+        ids = {s["node_id"] for s in body["suggestions"]}
+        assert ids and IDS["hydration"] not in ids and IDS["bakers_percentages"] not in ids, params
+
+
 async def test_suggestions_for_a_heading_place_links_inside_it(make_client, settings, roam_dir):
     kelp_notes(roam_dir)
     client = await make_client(settings)

@@ -3,7 +3,8 @@ link belongs.
 
 :func:`suggest_links` ranks candidates as /similar does (text fused with the graph signal
 when that is on, :func:`~arcology_oracle.answers.graph.similar_with_graph`) and keeps
-only those that may be suggested: never the note itself, a node nested in it, a node
+only those that may be suggested: never the note itself, a node nested in it or
+enclosing it (a heading node's own file: a link to the note one is in), a node
 already linked in either direction (from the note or from a node nested in it), a
 private or excluded node (they are not in the index), or a rejected pair
 (``POST /suggest-links/reject``); one suggestion per target node.
@@ -92,11 +93,11 @@ def link_candidates(
     own = store.node(node_id)
     if own is None:
         raise NotFound(f"no node with ID {node_id!r} in the index")
-    nested = nested_nodes(store, own)
+    nested, enclosing = nested_nodes(store, own), enclosing_nodes(store, own)
     linked: set[str] = set()
     for node in {node_id} | nested:
         linked |= store.linked_nodes(node)
-    excluded = frozenset({node_id} | nested | linked | store.rejected_targets(node_id))
+    excluded = frozenset({node_id} | nested | enclosing | linked | store.rejected_targets(node_id))
     if heading_query is None:
         vector, text, own_words = node_query(store, node_id)
     else:
@@ -104,7 +105,7 @@ def link_candidates(
         text, own_words = heading_query["text"], heading_query["own_words"]
     mode, found = graph.similar_with_graph(
         store, settings, node_id, k=k, graph_on=graph_on, vector=vector, text=text,
-        naming=mentions.Naming(own_words, frozenset({node_id, *enclosing_nodes(store, own)}), frozenset(linked)),
+        naming=mentions.Naming(own_words, frozenset({node_id, *enclosing}), frozenset(linked)),
         exclude_nodes=excluded, whole_notes=True, note_query=heading_query is None,  # a whole node: as ?node=
     )  # fmt: skip
     return mode, [r for r in found if r.node_id is not None]
