@@ -171,8 +171,9 @@ def test_names_are_looked_for_in_the_first_part_of_a_long_text_and_not_the_query
 
 async def test_the_notes_enclosing_a_section_are_not_named_by_its_outline(make_settings, fake_ollama, tmp_path, monkeypatch):
     """A section's outline path holds the titles of the notes enclosing it: with
-    ``same_file`` (or in a heading's link suggestions) those notes are candidates, and
-    must not be moved up and scored for being above it."""
+    ``same_file`` those notes are candidates, and must not be moved up and scored for
+    being above it. (A heading's link suggestions never offer them: a link to the note
+    one is in.)"""
     from arcology_oracle.answers import links
     from arcology_oracle.answers.search import similar_line, similar_to_text
     from arcology_oracle.index.service import OracleIndex
@@ -202,7 +203,7 @@ async def test_the_notes_enclosing_a_section_are_not_named_by_its_outline(make_s
         await similar_to_text(index, "** Pruning\nquince medlar pruning in winter.\n", 5, path="orchard.org", line=8)
     finally:
         await index.close()
-    assert parent in {r.node_id for r in results} and parent in {r.node_id for r in suggested}
+    assert parent in {r.node_id for r in results} and parent not in {r.node_id for r in suggested}
     assert len(found) == 3 and all(parent not in f for f in found), found
 
 
