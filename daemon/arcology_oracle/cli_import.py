@@ -6,21 +6,27 @@ Reads the whole export first, rendering and staging each conversation's file
 read: a malformed export exits 2 with the file and the place, having written nothing.
 Importing the same export again rewrites nothing (the IDs and the text are derived from
 it alone); a changed export updates the files it changed; files edited since their import
-are skipped with a warning. The command does not index: the daemon's watcher indexes the
+are skipped with a warning. A transcript, subtitle or markdown file is known by its file
+name alone: another conversation under a name imported before (another day's
+``standup.txt``) is imported beside the earlier one, never over it (:func:`_rendered`).
+The command does not index: the daemon's watcher indexes the
 new files (a private tag keeps them out), and ``arcology-oracle index`` does without it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import hashlib
+import math
 import sys
 from pathlib import Path
 
 from .cli_progress import ProgressBar
 from .config import Settings
 from .errors import BadRequest, ConfigError
-from .importers import DEFAULT_DIRS, FORMATS, MalformedExport, read_export
-from .importers.render import render
+from .importers import DEFAULT_DIRS, EXTENSIONS, FORMATS, Conversation, MalformedExport, read_export
+from .importers.render import RenderedFile, dialogue, render
 from .importers.writing import DuplicateConversation, ImportBatch
 from .notes.capture import clean_tags
 from .notes.files import resolve_inside
@@ -56,13 +62,16 @@ def cmd_import(settings: Settings, args) -> int:
     target = _target(roam, args.into or Path(DEFAULT_DIRS[args.format]))
     if not args.file.exists():
         raise ConfigError(f"no such file: {args.file}")
-    if args.session_gap <= 0:
-        raise ConfigError("--session-gap must be positive")
-    gap = datetime.timedelta(minutes=args.session_gap)
+    if not math.isfinite(args.session_gap) or args.session_gap <= 0:
+        raise ConfigError(f"--session-gap {args.session_gap}: expected a positive number of minutes")
+    try:
+        gap = datetime.timedelta(minutes=args.session_gap)
+    except OverflowError:
+        raise ConfigError(f"--session-gap {args.session_gap}: too many minutes") from None
     json_export = args.format in ("chatgpt", "claude")
     long = json_export and args.file.is_file() and args.file.stat().st_size >= LOG_PROGRESS_BYTES
     bar = ProgressBar("importing", show=_megabytes if json_export else None, log_every=10 if long else 0)
-    batch = ImportBatch(roam, target)
+    batch = ImportBatch(roam, target, settings.exclude_globs)
     conversations = empty = 0
     try:
         for conversation in read_export(
@@ -72,7 +81,7 @@ def cmd_import(settings: Settings, args) -> int:
             if not any(m.text.strip() for m in conversation.messages):
                 empty += 1
                 continue
-            batch.stage(render(conversation, tags=tags, gap=gap))
+            batch.stage(_rendered(batch, conversation, tags, gap))
     except (MalformedExport, DuplicateConversation) as exc:
         bar.finish()
         batch.discard()
@@ -98,11 +107,34 @@ def cmd_import(settings: Settings, args) -> int:
         if len(summary.added) + len(summary.updated) <= LIST_AT_MOST:
             for path in paths:
                 print(f"  {kind}: {path}")
+    for note in summary.notes:
+        print(f"  {note}")
     for path, reason in summary.skipped.items():
         print(f"  skipped: {path}: {reason}", file=sys.stderr)
     if summary.added or summary.updated:
         print("the daemon indexes them when it sees them (without it: arcology-oracle index)")
     return 0
+
+
+def _rendered(batch: ImportBatch, conversation: Conversation, tags: list[str], gap: datetime.timedelta) -> RenderedFile:
+    """``conversation``'s file, under a key whose file (if there is one) holds this
+    conversation (:meth:`ImportBatch.holds_another`). A transcript, subtitle or markdown
+    conversation is keyed by its file's name, so an earlier file of that name may hold
+    another one: then it is keyed by its name and its first date and turn (the same
+    conversation, grown, keeps updating that file), else by its name and all of its
+    turns, and imported beside the earlier file."""
+    rendered = render(conversation, tags=tags, gap=gap)
+    if conversation.format not in EXTENSIONS or (earlier := batch.holds_another(rendered)) is None:
+        return rendered
+    stamp, turns = dialogue(rendered.text)
+    for part in (turns[:1], turns):
+        digest = hashlib.sha256("\n\n".join([stamp, *part]).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        rendered = render(dataclasses.replace(conversation, key=f"{conversation.key}\x1f{digest}"), tags=tags, gap=gap)
+        if batch.holds_another(rendered) is None:
+            break
+    batch.summary.notes.append(f"{conversation.key}: kept apart from {earlier}, another conversation of that file name "
+                               "(another first date or other turns)")  # fmt: skip
+    return rendered
 
 
 def _target(roam: Path, into: Path) -> Path:

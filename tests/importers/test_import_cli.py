@@ -4,6 +4,7 @@ updates what changed, never touches what the user edited, all or nothing."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -130,3 +131,99 @@ async def test_imported_private_chats_never_reach_the_daemons_index(tmp_path, ro
         daemon.stop()
     assert not [r for r in tagged["results"] if r["file"].startswith("imported/")]
     assert [r["file"] for r in plain["results"]][0] == "imported/claude/2024-06-01-tomato-blight-c5a0e331.org"
+
+
+async def test_two_files_of_one_name_are_two_conversations_and_each_updates_its_own(tmp_path):
+    """d1/standup.txt, then another meeting's d2/standup.txt: the first is not replaced;
+    each, grown, updates its own file again."""
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    for d, text in ((d1, "[09:00] Ana: first meeting secret plan\n[09:05] Bo: ok\n"), (d2, "[10:00] Cy: another meeting\n")):
+        d.mkdir()
+        (d / "standup.txt").write_text(text)
+    code, out, err = await run_import(roam, "transcript", str(d1 / "standup.txt"), "--date", "2024-03-05")
+    assert code == 0 and "1 added" in out, err
+    first = snapshot(roam)
+    code, out, err = await run_import(roam, "transcript", str(d2 / "standup.txt"), "--date", "2024-04-09")
+    assert code == 0 and "1 added, 0 updated" in out, err
+    assert "kept apart from imported/transcripts/2024-03-05-standup-99946f46.org" in out
+    both = snapshot(roam)
+    assert {k: v for k, v in both.items() if k in first} == first and len(both) == 2
+    [second] = set(both) - set(first)
+    assert "\n* [2024-04-09 Tue 10:00] standup\n" in both[second].decode()
+    assert both[second].decode().endswith(":END:\nCy: another meeting\n")
+    for d, date in ((d1, "2024-03-05"), (d2, "2024-04-09")):  # again: nothing changes
+        code, out, err = await run_import(roam, "transcript", str(d / "standup.txt"), "--date", date)
+        assert code == 0 and "1 unchanged" in out, err
+    assert snapshot(roam) == both
+    # Each meeting's transcript grows: each updates its own file, in place.
+    for d, date in ((d1, "2024-03-05"), (d2, "2024-04-09")):
+        (d / "standup.txt").write_text((d / "standup.txt").read_text() + "[11:00] Di: one more thing\n")
+        code, out, err = await run_import(roam, "transcript", str(d / "standup.txt"), "--date", date)
+        assert code == 0 and "0 added, 1 updated" in out, err
+    after = snapshot(roam)
+    assert sorted(after) == sorted(both)
+    unhashed = {k: re.sub(rb":IMPORT_HASH: .*\n", b"", v) for k, v in both.items()}
+    assert all(re.sub(rb":IMPORT_HASH: .*\n", b"", after[k]).startswith(unhashed[k]) for k in after)
+    assert all(after[k].endswith(b"Di: one more thing\n") for k in after)
+    assert b"first meeting secret plan" in after["imported/transcripts/2024-03-05-standup-99946f46.org"]
+
+
+async def test_a_markdown_chat_of_a_name_imported_before_is_kept_apart(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    chat = tmp_path / "chat.md"
+    chat.write_text("**User:** how do I prune roses?\n\n**Assistant:** In late winter.\n")
+    code, out, err = await run_import(roam, "markdown", str(chat), "--date", "2024-03-05")
+    assert code == 0 and "1 added" in out, err
+    first = snapshot(roam)
+    chat.write_text("**User:** which bike for commuting?\n\n**Assistant:** A hybrid.\n")
+    code, out, err = await run_import(roam, "markdown", str(chat), "--date", "2024-03-05")
+    assert code == 0 and "1 added, 0 updated" in out, err
+    both = snapshot(roam)
+    assert {k: v for k, v in both.items() if k in first} == first and len(both) == 2
+
+
+async def test_a_reimport_without_tag_private_keeps_the_file_private(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    export = tmp_path / "conversations.json"
+    shutil.copy(FIXTURES / "claude.json", export)
+    code, _, err = await run_import(roam, "claude", str(export), "--tag", "private")
+    assert code == 0, err
+    data = json.loads(export.read_text())
+    data[0]["name"] = "Tomato blight, again"
+    export.write_text(json.dumps(data))
+    code, out, err = await run_import(roam, "claude", str(export))
+    assert code == 0 and "1 updated, 1 unchanged" in out, err
+    text = (roam / "imported/claude/2024-06-01-tomato-blight-c5a0e331.org").read_text()
+    assert "#+title: Tomato blight, again\n#+filetags: :private:\n" in text
+
+
+async def test_a_chat_moved_to_an_excluded_folder_is_not_imported_again(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    env = {**ENV, "ARCOLOGY_ORACLE_EXCLUDE_GLOBS": "attic/**"}
+    args = ("import", "claude", str(FIXTURES / "claude.json"), "--roam-dir", str(roam))
+    code, _, err = await run_cli(*args, env=env)
+    assert code == 0, err
+    (roam / "attic").mkdir()
+    name = "2024-06-01-tomato-blight-c5a0e331.org"
+    shutil.move(roam / "imported/claude" / name, roam / "attic" / name)
+    before = snapshot(roam)
+    code, out, err = await run_cli(*args, "--tag", "garden", env=env)
+    assert code == 0 and "0 added, 1 updated, 0 unchanged, 1 skipped" in out, err
+    assert f"skipped: attic/{name}: it is in a place the index leaves out" in err
+    after = snapshot(roam)
+    assert sorted(after) == sorted(before) and after[f"attic/{name}"] == before[f"attic/{name}"]
+
+
+async def test_a_session_gap_that_is_not_a_number_of_minutes_is_a_clear_error(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    for gap in ("nan", "inf", "1e308", "0", "--session-gap=-inf"):
+        flag = (gap,) if gap.startswith("--") else ("--session-gap", gap)
+        code, _, err = await run_import(roam, "claude", str(FIXTURES / "claude.json"), *flag)
+        assert code == 2 and "--session-gap" in err and "Traceback" not in err, err
+    assert list(roam.iterdir()) == []

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from arcology_oracle.importers import MalformedExport, read_export
 from arcology_oracle.importers.chat_exports import read_chatgpt, read_claude
-from arcology_oracle.importers.render import SPEAKER_LINE, escape_line, render, speaker_name, turn_lines
+from arcology_oracle.importers.model import Conversation, Message
+from arcology_oracle.importers.render import SPEAKER_LINE, escape_line, render, speaker_name, stable_id, turn_lines
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UTC = datetime.UTC
@@ -132,6 +133,15 @@ def test_markdown_shapes_and_fences():
         ("srt", b"1\n00:00:01,000 --> 00:00:02,000\nAda: hi\n\n2\n00:00:0x,000 --> 00:00:02,000\nBo: x\n", "line 5"),
         ("vtt", b"not a webvtt file\n", ""),
         ("markdown", b"# Notes\n\nJust prose, nobody speaks.\n", ""),
+        # Wrong JSON types where ids go: a clear error, not a TypeError.
+        ("chatgpt", b'[{"id": "x", "mapping": {"a": {"message": null, "parent": ["p"], "children": []}}}]', "node a"),
+        ("chatgpt", b'[{"id": "x", "mapping": {"a": {"message": null, "parent": null, "children": 5}}}]', "node a"),
+        ("chatgpt", b'[{"id": "x", "mapping": {"a": {"parent": null, "children": [["b"]]}}}]', "node a"),
+        ("claude", b'[{"uuid": "u", "chat_messages": [{"uuid": ["m1"], "sender": "human", "text": "hi", '
+                   b'"parent_message_uuid": "root"}]}]', "message 1"),  # fmt: skip
+        # A \u escape of a lone surrogate: yajl makes bytes of it that are not UTF-8.
+        ("chatgpt", b'[{"id": "x", "title": "t", "mapping": {"a": {"message": {"content": {"parts": ["\\udcff"]}}}}}]',
+         "after conversation 0"),  # fmt: skip
     ],
 )
 def test_malformed_files_name_where(tmp_path, fmt, content, where):
@@ -140,6 +150,17 @@ def test_malformed_files_name_where(tmp_path, fmt, content, where):
     with pytest.raises(MalformedExport) as caught:
         list(read_export(fmt, path))
     assert caught.value.path == str(path) and where in caught.value.where
+
+
+def test_messages_sharing_an_id_still_give_one_heading_id_each():
+    """An export that repeats a message id: every heading gets its own :ID:, and the
+    first message of the id keeps the one it had."""
+    day = datetime.datetime(2024, 3, 5, 9, tzinfo=UTC)
+    hours = [Message("same", "Me", f"message {n}", day + datetime.timedelta(hours=n)) for n in range(3)]
+    org = render(Conversation("chatgpt", "c", "Repeats", hours)).text
+    ids = re.findall(r"^:ID: +(\S+)$", org, re.M)
+    assert len(ids) == 4 and len(set(ids)) == 4  # the file's and three sessions'
+    assert ids[1] == stable_id("chatgpt", "c", "same")
 
 
 def test_rendered_file_is_the_documented_format():

@@ -11,7 +11,7 @@ import pytest
 
 from arcology_oracle.cli_import import _target
 from arcology_oracle.errors import ConfigError
-from arcology_oracle.importers import read_export
+from arcology_oracle.importers import Message, read_export
 from arcology_oracle.importers.render import render
 from arcology_oracle.importers.writing import DuplicateConversation, ImportBatch
 
@@ -129,3 +129,90 @@ def test_a_killed_imports_staging_is_removed_by_the_next_after_an_hour(tmp_path)
     os.utime(stale, (0, 0))
     ImportBatch(tmp_path, tmp_path / "chats")
     assert not stale.exists() and fresh.exists()
+
+
+def later(tags=()):
+    """The fixture's chats as a later export has them: each with one more turn."""
+    conversations = list(read_export("claude", FIXTURES / "claude.json"))
+    for c in conversations:
+        c.messages.append(Message("later", "Me", "One more question.", c.messages[-1].time))
+    return [render(c, tags=tags) for c in conversations]
+
+
+def test_an_update_keeps_the_files_tags_and_adds_the_new_ones(tmp_path):
+    """Imported with --tag private, then again without: still private (never searchable)."""
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered(tags=["private"]):
+        batch.stage(r)
+    batch.commit()
+    batch = ImportBatch(tmp_path, target)
+    for r in later():
+        batch.stage(r)
+    assert len(batch.commit().updated) == 2
+    for r in later(tags=["private"]):
+        assert (target / r.filename).read_bytes() == r.text.encode()
+    batch = ImportBatch(tmp_path, target)
+    for r in later(tags=["garden", "private"]):
+        batch.stage(r)
+    assert len(batch.commit().updated) == 2
+    for r in later(tags=["private", "garden"]):  # the file's own tags first
+        assert (target / r.filename).read_bytes() == r.text.encode()
+    batch = ImportBatch(tmp_path, target)
+    for r in later():
+        batch.stage(r)
+    assert len(batch.commit().unchanged) == 2
+
+
+@pytest.mark.parametrize("place", ["attic", ".archive", "chats/.old"])
+def test_a_chat_moved_where_the_index_does_not_look_is_neither_updated_nor_imported_again(tmp_path, place):
+    """Moved to an excluded or hidden folder, then a later export: skipped, no second copy."""
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target, ("attic/**",))
+    for r in rendered():
+        batch.stage(r)
+    batch.commit()
+    first = rendered()[0]
+    (tmp_path / place).mkdir()
+    os.rename(target / first.filename, tmp_path / place / first.filename)
+    before = (tmp_path / place / first.filename).read_bytes()
+    batch = ImportBatch(tmp_path, target, ("attic/**",))
+    for r in later():
+        batch.stage(r)
+    summary = batch.commit()
+    assert summary.updated == [f"chats/{later()[1].filename}"] and summary.added == []
+    assert "a place the index leaves out" in summary.skipped[f"{place}/{first.filename}"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.org")) == sorted(
+        [f"{place}/{first.filename}", f"chats/{later()[1].filename}"]
+    )
+    assert (tmp_path / place / first.filename).read_bytes() == before
+
+
+def test_a_chat_moved_out_of_the_target_is_updated_where_it_is(tmp_path):
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target, ("attic/**",))
+    for r in rendered():
+        batch.stage(r)
+    batch.commit()
+    first = rendered()[0]
+    (tmp_path / "garden").mkdir()
+    os.rename(target / first.filename, tmp_path / "garden" / "blight.org")
+    batch = ImportBatch(tmp_path, target, ("attic/**",))
+    for r in later():
+        batch.stage(r)
+    assert batch.commit().updated == ["garden/blight.org", f"chats/{later()[1].filename}"]
+    assert (tmp_path / "garden" / "blight.org").read_bytes() == later()[0].text.encode()
+    assert not (target / first.filename).exists()
+    # Imported into an excluded folder on purpose (--into attic/chats): updated there.
+    attic = tmp_path / "attic" / "chats"
+    batch = ImportBatch(tmp_path, attic, ("attic/**",))
+    chats = [c for c in read_export("chatgpt", FIXTURES / "chatgpt.json") if c.messages]
+    for c in chats:
+        batch.stage(render(c))
+    assert len(batch.commit().added) == 2
+    batch = ImportBatch(tmp_path, attic, ("attic/**",))
+    for c in chats:
+        batch.stage(render(c, tags=["garden"]))
+    assert batch.commit().updated == [f"attic/chats/{render(c).filename}" for c in chats]
+    for c in chats:
+        assert (attic / render(c).filename).read_bytes() == render(c, tags=["garden"]).text.encode()

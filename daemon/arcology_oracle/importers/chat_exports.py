@@ -22,8 +22,11 @@ answers make branches (``parent_message_uuid``): the conversation as shown is th
 from ``current_leaf_message_uuid`` (else the newest message) up through the parents.
 
 The user's turns are named ``me`` (``Me`` by default), the assistant's ``ChatGPT`` or
-``Claude``. A JSON syntax error, a conversation that is not an object, or one without an
-id or its messages, raises :class:`.MalformedExport` naming the conversation and the byte.
+``Claude``. A JSON syntax error, a string that is not Unicode (a lone surrogate such as
+``\\udcff``), a conversation that is not an object, one without an id or its messages,
+a node whose ``parent`` is not an id or null or whose ``children`` is not a list of ids,
+and a Claude message whose ``uuid`` is not a string, raise :class:`.MalformedExport`
+naming the conversation and the byte.
 """
 
 from __future__ import annotations
@@ -68,6 +71,10 @@ def _items(fh: BinaryIO, name: str, on_progress: Progress | None) -> Iterator[tu
                 on_progress(fh.tell(), total)
     except ijson.JSONError as exc:
         raise MalformedExport(name, f"after conversation {n}, near byte {fh.tell()}", f"invalid JSON ({exc})") from None
+    except UnicodeDecodeError:
+        # yajl writes a \u escape of a lone surrogate as bytes that are not UTF-8.
+        raise MalformedExport(name, f"after conversation {n}, near byte {fh.tell()}",
+                              "a JSON string that is not Unicode text (a lone surrogate such as \\udcff)") from None  # fmt: skip
     if n == 0 and first == b"{":
         raise MalformedExport(name, "byte 0", 'an object without a "conversations" list')
     if on_progress:
@@ -84,6 +91,12 @@ def _chatgpt(item: Any, n: int, name: str, fh: BinaryIO, me: str) -> Conversatio
         raise MalformedExport(name, where, "the conversation has no id")
     if not isinstance(mapping, dict) or not all(isinstance(v, dict) for v in mapping.values()):
         raise MalformedExport(name, f"{where}, id {key}", "no mapping of message nodes")
+    for node_id, node in mapping.items():
+        parent, children = node.get("parent"), node.get("children")
+        if parent is not None and not isinstance(parent, str):
+            raise MalformedExport(name, f"{where}, id {key}, node {node_id}", '"parent" must be a node id or null')
+        if children is not None and not (isinstance(children, list) and all(isinstance(c, str) for c in children)):
+            raise MalformedExport(name, f"{where}, id {key}, node {node_id}", '"children" must be a list of node ids')
     conversation = Conversation("chatgpt", key, str(item.get("title") or ""), time=_epoch(item.get("create_time")))
     for node_id in _shown_branch(mapping, item.get("current_node"), f"{where}, id {key}", name):
         message = mapping[node_id].get("message")
@@ -148,6 +161,8 @@ def _claude(item: Any, n: int, name: str, fh: BinaryIO, me: str) -> Conversation
     for i, message in enumerate(messages, 1):
         if not isinstance(message, dict):
             raise MalformedExport(name, f"{where}, uuid {key}, message {i}", "a message must be a JSON object")
+        if message.get("uuid") is not None and not isinstance(message.get("uuid"), str):
+            raise MalformedExport(name, f"{where}, uuid {key}, message {i}", '"uuid" must be a string')
     shown = _claude_branch(messages, item.get("current_leaf_message_uuid"), f"{where}, uuid {key}", name)
     for i, message in enumerate(messages, 1):
         if shown is not None and message.get("uuid") not in shown:

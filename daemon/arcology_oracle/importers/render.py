@@ -51,10 +51,11 @@ import hashlib
 import re
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..notes.capture import inactive_timestamp
 from ..notes.org_syntax import split_heading_tags
+from ..notes.privacy import file_tags
 from .model import Conversation, Message
 
 NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "arcology-oracle:import")
@@ -84,6 +85,8 @@ _NEEDS_COMMA = re.compile(
 _NOT_SPEAKER = re.compile(r"[^\w .'’-]+")
 _SPACES = re.compile(r"\s+")
 _HASH_LINE = re.compile(rf"^:{IMPORT_HASH}:.*\n", re.M)
+_HEADING = re.compile(r"^\*+(?:[ \t]|$)")
+_FILETAGS = re.compile(r"^[ \t]*#\+filetags:(.*)$", re.I)
 _FILE_ID = re.compile(r"\A(?:[ \t]*\n)*[ \t]*:PROPERTIES:[ \t]*\n(?:[ \t]*:(?!END:).*\n)*?[ \t]*:ID:[ \t]+(\S+)", re.I)
 
 
@@ -146,17 +149,18 @@ def render(conversation: Conversation, *, tags: Iterable[str] = (), gap: datetim
     title = clean_title(conversation.title)
     file_id = stable_id(conversation.format, conversation.key)
     head = [":PROPERTIES:", f":ID:       {file_id}", f":{IMPORTED_FROM}: {conversation.format}", ":END:", f"#+title: {title}"]
-    tags = list(dict.fromkeys(tags))
-    if tags:
-        head.append(f"#+filetags: :{':'.join(tags)}:")
-    lines = [*head, ""]
+    lines = [*head, *_filetags_line(tags), ""]
     fallback = conversation.time
     groups = sessions(messages, gap)
+    keys = unique_keys([m.key for m in messages])
+    first_of_group = 0
     for group in groups:
         when = next((m.time for m in group if m.time), None) or fallback
         fallback = when
         stamp = _stamp(_local(when), conversation.timed) + " " if when else ""
-        lines += [f"* {stamp}{title}", ":PROPERTIES:", f":ID:       {stable_id(conversation.format, conversation.key, group[0].key)}", ":END:"]
+        heading_id = stable_id(conversation.format, conversation.key, keys[first_of_group])
+        first_of_group += len(group)
+        lines += [f"* {stamp}{title}", ":PROPERTIES:", f":ID:       {heading_id}", ":END:"]
         for i, message in enumerate(group):
             if i:
                 lines.append("")
@@ -170,6 +174,79 @@ def render(conversation: Conversation, *, tags: Iterable[str] = (), gap: datetim
     if date and date[:-1] in name:
         date = ""  # "2024-03-05-standup", not "2024-03-05-2024-03-05-standup"
     return RenderedFile(file_id, f"{date}{name}-{file_id[:8]}.org", text, len(groups), len(messages))
+
+
+def unique_keys(keys: Sequence[str]) -> list[str]:
+    """``keys`` made unique: a key seen before gets its position (from 0) appended, so a
+    conversation whose export repeats a message id still gets one heading ID per session,
+    and the first message of a key keeps the ID earlier imports gave it."""
+    seen: set[str] = set()
+    out = []
+    for n, key in enumerate(keys):
+        unique = key if key not in seen else f"{key}\x1f{n}"
+        seen.update((key, unique))
+        out.append(unique)
+    return out
+
+
+def with_tags(rendered: RenderedFile, tags: Iterable[str]) -> RenderedFile:
+    """``rendered`` with ``tags`` first in its ``#+filetags`` (then its own tags), the
+    hash made again: an update keeps every tag the file had (a ``private`` above all)."""
+    body = _HASH_LINE.sub("", rendered.text, count=1)
+    head, rest = body.split("\n\n", 1)  # the file's head ends at its first blank line
+    own = list(file_tags(head.split("\n")))
+    merged = list(dict.fromkeys([*tags, *own]))
+    if merged == own:
+        return rendered
+    lines = [line for line in head.split("\n") if not _FILETAGS.match(line)]
+    text = _with_hash("\n".join([*lines, *_filetags_line(merged)]) + "\n\n" + rest)
+    return replace(rendered, text=text)
+
+
+def dialogue(text: str) -> tuple[str, list[str]]:
+    """The timestamp of the first heading and the turns (each its lines, joined) of an
+    org file as :func:`render` writes it."""
+    stamp: str | None = None
+    turns: list[str] = []
+    turn: list[str] = []
+    in_drawer = False
+    for line in text.split("\n"):
+        heading = _HEADING.match(line)
+        if stamp is None:
+            if heading:
+                stamp = m[1] if (m := re.match(r"\*+[ \t]+(\[[^]\n]*\])", line)) else ""
+            continue
+        if in_drawer:
+            in_drawer = line.strip().upper() != ":END:"
+        elif heading or not line:
+            turns += ["\n".join(turn)] if turn else []
+            turn = []
+        elif line.strip().upper() == ":PROPERTIES:" and not turn:
+            in_drawer = True
+        else:
+            turn.append(line)
+    turns += ["\n".join(turn)] if turn else []
+    return stamp or "", turns
+
+
+def continues(old: str, new: str) -> bool:
+    """Whether the org file ``new`` is the conversation of ``old`` going on: the same date
+    on the first heading, and every turn of ``old`` in ``new``, in order (the last one
+    possibly longer). Writing ``new`` over ``old`` then loses no turn."""
+    (old_stamp, old_turns), (new_stamp, new_turns) = dialogue(old), dialogue(new)
+    if old_stamp != new_stamp or len(new_turns) < len(old_turns):
+        return False
+    if not old_turns:
+        return True
+    last = len(old_turns) - 1
+    return old_turns[:last] == new_turns[:last] and new_turns[last].startswith(old_turns[last])
+
+
+def begins_alike(old: str, new: str) -> bool:
+    """Whether the org files ``old`` and ``new`` have the same date on their first heading
+    and the same first turn."""
+    (old_stamp, old_turns), (new_stamp, new_turns) = dialogue(old), dialogue(new)
+    return old_stamp == new_stamp and old_turns[:1] == new_turns[:1]
 
 
 def turn_lines(speaker: str, text: str) -> list[str]:
@@ -217,6 +294,11 @@ def _with_hash(body: str) -> str:
     at = body.index(marker)
     digest = hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()
     return body[:at] + f":{IMPORT_HASH}: {digest}\n" + body[at:]
+
+
+def _filetags_line(tags: Iterable[str]) -> list[str]:
+    tags = list(dict.fromkeys(tags))
+    return [f"#+filetags: :{':'.join(tags)}:"] if tags else []
 
 
 def _stamp(moment: datetime.datetime, timed: bool) -> str:

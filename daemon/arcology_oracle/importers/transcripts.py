@@ -11,7 +11,9 @@
 
 These files carry no date (subtitles not even a time of day), so the day comes from
 :func:`start_time`. A conversation's key is the file's name, a message's its position,
-so importing an edited transcript again updates the same org file.
+so importing a transcript that grew updates the same org file (the command imports a
+file of that name holding another conversation beside it, never over it:
+``cli_import._rendered``).
 """
 
 from __future__ import annotations

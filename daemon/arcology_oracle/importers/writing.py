@@ -2,10 +2,12 @@
 the user's edits.
 
 :class:`ImportBatch` takes the rendered files of an export one at a time
-(:meth:`~ImportBatch.stage`): each is compared with the file of the same ``:ID:`` below
-the target directory (found by reading the file-level drawers there once), and only a
-new or changed file is written, to a temporary file in a hidden staging directory of the
-roam directory (which neither the walker nor the watcher reads). Nothing under the
+(:meth:`~ImportBatch.stage`): each is compared with the file of the same ``:ID:``
+anywhere below the roam directory (found by reading the file-level drawers there once,
+hidden and excluded folders included; of two files with one ID, the one below the
+target first), and only a new or changed file is written, to a temporary file in a
+hidden staging directory of the roam directory (which neither the walker nor the
+watcher reads). Nothing under the
 target changes until :meth:`~ImportBatch.commit`, which the command calls only after the
 whole export was read and rendered: an export that turns out malformed half-way imports
 nothing (:meth:`~ImportBatch.discard` removes the staging directory; one left by a killed
@@ -23,6 +25,12 @@ since a rename over them would change what the user has: a symlink (it would bec
 file and its target keep the old text), a file with other hard links (they would keep
 the old text), a read-only file, anything but a regular file, and a path outside the
 roam directory. A file that cannot be written is skipped with the system's reason.
+Skipped as well, rather than written again where the index would read it: a file the
+user moved to a place the index leaves out (a hidden folder, or one ``exclude_globs``
+matches), unless it is below the target and the target is such a place too.
+
+An update keeps every tag of the file's ``#+filetags`` (those of the import come after
+them): importing again without ``--tag private`` never makes a private chat public.
 """
 
 from __future__ import annotations
@@ -38,7 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..notes.disk import emacs_holds_lock, umask
-from .render import RenderedFile, file_id_of, unchanged_since_import
+from ..notes.files import is_indexable_path
+from ..notes.org_syntax import split_lines
+from ..notes.privacy import file_tags
+from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
 
 HEAD_BYTES = 4096
 STAGING_PREFIX = ".arcology-import-"
@@ -58,6 +69,7 @@ class ImportSummary:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the user should know besides
 
 
 @dataclass(slots=True)
@@ -73,17 +85,19 @@ class _NotReplaceable(Exception):
 
 class ImportBatch:
     """The files of one import, staged below ``roam_dir`` and written into ``target``
-    (a directory inside ``roam_dir``) by :meth:`commit`."""
+    (a directory inside ``roam_dir``) by :meth:`commit`; ``exclude_globs`` are the
+    settings' (the places the index leaves out)."""
 
-    def __init__(self, roam_dir: Path, target: Path):
+    def __init__(self, roam_dir: Path, target: Path, exclude_globs: tuple[str, ...] = ()):
         self.roam = roam_dir.resolve()
         self.target = target
-        self.existing = existing_ids(target)
+        self.exclude_globs = exclude_globs
+        remove_stale_staging(self.roam)
+        self.existing = existing_ids(self.roam, target)
         self.summary = ImportSummary()
         self._staging: Path | None = None
         self._pending: dict[Path, _Staged] = {}
         self._seen: set[str] = set()
-        remove_stale_staging(self.roam)
 
     def rel(self, path: Path) -> str:
         """``path`` as the summary names it: relative to the roam directory (a symlink
@@ -93,15 +107,39 @@ class ImportBatch:
         except ValueError:
             return path.as_posix()
 
+    def holds_another(self, rendered: RenderedFile) -> str | None:
+        """The path (as the summary names it) of the file of ``rendered``'s ID when it holds
+        another conversation than ``rendered``: for a file still as imported, one that
+        :func:`~.render.continues` does not continue (writing over it would lose turns);
+        for a file edited since, one that does not begin alike. None otherwise (no such
+        file, or one that cannot be read: :meth:`stage` says why)."""
+        path = self.existing.get(rendered.id) or self.target / rendered.filename
+        try:
+            found = _read_plain(path)
+        except _NotReplaceable:
+            return None
+        if found is None:
+            return None
+        old = found[1].decode("utf-8", "surrogateescape")
+        if file_id_of(old) != rendered.id:
+            return None
+        same = continues(old, rendered.text) if unchanged_since_import(old) else begins_alike(old, rendered.text)
+        return None if same else self.rel(path)
+
     def stage(self, rendered: RenderedFile) -> None:
         """Compare ``rendered`` with its file on disk and stage it when it is new or changed."""
         if rendered.id in self._seen:
             raise DuplicateConversation(f"two conversations have the same id (file ID {rendered.id})")
         self._seen.add(rendered.id)
-        path = self.existing.get(rendered.id) or self.target / rendered.filename
+        default = self.target / rendered.filename
+        path = self.existing.get(rendered.id) or default
         rel = self.rel(path)
         if os.path.isabs(rel):
             self.summary.skipped[rel] = "it is outside the notes directory (a link leads out)"
+            return
+        if path != default and self._left_out(path) and not (_below(path, self.target) and self._left_out(default)):
+            self.summary.skipped[rel] = ("it is in a place the index leaves out (a hidden folder or exclude_globs): "
+                                         "not updated there, and not imported again elsewhere (move it back to update it)")  # fmt: skip
             return
         try:
             found = _read_plain(path)
@@ -111,6 +149,7 @@ class ImportBatch:
         before, data = found if found else (None, None)
         if data is not None:
             old = data.decode("utf-8", "surrogateescape")
+            rendered = with_tags(rendered, file_tags(split_lines(old)))  # wherever they stand, as Org reads them
             if old == rendered.text:
                 self.summary.unchanged.append(rel)
                 return
@@ -147,6 +186,16 @@ class ImportBatch:
             self.discard()
         return self.summary
 
+    def _left_out(self, path: Path) -> bool:
+        """Whether the index leaves ``path`` out: hidden, or matched by ``exclude_globs``
+        (by its name, or reached through a symlink by its real one, as the index)."""
+        rel = self.rel(path)
+        try:
+            real = Path(os.path.realpath(path)).relative_to(self.roam).as_posix()
+        except ValueError:
+            real = rel
+        return not (is_indexable_path(rel, self.exclude_globs) and is_indexable_path(real, self.exclude_globs))
+
     def discard(self) -> None:
         """Forget everything staged (nothing under the target was touched)."""
         if self._staging is not None:
@@ -166,14 +215,21 @@ def remove_stale_staging(roam: Path, now: float | None = None) -> None:
             continue
 
 
-def existing_ids(target: Path) -> dict[str, Path]:
-    """File-level ``:ID:`` -> path of the org files below ``target`` (hidden ones left out;
-    of two files with one ID, the first in sorted order)."""
+def existing_ids(roam: Path, target: Path) -> dict[str, Path]:
+    """File-level ``:ID:`` -> path of the org files below ``roam`` (the resolved roam
+    directory): hidden and excluded folders too, an import's staging directories not,
+    symlinked folders not followed. Of two files with one ID, the one below ``target``
+    first, then the first in sorted order."""
     found: dict[str, Path] = {}
-    if not target.is_dir():
-        return found
-    for path in sorted(target.rglob("*.org")):
-        if any(part.startswith(".") for part in path.relative_to(target).parts) or not path.is_file():
+    paths: list[tuple[bool, Path]] = []
+    inside = str(target.resolve()).rstrip(os.sep) + os.sep
+    for directory, dirs, files in os.walk(roam):
+        if directory == str(roam):
+            dirs[:] = [d for d in dirs if not d.startswith(STAGING_PREFIX)]
+        elsewhere = not (directory + os.sep).startswith(inside)  # os.walk's folders are real: roam is resolved
+        paths += [(elsewhere, Path(directory, name)) for name in files if name.endswith(".org")]
+    for _, path in sorted(paths):
+        if not path.is_file():
             continue
         try:
             with open(path, "rb") as fh:
@@ -184,6 +240,15 @@ def existing_ids(target: Path) -> dict[str, Path]:
         if file_id:
             found.setdefault(file_id, path)
     return found
+
+
+def _below(path: Path, directory: Path) -> bool:
+    """Whether ``path`` is inside ``directory`` (their folders resolved)."""
+    try:
+        path.parent.resolve().relative_to(directory.resolve())
+        return True
+    except ValueError:
+        return False
 
 
 def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
