@@ -79,3 +79,14 @@ async def test_a_capture_never_pushes_the_users_local_variables_out_of_emacss_re
     assert status == 409 and "Local Variables" in answer["error"], answer
     assert daily.read_bytes() == before
     assert emacs_reading(daily) == [{**USER_READING, "fill_column": 42}]
+
+
+async def test_a_capture_in_a_file_with_cr_line_endings_sets_no_coding(daemon, roam_dir):
+    # Emacs looks for a -*- cookie on the first line, and a file with CR line endings has
+    # no line feed: all of it is that line. (Found by the hypothesis property.)
+    daily = daily_of(roam_dir)
+    daily.write_bytes("* Café\rau lait".encode())
+    status, answer = await post(daemon, "/memorize", {"text": "-*- coding: latin-1 -*-"})
+    assert status == 200, answer
+    [reading] = emacs_reading(daily)
+    assert reading["utf8"] and reading["mode"] == "org-mode", reading

@@ -198,4 +198,5 @@ def test_escape_line_is_the_one_rule():
     assert escape_line("#+title: x") == ",#+title: x"
     assert escape_line(":END:") == ",:END:"
     assert escape_line("a <<b>> c") == f"a <{ZWSP}<b>> c"
-    assert escape_line("plain text, -*- kept") == "plain text, -*- kept"
+    # A file with CR line endings is one "first line" to Emacs's search for -*- cookies.
+    assert escape_line("plain text, -*- coding: latin-1 -*-") == f"plain text, -{ZWSP}*- coding: latin-1 -{ZWSP}*-"

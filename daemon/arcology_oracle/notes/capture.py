@@ -19,9 +19,10 @@ Contracts:
   (``*`` at the start), a keyword or block line (``#+...``, indented or not:
   ``#+filetags``, ``#+title``, ``#+begin_src``...) or a drawer line (``:NAME:`` alone,
   ``:END:``) gets a leading comma, Org's own escape (``org-escape-code-in-string``); a
-  zero-width space goes into each ``Local Variables:`` (text, title and source) and
-  between two ``<`` (text and title: no ``<<target>>`` takes the user's links), and
-  breaks each ``-*-`` of the title (the first line of a file that was empty). In plain
+  zero-width space goes into each ``Local Variables:`` and breaks each ``-*-`` (text,
+  title and source: no mode or coding cookie, on the first line of a file that was empty
+  or anywhere in a file with CR line endings), and goes between two ``<`` (text and
+  title: no ``<<target>>`` takes the user's links). In plain
   text Org shows the comma and reads the line as a paragraph; nothing is lost, and
   nothing else is escaped.
 * **No control characters.** Text, title or source holding NUL or another C0 control but
@@ -52,7 +53,7 @@ import uuid
 from dataclasses import dataclass
 
 from ..errors import BadRequest
-from .org_escape import escape_line, inert, no_mode_cookie, refuse_controls
+from .org_escape import escape_line, inert, refuse_controls
 from .org_syntax import org_link, plain_title, split_heading_tags
 from .privacy import is_tag_char
 
@@ -117,8 +118,7 @@ def capture_title(text: str, title: str | None) -> str:
     """The heading's title: ``title``, else the text's first words; links turned into
     their descriptions, whitespace folded, and the brackets of a stray ``[[`` or ``]]``
     turned into braces (so no link can open or close in it); a derived title is cut at a
-    word boundary to ``TITLE_CHARS``; then made inert (:func:`~.org_escape.inert`, and no
-    ``-*-``: the heading is the first line of a file that was empty)."""
+    word boundary to ``TITLE_CHARS``; then made inert (:func:`~.org_escape.inert`)."""
     given = bool(title and title.strip())
     name = _SPACE_RE.sub(" ", plain_title(title if given else text)).strip()
     name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
@@ -128,7 +128,7 @@ def capture_title(text: str, title: str | None) -> str:
         if space > TITLE_CHARS // 3:
             cut = cut[:space]
         name = cut.rstrip() + "…"
-    name = no_mode_cookie(inert(name))
+    name = inert(name)
     # A title ending like tags (`` :private:``) would be read as the heading's tags: a
     # zero-width space after it keeps it text, the escape the Org manual gives for markup.
     return name + "\u200b" if split_heading_tags(name)[1] else name

@@ -12,8 +12,10 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   letter case, anywhere in the line, as Emacs searches for it), so no text sets a file's
   mode, coding or variables; and between two ``<``, so no ``<<target>>`` or
   ``<<<radio target>>>`` takes over the user's links. Nothing else changes.
-* **Line 1** (:func:`no_mode_cookie`): a zero-width space breaks each ``-*-``, so a text
-  that lands on a file's first line is never read as its ``-*- mode/coding -*-`` cookie.
+* **Mode cookies** (:func:`inert` too): a zero-width space breaks each ``-*-``, so no
+  text is read as a ``-*- mode/coding -*-`` cookie: on a file's first line, which a title
+  in an empty file is, or anywhere in a file with CR line endings, whose "first line"
+  Emacs's cookie search reads to the first line feed.
 * **The user's Local Variables** (:func:`hides_local_variables`): Emacs reads a file's
   ``Local Variables`` block only in its last 3000 characters; an append that would put
   the block further from the end is refused (the caller's 409).
@@ -44,9 +46,10 @@ _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\
 
 
 def inert(text: str, *, targets: bool = True) -> str:
-    """``text`` with a zero-width space in each ``Local Variables:`` and, unless
-    ``targets`` is false (a property value, where Org reads no target), between two ``<``."""
-    text = _LOCAL_VARIABLES_RE.sub(ZWSP, text)
+    """``text`` with a zero-width space in each ``Local Variables:`` and each ``-*-`` and,
+    unless ``targets`` is false (a property value, where Org reads no target), between
+    two ``<``."""
+    text = _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text))
     return _TARGET_RE.sub(ZWSP, text) if targets else text
 
 
@@ -55,11 +58,6 @@ def escape_line(line: str) -> str:
     zero-width spaces of :func:`inert`."""
     line = inert(line)
     return "," + line if _UNSAFE_LINE_RE.match(line) else line
-
-
-def no_mode_cookie(text: str) -> str:
-    """``text`` with a zero-width space in each ``-*-``."""
-    return _MODE_COOKIE_RE.sub(ZWSP, text)
 
 
 def without_controls(text: str) -> str:
