@@ -292,36 +292,97 @@ else the top-level heading around point."
                        line))
                    lines "\n")))))
 
+(defun arcology-oracle--answer-text (root text model)
+  "Return the answer TEXT made a child of the heading at marker ROOT.
+Its headings start one level below ROOT's; MODEL is recorded when
+the daemon did not (see `arcology-oracle--insert-answer')."
+  (with-current-buffer (marker-buffer root)
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char root)
+        (let ((answer (arcology-oracle--relevel text (1+ (org-outline-level)))))
+          (with-temp-buffer
+            (delay-mode-hooks (org-mode))
+            (insert (string-trim-right answer) "\n")
+            (unless (org-entry-get (point-min) arcology-oracle-answer-property)
+              (org-entry-put (point-min) arcology-oracle-answer-property (or model "unknown")))
+            (string-trim-right (buffer-string))))))))
+
+(defun arcology-oracle--in-subtree-p (pos beg end)
+  "Return non-nil when POS lies in the subtree from BEG to END.
+END is where the next heading starts, or the end of the buffer:
+point at the very end of the buffer is in a subtree that ends there."
+  (and (>= pos beg) (or (< pos end) (= pos end (point-max)))))
+
 (defun arcology-oracle--insert-answer (root text model)
   "Insert the org heading TEXT as the last child of the heading at marker ROOT.
-The insertion is one undoable change; point goes to the new
-heading, which carries `arcology-oracle-answer-property' (MODEL
-when the daemon did not set it)."
+The insertion is one undoable change.  The new heading carries
+`arcology-oracle-answer-property' (MODEL when the daemon did not
+set it).  Point, and each window showing the buffer, moves to it
+only when it is still in the conversation's subtree: a reader who
+went elsewhere in the meantime stays there, and the mark is pushed
+at the answer instead.  Return (POSITION . MOVED), MOVED non-nil
+when point moved to the answer."
   (with-current-buffer (marker-buffer root)
     (save-restriction
       (widen)
-      (let (pos)
+      (let* ((answer (arcology-oracle--answer-text root text model))
+             (beg (marker-position root))
+             (end (save-excursion (goto-char root) (org-end-of-subtree t t) (point)))
+             (inside (arcology-oracle--in-subtree-p (point) beg end))
+             ;; Each place kept advances past the answer inserted at it.
+             (here (copy-marker (point) t))
+             (windows (mapcar (lambda (w) (list w (copy-marker (window-point w) t)
+                                                (arcology-oracle--in-subtree-p (window-point w) beg end)))
+                              (get-buffer-window-list nil nil t)))
+             pos)
         (undo-boundary)
         (let ((group (prepare-change-group)))
           (unwind-protect
               (progn
                 (activate-change-group group)
-                (goto-char root)
-                (let ((level (org-outline-level)))
-                  (org-end-of-subtree t t)
-                  (unless (bolp) (insert "\n"))
+                (goto-char end)
+                ;; A file without a final newline keeps none: the answer
+                ;; goes on a new line, and ends the file as its turn did.
+                (if (bolp)
+                    (progn (setq pos (point)) (insert answer "\n"))
+                  (insert "\n")
                   (setq pos (point))
-                  (insert (string-trim-right (arcology-oracle--relevel text (1+ level))) "\n")
-                  (goto-char pos)
-                  (unless (org-entry-get pos arcology-oracle-answer-property)
-                    (org-entry-put pos arcology-oracle-answer-property (or model "unknown")))))
+                  (insert answer)))
             (accept-change-group group)
             (undo-amalgamate-change-group group)))
         (undo-boundary)
-        (goto-char pos)
-        (dolist (w (get-buffer-window-list nil nil t))
-          (set-window-point w pos))
-        pos))))
+        (goto-char (if inside pos here))
+        (set-marker here nil)
+        (pcase-dolist (`(,w ,marker ,in) windows)
+          (set-window-point w (if in pos marker))
+          (set-marker marker nil))
+        (unless inside (push-mark pos t))
+        (cons pos inside)))))
+
+(defun arcology-oracle--converse-answer (root org model)
+  "Put the daemon's answer ORG (by MODEL) under the conversation at marker ROOT.
+Say where it went.  A buffer that became read-only while the
+model thought gets nothing: the answer goes to the kill ring."
+  (let ((buffer (marker-buffer root)))
+    (if (buffer-local-value 'buffer-read-only buffer)
+        (progn
+          (kill-new (arcology-oracle--answer-text root org model))
+          (arcology-oracle--report
+           (format "%s became read-only: the answer is on the kill ring (%s to yank it)"
+                   (buffer-name buffer) (substitute-command-keys "\\[yank]"))))
+      (pcase-let ((`(,pos . ,moved) (arcology-oracle--insert-answer root org model)))
+        (with-current-buffer buffer
+          (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
+          (if moved
+              (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")
+            (message "arcology-oracle: answered in %s, line %d, under %s (mark set there: %s in that buffer)"
+                     (buffer-name)
+                     (save-restriction (widen) (line-number-at-pos pos))
+                     (save-excursion (save-restriction (widen) (goto-char root)
+                                                       (org-get-heading t t t t)))
+                     (substitute-command-keys "\\[universal-argument] \\[set-mark-command]"))))))))
 
 ;;;###autoload
 (defun arcology-oracle-converse ()
@@ -330,8 +391,11 @@ The conversation is the subtree of the nearest heading tagged
 `arcology-oracle-conversation-tag' (else the top-level heading
 around point); its child headings are the turns.  The daemon's
 answer is inserted as the conversation's last child, as one
-undoable change, and point moves to it.  Discard it with
-`arcology-oracle-discard'.  Returns at once."
+undoable change, and point moves to it if it is still in the
+conversation; else point stays and the mark is set at the answer.
+Discard it with `arcology-oracle-discard'.  Returns at once.  A
+read-only buffer is refused; one made read-only while the model
+thinks gets nothing: the answer goes to the kill ring."
   (interactive)
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations live in org-mode buffers"))
   (save-excursion
@@ -339,6 +403,8 @@ undoable change, and point moves to it.  Discard it with
       (widen)
       (when (org-before-first-heading-p)
         (arcology-oracle--user-error "Put point in the conversation's subtree"))
+      (when buffer-read-only
+        (arcology-oracle--user-error "Buffer %s is read-only" (buffer-name)))
       (arcology-oracle--conversation-root)
       (when (arcology-oracle--private-here-p)
         (arcology-oracle--user-error "This conversation is in a private part of your notes: nothing was sent"))
@@ -365,10 +431,7 @@ undoable change, and point moves to it.  Discard it with
                   (cond ((not (buffer-live-p (marker-buffer root))) nil)
                         ((not (and (stringp org) (not (string-blank-p org))))
                          (arcology-oracle--report "the daemon gave an empty answer"))
-                        (t (arcology-oracle--insert-answer root org (alist-get 'model answer))
-                           (with-current-buffer (marker-buffer root)
-                             (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t))
-                           (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")))
+                        (t (arcology-oracle--converse-answer root org (alist-get 'model answer))))
                   (set-marker root nil)))
               :errback
               (lambda (message)
@@ -387,7 +450,14 @@ undoable change, and point moves to it.  Discard it with
                 (org-up-heading-safe)))
     (unless (org-entry-get nil arcology-oracle-answer-property)
       (arcology-oracle--user-error "No inserted answer at point"))
-    (delete-region (point) (progn (org-end-of-subtree t t) (point)))))
+    (let ((beg (point))
+          (end (progn (org-end-of-subtree t t) (point))))
+      ;; Last in a file without a final newline, the answer was put on
+      ;; a line of its own: the newline before it goes with it.
+      (when (and (= end (point-max)) (/= (char-before end) ?\n)
+                 (> beg (point-min)) (= (char-before beg) ?\n))
+        (setq beg (1- beg)))
+      (delete-region beg end))))
 
 ;;; Search
 

@@ -220,6 +220,11 @@ says where.  One undo removes it."
 (defvar-local arcology-oracle--links-node nil
   "In the suggestions buffer: the ID of the note the suggestions are for.")
 
+(defvar-local arcology-oracle--links-own nil
+  "In the suggestions buffer: the IDs of the nodes enclosing the note's heading.
+The note itself, its ancestors and its file: a link to any of them
+would point at the note being read, so none is offered.")
+
 (defvar arcology-oracle-links-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "RET") #'arcology-oracle-visit-result)
@@ -301,7 +306,8 @@ all=true) are folded behind one line."
                           'face 'bold)
               "\n\n")
       (cond ((stringp suggestions) (arcology-oracle--insert-message suggestions))
-            ((null (setq suggestions (arcology-oracle--links-not-in source suggestions)))
+            ((null (setq suggestions (arcology-oracle--links-not-in
+                                      source (arcology-oracle--links-not-own suggestions))))
              (insert (propertize "No suggestions." 'face 'shadow) "\n"))
             (t (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff suggestions)))
                  (if above
@@ -320,6 +326,12 @@ all=true) are folded behind one line."
                      (dolist (s below) (insert (arcology-oracle--format-suggestion s) "\n")))))))
       (goto-char (point-min))
       (forward-line (1- line)))))
+
+(defun arcology-oracle--links-not-own (suggestions)
+  "Return the SUGGESTIONS that are not the note itself or a node enclosing it.
+See `arcology-oracle--links-own'; run in the suggestions buffer."
+  (seq-remove (lambda (s) (member (alist-get 'node_id s) arcology-oracle--links-own))
+              suggestions))
 
 (defun arcology-oracle--links-not-in (source suggestions)
   "Return the SUGGESTIONS whose link is not yet in buffer SOURCE.
@@ -357,12 +369,15 @@ else the file's).  Each suggestion shows the paragraph of this note
 where its link belongs."
   (interactive)
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Link suggestions need an org-mode buffer"))
-  (let ((node (org-entry-get nil "ID" t))
-        (title (plist-get (arcology-oracle--heading-context) :title))
-        (source (current-buffer)))
+  (pcase-let ((`(,node . ,title) (arcology-oracle--node-at-point))
+              (own (arcology-oracle--enclosing-ids))
+              (source (current-buffer)))
     (unless node (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID:"))
     (when (buffer-modified-p)
       (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
+    (with-current-buffer (get-buffer-create arcology-oracle-links-buffer-name)
+      (unless (derived-mode-p 'arcology-oracle-links-mode) (arcology-oracle-links-mode))
+      (setq arcology-oracle--links-own own))
     (arcology-oracle--links-request source node title)
     (arcology-oracle--display (get-buffer arcology-oracle-links-buffer-name)
                               arcology-oracle-result-display-action t)))
@@ -379,52 +394,98 @@ where its link belongs."
     (goto-char (point-min))
     (when (looking-at "Links to add to: \\(.*\\)$") (match-string-no-properties 1))))
 
-(defun arcology-oracle--goto-paragraph (paragraph)
-  "Move to the end of PARAGRAPH (the daemon's) in the current buffer.
+(defconst arcology-oracle--not-prose-regexp
+  (concat "^[ \t]*$\\|^\\*+[ \t]\\|^[ \t]*:[[:alnum:]_-]+:[ \t]*$"
+          "\\|^[ \t]*\\(?:SCHEDULED\\|DEADLINE\\|CLOSED\\):\\|^[ \t]*#\\+\\|^[ \t]*#\\(?:[ \t]\\|$\\)"
+          "\\|^[ \t]*|")
+  "A line that ends a paragraph, as the daemon reads paragraphs.
+A blank line, a heading, a drawer line, a planning line, a keyword
+or block line, a comment or a table row.")
+
+(defun arcology-oracle--stale-suggestion ()
+  "Signal that a suggestion's paragraph is no longer in the note."
+  (arcology-oracle--user-error
+   (if (buffer-modified-p)
+       "That paragraph is no longer in the note: save it, then press g to ask again"
+     "That paragraph is no longer in the note: press g to ask again")))
+
+(defun arcology-oracle--paragraph-position (paragraph)
+  "Return the place for a link at the end of PARAGRAPH (the daemon's) here.
 The lines are the file's when the daemon read it; when the text has
-moved since, the paragraph's first line is searched for instead."
-  (widen)
-  (let* ((lines (split-string (alist-get 'text paragraph) "\n"))
-         (start (alist-get 'start_line paragraph))
-         (count (length lines)))
-    (goto-char (point-min))
-    (forward-line (1- start))
-    (unless (looking-at-p (regexp-quote (car lines)))
-      (goto-char (point-min))
-      (unless (re-search-forward (concat "^" (regexp-quote (car lines))) nil t)
-        (arcology-oracle--user-error "That paragraph is no longer in the note: press g to ask again"))
-      (beginning-of-line))
-    (forward-line (1- count))
-    (end-of-line)
-    (skip-chars-backward " \t")))
+moved since, the paragraph's first line is searched for instead.
+From that line the paragraph runs, in the buffer as it is now, to
+its last line of prose: unsaved lines added to it or taken from it
+count.  The whole buffer is searched, narrowed or not."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (let ((first (car (split-string (alist-get 'text paragraph) "\n"))))
+        (goto-char (point-min))
+        (forward-line (1- (alist-get 'start_line paragraph)))
+        (unless (looking-at-p (regexp-quote first))
+          (goto-char (point-min))
+          (unless (re-search-forward (concat "^" (regexp-quote first)) nil t)
+            (arcology-oracle--stale-suggestion))
+          (beginning-of-line))
+        (let ((last (point)))
+          (while (and (zerop (forward-line 1))
+                      (not (eobp))
+                      (not (looking-at-p arcology-oracle--not-prose-regexp)))
+            (setq last (point)))
+          (goto-char last))
+        (end-of-line)
+        (skip-chars-backward " \t")
+        (point)))))
+
+(defun arcology-oracle--suggestion-place (suggestion)
+  "Return (POSITION OWN-LINE), the place for the link of SUGGESTION here.
+At the end of its paragraph; for a note with no prose, under its
+heading, never into its line or drawer."
+  (if-let ((paragraph (alist-get 'paragraph suggestion)))
+      (list (arcology-oracle--paragraph-position paragraph) nil)
+    (save-excursion
+      (save-restriction
+        (arcology-oracle--goto-heading (alist-get 'line (alist-get 'heading suggestion)) nil)
+        (pcase-let ((`(,pos ,own-line ,_) (arcology-oracle--link-place 'paragraph-end)))
+          (list pos own-line))))))
 
 (defun arcology-oracle-links-insert ()
   "Insert the link of the suggestion at point into its paragraph of the note.
 The note is shown with point at the paragraph first; the link goes
-at the paragraph's end, as one undo step."
+at the paragraph's end, as one undo step.  A narrowed note stays
+narrowed: a paragraph outside the part shown is refused, as is a
+link to the note itself."
   (interactive)
   (let* ((suggestion (arcology-oracle--result-at-point))
          (link (arcology-oracle--link-for suggestion))
-         (paragraph (alist-get 'paragraph suggestion))
+         (target (alist-get 'node_id suggestion))
+         (own arcology-oracle--links-own)
          (source arcology-oracle--links-source)
          (list-buffer (current-buffer))
          (line nil))
     (unless (buffer-live-p source) (arcology-oracle--user-error "The note's buffer is gone"))
-    (let ((window (display-buffer source '(display-buffer-use-some-window (inhibit-same-window . t)))))
+    (pcase-let ((`(,pos ,own-line)
+                 (with-current-buffer source
+                   (when buffer-read-only (arcology-oracle--user-error "Buffer %s is read-only" (buffer-name)))
+                   (arcology-oracle--suggestion-place suggestion))))
       (with-current-buffer source
-        (let ((own-line nil))
-          (if paragraph
-              (arcology-oracle--goto-paragraph paragraph)
-            ;; No prose: under the heading, never into its line or drawer.
-            (arcology-oracle--goto-heading (alist-get 'line (alist-get 'heading suggestion)) nil)
-            (pcase-let ((`(,pos ,line-of-its-own ,_) (arcology-oracle--link-place 'paragraph-end)))
-              (goto-char pos)
-              (setq own-line line-of-its-own)))
+        (when (or (member target own)
+                  (member target (save-excursion (save-restriction (widen) (goto-char pos)
+                                                                   (arcology-oracle--enclosing-ids)))))
+          (arcology-oracle--user-error "That is the note you are in: no link to itself"))
+        (unless (<= (point-min) pos (point-max))
+          (arcology-oracle--user-error
+           "That paragraph, line %d, is outside the narrowed part of %s: %s, then insert again"
+           (save-restriction (widen) (line-number-at-pos pos)) (buffer-name)
+           (substitute-command-keys "\\[widen] widens"))))
+      (let ((window (display-buffer source '(display-buffer-use-some-window (inhibit-same-window . t)))))
+        (with-current-buffer source
+          (goto-char pos)
           (when (derived-mode-p 'org-mode) (org-show-context))
-          (arcology-oracle--insert-link-here link own-line))
-        (when window (set-window-point window (point)))
-        (setq line (line-number-at-pos))))
-    (arcology-oracle--links-remove list-buffer (alist-get 'node_id suggestion))
+          (arcology-oracle--insert-link-here link own-line)
+          (when window (set-window-point window (point)))
+          (setq line (line-number-at-pos)))))
+    (arcology-oracle--links-remove list-buffer target)
     (message "Inserted %s into %s, line %d" link (buffer-name source) line)))
 
 (defun arcology-oracle--links-remove (buffer node)

@@ -93,11 +93,12 @@ text (file and line outside org); nil for a buffer without a file."
                                                                    (plist-get context :olp)
                                                                    (list (plist-get context :title))))
                                               " › ")))
-                 (first (= (plist-get context :start) (point-min)))
+                 (before-first (save-excursion (goto-char (plist-get context :start))
+                                        (not (org-at-heading-p))))
                  (id (org-entry-get (plist-get context :start) "ID")))
             (org-link-make-string
              (cond (id (concat "id:" id))
-                   ((and first (not (org-at-heading-p)))
+                   (before-first
                     (concat "file:" (abbreviate-file-name buffer-file-name)))
                    (t (format "file:%s::*%s" (abbreviate-file-name buffer-file-name)
                               (plist-get context :title))))

@@ -134,15 +134,17 @@ heading's own ID, or the file's before the first heading) and :node-ids
     (save-restriction
       (widen)
       (let* ((start (arcology-oracle--heading-start))
-             (first (= start (point-min)))
-             (title (if (and first (not (org-at-heading-p)))
+             ;; Before the first heading: the file's own part.  Not a file's
+             ;; first line that is a heading, with point in its body.
+             (before-first (save-excursion (goto-char start) (not (org-at-heading-p))))
+             (title (if before-first
                         (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
                             (and buffer-file-name
                                  (file-name-base buffer-file-name))
                             (buffer-name))
                       (goto-char start)
                       (org-get-heading t t t t)))
-             (olp (unless (and first (not (org-at-heading-p)))
+             (olp (unless before-first
                     (goto-char start)
                     (org-get-outline-path)))
              (end (progn (goto-char start)
@@ -170,6 +172,25 @@ heading's own ID, or the file's before the first heading) and :node-ids
         (while (org-up-heading-safe)
           (push (org-entry-get nil "ID") ids)))
       (delq nil ids))))
+
+(defun arcology-oracle--node-at-point ()
+  "Return (ID . TITLE) of the org-roam node around point, or nil.
+The nearest heading with an ID, at point or above it, else the
+file's node (titled by #+title, else the file's name)."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (let ((found nil))
+        (unless (org-before-first-heading-p)
+          (org-back-to-heading t)
+          (while (and (not (setq found (when-let ((id (org-entry-get nil "ID")))
+                                         (cons id (org-get-heading t t t t)))))
+                      (org-up-heading-safe))))
+        (or found
+            (when-let ((id (org-entry-get (point-min) "ID")))
+              (cons id (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
+                           (and buffer-file-name (file-name-base buffer-file-name))
+                           (buffer-name)))))))))
 
 (defun arcology-oracle--path (result)
   "Return the outline path of RESULT as a list of strings, its note's title first.

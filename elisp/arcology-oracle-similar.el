@@ -307,8 +307,9 @@ a daemon that is down only once."
               arcology-oracle--similar-last-modified (and (buffer-modified-p) t))
         (arcology-oracle--http-cancel arcology-oracle--similar-request)
         (setq arcology-oracle--similar-request nil)
-        (unless (get-text-property (point-min) 'arcology-oracle-title
-                                   (arcology-oracle--similar-buffer))
+        ;; `point-min' of the similar buffer: the note's may be narrowed.
+        (unless (with-current-buffer (arcology-oracle--similar-buffer)
+                  (get-text-property (point-min) 'arcology-oracle-title))
           (arcology-oracle--similar-render source title "Looking for similar notes…"))
         ;; Cut out of its buffer, a private heading's text no longer says it is private.
         (if (arcology-oracle--private-here-p)

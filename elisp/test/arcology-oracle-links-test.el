@@ -167,6 +167,156 @@
       (when (get-buffer arcology-oracle-links-buffer-name)
         (kill-buffer arcology-oracle-links-buffer-name)))))
 
+(defun arcology-oracle-links-test--ask (rel heading)
+  "Visit REL, put point in HEADING's body (nil: the file's) and ask for suggestions.
+Return the note's buffer once the suggestions have arrived."
+  (let ((source (arcology-oracle-test--visit rel)))
+    (if heading
+        (progn (arcology-oracle-test--goto-heading heading) (forward-line 1))
+      (goto-char (point-min)))
+    (arcology-oracle-suggest-links)
+    (arcology-oracle-test--wait
+     (lambda () (with-current-buffer arcology-oracle-links-buffer-name
+                  (not (string-match-p "Looking for" (buffer-string)))))
+     20 "link suggestions")
+    source))
+
+(defun arcology-oracle-links-test--select (suggestion)
+  "Move point in the suggestions buffer to SUGGESTION's entry."
+  (set-buffer arcology-oracle-links-buffer-name)
+  (goto-char (text-property-any (point-min) (point-max) 'arcology-oracle-result suggestion)))
+
+(defmacro arcology-oracle-links-test--with-links (&rest body)
+  "Run BODY against the daemon; kill the suggestions buffer after."
+  (declare (indent 0) (debug t))
+  `(arcology-oracle-test--with-daemon
+     (unwind-protect (progn ,@body)
+       (when (get-buffer arcology-oracle-links-buffer-name)
+         (kill-buffer arcology-oracle-links-buffer-name)))))
+
+(ert-deftest arcology-oracle-links-test-never-the-note-itself ()
+  "The list is about the node whose ID is sent, and never offers a node enclosing it.
+`i' on such a suggestion all the same refuses to link the note to itself."
+  (arcology-oracle-links-test--with-links
+    (let* ((hydration (arcology-oracle-test--id 'hydration))
+           (source (arcology-oracle-links-test--ask "bread-hydration.org" "Baker's percentages"))
+           (before (with-current-buffer source (buffer-string)))
+           (own-suggestion
+            `(((node_id . ,hydration) (title . "Bread Hydration") (score . 0.9)
+               (heading (heading . "Baker's percentages") (line . 12))
+               (paragraph (start_line . 16) (end_line . 17)
+                          (text . ,(concat "Every ingredient is a percentage of the total flour weight,"
+                                           " so a formula scales\nto any batch size.")))))))
+      (with-current-buffer arcology-oracle-links-buffer-name
+        (should (string-prefix-p "Links to add to: Baker's percentages\n" (buffer-string))))
+      (should-not (member hydration (mapcar (lambda (s) (alist-get 'node_id s))
+                                            (arcology-oracle-links-test--suggestions))))
+      ;; A heading without an ID: the suggestions are the file node's, and say so.
+      (arcology-oracle-links-test--ask "bread-hydration.org" "High hydration doughs")
+      (with-current-buffer arcology-oracle-links-buffer-name
+        (should (string-prefix-p "Links to add to: Bread Hydration\n" (buffer-string)))
+        (should (equal arcology-oracle--links-node hydration)))
+      ;; The daemon's list, were it to offer the file's node: it is left out.
+      (with-current-buffer arcology-oracle-links-buffer-name
+        (should (member hydration arcology-oracle--links-own))
+        (arcology-oracle--links-render source hydration "Bread Hydration" own-suggestion)
+        (should-not (arcology-oracle-links-test--suggestions))
+        ;; Offered all the same (an older list, say), a link to the file is refused.
+        (setq arcology-oracle--links-own nil)
+        (arcology-oracle--links-render source hydration "Bread Hydration" own-suggestion)
+        (should (arcology-oracle-links-test--suggestions)))
+      (arcology-oracle-links-test--select (car (arcology-oracle-links-test--suggestions)))
+      (should (equal (cadr (should-error (call-interactively (key-binding (kbd "i"))) :type 'user-error))
+                     "That is the note you are in: no link to itself"))
+      (with-current-buffer source (should (equal (buffer-string) before))))))
+
+(ert-deftest arcology-oracle-links-test-insert-keeps-narrowing ()
+  "`i' keeps the note's narrowing; a paragraph outside the part shown is refused."
+  (arcology-oracle-links-test--with-links
+    (let* ((source (arcology-oracle-links-test--ask "sourdough-baking.org" nil))
+           (before (with-current-buffer source (buffer-string)))
+           (suggestion (or (seq-find (lambda (s) (alist-get 'paragraph s))
+                                     (arcology-oracle-links-test--suggestions))
+                           (ert-fail "no suggestion with a paragraph")))
+           (start-line (alist-get 'start_line (alist-get 'paragraph suggestion)))
+           bounds)
+      ;; Narrowed to the part above the paragraph.
+      (with-current-buffer source
+        (goto-char (point-min))
+        (forward-line (1- start-line))
+        (narrow-to-region (point-min) (point))
+        (setq bounds (cons (point-min) (point-max))))
+      (arcology-oracle-links-test--select suggestion)
+      (should (string-match-p "outside the narrowed part"
+                              (cadr (should-error (call-interactively (key-binding (kbd "i")))
+                                                  :type 'user-error))))
+      (with-current-buffer source
+        (should (equal (cons (point-min) (point-max)) bounds))
+        (should (equal (save-restriction (widen) (buffer-string)) before))
+        ;; Narrowed to the paragraph: the link goes in, the narrowing stays.
+        (widen)
+        (goto-char (point-min))
+        (forward-line (1- start-line))
+        (narrow-to-region (point) (progn (forward-line (- (alist-get 'end_line (alist-get 'paragraph suggestion))
+                                                            start-line -1))
+                                         (point)))
+        (setq bounds (cons (point-min) (point-max))))
+      (arcology-oracle-links-test--select suggestion)
+      (call-interactively (key-binding (kbd "i")))
+      (with-current-buffer source
+        (should (equal (point-min) (car bounds)))
+        (should (buffer-narrowed-p))
+        (goto-char (point-min))
+        (should (search-forward (concat "[[id:" (alist-get 'node_id suggestion) "]")
+                                nil t))))))
+
+(ert-deftest arcology-oracle-links-test-insert-after-unsaved-edit ()
+  "After a line is added to the paragraph, `i' writes the link after it, not mid-paragraph."
+  (arcology-oracle-links-test--with-links
+    (let* ((source (arcology-oracle-links-test--ask "sourdough-baking.org" nil))
+           (suggestion (or (seq-find (lambda (s) (alist-get 'paragraph s))
+                                     (arcology-oracle-links-test--suggestions))
+                           (ert-fail "no suggestion with a paragraph")))
+           (end-line (alist-get 'end_line (alist-get 'paragraph suggestion)))
+           (link (format "[[id:%s]" (alist-get 'node_id suggestion))))
+      (with-current-buffer source
+        (goto-char (point-min))
+        (forward-line end-line)
+        (insert "An unsaved line closes the paragraph now.\n"))
+      (arcology-oracle-links-test--select suggestion)
+      (call-interactively (key-binding (kbd "i")))
+      (with-current-buffer source
+        (goto-char (point-min))
+        (forward-line end-line)
+        (should (looking-at-p (concat "An unsaved line closes the paragraph now\\. " (regexp-quote link))))))))
+
+(ert-deftest arcology-oracle-links-test-insert-refusals ()
+  "A read-only note is refused, point left alone; a vanished paragraph asks to save first."
+  (arcology-oracle-links-test--with-links
+    (let* ((source (arcology-oracle-links-test--ask "sourdough-baking.org" nil))
+           (window (get-buffer-window source))
+           (suggestion (or (seq-find (lambda (s) (alist-get 'paragraph s))
+                                     (arcology-oracle-links-test--suggestions))
+                           (ert-fail "no suggestion with a paragraph")))
+           (paragraph (alist-get 'paragraph suggestion))
+           (at (with-current-buffer source (point))))
+      (with-current-buffer source (setq buffer-read-only t))
+      (arcology-oracle-links-test--select suggestion)
+      (should (equal (cadr (should-error (call-interactively (key-binding (kbd "i"))) :type 'user-error))
+                     (format "Buffer %s is read-only" (buffer-name source))))
+      (with-current-buffer source
+        (should (= (point) at))
+        (when window (should (= (window-point window) at)))
+        (should-not (buffer-modified-p))
+        (setq buffer-read-only nil)
+        ;; The paragraph's first line goes, unsaved.
+        (goto-char (point-min))
+        (should (search-forward (car (split-string (alist-get 'text paragraph) "\n")) nil t))
+        (delete-region (line-beginning-position) (line-end-position)))
+      (arcology-oracle-links-test--select suggestion)
+      (should (equal (cadr (should-error (call-interactively (key-binding (kbd "i"))) :type 'user-error))
+                     "That paragraph is no longer in the note: save it, then press g to ask again")))))
+
 (ert-deftest arcology-oracle-links-test-daemon-down-one-message ()
   "With the daemon down, asking for suggestions shows one message and says so in the buffer."
   (arcology-oracle-test--with-daemon

@@ -52,6 +52,24 @@
     (should (equal (arcology-oracle--memory-payload "x" "T" '("a" "b"))
                    '((text . "x") (title . "T") (tags . ["a" "b"]))))))
 
+(ert-deftest arcology-oracle-memory-test-source-of-a-first-line-heading ()
+  "In a file whose first line is a heading, its body's source names that heading."
+  (let ((file (make-temp-file "firsthead" nil ".org")))
+    (unwind-protect
+        (with-temp-buffer
+          (insert "* Rye starter\nFeed it rye flour.\n* Wheat starter\nOther.\n")
+          (setq buffer-file-name file)
+          (org-mode)
+          (goto-char (point-min))
+          (search-forward "rye flour")
+          (should (equal (arcology-oracle--memory-source (point))
+                         (org-link-make-string
+                          (format "file:%s::*Rye starter" (abbreviate-file-name file))
+                          (format "%s › Rye starter" (file-name-base file)))))
+          (set-buffer-modified-p nil)
+          (setq buffer-file-name nil))
+      (delete-file file))))
+
 (ert-deftest arcology-oracle-memory-test-memorize-region ()
   "The region is remembered, searchable at once; a clean visiting buffer is reverted."
   (arcology-oracle-memory-test--with-daemon

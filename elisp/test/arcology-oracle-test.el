@@ -196,6 +196,20 @@
       (should (equal (plist-get ctx :text) "** Two\nBody of two.\n"))
       (should (equal (plist-get ctx :node-id) "one-id")))))
 
+(ert-deftest arcology-oracle-test-heading-context-first-line-heading ()
+  "In a file that starts with a heading, the heading's body is in that heading."
+  (with-temp-buffer
+    (insert "* Rye starter\n:PROPERTIES:\n:ID: rye-id\n:END:\nFeed it rye flour.\n* Wheat\nOther.\n")
+    (org-mode)
+    (goto-char (point-min))
+    (search-forward "rye flour")
+    (let ((ctx (arcology-oracle--heading-context)))
+      (should (equal (plist-get ctx :title) "Rye starter"))
+      (should (equal (plist-get ctx :olp) nil))
+      (should (= (plist-get ctx :start) (point-min)))
+      (should (equal (plist-get ctx :own-id) "rye-id"))
+      (should (string-prefix-p "* Rye starter\n" (plist-get ctx :text))))))
+
 ;;;; Talking to the daemon
 
 (ert-deftest arcology-oracle-test-json-request-with-token ()
@@ -344,6 +358,25 @@
     (arcology-oracle-similar-show)
     (arcology-oracle-test--wait (lambda () (assoc "Borrow Checker" (arcology-oracle-test--listed))))
     (should-not (assoc "Rust Ownership" (arcology-oracle-test--listed)))))
+
+(ert-deftest arcology-oracle-test-similar-in-narrowed-buffer ()
+  "The similar notes of a heading narrowed to are shown; the narrowing stays."
+  (arcology-oracle-test--with-daemon
+    (when (get-buffer arcology-oracle-similar-buffer-name)
+      (kill-buffer arcology-oracle-similar-buffer-name))
+    (arcology-oracle-test--visit "sourdough-baking.org")
+    (arcology-oracle-test--goto-heading "Shaping and scoring")
+    (org-narrow-to-subtree)
+    (let ((bounds (cons (point-min) (point-max))))
+      (should (> (car bounds) 1))
+      (arcology-oracle-similar-show)
+      (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)) 20 "similar notes")
+      (with-current-buffer arcology-oracle-similar-buffer-name
+        (should (string-prefix-p "Similar to: Shaping and scoring" (buffer-string))))
+      ;; Asked again, with the list already filled.
+      (arcology-oracle-similar-refresh)
+      (arcology-oracle-test--settled)
+      (should (equal (cons (point-min) (point-max)) bounds)))))
 
 (ert-deftest arcology-oracle-test-similar-newer-request-wins ()
   "A stale answer never replaces a newer one."
@@ -628,6 +661,92 @@
                                     30 "the answer heading")
         (should (= (org-outline-level) 2))
         (should (= (count-matches "^\\* " (point-min) (point-max)) 1))))))
+
+(defun arcology-oracle-test--answered-p (buffer)
+  "Return non-nil when BUFFER holds an answer heading inserted by converse."
+  (with-current-buffer buffer
+    (save-excursion
+      (goto-char (point-min))
+      (re-search-forward (format "^[ \t]*:%s:" arcology-oracle-answer-property) nil t))))
+
+(ert-deftest arcology-oracle-test-converse-leaves-point-elsewhere ()
+  "An answer arriving while the reader is elsewhere in the buffer does not move point.
+The mark is set at the answer and the message says where it went;
+a window still in the conversation moves to the answer."
+  (arcology-oracle-test--with-daemon
+    (let* ((text (concat "* Other heading\nText.\n"
+                         "* Sourdough chat :conversation:\n"
+                         "** Me\nHow often should I feed my sourdough starter?\n"
+                         "* Later heading\nStays last.\n"))
+           (buffer (arcology-oracle-test--conversation text))
+           (other (split-window)))
+      ;; A second window on the conversation, where the first was.
+      (set-window-point other (point))
+      (arcology-oracle-converse)
+      ;; The reader goes elsewhere and types while the model thinks.
+      (goto-char (point-min))
+      (search-forward "Text.")
+      (insert " typed")
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-test--wait (lambda () (arcology-oracle-test--answered-p buffer)) 30 "the answer")
+        (with-current-buffer buffer
+          (should (looking-back "^Text\\. typed" (line-beginning-position)))
+          (should (= (window-point (selected-window)) (point)))
+          ;; The mark is at the answer, a heading under the conversation.
+          (save-excursion
+            (goto-char (mark t))
+            (should (org-at-heading-p))
+            (should (org-entry-get nil arcology-oracle-answer-property))
+            (should (= (org-outline-level) 2))
+            ;; The window left in the conversation shows the answer.
+            (should (= (window-point other) (point))))
+          (should (string-suffix-p "* Later heading\nStays last.\n" (buffer-string))))
+        (should (cl-find-if (lambda (m) (string-match-p "answered in conversation\\.org.*, line 6, under Sourdough chat" m))
+                            messages))))))
+
+(ert-deftest arcology-oracle-test-converse-read-only ()
+  "A read-only buffer is refused before asking; one made read-only meanwhile gets nothing.
+The answer then goes to the kill ring, and the message says so."
+  (arcology-oracle-test--with-daemon
+    (let* ((text "* Tomato questions\n** Me\nWhat causes blight on tomatoes?\n")
+           (buffer (arcology-oracle-test--conversation text))
+           (sent nil))
+      (with-current-buffer buffer
+        (setq buffer-read-only t)
+        (cl-letf (((symbol-function 'arcology-oracle--json) (lambda (&rest args) (push args sent))))
+          (should (equal (cadr (should-error (arcology-oracle-converse) :type 'user-error))
+                         (format "Buffer %s is read-only" (buffer-name)))))
+        (should-not sent)
+        (setq buffer-read-only nil)
+        (arcology-oracle-converse)
+        (setq buffer-read-only t)
+        (arcology-oracle-test--capturing-messages messages
+          (arcology-oracle-test--wait
+           (lambda () (cl-find-if (lambda (m) (string-match-p "became read-only: the answer is on the kill ring" m))
+                                  messages))
+           30 "the message about the kill ring")
+          (should-not (cl-find-if (lambda (m) (string-match-p "buffer-read-only" m)) messages)))
+        (should (equal (buffer-string) text))
+        (should (string-prefix-p "** " (current-kill 0)))
+        (should (string-match-p (format "^[ \t]*:%s:" arcology-oracle-answer-property) (current-kill 0)))))))
+
+(ert-deftest arcology-oracle-test-converse-discard-without-final-newline ()
+  "In a file without a final newline, discard and undo give the text back exactly."
+  (arcology-oracle-test--with-daemon
+    (let* ((text "* Tomato questions\n** Me\nWhat causes blight on tomatoes?")
+           (buffer (arcology-oracle-test--conversation text)))
+      (goto-char (point-max))
+      (arcology-oracle-converse)
+      (arcology-oracle-test--wait (lambda () (arcology-oracle-test--answered-p buffer)) 30 "the answer")
+      (with-current-buffer buffer
+        (should (org-entry-get nil arcology-oracle-answer-property))
+        (should-not (string-suffix-p "\n" (buffer-string)))
+        (let ((answered (buffer-string)))
+          (arcology-oracle-discard)
+          (should (equal (buffer-string) text))
+          (undo-boundary)
+          (let ((last-command nil)) (undo))
+          (should (equal (buffer-string) answered)))))))
 
 ;;;; Privacy of the text sent
 
