@@ -69,6 +69,13 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I say before 0001-01-01", None, "0001-01-01"),
         ("0001年1月1日より前に何を言った", None, "0001-01-01"),
         ("what did I say after 9999-12-31", "9999-12-31", "2026-12-03"),
+        # Spans counted back from today (TODAY is a Thursday), and weekends.
+        ("what did I do in the past week", "2026-11-27", "2026-12-03"),
+        ("in the last 3 days", "2026-12-01", "2026-12-03"),
+        ("what did I write over the last two weeks", "2026-11-20", "2026-12-03"),
+        ("in the last few days", "2026-12-01", "2026-12-03"),
+        ("in the past month", "2026-11-04", "2026-12-03"),
+        ("what did I say last weekend", "2026-11-28", "2026-11-29"),
     ],
 )
 def test_questions_become_date_ranges(question, since, until):
@@ -79,7 +86,8 @@ def test_questions_become_date_ranges(question, since, until):
 
 @pytest.mark.parametrize(
     "question",
-    ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour"],
+    ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
+     "the last day of school"],
 )
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None

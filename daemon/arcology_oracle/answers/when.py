@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from ..errors import BadRequest
 from ..notes import cjk
+from .rolling import rolling_span
 
 _MONTHS = "january february march april may june july august september october november december".split()
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -191,6 +192,8 @@ def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
         text = cjk.set_apart(text)  # English time words in it: "last weekに"
     if found := _day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, read_expression):
         return found
+    if span := rolling_span(text, today):  # "in the past 3 days", "last weekend"
+        return DateRange(*span)
     m = _SINCE_RE.search(text)
     if m:
         word, rest = m[1].lower(), m[2].strip()

@@ -1,0 +1,59 @@
+"""Spans a question counts back from today, which dateparser does not read: "in the past
+week", "over the last 3 days", "in the last couple of months", and "last weekend" /
+"this weekend".
+
+A rolling span ends today and goes back the number of days, weeks, months or years it
+names (one without a number): "the past week" is today and the six days before, not
+last calendar week (which "last week" is, read by :mod:`.when`). A weekend is its
+Saturday and Sunday; "last weekend" the one before this week (weeks start on Monday).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+_NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+            "nine": 9, "ten": 10, "few": 3, "couple of": 2, "couple": 2}  # fmt: skip
+_ROLLING_RE = re.compile(
+    r"\b(?:(in|over|during|within|for)\s+)?the\s+(past|last|previous)\s+(?:(\d{1,4}|"
+    + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True))
+    + r")\s+)?(day|week|month|year)s?\b",
+    re.I,
+)
+_WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b", re.I)
+
+
+def rolling_span(text: str, today: dt.date) -> tuple[dt.date, dt.date, str] | None:
+    """``(first day, last day, the words that say it)`` of a rolling span or a weekend
+    in ``text``, else None."""
+    # "the last day of school" is no span: without a number, "last" needs "in", "over"...
+    m = next((m for m in _ROLLING_RE.finditer(text) if m[1] or m[3] or m[2].lower() == "past"), None)
+    if m:
+        count = m[3].lower() if m[3] else "one"
+        n = int(count) if count.isdigit() else _NUMBERS[count]
+        unit = m[4].lower()
+        if unit in ("day", "week"):
+            first = today - dt.timedelta(days=n * (7 if unit == "week" else 1) - 1)
+        else:
+            first = _months_back(today, n * (12 if unit == "year" else 1)) + dt.timedelta(days=1)
+        return max(first, dt.date.min), today, m[0].strip()
+    if m := _WEEKEND_RE.search(text):
+        monday = today - dt.timedelta(days=today.weekday())
+        saturday = monday + dt.timedelta(days=5 if m[1].lower() == "this" else -2)
+        return saturday, saturday + dt.timedelta(days=1), m[0]
+    return None
+
+
+def _months_back(day: dt.date, months: int) -> dt.date:
+    """``day`` ``months`` months earlier (the month's last day when it has fewer days)."""
+    index = day.year * 12 + day.month - 1 - months
+    if index < 12:  # before year 1
+        return dt.date.min
+    year, month = divmod(index, 12)
+    for last in (day.day, 30, 29, 28):
+        try:
+            return dt.date(year, month + 1, min(day.day, last))
+        except ValueError:
+            continue
+    return dt.date(year, month + 1, 28)
