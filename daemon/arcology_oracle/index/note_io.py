@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,16 +51,10 @@ from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
 # prepare_leases is part of this module's interface (the daemon calls it at start).
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
+# Part of this module's interface too (index/memory.py uses them through it).
+from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, still_names, write_all  # noqa: F401
 
 log = logging.getLogger(__name__)
-
-_PROC_FD = os.path.isdir("/proc/self/fd")
-_FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-
-
-class LeadsOut(Conflict):
-    """The note's real path is outside the roam directory (a symlink leads out)."""
-
 
 @dataclass(frozen=True)
 class NoteState:
@@ -120,129 +113,6 @@ class Appended:
     real_rel: str
 
 
-def leads_out(root: Path, rel: str) -> bool:
-    """Whether the path ``rel`` resolves (through symlinks) to a place outside ``root``."""
-    return not _inside(os.path.realpath(root / rel), os.path.realpath(root))
-
-
-def _inside(path: str, base: str) -> bool:
-    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
-
-
-def _open(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int, os.stat_result, bool] | None:
-    """``(fd, stat, created)`` for the regular file ``rel`` below ``root``, opened for
-    writing without blocking; None when it does not exist and ``create`` is false."""
-    path = root / rel
-    _check_directory(root, path.parent)
-    flags = _FLAGS | (os.O_APPEND if append else 0)
-    created = False
-    for _ in range(3):
-        try:
-            fd = os.open(path, flags)
-            break
-        except FileNotFoundError:
-            if not create:
-                return None
-            try:
-                fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
-                created = True
-                break
-            except FileExistsError:
-                continue  # created meanwhile: open it as it is
-            except OSError as exc:
-                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}") from None
-        except IsADirectoryError:
-            raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
-        except PermissionError:
-            raise Conflict(f"{rel} is read-only (no write permission): not changed") from None
-        except OSError as exc:
-            raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed") from None
-    else:
-        raise Conflict(f"{rel} kept appearing and disappearing: not written")
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise Conflict(f"{rel} is not a regular file ({_kind(st.st_mode)}): not written")
-        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(path)
-        real_root = os.path.realpath(root)
-        if not _inside(real, real_root):
-            raise LeadsOut(f"{rel} is a link to a file outside the notes directory")
-        if not st.st_mode & 0o222:
-            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}): not changed")
-        if created:
-            log.info("created %s", rel)
-        return fd, st, created
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _check_directory(root: Path, directory: Path) -> None:
-    """The note's directory exists and is a directory. Missing ones are created; when
-    one cannot be, those created here are removed again (a refusal leaves no trace)."""
-    shown = os.path.relpath(directory, root)
-    shown = "the notes directory" if shown == "." else shown
-    if os.path.isdir(directory):
-        return
-    if os.path.lexists(directory):
-        raise Conflict(f"{shown} is not a directory ({directory}): nothing was written")
-    missing, made = [], []
-    while not os.path.lexists(directory):
-        missing.append(directory)
-        directory = directory.parent
-    try:
-        for path in reversed(missing):
-            try:
-                os.mkdir(path)
-                made.append(path)
-            except FileExistsError:
-                pass  # created meanwhile; the next mkdir (or the open) tells a file from a directory
-    except OSError as exc:
-        for path in reversed(made):
-            try:
-                os.rmdir(path)
-            except OSError:
-                pass
-        reason = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
-        raise Conflict(f"cannot create the directory {shown}: {reason}") from None
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-                       (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a directory")):  # fmt: skip
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def _read_all(fd: int) -> bytes:
-    parts, offset = [], 0
-    while part := os.pread(fd, 1 << 20, offset):
-        parts.append(part)
-        offset += len(part)
-    return b"".join(parts)
-
-
-def check_encoding(data: bytes, rel: str) -> None:
-    """Conflict unless ``data`` is UTF-8 (with or without a BOM), the daemon's only encoding."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
-        raise Conflict(f"{rel} is encoded in UTF-16 or UTF-32; arcology-oracle writes UTF-8 only: not changed")
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Conflict(f"{rel} holds bytes that are not UTF-8 (at byte {exc.start}); arcology-oracle writes "
-                       "UTF-8 only: not changed") from None  # fmt: skip
-
-
-def _write_all(fd: int, data: bytes, offset: int | None = None) -> None:
-    done = 0
-    while done < len(data):
-        if offset is None:
-            done += os.write(fd, data[done:])
-        else:
-            done += os.pwrite(fd, data[done:], offset + done)
-
-
 def append_note(
     root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None = None
 ) -> Appended:
@@ -255,18 +125,18 @@ def append_note(
     after its last append: when the file is still exactly that file (same inode, size
     and mtime), it is not read again, so a capture costs the same on a large note as on
     a small one. See the module docstring."""
-    opened = _open(root, rel, append=True, create=head is not None)
+    opened = open_note(root, rel, append=True, create=head is not None)
     assert opened is not None
     fd, st, created = opened
     try:
-        real_rel = _real_rel(root, fd, rel)
+        real_rel = real_path_of(root, fd, rel)
         leased = take_lease(fd, 1)
         try:
             st = os.fstat(fd)
             if known is not None and known.key == _key(st) and (st.st_size == 0 or known.ends_with_eol == _ends_with(fd, st, known.eol)):
                 state = known
             else:
-                data = _read_all(fd)
+                data = read_all(fd)
                 check_encoding(data, rel)
                 state = note_state(data, os.fstat(fd))
             lead = head if created and head and state.key[2] == 0 else b""
@@ -276,7 +146,7 @@ def append_note(
             gap = state.eol if separator else b""
             payload = build(state.eol, lead or gap, real_rel)
             _keep_local_variables(fd, os.fstat(fd).st_size, payload, rel)
-            _write_all(fd, payload)
+            write_all(fd, payload)
             end = os.lseek(fd, 0, os.SEEK_CUR)
             os.fsync(fd)
             after = os.fstat(fd)
@@ -317,13 +187,6 @@ def _ends_with(fd: int, st: os.stat_result, eol: bytes) -> bool:
     return os.pread(fd, len(eol), st.st_size - len(eol)) == eol if st.st_size >= len(eol) else False
 
 
-def _real_rel(root: Path, fd: int, rel: str) -> str:
-    """The path of the open file relative to the real roam directory (``rel`` itself
-    unless a symlink on the way leads elsewhere inside it)."""
-    real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
-    return Path(os.path.relpath(real, os.path.realpath(root))).as_posix()
-
-
 def remove_from_note(
     root: Path, rel: str, plan: Callable[[bytes, str], Removal | None]
 ) -> tuple[Removal, bytes, os.stat_result] | None:
@@ -331,7 +194,7 @@ def remove_from_note(
     for :func:`append_note`), under a write lease; None
     when it does not exist or ``plan`` returns None. Returns the removal, the new bytes
     and the stat after. ``plan``'s exceptions pass through, the file untouched."""
-    opened = _open(root, rel, append=False, create=False)
+    opened = open_note(root, rel, append=False, create=False)
     if opened is None:
         return None
     fd = opened[0]
@@ -342,12 +205,12 @@ def remove_from_note(
                 "closed for a moment, so that no write of that program can be lost; try again"
             )
         try:
-            data = _read_all(fd)
-            removal = plan(data, _real_rel(root, fd, rel))
+            data = read_all(fd)
+            removal = plan(data, real_path_of(root, fd, rel))
             if removal is None:
                 return None
             if removal.whole_file:  # created for this capture, nothing else in it
-                if not _names(root / rel, fd):
+                if not still_names(root / rel, fd):
                     raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
                 try:
                     os.unlink(root / rel)
@@ -358,12 +221,12 @@ def remove_from_note(
                                    f"({exc.strerror or exc}): not changed") from None  # fmt: skip
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
-            _write_all(fd, tail, removal.start)
+            write_all(fd, tail, removal.start)
             os.ftruncate(fd, removal.start + len(tail))
             os.fsync(fd)
             after = os.fstat(fd)
-            if not _names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
-                _write_all(fd, data[removal.start :], removal.start)
+            if not still_names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
+                write_all(fd, data[removal.start :], removal.start)
                 os.ftruncate(fd, len(data))
                 os.fsync(fd)
                 raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
@@ -373,28 +236,3 @@ def remove_from_note(
     finally:
         os.close(fd)
 
-
-def _names(path: Path, fd: int) -> bool:
-    """Whether ``path`` still names the open file ``fd``."""
-    try:
-        now, st = os.stat(path), os.fstat(fd)
-    except OSError:
-        return False
-    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
-
-
-def read_note(root: Path, rel: str) -> bytes | None:
-    """The bytes of the regular file ``rel`` inside ``root`` (read without blocking), or
-    None when it is missing or not a regular file inside the root."""
-    try:
-        fd = os.open(root / rel, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
-        if not stat.S_ISREG(st.st_mode) or not _inside(real, os.path.realpath(root)):
-            return None
-        return _read_all(fd)
-    finally:
-        os.close(fd)

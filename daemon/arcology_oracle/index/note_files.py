@@ -1,0 +1,183 @@
+"""Note files as the daemon's writers open and read them: the note opened (and
+created, with its directories) without following it out of the notes directory and
+without blocking on anything but a regular file, read and written whole, its real path,
+and whether a path still names an open file. The writes themselves and their rules are
+:mod:`.note_io`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+
+from ..errors import Conflict
+
+log = logging.getLogger(__name__)
+
+
+_PROC_FD = os.path.isdir("/proc/self/fd")
+
+
+_FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+
+
+class LeadsOut(Conflict):
+    """The note's real path is outside the roam directory (a symlink leads out)."""
+
+
+def leads_out(root: Path, rel: str) -> bool:
+    """Whether the path ``rel`` resolves (through symlinks) to a place outside ``root``."""
+    return not _inside(os.path.realpath(root / rel), os.path.realpath(root))
+
+
+def _inside(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int, os.stat_result, bool] | None:
+    """``(fd, stat, created)`` for the regular file ``rel`` below ``root``, opened for
+    writing without blocking; None when it does not exist and ``create`` is false."""
+    path = root / rel
+    _check_directory(root, path.parent)
+    flags = _FLAGS | (os.O_APPEND if append else 0)
+    created = False
+    for _ in range(3):
+        try:
+            fd = os.open(path, flags)
+            break
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+                created = True
+                break
+            except FileExistsError:
+                continue  # created meanwhile: open it as it is
+            except OSError as exc:
+                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}") from None
+        except IsADirectoryError:
+            raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
+        except PermissionError:
+            raise Conflict(f"{rel} is read-only (no write permission): not changed") from None
+        except OSError as exc:
+            raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed") from None
+    else:
+        raise Conflict(f"{rel} kept appearing and disappearing: not written")
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Conflict(f"{rel} is not a regular file ({_kind(st.st_mode)}): not written")
+        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(path)
+        real_root = os.path.realpath(root)
+        if not _inside(real, real_root):
+            raise LeadsOut(f"{rel} is a link to a file outside the notes directory")
+        if not st.st_mode & 0o222:
+            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}): not changed")
+        if created:
+            log.info("created %s", rel)
+        return fd, st, created
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_directory(root: Path, directory: Path) -> None:
+    """The note's directory exists and is a directory. Missing ones are created; when
+    one cannot be, those created here are removed again (a refusal leaves no trace)."""
+    shown = os.path.relpath(directory, root)
+    shown = "the notes directory" if shown == "." else shown
+    if os.path.isdir(directory):
+        return
+    if os.path.lexists(directory):
+        raise Conflict(f"{shown} is not a directory ({directory}): nothing was written")
+    missing, made = [], []
+    while not os.path.lexists(directory):
+        missing.append(directory)
+        directory = directory.parent
+    try:
+        for path in reversed(missing):
+            try:
+                os.mkdir(path)
+                made.append(path)
+            except FileExistsError:
+                pass  # created meanwhile; the next mkdir (or the open) tells a file from a directory
+    except OSError as exc:
+        for path in reversed(made):
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+        reason = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
+        raise Conflict(f"cannot create the directory {shown}: {reason}") from None
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+                       (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a directory")):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_all(fd: int) -> bytes:
+    parts, offset = [], 0
+    while part := os.pread(fd, 1 << 20, offset):
+        parts.append(part)
+        offset += len(part)
+    return b"".join(parts)
+
+
+def check_encoding(data: bytes, rel: str) -> None:
+    """Conflict unless ``data`` is UTF-8 (with or without a BOM), the daemon's only encoding."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        raise Conflict(f"{rel} is encoded in UTF-16 or UTF-32; arcology-oracle writes UTF-8 only: not changed")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Conflict(f"{rel} holds bytes that are not UTF-8 (at byte {exc.start}); arcology-oracle writes "
+                       "UTF-8 only: not changed") from None  # fmt: skip
+
+
+def write_all(fd: int, data: bytes, offset: int | None = None) -> None:
+    done = 0
+    while done < len(data):
+        if offset is None:
+            done += os.write(fd, data[done:])
+        else:
+            done += os.pwrite(fd, data[done:], offset + done)
+
+
+def real_path_of(root: Path, fd: int, rel: str) -> str:
+    """The path of the open file relative to the real roam directory (``rel`` itself
+    unless a symlink on the way leads elsewhere inside it)."""
+    real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
+    return Path(os.path.relpath(real, os.path.realpath(root))).as_posix()
+
+
+def still_names(path: Path, fd: int) -> bool:
+    """Whether ``path`` still names the open file ``fd``."""
+    try:
+        now, st = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
+
+
+def read_note(root: Path, rel: str) -> bytes | None:
+    """The bytes of the regular file ``rel`` inside ``root`` (read without blocking), or
+    None when it is missing or not a regular file inside the root."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(root / rel)
+        if not stat.S_ISREG(st.st_mode) or not _inside(real, os.path.realpath(root)):
+            return None
+        return read_all(fd)
+    finally:
+        os.close(fd)
