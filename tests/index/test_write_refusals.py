@@ -119,6 +119,78 @@ async def test_an_unleased_capture_is_indexed_where_it_is(client, roam_dir, monk
     assert ("remember the kinkajou", body["line"]) in [(t, start) for t, start, _ in indexed]
 
 
+def fails_after(n: int, err: int, real):
+    """``note_io.write_all`` whose first call writes ``n`` bytes of what it is given,
+    then fails; the next calls write (space freed, a passing I/O error)."""
+    calls = []
+
+    def write_all(fd, data, offset=None):
+        calls.append(len(data))
+        if len(calls) > 1:
+            return real(fd, data, offset)
+        real(fd, data[:n], offset)
+        raise OSError(err, os.strerror(err))
+
+    return write_all
+
+
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO])
+async def test_a_capture_that_fails_part_way_is_taken_back(client, roam_dir, monkeypatch, err):
+    # The disk full in the middle of the append: no half heading is left in the note.
+    daily = daily_of(roam_dir)
+    daily.write_bytes(b"* Morning\nCoffee.\n")
+    monkeypatch.setattr(note_io, "write_all", fails_after(30, err, note_io.write_all))
+    status, body = await call(client, "/memorize", {"text": "remember the kinkajou " * 20})
+    assert status == 409 and "nothing was written" in body["error"] and os.strerror(err) in body["error"], body
+    assert daily.read_bytes() == b"* Morning\nCoffee.\n"
+
+
+async def test_a_forget_that_fails_part_way_puts_the_note_back(client, roam_dir, monkeypatch):
+    daily = daily_of(roam_dir)
+    daily.write_bytes(b"* Morning\nCoffee.\n")
+    status, body = await call(client, "/memorize", {"text": "remember the kinkajou"})
+    assert status == 200, body
+    with open(daily, "ab") as fh:  # the user goes on writing after the capture
+        fh.write(b"* User heading after it\n" + b"a user line\n" * 40)
+    before = daily.read_bytes()
+    monkeypatch.setattr(note_io, "write_all", fails_after(100, errno.EIO, note_io.write_all))
+    status, refused = await call(client, "/forget", {"id": body["id"]})
+    assert status == 409 and "not changed" in refused["error"], refused
+    assert daily.read_bytes() == before
+    monkeypatch.undo()
+    note_io.prepare_leases()
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+
+
+async def test_a_capture_never_makes_the_notes_directory_anew(client, roam_dir):
+    # The notes folder moved away (or a drive not mounted): restoring it must not find a
+    # new folder in its place, nor a capture hidden under a mount point.
+    moved = roam_dir.with_name("roam.bak")
+    roam_dir.rename(moved)
+    try:
+        status, body = await call(client, "/memorize", {"text": "remember the kinkajou"})
+        assert status == 409 and "does not exist" in body["error"], body
+        assert not roam_dir.exists()
+    finally:
+        moved.rename(roam_dir)
+
+
+async def test_a_capture_the_index_cannot_take_is_still_a_capture(client, roam_dir, monkeypatch):
+    # The note is written; a broken index must not turn that into an error a client
+    # retries (which wrote the capture twice).
+    from arcology_oracle.store.db import DatabaseError
+
+    async def broken(*args, **kwargs):
+        raise DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(client.index, "index_paths", broken)
+    monkeypatch.setattr(client.index, "index_appended", broken)
+    status, body = await call(client, "/memorize", {"text": "remember the kinkajou"})
+    assert status == 200 and body["indexed"] is False and "index could not take it" in body["note"], body
+    assert b"remember the kinkajou" in daily_of(roam_dir).read_bytes()
+
+
 async def test_a_created_daily_that_cannot_be_deleted_is_a_409_and_unchanged(client, roam_dir, monkeypatch):
     status, body = await call(client, "/memorize", {"text": "The only capture of the day, an okapi"})
     assert status == 200, body

@@ -30,10 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import BadRequest, Conflict, NotFound
+from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds_lock
 from ..notes.files import iter_org_files
+from ..store.db import DatabaseError
 from . import note_io
 from .service import OracleIndex
 
@@ -134,8 +135,15 @@ class Memory:
                 raise Conflict(f"{exc}: nothing was written") from None
             if written.after is not None:
                 self._states[rel] = written.after
-            await self._index_capture(rel, written)
-            indexed = await self.index.read(lambda s: s.node(entry.id) is not None)
+            # The note is written: whatever the index does now, the capture succeeded (a
+            # retry after an error would write it twice). A broken index says so.
+            try:
+                await self._index_capture(rel, written)
+                indexed = await self.index.read(lambda s: s.node(entry.id) is not None)
+            except (DatabaseError, StoreError) as exc:
+                log.error("captured %s into %s, but the index could not take it: %s", entry.id, rel, exc)
+                broken = f"the index could not take it ({exc}); the note holds it"
+                indexed, note = False, f"{note}; {broken}" if note else broken
         log.info("captured %s into %s:%d%s%s", entry.id, rel, written.line, f" ({note})" if note else "", "" if written.after else " (read whole)")
         return Captured(entry.id, entry.title, rel, written.line, rel != daily, indexed, entry.link, note)
 

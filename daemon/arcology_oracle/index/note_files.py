@@ -85,12 +85,16 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
 
 
 def _check_directory(root: Path, directory: Path) -> None:
-    """The note's directory exists and is a directory. Missing ones are created; when
-    one cannot be, those created here are removed again (a refusal leaves no trace)."""
+    """The note's directory exists and is a directory. Missing ones are created below
+    the notes directory, never it or anything above (a notes folder moved away or on a
+    drive not mounted is refused, not made anew); when one cannot be, those created here
+    are removed again (a refusal leaves no trace)."""
     shown = os.path.relpath(directory, root)
     shown = "the notes directory" if shown == "." else shown
     if os.path.isdir(directory):
         return
+    if not os.path.isdir(root):  # moved away, or a drive not mounted: never made here
+        raise Conflict(f"the notes directory {root} does not exist: nothing was written")
     if os.path.lexists(directory):
         raise Conflict(f"{shown} is not a directory ({directory}): nothing was written")
     missing, made = [], []

@@ -145,10 +145,14 @@ def append_note(
             separator = not lead and (not state.ends_with_eol or not leased)
             gap = state.eol if separator else b""
             payload = build(state.eol, lead or gap, real_rel)
-            _keep_local_variables(fd, os.fstat(fd).st_size, payload, rel)
-            write_all(fd, payload)
-            end = os.lseek(fd, 0, os.SEEK_CUR)
-            os.fsync(fd)
+            size = os.fstat(fd).st_size
+            _keep_local_variables(fd, size, payload, rel)
+            try:
+                write_all(fd, payload)
+                end = os.lseek(fd, 0, os.SEEK_CUR)
+                os.fsync(fd)
+            except OSError as exc:
+                _take_back(fd, size, payload, rel, exc)
             after = os.fstat(fd)
         finally:
             if leased:
@@ -181,6 +185,45 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str) -> None:
             f"characters of a file: {added} more characters after it would hide it. Not written: capture into "
             "another note, or move the block"
         )
+
+
+def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError) -> None:
+    """After a failed append (a full disk, an I/O error, before or at the ``fsync``):
+    the file cut back to its ``size`` before, when what follows is a part of ``payload``
+    (so nobody else's bytes), and a Conflict saying so; else a Conflict saying what part
+    of the capture is left at the end of the file. The client never gets a success for a
+    capture that may not be on disk, nor is half a heading left in the note unsaid."""
+    reason = exc.strerror or str(exc)
+    try:
+        written = os.pread(fd, len(payload) + 1, size)
+        if payload.startswith(written):
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+            raise Conflict(f"writing the capture into {rel} failed ({reason}): nothing was written") from None
+    except OSError as again:
+        log.error("a failed capture into %s could not be taken back (%s)", rel, again)
+    raise Conflict(
+        f"writing the capture into {rel} failed ({reason}), and the part of it written could not be taken back: "
+        "look at the end of that note"
+    ) from None
+
+
+def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError) -> None:
+    """After a forget's rewrite failed part way (the lease still held): the note's bytes
+    ``data`` from ``start`` on written back, then a Conflict saying nothing changed (or, if
+    even that fails, what the note may now hold)."""
+    reason = exc.strerror or str(exc)
+    try:
+        write_all(fd, data[start:], start)
+        os.ftruncate(fd, len(data))
+        os.fsync(fd)
+    except OSError as again:
+        log.error("a failed forget in %s could not be undone (%s)", rel, again)
+        raise Conflict(
+            f"forgetting in {rel} failed ({reason}) and the note could not be put back ({again.strerror or again}): "
+            "part of it may be there twice"
+        ) from None
+    raise Conflict(f"forgetting in {rel} failed ({reason}): not changed") from None
 
 
 def _ends_with(fd: int, st: os.stat_result, eol: bytes) -> bool:
@@ -221,9 +264,12 @@ def remove_from_note(
                                    f"({exc.strerror or exc}): not changed") from None  # fmt: skip
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
-            write_all(fd, tail, removal.start)
-            os.ftruncate(fd, removal.start + len(tail))
-            os.fsync(fd)
+            try:
+                write_all(fd, tail, removal.start)
+                os.ftruncate(fd, removal.start + len(tail))
+                os.fsync(fd)
+            except OSError as exc:
+                _put_back(fd, data, removal.start, rel, exc)
             after = os.fstat(fd)
             if not still_names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
                 write_all(fd, data[removal.start :], removal.start)
