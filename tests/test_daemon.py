@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
+from pathlib import Path
 
 import aiohttp
 
 from tests.corpus_tools import emacs_save
 from tests.fakes.fake_ollama import FakeOllama
 from tests.org_samples import IDS
-from tests.runners import REPO, free_port, start_daemon, wait_until
+from tests.runners import REPO, free_port, run_cli, spawn_daemon, start_daemon, wait_until
 
 
 async def search(daemon, q: str):
@@ -149,3 +151,82 @@ async def test_token_required_everywhere_but_health(tmp_path, roam_dir, fake_oll
         assert code == 200
     finally:
         daemon.stop()
+
+
+def untouched_state(*paths) -> dict[str, tuple[int, int, bytes] | None]:
+    """Every file below (or at) ``paths``: its size, mtime and bytes (None when absent)."""
+    state: dict[str, tuple[int, int, bytes] | None] = {}
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            st = file.stat() if file.exists() else None
+            state[str(file)] = (st.st_size, st.st_mtime_ns, file.read_bytes()) if st else None
+    return state
+
+
+async def refused(tmp_path, name: str, **kw) -> tuple[int, str]:
+    """Spawn ``serve`` and wait for it to exit; its status and log."""
+    d = spawn_daemon(log_path=tmp_path / f"{name}.log", **kw)
+    try:
+        code = await asyncio.to_thread(d.proc.wait, 30)
+    finally:
+        d.stop()
+    return code, d.log()
+
+
+async def test_a_second_daemon_on_the_same_database_or_notes_is_refused_and_touches_nothing(tmp_path, roam_dir, fake_ollama):
+    first = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    db = tmp_path / "daemon.sqlite3"
+    stale = roam_dir / ".arcology-oracle-abcd1234.tmp"  # what a daemon's start-up clean-up deletes
+    stale.write_text("left by a killed write")
+    try:
+        before = untouched_state(roam_dir, db, Path(f"{db}-wal"))
+        port = int(first.url.rsplit(":", 1)[1])
+        common = {"roam_dir": roam_dir, "ollama_url": fake_ollama.url}
+        # The same port: refused before the database or the notes are opened.
+        code, log = await refused(tmp_path, "same-port", db_path=db, port=port, **common)
+        assert code == 2 and f"arcology-oracle: port {port} is already in use: another daemon? pass --port" in log, log
+        # Another port, the same database (and notes): refused, naming the database.
+        code, log = await refused(tmp_path, "same-db", db_path=db, **common)
+        assert code == 1 and f"arcology-oracle: another arcology-oracle daemon (or `doctor --repair`) is using the database {db}" in log, log
+        # Another port and database, the same notes: refused; its database is never created.
+        other_db = tmp_path / "other" / "index.sqlite3"
+        code, log = await refused(tmp_path, "same-notes", db_path=other_db, **common)
+        assert code == 1 and f"another arcology-oracle daemon is serving the notes in {roam_dir}" in log, log
+        assert not other_db.exists()
+        for name in ("same-port", "same-db", "same-notes"):
+            text = (tmp_path / f"{name}.log").read_text()
+            assert "Traceback" not in text and "listening" not in text and "initial index" not in text, text
+            assert len([line for line in text.splitlines() if line.startswith("arcology-oracle:")]) == 1, text
+        assert untouched_state(roam_dir, db, Path(f"{db}-wal")) == before and stale.exists()
+        # The other commands still work beside it; a repair (the only writer) waits for the daemon to stop.
+        code, out, err = await run_cli("status", "--db", str(db), "--ollama-host", fake_ollama.url)
+        assert code == 0 and "headings" in out, err
+        code, out, err = await run_cli("index", str(roam_dir), "--db", str(db), "--ollama-host", fake_ollama.url)
+        assert code == 0 and "0 indexed" in out, err
+        code, _, err = await run_cli("doctor", str(roam_dir), "--db", str(db), "--repair")
+        assert code == 1 and f"a daemon is using the database {db}: stop it before `doctor --repair`" in err, err
+        assert (await first.get_json("/health"))[0] == 200
+    finally:
+        first.stop()
+    # Stopped, it releases its locks: the next daemon starts on the same database and notes.
+    again = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    again.stop()
+    assert "listening on" in again.log()
+
+
+async def test_a_busy_port_fails_at_once_and_touches_nothing(tmp_path, roam_dir):
+    db = tmp_path / "fresh" / "index.sqlite3"
+    stale = roam_dir / ".arcology-oracle-abcd1234.tmp"
+    stale.write_text("left by a killed write")
+    before = untouched_state(roam_dir)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, log = await refused(tmp_path, "busy", roam_dir=roam_dir, db_path=db, ollama_url="http://127.0.0.1:9", port=port)
+    assert code == 2, log
+    assert log.strip().splitlines()[-1] == f"arcology-oracle: port {port} is already in use: another daemon? pass --port"
+    assert "Traceback" not in log and "listening" not in log, log
+    assert not db.parent.exists()  # no database, no lock file
+    assert untouched_state(roam_dir) == before and stale.exists()

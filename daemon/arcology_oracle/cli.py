@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,12 @@ def cmd_doctor(settings: Settings, args) -> int:
     from .index.doctor import diagnose, repair
     from .store import Store
 
+    lock = None
+    if args.repair:  # the only writer (index/doctor.py): refused while a daemon holds the database
+        from .http.server import lock_database
+
+        busy = f"a daemon is using the database {settings.db_path}: stop it before `doctor --repair`"
+        lock = lock_database(settings.db_path, busy)
     store = Store.open(settings.db_path)
     try:
         if args.repair:
@@ -167,6 +174,8 @@ def cmd_doctor(settings: Settings, args) -> int:
             before = after = diagnose(settings, store)
     finally:
         store.close()
+        if lock is not None:
+            os.close(lock)
     if args.json:
         print(json.dumps({"before": before.as_dict(), "after": after.as_dict()}, indent=2))
     else:

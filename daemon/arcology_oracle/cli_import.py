@@ -3,7 +3,9 @@ directory (the org files stay the only copy; the index is rebuilt from them).
 
 Reads the whole export first, rendering and staging each conversation's file
 (:mod:`arcology_oracle.importers.writing`), and writes only after every conversation was
-read: a malformed export exits 2 with the file and the place, having written nothing.
+read: a malformed export exits 2 with the file and the place, having written nothing; so
+does one that cannot be read, and a write into the notes directory that fails (a full
+disk) exits 1, saying so, with nothing imported.
 Importing the same export again rewrites nothing (the IDs and the text are derived from
 it alone); a changed export updates the files it changed; files edited since their import
 are skipped with a warning. A transcript, subtitle or markdown file is known by its file
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from .cli_progress import ProgressBar
 from .config import Settings
-from .errors import BadRequest, ConfigError
+from .errors import BadRequest, ConfigError, OracleError
 from .importers import DEFAULT_DIRS, EXTENSIONS, FORMATS, Conversation, MalformedExport, read_export
 from .importers.render import RenderedFile, dialogue, render
 from .importers.writing import DuplicateConversation, ImportBatch
@@ -81,12 +83,19 @@ def cmd_import(settings: Settings, args) -> int:
             if not any(m.text.strip() for m in conversation.messages):
                 empty += 1
                 continue
-            batch.stage(_rendered(batch, conversation, tags, gap))
+            try:
+                batch.stage(_rendered(batch, conversation, tags, gap))
+            except OSError as exc:  # staging into the notes directory (a full disk), not reading the export
+                raise _WriteError(exc) from None
     except (MalformedExport, DuplicateConversation) as exc:
         bar.finish()
         batch.discard()
         print(f"arcology-oracle: import: {exc}; nothing was imported", file=sys.stderr)
         return 2
+    except _WriteError as exc:
+        bar.finish()
+        batch.discard()
+        raise OracleError(f"cannot write into {roam}: {exc.reason}; nothing was imported") from None
     except OSError as exc:
         bar.finish()
         batch.discard()
@@ -114,6 +123,14 @@ def cmd_import(settings: Settings, args) -> int:
     if summary.added or summary.updated:
         print("the daemon indexes them when it sees them (without it: arcology-oracle index)")
     return 0
+
+
+class _WriteError(Exception):
+    """Staging a file into the notes directory failed (``reason``: the system's)."""
+
+    def __init__(self, exc: OSError):
+        super().__init__(exc)
+        self.reason = exc.strerror or str(exc)
 
 
 def _rendered(batch: ImportBatch, conversation: Conversation, tags: list[str], gap: datetime.timedelta) -> RenderedFile:

@@ -3,14 +3,18 @@
 ``create_app(settings)`` wires everything through ``cleanup_ctx``: the index (store
 threads), the first reconcile (in the background, so requests are answered while it
 runs), the embedding worker and the watcher. ``run_server`` refuses to listen on a
-non-loopback address without a token.
+non-loopback address without a token, and to start beside another daemon (see
+:mod:`.server`): it binds the port, then locks the database and the notes, before the app
+starts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Callable
+from contextlib import ExitStack
 
 from aiohttp import web
 
@@ -25,7 +29,7 @@ from .compat import openai as openai_compat
 from .guard import guard_middleware
 from .keys import index_key, ready_key, settings_key, worker_key
 from .middleware import error_middleware
-from .server import serve
+from .server import listen, lock_database, lock_notes, serve
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +88,31 @@ def check_bind(settings: Settings) -> None:
 
 def run_server(settings: Settings, setup: Callable[[web.Application], None] | None = None) -> int:
     """Run the daemon until interrupted. Returns the process exit code. ``setup`` may add
-    to the app first (the CLI adds the MCP port this way: it lives above this layer)."""
+    to the app first (the CLI adds the MCP port this way: it lives above this layer).
+    Before anything is opened: the port is bound (ConfigError when in use) and the
+    database and the notes are locked (OracleError when another daemon holds them)."""
     check_bind(settings)
-    app = create_app(settings)
-    if setup is not None:
-        setup(app)
-    log.info(
-        "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
-        settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
-    )
-    serve(app, settings.host, settings.port)
+    sockets = listen(settings.host, settings.port)
+    with ExitStack() as held:
+        for sock in sockets:
+            held.callback(sock.close)
+        for lock in (
+            lambda: lock_database(settings.db_path, f"another arcology-oracle daemon (or `doctor --repair`) is using "
+                                  f"the database {settings.db_path}: stop it, or pass another --db"),
+            lambda: lock_notes(settings.roam_dir, f"another arcology-oracle daemon is serving the notes in "
+                               f"{settings.roam_dir}: stop it first (two would both write into them)"),
+        ):  # fmt: skip
+            if (fd := lock()) is not None:
+                held.callback(os.close, fd)
+        app = create_app(settings)
+        if setup is not None:
+            setup(app)
+
+        def listening() -> None:
+            log.info(
+                "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
+                settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
+            )  # fmt: skip
+
+        serve(app, sockets, listening)
     return 0

@@ -11,22 +11,38 @@ aiohttp does.
 
 :func:`serve` replaces ``web.run_app`` so that the listening socket uses that protocol;
 the app's start-up and clean-up run as with ``run_app``. (The in-process test client does
-not use it; the raw-socket tests run against the real daemon.)
+not use it; the raw-socket tests run against the real daemon.) The sockets come from
+:func:`listen`, called before anything else: a port in use fails at once, before the app's
+start-up (the index, the clean-up of the notes) has touched anything.
+
+One daemon per database and per notes directory: :func:`lock_database` and
+:func:`lock_notes` take an exclusive ``flock`` for the daemon's life (the kernel releases
+it when the process ends, however it ends), on ``<database>.lock`` and on the notes
+directory itself (nothing is written into the notes). A second daemon is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import fcntl
 import logging
+import os
 import signal
+import socket
+from collections.abc import Callable
+from pathlib import Path
 
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
+
+from ..errors import ConfigError, OracleError
 
 log = logging.getLogger(__name__)
 
 KEEPALIVE_SECONDS = 75.0  # run_app's default
 SHUTDOWN_SECONDS = 60.0
+BACKLOG = 128
 
 
 def parser_error_message(exc: BaseException | None, fallback: str | None) -> str:
@@ -55,7 +71,87 @@ class JsonErrorProtocol(web.RequestHandler):
         return response
 
 
-async def _serve(app: web.Application, host: str, port: int) -> None:
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Bound, listening sockets for every address of ``host`` (as ``loop.create_server``
+    would bind them); ConfigError, in one line, when one cannot be had. Connections wait
+    in the backlog until :func:`serve` accepts them."""
+    try:
+        infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            try:
+                sock = socket.socket(family, kind, proto)
+            except OSError:
+                continue  # a family this system lacks (as asyncio skips it)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno != errno.EADDRNOTAVAIL:
+                    raise
+                sockets.pop().close()  # IPv6 disabled, say (as asyncio skips it)
+                continue
+            sock.listen(BACKLOG)
+            sock.setblocking(False)
+        if not sockets:
+            raise OSError(errno.EADDRNOTAVAIL, os.strerror(errno.EADDRNOTAVAIL))
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(f"port {port} is already in use: another daemon? pass --port") from None
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sockets
+
+
+def lock_database(db_path: Path | str, busy: str) -> int | None:
+    """Hold the exclusive lock of ``<db_path>.lock`` (created if needed; the database's
+    real path, so a symlink to it locks the same file): the descriptor to close to
+    release it. OracleError(``busy``) when another process holds it; None, with a
+    warning, where locks cannot be taken (then nothing keeps a second daemon off)."""
+    if str(db_path) == ":memory:":
+        return None
+    path = Path(os.path.realpath(db_path) + ".lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        log.warning("cannot create the lock file %s (%s): nothing keeps another daemon off this database",
+                    path, exc.strerror or exc)  # fmt: skip
+        return None
+    return _flock(fd, busy, path)
+
+
+def lock_notes(roam_dir: Path, busy: str) -> int | None:
+    """Hold the exclusive lock of the notes directory itself (nothing is written into
+    it): as :func:`lock_database`; None when the directory does not exist."""
+    try:
+        fd = os.open(roam_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None  # missing or unreadable: the daemon says so itself, and watches nothing
+    return _flock(fd, busy, roam_dir)
+
+
+def _flock(fd: int, busy: str, path: Path) -> int | None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OracleError(busy) from None
+    except OSError as exc:  # a file system without locks (some network ones)
+        os.close(fd)
+        log.warning("cannot lock %s (%s): nothing keeps another daemon off it", path, exc.strerror or exc)
+        return None
+    return fd
+
+
+async def _serve(app: web.Application, sockets: list[socket.socket], on_listening: Callable[[], None] | None) -> None:
     runner = web.AppRunner(app, handle_signals=False, access_log=None, handler_cancellation=True,
                            shutdown_timeout=SHUTDOWN_SECONDS)  # fmt: skip
     await runner.setup()
@@ -63,21 +159,29 @@ async def _serve(app: web.Application, host: str, port: int) -> None:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    servers: list[asyncio.AbstractServer] = []
     try:
-        server = await loop.create_server(
-            lambda: JsonErrorProtocol(runner.server, loop=loop, access_log=None, keepalive_timeout=KEEPALIVE_SECONDS),
-            host,
-            port,
-            reuse_address=True,
-        )
+        for sock in sockets:
+            servers.append(await loop.create_server(
+                lambda: JsonErrorProtocol(runner.server, loop=loop, access_log=None, keepalive_timeout=KEEPALIVE_SECONDS),
+                sock=sock,
+            ))  # fmt: skip
+        if on_listening is not None:
+            on_listening()
         try:
             await stop.wait()
         finally:
-            server.close()
+            for server in servers:
+                server.close()
     finally:
         await runner.cleanup()
 
 
-def serve(app: web.Application, host: str, port: int) -> None:
-    """Run ``app`` on ``host:port`` until SIGINT or SIGTERM, then shut it down cleanly."""
-    asyncio.run(_serve(app, host, port))
+def serve(app: web.Application, sockets: list[socket.socket], on_listening: Callable[[], None] | None = None) -> None:
+    """Run ``app`` on ``sockets`` (from :func:`listen`) until SIGINT or SIGTERM, then shut
+    it down cleanly; ``on_listening`` is called once connections are accepted."""
+    try:
+        asyncio.run(_serve(app, sockets, on_listening))
+    finally:
+        for sock in sockets:
+            sock.close()
