@@ -161,3 +161,27 @@ def test_a_new_file_never_lands_on_one_that_appeared_meanwhile(tmp_path, monkeyp
     assert "appeared while importing" in summary.skipped[f"chats/{first.name}"]
     assert summary.added == [f"chats/{rendered()[1].filename}"]
     assert not any(p.name.startswith(".arcology-import-") for p in roam.iterdir())
+
+
+def test_every_file_is_on_disk_before_it_is_renamed_into_place(tmp_path, monkeypatch):
+    # After a power loss, a note must be the old one or the new one, never empty: the
+    # staged bytes are synced before the rename, and the directory after it.
+    events: list[str] = []
+    real_fsync, real_replace, real_link = os.fsync, os.replace, os.link
+
+    def fsync(fd):
+        events.append("fsync " + ("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file"))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", lambda *a, **k: (events.append("rename"), real_replace(*a, **k))[1])
+    monkeypatch.setattr(os, "link", lambda *a, **k: (events.append("link"), real_link(*a, **k))[1])
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered():
+        batch.stage(r)
+    batch.commit()
+    placed = [i for i, e in enumerate(events) if e in ("rename", "link")]
+    assert placed
+    for i in placed:
+        assert "fsync file" in events[:i] and events[i + 1] == "fsync dir", events

@@ -165,7 +165,13 @@ class ImportBatch:
         if self._staging is None:
             self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.roam))
         tmp = self._staging / f"{len(self._pending)}.tmp"
-        tmp.write_bytes(rendered.text.encode("utf-8", "surrogateescape"))
+        with open(tmp, "wb") as fh:
+            fh.write(rendered.text.encode("utf-8", "surrogateescape"))
+            fh.flush()
+            # On disk before it is renamed into place: after a power loss, a note is the
+            # old one or the new one, never an empty file (some file systems order the
+            # rename before the data).
+            os.fsync(fh.fileno())
         self._pending[path] = _Staged(tmp, before, None if data is None else _sha(data))
 
     def commit(self) -> ImportSummary:
@@ -269,7 +275,22 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
     if found is None or _identity(found[0]) != _identity(staged.before) or _sha(found[1]) != staged.sha:
         return "it changed while importing (import again)"
     os.replace(staged.tmp, path)
+    _sync_directory(path.parent)
     return None
+
+
+def _sync_directory(directory: Path) -> None:
+    """The directory's entries on disk (a rename or a new name in it), where it can be."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a directory
+    finally:
+        os.close(fd)
 
 
 def _create(path: Path, tmp: Path) -> str | None:
@@ -291,10 +312,13 @@ def _create(path: Path, tmp: Path) -> str | None:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(tmp.read_bytes())
+                fh.flush()
+                os.fsync(fh.fileno())
         except BaseException:
             path.unlink()  # created above, so only the import's bytes are in it
             raise
     tmp.unlink()
+    _sync_directory(path.parent)
     return None
 
 
