@@ -60,10 +60,10 @@ def test_a_full_disk_is_said_as_such(tmp_path, monkeypatch, capsys):
     roam, export = setup(tmp_path)
     before = snapshot(roam)
 
-    def full(self, data):
+    def full(fd):  # a full disk, as the staged file's sync reports it
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(Path, "write_bytes", full)
+    monkeypatch.setattr(os, "fsync", full)
     code = main(["import", "chatgpt", str(export), "--roam-dir", str(roam)])
     err = capsys.readouterr().err
     assert code == 1
