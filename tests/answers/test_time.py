@@ -76,6 +76,9 @@ def test_heading_dates_record_their_source(tmp_path):
         ("in the last few days", "2026-12-01", "2026-12-03"),
         ("in the past month", "2026-11-04", "2026-12-03"),
         ("what did I say last weekend", "2026-11-28", "2026-11-29"),
+        # A span of something else is no span counted back from today.
+        ("the last two weeks of December", "2026-12-01", "2026-12-31"),
+        ("what did I do the last weekend in May", "2026-05-01", "2026-05-31"),
     ],
 )
 def test_questions_become_date_ranges(question, since, until):
@@ -87,7 +90,8 @@ def test_questions_become_date_ranges(question, since, until):
 @pytest.mark.parametrize(
     "question",
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
-     "the last day of school"],
+     "the last day of school", "the last 3 days of the trip", "the past few days before the deadline",
+     "in the last 0 days"],
 )
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None

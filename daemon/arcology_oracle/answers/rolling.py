@@ -15,13 +15,16 @@ import re
 
 _NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10, "few": 3, "couple of": 2, "couple": 2}  # fmt: skip
+# "the last two weeks of December", "the last weekend in May", "the past few days before
+# the deadline": a span of something else, not one counted back from today.
+_NOT_OF = r"(?!\s+(?:of|in|before|after|from|until|to)\b)"
 _ROLLING_RE = re.compile(
     r"\b(?:(in|over|during|within|for)\s+)?the\s+(past|last|previous)\s+(?:(\d{1,4}|"
     + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True))
-    + r")\s+)?(day|week|month|year)s?\b",
+    + r")\s+)?(day|week|month|year)s?\b" + _NOT_OF,
     re.I,
 )
-_WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b", re.I)
+_WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
 
 
 def rolling_span(text: str, today: dt.date) -> tuple[dt.date, dt.date, str] | None:
@@ -32,6 +35,8 @@ def rolling_span(text: str, today: dt.date) -> tuple[dt.date, dt.date, str] | No
     if m:
         count = m[3].lower() if m[3] else "one"
         n = int(count) if count.isdigit() else _NUMBERS[count]
+        if n == 0:
+            return None
         unit = m[4].lower()
         if unit in ("day", "week"):
             first = today - dt.timedelta(days=n * (7 if unit == "week" else 1) - 1)
