@@ -145,6 +145,21 @@ async def test_a_capture_that_fails_part_way_is_taken_back(client, roam_dir, mon
     assert daily.read_bytes() == b"* Morning\nCoffee.\n"
 
 
+async def test_a_first_capture_that_fails_leaves_no_empty_daily(client, roam_dir, monkeypatch):
+    # The daily did not exist: a refused capture must not leave it empty, or the next
+    # capture finds a file and writes no head (no file ID, no title: no dated note).
+    daily = daily_of(roam_dir)
+    assert not daily.exists()
+    monkeypatch.setattr(note_io, "write_all", fails_after(30, errno.ENOSPC, note_io.write_all))
+    status, body = await call(client, "/memorize", {"text": "first try okapi"})
+    assert status == 409, body
+    assert not daily.exists()
+    monkeypatch.undo()
+    status, body = await call(client, "/memorize", {"text": "second try okapi"})
+    assert status == 200, body
+    assert daily.read_text().startswith(":PROPERTIES:\n:ID:")
+
+
 async def test_a_forget_that_fails_part_way_puts_the_note_back(client, roam_dir, monkeypatch):
     daily = daily_of(roam_dir)
     daily.write_bytes(b"* Morning\nCoffee.\n")

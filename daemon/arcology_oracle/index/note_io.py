@@ -152,7 +152,7 @@ def append_note(
                 end = os.lseek(fd, 0, os.SEEK_CUR)
                 os.fsync(fd)
             except OSError as exc:
-                _take_back(fd, size, payload, rel, exc)
+                _take_back(fd, size, payload, rel, exc, root / rel if created else None)
             after = os.fstat(fd)
         finally:
             if leased:
@@ -187,18 +187,22 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str) -> None:
         )
 
 
-def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError) -> None:
+def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, created: Path | None) -> None:
     """After a failed append (a full disk, an I/O error, before or at the ``fsync``):
     the file cut back to its ``size`` before, when what follows is a part of ``payload``
-    (so nobody else's bytes), and a Conflict saying so; else a Conflict saying what part
-    of the capture is left at the end of the file. The client never gets a success for a
-    capture that may not be on disk, nor is half a heading left in the note unsaid."""
+    (so nobody else's bytes), and removed when this capture ``created`` it (else the next
+    capture would find it empty and write no head); a Conflict saying so. Else a Conflict
+    saying what part of the capture is left at the end of the file. The client never gets
+    a success for a capture that may not be on disk, nor is half a heading left unsaid."""
     reason = exc.strerror or str(exc)
     try:
         written = os.pread(fd, len(payload) + 1, size)
         if payload.startswith(written):
             os.ftruncate(fd, size)
-            os.fsync(fd)
+            if created is not None and size == 0 and still_names(created, fd):
+                os.unlink(created)
+            else:
+                os.fsync(fd)
             raise Conflict(f"writing the capture into {rel} failed ({reason}): nothing was written") from None
     except OSError as again:
         log.error("a failed capture into %s could not be taken back (%s)", rel, again)
