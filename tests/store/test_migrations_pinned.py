@@ -41,6 +41,7 @@ PINNED = {
     "m014_role_index": "674ee2e91ba74fa6",
     "m015_turn_bigrams": "d62b91a6f0d46aa2",
     "m016_reread_for_drawer_values": "dbfbe281feddd8fd",
+    "m017_turn_dates": "65fcd73c00cce938",
 }
 
 

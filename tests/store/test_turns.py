@@ -4,6 +4,8 @@ alike."""
 
 from __future__ import annotations
 
+from arcology_oracle.store import Store
+
 from arcology_oracle.answers import retrieval
 from arcology_oracle.index.service import OracleIndex
 
@@ -98,3 +100,16 @@ async def test_an_index_made_before_the_turns_bigrams_gets_them(tmp_path, make_s
         assert found == 1 and (await idx.read(lambda s: s.check_integrity())).fts == "ok"
     finally:
         await idx.close()
+
+
+def test_the_turns_of_a_date_range_are_read_by_their_index(tmp_path):
+    # A question naming a time reads the turns of its range: through m017's index, not
+    # every turn of every chat log.
+    store = Store.open(tmp_path / "index.sqlite3")
+    try:
+        plan = " ".join(str(row[-1]) for row in store.conn.execute(
+            "EXPLAIN QUERY PLAN SELECT heading, ordinal FROM turns WHERE date >= ? AND date < ?"
+            " ORDER BY date, heading, ordinal LIMIT ?", ("2024-03-01", "2024-03-07~", 10)))  # fmt: skip
+        assert "turns_date" in plan, plan
+    finally:
+        store.close()

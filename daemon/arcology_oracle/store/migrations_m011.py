@@ -115,3 +115,10 @@ def m016_reread_for_drawer_values(conn) -> None:
     # key leaves no trace in the index to find it by: every file is read again (FTS5
     # secure-delete, m002, takes the excluded text out of the keyword indexes).
     conn.executescript("UPDATE files SET mtime_ns = 0, hash = '';")
+
+
+@migration
+def m017_turn_dates(conn) -> None:
+    # A question that names a time reads the turns dated in its range (answers/windows.py):
+    # without an index, every turn of every chat log was read for it.
+    conn.executescript("CREATE INDEX IF NOT EXISTS turns_date ON turns(date);")

@@ -73,10 +73,11 @@ class Turns(StoreBase):
     def turns_in_range(self, since: str, until: str, limit: int) -> list[tuple[int, int]]:
         """``(heading, ordinal)`` of the turns dated from ``since`` to ``until`` (ISO days,
         both included), oldest first, at most ``limit``."""
+        # A turn's date is a day or a day and a time (2024-03-05T09:00): every one of
+        # until's day sorts below until + "~" (m017's index answers the range).
         rows = self.conn.execute(
-            "SELECT heading, ordinal FROM turns WHERE date IS NOT NULL AND substr(date, 1, 10) BETWEEN ? AND ?"
-            " ORDER BY date, heading, ordinal LIMIT ?",
-            (since, until, int(limit)),
+            "SELECT heading, ordinal FROM turns WHERE date >= ? AND date < ? ORDER BY date, heading, ordinal LIMIT ?",
+            (since, until + "~", int(limit)),
         )
         return [(r[0], r[1]) for r in rows]
 
