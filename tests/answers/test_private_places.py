@@ -133,3 +133,21 @@ async def test_a_fifo_in_a_notes_place_is_not_waited_for(client, fake_ollama, ro
     resp = await asyncio.wait_for(client.post("/similar", json={"text": "* Pipe\nplacevisiblesun words\n", "file": "pipe.org",
                                                                "line": 1, "k": 3}), 10)  # fmt: skip
     assert resp.status == 200
+
+
+async def test_a_saved_file_is_read_once_while_it_is_unchanged(client, fake_ollama, roam_dir, monkeypatch):
+    # Emacs posts an unsaved heading at every move: the saved file's privacy is read
+    # once, and again only when the file changes.
+    from arcology_oracle.answers import private_places
+
+    calls = []
+    real = private_places.private_lines
+    monkeypatch.setattr(private_places, "private_lines", lambda *a, **k: calls.append(1) or real(*a, **k))
+    body = {"text": "* Gardening\nTomatoes need placevisiblesun and more water.\n", "file": "journal.org", "line": 11, "k": 3}
+    for _ in range(3):
+        assert (await client.post("/similar", json=body)).status == 200
+    assert len(calls) == 1
+    journal = roam_dir / "journal.org"
+    journal.write_text(journal.read_text().replace("* Gardening", "* Gardening :private:"))
+    resp = await client.post("/similar", json=body)
+    assert len(calls) == 2 and (await resp.json())["results"] == []  # the edit is seen: now private

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
 
 from ..config import Settings
-from ..notes.cleaning import is_private_line
+from ..notes.cleaning import private_lines
 from ..notes.disk import read_regular_file
 from ..notes.files import is_excluded, resolve_inside
 from .index_api import NotesIndex
@@ -43,5 +46,36 @@ def _saved_line_is_private(settings: Settings, path: str, line: int) -> bool:
     real_rel = os.path.relpath(os.path.realpath(file), real_root).replace(os.sep, "/")
     if is_excluded(path, settings.exclude_globs) or is_excluded(real_rel, settings.exclude_globs):
         return True
+    flags = _private_lines(settings, file, path)
+    if not flags:  # no such file, or no text
+        return False
+    # One past the last line is where a file's final newline leaves Emacs's point.
+    return flags[min(max(line, 1), len(flags)) - 1]
+
+
+def _private_lines(settings: Settings, file: Path, path: str) -> tuple[bool, ...]:
+    """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``,
+    remembered while it is the same file (device, inode, size, times): Emacs asks again
+    at every move to another heading of an unsaved buffer, and reading a large note costs
+    about 120 ms a megabyte."""
+    try:
+        st = os.stat(file)
+    except OSError:
+        return ()
+    key = (str(file), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, settings.private_tags)
+    with _lock:
+        if key in _remembered:
+            _remembered.move_to_end(key)
+            return _remembered[key]
     data = read_regular_file(file)
-    return data is not None and is_private_line(data, line, settings.private_tags, root=settings.roam_dir, path=path)
+    flags = () if data is None else private_lines(data, settings.private_tags, root=settings.roam_dir, path=path)
+    with _lock:
+        _remembered[key] = flags
+        while len(_remembered) > REMEMBERED_FILES:
+            _remembered.popitem(last=False)
+    return flags
+
+
+REMEMBERED_FILES = 32
+_remembered: OrderedDict[tuple, tuple[bool, ...]] = OrderedDict()
+_lock = threading.Lock()

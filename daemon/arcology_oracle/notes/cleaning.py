@@ -29,18 +29,14 @@ def strip_private(text: str, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS)
     return "\n".join(line for line, keep in zip(lines, kept) if keep)
 
 
-def is_private_line(
-    data: bytes, line: int, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS, *, root: Path | None = None,
+def private_lines(
+    data: bytes, private_tags: Iterable[str] = DEFAULT_PRIVATE_TAGS, *, root: Path | None = None,
     path: str = "buffer.org",
-) -> bool:
-    """Whether line ``line`` (1-based; one past the last, where a file's final newline
-    leaves Emacs's point, is the last) of the org file ``data`` is in a part the index
-    leaves out. False for a file with no text. ``root`` and ``path``: where the file is
-    saved, for its setup files (see :func:`~.reader.read_org_bytes`)."""
-    lines, kept = _kept_lines(data, private_tags, root, path)
-    if not lines:
-        return False
-    return not kept[min(max(line, 1), len(lines)) - 1]
+) -> tuple[bool, ...]:
+    """For each line of the org file ``data``, whether it is in a part the index leaves
+    out. ``root`` and ``path``: where the file is saved, for its setup files (see
+    :func:`~.reader.read_org_bytes`)."""
+    return tuple(not keep for keep in _kept_lines(data, private_tags, root, path)[1])
 
 
 def _kept_lines(data: bytes, private_tags: Iterable[str], root: Path | None, path: str) -> tuple[list[str], list[bool]]:
