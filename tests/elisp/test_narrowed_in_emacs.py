@@ -1,0 +1,41 @@
+"""A narrowed note in Emacs: ``emacs -nw`` in tmux with the README's own configuration,
+the real daemon and the fake Ollama (as tests/elisp/test_walkthrough.py runs them).
+
+``C-x n s`` on a heading, then ``C-c o s``: the similar notes window lists the notes
+like that heading, and the note stays narrowed. (It raised ``args-out-of-range``, a
+position of the narrowed note looked up in the similar buffer, and showed nothing.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.elisp.walkthrough import Walk
+from tests.elisp.walkthrough_driver import Driver, readme_emacs
+from tests.emacs_batch import require_packages
+
+NOTE = "sourdough-baking.org"
+
+
+@pytest.mark.timeout(180)
+async def test_similar_notes_of_a_heading_in_a_narrowed_note(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open(NOTE, "* Shaping and scoring")
+        await emacs.keys("C-x", "n", "s")
+        await emacs.wait_screen(lambda s: "Narrow" in s, "the note narrowed")
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait_screen(
+            lambda s: "Similar to: Shaping and scoring" in s and "Looking for" not in s, "the similar notes"
+        )
+        screen = await emacs.screen()
+        assert "Narrow" in screen, screen  # the note is still narrowed
+        state = await emacs.state()
+        assert "out of range" not in state["messages"] and "Error" not in state["messages"], state["messages"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
