@@ -53,6 +53,46 @@ def test_prefiltered_search_has_exact_recall_on_clustered_vectors():
     assert hits / (10 * len(queries)) >= 0.99
 
 
+def test_the_prefilter_keeps_a_share_of_a_large_index(monkeypatch):
+    """A neighbour whose sign bits differ from the query's in many places, which many far
+    vectors' bits do not: found once the prefilter keeps a share of the index, lost with
+    a fixed count (at a million headings, 400 gave recall@10 0.988)."""
+    rng = np.random.default_rng(5)
+    dims, n = 128, 50_000
+    x = rng.standard_normal((n, dims)).astype(np.float32)
+    query = np.where(rng.random(dims) < 0.5, -1.0, 1.0).astype(np.float32)
+    weak = rng.choice(dims, 52, replace=False)
+    query[weak] *= 0.05  # small, but well clear of the centre (~0.005 from zero)
+    near = query.copy()
+    near[weak] *= -1  # 52 bits apart, and nearer the query than any other vector by far
+    x[1234] = near
+    ids = np.arange(n, dtype=np.int64)
+    index = loaded(x, ids)
+    center = x.mean(axis=0)
+    bits_apart = ((x > center) != (query > center)).sum(axis=1)
+    assert 400 < int((bits_apart < bits_apart[1234]).sum()) < n // 20  # what the test rests on
+    assert exact(x, ids, query, 1) == [1234]
+    monkeypatch.setattr(vectors, "CANDIDATE_SHARE", 0.0)
+    assert 1234 not in [i for i, _ in index.search(query, 10)]
+    monkeypatch.setattr(vectors, "CANDIDATE_SHARE", 1 / 20)
+    assert [i for i, _ in index.search(query, 10)][0] == 1234
+
+
+def test_the_prefilter_keeps_exactly_the_smallest_distances_ties_by_position():
+    from arcology_oracle.store.vector_codes import nearest_by_bits
+
+    rng = np.random.default_rng(2)
+    for hamming in (rng.binomial(256, 0.5, 5000).astype(np.uint16), np.full(300, 7, np.uint16),
+                    np.array([3, 1, 2, 1, 0, 2, 2, 5], np.uint16)):  # fmt: skip
+        for wanted in (1, 2, 5, len(hamming) // 3, len(hamming) - 1):
+            got = nearest_by_bits(hamming, wanted)
+            assert len(got) == len(set(got.tolist())) == wanted
+            assert sorted(hamming[got].tolist()) == sorted(hamming.tolist())[:wanted]
+            last = hamming[got].max()
+            tied = np.flatnonzero(hamming == last)
+            assert set(got[hamming[got] == last].tolist()) == set(tied[: int((hamming[got] == last).sum())].tolist())
+
+
 def test_distances_are_l2_and_sorted():
     x = clustered(500, 64, seed=3)
     ids = np.arange(500, dtype=np.int64)
@@ -330,6 +370,17 @@ def test_fault_in_maps_every_page_a_query_reads_whole_and_no_int8_row(tmp_path):
     assert restored.fault_in() >= restored._bits.nbytes // mmap.PAGESIZE
     assert resident_kb(restored._bits) >= bits_kb
     assert resident_kb(restored._q) == 0  # the rows are read a few hundred at a time
+
+
+def test_fault_in_writes_the_buffers_a_query_reuses_so_the_first_query_allocates_none(tmp_path):
+    _, restored = restored_snapshot(tmp_path, seed=23)
+    restored.exact_below = 0  # prefilter, as a large index does
+    assert getattr(restored, "_prefilter_bufs", None) is None
+    restored.fault_in()
+    buffers, scratch = restored._prefilter_bufs, restored._scratch_buf
+    assert len(buffers[0]) >= len(restored) and not buffers[0][: len(restored)].any()  # written
+    restored.search(restored._rows(0, 1)[0], 10)
+    assert restored._prefilter_bufs is buffers and restored._scratch_buf is scratch
 
 
 def test_warming_has_the_os_read_the_whole_snapshot(stores, monkeypatch):

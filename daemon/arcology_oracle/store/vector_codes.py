@@ -27,6 +27,15 @@ else:  # pragma: no cover - numpy 1.x: a byte table, ~3x slower
         out[:] = _BYTE_BITS[words.view(np.uint8)].reshape(len(words), 8).sum(axis=1, dtype=np.uint8)
 
 
+def nearest_by_bits(hamming: np.ndarray, wanted: int) -> np.ndarray:
+    """Positions of the ``wanted`` smallest of ``hamming`` (``wanted < len(hamming)``), those
+    tied at the largest distance taken first by position. Counting the vectors at each
+    distance finds that distance: ``argpartition`` over a million took ~12 ms, this ~2."""
+    last = int(np.searchsorted(np.cumsum(np.bincount(hamming)), wanted))
+    nearer = np.flatnonzero(hamming < last)
+    return np.concatenate([nearer, np.flatnonzero(hamming == last)[: wanted - len(nearer)]])
+
+
 def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows as int8 and one float32 scale per row (``row ~= q * scale``).
 

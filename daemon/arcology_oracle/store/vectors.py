@@ -8,12 +8,11 @@ memory would be exact and fast but costs 300 MB at 100k x 768.
 :class:`VectorIndex` keeps compact copies of each vector instead: its sign bits after
 subtracting a centre (d/8 bytes; the centre, the mean vector of the index, makes the bits
 informative for models whose dimensions are not zero-mean), an int8 copy with a scale per
-row (d + 4 bytes, see :func:`.vector_codes.quantize`) and its exact squared norm. A query ranks every
-vector by the Hamming distance of the bits, keeps the best ``candidates(k)`` and ranks
-those by L2 distance computed from the int8 rows; the store then re-ranks the best on
-their float32 vectors. Oversampling makes the true neighbours survive the prefilter with
-recall@10 >= 0.99 on the benchmarks (see BENCHMARKS.md). 100k x 768 takes ~10 MB of bits
-and ~78 MB of int8 rows.
+row (d + 4 bytes, see :func:`.vector_codes.quantize`) and its exact squared norm. A query
+ranks every vector by the Hamming distance of the bits, keeps the best ``candidates(k,
+n)``, ranks those by L2 distance from the int8 rows, and the store re-ranks the best on
+their float32 vectors: recall@10 >= 0.99 on the benchmarks (BENCHMARKS.md). 100k x 768
+takes ~10 MB of bits and ~78 MB of int8 rows.
 
 One index is shared by all the stores of a database in a process (:func:`shared_index`),
 and follows the database through a *generation token* that the store writes to ``meta``
@@ -38,20 +37,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .shared import PerDatabase
-from .vector_codes import pack_signs, popcount, quantize
+from .vector_codes import nearest_by_bits, pack_signs, popcount, quantize
 
 META_KEY = "vec_generation"  # the generation token's key in the store's meta table
 
-# Prefilter size: the k best by Hamming distance are rescored from at least this many
-# candidates, and never fewer than OVERSAMPLE * k (measured in bench/bench_query.py).
+# Prefilter size (VectorIndex.candidates; measured in bench/bench_query.py): the largest
+# of MIN_CANDIDATES, OVERSAMPLE * k and CANDIDATE_SHARE of the index.
 MIN_CANDIDATES = 400
 OVERSAMPLE = 4
+CANDIDATE_SHARE = 1 / 1000
 # Below this many stored numbers (vectors x dimensions) every int8 row is rescored:
 # that costs about a millisecond, and sign bits of few dimensions are a poor prefilter.
 EXACT_BELOW = 1 << 21
 MIN_PREFILTER_DIMS = 128
-# Rows read, quantised or packed at a time on a full load: its peak is the index plus a few.
-LOAD_BLOCK = 1024
+LOAD_BLOCK = 1024  # rows read, quantised or packed at a time on a full load
 # Pending deltas beyond this many vectors (or a quarter of the index) are dropped and the
 # next query reloads instead: a bulk index with no queries must not hold every vector twice.
 MAX_PENDING_ROWS = 20_000
@@ -60,10 +59,8 @@ MAX_PENDING_ROWS = 20_000
 @dataclass(frozen=True, slots=True)
 class Delta:
     """A committed-or-not change to the vectors: from token ``prev`` to token ``new``.
-
     ``reset`` drops every vector first (a new embedding model); then ``removed`` ids are
-    dropped and ``added_ids`` (rows of ``added``, float32) are added or replaced.
-    """
+    dropped and ``added_ids`` (rows of ``added``, float32) are added or replaced."""
 
     prev: str
     new: str
@@ -297,8 +294,7 @@ class VectorIndex:
     # -- searching ---------------------------------------------------------------------
 
     def _scratch(self, rows: int) -> np.ndarray:
-        """A reused buffer for candidate rows: a fresh multi-MB array per query costs
-        more in page faults than the arithmetic."""
+        """A reused buffer for candidate rows: a fresh one costs more in page faults."""
         buf = getattr(self, "_scratch_buf", None)
         if buf is None or buf.shape[0] < rows or buf.shape[1] != self.dims:
             buf = self._scratch_buf = np.empty((max(rows, 1024), self.dims), np.float32)
@@ -320,15 +316,18 @@ class VectorIndex:
     def fault_in(self) -> int:
         """Touch every page of the arrays each query reads whole (:data:`WHOLE_READ`: the
         sign bits, ids, scales and norms; not the int8 rows, read a few hundred at a
-        time), so that the first query after a start finds them mapped in. A snapshot is
-        mapped (:mod:`.vector_snapshot`), and its first query took a minor page fault per
-        4 KB of them (~27,000 at a million vectors: ~35 ms of the first query's ~107, in
-        process). Queries need not wait: the arrays are taken under the lock, touched
-        outside it (touching pages of arrays replaced meanwhile is harmless). Returns the
-        pages touched."""
+        time) and of a query's reused buffers, so that the first query after a start
+        finds them mapped in: a snapshot is mapped (:mod:`.vector_snapshot`), and its
+        first query took a minor page fault per 4 KB (~27,000 at a million vectors, ~35
+        ms in process; the buffers' first use ~40 ms more). The arrays are touched outside
+        the lock (pages of arrays replaced meanwhile are harmless), the buffers, which a
+        query writes, under it. Returns the pages touched."""
         with self._lock:
             state = self.state()[2]
             arrays = [state[name] for name in self.WHOLE_READ]
+            if self._n:
+                for buffer in (*self._prefilter_buffers(self._n), self._scratch(self.candidates(0, self._n))):
+                    buffer.fill(0)
         touched = 0
         for array in arrays:
             for part in array if array.ndim > 1 else [array]:  # each word's row of bits is contiguous
@@ -338,14 +337,15 @@ class VectorIndex:
         return touched
 
     @staticmethod
-    def candidates(k: int) -> int:
-        return max(OVERSAMPLE * k, MIN_CANDIDATES)
+    def candidates(k: int, n: int = 0) -> int:
+        """How many of ``n`` vectors the Hamming prefilter keeps for the ``k`` nearest: a
+        share of a large index, as the vectors whose bits look nearer than a true
+        neighbour's grow with it (400 at a million: recall@10 0.988, BENCHMARKS.md)."""
+        return max(OVERSAMPLE * k, MIN_CANDIDATES, int(n * CANDIDATE_SHARE))
 
     def search(self, query: Sequence[float], k: int, *, exact: bool = False) -> list[tuple[int, float]]:
-        """The ``k`` nearest vectors as ``(id, L2 distance)``, nearest first.
-
-        ``exact`` skips the prefilter and rescores every vector (for tests and benchmarks).
-        """
+        """The ``k`` nearest vectors as ``(id, L2 distance)``, nearest first; ``exact``
+        skips the prefilter and rescores every vector (for tests and benchmarks)."""
         with self._lock:
             n = self._n
             if n == 0 or k <= 0:
@@ -353,7 +353,7 @@ class VectorIndex:
             q = np.asarray(query, np.float32)
             if q.shape != (self.dims,):
                 raise ValueError(f"query of {q.shape[0]} dimensions, index of {self.dims}")
-            wanted = self.candidates(k)
+            wanted = self.candidates(k, n)
             if exact or n <= wanted or n * self.dims < self.exact_below or self.dims < MIN_PREFILTER_DIMS:
                 cand = np.arange(n)
             else:
@@ -364,7 +364,7 @@ class VectorIndex:
                     np.bitwise_xor(self._bits[word, :n], qbits[word], out=scratch)
                     popcount(scratch, counts)
                     hamming += counts
-                cand = np.argpartition(hamming, wanted)[:wanted]
+                cand = nearest_by_bits(hamming, wanted)
             if len(cand) <= 4096:
                 rows = self._scratch(len(cand))
                 rows[:] = self._q[cand]
