@@ -190,12 +190,16 @@ def cmd_doctor(settings: Settings, args) -> int:
 
 def cmd_serve(settings: Settings, args) -> int:
     from .http.app import run_server
+    from .index.recovery import recover_at_start
 
-    if settings.mcp_port is None:
-        return run_server(settings)
-    from .mcp_server.http_transport import attach
+    def setup(app) -> None:  # run_server calls it holding the daemon's locks, before the app (its index) starts
+        recover_at_start(settings)
+        if settings.mcp_port is not None:
+            from .mcp_server.http_transport import attach
 
-    return run_server(settings, setup=lambda app: attach(app, settings))
+            attach(app, settings)
+
+    return run_server(settings, setup=setup)
 
 
 def cmd_mcp(settings: Settings, args) -> int:

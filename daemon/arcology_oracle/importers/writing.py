@@ -10,8 +10,11 @@ hidden staging directory of the roam directory (which neither the walker nor the
 watcher reads). Nothing under the
 target changes until :meth:`~ImportBatch.commit`, which the command calls only after the
 whole export was read and rendered: an export that turns out malformed half-way imports
-nothing (:meth:`~ImportBatch.discard` removes the staging directory; one left by a killed
-import is removed by the next after an hour). Commit renames each
+nothing (:meth:`~ImportBatch.discard` removes the staging directory). It holds copies of
+chats, private ones too: the import holds an exclusive ``flock`` on it while it runs (the
+kernel releases it however the import ends), and one no running import holds, left by a
+killed import, is removed at the daemon's next start and by the next import after an
+hour (:func:`remove_stale_staging`). Commit renames each
 staged file over its target (same file system, so each file is whole or absent), keeping
 the old file's permission bits.
 
@@ -35,7 +38,9 @@ them): importing again without ``--tag private`` never makes a private chat publ
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import hashlib
 import os
 import shutil
@@ -96,6 +101,7 @@ class ImportBatch:
         self.existing = existing_ids(self.roam, target)
         self.summary = ImportSummary()
         self._staging: Path | None = None
+        self._staging_lock: int | None = None  # the descriptor holding the staging directory's flock
         self._pending: dict[Path, _Staged] = {}
         self._seen: set[str] = set()
 
@@ -164,6 +170,11 @@ class ImportBatch:
                 return
         if self._staging is None:
             self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.roam))
+            # Held until the import ends, so no daemon's start removes the directory (which
+            # removes no empty one: this one is empty until it is locked).
+            self._staging_lock = os.open(self._staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            with contextlib.suppress(OSError):  # a file system without locks: only its age protects it
+                fcntl.flock(self._staging_lock, fcntl.LOCK_EX)
         tmp = self._staging / f"{len(self._pending)}.tmp"
         with open(tmp, "wb") as fh:
             fh.write(rendered.text.encode("utf-8", "surrogateescape"))
@@ -207,18 +218,40 @@ class ImportBatch:
         if self._staging is not None:
             shutil.rmtree(self._staging, ignore_errors=True)
             self._staging = None
+        if self._staging_lock is not None:
+            os.close(self._staging_lock)
+            self._staging_lock = None
         self._pending.clear()
 
 
-def remove_stale_staging(roam: Path, now: float | None = None) -> None:
-    """Remove staging directories older than :data:`STALE_SECONDS` (left by a killed import)."""
-    now = time.time() if now is None else now
+def remove_stale_staging(roam: Path, now: float | None = None, *, any_age: bool = False) -> list[Path]:
+    """Remove the staging directories no running import holds (left by a killed import):
+    those older than :data:`STALE_SECONDS` and, with ``any_age`` (the daemon's start),
+    every one that is not empty (an empty one holds nothing, and may be an import's that
+    is about to lock it). Where the file system has no locks, only the age tells. Returns
+    the paths removed."""
+    now, removed = time.time() if now is None else now, []
     for path in roam.glob(STAGING_PREFIX + "*"):
         try:
-            if path.is_dir() and not path.is_symlink() and now - path.stat().st_mtime > STALE_SECONDS:
-                shutil.rmtree(path, ignore_errors=True)
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # gone meanwhile, a file, a symlink
+        try:
+            old, fresh_too = now - os.fstat(fd).st_mtime > STALE_SECONDS, any_age
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a running import's
+            except OSError:
+                fresh_too = False  # no locks on this file system
+            if old or (fresh_too and os.listdir(fd)):
+                shutil.rmtree(path, ignore_errors=True)  # locked: no import can take it meanwhile
+                removed.append(path)
         except OSError:
             continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 def existing_ids(roam: Path, target: Path) -> dict[str, Path]:

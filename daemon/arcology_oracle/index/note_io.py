@@ -21,7 +21,9 @@ until it is released. So between reading the file, checking the capture's hash a
 writing the result, no other write can happen, and none can be dropped. A file another
 program keeps open cannot be leased: the forget is refused (409), never guessed. The
 bytes after the capture are moved down with ``pwrite`` then the file is truncated: a
-crash in between can duplicate some of those bytes, never lose them. An editor that
+crash in between can duplicate some of those bytes, never lose them, and a record kept
+beside the database meanwhile (:mod:`.forget_journal`) lets the daemon's next start
+finish the rewrite. An editor that
 saves by renaming a new file over the note (Emacs's first save with backups) does not
 open it; that case is caught after the write (the path no longer names the same file),
 the old file is put back byte for byte and the forget is refused. Where leases are not
@@ -49,6 +51,7 @@ from ..notes.capture import BOM, Removal, file_eol
 from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
+from .forget_journal import Journal, journal_for
 # prepare_leases is part of this module's interface (the daemon calls it at start).
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
@@ -212,10 +215,11 @@ def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, creat
     ) from None
 
 
-def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError) -> None:
+def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError, journal: Journal) -> None:
     """After a forget's rewrite failed part way (the lease still held): the note's bytes
-    ``data`` from ``start`` on written back, then a Conflict saying nothing changed (or, if
-    even that fails, what the note may now hold)."""
+    ``data`` from ``start`` on written back and the journal's record removed, then a
+    Conflict saying nothing changed (or, if even that fails, what the note may now hold:
+    the record stays, and the daemon's next start or forget finishes the forget)."""
     reason = exc.strerror or str(exc)
     try:
         write_all(fd, data[start:], start)
@@ -225,8 +229,9 @@ def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError) -> None:
         log.error("a failed forget in %s could not be undone (%s)", rel, again)
         raise Conflict(
             f"forgetting in {rel} failed ({reason}) and the note could not be put back ({again.strerror or again}): "
-            "part of it may be there twice"
+            "part of it may be there twice until the daemon finishes the forget (at its next start or forget)"
         ) from None
+    journal.clear()
     raise Conflict(f"forgetting in {rel} failed ({reason}): not changed") from None
 
 
@@ -240,7 +245,17 @@ def remove_from_note(
     """Remove what ``plan(bytes, real_rel)`` says from the note ``rel`` (``real_rel`` as
     for :func:`append_note`), under a write lease; None
     when it does not exist or ``plan`` returns None. Returns the removal, the new bytes
-    and the stat after. ``plan``'s exceptions pass through, the file untouched."""
+    and the stat after. ``plan``'s exceptions pass through, the file untouched. The
+    in-place rewrite is recorded first in the notes directory's forget journal, when
+    one is registered (:func:`.forget_journal.journal_for`, which holds it: one forget
+    at a time)."""
+    with journal_for(root) as journal:
+        return _remove(root, rel, plan, journal)
+
+
+def _remove(
+    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None], journal: Journal
+) -> tuple[Removal, bytes, os.stat_result] | None:
     opened = open_note(root, rel, append=False, create=False)
     if opened is None:
         return None
@@ -268,18 +283,21 @@ def remove_from_note(
                                    f"({exc.strerror or exc}): not changed") from None  # fmt: skip
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
+            journal.write(rel, fd, data, removal.start, removal.end)
             try:
                 write_all(fd, tail, removal.start)
                 os.ftruncate(fd, removal.start + len(tail))
                 os.fsync(fd)
             except OSError as exc:
-                _put_back(fd, data, removal.start, rel, exc)
+                _put_back(fd, data, removal.start, rel, exc, journal)
             after = os.fstat(fd)
             if not still_names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
                 write_all(fd, data[removal.start :], removal.start)
                 os.ftruncate(fd, len(data))
                 os.fsync(fd)
+                journal.clear()
                 raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+            journal.clear()
             return removal, data[: removal.start] + tail, after
         finally:
             release_lease(fd)

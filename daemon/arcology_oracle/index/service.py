@@ -27,6 +27,7 @@ from ..ollama.embed import Embedder, OllamaEmbedder, prefixes_key
 from ..store import Store
 from .alongside import CommitSlots
 from .embedding import embed_pending
+from .forget_journal import register as journal_forgets
 from .indexer import IndexReport, Indexer
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,9 @@ class OracleIndex:
     # -- lifecycle --------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Open the writer store (migrating it) and record the embedding model."""
+        """Open the writer store (migrating it) and record the embedding model; forgets
+        in the notes are journaled beside the database from now on (:mod:`.forget_journal`)."""
+        journal_forgets(self.settings.roam_dir, self.settings.db_path)
         self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="oracle-writer")
         self._reader_pool = ThreadPoolExecutor(self._readers, thread_name_prefix="oracle-reader")
         self._local = threading.local()
