@@ -108,9 +108,13 @@ request state."
                          (or (arcology-oracle--format-sources sources)
                              "- none: no notes were relevant enough\n"))))
        :errback
-       (lambda (message)
-         (arcology-oracle--report message)
-         (finish (format "[Failed: %s]\n" message)))))))
+       (lambda (message) (arcology-oracle--answer-failed marker message))))))
+
+(defun arcology-oracle--answer-failed (marker message)
+  "End the answer at MARKER with the failure MESSAGE, and show MESSAGE."
+  (arcology-oracle--report message)
+  (arcology-oracle--insert-following marker (format "[Failed: %s]\n" message))
+  (set-marker marker nil))
 
 (defun arcology-oracle--buffer-excerpt (beg end)
   "Return the text between BEG and END, cut around point when too long.
@@ -185,7 +189,8 @@ ENTRY is the answer's record (see `arcology-oracle--answer-start')."
             (buffer . ,text)
             ,@(when rel `((file . ,rel) (line . ,line)))
             ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
-            (stream . t))))))))
+            (stream . t)))))
+     (lambda (message) (arcology-oracle--answer-failed marker message)))))
 
 ;;;###autoload
 (defun arcology-oracle-ask-region (question beg end)
@@ -201,27 +206,46 @@ ENTRY is the answer's record (see `arcology-oracle--answer-start')."
 
 ;;;###autoload
 (defun arcology-oracle-summarize (&optional question)
-  "Summarize the org-roam node at point.
-With a prefix argument, read a QUESTION to focus the summary on.
-The summary streams into the `arcology-oracle-summary-buffer-name'
-buffer, followed by its sources; earlier summaries stay below it,
-newest first, each saying when and with which model it was made,
-and whether the daemon had it cached.  Returns at once.  There,
+  "Summarize the org-roam node at point, or its file.
+The node is the nearest heading with an ID, at point or above it,
+else the file's node; without one, the whole file, when it is among
+the daemon's notes.  The summary's heading names what was
+summarized.  With a prefix argument, read a QUESTION to focus the
+summary on.  The summary streams into the
+`arcology-oracle-summary-buffer-name' buffer, followed by its
+sources; earlier summaries stay below it, newest first, each saying
+when and with which model it was made, and whether the daemon had
+it cached.  Returns at once.  There,
 \\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again] \
 on a summary summarizes the same heading again and
-\\[arcology-oracle-answers-follow] goes back to it."
+\\[arcology-oracle-answers-follow] goes back to it.
+
+The daemon summarizes notes as they are saved: a file never saved,
+or one without a node at point that has unsaved edits, is refused
+\(save it first), as is a buffer that is not in Org mode.  Nothing
+refused is added to the summaries."
   (interactive
    (list (when current-prefix-arg
            (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
-  (let* ((context (and (derived-mode-p 'org-mode) (arcology-oracle--heading-context)))
-         (id (plist-get context :node-id))
-         (file (arcology-oracle--saved-file))
-         (title (or (plist-get context :title) (buffer-name)))
+  (unless (derived-mode-p 'org-mode)
+    (arcology-oracle--user-error "Summaries need an org-mode buffer"))
+  (let* ((node (arcology-oracle--node-at-point))
+         (id (car node))
+         (file buffer-file-name)
+         (title (arcology-oracle--title-text (or (cdr node) (arcology-oracle--file-title))))
          (question (and question (not (string-blank-p question)) question))
          (origin nil)
          (entry nil))
-    (unless (or id buffer-file-name)
-      (arcology-oracle--user-error "No org-roam node at point"))
+    (cond
+     ((and file (not (file-exists-p file)))
+      (arcology-oracle--user-error "Save %s first: the daemon reads the notes saved, and it is not saved yet"
+                                   (file-name-nondirectory file)))
+     ((and file (not id) (buffer-modified-p))
+      (arcology-oracle--user-error
+       "Save %s first: with no org-roam node at point, the daemon summarizes the file as saved"
+       (file-name-nondirectory file)))
+     ((not (or id file))
+      (arcology-oracle--user-error "No org-roam node at point")))
     (setq origin (arcology-oracle--origin)
           entry (list :origin origin))
     (setq entry (plist-put entry :again
@@ -232,27 +256,33 @@ on a summary summarizes the same heading again and
     (arcology-oracle--summarize-send title question id file entry)))
 
 (defun arcology-oracle--summarize-send (title question id file entry)
-  "Summarize node ID (else the saved FILE), titled TITLE, into a new summary.
+  "Summarize node ID (else FILE, saved), titled TITLE, into a new summary.
 QUESTION, when non-nil, is its focus; ENTRY the summary's record
-\(see `arcology-oracle--answer-start')."
-  (let ((marker (arcology-oracle--answer-start
-                 (concat "Summary of " (org-link-display-format title)
-                         (if question (format " (%s)" question) ""))
-                 (arcology-oracle--answers-buffer arcology-oracle-summary-buffer-name) t entry)))
-    (arcology-oracle--with-roam-dir
-     (lambda (roam-dir)
-       (let ((rel (arcology-oracle--relative-file file roam-dir)))
-         (if (not (or id rel))
-             (progn
-               (arcology-oracle--insert-following marker "[Failed: not a note]\n")
-               (arcology-oracle--report
-                "no org-roam node at point, and the file is not among the notes"))
-           (arcology-oracle--stream-answer
-            marker "/summarize"
-            `(,@(if id `((node . ,id)) `((file . ,rel)))
-              ,@(when question `((question . ,question)))
-              ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
-              (stream . t)))))))))
+\(see `arcology-oracle--answer-start').  Without ID, the roam
+directory is needed first: a FILE outside it is refused with a
+message, and the summaries buffer gets no entry for it, nor for a
+daemon that cannot be reached then."
+  (cl-flet ((send (what)
+              (arcology-oracle--stream-answer
+               (arcology-oracle--answer-start
+                (concat "Summary of " title (if question (format " (%s)" question) ""))
+                (arcology-oracle--answers-buffer arcology-oracle-summary-buffer-name) t entry)
+               "/summarize"
+               `(,what
+                 ,@(when question `((question . ,question)))
+                 ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
+                 (stream . t)))))
+    (if id
+        (send `(node . ,id))
+      (arcology-oracle--with-roam-dir
+       (lambda (roam-dir)
+         (if-let ((rel (arcology-oracle--relative-file file roam-dir)))
+             (send `(file . ,rel))
+           (arcology-oracle--report
+            (format "%s is not among the daemon's notes (%s), and no org-roam node is at point: nothing to summarize"
+                    (file-name-nondirectory file)
+                    (if roam-dir (concat "not under " (abbreviate-file-name roam-dir))
+                      "its roam directory is not known")))))))))
 
 ;;; Converse
 
@@ -436,7 +466,10 @@ thinks gets nothing: the answer goes to the kill ring."
               :errback
               (lambda (message)
                 (set-marker root nil)
-                (arcology-oracle--report message))))))))))
+                (arcology-oracle--report message)))))
+         (lambda (message)
+           (set-marker root nil)
+           (arcology-oracle--report message)))))))
 
 ;;;###autoload
 (defun arcology-oracle-discard ()
@@ -546,7 +579,10 @@ answers; Emacs does not wait meanwhile."
                                              (arcology-oracle--search-choose query results)))))))
                 :errback (lambda (message)
                            (setq arcology-oracle--search-request nil)
-                           (arcology-oracle--report message)))))))))
+                           (arcology-oracle--report message))))))
+     (lambda (message)
+       (when (= generation arcology-oracle--search-generation)
+         (arcology-oracle--report message))))))
 
 (provide 'arcology-oracle-ask)
 

@@ -134,6 +134,9 @@ JSON null and false both read as nil."
                (:copier nil))
   "The state of one HTTP exchange with the daemon."
   process timer timeout (last-activity (float-time))
+  base                                  ; the daemon's URL, for messages
+  connect-timeout                       ; seconds allowed to open the connection
+  connected                             ; non-nil once the connection opened
   (state 'headers)                      ; see `arcology-oracle--http-feed'
   (pending "")                          ; raw bytes not parsed yet
   status headers
@@ -258,9 +261,16 @@ on-done callback with status, headers and collected body."
                    (arcology-oracle--http-headers req)
                    (apply #'concat (reverse (arcology-oracle--http-body-parts req)))))))))
 
+(defun arcology-oracle--http-opened (req)
+  "Note that REQ's connection is open: from now on only silence counts."
+  (unless (arcology-oracle--http-connected req)
+    (setf (arcology-oracle--http-connected req) t
+          (arcology-oracle--http-last-activity req) (float-time))))
+
 (defun arcology-oracle--http-filter (req bytes)
   "Process filter of REQ: parse BYTES, pass on body data, finish when complete."
   (unless (arcology-oracle--http-finished req)
+    (arcology-oracle--http-opened req)
     (setf (arcology-oracle--http-last-activity req) (float-time))
     (let ((data (condition-case err
                     (arcology-oracle--http-feed req bytes)
@@ -289,6 +299,7 @@ on-done callback with status, headers and collected body."
     (let ((proc (arcology-oracle--http-process req)))
       (cond
        ((string-prefix-p "open" event)
+        (arcology-oracle--http-opened req)
         (condition-case err
             (process-send-string proc request-bytes)
           (error (arcology-oracle--http-finish
@@ -301,19 +312,31 @@ on-done callback with status, headers and collected body."
         (arcology-oracle--http-finish req "the daemon closed the connection mid-answer"))
        (t
         (arcology-oracle--http-finish
-         req (format "daemon not reachable at %s (%s)" (arcology-oracle--base-url)
+         req (format "daemon not reachable at %s (%s)" (arcology-oracle--http-base req)
                      (arcology-oracle--describe-failure event))))))))
 
 (defun arcology-oracle--http-watchdog (req)
-  "Fail REQ when the daemon has been silent longer than its timeout."
+  "Fail REQ when it waited too long: to connect, or for the daemon to speak.
+A connection that is not open after REQ's connect timeout fails
+as unreachable (a host that drops packets: the system would try for
+minutes); an open one fails after its timeout of silence."
   (unless (arcology-oracle--http-finished req)
-    (let* ((timeout (arcology-oracle--http-timeout req))
+    (let* ((connected (arcology-oracle--http-connected req))
+           (timeout (if connected
+                        (arcology-oracle--http-timeout req)
+                      (arcology-oracle--http-connect-timeout req)))
            (left (- (+ (arcology-oracle--http-last-activity req) timeout) (float-time))))
-      (if (> left 0)
-          (setf (arcology-oracle--http-timer req)
-                (run-at-time left nil #'arcology-oracle--http-watchdog req))
+      (cond
+       ((> left 0)
+        (setf (arcology-oracle--http-timer req)
+              (run-at-time left nil #'arcology-oracle--http-watchdog req)))
+       (connected
         (arcology-oracle--http-finish
-         req (format "no answer from the daemon within %s seconds" timeout))))))
+         req (format "no answer from the daemon within %s seconds" timeout)))
+       (t
+        (arcology-oracle--http-finish
+         req (format "daemon not reachable at %s (no connection within %s seconds)"
+                     (arcology-oracle--http-base req) timeout)))))))
 
 (cl-defun arcology-oracle--http-request (method path &key query json accept timeout
                                                 on-data on-done on-error)
@@ -322,7 +345,8 @@ METHOD is \"GET\" or \"POST\"; PATH starts with a slash and is
 appended to `arcology-oracle-url'.  QUERY is a list of (NAME VALUE)
 lists for the query string; JSON an alist sent as the JSON body.
 ACCEPT is the Accept header; TIMEOUT the seconds of silence
-tolerated (default `arcology-oracle-timeout').
+tolerated (default `arcology-oracle-timeout').  The connection must
+open within the smaller of TIMEOUT and `arcology-oracle-timeout'.
 
 ON-DATA, when given, receives each piece of a successful (2xx)
 body as raw bytes as soon as it arrives.  Exactly one of ON-DONE
@@ -334,7 +358,8 @@ function returns):
   parts given to ON-DATA) when a response, of any status, arrived
   in full;
 - ON-ERROR with a short message when the daemon could not be
-  reached, broke the connection or stayed silent too long.
+  reached (refused, or no connection in time), broke the connection
+  or stayed silent too long.
 
 Errors signalled by the callbacks become messages.  Cancel the
 request with `arcology-oracle--http-cancel'."
@@ -361,8 +386,10 @@ request with `arcology-oracle--http-cancel'."
                          "")
                        "\r\n"))
          (bytes (concat (encode-coding-string head 'utf-8) body))
+         (timeout (or timeout arcology-oracle-timeout))
          (req (arcology-oracle--http-create
-               :timeout (or timeout arcology-oracle-timeout)
+               :timeout timeout :base base
+               :connect-timeout (min timeout arcology-oracle-timeout)
                :on-data on-data :on-done on-done :on-error on-error)))
     (condition-case err
         (let ((proc (open-network-stream
@@ -376,10 +403,13 @@ request with `arcology-oracle--http-cancel'."
                                        (arcology-oracle--http-sentinel req bytes event)))
           ;; Some connections are open at once, without an "open" event.
           (when (eq (process-status proc) 'open)
+            (arcology-oracle--http-opened req)
             (process-send-string proc bytes))
           (setf (arcology-oracle--http-timer req)
-                (run-at-time (arcology-oracle--http-timeout req) nil
-                             #'arcology-oracle--http-watchdog req)))
+                (run-at-time (if (arcology-oracle--http-connected req)
+                                 (arcology-oracle--http-timeout req)
+                               (arcology-oracle--http-connect-timeout req))
+                             nil #'arcology-oracle--http-watchdog req)))
       (error
        (run-at-time 0 nil #'arcology-oracle--http-finish req
                     (format "daemon not reachable at %s (%s)" base
@@ -395,18 +425,45 @@ request with `arcology-oracle--http-cancel'."
     (let ((proc (arcology-oracle--http-process req)))
       (when (process-live-p proc) (delete-process proc)))))
 
-(defun arcology-oracle--error-message (status data body)
-  "Return a short message for an HTTP error STATUS with DATA or raw BODY."
-  (let* ((err (and (listp data) (alist-get 'error data)))
-         (text (cond ((stringp err) err)
-                     ((and (listp err) (stringp (alist-get 'message err)))
-                      (alist-get 'message err))
-                     (t (string-trim (decode-coding-string (or body "") 'utf-8))))))
-    (concat
-     (if (= status 401)
-         "unauthorized: set `arcology-oracle-token' or add an auth-source entry"
-       (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " text) 160 nil nil "…"))
-     (format " (HTTP %d)" status))))
+(defun arcology-oracle--daemon-error-p (data)
+  "Return non-nil when DATA, the parsed body of an error, is the daemon's.
+The daemon answers every failed request of the routes this package
+calls with the JSON object {\"ok\": false, \"error\": MESSAGE,
+\"status\": CODE}; another web server (Ollama, a proxy, a web page)
+at `arcology-oracle-url' answers otherwise."
+  (and (consp data) (consp (car data))
+       (assq 'ok data) (null (alist-get 'ok data))
+       (stringp (alist-get 'error data))))
+
+(defun arcology-oracle--not-the-daemon (what)
+  "Return the message for a server at `arcology-oracle-url' that is not the daemon.
+WHAT says what it answered, for example \"it answered HTTP 404\"."
+  (format "no arcology-oracle daemon at %s (%s): check `arcology-oracle-url'"
+          (arcology-oracle--base-url) what))
+
+(defun arcology-oracle--content-type (headers)
+  "Return the media type of the response HEADERS, lower case, or nil without one."
+  (when-let ((value (cdr (assoc "content-type" headers))))
+    (downcase (string-trim (car (split-string value ";"))))))
+
+(defun arcology-oracle--error-message (status data _body)
+  "Return a short message for an HTTP error STATUS whose body parsed as DATA.
+The daemon's own errors (see `arcology-oracle--daemon-error-p') give
+their message, or for 401 what to set; any other answer means that
+no daemon is at `arcology-oracle-url', whatever it sent (a page,
+text, nothing), and the message says so."
+  (if (arcology-oracle--daemon-error-p data)
+      (concat
+       (if (= status 401)
+           "unauthorized: set `arcology-oracle-token' or add an auth-source entry"
+         (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
+                                   160 nil nil "…"))
+       (format " (HTTP %d)" status))
+    (arcology-oracle--not-the-daemon
+     (format "it answered HTTP %d%s" status
+             (if (memq status '(502 503 504))
+                 ", as a proxy does when nothing answers behind it"
+               "")))))
 
 (cl-defun arcology-oracle--json (method path &key query json timeout callback errback)
   "Send a JSON request to the daemon; return the request state.
@@ -414,19 +471,25 @@ METHOD, PATH, QUERY, JSON and TIMEOUT are as for
 `arcology-oracle--http-request'.  CALLBACK is called with the
 parsed answer of a 2xx response; ERRBACK with a short message for
 every failure: unreachable daemon, HTTP error (with the daemon's
-error text) or malformed JSON.  Without ERRBACK, failures are
-reported in the echo area."
+error text), malformed JSON, or a server that is not the daemon.
+Without ERRBACK, failures are reported in the echo area."
   (let ((errback (or errback #'arcology-oracle--report)))
     (arcology-oracle--http-request
      method path :query query :json json :timeout timeout :accept "application/json"
      :on-error errback
      :on-done
-     (lambda (status _headers body)
+     (lambda (status headers body)
        (let ((data (condition-case nil
                        (arcology-oracle--json-parse (decode-coding-string body 'utf-8))
                      (error :invalid))))
          (cond ((not (<= 200 status 299))
                 (funcall errback (arcology-oracle--error-message status data body)))
+               ((and (eq data :invalid)
+                     (not (string-match-p "json" (or (arcology-oracle--content-type headers) ""))))
+                (funcall errback (arcology-oracle--not-the-daemon
+                                  (format "it answered HTTP %d with %s, not JSON" status
+                                          (or (arcology-oracle--content-type headers)
+                                              "no content type")))))
                ((eq data :invalid)
                 (funcall errback "the daemon sent malformed JSON"))
                (t (funcall callback data))))))))
@@ -435,11 +498,13 @@ reported in the echo area."
   "Send a request whose answer streams as NDJSON; return the request state.
 Each JSON line of a 2xx answer is parsed and passed to ON-EVENT as
 soon as it is complete; ON-DONE runs after the last one.  ERRBACK
-gets a short message for an unreachable daemon, an HTTP error or
-a broken stream.  METHOD, PATH, JSON and TIMEOUT are as for
-`arcology-oracle--http-request'."
+gets a short message for an unreachable daemon, an HTTP error, a
+broken stream or a server that is not the daemon (a 2xx answer
+that is not JSON: its lines are not read).  METHOD, PATH, JSON and
+TIMEOUT are as for `arcology-oracle--http-request'."
   (let ((rest "")
-        (errback (or errback #'arcology-oracle--report)))
+        (errback (or errback #'arcology-oracle--report))
+        (req nil))
     (cl-flet ((emit (line)
                 (unless (string-blank-p line)
                   (let ((event (condition-case nil
@@ -448,26 +513,38 @@ a broken stream.  METHOD, PATH, JSON and TIMEOUT are as for
                     (if (consp event)
                         (funcall on-event event)
                       (arcology-oracle--report "skipped a malformed line from the daemon" t))))))
-      (arcology-oracle--http-request
-       method path :json json :timeout timeout :accept "application/x-ndjson"
-       :on-error errback
-       :on-data (lambda (bytes)
-                  ;; Split on raw newlines: a newline byte never occurs
-                  ;; inside a multibyte UTF-8 sequence.
-                  (let ((lines (split-string (concat rest bytes) "\n")))
-                    (setq rest (car (last lines)))
-                    (mapc #'emit (butlast lines))))
-       :on-done (lambda (status _headers body)
-                  (if (<= 200 status 299)
-                      (progn (emit rest)
-                             (when on-done (funcall on-done)))
-                    (funcall errback
-                             (arcology-oracle--error-message
-                              status
-                              (condition-case nil
-                                  (arcology-oracle--json-parse (decode-coding-string body 'utf-8))
-                                (error nil))
-                              body))))))))
+      (setq req
+            (arcology-oracle--http-request
+             method path :json json :timeout timeout :accept "application/x-ndjson"
+             :on-error errback
+             :on-data
+             (lambda (bytes)
+               (let ((type (arcology-oracle--content-type (arcology-oracle--http-headers req))))
+                 (if (not (string-match-p "json" (or type "")))
+                     ;; Not the daemon: a page, say.  Stop here, once.
+                     (progn
+                       (arcology-oracle--http-cancel req)
+                       (funcall errback
+                                (arcology-oracle--not-the-daemon
+                                 (format "it answered HTTP %d with %s, not a stream of JSON lines"
+                                         (arcology-oracle--http-status req)
+                                         (or type "no content type")))))
+                   ;; Split on raw newlines: a newline byte never occurs
+                   ;; inside a multibyte UTF-8 sequence.
+                   (let ((lines (split-string (concat rest bytes) "\n")))
+                     (setq rest (car (last lines)))
+                     (mapc #'emit (butlast lines))))))
+             :on-done (lambda (status _headers body)
+                        (if (<= 200 status 299)
+                            (progn (emit rest)
+                                   (when on-done (funcall on-done)))
+                          (funcall errback
+                                   (arcology-oracle--error-message
+                                    status
+                                    (condition-case nil
+                                        (arcology-oracle--json-parse (decode-coding-string body 'utf-8))
+                                      (error nil))
+                                    body)))))))))
 
 (provide 'arcology-oracle-http)
 

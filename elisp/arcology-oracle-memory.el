@@ -32,11 +32,14 @@
 ;;   `arcology-oracle-last-memory'; a buffer visiting the file without
 ;;   unsaved edits is reverted so it shows the new heading.
 ;; - `arcology-oracle-make-private' tags the heading at point with the
-;;   first of `arcology-oracle-private-tags', so that the daemon drops
-;;   it (and its subtree) from the index when the file is saved.
+;;   first of `arcology-oracle-private-tags' (before the first heading,
+;;   the file, in its #+filetags), so that the daemon drops it (and its
+;;   subtree, or the whole file) from the index when the file is saved.
 
 ;;; Code:
 
+(require 'cl-lib)
+(require 'seq)
 (require 'org)
 (require 'arcology-oracle)
 (require 'arcology-oracle-notes)
@@ -74,8 +77,14 @@ notes' folder relative to the roam directory."
 
 (defun arcology-oracle--memory-source (pos)
   "Return an org link to the heading around POS in the current buffer, or nil.
-The heading's own ID when it has one, else its file and heading
-text (file and line outside org); nil for a buffer without a file."
+The heading's own ID when it has one, else its file and the search
+string Org's own `org-store-link' makes for it (the heading without
+TODO keyword, priority, COMMENT, tags and statistics cookies; see
+`org-link-heading-search-string'), so that \[org-open-at-point]
+finds it; before the first heading, the file.  Outside Org, the
+file and line.  The description is the outline path, the note's
+title first, as a reader sees it: links show their description,
+cookies go.  Nil for a buffer without a file."
   (when buffer-file-name
     (save-excursion
       (save-restriction
@@ -86,22 +95,26 @@ text (file and line outside org); nil for a buffer without a file."
                                           (line-number-at-pos pos t))
                                   (file-name-nondirectory buffer-file-name))
           (let* ((context (arcology-oracle--heading-context))
+                 (start (plist-get context :start))
+                 (before-first (save-excursion (goto-char start) (not (org-at-heading-p))))
                  (label (replace-regexp-in-string
-                         "[][]" "" (mapconcat #'identity
-                                              (delete-dups (append (list (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
-                                                                             (file-name-base buffer-file-name)))
-                                                                   (plist-get context :olp)
-                                                                   (list (plist-get context :title))))
-                                              " › ")))
-                 (before-first (save-excursion (goto-char (plist-get context :start))
-                                        (not (org-at-heading-p))))
-                 (id (org-entry-get (plist-get context :start) "ID")))
+                         "[][]" ""
+                         (mapconcat #'identity
+                                    (delete-dups
+                                     (mapcar #'arcology-oracle--title-text
+                                             (append (list (arcology-oracle--file-title))
+                                                     (plist-get context :olp)
+                                                     (unless before-first
+                                                       (list (plist-get context :title))))))
+                                    " › ")))
+                 (id (org-entry-get start "ID")))
             (org-link-make-string
              (cond (id (concat "id:" id))
                    (before-first
                     (concat "file:" (abbreviate-file-name buffer-file-name)))
-                   (t (format "file:%s::*%s" (abbreviate-file-name buffer-file-name)
-                              (plist-get context :title))))
+                   (t (format "file:%s::%s" (abbreviate-file-name buffer-file-name)
+                              (save-excursion (goto-char start)
+                                              (org-link-heading-search-string)))))
              label)))))))
 
 (defun arcology-oracle--dailies-directory ()
@@ -143,7 +156,8 @@ The new heading's link goes on the kill ring, to be pasted anywhere."
                  " (today's daily has unsaved edits: written to the inbox)"
                ""))
     (arcology-oracle--with-roam-dir
-     (lambda (roam-dir) (arcology-oracle--memory-revert roam-dir file))))
+     (lambda (roam-dir) (arcology-oracle--memory-revert roam-dir file))
+     #'ignore))
   (when callback (funcall callback answer)))
 
 (defun arcology-oracle--memorize-failed (text message)
@@ -186,23 +200,85 @@ goes on the kill ring instead, so nothing typed is lost."
         :json (arcology-oracle--memory-payload text title tags source
                                                (arcology-oracle--dailies-dir dailies roam-dir))
         :callback (lambda (answer) (arcology-oracle--memorized answer callback))
-        :errback (lambda (message) (arcology-oracle--memorize-failed text message)))))))
+        :errback (lambda (message) (arcology-oracle--memorize-failed text message))))
+     (lambda (message) (arcology-oracle--memorize-failed text message)))))
 
 ;;;###autoload
 (defun arcology-oracle-make-private ()
-  "Tag the heading at point with the first of `arcology-oracle-private-tags'.
-Saving the file then takes the heading and its subtree out of the
-daemon's index."
+  "Tag the heading at point, or the file, as private.
+The tag is the first of `arcology-oracle-private-tags'.  Before the
+first heading, the tag goes into the file's #+filetags
+\(a line is added after the #+title when there is none), which
+makes the whole file private; a file already private by its
+#+filetags is left as it is.  Saving the file then takes the
+heading and its subtree, or the whole file, out of the daemon's
+index."
   (interactive)
   (unless (derived-mode-p 'org-mode)
     (arcology-oracle--user-error "Not in an Org buffer"))
   (let ((tag (car arcology-oracle-private-tags)))
     (unless tag
       (arcology-oracle--user-error "`arcology-oracle-private-tags' is empty"))
-    (save-excursion
-      (org-back-to-heading t)
-      (org-toggle-tag tag 'on))
-    (message "Tagged :%s:; save the file to take the heading out of the index" tag)))
+    (if (save-excursion (save-restriction (widen) (org-before-first-heading-p)))
+        (arcology-oracle--make-file-private tag)
+      (save-excursion
+        (org-back-to-heading t)
+        (org-toggle-tag tag 'on))
+      (message "Tagged :%s:; save the file to take the heading out of the index" tag))))
+
+(defun arcology-oracle--file-tags ()
+  "Return the tags of the #+filetags keywords of the current buffer.
+Each keyword holds tags between colons or blanks, as Org has them."
+  (cl-mapcan (lambda (value)
+               (cl-mapcan (lambda (word) (split-string word ":" t))
+                          (split-string value)))
+             (cdr (assoc "FILETAGS" (org-collect-keywords '("FILETAGS"))))))
+
+(defun arcology-oracle--make-file-private (tag)
+  "Add TAG to the #+filetags of the current buffer; change nothing else.
+The tag ends the first #+filetags line before the first heading
+\(\":a:b:\" becomes \":a:b:TAG:\", \"a b\" becomes \"a b :TAG:\");
+without one, a line \"#+filetags: :TAG:\" goes after the #+title
+\(in its letter case), else after the file's property drawer, else
+first (after a -*- line).  One insertion, one undo; point stays
+where it is.  A file whose #+filetags already hold crypt or one of
+`arcology-oracle-private-tags' is left alone."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (let ((private (mapcar #'downcase (cons "crypt" arcology-oracle-private-tags)))
+            (limit (save-excursion (goto-char (point-min))
+                                   (if (re-search-forward org-outline-regexp-bol nil t)
+                                       (match-beginning 0)
+                                     (point-max))))
+            (case-fold-search t))
+        (if (seq-some (lambda (have) (member (downcase have) private)) (arcology-oracle--file-tags))
+            (message "This file is already private by its #+filetags: nothing changed")
+          (goto-char (point-min))
+          (if (re-search-forward "^[ \t]*#\\+filetags:\\([ \t]*\\)\\(.*?\\)[ \t]*$" limit t)
+              (let ((blank (match-string 1))
+                    (value (match-string 2)))
+                (goto-char (match-end 2))
+                (insert (cond ((string-suffix-p ":" value) (concat tag ":"))
+                              ((and (string-empty-p value) (not (string-empty-p blank)))
+                               (concat ":" tag ":"))
+                              (t (concat " :" tag ":")))))
+            (let* ((title (progn (goto-char (point-min))
+                                 (and (re-search-forward "^[ \t]*#\\+\\(title\\):" limit t)
+                                      (match-string 1))))
+                   (line (concat (if (equal title "TITLE") "#+FILETAGS: :" "#+filetags: :") tag ":")))
+              (cond
+               (title (forward-line 1))
+               ((progn (goto-char (point-min)) (looking-at org-property-drawer-re))
+                (goto-char (match-end 0))
+                (forward-line 1))
+               (t (goto-char (point-min))
+                  (when (looking-at-p ".*-\\*-.*-\\*-") (forward-line 1))))
+              ;; After a last line without a newline, the new line is last, as it was.
+              (insert (if (bolp) (concat line "\n") (concat "\n" line)))))
+          (org-set-regexps-and-options t)
+          (message "Tagged the file :%s: (#+filetags); save it to take the whole file out of the index"
+                   tag))))))
 
 (provide 'arcology-oracle-memory)
 

@@ -87,10 +87,16 @@ That is `arcology-oracle-roam-directory', else what the daemon's
                  (bound-and-true-p org-roam-directory))))
     (and dir (file-name-as-directory (expand-file-name dir)))))
 
-(defun arcology-oracle--with-roam-dir (callback)
-  "Call CALLBACK with the daemon's roam directory (or nil).
-Asks the daemon's /status once per URL when nothing is configured;
-CALLBACK may run later, from a process sentinel."
+(defun arcology-oracle--with-roam-dir (callback &optional errback)
+  "Call CALLBACK with the daemon's roam directory (or nil), or ERRBACK.
+Asks the daemon's /status once per URL when nothing is configured
+\(then CALLBACK runs later, from a process sentinel), and remembers
+its answer.  When that question fails (the daemon cannot be reached,
+stays silent, is not at `arcology-oracle-url', or answers with an
+error), the request CALLBACK would make would fail the same way
+after a second wait: ERRBACK is called with the failure's message
+instead, and CALLBACK never runs.  ERRBACK defaults to
+`arcology-oracle--report'."
   (let ((url (arcology-oracle--base-url)))
     (if (or arcology-oracle-roam-directory
             (assoc url arcology-oracle--server-roam-dirs))
@@ -102,7 +108,7 @@ CALLBACK may run later, from a process sentinel."
                      (when (and (stringp dir) (file-directory-p dir))
                        (push (cons url dir) arcology-oracle--server-roam-dirs)))
                    (funcall callback (arcology-oracle--roam-dir)))
-       :errback (lambda (_message) (funcall callback (arcology-oracle--roam-dir)))))))
+       :errback (or errback #'arcology-oracle--report)))))
 
 (defun arcology-oracle--relative-file (file dir)
   "Return FILE relative to DIR when it lies under DIR, else nil."
@@ -113,6 +119,26 @@ CALLBACK may run later, from a process sentinel."
         (substring file (length dir))))))
 
 ;;; Org context
+
+(defun arcology-oracle--title-text (title)
+  "Return the Org TITLE (a heading's, or a #+title) as a reader sees it.
+Links show their description; statistics cookies (\"[1/3]\",
+\"[50%]\") go, as Org leaves them out of a heading's search string
+and its links' descriptions; blanks in a row are one space."
+  (string-trim
+   (replace-regexp-in-string
+    "[ \t]+" " "
+    (replace-regexp-in-string "\\[[0-9]*\\(?:%\\|/[0-9]*\\)\\]" " "
+                              (org-link-display-format (or title ""))))))
+
+(defun arcology-oracle--file-title ()
+  "Return the title of the current buffer's note, as the daemon titles a file.
+That is its #+title, else its file's name, else the buffer's name."
+  (save-restriction
+    (widen)
+    (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
+        (and buffer-file-name (file-name-base buffer-file-name))
+        (buffer-name))))
 
 (defun arcology-oracle--heading-start ()
   "Return the start of the heading at point, or `point-min' before the first."
@@ -138,10 +164,7 @@ heading's own ID, or the file's before the first heading) and :node-ids
              ;; first line that is a heading, with point in its body.
              (before-first (save-excursion (goto-char start) (not (org-at-heading-p))))
              (title (if before-first
-                        (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
-                            (and buffer-file-name
-                                 (file-name-base buffer-file-name))
-                            (buffer-name))
+                        (arcology-oracle--file-title)
                       (goto-char start)
                       (org-get-heading t t t t)))
              (olp (unless before-first
@@ -188,9 +211,7 @@ file's node (titled by #+title, else the file's name)."
                       (org-up-heading-safe))))
         (or found
             (when-let ((id (org-entry-get (point-min) "ID")))
-              (cons id (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
-                           (and buffer-file-name (file-name-base buffer-file-name))
-                           (buffer-name)))))))))
+              (cons id (arcology-oracle--file-title))))))))
 
 (defun arcology-oracle--path (result)
   "Return the outline path of RESULT as a list of strings, its note's title first.
@@ -202,7 +223,7 @@ is its title."
                           (alist-get 'olp result)
                           (list (alist-get 'heading result))))
       (when (stringp part)
-        (let ((part (org-link-display-format part)))
+        (let ((part (arcology-oracle--title-text part)))
           (unless (or (string-empty-p part) (equal part (car out)))
             (push part out)))))
     (nreverse out)))
@@ -378,10 +399,11 @@ Uses org-roam's database when org-roam is loaded; never signals."
 
 (defun arcology-oracle--source-link (source)
   "Return an org link to SOURCE (a source or result of the daemon)."
-  (let* ((title (org-link-display-format (or (alist-get 'title source) "?")))
-         (heading (alist-get 'heading source))
+  (let* ((title (arcology-oracle--title-text (or (alist-get 'title source) "?")))
+         (heading (and (stringp (alist-get 'heading source))
+                       (arcology-oracle--title-text (alist-get 'heading source))))
          (label (if (and heading (not (equal heading title)))
-                    (concat title " › " (org-link-display-format heading))
+                    (concat title " › " heading)
                   title))
          (id (or (alist-get 'heading_id source) (alist-get 'node_id source)))
          (file (car (arcology-oracle--file-location source))))
@@ -458,9 +480,14 @@ Return non-nil when there was a source at point."
     (arcology-oracle--visit source)
     t))
 
-(defun arcology-oracle-visit-result ()
-  "Visit the note listed at point (similar notes or the org-roam buffer)."
-  (interactive)
+(defun arcology-oracle-visit-result (&optional event)
+  "Visit the note listed at point (similar notes or the org-roam buffer).
+From a mouse click, EVENT, the note clicked: the middle button, or
+the left one on an entry, as on a link (see
+`mouse-1-click-follows-link')."
+  (interactive (list last-nonmenu-event))
+  (when (mouse-event-p event)
+    (mouse-set-point event))
   (let ((result (get-text-property (point) 'arcology-oracle-result)))
     (unless result (arcology-oracle--user-error "No note at point"))
     (arcology-oracle--visit result)))

@@ -83,6 +83,7 @@
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "RET") #'arcology-oracle-visit-result)
     (define-key map [mouse-2] #'arcology-oracle-visit-result)
+    (define-key map [follow-link] 'mouse-face)
     (define-key map (kbd "n") #'arcology-oracle-similar-next)
     (define-key map (kbd "p") #'arcology-oracle-similar-previous)
     (define-key map (kbd "g") #'arcology-oracle-similar-refresh)
@@ -140,7 +141,7 @@ unless it only repeats the heading."
                                      (window-width w))
                                    80)
                                1))))
-         (title (org-link-display-format (or (alist-get 'title result) "?")))
+         (title (arcology-oracle--title-text (or (alist-get 'title result) "?")))
          (score (arcology-oracle--score-text result))
          (tags (arcology-oracle--result-tags result source backlinks))
          (snippet (arcology-oracle--snippet result))
@@ -160,8 +161,8 @@ unless it only repeats the heading."
                                  "\n")))))
     (add-text-properties 0 (length first) '(arcology-oracle-entry t) text)
     (add-text-properties 0 (length text)
-                         `(arcology-oracle-result ,result mouse-face highlight
-                                                  help-echo "RET: visit this note")
+                         `(arcology-oracle-result ,result mouse-face highlight follow-link t
+                                                  help-echo "RET, mouse-1: visit this note")
                          text)
     text))
 
@@ -220,7 +221,7 @@ progress or error message); NOTE is shown under the header."
       (setq arcology-oracle--similar-source source)
       (unless (stringp results) (setq arcology-oracle--similar-results results))
       (erase-buffer)
-      (insert (propertize (concat "Similar to: " (org-link-display-format (or title "")))
+      (insert (propertize (concat "Similar to: " (arcology-oracle--title-text title))
                           'face 'bold 'arcology-oracle-title title)
               "\n")
       (when note (insert (propertize note 'face 'shadow) "\n"))
@@ -338,7 +339,11 @@ a daemon that is down only once."
                           (when (= generation arcology-oracle--similar-generation)
                             (setq arcology-oracle--similar-request nil)
                             (arcology-oracle--similar-render source title message)
-                            (arcology-oracle--report message quiet))))))))))))))
+                            (arcology-oracle--report message quiet))))))))
+           (lambda (message)
+             (when (= generation arcology-oracle--similar-generation)
+               (arcology-oracle--similar-render source title message)
+               (arcology-oracle--report message quiet)))))))))
 
 (defun arcology-oracle--similar-timer-fn (buffer)
   "Refresh the similar notes for BUFFER, if it is still current and shown."
@@ -423,7 +428,9 @@ buffer, are left alone."
 
 ;;;###autoload
 (defun arcology-oracle-similar-show ()
-  "Show the similar notes window and fill it for the heading at point."
+  "Show the similar notes window and fill it for the heading at point.
+A window already showing the list is used again (see
+`arcology-oracle--similar-action'): the list is asked for anew."
   (interactive)
   (unless (derived-mode-p 'org-mode)
     (arcology-oracle--user-error "Similar notes need an org-mode buffer"))
@@ -433,22 +440,28 @@ buffer, are left alone."
 
 (defun arcology-oracle--similar-action ()
   "Return the `display-buffer' action for the similar notes window.
-It is `arcology-oracle-similar-display-action', unless the org-roam
-buffer is shown: then the two share its place, the similar notes
-below it (the next slot of its side window, or a split of its
-window), so that the note keeps its width."
-  (let ((roam (and (not (get-buffer-window arcology-oracle-similar-buffer-name))
-                   (seq-find (lambda (w) (with-current-buffer (window-buffer w)
-                                           (derived-mode-p 'org-roam-mode)))
-                             (window-list nil 'no-minibuffer)))))
-    (cond
-     ((null roam) arcology-oracle-similar-display-action)
-     ((window-parameter roam 'window-side)
-      `(display-buffer-in-side-window
-        (side . ,(window-parameter roam 'window-side))
-        (slot . ,(1+ (or (window-parameter roam 'window-slot) 0)))))
-     (t `(display-buffer-in-direction (window . ,roam) (direction . below)
-                                      (window-height . 0.5))))))
+A window of the selected frame already showing the list is used
+again, never a second one.  Else the action is
+`arcology-oracle-similar-display-action', unless the org-roam buffer
+is shown: then the two share its place, the similar notes below it
+\(the next slot of its side window, or a split of its window), so
+that the note keeps its width."
+  (let* ((roam (seq-find (lambda (w) (with-current-buffer (window-buffer w)
+                                       (derived-mode-p 'org-roam-mode)))
+                         (window-list nil 'no-minibuffer)))
+         (action
+          (cond
+           ((null roam) arcology-oracle-similar-display-action)
+           ((window-parameter roam 'window-side)
+            `(display-buffer-in-side-window
+              (side . ,(window-parameter roam 'window-side))
+              (slot . ,(1+ (or (window-parameter roam 'window-slot) 0)))))
+           (t `(display-buffer-in-direction (window . ,roam) (direction . below)
+                                            (window-height . 0.5)))))
+         (functions (car action)))
+    (cons (cons #'display-buffer-reuse-window
+                (if (functionp functions) (list functions) functions))
+          (cdr action))))
 
 ;;; org-roam section
 
@@ -587,7 +600,7 @@ SOURCE and BACKLINKS are as for `arcology-oracle--insert-section'."
     (magit-insert-section (arcology-oracle-similar-entry result)
       (magit-insert-heading
         (let ((text (concat (arcology-oracle--score-text result) " "
-                            (propertize (org-link-display-format (or (alist-get 'title result) "?"))
+                            (propertize (arcology-oracle--title-text (or (alist-get 'title result) "?"))
                                         'font-lock-face 'arcology-oracle-title)
                             (arcology-oracle--result-tags result source backlinks)
                             (let ((path (cdr (arcology-oracle--path result))))

@@ -120,14 +120,18 @@ arguments and returns the token (or nil for none)."
 (defcustom arcology-oracle-timeout 15
   "Seconds of silence from the daemon after which an index request fails.
 Index requests are search, similar notes and node look-ups; they
-should take milliseconds.  For example 15."
+should take milliseconds.  Every request, questions included, also
+fails when its connection has not opened within this many seconds
+\(a host that drops packets would keep it waiting for minutes).
+For example 15."
   :type 'number
   :group 'arcology-oracle)
 
 (defcustom arcology-oracle-llm-timeout 300
   "Seconds of silence after which a question, summary or conversation fails.
 These wait for the language model, which may first have to load,
-so the default is generous: 300 seconds."
+so the default is generous: 300 seconds.  Connecting waits
+`arcology-oracle-timeout' at most."
   :type 'number
   :group 'arcology-oracle)
 

@@ -453,10 +453,11 @@ MODE is `arcology-oracle-insert-link-at'."
     (arcology-oracle-test--settled 30)
     (with-current-buffer arcology-oracle-summary-buffer-name
       (let ((text (buffer-string)))
-        (should (= 2 (cl-count-if (lambda (l) (string-prefix-p "* Summary of Autolyse" l))
+        ;; Autolyse has no ID: its node, Bread Hydration, is summarized.
+        (should (= 2 (cl-count-if (lambda (l) (string-prefix-p "* Summary of Bread Hydration" l))
                                   (split-string text "\n"))))
         ;; The newest (the cached one) first.
-        (should (string-match-p "\\`\\* Summary of Autolyse\n\\[[^]]+\\] · [^\n]+ · cached" text))
+        (should (string-match-p "\\`\\* Summary of Bread Hydration\n\\[[^]]+\\] · [^\n]+ · cached" text))
         (should (= 1 (cl-count-if (lambda (l) (string-match-p "· cached" l)) (split-string text "\n"))))))))
 
 (provide 'arcology-oracle-firstday-test)

@@ -75,14 +75,23 @@
                  "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")))
 
 (ert-deftest arcology-oracle-http-test-error-messages ()
-  "HTTP errors become one short line naming the status."
-  (should (equal (arcology-oracle--error-message 404 '((ok) (error . "no node with ID 'x'")) "")
-                 "no node with ID 'x' (HTTP 404)"))
-  (should (equal (arcology-oracle--error-message 400 '((error (message . "bad model"))) "")
-                 "bad model (HTTP 400)"))
-  (should (string-match-p "arcology-oracle-token.*(HTTP 401)"
-                          (arcology-oracle--error-message 401 nil "")))
-  (should (equal (arcology-oracle--error-message 502 nil "Bad\ngateway") "Bad gateway (HTTP 502)")))
+  "The daemon's HTTP errors become one short line naming the status.
+Anything else is not the daemon, and the line says so."
+  (let ((arcology-oracle-url "http://127.0.0.1:7348"))
+    (should (equal (arcology-oracle--error-message 404 '((ok) (error . "no node with ID 'x'")) "")
+                   "no node with ID 'x' (HTTP 404)"))
+    (should (equal (arcology-oracle--error-message 400 '((ok) (error . "bad\nmodel") (status . 400)) "")
+                   "bad model (HTTP 400)"))
+    (should (string-match-p "arcology-oracle-token.*(HTTP 401)"
+                            (arcology-oracle--error-message
+                             401 '((ok) (error . "missing or wrong bearer token") (status . 401)) "")))
+    ;; Not the daemon's shape: an OpenAI-style error, nothing, a gateway's page.
+    (should (equal (arcology-oracle--error-message 400 '((error (message . "bad model"))) "")
+                   "no arcology-oracle daemon at http://127.0.0.1:7348 (it answered HTTP 400): check `arcology-oracle-url'"))
+    (should (equal (arcology-oracle--error-message 401 nil "")
+                   "no arcology-oracle daemon at http://127.0.0.1:7348 (it answered HTTP 401): check `arcology-oracle-url'"))
+    (should (string-match-p "(it answered HTTP 502, as a proxy does when nothing answers behind it)"
+                            (arcology-oracle--error-message 502 nil "Bad\ngateway")))))
 
 ;;;; Recorded responses over a socket
 
@@ -249,6 +258,60 @@ what the callback and the errback got, in order."
         (should (= done 0))
         (should (equal (mapcar (lambda (e) (alist-get 'type e)) events)
                        '("sources" "token" "token")))))))
+
+(defun arcology-oracle-http-test--response (status type body)
+  "Return an HTTP response of STATUS (\"404 Not Found\"), Content-Type TYPE and BODY.
+TYPE nil sends no Content-Type; BODY is framed by its length."
+  (concat "HTTP/1.1 " status "\r\n"
+          (if type (format "Content-Type: %s\r\n" type) "")
+          (format "Content-Length: %d\r\n\r\n" (string-bytes body))
+          body))
+
+(defun arcology-oracle-http-test--not-the-daemon (what)
+  "Return the message for a server at `arcology-oracle-url' that is not the daemon.
+WHAT says what it answered."
+  (format "no arcology-oracle daemon at %s (%s): check `arcology-oracle-url'" arcology-oracle-url what))
+
+(ert-deftest arcology-oracle-http-test-not-the-daemon ()
+  "A web server that is not the daemon (a wrong `arcology-oracle-url') is named so.
+The daemon's errors are JSON objects {\"ok\": false, \"error\": ...};
+anything else (Ollama's text, an HTML page, nothing) is not the daemon."
+  (dolist (case `((,(arcology-oracle-http-test--response "404 Not Found" "text/plain; charset=utf-8" "404: Not Found")
+                   "it answered HTTP 404")
+                  (,(arcology-oracle-http-test--response
+                     "404 Not Found" "text/html" "<html><body><h1>Not Found</h1>\n<p>Nope</p></body></html>")
+                   "it answered HTTP 404")
+                  (,(arcology-oracle-http-test--response "405 Method Not Allowed" nil "")
+                   "it answered HTTP 405")
+                  (,(arcology-oracle-http-test--response "404 Not Found" "application/json" "{\"detail\":\"Not Found\"}")
+                   "it answered HTTP 404")
+                  (,(arcology-oracle-http-test--response "502 Bad Gateway" "text/html" "<html>Bad gateway</html>")
+                   "it answered HTTP 502, as a proxy does when nothing answers behind it")
+                  (,(arcology-oracle-http-test--response "200 OK" "text/html" "<html><body>Hi</body></html>")
+                   "it answered HTTP 200 with text/html, not JSON")))
+    (arcology-oracle-http-test--with-server ((car case))
+      (should (equal (arcology-oracle-http-test--json "GET" "/status")
+                     (list nil (arcology-oracle-http-test--not-the-daemon (cadr case))))))))
+
+(ert-deftest arcology-oracle-http-test-not-the-daemon-stream ()
+  "A streamed request answered by something else fails once, naming it; no line is parsed."
+  (dolist (case `((,(arcology-oracle-http-test--response "404 Not Found" "text/plain" "404: Not Found")
+                   "it answered HTTP 404")
+                  (,(arcology-oracle-http-test--response "200 OK" "text/html" "<html>\n<body>\nHi\n</body>\n</html>\n")
+                   "it answered HTTP 200 with text/html, not a stream of JSON lines")))
+    (arcology-oracle-http-test--with-server ((car case))
+      (let (events errors (done 0))
+        (arcology-oracle-test--capturing-messages messages
+          (arcology-oracle--ndjson "POST" "/ask" :json '((question . "q"))
+                                   :on-event (lambda (e) (push e events))
+                                   :on-done (lambda () (cl-incf done))
+                                   :errback (lambda (m) (setq errors (append errors (list m)))))
+          (arcology-oracle-test--wait (lambda () errors) 10 "the failure")
+          (arcology-oracle-test--settled 10)
+          (should-not (cl-find-if (lambda (m) (string-match-p "malformed" m)) messages)))
+        (should (equal errors (list (arcology-oracle-http-test--not-the-daemon (cadr case)))))
+        (should (= done 0))
+        (should-not events)))))
 
 (ert-deftest arcology-oracle-http-test-not-http ()
   "Something that is not an HTTP response fails the request with a message."

@@ -36,6 +36,19 @@ TIMEOUT seconds (default 20)."
   (arcology-oracle-test--wait (lambda () (null (arcology-oracle-test--connections)))
                               timeout "every connection to close"))
 
+(defmacro arcology-oracle-test--capturing-messages (var &rest body)
+  "Run BODY with the messages it shows collected, newest first, in VAR."
+  (declare (indent 1) (debug (symbolp body)))
+  (let ((orig (make-symbol "orig")))
+    `(let ((,var nil)
+           (,orig (symbol-function 'message)))
+       (cl-letf (((symbol-function 'message)
+                  (lambda (format-string &rest args)
+                    (when format-string
+                      (push (apply #'format-message format-string args) ,var))
+                    (apply ,orig format-string args))))
+         ,@body))))
+
 (provide 'arcology-oracle-test-support)
 
 ;;; arcology-oracle-test-support.el ends here

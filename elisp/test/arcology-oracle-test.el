@@ -127,19 +127,6 @@
         (when (get-text-property pos 'arcology-oracle-entry) (push pos out)))
       (nreverse out))))
 
-(defmacro arcology-oracle-test--capturing-messages (var &rest body)
-  "Run BODY with the messages it shows collected, newest first, in VAR."
-  (declare (indent 1) (debug (symbolp body)))
-  (let ((orig (make-symbol "orig")))
-    `(let ((,var nil)
-           (,orig (symbol-function 'message)))
-       (cl-letf (((symbol-function 'message)
-                  (lambda (format-string &rest args)
-                    (when format-string
-                      (push (apply #'format-message format-string args) ,var))
-                    (apply ,orig format-string args))))
-         ,@body))))
-
 (defun arcology-oracle-test--fake-ollama (config)
   "Send CONFIG (an alist) to the fake Ollama's control API; wait for it."
   (let ((arcology-oracle-url (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_OLLAMA"))
@@ -576,7 +563,8 @@
     (with-current-buffer arcology-oracle-summary-buffer-name
       (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string)))
                                   30 "the summary")
-      (should (string-prefix-p "* Summary of Autolyse\n" (buffer-string)))
+      ;; Autolyse has no ID: its node, the file's, is summarized, and named.
+      (should (string-prefix-p "* Summary of Bread Hydration\n" (buffer-string)))
       (should (string-match-p (regexp-quote (format "[[id:%s][Bread Hydration]]"
                                                     (arcology-oracle-test--id 'hydration)))
                               (buffer-string)))

@@ -1,0 +1,414 @@
+;;; arcology-oracle-review-test.el --- ERT tests of a first day's review in Emacs -*- lexical-binding: t -*-
+
+;;; Commentary:
+
+;; What a reviewer following the README met on a first day, with the
+;; fixtures of arcology-oracle-test.el (tests/elisp/test_elisp.py runs
+;; every ERT file against the real daemon and the fake Ollama):
+;;
+;; - a summary's heading names what was summarized: the node around
+;;   point, or the file;
+;; - a summary that cannot be made (an unsaved buffer, a file that is
+;;   not among the notes, a buffer that is not Org) is refused, and
+;;   the summaries buffer keeps no entry for it;
+;; - the :SOURCE: link of a capture opens its heading, whatever the
+;;   heading holds (statistics cookies, links, TODO, priority, tags);
+;; - `C-c o s' pressed again beside a plain org-roam window reuses
+;;   the similar notes window;
+;; - `C-c o P' before the first heading tags the file (#+filetags);
+;; - a daemon that cannot be reached costs one wait, and the message
+;;   says what happened;
+;; - mouse-1 visits an entry of the similar notes; titles shown lose
+;;   their statistics cookies.
+;;
+;; The HTTP client's messages for a server that is not the daemon are
+;; tested on its own, in arcology-oracle-http-test.el.
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'org)
+(require 'arcology-oracle)
+(require 'arcology-oracle-memory)
+(require 'arcology-oracle-test-support)
+(require 'arcology-oracle-test)
+
+(defvar org-roam-directory)
+
+;;;; The summary's heading names what was summarized
+
+(defun arcology-oracle-review-test--summary (rel heading)
+  "Summarize at HEADING of REL in the roam directory; return the summaries buffer's text."
+  (arcology-oracle-test--visit rel)
+  (arcology-oracle-test--goto-heading heading)
+  (arcology-oracle-summarize)
+  (arcology-oracle-test--wait
+   (lambda () (and (get-buffer arcology-oracle-summary-buffer-name)
+                   (with-current-buffer arcology-oracle-summary-buffer-name
+                     (string-match-p "^\\*\\* Sources" (buffer-string)))))
+   30 "the summary")
+  (arcology-oracle-test--settled 30)
+  (prog1 (with-current-buffer arcology-oracle-summary-buffer-name
+           (buffer-substring-no-properties (point-min) (point-max)))
+    (kill-buffer arcology-oracle-summary-buffer-name)))
+
+(ert-deftest arcology-oracle-review-test-summary-heading-names-the-node ()
+  "A heading without an ID is summarized as its node, and the summary says so."
+  (arcology-oracle-test--with-daemon
+    ;; ** Feeding schedule has no ID: its node is Starter maintenance.
+    (let ((text (arcology-oracle-review-test--summary "sourdough-baking.org" "Feeding schedule")))
+      (should (string-prefix-p "* Summary of Starter maintenance\n" text))
+      (should (string-match-p "^- \\[1\\] \\[\\[id:612f2887-9442-410d-b965-d901189a423b\\]\\[Starter maintenance\\]\\]"
+                              text)))
+    ;; inbox.org has a #+title and no ID at all: the file is summarized.
+    (let ((text (arcology-oracle-review-test--summary "inbox.org" "Buy rye flour")))
+      (should (string-prefix-p "* Summary of Inbox\n" text))
+      (should-not (string-match-p "Failed" text)))))
+
+;;;; A summary that cannot be made is refused, and leaves no entry
+
+(defun arcology-oracle-review-test--entries ()
+  "Return the number of entries of the summaries buffer (0 when there is none)."
+  (if-let ((buffer (get-buffer arcology-oracle-summary-buffer-name)))
+      (with-current-buffer buffer
+        (count-matches "^\\* " (point-min) (point-max)))
+    0))
+
+(defmacro arcology-oracle-review-test--refused (regexp &rest body)
+  "Run BODY, which must signal a `user-error' matching REGEXP and send nothing."
+  (declare (indent 1) (debug (form body)))
+  `(let ((sent nil))
+     (cl-letf (((symbol-function 'arcology-oracle--http-request)
+                (lambda (&rest args) (push args sent) nil)))
+       (let ((err (should-error (progn ,@body) :type 'user-error)))
+         (should (string-match-p ,regexp (cadr err)))))
+     (should-not sent)
+     (should (= (arcology-oracle-review-test--entries) 0))))
+
+(ert-deftest arcology-oracle-review-test-summarize-refuses-what-it-cannot-summarize ()
+  "Unsaved, never saved, not Org: a clear refusal, and no entry in the summaries."
+  (arcology-oracle-test--with-daemon
+    (let ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+      ;; An indexed file without an ID, edited: the daemon summarizes files as saved.
+      (arcology-oracle-test--visit "inbox.org")
+      (arcology-oracle-test--goto-heading "Buy rye flour")
+      (end-of-line)
+      (insert " and spelt")
+      (arcology-oracle-review-test--refused "\\`Save inbox\\.org first"
+        (arcology-oracle-summarize))
+      ;; A new note in the roam directory, not saved yet (it has an ID, as org-roam's
+      ;; capture gives it): the daemon cannot know it.
+      (let ((buffer (find-file-noselect (expand-file-name "brand-new-note.org" roam))))
+        (push buffer arcology-oracle-test--buffers)
+        (with-current-buffer buffer
+          (insert ":PROPERTIES:\n:ID: 5e1f0000-0000-4000-8000-00000000abcd\n:END:\n"
+                  "#+title: Brand new\n\n* First thoughts\nNot saved yet.\n")
+          (goto-char (point-max))
+          (arcology-oracle-review-test--refused "\\`Save brand-new-note\\.org first"
+            (arcology-oracle-summarize))))
+      ;; Not Org (a text file outside the notes): refused as the other commands refuse.
+      (with-temp-buffer
+        (text-mode)
+        (setq buffer-file-name (expand-file-name "notes.txt" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
+        (insert "plain text\n")
+        (set-buffer-modified-p nil)
+        (unwind-protect
+            (arcology-oracle-review-test--refused "org-mode buffer"
+              (arcology-oracle-summarize))
+          (setq buffer-file-name nil))))))
+
+(ert-deftest arcology-oracle-review-test-summarize-outside-the-notes ()
+  "A saved org file outside the roam directory, without an ID: a message, no entry."
+  (arcology-oracle-test--with-daemon
+    (let* ((dir (expand-file-name "elsewhere" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
+           (file (expand-file-name "outside.org" dir)))
+      (make-directory dir t)
+      (with-temp-file file (insert "#+title: Outside\n\n* A heading\nText.\n"))
+      (let ((buffer (find-file-noselect file)))
+        (push buffer arcology-oracle-test--buffers)
+        (switch-to-buffer buffer)
+        (goto-char (point-max))
+        (arcology-oracle-test--capturing-messages messages
+          (arcology-oracle-summarize)
+          (arcology-oracle-test--settled)
+          (should (cl-find-if (lambda (m) (string-match-p "outside\\.org is not among the daemon's notes" m))
+                              messages)))
+        (should (= (arcology-oracle-review-test--entries) 0))))))
+
+;;;; The :SOURCE: link of a capture opens its heading
+
+(defconst arcology-oracle-review-test--fancy
+  (concat "#+title: Kitchen Projects\n\n"
+          "* TODO [#A] Feed the [[id:612f2887-9442-410d-b965-d901189a423b][starter]] before baking [1/3] :baking:urgent:\n"
+          "- [X] weigh the flour\n- [ ] warm the water\n- [ ] stir\n"
+          "* TODO [#B] Clean the jar [1/2] :home:\n- [X] soak\n- [ ] scrub\n"
+          "* COMMENT Old   ideas [50%]\nNothing.\n")
+  "A note whose headings hold what Org leaves out of a link's search string.")
+
+(defun arcology-oracle-review-test--follow (link)
+  "Follow the org LINK (a string) from a scratch org buffer; return the line it lands on."
+  (let ((org-link-frame-setup (cons '(file . find-file) org-link-frame-setup)))
+    (with-temp-buffer
+      (org-mode)
+      (insert link)
+      (goto-char 3)
+      (save-window-excursion
+        (org-open-at-point)
+        (buffer-substring-no-properties (line-beginning-position) (line-end-position))))))
+
+(ert-deftest arcology-oracle-review-test-source-link-opens-its-heading ()
+  "The source link is the one `org-store-link' makes, and opens the heading."
+  (let ((file (make-temp-file "fancy" nil ".org" arcology-oracle-review-test--fancy)))
+    (unwind-protect
+        (let ((buffer (find-file-noselect file)))
+          (with-current-buffer buffer
+            (dolist (case `(("Feed the"
+                             ,(concat "*Feed the \\[\\[id:612f2887-9442-410d-b965-d901189a423b\\]"
+                                      "\\[starter\\]\\] before baking")
+                             "Kitchen Projects › Feed the starter before baking")
+                            ("Clean the jar" "*Clean the jar" "Kitchen Projects › Clean the jar")
+                            ("Old" "*Old ideas" "Kitchen Projects › Old ideas")))
+              (goto-char (point-min))
+              (search-forward (car case))
+              (forward-line 1)          ; in the body: the heading above is the source
+              (let ((link (arcology-oracle--memory-source (point)))
+                    (heading (save-excursion (org-back-to-heading t)
+                                             (buffer-substring-no-properties
+                                              (point) (line-end-position)))))
+                (should (equal link (format "[[file:%s::%s][%s]]" (abbreviate-file-name file)
+                                            (nth 1 case) (nth 2 case))))
+                (should (equal (arcology-oracle-review-test--follow link) heading)))))
+          (kill-buffer buffer))
+      (delete-file file))))
+
+;;;; C-c o s again beside a plain org-roam window
+
+(ert-deftest arcology-oracle-review-test-similar-again-beside-plain-org-roam-window ()
+  "With org-roam's buffer in a plain window, a second `C-c o s' adds no window."
+  (require 'org-roam)
+  (arcology-oracle-test--with-daemon
+    (let ((roam (get-buffer-create "*org-roam*")))
+      (push roam arcology-oracle-test--buffers)
+      (with-current-buffer roam (org-roam-mode))
+      (arcology-oracle-test--visit "bread-hydration.org")
+      (delete-other-windows)
+      ;; As `org-roam-buffer-toggle' shows it by default: a window of its own, not a side one.
+      (let* ((note-window (selected-window))
+             (roam-window (split-window-right)))
+        (set-window-buffer roam-window roam)
+        (should-not (window-parameter roam-window 'window-side))
+        (arcology-oracle-similar-show)
+        (arcology-oracle-test--settled)
+        (let ((similar (get-buffer-window arcology-oracle-similar-buffer-name))
+              (windows (window-list nil 'never)))
+          (should similar)
+          (should (= (length windows) 3))
+          (arcology-oracle-similar-show)
+          (arcology-oracle-test--settled)
+          (should (equal (window-list nil 'never) windows))
+          (should (eq (get-buffer-window arcology-oracle-similar-buffer-name) similar))
+          (should (= 1 (length (get-buffer-window-list arcology-oracle-similar-buffer-name nil t))))
+          (should (eq (window-buffer note-window) (get-file-buffer buffer-file-name))))))))
+
+;;;; C-c o P before the first heading tags the file
+
+(defun arcology-oracle-review-test--make-private (text where)
+  "Run `arcology-oracle-make-private' in an org buffer holding TEXT, point after WHERE.
+Return the buffer's text afterwards."
+  (with-temp-buffer
+    (insert text)
+    (org-mode)
+    (goto-char (point-min))
+    (search-forward where)
+    (let ((arcology-oracle-private-tags '("private" "secret")))
+      (arcology-oracle-make-private)
+      ;; Point stays where it was in the text.
+      (should (looking-back (regexp-quote where) (line-beginning-position)))
+      ;; Read back by Org in this buffer: the file's tags, the place private.
+      (should (member "private" org-file-tags))
+      (should (arcology-oracle--private-here-p)))
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun arcology-oracle-review-test--file-tags (text)
+  "Return the file tags Org reads in TEXT, in a fresh buffer."
+  (with-temp-buffer
+    (insert text)
+    (org-mode)
+    (mapcar #'substring-no-properties org-file-tags)))
+
+(ert-deftest arcology-oracle-review-test-make-private-before-the-first-heading ()
+  "Before the first heading, the file is tagged in #+filetags; every other byte stays."
+  (dolist (case
+           '(;; org-roam's file node with tags: one more tag at the end of the line.
+             (":PROPERTIES:\n:ID:       adda0990\n:END:\n#+title: Sourdough Baking\n#+filetags: :baking:bread:\n\nMy notes.\n* A\n"
+              "My notes"
+              ":PROPERTIES:\n:ID:       adda0990\n:END:\n#+title: Sourdough Baking\n#+filetags: :baking:bread:private:\n\nMy notes.\n* A\n"
+              ("baking" "bread" "private"))
+             ;; Tags written with spaces, trailing blanks kept after the new tag.
+             ("#+TITLE: X\n#+FILETAGS: alpha beta  \n* A\n" "X"
+              "#+TITLE: X\n#+FILETAGS: alpha beta :private:  \n* A\n" ("alpha" "beta" "private"))
+             ;; No #+filetags: a line after the #+title, in its letter case.
+             (":PROPERTIES:\n:ID: f00\n:END:\n#+title: Kitchen\n\nText.\n* A\n" ":ID:"
+              ":PROPERTIES:\n:ID: f00\n:END:\n#+title: Kitchen\n#+filetags: :private:\n\nText.\n* A\n" ("private"))
+             ("#+TITLE: Kitchen\nText.\n" "Text"
+              "#+TITLE: Kitchen\n#+FILETAGS: :private:\nText.\n" ("private"))
+             ;; A mode line stays the first line.
+             ("# -*- mode: org -*-\nText.\n" "Text"
+              "# -*- mode: org -*-\n#+filetags: :private:\nText.\n" ("private"))
+             ;; No title: after the file's property drawer, or first.
+             (":PROPERTIES:\n:ID: f00\n:END:\nText.\n" "Text"
+              ":PROPERTIES:\n:ID: f00\n:END:\n#+filetags: :private:\nText.\n" ("private"))
+             ("Text, no final newline" "Text"
+              "#+filetags: :private:\nText, no final newline" ("private"))
+             ;; An empty #+filetags.
+             ("#+title: T\n#+filetags:\nText.\n" "Text"
+              "#+title: T\n#+filetags: :private:\nText.\n" ("private"))))
+    (pcase-let ((`(,text ,where ,expected ,tags) case))
+      (let ((after (arcology-oracle-review-test--make-private text where)))
+        (should (equal after expected))
+        (should (equal (arcology-oracle-review-test--file-tags after) tags))))))
+
+(ert-deftest arcology-oracle-review-test-make-private-file-on-disk ()
+  "Saved, the file differs from before by the new tag alone, byte for byte, CRLF kept."
+  (dolist (case '(("#+title: Kitchen\r\n\r\nText caf\303\251.\r\n* A\r\n"
+                   "#+title: Kitchen\r\n#+filetags: :private:\r\n\r\nText caf\303\251.\r\n* A\r\n")
+                  ("#+title: Kitchen\n#+filetags: :a:\nText caf\303\251."
+                   "#+title: Kitchen\n#+filetags: :a:private:\nText caf\303\251.")))
+    (let ((file (make-temp-file "private" nil ".org")))
+      (unwind-protect
+          (progn
+            (let ((coding-system-for-write 'no-conversion))
+              (write-region (car case) nil file nil 'silent))
+            (let ((buffer (find-file-noselect file)))
+              (with-current-buffer buffer
+                (goto-char (point-min))
+                (search-forward "Text")
+                (arcology-oracle-make-private)
+                ;; As saving writes it (without the final newline a save may add).
+                (write-region nil nil file nil 'silent)
+                (set-buffer-modified-p nil))
+              (kill-buffer buffer))
+            (with-temp-buffer
+              (set-buffer-multibyte nil)
+              (insert-file-contents-literally file)
+              (should (equal (buffer-string) (cadr case)))))
+        (delete-file file)))))
+
+(ert-deftest arcology-oracle-review-test-make-private-file-already-private ()
+  "A file already private by its #+filetags is left as it is, and the message says so."
+  (with-temp-buffer
+    (insert "#+title: T\n#+filetags: :Private:\nText.\n* A\n")
+    (org-mode)
+    (set-buffer-modified-p nil)
+    (goto-char (point-min))
+    (search-forward "Text")
+    (let ((before (buffer-string)))
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-make-private)
+        (should (string-match-p "already" (car messages))))
+      (should (equal (buffer-string) before))
+      (should-not (buffer-modified-p)))))
+
+;;;; One wait at most for a daemon that cannot be reached
+
+(defun arcology-oracle-review-test--hanging-url ()
+  "Return (URL . PROCESSES): a local port whose connections never open.
+A server that stopped accepting, its queue full: a new connection
+waits, as one to a host that drops packets does."
+  (let* ((server (make-network-process :name "hanging" :server 1 :host "127.0.0.1" :service t
+                                       :filter #'ignore :sentinel #'ignore))
+         (port (process-contact server :service)))
+    (stop-process server)
+    (let ((fillers (cl-loop repeat 4 collect
+                            (make-network-process :name "filler" :host "127.0.0.1" :service port
+                                                  :nowait t :filter #'ignore :sentinel #'ignore))))
+      (accept-process-output nil 0.3)
+      (cons (format "http://127.0.0.1:%d" port) (cons server fillers)))))
+
+(ert-deftest arcology-oracle-review-test-unreachable-daemon-one-wait ()
+  "A daemon whose connections never open: one wait, a message that says so."
+  (pcase-let* ((`(,url . ,processes) (arcology-oracle-review-test--hanging-url)))
+    (unwind-protect
+        (let ((arcology-oracle-url url)
+              (arcology-oracle-token "x")
+              (arcology-oracle-roam-directory nil)
+              (arcology-oracle--server-roam-dirs nil)
+              (arcology-oracle--last-report nil)
+              (arcology-oracle-timeout 1.5)
+              (arcology-oracle-llm-timeout 60)
+              (start (float-time)))
+          ;; Search: the roam directory is asked for first (GET /status).
+          (arcology-oracle-test--capturing-messages messages
+            (arcology-oracle-search "rye")
+            (let ((said (arcology-oracle-test--wait
+                         (lambda () (cl-find-if (lambda (m) (string-match-p "not reachable" m)) messages))
+                         10 "the failure")))
+              (should (equal said (format "arcology-oracle: daemon not reachable at %s (no connection within 1.5 seconds)"
+                                          url)))
+              (should (< (- (float-time) start) 2.9))))  ; not two waits
+          (arcology-oracle-test--settled 5)
+          ;; A question waits for the model 60 s, but not for a connection.
+          (setq start (float-time))
+          (with-temp-buffer
+            (org-mode)
+            (insert "* Rye\nHow much rye?\n")
+            (arcology-oracle-ask "How much rye?"))
+          (arcology-oracle-test--wait
+           (lambda () (with-current-buffer arcology-oracle-answer-buffer-name
+                        (string-match-p "\\[Failed: daemon not reachable" (buffer-string))))
+           10 "the question to fail")
+          (should (< (- (float-time) start) 2.9))  ; not two waits
+          (arcology-oracle-test--settled 5))
+      (mapc #'delete-process processes)
+      (when (get-buffer arcology-oracle-answer-buffer-name)
+        (kill-buffer arcology-oracle-answer-buffer-name)))))
+
+(ert-deftest arcology-oracle-review-test-silent-daemon-one-wait ()
+  "A server that accepts and never answers is asked once per command, not twice."
+  (let* ((connections 0)
+         (server (make-network-process :name "silent" :server t :host "127.0.0.1" :service t
+                                       :filter #'ignore :sentinel #'ignore
+                                       :log (lambda (&rest _) (cl-incf connections)))))
+    (unwind-protect
+        (let ((arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
+              (arcology-oracle-token "x")
+              (arcology-oracle-roam-directory nil)
+              (arcology-oracle--server-roam-dirs nil)
+              (arcology-oracle--last-report nil)
+              (arcology-oracle-timeout 1))
+          (arcology-oracle-test--capturing-messages messages
+            (arcology-oracle-search "rye")
+            (arcology-oracle-test--wait
+             (lambda () (cl-find-if (lambda (m) (string-match-p "no answer from the daemon within 1 seconds" m))
+                                    messages))
+             10 "the failure")
+            (arcology-oracle-test--settled 5)
+            ;; One connection: nothing more was asked after /status failed.
+            (should (= connections 1))
+            (should (= 1 (cl-count-if (lambda (m) (string-match-p "no answer" m)) messages)))))
+      (delete-process server))))
+
+;;;; The similar notes: mouse-1, titles
+
+(ert-deftest arcology-oracle-review-test-similar-mouse-1-and-cookies ()
+  "mouse-1 follows an entry (as on a link); a title's statistics cookie is not shown."
+  (unwind-protect
+      (progn
+        (arcology-oracle--similar-render
+         nil "Clean the jar [1/2]"
+         '(((node_id . "a") (title . "Bread Hydration") (heading . "Autolyse [2/3]")
+            (olp "Bread Hydration") (score . 0.9))))
+        (with-current-buffer arcology-oracle-similar-buffer-name
+          (should (string-prefix-p "Similar to: Clean the jar\n" (buffer-string)))
+          (should (string-match-p "^  Bread Hydration › Autolyse$" (buffer-string)))
+          (goto-char (point-min))
+          (arcology-oracle-similar-next)
+          (should (mouse-on-link-p (point)))
+          (should (mouse-on-link-p (line-beginning-position 2)))))
+    (when (get-buffer arcology-oracle-similar-buffer-name)
+      (kill-buffer arcology-oracle-similar-buffer-name))))
+
+(provide 'arcology-oracle-review-test)
+
+;;; arcology-oracle-review-test.el ends here
