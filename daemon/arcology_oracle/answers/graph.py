@@ -179,7 +179,9 @@ def similar_with_graph(
     the text work), and read :func:`.moves.depth` deep, so that a result that moves up
     may come from below the first ``k``. Returns ``(mode, results)`` as
     :func:`similarity.similar` does, with the scores of :func:`.relevance.rescore`
-    (scores that mean the same whatever ``k`` and route)."""
+    (scores that mean the same whatever ``k`` and route), in that order but where a
+    result's odds of a link are over four times those of one above it
+    (:func:`.relevance.in_evidence_order`)."""
     use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
     day = written.day_of(store, node_id)
     depth = moves.depth(k)
@@ -196,4 +198,4 @@ def similar_with_graph(
     places = moves.summed(written.places(near), mentions.places(named, similar.get("note_query", False)))
     results = moves.moved_up(results, places, k)
     evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near, named=named)
-    return mode, relevance.rescore(store, results, evidence)
+    return mode, relevance.in_evidence_order(relevance.rescore(store, results, evidence))

@@ -19,6 +19,7 @@ import numpy as np
 from ..notes import cjk
 from ..store import Store
 from .roles import roles_of
+from .snippets import collapsed, one_line, snippet_of  # noqa: F401 (collapsed, one_line: this module's once)
 
 RRF_K = 60
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -101,28 +102,6 @@ def fts_query(
     return (" OR " if any_term else " AND ").join(parts)
 
 
-def one_line(text: str, limit: int = 160) -> str:
-    """``text`` collapsed to one line of at most ``limit`` characters.
-
-    A long text is collapsed from its start only while that decides the line: collapsing
-    is done run by run, so the collapse of a prefix is a prefix of the whole's (its last
-    run of spaces aside), and once that is over ``limit`` characters the whole's line is
-    too, with the same first ``limit - 1``. (Each result's snippet falls back to its
-    heading's whole text: collapsing all of it was 2% of a /similar.)"""
-    if limit > 0 and len(text) > 4 * limit:
-        head = collapsed(text[: 4 * limit])
-        if len(head) > limit:
-            return head[: limit - 1].rstrip() + "…"
-    line = collapsed(text)
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def collapsed(text: str) -> str:
-    """``text`` with each run of white space one space, trimmed (``str.split``'s white
-    space: what ``\\s`` matches; three times as fast as a regex substitution)."""
-    return " ".join(text.split())
-
-
 def cosine_from_l2(distance: float) -> float:
     """Cosine similarity of two unit vectors from their L2 distance."""
     return 1.0 - (distance * distance) / 2.0
@@ -180,8 +159,9 @@ def to_results(
 ) -> list[Result]:
     """Turn scored heading ids into at most ``k`` results, skipping excluded ones (the
     oracle's own answers too, with ``exclude_oracle``) and, with ``per_node``, every
-    heading of a node after that node's best. ``snippets`` maps heading ids to snippets,
-    or is called with the results' heading ids to read them."""
+    heading of a node after that node's best. ``snippets`` maps heading ids to snippets
+    (FTS5's windows, see :mod:`.snippets`), or is called with the results' heading ids to
+    read them."""
     scored = list(scored)
     if exclude_oracle:
         exclude_headings = exclude_headings | store.oracle_headings(h for h, _ in scored)
@@ -218,7 +198,7 @@ def to_results(
             file=row["file"],
             line=row["start_line"],
             score=round(float(score), 6),
-            snippet=one_line(found.get(row["id"]) or row["text"] or row["title"]),
+            snippet=snippet_of(row["text"], found.get(row["id"])) or one_line(row["title"]),
             date=row.get("date"),
             role=roles[row["id"]],
         )

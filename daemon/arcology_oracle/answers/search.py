@@ -210,7 +210,8 @@ def similar_text(
     they share) without the graph signal (a text has no place in the graph), then those
     written about the same time as ``node`` and those the text names moved up
     (:mod:`.moves`; ``naming``: the text's own words and links, to which its note's are
-    added here); scored and cut as the others (:mod:`.relevance`).
+    added here); scored, ordered by the score where it disagrees by more than
+    :data:`.relevance.ORDER_ODDS` and cut as the others (:mod:`.relevance`).
 
     ``node``: the node ``text`` is an unsaved state of (Emacs sends the ID enclosing the
     heading at point). Its saved self is left out, with the nodes enclosing it or nested
@@ -252,7 +253,9 @@ def similar_text(
     naming, links = _text_naming(store, naming, own, enclosing, section, note)
     named = naming.named(store, results)
     results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)
-    results = relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
+    results = relevance.in_evidence_order(
+        relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
+    )
     if own is not None:
         return mode, _finish(store, settings, mode, results, links, own["file"], keep_all)
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)

@@ -17,10 +17,12 @@ from ..notes import cjk
 from ..store import Store
 from ..store.search import bm25_scores
 from . import fusion
+from .nearest import exhausted, widened
 from .retrieval import (
     STOPWORDS,
     WORD,
     Result,
+    fts_query,
     keyword_match,
     quoted,
     snippets_of,
@@ -58,8 +60,10 @@ def similar(
     depth: int | None = None,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
-    exist), else by keywords of ``text``. Returns ``(mode, results)``, mode being
-    ``"vector"`` or ``"keyword"``: the first ``depth or k`` of the ranking made for ``k``.
+    exist), else by keywords of ``text``, from a pool of headings widened past the ones
+    left out (:mod:`.nearest`). Returns ``(mode, results)``: the first ``depth or k`` of
+    the ranking made for ``k``, and ``"keyword"`` only when there is no ``vector`` or no
+    other note has vectors yet and words find some, else ``"vector"`` (empty or not).
 
     With ``whole_notes`` (the query is a whole note), a candidate note's score is the mean
     of its best heading's similarity and its whole-note similarity, so a note that is
@@ -89,13 +93,11 @@ def similar(
     the user's notes.
     """
     pool, depth = max(k * 10, 100), depth or k
+    excluded = lambda h, o: o is None or h in exclude_headings or o[0] in exclude_nodes  # noqa: E731
     if vector is not None and store.has_vector_table():
-        hits = vector_hits(store, vector, pool)
-        if whole_notes:  # the notes of the headings too, read once for the steps below
-            owners, oracle = store.owners_and_answers(h for h, _ in hits)
-        else:
-            owners, oracle = None, store.oracle_headings(h for h, _ in hits)
-        hits = [(h, score) for h, score in hits if h not in oracle]
+        found = widened(store, lambda size: vector_hits(store, vector, size), pool, excluded, k)
+        owners = found.owners
+        hits = [(h, score) for h, score in found.hits if h not in found.oracle]
         if section is not None:
             copies = store.copies_of(section, [h for h, _ in hits])
             if copies:
@@ -108,21 +110,23 @@ def similar(
                 store, hits, text, vector, exclude_nodes, evidence, owners=owners, exclude_headings=exclude_headings,
                 note_query=note_query,
             )
-        if hits:
-            return "vector", to_results(
-                store, hits, depth, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
-            )
-    match, keyword = keyword_match(store, text, pool, any_term=True, snippets=False)
-    return "keyword", to_results(
-        store,
-        [(h, s) for h, s, _ in keyword],
-        depth,
-        snippets=snippets_of(store, match, keyword),
-        per_node=True,
-        exclude_nodes=exclude_nodes,
-        exclude_headings=exclude_headings,
-        exclude_oracle=True,
-    )
+        results = to_results(
+            store, hits, depth, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
+        )
+        # Nothing of another note near it: with every vector of the index read, the other
+        # notes have none yet (their words may find them); else they are further than
+        # MAX_POOL chunks, and vectors found nothing.
+        if results or found.eligible or not exhausted(store, vector, found.size):
+            return "vector", results
+    match = fts_query(text, any_term=True)  # what keyword_match asks (for the snippets)
+    by_words = lambda size: keyword_match(store, text, size, any_term=True, snippets=False)[1]  # noqa: E731
+    keyword = widened(store, by_words, pool, excluded, k).hits
+    results = to_results(
+        store, [(h, s) for h, s, _ in keyword], depth, snippets=snippets_of(store, match, keyword), per_node=True,
+        exclude_nodes=exclude_nodes, exclude_headings=exclude_headings, exclude_oracle=True,
+    )  # fmt: skip
+    # A query with vectors is answered by them unless words found what they could not.
+    return ("vector", []) if not results and vector is not None and store.has_vector_table() else ("keyword", results)
 
 
 def _note_key(node_id: str | None, path: str) -> str:

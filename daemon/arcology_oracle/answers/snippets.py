@@ -1,0 +1,168 @@
+"""Snippets: one line of a heading's text as a reader sees it, for every result.
+
+A result's ``snippet`` (``/similar``, ``/search``, ``/suggest-links``, the MCP tools, the
+web page) is made here and nowhere else (:func:`.retrieval.to_results` calls
+:func:`snippet_of`): the lines of the heading's text a reader reads, joined into one line of
+at most 160 characters.
+
+* Left out: drawers (``:LOGBOOK:`` ... ``:END:``) and property lines (``:KEY: value``),
+  keyword lines (``#+caption:``, ``#+results:``, and the ``#+begin_…`` / ``#+end_…``
+  lines of blocks), comments (``# …``), planning lines (``SCHEDULED:``, ``DEADLINE:``,
+  ``CLOSED:``), table rules (``|---+---|``) and heading lines.
+* Kept: prose; the lines inside a block (a quote, an example, code: text written there,
+  not read as Org); a table row as its non-empty cells joined by `` · `` (as the Emacs
+  side reads a row: ``arcology-oracle--plain-text``).
+
+Why before the lines are joined: once joined, a table rule or a ``#+begin_src`` is no
+longer a line of its own, and no client can tell it from the prose around it.
+
+A drawer or a block counts as one only when it is closed further down (Org reads an
+unclosed ``:LOGBOOK:`` or ``#+begin_src`` as a line of text), so one missing ``:END:``
+never swallows the rest of a note. For ``/search`` (and ``/similar`` in keyword mode)
+the snippet is FTS5's window around the words matched: that window is a verbatim piece
+of the heading's text, so it is found in the text and read there, the lines above it
+deciding whether it starts inside a drawer or a block.
+
+The work is bounded by the line made, not by the heading: reading stops once the line is
+full (a year of journal under one heading costs what its first lines cost).
+"""
+
+from __future__ import annotations
+
+import re
+
+LIMIT = 160
+# What FTS5's snippet() puts where its window does not reach the text's start or end
+# (the ellipsis of store.search's snippet arguments).
+ELLIPSIS = " … "
+# A line that opens a drawer (``:LOGBOOK:``), a line that closes one.
+_DRAWER = re.compile(r"[ \t]*:([\w-]+):[ \t]*")
+_DRAWER_END = re.compile(r"^[ \t]*:END:[ \t]*$", re.MULTILINE | re.IGNORECASE)
+# A property line outside a drawer (``:KEY: value``, ``:KEY+: value``).
+_PROPERTY = re.compile(r"[ \t]*:[\w-]+\+?:(?:[ \t].*)?")
+_BEGIN = re.compile(r"[ \t]*#\+begin_(\w+)", re.IGNORECASE)
+# Keyword lines (an unclosed block's delimiter among them), comments, planning lines,
+# table rules, heading lines (stars at the margin: an indented "* " is a list item).
+_SYNTAX = re.compile(r"[ \t]*(?:#\+|#(?:[ \t]|$)|(?:SCHEDULED|DEADLINE|CLOSED):|\|-)|\*+[ \t]")
+_TABLE_ROW = re.compile(r"[ \t]*\|")
+# The lines that may change whether a line is in a block or a drawer.
+_STATE_LINE = re.compile(r"^[ \t]*(?::[\w-]+:|#\+(?:begin|end)_\w+).*$", re.MULTILINE | re.IGNORECASE)
+
+
+def snippet_of(text: str, fragment: str | None = None, limit: int = LIMIT) -> str:
+    """One line (at most ``limit`` characters) of the readable lines of ``text`` (see
+    the module docstring): those of ``fragment``, FTS5's window of ``text`` around the
+    words matched, when given and it holds any, else those from the start. "" when
+    ``text`` holds none (only a table rule, a drawer...)."""
+    text = text or ""
+    if fragment:
+        line = _of_fragment(text, fragment, limit)
+        if line:
+            return line
+    return one_line(readable(text, enough=limit), limit)
+
+
+def readable(text: str, begin: int = 0, end: int | None = None, *, enough: int | None = None) -> str:
+    """The readable lines of ``text`` (see the module docstring) that overlap
+    ``text[begin:end]``, each cut to that range and collapsed, joined by one space.
+    With ``enough``, reading stops once more than that many characters are made (and a
+    line is read in its first ``4 * enough`` characters only)."""
+    end = len(text) if end is None else end
+    pieces: list[str] = []
+    size = 0
+    start = text.rfind("\n", 0, begin) + 1  # the line ``begin`` is in
+    block, drawer = _state_at(text, start)
+    while start <= len(text) and start < end:
+        stop = text.find("\n", start)
+        stop = len(text) if stop < 0 else stop
+        line = text[start:stop]
+        show = row = False
+        if block is not None:
+            if block.match(line):
+                block = None
+            else:
+                show = True
+        elif drawer:
+            drawer = _DRAWER_END.match(line) is None
+        elif opened := _DRAWER.fullmatch(line):
+            drawer = opened[1].upper() != "END" and _DRAWER_END.search(text, stop) is not None
+        elif begun := _BEGIN.match(line):
+            block = _closing(text, begun[1], stop)
+        elif not (_PROPERTY.fullmatch(line) or _SYNTAX.match(line)):
+            show, row = True, _TABLE_ROW.match(line) is not None
+        if show and stop > begin:
+            lo = max(start, begin)
+            hi = min(stop, end) if enough is None else min(stop, end, lo + 4 * enough)
+            piece = text[lo:hi]
+            piece = " · ".join(c for c in (p.strip() for p in piece.split("|")) if c) if row else collapsed(piece)
+            if piece:
+                pieces.append(piece)
+                size += len(piece) + 1
+                if enough is not None and size > enough:
+                    break
+        start = stop + 1
+    return " ".join(pieces)
+
+
+def _state_at(text: str, upto: int) -> tuple[re.Pattern | None, bool]:
+    """``(the closing line of the block, in a drawer)`` at offset ``upto`` of ``text`` (a
+    line's start), as :func:`readable` would have them after reading the lines above:
+    only the lines that may open or close a block or a drawer are looked at (a search
+    window at the end of a long heading skims its text once)."""
+    block: re.Pattern | None = None
+    drawer = False
+    for found in _STATE_LINE.finditer(text, 0, upto):
+        line, stop = found[0], found.end()
+        if block is not None:
+            block = None if block.match(line) else block
+        elif drawer:
+            drawer = _DRAWER_END.match(line) is None
+        elif opened := _DRAWER.fullmatch(line):
+            drawer = opened[1].upper() != "END" and _DRAWER_END.search(text, stop) is not None
+        elif begun := _BEGIN.match(line):
+            block = _closing(text, begun[1], stop)
+    return block, drawer
+
+
+def _closing(text: str, name: str, after: int) -> re.Pattern | None:
+    """The line that closes a block ``name`` begun before ``after``, when ``text`` holds
+    one after it (else the block is none: Org reads its first line as text)."""
+    closing = re.compile(rf"^[ \t]*#\+end_{re.escape(name)}\b", re.MULTILINE | re.IGNORECASE)
+    return closing if closing.search(text, after) else None
+
+
+def _of_fragment(text: str, fragment: str, limit: int) -> str:
+    """The snippet of FTS5's ``fragment`` of ``text``: its readable lines, with an
+    ellipsis where FTS5 put one (the window does not reach the text's start or end);
+    "" when it holds none."""
+    lead = fragment.startswith(ELLIPSIS)
+    trail = fragment.endswith(ELLIPSIS) and len(fragment) > len(ELLIPSIS)
+    core = fragment[len(ELLIPSIS) if lead else 0 : len(fragment) - len(ELLIPSIS) if trail else len(fragment)]
+    at = text.find(core) if core else -1
+    # Not a piece of this text (it changed since the search): the fragment read alone.
+    body = readable(core, enough=limit) if at < 0 else readable(text, at, at + len(core), enough=limit)
+    if not body:
+        return ""
+    return one_line(("… " if lead else "") + body + (" …" if trail else ""), limit)
+
+
+def one_line(text: str, limit: int = LIMIT) -> str:
+    """``text`` collapsed to one line of at most ``limit`` characters.
+
+    A long text is collapsed from its start only while that decides the line: collapsing
+    is done run by run, so the collapse of a prefix is a prefix of the whole's (its last
+    run of spaces aside), and once that is over ``limit`` characters the whole's line is
+    too, with the same first ``limit - 1``. (Each result's snippet falls back to its
+    heading's whole text: collapsing all of it was 2% of a /similar.)"""
+    if limit > 0 and len(text) > 4 * limit:
+        head = collapsed(text[: 4 * limit])
+        if len(head) > limit:
+            return head[: limit - 1].rstrip() + "…"
+    line = collapsed(text)
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def collapsed(text: str) -> str:
+    """``text`` with each run of white space one space, trimmed (``str.split``'s white
+    space: what ``\\s`` matches; three times as fast as a regex substitution)."""
+    return " ".join(text.split())

@@ -1,0 +1,87 @@
+"""Snippets are the note's readable lines (``answers/snippets.py``): table rules, block
+delimiters and other keyword lines, drawers, property, planning and comment lines are
+left out *before* the lines are joined (once joined, no client can tell a ``|---+---|``
+or a ``#+begin_src`` from the prose around it). Every route's results are made by
+``retrieval.to_results``, so /similar, /search, /suggest-links and the MCP tools agree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from arcology_oracle.answers.search import search, similar_to_line, similar_to_node, similar_to_text
+from arcology_oracle.answers.snippets import snippet_of
+
+# What no snippet may show: a table rule, a keyword line (block delimiters among them),
+# a drawer's or a property's line.
+SYNTAX = re.compile(r"\|-|-\+-|#\+\w|:(?:PROPERTIES|LOGBOOK|END|ID|CREATED|ROAM_ALIASES):", re.IGNORECASE)
+
+NOTE = """The starter is fed with rye flour and water.
+| Day    | Starter (g) | Rye flour (g) |
+|--------+-------------+---------------|
+| Monday |          50 |            50 |
+:LOGBOOK:
+CLOCK: [2024-02-10 Sat 09:30]--[2024-02-10 Sat 10:00] =>  0:30
+:END:
+:SOURCE: a dream
+#+caption: Feeding
+#+begin_src python
+print("rye")
+#+end_src
+# a comment line
+SCHEDULED: <2024-02-12 Mon>
+Use rye flour for a sluggish starter."""
+
+
+def test_a_snippet_is_the_readable_lines_of_the_text():
+    assert snippet_of(NOTE) == (
+        "The starter is fed with rye flour and water. Day · Starter (g) · Rye flour (g) Monday · 50 · 50"
+        ' print("rye") Use rye flour for a sluggish starter.'
+    )
+
+
+def test_unclosed_drawers_and_blocks_are_text_and_swallow_nothing():
+    # Org reads an unclosed drawer or block as a line of text: the rest stays readable.
+    assert snippet_of(":LOGBOOK:\nfirst line\n#+begin_src sh\nsecond line") == "first line second line"
+    # A block's lines are not read as Org: a drawer-like line inside one hides nothing.
+    assert snippet_of("#+begin_example\n:NOTE:\nkept\n#+end_example\nafter") == ":NOTE: kept after"
+    # An indented "* " is a list item, not a heading line.
+    assert snippet_of("  * a list item\n* Not a heading in a body") == "* a list item"
+
+
+def test_a_search_window_is_read_where_it_lies_in_the_text():
+    # FTS5's window is a verbatim piece of the text, with " … " where it is cut. Read in
+    # place: a window that starts inside a drawer or at "src python" knows it.
+    text = "Intro.\n:LOGBOOK:\nCLOCK: x\n:END:\n#+begin_src python\nprint(1)  # rye\n#+end_src\nthe rye flour words"
+    assert snippet_of(text, " … x\n:END:\n#+begin_src python\nprint(1)  # rye\n#+end_src\nthe rye … ") == (
+        "… print(1) # rye the rye …"
+    )
+    assert snippet_of(text, " … src python\nprint(1)  # rye … ") == "… print(1) # rye …"
+    # A window of nothing readable (a rule, a drawer): the text's readable start.
+    assert snippet_of(text, " … CLOCK: x … ") == "Intro. print(1) # rye the rye flour words"
+    # Only syntax: nothing (the result then shows its heading).
+    assert snippet_of("|---+---|\n#+begin_src\n:END:") == ""
+
+
+def test_long_texts_are_read_only_as_far_as_the_line_goes():
+    prose = "word " * 100_000
+    line = snippet_of(":LOGBOOK:\nx\n:END:\n" + prose)
+    assert len(line) == 160 and line.endswith("…") and line.startswith("word word")
+
+
+def _assert_readable(results):
+    assert results
+    for r in results:
+        assert not SYNTAX.search(r.snippet), (r.title, r.heading, r.snippet)
+
+
+async def test_every_route_shows_readable_snippets(index, roam_dir):
+    """The examples' notes hold tables, src blocks and drawers ("Starter maintenance" in
+    sourdough-baking.org, emacs-config.org...): no route's snippet shows their syntax."""
+    for line in (11, 22, 27):  # Starter maintenance, Feeding schedule, Reviving a sluggish starter
+        _assert_readable((await similar_to_line(index, "sourdough-baking.org", line, 10, keep_all=True))[1])
+    _assert_readable((await similar_to_node(index, "612f2887-9442-410d-b965-d901189a423b", 10, keep_all=True))[1])
+    _assert_readable((await similar_to_node(index, "503d98df-0d40-4b47-bda2-cff8a8a7c397", 10, keep_all=True))[1])
+    _assert_readable((await similar_to_text(index, (roam_dir / "sourdough-baking.org").read_text(), 10))[1])
+    for query in ("rye flour starter", "starter", "use-package org-roam", "Monday", "org-roam", "feeding"):
+        _assert_readable((await search(index, query, 10))[1])
