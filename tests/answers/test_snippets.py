@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from arcology_oracle.answers.search import search, similar_to_line, similar_to_node, similar_to_text
 from arcology_oracle.answers.snippets import snippet_of
 
@@ -85,3 +88,17 @@ async def test_every_route_shows_readable_snippets(index, roam_dir):
     _assert_readable((await similar_to_text(index, (roam_dir / "sourdough-baking.org").read_text(), 10))[1])
     for query in ("rye flour starter", "starter", "use-package org-roam", "Monday", "org-roam", "feeding"):
         _assert_readable((await search(index, query, 10))[1])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["rye flour", "  water", "", "\t", "#+begin_src", "#+end_src", ":LOGBOOK:", ":END:",
+                                 "| a | b |", "|---+---|", "* heading", "  * item", "# comment", "#tag",
+                                 "SCHEDULED: <2024-01-01>", ":KEY: v", "x" * 90, "word " * 30, "\r"]),
+                max_size=12))
+def test_a_heading_of_prose_alone_gets_the_line_every_heading_gets(lines):
+    """snippet_of's short cut for prose (no line that may be syntax) gives exactly the
+    line of the full reading."""
+    from arcology_oracle.answers.snippets import LIMIT, one_line, readable
+
+    text = "\n".join(lines)
+    assert snippet_of(text) == one_line(readable(text, enough=LIMIT), LIMIT)

@@ -47,6 +47,8 @@ _SYNTAX = re.compile(r"[ \t]*(?:#\+|#(?:[ \t]|$)|(?:SCHEDULED|DEADLINE|CLOSED):|
 _TABLE_ROW = re.compile(r"[ \t]*\|")
 # The lines that may change whether a line is in a block or a drawer.
 _STATE_LINE = re.compile(r"^[ \t]*(?::[\w-]+:|#\+(?:begin|end)_\w+).*$", re.MULTILINE | re.IGNORECASE)
+# A line that may be anything but prose (more than :func:`readable` leaves out).
+_MAYBE_SYNTAX = re.compile(r"^[ \t]*(?:[:#|*]|SCHEDULED:|DEADLINE:|CLOSED:)", re.MULTILINE)
 
 
 def snippet_of(text: str, fragment: str | None = None, limit: int = LIMIT) -> str:
@@ -59,6 +61,8 @@ def snippet_of(text: str, fragment: str | None = None, limit: int = LIMIT) -> st
         line = _of_fragment(text, fragment, limit)
         if line:
             return line
+    if len(text) <= 4 * limit and not _MAYBE_SYNTAX.search(text):
+        return one_line(text, limit)  # prose only, as most headings' text: the same line
     return one_line(readable(text, enough=limit), limit)
 
 
