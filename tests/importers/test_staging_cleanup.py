@@ -2,7 +2,9 @@
 real processes: one a killed import left is removed when the daemon starts; one a running
 import holds (its flock) is not, by the daemon's start nor by another import however old
 it is, and that import still lands its files; an empty one is left (an import may be
-about to lock it)."""
+about to lock it); one changed in the last ten minutes is left (an import of an older
+version, which takes no lock, may be writing it); and a folder of the user's that only
+looks like one (its name, or what it holds) is never touched."""
 
 from __future__ import annotations
 
@@ -10,7 +12,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
+
+import pytest
 
 from arcology_oracle.importers.writing import STAGING_PREFIX, ImportBatch, remove_stale_staging
 from tests.runners import REPO, start_daemon
@@ -54,6 +60,14 @@ def killed_import(roam: Path) -> Path:
     return staging
 
 
+def aged(staging: Path, seconds: float = 11 * 60) -> Path:
+    """``staging`` and what it holds last changed ``seconds`` ago."""
+    when = time.time() - seconds
+    for path in [*staging.iterdir(), staging]:
+        os.utime(path, (when, when), follow_symlinks=False)
+    return staging
+
+
 def ended(proc: subprocess.Popen) -> None:
     """The import killed if it still runs, its pipes closed."""
     if proc.poll() is None:
@@ -73,11 +87,10 @@ def committed(proc: subprocess.Popen) -> int:
 def test_the_start_removes_a_killed_imports_staging_and_never_a_running_ones(tmp_path):
     roam = tmp_path / "roam"
     roam.mkdir()
-    left = killed_import(roam)
+    left = aged(killed_import(roam))
     proc, running = staging_import(roam)
     try:
-        empty = roam / (STAGING_PREFIX + "empty")
-        empty.mkdir()  # made, not yet locked (or a killed import's, before it staged anything)
+        empty = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=roam))  # made, not yet locked
         assert remove_stale_staging(roam, any_age=True) == [left.resolve()]
         assert not left.exists() and running.is_dir() and any(running.iterdir()) and empty.is_dir()
         assert committed(proc) == 2  # the running import lands its files as if nothing happened
@@ -93,7 +106,7 @@ def test_another_import_never_removes_a_running_ones_staging_however_old(tmp_pat
     proc, running = staging_import(roam)
     try:
         for path in (left, running):
-            os.utime(path, (0, 0))  # an hour old and more: a long import
+            aged(path, 2 * 3600)  # an hour old and more: a long import
         ImportBatch(roam, roam / "other").discard()
         assert not left.exists() and running.is_dir()
         assert committed(proc) == 2
@@ -105,7 +118,7 @@ async def test_the_daemon_removes_a_killed_imports_staging_when_it_starts(tmp_pa
     roam = tmp_path / "roam"
     roam.mkdir()
     (roam / "note.org").write_text("* A note\nSome text.\n")
-    left = killed_import(roam)
+    left = aged(killed_import(roam))
     proc, running = staging_import(roam)
     try:
         daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake_ollama.url)
@@ -115,3 +128,48 @@ async def test_the_daemon_removes_a_killed_imports_staging_when_it_starts(tmp_pa
         assert committed(proc) == 2
     finally:
         ended(proc)
+
+
+def lockless_staging(roam: Path, files: dict[str, bytes]) -> Path:
+    """A staging folder as an import made it (mkdtemp's name), holding ``files``, locked by none."""
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=roam))
+    for name, data in files.items():
+        (staging / name).write_bytes(data)
+    return staging
+
+
+def test_a_staging_folder_changed_in_the_last_ten_minutes_is_left_at_start(tmp_path):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    writing = lockless_staging(roam, {"0.tmp": b"* a chat\n", "1.tmp": b"* another\n"})  # an older import, no flock
+    assert remove_stale_staging(roam, any_age=True) == []
+    assert sorted(p.name for p in writing.iterdir()) == ["0.tmp", "1.tmp"]
+    aged(writing, 9 * 60)  # it made a file nine minutes ago
+    assert remove_stale_staging(roam, any_age=True) == [] and writing.is_dir()
+    aged(writing)
+    assert remove_stale_staging(roam, any_age=True) == [writing.resolve()] and not writing.exists()
+
+
+@pytest.mark.parametrize("any_age", [True, False])
+def test_a_folder_of_the_users_that_looks_like_staging_is_never_removed(tmp_path, any_age):
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    theirs = [roam / ".arcology-import-archive", roam / (STAGING_PREFIX + "abcd1234x"), roam / (STAGING_PREFIX + "ABCD1234")]
+    for folder in theirs:  # their own names: not mkdtemp's
+        folder.mkdir()
+        (folder / "0.tmp").write_bytes(b"precious")
+    theirs += [lockless_staging(roam, {"chatgpt-export.zip": b"PK precious"}),
+               lockless_staging(roam, {"0.tmp": b"x", "notes.org": b"* mine\n"}),
+               lockless_staging(roam, {"0.tmp": b"x", "1.tmp.bak": b"mine"})]  # fmt: skip
+    linked = lockless_staging(roam, {"0.tmp": b"x"})
+    os.symlink(tmp_path / "mine.org", linked / "1.tmp")
+    nested = lockless_staging(roam, {"0.tmp": b"x"})
+    (nested / "2.tmp").mkdir()
+    (nested / "2.tmp" / "mine.org").write_bytes(b"* mine\n")
+    theirs += [linked, nested]
+    killed = lockless_staging(roam, {"0.tmp": b"x", "17.tmp": b"y"})
+    for folder in [*theirs, killed]:
+        aged(folder, 2 * 3600)
+    assert remove_stale_staging(roam, any_age=any_age) == [killed.resolve()]
+    assert all(folder.is_dir() and any(folder.iterdir()) for folder in theirs)
+    assert (roam / ".arcology-import-archive" / "0.tmp").read_bytes() == b"precious"

@@ -122,7 +122,7 @@ def test_progress_off_a_terminal_logs_a_line_per_step():
 
 
 def test_a_killed_imports_staging_is_removed_by_the_next_after_an_hour(tmp_path):
-    stale, fresh = tmp_path / ".arcology-import-old", tmp_path / ".arcology-import-new"
+    stale, fresh = tmp_path / ".arcology-import-old_0000", tmp_path / ".arcology-import-new_0000"  # as mkdtemp names them
     for d in (stale, fresh):
         d.mkdir()
         (d / "0.tmp").write_text("staged")

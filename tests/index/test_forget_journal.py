@@ -106,13 +106,13 @@ def test_every_state_of_the_rewrite_is_known_and_nothing_else():
     for j in range(len(tail) + 1):  # killed after j bytes of the tail, before the cut
         assert state_of(before + tail[:j] + rest[j:], record) == "unfinished", j
     assert state_of(before + tail, record) == "finished"
-    # A power loss: the written bytes reach the disk in any order, before or after the cut.
+    # Anything else is someone's edit, even one made of the same bytes: a block of the
+    # capture's length deleted after it (the note cut to the forget's length, or the tail's
+    # bytes mixed with the old ones) is never "finished" by writing the tail back over it.
     mixed = bytes(t if i % 2 else r for i, (t, r) in enumerate(zip(tail, rest)))
-    assert state_of(before + mixed + rest[len(tail) :], record) == "unfinished"
-    assert state_of(before + rest[: len(tail)], record) == "unfinished"
-    # Anything else is someone's edit.
     for other in (b"* Mine!\n" + rest, before + rest + b"x", before + tail + b"x", before + rest[:-1] + b"?",
-                  b"* Mind\n" + tail, before + tail[:-1], b""):  # fmt: skip
+                  b"* Mind\n" + tail, before + tail[:-1], b"", before + mixed + rest[len(tail) :],
+                  before + rest[: len(tail)], before + tail[:3] + rest[4:] + b"!"):  # fmt: skip
         assert state_of(other, record) == "other", other
     at_end = Record("/n", REL, 1, 2, start, end, end, hashlib.sha256(before).hexdigest(), capture)
     assert state_of(before + capture, at_end) == "unfinished" and state_of(before, at_end) == "finished"
@@ -216,15 +216,14 @@ def test_a_changed_replaced_or_deleted_note_is_left_alone_and_the_bytes_kept(roo
     replaced.write_bytes(b"* Saved by an editor\n")
     os.replace(replaced, root / REL)  # an editor's save renames a new file over the note
     assert settle_at_start(db, root) == "kept" and (root / REL).read_bytes() == b"* Saved by an editor\n"
-    (kept,) = tmp_path.glob("index.sqlite3.forget-journal.kept-*")
+    (kept,) = tmp_path.glob("forget-journal.index.sqlite3.kept-*")
     assert decode(kept.read_bytes()).rest == data[start:] and not record_of(db).exists()
     (root / REL).write_bytes(data)
     killed_at(root, db, 4)
-    (root / REL).unlink()
-    (root / "daily").rmdir()
-    assert settle_at_start(db, root) == "kept"
-    assert not (root / "daily").exists()  # the note's folder is not made anew
-    assert len(list(tmp_path.glob("index.sqlite3.forget-journal.kept-*"))) == 2
+    (root / REL).unlink()  # deleted; its folder and the other notes are there
+    (root / "other.org").write_bytes(b"* Another note\n")
+    assert settle_at_start(db, root) == "kept" and not (root / REL).exists()
+    assert len(list(tmp_path.glob("forget-journal.index.sqlite3.kept-*"))) == 2
 
 
 def test_a_record_of_another_notes_directory_is_set_aside(root, db, tmp_path):
@@ -242,14 +241,14 @@ def test_a_damaged_record_is_set_aside_and_never_raises(root, db, tmp_path, junk
     before = (root / REL).read_bytes()
     record_of(db).write_bytes(junk)
     assert settle_at_start(db, root) == "damaged"
-    assert not record_of(db).exists() and len(list(tmp_path.glob("index.sqlite3.forget-journal.damaged-*"))) == 1
+    assert not record_of(db).exists() and len(list(tmp_path.glob("forget-journal.index.sqlite3.damaged-*"))) == 1
     assert (root / REL).read_bytes() == before
     assert forget(root)[1] != before  # forgets work again
 
 
 def test_start_never_raises(root, db, tmp_path):
-    record_of(db).mkdir()  # not even a file
-    assert settle_at_start(db, root) == "error"
+    record_of(db).mkdir()  # not even a file: set aside as damaged
+    assert settle_at_start(db, root) == "damaged" and not record_of(db).exists()
     assert settle_at_start(":memory:", root) == "none"
     assert settle_at_start(tmp_path / "nothing" / "here.sqlite3", root) == "none"
 

@@ -52,7 +52,7 @@ def install_pause(point: str, roam: str, signal_fd: int) -> None:
             path = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             return None
-        return "note" if path.startswith(inside) else "record" if path.endswith(".forget-journal") else None
+        return "note" if path.startswith(inside) else "record" if os.path.basename(path).startswith("forget-journal.") else None
 
     def pause() -> None:
         os.write(signal_fd, b"paused\n")
@@ -83,19 +83,19 @@ def install_pause(point: str, roam: str, signal_fd: int) -> None:
     os.pwrite, os.ftruncate, os.fsync = pwrite, ftruncate, fsync
 
 
-def write_note(roam: Path, eol: bytes) -> tuple[bytes, bytes]:
-    """The note: the user's text, a capture, the user's text after it (as the daemon
-    would have written the capture). Returns its bytes and the forget's result."""
+def write_note(roam: Path, eol: bytes, rel: str = REL) -> tuple[bytes, bytes]:
+    """The note ``rel``: the user's text, a capture, the user's text after it (as the
+    daemon would have written the capture). Returns its bytes and the forget's result."""
     note_io.prepare_leases()
     (roam / "daily").mkdir(parents=True)
-    (roam / REL).write_bytes(b"* Morning" + eol + b"Coffee and the tide tables." + eol)
+    (roam / rel).write_bytes(b"* Morning" + eol + b"Coffee and the tide tables." + eol)
     entry = make_capture("remember the kinkajou at the harbour", title=None, tags=(),
                          now=datetime.datetime(2026, 3, 14, 9, 26), node_id=NODE)  # fmt: skip
-    note_io.append_note(roam, REL, lambda e, lead, real: render_capture(entry, rel=real, eol=e, lead=lead), None)
-    with open(roam / REL, "ab") as fh:
+    note_io.append_note(roam, rel, lambda e, lead, real: render_capture(entry, rel=real, eol=e, lead=lead), None)
+    with open(roam / rel, "ab") as fh:
         fh.write(USER_TEXT.replace(b"\n", eol))
-    data = (roam / REL).read_bytes()
-    removal = plan_forget(data, REL, NODE)
+    data = (roam / rel).read_bytes()
+    removal = plan_forget(data, rel, NODE)
     return data, data[: removal.start] + data[removal.end :]
 
 
@@ -157,11 +157,11 @@ async def started_again(tmp_path: Path, roam: Path, ollama_url: str) -> str:
 
 
 def record_path(tmp_path: Path) -> Path:
-    return Path(os.path.realpath(tmp_path / "daemon.sqlite3") + ".forget-journal")
+    return Path(os.path.realpath(tmp_path)) / "forget-journal.daemon.sqlite3"
 
 
 def aside(tmp_path: Path, kind: str) -> list[Path]:
-    return sorted(p for p in Path(os.path.realpath(tmp_path)).iterdir() if f".forget-journal.{kind}-" in p.name)
+    return sorted(p for p in Path(os.path.realpath(tmp_path)).iterdir() if p.name.startswith(f"forget-journal.daemon.sqlite3.{kind}-"))
 
 
 @pytest.mark.parametrize(
@@ -214,3 +214,33 @@ async def test_a_record_torn_by_the_kill_is_set_aside_and_the_daemon_starts(tmp_
     assert len(damaged) == 1 and not record_path(tmp_path).exists()
     assert "is damaged (cut short by a crash while it was written" in log and str(damaged[0]) in log, log
     assert "listening on" in log and "Traceback" not in log, log
+
+
+async def test_a_capture_into_the_note_of_an_unfinished_forget_finishes_it_first_or_is_refused(tmp_path, fake_ollama):
+    roam = tmp_path / "roam"
+    today = f"daily/{datetime.date.today():%Y-%m-%d}.org"  # where the daemon's captures go
+    data, forgotten = write_note(roam, b"\n", today)
+    await killed_mid_forget(tmp_path, roam, fake_ollama.url, "mid-tail")
+    held = os.open(roam / today, os.O_RDONLY)  # a pager has the note open when the daemon starts
+    daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake_ollama.url)
+    try:
+        await wait_until(lambda: "initial index of" in daemon.log(), timeout=30, interval=0.05)
+        left = (roam / today).read_bytes()
+        assert record_path(tmp_path).exists() and left not in (data, forgotten)  # it could not be finished
+        async with aiohttp.ClientSession() as session:
+            async with session.post(daemon.url + "/memorize", json={"text": "buy more coffee"}) as resp:
+                assert resp.status == 409, await resp.text()
+                assert f"an earlier forget in {today} is unfinished" in await resp.text()
+            assert (roam / today).read_bytes() == left  # nothing written
+            os.close(held)
+            held = None
+            async with session.post(daemon.url + "/memorize", json={"text": "buy more coffee"}) as resp:
+                assert resp.status == 200, await resp.text()
+        got = (roam / today).read_bytes()
+        assert got.startswith(forgotten) and b"buy more coffee" in got[len(forgotten) :]  # finished, then captured
+        assert got.count(b"a line of the user's own\n") == 60 and not record_path(tmp_path).exists()
+        assert aside(tmp_path, "kept") == [] and "Traceback" not in daemon.log(), daemon.log()
+    finally:
+        if held is not None:
+            os.close(held)
+        daemon.stop()

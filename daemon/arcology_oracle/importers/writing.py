@@ -13,8 +13,8 @@ whole export was read and rendered: an export that turns out malformed half-way 
 nothing (:meth:`~ImportBatch.discard` removes the staging directory). It holds copies of
 chats, private ones too: the import holds an exclusive ``flock`` on it while it runs (the
 kernel releases it however the import ends), and one no running import holds, left by a
-killed import, is removed at the daemon's next start and by the next import after an
-hour (:func:`remove_stale_staging`). Commit renames each
+killed import, is removed at the daemon's next start once ten minutes old and by the next
+import after an hour (:mod:`.staging`). Commit renames each
 staged file over its target (same file system, so each file is whole or absent), keeping
 the old file's permission bits.
 
@@ -46,7 +46,6 @@ import os
 import shutil
 import stat
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,11 +54,9 @@ from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
+from .staging import STAGING_PREFIX, remove_stale_staging
 
 HEAD_BYTES = 4096
-STAGING_PREFIX = ".arcology-import-"
-# A staging directory this old is a killed import's: the next import removes it.
-STALE_SECONDS = 3600
 
 
 class DuplicateConversation(ValueError):
@@ -171,7 +168,7 @@ class ImportBatch:
         if self._staging is None:
             self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.roam))
             # Held until the import ends, so no daemon's start removes the directory (which
-            # removes no empty one: this one is empty until it is locked).
+            # removes none changed in the last ten minutes: this one is new until it is locked).
             self._staging_lock = os.open(self._staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             with contextlib.suppress(OSError):  # a file system without locks: only its age protects it
                 fcntl.flock(self._staging_lock, fcntl.LOCK_EX)
@@ -222,36 +219,6 @@ class ImportBatch:
             os.close(self._staging_lock)
             self._staging_lock = None
         self._pending.clear()
-
-
-def remove_stale_staging(roam: Path, now: float | None = None, *, any_age: bool = False) -> list[Path]:
-    """Remove the staging directories no running import holds (left by a killed import):
-    those older than :data:`STALE_SECONDS` and, with ``any_age`` (the daemon's start),
-    every one that is not empty (an empty one holds nothing, and may be an import's that
-    is about to lock it). Where the file system has no locks, only the age tells. Returns
-    the paths removed."""
-    now, removed = time.time() if now is None else now, []
-    for path in roam.glob(STAGING_PREFIX + "*"):
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            continue  # gone meanwhile, a file, a symlink
-        try:
-            old, fresh_too = now - os.fstat(fd).st_mtime > STALE_SECONDS, any_age
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a running import's
-            except OSError:
-                fresh_too = False  # no locks on this file system
-            if old or (fresh_too and os.listdir(fd)):
-                shutil.rmtree(path, ignore_errors=True)  # locked: no import can take it meanwhile
-                removed.append(path)
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return removed
 
 
 def existing_ids(roam: Path, target: Path) -> dict[str, Path]:

@@ -1,60 +1,62 @@
 """The forget journal: a record that lets a forget killed in the middle of its rewrite be
-finished at the daemon's next start, instead of leaving part of the note twice.
-
-A forget (:func:`.note_io.remove_from_note`) rewrites the note in place: the bytes after
-the capture are written down over it, then the file is cut to its new size. A kill in
-between leaves the note's bytes up to the capture, then some of those after it twice.
+finished at the daemon's next start, instead of leaving part of the note twice (a
+forget, :func:`.note_io.remove_from_note`, writes the bytes after the capture down over
+it, then cuts the file).
 
 **Contract.** Before the first byte of the note is written, :meth:`Journal.write` puts a
-record beside the database (``<database>.forget-journal``, never in the notes
-directory), on disk (the file and its directory synced): the note's real roam directory
-and path, its identity (device, inode), where the capture starts and ends, the size of
-the note, the SHA-256 of its bytes before the capture, and its bytes from the capture's
-start to its end (they hold everything the rewrite moves). The record is removed (again
-on disk) once the rewritten note is synced, or once it is put back as it was. A record
-ends with its own length (in its header) and SHA-256, so a record torn by a kill while it
-was written is known as such: its forget had not begun, so no note was touched.
+record in the database's real folder (``forget-journal.<database's name>``, which ``rm
+index.sqlite3*`` does not match; never in the notes directory), on disk (file and
+folder synced): the note's real roam directory and path, its inode (and device number,
+not compared: a drive mounted again may get another), where the capture starts and
+ends, the note's size, the SHA-256 of its bytes before the capture, and its bytes from
+the capture on. It is removed (on disk) once the rewritten note is synced, or put back.
+A record ends with its length and SHA-256: one torn by a kill is known as such.
 
 :func:`settle` (at the daemon's start, holding its locks, before the index reads the
-notes; and before each forget, when an earlier one left its record) opens the note under
-a write lease, as a forget does, and finds it:
+notes; before a forget, and before a capture, when a record is there: see
+:func:`.note_io.journal_for` and :func:`.note_io.settled_for`) opens the note under a
+write lease, as a forget does, and finds it:
 
-- **unfinished**: the same file, byte for byte a state the rewrite passes through (as it
-  was, the bytes after the capture partly or wholly written down, not yet cut; or cut
-  with some of them not yet on disk, after a power loss): the rewrite is finished
-  (written, cut, synced), the record removed, and one warning names the note repaired;
-- **finished**: the note is exactly the forget's result: the record is removed;
-- **anything else** (edited, replaced, moved or deleted since, or below another notes
-  directory than the daemon's): the note is not touched; the record, which holds the
-  note's bytes from the capture on, is moved aside to ``<record>.kept-<time>`` and a
-  warning names it. A damaged record goes to ``<record>.damaged-<time>`` alike;
-- **open in another program** (no lease): nothing changes; the record stays for the
-  next start or forget (a forget is refused meanwhile: 409, try again).
-
-:func:`settle` never raises for a record, damaged or not (:func:`settle_at_start` logs
-anything unforeseen and lets the daemon start).
+- **unfinished**: the same file (inode), byte for byte a state the rewrite passes
+  through: its size, its bytes before the capture, the first ``j`` bytes after it, then
+  its own from ``start + j`` on. The rewrite is finished (written, cut, synced), the
+  record removed, and a warning names the note repaired. Nothing else is: a note a
+  capture shorter, or whose bytes are each the old or new one, may be the user's edit;
+- **finished**: exactly the forget's result: the record is removed;
+- **other** (other bytes, another file or a directory at its name, deleted from its
+  folder, or below another notes directory): the note is not touched; the record, which
+  holds its bytes from the capture on, goes to ``<record>.kept-<time>``, with a warning.
+  A damaged record, or anything but a regular file at its path (a FIFO, a symbolic link:
+  never followed nor waited on), goes to ``<record>.damaged-<time>`` (the path renamed);
+- **not to be had now** (open in another program, read-only, on a read-only file
+  system, its folder or the notes directory missing or empty, as a drive not mounted
+  yet, an I/O error): nothing changes; a warning says the note may hold part of its
+  text twice until the record, which stays, is settled at the next start, forget or
+  capture into it (a forget is refused meanwhile, as a capture into that note: 409).
+  :func:`settle` never raises (:func:`settle_at_start` logs anything unforeseen).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import logging
 import os
+import stat
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Conflict
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease
-from .note_files import open_note, read_all, write_all
+from .note_files import read_all, real_path_of, write_all
 
 log = logging.getLogger(__name__)
 
-SUFFIX = ".forget-journal"
+PREFIX = "forget-journal."
 MAGIC = b"arcology-oracle forget record 1\n"
 _SHA_TAG = b"sha256:"
 _TRAILER = len(_SHA_TAG) + 64 + 1
@@ -65,11 +67,12 @@ _locks_lock = threading.Lock()
 
 
 def journal_path(db_path: Path | str) -> Path | None:
-    """Where the record of forgets is kept for the database ``db_path`` (beside its real
-    path, as the daemon's ``<database>.lock``); None for an in-memory database."""
+    """Where the record of forgets is kept for the database ``db_path`` (see the module
+    docstring); None for an in-memory database."""
     if str(db_path) == ":memory:":
         return None
-    return Path(os.path.realpath(db_path) + SUFFIX)
+    real = Path(os.path.realpath(db_path))
+    return real.with_name(PREFIX + real.name)
 
 
 def register(roam_dir: Path, db_path: Path | str) -> None:
@@ -135,34 +138,36 @@ def decode(data: bytes) -> Record | None:
 
 def state_of(found: bytes, record: Record) -> str:
     """``"finished"``, ``"unfinished"`` or ``"other"``: what the note's bytes ``found``
-    are to the forget of ``record`` (see the module docstring)."""
+    are to the forget of ``record`` (see the module docstring): unfinished only when they
+    are exactly ``before + tail[:j] + rest[j:]`` for some ``j``."""
     start, rest, tail = record.start, record.rest, record.tail
-    if len(found) < start or hashlib.sha256(found[:start]).hexdigest() != record.prefix_sha256:
+    if len(found) < start or hashlib.sha256(memoryview(found)[:start]).hexdigest() != record.prefix_sha256:
         return "other"
-    now = found[start:]
+    now = memoryview(found)[start:]
     if now == tail:
         return "finished"
-    n = len(tail)
-    if len(now) == len(rest) and now[n:] == rest[n:] and _old_or_new(now[:n], rest[:n], tail):
-        return "unfinished"  # not cut yet
-    if len(now) == n and _old_or_new(now, rest[:n], tail):
-        return "unfinished"  # cut, some written bytes lost with the power
-    return "other"
+    if len(now) != len(rest):
+        return "other"
+    j = _common_prefix(now, memoryview(tail))  # the longest j that can be: a shorter one asks more of now[j:]
+    return "unfinished" if now[j:] == memoryview(rest)[j:] else "other"
 
 
-def _old_or_new(found: bytes, old: bytes, new: bytes) -> bool:
-    """Whether each byte of ``found`` is the one of ``old`` or of ``new`` at its place."""
-    step = 1 << 16
-    for i in range(0, len(found), step):
-        f, o, n = found[i : i + step], old[i : i + step], new[i : i + step]
-        if f != o and f != n and any(a != b and a != c for a, b, c in zip(f, o, n)):
-            return False
-    return True
+def _common_prefix(a: memoryview, b: memoryview) -> int:
+    """How many bytes ``a`` and ``b`` begin with alike."""
+    n, step, i = min(len(a), len(b)), 1 << 16, 0
+    while i < n:
+        k = min(n, i + step)
+        if a[i:k] != b[i:k]:
+            while a[i] == b[i]:
+                i += 1
+            return i
+        i = k
+    return n
 
 
 class Journal:
     """The record of one notes directory's forgets, at ``path`` (None: not journaled, the
-    methods do nothing); see :func:`journal_for`."""
+    methods do nothing); see :func:`.note_io.journal_for`."""
 
     def __init__(self, path: Path | None, root: Path):
         self.path = path
@@ -177,16 +182,20 @@ class Journal:
         st = os.fstat(fd)
         record = Record(os.path.realpath(self.root), rel, st.st_dev, st.st_ino, start, end, len(data),
                         hashlib.sha256(data[:start]).hexdigest(), data[start:])  # fmt: skip
+        mine = False  # a regular file at the path, truncated here: only then is it removed again
         try:
-            out = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            out = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
             try:
+                if not (mine := stat.S_ISREG(os.fstat(out).st_mode)):
+                    raise OSError(errno.EEXIST, "not a regular file")
                 write_all(out, encode(record), 0)
                 os.fsync(out)
             finally:
                 os.close(out)
             _sync_directory(self.path.parent)
         except OSError as exc:
-            _remove(self.path)
+            if mine:
+                _remove(self.path)
             raise Conflict(f"cannot write the record that lets a forget be finished after a crash ({self.path}: "
                            f"{exc.strerror or exc}): {rel} not changed") from None  # fmt: skip
 
@@ -196,24 +205,20 @@ class Journal:
             _remove(self.path)
 
 
-@contextmanager
-def journal_for(root: Path) -> Iterator[Journal]:
-    """The :class:`Journal` of the notes directory ``root`` (one that records nothing
-    when none is registered), held for one forget at a time; a record an earlier forget
-    left is settled first (Conflict when it cannot be now)."""
+def place_of(root: Path) -> tuple[Path, threading.Lock] | None:
+    """The record's path for the notes directory ``root``, and the lock a forget (and a
+    capture that finds a record) holds; None when forgets in ``root`` are not journaled."""
     path = _places.get(os.path.realpath(root))
     if path is None:
-        yield Journal(None, root)
-        return
+        return None
     with _locks_lock:
-        lock = _locks.setdefault(path, threading.Lock())
-    with lock:
-        if os.path.lexists(path):
-            settle(path, root)
-            if os.path.lexists(path):
-                raise Conflict("an earlier forget was interrupted and cannot be finished now (its note may be open in "
-                               "another program; the daemon's log says why): not changed; try again")  # fmt: skip
-        yield Journal(path, root)
+        return path, _locks.setdefault(path, threading.Lock())
+
+
+def pending(path: Path) -> Record | None:
+    """The record at ``path``, when there is one that can be read."""
+    found = _read(path)
+    return found if isinstance(found, Record) else None
 
 
 def settle_at_start(db_path: Path | str, roam_dir: Path) -> str:
@@ -231,16 +236,12 @@ def settle_at_start(db_path: Path | str, roam_dir: Path) -> str:
 def settle(path: Path, root: Path) -> str:
     """Finish, drop or move aside the record at ``path`` (see the module docstring);
     ``root`` is the daemon's notes directory. Returns what was done: ``"none"`` (no
-    record), ``"repaired"``, ``"finished"``, ``"kept"``, ``"damaged"``, ``"busy"`` or
-    ``"error"`` (an I/O error: the record stays, logged)."""
-    try:
-        with open(path, "rb") as fh:
-            record = decode(fh.read())
-    except FileNotFoundError:
-        return "none"
-    except OSError as exc:
-        log.error("cannot read the forget record %s (%s): left as it is", path, exc.strerror or exc)
-        return "error"
+    record), ``"repaired"``, ``"finished"``, ``"kept"``, ``"damaged"``, ``"busy"`` (the
+    note cannot be had now: the record stays) or ``"error"`` (an I/O error: the record
+    stays, logged)."""
+    record = _read(path)
+    if isinstance(record, str):
+        return record
     if record is None:
         try:
             aside = _move_aside(path, "damaged")
@@ -248,30 +249,20 @@ def settle(path: Path, root: Path) -> str:
             log.error("the forget record %s is damaged and cannot be moved aside (%s)", path, exc.strerror or exc)
             return "error"
         log.warning("the forget record %s is damaged (cut short by a crash while it was written, before its forget "
-                    "touched any note): moved to %s; no note was changed", path, aside)  # fmt: skip
+                    "touched any note), or is no record at all: moved to %s; no note was changed", path, aside)  # fmt: skip
         return "damaged"
     if record.root != os.path.realpath(root):
         return _keep(path, record, f"it is below another notes directory ({record.root})")
-    if not os.path.isdir(os.path.dirname(os.path.join(record.root, record.rel))):
-        return _keep(path, record, "it no longer exists")  # (open_note would make its directory anew)
+    opened = _open_note(record)
+    if isinstance(opened, tuple):
+        kind, why = opened
+        return _keep(path, record, why) if kind == "other" else _wait(path, record, why, "busy")
+    fd, state = opened, "other"
     try:
-        opened = open_note(Path(record.root), record.rel, append=False, create=False)
-    except Conflict as exc:
-        return _keep(path, record, str(exc))
-    if opened is None:
-        return _keep(path, record, "it no longer exists")
-    fd, st, _ = opened
-    try:
-        if (st.st_dev, st.st_ino) != (record.dev, record.ino):
-            return _keep(path, record, "another file has its name now")
         if not take_lease(fd, LEASE_ATTEMPTS):
-            log.warning("a forget in %s was interrupted, and the note is open in another program: it will be finished "
-                        "at the next start or forget (the record is %s)", record.rel, path)  # fmt: skip
-            return "busy"
+            return _wait(path, record, "it is open in another program", "busy")
         try:
             state = state_of(read_all(fd), record)
-            if state == "other":
-                return _keep(path, record, "it was changed since")
             if state == "unfinished":
                 write_all(fd, record.tail, record.start)
                 os.ftruncate(fd, record.start + len(record.tail))
@@ -281,13 +272,85 @@ def settle(path: Path, root: Path) -> str:
         finally:
             release_lease(fd)
     except OSError as exc:
-        log.error("cannot finish the interrupted forget in %s (%s): the record %s stays for the next start",
-                  record.rel, exc.strerror or exc, path)  # fmt: skip
-        return "error"
+        return _wait(path, record, f"it cannot be read or written: {exc.strerror or exc}", "error")
     finally:
         os.close(fd)
+    if state == "other":
+        return _keep(path, record, "it was changed since")
     _remove(path)
     return "repaired" if state == "unfinished" else "finished"
+
+
+def _read(path: Path) -> Record | str | None:
+    """The record at ``path``; None when it is damaged or not a regular file (never
+    opened through a symbolic link, never waited on); ``"none"`` when there is none,
+    ``"error"`` (logged) when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except FileNotFoundError:
+        return "none"
+    except OSError as exc:  # ELOOP: a symbolic link; ENXIO: a socket; the others: a device
+        return None if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EOPNOTSUPP, errno.ENODEV) else _unreadable(path, exc)
+    try:
+        return decode(read_all(fd)) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError as exc:
+        return _unreadable(path, exc)
+    finally:
+        os.close(fd)
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    log.error("cannot read the forget record %s (%s): left as it is", path, exc.strerror or exc)
+    return "error"
+
+
+def _open_note(record: Record) -> int | tuple[str, str]:
+    """The record's note open for writing, when it is the same file (its inode); else
+    ``("other", why)`` when something else positively is there, or ``("busy", why)``
+    when it cannot be had now (the record stays)."""
+    note = os.path.join(record.root, record.rel)
+    try:
+        fd = os.open(note, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except FileNotFoundError:
+        if os.path.isdir(os.path.dirname(note)) and not os.path.lexists(note) and _holds_anything(record.root):
+            return "other", "it no longer exists"  # (a link to nothing: maybe a drive not mounted yet)
+        return "busy", "it, its folder or the notes directory is not there, or is empty (a drive not mounted yet?)"
+    except IsADirectoryError:
+        return "other", "a directory has its name now"
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+            return "busy", "another program holds it"
+        return "busy", f"it cannot be opened for writing: {exc.strerror or exc}"
+    try:
+        st = os.fstat(fd)
+        why = ("busy", "it is read-only (no write permission)") if not st.st_mode & 0o222 else None
+        if not stat.S_ISREG(st.st_mode):
+            why = ("other", "it is not a regular file now")
+        elif Path(real_path_of(Path(record.root), fd, record.rel)).parts[:1] == (os.pardir,):
+            why = ("other", "it is a link to a file outside the notes directory now")
+        elif st.st_ino != record.ino:
+            why = ("other", "another file has its name now")
+    except OSError as exc:
+        why = ("busy", exc.strerror or str(exc))
+    if why is None:
+        return fd
+    os.close(fd)
+    return why
+
+
+def _holds_anything(directory: str) -> bool:
+    try:
+        with os.scandir(directory) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return False
+
+
+def _wait(path: Path, record: Record, why: str, state: str) -> str:
+    log.warning("a forget in %s was interrupted and cannot be finished now (%s): the note may hold part of its text "
+                "twice until it is; the record %s stays, for the next start, forget or capture into it",
+                record.rel, why, path)  # fmt: skip
+    return state
 
 
 def _keep(path: Path, record: Record, why: str) -> str:
@@ -303,9 +366,8 @@ def _keep(path: Path, record: Record, why: str) -> str:
 
 
 def _move_aside(path: Path, kind: str) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.localtime())
+    stamp, n = time.strftime("%Y%m%dT%H%M%S", time.localtime()), 1
     aside = path.with_name(f"{path.name}.{kind}-{stamp}")
-    n = 1
     while os.path.lexists(aside):
         n += 1
         aside = path.with_name(f"{path.name}.{kind}-{stamp}-{n}")
@@ -328,13 +390,9 @@ def _remove(path: Path) -> None:
 
 
 def _sync_directory(directory: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # some file systems cannot sync a directory
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot sync a directory
-    finally:
-        os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -42,7 +42,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,7 +52,7 @@ from ..notes.capture import BOM, Removal, file_eol
 from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
-from .forget_journal import Journal, journal_for
+from .forget_journal import Journal, pending, place_of, settle
 # prepare_leases is part of this module's interface (the daemon calls it at start).
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
@@ -127,7 +128,15 @@ def append_note(
     given and it does not exist. ``known`` is the state this daemon left the file in
     after its last append: when the file is still exactly that file (same inode, size
     and mtime), it is not read again, so a capture costs the same on a large note as on
-    a small one. See the module docstring."""
+    a small one. An earlier forget's record is settled first (:func:`settled_for`). See
+    the module docstring."""
+    with settled_for(root, rel):
+        return _append(root, rel, build, head, known)
+
+
+def _append(
+    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None
+) -> Appended:
     opened = open_note(root, rel, append=True, create=head is not None)
     assert opened is not None
     fd, st, created = opened
@@ -239,6 +248,53 @@ def _ends_with(fd: int, st: os.stat_result, eol: bytes) -> bool:
     return os.pread(fd, len(eol), st.st_size - len(eol)) == eol if st.st_size >= len(eol) else False
 
 
+@contextmanager
+def journal_for(root: Path) -> Iterator[Journal]:
+    """The :class:`~.forget_journal.Journal` of the notes directory ``root`` (one that
+    records nothing when none is registered), held for one forget at a time; a record an
+    earlier forget left is settled first (Conflict when it cannot be now)."""
+    place = place_of(root)
+    if place is None:
+        yield Journal(None, root)
+        return
+    path, lock = place
+    with lock:
+        if os.path.lexists(path):
+            settle(path, root)
+            if os.path.lexists(path):
+                raise Conflict("an earlier forget was interrupted and cannot be finished now (its note may be open in "
+                               "another program; the daemon's log says why): not changed; try again")  # fmt: skip
+        yield Journal(path, root)
+
+
+@contextmanager
+def settled_for(root: Path, rel: str) -> Iterator[None]:
+    """Held while a capture appends to the note ``rel``: when an earlier forget left its
+    record (one ``lstat`` tells; none: the only cost), it is settled first; Conflict when
+    it is still there and names this note (the append would make the note none of the
+    rewrite's states, and that forget could never be finished)."""
+    place = place_of(root)
+    if place is None or not os.path.lexists(place[0]):
+        yield
+        return
+    path, lock = place
+    with lock:
+        settle(path, root)
+        record = pending(path)
+        if record is not None and _same_file(os.path.join(record.root, record.rel), os.path.join(root, rel)):
+            raise Conflict(f"an earlier forget in {record.rel} is unfinished (the daemon was stopped in the middle of "
+                           "it, and the note cannot be finished now: it may be open in another program or read-only; "
+                           "the daemon's log says why): nothing was written; try again")  # fmt: skip
+        yield
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(b) or os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def remove_from_note(
     root: Path, rel: str, plan: Callable[[bytes, str], Removal | None]
 ) -> tuple[Removal, bytes, os.stat_result] | None:
@@ -247,8 +303,7 @@ def remove_from_note(
     when it does not exist or ``plan`` returns None. Returns the removal, the new bytes
     and the stat after. ``plan``'s exceptions pass through, the file untouched. The
     in-place rewrite is recorded first in the notes directory's forget journal, when
-    one is registered (:func:`.forget_journal.journal_for`, which holds it: one forget
-    at a time)."""
+    one is registered (:func:`journal_for`, which holds it: one forget at a time)."""
     with journal_for(root) as journal:
         return _remove(root, rel, plan, journal)
 

@@ -4,10 +4,13 @@ the index reads the notes.
 :func:`recover_at_start` runs once, while the daemon holds its locks on the database and
 on the notes directory (so no other daemon forgets in these notes meanwhile): it settles
 the record of a forget killed in its rewrite (:func:`.forget_journal.settle_at_start`:
-the note finished, or left alone and the record kept aside), then removes the staging
-folders of killed imports, which hold copies of chats, private ones too
-(:func:`~arcology_oracle.importers.writing.remove_stale_staging`: never one a running
-import holds, nor an empty one). Neither ever keeps the daemon from starting.
+the note finished; left alone and the record kept aside when its bytes are none the
+rewrite passes through; or, when the note cannot be had now, the record left for later),
+then removes the staging folders of killed imports, which hold copies of chats, private
+ones too (:func:`~arcology_oracle.importers.staging.remove_stale_staging`: only folders
+an import makes, never one a running import holds, nor one changed in the last ten
+minutes, which an import of an older version, without the lock, may be writing).
+Neither ever keeps the daemon from starting.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import logging
 
 from ..config import Settings
-from ..importers.writing import remove_stale_staging
+from ..importers.staging import remove_stale_staging
 from .forget_journal import settle_at_start
 
 log = logging.getLogger(__name__)

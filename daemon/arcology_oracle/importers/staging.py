@@ -1,0 +1,84 @@
+"""The staging folders of imports (:mod:`.writing` stages an import's files in one, in
+the roam directory): which folders are one, and removing those a killed import left,
+which hold copies of chats, private ones too.
+
+A staging folder is named :data:`STAGING_PREFIX` and the 8 characters
+:func:`tempfile.mkdtemp` draws (``[a-z0-9_]``), and holds nothing but regular files
+named ``N.tmp`` (``N`` digits). Anything else, whatever its name (a folder of the user's
+called ``.arcology-import-archive``, one holding another file, a link or a folder), is
+never touched.
+
+A running import holds an exclusive ``flock`` on its folder (the kernel releases it
+however the import ends): :func:`remove_stale_staging` never removes one it cannot lock.
+It removes one it can when the folder (a file made, renamed or removed in it) did not
+change for :data:`STALE_SECONDS` (an import does that before it stages) or, at the
+daemon's start, for :data:`RECENT_SECONDS`: an import of an older version, which took no
+lock, may be writing one changed later. Where the file system has no locks, only the
+hour tells.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import stat
+import time
+from pathlib import Path
+
+STAGING_PREFIX = ".arcology-import-"
+# A staging folder unchanged this long is a killed import's: the next import removes it.
+STALE_SECONDS = 3600
+# At the daemon's start, one no import holds is removed once unchanged this long.
+RECENT_SECONDS = 600
+
+_NAME = re.compile(re.escape(STAGING_PREFIX) + r"[a-z0-9_]{8}\Z")
+_FILE = re.compile(r"[0-9]+\.tmp\Z")
+
+
+def remove_stale_staging(roam: Path, now: float | None = None, *, any_age: bool = False) -> list[Path]:
+    """Remove the staging folders (as the module docstring says what one is) below
+    ``roam`` that no running import holds and that did not change for
+    :data:`STALE_SECONDS`, or with ``any_age`` (the daemon's start, where the file system
+    has locks) for :data:`RECENT_SECONDS`. Returns the paths removed."""
+    now, removed = time.time() if now is None else now, []
+    for path in roam.glob(STAGING_PREFIX + "*"):
+        if not _NAME.match(path.name):
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # gone meanwhile, a file, a symlink
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                locks = True
+            except BlockingIOError:
+                continue  # a running import's
+            except OSError:
+                locks = False  # no locks on this file system
+            names = _staged_files(fd)
+            if names is None:
+                continue  # not only an import's files: the user's
+            if now - os.fstat(fd).st_mtime > (RECENT_SECONDS if any_age and locks else STALE_SECONDS):
+                for name in names:  # locked: no new import takes it meanwhile
+                    os.unlink(name, dir_fd=fd)
+                os.rmdir(path)
+                removed.append(path)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _staged_files(fd: int) -> list[str] | None:
+    """The names of the files in the folder open as ``fd``; None unless it holds
+    nothing but regular files named ``N.tmp``."""
+    names = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if not (_FILE.match(entry.name) and stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode)):
+                return None
+            names.append(entry.name)
+    return names
