@@ -74,7 +74,7 @@ async def search(request: web.Request) -> web.Response:
 
 def _fallback_note(mode: str) -> dict:
     if mode == "keyword":
-        return {"note": "no vectors for this query yet (embeddings pending or embedder down): keyword similarity"}
+        return {"note": "keyword similarity: the query or the other notes have no vectors yet (embeddings pending or embedder down)"}
     return {}
 
 
