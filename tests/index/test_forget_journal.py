@@ -17,27 +17,10 @@ from arcology_oracle.errors import Conflict
 from arcology_oracle.index import forget_journal, note_io
 from arcology_oracle.index.forget_journal import Journal, Record, decode, encode, settle, settle_at_start, state_of
 from arcology_oracle.notes.capture import make_capture, plan_forget, render_capture
+from tests.index.journal_fixtures import db, leases, root  # noqa: F401  (fixtures)
 
 REL = "daily/d.org"
 NOW = datetime.datetime(2026, 3, 14, 9, 26)
-
-
-@pytest.fixture(autouse=True)
-def leases():
-    note_io.prepare_leases()
-
-
-@pytest.fixture
-def root(tmp_path):
-    (tmp_path / "roam" / "daily").mkdir(parents=True)
-    return tmp_path / "roam"
-
-
-@pytest.fixture
-def db(tmp_path, root):
-    db = tmp_path / "index.sqlite3"
-    forget_journal.register(root, db)
-    return db
 
 
 def record_of(db) -> object:

@@ -22,28 +22,11 @@ from arcology_oracle.errors import Conflict
 from arcology_oracle.index import forget_journal, note_io
 from arcology_oracle.index.forget_journal import decode, encode, journal_path, settle, settle_at_start
 from arcology_oracle.notes.capture import make_capture, plan_forget, render_capture
+from tests.index.journal_fixtures import db, leases, root  # noqa: F401  (fixtures)
 
 REL = "daily/d.org"
 NOW = datetime.datetime(2026, 3, 14, 9, 26)
 AFTER = b"* Mine after it\n" + b"my line\n" * 12
-
-
-@pytest.fixture(autouse=True)
-def leases():
-    note_io.prepare_leases()
-
-
-@pytest.fixture
-def root(tmp_path):
-    (tmp_path / "roam" / "daily").mkdir(parents=True)
-    return tmp_path / "roam"
-
-
-@pytest.fixture
-def db(tmp_path, root):
-    db = tmp_path / "index.sqlite3"
-    forget_journal.register(root, db)
-    return db
 
 
 def capture(root, text, node_id, rel=REL):

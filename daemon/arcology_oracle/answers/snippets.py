@@ -83,18 +83,10 @@ def readable(text: str, begin: int = 0, end: int | None = None, *, enough: int |
         stop = len(text) if stop < 0 else stop
         line = text[start:stop]
         show = row = False
-        if block is not None:
-            if block.match(line):
-                block = None
-            else:
-                show = True
-        elif drawer:
-            drawer = _DRAWER_END.match(line) is None
-        elif opened := _DRAWER.fullmatch(line):
-            drawer = opened[1].upper() != "END" and ends.drawer_after(stop)
-        elif begun := _BEGIN.match(line):
-            block = ends.block_after(begun[1], stop)
-        elif not (_PROPERTY.fullmatch(line) or _SYNTAX.match(line)):
+        block, drawer, kind = ends.after(line, stop, block, drawer)
+        if kind == "block":
+            show = True
+        elif kind == "text" and not (_PROPERTY.fullmatch(line) or _SYNTAX.match(line)):
             show, row = True, _TABLE_ROW.match(line) is not None
         if show and stop > begin:
             lo = max(start, begin)
@@ -118,15 +110,7 @@ def _state_at(text: str, upto: int, ends: _Ends) -> tuple[re.Pattern | None, boo
     block: re.Pattern | None = None
     drawer = False
     for found in _STATE_LINE.finditer(text, 0, upto):
-        line, stop = found[0], found.end()
-        if block is not None:
-            block = None if block.match(line) else block
-        elif drawer:
-            drawer = _DRAWER_END.match(line) is None
-        elif opened := _DRAWER.fullmatch(line):
-            drawer = opened[1].upper() != "END" and ends.drawer_after(stop)
-        elif begun := _BEGIN.match(line):
-            block = ends.block_after(begun[1], stop)
+        block, drawer, _ = ends.after(found[0], found.end(), block, drawer)
     return block, drawer
 
 
@@ -141,6 +125,23 @@ class _Ends:
         self.text = text
         self._drawer_end: int | None = None  # the start of the last :END: line, -1 for none
         self._block_end: dict[str, int] | None = None  # lower-case name -> start of its last end line
+
+    def after(
+        self, line: str, stop: int, block: re.Pattern | None, drawer: bool
+    ) -> tuple[re.Pattern | None, bool, str | None]:
+        """The states (the closing line of the block, in a drawer) after ``line``, which
+        ends at ``stop``, from those before it; and how the line reads: ``"block"`` (a
+        line inside a block), ``"text"`` (outside any: prose or other syntax) or None (a
+        drawer's line, or a block's or a drawer's first or last)."""
+        if block is not None:
+            return (None, drawer, None) if block.match(line) else (block, drawer, "block")
+        if drawer:
+            return None, _DRAWER_END.match(line) is None, None
+        if opened := _DRAWER.fullmatch(line):
+            return None, opened[1].upper() != "END" and self.drawer_after(stop), None
+        if begun := _BEGIN.match(line):
+            return self.block_after(begun[1], stop), False, None
+        return None, False, "text"
 
     def drawer_after(self, offset: int) -> bool:
         if self._drawer_end is None:
