@@ -234,15 +234,28 @@ Each keyword holds tags between colons or blanks, as Org has them."
                           (split-string value)))
              (cdr (assoc "FILETAGS" (org-collect-keywords '("FILETAGS"))))))
 
+(defun arcology-oracle--keyword-search (key regexp limit)
+  "Search forward for REGEXP before LIMIT on a line that is keyword KEY.
+That is, a line Org reads as that keyword: one inside a block is
+skipped, as `org-collect-keywords' skips it.  Return non-nil with
+the match data of REGEXP, or nil."
+  (let (found)
+    (while (and (not found) (re-search-forward regexp limit t))
+      (let ((element (save-match-data (org-element-at-point))))
+        (setq found (and (eq (org-element-type element) 'keyword)
+                         (equal (org-element-property :key element) key)))))
+    found))
+
 (defun arcology-oracle--make-file-private (tag)
   "Add TAG to the #+filetags of the current buffer; change nothing else.
 The tag ends the first #+filetags line before the first heading
 \(\":a:b:\" becomes \":a:b:TAG:\", \"a b\" becomes \"a b :TAG:\");
 without one, a line \"#+filetags: :TAG:\" goes after the #+title
-\(in its letter case), else after the file's property drawer, else
-first (after a -*- line).  One insertion, one undo; point stays
-where it is.  A file whose #+filetags already hold crypt or one of
-`arcology-oracle-private-tags' is left alone."
+\(in its letter case), else after the file's property drawer (which
+may follow comment lines), else first (after a -*- line).  Lines
+inside blocks are not keywords: they are left alone.  One insertion,
+one undo; point stays where it is.  A file whose #+filetags already
+hold crypt or one of `arcology-oracle-private-tags' is left alone."
   (save-excursion
     (save-restriction
       (widen)
@@ -255,7 +268,8 @@ where it is.  A file whose #+filetags already hold crypt or one of
         (if (seq-some (lambda (have) (member (downcase have) private)) (arcology-oracle--file-tags))
             (message "This file is already private by its #+filetags: nothing changed")
           (goto-char (point-min))
-          (if (re-search-forward "^[ \t]*#\\+filetags:\\([ \t]*\\)\\(.*?\\)[ \t]*$" limit t)
+          (if (arcology-oracle--keyword-search
+               "FILETAGS" "^[ \t]*#\\+filetags:\\([ \t]*\\)\\(.*?\\)[ \t]*$" limit)
               (let ((blank (match-string 1))
                     (value (match-string 2)))
                 (goto-char (match-end 2))
@@ -264,12 +278,18 @@ where it is.  A file whose #+filetags already hold crypt or one of
                                (concat ":" tag ":"))
                               (t (concat " :" tag ":")))))
             (let* ((title (progn (goto-char (point-min))
-                                 (and (re-search-forward "^[ \t]*#\\+\\(title\\):" limit t)
+                                 (and (arcology-oracle--keyword-search
+                                       "TITLE" "^[ \t]*#\\+\\(title\\):" limit)
                                       (match-string 1))))
                    (line (concat (if (equal title "TITLE") "#+FILETAGS: :" "#+filetags: :") tag ":")))
               (cond
                (title (forward-line 1))
-               ((progn (goto-char (point-min)) (looking-at org-property-drawer-re))
+               ;; The file's drawer may follow comment (and blank) lines.
+               ((progn (goto-char (point-min))
+                       (while (and (not (eobp)) (or (looking-at-p org-comment-regexp)
+                                                    (looking-at-p "[ \t]*$")))
+                         (forward-line 1))
+                       (looking-at org-property-drawer-re))
                 (goto-char (match-end 0))
                 (forward-line 1))
                (t (goto-char (point-min))

@@ -237,6 +237,13 @@ Return the buffer's text afterwards."
     (org-mode)
     (mapcar #'substring-no-properties org-file-tags)))
 
+(defun arcology-oracle-review-test--file-id (text)
+  "Return the ID of the file-level property drawer Org reads in TEXT."
+  (with-temp-buffer
+    (insert text)
+    (org-mode)
+    (org-entry-get (point-min) "ID")))
+
 (ert-deftest arcology-oracle-review-test-make-private-before-the-first-heading ()
   "Before the first heading, the file is tagged in #+filetags; every other byte stays."
   (dolist (case
@@ -263,18 +270,44 @@ Return the buffer's text afterwards."
               "#+filetags: :private:\nText, no final newline" ("private"))
              ;; An empty #+filetags.
              ("#+title: T\n#+filetags:\nText.\n" "Text"
-              "#+title: T\n#+filetags: :private:\nText.\n" ("private"))))
+              "#+title: T\n#+filetags: :private:\nText.\n" ("private"))
+             ;; Keyword lines inside a block are not Org's keywords: left alone.
+             ("#+title: T\n#+begin_src org\n#+filetags: :foo:\n#+end_src\n\nText\n* H\n" "Text"
+              "#+title: T\n#+filetags: :private:\n#+begin_src org\n#+filetags: :foo:\n#+end_src\n\nText\n* H\n"
+              ("private"))
+             ("#+title: T\n#+begin_example\n#+filetags: :q:\n#+end_example\n#+filetags: :real:\n* H\n" "T"
+              "#+title: T\n#+begin_example\n#+filetags: :q:\n#+end_example\n#+filetags: :real:private:\n* H\n"
+              ("real" "private"))
+             ("#+begin_src org\n#+title: Fake\n#+end_src\nText\n* H\n" "Text"
+              "#+filetags: :private:\n#+begin_src org\n#+title: Fake\n#+end_src\nText\n* H\n" ("private"))
+             ("#+title: T\n#+begin_src org\n#+filetags: :private:\n#+end_src\nText\n* H\n" "Text"
+              "#+title: T\n#+filetags: :private:\n#+begin_src org\n#+filetags: :private:\n#+end_src\nText\n* H\n"
+              ("private"))
+             ;; The file's property drawer after comment lines stays the file's.
+             ("# -*- mode: org -*-\n:PROPERTIES:\n:ID: abc-123\n:END:\n\nText\n* H\n" "Text"
+              "# -*- mode: org -*-\n:PROPERTIES:\n:ID: abc-123\n:END:\n#+filetags: :private:\n\nText\n* H\n"
+              ("private"))
+             ("# a comment\n:PROPERTIES:\n:ID: abc-123\n:END:\nText\n* H\n" "Text"
+              "# a comment\n:PROPERTIES:\n:ID: abc-123\n:END:\n#+filetags: :private:\nText\n* H\n"
+              ("private"))))
     (pcase-let ((`(,text ,where ,expected ,tags) case))
       (let ((after (arcology-oracle-review-test--make-private text where)))
         (should (equal after expected))
-        (should (equal (arcology-oracle-review-test--file-tags after) tags))))))
+        (should (equal (arcology-oracle-review-test--file-tags after) tags))
+        ;; The file-level ID, if any, is still the file's.
+        (should (equal (arcology-oracle-review-test--file-id after)
+                       (arcology-oracle-review-test--file-id text)))))))
 
 (ert-deftest arcology-oracle-review-test-make-private-file-on-disk ()
   "Saved, the file differs from before by the new tag alone, byte for byte, CRLF kept."
   (dolist (case '(("#+title: Kitchen\r\n\r\nText caf\303\251.\r\n* A\r\n"
                    "#+title: Kitchen\r\n#+filetags: :private:\r\n\r\nText caf\303\251.\r\n* A\r\n")
                   ("#+title: Kitchen\n#+filetags: :a:\nText caf\303\251."
-                   "#+title: Kitchen\n#+filetags: :a:private:\nText caf\303\251.")))
+                   "#+title: Kitchen\n#+filetags: :a:private:\nText caf\303\251.")
+                  ("#+title: T\r\n#+begin_src org\r\n#+filetags: :foo:\r\n#+end_src\r\nText\r\n* H\r\n"
+                   "#+title: T\r\n#+filetags: :private:\r\n#+begin_src org\r\n#+filetags: :foo:\r\n#+end_src\r\nText\r\n* H\r\n")
+                  ("# -*- mode: org -*-\n:PROPERTIES:\n:ID: abc-123\n:END:\n\nText\n* H\n"
+                   "# -*- mode: org -*-\n:PROPERTIES:\n:ID: abc-123\n:END:\n#+filetags: :private:\n\nText\n* H\n")))
     (let ((file (make-temp-file "private" nil ".org")))
       (unwind-protect
           (progn
