@@ -25,6 +25,8 @@ import pytest
 
 from arcology_oracle.index import note_io
 from arcology_oracle.notes.capture import make_capture, plan_forget, render_capture
+from tests.emacs_batch import emacs_env
+from tests.org_reading import OrgProcess
 from tests.runners import REPO, Daemon, free_port, start_daemon, stop_process, wait_indexed, wait_until
 
 REL = "daily/2026-03-14.org"
@@ -180,6 +182,11 @@ async def test_a_forget_killed_in_its_rewrite_is_finished_at_the_next_start(tmp_
     log = await started_again(tmp_path, roam, fake_ollama.url)
     assert (roam / REL).read_bytes() == forgotten  # every byte: the forget's result, nothing twice, nothing lost
     assert not record_path(tmp_path).exists() and aside(tmp_path, "kept") == aside(tmp_path, "damaged") == []
+    (tmp_path / "emacs").mkdir()
+    with OrgProcess(emacs_env(tmp_path / "emacs")) as org:  # as Emacs's Org reads the note: the user's two headings
+        read = org.read(roam / REL)
+    assert [h.title for h in read.headings] == ["Morning", "Written after the capture"]
+    assert read.eol == (1 if eol == b"\r\n" else 0)
     if point != "after-truncate":
         repaired = f"repaired {REL}: a forget there was interrupted"
         assert repaired in log and log.index(repaired) < log.index("initial index of"), log  # before the index reads it
