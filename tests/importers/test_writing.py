@@ -164,22 +164,24 @@ def test_an_update_keeps_the_files_tags_and_adds_the_new_ones(tmp_path):
     assert len(batch.commit().unchanged) == 2
 
 
+def imported(roam, target, chats, excludes=("attic/**",)):
+    """``chats`` staged and committed by one import into ``target`` (``excludes`` as the
+    index's): the import's summary."""
+    batch = ImportBatch(roam, target, excludes)
+    for r in chats:
+        batch.stage(r)
+    return batch.commit()
+
 @pytest.mark.parametrize("place", ["attic", ".archive", "chats/.old"])
 def test_a_chat_moved_where_the_index_does_not_look_is_neither_updated_nor_imported_again(tmp_path, place):
     """Moved to an excluded or hidden folder, then a later export: skipped, no second copy."""
     target = tmp_path / "chats"
-    batch = ImportBatch(tmp_path, target, ("attic/**",))
-    for r in rendered():
-        batch.stage(r)
-    batch.commit()
+    imported(tmp_path, target, rendered())
     first = rendered()[0]
     (tmp_path / place).mkdir()
     os.rename(target / first.filename, tmp_path / place / first.filename)
     before = (tmp_path / place / first.filename).read_bytes()
-    batch = ImportBatch(tmp_path, target, ("attic/**",))
-    for r in later():
-        batch.stage(r)
-    summary = batch.commit()
+    summary = imported(tmp_path, target, later())
     assert summary.updated == [f"chats/{later()[1].filename}"] and summary.added == []
     assert "a place the index leaves out" in summary.skipped[f"{place}/{first.filename}"]
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.org")) == sorted(
@@ -190,17 +192,11 @@ def test_a_chat_moved_where_the_index_does_not_look_is_neither_updated_nor_impor
 
 def test_a_chat_moved_out_of_the_target_is_updated_where_it_is(tmp_path):
     target = tmp_path / "chats"
-    batch = ImportBatch(tmp_path, target, ("attic/**",))
-    for r in rendered():
-        batch.stage(r)
-    batch.commit()
+    imported(tmp_path, target, rendered())
     first = rendered()[0]
     (tmp_path / "garden").mkdir()
     os.rename(target / first.filename, tmp_path / "garden" / "blight.org")
-    batch = ImportBatch(tmp_path, target, ("attic/**",))
-    for r in later():
-        batch.stage(r)
-    assert batch.commit().updated == ["garden/blight.org", f"chats/{later()[1].filename}"]
+    assert imported(tmp_path, target, later()).updated == ["garden/blight.org", f"chats/{later()[1].filename}"]
     assert (tmp_path / "garden" / "blight.org").read_bytes() == later()[0].text.encode()
     assert not (target / first.filename).exists()
     # Imported into an excluded folder on purpose (--into attic/chats): updated there.
