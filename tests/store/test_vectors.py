@@ -374,8 +374,10 @@ def test_fault_in_maps_every_page_a_query_reads_whole_and_no_int8_row(tmp_path):
 
 def test_fault_in_writes_the_buffers_a_query_reuses_so_the_first_query_allocates_none(tmp_path):
     _, restored = restored_snapshot(tmp_path, seed=23)
+    assert len(restored) * restored.dims < restored.exact_below  # searched exactly: no buffer is used
+    restored.fault_in()
+    assert getattr(restored, "_prefilter_bufs", None) is None and getattr(restored, "_scratch_buf", None) is None
     restored.exact_below = 0  # prefilter, as a large index does
-    assert getattr(restored, "_prefilter_bufs", None) is None
     restored.fault_in()
     buffers, scratch = restored._prefilter_bufs, restored._scratch_buf
     assert len(buffers[0]) >= len(restored) and not buffers[0][: len(restored)].any()  # written

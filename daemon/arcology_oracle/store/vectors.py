@@ -101,11 +101,6 @@ class VectorIndex:
     def __len__(self) -> int:
         return self._n
 
-    @property
-    def nbytes(self) -> int:
-        """Memory held by the arrays (capacity included)."""
-        return sum(a.nbytes for a in (self._ids, self._bits, self._q, self._scale, self._norm2))
-
     def _reserve(self, needed: int) -> None:
         capacity = len(self._ids)
         if needed <= capacity:
@@ -314,18 +309,17 @@ class VectorIndex:
     WHOLE_READ = ("ids", "bits", "scale", "norm2")  # what every prefiltered query reads whole
 
     def fault_in(self) -> int:
-        """Touch every page of the arrays each query reads whole (:data:`WHOLE_READ`: the
-        sign bits, ids, scales and norms; not the int8 rows, read a few hundred at a
-        time) and of a query's reused buffers, so that the first query after a start
-        finds them mapped in: a snapshot is mapped (:mod:`.vector_snapshot`), and its
-        first query took a minor page fault per 4 KB (~27,000 at a million vectors, ~35
-        ms in process; the buffers' first use ~40 ms more). The arrays are touched outside
-        the lock (pages of arrays replaced meanwhile are harmless), the buffers, which a
-        query writes, under it. Returns the pages touched."""
+        """Touch every page of the arrays each query reads whole (:data:`WHOLE_READ`; not
+        the int8 rows, read a few hundred at a time) and of a prefiltered query's reused
+        buffers, so that the first query after a start finds them mapped in: a snapshot is
+        mapped (:mod:`.vector_snapshot`), and a first query faulted a page per 4 KB (at a
+        million vectors ~27,000, ~35 ms; the buffers ~3,500 more). The arrays are touched
+        outside the lock (replaced ones are harmless), the buffers, which a query writes,
+        under it. Returns the pages of the arrays touched."""
         with self._lock:
             state = self.state()[2]
             arrays = [state[name] for name in self.WHOLE_READ]
-            if self._n:
+            if self._prefilters(self._n, self.candidates(0, self._n)):  # else unused: not allocated
                 for buffer in (*self._prefilter_buffers(self._n), self._scratch(self.candidates(0, self._n))):
                     buffer.fill(0)
         touched = 0
@@ -335,6 +329,9 @@ class VectorIndex:
                 sample.max(initial=0)  # reads one byte of each page
                 touched += len(sample)
         return touched
+
+    def _prefilters(self, n: int, wanted: int) -> bool:
+        return wanted < n and n * self.dims >= self.exact_below and self.dims >= MIN_PREFILTER_DIMS
 
     @staticmethod
     def candidates(k: int, n: int = 0) -> int:
@@ -354,7 +351,7 @@ class VectorIndex:
             if q.shape != (self.dims,):
                 raise ValueError(f"query of {q.shape[0]} dimensions, index of {self.dims}")
             wanted = self.candidates(k, n)
-            if exact or n <= wanted or n * self.dims < self.exact_below or self.dims < MIN_PREFILTER_DIMS:
+            if exact or not self._prefilters(n, wanted):
                 cand = np.arange(n)
             else:
                 qbits = pack_signs(q[None, :], self._center, self._words)[0]
