@@ -228,3 +228,54 @@ async def test_an_index_from_before_the_exact_words_table_is_filled_by_its_migra
         assert store.check_integrity().fts == "ok"
     finally:
         store.close()
+
+
+# A note holding a question's words throughout, another whose one heading matches them a
+# little better, and unrelated notes (so that word statistics are those of many notes;
+# "firing" is in some of them).
+SPREAD = {
+    "glaze-firing.org": "#+title: Glaze firing\n\n* Firing the kiln\nGlaze firing: load the kiln, fire to temperature, cool slowly.\n",
+    "celadon.org": """#+title: Celadon
+
+* Recipe
+Celadon: a glaze of iron in feldspar.
+
+* Kiln
+A reduction firing turns the iron green.
+
+* Tiles
+Test tiles of celadon, one per firing.
+""",
+}
+SPREAD.update(
+    {
+        f"{word}.org": f"#+title: {word.title()}\n\n* About {word}\nNotes on {word}: what I learnt, what to try next.\n"
+        + (f"\n* Firing up the {word}\nStarting with {word} again.\n" if i % 3 == 0 else "")
+        for i, word in enumerate(
+            ("bread", "garden", "rust", "sqlite", "coffee", "tomato", "bicycle", "violin", "chess", "python", "hiking", "camera")
+        )
+    }
+)
+
+
+async def test_a_note_holding_the_words_throughout_comes_first_by_its_best_heading(make_settings, tmp_path):
+    """"celadon glaze firing": the note on celadon holds all three words across its
+    headings, the note on glaze firing two of them in one heading, which BM25 over
+    headings alone ranks first. The whole note's words move the celadon note's best
+    heading above it, and only that one: its other headings stay below."""
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    for name, text in SPREAD.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    await idx.reconcile()
+    try:
+        mode, results = await search(idx, "celadon glaze firing", 10)
+    finally:
+        await idx.close()
+    order = [(r.file, r.heading) for r in results]
+    assert mode == "keyword" and order[0][0] == "celadon.org", order
+    assert order.index(("glaze-firing.org", "Glaze firing")) < order.index(("celadon.org", "Tiles")), order
+    # the scores are still each heading's own keyword match, never rising down the list
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
