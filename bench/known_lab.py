@@ -1,12 +1,14 @@
 """Known items (``/search``) in process, over the indexes bench/quality.py kept (issue 29).
 
-    python bench/known_lab.py RUN [CORPUS ...] [--questions-dir bench/questions]
+    python bench/known_lab.py RUN [CORPUS ...] [--questions-dir bench/questions] [--set NAME=VALUE ...]
 
 Runs quality.py's ``known_heading`` / ``known_file`` questions straight through
 ``answers.search_ranking.search`` (what ``GET /search`` ranks by; the relevance rescore
 after it keeps the order) on ``bench/results/quality-work-CORPUS-RUN/index.sqlite3`` and
 prints heading MRR and hit@5, file MRR and hit@5. The questions' vectors are embedded once
 (bench/st_ollama.py's cache) and kept as similar_lab.py keeps its text vectors.
+``--set NOTE_WEIGHT=0`` runs with one of ``answers.search_ranking``'s constants changed
+(a number), e.g. to measure the note step's weight or reach.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ async def run_corpus(name: str, run: str, args) -> dict:
 
 
 async def main_async(args) -> None:
+    for setting in args.set:
+        name, _, value = setting.partition("=")
+        if not hasattr(search_ranking, name):
+            raise SystemExit(f"answers.search_ranking has no {name}")
+        setattr(search_ranking, name, type(getattr(search_ranking, name))(float(value)))
     for name in args.corpora:
         out = await run_corpus(name, args.run, args)
         h, f = out["heading"], out["file"]
@@ -56,6 +63,7 @@ def main() -> None:
     p.add_argument("--questions-dir", type=Path, default=REPO / "bench" / "questions")
     p.add_argument("--ollama")
     p.add_argument("--model", default="all-minilm")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     asyncio.run(main_async(p.parse_args()))
 
 
