@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import os
 
+import aiohttp
 import pytest
 
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.notes.org_syntax import split_lines
-from arcology_oracle.notes.setup_files import setup_file_tags
+from arcology_oracle.notes.setup_files import read_setup_files
 from tests.corpus_tools import db_bytes
+from tests.runners import start_daemon, wait_until
 
 
 def tags_of(path) -> tuple[str, ...]:
-    return setup_file_tags(split_lines(path.read_text()), path.parent)
+    return read_setup_files(split_lines(path.read_text()), path.parent)[0]
 
 
 def test_setup_files_are_found_as_org_finds_them(tmp_path, monkeypatch):
@@ -87,3 +89,132 @@ async def test_a_buffer_from_such_a_note_is_not_used_by_ask(vault, make_settings
     assert fake_ollama.state.chats and "setupsecretmarmot" not in str(fake_ollama.state.chats)
     # Text alone (no file) has no directory to read a setup file from: judged by itself.
     assert "setupsecretmarmot" in strip_private(NOTES["journal.org"])
+
+
+def shared_setup_vault(tmp_path):
+    """Notes in ``notes/`` naming a setup file outside it, in ``conf/``."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "notes").mkdir()
+    setup = tmp_path / "conf" / "shared.setup"
+    setup.write_text("#+filetags: :work:\n")
+    note = tmp_path / "notes" / "otters.org"
+    note.write_bytes(b"#+SETUPFILE: ../conf/shared.setup\n#+title: Otters\n* Plan\nsetupotter words\n")
+    (tmp_path / "notes" / "other.org").write_text("#+title: Other\n* Else\nnothing here\n")
+    return tmp_path / "notes", setup, note
+
+
+async def test_a_setup_file_made_private_takes_its_notes_out_at_the_next_reconcile(tmp_path, make_settings):
+    """The note's own bytes never change: only the setup file it names. A reconcile
+    (each start of the daemon) reads it again all the same, and it leaves the index;
+    the tag taken off, it comes back."""
+    roam, setup, note = shared_setup_vault(tmp_path)
+    before = note.read_bytes()
+    settings = make_settings(roam_dir=roam)
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+        assert [r.file for r in (await search(index, "setupotter", 5))[1]] == ["otters.org"]
+
+        setup.write_text("#+filetags: :work:private:\n")
+        report = await index.reconcile()
+        assert report.indexed == 1 and (await search(index, "setupotter", 5))[1] == []
+        assert await index.read(lambda s: s.file_headings("otters.org")) == []
+        assert b"setupotter" not in db_bytes(settings.db_path)
+
+        setup.write_text("#+filetags: :work:\n")
+        await index.reconcile()
+        assert [r.file for r in (await search(index, "setupotter", 5))[1]] == ["otters.org"]
+        assert (await index.reconcile()).indexed == 0  # read once per change, not at every reconcile
+    finally:
+        await index.close()
+    assert note.read_bytes() == before
+
+
+async def test_the_running_daemon_takes_a_note_out_when_its_setup_file_is_made_private(tmp_path, fake_ollama):
+    """The setup file is outside the notes directory (the watcher does not see it) and
+    the note is never saved: the daemon notices the setup file within seconds."""
+    roam, setup, note = shared_setup_vault(tmp_path)
+    before = note.read_bytes()
+    daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake_ollama.url, embedded=True)
+
+    async def found() -> list[str]:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(daemon.url + "/search", params={"q": "setupotter"}) as resp:
+                assert resp.status == 200
+                return [r["file"] for r in (await resp.json())["results"]]
+
+    try:
+        assert await found() == ["otters.org"]
+        setup.write_text("#+filetags: :private:\n")
+        await wait_until(lambda: _none(found()), timeout=20, interval=0.2)
+        setup.write_text("#+filetags: :work:\n")
+        await wait_until(found, timeout=20, interval=0.2)
+    finally:
+        daemon.stop()
+    assert note.read_bytes() == before
+    assert "a setup file changed: reading 1 note(s) again: otters.org" in daemon.log()
+
+
+async def _none(results) -> bool:
+    return not await results
+
+
+def test_what_counts_as_a_setup_file_changing(tmp_path):
+    """Written (same size, same second), made unreadable, a link pointed elsewhere, gone,
+    come: each is a change; looking again at an unchanged one is not."""
+    from arcology_oracle.notes.setup_files import any_changed
+
+    (tmp_path / "a.setup").write_text("#+filetags: :a:\n")
+    (tmp_path / "b.setup").write_text("#+filetags: :b:\n")
+    (tmp_path / "link.setup").symlink_to("a.setup")
+    note = tmp_path / "note.org"
+    note.write_text("#+SETUPFILE: link.setup\n#+SETUPFILE: missing.setup\n")
+
+    def seen():
+        tags, rows = read_setup_files(split_lines(note.read_text()), tmp_path)
+        assert [row[0] for row in rows] == [str(tmp_path / "link.setup"), str(tmp_path / "missing.setup")]
+        return tags, rows
+
+    tags, rows = seen()
+    assert tags == ("a",) and not any_changed(rows) and rows[1][1:] == (-1, -1, -1, -1)
+    (tmp_path / "a.setup").write_text("#+filetags: :z:\n")  # the same size, at once
+    assert any_changed(rows)
+    _, rows = seen()
+    os.chmod(tmp_path / "a.setup", 0)
+    assert any_changed(rows)
+    _, rows = seen()
+    (tmp_path / "link.setup").unlink()
+    (tmp_path / "link.setup").symlink_to("b.setup")
+    assert any_changed(rows)
+    tags, rows = seen()
+    assert tags == ("b",)
+    (tmp_path / "missing.setup").write_text("")
+    assert any_changed(rows)
+
+
+async def test_an_index_from_before_setup_files_were_recorded_reads_such_notes_again(tmp_path, make_settings):
+    """m018 on an index whose notes recorded no setup files: those whose text names one
+    are read again at the next reconcile, so a setup file made private meanwhile counts."""
+    from arcology_oracle.store import Store
+
+    roam, setup, note = shared_setup_vault(tmp_path)
+    settings = make_settings(roam_dir=roam)
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.close()
+    store = Store.open(settings.db_path)
+    with store.transaction():  # as an index made before m018 was
+        store.conn.execute("DROP INDEX files_with_setup")
+        store.conn.execute("ALTER TABLE files DROP COLUMN setup")
+        store.conn.execute("DELETE FROM _migrations WHERE name = 'm018_setup_files'")
+    store.close()
+    setup.write_text("#+filetags: :private:\n")
+    index = OracleIndex(settings)
+    await index.start()  # migrates
+    try:
+        report = await index.reconcile()
+        assert report.indexed == 1 and (await search(index, "setupotter", 5))[1] == []
+    finally:
+        await index.close()

@@ -42,6 +42,7 @@ PINNED = {
     "m015_turn_bigrams": "d62b91a6f0d46aa2",
     "m016_reread_for_drawer_values": "dbfbe281feddd8fd",
     "m017_turn_dates": "65fcd73c00cce938",
+    "m018_setup_files": "1b885ab1871a7ffe",
 }
 
 

@@ -7,6 +7,9 @@ chunked and replaced in one transaction. Vectors follow chunk text hashes (see
 ``store.index``), so only chunks whose text changed ever become pending; embedding
 them is :mod:`.embedding`'s job.
 
+A file naming setup files is read again when one of them changes (:mod:`..notes.setup_files`),
+though its own bytes did not.
+
 A file that cannot be read or parsed is logged with its path and reason and does not stop
 the others; whatever part of a bad file could be read is indexed.
 
@@ -33,6 +36,7 @@ from ..ollama.embed import Embedder, prefixes_key
 from ..notes.files import is_indexable_path, iter_org_files
 from ..notes.reader import READER_VERSION
 from ..notes.records import ParsedFile
+from ..notes.setup_files import changed_since
 from ..store import Store
 from .appends import appended_headings
 from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error
@@ -257,7 +261,7 @@ class Indexer:
             return _FileRead(rel, abs_path, "gone")
         data, st = read
         file_hash = hashlib.sha256(data).hexdigest()
-        if known is not None and known.hash == file_hash:
+        if known is not None and known.hash == file_hash and not changed_since(known.setup):
             return _FileRead(rel, abs_path, "same bytes", st=st)
         return _FileRead(rel, abs_path, "changed", data=data, st=st, file_hash=file_hash)
 
@@ -312,14 +316,15 @@ class _FileRead:
 
 
 def _same_stat(path: Path, known) -> bool:
-    """Whether ``path`` has the size and mtime the store recorded (so it is not read)."""
+    """Whether ``path`` has the size and mtime the store recorded and the setup files it
+    names are as they were (so it is not read)."""
     if known is None:
         return False
     try:
         st = path.stat()
     except OSError:
         return False
-    return known.size == st.st_size and known.mtime_ns == st.st_mtime_ns
+    return known.size == st.st_size and known.mtime_ns == st.st_mtime_ns and not changed_since(known.setup)
 
 
 def _inside_root(root: Path, path: Path) -> bool:

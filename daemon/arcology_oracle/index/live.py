@@ -16,10 +16,15 @@ import random
 from ..config import Settings
 from ..ollama.embed import Embedder
 from ..errors import DimensionMismatch, ServiceUnavailable
+from ..notes.setup_files import notes_to_read_again
 from .service import OracleIndex
 from .watcher import RoamWatcher
 
 log = logging.getLogger(__name__)
+
+# How often the setup files notes name are looked at (a stat of each, no read): they may
+# live outside the notes directory, where the watcher does not see them.
+SETUP_CHECK_SECONDS = 2.0
 
 
 class LiveIndex:
@@ -28,7 +33,10 @@ class LiveIndex:
     ``await start()`` opens the index and returns at once: the first reconcile runs in
     the background (requests are answered meanwhile) and sets ``ready`` when it ends,
     failed or not. With ``watch``, changed files are re-indexed as the watcher reports
-    them, and a full reconcile runs when it asks for a rescan. ``await stop()`` undoes it.
+    them, and a full reconcile runs when it asks for a rescan; every
+    :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
+    made private must take its notes out of the index without their being saved).
+    ``await stop()`` undoes it.
     """
 
     def __init__(
@@ -46,6 +54,7 @@ class LiveIndex:
         self._watch = watch
         self._watcher: RoamWatcher | None = None
         self._reconcile_task: asyncio.Task | None = None
+        self._setup_task: asyncio.Task | None = None
 
     async def start(self) -> None:
         await self.index.start()
@@ -61,18 +70,20 @@ class LiveIndex:
                 alias=lambda rel: self.index.indexer.aliases.get(rel),
             )
             self._watcher.start()
+            self._setup_task = asyncio.create_task(self._watch_setup_files(), name="setup-files")
         elif self._watch:
             log.warning("roam directory %s does not exist; not watching it", self.settings.roam_dir)
 
     async def stop(self) -> None:
         if self._watcher is not None:
             await self._watcher.stop()
-        if self._reconcile_task is not None:
-            self._reconcile_task.cancel()
-            try:
-                await self._reconcile_task
-            except asyncio.CancelledError:
-                pass
+        for task in (self._setup_task, self._reconcile_task):
+            if task is not None:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
         await self.worker.stop()
         await self.index.close()
 
@@ -88,6 +99,20 @@ class LiveIndex:
         finally:
             self.ready.set()
         self.worker.wake()
+
+    async def _watch_setup_files(self) -> None:
+        """Read again, every :data:`SETUP_CHECK_SECONDS` after the first reconcile, the
+        notes a setup file of which changed since they were read."""
+        await self.ready.wait()
+        while True:
+            await asyncio.sleep(SETUP_CHECK_SECONDS)
+            try:
+                rels = await self.index.read(lambda store: notes_to_read_again(store.setup_records()))
+                if rels:
+                    log.info("a setup file changed: reading %d note(s) again: %s", len(rels), ", ".join(rels[:5]))
+                    await self._reindex(rels)
+            except Exception:
+                log.exception("checking the notes' setup files failed; trying again in %.0f s", SETUP_CHECK_SECONDS)
 
     async def _reindex(self, paths: list[str]) -> None:
         report = await self.index.index_paths(paths)

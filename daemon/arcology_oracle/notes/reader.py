@@ -72,7 +72,7 @@ from .conversations import is_oracle_answer, without_sources_lists
 from .orgparse_safe import load_org
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
 from .records import Heading, ParsedFile
-from .setup_files import setup_file_tags
+from .setup_files import read_setup_files
 
 log = logging.getLogger(__name__)
 
@@ -197,10 +197,10 @@ def _build(
     file_title = plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
     file_title = file_title or stem
     tags_of_file = file_tags(lines)
-    if setup_dir is not None:
-        tags_of_file = tuple(dict.fromkeys((*tags_of_file, *setup_file_tags(lines, setup_dir))))
+    setup_tags, setup_files = read_setup_files(lines, setup_dir) if setup_dir is not None else ((), ())
+    tags_of_file = tuple(dict.fromkeys((*tags_of_file, *setup_tags)))
     if private.excludes(tags=tags_of_file, properties=file_flags) or 0 in unreadable:
-        return ParsedFile(path=path, title=stem, file_id=None)
+        return ParsedFile(path=path, title=stem, file_id=None, setup_files=setup_files)
 
     daily = date_in(stem, DAILY_NAME_RE)
     file_date, file_date_source = first_date(
@@ -264,7 +264,7 @@ def _build(
                 links=_user_links(heading_line + "\n" + body, props), date=frame.date, date_source=frame.date_source,
             )
         )  # fmt: skip
-    return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings)
+    return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings, setup_files=setup_files)
 
 
 def _user_links(raw: str, properties: dict[str, str]) -> tuple[str, ...]:

@@ -145,3 +145,6 @@ class ParsedFile:
     # A gptel chat's responses, as file lines (first, last), when its bounds are saved
     # (notes/chats.py); None for every other file.
     responses: tuple[tuple[int, int], ...] | None = None
+    # The setup files it names and how they were when read (notes/setup_files.Seen): it is
+    # read again when one of them changes.
+    setup_files: tuple[tuple[str, int, int, int, int], ...] = ()

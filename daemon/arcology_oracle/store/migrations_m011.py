@@ -122,3 +122,19 @@ def m017_turn_dates(conn) -> None:
     # A question that names a time reads the turns dated in its range (answers/windows.py):
     # without an index, every turn of every chat log was read for it.
     conn.executescript("CREATE INDEX IF NOT EXISTS turns_date ON turns(date);")
+
+
+@migration
+def m018_setup_files(conn) -> None:
+    # A note depends on the setup files it names (notes/setup_files.py): files.setup keeps
+    # which, and how they were when the note was read, so that a setup file made private
+    # has its notes read again (index/indexer.py). Notes read before this recorded none:
+    # those naming a setup file (it shows in their headings' stored text) are read again.
+    conn.executescript(
+        """
+        ALTER TABLE files ADD COLUMN setup TEXT NOT NULL DEFAULT '[]';
+        CREATE INDEX files_with_setup ON files(id) WHERE setup != '[]';
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT file FROM headings WHERE body LIKE '%#+setupfile:%');
+        """
+    )

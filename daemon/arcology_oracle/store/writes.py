@@ -29,15 +29,22 @@ class FileState:
     size: int
     mtime_ns: int
     hash: str
+    # The setup files it names, as notes.setup_files.read_setup_files saw them (JSON).
+    setup: str = "[]"
 
 
 class FileWrites(VectorSync):
     """The indexer's writes (see the module docstring)."""
 
     def file_states(self) -> dict[str, FileState]:
-        """Every indexed file's path, size, mtime and content hash."""
-        rows = self.conn.execute("SELECT path, size, mtime_ns, hash FROM files")
-        return {r["path"]: FileState(r["path"], r["size"], r["mtime_ns"], r["hash"]) for r in rows}
+        """Every indexed file's path, size, mtime, content hash and setup files."""
+        rows = self.conn.execute("SELECT path, size, mtime_ns, hash, setup FROM files")
+        return {r["path"]: FileState(r["path"], r["size"], r["mtime_ns"], r["hash"], r["setup"]) for r in rows}
+
+    def setup_records(self) -> list[tuple[str, str]]:
+        """``(path, setup)`` of every file that names a setup file (``setup`` as in
+        :class:`FileState`), through the partial index of migration m018."""
+        return [tuple(r) for r in self.conn.execute("SELECT path, setup FROM files WHERE setup != '[]'")]
 
     def renew_reading_rules(self, rules: str) -> bool:
         """Record ``rules`` (what decides how a file is read into the index: the private
@@ -78,9 +85,10 @@ class FileWrites(VectorSync):
         with self.transaction():
             old_hashes = self._delete_file_rows(parsed.path)
             cur = self.conn.execute(
-                "INSERT INTO files (path, size, mtime_ns, hash, title, file_node, problems) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (parsed.path, size, mtime_ns, file_hash, parsed.title, parsed.file_id, _to_json(parsed.problems)),
+                "INSERT INTO files (path, size, mtime_ns, hash, title, file_node, problems, setup) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (parsed.path, size, mtime_ns, file_hash, parsed.title, parsed.file_id, _to_json(parsed.problems),
+                 _to_json(parsed.setup_files)),  # fmt: skip
             )
             file_rowid = cur.lastrowid
             self._insert_headings(file_rowid, parsed, mtime_ns, chunks)
