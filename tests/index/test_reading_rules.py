@@ -1,6 +1,7 @@
 """A change to what decides how files are read (the private tags, the chunking) reads
-every file again, even those whose size and modification time did not change: a tag
-newly made private leaves the index, from every byte of the database."""
+files again, even those whose size and modification time did not change: a tag newly
+made private leaves the index, from every byte of the database. A tag made private (and
+nothing else changed) reads only the files holding it; any other change reads all."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
 
 NOTE = "#+title: Health\n* Doctor visit :health:\nrulesgnuflamingo result was negative.\n* Walk\nrulesvisiblestoat in the park\n"
+# The tag only by inheritance, in another case, on a heading below the tagged one.
+INHERITED = "#+title: Clinic\n#+filetags: :HEALTH:\n* Waiting room\n** Notes\nrulesinheritedheron\n"
 
 
 async def reconciled(settings):
@@ -24,17 +27,37 @@ async def reconciled(settings):
 
 async def test_a_tag_made_private_leaves_the_index_and_is_read_once(roam_dir, make_settings):
     (roam_dir / "health.org").write_text(NOTE)
+    (roam_dir / "clinic.org").write_text(INHERITED)
     report, found = await reconciled(make_settings())
     assert found["rulesgnuflamingo"] and found["rulesvisiblestoat"]
 
     settings = make_settings(private_tags=["private", "Health"])
     report, found = await reconciled(settings)
-    assert report.indexed == report.seen and report.failed == {}  # every file, unchanged on disk
+    assert report.indexed == 2 and report.failed == {}  # the two files holding the tag, unchanged on disk
     assert found["rulesgnuflamingo"] == [] and found["rulesvisiblestoat"]
     assert b"rulesgnuflamingo" not in db_bytes(settings.db_path).lower()
+    assert b"rulesinheritedheron" not in db_bytes(settings.db_path).lower()
 
     report, _ = await reconciled(settings)  # the same rules: nothing read again
     assert report.indexed == 0 and report.unchanged == report.seen
 
-    report, found = await reconciled(make_settings(private_tags=["private"], chunk_chars=900))
-    assert report.indexed == report.seen and found["rulesgnuflamingo"]  # and back
+    report, found = await reconciled(make_settings(private_tags=["private"]))
+    assert report.indexed == report.seen and found["rulesgnuflamingo"]  # a tag no longer private: every file, and back
+
+    report, _ = await reconciled(make_settings(private_tags=["private"], chunk_chars=900))
+    assert report.indexed == report.seen  # the chunking: every file
+
+
+def test_only_tags_added_to_the_private_ones_narrow_the_reread():
+    from arcology_oracle.index.parsing import ParseOptions, newly_private
+
+    def rules(tags, chunk=1200):
+        return ParseOptions(frozenset(tags), chunk, 200).reading_rules()
+
+    assert newly_private(rules(["private"]), rules(["private", "health", "Diary"])) == {"health", "Diary"}
+    assert newly_private(rules(["private", "health"]), rules(["private"])) is None  # no longer private: all
+    assert newly_private(rules(["private"]), rules(["Private"])) is None  # not a superset as written: all
+    assert newly_private(rules(["private"]), rules(["private", "health"], chunk=900)) is None
+    assert newly_private(rules(["private"]), rules(["private"])) is None
+    assert newly_private(None, rules(["private"])) is None  # an index without rules
+    assert newly_private("not json", rules(["private"])) is None

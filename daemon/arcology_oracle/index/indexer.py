@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import logging
 import os
 import stat
@@ -34,12 +33,11 @@ from pathlib import Path
 from ..config import Settings
 from ..ollama.embed import Embedder, prefixes_key
 from ..notes.files import is_indexable_path, iter_org_files
-from ..notes.reader import READER_VERSION
 from ..notes.records import ParsedFile
 from ..notes.setup_files import changed_since
 from ..store import Store
 from .appends import appended_headings
-from .parsing import ParseOptions, ParsePipeline, default_workers, parse_or_error
+from .parsing import ParseOptions, ParsePipeline, default_workers, newly_private, parse_or_error
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +113,11 @@ class Indexer:
             aliases: dict[str, str] = {}
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases))
             self.aliases = aliases
-            if self.store.renew_reading_rules(self._reading_rules()) and on_disk:
-                log.info("the private tags, the chunking or the reader changed since the files were read: reading every file again")
+            rules = self._parse_options.reading_rules()
+            added = newly_private(self.store.recorded_reading_rules(), rules)
+            if self.store.renew_reading_rules(rules, tagged=added) and on_disk:
+                log.info("the private tags, the chunking or the reader changed since the files were read: reading %s again",
+                         "every file" if added is None else "the files tagged " + ", ".join(sorted(added)))  # fmt: skip
             known = self.store.file_states()
             self._real_root = os.path.realpath(self.root)
             self.progress = Progress("indexing", 0, len(on_disk))
@@ -222,14 +223,6 @@ class Indexer:
     @property
     def _parse_options(self) -> ParseOptions:
         return ParseOptions(self._private_tags, self.settings.chunk_chars, self.settings.chunk_overlap, self.root)
-
-    def _reading_rules(self) -> str:
-        """What :meth:`_parse_options` reads files by, as the store records it."""
-        options = self._parse_options
-        return json.dumps(
-            {"reader": READER_VERSION, "private_tags": sorted(options.private_tags), "chunk_chars": options.chunk_chars,
-             "chunk_overlap": options.chunk_overlap}, sort_keys=True,
-        )  # fmt: skip
 
     def _parse_workers(self, files: int) -> int:
         if files < PARALLEL_PARSE_MIN_FILES:

@@ -13,6 +13,7 @@ inline parsing does.
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -28,7 +29,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from ..notes.reader import read_org_bytes, report_problems
+from ..notes.reader import READER_VERSION, read_org_bytes, report_problems
 from ..notes.records import Chunk, ParsedFile
 from ..notes.turns import chunk_file
 
@@ -46,6 +47,32 @@ class ParseOptions:
     chunk_chars: int
     chunk_overlap: int
     root: Path | None = None  # the roam directory, for #+SETUPFILE (see read_org_bytes)
+
+    def reading_rules(self) -> str:
+        """What files are read by, as the store records it (``Store.renew_reading_rules``):
+        the reader's version, the private tags, the chunking."""
+        return json.dumps(
+            {"reader": READER_VERSION, "private_tags": sorted(self.private_tags), "chunk_chars": self.chunk_chars,
+             "chunk_overlap": self.chunk_overlap}, sort_keys=True,
+        )  # fmt: skip
+
+
+def newly_private(recorded: str | None, rules: str) -> frozenset[str] | None:
+    """The tags ``rules`` makes private that the ``recorded`` rules did not, when that is
+    all that differs between them; None when anything else does (no rules recorded, a tag
+    no longer private, the reader or the chunking changed). Only the files holding one of
+    those tags can then read differently (a heading's stored tags are the ones its privacy
+    was judged by, inherited and file tags included)."""
+    try:
+        old, new = json.loads(recorded or ""), json.loads(rules)
+    except ValueError:
+        return None
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return None
+    old_tags, new_tags = set(old.pop("private_tags", ())), set(new.pop("private_tags", ()))
+    if old != new or not old_tags < new_tags:
+        return None
+    return frozenset(new_tags - old_tags)
 
 
 def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple[ParsedFile, list[list[Chunk]]]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..notes import cjk
+from ..notes.privacy import Privacy
 from ..notes.records import Chunk, Heading, ParsedFile
 from .labels import node_labels
 from .vector_sync import VectorSync
@@ -46,16 +47,29 @@ class FileWrites(VectorSync):
         :class:`FileState`), through the partial index of migration m018."""
         return [tuple(r) for r in self.conn.execute("SELECT path, setup FROM files WHERE setup != '[]'")]
 
-    def renew_reading_rules(self, rules: str) -> bool:
+    def recorded_reading_rules(self) -> str | None:
+        """The rules the indexed files were read by (:meth:`renew_reading_rules`), or None."""
+        return self.get_meta(READING_RULES)
+
+    def renew_reading_rules(self, rules: str, *, tagged: frozenset[str] | None = None) -> bool:
         """Record ``rules`` (what decides how a file is read into the index: the private
         tags, the chunking, the reader's version); when they differ from the rules recorded, or none are, every
         file is marked changed first, in the same transaction, so that the next reconcile
         reads each again (a tag made private leaves the index, a new chunk size takes
-        effect). Returns whether they differed."""
+        effect). With ``tagged`` (the tags newly made private, when nothing else changed),
+        only the files with a heading holding one of them (in any case, as the privacy
+        rule compares tags) are: the others would read the same. Returns whether the
+        rules differed."""
         if self.get_meta(READING_RULES) == rules:
             return False
         with self.transaction():
-            self.conn.execute("UPDATE files SET mtime_ns = 0, hash = ''")
+            if tagged is None:
+                self.conn.execute("UPDATE files SET mtime_ns = 0, hash = ''")
+            else:
+                hidden = Privacy.from_tags(tagged)
+                files = {f for f, tags in self.conn.execute("SELECT file, tags FROM headings WHERE tags != '[]'")
+                         if hidden.tags_exclude(json.loads(tags))}  # fmt: skip
+                self.conn.executemany("UPDATE files SET mtime_ns = 0, hash = '' WHERE id = ?", [(f,) for f in files])
             self._set_meta(READING_RULES, rules)
         return True
 
