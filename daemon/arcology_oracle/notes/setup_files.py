@@ -77,7 +77,11 @@ def notes_to_read_again(recorded: Iterable[tuple[str, str]]) -> list[str]:
     """The notes of ``recorded`` (``(path, recorded JSON)``) a setup file of which changed
     since they were read, each setup file looked at once."""
     states: dict[str, tuple[int, int, int, int]] = {}
-    return [path for path, seen in recorded if seen != "[]" and any_changed(json.loads(seen), states)]
+    verdicts: dict[str, bool] = {}  # notes read at the same time record the same JSON
+    for _, seen in recorded:
+        if seen not in verdicts:
+            verdicts[seen] = seen != "[]" and any_changed(json.loads(seen), states)
+    return [path for path, seen in recorded if verdicts[seen]]
 
 
 def _state(path: str) -> tuple[int, int, int, int]:
