@@ -61,3 +61,34 @@ def test_only_tags_added_to_the_private_ones_narrow_the_reread():
     assert newly_private(rules(["private"]), rules(["private"])) is None
     assert newly_private(None, rules(["private"])) is None  # an index without rules
     assert newly_private("not json", rules(["private"])) is None
+
+
+def heading_ids(db_path) -> dict[str, list[int]]:
+    from arcology_oracle.store import Store
+
+    store = Store.open(db_path)
+    try:
+        rows = store.conn.execute("SELECT f.path, h.id FROM headings h JOIN files f ON f.id = h.file ORDER BY h.id")
+        out: dict[str, list[int]] = {}
+        for path, heading_id in rows:
+            out.setdefault(path, []).append(heading_id)
+        assert store.check_integrity().fts == "ok"
+        return out
+    finally:
+        store.close()
+
+
+async def test_a_file_read_again_into_the_same_rows_keeps_them(roam_dir, make_settings):
+    """A tag no longer private reads every file again; those it does not touch come out
+    the same and keep their rows (the same heading ids), the one it does is rewritten."""
+    (roam_dir / "health.org").write_text(NOTE)
+    settings = make_settings(private_tags=["private", "Health"])
+    await reconciled(settings)
+    before = heading_ids(settings.db_path)
+
+    report, found = await reconciled(make_settings())
+    assert report.indexed == report.seen and found["rulesgnuflamingo"] and found["rulesvisiblestoat"]
+    after = heading_ids(settings.db_path)
+    assert after.keys() == before.keys() and len(after) > 10
+    assert after["health.org"] != before["health.org"] and len(after["health.org"]) == len(before["health.org"]) + 1
+    assert all(after[path] == before[path] for path in after if path != "health.org")

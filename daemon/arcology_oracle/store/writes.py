@@ -4,20 +4,15 @@ transaction, files touched and deleted, and the vectors no chunk uses any more d
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..notes import cjk
 from ..notes.privacy import Privacy
-from ..notes.records import Chunk, Heading, ParsedFile
-from .labels import node_labels
+from ..notes.records import Chunk, ParsedFile
+from .file_rows import HEADING_COLUMNS, FileRows, rows_of, stored_as
+from .file_rows import to_json as _to_json
 from .vector_sync import VectorSync
-
-# json.dumps with keyword arguments builds a new encoder per call (0.9 s of a profiled
-# cold index of 22,695 headings: four calls per heading).
-_to_json = json.JSONEncoder(ensure_ascii=False).encode
 
 READING_RULES = "reading_rules"  # meta key: the rules the indexed files were read by
 
@@ -92,21 +87,30 @@ class FileWrites(VectorSync):
 
         ``chunks[i]`` are the chunks of ``parsed.headings[i]``. Vectors of texts that no
         chunk uses any more are deleted. Returns how many of the new chunks have no vector
-        yet (the embedding work this change created).
+        yet (the embedding work this change created). A file read again into exactly the
+        rows stored (:func:`.file_rows.stored_as`; after a change of the reading rules
+        that does not touch it) keeps them: only its size, mtime, hash and setup files
+        are recorded.
         """
         if len(chunks) != len(parsed.headings):
             raise ValueError("one list of chunks per heading is required")
+        rows = rows_of(parsed, mtime_ns, chunks)
+        problems, setup = _to_json(parsed.problems), _to_json(parsed.setup_files)
+        new_hashes = {c.hash for cs in chunks for c in cs}
         with self.transaction():
+            row = self.conn.execute("SELECT id, title, file_node, problems FROM files WHERE path = ?", (parsed.path,)).fetchone()
+            if row is not None and tuple(row[1:]) == (parsed.title, parsed.file_id, problems) and stored_as(self.conn, row[0], rows):
+                self.conn.execute(
+                    "UPDATE files SET size = ?, mtime_ns = ?, hash = ?, setup = ? WHERE id = ?", (size, mtime_ns, file_hash, setup, row[0])
+                )
+                return self._count_unembedded(new_hashes)
             old_hashes = self._delete_file_rows(parsed.path)
             cur = self.conn.execute(
                 "INSERT INTO files (path, size, mtime_ns, hash, title, file_node, problems, setup) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (parsed.path, size, mtime_ns, file_hash, parsed.title, parsed.file_id, _to_json(parsed.problems),
-                 _to_json(parsed.setup_files)),  # fmt: skip
+                (parsed.path, size, mtime_ns, file_hash, parsed.title, parsed.file_id, problems, setup),
             )
-            file_rowid = cur.lastrowid
-            self._insert_headings(file_rowid, parsed, mtime_ns, chunks)
-            new_hashes = {c.hash for cs in chunks for c in cs}
+            self._insert_rows(cur.lastrowid, rows)
             self.drop_unused_vectors(old_hashes - new_hashes)
             return self._count_unembedded(new_hashes)
 
@@ -132,7 +136,7 @@ class FileWrites(VectorSync):
             self.conn.execute(
                 "UPDATE files SET size = ?, mtime_ns = ?, hash = ? WHERE id = ?", (size, mtime_ns, file_hash, row[0])
             )
-            self._insert_headings(row[0], parsed, mtime_ns, chunks)
+            self._insert_rows(row[0], rows_of(parsed, mtime_ns, chunks))
             self.conn.execute("DELETE FROM summaries WHERE file = ?", (parsed.path,))
             return self._count_unembedded({c.hash for cs in chunks for c in cs})
 
@@ -141,59 +145,36 @@ class FileWrites(VectorSync):
         row = self.conn.execute("SELECT size, mtime_ns, hash, title, file_node FROM files WHERE path = ?", (path,)).fetchone()
         return dict(row) if row is not None else None
 
-    def _insert_headings(self, file_rowid: int, parsed: ParsedFile, mtime_ns: int, chunks: Sequence[Sequence[Chunk]]) -> None:
-        # Headings nothing in the file dates are dated by the file's modification time.
-        mtime_day = datetime.date.fromtimestamp(mtime_ns / 1e9).isoformat()
+    def _insert_rows(self, file_rowid: int, rows: FileRows) -> None:
+        """Insert ``rows`` (:func:`.file_rows.rows_of`) for the file ``file_rowid``."""
         # Heading ids are chosen here (we hold the write lock) so that headings, chunks
         # and links each go in with one executemany.
         first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
-        ids = range(first, first + len(parsed.headings))
+        ids = range(first, first + len(rows.headings))
         self.conn.executemany(
-            "INSERT INTO headings (id, file, node_id, own_id, level, title, olp, olp_text, tags, todo,"
-            " properties, body, text, start_line, end_line, node_title, aliases, date, date_source, hash,"
-            " cjk_head, cjk_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [_heading_row(heading_id, file_rowid, h, mtime_day, parsed.title) for heading_id, h in zip(ids, parsed.headings)],
+            f"INSERT INTO headings (id, file, {HEADING_COLUMNS}) VALUES ({', '.join('?' * 22)})",
+            [(heading_id, file_rowid, *row) for heading_id, row in zip(ids, rows.headings)],
         )
-        if parsed.headings:
+        if rows.headings:
             self._fts_pending.append((ids[0], ids[-1]))
             self._headings_changed = True
         self.conn.executemany(
             "INSERT INTO chunks (heading, ordinal, text, hash, first_turn, last_turn) VALUES (?, ?, ?, ?, ?, ?)",
-            [(heading_id, c.ordinal, c.text, c.hash, c.first_turn, c.last_turn)
-             for heading_id, cs in zip(ids, chunks) for c in cs],
-        )  # fmt: skip
-        self._write_turns(ids, parsed.headings, chunks, mtime_day)
-        self.conn.executemany(
-            "INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)",
-            [(heading_id, h.node_id, dst) for heading_id, h in zip(ids, parsed.headings) for dst in h.links],
+            [(ids[i], *rest) for i, *rest in rows.chunks],
         )
-        # Tags and refs of nodes, for the graph signal of similarity (store/links.py).
-        self.conn.executemany(
-            "INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)",
-            [(heading_id, h.own_id, label) for heading_id, h in zip(ids, parsed.headings) if h.own_id
-             for label in node_labels(h.tags, h.refs)],
-        )  # fmt: skip
-
-    def _write_turns(self, ids: range, headings: Sequence[Heading], chunks: Sequence[Sequence[Chunk]], day: str) -> None:
-        """The turns of the dialogue headings (carried by their first chunk), and their
-        keyword index."""
-        rows = [
-            (heading_id, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.when or h.date or day,
-             cjk.bigrams(t.text))
-            for heading_id, h, cs in zip(ids, headings, chunks) if cs and cs[0].dialogue
-            for t in cs[0].dialogue
-        ]  # fmt: skip
-        if not rows:
-            return
-        first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM turns").fetchone()[0]
-        self.conn.executemany(
-            "INSERT INTO turns (id, heading, ordinal, speaker, text, start_line, end_line, date, cjk_text)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(first + i, *row) for i, row in enumerate(rows)],
-        )
-        self.conn.execute(
-            "INSERT INTO turns_fts(rowid, text, cjk_text) SELECT id, text, cjk_text FROM turns WHERE id >= ?", (first,)
-        )
+        if rows.turns:
+            first_turn = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM turns").fetchone()[0]
+            self.conn.executemany(
+                "INSERT INTO turns (id, heading, ordinal, speaker, text, start_line, end_line, date, cjk_text)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(first_turn + n, ids[i], *rest) for n, (i, *rest) in enumerate(rows.turns)],
+            )
+            # the turns' keyword index
+            self.conn.execute(
+                "INSERT INTO turns_fts(rowid, text, cjk_text) SELECT id, text, cjk_text FROM turns WHERE id >= ?", (first_turn,)
+            )
+        self.conn.executemany("INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)", [(ids[i], *rest) for i, *rest in rows.links])
+        self.conn.executemany("INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)", [(ids[i], *rest) for i, *rest in rows.labels])
 
     def delete_file(self, path: str) -> bool:
         """Delete a file and everything derived from it. Returns whether it was indexed."""
@@ -219,42 +200,3 @@ class FileWrites(VectorSync):
         self.conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
         self.conn.execute("DELETE FROM summaries WHERE file = ?", (path,))
         return hashes
-
-
-def _heading_row(heading_id: int, file_rowid: int, h: Heading, mtime_day: str, file_title: str) -> tuple:
-    context = _context(h, file_title)
-    return (
-        heading_id,
-        file_rowid,
-        h.node_id,
-        h.own_id,
-        h.level,
-        h.title,
-        _json_list(h.olp),
-        context,
-        _json_list(h.tags),
-        h.todo,
-        _to_json(h.properties) if h.properties else "{}",
-        h.body,
-        h.text,
-        h.start_line,
-        h.end_line,
-        h.node_title,
-        _json_list(h.aliases),
-        h.date or mtime_day,
-        h.date_source if h.date else "mtime",
-        h.content_hash(),
-        cjk.bigrams(h.title + "\n" + context),
-        cjk.bigrams(h.text),
-    )
-
-
-def _context(h: Heading, file_title: str) -> str:
-    """What keyword search knows a heading by besides its title and text: its file's
-    title (for a heading below the file level), outline path, aliases and tags."""
-    parts = ([file_title] if h.level else []) + list(h.olp) + list(h.aliases) + list(h.tags)
-    return " / ".join(parts)
-
-
-def _json_list(values: Sequence[str]) -> str:
-    return _to_json(list(values)) if values else "[]"
