@@ -77,3 +77,25 @@ def test_the_state_after_an_append_is_the_state_of_the_new_bytes(tmp_path):
         assert (after.eol, after.ends_with_eol, after.lines, after.head, after.tags, after.hexdigest) == (
             again.eol, again.ends_with_eol, again.lines, again.head, again.tags, again.hexdigest
         )
+
+
+@pytest.mark.parametrize("where", ["in the head", "after the first heading"])
+def test_a_setup_file_named_anywhere_keeps_a_capture_out_as_the_whole_file(tmp_path, where):
+    """Org reads a #+SETUPFILE wherever it stands: one naming a private setup file after
+    the first heading makes the whole note private, a capture into it included (the
+    capture read alone once indexed it)."""
+    (tmp_path / "daily").mkdir()
+    (tmp_path / "daily" / "private.setup").write_text("#+filetags: :private:\n")
+    line = "#+SETUPFILE: private.setup\n"
+    before = (HEAD + line + "* One\ntext\n" if where == "in the head" else HEAD + "* One\ntext\n" + line).encode()
+    rel = "daily/2026-03-14.org"
+    options = ParseOptions(frozenset({"private"}), 400, 50, tmp_path)
+    state = note_state(before, _stat(tmp_path))
+    entry = make_capture(text="the pin is 0000", tags=(), title=None, now=NOW, node_id="c-1")
+    added = render_capture(entry, rel=rel, eol=file_eol(before), lead=b"" if state.ends_with_eol else state.eol)
+    full, _ = parse_note(before + added, rel, options)
+    alone, chunks = appended_headings(
+        state.head, state.tags, state.lines, added, rel, options, title=full.title, file_id=full.file_id,
+        setups=state.setups,
+    )  # fmt: skip
+    assert full.headings == [] and alone == [] and chunks == []

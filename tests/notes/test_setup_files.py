@@ -161,44 +161,84 @@ async def _none(results) -> bool:
 
 
 def test_what_counts_as_a_setup_file_changing(tmp_path):
-    """Written (same size, same second), made unreadable, a link pointed elsewhere, gone,
-    come: each is a change; looking again at an unchanged one is not."""
+    """Written (same size, same second), made unreadable, a link pointed elsewhere (under
+    any of the names the note gives the file), gone, come: each is a change; looking
+    again at an unchanged one is not."""
     from arcology_oracle.notes.setup_files import any_changed
 
     (tmp_path / "a.setup").write_text("#+filetags: :a:\n")
     (tmp_path / "b.setup").write_text("#+filetags: :b:\n")
     (tmp_path / "link.setup").symlink_to("a.setup")
     note = tmp_path / "note.org"
-    note.write_text("#+SETUPFILE: link.setup\n#+SETUPFILE: missing.setup\n")
+    note.write_text("#+SETUPFILE: a.setup\n#+SETUPFILE: link.setup\n#+SETUPFILE: missing.setup\n")
 
     def seen():
         tags, rows = read_setup_files(split_lines(note.read_text()), tmp_path)
-        assert [row[0] for row in rows] == [str(tmp_path / "link.setup"), str(tmp_path / "missing.setup")]
+        assert [row[0] for row in rows] == [str(tmp_path / n) for n in ("a.setup", "link.setup", "missing.setup")]
         return tags, rows
 
     tags, rows = seen()
-    assert tags == ("a",) and not any_changed(rows) and rows[1][1:] == (-1, -1, -1, -1)
+    assert tags == ("a",) and not any_changed(rows) and rows[2][1:] == (-1, -1, -1, -1, "")
     (tmp_path / "a.setup").write_text("#+filetags: :z:\n")  # the same size, at once
     assert any_changed(rows)
     _, rows = seen()
     os.chmod(tmp_path / "a.setup", 0)
     assert any_changed(rows)
     _, rows = seen()
-    (tmp_path / "link.setup").unlink()
+    (tmp_path / "link.setup").unlink()  # the second name of a file read under the first
     (tmp_path / "link.setup").symlink_to("b.setup")
     assert any_changed(rows)
     tags, rows = seen()
-    assert tags == ("b",)
+    assert set(tags) == {"z", "b"}
     (tmp_path / "missing.setup").write_text("")
     assert any_changed(rows)
 
 
+def test_a_link_swapped_while_it_is_read_shows_as_a_change(tmp_path, monkeypatch):
+    """What is recorded is the file that was read: a link pointed elsewhere right after
+    (an atomic swap, as stow or home-manager make) is a change at the next look."""
+    from arcology_oracle.notes import setup_files
+
+    (tmp_path / "work.setup").write_text("#+filetags: :work:\n")
+    (tmp_path / "private.setup").write_text("#+filetags: :private:\n")
+    (tmp_path / "theme.setup").symlink_to("work.setup")
+    read = setup_files.read_regular_file_with_stat
+
+    def read_then_swap(path, limit=None):
+        out = read(path, limit)
+        (tmp_path / "swap").symlink_to("private.setup")
+        os.replace(tmp_path / "swap", tmp_path / "theme.setup")
+        return out
+
+    monkeypatch.setattr(setup_files, "read_regular_file_with_stat", read_then_swap)
+    tags, rows = read_setup_files(["#+SETUPFILE: theme.setup"], tmp_path)
+    assert tags == ("work",) and setup_files.any_changed(rows)
+
+
+def test_a_file_written_in_the_tick_it_was_read_is_compared_by_its_bytes(tmp_path, monkeypatch):
+    """A file system whose clock ticks coarsely keeps every number of a file rewritten
+    at the same size in the tick it was read: a file that had just changed when it was
+    read is compared by a hash of its bytes too."""
+    from arcology_oracle.notes import setup_files
+
+    (tmp_path / "a.setup").write_text("#+filetags: :a:\n")
+    _, rows = read_setup_files(["#+SETUPFILE: a.setup"], tmp_path)
+    assert rows[0][5]  # just written: racy, its bytes hashed
+    monkeypatch.setattr(setup_files, "_state", lambda path: tuple(rows[0][1:5]))  # every number the same
+    assert not setup_files.any_changed(rows)
+    (tmp_path / "a.setup").write_text("#+filetags: :p:\n")
+    assert setup_files.any_changed(rows)
+
+
 async def test_an_index_from_before_setup_files_were_recorded_reads_such_notes_again(tmp_path, make_settings):
-    """m018 on an index whose notes recorded no setup files: those whose text names one
-    are read again at the next reconcile, so a setup file made private meanwhile counts."""
+    """m018 and m019 on an index whose notes recorded no setup files: every note is read
+    again at the next reconcile (the one here names its setup file under a private
+    heading, of which nothing was stored), so a setup file made private meanwhile
+    counts; the others read the same and keep their rows."""
     from arcology_oracle.store import Store
 
     roam, setup, note = shared_setup_vault(tmp_path)
+    note.write_text("#+title: Otters\n* Plan\nsetupotter words\n* Diary :private:\n#+SETUPFILE: ../conf/shared.setup\n")
     settings = make_settings(roam_dir=roam)
     index = OracleIndex(settings)
     await index.start()
@@ -208,13 +248,61 @@ async def test_an_index_from_before_setup_files_were_recorded_reads_such_notes_a
     with store.transaction():  # as an index made before m018 was
         store.conn.execute("DROP INDEX files_with_setup")
         store.conn.execute("ALTER TABLE files DROP COLUMN setup")
-        store.conn.execute("DELETE FROM _migrations WHERE name = 'm018_setup_files'")
+        store.conn.execute("DELETE FROM _migrations WHERE name IN ('m018_setup_files', 'm019_reread_for_setup_files')")
+        kept = store.conn.execute("SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE f.path = 'other.org'").fetchall()
     store.close()
     setup.write_text("#+filetags: :private:\n")
     index = OracleIndex(settings)
     await index.start()  # migrates
     try:
         report = await index.reconcile()
-        assert report.indexed == 1 and (await search(index, "setupotter", 5))[1] == []
+        assert report.indexed == 2 and (await search(index, "setupotter", 5))[1] == []
+        assert await index.read(lambda s: s.conn.execute(
+            "SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE f.path = 'other.org'").fetchall()) == kept
+    finally:
+        await index.close()
+
+
+async def test_a_note_in_a_folder_whose_name_is_not_utf8_records_its_setup_files(tmp_path, make_settings):
+    roam = tmp_path / "notes\udcff"  # the bytes b"notes\xff"
+    roam.mkdir()
+    (roam / "private.setup").write_text("#+filetags: :work:\n")
+    (roam / "otters.org").write_text("#+SETUPFILE: private.setup\n#+title: Otters\n* Plan\nsetupotter words\n")
+    index = OracleIndex(make_settings(roam_dir=roam))
+    await index.start()
+    try:
+        report = await index.reconcile()
+        assert report.indexed == 1 and report.failed == {}
+        (roam / "private.setup").write_text("#+filetags: :private:\n")
+        assert (await index.reconcile()).indexed == 1 and (await search(index, "setupotter", 5))[1] == []
+    finally:
+        await index.close()
+
+
+async def test_a_note_that_cannot_be_read_when_its_setup_file_changed_leaves_the_index(tmp_path, make_settings, monkeypatch):
+    """It may be private now, and nothing can tell: out until it can be read (and then
+    read once, not at every look)."""
+    from arcology_oracle.index import indexer
+
+    roam, setup, note = shared_setup_vault(tmp_path)
+    index = OracleIndex(make_settings(roam_dir=roam))
+    await index.start()
+    try:
+        await index.reconcile()
+        real_read = indexer._read_regular_file
+
+        def unreadable(real_root, path):
+            if path.name == "otters.org":
+                raise PermissionError(13, "Permission denied")
+            return real_read(real_root, path)
+
+        monkeypatch.setattr(indexer, "_read_regular_file", unreadable)
+        setup.write_text("#+filetags: :private:\n")
+        report = await index.reconcile()
+        assert report.deleted == 1 and (await search(index, "setupotter", 5))[1] == []
+        assert await index.read(lambda s: s.setup_records()) == []  # nothing left to look at every 2 s
+        monkeypatch.setattr(indexer, "_read_regular_file", real_read)
+        setup.write_text("#+filetags: :work:\n")
+        assert (await index.reconcile()).indexed == 1 and (await search(index, "setupotter", 5))[1]
     finally:
         await index.close()

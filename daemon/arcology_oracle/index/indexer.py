@@ -210,7 +210,7 @@ class Indexer:
                 return False
             headings, chunks = appended_headings(
                 before.head, before.tags, before.lines, added, rel, self._parse_options,
-                title=row["title"], file_id=row["file_node"],
+                title=row["title"], file_id=row["file_node"], setups=before.setups,
             )  # fmt: skip
             parsed = ParsedFile(path=rel, title=row["title"], file_id=row["file_node"], headings=headings)
             pending = self.store.append_headings(parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=after_hash, chunks=chunks)
@@ -247,6 +247,10 @@ class Indexer:
             read = None
         except OSError as exc:
             if exc.errno != errno.ELOOP:
+                if known is not None and changed_since(known.setup):  # it may be private now: out until it can be read
+                    log.warning("cannot read %s (%s) and a setup file it names changed: it leaves the index", abs_path,
+                                exc.strerror or exc)  # fmt: skip
+                    return _FileRead(rel, abs_path, "gone")
                 log.warning("cannot read %s: %s", abs_path, exc.strerror or exc)
                 return _FileRead(rel, abs_path, "failed", error=exc.strerror or str(exc))
             read = None

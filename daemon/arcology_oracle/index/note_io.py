@@ -52,6 +52,7 @@ from ..notes.capture import BOM, Removal, file_eol
 from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
+from ..notes.setup_files import setup_file_names
 from .forget_journal import Journal, pending, place_of, settle
 # prepare_leases is part of this module's interface (the daemon calls it at start).
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
@@ -64,8 +65,9 @@ log = logging.getLogger(__name__)
 class NoteState:
     """What a capture needs to know of a note, for the file whose identity is ``key``
     (device, inode, size, mtime): its line ending, whether it ends with one, how many
-    lines the reader counts, the lines before its first heading and its ``#+filetags``
-    tags (see :mod:`.appends`), and the SHA-256 of its bytes (a ``hashlib`` object)."""
+    lines the reader counts, the lines before its first heading, its ``#+filetags``
+    tags and the setup files it names (see :mod:`.appends`), and the SHA-256 of its
+    bytes (a ``hashlib`` object)."""
 
     key: tuple[int, int, int, int]
     eol: bytes
@@ -74,6 +76,7 @@ class NoteState:
     head: tuple[str, ...]
     tags: tuple[str, ...]
     sha: object
+    setups: tuple[str, ...] = ()
 
     @property
     def hexdigest(self) -> str:
@@ -84,7 +87,7 @@ class NoteState:
         sha = self.sha.copy()  # type: ignore[attr-defined]
         sha.update(added)
         lines = self.lines + added.count(self.eol) - (0 if self.ends_with_eol or not self.lines else 1)
-        return NoteState(_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha)
+        return NoteState(_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha, self.setups)
 
 
 def _key(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -98,7 +101,7 @@ def note_state(data: bytes, st: os.stat_result) -> NoteState:
     first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
     body = data.removeprefix(BOM)
     return NoteState(_key(st), eol, body.endswith(eol) or not body, len(lines), tuple(lines[:first]),
-                     file_tags(lines), hashlib.sha256(data))  # fmt: skip
+                     file_tags(lines), hashlib.sha256(data), setup_file_names(lines))  # fmt: skip
 
 
 @dataclass(frozen=True)

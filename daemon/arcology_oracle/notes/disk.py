@@ -65,14 +65,20 @@ def read_regular_file(path: Path | str, limit: int | None = None) -> bytes | Non
     """The bytes of the regular file at ``path`` (its first ``limit`` with a limit), or
     None for anything else or a file that cannot be read. Opened without blocking and
     checked once open: a FIFO in its place must not hang the reader."""
+    return read_regular_file_with_stat(path, limit)[0]
+
+
+def read_regular_file_with_stat(path: Path | str, limit: int | None = None) -> tuple[bytes | None, os.stat_result | None]:
+    """:func:`read_regular_file`, and the stat of what was opened (None when nothing
+    was): the file read, even if ``path`` names another one by the time it returns."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
-        return None
+        return None, None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return None
+            return None, st
         parts, size = [], 0
         while limit is None or size < limit:
             part = os.read(fd, 1 << 20 if limit is None else min(1 << 20, limit - size))
@@ -80,8 +86,8 @@ def read_regular_file(path: Path | str, limit: int | None = None) -> bytes | Non
                 break
             parts.append(part)
             size += len(part)
-        return b"".join(parts)
+        return b"".join(parts), st
     except OSError:
-        return None
+        return None, None
     finally:
         os.close(fd)

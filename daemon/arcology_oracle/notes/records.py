@@ -147,4 +147,4 @@ class ParsedFile:
     responses: tuple[tuple[int, int], ...] | None = None
     # The setup files it names and how they were when read (notes/setup_files.Seen): it is
     # read again when one of them changes.
-    setup_files: tuple[tuple[str, int, int, int, int], ...] = ()
+    setup_files: tuple[tuple[str, int, int, int, int, str], ...] = ()

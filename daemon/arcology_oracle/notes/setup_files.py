@@ -4,7 +4,7 @@ the tags they give the whole file (``#+FILETAGS``), which can make it private
 
 As Org reads them (checked with Emacs 28.2 and Org 9.5): a setup file's name is relative
 to the note's directory (``~`` expanded, quotes stripped), and the setup files a setup
-file names are relative to its own; its ``#+FILETAGS`` count wherever they stand, as in
+file names are relative to its own directory as named (not through a symbolic link); its ``#+FILETAGS`` count wherever they stand, as in
 the note (:func:`~.privacy.keyword_values`). A setup file given by URL is not fetched
 (nothing leaves this machine), nor one that is not a readable regular file; each file is
 read once, at most :data:`MAX_DEPTH` deep, its first :data:`MAX_BYTES`.
@@ -18,14 +18,16 @@ as it was (``Indexer``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import stat
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .disk import read_regular_file
+from .disk import read_regular_file, read_regular_file_with_stat
 from .org_syntax import decode_org_bytes, split_lines
 from .privacy import file_tags, keyword_values
 
@@ -33,36 +35,47 @@ MAX_DEPTH = 8
 MAX_BYTES = 1 << 20
 _SETUPFILE_RE = re.compile(r"^[ \t]*#\+setupfile:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
 
-# A setup file looked at: its path as the note names it (made absolute; through any
-# symbolic link, so a link pointed elsewhere counts), then its inode, size, mtime and
-# ctime in nanoseconds as they were just before it was read (all -1: not a regular file,
-# or gone). The ctime moves on every write, rename or change of permissions.
-Seen = tuple[str, int, int, int, int]
-_ABSENT = (-1, -1, -1, -1)
+# A setup file looked at: its path as named (made absolute, not resolved: a link pointed
+# elsewhere counts), then the inode, size, mtime and ctime in nanoseconds of the file
+# read (all -1: nothing there, or not a regular file; those of the path when it could not
+# be opened, whose ctime a chmod moves), and a hash of its bytes when it had changed
+# within RACY_NS of being read ("" otherwise): a write in the same tick of the file
+# system's clock keeps every number, so such a file is compared by its bytes.
+Seen = tuple[str, int, int, int, int, str]
+_State = tuple[int, int, int, int]
+_ABSENT: _State = (-1, -1, -1, -1)
+RACY_NS = 2_000_000_000
 
 
 def read_setup_files(lines: Sequence[str], directory: Path) -> tuple[tuple[str, ...], tuple[Seen, ...]]:
     """``(tags, seen)``: the ``#+FILETAGS`` tags of the setup files the note ``lines`` (in
     ``directory``) names, theirs included, in order, without repeats; and every setup
-    file looked at for them, readable or not, in the order met. ``((), ())`` when the note
-    names none."""
+    file looked at for them, readable or not, under each name it was given, in the order
+    met. ``((), ())`` when the note names none."""
     tags: dict[str, None] = {}
-    seen: dict[str, Seen] = {}  # by real path: each file is read once
+    seen: dict[str, Seen] = {}
     if any("#+" in line for line in lines):
-        _collect(lines, directory, tags, seen, 0)
+        _collect(lines, directory, tags, seen, set(), 0)
     return tuple(tags), tuple(seen.values())
 
 
-def any_changed(seen: Iterable[Sequence], states: dict[str, tuple[int, int, int, int]] | None = None) -> bool:
+def setup_file_names(lines: Sequence[str]) -> tuple[str, ...]:
+    """The setup files the note ``lines`` names, as written (Org's keywords: wherever they
+    stand, not inside src or example blocks)."""
+    return tuple(keyword_values(lines, _SETUPFILE_RE))
+
+
+def any_changed(seen: Iterable[Sequence], states: dict[str, tuple] | None = None) -> bool:
     """Whether any setup file of ``seen`` (:data:`Seen` rows, as :func:`read_setup_files`
     gave them) is not as it was: written, replaced, made readable or not, gone or come.
-    ``states``: each path's state once looked at, kept across calls (one look a file)."""
+    ``states``: what each path was found to be, kept across calls (one look a file)."""
     states = {} if states is None else states
-    for row in seen:
-        path = row[0]
+    for path, *state, digest in seen:
         if path not in states:
             states[path] = _state(path)
-        if tuple(row[1:]) != states[path]:
+        if tuple(state) != states[path]:
+            return True
+        if digest and _digest_of(path, states) != digest:
             return True
     return False
 
@@ -76,7 +89,7 @@ def changed_since(recorded: str) -> bool:
 def notes_to_read_again(recorded: Iterable[tuple[str, str]]) -> list[str]:
     """The notes of ``recorded`` (``(path, recorded JSON)``) a setup file of which changed
     since they were read, each setup file looked at once."""
-    states: dict[str, tuple[int, int, int, int]] = {}
+    states: dict[str, tuple] = {}
     verdicts: dict[str, bool] = {}  # notes read at the same time record the same JSON
     for _, seen in recorded:
         if seen not in verdicts:
@@ -84,18 +97,45 @@ def notes_to_read_again(recorded: Iterable[tuple[str, str]]) -> list[str]:
     return [path for path, seen in recorded if verdicts[seen]]
 
 
-def _state(path: str) -> tuple[int, int, int, int]:
+def to_json(seen: Sequence[Seen]) -> str:
+    """``seen`` as the index keeps it: JSON in ASCII, so that a path that is not UTF-8
+    (its bytes kept as surrogates) is kept and comes back as it was."""
+    return json.dumps(seen)
+
+
+def _state(path: str) -> _State:
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return _ABSENT
-    if not stat.S_ISREG(st.st_mode):
-        return _ABSENT
+    return _numbers(st) if stat.S_ISREG(st.st_mode) else _ABSENT
+
+
+def _numbers(st: os.stat_result) -> _State:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def _digest_of(path: str, states: dict[str, tuple]) -> str:
+    key = "digest:" + path
+    if key not in states:
+        data = read_regular_file(path, MAX_BYTES)
+        states[key] = "" if data is None else hashlib.sha256(data).hexdigest()
+    return states[key]
+
+
+def _look(path: str) -> tuple[bytes | None, Seen]:
+    """The bytes of the setup file ``path`` (None if it cannot be read) and how it was."""
+    data, st = read_regular_file_with_stat(path, MAX_BYTES)
+    if st is None:  # not opened: gone, or not readable
+        return None, (path, *_state(path), "")
+    if data is None:
+        return None, (path, *_ABSENT, "")
+    racy = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS
+    return data, (path, *_numbers(st), hashlib.sha256(data).hexdigest() if racy else "")
+
+
 def _collect(
-    lines: Sequence[str], directory: Path, tags: dict[str, None], seen: dict[str, Seen], depth: int
+    lines: Sequence[str], directory: Path, tags: dict[str, None], seen: dict[str, Seen], read: set[str], depth: int
 ) -> None:
     if depth >= MAX_DEPTH:
         return
@@ -104,13 +144,14 @@ def _collect(
         if not name or "://" in name:
             continue
         path = os.path.abspath(directory / os.path.expanduser(name))  # an absolute name stays as it is
-        real = os.path.realpath(path)
-        if real in seen:
+        if path in seen:
             continue
-        seen[real] = (path, *_state(path))  # before the read: a write after it shows as a change
-        data = read_regular_file(real, MAX_BYTES)
-        if data is None:
+        data, seen[path] = _look(path)
+        real = os.path.realpath(path)  # a file read once, whatever its names: no loop
+        if data is None or real in read:
             continue
+        read.add(real)
         setup = split_lines(decode_org_bytes(data))
         tags.update(dict.fromkeys(file_tags(setup)))
-        _collect(setup, Path(real).parent, tags, seen, depth + 1)
+        # Its own setup files are relative to its folder as named, as Org reads them.
+        _collect(setup, Path(path).parent, tags, seen, read, depth + 1)

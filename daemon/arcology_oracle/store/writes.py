@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..notes.privacy import Privacy
 from ..notes.records import Chunk, ParsedFile
+from ..notes.setup_files import to_json as setup_json
 from .file_rows import HEADING_COLUMNS, FileRows, rows_of, stored_as
 from .file_rows import to_json as _to_json
 from .vector_sync import VectorSync
@@ -95,7 +96,7 @@ class FileWrites(VectorSync):
         if len(chunks) != len(parsed.headings):
             raise ValueError("one list of chunks per heading is required")
         rows = rows_of(parsed, mtime_ns, chunks)
-        problems, setup = _to_json(parsed.problems), _to_json(parsed.setup_files)
+        problems, setup = _to_json(parsed.problems), setup_json(parsed.setup_files)
         new_hashes = {c.hash for cs in chunks for c in cs}
         with self.transaction():
             row = self.conn.execute("SELECT id, title, file_node, problems FROM files WHERE path = ?", (parsed.path,)).fetchone()
