@@ -4,8 +4,9 @@ the tags they give the whole file (``#+FILETAGS``), which can make it private
 
 As Org reads them (checked with Emacs 28.2 and Org 9.5): a setup file's name is relative
 to the note's directory (``~`` expanded, quotes stripped), and the setup files a setup
-file names are relative to its own directory as named (not through a symbolic link); its ``#+FILETAGS`` count wherever they stand, as in
-the note (:func:`~.privacy.keyword_values`). A setup file given by URL is not fetched
+file names are relative to its own directory as named (not through a symbolic link);
+its ``#+FILETAGS`` count wherever they stand, as in the note
+(:func:`~.privacy.keyword_values`). A setup file given by URL is not fetched
 (nothing leaves this machine), nor one that is not a readable regular file; each file is
 read once, at most :data:`MAX_DEPTH` deep, its first :data:`MAX_BYTES`.
 

@@ -99,10 +99,14 @@ class FileWrites(VectorSync):
         problems, setup = _to_json(parsed.problems), setup_json(parsed.setup_files)
         new_hashes = {c.hash for cs in chunks for c in cs}
         with self.transaction():
-            row = self.conn.execute("SELECT id, title, file_node, problems FROM files WHERE path = ?", (parsed.path,)).fetchone()
-            if row is not None and tuple(row[1:]) == (parsed.title, parsed.file_id, problems) and stored_as(self.conn, row[0], rows):
+            row = self.conn.execute(
+                "SELECT id, title, file_node, problems FROM files WHERE path = ?", (parsed.path,)
+            ).fetchone()
+            same_file = row is not None and tuple(row[1:]) == (parsed.title, parsed.file_id, problems)
+            if same_file and stored_as(self.conn, row[0], rows):
                 self.conn.execute(
-                    "UPDATE files SET size = ?, mtime_ns = ?, hash = ?, setup = ? WHERE id = ?", (size, mtime_ns, file_hash, setup, row[0])
+                    "UPDATE files SET size = ?, mtime_ns = ?, hash = ?, setup = ? WHERE id = ?",
+                    (size, mtime_ns, file_hash, setup, row[0]),
                 )
                 return self._count_unembedded(new_hashes)
             old_hashes = self._delete_file_rows(parsed.path)
@@ -174,8 +178,12 @@ class FileWrites(VectorSync):
             self.conn.execute(
                 "INSERT INTO turns_fts(rowid, text, cjk_text) SELECT id, text, cjk_text FROM turns WHERE id >= ?", (first_turn,)
             )
-        self.conn.executemany("INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)", [(ids[i], *rest) for i, *rest in rows.links])
-        self.conn.executemany("INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)", [(ids[i], *rest) for i, *rest in rows.labels])
+        self.conn.executemany(
+            "INSERT INTO links (heading, src_node, dst_node) VALUES (?, ?, ?)", [(ids[i], *rest) for i, *rest in rows.links]
+        )
+        self.conn.executemany(
+            "INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)", [(ids[i], *rest) for i, *rest in rows.labels]
+        )
 
     def delete_file(self, path: str) -> bool:
         """Delete a file and everything derived from it. Returns whether it was indexed."""
