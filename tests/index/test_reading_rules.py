@@ -12,6 +12,10 @@ from tests.corpus_tools import db_bytes
 NOTE = "#+title: Health\n* Doctor visit :health:\nrulesgnuflamingo result was negative.\n* Walk\nrulesvisiblestoat in the park\n"
 # The tag only by inheritance, in another case, on a heading below the tagged one.
 INHERITED = "#+title: Clinic\n#+filetags: :HEALTH:\n* Waiting room\n** Notes\nrulesinheritedheron\n"
+# A note none of whose headings is stored (a PGP block before its only heading keeps its
+# preamble out, its heading is private), whose file tag is made private: its title goes.
+HEADLESS = (":PROPERTIES:\n:ID: onco-1\n:END:\n#+title: Oncology rulessecrettitle\n#+filetags: :health:\n"
+            "-----BEGIN PGP MESSAGE-----\nxyz\n-----END PGP MESSAGE-----\n* Visit :private:\nnotes\n")
 
 
 async def reconciled(settings):
@@ -28,15 +32,20 @@ async def reconciled(settings):
 async def test_a_tag_made_private_leaves_the_index_and_is_read_once(roam_dir, make_settings):
     (roam_dir / "health.org").write_text(NOTE)
     (roam_dir / "clinic.org").write_text(INHERITED)
+    (roam_dir / "oncology.org").write_text(HEADLESS)
     report, found = await reconciled(make_settings())
     assert found["rulesgnuflamingo"] and found["rulesvisiblestoat"]
 
     settings = make_settings(private_tags=["private", "Health"])
+    headless = [path for path, ids in heading_ids(settings.db_path, every_file=True).items() if not ids]
+    assert "oncology.org" in headless
     report, found = await reconciled(settings)
-    assert report.indexed == 2 and report.failed == {}  # the two files holding the tag, unchanged on disk
+    # the two files holding the tag, and those with no heading stored; unchanged on disk
+    assert report.indexed == 2 + len(headless) < report.seen and report.failed == {}
     assert found["rulesgnuflamingo"] == [] and found["rulesvisiblestoat"]
     assert b"rulesgnuflamingo" not in db_bytes(settings.db_path).lower()
     assert b"rulesinheritedheron" not in db_bytes(settings.db_path).lower()
+    assert b"rulessecrettitle" not in db_bytes(settings.db_path).lower()  # the title of a note kept out whole
 
     report, _ = await reconciled(settings)  # the same rules: nothing read again
     assert report.indexed == 0 and report.unchanged == report.seen
@@ -61,17 +70,23 @@ def test_only_tags_added_to_the_private_ones_narrow_the_reread():
     assert newly_private(rules(["private"]), rules(["private"])) is None
     assert newly_private(None, rules(["private"])) is None  # an index without rules
     assert newly_private("not json", rules(["private"])) is None
+    for edited in ('{"private_tags": 5}', '{"private_tags": null}', '{"private_tags": [["x"]]}', "[]", "{}"):
+        assert newly_private(edited, rules(["private"])) is None  # rules edited by hand: every file
 
 
-def heading_ids(db_path) -> dict[str, list[int]]:
+def heading_ids(db_path, *, every_file: bool = False) -> dict[str, list[int]]:
+    """Each file's heading ids (with ``every_file``, files with none too)."""
     from arcology_oracle.store import Store
 
     store = Store.open(db_path)
     try:
-        rows = store.conn.execute("SELECT f.path, h.id FROM headings h JOIN files f ON f.id = h.file ORDER BY h.id")
+        rows = store.conn.execute("SELECT f.path, h.id FROM files f LEFT JOIN headings h ON f.id = h.file ORDER BY h.id")
         out: dict[str, list[int]] = {}
         for path, heading_id in rows:
-            out.setdefault(path, []).append(heading_id)
+            if heading_id is not None or every_file:
+                out.setdefault(path, [])
+            if heading_id is not None:
+                out[path].append(heading_id)
         assert store.check_integrity().fts == "ok"
         return out
     finally:
@@ -92,3 +107,23 @@ async def test_a_file_read_again_into_the_same_rows_keeps_them(roam_dir, make_se
     assert after.keys() == before.keys() and len(after) > 10
     assert after["health.org"] != before["health.org"] and len(after["health.org"]) == len(before["health.org"]) + 1
     assert all(after[path] == before[path] for path in after if path != "health.org")
+
+
+async def test_a_file_that_cannot_be_read_after_a_tag_was_made_private_leaves_the_index(roam_dir, make_settings, monkeypatch):
+    """Nothing can tell whether it is private now: out until it can be read."""
+    from arcology_oracle.index import indexer
+
+    (roam_dir / "health.org").write_text(NOTE)
+    await reconciled(make_settings())
+    real_read = indexer._read_regular_file
+
+    def unreadable(real_root, path):
+        if path.name == "health.org":
+            raise PermissionError(13, "Permission denied")
+        return real_read(real_root, path)
+
+    monkeypatch.setattr(indexer, "_read_regular_file", unreadable)
+    settings = make_settings(private_tags=["private", "Health"])
+    report, found = await reconciled(settings)
+    assert report.deleted == 1 and found["rulesgnuflamingo"] == [] and found["rulesvisiblestoat"] == []
+    assert b"rulesgnuflamingo" not in db_bytes(settings.db_path).lower()

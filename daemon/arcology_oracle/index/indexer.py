@@ -247,9 +247,11 @@ class Indexer:
             read = None
         except OSError as exc:
             if exc.errno != errno.ELOOP:
-                if known is not None and changed_since(known.setup):  # it may be private now: out until it can be read
-                    log.warning("cannot read %s (%s) and a setup file it names changed: it leaves the index", abs_path,
-                                exc.strerror or exc)  # fmt: skip
+                # Its setup files or the reading rules (hash '') changed since it was read: it may
+                # be private now, and nothing can tell. Out until it can be read.
+                if known is not None and (known.hash == "" or changed_since(known.setup)):
+                    log.warning("cannot read %s (%s), and what makes a note private changed since it was read: it"
+                                " leaves the index", abs_path, exc.strerror or exc)  # fmt: skip
                     return _FileRead(rel, abs_path, "gone")
                 log.warning("cannot read %s: %s", abs_path, exc.strerror or exc)
                 return _FileRead(rel, abs_path, "failed", error=exc.strerror or str(exc))

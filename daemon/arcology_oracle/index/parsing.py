@@ -65,12 +65,10 @@ def newly_private(recorded: str | None, rules: str) -> frozenset[str] | None:
     was judged by, inherited and file tags included)."""
     try:
         old, new = json.loads(recorded or ""), json.loads(rules)
-    except ValueError:
+        old_tags, new_tags = set(old.pop("private_tags")), set(new.pop("private_tags"))
+    except (ValueError, TypeError, KeyError, AttributeError):  # not rules as written here (edited by hand)
         return None
-    if not (isinstance(old, dict) and isinstance(new, dict)):
-        return None
-    old_tags, new_tags = set(old.pop("private_tags", ())), set(new.pop("private_tags", ()))
-    if old != new or not old_tags < new_tags:
+    if old != new or not old_tags < new_tags or not all(isinstance(t, str) for t in new_tags):
         return None
     return frozenset(new_tags - old_tags)
 

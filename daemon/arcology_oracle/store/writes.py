@@ -54,8 +54,9 @@ class FileWrites(VectorSync):
         reads each again (a tag made private leaves the index, a new chunk size takes
         effect). With ``tagged`` (the tags newly made private, when nothing else changed),
         only the files with a heading holding one of them (in any case, as the privacy
-        rule compares tags) are: the others would read the same. Returns whether the
-        rules differed."""
+        rule compares tags) and those with no heading stored (a note kept out whole
+        keeps its title: one its file tags now make private must not) are: the others
+        would read the same. Returns whether the rules differed."""
         if self.get_meta(READING_RULES) == rules:
             return False
         with self.transaction():
@@ -66,6 +67,9 @@ class FileWrites(VectorSync):
                 files = {f for f, tags in self.conn.execute("SELECT file, tags FROM headings WHERE tags != '[]'")
                          if hidden.tags_exclude(json.loads(tags))}  # fmt: skip
                 self.conn.executemany("UPDATE files SET mtime_ns = 0, hash = '' WHERE id = ?", [(f,) for f in files])
+                self.conn.execute(
+                    "UPDATE files SET mtime_ns = 0, hash = '' WHERE NOT EXISTS (SELECT 1 FROM headings WHERE file = files.id)"
+                )
             self._set_meta(READING_RULES, rules)
         return True
 
