@@ -317,3 +317,19 @@ def emacs_save(path, text: str, *, precious: bool = False) -> None:
         path.write_text(text)
     autosave.unlink()
     lock.unlink()
+
+
+def unreadable_to_the_indexer(monkeypatch, name: str) -> None:
+    """The indexer's reads of every note named ``name`` fail with "Permission denied", as
+    a note made unreadable does for a daemon not run as root, until ``monkeypatch`` is
+    undone."""
+    from arcology_oracle.index import indexer
+
+    real_read = indexer._read_regular_file
+
+    def read(real_root, path):
+        if path.name == name:
+            raise PermissionError(13, "Permission denied")
+        return real_read(real_root, path)
+
+    monkeypatch.setattr(indexer, "_read_regular_file", read)

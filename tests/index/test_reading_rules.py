@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
-from tests.corpus_tools import db_bytes
+from tests.corpus_tools import db_bytes, unreadable_to_the_indexer
 
 NOTE = "#+title: Health\n* Doctor visit :health:\nrulesgnuflamingo result was negative.\n* Walk\nrulesvisiblestoat in the park\n"
 # The tag only by inheritance, in another case, on a heading below the tagged one.
@@ -111,18 +111,9 @@ async def test_a_file_read_again_into_the_same_rows_keeps_them(roam_dir, make_se
 
 async def test_a_file_that_cannot_be_read_after_a_tag_was_made_private_leaves_the_index(roam_dir, make_settings, monkeypatch):
     """Nothing can tell whether it is private now: out until it can be read."""
-    from arcology_oracle.index import indexer
-
     (roam_dir / "health.org").write_text(NOTE)
     await reconciled(make_settings())
-    real_read = indexer._read_regular_file
-
-    def unreadable(real_root, path):
-        if path.name == "health.org":
-            raise PermissionError(13, "Permission denied")
-        return real_read(real_root, path)
-
-    monkeypatch.setattr(indexer, "_read_regular_file", unreadable)
+    unreadable_to_the_indexer(monkeypatch, "health.org")
     settings = make_settings(private_tags=["private", "Health"])
     report, found = await reconciled(settings)
     assert report.deleted == 1 and found["rulesgnuflamingo"] == [] and found["rulesvisiblestoat"] == []

@@ -17,7 +17,7 @@ from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.notes.org_syntax import split_lines
 from arcology_oracle.notes.setup_files import read_setup_files
-from tests.corpus_tools import db_bytes
+from tests.corpus_tools import db_bytes, unreadable_to_the_indexer
 from tests.runners import start_daemon, wait_until
 
 
@@ -282,26 +282,17 @@ async def test_a_note_in_a_folder_whose_name_is_not_utf8_records_its_setup_files
 async def test_a_note_that_cannot_be_read_when_its_setup_file_changed_leaves_the_index(tmp_path, make_settings, monkeypatch):
     """It may be private now, and nothing can tell: out until it can be read (and then
     read once, not at every look)."""
-    from arcology_oracle.index import indexer
-
     roam, setup, note = shared_setup_vault(tmp_path)
     index = OracleIndex(make_settings(roam_dir=roam))
     await index.start()
     try:
         await index.reconcile()
-        real_read = indexer._read_regular_file
-
-        def unreadable(real_root, path):
-            if path.name == "otters.org":
-                raise PermissionError(13, "Permission denied")
-            return real_read(real_root, path)
-
-        monkeypatch.setattr(indexer, "_read_regular_file", unreadable)
+        unreadable_to_the_indexer(monkeypatch, "otters.org")
         setup.write_text("#+filetags: :private:\n")
         report = await index.reconcile()
         assert report.deleted == 1 and (await search(index, "setupotter", 5))[1] == []
         assert await index.read(lambda s: s.setup_records()) == []  # nothing left to look at every 2 s
-        monkeypatch.setattr(indexer, "_read_regular_file", real_read)
+        monkeypatch.undo()
         setup.write_text("#+filetags: :work:\n")
         assert (await index.reconcile()).indexed == 1 and (await search(index, "setupotter", 5))[1]
     finally:
