@@ -4,15 +4,16 @@ the same on a 4 MB daily as on a 40 KB one).
 A capture only appends a level-1 heading. What Org makes of that heading depends on the
 rest of the file in a few ways only, and those are kept: the file's tags (every
 ``#+filetags`` line, wherever it stands), the setup files it names (every
-``#+SETUPFILE`` line, wherever it stands: their file tags are the file's), the text before the first heading (the file's
-drawer, whose ``ROAM_EXCLUDE`` or file tags can make the whole file private, and the
-gptel markers that change chunking), the file's path (a daily's date) and its title.
-Nothing before the heading changes: the last heading before it ends on the same line as
-before, and blocks and drawers never reach across a heading. So the appended headings
-are read from a short stand-in file (that head, the ``#+SETUPFILE`` lines, one
-``#+filetags`` line with all the file's tags, and the appended text), their lines moved to where they are in the real
-file; ``tests/index/test_appends.py`` checks that this gives exactly the records a full
-read of the whole file gives.
+``#+SETUPFILE`` line, wherever it stands: their file tags are the file's), the text
+before the first heading (the file's drawer, whose ``ROAM_EXCLUDE`` or file tags can
+make the whole file private, and the gptel markers that change chunking), the file's
+path (a daily's date) and its title. Nothing before the heading changes: the last
+heading before it ends on the same line as before, and blocks and drawers never reach
+across a heading. So the appended headings are read from a short stand-in file (that
+head, the ``#+SETUPFILE`` lines, one ``#+filetags`` line with all the file's tags, and
+the appended text), their lines moved to where they are in the real file;
+``tests/index/test_appends.py`` checks that this gives exactly the records a full read
+of the whole file gives.
 
 The store records the file as it is after the append (size, mtime, hash of exactly the
 bytes known), so the watcher, seeing that write, finds nothing to do.

@@ -7,8 +7,8 @@ chunked and replaced in one transaction. Vectors follow chunk text hashes (see
 ``store.index``), so only chunks whose text changed ever become pending; embedding
 them is :mod:`.embedding`'s job.
 
-A file naming setup files is read again when one of them changes (:mod:`..notes.setup_files`),
-though its own bytes did not.
+A file naming setup files is read again when one of them changes, though its own bytes
+did not (:mod:`arcology_oracle.notes.setup_files`).
 
 A file that cannot be read or parsed is logged with its path and reason and does not stop
 the others; whatever part of a bad file could be read is indexed.
