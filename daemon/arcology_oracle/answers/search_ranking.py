@@ -112,7 +112,8 @@ def by_whole_notes(store: Store, terms: Sequence[str], hits: list[tuple[int, flo
     MRR up or unchanged on all six (English notes 0.896 / 0.943 -> 0.906 / 0.953,
     Japanese 0.806 / 0.912 -> 0.837 / 0.971, the Info manuals 0.941 / 0.963 -> 0.941 /
     0.985); within 0.01 of that with 20 hits or weights 0.2 and 0.3. Ten hits cost about
-    half a millisecond a query at 20k headings (the notes' text read and tokenized).
+    half a millisecond a query at 20k headings in process (the notes' text read and
+    tokenized), about 1 ms of the daemon's CPU per /search.
     """
     head = hits[:NOTE_HITS]
     if len(head) < 2 or not terms:
