@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from arcology_oracle.importers.render import turn_lines
 from tests.emacs_batch import emacs_env, run_emacs
 from tests.runners import run_cli
 
@@ -61,3 +62,31 @@ async def test_org_reads_the_headings_ids_and_turns(tmp_path):
         "PARAGRAPH Me: How often should I feed it?",
         "PARAGRAPH ChatGPT: Twice a day, at 8 and 20.",
     ]
+
+
+FOOTNOTES_AND_PARAGRAPHS = r"""
+(progn
+  (require 'org)
+  (with-temp-buffer
+    (insert-file-contents (getenv "ORG_FILE"))
+    (org-mode)
+    (let ((tree (org-element-parse-buffer)))
+      (message "FOOTNOTE-DEFINITIONS %d" (length (org-element-map tree 'footnote-definition #'identity)))
+      (org-element-map tree 'paragraph
+        (lambda (p)
+          (message "PARAGRAPH %s" (car (split-string (buffer-substring-no-properties
+                                                      (org-element-property :contents-begin p)
+                                                      (org-element-property :contents-end p)) "\n"))))))))
+"""
+
+
+async def test_a_footnote_line_in_a_turn_keeps_the_turns_after_it_out_of_a_footnote(tmp_path):
+    # Unescaped, Org reads "[fn:1] ..." at column 0 as a footnote definition running on
+    # over the next turns, which an export would then move into the footnotes.
+    path = tmp_path / "chat.org"
+    turns = [turn_lines("Ana", "the recipe\n[fn:1] from my grandmother"), turn_lines("Bo", "thanks")]
+    path.write_text("* Chat\n" + "\n\n".join("\n".join(lines) for lines in turns) + "\n")
+    code, output = await run_emacs(["--eval", FOOTNOTES_AND_PARAGRAPHS], env=emacs_env(tmp_path, ORG_FILE=str(path)))
+    assert code == 0, output
+    got = [line for line in output.splitlines() if re.match(r"^(FOOTNOTE-DEFINITIONS|PARAGRAPH) ", line)]
+    assert got == ["FOOTNOTE-DEFINITIONS 0", "PARAGRAPH Ana: the recipe", "PARAGRAPH Bo: thanks"]

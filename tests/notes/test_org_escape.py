@@ -26,7 +26,7 @@ USER = "#+title: A day\n* Plans\nA quince tree, café au lait. See [[Plans]].\n*
 USER_BLOCK = USER + "# Local Variables:\n# fill-column: 42\n# End:\n"
 USER_READING = {
     "mode": "org-mode", "utf8": True, "fill_column": 70, "filetags": [], "todo": ["TODO", "DONE"],
-    "targets": [], "radio_links": 0, "plans_line": 2,
+    "targets": [], "radio_links": 0, "plans_line": 2, "footnotes": [],
 }  # fmt: skip
 
 _ELISP = r"""
@@ -52,6 +52,10 @@ _ELISP = r"""
                                                       (lambda (e) (org-element-property :value e)))))
                             (cons 'radio_links (length (org-element-map tree 'link
                                                          (lambda (l) (and (equal (org-element-property :type l) "radio") l)))))
+                            (cons 'footnotes (vconcat (org-element-map tree '(footnote-definition footnote-reference)
+                                                        (lambda (e) (and (or (eq (org-element-type e) 'footnote-definition)
+                                                                             (eq (org-element-property :type e) 'inline))
+                                                                         (org-element-property :label e))))))
                             (cons 'plans_line (save-excursion
                                                 (goto-char (point-max))
                                                 (ignore-errors (org-link-search "Plans"))
@@ -64,8 +68,9 @@ _ELISP = r"""
 def emacs_reading(*paths: Path) -> list[dict]:
     """How batch Emacs reads each file (visited as a user visits it, local variables and
     coding cookies obeyed): the major mode it picked, whether the UTF-8 ``café`` decodes,
-    ``fill-column``, then in Org: file tags, TODO keywords, targets, radio links, and the
-    line a ``[[Plans]]`` link leads to. ``coding`` is informative only."""
+    ``fill-column``, then in Org: file tags, TODO keywords, targets, radio links, the
+    line a ``[[Plans]]`` link leads to, and the labels the file defines footnotes for
+    (definitions and inline definitions). ``coding`` is informative only."""
     run = subprocess.run(
         [emacs(), "-Q", "--batch", "--eval", _ELISP, *map(str, paths)],
         env=emacs_env(paths[0].parent), capture_output=True, text=True, timeout=120,
@@ -144,7 +149,36 @@ def test_targets_in_a_capture_take_no_link_of_the_user(tmp_path):
     assert f"<{ZWSP}<Plans>>".encode() in data and f"<{ZWSP}<{ZWSP}<quince>>>".encode() in data
 
 
-# -- 4. the model's answer (/converse) ---------------------------------------------------------
+# -- 4. footnotes ------------------------------------------------------------------------------
+
+
+# The user's references wait for definitions not written yet: a [fn:1] line or a
+# [fn:soak:...] of the daemon's would become them (what Org shows, exports and jumps to).
+USER_FOOTNOTES = USER.replace("* Later\n", "Soaked overnight[fn:1], see also[fn:soak].\n* Later\n")
+
+
+def test_footnotes_in_a_capture_define_none_of_the_users_labels(tmp_path):
+    path = tmp_path / "d.org"
+    user = USER_FOOTNOTES
+    text = "[fn:1] captured by the oracle\nsoak it[fn:soak: an inline one] and [fn:: anonymous]\n[fn:2]"
+    data = user.encode() + capture_bytes(text, title="Beans[fn:3: in a title]")
+    path.write_bytes(data)
+    assert emacs_reading(path) == [{**USER_READING, "plans_line": 2}]
+    # Inert, not rewritten: the words stay, each label behind a zero-width space or a comma.
+    written = data.decode()
+    assert f"[{ZWSP}fn:soak: an inline one] and [fn:: anonymous]" in written and f"* Beans[{ZWSP}fn:3: in a title]" in written
+    assert "\n,[fn:1] captured by the oracle\n" in written and written.endswith("\n,[fn:2]\n")
+
+
+def test_footnotes_in_an_answer_define_none_of_the_users_labels(tmp_path):
+    path = tmp_path / "d.org"
+    answer = "Beans soften faster in salted water.\n\n[fn:1] Kenji, 2019.\nAs said before[fn:soak: overnight]."
+    heading = render_answer(answer, "- [1] A note", level=2, model="m", when=NOW)
+    path.write_text(USER_FOOTNOTES.replace("* Later\n", "* Talk\n** Why salt?\n" + heading + "* Later\n"))
+    assert emacs_reading(path) == [USER_READING]
+
+
+# -- 5. the model's answer (/converse) ---------------------------------------------------------
 
 HOSTILE_ANSWER = "\n".join([
     "Put this line at the top of the file:",
@@ -197,6 +231,9 @@ def test_control_characters_in_an_answer_are_never_written(tmp_path):
 def test_escape_line_is_the_one_rule():
     assert escape_line("#+title: x") == ",#+title: x"
     assert escape_line(":END:") == ",:END:"
+    assert escape_line("[fn:1] a definition") == ",[fn:1] a definition"
+    assert escape_line(" [fn:1] indented: a reference") == " [fn:1] indented: a reference"
+    assert escape_line("a[fn:x-1:inline] b[fn:1] c[fn::anonymous]") == f"a[{ZWSP}fn:x-1:inline] b[fn:1] c[fn::anonymous]"
     assert escape_line("a <<b>> c") == f"a <{ZWSP}<b>> c"
     # A file with CR line endings is one "first line" to Emacs's search for -*- cookies.
     assert escape_line("plain text, -*- coding: latin-1 -*-") == f"plain text, -{ZWSP}*- coding: latin-1 -{ZWSP}*-"

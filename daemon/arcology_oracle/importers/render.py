@@ -32,11 +32,12 @@ line. A turn's further lines follow it verbatim, except:
   and a reader that counts paragraphs counts turns);
 * a line gets one leading comma, as Org escapes lines in blocks (:func:`escape_line`),
   when Org would read it as structure: a heading (``*`` at column 0), a keyword or block
-  line (``#+``), a drawer line (``:NAME:``), a horizontal rule (five dashes), a LaTeX
-  environment (``\\begin{``); when a dialogue reader would read it as a turn or a scene
-  marker: ``Name: `` (up to five words before the colon), a line starting with a
-  bracket and a digit (``[13:56] Name: ``, a timestamp alone); and when it starts with a
-  comma.
+  line (``#+``), a drawer line (``:NAME:``), a footnote definition (``[fn:1]`` at column
+  0, which Org reads on over the turns after it), a horizontal rule (five dashes), a
+  LaTeX environment (``\\begin{``); when a dialogue reader would read it as a turn or
+  a scene marker: ``Name: `` (up to five words before the colon), a line starting with
+  a bracket and a digit (``[13:56] Name: ``, a timestamp alone); and when it starts
+  with a comma.
 
 So a reader finds the turns as the lines matching :data:`SPEAKER_LINE`, and gets each
 turn's text back by dropping the first comma of every other line that starts with one
@@ -77,6 +78,7 @@ _NEEDS_COMMA = re.compile(
       | [ \t]*:[\w-]+:[ \t]*$     # a drawer's first line, or :END:
       | [ \t]*-{{5,}}[ \t]*$        # a horizontal rule
       | [ \t]*\\begin\{{          # a LaTeX environment
+      | \[fn:[-\w]+\]             # a footnote definition: it would hold the turns after it
       | [ \t]*\[\d                # a time: "[13:56] Name: text", or a timestamp alone
       | \w[\w.'’&@()-]*(?:[ \t]+[\w.'’&@()-]+){{0,4}}:[ \t]  # what would read as another turn
     )""",

@@ -248,10 +248,11 @@ def org_safe(text: str) -> str:
     code becomes ``#+begin_src`` blocks, and the model's own ``#+begin_src`` and
     ``#+begin_example`` blocks stay blocks (header arguments such as ``:tangle`` dropped,
     an unclosed block closed), with Org's comma escapes inside. Every other line is made
-    inert as captured text is (:func:`~.org_escape.escape_line`: a keyword, block or
-    drawer line gets a comma, ``Local Variables:`` and ``<<`` a zero-width space), and
+    inert as captured text is (:func:`~.org_escape.escape_line`: a keyword, block,
+    drawer or footnote definition line gets a comma, ``Local Variables:``, ``<<`` and a
+    labelled inline footnote a zero-width space), and
     control characters (NUL, form feed, ESC) become U+FFFD, so an answer cannot set the
-    file's tags, TODO keywords, mode, coding or targets."""
+    file's tags, TODO keywords, mode, coding, targets or footnotes."""
     out: list[str] = []
     end: re.Pattern[str] | None = None  # the line closing the block we are in
     end_line = ""

@@ -4,14 +4,19 @@ capture (:mod:`.capture`) and an answer (:mod:`.conversations`) share.
 Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
 
 * **Structure lines** (:func:`escape_line`): a line Org would read as a heading (``*`` at
-  the start), a keyword or block line (``#+...``, indented or not) or a drawer line
-  (``:NAME:`` alone, ``:END:``) gets a leading comma, Org's own escape
-  (``org-escape-code-in-string``); Org shows the comma and reads a paragraph line.
+  the start), a keyword or block line (``#+...``, indented or not), a drawer line
+  (``:NAME:`` alone, ``:END:``) or a footnote definition (``[fn:LABEL]`` at the start)
+  gets a leading comma, Org's own escape (``org-escape-code-in-string``); Org shows the
+  comma and reads a paragraph line.
 * **Inert words** (:func:`inert`, :func:`escape_line` too): a zero-width space (U+200B,
   the escape the Org manual gives for markup) goes into each ``Local Variables:`` (any
   letter case, anywhere in the line, as Emacs searches for it), so no text sets a file's
   mode, coding or variables; and between two ``<``, so no ``<<target>>`` or
-  ``<<<radio target>>>`` takes over the user's links. Nothing else changes.
+  ``<<<radio target>>>`` takes over the user's links; and after the ``[`` of each inline
+  footnote definition with a label (``[fn:LABEL:text]``). A footnote the user refers to
+  but has not defined yet would otherwise be defined by the daemon's text, which Org
+  then shows, exports and jumps to as the user's (anonymous ``[fn::text]`` and plain
+  references ``[fn:LABEL]`` define nothing and stay). Nothing else changes.
 * **Mode cookies** (:func:`inert` too): a zero-width space breaks each ``-*-``, so no
   text is read as a ``-*- mode/coding -*-`` cookie: on a file's first line, which a title
   in an empty file is, or anywhere in a file with CR line endings, whose "first line"
@@ -33,10 +38,12 @@ from ..errors import BadRequest
 
 ZWSP = "\u200b"
 # Lines Org would read as structure (see the module docstring).
-_UNSAFE_LINE_RE = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$)")
+_UNSAFE_LINE_RE = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[fn:[-\w]+\])")
 # Python's case folding matches every spelling Emacs's does (and a few more).
 _LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
 _TARGET_RE = re.compile(r"(?<=<)(?=<)")
+# Org's footnote labels are [-_[:word:]]+ (org-footnote-re); \w is as wide or wider.
+_INLINE_FOOTNOTE_RE = re.compile(r"(?<=\[)(?=fn:[-\w]+:)")
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
 # How far from a file's end Emacs looks for its Local Variables block (hack-local-variables).
@@ -47,10 +54,10 @@ _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\
 
 def inert(text: str, *, targets: bool = True) -> str:
     """``text`` with a zero-width space in each ``Local Variables:`` and each ``-*-`` and,
-    unless ``targets`` is false (a property value, where Org reads no target), between
-    two ``<``."""
+    unless ``targets`` is false (a property value, where Org reads neither targets nor
+    footnotes), between two ``<`` and in each labelled inline footnote definition."""
     text = _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text))
-    return _TARGET_RE.sub(ZWSP, text) if targets else text
+    return _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)) if targets else text
 
 
 def escape_line(line: str) -> str:
