@@ -38,7 +38,7 @@ from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
 from quality_lib import Corpus, Embeddings, scores, summarise
 
-CORPORA = REPO.parent.parent / "shared" / "corpora"
+CORPORA = REPO.parent / "shared" / "corpora"  # ../shared beside the checkout
 
 
 def source(name: str) -> Path:
