@@ -10,7 +10,9 @@ same relevant notes, same metrics) straight through the daemon's own synchronous
 seconds rather than minutes. CORPUS is a directory of ../shared/corpora or ``info``.
 The text queries' vectors are embedded once (through bench/st_ollama.py with its cache,
 started here unless ``--ollama``) and kept in ``bench/results/lab-vectors-CORPUS.npz``.
-Prints recall@10, MRR and the median time per query. ``ARCOLOGY_ORACLE_GRAPH_SIMILARITY=false``
+Prints recall@10, MRR and the median time per query; with ``--depths``, also where the
+linked notes stand in each task's list of 50 (the share of them in the first 10, 20, 30
+and 50: how much a better order of the same candidates could gain). ``ARCOLOGY_ORACLE_GRAPH_SIMILARITY=false``
 (or ``_GRAPH_WEIGHT``) in the environment measures without the graph signal (or another
 weight), as the daemon's own settings would. The HTTP harness remains the
 reference: confirm a change there.
@@ -36,9 +38,10 @@ from arcology_oracle.answers.retrieval import mean_vector
 from arcology_oracle.notes.records import sha256_hex
 from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
-from quality_lib import Corpus, Embeddings, scores, summarise
+from quality_lib import Corpus, Embeddings, dedupe, scores, summarise
 
 CORPORA = REPO.parent / "shared" / "corpora"  # ../shared beside the checkout
+DEPTHS = (10, 20, 30, 50)
 
 
 def source(name: str) -> Path:
@@ -152,12 +155,15 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
     as_note = not args.text_as_section
     rows: dict[str, list] = {t: [] for t in tasks}
     times: dict[str, list] = {t: [] for t in tasks}
+    places: dict[str, list[int]] = {t: [] for t in tasks}  # each linked note's place (1-based), 0 if not in the 50
 
     def timed(task, fn, relevant, own):
         started = time.perf_counter()
         results = fn()
         times[task].append((time.perf_counter() - started) * 1000)
         rows[task].append(scores([r.file for r in results], relevant, own))
+        ranking = [f for f in dedupe([r.file for r in results]) if f != own]
+        places[task] += [ranking.index(f) + 1 if f in ranking else 0 for f in relevant]
 
     try:
         for rel in notes:
@@ -185,6 +191,9 @@ async def run_corpus(name: str, run: str, tasks: set[str], args) -> dict:
         if task in tasks:
             s = summarise(rows[task])
             out[task] = {"recall@10": s["recall@10"], "mrr": s["mrr"], "p50_ms": round(float(np.median(times[task])), 1)}
+            if args.depths:
+                found = np.asarray(places[task])
+                out[task]["depths"] = {d: round(float(((found > 0) & (found <= d)).mean()), 3) for d in DEPTHS}
     return out
 
 
@@ -194,6 +203,10 @@ async def main_async(args) -> None:
         out = await run_corpus(name, args.run, args.tasks, args)
         cells = "  ".join(f"{t}: {v['recall@10']:.3f} {v['mrr']:.3f} ({v['p50_ms']} ms)" for t, v in out.items())
         print(f"{name:20s} {cells}  [{time.perf_counter() - started:.0f} s]", flush=True)
+        for task, v in out.items():
+            if "depths" in v:
+                shares = ", ".join(f"{share:.3f} in the first {d}" for d, share in v["depths"].items())
+                print(f"{'':20s} {task}: of the linked notes {shares}", flush=True)
 
 
 def main() -> None:
@@ -214,6 +227,7 @@ def main() -> None:
                    help="text queries embedded whole, as one text (as before POST /similar chunked them)")
     p.add_argument("--no-node", dest="node", action="store_false",
                    help="text queries without the node they come from (as before POST /similar took one)")
+    p.add_argument("--depths", action="store_true", help="also where the linked notes stand in the list of 50")
     p.add_argument("--old-text", dest="whole_text", action="store_false",
                    help="text queries as before issue 29 (without the whole-note re-ranking)")
     asyncio.run(main_async(p.parse_args()))
