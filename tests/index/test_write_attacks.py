@@ -329,6 +329,30 @@ async def test_4_forget_refuses_a_capture_the_user_wrote_into_or_refiled(tmp_pat
         daemon.stop()
 
 
+async def test_4_a_star_and_a_tab_typed_under_a_capture_is_text_to_forget_too(tmp_path, roam, fake_ollama, org):
+    # "*<TAB>..." is no heading for Org (nor for the reader): it is the user's text under
+    # the private capture. Cut there, the forget took only the heading and left the line
+    # to the heading above, a public one, where the index read it.
+    daily = roam / today_rel()
+    daily.write_text(user_daily().replace("* Diary :private:", "* Diary"))
+    daemon = await serve(tmp_path, roam, fake_ollama)
+    try:
+        status, body = await post(daemon, "/memorize", {"text": "Therapy notes.", "title": "Therapy", "tags": ["private"]})
+        assert status == 200, body
+        with open(daily, "a") as fh:
+            fh.write("*\tzorblax diagnosis details\n")
+        typed = daily.read_bytes()
+        reading = org.read(daily)
+        therapy = next(h for h in reading.headings if h.id == body["id"])
+        assert therapy.line in reading.private_lines() and reading.headings[-1] == therapy  # Org: the line is Therapy's
+        status, refused = await post(daemon, "/forget", {"id": body["id"]})
+        assert status == 409, refused
+        assert daily.read_bytes() == typed
+        assert await found_ids(daemon, "zorblax") == []
+    finally:
+        daemon.stop()
+
+
 # -- 5. an editor appending without a lock loses nothing ----------------------------------
 
 APPENDED_LINES = 2000

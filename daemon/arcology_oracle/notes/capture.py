@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 from ..errors import BadRequest
 from .org_escape import escape_line, inert, refuse_controls
-from .org_syntax import org_link, plain_title, split_heading_tags
+from .org_syntax import HEADING_LINE_RE, org_link, plain_title, split_heading_tags
 from .privacy import is_tag_char
 
 CAPTURED_BY = "CAPTURED_BY"
@@ -65,7 +65,6 @@ CAPTURED_BY_VALUE = "arcology-oracle"
 CAPTURE_HASH = "CAPTURE_HASH"
 TITLE_CHARS = 60
 _DOMAIN = b"arcology-oracle capture v1\x00"
-_HEADING_RE = re.compile(r"^(\*+)[ \t]")
 _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
 _PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
@@ -307,10 +306,10 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
 def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes, int], sub: list[bytes]) -> str:
     if matched_at:
         first_extra = start + min(matched_at.values()) + 1
-        if any(_HEADING_RE.match(line) for line in lines[first_extra - 1 : end]):
+        if any(HEADING_LINE_RE.match(line) for line in lines[first_extra - 1 : end]):
             return f"headings were added under it (from line {first_extra})"
         return f"text was added below it (lines {first_extra}-{end}) without a heading of its own"
-    if any(_HEADING_RE.match(line) for line in lines[start + 1 : end]):
+    if any(HEADING_LINE_RE.match(line) for line in lines[start + 1 : end]):
         return "it was edited and headings were added under it"
     if not lines[start].startswith("* "):
         return "it was moved under another heading (refiled)"
@@ -321,25 +320,29 @@ def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes
 
 def find_heading(lines: list[str], node_id: str) -> tuple[int, int] | None:
     """``(start, end)`` 0-based line indexes (end exclusive) of the subtree of the heading
-    whose property drawer holds ``:ID: node_id``, or None."""
+    whose property drawer holds ``:ID: node_id``, or None. Headings are Org's (and the
+    reader's, :data:`~.org_syntax.HEADING_LINE_RE`): stars and a space. A line of stars
+    and a tab is text, which the subtree holds (cut there, a forget took the heading
+    and left the line to the one above)."""
     start = None
     for i, line in enumerate(lines):
-        if _HEADING_RE.match(line):
+        if HEADING_LINE_RE.match(line):
             start = i
             continue
         if start is None or node_id not in line:
             continue
         prop = _PROPERTY_RE.match(line)
         if prop and prop[1].upper() == "ID" and prop[2] == node_id and _in_drawer(lines, start, i):
-            level = len(_HEADING_RE.match(lines[start])[1])
+            level = _stars(lines[start])
             end = start + 1
-            while end < len(lines):
-                m = _HEADING_RE.match(lines[end])
-                if m and len(m[1]) <= level:
-                    break
+            while end < len(lines) and not (HEADING_LINE_RE.match(lines[end]) and _stars(lines[end]) <= level):
                 end += 1
             return start, end
     return None
+
+
+def _stars(heading: str) -> int:
+    return len(heading) - len(heading.lstrip("*"))
 
 
 def _in_drawer(lines: list[str], heading: int, line: int) -> bool:
