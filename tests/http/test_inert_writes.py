@@ -6,6 +6,8 @@ character is a 400 that writes nothing."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.index.test_write_attacks import post
 from tests.index.test_write_refusals import daily_of
 from tests.notes.test_org_escape import HOSTILE_ANSWER, USER, USER_BLOCK, USER_READING, emacs_reading
@@ -68,10 +70,12 @@ async def test_converse_answer_sets_no_keyword_local_variable_or_target(daemon, 
     assert "\n,#+filetags: :private:\n,#+TODO: WAIT | FIN\n" in answer["org"]
 
 
-async def test_a_capture_never_pushes_the_users_local_variables_out_of_emacss_reach(daemon, roam_dir):
-    # Emacs reads a Local Variables block only in the last 3000 characters of a file.
+@pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+async def test_a_capture_never_pushes_the_users_local_variables_out_of_emacss_reach(daemon, roam_dir, eol):
+    # Emacs reads a Local Variables block only in the last 3000 characters of a file,
+    # whatever its line endings (a CRLF or CR file's block was not seen, and was pushed out).
     daily = daily_of(roam_dir)
-    daily.write_text(USER_BLOCK)
+    daily.write_bytes(USER_BLOCK.replace("\n", eol).encode())
     status, answer = await post(daemon, "/memorize", {"text": "a short note"})
     assert status == 200, answer
     before = daily.read_bytes()

@@ -193,11 +193,11 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str) -> None:
     block from Emacs (:func:`~arcology_oracle.notes.org_escape.hides_local_variables`)."""
     span = min(size, 4 * LOCAL_VARIABLES_REACH)  # at most 4 bytes a character
     tail = os.pread(fd, span, size - span).decode("utf-8", "replace")
-    added = len(payload.decode("utf-8", "replace"))
+    added = payload.decode("utf-8", "replace")
     if hides_local_variables(tail, added):
         raise Conflict(
             f"{rel} ends with a Local Variables block, which Emacs reads only in the last {LOCAL_VARIABLES_REACH} "
-            f"characters of a file: {added} more characters after it would hide it. Not written: capture into "
+            f"characters of a file: {len(added)} more characters after it would hide it. Not written: capture into "
             "another note, or move the block"
         )
 

@@ -87,13 +87,20 @@ def refuse_controls(**parts: str | None) -> None:
             )
 
 
-def hides_local_variables(tail: str, added: int) -> bool:
-    """Whether ``added`` more characters after a file ending in ``tail`` put the file's
-    ``Local Variables`` block beyond :data:`LOCAL_VARIABLES_REACH` characters from its
-    end, where Emacs no longer looks for it (the user's ``fill-column``, ``coding`` or mode
-    would silently stop applying). False when Emacs finds no block there now."""
-    tail = tail[-LOCAL_VARIABLES_REACH:]
+def hides_local_variables(tail: str, added: str) -> bool:
+    """Whether ``added`` after a file ending in ``tail`` puts the file's ``Local
+    Variables`` block beyond :data:`LOCAL_VARIABLES_REACH` characters from its end, where
+    Emacs no longer looks for it (the user's ``fill-column``, ``coding`` or mode would
+    silently stop applying). False when Emacs finds no block there now. Both are counted
+    as Emacs's buffer holds them: a CRLF or a lone CR line ending is one newline there."""
+    tail = _as_emacs_reads(tail)[-LOCAL_VARIABLES_REACH:]
     found = None
     for found in _LOCAL_VARIABLES_LINE.finditer(tail):
         pass
-    return found is not None and len(tail) - found.start() + added > LOCAL_VARIABLES_REACH
+    return found is not None and len(tail) - found.start() + len(_as_emacs_reads(added)) > LOCAL_VARIABLES_REACH
+
+
+def _as_emacs_reads(text: str) -> str:
+    """``text`` with each CRLF and each lone CR a line feed, as Emacs decodes a file's
+    line endings (a file mixing them aside: these counts only bound a search)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
