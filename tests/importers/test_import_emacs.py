@@ -4,11 +4,14 @@ escaped heading, keyword, drawer and block lines of the fixture stay paragraph t
 
 from __future__ import annotations
 
+import datetime
 import re
 from pathlib import Path
 
-from arcology_oracle.importers.render import turn_lines
+from arcology_oracle.importers.model import Conversation, Message
+from arcology_oracle.importers.render import render, turn_lines
 from tests.emacs_batch import emacs_env, run_emacs
+from tests.notes.test_org_escape import emacs_reading
 from tests.runners import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -90,3 +93,25 @@ async def test_a_footnote_line_in_a_turn_keeps_the_turns_after_it_out_of_a_footn
     assert code == 0, output
     got = [line for line in output.splitlines() if re.match(r"^(FOOTNOTE-DEFINITIONS|PARAGRAPH) ", line)]
     assert got == ["FOOTNOTE-DEFINITIONS 0", "PARAGRAPH Ana: the recipe", "PARAGRAPH Bo: thanks"]
+
+
+async def test_a_hostile_chat_sets_nothing_in_emacs_and_writes_no_control_character(tmp_path):
+    # An answer explaining file variables, with a NUL and an ESC in it, and a title with a
+    # radio target: written as they were, Emacs opened the note in fundamental-mode as
+    # latin-1 (or as binary, for the NUL), and "kiln" became a link everywhere in it.
+    answer = (
+        "Put this at the end of the file:\n# Local Variables:\n# fill-column: 40\n# coding: latin-1\n"
+        "# mode: fundamental\n# End:\nand -*- mode: text -*- works too, as does <<here>>[fn:x: a footnote].\x00\x1b$B"
+    )
+    chat = Conversation("chatgpt", "c-1", "Firing the <<<kiln>>> -*- coding: latin-1 -*-", [
+        Message("m-1", "user", "café au lait, then the kiln <<first>>", datetime.datetime(2024, 3, 5, 9, 0)),
+        Message("m-2", "assistant", answer, datetime.datetime(2024, 3, 5, 9, 1)),
+    ])  # fmt: skip
+    path = tmp_path / "chat.org"
+    path.write_text(render(chat).text)
+    assert b"\x00" not in path.read_bytes() and b"\x1b" not in path.read_bytes()
+    [reading] = emacs_reading(path)
+    assert (reading["mode"], reading["utf8"], reading["fill_column"]) == ("org-mode", True, 70), reading
+    assert (reading["targets"], reading["radio_links"], reading["footnotes"]) == ([], 0, []), reading
+    text = path.read_text()
+    assert "# fill-column: 40\n# coding: latin-1\n" in text and "works too" in text  # the words stay

@@ -37,12 +37,19 @@ line. A turn's further lines follow it verbatim, except:
   LaTeX environment (``\\begin{``); when a dialogue reader would read it as a turn or
   a scene marker: ``Name: `` (up to five words before the colon), a line starting with
   a bracket and a digit (``[13:56] Name: ``, a timestamp alone); and when it starts
-  with a comma.
+  with a comma;
+* every line, the first too, and the title are inert as a capture's text is
+  (:func:`~arcology_oracle.notes.org_escape.inert`): a zero-width space goes into each
+  ``Local Variables:`` and ``-*-`` (a chat explaining file variables set the note's mode
+  and coding in Emacs), between two ``<`` (no ``<<target>>`` takes the note's links) and
+  into each labelled inline footnote; control characters but tab and line breaks become
+  U+FFFD (a NUL made Emacs open the note as binary).
 
 So a reader finds the turns as the lines matching :data:`SPEAKER_LINE`, and gets each
 turn's text back by dropping the first comma of every other line that starts with one
-(a lone ``,`` becomes the blank line it stands for). Comment lines (``# text``) stay as
-they are: Org leaves them out of exports only.
+(a lone ``,`` becomes the blank line it stands for), and the zero-width spaces if it
+wants the text to the byte. Comment lines (``# text``) stay as they are: Org leaves
+them out of exports only.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ..notes.capture import inactive_timestamp
+from ..notes.org_escape import inert, without_controls
 from ..notes.org_syntax import split_heading_tags
 from ..notes.privacy import file_tags
 from .model import Conversation, Message
@@ -119,14 +127,17 @@ def speaker_name(raw: str | None) -> str:
 
 
 def escape_line(line: str) -> str:
-    """``line`` with one comma in front when Org (or a dialogue reader) would read it as
+    """``line`` made inert as a capture's text is (:func:`~arcology_oracle.notes.org_escape.inert`),
+    then with one comma in front when Org (or a dialogue reader) would read it as
     structure; see the module docstring."""
+    line = inert(line)
     return "," + line if _NEEDS_COMMA.match(line) else line
 
 
 def clean_title(title: str | None) -> str:
-    """One line of title that Org reads back the same (no trailing ``:tags:``)."""
-    text = _SPACES.sub(" ", title or "").strip() or "Untitled conversation"
+    """One line of title that Org reads back the same (no trailing ``:tags:``), inert as
+    a turn's lines are, without control characters."""
+    text = _SPACES.sub(" ", inert(without_controls(title or ""))).strip() or "Untitled conversation"
     if split_heading_tags(text)[1]:
         text = text[:-1] + ": -"
     return text
@@ -254,12 +265,12 @@ def begins_alike(old: str, new: str) -> bool:
 def turn_lines(speaker: str, text: str) -> list[str]:
     """A turn's lines: ``Name: first line``, then the other lines escaped; surrounding
     blank lines and trailing spaces dropped, a run of blank lines inside as one ``,``."""
-    raw = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    raw = [line.rstrip() for line in without_controls(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     while raw and not raw[0]:
         raw.pop(0)
     while raw and not raw[-1]:
         raw.pop()
-    out = [f"{speaker_name(speaker)}: {raw[0].lstrip() if raw else ''}"]
+    out = [f"{speaker_name(speaker)}: {inert(raw[0].lstrip()) if raw else ''}"]
     for line in raw[1:]:
         if line:
             out.append(escape_line(line))
