@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from arcology_oracle.answers.sources import Source, sources_plain_block
 from arcology_oracle.errors import BadRequest
 from arcology_oracle.notes.capture import make_capture, render_capture
 from arcology_oracle.notes.conversations import org_safe, render_answer
@@ -216,6 +217,17 @@ def test_keywords_targets_and_local_variables_in_an_answer_change_nothing(tmp_pa
         "#+begin_src python", f"print('<<noweb>>')  # Local{ZWSP} Variables:", ",#+end_src", "#+end_src",
         "#+begin_src sh", "echo hi", "#+end_src", "#+begin_example", ",#+filetags: :inside:", "#+end_example",
     ]  # fmt: skip
+
+
+def test_a_sources_title_with_targets_takes_no_link_of_the_user(tmp_path):
+    # A note's title is the user's text too, or an imported chat's: in the answer's
+    # sources list, its <<<quince>>> made every quince of the file a radio link.
+    source = Source(1, "n-1", "Notes on <<<quince>>> and <<Plans>>", "Notes on <<<quince>>> and <<Plans>>", "n.org", 1, 0.9)
+    heading = render_answer("Prune in late winter [1].", sources_plain_block([source]), level=2, model="m", when=NOW)
+    path = tmp_path / "d.org"
+    path.write_text(USER.replace("* Later\n", "* Talk\n** When to prune?\n" + heading + "* Later\n"))
+    assert emacs_reading(path) == [USER_READING]
+    assert f"Notes on <{ZWSP}<{ZWSP}<quince>>> and <{ZWSP}<Plans>>" in heading
 
 
 def test_control_characters_in_an_answer_are_never_written(tmp_path):

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..notes.org_escape import inert
+
 
 @dataclass(slots=True)
 class Source:
@@ -60,8 +62,11 @@ class Source:
 
 
 def org_link_label(text: str) -> str:
-    """``text`` made safe as an org link description (no brackets, one line)."""
-    return " ".join(text.replace("[", "(").replace("]", ")").split())
+    """``text`` made safe as an org link description (no brackets, one line) and inert
+    as captured text is (:func:`~arcology_oracle.notes.org_escape.inert`: a title's
+    ``<<<target>>>`` written in a sources list would take over the links of the file it
+    is written into)."""
+    return inert(" ".join(text.replace("[", "(").replace("]", ")").split()))
 
 
 def sources_org_block(sources: Sequence[Source], roam_dir: Path | None = None) -> str:
