@@ -397,10 +397,24 @@ where its link belongs."
 (defconst arcology-oracle--not-prose-regexp
   (concat "^[ \t]*$\\|^\\*+[ \t]\\|^[ \t]*:[[:alnum:]_-]+:[ \t]*$"
           "\\|^[ \t]*\\(?:SCHEDULED\\|DEADLINE\\|CLOSED\\):\\|^[ \t]*#\\+\\|^[ \t]*#\\(?:[ \t]\\|$\\)"
-          "\\|^[ \t]*|")
+          "\\|^[ \t]*|\\|^[ \t]*:\\(?:[ \t]\\|$\\)\\|^[ \t]*-\\{5,\\}[ \t]*$"
+          "\\|^[ \t]*\\\\\\(?:begin\\|end\\){")
   "A line that ends a paragraph, as the daemon reads paragraphs.
 A blank line, a heading, a drawer line, a planning line, a keyword
-or block line, a comment or a table row.")
+or block line, a comment, a table row, a fixed-width line, a
+horizontal rule or a LaTeX environment's first or last line.")
+
+(defun arcology-oracle--prose-at-p (pos)
+  "Return non-nil when the line at POS is prose, as the daemon's paragraphs are.
+A paragraph or a list, in no drawer, block or other container but
+list items: not an example block's or a drawer's line of the same
+text."
+  (save-excursion
+    (goto-char pos)
+    (let ((element (org-element-at-point)))
+      (and (memq (org-element-type element) '(paragraph plain-list item))
+           (seq-every-p (lambda (up) (memq (org-element-type up) '(item plain-list section headline org-data)))
+                        (org-element-lineage element))))))
 
 (defun arcology-oracle--stale-suggestion ()
   "Signal that a suggestion's paragraph is no longer in the note."
@@ -415,7 +429,9 @@ The lines are the file's when the daemon read it; when the text has
 moved since, the paragraph's first line is searched for instead.
 From that line the paragraph runs, in the buffer as it is now, to
 its last line of prose: unsaved lines added to it or taken from it
-count.  The whole buffer is searched, narrowed or not."
+count.  The whole buffer is searched, narrowed or not, and of the
+lines of prose that read as the first, the nearest to where it was
+is taken."
   (save-excursion
     (save-restriction
       (widen)
@@ -423,10 +439,17 @@ count.  The whole buffer is searched, narrowed or not."
         (goto-char (point-min))
         (forward-line (1- (alist-get 'start_line paragraph)))
         (unless (looking-at-p (regexp-quote first))
-          (goto-char (point-min))
-          (unless (re-search-forward (concat "^" (regexp-quote first)) nil t)
-            (arcology-oracle--stale-suggestion))
-          (beginning-of-line))
+          ;; Moved by unsaved edits: the line of prose that reads the same nearest
+          ;; to where it was, never one in a block, a drawer or another element.
+          (let ((was (point)) best)
+            (goto-char (point-min))
+            (while (re-search-forward (concat "^" (regexp-quote first)) nil t)
+              (let ((here (line-beginning-position)))
+                (when (and (arcology-oracle--prose-at-p here)
+                           (or (null best) (< (abs (- here was)) (abs (- best was)))))
+                  (setq best here))))
+            (unless best (arcology-oracle--stale-suggestion))
+            (goto-char best)))
         (let ((last (point)))
           (while (and (zerop (forward-line 1))
                       (not (eobp))

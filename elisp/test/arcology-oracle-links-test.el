@@ -330,6 +330,38 @@ Return the note's buffer once the suggestions have arrived."
         (should (string-match-p "refused\\|connect\\|unreachable\\|down" (buffer-string))))
       (kill-buffer arcology-oracle-links-buffer-name))))
 
+(defun arcology-oracle-links-test--place (text paragraph)
+  "Where a link for PARAGRAPH (the daemon's alist) goes in an org buffer of TEXT.
+As (LINE . COLUMN), or the error's message."
+  (with-temp-buffer
+    (insert text)
+    (org-mode)
+    (condition-case err
+        (let ((pos (arcology-oracle--paragraph-position paragraph)))
+          (goto-char pos)
+          (cons (line-number-at-pos) (current-column)))
+      (error (error-message-string err)))))
+
+(ert-deftest arcology-oracle-links-test-a-paragraph-ends-before-latex-fixed-width-and-rules ()
+  "The link goes after the prose, never into or after what follows it without a blank line.
+A link after `\\end{equation}', in `: ' lines or after a rule turned them into text."
+  (dolist (after '("\\begin{equation}\nQ = m c\n\\end{equation}\n" ": $ kiln-log\n" "-----\n"))
+    (should (equal (arcology-oracle-links-test--place
+                    (concat "* Glazes\nGlazes melt at the peak:\n" after "More.\n")
+                    '((start_line . 2) (end_line . 2) (text . "Glazes melt at the peak:")))
+                   (cons 2 (length "Glazes melt at the peak:"))))))
+
+(ert-deftest arcology-oracle-links-test-a-moved-paragraph-is-found-in-prose-near-it ()
+  "Unsaved lines moved the paragraph: the same first line in an example block, a drawer
+or far away is not it; the nearest line of prose that reads the same is."
+  (let ((text (concat "* Template\n#+begin_example\nFiring log:\n- cone:\n#+end_example\n"
+                      ":NOTES:\nFiring log:\n:END:\n"
+                      "An unsaved line.\n* Today's firing\nFiring log:\n- cone 6, kiln firing schedule\n"
+                      "* Much later\nFiring log:\n")))
+    (should (equal (arcology-oracle-links-test--place
+                    text '((start_line . 10) (end_line . 11) (text . "Firing log:\n- cone 6, kiln firing schedule")))
+                   (cons 12 (length "- cone 6, kiln firing schedule"))))))
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here

@@ -2,9 +2,12 @@
 
 A paragraph is a run of non-blank lines of prose (list items included) with its 1-based
 inclusive line range. Heading lines, property and other drawers, planning lines,
-``#+KEYWORD:`` lines, comments, table rows and whole blocks (``#+begin_src`` ... ``#+end_src``, quotes
-and examples alike) are not paragraphs and end the one before them: a link written inside
-a src block or a drawer would not be a link.
+``#+KEYWORD:`` lines, comments, table rows, fixed-width lines (``: text``), horizontal
+rules (five dashes), whole blocks (``#+begin_src`` ... ``#+end_src``, quotes and examples
+alike) and whole LaTeX environments (``\\begin{equation}`` ... ``\\end{equation}``) are not
+paragraphs and end the one before them: a link written inside a src block, a drawer or
+fixed-width lines would not be a link, and one written after ``\\end{...}`` or a rule
+would make it text again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,11 @@ _BLOCK_BEGIN = re.compile(r"^\s*#\+begin_(\S+)", re.IGNORECASE)
 _KEYWORD = re.compile(r"^\s*#\+\S*:")
 _COMMENT = re.compile(r"^\s*#(\s|$)")
 _TABLE = re.compile(r"^\s*\|")
+_FIXED_WIDTH = re.compile(r"^\s*:(\s|$)")
+_RULE = re.compile(r"^\s*-{5,}\s*$")
+# Org's latex-environment: from a line starting \begin{NAME} to the line \end{NAME}.
+_LATEX_BEGIN = re.compile(r"^\s*\\begin\{([A-Za-z0-9*]+)\}")
+_NOT_PROSE = (_HEADING, _PLANNING, _KEYWORD, _COMMENT, _TABLE, _FIXED_WIDTH, _RULE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +57,13 @@ def paragraphs(lines: Sequence[str], start_line: int, end_line: int) -> list[Par
     while n <= last:
         line = lines[n - 1]
         block = _BLOCK_BEGIN.match(line)
-        if block:
+        latex = None if block else _LATEX_BEGIN.match(line)
+        if block or latex:
             close()
-            end = re.compile(rf"^\s*#\+end_{re.escape(block[1])}\s*$", re.IGNORECASE)
+            if block:
+                end = re.compile(rf"^\s*#\+end_{re.escape(block[1])}\s*$", re.IGNORECASE)
+            else:
+                end = re.compile(rf"^\s*\\end\{{{re.escape(latex[1])}\}}\s*$")
             closing = next((i for i in range(n + 1, last + 1) if end.match(lines[i - 1])), None)
             n = (closing or n) + 1
             continue
@@ -61,7 +73,7 @@ def paragraphs(lines: Sequence[str], start_line: int, end_line: int) -> list[Par
                 close()
                 n = closing + 1
                 continue
-        if not line.strip() or _HEADING.match(line) or _PLANNING.match(line) or _KEYWORD.match(line) or _COMMENT.match(line) or _TABLE.match(line):
+        if not line.strip() or any(rule.match(line) for rule in _NOT_PROSE):
             close()
         else:
             run.append(n)

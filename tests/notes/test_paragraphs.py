@@ -1,0 +1,70 @@
+"""Where a suggested link may go (notes/paragraphs.py): a link written at the end of each
+paragraph it finds is a link for Org, and every other element of the heading stays what
+it was. Read back with batch Emacs's Org."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from arcology_oracle.notes.paragraphs import paragraphs
+from tests.emacs_batch import emacs, emacs_env
+
+LINK = "[[id:0a0b][Kiln firing schedule]]"
+HEADING = "\n".join([
+    "* Glazes",
+    "Glazes melt when the kiln reaches the peak of the schedule:",
+    r"\begin{equation}",
+    r"Q = m c \Delta T",
+    r"\end{equation}",
+    "The cone tells the heat work done.",
+    ": $ kiln-log --last",
+    ": peak 1222",
+    "Cones bend at their rating.",
+    "-----",
+    "Next firing on Saturday.",
+    r"\begin{itemize}",
+    "unclosed: this stays prose, as Org reads it",
+    "#+begin_example",
+    "Firing log:",
+    "#+end_example",
+])  # fmt: skip
+
+ELEMENTS = r"""
+(progn
+  (require 'org)
+  (require 'org-id)
+  (with-temp-buffer
+    (insert-file-contents (getenv "ORG_FILE"))
+    (org-mode)
+    (let ((tree (org-element-parse-buffer)))
+      (message "ELEMENTS %s"
+               (mapconcat #'symbol-name
+                          (org-element-map tree '(latex-environment fixed-width horizontal-rule example-block)
+                            #'org-element-type)
+                          " "))
+      (message "LINKS %d" (length (org-element-map tree 'link
+                                    (lambda (l) (and (equal (org-element-property :type l) "id") l))))))))
+"""
+
+
+def org_elements(path) -> tuple[str, int]:
+    run = subprocess.run([emacs(), "-Q", "--batch", "--eval", ELEMENTS], env=emacs_env(path.parent, ORG_FILE=str(path)),
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    elements = re.search(r"^ELEMENTS (.*)$", run.stderr, re.M)
+    links = re.search(r"^LINKS (\d+)$", run.stderr, re.M)
+    assert elements and links, run.stderr
+    return elements[1], int(links[1])
+
+
+def test_a_link_at_each_paragraphs_end_is_a_link_and_breaks_no_element(tmp_path):
+    lines = HEADING.split("\n")
+    found = paragraphs(lines, 1, len(lines))
+    assert [(p.start_line, p.end_line) for p in found] == [(2, 2), (6, 6), (9, 9), (11, 11), (13, 13)]
+    path = tmp_path / "kiln.org"
+    path.write_text(HEADING + "\n")
+    assert org_elements(path) == ("latex-environment fixed-width horizontal-rule example-block", 0)
+    for p in found:
+        lines[p.end_line - 1] += " " + LINK
+    path.write_text("\n".join(lines) + "\n")
+    assert org_elements(path) == ("latex-environment fixed-width horizontal-rule example-block", len(found))
