@@ -160,12 +160,20 @@ The new heading's link goes on the kill ring, to be pasted anywhere."
      #'ignore))
   (when callback (funcall callback answer)))
 
-(defun arcology-oracle--memorize-failed (text message)
-  "Put TEXT, which the daemon did not take, on the kill ring; show MESSAGE."
+(defun arcology-oracle--memorize-failed (text message &optional req)
+  "Put TEXT, which the daemon did not confirm, on the kill ring; show MESSAGE.
+REQ is the request, when one was made.  One that reached the daemon
+and got no answer, or none but a success cut short, may still be
+remembered when the daemon catches up: the message says to look
+before sending TEXT again, not that nothing was remembered."
   (kill-new text)
-  (arcology-oracle--report
-   (format "%s: nothing was remembered, your text is on the kill ring (%s pastes it)"
-           message (substitute-command-keys "\\[yank]"))))
+  (let ((status (and req (arcology-oracle--http-status req)))
+        (yank (substitute-command-keys "\\[yank]")))
+    (arcology-oracle--report
+     (if (and req (arcology-oracle--http-connected req) (or (null status) (<= 200 status 299)))
+         (format "%s: the daemon has the text and may still remember it, so look in today's daily note before sending it again (it is on the kill ring: %s pastes it)"
+                 message yank)
+       (format "%s: nothing was remembered, your text is on the kill ring (%s pastes it)" message yank)))))
 
 ;;;###autoload
 (defun arcology-oracle-memorize (text &optional title tags callback source)
@@ -195,12 +203,13 @@ goes on the kill ring instead, so nothing typed is lost."
         (dailies (arcology-oracle--dailies-directory)))
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir)
-       (arcology-oracle--json
-        "POST" "/memorize"
-        :json (arcology-oracle--memory-payload text title tags source
-                                               (arcology-oracle--dailies-dir dailies roam-dir))
-        :callback (lambda (answer) (arcology-oracle--memorized answer callback))
-        :errback (lambda (message) (arcology-oracle--memorize-failed text message))))
+       (let (req)  ; the errback always runs later, when `req' is set
+         (setq req (arcology-oracle--json
+                    "POST" "/memorize"
+                    :json (arcology-oracle--memory-payload text title tags source
+                                                           (arcology-oracle--dailies-dir dailies roam-dir))
+                    :callback (lambda (answer) (arcology-oracle--memorized answer callback))
+                    :errback (lambda (message) (arcology-oracle--memorize-failed text message req))))))
      (lambda (message) (arcology-oracle--memorize-failed text message)))))
 
 ;;;###autoload

@@ -422,6 +422,32 @@ waits, as one to a host that drops packets does."
             (should (= 1 (cl-count-if (lambda (m) (string-match-p "no answer" m)) messages)))))
       (delete-process server))))
 
+(ert-deftest arcology-oracle-review-test-memorize-unanswered-may-still-be-remembered ()
+  "A capture sent to a daemon that then stays silent is not said to be lost.
+The daemon may write it when it catches up; a message saying nothing
+was remembered made the user send it again, and the note held it twice."
+  (let* ((server (make-network-process :name "silent" :server t :host "127.0.0.1" :service t
+                                       :filter #'ignore :sentinel #'ignore))
+         (roam (make-temp-file "arcology-oracle-roam" t)))
+    (unwind-protect
+        (let ((arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
+              (arcology-oracle-token "x")
+              (arcology-oracle-roam-directory roam)
+              (arcology-oracle--last-report nil)
+              (arcology-oracle-timeout 1)
+              (kill-ring nil))
+          (arcology-oracle-test--capturing-messages messages
+            (arcology-oracle-memorize "Pizza needs 65% hydration")
+            (arcology-oracle-test--wait
+             (lambda () (cl-find-if (lambda (m) (string-match-p "no answer from the daemon" m)) messages))
+             10 "the failure")
+            (let ((said (cl-find-if (lambda (m) (string-match-p "no answer from the daemon" m)) messages)))
+              (should (string-match-p "may still remember it, so look in today's daily note before sending it again" said))
+              (should-not (string-match-p "nothing was remembered" said)))
+            (should (equal (current-kill 0) "Pizza needs 65% hydration"))))
+      (delete-process server)
+      (delete-directory roam t))))
+
 ;;;; The similar notes: mouse-1, titles
 
 (ert-deftest arcology-oracle-review-test-similar-mouse-1-and-cookies ()
