@@ -29,8 +29,10 @@
 
 ;;; Code:
 
+(require 'cl-lib)
 (require 'seq)
 (require 'subr-x)
+(require 'url-util)
 (require 'org)
 (require 'arcology-oracle-http)
 
@@ -498,21 +500,33 @@ the left one on an entry, as on a link (see
   "Return the source cited on the `- [N] ...' line at point, or nil.
 An answer the daemon writes into a conversation lists its sources as
 plain text (so a cited note gains no org-roam backlink) and keeps
-them, in citation order, in its `SOURCES' property: an ID, or
-`file:REL::LINE' for a heading without one.  The result is a source
-as `arcology-oracle--visit' takes it."
-  (when (derived-mode-p 'org-mode)
-    (save-excursion
-      (beginning-of-line)
-      (when (looking-at "[ \t]*- \\[\\([0-9]+\\)\\] ")
-        (let* ((n (string-to-number (match-string 1)))
-               (cited (split-string (or (org-entry-get nil "SOURCES") "")))
-               (item (and (> n 0) (nth (1- n) cited))))
-          (cond ((null item) nil)
-                ((string-match "\\`file:\\(.+\\)::\\([0-9]+\\)\\'" item)
-                 `((file . ,(match-string 1 item))
-                   (line . ,(string-to-number (match-string 2 item)))))
-                (t `((heading_id . ,item) (node_id . ,item)))))))))
+them, in citation order, in its `SOURCES' property: `ID::REL::LINE'
+for a heading of a node (opened at that heading, and before org-roam
+knows the ID), `file:REL::LINE' for a heading without one, or, in
+answers written before, a bare ID.  REL is percent-encoded.  In the
+answers buffers a `- [N]' line holds its source as a link.  The
+result is a source as `arcology-oracle--visit' takes it."
+  (save-excursion
+    (beginning-of-line)
+    (when (looking-at "[ \t]*- \\[\\([0-9]+\\)\\] ")
+      (let ((n (string-to-number (match-string 1))))
+        (or (let ((pos (text-property-not-all (point) (line-end-position) 'arcology-oracle-source nil)))
+              (and pos (get-text-property pos 'arcology-oracle-source)))
+            (when (and (> n 0) (derived-mode-p 'org-mode))
+              (arcology-oracle--cited-target
+               (nth (1- n) (split-string (or (org-entry-get nil "SOURCES") ""))))))))))
+
+(defun arcology-oracle--cited-target (target)
+  "Return TARGET, one word of a `SOURCES' property, as a source; nil for nil."
+  (cl-flet ((unhex (rel) (decode-coding-string (url-unhex-string rel) 'utf-8)))
+    (cond ((null target) nil)
+          ((string-match "\\`file:\\(.+\\)::\\([0-9]+\\)\\'" target)
+           (let ((rel (match-string 1 target)) (line (match-string 2 target)))
+             `((file . ,(unhex rel)) (line . ,(string-to-number line)))))
+          ((string-match "\\`\\(.+?\\)::\\(.+\\)::\\([0-9]+\\)\\'" target)
+           (let ((id (match-string 1 target)) (rel (match-string 2 target)) (line (match-string 3 target)))
+             `((node_id . ,id) (file . ,(unhex rel)) (line . ,(string-to-number line)))))
+          (t `((heading_id . ,target) (node_id . ,target))))))
 
 (defun arcology-oracle--open-cited-source ()
   "Visit the source cited on the line at point; non-nil when there was one.

@@ -437,6 +437,38 @@ MODE is `arcology-oracle-insert-link-at'."
     (should (equal (file-name-nondirectory buffer-file-name) "bread-hydration.org"))
     (should (looking-at-p "\\* High hydration doughs"))))
 
+(ert-deftest arcology-oracle-firstday-test-cited-heading-opens-before-org-roam-knows-it ()
+  "A source written as `ID::REL::LINE' opens at its heading, though org-roam knows no such ID.
+With only the node's ID, a source opened at the top of its note, and
+one org-roam had not synced yet did not open at all."
+  (let ((arcology-oracle-roam-directory (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+        (conversation (generate-new-buffer "conversation.org")))
+    (push conversation arcology-oracle-test--buffers)
+    (should (equal (arcology-oracle--cited-target "n-1::my%20notes/d%C3%ADa%201.org::7")
+                   '((node_id . "n-1") (file . "my notes/día 1.org") (line . 7))))
+    (with-current-buffer conversation
+      (insert "* Chat :conversation:\n** Me\nHow?\n** Oracle\n:PROPERTIES:\n:ROLE:     oracle\n"
+              ":SOURCES:  dddddddd-0000-4000-8000-00000000dead::sourdough-baking.org::29\n:END:\n"
+              "Feed it [1].\n\nSources:\n- [1] Sourdough Baking: Reviving a sluggish starter\n")
+      (org-mode)
+      (goto-char (point-max))
+      (forward-line -1)
+      (switch-to-buffer conversation)
+      (arcology-oracle-visit-cited-source))
+    (set-buffer (window-buffer))
+    (goto-char (window-point))
+    (push (current-buffer) arcology-oracle-test--buffers)
+    (should (equal (file-name-nondirectory buffer-file-name) "sourdough-baking.org"))
+    (should (looking-at-p "\\*\\* Reviving a sluggish starter"))))
+
+(ert-deftest arcology-oracle-firstday-test-a-sources-line-of-the-answers-buffer-is-a-cited-source ()
+  "`arcology-oracle-visit-cited-source' takes the link on an answers buffer's `- [N]' line."
+  (with-temp-buffer
+    (insert "** Sources\n- [1] " (propertize "[[id:x][Baker's percentages]]" 'arcology-oracle-source '((node_id . "x"))) "\n")
+    (org-mode)
+    (forward-line -1)
+    (should (equal (arcology-oracle--cited-source-at-point) '((node_id . "x"))))))
+
 (ert-deftest arcology-oracle-firstday-test-answers-say-when-and-summaries-stay ()
   "An answer says its time and model; summaries stay, newest first, the cached one marked."
   (arcology-oracle-test--with-daemon

@@ -611,9 +611,9 @@
         (save-excursion
           (should-not (org-get-next-sibling)))
         (should (equal (org-entry-get nil "ROLE") "oracle"))
-        ;; Sources are IDs in a property and a readable list, not links: a cited note
-        ;; gains no org-roam backlink.
-        (should (string-match-p "\\`[-0-9a-f]+\\( [-0-9a-f]+\\)*\\'"
+        ;; Sources are IDs (with where the heading cited is) in a property and a
+        ;; readable list, not links: a cited note gains no org-roam backlink.
+        (should (string-match-p "\\`[-0-9a-f]+::[^ ]+::[0-9]+\\( [-0-9a-f]+::[^ ]+::[0-9]+\\)*\\'"
                                 (org-entry-get nil "SOURCES")))
         (let ((answer (buffer-substring-no-properties
                        (point) (save-excursion (org-end-of-subtree t t) (point)))))

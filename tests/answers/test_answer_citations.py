@@ -45,9 +45,15 @@ def answer(*, links: bool) -> str:
 
 def test_the_sources_are_a_property_of_ids_and_a_plain_list():
     text = answer(links=False)
-    assert f":SOURCES:  {CITED} file:loose.org::1\n" in text
+    assert f":SOURCES:  {CITED}::cited.org::6 file:loose.org::1\n" in text
     assert "Sources:\n- [1] Starter care: Reviving it\n- [2] Loose file\n" in text
     assert "[[" not in text and "id:" not in text.split(":END:")[1]
+
+
+def test_a_source_file_with_spaces_stays_one_target():
+    spaced = [Source(n=1, node_id=CITED, title="T", heading="H", file="my notes/día 1.org", line=6, score=0.5),
+              Source(n=2, node_id=None, title="L", heading="L", file="a b.org", line=2, score=0.5)]  # fmt: skip
+    assert source_targets(spaced) == f"{CITED}::my%20notes/d%C3%ADa%201.org::6 file:a%20b.org::2"
 
 
 def test_the_daemon_counts_no_citation_as_a_link():

@@ -158,8 +158,9 @@ async def test_converse_answers_one_level_below_the_root(oracle, index, fake_oll
     # Its sources: their IDs in a :SOURCES: property (indexed nodes, in order) and a
     # plain list, no id: link (org-roam would list a backlink on every cited note).
     assert not re.search(r"\[\[id:", heading)
-    ids = orgparse.loads(heading).children[0].properties["SOURCES"].split()
-    assert ids == [s.node_id or f"file:{s.file}::{s.line}" for s in result.sources]
+    targets = orgparse.loads(heading).children[0].properties["SOURCES"].split()
+    assert targets == [f"{s.node_id}::{s.file}::{s.line}" if s.node_id else f"file:{s.file}::{s.line}" for s in result.sources]
+    ids = [t.split("::")[0] for t in targets]
     for node in ids:
         assert node.startswith("file:") or await index.node(node)
     assert IDS["starter"] in ids

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 from ..notes.org_escape import inert
 
@@ -82,10 +83,15 @@ def sources_plain_block(sources: Sequence[Source]) -> str:
 
 
 def source_targets(sources: Sequence[Source]) -> str:
-    """The sources' targets in order, space-separated: each node's bare ID (no ``id:``:
-    org-roam collects links even in property drawers, never a bare ID), or
-    ``file:REL::LINE`` for a note without one. The ``:SOURCES:`` property's value."""
-    return " ".join(s.node_id if s.node_id else f"file:{s.file}::{s.line}" for s in sources)
+    """The sources' targets in order, space-separated, the ``:SOURCES:`` property's value:
+    ``ID::REL::LINE`` for a heading of a node (its node's bare ID, never ``id:``:
+    org-roam collects links even in property drawers, never a bare ID; then where the
+    heading cited is, so that it opens there, and before org-roam knows the ID), or
+    ``file:REL::LINE`` for a note without one. REL is percent-encoded (a space would
+    split the list). Older answers hold bare IDs; Emacs reads all three."""
+    return " ".join(
+        f"{s.node_id}::{quote(s.file)}::{s.line}" if s.node_id else f"file:{quote(s.file)}::{s.line}" for s in sources
+    )
 
 
 def sources_markdown_block(sources: Sequence[Source]) -> str:
