@@ -228,12 +228,16 @@ async def test_converse_returns_heading_with_working_links(client, fake_ollama):
     # Cited in a property and a readable list, not as links: no org-roam backlinks.
     cited = re.search(r"^:SOURCES: +(.+)$", heading, re.M)[1].split()
     assert "[[id:" not in heading and "\nSources:\n- [1] " in heading
+    # Each an ID with where its heading is (ID::REL::LINE), or file:REL::LINE.
+    cited_nodes = [c.split("::")[0] for c in cited if not c.startswith("file:")]
     for node in links:
-        assert any(node == c or c.startswith("file:") for c in cited), (node, cited)
+        assert node in cited_nodes or any(c.startswith("file:") for c in cited), (node, cited)
         assert (await client.get(f"/nodes/{node}")).status == 200
-    for c in cited:
-        if not c.startswith("file:"):
-            assert (await client.get(f"/nodes/{c}")).status == 200
+    for source, c in zip(data["sources"], cited):
+        assert c == (f"{source['node_id']}::{source['file']}::{source['line']}" if source["node_id"]
+                     else f"file:{source['file']}::{source['line']}")  # fmt: skip
+    for node in cited_nodes:
+        assert (await client.get(f"/nodes/{node}")).status == 200
 
 
 async def test_privacy_over_http(client, fake_ollama):
