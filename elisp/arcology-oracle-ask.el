@@ -503,6 +503,12 @@ thinks gets nothing: the answer goes to the kill ring."
 (defvar arcology-oracle--search-generation 0
   "Counter of searches; only the latest one prompts.")
 
+(defvar arcology-oracle--search-waiting nil
+  "(QUERY . RESULTS) of the last search that arrived while the user went on.
+`arcology-oracle-search-results' offers them.")
+
+(declare-function arcology-oracle--similar-post-command-h "arcology-oracle-similar" ())
+
 (defun arcology-oracle--search-candidates (results)
   "Return an alist of (CANDIDATE . RESULT) for the search RESULTS.
 A candidate is the result's outline path, its note's title first,
@@ -545,19 +551,37 @@ marked as such; a snippet that only repeats the heading is left out."
                                    (annotation-function . ,annotate))
                       (complete-with-action action candidates string pred))))
            (choice (completing-read (format "Notes for %s: " query) table nil t)))
-      (arcology-oracle--visit (cdr (assoc choice candidates))))))
+      (arcology-oracle--visit (cdr (assoc choice candidates)))
+      ;; Visited from a timer, not a command: nothing else tells the similar notes
+      ;; window that point is at another heading now.
+      (when (fboundp 'arcology-oracle--similar-post-command-h)
+        (arcology-oracle--similar-post-command-h)))))
+
+;;;###autoload
+(defun arcology-oracle-search-results ()
+  "Choose among the results of the last search that arrived while you went on.
+A search offers its results as soon as the daemon answers; when you
+typed or ran another command meanwhile, they wait for this command
+instead of taking over what you were typing."
+  (interactive)
+  (pcase-let ((`(,query . ,results) arcology-oracle--search-waiting))
+    (unless query (arcology-oracle--user-error "No search results are waiting"))
+    (arcology-oracle--search-choose query results)))
 
 ;;;###autoload
 (defun arcology-oracle-search (query)
   "Search the notes for QUERY and visit the result chosen.
 The results are offered with `completing-read' (so vertico,
 consult or icomplete show them if enabled) as soon as the daemon
-answers; Emacs does not wait meanwhile."
+answers; Emacs does not wait meanwhile.  When you typed or ran a
+command before they came, they wait for
+`arcology-oracle-search-results' instead."
   (interactive (list (read-string "Search notes: " nil 'arcology-oracle--search-history)))
   (when (string-blank-p query) (arcology-oracle--user-error "Empty query"))
   (arcology-oracle--http-cancel arcology-oracle--search-request)
   (message "arcology-oracle: searching…")
-  (let ((generation (cl-incf arcology-oracle--search-generation)))
+  (let ((generation (cl-incf arcology-oracle--search-generation))
+        (keys num-input-keys))
     ;; The roam directory is needed to visit results by file and line.
     (arcology-oracle--with-roam-dir
      (lambda (_roam-dir)
@@ -570,9 +594,14 @@ answers; Emacs does not wait meanwhile."
                 (lambda (answer)
                   (setq arcology-oracle--search-request nil)
                   (let ((results (alist-get 'results answer)))
-                    (if (active-minibuffer-window)
-                        (message "arcology-oracle: %d results for %S arrived while the minibuffer was busy"
-                                 (length results) query)
+                    (if (or (active-minibuffer-window) (/= num-input-keys keys))
+                        ;; The user went on (typing, another command): a prompt now
+                        ;; would take their next keys.
+                        (progn
+                          (setq arcology-oracle--search-waiting (cons query results))
+                          (message "arcology-oracle: %d results for %S are ready: %s shows them"
+                                   (length results) query
+                                   (substitute-command-keys "\\[arcology-oracle-search-results]")))
                       ;; Out of the process sentinel, so that the prompt can be quit.
                       (run-at-time 0 nil (lambda ()
                                            (arcology-oracle--guard

@@ -81,6 +81,7 @@
 (declare-function arcology-oracle-discard "arcology-oracle-ask" ())
 (declare-function arcology-oracle-visit-cited-source "arcology-oracle-notes" ())
 (declare-function arcology-oracle-search "arcology-oracle-ask" (query))
+(declare-function arcology-oracle-search-results "arcology-oracle-ask" ())
 (declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())
 (declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
 (declare-function arcology-oracle-memorize "arcology-oracle-memory"
@@ -255,6 +256,7 @@ For example 8000 (roughly 2000 tokens)."
     (define-key map (kbd "o") #'arcology-oracle-visit-cited-source)
     (define-key map (kbd "d") #'arcology-oracle-discard)
     (define-key map (kbd "f") #'arcology-oracle-search)
+    (define-key map (kbd "F") #'arcology-oracle-search-results)
     (define-key map (kbd "l") #'arcology-oracle-suggest-links)
     (define-key map (kbd "L") #'arcology-oracle-link-rejections)
     (define-key map (kbd "M") #'arcology-oracle-memorize)

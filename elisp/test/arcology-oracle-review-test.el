@@ -448,6 +448,32 @@ was remembered made the user send it again, and the note held it twice."
       (delete-process server)
       (delete-directory roam t))))
 
+(ert-deftest arcology-oracle-review-test-search-results-wait-when-the-user-went-on ()
+  "Results that come after the user typed on wait for `arcology-oracle-search-results'.
+A prompt opened from the answer's timer took the next keys typed in
+the note.  Chosen later, the result is visited and the similar notes
+window is told that point moved."
+  (let ((arcology-oracle-roam-directory temporary-file-directory)
+        (arcology-oracle--search-waiting nil)
+        (arcology-oracle--last-report nil)
+        answer prompted visited refreshed)
+    (cl-letf (((symbol-function 'arcology-oracle--json)
+               (cl-function (lambda (_method _path &key callback &allow-other-keys) (setq answer callback) nil)))
+              ((symbol-function 'completing-read) (lambda (&rest _) (setq prompted t) "Levain"))
+              ((symbol-function 'arcology-oracle--visit) (lambda (result) (setq visited result)))
+              ((symbol-function 'arcology-oracle--similar-post-command-h) (lambda () (setq refreshed t))))
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-search "levain")
+        (setq num-input-keys (1+ num-input-keys))  ; a key typed in the note meanwhile
+        (funcall answer '((results . [((title . "Levain") (heading . "Levain") (olp . []) (file . "l.org") (line . 1))])))
+        (arcology-oracle-test--settled 1)
+        (should-not prompted)
+        (should (cl-find-if (lambda (m) (string-match-p "1 results for \"levain\" are ready" m)) messages))
+        (arcology-oracle-search-results)
+        (should prompted)
+        (should (equal (alist-get 'file visited) "l.org"))
+        (should refreshed)))))
+
 ;;;; The similar notes: mouse-1, titles
 
 (ert-deftest arcology-oracle-review-test-similar-mouse-1-and-cookies ()
