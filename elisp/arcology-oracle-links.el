@@ -81,7 +81,16 @@ heading when the body has no paragraph."
 
 (defun arcology-oracle--insert-link-here (link &optional own-line)
   "Insert LINK at point as one undo step, a space apart from a word before it.
-OWN-LINE non-nil puts it on a line of its own instead."
+OWN-LINE non-nil puts it on a line of its own instead.  A paragraph
+that already links to LINK's target is refused: a second link there
+says nothing more."
+  (unless own-line
+    (when-let* ((target (and (string-match "\\`\\[\\[\\([^]]+\\)\\]" link) (match-string 1 link)))
+                (element (org-element-at-point))
+                (begin (or (org-element-property :contents-begin element) (org-element-property :begin element)))
+                (end (or (org-element-property :contents-end element) (org-element-property :end element))))
+      (when (save-excursion (goto-char begin) (search-forward (concat "[[" target "]") end t))
+        (arcology-oracle--user-error "That paragraph already links to it"))))
   (undo-boundary)
   (let ((change (prepare-change-group)))
     (unwind-protect
@@ -175,7 +184,7 @@ is the note itself."
     (when (member target (arcology-oracle--enclosing-ids))
       (arcology-oracle--user-error "That is the note you are in: no link to itself"))
     (arcology-oracle--insert-link-here link own-line)
-    (format "%s, line %d" where (line-number-at-pos))))
+    (format "%s, line %d" where (line-number-at-pos nil t))))  ; the file's, as the lists say
 
 (defun arcology-oracle--result-at-point ()
   "Return the note listed at point, or signal a user error."
@@ -507,7 +516,7 @@ link to the note itself."
           (when (derived-mode-p 'org-mode) (org-show-context))
           (arcology-oracle--insert-link-here link own-line)
           (when window (set-window-point window (point)))
-          (setq line (line-number-at-pos)))))
+          (setq line (line-number-at-pos nil t)))))  ; the file's, narrowed or not
     (arcology-oracle--links-remove list-buffer target)
     (message "Inserted %s into %s, line %d" link (buffer-name source) line)))
 

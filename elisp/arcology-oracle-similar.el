@@ -51,6 +51,7 @@
 (declare-function magit-section-ident "ext:magit-section" (section))
 (declare-function magit-section-match-assoc "ext:magit-section" (section alist))
 (defvar org-roam-mode-map)
+(defvar magit-section-show-child-count)
 (declare-function arcology-oracle-insert-link "arcology-oracle-links" ())
 (declare-function arcology-oracle-copy-link "arcology-oracle-links" ())
 
@@ -574,24 +575,30 @@ BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
     (when (and (boundp 'org-roam-mode-map) (not (keymap-parent map)))
       (set-keymap-parent map org-roam-mode-map))
     (arcology-oracle--with-magit (results waiting map source backlinks)
-      (magit-insert-section (arcology-oracle-similar)
-        (magit-insert-heading "Similar notes:")
-        (cond
-         (waiting (insert (propertize "  Looking for similar notes…\n" 'face 'shadow)))
-         ((stringp results) (arcology-oracle--insert-message results "  "))
-         ((null results) (insert (propertize "  No similar notes.\n" 'face 'shadow)))
-         (t
-          (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff results)))
-            (if above
-                (dolist (result above) (arcology-oracle--insert-section-entry result map source backlinks))
-              (insert (propertize "  No note is similar enough.\n" 'face 'shadow)))
-            (when below
-              (magit-insert-section (arcology-oracle-similar-tail nil t)
-                (magit-insert-heading
-                  (propertize (format "  — %d more below relevance (TAB shows them) —" (length below))
-                              'font-lock-face 'shadow))
-                (dolist (result below) (arcology-oracle--insert-section-entry result map source backlinks)))))))
-        (insert "\n")))))
+      (let* ((listed (and (not waiting) (consp results)))
+             (split (and listed (arcology-oracle--split-cutoff results)))
+             ;; The count is of the notes shown: magit's own counted the fold of
+             ;; those below the cut as one more.
+             (magit-section-show-child-count nil))
+        (magit-insert-section (arcology-oracle-similar)
+          (magit-insert-heading
+            (if listed (format "Similar notes (%d)" (length (car split))) "Similar notes:"))
+          (cond
+           (waiting (insert (propertize "  Looking for similar notes…\n" 'face 'shadow)))
+           ((stringp results) (arcology-oracle--insert-message results "  "))
+           ((null results) (insert (propertize "  No similar notes.\n" 'face 'shadow)))
+           (t
+            (pcase-let ((`(,above . ,below) split))
+              (if above
+                  (dolist (result above) (arcology-oracle--insert-section-entry result map source backlinks))
+                (insert (propertize "  No note is similar enough.\n" 'face 'shadow)))
+              (when below
+                (magit-insert-section (arcology-oracle-similar-tail nil t)
+                  (magit-insert-heading
+                    (propertize (format "  — %d more below relevance (TAB shows them) —" (length below))
+                                'font-lock-face 'shadow))
+                  (dolist (result below) (arcology-oracle--insert-section-entry result map source backlinks)))))))
+          (insert "\n"))))))
 
 (defun arcology-oracle--insert-section-entry (result map source backlinks)
   "Insert RESULT as an entry of the org-roam section, with keymap MAP.

@@ -262,7 +262,13 @@ Return the note's buffer once the suggestions have arrived."
                                          (point)))
         (setq bounds (cons (point-min) (point-max))))
       (arcology-oracle-links-test--select suggestion)
-      (call-interactively (key-binding (kbd "i")))
+      (arcology-oracle-test--capturing-messages messages
+        (call-interactively (key-binding (kbd "i")))
+        ;; The file's line, as the list gives it, not the narrowed part's.
+        (should (cl-find-if (lambda (m) (string-match-p
+                                         (format ", line %d\\'" (alist-get 'end_line (alist-get 'paragraph suggestion)))
+                                         m))
+                            messages)))
       (with-current-buffer source
         (should (equal (point-min) (car bounds)))
         (should (buffer-narrowed-p))
@@ -361,6 +367,21 @@ or far away is not it; the nearest line of prose that reads the same is."
     (should (equal (arcology-oracle-links-test--place
                     text '((start_line . 10) (end_line . 11) (text . "Firing log:\n- cone 6, kiln firing schedule")))
                    (cons 12 (length "- cone 6, kiln firing schedule"))))))
+
+(ert-deftest arcology-oracle-links-test-no-second-link-to-the-same-note-in-a-paragraph ()
+  "A paragraph that links to a note already gets no second link to it; another note's goes in."
+  (with-temp-buffer
+    (insert "* Bulk fermentation\nIt depends on [[id:8d13][hydration]] and time.\n\nNext paragraph.\n")
+    (org-mode)
+    (goto-char (point-min))
+    (search-forward "and time.")
+    (let ((before (buffer-string)))
+      (should (string-match-p "already links to it"
+                              (cadr (should-error (arcology-oracle--insert-link-here "[[id:8d13][Baker's percentages]]")
+                                                  :type 'user-error))))
+      (should (equal (buffer-string) before)))
+    (arcology-oracle--insert-link-here "[[id:ffee][Starter]]")
+    (should (search-backward "and time. [[id:ffee][Starter]]" nil t))))
 
 (provide 'arcology-oracle-links-test)
 

@@ -474,6 +474,25 @@ window is told that point moved."
         (should (equal (alist-get 'file visited) "l.org"))
         (should refreshed)))))
 
+(ert-deftest arcology-oracle-review-test-section-counts-the-notes-shown ()
+  "The org-roam section's heading counts the notes shown, not the fold below the cut."
+  (require 'magit-section)
+  (with-temp-buffer
+    (let ((inhibit-read-only t)
+          (results (append (mapcar (lambda (n) `((node_id . ,(format "a%d" n)) (title . ,(format "Above %d" n))
+                                                 (score . 0.8) (below_cutoff . :false)))
+                                   '(1 2))
+                           (mapcar (lambda (n) `((node_id . ,(format "b%d" n)) (title . ,(format "Below %d" n))
+                                                 (score . 0.1) (below_cutoff . t)))
+                                   '(1 2 3)))))
+      (magit-section-mode)
+      (let ((inhibit-read-only t))
+        (magit-insert-section (root)
+          (arcology-oracle--insert-section results nil nil nil)))
+      (goto-char (point-min))
+      (should (looking-at-p "Similar notes (2)$"))
+      (should (search-forward "3 more below relevance" nil t)))))
+
 ;;;; The similar notes: mouse-1, titles
 
 (ert-deftest arcology-oracle-review-test-similar-mouse-1-and-cookies ()
