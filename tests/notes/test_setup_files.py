@@ -87,8 +87,47 @@ async def test_a_buffer_from_such_a_note_is_not_used_by_ask(vault, make_settings
     assert resp.status == 200
     await resp.read()
     assert fake_ollama.state.chats and "setupsecretmarmot" not in str(fake_ollama.state.chats)
-    # Text alone (no file) has no directory to read a setup file from: judged by itself.
+    # Text alone has no directory of its own: its setup files are read at the top of the
+    # notes, where a new note is made; without the notes directory, not at all.
+    assert strip_private(NOTES["journal.org"], root=vault) == ""
     assert "setupsecretmarmot" in strip_private(NOTES["journal.org"])
+
+
+async def test_text_sent_unsaved_reads_its_setup_files(vault, make_settings, fake_ollama, make_client):
+    # A new note from a template naming a private setup file, not saved yet (no file);
+    # and a saved public note whose unsaved buffer now names one. Read without setup
+    # files, /ask and /converse sent such text to the model, and POST /similar embedded it.
+    client = await make_client(make_settings(roam_dir=vault, ollama_host=fake_ollama.url))
+    (vault / "talk.org").write_text("#+title: Talk\n* Plans\nnothing yet\n")
+    unsaved = "#+SETUPFILE: private.setup\n#+title: Talk\n* Plans\nsetuptapirsecret words\n** Me\nsetuptapirquestion?\n"
+    for route, body in (
+        ("/ask", {"question": "what is this?", "buffer": NOTES["journal.org"]}),
+        ("/ask", {"question": "what is this?", "buffer": unsaved, "file": "talk.org", "line": 3}),
+        ("/converse", {"org": unsaved, "file": "talk.org", "line": 3}),
+        ("/similar", {"text": NOTES["journal.org"]}),
+        ("/similar", {"text": unsaved, "file": "talk.org", "line": 3}),
+    ):
+        fake_ollama.state.clear_records()
+        resp = await client.post(route, json=body)
+        await resp.read()
+        sent = str(fake_ollama.state.chats) + " ".join(fake_ollama.state.embedded_texts)
+        assert not any(word in sent for word in ("setupsecretmarmot", "setuptapirsecret", "setuptapirquestion")), (route, body)
+
+
+async def test_a_place_judged_private_follows_its_setup_file(vault, make_settings, fake_ollama, make_client):
+    # Emacs sends the heading at point with its file and line; whether that place is
+    # private is remembered while the note is unchanged, but a setup file made private
+    # changes it with no change to the note.
+    client = await make_client(make_settings(roam_dir=vault, ollama_host=fake_ollama.url))
+    body = {"question": "what is this?", "buffer": "* Beds\nsetupvisiblebadger words\n", "file": "garden.org", "line": 4}
+    resp = await client.post("/ask", json=body)
+    await resp.read()
+    assert "setupvisiblebadger" in str(fake_ollama.state.chats)
+    (vault / "plain.setup").write_text("#+filetags: :garden:private:\n")
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json=body)
+    await resp.read()
+    assert fake_ollama.state.chats and "setupvisiblebadger" not in str(fake_ollama.state.chats)
 
 
 def shared_setup_vault(tmp_path):

@@ -125,7 +125,7 @@ class Oracle:
                 raise BadRequest(f"{file} is private at line {line or 1} (private or crypt tags, ROAM_EXCLUDE,"
                                  " exclude_globs) and there is no question")  # fmt: skip
         if buffer:
-            buffer = strip_private(buffer, self.settings.private_tags)
+            buffer = strip_private(buffer, self.settings.private_tags, root=self.settings.roam_dir, path=file)
             if not buffer.strip() and not question:
                 raise BadRequest("the buffer is private (private or crypt tags, ROAM_EXCLUDE, PGP) and there is no question")
         point = None if private_place else await self._point(file, line)
@@ -315,7 +315,8 @@ class Oracle:
         if await is_private_place(self.index, file, line):
             raise BadRequest(f"the conversation is private: {file} at line {line or 1} is in a private part of the notes"
                              " (private or crypt tags, ROAM_EXCLUDE, exclude_globs)")  # fmt: skip
-        conversation = conversations.parse_conversation(strip_private(org, self.settings.private_tags), marker=marker)
+        kept = strip_private(org, self.settings.private_tags, root=self.settings.roam_dir, path=file)
+        conversation = conversations.parse_conversation(kept, marker=marker)
         # The last message is the question; what came before (a follow-up's "it")
         # steers retrieval as a buffer does.
         history = conversation.history[-BUFFER_QUERY_CHARS:] or None

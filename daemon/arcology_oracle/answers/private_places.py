@@ -17,6 +17,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..config import Settings
+from ..notes import setup_files
 from ..notes.cleaning import private_lines
 from ..notes.disk import read_regular_file
 from ..notes.files import is_excluded, resolve_inside
@@ -55,27 +56,31 @@ def _saved_line_is_private(settings: Settings, path: str, line: int) -> bool:
 
 def _private_lines(settings: Settings, file: Path, path: str) -> tuple[bool, ...]:
     """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``,
-    remembered while it is the same file (device, inode, size, times): Emacs asks again
-    at every move to another heading of an unsaved buffer, and reading a large note costs
-    about 120 ms a megabyte."""
+    remembered while it is the same file (device, inode, size, times) and its setup
+    files are as they were read (a private tag added to one makes the note private with
+    no change to the note): Emacs asks again at every move to another heading of an
+    unsaved buffer, and reading a large note costs about 120 ms a megabyte."""
     try:
         st = os.stat(file)
     except OSError:
         return ()
     key = (str(file), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, settings.private_tags)
     with _lock:
-        if key in _remembered:
+        remembered = _remembered.get(key)
+        if remembered is not None:
             _remembered.move_to_end(key)
-            return _remembered[key]
+    if remembered is not None and not setup_files.any_changed(remembered[1]):
+        return remembered[0]
     data = read_regular_file(file)
-    flags = () if data is None else private_lines(data, settings.private_tags, root=settings.roam_dir, path=path)
+    found = ((), ()) if data is None else private_lines(data, settings.private_tags, root=settings.roam_dir, path=path)
     with _lock:
-        _remembered[key] = flags
+        _remembered[key] = found
         while len(_remembered) > REMEMBERED_FILES:
             _remembered.popitem(last=False)
-    return flags
+    return found[0]
 
 
 REMEMBERED_FILES = 32
-_remembered: OrderedDict[tuple, tuple[bool, ...]] = OrderedDict()
+# key -> (each line private or not, the setup files read to say so)
+_remembered: OrderedDict[tuple, tuple[tuple[bool, ...], tuple]] = OrderedDict()
 _lock = threading.Lock()

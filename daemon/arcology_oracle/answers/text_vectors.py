@@ -107,7 +107,9 @@ def _read_and_stored(
 def read_text(store: Store, settings: Settings, text: str, path: str | None, line: int | None) -> Reading:
     """``text`` read as the index would read it (see :class:`Reading`; at most
     ``MAX_CHUNKS`` chunks)."""
-    parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags), log_problems=False)
+    # Its setup files too, where the saved file's are (or, unsaved, at the top of the notes).
+    parsed = read_org_bytes(text.encode("utf-8", "replace"), path or "", frozenset(settings.private_tags),
+                            log_problems=False, root=settings.roam_dir)  # fmt: skip
     saved = file = None
     if not is_whole_note(text):
         parsed, saved, file = _in_saved_outline(store, parsed, path, line)

@@ -107,15 +107,16 @@ def read_org_bytes(
     Each problem is logged with the path unless ``log_problems`` is false (a worker
     process: its parent calls :func:`report_problems`). ``root``: the roam directory,
     for the setup files ``#+SETUPFILE`` names relative to the file (:mod:`.setup_files`),
-    whose file tags count as the file's own; without it (text a client sends) they are
-    not read.
+    whose file tags count as the file's own; for a text of no file (``path`` empty: a
+    client's unsaved text), relative to ``root`` itself, where a new note is made.
+    Without ``root`` they are not read.
     """
     problems: list[str] = []
     stem = _file_stem(path)
     try:
         text = decode_org_bytes(data, problems)
         lines = split_lines(text)
-        setup_dir = (root / path).parent if root is not None else None
+        setup_dir = None if root is None else (root / path).parent if path else root
         parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems, setup_dir)
         if parsed.headings:
             parsed.responses = response_lines(lines, parsed.headings[0].properties)
