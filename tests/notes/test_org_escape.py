@@ -17,7 +17,7 @@ from arcology_oracle.answers.sources import Source, sources_plain_block
 from arcology_oracle.errors import BadRequest
 from arcology_oracle.notes.capture import make_capture, render_capture
 from arcology_oracle.notes.conversations import org_safe, render_answer
-from arcology_oracle.notes.org_escape import ZWSP, escape_line
+from arcology_oracle.notes.org_escape import LOCAL_VARIABLES_REACH, ZWSP, escape_line, hides_local_variables
 from tests.emacs_batch import emacs, emacs_env
 
 NOW = datetime.datetime(2026, 3, 14, 9, 26)
@@ -238,6 +238,21 @@ def test_control_characters_in_an_answer_are_never_written(tmp_path):
     path.write_text(USER.replace("* Later\n", "* Talk\n** What next?\n" + render_answer(
         "A NUL \x00 here", "- [1] A note", level=2, model="m", when=NOW) + "* Later\n"))  # fmt: skip
     assert emacs_reading(path) == [USER_READING]
+
+
+def test_the_reach_of_emacs_s_local_variables_search_is_counted_in_its_characters():
+    # Emacs reads a file with any lone LF as LF: a CRLF there is two characters (the CR
+    # shows as ^M). Counted as one, a capture could push the block out of reach.
+    block = "# Local Variables:\n# fill-column: 42\n# End:\n"
+    tail = "x\n" + block + "filler\r\n" * 40
+    from_block = len(tail) - tail.index("Local Variables:")  # the characters of an LF buffer
+    assert hides_local_variables(tail, "y" * (LOCAL_VARIABLES_REACH - from_block + 1), "\n")
+    assert not hides_local_variables(tail, "y" * (LOCAL_VARIABLES_REACH - from_block), "\n")
+    # In a CRLF file each CRLF is one newline; in a CR file each CR.
+    for eol in ("\r\n", "\r"):
+        other = ("x\n" + block + "filler\n" * 40).replace("\n", eol)
+        assert hides_local_variables(other, "y" * (LOCAL_VARIABLES_REACH - from_block + 41), eol)
+        assert not hides_local_variables(other, "y" * (LOCAL_VARIABLES_REACH - from_block + 40), eol)
 
 
 def test_escape_line_is_the_one_rule():

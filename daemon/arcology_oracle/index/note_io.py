@@ -161,7 +161,7 @@ def _append(
             gap = state.eol if separator else b""
             payload = build(state.eol, lead or gap, real_rel)
             size = os.fstat(fd).st_size
-            _keep_local_variables(fd, size, payload, rel)
+            _keep_local_variables(fd, size, payload, rel, state.eol)
             try:
                 write_all(fd, payload)
                 end = os.lseek(fd, 0, os.SEEK_CUR)
@@ -188,13 +188,13 @@ def _append(
         os.close(fd)
 
 
-def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str) -> None:
+def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str, eol: bytes) -> None:
     """Conflict when ``payload`` appended to the file would hide its ``Local Variables``
     block from Emacs (:func:`~arcology_oracle.notes.org_escape.hides_local_variables`)."""
     span = min(size, 4 * LOCAL_VARIABLES_REACH)  # at most 4 bytes a character
     tail = os.pread(fd, span, size - span).decode("utf-8", "replace")
     added = payload.decode("utf-8", "replace")
-    if hides_local_variables(tail, added):
+    if hides_local_variables(tail, added, eol.decode()):
         raise Conflict(
             f"{rel} ends with a Local Variables block, which Emacs reads only in the last {LOCAL_VARIABLES_REACH} "
             f"characters of a file: {len(added)} more characters after it would hide it. Not written: capture into "

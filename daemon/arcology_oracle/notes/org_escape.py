@@ -48,7 +48,8 @@ _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
 # How far from a file's end Emacs looks for its Local Variables block (hack-local-variables).
 LOCAL_VARIABLES_REACH = 3000
-_LOCAL_VARIABLES_LINE = re.compile(r"local variables:[ \t]*$", re.IGNORECASE | re.MULTILINE)
+# ("\r": the end of a CRLF line in a file Emacs reads as LF, where it is a character.)
+_LOCAL_VARIABLES_LINE = re.compile(r"local variables:[ \t\r]*$", re.IGNORECASE | re.MULTILINE)
 _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\x1b": "ESC"}
 
 
@@ -87,20 +88,21 @@ def refuse_controls(**parts: str | None) -> None:
             )
 
 
-def hides_local_variables(tail: str, added: str) -> bool:
+def hides_local_variables(tail: str, added: str, eol: str = "\n") -> bool:
     """Whether ``added`` after a file ending in ``tail`` puts the file's ``Local
     Variables`` block beyond :data:`LOCAL_VARIABLES_REACH` characters from its end, where
     Emacs no longer looks for it (the user's ``fill-column``, ``coding`` or mode would
     silently stop applying). False when Emacs finds no block there now. Both are counted
-    as Emacs's buffer holds them: a CRLF or a lone CR line ending is one newline there."""
-    tail = _as_emacs_reads(tail)[-LOCAL_VARIABLES_REACH:]
+    as Emacs's buffer holds them for the file's line ending ``eol`` (``capture.file_eol``):
+    in a CRLF or CR file each of those is one newline; in an LF file a CR is a character
+    of its own, whatever follows it."""
+    tail = _as_emacs_reads(tail, eol)[-LOCAL_VARIABLES_REACH:]
     found = None
     for found in _LOCAL_VARIABLES_LINE.finditer(tail):
         pass
-    return found is not None and len(tail) - found.start() + len(_as_emacs_reads(added)) > LOCAL_VARIABLES_REACH
+    return found is not None and len(tail) - found.start() + len(_as_emacs_reads(added, eol)) > LOCAL_VARIABLES_REACH
 
 
-def _as_emacs_reads(text: str) -> str:
-    """``text`` with each CRLF and each lone CR a line feed, as Emacs decodes a file's
-    line endings (a file mixing them aside: these counts only bound a search)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+def _as_emacs_reads(text: str, eol: str) -> str:
+    """``text`` with each ``eol`` a line feed, as Emacs decodes a file of that line ending."""
+    return text if eol == "\n" else text.replace(eol, "\n")
