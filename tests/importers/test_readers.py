@@ -176,12 +176,12 @@ def test_rendered_file_is_the_documented_format():
 def test_escaped_lines_never_read_as_structure_or_turns():
     text = (
         "first\n* h\n** h2\n*bold*\n#+title: x\n  #+begin_quote\n:LOGBOOK:\n  :END:\n-----\n\\begin{equation}\n"
-        "Bo: hi\nDr. Ada Quill:\tyes\n[13:56] Bo: hi\n[2024-03-05 Tue]\n,x\n\n\n\n[fn:1] a footnote\nlast  "
+        "Bo: hi\nDr. Ada Quill:\tyes\n[13:56] Bo: hi\n[2024-03-05 Tue]\n,x\n\n\n\n[fn:1] a footnote\n[fn:it's] another\nlast  "
     )
     lines = turn_lines("Ana", text)
     assert lines == [
         "Ana: first", ",* h", ",** h2", "*bold*", ",#+title: x", ",  #+begin_quote", ",:LOGBOOK:", ",  :END:", ",-----",
-        ",\\begin{equation}", ",Bo: hi", ",Dr. Ada Quill:\tyes", ",[13:56] Bo: hi", ",[2024-03-05 Tue]", ",,x", ",", ",[fn:1] a footnote",
+        ",\\begin{equation}", ",Bo: hi", ",Dr. Ada Quill:\tyes", ",[13:56] Bo: hi", ",[2024-03-05 Tue]", ",,x", ",", ",[fn:1] a footnote", ",[fn:it's] another",
         "last",
     ]  # fmt: skip
     assert [SPEAKER_LINE.match(line) is not None for line in lines] == [True] + [False] * (len(lines) - 1)

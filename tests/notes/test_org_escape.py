@@ -261,6 +261,9 @@ def test_escape_line_is_the_one_rule():
     assert escape_line("[fn:1] a definition") == ",[fn:1] a definition"
     assert escape_line(" [fn:1] indented: a reference") == " [fn:1] indented: a reference"
     assert escape_line("a[fn:x-1:inline] b[fn:1] c[fn::anonymous]") == f"a[{ZWSP}fn:x-1:inline] b[fn:1] c[fn::anonymous]"
+    # Org's labels take more than \w in an org buffer: ', %, $, combining marks.
+    assert escape_line("[fn:it's] a definition") == ",[fn:it's] a definition"
+    assert escape_line("see [fn:50%:inline] and [fn:e\u0301t\u00e9:x]") == f"see [{ZWSP}fn:50%:inline] and [{ZWSP}fn:e\u0301t\u00e9:x]"
     assert escape_line("a <<b>> c") == f"a <{ZWSP}<b>> c"
     # A file with CR line endings is one "first line" to Emacs's search for -*- cookies.
     assert escape_line("plain text, -*- coding: latin-1 -*-") == f"plain text, -{ZWSP}*- coding: latin-1 -{ZWSP}*-"

@@ -37,13 +37,15 @@ import re
 from ..errors import BadRequest
 
 ZWSP = "\u200b"
+# A footnote label: Org's is [-_[:word:]]+ (org-footnote-re), and in an org buffer
+# [:word:] takes in ', %, $, combining marks and more: anything but what ends a label.
+_FOOTNOTE_LABEL = r"[^\]\[:\s]+"
 # Lines Org would read as structure (see the module docstring).
-_UNSAFE_LINE_RE = re.compile(r"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[fn:[-\w]+\])")
+_UNSAFE_LINE_RE = re.compile(rf"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[fn:{_FOOTNOTE_LABEL}\])")
 # Python's case folding matches every spelling Emacs's does (and a few more).
 _LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
 _TARGET_RE = re.compile(r"(?<=<)(?=<)")
-# Org's footnote labels are [-_[:word:]]+ (org-footnote-re); \w is as wide or wider.
-_INLINE_FOOTNOTE_RE = re.compile(r"(?<=\[)(?=fn:[-\w]+:)")
+_INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=fn:{_FOOTNOTE_LABEL}:)")
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
 # How far from a file's end Emacs looks for its Local Variables block (hack-local-variables).
