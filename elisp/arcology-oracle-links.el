@@ -406,12 +406,12 @@ where its link belongs."
 (defconst arcology-oracle--not-prose-regexp
   (concat "^[ \t]*$\\|^\\*+[ \t]\\|^[ \t]*:[[:alnum:]_-]+:[ \t]*$"
           "\\|^[ \t]*\\(?:SCHEDULED\\|DEADLINE\\|CLOSED\\):\\|^[ \t]*#\\+\\|^[ \t]*#\\(?:[ \t]\\|$\\)"
-          "\\|^[ \t]*|\\|^[ \t]*:\\(?:[ \t]\\|$\\)\\|^[ \t]*-\\{5,\\}[ \t]*$"
-          "\\|^[ \t]*\\\\\\(?:begin\\|end\\){")
+          "\\|^[ \t]*|\\|^[ \t]*:\\(?: \\|$\\)\\|^[ \t]*-\\{5,\\}[ \t]*$")
   "A line that ends a paragraph, as the daemon reads paragraphs.
 A blank line, a heading, a drawer line, a planning line, a keyword
-or block line, a comment, a table row, a fixed-width line, a
-horizontal rule or a LaTeX environment's first or last line.")
+or block line, a comment, a table row, a fixed-width line or a
+horizontal rule.  A LaTeX environment ends one too, when Org reads
+it as one: see `arcology-oracle--paragraph-position'.")
 
 (defun arcology-oracle--prose-at-p (pos)
   "Return non-nil when the line at POS is prose, as the daemon's paragraphs are.
@@ -462,7 +462,10 @@ is taken."
         (let ((last (point)))
           (while (and (zerop (forward-line 1))
                       (not (eobp))
-                      (not (looking-at-p arcology-oracle--not-prose-regexp)))
+                      (not (looking-at-p arcology-oracle--not-prose-regexp))
+                      ;; An environment only when it ends: else Org reads the line as prose.
+                      (not (and (looking-at-p "[ \t]*\\\\begin{")
+                                (eq (org-element-type (org-element-at-point)) 'latex-environment))))
             (setq last (point)))
           (goto-char last))
         (end-of-line)

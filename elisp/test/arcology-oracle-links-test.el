@@ -338,14 +338,14 @@ Return the note's buffer once the suggestions have arrived."
 
 (defun arcology-oracle-links-test--place (text paragraph)
   "Where a link for PARAGRAPH (the daemon's alist) goes in an org buffer of TEXT.
-As (LINE . COLUMN), or the error's message."
+As (LINE . CHARACTERS BEFORE IT ON THE LINE), or the error's message."
   (with-temp-buffer
     (insert text)
     (org-mode)
     (condition-case err
         (let ((pos (arcology-oracle--paragraph-position paragraph)))
           (goto-char pos)
-          (cons (line-number-at-pos) (current-column)))
+          (cons (line-number-at-pos) (- (point) (line-beginning-position))))
       (error (error-message-string err)))))
 
 (ert-deftest arcology-oracle-links-test-a-paragraph-ends-before-latex-fixed-width-and-rules ()
@@ -355,7 +355,12 @@ A link after `\\end{equation}', in `: ' lines or after a rule turned them into t
     (should (equal (arcology-oracle-links-test--place
                     (concat "* Glazes\nGlazes melt at the peak:\n" after "More.\n")
                     '((start_line . 2) (end_line . 2) (text . "Glazes melt at the peak:")))
-                   (cons 2 (length "Glazes melt at the peak:"))))))
+                   (cons 2 (length "Glazes melt at the peak:")))))
+  ;; What Org reads as prose runs on: a \\begin that never ends, a colon and a tab.
+  (should (equal (arcology-oracle-links-test--place
+                  "* Glazes\nGlazes melt at the peak:\n\\begin{itemize}\n:\tstill prose\n\nMore.\n"
+                  '((start_line . 2) (end_line . 4) (text . "Glazes melt at the peak:\n\\begin{itemize}\n:\tstill prose")))
+                 (cons 4 (length ":\tstill prose")))))
 
 (ert-deftest arcology-oracle-links-test-a-moved-paragraph-is-found-in-prose-near-it ()
   "Unsaved lines moved the paragraph: the same first line in an example block, a drawer

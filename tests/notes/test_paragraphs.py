@@ -24,7 +24,8 @@ HEADING = "\n".join([
     "-----",
     "Next firing on Saturday.",
     r"\begin{itemize}",
-    "unclosed: this stays prose, as Org reads it",
+    "unclosed: this stays prose, as Org reads it,",
+    ":\tas does a colon and a tab",
     "#+begin_example",
     "Firing log:",
     "#+end_example",
@@ -44,27 +45,36 @@ ELEMENTS = r"""
                             #'org-element-type)
                           " "))
       (message "LINKS %d" (length (org-element-map tree 'link
-                                    (lambda (l) (and (equal (org-element-property :type l) "id") l))))))))
+                                    (lambda (l) (and (equal (org-element-property :type l) "id") l)))))
+      (message "PARAGRAPHS %s"
+               (mapconcat (lambda (p) (format "%d-%d" (line-number-at-pos (org-element-property :contents-begin p))
+                                              (line-number-at-pos (1- (org-element-property :contents-end p)))))
+                          (org-element-map tree 'paragraph #'identity nil nil 'example-block)
+                          " ")))))
 """
 
 
-def org_elements(path) -> tuple[str, int]:
+def org_elements(path) -> tuple[str, int, str]:
+    """Org's reading of ``path``: the elements that are no prose, the ID links, and each
+    paragraph's lines (``start-end``)."""
     run = subprocess.run([emacs(), "-Q", "--batch", "--eval", ELEMENTS], env=emacs_env(path.parent, ORG_FILE=str(path)),
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     elements = re.search(r"^ELEMENTS (.*)$", run.stderr, re.M)
     links = re.search(r"^LINKS (\d+)$", run.stderr, re.M)
-    assert elements and links, run.stderr
-    return elements[1], int(links[1])
+    paragraphs = re.search(r"^PARAGRAPHS (.*)$", run.stderr, re.M)
+    assert elements and links and paragraphs, run.stderr
+    return elements[1], int(links[1]), paragraphs[1]
 
 
 def test_a_link_at_each_paragraphs_end_is_a_link_and_breaks_no_element(tmp_path):
     lines = HEADING.split("\n")
     found = paragraphs(lines, 1, len(lines))
-    assert [(p.start_line, p.end_line) for p in found] == [(2, 2), (6, 6), (9, 9), (11, 11), (13, 13)]
+    assert [(p.start_line, p.end_line) for p in found] == [(2, 2), (6, 6), (9, 9), (11, 14)]
     path = tmp_path / "kiln.org"
     path.write_text(HEADING + "\n")
-    assert org_elements(path) == ("latex-environment fixed-width horizontal-rule example-block", 0)
+    ours = " ".join(f"{p.start_line}-{p.end_line}" for p in found)
+    assert org_elements(path) == ("latex-environment fixed-width horizontal-rule example-block", 0, ours)
     for p in found:
         lines[p.end_line - 1] += " " + LINK
     path.write_text("\n".join(lines) + "\n")
-    assert org_elements(path) == ("latex-environment fixed-width horizontal-rule example-block", len(found))
+    assert org_elements(path) == ("latex-environment fixed-width horizontal-rule example-block", len(found), ours)

@@ -4,10 +4,10 @@ A paragraph is a run of non-blank lines of prose (list items included) with its 
 inclusive line range. Heading lines, property and other drawers, planning lines,
 ``#+KEYWORD:`` lines, comments, table rows, fixed-width lines (``: text``), horizontal
 rules (five dashes), whole blocks (``#+begin_src`` ... ``#+end_src``, quotes and examples
-alike) and whole LaTeX environments (``\\begin{equation}`` ... ``\\end{equation}``) are not
-paragraphs and end the one before them: a link written inside a src block, a drawer or
-fixed-width lines would not be a link, and one written after ``\\end{...}`` or a rule
-would make it text again.
+alike) and whole LaTeX environments (``\\begin{equation}`` ... ``\\end{equation}``; a
+``\\begin`` that never ends is prose, as Org reads it) are not paragraphs and end the
+one before them: a link written inside a src block, a drawer or fixed-width lines would
+not be a link, and one written after ``\\end{...}`` or a rule would make it text again.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _BLOCK_BEGIN = re.compile(r"^\s*#\+begin_(\S+)", re.IGNORECASE)
 _KEYWORD = re.compile(r"^\s*#\+\S*:")
 _COMMENT = re.compile(r"^\s*#(\s|$)")
 _TABLE = re.compile(r"^\s*\|")
-_FIXED_WIDTH = re.compile(r"^\s*:(\s|$)")
+_FIXED_WIDTH = re.compile(r"^[ \t]*:( |$)")  # Org's: a colon, then a space or nothing
 _RULE = re.compile(r"^\s*-{5,}\s*$")
 # Org's latex-environment: from a line starting \begin{NAME} to the line \end{NAME}.
 _LATEX_BEGIN = re.compile(r"^\s*\\begin\{([A-Za-z0-9*]+)\}")
@@ -57,16 +57,20 @@ def paragraphs(lines: Sequence[str], start_line: int, end_line: int) -> list[Par
     while n <= last:
         line = lines[n - 1]
         block = _BLOCK_BEGIN.match(line)
-        latex = None if block else _LATEX_BEGIN.match(line)
-        if block or latex:
+        if block:
             close()
-            if block:
-                end = re.compile(rf"^\s*#\+end_{re.escape(block[1])}\s*$", re.IGNORECASE)
-            else:
-                end = re.compile(rf"^\s*\\end\{{{re.escape(latex[1])}\}}\s*$")
+            end = re.compile(rf"^\s*#\+end_{re.escape(block[1])}\s*$", re.IGNORECASE)
             closing = next((i for i in range(n + 1, last + 1) if end.match(lines[i - 1])), None)
             n = (closing or n) + 1
             continue
+        latex = _LATEX_BEGIN.match(line)
+        if latex:  # an environment only when it ends (else Org reads the line as prose)
+            end = re.compile(rf"^\s*\\end\{{{re.escape(latex[1])}\}}\s*$")
+            closing = next((i for i in range(n + 1, last + 1) if end.match(lines[i - 1])), None)
+            if closing is not None:
+                close()
+                n = closing + 1
+                continue
         if _DRAWER_START.match(line) and not _DRAWER_END.match(line):
             closing = next((i for i in range(n + 1, last + 1) if _DRAWER_END.match(lines[i - 1])), None)
             if closing is not None:
