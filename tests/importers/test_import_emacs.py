@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 
 from arcology_oracle.importers.model import Conversation, Message
-from arcology_oracle.importers.render import render, turn_lines
+from arcology_oracle.importers.render import begins_alike, continues, render, turn_lines
+from arcology_oracle.notes.org_escape import ZWSP
 from tests.emacs_batch import emacs_env, run_emacs
 from tests.notes.test_org_escape import emacs_reading
 from tests.runners import run_cli
@@ -115,3 +116,18 @@ async def test_a_hostile_chat_sets_nothing_in_emacs_and_writes_no_control_charac
     assert (reading["targets"], reading["radio_links"], reading["footnotes"]) == ([], 0, []), reading
     text = path.read_text()
     assert "# fill-column: 40\n# coding: latin-1\n" in text and "works too" in text  # the words stay
+
+
+def test_a_file_written_before_the_escapes_reads_as_the_same_conversation():
+    # Re-imported after an escape was added, a transcript imported before was taken for
+    # another conversation (its turns no longer matched) and imported a second time.
+    chat = Conversation("markdown", "talk", "Talk", [
+        Message("m-1", "Alice", "Keep the <<glossary>> out.", datetime.datetime(2024, 3, 5, 10, 0)),
+        Message("m-2", "Bob", "Agreed, see [fn:n:note]\n[fn:1] and Local Variables: here", datetime.datetime(2024, 3, 5, 10, 1)),
+    ])  # fmt: skip
+    new = render(chat).text
+    old = new.replace(ZWSP, "").replace("\n,[fn:1]", "\n[fn:1]")  # as the importer wrote it before
+    assert old != new
+    assert continues(old, new) and begins_alike(old, new)
+    longer = render(Conversation("markdown", "talk", "Talk", [*chat.messages, Message("m-3", "Alice", "Done.")])).text
+    assert continues(old, longer) and not continues(longer, old)

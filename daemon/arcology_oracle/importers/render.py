@@ -62,7 +62,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ..notes.capture import inactive_timestamp
-from ..notes.org_escape import inert, without_controls
+from ..notes.org_escape import ZWSP, inert, without_controls
 from ..notes.org_syntax import split_heading_tags
 from ..notes.privacy import file_tags
 from .model import Conversation, Message
@@ -245,8 +245,9 @@ def dialogue(text: str) -> tuple[str, list[str]]:
 def continues(old: str, new: str) -> bool:
     """Whether the org file ``new`` is the conversation of ``old`` going on: the same date
     on the first heading, and every turn of ``old`` in ``new``, in order (the last one
-    possibly longer). Writing ``new`` over ``old`` then loses no turn."""
-    (old_stamp, old_turns), (new_stamp, new_turns) = dialogue(old), dialogue(new)
+    possibly longer), read as text (:func:`_read_back`). Writing ``new`` over ``old``
+    then loses no turn."""
+    (old_stamp, old_turns), (new_stamp, new_turns) = _read_back(old), _read_back(new)
     if old_stamp != new_stamp or len(new_turns) < len(old_turns):
         return False
     if not old_turns:
@@ -257,9 +258,20 @@ def continues(old: str, new: str) -> bool:
 
 def begins_alike(old: str, new: str) -> bool:
     """Whether the org files ``old`` and ``new`` have the same date on their first heading
-    and the same first turn."""
-    (old_stamp, old_turns), (new_stamp, new_turns) = dialogue(old), dialogue(new)
+    and the same first turn (read as text, :func:`_read_back`)."""
+    (old_stamp, old_turns), (new_stamp, new_turns) = _read_back(old), _read_back(new)
     return old_stamp == new_stamp and old_turns[:1] == new_turns[:1]
+
+
+def _read_back(text: str) -> tuple[str, list[str]]:
+    """:func:`dialogue` with each turn's text as the format gives it back: one leading
+    comma dropped from every line and the zero-width spaces taken out. So a file written
+    before an escape was added (a ``[fn:1]`` line's comma, ``Local Variables`` made
+    inert) still reads as the same conversation when imported again, not as another."""
+    stamp, turns = dialogue(text)
+    return stamp, [
+        "\n".join(line.removeprefix(",") for line in turn.replace(ZWSP, "").split("\n")) for turn in turns
+    ]
 
 
 def turn_lines(speaker: str, text: str) -> list[str]:
