@@ -503,18 +503,27 @@ plain text (so a cited note gains no org-roam backlink) and keeps
 them, in citation order, in its `SOURCES' property: `ID::REL::LINE'
 for a heading of a node (opened at that heading, and before org-roam
 knows the ID), `file:REL::LINE' for a heading without one, or, in
-answers written before, a bare ID.  REL is percent-encoded.  In the
-answers buffers a `- [N]' line holds its source as a link.  The
-result is a source as `arcology-oracle--visit' takes it."
+answers written before, a bare ID.  ID and REL are percent-encoded.
+The heading is looked for near LINE by its title, the end of the
+line's `Title: Heading'.  In the answers buffers a `- [N]' line holds
+its source as a link.  The result is a source as
+`arcology-oracle--visit' takes it."
   (save-excursion
     (beginning-of-line)
     (when (looking-at "[ \t]*- \\[\\([0-9]+\\)\\] ")
-      (let ((n (string-to-number (match-string 1))))
+      (let ((n (string-to-number (match-string 1)))
+            (label (string-replace "\u200b" "" (buffer-substring-no-properties (match-end 0) (line-end-position)))))
         (or (let ((pos (text-property-not-all (point) (line-end-position) 'arcology-oracle-source nil)))
               (and pos (get-text-property pos 'arcology-oracle-source)))
             (when (and (> n 0) (derived-mode-p 'org-mode))
-              (arcology-oracle--cited-target
-               (nth (1- n) (split-string (or (org-entry-get nil "SOURCES") ""))))))))))
+              (let ((source (arcology-oracle--cited-target
+                             (nth (1- n) (split-string (or (org-entry-get nil "SOURCES") ""))))))
+                ;; "Title: Heading" (or the title alone): the heading to look for near
+                ;; the line, which moves when the note is edited.
+                (if (and source (alist-get 'line source))
+                    `((heading . ,(if (string-match ".*: \\(.+\\)\\'" label) (match-string 1 label) label))
+                      ,@source)
+                  source))))))))
 
 (defun arcology-oracle--cited-target (target)
   "Return TARGET, one word of a `SOURCES' property, as a source; nil for nil."
@@ -525,7 +534,7 @@ result is a source as `arcology-oracle--visit' takes it."
              `((file . ,(unhex rel)) (line . ,(string-to-number line)))))
           ((string-match "\\`\\(.+?\\)::\\(.+\\)::\\([0-9]+\\)\\'" target)
            (let ((id (match-string 1 target)) (rel (match-string 2 target)) (line (match-string 3 target)))
-             `((node_id . ,id) (file . ,(unhex rel)) (line . ,(string-to-number line)))))
+             `((node_id . ,(unhex id)) (file . ,(unhex rel)) (line . ,(string-to-number line)))))
           (t `((heading_id . ,target) (node_id . ,target))))))
 
 (defun arcology-oracle--open-cited-source ()

@@ -444,11 +444,12 @@ one org-roam had not synced yet did not open at all."
   (let ((arcology-oracle-roam-directory (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
         (conversation (generate-new-buffer "conversation.org")))
     (push conversation arcology-oracle-test--buffers)
-    (should (equal (arcology-oracle--cited-target "n-1::my%20notes/d%C3%ADa%201.org::7")
-                   '((node_id . "n-1") (file . "my notes/día 1.org") (line . 7))))
+    (should (equal (arcology-oracle--cited-target "n%3A%3A1::my%20notes/d%C3%ADa%201.org::7")
+                   '((node_id . "n::1") (file . "my notes/día 1.org") (line . 7))))
     (with-current-buffer conversation
       (insert "* Chat :conversation:\n** Me\nHow?\n** Oracle\n:PROPERTIES:\n:ROLE:     oracle\n"
-              ":SOURCES:  dddddddd-0000-4000-8000-00000000dead::sourdough-baking.org::29\n:END:\n"
+              ;; The note has grown above the heading since the answer: line 27, not 29.
+              ":SOURCES:  dddddddd-0000-4000-8000-00000000dead::sourdough-baking.org::27\n:END:\n"
               "Feed it [1].\n\nSources:\n- [1] Sourdough Baking: Reviving a sluggish starter\n")
       (org-mode)
       (goto-char (point-max))

@@ -54,6 +54,8 @@ def test_a_source_file_with_spaces_stays_one_target():
     spaced = [Source(n=1, node_id=CITED, title="T", heading="H", file="my notes/día 1.org", line=6, score=0.5),
               Source(n=2, node_id=None, title="L", heading="L", file="a b.org", line=2, score=0.5)]  # fmt: skip
     assert source_targets(spaced) == f"{CITED}::my%20notes/d%C3%ADa%201.org::6 file:a%20b.org::2"
+    odd = [Source(n=1, node_id="id::with space", title="T", heading="H", file="x.org", line=1, score=0.5)]
+    assert source_targets(odd) == "id%3A%3Awith%20space::x.org::1"  # one target, its ID whole
 
 
 def test_the_daemon_counts_no_citation_as_a_link():

@@ -87,10 +87,12 @@ def source_targets(sources: Sequence[Source]) -> str:
     ``ID::REL::LINE`` for a heading of a node (its node's bare ID, never ``id:``:
     org-roam collects links even in property drawers, never a bare ID; then where the
     heading cited is, so that it opens there, and before org-roam knows the ID), or
-    ``file:REL::LINE`` for a note without one. REL is percent-encoded (a space would
-    split the list). Older answers hold bare IDs; Emacs reads all three."""
+    ``file:REL::LINE`` for a note without one. ID and REL are percent-encoded (a space
+    would split the list, a ``::`` the target; a UUID stays as it is). Older answers
+    hold bare IDs; Emacs reads all three."""
     return " ".join(
-        f"{s.node_id}::{quote(s.file)}::{s.line}" if s.node_id else f"file:{quote(s.file)}::{s.line}" for s in sources
+        f"{quote(s.node_id, safe='')}::{quote(s.file)}::{s.line}" if s.node_id else f"file:{quote(s.file)}::{s.line}"
+        for s in sources
     )
 
 
