@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import threading
 from contextlib import aclosing
 
 import pytest
@@ -427,3 +428,23 @@ async def test_private_words_never_reach_a_prompt(oracle, fake_ollama):
                 assert word not in m["content"]
     assert "Notes on bread" in fake_ollama.state.chats[-2][1]["content"]
     assert "<buffer>" not in fake_ollama.state.chats[-1][1]["content"]
+
+
+async def test_client_text_is_cleaned_off_the_event_loop(oracle, monkeypatch):
+    # Cleaning reads the setup files a text names, from disk (any number of them): on the
+    # event loop, one /ask held every other request until they were read.
+    from arcology_oracle.answers import oracle as oracle_module
+
+    threads = []
+    clean = oracle_module.strip_private
+
+    def recorded(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return clean(*args, **kwargs)
+
+    monkeypatch.setattr(oracle_module, "strip_private", recorded)
+    reply = await oracle.ask("how do I feed it?", buffer="* Starter\nfeed it rye\n")
+    async for _ in reply.pieces:
+        pass
+    await oracle.converse("* Talk\n** How often?\n")
+    assert len(threads) == 2 and threading.main_thread() not in threads

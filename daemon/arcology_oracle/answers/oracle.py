@@ -16,6 +16,7 @@ No aiohttp.web here: the http layer and the CLI both drive :class:`Oracle`.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import hashlib
 import re
@@ -125,7 +126,10 @@ class Oracle:
                 raise BadRequest(f"{file} is private at line {line or 1} (private or crypt tags, ROAM_EXCLUDE,"
                                  " exclude_globs) and there is no question")  # fmt: skip
         if buffer:
-            buffer = strip_private(buffer, self.settings.private_tags, root=self.settings.roam_dir, path=file)
+            # On a worker thread: the setup files the text names are read from disk.
+            buffer = await asyncio.to_thread(
+                strip_private, buffer, self.settings.private_tags, root=self.settings.roam_dir, path=file
+            )
             if not buffer.strip() and not question:
                 raise BadRequest("the buffer is private (private or crypt tags, ROAM_EXCLUDE, PGP) and there is no question")
         point = None if private_place else await self._point(file, line)
@@ -315,7 +319,7 @@ class Oracle:
         if await is_private_place(self.index, file, line):
             raise BadRequest(f"the conversation is private: {file} at line {line or 1} is in a private part of the notes"
                              " (private or crypt tags, ROAM_EXCLUDE, exclude_globs)")  # fmt: skip
-        kept = strip_private(org, self.settings.private_tags, root=self.settings.roam_dir, path=file)
+        kept = await asyncio.to_thread(strip_private, org, self.settings.private_tags, root=self.settings.roam_dir, path=file)
         conversation = conversations.parse_conversation(kept, marker=marker)
         # The last message is the question; what came before (a follow-up's "it")
         # steers retrieval as a buffer does.
