@@ -78,3 +78,17 @@ def test_a_link_at_each_paragraphs_end_is_a_link_and_breaks_no_element(tmp_path)
         lines[p.end_line - 1] += " " + LINK
     path.write_text("\n".join(lines) + "\n")
     assert org_elements(path) == ("latex-environment fixed-width horizontal-rule example-block", len(found), ours)
+
+
+def test_latex_environments_end_where_org_ends_them(tmp_path):
+    # On the line they begin, after text on a later line, in any letter case.
+    text = "\n".join([
+        "* Heat", "Prose one.", "", r"\begin{equation} E = mc^2 \end{equation}", "", "Prose two.",
+        r"\BEGIN{align}", "x = 1", r"y = 2 \end{Align}", "Prose three.",
+    ])  # fmt: skip
+    lines = text.split("\n")
+    ours = " ".join(f"{p.start_line}-{p.end_line}" for p in paragraphs(lines, 1, len(lines)))
+    path = tmp_path / "heat.org"
+    path.write_text(text + "\n")
+    assert org_elements(path) == ("latex-environment latex-environment", 0, ours)
+    assert ours == "2-2 6-6 10-10"

@@ -26,8 +26,9 @@ _COMMENT = re.compile(r"^\s*#(\s|$)")
 _TABLE = re.compile(r"^\s*\|")
 _FIXED_WIDTH = re.compile(r"^[ \t]*:( |$)")  # Org's: a colon, then a space or nothing
 _RULE = re.compile(r"^\s*-{5,}\s*$")
-# Org's latex-environment: from a line starting \begin{NAME} to the line \end{NAME}.
-_LATEX_BEGIN = re.compile(r"^\s*\\begin\{([A-Za-z0-9*]+)\}")
+# Org's latex-environment (any letter case): from a line starting \begin{NAME} to the
+# first line, that one included, ending in \end{NAME}.
+_LATEX_BEGIN = re.compile(r"^\s*\\begin\{([A-Za-z0-9*]+)\}", re.IGNORECASE)
 _NOT_PROSE = (_HEADING, _PLANNING, _KEYWORD, _COMMENT, _TABLE, _FIXED_WIDTH, _RULE)
 
 
@@ -65,8 +66,10 @@ def paragraphs(lines: Sequence[str], start_line: int, end_line: int) -> list[Par
             continue
         latex = _LATEX_BEGIN.match(line)
         if latex:  # an environment only when it ends (else Org reads the line as prose)
-            end = re.compile(rf"^\s*\\end\{{{re.escape(latex[1])}\}}\s*$")
-            closing = next((i for i in range(n + 1, last + 1) if end.match(lines[i - 1])), None)
+            end = re.compile(rf"\\end\{{{re.escape(latex[1])}\}}[ \t]*$", re.IGNORECASE)
+            closing = n if end.search(line, latex.end()) else next(
+                (i for i in range(n + 1, last + 1) if end.search(lines[i - 1])), None
+            )
             if closing is not None:
                 close()
                 n = closing + 1
