@@ -351,7 +351,8 @@ As (LINE . CHARACTERS BEFORE IT ON THE LINE), or the error's message."
 (ert-deftest arcology-oracle-links-test-a-paragraph-ends-before-latex-fixed-width-and-rules ()
   "The link goes after the prose, never into or after what follows it without a blank line.
 A link after `\\end{equation}', in `: ' lines or after a rule turned them into text."
-  (dolist (after '("\\begin{equation}\nQ = m c\n\\end{equation}\n" ": $ kiln-log\n" "-----\n"))
+  (dolist (after '("\\begin{equation}\nQ = m c\n\\end{equation}\n" "\\begin{equation} Q = m c \\end{equation}\n"
+                  ": $ kiln-log\n" "-----\n"))
     (should (equal (arcology-oracle-links-test--place
                     (concat "* Glazes\nGlazes melt at the peak:\n" after "More.\n")
                     '((start_line . 2) (end_line . 2) (text . "Glazes melt at the peak:")))
