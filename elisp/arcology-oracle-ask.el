@@ -137,6 +137,12 @@ would no longer say that it is private."
           (goto-char (max to (1+ from))))))
     (apply #'concat (nreverse parts))))
 
+(defun arcology-oracle--saved-file ()
+  "Return the file the current buffer visits, if saved; else nil.
+The daemon reads files from disk, so an unsaved buffer is sent as
+text only."
+  (and buffer-file-name (not (buffer-modified-p)) buffer-file-name))
+
 ;;;###autoload
 (defun arcology-oracle-ask (question &optional beg end)
   "Ask QUESTION about the current buffer, grounded in your notes.
@@ -157,9 +163,7 @@ comes back here."
                  (save-restriction
                    (widen)
                    (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max))))))
-         ;; Saved or not: where the daemon looks for the setup files the text names
-         ;; (beside it), and the place whose saved state may make it private.
-         (file buffer-file-name)
+         (file (arcology-oracle--saved-file))
          (line (line-number-at-pos nil t))
          (origin (arcology-oracle--origin))
          (beg (and beg (copy-marker beg)))
@@ -173,7 +177,7 @@ comes back here."
     (arcology-oracle--ask-send question text file line entry)))
 
 (defun arcology-oracle--ask-send (question text file line entry)
-  "Ask QUESTION about TEXT (from FILE, saved or not, at LINE) into a new answer.
+  "Ask QUESTION about TEXT (from FILE, saved, at LINE) into a new answer.
 ENTRY is the answer's record (see `arcology-oracle--answer-start')."
   (let ((marker (arcology-oracle--answer-start question nil nil entry)))
     (arcology-oracle--with-roam-dir

@@ -493,31 +493,6 @@ window is told that point moved."
       (should (looking-at-p "Similar notes (2)$"))
       (should (search-forward "3 more below relevance" nil t)))))
 
-(ert-deftest arcology-oracle-review-test-ask-sends-an-unsaved-buffer-s-file ()
-  "An unsaved buffer is asked about with its file and line, as a saved one is.
-Sent as text alone, the daemon looked for the setup files it names at
-the top of the notes, not beside it, and a private one was missed."
-  (let* ((roam (make-temp-file "arcology-oracle-roam" t))
-         (file (expand-file-name "sub/n.org" roam))
-         (arcology-oracle-roam-directory roam)
-         sent)
-    (make-directory (file-name-directory file))
-    (write-region "#+title: N\n* H\nwords\n" nil file nil 'silent)
-    (unwind-protect
-        (with-current-buffer (find-file-noselect file)
-          (goto-char (point-max))
-          (insert "more words\n")
-          (should (buffer-modified-p))
-          (cl-letf (((symbol-function 'arcology-oracle--stream-answer)
-                     (lambda (_marker _path json &rest _) (setq sent json)))
-                    ((symbol-function 'arcology-oracle--answer-start) (lambda (&rest _) (point-marker))))
-            (arcology-oracle-ask "what is this?"))
-          (should (equal (alist-get 'file sent) "sub/n.org"))
-          (should (integerp (alist-get 'line sent)))
-          (set-buffer-modified-p nil)
-          (kill-buffer))
-      (delete-directory roam t))))
-
 ;;;; The similar notes: mouse-1, titles
 
 (ert-deftest arcology-oracle-review-test-similar-mouse-1-and-cookies ()
