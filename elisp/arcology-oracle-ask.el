@@ -165,6 +165,8 @@ comes back here."
                    (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max))))))
          (file (arcology-oracle--saved-file))
          (line (line-number-at-pos nil t))
+         ;; Saved or not: where the daemon looks for the setup files the text names.
+         (visiting buffer-file-name)
          (origin (arcology-oracle--origin))
          (beg (and beg (copy-marker beg)))
          (end (and end (copy-marker end t)))
@@ -173,21 +175,25 @@ comes back here."
                            (lambda ()
                              (arcology-oracle--in-origin
                               origin (lambda () (arcology-oracle-ask question beg end))
-                              (lambda () (arcology-oracle--ask-send question text file line entry))))))
-    (arcology-oracle--ask-send question text file line entry)))
+                              (lambda () (arcology-oracle--ask-send question text file line visiting entry))))))
+    (arcology-oracle--ask-send question text file line visiting entry)))
 
-(defun arcology-oracle--ask-send (question text file line entry)
+(defun arcology-oracle--ask-send (question text file line visiting entry)
   "Ask QUESTION about TEXT (from FILE, saved, at LINE) into a new answer.
-ENTRY is the answer's record (see `arcology-oracle--answer-start')."
+VISITING is the file the buffer visits, saved or not: the daemon
+looks for the setup files TEXT names beside it.  ENTRY is the
+answer's record (see `arcology-oracle--answer-start')."
   (let ((marker (arcology-oracle--answer-start question nil nil entry)))
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir)
-       (let ((rel (arcology-oracle--relative-file file roam-dir)))
+       (let ((rel (arcology-oracle--relative-file file roam-dir))
+             (visiting-rel (arcology-oracle--relative-file visiting roam-dir)))
          (arcology-oracle--stream-answer
           marker "/ask"
           `((question . ,question)
             (buffer . ,text)
             ,@(when rel `((file . ,rel) (line . ,line)))
+            ,@(when visiting-rel `((visiting . ,visiting-rel)))
             ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
             (stream . t)))))
      (lambda (message) (arcology-oracle--answer-failed marker message)))))

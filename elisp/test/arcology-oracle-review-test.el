@@ -493,6 +493,33 @@ window is told that point moved."
       (should (looking-at-p "Similar notes (2)$"))
       (should (search-forward "3 more below relevance" nil t)))))
 
+(ert-deftest arcology-oracle-review-test-ask-names-the-file-an-unsaved-buffer-visits ()
+  "An unsaved buffer is asked about with the file it visits as `visiting', not as its place.
+The daemon looks for the setup files the text names beside it; its
+lines are not the saved file's, so `file' and `line' stay unsent."
+  (let* ((roam (make-temp-file "arcology-oracle-roam" t))
+         (file (expand-file-name "sub/n.org" roam))
+         (arcology-oracle-roam-directory roam)
+         sent)
+    (make-directory (file-name-directory file))
+    (write-region "#+title: N\n* H\nwords\n" nil file nil 'silent)
+    (unwind-protect
+        (with-current-buffer (find-file-noselect file)
+          (cl-letf (((symbol-function 'arcology-oracle--stream-answer)
+                     (lambda (_marker _path json &rest _) (setq sent json)))
+                    ((symbol-function 'arcology-oracle--answer-start) (lambda (&rest _) (point-marker))))
+            (arcology-oracle-ask "what is this?")
+            (should (equal (alist-get 'file sent) "sub/n.org"))  ; saved: its place too
+            (goto-char (point-max))
+            (insert "more words\n")
+            (arcology-oracle-ask "what is this?"))
+          (should (equal (alist-get 'visiting sent) "sub/n.org"))
+          (should-not (alist-get 'file sent))
+          (should-not (alist-get 'line sent))
+          (set-buffer-modified-p nil)
+          (kill-buffer))
+      (delete-directory roam t))))
+
 ;;;; The similar notes: mouse-1, titles
 
 (ert-deftest arcology-oracle-review-test-similar-mouse-1-and-cookies ()

@@ -100,9 +100,14 @@ async def test_text_sent_unsaved_reads_its_setup_files(vault, make_settings, fak
     client = await make_client(make_settings(roam_dir=vault, ollama_host=fake_ollama.url))
     (vault / "talk.org").write_text("#+title: Talk\n* Plans\nnothing yet\n")
     unsaved = "#+SETUPFILE: private.setup\n#+title: Talk\n* Plans\nsetuptapirsecret words\n** Me\nsetuptapirquestion?\n"
+    (vault / "sub").mkdir()
+    (vault / "sub" / "near.setup").write_text("#+filetags: :private:\n")
+    in_sub = "#+SETUPFILE: near.setup\n#+title: N\n* H\nsetuptapirsecret in a subfolder\n"
     for route, body in (
         ("/ask", {"question": "what is this?", "buffer": NOTES["journal.org"]}),
-        ("/ask", {"question": "what is this?", "buffer": unsaved, "file": "talk.org", "line": 3}),
+        # What Emacs sends for a buffer with unsaved edits: the file it visits, no place.
+        ("/ask", {"question": "what is this?", "buffer": unsaved, "visiting": "talk.org"}),
+        ("/ask", {"question": "what is this?", "buffer": in_sub, "visiting": "sub/n.org"}),
         ("/converse", {"org": unsaved, "file": "talk.org", "line": 3}),
         ("/similar", {"text": NOTES["journal.org"]}),
         ("/similar", {"text": unsaved, "file": "talk.org", "line": 3}),

@@ -100,6 +100,7 @@ class Oracle:
         buffer: str | None = None,
         file: str | None = None,
         line: int | None = None,
+        visiting: str | None = None,
         k: int = 8,
         model: str | None = None,
         date_range: DateRange | None = None,
@@ -113,7 +114,10 @@ class Oracle:
         ``file``/``line`` is where the user is: the note at that point is not offered
         as a source (it is the buffer; without a buffer, that heading's indexed text
         stands in for it). Private, crypt and excluded parts of the buffer are cut out
-        first (:func:`~arcology_oracle.notes.cleaning.strip_private`), as the indexer does;
+        first (:func:`~arcology_oracle.notes.cleaning.strip_private`), as the indexer does,
+        with the setup files it names looked for beside ``visiting`` (the file the buffer
+        is a state of, saved or not: Emacs sends ``file`` and ``line`` only for a saved
+        buffer, whose lines are the saved file's), else beside ``file``;
         when that place of the saved file is private (:func:`.private_places.is_private_place`:
         an inherited tag, the file's tags), the buffer is not used at all. Retrieval
         happens here; the model is called when ``Reply.pieces`` is first iterated.
@@ -128,7 +132,7 @@ class Oracle:
         if buffer:
             # On a worker thread: the setup files the text names are read from disk.
             buffer = await asyncio.to_thread(
-                strip_private, buffer, self.settings.private_tags, root=self.settings.roam_dir, path=file
+                strip_private, buffer, self.settings.private_tags, root=self.settings.roam_dir, path=visiting or file
             )
             if not buffer.strip() and not question:
                 raise BadRequest("the buffer is private (private or crypt tags, ROAM_EXCLUDE, PGP) and there is no question")

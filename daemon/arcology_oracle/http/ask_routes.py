@@ -112,7 +112,8 @@ async def whole_text(request: web.Request, reply: Reply) -> str:
 async def ask_post(request: web.Request) -> web.StreamResponse:
     body = await parse_body(request, AskRequest)
     reply = await oracle(request).ask(
-        body.question, buffer=body.buffer, file=body.file, line=body.line, k=body.k, model=body.model or None,
+        body.question, buffer=body.buffer, file=body.file, line=body.line, visiting=body.visiting, k=body.k,
+        model=body.model or None,
         date_range=await date_range_param(body.since, body.until),
     )
     used = {"date_range": reply.date_range.as_dict()} if reply.date_range else {}

@@ -129,6 +129,9 @@ class AskRequest(Dated):
     buffer: str | None = Field(None, description="the text the question is about (e.g. the Emacs buffer)")
     file: RelPath | None = None
     line: Line = 1
+    visiting: RelPath | None = Field(
+        None, description="the file the buffer is a state of, saved or not: where the setup files it names are looked for"
+    )
     k: Count(50) = 8
     model: Model | None = None
     stream: bool | None = Field(None, description="NDJSON events (default: when Accept names application/x-ndjson)")
