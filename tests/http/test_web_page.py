@@ -166,6 +166,45 @@ async def test_ask_streams_the_answer_then_a_source_opens_on_a_phone(
         daemon.stop()
 
 
+async def test_a_double_tap_or_a_second_ctrl_enter_does_not_stop_the_question(browser, tmp_path, roam_dir, fake_ollama):
+    # Ask turns into Stop where it stands: the second tap of a double tap (or Ctrl+Enter
+    # pressed twice) stopped the question the first one asked, and showed "Stopped.".
+    reply = "Feed the starter twice a day [1]."
+    fake_ollama.state.chat_reply = reply
+    fake_ollama.state.stream_gate = asyncio.Event()
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        answer = page.locator("#answer")
+        for send in ("double tap", "ctrl+enter twice"):
+            fake_ollama.state.stream_gate.clear()
+            await page.fill("#question", "How do I feed a sourdough starter?")
+            if send == "double tap":
+                await page.dblclick("#ask-button")
+            else:
+                await page.press("#question", "Control+Enter")
+                await page.locator("#ask-button", has_text="Stop").wait_for()
+                await page.press("#question", "Control+Enter")
+            await page.locator("#answer", has_text="Feed").wait_for()
+            assert await answer.get_attribute("data-state") == "streaming", send
+            fake_ollama.state.stream_gate.set()
+            await page.locator("#answer[data-state=done]").wait_for()
+            assert await answer.text_content() == reply, send
+        # A single tap on Stop still stops.
+        fake_ollama.state.stream_gate.clear()
+        await page.fill("#question", "How do I feed a sourdough starter?")
+        await page.press("#question", "Control+Enter")
+        await page.locator("#answer", has_text="Feed").wait_for()
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=stopped]").wait_for()
+        fake_ollama.state.stream_gate.set()
+        watch.assert_clean()
+    finally:
+        daemon.stop()
+
+
 async def test_note_markup_shows_as_text_and_never_runs(browser, tmp_path, markup_roam_dir, fake_ollama, capsys):
     daemon = await start_daemon(tmp_path, roam_dir=markup_roam_dir, ollama_url=fake_ollama.url)
     try:

@@ -633,10 +633,17 @@
       refreshStatus();
     });
 
+    // How many clicks the last one on Ask/Stop was part of: the second click of a
+    // double tap must not stop the question the first one asked.
+    let askClicks = 0;
+    $("ask-button").addEventListener("click", (event) => {
+      askClicks = event.detail;
+    });
     $("ask-form").addEventListener("submit", (event) => {
       event.preventDefault();
       if (askController) {
-        askController.abort();
+        // Only a single click (or tap) on Stop stops: not a second Ctrl+Enter, not a double tap.
+        if (event.submitter === $("ask-button") && askClicks <= 1) askController.abort();
         return;
       }
       const question = $("question").value.trim();
