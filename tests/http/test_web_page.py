@@ -205,6 +205,42 @@ async def test_a_double_tap_or_a_second_ctrl_enter_does_not_stop_the_question(br
         daemon.stop()
 
 
+async def test_a_question_waiting_for_the_token_stops_and_the_chip_follows_the_token(
+    browser, tmp_path, roam_dir, fake_ollama
+):
+    token = "page-token"
+    fake_ollama.state.chat_reply = "Feed it twice a day."
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=token)
+    try:
+        status = await wait_indexed(daemon)
+        page, _ = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.locator("#auth").wait_for()
+        # Stop while the token is asked for: the question gives up (it waited on the prompt).
+        await page.fill("#question", "How do I feed a sourdough starter?")
+        await page.press("#question", "Control+Enter")  # (a tap right after a tap is a double tap)
+        await page.locator("#ask-button", has_text="Stop").wait_for()
+        await page.tap("#ask-button")
+        await page.locator("#ask-state", has_text="Stopped.").wait_for()
+        assert await page.locator("#auth").is_visible()  # the token is still asked for
+        await page.fill("#token-input", token)
+        await page.press("#token-input", "Enter")
+        await page.locator("#status").get_by_text(f"{status['headings']} headings").wait_for()
+
+        # A token that stops working while a question is asked: once the right one is
+        # given, the chip says so at once, not at the next look 15 s later.
+        await page.evaluate(f"localStorage.setItem('{TOKEN_KEY}', 'not-the-token')")
+        await page.fill("#question", "How do I feed a sourdough starter?")
+        await page.tap("#ask-button")
+        await page.locator("#status").get_by_text("token needed").wait_for()
+        await page.fill("#token-input", token)
+        await page.press("#token-input", "Enter")
+        await page.locator("#answer[data-state=done]").wait_for()
+        await page.locator("#status").get_by_text(f"{status['headings']} headings").wait_for(timeout=5_000)
+    finally:
+        daemon.stop()
+
+
 async def test_note_markup_shows_as_text_and_never_runs(browser, tmp_path, markup_roam_dir, fake_ollama, capsys):
     daemon = await start_daemon(tmp_path, roam_dir=markup_roam_dir, ollama_url=fake_ollama.url)
     try:

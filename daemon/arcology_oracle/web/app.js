@@ -69,6 +69,7 @@
             box.hidden = true;
             tokenPrompt = null;
             resolve();
+            refreshStatus(); // the "token needed" chip, at once rather than at the next look
           },
           { once: true },
         );
@@ -84,9 +85,21 @@
   // What a browser can send in a header, and so all a token may be (the daemon's rule too).
   const SENDABLE_TOKEN = /^[\x21-\x7e]+$/;
 
+  /** ``prompt`` (the token prompt), or an AbortError as soon as ``signal`` aborts. */
+  function unlessAborted(prompt, signal) {
+    if (!signal) return prompt;
+    return new Promise((resolve, reject) => {
+      const stop = () => reject(new DOMException("stopped", "AbortError"));
+      if (signal.aborted) return stop();
+      signal.addEventListener("abort", stop, { once: true });
+      prompt.then(resolve, reject);
+    });
+  }
+
   /**
    * fetch() a daemon path with the stored token. On 401 the user is asked for the token
-   * and the request is sent again; any other response is returned as it is.
+   * and the request is sent again; any other response is returned as it is. A request
+   * stopped (``init.signal``) while the token is asked for gives up waiting for it.
    */
   async function api(path, init = {}) {
     for (;;) {
@@ -94,7 +107,10 @@
       if (token && !SENDABLE_TOKEN.test(token)) {
         // headers.set would throw: no browser sends such a character in a header.
         setToken(null);
-        await askForToken("That token holds a character a browser cannot send (a space, or one that is not plain ASCII). Enter it again.");
+        await unlessAborted(
+          askForToken("That token holds a character a browser cannot send (a space, or one that is not plain ASCII). Enter it again."),
+          init.signal,
+        );
         continue;
       }
       const headers = new Headers(init.headers || {});
@@ -103,10 +119,13 @@
       const response = await fetch(path, { ...init, headers, credentials: "omit", cache: "no-store" });
       if (response.status !== 401) return response;
       if (token && getToken() === token) setToken(null);
-      await askForToken(
-        token
-          ? "The daemon did not accept that token. Enter it again."
-          : "This daemon asks for its token. The page keeps it in this browser's local storage and sends it with every request.",
+      await unlessAborted(
+        askForToken(
+          token
+            ? "The daemon did not accept that token. Enter it again."
+            : "This daemon asks for its token. The page keeps it in this browser's local storage and sends it with every request.",
+        ),
+        init.signal,
       );
     }
   }
