@@ -115,3 +115,20 @@ async def test_worker_backs_off_and_catches_up(make_client, settings, fake_ollam
         return (await (await client.get("/status")).json())["pending"] == 0
 
     await wait_until(caught_up, timeout=20)
+
+
+def test_an_error_inside_a_streamed_answer_is_said_as_such():
+    # The official client reports an error line in a stream with status -1: shown as
+    # "(HTTP -1)", which means nothing to a reader, and no status to answer a client with.
+    import ollama
+
+    from arcology_oracle.ollama.client import UpstreamError, translate_errors
+
+    with pytest.raises(UpstreamError) as caught:
+        with translate_errors("http://gpu:11434", "llama3.2", streaming=True):
+            raise ollama.ResponseError("an error was encountered while running the model", -1)
+    assert str(caught.value) == (
+        "model 'llama3.2' at http://gpu:11434 stopped with an error while it answered:"
+        " an error was encountered while running the model"
+    )
+    assert caught.value.status == 502

@@ -187,6 +187,9 @@ def translate_errors(host: str, model: str | None, *, streaming: bool = False) -
                 host=host,
                 model=model,
             ) from None
+        if exc.status_code == -1:  # the official client's code for an error line inside a streamed answer
+            raise UpstreamError(f"{what} stopped with an error while it answered: {message}", status=502, host=host,
+                                model=model) from None  # fmt: skip
         raise UpstreamError(
             f"Ollama error from {what} (HTTP {exc.status_code}): {message}",
             status=exc.status_code, host=host, model=model,
