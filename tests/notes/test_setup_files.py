@@ -175,6 +175,27 @@ async def test_a_setup_file_made_private_takes_its_notes_out_at_the_next_reconci
     assert note.read_bytes() == before
 
 
+async def test_a_reconcile_looks_at_a_shared_setup_file_once(tmp_path, make_settings, monkeypatch):
+    # Every note naming it looked at it again (a stat each, or a read of its bytes when
+    # it had just changed): once per note per reconcile.
+    from arcology_oracle.notes import setup_files
+
+    roam, setup, _ = shared_setup_vault(tmp_path)
+    for n in range(5):
+        (roam / f"more-{n}.org").write_text(f"#+SETUPFILE: ../conf/shared.setup\n#+title: More {n}\n* H\nwords\n")
+    index = OracleIndex(make_settings(roam_dir=roam))
+    await index.start()
+    try:
+        await index.reconcile()
+        looked: list[str] = []
+        state = setup_files._state
+        monkeypatch.setattr(setup_files, "_state", lambda path: looked.append(path) or state(path))
+        assert (await index.reconcile()).indexed == 0
+        assert looked == [str(setup)]
+    finally:
+        await index.close()
+
+
 async def test_the_running_daemon_takes_a_note_out_when_its_setup_file_is_made_private(tmp_path, fake_ollama):
     """The setup file is outside the notes directory (the watcher does not see it) and
     the note is never saved: the daemon notices the setup file within seconds."""

@@ -122,8 +122,9 @@ class Indexer:
             self._real_root = os.path.realpath(self.root)
             self.progress = Progress("indexing", 0, len(on_disk))
             stale = []
+            looks: dict[str, tuple] = {}  # each setup file looked at once in this reconcile
             for rel, abs_path in on_disk.items():
-                if _same_stat(abs_path, known.get(rel)):
+                if _same_stat(abs_path, known.get(rel), looks):
                     report.unchanged += 1
                     self.progress.done += 1
                 else:
@@ -133,7 +134,7 @@ class Indexer:
             with ParsePipeline(self._parse_options, self._parse_workers(len(stale))) as pipeline:
                 results = pipeline.run(
                     (read, read.rel, read.data)
-                    for read in (self._read(rel, abs_path, known.get(rel)) for rel, abs_path in stale)
+                    for read in (self._read(rel, abs_path, known.get(rel), looks) for rel, abs_path in stale)
                 )
                 # Files are committed in batches (each file in its own savepoint): one
                 # commit per file cost a third of the store's time in a cold index.
@@ -238,9 +239,10 @@ class Indexer:
         parsed = None if read.data is None else parse_or_error(read.data, rel, self._parse_options)
         return self._apply(read, parsed)
 
-    def _read(self, rel: str, abs_path: Path, known) -> "_FileRead":
+    def _read(self, rel: str, abs_path: Path, known, looks: dict[str, tuple] | None = None) -> "_FileRead":
         """Read and hash one file: what must be done with it, and its bytes if they
-        need parsing. Never raises."""
+        need parsing. Never raises. ``looks``: the setup files already looked at (see
+        :func:`~arcology_oracle.notes.setup_files.any_changed`)."""
         try:
             read = _read_regular_file(self._real_root, abs_path)
         except (FileNotFoundError, NotADirectoryError):
@@ -249,7 +251,7 @@ class Indexer:
             if exc.errno != errno.ELOOP:
                 # Its setup files or the reading rules (hash '') changed since it was read: it may
                 # be private now, and nothing can tell. Out until it can be read.
-                if known is not None and (known.hash == "" or changed_since(known.setup)):
+                if known is not None and (known.hash == "" or changed_since(known.setup, looks)):
                     log.warning("cannot read %s (%s), and what makes a note private changed since it was read: it"
                                 " leaves the index", abs_path, exc.strerror or exc)  # fmt: skip
                     return _FileRead(rel, abs_path, "gone")
@@ -260,7 +262,7 @@ class Indexer:
             return _FileRead(rel, abs_path, "gone")
         data, st = read
         file_hash = hashlib.sha256(data).hexdigest()
-        if known is not None and known.hash == file_hash and not changed_since(known.setup):
+        if known is not None and known.hash == file_hash and not changed_since(known.setup, looks):
             return _FileRead(rel, abs_path, "same bytes", st=st)
         return _FileRead(rel, abs_path, "changed", data=data, st=st, file_hash=file_hash)
 
@@ -314,16 +316,16 @@ class _FileRead:
     error: str | None = None
 
 
-def _same_stat(path: Path, known) -> bool:
+def _same_stat(path: Path, known, looks: dict[str, tuple]) -> bool:
     """Whether ``path`` has the size and mtime the store recorded and the setup files it
-    names are as they were (so it is not read)."""
+    names are as they were (so it is not read; ``looks``: see ``Indexer._read``)."""
     if known is None:
         return False
     try:
         st = path.stat()
     except OSError:
         return False
-    return known.size == st.st_size and known.mtime_ns == st.st_mtime_ns and not changed_since(known.setup)
+    return known.size == st.st_size and known.mtime_ns == st.st_mtime_ns and not changed_since(known.setup, looks)
 
 
 def _inside_root(root: Path, path: Path) -> bool:

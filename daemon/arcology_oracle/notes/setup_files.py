@@ -81,10 +81,11 @@ def any_changed(seen: Iterable[Sequence], states: dict[str, tuple] | None = None
     return False
 
 
-def changed_since(recorded: str) -> bool:
+def changed_since(recorded: str, states: dict[str, tuple] | None = None) -> bool:
     """Whether a setup file of ``recorded`` (the JSON of a note's :data:`Seen` rows, as the
-    index keeps it) is not as it was; False for a note that names none (``"[]"``)."""
-    return recorded != "[]" and any_changed(json.loads(recorded))
+    index keeps it) is not as it was; False for a note that names none (``"[]"``).
+    ``states``: as for :func:`any_changed` (notes sharing a setup file look at it once)."""
+    return recorded != "[]" and any_changed(json.loads(recorded), states)
 
 
 def notes_to_read_again(recorded: Iterable[tuple[str, str]]) -> list[str]:
