@@ -68,6 +68,12 @@ class Result:
         }  # fmt: skip
 
 
+def note_key(node_id: str | None, path: str) -> str:
+    """What a note is known by when hits are grouped by note: its node ID, or ``file:``
+    and the path of a file that is no node."""
+    return node_id or f"file:{path}"
+
+
 def quoted(terms: Iterable[str]) -> list[str]:
     """Each term as an FTS5 string (double quotes doubled), so no word is read as syntax."""
     return ['"' + t.replace('"', '""') + '"' for t in terms]

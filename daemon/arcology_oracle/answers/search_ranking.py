@@ -119,7 +119,7 @@ def by_whole_notes(store: Store, terms: Sequence[str], hits: list[tuple[int, flo
     if len(head) < 2 or not terms:
         return hits
     owners = store.heading_owners([h for h, _ in head])
-    note_of = {h: owners[h][0] or f"file:{owners[h][1]}" for h, _ in head if h in owners}
+    note_of = {h: retrieval.note_key(*owners[h]) for h, _ in head if h in owners}
     best: dict[str, int] = {}
     for h, _ in head:
         if h in note_of:

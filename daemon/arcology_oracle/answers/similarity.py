@@ -24,6 +24,7 @@ from .retrieval import (
     Result,
     fts_query,
     keyword_match,
+    note_key,
     quoted,
     snippets_of,
     to_results,
@@ -71,7 +72,8 @@ def similar(
     sharing ``text``'s words join the candidates, which are re-ranked by that score fused
     with how many of ``text``'s distinctive words each one shares (see
     :func:`_rerank_by_words`). ``words``, when given, is filled with that word evidence:
-    each candidate note's (:func:`_note_key`) best heading's BM25 in the whole index.
+    each candidate note's (:func:`~.retrieval.note_key`) best heading's BM25 in the whole
+    index.
 
     ``section``: the heading the query is, when it is one (``?file=&line=``, then also
     in ``exclude_headings``). Its copies among the vector hits (:meth:`~arcology_oracle.store.Store.copies_of`:
@@ -129,12 +131,6 @@ def similar(
     return ("vector", []) if not results and vector is not None and store.has_vector_table() else ("keyword", results)
 
 
-def _note_key(node_id: str | None, path: str) -> str:
-    """What a note is known by among the candidates: its node ID, or ``file:`` and the
-    path of a file that is no node."""
-    return node_id or f"file:{path}"
-
-
 def _rescore_by_note(
     store: Store,
     hits: list[tuple[int, float]],
@@ -154,7 +150,7 @@ def _rescore_by_note(
         owner = owners.get(heading_id)
         if owner is None or owner[0] in exclude_nodes:
             continue
-        key = _note_key(*owner)
+        key = note_key(*owner)
         if key not in best:
             best[key] = (heading_id, score)
     rescored = []
@@ -308,11 +304,11 @@ def _keyword_candidates(
     for heading_id, score, node_id, path in found:  # best first
         if heading_id in exclude_headings:
             continue
-        key = _note_key(node_id, path)
+        key = note_key(node_id, path)
         if key not in exclude_nodes and key not in best:
             best[key] = (heading_id, score)
     evidence.update((key, score) for key, (_, score) in best.items())
-    head_keys = [_note_key(*owners[h]) if h in owners else None for h, _ in head]
+    head_keys = [note_key(*owners[h]) if h in owners else None for h, _ in head]
     in_head = set(head_keys)
     new = [(key, h) for key, (h, _) in best.items() if key not in in_head][: keyword_notes(words, note_query)]
     note_vectors = store.node_vectors([key for key, _ in new if not key.startswith("file:")])

@@ -16,6 +16,11 @@ from .file_rows import to_json as _to_json
 from .vector_sync import VectorSync
 
 READING_RULES = "reading_rules"  # meta key: the rules the indexed files were read by
+# A heading row: its id and file, then the columns file_rows builds.
+_INSERT_HEADING = (
+    f"INSERT INTO headings (id, file, {HEADING_COLUMNS})"
+    f" VALUES (?, ?, {', '.join('?' * len(HEADING_COLUMNS.split(',')))})"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +166,7 @@ class FileWrites(VectorSync):
         first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
         ids = range(first, first + len(rows.headings))
         self.conn.executemany(
-            f"INSERT INTO headings (id, file, {HEADING_COLUMNS}) VALUES ({', '.join('?' * 22)})",
+            _INSERT_HEADING,
             [(heading_id, file_rowid, *row) for heading_id, row in zip(ids, rows.headings)],
         )
         if rows.headings:
