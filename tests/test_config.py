@@ -71,3 +71,27 @@ def test_a_token_a_browser_cannot_send_is_refused():
         with pytest.raises(ConfigError, match="printable ASCII"):
             load_settings(overrides={"token": token}, environ={})
     assert load_settings(overrides={"token": " s3cret-T0ken_~ "}, environ={}).token == "s3cret-T0ken_~"
+
+
+def test_list_settings_from_the_environment_as_json_lists_too():
+    """A JSON list, as the TOML file writes it, is read as one: split at its commas, its
+    items were '["private"' and '"therapy"]', so no heading was private."""
+    env = {
+        "ARCOLOGY_ORACLE_PRIVATE_TAGS": '["private", "therapy"]',
+        "ARCOLOGY_ORACLE_EXCLUDE_GLOBS": '["attic/**", "**/*.draft.org"]',
+    }
+    s = load_settings(environ=env)
+    assert s.private_tags == ("private", "therapy")
+    assert s.exclude_globs == ("attic/**", "**/*.draft.org")
+    s = load_settings(environ={"ARCOLOGY_ORACLE_EXCLUDE_GLOBS": "[ab]*.org, attic/**"})
+    assert s.exclude_globs == ("[ab]*.org", "attic/**")
+
+
+def test_private_tags_are_org_tags():
+    """Written with Org's colons they are the same tags; anything no heading can carry
+    is refused with the setting named, rather than keeping nothing private."""
+    config = {"private_tags": [":private:", "therapy:journal", "日記"]}
+    assert load_settings(environ={}, overrides=config).private_tags == ("private", "therapy", "journal", "日記")
+    for bad in ('["private"', "my private", "", "private!"):
+        with pytest.raises(ConfigError, match="private_tags.*not an Org tag"):
+            load_settings(environ={}, overrides={"private_tags": [bad]})

@@ -159,6 +159,23 @@ class Settings(BaseModel):
             value = "http://" + value
         return value
 
+    @field_validator("private_tags")
+    @classmethod
+    def _org_tags(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        """Each tag as Org writes it between colons (``:private:`` and ``private`` are the
+        same tag; ``private:therapy`` is two). A value no heading can carry is refused: it
+        would keep nothing private."""
+        tags = []
+        for value in values:
+            for tag in value.strip().strip(":").split(":"):
+                if not _ORG_TAG.fullmatch(tag):
+                    raise ValueError(
+                        f"{value!r} is not an Org tag (letters, digits, _, @, # and %, such as private): "
+                        "no heading could carry it, so it would keep nothing private"
+                    )
+                tags.append(tag)
+        return tuple(tags)
+
     @field_validator("allowed_hosts")
     @classmethod
     def _host_names(cls, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -232,6 +249,8 @@ class Settings(BaseModel):
         return data
 
 
+# Org's tag syntax (org-tag-re): [[:alnum:]_@#%]+.
+_ORG_TAG = re.compile(r"[\w@#%]+")
 _ENV_ALIASES = {"db_path": ("ARCOLOGY_ORACLE_DB",), "ollama_host": ("OLLAMA_HOST",)}
 _LIST_FIELDS = {"private_tags", "exclude_globs", "allowed_hosts"}
 
@@ -245,7 +264,7 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
             if environ.get(env_name):
                 value: Any = environ[env_name]
                 if name in _LIST_FIELDS:
-                    value = [part.strip() for part in value.split(",") if part.strip()]
+                    value = _env_list(value)
                 elif name == "embed_prefixes":
                     try:
                         value = json.loads(value)
@@ -254,6 +273,20 @@ def _from_env(environ: Mapping[str, str]) -> dict[str, Any]:
                 found[name] = value
                 break
     return found
+
+
+def _env_list(value: str) -> list[str]:
+    """A list setting from the environment: comma-separated (``a, b``), or a JSON list of
+    strings as the TOML file writes it (``["a", "b"]``), which comma-splitting would turn
+    into the items ``["a"`` and ``"b"]``."""
+    if value.lstrip().startswith("["):
+        try:
+            items = json.loads(value)
+        except json.JSONDecodeError:
+            items = None  # a glob such as [ab]*.org
+        if isinstance(items, list) and all(isinstance(item, str) for item in items):
+            return [item.strip() for item in items if item.strip()]
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
