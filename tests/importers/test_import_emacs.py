@@ -88,7 +88,7 @@ async def test_a_footnote_line_in_a_turn_keeps_the_turns_after_it_out_of_a_footn
     # Unescaped, Org reads "[fn:1] ..." at column 0 as a footnote definition running on
     # over the next turns, which an export would then move into the footnotes.
     path = tmp_path / "chat.org"
-    turns = [turn_lines("Ana", "the recipe\n[fn:1] from my grandmother"), turn_lines("Bo", "thanks")]
+    turns = [turn_lines("Ana", "the recipe\n[fn:1] from my grandmother\n[FN:2] in any letter case"), turn_lines("Bo", "thanks")]
     path.write_text("* Chat\n" + "\n\n".join("\n".join(lines) for lines in turns) + "\n")
     code, output = await run_emacs(["--eval", FOOTNOTES_AND_PARAGRAPHS], env=emacs_env(tmp_path, ORG_FILE=str(path)))
     assert code == 0, output

@@ -155,13 +155,14 @@ def test_targets_in_a_capture_take_no_link_of_the_user(tmp_path):
 
 # The user's references wait for definitions not written yet: a [fn:1] line or a
 # [fn:soak:...] of the daemon's would become them (what Org shows, exports and jumps to).
-USER_FOOTNOTES = USER.replace("* Later\n", "Soaked overnight[fn:1], see also[fn:soak].\n* Later\n")
+USER_FOOTNOTES = USER.replace("* Later\n", "Soaked overnight[fn:1], see also[fn:soak] and[fn:4].\n* Later\n")
 
 
 def test_footnotes_in_a_capture_define_none_of_the_users_labels(tmp_path):
     path = tmp_path / "d.org"
     user = USER_FOOTNOTES
-    text = "[fn:1] captured by the oracle\nsoak it[fn:soak: an inline one] and [fn:: anonymous]\n[fn:2]"
+    # Org reads footnotes in any letter case: [FN:4] defines the user's [fn:4].
+    text = "[fn:1] captured by the oracle\nsoak it[fn:soak: an inline one] and [fn:: anonymous]\n[FN:4] upper\n[fn:2]"
     data = user.encode() + capture_bytes(text, title="Beans[fn:3: in a title]")
     path.write_bytes(data)
     assert emacs_reading(path) == [{**USER_READING, "plans_line": 2}]
@@ -169,11 +170,12 @@ def test_footnotes_in_a_capture_define_none_of_the_users_labels(tmp_path):
     written = data.decode()
     assert f"[{ZWSP}fn:soak: an inline one] and [fn:: anonymous]" in written and f"* Beans[{ZWSP}fn:3: in a title]" in written
     assert "\n,[fn:1] captured by the oracle\n" in written and written.endswith("\n,[fn:2]\n")
+    assert "\n,[FN:4] upper\n" in written
 
 
 def test_footnotes_in_an_answer_define_none_of_the_users_labels(tmp_path):
     path = tmp_path / "d.org"
-    answer = "Beans soften faster in salted water.\n\n[fn:1] Kenji, 2019.\nAs said before[fn:soak: overnight]."
+    answer = "Beans soften faster in salted water.\n\n[fn:1] Kenji, 2019.\nAs said before[Fn:soak: overnight].\n[FN:4] x"
     heading = render_answer(answer, "- [1] A note", level=2, model="m", when=NOW)
     path.write_text(USER_FOOTNOTES.replace("* Later\n", "* Talk\n** Why salt?\n" + heading + "* Later\n"))
     assert emacs_reading(path) == [USER_READING]

@@ -41,11 +41,11 @@ ZWSP = "\u200b"
 # [:word:] takes in ', %, $, combining marks and more: anything but what ends a label.
 _FOOTNOTE_LABEL = r"[^\]\[:\s]+"
 # Lines Org would read as structure (see the module docstring).
-_UNSAFE_LINE_RE = re.compile(rf"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[fn:{_FOOTNOTE_LABEL}\])")
+_UNSAFE_LINE_RE = re.compile(rf"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[(?i:fn):{_FOOTNOTE_LABEL}\])")
 # Python's case folding matches every spelling Emacs's does (and a few more).
 _LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
 _TARGET_RE = re.compile(r"(?<=<)(?=<)")
-_INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=fn:{_FOOTNOTE_LABEL}:)")
+_INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{_FOOTNOTE_LABEL}:)")  # Org: any letter case
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
 # How far from a file's end Emacs looks for its Local Variables block (hack-local-variables).
