@@ -92,3 +92,51 @@ def test_latex_environments_end_where_org_ends_them(tmp_path):
     path.write_text(text + "\n")
     assert org_elements(path) == ("latex-environment latex-environment", 0, ours)
     assert ours == "2-2 6-6 10-10"
+
+
+OTHER_ELEMENTS = r"""
+(progn
+  (require 'org)
+  (require 'org-id)
+  (with-temp-buffer
+    (insert-file-contents (getenv "ORG_FILE"))
+    (org-mode)
+    (let ((tree (org-element-parse-buffer)))
+      (message "ELEMENTS %s" (mapconcat (lambda (e) (format "%s" (or (org-element-property :type e) (org-element-type e))))
+                                        (org-element-map tree '(table clock diary-sexp dynamic-block) #'identity)
+                                        " "))
+      (message "LINKS %d" (length (org-element-map tree 'link
+                                    (lambda (l) (and (equal (org-element-property :type l) "id") l)))))
+      (message "PARAGRAPHS %s"
+               (mapconcat (lambda (p) (format "%d-%d" (line-number-at-pos (org-element-property :contents-begin p))
+                                              (line-number-at-pos (1- (org-element-property :contents-end p)))))
+                          (org-element-map tree 'paragraph #'identity nil nil '(dynamic-block drawer))
+                          " ")))))
+"""
+
+
+def test_clock_lines_diary_sexps_table_el_and_dynamic_blocks_are_no_prose(tmp_path):
+    # A link after a table.el border made it an Org table and a paragraph; one after a
+    # CLOCK line or a diary sexp changed them; one in a dynamic block is lost when Org
+    # writes the block again.
+    text = "\n".join([
+        "* Kiln log", "Here is a grid:", "+---+---+", "| a | b |", "+---+---+", "Glaze notes.",
+        "CLOCK: [2024-03-05 Tue 09:00]--[2024-03-05 Tue 10:00] =>  1:00", "After the clock.",
+        "%%(diary-anniversary 3 5 2020) First firing", "After the sexp.",
+        "#+BEGIN: clocktable :scope file", "Generated words.", "#+END:", "Last words.",
+    ])  # fmt: skip
+    lines = text.split("\n")
+    found = paragraphs(lines, 1, len(lines))
+    ours = " ".join(f"{p.start_line}-{p.end_line}" for p in found)
+    assert ours == "2-2 6-6 8-8 10-10 14-14"
+    path = tmp_path / "log.org"
+    path.write_text(text + "\n")
+    run = subprocess.run([emacs(), "-Q", "--batch", "--eval", OTHER_ELEMENTS], env=emacs_env(tmp_path, ORG_FILE=str(path)),
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert f"ELEMENTS table.el clock diary-sexp dynamic-block\nLINKS 0\nPARAGRAPHS {ours}" in run.stderr, run.stderr
+    for p in found:
+        lines[p.end_line - 1] += " " + LINK
+    path.write_text("\n".join(lines) + "\n")
+    run = subprocess.run([emacs(), "-Q", "--batch", "--eval", OTHER_ELEMENTS], env=emacs_env(tmp_path, ORG_FILE=str(path)),
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert f"ELEMENTS table.el clock diary-sexp dynamic-block\nLINKS {len(found)}\nPARAGRAPHS {ours}" in run.stderr, run.stderr

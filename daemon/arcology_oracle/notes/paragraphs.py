@@ -3,8 +3,10 @@
 A paragraph is a run of non-blank lines of prose (list items included) with its 1-based
 inclusive line range. Heading lines, property and other drawers, planning lines,
 ``#+KEYWORD:`` lines, comments, table rows, fixed-width lines (``: text``), horizontal
-rules (five dashes), whole blocks (``#+begin_src`` ... ``#+end_src``, quotes and examples
-alike) and whole LaTeX environments (``\\begin{equation}`` ... ``\\end{equation}``; a
+rules (five dashes), clock lines (``CLOCK:``), diary sexps (``%%(``), table.el tables
+(``+---+`` borders and ``|`` rows), whole blocks (``#+begin_src`` ... ``#+end_src``, quotes
+and examples alike; dynamic blocks, ``#+BEGIN: clocktable`` ... ``#+END:``, whose text Org
+writes again) and whole LaTeX environments (``\\begin{equation}`` ... ``\\end{equation}``; a
 ``\\begin`` that never ends is prose, as Org reads it) are not paragraphs and end the
 one before them: a link written inside a src block, a drawer or fixed-width lines would
 not be a link, and one written after ``\\end{...}`` or a rule would make it text again.
@@ -21,15 +23,20 @@ _DRAWER_START = re.compile(r"^\s*:[\w-]+:\s*$")
 _DRAWER_END = re.compile(r"^\s*:END:\s*$", re.IGNORECASE)
 _PLANNING = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):", re.IGNORECASE)
 _BLOCK_BEGIN = re.compile(r"^\s*#\+begin_(\S+)", re.IGNORECASE)
+_DYNAMIC_BEGIN = re.compile(r"^\s*#\+begin:", re.IGNORECASE)
+_DYNAMIC_END = re.compile(r"^\s*#\+end:?\s*$", re.IGNORECASE)
 _KEYWORD = re.compile(r"^\s*#\+\S*:")
 _COMMENT = re.compile(r"^\s*#(\s|$)")
 _TABLE = re.compile(r"^\s*\|")
 _FIXED_WIDTH = re.compile(r"^[ \t]*:( |$)")  # Org's: a colon, then a space or nothing
 _RULE = re.compile(r"^\s*-{5,}\s*$")
+_CLOCK = re.compile(r"^\s*CLOCK:", re.IGNORECASE)
+_DIARY_SEXP = re.compile(r"^%%\(")
+_TABLE_EL_BORDER = re.compile(r"^\s*\+(-+\+)+\s*$")  # Org's table.el start: +---+---+
 # Org's latex-environment (any letter case): from a line starting \begin{NAME} to the
 # first line, that one included, ending in \end{NAME}.
 _LATEX_BEGIN = re.compile(r"^\s*\\begin\{([A-Za-z0-9*]+)\}", re.IGNORECASE)
-_NOT_PROSE = (_HEADING, _PLANNING, _KEYWORD, _COMMENT, _TABLE, _FIXED_WIDTH, _RULE)
+_NOT_PROSE = (_HEADING, _PLANNING, _KEYWORD, _COMMENT, _TABLE, _FIXED_WIDTH, _RULE, _CLOCK, _DIARY_SEXP, _TABLE_EL_BORDER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +69,11 @@ def paragraphs(lines: Sequence[str], start_line: int, end_line: int) -> list[Par
             close()
             end = re.compile(rf"^\s*#\+end_{re.escape(block[1])}\s*$", re.IGNORECASE)
             closing = next((i for i in range(n + 1, last + 1) if end.match(lines[i - 1])), None)
+            n = (closing or n) + 1
+            continue
+        if _DYNAMIC_BEGIN.match(line):
+            close()
+            closing = next((i for i in range(n + 1, last + 1) if _DYNAMIC_END.match(lines[i - 1])), None)
             n = (closing or n) + 1
             continue
         latex = _LATEX_BEGIN.match(line)
