@@ -80,7 +80,7 @@ heading when the body has no paragraph."
                           (org-link-display-format (or (alist-get 'title result) id)))))
 
 (defun arcology-oracle--insert-link-here (link &optional own-line)
-  "Insert LINK at point as one undo step, a space apart from a word before it.
+  "Insert LINK at point as one undo step, a space apart from the words around it.
 OWN-LINE non-nil puts it on a line of its own instead.  A paragraph
 that already links to LINK's target is refused: a second link there
 says nothing more."
@@ -103,76 +103,110 @@ says nothing more."
                 (t
                  (when (and (not (bolp)) (not (memq (char-before) '(?\s ?\t ?\n ?\())))
                    (insert " "))
-                 (insert link))))
+                 (insert link)
+                 ;; Before a word (at point, or on a bullet): a space after it too.
+                 (when (and (not (eobp)) (eq (char-syntax (char-after)) ?w))
+                   (save-excursion (insert " "))))))
       (accept-change-group change)
       (undo-amalgamate-change-group change)))
   (undo-boundary))
 
-(defun arcology-oracle--paragraph-end ()
-  "Return the end of the text of the paragraph (or item) around point."
+(defun arcology-oracle--prose-paragraph (pos)
+  "Return the paragraph of prose at POS, or nil.
+A paragraph in no drawer, block or other container but list items
+\(see `arcology-oracle--prose-at-p').  On a list item's bullet, the
+paragraph that item's first line starts."
   (save-excursion
-    (let* ((element (org-element-at-point))
-           (end (or (org-element-property :contents-end element)
-                    (org-element-property :end element))))
-      (goto-char end)
-      (skip-chars-backward " \t\n")
-      (point))))
+    (goto-char pos)
+    (let ((element (org-element-at-point)))
+      (when (memq (org-element-type element) '(plain-list item))
+        ;; At the bullet: the text of its line, if the line has any.
+        (end-of-line)
+        (skip-chars-backward " \t")
+        (setq element (org-element-at-point)))
+      (and (eq (org-element-type element) 'paragraph)
+           (arcology-oracle--prose-at-p (point))
+           element))))
+
+(defun arcology-oracle--paragraph-text-end (paragraph)
+  "Return the end of the text of PARAGRAPH, before its final blanks."
+  (save-excursion
+    (goto-char (org-element-property :contents-end paragraph))
+    (skip-chars-backward " \t\n")
+    (point)))
+
+(defun arcology-oracle--outside-objects (pos paragraph)
+  "Return POS, or the end of the link, code or other object of PARAGRAPH around it.
+A link written inside another link's description, or inside
+verbatim text, would break it.  Before PARAGRAPH's text (on its
+bullet), its first character."
+  (save-excursion
+    (goto-char (max pos (org-element-property :contents-begin paragraph)))
+    (let ((object (org-element-context)) outermost)
+      (while (and object (not (eq (org-element-type object) 'paragraph)))
+        (setq outermost object
+              object (org-element-property :parent object)))
+      (if (null outermost)
+          (min (point) (arcology-oracle--paragraph-text-end paragraph))
+        (goto-char (org-element-property :end outermost))
+        (skip-chars-backward " \t")
+        (point)))))
 
 (defun arcology-oracle--body-start ()
   "Return the start of the body of the heading at point, after its meta data.
-That is after the heading line, planning lines and drawers; before
-the first heading, after the file's property drawer and keywords."
+That is after the heading line, planning lines, clock lines and
+drawers; before the first heading, after the comments, the file's
+property drawer and its keywords, but before a keyword that names
+or captions the element after it."
   (save-excursion
-    (if (org-before-first-heading-p)
-        (goto-char (point-min))
-      (org-back-to-heading t)
-      (forward-line 1))
-    (let ((case-fold-search t) (more t))
-      (while (and more (not (eobp)))
-        (cond
-         ((looking-at-p "[ \t]*\\(SCHEDULED\\|DEADLINE\\|CLOSED\\):") (forward-line 1))
-         ((and (looking-at-p "[ \t]*:[[:alnum:]_-]+:[ \t]*$")
-               (save-excursion (re-search-forward "^[ \t]*:END:[ \t]*$"
-                                                  (save-excursion (outline-next-heading) (point)) t)))
-          (re-search-forward "^[ \t]*:END:[ \t]*$")
-          (forward-line 1))
-         ((and (org-before-first-heading-p) (looking-at-p "[ \t]*\\(#\\+\\|$\\)"))
-          (forward-line 1))
-         (t (setq more nil)))))
+    (if (not (org-before-first-heading-p))
+        (org-end-of-meta-data t)
+      (goto-char (point-min))
+      (let ((more t))
+        (while more
+          (skip-chars-forward " \t\n")
+          (beginning-of-line)
+          (let ((element (and (not (eobp)) (org-element-at-point))))
+            (if (and (memq (org-element-type element) '(comment property-drawer keyword))
+                     (> (org-element-property :end element) (point)))
+                (goto-char (org-element-property :end element))
+              (setq more nil))))))
     (point)))
+
+(defun arcology-oracle--first-paragraph (start)
+  "Return the first paragraph of prose from START to the next heading, or nil.
+Only the section's own elements and the first lines of its list
+items are looked at: never a paragraph in a drawer or a block."
+  (save-excursion
+    (goto-char start)
+    (let ((end (if (re-search-forward org-outline-regexp-bol nil t) (match-beginning 0) (point-max)))
+          found)
+      (goto-char start)
+      (while (and (not found) (< (point) end))
+        (let ((element (org-element-at-point)))
+          (setq found (and (memq (org-element-type element) '(paragraph plain-list))
+                           (arcology-oracle--prose-paragraph (point))))
+          (goto-char (max (1+ (point)) (org-element-property :end element)))))
+      found)))
 
 (defun arcology-oracle--link-place (mode)
   "Return the place for a link from point, by MODE: (POSITION OWN-LINE WHERE).
 MODE is `point' or `paragraph-end' (see `arcology-oracle-insert-link-at').
 OWN-LINE says the link needs a line of its own; WHERE says in words
-where it is, for the message."
-  (let* ((element (org-element-at-point))
-         (type (org-element-type element))
-         (in-paragraph (and (memq type '(paragraph item))
-                            (>= (point) (arcology-oracle--body-start)))))
+where it is, for the message.  A link only ever goes at the end of
+a paragraph of prose (or, by MODE, into one, outside its links and
+other objects), or on a line of its own where the heading's body
+starts."
+  (let* ((start (arcology-oracle--body-start))
+         (paragraph (and (>= (point) start) (arcology-oracle--prose-paragraph (point)))))
     (cond
-     ((and in-paragraph (eq mode 'point)) (list (point) nil "at point"))
-     (in-paragraph (list (arcology-oracle--paragraph-end) nil "at the end of the paragraph"))
-     (t
-      (let* ((start (arcology-oracle--body-start))
-             (end (save-excursion (goto-char start)
-                                  (if (re-search-forward org-outline-regexp-bol nil t)
-                                      (match-beginning 0)
-                                    (point-max))))
-             (found nil))
-        (save-excursion
-          (goto-char start)
-          (while (and (not found) (< (point) end))
-            (let ((el (org-element-at-point)))
-              (if (memq (org-element-type el) '(paragraph plain-list))
-                  (setq found (point))
-                (goto-char (max (1+ (point)) (org-element-property :end el)))))))
-        (if found
-            (save-excursion
-              (goto-char found)
-              (list (arcology-oracle--paragraph-end) nil
-                    "at the end of the first paragraph under the heading"))
-          (list start t "on a new line under the heading")))))))
+     ((and paragraph (eq mode 'point))
+      (list (arcology-oracle--outside-objects (point) paragraph) nil "at point"))
+     (paragraph (list (arcology-oracle--paragraph-text-end paragraph) nil "at the end of the paragraph"))
+     ((setq paragraph (arcology-oracle--first-paragraph start))
+      (list (arcology-oracle--paragraph-text-end paragraph) nil
+            "at the end of the first paragraph under the heading"))
+     (t (list start t "on a new line under the heading")))))
 
 (defun arcology-oracle--insert-link-in-note (link target)
   "Insert LINK to the node TARGET at the place point stands for, by the option.
@@ -405,13 +439,17 @@ where its link belongs."
 
 (defconst arcology-oracle--not-prose-regexp
   (concat "^[ \t]*$\\|^\\*+[ \t]\\|^[ \t]*:[[:alnum:]_-]+:[ \t]*$"
-          "\\|^[ \t]*\\(?:SCHEDULED\\|DEADLINE\\|CLOSED\\):\\|^[ \t]*#\\+\\|^[ \t]*#\\(?:[ \t]\\|$\\)"
-          "\\|^[ \t]*|\\|^[ \t]*:\\(?: \\|$\\)\\|^[ \t]*-\\{5,\\}[ \t]*$")
+          "\\|^[ \t]*\\(?:SCHEDULED\\|DEADLINE\\|CLOSED\\):"
+          "\\|^[ \t]*#\\+\\|^[ \t]*#\\(?:[ \t]\\|$\\)"
+          "\\|^[ \t]*|\\|^[ \t]*:\\(?: \\|$\\)\\|^[ \t]*-\\{5,\\}[ \t]*$"
+          "\\|^[ \t]*CLOCK:\\|^%%("
+          "\\|^[ \t]*\\+\\(?:-+\\+\\)+[ \t]*$")
   "A line that ends a paragraph, as the daemon reads paragraphs.
 A blank line, a heading, a drawer line, a planning line, a keyword
-or block line, a comment, a table row, a fixed-width line or a
-horizontal rule.  A LaTeX environment ends one too, when Org reads
-it as one: see `arcology-oracle--paragraph-position'.")
+or block line, a comment, a table row or table.el border, a
+fixed-width line, a horizontal rule, a clock line or a diary sexp.
+A LaTeX environment ends one too, when Org reads it as one: see
+`arcology-oracle--paragraph-position'.")
 
 (defun arcology-oracle--prose-at-p (pos)
   "Return non-nil when the line at POS is prose, as the daemon's paragraphs are.
@@ -463,6 +501,8 @@ is taken."
           (while (and (zerop (forward-line 1))
                       (not (eobp))
                       (not (looking-at-p arcology-oracle--not-prose-regexp))
+                      ;; Org's own reading: not a line of a drawer or a dynamic block.
+                      (arcology-oracle--prose-at-p (point))
                       ;; An environment only when it ends: else Org reads the line as prose.
                       (not (and (looking-at-p "[ \t]*\\\\begin{")
                                 (eq (org-element-type (org-element-at-point)) 'latex-environment))))

@@ -65,7 +65,7 @@ MODE is `arcology-oracle-insert-link-at'."
     (should (string-match-p "^Second paragraph\\. \\[\\[id:target\\]" after))
     (should (string-prefix-p "at the end of the paragraph" where)))
   (pcase-let ((`(,_ ,after ,_) (arcology-oracle-firstday-test--insert-from "Second para" 'point)))
-    (should (string-match-p "^\\[\\[id:target\\]\\[Target\\]\\]Second paragraph" after)))
+    (should (string-match-p "^\\[\\[id:target\\]\\[Target\\]\\] Second paragraph" after)))
   ;; An empty body: a line of its own under the heading.
   (pcase-let ((`(,_ ,after ,where) (arcology-oracle-firstday-test--insert-from "* Empty")))
     (should (string-match-p "^\\* Empty heading\n\\[\\[id:target\\]\\[Target\\]\\]\n\\* Last" after))

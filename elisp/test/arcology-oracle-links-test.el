@@ -389,6 +389,114 @@ or far away is not it; the nearest line of prose that reads the same is."
     (arcology-oracle--insert-link-here "[[id:ffee][Starter]]")
     (should (search-backward "and time. [[id:ffee][Starter]]" nil t))))
 
+(defconst arcology-oracle-links-test--link "[[id:other-id][Other note]]")
+
+(defun arcology-oracle-links-test--insert-at (text at &optional mode)
+  "Insert a link into TEXT from point at the first AT (nil: the top), by MODE.
+Return (NEW-TEXT . ORG), ORG being how Org reads NEW-TEXT: see
+`arcology-oracle-links-test--reading'."
+  (with-temp-buffer
+    (insert text)
+    (org-mode)
+    (goto-char (point-min))
+    (when at (search-forward at) (goto-char (match-beginning 0)))
+    (let ((arcology-oracle-insert-link-at (or mode 'paragraph-end)))
+      (arcology-oracle--insert-link-in-note arcology-oracle-links-test--link "other-id"))
+    (cons (buffer-string) (arcology-oracle-links-test--reading))))
+
+(defun arcology-oracle-links-test--reading ()
+  "What Org reads in this buffer, but for paragraphs: each element's type and value."
+  (let ((tree (org-element-parse-buffer)))
+    (list (org-entry-get (point-min) "ID")
+          (org-element-map tree '(src-block drawer property-drawer latex-environment table keyword comment clock)
+            (lambda (e) (list (org-element-type e) (org-element-property :value e) (org-element-property :tblfm e)
+                              (org-element-property :drawer-name e)
+                              (string-trim-right (buffer-substring-no-properties (org-element-property :begin e)
+                                                                                 (org-element-property :end e))))))
+          (org-element-map tree 'link
+            (lambda (l) (list (org-element-property :raw-link l)
+                              (and (org-element-property :contents-begin l)
+                                   (buffer-substring-no-properties (org-element-property :contents-begin l)
+                                                                   (org-element-property :contents-end l)))))))))
+
+(defun arcology-oracle-links-test--only-the-link-added (text at &optional mode)
+  "Insert a link into TEXT (see `arcology-oracle-links-test--insert-at');
+check that only the link was added and that Org reads every other
+element as before.  Return the new text."
+  (pcase-let* ((`(,new . ,org) (arcology-oracle-links-test--insert-at text at mode))
+               (before (with-temp-buffer (insert text) (org-mode) (arcology-oracle-links-test--reading)))
+               (place (string-search arcology-oracle-links-test--link new)))
+    (should place)
+    (should (equal (replace-regexp-in-string " \\[\\[id:other-id\\]\\[Other note\\]\\]\\|\\[\\[id:other-id\\]\\[Other note\\]\\]\n" "" new) text))
+    ;; The same elements, one link more, the user's links unchanged.
+    (should (equal (car org) (car before)))
+    (should (equal (cadr org) (cadr before)))
+    (should (equal (remove '("id:other-id" "Other note") (nth 2 org)) (nth 2 before)))
+    (should (member '("id:other-id" "Other note") (nth 2 org)))
+    new))
+
+(ert-deftest arcology-oracle-links-test-a-link-never-goes-into-what-a-list-item-holds ()
+  "A list item's last line may end a src block, a drawer, a LaTeX environment or a
+table's formulas: the link goes after a paragraph's text, never after those."
+  (let ((setup "* Setup steps\n- install the package\n- add this to your init:\n  #+begin_src emacs-lisp\n  (require 'foo)\n  #+end_src\n"))
+    (should (string-match-p "install the package \\[\\[id:"
+                            (arcology-oracle-links-test--only-the-link-added setup "* Setup")))
+    (should (string-match-p "your init: \\[\\[id:"
+                            (arcology-oracle-links-test--only-the-link-added setup "- add"))))
+  (should (string-match-p "- b \\[\\[id:"
+                          (arcology-oracle-links-test--only-the-link-added
+                           "* Log\n- a\n- b\n  :LOGBOOK:\n  - Note taken on [2024-03-05 Tue 09:00]\n  :END:\n" "- b")))
+  (arcology-oracle-links-test--only-the-link-added
+   "* Heat\n- the law:\n  \\begin{equation}\n  Q = m c\n  \\end{equation}\n" "* Heat")
+  (arcology-oracle-links-test--only-the-link-added
+   "* Sums\n- the table:\n  | 1 | 2 | 3 |\n  #+TBLFM: $3=$1+$2\n" "- the"))
+
+(ert-deftest arcology-oracle-links-test-the-top-of-a-file-keeps-its-id-cookie-and-blocks ()
+  "Before the first heading the link goes after the comments, the file's drawer and its
+keywords: never above the drawer (the note lost its ID, the -*- line its reach) nor into a
+block after them."
+  (should (string-match-p
+           "#\\+title: Three\n\n\\[\\[id:other-id\\]\\[Other note\\]\\]\n\\* Heading"
+           (arcology-oracle-links-test--only-the-link-added
+            "# -*- fill-column: 60 -*-\n:PROPERTIES:\n:ID:       file-node-3\n:END:\n#+title: Three\n\n* Heading\nText\n" nil)))
+  (should (string-match-p
+           "#\\+title: Config\n\\[\\[id:other-id\\]\\[Other note\\]\\]\n#\\+begin_src"
+           (arcology-oracle-links-test--only-the-link-added
+            ":PROPERTIES:\n:ID:       file-node-4\n:END:\n#+title: Config\n#+begin_src emacs-lisp :tangle yes\n(setq x 1)\n#+end_src\n" nil)))
+  ;; A name belongs to the table after it: the link goes above both.
+  (should (string-match-p
+           "#\\+title: T\n\\[\\[id:other-id\\]\\[Other note\\]\\]\n#\\+name: kilns"
+           (arcology-oracle-links-test--only-the-link-added
+            ":PROPERTIES:\n:ID:       file-node-5\n:END:\n#+title: T\n#+name: kilns\n| a | b |\n" nil))))
+
+(ert-deftest arcology-oracle-links-test-no-link-into-a-drawer-a-dynamic-block-or-a-link ()
+  "From a paragraph in a drawer or a dynamic block the link goes to the heading's first
+paragraph; at point, inside a link or code, after it."
+  (dolist (inside '(":NOTES:\nA paragraph in the drawer.\n:END:\n"
+                    "#+BEGIN: clocktable :scope file\nA paragraph in the block.\n#+END:\n"))
+    (should (string-match-p "First words. \\[\\[id:"
+                            (arcology-oracle-links-test--only-the-link-added
+                             (concat "* Kiln\nFirst words.\n\n" inside) "A paragraph"))))
+  (should (string-match-p
+           "example site\\]\\] \\[\\[id:other-id"
+           (arcology-oracle-links-test--only-the-link-added
+            "* Links\nSee [[https://example.com][the example site]] now.\n" "site]]" 'point)))
+  (should (string-match-p
+           "~kiln --fire~ \\[\\[id:other-id"
+           (arcology-oracle-links-test--only-the-link-added "* Code\nRun ~kiln --fire~ first.\n" "--fire" 'point)))
+  ;; On a bullet, at point: after the bullet, never before it.
+  (should (string-match-p
+           "^- \\[\\[id:other-id\\]\\[Other note\\]\\] cone six"
+           (arcology-oracle-links-test--only-the-link-added "* Cones\n- cone six\n" "- cone" 'point))))
+
+(ert-deftest arcology-oracle-links-test-a-suggestion-stops-at-a-clock-line-and-a-drawer ()
+  "The paragraph the daemon names runs only over lines Org reads as its prose."
+  (should (equal (arcology-oracle-links-test--place
+                  "* Kiln\nFirst words\nCLOCK: [2024-03-05 Tue 09:00]--[2024-03-05 Tue 10:00] =>  1:00\n"
+                  '((start_line . 2) (end_line . 2) (text . "First words")))
+                 (cons 2 (length "First words")))))
+
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here
