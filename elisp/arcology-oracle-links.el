@@ -54,6 +54,7 @@
 (declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
 (declare-function arcology-oracle-similar-previous "arcology-oracle-similar" ())
 (defvar arcology-oracle--similar-source)
+(declare-function arcology-oracle--similar-about-p "arcology-oracle-similar" (source start))
 
 (defcustom arcology-oracle-insert-link-at 'paragraph-end
   "Where `arcology-oracle-insert-link' writes a link in the note.
@@ -243,6 +244,11 @@ says where.  One undo removes it."
       (let ((window (get-buffer-window source t)))
         (save-excursion
           (when window (goto-char (window-point window)))
+          (unless (arcology-oracle--similar-about-p source (save-restriction (widen) (arcology-oracle--heading-start)))
+            ;; Point moved on before the new list came: this one is another heading's.
+            (arcology-oracle--user-error
+             "This list is about another heading than the one at point in %s: wait for its list, or press g"
+             (buffer-name source)))
           (setq where (arcology-oracle--insert-link-in-note link (alist-get 'node_id result)))
           (when window (set-window-point window (point))))))
     (message "Inserted %s into %s, %s" link (buffer-name source) where)))

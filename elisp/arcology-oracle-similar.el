@@ -80,6 +80,10 @@
 (defvar-local arcology-oracle--similar-source nil
   "In the similar buffer: the buffer whose heading the list is about.")
 
+(defvar-local arcology-oracle--similar-heading nil
+  "In the similar buffer: a marker at the start of the heading the list is about.
+Nil for a list about no heading in particular.")
+
 (defvar arcology-oracle-similar-buffer-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "RET") #'arcology-oracle-visit-result)
@@ -210,16 +214,20 @@ one line says how many there are and which key shows them."
     (arcology-oracle--similar-render arcology-oracle--similar-source title
                                      arcology-oracle--similar-results)))
 
-(defun arcology-oracle--similar-render (source title results &optional note)
+(defun arcology-oracle--similar-render (source title results &optional note heading)
   "Fill the similar buffer for heading TITLE of buffer SOURCE.
 RESULTS is the list of results, or a string to show instead (a
-progress or error message); NOTE is shown under the header."
+progress or error message); NOTE is shown under the header.
+HEADING, the start of that heading in SOURCE, is what `i' checks
+that point is still under; nil keeps the one recorded."
   (with-current-buffer (arcology-oracle--similar-buffer)
     (let* ((inhibit-read-only t)
            (window (get-buffer-window (current-buffer) t))
            (line (line-number-at-pos (if window (window-point window) (point))))
            (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
       (setq arcology-oracle--similar-source source)
+      (when heading
+        (setq arcology-oracle--similar-heading (with-current-buffer source (copy-marker heading))))
       (unless (stringp results) (setq arcology-oracle--similar-results results))
       (erase-buffer)
       (insert (propertize (concat "Similar to: " (arcology-oracle--title-text title))
@@ -236,6 +244,13 @@ progress or error message); NOTE is shown under the header."
       (when window
         (set-window-point window (point))
         (unless same (set-window-start window (point-min)))))))
+
+(defun arcology-oracle--similar-about-p (source start)
+  "Return non-nil when the similar list is about the heading at START in SOURCE.
+A list about no heading in particular is about any."
+  (let ((heading (buffer-local-value 'arcology-oracle--similar-heading (arcology-oracle--similar-buffer))))
+    (or (null heading)
+        (and (eq (marker-buffer heading) source) (eql (marker-position heading) start)))))
 
 (defun arcology-oracle--similar-visible-p ()
   "Return non-nil when the similar buffer is shown in some window."
@@ -310,12 +325,20 @@ a daemon that is down only once."
         (arcology-oracle--http-cancel arcology-oracle--similar-request)
         (setq arcology-oracle--similar-request nil)
         ;; `point-min' of the similar buffer: the note's may be narrowed.
-        (unless (with-current-buffer (arcology-oracle--similar-buffer)
-                  (get-text-property (point-min) 'arcology-oracle-title))
-          (arcology-oracle--similar-render source title "Looking for similar notes…"))
+        (with-current-buffer (arcology-oracle--similar-buffer)
+          (cond ((not (get-text-property (point-min) 'arcology-oracle-title))
+                 (arcology-oracle--similar-render source title "Looking for similar notes…"
+                                                  nil (plist-get context :start)))
+                ((not (arcology-oracle--similar-about-p source (plist-get context :start)))
+                 ;; The list shown is another heading's until the answer comes: say so.
+                 (arcology-oracle--similar-render
+                  arcology-oracle--similar-source (get-text-property (point-min) 'arcology-oracle-title)
+                  arcology-oracle--similar-results
+                  (format "Asking about %s…" (arcology-oracle--title-text title))))))
         ;; Cut out of its buffer, a private heading's text no longer says it is private.
         (if (arcology-oracle--private-here-p)
-            (arcology-oracle--similar-render source title "This heading is private: nothing of it is sent.")
+            (arcology-oracle--similar-render source title "This heading is private: nothing of it is sent."
+                                             nil (plist-get context :start))
           (arcology-oracle--with-roam-dir
            (lambda (roam-dir)
              (when (and (= generation arcology-oracle--similar-generation)
@@ -334,16 +357,17 @@ a daemon that is down only once."
                              source title
                              (arcology-oracle--similar-filter (alist-get 'results answer) context)
                              (when (equal (alist-get 'mode answer) "keyword")
-                               "(keyword matches: embeddings are not ready)"))))
+                               "(keyword matches: embeddings are not ready)")
+                             (plist-get context :start))))
                         :errback
                         (lambda (message)
                           (when (= generation arcology-oracle--similar-generation)
                             (setq arcology-oracle--similar-request nil)
-                            (arcology-oracle--similar-render source title message)
+                            (arcology-oracle--similar-render source title message nil (plist-get context :start))
                             (arcology-oracle--report message quiet))))))))
            (lambda (message)
              (when (= generation arcology-oracle--similar-generation)
-               (arcology-oracle--similar-render source title message)
+               (arcology-oracle--similar-render source title message nil (plist-get context :start))
                (arcology-oracle--report message quiet)))))))))
 
 (defun arcology-oracle--similar-timer-fn (buffer)

@@ -497,6 +497,34 @@ paragraph; at point, inside a link or code, after it."
                  (cons 2 (length "First words")))))
 
 
+(ert-deftest arcology-oracle-links-test-i-refuses-a-list-made-for-another-heading ()
+  "Point moved on before the new list came (a slow daemon): `i' says so and writes
+nothing; back under the heading the list is about, the link goes in."
+  (let ((note (generate-new-buffer "note.org")))
+    (unwind-protect
+        (progn
+          (with-current-buffer note
+            (insert "* Starter maintenance\nFeed it daily.\n* Bulk fermentation\nFour hours.\n")
+            (org-mode)
+            (goto-char (point-min)))
+          (arcology-oracle--similar-render
+           note "Starter maintenance"
+           '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))
+           nil (with-current-buffer note (point-min)))
+          (with-current-buffer note (search-forward "Four hours"))
+          (let ((before (with-current-buffer note (buffer-string))))
+            (with-current-buffer (arcology-oracle--similar-buffer)
+              (goto-char (point-min))
+              (arcology-oracle-similar-next)
+              (should (string-match-p "another heading"
+                                      (cadr (should-error (arcology-oracle-insert-link) :type 'user-error)))))
+            (should (equal (with-current-buffer note (buffer-string)) before)))
+          (with-current-buffer note (goto-char (point-min)))
+          (with-current-buffer (arcology-oracle--similar-buffer) (arcology-oracle-insert-link))
+          (should (string-match-p "Feed it daily\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string)))))
+      (kill-buffer note)
+      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here

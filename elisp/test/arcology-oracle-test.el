@@ -385,10 +385,12 @@
       (should (string-prefix-p "Similar to: Blight and diseases" (buffer-string))))
     ;; An answer that arrives after a newer request was made is dropped:
     ;; ask, count a newer request as made, and let the answer arrive in full.
-    (let ((before (with-current-buffer arcology-oracle-similar-buffer-name (buffer-string)))
-          stale)
+    (let (before stale)
       (arcology-oracle-test--goto-heading "Seed starting")
       (arcology-oracle-similar-refresh)
+      (setq before (with-current-buffer arcology-oracle-similar-buffer-name (buffer-string)))
+      ;; Until its answer comes, the list shown says it is another heading's.
+      (should (string-match-p "\\`Similar to: Blight and diseases\nAsking about Seed starting…" before))
       (setq stale arcology-oracle--similar-request)
       (should stale)
       (cl-incf arcology-oracle--similar-generation)
