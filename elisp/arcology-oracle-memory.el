@@ -44,6 +44,8 @@
 (require 'arcology-oracle)
 (require 'arcology-oracle-notes)
 
+(defvar arcology-oracle-answer-property)
+
 (defcustom arcology-oracle-memorize-tags nil
   "Tags given to every note `arcology-oracle-memorize' sends.
 A list of Org tags, for example (\"inbox\" \"phone\")."
@@ -65,15 +67,31 @@ it to the daemon's `dailies_dir' setting (default \"daily\")."
   "The daemon's answer to the last `arcology-oracle-memorize', an alist.
 Its keys are `id', `file', `line', `link', `inbox' and `note'.")
 
-(defun arcology-oracle--memory-payload (text title tags &optional source dailies-dir)
+(defun arcology-oracle--memory-payload (text title tags &optional source dailies-dir role)
   "Return the JSON alist of POST /memorize for TEXT, TITLE and TAGS.
 SOURCE is a link to where TEXT came from; DAILIES-DIR the daily
-notes' folder relative to the roam directory."
+notes' folder relative to the roam directory; ROLE \"oracle\" for
+the oracle's own words."
   (append `((text . ,text))
           (when (and title (not (string-empty-p title))) `((title . ,title)))
           `((tags . ,(vconcat (or tags arcology-oracle-memorize-tags))))
           (when source `((source . ,source)))
-          (when dailies-dir `((dailies_dir . ,dailies-dir)))))
+          (when dailies-dir `((dailies_dir . ,dailies-dir)))
+          (when role `((role . ,role)))))
+
+(defun arcology-oracle--oracle-words-p (pos)
+  "Return non-nil when the text at POS is the oracle's words, not the user's.
+In the answers or summaries buffer, or under a conversation's answer
+\(a heading with `arcology-oracle-answer-property' or an assistant's
+:ROLE:)."
+  (or (derived-mode-p 'arcology-oracle-answers-mode)
+      (and (derived-mode-p 'org-mode)
+           (save-excursion
+             (goto-char pos)
+             (unless (org-before-first-heading-p)
+               (or (org-entry-get pos arcology-oracle-answer-property)
+                   (member (downcase (string-trim (or (org-entry-get pos "ROLE") "")))
+                           '("oracle" "assistant" "ai" "model" "bot" "answer"))))))))
 
 (defun arcology-oracle--memory-source (pos)
   "Return an org link to the heading around POS in the current buffer, or nil.
@@ -176,7 +194,7 @@ before sending TEXT again, not that nothing was remembered."
        (format "%s: nothing was remembered, your text is on the kill ring (%s pastes it)" message yank)))))
 
 ;;;###autoload
-(defun arcology-oracle-memorize (text &optional title tags callback source)
+(defun arcology-oracle-memorize (text &optional title tags callback source role)
   "Send TEXT to the daemon, to be remembered in today's daily note.
 Interactively TEXT is the active region, else read from the
 minibuffer.  TITLE names the heading (default: the text's first
@@ -184,7 +202,9 @@ words); TAGS are Org tags (default `arcology-oracle-memorize-tags').
 CALLBACK, when given, is called with the daemon's answer, after it
 is reported in the echo area.  SOURCE is a link to where TEXT came
 from, kept as the new heading's :SOURCE: property: interactively,
-the heading the region came from.
+the heading the region came from.  ROLE \"oracle\" keeps TEXT as
+the oracle's words (:ROLE: oracle), never as the user's notes:
+interactively, a region of an answer or a summary.
 
 The daily note is in `org-roam-dailies-directory' (see
 `arcology-oracle-memorize-follow-dailies').  The new heading's link
@@ -193,7 +213,8 @@ goes on the kill ring instead, so nothing typed is lost."
   (interactive
    (if (use-region-p)
        (list (buffer-substring-no-properties (region-beginning) (region-end))
-             nil nil nil (arcology-oracle--memory-source (region-beginning)))
+             nil nil nil (arcology-oracle--memory-source (region-beginning))
+             (and (arcology-oracle--oracle-words-p (region-beginning)) "oracle"))
      (list (read-string "Remember: ") nil nil nil
            (arcology-oracle--memory-source (point)))))
   (when (string-empty-p (string-trim (or text "")))
@@ -207,7 +228,7 @@ goes on the kill ring instead, so nothing typed is lost."
          (setq req (arcology-oracle--json
                     "POST" "/memorize"
                     :json (arcology-oracle--memory-payload text title tags source
-                                                           (arcology-oracle--dailies-dir dailies roam-dir))
+                                                           (arcology-oracle--dailies-dir dailies roam-dir) role)
                     :callback (lambda (answer) (arcology-oracle--memorized answer callback))
                     :errback (lambda (message) (arcology-oracle--memorize-failed text message req))))))
      (lambda (message) (arcology-oracle--memorize-failed text message)))))

@@ -70,6 +70,29 @@
           (setq buffer-file-name nil))
       (delete-file file))))
 
+(ert-deftest arcology-oracle-memory-test-the-oracle-s-words-are-kept-as-its-own ()
+  "A region of an answer (the answers buffer, or a conversation's answer heading) is
+sent with role oracle; the user's own text without."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (dolist (case '((arcology-oracle-answers-mode "* What about rye?\nRye ferments faster [1].\n" "oracle")
+                      (org-mode "* Talk\n** Me\nWhy?\n** Oracle\n:PROPERTIES:\n:ORACLE_MODEL: m\n:END:\nRye ferments faster [1].\n" "oracle")
+                      (org-mode "* Talk\n** Me\nWhy?\n** Oracle\n:PROPERTIES:\n:ROLE: Assistant\n:END:\nRye ferments faster [1].\n" "oracle")
+                      (org-mode "* My note\nRye ferments faster, I found.\n" nil)))
+        (with-temp-buffer
+          (insert (nth 1 case))
+          (funcall (car case))
+          (let ((inhibit-read-only t)) (transient-mark-mode 1))
+          (goto-char (point-min))
+          (search-forward "Rye ferments")
+          (set-mark (line-beginning-position))
+          (end-of-line)
+          (call-interactively #'arcology-oracle-memorize)
+          (should (equal (alist-get 'role (car sent)) (nth 2 case)))
+          (should (string-prefix-p "Rye ferments" (alist-get 'text (car sent)))))))))
+
 (ert-deftest arcology-oracle-memory-test-memorize-region ()
   "The region is remembered, searchable at once; a clean visiting buffer is reverted."
   (arcology-oracle-memory-test--with-daemon

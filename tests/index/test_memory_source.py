@@ -9,7 +9,9 @@ import datetime
 import pytest
 
 from arcology_oracle.notes.capture import make_capture
-from tests.index.test_memory import NOW, post
+import aiohttp
+
+from tests.index.test_memory import NOW, post, today_daily
 
 
 def test_source_is_one_property_line():
@@ -47,3 +49,27 @@ async def test_a_private_capture_in_the_dailies_dir_asked_for_can_be_forgotten(d
     status, body = await post(daemon, "/forget", {"id": body["id"]})
     assert status == 200, body
     assert not (roam_dir / "journal" / name).exists()
+
+
+async def test_the_oracle_s_words_kept_are_marked_as_its_own(daemon, roam_dir):
+    """An answer kept from Emacs's answers buffer (role oracle) is written with :ROLE:
+    oracle: /search marks it as the oracle's, /similar and /ask never give it as the
+    user's note. The same words kept without a role are the user's."""
+    words = "Quenching the kiln slowly keeps celadon crackle fine"
+    status, body = await post(daemon, "/memorize", {"text": words, "title": "Kiln answer", "role": "oracle"})
+    assert status == 200, body
+    assert ":ROLE:     oracle" in today_daily(roam_dir).read_text().splitlines()
+    status, mine = await post(daemon, "/memorize", {"text": words, "title": "Kiln mine"})
+    assert status == 200, mine
+    async with aiohttp.ClientSession(headers=daemon.headers) as session:
+        async with session.get(daemon.url + "/search", params={"q": "celadon crackle", "k": "10"}) as resp:
+            found = {r["title"]: r.get("role") for r in (await resp.json())["results"]}
+        async with session.get(daemon.url + "/similar", params={"node": mine["id"], "k": "50", "all": "true"}) as resp:
+            similar = [r["node_id"] for r in (await resp.json())["results"]]
+    # Only the kept answer is the oracle's: no heading beside it became a conversation turn.
+    assert "Kiln mine" in found and {title: role for title, role in found.items() if role} == {"Kiln answer": "oracle"}, found
+    assert body["id"] not in similar
+    status, refused = await post(daemon, "/memorize", {"text": words, "role": "user"})
+    assert status == 400, refused
+    status, forgotten = await post(daemon, "/forget", {"id": body["id"]})
+    assert status == 200, forgotten

@@ -153,7 +153,7 @@ def test_role_outlines_find_the_files_with_a_role_by_their_index(tmp_path):
         store.conn.set_trace_callback(statements.append)
         outlines = store.role_outlines(["plain.org", "chat.org", "missing.org"])
         store.conn.set_trace_callback(None)
-        assert outlines == {"chat.org": [(1, 1, "user"), (2, 1, "oracle"), (6, 1, "")]}
+        assert outlines == {"chat.org": [(1, 1, "user", False), (2, 1, "oracle", False), (6, 1, "", False)]}
         which = next(s for s in statements if "DISTINCT" in s)
         plan = " ".join(str(tuple(r)) for r in store.conn.execute(f"EXPLAIN QUERY PLAN {which}"))
         assert "headings_role" in plan, plan

@@ -30,19 +30,21 @@ def roles_of(store: Store, rows: Iterable[dict]) -> dict[int, str | None]:
     return {row["id"]: by_file.get(row["file"], {}).get(row["start_line"]) for row in rows}
 
 
-def conversation_lines(outline: list[tuple[int, int, str]]) -> dict[int, str]:
+def conversation_lines(outline: list[tuple[int, int, str, bool]]) -> dict[int, str]:
     """``{start line: role}`` of the headings of one file's ``(start line, level,
-    role)`` outline that are not the user's notes (see the module docstring)."""
+    role, kept)`` outline that are not the user's notes (see the module docstring). The
+    oracle's words kept by ``/memorize`` are the oracle's, but in no conversation: the
+    headings beside them in a daily note stay the user's."""
     parents: list[int | None] = []
     stack: list[tuple[int, int]] = []  # (level, index)
-    for i, (_, level, _) in enumerate(outline):
+    for i, (_, level, _, _) in enumerate(outline):
         while stack and stack[-1][0] >= level:
             stack.pop()
         parents.append(stack[-1][1] if stack else None)
         stack.append((level, i))
-    roots = {parents[i] for i, (_, _, role) in enumerate(outline) if role in ORACLE_ROLES}
+    roots = {parents[i] for i, (_, _, role, kept) in enumerate(outline) if role in ORACLE_ROLES and not kept}
     out: dict[int, str] = {}
-    for i, (line, _, role) in enumerate(outline):
+    for i, (line, _, role, _) in enumerate(outline):
         if role in ORACLE_ROLES:
             out[line] = ORACLE
         elif role in USER_ROLES or i in roots or (parents[i] in roots and parents[i] is not None):

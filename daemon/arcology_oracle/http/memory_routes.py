@@ -21,7 +21,7 @@ async def memorize(request: web.Request) -> web.Response:
     body = await parse_body(request, MemorizeRequest)
     tags = clean_tags(list(body.tags) if body.tags is not None else None)
     captured = await request.app[memory_key].memorize(
-        body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir
+        body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir, role=body.role
     )
     return web.json_response(captured.as_dict())
 

@@ -152,6 +152,11 @@ class MemorizeRequest(Request):
         None, description="where the text came from, e.g. an org link; written as the :SOURCE: property"
     )
     dailies_dir: RelPath | None = Field(None, description="the daily notes' folder (default: the dailies_dir setting)")
+    role: Literal["oracle"] | None = Field(
+        None,
+        description="'oracle' for words the oracle wrote (an answer or a summary kept): written as :ROLE: oracle, so"
+        " that they are marked as its own and never read as the user's notes",
+    )
 
 
 class ForgetRequest(Request):

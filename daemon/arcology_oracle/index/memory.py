@@ -103,12 +103,14 @@ class Memory:
         now: datetime.datetime | None = None,
         source: str | None = None,
         dailies_dir: str | None = None,
+        role: str | None = None,
     ) -> Captured:
         """Append ``text`` as a new heading to today's daily (or the inbox); index it.
         ``dailies_dir`` (relative to the roam directory) overrides the setting: Emacs
-        sends its ``org-roam-dailies-directory``. ``source`` becomes ``:SOURCE:``."""
+        sends its ``org-roam-dailies-directory``. ``source`` becomes ``:SOURCE:``,
+        ``role`` ``:ROLE:``."""
         now = now or datetime.datetime.now()
-        entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source)
+        entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source, role=role)
         root = self.settings.roam_dir
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
         check_path_fits(root, daily)

@@ -12,6 +12,9 @@ A captured heading, as appended to a file whose line ending is ``eol``::
     :END:
     The text.
 
+(with ``:SOURCE:`` when the text says where it came from, and ``:ROLE: oracle`` when it
+is the oracle's own words: an answer or a summary kept).
+
 Contracts:
 
 * **Inert text.** No line of the captured text can change how Org or Emacs reads
@@ -56,6 +59,7 @@ import uuid
 from dataclasses import dataclass
 
 from ..errors import BadRequest
+from .conversations import ORACLE_ROLES
 from .org_escape import escape_line, inert, refuse_controls
 from .org_syntax import HEADING_LINE_RE, org_link, plain_title, split_heading_tags
 from .privacy import is_tag_char
@@ -149,11 +153,15 @@ def make_capture(
     now: datetime.datetime,
     node_id: str | None = None,
     source: str | None = None,
+    role: str | None = None,
 ) -> Capture:
     """The level-1 heading for ``text`` (see the module docstring); BadRequest for empty
     text, text that is not valid Unicode, or a control character in text, title or
     source. ``source`` (one line: where the text came from, an org link) becomes
-    ``:SOURCE:``."""
+    ``:SOURCE:``; ``role`` (``oracle`` for the oracle's own words, which are then marked
+    as its answers are: :mod:`arcology_oracle.answers.roles`) ``:ROLE:``."""
+    if role is not None and role not in ORACLE_ROLES:
+        raise BadRequest(f"role must be one of {', '.join(sorted(ORACLE_ROLES))}, not {role!r}")
     refuse_controls(text=text, title=title, source=source)
     body = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     if not body.strip():
@@ -173,6 +181,7 @@ def make_capture(
         f":CREATED:  {inactive_timestamp(now)}",
         f":{CAPTURED_BY}: {CAPTURED_BY_VALUE}",
         *([f":SOURCE:   {inert(_one_line(source), targets=False)}"] if source and source.strip() else []),
+        *([f":ROLE:     {role}"] if role else []),
         ":END:",
         *(escape_line(line) for line in body.split("\n")),
     ]

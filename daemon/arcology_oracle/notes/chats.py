@@ -56,8 +56,12 @@ def turn_role(heading: Heading) -> str | None:
 
 
 def is_conversation_turn(heading: Heading) -> bool:
-    """Whether ``heading`` has a ``:ROLE:`` naming the user or the assistant."""
-    return heading.properties.get("ROLE", "").strip().lower() in USER_ROLES | ORACLE_ROLES
+    """Whether ``heading`` has a ``:ROLE:`` naming the user or the assistant, and is no
+    words kept by ``/memorize`` (``:CAPTURED_BY:``), which are in no conversation."""
+    return (
+        heading.properties.get("ROLE", "").strip().lower() in USER_ROLES | ORACLE_ROLES
+        and "CAPTURED_BY" not in heading.properties
+    )
 
 
 def _content(heading: Heading, speaker: str) -> str:

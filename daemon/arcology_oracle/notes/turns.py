@@ -73,7 +73,7 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
             talk = chats.conversation_turns(heading, roots[i])
         if talk and len(talk) >= 2:
             out.append(scene_chunks(heading, parsed.title, talk))
-        elif heading.level > 0 and "ROLE" in heading.properties and is_oracle_answer(heading.properties):
+        elif heading.level > 0 and is_oracle_answer(heading.properties) and chats.is_conversation_turn(heading):
             asked = question if question is not None and not is_oracle_answer(question.properties) else None
             out.append(chunk_turn(heading, parsed.title, asked, max_chars))
         elif heading.level > 0 and (gptel or "ROLE" in heading.properties):

@@ -186,9 +186,10 @@ class LinkGraph(StoreBase):
 
     def role_outlines(self, paths: Iterable[str]) -> dict[str, list[tuple[int, int, str]]]:
         """For each of ``paths`` holding a heading with a ``:ROLE:`` property, ``(start
-        line, level, role)`` of every heading of the file in file order (role lower-case,
-        ``""`` for none); files without one are not in the answer. Which files have one
-        is read from the index ``headings_role`` (m014)."""
+        line, level, role, kept)`` of every heading of the file in file order (role
+        lower-case, ``""`` for none; ``kept`` for a heading captured by ``/memorize``,
+        whose role is that of words kept, in no conversation); files without one are not
+        in the answer. Which files have one is read from the index ``headings_role`` (m014)."""
         paths = sorted(set(paths))
         if not paths:
             return {}
@@ -203,9 +204,10 @@ class LinkGraph(StoreBase):
         out: dict[str, list[tuple[int, int, str]]] = {}
         for path in having:
             out[path] = [
-                (r[0], r[1], (r[2] or "").strip().lower())
+                (r[0], r[1], (r[2] or "").strip().lower(), bool(r[3]))
                 for r in self.conn.execute(
-                    "SELECT h.start_line, h.level, json_extract(h.properties, '$.ROLE') FROM headings h"
+                    "SELECT h.start_line, h.level, json_extract(h.properties, '$.ROLE'),"
+                    " json_extract(h.properties, '$.CAPTURED_BY') IS NOT NULL FROM headings h"
                     " JOIN files f ON f.id = h.file WHERE f.path = ? ORDER BY h.start_line",
                     (path,),
                 )
