@@ -479,24 +479,40 @@ thinks gets nothing: the answer goes to the kill ring."
 
 ;;;###autoload
 (defun arcology-oracle-discard ()
-  "Delete the answer heading at point inserted by `arcology-oracle-converse'."
+  "Delete the answer heading at point inserted by `arcology-oracle-converse'.
+An answer holding a heading of yours (one typed under it) is not
+deleted: that heading would go with it.  One undo brings the answer
+back."
   (interactive)
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Not in an org-mode buffer"))
-  (save-excursion
-    (when (org-before-first-heading-p) (arcology-oracle--user-error "No answer at point"))
-    (org-back-to-heading t)
-    (while (and (not (org-entry-get nil arcology-oracle-answer-property))
-                (org-up-heading-safe)))
-    (unless (org-entry-get nil arcology-oracle-answer-property)
-      (arcology-oracle--user-error "No inserted answer at point"))
-    (let ((beg (point))
-          (end (progn (org-end-of-subtree t t) (point))))
-      ;; Last in a file without a final newline, the answer was put on
-      ;; a line of its own: the newline before it goes with it.
-      (when (and (= end (point-max)) (/= (char-before end) ?\n)
-                 (> beg (point-min)) (= (char-before beg) ?\n))
-        (setq beg (1- beg)))
-      (delete-region beg end))))
+  (let (title lines)
+    (save-excursion
+      (when (org-before-first-heading-p) (arcology-oracle--user-error "No answer at point"))
+      (org-back-to-heading t)
+      (while (and (not (org-entry-get nil arcology-oracle-answer-property))
+                  (org-up-heading-safe)))
+      (unless (org-entry-get nil arcology-oracle-answer-property)
+        (arcology-oracle--user-error "No inserted answer at point"))
+      (setq title (org-get-heading t t t t))
+      (let ((beg (point))
+            (end (progn (org-end-of-subtree t t) (point))))
+        ;; The daemon writes an answer as one heading: a heading below it is the user's.
+        (save-excursion
+          (goto-char beg)
+          (end-of-line)
+          (when (re-search-forward org-outline-regexp-bol end t)
+            (arcology-oracle--user-error
+             "The answer \"%s\" holds your heading \"%s\": move it out first, or delete the answer by hand"
+             title (org-get-heading t t t t))))
+        ;; Last in a file without a final newline, the answer was put on
+        ;; a line of its own: the newline before it goes with it.
+        (when (and (= end (point-max)) (/= (char-before end) ?\n)
+                   (> beg (point-min)) (= (char-before beg) ?\n))
+          (setq beg (1- beg)))
+        (setq lines (count-lines beg end))
+        (delete-region beg end)))
+    (message "Discarded the answer \"%s\" (%d lines): %s brings it back"
+             title lines (substitute-command-keys "\\[undo]"))))
 
 ;;; Search
 

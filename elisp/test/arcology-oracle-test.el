@@ -738,6 +738,32 @@ The answer then goes to the kill ring, and the message says so."
           (let ((last-command nil)) (undo))
           (should (equal (buffer-string) answered)))))))
 
+(ert-deftest arcology-oracle-test-discard-keeps-a-heading-typed-under-the-answer ()
+  "An answer holding a heading the user typed under it is not discarded, from the
+answer or from that heading; a plain answer is, and the message says how to undo it."
+  (let ((text (concat "* Talk\n** Me\nWhy rye?\n** Oracle\n:PROPERTIES:\n:ORACLE_MODEL: m\n:END:\n"
+                      "Rye ferments faster.\n*** My own thoughts\nI disagree.\n")))
+    (dolist (from '("Rye ferments" "I disagree"))
+      (with-temp-buffer
+        (insert text)
+        (org-mode)
+        (goto-char (point-min))
+        (search-forward from)
+        (should (string-match-p "holds your heading \"My own thoughts\""
+                                (cadr (should-error (arcology-oracle-discard) :type 'user-error))))
+        (should (equal (buffer-string) text))))
+    (with-temp-buffer
+      (insert (car (split-string text "\\*\\*\\* ")))
+      (org-mode)
+      (goto-char (point-min))
+      (search-forward "Rye ferments")
+      (let ((message-log-max t))
+        (arcology-oracle-discard)
+        (should (equal (buffer-string) "* Talk\n** Me\nWhy rye?\n"))
+        (with-current-buffer "*Messages*"
+          (should (string-match-p "Discarded the answer \"Oracle\" (5 lines): .* brings it back\n\\'"
+                                  (buffer-string))))))))
+
 ;;;; Privacy of the text sent
 
 (ert-deftest arcology-oracle-test-private-here ()
