@@ -12,6 +12,7 @@ from arcology_oracle.notes.capture import make_capture
 import aiohttp
 
 from tests.index.test_memory import NOW, post, today_daily
+from tests.org_samples import IDS
 
 
 def test_source_is_one_property_line():
@@ -73,3 +74,20 @@ async def test_the_oracle_s_words_kept_are_marked_as_its_own(daemon, roam_dir):
     assert status == 400, refused
     status, forgotten = await post(daemon, "/forget", {"id": body["id"]})
     assert status == 200, forgotten
+
+
+async def test_a_capture_links_to_the_heading_it_came_from(daemon, roam_dir):
+    """The :SOURCE: link counts as a link, as org-roam counts it: the heading the text came
+    from is not offered a link to its own copy, and the capture's note links to it."""
+    source = IDS["bakers_percentages"]
+    text = "Every ingredient is weighed against the total flour of the dough"
+    link = f"[[id:{source}][Bread Hydration › Baker's percentages]]"
+    status, body = await post(daemon, "/memorize", {"text": text, "title": "Copied", "source": link})
+    assert status == 200, body
+    async with aiohttp.ClientSession(headers=daemon.headers) as session:
+        async with session.get(f"{daemon.url}/nodes/{body['id']}") as resp:
+            node = await resp.json()
+        async with session.get(daemon.url + "/suggest-links", params={"node": source, "k": "50", "all": "true"}) as resp:
+            suggested = [s["node_id"] for s in (await resp.json())["suggestions"]]
+    assert [n["node_id"] for n in node["links"]] == [source], node
+    assert body["id"] not in suggested

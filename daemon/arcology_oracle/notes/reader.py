@@ -79,8 +79,8 @@ log = logging.getLogger(__name__)
 # What the reader reads the same way: raised when a file may now be read differently (the
 # index records it with the files read; a change reads every file again, see
 # Indexer.reconcile). 2: #+SETUPFILE's file tags; tags in every script (marks are tag
-# characters).
-READER_VERSION = 2
+# characters). 3: id links in property values.
+READER_VERSION = 3
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
@@ -269,12 +269,14 @@ def _build(
 
 
 def _user_links(raw: str, properties: dict[str, str]) -> tuple[str, ...]:
-    """The ``id:`` links of a heading that are the user's: none in the oracle's own
-    answers (``:ROLE: oracle``), none in the ``Sources:`` lists the daemon writes. They
-    are its citations and must not count in the link graph (suggestions, similarity)."""
+    """The ``id:`` links of a heading that are the user's, in its text and its property
+    values (as org-roam finds them: a capture's ``:SOURCE:`` links it to the heading it
+    came from): none in the oracle's own answers (``:ROLE: oracle``), none in the
+    ``Sources:`` lists the daemon writes. They are its citations and must not count in
+    the link graph (suggestions, similarity)."""
     if is_oracle_answer(properties):
         return ()
-    return id_links(without_sources_lists(raw))
+    return id_links(without_sources_lists(raw) + "\n" + "\n".join(properties.values()))
 
 
 def _drawer(
