@@ -286,6 +286,8 @@ would point at the note being read, so none is offered.")
     (define-key map (kbd "g") #'arcology-oracle-links-refresh)
     (define-key map (kbd "n") #'arcology-oracle-similar-next)
     (define-key map (kbd "p") #'arcology-oracle-similar-previous)
+    (define-key map (kbd "TAB") #'arcology-oracle-similar-next)
+    (define-key map (kbd "<backtab>") #'arcology-oracle-similar-previous)
     map)
   "Keymap of the link suggestions buffer.")
 
@@ -303,8 +305,13 @@ note, or rejected for good; the list can be asked for again.
   (let* ((title (org-link-display-format (or (alist-get 'title suggestion) "?")))
          (at (alist-get 'heading suggestion))
          (paragraph (alist-get 'paragraph suggestion))
+         (marks (delq nil (list (and (equal (alist-get 'role suggestion) "conversation") "conversation")
+                                (and (arcology-oracle--weak-p suggestion) "weak"))))
          (first (concat (arcology-oracle--score-text suggestion) "  "
-                        (propertize title 'face 'arcology-oracle-title)))
+                        (propertize title 'face 'arcology-oracle-title)
+                        (if marks
+                            (concat " " (propertize (string-join marks " ") 'face 'arcology-oracle-tag))
+                          "")))
          (text (concat
                 first "\n"
                 (propertize (format "  in %s, line %d\n"

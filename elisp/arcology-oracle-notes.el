@@ -306,7 +306,8 @@ a list of the IDs linked."
 `arcology-oracle--linked-p'), \"links here\" when its node is among
 BACKLINKS (the IDs of the nodes linking to the note being read),
 \"linked both ways\" for both, \"this note\" for a heading of the note
-being read, \"oracle\" or \"conversation\" for answers and turns."
+being read, \"oracle\" or \"conversation\" for answers and turns,
+\"weak\" for a low score (see `arcology-oracle-weak-score')."
   (let* ((out (arcology-oracle--linked-p result buffer))
          (in (member (alist-get 'node_id result) backlinks))
          (tags (delq nil (list (cond ((and out in) "linked both ways")
@@ -315,7 +316,8 @@ being read, \"oracle\" or \"conversation\" for answers and turns."
                                (when (eq (alist-get 'same_file result) t) "this note")
                                (pcase (alist-get 'role result)
                                  ("oracle" "oracle")
-                                 ("conversation" "conversation"))))))
+                                 ("conversation" "conversation"))
+                               (when (arcology-oracle--weak-p result) "weak")))))
     (if tags (concat " " (propertize (mapconcat #'identity tags " ") 'face 'arcology-oracle-tag)) "")))
 
 (declare-function org-roam-db-query "ext:org-roam-db" (sql &rest args))
@@ -331,10 +333,23 @@ Nil when org-roam is not loaded; never signals."
                      id)))))
 
 (defun arcology-oracle--score-text (result)
-  "Return RESULT's score as text, \"0.97\", or \"    \" when it has none."
+  "Return RESULT's score as text, \"0.97\", or \"    \" when it has none.
+Dimmed below the daemon's cut-off and when weak (see
+`arcology-oracle--weak-p')."
   (let ((score (alist-get 'score result)))
     (propertize (if (numberp score) (format "%.2f" score) "    ")
-                'face (if (eq (alist-get 'below_cutoff result) t) 'shadow 'arcology-oracle-score))))
+                'face (if (or (eq (alist-get 'below_cutoff result) t) (arcology-oracle--weak-p result))
+                          'shadow
+                        'arcology-oracle-score))))
+
+(defun arcology-oracle--weak-p (result)
+  "Return non-nil when RESULT scores under `arcology-oracle-weak-score'.
+Only for a result above the daemon's cut-off: the rest are folded
+away as it is."
+  (let ((score (alist-get 'score result)))
+    (and (numberp score)
+         (< score arcology-oracle-weak-score)
+         (not (eq (alist-get 'below_cutoff result) t)))))
 
 (defun arcology-oracle--split-cutoff (results)
   "Return (ABOVE . BELOW): RESULTS above the daemon's relevance cut, and below it."

@@ -95,6 +95,9 @@ Nil for a list about no heading in particular.")
     (define-key map (kbd "i") #'arcology-oracle-insert-link)
     (define-key map (kbd "w") #'arcology-oracle-copy-link)
     (define-key map (kbd "+") #'arcology-oracle-similar-toggle-tail)
+    ;; TAB as in the org-roam buffer and other lists, where it is a reflex.
+    (define-key map (kbd "TAB") #'arcology-oracle-similar-next)
+    (define-key map (kbd "<backtab>") #'arcology-oracle-similar-previous)
     map)
   "Keymap of the similar notes buffer.")
 

@@ -141,6 +141,15 @@ so the default is generous: 300 seconds.  Connecting waits
   :type 'natnum
   :group 'arcology-oracle)
 
+(defcustom arcology-oracle-weak-score 0.1
+  "Scores under this mark a similar note or suggestion as weak.
+A score is the chance that you would link the two notes: of the
+pairs scoring under 0.1, about 1 in 20 were linked (README, \"What
+a score means\").  Weak ones are shown dimmed, marked \"weak\".
+0 marks none."
+  :type 'number
+  :group 'arcology-oracle)
+
 (defcustom arcology-oracle-idle-delay 0.5
   "Seconds of idle time before the similar notes follow point.
 After point moves to another heading, `arcology-oracle-similar-mode'

@@ -361,6 +361,33 @@ MODE is `arcology-oracle-insert-link-at'."
       (kill-buffer arcology-oracle-similar-buffer-name))
     (delete-other-windows)))
 
+(ert-deftest arcology-oracle-firstday-test-weak-scores-are-marked-and-tab-moves ()
+  "A result above the cut-off but under `arcology-oracle-weak-score' is dimmed and
+marked weak; a strong one is not.  TAB and S-TAB move between entries, as in the
+org-roam buffer, instead of signalling that the buffer is read-only."
+  (unwind-protect
+      (progn
+        (arcology-oracle--similar-render
+         nil "Here" '(((node_id . "a") (title . "Strong") (heading . "Strong") (score . 0.35) (snippet . "Strong"))
+                      ((node_id . "b") (title . "Faint") (heading . "Faint") (score . 0.05) (snippet . "Faint"))
+                      ((node_id . "c") (title . "Gone") (heading . "Gone") (score . 0.01) (below_cutoff . t))))
+        (with-current-buffer arcology-oracle-similar-buffer-name
+          (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+            (should (string-match-p "^0\\.35  Strong$" text))
+            (should (string-match-p "^0\\.05  Faint weak$" text)))
+          (goto-char (point-min))
+          (search-forward "0.05")
+          (should (eq (get-text-property (match-beginning 0) 'face) 'shadow))
+          (goto-char (point-min))
+          (call-interactively (key-binding (kbd "TAB")))
+          (should (looking-at-p "0\\.35  Strong"))
+          (call-interactively (key-binding (kbd "TAB")))
+          (should (looking-at-p "0\\.05  Faint"))
+          (call-interactively (key-binding (kbd "<backtab>")))
+          (should (looking-at-p "0\\.35  Strong"))))
+    (when (get-buffer arcology-oracle-similar-buffer-name)
+      (kill-buffer arcology-oracle-similar-buffer-name))))
+
 (ert-deftest arcology-oracle-firstday-test-similar-asks-for-the-tail ()
   "The similar notes are asked for with all=true, so that the tail can be shown."
   (with-temp-buffer

@@ -427,11 +427,11 @@
                 (should (string-match-p "^Backlinks" (buffer-string)))
                 (should (string-match-p "^Similar notes" (buffer-string)))
                 ;; The journal links to Sourdough Baking: it is under Backlinks too.
-                (should (string-match-p "^[0-9.]+ 2024-03-01 links here (Baked a sourdough loaf)$"
+                (should (string-match-p "^[0-9.]+ 2024-03-01 links here\\(?: weak\\)? (Baked a sourdough loaf)$"
                                         (buffer-string)))
                 (select-window window)
                 (goto-char (point-min))
-                (re-search-forward "^[0-9.]+ Bread Hydration linked both ways$")
+                (re-search-forward "^[0-9.]+ Bread Hydration linked both ways\\(?: weak\\)?$")
                 (goto-char (match-beginning 0))
                 (call-interactively (key-binding (kbd "RET")))
                 (push (current-buffer) arcology-oracle-test--buffers)

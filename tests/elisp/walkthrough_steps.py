@@ -404,10 +404,10 @@ class Flow(Driver):
         )
 
 
-# An entry's first line: score then title (or title then score), then a mark, if any.
+# An entry's first line: score then title (or title then score), then its marks, if any.
 _SCORED = re.compile(
     r"^\s*(?:(?P<a>\d\.\d\d)\s+(?P<t1>.+?)|(?P<t2>.+?)\s+(?P<b>\d\.\d\d))"
-    r"(?:\s+(?:linked(?: both ways)?|links here))?\s*$"
+    r"(?:\s+(?:linked(?: both ways)?|links here))?(?:\s+weak)?\s*$"
 )
 
 

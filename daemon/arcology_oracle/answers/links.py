@@ -181,6 +181,7 @@ def _suggestion(store: Store, target: retrieval.Result, places: list[_Place], ow
         "score": target.score,
         "below_cutoff": target.below_cutoff,
         "snippet": target.snippet,
+        "role": target.role,
         "link": org_link(target.node_id, target.title),
         "heading": at,
         "paragraph": paragraph,

@@ -55,6 +55,9 @@ class LinkSuggestion(Answer):
     score: float = Field(description="calibrated relevance in [0, 1], as /similar's")
     below_cutoff: bool = Field(description="below min_score (only with all=true)")
     snippet: str
+    role: Literal["conversation"] | None = Field(
+        None, description="'conversation' for a conversation's note (the oracle's answers are never suggested)"
+    )
     link: str = Field(description="[[id:ID][Title]], to write into the note")
     heading: LinkPlace
     paragraph: LinkParagraph | None = Field(description="the paragraph that best matches the target")
