@@ -256,14 +256,6 @@ index."
         (org-toggle-tag tag 'on))
       (message "Tagged :%s:; save the file to take the heading out of the index" tag))))
 
-(defun arcology-oracle--file-tags ()
-  "Return the tags of the #+filetags keywords of the current buffer.
-Each keyword holds tags between colons or blanks, as Org has them."
-  (cl-mapcan (lambda (value)
-               (cl-mapcan (lambda (word) (split-string word ":" t))
-                          (split-string value)))
-             (cdr (assoc "FILETAGS" (org-collect-keywords '("FILETAGS"))))))
-
 (defun arcology-oracle--keyword-search (key regexp limit)
   "Search forward for REGEXP before LIMIT on a line that is keyword KEY.
 That is, a line Org reads as that keyword: one inside a block is

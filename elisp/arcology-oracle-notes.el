@@ -51,6 +51,15 @@ Keep this in step with the daemon's `private_tags' setting;
   :type '(repeat string)
   :group 'arcology-oracle)
 
+(defun arcology-oracle--file-tags ()
+  "Return the tags of the #+filetags keywords of the current buffer.
+Each keyword holds tags between colons or blanks, as Org has them;
+those of its #+SETUPFILEs too."
+  (cl-mapcan (lambda (value)
+               (cl-mapcan (lambda (word) (split-string word ":" t))
+                          (split-string value)))
+             (cdr (assoc "FILETAGS" (org-collect-keywords '("FILETAGS"))))))
+
 (defun arcology-oracle--private-here-p (&optional pos)
   "Return non-nil when POS (default point) is in a private part of the buffer.
 That is: the heading there, or one above it, or the file (its
@@ -66,6 +75,9 @@ no longer says that it is private.  Always nil outside Org mode."
            (goto-char (or pos (point)))
            (let* ((org-use-tag-inheritance t)
                   (org-tags-exclude-from-inheritance nil)
+                  ;; As the buffer says now: `org-file-tags' is only read again by
+                  ;; `org-mode-restart', not after an edit or an undo of #+filetags.
+                  (org-file-tags (arcology-oracle--file-tags))
                   (tags (mapcar #'downcase (if (org-before-first-heading-p)
                                                org-file-tags
                                              (org-get-tags))))

@@ -766,6 +766,23 @@ answer or from that heading; a plain answer is, and the message says how to undo
 
 ;;;; Privacy of the text sent
 
+(ert-deftest arcology-oracle-test-private-here-reads-filetags-as-they-are-now ()
+  "A #+filetags line typed or taken out (an undo of `arcology-oracle-make-private')
+counts at once, without `org-mode-restart'."
+  (with-temp-buffer
+    (insert "#+title: X\n* A\nalpha\n")
+    (org-mode)
+    (goto-char (point-min))
+    (search-forward "alpha")
+    (should-not (arcology-oracle--private-here-p))
+    (save-excursion (goto-char (point-min)) (end-of-line) (insert "\n#+filetags: :private:"))
+    (should (arcology-oracle--private-here-p))
+    (should (arcology-oracle--private-here-p (point-min)))
+    (save-excursion (goto-char (point-min)) (search-forward "\n#+filetags: :private:") (replace-match ""))
+    (should-not (arcology-oracle--private-here-p))
+    (should-not (arcology-oracle--private-here-p (point-min)))))
+
+
 (ert-deftest arcology-oracle-test-private-here ()
   "Point is private under a private or crypt tag (inherited, file tags) or ROAM_EXCLUDE."
   (dolist (case '(("#+filetags: :private:\n* A\nalpha\n" "alpha" t)
