@@ -269,3 +269,13 @@ def test_escape_line_is_the_one_rule():
     assert escape_line("a <<b>> c") == f"a <{ZWSP}<b>> c"
     # A file with CR line endings is one "first line" to Emacs's search for -*- cookies.
     assert escape_line("plain text, -*- coding: latin-1 -*-") == f"plain text, -{ZWSP}*- coding: latin-1 -{ZWSP}*-"
+
+
+@pytest.mark.parametrize("space", ["\u0085", "\u1680", "\u2028", "\u2029", "\u00a0"])
+def test_a_footnote_label_with_a_space_org_reads_as_a_letter_is_escaped_too(tmp_path, space):
+    # In an org buffer these are word characters: "[fn:a<space>b]" is one label there.
+    user = USER.replace("* Later\n", f"Soaked[fn:a{space}b].\n* Later\n")
+    path = tmp_path / "d.org"
+    data = user.encode() + capture_bytes(f"[fn:a{space}b] the oracle's\nand [fn:a{space}b: inline]", title="Beans")
+    path.write_bytes(data)
+    assert emacs_reading(path)[0]["footnotes"] == []

@@ -86,7 +86,7 @@ _NEEDS_COMMA = re.compile(
       | [ \t]*:[\w-]+:[ \t]*$     # a drawer's first line, or :END:
       | [ \t]*-{{5,}}[ \t]*$        # a horizontal rule
       | [ \t]*\\begin\{{          # a LaTeX environment
-      | \[(?i:fn):[^]\[:\s]+\]    # a footnote definition (any letter case): it would hold the turns after it
+      | \[(?i:fn):[^]\[:\ \t\n\r\f\v]+\]  # a footnote definition (any letter case, as Org's labels): it would hold the turns after it
       | [ \t]*\[\d                # a time: "[13:56] Name: text", or a timestamp alone
       | \w[\w.'’&@()-]*(?:[ \t]+[\w.'’&@()-]+){{0,4}}:[ \t]  # what would read as another turn
     )""",

@@ -38,8 +38,9 @@ from ..errors import BadRequest
 
 ZWSP = "\u200b"
 # A footnote label: Org's is [-_[:word:]]+ (org-footnote-re), and in an org buffer
-# [:word:] takes in ', %, $, combining marks and more: anything but what ends a label.
-_FOOTNOTE_LABEL = r"[^\]\[:\s]+"
+# [:word:] takes in ', %, $, combining marks, U+2028 and more: anything but what ends a
+# label (ASCII blanks only: Python's \s would stop at spaces Org reads as word letters).
+_FOOTNOTE_LABEL = r"[^\]\[: \t\n\r\f\v]+"
 # Lines Org would read as structure (see the module docstring).
 _UNSAFE_LINE_RE = re.compile(rf"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[(?i:fn):{_FOOTNOTE_LABEL}\])")
 # Python's case folding matches every spelling Emacs's does (and a few more).
