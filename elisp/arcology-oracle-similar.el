@@ -175,7 +175,9 @@ unless it only repeats the heading."
     text))
 
 (defvar-local arcology-oracle--similar-results nil
-  "In the similar buffer: the results listed, for \\[arcology-oracle-similar-toggle-tail].")
+  "In the similar buffer: the results listed (or the message shown instead).
+For \\[arcology-oracle-similar-toggle-tail], and to show them again as
+another heading's while that heading's are asked for.")
 
 (defvar-local arcology-oracle--similar-show-tail nil
   "In the similar buffer: non-nil shows the results below the relevance cut.")
@@ -231,7 +233,7 @@ that point is still under; nil keeps the one recorded."
       (setq arcology-oracle--similar-source source)
       (when heading
         (setq arcology-oracle--similar-heading (with-current-buffer source (copy-marker heading))))
-      (unless (stringp results) (setq arcology-oracle--similar-results results))
+      (setq arcology-oracle--similar-results results)
       (erase-buffer)
       (insert (propertize (concat "Similar to: " (arcology-oracle--title-text title))
                           'face 'bold 'arcology-oracle-title title)

@@ -525,6 +525,33 @@ nothing; back under the heading the list is about, the link goes in."
       (kill-buffer note)
       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
 
+(ert-deftest arcology-oracle-links-test-a-stale-list-shows-what-it-showed ()
+  "While another heading's list is asked for, the list shown says so, and shows what it
+showed: a message stays a message, never an older heading's entries."
+  (let ((note (generate-new-buffer "note.org")))
+    (unwind-protect
+        (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) #'ignore))
+          (with-current-buffer note
+            (insert "* Starter maintenance\nFeed it daily.\n* Journal :private:\nSecret.\n* Bulk fermentation\nFour hours.\n")
+            (org-mode)
+            (goto-char (point-min))
+            (arcology-oracle-similar-refresh)
+            (arcology-oracle--similar-render
+             note "Starter maintenance"
+             '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))
+             nil (point-min))
+            (search-forward "Secret")
+            (arcology-oracle-similar-refresh)
+            (should (string-match-p "\\`Similar to: Journal\n\nThis heading is private"
+                                    (with-current-buffer (arcology-oracle--similar-buffer) (buffer-string))))
+            (search-forward "Four hours")
+            (arcology-oracle-similar-refresh)
+            (let ((shown (with-current-buffer (arcology-oracle--similar-buffer) (buffer-string))))
+              (should (string-match-p "\\`Similar to: Journal\nAsking about Bulk fermentation…\n\nThis heading is private" shown))
+              (should-not (string-match-p "Other note" shown)))))
+      (kill-buffer note)
+      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here
