@@ -316,12 +316,16 @@ a list of the IDs linked."
   "Return the tags of RESULT as one string (may be empty), with a leading space.
 \"linked\" when BUFFER links to its note already (see
 `arcology-oracle--linked-p'), \"links here\" when its node is among
-BACKLINKS (the IDs of the nodes linking to the note being read),
+BACKLINKS (the IDs of the nodes linking to the note being read) or
+the daemon says it links here,
 \"linked both ways\" for both, \"this note\" for a heading of the note
 being read, \"oracle\" or \"conversation\" for answers and turns,
 \"weak\" for a low score (see `arcology-oracle-weak-score')."
   (let* ((out (arcology-oracle--linked-p result buffer))
-         (in (member (alist-get 'node_id result) backlinks))
+         (in (or (member (alist-get 'node_id result) backlinks)
+                 ;; The daemon's reading: org-roam credits a link in a heading's
+                 ;; drawer (a capture's :SOURCE:) to the file, not to that heading.
+                 (eq (alist-get 'links_here result) t)))
          (tags (delq nil (list (cond ((and out in) "linked both ways")
                                      (out "linked")
                                      (in "links here"))

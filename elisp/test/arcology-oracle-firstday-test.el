@@ -370,11 +370,14 @@ org-roam buffer, instead of signalling that the buffer is read-only."
         (arcology-oracle--similar-render
          nil "Here" '(((node_id . "a") (title . "Strong") (heading . "Strong") (score . 0.35) (snippet . "Strong"))
                       ((node_id . "b") (title . "Faint") (heading . "Faint") (score . 0.05) (snippet . "Faint"))
+                      ((node_id . "d") (title . "Copy") (heading . "Copy") (score . 0.3) (snippet . "Copy") (links_here . t))
                       ((node_id . "c") (title . "Gone") (heading . "Gone") (score . 0.01) (below_cutoff . t))))
         (with-current-buffer arcology-oracle-similar-buffer-name
           (let ((text (buffer-substring-no-properties (point-min) (point-max))))
             (should (string-match-p "^0\\.35  Strong$" text))
-            (should (string-match-p "^0\\.05  Faint weak$" text)))
+            (should (string-match-p "^0\\.05  Faint weak$" text))
+            ;; The daemon says it links here (a capture's :SOURCE:, which org-roam credits to its file).
+            (should (string-match-p "^0\\.30  Copy links here$" text)))
           (goto-char (point-min))
           (search-forward "0.05")
           (should (eq (get-text-property (match-beginning 0) 'face) 'shadow))

@@ -89,5 +89,13 @@ async def test_a_capture_links_to_the_heading_it_came_from(daemon, roam_dir):
             node = await resp.json()
         async with session.get(daemon.url + "/suggest-links", params={"node": source, "k": "50", "all": "true"}) as resp:
             suggested = [s["node_id"] for s in (await resp.json())["suggestions"]]
+        async with session.get(daemon.url + "/similar", params={"node": source, "k": "50", "all": "true"}) as resp:
+            similar = {r["node_id"]: r["links_here"] for r in (await resp.json())["results"]}
+        async with session.get(f"{daemon.url}/nodes/{source}") as resp:
+            backlinks = {n["node_id"] for n in (await resp.json())["backlinks"]}
     assert [n["node_id"] for n in node["links"]] == [source], node
     assert body["id"] not in suggested
+    # Listed beside the heading it came from, it says it links there (Emacs: "links here"),
+    # as every note that links there does, and no other.
+    assert similar.get(body["id"]) is True, similar
+    assert {n for n, here in similar.items() if here} == backlinks & similar.keys(), (similar, backlinks)

@@ -47,9 +47,11 @@ class Result:
     # "oracle" for the oracle's own answers, "conversation" for the other turns of a
     # conversation, None for a note (see .roles).
     role: str | None = None
-    # /similar and /suggest-links: the query's node links to this one; it is in the
-    # query's file; its score is below the min_score cut-off (returned with all=true).
+    # /similar and /suggest-links: the query's node links to this one; this one links to
+    # the query's node; it is in the query's file; its score is below the min_score
+    # cut-off (returned with all=true).
     linked: bool = False
+    links_here: bool = False
     same_file: bool = False
     below_cutoff: bool = False
 
@@ -63,8 +65,8 @@ class Result:
         return {
             "node_id": self.node_id, "heading_id": self.heading_id, "title": self.title, "heading": self.heading,
             "olp": list(self.olp), "file": self.file, "line": self.line, "score": self.score, "snippet": self.snippet,
-            "date": self.date, "role": self.role, "linked": self.linked, "same_file": self.same_file,
-            "below_cutoff": self.below_cutoff,
+            "date": self.date, "role": self.role, "linked": self.linked, "links_here": self.links_here,
+            "same_file": self.same_file, "below_cutoff": self.below_cutoff,
         }  # fmt: skip
 
 

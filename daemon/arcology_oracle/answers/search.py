@@ -109,7 +109,7 @@ def similar_node(
         naming=mentions.Naming(own_words, frozenset({node_id, *enclosing}), frozenset(links)),
         exclude_nodes=frozenset(excluded), whole_notes=True, note_query=True,
     )  # fmt: skip
-    return mode, _finish(store, settings, mode, results, links, own["file"], keep_all)
+    return mode, _finish(store, settings, mode, results, links, own["file"], keep_all, node_id)
 
 
 def similar_line(
@@ -159,18 +159,21 @@ def similar_line(
         # 0.308, hit@5 0.51 -> 0.53 (BENCHMARKS.md, Info manuals, MiniLM).
         whole_notes=True,
     )
-    return mode, _finish(store, settings, mode, results, links, path, keep_all)
+    return mode, _finish(store, settings, mode, results, links, path, keep_all, node)
 
 
 def _finish(
     store: Store, settings: Settings, mode: str, results: list[retrieval.Result], links: set[str], path: str,
-    keep_all: bool,
+    keep_all: bool, node: str | None = None,
 ) -> list[retrieval.Result]:
-    """Results marked ``linked`` (in ``links``, the nodes the query's node links to) and
-    ``same_file``, cut at ``settings.min_score`` (:func:`.relevance.cut`; with
-    ``keep_all`` kept, marked)."""
+    """Results marked ``linked`` (in ``links``, the nodes the query's node links to),
+    ``links_here`` (linking to the query's ``node``: a capture of its text, whose
+    ``:SOURCE:`` links back, among them) and ``same_file``, cut at
+    ``settings.min_score`` (:func:`.relevance.cut`; with ``keep_all`` kept, marked)."""
+    backlinks = store.links_to(node) if node else set()
     marked = [
-        dataclasses.replace(r, linked=r.node_id in links, same_file=r.file == path) for r in results
+        dataclasses.replace(r, linked=r.node_id in links, links_here=r.node_id in backlinks, same_file=r.file == path)
+        for r in results
     ]
     return relevance.cut(marked, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
 
@@ -257,7 +260,7 @@ def similar_text(
         relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
     )
     if own is not None:
-        return mode, _finish(store, settings, mode, results, links, own["file"], keep_all)
+        return mode, _finish(store, settings, mode, results, links, own["file"], keep_all, own["own_id"])
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
 
 

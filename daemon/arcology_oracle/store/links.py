@@ -148,6 +148,13 @@ class LinkGraph(StoreBase):
         """The nodes ``node_id`` links to (not those linking to it)."""
         return {r[0] for r in self.conn.execute("SELECT dst_node FROM links WHERE src_node = ?", (node_id,))}
 
+    def links_to(self, node_id: str) -> set[str]:
+        """The nodes linking to ``node_id`` (its backlinks)."""
+        return {
+            r[0]
+            for r in self.conn.execute("SELECT src_node FROM links WHERE dst_node = ? AND src_node IS NOT NULL", (node_id,))
+        }
+
     # -- the oracle's own headings and conversations ----------------------------------
 
     def oracle_headings(self, ids: Iterable[int]) -> set[int]:
