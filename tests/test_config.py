@@ -90,8 +90,8 @@ def test_list_settings_from_the_environment_as_json_lists_too():
 def test_private_tags_are_org_tags():
     """Written with Org's colons they are the same tags; anything no heading can carry
     is refused with the setting named, rather than keeping nothing private."""
-    config = {"private_tags": [":private:", "therapy:journal", "日記"]}
-    assert load_settings(environ={}, overrides=config).private_tags == ("private", "therapy", "journal", "日記")
-    for bad in ('["private"', "my private", "", "private!"):
+    config = {"private_tags": [":private:", "therapy:journal", "日記", "निजी"]}
+    assert load_settings(environ={}, overrides=config).private_tags == ("private", "therapy", "journal", "日記", "निजी")
+    for bad in ('["private"', "my private", "", "private!", "secret½"):
         with pytest.raises(ConfigError, match="private_tags.*not an Org tag"):
             load_settings(environ={}, overrides={"private_tags": [bad]})

@@ -18,7 +18,7 @@ NAME = "arcology_oracle"
 
 # First dotted component below the package -> layer; lower imports nothing higher.
 LAYERS: dict[str, int] = {
-    "__init__": 0, "config": 0, "errors": 0,
+    "__init__": 0, "config": 0, "errors": 0, "org_tags": 0,
     "notes": 1,
     # Chat logs read into conversations (pure) and written as org files (writing.py): no store or index.
     "importers": 1,

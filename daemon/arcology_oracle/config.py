@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError
+from .org_tags import is_tag_char
 
 DEFAULT_PORT = 7348
 ENV_PREFIX = "ARCOLOGY_ORACLE_"
@@ -168,7 +169,7 @@ class Settings(BaseModel):
         tags = []
         for value in values:
             for tag in value.strip().strip(":").split(":"):
-                if not _ORG_TAG.fullmatch(tag):
+                if not tag or not all(is_tag_char(c) for c in tag):
                     raise ValueError(
                         f"{value!r} is not an Org tag (letters, digits, _, @, # and %, such as private): "
                         "no heading could carry it, so it would keep nothing private"
@@ -249,8 +250,6 @@ class Settings(BaseModel):
         return data
 
 
-# Org's tag syntax (org-tag-re): [[:alnum:]_@#%]+.
-_ORG_TAG = re.compile(r"[\w@#%]+")
 _ENV_ALIASES = {"db_path": ("ARCOLOGY_ORACLE_DB",), "ollama_host": ("OLLAMA_HOST",)}
 _LIST_FIELDS = {"private_tags", "exclude_globs", "allowed_hosts"}
 

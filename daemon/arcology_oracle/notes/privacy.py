@@ -31,9 +31,10 @@ whitespace and ``:``.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from ..org_tags import is_tag_char
 
 DEFAULT_PRIVATE_TAGS: frozenset[str] = frozenset({"private"})
 CRYPT_TAG = "crypt"
@@ -41,18 +42,6 @@ PGP_MARKER = "-----BEGIN PGP MESSAGE-----"
 ROAM_EXCLUDE = "ROAM_EXCLUDE"
 
 
-
-def is_tag_char(char: str) -> bool:
-    """Whether ``char`` is one of Org's tag characters, ``[[:alnum:]_@#%]`` (``org-tag-re``)
-    as Emacs reads ``[:alnum:]`` (checked with Emacs 28.2): a letter or a mark of any
-    script (the vowel signs of ``हिन्दी``), a decimal digit or a letter-like number
-    (``Ⅷ``, ``〇``), or one of ``_@#%``; not other numbers (``½``, ``²``). Python's word class
-    differs both ways: it misses marks, so a Hindi tag beside ``private`` hid the whole
-    run of tags."""
-    if char in "_@#%":
-        return True
-    category = unicodedata.category(char)
-    return category[0] in "LM" or category in ("Nd", "Nl")
 
 _FILETAGS_RE = re.compile(r"^[ \t]*#\+filetags:(.*)$", re.IGNORECASE)
 _BLOCK_BEGIN_RE = re.compile(r"^[ \t]*#\+begin_(src|example|export|comment|verse)(?:[ \t]|$)", re.IGNORECASE)
