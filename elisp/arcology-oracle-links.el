@@ -130,10 +130,21 @@ paragraph that item's first line starts."
            element))))
 
 (defun arcology-oracle--paragraph-text-end (paragraph)
-  "Return the end of the text of PARAGRAPH, before its final blanks."
+  "Return the end of the text of PARAGRAPH (see `arcology-oracle--text-end')."
   (save-excursion
     (goto-char (org-element-property :contents-end paragraph))
-    (skip-chars-backward " \t\n")
+    (arcology-oracle--text-end)))
+
+(defun arcology-oracle--text-end ()
+  "Return where the text before point ends.
+That is before blanks, newlines and CRs, and before a line break
+\(\\\\) ending it, which a link after it would turn into two
+backslashes."
+  (save-excursion
+    (skip-chars-backward " \t\n\r")
+    (when (looking-back "\\\\\\\\" (max (point-min) (- (point) 2)))
+      (backward-char 2)
+      (skip-chars-backward " \t"))
     (point)))
 
 (defun arcology-oracle--outside-objects (pos paragraph)
@@ -143,15 +154,21 @@ verbatim text, would break it.  Before PARAGRAPH's text (on its
 bullet), its first character."
   (save-excursion
     (goto-char (max pos (org-element-property :contents-begin paragraph)))
-    (let ((object (org-element-context)) outermost)
+    (let ((object (org-element-context))
+          (text-end (arcology-oracle--paragraph-text-end paragraph))
+          outermost)
       (while (and object (not (eq (org-element-type object) 'paragraph)))
         (setq outermost object
               object (org-element-property :parent object)))
-      (if (null outermost)
-          (min (point) (arcology-oracle--paragraph-text-end paragraph))
-        (goto-char (org-element-property :end outermost))
-        (skip-chars-backward " \t")
-        (point)))))
+      (cond ((null outermost) (min (point) text-end))
+            ;; A line break ends after its newline: the link goes before it.
+            ((eq (org-element-type outermost) 'line-break)
+             (goto-char (org-element-property :begin outermost))
+             (skip-chars-backward " \t")
+             (point))
+            (t (goto-char (org-element-property :end outermost))
+               (skip-chars-backward " \t")
+               (min (point) text-end))))))
 
 (defun arcology-oracle--body-start ()
   "Return the start of the body of the heading at point, after its meta data.
@@ -170,7 +187,9 @@ or captions the element after it."
           (let ((element (and (not (eobp)) (org-element-at-point))))
             (if (and (memq (org-element-type element) '(comment property-drawer keyword))
                      (> (org-element-property :end element) (point)))
-                (goto-char (org-element-property :end element))
+                (progn (goto-char (org-element-property :end element))
+                       ;; The last line, with no newline after it: nothing follows.
+                       (setq more (not (eobp))))
               (setq more nil))))))
     (point)))
 
@@ -522,8 +541,7 @@ is taken."
             (setq last (point)))
           (goto-char last))
         (end-of-line)
-        (skip-chars-backward " \t")
-        (point)))))
+        (arcology-oracle--text-end)))))
 
 (defun arcology-oracle--suggestion-place (suggestion)
   "Return (POSITION OWN-LINE), the place for the link of SUGGESTION here.

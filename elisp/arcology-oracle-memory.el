@@ -79,19 +79,27 @@ the oracle's own words."
           (when dailies-dir `((dailies_dir . ,dailies-dir)))
           (when role `((role . ,role)))))
 
-(defun arcology-oracle--oracle-words-p (pos)
-  "Return non-nil when the text at POS is the oracle's words, not the user's.
+(defun arcology-oracle--oracle-words-p (beg end)
+  "Return non-nil when the oracle wrote some of the text from BEG to END.
 In the answers or summaries buffer, or under a conversation's answer
 \(a heading with `arcology-oracle-answer-property' or an assistant's
-:ROLE:)."
+:ROLE:) anywhere in it: a region from a question into its answer is
+kept as the oracle's, never as the user's note."
   (or (derived-mode-p 'arcology-oracle-answers-mode)
       (and (derived-mode-p 'org-mode)
            (save-excursion
-             (goto-char pos)
-             (unless (org-before-first-heading-p)
-               (or (org-entry-get pos arcology-oracle-answer-property)
-                   (member (downcase (string-trim (or (org-entry-get pos "ROLE") "")))
-                           '("oracle" "assistant" "ai" "model" "bot" "answer"))))))))
+             (goto-char beg)
+             (let ((found (arcology-oracle--answer-heading-p)))
+               (while (and (not found) (re-search-forward org-outline-regexp-bol end t))
+                 (setq found (arcology-oracle--answer-heading-p)))
+               found)))))
+
+(defun arcology-oracle--answer-heading-p ()
+  "Return non-nil when point is under one of the oracle's answers."
+  (unless (org-before-first-heading-p)
+    (or (org-entry-get nil arcology-oracle-answer-property)
+        (member (downcase (string-trim (or (org-entry-get nil "ROLE") "")))
+                '("oracle" "assistant" "ai" "model" "bot" "answer")))))
 
 (defun arcology-oracle--memory-source (pos)
   "Return an org link to the heading around POS in the current buffer, or nil.
@@ -214,7 +222,7 @@ goes on the kill ring instead, so nothing typed is lost."
    (if (use-region-p)
        (list (buffer-substring-no-properties (region-beginning) (region-end))
              nil nil nil (arcology-oracle--memory-source (region-beginning))
-             (and (arcology-oracle--oracle-words-p (region-beginning)) "oracle"))
+             (and (arcology-oracle--oracle-words-p (region-beginning) (region-end)) "oracle"))
      (list (read-string "Remember: ") nil nil nil
            (arcology-oracle--memory-source (point)))))
   (when (string-empty-p (string-trim (or text "")))

@@ -81,8 +81,9 @@
   "In the similar buffer: the buffer whose heading the list is about.")
 
 (defvar-local arcology-oracle--similar-heading nil
-  "In the similar buffer: a marker at the start of the heading the list is about.
-Nil for a list about no heading in particular.")
+  "In the similar buffer: the heading the list is about, (MARKER . TITLE).
+MARKER is at its start in the note.  Nil for a list about no heading
+in particular.")
 
 (defvar arcology-oracle-similar-buffer-mode-map
   (let ((map (make-sparse-keymap)))
@@ -232,7 +233,7 @@ that point is still under; nil keeps the one recorded."
            (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
       (setq arcology-oracle--similar-source source)
       (when heading
-        (setq arcology-oracle--similar-heading (with-current-buffer source (copy-marker heading))))
+        (setq arcology-oracle--similar-heading (cons (with-current-buffer source (copy-marker heading)) title)))
       (setq arcology-oracle--similar-results results)
       (erase-buffer)
       (insert (propertize (concat "Similar to: " (arcology-oracle--title-text title))
@@ -252,10 +253,16 @@ that point is still under; nil keeps the one recorded."
 
 (defun arcology-oracle--similar-about-p (source start)
   "Return non-nil when the similar list is about the heading at START in SOURCE.
-A list about no heading in particular is about any."
+The same place and the same title: a heading cut out leaves its
+place to the next, and moved subtrees trade places.  A list about
+no heading in particular is about any."
   (let ((heading (buffer-local-value 'arcology-oracle--similar-heading (arcology-oracle--similar-buffer))))
     (or (null heading)
-        (and (eq (marker-buffer heading) source) (eql (marker-position heading) start)))))
+        (and (eq (marker-buffer (car heading)) source)
+             (eql (marker-position (car heading)) start)
+             (equal (cdr heading)
+                    (with-current-buffer source
+                      (save-excursion (goto-char start) (plist-get (arcology-oracle--heading-context) :title))))))))
 
 (defun arcology-oracle--similar-visible-p ()
   "Return non-nil when the similar buffer is shown in some window."

@@ -521,7 +521,16 @@ nothing; back under the heading the list is about, the link goes in."
             (should (equal (with-current-buffer note (buffer-string)) before)))
           (with-current-buffer note (goto-char (point-min)))
           (with-current-buffer (arcology-oracle--similar-buffer) (arcology-oracle-insert-link))
-          (should (string-match-p "Feed it daily\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string)))))
+          (should (string-match-p "Feed it daily\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string))))
+          ;; The heading cut out: the next one takes its place, but not its list.
+          (with-current-buffer note
+            (goto-char (point-min))
+            (org-cut-subtree)
+            (should (looking-at-p "\\* Bulk fermentation")))
+          (let ((before (with-current-buffer note (buffer-string))))
+            (with-current-buffer (arcology-oracle--similar-buffer)
+              (should-error (arcology-oracle-insert-link) :type 'user-error))
+            (should (equal (with-current-buffer note (buffer-string)) before))))
       (kill-buffer note)
       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
 
@@ -551,6 +560,27 @@ showed: a message stays a message, never an older heading's entries."
               (should-not (string-match-p "Other note" shown)))))
       (kill-buffer note)
       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+
+(ert-deftest arcology-oracle-links-test-line-breaks-and-ends-without-a-newline ()
+  "A line break (\\) ending a paragraph keeps its meaning, and a link at point beside one
+never goes onto the next line (it made a heading or an item part of the paragraph); a
+file that ends on its title, with no newline, gets the link on a line of its own."
+  (let ((poem "* Poem\nRoses are red \\\\\nviolets are blue \\\\\n* Sourdough\n:PROPERTIES:\n:ID:       sd-1\n:END:\nFeed daily.\n"))
+    (should (string-match-p "violets are blue \\[\\[id:other-id\\]\\[Other note\\]\\] \\\\\\\\\n\\* Sourdough"
+                            (arcology-oracle-links-test--only-the-link-added poem "\\\\\n* Sour" 'point)))
+    (should (string-match-p "violets are blue \\[\\[id:other-id\\]\\[Other note\\]\\] \\\\\\\\\n\\* Sourdough"
+                            (arcology-oracle-links-test--only-the-link-added poem "violets"))))
+  (should (string-match-p "first item \\[\\[id:other-id\\]\\[Other note\\]\\] \\\\\\\\\n- second"
+                          (arcology-oracle-links-test--only-the-link-added
+                           "* List\n- first item \\\\\n- second item\n" "\\\\\n- second" 'point)))
+  (dolist (top '(":PROPERTIES:\n:ID:       file-6\n:END:\n#+title: T" "#+title: Only a title" "# just a comment"))
+    (should (string-suffix-p "\n[[id:other-id][Other note]]\n"
+                             (car (arcology-oracle-links-test--insert-at top nil))))))
+
+(ert-deftest arcology-oracle-links-test-a-cr-ending-a-line-stays-at-its-end ()
+  "In a file of mixed line endings Emacs shows a CRLF line's CR: the link goes before it."
+  (should (string-match-p "Text here \\[\\[id:other-id\\]\\[Other note\\]\\]\r\n"
+                          (car (arcology-oracle-links-test--insert-at "* H\nText here\r\n\nMore\n* Next\nx\n" "* H")))))
 
 (provide 'arcology-oracle-links-test)
 

@@ -80,7 +80,9 @@ sent with role oracle; the user's own text without."
       (dolist (case '((arcology-oracle-answers-mode "* What about rye?\nRye ferments faster [1].\n" "oracle")
                       (org-mode "* Talk\n** Me\nWhy?\n** Oracle\n:PROPERTIES:\n:ORACLE_MODEL: m\n:END:\nRye ferments faster [1].\n" "oracle")
                       (org-mode "* Talk\n** Me\nWhy?\n** Oracle\n:PROPERTIES:\n:ROLE: Assistant\n:END:\nRye ferments faster [1].\n" "oracle")
-                      (org-mode "* My note\nRye ferments faster, I found.\n" nil)))
+                      (org-mode "* My note\nRye ferments faster, I found.\n" nil)
+                      ;; From the question into the answer: the answer's words are in it.
+                      (org-mode "* Talk\n** Me\nRye ferments faster?\n** Oracle\n:PROPERTIES:\n:ROLE: oracle\n:END:\nYes.\n" "oracle")))
         (with-temp-buffer
           (insert (nth 1 case))
           (funcall (car case))
@@ -88,7 +90,7 @@ sent with role oracle; the user's own text without."
           (goto-char (point-min))
           (search-forward "Rye ferments")
           (set-mark (line-beginning-position))
-          (end-of-line)
+          (goto-char (point-max))
           (call-interactively #'arcology-oracle-memorize)
           (should (equal (alist-get 'role (car sent)) (nth 2 case)))
           (should (string-prefix-p "Rye ferments" (alist-get 'text (car sent)))))))))
