@@ -125,6 +125,8 @@ Answers still stream in while it is read-only.
 
 \\{arcology-oracle-answers-keys-mode-map}"
   (add-hook 'org-open-at-point-functions #'arcology-oracle--open-source-at-point nil t)
+  ;; C-c C-o anywhere on a `- [N]' line of the sources, not only on its link.
+  (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source t t)
   (add-hook 'read-only-mode-hook #'arcology-oracle--answers-sync-keys nil t)
   (setq buffer-read-only t)
   (arcology-oracle-answers-keys-mode 1))
@@ -173,15 +175,20 @@ below, summaries on top) and shown; the old one stays, to compare."
 
 (defun arcology-oracle-answers-follow ()
   "Follow the link at point (a source opens at its heading).
-Elsewhere in an entry, go back to the heading it was asked about
-\(the one summarized), in another window."
+On a source's line, open that source.  Elsewhere in an entry, go
+back to the heading it was asked about \(the one summarized), in
+another window."
   (interactive)
-  (if (or (get-text-property (point) 'arcology-oracle-source)
-          (eq (org-element-type (org-element-context)) 'link))
-      (org-open-at-point)
+  (cond
+   ((or (get-text-property (point) 'arcology-oracle-source)
+        (eq (org-element-type (org-element-context)) 'link))
+    (org-open-at-point))
+   ;; Anywhere on a source's `- [N]' line, not only on its link.
+   ((arcology-oracle--open-cited-source))
+   (t
     (let ((origin (plist-get (arcology-oracle--entry-at-point) :origin)))
       (unless origin (arcology-oracle--user-error "No link or answer at point"))
-      (arcology-oracle--visit-origin origin))))
+      (arcology-oracle--visit-origin origin)))))
 
 (defun arcology-oracle--visit-origin (origin)
   "Show ORIGIN (see `arcology-oracle--origin') in another window, at its heading."

@@ -218,6 +218,7 @@ a paragraph of prose (or, by MODE, into one, outside its links and
 other objects), or on a line of its own where the heading's body
 starts."
   (let* ((start (arcology-oracle--body-start))
+         (top (org-before-first-heading-p))
          (paragraph (and (>= (point) start) (arcology-oracle--prose-paragraph (point)))))
     (cond
      ((and paragraph (eq mode 'point))
@@ -225,8 +226,8 @@ starts."
      (paragraph (list (arcology-oracle--paragraph-text-end paragraph) nil "at the end of the paragraph"))
      ((setq paragraph (arcology-oracle--first-paragraph start))
       (list (arcology-oracle--paragraph-text-end paragraph) nil
-            "at the end of the first paragraph under the heading"))
-     (t (list start t "on a new line under the heading")))))
+            (if top "at the end of the note's first paragraph" "at the end of the first paragraph under the heading")))
+     (t (list start t (if top "on a new line at the top of the note" "on a new line under the heading"))))))
 
 (defun arcology-oracle--insert-link-in-note (link target)
   "Insert LINK to the node TARGET at the place point stands for, by the option.

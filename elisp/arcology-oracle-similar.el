@@ -180,6 +180,9 @@ unless it only repeats the heading."
 For \\[arcology-oracle-similar-toggle-tail], and to show them again as
 another heading's while that heading's are asked for.")
 
+(defvar-local arcology-oracle--similar-note nil
+  "In the similar buffer: the note shown under its header (\"Asking about ...\").")
+
 (defvar-local arcology-oracle--similar-show-tail nil
   "In the similar buffer: non-nil shows the results below the relevance cut.")
 
@@ -218,7 +221,7 @@ one line says how many there are and which key shows them."
   (setq arcology-oracle--similar-show-tail (not arcology-oracle--similar-show-tail))
   (let ((title (get-text-property (point-min) 'arcology-oracle-title)))
     (arcology-oracle--similar-render arcology-oracle--similar-source title
-                                     arcology-oracle--similar-results)))
+                                     arcology-oracle--similar-results arcology-oracle--similar-note)))
 
 (defun arcology-oracle--similar-render (source title results &optional note heading)
   "Fill the similar buffer for heading TITLE of buffer SOURCE.
@@ -234,7 +237,8 @@ that point is still under; nil keeps the one recorded."
       (setq arcology-oracle--similar-source source)
       (when heading
         (setq arcology-oracle--similar-heading (cons (with-current-buffer source (copy-marker heading)) title)))
-      (setq arcology-oracle--similar-results results)
+      (setq arcology-oracle--similar-results results
+            arcology-oracle--similar-note note)
       (erase-buffer)
       (insert (propertize (concat "Similar to: " (arcology-oracle--title-text title))
                           'face 'bold 'arcology-oracle-title title)

@@ -500,6 +500,24 @@ one org-roam had not synced yet did not open at all."
     (forward-line -1)
     (should (equal (arcology-oracle--cited-source-at-point) '((node_id . "x"))))))
 
+(ert-deftest arcology-oracle-firstday-test-ret-and-c-c-c-o-anywhere-on-a-source-line ()
+  "In the answers buffer, RET and C-c C-o at the start of a `- [N]' line open its source
+(a newcomer moving down with C-n lands there), not the heading the question came from."
+  (let (visited)
+    (cl-letf (((symbol-function 'arcology-oracle--visit) (lambda (source) (push source visited))))
+      (with-temp-buffer
+        (arcology-oracle-answers-mode)
+        (let ((inhibit-read-only t))
+          (insert "* Why rye?\nBecause [1].\n** Sources\n- [1] "
+                  (propertize "[[id:x][Baker's percentages]]" 'arcology-oracle-source '((node_id . "x"))) "\n"))
+        (goto-char (point-min))
+        (search-forward "- [1]")
+        (beginning-of-line)
+        (call-interactively (key-binding (kbd "RET")))
+        (should (equal visited '(((node_id . "x")))))
+        (org-open-at-point)
+        (should (equal visited '(((node_id . "x")) ((node_id . "x")))))))))
+
 (ert-deftest arcology-oracle-firstday-test-answers-say-when-and-summaries-stay ()
   "An answer says its time and model; summaries stay, newest first, the cached one marked."
   (arcology-oracle-test--with-daemon

@@ -463,6 +463,12 @@ block after them."
            "#\\+title: Config\n\\[\\[id:other-id\\]\\[Other note\\]\\]\n#\\+begin_src"
            (arcology-oracle-links-test--only-the-link-added
             ":PROPERTIES:\n:ID:       file-node-4\n:END:\n#+title: Config\n#+begin_src emacs-lisp :tangle yes\n(setq x 1)\n#+end_src\n" nil)))
+  ;; The message says where, with no heading to speak of.
+  (with-temp-buffer
+    (insert ":PROPERTIES:\n:ID:       file-node-3\n:END:\n#+title: Three\n\n* Heading\nText\n")
+    (org-mode)
+    (goto-char (point-min))
+    (should (equal (nth 2 (arcology-oracle--link-place 'paragraph-end)) "on a new line at the top of the note")))
   ;; A name belongs to the table after it: the link goes above both.
   (should (string-match-p
            "#\\+title: T\n\\[\\[id:other-id\\]\\[Other note\\]\\]\n#\\+name: kilns"
@@ -557,7 +563,11 @@ showed: a message stays a message, never an older heading's entries."
             (arcology-oracle-similar-refresh)
             (let ((shown (with-current-buffer (arcology-oracle--similar-buffer) (buffer-string))))
               (should (string-match-p "\\`Similar to: Journal\nAsking about Bulk fermentation…\n\nThis heading is private" shown))
-              (should-not (string-match-p "Other note" shown)))))
+              (should-not (string-match-p "Other note" shown)))
+            ;; + (the tail folded or shown) keeps saying so.
+            (with-current-buffer (arcology-oracle--similar-buffer)
+              (arcology-oracle-similar-toggle-tail)
+              (should (string-match-p "\\`Similar to: Journal\nAsking about Bulk fermentation…" (buffer-string))))))
       (kill-buffer note)
       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
 
