@@ -111,3 +111,23 @@ async def test_every_route_orders_by_the_score_where_it_disagrees_by_more_than_t
     assert_in_evidence_order([s["score"] for s in suggested])
     # The graph still orders what the scores do not tell apart by that much.
     assert [r.title for r in lists["?node="]].index("Home projects") == 1
+
+
+async def test_the_first_results_do_not_depend_on_how_many_are_asked_for(index):
+    """Asking for three gives the first three of ten, on every route: the best note fell
+    out of a short list when the candidates re-ranked shrank with k."""
+    from tests.org_samples import IDS
+
+    text = (index.settings.roam_dir / "sourdough-baking.org").read_text()
+    routes = {
+        "?node=": lambda k: similar_to_node(index, IDS["sourdough"], k, keep_all=True),
+        "?file=&line=": lambda k: similar_to_line(index, "sourdough-baking.org", 38, k, keep_all=True),
+        "POST": lambda k: similar_to_text(index, text, k, node=IDS["sourdough"], keep_all=True),
+    }
+    for route, ask in routes.items():
+        ten = [r.node_id for r in (await ask(10))[1]]
+        for k in (1, 3, 5):
+            assert [r.node_id for r in (await ask(k))[1]] == ten[:k], (route, k)
+    suggested = lambda k: suggest_links(index, node_id=IDS["sourdough"], k=k, keep_all=True)  # noqa: E731
+    ten = [s["node_id"] for s in (await suggested(10))["suggestions"]]
+    assert [s["node_id"] for s in (await suggested(3))["suggestions"]] == ten[:3]

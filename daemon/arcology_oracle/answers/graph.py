@@ -181,9 +181,11 @@ def similar_with_graph(
     :func:`similarity.similar` does, with the scores of :func:`.relevance.rescore`
     (scores that mean the same whatever ``k`` and route), in that order but where a
     result's odds of a link are over four times those of one above it
-    (:func:`.relevance.in_evidence_order`)."""
+    (:func:`.relevance.in_evidence_order`). The ranking is made for at least
+    :func:`.moves.ranked_for` results, so the first ones do not depend on ``k``."""
     use_graph = (settings.graph_similarity if graph_on is None else graph_on) and node_id is not None
     day = written.day_of(store, node_id)
+    wanted, k = k, moves.ranked_for(k)
     depth = moves.depth(k)
     words: dict[str, float] = {}
     mode, results = similarity.similar(store, k=k, depth=depth, words=words, **similar)
@@ -198,4 +200,4 @@ def similar_with_graph(
     places = moves.summed(written.places(near), mentions.places(named, similar.get("note_query", False)))
     results = moves.moved_up(results, places, k)
     evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near, named=named)
-    return mode, relevance.in_evidence_order(relevance.rescore(store, results, evidence))
+    return mode, relevance.in_evidence_order(relevance.rescore(store, results, evidence))[:wanted]

@@ -15,6 +15,16 @@ from . import mentions, retrieval, written
 
 # How far below the first k a result may come from: the most places either signal gives.
 DEEPER = int(max(written.SHIFT, mentions.SECTION_PLACES, mentions.NOTE_PLACES))
+# The fewest results a ranking of similar notes is made for (the default k of every client).
+RANKED_AT_LEAST = 10
+
+
+def ranked_for(k: int) -> int:
+    """How many results a ranking of similar notes is made for when ``k`` are asked:
+    at least ``RANKED_AT_LEAST``, so that asking for three gives the first three of ten
+    (the candidates re-ranked and read as deep grow with ``k``; with fewer, the best
+    note could fall out of a short list)."""
+    return max(k, RANKED_AT_LEAST)
 
 
 def depth(k: int) -> int:

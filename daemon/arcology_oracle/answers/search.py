@@ -247,6 +247,7 @@ def similar_text(
             excluded |= store.linked_nodes(node)
     day = written.day_of(store, node) if own is not None else None
     words: dict[str, float] = {}
+    wanted, k = k, moves.ranked_for(k)  # the first results do not depend on k
     mode, results = similarity.similar(
         store, k=k, vector=vector, text=text, whole_notes=True, words=words, exclude_nodes=frozenset(excluded),
         section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
@@ -258,7 +259,7 @@ def similar_text(
     results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)
     results = relevance.in_evidence_order(
         relevance.rescore(store, results, relevance.Signals(vector, words=words, written=near, named=named))
-    )
+    )[:wanted]
     if own is not None:
         return mode, _finish(store, settings, mode, results, links, own["file"], keep_all, own["own_id"])
     return mode, relevance.cut(results, relevance.min_score_for(mode, settings.min_score), keep_all=keep_all)
