@@ -242,6 +242,54 @@ goes on the kill ring instead, so nothing typed is lost."
      (lambda (message) (arcology-oracle--memorize-failed text message)))))
 
 ;;;###autoload
+(defun arcology-oracle-forget ()
+  "Forget a captured heading: the one at point, else the last remembered.
+Asks first.  The daemon removes it from its note only while it is
+exactly as it was captured: a capture you edited, or typed a heading
+under, is refused, and nothing of yours is removed."
+  (interactive)
+  (pcase-let ((`(,id ,title) (arcology-oracle--capture-to-forget)))
+    (unless (yes-or-no-p (format "Forget \"%s\" (removed from its note)? " title))
+      (arcology-oracle--user-error "Nothing forgotten"))
+    (arcology-oracle--json
+     "POST" "/forget" :json `((id . ,id))
+     :callback
+     (lambda (answer)
+       (when (equal id (alist-get 'id arcology-oracle-last-memory))
+         (setq arcology-oracle-last-memory nil))
+       (message "Forgot \"%s\": %d lines removed from %s (%s brings them back in its buffer)"
+                title (alist-get 'removed_lines answer) (alist-get 'file answer)
+                (substitute-command-keys "\\[undo]"))
+       (arcology-oracle--with-roam-dir
+        (lambda (roam-dir) (arcology-oracle--memory-revert roam-dir (alist-get 'file answer)))
+        #'ignore))
+     :errback (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))
+
+(defun arcology-oracle--capture-to-forget ()
+  "Return (ID TITLE) of the capture to forget: at point, else the last one.
+At point means the heading at point or one above it with the
+daemon's :CAPTURED_BY: mark, in a buffer whose edits are saved (the
+daemon forgets what the file holds)."
+  (let ((here (and (derived-mode-p 'org-mode)
+                   (save-excursion
+                     (save-restriction
+                       (widen)
+                       (unless (org-before-first-heading-p)
+                         (org-back-to-heading t)
+                         (while (and (not (org-entry-get nil "CAPTURED_BY")) (org-up-heading-safe)))
+                         (when (org-entry-get nil "CAPTURED_BY")
+                           (list (org-entry-get nil "ID") (org-get-heading t t t t)))))))))
+    (cond
+     ((and here (buffer-modified-p))
+      (arcology-oracle--user-error "Save the note first: the daemon forgets what its file holds"))
+     ((and here (car here)) here)
+     (here (arcology-oracle--user-error "This capture has no :ID: to forget it by"))
+     (arcology-oracle-last-memory
+      (list (alist-get 'id arcology-oracle-last-memory) (alist-get 'title arcology-oracle-last-memory)))
+     (t (arcology-oracle--user-error
+         "No captured heading at point (one with :CAPTURED_BY:), and nothing remembered since Emacs started")))))
+
+;;;###autoload
 (defun arcology-oracle-make-private ()
   "Tag the heading at point, or the file, as private.
 The tag is the first of `arcology-oracle-private-tags'.  Before the

@@ -87,6 +87,7 @@
 (declare-function arcology-oracle-memorize "arcology-oracle-memory"
                   (text &optional title tags callback source role))
 (declare-function arcology-oracle-make-private "arcology-oracle-memory" ())
+(declare-function arcology-oracle-forget "arcology-oracle-memory" ())
 
 ;;; Options
 
@@ -269,6 +270,7 @@ For example 8000 (roughly 2000 tokens)."
     (define-key map (kbd "l") #'arcology-oracle-suggest-links)
     (define-key map (kbd "L") #'arcology-oracle-link-rejections)
     (define-key map (kbd "M") #'arcology-oracle-memorize)
+    (define-key map (kbd "K") #'arcology-oracle-forget)
     (define-key map (kbd "P") #'arcology-oracle-make-private)
     map)
   "Keymap of the arcology-oracle commands, to bind under a prefix.

@@ -95,6 +95,52 @@ sent with role oracle; the user's own text without."
           (should (equal (alist-get 'role (car sent)) (nth 2 case)))
           (should (string-prefix-p "Rye ferments" (alist-get 'text (car sent)))))))))
 
+(ert-deftest arcology-oracle-memory-test-forget-the-capture-at-point-or-the-last ()
+  "C-c o K forgets the captured heading at point, after asking, and the daily note shows
+it gone; with no capture at point, the last one remembered; a note with unsaved edits,
+or a heading the daemon did not capture, is refused with nothing sent."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((daily (arcology-oracle-memory-test--daily))
+           (first (arcology-oracle-memory-test--memorize "The kiln shelf cracked at cone six" "Kiln shelf"))
+           (second (arcology-oracle-memory-test--memorize "Order two new kiln posts" "Kiln posts"))
+           (visiting (find-file-noselect daily))
+           asked)
+      (unwind-protect
+          (cl-letf (((symbol-function 'yes-or-no-p) (lambda (prompt) (push prompt asked) t)))
+            (with-current-buffer visiting
+              (revert-buffer t t t)
+              (goto-char (point-min))
+              (search-forward "The kiln shelf cracked")
+              (call-interactively #'arcology-oracle-forget)
+              (should (string-match-p "Forget \"Kiln shelf\"" (car asked)))
+              (arcology-oracle-test--wait
+               (lambda () (not (save-excursion (goto-char (point-min)) (search-forward "kiln shelf cracked" nil t))))
+               20 "the daily note's buffer without the capture")
+              (should (search-forward "Order two new kiln posts" nil t)))
+            ;; Elsewhere: the last one remembered.
+            (with-temp-buffer
+              (call-interactively #'arcology-oracle-forget)
+              (should (string-match-p "Forget \"Kiln posts\"" (car asked))))
+            (arcology-oracle-test--wait
+             (lambda () (with-temp-buffer (insert-file-contents daily)
+                                          (not (search-forward "new kiln posts" nil t))))
+             20 "the second capture gone from the file")
+            (should (equal (alist-get 'id second) (alist-get 'id second)))
+            ;; Unsaved edits, or a heading of the user's: refused, nothing asked.
+            (setq asked nil)
+            (with-temp-buffer
+              (insert "* Mine\n:PROPERTIES:\n:ID: mine-1\n:CAPTURED_BY: arcology-oracle\n:END:\ntext\n")
+              (org-mode)
+              (should-error (arcology-oracle-forget) :type 'user-error))
+            (with-temp-buffer
+              (insert "* Mine\ntext\n")
+              (org-mode)
+              (setq arcology-oracle-last-memory nil)
+              (should-error (arcology-oracle-forget) :type 'user-error))
+            (should-not asked)
+            (should first))
+        (kill-buffer visiting)))))
+
 (ert-deftest arcology-oracle-memory-test-memorize-region ()
   "The region is remembered, searchable at once; a clean visiting buffer is reverted."
   (arcology-oracle-memory-test--with-daemon
