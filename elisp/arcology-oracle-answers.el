@@ -197,7 +197,7 @@ another window."
          (buffer (or live
                      (and file (file-exists-p file) (find-file-noselect file))
                      (arcology-oracle--user-error "The buffer this was asked from is gone"))))
-    (pop-to-buffer buffer '(display-buffer-use-some-window (inhibit-same-window . t)))
+    (pop-to-buffer buffer '((display-buffer-reuse-window display-buffer-use-some-window) (inhibit-same-window . t)))
     (widen)
     (if live
         (goto-char (plist-get origin :marker))

@@ -585,7 +585,7 @@ link to the note itself."
            "That paragraph, line %d, is outside the narrowed part of %s: %s, then insert again"
            (save-restriction (widen) (line-number-at-pos pos)) (buffer-name)
            (substitute-command-keys "\\[widen] widens"))))
-      (let ((window (display-buffer source '(display-buffer-use-some-window (inhibit-same-window . t)))))
+      (let ((window (display-buffer source '((display-buffer-reuse-window display-buffer-use-some-window) (inhibit-same-window . t)))))
         (with-current-buffer source
           (goto-char pos)
           (when (derived-mode-p 'org-mode) (org-show-context))

@@ -491,7 +491,7 @@ loaded."
                     (or (alist-get 'file result) (alist-get 'title result)))))
     (let ((buffer (find-file-noselect (car location))))
       (if from-list
-          (pop-to-buffer buffer '(display-buffer-use-some-window (inhibit-same-window . t)))
+          (pop-to-buffer buffer '((display-buffer-reuse-window display-buffer-use-some-window) (inhibit-same-window . t)))
         (pop-to-buffer-same-window buffer))
       (if line
           ;; A link suggestion's `heading' is an object: where the link goes

@@ -518,6 +518,35 @@ one org-roam had not synced yet did not open at all."
         (org-open-at-point)
         (should (equal visited '(((node_id . "x")) ((node_id . "x")))))))))
 
+(ert-deftest arcology-oracle-firstday-test-going-back-reuses-the-note-s-window ()
+  "Going back from an answer to the note it was asked from selects the note's window
+where it is shown, instead of showing it a second time in another window."
+  (let ((note (generate-new-buffer "note.org"))
+        (answers (generate-new-buffer "*answers*"))
+        (third (generate-new-buffer "*other*")))
+    (unwind-protect
+        (progn
+          (delete-other-windows)
+          (switch-to-buffer note)
+          (insert "* Rye\nText.\n")
+          (org-mode)
+          (let ((origin (progn (goto-char (point-min)) (arcology-oracle--origin)))
+                (note-window (selected-window)))
+            ;; The note beside another window, the answers below both (as with the
+            ;; org-roam buffer and the side windows); the note's window used last but one.
+            (select-window (split-window-below))
+            (switch-to-buffer answers)
+            (select-window (split-window note-window nil 'right))
+            (switch-to-buffer third)
+            (select-window note-window)
+            (select-window (get-buffer-window answers))
+            (arcology-oracle--visit-origin origin)
+            (should (eq (selected-window) note-window))
+            (should (= 1 (length (get-buffer-window-list note nil t))))
+            (should (get-buffer-window third))))
+      (delete-other-windows)
+      (mapc #'kill-buffer (list note answers third)))))
+
 (ert-deftest arcology-oracle-firstday-test-answers-say-when-and-summaries-stay ()
   "An answer says its time and model; summaries stay, newest first, the cached one marked."
   (arcology-oracle-test--with-daemon
