@@ -39,25 +39,26 @@ ELEMENTS = r"""
     (insert-file-contents (getenv "ORG_FILE"))
     (org-mode)
     (let ((tree (org-element-parse-buffer)))
-      (message "ELEMENTS %s"
-               (mapconcat #'symbol-name
-                          (org-element-map tree '(latex-environment fixed-width horizontal-rule example-block)
-                            #'org-element-type)
-                          " "))
+      (message "ELEMENTS %s" (mapconcat (lambda (e) (format "%s" (or (org-element-property :type e) (org-element-type e))))
+                                        (org-element-map tree '(TYPES) #'identity)
+                                        " "))
       (message "LINKS %d" (length (org-element-map tree 'link
                                     (lambda (l) (and (equal (org-element-property :type l) "id") l)))))
       (message "PARAGRAPHS %s"
                (mapconcat (lambda (p) (format "%d-%d" (line-number-at-pos (org-element-property :contents-begin p))
                                               (line-number-at-pos (1- (org-element-property :contents-end p)))))
-                          (org-element-map tree 'paragraph #'identity nil nil 'example-block)
+                          (org-element-map tree 'paragraph #'identity nil nil '(SKIPPED))
                           " ")))))
 """
+NOT_PROSE = "latex-environment fixed-width horizontal-rule example-block"
 
 
-def org_elements(path) -> tuple[str, int, str]:
-    """Org's reading of ``path``: the elements that are no prose, the ID links, and each
-    paragraph's lines (``start-end``)."""
-    run = subprocess.run([emacs(), "-Q", "--batch", "--eval", ELEMENTS], env=emacs_env(path.parent, ORG_FILE=str(path)),
+def org_elements(path, types: str = NOT_PROSE, skipped: str = "example-block") -> tuple[str, int, str]:
+    """Org's reading of ``path``: the elements of ``types`` (their type, a table's own
+    type: ``org`` or ``table.el``), the ID links, and each paragraph's lines
+    (``start-end``) but those inside the ``skipped`` elements."""
+    probe = ELEMENTS.replace("TYPES", types).replace("SKIPPED", skipped)
+    run = subprocess.run([emacs(), "-Q", "--batch", "--eval", probe], env=emacs_env(path.parent, ORG_FILE=str(path)),
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     elements = re.search(r"^ELEMENTS (.*)$", run.stderr, re.M)
     links = re.search(r"^LINKS (\d+)$", run.stderr, re.M)
@@ -94,27 +95,6 @@ def test_latex_environments_end_where_org_ends_them(tmp_path):
     assert ours == "2-2 6-6 10-10"
 
 
-OTHER_ELEMENTS = r"""
-(progn
-  (require 'org)
-  (require 'org-id)
-  (with-temp-buffer
-    (insert-file-contents (getenv "ORG_FILE"))
-    (org-mode)
-    (let ((tree (org-element-parse-buffer)))
-      (message "ELEMENTS %s" (mapconcat (lambda (e) (format "%s" (or (org-element-property :type e) (org-element-type e))))
-                                        (org-element-map tree '(table clock diary-sexp dynamic-block) #'identity)
-                                        " "))
-      (message "LINKS %d" (length (org-element-map tree 'link
-                                    (lambda (l) (and (equal (org-element-property :type l) "id") l)))))
-      (message "PARAGRAPHS %s"
-               (mapconcat (lambda (p) (format "%d-%d" (line-number-at-pos (org-element-property :contents-begin p))
-                                              (line-number-at-pos (1- (org-element-property :contents-end p)))))
-                          (org-element-map tree 'paragraph #'identity nil nil '(dynamic-block drawer))
-                          " ")))))
-"""
-
-
 def test_clock_lines_diary_sexps_table_el_and_dynamic_blocks_are_no_prose(tmp_path):
     # A link after a table.el border made it an Org table and a paragraph; one after a
     # CLOCK line or a diary sexp changed them; one in a dynamic block is lost when Org
@@ -131,12 +111,9 @@ def test_clock_lines_diary_sexps_table_el_and_dynamic_blocks_are_no_prose(tmp_pa
     assert ours == "2-2 6-6 8-8 10-10 14-14"
     path = tmp_path / "log.org"
     path.write_text(text + "\n")
-    run = subprocess.run([emacs(), "-Q", "--batch", "--eval", OTHER_ELEMENTS], env=emacs_env(tmp_path, ORG_FILE=str(path)),
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert f"ELEMENTS table.el clock diary-sexp dynamic-block\nLINKS 0\nPARAGRAPHS {ours}" in run.stderr, run.stderr
+    kinds = ("table clock diary-sexp dynamic-block", "dynamic-block drawer")
+    assert org_elements(path, *kinds) == ("table.el clock diary-sexp dynamic-block", 0, ours)
     for p in found:
         lines[p.end_line - 1] += " " + LINK
     path.write_text("\n".join(lines) + "\n")
-    run = subprocess.run([emacs(), "-Q", "--batch", "--eval", OTHER_ELEMENTS], env=emacs_env(tmp_path, ORG_FILE=str(path)),
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert f"ELEMENTS table.el clock diary-sexp dynamic-block\nLINKS {len(found)}\nPARAGRAPHS {ours}" in run.stderr, run.stderr
+    assert org_elements(path, *kinds) == ("table.el clock diary-sexp dynamic-block", len(found), ours)
