@@ -127,6 +127,12 @@ paragraph that item's first line starts."
         (setq element (org-element-at-point)))
       (and (eq (org-element-type element) 'paragraph)
            (arcology-oracle--prose-at-p (point))
+           ;; Drawer lines ending in a CR (a CRLF drawer in a file Emacs reads as
+           ;; LF) are a paragraph to Org here, but a drawer to the daemon and on save.
+           (not (save-excursion
+                  (goto-char (org-element-property :contents-begin element))
+                  (re-search-forward "^[ \t]*:[[:alnum:]_-]+:[ \t\r]*$"
+                                     (org-element-property :contents-end element) t)))
            element))))
 
 (defun arcology-oracle--paragraph-text-end (paragraph)
@@ -142,7 +148,9 @@ That is before blanks, newlines and CRs, and before a line break
 backslashes."
   (save-excursion
     (skip-chars-backward " \t\n\r")
-    (when (looking-back "\\\\\\\\" (max (point-min) (- (point) 2)))
+    ;; Two backslashes, not a third before them (Org's line break).
+    (when (and (looking-back "\\\\\\\\" (max (point-min) (- (point) 2)))
+               (not (eq (char-before (- (point) 2)) ?\\)))
       (backward-char 2)
       (skip-chars-backward " \t"))
     (point)))

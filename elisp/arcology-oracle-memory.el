@@ -285,6 +285,12 @@ daemon forgets what the file holds)."
      ((and here (car here)) here)
      (here (arcology-oracle--user-error "This capture has no :ID: to forget it by"))
      (arcology-oracle-last-memory
+      (when-let* ((roam-dir (arcology-oracle--roam-dir))
+                  (buffer (find-buffer-visiting
+                           (expand-file-name (alist-get 'file arcology-oracle-last-memory) roam-dir))))
+        (when (buffer-modified-p buffer)
+          (arcology-oracle--user-error "Save %s first: the daemon forgets what its file holds"
+                                       (buffer-name buffer))))
       (list (alist-get 'id arcology-oracle-last-memory) (alist-get 'title arcology-oracle-last-memory)))
      (t (arcology-oracle--user-error
          "No captured heading at point (one with :CAPTURED_BY:), and nothing remembered since Emacs started")))))

@@ -236,7 +236,8 @@ that point is still under; nil keeps the one recorded."
            (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
       (setq arcology-oracle--similar-source source)
       (when heading
-        (setq arcology-oracle--similar-heading (cons (with-current-buffer source (copy-marker heading)) title)))
+        (setq arcology-oracle--similar-heading
+              (cons (with-current-buffer source (copy-marker heading)) (arcology-oracle--same-heading-title title))))
       (setq arcology-oracle--similar-results results
             arcology-oracle--similar-note note)
       (erase-buffer)
@@ -265,8 +266,13 @@ no heading in particular is about any."
         (and (eq (marker-buffer (car heading)) source)
              (eql (marker-position (car heading)) start)
              (equal (cdr heading)
-                    (with-current-buffer source
-                      (save-excursion (goto-char start) (plist-get (arcology-oracle--heading-context) :title))))))))
+                    (arcology-oracle--same-heading-title
+                     (with-current-buffer source
+                       (save-excursion (goto-char start) (plist-get (arcology-oracle--heading-context) :title)))))))))
+
+(defun arcology-oracle--same-heading-title (title)
+  "Return TITLE without statistics cookies (a box ticked is the same heading)."
+  (string-trim (replace-regexp-in-string "\\[[0-9]*\\(?:%\\|/[0-9]*\\)\\]" "" (or title ""))))
 
 (defun arcology-oracle--similar-visible-p ()
   "Return non-nil when the similar buffer is shown in some window."

@@ -592,6 +592,38 @@ file that ends on its title, with no newline, gets the link on a line of its own
   (should (string-match-p "Text here \\[\\[id:other-id\\]\\[Other note\\]\\]\r\n"
                           (car (arcology-oracle-links-test--insert-at "* H\nText here\r\n\nMore\n* Next\nx\n" "* H")))))
 
+(ert-deftest arcology-oracle-links-test-review-three-cookies-backslashes-and-crlf-drawers ()
+  "A ticked box (its heading's cookie) keeps the list the heading's; three backslashes
+are no line break to keep; a CRLF file drawer that Emacs shows as text gets no link."
+  (let ((note (generate-new-buffer "note.org")))
+    (unwind-protect
+        (progn
+          (with-current-buffer note
+            (insert "* Packing [1/3]\nPack light.\n- [X] socks\n- [ ] boots\n- [ ] hat\n")
+            (org-mode)
+            (goto-char (point-min)))
+          (arcology-oracle--similar-render
+           note "Packing [1/3]"
+           '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))
+           nil (with-current-buffer note (point-min)))
+          (with-current-buffer note
+            (search-forward "[ ] boots")
+            (org-ctrl-c-ctrl-c)
+            (goto-char (point-min))
+            (should (looking-at-p "\\* Packing \\[2/3\\]")))
+          (with-current-buffer (arcology-oracle--similar-buffer)
+            (goto-char (point-min))
+            (arcology-oracle-similar-next)
+            (arcology-oracle-insert-link))
+          (should (string-match-p "Pack light\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string)))))
+      (kill-buffer note)
+      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name))))
+  (should (string-match-p "First line \\\\\\\\\\\\ \\[\\[id:other-id\\]"
+                          (car (arcology-oracle-links-test--insert-at "* H\nFirst line \\\\\\\n" "* H"))))
+  (should-not (string-match-p ":END: \\[\\[id:"
+                              (car (arcology-oracle-links-test--insert-at
+                                    ":PROPERTIES:\r\n:ID: x\r\n:END:\r\n#+title: T\n" nil)))))
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here

@@ -125,9 +125,17 @@ or a heading the daemon did not capture, is refused with nothing sent."
              (lambda () (with-temp-buffer (insert-file-contents daily)
                                           (not (search-forward "new kiln posts" nil t))))
              20 "the second capture gone from the file")
-            (should (equal (alist-get 'id second) (alist-get 'id second)))
-            ;; Unsaved edits, or a heading of the user's: refused, nothing asked.
+            ;; The last one, its note open with unsaved edits (not in the capture): refused.
+            (arcology-oracle-memory-test--memorize "Glaze the second batch" "Glaze")
             (setq asked nil)
+            (with-current-buffer visiting
+              (revert-buffer t t t)
+              (goto-char (point-max))
+              (insert "* Unsaved thoughts\n")
+              (should (string-match-p "Save .* first" (cadr (should-error (arcology-oracle-forget) :type 'user-error))))
+              (set-buffer-modified-p nil))
+            (with-temp-buffer (insert-file-contents daily) (should (search-forward "Glaze the second batch" nil t)))
+            ;; Unsaved edits, or a heading of the user's: refused, nothing asked.
             (with-temp-buffer
               (insert "* Mine\n:PROPERTIES:\n:ID: mine-1\n:CAPTURED_BY: arcology-oracle\n:END:\ntext\n")
               (org-mode)
