@@ -101,6 +101,9 @@ async def test_walkthrough(tmp_path, roam_dir, fake_ollama):
              "A region of =** Reviving a sluggish starter=, =M-x arcology-oracle-memorize=: it lands in the "
              "dailies (=journal/=) with a link back, and the new link is on the kill ring.",
              flow.memorize_up, flow.recover),
+            ("Forget it again",
+             "=C-c o K= asks, then takes the capture back: the daily note holds every line it held "
+             "but the capture's.", flow.forget_it, flow.recover),
             ("The daemon stopped; memorize with it down",
              "The side window says the daemon is down (no Lisp error); what was typed for memorize is kept.",
              flow.daemon_down, flow.recover),

@@ -315,6 +315,28 @@ class Flow(Driver):
             f"the capture has no link back to its heading:\n{text}"
         )
         assert "[[id:" in (await self.emacs.state())["kill"], "the new link is not on the kill ring"
+        self.captured = captures[0]
+
+    async def forget_it(self) -> None:
+        """C-c o K takes the capture back: it asks, then the daily note holds every line
+        it held but the capture's (or is gone, when the daemon had made it for the capture)."""
+        daily = self.captured
+        text = daily.read_text(errors="replace")
+        start = text.index("* Discard all but a spoonful") if "* Discard all but a spoonful" in text else None
+        await self.emacs.keys("C-c", "o", "K")
+        screen = await self.emacs.wait_screen(lambda s: "Forget \"" in s and "(yes or no)" in s, "the question")
+        await self.walk.shot("C-c o K: forget the capture just made?", screen)
+        await self.emacs.type("yes")
+        await self.emacs.keys("Enter")
+        said = await self.message("Forgot", timeout=20)
+        await self.walk.shot("yes: the capture is gone from the daily note")
+        assert "brings them back" in said, said
+        await self.emacs.wait(lambda: _lacks(daily, "Discard all but a spoonful"), "the capture gone from the file")
+        if daily.exists():
+            kept = daily.read_text(errors="replace")
+            assert start is not None and kept == text[:start].rstrip("\n") + "\n" or kept == text[:start], (
+                f"forget changed more than the capture:\n{kept}"
+            )
 
     async def daemon_down(self) -> None:
         self.daemon.stop()
@@ -430,6 +452,11 @@ def _section_scores(text: str) -> dict[str, float]:
     """Title -> score of the whole notes (no outline path) in the org-roam section."""
     entries = (_scored(line) for line in text.split("Similar notes", 1)[-1].split("\n"))
     return {e[0]: e[1] for e in entries if e and "(" not in e[0]}
+
+
+async def _lacks(path, text: str) -> bool:
+    """Whether the file at PATH is gone or holds no TEXT."""
+    return not path.exists() or text not in path.read_text(errors="replace")
 
 
 def _entry_title(line: str) -> str:
