@@ -440,7 +440,7 @@ not, is found here, and undoing it offers the suggestion again."
    "GET" "/suggest-links"
    :query `(("node" ,node) ("k" ,arcology-oracle-result-count) ("all" "true"))
    :callback (lambda (answer)
-               (arcology-oracle--links-render source node title (alist-get 'suggestions answer)))
+               (arcology-oracle--links-render source node title (arcology-oracle--results-of answer 'suggestions)))
    :errback (lambda (message)
               (arcology-oracle--links-render source node title message)
               (arcology-oracle--report message))))

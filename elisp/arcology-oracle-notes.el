@@ -360,12 +360,22 @@ Dimmed below the daemon's cut-off and when weak (see
 
 (defun arcology-oracle--weak-p (result)
   "Return non-nil when RESULT scores under `arcology-oracle-weak-score'.
-Only for a result above the daemon's cut-off: the rest are folded
-away as it is."
+Only for a calibrated score (see `arcology-oracle--results-of') above
+the daemon's cut-off: the rest are folded away as it is."
   (let ((score (alist-get 'score result)))
     (and (numberp score)
          (< score arcology-oracle-weak-score)
-         (not (eq (alist-get 'below_cutoff result) t)))))
+         (not (eq (alist-get 'below_cutoff result) t))
+         (not (alist-get 'keyword-score result)))))
+
+(defun arcology-oracle--results-of (answer key)
+  "Return the results under KEY of the daemon's ANSWER.
+In keyword mode (no vectors yet) their scores are the keyword match's,
+not a chance of a link: each is marked `keyword-score', never weak."
+  (let ((results (alist-get key answer)))
+    (if (equal (alist-get 'mode answer) "keyword")
+        (mapcar (lambda (r) (cons '(keyword-score . t) r)) results)
+      results)))
 
 (defun arcology-oracle--split-cutoff (results)
   "Return (ABOVE . BELOW): RESULTS above the daemon's relevance cut, and below it."

@@ -377,7 +377,7 @@ a daemon that is down only once."
                             (setq arcology-oracle--similar-request nil)
                             (arcology-oracle--similar-render
                              source title
-                             (arcology-oracle--similar-filter (alist-get 'results answer) context)
+                             (arcology-oracle--similar-filter (arcology-oracle--results-of answer 'results) context)
                              (when (equal (alist-get 'mode answer) "keyword")
                                "(keyword matches: embeddings are not ready)")
                              (plist-get context :start))))
@@ -568,7 +568,7 @@ installed."
    :query `(("node" ,id) ("k" ,arcology-oracle-result-count) ("all" "true")
             ,@(when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true"))))
    :callback (lambda (answer)
-               (puthash id (cons (float-time) (alist-get 'results answer))
+               (puthash id (cons (float-time) (arcology-oracle--results-of answer 'results))
                         arcology-oracle--section-cache)
                (arcology-oracle--section-rerender id))
    :errback (lambda (message)

@@ -387,7 +387,14 @@ org-roam buffer, instead of signalling that the buffer is read-only."
           (call-interactively (key-binding (kbd "TAB")))
           (should (looking-at-p "0\\.05  Faint"))
           (call-interactively (key-binding (kbd "<backtab>")))
-          (should (looking-at-p "0\\.35  Strong"))))
+          (should (looking-at-p "0\\.35  Strong")))
+        ;; In keyword mode the scores are the words' match, not a chance of a link: never weak.
+        (arcology-oracle--similar-render
+         nil "Here" (arcology-oracle--results-of
+                     '((mode . "keyword") (results ((node_id . "b") (title . "Faint") (heading . "Faint") (score . 0.05))))
+                     'results))
+        (with-current-buffer arcology-oracle-similar-buffer-name
+          (should (string-match-p "^0\\.05  Faint$" (buffer-string)))))
     (when (get-buffer arcology-oracle-similar-buffer-name)
       (kill-buffer arcology-oracle-similar-buffer-name))))
 
