@@ -161,12 +161,16 @@ org-roam-dailies is not loaded."
       (directory-file-name rel))))
 
 (defun arcology-oracle--memory-revert (roam-dir rel)
-  "Revert the buffer visiting REL under ROAM-DIR, unless it has unsaved edits."
+  "Revert the buffer visiting REL under ROAM-DIR, unless it has unsaved edits.
+A file that is gone (a forget removed the note the daemon had made
+for one capture) has its buffer killed, and the return value says so."
   (when-let* ((roam-dir roam-dir)
-              (buffer (find-buffer-visiting (expand-file-name rel roam-dir))))
+              (file (expand-file-name rel roam-dir))
+              (buffer (find-buffer-visiting file)))
     (with-current-buffer buffer
-      (unless (buffer-modified-p)
-        (revert-buffer t t t)))))
+      (cond ((buffer-modified-p) nil)
+            ((file-exists-p file) (revert-buffer t t t) nil)
+            (t (kill-buffer buffer) 'killed)))))
 
 (defun arcology-oracle--memorized (answer &optional callback)
   "Report the daemon's ANSWER to POST /memorize, then call CALLBACK with it.
@@ -257,12 +261,18 @@ under, is refused, and nothing of yours is removed."
      (lambda (answer)
        (when (equal id (alist-get 'id arcology-oracle-last-memory))
          (setq arcology-oracle-last-memory nil))
-       (message "Forgot \"%s\": %d lines removed from %s (%s brings them back in its buffer)"
-                title (alist-get 'removed_lines answer) (alist-get 'file answer)
-                (substitute-command-keys "\\[undo]"))
        (arcology-oracle--with-roam-dir
-        (lambda (roam-dir) (arcology-oracle--memory-revert roam-dir (alist-get 'file answer)))
-        #'ignore))
+        (lambda (roam-dir)
+          (let* ((file (alist-get 'file answer))
+                 (gone (not (file-exists-p (expand-file-name file roam-dir)))))
+            (arcology-oracle--memory-revert roam-dir file)
+            (message "Forgot \"%s\": %s" title
+                     (if gone
+                         (format "%s is gone, it held only this capture" file)
+                       (format "%d lines removed from %s (%s in its buffer brings them back)"
+                               (alist-get 'removed_lines answer) file
+                               (substitute-command-keys "\\[undo]"))))))
+        (lambda (_) (message "Forgot \"%s\"" title))))
      :errback (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))
 
 (defun arcology-oracle--capture-to-forget ()

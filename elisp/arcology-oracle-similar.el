@@ -393,15 +393,19 @@ a daemon that is down only once."
                (arcology-oracle--report message quiet)))))))))
 
 (defun arcology-oracle--similar-timer-fn (buffer)
-  "Refresh the similar notes for BUFFER, if it is still current and shown."
+  "Refresh the similar notes for BUFFER, if it is still current and shown.
+Otherwise (the minibuffer was opened meanwhile, say) the next command
+in BUFFER asks again: the list must not stay another heading's."
   (setq arcology-oracle--similar-timer nil)
   (arcology-oracle--guard
-    (when (and (buffer-live-p buffer)
-               (eq buffer (window-buffer (selected-window)))
+    (when (buffer-live-p buffer)
+      (if (and (eq buffer (window-buffer (selected-window)))
                (arcology-oracle--similar-visible-p))
-      (with-current-buffer buffer
-        (when arcology-oracle-similar-mode
-          (arcology-oracle-similar-refresh t))))))
+          (with-current-buffer buffer
+            (when arcology-oracle-similar-mode
+              (arcology-oracle-similar-refresh t)))
+        (with-current-buffer buffer
+          (setq arcology-oracle--similar-last-heading nil))))))
 
 (defun arcology-oracle--similar-schedule (delay)
   "Refresh the similar notes for the current buffer after DELAY idle seconds."

@@ -624,6 +624,18 @@ are no line break to keep; a CRLF file drawer that Emacs shows as text gets no l
                               (car (arcology-oracle-links-test--insert-at
                                     ":PROPERTIES:\r\n:ID: x\r\n:END:\r\n#+title: T\n" nil)))))
 
+(ert-deftest arcology-oracle-links-test-a-refresh-skipped-is-asked-again ()
+  "A refresh due while the minibuffer (or another buffer) was selected is not dropped:
+the next command in the note asks again, so the list does not stay another heading's."
+  (with-temp-buffer
+    (insert "* A\nx\n* B\ny\n")
+    (org-mode)
+    (setq arcology-oracle--similar-last-heading 5)
+    (let ((note (current-buffer)))
+      (with-temp-buffer  ; selected-window shows another buffer
+        (arcology-oracle--similar-timer-fn note))
+      (should-not (buffer-local-value 'arcology-oracle--similar-last-heading note)))))
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here

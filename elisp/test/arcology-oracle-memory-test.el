@@ -149,6 +149,20 @@ or a heading the daemon did not capture, is refused with nothing sent."
             (should first))
         (kill-buffer visiting)))))
 
+(ert-deftest arcology-oracle-memory-test-a-note-forgotten-whole-leaves-no-buffer ()
+  "When a forget removed the whole note (the daemon had made it for that capture), its
+buffer is killed rather than reverted (which signalled that the file is gone)."
+  (let* ((dir (make-temp-file "roam" t))
+         (file (expand-file-name "daily.org" dir))
+         (buffer (progn (write-region "* Captured\n" nil file) (find-file-noselect file))))
+    (unwind-protect
+        (progn
+          (delete-file file)
+          (should (eq (arcology-oracle--memory-revert dir "daily.org") 'killed))
+          (should-not (buffer-live-p buffer)))
+      (when (buffer-live-p buffer) (kill-buffer buffer))
+      (delete-directory dir t))))
+
 (ert-deftest arcology-oracle-memory-test-memorize-region ()
   "The region is remembered, searchable at once; a clean visiting buffer is reverted."
   (arcology-oracle-memory-test--with-daemon
