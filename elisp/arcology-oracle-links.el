@@ -269,7 +269,7 @@ says where.  One undo removes it."
     (unless (buffer-live-p source) (arcology-oracle--user-error "The buffer these notes are about is gone"))
     (with-current-buffer source
       (when buffer-read-only (arcology-oracle--user-error "Buffer %s is read-only" (buffer-name)))
-      (let ((window (get-buffer-window source t)))
+      (let ((window (arcology-oracle--last-window-of source)))
         (save-excursion
           (when window (goto-char (window-point window)))
           (unless (arcology-oracle--similar-about-p source (save-restriction (widen) (arcology-oracle--heading-start)))
@@ -280,6 +280,12 @@ says where.  One undo removes it."
           (setq where (arcology-oracle--insert-link-in-note link (alist-get 'node_id result)))
           (when window (set-window-point window (point))))))
     (message "Inserted %s into %s, %s" link (buffer-name source) where)))
+
+(defun arcology-oracle--last-window-of (buffer)
+  "Return the window showing BUFFER that was used last, or nil.
+With the note in two windows, the one the user read it in."
+  (car (sort (get-buffer-window-list buffer nil t)
+             (lambda (a b) (> (window-use-time a) (window-use-time b))))))
 
 ;;;###autoload
 (defun arcology-oracle-copy-link ()

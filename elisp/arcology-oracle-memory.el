@@ -162,14 +162,14 @@ org-roam-dailies is not loaded."
 
 (defun arcology-oracle--memory-revert (roam-dir rel)
   "Revert the buffer visiting REL under ROAM-DIR, unless it has unsaved edits.
-A file that is gone (a forget removed the note the daemon had made
-for one capture) has its buffer killed, and the return value says so."
+Return `reverted', or `killed' for a file that is gone (a forget
+removed the note the daemon had made for one capture), else nil."
   (when-let* ((roam-dir roam-dir)
               (file (expand-file-name rel roam-dir))
               (buffer (find-buffer-visiting file)))
     (with-current-buffer buffer
       (cond ((buffer-modified-p) nil)
-            ((file-exists-p file) (revert-buffer t t t) nil)
+            ((file-exists-p file) (revert-buffer t t t) 'reverted)
             (t (kill-buffer buffer) 'killed)))))
 
 (defun arcology-oracle--memorized (answer &optional callback)
@@ -264,14 +264,15 @@ under, is refused, and nothing of yours is removed."
        (arcology-oracle--with-roam-dir
         (lambda (roam-dir)
           (let* ((file (alist-get 'file answer))
-                 (gone (not (file-exists-p (expand-file-name file roam-dir)))))
-            (arcology-oracle--memory-revert roam-dir file)
+                 (gone (not (file-exists-p (expand-file-name file roam-dir))))
+                 (done (arcology-oracle--memory-revert roam-dir file)))
             (message "Forgot \"%s\": %s" title
-                     (if gone
-                         (format "%s is gone, it held only this capture" file)
-                       (format "%d lines removed from %s (%s in its buffer brings them back)"
-                               (alist-get 'removed_lines answer) file
-                               (substitute-command-keys "\\[undo]"))))))
+                     (cond (gone (format "%s is gone, it held only this capture" file))
+                           ((eq done 'reverted)
+                            (format "%d lines removed from %s (%s in its buffer brings them back)"
+                                    (alist-get 'removed_lines answer) file
+                                    (substitute-command-keys "\\[undo]")))
+                           (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file))))))
         (lambda (_) (message "Forgot \"%s\"" title))))
      :errback (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))
 

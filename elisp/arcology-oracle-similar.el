@@ -81,9 +81,10 @@
   "In the similar buffer: the buffer whose heading the list is about.")
 
 (defvar-local arcology-oracle--similar-heading nil
-  "In the similar buffer: the heading the list is about, (MARKER . TITLE).
-MARKER is at its start in the note.  Nil for a list about no heading
-in particular.")
+  "In the similar buffer: the heading the list is about, (START END TITLE).
+START and END are markers at the start and the end of its line in the
+note (cut out, the two meet; END is nil for an empty first line).
+Nil for a list about no heading in particular.")
 
 (defvar arcology-oracle-similar-buffer-mode-map
   (let ((map (make-sparse-keymap)))
@@ -237,7 +238,11 @@ that point is still under; nil keeps the one recorded."
       (setq arcology-oracle--similar-source source)
       (when heading
         (setq arcology-oracle--similar-heading
-              (cons (with-current-buffer source (copy-marker heading)) (arcology-oracle--same-heading-title title))))
+              (with-current-buffer source
+                (let ((end (save-excursion (goto-char heading) (line-end-position))))
+                  (list (copy-marker heading)
+                        (and (> end heading) (copy-marker end))  ; none for an empty first line
+                        (arcology-oracle--same-heading-title title))))))
       (setq arcology-oracle--similar-results results
             arcology-oracle--similar-note note)
       (erase-buffer)
@@ -263,12 +268,22 @@ place to the next, and moved subtrees trade places.  A list about
 no heading in particular is about any."
   (let ((heading (buffer-local-value 'arcology-oracle--similar-heading (arcology-oracle--similar-buffer))))
     (or (null heading)
-        (and (eq (marker-buffer (car heading)) source)
-             (eql (marker-position (car heading)) start)
-             (equal (cdr heading)
-                    (arcology-oracle--same-heading-title
-                     (with-current-buffer source
-                       (save-excursion (goto-char start) (plist-get (arcology-oracle--heading-context) :title)))))))))
+        (pcase-let ((`(,start-marker ,_ ,title) heading))
+          (and (eq (marker-buffer start-marker) source)
+               (eql (marker-position start-marker) start)
+               ;; Not cut out (its two markers met) to leave its place to a namesake.
+               (not (arcology-oracle--similar-heading-gone-p))
+               (equal title
+                      (arcology-oracle--same-heading-title
+                       (with-current-buffer source
+                         (save-excursion (goto-char start) (plist-get (arcology-oracle--heading-context) :title))))))))))
+
+(defun arcology-oracle--similar-heading-gone-p ()
+  "Return non-nil when the similar list's heading was cut out of its note.
+Its two markers met: cheap enough for every command."
+  (when-let* ((buffer (get-buffer arcology-oracle-similar-buffer-name))
+              (heading (buffer-local-value 'arcology-oracle--similar-heading buffer)))
+    (and (nth 1 heading) (<= (marker-position (nth 1 heading)) (marker-position (nth 0 heading))))))
 
 (defun arcology-oracle--same-heading-title (title)
   "Return TITLE without statistics cookies (a box ticked is the same heading)."
@@ -425,6 +440,7 @@ only compares two positions and two flags."
           (modified (and (buffer-modified-p) t)))
       (unless (and (eql start arcology-oracle--similar-last-heading)
                    (eq modified arcology-oracle--similar-last-modified)
+                   (not (arcology-oracle--similar-heading-gone-p))
                    (eq (current-buffer)
                        (buffer-local-value 'arcology-oracle--similar-source
                                            (arcology-oracle--similar-buffer))))

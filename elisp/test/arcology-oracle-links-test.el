@@ -636,6 +636,53 @@ the next command in the note asks again, so the list does not stay another headi
         (arcology-oracle--similar-timer-fn note))
       (should-not (buffer-local-value 'arcology-oracle--similar-last-heading note)))))
 
+(ert-deftest arcology-oracle-links-test-review-five-namesakes-and-two-windows ()
+  "A heading cut out leaves its place to a namesake: `i' refuses and the next command
+asks again.  With the note in two windows, `i' writes under the heading of the window
+used last, which the list is about."
+  (let ((note (generate-new-buffer "note.org"))
+        (result '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))))
+    (unwind-protect
+        (progn
+          (with-current-buffer note
+            (insert "* Meeting\nAbout kilns.\n* Meeting\nAbout taxes.\n")
+            (org-mode)
+            (goto-char (point-min)))
+          (arcology-oracle--similar-render note "Meeting" result nil (with-current-buffer note (point-min)))
+          (with-current-buffer note
+            (org-cut-subtree)
+            (should (looking-at-p "\\* Meeting\nAbout taxes")))
+          (should (arcology-oracle--similar-heading-gone-p))
+          (with-current-buffer (arcology-oracle--similar-buffer)
+            (goto-char (point-min))
+            (arcology-oracle-similar-next)
+            (should-error (arcology-oracle-insert-link) :type 'user-error))
+          (should-not (string-match-p "other-id" (with-current-buffer note (buffer-string))))
+          ;; Two windows on the note: Alpha in the older, Beta in the one used last.
+          (with-current-buffer note
+            (erase-buffer)
+            (insert "* Alpha\nFirst.\n* Beta\nSecond.\n"))
+          (delete-other-windows)
+          (switch-to-buffer note)
+          (goto-char (point-min))
+          (let ((older (selected-window))
+                (newer (split-window-below)))
+            (select-window newer)
+            (goto-char (point-min))
+            (search-forward "Second")
+            (arcology-oracle--similar-render note "Beta" result nil
+                                             (save-excursion (org-back-to-heading t) (point)))
+            (select-window older)
+            (select-window newer)
+            (with-current-buffer (arcology-oracle--similar-buffer)
+              (goto-char (point-min))
+              (arcology-oracle-similar-next)
+              (arcology-oracle-insert-link))
+            (should (string-match-p "Second\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string))))))
+      (delete-other-windows)
+      (kill-buffer note)
+      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here

@@ -159,7 +159,12 @@ buffer is killed rather than reverted (which signalled that the file is gone)."
         (progn
           (delete-file file)
           (should (eq (arcology-oracle--memory-revert dir "daily.org") 'killed))
-          (should-not (buffer-live-p buffer)))
+          (should-not (buffer-live-p buffer))
+          ;; Reverted only when a buffer visits it: only then can undo bring lines back.
+          (write-region "* Other\n" nil file)
+          (should-not (arcology-oracle--memory-revert dir "daily.org"))
+          (setq buffer (find-file-noselect file))
+          (should (eq (arcology-oracle--memory-revert dir "daily.org") 'reverted)))
       (when (buffer-live-p buffer) (kill-buffer buffer))
       (delete-directory dir t))))
 
