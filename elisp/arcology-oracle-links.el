@@ -55,6 +55,7 @@
 (declare-function arcology-oracle-similar-previous "arcology-oracle-similar" ())
 (defvar arcology-oracle--similar-source)
 (declare-function arcology-oracle--similar-about-p "arcology-oracle-similar" (source start))
+(declare-function arcology-oracle-similar-refresh "arcology-oracle-similar" (&optional quiet))
 
 (defcustom arcology-oracle-insert-link-at 'paragraph-end
   "Where `arcology-oracle-insert-link' writes a link in the note.
@@ -273,9 +274,11 @@ says where.  One undo removes it."
         (save-excursion
           (when window (goto-char (window-point window)))
           (unless (arcology-oracle--similar-about-p source (save-restriction (widen) (arcology-oracle--heading-start)))
-            ;; Point moved on before the new list came: this one is another heading's.
+            ;; Point moved on (or the heading changed) before the new list came: this
+            ;; one is another heading's.  Its list is asked for now.
+            (arcology-oracle-similar-refresh t)
             (arcology-oracle--user-error
-             "This list is about another heading than the one at point in %s: wait for its list, or press g"
+             "This list is about another heading than the one at point in %s: its list is on its way"
              (buffer-name source)))
           (setq where (arcology-oracle--insert-link-in-note link (alist-get 'node_id result)))
           (when window (set-window-point window (point))))))

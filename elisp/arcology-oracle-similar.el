@@ -236,7 +236,7 @@ that point is still under; nil keeps the one recorded."
            (line (line-number-at-pos (if window (window-point window) (point))))
            (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
       (setq arcology-oracle--similar-source source)
-      (when heading
+      (when (and heading (buffer-live-p source))
         (setq arcology-oracle--similar-heading
               (with-current-buffer source
                 (let ((end (save-excursion (goto-char heading) (line-end-position))))
@@ -388,7 +388,7 @@ a daemon that is down only once."
                         method path :query query :json json
                         :callback
                         (lambda (answer)
-                          (when (= generation arcology-oracle--similar-generation)
+                          (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                             (setq arcology-oracle--similar-request nil)
                             (arcology-oracle--similar-render
                              source title
@@ -398,12 +398,12 @@ a daemon that is down only once."
                              (plist-get context :start))))
                         :errback
                         (lambda (message)
-                          (when (= generation arcology-oracle--similar-generation)
+                          (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                             (setq arcology-oracle--similar-request nil)
                             (arcology-oracle--similar-render source title message nil (plist-get context :start))
                             (arcology-oracle--report message quiet))))))))
            (lambda (message)
-             (when (= generation arcology-oracle--similar-generation)
+             (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                (arcology-oracle--similar-render source title message nil (plist-get context :start))
                (arcology-oracle--report message quiet)))))))))
 
@@ -429,23 +429,32 @@ in BUFFER asks again: the list must not stay another heading's."
   (setq arcology-oracle--similar-timer
         (run-with-idle-timer delay nil #'arcology-oracle--similar-timer-fn (current-buffer))))
 
+(defvar-local arcology-oracle--similar-last-line nil
+  "The line of the heading whose similar notes were last asked for, as it read.")
+
 (defun arcology-oracle--similar-post-command-h ()
   "Schedule a refresh when point has moved to another heading.
 Also when the buffer's unsaved edits began or were all undone since
-the list was asked for: the list is then asked by the heading's text,
-or again by the saved note.  This runs after every command, so it
-only compares two positions and two flags."
+the list was asked for (the list is then asked by the heading's
+text, or again by the saved note), when the heading's line changed
+\(renamed: the list checks its title) and when the list's heading
+was cut out.  This runs after every command, so it only compares two
+positions, two flags and a line."
   (when (arcology-oracle--similar-visible-p)
     (let ((start (arcology-oracle--heading-start))
-          (modified (and (buffer-modified-p) t)))
+          (modified (and (buffer-modified-p) t))
+          (line (save-excursion (goto-char (arcology-oracle--heading-start))
+                                (buffer-substring-no-properties (point) (line-end-position)))))
       (unless (and (eql start arcology-oracle--similar-last-heading)
                    (eq modified arcology-oracle--similar-last-modified)
+                   (equal line arcology-oracle--similar-last-line)
                    (not (arcology-oracle--similar-heading-gone-p))
                    (eq (current-buffer)
                        (buffer-local-value 'arcology-oracle--similar-source
                                            (arcology-oracle--similar-buffer))))
         (setq arcology-oracle--similar-last-heading start
-              arcology-oracle--similar-last-modified modified)
+              arcology-oracle--similar-last-modified modified
+              arcology-oracle--similar-last-line line)
         (arcology-oracle--similar-schedule arcology-oracle-idle-delay)))))
 
 (defun arcology-oracle--similar-after-save-h ()

@@ -526,7 +526,10 @@ nothing; back under the heading the list is about, the link goes in."
                                       (cadr (should-error (arcology-oracle-insert-link) :type 'user-error)))))
             (should (equal (with-current-buffer note (buffer-string)) before)))
           (with-current-buffer note (goto-char (point-min)))
-          (with-current-buffer (arcology-oracle--similar-buffer) (arcology-oracle-insert-link))
+          (with-current-buffer (arcology-oracle--similar-buffer)
+            (goto-char (point-min))
+            (arcology-oracle-similar-next)
+            (arcology-oracle-insert-link))
           (should (string-match-p "Feed it daily\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string))))
           ;; The heading cut out: the next one takes its place, but not its list.
           (with-current-buffer note
@@ -679,6 +682,35 @@ used last, which the list is about."
               (arcology-oracle-similar-next)
               (arcology-oracle-insert-link))
             (should (string-match-p "Second\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string))))))
+      (delete-other-windows)
+      (kill-buffer note)
+      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+
+(ert-deftest arcology-oracle-links-test-a-renamed-heading-is-asked-again ()
+  "Renaming the heading (the buffer already modified) schedules a refresh, as a move
+does: the list, which checks its title, would otherwise never catch up."
+  (let ((note (generate-new-buffer "note.org")))
+    (unwind-protect
+        (progn
+          (delete-other-windows)
+          (switch-to-buffer note)
+          (insert "* Autolyse\nRest the dough.\n")
+          (org-mode)
+          (set-buffer-modified-p t)
+          (display-buffer (arcology-oracle--similar-buffer) '(display-buffer-pop-up-window))
+          (with-current-buffer (arcology-oracle--similar-buffer) (setq arcology-oracle--similar-source note))
+          (goto-char (point-min))
+          (arcology-oracle--similar-post-command-h)
+          (when (timerp arcology-oracle--similar-timer) (cancel-timer arcology-oracle--similar-timer))
+          (setq arcology-oracle--similar-timer nil)
+          (arcology-oracle--similar-post-command-h)
+          (should-not arcology-oracle--similar-timer)  ; nothing changed: nothing asked
+          (end-of-line)
+          (insert " method")
+          (arcology-oracle--similar-post-command-h)
+          (should (timerp arcology-oracle--similar-timer)))
+      (when (timerp arcology-oracle--similar-timer) (cancel-timer arcology-oracle--similar-timer))
+      (setq arcology-oracle--similar-timer nil)
       (delete-other-windows)
       (kill-buffer note)
       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
