@@ -66,6 +66,11 @@ from .privacy import is_tag_char
 
 CAPTURED_BY = "CAPTURED_BY"
 CAPTURED_BY_VALUE = "arcology-oracle"
+
+
+def is_captured(properties: dict[str, str]) -> bool:
+    """Whether a heading with these properties is one the daemon captured (``/memorize``)."""
+    return properties.get(CAPTURED_BY) == CAPTURED_BY_VALUE
 CAPTURE_HASH = "CAPTURE_HASH"
 TITLE_CHARS = 60
 _DOMAIN = b"arcology-oracle capture v1\x00"
@@ -276,7 +281,7 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
         return None
     start, end = found
     props = heading_properties(lines, start)
-    if props.get(CAPTURED_BY) != CAPTURED_BY_VALUE:
+    if not is_captured(props):
         raise NotCaptured(f"the heading {node_id} was not captured by arcology-oracle: it is yours to edit")
     where = f"the captured heading {node_id} in {rel}"
     stored = props.get(CAPTURE_HASH)

@@ -27,6 +27,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
+from .capture import is_captured
 from .conversations import ORACLE_ROLES, USER_ROLES, without_sources_lists
 from .org_syntax import link_text
 from .records import Heading, ParsedFile, Turn
@@ -58,9 +59,8 @@ def turn_role(heading: Heading) -> str | None:
 def is_conversation_turn(heading: Heading) -> bool:
     """Whether ``heading`` has a ``:ROLE:`` naming the user or the assistant, and is no
     words kept by ``/memorize`` (``:CAPTURED_BY:``), which are in no conversation."""
-    return (
-        heading.properties.get("ROLE", "").strip().lower() in USER_ROLES | ORACLE_ROLES
-        and "CAPTURED_BY" not in heading.properties
+    return heading.properties.get("ROLE", "").strip().lower() in USER_ROLES | ORACLE_ROLES and not is_captured(
+        heading.properties
     )
 
 

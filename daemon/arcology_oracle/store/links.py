@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterable
 
+from ..notes.capture import CAPTURED_BY, CAPTURED_BY_VALUE
 from ..notes.conversations import ORACLE_ROLES
 from .connection import NODES_GENERATION, StoreBase
 from .shared import PerDatabase
@@ -155,6 +156,10 @@ class LinkGraph(StoreBase):
             for r in self.conn.execute("SELECT src_node FROM links WHERE dst_node = ? AND src_node IS NOT NULL", (node_id,))
         }
 
+    def linked_nodes(self, node_id: str) -> set[str]:
+        """Nodes linked from ``node_id`` or linking to it."""
+        return self.links_from(node_id) | self.links_to(node_id)
+
     # -- the oracle's own headings and conversations ----------------------------------
 
     def oracle_headings(self, ids: Iterable[int]) -> set[int]:
@@ -191,7 +196,7 @@ class LinkGraph(StoreBase):
                 answers.add(heading_id)
         return owners, answers
 
-    def role_outlines(self, paths: Iterable[str]) -> dict[str, list[tuple[int, int, str]]]:
+    def role_outlines(self, paths: Iterable[str]) -> dict[str, list[tuple[int, int, str, bool]]]:
         """For each of ``paths`` holding a heading with a ``:ROLE:`` property, ``(start
         line, level, role, kept)`` of every heading of the file in file order (role
         lower-case, ``""`` for none; ``kept`` for a heading captured by ``/memorize``,
@@ -208,15 +213,15 @@ class LinkGraph(StoreBase):
                 (json.dumps(paths),),
             )
         ]
-        out: dict[str, list[tuple[int, int, str]]] = {}
+        out: dict[str, list[tuple[int, int, str, bool]]] = {}
         for path in having:
             out[path] = [
                 (r[0], r[1], (r[2] or "").strip().lower(), bool(r[3]))
                 for r in self.conn.execute(
                     "SELECT h.start_line, h.level, json_extract(h.properties, '$.ROLE'),"
-                    " json_extract(h.properties, '$.CAPTURED_BY') IS NOT NULL FROM headings h"
+                    " json_extract(h.properties, ?) = ? FROM headings h"
                     " JOIN files f ON f.id = h.file WHERE f.path = ? ORDER BY h.start_line",
-                    (path,),
+                    (f"$.{CAPTURED_BY}", CAPTURED_BY_VALUE, path),
                 )
             ]
         return out

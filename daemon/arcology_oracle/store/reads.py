@@ -184,17 +184,6 @@ class Reads(StoreBase):
             )
         return out
 
-    def linked_nodes(self, node_id: str) -> set[str]:
-        """Nodes linked from ``node_id`` or linking to it."""
-        out = {r[0] for r in self.conn.execute("SELECT dst_node FROM links WHERE src_node = ?", (node_id,))}
-        out |= {
-            r[0]
-            for r in self.conn.execute(
-                "SELECT src_node FROM links WHERE dst_node = ? AND src_node IS NOT NULL", (node_id,)
-            )
-        }
-        return out
-
     def node_links(self, node_id: str) -> tuple[list[dict], list[dict]]:
         """The indexed nodes ``node_id`` links to, and those linking to it (backlinks),
         each ``{"node_id", "title"}`` sorted by title. Links to or from nodes that are not
