@@ -441,10 +441,10 @@ text, or again by the saved note), when the heading's line changed
 was cut out.  This runs after every command, so it only compares two
 positions, two flags and a line."
   (when (arcology-oracle--similar-visible-p)
-    (let ((start (arcology-oracle--heading-start))
-          (modified (and (buffer-modified-p) t))
-          (line (save-excursion (goto-char (arcology-oracle--heading-start))
-                                (buffer-substring-no-properties (point) (line-end-position)))))
+    (let* ((start (arcology-oracle--heading-start))
+           (modified (and (buffer-modified-p) t))
+           (line (save-excursion (goto-char start)
+                                 (buffer-substring-no-properties (point) (line-end-position)))))
       (unless (and (eql start arcology-oracle--similar-last-heading)
                    (eq modified arcology-oracle--similar-last-modified)
                    (equal line arcology-oracle--similar-last-line)

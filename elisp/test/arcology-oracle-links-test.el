@@ -435,6 +435,37 @@ element as before.  Return the new text."
     (should (member '("id:other-id" "Other note") (nth 2 org)))
     new))
 
+(defconst arcology-oracle-links-test--one-entry
+  '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))
+  "A similar list of one note, Other note.")
+
+(defmacro arcology-oracle-links-test--with-list (text &rest body)
+  "Run BODY with `note', an org buffer of TEXT, and the similar list about its first heading.
+The list holds `arcology-oracle-links-test--one-entry'; the buffers
+and windows are cleaned up after."
+  (declare (indent 1) (debug t))
+  `(let ((note (generate-new-buffer "note.org")))
+     (unwind-protect
+         (progn
+           (with-current-buffer note
+             (insert ,text)
+             (org-mode)
+             (goto-char (point-min)))
+           (arcology-oracle--similar-render
+            note (with-current-buffer note (plist-get (arcology-oracle--heading-context) :title))
+            arcology-oracle-links-test--one-entry nil (with-current-buffer note (point-min)))
+           ,@body)
+       (delete-other-windows)
+       (kill-buffer note)
+       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+
+(defun arcology-oracle-links-test--press-i ()
+  "Press `i' on the first entry of the similar list."
+  (with-current-buffer (arcology-oracle--similar-buffer)
+    (goto-char (point-min))
+    (arcology-oracle-similar-next)
+    (arcology-oracle-insert-link)))
+
 (ert-deftest arcology-oracle-links-test-a-link-never-goes-into-what-a-list-item-holds ()
   "A list item's last line may end a src block, a drawer, a LaTeX environment or a
 table's formulas: the link goes after a paragraph's text, never after those."
@@ -506,42 +537,23 @@ paragraph; at point, inside a link or code, after it."
 (ert-deftest arcology-oracle-links-test-i-refuses-a-list-made-for-another-heading ()
   "Point moved on before the new list came (a slow daemon): `i' says so and writes
 nothing; back under the heading the list is about, the link goes in."
-  (let ((note (generate-new-buffer "note.org")))
-    (unwind-protect
-        (progn
-          (with-current-buffer note
-            (insert "* Starter maintenance\nFeed it daily.\n* Bulk fermentation\nFour hours.\n")
-            (org-mode)
-            (goto-char (point-min)))
-          (arcology-oracle--similar-render
-           note "Starter maintenance"
-           '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))
-           nil (with-current-buffer note (point-min)))
-          (with-current-buffer note (search-forward "Four hours"))
-          (let ((before (with-current-buffer note (buffer-string))))
-            (with-current-buffer (arcology-oracle--similar-buffer)
-              (goto-char (point-min))
-              (arcology-oracle-similar-next)
-              (should (string-match-p "another heading"
-                                      (cadr (should-error (arcology-oracle-insert-link) :type 'user-error)))))
-            (should (equal (with-current-buffer note (buffer-string)) before)))
-          (with-current-buffer note (goto-char (point-min)))
-          (with-current-buffer (arcology-oracle--similar-buffer)
-            (goto-char (point-min))
-            (arcology-oracle-similar-next)
-            (arcology-oracle-insert-link))
-          (should (string-match-p "Feed it daily\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string))))
-          ;; The heading cut out: the next one takes its place, but not its list.
-          (with-current-buffer note
-            (goto-char (point-min))
-            (org-cut-subtree)
-            (should (looking-at-p "\\* Bulk fermentation")))
-          (let ((before (with-current-buffer note (buffer-string))))
-            (with-current-buffer (arcology-oracle--similar-buffer)
-              (should-error (arcology-oracle-insert-link) :type 'user-error))
-            (should (equal (with-current-buffer note (buffer-string)) before))))
-      (kill-buffer note)
-      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+  (arcology-oracle-links-test--with-list "* Starter maintenance\nFeed it daily.\n* Bulk fermentation\nFour hours.\n"
+    (with-current-buffer note (search-forward "Four hours"))
+    (let ((before (with-current-buffer note (buffer-string))))
+      (should (string-match-p "another heading"
+                              (cadr (should-error (arcology-oracle-links-test--press-i) :type 'user-error))))
+      (should (equal (with-current-buffer note (buffer-string)) before)))
+    (with-current-buffer note (goto-char (point-min)))
+    (arcology-oracle-links-test--press-i)
+    (should (string-match-p "Feed it daily\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string))))
+    ;; The heading cut out: the next one takes its place, but not its list.
+    (with-current-buffer note
+      (goto-char (point-min))
+      (org-cut-subtree)
+      (should (looking-at-p "\\* Bulk fermentation")))
+    (let ((before (with-current-buffer note (buffer-string))))
+      (should-error (arcology-oracle-links-test--press-i) :type 'user-error)
+      (should (equal (with-current-buffer note (buffer-string)) before)))))
 
 (ert-deftest arcology-oracle-links-test-a-stale-list-shows-what-it-showed ()
   "While another heading's list is asked for, the list shown says so, and shows what it
@@ -595,32 +607,17 @@ file that ends on its title, with no newline, gets the link on a line of its own
   (should (string-match-p "Text here \\[\\[id:other-id\\]\\[Other note\\]\\]\r\n"
                           (car (arcology-oracle-links-test--insert-at "* H\nText here\r\n\nMore\n* Next\nx\n" "* H")))))
 
-(ert-deftest arcology-oracle-links-test-review-three-cookies-backslashes-and-crlf-drawers ()
+(ert-deftest arcology-oracle-links-test-a-ticked-box-three-backslashes-and-crlf-drawers ()
   "A ticked box (its heading's cookie) keeps the list the heading's; three backslashes
 are no line break to keep; a CRLF file drawer that Emacs shows as text gets no link."
-  (let ((note (generate-new-buffer "note.org")))
-    (unwind-protect
-        (progn
-          (with-current-buffer note
-            (insert "* Packing [1/3]\nPack light.\n- [X] socks\n- [ ] boots\n- [ ] hat\n")
-            (org-mode)
-            (goto-char (point-min)))
-          (arcology-oracle--similar-render
-           note "Packing [1/3]"
-           '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))
-           nil (with-current-buffer note (point-min)))
-          (with-current-buffer note
-            (search-forward "[ ] boots")
-            (org-ctrl-c-ctrl-c)
-            (goto-char (point-min))
-            (should (looking-at-p "\\* Packing \\[2/3\\]")))
-          (with-current-buffer (arcology-oracle--similar-buffer)
-            (goto-char (point-min))
-            (arcology-oracle-similar-next)
-            (arcology-oracle-insert-link))
-          (should (string-match-p "Pack light\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string)))))
-      (kill-buffer note)
-      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name))))
+  (arcology-oracle-links-test--with-list "* Packing [1/3]\nPack light.\n- [X] socks\n- [ ] boots\n- [ ] hat\n"
+    (with-current-buffer note
+      (search-forward "[ ] boots")
+      (org-ctrl-c-ctrl-c)
+      (goto-char (point-min))
+      (should (looking-at-p "\\* Packing \\[2/3\\]")))
+    (arcology-oracle-links-test--press-i)
+    (should (string-match-p "Pack light\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string)))))
   (should (string-match-p "First line \\\\\\\\\\\\ \\[\\[id:other-id\\]"
                           (car (arcology-oracle-links-test--insert-at "* H\nFirst line \\\\\\\n" "* H"))))
   (should-not (string-match-p ":END: \\[\\[id:"
@@ -639,52 +636,31 @@ the next command in the note asks again, so the list does not stay another headi
         (arcology-oracle--similar-timer-fn note))
       (should-not (buffer-local-value 'arcology-oracle--similar-last-heading note)))))
 
-(ert-deftest arcology-oracle-links-test-review-five-namesakes-and-two-windows ()
+(ert-deftest arcology-oracle-links-test-a-namesake-in-its-place-and-two-windows ()
   "A heading cut out leaves its place to a namesake: `i' refuses and the next command
 asks again.  With the note in two windows, `i' writes under the heading of the window
 used last, which the list is about."
-  (let ((note (generate-new-buffer "note.org"))
-        (result '(((node_id . "other-id") (title . "Other note") (heading . "Other note") (score . 0.5) (snippet . "x")))))
-    (unwind-protect
-        (progn
-          (with-current-buffer note
-            (insert "* Meeting\nAbout kilns.\n* Meeting\nAbout taxes.\n")
-            (org-mode)
-            (goto-char (point-min)))
-          (arcology-oracle--similar-render note "Meeting" result nil (with-current-buffer note (point-min)))
-          (with-current-buffer note
-            (org-cut-subtree)
-            (should (looking-at-p "\\* Meeting\nAbout taxes")))
-          (should (arcology-oracle--similar-heading-gone-p))
-          (with-current-buffer (arcology-oracle--similar-buffer)
-            (goto-char (point-min))
-            (arcology-oracle-similar-next)
-            (should-error (arcology-oracle-insert-link) :type 'user-error))
-          (should-not (string-match-p "other-id" (with-current-buffer note (buffer-string))))
-          ;; Two windows on the note: Alpha in the older, Beta in the one used last.
-          (with-current-buffer note
-            (erase-buffer)
-            (insert "* Alpha\nFirst.\n* Beta\nSecond.\n"))
-          (delete-other-windows)
-          (switch-to-buffer note)
-          (goto-char (point-min))
-          (let ((older (selected-window))
-                (newer (split-window-below)))
-            (select-window newer)
-            (goto-char (point-min))
-            (search-forward "Second")
-            (arcology-oracle--similar-render note "Beta" result nil
-                                             (save-excursion (org-back-to-heading t) (point)))
-            (select-window older)
-            (select-window newer)
-            (with-current-buffer (arcology-oracle--similar-buffer)
-              (goto-char (point-min))
-              (arcology-oracle-similar-next)
-              (arcology-oracle-insert-link))
-            (should (string-match-p "Second\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string))))))
-      (delete-other-windows)
-      (kill-buffer note)
-      (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
+  (arcology-oracle-links-test--with-list "* Meeting\nAbout kilns.\n* Meeting\nAbout taxes.\n"
+    (with-current-buffer note
+      (org-cut-subtree)
+      (should (looking-at-p "\\* Meeting\nAbout taxes")))
+    (should (arcology-oracle--similar-heading-gone-p))
+    (should-error (arcology-oracle-links-test--press-i) :type 'user-error)
+    (should-not (string-match-p "other-id" (with-current-buffer note (buffer-string)))))
+  ;; Two windows on the note: Alpha in the older, Beta in the one used last.
+  (arcology-oracle-links-test--with-list "* Alpha\nFirst.\n* Beta\nSecond.\n"
+    (delete-other-windows)
+    (switch-to-buffer note)
+    (let ((older (selected-window))
+          (newer (split-window-below)))
+      (select-window newer)
+      (search-forward "Second")
+      (arcology-oracle--similar-render note "Beta" arcology-oracle-links-test--one-entry nil
+                                       (save-excursion (org-back-to-heading t) (point)))
+      (select-window older)
+      (select-window newer)
+      (arcology-oracle-links-test--press-i)
+      (should (string-match-p "Second\\. \\[\\[id:other-id\\]" (with-current-buffer note (buffer-string)))))))
 
 (ert-deftest arcology-oracle-links-test-a-renamed-heading-is-asked-again ()
   "Renaming the heading (the buffer already modified) schedules a refresh, as a move
