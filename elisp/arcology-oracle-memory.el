@@ -216,7 +216,9 @@ is reported in the echo area.  SOURCE is a link to where TEXT came
 from, kept as the new heading's :SOURCE: property: interactively,
 the heading the region came from.  ROLE \"oracle\" keeps TEXT as
 the oracle's words (:ROLE: oracle), never as the user's notes:
-interactively, a region of an answer or a summary.
+interactively, a region of an answer or a summary.  A region in a
+private part of the note, or reaching into one (see
+`arcology-oracle--private-between-p'), is refused: nothing is sent.
 
 The daily note is in `org-roam-dailies-directory' (see
 `arcology-oracle-memorize-follow-dailies').  The new heading's link
@@ -224,9 +226,13 @@ goes on the kill ring.  When the daemon cannot be reached, TEXT
 goes on the kill ring instead, so nothing typed is lost."
   (interactive
    (if (use-region-p)
-       (list (buffer-substring-no-properties (region-beginning) (region-end))
-             nil nil nil (arcology-oracle--memory-source (region-beginning))
-             (and (arcology-oracle--oracle-words-p (region-beginning) (region-end)) "oracle"))
+       (if (arcology-oracle--private-between-p (region-beginning) (region-end))
+           ;; Its daily note is not private: the text would be indexed and found.
+           (arcology-oracle--user-error
+            "This text is in a private part of your notes: nothing was sent")
+         (list (buffer-substring-no-properties (region-beginning) (region-end))
+               nil nil nil (arcology-oracle--memory-source (region-beginning))
+               (and (arcology-oracle--oracle-words-p (region-beginning) (region-end)) "oracle")))
      (list (read-string "Remember: ") nil nil nil
            (arcology-oracle--memory-source (point)))))
   (when (string-empty-p (string-trim (or text "")))

@@ -86,6 +86,24 @@ no longer says that it is private.  Always nil outside Org mode."
                            (cons "crypt" arcology-oracle-private-tags))
                  (and exclude (not (equal exclude "nil")))))))))
 
+(defun arcology-oracle--private-between-p (beg end)
+  "Return non-nil when any of the text from BEG to END is in a private part.
+That is: BEG, or a heading between BEG and END, is where
+`arcology-oracle--private-here-p' says so.  A region that starts in
+a public heading and reaches into a private one below it is private
+too: cut out of its buffer, it would no longer say so."
+  (and (derived-mode-p 'org-mode)
+       (save-excursion
+         (save-restriction
+           (widen)
+           (or (arcology-oracle--private-here-p beg)
+               (progn
+                 (goto-char beg)
+                 (let ((found nil))
+                   (while (and (not found) (re-search-forward org-outline-regexp-bol end t))
+                     (setq found (arcology-oracle--private-here-p (match-beginning 0))))
+                   found)))))))
+
 ;;; Roam directory
 
 (defvar arcology-oracle--server-roam-dirs nil

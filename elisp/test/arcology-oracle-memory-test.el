@@ -95,6 +95,40 @@ sent with role oracle; the user's own text without."
           (should (equal (alist-get 'role (car sent)) (nth 2 case)))
           (should (string-prefix-p "Rye ferments" (alist-get 'text (car sent)))))))))
 
+;; Review (newcomer's first day): C-c o M on a region of a heading tagged
+;; :private: sent it, and the daily note it landed in made it searchable.
+(ert-deftest arcology-oracle-memory-test-a-private-region-is-never-sent ()
+  "A region that is, or reaches into, a private part of the note (a private or crypt
+tag on its heading or one above, the file's #+filetags, ROAM_EXCLUDE) is refused and
+nothing is sent; a region of public headings only is sent."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (dolist (case '(("* Thoughts :private:\nprivatepelican here.\n" "privatepelican" "here." t)
+                      ("* Thoughts :private:\n** Deeper\nprivatepelican here.\n" "privatepelican" "here." t)
+                      ("* Vault :crypt:\nprivatepelican here.\n" "privatepelican" "here." t)
+                      ("* Out\n:PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\nprivatepelican here.\n" "privatepelican" "here." t)
+                      ("#+filetags: :private:\n* Diary\nprivatepelican here.\n" "privatepelican" "here." t)
+                      ;; From a public heading into a private one below it.
+                      ("* Public\nRye ferments faster.\n* Thoughts :private:\nprivatepelican here.\n" "Rye" "here." t)
+                      ("* Public\nRye ferments faster.\n* Thoughts :private:\nprivatepelican here.\n" "Rye" "faster." nil)))
+        (setq sent nil)
+        (with-temp-buffer
+          (insert (nth 0 case))
+          (org-mode)
+          (transient-mark-mode 1)
+          (goto-char (point-min))
+          (search-forward (nth 1 case))
+          (set-mark (match-beginning 0))
+          (search-forward (nth 2 case))
+          (if (nth 3 case)
+              (progn
+                (should-error (call-interactively #'arcology-oracle-memorize) :type 'user-error)
+                (should-not sent))
+            (call-interactively #'arcology-oracle-memorize)
+            (should (equal (alist-get 'text (car sent)) "Rye ferments faster."))))))))
+
 (ert-deftest arcology-oracle-memory-test-forget-the-capture-at-point-or-the-last ()
   "C-c o K forgets the captured heading at point, after asking, and the daily note shows
 it gone; with no capture at point, the last one remembered; a note with unsaved edits,
