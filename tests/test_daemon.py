@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -230,3 +232,25 @@ async def test_a_busy_port_fails_at_once_and_touches_nothing(tmp_path, roam_dir)
     assert "Traceback" not in log and "listening" not in log, log
     assert not db.parent.exists()  # no database, no lock file
     assert untouched_state(roam_dir) == before and stale.exists()
+
+
+async def test_a_stop_ends_the_answers_under_way_and_the_models_generations(daemon, fake_ollama):
+    """SIGTERM while answers stream (the model stalled): each ends at once with a line
+    saying why, Ollama is told to stop, and the process exits. Before, the runner's grace
+    time held the stop for two minutes (systemd kills at 90 s), the client told nothing."""
+    state = fake_ollama.state
+    state.stream_gate = asyncio.Event()  # every answer waits after its first piece
+    async with aiohttp.ClientSession(headers=daemon.headers) as session:
+        ndjson = await session.post(daemon.url + "/ask", json={"question": "sourdough starter", "stream": True},
+                                    headers={"Accept": "application/x-ndjson"})  # fmt: skip
+        assert [json.loads(await ndjson.content.readline())["type"] for _ in range(2)] == ["sources", "token"]
+        text = await session.get(daemon.url + "/ask", params={"q": "sourdough starter"})
+        assert (await text.content.readany())
+        await wait_until(lambda: state.count("/api/chat") == 2)
+
+        daemon.proc.send_signal(signal.SIGTERM)
+        rest = [json.loads(line) for line in (await ndjson.content.read()).splitlines()]
+        assert rest == [{"type": "error", "message": "the daemon is stopping: the answer was cut short"}]
+        assert (await text.content.read()).endswith(b"[error: the daemon is stopping: the answer was cut short]\n")
+    assert await asyncio.to_thread(daemon.proc.wait, 30) == 0
+    await wait_until(lambda: state.client_disconnects >= 2)

@@ -38,5 +38,9 @@ class ServiceUnavailable(OracleError):
         self.model = model
 
 
+class Stopping(ServiceUnavailable):
+    """The daemon is stopping (SIGTERM, ``C-c``): an answer under way was ended."""
+
+
 class ModelNotFound(ServiceUnavailable):
     """Ollama answered that the model is not installed."""

@@ -27,7 +27,7 @@ from . import web as web_page
 from .compat import ollama as ollama_compat
 from .compat import openai as openai_compat
 from .guard import guard_middleware
-from .keys import index_key, ready_key, settings_key, worker_key
+from .keys import index_key, ready_key, settings_key, stopping_key, worker_key
 from .middleware import error_middleware
 from .server import listen, lock_database, lock_notes, serve
 
@@ -47,6 +47,15 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
     )
     app[settings_key] = settings
     app[ready_key] = asyncio.Event()
+    # Set first thing at shutdown: answers being streamed end at once (http/streaming.py)
+    # rather than hold the stop for the runner's grace time, a model generating for a
+    # client that is about to lose its daemon anyway.
+    app[stopping_key] = stopping = asyncio.Event()
+
+    async def stop_answers(_app: web.Application) -> None:
+        stopping.set()
+
+    app.on_shutdown.append(stop_answers)
 
     async def index_ctx(app: web.Application) -> AsyncIterator[None]:
         live = LiveIndex(settings, embedder, watch=watch, ready=app[ready_key])

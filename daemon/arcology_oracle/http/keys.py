@@ -14,3 +14,4 @@ index_key = web.AppKey("index", OracleIndex)
 worker_key = web.AppKey("embed_worker", EmbedWorker)
 memory_key = web.AppKey("memory", Memory)
 ready_key = web.AppKey("initial_index_done", object)  # an asyncio.Event set after the first reconcile
+stopping_key = web.AppKey("stopping", object)  # an asyncio.Event set when the app shuts down

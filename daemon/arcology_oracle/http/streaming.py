@@ -6,9 +6,9 @@ proper error status from the middleware or the route's error handling; a failure
 it is written in the stream's own shape (``on_error``).
 
 :func:`cancel_on_disconnect` cancels the work of a request whose client has gone (and
-with it the model's generation upstream); :func:`cancelled_on_disconnect` applies it to
-a whole handler. See :mod:`.disconnect` for why the transport is watched as well as
-relying on aiohttp's handler cancellation.
+with it the model's generation upstream), or when the daemon stops;
+:func:`cancelled_on_disconnect` applies it to a whole handler. See :mod:`.disconnect` for
+why the transport is watched as well as relying on aiohttp's handler cancellation.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from typing import TypeVar
 
 from aiohttp import web
 
+from ..errors import Stopping
 from .disconnect import client_gone
+from .keys import stopping_key
 
 log = logging.getLogger(__name__)
 
@@ -41,19 +43,30 @@ class ClientGone(Exception):
 
 @asynccontextmanager
 async def cancel_on_disconnect(request: web.Request) -> AsyncIterator[None]:
-    """Cancel the block (and so the model's generation) when the client disconnects;
-    raises :class:`ClientGone` instead of CancelledError then. Nested in another such
-    block of the same task, it leaves the watching to the outer one."""
+    """Cancel the block (and so the model's generation) when the client disconnects,
+    raising :class:`ClientGone` instead of CancelledError, or when the daemon stops (its
+    app's ``stopping_key`` event), raising :class:`~arcology_oracle.errors.Stopping`.
+    Nested in another such block of the same task, it leaves the watching to the outer
+    one."""
     if _watching.get():
         yield
         return
     task = asyncio.current_task()
-    gone = False
+    gone = stopped = False
+    stopping = request.app.get(stopping_key)
 
     async def watch() -> None:
-        nonlocal gone
-        await client_gone(request)
-        gone = True
+        nonlocal gone, stopped
+        waits = [asyncio.ensure_future(client_gone(request))]
+        if stopping is not None:
+            waits.append(asyncio.ensure_future(stopping.wait()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+        stopped = stopping is not None and stopping.is_set()
+        gone = not stopped
         task.cancel()
 
     token = _watching.set(True)
@@ -64,6 +77,9 @@ async def cancel_on_disconnect(request: web.Request) -> AsyncIterator[None]:
         if gone:
             task.uncancel()
             raise ClientGone from None
+        if stopped:
+            task.uncancel()
+            raise Stopping("the daemon is stopping: the answer was cut short") from None
         raise
     finally:
         watcher.cancel()
@@ -117,6 +133,9 @@ async def stream(
     written as ``on_error`` encodes it and ends the stream (re-raised when it gives None).
     ``items`` is closed in every case and cancelled with the request when the client
     leaves (:func:`cancel_on_disconnect`); then the answer is the response begun, or 499.
+    When the daemon stops, a stream begun ends with ``on_error``'s line for
+    :class:`~arcology_oracle.errors.Stopping` (nothing when it gives None); one not begun
+    raises it (503 from the middleware).
     """
     response: web.StreamResponse | None = None
     try:
@@ -149,3 +168,11 @@ async def stream(
     except (ClientGone, ConnectionError):
         log.info("client left %s; generation cancelled", request.path)
         return response if response is not None else web.Response(status=499)
+    except Stopping as exc:
+        if response is None:
+            raise
+        log.info("the daemon is stopping: %s ended mid-answer", request.path)
+        if (message := on_error(exc)) is not None:
+            await response.write(message)
+        await response.write_eof()
+        return response
