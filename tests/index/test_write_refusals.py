@@ -178,6 +178,23 @@ async def test_a_forget_that_fails_part_way_puts_the_note_back(client, roam_dir,
     assert status == 200, gone
 
 
+async def test_a_daily_linked_to_a_note_emacs_has_unsaved_edits_in_sends_the_capture_to_the_inbox(client, roam_dir):
+    # Emacs locks a file beside its true name: the daily, a symlink in the dailies folder,
+    # is locked beside the note it leads to (visited through the link all the same).
+    daily = daily_of(roam_dir)
+    (roam_dir / "kept").mkdir()
+    target = roam_dir / "kept" / "today.org"
+    target.write_bytes(b"#+title: today\n* Being edited in Emacs\n")
+    daily.symlink_to(os.path.join("..", "kept", "today.org"))
+    os.symlink("user@elsewhere.4242:1700000000", roam_dir / "kept" / ".#today.org")
+    before = tree(roam_dir)
+    status, body = await call(client, "/memorize", {"text": "remember the okapi"})
+    assert status == 200, body
+    assert body["inbox"] is True and body["file"] == "inbox.org" and "locked" in body["note"], body
+    after = tree(roam_dir)
+    assert {rel for rel in after if after[rel] != before.get(rel)} == {"inbox.org"}  # the note untouched
+
+
 async def test_a_capture_never_makes_the_notes_directory_anew(client, roam_dir):
     # The notes folder moved away (or a drive not mounted): restoring it must not find a
     # new folder in its place, nor a capture hidden under a mount point.

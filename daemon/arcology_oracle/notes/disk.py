@@ -15,12 +15,25 @@ from pathlib import Path
 
 
 def emacs_holds_lock(path: Path) -> bool:
-    """Whether Emacs holds ``path``'s lock (``.#NAME`` beside it: unsaved edits).
+    """Whether Emacs holds ``path``'s lock (``.#NAME``: unsaved edits).
 
+    Emacs puts the lock beside the file's true name (``buffer-file-truename``, every
+    symlink resolved: checked with Emacs 28), so a note reached through a symlink, as a
+    daily linked into the dailies folder, is locked beside its target, under the
+    target's name: both places are looked at.
     A lock naming this host and a process that no longer exists is stale (Emacs crashed)
     and does not count, as Emacs itself decides. A lock that cannot be looked at (a name
     too long to hold ``.#``, a directory that cannot be searched) is no lock: Emacs could
     not have made it, and the write itself then reports what is wrong with the path."""
+    try:
+        true_name = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        true_name = path
+    return any(_lock_held(p) for p in dict.fromkeys([path, true_name]))
+
+
+def _lock_held(path: Path) -> bool:
+    """Whether a live Emacs lock for ``path`` stands beside it (see :func:`emacs_holds_lock`)."""
     lock = path.with_name(".#" + path.name)
     try:
         target = os.readlink(lock)
