@@ -134,3 +134,31 @@ def test_a_lock_name_no_file_system_holds_is_no_lock(tmp_path):
     deep = tmp_path.joinpath(*["d" * 200] * 20, "2026-03-14.org")
     assert emacs_holds_lock(deep) is False
     assert emacs_holds_lock(tmp_path / ("x" * 254 + ".org")) is False
+
+
+def test_a_note_renamed_over_while_a_capture_is_written_gets_the_capture(root):
+    # A sync tool (or an editor's first save with backups) puts a new version in place by
+    # renaming it over the note, between the daemon's open and its write: a lease does
+    # not stop that. The capture must land in the note the name holds, and the file that
+    # lost the name (kept here by a second link, as an editor's backup) must be as it was.
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    path.write_bytes(mine)
+    old = root / "old-version"
+    os.link(path, old)
+    theirs = mine + b"- added on the phone\n"
+    renamed = []
+
+    def sync_tool_replaces_the_note():
+        if not renamed:
+            (root / "daily" / ".sync.tmp").write_bytes(theirs)
+            os.rename(root / "daily" / ".sync.tmp", path)
+            renamed.append(True)
+
+    done = append(root, meanwhile=sync_tool_replaces_the_note)
+    assert renamed and old.read_bytes() == mine
+    data = path.read_bytes()
+    assert data.startswith(theirs + b"* remember the milk\n"), data
+    assert data.splitlines()[done.line - 1] == b"* remember the milk"
+    forget(root)
+    assert path.read_bytes() == theirs

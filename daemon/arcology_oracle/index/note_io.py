@@ -11,7 +11,11 @@ its line ending and whether a separator line ending is needed; a write lease (be
 taken when it can be, so no other program can write between that read and the append.
 When it cannot, the capture starts with a line ending whatever the file ended with, so
 its heading starts a line whatever another program appended meanwhile (after a final
-line ending, that makes an empty line), and a forget removes it as any separator.
+line ending, that makes an empty line), and a forget removes it as any separator. A
+lease does not stop a rename: a program that saves by renaming a new file over the note
+(a sync tool, an editor's first save with backups) meanwhile leaves the append in the
+file that lost the name. That is checked after the write: the capture is taken out of
+that file again (when nothing follows it) and appended anew to the file the name holds.
 
 **Removing** (:func:`remove_from_note`) must take bytes out, which no single system
 call does without a race against another writer, so it runs only under a Linux write
@@ -60,6 +64,7 @@ from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  #
 from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, still_names, write_all  # noqa: F401
 
 log = logging.getLogger(__name__)
+REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming files over the note
 
 @dataclass(frozen=True)
 class NoteState:
@@ -134,12 +139,20 @@ def append_note(
     a small one. An earlier forget's record is settled first (:func:`settled_for`). See
     the module docstring."""
     with settled_for(root, rel):
-        return _append(root, rel, build, head, known)
+        for _ in range(REPLACED_ATTEMPTS):
+            appended = _append(root, rel, build, head, known)
+            if appended is not None:
+                return appended
+            known = None  # another file has the name now
+    raise Conflict(f"{rel} was replaced by another program each time the capture was written: nothing was written; "
+                   "try again")  # fmt: skip
 
 
 def _append(
     root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None
-) -> Appended:
+) -> Appended | None:
+    """One attempt of :func:`append_note`; None (the capture taken back) when ``rel`` names
+    another file than the one written once the write is done."""
     opened = open_note(root, rel, append=True, create=head is not None)
     assert opened is not None
     fd, st, created = opened
@@ -168,6 +181,9 @@ def _append(
                 os.fsync(fd)
             except OSError as exc:
                 _take_back(fd, size, payload, rel, exc, root / rel if created else None)
+            if not still_names(root / rel, fd):  # renamed over meanwhile: not the note any more
+                _withdraw(fd, end, payload, rel)
+                return None
             after = os.fstat(fd)
         finally:
             if leased:
@@ -225,6 +241,21 @@ def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, creat
         f"writing the capture into {rel} failed ({reason}), and the part of it written could not be taken back: "
         "look at the end of that note"
     ) from None
+
+
+def _withdraw(fd: int, end: int, payload: bytes, rel: str) -> None:
+    """``payload``, appended up to byte ``end`` of a file that lost the name ``rel`` to
+    another while it was written, cut off again when nothing follows it (that file may
+    live on, as an editor's backup); else left, and logged."""
+    try:
+        if os.fstat(fd).st_size == end and os.pread(fd, len(payload), end - len(payload)) == payload:
+            os.ftruncate(fd, end - len(payload))
+            os.fsync(fd)
+            return
+    except OSError as exc:
+        log.warning("a capture written into %s as another program replaced it stays in the replaced file (%s)", rel, exc)
+        return
+    log.warning("a capture written into %s as another program replaced it stays in the replaced file (written after)", rel)
 
 
 def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError, journal: Journal) -> None:
