@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..errors import BadRequest
-from ..notes.conversations import is_oracle_answer
 from ..store import Store
 from . import retrieval, timeline, windows
 from .index_api import NotesIndex
@@ -107,6 +106,7 @@ class _Pool:
     files: dict[str, dict]
     stored: dict
     range_gate: timeline.RangeGate | None = None  # with a date range
+    oracle: frozenset[int] = frozenset()  # the oracle's words (Store.oracle_words)
 
 
 def select_context(
@@ -177,7 +177,7 @@ def _pool_of(store: Store, fused: list[tuple[int, float]], gate: timeline.RangeG
     chunks = store.heading_chunks(ids)
     files = store.file_info([r["file"] for r in rows.values()])
     stored = store.vectors_for_hashes([h for cs in chunks.values() for h, _ in cs]) if vectors else {}
-    return _Pool(fused, rows, chunks, files, stored, gate)
+    return _Pool(fused, rows, chunks, files, stored, gate, frozenset(store.oracle_words(ids)))
 
 
 def _gate(
@@ -211,7 +211,7 @@ def _gate(
         if row is None or (row["node_id"] is not None and row["node_id"] in exclude_nodes):
             continue
         if (gate is not None and not gate.admits(row)) or (
-            not settings.oracle_answers_as_evidence and is_oracle_answer(row["properties"])
+            not settings.oracle_answers_as_evidence and heading_id in pool.oracle
         ):
             continue
         if seen and any(f" {_normal(row['title'] + ' ' + (row['text'] or ''))} " in turn for turn in seen):

@@ -23,11 +23,14 @@ CONVERSATION = "conversation"
 
 def roles_of(store: Store, rows: Iterable[dict]) -> dict[int, str | None]:
     """``{heading id: role}`` for the heading ``rows`` (see the module docstring): one
-    query for their files, one more per file that holds a ``:ROLE:`` property."""
+    query for their files, one more per file that holds a ``:ROLE:`` property. What is
+    the oracle's is decided by :meth:`~arcology_oracle.store.Store.oracle_words`, as for
+    every other route (an answer marked by its tag or title, headings below an answer)."""
     rows = list(rows)
+    oracle = store.oracle_words(row["id"] for row in rows)
     outlines = store.role_outlines(row["file"] for row in rows)
     by_file: dict[str, dict[int, str]] = {path: conversation_lines(outline) for path, outline in outlines.items()}
-    return {row["id"]: by_file.get(row["file"], {}).get(row["start_line"]) for row in rows}
+    return {row["id"]: ORACLE if row["id"] in oracle else by_file.get(row["file"], {}).get(row["start_line"]) for row in rows}
 
 
 def conversation_lines(outline: list[tuple[int, int, str, bool]]) -> dict[int, str]:

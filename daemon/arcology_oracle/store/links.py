@@ -16,8 +16,8 @@ import time
 from collections.abc import Iterable
 
 from ..notes.capture import CAPTURED_BY, CAPTURED_BY_VALUE
-from ..notes.conversations import ORACLE_ROLES
 from .connection import NODES_GENERATION, StoreBase
+from .oracle_words import answer_sql, words_sql
 from .shared import PerDatabase
 
 
@@ -163,16 +163,24 @@ class LinkGraph(StoreBase):
     # -- the oracle's own headings and conversations ----------------------------------
 
     def oracle_headings(self, ids: Iterable[int]) -> set[int]:
-        """Those of the heading ``ids`` that are the oracle's own answers (``:ROLE:
-        oracle`` or another assistant role: :func:`~arcology_oracle.notes.conversations.is_oracle_answer`),
-        or hold such answers among their dialogue turns (a conversation's root, whose
-        chunks are scenes of the conversation)."""
+        """Those of the heading ``ids`` that /similar leaves out: the oracle's words
+        (:meth:`oracle_words`), or a conversation's root holding some among its dialogue
+        turns (its chunks are scenes of the conversation): :func:`.oracle_words.answer_sql`."""
         ids = list(ids)
         if not ids:
             return set()
         rows = self.conn.execute(
             f"SELECT h.id FROM headings h WHERE h.id IN (SELECT value FROM json_each(?)) AND {answer_sql('h')}",
             (json.dumps(ids),),
+        )
+        return {r[0] for r in rows}
+
+    def oracle_words(self, ids: Iterable[int]) -> set[int]:
+        """Those of the heading ``ids`` that are the oracle's words, not the user's notes
+        (:func:`.oracle_words.words_sql`: the one rule of every route)."""
+        rows = self.conn.execute(
+            f"SELECT h.id FROM headings h WHERE h.id IN (SELECT value FROM json_each(?)) AND {words_sql('h')}",
+            (json.dumps(list(ids)),),
         )
         return {r[0] for r in rows}
 
@@ -225,22 +233,3 @@ class LinkGraph(StoreBase):
                 )
             ]
         return out
-
-
-# A heading row that is one of the oracle's answers, in SQL (the roles of notes.conversations).
-def oracle_sql(alias: str = "") -> str:
-    """SQL true for a heading row (of table ``alias``) that is one of the oracle's answers."""
-    column = f"{alias}.properties" if alias else "properties"
-    roles = ", ".join(f"'{role}'" for role in sorted(ORACLE_ROLES))
-    return f"lower(trim(json_extract({column}, '$.ROLE'))) IN ({roles})"
-
-
-def answer_sql(alias: str) -> str:
-    """SQL true for a heading row (of table ``alias``) that :meth:`LinkGraph.oracle_headings`
-    leaves out: one of the oracle's answers, or a conversation's root whose turns (its
-    scenes: notes/chats.py) hold answers."""
-    return (
-        f"({oracle_sql(alias)} OR EXISTS (SELECT 1 FROM turns t"
-        f" JOIN headings o ON o.file = {alias}.file AND o.start_line = t.start_line"
-        f" WHERE t.heading = {alias}.id AND {oracle_sql('o')}))"
-    )

@@ -17,7 +17,7 @@ import numpy as np
 from ..notes import cjk
 from . import node_means, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
-from .links import answer_sql
+from .oracle_words import answer_sql
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
 

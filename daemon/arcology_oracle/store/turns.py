@@ -7,8 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from .connection import StoreBase
-from ..notes.conversations import GROUNDED_SUFFIX
-from .links import oracle_sql
+from .oracle_words import oracle_turn_sql
 
 _TURN_COLUMNS = "t.id, t.heading, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.date"
 
@@ -101,14 +100,14 @@ class Turns(StoreBase):
 
     def oracle_turns(self, headings: Iterable[int]) -> set[tuple[int, int]]:
         """``(heading, ordinal)`` of the turns of ``headings`` that are the oracle's own
-        answers: a turn starting at a heading with ``:ROLE: oracle``, or spoken by one of
-        the daemon's grounded models (a gptel chat with ``llama3.2+notes``: its answers
-        cited the user's notes, they are none)."""
+        answers (:func:`.oracle_words.oracle_turn_sql`): a turn starting at a heading with
+        ``:ROLE: oracle``, one the conversation reader gave the ``Oracle`` (an answer marked
+        by the ``:oracle:`` tag or its title), or one spoken by a grounded model (a gptel
+        chat with ``llama3.2+notes``: its answers cited the user's notes, they are none)."""
         rows = self.conn.execute(
             "SELECT t.heading, t.ordinal FROM turns t JOIN headings r ON r.id = t.heading"
             " LEFT JOIN headings o ON o.file = r.file AND o.start_line = t.start_line"
-            f" WHERE t.heading IN (SELECT value FROM json_each(?)) AND ((o.id IS NOT NULL AND {oracle_sql('o')})"
-            f" OR t.speaker LIKE '%{GROUNDED_SUFFIX}' OR t.speaker LIKE '%{GROUNDED_SUFFIX}:%')",
+            f" WHERE t.heading IN (SELECT value FROM json_each(?)) AND {oracle_turn_sql('t', 'o')}",
             (json.dumps(sorted(set(headings))),),
         )
         return {(r[0], r[1]) for r in rows}
