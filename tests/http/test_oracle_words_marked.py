@@ -76,3 +76,18 @@ async def test_ask_gives_the_model_none_of_the_oracles_words(make_client, settin
     for words in ("NESTED", "TAGGED", "FILEROLE"):
         assert words not in prompt, words
 
+
+async def test_a_summary_is_not_given_the_oracles_words_as_the_users_note(make_client, settings, roam_dir, fake_ollama):
+    client = await vault_client(make_client, settings, roam_dir)
+    for request in ({"node": "1111bbbb-0000-4000-8000-000000000001"}, {"question": "the zebrafish kiln glaze at cone six"}):
+        before = len(fake_ollama.state.chats)
+        resp = await client.post("/summarize", json=request)
+        body = await resp.json()
+        assert resp.status == 200, body
+        prompts = json.dumps(fake_ollama.state.chats[before:])
+        assert prompts != "[]", request
+        for words in ("NESTED", "TAGGED", "FILEROLE"):
+            assert words not in prompts, (request, words)
+    assert "What about the zebrafish kiln?" in json.dumps(fake_ollama.state.chats), "the user's turn is summarized"
+    resp = await client.post("/summarize", json={"node": "2222bbbb-0000-4000-8000-000000000002"})
+    assert resp.status == 400, "a note that is only the oracle's words is not summarized as the user's"

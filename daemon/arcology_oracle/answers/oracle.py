@@ -32,6 +32,7 @@ from ..notes.org_syntax import link_text
 from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .index_api import NotesIndex
+from .note_text import note_text as _note_text
 from .private_places import is_private_place
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
 from .search import question_range
@@ -161,11 +162,15 @@ class Oracle:
     # -- summaries ------------------------------------------------------------------
 
     async def _note(self, node: str | None, file: str | None) -> tuple[list[dict], str, Source]:
-        """The headings of a note, its text for a prompt, and it as source [1]."""
-        found = await self.index.read(lambda store: _note_text(store, node, file))
+        """The headings of a note, its text for a prompt, and it as source [1]: without the
+        oracle's own words in it (:func:`_note_text`). Raises NotFound, BadRequest."""
+        keep = self.settings.oracle_answers_as_evidence
+        found = await self.index.read(lambda store: _note_text(store, node, file, keep))
+        what = f"node with ID {node!r}" if node else f"file {file!r}"
         if found is None:
-            what = f"node with ID {node!r}" if node else f"file {file!r}"
             raise NotFound(f"no {what} in the index")
+        if not found[0]:
+            raise BadRequest(f"the {what} holds only the oracle's own words (:ROLE: oracle), not your notes")
         return found
 
     def _parts(self, text: str) -> list[str]:
@@ -283,7 +288,7 @@ class Oracle:
         summary = "".join(out)
 
         def cache(store: Store) -> None:
-            now = _note_text(store, *note)
+            now = _note_text(store, *note, self.settings.oracle_answers_as_evidence)
             if now is not None and now[1] == note_text:
                 store.cache_summary(key, summary, file)
 
@@ -366,29 +371,3 @@ class ConverseResult:
 
 async def _once(text: str) -> AsyncIterator[str]:
     yield text
-
-
-def _note_text(store: Store, node: str | None, file: str | None) -> tuple[list[dict], str, Source] | None:
-    """:meth:`Oracle._note` on ``store``: None when the index holds no such note."""
-    rows = store.subtree(node_id=node, path=file)
-    if not rows:
-        return None
-    first = rows[0]
-    file_title = store.file_info([first["file"]]).get(first["file"], {}).get("title") or first["node_title"]
-    blocks = []
-    for row in rows:
-        outline = " > ".join([file_title, *row["olp"], row["title"]]) if row["level"] else file_title
-        text = (row["text"] or "").strip()
-        blocks.append(f"## {outline}" + (f"\n{text}" if text else ""))
-    source = Source(
-        n=1,
-        node_id=node or first["node_id"],
-        title=first["node_title"],
-        heading=first["title"],
-        file=first["file"],
-        line=first["start_line"],
-        score=1.0,
-        olp=list(first["olp"]),
-        date=first["date"],
-    )
-    return rows, "\n\n".join(blocks), source
