@@ -44,6 +44,7 @@ PINNED = {
     "m017_turn_dates": "65fcd73c00cce938",
     "m018_setup_files": "1b885ab1871a7ffe",
     "m019_reread_for_setup_files": "dbfbe281feddd8fd",
+    "m020_oracle_words": "d68466d865652f59",
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..notes import cjk
+from ..notes.oracle_words import oracle_headings
 from ..notes.records import Chunk, Heading, ParsedFile
 from .labels import node_labels
 
@@ -25,7 +26,7 @@ to_json = json.JSONEncoder(ensure_ascii=False).encode
 # The columns of a heading after its id and file, in the order rows_of gives them.
 HEADING_COLUMNS = (
     "node_id, own_id, level, title, olp, olp_text, tags, todo, properties, body, text, start_line, end_line,"
-    " node_title, aliases, date, date_source, hash, cjk_head, cjk_text"
+    " node_title, aliases, date, date_source, hash, cjk_head, cjk_text, oracle"
 )
 
 
@@ -46,8 +47,9 @@ def rows_of(parsed: ParsedFile, mtime_ns: int, chunks: Sequence[Sequence[Chunk]]
     # Headings nothing in the file dates are dated by the file's modification time.
     day = datetime.date.fromtimestamp(mtime_ns / 1e9).isoformat()
     headings = parsed.headings
+    oracle = oracle_headings(headings, ((i, cs[0].dialogue) for i, cs in enumerate(chunks) if cs and cs[0].dialogue))
     return FileRows(
-        headings=[_heading_row(h, day, parsed.title) for h in headings],
+        headings=[(*_heading_row(h, day, parsed.title), int(i in oracle)) for i, h in enumerate(headings)],
         chunks=[(i, c.ordinal, c.text, c.hash, c.first_turn, c.last_turn) for i, cs in enumerate(chunks) for c in cs],
         # The turns of the dialogue headings (carried by their first chunk).
         turns=[

@@ -147,3 +147,19 @@ def m019_reread_for_setup_files(conn) -> None:
     # read again, so that each records its setup files. One that reads the same keeps
     # its rows (store/file_rows.py): this costs the parsing.
     conn.executescript("UPDATE files SET mtime_ns = 0, hash = '';")
+
+
+@migration
+def m020_oracle_words(conn) -> None:
+    # Which headings are the oracle's words (notes/oracle_words.py) is decided when a file
+    # is read and kept here, where every /similar and /search worked it out again with
+    # subqueries (+2 ms a /similar at 20k headings). Only files with a :ROLE: or dialogue
+    # can hold any: those are read again (a read that differs only here rewrites them).
+    conn.executescript(
+        """
+        ALTER TABLE headings ADD COLUMN oracle INTEGER NOT NULL DEFAULT 0;
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT file FROM headings WHERE json_extract(properties, '$.ROLE') IS NOT NULL)
+           OR id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns));
+        """
+    )

@@ -150,7 +150,14 @@ class FileWrites(VectorSync):
             self.conn.execute(
                 "UPDATE files SET size = ?, mtime_ns = ?, hash = ? WHERE id = ?", (size, mtime_ns, file_hash, row[0])
             )
-            self._insert_rows(row[0], rows_of(parsed, mtime_ns, chunks))
+            ids = self._insert_rows(row[0], rows_of(parsed, mtime_ns, chunks))
+            # Read without the file's record, the appended headings (level 1) did not see
+            # it: a :ROLE: oracle in the file's drawer makes them the oracle's words too.
+            self.conn.execute(
+                "UPDATE headings SET oracle = 1 WHERE id BETWEEN ? AND ? AND EXISTS"
+                " (SELECT 1 FROM headings r WHERE r.file = ? AND r.level = 0 AND r.oracle)",
+                (ids.start, ids.stop - 1, row[0]),
+            )
             self.conn.execute("DELETE FROM summaries WHERE file = ?", (parsed.path,))
             return self._count_unembedded({c.hash for cs in chunks for c in cs})
 
@@ -159,8 +166,9 @@ class FileWrites(VectorSync):
         row = self.conn.execute("SELECT size, mtime_ns, hash, title, file_node FROM files WHERE path = ?", (path,)).fetchone()
         return dict(row) if row is not None else None
 
-    def _insert_rows(self, file_rowid: int, rows: FileRows) -> None:
-        """Insert ``rows`` (:func:`.file_rows.rows_of`) for the file ``file_rowid``."""
+    def _insert_rows(self, file_rowid: int, rows: FileRows) -> range:
+        """Insert ``rows`` (:func:`.file_rows.rows_of`) for the file ``file_rowid``; the ids
+        its headings got."""
         # Heading ids are chosen here (we hold the write lock) so that headings, chunks
         # and links each go in with one executemany.
         first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
@@ -193,6 +201,7 @@ class FileWrites(VectorSync):
         self.conn.executemany(
             "INSERT INTO node_labels (heading, node, label) VALUES (?, ?, ?)", [(ids[i], *rest) for i, *rest in rows.labels]
         )
+        return ids
 
     def delete_file(self, path: str) -> bool:
         """Delete a file and everything derived from it. Returns whether it was indexed."""
