@@ -7,8 +7,9 @@ happens before the first token or midway through a stream (Ollama then sends an
 ``{"error": ...}`` line, or the connection breaks).
 
 Streams are async generators. Closing one early (``aclose()``, ``break`` inside
-``contextlib.aclosing``) or cancelling the task that iterates it closes the HTTP
-response at once, which is how Ollama learns to stop generating.
+``contextlib.aclosing``) or cancelling the task that iterates it (once or more:
+:func:`~.client.cancelled_once`) closes the HTTP response at once, which is how Ollama
+learns to stop generating.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import ServiceUnavailable
-from .client import OllamaConnection, close_unless_cancelled, translate_errors
+from .client import OllamaConnection, cancelled_once, close_unless_cancelled, translate_errors
 
 Message = Mapping[str, Any]
 
@@ -51,7 +52,8 @@ class OllamaChat(OllamaConnection):
                     model=model, messages=[dict(m) for m in messages], stream=True, options=dict(options or {}) or None, **extra
                 )
                 try:
-                    async for part in stream:
+                    # Each read in a task of its own: see cancelled_once.
+                    while (part := await cancelled_once(anext(stream, None))) is not None:
                         yield part.model_dump(exclude_none=True)
                 finally:
                     await close_unless_cancelled(stream.aclose)

@@ -1,5 +1,6 @@
 """The one place that decides how the daemon talks to Ollama: clients, timeouts,
-connection limits, and what every failure becomes.
+connection limits, what every failure becomes, and how a request that is cancelled
+(once or more) still closes its connection (:func:`cancelled_once`).
 
 Three clients, with the same timeouts and connection limits: :func:`make_client` builds
 the official ``ollama.AsyncClient`` (chatting, and asking about a model), :func:`make_http`
@@ -32,7 +33,8 @@ import asyncio
 import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from typing import TypeVar
 
 import aiohttp
 import httpx
@@ -41,6 +43,8 @@ import pydantic_core
 
 from .. import __version__
 from ..errors import ModelNotFound, ServiceUnavailable
+
+T = TypeVar("T")
 
 # Per client (embedding, chat, pass-through). Requests beyond max_connections wait for a
 # free connection (bounded by the read timeout); idle ones beyond the keep-alive count close.
@@ -166,6 +170,33 @@ async def close_unless_cancelled(close: Callable[[], Awaitable[object]]) -> None
         await asyncio.shield(closing)
     except asyncio.CancelledError:
         await asyncio.wait([closing])  # finish closing, then let the cancellation go on
+        raise
+
+
+async def cancelled_once(step: Awaitable[T], *, orphan: Callable[[T], Awaitable[object]] | None = None) -> T:
+    """Await ``step`` (a request to Ollama, or one read of its answer) in a task of its
+    own, which a cancellation of the caller reaches once, however often it comes.
+
+    A cancelled httpx request or read closes its connection in the task it runs in, past
+    awaits (a lock) that a second ``Task.cancel()`` cuts short: anyio's shields hold off
+    only anyio's cancellations. Cut short, the close leaves the connection open and checked
+    out, and Ollama generates for nobody. A handler whose client leaves is cancelled twice,
+    by aiohttp's handler cancellation and by the disconnect watcher (``http/streaming.py``).
+    Here the caller's first cancellation cancels the step; the caller then waits, through
+    any further cancellation, until the step's clean-up has ended, and its CancelledError
+    goes on. A result the step made all the same goes to ``orphan`` (to close it).
+    """
+    task = asyncio.ensure_future(step)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        # Also so that the caller's own clean-up (closing the stream) never meets the step still running.
+        while not task.done():
+            with suppress(asyncio.CancelledError):
+                await asyncio.wait([task])
+        if not task.cancelled() and task.exception() is None and orphan is not None:
+            await close_unless_cancelled(lambda: orphan(task.result()))
         raise
 
 

@@ -28,7 +28,14 @@ from typing import Any
 
 import httpx
 
-from .client import UpstreamError, UpstreamUnavailable, close_unless_cancelled, make_http, translate_errors
+from .client import (
+    UpstreamError,
+    UpstreamUnavailable,
+    cancelled_once,
+    close_unless_cancelled,
+    make_http,
+    translate_errors,
+)
 
 __all__ = ["ModelFacts", "RawResponse", "Upstream", "UpstreamError", "UpstreamUnavailable", "error_message"]
 
@@ -110,8 +117,9 @@ class Upstream:
         Raises :class:`UpstreamUnavailable` when Ollama cannot be reached or times out.
         """
         data = None if body is None else json.dumps(body).encode()
+        headers = _JSON if data is not None else None
         with translate_errors(self.host, model):
-            resp = await self.http.request(method, path, content=data, headers=_JSON if data is not None else None)
+            resp = await cancelled_once(self.http.request(method, path, content=data, headers=headers))
         return RawResponse(resp.status_code, resp.headers.get("Content-Type", "application/json"), resp.content)
 
     async def json(self, method: str, path: str, body: Mapping[str, Any] | None = None,
@@ -134,15 +142,16 @@ class Upstream:
         Raises :class:`UpstreamError` before yielding when Ollama answers an error status,
         and :class:`UpstreamUnavailable` (from the context or while iterating) when it
         cannot be reached or breaks the stream off. Leaving the context early (an
-        exception, a cancellation) closes the connection, so Ollama stops generating.
+        exception, a cancellation, even a repeated one: :func:`~.client.cancelled_once`)
+        closes the connection, so Ollama stops generating.
         """
         request = self.http.build_request("POST", path, content=json.dumps(body).encode(), headers=_JSON)
         with translate_errors(self.host, model):
-            resp = await self.http.send(request, stream=True)
+            resp = await cancelled_once(self.http.send(request, stream=True), orphan=lambda resp: resp.aclose())
         try:
             if resp.status_code >= 400:
                 with translate_errors(self.host, model):
-                    raw = await resp.aread()
+                    raw = await cancelled_once(resp.aread())
                 raise UpstreamError(error_message(raw, resp.status_code), status=resp.status_code, host=self.host, model=model)
             yield self._lines(resp, model)
         finally:
@@ -153,8 +162,9 @@ class Upstream:
         # Ollama streams one JSON object per line; a generate's final line carries the
         # whole token context, so lines are split here, with no length limit.
         buffer = bytearray()
+        chunks = resp.aiter_bytes()
         with translate_errors(self.host, model, streaming=True):
-            async for chunk in resp.aiter_bytes():
+            while (chunk := await cancelled_once(anext(chunks, None))) is not None:
                 buffer += chunk
                 start = 0
                 while (end := buffer.find(_NEWLINE, start)) >= 0:
