@@ -105,3 +105,65 @@ def test_a_day_of_many_notes_moves_them_less(monkeypatch, written_that_day, to):
     assert order.index("n3") == 3  # a year apart: e^-121 of a place
     assert written.nearness(None, None, results(30)) == {}
     assert written.places({}) == {}
+
+
+# A sourdough note and its neighbours, and notes about other things. The tax return shares
+# no word with the starter but was written the same day.
+STARTER = "3333bbbb-0000-4000-8000-000000000000"
+TAX = "3333bbbb-0000-4000-8000-000000000001"
+KITCHEN = {
+    "3333bbbb-0000-4000-8000-000000000002": "Bread hydration: water and flour for a sourdough dough.",
+    "3333bbbb-0000-4000-8000-000000000003": "Pasta dough: flour, eggs, kneading the dough smooth.",
+}
+ELSEWHERE = [
+    "Rust ownership: a value has one owner; borrowing lends it.",
+    "Growing tomatoes: seedlings, pruning suckers, blight.",
+    "SQLite indexing: a covering index answers from the B-tree.",
+    "Marathon training: long runs, intervals, a taper.",
+    "Guitar practice: scales with a metronome, chord changes.",
+    "Birdwatching: binoculars, herons and warblers at the marsh.",
+]
+
+
+def write_vault(roam, dated: bool):
+    """Ten notes; with ``dated`` the starter and the tax return state the same day of
+    writing (the others other days). Returns the starter's file."""
+    roam.mkdir()
+    notes = {STARTER: ("2024-05-01", "Sourdough starter: feed the levain flour and water daily; a sour starter."),
+             TAX: ("2024-05-01", "Tax return 2023: receipts, deductions, the employer's income statement.")}  # fmt: skip
+    notes |= {node: ("2024-02-01", text) for node, text in KITCHEN.items()}
+    notes |= {f"3333bbbb-0000-4000-8000-0000000001{i:02d}": (f"2023-0{i + 1}-15", text) for i, text in enumerate(ELSEWHERE)}
+    for i, (node, (day, text)) in enumerate(notes.items()):
+        title, body = text.split(": ", 1)
+        created = f":CREATED: [{day}]\n" if dated else ""
+        (roam / f"note{i}.org").write_text(f":PROPERTIES:\n:ID: {node}\n{created}:END:\n#+title: {title}\n\n{body}\n")
+    return roam / "note0.org"
+
+
+async def test_a_day_alone_moves_and_scores_nothing(make_settings, fake_ollama, tmp_path):
+    """The same day is support for what the text says, never evidence alone: a note
+    sharing nothing with the query's but its day of writing (closer to it than the
+    average note is not) keeps the place and the score it has undated, by node and by
+    text. It went from last to first, scoring nearly nine times what it did, when the day
+    counted alone."""
+    dated = await scores_by_route(make_settings, fake_ollama, write_vault(tmp_path / "a", True), STARTER, 10)
+    undated = await scores_by_route(make_settings, fake_ollama, write_vault(tmp_path / "b", False), STARTER, 10)
+    for with_days, without in zip(dated, undated):
+        assert list(with_days) == list(without), (with_days, without)
+        assert with_days[TAX] == without[TAX]
+        assert list(with_days).index(TAX) > max(list(with_days).index(n) for n in KITCHEN)
+
+
+async def test_a_day_still_supports_a_note_close_by_text(make_settings, fake_ollama, tmp_path):
+    """A note the text finds close to the query's (sharing its words) still moves up and
+    scores for being written the same day."""
+    roam = tmp_path / "a"
+    query = write_vault(roam, True)
+    pasta = next(p for p in roam.iterdir() if "Pasta dough" in p.read_text())
+    pasta.write_text(pasta.read_text().replace("2024-02-01", "2024-05-01"))
+    undated = await scores_by_route(make_settings, fake_ollama, write_vault(tmp_path / "b", False), STARTER, 10)
+    dated = await scores_by_route(make_settings, fake_ollama, query, STARTER, 10)
+    pasta_node = "3333bbbb-0000-4000-8000-000000000003"
+    for with_days, without in zip(dated, undated):
+        assert with_days[pasta_node] > without[pasta_node] + 0.05, (with_days, without)
+        assert list(with_days)[0] == pasta_node

@@ -195,7 +195,7 @@ def similar_with_graph(
             store, node_id, results, depth, scores=scores,
             weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
         )  # fmt: skip
-    near = written.nearness(store, day, results)
+    near = written.supported(store, similar.get("vector"), words, written.nearness(store, day, results), results)
     named = naming.named(store, results)
     places = moves.summed(written.places(near), mentions.places(named, similar.get("note_query", False)))
     results = moves.moved_up(results, places, k)

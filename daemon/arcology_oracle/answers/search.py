@@ -253,7 +253,7 @@ def similar_text(
         section=section, exclude_headings=frozenset() if section is None else frozenset({section}),
         note_query=whole_note, depth=moves.depth(k),
     )
-    near = written.nearness(store, day, results)
+    near = written.supported(store, vector, words, written.nearness(store, day, results), results)
     naming, links = _text_naming(store, naming, own, enclosing, section, note)
     named = naming.named(store, results)
     results = moves.moved_up(results, moves.summed(written.places(near), mentions.places(named, whole_note)), k)

@@ -19,6 +19,15 @@ note that states no day of writing
 time) is never moved up, and asked about, moves nothing. The same nearness in time
 (:func:`nearness`) is also one of the features of a result's calibrated score
 (:mod:`.relevance`), so a note that moved up for its day scores for it too.
+
+The day is support for what the text says, never evidence alone (:func:`supported`): a
+note moves up, and scores, for its day only when its text is closer to the query's than
+the average note of the index is. Why: the move and the score's weight were measured
+among the results the text already ranked near the query (a top 10 of hundreds of
+notes); on a few notes, or a query unlike most of them, a note sharing nothing with the
+query but its day (a tax return made the day a sourdough starter was) moved twenty
+places to first and nine times its odds of a link put it over the cut-off
+(BENCHMARKS.md, "Retrieval across granularities", tenth round).
 """
 
 from __future__ import annotations
@@ -27,8 +36,10 @@ import datetime
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..store import Store, dated
-from . import retrieval
+from . import relevance, retrieval
 
 # Places a result written the same day as the query's note moves up, at most.
 SHIFT = 20
@@ -65,3 +76,31 @@ def places(near: dict[str, float]) -> dict[str, float]:
     """How many places each note of :func:`nearness` ``near`` moves up (:mod:`.moves`):
     ``SHIFT`` times its nearness."""
     return {node_id: SHIFT * value for node_id, value in near.items()}
+
+
+def supported(
+    store: Store, vector: Sequence[float] | None, words: dict[str, float], near: dict[str, float],
+    results: Sequence[retrieval.Result],
+) -> dict[str, float]:
+    """``near`` (:func:`nearness`) for the notes whose own text supports it: those of
+    ``results`` that hold some of the query's rarest words (``words``, keyed by node as
+    :func:`.similarity.similar` fills it: the ``words`` feature of :mod:`.relevance`
+    above 0), or whose similarity to the query's ``vector`` (the ``vector`` feature: the
+    mean of the best heading's and the whole note's cosine) is above the average
+    heading's (``dot(vector, the mean of the stored vectors)``,
+    :meth:`~arcology_oracle.store.Store.mean_vector`). Most notes of anyone's index are
+    unrelated to any one query, so a note below that average that shares none of its
+    words has no evidence of its own for its day to support. In keyword mode (``vector``
+    None, or no vectors stored) all of ``near``: every result there was found by the
+    query's words."""
+    if vector is None or not near:
+        return dict(near)
+    query = np.asarray(vector, dtype=np.float64)
+    mean = store.mean_vector()
+    if mean is None or len(mean) != len(query):  # no vectors stored: keyword mode
+        return dict(near)
+    average = float(np.dot(query, mean))
+    by_vector = [r for r in results if r.node_id in near and words.get(r.node_id, 0.0) <= 0.0]
+    found = relevance.evidence(store, by_vector, relevance.Signals(vector))
+    below = {r.node_id for r, e in zip(by_vector, found) if e is None or e.vector <= average}
+    return {node_id: value for node_id, value in near.items() if node_id not in below}

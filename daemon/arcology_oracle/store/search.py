@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..notes import cjk
-from . import node_means, vectors, word_counts
+from . import node_means, vector_mean, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
 from .oracle_words import answer_sql
 from .migrations import FTS_TOKENIZE
@@ -195,6 +195,15 @@ class Search(VectorSync):
         if not candidates:
             return None
         return pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)
+
+    def mean_vector(self) -> np.ndarray | None:
+        """The mean of the stored vectors (:mod:`.vector_mean`), None when there are none:
+        ``dot(query, it)`` is how close the average heading is to a query."""
+        if not self.has_vector_table():
+            return None
+        index = self._vector_index()
+        index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
+        return vector_mean.mean_of(index)
 
     def vectors_for_hashes(self, hashes: Sequence[str]) -> dict[str, list[float]]:
         """The stored vector of each hash that has one, in one statement (a posted text
