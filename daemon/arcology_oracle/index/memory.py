@@ -8,6 +8,11 @@ same bytes and does nothing. The reader decides privacy as for any note: a captu
 tagged private is written and never indexed. :mod:`.note_io` does every read and write
 of a note, and says why no byte anyone else wrote can be lost.
 
+A capture into a note the index leaves out (a hidden folder, or one ``exclude_globs``
+matches: Emacs may send such a folder as ``dailies_dir``) is written there and never
+indexed, and the answer's ``note`` says so; where it went is recorded first
+(:mod:`.capture_places`), so that it can be forgotten by its ID like any other.
+
 The capture goes to the capture inbox instead, and the answer's ``note`` says why, when
 Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits) or the
 daily is a symlink leading out of the roam directory (text outside it is never indexed).
@@ -33,9 +38,8 @@ from pathlib import Path
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds_lock
-from ..notes.files import iter_org_files
 from ..store.db import DatabaseError
-from . import note_io
+from . import capture_places, note_io
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -82,6 +86,7 @@ class Memory:
         self._lock = asyncio.Lock()  # one edit of the notes at a time
         # The state each note was left in by this daemon's last capture (see note_io).
         self._states: dict[str, note_io.NoteState] = {}
+        self.places = capture_places.CapturePlaces(self.settings.roam_dir, self.settings.db_path)
         note_io.prepare_leases()
 
     def daily_rel(self, day: datetime.date, dailies_dir: str | None = None) -> str:
@@ -108,7 +113,9 @@ class Memory:
         """Append ``text`` as a new heading to today's daily (or the inbox); index it.
         ``dailies_dir`` (relative to the roam directory) overrides the setting: Emacs
         sends its ``org-roam-dailies-directory``. ``source`` becomes ``:SOURCE:``,
-        ``role`` ``:ROLE:``."""
+        ``role`` ``:ROLE:``. A note the index leaves out is written, not indexed, and
+        ``note`` says so; its folder is recorded before (Conflict, nothing written, when
+        it cannot be)."""
         now = now or datetime.datetime.now()
         entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source, role=role)
         root = self.settings.roam_dir
@@ -125,6 +132,10 @@ class Memory:
                     f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
                     "or cannot be written; save one and try again"
                 )
+            if why := capture_places.left_out(root, rel, self.settings.exclude_globs):
+                await self._record_place(rel)
+                left = capture_places.left_out_note(rel, why)
+                note = f"{note}; {left}" if note else left
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
 
@@ -179,7 +190,9 @@ class Memory:
             for rel in await self._files_holding(node_id):
                 if emacs_holds_lock(root / rel):
                     data = await asyncio.to_thread(note_io.read_note, root, rel)
-                    if data is not None and capture.find_heading(data.decode("utf-8", "replace").splitlines(), node_id):
+                    # Only a capture, or a heading the index holds: else "locked" would tell
+                    # that a private heading, or one in a left-out folder, has this ID.
+                    if data is not None and (indexed or holds_capture(data, node_id)):
                         raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
                     continue
 
@@ -215,30 +228,19 @@ class Memory:
 
     async def _files_holding(self, node_id: str) -> list[str]:
         """The file the index places ``node_id`` in, else the notes that hold the ID (a
-        private capture is in no index): the inbox and the dailies first, then, since a
-        capture may have gone to the dailies folder a client named (``dailies_dir``),
-        every other note."""
+        private capture, or one in a note the index leaves out, is in no index): see
+        :func:`.capture_places.files_holding`."""
         row = await self.index.read(lambda s: s.node(node_id))
         if row:
             return [row["file"]]
-        root = self.settings.roam_dir
-        dailies = root / self.settings.dailies_dir
-        needle = node_id.encode("utf-8", "surrogateescape")
+        return await asyncio.to_thread(capture_places.files_holding, self.settings, self.places, node_id)
 
-        def holds(rel: str) -> bool:
-            data = note_io.read_note(root, rel)
-            return data is not None and needle in data
-
-        def scan() -> list[str]:
-            paths = sorted(dailies.glob("*.org"), reverse=True) if dailies.is_dir() else []
-            first = [p.relative_to(root).as_posix() for p in [root / self.settings.capture_inbox, *paths]]
-            found = [rel for rel in first if holds(rel)]
-            if not found:
-                seen = set(first)
-                found = [rel for rel, _ in iter_org_files(root, self.settings.exclude_globs) if rel not in seen and holds(rel)]
-            return found
-
-        return await asyncio.to_thread(scan)
+    async def _record_place(self, rel: str) -> None:
+        """Record the folder of the left-out note ``rel`` (unless a forget looks there
+        anyway: the inbox, the configured dailies folder)."""
+        folder = Path(rel).parent
+        if rel != Path(self.settings.capture_inbox).as_posix() and folder != Path(self.settings.dailies_dir):
+            await asyncio.to_thread(self.places.add, folder.as_posix())
 
 
 def check_path_fits(root: Path, rel: str) -> None:
@@ -257,6 +259,13 @@ def check_path_fits(root: Path, rel: str) -> None:
     if length >= path_max:
         raise BadRequest(f"the note path {shown} is too long: {length} bytes with the notes directory, at most "
                          f"{path_max - 1} fit: nothing was written")  # fmt: skip
+
+
+def holds_capture(data: bytes, node_id: str) -> bool:
+    """Whether the note's bytes ``data`` hold the heading ``node_id`` marked as captured."""
+    lines = data.decode("utf-8", "replace").splitlines()
+    found = capture.find_heading(lines, node_id)
+    return found is not None and capture.is_captured(capture.heading_properties(lines, found[0]))
 
 
 def refuse_copies(data: bytes, rel: str, node_id: str) -> None:
