@@ -174,17 +174,21 @@ removed the note the daemon had made for one capture), else nil."
 
 (defun arcology-oracle--memorized (answer &optional callback)
   "Report the daemon's ANSWER to POST /memorize, then call CALLBACK with it.
-The new heading's link goes on the kill ring, to be pasted anywhere."
+The new heading's link goes on the kill ring, to be pasted anywhere.
+The answer's note, when it has one, is shown too: say, that the
+daily is in a folder the daemon's index leaves out (never recalled)."
   (setq arcology-oracle-last-memory answer)
   (let ((file (alist-get 'file answer))
-        (link (alist-get 'link answer)))
+        (link (alist-get 'link answer))
+        (note (alist-get 'note answer)))
     (when (stringp link) (kill-new link))
     (message "Remembered in %s:%s %s (link copied: %s pastes it)%s"
              file (alist-get 'line answer) link
              (substitute-command-keys "\\[yank]")
-             (if (eq (alist-get 'inbox answer) t)
-                 " (today's daily has unsaved edits: written to the inbox)"
-               ""))
+             (cond ((eq (alist-get 'inbox answer) t)
+                    " (today's daily has unsaved edits: written to the inbox)")
+                   ((stringp note) (format " (%s)" note))
+                   (t "")))
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir) (arcology-oracle--memory-revert roam-dir file))
      #'ignore))

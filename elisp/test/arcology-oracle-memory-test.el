@@ -275,6 +275,23 @@ buffer is killed rather than reverted (which signalled that the file is gone)."
         (with-current-buffer buffer (set-buffer-modified-p nil))
         (kill-buffer buffer)))))
 
+;; The daemon's own answer for a left-out folder (exclude_globs) is in
+;; tests/index/test_memory_left_out.py; here, that Emacs shows its note.
+(ert-deftest arcology-oracle-memory-test-the-answer-s-note-is-shown ()
+  "A capture the daemon wrote where its index never reads says so in the echo area."
+  (let ((answer '((ok . t) (id . "c-1") (file . "journals/2026-03-14.org") (line . 5)
+                  (link . "[[id:c-1][Kept]]") (inbox) (indexed)
+                  (note . "journals/2026-03-14.org is left out of the index (exclude_globs): written there, never indexed, so never recalled; /forget takes it back")))
+        shown)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (_ok _fail) nil))
+              ((symbol-function 'message) (lambda (format &rest args) (setq shown (apply #'format format args))))
+              ((symbol-function 'kill-new) #'ignore))
+      (arcology-oracle--memorized answer)
+      (should (string-match-p "\\`Remembered in journals/2026-03-14\\.org:5 " shown))
+      (should (string-match-p "(journals/2026-03-14\\.org is left out of the index (exclude_globs): .*never recalled" shown))
+      (arcology-oracle--memorized (cons '(note) answer))
+      (should-not (string-match-p "left out" shown)))))
+
 (ert-deftest arcology-oracle-memory-test-make-private ()
   "The heading at point gets the first private tag; saved, it leaves the index."
   (arcology-oracle-memory-test--with-daemon
