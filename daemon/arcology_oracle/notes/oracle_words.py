@@ -13,7 +13,18 @@ A heading is the oracle's when
   is the oracle's as much as one with ``:ROLE: oracle``;
 * it is below such a heading, the file's own record included (a ``:ROLE: oracle`` in
   the file's drawer): "headings below a turn belong to it", as the conversation reader
-  reads them.
+  reads them;
+* in a gptel chat whose model is one of the daemon's grounded ones (``llama3.2+notes``:
+  its replies cited the user's notes), some of its own lines (its title line and its
+  body, not its sub-headings') are the model's reply, as the chat reader reads it
+  (:func:`.chats.gptel_turns`: by ``GPTEL_BOUNDS``, else the body under a prompt title).
+  A heading that holds a prompt as its title and the reply as its body is the oracle's:
+  its text comes back whole (a /similar result, a summary's note), so it cannot be the
+  user's without the reply; it is a turn heading holding the question it answers, as a
+  ``/converse`` answer is. The prompt stays the user's words as the chat's ``user``
+  turn (``/recall``, ``/ask``'s windows), and a heading that holds only prompt lines
+  (a prompt not answered under it) stays a note. This mark is not passed to the
+  headings below: the chat reader reads by lines, not by outline.
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .chats import ORACLE
-from .conversations import is_oracle_answer
+from .conversations import GROUNDED_SUFFIX, is_oracle_answer
 from .records import Heading, Turn
 
 
@@ -30,7 +41,9 @@ def oracle_headings(headings: Sequence[Heading], dialogues: Iterable[tuple[int, 
     when there is one) of the oracle's words (module docstring). ``dialogues``: ``(position
     of the heading holding them, turns)`` for the file's dialogue turns (lines counted in
     the file)."""
+    dialogues = list(dialogues)
     answers_at = {t.start_line: at for at, turns in dialogues for t in turns if t.speaker == ORACLE}
+    replies = sorted((t.start_line, t.end_line) for _, turns in dialogues for t in turns if is_grounded_speaker(t.speaker))
     found: set[int] = set()
     open_: list[tuple[int, bool]] = []  # (level, the oracle's) of the headings enclosing the next
     for i, h in enumerate(headings):
@@ -39,7 +52,26 @@ def oracle_headings(headings: Sequence[Heading], dialogues: Iterable[tuple[int, 
         # A turn held by another heading (a conversation's root) that starts here.
         own = is_oracle_answer(h.properties) or answers_at.get(h.start_line, i) != i
         oracle = own or (bool(open_) and open_[-1][1])
-        if oracle:
+        if oracle or (replies and _holds_reply(h, replies)):
             found.add(i)
         open_.append((h.level, oracle))
     return found
+
+
+def is_grounded_speaker(speaker: str) -> bool:
+    """Whether a dialogue turn's ``speaker`` is one of the daemon's grounded models
+    (``llama3.2+notes``, ``qwen2.5+notes:7b``; any letter case, as SQL's ``LIKE`` in
+    :func:`arcology_oracle.store.oracle_words.oracle_turn_sql`)."""
+    name = speaker.strip().lower()
+    return name.endswith(GROUNDED_SUFFIX) or GROUNDED_SUFFIX + ":" in name
+
+
+def _holds_reply(heading: Heading, replies: Sequence[tuple[int, int]]) -> bool:
+    """Whether a non-blank line of ``heading``'s own (its heading line, its body: the
+    last lines it ends with) lies in one of the ``replies`` (first, last file line)."""
+    body = heading.body.split("\n")
+    offset = heading.end_line - len(body)
+    lines = [offset + 1 + k for k, line in enumerate(body) if line.strip()]
+    if heading.level and heading.title.strip():
+        lines.append(heading.start_line)
+    return any(first <= n <= last for n in lines for first, last in replies)

@@ -1,0 +1,94 @@
+"""A gptel chat saved with a grounded model (``llama3.2+notes``, the daemon's own): its
+responses are the oracle's words (notes/oracle_words.py), so a heading holding one (the
+prompt as its title, the reply as its body, as gptel saves a chat in org) is no /similar
+result, is marked ``oracle`` in /search and is left out of summaries. The user's prompts
+stay theirs: a prompt no reply was written under is a note, and every prompt is a
+``user`` turn of the chat. A chat with another model is the user's, as before."""
+
+from __future__ import annotations
+
+import json
+
+CHAT_ID = "5555cccc-0000-4000-8000-000000000005"
+MINE = "6666cccc-0000-4000-8000-000000000006"
+
+
+def with_bounds(head: str, body: str, replies: list[str]) -> str:
+    """``head`` (a drawer holding ``{points}``) and ``body``, with ``GPTEL_BOUNDS`` at the
+    replies' character positions, as gptel saves them."""
+    points = "()"
+    for _ in range(6):  # the positions depend on their own length: a fixed point
+        text, spans, at = head.format(points=points) + body, [], 0
+        for reply in replies:
+            at = text.index(reply, at)
+            spans.append(f"({at + 1} {at + 1 + len(reply)})")
+            at += len(reply)
+        points = " ".join(spans)
+    return text
+
+
+REPLY_BOUNDED = "BOUNDEDREPLY your axolotl tank notes say sixteen to eighteen degrees, never above twenty."
+FILES = {
+    "axolotl-mine.org": (
+        f":PROPERTIES:\n:ID: {MINE}\n:END:\n#+title: Axolotl tank log\n\n"
+        "* Axolotl tank temperature readings\nMy axolotl tank reads seventeen degrees in the morning.\n"
+    ),
+    # gptel without bounds: each heading's title is a prompt and its body the reply.
+    "axolotl-chat.org": (
+        f":PROPERTIES:\n:ID: {CHAT_ID}\n:GPTEL_MODEL: llama3.2+notes\n:END:\n#+title: Axolotl chat\n\n"
+        "* What axolotl tank temperature?\nGROUNDEDREPLY the axolotl tank should stay at sixteen to eighteen"
+        " degrees, as your tank temperature readings say.\n"
+    ),
+    # gptel with bounds: the second prompt has no reply yet.
+    "axolotl-bounded.org": with_bounds(
+        ":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {points}))\n:END:\n#+title: Bounded\n\n",
+        f"*** How warm may the axolotl tank get?\n\n{REPLY_BOUNDED}\n\n"
+        "*** PROMPTONLY should I chill the axolotl tank water in summer?\n",
+        [REPLY_BOUNDED],
+    ),
+    # The same with a model that is not the daemon's: the user's own chat, their notes.
+    "axolotl-other.org": (
+        ":PROPERTIES:\n:GPTEL_MODEL: gpt-4o\n:END:\n#+title: Other chat\n\n"
+        "* Axolotl tank temperature again?\nOTHERMODEL axolotl tank temperature sixteen degrees.\n"
+    ),
+}
+ORACLE_HEADINGS = {("axolotl-chat.org", "What axolotl tank temperature?"), ("axolotl-bounded.org", "How warm may the axolotl tank get?")}
+PROMPT_ONLY = ("axolotl-bounded.org", "PROMPTONLY should I chill the axolotl tank water in summer?")
+
+
+async def vault_client(make_client, settings, roam_dir):
+    for name, text in FILES.items():
+        (roam_dir / name).write_text(text, encoding="utf-8")
+    return await make_client(settings)
+
+
+async def test_a_grounded_chats_replies_are_no_notes_and_its_prompts_are(make_client, settings, roam_dir):
+    client = await vault_client(make_client, settings, roam_dir)
+    resp = await client.get("/similar", params={"node": MINE, "k": "50", "all": "true"})
+    found = {(r["file"], r["heading"]): r["role"] for r in (await resp.json())["results"]}
+    assert not set(found) & ORACLE_HEADINGS
+    assert found.get(PROMPT_ONLY, "missing") is None, "a prompt is the user's words"
+    assert found.get(("axolotl-other.org", "Axolotl tank temperature again?"), "missing") is None
+    resp = await client.get("/search", params={"q": "axolotl tank temperature", "k": "30"})
+    roles = {(r["file"], r["heading"]): r["role"] for r in (await resp.json())["results"]}
+    for place in ORACLE_HEADINGS:
+        assert roles[place] == "oracle", place
+    assert roles[("axolotl-other.org", "Axolotl tank temperature again?")] is None
+    resp = await client.get("/search", params={"q": "PROMPTONLY chill", "k": "30"})
+    roles = {(r["file"], r["heading"]): r["role"] for r in (await resp.json())["results"]}
+    assert roles[PROMPT_ONLY] is None
+    resp = await client.post("/recall", json={"question": "What axolotl tank temperature?", "k": 10})
+    said = json.dumps(await resp.json())
+    assert "user: What axolotl tank temperature?" in said, "the prompt is the user's turn of the chat"
+
+
+async def test_a_summary_is_not_given_a_grounded_chats_replies(make_client, settings, roam_dir, fake_ollama):
+    client = await vault_client(make_client, settings, roam_dir)
+    for request in ({"question": "the axolotl tank temperature"}, {"node": CHAT_ID}):
+        before = len(fake_ollama.state.chats)
+        resp = await client.post("/summarize", json=request)
+        body = await resp.json()
+        prompts = json.dumps(fake_ollama.state.chats[before:])
+        assert resp.status == 200, body
+        assert prompts != "[]" and "GROUNDEDREPLY" not in prompts and "BOUNDEDREPLY" not in prompts, request
+    assert "seventeen degrees" in json.dumps(fake_ollama.state.chats), "the user's note is summarized"
