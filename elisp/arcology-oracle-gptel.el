@@ -199,20 +199,33 @@ Each result is a link to its note, its file and line, and a snippet."
                                                (or (alist-get 'title n) "?")))
              nodes ", "))
 
+(defun arcology-oracle-gptel--role-mark (heading)
+  "Return the mark of HEADING's `role' in the daemon's answer.
+\" [oracle answer]\" for the oracle's own words (not the user's note),
+\" [conversation]\" for another turn of a conversation with it, else \"\"."
+  (pcase (alist-get 'role heading)
+    ("oracle" " [oracle answer]")
+    ("conversation" " [conversation]")
+    (_ "")))
+
 (defun arcology-oracle-gptel--format-node (node)
   "Return the daemon's NODE (GET /nodes/ID) as short org text.
 A link to the node with its file and tags, then its headings as an
 org list, each with its body when the daemon gives bodies, and its
 links and backlinks.  No line of it is an org heading (headings
 become list items, bodies under them are indented), so the text
-can sit anywhere in an org buffer."
+can sit anywhere in an org buffer.  A heading that is the oracle's
+own words is marked \"[oracle answer]\" (a node that is: its first
+line), another turn of a conversation \"[conversation]\"."
   (let* ((headings (alist-get 'headings node))
          (own-level (or (alist-get 'level node) 0))
+         (own (cl-find-if (lambda (h) (<= (or (alist-get 'level h) 0) own-level)) headings))
          (tags (alist-get 'tags node))
          (aliases (alist-get 'aliases node)))
     (concat
      (org-link-make-string (concat "id:" (alist-get 'node_id node)) (or (alist-get 'title node) "?"))
      (format " (%s:%s)" (alist-get 'file node) (or (alist-get 'line node) 1))
+     (if own (arcology-oracle-gptel--role-mark own) "")
      (if tags (concat ", tags: " (string-join tags ", ")) "")
      (if aliases (concat "\nAliases: " (string-join aliases ", ")) "")
      (if (alist-get 'date node) (format "\nDate: %s" (alist-get 'date node)) "")
@@ -237,6 +250,7 @@ can sit anywhere in an org buffer."
                    (id (alist-get 'heading_id h)))
               (concat (make-string (* 2 depth) ?\s) "- "
                       (if id (org-link-make-string (concat "id:" id) title) title)
+                      (arcology-oracle-gptel--role-mark h)
                       "\n"
                       (if (arcology-oracle-gptel--text-arg body)
                           (concat (arcology-oracle-gptel--indent body (* 2 (1+ depth))) "\n")
@@ -319,7 +333,7 @@ Each is asynchronous: its function takes a callback first."
          :async t :category "arcology-oracle" :include t)
    (list :name "read_note"
          :function #'arcology-oracle-gptel-read-note
-         :description "Read one note of the user's org-roam notes by its ID: its title, file, tags, headings with their text, and its links and backlinks as [[id:ID][Title]] links. Use the IDs from search_notes or similar_notes results."
+         :description "Read one note of the user's org-roam notes by its ID: its title, file, tags, headings with their text, and its links and backlinks as [[id:ID][Title]] links. A heading marked [oracle answer] is an answer the assistant itself wrote earlier, not the user's note. Use the IDs from search_notes or similar_notes results."
          :args (list '(:name "id" :type string
                              :description "The note's org-roam ID, e.g. the ID inside [[id:ID][...]]"))
          :async t :category "arcology-oracle" :include t)

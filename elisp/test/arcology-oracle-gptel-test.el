@@ -90,6 +90,22 @@
     (should (equal (arcology-oracle-gptel--cut "0123456789abc")
                    "0123456789\n[… cut here: 3 more characters]"))))
 
+(ert-deftest arcology-oracle-gptel-test-format-node-marks-the-oracles-words ()
+  "Headings the daemon says are the oracle's (role) are marked so, as search results are."
+  (should (equal (arcology-oracle-gptel--format-node
+                  '((node_id . "n1") (title . "Kiln talk") (file . "k.org") (line . 1) (level . 0)
+                    (headings ((heading . "Kiln talk") (level . 0) (body . ""))
+                              ((heading . "Me") (level . 1) (role . "conversation") (body . "Why?"))
+                              ((heading . "Oracle") (level . 1) (role . "oracle") (body . "Because.")))))
+                 (concat "[[id:n1][Kiln talk]] (k.org:1)\n"
+                         "- Me [conversation]\n  Why?\n"
+                         "- Oracle [oracle answer]\n  Because.\n")))
+  (should (string-prefix-p
+           "[[id:n2][Summary]] (s.org:1) [oracle answer]\n"
+           (arcology-oracle-gptel--format-node
+            '((node_id . "n2") (title . "Summary") (file . "s.org") (line . 1) (level . 0)
+              (headings ((heading . "Summary") (level . 0) (role . "oracle") (body . "Words."))))))))
+
 (ert-deftest arcology-oracle-gptel-test-arguments ()
   "Counts and IDs as models send them."
   (should (= (arcology-oracle-gptel--count nil) 5))

@@ -91,3 +91,20 @@ async def test_a_summary_is_not_given_the_oracles_words_as_the_users_note(make_c
     assert "What about the zebrafish kiln?" in json.dumps(fake_ollama.state.chats), "the user's turn is summarized"
     resp = await client.post("/summarize", json={"node": "2222bbbb-0000-4000-8000-000000000002"})
     assert resp.status == 400, "a note that is only the oracle's words is not summarized as the user's"
+
+
+async def test_a_nodes_headings_say_whose_words_they_are(make_client, settings, roam_dir):
+    # /nodes/ID is what the MCP read_note tool rebuilds a note's org text from.
+    client = await vault_client(make_client, settings, roam_dir)
+    for node, expected in (
+        ("1111bbbb-0000-4000-8000-000000000001", {
+            "Kiln talk": None, "Kiln questions": "conversation", "Me": "conversation", "Oracle": "oracle",
+            "Cone temperatures": "oracle",
+        }),
+        ("3333bbbb-0000-4000-8000-000000000003", {"Oracle answer": "oracle", "Me": "conversation"}),
+        ("2222bbbb-0000-4000-8000-000000000002", {"Kiln summary": "oracle", "Zebrafish kiln glaze firing": "oracle"}),
+        (MINE, {"My kiln log": None, "Zebrafish kiln glaze firing log": None}),
+    ):
+        resp = await client.get(f"/nodes/{node}")
+        roles = {h["heading"]: h["role"] for h in (await resp.json())["headings"]}
+        assert {h: roles.get(h, "missing") for h in expected} == expected, node

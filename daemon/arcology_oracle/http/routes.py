@@ -11,6 +11,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from ..answers import search as notes_search
 from ..answers import timeline
 from ..answers.relevance import min_score_for
+from ..answers.roles import roles_of
 from ..answers.when import DateRange, explicit_range
 from .keys import index_key
 from .params import parse_body, parse_query
@@ -135,6 +136,9 @@ async def node(request: web.Request) -> web.Response:
     index = request.app[index_key]
     node_row, headings = await index.node(request.match_info["node_id"])
     links, backlinks = await index.node_links(node_row["own_id"])
+    # Whose words each heading is (answers/roles.py): a conversation's answers are the
+    # oracle's, and a reader of the note (MCP read_note) must see so.
+    roles = await index.read(lambda store: roles_of(store, headings))
     return web.json_response(
         {
             "node_id": node_row["own_id"],
@@ -149,6 +153,7 @@ async def node(request: web.Request) -> web.Response:
                 {
                     "heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"],
                     "heading_id": h["own_id"], "todo": h["todo"], "tags": h["tags"], "body": h["body"],
+                    "role": roles.get(h["id"]),
                 }
                 for h in headings
             ],

@@ -254,6 +254,10 @@ class NodeHeading(Answer):
     todo: str | None
     tags: list[str]
     body: str
+    role: Literal["oracle", "conversation"] | None = Field(
+        description="'oracle' for the oracle's own words (an answer it wrote, a heading below one), 'conversation'"
+        " for another turn of a conversation with it, null for the user's note (as a search result's role)"
+    )
 
 
 class NodeLink(Answer):

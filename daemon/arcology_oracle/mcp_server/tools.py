@@ -123,7 +123,9 @@ def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
     ) -> views.Note:
         """Read one note in full: title, outline path, tags, aliases, date, its org
         text (headings and bodies, at most 20,000 characters), and the notes it links
-        to and that link to it (ids with titles; read those with read_note too)."""
+        to and that link to it (ids with titles; read those with read_note too). A
+        heading whose drawer says :ROLE: oracle is an answer the assistant itself wrote
+        earlier, not the user's own note."""
         return views.note(await ask(_get_node(client, id)))
 
     @server.resource(NODE_URI, name="org-roam node", mime_type="text/x-org", description="A note's org text, by its ID")

@@ -65,7 +65,11 @@ class Note(BaseModel):
     tags: list[str]
     aliases: list[str]
     date: str | None
-    body: str = Field(description="the node's org text (its headings and their bodies; private ones are never included)")
+    body: str = Field(
+        description="the node's org text (its headings and their bodies; private ones are never included);"
+        " a heading with ':ROLE: oracle' in its drawer is an answer the assistant itself wrote earlier,"
+        " not the user's own note"
+    )
     links: list[LinkedNote] = Field(description="notes this note links to")
     backlinks: list[LinkedNote] = Field(description="notes that link to this note")
     truncated: bool = Field(False, description="whether body was cut at the size limit")
@@ -99,16 +103,22 @@ def org_text(node: dict[str, Any]) -> tuple[str, bool]:
     """The node's org text rebuilt from ``GET /nodes/ID``, and whether it was truncated.
 
     Headings come back in file order with their TODO keyword and body; the node's own
-    heading (or the file, for a file node) gets a property drawer with its ID.
+    heading (or the file, for a file node) gets a property drawer with its ID, and each
+    heading that is the oracle's words (its ``role`` is ``"oracle"``: an answer of a
+    conversation, a heading below one, words kept with ``role: oracle``...) one with
+    ``:ROLE: oracle``, as the daemon writes its answers: a model reading the note must
+    not take them for the user's notes. The other headings are as the user wrote them.
     """
     parts: list[str] = []
     for h in node["headings"]:
-        is_own = h.get("heading_id") == node["node_id"]
+        drawer = [f":ID:       {node['node_id']}"] if h.get("heading_id") == node["node_id"] else []
+        if h.get("role") == "oracle":
+            drawer.append(":ROLE:     oracle")
         if h["level"] > 0:
             todo = f"{h['todo']} " if h.get("todo") else ""
             parts.append(f"{'*' * h['level']} {todo}{h['heading']}\n")
-        if is_own:
-            parts.append(f":PROPERTIES:\n:ID:       {node['node_id']}\n:END:\n")
+        if drawer:
+            parts.append(":PROPERTIES:\n" + "".join(line + "\n" for line in drawer) + ":END:\n")
         body = h.get("body") or ""
         if body:
             parts.append(body if body.endswith("\n") else body + "\n")
