@@ -108,3 +108,14 @@ async def test_a_nodes_headings_say_whose_words_they_are(make_client, settings, 
         resp = await client.get(f"/nodes/{node}")
         roles = {h["heading"]: h["role"] for h in (await resp.json())["headings"]}
         assert {h: roles.get(h, "missing") for h in expected} == expected, node
+
+
+async def test_no_link_is_placed_in_the_oracles_words(make_client, settings, roam_dir):
+    client = await vault_client(make_client, settings, roam_dir)
+    for node in ("1111bbbb-0000-4000-8000-000000000001", "3333bbbb-0000-4000-8000-000000000003"):
+        resp = await client.get("/suggest-links", params={"node": node, "k": "50", "all": "true"})
+        suggestions = (await resp.json())["suggestions"]
+        assert MINE in {s["node_id"] for s in suggestions}, node
+        for s in suggestions:
+            assert s["heading"]["heading"] not in {"Oracle", "Cone temperatures", "Oracle answer"}, (node, s)
+            assert s["paragraph"] is None or not {"NESTED", "TAGGED"} & set(s["paragraph"]["text"].split()), (node, s)

@@ -27,7 +27,8 @@ import numpy as np
 from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes import cjk
-from ..notes.conversations import is_oracle_answer, is_sources_list
+from ..notes.conversations import is_sources_list
+from ..notes.oracle_words import oracle_headings_of
 from ..notes.org_syntax import decode_org_bytes, link_text, org_link, split_lines
 from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.reader import read_org_bytes
@@ -138,7 +139,9 @@ def _heading_query(store: Store, path: str, line: int) -> dict:
 def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int | None) -> list[_Place]:
     """The paragraphs of ``node_id``'s own headings in ``path`` as the file is now (only
     the subtree of the heading at ``line``, when given), in file order; never in the
-    oracle's own answers nor in a ``Sources:`` list the daemon wrote."""
+    oracle's own words (the one rule, :func:`~arcology_oracle.notes.oracle_words.oracle_headings`,
+    on the file as it is now: an answer however marked, a heading below one, a grounded
+    chat's reply...) nor in a ``Sources:`` list the daemon wrote."""
     try:
         data = (index.settings.roam_dir / path).read_bytes()
     except OSError:
@@ -146,18 +149,21 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
     parsed = read_org_bytes(data, path, frozenset(index.settings.private_tags), log_problems=False,
                             root=index.settings.roam_dir)  # fmt: skip
     lines = split_lines(decode_org_bytes(data))
-    headings = [h for h in parsed.headings if h.node_id == node_id]
+    settings = index.settings
+    oracle = oracle_headings_of(parsed, settings.chunk_chars, settings.chunk_overlap)
+    # (position in the file, heading) of the node's own headings.
+    headings = [(i, h) for i, h in enumerate(parsed.headings) if h.node_id == node_id]
     if line is not None:
-        top = next((h for h in reversed(headings) if h.start_line <= line), None)
-        if top is None:
+        at = next((j for j in reversed(range(len(headings))) if headings[j][1].start_line <= line), None)
+        if at is None:
             return []
-        below = [h for h in headings if h.start_line > top.start_line]
-        cut = next((i for i, h in enumerate(below) if h.level <= top.level), len(below))
-        headings = [top, *below[:cut]]
+        level = headings[at][1].level
+        end = next((j for j in range(at + 1, len(headings)) if headings[j][1].level <= level), len(headings))
+        headings = headings[at:end]
     return [
         _Place(h, p)
-        for h in headings
-        if not is_oracle_answer(h.properties)
+        for i, h in headings
+        if i not in oracle
         for p in paragraphs(lines, h.start_line, h.end_line)
         if not is_sources_list(p.text)
     ]

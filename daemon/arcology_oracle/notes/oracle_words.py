@@ -33,7 +33,8 @@ from collections.abc import Iterable, Sequence
 
 from .chats import ORACLE
 from .conversations import GROUNDED_SUFFIX, is_oracle_answer
-from .records import Heading, Turn
+from .records import Chunk, Heading, ParsedFile, Turn
+from .turns import chunk_file
 
 
 def oracle_headings(headings: Sequence[Heading], dialogues: Iterable[tuple[int, Sequence[Turn]]]) -> set[int]:
@@ -56,6 +57,21 @@ def oracle_headings(headings: Sequence[Heading], dialogues: Iterable[tuple[int, 
             found.add(i)
         open_.append((h.level, oracle))
     return found
+
+
+def dialogues_of(chunks: Sequence[Sequence[Chunk]]) -> list[tuple[int, Sequence[Turn]]]:
+    """The ``dialogues`` argument of :func:`oracle_headings` from a file's chunks
+    (``chunks[i]`` those of its ``i``-th heading, as :func:`.turns.chunk_file` gives
+    them): a dialogue heading's turns ride on its first chunk."""
+    return [(i, cs[0].dialogue) for i, cs in enumerate(chunks) if cs and cs[0].dialogue]
+
+
+def oracle_headings_of(parsed: ParsedFile, max_chars: int, overlap: int) -> set[int]:
+    """:func:`oracle_headings` of ``parsed`` as the indexer decides it (its dialogues read
+    by :func:`.turns.chunk_file` with the chunk size ``max_chars`` and ``overlap``), for a
+    file read now rather than as the index holds it (``/suggest-links`` places links in
+    the file as it is on disk)."""
+    return oracle_headings(parsed.headings, dialogues_of(chunk_file(parsed, max_chars, overlap)))
 
 
 def is_grounded_speaker(speaker: str) -> bool:

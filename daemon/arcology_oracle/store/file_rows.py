@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..notes import cjk
-from ..notes.oracle_words import oracle_headings
+from ..notes.oracle_words import dialogues_of, oracle_headings
 from ..notes.records import Chunk, Heading, ParsedFile
 from .labels import node_labels
 
@@ -47,7 +47,7 @@ def rows_of(parsed: ParsedFile, mtime_ns: int, chunks: Sequence[Sequence[Chunk]]
     # Headings nothing in the file dates are dated by the file's modification time.
     day = datetime.date.fromtimestamp(mtime_ns / 1e9).isoformat()
     headings = parsed.headings
-    oracle = oracle_headings(headings, ((i, cs[0].dialogue) for i, cs in enumerate(chunks) if cs and cs[0].dialogue))
+    oracle = oracle_headings(headings, dialogues_of(chunks))
     return FileRows(
         headings=[(*_heading_row(h, day, parsed.title), int(i in oracle)) for i, h in enumerate(headings)],
         chunks=[(i, c.ordinal, c.text, c.hash, c.first_turn, c.last_turn) for i, cs in enumerate(chunks) for c in cs],
