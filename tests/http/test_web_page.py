@@ -358,3 +358,42 @@ async def test_a_window_of_dialogue_shows_its_speakers_and_date(browser, tmp_pat
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_the_oracles_answers_and_conversations_are_marked(browser, tmp_path, roam_dir, fake_ollama):
+    # The roles /search and /similar give, shown as the Emacs client shows them.
+    from tests.http.test_oracle_words import CONVERSATION, TALK_FILE
+
+    (roam_dir / TALK_FILE).write_text(CONVERSATION, encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        page, watch = await new_page(browser, **DESKTOP)
+        await page.goto(daemon.url + "/")
+        await page.fill("#search-input", "sluggish sourdough starter")
+        _, found = await daemon.get_json("/search", q="sluggish sourdough starter", k="12")  # as the page asks
+
+        def hit(result):
+            return page.locator(f'#search-results > li[data-file="{result["file"]}"][data-line="{result["line"]}"]')
+
+        await hit(found["results"][-1]).wait_for()
+        assert {"oracle", "conversation", None} <= {r["role"] for r in found["results"]}
+        for result in found["results"]:
+            marks = await hit(result).locator(".hit-role").all_text_contents()
+            assert marks == ([result["role"]] if result["role"] else []), result
+        mine = next(r for r in found["results"] if r["role"] is None)
+        note = hit(mine)
+        # Similar notes of that note: the conversation's turns are marked there too.
+        await note.locator(".hit-head").click()
+        await note.locator(".similar-toggle").click()
+        await note.locator(".similar-item").first.wait_for()
+        _, similar = await daemon.get_json("/similar", file=mine["file"], line=str(mine["line"]), k="8")
+        shown = [r for r in similar["results"] if r["node_id"]]
+        assert any(r["role"] == "conversation" for r in shown), "the test needs a conversation among them"
+        marks = await note.locator(".similar-item").evaluate_all(
+            "items => items.map(i => (i.querySelector('.hit-role') || {}).textContent || null)"
+        )
+        assert marks == [r["role"] for r in shown]
+        watch.assert_clean()
+    finally:
+        daemon.stop()

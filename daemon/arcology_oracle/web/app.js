@@ -232,6 +232,19 @@
    * A list item for a search result or a source; tapping it shows the heading's text.
    * With ``prefetch`` the text (and the full outline path) is loaded at once.
    */
+  const ROLE_TITLES = {
+    oracle: "An answer the oracle wrote: not your own note",
+    conversation: "A turn of a conversation with the oracle",
+  };
+
+  /** A small "oracle"/"conversation" badge for a result's role (null for the user's notes), as Emacs marks them. */
+  function roleBadge(result) {
+    if (!Object.hasOwn(ROLE_TITLES, result.role || "")) return null;
+    const badge = el("span", `hit-role role-${result.role}`, result.role);
+    badge.title = ROLE_TITLES[result.role];
+    return badge;
+  }
+
   function hitItem(hit, number, prefetch = false) {
     const id = `hit-${++hitCounter}`;
     const item = el("li", "hit");
@@ -245,7 +258,10 @@
     button.setAttribute("aria-controls", id);
     if (number !== undefined) button.append(el("span", "hit-n", `[${number}]`));
     const label = el("span", "hit-label");
-    label.append(el("span", "hit-title", hit.title || hit.heading || hit.file));
+    const title = el("span", "hit-title", hit.title || hit.heading || hit.file);
+    const badge = roleBadge(hit);
+    if (badge) title.append(" ", badge);
+    label.append(title);
     const pathText = outlinePath(hit);
     const path = el("span", "hit-path", pathText);
     path.hidden = !pathText;
@@ -425,6 +441,8 @@
     const item = el("li", "similar-item");
     item.dataset.node = result.node_id;
     const label = el("span", "similar-title", result.title);
+    const badge = roleBadge(result);
+    if (badge) label.append(" ", badge);
     const pathText = outlinePath(result);
     if (pathText && pathText !== result.title) label.title = pathText;
     const copy = el("button", "copy-link", "Copy link");
