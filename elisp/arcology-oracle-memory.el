@@ -27,8 +27,10 @@
 ;; - `arcology-oracle-memorize' sends the region (or text read from
 ;;   the minibuffer) to the daemon's POST /memorize, which appends it
 ;;   as a heading to today's org-roam daily note (or to the capture
-;;   inbox while that daily has unsaved edits in Emacs) and indexes it
-;;   at once.  The answer's [[id:...][...]] link is shown and kept in
+;;   inbox while that daily has unsaved edits in Emacs: the request
+;;   names the notes with unsaved edits, as Emacs may make no lock
+;;   file for the daemon to see) and indexes it at once.  The
+;;   answer's [[id:...][...]] link is shown and kept in
 ;;   `arcology-oracle-last-memory'; a buffer visiting the file without
 ;;   unsaved edits is reverted so it shows the new heading.
 ;; - `arcology-oracle-make-private' tags the heading at point with the
@@ -67,17 +69,36 @@ it to the daemon's `dailies_dir' setting (default \"daily\")."
   "The daemon's answer to the last `arcology-oracle-memorize', an alist.
 Its keys are `id', `file', `line', `link', `inbox' and `note'.")
 
-(defun arcology-oracle--memory-payload (text title tags &optional source dailies-dir role)
+(defun arcology-oracle--memory-payload (text title tags &optional source dailies-dir role unsaved)
   "Return the JSON alist of POST /memorize for TEXT, TITLE and TAGS.
 SOURCE is a link to where TEXT came from; DAILIES-DIR the daily
 notes' folder relative to the roam directory; ROLE \"oracle\" for
-the oracle's own words."
+the oracle's own words; UNSAVED the notes with unsaved edits in
+Emacs, relative to the roam directory (see
+`arcology-oracle--unsaved-notes')."
   (append `((text . ,text))
           (when (and title (not (string-empty-p title))) `((title . ,title)))
           `((tags . ,(vconcat (or tags arcology-oracle-memorize-tags))))
           (when source `((source . ,source)))
           (when dailies-dir `((dailies_dir . ,dailies-dir)))
-          (when role `((role . ,role)))))
+          (when role `((role . ,role)))
+          (when unsaved `((unsaved . ,(vconcat unsaved))))))
+
+(defun arcology-oracle--unsaved-notes (roam-dir)
+  "Return the files under ROAM-DIR with unsaved edits in Emacs.
+Each relative to ROAM-DIR, by its true name (symlinks resolved), as
+a list.  The daemon sees unsaved edits by Emacs's lock (.#NAME
+beside the file), which Emacs does not make with `create-lockfiles'
+nil and makes elsewhere by `lock-file-name-transforms': this list
+tells it instead, so that a capture never goes into a note being
+edited (today's daily among them sends it to the inbox)."
+  (when roam-dir
+    (delete-dups
+     (delq nil (mapcar (lambda (buffer)
+                         (let ((file (buffer-file-name buffer)))
+                           (and file (buffer-modified-p buffer)
+                                (arcology-oracle--relative-file file roam-dir))))
+                       (buffer-list))))))
 
 (defun arcology-oracle--oracle-words-p (beg end)
   "Return non-nil when the oracle wrote some of the text from BEG to END.
@@ -225,7 +246,10 @@ private part of the note, or reaching into one (see
 `arcology-oracle--private-between-p'), is refused: nothing is sent.
 
 The daily note is in `org-roam-dailies-directory' (see
-`arcology-oracle-memorize-follow-dailies').  The new heading's link
+`arcology-oracle-memorize-follow-dailies'); while it has unsaved
+edits in Emacs, the daemon writes to its capture inbox instead, and
+with the inbox unsaved too, nothing (see
+`arcology-oracle--unsaved-notes').  The new heading's link
 goes on the kill ring.  When the daemon cannot be reached, TEXT
 goes on the kill ring instead, so nothing typed is lost."
   (interactive
@@ -250,7 +274,8 @@ goes on the kill ring instead, so nothing typed is lost."
          (setq req (arcology-oracle--json
                     "POST" "/memorize"
                     :json (arcology-oracle--memory-payload text title tags source
-                                                           (arcology-oracle--dailies-dir dailies roam-dir) role)
+                                                           (arcology-oracle--dailies-dir dailies roam-dir) role
+                                                           (arcology-oracle--unsaved-notes roam-dir))
                     :callback (lambda (answer) (arcology-oracle--memorized answer callback))
                     :errback (lambda (message) (arcology-oracle--memorize-failed text message req))))))
      (lambda (message) (arcology-oracle--memorize-failed text message)))))

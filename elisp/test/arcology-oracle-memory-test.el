@@ -5,7 +5,8 @@
 ;; Against the real daemon, with the fixtures of
 ;; arcology-oracle-test.el (tests/elisp/test_elisp.py runs every ERT file):
 ;; `arcology-oracle-memorize' from a region, from the
-;; minibuffer and with the daily locked by Emacs itself;
+;; minibuffer, with the daily locked by Emacs itself and with
+;; it unsaved in an Emacs that makes no lock files;
 ;; `arcology-oracle-make-private' tagging a heading, which leaves the
 ;; index once the file is saved.
 
@@ -50,7 +51,9 @@
   (let ((arcology-oracle-memorize-tags '("phone")))
     (should (equal (arcology-oracle--memory-payload "x" nil nil) '((text . "x") (tags . ["phone"]))))
     (should (equal (arcology-oracle--memory-payload "x" "T" '("a" "b"))
-                   '((text . "x") (title . "T") (tags . ["a" "b"]))))))
+                   '((text . "x") (title . "T") (tags . ["a" "b"]))))
+    (should (equal (arcology-oracle--memory-payload "x" nil nil nil nil nil '("daily/d.org"))
+                   '((text . "x") (tags . ["phone"]) (unsaved . ["daily/d.org"]))))))
 
 (ert-deftest arcology-oracle-memory-test-source-of-a-first-line-heading ()
   "In a file whose first line is a heading, its body's source names that heading."
@@ -291,6 +294,55 @@ buffer is killed rather than reverted (which signalled that the file is gone)."
       (should (string-match-p "(journals/2026-03-14\\.org is left out of the index (exclude_globs): .*never recalled" shown))
       (arcology-oracle--memorized (cons '(note) answer))
       (should-not (string-match-p "left out" shown)))))
+
+;; Emacs without lock files (`create-lockfiles' nil, or
+;; `lock-file-name-transforms' putting them elsewhere) leaves the daemon
+;; nothing to see: the request names the notes with unsaved edits.
+(ert-deftest arcology-oracle-memory-test-memorize-unsaved-without-lock-files ()
+  "Without lock files, unsaved edits of the daily still send the note to the inbox.
+With the inbox unsaved too, nothing is written and the text is on the kill ring."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+           (daily (arcology-oracle-memory-test--daily))
+           (inbox (expand-file-name "inbox.org" roam))
+           (create-lockfiles nil)
+           (daily-buffer (progn (make-directory (file-name-directory daily) t)
+                                (unless (file-exists-p daily) (write-region "#+title: today\n" nil daily))
+                                (unless (file-exists-p inbox) (write-region "#+title: Inbox\n" nil inbox))
+                                (find-file-noselect daily)))
+           (inbox-buffer (find-file-noselect inbox))
+           (bytes (lambda (file) (with-temp-buffer
+                                   (set-buffer-multibyte nil)
+                                   (insert-file-contents-literally file)
+                                   (buffer-string)))))
+      (unwind-protect
+          (let (daily-before inbox-before)
+            (with-current-buffer daily-buffer
+              (goto-char (point-max))
+              (insert "\n* typing, never saved\n"))
+            (should-not (file-symlink-p (expand-file-name (concat ".#" (file-name-nondirectory daily))
+                                                          (file-name-directory daily))))
+            (setq daily-before (funcall bytes daily))
+            (let ((answer (arcology-oracle-memory-test--memorize "Descale the kettle on Sunday")))
+              (should (equal (alist-get 'file answer) "inbox.org"))
+              (should (eq (alist-get 'inbox answer) t)))
+            (should (equal (funcall bytes daily) daily-before))
+            (with-current-buffer daily-buffer (should (buffer-modified-p)))
+            ;; The inbox unsaved as well: refused, nothing written, nothing lost.
+            (with-current-buffer inbox-buffer
+              (revert-buffer t t t)
+              (goto-char (point-max))
+              (insert "\n* also typing\n"))
+            (setq inbox-before (funcall bytes inbox))
+            (with-temp-buffer (arcology-oracle-memorize "Oil the garden gate hinges"))
+            (arcology-oracle-test--wait (lambda () (car arcology-oracle--last-report)) 20 "the refusal")
+            (should (string-match-p "unsaved edits" (car arcology-oracle--last-report)))
+            (should (equal (current-kill 0 t) "Oil the garden gate hinges"))
+            (should (equal (funcall bytes daily) daily-before))
+            (should (equal (funcall bytes inbox) inbox-before)))
+        (dolist (buffer (list daily-buffer inbox-buffer))
+          (with-current-buffer buffer (set-buffer-modified-p nil))
+          (kill-buffer buffer))))))
 
 (ert-deftest arcology-oracle-memory-test-make-private ()
   "The heading at point gets the first private tag; saved, it leaves the index."

@@ -115,6 +115,35 @@ async def test_locked_daily_goes_to_the_inbox(daemon, roam_dir):
     lock.unlink()
 
 
+async def test_unsaved_named_by_the_client_goes_to_the_inbox(daemon, roam_dir):
+    """Emacs without lock files (create-lockfiles nil, or lock-file-name-transforms) leaves
+    no .#NAME: it names the notes it holds unsaved, and the daemon treats them as locked."""
+    daily = today_daily(roam_dir)
+    daily.parent.mkdir()
+    daily.write_text("#+title: today\n* Being edited\n")
+    before = daily.read_bytes()
+    rel = f"daily/{daily.name}"
+    status, body = await post(daemon, "/memorize", {"text": "Descale the kettle", "unsaved": ["other.org", "./" + rel]})
+    assert status == 200, body
+    assert body["inbox"] is True and body["file"] == "inbox.org" and "unsaved edits" in body["note"], body
+    assert daily.read_bytes() == before
+    assert "* Descale the kettle" in (roam_dir / "inbox.org").read_text()
+    # Named through a symlink to it (Emacs sends the file's true name), the same.
+    (roam_dir / "today-link.org").symlink_to(daily)
+    status, body = await post(daemon, "/memorize", {"text": "Oil the hinges", "unsaved": ["today-link.org"]})
+    assert status == 200 and body["file"] == "inbox.org", body
+    # Both unsaved: nothing is written anywhere (409), whatever else is named.
+    inbox_before = (roam_dir / "inbox.org").read_bytes()
+    status, refused = await post(daemon, "/memorize", {"text": "Wind the clock", "unsaved": [rel, "inbox.org"]})
+    assert status == 409 and "unsaved edits" in refused["error"], refused
+    assert daily.read_bytes() == before and (roam_dir / "inbox.org").read_bytes() == inbox_before
+    # Other files unsaved, or none: today's daily as ever.
+    status, body = await post(daemon, "/memorize", {"text": "Sharpen the chisels", "unsaved": ["inbox.org"]})
+    assert status == 200 and body["file"] == rel and body["inbox"] is False, body
+    status, bad = await post(daemon, "/memorize", {"text": "x", "unsaved": "daily"})
+    assert status == 400, bad
+
+
 async def test_private_capture_is_written_not_indexed(daemon, roam_dir):
     status, body = await post(daemon, "/memorize", {"text": "My pin is zebracorn 0000", "tags": ["private"]})
     assert status == 200 and body["indexed"] is False

@@ -21,7 +21,8 @@ async def memorize(request: web.Request) -> web.Response:
     body = await parse_body(request, MemorizeRequest)
     tags = clean_tags(list(body.tags) if body.tags is not None else None)
     captured = await request.app[memory_key].memorize(
-        body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir, role=body.role
+        body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir, role=body.role,
+        unsaved=tuple(body.unsaved or ()),
     )
     return web.json_response(captured.as_dict())
 

@@ -14,8 +14,10 @@ indexed, and the answer's ``note`` says so; where it went is recorded first
 (:mod:`.capture_places`), so that it can be forgotten by its ID like any other.
 
 The capture goes to the capture inbox instead, and the answer's ``note`` says why, when
-Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits) or the
-daily is a symlink leading out of the roam directory (text outside it is never indexed).
+Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits), the
+request names the daily among the notes its editor holds unsaved (``unsaved``: Emacs
+without lock files), or the daily is a symlink leading out of the roam directory (text
+outside it is never indexed).
 A forget removes only a heading the daemon wrote whose bytes are still exactly the ones
 written (its ``:CAPTURE_HASH:``); anything else is refused with 409 saying what changed,
 and a heading the index does not hold (private, or unknown) answers 404 alike. A capture
@@ -31,7 +33,7 @@ import datetime
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +47,7 @@ from .service import OracleIndex
 log = logging.getLogger(__name__)
 _STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked): written to the capture inbox instead"
+UNSAVED_NOTE = "today's daily note has unsaved edits in the editor (the request says so): written to the capture inbox instead"
 LEADS_OUT_NOTE = "today's daily note is a link to a file outside the notes directory: written to the capture inbox instead"
 
 
@@ -109,25 +112,32 @@ class Memory:
         source: str | None = None,
         dailies_dir: str | None = None,
         role: str | None = None,
+        unsaved: Collection[str] = (),
     ) -> Captured:
         """Append ``text`` as a new heading to today's daily (or the inbox); index it.
         ``dailies_dir`` (relative to the roam directory) overrides the setting: Emacs
         sends its ``org-roam-dailies-directory``. ``source`` becomes ``:SOURCE:``,
         ``role`` ``:ROLE:``. A note the index leaves out is written, not indexed, and
         ``note`` says so; its folder is recorded before (Conflict, nothing written, when
-        it cannot be)."""
+        it cannot be). ``unsaved`` names notes (relative to the roam directory) the
+        client's editor holds with unsaved edits: each counts as one Emacs holds locked
+        (an Emacs that makes no lock file says so this way); they are only compared with
+        the daily and the inbox, never opened."""
         now = now or datetime.datetime.now()
         entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source, role=role)
         root = self.settings.roam_dir
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
         check_path_fits(root, daily)
+        held = {_true_name(root, name) for name in unsaved} - {None}
         async with self._lock:
             rel, note = daily, None
             if emacs_holds_lock(root / daily):
                 rel, note = inbox, LOCKED_NOTE
+            elif _true_name(root, daily) in held:
+                rel, note = inbox, UNSAVED_NOTE
             elif note_io.leads_out(root, daily):
                 rel, note = inbox, LEADS_OUT_NOTE
-            if rel == inbox and emacs_holds_lock(root / inbox):
+            if rel == inbox and (emacs_holds_lock(root / inbox) or _true_name(root, inbox) in held):
                 raise Conflict(
                     f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
                     "or cannot be written; save one and try again"
@@ -266,6 +276,15 @@ def holds_capture(data: bytes, node_id: str) -> bool:
     lines = data.decode("utf-8", "replace").splitlines()
     found = capture.find_heading(lines, node_id)
     return found is not None and capture.is_captured(capture.heading_properties(lines, found[0]))
+
+
+def _true_name(root: Path, rel: str) -> str | None:
+    """``root/rel`` with every symlink resolved (as Emacs names a file it visits), or
+    None for a name no path can be (a NUL in it)."""
+    try:
+        return os.path.realpath(root / rel)
+    except (OSError, ValueError):
+        return None
 
 
 def refuse_copies(data: bytes, rel: str, node_id: str) -> None:
