@@ -280,15 +280,10 @@ daemon that cannot be reached then."
                  (stream . t)))))
     (if id
         (send `(node . ,id))
-      (arcology-oracle--with-roam-dir
-       (lambda (roam-dir)
-         (if-let ((rel (arcology-oracle--relative-file file roam-dir)))
-             (send `(file . ,rel))
-           (arcology-oracle--report
-            (format "%s is not among the daemon's notes (%s), and no org-roam node is at point: nothing to summarize"
-                    (file-name-nondirectory file)
-                    (if roam-dir (concat "not under " (abbreviate-file-name roam-dir))
-                      "its roam directory is not known")))))))))
+      (arcology-oracle--among-notes
+       file ", and no org-roam node is at point: nothing to summarize"
+       (lambda (rel) (send `(file . ,rel)))
+       t))))
 
 ;;; Converse
 

@@ -459,21 +459,37 @@ not, is found here, and undoing it offers the suggestion again."
   "List the notes the note at point does not link to yet, and where.
 The note is the org-roam node around point (a heading with an ID,
 else the file's).  Each suggestion shows the paragraph of this note
-where its link belongs."
+where its link belongs.  A file outside the daemon's roam directory
+is not among its notes: that is said, as by
+`arcology-oracle-summarize', and nothing is asked (see
+`arcology-oracle--among-notes'; the list may then appear once the
+daemon has said where its notes are)."
   (interactive)
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Link suggestions need an org-mode buffer"))
   (pcase-let ((`(,node . ,title) (arcology-oracle--node-at-point))
               (own (arcology-oracle--enclosing-ids))
               (source (current-buffer)))
-    (unless node (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID:"))
-    (when (buffer-modified-p)
-      (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
-    (with-current-buffer (get-buffer-create arcology-oracle-links-buffer-name)
-      (unless (derived-mode-p 'arcology-oracle-links-mode) (arcology-oracle-links-mode))
-      (setq arcology-oracle--links-own own))
-    (arcology-oracle--links-request source node title)
-    (arcology-oracle--display (get-buffer arcology-oracle-links-buffer-name)
-                              arcology-oracle-result-display-action t)))
+    (cl-flet ((show (fill)
+                ;; Set up the suggestions buffer, FILL it, show it.
+                (when (buffer-live-p source)
+                  (with-current-buffer (get-buffer-create arcology-oracle-links-buffer-name)
+                    (unless (derived-mode-p 'arcology-oracle-links-mode) (arcology-oracle-links-mode))
+                    (setq arcology-oracle--links-own own))
+                  (funcall fill)
+                  (arcology-oracle--display (get-buffer arcology-oracle-links-buffer-name)
+                                            arcology-oracle-result-display-action t))))
+      (arcology-oracle--among-notes
+       buffer-file-name ": no link suggestions for it"
+       (lambda (_rel)
+         (unless node (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID:"))
+         (when (and (buffer-live-p source) (buffer-modified-p source))
+           (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
+         (show (lambda () (arcology-oracle--links-request source node title))))
+       nil
+       (lambda (message)
+         ;; The daemon could not say where its notes are: it cannot be asked either.
+         (when node (show (lambda () (arcology-oracle--links-render source node title message))))
+         (arcology-oracle--report message))))))
 
 (defun arcology-oracle-links-refresh ()
   "Ask again for the link suggestions of this buffer's note."

@@ -150,6 +150,42 @@ instead, and CALLBACK never runs.  ERRBACK defaults to
       (when (string-prefix-p dir file)
         (substring file (length dir))))))
 
+(defun arcology-oracle--among-notes (file what callback &optional need-dir errback)
+  "Call CALLBACK with FILE relative to the daemon's roam directory, or say why not.
+A FILE outside that directory is not among the daemon's notes (the
+daemon neither indexes nor reads it): the echo area says so, that
+\"FILE is not among the daemon's notes (not under DIR)\" followed
+by WHAT (e.g. \": nothing to summarize\"), and CALLBACK is not
+called.  With the directory unknown, CALLBACK gets nil; with
+NEED-DIR, FILE is refused then too, its message saying so.  A FILE
+of nil (a buffer without a file) gives CALLBACK nil at once.
+
+The directory may first have to be asked for (see
+`arcology-oracle--with-roam-dir', which calls ERRBACK when that
+fails): CALLBACK then runs later, and a `user-error' it signals
+there is shown in the echo area, as it would be at once."
+  (if (null file)
+      (funcall callback nil)
+    (let ((now t))
+      (arcology-oracle--with-roam-dir
+       (lambda (roam-dir)
+         (let ((rel (arcology-oracle--relative-file file roam-dir)))
+           (cond
+            ((or rel (not (or roam-dir need-dir)))
+             (if now
+                 (funcall callback rel)
+               (condition-case err
+                   (funcall callback rel)
+                 (user-error (message "%s" (error-message-string err))))))
+            (t (arcology-oracle--report
+                (format "%s is not among the daemon's notes (%s)%s"
+                        (file-name-nondirectory file)
+                        (if roam-dir (concat "not under " (abbreviate-file-name roam-dir))
+                          "its roam directory is not known")
+                        what))))))
+       errback)
+      (setq now nil))))
+
 ;;; Org context
 
 (defun arcology-oracle--title-text (title)

@@ -142,7 +142,7 @@ MODE is `arcology-oracle-insert-link-at'."
         (let* ((source (arcology-oracle-test--visit "sourdough-baking.org"))
                (note-window (selected-window)))
           (goto-char (point-min))
-          (arcology-oracle-suggest-links)
+          (arcology-oracle-links-test--suggest)
           (let* ((first (car (arcology-oracle-firstday-test--suggestions)))
                  (id (alist-get 'node_id first)))
             ;; The note keeps its window; the list is in a side window.

@@ -111,6 +111,16 @@
           (push (get-text-property pos 'arcology-oracle-result) out)))
       (nreverse out))))
 
+(defun arcology-oracle-links-test--suggest ()
+  "Ask for the suggestions here; wait until their buffer is shown, and enter it.
+The first time against a daemon, it is asked where its notes are
+first, so the buffer comes from a process sentinel."
+  (arcology-oracle-suggest-links)
+  (arcology-oracle-test--wait
+   (lambda () (eq (window-buffer (selected-window)) (get-buffer arcology-oracle-links-buffer-name)))
+   20 "the suggestions buffer")
+  (set-buffer (window-buffer (selected-window))))
+
 (ert-deftest arcology-oracle-links-test-suggestions-insert-at-their-paragraph ()
   "The suggestions buffer inserts a link at the end of its paragraph; one undo removes it; x rejects."
   (arcology-oracle-test--with-daemon
@@ -118,7 +128,7 @@
         (let* ((source (arcology-oracle-test--visit "sourdough-baking.org"))
                (before (buffer-string)))
           (goto-char (point-min))
-          (arcology-oracle-suggest-links)
+          (arcology-oracle-links-test--suggest)
           (should (eq (current-buffer) (get-buffer arcology-oracle-links-buffer-name)))
           (arcology-oracle-test--wait (lambda () (arcology-oracle-links-test--suggestions))
                                       20 "link suggestions")
@@ -174,7 +184,7 @@ Return the note's buffer once the suggestions have arrived."
     (if heading
         (progn (arcology-oracle-test--goto-heading heading) (forward-line 1))
       (goto-char (point-min)))
-    (arcology-oracle-suggest-links)
+    (arcology-oracle-links-test--suggest)
     (arcology-oracle-test--wait
      (lambda () (with-current-buffer arcology-oracle-links-buffer-name
                   (not (string-match-p "Looking for" (buffer-string)))))
@@ -322,6 +332,43 @@ Return the note's buffer once the suggestions have arrived."
       (arcology-oracle-links-test--select suggestion)
       (should (equal (cadr (should-error (call-interactively (key-binding (kbd "i"))) :type 'user-error))
                      "That paragraph is no longer in the note: save it, then press g to ask again")))))
+
+(ert-deftest arcology-oracle-links-test-outside-the-notes ()
+  "A file outside the roam directory, with an ID or without: said so, nothing asked.
+As `arcology-oracle-summarize' says it, whether the roam directory
+is known or the daemon is asked for it first."
+  (arcology-oracle-links-test--with-links
+    (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+           (dir (expand-file-name "elsewhere-links" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
+           (with-id (expand-file-name "outside.org" dir))
+           (without-id (expand-file-name "outside-plain.org" dir)))
+      (make-directory dir t)
+      (with-temp-file with-id
+        (insert ":PROPERTIES:\n:ID: 3333cccc-0000-4000-8000-0000000000ff\n:END:\n"
+                "#+title: Outside\n\nBread dough hydration.\n"))
+      (with-temp-file without-id (insert "#+title: Outside plain\n\nBread dough hydration.\n"))
+      (dolist (file (list with-id without-id))
+        (dolist (configured (list nil roam))
+          (let ((arcology-oracle-roam-directory configured)
+                (arcology-oracle--server-roam-dirs nil)
+                (buffer (find-file-noselect file)))
+            (push buffer arcology-oracle-test--buffers)
+            (switch-to-buffer buffer)
+            (goto-char (point-max))
+            (arcology-oracle-test--capturing-messages messages
+              (condition-case err
+                  (arcology-oracle-suggest-links)
+                (user-error (push (error-message-string err) messages)))
+              (arcology-oracle-test--settled)
+              (should (cl-find-if
+                       (lambda (m)
+                         (string-match-p
+                          (concat (regexp-quote (file-name-nondirectory file))
+                                  " is not among the daemon's notes (not under "
+                                  (regexp-quote (abbreviate-file-name (file-name-as-directory roam))) ")")
+                          m))
+                       messages)))
+            (should-not (get-buffer arcology-oracle-links-buffer-name))))))))
 
 (ert-deftest arcology-oracle-links-test-daemon-down-one-message ()
   "With the daemon down, asking for suggestions shows one message and says so in the buffer."
