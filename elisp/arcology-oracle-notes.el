@@ -306,13 +306,22 @@ is its title."
    (string-trim (replace-regexp-in-string "[ \t\n\r]+" " " (or text ""))) width nil nil "…"))
 
 (defun arcology-oracle--plain-text (text)
-  "Return the org TEXT as a reader sees it, on one line.
-Drawers (:PROPERTIES:, :LOGBOOK: ...), planning lines, keyword and
-block delimiter lines, table rules and comments are dropped; table
-rows keep their cells; links show their description; emphasis
-markers (=code=, ~code~, *bold*, /italic/, +strike+, _under_) go."
-  (let ((lines nil) (drawer nil))
-    (dolist (line (split-string (or text "") "\n"))
+  "Return the snippet TEXT as a reader sees it, on one line.
+The daemon's snippet is one line: the note's lines it has read and
+joined (its answers/snippets.py: drawers, keyword lines, table
+rules and the like left out, a table row's cells joined by \" · \",
+Org's escape comma dropped), never read as Org lines again, so one
+that starts with \"#+\" or \"* \" is text as written (a captured
+\",#+title: ...\" line, a list item).  A TEXT of several lines is
+Org text: drawers (:PROPERTIES:, :LOGBOOK: ...), planning lines,
+keyword and block delimiter lines, table rules and comments are
+dropped, table rows keep their cells.  Both ways links show their
+description and emphasis markers (=code=, ~code~, *bold*, /italic/,
++strike+, _under_) go."
+  (let* ((text (or text ""))
+         (lines (unless (string-match-p "\n" text) (list text)))
+         (drawer nil))
+    (dolist (line (unless lines (split-string text "\n")))
       (cond
        (drawer (when (string-match-p "\\`[ \t]*:END:[ \t]*\\'" line) (setq drawer nil)))
        ((string-match-p "\\`[ \t]*:[[:alnum:]_-]+:[ \t]*\\'" line) (setq drawer t))

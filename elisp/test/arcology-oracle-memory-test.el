@@ -344,6 +344,42 @@ With the inbox unsaved too, nothing is written and the text is on the kill ring.
           (with-current-buffer buffer (set-buffer-modified-p nil))
           (kill-buffer buffer))))))
 
+(defun arcology-oracle-memory-test--result (path query id)
+  "Return the result for heading ID of the daemon's PATH (/search, /similar) for QUERY.
+Asked again until it is there: /similar finds a capture once it is embedded."
+  (let (found)
+    (arcology-oracle-test--wait
+     (lambda ()
+       (let (answer)
+         (if (equal path "/search")
+             (arcology-oracle--json "GET" path :query `(("q" ,query) ("k" 50))
+                                    :callback (lambda (a) (setq answer a)) :errback (lambda (m) (setq answer m)))
+           (arcology-oracle--json "POST" path :json `((text . ,query) (k . 50) (all . t))
+                                  :callback (lambda (a) (setq answer a)) :errback (lambda (m) (setq answer m))))
+         (arcology-oracle-test--wait (lambda () answer))
+         (when (stringp answer) (ert-fail answer))
+         (setq found (cl-find id (alist-get 'results answer)
+                              :key (lambda (r) (alist-get 'heading_id r)) :test #'equal))))
+     20 (format "%s to find %s" path id))
+    found))
+
+(ert-deftest arcology-oracle-memory-test-captured-keyword-line-snippet ()
+  "A remembered #+ line is shown as written: without the comma that keeps it text.
+Alone, it is the heading again, so no snippet is shown; with more
+text, the snippet starts with it."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((alone (arcology-oracle-memory-test--memorize "#+title: Zephyrine Sourdough Baking"))
+           (more (arcology-oracle-memory-test--memorize "#+title: Quorvane Loaves\nFeed the quorvane starter."
+                                                        "Quorvane loaves")))
+      (should (equal (alist-get 'title alone) "#+title: Zephyrine Sourdough Baking"))
+      (dolist (path '("/search" "/similar"))
+        (let ((result (arcology-oracle-memory-test--result path "Zephyrine Sourdough" (alist-get 'id alone))))
+          (should-not (string-match-p "," (alist-get 'snippet result)))
+          (should-not (arcology-oracle--snippet result)))
+        (should (equal (arcology-oracle--snippet
+                        (arcology-oracle-memory-test--result path "quorvane starter" (alist-get 'id more)))
+                       "#+title: Quorvane Loaves Feed the quorvane starter."))))))
+
 (ert-deftest arcology-oracle-memory-test-make-private ()
   "The heading at point gets the first private tag; saved, it leaves the index."
   (arcology-oracle-memory-test--with-daemon

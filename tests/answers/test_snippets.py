@@ -66,6 +66,23 @@ def test_a_search_window_is_read_where_it_lies_in_the_text():
     assert snippet_of("|---+---|\n#+begin_src\n:END:") == ""
 
 
+def test_orgs_escape_comma_is_dropped_as_org_unescapes_code():
+    # A capture escapes a line Org would read as structure with a comma (",#+title: ...",
+    # ",* ..."), as Org escapes a block's lines: the reader's line is the text without
+    # it, by org-unescape-code-in-string's rule (one comma, before "*" or "#+" at a
+    # line's start, after blanks and other commas); any other comma stays.
+    assert snippet_of(",#+title: Sourdough Baking") == "#+title: Sourdough Baking"
+    assert snippet_of(",#+title: Sourdough Baking\nFeed it rye.") == "#+title: Sourdough Baking Feed it rye."
+    assert snippet_of("  ,* not a heading\n,,#+twice\n,:END:\n, * spaced\na ,* mid") == (
+        "* not a heading ,#+twice ,:END: , * spaced a ,* mid"
+    )
+    assert snippet_of("#+begin_src org\n,* in a block\n,#+begin_quote\n#+end_src") == "* in a block #+begin_quote"
+    # In FTS5's window too, where it starts at the line's start (not mid-line).
+    text = "Intro.\n,#+title: Sourdough Baking\nmore"
+    assert snippet_of(text, " … ,#+title: Sourdough Baking\nmore") == "… #+title: Sourdough Baking more"
+    assert snippet_of(text, ",#+title: Sourdough … ") == "#+title: Sourdough …"
+
+
 def test_long_texts_are_read_only_as_far_as_the_line_goes():
     prose = "word " * 100_000
     line = snippet_of(":LOGBOOK:\nx\n:END:\n" + prose)
@@ -93,7 +110,8 @@ async def test_every_route_shows_readable_snippets(index, roam_dir):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(["rye flour", "  water", "", "\t", "#+begin_src", "#+end_src", ":LOGBOOK:", ":END:",
                                  "| a | b |", "|---+---|", "* heading", "  * item", "# comment", "#tag",
-                                 "SCHEDULED: <2024-01-01>", ":KEY: v", "x" * 90, "word " * 30, "\r"]),
+                                 "SCHEDULED: <2024-01-01>", ":KEY: v", "x" * 90, "word " * 30, "\r",
+                                 ",#+title: t", ",* h", "  ,,* h", ", x"]),
                 max_size=12))
 def test_a_heading_of_prose_alone_gets_the_line_every_heading_gets(lines):
     """snippet_of's short cut for prose (no line that may be syntax) gives exactly the

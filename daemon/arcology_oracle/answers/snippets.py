@@ -12,6 +12,11 @@ at most 160 characters.
 * Kept: prose; the lines inside a block (a quote, an example, code: text written there,
   not read as Org); a table row as its non-empty cells joined by `` · `` (as the Emacs
   side reads a row: ``arcology-oracle--plain-text``).
+* Org's escape comma goes, by ``org-unescape-code-in-string``'s rule: one comma before
+  ``*`` or ``#+`` at a line's start (after blanks and other commas), the comma a capture
+  puts before a line Org would read as structure (``,#+title: …``, ``,* …``) and Org
+  before such a line in a block. The line is then the text as written (``#+title: …``),
+  neither syntax nor left out; any other comma stays.
 
 Why before the lines are joined: once joined, a table rule or a ``#+begin_src`` is no
 longer a line of its own, and no client can tell it from the prose around it.
@@ -48,8 +53,12 @@ _SYNTAX = re.compile(r"[ \t]*(?:#\+|#(?:[ \t]|$)|(?:SCHEDULED|DEADLINE|CLOSED):|
 _TABLE_ROW = re.compile(r"[ \t]*\|")
 # The lines that may change whether a line is in a block or a drawer.
 _STATE_LINE = re.compile(r"^[ \t]*(?::[\w-]+:|#\+(?:begin|end)_\w+).*$", re.MULTILINE | re.IGNORECASE)
-# A line that may be anything but prose (more than :func:`readable` leaves out).
-_MAYBE_SYNTAX = re.compile(r"^[ \t]*(?:[:#|*]|SCHEDULED:|DEADLINE:|CLOSED:)", re.MULTILINE)
+# A line that may be anything but prose (more than :func:`readable` leaves out), or an
+# escaped line (:data:`_ESCAPE`).
+_MAYBE_SYNTAX = re.compile(r"^[ \t]*(?:[:#|*]|,+(?:\*|#\+)|SCHEDULED:|DEADLINE:|CLOSED:)", re.MULTILINE)
+# Org's escape comma (``org-unescape-code-in-string``): the last of the commas before a
+# ``*`` or ``#+`` that starts a line, after blanks.
+_ESCAPE = re.compile(r"([ \t]*,*),(?=\*|#\+)")
 
 
 def snippet_of(text: str, fragment: str | None = None, limit: int = LIMIT) -> str:
@@ -69,7 +78,8 @@ def snippet_of(text: str, fragment: str | None = None, limit: int = LIMIT) -> st
 
 def readable(text: str, begin: int = 0, end: int | None = None, *, enough: int | None = None) -> str:
     """The readable lines of ``text`` (see the module docstring) that overlap
-    ``text[begin:end]``, each cut to that range and collapsed, joined by one space.
+    ``text[begin:end]``, each cut to that range, without Org's escape comma (when the
+    range holds the line's start) and collapsed, joined by one space.
     With ``enough``, reading stops once more than that many characters are made (and a
     line is read in its first ``4 * enough`` characters only)."""
     end = len(text) if end is None else end
@@ -92,6 +102,8 @@ def readable(text: str, begin: int = 0, end: int | None = None, *, enough: int |
             lo = max(start, begin)
             hi = min(stop, end) if enough is None else min(stop, end, lo + 4 * enough)
             piece = text[lo:hi]
+            if lo == start and (escaped := _ESCAPE.match(piece)):
+                piece = escaped[1] + piece[escaped.end() :]
             piece = " · ".join(c for c in (p.strip() for p in piece.split("|")) if c) if row else collapsed(piece)
             if piece:
                 pieces.append(piece)
