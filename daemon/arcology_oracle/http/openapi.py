@@ -20,6 +20,7 @@ from pydantic.json_schema import models_json_schema
 from .. import __version__
 from . import links_schemas as ls
 from . import schemas as s
+from .compat import schemas as compat_s
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
@@ -40,7 +41,7 @@ class Operation:
     public: bool = False
 
 
-ERRORS = {"native": s.Error, "ollama": s.OllamaError, "openai": s.OpenAIError}
+ERRORS = {"native": s.Error, "ollama": compat_s.OllamaError, "openai": compat_s.OpenAIError}
 
 OPERATIONS = (
     Operation("get", "/health", "Liveness (no token needed)", answer=s.Health, public=True),
@@ -77,22 +78,22 @@ OPERATIONS = (
     Operation("get", "/", "The web page", other=("text/html",), public=True),
     Operation("get", "/static/{name}", "The web page's files", other=("text/javascript", "text/css", "image/svg+xml"),
               public=True),  # fmt: skip
-    Operation("post", "/api/chat", "Ollama chat (grounded for <model>+notes)", "ollama", body=s.OllamaChatRequest,
+    Operation("post", "/api/chat", "Ollama chat (grounded for <model>+notes)", "ollama", body=compat_s.OllamaChatRequest,
               other=(NDJSON, JSON)),  # fmt: skip
     Operation("post", "/api/generate", "Ollama generate (grounded for <model>+notes)", "ollama",
-              body=s.OllamaGenerateRequest, other=(NDJSON, JSON)),  # fmt: skip
+              body=compat_s.OllamaGenerateRequest, other=(NDJSON, JSON)),  # fmt: skip
     Operation("get", "/api/tags", "The upstream's models, with grounded variants", "ollama", other=(JSON,)),
-    Operation("post", "/api/show", "Details of a model", "ollama", body=s.OllamaModelRequest, other=(JSON,)),
+    Operation("post", "/api/show", "Details of a model", "ollama", body=compat_s.OllamaModelRequest, other=(JSON,)),
     Operation("get", "/api/version", "The upstream Ollama's version", "ollama", other=(JSON,)),
     Operation("get", "/api/ps", "Models loaded in the upstream", "ollama", other=(JSON,)),
-    Operation("post", "/api/embed", "Embeddings from the upstream", "ollama", body=s.OllamaEmbedRequest, other=(JSON,)),
-    Operation("post", "/api/embeddings", "Embeddings (older endpoint)", "ollama", body=s.OllamaModelRequest,
+    Operation("post", "/api/embed", "Embeddings from the upstream", "ollama", body=compat_s.OllamaEmbedRequest, other=(JSON,)),
+    Operation("post", "/api/embeddings", "Embeddings (older endpoint)", "ollama", body=compat_s.OllamaModelRequest,
               other=(JSON,)),  # fmt: skip
     Operation("post", "/v1/chat/completions", "OpenAI chat completions (grounded for <model>+notes)", "openai",
-              body=s.OpenAIChatRequest, other=(JSON, "text/event-stream")),  # fmt: skip
+              body=compat_s.OpenAIChatRequest, other=(JSON, "text/event-stream")),  # fmt: skip
     Operation("get", "/v1/models", "The models, OpenAI style", "openai", other=(JSON,)),
     Operation("get", "/v1/models/{model}", "One model, OpenAI style", "openai", other=(JSON,)),
-    Operation("post", "/v1/embeddings", "OpenAI embeddings", "openai", body=s.OpenAIEmbeddingsRequest, other=(JSON,)),
+    Operation("post", "/v1/embeddings", "OpenAI embeddings", "openai", body=compat_s.OpenAIEmbeddingsRequest, other=(JSON,)),
 )
 
 
