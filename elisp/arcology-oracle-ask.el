@@ -86,29 +86,39 @@ and `cached' (summaries) fields, each when present."
 Failures are reported and noted in the buffer.  Returns the
 request state."
   (let ((sources nil)
+        (started nil)
         (failed nil))
-    (cl-flet ((finish (tail)
-                (arcology-oracle--insert-following marker tail)
+    (cl-flet ((finish ()
+                (arcology-oracle--insert-following
+                 marker (concat (if failed (format "\n\n[Failed: %s]" failed) "")
+                                "\n\n** Sources\n"
+                                (or (arcology-oracle--format-sources sources)
+                                    "- none: no notes were relevant enough\n")))
                 (set-marker marker nil)))
       (arcology-oracle--ndjson
        "POST" path :json payload :timeout arcology-oracle-llm-timeout
        :on-event
        (lambda (event)
          (pcase (alist-get 'type event)
-           ("sources" (setq sources (alist-get 'sources event))
+           ("sources" (setq sources (alist-get 'sources event)
+                            started t)
             (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
            ("token" (when-let ((text (alist-get 'text event)))
                       (arcology-oracle--insert-following marker text)))
            ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
             (arcology-oracle--report failed))))
-       :on-done
-       (lambda ()
-         (finish (concat (if failed (format "\n\n[Failed: %s]" failed) "")
-                         "\n\n** Sources\n"
-                         (or (arcology-oracle--format-sources sources)
-                             "- none: no notes were relevant enough\n"))))
+       :on-done #'finish
        :errback
-       (lambda (message) (arcology-oracle--answer-failed marker message))))))
+       (lambda (message)
+         (if (not started)
+             (arcology-oracle--answer-failed marker message)
+           ;; Cut off mid-answer (the daemon killed, the network gone, the
+           ;; timeout): the text so far cites [N], so its sources still follow,
+           ;; and the failure is a paragraph of its own, as a daemon's error is.
+           (unless failed
+             (arcology-oracle--report message)
+             (setq failed message))
+           (finish)))))))
 
 (defun arcology-oracle--answer-failed (marker message)
   "End the answer at MARKER with the failure MESSAGE, and show MESSAGE."

@@ -259,6 +259,28 @@ what the callback and the errback got, in order."
         (should (equal (mapcar (lambda (e) (alist-get 'type e)) events)
                        '("sources" "token" "token")))))))
 
+;; The answers buffer's own streaming, over the same cut-off recording.
+(declare-function arcology-oracle--stream-answer "arcology-oracle-ask" (marker path payload))
+
+(ert-deftest arcology-oracle-http-test-cut-off-answer-keeps-its-sources ()
+  "An answer cut off mid-stream still lists its sources, its failure on a line of its own.
+The text that arrived cites [N]: without the Sources list the
+reader could not follow them (the daemon killed, the connection
+gone, the timeout); the failure is not glued to the last word."
+  (require 'arcology-oracle-ask)
+  (let* ((stream (arcology-oracle-http-test--recorded "ask-stream"))
+         (cut (string-search "notes " stream)))
+    (arcology-oracle-http-test--with-server ((substring stream 0 cut))
+      (with-temp-buffer
+        (let ((marker (copy-marker (point-min)))
+              (inhibit-message t))
+          (arcology-oracle--stream-answer marker "/ask" '((question . "q")))
+          (arcology-oracle-test--wait (lambda () (null (marker-buffer marker))) 10 "the answer to end")
+          (arcology-oracle-test--settled 10)
+          (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+            (should (string-match-p "Based on your ?\n\n\\[Failed: the daemon closed the connection mid-answer\\]\n" text))
+            (should (string-match-p "^\\*\\* Sources\n- \\[1\\] \\[\\[id:612f2887-9442-410d-b965-d901189a423b\\]" text))))))))
+
 (defun arcology-oracle-http-test--response (status type body)
   "Return an HTTP response of STATUS (\"404 Not Found\"), Content-Type TYPE and BODY.
 TYPE nil sends no Content-Type; BODY is framed by its length."
