@@ -71,6 +71,22 @@ def test_org_tag_words_are_taken():
     assert clean_tags(["idea", "a_b", "@home", "#1", "50%", "café", "idea"]) == ("idea", "a_b", "@home", "#1", "50%", "café")
 
 
+def test_a_title_from_a_region_of_a_note_reads_as_org_shows_it():
+    """A region selected from a note starts with its heading or its keywords: the title
+    is the heading's words, or the note's title, never stars, tags, keyword lines or an
+    active timestamp (which would put the capture on the agenda). The body keeps it all."""
+    meeting = "* Meeting with Sam <2024-03-01 Fri 14:00> :work:\nTalked about the roadmap"
+    assert capture_title(meeting, None) == "Meeting with Sam [2024-03-01 Fri 14:00] Talked about the…"
+    note = "#+title: Sourdough Baking\n#+filetags: :baking:bread:\n\nMy starter notes"
+    assert capture_title(note, None) == "Sourdough Baking My starter notes"
+    task = "** TODO [#A] Call mum :family:\n:PROPERTIES:\n:ID: x\n:END:\nSCHEDULED: <2024-03-02 Sat>\nabout the trip"
+    assert capture_title(task, None) == "TODO Call mum about the trip"
+    assert capture_title("#+filetags: :x:", None) == "#+filetags: :x:\u200b"  # nothing else to show
+    assert capture_title(":note:\nhello", None) == ":note: hello"  # no drawer without its :END:
+    assert capture_title(meeting, "Given") == "Given"
+    assert "<2024-03-01 Fri 14:00> :work:" in "\n".join(make_capture(meeting, title=None, tags=(), now=NOW, node_id="n1").lines)
+
+
 def test_titles_turn_links_into_their_descriptions_and_cut_at_a_word():
     text = "[[id:abc][Bread hydration]] is what I meant, with the long ratios of dough and water and salt"
     title = capture_title(text, None)

@@ -61,7 +61,8 @@ from dataclasses import dataclass
 from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
 from .org_escape import escape_line, inert, refuse_controls
-from .org_syntax import HEADING_LINE_RE, org_link, plain_title, split_heading_tags
+from .capture_title import capture_title
+from .org_syntax import HEADING_LINE_RE, org_link, plain_title
 from .privacy import is_tag_char
 
 CAPTURED_BY = "CAPTURED_BY"
@@ -72,13 +73,11 @@ def is_captured(properties: dict[str, str]) -> bool:
     """Whether a heading with these properties is one the daemon captured (``/memorize``)."""
     return properties.get(CAPTURED_BY) == CAPTURED_BY_VALUE
 CAPTURE_HASH = "CAPTURE_HASH"
-TITLE_CHARS = 60
 _DOMAIN = b"arcology-oracle capture v1\x00"
 _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
 _PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
-_DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
 BOM = b"\xef\xbb\xbf"
 
 
@@ -123,26 +122,6 @@ def clean_tags(tags: object) -> tuple[str, ...]:
         if tag not in out:
             out.append(tag)
     return tuple(out)
-
-
-def capture_title(text: str, title: str | None) -> str:
-    """The heading's title: ``title``, else the text's first words; links turned into
-    their descriptions, whitespace folded, and the brackets of a stray ``[[`` or ``]]``
-    turned into braces (so no link can open or close in it); a derived title is cut at a
-    word boundary to ``TITLE_CHARS``; then made inert (:func:`~.org_escape.inert`)."""
-    given = bool(title and title.strip())
-    name = _SPACE_RE.sub(" ", plain_title(title if given else text)).strip()
-    name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
-    if not given and len(name) > TITLE_CHARS:
-        cut = name[: TITLE_CHARS - 1]
-        space = cut.rfind(" ")
-        if space > TITLE_CHARS // 3:
-            cut = cut[:space]
-        name = cut.rstrip() + "…"
-    name = inert(name)
-    # A title ending like tags (`` :private:``) would be read as the heading's tags: a
-    # zero-width space after it keeps it text, the escape the Org manual gives for markup.
-    return name + "\u200b" if split_heading_tags(name)[1] else name
 
 
 def capture_link(node_id: str, title: str) -> str:

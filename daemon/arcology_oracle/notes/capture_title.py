@@ -1,0 +1,64 @@
+"""The title of a captured heading (:mod:`.capture`): the one given, else the first words
+of the text as Org shows it, made safe to stand on a heading line."""
+
+from __future__ import annotations
+
+import re
+
+from .org_escape import inert
+from .org_syntax import DRAWER_END_RE, DRAWER_START_RE, HEADING_LINE_RE, PLANNING_RE, plain_title, split_heading_tags
+
+TITLE_CHARS = 60
+_SPACE_RE = re.compile(r"\s+")
+_DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
+_TITLE_KEYWORD_RE = re.compile(r"^[ \t]*#\+title:[ \t]*(.*)$", re.IGNORECASE)
+_KEYWORD_OR_BLOCK_RE = re.compile(r"^[ \t]*#\+")
+_PRIORITY_RE = re.compile(r"^((?:[A-Z]+[ \t]+)?)\[#[A-Za-z0-9]\][ \t]*")
+_ACTIVE_STAMP_RE = re.compile(r"<(\d{4}-\d{2}-\d{2}[^<>\n]*)>")
+
+
+def capture_title(text: str, title: str | None) -> str:
+    """The heading's title: ``title``, else the first words of the text as Org shows it
+    (:func:`_shown`); links turned into their descriptions, whitespace folded, and the
+    brackets of a stray ``[[`` or ``]]`` turned into braces (so no link can open or close
+    in it); a derived title is cut at a word boundary to ``TITLE_CHARS``; then made inert
+    (:func:`~.org_escape.inert`)."""
+    given = bool(title and title.strip())
+    name = _SPACE_RE.sub(" ", plain_title(title if given else _shown(text))).strip()
+    name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
+    if not given and len(name) > TITLE_CHARS:
+        cut = name[: TITLE_CHARS - 1]
+        space = cut.rfind(" ")
+        if space > TITLE_CHARS // 3:
+            cut = cut[:space]
+        name = cut.rstrip() + "…"
+    name = inert(name)
+    # A title ending like tags (`` :private:``) would be read as the heading's tags: a
+    # zero-width space after it keeps it text, the escape the Org manual gives for markup.
+    return name + "\u200b" if split_heading_tags(name)[1] else name
+
+
+def _shown(text: str) -> str:
+    """``text`` as Org shows it, for a title derived from it (a region selected from a
+    note starts with its heading or its ``#+title:``): a heading line's title without
+    its stars, priority and tags, a ``#+title:`` line's value, no other keyword line,
+    block delimiter, planning line or drawer; an active timestamp made inactive (one in
+    the title would put the capture on the agenda). ``text`` itself when nothing is left."""
+    shown: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        end = next((j for j in range(i + 1, len(lines)) if DRAWER_END_RE.match(lines[j])), None)
+        if DRAWER_START_RE.match(line) and end is not None:
+            i = end + 1
+            continue
+        if title := _TITLE_KEYWORD_RE.match(line):
+            shown.append(title[1])
+        elif HEADING_LINE_RE.match(line):
+            shown.append(_PRIORITY_RE.sub(r"\1", split_heading_tags(line.lstrip("*").strip())[0]))
+        elif not (_KEYWORD_OR_BLOCK_RE.match(line) or PLANNING_RE.match(line)):
+            shown.append(line)
+        i += 1
+    joined = "\n".join(shown)
+    return _ACTIVE_STAMP_RE.sub(r"[\1]", joined) if joined.strip() else text
