@@ -149,3 +149,40 @@ async def test_a_capture_whose_place_cannot_be_recorded_writes_nothing(make_clie
     # An indexed folder needs no record.
     status, body = await post(client, "/memorize", {"text": "kept", "dailies_dir": "journal"})
     assert status == 200 and body["indexed"] is True, body
+
+
+@pytest.mark.parametrize("where", ["private-tagged", "left-out folder"])
+@pytest.mark.parametrize("state", ["read-only", "open in another program"])
+async def test_a_heading_the_index_does_not_hold_is_unknown_whatever_its_file(
+    make_client, left_out_settings, roam_dir, where, state
+):
+    """A forget of a private heading's ID (or one in a left-out folder) answers as for an
+    ID nobody wrote, whatever state its file is in: a 409 saying the file is read-only,
+    or open elsewhere, told that the heading exists and named its file."""
+    client = await make_client(left_out_settings)
+    status, body = await post(client, "/memorize", {"text": "a capture", "dailies_dir": "journals"})
+    assert status == 200, body
+    if where == "private-tagged":
+        secret = roam_dir / "therapy.org"
+        secret.write_bytes(b"#+title: Therapy\n#+filetags: :private:\n* Session\n:PROPERTIES:\n:ID: user-daily-1\n"
+                           b":END:\nsaid things\n")
+    else:
+        secret = roam_dir / "journals" / "older.org"
+        secret.write_bytes(USER_DAILY)
+    unknown = await post(client, "/forget", {"id": "nobody-wrote-this"})
+    assert unknown[0] == 404, unknown
+    before = snapshot(roam_dir)
+    holder = None
+    if state == "read-only":
+        secret.chmod(0o444)
+    else:
+        holder = os.open(secret, os.O_RDONLY)  # no write lease can be had while it is open
+    try:
+        status, answer = await post(client, "/forget", {"id": "user-daily-1"})
+    finally:
+        if holder is not None:
+            os.close(holder)
+        secret.chmod(0o644)
+    assert (status, answer["error"]) == (404, "no captured heading with ID 'user-daily-1'"), answer
+    assert secret.name not in answer["error"]
+    assert snapshot(roam_dir) == before

@@ -188,7 +188,8 @@ class Memory:
     async def forget(self, node_id: str) -> dict:
         """Delete the captured heading ``node_id`` from its file and purge it from the
         index. NotFound for an unknown ID and for a heading the index does not hold
-        (private) that the daemon did not write; Conflict for the user's own heading, a
+        (private) that the daemon did not write, whatever its file's state (locked,
+        read-only, open elsewhere): nothing about it is told; Conflict for the user's own heading, a
         capture changed since or copied within its file, a file Emacs holds locked, or a
         file that cannot be deleted (its directory is read-only)."""
         if not node_id or not node_id.strip():
@@ -198,13 +199,16 @@ class Memory:
         async with self._lock:
             indexed = await self.index.read(lambda s: s.node(node_id) is not None)
             for rel in await self._files_holding(node_id):
-                if emacs_holds_lock(root / rel):
+                if not indexed:
+                    # A heading the index does not hold is looked at only when it is a
+                    # capture: else any refusal about its file (locked, read-only, open in
+                    # another program) would tell that a private heading, or one in a
+                    # left-out folder, has this ID, and name its file.
                     data = await asyncio.to_thread(note_io.read_note, root, rel)
-                    # Only a capture, or a heading the index holds: else "locked" would tell
-                    # that a private heading, or one in a left-out folder, has this ID.
-                    if data is not None and (indexed or holds_capture(data, node_id)):
-                        raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
-                    continue
+                    if data is None or not holds_capture(data, node_id):
+                        continue
+                if emacs_holds_lock(root / rel):
+                    raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
 
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     refuse_copies(data, rel, node_id)
