@@ -162,3 +162,46 @@ def test_a_note_renamed_over_while_a_capture_is_written_gets_the_capture(root):
     assert data.splitlines()[done.line - 1] == b"* remember the milk"
     forget(root)
     assert path.read_bytes() == theirs
+
+
+def test_a_capture_is_taken_back_from_a_replaced_note_only_when_nobody_else_can_write_it(root, monkeypatch):
+    # The note is renamed over while the capture is written, and the file that lost the
+    # name is still held open by another program (so no lease), which appends to it just
+    # as the daemon has checked that nothing follows its capture: cutting the capture off
+    # then would cut that program's line too. The capture must stay there instead.
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    path.write_bytes(mine)
+    old = root / "old-version"
+    os.link(path, old)
+    other = os.open(old, os.O_WRONLY | os.O_APPEND)
+    theirs = b"- a line the other program appends\n"
+    done = {"renamed": False, "appended": False}
+    pread = os.pread
+
+    def sync_tool_replaces_the_note():
+        if not done["renamed"]:
+            (root / "daily" / ".sync.tmp").write_bytes(mine + b"- phone\n")
+            os.rename(root / "daily" / ".sync.tmp", path)
+            done["renamed"] = True
+
+    def pread_then_the_other_program_appends(fd, n, offset):
+        data = pread(fd, n, offset)
+        if done["renamed"] and not done["appended"] and data.startswith(b"\n* remember the milk"):
+            os.write(other, theirs)
+            done["appended"] = True
+        return data
+
+    monkeypatch.setattr(os, "pread", pread_then_the_other_program_appends)
+    try:
+        append(root, meanwhile=sync_tool_replaces_the_note)
+    finally:
+        os.close(other)
+    assert done["renamed"]
+    left = old.read_bytes()
+    if done["appended"]:  # the cut was tried: the other program's line must be there still
+        assert left.endswith(theirs), left
+    else:  # not tried: the capture stays in the replaced file, after every byte it had
+        assert left.startswith(mine + b"\n* remember the milk\n"), left
+    assert path.read_bytes().startswith(mine + b"- phone\n"), path.read_bytes()
+    assert path.read_bytes().count(b"* remember the milk") == 1

@@ -182,7 +182,7 @@ def _append(
             except OSError as exc:
                 _take_back(fd, size, payload, rel, exc, root / rel if created else None)
             if not still_names(root / rel, fd):  # renamed over meanwhile: not the note any more
-                _withdraw(fd, end, payload, rel)
+                _withdraw(fd, end, payload, rel, leased)
                 return None
             after = os.fstat(fd)
         finally:
@@ -243,19 +243,24 @@ def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, creat
     ) from None
 
 
-def _withdraw(fd: int, end: int, payload: bytes, rel: str) -> None:
+def _withdraw(fd: int, end: int, payload: bytes, rel: str, leased: bool) -> None:
     """``payload``, appended up to byte ``end`` of a file that lost the name ``rel`` to
     another while it was written, cut off again when nothing follows it (that file may
-    live on, as an editor's backup); else left, and logged."""
+    live on, as an editor's backup); else left, and logged. Only under a write lease
+    (``leased``: the append's; else one taken now): without one, a program holding that
+    file open could append between the check and the cut, and its bytes would go."""
+    own = not leased and take_lease(fd, 1)
+    why: object = "written after" if leased or own else "open in another program"
     try:
-        if os.fstat(fd).st_size == end and os.pread(fd, len(payload), end - len(payload)) == payload:
+        if (leased or own) and os.fstat(fd).st_size == end and os.pread(fd, len(payload), end - len(payload)) == payload:
             os.ftruncate(fd, end - len(payload))
-            os.fsync(fd)
-            return
+            return os.fsync(fd)
     except OSError as exc:
-        log.warning("a capture written into %s as another program replaced it stays in the replaced file (%s)", rel, exc)
-        return
-    log.warning("a capture written into %s as another program replaced it stays in the replaced file (written after)", rel)
+        why = exc
+    finally:
+        if own:
+            release_lease(fd)
+    log.warning("a capture written into %s as another program replaced it stays in the replaced file (%s)", rel, why)
 
 
 def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError, journal: Journal) -> None:
