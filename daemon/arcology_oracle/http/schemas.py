@@ -157,7 +157,7 @@ class MemorizeRequest(Request):
         description="'oracle' for words the oracle wrote (an answer or a summary kept): written as :ROLE: oracle, so"
         " that they are marked as its own and never read as the user's notes",
     )
-    unsaved: Annotated[list[Annotated[str, Field(max_length=4096)]], Field(max_length=10_000)] | None = Field(
+    unsaved: Annotated[list[RelPath], Field(max_length=10_000)] | None = Field(
         None, description="notes (relative to the roam directory) with unsaved edits in the client's editor, taken as"
         " locked by Emacs: today's daily among them sends the capture to the inbox (an Emacs without lock files)")
 

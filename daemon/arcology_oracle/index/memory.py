@@ -29,10 +29,12 @@ a length no file system holds is a 400, before any directory is created.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,16 +130,16 @@ class Memory:
         root = self.settings.roam_dir
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
         check_path_fits(root, daily)
-        held = {_true_name(root, name) for name in unsaved} - {None}
+        held = await asyncio.to_thread(unsaved_among, root, (daily, inbox), unsaved) if unsaved else set()
         async with self._lock:
             rel, note = daily, None
             if emacs_holds_lock(root / daily):
                 rel, note = inbox, LOCKED_NOTE
-            elif _true_name(root, daily) in held:
+            elif daily in held:
                 rel, note = inbox, UNSAVED_NOTE
             elif note_io.leads_out(root, daily):
                 rel, note = inbox, LEADS_OUT_NOTE
-            if rel == inbox and (emacs_holds_lock(root / inbox) or _true_name(root, inbox) in held):
+            if rel == inbox and (emacs_holds_lock(root / inbox) or inbox in held):
                 raise Conflict(
                     f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
                     "or cannot be written; save one and try again"
@@ -280,6 +282,48 @@ def holds_capture(data: bytes, node_id: str) -> bool:
     lines = data.decode("utf-8", "replace").splitlines()
     found = capture.find_heading(lines, node_id)
     return found is not None and capture.is_captured(capture.heading_properties(lines, found[0]))
+
+
+def unsaved_among(root: Path, notes: Collection[str], unsaved: Collection[str]) -> set[str]:
+    """Those of ``notes`` that one of ``unsaved`` (normalised paths relative to ``root``,
+    without ``..``) names by its true name, every symlink resolved, as Emacs names a
+    file. Each is compared by a few system calls: its last names with the note's, and
+    the folder before them with the note's deepest existing folder (the same directory);
+    by true name only when its last name is a symlink. A request of many deep paths held
+    the daemon for seconds when each was resolved name by name. Call it from a worker
+    thread."""
+    targets = []
+    for note in notes:
+        if (target := _true_name(root, note)) is not None:
+            anchor = os.path.dirname(target)
+            while not os.path.isdir(anchor) and anchor != os.path.dirname(anchor):
+                anchor = os.path.dirname(anchor)  # a folder the first capture creates
+            with contextlib.suppress(OSError):
+                targets.append((note, target, os.stat(anchor), os.path.relpath(target, anchor).split(os.sep)))
+    held: set[str] = set()
+    for name in dict.fromkeys(unsaved):
+        parts, path = name.split("/"), os.path.join(root, name)
+        try:
+            link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except (OSError, ValueError):
+            link = False
+        for note, target, anchor, tail in targets:
+            if note in held or not (link or parts[-len(tail):] == tail):
+                continue
+            if link:
+                same = _true_name(root, name) == target
+            else:
+                folder = os.path.join(root, *parts[: len(parts) - len(tail)])
+                try:  # the same directory, and (a folder the note's lacks) not there either
+                    same = os.path.samestat(os.stat(folder), anchor)
+                    first = os.path.join(folder, tail[0])
+                    if same and len(tail) > 1 and os.path.lexists(first):
+                        same = os.path.islink(first) and _true_name(root, name) == target
+                except (OSError, ValueError):
+                    same = False
+            if same:
+                held.add(note)
+    return held
 
 
 def _true_name(root: Path, rel: str) -> str | None:
