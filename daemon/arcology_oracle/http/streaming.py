@@ -35,6 +35,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # Set while a cancel_on_disconnect block runs in this task: an inner one does nothing,
 # so a streaming helper can watch by itself and inside a handler that already watches.
 _watching: contextvars.ContextVar[bool] = contextvars.ContextVar("watching_disconnect", default=False)
+STOPPING = "the daemon is stopping: the answer was cut short"
 
 
 class ClientGone(Exception):
@@ -79,7 +80,7 @@ async def cancel_on_disconnect(request: web.Request) -> AsyncIterator[None]:
             raise ClientGone from None
         if stopped:
             task.uncancel()
-            raise Stopping("the daemon is stopping: the answer was cut short") from None
+            raise Stopping(STOPPING) from None
         raise
     finally:
         watcher.cancel()
@@ -134,8 +135,10 @@ async def stream(
     ``items`` is closed in every case and cancelled with the request when the client
     leaves (:func:`cancel_on_disconnect`); then the answer is the response begun, or 499.
     When the daemon stops, a stream begun ends with ``on_error``'s line for
-    :class:`~arcology_oracle.errors.Stopping` (nothing when it gives None); one not begun
-    raises it (503 from the middleware).
+    :class:`~arcology_oracle.errors.Stopping` (nothing when it gives None), also when a
+    handler's own :func:`cancel_on_disconnect` watches (the stop then cancels this from
+    outside, and the handler returns the response ended); one not begun raises it (503
+    from the middleware).
     """
     response: web.StreamResponse | None = None
     try:
@@ -171,8 +174,29 @@ async def stream(
     except Stopping as exc:
         if response is None:
             raise
-        log.info("the daemon is stopping: %s ended mid-answer", request.path)
+        return await _end_stopped(request, response, on_error, exc)
+    except asyncio.CancelledError:
+        # Inside a handler that watches by itself (cancelled_on_disconnect: the compatible
+        # APIs), the stop cancels this block from outside: a stream begun ends here all the
+        # same. Left to the handler's Stopping, the middleware's 503 was written into the
+        # chunked body of the 200 already sent (curl: "Illegal or missing hexadecimal sequence").
+        stopping = request.app.get(stopping_key)
+        if response is None or stopping is None or not stopping.is_set():
+            raise
+        if (task := asyncio.current_task()) is not None:
+            task.uncancel()  # the outer block's cancel, answered here: it sees a response
+        return await _end_stopped(request, response, on_error, Stopping(STOPPING))
+
+
+async def _end_stopped(request: web.Request, response: web.StreamResponse,
+                       on_error: Callable[[Exception], bytes | None], exc: Stopping) -> web.StreamResponse:  # fmt: skip
+    """End the stream begun ``response`` as the daemon stops: ``on_error``'s line for
+    ``exc`` (none when it gives None), then its end; a client already gone is no error."""
+    log.info("the daemon is stopping: %s ended mid-answer", request.path)
+    try:
         if (message := on_error(exc)) is not None:
             await response.write(message)
         await response.write_eof()
-        return response
+    except ConnectionError:
+        log.info("client left %s as the daemon stopped", request.path)
+    return response

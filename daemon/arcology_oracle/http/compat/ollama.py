@@ -26,6 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from ...answers import grounding
+from ...errors import Stopping
 from ...ollama.proxy import UpstreamError, UpstreamUnavailable
 from ..keys import index_key
 from ..middleware import error_response
@@ -87,7 +88,7 @@ async def relay_stream(request: web.Request, path: str, body: Mapping[str, Any])
     """Pass-through streaming: the upstream's lines, byte for byte, as they arrive."""
 
     def on_error(exc: Exception) -> bytes | None:
-        return json.dumps({"error": str(exc)}).encode() + b"\n" if isinstance(exc, UpstreamUnavailable) else None
+        return json.dumps({"error": str(exc)}).encode() + b"\n" if isinstance(exc, (UpstreamUnavailable, Stopping)) else None
 
     async with request.app[upstream_key].stream(path, body, model=body.get("model")) as lines:
         return await stream(request, lines, content_type=NDJSON, encode=lambda line: line + b"\n", on_error=on_error)

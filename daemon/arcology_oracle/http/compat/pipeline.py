@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from ...answers import grounding
-from ...errors import BadRequest, NotFound
+from ...errors import BadRequest, NotFound, Stopping
 from ...ollama.proxy import Upstream, UpstreamError, UpstreamUnavailable
 from ..keys import index_key, settings_key
 from ..params import str_param
@@ -195,7 +195,9 @@ async def send_frames(request: web.Request, frames: AsyncIterator[dict[str, Any]
                       encode: Callable[[dict[str, Any]], bytes], trailer: bytes = b"") -> web.StreamResponse:  # fmt: skip
     """Stream ``frames`` (from :func:`plan_frames`) to the client, each as ``encode`` makes
     it, then ``trailer`` unless an error frame ended the stream. The response starts with
-    the first frame, so a failed upstream request still gets a proper error status."""
+    the first frame, so a failed upstream request still gets a proper error status. A stop
+    of the daemon ends a stream begun with an error frame (``{"error": message}`` as
+    ``encode`` writes it), so a client never takes the answer cut short for a whole one."""
     host = request.app[upstream_key].host
     return await stream(
         request,
@@ -204,6 +206,7 @@ async def send_frames(request: web.Request, frames: AsyncIterator[dict[str, Any]
         encode=encode,
         tail=trailer,
         stop=lambda frame: "error" in frame,
+        on_error=lambda exc: encode({"error": str(exc)}) if isinstance(exc, Stopping) else None,
         empty=lambda: UpstreamUnavailable(f"the upstream Ollama at {host} sent an empty answer", host=host),
     )
 
