@@ -13,6 +13,7 @@ from ..notes.records import Chunk, ParsedFile
 from ..notes.setup_files import to_json as setup_json
 from .file_rows import HEADING_COLUMNS, FileRows, rows_of, stored_as
 from .file_rows import to_json as _to_json
+from .oracle_words import oracle_sql
 from .vector_sync import VectorSync
 
 READING_RULES = "reading_rules"  # meta key: the rules the indexed files were read by
@@ -140,7 +141,9 @@ class FileWrites(VectorSync):
         """Add ``parsed.headings`` (headings appended to the end of the indexed file
         ``parsed.path``, already read in the file's context) without touching its other
         rows, and record the file's new size, mtime and hash. None when the file is not
-        indexed; else how many of the new chunks have no vector yet."""
+        indexed; else how many of the new chunks have no vector yet. Which of them are
+        the oracle's words is as a full read of the file decides (the file's own
+        ``:ROLE:`` reaches them; notes/oracle_words.py)."""
         if len(chunks) != len(parsed.headings):
             raise ValueError("one list of chunks per heading is required")
         with self.transaction():
@@ -152,10 +155,12 @@ class FileWrites(VectorSync):
             )
             ids = self._insert_rows(row[0], rows_of(parsed, mtime_ns, chunks))
             # Read without the file's record, the appended headings (level 1) did not see
-            # it: a :ROLE: oracle in the file's drawer makes them the oracle's words too.
+            # it: a :ROLE: oracle in the file's drawer makes them the oracle's words too, as
+            # a full read does. Only its :ROLE:: a file record that is the oracle's because
+            # it holds a grounded chat's reply passes that to no heading below it.
             self.conn.execute(
                 "UPDATE headings SET oracle = 1 WHERE id BETWEEN ? AND ? AND EXISTS"
-                " (SELECT 1 FROM headings r WHERE r.file = ? AND r.level = 0 AND r.oracle)",
+                f" (SELECT 1 FROM headings r WHERE r.file = ? AND r.level = 0 AND {oracle_sql('r')})",
                 (ids.start, ids.stop - 1, row[0]),
             )
             self.conn.execute("DELETE FROM summaries WHERE file = ?", (parsed.path,))
