@@ -66,3 +66,28 @@ async def test_a_capture_indexed_alone_is_marked_as_a_full_read_marks_it(tmp_pat
         await index.close()
     assert marks(settings.db_path) == marks(full.db_path)
     assert marks(full.db_path)["my sourdough idea: more rye"] == (daily == "file role oracle")
+
+
+async def test_a_capture_titled_oracle_in_a_conversation_daily_stays_the_users(tmp_path, roam_dir, make_settings):
+    """The conversation reader takes a turn titled "Oracle..." for the oracle's. Words kept
+    by /memorize are in no conversation: whose they are is their :ROLE: alone, so a capture
+    titled "Oracle bones" into a daily that is a conversation stays the user's, read whole
+    or alone."""
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "daily").mkdir(exist_ok=True)
+    (roam_dir / "daily" / "2026-03-14.org").write_text(
+        "#+title: 2026-03-14\n* Me\n:PROPERTIES:\n:ROLE: user\n:END:\nWhat is rye?\n"
+        "* Oracle\n:PROPERTIES:\n:ROLE: oracle\n:END:\nA grain.\n"
+    )
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+        await Memory(index).memorize("my reading list on divination", title="Oracle bones", now=NOW)
+        # Read whole again (as the next edit of the note would make it).
+        path = roam_dir / "daily" / "2026-03-14.org"
+        path.write_text(path.read_text() + "\n")
+        await index.reconcile()
+    finally:
+        await index.close()
+    assert marks(settings.db_path) == {"2026-03-14": 0, "Me": 0, "Oracle": 1, "Oracle bones": 0}

@@ -47,11 +47,17 @@ _SEXP_TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()"]+')
 
 def turn_role(heading: Heading) -> str | None:
     """``"user"``/``"assistant"`` when the heading says who speaks (``:ROLE:``, the
-    ``:oracle:`` tag or an ``Oracle`` title), else None."""
+    ``:oracle:`` tag or an ``Oracle`` title), else None. Words kept by ``/memorize``
+    (``:CAPTURED_BY:``) are in no conversation: only their ``:ROLE:`` says whose they are
+    (a capture titled "Oracle bones" is the user's)."""
     role = heading.properties.get("ROLE", "").strip().lower()
     if role in USER_ROLES:
         return "user"
-    if role in ORACLE_ROLES or "oracle" in (t.lower() for t in heading.tags) or re.match(r"oracle\b", heading.title, re.I):
+    if role in ORACLE_ROLES:
+        return "assistant"
+    if is_captured(heading.properties):
+        return None
+    if "oracle" in (t.lower() for t in heading.tags) or re.match(r"oracle\b", heading.title, re.I):
         return "assistant"
     return None
 
