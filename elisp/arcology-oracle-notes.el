@@ -60,6 +60,16 @@ those of its #+SETUPFILEs too."
                           (split-string value)))
              (cdr (assoc "FILETAGS" (org-collect-keywords '("FILETAGS"))))))
 
+(defun arcology-oracle--src-edit-origin ()
+  "Return the marker of the block this buffer edits, or nil.
+Non-nil in the buffer \\[org-edit-special] opens on a source block: its
+text is the block's, and whether it is private is decided there."
+  (and (fboundp 'org-src-edit-buffer-p) (org-src-edit-buffer-p)
+       (boundp 'org-src--beg-marker)
+       (markerp org-src--beg-marker)
+       (buffer-live-p (marker-buffer org-src--beg-marker))
+       org-src--beg-marker))
+
 (defun arcology-oracle--private-here-p (&optional pos)
   "Return non-nil when POS (default point) is in a private part of the buffer.
 That is: the heading there, or one above it, or the file (its
@@ -67,7 +77,18 @@ That is: the heading there, or one above it, or the file (its
 `arcology-oracle-private-tags' (any letter case), or has a
 ROAM_EXCLUDE property that is not \"nil\", as the daemon's index
 reads them.  Text from there is not sent: cut out of the buffer, it
-no longer says that it is private.  Always nil outside Org mode."
+no longer says that it is private.  In a buffer editing a source
+block (\\[org-edit-special]), also where the block is in its note.
+Else always nil outside Org mode."
+  (or (when-let ((origin (arcology-oracle--src-edit-origin)))
+        (with-current-buffer (marker-buffer origin)
+          (arcology-oracle--private-here-p (marker-position origin))))
+      (arcology-oracle--private-in-org-p pos)))
+
+(defun arcology-oracle--private-in-org-p (pos)
+  "Return non-nil when POS (or point) is private by this Org buffer's own text.
+See `arcology-oracle--private-here-p', which also asks the note of a
+source block being edited."
   (and (derived-mode-p 'org-mode)
        (save-excursion
          (save-restriction
@@ -91,18 +112,20 @@ no longer says that it is private.  Always nil outside Org mode."
 That is: BEG, or a heading between BEG and END, is where
 `arcology-oracle--private-here-p' says so.  A region that starts in
 a public heading and reaches into a private one below it is private
-too: cut out of its buffer, it would no longer say so."
-  (and (derived-mode-p 'org-mode)
-       (save-excursion
-         (save-restriction
-           (widen)
-           (or (arcology-oracle--private-here-p beg)
-               (progn
-                 (goto-char beg)
-                 (let ((found nil))
-                   (while (and (not found) (re-search-forward org-outline-regexp-bol end t))
-                     (setq found (arcology-oracle--private-here-p (match-beginning 0))))
-                   found)))))))
+too: cut out of its buffer, it would no longer say so.  In a buffer
+editing a source block, also where the block is in its note."
+  (or (and (arcology-oracle--src-edit-origin) (arcology-oracle--private-here-p beg))
+      (and (derived-mode-p 'org-mode)
+           (save-excursion
+             (save-restriction
+               (widen)
+               (or (arcology-oracle--private-here-p beg)
+                   (progn
+                     (goto-char beg)
+                     (let ((found nil))
+                       (while (and (not found) (re-search-forward org-outline-regexp-bol end t))
+                         (setq found (arcology-oracle--private-here-p (match-beginning 0))))
+                       found))))))))
 
 ;;; Roam directory
 

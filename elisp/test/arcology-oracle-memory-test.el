@@ -365,17 +365,17 @@ Asked again until it is there: /similar finds a capture once it is embedded."
 
 (ert-deftest arcology-oracle-memory-test-captured-keyword-line-snippet ()
   "A remembered #+ line is shown as written: without the comma that keeps it text.
-Alone, it is the heading again, so no snippet is shown; with more
-text, the snippet starts with it."
+The heading's title is the note's title it names; the snippet, the
+line as written."
   (arcology-oracle-memory-test--with-daemon
     (let* ((alone (arcology-oracle-memory-test--memorize "#+title: Zephyrine Sourdough Baking"))
            (more (arcology-oracle-memory-test--memorize "#+title: Quorvane Loaves\nFeed the quorvane starter."
                                                         "Quorvane loaves")))
-      (should (equal (alist-get 'title alone) "#+title: Zephyrine Sourdough Baking"))
+      (should (equal (alist-get 'title alone) "Zephyrine Sourdough Baking"))
       (dolist (path '("/search" "/similar"))
         (let ((result (arcology-oracle-memory-test--result path "Zephyrine Sourdough" (alist-get 'id alone))))
           (should-not (string-match-p "," (alist-get 'snippet result)))
-          (should-not (arcology-oracle--snippet result)))
+          (should (equal (arcology-oracle--snippet result) "#+title: Zephyrine Sourdough Baking")))
         (should (equal (arcology-oracle--snippet
                         (arcology-oracle-memory-test--result path "quorvane starter" (alist-get 'id more)))
                        "#+title: Quorvane Loaves Feed the quorvane starter."))))))

@@ -803,6 +803,26 @@ counts at once, without `org-mode-restart'."
       (let ((org-use-tag-inheritance nil))  ; the user's setting does not matter
         (should (eq (and (arcology-oracle--private-here-p) t) (nth 2 case)))))))
 
+(ert-deftest arcology-oracle-test-private-in-a-source-block-s-edit-buffer ()
+  "The buffer C-c ' opens on a block under a private heading is private too.
+Its text is the block's, in python-mode or in Org mode, with nothing of
+the heading's tags in it."
+  (dolist (lang '("python" "org"))
+    (with-temp-buffer
+      (insert (format "* Secret :private:\n#+begin_src %s\nsecretline = 1\n#+end_src\n* Open\n#+begin_src %s\nopenline = 2\n#+end_src\n" lang lang))
+      (org-mode)
+      (dolist (case '(("secretline" t) ("openline" nil)))
+        (goto-char (point-min))
+        (search-forward (car case))
+        (let ((org-src-window-setup 'current-window))
+          (org-edit-special))
+        (unwind-protect
+            (progn
+              (should (org-src-edit-buffer-p))
+              (should (eq (and (arcology-oracle--private-here-p) t) (cadr case)))
+              (should (eq (and (arcology-oracle--private-between-p (point-min) (point-max)) t) (cadr case))))
+          (org-edit-src-abort))))))
+
 (ert-deftest arcology-oracle-test-excerpt-leaves-private-parts-out ()
   "An excerpt of a long buffer that starts inside a private subtree sends none of it."
   (with-temp-buffer
