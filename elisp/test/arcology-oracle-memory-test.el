@@ -284,7 +284,7 @@ buffer is killed rather than reverted (which signalled that the file is gone)."
   "A capture the daemon wrote where its index never reads says so in the echo area."
   (let ((answer '((ok . t) (id . "c-1") (file . "journals/2026-03-14.org") (line . 5)
                   (link . "[[id:c-1][Kept]]") (inbox) (indexed)
-                  (note . "journals/2026-03-14.org is left out of the index (exclude_globs): written there, never indexed, so never recalled; /forget takes it back")))
+                  (note . "journals/2026-03-14.org is left out of the index (exclude_globs): written there, never indexed, so never recalled; forgetting it by its ID takes it back")))
         shown)
     (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (_ok _fail) nil))
               ((symbol-function 'message) (lambda (format &rest args) (setq shown (apply #'format format args))))

@@ -16,7 +16,7 @@ import aiohttp
 from tests.runners import wait_until
 
 MESSAGES = [{"role": "user", "content": "sourdough starter"}]
-STOPPING = "the daemon is stopping: the answer was cut short"
+STOPPING = "the daemon is stopping"
 
 
 async def test_a_stop_ends_each_compatible_stream_with_an_error_frame(daemon, fake_ollama):

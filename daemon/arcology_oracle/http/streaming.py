@@ -35,7 +35,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # Set while a cancel_on_disconnect block runs in this task: an inner one does nothing,
 # so a streaming helper can watch by itself and inside a handler that already watches.
 _watching: contextvars.ContextVar[bool] = contextvars.ContextVar("watching_disconnect", default=False)
-STOPPING = "the daemon is stopping: the answer was cut short"
+STOPPING = "the daemon is stopping"
 
 
 class ClientGone(Exception):

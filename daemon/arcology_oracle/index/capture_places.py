@@ -83,7 +83,7 @@ def left_out(root: Path, rel: str, exclude_globs: Sequence[str]) -> str | None:
 
 def left_out_note(rel: str, why: str) -> str:
     """The answer's ``note`` for a capture written into the left-out note ``rel``."""
-    return f"{rel} is left out of the index ({why}): written there, never indexed, so never recalled; /forget takes it back"
+    return f"{rel} is left out of the index ({why}): written there, never indexed, so never recalled; forgetting it by its ID takes it back"
 
 
 class CapturePlaces:
