@@ -238,8 +238,9 @@ on a summary summarizes the same heading again and
 
 The daemon summarizes notes as they are saved: a file never saved,
 or one without a node at point that has unsaved edits, is refused
-\(save it first), as is a buffer that is not in Org mode.  Nothing
-refused is added to the summaries."
+\(save it first), as are a buffer that is not in Org mode and a node
+that is one of the oracle's answers.  Nothing refused is added to
+the summaries."
   (interactive
    (list (when current-prefix-arg
            (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
@@ -261,7 +262,9 @@ refused is added to the summaries."
        "Save %s first: with no org-roam node at point, the daemon summarizes the file as saved"
        (file-name-nondirectory file)))
      ((not (or id file))
-      (arcology-oracle--user-error "No org-roam node at point")))
+      (arcology-oracle--user-error "No org-roam node at point"))
+     ((and id (arcology-oracle--node-is-answer-p))
+      (arcology-oracle--user-error "%s is the oracle's own answer, not your notes: nothing to summarize" title)))
     (setq origin (arcology-oracle--origin)
           entry (list :origin origin))
     (setq entry (plist-put entry :again

@@ -115,13 +115,6 @@ kept as the oracle's, never as the user's note."
                  (setq found (arcology-oracle--answer-heading-p)))
                found)))))
 
-(defun arcology-oracle--answer-heading-p ()
-  "Return non-nil when point is under one of the oracle's answers."
-  (unless (org-before-first-heading-p)
-    (or (org-entry-get nil arcology-oracle-answer-property)
-        (member (downcase (string-trim (or (org-entry-get nil "ROLE") "")))
-                '("oracle" "assistant" "ai" "model" "bot" "answer")))))
-
 (defun arcology-oracle--memory-source (pos)
   "Return an org link to the heading around POS in the current buffer, or nil.
 The heading's own ID when it has one, else its file and the search

@@ -287,6 +287,28 @@ heading's own ID, or the file's before the first heading) and :node-ids
           (push (org-entry-get nil "ID") ids)))
       (delq nil ids))))
 
+(defvar arcology-oracle-answer-property)
+
+(defun arcology-oracle--answer-heading-p ()
+  "Return non-nil when point is under one of the oracle's answers."
+  (unless (org-before-first-heading-p)
+    (or (org-entry-get nil arcology-oracle-answer-property)
+        (member (downcase (string-trim (or (org-entry-get nil "ROLE") "")))
+                '("oracle" "assistant" "ai" "model" "bot" "answer")))))
+
+(defun arcology-oracle--node-is-answer-p ()
+  "Return non-nil when the org-roam node around point is an oracle's answer.
+The node of `arcology-oracle--node-at-point': its heading, where
+`arcology-oracle--answer-heading-p' says so (an answer kept by
+\\[arcology-oracle-memorize] from the answers buffer is its own node)."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (unless (org-before-first-heading-p)
+        (org-back-to-heading t)
+        (while (and (not (org-entry-get nil "ID")) (org-up-heading-safe)))
+        (and (org-entry-get nil "ID") (arcology-oracle--answer-heading-p))))))
+
 (defun arcology-oracle--node-at-point ()
   "Return (ID . TITLE) of the org-roam node around point, or nil.
 The nearest heading with an ID, at point or above it, else the

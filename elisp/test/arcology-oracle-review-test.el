@@ -116,7 +116,19 @@
         (unwind-protect
             (arcology-oracle-review-test--refused "org-mode buffer"
               (arcology-oracle-summarize))
-          (setq buffer-file-name nil))))))
+          (setq buffer-file-name nil)))
+      ;; One of the oracle's answers, kept as a note of its own: not the user's notes
+      ;; (the daemon refuses it too; the summaries get no failed entry for it).
+      (let ((file (expand-file-name "kept-answer.org" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))))
+        (write-region (concat "#+title: Day\n* Based on your notes [1]\n:PROPERTIES:\n"
+                              ":ID: 5e1f0000-0000-4000-8000-00000000abce\n:ROLE: oracle\n:END:\nThe answer.\n")
+                      nil file)
+        (let ((buffer (find-file-noselect file)))
+          (push buffer arcology-oracle-test--buffers)
+          (with-current-buffer buffer
+            (goto-char (point-max))
+            (arcology-oracle-review-test--refused "is the oracle.s own answer, not your notes"
+              (arcology-oracle-summarize))))))))
 
 (ert-deftest arcology-oracle-review-test-summarize-outside-the-notes ()
   "A saved org file outside the roam directory, without an ID: a message, no entry."
