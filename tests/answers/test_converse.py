@@ -189,3 +189,16 @@ async def test_converse_topic_alone_and_privacy(oracle, fake_ollama):
 async def test_converse_without_relevant_notes(oracle):
     result = await oracle.converse("* Who won the football world cup in 1998?\n", when=WHEN)
     assert not result.used_notes and "Sources:\n- none" in result.org
+
+
+def test_render_answer_lone_cr_is_an_escaped_line_break():
+    # Emacs keeps a lone CR as a character in the buffer, but saves it as a line break in
+    # a file with CR line endings: what follows it must be escaped as a line of its own.
+    answer = "Sure.\r* Buy a gift :work:\r:PROPERTIES:\r:ID: 0000\r:END:\r#+filetags: :private:"
+    out = orgconv.render_answer(answer, "- [[id:abc][Note]]", level=2, model="m", when=WHEN)
+    assert "\r" not in out
+    saved = out.replace("\n", "\r")  # the bytes of a file with CR line endings
+    lines = saved.split("\r")
+    assert [line for line in lines if re.match(r"^\*+\s", line)] == ["** Oracle"]
+    assert not any(line.lower().startswith("#+filetags") for line in lines)
+    assert "- Buy a gift :work:" in lines and ",#+filetags: :private:" in lines

@@ -252,11 +252,14 @@ def org_safe(text: str) -> str:
     drawer or footnote definition line gets a comma, ``Local Variables:``, ``<<`` and a
     labelled inline footnote a zero-width space), and
     control characters (NUL, form feed, ESC) become U+FFFD, so an answer cannot set the
-    file's tags, TODO keywords, mode, coding, targets or footnotes."""
+    file's tags, TODO keywords, mode, coding, targets or footnotes. A lone carriage
+    return is a line break like any other (and escaped as one): Emacs keeps it in the
+    buffer as a character, but in a file with CR line endings it is one once saved, so
+    a CR before ``* heading`` or ``#+filetags:`` would make the user's heading or tags."""
     out: list[str] = []
     end: re.Pattern[str] | None = None  # the line closing the block we are in
     end_line = ""
-    for line in without_controls(text).replace("\r\n", "\n").split("\n"):
+    for line in without_controls(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
         if end is not None:
             if end.match(line):
                 out.append(end_line)
