@@ -84,6 +84,11 @@ def test_a_title_from_a_region_of_a_note_reads_as_org_shows_it():
     assert capture_title("#+filetags: :x:", None) == "#+filetags: :x:\u200b"  # nothing else to show
     assert capture_title(":note:\nhello", None) == ":note: hello"  # no drawer without its :END:
     assert capture_title(meeting, "Given") == "Given"
+    # A first word COMMENT would make the capture a commented heading (off the agenda and
+    # exports, its title read without the word): kept a word.
+    assert capture_title("* COMMENT Draft\nbody", None) == "COMMENT\u200b Draft body"
+    assert capture_title("x", "COMMENT") == "COMMENT\u200b"
+    assert capture_title("COMMENTARY on it", None) == "COMMENTARY on it"
     assert "<2024-03-01 Fri 14:00> :work:" in "\n".join(make_capture(meeting, title=None, tags=(), now=NOW, node_id="n1").lines)
 
 

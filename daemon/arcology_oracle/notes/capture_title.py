@@ -3,6 +3,7 @@ of the text as Org shows it, made safe to stand on a heading line."""
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .org_escape import inert
@@ -14,6 +15,7 @@ _DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
 _TITLE_KEYWORD_RE = re.compile(r"^[ \t]*#\+title:[ \t]*(.*)$", re.IGNORECASE)
 _KEYWORD_OR_BLOCK_RE = re.compile(r"^[ \t]*#\+")
 _PRIORITY_RE = re.compile(r"^((?:[A-Z]+[ \t]+)?)\[#[A-Za-z0-9]\][ \t]*")
+_COMMENT_RE = re.compile(r"COMMENT(?:[ \t]|$)")
 _ACTIVE_STAMP_RE = re.compile(r"<(\d{4}-\d{2}-\d{2}[^<>\n]*)>")
 
 
@@ -33,6 +35,10 @@ def capture_title(text: str, title: str | None) -> str:
             cut = cut[:space]
         name = cut.rstrip() + "…"
     name = inert(name)
+    # "COMMENT" first makes the heading a commented one (left out of exports and the
+    # agenda, its title read without the word): a zero-width space keeps it a word.
+    if _COMMENT_RE.match(name):
+        name = "COMMENT\u200b" + name[len("COMMENT") :]
     # A title ending like tags (`` :private:``) would be read as the heading's tags: a
     # zero-width space after it keeps it text, the escape the Org manual gives for markup.
     return name + "\u200b" if split_heading_tags(name)[1] else name
@@ -46,12 +52,12 @@ def _shown(text: str) -> str:
     the title would put the capture on the agenda). ``text`` itself when nothing is left."""
     shown: list[str] = []
     lines = text.splitlines()
-    i = 0
-    while i < len(lines):
+    ends = [j for j, line in enumerate(lines) if DRAWER_END_RE.match(line)]
+    i = size = 0
+    while i < len(lines) and size <= 4 * TITLE_CHARS:  # the title's words are found by then
         line = lines[i]
-        end = next((j for j in range(i + 1, len(lines)) if DRAWER_END_RE.match(lines[j])), None)
-        if DRAWER_START_RE.match(line) and end is not None:
-            i = end + 1
+        if DRAWER_START_RE.match(line) and (after := bisect.bisect_right(ends, i)) < len(ends):
+            i = ends[after] + 1
             continue
         if title := _TITLE_KEYWORD_RE.match(line):
             shown.append(title[1])
@@ -59,6 +65,7 @@ def _shown(text: str) -> str:
             shown.append(_PRIORITY_RE.sub(r"\1", split_heading_tags(line.lstrip("*").strip())[0]))
         elif not (_KEYWORD_OR_BLOCK_RE.match(line) or PLANNING_RE.match(line)):
             shown.append(line)
+        size += len(shown[-1]) if shown else 0
         i += 1
     joined = "\n".join(shown)
     return _ACTIVE_STAMP_RE.sub(r"[\1]", joined) if joined.strip() else text
