@@ -397,3 +397,55 @@ async def test_the_oracles_answers_and_conversations_are_marked(browser, tmp_pat
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+WINDOW_CONVERSATION = """\
+:PROPERTIES:
+:ID:       44444444-2222-3333-4444-555555555555
+:END:
+#+title: Baking chats
+
+* Sourdough :conversation:
+** Me
+How often should I feed a starter kept in the fridge?
+** Oracle
+:PROPERTIES:
+:ROLE:     oracle
+:END:
+Once a week, with equal weights of rye flour and water.
+** Me
+And in winter, at room temperature?
+"""
+
+
+async def test_a_window_of_an_org_conversation_opens_on_its_turns(browser, tmp_path, roam_dir, fake_ollama):
+    # A window of dialogue from an org conversation is cited at the conversation's root,
+    # whose own text is empty: tapping the source showed "(no text under this heading)",
+    # so the words the answer cited could not be read on the phone. Its turns show now,
+    # the oracle's marked as everywhere else.
+    (roam_dir / "baking-chats.org").write_text(WINDOW_CONVERSATION, encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#question", "How often should I feed a starter kept in the fridge?")
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        window = page.locator('#sources > li[data-file="baking-chats.org"]').filter(has=page.locator(".hit-speakers"))
+        assert await window.count() >= 1, "the test needs the conversation's window among the sources"
+        window = window.first
+        assert await window.get_attribute("data-line") == "6"  # the root: no text of its own
+        await window.locator(".hit-head").tap()
+        text = window.locator(".hit-body .note-text")
+        await text.locator(".org-para").first.wait_for()
+        shown = " ".join((await text.inner_text()).split())
+        assert "no text under this heading" not in shown
+        assert "And in winter, at room temperature?" in shown
+        turns = await text.locator(".note-turn").evaluate_all(
+            "ps => ps.map(p => [p.firstChild.textContent, (p.querySelector('.hit-role') || {}).textContent || null])"
+        )
+        assert ["Oracle", "oracle"] in turns, turns
+        watch.assert_clean()
+    finally:
+        daemon.stop()

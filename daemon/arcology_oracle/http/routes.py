@@ -166,17 +166,30 @@ async def node(request: web.Request) -> web.Response:
 @routes.get("/heading")
 async def heading(request: web.Request) -> web.Response:
     q = parse_query(request, HeadingQuery)
-    row = await request.app[index_key].heading_at(q.file, q.line)
-    return web.json_response(
-        {
-            "node_id": row["node_id"],
-            "heading_id": row["own_id"],
-            "title": row["node_title"],
-            "heading": row["title"],
-            "olp": row["olp"],
-            "file": row["file"],
-            "line": row["start_line"],
-            "tags": row["tags"],
-            "body": row["body"],
-        }
-    )
+    index = request.app[index_key]
+    row = await index.heading_at(q.file, q.line)
+    answer = {
+        "node_id": row["node_id"],
+        "heading_id": row["own_id"],
+        "title": row["node_title"],
+        "heading": row["title"],
+        "olp": row["olp"],
+        "file": row["file"],
+        "line": row["start_line"],
+        "tags": row["tags"],
+        "body": row["body"],
+    }
+    if q.end_line is not None:
+        # A window of dialogue in an org conversation starts at its root, whose own body
+        # is empty: its turns are the headings below, each marked as /search marks it.
+        def below(store):
+            rows = store.headings_between(row["file"], row["start_line"], q.end_line)
+            roles = roles_of(store, rows)
+            return [
+                {"heading": h["title"], "level": h["level"], "line": h["start_line"], "body": h["body"],
+                 "role": roles.get(h["id"])}
+                for h in rows
+            ]  # fmt: skip
+
+        answer["below"] = await index.read(below)
+    return web.json_response(answer)

@@ -101,6 +101,11 @@ class JournalQuery(Dated):
 class HeadingQuery(Request):
     file: RelPath
     line: Line = 1
+    end_line: Line | None = Field(
+        None,
+        description="a source's end_line (a window of dialogue): the headings that start after the heading and"
+        " up to this line come back too, as 'below'",
+    )
 
 
 class AskQuery(Request):
@@ -282,6 +287,17 @@ class Node(Answer):
     backlinks: list[NodeLink] = Field(description="indexed nodes linking to this node")
 
 
+class HeadingBelow(Answer):
+    heading: str
+    level: int
+    line: int
+    body: str
+    role: Literal["oracle", "conversation"] | None = Field(
+        description="'oracle' for the oracle's own words, 'conversation' for another turn of a conversation"
+        " with it, null for the user's note (as a search result's role)"
+    )
+
+
 class Heading(Answer):
     node_id: str | None
     heading_id: str | None
@@ -292,6 +308,9 @@ class Heading(Answer):
     line: int
     tags: list[str]
     body: str
+    below: list[HeadingBelow] | None = Field(
+        None, description="with end_line: the indexed headings after this one up to end_line, each with its role"
+    )
 
 
 class AskAnswer(Answer):

@@ -139,6 +139,16 @@ class Reads(StoreBase):
         ).fetchone()
         return None if row is None else _heading_dict(row)
 
+    def headings_between(self, path: str, after: int, until: int) -> list[dict]:
+        """The headings of file ``path`` starting after line ``after`` and at or before
+        line ``until``, in file order (the turns of a window of dialogue)."""
+        rows = self.conn.execute(
+            "SELECT h.*, f.path AS file_path FROM headings h JOIN files f ON f.id = h.file"
+            " WHERE f.path = ? AND h.start_line > ? AND h.start_line <= ? ORDER BY h.start_line",
+            (path, int(after), int(until)),
+        ).fetchall()
+        return [_heading_dict(r) for r in rows]
+
     def saved_heading(self, path: str, title: str, line: int) -> dict | None:
         """The heading of file ``path`` titled ``title`` nearest ``line``, else (renamed)
         the deepest heading whose lines contain ``line``; never the file-level record.

@@ -375,12 +375,22 @@
 
   async function loadHeading(hit, body, path) {
     body.replaceChildren(el("p", "muted", "Loading…"));
-    const h = await getJson("/heading", { file: hit.file, line: hit.line });
+    // A window of dialogue (a source with end_line) may start at a conversation's root,
+    // whose own text is empty: its turns are the headings below, up to end_line.
+    const params = { file: hit.file, line: hit.line };
+    if (Number.isInteger(hit.end_line) && hit.end_line > hit.line) params.end_line = hit.end_line;
+    const h = await getJson("/heading", params);
     const pathText = outlinePath(h);
     path.textContent = pathText;
     path.hidden = !pathText;
     const text = el("div", "note-text");
     text.append(...orgBlocks(h.body || ""));
+    for (const turn of h.below || []) {
+      const head = el("p", "note-turn", turn.heading);
+      const badge = roleBadge(turn);
+      if (badge) head.append(" ", badge);
+      text.append(head, ...orgBlocks(turn.body || ""));
+    }
     if (!text.textContent.trim()) text.replaceChildren(el("p", "muted", "(no text under this heading)"));
     const tags = (h.tags || []).length ? ` · :${h.tags.join(":")}:` : "";
     const meta = el("p", "note-meta", `${h.file}:${h.line}${tags}`);
