@@ -449,3 +449,21 @@ async def test_a_window_of_an_org_conversation_opens_on_its_turns(browser, tmp_p
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_a_failed_search_leaves_no_results_of_the_query_before(browser, tmp_path, roam_dir, fake_ollama):
+    # With the daemon gone, searching "rye" said "Search failed: the daemon cannot be
+    # reached" above the results of the search before ("starter"), as if they were rye's.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        page, _ = await new_page(browser, **PHONE)  # the page logs the failed fetch
+        await page.goto(daemon.url + "/")
+        await page.fill("#search-input", "sourdough starter")
+        await page.locator("#search-results > li").first.wait_for()
+    finally:
+        daemon.stop()
+    await page.fill("#search-input", "rye flour")
+    await page.locator("#search-state", has_text="Search failed").wait_for()
+    assert "the daemon cannot be reached" in await page.locator("#search-state").text_content()
+    assert await page.locator("#search-results > li").count() == 0

@@ -501,6 +501,7 @@
         : "No matching headings.";
     } catch (error) {
       if (controller.signal.aborted) return;
+      list.replaceChildren(); // the results below were another query's
       state.textContent = `Search failed: ${describeError(error)}`;
     }
   }
