@@ -293,21 +293,29 @@ heading's own ID, or the file's before the first heading) and :node-ids
   "Return non-nil when point is under one of the oracle's answers."
   (unless (org-before-first-heading-p)
     (or (org-entry-get nil arcology-oracle-answer-property)
-        (member (downcase (string-trim (or (org-entry-get nil "ROLE") "")))
-                '("oracle" "assistant" "ai" "model" "bot" "answer")))))
+        (arcology-oracle--oracle-role-p (org-entry-get nil "ROLE")))))
+
+(defun arcology-oracle--oracle-role-p (role)
+  "Return non-nil when ROLE, a :ROLE: value or nil, names the assistant."
+  (member (downcase (string-trim (or role "")))
+          '("oracle" "assistant" "ai" "model" "bot" "answer")))
 
 (defun arcology-oracle--node-is-answer-p ()
   "Return non-nil when the org-roam node around point is an oracle's answer.
 The node of `arcology-oracle--node-at-point': its heading, where
 `arcology-oracle--answer-heading-p' says so (an answer kept by
-\\[arcology-oracle-memorize] from the answers buffer is its own node)."
+\\[arcology-oracle-memorize] from the answers buffer is its own node);
+the file's node, where the file's drawer has an assistant's :ROLE:."
   (save-excursion
     (save-restriction
       (widen)
       (unless (org-before-first-heading-p)
         (org-back-to-heading t)
-        (while (and (not (org-entry-get nil "ID")) (org-up-heading-safe)))
-        (and (org-entry-get nil "ID") (arcology-oracle--answer-heading-p))))))
+        (while (and (not (org-entry-get nil "ID")) (org-up-heading-safe))))
+      (if (and (not (org-before-first-heading-p)) (org-entry-get nil "ID"))
+          (arcology-oracle--answer-heading-p)
+        ;; The file's node: its drawer says whose words it holds.
+        (arcology-oracle--oracle-role-p (org-entry-get (point-min) "ROLE"))))))
 
 (defun arcology-oracle--node-at-point ()
   "Return (ID . TITLE) of the org-roam node around point, or nil.

@@ -128,6 +128,17 @@
           (with-current-buffer buffer
             (goto-char (point-max))
             (arcology-oracle-review-test--refused "is the oracle.s own answer, not your notes"
+              (arcology-oracle-summarize)))))
+      ;; A file of the oracle's own (its drawer says so), as a summary kept as a note.
+      (let ((file (expand-file-name "kept-summary.org" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))))
+        (write-region (concat ":PROPERTIES:\n:ID: 5e1f0000-0000-4000-8000-00000000abcf\n:ROLE: oracle\n:END:\n"
+                              "#+title: Kept summary\n\nThe summary.\n")
+                      nil file)
+        (let ((buffer (find-file-noselect file)))
+          (push buffer arcology-oracle-test--buffers)
+          (with-current-buffer buffer
+            (goto-char (point-max))
+            (arcology-oracle-review-test--refused "Kept summary is the oracle.s own answer"
               (arcology-oracle-summarize))))))))
 
 (ert-deftest arcology-oracle-review-test-summarize-outside-the-notes ()
