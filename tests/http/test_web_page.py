@@ -15,6 +15,7 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from tests.answers.test_dialogue_windows import CHATS
@@ -467,3 +468,34 @@ async def test_a_failed_search_leaves_no_results_of_the_query_before(browser, tm
     await page.locator("#search-state", has_text="Search failed").wait_for()
     assert "the daemon cannot be reached" in await page.locator("#search-state").text_content()
     assert await page.locator("#search-results > li").count() == 0
+
+
+async def test_a_snippet_saying_the_title_again_is_left_out_and_a_proxy_s_502_says_what_it_means(
+    browser, tmp_path, roam_dir, fake_ollama
+):
+    # A captured line is its own title and its snippet: the page showed it twice. Behind
+    # tailscale serve, a stopped daemon is a 502 without a body: the page said "HTTP 502".
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        async with aiohttp.ClientSession(headers=daemon.headers) as session:
+            async with session.post(daemon.url + "/memorize", json={"text": "Zephyrine loaves"}) as resp:
+                assert resp.status == 200
+        page, _ = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#search-input", "zephyrine loaves")
+        first = page.locator("#search-results > li").first
+        await first.wait_for()
+        assert (await first.locator(".hit-title").text_content()).startswith("Zephyrine loaves")
+        assert await first.locator(".hit-snippet").count() == 0
+        # Another result keeps its snippet: only a repeat is left out.
+        await page.fill("#search-input", "sourdough starter")
+        await page.locator("#search-results .hit-snippet").first.wait_for()
+
+        await page.route("**/search?*", lambda route: route.fulfill(status=502, body=""))
+        await page.fill("#search-input", "rye flour")
+        await page.locator("#search-state", has_text="Search failed").wait_for()
+        said = await page.locator("#search-state").text_content()
+        assert "the daemon cannot be reached (the proxy in front of it answered HTTP 502)" in said, said
+    finally:
+        daemon.stop()

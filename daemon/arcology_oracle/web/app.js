@@ -139,8 +139,12 @@
       /* not JSON */
     }
     if (!response.ok) {
-      const message = body && typeof body.error === "string" ? body.error : `HTTP ${response.status}`;
-      throw new ApiError(message);
+      if (body && typeof body.error === "string") throw new ApiError(body.error);
+      // A proxy in front (tailscale serve) answers so when nothing answers behind it.
+      if ([502, 503, 504].includes(response.status)) {
+        throw new ApiError(`the daemon cannot be reached (the proxy in front of it answered HTTP ${response.status})`);
+      }
+      throw new ApiError(`HTTP ${response.status}`);
     }
     return body;
   }
@@ -245,6 +249,14 @@
     return badge;
   }
 
+  // A snippet that only says the heading or the note's title again is left out, as
+  // Emacs leaves it out.
+  function repeatsTitle(hit) {
+    const plain = (text) => (text || "").replace(/[\s.…]+$/u, "").toLowerCase();
+    const snippet = plain(hit.snippet);
+    return snippet === plain(hit.heading) || snippet === plain(hit.title);
+  }
+
   function hitItem(hit, number, prefetch = false) {
     const id = `hit-${++hitCounter}`;
     const item = el("li", "hit");
@@ -266,7 +278,7 @@
     const path = el("span", "hit-path", pathText);
     path.hidden = !pathText;
     label.append(path);
-    if (hit.snippet) label.append(el("span", "hit-snippet", hit.snippet));
+    if (hit.snippet && !repeatsTitle(hit)) label.append(el("span", "hit-snippet", hit.snippet));
     // A window of dialogue: who speaks in it, and when.
     if (hit.speakers && hit.speakers.length) {
       label.append(el("span", "hit-speakers", [hit.speakers.join(", "), hit.date].filter(Boolean).join(" · ")));
