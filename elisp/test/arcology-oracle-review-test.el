@@ -117,29 +117,24 @@
             (arcology-oracle-review-test--refused "org-mode buffer"
               (arcology-oracle-summarize))
           (setq buffer-file-name nil)))
-      ;; One of the oracle's answers, kept as a note of its own: not the user's notes
-      ;; (the daemon refuses it too; the summaries get no failed entry for it).
-      (let ((file (expand-file-name "kept-answer.org" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))))
-        (write-region (concat "#+title: Day\n* Based on your notes [1]\n:PROPERTIES:\n"
-                              ":ID: 5e1f0000-0000-4000-8000-00000000abce\n:ROLE: oracle\n:END:\nThe answer.\n")
-                      nil file)
-        (let ((buffer (find-file-noselect file)))
-          (push buffer arcology-oracle-test--buffers)
-          (with-current-buffer buffer
-            (goto-char (point-max))
-            (arcology-oracle-review-test--refused "is the oracle.s own answer, not your notes"
-              (arcology-oracle-summarize)))))
-      ;; A file of the oracle's own (its drawer says so), as a summary kept as a note.
-      (let ((file (expand-file-name "kept-summary.org" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))))
-        (write-region (concat ":PROPERTIES:\n:ID: 5e1f0000-0000-4000-8000-00000000abcf\n:ROLE: oracle\n:END:\n"
-                              "#+title: Kept summary\n\nThe summary.\n")
-                      nil file)
-        (let ((buffer (find-file-noselect file)))
-          (push buffer arcology-oracle-test--buffers)
-          (with-current-buffer buffer
-            (goto-char (point-max))
-            (arcology-oracle-review-test--refused "Kept summary is the oracle.s own answer"
-              (arcology-oracle-summarize))))))))
+      ;; The oracle's own words kept as a note of their own, as a heading or as a file
+      ;; whose drawer says so: not the user's notes (the daemon refuses them too; the
+      ;; summaries get no failed entry for them).
+      (pcase-dolist (`(,name ,text ,refusal)
+                     '(("kept-answer.org"
+                        "#+title: Day\n* Based on your notes [1]\n:PROPERTIES:\n:ID: 5e1f0000-0000-4000-8000-00000000abce\n:ROLE: oracle\n:END:\nThe answer.\n"
+                        "is the oracle.s own answer, not your notes")
+                       ("kept-summary.org"
+                        ":PROPERTIES:\n:ID: 5e1f0000-0000-4000-8000-00000000abcf\n:ROLE: oracle\n:END:\n#+title: Kept summary\n\nThe summary.\n"
+                        "Kept summary is the oracle.s own answer")))
+        (let ((file (expand-file-name name (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))))
+          (write-region text nil file)
+          (let ((buffer (find-file-noselect file)))
+            (push buffer arcology-oracle-test--buffers)
+            (with-current-buffer buffer
+              (goto-char (point-max))
+              (arcology-oracle-review-test--refused refusal
+                (arcology-oracle-summarize)))))))))
 
 (ert-deftest arcology-oracle-review-test-summarize-outside-the-notes ()
   "A saved org file outside the roam directory, without an ID: a message, no entry."
