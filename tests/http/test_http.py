@@ -121,6 +121,9 @@ async def test_heading_text_for_display(client):
         ("get", "/similar", {"params": {"file": "../etc/passwd", "line": "1"}}, 400),
         ("get", "/similar", {"params": {"file": "/etc/passwd", "line": "1"}}, 400),
         ("get", "/heading", {"params": {"file": "missing.org", "line": "1"}}, 404),
+        # end_line before line (a window ending before it starts) is a mistake, not an empty 'below'
+        ("get", "/heading", {"params": {"file": "sqlite-indexing.org", "line": "5", "end_line": "2"}}, 400),
+        ("get", "/heading", {"params": {"file": "sqlite-indexing.org", "line": "1", "end_line": "-1"}}, 400),
         ("get", "/nodes/unknown", {}, 404),
         ("post", "/similar", {"data": b"{not json", "headers": {"Content-Type": "application/json"}}, 400),
         ("post", "/similar", {"data": b'{"text": "x"}'}, 415),

@@ -107,6 +107,12 @@ class HeadingQuery(Request):
         " up to this line come back too, as 'below'",
     )
 
+    @model_validator(mode="after")
+    def _end_after_start(self):
+        if self.end_line is not None and self.end_line < self.line:
+            raise ValueError(f"end_line ({self.end_line}) is before line ({self.line})")
+        return self
+
 
 class AskQuery(Request):
     q: Annotated[Text, Field(max_length=MAX_TEXT, description="the question")]
