@@ -548,6 +548,16 @@ Uses org-roam's database when org-roam is loaded; never signals."
           (cons file (or (org-roam-node-point node) 1)))
       (error nil))))
 
+(defun arcology-oracle--at-id (id)
+  "Move to the entry with ID when point is not at it.
+org-roam's database keeps a node's position as of its last sync: a
+note edited since (a line added above the node) puts it elsewhere,
+so the entry is looked for by its :ID: in the buffer."
+  (when (and id (derived-mode-p 'org-mode)
+             (not (equal (ignore-errors (org-entry-get nil "ID")) id)))
+    (when-let ((pos (org-find-entry-with-id id)))
+      (goto-char pos))))
+
 (defun arcology-oracle--file-location (result)
   "Return (FILE . LINE) of RESULT when its file exists here, else nil."
   (when-let* ((dir (arcology-oracle--roam-dir))
@@ -602,12 +612,14 @@ loaded."
          (from-list (or (window-parameter nil 'window-side)
                         (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-answers-mode
                                        'org-roam-mode)))
-         location line)
+         location line id)
     (cond
-     ((setq location (arcology-oracle--roam-node-location heading-id)))
+     ((setq location (arcology-oracle--roam-node-location heading-id))
+      (setq id heading-id))
      ((setq location (arcology-oracle--file-location result))
       (setq line (cdr location)))
-     ((setq location (arcology-oracle--roam-node-location node-id)))
+     ((setq location (arcology-oracle--roam-node-location node-id))
+      (setq id node-id))
      ;; Only when org-id has its locations loaded: loading them may scan files.
      ((let ((found (and (or heading-id node-id)
                         (bound-and-true-p org-id-locations)
@@ -625,7 +637,8 @@ loaded."
           (arcology-oracle--goto-heading line (let ((heading (alist-get 'heading result)))
                                                 (and (stringp heading) heading)))
         (widen)
-        (goto-char (cdr location)))
+        (goto-char (cdr location))
+        (arcology-oracle--at-id id))
       (when (derived-mode-p 'org-mode) (org-show-context))
       (recenter 0))))
 

@@ -803,6 +803,22 @@ counts at once, without `org-mode-restart'."
       (let ((org-use-tag-inheritance nil))  ; the user's setting does not matter
         (should (eq (and (arcology-oracle--private-here-p) t) (nth 2 case)))))))
 
+(ert-deftest arcology-oracle-test-visit-finds-a-node-org-roam-placed-before-an-edit ()
+  "org-roam's stored position of a node is as of its last sync: after a line added
+above the node it points elsewhere, and the entry is found by its :ID:."
+  (with-temp-buffer
+    (insert "#+title: N\n* First\nA line added since.\n* Target\n:PROPERTIES:\n:ID: visit-target-1\n:END:\nbody\n")
+    (org-mode)
+    (goto-char (point-min))
+    (search-forward "A line added")
+    (arcology-oracle--at-id "visit-target-1")
+    (should (looking-at-p "\\* Target"))
+    (arcology-oracle--at-id "visit-target-1")  ; already there: stays
+    (should (looking-at-p "\\* Target"))
+    (goto-char (point-min))
+    (arcology-oracle--at-id "no-such-id")  ; not in the buffer: point stays
+    (should (bobp))))
+
 (ert-deftest arcology-oracle-test-private-in-a-source-block-s-edit-buffer ()
   "The buffer C-c ' opens on a block under a private heading is private too.
 Its text is the block's, in python-mode or in Org mode, with nothing of
