@@ -74,6 +74,8 @@ async def keyword_index(make_settings, roam) -> OracleIndex:
         ("玄米", ("ryouri.org", "炊飯器で玄米を炊く")),
         ("中央線に乗り換える", ("tetsudou.org", "概要")),
         ("ICカード", ("tetsudou.org", "切符")),  # Latin letters and katakana in one word
+        ("駅", ("tetsudou.org", "概要")),  # a word of one kanji, before its particle
+        ("米", ("ryouri.org", "炊飯器で玄米を炊く")),  # one kanji ending a word: 玄米は
     ],
 )
 async def test_japanese_words_inside_a_run_are_found(make_settings, notes_dir, query, expected):

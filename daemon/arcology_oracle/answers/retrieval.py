@@ -81,6 +81,17 @@ def quoted(terms: Iterable[str]) -> list[str]:
     return ['"' + t.replace('"', '""') + '"' for t in terms]
 
 
+def quoted_bigrams(terms: Iterable[str]) -> list[str]:
+    """:func:`quoted`, but a term of one kanji or katakana is a prefix (``"本" *``): the
+    index keeps a run's bigrams, so a word of one character ("猫", "本") is stored alone
+    only where nothing is written against it, and a search for it found nothing. As a
+    prefix it finds the bigrams it begins ("猫が", "本を": a noun before its particle).
+    One that only ends a run ("絵本" at a line's end) is still missed: FTS5 has no suffix
+    query. Hiragana stays exact: one kana begins half of a Japanese text's bigrams."""
+    terms = list(terms)
+    return [q + " *" if len(t) == 1 and cjk.has_cjk(t) and not cjk.only_hiragana(t) else q for t, q in zip(terms, quoted(terms))]
+
+
 def fts_query(
     text: str, *, any_term: bool = False, max_terms: int = 32, bigram_columns: str = "{cjk_head cjk_text}"
 ) -> str | None:
@@ -104,7 +115,7 @@ def fts_query(
     parts = quoted(terms)
     bigrams = cjk.query_bigrams(text)
     if bigrams:
-        parts.append(bigram_columns + " : (" + " OR ".join(quoted(bigrams)) + ")")
+        parts.append(bigram_columns + " : (" + " OR ".join((quoted if any_term else quoted_bigrams)(bigrams)) + ")")
     if not parts:
         return None
     return (" OR " if any_term else " AND ").join(parts)

@@ -50,7 +50,7 @@ def search_terms(text: str, max_words: int = 32) -> tuple[list[str], list[str], 
 def any_of(words: Sequence[str], bigrams: Sequence[str]) -> str:
     """An FTS5 expression matching any of ``words`` or, in the bigram columns, of
     ``bigrams`` (at least one of the two non-empty)."""
-    parts = retrieval.quoted(words) + (["{cjk_head cjk_text} : (" + " OR ".join(retrieval.quoted(bigrams)) + ")"] if bigrams else [])
+    parts = retrieval.quoted(words) + (["{cjk_head cjk_text} : (" + " OR ".join(retrieval.quoted_bigrams(bigrams)) + ")"] if bigrams else [])
     return "(" + " OR ".join(parts) + ")"
 
 
