@@ -84,11 +84,22 @@ async def test_a_grounded_chats_replies_are_no_notes_and_its_prompts_are(make_cl
 
 async def test_a_summary_is_not_given_a_grounded_chats_replies(make_client, settings, roam_dir, fake_ollama):
     client = await vault_client(make_client, settings, roam_dir)
-    for request in ({"question": "the axolotl tank temperature"}, {"node": CHAT_ID}):
-        before = len(fake_ollama.state.chats)
-        resp = await client.post("/summarize", json=request)
-        body = await resp.json()
-        prompts = json.dumps(fake_ollama.state.chats[before:])
-        assert resp.status == 200, body
-        assert prompts != "[]" and "GROUNDEDREPLY" not in prompts and "BOUNDEDREPLY" not in prompts, request
-    assert "seventeen degrees" in json.dumps(fake_ollama.state.chats), "the user's note is summarized"
+    resp = await client.post("/summarize", json={"question": "the axolotl tank temperature"})
+    body = await resp.json()
+    prompts = json.dumps(fake_ollama.state.chats)
+    assert resp.status == 200, body
+    assert "GROUNDEDREPLY" not in prompts and "BOUNDEDREPLY" not in prompts
+    assert "seventeen degrees" in prompts, "the user's note is summarized"
+    assert CHAT_ID not in json.dumps(body["sources"]), "a chat of nothing but replies is no source"
+    assert [s["n"] for s in body["sources"]] == list(range(1, len(body["sources"]) + 1))
+
+
+async def test_a_chat_of_nothing_but_grounded_replies_is_no_note_to_summarize(make_client, settings, roam_dir, fake_ollama):
+    """Its one heading is a reply, and its file's record holds no text: a summary of it
+    was a summary of nothing (200, the model asked about an empty note)."""
+    client = await vault_client(make_client, settings, roam_dir)
+    resp = await client.post("/summarize", json={"node": CHAT_ID})
+    body = await resp.json()
+    assert resp.status == 400, body
+    assert "only the oracle's own words" in body["error"]
+    assert fake_ollama.state.chats == [], "nothing is asked of the model"

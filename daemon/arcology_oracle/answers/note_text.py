@@ -14,14 +14,18 @@ def note_text(
     summary prompt and it as source [1]; None when the index holds no such note. The
     oracle's own words in it (:meth:`~arcology_oracle.store.Store.oracle_words`: its answers
     in a conversation, what was kept with ``role: oracle``) are left out unless
-    ``keep_oracle``: a summary prompt calls the note the user's writing."""
+    ``keep_oracle``: a summary prompt calls the note the user's writing. The headings are
+    ``[]`` when nothing of the user's is left (at most the file's record, without text)."""
     rows = store.subtree(node_id=node, path=file)
     if not rows:
         return None
     first = rows[0]
     if not keep_oracle:
         oracle = store.oracle_words(r["id"] for r in rows)
-        rows = [r for r in rows if r["id"] not in oracle]
+        if oracle:
+            rows = [r for r in rows if r["id"] not in oracle]
+            if all(not r["level"] and not (r["text"] or "").strip() for r in rows):
+                rows = []  # an empty file record left: the note holds nothing of the user's
     file_title = store.file_info([first["file"]]).get(first["file"], {}).get("title") or first["node_title"]
     blocks = []
     for row in rows:

@@ -22,7 +22,7 @@ import hashlib
 import re
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config import Settings
 from ..errors import BadRequest, NotFound
@@ -269,9 +269,21 @@ class Oracle:
         if not question:
             raise BadRequest("give a node, a file or a question")
         context = await gather_context(self.index, question, k=k)
-        if not context.used_notes:
+        notes = await self._notes_of(context.sources) if context.used_notes else []
+        if not notes:
             return Reply([], False, _once(f"None of your notes is relevant enough to summarize for: {question}"), model)
-        return Reply(context.sources, True, self._summarize_many(context.sources, question, model), model)
+        return Reply([src for src, _ in notes], True, self._summarize_many(notes, question, model), model)
+
+    async def _notes_of(self, sources: list[Source]) -> list[tuple[Source, str]]:
+        """The notes of ``sources`` with their text for a summary prompt, numbered again
+        from 1: without those that hold nothing of the user's (a chat of nothing but the
+        oracle's replies, whose file's record matched) or left the index meanwhile."""
+        keep = self.settings.oracle_answers_as_evidence
+        found = await self.index.read(
+            lambda store: [(src, _note_text(store, src.node_id, None if src.node_id else src.file, keep)) for src in sources]
+        )
+        kept = [(src, got[1]) for src, got in found if got and got[0]]
+        return [(replace(src, n=n), text) for n, (src, text) in enumerate(kept, start=1)]
 
     async def _caching(
         self, stream: AsyncIterator[str], key: str, note: tuple[str | None, str | None], note_text: str, file: str
@@ -295,10 +307,9 @@ class Oracle:
         if summary.strip():
             await self.index.write(cache)
 
-    async def _summarize_many(self, sources: list[Source], question: str, model: str) -> AsyncIterator[str]:
+    async def _summarize_many(self, notes: list[tuple[Source, str]], question: str, model: str) -> AsyncIterator[str]:
         summaries = []
-        for src in sources:
-            _, text, _ = await self._note(src.node_id, None if src.node_id else src.file)
+        for src, text in notes:
             out: list[str] = []
             async with aclosing(self._summary_stream(text, src.title, question, model)) as pieces:
                 async for piece in pieces:
