@@ -1,6 +1,7 @@
 """index/note_io.py where it cannot rely on a write lease or on the directory: a capture
 appended without a lease while another program appends, a daily the daemon created that
-its read-only directory will not let go, a directory that cannot all be created. Real
+its read-only directory will not let go, a directory that cannot all be created, a note
+and folders created for a capture that is then refused (a umask, a full disk). Real
 files; every byte is compared before and after."""
 
 from __future__ import annotations
@@ -205,3 +206,34 @@ def test_a_capture_is_taken_back_from_a_replaced_note_only_when_nobody_else_can_
         assert left.startswith(mine + b"\n* remember the milk\n"), left
     assert path.read_bytes().startswith(mine + b"- phone\n"), path.read_bytes()
     assert path.read_bytes().count(b"* remember the milk") == 1
+
+
+@pytest.mark.parametrize("umask", [0o222, 0o277])
+def test_a_capture_refused_for_the_umask_leaves_no_file_nor_folder(root, umask):
+    # With a umask that takes the write bits away, the note the capture creates is born
+    # read-only and refused as one: the empty file and the folders made for it must go
+    # again, or every later capture finds a read-only daily (and no head is ever written).
+    before = tree(root)
+    old = os.umask(umask)
+    try:
+        with pytest.raises(Conflict, match="read-only"):
+            append(root, rel="newdir/sub/d.org", head=b"#+title: New\n")
+    finally:
+        os.umask(old)
+    assert tree(root) == before
+
+
+def test_a_first_capture_that_fails_leaves_no_folder_made_for_it(root, monkeypatch):
+    # The disk is full when the capture is written into the daily it created, in folders
+    # it created: the daily goes again (as before), and so do those folders.
+    before = tree(root)
+    real = note_io.write_all
+
+    def full_disk(fd, data, offset=None):
+        real(fd, data[:10], offset)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(note_io, "write_all", full_disk)
+    with pytest.raises(Conflict, match="nothing was written"):
+        append(root, rel="newdir/sub/d.org", head=b"#+title: New\n")
+    assert tree(root) == before

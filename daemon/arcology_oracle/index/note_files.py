@@ -36,13 +36,16 @@ def _inside(path: str, base: str) -> bool:
     return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
 
 
-def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int, os.stat_result, bool] | None:
+def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int, os.stat_result, tuple[Path, ...]] | None:
     """``(fd, stat, created)`` for the regular file ``rel`` below ``root``, opened for
-    writing without blocking; None when it does not exist and ``create`` is false."""
+    writing without blocking; None when it does not exist and ``create`` is false.
+    ``created`` is empty when the file was there, else the file and the folders made
+    for it, deepest first (:func:`remove_created` takes them away again). A refusal
+    after they were made (a umask that makes the new file read-only) removes them."""
     path = root / rel
-    _check_directory(root, path.parent)
+    made = _check_directory(root, path.parent)
     flags = _FLAGS | (os.O_APPEND if append else 0)
-    created = False
+    created: tuple[Path, ...] = ()
     for _ in range(3):
         try:
             fd = os.open(path, flags)
@@ -52,11 +55,12 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
                 return None
             try:
                 fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
-                created = True
+                created = (path, *reversed(made))
                 break
             except FileExistsError:
                 continue  # created meanwhile: open it as it is
             except OSError as exc:
+                _remove_folders(made)
                 raise Conflict(f"cannot create {rel}: {exc.strerror or exc}") from None
         except IsADirectoryError:
             raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
@@ -65,6 +69,7 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
         except OSError as exc:
             raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed") from None
     else:
+        _remove_folders(made)
         raise Conflict(f"{rel} kept appearing and disappearing: not written")
     try:
         st = os.fstat(fd)
@@ -75,24 +80,49 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
         if not _inside(real, real_root):
             raise LeadsOut(f"{rel} is a link to a file outside the notes directory")
         if not st.st_mode & 0o222:
-            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}): not changed")
+            umask = ", as the daemon's umask makes every new file" if created else ""
+            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}{umask}): not changed")
         if created:
             log.info("created %s", rel)
         return fd, st, created
     except BaseException:
-        os.close(fd)
+        try:
+            remove_created(created, fd)
+        except OSError as exc:
+            log.warning("cannot remove %s, created for a capture that was refused: %s", rel, exc.strerror or exc)
+        finally:
+            os.close(fd)
         raise
 
 
-def _check_directory(root: Path, directory: Path) -> None:
+def remove_created(created: tuple[Path, ...], fd: int) -> None:
+    """Remove what :func:`open_note` ``created`` (the note open as ``fd``, when the name
+    still holds it, then the folders made for it, when still empty). Raises OSError when
+    the note cannot be removed (its folders then stay)."""
+    if created:
+        if still_names(created[0], fd):
+            os.unlink(created[0])
+        _remove_folders(list(reversed(created[1:])))
+
+
+def _remove_folders(made: list[Path]) -> None:
+    """Remove the folders ``made`` (in the order made), deepest first, each when empty."""
+    for path in reversed(made):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
+def _check_directory(root: Path, directory: Path) -> list[Path]:
     """The note's directory exists and is a directory. Missing ones are created below
     the notes directory, never it or anything above (a notes folder moved away or on a
     drive not mounted is refused, not made anew); when one cannot be, those created here
-    are removed again (a refusal leaves no trace)."""
+    are removed again (a refusal leaves no trace). Returns those it made, in order."""
     shown = os.path.relpath(directory, root)
     shown = "the notes directory" if shown == "." else shown
     if os.path.isdir(directory):
-        return
+        return []
     if not os.path.isdir(root):  # moved away, or a drive not mounted: never made here
         raise Conflict(f"the notes directory {root} does not exist: nothing was written")
     if os.path.lexists(directory):
@@ -109,13 +139,10 @@ def _check_directory(root: Path, directory: Path) -> None:
             except FileExistsError:
                 pass  # created meanwhile; the next mkdir (or the open) tells a file from a directory
     except OSError as exc:
-        for path in reversed(made):
-            try:
-                os.rmdir(path)
-            except OSError:
-                pass
+        _remove_folders(made)
         reason = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
         raise Conflict(f"cannot create the directory {shown}: {reason}") from None
+    return made
 
 
 def _kind(mode: int) -> str:

@@ -61,7 +61,7 @@ from .forget_journal import Journal, pending, place_of, settle
 # prepare_leases is part of this module's interface (the daemon calls it at start).
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
-from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, still_names, write_all  # noqa: F401
+from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, write_all  # noqa: F401
 
 log = logging.getLogger(__name__)
 REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming files over the note
@@ -180,7 +180,7 @@ def _append(
                 end = os.lseek(fd, 0, os.SEEK_CUR)
                 os.fsync(fd)
             except OSError as exc:
-                _take_back(fd, size, payload, rel, exc, root / rel if created else None)
+                _take_back(fd, size, payload, rel, exc, created)
             if not still_names(root / rel, fd):  # renamed over meanwhile: not the note any more
                 _withdraw(fd, end, payload, rel, leased)
                 return None
@@ -218,11 +218,11 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str, eol: byt
         )
 
 
-def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, created: Path | None) -> None:
+def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, created: tuple[Path, ...]) -> None:
     """After a failed append (a full disk, an I/O error, before or at the ``fsync``):
     the file cut back to its ``size`` before, when what follows is a part of ``payload``
-    (so nobody else's bytes), and removed when this capture ``created`` it (else the next
-    capture would find it empty and write no head); a Conflict saying so. Else a Conflict
+    (so nobody else's bytes), and removed with the folders made for it when this capture
+    ``created`` it (else the next capture would find it empty and write no head); a Conflict saying so. Else a Conflict
     saying what part of the capture is left at the end of the file. The client never gets
     a success for a capture that may not be on disk, nor is half a heading left unsaid."""
     reason = exc.strerror or str(exc)
@@ -230,8 +230,8 @@ def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, creat
         written = os.pread(fd, len(payload) + 1, size)
         if payload.startswith(written):
             os.ftruncate(fd, size)
-            if created is not None and size == 0 and still_names(created, fd):
-                os.unlink(created)
+            if created and size == 0:
+                remove_created(created, fd)
             else:
                 os.fsync(fd)
             raise Conflict(f"writing the capture into {rel} failed ({reason}): nothing was written") from None
