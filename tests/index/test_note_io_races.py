@@ -100,14 +100,15 @@ def test_without_a_lease_and_nobody_meanwhile_forget_restores_every_byte(root, m
 def test_a_created_daily_its_directory_will_not_let_go_is_refused_unchanged(root, monkeypatch):
     append(root, head=b"#+title: New\n")
     before = tree(root)
-    real_unlink = os.unlink
+    for name in ("unlink", "rename"):  # the name can be neither deleted nor moved
+        real = getattr(os, name)
 
-    def read_only_directory(path, *args, **kwargs):
-        if os.fspath(path) == os.fspath(root / REL):
-            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
-        return real_unlink(path, *args, **kwargs)
+        def read_only_directory(path, *args, real=real, **kwargs):
+            if os.fspath(path) == os.fspath(root / REL):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(os, "unlink", read_only_directory)
+        monkeypatch.setattr(os, name, read_only_directory)
     with pytest.raises(Conflict, match="cannot be deleted from the directory daily .Permission denied.: not changed"):
         forget(root)
     assert tree(root) == before
@@ -237,3 +238,49 @@ def test_a_first_capture_that_fails_leaves_no_folder_made_for_it(root, monkeypat
     with pytest.raises(Conflict, match="nothing was written"):
         append(root, rel="newdir/sub/d.org", head=b"#+title: New\n")
     assert tree(root) == before
+
+
+def test_a_note_renamed_over_just_before_a_created_daily_is_deleted_stays(root, monkeypatch):
+    # A forget takes away a daily the capture created (nothing else in it). A sync tool
+    # renames the phone's version over it just after the daemon checked that the name
+    # still holds its file, before the delete: deleting by name then deleted the phone's
+    # version, every byte of it. It must stay, and the forget be refused.
+    append(root, head=b"#+title: New\n")
+    path = root / REL
+    phone = b"#+title: New\n* Written on the phone\n"
+    done = []
+    for name in ("unlink", "rename"):  # the daemon's first deletion or move of the name
+        real = getattr(os, name)
+
+        def sync_tool_renames_first(p, *args, real=real, **kwargs):
+            if os.fspath(p) == os.fspath(path) and not done:
+                done.append(True)
+                (root / "daily" / ".sync.tmp").write_bytes(phone)
+                os.rename(root / "daily" / ".sync.tmp", path)
+            return real(p, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, sync_tool_renames_first)
+    with pytest.raises(Conflict, match="replaced by another program"):
+        forget(root)
+    assert done and path.read_bytes() == phone
+    assert sorted(os.listdir(root / "daily")) == ["d.org"]
+
+
+def test_a_created_daily_moved_aside_but_not_deleted_gets_its_name_back(root, monkeypatch):
+    # The delete moves the name aside first: when the delete itself then fails, the
+    # daily is back under its name, and nothing else is left in its folder.
+    append(root, head=b"#+title: New\n")
+    before = tree(root)
+    real, failed = os.unlink, []
+
+    def io_error_on_the_moved_name(path, *args, **kwargs):  # once: a passing I/O error
+        if "arcology-oracle" in os.path.basename(path) and not failed:
+            failed.append(path)
+            raise OSError(errno.EIO, "Input/output error", os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", io_error_on_the_moved_name)
+    with pytest.raises(Conflict, match="cannot be deleted .*Input/output error.*not changed"):
+        forget(root)
+    monkeypatch.undo()
+    assert failed and tree(root) == before

@@ -228,14 +228,15 @@ async def test_a_created_daily_that_cannot_be_deleted_is_a_409_and_unchanged(cli
     assert status == 200, body
     daily = roam_dir / body["file"]
     before = tree(roam_dir)
-    real_unlink = os.unlink
+    for name in ("unlink", "rename"):  # the name can be neither deleted nor moved
+        real = getattr(os, name)
 
-    def read_only_directory(path, *args, **kwargs):
-        if os.fspath(path) == os.fspath(daily):
-            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
-        return real_unlink(path, *args, **kwargs)
+        def read_only_directory(path, *args, real=real, **kwargs):
+            if os.fspath(path) == os.fspath(daily):
+                raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+            return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(os, "unlink", read_only_directory)
+        monkeypatch.setattr(os, name, read_only_directory)
     status, refused = await call(client, "/forget", {"id": body["id"]})
     assert status == 409, refused
     assert "the directory daily" in refused["error"] and "not changed" in refused["error"]

@@ -61,7 +61,7 @@ from .forget_journal import Journal, pending, place_of, settle
 # prepare_leases is part of this module's interface (the daemon calls it at start).
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
-from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, write_all  # noqa: F401
+from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, unlink_if_names, write_all  # noqa: F401
 
 log = logging.getLogger(__name__)
 REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming files over the note
@@ -366,15 +366,15 @@ def _remove(
             if removal is None:
                 return None
             if removal.whole_file:  # created for this capture, nothing else in it
-                if not still_names(root / rel, fd):
-                    raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
                 try:
-                    os.unlink(root / rel)
+                    gone = unlink_if_names(root / rel, fd)
                 except OSError as exc:
                     where = os.path.relpath((root / rel).parent, root)
                     where = "the notes directory" if where == "." else f"the directory {where}"
                     raise Conflict(f"{rel} holds nothing but the capture, but it cannot be deleted from {where} "
                                    f"({exc.strerror or exc}): not changed") from None  # fmt: skip
+                if not gone:
+                    raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
             journal.write(rel, fd, data, removal.start, removal.end)
