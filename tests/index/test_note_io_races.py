@@ -284,3 +284,14 @@ def test_a_created_daily_moved_aside_but_not_deleted_gets_its_name_back(root, mo
         forget(root)
     monkeypatch.undo()
     assert failed and tree(root) == before
+
+
+def test_a_daily_that_is_a_link_to_nothing_is_refused_saying_so(root):
+    # A symbolic link whose file does not exist (it leads onto a drive not mounted): a
+    # new daily is created without following links, so it can never be written; the
+    # refusal said the daily "kept appearing and disappearing".
+    os.symlink("../journal/d.org", root / REL)
+    with pytest.raises(Conflict, match=r"daily/d.org is a symbolic link to \.\./journal/d.org, which does not exist"):
+        append(root, head=b"#+title: New\n")
+    assert sorted(os.listdir(root)) == ["daily"] and os.listdir(root / "daily") == ["d.org"]
+    assert os.readlink(root / REL) == "../journal/d.org"

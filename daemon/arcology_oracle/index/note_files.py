@@ -71,6 +71,9 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
             raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed") from None
     else:
         _remove_folders(made)
+        if os.path.islink(path):  # O_EXCL never creates the file a symbolic link leads to
+            raise Conflict(f"{rel} is a symbolic link to {os.readlink(path)}, which does not exist (a drive not "
+                           "mounted?): nothing was written")  # fmt: skip
         raise Conflict(f"{rel} kept appearing and disappearing: not written")
     try:
         st = os.fstat(fd)
