@@ -1,7 +1,8 @@
 """index/note_io.py where it cannot rely on a write lease or on the directory: a capture
 appended without a lease while another program appends, a daily the daemon created that
 its read-only directory will not let go, a directory that cannot all be created, a note
-and folders created for a capture that is then refused (a umask, a full disk). Real
+and folders created for a capture that is then refused (a umask, a full disk), a note
+another program holds a lease on (an NFS or Samba server). Real
 files; every byte is compared before and after."""
 
 from __future__ import annotations
@@ -295,3 +296,44 @@ def test_a_daily_that_is_a_link_to_nothing_is_refused_saying_so(root):
         append(root, head=b"#+title: New\n")
     assert sorted(os.listdir(root)) == ["daily"] and os.listdir(root / "daily") == ["d.org"]
     assert os.readlink(root / REL) == "../journal/d.org"
+
+
+def hold_lease(path):
+    """A descriptor of ``path`` holding a lease, as an NFS server's delegation or a Samba
+    oplock lent to a client does (the kernel asks for it back when the note is opened)."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR)
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+    return fd
+
+
+def test_a_capture_waits_for_a_lease_on_the_note_to_be_given_back(root):
+    # The notes are shared over NFS (or Samba), and the server has lent the daily to a
+    # client (a delegation: a lease): opening it asks for it back, which takes
+    # milliseconds, but opened without blocking the daily could not be opened at all,
+    # and the capture was a 409 'Resource temporarily unavailable'.
+    import threading
+
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    path.write_bytes(mine)
+    other = hold_lease(path)
+    threading.Timer(0.05, os.close, (other,)).start()  # the client gives it back
+    append(root)
+    assert path.read_bytes().startswith(mine + b"* remember the milk\n")
+
+
+def test_a_note_whose_lease_is_not_given_back_is_refused_saying_so(root):
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    path.write_bytes(mine)
+    other = hold_lease(path)
+    try:
+        with pytest.raises(Conflict, match="daily/d.org is held by another program.*not changed; try again"):
+            append(root)
+        with pytest.raises(Conflict, match="daily/d.org is held by another program"):
+            forget(root)
+    finally:
+        os.close(other)
+    assert path.read_bytes() == mine

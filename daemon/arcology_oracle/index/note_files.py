@@ -11,6 +11,7 @@ import logging
 import os
 import secrets
 import stat
+import time
 from pathlib import Path
 
 from ..errors import Conflict
@@ -19,6 +20,7 @@ log = logging.getLogger(__name__)
 
 
 _PROC_FD = os.path.isdir("/proc/self/fd")
+OPEN_ATTEMPTS = 10  # ~0.5 s of tries while another process (an NFS or Samba server) holds a lease
 
 
 _FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
@@ -49,13 +51,13 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
     created: tuple[Path, ...] = ()
     for _ in range(3):
         try:
-            fd = os.open(path, flags)
+            fd = _open_waiting(path, flags)
             break
         except FileNotFoundError:
             if not create:
                 return None
             try:
-                fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+                fd = _open_waiting(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
                 created = (path, *reversed(made))
                 break
             except FileExistsError:
@@ -65,6 +67,9 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
                 raise Conflict(f"cannot create {rel}: {exc.strerror or exc}") from None
         except IsADirectoryError:
             raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
+        except BlockingIOError:
+            raise Conflict(f"{rel} is held by another program (a lease on it, as an NFS or Samba server takes for a "
+                           "client editing it): not changed; try again") from None  # fmt: skip
         except PermissionError:
             raise Conflict(f"{rel} is read-only (no write permission): not changed") from None
         except OSError as exc:
@@ -97,6 +102,21 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
         finally:
             os.close(fd)
         raise
+
+
+def _open_waiting(path: Path, flags: int, mode: int = 0o777) -> int:
+    """``os.open``, tried again for about half a second while another process holds a
+    lease on the file (an NFS server's delegation or a Samba oplock, lent to a client:
+    the open asks for it back, which takes milliseconds): opened without blocking, that
+    open fails at once (BlockingIOError) until it is given back."""
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            return os.open(path, flags, mode)
+        except BlockingIOError:
+            if attempt + 1 == OPEN_ATTEMPTS:
+                raise
+            time.sleep(min(0.002 * 2**attempt, 0.1))
+    raise AssertionError("unreachable")
 
 
 def remove_created(created: tuple[Path, ...], fd: int) -> None:
