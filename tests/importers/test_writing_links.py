@@ -1,6 +1,7 @@
 """The import's writer never renames over what the user has in a way that changes it: a
 symlink, a hard-linked file, a read-only file, a link out of the roam directory, a file
-written to between staging and the rename, a file that appears where a new one goes.
+written to between staging and the rename, a file that appears where a new one goes, a
+file whose owner and group the import cannot keep.
 Each is skipped with its reason in the summary; every byte of the notes (and of the file
 outside) is compared before and after. Real files, in process; the CLI for the link out."""
 
@@ -185,3 +186,48 @@ def test_every_file_is_on_disk_before_it_is_renamed_into_place(tmp_path, monkeyp
     assert placed
     for i in placed:
         assert "fsync file" in events[:i] and events[i + 1] == "fsync dir", events
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving files to another user takes root")
+def test_an_update_keeps_the_files_owner_and_group(imported):
+    # An import run as root (sudo) over notes that are the user's: each rewritten file
+    # became root's, so the user's Emacs could no longer save it (and a file of a shared
+    # group, its group lost, could no longer be written by the others).
+    roam, paths = imported
+    for path in paths:
+        os.chown(path, 4321, 4322)
+    summary = reimport(roam).commit()
+    assert sorted(summary.updated) == sorted(f"chats/{p.name}" for p in paths), summary
+    for path in paths:
+        assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4322)
+        assert "#+filetags: :garden:" in path.read_text()
+
+
+def test_a_file_whose_owner_the_import_cannot_keep_is_skipped_unchanged(imported, monkeypatch):
+    # Not root, and not in the file's group: the replacement would be the importer's,
+    # in its own group, and the others of the file's group could not write it any more.
+    roam, paths = imported
+    before = tree(roam)
+    st = paths[0].stat()
+
+    def not_permitted(path, uid, gid, *args, **kwargs):
+        raise PermissionError(1, "Operation not permitted", os.fspath(path))
+
+    def staged_in_the_importers_group(path, *args, real=os.stat, **kwargs):
+        found = real(path, *args, **kwargs)
+        return _with_gid(found, st.st_gid + 1) if ".arcology-import-" in os.fspath(path) else found
+
+    batch = reimport(roam)
+    monkeypatch.setattr(os, "chown", not_permitted)
+    monkeypatch.setattr(os, "stat", staged_in_the_importers_group)
+    summary = batch.commit()
+    assert summary.updated == [] and len(summary.skipped) == 2, summary
+    assert all("cannot give a file" in why for why in summary.skipped.values())
+    monkeypatch.undo()
+    assert tree(roam) == before
+
+
+def _with_gid(st: os.stat_result, gid: int) -> os.stat_result:
+    fields = list(st)
+    fields[stat.ST_GID] = gid
+    return os.stat_result(fields)

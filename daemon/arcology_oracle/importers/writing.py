@@ -26,8 +26,9 @@ commit (its size, time, inode or bytes, checked again just before the rename; a 
 file is linked into place only if no file of its name appeared meanwhile). Skipped too,
 since a rename over them would change what the user has: a symlink (it would become a
 file and its target keep the old text), a file with other hard links (they would keep
-the old text), a read-only file, anything but a regular file, and a path outside the
-roam directory. A file that cannot be written is skipped with the system's reason.
+the old text), a read-only file, anything but a regular file, a path outside the roam
+directory, and a file whose owner and group the import cannot give its replacement (an
+update otherwise keeps them, as it keeps the permission bits). A file that cannot be written is skipped with the system's reason.
 Skipped as well, rather than written again where the index would read it: a file the
 user moved to a place the index leaves out (a hidden folder, or one ``exclude_globs``
 matches), unless it is below the target and the target is such a place too.
@@ -266,6 +267,8 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
     os.chmod(staged.tmp, (staged.before.st_mode & 0o7777) if staged.before else new_mode)
     if staged.before is None:
         return _create(path, staged.tmp)
+    if reason := _same_owner(staged.tmp, staged.before):
+        return reason
     try:
         found = _read_plain(path)
     except _NotReplaceable as exc:
@@ -276,6 +279,25 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
         return "it changed while importing (import again)"
     os.replace(staged.tmp, path)
     _sync_directory(path.parent)
+    return None
+
+
+def _same_owner(tmp: Path, before: os.stat_result) -> str | None:
+    """Give the staged file ``tmp`` the owner and group of the file it replaces (stat
+    ``before``): an import run as root would else leave the user a note of root's, which
+    Emacs cannot save, and a note of a shared group would lose it. The reason to skip
+    when they cannot be kept (``chmod`` after, as a change of owner clears set-id bits)."""
+    for uid in (before.st_uid, -1):  # the owner takes root; the group, being in it
+        try:
+            os.chown(tmp, uid, before.st_gid)
+            break
+        except OSError:
+            continue
+    st = os.stat(tmp)
+    if (st.st_uid, st.st_gid) != (before.st_uid, before.st_gid):
+        return (f"it belongs to user {before.st_uid}, group {before.st_gid}, which this import cannot give a file: "
+                "replaced, it would change hands (run the import as its owner)")  # fmt: skip
+    os.chmod(tmp, before.st_mode & 0o7777)
     return None
 
 
