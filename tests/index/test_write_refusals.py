@@ -2,8 +2,8 @@
 process (so that a second writer or a failing system call can be simulated exactly where
 it hurts) and, for the read-only directory, the real daemon: a capture the user copied, a
 capture appended without a write lease while another program appends, a daily its
-directory will not let go, daily paths no file system holds. Every byte of the notes is
-compared before and after."""
+directory will not let go, daily paths no file system holds, a capture saved by an Emacs
+that deletes trailing whitespace. Every byte of the notes is compared before and after."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from arcology_oracle.index import note_io
 from arcology_oracle.notes import capture
 from arcology_oracle.notes.reader import read_org_bytes
+from tests.emacs_batch import emacs_env, run_emacs
 from tests.index.test_write_attacks import NO_DAC, post, serve, today_rel
 
 THEIRS = b"their line without newline"
@@ -279,3 +280,25 @@ async def test_daily_paths_no_file_system_holds_are_a_400_creating_nothing(clien
     assert status == 400, body
     assert "nothing was written" in body["error"]
     assert tree(roam_dir) == before
+
+
+@pytest.mark.timeout(120)
+async def test_a_capture_saved_by_an_emacs_that_deletes_trailing_whitespace_is_forgotten(client, roam_dir, tmp_path):
+    # Text pasted with blanks at line ends, and a title ending like tags: the user edits
+    # their own heading and saves the daily in an Emacs with delete-trailing-whitespace
+    # on before-save-hook (a common setup). The capture, never edited, must still be
+    # forgotten, and their edit kept.
+    daily = daily_of(roam_dir)
+    daily.write_bytes(b"* Mine\nmy text\n")
+    status, body = await call(client, "/memorize", {"text": "pasted from a page   \nsecond line\t\n", "title": "see :work:"})
+    assert status == 200, body
+    elisp = (
+        f'(with-current-buffer (find-file "{daily}") (add-hook (quote before-save-hook) (quote delete-trailing-whitespace))'
+        ' (goto-char (point-min)) (forward-line 1) (end-of-line) (insert " and more") (save-buffer))'
+    )
+    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+    assert code == 0, out
+    assert daily.read_bytes().startswith(b"* Mine\nmy text and more\n* see :work")
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.read_bytes() == b"* Mine\nmy text and more\n"

@@ -81,13 +81,13 @@ def test_a_title_from_a_region_of_a_note_reads_as_org_shows_it():
     assert capture_title(note, None) == "Sourdough Baking My starter notes"
     task = "** TODO [#A] Call mum :family:\n:PROPERTIES:\n:ID: x\n:END:\nSCHEDULED: <2024-03-02 Sat>\nabout the trip"
     assert capture_title(task, None) == "TODO Call mum about the trip"
-    assert capture_title("#+filetags: :x:", None) == "#+filetags: :x:\u200b"  # nothing else to show
+    assert capture_title("#+filetags: :x:", None) == "#+filetags: :x\u200b:"  # nothing else to show
     assert capture_title(":note:\nhello", None) == ":note: hello"  # no drawer without its :END:
     assert capture_title(meeting, "Given") == "Given"
     # A first word COMMENT would make the capture a commented heading (off the agenda and
     # exports, its title read without the word): kept a word.
     assert capture_title("* COMMENT Draft\nbody", None) == "COMMENT\u200b Draft body"
-    assert capture_title("x", "COMMENT") == "COMMENT\u200b"
+    assert capture_title("x", "COMMENT") == "COMMEN\u200bT"
     assert capture_title("COMMENTARY on it", None) == "COMMENTARY on it"
     assert "<2024-03-01 Fri 14:00> :work:" in "\n".join(make_capture(meeting, title=None, tags=(), now=NOW, node_id="n1").lines)
 
@@ -223,3 +223,36 @@ def test_a_copied_hash_does_not_make_a_user_heading_forgettable():
     forged = data.replace("remember the milk", "my own words")
     with pytest.raises(Changed):
         plan_forget((USER + forged).encode(), "daily/d.org", "c-1")
+
+
+def delete_trailing_whitespace(data: bytes) -> bytes:
+    """What Emacs's ``delete-trailing-whitespace`` (a common ``before-save-hook``) makes
+    of an LF file: no blank at a line's end, no empty line at the file's end."""
+    blanks = "[ \t\u00a0\u2000-\u200b\u202f\u205f\u3000]+$"  # whitespace to Emacs 28 in org-mode
+    return (re.sub(blanks, "", data.decode(), flags=re.M).rstrip("\n") + "\n").encode()
+
+
+@pytest.mark.parametrize("text", ["pasted from a page   \nsecond line\t\n", "last line  \n   \n\t\n", "one line "])
+def test_a_capture_is_as_emacs_leaves_it_saved_with_trailing_whitespace_deleted(text):
+    # Text pasted with blanks at line ends: the user saves the daily in an Emacs that
+    # deletes trailing whitespace on save, and the capture, never edited, could not be
+    # forgotten any more (409: its text was edited).
+    data = USER.encode() + capture(text)
+    assert delete_trailing_whitespace(data) == data
+    removal = plan_forget(delete_trailing_whitespace(data), "daily/d.org", "c-1")
+    assert removal is not None and data[: removal.start] + data[removal.end :] == USER.encode()
+
+
+@pytest.mark.parametrize(
+    "title,source",
+    [("note :private:", None), ("COMMENT", None), ("ends in blanks \u00a0\u3000\u200b", "a page  \u200b"), (None, "\u200b")],
+)
+def test_the_heading_and_its_drawer_are_as_emacs_leaves_them_saved_with_trailing_whitespace_deleted(title, source):
+    # The zero-width space that keeps a title ending like tags text, or COMMENT a word,
+    # stood last on the heading line: Emacs's delete-trailing-whitespace deletes it
+    # there (U+200B is whitespace to it), so the title was read as tags (or the heading
+    # as commented) once saved, and the capture could not be forgotten.
+    entry = make_capture("text", title=title, tags=(), now=NOW, node_id="c-1", source=source)
+    data = USER.encode() + render_capture(entry, rel="daily/d.org", eol=b"\n")
+    assert delete_trailing_whitespace(data) == data
+    assert [h.tags for h in read_org_bytes(data, "daily/d.org").headings if h.own_id == "c-1"] == [()]

@@ -34,6 +34,10 @@ Contracts:
 * **No control characters.** Text, title or source holding NUL or another C0 control but
   tab, line feed and carriage return (a form feed would start a page hiding the user's
   ``Local Variables``) is a 400, never rewritten into something else.
+* **As Emacs saves it.** No line ends in what Emacs's ``delete-trailing-whitespace`` (a
+  common ``before-save-hook``) deletes: blanks (U+00A0, U+3000 and U+200B too) at line
+  ends and blank lines at the text's end are dropped, and no escape's zero-width space
+  ends a line; else a capture the user never edited could not be forgotten once saved.
 * **Tags** are Org's tag words, ``[[:alnum:]_@#%]+`` (``org-tag-re``); anything else is a
   400, never rewritten into something else.
 * **Titles** are the given title, or the text's first words, with each org link replaced
@@ -61,7 +65,7 @@ from dataclasses import dataclass
 from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
 from .org_escape import escape_line, inert, refuse_controls
-from .capture_title import capture_title
+from .capture_title import TRAILING_BLANKS, capture_title
 from .org_syntax import HEADING_LINE_RE, org_link, plain_title
 from .privacy import is_tag_char
 
@@ -147,7 +151,10 @@ def make_capture(
     if role is not None and role not in ORACLE_ROLES:
         raise BadRequest(f"role must be one of {', '.join(sorted(ORACLE_ROLES))}, not {role!r}")
     refuse_controls(text=text, title=title, source=source)
-    body = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    # No blank ends a line (nor blank lines the text): what Emacs's delete-trailing-whitespace,
+    # a common hook on save, would delete, leaving a capture that can never be forgotten.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    body = "\n".join(line.rstrip(TRAILING_BLANKS) for line in lines).strip("\n")
     if not body.strip():
         raise BadRequest("text must not be empty")
     for part in (text, title or ""):
@@ -164,7 +171,7 @@ def make_capture(
         f":ID:       {node_id}",
         f":CREATED:  {inactive_timestamp(now)}",
         f":{CAPTURED_BY}: {CAPTURED_BY_VALUE}",
-        *([f":SOURCE:   {inert(_one_line(source), targets=False)}"] if source and source.strip() else []),
+        *([f":SOURCE:   {inert(where, targets=False)}"] if (where := _one_line(source or "")) else []),
         *([f":ROLE:     {role}"] if role else []),
         ":END:",
         *(escape_line(line) for line in body.split("\n")),
@@ -174,7 +181,7 @@ def make_capture(
 
 def _one_line(text: str) -> str:
     """``text`` on one line: a property value cannot hold a newline."""
-    return _SPACE_RE.sub(" ", text).strip()
+    return _SPACE_RE.sub(" ", text).strip().rstrip(TRAILING_BLANKS)
 
 
 def new_file_head(title: str, file_id: str | None = None) -> str:

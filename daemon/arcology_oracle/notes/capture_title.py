@@ -10,6 +10,9 @@ from .org_escape import inert
 from .org_syntax import DRAWER_END_RE, DRAWER_START_RE, HEADING_LINE_RE, PLANNING_RE, plain_title, split_heading_tags
 
 TITLE_CHARS = 60
+# What Emacs's delete-trailing-whitespace deletes at a line's end in an org buffer (Emacs
+# 28: the characters of whitespace syntax), U+200B last.
+TRAILING_BLANKS = " \t\u00a0\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\u200b"
 _SPACE_RE = re.compile(r"\s+")
 _DOUBLE_BRACKET_RE = re.compile(r"\[\[+|\]\]+")
 _TITLE_KEYWORD_RE = re.compile(r"^[ \t]*#\+title:[ \t]*(.*)$", re.IGNORECASE)
@@ -34,14 +37,18 @@ def capture_title(text: str, title: str | None) -> str:
         if space > TITLE_CHARS // 3:
             cut = cut[:space]
         name = cut.rstrip() + "…"
-    name = inert(name)
+    # Nothing Emacs's delete-trailing-whitespace (a common hook on save) would delete at
+    # the line's end, or the capture, never edited, could not be forgotten once saved.
+    name = inert(name).rstrip(TRAILING_BLANKS) or "…"
     # "COMMENT" first makes the heading a commented one (left out of exports and the
-    # agenda, its title read without the word): a zero-width space keeps it a word.
+    # agenda, its title read without the word): a zero-width space keeps it a word
+    # (inside it when nothing follows: never last on the line).
     if _COMMENT_RE.match(name):
-        name = "COMMENT\u200b" + name[len("COMMENT") :]
+        name = "COMMENT\u200b" + name[len("COMMENT") :] if len(name) > len("COMMENT") else "COMMEN\u200bT"
     # A title ending like tags (`` :private:``) would be read as the heading's tags: a
-    # zero-width space after it keeps it text, the escape the Org manual gives for markup.
-    return name + "\u200b" if split_heading_tags(name)[1] else name
+    # zero-width space before its last colon keeps it text, the escape the Org manual
+    # gives for markup.
+    return name[:-1] + "\u200b:" if split_heading_tags(name)[1] else name
 
 
 def _shown(text: str) -> str:
