@@ -337,3 +337,17 @@ def test_a_note_whose_lease_is_not_given_back_is_refused_saying_so(root):
     finally:
         os.close(other)
     assert path.read_bytes() == mine
+
+
+def test_a_forget_in_a_note_of_another_user_says_why_it_cannot_lock_it(root, monkeypatch):
+    # The daemon runs as another user than the notes' owner (the daily is writable by
+    # its group): only a file's owner may take a lease, so every forget is refused. The
+    # refusal said the note was open in another program, and to try again: forever.
+    (root / REL).write_bytes(b"* Mine\n")
+    append(root)
+    before = tree(root)
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(root / REL).st_uid + 1)
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)  # as the kernel answers (EACCES)
+    with pytest.raises(Conflict, match=r"daily/d.org belongs to another user \(uid \d+\) than the daemon's"):
+        forget(root)
+    assert tree(root) == before

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import os
 import signal
 import threading
 import time
@@ -46,6 +47,17 @@ def take_lease(fd: int, attempts: int) -> bool:
         if attempt + 1 < attempts:
             time.sleep(min(0.001 * 2**attempt, 0.1))
     return False
+
+
+def no_lease_reason(fd: int) -> str:
+    """Why no write lease was granted on ``fd``, as the end of a sentence naming the note
+    (for a forget, which needs one)."""
+    owner = os.fstat(fd).st_uid
+    if owner != os.geteuid() and os.geteuid() != 0:
+        return (f"belongs to another user (uid {owner}) than the daemon's, and only a file's owner can lock it: "
+                "forgetting needs the lock, so that no write of another program can be lost; edit it in Emacs")  # fmt: skip
+    return ("is open in another program (or cannot be locked on this system): forgetting needs it closed for a "
+            "moment, so that no write of that program can be lost; try again")  # fmt: skip
 
 
 def release_lease(fd: int) -> None:

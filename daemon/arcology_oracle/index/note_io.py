@@ -59,7 +59,7 @@ from ..notes.privacy import file_tags
 from ..notes.setup_files import setup_file_names
 from .forget_journal import Journal, pending, place_of, settle
 # prepare_leases is part of this module's interface (the daemon calls it at start).
-from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease  # noqa: F401
+from .leases import LEASE_ATTEMPTS, no_lease_reason, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
 from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, unlink_if_names, write_all  # noqa: F401
 
@@ -356,10 +356,7 @@ def _remove(
     fd = opened[0]
     try:
         if not take_lease(fd, LEASE_ATTEMPTS):
-            raise Conflict(
-                f"{rel} is open in another program (or cannot be locked on this system): forgetting needs it "
-                "closed for a moment, so that no write of that program can be lost; try again"
-            )
+            raise Conflict(f"{rel} {no_lease_reason(fd)}")
         try:
             data = read_all(fd)
             removal = plan(data, real_path_of(root, fd, rel))
