@@ -28,7 +28,8 @@ since a rename over them would change what the user has: a symlink (it would bec
 file and its target keep the old text), a file with other hard links (they would keep
 the old text), a read-only file, anything but a regular file, a path outside the roam
 directory, and a file whose owner and group the import cannot give its replacement (an
-update otherwise keeps them, as it keeps the permission bits). A file that cannot be written is skipped with the system's reason.
+update otherwise keeps them, as it keeps the permission bits). A file that cannot be
+written is skipped with the system's reason.
 Skipped as well, rather than written again where the index would read it: a file the
 user moved to a place the index leaves out (a hidden folder, or one ``exclude_globs``
 matches), unless it is below the target and the target is such a place too.
