@@ -15,7 +15,7 @@ import pytest
 
 from arcology_oracle.errors import Conflict
 from arcology_oracle.index import note_io
-from arcology_oracle.notes.capture import make_capture, plan_forget, render_capture
+from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
 from arcology_oracle.notes.disk import emacs_holds_lock
 
 NOW = datetime.datetime(2026, 3, 14, 9, 26)
@@ -80,8 +80,32 @@ def test_without_a_lease_an_append_meanwhile_is_not_glued_to_the_capture(root, m
     assert data.splitlines()[done.line - 1] == b"* remember the milk" and done.line == 4
     monkeypatch.undo()  # forgetting takes its lease as always
     note_io.prepare_leases()
-    forget(root)
-    assert path.read_bytes() == mine + THEIRS  # exactly what was added went, their line stays
+    # The capture made an empty line after the file's last line ending, as far as it knew:
+    # what stands there now is byte for byte a user's line ending with the empty line
+    # deleted, which is not the capture's to take (the next test).
+    with pytest.raises(Changed, match="the empty line above it was deleted .or text written there."):
+        forget(root)
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_a_forget_after_the_empty_line_before_the_capture_was_deleted_keeps_the_users_line_ending(root, monkeypatch, eol):
+    """Without a lease, a capture after a final line ending starts with an empty line; the
+    user deletes it. The line ending left before the capture is the user's: a forget
+    took it as the capture's separator and left the user's last line without one."""
+    path = root / REL
+    mine = b"* Mine" + eol + b"text" + eol
+    path.write_bytes(mine)
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    append(root)
+    assert path.read_bytes().startswith(mine + eol + b"* remember the milk")
+    path.write_bytes(path.read_bytes().replace(mine + eol, mine, 1))  # the empty line deleted
+    edited = path.read_bytes()
+    monkeypatch.undo()
+    note_io.prepare_leases()
+    with pytest.raises(Changed, match="the empty line above it was deleted"):
+        forget(root)
+    assert path.read_bytes() == edited
 
 
 def test_without_a_lease_and_nobody_meanwhile_forget_restores_every_byte(root, monkeypatch):

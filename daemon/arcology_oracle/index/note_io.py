@@ -11,10 +11,10 @@ its line ending and whether a separator line ending is needed; a write lease (be
 taken when it can be, so no other program can write between that read and the append.
 When it cannot, the capture starts with a line ending whatever the file ended with, so
 its heading starts a line whatever another program appended meanwhile (after a final
-line ending, that makes an empty line), and a forget removes it as any separator. A
-lease does not stop a rename: a program that saves by renaming a new file over the note
-(a sync tool, an editor's first save with backups) meanwhile leaves the append in the
-file that lost the name. That is checked after the write: the capture is taken out of
+line ending, that makes an empty line: a forget removes it, and refuses once it is gone).
+A lease does not stop a rename: a program that saves by renaming a new file over the
+note (a sync tool, an editor's first save with backups) leaves the append in the file
+that lost the name. That is checked after the write: the capture is taken out of
 that file again (when nothing follows it) and appended anew to the file the name holds.
 
 **Removing** (:func:`remove_from_note`) must take bytes out, which no single system
@@ -130,8 +130,8 @@ def append_note(
 ) -> Appended:
     """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
     ending; ``lead`` what must come first: ``head`` for a file created here, else a line
-    ending when the file does not end with one or no write lease was granted, else
-    nothing; ``real_rel`` its real path relative to the real roam directory, which the
+    ending when the file does not end with one or no write lease was granted (two when it
+    does: the file's own, not written again, then the empty line), else nothing; ``real_rel`` its real path relative to the real roam directory, which the
     capture's hash names), creating it with ``head`` (LF line endings) when ``head`` is
     given and it does not exist. ``known`` is the state this daemon left the file in
     after its last append: when the file is still exactly that file (same inode, size
@@ -172,7 +172,10 @@ def _append(
             # line ending first keeps the heading at the start of a line whatever it did.
             separator = not lead and (not state.ends_with_eol or not leased)
             gap = state.eol if separator else b""
-            payload = build(state.eol, lead or gap, real_rel)
+            # An empty line after the file's last line ending: the hash covers that one too
+            # (not written again), so a forget never takes it for ours (capture.plan_forget).
+            kept = state.eol if separator and state.ends_with_eol and state.lines else b""
+            payload = build(state.eol, lead or kept + gap, real_rel)[len(kept) :]
             size = os.fstat(fd).st_size
             _keep_local_variables(fd, size, payload, rel, state.eol)
             try:

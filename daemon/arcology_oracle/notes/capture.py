@@ -46,7 +46,8 @@ Contracts:
   ``/suggest-links`` does, :func:`~.org_syntax.org_link`).
 * **The hash.** ``:CAPTURE_HASH:`` is the SHA-256 of exactly the bytes appended (the
   separator line ending, if one was needed, or the head of a file the capture created,
-  and the subtree with the hash line left out), of the file's real path relative to the
+  and the subtree with the hash line left out; the file's last line ending before them
+  too when the separator makes an empty line), of the file's real path relative to the
   roam dir, and of a fixed domain string. It is
   in the file, the source of truth, so it survives any rebuild of the database, and it
   cannot match by accident: editing one byte of the subtree, adding text or headings
@@ -195,6 +196,16 @@ def _digest(rel: str, lead: bytes) -> hashlib._Hash:
     return h
 
 
+def _digest_of(rel: str, lead: bytes, sub: list[bytes], hash_at: int | None) -> str:
+    """The hash of a captured subtree's lines ``sub`` (its hash line at ``hash_at`` left
+    out) after ``lead``."""
+    h = _digest(rel, lead)
+    for i, line in enumerate(sub):
+        if i != hash_at:
+            h.update(line)
+    return h.hexdigest()
+
+
 def render_capture(capture: Capture, *, rel: str, eol: bytes, lead: bytes = b"") -> bytes:
     """The bytes to append to the file ``rel`` (line ending ``eol``): ``lead`` (the
     separator line ending when the file does not end with one, or the head of a file
@@ -280,10 +291,12 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     for line in raw:
         offsets.append(offsets[-1] + len(line))
     first, last = offsets[start], offsets[end]
-    # What may stand before the subtree: nothing, the separator, or the head of the file
-    # the capture created (then the subtree's hash covers those bytes too).
-    leads = {b"", eol} | ({data[:first]} if start and not bom else set())
-    hashers = {lead: _digest(rel, lead) for lead in leads if data[first - len(lead) : first] == lead}
+    # What may stand before the subtree: nothing, the separator (a line ending), that and
+    # the separator written after the file's own last line ending (an empty line; the
+    # hash covers both line endings), or the head of the file the capture created (then
+    # the subtree's hash covers those bytes too).
+    leads = {b"", eol, eol + eol} | ({data[:first]} if start and not bom else set())
+    hashers = {lead: _digest(rel, lead) for lead in leads if first >= len(lead) and data[first - len(lead) : first] == lead}
     matched_at: dict[bytes, int] = {}
     for i, line in enumerate(sub):
         if i != hash_at:
@@ -294,13 +307,18 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
                 matched_at.setdefault(lead, i + 1)
     full = [lead for lead, n in matched_at.items() if n == len(sub)]
     if not full:
-        raise Changed(f"{where} is not as arcology-oracle wrote it: {_what_changed(lines, start, end, matched_at, sub)}; "
-                      "it is yours now: edit it in Emacs")  # fmt: skip
+        unlike = _what_changed(lines, start, end, matched_at, sub)
+        if _digest_of(rel, eol + eol, sub, hash_at) == stored:  # the subtree is as written
+            unlike = "the empty line above it was deleted (or text written there), so the line ending above it is not its own"
+        raise Changed(f"{where} is not as arcology-oracle wrote it: {unlike}; it is yours now: edit it in Emacs")
     # The lead goes too when the capture is still the file's last text (a created file
-    # then goes whole); before a later heading it stays (that heading must stay one).
+    # then goes whole; after an empty line the line ending before it stays); before a
+    # later heading it stays (that heading must stay one).
+    lead = full[0]
     if end == len(raw):
-        first -= len(full[0])
-    return Removal(first, last, start + 1, end - start, whole_file=first == 0 and last == len(data) and len(full[0]) > len(eol))
+        first -= len(eol) if lead == eol + eol else len(lead)
+    head = lead not in (b"", eol, eol + eol)
+    return Removal(first, last, start + 1, end - start, whole_file=head and first == 0 and last == len(data))
 
 
 def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes, int], sub: list[bytes]) -> str:
