@@ -103,3 +103,57 @@ async def test_a_chat_of_nothing_but_grounded_replies_is_no_note_to_summarize(ma
     assert resp.status == 400, body
     assert "only the oracle's own words" in body["error"]
     assert fake_ollama.state.chats == [], "nothing is asked of the model"
+
+
+def with_spans(head: str, pieces: list[tuple[str, str]]) -> str:
+    """``head`` (a drawer holding ``{bounds}``) and the ``pieces`` ``(kind, text)`` in order,
+    with ``GPTEL_BOUNDS`` as gptel 0.9.9 saves it: ``((response (B E)...) (ignore (B E)...)
+    (tool (B E ID)...))`` for the pieces of those kinds; ``user`` pieces and gptel's own
+    block lines (``raw``) have no property."""
+    bounds = "()"
+    for _ in range(6):  # the positions depend on their own length: a fixed point
+        text, spans = head.format(bounds=bounds), {}
+        for kind, piece in pieces:
+            start, text = len(text) + 1, text + piece
+            if kind in ("response", "ignore", "tool"):
+                extra = ' "call_1"' if kind == "tool" else ""
+                spans.setdefault(kind, []).append(f"({start} {len(text) + 1}{extra})")
+        bounds = "(" + " ".join(f"({kind} {' '.join(s)})" for kind, s in spans.items()) + ")"
+    return text
+
+
+THINKING = "THINKINGWORDS the user asks about the kiln; their pottery notes mention cone six glaze firing."
+TOOL_RESULT = "TOOLRESULT Cone six glaze firing notes: hold at the top for ten minutes."
+REASONING_CHAT = with_spans(
+    ":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: {bounds}\n:END:\n#+title: Kiln chat\n\n",
+    [
+        ("user", "*** How long should the kiln hold at cone six?\n"),
+        # gptel-include-reasoning 'ignore: the model's thinking, in a block gptel leaves unsent.
+        ("raw", "#+begin_reasoning\n"), ("ignore", THINKING + "\n"), ("raw", "#+end_reasoning\n"),
+        ("response", "Hold the kiln ten minutes at the top, as your firing notes say.\n"),
+        ("user", "\n*** And how fast should it cool?\n"),
+        # A tool call and its result, in the block gptel writes in org.
+        ("tool", f'#+begin_tool (search_notes :query "kiln cooling")\n(:name "search_notes" :args (:query "kiln cooling"))\n\n{TOOL_RESULT}\n#+end_tool\n'),
+        ("response", "Let it cool slowly overnight with the lid closed.\n"),
+    ],
+)
+
+
+async def test_a_grounded_chats_reasoning_and_tool_calls_are_not_the_users_words(make_client, settings, roam_dir, fake_ollama):
+    # gptel keeps a model's thinking (include-reasoning 'ignore) and its tool calls out of
+    # its responses' bounds; they are the model's words all the same, never the user's turn.
+    (roam_dir / "kiln-chat.org").write_text(REASONING_CHAT, encoding="utf-8")
+    client = await make_client(settings)
+    resp = await client.post("/recall", json={"question": "what did I ask about the kiln at cone six?", "k": 10})
+    notes = [n for n in (await resp.json())["notes"] if n["file"] == "kiln-chat.org"]
+    assert notes, "the chat is recalled"
+    for n in notes:
+        for turn in n["text"].split("\n\n"):
+            assert not (turn.startswith("user:") and ("THINKINGWORDS" in turn or "TOOLRESULT" in turn)), turn
+        assert "#+end_reasoning" not in n["text"] and "#+begin_reasoning" not in n["text"]
+    resp = await client.post("/ask", json={"question": "what did I ask about the kiln at cone six?"})
+    assert resp.status == 200
+    await resp.read()
+    prompt = fake_ollama.state.chats[-1][0]["content"]
+    assert "THINKINGWORDS" not in prompt and "TOOLRESULT" not in prompt
+    assert "How long should the kiln hold at cone six?" in prompt, "the user's prompt is still theirs"

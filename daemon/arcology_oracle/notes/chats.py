@@ -12,7 +12,8 @@ Pure text in, turns out (:class:`~.records.Turn`, lines counted in the file), fo
   number the sources of that answer, not of a later one);
 * a **gptel chat** saved as org (file properties ``GPTEL_*``, or a ``gptel`` mode line):
   the whole file. The model's responses are where ``GPTEL_BOUNDS`` (character positions,
-  as gptel saves them) says, the rest is the user's prompts (heading stars and
+  as gptel saves them) says (its reasoning and tool calls too; the ``#+begin_reasoning``
+  and ``#+begin_tool`` lines around them are no one's), the rest is the user's prompts (heading stars and
   ``@user``-style prefix lines dropped); without bounds, lines holding only ``@name``
   switch speaker, and else each heading's title is a prompt and its body the response.
   The speakers are ``user`` and the model (``:GPTEL_MODEL:``, else ``assistant``).
@@ -40,6 +41,10 @@ _LOCAL_BOUNDS = re.compile(r"^\W*gptel--bounds:[ \t]*(\(.*\))[ \t]*$", re.MULTIL
 _LOCAL_VARIABLES = re.compile(r"^\W*Local Variables:\s*$")
 _PREFIX_LINE = re.compile(r"^[ \t]*@([\w-]+):?[ \t]*$")
 _SEXP_TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()"]+')
+_MODEL_KINDS = frozenset({"response", "ignore", "tool"})  # gptel's bounds that are the model's words
+# The lines gptel writes around a reasoning block or a tool call in org, with no
+# property of their own: no one's words, and no turn of the user between the model's.
+_GPTEL_BLOCK_LINE = re.compile(r"^[ \t]*#\+(?:begin|end)_(?:reasoning|tool)\b", re.IGNORECASE)
 
 
 # -- /converse conversations ---------------------------------------------------------
@@ -122,8 +127,11 @@ def _sexp(text: str):
 
 
 def _response_spans(bounds: str) -> list[tuple[int, int]]:
-    """The ``(beg, end)`` points of the responses in gptel's bounds: ``((response (B E)
-    ...) (ignore ...) ...)`` or the older ``((B . E) ...)``."""
+    """The ``(beg, end)`` points of the model's words in gptel's bounds: ``((response (B E)
+    ...) (ignore (B E) ...) (tool (B E ID) ...))`` or the older ``((B . E) ...)``. Text
+    gptel leaves unsent (``ignore``: a reasoning block with ``gptel-include-reasoning``
+    set to ``ignore``) and its tool calls with their results (``tool``) are the model's
+    too, never the user's prompt."""
     try:
         tree = _sexp(bounds)
     except ValueError:
@@ -132,7 +140,7 @@ def _response_spans(bounds: str) -> list[tuple[int, int]]:
     for entry in tree if isinstance(tree, list) else []:
         if isinstance(entry, list) and len(entry) == 3 and entry[1] == "." and all(isinstance(x, int) for x in entry[::2]):
             spans.append((entry[0], entry[2]))  # (BEG . END)
-        elif isinstance(entry, list) and entry and entry[0] == "response":
+        elif isinstance(entry, list) and entry and entry[0] in _MODEL_KINDS:
             spans += [(b[0], b[1]) for b in entry[1:] if isinstance(b, list) and len(b) >= 2 and all(isinstance(x, int) for x in b[:2])]
     return spans
 
@@ -208,6 +216,8 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
             continue
         if h.level == 0 and (text.startswith("#+") or (not text.strip() and not runs)):
             continue  # the file's keywords (#+title)
+        if _GPTEL_BLOCK_LINE.match(text):
+            continue
         speaker = speaker_of(number, text, h, current)
         if runs and runs[-1][0] == speaker:
             runs[-1][2] = number
