@@ -185,3 +185,19 @@ async def test_a_gptel_chat_with_a_grounded_model_is_no_evidence_of_its_answers(
     await resp.read()
     prompt = fake_ollama.state.chats[-1][0]["content"]
     assert "groundedquokka pour-over" in prompt and "93 degrees" not in prompt
+
+
+def test_a_response_that_ends_the_file_with_its_line_ending_is_the_models():
+    # The model's last line ended with a newline and nothing was typed after it: the
+    # bounds end past the file's last line (Emacs counts the final newline as a point).
+    reply = "T65, with steam in the first ten minutes.\n"
+    at = 100
+    for _ in range(3):  # the positions depend on their own length: a fixed point
+        head = f":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response ({at} {at + len(reply)})))\n:END:\n*** Which flour?\n"
+        at = len(head) + 1
+    text = head + reply
+    assert text.index(reply) == at - 1 and text.endswith("\n")
+    turns = parse_note(text.encode(), "eof.org", OPTIONS)[1][0][0].dialogue
+    assert [(t.speaker, t.text) for t in turns] == [
+        ("user", "user: Which flour?"), ("llama3.2+notes", "llama3.2+notes: T65, with steam in the first ten minutes."),
+    ]  # fmt: skip

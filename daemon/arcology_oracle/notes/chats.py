@@ -156,7 +156,9 @@ def response_lines(lines: Sequence[str], properties: dict[str, str]) -> tuple[tu
         bounds = found[1] if found else None
     if bounds is None:
         return None
-    text = "\n".join(lines)
+    # The file's text as Emacs counts its points: a final newline is one (a response that
+    # ends the file with its line ending is bounded past the last line).
+    text = "\n".join(lines) + "\n"
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
