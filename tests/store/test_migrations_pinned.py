@@ -17,11 +17,11 @@ import ast
 import hashlib
 import inspect
 
-from arcology_oracle.store import migration_registry, migrations_m001, migrations_m011
+from arcology_oracle.store import migration_registry, migrations_m001, migrations_m011, migrations_m021
 from arcology_oracle.store.migrations import MIGRATIONS
 
 # Where migrations are written, in order, and the constants they may read.
-MODULES = (migrations_m001, migrations_m011)
+MODULES = (migrations_m001, migrations_m011, migrations_m021)
 CONSTANTS = {name: value for name, value in vars(migration_registry).items() if isinstance(value, str) and name.isupper()}
 
 PINNED = {
@@ -45,6 +45,7 @@ PINNED = {
     "m018_setup_files": "1b885ab1871a7ffe",
     "m019_reread_for_setup_files": "dbfbe281feddd8fd",
     "m020_oracle_words": "d68466d865652f59",
+    "m021_reread_gptel_bounds": "2bb7b83e3466638e",
 }
 
 

@@ -5,13 +5,13 @@ yet recorded in ``_migrations``, in order. Never edit an applied migration: add 
 The vector table is not created here: it is made when the first vectors are stored, which
 also fixes their dimension (see ``Store.store_vectors``).
 
-They are written in :mod:`.migrations_m001` (m001-m010) and :mod:`.migrations_m011` (m011
-on), registered in :mod:`.migration_registry` in the order they are imported here.
+They are written in :mod:`.migrations_m001` (m001-m010), :mod:`.migrations_m011`
+(m011-m020) and :mod:`.migrations_m021` (m021 on), registered in :mod:`.migration_registry` in the order they are imported here.
 """
 
 from __future__ import annotations
 
-from . import migrations_m001, migrations_m011  # noqa: F401  (each registers its migrations, in this order)
+from . import migrations_m001, migrations_m011, migrations_m021  # noqa: F401  (each registers its migrations, in this order)
 from .migration_registry import FTS_EXACT_TOKENIZE, FTS_TOKENIZE, MIGRATIONS, Migration
 
 __all__ = ["FTS_EXACT_TOKENIZE", "FTS_TOKENIZE", "MIGRATIONS", "Migration"]

@@ -1,0 +1,25 @@
+"""Migrations m021 on.
+
+Never edit an applied migration (``tests/store/test_migrations_pinned.py`` holds each one's
+code): add a new one at the end.
+"""
+
+from __future__ import annotations
+
+from .migration_registry import migration
+
+
+@migration
+def m021_reread_gptel_bounds(conn) -> None:
+    # A gptel chat's reasoning and tool calls, and a response ending the file, are the
+    # model's words (notes/chats.py): they were read as the user's prompt. The next
+    # reconcile re-reads the chats whose bounds are saved, and only those.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (
+            SELECT file FROM headings
+            WHERE properties LIKE '%GPTEL_BOUNDS%' OR body LIKE '%gptel--bounds%'
+        );
+        """
+    )
