@@ -203,3 +203,24 @@ async def test_a_time_in_the_question_dates_the_turns_and_hides_none(make_client
     assert resp.status == 200
     notes = (await resp.json())["notes"]
     assert any(n["file"] == "bike-chat.org" and "derailleur" in n["text"] for n in notes), notes
+
+
+def test_a_time_earlier_than_the_turn_before_is_on_the_next_day():
+    # A chat log kept past midnight: [00:10] after [23:50] is the next day, as the
+    # transcript importer reads it; a time with its date is taken as written.
+    body = "[23:40] Ana: still up?\n[23:50] Me: yes\n[00:10] Ana: the owls are loud\n[00:25] Me: go to sleep\n[2024-03-09 08:00] Ana: morning"
+    turns = dialogue.read_turns(body, "2024-03-05")
+    assert [t.when for t in turns] == ["2024-03-05T23:40", "2024-03-05T23:50", "2024-03-06T00:10", "2024-03-06T00:25", "2024-03-09T08:00"]
+    assert dialogue.scenes(turns)[0] == (0, 3)  # twenty minutes apart, not a day back
+
+
+async def test_a_turn_after_midnight_is_recalled_by_its_own_day(make_client, make_settings, fake_ollama, roam_dir):
+    (roam_dir / "late-chat.org").write_text(
+        "#+title: Late chat\n\n* [2024-03-05 Tue 23:30] Late chat with Ana\n"
+        "[23:40] Ana: Are you still up?\n[23:50] Me: Yes, finishing the tax return.\n"
+        "[00:10] Ana: The owls in the churchyard are so loud tonight.\n[00:25] Me: I hear the barn owl nesting in the belfry.\n"
+    )
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    resp = await client.post("/recall", json={"question": "what did I say about the owl on 2024-03-06?"})
+    notes = (await resp.json())["notes"]
+    assert any(n["file"] == "late-chat.org" and "barn owl" in n["text"] for n in notes), notes

@@ -52,7 +52,9 @@ def _speaker(line: str) -> re.Match | None:
 
 
 def _when(stamp: str | None, day: str | None, previous: str | None) -> str | None:
-    """The ISO time of a turn stamped ``stamp`` in a heading dated ``day``."""
+    """The ISO time of a turn stamped ``stamp`` in a heading dated ``day``, after a turn
+    at ``previous``. A time without a date earlier than the one before it is on the next
+    day (a chat kept past midnight), as the transcript importer reads it."""
     if not stamp:
         return previous or day
     date = re.match(r"\d{4}-\d{2}-\d{2}", stamp)
@@ -60,7 +62,16 @@ def _when(stamp: str | None, day: str | None, previous: str | None) -> str | Non
     base = date[0] if date else ((previous or day or "")[:10] or None)
     if base is None:
         return None
-    return f"{base}T{int(clock[1]):02d}:{clock[2]}" if clock else base
+    if not clock:
+        return base
+    when = f"{base}T{int(clock[1]):02d}:{clock[2]}"
+    if not date and previous and "T" in previous and when < previous[:16]:
+        try:
+            base = (_dt.date.fromisoformat(base) + _dt.timedelta(days=1)).isoformat()
+        except ValueError:
+            return when
+        when = f"{base}T{int(clock[1]):02d}:{clock[2]}"
+    return when
 
 
 def read_turns(body: str, day: str | None = None, *, known: bool = False) -> list[Turn]:
