@@ -46,6 +46,7 @@ PINNED = {
     "m019_reread_for_setup_files": "dbfbe281feddd8fd",
     "m020_oracle_words": "d68466d865652f59",
     "m021_reread_gptel_bounds": "2bb7b83e3466638e",
+    "m022_reread_turns_past_midnight": "17992f676af8c1e2",
 }
 
 

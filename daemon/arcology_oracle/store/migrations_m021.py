@@ -23,3 +23,16 @@ def m021_reread_gptel_bounds(conn) -> None:
         );
         """
     )
+
+
+@migration
+def m022_reread_turns_past_midnight(conn) -> None:
+    # A turn stamped with a time earlier than the turn before it is on the next day
+    # (notes/dialogue.py: a chat log kept past midnight): the next reconcile re-reads the
+    # files whose turns carry a time of day, and only those.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns WHERE date LIKE '%T%'));
+        """
+    )

@@ -1,0 +1,57 @@
+"""Upgrading an index made before a gptel chat's reasoning and tool calls were the model's
+words (m021): the chats whose bounds are saved are re-read, so the model's thinking is no
+longer stored as the user's turn, and only those files; and before a turn past midnight
+was on the next day (m022): the dialogue whose turns carry a time of day is re-read. The
+index is made as it was (its turns changed by hand, the migration not applied)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from tests.http.test_oracle_words_gptel import REASONING_CHAT
+from tests.runners import reconcile_once
+
+MIGRATION = "m021_reread_gptel_bounds"
+
+
+def turns(db_path) -> list[tuple[str, str, str | None]]:
+    with sqlite3.connect(db_path) as conn:
+        rows = conn.execute("SELECT speaker, text, date FROM turns ORDER BY heading, ordinal").fetchall()
+    conn.close()
+    return rows
+
+
+async def test_a_chat_with_bounds_is_read_again(roam_dir, make_settings):
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "kiln-chat.org").write_text(REASONING_CHAT)
+    await reconcile_once(settings)
+    read = turns(settings.db_path)
+    with sqlite3.connect(settings.db_path) as conn:
+        conn.execute("DELETE FROM turns")
+        conn.execute("DELETE FROM _migrations WHERE name = ?", (MIGRATION,))
+    conn.close()
+
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # the chat alone
+    assert turns(settings.db_path) == read
+    assert [speaker for speaker, text, _ in read if "THINKINGWORDS" in text] == ["llama3.2+notes"]
+
+
+LATE = "#+title: Late\n\n* [2024-03-05 Tue 23:30] Late chat\n[23:40] Ana: up?\n[23:50] Me: yes\n[00:10] Ana: owls\n[00:25] Me: sleep\n"
+
+
+async def test_turns_past_midnight_are_dated_again(roam_dir, make_settings):
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "late.org").write_text(LATE)
+    (roam_dir / "untimed.org").write_text("* Chat\nAna: up?\n\nMe: yes\n\nAna: bats\n\nMe: sleep\n")
+    await reconcile_once(settings)
+    read = turns(settings.db_path)
+    assert [date for _, text, date in read if "owls" in text] == ["2024-03-06T00:10"]
+    with sqlite3.connect(settings.db_path) as conn:  # as the older reader dated them
+        conn.execute("UPDATE turns SET date = replace(date, '2024-03-06', '2024-03-05')")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm022_reread_turns_past_midnight'")
+    conn.close()
+
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # the chat with times alone
+    assert sorted(turns(settings.db_path)) == sorted(read)
