@@ -76,6 +76,11 @@ def test_heading_dates_record_their_source(tmp_path):
         ("in the last few days", "2026-12-01", "2026-12-03"),
         ("in the past month", "2026-11-04", "2026-12-03"),
         ("what did I say last weekend", "2026-11-28", "2026-11-29"),
+        # Days by their parts (it was every day up to the day before yesterday; the others none).
+        ("what did I note the day before yesterday?", "2026-12-01", "2026-12-01"),
+        ("what did I say last night", "2026-12-02", "2026-12-02"),
+        ("what did I write yesterday evening about owls", "2026-12-02", "2026-12-02"),
+        ("what did I note this morning", "2026-12-03", "2026-12-03"),
         # A span of something else is no span counted back from today.
         ("the last two weeks of December", "2026-12-01", "2026-12-31"),
         ("what did I do the last weekend in May", "2026-05-01", "2026-05-31"),

@@ -1,6 +1,8 @@
 """Spans a question counts back from today, which dateparser does not read: "in the past
 week", "over the last 3 days", "in the last couple of months", and "last weekend" /
-"this weekend".
+"this weekend"; and the parts of a day dateparser reads wrongly or not at all: "the day
+before yesterday" (read as "before yesterday", every day up to it), "last night",
+"yesterday evening", "this morning".
 
 A rolling span ends today and goes back the number of days, weeks, months or years it
 names (one without a number): "the past week" is today and the six days before, not
@@ -25,6 +27,12 @@ _ROLLING_RE = re.compile(
     re.I,
 )
 _WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
+# A day by its part, and how many days back it is.
+_PART_OF_DAY_RE = re.compile(
+    r"\b(?:(?:the\s+)?(day\s+before\s+yesterday)|(last\s+night|yesterday\s+(?:morning|afternoon|evening|night))"
+    r"|(this\s+(?:morning|afternoon|evening)))\b",
+    re.I,
+)
 
 
 def rolling_span(text: str, today: dt.date) -> tuple[dt.date, dt.date, str] | None:
@@ -43,6 +51,9 @@ def rolling_span(text: str, today: dt.date) -> tuple[dt.date, dt.date, str] | No
         else:
             first = _months_back(today, n * (12 if unit == "year" else 1)) + dt.timedelta(days=1)
         return max(first, dt.date.min), today, m[0].strip()
+    if m := _PART_OF_DAY_RE.search(text):
+        day = today - dt.timedelta(days=2 if m[1] else 1 if m[2] else 0)
+        return day, day, m[0]
     if m := _WEEKEND_RE.search(text):
         monday = today - dt.timedelta(days=today.weekday())
         saturday = monday + dt.timedelta(days=5 if m[1].lower() == "this" else -2)
