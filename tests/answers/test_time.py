@@ -81,6 +81,11 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I say last night", "2026-12-02", "2026-12-02"),
         ("what did I write yesterday evening about owls", "2026-12-02", "2026-12-02"),
         ("what did I note this morning", "2026-12-03", "2026-12-03"),
+        # A month's short name beside a number (no time was read).
+        ("what did I say on Dec 1", "2026-12-01", "2026-12-01"),
+        ("what did I note on 5 Sept 2024", "2024-09-05", "2024-09-05"),
+        ("what did I cook in Oct 2025", "2025-10-01", "2025-10-31"),
+        ("what did I bake on Mar 3", "2026-03-03", "2026-03-03"),
         # A span of something else is no span counted back from today.
         ("the last two weeks of December", "2026-12-01", "2026-12-31"),
         ("what did I do the last weekend in May", "2026-05-01", "2026-05-31"),
@@ -96,7 +101,7 @@ def test_questions_become_date_ranges(question, since, until):
     "question",
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
      "the last day of school", "the last 3 days of the trip", "the past few days before the deadline",
-     "in the last 0 days"],
+     "in the last 0 days", "I mar 2 loaves", "jan 2000 grams"],
 )
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None
