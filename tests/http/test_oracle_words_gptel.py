@@ -157,3 +157,14 @@ async def test_a_grounded_chats_reasoning_and_tool_calls_are_not_the_users_words
     prompt = fake_ollama.state.chats[-1][0]["content"]
     assert "THINKINGWORDS" not in prompt and "TOOLRESULT" not in prompt
     assert "How long should the kiln hold at cone six?" in prompt, "the user's prompt is still theirs"
+
+
+async def test_a_grounded_chats_root_is_marked_a_conversation_in_search(make_client, settings, roam_dir):
+    # The chat's file record holds its turns (its chunks are their scenes, the replies
+    # included): a search for a reply's words finds it, and it is no note of the user's.
+    (roam_dir / "kiln-chat.org").write_text(REASONING_CHAT, encoding="utf-8")
+    client = await vault_client(make_client, settings, roam_dir)
+    for query, root in [("overnight lid closed", ("kiln-chat.org", "Kiln chat")), ("BOUNDEDREPLY", ("axolotl-bounded.org", "Bounded"))]:
+        resp = await client.get("/search", params={"q": query, "k": "30"})
+        roles = {(r["file"], r["heading"]): r["role"] for r in (await resp.json())["results"]}
+        assert roles.get(root, "missing") == "conversation", (query, roles)

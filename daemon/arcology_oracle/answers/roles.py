@@ -6,7 +6,8 @@ answers (``:ROLE: oracle`` or another assistant role, as
 for the other turns of a conversation (a heading whose ``:ROLE:`` names the user, or a
 sibling of an oracle answer: the turns are the children of the conversation's root) and
 for the root itself (its chunks are the conversation's scenes, answers included:
-:mod:`arcology_oracle.notes.chats`), None for a note. Clients mark the first two; /similar and /suggest-links never return
+:mod:`arcology_oracle.notes.chats`; so is any dialogue's root holding the oracle's turns, a
+grounded gptel chat's file record), None for a note. Clients mark the first two; /similar and /suggest-links never return
 the oracle's answers.
 """
 
@@ -28,9 +29,16 @@ def roles_of(store: Store, rows: Iterable[dict]) -> dict[int, str | None]:
     every other route (an answer marked by its tag or title, headings below an answer)."""
     rows = list(rows)
     oracle = store.oracle_words(row["id"] for row in rows)
+    # A dialogue's root whose turns hold some of the oracle's (a gptel chat's file record,
+    # a heading of "Me:"/"Oracle:" paragraphs) has no :ROLE: to say so: its chunks do.
+    holding = store.oracle_headings(row["id"] for row in rows) - oracle
     outlines = store.role_outlines(row["file"] for row in rows)
     by_file: dict[str, dict[int, str]] = {path: conversation_lines(outline) for path, outline in outlines.items()}
-    return {row["id"]: ORACLE if row["id"] in oracle else by_file.get(row["file"], {}).get(row["start_line"]) for row in rows}
+    return {
+        row["id"]: ORACLE if row["id"] in oracle
+        else by_file.get(row["file"], {}).get(row["start_line"]) or (CONVERSATION if row["id"] in holding else None)
+        for row in rows
+    }  # fmt: skip
 
 
 def conversation_lines(outline: list[tuple[int, int, str, bool]]) -> dict[int, str]:
