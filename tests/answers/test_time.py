@@ -294,3 +294,21 @@ async def test_search_since_until_and_ask_from_the_time_named(journal_daemon, ro
     status, body = await post(journal_daemon, "/similar", {"text": "zeppelin lake", "since": "2021-01-01"})
     assert status == 200 and body["results"] == [] or all(r["date"] >= "2021-01-01" for r in body["results"])
     os.unlink(roam_dir / "daily" / "2020-02-02.org")
+
+
+async def test_since_an_event_is_dated_by_the_users_notes_not_the_oracles(make_client, make_settings, fake_ollama, roam_dir):
+    # The oracle's answer speaks of the move more than the user's note does, and later: its
+    # date is when it answered, not when the move was.
+    today = dt.date.today()
+    moved, answered = today - dt.timedelta(days=10), today - dt.timedelta(days=2)
+    (roam_dir / "moving.org").write_text(
+        f"#+title: Moving\n* The move to Leipzig\n:PROPERTIES:\n:CREATED: [{moved} Mon 09:00]\n:END:\nBoxes everywhere.\n"
+    )
+    (roam_dir / "talk.org").write_text(
+        f"#+title: Talk\n* Settling in\n** How do I settle in?\n:PROPERTIES:\n:ROLE: user\n:END:\nAny tips?\n"
+        f"** The move\n:PROPERTIES:\n:ROLE:     oracle\n:CREATED:  [{answered} Fri 10:00]\n:END:\n"
+        "After the move, unpack the kitchen first: the move is over when the move's boxes are gone.\n"
+    )
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    resp = await client.post("/recall", json={"question": "what did I bake since the move?"})
+    assert (await resp.json())["date_range"]["since"] == str(moved)

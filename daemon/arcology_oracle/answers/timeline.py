@@ -113,9 +113,11 @@ def journal(store: Store, rng: DateRange, limit: int) -> tuple[list[retrieval.Re
 
 def event_date(store: Store, words: str) -> dt.date | None:
     """The date of the heading that best matches ``words`` ("the move") among those
-    whose notes state a date (a file's modification time says nothing of the event)."""
+    whose notes state a date (a file's modification time says nothing of the event), the
+    oracle's words left out (an answer about the move is dated when it was written)."""
     hits = retrieval.keyword_hits(store, words, 20)
-    dates = dated.heading_dates(store, [h for h, _, _ in hits], stated=True)
+    oracle = store.oracle_words(h for h, _, _ in hits)
+    dates = dated.heading_dates(store, [h for h, _, _ in hits if h not in oracle], stated=True)
     for heading_id, _, _ in hits:
         day = dates.get(heading_id)
         if day:
