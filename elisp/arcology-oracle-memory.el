@@ -102,11 +102,14 @@ edited (today's daily among them sends it to the inbox)."
 
 (defun arcology-oracle--oracle-words-p (beg end)
   "Return non-nil when the oracle wrote some of the text from BEG to END.
-In the answers or summaries buffer, or under a conversation's answer
+In the answers or summaries buffer, under a conversation's answer
 \(a heading with `arcology-oracle-answer-property' or an assistant's
-:ROLE:) anywhere in it: a region from a question into its answer is
-kept as the oracle's, never as the user's note."
+:ROLE:) anywhere in it, or a reply of a gptel chat with one of the
+daemon's grounded models (`arcology-oracle--gptel-reply-between-p'): a
+region from a question into its answer is kept as the oracle's, never
+as the user's note."
   (or (derived-mode-p 'arcology-oracle-answers-mode)
+      (arcology-oracle--gptel-reply-between-p beg end)
       (and (derived-mode-p 'org-mode)
            (save-excursion
              (goto-char beg)
@@ -114,6 +117,58 @@ kept as the oracle's, never as the user's note."
                (while (and (not found) (re-search-forward org-outline-regexp-bol end t))
                  (setq found (arcology-oracle--answer-heading-p)))
                found)))))
+
+(defun arcology-oracle--grounded-model-p (model)
+  "Return non-nil when MODEL is one of the daemon's grounded models.
+MODEL is a symbol or a string, read as the daemon reads a gptel
+chat's model: llama3.2+notes, qwen2.5+notes:7b."
+  (and model
+       (let ((name (downcase (string-trim (format "%s" model)))))
+         (or (string-suffix-p "+notes" name) (string-match-p "\\+notes:" name)))))
+
+(defun arcology-oracle--gptel-reply-between-p (beg end)
+  "Return non-nil when some of BEG..END is a grounded model's reply.
+In a gptel chat whose model (the buffer's `gptel-model' or the file's
+:GPTEL_MODEL:) is one of the daemon's grounded ones, the reply is the
+text gptel marks as the model's (its `gptel' property: a response,
+reasoning or a tool call), else where the saved :GPTEL_BOUNDS: put
+them, else (a chat saved without bounds) every line under a prompt
+heading, as the daemon reads it (notes/chats.py)."
+  (when (arcology-oracle--grounded-model-p
+         (or (and (boundp 'gptel-model) (local-variable-p 'gptel-model) gptel-model)
+             (and (derived-mode-p 'org-mode)
+                  (save-restriction
+                    (widen)
+                    (org-entry-get (point-min) "GPTEL_MODEL")))))
+    (save-restriction
+      (widen)
+      (let ((bounds (and (derived-mode-p 'org-mode)
+                         (org-entry-get (point-min) "GPTEL_BOUNDS"))))
+        (cond
+         ((text-property-not-all (point-min) (point-max) 'gptel nil)
+          (text-property-not-all beg end 'gptel nil))
+         (bounds
+          (let ((spans (ignore-errors (car (read-from-string bounds)))) found)
+            (dolist (entry (and (listp spans) spans))
+              (dolist (span (cond ((and (consp entry) (integerp (car entry)))
+                                   (list (list (car entry) (cdr entry))))  ; (B . E)
+                                  ((and (consp entry) (memq (car entry) '(response ignore tool)))
+                                   (cdr entry))))
+                (when (and (consp span) (integerp (car span))
+                           (integerp (car-safe (cdr span)))
+                           (< (car span) end) (> (cadr span) beg))
+                  (setq found t))))
+            found))
+         (t
+          (save-excursion
+            (goto-char beg)
+            (let (found)
+              (while (and (not found) (< (point) end))
+                (unless (or (org-at-heading-p) (org-before-first-heading-p)
+                            (looking-at-p "[ \t]*$"))
+                  (setq found t))
+                (forward-line 1))
+              found))))))))
 
 (defun arcology-oracle--memory-source (pos)
   "Return an org link to the heading around POS in the current buffer, or nil.

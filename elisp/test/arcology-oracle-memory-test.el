@@ -98,6 +98,68 @@ sent with role oracle; the user's own text without."
           (should (equal (alist-get 'role (car sent)) (nth 2 case)))
           (should (string-prefix-p "Rye ferments" (alist-get 'text (car sent)))))))))
 
+;; Review (memory): a region of a reply in a gptel chat with one of the daemon's
+;; grounded models (llama3.2+notes) was kept as the user's note, though the daemon
+;; reads those replies as the oracle's words.
+(defun arcology-oracle-memory-test--gptel-chat (model prompt reply &optional more bounded)
+  "A gptel chat saved in org with MODEL: PROMPT as a heading, REPLY under it, then MORE.
+With BOUNDED, GPTEL_BOUNDS holds REPLY's positions, as gptel saves them."
+  (let ((text "") (points "()"))
+    (dotimes (_ 4)  ; the positions depend on their own length: a fixed point
+      (setq text (concat ":PROPERTIES:\n:GPTEL_MODEL: " model "\n"
+                         (if bounded (format ":GPTEL_BOUNDS: ((response %s))\n" points) "")
+                         ":END:\n#+title: Chat\n\n*** " prompt "\n\n" reply "\n\n" (or more "")))
+      (let ((at (1+ (string-match (regexp-quote reply) text))))
+        (setq points (format "(%d %d)" at (+ at (length reply))))))
+    text))
+
+(ert-deftest arcology-oracle-memory-test-a-grounded-gptel-reply-is-the-oracle-s ()
+  "A region holding a reply of a gptel chat with a grounded model is sent with role
+oracle (by GPTEL_BOUNDS, by gptel's own text properties, else the body under a prompt
+heading); the chat's prompt alone, and a chat with another model, are the user's."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (dolist (case `((,(arcology-oracle-memory-test--gptel-chat "llama3.2+notes" "Why rye?" "Rye ferments faster." nil t)
+                       "Rye ferments" "oracle")
+                      (,(arcology-oracle-memory-test--gptel-chat "llama3.2+notes" "Why rye?" "Rye ferments faster.")
+                       "Rye ferments" "oracle")
+                      (,(arcology-oracle-memory-test--gptel-chat "qwen2.5+notes:7b" "Why rye?" "Rye ferments faster." nil t)
+                       "Rye ferments" "oracle")
+                      ;; The prompt after the reply, alone in the region: the user's.
+                      (,(arcology-oracle-memory-test--gptel-chat "llama3.2+notes" "Why rye?" "Because." "*** Rye ferments faster?\n" t)
+                       "Rye ferments" nil)
+                      (,(arcology-oracle-memory-test--gptel-chat "gpt-4o" "Why rye?" "Rye ferments faster." nil t)
+                       "Rye ferments" nil)))
+        (with-temp-buffer
+          (insert (nth 0 case))
+          (org-mode)
+          (let ((inhibit-read-only t)) (transient-mark-mode 1))
+          (goto-char (point-min))
+          (search-forward (nth 1 case))
+          (set-mark (line-beginning-position))
+          (goto-char (point-max))
+          (call-interactively #'arcology-oracle-memorize)
+          (should (equal (alist-get 'role (car sent)) (nth 2 case)))))
+      ;; A live chat: gptel's text property says which text is the model's.
+      (with-temp-buffer
+        (insert "Why rye?\n\n" (propertize "Rye ferments faster." 'gptel 'response) "\n\nAnd wheat?\n")
+        (org-mode)
+        (setq-local gptel-model 'llama3.2+notes)
+        (transient-mark-mode 1)
+        (goto-char (point-min))
+        (search-forward "Rye ferments")
+        (set-mark (line-beginning-position))
+        (goto-char (line-end-position))
+        (call-interactively #'arcology-oracle-memorize)
+        (should (equal (alist-get 'role (car sent)) "oracle"))
+        (goto-char (point-max))
+        (set-mark (line-beginning-position 0))
+        (call-interactively #'arcology-oracle-memorize)
+        (should (equal (alist-get 'text (car sent)) "And wheat?\n"))
+        (should-not (alist-get 'role (car sent)))))))
+
 ;; Review (newcomer's first day): C-c o M on a region of a heading tagged
 ;; :private: sent it, and the daily note it landed in made it searchable.
 (ert-deftest arcology-oracle-memory-test-a-private-region-is-never-sent ()
