@@ -201,3 +201,24 @@ def test_a_response_that_ends_the_file_with_its_line_ending_is_the_models():
     assert [(t.speaker, t.text) for t in turns] == [
         ("user", "user: Which flour?"), ("llama3.2+notes", "llama3.2+notes: T65, with steam in the first ten minutes."),
     ]  # fmt: skip
+
+
+def test_gptels_prefix_lines_are_no_ones_words_in_a_chat_with_bounds():
+    # gptel set to write "@user" / "@assistant" before prompts and responses, with the
+    # responses' bounds saved: the prefix lines are gptel's, not the user's prompt, and
+    # the empty prompt left at the end is no turn.
+    exchanges = [("What flour for rye?", "Use wholemeal rye flour."), ("And the water?", "Use 80 percent water.")]
+    body = "".join(f"@user\n{prompt}\n\n@assistant\n{reply}\n\n" for prompt, reply in exchanges) + "@user\n"
+    points = "()"
+    for _ in range(6):  # the positions depend on their own length: a fixed point
+        head = f":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {points}))\n:END:\n#+title: Chat\n\n"
+        text, spans, at = head + body, [], 0
+        for _, reply in exchanges:
+            at = text.index(reply, at)
+            spans.append(f"({at + 1} {at + 1 + len(reply)})")
+        points = " ".join(spans)
+    turns = parse_note(text.encode(), "prefixed.org", OPTIONS)[1][0][0].dialogue
+    assert [t.text for t in turns] == [
+        "user: What flour for rye?", "llama3.2+notes: Use wholemeal rye flour.",
+        "user: And the water?", "llama3.2+notes: Use 80 percent water.",
+    ]  # fmt: skip

@@ -221,6 +221,8 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
         if _GPTEL_BLOCK_LINE.match(text):
             continue
         speaker = speaker_of(number, text, h, current)
+        if speaker == GPTEL_USER and parsed.responses is not None and _PREFIX_LINE.match(text):
+            continue  # gptel's "@user" / "@assistant" prefix, outside the responses: no one's
         if runs and runs[-1][0] == speaker:
             runs[-1][2] = number
             runs[-1][3].append(text)
