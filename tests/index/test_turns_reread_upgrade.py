@@ -1,14 +1,16 @@
 """Upgrading an index made before a gptel chat's reasoning and tool calls were the model's
 words (m021): the chats whose bounds are saved are re-read, so the model's thinking is no
 longer stored as the user's turn, and only those files; and before a turn past midnight
-was on the next day (m022): the dialogue whose turns carry a time of day is re-read. The
-index is made as it was (its turns changed by hand, the migration not applied)."""
+was on the next day (m022): the dialogue whose turns carry a time of day is re-read; and
+before an org-ai chat was dialogue (m023). The index is made as it was (its turns changed
+by hand, the migration not applied)."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from tests.http.test_oracle_words_gptel import REASONING_CHAT
+from tests.http.test_oracle_words_org_ai import org_ai_note
 from tests.runners import reconcile_once
 
 MIGRATION = "m021_reread_gptel_bounds"
@@ -54,4 +56,20 @@ async def test_turns_past_midnight_are_dated_again(roam_dir, make_settings):
 
     report = await reconcile_once(settings)
     assert report.failed == {} and report.indexed == 1  # the chat with times alone
+    assert sorted(turns(settings.db_path)) == sorted(read)
+
+
+async def test_org_ai_chats_are_read_again(roam_dir, make_settings):
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "celadon.org").write_text(org_ai_note("llama3.2+notes", "GROUNDEDAI"))
+    await reconcile_once(settings)
+    read = turns(settings.db_path)
+    assert {speaker for speaker, _, _ in read} == {"", "Me", "llama3.2+notes"}
+    with sqlite3.connect(settings.db_path) as conn:  # as the older reader stored it: no turns
+        conn.execute("DELETE FROM turns")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm023_reread_org_ai_chats'")
+    conn.close()
+
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # the org-ai chat alone
     assert sorted(turns(settings.db_path)) == sorted(read)

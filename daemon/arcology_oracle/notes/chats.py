@@ -17,7 +17,12 @@ Pure text in, turns out (:class:`~.records.Turn`, lines counted in the file), fo
   ``@user``-style prefix lines dropped); without bounds, lines holding only ``@name``
   switch speaker, and else each heading's title is a prompt and its body the response.
   The speakers are ``user`` and the model (``:GPTEL_MODEL:``, else ``assistant``).
-  The file record holds the turns (the first heading, when the file starts with one).
+  The file record holds the turns (the first heading, when the file starts with one);
+* an **org-ai chat** (a ``#+begin_ai`` ... ``#+end_ai`` block in a heading's body, as
+  org-ai writes it): ``[ME]:``, ``[AI]:``, ``[AI_REASON]:`` and ``[SYS]:`` lines switch
+  speaker (text before the first is the user's, as org-ai reads it). The speakers are
+  ``Me``, ``System`` and the block's ``:model`` (else ``AI``); the heading holds the
+  turns, its text outside the blocks a turn without speaker.
 
 Only headings the reader kept are read, so private subtrees never become turns.
 """
@@ -40,6 +45,11 @@ _MODE_LINE = re.compile(r"-\*-.*\bgptel\b.*-\*-")
 _LOCAL_BOUNDS = re.compile(r"^\W*gptel--bounds:[ \t]*(\(.*\))[ \t]*$", re.MULTILINE)
 _LOCAL_VARIABLES = re.compile(r"^\W*Local Variables:\s*$")
 _PREFIX_LINE = re.compile(r"^[ \t]*@([\w-]+):?[ \t]*$")
+_AI_BEGIN = re.compile(r"^[ \t]*#\+begin_ai\b(.*)$", re.IGNORECASE)
+_AI_END = re.compile(r"^[ \t]*#\+end_ai[ \t]*$", re.IGNORECASE)
+_AI_ROLE = re.compile(r"^[ \t]*\[(SYS|ME|AI|AI_REASON)\]:[ \t]?(.*)$")
+_AI_MODEL = re.compile(r"(?:^|\s):model[ \t]+([^\s:]\S*)")
+ORG_AI_USER, ORG_AI_MODEL, ORG_AI_SYSTEM = "Me", "AI", "System"
 _SEXP_TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()"]+')
 _MODEL_KINDS = frozenset({"response", "ignore", "tool"})  # gptel's bounds that are the model's words
 # The lines gptel writes around a reasoning block or a tool call in org, with no
@@ -239,4 +249,51 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
         body = link_text("\n".join(texts)).strip()
         if body:
             turns.append(Turn(len(turns), speaker, f"{speaker}: {body}", first, last, h.date))
+    return turns
+
+
+# -- org-ai chats --------------------------------------------------------------------
+
+
+def org_ai_turns(heading: Heading) -> list[Turn]:
+    """The turns of the org-ai chats in ``heading``'s body (see the module docstring),
+    lines counted in the file; ``[]`` when it holds no block with an ``[AI]:`` turn."""
+    if "#+begin_ai" not in heading.body.lower():
+        return []
+    body = heading.body.split("\n")
+    offset = heading.end_line - len(body)
+    runs: list[list] = []  # [speaker, first line, last line, texts]
+    model, speaker, answered = ORG_AI_MODEL, None, False  # speaker None: outside a block
+    for i, line in enumerate(body):
+        number = offset + 1 + i
+        if speaker is None and (begin := _AI_BEGIN.match(line)):
+            found = _AI_MODEL.search(begin[1])
+            model, speaker = (found[1] if found else ORG_AI_MODEL), ORG_AI_USER
+            continue
+        if speaker is not None and _AI_END.match(line):
+            speaker = None
+            continue
+        if speaker is not None and (role := _AI_ROLE.match(line)):
+            speaker = {"ME": ORG_AI_USER, "SYS": ORG_AI_SYSTEM}.get(role[1], model)
+            answered = answered or speaker == model
+            line = role[2]
+        who = "" if speaker is None else speaker
+        if runs and runs[-1][0] == who:
+            runs[-1][2] = number
+            runs[-1][3].append(line)
+        else:
+            runs.append([who, number, number, [line]])
+    if not answered:
+        return []
+    turns: list[Turn] = []
+    for who, first, last, texts in runs:
+        while texts and not texts[-1].strip():
+            texts.pop()
+            last -= 1
+        while texts and not texts[0].strip():
+            texts.pop(0)
+            first += 1
+        text = link_text("\n".join(texts)).strip()
+        if text:
+            turns.append(Turn(len(turns), who, f"{who}: {text}" if who else text, first, last, heading.date))
     return turns

@@ -14,8 +14,9 @@ A heading is the oracle's when
 * it is below such a heading, the file's own record included (a ``:ROLE: oracle`` in
   the file's drawer): "headings below a turn belong to it", as the conversation reader
   reads them;
-* in a gptel chat whose model is one of the daemon's grounded ones (``llama3.2+notes``:
-  its replies cited the user's notes), some of its own lines (its title line and its
+* in a gptel chat (or an org-ai block, ``#+begin_ai :model llama3.2+notes``) whose model
+  is one of the daemon's grounded ones (``llama3.2+notes``: its replies cited the user's
+  notes), some of its own lines (its title line and its
   body, not its sub-headings') are the model's reply, as the chat reader reads it
   (:func:`.chats.gptel_turns`: by ``GPTEL_BOUNDS``, else the body under a prompt title).
   A heading that holds a prompt as its title and the reply as its body is the oracle's:

@@ -6,7 +6,8 @@ A turn is a question with its answer. Two shapes of org conversation are known:
   whose ``:ROLE:`` names the assistant, right after the user's heading at the same level.
   The answer's chunks each hold the question too, so a turn is found as a whole;
 * a gptel chat saved as org (file properties ``GPTEL_*``): each heading is the user's
-  prompt with the model's response as its body, already one turn.
+  prompt with the model's response as its body, already one turn;
+* an org-ai chat (a ``#+begin_ai`` block): the heading holding it holds its turns.
 
 Both are dialogue too (:mod:`.chats`): the conversation's root (a gptel chat's file
 record) holds all its turns, with speakers and dates, and its chunks are their scenes
@@ -71,6 +72,8 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
         talk = chats.gptel_turns(parsed) if gptel and i == 0 else None
         if i in roots:
             talk = chats.conversation_turns(heading, roots[i])
+        elif not gptel:
+            talk = chats.org_ai_turns(heading) or None
         if talk and len(talk) >= 2:
             out.append(scene_chunks(heading, parsed.title, talk))
         elif heading.level > 0 and is_oracle_answer(heading.properties) and chats.is_conversation_turn(heading):

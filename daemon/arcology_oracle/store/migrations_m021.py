@@ -36,3 +36,16 @@ def m022_reread_turns_past_midnight(conn) -> None:
         WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns WHERE date LIKE '%T%'));
         """
     )
+
+
+@migration
+def m023_reread_org_ai_chats(conn) -> None:
+    # An org-ai chat (a #+begin_ai block) is dialogue, its replies the oracle's words when
+    # its model is a grounded one (notes/chats.py): the next reconcile re-reads the files
+    # holding such a block, and only those.
+    conn.executescript(
+        r"""
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT file FROM headings WHERE lower(body) LIKE '%#+begin\_ai%' ESCAPE '\');
+        """
+    )
