@@ -101,7 +101,7 @@ def test_questions_become_date_ranges(question, since, until):
     "question",
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
      "the last day of school", "the last 3 days of the trip", "the past few days before the deadline",
-     "in the last 0 days", "I mar 2 loaves", "jan 2000 grams"],
+     "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "what did I write about the last night of the trip"],
 )
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None

@@ -29,8 +29,8 @@ _ROLLING_RE = re.compile(
 _WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
 # A day by its part, and how many days back it is.
 _PART_OF_DAY_RE = re.compile(
-    r"\b(?:(?:the\s+)?(day\s+before\s+yesterday)|(last\s+night|yesterday\s+(?:morning|afternoon|evening|night))"
-    r"|(this\s+(?:morning|afternoon|evening)))\b",
+    r"\b(?:(?:the\s+)?(day\s+before\s+yesterday)|((?<!\bthe\s)last\s+night|yesterday\s+(?:morning|afternoon|evening|night))"
+    r"|(this\s+(?:morning|afternoon|evening)))\b" + _NOT_OF,
     re.I,
 )
 
