@@ -104,12 +104,15 @@ edited (today's daily among them sends it to the inbox)."
   "Return non-nil when the oracle wrote some of the text from BEG to END.
 In the answers or summaries buffer, under a conversation's answer
 \(a heading with `arcology-oracle-answer-property' or an assistant's
-:ROLE:) anywhere in it, or a reply of a gptel chat with one of the
-daemon's grounded models (`arcology-oracle--gptel-reply-between-p'): a
+:ROLE:) anywhere in it, or a reply of a gptel chat or an org-ai block
+with one of the daemon's grounded models
+\(`arcology-oracle--gptel-reply-between-p',
+`arcology-oracle--org-ai-reply-between-p'): a
 region from a question into its answer is kept as the oracle's, never
 as the user's note."
   (or (derived-mode-p 'arcology-oracle-answers-mode)
       (arcology-oracle--gptel-reply-between-p beg end)
+      (arcology-oracle--org-ai-reply-between-p beg end)
       (and (derived-mode-p 'org-mode)
            (save-excursion
              (goto-char beg)
@@ -125,6 +128,41 @@ chat's model: llama3.2+notes, qwen2.5+notes:7b."
   (and model
        (let ((name (downcase (string-trim (format "%s" model)))))
          (or (string-suffix-p "+notes" name) (string-match-p "\\+notes:" name)))))
+
+(defun arcology-oracle--org-ai-reply-between-p (beg end)
+  "Return non-nil when some of BEG..END is a grounded model's reply in org-ai.
+That is a line of an [AI]: or [AI_REASON]: turn in a #+begin_ai block
+whose :model is one of the daemon's grounded ones, as the daemon
+reads it (notes/chats.py): text before the block's first role is the
+user's."
+  (when (derived-mode-p 'org-mode)
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char (point-min))
+        (let ((case-fold-search t) found)
+          (while (and (not found) (< (point) end)
+                      (re-search-forward "^[ \t]*#\\+begin_ai\\b\\(.*\\)$" end t))
+            (let* ((header (match-string-no-properties 1))
+                   (start (line-beginning-position 2))
+                   (stop (save-excursion
+                           (if (re-search-forward "^[ \t]*#\\+end_ai[ \t]*$" nil t)
+                               (line-beginning-position)
+                             (point-max))))
+                   (role "ME"))
+              (when (and (< start end) (> stop beg)
+                         (string-match ":model[ \t]+\\([^ \t:][^ \t]*\\)" header)
+                         (arcology-oracle--grounded-model-p (match-string 1 header)))
+                (goto-char start)
+                (while (and (not found) (< (point) (min stop end)))
+                  (when (looking-at "[ \t]*\\[\\(SYS\\|ME\\|AI\\|AI_REASON\\)\\]:")
+                    (setq role (upcase (match-string 1))))
+                  (when (and (member role '("AI" "AI_REASON")) (> (line-end-position) beg))
+                    (setq found t))
+                  (forward-line 1)))
+              (goto-char stop)
+              (forward-line 1)))
+          found)))))
 
 (defun arcology-oracle--gptel-reply-between-p (beg end)
   "Return non-nil when some of BEG..END is a grounded model's reply.

@@ -160,6 +160,28 @@ heading); the chat's prompt alone, and a chat with another model, are the user's
         (should (equal (alist-get 'text (car sent)) "And wheat?\n"))
         (should-not (alist-get 'role (car sent)))))))
 
+(ert-deftest arcology-oracle-memory-test-a-grounded-org-ai-reply-is-the-oracle-s ()
+  "A region holding an [AI]: turn of an org-ai block whose :model is a grounded one is
+sent with role oracle; its [ME]: turn alone, and a block with another model, are not."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (dolist (case '(("llama3.2+notes" "Rye ferments" "\\[AI\\]: Because" "oracle")
+                      ("llama3.2+notes" "Rye ferments" "faster\\?" nil)
+                      ("gpt-4o" "Rye ferments" "\\[AI\\]: Because" nil)))
+        (with-temp-buffer
+          (insert "* Chat\nMy notes.\n#+begin_ai :model " (nth 0 case) "\n[ME]: Why?\n\n"
+                  "[AI]: Rye ferments faster.\n\n[ME]: Rye ferments faster?\n\n[AI]: Because.\n#+end_ai\n")
+          (org-mode)
+          (transient-mark-mode 1)
+          (goto-char (point-max))
+          (search-backward (nth 1 case))
+          (set-mark (point))
+          (re-search-forward (nth 2 case))
+          (call-interactively #'arcology-oracle-memorize)
+          (should (equal (alist-get 'role (car sent)) (nth 3 case))))))))
+
 ;; Review (newcomer's first day): C-c o M on a region of a heading tagged
 ;; :private: sent it, and the daily note it landed in made it searchable.
 (ert-deftest arcology-oracle-memory-test-a-private-region-is-never-sent ()
