@@ -312,3 +312,19 @@ async def test_since_an_event_is_dated_by_the_users_notes_not_the_oracles(make_c
     client = await make_client(make_settings(ollama_host=fake_ollama.url))
     resp = await client.post("/recall", json={"question": "what did I bake since the move?"})
     assert (await resp.json())["date_range"]["since"] == str(moved)
+
+
+async def test_what_i_noted_today_comes_before_notes_only_edited_today(make_client, make_settings, fake_ollama, roam_dir):
+    # Every note of the copied vault was written to disk today, and most are dated by that
+    # (their file's modification time): a question that is only its time must still find
+    # the capture the user made today, not only the first notes by path.
+    (roam_dir / "areas").mkdir()
+    for n in range(12):  # notes edited today, their paths before daily/
+        (roam_dir / "areas" / f"area-{n}.org").write_text(f"#+title: Area {n}\n" + "".join(f"* Item {i}\nText {i}.\n" for i in range(5)))
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    resp = await client.post("/memorize", json={"text": "Ordered a zorbleflux vent for the kiln"})
+    assert resp.status == 200
+    for question in ("what did I note today?", "what did I do today?"):
+        resp = await client.post("/recall", json={"question": question, "k": 5})
+        notes = (await resp.json())["notes"]
+        assert any("zorbleflux" in n["text"] for n in notes), (question, [n["heading"] for n in notes])

@@ -45,15 +45,18 @@ def vectors_in_range(store: Store, since: str, until: str) -> tuple[list[int], n
 
 
 def headings_in_range(store: Store, since: str, until: str, limit: int, *, daily: bool = False) -> list[int]:
-    """Ids of headings dated in range, oldest first (file order within a day); a file's
-    text before its first heading only when there is some. With ``daily``, only the
-    headings of daily notes (the journal: dated by their file's name)."""
+    """Ids of headings dated in range, oldest first (file order within a day, the headings
+    whose notes state their date before those dated only by their file's modification
+    time: a question about today must reach today's journal before every note merely
+    saved today); a file's text before its first heading only when there is some. With
+    ``daily``, only the headings of daily notes (the journal: dated by their file's name)."""
     only = " AND h.date_source = 'daily'" if daily else ""
     return [
         r[0]
         for r in store.conn.execute(
             "SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE h.date BETWEEN ? AND ?"
-            f" AND (h.level > 0 OR h.text != ''){only} ORDER BY h.date, f.path, h.start_line LIMIT ?",
+            f" AND (h.level > 0 OR h.text != ''){only} ORDER BY h.date, h.date_source IS 'mtime', f.path, h.start_line"
+            " LIMIT ?",
             (since, until, int(limit)),
         )
     ]
