@@ -224,3 +224,19 @@ async def test_a_turn_after_midnight_is_recalled_by_its_own_day(make_client, mak
     resp = await client.post("/recall", json={"question": "what did I say about the owl on 2024-03-06?"})
     notes = (await resp.json())["notes"]
     assert any(n["file"] == "late-chat.org" and "barn owl" in n["text"] for n in notes), notes
+
+
+async def test_a_question_that_is_only_its_time_finds_that_days_conversation(make_client, make_settings, fake_ollama, roam_dir):
+    # Notes saved today (dated by their file's modification time) are as many as k: the
+    # conversation captured today must still be one of the notes of "what did I say today?".
+    (roam_dir / "areas").mkdir()
+    for n in range(12):
+        (roam_dir / "areas" / f"area-{n}.org").write_text(f"#+title: Area {n}\n" + "".join(f"* Item {i}\nText {i}.\n" for i in range(5)))
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    said = "Me: the zorbleflux kiln vent sticks\n\nAna: oil the zorbleflux hinge\n\nMe: zorbleflux fixed now\n\nAna: great news"
+    resp = await client.post("/memorize", json={"text": said})
+    assert resp.status == 200
+    for question in ("what did I say today?", "what did I note today?"):
+        resp = await client.post("/recall", json={"question": question, "k": 5})
+        notes = (await resp.json())["notes"]
+        assert any("zorbleflux" in n["text"] for n in notes), (question, [n["heading"] for n in notes])

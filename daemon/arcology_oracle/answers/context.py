@@ -146,9 +146,9 @@ def select_context(
         seen=seen, with_answers=with_answers,
     )  # fmt: skip
     dialogue = store.dialogue_members([c.heading_id for c in candidates]) if store.has_turns() else set()
-    candidates, found = windows.share(
-        [c for c in candidates if c.heading_id not in dialogue], found, k, settings.context_chars
-    )
+    only_time = pool.range_gate is not None and pool.range_gate.only_time  # relevance says nothing: by date
+    shared = [c for c in candidates if c.heading_id not in dialogue]
+    candidates, found = windows.share(shared, found, k, settings.context_chars, by_date=only_time)
     groups = windows.interleave(
         _fit_budget(_drop_near_duplicates(candidates), k - len(found), settings.context_chars - found.chars), found
     )

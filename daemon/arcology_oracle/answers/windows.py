@@ -285,12 +285,22 @@ class Fitted(list):
     chars: int = 0
 
 
-def share(candidates: list, found: list[Window], k: int, budget: int) -> tuple[list, Fitted]:
+def share(candidates: list, found: list[Window], k: int, budget: int, *, by_date: bool = False) -> tuple[list, Fitted]:
     """Heading candidates (``relevance`` each) and windows, best first each, sharing the
     ``k`` notes by relevance: the windows among the best ``k`` get a share of ``budget``
-    as large as their share of those notes, at most :data:`WINDOWS_CHARS` (see :func:`fit`)."""
+    as large as their share of those notes, at most :data:`WINDOWS_CHARS` (see :func:`fit`).
+    With ``by_date`` (a question that is only its time: relevance says nothing, and a
+    window of the range's turns has none), by date instead, as the range's headings come:
+    oldest first, within a day what states its date before what is dated by its file's
+    modification time (a conversation's turns state theirs)."""
     entries = [(c.relevance, 0, i) for i, c in enumerate(candidates)] + [(w.relevance, 1, i) for i, w in enumerate(found)]
-    merged = sorted(entries, key=lambda e: -e[0])[:k]
+
+    def dated(entry: tuple) -> tuple[str, bool]:
+        row = candidates[entry[2]].row if entry[1] == 0 else None
+        day = (row["date"] if row is not None else found[entry[2]].date) or "9999"
+        return day[:10], row is not None and row.get("date_source") == "mtime"
+
+    merged = sorted(entries, key=dated if by_date else lambda e: -e[0])[:k]
     taken = sorted(i for _, kind, i in merged if kind == 1)
     fitted = fit([found[i] for i in taken], min(WINDOWS_CHARS, budget * len(taken) // max(1, len(merged))))
     return candidates, fitted
