@@ -440,6 +440,14 @@ index."
   (interactive)
   (unless (derived-mode-p 'org-mode)
     (arcology-oracle--user-error "Not in an Org buffer"))
+  (when buffer-read-only
+    ;; Org's own error named `org-toggle-tag' and printed the buffer as
+    ;; #<buffer ...>; the answers and summaries buffers are not notes.
+    (arcology-oracle--user-error
+     (if buffer-file-name
+         "Buffer %s is read-only (%s makes it editable): nothing was tagged"
+       "Buffer %s is not a note: nothing was tagged")
+     (buffer-name) (substitute-command-keys "\\[read-only-mode]")))
   (let ((tag (car arcology-oracle-private-tags)))
     (unless tag
       (arcology-oracle--user-error "`arcology-oracle-private-tags' is empty"))

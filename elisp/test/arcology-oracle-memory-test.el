@@ -498,6 +498,29 @@ line as written."
   (with-temp-buffer
     (should-error (arcology-oracle-make-private) :type 'user-error)))
 
+(ert-deftest arcology-oracle-memory-test-make-private-in-a-read-only-buffer ()
+  "In the answers buffer, or a note made read-only, nothing is tagged and the
+message names the buffer (it was Org's \"org-toggle-tag: Buffer is read-only:
+#<buffer *arcology-oracle answers*>\")."
+  (with-temp-buffer
+    (rename-buffer "*arcology-oracle answers*" t)
+    (org-mode)
+    (insert "* How often do I feed the starter?\nAnswer text.\n")
+    (goto-char (point-max))
+    (setq buffer-read-only t)
+    (let ((err (should-error (arcology-oracle-make-private) :type 'user-error)))
+      (should (equal (cadr err) (format "Buffer %s is not a note: nothing was tagged" (buffer-name)))))
+    (goto-char (point-min))
+    (should (equal (buffer-string) "* How often do I feed the starter?\nAnswer text.\n"))
+    ;; A note visiting a file, read-only (C-x C-q): the key to make it editable.
+    (setq buffer-file-name (expand-file-name "note.org" temporary-file-directory))
+    (unwind-protect
+        (let ((err (should-error (arcology-oracle-make-private) :type 'user-error)))
+          (should (string-match-p "is read-only (C-x C-q makes it editable): nothing was tagged"
+                                  (cadr err))))
+      (setq buffer-file-name nil))
+    (should (equal (buffer-string) "* How often do I feed the starter?\nAnswer text.\n"))))
+
 (provide 'arcology-oracle-memory-test)
 
 ;;; arcology-oracle-memory-test.el ends here
