@@ -94,6 +94,11 @@ takes it back, \\[arcology-oracle-link-rejections] lists the rejections")
 (defvar-local arcology-oracle--rejections-node nil
   "In the rejections buffer: the node whose rejections are listed, or nil for all.")
 
+(defvar-local arcology-oracle--rejections-title nil
+  "In the rejections buffer: the node's title as the note read, or nil.
+Its header shows it until the daemon gives the title (and when the
+daemon cannot be reached), rather than the node's ID.")
+
 (defvar arcology-oracle-rejections-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map (kbd "RET") #'arcology-oracle-visit-result)
@@ -121,7 +126,8 @@ TITLES is a hash table of node ID to title."
       (insert (propertize (if arcology-oracle--rejections-node
                               (concat "Rejected links from: "
                                       (gethash arcology-oracle--rejections-node titles
-                                               arcology-oracle--rejections-node))
+                                               (or arcology-oracle--rejections-title
+                                                   arcology-oracle--rejections-node)))
                             "Rejected link suggestions")
                           'face 'bold)
               "\n"
@@ -181,12 +187,18 @@ suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-re
 In the suggestions buffer, those of its note; with a prefix
 argument ALL, or outside any note, every rejection."
   (interactive "P")
-  (let ((node (unless all
-                (cond ((derived-mode-p 'arcology-oracle-links-mode) arcology-oracle--links-node)
-                      ((derived-mode-p 'org-mode) (org-entry-get nil "ID" t))))))
+  (pcase-let ((`(,node . ,title)
+              (unless all
+                (cond ((derived-mode-p 'arcology-oracle-links-mode)
+                       (cons arcology-oracle--links-node (arcology-oracle--links-title)))
+                      ((derived-mode-p 'org-mode)
+                       (when-let ((id (org-entry-get nil "ID" t)))
+                         (let ((here (arcology-oracle--node-at-point)))
+                           (cons id (and (equal (car here) id) (cdr here))))))))))
     (with-current-buffer (get-buffer-create arcology-oracle-rejections-buffer-name)
       (arcology-oracle-rejections-mode)
-      (setq arcology-oracle--rejections-node node)
+      (setq arcology-oracle--rejections-node node
+            arcology-oracle--rejections-title title)
       (arcology-oracle--rejections-render "Looking for rejections…" (make-hash-table))
       (arcology-oracle--rejections-fetch))
     (arcology-oracle--display (get-buffer arcology-oracle-rejections-buffer-name)

@@ -20,6 +20,8 @@
 ;;   says what happened;
 ;; - mouse-1 visits an entry of the similar notes; titles shown lose
 ;;   their statistics cookies.
+;; - the rejections of a note are headed by its title, the daemon
+;;   stopped or not.
 ;;
 ;; The HTTP client's messages for a server that is not the daemon are
 ;; tested on its own, in arcology-oracle-http-test.el.
@@ -557,6 +559,39 @@ lines are not the saved file's, so `file' and `line' stay unsent."
           (should (mouse-on-link-p (line-beginning-position 2)))))
     (when (get-buffer arcology-oracle-similar-buffer-name)
       (kill-buffer arcology-oracle-similar-buffer-name))))
+
+;;;; The rejections of a note are headed by its title, not its ID
+
+(ert-deftest arcology-oracle-review-test-rejections-name-their-note ()
+  "C-c o L with the daemon stopped: the header names the note as it reads,
+as it does with the daemon up (it showed \"Rejected links from:
+adda0990-28e8-487f-ae0a-eda5a8987581\")."
+  (let* ((closed (make-network-process :name "closed" :server t :host "127.0.0.1" :service t))
+         (port (process-contact closed :service))
+         (id "adda0990-28e8-487f-ae0a-eda5a8987581"))
+    (delete-process closed)
+    (unwind-protect
+        (let ((arcology-oracle-url (format "http://127.0.0.1:%d" port))
+              (arcology-oracle-token "x")
+              (arcology-oracle--last-report nil))
+          (dolist (point-at '("^My working" "^Rye is"))
+            (with-temp-buffer
+              (org-mode)
+              (insert ":PROPERTIES:\n:ID:       " id "\n:END:\n#+title: Sourdough Baking\n\n"
+                      "My working notes.\n\n* Rye flour\nRye is thirsty.\n")
+              (goto-char (point-min))
+              (re-search-forward point-at)
+              (arcology-oracle-link-rejections))
+            (let ((text (arcology-oracle-test--wait
+                         (lambda () (with-current-buffer arcology-oracle-rejections-buffer-name
+                                      (let ((text (buffer-string)))
+                                        (and (string-match-p "not reachable" text) text))))
+                         10 "the daemon to be found stopped")))
+              (should (string-prefix-p "Rejected links from: Sourdough Baking\n" text))
+              (should-not (string-match-p id text)))
+            (arcology-oracle-test--settled 5)))
+      (when (get-buffer arcology-oracle-rejections-buffer-name)
+        (kill-buffer arcology-oracle-rejections-buffer-name)))))
 
 (provide 'arcology-oracle-review-test)
 
