@@ -87,17 +87,29 @@ JSON null and false both read as nil."
   "Return `arcology-oracle-url' without a trailing slash."
   (string-remove-suffix "/" arcology-oracle-url))
 
+(defun arcology-oracle--auth-source-spec (url)
+  "Return the `auth-source-search' spec of the token for the daemon at URL."
+  (let* ((parsed (url-generic-parse-url url))
+         (port (url-port parsed)))
+    (list :host (url-host parsed) :port (list port (number-to-string port))
+          :require '(:secret) :max 1)))
+
+(defun arcology-oracle--token-refused ()
+  "Look the token up again at the next request: the daemon answered 401.
+A token found, or none found, is remembered (auth-source remembers
+that there was none too), so a line added to ~/.authinfo after the
+first refusal was never read until \[arcology-oracle-forget-token]."
+  (let ((url (arcology-oracle--base-url)))
+    (when (assoc url arcology-oracle--token-cache)
+      (setq arcology-oracle--token-cache (assoc-delete-all url arcology-oracle--token-cache))
+      (auth-source-forget (arcology-oracle--auth-source-spec url)))))
+
 (defun arcology-oracle--auth-source-token (url)
   "Return the token for the daemon at URL from `auth-source', or nil."
   (let ((cached (assoc url arcology-oracle--token-cache)))
     (if cached
         (and (stringp (cdr cached)) (cdr cached))
-      (let* ((parsed (url-generic-parse-url url))
-             (port (url-port parsed))
-             (found (car (auth-source-search
-                          :host (url-host parsed)
-                          :port (list port (number-to-string port))
-                          :require '(:secret) :max 1)))
+      (let* ((found (car (apply #'auth-source-search (arcology-oracle--auth-source-spec url))))
              (secret (plist-get found :secret))
              (token (if (functionp secret) (funcall secret) secret)))
         (push (cons url (or token :none)) arcology-oracle--token-cache)
@@ -449,13 +461,15 @@ WHAT says what it answered, for example \"it answered HTTP 404\"."
 (defun arcology-oracle--error-message (status data _body)
   "Return a short message for an HTTP error STATUS whose body parsed as DATA.
 The daemon's own errors (see `arcology-oracle--daemon-error-p') give
-their message, or for 401 what to set; any other answer means that
-no daemon is at `arcology-oracle-url', whatever it sent (a page,
-text, nothing), and the message says so."
+their message, or for 401 what to set (and the token is looked up
+again at the next request); any other answer means that no daemon
+is at `arcology-oracle-url', whatever it sent (a page, text,
+nothing), and the message says so."
   (if (arcology-oracle--daemon-error-p data)
       (concat
        (if (= status 401)
-           "unauthorized: set `arcology-oracle-token' or add an auth-source entry"
+           (progn (arcology-oracle--token-refused)
+                  "unauthorized: set `arcology-oracle-token' or add an auth-source entry")
          (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
                                    160 nil nil "…"))
        (format " (HTTP %d)" status))

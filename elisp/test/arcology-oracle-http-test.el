@@ -229,6 +229,29 @@ what the callback and the errback got, in order."
       (should (string-suffix-p "\r\n\r\n{\"question\":\"How do I feed the starter?\",\"stream\":true}"
                                request)))))
 
+(ert-deftest arcology-oracle-http-test-token-added-after-a-401 ()
+  "A token added to the authinfo file after a 401 is sent at the next request.
+The absence of a token was remembered (by the package and by
+auth-source), so the line the 401's message asks for was not read:
+the same 401 again until \\[arcology-oracle-forget-token]."
+  (let* ((authinfo (make-temp-file "authinfo"))
+         (auth-sources (list authinfo))
+         (arcology-oracle--token-cache nil))
+    (unwind-protect
+        (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "unauthorized"))
+          (let ((arcology-oracle-token nil)
+                (port (url-port (url-generic-parse-url arcology-oracle-url))))
+            (should (equal (cdr (arcology-oracle-http-test--json "GET" "/status"))
+                           '("unauthorized: set `arcology-oracle-token' or add an auth-source entry (HTTP 401)")))
+            (should-not (string-match-p "Authorization" (car arcology-oracle-http-test--requests)))
+            (with-temp-file authinfo
+              (insert (format "machine 127.0.0.1 port %d password added-token\n" port)))
+            (arcology-oracle-http-test--json "GET" "/status")
+            (should (string-match-p "\r\nAuthorization: Bearer added-token\r\n"
+                                    (car arcology-oracle-http-test--requests)))))
+      (auth-source-forget-all-cached)
+      (delete-file authinfo))))
+
 (ert-deftest arcology-oracle-http-test-recorded-errors ()
   "Recorded 401 and 404 answers become one short message each, never the callback."
   (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "unauthorized"))
