@@ -139,15 +139,19 @@ Each note listed can be visited, linked from the note you came from
         (current-buffer))))
 
 (defun arcology-oracle--format-result (result &optional source width backlinks)
-  "Return the text of one similar note or search RESULT, two or three lines.
+  "Return the text of one similar note or search RESULT, two to four lines.
 The score first, then the title (cut so that both fit in WIDTH
 columns, default the similar window's) and its marks (see
 `arcology-oracle--result-tags', SOURCE is the buffer being read and
-BACKLINKS the nodes linking to it);
+BACKLINKS the nodes linking to it), the marks on a line of their
+own when the window is too narrow for both;
 then the outline path, title first; then the snippet as plain text,
 unless it only repeats the heading."
   (let* ((width (or width
-                    (max 40 (- (or (when-let ((w (get-buffer-window arcology-oracle-similar-buffer-name t)))
+                    ;; The window's own width (a side window on an 80-column
+                    ;; terminal is 24 columns): lines made wider are cut by
+                    ;; Emacs at the edge, the marks first.
+                    (max 16 (- (or (when-let ((w (get-buffer-window arcology-oracle-similar-buffer-name t)))
                                      (window-width w))
                                    80)
                                1))))
@@ -155,11 +159,15 @@ unless it only repeats the heading."
          (score (arcology-oracle--score-text result))
          (tags (arcology-oracle--result-tags result source backlinks))
          (snippet (arcology-oracle--snippet result))
+         (room (- width (length score) 2 (string-width tags)))
+         (beside (or (string-empty-p tags) (>= room (min 10 (string-width title)))))
          (first (concat score "  "
                         (propertize (arcology-oracle--one-line
-                                     title (max 10 (- width (length score) 2 (string-width tags))))
+                                     title (if beside (max 10 room) (- width (length score) 2)))
                                     'face 'arcology-oracle-title)
-                        tags))
+                        (if beside
+                            tags
+                          (concat "\n  " (arcology-oracle--one-line tags (- width 2))))))
          (text (concat first "\n"
                        "  " (propertize (arcology-oracle--one-line (arcology-oracle--outline result)
                                                                    (- width 2))

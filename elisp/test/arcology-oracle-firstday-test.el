@@ -361,6 +361,40 @@ MODE is `arcology-oracle-insert-link-at'."
       (kill-buffer arcology-oracle-similar-buffer-name))
     (delete-other-windows)))
 
+(ert-deftest arcology-oracle-firstday-test-marks-seen-in-a-narrow-window ()
+  "On an 80-column terminal the side window is 24 columns: each line fits it and
+the marks are seen, on a line of their own when they do not fit beside the title
+\(lines were made 40 columns wide, and Emacs cut \"linked both ways\" at the edge)."
+  (unwind-protect
+      (progn
+        (display-buffer (arcology-oracle--similar-buffer)
+                        '(display-buffer-in-side-window (side . right) (window-width . 24)))
+        (arcology-oracle--similar-render
+         nil "Here" '(((node_id . "a") (title . "Bread Hydration") (heading . "Bread Hydration") (score . 0.1)
+                       (snippet . "Hydration is the weight of water divided by the weight of flour.")
+                       (linked . t) (links_here . t))
+                      ((node_id . "b") (title . "Rye") (heading . "Rye") (score . 0.35) (snippet . "Rye"))
+                      ((node_id . "c") (title . "Copy") (heading . "Copy") (score . 0.3) (links_here . t))))
+        (with-current-buffer arcology-oracle-similar-buffer-name
+          (let* ((width (window-width (get-buffer-window (current-buffer))))
+                 (text (buffer-substring-no-properties (point-min) (point-max)))
+                 (entries (cdr (split-string text "\n"))))
+            (should (<= width 24))
+            ;; The last column is Emacs's: a line as wide as the window shows $ there.
+            (should (cl-every (lambda (line) (< (string-width line) width)) entries))
+            (should (string-match-p "^0\\.10  Bread Hydration\n  linked both ways\n  Bread Hydration\n" text))
+            (should (string-match-p "^0\\.35  Rye\n  Rye\n" text))
+            (should (string-match-p "^0\\.30  Copy links here$" text))
+            ;; n moves from entry to entry, the marks' line included in its entry.
+            (goto-char (point-min))
+            (arcology-oracle-similar-next)
+            (should (looking-at-p "0\\.10"))
+            (arcology-oracle-similar-next)
+            (should (looking-at-p "0\\.35")))))
+    (when (get-buffer arcology-oracle-similar-buffer-name)
+      (kill-buffer arcology-oracle-similar-buffer-name))
+    (delete-other-windows)))
+
 (ert-deftest arcology-oracle-firstday-test-weak-scores-are-marked-and-tab-moves ()
   "A result above the cut-off but under `arcology-oracle-weak-score' is dimmed and
 marked weak; a strong one is not.  TAB and S-TAB move between entries, as in the
