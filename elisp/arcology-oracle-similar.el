@@ -683,16 +683,31 @@ BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
                   (dolist (result below) (arcology-oracle--insert-section-entry result map source backlinks)))))))
           (insert "\n"))))))
 
+(defun arcology-oracle--section-width ()
+  "Return the columns an entry of the org-roam section may take.
+The width of the window showing the org-roam buffer (its last
+column is Emacs's), else 80."
+  (if-let ((window (get-buffer-window (current-buffer) t)))
+      (max 20 (1- (window-width window)))
+    80))
+
 (defun arcology-oracle--insert-section-entry (result map source backlinks)
   "Insert RESULT as an entry of the org-roam section, with keymap MAP.
 SOURCE and BACKLINKS are as for `arcology-oracle--insert-section'."
   (arcology-oracle--with-magit (result map source backlinks)
     (magit-insert-section (arcology-oracle-similar-entry result)
       (magit-insert-heading
-        (let ((text (concat (arcology-oracle--score-text result) " "
-                            (propertize (arcology-oracle--title-text (or (alist-get 'title result) "?"))
+        (let* ((score (arcology-oracle--score-text result))
+               (tags (arcology-oracle--result-tags result source backlinks))
+               (text (concat score " "
+                            ;; Cut so that the marks stay in the window, the path after
+                            ;; them cut by Emacs at its edge.
+                            (propertize (arcology-oracle--one-line
+                                         (arcology-oracle--title-text (or (alist-get 'title result) "?"))
+                                         (max 10 (- (arcology-oracle--section-width)
+                                                    (length score) 1 (string-width tags))))
                                         'font-lock-face 'arcology-oracle-title)
-                            (arcology-oracle--result-tags result source backlinks)
+                            tags
                             (let ((path (cdr (arcology-oracle--path result))))
                               (if path
                                   (concat " (" (propertize (mapconcat #'identity path " › ")
@@ -702,7 +717,9 @@ SOURCE and BACKLINKS are as for `arcology-oracle--insert-section'."
           (add-text-properties 0 (length text) `(arcology-oracle-result ,result keymap ,map) text)
           text))
       (when-let ((snippet (arcology-oracle--snippet result)))
-        (insert (propertize (concat "  " (arcology-oracle--one-line snippet 100) "\n")
+        (insert (propertize (concat "  " (arcology-oracle--one-line
+                                          snippet (- (arcology-oracle--section-width) 2))
+                                    "\n")
                             'arcology-oracle-result result 'keymap map))))))
 
 (provide 'arcology-oracle-similar)

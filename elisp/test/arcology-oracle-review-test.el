@@ -21,7 +21,8 @@
 ;; - mouse-1 visits an entry of the similar notes; titles shown lose
 ;;   their statistics cookies.
 ;; - the rejections of a note are headed by its title, the daemon
-;;   stopped or not.
+;;   stopped or not;
+;; - the org-roam section's entries fit its window, marks included.
 ;;
 ;; The HTTP client's messages for a server that is not the daemon are
 ;; tested on its own, in arcology-oracle-http-test.el.
@@ -512,6 +513,39 @@ window is told that point moved."
       (goto-char (point-min))
       (should (looking-at-p "Similar notes (2)$"))
       (should (search-forward "3 more below relevance" nil t)))))
+
+(ert-deftest arcology-oracle-review-test-section-fits-the-org-roam-window ()
+  "In the org-roam buffer a long title leaves its marks in the window and the
+snippet is cut to it (the snippet was cut at 100 columns, the title never: the
+marks of a Japanese title were past the edge)."
+  (require 'magit-section)
+  (let ((buffer (generate-new-buffer "*org-roam-test*"))
+        (title "サワードウのパン作りについての非常に長いタイトルのノート、スターターの世話と発酵の記録"))
+    (unwind-protect
+        (progn
+          (delete-other-windows)
+          (set-window-buffer (split-window-right) buffer)
+          (with-current-buffer buffer
+            (magit-section-mode)
+            (let ((inhibit-read-only t)
+                  (width (window-width (get-buffer-window buffer))))
+              (magit-insert-section (root)
+                (arcology-oracle--insert-section
+                 `(((node_id . "j") (title . ,title) (heading . "見出し") (olp ,title "見出し") (score . 0.05)
+                    (snippet . ,(mapconcat #'identity (make-list 30 "rye flour") " "))))
+                 nil nil nil))
+              (goto-char (point-min))
+              (should (re-search-forward "^0\\.05 サワードウ[^ ]*… weak (見出し)$" nil t))
+              (should (< (string-width (buffer-substring (line-beginning-position) (match-beginning 0)))
+                         width))
+              (should (< (string-width (buffer-substring (line-beginning-position)
+                                                         (- (line-end-position) (length " (見出し)"))))
+                         width))
+              (forward-line 1)
+              (should (looking-at-p "  rye flour rye flour"))
+              (should (< (string-width (buffer-substring (point) (line-end-position))) width)))))
+      (kill-buffer buffer)
+      (delete-other-windows))))
 
 (ert-deftest arcology-oracle-review-test-ask-names-the-file-an-unsaved-buffer-visits ()
   "An unsaved buffer is asked about with the file it visits as `visiting', not as its place.
