@@ -217,16 +217,18 @@ TODO keyword, priority, COMMENT, tags and statistics cookies; see
 finds it; before the first heading, the file.  Outside Org, the
 file and line.  The description is the outline path, the note's
 title first, as a reader sees it: links show their description,
-cookies go.  Nil for a buffer without a file."
-  (when buffer-file-name
+cookies go.  An indirect buffer (\[clone-indirect-buffer]) is its base
+buffer's file.  Nil for a buffer without a file."
+  (when-let ((file (or buffer-file-name
+                       (and (buffer-base-buffer) (buffer-file-name (buffer-base-buffer))))))
     (save-excursion
       (save-restriction
         (widen)
         (goto-char pos)
         (if (not (derived-mode-p 'org-mode))
-            (org-link-make-string (format "file:%s::%d" (abbreviate-file-name buffer-file-name)
+            (org-link-make-string (format "file:%s::%d" (abbreviate-file-name file)
                                           (line-number-at-pos pos t))
-                                  (file-name-nondirectory buffer-file-name))
+                                  (file-name-nondirectory file))
           (let* ((context (arcology-oracle--heading-context))
                  (start (plist-get context :start))
                  (before-first (save-excursion (goto-char start) (not (org-at-heading-p))))
@@ -244,8 +246,8 @@ cookies go.  Nil for a buffer without a file."
             (org-link-make-string
              (cond (id (concat "id:" id))
                    (before-first
-                    (concat "file:" (abbreviate-file-name buffer-file-name)))
-                   (t (format "file:%s::%s" (abbreviate-file-name buffer-file-name)
+                    (concat "file:" (abbreviate-file-name file)))
+                   (t (format "file:%s::%s" (abbreviate-file-name file)
                               (save-excursion (goto-char start)
                                               (org-link-heading-search-string)))))
              label)))))))

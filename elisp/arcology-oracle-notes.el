@@ -224,11 +224,14 @@ and its links' descriptions; blanks in a row are one space."
 
 (defun arcology-oracle--file-title ()
   "Return the title of the current buffer's note, as the daemon titles a file.
-That is its #+title, else its file's name, else the buffer's name."
+That is its #+title, else its file's name (an indirect buffer's is its
+base buffer's), else the buffer's name."
   (save-restriction
     (widen)
     (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
-        (and buffer-file-name (file-name-base buffer-file-name))
+        (when-let ((file (or buffer-file-name
+                             (and (buffer-base-buffer) (buffer-file-name (buffer-base-buffer))))))
+          (file-name-base file))
         (buffer-name))))
 
 (defun arcology-oracle--heading-start ()

@@ -73,6 +73,27 @@
           (setq buffer-file-name nil))
       (delete-file file))))
 
+(ert-deftest arcology-oracle-memory-test-source-from-an-indirect-buffer ()
+  "A region remembered from an indirect buffer (C-x 4 c, to read one subtree)
+links back to its heading as from the note's own buffer (it had no :SOURCE:)."
+  (let ((file (make-temp-file "indirect" nil ".org")))
+    (unwind-protect
+        (let* ((base (progn (write-region "#+title: Bake\n* Starter\n** Reviving it\nDiscard all but a spoonful.\n"
+                                          nil file nil 'silent)
+                            (find-file-noselect file)))
+               (from-base (with-current-buffer base
+                            (goto-char (point-max))
+                            (arcology-oracle--memory-source (1- (point)))))
+               (indirect (with-current-buffer base (clone-indirect-buffer nil nil))))
+          (unwind-protect
+              (with-current-buffer indirect
+                (goto-char (point-max))
+                (should (string-match-p "::\\*Reviving it\\]\\[Bake › Starter › Reviving it\\]\\]" from-base))
+                (should (equal (arcology-oracle--memory-source (1- (point))) from-base)))
+            (kill-buffer indirect)
+            (kill-buffer base)))
+      (delete-file file))))
+
 (ert-deftest arcology-oracle-memory-test-the-oracle-s-words-are-kept-as-its-own ()
   "A region of an answer (the answers buffer, or a conversation's answer heading) is
 sent with role oracle; the user's own text without."
