@@ -53,7 +53,7 @@ heading), :file the file visited (nil for a buffer without one)
 and :line the heading's line."
   (let ((start (save-restriction (widen) (arcology-oracle--heading-start))))
     (list :marker (copy-marker start)
-          :file buffer-file-name
+          :file (arcology-oracle--visited-file)
           :line (line-number-at-pos start t))))
 
 (defun arcology-oracle--origin-live-p (origin)

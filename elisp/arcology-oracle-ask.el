@@ -151,7 +151,8 @@ would no longer say that it is private."
   "Return the file the current buffer visits, if saved; else nil.
 The daemon reads files from disk, so an unsaved buffer is sent as
 text only."
-  (and buffer-file-name (not (buffer-modified-p)) buffer-file-name))
+  (let ((file (arcology-oracle--visited-file)))
+    (and file (not (buffer-modified-p)) file)))
 
 ;;;###autoload
 (defun arcology-oracle-ask (question &optional beg end)
@@ -176,7 +177,7 @@ comes back here."
          (file (arcology-oracle--saved-file))
          (line (line-number-at-pos nil t))
          ;; Saved or not: where the daemon looks for the setup files the text names.
-         (visiting buffer-file-name)
+         (visiting (arcology-oracle--visited-file))
          (origin (arcology-oracle--origin))
          (beg (and beg (copy-marker beg)))
          (end (and end (copy-marker end t)))
@@ -248,7 +249,7 @@ the summaries."
     (arcology-oracle--user-error "Summaries need an org-mode buffer"))
   (let* ((node (arcology-oracle--node-at-point))
          (id (car node))
-         (file buffer-file-name)
+         (file (arcology-oracle--visited-file))
          (title (arcology-oracle--title-text (or (cdr node) (arcology-oracle--file-title))))
          (question (and question (not (string-blank-p question)) question))
          (origin nil)
@@ -454,7 +455,7 @@ thinks gets nothing: the answer goes to the kill ring."
         (arcology-oracle--user-error "This conversation is in a private part of your notes: nothing was sent"))
       (let* ((root (copy-marker (point)))
              (line (line-number-at-pos nil t))
-             (file buffer-file-name)
+             (file (arcology-oracle--visited-file))
              (text (buffer-substring-no-properties
                     (point) (save-excursion (org-end-of-subtree t t) (point)))))
         (message "arcology-oracle: thinking…")

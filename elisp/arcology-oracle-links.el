@@ -479,7 +479,7 @@ daemon has said where its notes are)."
                   (arcology-oracle--display (get-buffer arcology-oracle-links-buffer-name)
                                             arcology-oracle-result-display-action t))))
       (arcology-oracle--among-notes
-       buffer-file-name ": no link suggestions for it"
+       (arcology-oracle--visited-file) ": no link suggestions for it"
        (lambda (_rel)
          (unless node (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID:"))
          (when (and (buffer-live-p source) (buffer-modified-p source))

@@ -219,8 +219,7 @@ file and line.  The description is the outline path, the note's
 title first, as a reader sees it: links show their description,
 cookies go.  An indirect buffer (\[clone-indirect-buffer]) is its base
 buffer's file.  Nil for a buffer without a file."
-  (when-let ((file (or buffer-file-name
-                       (and (buffer-base-buffer) (buffer-file-name (buffer-base-buffer))))))
+  (when-let ((file (arcology-oracle--visited-file)))
     (save-excursion
       (save-restriction
         (widen)
@@ -446,7 +445,7 @@ index."
     ;; Org's own error named `org-toggle-tag' and printed the buffer as
     ;; #<buffer ...>; the answers and summaries buffers are not notes.
     (arcology-oracle--user-error
-     (if buffer-file-name
+     (if (arcology-oracle--visited-file)
          "Buffer %s is read-only (%s makes it editable): nothing was tagged"
        "Buffer %s is not a note: nothing was tagged")
      (buffer-name) (substitute-command-keys "\\[read-only-mode]")))

@@ -222,6 +222,13 @@ and its links' descriptions; blanks in a row are one space."
     (replace-regexp-in-string "\\[[0-9]*\\(?:%\\|/[0-9]*\\)\\]" " "
                               (org-link-display-format (or title ""))))))
 
+(defun arcology-oracle--visited-file ()
+  "Return the file the current buffer visits, or nil.
+An indirect buffer (\\[clone-indirect-buffer], to read a subtree
+alone) visits its base buffer's file: it shows that file's text."
+  (or buffer-file-name
+      (and (buffer-base-buffer) (buffer-file-name (buffer-base-buffer)))))
+
 (defun arcology-oracle--file-title ()
   "Return the title of the current buffer's note, as the daemon titles a file.
 That is its #+title, else its file's name (an indirect buffer's is its
@@ -229,9 +236,7 @@ base buffer's), else the buffer's name."
   (save-restriction
     (widen)
     (or (cadr (assoc "TITLE" (org-collect-keywords '("TITLE"))))
-        (when-let ((file (or buffer-file-name
-                             (and (buffer-base-buffer) (buffer-file-name (buffer-base-buffer))))))
-          (file-name-base file))
+        (when-let ((file (arcology-oracle--visited-file))) (file-name-base file))
         (buffer-name))))
 
 (defun arcology-oracle--heading-start ()

@@ -316,8 +316,8 @@ and line (the daemon puts the text in the saved outline, and reads
 the vectors of its unchanged parts from the index).  Returns
 \(METHOD PATH QUERY JSON)."
   (let* ((k arcology-oracle-result-count)
-         (file (and roam-dir buffer-file-name
-                    (arcology-oracle--relative-file buffer-file-name roam-dir)))
+         (visited (arcology-oracle--visited-file))
+         (file (and roam-dir visited (arcology-oracle--relative-file visited roam-dir)))
          (rel (and file (not (buffer-modified-p)) file))
          (own (plist-get context :own-id))
          (linked (when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true")))))

@@ -69,6 +69,29 @@
       (should (string-prefix-p "* Summary of Inbox\n" text))
       (should-not (string-match-p "Failed" text)))))
 
+(ert-deftest arcology-oracle-review-test-summary-from-an-indirect-buffer ()
+  "C-x 4 c on a note without an ID, then C-c o u: the file is summarized, as
+from the note's own buffer (it said \"No org-roam node at point\": an indirect
+buffer visits no file itself)."
+  (arcology-oracle-test--with-daemon
+    (let* ((base (arcology-oracle-test--visit "inbox.org"))
+           (indirect (clone-indirect-buffer "inbox.org (subtree)" nil)))
+      (push indirect arcology-oracle-test--buffers)
+      (switch-to-buffer indirect)
+      (arcology-oracle-test--goto-heading "Buy rye flour")
+      (should-not (eq (current-buffer) base))
+      (arcology-oracle-summarize)
+      (let ((text (arcology-oracle-test--wait
+                   (lambda () (and (get-buffer arcology-oracle-summary-buffer-name)
+                                   (with-current-buffer arcology-oracle-summary-buffer-name
+                                     (let ((text (buffer-substring-no-properties (point-min) (point-max))))
+                                       (and (string-match-p "^\\*\\* Sources\\|Failed" text) text)))))
+                   30 "the summary")))
+        (arcology-oracle-test--settled 30)
+        (kill-buffer arcology-oracle-summary-buffer-name)
+        (should (string-prefix-p "* Summary of Inbox\n" text))
+        (should-not (string-match-p "Failed" text))))))
+
 ;;;; A summary that cannot be made is refused, and leaves no entry
 
 (defun arcology-oracle-review-test--entries ()
