@@ -38,6 +38,8 @@
 (require 'org-element)
 (require 'arcology-oracle-notes)
 
+(declare-function arcology-oracle-stop "arcology-oracle-ask" ())
+
 (defvar arcology-oracle-answer-buffer-name "*arcology-oracle answers*"
   "Name of the org buffer where answers to questions stream.")
 
@@ -95,6 +97,7 @@ When that buffer is gone, call FALLBACK instead."
     (define-key map (kbd "RET") #'arcology-oracle-answers-follow)
     (define-key map (kbd "q") #'quit-window)
     (define-key map (kbd "e") #'arcology-oracle-answers-edit)
+    (define-key map (kbd "C-c C-k") #'arcology-oracle-stop)
     map)
   "Keys of the answers and summaries buffers while they are read-only.")
 

@@ -81,21 +81,59 @@ and `cached' (summaries) fields, each when present."
                               "cached: the note is unchanged since it was summarized")))))
     (concat (mapconcat #'identity parts " · ") "\n\n")))
 
+(defvar arcology-oracle--answering nil
+  "The answers still to come, as functions: each stops one.
+See `arcology-oracle-stop'.")
+
+(defun arcology-oracle--answering (stop)
+  "Note STOP, a function stopping an answer to come.
+Return a function that forgets it, once the answer is in."
+  (push stop arcology-oracle--answering)
+  (lambda () (setq arcology-oracle--answering (delq stop arcology-oracle--answering))))
+
+;;;###autoload
+(defun arcology-oracle-stop ()
+  "Stop the answers still to come: questions, summaries and conversations.
+Their connections close, so the daemon stops the model.  An answer
+cut short keeps what it has so far, then \"[Stopped]\" and its
+sources; a conversation gets no answer."
+  (interactive)
+  (let ((stops arcology-oracle--answering))
+    (setq arcology-oracle--answering nil)
+    (mapc #'funcall stops)
+    (message (if stops
+                 (format "Stopped %d answer%s" (length stops) (if (cdr stops) "s" ""))
+               "No answer is coming"))))
+
 (defun arcology-oracle--stream-answer (marker path payload)
   "POST PAYLOAD to PATH and stream the answer in at MARKER, then its sources.
-Failures are reported and noted in the buffer.  Returns the
-request state."
+Failures are reported and noted in the buffer; `arcology-oracle-stop'
+ends it.  Returns the request state."
   (let ((sources nil)
         (started nil)
-        (failed nil))
+        (failed nil)
+        (req nil)
+        (forget #'ignore))
     (cl-flet ((finish ()
+                (funcall forget)
                 (arcology-oracle--insert-following
-                 marker (concat (if failed (format "\n\n[Failed: %s]" failed) "")
+                 marker (concat (cond ((eq failed 'stopped) "\n\n[Stopped]")
+                                      (failed (format "\n\n[Failed: %s]" failed))
+                                      (t ""))
                                 "\n\n** Sources\n"
                                 (or (arcology-oracle--format-sources sources)
                                     "- none: no notes were relevant enough\n")))
                 (set-marker marker nil)))
-      (arcology-oracle--ndjson
+      (setq forget (arcology-oracle--answering
+                    (lambda ()
+                      (arcology-oracle--http-cancel req)
+                      (if started
+                          (progn (setq failed 'stopped) (finish))
+                        (arcology-oracle--insert-following marker "[Stopped]\n")
+                        (set-marker marker nil)))))
+      (setq
+       req
+       (arcology-oracle--ndjson
        "POST" path :json payload :timeout arcology-oracle-llm-timeout
        :on-event
        (lambda (event)
@@ -111,14 +149,14 @@ request state."
        :errback
        (lambda (message)
          (if (not started)
-             (arcology-oracle--answer-failed marker message)
+             (progn (funcall forget) (arcology-oracle--answer-failed marker message))
            ;; Cut off mid-answer (the daemon killed, the network gone, the
            ;; timeout): the text so far cites [N], so its sources still follow,
            ;; and the failure is a paragraph of its own, as a daemon's error is.
            (unless failed
              (arcology-oracle--report message)
              (setq failed message))
-           (finish)))))))
+           (finish))))))))
 
 (defun arcology-oracle--answer-failed (marker message)
   "End the answer at MARKER with the failure MESSAGE, and show MESSAGE."
@@ -463,8 +501,15 @@ thinks gets nothing: the answer goes to the kill ring."
          (lambda (roam-dir)
            ;; Where the root is saved: the daemon refuses a conversation in a private
            ;; part of the saved file (a tag above it, the file's tags).
-           (let ((rel (arcology-oracle--relative-file file roam-dir)))
-             (arcology-oracle--json
+           (let* ((rel (arcology-oracle--relative-file file roam-dir))
+                  (req nil)
+                  (forget (arcology-oracle--answering
+                           (lambda ()
+                             (arcology-oracle--http-cancel req)
+                             (set-marker root nil)))))
+             (setq
+              req
+              (arcology-oracle--json
               "POST" "/converse"
               :json `((org . ,text)
                       ,@(when rel `((file . ,rel) (line . ,line)))
@@ -472,6 +517,7 @@ thinks gets nothing: the answer goes to the kill ring."
               :timeout arcology-oracle-llm-timeout
               :callback
               (lambda (answer)
+                (funcall forget)
                 (let ((org (alist-get 'org answer)))
                   (cond ((not (buffer-live-p (marker-buffer root))) nil)
                         ((not (and (stringp org) (not (string-blank-p org))))
@@ -480,8 +526,9 @@ thinks gets nothing: the answer goes to the kill ring."
                   (set-marker root nil)))
               :errback
               (lambda (message)
+                (funcall forget)
                 (set-marker root nil)
-                (arcology-oracle--report message)))))
+                (arcology-oracle--report message))))))
          (lambda (message)
            (set-marker root nil)
            (arcology-oracle--report message)))))))

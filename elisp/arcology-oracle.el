@@ -79,6 +79,7 @@
 (declare-function arcology-oracle-summarize "arcology-oracle-ask" (&optional question))
 (declare-function arcology-oracle-converse "arcology-oracle-ask" ())
 (declare-function arcology-oracle-discard "arcology-oracle-ask" ())
+(declare-function arcology-oracle-stop "arcology-oracle-ask" ())
 (declare-function arcology-oracle-visit-cited-source "arcology-oracle-notes" ())
 (declare-function arcology-oracle-search "arcology-oracle-ask" (query))
 (declare-function arcology-oracle-search-results "arcology-oracle-ask" ())
@@ -271,6 +272,7 @@ For example 8000 (roughly 2000 tokens)."
     (define-key map (kbd "L") #'arcology-oracle-link-rejections)
     (define-key map (kbd "M") #'arcology-oracle-memorize)
     (define-key map (kbd "K") #'arcology-oracle-forget)
+    (define-key map (kbd "k") #'arcology-oracle-stop)
     (define-key map (kbd "P") #'arcology-oracle-make-private)
     map)
   "Keymap of the arcology-oracle commands, to bind under a prefix.

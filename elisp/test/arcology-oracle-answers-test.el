@@ -134,6 +134,57 @@ RET goes back to the heading summarized."
             (should-not (string-match-p "Failed" (buffer-string)))))
       (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
 
+(ert-deftest arcology-oracle-answers-test-stop-an-answer-coming ()
+  "C-c C-k in the answers buffer stops the answer still coming: the text so far,
+then [Stopped] and its sources, and nothing more arrives.  (Nothing stopped one:
+the README's C-g did nothing to a question already sent, which waited up to
+`arcology-oracle-llm-timeout', 300 s, for a slow model.)"
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "sourdough-baking.org")
+    (arcology-oracle-test--fake-ollama '((stream_gate . t)))
+    (unwind-protect
+        (progn
+          (arcology-oracle-ask "How do I feed the starter?")
+          (with-current-buffer arcology-oracle-answer-buffer-name
+            (arcology-oracle-test--wait
+             (lambda () (> (buffer-size) (length "* How do I feed the starter?\n")))
+             20 "the first token")
+            (should (eq (key-binding (kbd "C-c C-k")) 'arcology-oracle-stop))
+            (arcology-oracle-test--capturing-messages messages
+              (call-interactively (key-binding (kbd "C-c C-k")))
+              (should (member "Stopped 1 answer" messages)))
+            (should (string-match-p "\n\n\\[Stopped\\]\n\n\\*\\* Sources\n- \\[1\\] \\[\\[id:" (buffer-string)))
+            (arcology-oracle-test--settled 5)
+            (let ((stopped (buffer-string)))
+              ;; The model goes on if nobody tells it: here it would send the rest now.
+              (arcology-oracle-test--fake-ollama '((stream_gate . :json-false)))
+              (accept-process-output nil 1)
+              (should (equal (buffer-string) stopped))
+              (should-not (string-match-p "Failed" stopped))))
+          (arcology-oracle-test--capturing-messages messages
+            (arcology-oracle-stop)
+            (should (member "No answer is coming" messages))))
+      (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
+
+(ert-deftest arcology-oracle-answers-test-stop-a-conversation-waiting ()
+  "C-c o k while a conversation waits for its answer: nothing is inserted."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--fake-ollama '((stream_gate . t)))
+    (unwind-protect
+        (with-temp-buffer
+          (org-mode)
+          (insert "* Sourdough :conversation:\n** Me\nHow often should I feed a starter?\n")
+          (let ((before (buffer-string)))
+            (arcology-oracle-converse)
+            (arcology-oracle-test--wait (lambda () arcology-oracle--answering) 20 "the question to be sent")
+            (funcall (lookup-key arcology-oracle-command-map (kbd "k")))
+            (arcology-oracle-test--settled 5)
+            (arcology-oracle-test--fake-ollama '((stream_gate . :json-false)))
+            (accept-process-output nil 1)
+            (should (equal (buffer-string) before))
+            (should-not arcology-oracle--answering)))
+      (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
+
 ;;;; Answers streaming side by side
 
 (ert-deftest arcology-oracle-answers-test-new-entry-after-one-streaming ()
