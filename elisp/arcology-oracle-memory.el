@@ -290,8 +290,11 @@ daily is in a folder the daemon's index leaves out (never recalled)."
         (link (alist-get 'link answer))
         (note (alist-get 'note answer)))
     (when (stringp link) (kill-new link))
-    (message "Remembered in %s:%s %s (link copied: %s pastes it)%s"
-             file (alist-get 'line answer) link
+    ;; The title, not the link: "[[id:c74cea3f-ee17-...][...]]" took two
+    ;; lines of the echo area and read as syntax.
+    (message "Remembered in %s:%s: \"%s\" (its link is copied: %s pastes it)%s"
+             file (alist-get 'line answer)
+             (or (alist-get 'title answer) link)
              (substitute-command-keys "\\[yank]")
              (cond ((eq (alist-get 'inbox answer) t)
                     " (today's daily has unsaved edits: written to the inbox)")

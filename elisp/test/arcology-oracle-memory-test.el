@@ -388,14 +388,17 @@ buffer is killed rather than reverted (which signalled that the file is gone)."
 (ert-deftest arcology-oracle-memory-test-the-answer-s-note-is-shown ()
   "A capture the daemon wrote where its index never reads says so in the echo area."
   (let ((answer '((ok . t) (id . "c-1") (file . "journals/2026-03-14.org") (line . 5)
-                  (link . "[[id:c-1][Kept]]") (inbox) (indexed)
+                  (title . "Kept") (link . "[[id:c-1][Kept]]") (inbox) (indexed)
                   (note . "journals/2026-03-14.org is left out of the index (exclude_globs): written there, never indexed, so never recalled; forgetting it by its ID takes it back")))
         shown)
     (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (_ok _fail) nil))
               ((symbol-function 'message) (lambda (format &rest args) (setq shown (apply #'format format args))))
               ((symbol-function 'kill-new) #'ignore))
       (arcology-oracle--memorized answer)
-      (should (string-match-p "\\`Remembered in journals/2026-03-14\\.org:5 " shown))
+      (should (string-match-p "\\`Remembered in journals/2026-03-14\\.org:5: \"Kept\" (its link is copied: " shown))
+      ;; The link goes on the kill ring, not into the echo area: a raw
+      ;; [[id:...][...]] took two lines of it.
+      (should-not (string-match-p "id:c-1" shown))
       (should (string-match-p "(journals/2026-03-14\\.org is left out of the index (exclude_globs): .*never recalled" shown))
       (arcology-oracle--memorized (cons '(note) answer))
       (should-not (string-match-p "left out" shown)))))
