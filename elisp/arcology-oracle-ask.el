@@ -405,44 +405,66 @@ The insertion is one undoable change.  The new heading carries
 set it).  Point, and each window showing the buffer, moves to it
 only when it is still in the conversation's subtree: a reader who
 went elsewhere in the meantime stays there, and the mark is pushed
-at the answer instead.  Return (POSITION . MOVED), MOVED non-nil
-when point moved to the answer."
+at the answer instead.  A buffer narrowed to the conversation, or
+to its last turn, is narrowed to include the answer: it goes where
+the narrowed part ends, and was out of sight.  Return (POSITION .
+MOVED), MOVED non-nil when point moved to the answer."
   (with-current-buffer (marker-buffer root)
-    (save-restriction
-      (widen)
-      (let* ((answer (arcology-oracle--answer-text root text model))
-             (beg (marker-position root))
-             (end (save-excursion (goto-char root) (org-end-of-subtree t t) (point)))
-             (inside (arcology-oracle--in-subtree-p (point) beg end))
-             ;; Each place kept advances past the answer inserted at it.
-             (here (copy-marker (point) t))
-             (windows (mapcar (lambda (w) (list w (copy-marker (window-point w) t)
-                                                (arcology-oracle--in-subtree-p (window-point w) beg end)))
-                              (get-buffer-window-list nil nil t)))
-             pos)
-        (undo-boundary)
-        (let ((group (prepare-change-group)))
-          (unwind-protect
-              (progn
-                (activate-change-group group)
-                (goto-char end)
-                ;; A file without a final newline keeps none: the answer
-                ;; goes on a new line, and ends the file as its turn did.
-                (if (bolp)
-                    (progn (setq pos (point)) (insert answer "\n"))
-                  (insert "\n")
-                  (setq pos (point))
-                  (insert answer)))
-            (accept-change-group group)
-            (undo-amalgamate-change-group group)))
-        (undo-boundary)
-        (goto-char (if inside pos here))
-        (set-marker here nil)
-        (pcase-dolist (`(,w ,marker ,in) windows)
-          (set-window-point w (if in pos marker))
-          (set-marker marker nil))
-        (unless inside (push-mark pos t))
-        (cons pos inside)))))
+    (let* ((edge (and (buffer-narrowed-p) (point-max)))
+           (shown (save-restriction
+                    (arcology-oracle--insert-answer-widened root text model)))
+           (pos (car shown)))
+      (when (and edge (nth 2 shown) (>= pos edge)
+                 (save-restriction
+                   (widen)
+                   (string-blank-p (buffer-substring-no-properties edge pos))))
+        (narrow-to-region (point-min) (nth 2 shown))
+        (when (nth 1 shown)
+          (goto-char pos)
+          (dolist (w (get-buffer-window-list nil nil t))
+            (set-window-point w pos))))
+      (when (nth 2 shown) (set-marker (nth 2 shown) nil))
+      (cons pos (nth 1 shown)))))
+
+(defun arcology-oracle--insert-answer-widened (root text model)
+  "Do the work of `arcology-oracle--insert-answer' in the widened buffer.
+ROOT, TEXT and MODEL are as there.  Return (POSITION MOVED END):
+END a marker at the end of the text inserted."
+  (widen)
+  (let* ((answer (arcology-oracle--answer-text root text model))
+         (beg (marker-position root))
+         (end (save-excursion (goto-char root) (org-end-of-subtree t t) (point)))
+         (inside (arcology-oracle--in-subtree-p (point) beg end))
+         ;; Each place kept advances past the answer inserted at it.
+         (here (copy-marker (point) t))
+         (windows (mapcar (lambda (w) (list w (copy-marker (window-point w) t)
+                                            (arcology-oracle--in-subtree-p (window-point w) beg end)))
+                          (get-buffer-window-list nil nil t)))
+         pos stop)
+    (undo-boundary)
+    (let ((group (prepare-change-group)))
+      (unwind-protect
+          (progn
+            (activate-change-group group)
+            (goto-char end)
+            ;; A file without a final newline keeps none: the answer
+            ;; goes on a new line, and ends the file as its turn did.
+            (if (bolp)
+                (progn (setq pos (point)) (insert answer "\n"))
+              (insert "\n")
+              (setq pos (point))
+              (insert answer))
+            (setq stop (point-marker)))
+        (accept-change-group group)
+        (undo-amalgamate-change-group group)))
+    (undo-boundary)
+    (goto-char (if inside pos here))
+    (set-marker here nil)
+    (pcase-dolist (`(,w ,marker ,in) windows)
+      (set-window-point w (if in pos marker))
+      (set-marker marker nil))
+    (unless inside (push-mark pos t))
+    (list pos inside stop)))
 
 (defun arcology-oracle--converse-answer (root org model)
   "Put the daemon's answer ORG (by MODEL) under the conversation at marker ROOT.

@@ -92,6 +92,32 @@ buffer visits no file itself)."
         (should (string-prefix-p "* Summary of Inbox\n" text))
         (should-not (string-match-p "Failed" text))))))
 
+(ert-deftest arcology-oracle-review-test-converse-in-a-narrowed-buffer ()
+  "C-x n s on the conversation, or on its last turn, then C-c o c: the answer is
+in sight, with point on it; one undo takes it back (it went past the narrowed
+part's end, out of sight, while the echo area said \"answered\")."
+  (arcology-oracle-test--with-daemon
+    (let ((text (concat "#+title: Chats\n\n* Rye :conversation:\n** Me\n"
+                        "How much rye flour should a starter get?\n\n* Other notes\nElse.\n")))
+      (dolist (narrow-to '("^\\* Rye" "^\\*\\* Me"))
+        (let ((buffer (arcology-oracle-test--conversation text)))
+          (goto-char (point-min))
+          (re-search-forward narrow-to)
+          (org-narrow-to-subtree)
+          (forward-line 1)
+          (arcology-oracle-converse)
+          (with-current-buffer buffer
+            (arcology-oracle-test--wait (lambda () (save-restriction
+                                                     (widen)
+                                                     (string-match-p "^\\*\\* Oracle" (buffer-string))))
+                                        30 "the answer")
+            (should (buffer-narrowed-p))
+            (should (string-match-p "^\\*\\* Oracle$" (buffer-string)))  ; in the narrowed part
+            (should (looking-at-p "\\*\\* Oracle$"))
+            (should-not (string-match-p "Other notes" (buffer-string)))
+            (let ((last-command nil)) (undo))
+            (should (equal (save-restriction (widen) (buffer-string)) text))))))))
+
 ;;;; A summary that cannot be made is refused, and leaves no entry
 
 (defun arcology-oracle-review-test--entries ()
