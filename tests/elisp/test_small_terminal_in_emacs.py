@@ -1,0 +1,44 @@
+"""An 80x24 terminal, the size a terminal opens at: ``emacs -nw`` in tmux with the README's
+own configuration, the real daemon and the fake Ollama (as tests/elisp/test_walkthrough.py
+runs them).
+
+``C-c o s``: the side window is 24 columns there. Its lines were made 40 columns wide
+whatever the window, so Emacs cut each at the edge with ``$`` and the marks (``linked
+both ways``) were never on screen. Now every line fits, and the marks have a line of their
+own when they do not fit beside the title.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.elisp.walkthrough import Walk
+from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
+from tests.emacs_batch import require_packages
+
+
+@pytest.mark.timeout(180)
+async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 80, 24
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open("sourdough-baking.org")
+        await emacs.keys("C-c", "o", "s")
+        screen = await emacs.wait_screen(
+            lambda s: "|Similar to:" in s and "|0." in s and "Looking for" not in s, "the similar notes", timeout=15
+        )
+        window = await driver.window_of(SIMILAR)
+        assert window is not None and window["width"] <= 30, await driver.windows()
+        # The side window is the right part of each line, after the divider.
+        right = [line.split("|", 1)[1] for line in screen.split("\n") if "|" in line]
+        assert "  linked both ways" in [part.rstrip() for part in right], screen
+        assert not any(part.rstrip().endswith("$") for part in right[1:]), screen
+        state = await emacs.state()
+        assert "Error" not in state["messages"], state["messages"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
