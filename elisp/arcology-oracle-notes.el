@@ -548,12 +548,16 @@ answers \\[delete-other-windows] with `arcology-oracle--delete-other-windows'."
 
 (defun arcology-oracle--roam-node-location (id)
   "Return (FILE . POSITION) of the org-roam node ID, or nil.
-Uses org-roam's database when org-roam is loaded; never signals."
+Uses org-roam's database when org-roam is loaded; never signals.
+Nil when that file is gone (deleted or moved outside Emacs, which
+org-roam's database does not see): visiting it made an empty new
+file."
   (when (and id (fboundp 'org-roam-node-from-id))
     (condition-case nil
         (when-let* ((node (org-roam-node-from-id id))
                     (file (org-roam-node-file node)))
-          (cons file (or (org-roam-node-point node) 1)))
+          (when (or (file-exists-p file) (find-buffer-visiting file))
+            (cons file (or (org-roam-node-point node) 1))))
       (error nil))))
 
 (defun arcology-oracle--at-id (id)
@@ -633,6 +637,10 @@ loaded."
                         (bound-and-true-p org-id-locations)
                         (ignore-errors (org-id-find (or heading-id node-id))))))
         (setq location found)))
+     ((and (alist-get 'file result) (arcology-oracle--roam-dir)
+           (file-directory-p (arcology-oracle--roam-dir)))
+      (arcology-oracle--user-error "%s is not in %s any more: deleted or moved since it was listed"
+                                   (alist-get 'file result) (arcology-oracle--roam-dir)))
      (t (arcology-oracle--user-error "Cannot find %s here: is `arcology-oracle-roam-directory' right?"
                     (or (alist-get 'file result) (alist-get 'title result)))))
     (let ((buffer (find-file-noselect (car location))))

@@ -118,6 +118,28 @@ part's end, out of sight, while the echo area said \"answered\")."
             (let ((last-command nil)) (undo))
             (should (equal (save-restriction (widen) (buffer-string)) text))))))))
 
+(ert-deftest arcology-oracle-review-test-visit-a-note-deleted-since ()
+  "RET on a source whose note was deleted (or moved) outside Emacs since: a
+message says so, and no buffer is made (org-roam's database still had the node,
+and RET opened an empty \"(New file)\" buffer of that name)."
+  (let* ((roam (make-temp-file "arcology-oracle-roam" t))
+         (gone (expand-file-name "pan.org" roam))
+         (arcology-oracle-roam-directory roam))
+    (unwind-protect
+        (cl-letf (((symbol-function 'org-roam-node-from-id) (lambda (_id) 'a-node))
+                  ((symbol-function 'org-roam-node-file) (lambda (_node) gone))
+                  ((symbol-function 'org-roam-node-point) (lambda (_node) 1)))
+          (let ((err (should-error
+                      (arcology-oracle--visit '((heading_id . "aaaa0000-1111-2222-3333-444455556666")
+                                                (node_id . "aaaa0000-1111-2222-3333-444455556666")
+                                                (file . "pan.org") (line . 6) (title . "Pan")))
+                      :type 'user-error)))
+            (should (equal (cadr err)
+                           (format "pan.org is not in %s any more: deleted or moved since it was listed"
+                                   (file-name-as-directory roam)))))
+          (should-not (find-buffer-visiting gone)))
+      (delete-directory roam t))))
+
 ;;;; A summary that cannot be made is refused, and leaves no entry
 
 (defun arcology-oracle-review-test--entries ()
