@@ -104,6 +104,17 @@ first refusal was never read until \[arcology-oracle-forget-token]."
       (setq arcology-oracle--token-cache (assoc-delete-all url arcology-oracle--token-cache))
       (auth-source-forget (arcology-oracle--auth-source-spec url)))))
 
+(defun arcology-oracle--unauthorized-message ()
+  "Return what to do about a 401 of the daemon, naming the auth-source entry.
+The entry is looked up by the host and port of `arcology-oracle-url'
+\(\"localhost\" is not \"127.0.0.1\" there): the message says which."
+  (let* ((url (url-generic-parse-url (arcology-oracle--base-url)))
+         (entry (format "machine %s port %d password TOKEN" (url-host url) (url-port url))))
+    (if (arcology-oracle-auth-token)
+        (format "unauthorized: the daemon refused the token sent (`arcology-oracle-token' or \"%s\")"
+                entry)
+      (format "unauthorized: set `arcology-oracle-token' or add \"%s\" to ~/.authinfo" entry))))
+
 (defun arcology-oracle--auth-source-token (url)
   "Return the token for the daemon at URL from `auth-source', or nil."
   (let ((cached (assoc url arcology-oracle--token-cache)))
@@ -468,8 +479,7 @@ nothing), and the message says so."
   (if (arcology-oracle--daemon-error-p data)
       (concat
        (if (= status 401)
-           (progn (arcology-oracle--token-refused)
-                  "unauthorized: set `arcology-oracle-token' or add an auth-source entry")
+           (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
          (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
                                    160 nil nil "…"))
        (format " (HTTP %d)" status))

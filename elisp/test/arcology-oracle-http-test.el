@@ -241,8 +241,10 @@ the same 401 again until \\[arcology-oracle-forget-token]."
         (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "unauthorized"))
           (let ((arcology-oracle-token nil)
                 (port (url-port (url-generic-parse-url arcology-oracle-url))))
+            ;; The entry to add is named, with the host and port it is looked up by.
             (should (equal (cdr (arcology-oracle-http-test--json "GET" "/status"))
-                           '("unauthorized: set `arcology-oracle-token' or add an auth-source entry (HTTP 401)")))
+                           (list (format "unauthorized: set `arcology-oracle-token' or add \"machine 127.0.0.1 port %d password TOKEN\" to ~/.authinfo (HTTP 401)"
+                                         port))))
             (should-not (string-match-p "Authorization" (car arcology-oracle-http-test--requests)))
             (with-temp-file authinfo
               (insert (format "machine 127.0.0.1 port %d password added-token\n" port)))
@@ -253,10 +255,12 @@ the same 401 again until \\[arcology-oracle-forget-token]."
       (delete-file authinfo))))
 
 (ert-deftest arcology-oracle-http-test-recorded-errors ()
-  "Recorded 401 and 404 answers become one short message each, never the callback."
+  "Recorded 401 and 404 answers become one short message each, never the callback.
+A token sent and refused is said to be refused (the message said to set one)."
   (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "unauthorized"))
     (should (equal (arcology-oracle-http-test--json "GET" "/status")
-                   '(nil "unauthorized: set `arcology-oracle-token' or add an auth-source entry (HTTP 401)"))))
+                   (list nil (format "unauthorized: the daemon refused the token sent (`arcology-oracle-token' or \"machine 127.0.0.1 port %d password TOKEN\") (HTTP 401)"
+                                     (url-port (url-generic-parse-url arcology-oracle-url)))))))
   (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "unknown-node"))
     (should (equal (arcology-oracle-http-test--json "GET" "/nodes/no-such-id")
                    '(nil "no node with ID 'no-such-id' in the index (HTTP 404)")))))
