@@ -451,6 +451,13 @@ not, is found here, and undoing it offers the suggestion again."
    :callback (lambda (answer)
                (arcology-oracle--links-render source node title (arcology-oracle--results-of answer 'suggestions)))
    :errback (lambda (message)
+              ;; The daemon does not know the node: a note saved a moment ago
+              ;; (not indexed yet), or edited out of its ID.  Its own words are
+              ;; "no node with ID '5e1f...' in the index (HTTP 404)".
+              (when (string-suffix-p "(HTTP 404)" message)
+                (setq message (format "%s is not in the daemon's index (yet): save the note, then %s asks again"
+                                      title (substitute-command-keys
+                                             "\\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-refresh]"))))
               (arcology-oracle--links-render source node title message)
               (arcology-oracle--report message))))
 
@@ -482,6 +489,10 @@ daemon has said where its notes are)."
        (arcology-oracle--visited-file) ": no link suggestions for it"
        (lambda (_rel)
          (unless node (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID:"))
+         (let ((file (arcology-oracle--visited-file)))
+           (when (and file (not (file-exists-p file)))
+             (arcology-oracle--user-error "Save %s first: suggestions are for a note as saved"
+                                          (buffer-name))))
          (when (and (buffer-live-p source) (buffer-modified-p source))
            (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
          (show (lambda () (arcology-oracle--links-request source node title))))

@@ -370,6 +370,35 @@ is known or the daemon is asked for it first."
                        messages)))
             (should-not (get-buffer arcology-oracle-links-buffer-name))))))))
 
+(ert-deftest arcology-oracle-links-test-a-new-note-not-saved-or-not-indexed ()
+  "C-c o l in a new note: saved never, it asks to save first and sends nothing;
+unknown to the daemon (saved a moment ago), it says so with the key that asks
+again.  (Both showed \"no node with ID '5e1f...' in the index (HTTP 404)\".)"
+  (arcology-oracle-links-test--with-links
+    (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+           (arcology-oracle-roam-directory roam)
+           (buffer (find-file-noselect (expand-file-name "brand-new-links.org" roam))))
+      (push buffer arcology-oracle-test--buffers)
+      (switch-to-buffer buffer)
+      (insert ":PROPERTIES:\n:ID: 5e1f0000-0000-4000-8000-00000000beef\n:END:\n"
+              "#+title: Brand new\n\nFeeding the sourdough starter with rye.\n")
+      (let ((sent nil))
+        (cl-letf (((symbol-function 'arcology-oracle--http-request)
+                   (lambda (&rest args) (push args sent) nil)))
+          (let ((err (should-error (arcology-oracle-suggest-links) :type 'user-error)))
+            (should (equal (cadr err) "Save brand-new-links.org first: suggestions are for a note as saved"))))
+        (should-not sent))
+      ;; Saved, but not in the index: the daemon's 404 (a note saved a moment ago).
+      (let ((arcology-oracle--last-report nil))
+        (cl-letf (((symbol-function 'file-exists-p) (lambda (_file) t)))
+          (arcology-oracle-suggest-links))
+        (arcology-oracle-test--settled)
+        (with-current-buffer arcology-oracle-links-buffer-name
+          (should (string-match-p  ; filled to the window: one line or more
+                   "Brand new is not in the daemon's index (yet): save the note, then g asks again"
+                   (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max)))))
+          (should-not (string-match-p "5e1f0000" (buffer-string))))))))
+
 (ert-deftest arcology-oracle-links-test-daemon-down-one-message ()
   "With the daemon down, asking for suggestions shows one message and says so in the buffer."
   (arcology-oracle-test--with-daemon
