@@ -282,7 +282,7 @@ says where.  One undo removes it."
              (buffer-name source)))
           (setq where (arcology-oracle--insert-link-in-note link (alist-get 'node_id result)))
           (when window (set-window-point window (point))))))
-    (message "Inserted %s into %s, %s" link (buffer-name source) where)))
+    (message "Inserted a link to \"%s\" into %s, %s" (org-link-display-format link) (buffer-name source) where)))
 
 (defun arcology-oracle--last-window-of (buffer)
   "Return the window showing BUFFER that was used last, or nil.
@@ -296,7 +296,9 @@ With the note in two windows, the one the user read it in."
   (interactive)
   (let ((link (arcology-oracle--link-for (arcology-oracle--result-at-point))))
     (kill-new link)
-    (message "Copied %s" link)))
+    ;; The title, not [[id:36fb47dd-...][...]]: the link itself is on the kill ring.
+    (message "Copied the link to \"%s\" (%s pastes it)" (org-link-display-format link)
+             (substitute-command-keys "\\[yank]"))))
 
 ;;; Suggestions buffer
 
@@ -637,7 +639,7 @@ link to the note itself."
           (when window (set-window-point window (point)))
           (setq line (line-number-at-pos nil t)))))  ; the file's, narrowed or not
     (arcology-oracle--links-remove list-buffer target)
-    (message "Inserted %s into %s, line %d" link (buffer-name source) line)))
+    (message "Inserted a link to \"%s\" into %s, line %d" (org-link-display-format link) (buffer-name source) line)))
 
 (defun arcology-oracle--links-remove (buffer node)
   "Remove the suggestions of NODE from the suggestions BUFFER."

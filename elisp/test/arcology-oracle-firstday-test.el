@@ -395,6 +395,24 @@ the marks are seen, on a line of their own when they do not fit beside the title
       (kill-buffer arcology-oracle-similar-buffer-name))
     (delete-other-windows)))
 
+(ert-deftest arcology-oracle-firstday-test-w-says-what-it-copied-by-title ()
+  "w in the similar notes copies the link and names the note by its title (the
+echo area showed the raw [[id:...][...]])."
+  (unwind-protect
+      (let ((kill-ring nil))
+        (arcology-oracle--similar-render
+         nil "Here" '(((node_id . "36fb47dd-e96a-4b44-80ce-b246a771f11d") (title . "Bread Hydration")
+                       (heading . "Bread Hydration") (score . 0.35) (snippet . "Water and flour"))))
+        (with-current-buffer arcology-oracle-similar-buffer-name
+          (goto-char (point-min))
+          (arcology-oracle-similar-next)
+          (arcology-oracle-test--capturing-messages messages
+            (call-interactively (key-binding (kbd "w")))
+            (should (equal (car kill-ring) "[[id:36fb47dd-e96a-4b44-80ce-b246a771f11d][Bread Hydration]]"))
+            (should (equal (car messages) "Copied the link to \"Bread Hydration\" (C-y pastes it)")))))
+    (when (get-buffer arcology-oracle-similar-buffer-name)
+      (kill-buffer arcology-oracle-similar-buffer-name))))
+
 (ert-deftest arcology-oracle-firstday-test-weak-scores-are-marked-and-tab-moves ()
   "A result above the cut-off but under `arcology-oracle-weak-score' is dimmed and
 marked weak; a strong one is not.  TAB and S-TAB move between entries, as in the
