@@ -185,6 +185,20 @@ would no longer say that it is private."
           (goto-char (max to (1+ from))))))
     (apply #'concat (nreverse parts))))
 
+(defvar arcology-oracle--similar-source)
+(defvar arcology-oracle--links-source)
+
+(defun arcology-oracle--listed-note ()
+  "Return the note buffer the list in the current buffer is about, or nil.
+In the similar notes and the link suggestions, a question is about
+that note, at the place it was read: the list's own text (scores,
+titles) says nothing."
+  (let ((source (cond ((derived-mode-p 'arcology-oracle-similar-buffer-mode)
+                       (bound-and-true-p arcology-oracle--similar-source))
+                      ((derived-mode-p 'arcology-oracle-links-mode)
+                       (bound-and-true-p arcology-oracle--links-source)))))
+    (and (buffer-live-p source) source)))
+
 (defun arcology-oracle--saved-file ()
   "Return the file the current buffer visits, if saved; else nil.
 The daemon reads files from disk, so an unsaved buffer is sent as
@@ -205,8 +219,21 @@ on the answer asks QUESTION again about this
 buffer (its text as it is then) and \\[arcology-oracle-answers-follow] \
 comes back here."
   (interactive
-   (list (read-string "Ask about this buffer: " nil 'arcology-oracle--ask-history)))
+   (list (read-string (if-let ((note (arcology-oracle--listed-note)))
+                          (format "Ask about %s: " (buffer-name note))
+                        "Ask about this buffer: ")
+                      nil 'arcology-oracle--ask-history)))
   (when (string-blank-p question) (arcology-oracle--user-error "Empty question"))
+  (if-let ((note (and (not beg) (arcology-oracle--listed-note))))
+      (with-current-buffer note
+        (save-excursion
+          (when-let ((window (get-buffer-window note)))
+            (goto-char (window-point window)))
+          (arcology-oracle-ask question)))
+    (arcology-oracle--ask-here question beg end)))
+
+(defun arcology-oracle--ask-here (question beg end)
+  "Ask QUESTION about the current buffer (BEG to END), as `arcology-oracle-ask'."
   (let* ((text (unless (arcology-oracle--private-here-p (or beg (point)))
                  ;; Cut out of the buffer, a private part no longer says it is private.
                  (save-restriction

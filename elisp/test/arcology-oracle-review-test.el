@@ -140,6 +140,40 @@ and RET opened an empty \"(New file)\" buffer of that name)."
           (should-not (find-buffer-visiting gone)))
       (delete-directory roam t))))
 
+(ert-deftest arcology-oracle-review-test-ask-from-the-similar-notes-asks-about-the-note ()
+  "C-c o a with point in the similar notes window asks about the note the list
+is for, at its heading (it sent the list itself, \"Similar to: ... 0.10 ...\", as
+the text the question was about, and its prompt said \"this buffer\")."
+  (arcology-oracle-test--with-daemon
+    (let ((note (arcology-oracle-test--visit "gardening-tomatoes.org"))
+          (payload nil))
+      (arcology-oracle-test--goto-heading "Blight and diseases")
+      (unwind-protect
+          (progn
+            (arcology-oracle-similar-show)
+            (arcology-oracle-test--wait
+             (lambda () (with-current-buffer arcology-oracle-similar-buffer-name
+                          (string-match-p "^0\\." (buffer-string))))
+             20 "the similar notes")
+            (with-current-buffer arcology-oracle-similar-buffer-name
+              (should (equal (arcology-oracle--listed-note) note))
+              (cl-letf* ((orig (symbol-function 'arcology-oracle--stream-answer))
+                         ((symbol-function 'arcology-oracle--stream-answer)
+                          (lambda (marker path body)
+                            (setq payload body)
+                            (funcall orig marker path body))))
+                (arcology-oracle-ask "What about blight?")
+                (arcology-oracle-test--wait (lambda () payload))))
+            (should (equal (alist-get 'file payload) "gardening-tomatoes.org"))
+            (should (string-match-p "Blight and diseases" (alist-get 'buffer payload)))
+            (should-not (string-match-p "Similar to:" (alist-get 'buffer payload)))
+            (with-current-buffer arcology-oracle-answer-buffer-name
+              (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string)))
+                                          30 "the answer")))
+        (arcology-oracle-test--settled 30)
+        (dolist (name (list arcology-oracle-similar-buffer-name arcology-oracle-answer-buffer-name))
+          (when (get-buffer name) (kill-buffer name)))))))
+
 ;;;; A summary that cannot be made is refused, and leaves no entry
 
 (defun arcology-oracle-review-test--entries ()
