@@ -185,20 +185,6 @@ would no longer say that it is private."
           (goto-char (max to (1+ from))))))
     (apply #'concat (nreverse parts))))
 
-(defvar arcology-oracle--similar-source)
-(defvar arcology-oracle--links-source)
-
-(defun arcology-oracle--listed-note ()
-  "Return the note buffer the list in the current buffer is about, or nil.
-In the similar notes and the link suggestions, a question is about
-that note, at the place it was read: the list's own text (scores,
-titles) says nothing."
-  (let ((source (cond ((derived-mode-p 'arcology-oracle-similar-buffer-mode)
-                       (bound-and-true-p arcology-oracle--similar-source))
-                      ((derived-mode-p 'arcology-oracle-links-mode)
-                       (bound-and-true-p arcology-oracle--links-source)))))
-    (and (buffer-live-p source) source)))
-
 (defun arcology-oracle--saved-file ()
   "Return the file the current buffer visits, if saved; else nil.
 The daemon reads files from disk, so an unsaved buffer is sent as
@@ -224,12 +210,8 @@ comes back here."
                         "Ask about this buffer: ")
                       nil 'arcology-oracle--ask-history)))
   (when (string-blank-p question) (arcology-oracle--user-error "Empty question"))
-  (if-let ((note (and (not beg) (arcology-oracle--listed-note))))
-      (with-current-buffer note
-        (save-excursion
-          (when-let ((window (get-buffer-window note)))
-            (goto-char (window-point window)))
-          (arcology-oracle-ask question)))
+  (unless (and (not beg)
+               (arcology-oracle--in-listed-note (lambda () (arcology-oracle-ask question))))
     (arcology-oracle--ask-here question beg end)))
 
 (defun arcology-oracle--ask-here (question beg end)
@@ -310,6 +292,11 @@ the summaries."
   (interactive
    (list (when current-prefix-arg
            (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
+  (unless (arcology-oracle--in-listed-note (lambda () (arcology-oracle-summarize question)))
+    (arcology-oracle--summarize-here question)))
+
+(defun arcology-oracle--summarize-here (question)
+  "Summarize the node at point (on QUESTION), as `arcology-oracle-summarize'."
   (unless (derived-mode-p 'org-mode)
     (arcology-oracle--user-error "Summaries need an org-mode buffer"))
   (let* ((node (arcology-oracle--node-at-point))

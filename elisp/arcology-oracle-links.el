@@ -474,6 +474,11 @@ is not among its notes: that is said, as by
 `arcology-oracle--among-notes'; the list may then appear once the
 daemon has said where its notes are)."
   (interactive)
+  (unless (arcology-oracle--in-listed-note #'arcology-oracle-suggest-links)
+    (arcology-oracle--suggest-links-here)))
+
+(defun arcology-oracle--suggest-links-here ()
+  "List the links the note at point lacks, as `arcology-oracle-suggest-links'."
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Link suggestions need an org-mode buffer"))
   (pcase-let ((`(,node . ,title) (arcology-oracle--node-at-point))
               (own (arcology-oracle--enclosing-ids))

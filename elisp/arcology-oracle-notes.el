@@ -222,6 +222,33 @@ and its links' descriptions; blanks in a row are one space."
     (replace-regexp-in-string "\\[[0-9]*\\(?:%\\|/[0-9]*\\)\\]" " "
                               (org-link-display-format (or title ""))))))
 
+(defvar arcology-oracle--similar-source)
+(defvar arcology-oracle--links-source)
+
+(defun arcology-oracle--listed-note ()
+  "Return the note buffer the list in the current buffer is about, or nil.
+In the similar notes and the link suggestions, a question is about
+that note, at the place it was read: the list's own text (scores,
+titles) says nothing."
+  (let ((source (cond ((derived-mode-p 'arcology-oracle-similar-buffer-mode)
+                       (bound-and-true-p arcology-oracle--similar-source))
+                      ((derived-mode-p 'arcology-oracle-links-mode)
+                       (bound-and-true-p arcology-oracle--links-source)))))
+    (and (buffer-live-p source) source)))
+
+(defun arcology-oracle--in-listed-note (function)
+  "Call FUNCTION in the note the list in the current buffer is about.
+At the place the note was read (its window's point).  Return
+non-nil when the current buffer is such a list, nil (FUNCTION not
+called) otherwise; see `arcology-oracle--listed-note'."
+  (when-let ((note (arcology-oracle--listed-note)))
+    (with-current-buffer note
+      (save-excursion
+        (when-let ((window (get-buffer-window note)))
+          (goto-char (window-point window)))
+        (funcall function)))
+    t))
+
 (defun arcology-oracle--visited-file ()
   "Return the file the current buffer visits, or nil.
 An indirect buffer (\\[clone-indirect-buffer], to read a subtree

@@ -169,9 +169,23 @@ the text the question was about, and its prompt said \"this buffer\")."
             (should-not (string-match-p "Similar to:" (alist-get 'buffer payload)))
             (with-current-buffer arcology-oracle-answer-buffer-name
               (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string)))
-                                          30 "the answer")))
+                                          30 "the answer"))
+            ;; C-c o u and C-c o l there are about the note too (they said the
+            ;; similar notes were not an org-mode buffer).
+            (with-current-buffer arcology-oracle-similar-buffer-name
+              (arcology-oracle-summarize))
+            (with-current-buffer arcology-oracle-summary-buffer-name
+              (arcology-oracle-test--wait (lambda () (string-match-p "^\\*\\* Sources" (buffer-string)))
+                                          30 "the summary")
+              (should (string-prefix-p "* Summary of Blight and diseases\n" (buffer-string))))
+            (with-current-buffer arcology-oracle-similar-buffer-name
+              (arcology-oracle-suggest-links))
+            (arcology-oracle-test--settled 30)
+            (with-current-buffer arcology-oracle-links-buffer-name
+              (should (string-prefix-p "Links to add to: Blight and diseases\n" (buffer-string)))))
         (arcology-oracle-test--settled 30)
-        (dolist (name (list arcology-oracle-similar-buffer-name arcology-oracle-answer-buffer-name))
+        (dolist (name (list arcology-oracle-similar-buffer-name arcology-oracle-answer-buffer-name
+                            arcology-oracle-summary-buffer-name arcology-oracle-links-buffer-name))
           (when (get-buffer name) (kill-buffer name)))))))
 
 ;;;; A summary that cannot be made is refused, and leaves no entry
