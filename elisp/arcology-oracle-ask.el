@@ -145,7 +145,16 @@ ends it.  Returns the request state."
                       (arcology-oracle--insert-following marker text)))
            ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
             (arcology-oracle--report failed))))
-       :on-done #'finish
+       :on-done
+       (lambda ()
+         (if started
+             (finish)
+           ;; Every answer of the daemon starts with its sources: a stream that
+           ;; ended without them was no answer (its lines unreadable), though it
+           ;; read as one with "- none: no notes were relevant enough".
+           (funcall forget)
+           (arcology-oracle--answer-failed
+            marker (if (stringp failed) failed "the daemon sent no answer that could be read"))))
        :errback
        (lambda (message)
          (if (not started)

@@ -254,6 +254,25 @@ the same 401 again until \\[arcology-oracle-forget-token]."
       (auth-source-forget-all-cached)
       (delete-file authinfo))))
 
+(ert-deftest arcology-oracle-http-test-an-answer-of-unreadable-lines-fails ()
+  "A 200 whose lines are not the daemon's (a proxy's page, garbage) is a failed
+answer, not an empty one: it showed the question, nothing, then \"- none: no
+notes were relevant enough\" under Sources."
+  (require 'arcology-oracle-ask)
+  (arcology-oracle-http-test--with-server
+      ((concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
+               "\x00\xffnot json at all {{{\n<html>oops</html>\n"))
+    (let ((arcology-oracle--last-report nil))
+      (with-temp-buffer
+        (insert "* A question\n")
+        (let ((marker (point-marker)))
+          (arcology-oracle--stream-answer marker "/ask" '((question . "A question") (stream . t)))
+          (arcology-oracle-test--wait (lambda () (string-match-p "Failed" (buffer-string))) 10 "the failure")
+          (arcology-oracle-test--settled 10)
+          (should (equal (buffer-string)
+                         "* A question\n[Failed: the daemon sent no answer that could be read]\n"))
+          (should-not arcology-oracle--answering))))))
+
 (ert-deftest arcology-oracle-http-test-recorded-errors ()
   "Recorded 401 and 404 answers become one short message each, never the callback.
 A token sent and refused is said to be refused (the message said to set one)."
