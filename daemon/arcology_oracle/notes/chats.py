@@ -6,9 +6,9 @@ Pure text in, turns out (:class:`~.records.Turn`, lines counted in the file), fo
 * a **conversation** (:mod:`.conversations`): a heading with a child whose ``:ROLE:``
   names the user or the assistant. Its turns are the heading itself (the topic, the
   user's) and each child with everything under it; the speaker is ``Oracle`` for the
-  oracle's answers (``:ROLE: oracle``, the ``:oracle:`` tag, a title ``Oracle...``) and
-  ``Me`` for the rest; the date is each turn heading's (``:CREATED:``, its timestamp, the
-  daily's). An answer's ``Sources:`` list and its ``[n]`` markers are left out (they
+  oracle's answers (``:ROLE: oracle``, the ``:oracle:`` tag, a title ``Oracle``, alone or
+  before punctuation) and ``Me`` for the rest; the date is each turn heading's
+  (``:CREATED:``, its timestamp, the daily's). An answer's ``Sources:`` list and its ``[n]`` markers are left out (they
   number the sources of that answer, not of a later one);
 * a **gptel chat** saved as org (file properties ``GPTEL_*``, or a ``gptel`` mode line):
   the whole file. The model's responses are where ``GPTEL_BOUNDS`` (character positions,
@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 
 from .capture import is_captured
-from .conversations import ORACLE_ROLES, USER_ROLES, without_sources_lists
+from .conversations import ORACLE_ROLES, USER_ROLES, is_marker_title, without_sources_lists
 from .org_syntax import link_text
 from .records import Heading, ParsedFile, Turn
 
@@ -72,7 +72,7 @@ def turn_role(heading: Heading) -> str | None:
         return "assistant"
     if is_captured(heading.properties):
         return None
-    if "oracle" in (t.lower() for t in heading.tags) or re.match(r"oracle\b", heading.title, re.I):
+    if "oracle" in (t.lower() for t in heading.tags) or is_marker_title(heading.title):
         return "assistant"
     return None
 

@@ -8,7 +8,7 @@ Who speaks in a turn:
 
 1. a ``:ROLE:`` property (``user``/``me``/``human`` or ``oracle``/``assistant``/``ai``);
 2. else the marker (default ``oracle``): a turn tagged ``:oracle:`` or titled
-   ``Oracle...`` is the oracle's;
+   ``Oracle`` (alone or before punctuation, :func:`is_marker_title`) is the oracle's;
 3. else, when some turn of the conversation is marked by 1 or 2, an unmarked turn is the
    user's; when none is, the turns alternate user, oracle, user... (first one user).
 
@@ -190,9 +190,17 @@ def _explicit_role(h: _Heading, marker: str) -> str | None:
     if marker:
         if marker.lower() in (t.lower() for t in h.tags):
             return "assistant"
-        if re.match(rf"{re.escape(marker)}\b", h.title, re.IGNORECASE):
+        if is_marker_title(h.title, marker):
             return "assistant"
     return None
+
+
+def is_marker_title(title: str, marker: str = "oracle") -> bool:
+    """Whether a turn's ``title`` marks it as the oracle's: the marker alone or followed
+    by punctuation (``Oracle``, ``Oracle:``, ``Oracle (llama3.2)``, ``Oracle <2024-03-01>``),
+    any letter case. Followed by a word it is the user's subject (``Oracle of Delphi``,
+    ``Oracle Database``), as is ``Oracle's ...``."""
+    return re.match(rf"{re.escape(marker)}\s*(?:$|[^\w\s'’])", title.strip(), re.IGNORECASE) is not None
 
 
 def _strip_sources(lines: list[str]) -> list[str]:

@@ -9,7 +9,7 @@ A heading is the oracle's when
   case, blanks around it ignored), as the daemon writes its answers and the words
   ``/memorize`` keeps with ``role: oracle``;
 * the conversation reader (:mod:`.chats`) made it the start of an ``Oracle`` turn: in a
-  conversation, an answer marked only by the ``:oracle:`` tag or an ``Oracle...`` title
+  conversation, an answer marked only by the ``:oracle:`` tag or an ``Oracle`` title
   is the oracle's as much as one with ``:ROLE: oracle``;
 * it is below such a heading, the file's own record included (a ``:ROLE: oracle`` in
   the file's drawer): "headings below a turn belong to it", as the conversation reader

@@ -49,3 +49,17 @@ def m023_reread_org_ai_chats(conn) -> None:
         WHERE id IN (SELECT file FROM headings WHERE lower(body) LIKE '%#+begin\_ai%' ESCAPE '\');
         """
     )
+
+
+@migration
+def m024_reread_oracle_titles(conn) -> None:
+    # A turn titled "Oracle" followed by a word ("Oracle of Delphi") is the user's subject,
+    # not the oracle's (notes/conversations.py, is_marker_title): the next reconcile
+    # re-reads the conversations holding a heading whose title starts with "oracle".
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT file FROM headings WHERE lower(ltrim(title)) LIKE 'oracle%')
+          AND id IN (SELECT h.file FROM headings h JOIN turns t ON t.heading = h.id);
+        """
+    )
