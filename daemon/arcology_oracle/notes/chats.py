@@ -240,16 +240,23 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
             runs.append([speaker, number, number, [text], h])
     turns: list[Turn] = []
     for speaker, first, last, texts, h in runs:
-        while texts and not texts[-1].strip():
-            texts.pop()
-            last -= 1
-        while texts and not texts[0].strip():
-            texts.pop(0)
-            first += 1
-        body = link_text("\n".join(texts)).strip()
+        body, first, last = _run_text(texts, first, last)
         if body:
             turns.append(Turn(len(turns), speaker, f"{speaker}: {body}", first, last, h.date))
     return turns
+
+
+def _run_text(texts: list[str], first: int, last: int) -> tuple[str, int, int]:
+    """The text of a speaker's run of lines ``texts`` (file lines ``first``..``last``),
+    links as their descriptions, and the lines it spans once its blank lines at either
+    end are left out."""
+    while texts and not texts[-1].strip():
+        texts.pop()
+        last -= 1
+    while texts and not texts[0].strip():
+        texts.pop(0)
+        first += 1
+    return link_text("\n".join(texts)).strip(), first, last
 
 
 # -- org-ai chats --------------------------------------------------------------------
@@ -287,13 +294,7 @@ def org_ai_turns(heading: Heading) -> list[Turn]:
         return []
     turns: list[Turn] = []
     for who, first, last, texts in runs:
-        while texts and not texts[-1].strip():
-            texts.pop()
-            last -= 1
-        while texts and not texts[0].strip():
-            texts.pop(0)
-            first += 1
-        text = link_text("\n".join(texts)).strip()
+        text, first, last = _run_text(texts, first, last)
         if text:
             turns.append(Turn(len(turns), who, f"{who}: {text}" if who else text, first, last, heading.date))
     return turns
