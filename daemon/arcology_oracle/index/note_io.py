@@ -62,6 +62,7 @@ from .forget_journal import Journal, pending, place_of, settle
 from .leases import LEASE_ATTEMPTS, no_lease_reason, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
 from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, unlink_if_names, write_all  # noqa: F401
+from .take_back import take_back
 
 log = logging.getLogger(__name__)
 REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming files over the note
@@ -182,8 +183,9 @@ def _append(
                 write_all(fd, payload)
                 end = os.lseek(fd, 0, os.SEEK_CUR)
                 os.fsync(fd)
-            except OSError as exc:
-                _take_back(fd, size, payload, rel, exc, created)
+            except OSError as exc:  # cut back only under a lease: else another program may have appended
+                leased = leased or take_lease(fd, 1)
+                take_back(fd, size, payload, rel, exc, created, leased)
             if not still_names(root / rel, fd):  # renamed over meanwhile: not the note any more
                 _withdraw(fd, end, payload, rel, leased)
                 return None
@@ -219,31 +221,6 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str, eol: byt
             f"characters of a file: {len(added)} more characters after it would hide it. Not written: capture into "
             "another note, or move the block"
         )
-
-
-def _take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, created: tuple[Path, ...]) -> None:
-    """After a failed append (a full disk, an I/O error, before or at the ``fsync``):
-    the file cut back to its ``size`` before, when what follows is a part of ``payload``
-    (so nobody else's bytes), and removed with the folders made for it when this capture
-    ``created`` it (else the next capture would find it empty and write no head); a Conflict saying so. Else a Conflict
-    saying what part of the capture is left at the end of the file. The client never gets
-    a success for a capture that may not be on disk, nor is half a heading left unsaid."""
-    reason = exc.strerror or str(exc)
-    try:
-        written = os.pread(fd, len(payload) + 1, size)
-        if payload.startswith(written):
-            os.ftruncate(fd, size)
-            if created and size == 0:
-                remove_created(created, fd)
-            else:
-                os.fsync(fd)
-            raise Conflict(f"writing the capture into {rel} failed ({reason}): nothing was written") from None
-    except OSError as again:
-        log.error("a failed capture into %s could not be taken back (%s)", rel, again)
-    raise Conflict(
-        f"writing the capture into {rel} failed ({reason}), and the part of it written could not be taken back: "
-        "look at the end of that note"
-    ) from None
 
 
 def _withdraw(fd: int, end: int, payload: bytes, rel: str, leased: bool) -> None:

@@ -1,0 +1,81 @@
+"""index/note_io.py taking back a capture it could not write whole (a full disk), and a
+forget's delete of a daily the capture created killed half-way, while another program
+writes the note or renames a file over it. Real files; every byte is compared."""
+
+from __future__ import annotations
+
+import datetime
+import errno
+import os
+
+import pytest
+
+from arcology_oracle.errors import Conflict
+from arcology_oracle.index import note_io
+from arcology_oracle.notes.capture import make_capture, plan_forget, render_capture
+
+NOW = datetime.datetime(2026, 3, 14, 9, 26)
+REL = "daily/d.org"
+THEIRS = b"- their line, appended meanwhile\n"
+
+
+@pytest.fixture(autouse=True)
+def leases():
+    note_io.prepare_leases()
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "daily").mkdir()
+    return tmp_path
+
+
+def append(root, head=None):
+    entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c-1")
+    return note_io.append_note(root, REL, lambda eol, lead, real: render_capture(entry, rel=real, eol=eol, lead=lead), head)
+
+
+def full_disk_after(monkeypatch, n):
+    real = note_io.write_all
+
+    def full_disk(fd, data, offset=None):
+        real(fd, data[:n], offset)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(note_io, "write_all", full_disk)
+
+
+@pytest.mark.parametrize("head", [None, b"#+title: New\n"], ids=["existing", "created"])
+def test_a_failed_capture_without_a_lease_never_cuts_what_another_program_appended(root, monkeypatch, head):
+    # No write lease (NFS, a note of another user): the capture's first bytes are written,
+    # then the disk is full. Another program appends to the note before the daemon cuts
+    # its part off again (or, for a daily it created, deletes it): cut back to the size
+    # before, or deleted, the note lost that program's line.
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    if head is None:
+        path.write_bytes(mine)
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    full_disk_after(monkeypatch, 10)
+    real_truncate, appended = os.ftruncate, []
+
+    def other_program_appends_first(fd, size):
+        if not appended:
+            appended.append(True)
+            with open(path, "ab") as fh:
+                fh.write(THEIRS)
+        return real_truncate(fd, size)
+
+    monkeypatch.setattr(os, "ftruncate", other_program_appends_first)
+    with pytest.raises(Conflict) as refused:
+        append(root, head)
+    monkeypatch.undo()
+    assert path.exists()
+    data = path.read_bytes()
+    before = b"" if head else mine
+    assert data.startswith(before)
+    if appended:  # the cut was tried: never over their line
+        assert data.endswith(THEIRS), data
+    else:  # left as it is, the part of the capture written at the end, as the refusal says
+        assert len(data) == len(before) + 10, data
+        assert "could not be taken back" in str(refused.value)
