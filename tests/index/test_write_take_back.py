@@ -79,3 +79,51 @@ def test_a_failed_capture_without_a_lease_never_cuts_what_another_program_append
     else:  # left as it is, the part of the capture written at the end, as the refusal says
         assert len(data) == len(before) + 10, data
         assert "could not be taken back" in str(refused.value)
+
+
+class Killed(BaseException):
+    """The daemon killed (SIGKILL, a power loss) at that instant: nothing after runs."""
+
+
+async def test_a_note_a_killed_forget_left_aside_gets_its_name_back_at_the_next_start(tmp_path, monkeypatch):
+    # A forget deletes a daily the capture created by renaming it aside first, then
+    # deleting it if it is the one read, else giving it its name back. A sync tool renames
+    # the phone's version over the daily just before; the daemon is killed after the
+    # rename aside, before the name is given back: the phone's version stayed hidden
+    # under a dot-name, the daily gone, for good.
+    from arcology_oracle.config import load_settings
+    from arcology_oracle.index.memory import Memory
+    from arcology_oracle.index.service import OracleIndex
+
+    roam = tmp_path / "roam"
+    (roam / "daily").mkdir(parents=True)
+    settings = load_settings(overrides={"roam_dir": roam, "db_path": tmp_path / "index.sqlite3",
+                                        "ollama_host": "http://127.0.0.1:9"}, environ={})  # fmt: skip
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        captured = await Memory(index).memorize("remember the milk", now=NOW)
+        path = roam / captured.file
+        phone = b"#+title: 2026-03-14\n* Written on the phone\n"
+        real_rename = os.rename
+
+        def sync_tool_renames_first(src, dst, *args, **kwargs):
+            if os.fspath(src) == os.fspath(path):
+                (path.parent / ".sync.tmp").write_bytes(phone)
+                real_rename(path.parent / ".sync.tmp", path)
+            return real_rename(src, dst, *args, **kwargs)
+
+        def killed(*args, **kwargs):
+            raise Killed
+
+        monkeypatch.setattr(os, "rename", sync_tool_renames_first)
+        monkeypatch.setattr(os, "link", killed)
+        with pytest.raises(Killed):
+            await Memory(index).forget(captured.id)
+        monkeypatch.undo()
+        assert not path.exists()  # killed with the phone's version aside
+        await Memory(index).clean_up()  # the next start
+        assert path.read_bytes() == phone
+        assert os.listdir(path.parent) == [path.name]
+    finally:
+        await index.close()

@@ -44,6 +44,7 @@ from ..notes import capture
 from ..notes.disk import emacs_holds_lock
 from ..store.db import DatabaseError
 from . import capture_places, note_io
+from .aside import give_back_left_aside
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -99,10 +100,17 @@ class Memory:
         return Path(dailies_dir or self.settings.dailies_dir, name).as_posix()
 
     async def clean_up(self) -> int:
-        """Remove temporary copies an older version left beside the notes (at start)."""
+        """Remove temporary copies an older version left beside the notes, and give a note a
+        killed forget left aside its name back (at start)."""
         root = self.settings.roam_dir
         dirs = [root, root / self.settings.dailies_dir, (root / self.settings.capture_inbox).parent]
-        return await asyncio.to_thread(remove_stale_temp_files, list(dict.fromkeys(dirs)))
+
+        def clean() -> int:
+            found = list(dict.fromkeys([*dirs, *(root / folder for folder in self.places.folders())]))
+            give_back_left_aside(found)
+            return remove_stale_temp_files(found)
+
+        return await asyncio.to_thread(clean)
 
     async def memorize(
         self,

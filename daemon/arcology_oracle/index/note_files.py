@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import stat
 import time
 from pathlib import Path
 
 from ..errors import Conflict
+from .aside import unlink_if_names
 
 log = logging.getLogger(__name__)
 
@@ -126,49 +126,6 @@ def remove_created(created: tuple[Path, ...], fd: int) -> None:
     if created:
         unlink_if_names(created[0], fd)
         _remove_folders(list(reversed(created[1:])))
-
-
-def unlink_if_names(path: Path, fd: int) -> bool:
-    """Delete the name ``path`` when it holds the open file ``fd``; False, nothing
-    deleted, when another file holds it. Checking, then deleting by name would delete a
-    file another program (a sync tool) renamed over it in between, so the name is first
-    renamed aside (which takes whatever file holds it at that instant), then that file is
-    deleted when it is ``fd``'s, else given its name back (:func:`_give_back`)."""
-    aside = path.with_name(f".{path.name}.arcology-oracle-forgotten-{secrets.token_hex(4)}")
-    try:
-        os.rename(path, aside)
-    except FileNotFoundError:
-        return False
-    try:
-        mine = os.path.samestat(os.lstat(aside), os.fstat(fd))
-    except OSError:
-        mine = False
-    if mine:
-        try:
-            os.unlink(aside)
-            return True
-        except OSError:
-            _give_back(aside, path)
-            raise
-    _give_back(aside, path)
-    return False
-
-
-def _give_back(aside: Path, path: Path) -> None:
-    """The file at ``aside`` back at its name ``path``, never over a file that took the
-    name meanwhile (then it stays at ``aside``, logged)."""
-    try:
-        os.link(aside, path, follow_symlinks=False)
-    except FileExistsError:
-        log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
-        return
-    except OSError:  # no hard links on this file system
-        if os.path.lexists(path):
-            log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
-            return
-        os.rename(aside, path)
-        return
-    os.unlink(aside)
 
 
 def _remove_folders(made: list[Path]) -> None:

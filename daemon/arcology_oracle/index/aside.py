@@ -1,0 +1,87 @@
+"""Deleting a note by name without deleting a file another program renamed over it: the
+name is first renamed aside (which takes whatever file holds it at that instant), then
+that file deleted when it is the one meant, else given its name back. A daemon killed
+between the two leaves the file aside, a hidden name beside the note: the next start
+gives it its name back (:func:`give_back_left_aside`), whichever file it is, since which
+one cannot be told then (a forget that never answered; the client may try it again)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+_ASIDE = ".arcology-oracle-forgotten-"
+_ASIDE_RE = re.compile(rf"\.(?P<name>.+){re.escape(_ASIDE)}[0-9a-f]{{8}}", re.DOTALL)
+
+
+def unlink_if_names(path: Path, fd: int) -> bool:
+    """Delete the name ``path`` when it holds the open file ``fd``; False, nothing
+    deleted, when another file holds it. Checking, then deleting by name would delete a
+    file another program (a sync tool) renamed over it in between, so the name is first
+    renamed aside (which takes whatever file holds it at that instant), then that file is
+    deleted when it is ``fd``'s, else given its name back (:func:`_give_back`)."""
+    aside = path.with_name(f".{path.name}{_ASIDE}{secrets.token_hex(4)}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return False
+    try:
+        mine = os.path.samestat(os.lstat(aside), os.fstat(fd))
+    except OSError:
+        mine = False
+    if mine:
+        try:
+            os.unlink(aside)
+            return True
+        except OSError:
+            _give_back(aside, path)
+            raise
+    _give_back(aside, path)
+    return False
+
+
+def _give_back(aside: Path, path: Path) -> bool:
+    """The file at ``aside`` back at its name ``path``, never over a file that took the
+    name meanwhile (then it stays at ``aside``, logged); whether it is back."""
+    try:
+        os.link(aside, path, follow_symlinks=False)
+    except FileExistsError:
+        log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
+        return False
+    except OSError:  # no hard links on this file system
+        if os.path.lexists(path):
+            log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
+            return False
+        os.rename(aside, path)
+        return True
+    os.unlink(aside)
+    return True
+
+
+def give_back_left_aside(directories: list[Path]) -> int:
+    """Give each file a killed forget left aside in ``directories`` its name back (never
+    over a file of that name: then it stays, logged); returns how many got it back."""
+    back = 0
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            continue
+        for name in names:
+            found = _ASIDE_RE.fullmatch(name)
+            aside = directory / name
+            if found is None or not aside.is_file() or aside.is_symlink():
+                continue
+            try:
+                if _give_back(aside, directory / found["name"]):
+                    back += 1
+                    log.warning("%s, left aside by a forget killed while it deleted the note, has its name back",
+                                directory / found["name"])  # fmt: skip
+            except OSError as exc:
+                log.error("cannot give %s its name %s back: %s", aside, found["name"], exc.strerror or exc)
+    return back
