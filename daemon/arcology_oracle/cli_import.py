@@ -28,7 +28,7 @@ from .cli_progress import ProgressBar
 from .config import Settings
 from .errors import BadRequest, ConfigError, OracleError
 from .importers import DEFAULT_DIRS, EXTENSIONS, FORMATS, Conversation, MalformedExport, read_export
-from .importers.render import RenderedFile, dialogue, render
+from .importers.render import RenderedFile, dialogue, has_text, render
 from .importers.writing import DuplicateConversation, ImportBatch
 from .notes.capture import clean_tags
 from .notes.files import resolve_inside
@@ -80,7 +80,7 @@ def cmd_import(settings: Settings, args) -> int:
             args.format, args.file, me=args.me, date=_date(args.date), speakers=args.speaker, on_progress=bar.update
         ):
             conversations += 1
-            if not any(m.text.strip() for m in conversation.messages):
+            if not any(has_text(m.text) for m in conversation.messages):
                 empty += 1
                 continue
             try:

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from arcology_oracle.importers.model import Conversation, Message
-from arcology_oracle.importers.render import begins_alike, continues, render, turn_lines
+from arcology_oracle.importers.render import begins_alike, continues, render, turn_lines, unchanged_since_import
 from arcology_oracle.notes.org_escape import ZWSP
 from tests.emacs_batch import emacs_env, run_emacs
 from tests.notes.test_org_escape import emacs_reading
@@ -131,3 +131,31 @@ def test_a_file_written_before_the_escapes_reads_as_the_same_conversation():
     assert continues(old, new) and begins_alike(old, new)
     longer = render(Conversation("markdown", "talk", "Talk", [*chat.messages, Message("m-3", "Alice", "Done.")])).text
     assert continues(old, longer) and not continues(longer, old)
+
+
+SAVE_DELETING_TRAILING_WHITESPACE = r"""
+(progn
+  (require 'org)
+  (find-file (getenv "ORG_FILE"))
+  (add-hook 'before-save-hook #'delete-trailing-whitespace nil t)
+  (set-buffer-modified-p t)
+  (save-buffer))
+"""
+
+
+async def test_an_imported_file_saved_by_an_emacs_that_deletes_trailing_whitespace_is_still_as_imported(tmp_path):
+    # Emacs's delete-trailing-whitespace (a common before-save-hook) deletes a zero-width
+    # space ending a line (U+200B is whitespace to Emacs; Python's rstrip keeps it): a
+    # title or a turn ending in one, merely saved, was "edited since it was imported", and
+    # no later import of the conversation (grown) ever updated the file again.
+    chat = Conversation("chatgpt", "c-1", "Zero width\u200b", [
+        Message("m-1", "user", "look at this\u200b\nsecond line\u00a0\u200b", datetime.datetime(2024, 3, 5, 9, 0)),
+        Message("m-2", "assistant", "Seen. \u200b", datetime.datetime(2024, 3, 5, 9, 1)),
+    ])  # fmt: skip
+    path = tmp_path / "chat.org"
+    path.write_text(render(chat).text)
+    before = path.read_bytes()
+    code, output = await run_emacs(["--eval", SAVE_DELETING_TRAILING_WHITESPACE], env=emacs_env(tmp_path, ORG_FILE=str(path)))
+    assert code == 0, output
+    assert path.read_bytes() == before
+    assert unchanged_since_import(path.read_text())

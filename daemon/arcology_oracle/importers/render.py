@@ -62,6 +62,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ..notes.capture import inactive_timestamp
+from ..notes.capture_title import TRAILING_BLANKS
 from ..notes.org_escape import ZWSP, inert, without_controls
 from ..notes.org_syntax import split_heading_tags
 from ..notes.privacy import file_tags
@@ -94,6 +95,9 @@ _NEEDS_COMMA = re.compile(
 )
 _NOT_SPEAKER = re.compile(r"[^\w .'’-]+")
 _SPACES = re.compile(r"\s+")
+# What ends a line that Emacs's delete-trailing-whitespace (a common hook on save) would
+# delete: Python's blanks, and U+200B, which Python does not count as one.
+_TRAILING = re.compile(rf"[\s{TRAILING_BLANKS}]+\Z")
 _HASH_LINE = re.compile(rf"^:{IMPORT_HASH}:.*\n", re.M)
 _HEADING = re.compile(r"^\*+(?:[ \t]|$)")
 _FILETAGS = re.compile(r"^[ \t]*#\+filetags:(.*)$", re.I)
@@ -134,10 +138,17 @@ def escape_line(line: str) -> str:
     return "," + line if _NEEDS_COMMA.match(line) else line
 
 
+def has_text(text: str) -> bool:
+    """Whether a message's ``text`` holds more than blanks (zero-width spaces included)."""
+    return bool(_TRAILING.sub("", text))
+
+
 def clean_title(title: str | None) -> str:
     """One line of title that Org reads back the same (no trailing ``:tags:``), inert as
-    a turn's lines are, without control characters."""
-    text = _SPACES.sub(" ", inert(without_controls(title or ""))).strip() or "Untitled conversation"
+    a turn's lines are, without control characters, ending in nothing Emacs's
+    delete-trailing-whitespace would delete (else a file merely saved would no longer be
+    as imported, and never be updated again)."""
+    text = _TRAILING.sub("", _SPACES.sub(" ", inert(without_controls(title or ""))).strip()) or "Untitled conversation"
     if split_heading_tags(text)[1]:
         text = text[:-1] + ": -"
     return text
@@ -158,7 +169,7 @@ def sessions(messages: Sequence[Message], gap: datetime.timedelta) -> list[list[
 
 def render(conversation: Conversation, *, tags: Iterable[str] = (), gap: datetime.timedelta = DEFAULT_SESSION_GAP) -> RenderedFile:
     """The org file of ``conversation`` (its messages with text; at least one)."""
-    messages = [m for m in conversation.messages if m.text.strip()]
+    messages = [m for m in conversation.messages if has_text(m.text)]
     title = clean_title(conversation.title)
     file_id = stable_id(conversation.format, conversation.key)
     head = [":PROPERTIES:", f":ID:       {file_id}", f":{IMPORTED_FROM}: {conversation.format}", ":END:", f"#+title: {title}"]
@@ -276,8 +287,9 @@ def _read_back(text: str) -> tuple[str, list[str]]:
 
 def turn_lines(speaker: str, text: str) -> list[str]:
     """A turn's lines: ``Name: first line``, then the other lines escaped; surrounding
-    blank lines and trailing spaces dropped, a run of blank lines inside as one ``,``."""
-    raw = [line.rstrip() for line in without_controls(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    blank lines and trailing blanks dropped (those Emacs's delete-trailing-whitespace
+    deletes too, see :func:`clean_title`), a run of blank lines inside as one ``,``."""
+    raw = [_TRAILING.sub("", line) for line in without_controls(text).replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     while raw and not raw[0]:
         raw.pop(0)
     while raw and not raw[-1]:
