@@ -127,3 +127,41 @@ async def test_a_note_a_killed_forget_left_aside_gets_its_name_back_at_the_next_
         assert os.listdir(path.parent) == [path.name]
     finally:
         await index.close()
+
+
+def test_a_note_given_its_name_back_without_hard_links_never_replaces_one_written_meanwhile(root, monkeypatch):
+    # On a file system without hard links (FAT, exFAT), a forget gave the file it had
+    # moved aside (a phone's version a sync tool renamed over the daily) its name back by
+    # checking the name was free, then renaming: a second version the sync tool wrote in
+    # between was replaced, every byte of it.
+    append(root, head=b"#+title: New\n")
+    path = root / REL
+    first, second = b"#+title: New\n* phone, first\n", b"#+title: New\n* phone, second\n"
+    real_rename, real_lexists = os.rename, os.path.lexists
+
+    def sync_tool_renames_first(src, dst, *args, **kwargs):
+        if os.fspath(src) == os.fspath(path) and not (root / "daily" / ".sync").exists():
+            (root / "daily" / ".sync").write_bytes(first)
+            real_rename(root / "daily" / ".sync", path)
+        return real_rename(src, dst, *args, **kwargs)
+
+    def no_hard_links(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    written = []
+
+    def then_the_second_version(p):
+        free = real_lexists(p)
+        if os.fspath(p) == os.fspath(path) and not written:
+            written.append(True)
+            path.write_bytes(second)
+        return free
+
+    monkeypatch.setattr(os, "rename", sync_tool_renames_first)
+    monkeypatch.setattr(os, "link", no_hard_links)
+    monkeypatch.setattr(os.path, "lexists", then_the_second_version)
+    with pytest.raises(Conflict, match="replaced by another program"):
+        note_io.remove_from_note(root, REL, lambda data, real: plan_forget(data, real, "c-1"))
+    monkeypatch.undo()
+    kept = sorted((root / "daily" / name).read_bytes() for name in os.listdir(root / "daily"))
+    assert first in kept and (second in kept or not written), kept
