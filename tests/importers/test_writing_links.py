@@ -231,3 +231,34 @@ def _with_gid(st: os.stat_result, gid: int) -> os.stat_result:
     fields = list(st)
     fields[stat.ST_GID] = gid
     return os.stat_result(fields)
+
+
+def test_a_version_renamed_over_the_file_just_before_the_update_is_kept(imported, monkeypatch):
+    # A sync tool renames the phone's version of an imported file over it after the
+    # import's last check, just before its own rename: the rename replaced whatever held
+    # the name, so the phone's version, every byte of it, was lost.
+    from arcology_oracle.importers import placing
+
+    roam, (_, two) = imported
+    batch = ImportBatch(roam, roam / "chats")
+    batch.stage(rendered(tags=["garden"])[1])  # two only
+    phone = two.read_bytes() + b"- written on the phone\n"
+    done = []
+
+    def sync_tool_first(real):
+        def move(src, dst, *args, **kwargs):
+            if os.fspath(dst) == os.fspath(two) and not done:
+                done.append(True)
+                (two.parent / ".sync.tmp").write_bytes(phone)
+                os.rename(two.parent / ".sync.tmp", two)
+            return real(src, dst, *args, **kwargs)
+
+        return move
+
+    monkeypatch.setattr(os, "replace", sync_tool_first(os.replace))
+    monkeypatch.setattr(placing, "exchange", sync_tool_first(placing.exchange))
+    summary = batch.commit()
+    monkeypatch.undo()
+    assert done and two.read_bytes() == phone
+    assert "changed while importing" in summary.skipped[f"chats/{two.name}"]
+    assert sorted(p.name for p in roam.rglob("*") if p.is_file()) == sorted(p.name for p in imported[1])

@@ -16,7 +16,9 @@ kernel releases it however the import ends), and one no running import holds, le
 killed import, is removed at the daemon's next start once ten minutes old and by the next
 import after an hour (:mod:`.staging`). Commit renames each
 staged file over its target (same file system, so each file is whole or absent), keeping
-the old file's permission bits.
+the old file's permission bits: swapped with it in one step, and swapped back when the
+file swapped out is not the one checked (a sync tool renamed its version over it just
+before), :mod:`.placing`.
 
 Skipped, with the reason in :attr:`ImportSummary.skipped`: a file edited since it was
 imported (its ``:IMPORT_HASH:`` no longer matches: the user's edits win; delete the file
@@ -55,6 +57,7 @@ from ..notes.disk import emacs_holds_lock, umask
 from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
+from .placing import create, identity, swap_in, sync_directory
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
 from .staging import STAGING_PREFIX, remove_stale_staging
 
@@ -267,7 +270,7 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(staged.tmp, (staged.before.st_mode & 0o7777) if staged.before else new_mode)
     if staged.before is None:
-        return _create(path, staged.tmp)
+        return create(path, staged.tmp)
     if reason := _same_owner(staged.tmp, staged.before):
         return reason
     try:
@@ -276,11 +279,9 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
         return str(exc)
     if found and (reason := _not_replaceable(path, found[0])):
         return reason
-    if found is None or _identity(found[0]) != _identity(staged.before) or _sha(found[1]) != staged.sha:
+    if found is None or identity(found[0]) != identity(staged.before) or _sha(found[1]) != staged.sha:
         return "it changed while importing (import again)"
-    os.replace(staged.tmp, path)
-    _sync_directory(path.parent)
-    return None
+    return swap_in(path, staged.tmp, found[0])
 
 
 def _same_owner(tmp: Path, before: os.stat_result) -> str | None:
@@ -299,49 +300,6 @@ def _same_owner(tmp: Path, before: os.stat_result) -> str | None:
         return (f"it belongs to user {before.st_uid}, group {before.st_gid}, which this import cannot give a file: "
                 "replaced, it would change hands (run the import as its owner)")  # fmt: skip
     os.chmod(tmp, before.st_mode & 0o7777)
-    return None
-
-
-def _sync_directory(directory: Path) -> None:
-    """The directory's entries on disk (a rename or a new name in it), where it can be."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot sync a directory
-    finally:
-        os.close(fd)
-
-
-def _create(path: Path, tmp: Path) -> str | None:
-    """Put the new file ``tmp`` at ``path`` only if nothing is there (never over a file
-    that appeared meanwhile); the reason when it is skipped."""
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return "a file of that name appeared while importing (import again)"
-    except OSError as exc:
-        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-            raise
-        # No hard links on this file system: create the file exclusively and copy.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(path, flags, stat.S_IMODE(tmp.stat().st_mode))
-        except FileExistsError:
-            return "a file of that name appeared while importing (import again)"
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(tmp.read_bytes())
-                fh.flush()
-                os.fsync(fh.fileno())
-        except BaseException:
-            path.unlink()  # created above, so only the import's bytes are in it
-            raise
-    tmp.unlink()
-    _sync_directory(path.parent)
     return None
 
 
@@ -383,7 +341,3 @@ def _not_replaceable(path: Path, st: os.stat_result) -> str | None:
 
 def _sha(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
-
-
-def _identity(st: os.stat_result | None) -> tuple[int, int, int, int] | None:
-    return None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)

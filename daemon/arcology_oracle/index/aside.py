@@ -7,19 +7,17 @@ one cannot be told then (a forget that never answered; the client may try it aga
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import logging
 import os
 import re
 import secrets
 from pathlib import Path
 
+from ..notes.renames import CANNOT, rename_no_replace
+
 log = logging.getLogger(__name__)
 
 _ASIDE = ".arcology-oracle-forgotten-"
-_AT_FDCWD = -100
-_RENAME_NOREPLACE = 1
 _ASIDE_RE = re.compile(rf"\.(?P<name>.+){re.escape(_ASIDE)}[0-9a-f]{{8}}", re.DOTALL)
 
 
@@ -64,7 +62,7 @@ def _give_back(aside: Path, path: Path) -> bool:
             log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
             return False
         except OSError as exc:
-            if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            if exc.errno not in CANNOT:
                 raise
             # Neither (some FUSE file systems): a check, then a rename, as the last resort
             # (kept aside, the file would stay hidden for good).
@@ -75,20 +73,6 @@ def _give_back(aside: Path, path: Path) -> bool:
         return True
     os.unlink(aside)
     return True
-
-
-def rename_no_replace(src: Path, dst: Path) -> None:
-    """Rename ``src`` to ``dst`` unless a file has that name (FileExistsError), in one
-    step (``renameat2`` with ``RENAME_NOREPLACE``): a check, then a rename, would replace
-    a file another program (a sync tool) wrote there in between. OSError where the
-    system or the file system cannot (then nothing was renamed)."""
-    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
-    if renameat2 is None:
-        raise OSError(errno.ENOSYS, "no renameat2 on this system", os.fspath(src))
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if renameat2(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code), os.fspath(src), None, os.fspath(dst))
 
 
 def give_back_left_aside(directories: list[Path]) -> int:

@@ -1,0 +1,87 @@
+"""Putting an import's staged file at its name (:mod:`.writing`), never over a file the
+import did not check: a new file only where no file has the name, an update by swapping
+the two and swapping back when the file swapped out is not the one checked."""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from ..notes.renames import CANNOT, exchange, rename_no_replace
+
+
+def create(path: Path, tmp: Path) -> str | None:
+    """Put the new file ``tmp`` at ``path`` only if nothing is there (never over a file
+    that appeared meanwhile); the reason when it is skipped."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return "a file of that name appeared while importing (import again)"
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        # No hard links on this file system: create the file exclusively and copy.
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(path, flags, stat.S_IMODE(tmp.stat().st_mode))
+        except FileExistsError:
+            return "a file of that name appeared while importing (import again)"
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(tmp.read_bytes())
+                fh.flush()
+                os.fsync(fh.fileno())
+        except BaseException:
+            path.unlink()  # created above, so only the import's bytes are in it
+            raise
+    tmp.unlink()
+    sync_directory(path.parent)
+    return None
+
+
+def swap_in(path: Path, tmp: Path, checked: os.stat_result) -> str | None:
+    """Put ``tmp`` at ``path`` in place of the file ``checked`` there. A rename would
+    replace whatever holds the name at that instant: a version a sync tool renamed over
+    the note after the check would be lost. The two are swapped instead, and swapped back
+    (the reason returned) when the file swapped out is not the one checked; where the
+    file system cannot swap, a rename (the check is then the last word)."""
+    ours = os.lstat(tmp)
+    try:
+        exchange(tmp, path)
+    except OSError as exc:
+        if exc.errno not in CANNOT:
+            raise
+        os.replace(tmp, path)
+        sync_directory(path.parent)
+        return None
+    if identity(os.lstat(tmp)) == identity(checked):
+        tmp.unlink()
+        sync_directory(path.parent)
+        return None
+    exchange(tmp, path)  # theirs back
+    if not os.path.samestat(os.lstat(tmp), ours):  # replaced once more meanwhile: keep that one too
+        kept = path.with_name(f"{path.stem}.kept-{secrets.token_hex(4)}{path.suffix}")
+        rename_no_replace(tmp, kept)
+        return f"it changed while importing (import again); a version written meanwhile is kept as {kept.name}"
+    return "it changed while importing (import again)"
+
+
+def sync_directory(directory: Path) -> None:
+    """The directory's entries on disk (a rename or a new name in it), where it can be."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a directory
+    finally:
+        os.close(fd)
+
+
+def identity(st: os.stat_result | None) -> tuple[int, int, int, int] | None:
+    return None if st is None else (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
