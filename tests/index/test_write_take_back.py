@@ -165,3 +165,18 @@ def test_a_note_given_its_name_back_without_hard_links_never_replaces_one_writte
     monkeypatch.undo()
     kept = sorted((root / "daily" / name).read_bytes() for name in os.listdir(root / "daily"))
     assert first in kept and (second in kept or not written), kept
+
+
+def test_a_note_given_its_name_back_by_a_killed_forget_loses_its_second_name_at_the_next_start(root, monkeypatch):
+    # Killed after the file moved aside had its name back (a hard link), before the name
+    # aside was deleted: the next start found the name taken (by that very file) and kept
+    # a hidden second name of the note for good, a hard link the user never made.
+    from arcology_oracle.index.aside import give_back_left_aside
+
+    path = root / REL
+    path.write_bytes(b"#+title: New\n* mine\n")
+    aside = path.with_name(f".{path.name}.arcology-oracle-forgotten-0123abcd")
+    os.link(path, aside)
+    give_back_left_aside([path.parent])
+    assert os.listdir(path.parent) == [path.name] and path.read_bytes() == b"#+title: New\n* mine\n"
+    assert os.stat(path).st_nlink == 1

@@ -90,6 +90,9 @@ def give_back_left_aside(directories: list[Path]) -> int:
             if found is None or not aside.is_file() or aside.is_symlink():
                 continue
             try:
+                if _same_file(aside, directory / found["name"]):  # killed after the name was given back
+                    os.unlink(aside)
+                    continue
                 if _give_back(aside, directory / found["name"]):
                     back += 1
                     log.warning("%s, left aside by a forget killed while it deleted the note, has its name back",
@@ -97,3 +100,10 @@ def give_back_left_aside(directories: list[Path]) -> int:
             except OSError as exc:
                 log.error("cannot give %s its name %s back: %s", aside, found["name"], exc.strerror or exc)
     return back
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samestat(os.lstat(a), os.lstat(b))
+    except OSError:
+        return False
