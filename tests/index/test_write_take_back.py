@@ -1,6 +1,7 @@
 """index/note_io.py taking back a capture it could not write whole (a full disk), and a
 forget's delete of a daily the capture created killed half-way, while another program
-writes the note or renames a file over it. Real files; every byte is compared."""
+writes the note, renames a file over it, or holds a lease on it. Real files; every byte
+is compared."""
 
 from __future__ import annotations
 
@@ -180,3 +181,40 @@ def test_a_note_given_its_name_back_by_a_killed_forget_loses_its_second_name_at_
     give_back_left_aside([path.parent])
     assert os.listdir(path.parent) == [path.name] and path.read_bytes() == b"#+title: New\n* mine\n"
     assert os.stat(path).st_nlink == 1
+
+
+async def test_a_private_capture_in_a_note_another_program_holds_a_lease_on_is_forgotten(tmp_path):
+    # A private capture is in no index: a forget reads the notes to find it. The daily is
+    # lent to an NFS or Samba client (a lease), which gives it back in milliseconds when
+    # asked; read without blocking, it could not be opened at all and the capture was
+    # "not found" (404), where a capture into it, or a forget of an indexed one, waits.
+    import fcntl
+    import threading
+
+    from arcology_oracle.config import load_settings
+    from arcology_oracle.errors import NotFound
+    from arcology_oracle.index.memory import Memory
+    from arcology_oracle.index.service import OracleIndex
+
+    roam = tmp_path / "roam"
+    (roam / "daily").mkdir(parents=True)
+    settings = load_settings(overrides={"roam_dir": roam, "db_path": tmp_path / "index.sqlite3",
+                                        "ollama_host": "http://127.0.0.1:9"}, environ={})  # fmt: skip
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        memory = Memory(index)
+        (roam / "daily" / "2026-03-14.org").write_bytes(b"#+title: 2026-03-14\n* mine\n")
+        captured = await memory.memorize("my secret plan", tags=["private"], now=NOW)
+        path = roam / captured.file
+        assert await index.read(lambda s: s.node(captured.id)) is None  # private: in no index
+        other = os.open(path, os.O_RDWR)
+        fcntl.fcntl(other, fcntl.F_SETLEASE, fcntl.F_WRLCK)  # as the server holds it for its client
+        threading.Timer(0.05, os.close, (other,)).start()  # the client gives it back
+        try:
+            await memory.forget(captured.id)
+        except NotFound:
+            pytest.fail("the private capture was not found while the note was lent")
+        assert path.read_bytes() == b"#+title: 2026-03-14\n* mine\n"
+    finally:
+        await index.close()

@@ -221,10 +221,11 @@ def still_names(path: Path, fd: int) -> bool:
 
 
 def read_note(root: Path, rel: str) -> bytes | None:
-    """The bytes of the regular file ``rel`` inside ``root`` (read without blocking), or
+    """The bytes of the regular file ``rel`` inside ``root`` (read without blocking, so
+    tried again while another process holds a lease on it: :func:`_open_waiting`), or
     None when it is missing or not a regular file inside the root."""
     try:
-        fd = os.open(root / rel, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = _open_waiting(root / rel, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
     try:
