@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from arcology_oracle.index.parsing import ParseOptions, parse_note
+from arcology_oracle.notes.oracle_words import oracle_headings_of
 from arcology_oracle.notes.reader import read_org_bytes
 from tests.answers.test_recall import post
 from tests.runners import start_daemon
@@ -222,3 +223,38 @@ def test_gptels_prefix_lines_are_no_ones_words_in_a_chat_with_bounds():
         "user: What flour for rye?", "llama3.2+notes: Use wholemeal rye flour.",
         "user: And the water?", "llama3.2+notes: Use 80 percent water.",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "around",
+    [
+        ("#+begin_src org\n", "#+end_src\n"),  # an example of org-ai's syntax, in a note about it
+        ("#+begin_example\n", "#+end_example\n"),
+        ("#+BEGIN_COMMENT\n", "#+END_COMMENT\n"),
+        ("", ""),  # no #+end_ai: no block, as Org (and org-ai) reads it
+    ],
+)
+def test_an_org_ai_block_only_in_the_users_text_is_no_chat(around):
+    # A note that shows an org-ai chat inside another block, or a #+begin_ai line never
+    # closed, holds no org-ai chat: it stays the user's note, no turn, no oracle's words.
+    begin, end = around
+    closing = "#+end_ai\n" if begin else "\nMy own notes go on after the example.\n"
+    text = (
+        "#+title: Org-ai setup\n\n* Pointing org-ai at the daemon\nMy notes on using org-ai with arcology-oracle.\n\n"
+        f"{begin}#+begin_ai :model llama3.2+notes\n[ME]: What did I plant in May?\n\n[AI]: Tomatoes.\n{closing}{end}"
+    )
+    parsed, chunks = parse_note(text.encode(), "org-ai-setup.org", OPTIONS)
+    assert [c.dialogue for cs in chunks for c in cs if c.dialogue] == []
+    assert oracle_headings_of(parsed, 2000, 200) == set()
+
+
+def test_an_org_ai_block_beside_another_block_is_a_chat():
+    # A block before or after it (a source block the user kept) leaves the chat a chat.
+    text = (
+        "* Tomatoes\n#+begin_src elisp\n(setq org-ai-default-chat-model \"llama3.2+notes\")\n#+end_src\n"
+        "#+begin_ai :model llama3.2+notes\n[ME]: What did I plant in May?\n\n[AI]: Tomatoes.\n#+end_ai\n"
+    )
+    parsed, chunks = parse_note(text.encode(), "tomatoes.org", OPTIONS)
+    turns = [c.dialogue for cs in chunks for c in cs if c.dialogue][0]
+    assert [t.speaker for t in turns][-2:] == ["Me", "llama3.2+notes"]
+    assert len(oracle_headings_of(parsed, 2000, 200)) == 1

@@ -19,7 +19,8 @@ Pure text in, turns out (:class:`~.records.Turn`, lines counted in the file), fo
   The speakers are ``user`` and the model (``:GPTEL_MODEL:``, else ``assistant``).
   The file record holds the turns (the first heading, when the file starts with one);
 * an **org-ai chat** (a ``#+begin_ai`` ... ``#+end_ai`` block in a heading's body, as
-  org-ai writes it): ``[ME]:``, ``[AI]:``, ``[AI_REASON]:`` and ``[SYS]:`` lines switch
+  org-ai writes it; one never closed, or inside a verbatim block such as ``src`` or
+  ``example``, is no block, as Org reads it): ``[ME]:``, ``[AI]:``, ``[AI_REASON]:`` and ``[SYS]:`` lines switch
   speaker (text before the first is the user's, as org-ai reads it). The speakers are
   ``Me``, ``System`` and the block's ``:model`` (else ``AI``); the heading holds the
   turns, its text outside the blocks a turn without speaker.
@@ -46,7 +47,10 @@ _LOCAL_BOUNDS = re.compile(r"^\W*gptel--bounds:[ \t]*(\(.*\))[ \t]*$", re.MULTIL
 _LOCAL_VARIABLES = re.compile(r"^\W*Local Variables:\s*$")
 _PREFIX_LINE = re.compile(r"^[ \t]*@([\w-]+):?[ \t]*$")
 _AI_BEGIN = re.compile(r"^[ \t]*#\+begin_ai\b(.*)$", re.IGNORECASE)
-_AI_END = re.compile(r"^[ \t]*#\+end_ai[ \t]*$", re.IGNORECASE)
+# A block's first and last lines (Org's): one without its end is no block, and what a
+# verbatim one holds (a source block showing org-ai's syntax) is text, no element.
+_BLOCK_BEGIN = re.compile(r"^[ \t]*#\+begin_(\S+)", re.IGNORECASE)
+_VERBATIM_BLOCKS = frozenset({"src", "example", "export", "comment", "verse"})
 _AI_ROLE = re.compile(r"^[ \t]*\[(SYS|ME|AI|AI_REASON)\]:[ \t]?(.*)$")
 _AI_MODEL = re.compile(r"(?:^|\s):model[ \t]+([^\s:]\S*)")
 ORG_AI_USER, ORG_AI_MODEL, ORG_AI_SYSTEM = "Me", "AI", "System"
@@ -269,15 +273,18 @@ def org_ai_turns(heading: Heading) -> list[Turn]:
         return []
     body = heading.body.split("\n")
     offset = heading.end_line - len(body)
+    blocks = _ai_blocks(body)
+    if not blocks:
+        return []
     runs: list[list] = []  # [speaker, first line, last line, texts]
-    model, speaker, answered = ORG_AI_MODEL, None, False  # speaker None: outside a block
+    model, speaker, answered, end = ORG_AI_MODEL, None, False, -1  # speaker None: outside a block
     for i, line in enumerate(body):
         number = offset + 1 + i
-        if speaker is None and (begin := _AI_BEGIN.match(line)):
+        if speaker is None and i in blocks and (begin := _AI_BEGIN.match(line)):
             found = _AI_MODEL.search(begin[1])
-            model, speaker = (found[1] if found else ORG_AI_MODEL), ORG_AI_USER
+            model, speaker, end = (found[1] if found else ORG_AI_MODEL), ORG_AI_USER, blocks[i]
             continue
-        if speaker is not None and _AI_END.match(line):
+        if speaker is not None and i == end:
             speaker = None
             continue
         if speaker is not None and (role := _AI_ROLE.match(line)):
@@ -298,3 +305,24 @@ def org_ai_turns(heading: Heading) -> list[Turn]:
         if text:
             turns.append(Turn(len(turns), who, f"{who}: {text}" if who else text, first, last, heading.date))
     return turns
+
+
+def _ai_blocks(lines: Sequence[str]) -> dict[int, int]:
+    """``{first line: last line}`` (indices in ``lines``) of the org-ai blocks, as Org
+    reads blocks: a ``#+begin_ai`` line with its ``#+end_ai`` after it, not inside a
+    verbatim block (``src``, ``example``...: a note showing org-ai's syntax)."""
+    found: dict[int, int] = {}
+    i = 0
+    while i < len(lines):
+        begin = _BLOCK_BEGIN.match(lines[i])
+        name = begin[1].lower() if begin else ""
+        if name == "ai" or name in _VERBATIM_BLOCKS:
+            end_re = re.compile(rf"^[ \t]*#\+end_{re.escape(name)}[ \t]*$", re.IGNORECASE)
+            end = next((j for j in range(i + 1, len(lines)) if end_re.match(lines[j])), None)
+            if end is not None:
+                if name == "ai":
+                    found[i] = end
+                i = end + 1
+                continue
+        i += 1
+    return found
