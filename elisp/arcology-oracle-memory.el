@@ -134,7 +134,8 @@ chat's model: llama3.2+notes, qwen2.5+notes:7b."
 That is a line of an [AI]: or [AI_REASON]: turn in a #+begin_ai block
 whose :model is one of the daemon's grounded ones, as the daemon
 reads it (notes/chats.py): text before the block's first role is the
-user's."
+user's, and a #+begin_ai never closed or shown in a source block is
+no block."
   (when (derived-mode-p 'org-mode)
     (save-excursion
       (save-restriction
@@ -145,12 +146,18 @@ user's."
                       (re-search-forward "^[ \t]*#\\+begin_ai\\b\\(.*\\)$" end t))
             (let* ((header (match-string-no-properties 1))
                    (start (line-beginning-position 2))
+                   ;; A block as Org reads it: closed, not shown inside a source block.
+                   (block (save-excursion
+                            (goto-char (match-beginning 0))
+                            (let ((element (org-element-at-point)))
+                              (and (eq (org-element-type element) 'special-block)
+                                   (equal (downcase (org-element-property :type element)) "ai")))))
                    (stop (save-excursion
                            (if (re-search-forward "^[ \t]*#\\+end_ai[ \t]*$" nil t)
                                (line-beginning-position)
                              (point-max))))
                    (role "ME"))
-              (when (and (< start end) (> stop beg)
+              (when (and block (< start end) (> stop beg)
                          (string-match ":model[ \t]+\\([^ \t:][^ \t]*\\)" header)
                          (arcology-oracle--grounded-model-p (match-string 1 header)))
                 (goto-char start)

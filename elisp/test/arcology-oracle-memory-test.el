@@ -203,6 +203,29 @@ sent with role oracle; its [ME]: turn alone, and a block with another model, are
           (call-interactively #'arcology-oracle-memorize)
           (should (equal (alist-get 'role (car sent)) (nth 3 case))))))))
 
+(ert-deftest arcology-oracle-memory-test-an-org-ai-block-only-shown-is-the-user-s ()
+  "A #+begin_ai shown inside a source block (a note about org-ai's syntax), or never
+closed by #+end_ai, is no org-ai block, as Org and the daemon read it: a region of it is
+sent without a role."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (dolist (text '("* Setup\nMy notes.\n#+begin_src org\n#+begin_ai :model llama3.2+notes\n[ME]: Why?\n\n[AI]: Rye ferments faster.\n#+end_ai\n#+end_src\n"
+                      "* Setup\nMy notes.\n#+begin_ai :model llama3.2+notes\n[ME]: Why?\n\n[AI]: Rye ferments faster.\n\nMy own text.\n"))
+        (setq sent nil)
+        (with-temp-buffer
+          (insert text)
+          (org-mode)
+          (transient-mark-mode 1)
+          (goto-char (point-min))
+          (search-forward "Rye ferments")
+          (set-mark (line-beginning-position))
+          (goto-char (line-end-position))
+          (call-interactively #'arcology-oracle-memorize)
+          (should sent)
+          (should-not (alist-get 'role (car sent))))))))
+
 ;; Review (newcomer's first day): C-c o M on a region of a heading tagged
 ;; :private: sent it, and the daily note it landed in made it searchable.
 (ert-deftest arcology-oracle-memory-test-a-private-region-is-never-sent ()
