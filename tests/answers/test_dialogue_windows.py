@@ -214,6 +214,15 @@ def test_a_time_earlier_than_the_turn_before_is_on_the_next_day():
     assert dialogue.scenes(turns)[0] == (0, 3)  # twenty minutes apart, not a day back
 
 
+def test_a_time_a_few_minutes_before_the_turn_before_is_on_the_same_day():
+    # Two devices' clocks a few minutes apart, or a turn edited in: [14:03] after [14:05]
+    # is two minutes back, not the next day (nor is every turn after it); the next day is
+    # the nearer reading only for a time more than half a day back.
+    body = "[14:00] Ana: lunch?\n[14:05] Me: yes\n[14:03] Ana: the usual place\n[14:10] Me: see you\n[02:00] Ana: home now"
+    turns = dialogue.read_turns(body, "2024-03-05")
+    assert [t.when for t in turns] == ["2024-03-05T14:00", "2024-03-05T14:05", "2024-03-05T14:03", "2024-03-05T14:10", "2024-03-06T02:00"]
+
+
 async def test_a_turn_after_midnight_is_recalled_by_its_own_day(make_client, make_settings, fake_ollama, roam_dir):
     (roam_dir / "late-chat.org").write_text(
         "#+title: Late chat\n\n* [2024-03-05 Tue 23:30] Late chat with Ana\n"

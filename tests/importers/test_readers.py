@@ -96,6 +96,18 @@ def test_transcript_continuations_and_midnight():
     assert times[-1] == datetime.datetime(2024, 3, 6, 0, 4)  # after midnight: the next day
 
 
+def test_a_transcript_time_a_few_minutes_back_is_on_the_same_day(tmp_path):
+    # Clocks a few minutes apart (or a line edited in) are no midnight: the next day is
+    # the nearer reading only for a time more than half a day back.
+    path = tmp_path / "chat-2024-03-05.txt"
+    path.write_text("[14:05] Ana: lunch?\n[14:03] Me: yes\n[14:10] Ana: see you\n[01:00] Me: home now\n")
+    (talk,) = read_export("transcript", path)
+    assert [m.time for m in talk.messages] == [
+        datetime.datetime(2024, 3, 5, 14, 5), datetime.datetime(2024, 3, 5, 14, 3),
+        datetime.datetime(2024, 3, 5, 14, 10), datetime.datetime(2024, 3, 6, 1, 0),
+    ]  # fmt: skip
+
+
 def test_vtt_voices_and_srt_names_merge_consecutive_cues():
     start = datetime.datetime(2024, 3, 7, 14, 0)
     (vtt,) = read_export("vtt", FIXTURES / "kiln-review.vtt", date=start)

@@ -2,7 +2,7 @@
 words (m021): the chats whose bounds are saved are re-read, so the model's thinking is no
 longer stored as the user's turn, and only those files; and before a turn past midnight
 was on the next day (m022): the dialogue whose turns carry a time of day is re-read; and
-before an org-ai chat was dialogue (m023). The index is made as it was (its turns changed
+before an org-ai chat was dialogue (m023); and before a turn a few minutes back stayed on its day (m025). The index is made as it was (its turns changed
 by hand, the migration not applied)."""
 
 from __future__ import annotations
@@ -73,3 +73,23 @@ async def test_org_ai_chats_are_read_again(roam_dir, make_settings):
     report = await reconcile_once(settings)
     assert report.failed == {} and report.indexed == 1  # the org-ai chat alone
     assert sorted(turns(settings.db_path)) == sorted(read)
+
+
+async def test_turns_a_few_minutes_back_are_dated_again(roam_dir, make_settings):
+    # An index whose reader put a turn a few minutes before the one above it on the next
+    # day (m022's reader, with the files it re-read) has those files read again (m025).
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "lunch.org").write_text("* [2024-03-05 Tue 14:00] Lunch\n[14:05] Ana: lunch?\n[14:03] Me: yes\n[14:10] Ana: see\n[14:12] Me: you\n")
+    (roam_dir / "untimed.org").write_text("* Chat\nAna: up?\n\nMe: yes\n\nAna: bats\n\nMe: sleep\n")
+    await reconcile_once(settings)
+    read = turns(settings.db_path)
+    assert {date[:10] for _, _, date in read if date and "T" in date} == {"2024-03-05"}
+    with sqlite3.connect(settings.db_path) as conn:  # as that reader dated them
+        conn.execute("UPDATE turns SET date = replace(date, '2024-03-05', '2024-03-06') WHERE date >= '2024-03-05T14:03'")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm025_reread_turns_a_few_minutes_back'")
+    conn.close()
+
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # the chat with times alone
+    assert sorted(turns(settings.db_path)) == sorted(read)
+

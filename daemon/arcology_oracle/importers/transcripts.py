@@ -2,8 +2,9 @@
 
 * ``transcript``: lines ``[HH:MM] Name: text`` (also ``[HH:MM:SS]`` and
   ``[YYYY-MM-DD HH:MM]``); a line without a timestamp continues the turn before it, and
-  the first line that is not blank must be a turn. A time earlier than the one before
-  it (without a date) is on the next day.
+  the first line that is not blank must be a turn. A time (without a date) more than
+  half a day earlier than the one before it is on the next day; one a little earlier
+  (clocks apart) on the same day.
 * ``vtt`` (read by :mod:`webvtt`) and ``srt`` (read by :mod:`srt`): a cue's speaker is
   its voice span (``<v Name>text``, as Teams writes it) or a ``Name: `` at the start of
   its text (as Zoom writes it); a cue without either continues the speaker before it.
@@ -27,6 +28,7 @@ import srt
 import webvtt
 from webvtt.errors import MalformedCaptionError, MalformedFileError
 
+from ..notes.dialogue import NEXT_DAY_AFTER
 from .model import Conversation, MalformedExport, Message
 
 _STAMPED = re.compile(
@@ -90,7 +92,7 @@ def read_transcript(path: Path, *, date: datetime.datetime | None = None) -> Con
             moment = datetime.datetime.combine(day, datetime.time(int(m[4]), int(m[5]), int(m[6] or 0)))
         except ValueError as exc:
             raise MalformedExport(name, f"line {n}", f"bad date or time ({exc})") from None
-        if last is not None and moment < last and not m[1]:
+        if last is not None and last - moment > NEXT_DAY_AFTER and not m[1]:  # else clocks apart, not midnight
             day += datetime.timedelta(days=1)
             moment += datetime.timedelta(days=1)
         last = moment

@@ -34,6 +34,9 @@ SCENE_CHARS = 1000
 SCENE_MAX_CHARS = 1600
 SCENE_OVERLAP_CHARS = 240
 SCENE_GAP_MINUTES = 30
+# A time without a date this far or further back than the turn before it is on the next
+# day: the nearer of the two readings of a clock going back (see _when).
+NEXT_DAY_AFTER = _dt.timedelta(hours=12)
 
 # A speaker's name: a letter of any script (太郎, Ана), then up to four words, as the
 # importer writes them (importers/render.py); the names it writes must read back as turns.
@@ -53,8 +56,10 @@ def _speaker(line: str) -> re.Match | None:
 
 def _when(stamp: str | None, day: str | None, previous: str | None) -> str | None:
     """The ISO time of a turn stamped ``stamp`` in a heading dated ``day``, after a turn
-    at ``previous``. A time without a date earlier than the one before it is on the next
-    day (a chat kept past midnight), as the transcript importer reads it."""
+    at ``previous``. A time without a date more than half a day earlier than the one
+    before it is on the next day (a chat kept past midnight: the nearer reading), as the
+    transcript importer reads it; one a little earlier is on the same day (two devices'
+    clocks apart, a turn edited in)."""
     if not stamp:
         return previous or day
     date = re.match(r"\d{4}-\d{2}-\d{2}", stamp)
@@ -67,6 +72,9 @@ def _when(stamp: str | None, day: str | None, previous: str | None) -> str | Non
     when = f"{base}T{int(clock[1]):02d}:{clock[2]}"
     if not date and previous and "T" in previous and when < previous[:16]:
         try:
+            back = _dt.datetime.fromisoformat(previous[:16]) - _dt.datetime.fromisoformat(when)
+            if back <= NEXT_DAY_AFTER:  # clocks apart, a turn edited in: the same day
+                return when
             base = (_dt.date.fromisoformat(base) + _dt.timedelta(days=1)).isoformat()
         except ValueError:
             return when

@@ -63,3 +63,17 @@ def m024_reread_oracle_titles(conn) -> None:
           AND id IN (SELECT h.file FROM headings h JOIN turns t ON t.heading = h.id);
         """
     )
+
+
+@migration
+def m025_reread_turns_a_few_minutes_back(conn) -> None:
+    # A turn stamped a little earlier than the turn before it (clocks apart, a turn edited
+    # in) is on the same day, only one more than half a day back on the next
+    # (notes/dialogue.py; m022's reader put every time going back on the next day): the
+    # next reconcile re-reads the files whose turns carry a time of day, and only those.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns WHERE date LIKE '%T%'));
+        """
+    )
