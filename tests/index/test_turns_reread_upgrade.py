@@ -93,3 +93,29 @@ async def test_turns_a_few_minutes_back_are_dated_again(roam_dir, make_settings)
     assert report.failed == {} and report.indexed == 1  # the chat with times alone
     assert sorted(turns(settings.db_path)) == sorted(read)
 
+
+async def test_org_ai_blocks_only_shown_are_read_again(roam_dir, make_settings):
+    # m023's reader read a #+begin_ai inside a source block as a chat, the note holding it
+    # as the oracle's words: m026 re-reads the files holding such a line, and only those.
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "setup.org").write_text(
+        "* Setup\nMy notes.\n#+begin_src org\n#+begin_ai :model llama3.2+notes\n[ME]: Why?\n\n[AI]: Rye.\n#+end_ai\n#+end_src\n"
+    )
+    (roam_dir / "other.org").write_text("* Other\nNothing of org-ai.\n")
+    await reconcile_once(settings)
+
+    def oracle() -> list:
+        with sqlite3.connect(settings.db_path) as conn:
+            rows = conn.execute("SELECT title FROM headings WHERE oracle").fetchall()
+        conn.close()
+        return rows
+
+    assert turns(settings.db_path) == [] and oracle() == []
+    with sqlite3.connect(settings.db_path) as conn:  # as that reader stored it: the oracle's
+        conn.execute("UPDATE headings SET oracle = 1 WHERE title = 'Setup'")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm026_reread_org_ai_blocks_as_org_reads_them'")
+    conn.close()
+
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # the note holding the line alone
+    assert oracle() == []

@@ -50,6 +50,7 @@ PINNED = {
     "m023_reread_org_ai_chats": "3d1f7e7733e1385b",
     "m024_reread_oracle_titles": "b26300f1cd041cd8",
     "m025_reread_turns_a_few_minutes_back": "17992f676af8c1e2",
+    "m026_reread_org_ai_blocks_as_org_reads_them": "3d1f7e7733e1385b",
 }
 
 
