@@ -78,7 +78,14 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I say last weekend", "2026-11-28", "2026-11-29"),
         # Days by their parts (it was every day up to the day before yesterday; the others none).
         ("what did I note the day before yesterday?", "2026-12-01", "2026-12-01"),
-        ("what did I say last night", "2026-12-02", "2026-12-02"),
+        # A night runs past midnight: its small hours are today (a turn at 00:10 is dated so).
+        ("what did I say last night", "2026-12-02", "2026-12-03"),
+        ("what did I say yesterday night", "2026-12-02", "2026-12-03"),
+        # ... and they bound a range as any day does (it was that day alone).
+        ("what changed since the day before yesterday", "2026-12-01", "2026-12-03"),
+        ("what did I write since last night", "2026-12-02", "2026-12-03"),
+        ("what did I note before the day before yesterday", None, "2026-11-30"),
+        ("what did I do since last weekend", "2026-11-28", "2026-12-03"),
         ("what did I write yesterday evening about owls", "2026-12-02", "2026-12-02"),
         ("what did I note this morning", "2026-12-03", "2026-12-03"),
         # A month's short name beside a number (no time was read).

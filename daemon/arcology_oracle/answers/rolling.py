@@ -1,8 +1,9 @@
 """Spans a question counts back from today, which dateparser does not read: "in the past
 week", "over the last 3 days", "in the last couple of months", and "last weekend" /
 "this weekend"; and the parts of a day dateparser reads wrongly or not at all: "the day
-before yesterday" (read as "before yesterday", every day up to it), "last night",
-"yesterday evening", "this morning".
+before yesterday" (read as "before yesterday", every day up to it), "last night" (and
+the small hours of today: a night runs past midnight), "yesterday evening", "this
+morning". After "since", "before"... each bounds a range as a date does.
 
 A rolling span ends today and goes back the number of days, weeks, months or years it
 names (one without a number): "the past week" is today and the six days before, not
@@ -27,6 +28,8 @@ _ROLLING_RE = re.compile(
     re.I,
 )
 _WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
+# The words before a span that make it a range's bound, right before it.
+_BOUND_RE = re.compile(r"\b(since|after|from|before|until|till)\s+$", re.I)
 # A day by its part, and how many days back it is.
 _PART_OF_DAY_RE = re.compile(
     r"\b(?:(?:the\s+)?(day\s+before\s+yesterday)|((?<!\bthe\s)last\s+night|yesterday\s+(?:morning|afternoon|evening|night))"
@@ -35,9 +38,29 @@ _PART_OF_DAY_RE = re.compile(
 )
 
 
-def rolling_span(text: str, today: dt.date) -> tuple[dt.date, dt.date, str] | None:
-    """``(first day, last day, the words that say it)`` of a rolling span or a weekend
-    in ``text``, else None."""
+def rolling_span(text: str, today: dt.date) -> tuple[dt.date | None, dt.date | None, str] | None:
+    """``(first day, last day, the words that say it)`` of a rolling span, a part of a
+    day or a weekend in ``text``, else None; after "since", "before"... (:data:`_BOUND_RE`)
+    the range it bounds (either end open), as :mod:`.when` reads a date after those words."""
+    found = _span(text, today)
+    if found is None:
+        return None
+    first, last, m = found
+    bound = _BOUND_RE.search(text, 0, m.start())
+    word = bound[1].lower() if bound else ""
+    if word in ("since", "from"):
+        return first, today, bound[0] + m[0]
+    if word == "after":  # the day after it; after a night (it ends today), today
+        return min(last + dt.timedelta(days=1), max(first + dt.timedelta(days=1), today)), today, bound[0] + m[0]
+    if word == "before":
+        return None, first - dt.timedelta(days=1), bound[0] + m[0]
+    if word in ("until", "till"):
+        return None, last, bound[0] + m[0]
+    return first, last, m[0].strip()
+
+
+def _span(text: str, today: dt.date) -> tuple[dt.date, dt.date, re.Match] | None:
+    """:func:`rolling_span` without the words bounding it, with the match that says it."""
     # "the last day of school" is no span: without a number, "last" needs "in", "over"...
     m = next((m for m in _ROLLING_RE.finditer(text) if m[1] or m[3] or m[2].lower() == "past"), None)
     if m:
@@ -50,14 +73,16 @@ def rolling_span(text: str, today: dt.date) -> tuple[dt.date, dt.date, str] | No
             first = today - dt.timedelta(days=n * (7 if unit == "week" else 1) - 1)
         else:
             first = _months_back(today, n * (12 if unit == "year" else 1)) + dt.timedelta(days=1)
-        return max(first, dt.date.min), today, m[0].strip()
+        return max(first, dt.date.min), today, m
     if m := _PART_OF_DAY_RE.search(text):
         day = today - dt.timedelta(days=2 if m[1] else 1 if m[2] else 0)
-        return day, day, m[0]
+        # A night runs past midnight: what was said in its small hours is dated today.
+        night = bool(m[2]) and m[2].lower().split()[-1] == "night"
+        return day, today if night else day, m
     if m := _WEEKEND_RE.search(text):
         monday = today - dt.timedelta(days=today.weekday())
         saturday = monday + dt.timedelta(days=5 if m[1].lower() == "this" else -2)
-        return saturday, saturday + dt.timedelta(days=1), m[0]
+        return saturday, saturday + dt.timedelta(days=1), m
     return None
 
 
