@@ -93,6 +93,8 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I note on 5 Sept 2024", "2024-09-05", "2024-09-05"),
         ("what did I cook in Oct 2025", "2025-10-01", "2025-10-31"),
         ("what did I bake on Mar 3", "2026-03-03", "2026-03-03"),
+        ("what did I say on Dec 1st", "2026-12-01", "2026-12-01"),
+        ("what did I plant on Sept 5th", "2026-09-05", "2026-09-05"),
         # A span of something else is no span counted back from today.
         ("the last two weeks of December", "2026-12-01", "2026-12-31"),
         ("what did I do the last weekend in May", "2026-05-01", "2026-05-31"),
