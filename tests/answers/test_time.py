@@ -95,6 +95,7 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I bake on Mar 3", "2026-03-03", "2026-03-03"),
         ("what did I say on Dec 1st", "2026-12-01", "2026-12-01"),
         ("what did I plant on Sept 5th", "2026-09-05", "2026-09-05"),
+        ("what did I say on the 1st of Dec", "2026-12-01", "2026-12-01"),
         # A span of something else is no span counted back from today.
         ("the last two weeks of December", "2026-12-01", "2026-12-31"),
         ("what did I do the last weekend in May", "2026-05-01", "2026-05-31"),
@@ -110,7 +111,7 @@ def test_questions_become_date_ranges(question, since, until):
     "question",
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
      "the last day of school", "the last 3 days of the trip", "the past few days before the deadline",
-     "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "what did I write about the last night of the trip"],
+     "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "I ate 2 of jan's cookies", "what did I write about the last night of the trip"],
 )
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None

@@ -41,7 +41,7 @@ _TIME_WORD_RE = re.compile(
     r"may\s+\d+|\d\S*\s+may\b|(?:in|of|last|this|since|until|before|after)\s+may\b|"
     # A month's short name beside a day, or a year after a preposition: "Dec 5", "5 Sept",
     # "in Oct 2025" (not "jan 2000 grams"; "mar" only as "Mar": it is a verb too).
-    rf"{_SHORT}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)?\s+{_SHORT}\b|(?:in|of|since|from|until|before|after|by)\s+{_SHORT}\s+(?:19|20)\d{{2}}|"
+    rf"{_SHORT}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)?\s+{_SHORT}\b|\d{{1,2}}(?:st|nd|rd|th)\s+of\s+{_SHORT}\b|(?:in|of|since|from|until|before|after|by)\s+{_SHORT}\s+(?:19|20)\d{{2}}|"
     # A bare year only after a preposition: "2000 grams of flour" names no time.
     r"\d{4}-\d{2}(?:-\d{2})?|(?:in|of|during|since|from|until|before|after|by)\s+(?:19|20)\d{2})\b",
     re.IGNORECASE,
