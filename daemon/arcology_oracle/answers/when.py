@@ -302,6 +302,8 @@ def _read_cjk(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
         return None
     if text[0].isdigit() and not text.endswith("前"):
         return _cjk_digits(text, today)
+    if text in ("昨夜", "昨晩"):  # last night, and its small hours past midnight (dated today)
+        return today - dt.timedelta(days=1), today
     if text == "一昨年":
         return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
     if text == "先々月":
