@@ -177,8 +177,8 @@ In a gptel chat whose model (the buffer's `gptel-model' or the file's
 :GPTEL_MODEL:) is one of the daemon's grounded ones, the reply is the
 text gptel marks as the model's (its `gptel' property: a response,
 reasoning or a tool call), else where the saved :GPTEL_BOUNDS: put
-them, else (a chat saved without bounds) every line under a prompt
-heading, as the daemon reads it (notes/chats.py)."
+them, as the daemon reads it (notes/chats.py).  Saved without bounds,
+the chat held no reply: gptel saves the bounds of every reply."
   (when (arcology-oracle--grounded-model-p
          (or (and (boundp 'gptel-model) (local-variable-p 'gptel-model) gptel-model)
              (and (derived-mode-p 'org-mode)
@@ -203,17 +203,7 @@ heading, as the daemon reads it (notes/chats.py)."
                            (integerp (car-safe (cdr span)))
                            (< (car span) end) (> (cadr span) beg))
                   (setq found t))))
-            found))
-         (t
-          (save-excursion
-            (goto-char beg)
-            (let (found)
-              (while (and (not found) (< (point) end))
-                (unless (or (org-at-heading-p) (org-before-first-heading-p)
-                            (looking-at-p "[ \t]*$"))
-                  (setq found t))
-                (forward-line 1))
-              found))))))))
+            found)))))))
 
 (defun arcology-oracle--memory-source (pos)
   "Return an org link to the heading around POS in the current buffer, or nil.

@@ -136,16 +136,17 @@ With BOUNDED, GPTEL_BOUNDS holds REPLY's positions, as gptel saves them."
 
 (ert-deftest arcology-oracle-memory-test-a-grounded-gptel-reply-is-the-oracle-s ()
   "A region holding a reply of a gptel chat with a grounded model is sent with role
-oracle (by GPTEL_BOUNDS, by gptel's own text properties, else the body under a prompt
-heading); the chat's prompt alone, and a chat with another model, are the user's."
+oracle (by GPTEL_BOUNDS, by gptel's own text properties); the chat's prompt alone, a chat
+saved without bounds (gptel saved no reply), and a chat with another model are the user's."
   (let (sent)
     (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
               ((symbol-function 'arcology-oracle--json)
                (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
       (dolist (case `((,(arcology-oracle-memory-test--gptel-chat "llama3.2+notes" "Why rye?" "Rye ferments faster." nil t)
                        "Rye ferments" "oracle")
+                      ;; gptel's state saved without bounds: it held no reply, all is the user's.
                       (,(arcology-oracle-memory-test--gptel-chat "llama3.2+notes" "Why rye?" "Rye ferments faster.")
-                       "Rye ferments" "oracle")
+                       "Rye ferments" nil)
                       (,(arcology-oracle-memory-test--gptel-chat "qwen2.5+notes:7b" "Why rye?" "Rye ferments faster." nil t)
                        "Rye ferments" "oracle")
                       ;; The prompt after the reply, alone in the region: the user's.

@@ -104,11 +104,15 @@ def test_a_gptel_chat_is_one_dialogue_on_its_file():
 
 
 def test_gptel_chats_without_bounds():
-    # No bounds: a heading's title is the prompt, its body the response.
-    plain = ":PROPERTIES:\n:GPTEL_MODEL: llama3\n:END:\n*** Which flour?\nT65.\n*** And water?\n70 percent.\n"
+    # No bounds and no state saved (a mode line alone): a heading's title is the prompt,
+    # its body the response.
+    plain = "# -*- mode: org; eval: (gptel-mode 1) -*-\n*** Which flour?\nT65.\n*** And water?\n70 percent.\n"
     assert [t.text for t in parse_note(plain.encode(), "a.org", OPTIONS)[1][0][0].dialogue] == [
-        "user: Which flour?", "llama3: T65.", "user: And water?", "llama3: 70 percent.",
+        "user: Which flour?", "assistant: T65.", "user: And water?", "assistant: 70 percent.",
     ]  # fmt: skip
+    # gptel's state saved without bounds: it saved no reply, all is the user's.
+    saved = ":PROPERTIES:\n:GPTEL_MODEL: llama3\n:END:\n*** Which flour?\nT65.\n*** And water?\n70 percent.\n"
+    assert [c.dialogue for cs in parse_note(saved.encode(), "s.org", OPTIONS)[1] for c in cs if c.dialogue] == []
     # @user / @assistant prefix lines switch speaker; a mode line says it is gptel's.
     prefixed = "# -*- mode: org; eval: (gptel-mode 1) -*-\n@user\nWhich flour?\n\n@assistant\nT65.\n\n@user\nAnd water?\n"
     parsed = read_org_bytes(prefixed.encode(), "b.org")
@@ -258,3 +262,18 @@ def test_an_org_ai_block_beside_another_block_is_a_chat():
     turns = [c.dialogue for cs in chunks for c in cs if c.dialogue][0]
     assert [t.speaker for t in turns][-2:] == ["Me", "llama3.2+notes"]
     assert len(oracle_headings_of(parsed, 2000, 200)) == 1
+
+
+def test_a_notes_file_where_gptel_saved_its_state_but_no_reply_is_the_users():
+    # gptel-mode turned on in a notes file (the model llama3.2+notes, as the README sets
+    # it up) and the file saved before any reply: gptel writes its :GPTEL_MODEL: and, only
+    # when the buffer holds a reply, :GPTEL_BOUNDS:. Without bounds no line is the model's:
+    # every heading stays the user's note, none a reply of the oracle's.
+    text = (
+        ":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BACKEND: Notes\n:END:\n#+title: 2026-12-05\n\n"
+        "* Groceries\nBuy oat milk and rye flour.\n* Kiln\nThe kiln vent sticks again.\n"
+    )
+    parsed, chunks = parse_note(text.encode(), "daily/2026-12-05.org", OPTIONS)
+    assert oracle_headings_of(parsed, 2000, 200) == set()
+    turns = [t for cs in chunks for c in cs for t in c.dialogue]
+    assert all(t.speaker != "llama3.2+notes" for t in turns), turns

@@ -27,17 +27,19 @@ def with_bounds(head: str, body: str, replies: list[str]) -> str:
     return text
 
 
+REPLY_CHAT = "GROUNDEDREPLY the axolotl tank should stay at sixteen to eighteen degrees, as your tank temperature readings say."
 REPLY_BOUNDED = "BOUNDEDREPLY your axolotl tank notes say sixteen to eighteen degrees, never above twenty."
 FILES = {
     "axolotl-mine.org": (
         f":PROPERTIES:\n:ID: {MINE}\n:END:\n#+title: Axolotl tank log\n\n"
         "* Axolotl tank temperature readings\nMy axolotl tank reads seventeen degrees in the morning.\n"
     ),
-    # gptel without bounds: each heading's title is a prompt and its body the reply.
-    "axolotl-chat.org": (
-        f":PROPERTIES:\n:ID: {CHAT_ID}\n:GPTEL_MODEL: llama3.2+notes\n:END:\n#+title: Axolotl chat\n\n"
-        "* What axolotl tank temperature?\nGROUNDEDREPLY the axolotl tank should stay at sixteen to eighteen"
-        " degrees, as your tank temperature readings say.\n"
+    # A chat of one prompt, its title, and the reply under it.
+    "axolotl-chat.org": with_bounds(
+        f":PROPERTIES:\n:ID: {CHAT_ID}\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {{points}}))\n:END:\n"
+        "#+title: Axolotl chat\n\n",
+        f"* What axolotl tank temperature?\n{REPLY_CHAT}\n",
+        [REPLY_CHAT],
     ),
     # gptel with bounds: the second prompt has no reply yet.
     "axolotl-bounded.org": with_bounds(
@@ -46,7 +48,8 @@ FILES = {
         "*** PROMPTONLY should I chill the axolotl tank water in summer?\n",
         [REPLY_BOUNDED],
     ),
-    # The same with a model that is not the daemon's: the user's own chat, their notes.
+    # The same with a model that is not the daemon's: the user's own chat, their notes
+    # (saved without bounds: no reply, all the user's).
     "axolotl-other.org": (
         ":PROPERTIES:\n:GPTEL_MODEL: gpt-4o\n:END:\n#+title: Other chat\n\n"
         "* Axolotl tank temperature again?\nOTHERMODEL axolotl tank temperature sixteen degrees.\n"

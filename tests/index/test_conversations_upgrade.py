@@ -10,7 +10,8 @@ from tests.index.test_oracle_links_upgrade import CONVERSATION
 from tests.runners import reconcile_once
 
 MIGRATION = "m012_reread_conversations"
-GPTEL = ":PROPERTIES:\n:GPTEL_MODEL: llama3\n:END:\n*** Which flour?\nT65.\n*** And water?\n70 percent.\n"
+# A chat whose mode line says it is gptel's, without state saved: prompt titles, reply bodies.
+GPTEL = "# -*- mode: org; eval: (gptel-mode 1) -*-\n*** Which flour?\nT65.\n*** And water?\n70 percent.\n"
 
 
 async def test_conversations_of_an_old_index_become_dialogue(roam_dir, make_settings):
@@ -29,4 +30,4 @@ async def test_conversations_of_an_old_index_become_dialogue(roam_dir, make_sett
     with sqlite3.connect(settings.db_path) as conn:
         speakers = {r[0] for r in conn.execute("SELECT speaker FROM turns")}
     conn.close()
-    assert speakers == {"Me", "Oracle", "user", "llama3"}
+    assert speakers == {"Me", "Oracle", "user", "assistant"}

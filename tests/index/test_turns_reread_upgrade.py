@@ -119,3 +119,29 @@ async def test_org_ai_blocks_only_shown_are_read_again(roam_dir, make_settings):
     report = await reconcile_once(settings)
     assert report.failed == {} and report.indexed == 1  # the note holding the line alone
     assert oracle() == []
+
+
+async def test_a_file_where_gptel_saved_no_reply_is_read_again(roam_dir, make_settings):
+    # A notes file where gptel saved its state but no bounds (no reply): the older reader
+    # took its headings for prompts with replies, hidden as the oracle's words with a
+    # grounded model. m027 re-reads such files, and only those.
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "daily.org").write_text(":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:END:\n#+title: Day\n* Groceries\nBuy oat milk.\n")
+    (roam_dir / "other.org").write_text("* Other\nNothing of gptel.\n")
+    await reconcile_once(settings)
+
+    def oracle() -> list:
+        with sqlite3.connect(settings.db_path) as conn:
+            rows = conn.execute("SELECT title FROM headings WHERE oracle").fetchall()
+        conn.close()
+        return rows
+
+    assert oracle() == []
+    with sqlite3.connect(settings.db_path) as conn:  # as the older reader stored it
+        conn.execute("UPDATE headings SET oracle = 1 WHERE title = 'Groceries'")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm027_reread_gptel_state_without_bounds'")
+    conn.close()
+
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # the gptel file alone
+    assert oracle() == []

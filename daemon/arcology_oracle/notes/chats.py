@@ -15,7 +15,9 @@ Pure text in, turns out (:class:`~.records.Turn`, lines counted in the file), fo
   as gptel saves them) says (its reasoning and tool calls too; the ``#+begin_reasoning``
   and ``#+begin_tool`` lines around them are no one's), the rest is the user's prompts (heading stars and
   ``@user``-style prefix lines dropped); without bounds, lines holding only ``@name``
-  switch speaker, and else each heading's title is a prompt and its body the response.
+  switch speaker; else, with gptel's state saved (``GPTEL_*`` properties: gptel saves
+  the bounds of every reply with it), all is the user's; else (a mode line alone) each
+  heading's title is a prompt and its body the response.
   The speakers are ``user`` and the model (``:GPTEL_MODEL:``, else ``assistant``).
   The file record holds the turns (the first heading, when the file starts with one);
 * an **org-ai chat** (a ``#+begin_ai`` ... ``#+end_ai`` block in a heading's body, as
@@ -215,13 +217,16 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
     end = next((i for i, (_, text, _) in enumerate(lines) if _LOCAL_VARIABLES.match(text)), len(lines))
     lines = lines[:end]
     prefixed = parsed.responses is None and any(_PREFIX_LINE.match(text) for _, text, _ in lines)
+    # gptel saves its state (GPTEL_MODEL...) with the bounds of the replies the buffer
+    # holds: saved without bounds, it held none (gptel-mode turned on in a notes file).
+    saved = any(k.startswith("GPTEL_") for k in parsed.headings[0].properties)
 
     def speaker_of(number: int, text: str, h: Heading, current: str) -> str:
         if parsed.responses is not None:
             return model if any(a <= number <= b for a, b in responses) else GPTEL_USER
         if prefixed:
             return current
-        return GPTEL_USER if number == h.start_line and h.level else model
+        return GPTEL_USER if saved or (number == h.start_line and h.level) else model
 
     runs: list[list] = []  # [speaker, first line, last line, texts, heading]
     current = GPTEL_USER

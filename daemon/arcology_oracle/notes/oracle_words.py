@@ -18,7 +18,8 @@ A heading is the oracle's when
   is one of the daemon's grounded ones (``llama3.2+notes``: its replies cited the user's
   notes), some of its own lines (its title line and its
   body, not its sub-headings') are the model's reply, as the chat reader reads it
-  (:func:`.chats.gptel_turns`: by ``GPTEL_BOUNDS``, else the body under a prompt title).
+  (:func:`.chats.gptel_turns`: by ``GPTEL_BOUNDS``; saved without them, gptel saved no
+  reply and none is).
   A heading that holds a prompt as its title and the reply as its body is the oracle's:
   its text comes back whole (a /similar result, a summary's note), so it cannot be the
   user's without the reply; it is a turn heading holding the question it answers, as a

@@ -90,3 +90,20 @@ def m026_reread_org_ai_blocks_as_org_reads_them(conn) -> None:
         WHERE id IN (SELECT file FROM headings WHERE lower(body) LIKE '%#+begin\_ai%' ESCAPE '\');
         """
     )
+
+
+@migration
+def m027_reread_gptel_state_without_bounds(conn) -> None:
+    # A file where gptel saved its state (GPTEL_* properties) but no bounds holds no reply
+    # of the model's (notes/chats.py): its headings were read as prompts with replies, and
+    # with a grounded model hidden as the oracle's words. The next reconcile re-reads
+    # those files, and only those.
+    conn.executescript(
+        r"""
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (
+            SELECT file FROM headings
+            WHERE level = 0 AND properties LIKE '%GPTEL\_%' ESCAPE '\' AND properties NOT LIKE '%GPTEL\_BOUNDS%' ESCAPE '\'
+        );
+        """
+    )
