@@ -158,7 +158,8 @@ no block."
                              (point-max))))
                    (role "ME"))
               (when (and block (< start end) (> stop beg)
-                         (string-match ":model[ \t]+\\([^ \t:][^ \t]*\\)" header)
+                         ;; Quoted or not, as Babel reads header arguments (org-ai does).
+                         (string-match ":model[ \t]+\"?\\([^ \t:\"][^ \t\"]*\\)" header)
                          (arcology-oracle--grounded-model-p (match-string 1 header)))
                 (goto-char start)
                 (while (and (not found) (< (point) (min stop end)))

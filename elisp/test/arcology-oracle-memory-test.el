@@ -190,6 +190,8 @@ sent with role oracle; its [ME]: turn alone, and a block with another model, are
               ((symbol-function 'arcology-oracle--json)
                (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
       (dolist (case '(("llama3.2+notes" "Rye ferments" "\\[AI\\]: Because" "oracle")
+                      ;; Quoted, as Babel's header arguments may be (org-ai reads them so).
+                      ("\"llama3.2+notes\" :temperature 0.7" "Rye ferments" "\\[AI\\]: Because" "oracle")
                       ("llama3.2+notes" "Rye ferments" "faster\\?" nil)
                       ("gpt-4o" "Rye ferments" "\\[AI\\]: Because" nil)))
         (with-temp-buffer

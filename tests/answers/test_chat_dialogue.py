@@ -277,3 +277,13 @@ def test_a_notes_file_where_gptel_saved_its_state_but_no_reply_is_the_users():
     assert oracle_headings_of(parsed, 2000, 200) == set()
     turns = [t for cs in chunks for c in cs for t in c.dialogue]
     assert all(t.speaker != "llama3.2+notes" for t in turns), turns
+
+
+@pytest.mark.parametrize("header", [':model "llama3.2+notes"', ':service ollama :model "llama3.2+notes" :max-tokens 50'])
+def test_an_org_ai_blocks_quoted_model_is_its_model(header):
+    # org-ai reads its header as Babel's arguments, quotes taken away: :model "llama3.2+notes"
+    # is that grounded model, its replies the oracle's.
+    text = f"* Chat\n#+begin_ai {header}\n[ME]: Why rye?\n\n[AI]: Rye ferments faster.\n#+end_ai\n"
+    parsed, chunks = parse_note(text.encode(), "chat.org", OPTIONS)
+    assert [t.speaker for cs in chunks for c in cs for t in c.dialogue] == ["Me", "llama3.2+notes"]
+    assert oracle_headings_of(parsed, 2000, 200) == {0}

@@ -54,7 +54,7 @@ _AI_BEGIN = re.compile(r"^[ \t]*#\+begin_ai\b(.*)$", re.IGNORECASE)
 _BLOCK_BEGIN = re.compile(r"^[ \t]*#\+begin_(\S+)", re.IGNORECASE)
 _VERBATIM_BLOCKS = frozenset({"src", "example", "export", "comment", "verse"})
 _AI_ROLE = re.compile(r"^[ \t]*\[(SYS|ME|AI|AI_REASON)\]:[ \t]?(.*)$")
-_AI_MODEL = re.compile(r"(?:^|\s):model[ \t]+([^\s:]\S*)")
+_AI_MODEL = re.compile(r'(?:^|\s):model[ \t]+(?:"([^"]*)"|([^\s:"]\S*))')  # quoted or not, as Babel reads it
 ORG_AI_USER, ORG_AI_MODEL, ORG_AI_SYSTEM = "Me", "AI", "System"
 _SEXP_TOKEN = re.compile(r'\(|\)|"(?:[^"\\]|\\.)*"|[^\s()"]+')
 _MODEL_KINDS = frozenset({"response", "ignore", "tool"})  # gptel's bounds that are the model's words
@@ -287,7 +287,7 @@ def org_ai_turns(heading: Heading) -> list[Turn]:
         number = offset + 1 + i
         if speaker is None and i in blocks and (begin := _AI_BEGIN.match(line)):
             found = _AI_MODEL.search(begin[1])
-            model, speaker, end = (found[1] if found else ORG_AI_MODEL), ORG_AI_USER, blocks[i]
+            model, speaker, end = ((found[1] or found[2]) if found else None) or ORG_AI_MODEL, ORG_AI_USER, blocks[i]
             continue
         if speaker is not None and i == end:
             speaker = None

@@ -83,7 +83,9 @@ def m025_reread_turns_a_few_minutes_back(conn) -> None:
 def m026_reread_org_ai_blocks_as_org_reads_them(conn) -> None:
     # A #+begin_ai shown inside a source or example block, or never closed, is no org-ai
     # chat (notes/chats.py; m023's reader read it as one, the user's note as the oracle's
-    # words): the next reconcile re-reads the files holding such a line, and only those.
+    # words), and a quoted :model "llama3.2+notes" is that grounded model (m023's reader
+    # kept the quotes, its replies the user's): the next reconcile re-reads the files
+    # holding such a line, and only those.
     conn.executescript(
         r"""
         UPDATE files SET mtime_ns = 0, hash = ''
