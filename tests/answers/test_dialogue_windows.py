@@ -221,6 +221,10 @@ def test_a_time_a_few_minutes_before_the_turn_before_is_on_the_same_day():
     body = "[14:00] Ana: lunch?\n[14:05] Me: yes\n[14:03] Ana: the usual place\n[14:10] Me: see you\n[02:00] Ana: home now"
     turns = dialogue.read_turns(body, "2024-03-05")
     assert [t.when for t in turns] == ["2024-03-05T14:00", "2024-03-05T14:05", "2024-03-05T14:03", "2024-03-05T14:10", "2024-03-06T02:00"]
+    # The night the clocks go back (02:00 summer time is 01:00 again): the same night.
+    body = "[01:40] Ana: still up?\n[01:55] Me: yes\n[01:05] Ana: the clocks went back\n[01:20] Me: an extra hour"
+    turns = dialogue.read_turns(body, "2024-10-27")
+    assert [t.when[:10] for t in turns] == ["2024-10-27"] * 4
 
 
 async def test_a_turn_after_midnight_is_recalled_by_its_own_day(make_client, make_settings, fake_ollama, roam_dir):
