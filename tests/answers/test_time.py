@@ -86,6 +86,8 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I write since last night", "2026-12-02", "2026-12-03"),
         ("what did I note before the day before yesterday", None, "2026-11-30"),
         ("what did I do since last weekend", "2026-11-28", "2026-12-03"),
+        ("what did I note after this morning's call", "2026-12-03", "2026-12-03"),
+        ("what did I write after last night", "2026-12-03", "2026-12-03"),
         ("what did I write yesterday evening about owls", "2026-12-02", "2026-12-02"),
         ("what did I note this morning", "2026-12-03", "2026-12-03"),
         # A month's short name beside a number (no time was read).

@@ -50,8 +50,8 @@ def rolling_span(text: str, today: dt.date) -> tuple[dt.date | None, dt.date | N
     word = bound[1].lower() if bound else ""
     if word in ("since", "from"):
         return first, today, bound[0] + m[0]
-    if word == "after":  # the day after it; after a night (it ends today), today
-        return min(last + dt.timedelta(days=1), max(first + dt.timedelta(days=1), today)), today, bound[0] + m[0]
+    if word == "after":  # the day after it; after what ends today (this morning, last night), today
+        return min(last + dt.timedelta(days=1), today), today, bound[0] + m[0]
     if word == "before":
         return None, first - dt.timedelta(days=1), bound[0] + m[0]
     if word in ("until", "till"):
