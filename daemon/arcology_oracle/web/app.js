@@ -10,6 +10,7 @@
   const TOKEN_KEY = "arcology-oracle.token";
   const STATUS_EVERY_MS = 15000; // idle
   const STATUS_BUSY_MS = 2000; // while indexing or embedding
+  const STATUS_DOWN_MS = 3000; // while the daemon cannot be reached: back soon after it is
   const SEARCH_DELAY_MS = 250;
 
   const $ = (id) => document.getElementById(id);
@@ -159,6 +160,13 @@
     return "the daemon cannot be reached";
   }
 
+  /** What went wrong, for a call that failed; the chips above look again at once, so they
+   * never say "embedder reachable" under an answer that says the daemon cannot be reached. */
+  function failure(error) {
+    setTimeout(refreshStatus, 0);
+    return describeError(error);
+  }
+
   // ---------------------------------------------------------------- status
 
   let statusTimer = null;
@@ -208,16 +216,17 @@
     clearTimeout(statusTimer);
     if (statusInFlight) return; // the running refresh schedules the next one
     statusInFlight = true;
-    let busy = false;
+    let next = STATUS_EVERY_MS;
     try {
-      busy = renderStatus(await getJson("/status"));
+      if (renderStatus(await getJson("/status"))) next = STATUS_BUSY_MS;
     } catch (error) {
       showDaemonState(describeError(error), "bad");
+      next = STATUS_DOWN_MS;
     } finally {
       statusInFlight = false;
     }
     clearTimeout(statusTimer);
-    if (!document.hidden) statusTimer = setTimeout(refreshStatus, busy ? STATUS_BUSY_MS : STATUS_EVERY_MS);
+    if (!document.hidden) statusTimer = setTimeout(refreshStatus, next);
   }
 
   // ---------------------------------------------------------------- hits (search results, sources)
@@ -295,7 +304,7 @@
       loaded = true;
       loadHeading(hit, body, path).catch((error) => {
         loaded = false;
-        body.replaceChildren(el("p", "error", `Could not load this heading: ${describeError(error)}`));
+        body.replaceChildren(el("p", "error", `Could not load this heading: ${failure(error)}`));
       });
     };
     button.addEventListener("click", () => {
@@ -452,7 +461,7 @@
         state.textContent = list.childElementCount ? "" : "No similar notes.";
         state.hidden = !!list.childElementCount;
       } catch (error) {
-        state.textContent = `Could not load similar notes: ${describeError(error)}`;
+        state.textContent = `Could not load similar notes: ${failure(error)}`;
         toggle.disabled = false;
       }
     });
@@ -514,7 +523,7 @@
     } catch (error) {
       if (controller.signal.aborted) return;
       list.replaceChildren(); // the results below were another query's
-      state.textContent = `Search failed: ${describeError(error)}`;
+      state.textContent = `Search failed: ${failure(error)}`;
     }
   }
 
@@ -642,7 +651,7 @@
         state.textContent = "Stopped.";
         answer.dataset.state = "stopped";
       } else {
-        state.textContent = `Could not answer: ${describeError(error)}`;
+        state.textContent = `Could not answer: ${failure(error)}`;
         answer.dataset.state = "error";
       }
     } finally {
@@ -677,7 +686,7 @@
       state.dataset.id = body.id;
       $("remember-text").value = "";
     } catch (error) {
-      state.textContent = `Not saved: ${describeError(error)}`;
+      state.textContent = `Not saved: ${failure(error)}`;
       delete state.dataset.id;
     } finally {
       $("remember-button").disabled = false;

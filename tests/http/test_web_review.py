@@ -1,0 +1,54 @@
+"""The web page as a person on a phone meets it when things go wrong: the daemon going away
+and coming back, long words, empty input. Headless Chromium against the real daemon and a
+fake Ollama, as in test_web_page.py."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.http.test_web_page import PHONE, browser, new_page  # noqa: F401 (fixture)
+from tests.runners import spawn_daemon, start_daemon, wait_indexed, wait_until
+
+
+async def _healthy(daemon) -> bool:
+    try:
+        return (await daemon.get_json("/health"))[0] == 200
+    except Exception:
+        return False
+
+
+async def test_the_status_chips_follow_the_daemon_going_away_and_coming_back(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The daemon stopped mid-answer: the answer said "Could not answer: the daemon is
+    # stopping" and a search "the daemon cannot be reached", while the chips above still
+    # said "70 headings", "embedder reachable" until the next look, 15 s later; and once the
+    # daemon was back they said "cannot be reached" for up to 15 s more.
+    fake_ollama.state.chat_reply = "Feed the starter twice a day [1]. It doubles within six hours."
+    fake_ollama.state.stream_gate = asyncio.Event()
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    again = None
+    try:
+        page, _ = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        status = page.locator("#status")
+        await status.get_by_text("embedder reachable").wait_for()
+        await page.fill("#question", "How do I feed a sourdough starter?")
+        await page.tap("#ask-button")
+        await page.locator("#answer", has_text="Feed").wait_for()
+        daemon.stop()
+        await page.locator("#answer[data-state=error]").wait_for()
+        await status.locator(".chip.bad", has_text="cannot be reached").wait_for(timeout=5_000)
+        assert await status.get_by_text("embedder reachable").count() == 0
+
+        fake_ollama.state.stream_gate.set()
+        port = int(daemon.url.rsplit(":", 1)[1])
+        again = spawn_daemon(
+            roam_dir=roam_dir, db_path=tmp_path / "daemon.sqlite3", ollama_url=fake_ollama.url,
+            log_path=tmp_path / "again.log", port=port,
+        )  # fmt: skip
+        await wait_until(lambda: _healthy(again), timeout=30, interval=0.1)
+        body = await wait_indexed(again)
+        await status.get_by_text(f"{body['headings']} headings").wait_for(timeout=8_000)
+    finally:
+        daemon.stop()
+        if again:
+            again.stop()
