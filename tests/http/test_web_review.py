@@ -52,3 +52,34 @@ async def test_the_status_chips_follow_the_daemon_going_away_and_coming_back(bro
         daemon.stop()
         if again:
             again.stop()
+
+
+LONG_WORD = "Supercalifragilisticexpialidocious" * 5
+LONG_NOTE = f"""\
+:PROPERTIES:
+:ID:       0d6c51b2-3a7e-4f43-9a51-70e0c0ffee01
+:END:
+#+title: Long words
+
+* Pasted hash
+{LONG_WORD} and https://example.com/{"a" * 160} in one line.
+"""
+
+
+async def test_a_snippet_of_one_long_word_wraps_instead_of_being_cut(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # A snippet holding a long unbroken word (a hash, a URL) was cut at the card's right
+    # edge mid-word, with no ellipsis, on a phone: what followed it was never shown.
+    (roam_dir / "long-words.org").write_text(LONG_NOTE, encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#search-input", "pasted hash")
+        snippet = page.locator("#search-results .hit-snippet").first
+        await snippet.wait_for()
+        widths = await snippet.evaluate("(node) => [node.scrollWidth, node.clientWidth]")
+        assert widths[0] <= widths[1], f"the snippet is {widths[0]} px wide in a {widths[1]} px box"
+        assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+        watch.assert_clean()
+    finally:
+        daemon.stop()
