@@ -83,3 +83,21 @@ async def test_a_snippet_of_one_long_word_wraps_instead_of_being_cut(browser, tm
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_remembering_only_spaces_says_there_is_nothing_to_remember(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The box held only spaces or newlines (a stray tap of the space bar): the browser's
+    # "required" let it through, the page sent nothing and said nothing, so Remember looked
+    # broken.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#remember-text", "   \n  ")
+        await page.tap("#remember-button")
+        await page.locator("#remember-state", has_text="Nothing to remember").wait_for(timeout=5_000)
+        assert await page.evaluate("document.activeElement.id") == "remember-text"
+        assert not [r for r in watch.requests if r.url.endswith("/memorize")]
+        watch.assert_clean()
+    finally:
+        daemon.stop()

@@ -668,9 +668,15 @@
   /** POST /memorize (JSON) and say where the note went (the inbox when Emacs holds today's daily). */
   async function remember() {
     const text = $("remember-text").value.trim();
-    if (!text) return;
     const tags = $("remember-tags").value.split(/[\s,:]+/).filter(Boolean);
     const state = $("remember-state");
+    if (!text) {
+      // Only spaces or newlines: the browser's "required" lets them through.
+      state.textContent = "Nothing to remember: the box holds only spaces.";
+      delete state.dataset.id;
+      $("remember-text").focus();
+      return;
+    }
     $("remember-button").disabled = true;
     state.textContent = "Saving…";
     try {
