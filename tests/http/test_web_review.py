@@ -101,3 +101,35 @@ async def test_remembering_only_spaces_says_there_is_nothing_to_remember(browser
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_a_note_remembered_from_the_phone_can_be_taken_back_once(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # A typo sent from the phone stayed in the daily: the page offered no way to take a
+    # capture back (the daemon's /forget, Emacs's C-c o K), short of going to the computer.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        state = page.locator("#remember-state")
+        await page.fill("#remember-text", "The heron nests by the old mill pond")
+        await page.tap("#remember-button")
+        await state.get_by_text("Saved to daily/").wait_for()
+        daily = roam_dir / (await state.text_content()).removeprefix("Saved to ").split(":")[0]
+        before = daily.read_bytes()
+
+        await page.fill("#remember-text", "Kingfsher seen at dusk")
+        await page.tap("#remember-button")
+        await state.get_by_text("Saved to daily/").wait_for()
+        assert b"Kingfsher" in daily.read_bytes()
+        await page.dblclick("#forget-capture")  # a double tap takes it back once
+        await state.get_by_text("Taken back").wait_for()
+        assert daily.read_bytes() == before
+        assert await page.input_value("#remember-text") == "Kingfsher seen at dusk"
+        assert await page.locator("#forget-capture").is_hidden()
+        forgets = [r for r in watch.requests if r.url.endswith("/forget")]
+        assert len(forgets) == 1, [r.post_data for r in forgets]
+        _, found = await daemon.get_json("/search", q="Kingfsher")
+        assert found["results"] == []
+        watch.assert_clean()
+    finally:
+        daemon.stop()

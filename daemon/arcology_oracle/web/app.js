@@ -678,6 +678,7 @@
       return;
     }
     $("remember-button").disabled = true;
+    $("forget-capture").hidden = true; // it would name the note before this one
     state.textContent = "Saving…";
     try {
       const body = await jsonOf(
@@ -690,12 +691,45 @@
       const where = `${body.file}:${body.line}`;
       state.textContent = body.inbox ? `Saved to ${where}: ${body.note}` : `Saved to ${where}.`;
       state.dataset.id = body.id;
+      lastCapture = { id: body.id, text };
+      $("forget-capture").hidden = false;
       $("remember-text").value = "";
     } catch (error) {
       state.textContent = `Not saved: ${failure(error)}`;
       delete state.dataset.id;
     } finally {
       $("remember-button").disabled = false;
+    }
+  }
+
+  let lastCapture = null; // {id, text} of the last note remembered from this page
+
+  /** POST /forget the last capture (only while it is as written: the daemon says so otherwise);
+   * its text goes back into the box, to be fixed and remembered again. */
+  async function forgetCapture() {
+    const capture = lastCapture;
+    const button = $("forget-capture");
+    if (!capture || button.disabled) return;
+    const state = $("remember-state");
+    button.disabled = true; // a double tap forgets once
+    state.textContent = "Taking it back…";
+    try {
+      const body = await jsonOf(
+        await api("/forget", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ id: capture.id }),
+        }),
+      );
+      if (lastCapture === capture) lastCapture = null;
+      button.hidden = true;
+      delete state.dataset.id;
+      state.textContent = `Taken back: removed from ${body.file}.`;
+      if (!$("remember-text").value.trim()) $("remember-text").value = capture.text;
+    } catch (error) {
+      state.textContent = `Not taken back: ${failure(error)}`;
+    } finally {
+      button.disabled = false;
     }
   }
 
@@ -744,6 +778,7 @@
       event.preventDefault();
       remember();
     });
+    $("forget-capture").addEventListener("click", forgetCapture);
 
     document.addEventListener("visibilitychange", () => {
       if (!document.hidden) refreshStatus();
