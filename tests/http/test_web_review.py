@@ -133,3 +133,31 @@ async def test_a_note_remembered_from_the_phone_can_be_taken_back_once(browser, 
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_enter_on_a_marker_takes_the_keyboard_to_its_source(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # With the keyboard alone, Enter on an answer's [1] opened source 1 below, but the focus
+    # stayed on the [1]: Tab went on to [2] and the rest of the answer, not into the source
+    # just opened.
+    fake_ollama.state.chat_reply = "Feed the starter twice a day [1]. Keep it cool [2]."
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, viewport={"width": 1280, "height": 800})
+        await page.goto(daemon.url + "/")
+        await page.focus("#question")
+        await page.keyboard.type("How do I feed a sourdough starter?")
+        await page.keyboard.press("Control+Enter")
+        await page.locator("#answer[data-state=done]").wait_for()
+        await page.keyboard.press("Tab")
+        await page.keyboard.press("Tab")
+        assert await page.evaluate("document.activeElement.textContent") == "[1]"
+        await page.keyboard.press("Enter")
+        source = page.locator("#source-1")
+        await source.locator(".note-text").wait_for()
+        focused = await page.evaluate("document.activeElement.closest('li') && document.activeElement.closest('li').id")
+        assert focused == "source-1"
+        await page.keyboard.press("Tab")  # on into its text's "Similar notes", not to [2]
+        assert await page.evaluate("document.activeElement.textContent") == "Similar notes"
+        watch.assert_clean()
+    finally:
+        daemon.stop()

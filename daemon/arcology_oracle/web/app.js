@@ -320,6 +320,7 @@
   function openHit(item) {
     const button = item.querySelector(".hit-head");
     if (button.getAttribute("aria-expanded") !== "true") button.click();
+    button.focus({ preventScroll: true }); // Tab goes on into the source, not to the next marker
     item.scrollIntoView({ behavior: "smooth", block: "nearest" });
   }
 
