@@ -161,3 +161,21 @@ async def test_enter_on_a_marker_takes_the_keyboard_to_its_source(browser, tmp_p
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_a_long_status_message_wraps_on_a_phone(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # Behind tailscale serve with the daemon stopped, the status chip said "the daemon cannot
+    # be reached (the proxy in front of it answered HTTP 502)" on one unbreakable line: the
+    # page scrolled sideways on a phone and the end of the message was off screen.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.route("**/status", lambda route: route.fulfill(status=502, body=""))
+        await page.goto(daemon.url + "/")
+        chip = page.locator("#status .chip.bad", has_text="answered HTTP 502")
+        await chip.wait_for()
+        box = await chip.bounding_box()
+        assert box["x"] + box["width"] <= 390, box
+        assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        daemon.stop()
