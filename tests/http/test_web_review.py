@@ -179,3 +179,28 @@ async def test_a_long_status_message_wraps_on_a_phone(browser, tmp_path, roam_di
         assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     finally:
         daemon.stop()
+
+
+async def test_a_phone_without_network_is_told_so_not_that_the_daemon_is_down(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # In a tunnel (no network at all) every box said "the daemon cannot be reached", which
+    # sends the person to restart a daemon that is running fine at home.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, _ = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+        await page.context.set_offline(True)
+        await page.fill("#search-input", "sourdough starter")
+        await page.locator("#search-state", has_text="Search failed").wait_for()
+        assert await page.text_content("#search-state") == "Search failed: this device is offline"
+        await page.fill("#remember-text", "Heron by the mill pond")
+        await page.tap("#remember-button")
+        await page.locator("#remember-state", has_text="Not saved").wait_for()
+        assert await page.text_content("#remember-state") == "Not saved: this device is offline"
+        assert await page.input_value("#remember-text") == "Heron by the mill pond"
+        await page.locator("#status .chip.bad", has_text="offline").wait_for()
+        # Back online: the chips say so at once.
+        await page.context.set_offline(False)
+        await page.locator("#status").get_by_text("embedder reachable").wait_for(timeout=2_000)
+    finally:
+        daemon.stop()

@@ -157,6 +157,8 @@
 
   function describeError(error) {
     if (error instanceof ApiError) return error.message;
+    // No network at all (a tunnel, flight mode): the daemon may be fine at home.
+    if (navigator.onLine === false) return "this device is offline";
     return "the daemon cannot be reached";
   }
 
@@ -781,6 +783,8 @@
     });
     $("forget-capture").addEventListener("click", forgetCapture);
 
+    window.addEventListener("online", () => refreshStatus());
+    window.addEventListener("offline", () => refreshStatus());
     document.addEventListener("visibilitychange", () => {
       if (!document.hidden) refreshStatus();
     });
