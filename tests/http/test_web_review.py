@@ -204,3 +204,30 @@ async def test_a_phone_without_network_is_told_so_not_that_the_daemon_is_down(br
         await page.locator("#status").get_by_text("embedder reachable").wait_for(timeout=2_000)
     finally:
         daemon.stop()
+
+
+async def test_a_capture_whose_answer_was_lost_is_not_said_to_be_unsaved(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The connection dropped after the daemon wrote the capture but before its answer came
+    # back: the page said "Not saved: the daemon cannot be reached", so the person tapped
+    # Remember again, and the daily held the thought twice.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, _ = await new_page(browser, **PHONE)
+
+        async def lost_answer(route):
+            await route.fetch()  # the daemon gets it and writes
+            await route.abort("connectionreset")
+
+        await page.route("**/memorize", lost_answer)
+        await page.goto(daemon.url + "/")
+        await page.fill("#remember-text", "Heron by the mill pond")
+        await page.tap("#remember-button")
+        state = page.locator("#remember-state")
+        await state.get_by_text("the daemon cannot be reached").wait_for()
+        said = await state.text_content()
+        assert not said.startswith("Not saved"), said
+        assert "may have been saved" in said
+        _, found = await daemon.get_json("/search", q="heron mill pond")
+        assert found["results"] and found["results"][0]["title"] == "Heron by the mill pond"
+    finally:
+        daemon.stop()

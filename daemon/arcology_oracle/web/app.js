@@ -698,7 +698,13 @@
       $("forget-capture").hidden = false;
       $("remember-text").value = "";
     } catch (error) {
-      state.textContent = `Not saved: ${failure(error)}`;
+      const why = failure(error);
+      // The daemon's own refusal, or no network to send it on: surely not written. A dropped
+      // connection may have lost only the answer, after the daemon wrote the note.
+      const sure = error instanceof ApiError || navigator.onLine === false;
+      state.textContent = sure
+        ? `Not saved: ${why}`
+        : `Perhaps not saved: ${why}. It may have been saved before the connection dropped: search for it before you send it again.`;
       delete state.dataset.id;
     } finally {
       $("remember-button").disabled = false;
