@@ -231,3 +231,25 @@ async def test_a_capture_whose_answer_was_lost_is_not_said_to_be_unsaved(browser
         assert found["results"] and found["results"][0]["title"] == "Heron by the mill pond"
     finally:
         daemon.stop()
+
+
+async def test_a_marker_citing_two_sources_links_both(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # Small models cite two notes at once, "[1, 2]": the page linked only markers of one
+    # number, so "[1, 2]" stayed plain text and tapping it did nothing.
+    reply = "Feed the starter twice a day [1, 2]. Keep it cool [2]."
+    fake_ollama.state.chat_reply = reply
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#question", "How do I feed a sourdough starter?")
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        assert await page.text_content("#answer") == reply
+        cites = page.locator("#answer a.cite")
+        assert [await c.get_attribute("href") for c in await cites.all()] == ["#source-1", "#source-2", "#source-2"]
+        await cites.nth(1).tap()
+        await page.locator("#source-2 .note-text").wait_for()
+        watch.assert_clean()
+    finally:
+        daemon.stop()

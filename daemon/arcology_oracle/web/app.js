@@ -540,22 +540,39 @@
     button.classList.toggle("stop", asking);
   }
 
-  /** Replace the answer's [n] markers by links to the matching sources. */
+  /** Replace the answer's [n] markers (and each number of a [1, 2]) by links to the matching sources. */
   function linkMarkers(answer, text, sourceNumbers) {
     const parts = [];
     let last = 0;
-    for (const match of text.matchAll(/\[(\d{1,3})\]/g)) {
-      const n = Number(match[1]);
-      if (!sourceNumbers.has(n)) continue;
-      parts.push(document.createTextNode(text.slice(last, match.index)));
-      const cite = el("a", "cite", match[0]);
-      cite.href = `#source-${n}`;
-      cite.addEventListener("click", (event) => {
+    const cite = (label, n) => {
+      const link = el("a", "cite", label);
+      link.href = `#source-${n}`;
+      link.addEventListener("click", (event) => {
         event.preventDefault();
         const item = $(`source-${n}`);
         if (item) openHit(item);
       });
-      parts.push(cite);
+      return link;
+    };
+    for (const match of text.matchAll(/\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g)) {
+      const numbers = match[1].split(",").map((n) => Number(n.trim()));
+      if (!numbers.some((n) => sourceNumbers.has(n))) continue;
+      parts.push(document.createTextNode(text.slice(last, match.index)));
+      if (numbers.length === 1) parts.push(cite(match[0], numbers[0]));
+      else {
+        // "[1, 2]": each number its own link, the brackets and commas text as written.
+        let at = 0;
+        const inner = match[1];
+        const group = [document.createTextNode("[")];
+        for (const piece of inner.matchAll(/\d{1,3}/g)) {
+          group.push(document.createTextNode(inner.slice(at, piece.index)));
+          const n = Number(piece[0]);
+          group.push(sourceNumbers.has(n) ? cite(piece[0], n) : document.createTextNode(piece[0]));
+          at = piece.index + piece[0].length;
+        }
+        group.push(document.createTextNode(`${inner.slice(at)}]`));
+        parts.push(...group);
+      }
       last = match.index + match[0].length;
     }
     parts.push(document.createTextNode(text.slice(last)));
