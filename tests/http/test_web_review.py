@@ -253,3 +253,31 @@ async def test_a_marker_citing_two_sources_links_both(browser, tmp_path, roam_di
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_a_look_up_that_never_answers_fails_instead_of_spinning(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The computer went to sleep (the lid closed) with the phone on the page: packets to it
+    # vanish, so a connection neither opens nor fails for minutes. The page said
+    # "Searching…" and its chips "embedder reachable" all that while.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, _ = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+        never = asyncio.Event()
+
+        async def asleep(route):
+            await never.wait()
+
+        await page.route("**/search?*", asleep)
+        await page.route("**/status", asleep)
+        await page.fill("#search-input", "sourdough starter")
+        state = page.locator("#search-state", has_text="did not answer")
+        await state.wait_for(timeout=30_000)
+        assert await state.text_content() == (
+            "Search failed: the daemon did not answer within 20 s (is the computer it runs on asleep?)"
+        )
+        await page.locator("#status .chip.bad", has_text="did not answer").wait_for(timeout=30_000)
+        never.set()
+    finally:
+        daemon.stop()

@@ -12,6 +12,9 @@
   const STATUS_BUSY_MS = 2000; // while indexing or embedding
   const STATUS_DOWN_MS = 3000; // while the daemon cannot be reached: back soon after it is
   const SEARCH_DELAY_MS = 250;
+  // A look-up (status, search, a heading, similar notes) with no answer by then has failed:
+  // a phone's connection to a computer that went to sleep hangs for minutes otherwise.
+  const LOOKUP_TIMEOUT_MS = 20000;
 
   const $ = (id) => document.getElementById(id);
 
@@ -97,6 +100,26 @@
     });
   }
 
+  /** fetch(), failing with a TimeoutError when no answer has begun within ``init.timeoutMs``. */
+  async function fetchWithin(path, { timeoutMs, ...init }) {
+    if (!timeoutMs) return fetch(path, init);
+    const outer = init.signal;
+    const within = new AbortController();
+    const stop = () => within.abort(outer.reason);
+    if (outer?.aborted) stop();
+    else outer?.addEventListener("abort", stop, { once: true });
+    const timer = setTimeout(
+      () => within.abort(new DOMException(`no answer within ${timeoutMs / 1000} s`, "TimeoutError")),
+      timeoutMs,
+    );
+    try {
+      return await fetch(path, { ...init, signal: within.signal });
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener("abort", stop);
+    }
+  }
+
   /**
    * fetch() a daemon path with the stored token. On 401 the user is asked for the token
    * and the request is sent again; any other response is returned as it is. A request
@@ -117,7 +140,7 @@
       const headers = new Headers(init.headers || {});
       if (!headers.has("Accept")) headers.set("Accept", "application/json");
       if (token) headers.set("Authorization", `Bearer ${token}`);
-      const response = await fetch(path, { ...init, headers, credentials: "omit", cache: "no-store" });
+      const response = await fetchWithin(path, { ...init, headers, credentials: "omit", cache: "no-store" });
       if (response.status !== 401) return response;
       if (token && getToken() === token) setToken(null);
       await unlessAborted(
@@ -152,13 +175,16 @@
 
   async function getJson(path, params, signal) {
     const query = params ? `?${new URLSearchParams(params)}` : "";
-    return jsonOf(await api(path + query, { signal }));
+    return jsonOf(await api(path + query, { signal, timeoutMs: LOOKUP_TIMEOUT_MS }));
   }
 
   function describeError(error) {
     if (error instanceof ApiError) return error.message;
     // No network at all (a tunnel, flight mode): the daemon may be fine at home.
     if (navigator.onLine === false) return "this device is offline";
+    if (error && error.name === "TimeoutError") {
+      return `the daemon did not answer within ${LOOKUP_TIMEOUT_MS / 1000} s (is the computer it runs on asleep?)`;
+    }
     return "the daemon cannot be reached";
   }
 
