@@ -281,3 +281,28 @@ async def test_a_look_up_that_never_answers_fails_instead_of_spinning(browser, t
         never.set()
     finally:
         daemon.stop()
+
+
+async def test_a_double_tap_on_a_result_opens_it(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # A double tap on a search result (or a source) opened it and closed it again at once:
+    # the person saw it flicker and stay shut.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#search-input", "sourdough starter")
+        first = page.locator("#search-results > li").first
+        await first.wait_for()
+        await first.locator(".hit-head").dblclick()
+        await first.locator(".note-text").wait_for()
+        assert await first.locator(".hit-head").get_attribute("aria-expanded") == "true"
+        assert await first.locator(".hit-body").is_visible()
+        # A single tap still closes it, and Enter still opens it.
+        await page.wait_for_timeout(800)  # (a tap right after a double tap is its third tap)
+        await first.locator(".hit-head").tap()
+        assert await first.locator(".hit-head").get_attribute("aria-expanded") == "false"
+        await first.locator(".hit-head").press("Enter")
+        assert await first.locator(".hit-head").get_attribute("aria-expanded") == "true"
+        watch.assert_clean()
+    finally:
+        daemon.stop()

@@ -335,7 +335,8 @@
         body.replaceChildren(el("p", "error", `Could not load this heading: ${failure(error)}`));
       });
     };
-    button.addEventListener("click", () => {
+    button.addEventListener("click", (event) => {
+      if (event.detail > 1) return; // the second tap of a double tap: it would shut what the first opened
       const open = button.getAttribute("aria-expanded") !== "true";
       button.setAttribute("aria-expanded", String(open));
       body.hidden = !open;
