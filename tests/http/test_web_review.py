@@ -36,7 +36,7 @@ async def test_the_status_chips_follow_the_daemon_going_away_and_coming_back(bro
         await page.locator("#answer", has_text="Feed").wait_for()
         daemon.stop()
         await page.locator("#answer[data-state=error]").wait_for()
-        await status.locator(".chip.bad", has_text="cannot be reached").wait_for(timeout=5_000)
+        await status.locator(".chip.bad", has_text="cannot be reached").wait_for(timeout=9_000)
         assert await status.get_by_text("embedder reachable").count() == 0
 
         fake_ollama.state.stream_gate.set()
@@ -47,7 +47,7 @@ async def test_the_status_chips_follow_the_daemon_going_away_and_coming_back(bro
         )  # fmt: skip
         await wait_until(lambda: _healthy(again), timeout=30, interval=0.1)
         body = await wait_indexed(again)
-        await status.get_by_text(f"{body['headings']} headings").wait_for(timeout=8_000)
+        await status.get_by_text(f"{body['headings']} headings").wait_for(timeout=10_000)
     finally:
         daemon.stop()
         if again:
