@@ -306,3 +306,30 @@ async def test_a_double_tap_on_a_result_opens_it(browser, tmp_path, roam_dir, fa
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_after_the_token_the_keyboard_is_back_where_it_was(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # With the keyboard alone: Ctrl+Enter in the question, the page asks for the token and
+    # takes the focus there; after Enter on the token the focus was nowhere (the page's
+    # body), so the next key went nowhere.
+    fake_ollama.state.chat_reply = "Feed it twice a day."
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token="tok-en")
+    try:
+        page, _ = await new_page(browser, viewport={"width": 1280, "height": 800})
+        await page.goto(daemon.url + "/")
+        await page.locator("#auth").wait_for()
+        await page.fill("#token-input", "tok-en")
+        await page.press("#token-input", "Enter")
+        await page.locator("#status").get_by_text("embedder").wait_for()
+        await page.evaluate("localStorage.setItem('arcology-oracle.token', 'not-the-token')")
+        await page.focus("#question")
+        await page.keyboard.type("How do I feed a sourdough starter?")
+        await page.keyboard.press("Control+Enter")
+        await page.locator("#auth").wait_for()
+        assert await page.evaluate("document.activeElement.id") == "token-input"
+        await page.keyboard.type("tok-en")
+        await page.keyboard.press("Enter")
+        await page.locator("#answer[data-state=done]").wait_for()
+        assert await page.evaluate("document.activeElement.id") == "question"
+    finally:
+        daemon.stop()

@@ -58,6 +58,7 @@
       tokenPrompt = new Promise((resolve) => {
         const box = $("auth");
         const input = $("token-input");
+        const before = document.activeElement; // where the keyboard goes back to afterwards
         $("auth-message").textContent = message;
         box.hidden = false;
         showDaemonState("token needed", "warn");
@@ -71,6 +72,7 @@
             setToken(input.value.trim());
             input.value = "";
             box.hidden = true;
+            if (before && before !== document.body && before.isConnected) before.focus({ preventScroll: true });
             tokenPrompt = null;
             resolve();
             refreshStatus(); // the "token needed" chip, at once rather than at the next look
