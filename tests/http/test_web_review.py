@@ -98,6 +98,11 @@ async def test_remembering_only_spaces_says_there_is_nothing_to_remember(browser
         await page.locator("#remember-state", has_text="Nothing to remember").wait_for(timeout=5_000)
         assert await page.evaluate("document.activeElement.id") == "remember-text"
         assert not [r for r in watch.requests if r.url.endswith("/memorize")]
+        # A capture tagged private is written and never indexed: the page says so.
+        await page.fill("#remember-text", "A secret pelican")
+        await page.fill("#remember-tags", "private")
+        await page.tap("#remember-button")
+        await page.locator("#remember-state", has_text="private: search will not find it").wait_for()
         watch.assert_clean()
     finally:
         daemon.stop()
@@ -331,5 +336,28 @@ async def test_after_the_token_the_keyboard_is_back_where_it_was(browser, tmp_pa
         await page.keyboard.press("Enter")
         await page.locator("#answer[data-state=done]").wait_for()
         assert await page.evaluate("document.activeElement.id") == "question"
+    finally:
+        daemon.stop()
+
+
+async def test_a_capture_the_index_leaves_out_says_so(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The dailies folder is left out of the index (exclude_globs): the daemon wrote the
+    # capture and said it would never be indexed, but the page showed only "Saved to
+    # daily/...:5.", so the person later searched for it in vain.
+    daemon = await start_daemon(
+        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, env={"ARCOLOGY_ORACLE_EXCLUDE_GLOBS": "daily/**"}
+    )
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#remember-text", "The heron nests by the old mill pond")
+        await page.tap("#remember-button")
+        state = page.locator("#remember-state")
+        await state.get_by_text("Saved to daily/").wait_for()
+        said = await state.text_content()
+        _, found = await daemon.get_json("/search", q="heron mill pond")
+        assert found["results"] == []  # never indexed
+        assert said.startswith("Saved to daily/") and "index" in said.removeprefix("Saved to daily/"), said
+        watch.assert_clean()
     finally:
         daemon.stop()

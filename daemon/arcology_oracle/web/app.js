@@ -738,7 +738,10 @@
         }),
       );
       const where = `${body.file}:${body.line}`;
-      state.textContent = body.inbox ? `Saved to ${where}: ${body.note}` : `Saved to ${where}.`;
+      // The note says why it went to the inbox, or that the index leaves it out or could not take it.
+      if (body.note) state.textContent = `Saved to ${where}: ${body.note}`;
+      else if (body.indexed === false) state.textContent = `Saved to ${where}, private: search will not find it.`;
+      else state.textContent = `Saved to ${where}.`;
       state.dataset.id = body.id;
       lastCapture = { id: body.id, text };
       $("forget-capture").hidden = false;
