@@ -111,7 +111,34 @@ Each note listed can be visited, linked from the note you came from
 \\{arcology-oracle-similar-buffer-mode-map}"
   (setq-local truncate-lines t)
   (setq-local revert-buffer-function
-              (lambda (&rest _) (arcology-oracle-similar-refresh))))
+              (lambda (&rest _) (arcology-oracle-similar-refresh)))
+  (add-hook 'window-size-change-functions #'arcology-oracle--similar-resized nil t))
+
+(defvar-local arcology-oracle--similar-width nil
+  "In the similar buffer: the width of the window its list was laid out for.")
+
+(defun arcology-oracle--similar-resized (window)
+  "Lay the similar list out again when WINDOW, showing it, changed its width.
+Its lines are cut to the window they were made for: a narrower
+window cut them again at its edge, the marks first, and a wider
+one kept titles cut short."
+  (with-current-buffer (window-buffer window)
+    (when (and (get-text-property (point-min) 'arcology-oracle-title)
+               (eq window (get-buffer-window (current-buffer) t))
+               (not (eql (window-width window) arcology-oracle--similar-width)))
+      (arcology-oracle--guard
+        (let ((entry (get-text-property (window-point window) 'arcology-oracle-result)))
+          (arcology-oracle--similar-render
+           arcology-oracle--similar-source (get-text-property (point-min) 'arcology-oracle-title)
+           arcology-oracle--similar-results arcology-oracle--similar-note)
+          ;; Point stays on its entry, whose lines may be more or fewer now.
+          (when entry
+            (let ((pos (point-min)))
+              (while (and pos (not (eq (get-text-property pos 'arcology-oracle-result) entry)))
+                (setq pos (next-single-property-change pos 'arcology-oracle-result)))
+              (when pos
+                (goto-char pos)
+                (set-window-point window pos)))))))))
 
 (defun arcology-oracle-similar-next ()
   "Move to the next note in the list."
@@ -243,7 +270,8 @@ that point is still under; nil keeps the one recorded."
            (window (get-buffer-window (current-buffer) t))
            (line (line-number-at-pos (if window (window-point window) (point))))
            (same (equal title (get-text-property (point-min) 'arcology-oracle-title))))
-      (setq arcology-oracle--similar-source source)
+      (setq arcology-oracle--similar-source source
+            arcology-oracle--similar-width (and window (window-width window)))
       (when (and heading (buffer-live-p source))
         (setq arcology-oracle--similar-heading
               (with-current-buffer source

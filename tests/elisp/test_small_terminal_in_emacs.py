@@ -42,3 +42,61 @@ async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, f
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+def _right(screen: str) -> list[str]:
+    """The side window's part of each line, after the divider."""
+    return [line.split("|", 1)[1].rstrip() for line in screen.split("\n") if "|" in line]
+
+
+@pytest.mark.timeout(180)
+async def test_the_similar_notes_fit_their_window_again_when_it_is_resized(tmp_path, roam_dir, fake_ollama):
+    """``C-x {`` in the similar-notes window (or a terminal made smaller) left its lines
+    as wide as the window was: Emacs cut them at the new edge with ``$``, the marks first;
+    ``C-x }`` left titles cut with ``…`` in a window wide enough for them. The list is
+    laid out again for the window's new width, point kept on its entry."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 160, 45
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open("bread-hydration.org")
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait_screen(
+            lambda s: "|Similar to:" in s and "|0." in s and "Looking for" not in s, "the similar notes", timeout=15
+        )
+        await driver.select(SIMILAR)
+        await emacs.keys("n", "n")
+        await emacs.wait(lambda: _point_on(driver, "Sourdough Baking"), "point on the second entry")
+        wide = (await driver.window_of(SIMILAR))["width"]
+        await emacs.keys("C-u", "2", "0", "C-x", "{")
+        await emacs.wait(lambda: _width_below(driver, wide - 10), "the window to narrow")
+        screen = await emacs.wait_screen(
+            lambda s: not any(part.endswith("$") for part in _right(s)[1:]),
+            "every line of the narrowed list to fit, no $ at the edge",
+        )
+        assert "linked both ways" in screen, screen
+        assert "Sourdough Baking" in await driver.point_text()
+        await emacs.keys("C-u", "4", "0", "C-x", "}")
+        await emacs.wait(lambda: _width_below(driver, 10_000, above=wide + 10), "the window to widen")
+        await emacs.wait_screen(
+            lambda s: "Sourdough Baking linked both ways" in s
+            and not any("…" in part for part in _right(s) if part.startswith("0.")),
+            "the titles whole again in the wider window",
+        )
+        state = await emacs.state()
+        assert "Error" not in state["messages"], state["messages"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _point_on(driver: Driver, text: str) -> bool:
+    return text in await driver.point_text()
+
+
+async def _width_below(driver: Driver, width: int, above: int = 0) -> bool:
+    window = await driver.window_of(SIMILAR)
+    return window is not None and above < window["width"] < width
