@@ -31,6 +31,7 @@
 ;;; Code:
 
 (require 'cl-lib)
+(require 'seq)
 (require 'subr-x)
 (require 'url-parse)
 (require 'url-util)
@@ -92,7 +93,7 @@ JSON null and false both read as nil."
   (let* ((parsed (url-generic-parse-url url))
          (port (url-port parsed)))
     (list :host (url-host parsed) :port (list port (number-to-string port))
-          :require '(:secret) :max 1)))
+          :require '(:secret) :max 10)))
 
 (defun arcology-oracle--token-refused ()
   "Look the token up again at the next request: the daemon answered 401.
@@ -120,7 +121,14 @@ The entry is looked up by the host and port of `arcology-oracle-url'
   (let ((cached (assoc url arcology-oracle--token-cache)))
     (if cached
         (and (stringp (cdr cached)) (cdr cached))
-      (let* ((found (car (apply #'auth-source-search (arcology-oracle--auth-source-spec url))))
+      (let* ((port (url-port (url-generic-parse-url url)))
+             (entries (apply #'auth-source-search (arcology-oracle--auth-source-spec url)))
+             ;; A line without a port matches every port: one that names the
+             ;; daemon's wins, wherever it is in the file.
+             (found (or (seq-find (lambda (e) (member (plist-get e :port)
+                                                       (list port (number-to-string port))))
+                                  entries)
+                        (car entries)))
              (secret (plist-get found :secret))
              (token (if (functionp secret) (funcall secret) secret)))
         (push (cons url (or token :none)) arcology-oracle--token-cache)

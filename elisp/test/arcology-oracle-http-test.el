@@ -254,6 +254,35 @@ the same 401 again until \\[arcology-oracle-forget-token]."
       (auth-source-forget-all-cached)
       (delete-file authinfo))))
 
+(ert-deftest arcology-oracle-http-test-token-of-the-daemon-s-port ()
+  "Of several ~/.authinfo lines for the daemon's host, the one with its port gives
+the token: an earlier line without a port (a mail account on 127.0.0.1, say)
+matches any port, and its password was sent, refused with a 401 that named the
+line already there."
+  (let* ((authinfo (make-temp-file "authinfo"))
+         (auth-sources (list authinfo))
+         (arcology-oracle--token-cache nil))
+    (unwind-protect
+        (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "status"))
+          (let ((arcology-oracle-token nil)
+                (port (url-port (url-generic-parse-url arcology-oracle-url))))
+            (with-temp-file authinfo
+              (insert "machine 127.0.0.1 login me password mail-password\n"
+                      (format "machine 127.0.0.1 port %d password daemon-token\n" (1+ port))
+                      (format "machine 127.0.0.1 port %d password the-token\n" port)))
+            (auth-source-forget-all-cached)
+            (arcology-oracle-http-test--json "GET" "/status")
+            (should (string-match-p "\r\nAuthorization: Bearer the-token\r\n"
+                                    (car arcology-oracle-http-test--requests)))
+            ;; Only lines without a port: the first, as before.
+            (with-temp-file authinfo
+              (insert "machine 127.0.0.1 login me password mail-password\n"
+                      "machine 127.0.0.1 password other\n"))
+            (arcology-oracle-forget-token)
+            (should (equal (arcology-oracle-auth-token) "mail-password"))))
+      (auth-source-forget-all-cached)
+      (delete-file authinfo))))
+
 (ert-deftest arcology-oracle-http-test-an-answer-of-unreadable-lines-fails ()
   "A 200 whose lines are not the daemon's (a proxy's page, garbage) is a failed
 answer, not an empty one: it showed the question, nothing, then \"- none: no
