@@ -612,19 +612,36 @@ installed."
     (when (and entry (< (- (float-time) (car entry)) arcology-oracle--section-cache-seconds))
       entry)))
 
+(defun arcology-oracle--section-render-again (buffer)
+  "Render the org-roam BUFFER again, point kept in its windows."
+  (when (fboundp 'org-roam-buffer-render-contents)
+    (with-current-buffer buffer
+      (let ((points (mapcar (lambda (w) (cons w (window-point w)))
+                            (get-buffer-window-list buffer nil t)))
+            (pt (point)))
+        (org-roam-buffer-render-contents)
+        (goto-char (min pt (point-max)))
+        (dolist (wp points)
+          (set-window-point (car wp) (min (cdr wp) (point-max))))))))
+
 (defun arcology-oracle--section-rerender (id)
   "Render again the org-roam buffers awaiting the similar notes of node ID."
   (dolist (buffer (buffer-list))
-    (when (and (equal (buffer-local-value 'arcology-oracle--section-pending buffer) id)
-               (fboundp 'org-roam-buffer-render-contents))
-      (with-current-buffer buffer
-        (let ((points (mapcar (lambda (w) (cons w (window-point w)))
-                              (get-buffer-window-list buffer nil t)))
-              (pt (point)))
-          (org-roam-buffer-render-contents)
-          (goto-char (min pt (point-max)))
-          (dolist (wp points)
-            (set-window-point (car wp) (min (cdr wp) (point-max)))))))))
+    (when (equal (buffer-local-value 'arcology-oracle--section-pending buffer) id)
+      (arcology-oracle--section-render-again buffer))))
+
+(defvar-local arcology-oracle--section-window-width nil
+  "In an org-roam buffer: the width of the window its section was made for.")
+
+(defun arcology-oracle--section-resized (window)
+  "Render the org-roam buffer in WINDOW again when WINDOW changed its width.
+The section's lines are cut to the window they were made for: in a
+narrower one Emacs cut them again at its edge, the marks first."
+  (let ((buffer (window-buffer window)))
+    (when (and (eq window (get-buffer-window buffer t))
+               (not (eql (window-width window)
+                         (buffer-local-value 'arcology-oracle--section-window-width buffer))))
+      (arcology-oracle--guard (arcology-oracle--section-render-again buffer)))))
 
 (defun arcology-oracle--section-fetch (id)
   "Ask the daemon for the notes similar to node ID, for the org-roam section."
@@ -659,6 +676,10 @@ Answers are reused for a minute."
   (let* ((id (org-roam-node-id node))
          (entry (and id (arcology-oracle--section-cached id))))
     (when id
+      ;; Made again when its window's width changes (the lines are cut to it).
+      (setq arcology-oracle--section-window-width
+            (when-let ((window (get-buffer-window (current-buffer) t))) (window-width window)))
+      (add-hook 'window-size-change-functions #'arcology-oracle--section-resized nil t)
       (setq-local arcology-oracle--section-pending (unless entry id))
       (unless entry (arcology-oracle--section-fetch id))
       (arcology-oracle--insert-section

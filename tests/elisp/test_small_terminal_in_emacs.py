@@ -100,3 +100,44 @@ async def _point_on(driver: Driver, text: str) -> bool:
 async def _width_below(driver: Driver, width: int, above: int = 0) -> bool:
     window = await driver.window_of(SIMILAR)
     return window is not None and above < window["width"] < width
+
+
+@pytest.mark.timeout(180)
+async def test_the_org_roam_section_fits_its_window_again_when_it_is_resized(tmp_path, roam_dir, fake_ollama):
+    """``C-x {`` in the org-roam window left the similar notes' lines as wide as the
+    window had been: Emacs cut them with ``$``, the marks (``linked both ways``) first.
+    The org-roam buffer is rendered again for the window's new width."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 160, 45
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open("bread-hydration.org")
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait_screen(lambda s: "Similar notes (" in s, "the org-roam section's list", timeout=15)
+        await driver.select("*org-roam*")
+        wide = (await driver.window_of("*org-roam*"))["width"]
+        await emacs.keys("C-u", "3", "0", "C-x", "{")
+        await emacs.wait(lambda: _roam_width_below(driver, wide - 20), "the window to narrow")
+        screen = await emacs.wait_screen(
+            lambda s: not any(part.endswith("$") for part in _section_lines(s)),
+            "every line of the section to fit its narrowed window, no $ at the edge",
+        )
+        assert any("linked both ways" in part for part in _section_lines(screen)), screen
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+def _section_lines(screen: str) -> list[str]:
+    """The lines of the similar notes in the org-roam window (the right one)."""
+    right = _right(screen)
+    start = next((i for i, part in enumerate(right) if part.startswith("Similar notes (")), len(right))
+    return [part for part in right[start + 1 :] if part]
+
+
+async def _roam_width_below(driver: Driver, width: int) -> bool:
+    window = await driver.window_of("*org-roam*")
+    return window is not None and window["width"] < width
