@@ -174,8 +174,9 @@ no block."
 
 (defun arcology-oracle--gptel-reply-between-p (beg end)
   "Return non-nil when some of BEG..END is a grounded model's reply.
-In a gptel chat whose model (the buffer's `gptel-model' or the file's
-:GPTEL_MODEL:) is one of the daemon's grounded ones, the reply is the
+In a gptel chat whose model (the buffer's `gptel-model', the file's
+:GPTEL_MODEL:, or in `gptel-mode' the global `gptel-model') is one of
+the daemon's grounded ones, the reply is the
 text gptel marks as the model's (its `gptel' property: a response,
 reasoning or a tool call), else where the saved :GPTEL_BOUNDS: put
 them, as the daemon reads it (notes/chats.py).  Saved without bounds,
@@ -185,7 +186,10 @@ the chat held no reply: gptel saves the bounds of every reply."
              (and (derived-mode-p 'org-mode)
                   (save-restriction
                     (widen)
-                    (org-entry-get (point-min) "GPTEL_MODEL")))))
+                    (org-entry-get (point-min) "GPTEL_MODEL")))
+             ;; A new chat (M-x gptel) has the model set globally, as the
+             ;; README sets it; only a gptel chat is read by it.
+             (and (bound-and-true-p gptel-mode) (boundp 'gptel-model) gptel-model)))
     (save-restriction
       (widen)
       (let ((bounds (and (derived-mode-p 'org-mode)

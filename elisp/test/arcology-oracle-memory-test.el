@@ -182,6 +182,40 @@ saved without bounds (gptel saved no reply), and a chat with another model are t
         (should (equal (alist-get 'text (car sent)) "And wheat?\n"))
         (should-not (alist-get 'role (car sent)))))))
 
+(ert-deftest arcology-oracle-memory-test-a-new-gptel-chat-with-the-readme-s-model ()
+  "With the README's gptel set-up (`gptel-model' set globally to llama3.2+notes), a
+reply in a new chat (\\[gptel], not saved: no :GPTEL_MODEL:) is the oracle's words:
+only a buffer-local model counted, so it was sent as the user's note.  The global
+model counts in a gptel chat only: a plain note stays the user's."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (cl-progv '(gptel-model) '(llama3.2+notes)
+        (with-temp-buffer
+          (insert "*** Why rye?\n" (propertize "Rye ferments faster." 'gptel 'response) "\n\n*** And wheat?\n")
+          (org-mode)
+          (setq-local gptel-mode t)
+          (transient-mark-mode 1)
+          (goto-char (point-min))
+          (search-forward "Rye ferments")
+          (set-mark (line-beginning-position))
+          (goto-char (line-end-position))
+          (call-interactively #'arcology-oracle-memorize)
+          (should (equal (alist-get 'role (car sent)) "oracle")))
+        ;; A note of the user's, not a chat: under a heading, but the user's.
+        (with-temp-buffer
+          (insert "* Bread\nRye ferments faster.\n")
+          (org-mode)
+          (transient-mark-mode 1)
+          (goto-char (point-min))
+          (search-forward "Rye ferments")
+          (set-mark (line-beginning-position))
+          (goto-char (line-end-position))
+          (call-interactively #'arcology-oracle-memorize)
+          (should (equal (alist-get 'text (car sent)) "Rye ferments faster."))
+          (should-not (alist-get 'role (car sent))))))))
+
 (ert-deftest arcology-oracle-memory-test-a-grounded-org-ai-reply-is-the-oracle-s ()
   "A region holding an [AI]: turn of an org-ai block whose :model is a grounded one is
 sent with role oracle; its [ME]: turn alone, and a block with another model, are not."
