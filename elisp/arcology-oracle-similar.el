@@ -285,7 +285,8 @@ that point is still under; nil keeps the one recorded."
       (insert (propertize (concat "Similar to: " (arcology-oracle--title-text title))
                           'face 'bold 'arcology-oracle-title title)
               "\n")
-      (when note (insert (propertize note 'face 'shadow) "\n"))
+      ;; A message, read whole: filled to the window, not cut at its edge.
+      (when note (arcology-oracle--insert-message note))
       (insert "\n")
       (cond ((stringp results) (arcology-oracle--insert-message results))
             ((null results) (insert (propertize "No similar notes." 'face 'shadow) "\n"))

@@ -395,6 +395,31 @@ the marks are seen, on a line of their own when they do not fit beside the title
       (kill-buffer arcology-oracle-similar-buffer-name))
     (delete-other-windows)))
 
+(ert-deftest arcology-oracle-firstday-test-note-fits-a-narrow-window ()
+  "In a 24-column side window the note under the header is read whole: it was
+inserted on one line, so Emacs cut \"(keyword matches: embeddings are not ready)\"
+at the edge with $."
+  (unwind-protect
+      (progn
+        (display-buffer (arcology-oracle--similar-buffer)
+                        '(display-buffer-in-side-window (side . right) (window-width . 24)))
+        (arcology-oracle--similar-render
+         nil "Bread Hydration and its percentages"
+         '(((node_id . "b") (title . "Rye") (heading . "Rye") (score . 0.35) (snippet . "Rye")))
+         "(keyword matches: embeddings are not ready)")
+        (with-current-buffer arcology-oracle-similar-buffer-name
+          (let* ((width (window-width (get-buffer-window (current-buffer))))
+                 (text (buffer-substring-no-properties (point-min) (point-max))))
+            (should (<= width 24))
+            (should (cl-every (lambda (line) (< (string-width line) width)) (cdr (split-string text "\n"))))
+            (should (string-prefix-p "Similar to: Bread Hydration and its percentages\n" text))
+            (should (string-match-p "embeddings are not\\(?: \\|\n\\)ready)" text))
+            (should (equal (get-text-property (point-min) 'arcology-oracle-title)
+                           "Bread Hydration and its percentages")))))
+    (when (get-buffer arcology-oracle-similar-buffer-name)
+      (kill-buffer arcology-oracle-similar-buffer-name))
+    (delete-other-windows)))
+
 (ert-deftest arcology-oracle-firstday-test-w-says-what-it-copied-by-title ()
   "w in the similar notes copies the link and names the note by its title (the
 echo area showed the raw [[id:...][...]])."
