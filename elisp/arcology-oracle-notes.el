@@ -236,6 +236,21 @@ titles) says nothing."
                        (bound-and-true-p arcology-oracle--links-source)))))
     (and (buffer-live-p source) source)))
 
+(defun arcology-oracle-save-listed-note ()
+  "Save the note the list in the current buffer is about.
+\\[save-buffer] in the similar notes or the link suggestions: point is
+there after \\[arcology-oracle-suggest-links], whose \"save the note\"
+made \\[save-buffer] ask where to save the list itself."
+  (interactive)
+  (let ((note (or (arcology-oracle--listed-note)
+                  (arcology-oracle--user-error "This list is about no note open in Emacs"))))
+    (with-current-buffer note (save-buffer))
+    (message "Saved %s: %s asks again once the daemon has read it"
+             (buffer-name note)
+             (substitute-command-keys (if (derived-mode-p 'arcology-oracle-links-mode)
+                                          "\\[arcology-oracle-links-refresh]"
+                                        "\\[arcology-oracle-similar-refresh]")))))
+
 (defun arcology-oracle--in-listed-note (function)
   "Call FUNCTION in the note the list in the current buffer is about.
 At the place the note was read (its window's point).  Return

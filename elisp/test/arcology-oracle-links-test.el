@@ -399,6 +399,34 @@ again.  (Both showed \"no node with ID '5e1f...' in the index (HTTP 404)\".)"
                    (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max)))))
           (should-not (string-match-p "5e1f0000" (buffer-string))))))))
 
+(ert-deftest arcology-oracle-links-test-save-from-the-list-saves-the-note ()
+  "C-x C-s in the suggestions (or the similar notes), as \"save the note, then g
+asks again\" says, saves the note the list is about: point is in the list after
+C-c o l, and C-x C-s there asked \"File to save in:\" for the list's own buffer."
+  (let* ((file (make-temp-file "new-note" nil ".org"))
+         (note (find-file-noselect file)))
+    (unwind-protect
+        (dolist (list-buffer (list (get-buffer-create arcology-oracle-links-buffer-name)
+                                   (arcology-oracle--similar-buffer)))
+          (with-current-buffer note
+            (insert "#+title: Brand new\n\nRye.\n")
+            (should (buffer-modified-p)))
+          (with-current-buffer list-buffer
+            (if (eq list-buffer (get-buffer arcology-oracle-links-buffer-name))
+                (progn (arcology-oracle-links-mode) (setq arcology-oracle--links-source note))
+              (setq arcology-oracle--similar-source note))
+            (let ((inhibit-read-only t)) (insert "Links to add to: Brand new\n"))  ; as a list is
+            (arcology-oracle-test--capturing-messages messages
+              (call-interactively (key-binding (kbd "C-x C-s")))
+              (should (cl-some (lambda (m) (string-match-p "Saved .*new-note.*: g asks again" m)) messages)))
+            (should-not buffer-file-name))
+          (should-not (buffer-modified-p note)))
+      (with-current-buffer note (set-buffer-modified-p nil))
+      (kill-buffer note)
+      (dolist (name (list arcology-oracle-links-buffer-name arcology-oracle-similar-buffer-name))
+        (when (get-buffer name) (kill-buffer name)))
+      (delete-file file))))
+
 (ert-deftest arcology-oracle-links-test-daemon-down-one-message ()
   "With the daemon down, asking for suggestions shows one message and says so in the buffer."
   (arcology-oracle-test--with-daemon
