@@ -496,7 +496,9 @@ daemon has said where its notes are)."
       (arcology-oracle--among-notes
        (arcology-oracle--visited-file) ": no link suggestions for it"
        (lambda (_rel)
-         (unless node (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID:"))
+         (unless node
+           (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID: (%s adds one)"
+                                        (substitute-command-keys "\\[org-id-get-create]")))
          (let ((file (arcology-oracle--visited-file)))
            (when (and file (not (file-exists-p file)))
              (arcology-oracle--user-error "Save %s first: suggestions are for a note as saved"

@@ -399,6 +399,19 @@ again.  (Both showed \"no node with ID '5e1f...' in the index (HTTP 404)\".)"
                    (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max)))))
           (should-not (string-match-p "5e1f0000" (buffer-string))))))))
 
+(ert-deftest arcology-oracle-links-test-a-note-without-an-id-says-how-to-add-one ()
+  "C-c o l in a note made with C-x C-f (no :ID:) names the command that adds one: it
+said only that the file needs an :ID:."
+  (arcology-oracle-links-test--with-links
+    (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+           (arcology-oracle-roam-directory roam)
+           (buffer (find-file-noselect (expand-file-name "no-id-yet.org" roam))))
+      (push buffer arcology-oracle-test--buffers)
+      (switch-to-buffer buffer)
+      (insert "#+title: No ID yet\n\nRye.\n")
+      (let ((err (should-error (arcology-oracle-suggest-links) :type 'user-error)))
+        (should (string-match-p "needs an :ID: (M-x org-id-get-create adds one)" (cadr err)))))))
+
 (ert-deftest arcology-oracle-links-test-save-from-the-list-saves-the-note ()
   "C-x C-s in the suggestions (or the similar notes), as \"save the note, then g
 asks again\" says, saves the note the list is about: point is in the list after
