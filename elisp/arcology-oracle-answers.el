@@ -131,6 +131,10 @@ Answers still stream in while it is read-only.
   ;; C-c C-o anywhere on a `- [N]' line of the sources, not only on its link.
   (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source t t)
   (add-hook 'read-only-mode-hook #'arcology-oracle--answers-sync-keys nil t)
+  ;; A model writes a paragraph as one line, hundreds of columns: Org's
+  ;; truncated lines cut it at the window's edge.  Wrapped at words.
+  (setq-local truncate-lines nil)
+  (setq-local word-wrap t)
   (setq buffer-read-only t)
   (arcology-oracle-answers-keys-mode 1))
 

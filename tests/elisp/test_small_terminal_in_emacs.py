@@ -141,3 +141,38 @@ def _section_lines(screen: str) -> list[str]:
 async def _roam_width_below(driver: Driver, width: int) -> bool:
     window = await driver.window_of("*org-roam*")
     return window is not None and window["width"] < width
+
+
+async def _answered(driver: Driver) -> bool:
+    return "** Sources\n- [1]" in await driver.buffer_text("*arcology-oracle answers*")
+
+
+@pytest.mark.timeout(180)
+async def test_an_answer_is_read_whole_in_an_80x24_terminal(tmp_path, roam_dir, fake_ollama):
+    """The answers buffer wraps its lines: it was Org's, truncated, so an answer's
+    paragraph (one line, as a model writes it: hundreds of columns) was cut at the window's
+    edge with ``$``, and the rest could not be read without scrolling sideways."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 80, 24
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open("sourdough-baking.org")
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about")
+        await emacs.type("how do I feed it?")
+        await emacs.keys("Enter")
+        await emacs.wait(lambda: _answered(driver), "the answer and its sources", timeout=20)
+        text = await driver.buffer_text("*arcology-oracle answers*")
+        answer = next(line for line in text.split("\n") if line.startswith("Based on your notes"))
+        assert len(answer) > 80, answer  # wider than the window
+        await driver.select("*arcology-oracle answers*")
+        await emacs.keys("M-<")
+        last = answer.split()[-1]
+        screen = await emacs.wait_screen(lambda s: "Based on your notes" in s, "the answer's start on screen")
+        assert last in screen and not any(line.endswith("$") for line in screen.split("\n")[-9:]), screen
+    finally:
+        await emacs.stop()
+        daemon.stop()
