@@ -223,16 +223,18 @@ RET, e) are off."
 
 ;;; Writing entries
 
-(defun arcology-oracle--insert-following (marker text)
+(defun arcology-oracle--insert-following (marker text &optional stay)
   "Insert TEXT at MARKER, then move MARKER after it.
-Windows whose point was at MARKER follow it.  MARKER does not
-advance by itself (see `arcology-oracle--answer-start'), so that an
-entry added meanwhile at the end of the buffer goes after the
-answer still streaming, not into it."
+Windows whose point was at MARKER follow it, unless STAY: then
+their point stays before TEXT.  MARKER does not advance by itself
+\(see `arcology-oracle--answer-start'), so that an entry added
+meanwhile at the end of the buffer goes after the answer still
+streaming, not into it."
   (when (buffer-live-p (marker-buffer marker))
     (with-current-buffer (marker-buffer marker)
-      (let ((followers (seq-filter (lambda (w) (= (window-point w) marker))
-                                   (get-buffer-window-list nil nil t)))
+      (let ((followers (and (not stay)
+                            (seq-filter (lambda (w) (= (window-point w) marker))
+                                        (get-buffer-window-list nil nil t))))
             (inhibit-read-only t))
         (save-excursion
           (goto-char marker)

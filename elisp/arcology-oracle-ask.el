@@ -117,12 +117,17 @@ ends it.  Returns the request state."
     (cl-flet ((finish ()
                 (funcall forget)
                 (arcology-oracle--insert-following
-                 marker (concat (cond ((eq failed 'stopped) "\n\n[Stopped]")
-                                      (failed (format "\n\n[Failed: %s]" failed))
-                                      (t ""))
-                                "\n\n** Sources\n"
+                 marker (cond ((eq failed 'stopped) "\n\n[Stopped]")
+                              (failed (format "\n\n[Failed: %s]" failed))
+                              (t "")))
+                ;; The window following the answer stays on it, the sources
+                ;; below: following them to the end scrolled the answer out of
+                ;; a small window (Emacs recentred on the last line).
+                (arcology-oracle--insert-following
+                 marker (concat "\n\n** Sources\n"
                                 (or (arcology-oracle--format-sources sources)
-                                    "- none: no notes were relevant enough\n")))
+                                    "- none: no notes were relevant enough\n"))
+                 t)
                 (set-marker marker nil)))
       (setq forget (arcology-oracle--answering
                     (lambda ()

@@ -143,6 +143,32 @@ async def _roam_width_below(driver: Driver, width: int) -> bool:
     return window is not None and window["width"] < width
 
 
+@pytest.mark.timeout(180)
+async def test_an_answer_is_seen_in_an_80x24_terminal(tmp_path, roam_dir, fake_ollama):
+    """``C-c o a`` on an 80x24 terminal: the answers window is 7 lines, and the sources
+    added at the end of the answer scrolled it out of sight (Emacs recentred on the end:
+    '** Sources', '- [1] ...' and blank lines, the question and the answer above the
+    window). The window stays on the answer; its sources are below it."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 80, 24
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open("sourdough-baking.org")
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about")
+        await emacs.type("how do I feed it?")
+        await emacs.keys("Enter")
+        await emacs.wait(lambda: _answered(driver), "the answer and its sources", timeout=20)
+        screen = await emacs.wait_screen(lambda s: "Based on your notes" in s, "the answer on screen")
+        assert "* how do I feed it?" in screen, screen
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
 async def _answered(driver: Driver) -> bool:
     return "** Sources\n- [1]" in await driver.buffer_text("*arcology-oracle answers*")
 
