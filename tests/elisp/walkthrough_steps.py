@@ -186,6 +186,11 @@ class Flow(Driver):
         before = await self.windows()
         await self.emacs.keys("C-x", "1")
         await self.emacs.wait(lambda: self._changed(before), "C-x 1 to change the windows or say why not")
+        # The screen follows Emacs's state a moment later (the list is laid out again for
+        # the whole frame): the shot waits for the list alone, its header on the first line.
+        await self.emacs.wait_screen(
+            lambda s: s.split("\n")[1].startswith("Similar to:"), "the list alone in the frame"
+        )
         await self.walk.shot("C-x 1 in the side window")
 
     async def ask(self) -> None:
