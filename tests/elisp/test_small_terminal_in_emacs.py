@@ -78,7 +78,7 @@ async def test_the_similar_notes_fit_their_window_again_when_it_is_resized(tmp_p
             "every line of the narrowed list to fit, no $ at the edge",
         )
         assert "linked both ways" in screen, screen
-        assert "Sourdough Baking" in await driver.point_text()
+        await emacs.wait(lambda: _point_on(driver, "Sourdough Baking"), "point still on its entry")
         await emacs.keys("C-u", "4", "0", "C-x", "}")
         await emacs.wait(lambda: _width_below(driver, 10_000, above=wide + 10), "the window to widen")
         await emacs.wait_screen(
