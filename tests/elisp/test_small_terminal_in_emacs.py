@@ -10,6 +10,9 @@ own when they do not fit beside the title.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 import pytest
 
 from tests.elisp.walkthrough import Walk
@@ -17,16 +20,36 @@ from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
 from tests.emacs_batch import require_packages
 
 
-@pytest.mark.timeout(180)
-async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
+@asynccontextmanager
+async def emacs_on(note: str, size: tuple[int, int], tmp_path, roam_dir, fake_ollama) -> AsyncIterator[tuple]:
+    """``emacs -nw`` of ``size`` (columns, lines) with the README's configuration and the
+    real daemon, visiting ``note``: ``(emacs, driver)``; both stopped after."""
     require_packages()
     daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 80, 24
+    emacs.columns, emacs.lines = size
     driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
     try:
         await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
         await emacs.wait_text("*scratch*", timeout=20)
-        await driver.open("sourdough-baking.org")
+        await driver.open(note)
+        yield emacs, driver
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def ask(emacs, driver: Driver, question: str) -> None:
+    """``C-c o a`` with ``question``, until the answer and its sources are in."""
+    await emacs.keys("C-c", "o", "a")
+    await emacs.wait_text("Ask about")
+    await emacs.type(question)
+    await emacs.keys("Enter")
+    await emacs.wait(lambda: _answered(driver), "the answer and its sources", timeout=20)
+
+
+@pytest.mark.timeout(180)
+async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
+    async with emacs_on("sourdough-baking.org", (80, 24), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
         await emacs.keys("C-c", "o", "s")
         screen = await emacs.wait_screen(
             lambda s: "|Similar to:" in s and "|0." in s and "Looking for" not in s, "the similar notes", timeout=15
@@ -39,9 +62,6 @@ async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, f
         assert not any(part.rstrip().endswith("$") for part in right[1:]), screen
         state = await emacs.state()
         assert "Error" not in state["messages"], state["messages"]
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 def _right(screen: str) -> list[str]:
@@ -55,14 +75,7 @@ async def test_the_similar_notes_fit_their_window_again_when_it_is_resized(tmp_p
     as wide as the window was: Emacs cut them at the new edge with ``$``, the marks first;
     ``C-x }`` left titles cut with ``…`` in a window wide enough for them. The list is
     laid out again for the window's new width, point kept on its entry."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 160, 45
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
-        await driver.open("bread-hydration.org")
+    async with emacs_on("bread-hydration.org", (160, 45), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
         await emacs.keys("C-c", "o", "s")
         await emacs.wait_screen(
             lambda s: "|Similar to:" in s and "|0." in s and "Looking for" not in s, "the similar notes", timeout=15
@@ -88,9 +101,6 @@ async def test_the_similar_notes_fit_their_window_again_when_it_is_resized(tmp_p
         )
         state = await emacs.state()
         assert "Error" not in state["messages"], state["messages"]
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 async def _point_on(driver: Driver, text: str) -> bool:
@@ -107,14 +117,7 @@ async def test_the_org_roam_section_fits_its_window_again_when_it_is_resized(tmp
     """``C-x {`` in the org-roam window left the similar notes' lines as wide as the
     window had been: Emacs cut them with ``$``, the marks (``linked both ways``) first.
     The org-roam buffer is rendered again for the window's new width."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 160, 45
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
-        await driver.open("bread-hydration.org")
+    async with emacs_on("bread-hydration.org", (160, 45), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
         await driver.mx("org-roam-buffer-toggle")
         await emacs.wait_screen(lambda s: "Similar notes (" in s, "the org-roam section's list", timeout=15)
         await driver.select("*org-roam*")
@@ -129,9 +132,6 @@ async def test_the_org_roam_section_fits_its_window_again_when_it_is_resized(tmp
             "the section's snippets to fit its narrowed window, no $ at the edge",
         )
         assert any("linked both ways" in part for part in _section_lines(screen)), screen
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 def _section_lines(screen: str) -> list[str]:
@@ -152,24 +152,10 @@ async def test_an_answer_is_seen_in_an_80x24_terminal(tmp_path, roam_dir, fake_o
     added at the end of the answer scrolled it out of sight (Emacs recentred on the end:
     '** Sources', '- [1] ...' and blank lines, the question and the answer above the
     window). The window stays on the answer; its sources are below it."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 80, 24
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
-        await driver.open("sourdough-baking.org")
-        await emacs.keys("C-c", "o", "a")
-        await emacs.wait_text("Ask about")
-        await emacs.type("how do I feed it?")
-        await emacs.keys("Enter")
-        await emacs.wait(lambda: _answered(driver), "the answer and its sources", timeout=20)
+    async with emacs_on("sourdough-baking.org", (80, 24), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
+        await ask(emacs, driver, "how do I feed it?")
         screen = await emacs.wait_screen(lambda s: "Based on your notes" in s, "the answer on screen")
         assert "* how do I feed it?" in screen, screen
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 async def _answered(driver: Driver) -> bool:
@@ -181,19 +167,8 @@ async def test_an_answer_is_read_whole_in_an_80x24_terminal(tmp_path, roam_dir, 
     """The answers buffer wraps its lines: it was Org's, truncated, so an answer's
     paragraph (one line, as a model writes it: hundreds of columns) was cut at the window's
     edge with ``$``, and the rest could not be read without scrolling sideways."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 80, 24
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
-        await driver.open("sourdough-baking.org")
-        await emacs.keys("C-c", "o", "a")
-        await emacs.wait_text("Ask about")
-        await emacs.type("how do I feed it?")
-        await emacs.keys("Enter")
-        await emacs.wait(lambda: _answered(driver), "the answer and its sources", timeout=20)
+    async with emacs_on("sourdough-baking.org", (80, 24), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
+        await ask(emacs, driver, "how do I feed it?")
         text = await driver.buffer_text("*arcology-oracle answers*")
         answer = next(line for line in text.split("\n") if line.startswith("Based on your notes"))
         assert len(answer) > 80, answer  # wider than the window
@@ -202,6 +177,3 @@ async def test_an_answer_is_read_whole_in_an_80x24_terminal(tmp_path, roam_dir, 
         last = answer.split()[-1]
         screen = await emacs.wait_screen(lambda s: "Based on your notes" in s, "the answer's start on screen")
         assert last in screen and not any(line.endswith("$") for line in screen.split("\n")[-9:]), screen
-    finally:
-        await emacs.stop()
-        daemon.stop()
