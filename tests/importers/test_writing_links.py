@@ -262,3 +262,33 @@ def test_a_version_renamed_over_the_file_just_before_the_update_is_kept(imported
     assert done and two.read_bytes() == phone
     assert "changed while importing" in summary.skipped[f"chats/{two.name}"]
     assert sorted(p.name for p in roam.rglob("*") if p.is_file()) == sorted(p.name for p in imported[1])
+
+
+def test_a_version_swapped_out_is_kept_when_the_name_is_gone_before_the_swap_back(imported, monkeypatch):
+    # The update swapped the staged file with a version a sync tool had just renamed over
+    # the name, and the name was deleted before the swap back (a sync tool that deletes,
+    # then writes): the swap back failed, and the version, left in the staging folder,
+    # was removed with it.
+    from arcology_oracle.importers import placing
+
+    roam, (_, two) = imported
+    batch = ImportBatch(roam, roam / "chats")
+    batch.stage(rendered(tags=["garden"])[1])
+    phone = two.read_bytes() + b"- written on the phone\n"
+    calls = []
+    real = placing.exchange
+
+    def racing(a, b):
+        calls.append(True)
+        if len(calls) == 1:
+            (two.parent / ".sync.tmp").write_bytes(phone)
+            os.rename(two.parent / ".sync.tmp", two)
+        else:
+            os.unlink(two)
+        return real(a, b)
+
+    monkeypatch.setattr(placing, "exchange", racing)
+    summary = batch.commit()
+    monkeypatch.undo()
+    assert len(calls) == 2 and f"chats/{two.name}" in summary.skipped
+    assert [p.read_bytes() for p in roam.rglob("*") if p.is_file() and p.read_bytes() == phone]

@@ -61,12 +61,30 @@ def swap_in(path: Path, tmp: Path, checked: os.stat_result) -> str | None:
         tmp.unlink()
         sync_directory(path.parent)
         return None
-    exchange(tmp, path)  # theirs back
+    try:
+        exchange(tmp, path)  # theirs back
+    except OSError:  # the name gone meanwhile: theirs must not stay in the staging folder, removed after
+        return _keep(tmp, path)
     if not os.path.samestat(os.lstat(tmp), ours):  # replaced once more meanwhile: keep that one too
-        kept = path.with_name(f"{path.stem}.kept-{secrets.token_hex(4)}{path.suffix}")
-        rename_no_replace(tmp, kept)
-        return f"it changed while importing (import again); a version written meanwhile is kept as {kept.name}"
+        return _keep(tmp, path)
     return "it changed while importing (import again)"
+
+
+def _keep(tmp: Path, path: Path) -> str:
+    """Take the user's file at ``tmp`` (in the staging folder, which is removed) out
+    beside ``path``: at that name when it is free, else at a name of its own; the reason."""
+    try:
+        rename_no_replace(tmp, path)
+        return "it changed while importing (import again)"
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        if exc.errno not in CANNOT:
+            raise
+    kept = path.with_name(f"{path.stem}.kept-{secrets.token_hex(4)}{path.suffix}")
+    os.rename(tmp, kept)  # a name drawn here, which no other file has
+    sync_directory(path.parent)
+    return f"it changed while importing (import again); a version written meanwhile is kept as {kept.name}"
 
 
 def sync_directory(directory: Path) -> None:
