@@ -82,6 +82,31 @@ def test_a_failed_capture_without_a_lease_never_cuts_what_another_program_append
         assert "could not be taken back" in str(refused.value)
 
 
+
+def test_a_lease_granted_only_after_the_failed_write_never_cuts_what_another_program_appended(root, monkeypatch):
+    # No write lease when the capture was written (another program had the note open),
+    # one granted once the write failed: that program had appended an empty line between
+    # the daemon's read and its write, which wrote nothing (a full disk). The late lease
+    # covers nothing before it: the cut back took their line ending for the capture's
+    # own first byte (its separator) and cut it off.
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    path.write_bytes(mine)
+    grants = iter([False, True])
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: next(grants, False))
+
+    def other_program_first_then_full(fd, data, offset=None):
+        with open(path, "ab") as fh:
+            fh.write(b"\n")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(note_io, "write_all", other_program_first_then_full)
+    with pytest.raises(Conflict):
+        append(root)
+    monkeypatch.undo()
+    assert path.read_bytes() == mine + b"\n"
+
+
 class Killed(BaseException):
     """The daemon killed (SIGKILL, a power loss) at that instant: nothing after runs."""
 

@@ -183,8 +183,7 @@ def _append(
                 write_all(fd, payload)
                 end = os.lseek(fd, 0, os.SEEK_CUR)
                 os.fsync(fd)
-            except OSError as exc:  # cut back only under a lease: else another program may have appended
-                leased = leased or take_lease(fd, 1)
+            except OSError as exc:  # cut back only under a lease held since the read (a later one covers nothing before it)
                 take_back(fd, size, payload, rel, exc, created, leased)
             if not still_names(root / rel, fd):  # renamed over meanwhile: not the note any more
                 _withdraw(fd, end, payload, rel, leased)
