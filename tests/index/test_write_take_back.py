@@ -243,3 +243,41 @@ async def test_a_private_capture_in_a_note_another_program_holds_a_lease_on_is_f
         assert path.read_bytes() == b"#+title: 2026-03-14\n* mine\n"
     finally:
         await index.close()
+
+
+@pytest.mark.parametrize("where", ["nested format", "Emacs's dailies folder"])
+async def test_a_daily_in_a_folder_of_its_own_left_aside_by_a_killed_forget_gets_its_name_back(tmp_path, monkeypatch, where):
+    # The next start looked for files left aside only in the configured dailies folder
+    # (and the notes folder, the inbox's, the recorded ones): a daily in a folder of its
+    # own (daily_file_format "%Y/%m-%d.org", or the org-roam-dailies-directory Emacs
+    # sends) left aside by a killed forget stayed hidden for good, the daily gone.
+    from arcology_oracle.config import load_settings
+    from arcology_oracle.index.memory import Memory
+    from arcology_oracle.index.service import OracleIndex
+
+    roam = tmp_path / "roam"
+    (roam / "daily").mkdir(parents=True)
+    fmt = {"daily_file_format": "%Y/%m-%d.org"} if where == "nested format" else {}
+    settings = load_settings(overrides={"roam_dir": roam, "db_path": tmp_path / "index.sqlite3",
+                                        "ollama_host": "http://127.0.0.1:9", **fmt}, environ={})  # fmt: skip
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        dailies = None if fmt else "journal"
+        captured = await Memory(index).memorize("remember the milk", now=NOW, dailies_dir=dailies)
+        path = roam / captured.file
+        before = path.read_bytes()
+
+        def killed(*args, **kwargs):
+            raise Killed
+
+        monkeypatch.setattr(os, "unlink", killed)
+        with pytest.raises(Killed):
+            await Memory(index).forget(captured.id)
+        monkeypatch.undo()
+        assert not path.exists()  # killed with the daily aside
+        await Memory(index).clean_up()  # the next start
+        assert path.read_bytes() == before
+        assert os.listdir(path.parent) == [path.name]
+    finally:
+        await index.close()

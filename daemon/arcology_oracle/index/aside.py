@@ -102,6 +102,18 @@ def give_back_left_aside(directories: list[Path]) -> int:
     return back
 
 
+def folders_below(root: Path) -> list[Path]:
+    """Every folder below ``root`` (``root`` followed when a symlink, symlinked folders
+    below it not, ``.git`` left out): a daily may be in a folder of its own (a
+    ``daily_file_format`` with a ``/``, the org-roam-dailies-directory Emacs sends),
+    which no setting names."""
+    found = []
+    for directory, dirs, _ in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        found.append(Path(directory))
+    return found
+
+
 def _same_file(a: Path, b: Path) -> bool:
     try:
         return os.path.samestat(os.lstat(a), os.lstat(b))

@@ -44,7 +44,7 @@ from ..notes import capture
 from ..notes.disk import emacs_holds_lock
 from ..store.db import DatabaseError
 from . import capture_places, note_io
-from .aside import give_back_left_aside
+from .aside import folders_below, give_back_left_aside
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -107,7 +107,8 @@ class Memory:
 
         def clean() -> int:
             found = list(dict.fromkeys([*dirs, *(root / folder for folder in self.places.folders())]))
-            give_back_left_aside(found)
+            below = [*folders_below(root), *folders_below(root / self.settings.dailies_dir)]  # a daily's own folder
+            give_back_left_aside(list(dict.fromkeys([*found, *below])))
             return remove_stale_temp_files(found)
 
         return await asyncio.to_thread(clean)
