@@ -7,6 +7,7 @@ outside) is compared before and after. Real files, in process; the CLI for the l
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
@@ -292,3 +293,29 @@ def test_a_version_swapped_out_is_kept_when_the_name_is_gone_before_the_swap_bac
     monkeypatch.undo()
     assert len(calls) == 2 and f"chats/{two.name}" in summary.skipped
     assert [p.read_bytes() for p in roam.rglob("*") if p.is_file() and p.read_bytes() == phone]
+
+
+def test_an_update_where_a_sandbox_refuses_renameat2_is_still_made(imported, monkeypatch):
+    # A seccomp filter that does not know renameat2 (older container runtimes and
+    # sandboxes) answers EPERM, not ENOSYS: every update of an import was skipped, 'cannot
+    # write it: Operation not permitted', where a rename works.
+    import ctypes
+
+    from arcology_oracle.notes import renames
+
+    def refused(*args):
+        ctypes.set_errno(errno.EPERM)
+        return -1
+
+    class Sandboxed:
+        def __init__(self, *args, **kwargs):
+            self.renameat2 = refused
+
+    roam, (_, two) = imported
+    batch = ImportBatch(roam, roam / "chats")
+    batch.stage(rendered(tags=["garden"])[1])
+    monkeypatch.setattr(renames.ctypes, "CDLL", Sandboxed)
+    summary = batch.commit()
+    monkeypatch.undo()
+    assert summary.updated == [f"chats/{two.name}"], summary.skipped
+    assert b"garden" in two.read_bytes()
