@@ -281,3 +281,17 @@ async def test_a_daily_in_a_folder_of_its_own_left_aside_by_a_killed_forget_gets
         assert os.listdir(path.parent) == [path.name]
     finally:
         await index.close()
+
+
+def test_the_next_start_never_renames_a_file_in_another_programs_hidden_folder(tmp_path):
+    # A sync tool's old versions (Syncthing's .stversions puts '~<time>' before the last
+    # dot) of a file left aside have names of that pattern: the walk of every folder gave
+    # them a name of their own in that tool's folder.
+    from arcology_oracle.index.aside import folders_below, give_back_left_aside
+
+    versions = tmp_path / ".stversions" / "daily"
+    versions.mkdir(parents=True)
+    old = versions / ".d.org~20261206-010203.arcology-oracle-forgotten-0123abcd"
+    old.write_bytes(b"* Old\n")
+    give_back_left_aside(folders_below(tmp_path))
+    assert os.listdir(versions) == [old.name]

@@ -104,12 +104,13 @@ def give_back_left_aside(directories: list[Path]) -> int:
 
 def folders_below(root: Path) -> list[Path]:
     """Every folder below ``root`` (``root`` followed when a symlink, symlinked folders
-    below it not, ``.git`` left out): a daily may be in a folder of its own (a
-    ``daily_file_format`` with a ``/``, the org-roam-dailies-directory Emacs sends),
-    which no setting names."""
+    below it not): a daily may be in a folder of its own (a ``daily_file_format`` with a
+    ``/``, the org-roam-dailies-directory Emacs sends), which no setting names. Hidden
+    folders are left out (a capture into one is recorded, :mod:`.capture_places`): they
+    are other programs' (``.git``, a sync tool's old versions, whose names may match)."""
     found = []
     for directory, dirs, _ in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
         found.append(Path(directory))
     return found
 
