@@ -88,6 +88,12 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I do since last weekend", "2026-11-28", "2026-12-03"),
         ("what did I note after this morning's call", "2026-12-03", "2026-12-03"),
         ("what did I write after last night", "2026-12-03", "2026-12-03"),
+        # A part of a day followed by when in it (after dinner, before bed) or where (in the
+        # meeting) is still that day; 'from last night' was read as 'until this morning'.
+        ("what did I eat last night after dinner", "2026-12-02", "2026-12-03"),
+        ("what did I say this morning before work", "2026-12-03", "2026-12-03"),
+        ("what did I say last night in the meeting", "2026-12-02", "2026-12-03"),
+        ("what did I write from last night until this morning", "2026-12-02", "2026-12-03"),
         ("what did I write yesterday evening about owls", "2026-12-02", "2026-12-02"),
         ("what did I note this morning", "2026-12-03", "2026-12-03"),
         # A month's short name beside a number (no time was read).
@@ -113,7 +119,8 @@ def test_questions_become_date_ranges(question, since, until):
     "question",
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
      "the last day of school", "the last 3 days of the trip", "the past few days before the deadline",
-     "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "I ate 2 of jan's cookies", "what did I write about the last night of the trip"],
+     "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "I ate 2 of jan's cookies", "what did I write about the last night of the trip",
+     "what did we eat on our last night in Lisbon", "my last night before the move"],
 )
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None

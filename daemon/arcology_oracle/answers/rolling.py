@@ -30,10 +30,14 @@ _ROLLING_RE = re.compile(
 _WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
 # The words before a span that make it a range's bound, right before it.
 _BOUND_RE = re.compile(r"\b(since|after|from|before|until|till)\s+$", re.I)
-# A day by its part, and how many days back it is.
+# A day by its part, and how many days back it is. When in it or where may follow ("last
+# night after dinner", "this morning in the meeting"); "the last night of the trip", "our
+# last night in Lisbon" are no time counted back from today.
 _PART_OF_DAY_RE = re.compile(
-    r"\b(?:(?:the\s+)?(day\s+before\s+yesterday)|((?<!\bthe\s)last\s+night|yesterday\s+(?:morning|afternoon|evening|night))"
-    r"|(this\s+(?:morning|afternoon|evening)))\b" + _NOT_OF,
+    r"\b(?:(?:the\s+)?(day\s+before\s+yesterday)"
+    r"|((?<!\bthe\s)(?<!\bmy\s)(?<!\bour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\byour\s)(?<!\btheir\s)(?<!\bits\s)(?<!\ba\s)"
+    r"last\s+night|yesterday\s+(?:morning|afternoon|evening|night))"
+    r"|(this\s+(?:morning|afternoon|evening)))\b(?!\s+of\b)",
     re.I,
 )
 
