@@ -217,7 +217,7 @@ def test_a_time_earlier_than_the_turn_before_is_on_the_next_day():
 def test_a_time_a_few_minutes_before_the_turn_before_is_on_the_same_day():
     # Two devices' clocks a few minutes apart, or a turn edited in: [14:03] after [14:05]
     # is two minutes back, not the next day (nor is every turn after it); the next day is
-    # the nearer reading only for a time more than half a day back.
+    # only a time more than three hours back.
     body = "[14:00] Ana: lunch?\n[14:05] Me: yes\n[14:03] Ana: the usual place\n[14:10] Me: see you\n[02:00] Ana: home now"
     turns = dialogue.read_turns(body, "2024-03-05")
     assert [t.when for t in turns] == ["2024-03-05T14:00", "2024-03-05T14:05", "2024-03-05T14:03", "2024-03-05T14:10", "2024-03-06T02:00"]
@@ -225,6 +225,15 @@ def test_a_time_a_few_minutes_before_the_turn_before_is_on_the_same_day():
     body = "[01:40] Ana: still up?\n[01:55] Me: yes\n[01:05] Ana: the clocks went back\n[01:20] Me: an extra hour"
     turns = dialogue.read_turns(body, "2024-10-27")
     assert [t.when[:10] for t in turns] == ["2024-10-27"] * 4
+
+
+def test_a_reply_the_next_morning_to_an_evenings_message_is_on_the_next_day():
+    # A chat kept over a night: [08:00] after [19:40] is eleven hours and forty minutes
+    # back, but no clock is that far apart nor a turn edited in so far back: it is the
+    # next morning, as are the turns after it.
+    body = "[19:30] Ana: kiln tonight?\n[19:40] Me: too tired\n[08:00] Ana: morning! kiln now?\n[08:05] Me: yes"
+    turns = dialogue.read_turns(body, "2024-03-05")
+    assert [t.when for t in turns] == ["2024-03-05T19:30", "2024-03-05T19:40", "2024-03-06T08:00", "2024-03-06T08:05"]
 
 
 async def test_a_turn_after_midnight_is_recalled_by_its_own_day(make_client, make_settings, fake_ollama, roam_dir):

@@ -98,7 +98,7 @@ def test_transcript_continuations_and_midnight():
 
 def test_a_transcript_time_a_few_minutes_back_is_on_the_same_day(tmp_path):
     # Clocks a few minutes apart (or a line edited in) are no midnight: the next day is
-    # the nearer reading only for a time more than half a day back.
+    # only a time more than three hours back.
     path = tmp_path / "chat-2024-03-05.txt"
     path.write_text("[14:05] Ana: lunch?\n[14:03] Me: yes\n[14:10] Ana: see you\n[01:00] Me: home now\n")
     (talk,) = read_export("transcript", path)
@@ -106,6 +106,13 @@ def test_a_transcript_time_a_few_minutes_back_is_on_the_same_day(tmp_path):
         datetime.datetime(2024, 3, 5, 14, 5), datetime.datetime(2024, 3, 5, 14, 3),
         datetime.datetime(2024, 3, 5, 14, 10), datetime.datetime(2024, 3, 6, 1, 0),
     ]  # fmt: skip
+
+
+def test_a_transcript_reply_the_next_morning_is_on_the_next_day(tmp_path):
+    path = tmp_path / "chat-2024-03-05.txt"
+    path.write_text("[19:30] Ana: kiln tonight?\n[19:40] Me: too tired\n[08:00] Ana: morning!\n")
+    (talk,) = read_export("transcript", path)
+    assert talk.messages[-1].time == datetime.datetime(2024, 3, 6, 8, 0)
 
 
 def test_vtt_voices_and_srt_names_merge_consecutive_cues():

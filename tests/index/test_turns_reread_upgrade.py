@@ -2,7 +2,8 @@
 words (m021): the chats whose bounds are saved are re-read, so the model's thinking is no
 longer stored as the user's turn, and only those files; and before a turn past midnight
 was on the next day (m022): the dialogue whose turns carry a time of day is re-read; and
-before an org-ai chat was dialogue (m023); and before a turn a few minutes back stayed on its day (m025). The index is made as it was (its turns changed
+before an org-ai chat was dialogue (m023); and before a turn a few minutes back stayed on its day (m025), and a reply
+the next morning went to the next day (m028). The index is made as it was (its turns changed
 by hand, the migration not applied)."""
 
 from __future__ import annotations
@@ -87,6 +88,25 @@ async def test_turns_a_few_minutes_back_are_dated_again(roam_dir, make_settings)
     with sqlite3.connect(settings.db_path) as conn:  # as that reader dated them
         conn.execute("UPDATE turns SET date = replace(date, '2024-03-05', '2024-03-06') WHERE date >= '2024-03-05T14:03'")
         conn.execute("DELETE FROM _migrations WHERE name = 'm025_reread_turns_a_few_minutes_back'")
+    conn.close()
+
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1  # the chat with times alone
+    assert sorted(turns(settings.db_path)) == sorted(read)
+
+
+async def test_a_reply_the_next_morning_is_dated_again(roam_dir, make_settings):
+    # An index whose reader put a reply the next morning on the evening's day (m025's
+    # reader: back less than half a day) has the files with turns at a time read again (m028).
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "kiln.org").write_text("* [2024-03-05 Tue 19:00] Kiln\n[19:30] Ana: kiln?\n[19:40] Me: tired\n[08:00] Ana: now?\n[08:05] Me: yes\n")
+    (roam_dir / "untimed.org").write_text("* Chat\nAna: up?\n\nMe: yes\n\nAna: bats\n\nMe: sleep\n")
+    await reconcile_once(settings)
+    read = turns(settings.db_path)
+    assert [date for _, _, date in read if date and "T" in date][-1] == "2024-03-06T08:05"
+    with sqlite3.connect(settings.db_path) as conn:  # as that reader dated them
+        conn.execute("UPDATE turns SET date = replace(date, '2024-03-06', '2024-03-05')")
+        conn.execute("DELETE FROM _migrations WHERE name = 'm028_reread_turns_hours_back'")
     conn.close()
 
     report = await reconcile_once(settings)

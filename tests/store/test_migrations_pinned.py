@@ -52,6 +52,7 @@ PINNED = {
     "m025_reread_turns_a_few_minutes_back": "17992f676af8c1e2",
     "m026_reread_org_ai_blocks_as_org_reads_them": "3d1f7e7733e1385b",
     "m027_reread_gptel_state_without_bounds": "7d003dc82765350a",
+    "m028_reread_turns_hours_back": "17992f676af8c1e2",
 }
 
 

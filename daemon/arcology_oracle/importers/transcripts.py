@@ -3,8 +3,8 @@
 * ``transcript``: lines ``[HH:MM] Name: text`` (also ``[HH:MM:SS]`` and
   ``[YYYY-MM-DD HH:MM]``); a line without a timestamp continues the turn before it, and
   the first line that is not blank must be a turn. A time (without a date) more than
-  half a day earlier than the one before it is on the next day; one a little earlier
-  (clocks apart) on the same day.
+  three hours earlier than the one before it is on the next day (a reply the next
+  morning); one a little earlier (clocks apart) on the same day.
 * ``vtt`` (read by :mod:`webvtt`) and ``srt`` (read by :mod:`srt`): a cue's speaker is
   its voice span (``<v Name>text``, as Teams writes it) or a ``Name: `` at the start of
   its text (as Zoom writes it); a cue without either continues the speaker before it.

@@ -34,9 +34,11 @@ SCENE_CHARS = 1000
 SCENE_MAX_CHARS = 1600
 SCENE_OVERLAP_CHARS = 240
 SCENE_GAP_MINUTES = 30
-# A time without a date this far or further back than the turn before it is on the next
-# day: the nearer of the two readings of a clock going back (see _when).
-NEXT_DAY_AFTER = _dt.timedelta(hours=12)
+# A time without a date further back than this from the turn before it is on the next
+# day (see _when): devices' clocks apart, the night the clocks go back or a turn edited in
+# go back minutes, an hour; a reply the next morning to an evening's message goes back
+# hours (19:40, then 08:00), and is the next day.
+NEXT_DAY_AFTER = _dt.timedelta(hours=3)
 
 # A speaker's name: a letter of any script (太郎, Ана), then up to four words, as the
 # importer writes them (importers/render.py); the names it writes must read back as turns.
@@ -56,10 +58,10 @@ def _speaker(line: str) -> re.Match | None:
 
 def _when(stamp: str | None, day: str | None, previous: str | None) -> str | None:
     """The ISO time of a turn stamped ``stamp`` in a heading dated ``day``, after a turn
-    at ``previous``. A time without a date more than half a day earlier than the one
-    before it is on the next day (a chat kept past midnight: the nearer reading), as the
-    transcript importer reads it; one a little earlier is on the same day (two devices'
-    clocks apart, a turn edited in)."""
+    at ``previous``. A time without a date more than :data:`NEXT_DAY_AFTER` earlier than
+    the one before it is on the next day (a chat kept past midnight or over a night), as
+    the transcript importer reads it; one a little earlier is on the same day (two
+    devices' clocks apart, a turn edited in)."""
     if not stamp:
         return previous or day
     date = re.match(r"\d{4}-\d{2}-\d{2}", stamp)

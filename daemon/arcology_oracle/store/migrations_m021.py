@@ -109,3 +109,17 @@ def m027_reread_gptel_state_without_bounds(conn) -> None:
         );
         """
     )
+
+
+@migration
+def m028_reread_turns_hours_back(conn) -> None:
+    # A turn stamped more than three hours earlier than the turn before it is on the next
+    # day (notes/dialogue.py: a reply the next morning to an evening's message; m025's
+    # reader put it on the same day unless it was more than half a day back): the next
+    # reconcile re-reads the files whose turns carry a time of day, and only those.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns WHERE date LIKE '%T%'));
+        """
+    )
