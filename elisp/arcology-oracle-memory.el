@@ -116,10 +116,55 @@ as the user's note."
       (and (derived-mode-p 'org-mode)
            (save-excursion
              (goto-char beg)
-             (let ((found (arcology-oracle--answer-heading-p)))
+             (let ((found (or (arcology-oracle--answer-heading-p)
+                              (arcology-oracle--marked-turn-p))))
                (while (and (not found) (re-search-forward org-outline-regexp-bol end t))
-                 (setq found (arcology-oracle--answer-heading-p)))
+                 (setq found (or (arcology-oracle--answer-heading-p)
+                                 (arcology-oracle--marked-turn-p))))
                found)))))
+
+(defun arcology-oracle--marked-turn-p ()
+  "Return non-nil when point is in a conversation's turn marked as the oracle's.
+As the daemon reads a conversation (notes/conversations.py): the heading
+at point or one above it is tagged :oracle: or titled Oracle (alone or
+before punctuation: Oracle:, Oracle (llama3.2); not Oracle of Delphi),
+has no user's :ROLE:, was not kept by /memorize, and has a sibling (or
+is one) with a user's or the assistant's :ROLE:."
+  (save-excursion
+    (unless (org-before-first-heading-p)
+      (org-back-to-heading t)
+      (let ((found (arcology-oracle--marked-turn-here-p)))
+        (while (and (not found) (org-up-heading-safe))
+          (setq found (arcology-oracle--marked-turn-here-p)))
+        found))))
+
+(defconst arcology-oracle--user-roles '("user" "me" "human" "you" "question")
+  "The :ROLE: values naming the user, as the daemon reads them.")
+
+(defun arcology-oracle--marked-turn-here-p ()
+  "Return non-nil when the heading at point is an oracle's turn by its marker.
+See `arcology-oracle--marked-turn-p'."
+  (and (not (member (downcase (string-trim (or (org-entry-get nil "ROLE") "")))
+                    arcology-oracle--user-roles))
+       (not (org-entry-get nil "CAPTURED_BY"))
+       (or (member "oracle" (mapcar #'downcase (org-get-tags nil t)))
+           (let ((case-fold-search t))
+             (string-match-p "\\`oracle[ \t]*\\(?:\\'\\|[^[:alnum:]_[:space:]'\u2019]\\)"
+                             (string-trim (org-get-heading t t t t)))))
+       (let ((level (org-current-level))
+             (parent (save-excursion (and (org-up-heading-safe) (point))))
+             found)
+         (save-excursion
+           (goto-char (or parent (point-min)))
+           (let ((stop (if parent (save-excursion (org-end-of-subtree t t) (point)) (point-max))))
+             (when parent (forward-line 1))
+             (while (and (not found) (re-search-forward org-outline-regexp-bol stop t))
+               (when (= (org-current-level) level)
+                 (let ((role (downcase (string-trim (or (org-entry-get nil "ROLE") "")))))
+                   (setq found (and (not (org-entry-get nil "CAPTURED_BY"))
+                                    (or (member role arcology-oracle--user-roles)
+                                        (arcology-oracle--oracle-role-p role)))))))))
+         found)))
 
 (defun arcology-oracle--grounded-model-p (model)
   "Return non-nil when MODEL is one of the daemon's grounded models.

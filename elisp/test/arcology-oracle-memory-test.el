@@ -216,6 +216,37 @@ model counts in a gptel chat only: a plain note stays the user's."
           (should (equal (alist-get 'text (car sent)) "Rye ferments faster."))
           (should-not (alist-get 'role (car sent))))))))
 
+;; The daemon reads a turn of a conversation tagged :oracle: or titled Oracle (alone or
+;; before punctuation) as the oracle's, beside a sibling with a :ROLE:.
+(ert-deftest arcology-oracle-memory-test-a-conversation-s-oracle-turn-by-its-marker ()
+  "A region of a conversation's turn tagged :oracle: or titled Oracle, or of a heading
+below it, is sent with role oracle, as the daemon reads it; a turn titled Oracle of
+Delphi, a turn with a user's :ROLE: and an Oracle heading in no conversation are not."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (dolist (case '(("Because of its enzymes" "oracle")
+                      ("Rye has more amylase" "oracle")
+                      ("Amylase in detail" "oracle")
+                      ("My own note on Delphi" nil)
+                      ("I wonder" nil)
+                      ("Not a conversation" nil)))
+        (with-temp-buffer
+          (insert "* Sourdough\n** Why does rye ferment faster?\n:PROPERTIES:\n:ROLE: user\n:END:\n"
+                  "I wonder.\n** Answer :oracle:\nBecause of its enzymes.\n"
+                  "** Oracle: llama3.2\nRye has more amylase.\n*** Details\nAmylase in detail.\n"
+                  "** Oracle of Delphi\nMy own note on Delphi.\n"
+                  "* Elsewhere\n** Oracle\nNot a conversation.\n")
+          (org-mode)
+          (transient-mark-mode 1)
+          (goto-char (point-min))
+          (search-forward (nth 0 case))
+          (set-mark (match-beginning 0))
+          (call-interactively #'arcology-oracle-memorize)
+          (should (equal (list (nth 0 case) (alist-get 'role (car sent)))
+                         (list (nth 0 case) (nth 1 case)))))))))
+
 (ert-deftest arcology-oracle-memory-test-a-grounded-org-ai-reply-is-the-oracle-s ()
   "A region holding an [AI]: turn of an org-ai block whose :model is a grounded one is
 sent with role oracle; its [ME]: turn alone, and a block with another model, are not."
