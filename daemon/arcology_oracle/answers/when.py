@@ -66,14 +66,14 @@ _NUMERALS = "一二三四五六七八九十两"
 _CJK_TIME = (
     rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![{_NUMERALS}数几百千])[{_NUMERALS}]{{1,3}})"
     r"(?:日|週間|か月|ヶ月|カ月|ヵ月|年|天|周|个月)前"
-    r"|一昨日|昨日|今日|今朝|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
+    r"|一昨日|昨日|今日|今朝|今夜|今晩|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
     r"|[月火水木金土日]曜日?)"
 )
 # Chinese words, looked for only in a question with no kana (a Japanese one reads 日本周辺
 # and 説明年度 as no time), and not inside the compounds that hold them (日本周边, 地下,
 # 说明年度, 每周一次).
 _ZH_TIME = (
-    r"(?:前天(?!候)|昨天|今天|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
+    r"(?:前天(?!候)|昨天|今天|昨晚|今晚|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
     r"|(?<![说説文])明年(?!度|表)|星期[一二三四五六日天]|(?<![每一两二三四五六七八九十几])周[一二三四五六日](?!次))"
 )
 _ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
@@ -99,7 +99,7 @@ _CJK_DIGITS_RE = re.compile(
     r"|(?P<m3>\d{1,2})月(?:(?P<d3>\d{1,2})日)?"
 )
 # Words dateparser does not read, as one it does.
-_CJK_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日", "这周": "本周", "这个月": "本月", "上星期": "上周",
+_CJK_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日", "今晚": "今天", "今夜": "今日", "今晩": "今日", "这周": "本周", "这个月": "本月", "上星期": "上周",
              "这星期": "本周", "下星期": "下周"}  # fmt: skip
 _KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
 _KANJI_NUMBER_RE = re.compile(f"[{_NUMERALS}]+")
@@ -302,7 +302,7 @@ def _read_cjk(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
         return None
     if text[0].isdigit() and not text.endswith("前"):
         return _cjk_digits(text, today)
-    if text in ("昨夜", "昨晩"):  # last night, and its small hours past midnight (dated today)
+    if text in ("昨夜", "昨晩", "昨晚"):  # last night, and its small hours past midnight (dated today)
         return today - dt.timedelta(days=1), today
     if text == "一昨年":
         return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
