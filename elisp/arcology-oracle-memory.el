@@ -220,7 +220,8 @@ no block."
 (defun arcology-oracle--gptel-reply-between-p (beg end)
   "Return non-nil when some of BEG..END is a grounded model's reply.
 In a gptel chat whose model (the buffer's `gptel-model', the file's
-:GPTEL_MODEL:, or in `gptel-mode' the global `gptel-model') is one of
+:GPTEL_MODEL:, or in `gptel-mode' or a buffer holding a reply gptel
+marked the global `gptel-model') is one of
 the daemon's grounded ones, the reply is the
 text gptel marks as the model's (its `gptel' property: a response,
 reasoning or a tool call), else where the saved :GPTEL_BOUNDS: put
@@ -233,8 +234,14 @@ the chat held no reply: gptel saves the bounds of every reply."
                     (widen)
                     (org-entry-get (point-min) "GPTEL_MODEL")))
              ;; A new chat (M-x gptel) has the model set globally, as the
-             ;; README sets it; only a gptel chat is read by it.
-             (and (bound-and-true-p gptel-mode) (boundp 'gptel-model) gptel-model)))
+             ;; README sets it; only a gptel chat is read by it, or a
+             ;; buffer where gptel answered (\[gptel-send] works
+             ;; without gptel-mode, and marks its reply).
+             (and (or (bound-and-true-p gptel-mode)
+                      (save-restriction
+                        (widen)
+                        (text-property-not-all (point-min) (point-max) 'gptel nil)))
+                  (boundp 'gptel-model) gptel-model)))
     (save-restriction
       (widen)
       (let ((bounds (and (derived-mode-p 'org-mode)

@@ -216,6 +216,29 @@ model counts in a gptel chat only: a plain note stays the user's."
           (should (equal (alist-get 'text (car sent)) "Rye ferments faster."))
           (should-not (alist-get 'role (car sent))))))))
 
+(ert-deftest arcology-oracle-memory-test-a-gptel-reply-in-a-note-without-gptel-mode ()
+  "gptel answers in any buffer (\\[gptel-send] in a note, gptel-mode off): with the
+README's global model llama3.2+notes, a region of the reply it inserted (its gptel
+property) is the oracle's words; the user's own line beside it stays the user's."
+  (let (sent)
+    (cl-letf (((symbol-function 'arcology-oracle--with-roam-dir) (lambda (ok _fail) (funcall ok "/roam")))
+              ((symbol-function 'arcology-oracle--json)
+               (lambda (_method _path &rest args) (push (plist-get args :json) sent) nil)))
+      (cl-progv '(gptel-model) '(llama3.2+notes)
+        (dolist (case '(("Rye ferments faster" "oracle") ("Why does rye" nil)))
+          (with-temp-buffer
+            (insert "* Bread\nWhy does rye rise so fast?\n"
+                    (propertize "Rye ferments faster." 'gptel 'response) "\n")
+            (org-mode)
+            (transient-mark-mode 1)
+            (goto-char (point-min))
+            (search-forward (nth 0 case))
+            (set-mark (line-beginning-position))
+            (goto-char (line-end-position))
+            (call-interactively #'arcology-oracle-memorize)
+            (should (equal (list (nth 0 case) (alist-get 'role (car sent)))
+                           (list (nth 0 case) (nth 1 case))))))))))
+
 ;; The daemon reads a turn of a conversation tagged :oracle: or titled Oracle (alone or
 ;; before punctuation) as the oracle's, beside a sibling with a :ROLE:.
 (ert-deftest arcology-oracle-memory-test-a-conversation-s-oracle-turn-by-its-marker ()
