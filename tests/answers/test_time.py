@@ -208,6 +208,16 @@ def test_since_an_event_is_left_to_the_notes():
     assert found.event == "the move" and found.until == TODAY and found.since is None
 
 
+def test_explicit_bounds_read_what_questions_read():
+    # since=last night, until=last weekend: the words a question reads were a 400 here.
+    assert explicit_range("last night", None, TODAY).since == dt.date(2026, 12, 2)
+    assert explicit_range("the past week", "this morning", TODAY).as_dict() == {
+        "since": "2026-11-27", "until": "2026-12-03", "expression": "since the past week until this morning"}
+    assert explicit_range(None, "last weekend", TODAY).until == dt.date(2026, 11, 29)
+    with pytest.raises(BadRequest):  # a span inside other words is no bound
+        explicit_range("what I wrote last night", None, TODAY)
+
+
 def test_explicit_bounds():
     rng = explicit_range("2024-01-05", "last week", TODAY)
     assert (rng.since.isoformat(), rng.until.isoformat()) == ("2024-01-05", "2026-11-29")

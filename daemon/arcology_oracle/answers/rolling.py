@@ -63,6 +63,13 @@ def rolling_span(text: str, today: dt.date) -> tuple[dt.date | None, dt.date | N
     return first, last, m[0].strip()
 
 
+def whole_span(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days of ``text`` when it is a rolling span, a part of a day or a weekend and
+    nothing else ("last night", "the past week": a ``since``/``until`` parameter)."""
+    found = _span(text, today)
+    return found[:2] if found and found[2][0].lower().split() == text.lower().split() else None
+
+
 def _span(text: str, today: dt.date) -> tuple[dt.date, dt.date, re.Match] | None:
     """:func:`rolling_span` without the words bounding it, with the match that says it."""
     # "the last day of school" is no span: without a number, "last" needs "in", "over"...

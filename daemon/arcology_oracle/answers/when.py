@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ..errors import BadRequest
 from ..notes import cjk
-from .rolling import rolling_span
+from .rolling import rolling_span, whole_span
 
 _MONTHS = "january february march april may june july august september october november december".split()
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -386,7 +386,7 @@ def explicit_range(since: str | None, until: str | None, today: dt.date | None =
             days = (dt.date.fromisoformat(value),) * 2
         except ValueError:
             # 2024-13-01 is no date; dateparser would read it as 13 January.
-            days = None if _ISO_LIKE_RE.match(value.strip()) else read_expression(value, today)
+            days = None if _ISO_LIKE_RE.match(value.strip()) else read_expression(value, today) or whole_span(value, today)
         if not days:
             raise BadRequest(f"{name}: cannot read {value!r} as a date (use YYYY-MM-DD or e.g. 'last week')")
         bounds.append(days[end])
