@@ -10,6 +10,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from ..notes.disk import sync_directory
 from ..notes.renames import CANNOT, exchange, rename_no_replace
 
 
@@ -85,20 +86,6 @@ def _keep(tmp: Path, path: Path) -> str:
     os.rename(tmp, kept)  # a name drawn here, which no other file has
     sync_directory(path.parent)
     return f"it changed while importing (import again); a version written meanwhile is kept as {kept.name}"
-
-
-def sync_directory(directory: Path) -> None:
-    """The directory's entries on disk (a rename or a new name in it), where it can be."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems cannot sync a directory
-    finally:
-        os.close(fd)
 
 
 def identity(st: os.stat_result | None) -> tuple[int, int, int, int] | None:

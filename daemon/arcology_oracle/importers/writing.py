@@ -57,7 +57,7 @@ from ..notes.disk import emacs_holds_lock, umask
 from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
-from .placing import create, identity, swap_in, sync_directory
+from .placing import create, identity, swap_in
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
 from .staging import STAGING_PREFIX, remove_stale_staging
 

@@ -51,28 +51,32 @@ def _give_back(aside: Path, path: Path) -> bool:
     """The file at ``aside`` back at its name ``path``, never over a file that took the
     name meanwhile (then it stays at ``aside``, logged); whether it is back."""
     try:
-        os.link(aside, path, follow_symlinks=False)
+        _put_back(aside, path)
     except FileExistsError:
         log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
         return False
+    return True
+
+
+def _put_back(aside: Path, path: Path) -> None:
+    """Move ``aside`` to ``path``; FileExistsError, nothing moved, when a file has that name."""
+    try:
+        os.link(aside, path, follow_symlinks=False)
+    except FileExistsError:
+        raise
     except OSError:  # no hard links on this file system (FAT, exFAT): a rename that never replaces
         try:
             rename_no_replace(aside, path)
-        except FileExistsError:
-            log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
-            return False
         except OSError as exc:
             if exc.errno not in CANNOT:
                 raise
             # Neither (some FUSE file systems): a check, then a rename, as the last resort
             # (kept aside, the file would stay hidden for good).
             if os.path.lexists(path):
-                log.error("%s was replaced twice while a forget deleted it: the version before is kept as %s", path, aside)
-                return False
+                raise FileExistsError(path) from None
             os.rename(aside, path)
-        return True
+        return
     os.unlink(aside)
-    return True
 
 
 def give_back_left_aside(directories: list[Path]) -> int:

@@ -45,6 +45,7 @@ from pathlib import Path, PurePosixPath
 
 from ..config import Settings
 from ..errors import Conflict
+from ..notes.disk import sync_directory
 from ..notes.files import is_excluded, is_indexable_path, iter_org_files
 from .note_files import leads_out, read_note, write_all
 
@@ -156,12 +157,7 @@ class CapturePlaces:
                 os.unlink(tmp)
             raise Conflict(f"cannot record where the capture goes ({self.path}: {exc.strerror or exc}), so it could "
                            "not be forgotten after a restart: nothing was written") from None  # fmt: skip
-        with contextlib.suppress(OSError):  # some file systems cannot sync a directory
-            dfd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+        sync_directory(self.path.parent)
 
 
 def files_holding(settings: Settings, places: CapturePlaces, node_id: str) -> list[str]:

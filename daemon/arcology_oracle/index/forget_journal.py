@@ -38,7 +38,6 @@ write lease, as a forget does, and finds it:
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import json
@@ -51,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Conflict
+from ..notes.disk import sync_directory
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease
 from .note_files import read_all, real_path_of, write_all
 
@@ -192,7 +192,7 @@ class Journal:
                 os.fsync(out)
             finally:
                 os.close(out)
-            _sync_directory(self.path.parent)
+            sync_directory(self.path.parent)
         except OSError as exc:
             if mine:
                 _remove(self.path)
@@ -372,7 +372,7 @@ def _move_aside(path: Path, kind: str) -> Path:
         n += 1
         aside = path.with_name(f"{path.name}.{kind}-{stamp}-{n}")
     os.rename(path, aside)
-    _sync_directory(path.parent)
+    sync_directory(path.parent)
     return aside
 
 
@@ -386,13 +386,4 @@ def _remove(path: Path) -> None:
     except OSError as exc:
         log.error("cannot remove the forget record %s (%s)", path, exc.strerror or exc)
         return
-    _sync_directory(path.parent)
-
-
-def _sync_directory(directory: Path) -> None:
-    with contextlib.suppress(OSError):  # some file systems cannot sync a directory
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    sync_directory(path.parent)

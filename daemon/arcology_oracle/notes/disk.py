@@ -1,6 +1,6 @@
 """Note files on disk as Emacs leaves them: its lock on a file with unsaved edits, text
-that survives a rewrite byte for byte, the permission bits a new file gets, and a read
-that a FIFO in a note's place cannot hang.
+that survives a rewrite byte for byte, the permission bits a new file gets, a read that
+a FIFO in a note's place cannot hang, and a folder's new names made lasting.
 
 Shared by the daemon's own writes (:mod:`arcology_oracle.index.memory`) and the import
 (:mod:`arcology_oracle.importers.writing`).
@@ -102,5 +102,20 @@ def read_regular_file_with_stat(path: Path | str, limit: int | None = None) -> t
         return b"".join(parts), st
     except OSError:
         return None, None
+    finally:
+        os.close(fd)
+
+
+def sync_directory(directory: Path) -> None:
+    """The folder's entries on disk (a rename, a new or removed name in it), where the
+    file system can; nothing where it cannot."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a directory
     finally:
         os.close(fd)
