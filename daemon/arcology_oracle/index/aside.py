@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..notes.renames import CANNOT, rename_no_replace
@@ -83,27 +84,32 @@ def give_back_left_aside(directories: list[Path]) -> int:
     """Give each file a killed forget left aside in ``directories`` its name back (never
     over a file of that name: then it stays, logged); returns how many got it back."""
     back = 0
+    for aside, found in files_named(directories, _ASIDE_RE):
+        path = aside.with_name(found["name"])
+        try:
+            if _same_file(aside, path):  # killed after the name was given back
+                os.unlink(aside)
+                continue
+            if _give_back(aside, path):
+                back += 1
+                log.warning("%s, left aside by a forget killed while it deleted the note, has its name back", path)
+        except OSError as exc:
+            log.error("cannot give %s its name %s back: %s", aside, found["name"], exc.strerror or exc)
+    return back
+
+
+def files_named(directories: list[Path], pattern: re.Pattern) -> Iterator[tuple[Path, re.Match]]:
+    """Each regular file (not a symlink) directly in ``directories`` whose whole name
+    ``pattern`` matches, with the match; a folder that cannot be listed is passed over."""
     for directory in directories:
         try:
             names = os.listdir(directory)
         except OSError:
             continue
         for name in names:
-            found = _ASIDE_RE.fullmatch(name)
-            aside = directory / name
-            if found is None or not aside.is_file() or aside.is_symlink():
-                continue
-            try:
-                if _same_file(aside, directory / found["name"]):  # killed after the name was given back
-                    os.unlink(aside)
-                    continue
-                if _give_back(aside, directory / found["name"]):
-                    back += 1
-                    log.warning("%s, left aside by a forget killed while it deleted the note, has its name back",
-                                directory / found["name"])  # fmt: skip
-            except OSError as exc:
-                log.error("cannot give %s its name %s back: %s", aside, found["name"], exc.strerror or exc)
-    return back
+            path = directory / name
+            if (found := pattern.fullmatch(name)) and path.is_file() and not path.is_symlink():
+                yield path, found
 
 
 def folders_below(root: Path) -> list[Path]:

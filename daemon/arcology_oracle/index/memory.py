@@ -44,7 +44,7 @@ from ..notes import capture
 from ..notes.disk import emacs_holds_lock
 from ..store.db import DatabaseError
 from . import capture_places, note_io
-from .aside import folders_below, give_back_left_aside
+from .aside import files_named, folders_below, give_back_left_aside
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -368,19 +368,12 @@ def remove_stale_temp_files(directories: list[Path]) -> int:
     """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
     rewriting a note) could leave in ``directories``; returns how many went."""
     removed = 0
-    for directory in directories:
+    for path, _ in files_named(directories, _STALE_TMP_RE):
         try:
-            names = os.listdir(directory)
-        except OSError:
-            continue
-        for name in names:
-            path = directory / name
-            if _STALE_TMP_RE.fullmatch(name) and path.is_file() and not path.is_symlink():
-                try:
-                    path.unlink()
-                    removed += 1
-                except OSError as exc:
-                    log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
+            path.unlink()
+            removed += 1
+        except OSError as exc:
+            log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
     if removed:
         log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
     return removed
