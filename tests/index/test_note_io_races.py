@@ -17,6 +17,7 @@ from arcology_oracle.errors import Conflict
 from arcology_oracle.index import note_io
 from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
 from arcology_oracle.notes.disk import emacs_holds_lock
+from tests.index.test_write_refusals import tree
 
 NOW = datetime.datetime(2026, 3, 14, 9, 26)
 REL = "daily/d.org"
@@ -32,18 +33,6 @@ def leases():
 def root(tmp_path):
     (tmp_path / "daily").mkdir()
     return tmp_path
-
-
-def tree(root) -> dict[str, bytes | str]:
-    """Every file's bytes and every directory below ``root``."""
-    found: dict[str, bytes | str] = {}
-    for top, dirs, files in os.walk(root):
-        for name in dirs:
-            found[os.path.relpath(os.path.join(top, name), root)] = "dir"
-        for name in files:
-            with open(os.path.join(top, name), "rb") as fh:
-                found[os.path.relpath(os.path.join(top, name), root)] = fh.read()
-    return found
 
 
 def append(root, *, meanwhile=None, head=None, rel=REL):

@@ -5,7 +5,6 @@ is compared."""
 
 from __future__ import annotations
 
-import datetime
 import errno
 import os
 
@@ -13,27 +12,10 @@ import pytest
 
 from arcology_oracle.errors import Conflict
 from arcology_oracle.index import note_io
-from arcology_oracle.notes.capture import make_capture, plan_forget, render_capture
+from arcology_oracle.notes.capture import plan_forget
+from tests.index.test_note_io_races import NOW, REL, append, leases, root  # noqa: F401 (leases, root: fixtures)
 
-NOW = datetime.datetime(2026, 3, 14, 9, 26)
-REL = "daily/d.org"
 THEIRS = b"- their line, appended meanwhile\n"
-
-
-@pytest.fixture(autouse=True)
-def leases():
-    note_io.prepare_leases()
-
-
-@pytest.fixture
-def root(tmp_path):
-    (tmp_path / "daily").mkdir()
-    return tmp_path
-
-
-def append(root, head=None):
-    entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c-1")
-    return note_io.append_note(root, REL, lambda eol, lead, real: render_capture(entry, rel=real, eol=eol, lead=lead), head)
 
 
 def full_disk_after(monkeypatch, n):
@@ -69,7 +51,7 @@ def test_a_failed_capture_without_a_lease_never_cuts_what_another_program_append
 
     monkeypatch.setattr(os, "ftruncate", other_program_appends_first)
     with pytest.raises(Conflict) as refused:
-        append(root, head)
+        append(root, head=head)
     monkeypatch.undo()
     assert path.exists()
     data = path.read_bytes()
