@@ -1,10 +1,15 @@
-"""Upgrading an index made before a gptel chat's reasoning and tool calls were the model's
-words (m021): the chats whose bounds are saved are re-read, so the model's thinking is no
-longer stored as the user's turn, and only those files; and before a turn past midnight
-was on the next day (m022): the dialogue whose turns carry a time of day is re-read; and
-before an org-ai chat was dialogue (m023); and before a turn a few minutes back stayed on its day (m025), and a reply
-the next morning went to the next day (m028). The index is made as it was (its turns changed
-by hand, the migration not applied)."""
+"""Upgrading an index made before a change to how dialogue is read: the migration reads
+again the files the change touches, and only those. The index is made as the older
+reader left it (its turns or marks changed by hand, the migration not applied):
+
+* m021: a gptel chat's reasoning and tool calls are the model's words (chats whose
+  bounds are saved);
+* m022, m025, m028: a turn past midnight is on the next day, one a few minutes back
+  stays on its day, a reply the next morning goes to the next day (dialogue whose turns
+  carry a time of day);
+* m023, m026: an org-ai chat is dialogue, and a #+begin_ai only shown is none;
+* m027: a file where gptel saved its state but no reply is the user's.
+"""
 
 from __future__ import annotations
 
@@ -14,14 +19,33 @@ from tests.http.test_oracle_words_gptel import REASONING_CHAT
 from tests.http.test_oracle_words_org_ai import org_ai_note
 from tests.runners import reconcile_once
 
-MIGRATION = "m021_reread_gptel_bounds"
-
 
 def turns(db_path) -> list[tuple[str, str, str | None]]:
+    return _rows(db_path, "SELECT speaker, text, date FROM turns ORDER BY heading, ordinal")
+
+
+def oracle_titles(db_path) -> list[tuple[str]]:
+    return _rows(db_path, "SELECT title FROM headings WHERE oracle")
+
+
+def _rows(db_path, sql: str) -> list[tuple]:
     with sqlite3.connect(db_path) as conn:
-        rows = conn.execute("SELECT speaker, text, date FROM turns ORDER BY heading, ordinal").fetchall()
+        rows = conn.execute(sql).fetchall()
     conn.close()
     return rows
+
+
+async def upgraded_from(settings, migration: str, *older: str):
+    """The index made as the older reader left it (the statements ``older``, ``migration``
+    not applied), then reconciled: one file read again, and nothing failed."""
+    with sqlite3.connect(settings.db_path) as conn:
+        for sql in older:
+            conn.execute(sql)
+        conn.execute("DELETE FROM _migrations WHERE name = ?", (migration,))
+    conn.close()
+    report = await reconcile_once(settings)
+    assert report.failed == {} and report.indexed == 1
+    return report
 
 
 async def test_a_chat_with_bounds_is_read_again(roam_dir, make_settings):
@@ -29,13 +53,7 @@ async def test_a_chat_with_bounds_is_read_again(roam_dir, make_settings):
     (roam_dir / "kiln-chat.org").write_text(REASONING_CHAT)
     await reconcile_once(settings)
     read = turns(settings.db_path)
-    with sqlite3.connect(settings.db_path) as conn:
-        conn.execute("DELETE FROM turns")
-        conn.execute("DELETE FROM _migrations WHERE name = ?", (MIGRATION,))
-    conn.close()
-
-    report = await reconcile_once(settings)
-    assert report.failed == {} and report.indexed == 1  # the chat alone
+    await upgraded_from(settings, "m021_reread_gptel_bounds", "DELETE FROM turns")
     assert turns(settings.db_path) == read
     assert [speaker for speaker, text, _ in read if "THINKINGWORDS" in text] == ["llama3.2+notes"]
 
@@ -50,13 +68,10 @@ async def test_turns_past_midnight_are_dated_again(roam_dir, make_settings):
     await reconcile_once(settings)
     read = turns(settings.db_path)
     assert [date for _, text, date in read if "owls" in text] == ["2024-03-06T00:10"]
-    with sqlite3.connect(settings.db_path) as conn:  # as the older reader dated them
-        conn.execute("UPDATE turns SET date = replace(date, '2024-03-06', '2024-03-05')")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm022_reread_turns_past_midnight'")
-    conn.close()
-
-    report = await reconcile_once(settings)
-    assert report.failed == {} and report.indexed == 1  # the chat with times alone
+    await upgraded_from(
+        settings, "m022_reread_turns_past_midnight",
+        "UPDATE turns SET date = replace(date, '2024-03-06', '2024-03-05')",
+    )
     assert sorted(turns(settings.db_path)) == sorted(read)
 
 
@@ -66,13 +81,7 @@ async def test_org_ai_chats_are_read_again(roam_dir, make_settings):
     await reconcile_once(settings)
     read = turns(settings.db_path)
     assert {speaker for speaker, _, _ in read} == {"", "Me", "llama3.2+notes"}
-    with sqlite3.connect(settings.db_path) as conn:  # as the older reader stored it: no turns
-        conn.execute("DELETE FROM turns")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm023_reread_org_ai_chats'")
-    conn.close()
-
-    report = await reconcile_once(settings)
-    assert report.failed == {} and report.indexed == 1  # the org-ai chat alone
+    await upgraded_from(settings, "m023_reread_org_ai_chats", "DELETE FROM turns")
     assert sorted(turns(settings.db_path)) == sorted(read)
 
 
@@ -85,13 +94,10 @@ async def test_turns_a_few_minutes_back_are_dated_again(roam_dir, make_settings)
     await reconcile_once(settings)
     read = turns(settings.db_path)
     assert {date[:10] for _, _, date in read if date and "T" in date} == {"2024-03-05"}
-    with sqlite3.connect(settings.db_path) as conn:  # as that reader dated them
-        conn.execute("UPDATE turns SET date = replace(date, '2024-03-05', '2024-03-06') WHERE date >= '2024-03-05T14:03'")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm025_reread_turns_a_few_minutes_back'")
-    conn.close()
-
-    report = await reconcile_once(settings)
-    assert report.failed == {} and report.indexed == 1  # the chat with times alone
+    await upgraded_from(
+        settings, "m025_reread_turns_a_few_minutes_back",
+        "UPDATE turns SET date = replace(date, '2024-03-05', '2024-03-06') WHERE date >= '2024-03-05T14:03'",
+    )
     assert sorted(turns(settings.db_path)) == sorted(read)
 
 
@@ -104,13 +110,10 @@ async def test_a_reply_the_next_morning_is_dated_again(roam_dir, make_settings):
     await reconcile_once(settings)
     read = turns(settings.db_path)
     assert [date for _, _, date in read if date and "T" in date][-1] == "2024-03-06T08:05"
-    with sqlite3.connect(settings.db_path) as conn:  # as that reader dated them
-        conn.execute("UPDATE turns SET date = replace(date, '2024-03-06', '2024-03-05')")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm028_reread_turns_hours_back'")
-    conn.close()
-
-    report = await reconcile_once(settings)
-    assert report.failed == {} and report.indexed == 1  # the chat with times alone
+    await upgraded_from(
+        settings, "m028_reread_turns_hours_back",
+        "UPDATE turns SET date = replace(date, '2024-03-06', '2024-03-05')",
+    )
     assert sorted(turns(settings.db_path)) == sorted(read)
 
 
@@ -124,21 +127,12 @@ async def test_org_ai_blocks_only_shown_are_read_again(roam_dir, make_settings):
     (roam_dir / "other.org").write_text("* Other\nNothing of org-ai.\n")
     await reconcile_once(settings)
 
-    def oracle() -> list:
-        with sqlite3.connect(settings.db_path) as conn:
-            rows = conn.execute("SELECT title FROM headings WHERE oracle").fetchall()
-        conn.close()
-        return rows
-
-    assert turns(settings.db_path) == [] and oracle() == []
-    with sqlite3.connect(settings.db_path) as conn:  # as that reader stored it: the oracle's
-        conn.execute("UPDATE headings SET oracle = 1 WHERE title = 'Setup'")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm026_reread_org_ai_blocks_as_org_reads_them'")
-    conn.close()
-
-    report = await reconcile_once(settings)
-    assert report.failed == {} and report.indexed == 1  # the note holding the line alone
-    assert oracle() == []
+    assert turns(settings.db_path) == [] and oracle_titles(settings.db_path) == []
+    await upgraded_from(
+        settings, "m026_reread_org_ai_blocks_as_org_reads_them",
+        "UPDATE headings SET oracle = 1 WHERE title = 'Setup'",
+    )
+    assert oracle_titles(settings.db_path) == []
 
 
 async def test_a_file_where_gptel_saved_no_reply_is_read_again(roam_dir, make_settings):
@@ -150,18 +144,9 @@ async def test_a_file_where_gptel_saved_no_reply_is_read_again(roam_dir, make_se
     (roam_dir / "other.org").write_text("* Other\nNothing of gptel.\n")
     await reconcile_once(settings)
 
-    def oracle() -> list:
-        with sqlite3.connect(settings.db_path) as conn:
-            rows = conn.execute("SELECT title FROM headings WHERE oracle").fetchall()
-        conn.close()
-        return rows
-
-    assert oracle() == []
-    with sqlite3.connect(settings.db_path) as conn:  # as the older reader stored it
-        conn.execute("UPDATE headings SET oracle = 1 WHERE title = 'Groceries'")
-        conn.execute("DELETE FROM _migrations WHERE name = 'm027_reread_gptel_state_without_bounds'")
-    conn.close()
-
-    report = await reconcile_once(settings)
-    assert report.failed == {} and report.indexed == 1  # the gptel file alone
-    assert oracle() == []
+    assert oracle_titles(settings.db_path) == []
+    await upgraded_from(
+        settings, "m027_reread_gptel_state_without_bounds",
+        "UPDATE headings SET oracle = 1 WHERE title = 'Groceries'",
+    )
+    assert oracle_titles(settings.db_path) == []
