@@ -33,17 +33,28 @@ async def search(
     floor = index.settings.min_search_similarity
     if date_range is not None:
         words = timeline.subject(query, date_range)
-        vector = await index.query_vector(words) if words and await index.has_vectors() else None
+        vector = await _query_vector(index, words) if words else None
         ranked = lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor)  # noqa: E731
     else:
-        vector = await index.query_vector(query) if await index.has_vectors() else None
-        ranked = lambda s: search_ranking.search(s, query, k, vector, min_similarity=floor)  # noqa: E731
+        # The words are looked up on a reader thread while the query is embedded: with
+        # Ollama across a network the embedding is most of a search's wait.
+        keyword, vector = await asyncio.gather(
+            index.read(lambda s: search_ranking.keyword_ranking(s, query, search_ranking.pool_size(k))),
+            _query_vector(index, query),
+        )
+        ranked = lambda s: search_ranking.fused(s, keyword, k, vector, min_similarity=floor)  # noqa: E731
 
     def run(store: Store) -> tuple[str, list[retrieval.Result]]:
         mode, results = ranked(store)
         return mode, relevance.rescore(store, results, relevance.Signals(vector))
 
     return await index.read(run)
+
+
+async def _query_vector(index: NotesIndex, text: str) -> list[float] | None:
+    """The query vector of ``text``, None when the index has no vectors or the embedder
+    is unavailable."""
+    return await index.query_vector(text) if await index.has_vectors() else None
 
 
 async def question_range(index: NotesIndex, question: str) -> DateRange | None:

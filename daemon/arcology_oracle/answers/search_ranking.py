@@ -137,6 +137,11 @@ def by_whole_notes(store: Store, terms: Sequence[str], hits: list[tuple[int, flo
     return [head[i] for i in order] + hits[NOTE_HITS:]
 
 
+def pool_size(k: int) -> int:
+    """How many hits each half of ``/search`` finds for ``k`` results."""
+    return max(k * 5, 50)
+
+
 def search(
     store: Store,
     query: str,
@@ -147,16 +152,32 @@ def search(
 ) -> tuple[str, list[retrieval.Result]]:
     """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
     when no vector is available. Returns ``(mode, results)`` with at most one result per
-    heading.
+    heading: :func:`fused` of :func:`keyword_ranking`, on one store."""
+    keyword = keyword_ranking(store, query, pool_size(k))
+    return fused(store, keyword, k, query_vector, min_similarity=min_similarity)
+
+
+def fused(
+    store: Store,
+    keyword_found: tuple[list[tuple[int, float]], str | None],
+    k: int,
+    query_vector: Sequence[float] | None,
+    *,
+    min_similarity: float = 0.0,
+) -> tuple[str, list[retrieval.Result]]:
+    """:func:`search`'s second half: ``keyword_found`` (what :func:`keyword_ranking`
+    gave for :func:`pool_size` of ``k``, on this store or another reader's) fused with
+    the vector hits of ``query_vector``, as ``(mode, results)``. A heading among the
+    keyword hits that ``store`` no longer holds (deleted between two reads) is skipped.
 
     Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
     query about something the notes do not hold finds nothing rather than the nearest
     unrelated headings.
     """
-    pool = max(k * 5, 50)
-    keyword, match = keyword_ranking(store, query, pool)
+    keyword, match = keyword_found
     snippets = retrieval.snippets_of(store, match, keyword)
     if query_vector is not None and store.has_vector_table():
+        pool = pool_size(k)
         vector = [(h, s) for h, s in retrieval.vector_hits(store, query_vector, pool) if s >= min_similarity]
         if vector or not keyword:
             return "hybrid", retrieval.to_results(store, fusion.fuse(keyword, vector), k, snippets=snippets)
