@@ -85,6 +85,13 @@ READER_VERSION = 3
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
 
+def heading_text(body: str, level: int) -> str:
+    """A heading's ``text`` (:class:`~.records.Heading`) from its ``body``: links as their
+    descriptions, and a file record's (``level`` 0) ``#+title`` and ``#+filetags`` lines
+    left out."""
+    return link_text(_TEXT_KEYWORD_RE.sub("", body) if level == 0 else body).strip()
+
+
 def read_org_file(
     abs_path: Path, rel_path: str, private_tags: frozenset[str] = DEFAULT_PRIVATE_TAGS
 ) -> ParsedFile:
@@ -217,7 +224,7 @@ def _build(
             _heading(
                 node_id=file_id, own_id=file_id, level=0, title=file_title, olp=(),
                 tags=tags_of_file, todo=None, properties=file_props, body=body,
-                text=link_text(_TEXT_KEYWORD_RE.sub("", body)).strip(),
+                text=heading_text(body, 0),
                 start_line=1, end_line=root.end_linenumber, node_title=file_title,
                 links=_user_links(body, file_props), date=file_date, date_source=file_date_source,
             )
@@ -260,7 +267,7 @@ def _build(
             _heading(
                 node_id=frame.node_id, own_id=own_id, level=level, title=title, olp=frame.olp,
                 tags=tags, todo=node.todo, properties=props, body=body,
-                text=link_text(body).strip(), start_line=node.linenumber,
+                text=heading_text(body, level), start_line=node.linenumber,
                 end_line=node.end_linenumber, node_title=frame.node_title,
                 links=_user_links(heading_line + "\n" + body, props), date=frame.date, date_source=frame.date_source,
             )
