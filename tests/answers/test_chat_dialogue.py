@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from arcology_oracle.index.parsing import ParseOptions, parse_note
-from arcology_oracle.notes.oracle_words import oracle_headings_of
+from arcology_oracle.notes.oracle_words import oracle_words_of
 from arcology_oracle.notes.reader import read_org_bytes
 from tests.answers.test_recall import post
 from tests.runners import start_daemon
@@ -249,7 +249,7 @@ def test_an_org_ai_block_only_in_the_users_text_is_no_chat(around):
     )
     parsed, chunks = parse_note(text.encode(), "org-ai-setup.org", OPTIONS)
     assert [c.dialogue for cs in chunks for c in cs if c.dialogue] == []
-    assert oracle_headings_of(parsed, 2000, 200) == set()
+    assert oracle_words_of(parsed, 2000, 200) == (set(), {})
 
 
 def test_an_org_ai_block_beside_another_block_is_a_chat():
@@ -261,7 +261,9 @@ def test_an_org_ai_block_beside_another_block_is_a_chat():
     parsed, chunks = parse_note(text.encode(), "tomatoes.org", OPTIONS)
     turns = [c.dialogue for cs in chunks for c in cs if c.dialogue][0]
     assert [t.speaker for t in turns][-2:] == ["Me", "llama3.2+notes"]
-    assert len(oracle_headings_of(parsed, 2000, 200)) == 1
+    # The source block is the user's own: the heading is theirs, read without the reply.
+    assert oracle_words_of(parsed, 2000, 200) == (set(), {0: ((8, 8),)})
+    assert "setq" in parsed.headings[0].text and "[AI]" not in parsed.headings[0].text
 
 
 def test_a_notes_file_where_gptel_saved_its_state_but_no_reply_is_the_users():
@@ -274,7 +276,7 @@ def test_a_notes_file_where_gptel_saved_its_state_but_no_reply_is_the_users():
         "* Groceries\nBuy oat milk and rye flour.\n* Kiln\nThe kiln vent sticks again.\n"
     )
     parsed, chunks = parse_note(text.encode(), "daily/2026-12-05.org", OPTIONS)
-    assert oracle_headings_of(parsed, 2000, 200) == set()
+    assert oracle_words_of(parsed, 2000, 200) == (set(), {})
     turns = [t for cs in chunks for c in cs for t in c.dialogue]
     assert all(t.speaker != "llama3.2+notes" for t in turns), turns
 
@@ -286,4 +288,4 @@ def test_an_org_ai_blocks_quoted_model_is_its_model(header):
     text = f"* Chat\n#+begin_ai {header}\n[ME]: Why rye?\n\n[AI]: Rye ferments faster.\n#+end_ai\n"
     parsed, chunks = parse_note(text.encode(), "chat.org", OPTIONS)
     assert [t.speaker for cs in chunks for c in cs for t in c.dialogue] == ["Me", "llama3.2+notes"]
-    assert oracle_headings_of(parsed, 2000, 200) == {0}
+    assert oracle_words_of(parsed, 2000, 200) == ({0}, {})

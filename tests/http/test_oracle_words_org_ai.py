@@ -1,8 +1,9 @@
 """An org-ai chat (a ``#+begin_ai`` block, ``[ME]:`` / ``[AI]:`` turns) is dialogue: /recall
 gives windows of it with its speakers; with one of the daemon's grounded models as its
 ``:model`` (``llama3.2+notes``) the replies are the oracle's words, as a gptel chat's are:
-no evidence of /ask, no /similar result, and the heading holding them is no note of the
-user's. Against the real daemon and the fake Ollama."""
+no evidence of /ask, no /similar result, and a heading holding nothing but the chat is no
+note of the user's (one holding their own lines too: test_oracle_words_own_lines.py).
+Against the real daemon and the fake Ollama."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import json
 MINE = "7777cccc-0000-4000-8000-000000000007"
 
 
-def org_ai_note(model: str, marker: str) -> str:
+def org_ai_note(model: str, marker: str, own: str = "My first notes on the celadon test tiles.\n\n") -> str:
+    """A note whose heading holds ``own`` (the user's lines) and an org-ai chat with ``model``."""
     header = f" :model {model}" if model else ""
     return (
-        f"#+title: Celadon\n\n* Celadon glaze crazing\nMy first notes on the celadon test tiles.\n\n#+begin_ai{header}\n"
+        f"#+title: Celadon\n\n* Celadon glaze crazing\n{own}#+begin_ai{header}\n"
         "[ME]: Why does my celadon glaze craze on the stoneware tiles?\n\n"
         f"[AI]: {marker} celadon glaze crazes when its expansion is higher than the stoneware body's.\n\n"
         "[ME]: And how do I stop the celadon crazing?\n\n"
@@ -24,7 +26,7 @@ def org_ai_note(model: str, marker: str) -> str:
 
 
 async def test_an_org_ai_chat_is_dialogue_and_a_grounded_ones_replies_are_the_oracles(make_client, settings, roam_dir, fake_ollama):
-    (roam_dir / "celadon-grounded.org").write_text(org_ai_note("llama3.2+notes", "GROUNDEDAI"))
+    (roam_dir / "celadon-grounded.org").write_text(org_ai_note("llama3.2+notes", "GROUNDEDAI", own=""))
     (roam_dir / "celadon-other.org").write_text(org_ai_note("", "OTHERAI"))
     (roam_dir / "celadon-mine.org").write_text(
         f":PROPERTIES:\n:ID: {MINE}\n:END:\n#+title: Celadon tiles\n\n* Celadon glaze test tiles\nMy celadon glaze crazes on stoneware.\n"

@@ -28,7 +28,7 @@ from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes import cjk
 from ..notes.conversations import is_sources_list
-from ..notes.oracle_words import oracle_headings_of
+from ..notes.oracle_words import oracle_words_of
 from ..notes.org_syntax import decode_org_bytes, link_text, org_link, split_lines
 from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.reader import read_org_bytes
@@ -141,7 +141,7 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
     the subtree of the heading at ``line``, when given), in file order; never in the
     oracle's own words (the one rule, :func:`~arcology_oracle.notes.oracle_words.oracle_headings`,
     on the file as it is now: an answer however marked, a heading below one, a grounded
-    chat's reply...) nor in a ``Sources:`` list the daemon wrote."""
+    chat's reply, in a heading of the user's too...) nor in a ``Sources:`` list the daemon wrote."""
     try:
         data = (index.settings.roam_dir / path).read_bytes()
     except OSError:
@@ -150,7 +150,7 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
                             root=index.settings.roam_dir)  # fmt: skip
     lines = split_lines(decode_org_bytes(data))
     settings = index.settings
-    oracle = oracle_headings_of(parsed, settings.chunk_chars, settings.chunk_overlap)
+    oracle, replies = oracle_words_of(parsed, settings.chunk_chars, settings.chunk_overlap)
     # (position in the file, heading) of the node's own headings.
     headings = [(i, h) for i, h in enumerate(parsed.headings) if h.node_id == node_id]
     if line is not None:
@@ -166,6 +166,7 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
         if i not in oracle
         for p in paragraphs(lines, h.start_line, h.end_line)
         if not is_sources_list(p.text)
+        and not any(first <= p.end_line and p.start_line <= last for first, last in replies.get(i, ()))
     ]
 
 

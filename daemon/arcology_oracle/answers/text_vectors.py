@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from ..config import Settings
 from ..notes.reader import read_org_bytes
 from ..notes.records import ParsedFile, sha256_hex
-from ..notes.turns import chunk_file
+from ..notes.oracle_words import without_replies
 from ..store import Store
 from . import mentions
 from .index_api import NotesIndex
@@ -113,7 +113,8 @@ def read_text(store: Store, settings: Settings, text: str, path: str | None, lin
     saved = file = None
     if not is_whole_note(text):
         parsed, saved, file = _in_saved_outline(store, parsed, path, line)
-    chunks = [c.text for heading_chunks in chunk_file(parsed, settings.chunk_chars, settings.chunk_overlap) for c in heading_chunks]
+    parsed, chunked = without_replies(parsed, settings.chunk_chars, settings.chunk_overlap)
+    chunks = [c.text for heading_chunks in chunked for c in heading_chunks]
     # A text with no title of its own and no saved file: its path lines have no title.
     texts = (t.removeprefix(" > ").lstrip("\n") for t in chunks)
     # The context and the titles above, as the index will keep them: the saved heading's,

@@ -26,7 +26,7 @@ import dataclasses
 from ..notes.org_syntax import decode_org_bytes, split_lines
 from ..notes.reader import read_org_bytes
 from ..notes.records import Chunk, Heading, ParsedFile
-from ..notes.turns import chunk_file
+from ..notes.oracle_words import without_replies
 from .parsing import ParseOptions
 
 
@@ -52,5 +52,5 @@ def appended_headings(
     ]
     file_level = [h for h in stand_in.headings if h.level == 0]
     whole = ParsedFile(path=rel, title=title, file_id=file_id, headings=[*file_level, *mine])
-    chunks = chunk_file(whole, options.chunk_chars, options.chunk_overlap)
-    return mine, chunks[len(file_level) :]
+    whole, chunks = without_replies(whole, options.chunk_chars, options.chunk_overlap)
+    return whole.headings[len(file_level) :], chunks[len(file_level) :]

@@ -31,7 +31,7 @@ from typing import Generic, TypeVar
 
 from ..notes.reader import READER_VERSION, read_org_bytes, report_problems
 from ..notes.records import Chunk, ParsedFile
-from ..notes.turns import chunk_file
+from ..notes.oracle_words import without_replies
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +79,7 @@ def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bo
     Never raises on the file's content (see :func:`~arcology_oracle.notes.reader.read_org_bytes`).
     """
     parsed = read_org_bytes(data, rel, options.private_tags, log_problems=log_problems, root=options.root)
-    chunks = chunk_file(parsed, options.chunk_chars, options.chunk_overlap)
-    return parsed, chunks
+    return without_replies(parsed, options.chunk_chars, options.chunk_overlap)
 
 
 def parse_or_error(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple | Exception:

@@ -27,16 +27,31 @@ A heading is the oracle's when
   turn (``/recall``, ``/ask``'s windows), and a heading that holds only prompt lines
   (a prompt not answered under it) stays a note. This mark is not passed to the
   headings below: the chat reader reads by lines, not by outline.
+
+  A heading holding such a reply and lines of the user's besides is the user's, read
+  without the replies (:func:`without_replies`): its stored text, its chunks and what
+  keyword search knows of it leave out the replies' lines, so their words never come
+  back as the user's note. The user's lines are those of a turn (:mod:`.chats`) that
+  is neither a grounded reply nor the prompt one answers in the heading (the user turns
+  since the last reply): a paragraph beside an org-ai block, text typed under a gptel
+  reply, a prompt left unanswered. Lines in no turn (an org-ai heading's title, a
+  block's ``#+begin_ai`` line, the file's keywords) are no one's; a heading whose title
+  line is a reply's stays the oracle's (its title is the model's).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from .chats import ORACLE
+from .chunking import chunk_heading
 from .conversations import GROUNDED_SUFFIX, is_oracle_answer
+from .reader import heading_text
 from .records import Chunk, Heading, ParsedFile, Turn
-from .turns import chunk_file
+from .turns import chunk_file, chunk_turn
+
+Spans = tuple[tuple[int, int], ...]  # (first, last) file lines
 
 
 def oracle_headings(headings: Sequence[Heading], dialogues: Iterable[tuple[int, Sequence[Turn]]]) -> set[int]:
@@ -44,10 +59,20 @@ def oracle_headings(headings: Sequence[Heading], dialogues: Iterable[tuple[int, 
     when there is one) of the oracle's words (module docstring). ``dialogues``: ``(position
     of the heading holding them, turns)`` for the file's dialogue turns (lines counted in
     the file)."""
+    return oracle_words(headings, dialogues)[0]
+
+
+def oracle_words(
+    headings: Sequence[Heading], dialogues: Iterable[tuple[int, Sequence[Turn]]]
+) -> tuple[set[int], dict[int, Spans]]:
+    """``(oracle_headings(headings, dialogues), replies)``: ``replies`` gives, by position,
+    the grounded replies (their first and last file lines) held by each heading that is
+    the user's all the same, to be read without them (module docstring)."""
     dialogues = list(dialogues)
     answers_at = {t.start_line: at for at, turns in dialogues for t in turns if t.speaker == ORACLE}
     replies = sorted((t.start_line, t.end_line) for _, turns in dialogues for t in turns if is_grounded_speaker(t.speaker))
     found: set[int] = set()
+    users: dict[int, Spans] = {}
     open_: list[tuple[int, bool]] = []  # (level, the oracle's) of the headings enclosing the next
     for i, h in enumerate(headings):
         while open_ and open_[-1][0] >= h.level:
@@ -55,10 +80,14 @@ def oracle_headings(headings: Sequence[Heading], dialogues: Iterable[tuple[int, 
         # A turn held by another heading (a conversation's root) that starts here.
         own = is_oracle_answer(h.properties) or answers_at.get(h.start_line, i) != i
         oracle = own or (bool(open_) and open_[-1][1])
-        if oracle or (replies and _holds_reply(h, replies)):
+        lines = _own_lines(h) if replies and not oracle else []
+        held = tuple(span for span in replies if any(span[0] <= n <= span[1] for n in lines))
+        if held and not (h.level and _in(h.start_line, held)) and _users_lines(set(lines), held, dialogues):
+            users[i] = held
+        elif oracle or held:
             found.add(i)
         open_.append((h.level, oracle))
-    return found
+    return found, users
 
 
 def dialogues_of(chunks: Sequence[Sequence[Chunk]]) -> list[tuple[int, Sequence[Turn]]]:
@@ -68,12 +97,36 @@ def dialogues_of(chunks: Sequence[Sequence[Chunk]]) -> list[tuple[int, Sequence[
     return [(i, cs[0].dialogue) for i, cs in enumerate(chunks) if cs and cs[0].dialogue]
 
 
-def oracle_headings_of(parsed: ParsedFile, max_chars: int, overlap: int) -> set[int]:
-    """:func:`oracle_headings` of ``parsed`` as the indexer decides it (its dialogues read
+def oracle_words_of(parsed: ParsedFile, max_chars: int, overlap: int) -> tuple[set[int], dict[int, Spans]]:
+    """:func:`oracle_words` of ``parsed`` as the indexer decides it (its dialogues read
     by :func:`.turns.chunk_file` with the chunk size ``max_chars`` and ``overlap``), for a
     file read now rather than as the index holds it (``/suggest-links`` places links in
     the file as it is on disk)."""
-    return oracle_headings(parsed.headings, dialogues_of(chunk_file(parsed, max_chars, overlap)))
+    return oracle_words(parsed.headings, dialogues_of(chunk_file(parsed, max_chars, overlap)))
+
+
+def without_replies(parsed: ParsedFile, max_chars: int, overlap: int) -> tuple[ParsedFile, list[list[Chunk]]]:
+    """``parsed`` and its chunks (:func:`.turns.chunk_file`) as the index keeps them: each
+    heading that is the user's though it holds a grounded reply (:func:`oracle_words`)
+    with its ``text`` and chunks made without the reply's lines. Such a heading holding a
+    dialogue keeps its scenes (for ``/recall``'s windows) after the chunks of its own text,
+    the first of which carries the turns: the store finds the heading by those chunks,
+    never by its scenes (:func:`arcology_oracle.store.oracle_words.own_text_sql`)."""
+    chunks = chunk_file(parsed, max_chars, overlap)
+    users = oracle_words(parsed.headings, dialogues_of(chunks))[1]
+    if not users:
+        return parsed, chunks
+    headings = list(parsed.headings)
+    for i, spans in users.items():
+        h = headings[i] = _without_lines(headings[i], spans)
+        scenes = chunks[i] if chunks[i] and chunks[i][0].dialogue else []
+        if scenes:
+            own = chunk_heading(h, parsed.title, max_chars, overlap)
+            own[0] = replace(own[0], dialogue=scenes[0].dialogue)
+            chunks[i] = own + [replace(c, ordinal=len(own) + k, dialogue=()) for k, c in enumerate(scenes)]
+        else:  # a gptel chat's heading, a turn of its own
+            chunks[i] = chunk_turn(h, parsed.title, None, max_chars)
+    return replace(parsed, headings=headings), chunks
 
 
 def is_grounded_speaker(speaker: str) -> bool:
@@ -84,12 +137,49 @@ def is_grounded_speaker(speaker: str) -> bool:
     return name.endswith(GROUNDED_SUFFIX) or GROUNDED_SUFFIX + ":" in name
 
 
-def _holds_reply(heading: Heading, replies: Sequence[tuple[int, int]]) -> bool:
-    """Whether a non-blank line of ``heading``'s own (its heading line, its body: the
-    last lines it ends with) lies in one of the ``replies`` (first, last file line)."""
+def _own_lines(heading: Heading) -> list[int]:
+    """The file lines of ``heading``'s own non-blank lines: its heading line, its body
+    (the last lines it ends with), not its sub-headings'."""
     body = heading.body.split("\n")
     offset = heading.end_line - len(body)
     lines = [offset + 1 + k for k, line in enumerate(body) if line.strip()]
     if heading.level and heading.title.strip():
         lines.append(heading.start_line)
-    return any(first <= n <= last for n in lines for first, last in replies)
+    return lines
+
+
+def _without_lines(heading: Heading, spans: Spans) -> Heading:
+    """``heading`` with its ``text`` made from its body without the lines in ``spans``
+    (its ``body`` stays as written: the note's org text)."""
+    body = heading.body.split("\n")
+    offset = heading.end_line - len(body)
+    kept = [line for k, line in enumerate(body) if not _in(offset + 1 + k, spans)]
+    return replace(heading, text=heading_text("\n".join(kept), heading.level))
+
+
+def _in(line: int, spans: Spans) -> bool:
+    return any(first <= line <= last for first, last in spans)
+
+
+def _users_lines(lines: set[int], held: Spans, dialogues: Sequence[tuple[int, Sequence[Turn]]]) -> bool:
+    """Whether some of a heading's ``lines`` are the user's own, in the dialogue holding
+    its replies ``held``: in a turn that is neither a grounded reply nor the prompt a
+    reply in those lines answers (the turns with a speaker since the last reply; the text
+    outside an org-ai block, speaker "", is no prompt)."""
+    for _, turns in dialogues:
+        if not any((t.start_line, t.end_line) in held for t in turns if is_grounded_speaker(t.speaker)):
+            continue
+        pending: set[int] = set()  # the heading's lines in the turns since the last reply
+        for t in turns:
+            inside = {n for n in lines if t.start_line <= n <= t.end_line}
+            if is_grounded_speaker(t.speaker):
+                if pending and not inside:
+                    return True  # a prompt answered elsewhere: the user's here
+                pending = set()
+            elif not t.speaker and (inside or pending):
+                return True  # a prompt left unanswered at the end of its block
+            elif t.speaker:
+                pending |= inside
+        if pending:
+            return True  # a prompt no reply answers
+    return False

@@ -42,7 +42,8 @@ class Heading:
     outermost first, excluding the file title and the heading itself (as org-roam's olp).
     ``body`` is the raw body with link markup kept and the property drawer removed;
     ``text`` is the same body with links turned into their descriptions, for embedding
-    and keyword search. Lines are 1-based and inclusive, counted in the file as read.
+    and keyword search (as the index keeps it, without the lines of a grounded model's
+    reply in a heading that is the user's: :mod:`.oracle_words`). Lines are 1-based and inclusive, counted in the file as read.
     ``date`` (ISO) is when the heading happened, as far as the file says, and
     ``date_source`` where that came from: ``daily`` (a file named by a date),
     ``created`` (a ``:CREATED:`` property), ``timestamp`` (the first timestamp of the

@@ -37,9 +37,18 @@ def words_sql(alias: str) -> str:
 def answer_sql(alias: str) -> str:
     """SQL true for a heading row (of table ``alias``) that /similar and /suggest-links
     leave out: the oracle's words (:func:`words_sql`), or a conversation's root whose turns
-    (its scenes: notes/chats.py) hold some of the oracle's."""
+    (its scenes: notes/chats.py) hold some of the oracle's and whose chunks are all scenes:
+    one that is the user's note too has its own text's chunks (:func:`own_text_sql`)."""
     return (
-        f"({words_sql(alias)} OR EXISTS (SELECT 1 FROM turns t LEFT JOIN headings o"
+        f"({words_sql(alias)} OR (EXISTS (SELECT 1 FROM turns t LEFT JOIN headings o"
         f" ON o.file = {alias}.file AND o.start_line = t.start_line"
-        f" WHERE t.heading = {alias}.id AND {oracle_turn_sql('t', 'o')}))"
+        f" WHERE t.heading = {alias}.id AND {oracle_turn_sql('t', 'o')}) AND NOT {own_text_sql(f'{alias}.id')}))"
     )
+
+
+def own_text_sql(heading: str) -> str:
+    """SQL true when the heading of id ``heading`` (an SQL expression) has chunks of its
+    own text, not only a dialogue's scenes: its first chunk is no scene. Every heading but
+    a dialogue's root has, and a root that is the user's note holding a grounded reply
+    (:func:`arcology_oracle.notes.oracle_words.without_replies`: its text's chunks first)."""
+    return f"(SELECT o.first_turn FROM chunks o WHERE o.heading = {heading} ORDER BY o.id LIMIT 1) IS NULL"

@@ -17,7 +17,7 @@ import numpy as np
 from ..notes import cjk
 from . import node_means, vector_mean, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
-from .oracle_words import answer_sql
+from .oracle_words import answer_sql, own_text_sql
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
 
@@ -174,12 +174,15 @@ class Search(VectorSync):
     def knn_headings(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
         """The headings of the ``k`` nearest vectors (as :meth:`knn`) as ``(heading id,
         L2 distance of its nearest chunk)``, nearest first: one statement, where reading
-        each hash's headings apart cost a query more."""
+        each hash's headings apart cost a query more. A heading with chunks of its own
+        text besides a dialogue's scenes (:func:`.oracle_words.own_text_sql`: the user's,
+        its scenes holding a grounded model's replies) is found by those chunks only."""
         params = self._knn_params(vector, k)
         if params is None:
             return []
         rows = self.conn.execute(
             f"{_NEAREST} SELECT c.heading, min(near.d) AS best FROM near JOIN chunks c ON c.hash = near.hash"
+            f" WHERE c.first_turn IS NULL OR NOT {own_text_sql('c.heading')}"
             " GROUP BY c.heading ORDER BY best, min(near.rid)",
             params,
         ).fetchall()

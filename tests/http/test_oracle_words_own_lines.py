@@ -1,0 +1,85 @@
+"""A heading holding a grounded model's reply (an org-ai block with ``llama3.2+notes``, a
+gptel chat's reply) and lines of the user's own besides (a paragraph above the block, text
+typed under the reply) is the user's note, read without the reply (notes/oracle_words.py):
+/similar, /search and summaries find the user's lines, and the reply's words never come
+back as the user's. The chat stays dialogue for /recall. (A heading holding nothing but a
+prompt and its reply stays the oracle's: test_oracle_words_org_ai.py and _gptel.py.)
+Against the real daemon and the fake Ollama."""
+
+from __future__ import annotations
+
+import json
+
+from tests.http.test_oracle_words_gptel import with_bounds
+
+MINE = "8888cccc-0000-4000-8000-000000000008"
+CHAT = "9999cccc-0000-4000-8000-000000000009"
+ORG_AI = (
+    f":PROPERTIES:\n:ID: {CHAT}\n:END:\n#+title: Tenmoku tiles\n\n* Tenmoku test tiles\n"
+    "MYPARAGRAPH my tenmoku glaze test tiles came out rust brown at cone ten, thick where dipped twice.\n\n"
+    "#+begin_ai :model llama3.2+notes\n[ME]: Why did my tenmoku tiles turn rust brown?\n\n"
+    "[AI]: ORACLEREPLY a tenmoku turns rust brown when the iron saturates; your kiln log says cone ten.\n#+end_ai\n"
+)
+GPTEL_REPLY = "GPTELREPLY hold the tenmoku firing at the top for twenty minutes, as your kiln log says."
+GPTEL = with_bounds(
+    ":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {points}))\n:END:\n#+title: Tenmoku chat\n\n",
+    f"* How long should the tenmoku hold?\n{GPTEL_REPLY}\n\n"
+    "MYTYPED I tried a twenty minute hold on the tenmoku tiles and the rust brown spots went away.\n",
+    [GPTEL_REPLY],
+)
+FILES = {
+    "tenmoku-mine.org": (
+        f":PROPERTIES:\n:ID: {MINE}\n:END:\n#+title: Tenmoku glaze\n\n"
+        "* Tenmoku glaze test tiles\nMy tenmoku glaze test tiles came out rust brown at cone ten; the tiles dipped twice.\n"
+    ),
+    "tenmoku-org-ai.org": ORG_AI,
+    "tenmoku-gptel.org": GPTEL,
+}
+PARAGRAPH = ("tenmoku-org-ai.org", "Tenmoku test tiles")
+TYPED = ("tenmoku-gptel.org", "How long should the tenmoku hold?")
+
+
+async def vault_client(make_client, settings, roam_dir):
+    for name, text in FILES.items():
+        (roam_dir / name).write_text(text, encoding="utf-8")
+    return await make_client(settings)
+
+
+async def search_roles(client, query: str) -> dict[tuple[str, str], dict]:
+    resp = await client.get("/search", params={"q": query, "k": "30"})
+    return {(r["file"], r["heading"]): r for r in (await resp.json())["results"]}
+
+
+async def test_the_users_lines_beside_a_grounded_reply_are_found_and_the_reply_is_not(make_client, settings, roam_dir):
+    client = await vault_client(make_client, settings, roam_dir)
+    resp = await client.get("/similar", params={"node": MINE, "k": "50", "all": "true"})
+    results = (await resp.json())["results"]
+    found = {(r["file"], r["heading"]): r["role"] for r in results}
+    assert found.get(PARAGRAPH, "missing") is None, "the user's paragraph beside an org-ai chat is their note"
+    assert found.get(TYPED, "missing") is None, "the user's text under a gptel reply is their note"
+    assert "ORACLEREPLY" not in json.dumps(results) and "GPTELREPLY" not in json.dumps(results)
+    for query, place in (("MYPARAGRAPH rust brown", PARAGRAPH), ("MYTYPED twenty minute hold", TYPED)):
+        hits = await search_roles(client, query)
+        assert place in hits and hits[place]["role"] is None, (query, hits)
+    for query in ("ORACLEREPLY", "GPTELREPLY", "tenmoku rust brown cone ten twenty minutes"):
+        for place, hit in (await search_roles(client, query)).items():
+            shown = json.dumps(hit)
+            assert hit["role"] is not None or ("ORACLEREPLY" not in shown and "GPTELREPLY" not in shown), (query, hit)
+    resp = await client.get("/suggest-links", params={"node": CHAT, "k": "50", "all": "true"})
+    for s in (await resp.json())["suggestions"]:
+        assert s["paragraph"] is None or "ORACLEREPLY" not in s["paragraph"]["text"], s
+    # The chat is still dialogue: /recall gives it with its speakers, the reply included.
+    resp = await client.post("/recall", json={"question": "why did my tenmoku tiles turn rust brown?", "k": 10})
+    notes = [n for n in (await resp.json())["notes"] if n["file"] == "tenmoku-org-ai.org"]
+    assert notes and "llama3.2+notes" in notes[0]["speakers"], notes
+
+
+async def test_a_summary_holds_the_users_lines_and_not_the_reply(make_client, settings, roam_dir, fake_ollama):
+    client = await vault_client(make_client, settings, roam_dir)
+    resp = await client.post("/summarize", json={"node": CHAT})
+    body = await resp.json()
+    assert resp.status == 200, body
+    prompts = json.dumps(fake_ollama.state.chats)
+    assert "MYPARAGRAPH" in prompts, "the user's paragraph is summarized"
+    assert "ORACLEREPLY" not in prompts
+
