@@ -8,7 +8,9 @@ reader left it (its turns or marks changed by hand, the migration not applied):
   stays on its day, a reply the next morning goes to the next day (dialogue whose turns
   carry a time of day);
 * m023, m026: an org-ai chat is dialogue, and a #+begin_ai only shown is none;
-* m027: a file where gptel saved its state but no reply is the user's.
+* m027: a file where gptel saved its state but no reply is the user's;
+* m029: a heading holding a grounded reply and the user's own lines is the user's, read
+  without the reply (files holding a grounded model's turn).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sqlite3
 
 from tests.http.test_oracle_words_gptel import REASONING_CHAT
 from tests.http.test_oracle_words_org_ai import org_ai_note
+from tests.http.test_oracle_words_own_lines import ORG_AI
 from tests.runners import reconcile_once
 
 
@@ -150,3 +153,25 @@ async def test_a_file_where_gptel_saved_no_reply_is_read_again(roam_dir, make_se
         "UPDATE headings SET oracle = 1 WHERE title = 'Groceries'",
     )
     assert oracle_titles(settings.db_path) == []
+
+
+async def test_the_users_lines_beside_a_grounded_reply_are_read_again(roam_dir, make_settings):
+    # The older reader kept a heading holding the user's paragraph and a grounded org-ai
+    # chat whole as the oracle's words, its chunks the chat's scenes alone: m029 re-reads
+    # the files holding a grounded model's turn, and only those (not a chat with another model).
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "tenmoku.org").write_text(ORG_AI)
+    (roam_dir / "celadon.org").write_text(org_ai_note("", "OTHERAI"))
+    await reconcile_once(settings)
+    own_chunks = (
+        "SELECT count(*) FROM chunks WHERE first_turn IS NULL"
+        " AND heading IN (SELECT id FROM headings WHERE title = 'Tenmoku test tiles')"
+    )
+
+    assert oracle_titles(settings.db_path) == [] and _rows(settings.db_path, own_chunks) == [(1,)]
+    await upgraded_from(
+        settings, "m029_reread_replies_in_the_users_headings",
+        "UPDATE headings SET oracle = 1 WHERE title = 'Tenmoku test tiles'",
+        own_chunks.replace("SELECT count(*)", "DELETE"),
+    )
+    assert oracle_titles(settings.db_path) == [] and _rows(settings.db_path, own_chunks) == [(1,)]

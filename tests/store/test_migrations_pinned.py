@@ -53,6 +53,7 @@ PINNED = {
     "m026_reread_org_ai_blocks_as_org_reads_them": "3d1f7e7733e1385b",
     "m027_reread_gptel_state_without_bounds": "7d003dc82765350a",
     "m028_reread_turns_hours_back": "17992f676af8c1e2",
+    "m029_reread_replies_in_the_users_headings": "7bd04d057b557fb7",
 }
 
 

@@ -123,3 +123,20 @@ def m028_reread_turns_hours_back(conn) -> None:
         WHERE id IN (SELECT h.file FROM headings h WHERE h.id IN (SELECT heading FROM turns WHERE date LIKE '%T%'));
         """
     )
+
+
+@migration
+def m029_reread_replies_in_the_users_headings(conn) -> None:
+    # A heading holding a grounded model's reply (a gptel chat's, an org-ai block's with
+    # llama3.2+notes) and lines of the user's besides is the user's, kept without the
+    # reply (notes/oracle_words.py): it was kept whole as the oracle's words. The next
+    # reconcile re-reads the files holding a grounded model's turn, and only those.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (
+            SELECT h.file FROM headings h
+            WHERE h.id IN (SELECT heading FROM turns WHERE speaker LIKE '%+notes' OR speaker LIKE '%+notes:%')
+        );
+        """
+    )
