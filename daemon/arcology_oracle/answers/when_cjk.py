@@ -1,0 +1,165 @@
+"""Time in questions in Japanese and Chinese, read as :mod:`.when` reads English:
+dateparser reads both, and their time words (先週, 昨日, 3日前, 2024年3月, 月曜日; 上周,
+昨天, 3天前, 星期一) are found by their own pattern, with the particles that bound a range
+after them (から, まで, 以来, より前; 以来, 以后, 之前, 从X到Y) where English puts its
+prepositions before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from functools import lru_cache
+
+from ..notes import cjk
+from .day_range import DateRange, date_parser, day_or_span, period_bounds, shift
+
+# Japanese and Chinese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
+# counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
+# year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
+# month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
+# are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前", "两周前").
+_CJK_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|之|到|的|、|，|。|？|\?|！|!|\s|$)"
+_CJK_DATE = (
+    r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
+    rf"|\d{{4}}年{_CJK_PARTICLE})"
+)
+_NUMERALS = "一二三四五六七八九十两"
+_CJK_TIME = (
+    rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![{_NUMERALS}数几百千])[{_NUMERALS}]{{1,3}})"
+    r"(?:日|週間|か月|ヶ月|カ月|ヵ月|年|天|周|个月)前"
+    r"|一昨日|昨日|今日|今朝|今夜|今晩|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
+    r"|[月火水木金土日]曜日?)"
+)
+# Chinese words, looked for only in a question with no kana (a Japanese one reads 日本周辺
+# and 説明年度 as no time), and not inside the compounds that hold them (日本周边, 地下,
+# 说明年度, 每周一次).
+_ZH_TIME = (
+    r"(?:前天(?!候)|昨天|今天|昨晚|今晚|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
+    r"|(?<![说説文])明年(?!度|表)|星期[一二三四五六日天]|(?<![每一两二三四五六七八九十几])周[一二三四五六日](?!次))"
+)
+_ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
+_CJK_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日|去年的今天")
+
+
+@lru_cache(maxsize=2)
+def _patterns(chinese: bool) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """``(time words, between, bounds)`` for a question in Chinese or in Japanese:
+    XからYまで or 从X到Y; X with the particles after it that make it a range's start
+    (since), end (until) or the day after its end (before)."""
+    time = f"(?:{_CJK_TIME}|{_ZH_TIME})" if chinese else _CJK_TIME
+    between = f"从?({time})到({time})" if chinese else f"({time})から({time})まで"
+    bounds = "以来|以后|之后|以前|之前|到" if chinese else "以来|以降|以後|から|まで|以前|より前"
+    return re.compile(time), re.compile(between), re.compile(f"({time})({bounds})")
+
+
+# Before X (the day before it starts) and until X (its last day); the rest mean since X.
+_CJK_BEFORE = {False: ("より前",), True: ("以前", "之前")}
+_CJK_UNTIL = {False: ("まで", "以前"), True: ("到",)}
+_CJK_DIGITS_RE = re.compile(
+    r"(?P<y>\d{4})-(?P<m>\d{2})(?:-(?P<d>\d{2}))?|(?P<y2>\d{4})年(?:(?P<m2>\d{1,2})月(?:(?P<d2>\d{1,2})日)?)?"
+    r"|(?P<m3>\d{1,2})月(?:(?P<d3>\d{1,2})日)?"
+)
+# Words dateparser does not read, as one it does.
+_CJK_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日", "今晚": "今天", "今夜": "今日", "今晩": "今日", "这周": "本周", "这个月": "本月", "上星期": "上周",
+             "这星期": "本周", "下星期": "下周"}  # fmt: skip
+_KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
+_KANJI_NUMBER_RE = re.compile(f"[{_NUMERALS}]+")
+# 三, 十五, 二十, 九十九; 两 (2 in Chinese) alone.
+_KANJI_NUMERAL_RE = re.compile("(?=.)(?:([一二三四五六七八九])?(十))?([一二三四五六七八九])?|(两)")
+
+
+def parse_cjk(text: str, today: dt.date) -> DateRange | None:
+    """:func:`.when.parse_when` for a question in Japanese or, with no kana, Chinese:
+    "去年の今日"/"去年的今天", "XからYまで"/"从X到Y", X with a particle after it that makes
+    it a range's start, end or the day after its end (:func:`_patterns`; 以前 is until X's
+    end in Japanese, before X in Chinese), else the first time word."""
+    chinese = not cjk.has_kana(text)
+    time, between, bounds = _patterns(chinese)
+    if found := day_or_span(text, today, _CJK_THIS_DAY_RE, between, read_cjk):
+        return found
+    for m in bounds.finditer(text):
+        days = read_cjk(m[1], today)
+        if days is None:
+            continue
+        if m[2] in _CJK_BEFORE[chinese]:
+            return DateRange(None, shift(days[0], -1), m[0])
+        if m[2] in _CJK_UNTIL[chinese]:
+            return DateRange(None, days[1], m[0])
+        return DateRange(days[0], today, m[0])
+    for m in time.finditer(text):
+        days = read_cjk(m[0], today)
+        if days:
+            return DateRange(days[0], days[1], m[0])
+    return None
+
+
+def read_cjk(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """:func:`.when.read_expression` for one Japanese or Chinese time expression: dates in digits
+    counted here (:func:`_cjk_digits`), the words for times relative to today read by
+    dateparser (Japanese, else Chinese), and what it does not read (一昨年, 先々月) counted
+    here."""
+    if not _ANY_TIME_RE.fullmatch(text):
+        return None
+    if text[0].isdigit() and not text.endswith("前"):
+        return _cjk_digits(text, today)
+    if text in ("昨夜", "昨晩", "昨晚"):  # last night, and its small hours past midnight (dated today)
+        return today - dt.timedelta(days=1), today
+    if text == "一昨年":
+        return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
+    if text == "先々月":
+        first = today.replace(day=1)
+        return period_bounds((first - dt.timedelta(days=1)).replace(day=1) - dt.timedelta(days=1), "month")
+    text = _KANJI_NUMBER_RE.sub(_kanji_number, text) if text.endswith("前") else _CJK_SAME.get(text, text)
+    data = date_parser(today, "ja").get_date_data(text)
+    if data.date_obj is None:  # Chinese (昨天, 上周), which shares the dates in digits
+        data = date_parser(today, "zh").get_date_data(text)
+    if data.date_obj is None:
+        return None
+    return period_bounds(data.date_obj.date(), data.period or "day")
+
+
+def _kanji_number(m: re.Match) -> str:
+    """A kanji numeral up to 九十九 in digits (三: 3, 十五: 15, 二十: 20); another run of
+    them (三三, 十十) as it is, which then reads as no time."""
+    n = _KANJI_NUMERAL_RE.fullmatch(m[0])
+    if n is None:
+        return m[0]
+    if n[4]:
+        return "2"
+    tens = (_KANJI_DIGITS[n[1]] if n[1] else 1) if n[2] else 0
+    return str(10 * tens + (_KANJI_DIGITS[n[3]] if n[3] else 0))
+
+
+def _cjk_digits(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The days of 2024-05-01, 2024-05, 2024年3月5日, 2024年3月, 2024年, 3月5日 or 3月
+    (without a year: the latest on or before ``today``, as English "in March" is); None
+    for a day that does not exist."""
+    m = _CJK_DIGITS_RE.fullmatch(text)
+    if m is None:
+        return None
+    found = (m["y"] or m["y2"], m["m"] or m["m2"] or m["m3"], m["d"] or m["d2"] or m["d3"])
+    year, month, day = (int(g) if g else None for g in found)
+    try:
+        if year is None:
+            latest = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
+            if day is None:
+                return period_bounds(dt.date(latest, month, 1), "month")
+            return period_bounds(_latest_day(month, day, today), "day")
+        if month is None:
+            return period_bounds(dt.date(year, 1, 1), "year")
+        return period_bounds(dt.date(year, month, day or 1), "month" if day is None else "day")
+    except ValueError:  # no such day (13月, 2月30日, 0000年)
+        return None
+
+
+def _latest_day(month: int, day: int, today: dt.date) -> dt.date:
+    """The last ``month``/``day`` on or before ``today`` (2月29日: the last leap year's)."""
+    for year in range(today.year, today.year - 8, -1):
+        try:
+            found = dt.date(year, month, day)
+        except ValueError:
+            continue
+        if found <= today:
+            return found
+    raise ValueError(f"no {month}/{day}")
