@@ -203,6 +203,68 @@ def test_japanese_explicit_bounds():
         explicit_range("0000年", None, TODAY)
 
 
+def at(hour: int, minute: int = 0) -> dt.datetime:
+    """TODAY at that time of day: the clock a question is asked by."""
+    return dt.datetime.combine(TODAY, dt.time(hour, minute))
+
+
+@pytest.mark.parametrize(
+    ("question", "now", "since", "until"),
+    [
+        # Hours and minutes ago are counted from now (they were from noon: '12 hours ago' at
+        # 03:00 was today, not yesterday afternoon), a window a quarter of the span wide
+        # either way, an hour at least, never past now.
+        ("what did I say 12 hours ago", at(3), "2026-12-02", "2026-12-02"),  # 12:00-18:00
+        ("what did I say 12 hours ago", at(10), "2026-12-02", "2026-12-03"),  # 19:00-01:00
+        ("what did I note 3 hours ago", at(1), "2026-12-02", "2026-12-02"),  # 21:00-23:00
+        ("what did I write 30 minutes ago", at(0, 10), "2026-12-02", "2026-12-03"),
+        ("an hour ago", at(15), "2026-12-03", "2026-12-03"),
+        ("what did I write since 12 hours ago", at(3), "2026-12-02", "2026-12-03"),
+        ("what did I write in the last 3 hours", at(1), "2026-12-02", "2026-12-03"),
+        ("3時間前に何を言った", at(1), "2026-12-02", "2026-12-02"),
+        ("三時間前のメモ", at(1), "2026-12-02", "2026-12-02"),
+        ("30分前", at(0, 10), "2026-12-02", "2026-12-03"),
+        ("3小时前说了什么", at(1), "2026-12-02", "2026-12-02"),
+        # Tonight (and this evening) asked in the small hours is the night that began the
+        # evening before; last night, then, takes in the night before that too.
+        ("what did I do tonight", at(0, 30), "2026-12-02", "2026-12-03"),
+        ("what did I do tonight", at(21), "2026-12-03", "2026-12-03"),
+        ("what did I say this evening", at(0, 30), "2026-12-02", "2026-12-03"),
+        ("今夜話したこと", at(0, 30), "2026-12-02", "2026-12-03"),
+        ("今晩のメモ", at(0, 30), "2026-12-02", "2026-12-03"),
+        ("今晚吃什么", at(0, 30), "2026-12-02", "2026-12-03"),
+        ("what did I say last night", at(0, 30), "2026-12-01", "2026-12-03"),
+        ("昨夜話したこと", at(0, 30), "2026-12-01", "2026-12-03"),
+        ("what did I say last night", at(9), "2026-12-02", "2026-12-03"),
+        # After an event of a time ('last night's dinner') starts with that time, not after
+        # it: what followed the dinner was still last night.
+        ("what did I write after last night's dinner", at(9), "2026-12-02", "2026-12-03"),
+        ("what did I write after yesterday's meeting", at(9), "2026-12-02", "2026-12-03"),
+        ("what did I write after Monday's meeting", at(9), "2026-11-30", "2026-12-03"),
+        ("what changed after last week’s review", at(9), "2026-11-23", "2026-12-03"),
+        ("what did I write after last night", at(9), "2026-12-03", "2026-12-03"),  # the time itself: after it
+        # Before a part of a day keeps the day it is part of (it was the day before).
+        ("what did I write before last night", at(9), None, "2026-12-02"),
+        ("昨夜より前のメモ", at(9), None, "2026-12-02"),
+        ("what did I note before this morning's call", at(9), None, "2026-12-03"),
+        ("what did I write before the day before yesterday", at(9), None, "2026-11-30"),  # whole days: as before
+        # Hours and minutes in words.
+        ("what did I say half an hour ago", at(0, 20), "2026-12-02", "2026-12-03"),
+        ("what did I say a couple of hours ago", at(0, 30), "2026-12-02", "2026-12-02"),
+        ("what did I write in the past hour", at(0, 20), "2026-12-02", "2026-12-03"),
+    ],
+)
+def test_questions_read_by_the_clock(question, now, since, until):
+    found = parse_when(question, now)
+    assert found is not None, question
+    assert (found.as_dict()["since"], found.as_dict()["until"]) == (since, until), found
+
+
+def test_explicit_bounds_read_by_the_clock():
+    assert explicit_range("3 hours ago", None, at(1)).since == dt.date(2026, 12, 2)
+    assert explicit_range("tonight", None, at(0, 30)).since == dt.date(2026, 12, 2)
+
+
 def test_since_an_event_is_left_to_the_notes():
     found = parse_when("what changed since the move", TODAY)
     assert found.event == "the move" and found.until == TODAY and found.since is None

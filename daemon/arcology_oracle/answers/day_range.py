@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _YEAR_RE = re.compile(r"\b\d{4}\b")
+# After a time, the mark of an event in it: "last night's dinner", "Monday’s meeting".
+POSSESSIVE = ("'s", "\u2019s")
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ def year_ago(today: dt.date) -> dt.date:
 
 def day_or_span(
     text: str, today: dt.date, this_day: re.Pattern, between: re.Pattern,
-    read: Callable[[str, dt.date], tuple[dt.date, dt.date] | None],
+    read: Callable[[str], tuple[dt.date, dt.date] | None],
 ) -> DateRange | None:
     """A day a year ago (``this_day``: "this day last year") or the span from the first
     day of one expression to the last of another (``between``, its two groups read by
@@ -91,9 +93,9 @@ def day_or_span(
         return DateRange(day, day, m[0])
     if m := between.search(text):
         one, other = m[1] or m[2], m[m.lastindex]
-        first, second = read(one, today), read(other, today)
+        first, second = read(one), read(other)
         if first and second and first[0] > second[1] and not _YEAR_RE.search(one) and (year := _YEAR_RE.search(other)):
-            first = read(f"{one} {year[0]}", today) or first  # "between March and May 2024": May's year
+            first = read(f"{one} {year[0]}") or first  # "between March and May 2024": May's year
         if first and second:
             return DateRange(min(first[0], second[0]), max(first[1], second[1]), m[0].rstrip("?.!,; "))
     return None
@@ -106,3 +108,22 @@ def shift(day: dt.date, days: int) -> dt.date:
     except OverflowError:
         return dt.date.min if days < 0 else dt.date.max
 
+
+def bound_range(
+    word: str, first: dt.date, last: dt.date, today: dt.date, *, event: bool = False, part: bool = False
+) -> tuple[dt.date | None, dt.date | None]:
+    """The range ``word`` (since, from, after, before, until or till) makes of a time of
+    the days ``first``..``last``: since it, to today; until its end. After and before
+    leave its days out when it is whole days ("after last week": from the Monday after
+    it), keep the day it ends (after) or begins (before) when it is part of a day
+    (``part``: what came after this morning or before last night is partly on its day),
+    and keep all its days when the bound is an event in it (``event``: "after last
+    night's dinner" begins with last night, "before Monday's meeting" ends with Monday:
+    when in that time the event was is unknown)."""
+    if word in ("since", "from"):
+        return first, today
+    if word in ("until", "till"):
+        return None, last
+    if word == "after":
+        return (first if event else last if part else shift(last, 1)), today
+    return None, (last if event else first if part else shift(first, -1))

@@ -1,14 +1,18 @@
-"""Spans a question counts back from today, which dateparser does not read: "in the past
-week", "over the last 3 days", "in the last couple of months", and "last weekend" /
-"this weekend"; and the parts of a day dateparser reads wrongly or not at all: "the day
-before yesterday" (read as "before yesterday", every day up to it), "last night" (and
-the small hours of today: a night runs past midnight), "yesterday evening", "this
-morning". After "since", "before"... each bounds a range as a date does.
+"""Spans a question counts back from now, which dateparser does not read: "in the past
+week", "over the last 3 days", "in the last couple of months", "in the last 2 hours", and
+"last weekend" / "this weekend"; and the parts of a day dateparser reads wrongly or not
+at all: "the day before yesterday" (read as "before yesterday", every day up to it),
+"last night" and "tonight" (and the small hours after them: a night runs past midnight),
+"yesterday evening", "this morning", "3 hours ago" (read from noon, not from now). After
+"since", "before"... each bounds a range as a date does (:func:`.day_range.bound_range`;
+a part of a day keeps the day it is part of, "last night's dinner" all its days).
 
-A rolling span ends today and goes back the number of days, weeks, months or years it
-names (one without a number): "the past week" is today and the six days before, not
+A rolling span ends today and goes back the number of hours, days, weeks, months or years
+it names (one without a number): "the past week" is today and the six days before, not
 last calendar week (which "last week" is, read by :mod:`.when`). A weekend is its
 Saturday and Sunday; "last weekend" the one before this week (weeks start on Monday).
+What the clock decides (the night running in the small hours, hours ago) is
+:mod:`.clock`'s.
 """
 
 from __future__ import annotations
@@ -16,15 +20,18 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from . import clock
+from .day_range import POSSESSIVE, bound_range
+
 _NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-            "nine": 9, "ten": 10, "few": 3, "couple of": 2, "couple": 2}  # fmt: skip
+            "nine": 9, "ten": 10, "an": 1, "few": 3, "couple of": 2, "couple": 2}  # fmt: skip
 # "the last two weeks of December", "the last weekend in May", "the past few days before
 # the deadline": a span of something else, not one counted back from today.
 _NOT_OF = r"(?!\s+(?:of|in|before|after|from|until|to)\b)"
 _ROLLING_RE = re.compile(
     r"\b(?:(in|over|during|within|for)\s+)?the\s+(past|last|previous)\s+(?:(\d{1,4}|"
     + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True))
-    + r")\s+)?(day|week|month|year)s?\b" + _NOT_OF,
+    + r")\s+)?(minute|hour|day|week|month|year)s?\b" + _NOT_OF,
     re.I,
 )
 _WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
@@ -37,41 +44,47 @@ _PART_OF_DAY_RE = re.compile(
     r"\b(?:(?:the\s+)?(day\s+before\s+yesterday)"
     r"|((?<!\bthe\s)(?<!\bmy\s)(?<!\bour\s)(?<!\bhis\s)(?<!\bher\s)(?<!\byour\s)(?<!\btheir\s)(?<!\bits\s)(?<!\ba\s)"
     r"last\s+night|yesterday\s+(?:morning|afternoon|evening|night))"
-    r"|(this\s+(?:morning|afternoon|evening)))\b(?!\s+of\b)",
+    r"|(this\s+(?:morning|afternoon|evening)|tonight))\b(?!\s+of\b)",
     re.I,
 )
+_COUNT = r"(?:\d{1,4}|(?:a\s+)?(?:" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + r"))"
+# Hours and minutes ago, counted from now ("2 hours and 30 minutes ago", "half an hour ago").
+_AGO_RE = re.compile(
+    rf"\b(?:half\s+an\s+hour|{_COUNT}\s+(?:hours?|hrs?)(?:\s+and\s+{_COUNT}\s+(?:minutes?|mins?))?"
+    rf"|{_COUNT}\s+(?:minutes?|mins?))\s+ago\b",
+    re.I,
+)
+_NUMBER_WORD_RE = re.compile(r"\bhalf\s+an\s+hour\b|\b(?:a\s+)?(" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + r")\b", re.I)
 
 
-def rolling_span(text: str, today: dt.date) -> tuple[dt.date | None, dt.date | None, str] | None:
+def rolling_span(text: str, now: dt.datetime) -> tuple[dt.date | None, dt.date | None, str] | None:
     """``(first day, last day, the words that say it)`` of a rolling span, a part of a
-    day or a weekend in ``text``, else None; after "since", "before"... (:data:`_BOUND_RE`)
-    the range it bounds (either end open), as :mod:`.when` reads a date after those words."""
-    found = _span(text, today)
+    day, hours ago or a weekend in ``text`` asked at ``now``, else None; after "since",
+    "before"... (:data:`_BOUND_RE`) the range it bounds (either end open), as :mod:`.when`
+    reads a date after those words."""
+    found = _span(text, now)
     if found is None:
         return None
-    first, last, m = found
+    first, last, m, part = found
     bound = _BOUND_RE.search(text, 0, m.start())
-    word = bound[1].lower() if bound else ""
-    if word in ("since", "from"):
-        return first, today, bound[0] + m[0]
-    if word == "after":  # the day after it; after what ends today (this morning, last night), today
-        return min(last + dt.timedelta(days=1), today), today, bound[0] + m[0]
-    if word == "before":
-        return None, first - dt.timedelta(days=1), bound[0] + m[0]
-    if word in ("until", "till"):
-        return None, last, bound[0] + m[0]
-    return first, last, m[0].strip()
+    if bound is None:
+        return first, last, m[0].strip()
+    event = text[m.end() :].startswith(POSSESSIVE)
+    return *bound_range(bound[1].lower(), first, last, now.date(), event=event, part=part), bound[0] + m[0]
 
 
-def whole_span(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
-    """The days of ``text`` when it is a rolling span, a part of a day or a weekend and
-    nothing else ("last night", "the past week": a ``since``/``until`` parameter)."""
-    found = _span(text, today)
+def whole_span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
+    """The days of ``text`` when it is a rolling span, a part of a day, hours ago or a
+    weekend and nothing else ("last night", "the past week": a ``since``/``until``
+    parameter)."""
+    found = _span(text, now)
     return found[:2] if found and found[2][0].lower().split() == text.lower().split() else None
 
 
-def _span(text: str, today: dt.date) -> tuple[dt.date, dt.date, re.Match] | None:
-    """:func:`rolling_span` without the words bounding it, with the match that says it."""
+def _span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, re.Match, bool] | None:
+    """:func:`rolling_span` without the words bounding it, with the match that says it
+    and whether the span is part of a day (hours, a night) rather than whole days."""
+    today = now.date()
     # "the last day of school" is no span: without a number, "last" needs "in", "over"...
     m = next((m for m in _ROLLING_RE.finditer(text) if m[1] or m[3] or m[2].lower() == "past"), None)
     if m:
@@ -80,21 +93,32 @@ def _span(text: str, today: dt.date) -> tuple[dt.date, dt.date, re.Match] | None
         if n == 0:
             return None
         unit = m[4].lower()
+        if unit in ("minute", "hour"):
+            return clock.since_hours(dt.timedelta(**{unit + "s": n}), now), today, m, True
         if unit in ("day", "week"):
             first = today - dt.timedelta(days=n * (7 if unit == "week" else 1) - 1)
         else:
             first = _months_back(today, n * (12 if unit == "year" else 1)) + dt.timedelta(days=1)
-        return max(first, dt.date.min), today, m
+        return max(first, dt.date.min), today, m, False
     if m := _PART_OF_DAY_RE.search(text):
+        words = m[0].lower().split()
+        if words[-1] == "night" or words[-1] == "tonight" or words == ["this", "evening"]:
+            return *clock.night(now, last=words[-1] == "night"), m, True
         day = today - dt.timedelta(days=2 if m[1] else 1 if m[2] else 0)
-        # A night runs past midnight: what was said in its small hours is dated today.
-        night = bool(m[2]) and m[2].lower().split()[-1] == "night"
-        return day, today if night else day, m
+        return day, day, m, not m[1]
+    if m := _AGO_RE.search(text):
+        days = clock.ago(_NUMBER_WORD_RE.sub(_digits, m[0]), now)
+        return (*days, m, True) if days else None
     if m := _WEEKEND_RE.search(text):
         monday = today - dt.timedelta(days=today.weekday())
         saturday = monday + dt.timedelta(days=5 if m[1].lower() == "this" else -2)
-        return saturday, saturday + dt.timedelta(days=1), m
+        return saturday, saturday + dt.timedelta(days=1), m, False
     return None
+
+
+def _digits(m: re.Match) -> str:
+    """A number in words as dateparser reads it: "a couple of" 2, "half an hour" 30 minutes."""
+    return str(_NUMBERS[m[1].lower()]) if m[1] else "30 minutes"
 
 
 def _months_back(day: dt.date, months: int) -> dt.date:

@@ -23,7 +23,8 @@ import re
 
 from ..errors import BadRequest
 from ..notes import cjk
-from .day_range import DateRange, date_parser, day_or_span, parser_settings, period_bounds, shift, year_ago
+from . import clock
+from .day_range import POSSESSIVE, DateRange, bound_range, date_parser, day_or_span, parser_settings, period_bounds, year_ago
 from .rolling import rolling_span, whole_span
 from .when_cjk import parse_cjk, read_cjk
 
@@ -49,11 +50,13 @@ _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;
 _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
 
 
-def read_expression(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
-    """The days a whole date expression (``last week``, ``2024-03``) covers, or None."""
+def read_expression(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
+    """The days a whole date expression (``last week``, ``2024-03``) asked at ``now``
+    covers, or None."""
     text = text.strip()
     if cjk.has_cjk(text):
-        return read_cjk(text, today)
+        return read_cjk(text, now)
+    today = now.date()
     # A whole expression that is a month alone is one ("since May"), which in a sentence
     # _TIME_WORD_RE leaves to its context ("may" is a verb too).
     if not text or not (_TIME_WORD_RE.search(text) or text.lower() in _MONTHS):
@@ -70,54 +73,53 @@ def read_expression(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None
     return period_bounds(data.date_obj.date(), period)
 
 
-def parse_when(text: str, today: dt.date | None = None) -> DateRange | None:
-    """The date range a question speaks of, or None when it names no time."""
-    today = today or dt.date.today()
+def parse_when(text: str, now: dt.date | dt.datetime | None = None) -> DateRange | None:
+    """The date range a question asked at ``now`` (the clock's when None; a date alone is
+    that day at noon, :func:`.clock.moment`) speaks of, or None when it names no time."""
+    now = clock.moment(now)
+    today = now.date()
     if cjk.has_cjk(text):
-        if found := parse_cjk(text, today):
+        if found := parse_cjk(text, now):
             return found
         text = cjk.set_apart(text)  # English time words in it: "last weekに"
-    if found := day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, read_expression):
+    if found := day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, lambda words: read_expression(words, now)):
         return found
-    if span := rolling_span(text, today):  # "in the past 3 days", "last weekend"
+    if span := rolling_span(text, now):  # "in the past 3 days", "last weekend", "3 hours ago"
         return DateRange(*span)
     m = _SINCE_RE.search(text)
     if m:
         word, rest = m[1].lower(), m[2].strip()
-        days, rest = _longest_prefix(rest, today)
+        days, rest, event = _longest_prefix(rest, now)
         expression = f"{m[1]} {rest}"
-        if days and word in ("since", "from"):
-            return DateRange(days[0], today, expression)
-        if days and word == "after":
-            return DateRange(shift(days[1], 1), today, expression)
-        if days and word in ("before",):
-            return DateRange(None, shift(days[0], -1), expression)
-        if days and word in ("until", "till"):
-            return DateRange(None, days[1], expression)
-        if not days and word == "since" and _EVENT_RE.match(rest):
+        if days:
+            return DateRange(*bound_range(word, *days, today, event=event), expression)
+        if word == "since" and _EVENT_RE.match(rest):
             return DateRange(None, today, expression, event=rest)
-    return _search(text, today)
+    return _search(text, now)
 
 
-def _longest_prefix(text: str, today: dt.date) -> tuple[tuple[dt.date, dt.date] | None, str]:
+def _longest_prefix(text: str, now: dt.datetime) -> tuple[tuple[dt.date, dt.date] | None, str, bool]:
     """The days of the longest run of leading words of ``text`` that reads as a date
-    ("2024-05-01 what did I cook" -> 2024-05-01), else None and ``text``."""
+    ("2024-05-01 what did I cook" -> 2024-05-01), else None and ``text``; and whether
+    it names an event of that time ("Monday's meeting": read as Monday)."""
     words = text.split()
     for n in range(min(len(words), 6), 0, -1):
-        days = read_expression(" ".join(words[:n]), today)
+        phrase = " ".join(words[:n])
+        event = phrase.endswith(POSSESSIVE)
+        days = read_expression(phrase[:-2] if event else phrase, now)
         if days:
-            return days, " ".join(words[:n])
-    return None, text
+            return days, phrase, event
+    return None, text, False
 
 
-def _search(text: str, today: dt.date) -> DateRange | None:
+def _search(text: str, now: dt.datetime) -> DateRange | None:
     if not _TIME_WORD_RE.search(text):
         return None
     from dateparser.search import search_dates
 
-    found = search_dates(text, languages=["en"], settings=parser_settings(today)) or []
+    found = search_dates(text, languages=["en"], settings=parser_settings(now.date())) or []
     for expression, _ in found:
-        days = read_expression(expression, today)
+        days = read_expression(expression, now)
         if days:
             return DateRange(days[0], days[1], expression.strip())
     return None
@@ -130,12 +132,15 @@ def without_expression(text: str, found: DateRange | None) -> str:
     return re.sub(re.escape(found.expression), " ", text, count=1, flags=re.I).strip()
 
 
-def explicit_range(since: str | None, until: str | None, today: dt.date | None = None) -> DateRange | None:
+def explicit_range(
+    since: str | None, until: str | None, now: dt.date | dt.datetime | None = None
+) -> DateRange | None:
     """A range from the ``since``/``until`` parameters (ISO dates or expressions such as
-    ``last week``: since takes its first day, until its last). BadRequest if unreadable."""
+    ``last week``, read at ``now`` as :func:`parse_when` reads them: since takes its first
+    day, until its last). BadRequest if unreadable."""
     if not since and not until:
         return None
-    today = today or dt.date.today()
+    now = clock.moment(now)
     bounds = []
     for name, value, end in (("since", since, 0), ("until", until, 1)):
         if not value:
@@ -145,7 +150,7 @@ def explicit_range(since: str | None, until: str | None, today: dt.date | None =
             days = (dt.date.fromisoformat(value),) * 2
         except ValueError:
             # 2024-13-01 is no date; dateparser would read it as 13 January.
-            days = None if _ISO_LIKE_RE.match(value.strip()) else read_expression(value, today) or whole_span(value, today)
+            days = None if _ISO_LIKE_RE.match(value.strip()) else whole_span(value, now) or read_expression(value, now)
         if not days:
             raise BadRequest(f"{name}: cannot read {value!r} as a date (use YYYY-MM-DD or e.g. 'last week')")
         bounds.append(days[end])

@@ -12,13 +12,15 @@ import re
 from functools import lru_cache
 
 from ..notes import cjk
-from .day_range import DateRange, date_parser, day_or_span, period_bounds, shift
+from . import clock
+from .day_range import DateRange, bound_range, date_parser, day_or_span, period_bounds
 
 # Japanese and Chinese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
 # counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
 # year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
 # month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
-# are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前", "两周前").
+# are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前", "两周前",
+# "三時間前"); minutes only in digits ("30分前": 十分 is "enough", "very").
 _CJK_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|之|到|的|、|，|。|？|\?|！|!|\s|$)"
 _CJK_DATE = (
     r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
@@ -27,7 +29,7 @@ _CJK_DATE = (
 _NUMERALS = "一二三四五六七八九十两"
 _CJK_TIME = (
     rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![{_NUMERALS}数几百千])[{_NUMERALS}]{{1,3}})"
-    r"(?:日|週間|か月|ヶ月|カ月|ヵ月|年|天|周|个月)前"
+    r"(?:日|週間|時間|か月|ヶ月|カ月|ヵ月|年|天|周|小时|个月)前|(?<!\d)\d{1,3}分钟?前"
     r"|一昨日|昨日|今日|今朝|今夜|今晩|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
     r"|[月火水木金土日]曜日?)"
 )
@@ -61,56 +63,61 @@ _CJK_DIGITS_RE = re.compile(
     r"|(?P<m3>\d{1,2})月(?:(?P<d3>\d{1,2})日)?"
 )
 # Words dateparser does not read, as one it does.
-_CJK_SAME = {"今朝": "今日", "昨夜": "昨日", "昨晩": "昨日", "今晚": "今天", "今夜": "今日", "今晩": "今日", "这周": "本周", "这个月": "本月", "上星期": "上周",
-             "这星期": "本周", "下星期": "下周"}  # fmt: skip
+_CJK_SAME = {"今朝": "今日", "这周": "本周", "这个月": "本月", "上星期": "上周", "这星期": "本周", "下星期": "下周"}
+# Tonight (False) and last night (True), read by the clock (:func:`.clock.night`).
+_NIGHT = {"今夜": False, "今晩": False, "今晚": False, "昨夜": True, "昨晩": True, "昨晚": True}
+_CLOCK_RE = re.compile("(?:時間|小时|分钟|分)前$")
 _KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
 _KANJI_NUMBER_RE = re.compile(f"[{_NUMERALS}]+")
 # 三, 十五, 二十, 九十九; 两 (2 in Chinese) alone.
 _KANJI_NUMERAL_RE = re.compile("(?=.)(?:([一二三四五六七八九])?(十))?([一二三四五六七八九])?|(两)")
 
 
-def parse_cjk(text: str, today: dt.date) -> DateRange | None:
+def parse_cjk(text: str, now: dt.datetime) -> DateRange | None:
     """:func:`.when.parse_when` for a question in Japanese or, with no kana, Chinese:
     "去年の今日"/"去年的今天", "XからYまで"/"从X到Y", X with a particle after it that makes
     it a range's start, end or the day after its end (:func:`_patterns`; 以前 is until X's
-    end in Japanese, before X in Chinese), else the first time word."""
+    end in Japanese, before X in Chinese; a part of a day keeps its day, as in English:
+    :func:`.day_range.bound_range`), else the first time word. Asked at ``now``."""
     chinese = not cjk.has_kana(text)
     time, between, bounds = _patterns(chinese)
-    if found := day_or_span(text, today, _CJK_THIS_DAY_RE, between, read_cjk):
+    if found := day_or_span(text, now.date(), _CJK_THIS_DAY_RE, between, lambda words: read_cjk(words, now)):
         return found
     for m in bounds.finditer(text):
-        days = read_cjk(m[1], today)
+        days = read_cjk(m[1], now)
         if days is None:
             continue
-        if m[2] in _CJK_BEFORE[chinese]:
-            return DateRange(None, shift(days[0], -1), m[0])
-        if m[2] in _CJK_UNTIL[chinese]:
-            return DateRange(None, days[1], m[0])
-        return DateRange(days[0], today, m[0])
+        word = "before" if m[2] in _CJK_BEFORE[chinese] else "until" if m[2] in _CJK_UNTIL[chinese] else "since"
+        part = m[1] in _NIGHT or m[1] == "今朝" or _CLOCK_RE.search(m[1]) is not None
+        return DateRange(*bound_range(word, *days, now.date(), part=part), m[0])
     for m in time.finditer(text):
-        days = read_cjk(m[0], today)
+        days = read_cjk(m[0], now)
         if days:
             return DateRange(days[0], days[1], m[0])
     return None
 
 
-def read_cjk(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+def read_cjk(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
     """:func:`.when.read_expression` for one Japanese or Chinese time expression: dates in digits
     counted here (:func:`_cjk_digits`), the words for times relative to today read by
     dateparser (Japanese, else Chinese), and what it does not read (一昨年, 先々月) counted
-    here."""
+    here; by the clock at ``now`` (:mod:`.clock`), tonight and last night (今夜, 昨夜...)
+    and hours or minutes ago (3時間前, 30分钟前)."""
     if not _ANY_TIME_RE.fullmatch(text):
         return None
+    today = now.date()
     if text[0].isdigit() and not text.endswith("前"):
         return _cjk_digits(text, today)
-    if text in ("昨夜", "昨晩", "昨晚"):  # last night, and its small hours past midnight (dated today)
-        return today - dt.timedelta(days=1), today
+    if text in _NIGHT:
+        return clock.night(now, last=_NIGHT[text])
     if text == "一昨年":
         return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
     if text == "先々月":
         first = today.replace(day=1)
         return period_bounds((first - dt.timedelta(days=1)).replace(day=1) - dt.timedelta(days=1), "month")
     text = _KANJI_NUMBER_RE.sub(_kanji_number, text) if text.endswith("前") else _CJK_SAME.get(text, text)
+    if _CLOCK_RE.search(text):
+        return clock.ago(text, now, "ja") or clock.ago(text, now, "zh")
     data = date_parser(today, "ja").get_date_data(text)
     if data.date_obj is None:  # Chinese (昨天, 上周), which shares the dates in digits
         data = date_parser(today, "zh").get_date_data(text)
