@@ -425,3 +425,26 @@ async def test_what_i_noted_today_comes_before_notes_only_edited_today(make_clie
         resp = await client.post("/recall", json={"question": question, "k": 5})
         notes = (await resp.json())["notes"]
         assert any("zorbleflux" in n["text"] for n in notes), (question, [n["heading"] for n in notes])
+
+
+THINGS = ["Kiln", "Bicycle", "Taxes", "Garden", "Piano", "Roof", "Library", "Dentist", "Passport", "Sourdough", "Gutter", "Chess"]
+
+
+async def test_a_question_that_is_only_its_time_reads_every_day_of_it(make_client, make_settings, fake_ollama, roam_dir):
+    # A busy Monday (a dozen headings) and a few notes on each other day of the week: the
+    # notes for "what did I do that week" were the Monday's alone, the first k by date.
+    week = [dt.date(2019, 6, 3) + dt.timedelta(days=n) for n in range(7)]
+    (roam_dir / "daily").mkdir(exist_ok=True)
+    for day in week:
+        count = 12 if day == week[0] else 2
+        body = "".join(f"* {THINGS[i]} on {day:%A}\nSaw to the {THINGS[i].lower()} today.\n" for i in range(count))
+        (roam_dir / "daily" / f"{day}.org").write_text(f"#+title: {day}\n{body}")
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    resp = await client.post("/recall", json={"question": "what did I do between 2019-06-03 and 2019-06-09?", "k": 5})
+    dates = [n["date"] for n in (await resp.json())["notes"]]
+    assert len(set(dates)) >= 4 and max(dates) >= "2019-06-07", dates
+    resp = await client.get("/search", params={"q": "what did I do", "since": "2019-06-03", "until": "2019-06-09", "k": "5"})
+    body = await resp.json()
+    dates = [r["date"] for r in body["results"]]
+    assert body["mode"] == "dated" and dates == sorted(dates), body
+    assert len(set(dates)) >= 4 and max(dates) >= "2019-06-07", dates

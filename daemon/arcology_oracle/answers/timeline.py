@@ -1,7 +1,8 @@
 """Retrieval within a date range: the same hybrid ranking as :mod:`retrieval`, but only
 among headings dated in the range (so a year of journal does not drown "last week"), and,
-for a question that is nothing but its time ("what did I do last week"), every heading
-of the range in date order.
+for a question that is nothing but its time ("what did I do last week"), the range's
+headings spread over its days (each day's first, then each day's second...), shown in
+date order.
 
 Synchronous, on one store, like :mod:`retrieval`; query vectors come from the caller.
 """
@@ -37,14 +38,15 @@ def ranked_in_range(
     store: Store, text: str, vectors: Sequence[Sequence[float]], rng: DateRange, pool: int, *, min_similarity: float = 0.0
 ) -> tuple[list[list[int]], dict[int, str]]:
     """Rankings of heading ids dated in ``rng`` (one per query vector, one by keywords),
-    and keyword snippets. With no words to search for, one ranking: the range in date order."""
+    and keyword snippets. With no words to search for, one ranking: the range's headings
+    spread over its days (:func:`range_headings`)."""
     since, until = rng.bounds()
     rankings: list[list[int]] = []
     snippets: dict[int, str] = {}
     text = subject(text, rng)
     match = retrieval.fts_query(text)
     if match is None:
-        return [dated.headings_in_range(store, since, until, pool)], snippets
+        return [range_headings(store, rng, pool)], snippets
     keyword = dated.fts_in_range(store, match, pool, since, until)
     if not keyword:
         any_match = retrieval.fts_query(text, any_term=True)
@@ -82,23 +84,27 @@ def search_in_range(
     store: Store, query: str, k: int, vector: Sequence[float] | None, rng: DateRange, *, min_similarity: float = 0.0
 ) -> tuple[str, list[retrieval.Result]]:
     """:func:`.search_ranking.search` among headings dated in ``rng``; mode ``dated``
-    when the query held no words besides its time (results then in date order)."""
+    when the query held no words besides its time (results then spread over the range's
+    days, :func:`range_headings`, and in date order)."""
     pool = max(k * 5, 50)
     rankings, snippets = ranked_in_range(
         store, query, [vector] if vector is not None else [], rng, pool, min_similarity=min_similarity
     )
     if retrieval.fts_query(subject(query, rng)) is None:
         ids = rankings[0] if rankings else []
-        return "dated", retrieval.to_results(store, [(h, 0.0) for h in ids], k)
+        results = retrieval.to_results(store, [(h, 0.0) for h in ids], k)
+        return "dated", sorted(results, key=lambda r: r.date or "")
     mode = "hybrid" if len(rankings) > 1 else "keyword"
     fused = retrieval.reciprocal_rank_fusion(*rankings)
     return mode, retrieval.to_results(store, fused, k, snippets=snippets)
 
 
 def range_headings(store: Store, rng: DateRange, limit: int) -> list[int]:
-    """The first ``limit`` headings dated in ``rng``, in date order."""
+    """Up to ``limit`` headings dated in ``rng``, spread over its days (each day's first,
+    then each day's second...: :func:`.dated.headings_across_days`), so that a week cut
+    to k notes is not its busiest first day; shown in date order by the callers."""
     since, until = rng.bounds()
-    return dated.headings_in_range(store, since, until, limit)
+    return dated.headings_across_days(store, since, until, limit)
 
 
 def journal(store: Store, rng: DateRange, limit: int) -> tuple[list[retrieval.Result], bool, bool]:
@@ -130,8 +136,8 @@ class RangeGate:
     """How a date range changes ``/ask``'s relevance gate: only headings dated in the
     range are kept; a question that is only its time ("what did I do last week") takes
     the range as it is; headings holding the question's words pass whatever their
-    vectors say; and the range's headings, in date order, fill the context while fewer
-    than k passed."""
+    vectors say; and the range's headings, spread over its days, fill the context while
+    fewer than k passed."""
 
     rng: DateRange
     only_time: bool
@@ -150,7 +156,8 @@ def dated_candidates(
 ) -> tuple[list[tuple[int, float]], RangeGate]:
     """The candidates of ``/ask`` within ``rng``: the fused rankings of
     :func:`ranked_in_range` (and of the buffer's words), then the range's other
-    headings in date order (score 0); and the gate they go through."""
+    headings spread over its days (:func:`range_headings`, score 0); and the gate they
+    go through."""
     rankings, snippets = ranked_in_range(store, question, vectors, rng, size)
     if buffer:
         rankings.append([h for h, _, _ in retrieval.keyword_hits(store, buffer, size, any_term=True)])

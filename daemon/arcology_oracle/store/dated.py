@@ -62,6 +62,32 @@ def headings_in_range(store: Store, since: str, until: str, limit: int, *, daily
     ]
 
 
+def headings_across_days(store: Store, since: str, until: str, limit: int) -> list[int]:
+    """Ids of up to ``limit`` headings dated in range, spread over its days: each day's
+    first (in :func:`headings_in_range`'s order within a day), then each day's second,
+    and so on; within a round, the days in an order any start of which spreads evenly
+    over the range (first, middle, quarters...: :func:`_spread`), so that a week, or a
+    year, cut to a few notes is not its first day or days. Not in date order."""
+    rows = store.conn.execute(
+        "SELECT id, date, n FROM (SELECT h.id, h.date, ROW_NUMBER() OVER (PARTITION BY h.date"
+        " ORDER BY h.date_source IS 'mtime', f.path, h.start_line) AS n"
+        " FROM headings h JOIN files f ON f.id = h.file WHERE h.date BETWEEN ? AND ? AND (h.level > 0 OR h.text != ''))"
+        " WHERE n <= ?",
+        (since, until, int(limit)),
+    ).fetchall()
+    days = sorted({r[1] for r in rows})
+    place = dict(zip(days, _spread(len(days))))
+    return [r[0] for r in sorted(rows, key=lambda r: (r[2], place[r[1]]))][: int(limit)]
+
+
+def _spread(count: int) -> list[int]:
+    """Each of ``count`` positions' place in an order that keeps any start of it spread
+    evenly (the van der Corput order: 0, 4, 2, 6, 1, 5, 3, 7 for eight): its index's
+    bits reversed."""
+    bits = max(1, (count - 1).bit_length())
+    return [int(f"{i:0{bits}b}"[::-1], 2) for i in range(count)]
+
+
 def has_daily_headings(store: Store) -> bool:
     """Whether any heading of a daily note is indexed."""
     return store.conn.execute("SELECT 1 FROM headings WHERE date_source = 'daily' LIMIT 1").fetchone() is not None
