@@ -25,13 +25,14 @@ from .day_range import POSSESSIVE, bound_range
 
 _NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10, "an": 1, "few": 3, "couple of": 2, "couple": 2}  # fmt: skip
+# The longest first: "couple of" before "couple".
+_NUMBER_WORDS = "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True))
 # "the last two weeks of December", "the last weekend in May", "the past few days before
 # the deadline": a span of something else, not one counted back from today.
 _NOT_OF = r"(?!\s+(?:of|in|before|after|from|until|to)\b)"
 _ROLLING_RE = re.compile(
-    r"\b(?:(in|over|during|within|for)\s+)?the\s+(past|last|previous)\s+(?:(\d{1,4}|"
-    + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True))
-    + r")\s+)?(minute|hour|day|week|month|year)s?\b" + _NOT_OF,
+    rf"\b(?:(in|over|during|within|for)\s+)?the\s+(past|last|previous)\s+(?:(\d{{1,4}}|{_NUMBER_WORDS})\s+)?"
+    r"(minute|hour|day|week|month|year)s?\b" + _NOT_OF,
     re.I,
 )
 _WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
@@ -47,14 +48,14 @@ _PART_OF_DAY_RE = re.compile(
     r"|(this\s+(?:morning|afternoon|evening)|tonight))\b(?!\s+of\b)",
     re.I,
 )
-_COUNT = r"(?:\d{1,4}|(?:a\s+)?(?:" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + r"))"
+_COUNT = rf"(?:\d{{1,4}}|(?:a\s+)?(?:{_NUMBER_WORDS}))"
 # Hours and minutes ago, counted from now ("2 hours and 30 minutes ago", "half an hour ago").
 _AGO_RE = re.compile(
     rf"\b(?:half\s+an\s+hour|{_COUNT}\s+(?:hours?|hrs?)(?:\s+and\s+{_COUNT}\s+(?:minutes?|mins?))?"
     rf"|{_COUNT}\s+(?:minutes?|mins?))\s+ago\b",
     re.I,
 )
-_NUMBER_WORD_RE = re.compile(r"\bhalf\s+an\s+hour\b|\b(?:a\s+)?(" + "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)) + r")\b", re.I)
+_NUMBER_WORD_RE = re.compile(rf"\bhalf\s+an\s+hour\b|\b(?:a\s+)?({_NUMBER_WORDS})\b", re.I)
 
 
 def rolling_span(text: str, now: dt.datetime) -> tuple[dt.date | None, dt.date | None, str] | None:

@@ -24,7 +24,9 @@ import re
 from ..errors import BadRequest
 from ..notes import cjk
 from . import clock
-from .day_range import POSSESSIVE, DateRange, bound_range, date_parser, day_or_span, parser_settings, period_bounds, year_ago
+from .day_range import (
+    POSSESSIVE, DateRange, bound_range, date_parser, day_or_span, parser_settings, period_bounds, year_ago,
+)  # fmt: skip
 from .rolling import rolling_span, whole_span
 from .when_cjk import parse_cjk, read_cjk
 
