@@ -385,6 +385,9 @@ class FakeOllamaState:
     chat_error_message: str = "an error was encountered while running the model: fake failure"
     # After this many pieces, drop the connection without finishing the chunked body.
     chat_abort_midway: int | None = None
+    # This many of a streamed answer's last pieces come in its final (done) frame, as
+    # Ollama's tool-call parser sends text it held back because it looked like a call.
+    chat_held_pieces: int = 0
     # Computes the embeddings of a list of texts instead of fake_embedding (the benchmarks'
     # hash or sentence-transformers vectors: lists or a numpy array), in a worker thread.
     vectors: Callable[[list[str]], Any] | None = None
@@ -486,8 +489,8 @@ class FakeOllamaState:
     CONFIG_FIELDS = (
         "fail_status", "fail_message", "fail_count", "fault_paths", "faults_after", "garbage", "wrong_dims",
         "hang", "hang_max", "delay_per_request", "delay_per_text", "delay_per_piece", "parallel",
-        "chat_error_midway", "chat_error_message", "chat_abort_midway", "chat_reply", "chat_tool_calls",
-        "version",
+        "chat_error_midway", "chat_error_message", "chat_abort_midway", "chat_held_pieces", "chat_reply",
+        "chat_tool_calls", "version",
     )  # fmt: skip
 
     def configure(self, changes: Mapping[str, Any]) -> None:
@@ -916,8 +919,9 @@ async def _complete(
     async def send(obj: dict[str, Any]) -> None:
         await response.write(json.dumps(obj).encode() + b"\n")
 
+    held = len(pieces) - min(max(state.chat_held_pieces, 0), len(pieces))
     try:
-        for i, piece in enumerate(pieces):
+        for i, piece in enumerate(pieces[:held]):
             if state.chat_abort_midway is not None and i >= state.chat_abort_midway:
                 if request.transport is not None:
                     request.transport.abort()
@@ -932,7 +936,7 @@ async def _complete(
                 state.first_piece_sent.set()
                 if state.stream_gate is not None:
                     await _wait_event(state, state.stream_gate, None, request)
-        await send(final(""))
+        await send(final("".join(pieces[held:])))
         await response.write_eof()
     except (_ClientGone, ConnectionResetError):
         state._client_left()

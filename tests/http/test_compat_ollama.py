@@ -157,6 +157,20 @@ async def test_grounded_chat_streams_incrementally(ollama_client, fake_ollama):
     assert all(p.model == "llama3.2+notes" for p in parts)
 
 
+async def test_sources_follow_text_that_arrives_in_the_final_frame(ollama_client, fake_ollama):
+    """Ollama's tool-call parser holds back text that looked like the start of a call and
+    sends it in the final (done) frame: the sources block still ends the answer."""
+    fake_ollama.state.chat_held_pieces = 3
+    messages = [{"role": "user", "content": COFFEE_QUESTION}]
+    parts = [p async for p in await ollama_client.chat(model="llama3.2+notes", messages=messages, stream=True)]
+    generated = [p async for p in await ollama_client.generate(model="llama3.2+notes", prompt=COFFEE_QUESTION, stream=True)]
+    for text in ("".join(p.message.content for p in parts), "".join(p.response for p in generated)):
+        body, _, sources = text.partition("\n\nSources:\n")
+        assert body.startswith("Based on your notes [1]") and body.endswith(COFFEE_QUESTION)
+        assert sources.startswith(f"- [1] [[id:{COFFEE_ID}]") and sources.endswith("]]\n")
+    assert parts[-1].done and generated[-1].done
+
+
 async def test_unrelated_question_gets_no_notes_and_no_sources(ollama_client, fake_ollama):
     answer = await ollama_client.chat(model="llama3.2+notes", messages=[{"role": "user", "content": UNRELATED_QUESTION}])
     assert not notes_messages(fake_ollama.state.requests["/api/chat"][-1]["messages"])

@@ -144,10 +144,22 @@ def _append_content(frame: dict[str, Any], text: str) -> None:
         frame["response"] = (frame.get("response") or "") + text
 
 
+def _take_content(frame: dict[str, Any]) -> str:
+    """The text a frame carries, taken out of it (the frame is left with "")."""
+    holder, key = (frame["message"], "content") if isinstance(frame.get("message"), dict) else (frame, "response")
+    text = holder.get(key)
+    if not isinstance(text, str) or not text:
+        return ""
+    holder[key] = ""
+    return text
+
+
 async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncIterator[dict[str, Any]]:
     """Stream ``plan`` upstream and yield its frames (Ollama's shape) for the client: the
     model renamed to the client's name, the sources as one more content frame before the
     last frame (not after tool calls), an upstream error as a final ``{"error": ...}``.
+    Text the last frame carries (Ollama's tool-call parser sends there what it held back)
+    moves into that content frame, before the sources, so they end the answer.
 
     Raises UpstreamError/UpstreamUnavailable before the first frame if the request fails.
     """
@@ -169,7 +181,7 @@ async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncI
                     extra = {"model": plan.name, "created_at": frame.get("created_at"), "done": False}
                     if path == "/api/chat":
                         extra["message"] = {"role": "assistant", "content": ""}
-                    _append_content(extra, plan.sources)
+                    _append_content(extra, _take_content(frame) + plan.sources)
                     yield extra
                 yield frame
         except UpstreamUnavailable as exc:
