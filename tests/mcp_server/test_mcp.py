@@ -107,6 +107,8 @@ async def test_stdio_tools_resources_and_errors(daemon):
         assert "no node with ID" in error_text(await client.call_tool("similar_notes", {"node_id": "no-such-node"}))
         assert "exactly one" in error_text(await client.call_tool("similar_notes", {"node_id": IDS["sourdough"], "text": "x"}))
         assert "exactly one" in error_text(await client.call_tool("similar_notes", {}))
+        for bad_id in ("", "x" * 9000):  # said of the tool's argument, not of the daemon's HTTP
+            assert "node_id" in error_text(await client.call_tool("similar_notes", {"node_id": bad_id}))
         assert "k" in error_text(await client.call_tool("search_notes", {"query": "bread", "k": 0}))
         assert "since" in error_text(await client.call_tool("search_notes", {"query": "bread", "since": "last March"}))
         assert "query" in error_text(await client.call_tool("search_notes", {}))

@@ -50,6 +50,9 @@ K = Annotated[int, Field(ge=1, le=50, description="how many results to return")]
 Day = Annotated[date | None, Field(description="YYYY-MM-DD; omit for no bound")]
 JournalDay = Annotated[date, Field(description="YYYY-MM-DD (inclusive)")]
 JournalK = Annotated[int, Field(ge=1, le=200, description="at most this many headings")]
+# An ID is checked here, so that a bad one is a message about the argument, not about the
+# daemon's HTTP (an empty node= or a request line too long).
+NODE_ID_CHARS = {"min_length": 1, "max_length": 200}
 
 
 async def ask(call: Awaitable[T]) -> T:
@@ -100,7 +103,7 @@ def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def similar_notes(
-        node_id: Annotated[str | None, Field(description="ID of a note: find notes related to it (excluding itself)")] = None,
+        node_id: Annotated[str | None, Field(**NODE_ID_CHARS, description="ID of a note: find notes related to it (excluding itself)")] = None,
         text: Annotated[str | None, Field(max_length=100_000, description="free text: find notes related to it")] = None,
         k: K = 8,
     ) -> views.Hits:
@@ -119,7 +122,7 @@ def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def read_note(
-        id: Annotated[str, Field(min_length=1, max_length=200, description="the note's node ID (node_id in search results, or the ID in an [[id:...]] link)")],
+        id: Annotated[str, Field(**NODE_ID_CHARS, description="the note's node ID (node_id in search results, or the ID in an [[id:...]] link)")],
     ) -> views.Note:
         """Read one note in full: title, outline path, tags, aliases, date, its org
         text (headings and bodies, at most 20,000 characters), and the notes it links
