@@ -74,6 +74,19 @@ def test_response_format_and_tool_call_answers_translate():
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
 
 
+async def test_reasoning_effort_is_ollamas_think(oai, fake_ollama):
+    """As Ollama's own OpenAI layer reads it: ``reasoning_effort`` (or ``reasoning.effort``)
+    is ``think``, "none" turning thinking off; another value is a 400."""
+    for asked, think in ({"reasoning_effort": "none"}, False), ({"reasoning_effort": "low"}, "low"), (
+        {"extra_body": {"reasoning": {"effort": "high"}}}, "high"
+    ):
+        await oai.chat.completions.create(model="llama3.2+notes", messages=question(), **asked)
+        assert fake_ollama.state.requests["/api/chat"][-1]["think"] == think, asked
+    with pytest.raises(openai.BadRequestError) as info:
+        await oai.chat.completions.create(model="llama3.2", messages=question(), reasoning_effort="extreme")
+    assert "reasoning" in info.value.message
+
+
 async def test_malformed_messages_are_a_400_not_a_500(daemon_client):
     bad = [
         {"messages": [{"role": "assistant", "content": "", "tool_calls": ["x"]}, {"role": "user", "content": "hi"}]},

@@ -28,8 +28,9 @@ def openai_chat_to_ollama(body: Mapping[str, Any]) -> dict[str, Any]:
 
     Sampling fields become ``options`` (``max_tokens``/``max_completion_tokens`` ->
     ``num_predict``, ``stop`` -> a list); ``response_format`` becomes ``format``;
-    ``tools`` pass unchanged. Ollama's own ``options``, ``keep_alive`` and ``think``
-    are honoured too. Raises BadRequest for malformed messages.
+    ``reasoning_effort`` becomes ``think`` (:func:`think_value`); ``tools`` pass
+    unchanged. Ollama's own ``options``, ``keep_alive`` and ``think`` are honoured too.
+    Raises BadRequest for malformed messages and an unknown reasoning effort.
     """
     raw_messages = body.get("messages")
     if not isinstance(raw_messages, list) or not raw_messages:
@@ -64,10 +65,32 @@ def openai_chat_to_ollama(body: Mapping[str, Any]) -> dict[str, Any]:
             if not isinstance(schema, dict):
                 raise BadRequest("response_format.json_schema.schema must be an object")
             out["format"] = schema
-    for key in ("tools", "keep_alive", "think"):
+    for key in ("tools", "keep_alive"):
         if body.get(key) is not None:
             out[key] = body[key]
+    think = think_value(body)
+    if think is not None:
+        out["think"] = think
     return out
+
+
+_EFFORTS = ("high", "medium", "low", "none")
+
+
+def think_value(body: Mapping[str, Any]) -> Any:
+    """Ollama's ``think`` for an OpenAI request (None: leave it out): Ollama's own
+    ``think`` as given, else ``reasoning.effort`` or ``reasoning_effort`` as Ollama's
+    OpenAI layer reads them: "none" turns thinking off (False), "low", "medium" and
+    "high" pass as levels, anything else is a BadRequest."""
+    if body.get("think") is not None:
+        return body["think"]
+    reasoning = body.get("reasoning")
+    effort = reasoning.get("effort") if isinstance(reasoning, dict) else body.get("reasoning_effort")
+    if effort is None or effort == "":
+        return None
+    if effort not in _EFFORTS:
+        raise BadRequest(f'invalid reasoning value: {effort!r} (must be "high", "medium", "low", or "none")')
+    return False if effort == "none" else effort
 
 
 def openai_messages_to_ollama(messages: Sequence[Any]) -> list[dict[str, Any]]:
