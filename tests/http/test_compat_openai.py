@@ -54,6 +54,10 @@ def test_messages_translate_images_and_tool_calls():
         {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "now", "arguments": {"tz": "UTC"}}}]},
         {"role": "tool", "content": "12:00", "tool_name": "now"},
     ]
+    # A tool result that names its tool (no call ID to find it by), as Ollama's OpenAI layer reads it.
+    assert shapes.openai_messages_to_ollama([{"role": "tool", "name": "now", "content": "12:00"}]) == [
+        {"role": "tool", "content": "12:00", "tool_name": "now"}
+    ]
     with pytest.raises(BadRequest):
         shapes.openai_messages_to_ollama([{"role": "user", "content": [{"type": "image_url", "image_url": "http://x/y.png"}]}])
 

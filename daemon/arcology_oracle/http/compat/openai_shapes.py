@@ -124,8 +124,11 @@ def openai_messages_to_ollama(messages: Sequence[Any]) -> list[dict[str, Any]]:
         call_id = message.get("tool_call_id")
         if call_id is not None and not isinstance(call_id, str):
             raise BadRequest(f"messages[{i}]: tool_call_id must be a string")
-        if role == "tool" and call_id in tool_names:
-            converted["tool_name"] = tool_names[message["tool_call_id"]]
+        if role == "tool":  # the tool's name as the message gives it, else by its call's ID
+            name = message.get("name")
+            name = name if isinstance(name, str) and name else tool_names.get(call_id)
+            if name:
+                converted["tool_name"] = name
         out.append(converted)
     return out
 
