@@ -236,7 +236,8 @@ class FakeModel:
 
     ``dims`` is the embedding length an embedding model returns (and what ``/api/show``
     reports); ``context_length`` is in fake tokens (:func:`count_tokens`); ``salt`` picks
-    another vector space (see :func:`fake_embedding`).
+    another vector space (see :func:`fake_embedding`); ``system`` is its Modelfile's
+    ``SYSTEM`` ("" for none), which ``/api/show`` reports as Ollama does.
     """
 
     name: str
@@ -245,6 +246,7 @@ class FakeModel:
     context_length: int | None = None
     family: str | None = None
     salt: str = ""
+    system: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in ("embedding", "chat"):
@@ -315,6 +317,7 @@ class FakeModel:
             },
             "capabilities": self.capabilities,
             "modified_at": "2025-01-01T12:00:00.000000000Z",
+            **({"system": self.system} if self.system else {}),
         }
 
 

@@ -171,6 +171,23 @@ async def test_sources_follow_text_that_arrives_in_the_final_frame(ollama_client
     assert parts[-1].done and generated[-1].done
 
 
+async def test_a_grounded_model_keeps_its_modelfile_system_prompt(ollama_client, fake_ollama):
+    """Ollama gives a model its Modelfile's SYSTEM only when the conversation does not
+    start with a system message (a generate: without a system): the notes, put first,
+    would have dropped it."""
+    fake_ollama.state.model("llama3.2").system = "You are Mario."
+    await ollama_client.chat(model="llama3.2+notes", messages=[{"role": "user", "content": COFFEE_QUESTION}])
+    sent = fake_ollama.state.requests["/api/chat"][-1]["messages"]
+    assert sent[0] == {"role": "system", "content": "You are Mario."} and notes_messages(sent) == [sent[1]]
+    await ollama_client.generate(model="llama3.2+notes", prompt=COFFEE_QUESTION)
+    system = fake_ollama.state.requests["/api/generate"][-1]["system"]
+    assert system.startswith("You are Mario.\n\n") and "[1] Coffee Brewing" in system
+    # The client's own system prompt takes the model's place, as with Ollama itself.
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": COFFEE_QUESTION}]
+    await ollama_client.chat(model="llama3.2+notes", messages=messages)
+    assert "Mario" not in json.dumps(fake_ollama.state.requests["/api/chat"][-1]["messages"])
+
+
 async def test_unrelated_question_gets_no_notes_and_no_sources(ollama_client, fake_ollama):
     answer = await ollama_client.chat(model="llama3.2+notes", messages=[{"role": "user", "content": UNRELATED_QUESTION}])
     assert not notes_messages(fake_ollama.state.requests["/api/chat"][-1]["messages"])

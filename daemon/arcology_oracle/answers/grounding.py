@@ -147,20 +147,28 @@ def strip_sources_blocks(messages: Sequence[Mapping[str, Any]]) -> list[dict[str
     return out
 
 
-def insert_notes(messages: Sequence[Mapping[str, Any]], notes_message: str) -> list[dict[str, Any]]:
-    """``messages`` with a system message holding the notes after the leading system messages."""
+def insert_notes(messages: Sequence[Mapping[str, Any]], notes_message: str, model_system: str | None = None
+                 ) -> list[dict[str, Any]]:  # fmt: skip
+    """``messages`` with a system message holding the notes after the leading system
+    messages. Without any, the model's own ``SYSTEM`` prompt (``model_system``, from its
+    Modelfile) comes first: Ollama gives it to the model only when the conversation does
+    not start with a system message, so the notes alone would have dropped it."""
     at = 0
     while at < len(messages) and messages[at].get("role") == "system":
         at += 1
-    note = {"role": "system", "content": notes_message}
-    return [dict(m) for m in messages[:at]] + [note] + [dict(m) for m in messages[at:]]
+    added = [{"role": "system", "content": notes_message}]
+    if at == 0 and model_system:
+        added.insert(0, {"role": "system", "content": model_system})
+    return [dict(m) for m in messages[:at]] + added + [dict(m) for m in messages[at:]]
 
 
-async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any]], *, k: int = NOTES_K) -> Grounding:
+async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any]], *, k: int = NOTES_K,
+                          model_system: str | None = None) -> Grounding:  # fmt: skip
     """Retrieve notes for the latest user message (and the conversation before it) and
-    add them as a system message; without it when the relevance gate finds none. Earlier
-    answers lose their sources blocks either way (see :func:`strip_sources_blocks`). No
-    heading whose text is one of the conversation's messages is a note of it."""
+    add them as a system message (:func:`insert_notes`, keeping ``model_system``); without
+    it when the relevance gate finds none. Earlier answers lose their sources blocks
+    either way (see :func:`strip_sources_blocks`). No heading whose text is one of the
+    conversation's messages is a note of it."""
     question, buffer = conversation_query(messages)
     messages = strip_sources_blocks(messages)
     if not question.strip():
@@ -173,20 +181,23 @@ async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any
     if not context.used_notes or not context.sources:
         return Grounding(messages)
     notes = grounding_system_message(context, load_prompts(index.settings))
-    return Grounding(insert_notes(messages, notes), list(context.sources))
+    return Grounding(insert_notes(messages, notes, model_system), list(context.sources))
 
 
-async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k: int = NOTES_K
-                        ) -> tuple[str | None, list[Source]]:  # fmt: skip
+async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k: int = NOTES_K,
+                        model_system: str | None = None) -> tuple[str | None, list[Source]]:  # fmt: skip
     """For ``/api/generate``: the system text with the notes appended, and the sources
-    (``system`` unchanged and no sources when no notes are relevant)."""
+    (``system`` unchanged and no sources when no notes are relevant). Without a
+    ``system`` of the client's, the notes follow the model's own (``model_system``), which
+    Ollama uses only for a request without one."""
     if not prompt.strip():
         return system, []
     context = await gather_context(index, prompt, k=k, date_range=await question_range(index, prompt))
     if not context.used_notes or not context.sources:
         return system, []
     notes = grounding_system_message(context, load_prompts(index.settings))
-    return (f"{system}\n\n{notes}" if system else notes), list(context.sources)
+    base = system or model_system
+    return (f"{base}\n\n{notes}" if base else notes), list(context.sources)
 
 
 def sources_text(sources: Sequence[Source], roam_dir: Path | None = None) -> str:

@@ -69,11 +69,13 @@ def error_message(body: bytes, status: int) -> str:
 
 @dataclass(frozen=True)
 class ModelFacts:
-    """From ``/api/show``: ``capabilities`` (None when this Ollama does not report them)
-    and ``details`` (family, families, parameter size...)."""
+    """From ``/api/show``: ``capabilities`` (None when this Ollama does not report them),
+    ``details`` (family, families, parameter size...) and ``system``, the Modelfile's
+    ``SYSTEM`` prompt (None for none)."""
 
     capabilities: list[str] | None
     details: dict[str, Any] | None
+    system: str | None = None
 
 
 class Upstream:
@@ -199,9 +201,11 @@ class Upstream:
         shown = shown if isinstance(shown, dict) else {}
         caps = shown.get("capabilities")
         details = shown.get("details")
+        system = shown.get("system")
         facts = ModelFacts(
             [c for c in caps if isinstance(c, str)] if isinstance(caps, list) else None,
             details if isinstance(details, dict) else None,
+            system if isinstance(system, str) and system else None,
         )
         self._shown[name] = (digest, facts)
         return facts

@@ -105,13 +105,13 @@ async def plan_generate(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     base, grounded = grounding.split_model(name)
     if not grounded:
         return ChatPlan(name, body)
-    await require_chat_model(request, base, name)
+    facts = await require_chat_model(request, base, name)
     prompt = str_param(body.get("prompt"), "prompt") or ""
     system = str_param(body.get("system"), "system")
     out = {**body, "model": base}
     if body.get("raw") or body.get("suffix"):
         return ChatPlan(name, out, True)
-    system, sources = await grounding.ground_prompt(request.app[index_key], prompt, system)
+    system, sources = await grounding.ground_prompt(request.app[index_key], prompt, system, model_system=facts.system)
     if system is not None:
         out["system"] = system
     return ChatPlan(name, out, True, answer_sources(request, sources, body))

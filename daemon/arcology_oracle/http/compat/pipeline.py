@@ -20,7 +20,7 @@ from aiohttp import web
 
 from ...answers import grounding
 from ...errors import BadRequest, NotFound, Stopping
-from ...ollama.proxy import Upstream, UpstreamError, UpstreamUnavailable
+from ...ollama.proxy import ModelFacts, Upstream, UpstreamError, UpstreamUnavailable
 from ..keys import index_key, settings_key
 from ..params import str_param
 from ..streaming import stream
@@ -78,8 +78,8 @@ class ChatPlan:
     sources: str = ""
 
 
-async def require_chat_model(request: web.Request, base: str, name: str) -> None:
-    """Raise UnknownModel unless the upstream has ``base`` and it can chat."""
+async def require_chat_model(request: web.Request, base: str, name: str) -> ModelFacts:
+    """What the upstream says of ``base``; UnknownModel unless it has it and it can chat."""
     upstream = request.app[upstream_key]
     if not base:
         raise UnknownModel(f'model "{name}" not found: name the upstream model before "{grounding.GROUNDED_SUFFIX}"', name)
@@ -94,6 +94,7 @@ async def require_chat_model(request: web.Request, base: str, name: str) -> None
         raise
     if not grounding.can_chat(base, facts.capabilities, facts.details):
         raise UnknownModel(f'model "{name}" not found: "{base}" cannot chat, so it has no grounded variant', name)
+    return facts
 
 
 def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -121,8 +122,8 @@ async def plan_chat(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     base, grounded = grounding.split_model(name)
     if not grounded:
         return ChatPlan(name, body)
-    await require_chat_model(request, base, name)
-    grounded_chat = await grounding.ground_messages(request.app[index_key], _messages(body))
+    facts = await require_chat_model(request, base, name)
+    grounded_chat = await grounding.ground_messages(request.app[index_key], _messages(body), model_system=facts.system)
     return ChatPlan(name, {**body, "model": base, "messages": grounded_chat.messages}, True,
                     answer_sources(request, grounded_chat.sources, body))  # fmt: skip
 
