@@ -93,22 +93,6 @@ def test_the_prefilter_keeps_exactly_the_smallest_distances_ties_by_position():
             assert set(got[hamming[got] == last].tolist()) == set(tied[: int((hamming[got] == last).sum())].tolist())
 
 
-@pytest.mark.parametrize("n", [1, 7, 1000, 1001])
-def test_hamming_distances_in_two_halves_are_those_of_one(monkeypatch, n):
-    """Counted in halves (one on the helper thread), every distance is the plain count of
-    differing bits, the rows at the seam included."""
-    from arcology_oracle.store import vector_codes
-
-    rng = np.random.default_rng(n)
-    bits = rng.integers(0, 2**63, size=(3, n + 5), dtype=np.uint64)  # more columns than counted
-    qbits = rng.integers(0, 2**63, size=3, dtype=np.uint64)
-    expected = [sum(bin(int(bits[w, i]) ^ int(qbits[w])).count("1") for w in range(3)) for i in range(n)]
-    monkeypatch.setattr(vector_codes, "SPLIT_FROM", 1)
-    out = np.full(n, 999, np.uint16)
-    vector_codes.hamming_distances(bits, qbits, out, np.empty(n, np.uint64), np.empty(n, np.uint8))
-    assert out.tolist() == expected
-
-
 def test_distances_are_l2_and_sorted():
     x = clustered(500, 64, seed=3)
     ids = np.arange(500, dtype=np.int64)

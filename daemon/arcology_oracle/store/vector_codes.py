@@ -4,15 +4,7 @@ Hamming distance counts the bits that differ), and an int8 copy with a scale per
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-
 import numpy as np
-
-# From this many vectors on, a query's Hamming distances are counted in two halves, one
-# on a helper thread: at 100k the count takes ~1.1 ms on one core and ~0.7 ms of wall
-# time on two; below, handing half over costs about what it saves.
-SPLIT_FROM = 50_000
 
 
 def pack_signs(rows: np.ndarray, center: np.ndarray, words: int) -> np.ndarray:
@@ -33,45 +25,6 @@ else:  # pragma: no cover - numpy 1.x: a byte table, ~3x slower
 
     def popcount(words: np.ndarray, out: np.ndarray) -> None:
         out[:] = _BYTE_BITS[words.view(np.uint8)].reshape(len(words), 8).sum(axis=1, dtype=np.uint8)
-
-
-def hamming_distances(bits: np.ndarray, qbits: np.ndarray, out: np.ndarray, scratch: np.ndarray, counts: np.ndarray) -> None:
-    """``out[i]`` = the Hamming distance between ``qbits`` (``words`` uint64) and the
-    bits of vector ``i`` (``bits[:, i]``, ``bits`` being ``(words, n)``) for the ``n =
-    len(out)`` first vectors; ``scratch`` (uint64) and ``counts`` (uint8) are work
-    buffers at least as long. From :data:`SPLIT_FROM` vectors on, the second half is
-    counted on a helper thread meanwhile (numpy lets go of the GIL on these arrays)."""
-    n = len(out)
-    if n < SPLIT_FROM:
-        _count(bits, qbits, 0, n, out, scratch, counts)
-        return
-    half = n // 2
-    other: Future = _helper().submit(_count, bits, qbits, half, n, out, scratch, counts)
-    _count(bits, qbits, 0, half, out, scratch, counts)
-    other.result()
-
-
-def _count(bits, qbits, start: int, end: int, out, scratch, counts) -> None:
-    """:func:`hamming_distances` of the vectors ``start`` to ``end``."""
-    distances, xor, ones = out[start:end], scratch[start:end], counts[start:end]
-    distances.fill(0)
-    for word in range(len(qbits)):
-        np.bitwise_xor(bits[word, start:end], qbits[word], out=xor)
-        popcount(xor, ones)
-        distances += ones
-
-
-_helper_lock = threading.Lock()
-_helper_pool: ThreadPoolExecutor | None = None
-
-
-def _helper() -> ThreadPoolExecutor:
-    """The process's one helper thread for :func:`hamming_distances`, started on first use."""
-    global _helper_pool
-    with _helper_lock:
-        if _helper_pool is None:
-            _helper_pool = ThreadPoolExecutor(1, thread_name_prefix="hamming")
-        return _helper_pool
 
 
 def nearest_by_bits(hamming: np.ndarray, wanted: int) -> np.ndarray:

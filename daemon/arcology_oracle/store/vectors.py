@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .shared import PerDatabase
-from .vector_codes import hamming_distances, nearest_by_bits, pack_signs, quantize
+from .vector_codes import nearest_by_bits, pack_signs, popcount, quantize
 
 META_KEY = "vec_generation"  # the generation token's key in the store's meta table
 
@@ -356,7 +356,11 @@ class VectorIndex:
             else:
                 qbits = pack_signs(q[None, :], self._center, self._words)[0]
                 hamming, scratch, counts = self._prefilter_buffers(n)
-                hamming_distances(self._bits, qbits, hamming, scratch, counts)
+                hamming.fill(0)
+                for word in range(self._words):
+                    np.bitwise_xor(self._bits[word, :n], qbits[word], out=scratch)
+                    popcount(scratch, counts)
+                    hamming += counts
                 cand = nearest_by_bits(hamming, wanted)
             if len(cand) <= 4096:
                 rows = self._scratch(len(cand))
