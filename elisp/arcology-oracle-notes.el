@@ -445,15 +445,15 @@ description and emphasis markers (=code=, ~code~, *bold*, /italic/,
                   text t t))
       (string-trim (replace-regexp-in-string "[ \t\r]+" " " text)))))
 
-(defun arcology-oracle--insert-message (text &optional indent)
-  "Insert TEXT in the `shadow' face, filled to the width of its window.
+(defun arcology-oracle--insert-message (text &optional indent face)
+  "Insert TEXT in FACE (default `shadow'), filled to the width of its window.
 INDENT, a string, starts every line.  Messages (an error from the
-daemon, say) are read whole, not cut at the window's edge."
+daemon, say) and titles are read whole, not cut at the window's edge."
   (let ((start (point))
         (width (if-let ((window (get-buffer-window (current-buffer) t)))
                    (window-width window)
                  60)))
-    (insert (propertize (concat (or indent "") text) 'face 'shadow) "\n")
+    (insert (propertize (concat (or indent "") text) 'face (or face 'shadow)) "\n")
     (let ((fill-column (max 20 (- width 2)))
           (fill-prefix indent))
       (fill-region start (point)))))

@@ -283,9 +283,9 @@ that point is still under; nil keeps the one recorded."
       (setq arcology-oracle--similar-results results
             arcology-oracle--similar-note note)
       (erase-buffer)
-      (insert (propertize (concat "Similar to: " (arcology-oracle--title-text title))
-                          'face 'bold 'arcology-oracle-title title)
-              "\n")
+      ;; The title whole, on as many lines as the window needs.
+      (arcology-oracle--insert-message (concat "Similar to: " (arcology-oracle--title-text title)) nil 'bold)
+      (put-text-property (point-min) (1+ (point-min)) 'arcology-oracle-title title)
       ;; A message, read whole: filled to the window, not cut at its edge.
       (when note (arcology-oracle--insert-message note))
       (insert "\n")

@@ -5,7 +5,8 @@ runs them).
 ``C-c o s``: the side window is 24 columns there. Its lines were made 40 columns wide
 whatever the window, so Emacs cut each at the edge with ``$`` and the marks (``linked
 both ways``) were never on screen. Now every line fits, and the marks have a line of their
-own when they do not fit beside the title.
+own when they do not fit beside the title. The "Similar to:" line was cut the same way; the
+note's title now goes on as many lines as it needs.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, f
         # The side window is the right part of each line, after the divider.
         right = [line.split("|", 1)[1] for line in screen.split("\n") if "|" in line]
         assert "  linked both ways" in [part.rstrip() for part in right], screen
-        assert not any(part.rstrip().endswith("$") for part in right[1:]), screen
+        assert not any(part.rstrip().endswith("$") for part in right), screen
+        # The header too: the note's title whole, on a second line where it does not fit.
+        assert " ".join(part.strip() for part in right[:2]) == "Similar to: Sourdough Baking", screen
         state = await emacs.state()
         assert "Error" not in state["messages"], state["messages"]
 
