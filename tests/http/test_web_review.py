@@ -126,6 +126,9 @@ async def test_a_note_remembered_from_the_phone_can_be_taken_back_once(browser, 
         await page.tap("#remember-button")
         await state.get_by_text("Saved to daily/").wait_for()
         assert b"Kingfsher" in daily.read_bytes()
+        # A finger's target, as the page's other buttons (it was its text's height, ~20 px).
+        box = await page.locator("#forget-capture").bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44, box
         await page.dblclick("#forget-capture")  # a double tap takes it back once
         await state.get_by_text("Taken back").wait_for()
         assert daily.read_bytes() == before
