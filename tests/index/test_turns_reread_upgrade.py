@@ -10,13 +10,16 @@ reader left it (its turns or marks changed by hand, the migration not applied):
 * m023, m026: an org-ai chat is dialogue, and a #+begin_ai only shown is none;
 * m027: a file where gptel saved its state but no reply is the user's;
 * m029: a heading holding a grounded reply and the user's own lines is the user's, read
-  without the reply (files holding a grounded model's turn).
+  without the reply (files holding a grounded model's turn);
+* m030: an ellama session is dialogue, a grounded model's replies the oracle's words
+  (files whose first heading is titled like an ellama turn).
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from tests.http.test_oracle_words_ellama import CHAT, SESSION, companion, companion_name
 from tests.http.test_oracle_words_gptel import REASONING_CHAT
 from tests.http.test_oracle_words_org_ai import org_ai_note
 from tests.http.test_oracle_words_own_lines import ORG_AI
@@ -175,3 +178,22 @@ async def test_the_users_lines_beside_a_grounded_reply_are_read_again(roam_dir, 
         own_chunks.replace("SELECT count(*)", "DELETE"),
     )
     assert oracle_titles(settings.db_path) == [] and _rows(settings.db_path, own_chunks) == [(1,)]
+
+
+async def test_ellama_sessions_are_read_again(roam_dir, make_settings):
+    # The older reader read an ellama session's grounded replies as the user's notes: m030
+    # re-reads the files whose first heading is titled like a turn ("User:"), and only those.
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / SESSION).parent.mkdir()
+    (roam_dir / SESSION).write_text(CHAT)
+    (roam_dir / companion_name(SESSION)).write_text(companion("llama3.2+notes"))
+    (roam_dir / "other.org").write_text("* Other\nNothing of ellama.\n\n* Ingredients:\nOat milk.\n")
+    await reconcile_once(settings)
+    read = turns(settings.db_path)
+
+    assert oracle_titles(settings.db_path) == [("Ellama:",), ("Why coarser",), ("Ellama:",)]
+    await upgraded_from(
+        settings, "m030_reread_ellama_sessions", "DELETE FROM turns", "UPDATE headings SET oracle = 0", "UPDATE files SET setup = '[]'"
+    )
+    assert oracle_titles(settings.db_path) == [("Ellama:",), ("Why coarser",), ("Ellama:",)]
+    assert turns(settings.db_path) == read

@@ -249,13 +249,13 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
             runs.append([speaker, number, number, [text], h])
     turns: list[Turn] = []
     for speaker, first, last, texts, h in runs:
-        body, first, last = _run_text(texts, first, last)
+        body, first, last = run_text(texts, first, last)
         if body:
             turns.append(Turn(len(turns), speaker, f"{speaker}: {body}", first, last, h.date))
     return turns
 
 
-def _run_text(texts: list[str], first: int, last: int) -> tuple[str, int, int]:
+def run_text(texts: list[str], first: int, last: int) -> tuple[str, int, int]:
     """The text of a speaker's run of lines ``texts`` (file lines ``first``..``last``),
     links as their descriptions, and the lines it spans once its blank lines at either
     end are left out."""
@@ -306,7 +306,7 @@ def org_ai_turns(heading: Heading) -> list[Turn]:
         return []
     turns: list[Turn] = []
     for who, first, last, texts in runs:
-        text, first, last = _run_text(texts, first, last)
+        text, first, last = run_text(texts, first, last)
         if text:
             turns.append(Turn(len(turns), who, f"{who}: {text}" if who else text, first, last, heading.date))
     return turns

@@ -42,6 +42,14 @@ ORACLE_ROLES = frozenset({"oracle", "assistant", "ai", "model", "bot", "answer"}
 # tag after it, ``qwen2.5+notes:7b``): a gptel chat whose model is one is the oracle's.
 GROUNDED_SUFFIX = "+notes"
 
+
+def is_grounded_speaker(speaker: str) -> bool:
+    """Whether a dialogue turn's ``speaker`` (or a model's name) is one of the daemon's
+    grounded models (``llama3.2+notes``, ``qwen2.5+notes:7b``; any letter case, as SQL's
+    ``LIKE`` in :func:`arcology_oracle.store.oracle_words.oracle_turn_sql`)."""
+    name = speaker.strip().lower()
+    return name.endswith(GROUNDED_SUFFIX) or GROUNDED_SUFFIX + ":" in name
+
 _FENCE = re.compile(r"^([ \t]*)```[ \t]*([\w+-]*)[ \t]*$")
 _BLOCK_START = re.compile(r"^([ \t]*)#\+begin_(src|example)(?:[ \t]+([\w+-]*).*)?$", re.IGNORECASE)
 _BLOCK_END = {kind: re.compile(rf"^[ \t]*#\+end_{kind}[ \t]*$", re.IGNORECASE) for kind in ("src", "example")}

@@ -46,7 +46,7 @@ from dataclasses import replace
 
 from .chats import ORACLE
 from .chunking import chunk_heading
-from .conversations import GROUNDED_SUFFIX, is_oracle_answer
+from .conversations import is_grounded_speaker, is_oracle_answer
 from .reader import heading_text
 from .records import Chunk, Heading, ParsedFile, Turn
 from .turns import chunk_file, chunk_turn
@@ -127,14 +127,6 @@ def without_replies(parsed: ParsedFile, max_chars: int, overlap: int) -> tuple[P
         else:  # a gptel chat's heading, a turn of its own
             chunks[i] = chunk_turn(h, parsed.title, None, max_chars)
     return replace(parsed, headings=headings), chunks
-
-
-def is_grounded_speaker(speaker: str) -> bool:
-    """Whether a dialogue turn's ``speaker`` is one of the daemon's grounded models
-    (``llama3.2+notes``, ``qwen2.5+notes:7b``; any letter case, as SQL's ``LIKE`` in
-    :func:`arcology_oracle.store.oracle_words.oracle_turn_sql`)."""
-    name = speaker.strip().lower()
-    return name.endswith(GROUNDED_SUFFIX) or GROUNDED_SUFFIX + ":" in name
 
 
 def _own_lines(heading: Heading) -> list[int]:

@@ -69,6 +69,7 @@ from .org_syntax import (
 )
 from .chats import response_lines
 from .conversations import is_oracle_answer, without_sources_lists
+from .ellama import read_session
 from .orgparse_safe import load_org
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
 from .records import Heading, ParsedFile
@@ -114,9 +115,11 @@ def read_org_bytes(
     Each problem is logged with the path unless ``log_problems`` is false (a worker
     process: its parent calls :func:`report_problems`). ``root``: the roam directory,
     for the setup files ``#+SETUPFILE`` names relative to the file (:mod:`.setup_files`),
-    whose file tags count as the file's own; for a text of no file (``path`` empty: a
-    client's unsaved text), relative to ``root`` itself, where a new note is made.
-    Without ``root`` they are not read.
+    whose file tags count as the file's own, and for an ellama session's ``.session.el``
+    beside the file (:mod:`.ellama`: ``ParsedFile.ellama``, the companion recorded with the
+    setup files); for a text of no file (``path`` empty: a client's unsaved text), setup
+    files relative to ``root`` itself, where a new note is made, and no session.
+    Without ``root`` neither is read.
     """
     problems: list[str] = []
     stem = _file_stem(path)
@@ -127,6 +130,9 @@ def read_org_bytes(
         parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems, setup_dir)
         if parsed.headings:
             parsed.responses = response_lines(lines, parsed.headings[0].properties)
+        if parsed.headings and path and setup_dir is not None:  # its .session.el is beside it
+            parsed.ellama, seen = read_session(parsed.headings, setup_dir, path)
+            parsed.setup_files += seen
     except Exception as exc:  # noqa: BLE001 - the contract is to never raise
         problems.append(f"could not read the file ({type(exc).__name__}); it was skipped")
         parsed = ParsedFile(path=path, title=stem, file_id=None)

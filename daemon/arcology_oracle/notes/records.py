@@ -130,6 +130,19 @@ class Chunk:
     dialogue: tuple[Turn, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class EllamaSession:
+    """An ellama session saved as org (:mod:`.ellama`): the nicks its turn headings are
+    titled with (``User`` of ``** User:``, ``Ellama`` of ``** Ellama:``), those headings'
+    level, and the grounded model (``llama3.2+notes``) its ``.session.el`` file names as
+    its provider's, else None."""
+
+    user: str
+    assistant: str
+    level: int
+    model: str | None
+
+
 @dataclass(slots=True)
 class ParsedFile:
     """The result of reading one org file.
@@ -146,6 +159,8 @@ class ParsedFile:
     # A gptel chat's responses, as file lines (first, last), when its bounds are saved
     # (notes/chats.py); None for every other file.
     responses: tuple[tuple[int, int], ...] | None = None
+    # An ellama session's nicks and model (notes/ellama.py); None for every other file.
+    ellama: EllamaSession | None = None
     # The setup files it names and how they were when read (notes/setup_files.Seen): it is
     # read again when one of them changes.
     setup_files: tuple[tuple[str, int, int, int, int, str], ...] = ()

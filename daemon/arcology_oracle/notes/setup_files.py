@@ -125,8 +125,11 @@ def _digest_of(path: str, states: dict[str, tuple]) -> str:
     return states[key]
 
 
-def _look(path: str) -> tuple[bytes | None, Seen]:
-    """The bytes of the setup file ``path`` (None if it cannot be read) and how it was."""
+def look(path: str) -> tuple[bytes | None, Seen]:
+    """The bytes of the file ``path`` a note depends on (a setup file; an ellama session's
+    ``.session.el``, :mod:`.ellama`), its first :data:`MAX_BYTES` (None if it cannot be
+    read), and how it was (:data:`Seen`: :func:`any_changed` then tells when it changes,
+    comes or goes)."""
     data, st = read_regular_file_with_stat(path, MAX_BYTES)
     if st is None:  # not opened: gone, or not readable
         return None, (path, *_state(path), "")
@@ -148,7 +151,7 @@ def _collect(
         path = os.path.abspath(directory / os.path.expanduser(name))  # an absolute name stays as it is
         if path in seen:
             continue
-        data, seen[path] = _look(path)
+        data, seen[path] = look(path)
         real = os.path.realpath(path)  # a file read once, whatever its names: no loop
         if data is None or real in read:
             continue

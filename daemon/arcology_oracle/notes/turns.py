@@ -6,7 +6,8 @@ A turn is a question with its answer. Two shapes of org conversation are known:
   whose ``:ROLE:`` names the assistant, right after the user's heading at the same level.
   The answer's chunks each hold the question too, so a turn is found as a whole;
 * a gptel chat saved as org (file properties ``GPTEL_*``): each heading is the user's
-  prompt with the model's response as its body, already one turn;
+  prompt with the model's response as its body, already one turn; an ellama session
+  (:mod:`.ellama`) is read as one too, each ``** User:``/``** Ellama:`` heading a turn;
 * an org-ai chat (a ``#+begin_ai`` block): the heading holding it holds its turns.
 
 Both are dialogue too (:mod:`.chats`): the conversation's root (a gptel chat's file
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import chats, dialogue
+from . import chats, dialogue, ellama
 from .chunking import chunk_heading, path_line, split_windows
 from .conversations import is_oracle_answer
 from .records import Chunk, Heading, ParsedFile, Turn, sha256_hex
@@ -51,12 +52,13 @@ def _conversations(headings: list[Heading]) -> dict[int, list[Heading]]:
 def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Chunk]]:
     """The chunks of every heading of ``parsed``: by turn for conversation headings,
     by :func:`.chunking.chunk_heading` for the rest. A conversation (a ``/converse``
-    subtree, a gptel chat: :mod:`.chats`) is also a dialogue: its root (the file record
-    of a gptel chat) holds its turns and its chunks are their scenes."""
-    gptel = chats.is_gptel_chat(parsed)
+    subtree, a gptel chat: :mod:`.chats`, an ellama session: :mod:`.ellama`) is also a
+    dialogue: its root (the first record of a gptel chat or ellama session) holds its
+    turns and its chunks are their scenes."""
+    chat = chats.is_gptel_chat(parsed) or parsed.ellama is not None
     first = parsed.headings[0] if parsed.headings else None
     imported = first is not None and first.level == 0 and "IMPORTED_FROM" in first.properties
-    roots = {} if gptel else _conversations(parsed.headings)
+    roots = {} if chat else _conversations(parsed.headings)
     out: list[list[Chunk]] = []
     # The last heading seen at each level under each outline path: an answer's question
     # is its previous sibling. Entries deeper than the current heading are stale.
@@ -69,17 +71,19 @@ def chunk_file(parsed: ParsedFile, max_chars: int, overlap: int) -> list[list[Ch
         last_level = heading.level
         question = previous_at.get(key)
         previous_at[key] = heading
-        talk = chats.gptel_turns(parsed) if gptel and i == 0 else None
+        talk = None
+        if chat and i == 0:
+            talk = ellama.session_turns(parsed) if parsed.ellama is not None else chats.gptel_turns(parsed)
         if i in roots:
             talk = chats.conversation_turns(heading, roots[i])
-        elif not gptel:
+        elif not chat:
             talk = chats.org_ai_turns(heading) or None
         if talk and len(talk) >= 2:
             out.append(scene_chunks(heading, parsed.title, talk))
         elif heading.level > 0 and is_oracle_answer(heading.properties) and chats.is_conversation_turn(heading):
             asked = question if question is not None and not is_oracle_answer(question.properties) else None
             out.append(chunk_turn(heading, parsed.title, asked, max_chars))
-        elif heading.level > 0 and (gptel or "ROLE" in heading.properties):
+        elif heading.level > 0 and (chat or "ROLE" in heading.properties):
             out.append(chunk_turn(heading, parsed.title, None, max_chars))
         else:
             out.append(chunk_dialogue(heading, parsed.title, imported) or chunk_heading(heading, parsed.title, max_chars, overlap))
