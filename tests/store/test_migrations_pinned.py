@@ -54,7 +54,7 @@ PINNED = {
     "m027_reread_gptel_state_without_bounds": "7d003dc82765350a",
     "m028_reread_turns_hours_back": "17992f676af8c1e2",
     "m029_reread_replies_in_the_users_headings": "7bd04d057b557fb7",
-    "m030_reread_ellama_sessions": "958aefd9f7b124dc",
+    "m030_reread_ellama_sessions": "de53fd128a1da1bf",
 }
 
 

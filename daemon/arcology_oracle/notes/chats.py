@@ -228,20 +228,30 @@ def gptel_turns(parsed: ParsedFile) -> list[Turn]:
             return current
         return GPTEL_USER if saved or (number == h.start_line and h.level) else model
 
-    runs: list[list] = []  # [speaker, first line, last line, texts, heading]
+    said: list[tuple[str, int, str, Heading]] = []
     current = GPTEL_USER
     for number, text, h in lines:
         marker = _PREFIX_LINE.match(text) if prefixed else None
         if marker:
             current = GPTEL_USER if marker[1].lower() in USER_ROLES else model
             continue
-        if h.level == 0 and (text.startswith("#+") or (not text.strip() and not runs)):
+        if h.level == 0 and (text.startswith("#+") or (not text.strip() and not said)):
             continue  # the file's keywords (#+title)
         if _GPTEL_BLOCK_LINE.match(text):
             continue
         speaker = speaker_of(number, text, h, current)
         if speaker == GPTEL_USER and parsed.responses is not None and _PREFIX_LINE.match(text):
             continue  # gptel's "@user" / "@assistant" prefix, outside the responses: no one's
+        said.append((speaker, number, text, h))
+    return line_turns(said)
+
+
+def line_turns(said: Sequence[tuple[str, int, str, Heading]]) -> list[Turn]:
+    """The turns of ``said``, ``(speaker, file line, text, heading)`` in file order: each
+    run of one speaker's lines is a turn (:func:`run_text`; none when it is all blank),
+    dated by the heading of its first line."""
+    runs: list[list] = []  # [speaker, first line, last line, texts, heading]
+    for speaker, number, text, h in said:
         if runs and runs[-1][0] == speaker:
             runs[-1][2] = number
             runs[-1][3].append(text)

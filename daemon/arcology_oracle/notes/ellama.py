@@ -51,7 +51,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from .chats import GPTEL_USER, run_text
+from .chats import GPTEL_USER, line_turns
 from .conversations import is_grounded_speaker
 from .records import EllamaSession, Heading, ParsedFile, Turn
 from .setup_files import Seen, look
@@ -133,28 +133,17 @@ def session_turns(parsed: ParsedFile) -> list[Turn]:
     if session is None:
         return []
     model = session.model or session.assistant
-    runs: list[list] = []  # [speaker, first line, last line, texts, heading]
+    said: list[tuple[str, int, str, Heading]] = []
     speaker: str | None = None
     for h in parsed.headings:
         body = h.body.split("\n")
         offset = h.end_line - len(body)
         lines = [(offset + 1 + i, line) for i, line in enumerate(body)]
-        said = nick(h.title) if h.level == session.level else None
-        if said in (session.user, session.assistant):
-            speaker = GPTEL_USER if said == session.user else model
+        named = nick(h.title) if h.level == session.level else None
+        if named in (session.user, session.assistant):
+            speaker = GPTEL_USER if named == session.user else model
         elif speaker is not None and h.level:
             lines.insert(0, (h.start_line, h.title))
-        if speaker is None:
-            continue  # the file's own text, before the first turn: no one's
-        for number, text in lines:
-            if runs and runs[-1][0] == speaker:
-                runs[-1][2] = number
-                runs[-1][3].append(text)
-            else:
-                runs.append([speaker, number, number, [text], h])
-    turns: list[Turn] = []
-    for who, first, last, texts, h in runs:
-        text, first, last = run_text(texts, first, last)
-        if text:
-            turns.append(Turn(len(turns), who, f"{who}: {text}", first, last, h.date))
-    return turns
+        if speaker is not None:  # the file's own text, before the first turn, is no one's
+            said += [(speaker, number, text, h) for number, text in lines]
+    return line_turns(said)

@@ -14,12 +14,17 @@ A heading is the oracle's when
 * it is below such a heading, the file's own record included (a ``:ROLE: oracle`` in
   the file's drawer): "headings below a turn belong to it", as the conversation reader
   reads them;
-* in a gptel chat (or an org-ai block, ``#+begin_ai :model llama3.2+notes``) whose model
-  is one of the daemon's grounded ones (``llama3.2+notes``: its replies cited the user's
-  notes), some of its own lines (its title line and its
+* in a gptel chat (or an org-ai block, ``#+begin_ai :model llama3.2+notes``, or an
+  ellama session) whose model is one of the daemon's grounded ones (``llama3.2+notes``:
+  its replies cited the user's notes), some of its own lines (its title line and its
   body, not its sub-headings') are the model's reply, as the chat reader reads it
   (:func:`.chats.gptel_turns`: by ``GPTEL_BOUNDS``; saved without them, gptel saved no
-  reply and none is).
+  reply and none is. :func:`.ellama.session_turns`: the lines under a ``** Ellama:``
+  heading, in a file whose ``.NAME.session.el`` beside it is an ellama session's naming
+  the grounded model; the file alone, its ``Sources:`` blocks included, is no evidence).
+  An ellama reply's heading (``** Ellama:``, its title no one's words) is so the
+  oracle's, and so are the headings the reply holds (its markdown headings, made org);
+  a ``** User:`` heading stays the user's note.
   A heading that holds a prompt as its title and the reply as its body is the oracle's:
   its text comes back whole (a /similar result, a summary's note), so it cannot be the
   user's without the reply; it is a turn heading holding the question it answers, as a

@@ -148,13 +148,8 @@ def m030_reread_ellama_sessions(conn) -> None:
     # of a grounded model the oracle's words (notes/ellama.py): they were read as the
     # user's notes. The next reconcile re-reads the files whose first heading is titled
     # like an ellama turn ("User:"), and only those: no other file can be a session.
-    conn.executescript(
-        """
-        UPDATE files SET mtime_ns = 0, hash = ''
-        WHERE id IN (
-            SELECT h.file FROM headings h
-            WHERE h.level > 0 AND rtrim(h.title) LIKE '%:'
-              AND h.start_line = (SELECT min(f.start_line) FROM headings f WHERE f.file = h.file AND f.level > 0)
-        );
-        """
+    first_headings = (
+        "SELECT h.file FROM headings h WHERE h.level > 0 AND rtrim(h.title) LIKE '%:' AND h.start_line ="
+        " (SELECT min(f.start_line) FROM headings f WHERE f.file = h.file AND f.level > 0)"
     )
+    conn.execute(f"UPDATE files SET mtime_ns = 0, hash = '' WHERE id IN ({first_headings})")
