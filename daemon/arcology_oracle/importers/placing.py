@@ -12,11 +12,13 @@ from pathlib import Path
 
 from ..notes.disk import sync_directory
 from ..notes.renames import CANNOT, exchange, rename_no_replace
+from .owners import give
 
 
-def create(path: Path, tmp: Path) -> str | None:
-    """Put the new file ``tmp`` at ``path`` only if nothing is there (never over a file
-    that appeared meanwhile); the reason when it is skipped."""
+def create(path: Path, tmp: Path, owner: tuple[int, int]) -> str | None:
+    """Put the new file ``tmp`` (given ``owner`` already) at ``path`` only if nothing is
+    there (never over a file that appeared meanwhile); the reason when it is skipped.
+    Where it must be copied (no hard links), the copy is given ``owner`` too."""
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -32,6 +34,7 @@ def create(path: Path, tmp: Path) -> str | None:
             return "a file of that name appeared while importing (import again)"
         try:
             with os.fdopen(fd, "wb") as fh:
+                give(fh.fileno(), owner)
                 fh.write(tmp.read_bytes())
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -16,9 +16,11 @@ kernel releases it however the import ends), and one no running import holds, le
 killed import, is removed at the daemon's next start once ten minutes old and by the next
 import after an hour (:mod:`.staging`). Commit renames each
 staged file over its target (same file system, so each file is whole or absent), keeping
-the old file's permission bits: swapped with it in one step, and swapped back when the
-file swapped out is not the one checked (a sync tool renamed its version over it just
-before), :mod:`.placing`.
+the old file's permission bits, owner and group: swapped with it in one step, and
+swapped back when the file swapped out is not the one checked (a sync tool renamed its
+version over it just before), :mod:`.placing`. A new file, and each folder made for it,
+gets the owner and group of the folder it is made in, where the import can give them
+(:mod:`.owners`); a folder made for a file not placed is removed again.
 
 Skipped, with the reason in :attr:`ImportSummary.skipped`: a file edited since it was
 imported (its ``:IMPORT_HASH:`` no longer matches: the user's edits win; delete the file
@@ -57,6 +59,7 @@ from ..notes.disk import emacs_holds_lock, umask
 from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
+from .owners import folder_owner, give, keep_owner, make_folders, remove_folders
 from .placing import create, identity, swap_in
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
 from .staging import STAGING_PREFIX, remove_stale_staging
@@ -267,11 +270,10 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
     against (checked last, just before the rename); the reason when it is skipped."""
     if emacs_holds_lock(path):
         return "Emacs has unsaved edits of it (save them, then import again)"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.chmod(staged.tmp, (staged.before.st_mode & 0o7777) if staged.before else new_mode)
     if staged.before is None:
-        return create(path, staged.tmp)
-    if reason := _same_owner(staged.tmp, staged.before):
+        return _create_new(path, staged.tmp, new_mode)
+    os.chmod(staged.tmp, staged.before.st_mode & 0o7777)
+    if reason := keep_owner(staged.tmp, staged.before):
         return reason
     try:
         found = _read_plain(path)
@@ -284,23 +286,22 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
     return swap_in(path, staged.tmp, found[0])
 
 
-def _same_owner(tmp: Path, before: os.stat_result) -> str | None:
-    """Give the staged file ``tmp`` the owner and group of the file it replaces (stat
-    ``before``): an import run as root would else leave the user a note of root's, which
-    Emacs cannot save, and a note of a shared group would lose it. The reason to skip
-    when they cannot be kept (``chmod`` after, as a change of owner clears set-id bits)."""
-    for uid in (before.st_uid, -1):  # the owner takes root; the group, being in it
-        try:
-            os.chown(tmp, uid, before.st_gid)
-            break
-        except OSError:
-            continue
-    st = os.stat(tmp)
-    if (st.st_uid, st.st_gid) != (before.st_uid, before.st_gid):
-        return (f"it belongs to user {before.st_uid}, group {before.st_gid}, which this import cannot give a file: "
-                "replaced, it would change hands (run the import as its owner)")  # fmt: skip
-    os.chmod(tmp, before.st_mode & 0o7777)
-    return None
+def _create_new(path: Path, tmp: Path, mode: int) -> str | None:
+    """Put the new file ``tmp`` at ``path`` with the permission bits ``mode`` and the
+    owner and group of the folder it goes in, making the folders it needs (:mod:`.owners`);
+    those are removed again when the file is not placed. The reason when it is skipped."""
+    owner = folder_owner(path.parent)
+    made = make_folders(path.parent, owner)
+    try:
+        os.chmod(tmp, mode)
+        give(tmp, owner)
+        reason = create(path, tmp, owner)
+    except BaseException:
+        remove_folders(made)
+        raise
+    if reason:
+        remove_folders(made)
+    return reason
 
 
 def _read_plain(path: Path) -> tuple[os.stat_result, bytes] | None:

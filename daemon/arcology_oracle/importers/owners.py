@@ -1,0 +1,112 @@
+"""Who owns what an import writes (:mod:`.writing`): an import run as root (sudo) must
+not leave the user notes, or folders, of root's, which their Emacs cannot save.
+
+* An update keeps the owner and group of the file it replaces (:func:`keep_owner`), or
+  is skipped when they cannot be kept.
+* A new file, and each folder the import makes for it, gets the owner and group of the
+  folder it is made in: the nearest folder that exists (:func:`folder_owner`), given to
+  the staged file before it has its name (:func:`give`), so it appears whole and the
+  user's, and to each folder right after it is made (:func:`make_folders`). Where they
+  cannot be given (an import not run as root, into a folder of another user or of a
+  group it is not in) they are what the system gives any new file, as before; nothing is
+  skipped. A folder made for a file that is then not placed is removed again, when
+  nothing else was put in it (:func:`remove_folders`).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def keep_owner(tmp: Path, before: os.stat_result) -> str | None:
+    """Give the staged file ``tmp`` the owner and group of the file it replaces (stat
+    ``before``): an import run as root would else leave the user a note of root's, which
+    Emacs cannot save, and a note of a shared group would lose it. The reason to skip
+    when they cannot be kept (``chmod`` after, as a change of owner clears set-id bits)."""
+    for uid in (before.st_uid, -1):  # the owner takes root; the group, being in it
+        try:
+            os.chown(tmp, uid, before.st_gid)
+            break
+        except OSError:
+            continue
+    st = os.stat(tmp)
+    if (st.st_uid, st.st_gid) != (before.st_uid, before.st_gid):
+        return (f"it belongs to user {before.st_uid}, group {before.st_gid}, which this import cannot give a file: "
+                "replaced, it would change hands (run the import as its owner)")  # fmt: skip
+    os.chmod(tmp, before.st_mode & 0o7777)
+    return None
+
+
+def folder_owner(directory: Path) -> tuple[int, int]:
+    """The owner and group of ``directory``, or of its nearest parent that exists (a
+    symlinked folder by the folder it leads to)."""
+    while True:
+        try:
+            st = os.stat(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            if directory.parent == directory:
+                raise
+            directory = directory.parent
+            continue
+        return st.st_uid, st.st_gid
+
+
+def give(where: Path | int, owner: tuple[int, int]) -> None:
+    """Give ``where`` (a file or folder the import just made, or the descriptor of one; a
+    symlink put in its place is never followed) the ``owner`` and group, when this process
+    may; else leave it as the system made it. Its permission bits stay (a change of owner
+    may clear set-id bits)."""
+    opened = isinstance(where, int)
+    look = os.stat if opened else os.lstat
+    before = look(where)
+    if (before.st_uid, before.st_gid) == owner:
+        return
+    try:
+        if opened:
+            os.chown(where, *owner)
+        else:
+            os.chown(where, *owner, follow_symlinks=False)
+    except PermissionError:
+        return  # not root, another user's folder (or a group it is not in): as any new file
+    if stat.S_ISLNK(before.st_mode):
+        return
+    if stat.S_IMODE(look(where).st_mode) != stat.S_IMODE(before.st_mode):
+        os.chmod(where, stat.S_IMODE(before.st_mode))
+
+
+def make_folders(directory: Path, owner: tuple[int, int]) -> list[Path]:
+    """Make ``directory`` and the parents of it that are missing, each given ``owner``
+    (:func:`give`); the folders made, outermost first (one another program made meanwhile
+    is not among them). On failure none made stays (when still empty) and the error is
+    raised."""
+    missing: list[Path] = []
+    while not os.path.lexists(directory) and directory.parent != directory:
+        missing.append(directory)
+        directory = directory.parent
+    made: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                if not folder.is_dir():
+                    raise
+                continue
+            made.append(folder)
+            give(folder, owner)
+    except BaseException:
+        remove_folders(made)
+        raise
+    return made
+
+
+def remove_folders(made: list[Path]) -> None:
+    """Remove the folders ``made`` (outermost first) that are still empty, innermost first:
+    one that holds anything (another program put a file there) stays."""
+    for folder in reversed(made):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return  # not empty, or gone: its parents hold it
