@@ -3,7 +3,8 @@ process (so that a second writer or a failing system call can be simulated exact
 it hurts) and, for the read-only directory, the real daemon: a capture the user copied, a
 capture appended without a write lease while another program appends, a daily its
 directory will not let go, daily paths no file system holds, a capture saved by an Emacs
-that deletes trailing whitespace. Every byte of the notes is compared before and after."""
+that deletes trailing whitespace or swaps tabs and spaces (whitespace-cleanup). Every byte
+of the notes is compared before and after."""
 
 from __future__ import annotations
 
@@ -304,3 +305,48 @@ async def test_a_capture_saved_by_an_emacs_that_deletes_trailing_whitespace_is_f
     status, gone = await call(client, "/forget", {"id": body["id"]})
     assert status == 200, gone
     assert daily.read_bytes() == b"* Mine\nmy text and more\n"
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("indent_tabs_mode", ["nil", "t"])
+async def test_a_capture_saved_by_an_emacs_whose_whitespace_cleanup_swaps_tabs_and_spaces_is_forgotten(
+    client, roam_dir, tmp_path, indent_tabs_mode
+):
+    # Text with tabs (and an indented line of 8 spaces): the user edits their own heading
+    # and saves the daily in an Emacs with whitespace-cleanup on before-save-hook, which
+    # turns leading tabs into spaces (indent-tabs-mode nil) or 8 leading spaces into a tab
+    # (t). The capture, never edited, answered 409 ("its text was edited"); the one whose
+    # text the user did edit must still be refused, every byte of it kept.
+    daily = daily_of(roam_dir)
+    daily.write_bytes(b"* Mine\nmy text\n")
+    text = "steps:\n\tfirst\tstep\n  \tsecond\n        third\n\u65e5\u672c \tCJK\n"
+    status, body = await call(client, "/memorize", {"text": text, "title": "steps"})
+    assert status == 200, body
+    status, theirs = await call(client, "/memorize", {"text": "\tmy word\n        more", "title": "theirs"})
+    assert status == 200, theirs
+    written = daily.read_bytes()
+    assert b"\n\tfirst\tstep\n  \tsecond\n        third\n" in written  # as sent
+    elisp = (
+        f'(with-current-buffer (find-file "{daily}") (setq indent-tabs-mode {indent_tabs_mode})'
+        " (add-hook (quote before-save-hook) (quote whitespace-cleanup) nil t)"
+        ' (goto-char (point-min)) (forward-line 1) (end-of-line) (insert " and more")'
+        ' (search-forward "my word") (replace-match "my own word") (save-buffer))'
+    )
+    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+    assert code == 0, out
+    saved = daily.read_bytes()
+    mine = b"* Mine\nmy text and more\n"
+    ours, rest = saved[len(mine) :].split(b"* theirs", 1)
+    assert saved.startswith(mine) and ours != written[len(b"* Mine\nmy text\n") : written.index(b"* theirs")]
+    before = tree(roam_dir)
+    status, refused = await call(client, "/forget", {"id": theirs["id"]})
+    assert status == 409 and "edited" in refused["error"], refused
+    assert tree(roam_dir) == before
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.read_bytes() == mine + b"* theirs" + rest  # only the capture's bytes went
+    before[os.path.relpath(daily, roam_dir)] = mine + b"* theirs" + rest
+    assert tree(roam_dir) == before
+    read = "(progn (find-file (car command-line-args-left)) (princ (org-map-entries (lambda () (org-get-heading t t t t)))))"
+    code, out = await run_emacs(["--eval", read, str(daily)], env=emacs_env(tmp_path))
+    assert code == 0 and out.strip().endswith("(Mine theirs)"), out

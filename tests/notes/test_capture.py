@@ -256,3 +256,50 @@ def test_the_heading_and_its_drawer_are_as_emacs_leaves_them_saved_with_trailing
     data = USER.encode() + render_capture(entry, rel="daily/d.org", eol=b"\n")
     assert delete_trailing_whitespace(data) == data
     assert [h.tags for h in read_org_bytes(data, "daily/d.org").headings if h.own_id == "c-1"] == [()]
+
+
+TABBED = "steps:\n\tfirst\tstep\n  \tsecond\n        third\n日本 \tCJK\na\u0301 \tb\n"
+
+
+def untabified(data: bytes) -> bytes:
+    """What Emacs's ``whitespace-cleanup`` with ``indent-tabs-mode`` nil makes of leading
+    tabs and of tabs after spaces: spaces to the same column (``tab-width`` 8; the CJK
+    characters are two columns wide, the combining accent none)."""
+    widths = {"日": 2, "本": 2, "\u0301": 0}
+    out = []
+    for line in data.decode().split("\n"):
+        while m := re.search(r"^( *)(\t+)|( +)(\t+)", line):
+            at = m.start(2) if m[2] else m.start(4)
+            column = sum(widths.get(c, 1) for c in line[:at])
+            tabs = len(m[2] or m[4])
+            spaces = (8 - column % 8) + 8 * (tabs - 1)
+            line = line[:at] + " " * spaces + line[at + tabs :]
+        out.append(line)
+    return "\n".join(out).encode()
+
+
+def test_a_capture_whose_tabs_a_save_turned_into_spaces_or_back_is_still_forgotten(monkeypatch):
+    # Text with tabs, saved by an Emacs whose whitespace-cleanup turns leading tabs into
+    # spaces (indent-tabs-mode nil), or 8 leading spaces into a tab (t): the capture,
+    # never edited, no longer matched its hash (409: its text was edited).
+    data = USER.encode() + capture(TABBED)
+    assert b"\tfirst\tstep\n  \tsecond\n        third\n" in data  # written as sent
+    saved = untabified(data)
+    assert b"\t" in saved and saved.count(b"\t") < data.count(b"\t")  # the mid-line tab stays
+    for edited in (saved, saved.replace(b"        third", b"\tthird")):
+        removal = plan_forget(edited, "daily/d.org", "c-1")
+        assert edited[: removal.start] + edited[removal.end :] == USER.encode()
+    # Anything but tabs and spaces swapped keeping every column is still the user's: a
+    # word, a blank added or taken away, a character moved to another column.
+    for before, after in ((b"third", b"third!"), (b"first\tstep", b"first step"), (b"first\tstep", b"firststep"),
+                          (b"        third", b"         third"), (b"        second", b"\t\tsecond")):  # fmt: skip
+        assert before in saved
+        with pytest.raises(Changed, match="edited"):
+            plan_forget(saved.replace(before, after), "daily/d.org", "c-1")
+
+    # A capture of an older version, whose hash counted the tabs as tabs: forgotten as written.
+    monkeypatch.setattr("arcology_oracle.notes.capture.blank_form", lambda line: line)
+    older = USER.encode() + capture(TABBED)
+    monkeypatch.undo()
+    removal = plan_forget(older, "daily/d.org", "c-1")
+    assert older != data and older[: removal.start] + older[removal.end :] == USER.encode()

@@ -28,9 +28,8 @@ Contracts:
   or anywhere in a file with CR line endings), and goes between two ``<`` (text and
   title: no ``<<target>>`` takes the user's links) and after the ``[`` of an inline
   footnote definition with a label (``[fn:name:...]``: no footnote the user refers to
-  is defined by a capture). In plain
-  text Org shows the comma and reads the line as a paragraph; nothing is lost, and
-  nothing else is escaped.
+  is defined by a capture). In plain text Org shows the comma and reads the line as a
+  paragraph; nothing is lost, and nothing else is escaped.
 * **No control characters.** Text, title or source holding NUL or another C0 control but
   tab, line feed and carriage return (a form feed would start a page hiding the user's
   ``Local Variables``) is a 400, never rewritten into something else.
@@ -38,21 +37,24 @@ Contracts:
   common ``before-save-hook``) deletes: blanks (U+00A0, U+3000 and U+200B too) at line
   ends and blank lines at the text's end are dropped, and no escape's zero-width space
   ends a line; else a capture the user never edited could not be forgotten once saved.
+  Tabs stay as sent: the hash counts them as spaces (``whitespace-cleanup``, below).
 * **Tags** are Org's tag words, ``[[:alnum:]_@#%]+`` (``org-tag-re``); anything else is a
   400, never rewritten into something else.
 * **Titles** are the given title, or the text's first words, with each org link replaced
   by its description (or its target) and whitespace folded; a derived title is cut at a
   word boundary. :func:`capture_link` is always a valid Org link (brackets escaped as
   ``/suggest-links`` does, :func:`~.org_syntax.org_link`).
-* **The hash.** ``:CAPTURE_HASH:`` is the SHA-256 of exactly the bytes appended (the
-  separator line ending, if one was needed, or the head of a file the capture created,
-  and the subtree with the hash line left out; the file's last line ending before them
-  too when the separator makes an empty line), of the file's real path relative to the
-  roam dir, and of a fixed domain string. It is
-  in the file, the source of truth, so it survives any rebuild of the database, and it
-  cannot match by accident: editing one byte of the subtree, adding text or headings
-  below it, or moving it to another file or under another heading all change it.
-  :func:`plan_forget` removes a subtree only when the hash still matches.
+* **The hash.** ``:CAPTURE_HASH:`` is the SHA-256 of the bytes appended (the separator
+  line ending, if one was needed, or the head of a file the capture created, and the
+  subtree with the hash line left out and each tab as the spaces up to its column,
+  :mod:`.capture_blanks`; the file's last line ending before them too when the separator
+  makes an empty line), of the file's real path relative to the roam dir, and of a fixed
+  domain string. It is in the file, the source of truth, so it survives any rebuild of
+  the database, and it cannot match by accident: editing one byte of the subtree (but
+  for tabs and spaces swapped keeping every character's column, as a save's
+  ``whitespace-cleanup`` swaps them), adding text or headings below it, or moving it to
+  another file or under another heading all change it. :func:`plan_forget` removes a
+  subtree only when the hash (or an older version's, of tabs as tabs) still matches.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ from dataclasses import dataclass
 from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
 from .org_escape import escape_line, inert, refuse_controls
+from .capture_blanks import blank_form
 from .capture_title import TRAILING_BLANKS, capture_title
 from .org_syntax import HEADING_LINE_RE, org_link, plain_title
 from .privacy import is_tag_char
@@ -84,6 +87,7 @@ _PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
 BOM = b"\xef\xbb\xbf"
+_FORMS = (bytes, blank_form)  # a line's bytes as they are, and with its tabs as spaces
 
 
 class NotCaptured(Exception):
@@ -196,13 +200,13 @@ def _digest(rel: str, lead: bytes) -> hashlib._Hash:
     return h
 
 
-def _digest_of(rel: str, lead: bytes, sub: list[bytes], hash_at: int | None) -> str:
+def _digest_of(rel: str, lead: bytes, sub: list[bytes], hash_at: int | None, form) -> str:
     """The hash of a captured subtree's lines ``sub`` (its hash line at ``hash_at`` left
-    out) after ``lead``."""
+    out) after ``lead``, each line in ``form``."""
     h = _digest(rel, lead)
     for i, line in enumerate(sub):
         if i != hash_at:
-            h.update(line)
+            h.update(form(line))
     return h.hexdigest()
 
 
@@ -212,7 +216,7 @@ def render_capture(capture: Capture, *, rel: str, eol: bytes, lead: bytes = b"")
     the daemon creates), then the subtree with its hash, which covers ``lead`` too."""
     encoded = [line.encode("utf-8") + eol for line in capture.lines]
     h = _digest(rel, lead)
-    h.update(b"".join(encoded))
+    h.update(b"".join(map(blank_form, encoded)))
     at = capture.lines.index(":END:")
     encoded.insert(at, f":{CAPTURE_HASH}: {h.hexdigest()}".encode() + eol)
     return lead + b"".join(encoded)
@@ -296,19 +300,21 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     # hash covers both line endings), or the head of the file the capture created (then
     # the subtree's hash covers those bytes too).
     leads = {b"", eol, eol + eol} | ({data[:first]} if start and not bom else set())
-    hashers = {lead: _digest(rel, lead) for lead in leads if first >= len(lead) and data[first - len(lead) : first] == lead}
+    leads = {lead for lead in leads if first >= len(lead) and data[first - len(lead) : first] == lead}
+    # Each line as written (an older version hashed tabs) and in capture_blanks' form.
+    hashers = {(lead, form): _digest(rel, lead) for lead in leads for form in _FORMS}
     matched_at: dict[bytes, int] = {}
+    full: list[bytes] = []
     for i, line in enumerate(sub):
-        if i != hash_at:
-            for h in hashers.values():
-                h.update(line)
-        for lead, h in hashers.items():
+        for (lead, form), h in hashers.items():
+            if i != hash_at:
+                h.update(form(line))
             if h.hexdigest() == stored:
                 matched_at.setdefault(lead, i + 1)
-    full = [lead for lead, n in matched_at.items() if n == len(sub)]
+                full += [lead] if i + 1 == len(sub) and lead not in full else []
     if not full:
         unlike = _what_changed(lines, start, end, matched_at, sub)
-        if _digest_of(rel, eol + eol, sub, hash_at) == stored:  # the subtree is as written
+        if any(_digest_of(rel, eol + eol, sub, hash_at, form) == stored for form in _FORMS):  # the subtree is as written
             unlike = "the empty line above it was deleted (or text written there), so the line ending above it is not its own"
         raise Changed(f"{where} is not as arcology-oracle wrote it: {unlike}; it is yours now: edit it in Emacs")
     # The lead goes too when the capture is still the file's last text (a created file
