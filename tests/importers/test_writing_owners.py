@@ -83,10 +83,10 @@ def test_a_new_note_gets_its_folders_owner_where_the_import_can_give_it(tmp_path
     theirs.mkdir()
     os.chown(theirs, 12345, 12345)
 
-    def not_permitted(path, uid, gid, *args, **kwargs):
-        raise PermissionError(errno.EPERM, "Operation not permitted", os.fspath(path))
+    def not_permitted(fd, uid, gid):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(os, "chown", not_permitted)
+    monkeypatch.setattr(os, "fchown", not_permitted)
     summary = import_into(theirs, theirs / "chats")
     monkeypatch.undo()
     assert len(summary.added) == 2 and not summary.skipped, summary

@@ -54,26 +54,26 @@ def folder_owner(directory: Path) -> tuple[int, int]:
 
 
 def give(where: Path | int, owner: tuple[int, int]) -> None:
-    """Give ``where`` (a file or folder the import just made, or the descriptor of one; a
-    symlink put in its place is never followed) the ``owner`` and group, when this process
-    may; else leave it as the system made it. Its permission bits stay (a change of owner
-    may clear set-id bits)."""
-    opened = isinstance(where, int)
-    look = os.stat if opened else os.lstat
-    before = look(where)
+    """Give ``where`` (a file or folder the import just made, by its path or an open
+    descriptor; a path is opened without following a symlink put in its place) the
+    ``owner`` and group, when this process may; else leave it as the system made it. Its
+    permission bits stay (a change of owner may clear set-id bits)."""
+    if not isinstance(where, int):
+        fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            return give(fd, owner)
+        finally:
+            os.close(fd)
+    before = os.fstat(where)
     if (before.st_uid, before.st_gid) == owner:
-        return
+        return None
     try:
-        if opened:
-            os.chown(where, *owner)
-        else:
-            os.chown(where, *owner, follow_symlinks=False)
-    except PermissionError:
-        return  # not root, another user's folder (or a group it is not in): as any new file
-    if stat.S_ISLNK(before.st_mode):
-        return
-    if stat.S_IMODE(look(where).st_mode) != stat.S_IMODE(before.st_mode):
-        os.chmod(where, stat.S_IMODE(before.st_mode))
+        os.fchown(where, *owner)
+    except OSError:  # not root, another user's folder (or a group it is not in), a file
+        return None  # system without owners: as any new file
+    if stat.S_IMODE(os.fstat(where).st_mode) != stat.S_IMODE(before.st_mode):
+        os.fchmod(where, stat.S_IMODE(before.st_mode))
+    return None
 
 
 def make_folders(directory: Path, owner: tuple[int, int]) -> list[Path]:
