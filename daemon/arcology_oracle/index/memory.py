@@ -18,8 +18,9 @@ Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits
 request names the daily among the notes its editor holds unsaved (``unsaved``: Emacs
 without lock files), or the daily is a symlink leading out of the roam directory (text
 outside it is never indexed).
-A forget removes only a heading the daemon wrote whose bytes are still exactly the ones
-written (its ``:CAPTURE_HASH:``); anything else is refused with 409 saying what changed,
+A forget removes only a heading the daemon wrote whose bytes are still the ones written
+(its ``:CAPTURE_HASH:``, which counts tabs as the spaces up to their column:
+:mod:`~arcology_oracle.notes.capture_blanks`); anything else is refused with 409 saying what changed,
 and a heading the index does not hold (private, or unknown) answers 404 alike. A capture
 the user copied within its file is refused too (409): the copy is byte for byte the
 capture, so which heading the daemon wrote cannot be told. A daily path with a name or
