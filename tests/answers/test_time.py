@@ -252,6 +252,12 @@ def at(hour: int, minute: int = 0) -> dt.datetime:
         ("what did I say half an hour ago", at(0, 20), "2026-12-02", "2026-12-03"),
         ("what did I say a couple of hours ago", at(0, 30), "2026-12-02", "2026-12-02"),
         ("what did I write in the past hour", at(0, 20), "2026-12-02", "2026-12-03"),
+        # Each end of a span is read by the clock as it is alone ('3 hours ago' at 02:00 was
+        # yesterday evening), in English as in Japanese: the ends were counted from noon.
+        ("what did I write between 5 hours ago and 3 hours ago", at(2), "2026-12-02", "2026-12-03"),
+        ("what did I note from 10 hours ago to 8 hours ago", at(2), "2026-12-02", "2026-12-02"),
+        ("5時間前から3時間前までのメモ", at(2), "2026-12-02", "2026-12-03"),
+        ("what did I say between last night and this morning", at(0, 30), "2026-12-01", "2026-12-03"),
     ],
 )
 def test_questions_read_by_the_clock(question, now, since, until):

@@ -84,7 +84,7 @@ def parse_when(text: str, now: dt.date | dt.datetime | None = None) -> DateRange
         if found := parse_cjk(text, now):
             return found
         text = cjk.set_apart(text)  # English time words in it: "last weekに"
-    if found := day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, lambda words: read_expression(words, now)):
+    if found := day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, lambda words: _read_alone(words, now)):
         return found
     if span := rolling_span(text, now):  # "in the past 3 days", "last weekend", "3 hours ago"
         return DateRange(*span)
@@ -98,6 +98,14 @@ def parse_when(text: str, now: dt.date | dt.datetime | None = None) -> DateRange
         if word == "since" and _EVENT_RE.match(rest):
             return DateRange(None, today, expression, event=rest)
     return _search(text, now)
+
+
+def _read_alone(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
+    """The days ``text``, a whole expression standing alone (an end of "between X and Y",
+    a ``since``/``until`` parameter), covers asked at ``now``: by the clock when it is a
+    span, a part of a day or hours ago (:func:`.rolling.whole_span`: "3 hours ago" at
+    02:00 is yesterday evening), else by :func:`read_expression`."""
+    return whole_span(text, now) or read_expression(text, now)
 
 
 def _longest_prefix(text: str, now: dt.datetime) -> tuple[tuple[dt.date, dt.date] | None, str, bool]:
@@ -152,7 +160,7 @@ def explicit_range(
             days = (dt.date.fromisoformat(value),) * 2
         except ValueError:
             # 2024-13-01 is no date; dateparser would read it as 13 January.
-            days = None if _ISO_LIKE_RE.match(value.strip()) else whole_span(value, now) or read_expression(value, now)
+            days = None if _ISO_LIKE_RE.match(value.strip()) else _read_alone(value, now)
         if not days:
             raise BadRequest(f"{name}: cannot read {value!r} as a date (use YYYY-MM-DD or e.g. 'last week')")
         bounds.append(days[end])
