@@ -83,3 +83,26 @@ async def test_a_summary_holds_the_users_lines_and_not_the_reply(make_client, se
     assert "MYPARAGRAPH" in prompts, "the user's paragraph is summarized"
     assert "ORACLEREPLY" not in prompts
 
+
+
+FILE_CHAT = "aaaacccc-0000-4000-8000-00000000000a"
+FILE_LEVEL_CHAT = (
+    f":PROPERTIES:\n:ID: {FILE_CHAT}\n:END:\n#+title: Shino glaze chat\n#+filetags: :pottery:\n\n"
+    "#+begin_ai :model llama3.2+notes\n[ME]: Why did my shino glaze carbon trap?\n\n"
+    "[AI]: FILEREPLY a shino glaze traps carbon when the kiln is reduced early; your tenmoku glaze test tiles say so.\n#+end_ai\n"
+)
+
+
+async def test_a_file_holding_nothing_but_a_grounded_chat_is_no_note_of_the_users(make_client, settings, roam_dir, fake_ollama):
+    """The file's keywords (``#+title``, ``#+filetags``) are no one's lines: a file whose
+    record holds only them and an org-ai chat with a grounded model is the oracle's, as a
+    heading holding only the chat is (it was the user's note, its prompt its text)."""
+    (roam_dir / "shino-chat.org").write_text(FILE_LEVEL_CHAT, encoding="utf-8")
+    client = await vault_client(make_client, settings, roam_dir)
+    resp = await client.get("/similar", params={"node": MINE, "k": "50", "all": "true"})
+    found = {(r["file"], r["heading"]) for r in (await resp.json())["results"]}
+    assert ("shino-chat.org", "Shino glaze chat") not in found, found
+    resp = await client.post("/summarize", json={"node": FILE_CHAT})
+    body = await resp.json()
+    assert resp.status == 400 and "only the oracle's own words" in body["error"], body
+    assert fake_ollama.state.chats == []

@@ -52,6 +52,7 @@ from dataclasses import replace
 from .chats import ORACLE
 from .chunking import chunk_heading
 from .conversations import is_grounded_speaker, is_oracle_answer
+from .org_syntax import KEYWORD_LINE_RE
 from .reader import heading_text
 from .records import Chunk, Heading, ParsedFile, Turn
 from .turns import chunk_file, chunk_turn
@@ -136,10 +137,13 @@ def without_replies(parsed: ParsedFile, max_chars: int, overlap: int) -> tuple[P
 
 def _own_lines(heading: Heading) -> list[int]:
     """The file lines of ``heading``'s own non-blank lines: its heading line, its body
-    (the last lines it ends with), not its sub-headings'."""
+    (the last lines it ends with), not its sub-headings'; of the file's record, not its
+    keywords (``#+title:``, ``#+filetags:``: no one's lines, though the org-ai reader
+    puts them in the turn of the text outside its blocks)."""
     body = heading.body.split("\n")
     offset = heading.end_line - len(body)
-    lines = [offset + 1 + k for k, line in enumerate(body) if line.strip()]
+    keyword = KEYWORD_LINE_RE.match if not heading.level else lambda line: None
+    lines = [offset + 1 + k for k, line in enumerate(body) if line.strip() and not keyword(line)]
     if heading.level and heading.title.strip():
         lines.append(heading.start_line)
     return lines

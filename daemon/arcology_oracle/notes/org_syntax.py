@@ -17,7 +17,7 @@ from .privacy import is_tag_char
 HEADING_LINE_RE = re.compile(r"^\*+ ")
 _LINK_RE = re.compile(r"\[\[([^\[\]]+)\](?:\[([^\[\]]*)\])?\]")
 _ID_LINK_RE = re.compile(r"\[\[id:([^\[\]]+)\](?:\[[^\[\]]*\])?\]")
-_KEYWORD_LINE_RE = re.compile(r"^[ \t]*#\+[^\s:]+:.*$", re.MULTILINE)
+KEYWORD_LINE_RE = re.compile(r"^[ \t]*#\+[^\s:]+:.*$", re.MULTILINE)
 _NOTE_LINKS = ("id:", "roam:")
 _TOKEN_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
 ISO_DATE_RE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
@@ -98,7 +98,7 @@ def without_note_links(raw: str) -> str:
     taken out, description and all, the other links as their descriptions (a bare one as
     nothing), and no ``#+KEYWORD:`` line (a file's title and tags): what names a note
     without linking it (:mod:`~arcology_oracle.answers.mentions`)."""
-    text = _KEYWORD_LINE_RE.sub(" ", raw)
+    text = KEYWORD_LINE_RE.sub(" ", raw)
     return _LINK_RE.sub(lambda m: " " if m.group(1).startswith(_NOTE_LINKS) else f" {m.group(2) or ''} ", text)
 
 
