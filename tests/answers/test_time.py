@@ -258,6 +258,17 @@ def at(hour: int, minute: int = 0) -> dt.datetime:
         ("what did I note from 10 hours ago to 8 hours ago", at(2), "2026-12-02", "2026-12-02"),
         ("5時間前から3時間前までのメモ", at(2), "2026-12-02", "2026-12-03"),
         ("what did I say between last night and this morning", at(0, 30), "2026-12-01", "2026-12-03"),
+        # Hours ago as people type them: short units ('3h'), a fraction of an hour, minutes
+        # without 'and', days before the hours. They were read from noon ('3h ago' at 01:00
+        # was today) or in part ('1.5 hours ago' as '5 hours ago', '2 days and 3 hours ago'
+        # as '3 hours ago').
+        ("what did I write 3h ago", at(1), "2026-12-02", "2026-12-02"),  # 21:00-23:00
+        ("what did I write 30m ago", at(0, 10), "2026-12-02", "2026-12-03"),
+        ("what did I say 1.5 hours ago", at(1), "2026-12-02", "2026-12-03"),  # 22:30-00:30
+        ("what did I say 3 hours 20 minutes ago", at(1), "2026-12-02", "2026-12-02"),
+        ("what did I say 2 days and 3 hours ago", at(1), "2026-11-30", "2026-12-01"),
+        ("what did I say a day and 3 hours ago", at(1), "2026-12-01", "2026-12-02"),  # 27 h: 15:15-04:45
+        ("what did I note 3 months ago", at(1), "2026-09-01", "2026-09-30"),  # no minutes ('m')
     ],
 )
 def test_questions_read_by_the_clock(question, now, since, until):

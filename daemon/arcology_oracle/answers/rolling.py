@@ -48,11 +48,16 @@ _PART_OF_DAY_RE = re.compile(
     r"|(this\s+(?:morning|afternoon|evening)|tonight))\b(?!\s+of\b)",
     re.I,
 )
-_COUNT = rf"(?:\d{{1,4}}|(?:a\s+)?(?:{_NUMBER_WORDS}))"
-# Hours and minutes ago, counted from now ("2 hours and 30 minutes ago", "half an hour ago").
+# A count and the space after it: digits (a fraction too, "1.5"), which a short unit may
+# follow at once ("3h"), or words.
+_COUNT = rf"(?:(?<![\d.])\d{{1,4}}(?:\.\d{{1,2}})?\s*|(?:a\s+)?(?:{_NUMBER_WORDS})\s+)"
+_HOURS = r"(?:hours?|hrs?|h)\b"
+_MINUTES = r"(?:minutes?|mins?|m)\b"  # "m" alone, not "months"
+# Hours and minutes ago, counted from now ("2 hours and 30 minutes ago", "half an hour
+# ago", "3h ago", "3 hours 20 minutes ago"), the days before them too ("2 days and 3 hours ago").
 _AGO_RE = re.compile(
-    rf"\b(?:half\s+an\s+hour|{_COUNT}\s+(?:hours?|hrs?)(?:\s+and\s+{_COUNT}\s+(?:minutes?|mins?))?"
-    rf"|{_COUNT}\s+(?:minutes?|mins?))\s+ago\b",
+    rf"\b(?:{_COUNT}days?\s+(?:and\s+)?)?(?:half\s+an\s+hour|{_COUNT}{_HOURS}(?:\s+(?:and\s+)?{_COUNT}{_MINUTES})?"
+    rf"|{_COUNT}{_MINUTES})\s+ago\b",
     re.I,
 )
 _NUMBER_WORD_RE = re.compile(rf"\bhalf\s+an\s+hour\b|\b(?:a\s+)?({_NUMBER_WORDS})\b", re.I)
