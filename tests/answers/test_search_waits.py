@@ -37,14 +37,38 @@ async def test_the_words_are_looked_up_while_the_query_is_embedded(index, fake_o
 
 
 async def test_a_keyword_hit_deleted_before_the_vector_half_is_left_out(index):
-    """The two halves read on two reader threads: a heading the first found and a write
-    removed before the second read is skipped, not an error."""
+    """The two halves read on two reader threads: a heading the first found that is
+    gone by the second (same write generation here, as within one read) is skipped."""
     query = "sluggish starter"
-    keyword, match = await index.read(lambda s: search_ranking.keyword_ranking(s, query, search_ranking.pool_size(10)))
-    assert keyword
+    half = await index.read(lambda s: search_ranking.keyword_half(s, query, 10))
+    assert half.hits
     vector = await index.query_vector(query)
-    gone = max(h for h, _ in keyword) + 1_000_000  # no such heading
-    with_gone = await index.read(lambda s: search_ranking.fused(s, ([(gone, 99.0), *keyword], match), 10, vector))
-    without = await index.read(lambda s: search_ranking.fused(s, (keyword, match), 10, vector))
+    gone = max(h for h, _ in half.hits) + 1_000_000  # no such heading
+    stale = search_ranking.KeywordHalf([(gone, 99.0), *half.hits], half.match, half.generation)
+    with_gone = await index.read(lambda s: search_ranking.fused(s, stale, query, 10, vector))
+    without = await index.read(lambda s: search_ranking.fused(s, half, query, 10, vector))
     assert with_gone[0] == "hybrid" and with_gone[1]
     assert [r.as_dict() for r in with_gone[1]] == [r.as_dict() for r in without[1]]
+
+
+async def test_a_write_between_the_two_halves_has_the_words_looked_up_again(index, settings):
+    """The note indexed last gets its headings' ids again when it is indexed anew: a
+    keyword hit found before a heading was added at its top names the added heading
+    after. The second half sees the write and looks the words up again, so the answer
+    is the one a search after the write gives."""
+    path, title = await index.read(lambda s: s.conn.execute(
+        "SELECT f.path, h.title FROM headings h JOIN files f ON f.id = h.file WHERE h.level > 0"
+        " AND f.id = (SELECT file FROM headings ORDER BY id DESC LIMIT 1) ORDER BY h.start_line LIMIT 1"
+    ).fetchone())  # fmt: skip
+    half = await index.read(lambda s: search_ranking.keyword_half(s, title, 10))
+    assert half.hits
+    note = settings.roam_dir / path
+    text = note.read_text()
+    first = text.index("\n*") + 1
+    note.write_text(text[:first] + "* Zebra crossings at dusk\nStriped, unrelated.\n" + text[first:])
+    await index.index_paths([path])
+    vector = await index.query_vector(title)
+    after_write = await index.read(lambda s: search_ranking.fused(s, half, title, 10, vector))
+    fresh = await index.read(lambda s: search_ranking.search(s, title, 10, vector))
+    assert [r.as_dict() for r in after_write[1]] == [r.as_dict() for r in fresh[1]]
+    assert "Zebra crossings at dusk" not in [r.heading for r in after_write[1]]

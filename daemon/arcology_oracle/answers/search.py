@@ -39,10 +39,9 @@ async def search(
         # The words are looked up on a reader thread while the query is embedded: with
         # Ollama across a network the embedding is most of a search's wait.
         keyword, vector = await asyncio.gather(
-            index.read(lambda s: search_ranking.keyword_ranking(s, query, search_ranking.pool_size(k))),
-            _query_vector(index, query),
+            index.read(lambda s: search_ranking.keyword_half(s, query, k)), _query_vector(index, query)
         )
-        ranked = lambda s: search_ranking.fused(s, keyword, k, vector, min_similarity=floor)  # noqa: E731
+        ranked = lambda s: search_ranking.fused(s, keyword, query, k, vector, min_similarity=floor)  # noqa: E731
 
     def run(store: Store) -> tuple[str, list[retrieval.Result]]:
         mode, results = ranked(store)

@@ -10,6 +10,7 @@ GNU Info manuals (BENCHMARKS.md, Quality on real notes).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..notes import cjk
 from ..store import Store
@@ -142,6 +143,25 @@ def pool_size(k: int) -> int:
     return max(k * 5, 50)
 
 
+@dataclass(frozen=True, slots=True)
+class KeywordHalf:
+    """What :func:`keyword_half` found: the hits (``(heading id, score)``, best first),
+    an FTS5 expression every hit matches (for snippets) and the index's write generation
+    (:meth:`~arcology_oracle.store.Store.write_generation`) they were found in."""
+
+    hits: list[tuple[int, float]]
+    match: str | None
+    generation: str | None
+
+
+def keyword_half(store: Store, query: str, k: int) -> KeywordHalf:
+    """:func:`keyword_ranking` of ``query`` for :func:`pool_size` of ``k``, with the
+    write generation it was found in (read first: the hits are never newer)."""
+    generation = store.write_generation()
+    hits, match = keyword_ranking(store, query, pool_size(k))
+    return KeywordHalf(hits, match, generation)
+
+
 def search(
     store: Store,
     query: str,
@@ -152,33 +172,35 @@ def search(
 ) -> tuple[str, list[retrieval.Result]]:
     """Hybrid search (vector KNN and BM25 fused by :func:`fusion.fuse`), or keyword-only
     when no vector is available. Returns ``(mode, results)`` with at most one result per
-    heading: :func:`fused` of :func:`keyword_ranking`, on one store."""
-    keyword = keyword_ranking(store, query, pool_size(k))
-    return fused(store, keyword, k, query_vector, min_similarity=min_similarity)
+    heading: :func:`fused` of :func:`keyword_half`, on one store."""
+    return fused(store, keyword_half(store, query, k), query, k, query_vector, min_similarity=min_similarity)
 
 
 def fused(
     store: Store,
-    keyword_found: tuple[list[tuple[int, float]], str | None],
+    half: KeywordHalf,
+    query: str,
     k: int,
     query_vector: Sequence[float] | None,
     *,
     min_similarity: float = 0.0,
 ) -> tuple[str, list[retrieval.Result]]:
-    """:func:`search`'s second half: ``keyword_found`` (what :func:`keyword_ranking`
-    gave for :func:`pool_size` of ``k``, on this store or another reader's) fused with
-    the vector hits of ``query_vector``, as ``(mode, results)``. A heading among the
-    keyword hits that ``store`` no longer holds (deleted between two reads) is skipped.
+    """:func:`search`'s second half: the keyword ``half`` of ``query`` (found on this
+    store or another reader's) fused with the vector hits of ``query_vector``, as
+    ``(mode, results)``. When the index was written since ``half`` was found, the
+    keyword half is found again here: a file indexed again gets its headings' ids anew,
+    and the ids of the last one indexed are given out again, so an old hit may name
+    another heading by then.
 
     Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
     query about something the notes do not hold finds nothing rather than the nearest
     unrelated headings.
     """
-    keyword, match = keyword_found
-    snippets = retrieval.snippets_of(store, match, keyword)
+    if store.write_generation() != half.generation:
+        half = keyword_half(store, query, k)
+    snippets = retrieval.snippets_of(store, half.match, half.hits)
     if query_vector is not None and store.has_vector_table():
-        pool = pool_size(k)
-        vector = [(h, s) for h, s in retrieval.vector_hits(store, query_vector, pool) if s >= min_similarity]
-        if vector or not keyword:
-            return "hybrid", retrieval.to_results(store, fusion.fuse(keyword, vector), k, snippets=snippets)
-    return "keyword", retrieval.to_results(store, keyword, k, snippets=snippets)
+        vector = [(h, s) for h, s in retrieval.vector_hits(store, query_vector, pool_size(k)) if s >= min_similarity]
+        if vector or not half.hits:
+            return "hybrid", retrieval.to_results(store, fusion.fuse(half.hits, vector), k, snippets=snippets)
+    return "keyword", retrieval.to_results(store, half.hits, k, snippets=snippets)

@@ -187,6 +187,11 @@ class StoreBase:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
+    def write_generation(self) -> str | None:
+        """The token every write transaction replaces (:data:`.node_means.WRITE_GENERATION`):
+        two reads that see the same token saw the same index."""
+        return self.get_meta(WRITE_GENERATION)
+
     def _set_meta(self, key: str, value: str | None) -> None:
         self.conn.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) "

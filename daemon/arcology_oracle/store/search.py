@@ -255,7 +255,7 @@ class Search(VectorSync):
         cache = getattr(self, "_means", None)
         if cache is None:
             cache = self._means = node_means.shared_means(self._shared_key())
-        token = self.get_meta(node_means.WRITE_GENERATION)  # before the rows: see node_means
+        token = self.write_generation()  # before the rows: see node_means
         found, missing = cache.lookup(token, list(dict.fromkeys(node_ids)))
         if missing:
             computed = self._read_node_vectors(missing)
