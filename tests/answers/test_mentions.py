@@ -221,3 +221,24 @@ async def test_a_note_linked_from_a_heading_title_is_not_named(make_settings, fa
     monkeypatch.setattr(mentions, "named", lambda *a, **kw: found.append(named(*a, **kw)) or found[-1])
     await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4, line=1)
     assert len(found) == 3 and all(LAST not in f for f in found), found
+
+
+async def test_a_grounded_chats_reply_names_no_note(make_settings, fake_ollama, tmp_path, monkeypatch):
+    """A grounded gptel reply is the oracle's words as an answer is, though no ``:ROLE:``
+    says so (its bounds and the ``+notes`` model do: notes/oracle_words.py): the name it
+    writes moves nothing, on any route. It did on ``?node=`` and ``POST /similar``,
+    which read the query's words with only ``:ROLE: oracle`` left out."""
+    from tests.http.test_oracle_words_gptel import with_bounds
+
+    query_file = write_notes(tmp_path, "")
+    reply = f"Then up the {NAME.lower()}, your notes say."
+    drawer, rest = query_file.read_text().split(":END:\n", 1)
+    head = drawer.replace("{", "{{").replace("}", "}}")
+    head += ":GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {points}))\n:END:\n"
+    query_file.write_text(with_bounds(head, rest + "\n* Where did the walk go?\n" + reply + "\n", [reply]))
+    line = query_file.read_text().splitlines().index("* Where did the walk go?") + 1
+    found: list[set[str]] = []
+    named = mentions.named
+    monkeypatch.setattr(mentions, "named", lambda *a, **kw: found.append(named(*a, **kw)) or found[-1])
+    await scores_by_route(make_settings, fake_ollama, query_file, QUERY, 4, line=line)
+    assert len(found) == 3 and not any(LAST in each for each in found), found

@@ -11,8 +11,8 @@ word re-ranking weighs each of its words apart, so neither sees that the words a
 name.
 
 What counts is what the author wrote (:func:`own_words`): the query's headings' titles
-and text with their links to notes taken out (not the oracle's answers in a
-conversation), and for a section the titles above it (its note's, its outline path), but
+and text with their links to notes taken out (not the oracle's words: its answers, a
+grounded chat's replies, :func:`own_words_of`), and for a section the titles above it (its note's, its outline path), but
 not its tags or aliases. A note the query links to is never named (a link is no unlinked
 reference, and the measure above had none), nor are the query's own note and the notes
 enclosing it, nor a note by a name that is one of theirs (another note titled as the
@@ -82,6 +82,15 @@ def own_words(headings: Iterable[tuple[str, str, dict[str, str]]], above: Sequen
         if not is_oracle_answer(properties):
             parts += [title, without_note_links(body)]
     return _APART.join(parts)
+
+
+def own_words_of(rows: Iterable[dict], above: Sequence[str] = ()) -> str:
+    """:func:`own_words` of stored heading ``rows`` (with ``title``, ``body``,
+    ``properties`` and ``oracle``): those the index keeps as the oracle's words (a
+    grounded chat's reply, an answer and the headings below it: the one rule of
+    :mod:`arcology_oracle.notes.oracle_words`) left out, whatever their properties say.
+    A reply names notes as the user's words do, but the user did not name them."""
+    return own_words(((r["title"], r["body"], r["properties"]) for r in rows if not r.get("oracle")), above=above)
 
 
 def titles_above(row: dict) -> list[str]:
