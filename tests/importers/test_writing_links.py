@@ -126,14 +126,14 @@ def test_a_line_appended_just_before_the_rename_is_kept(imported, monkeypatch):
     roam, (_, two) = imported
     batch = ImportBatch(roam, roam / "chats")
     batch.stage(rendered(tags=["garden"])[1])  # two only
-    real_chmod = os.chmod
+    real_fchmod = os.fchmod
 
-    def another_writer_appends(path, mode, *args, **kwargs):  # after the checks of old, before the rename
+    def another_writer_appends(fd, mode):  # after the checks of old, before the rename
         with open(two, "ab") as fh:
             fh.write(b"- a line of mine\n")
-        return real_chmod(path, mode, *args, **kwargs)
+        return real_fchmod(fd, mode)
 
-    monkeypatch.setattr(os, "chmod", another_writer_appends)
+    monkeypatch.setattr(os, "fchmod", another_writer_appends)
     summary = batch.commit()
     monkeypatch.undo()
     assert two.read_bytes().endswith(b"- a line of mine\n")
@@ -149,14 +149,14 @@ def test_a_new_file_never_lands_on_one_that_appeared_meanwhile(tmp_path, monkeyp
     for r in rendered():
         batch.stage(r)
     first = target / rendered()[0].filename
-    real_chmod = os.chmod
+    real_fchmod = os.fchmod
 
-    def user_saves_a_file_of_that_name(path, mode, *args, **kwargs):
+    def user_saves_a_file_of_that_name(fd, mode):
         if not first.exists():
             first.write_bytes(b"* my own note that happens to have this name\n")
-        return real_chmod(path, mode, *args, **kwargs)
+        return real_fchmod(fd, mode)
 
-    monkeypatch.setattr(os, "chmod", user_saves_a_file_of_that_name)
+    monkeypatch.setattr(os, "fchmod", user_saves_a_file_of_that_name)
     summary = batch.commit()
     monkeypatch.undo()
     assert first.read_bytes() == b"* my own note that happens to have this name\n"
@@ -211,16 +211,16 @@ def test_a_file_whose_owner_the_import_cannot_keep_is_skipped_unchanged(imported
     before = tree(roam)
     st = paths[0].stat()
 
-    def not_permitted(path, uid, gid, *args, **kwargs):
-        raise PermissionError(1, "Operation not permitted", os.fspath(path))
+    def not_permitted(fd, uid, gid):
+        raise PermissionError(1, "Operation not permitted")
 
-    def staged_in_the_importers_group(path, *args, real=os.stat, **kwargs):
-        found = real(path, *args, **kwargs)
-        return _with_gid(found, st.st_gid + 1) if ".arcology-import-" in os.fspath(path) else found
+    def staged_in_the_importers_group(fd, real=os.fstat):  # the staged file is given its owner by descriptor
+        found = real(fd)
+        return _with_gid(found, st.st_gid + 1) if ".arcology-import-" in os.readlink(f"/proc/self/fd/{fd}") else found
 
     batch = reimport(roam)
-    monkeypatch.setattr(os, "chown", not_permitted)
-    monkeypatch.setattr(os, "stat", staged_in_the_importers_group)
+    monkeypatch.setattr(os, "fchown", not_permitted)
+    monkeypatch.setattr(os, "fstat", staged_in_the_importers_group)
     summary = batch.commit()
     assert summary.updated == [] and len(summary.skipped) == 2, summary
     assert all("cannot give a file" in why for why in summary.skipped.values())

@@ -22,8 +22,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 AS_ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="giving files to another user takes root")
 
 
-def rendered():
-    return [render(c) for c in read_export("claude", FIXTURES / "claude.json")]
+def rendered(tags=()):
+    return [render(c, tags=tags) for c in read_export("claude", FIXTURES / "claude.json")]
 
 
 def import_into(roam: Path, target: Path):
@@ -116,3 +116,42 @@ def test_a_folder_made_for_a_file_that_is_not_placed_is_removed(tmp_path, monkey
     assert summary.added == [] and len(summary.skipped) == 2, summary
     assert all("Input/output error" in why for why in summary.skipped.values())
     assert sorted(p.name for p in roam.iterdir()) == ["mine.org"]
+
+
+def swap_staging_for_a_link(batch: ImportBatch, tmp_path: Path, victim: Path) -> None:
+    """What anyone who may write the notes folder can do between stage and commit: rename
+    the import's staging folder (root's, but in their folder) and put a symlink in its
+    place, to a folder whose staged names lead to ``victim``, a file outside the notes."""
+    staging = batch._staging
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    for i in range(len(batch._pending)):
+        (decoy / f"{i}.tmp").symlink_to(victim)
+    staging.rename(staging.with_name("moved-away"))
+    staging.symlink_to(decoy)
+
+
+@AS_ROOT
+@pytest.mark.parametrize("update", [False, True], ids=["new", "update"])
+def test_a_staging_folder_swapped_for_a_symlink_changes_nothing_outside_the_notes(tmp_path, update):
+    # Root chmod'ed (new note) or chown'ed to the note's owner (update) the file a staged
+    # name led to once its folder was a symlink: /etc/shadow made readable, or the user's.
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    os.chown(roam, 12345, 12345)
+    if update:
+        import_into(roam, roam / "chats")
+        for r in rendered():
+            os.chown(roam / "chats" / r.filename, 12345, 12345)
+    victim = tmp_path / "shadow"
+    victim.write_bytes(b"root:secret\n")
+    victim.chmod(0o600)
+    batch = ImportBatch(roam, roam / "chats")
+    for r in rendered(tags=["garden"]) if update else rendered():
+        batch.stage(r)
+    swap_staging_for_a_link(batch, tmp_path, victim)
+    summary = batch.commit()
+    st = victim.lstat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0o600)
+    assert victim.read_bytes() == b"root:secret\n"
+    assert summary.added == summary.updated == [] and len(summary.skipped) == 2, summary

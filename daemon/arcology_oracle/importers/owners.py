@@ -20,22 +20,22 @@ import stat
 from pathlib import Path
 
 
-def keep_owner(tmp: Path, before: os.stat_result) -> str | None:
-    """Give the staged file ``tmp`` the owner and group of the file it replaces (stat
+def keep_owner(tmp: int, before: os.stat_result) -> str | None:
+    """Give the staged file open as ``tmp`` the owner and group of the file it replaces (stat
     ``before``): an import run as root would else leave the user a note of root's, which
     Emacs cannot save, and a note of a shared group would lose it. The reason to skip
     when they cannot be kept (``chmod`` after, as a change of owner clears set-id bits)."""
     for uid in (before.st_uid, -1):  # the owner takes root; the group, being in it
         try:
-            os.chown(tmp, uid, before.st_gid)
+            os.fchown(tmp, uid, before.st_gid)
             break
         except OSError:
             continue
-    st = os.stat(tmp)
+    st = os.fstat(tmp)
     if (st.st_uid, st.st_gid) != (before.st_uid, before.st_gid):
         return (f"it belongs to user {before.st_uid}, group {before.st_gid}, which this import cannot give a file: "
                 "replaced, it would change hands (run the import as its owner)")  # fmt: skip
-    os.chmod(tmp, before.st_mode & 0o7777)
+    os.fchmod(tmp, before.st_mode & 0o7777)
     return None
 
 

@@ -15,10 +15,11 @@ from ..notes.renames import CANNOT, exchange, rename_no_replace
 from .owners import give
 
 
-def create(path: Path, tmp: Path, owner: tuple[int, int]) -> str | None:
-    """Put the new file ``tmp`` (given ``owner`` already) at ``path`` only if nothing is
-    there (never over a file that appeared meanwhile); the reason when it is skipped.
-    Where it must be copied (no hard links), the copy is given ``owner`` too."""
+def create(path: Path, tmp: Path, fd: int, owner: tuple[int, int]) -> str | None:
+    """Put the new file ``tmp`` (open as ``fd``, given ``owner`` already) at ``path`` only
+    if nothing is there (never over a file that appeared meanwhile); the reason when it
+    is skipped. Where it must be copied (no hard links), the copy is read from ``fd``
+    (never by a name that may lead elsewhere) and given ``owner`` too."""
     try:
         os.link(tmp, path)
     except FileExistsError:
@@ -29,13 +30,14 @@ def create(path: Path, tmp: Path, owner: tuple[int, int]) -> str | None:
         # No hard links on this file system: create the file exclusively and copy.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(path, flags, stat.S_IMODE(tmp.stat().st_mode))
+            out = os.open(path, flags, stat.S_IMODE(os.fstat(fd).st_mode))
         except FileExistsError:
             return "a file of that name appeared while importing (import again)"
         try:
-            with os.fdopen(fd, "wb") as fh:
+            with os.fdopen(out, "wb") as fh, os.fdopen(os.dup(fd), "rb") as src:
                 give(fh.fileno(), owner)
-                fh.write(tmp.read_bytes())
+                src.seek(0)
+                fh.write(src.read())
                 fh.flush()
                 os.fsync(fh.fileno())
         except BaseException:

@@ -87,6 +87,7 @@ class _Staged:
     tmp: Path
     before: os.stat_result | None
     sha: bytes | None  # SHA-256 of the file's bytes when it was staged
+    inode: tuple[int, int]  # the staged file's device and inode
 
 
 class _NotReplaceable(Exception):
@@ -188,7 +189,8 @@ class ImportBatch:
             # old one or the new one, never an empty file (some file systems order the
             # rename before the data).
             os.fsync(fh.fileno())
-        self._pending[path] = _Staged(tmp, before, None if data is None else _sha(data))
+            st = os.fstat(fh.fileno())
+        self._pending[path] = _Staged(tmp, before, None if data is None else _sha(data), (st.st_dev, st.st_ino))
 
     def commit(self) -> ImportSummary:
         """Rename every staged file into place (see the module docstring); return the summary."""
@@ -267,35 +269,61 @@ def _below(path: Path, directory: Path) -> bool:
 
 def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
     """Move ``staged`` to ``path`` unless the file there is no longer the one staged
-    against (checked last, just before the rename); the reason when it is skipped."""
+    against (checked last, just before the rename); the reason when it is skipped. Its
+    owner and permission bits are given, and a copy read, through a descriptor of the
+    staged file itself (:func:`_open_staged`), never by a name that may lead elsewhere."""
     if emacs_holds_lock(path):
         return "Emacs has unsaved edits of it (save them, then import again)"
-    if staged.before is None:
-        return _create_new(path, staged.tmp, new_mode)
-    os.chmod(staged.tmp, staged.before.st_mode & 0o7777)
-    if reason := keep_owner(staged.tmp, staged.before):
-        return reason
+    fd = _open_staged(staged)
+    if fd is None:
+        return "its staged copy was moved while importing (import again)"
     try:
-        found = _read_plain(path)
-    except _NotReplaceable as exc:
-        return str(exc)
-    if found and (reason := _not_replaceable(path, found[0])):
-        return reason
-    if found is None or identity(found[0]) != identity(staged.before) or _sha(found[1]) != staged.sha:
-        return "it changed while importing (import again)"
-    return swap_in(path, staged.tmp, found[0])
+        if staged.before is None:
+            return _create_new(path, staged.tmp, fd, new_mode)
+        os.fchmod(fd, staged.before.st_mode & 0o7777)
+        if reason := keep_owner(fd, staged.before):
+            return reason
+        try:
+            found = _read_plain(path)
+        except _NotReplaceable as exc:
+            return str(exc)
+        if found and (reason := _not_replaceable(path, found[0])):
+            return reason
+        if found is None or identity(found[0]) != identity(staged.before) or _sha(found[1]) != staged.sha:
+            return "it changed while importing (import again)"
+        return swap_in(path, staged.tmp, found[0])
+    finally:
+        os.close(fd)
 
 
-def _create_new(path: Path, tmp: Path, mode: int) -> str | None:
-    """Put the new file ``tmp`` at ``path`` with the permission bits ``mode`` and the
-    owner and group of the folder it goes in, making the folders it needs (:mod:`.owners`);
-    those are removed again when the file is not placed. The reason when it is skipped."""
+def _open_staged(staged: _Staged) -> int | None:
+    """A descriptor of the file staged, opened without following a link; None when its
+    name leads to another file now. The staging folder is root's in an import run as
+    root, but stands in the notes folder, where whoever may write the notes can rename it
+    and put a symlink in its place: root must not change the owner or the permission
+    bits of (or copy into the notes) a file the staged name then leads to."""
+    try:
+        fd = os.open(staged.tmp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) == staged.inode:
+        return fd
+    os.close(fd)
+    return None
+
+
+def _create_new(path: Path, tmp: Path, fd: int, mode: int) -> str | None:
+    """Put the new file ``tmp`` (open as ``fd``) at ``path`` with the permission bits
+    ``mode`` and the owner and group of the folder it goes in, making the folders it
+    needs (:mod:`.owners`); those are removed again when the file is not placed. The
+    reason when it is skipped."""
     owner = folder_owner(path.parent)
     made = make_folders(path.parent, owner)
     try:
-        os.chmod(tmp, mode)
-        give(tmp, owner)
-        reason = create(path, tmp, owner)
+        os.fchmod(fd, mode)
+        give(fd, owner)
+        reason = create(path, tmp, fd, owner)
     except BaseException:
         remove_folders(made)
         raise
