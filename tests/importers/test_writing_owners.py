@@ -155,3 +155,31 @@ def test_a_staging_folder_swapped_for_a_symlink_changes_nothing_outside_the_note
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0o600)
     assert victim.read_bytes() == b"root:secret\n"
     assert summary.added == summary.updated == [] and len(summary.skipped) == 2, summary
+
+
+@AS_ROOT
+def test_a_folder_swapped_for_a_symlink_as_the_import_makes_folders_changes_nothing_outside(tmp_path, monkeypatch):
+    # chats/2026 made, then chats (the user's now) renamed away and a symlink put in its
+    # place, to a folder outside holding a 2026 of root's: root gave that one to the user.
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    os.chown(roam, 12345, 12345)
+    outside = tmp_path / "outside"
+    (outside / "2026").mkdir(parents=True)
+    (outside / "2026").chmod(0o700)
+    real_mkdir = os.mkdir
+
+    def swapped_after_the_mkdir(path, *args, **kwargs):
+        real_mkdir(path, *args, **kwargs)
+        if os.fspath(path).endswith("2026") and not (roam / "chats").is_symlink():
+            (roam / "chats").rename(roam / "away")
+            (roam / "chats").symlink_to(outside)
+
+    monkeypatch.setattr(os, "mkdir", swapped_after_the_mkdir)
+    batch = ImportBatch(roam, roam / "chats" / "2026")
+    for r in rendered():
+        batch.stage(r)
+    batch.commit()
+    monkeypatch.undo()
+    st = (outside / "2026").lstat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0o700)

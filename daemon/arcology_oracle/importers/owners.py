@@ -79,26 +79,37 @@ def give(where: Path | int, owner: tuple[int, int]) -> None:
 def make_folders(directory: Path, owner: tuple[int, int]) -> list[Path]:
     """Make ``directory`` and the parents of it that are missing, each given ``owner``
     (:func:`give`); the folders made, outermost first (one another program made meanwhile
-    is not among them). On failure none made stays (when still empty) and the error is
-    raised."""
+    is not among them). Each is made in, and opened from, a descriptor of the folder made
+    before it (the first in the nearest that exists, a symlinked folder by the folder it
+    leads to), never following a link: a folder renamed away and a symlink put in its
+    place meanwhile cannot have root give a folder elsewhere away (``OSError``). On
+    failure none made stays (when still empty) and the error is raised."""
     missing: list[Path] = []
     while not os.path.lexists(directory) and directory.parent != directory:
         missing.append(directory)
         directory = directory.parent
     made: list[Path] = []
+    if not missing:
+        return made
+    parent = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for folder in reversed(missing):
             try:
-                os.mkdir(folder)
+                os.mkdir(folder.name, dir_fd=parent)
+                new = True
             except FileExistsError:
-                if not folder.is_dir():
-                    raise
-                continue
-            made.append(folder)
-            give(folder, owner)
+                new = False
+            fd = os.open(folder.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
+            os.close(parent)
+            parent = fd
+            if new:
+                made.append(folder)
+                give(fd, owner)
     except BaseException:
         remove_folders(made)
         raise
+    finally:
+        os.close(parent)
     return made
 
 
