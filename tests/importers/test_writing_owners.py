@@ -160,7 +160,8 @@ def test_a_staging_folder_swapped_for_a_symlink_changes_nothing_outside_the_note
 @AS_ROOT
 def test_a_folder_swapped_for_a_symlink_as_the_import_makes_folders_changes_nothing_outside(tmp_path, monkeypatch):
     # chats/2026 made, then chats (the user's now) renamed away and a symlink put in its
-    # place, to a folder outside holding a 2026 of root's: root gave that one to the user.
+    # place, to a folder outside holding a 2026 of root's: root gave that one to the user
+    # and linked the new notes into it (or, a note not placed, removed it as its own).
     roam = tmp_path / "roam"
     roam.mkdir()
     os.chown(roam, 12345, 12345)
@@ -179,7 +180,9 @@ def test_a_folder_swapped_for_a_symlink_as_the_import_makes_folders_changes_noth
     batch = ImportBatch(roam, roam / "chats" / "2026")
     for r in rendered():
         batch.stage(r)
-    batch.commit()
+    summary = batch.commit()
     monkeypatch.undo()
+    assert summary.added == [] and all("leads out" in why for why in summary.skipped.values()), summary
     st = (outside / "2026").lstat()
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0o700)
+    assert list((outside / "2026").iterdir()) == []

@@ -76,10 +76,14 @@ def give(where: Path | int, owner: tuple[int, int]) -> None:
     return None
 
 
-def make_folders(directory: Path, owner: tuple[int, int]) -> list[Path]:
+Made = list[tuple[Path, os.stat_result]]  # a folder an import made, and what it was
+
+
+def make_folders(directory: Path, owner: tuple[int, int]) -> tuple[Made, int]:
     """Make ``directory`` and the parents of it that are missing, each given ``owner``
     (:func:`give`); the folders made, outermost first (one another program made meanwhile
-    is not among them). Each is made in, and opened from, a descriptor of the folder made
+    is not among them), and a descriptor of ``directory`` (the caller closes it), so a
+    file is put in the folder made, wherever its name leads by then. Each is made in, and opened from, a descriptor of the folder made
     before it (the first in the nearest that exists, a symlinked folder by the folder it
     leads to), never following a link: a folder renamed away and a symlink put in its
     place meanwhile cannot have root give a folder elsewhere away (``OSError``). On
@@ -88,9 +92,7 @@ def make_folders(directory: Path, owner: tuple[int, int]) -> list[Path]:
     while not os.path.lexists(directory) and directory.parent != directory:
         missing.append(directory)
         directory = directory.parent
-    made: list[Path] = []
-    if not missing:
-        return made
+    made: Made = []
     parent = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for folder in reversed(missing):
@@ -103,21 +105,23 @@ def make_folders(directory: Path, owner: tuple[int, int]) -> list[Path]:
             os.close(parent)
             parent = fd
             if new:
-                made.append(folder)
+                made.append((folder, os.fstat(fd)))
                 give(fd, owner)
     except BaseException:
+        os.close(parent)
         remove_folders(made)
         raise
-    finally:
-        os.close(parent)
-    return made
+    return made, parent
 
 
-def remove_folders(made: list[Path]) -> None:
+def remove_folders(made: Made) -> None:
     """Remove the folders ``made`` (outermost first) that are still empty, innermost first:
-    one that holds anything (another program put a file there) stays."""
-    for folder in reversed(made):
+    one that holds anything (another program put a file there), or whose name leads to
+    another folder now (a symlink put in the place of one of its parents), stays."""
+    for folder, st in reversed(made):
         try:
+            if not os.path.samestat(os.lstat(folder), st):
+                return
             os.rmdir(folder)
         except OSError:
             return  # not empty, or gone: its parents hold it

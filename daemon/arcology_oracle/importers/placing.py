@@ -15,13 +15,14 @@ from ..notes.renames import CANNOT, exchange, rename_no_replace
 from .owners import give
 
 
-def create(path: Path, tmp: Path, fd: int, owner: tuple[int, int]) -> str | None:
-    """Put the new file ``tmp`` (open as ``fd``, given ``owner`` already) at ``path`` only
-    if nothing is there (never over a file that appeared meanwhile); the reason when it
-    is skipped. Where it must be copied (no hard links), the copy is read from ``fd``
-    (never by a name that may lead elsewhere) and given ``owner`` too."""
+def create(path: Path, tmp: Path, fd: int, owner: tuple[int, int], folder: int) -> str | None:
+    """Put the new file ``tmp`` (open as ``fd``, given ``owner`` already) at ``path`` (in
+    the folder open as ``folder``: there, wherever the name of the folder leads by then)
+    only if nothing is there (never over a file that appeared meanwhile); the reason
+    when it is skipped. Where it must be copied (no hard links), the copy is read from
+    ``fd`` (never by a name that may lead elsewhere) and given ``owner`` too."""
     try:
-        os.link(tmp, path)
+        os.link(tmp, path.name, dst_dir_fd=folder)
     except FileExistsError:
         return "a file of that name appeared while importing (import again)"
     except OSError as exc:
@@ -30,7 +31,7 @@ def create(path: Path, tmp: Path, fd: int, owner: tuple[int, int]) -> str | None
         # No hard links on this file system: create the file exclusively and copy.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         try:
-            out = os.open(path, flags, stat.S_IMODE(os.fstat(fd).st_mode))
+            out = os.open(path.name, flags, stat.S_IMODE(os.fstat(fd).st_mode), dir_fd=folder)
         except FileExistsError:
             return "a file of that name appeared while importing (import again)"
         try:
@@ -41,7 +42,7 @@ def create(path: Path, tmp: Path, fd: int, owner: tuple[int, int]) -> str | None
                 fh.flush()
                 os.fsync(fh.fileno())
         except BaseException:
-            path.unlink()  # created above, so only the import's bytes are in it
+            os.unlink(path.name, dir_fd=folder)  # created above, so only the import's bytes are in it
             raise
     tmp.unlink()
     sync_directory(path.parent)

@@ -199,7 +199,7 @@ class ImportBatch:
             for path, staged in self._pending.items():
                 rel = self.rel(path)
                 try:
-                    skipped = _put_in_place(path, staged, new_mode)
+                    skipped = _put_in_place(path, staged, new_mode, self.roam)
                 except OSError as exc:
                     skipped = f"cannot write it: {exc.strerror or exc}"
                 if skipped:
@@ -267,7 +267,7 @@ def _below(path: Path, directory: Path) -> bool:
         return False
 
 
-def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
+def _put_in_place(path: Path, staged: _Staged, new_mode: int, roam: Path) -> str | None:
     """Move ``staged`` to ``path`` unless the file there is no longer the one staged
     against (checked last, just before the rename); the reason when it is skipped. Its
     owner and permission bits are given, and a copy read, through a descriptor of the
@@ -279,7 +279,7 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int) -> str | None:
         return "its staged copy was moved while importing (import again)"
     try:
         if staged.before is None:
-            return _create_new(path, staged.tmp, fd, new_mode)
+            return _create_new(path, staged.tmp, fd, new_mode, roam)
         os.fchmod(fd, staged.before.st_mode & 0o7777)
         if reason := keep_owner(fd, staged.before):
             return reason
@@ -313,23 +313,37 @@ def _open_staged(staged: _Staged) -> int | None:
     return None
 
 
-def _create_new(path: Path, tmp: Path, fd: int, mode: int) -> str | None:
+def _create_new(path: Path, tmp: Path, fd: int, mode: int, roam: Path) -> str | None:
     """Put the new file ``tmp`` (open as ``fd``) at ``path`` with the permission bits
     ``mode`` and the owner and group of the folder it goes in, making the folders it
     needs (:mod:`.owners`); those are removed again when the file is not placed. The
-    reason when it is skipped."""
+    reason when it is skipped, as when the folder, opened, is not in the resolved roam
+    directory ``roam`` (a folder of the path swapped for a symlink leading out)."""
     owner = folder_owner(path.parent)
-    made = make_folders(path.parent, owner)
+    made, folder = make_folders(path.parent, owner)
     try:
-        os.fchmod(fd, mode)
-        give(fd, owner)
-        reason = create(path, tmp, fd, owner)
+        if not _below(Path(os.path.realpath(path.parent)) / "x", roam) or not _is_open(folder, path.parent):
+            reason = "its folder leads out of the notes directory now (a symlink put in its place)"
+        else:
+            os.fchmod(fd, mode)
+            give(fd, owner)
+            reason = create(path, tmp, fd, owner, folder)
     except BaseException:
         remove_folders(made)
         raise
+    finally:
+        os.close(folder)
     if reason:
         remove_folders(made)
     return reason
+
+
+def _is_open(fd: int, directory: Path) -> bool:
+    """Whether ``directory``'s name leads to the folder open as ``fd``."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(directory))
+    except OSError:
+        return False
 
 
 def _read_plain(path: Path) -> tuple[os.stat_result, bytes] | None:
