@@ -52,3 +52,15 @@ def test_notes_titled_like_turns_are_notes(tmp_path):
         assert parsed.ellama is None and session_turns(parsed) == [], name
         assert bool(parsed.setup_files) == looked, name
         assert oracle_words_of(parsed, 1000, 100) == (set(), {}), name
+
+
+def test_a_session_file_that_is_a_symlink_is_not_read(tmp_path):
+    # ellama writes the file itself; a link put in its place (to a file outside the
+    # notes folder, perhaps) is not followed: the note stays a note.
+    outside, notes = tmp_path / "elsewhere", tmp_path / "roam"
+    outside.mkdir(), notes.mkdir()
+    (outside / "secret.el").write_text(OPENAI, encoding="utf-8")
+    (notes / ".s.org.session.el").symlink_to(outside / "secret.el")
+    parsed = read(notes, "s.org", "** User:\nWhy?\n\n** Ellama:\nBecause.\n", None)
+    assert parsed.ellama is None and oracle_words_of(parsed, 1000, 100) == (set(), {})
+    assert parsed.setup_files, "still looked at: a file put there instead is read"

@@ -269,8 +269,8 @@ def test_a_link_swapped_while_it_is_read_shows_as_a_change(tmp_path, monkeypatch
     (tmp_path / "theme.setup").symlink_to("work.setup")
     read = setup_files.read_regular_file_with_stat
 
-    def read_then_swap(path, limit=None):
-        out = read(path, limit)
+    def read_then_swap(path, limit=None, **kw):
+        out = read(path, limit, **kw)
         (tmp_path / "swap").symlink_to("private.setup")
         os.replace(tmp_path / "swap", tmp_path / "theme.setup")
         return out

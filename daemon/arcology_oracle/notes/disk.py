@@ -81,11 +81,15 @@ def read_regular_file(path: Path | str, limit: int | None = None) -> bytes | Non
     return read_regular_file_with_stat(path, limit)[0]
 
 
-def read_regular_file_with_stat(path: Path | str, limit: int | None = None) -> tuple[bytes | None, os.stat_result | None]:
+def read_regular_file_with_stat(
+    path: Path | str, limit: int | None = None, *, follow: bool = True
+) -> tuple[bytes | None, os.stat_result | None]:
     """:func:`read_regular_file`, and the stat of what was opened (None when nothing
-    was): the file read, even if ``path`` names another one by the time it returns."""
+    was): the file read, even if ``path`` names another one by the time it returns.
+    Without ``follow``, a symlink at ``path`` is not followed: nothing is opened."""
+    nofollow = 0 if follow else os.O_NOFOLLOW
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | nofollow | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None, None
     try:

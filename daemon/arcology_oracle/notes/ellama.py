@@ -26,7 +26,9 @@ The rule (conservative: a note with a heading titled ``User:`` means what it did
   nick is the user's (ellama starts every session with the user's heading), the other the
   assistant's. Only a file shaped so has its companion looked at; the note records it as
   a file it depends on (:func:`.setup_files.look`), so the note is read again when the
-  companion comes, changes or goes (ellama writes it just after the org file);
+  companion comes, changes or goes (ellama writes it just after the org file). A
+  symlink in the companion's place is not followed (ellama writes a file there; a link
+  could lead out of the notes folder): the file is then a note;
 * its turns (:func:`session_turns`) run from one nick heading at that level to the next,
   sub-headings included; the nick headings' own lines are no one's words, text above the
   first is no turn. The speakers are ``user`` and the model: the grounded model the
@@ -98,7 +100,7 @@ def read_session(headings: Sequence[Heading], directory: Path, path: str) -> tup
     shape = session_shape(headings)
     if shape is None:
         return None, ()
-    data, seen = look(companion_path(directory, path))
+    data, seen = look(companion_path(directory, path), follow=False)  # ellama writes no link
     if data is None or not _RECORD.match(data.decode("utf-8", "replace")):
         return None, (seen,)
     return EllamaSession(*shape, model=session_model(data.decode("utf-8", "replace"))), (seen,)

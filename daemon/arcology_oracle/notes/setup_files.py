@@ -125,12 +125,13 @@ def _digest_of(path: str, states: dict[str, tuple]) -> str:
     return states[key]
 
 
-def look(path: str) -> tuple[bytes | None, Seen]:
+def look(path: str, *, follow: bool = True) -> tuple[bytes | None, Seen]:
     """The bytes of the file ``path`` a note depends on (a setup file; an ellama session's
     ``.session.el``, :mod:`.ellama`), its first :data:`MAX_BYTES` (None if it cannot be
     read), and how it was (:data:`Seen`: :func:`any_changed` then tells when it changes,
-    comes or goes)."""
-    data, st = read_regular_file_with_stat(path, MAX_BYTES)
+    comes or goes). Without ``follow``, a symlink at ``path`` is not read (None), its
+    target looked at only as :func:`any_changed` does (a stat: no byte of it is read)."""
+    data, st = read_regular_file_with_stat(path, MAX_BYTES, follow=follow)
     if st is None:  # not opened: gone, or not readable
         return None, (path, *_state(path), "")
     if data is None:
