@@ -54,6 +54,29 @@ def test_notes_titled_like_turns_are_notes(tmp_path):
         assert oracle_words_of(parsed, 1000, 100) == (set(), {}), name
 
 
+def test_a_grounded_name_in_another_field_of_the_provider_is_not_its_model(tmp_path):
+    # The chat model is plain; the embedding model, a URL, a host or an authed Ollama's
+    # key carry "+notes": the replies are the plain model's, no oracle's words.
+    chat = "** User:\nWhy?\n\n** Ellama:\nBecause.\n"
+    plain = {
+        "emb.org": '#s(ellama-session "s" #s(llm-ollama nil nil nil "http" "localhost" 11434 "llama3.2" "nomic-embed-text+notes") nil)',
+        "url.org": '#s(ellama-session "s" #s(llm-openai-compatible nil nil nil nil "gpt-4o" "e" "http://h/qwen+notes:7b/v1/") nil)',
+        "key.org": '#s(ellama-session "s" #s(llm-ollama-authed nil nil nil "http" "h" 1 "llama3.2" "e" "k+notes") nil)',
+        "cut.org": '#s(ellama-session "s" #s(llm-ollama nil nil nil "http" "h" 1 "llama3.2" "e+notes"',
+    }
+    for name, session in plain.items():
+        parsed = read(tmp_path, name, chat, session)
+        assert parsed.ellama is not None and parsed.ellama.model is None, name
+        assert oracle_words_of(parsed, 1000, 100)[0] == set(), name
+    grounded = {
+        "authed.org": '#s(ellama-session "s" #s(llm-ollama-authed nil nil nil "http" "h" 1 "llama3.2+notes" "e" nil) nil)',
+        "openai.org": '#s(ellama-session "s" #s(llm-openai nil nil nil nil "qwen2.5+notes:7b" "e") nil)',
+        "old.org": '#s(ellama-session "s" #s(llm-ollama "http" "localhost" 11434 "llama3.2+notes" "nomic") nil)',
+    }
+    for name, session in grounded.items():
+        assert read(tmp_path, name, chat, session).ellama.model in ("llama3.2+notes", "qwen2.5+notes:7b"), name
+
+
 def test_a_session_file_that_is_a_symlink_is_not_read(tmp_path):
     # ellama writes the file itself; a link put in its place (to a file outside the
     # notes folder, perhaps) is not followed: the note stays a note.

@@ -32,7 +32,9 @@ The rule (conservative: a note with a heading titled ``User:`` means what it did
 * its turns (:func:`session_turns`) run from one nick heading at that level to the next,
   sub-headings included; the nick headings' own lines are no one's words, text above the
   first is no turn. The speakers are ``user`` and the model: the grounded model the
-  companion's provider record names (the first of its strings that is one,
+  companion's provider record names as its chat model (:func:`session_model`: its
+  chat-model field for the llm providers that can reach the daemon, not a grounded
+  embedding model, URL or key beside a plain model;
   :func:`~.conversations.is_grounded_speaker`), else the assistant's nick (a plain
   model's reply is the model's turn, not the oracle's words);
 * so the replies of a session with a grounded model are the oracle's words by the one
@@ -63,6 +65,12 @@ _RECORD = re.compile(r"\s*#s\(ellama-session[\s)]")
 _OPEN, _CLOSE = frozenset({"(", "[", "#s(", "#["}), frozenset({")", "]"})
 _PROVIDER = 3  # #s(ellama-session ID PROVIDER ...): the provider is the record's third field
 _TOKEN = re.compile(r'#s\(|#\[|[(\[]|[)\]]|"(?:[^"\\]|\\.)*"|[^\s()\[\]"]+')
+# Where the chat model is in the records of the llm package's providers that can talk to
+# the daemon (its Ollama and OpenAI APIs), counted from the record's end: llm's base
+# structs put more fields first in newer versions, never after (llm-ollama: ... scheme
+# host port chat-model embedding-model; -authed: ... key; llm-openai: ... key chat-model
+# embedding-model; -compatible: ... url; checked at ahyatt/llm, 2026).
+_CHAT_MODEL_FROM_END = {"llm-ollama": 2, "llm-ollama-authed": 3, "llm-openai": 2, "llm-openai-compatible": 3}
 
 
 def nick(title: str) -> str | None:
@@ -108,24 +116,46 @@ def read_session(headings: Sequence[Heading], directory: Path, path: str) -> tup
 
 def session_model(record: str) -> str | None:
     """The grounded model an ``ellama-session`` record (the text of a ``.session.el``)
-    names as its provider's chat model: the first string of its provider record (the
-    field after the session's id) that is one; None for any other provider."""
+    names as its provider's chat model, else None. A provider of the ``llm`` package
+    that can talk to the daemon (:data:`_CHAT_MODEL_FROM_END`) names it in one field:
+    that one, only when the record is whole (a grounded embedding model, URL or key is
+    not the chat model). Any other provider: the first of its strings that is one."""
+    provider = _provider(record)
+    if provider is None:
+        return None
+    fields, strings, whole = provider
+    back = _CHAT_MODEL_FROM_END.get(fields[0]) if fields else None
+    if back is None:
+        return next((s for s in strings if is_grounded_speaker(s)), None)
+    model = fields[-back] if whole and len(fields) > back else ""
+    return model[1:-1] if model.startswith('"') and is_grounded_speaker(model[1:-1]) else None
+
+
+def _provider(record: str) -> tuple[list[str], list[str], bool] | None:
+    """The provider record of an ``ellama-session`` record (its field after the id):
+    its own tokens (its type, then one a field: ``(`` for a nested value), every string
+    in it (quotes off), and whether it is closed; None when it is no record."""
     depth, field_ = 0, 0  # field_: of the session record, counted from its type (1)
+    fields: list[str] = []
+    strings: list[str] = []
     for token in (t[0] for t in _TOKEN.finditer(record)):
         if token in _OPEN:
             depth += 1
             field_ += depth == 2
+            if depth == 3 and field_ == _PROVIDER:
+                fields.append("(")
         elif token in _CLOSE:
             depth -= 1
             if depth <= 1 and field_ >= _PROVIDER:
-                return None  # past the provider's record
+                return fields, strings, True  # the provider's record ends
         elif depth == 1:
             field_ += 1
             if field_ >= _PROVIDER:
                 return None  # the provider is no record
-        elif field_ == _PROVIDER and token.startswith('"') and is_grounded_speaker(token[1:-1]):
-            return token[1:-1]
-    return None
+        elif field_ == _PROVIDER:
+            fields += [token] if depth == 2 else []
+            strings += [token[1:-1]] if token.startswith('"') else []
+    return (fields, strings, False) if field_ == _PROVIDER else None
 
 
 def session_turns(parsed: ParsedFile) -> list[Turn]:
