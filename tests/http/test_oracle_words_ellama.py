@@ -105,3 +105,16 @@ async def test_a_session_with_a_plain_model_is_the_users(make_client, settings, 
     resp = await client.post("/recall", json={"question": "how long should the moka pot stay on the stove?", "k": 10})
     notes = [n for n in (await resp.json())["notes"] if n["file"] == SESSION]
     assert notes and set(notes[0]["speakers"]) >= {"user", "Ellama"}, notes
+
+
+async def test_a_grounded_embedding_model_is_not_the_sessions_model(make_client, settings, roam_dir):
+    # The chat model is plain; the provider's embedding model carries "+notes": the
+    # replies are the plain model's, the user's to search (notes/ellama.session_model).
+    record = companion("llama3.2").replace('"nomic-embed-text"', '"nomic-embed-text+notes"')
+    for name, text in {**FILES, companion_name(SESSION): record}.items():
+        (roam_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (roam_dir / name).write_text(text, encoding="utf-8")
+    client = await make_client(settings)
+    resp = await client.get("/search", params={"q": "ELLAMAREPLYTWO gurgles", "k": "30"})
+    roles = {(r["file"], r["heading"]): r["role"] for r in (await resp.json())["results"]}
+    assert roles[(SESSION, "Ellama:")] is None, "a plain model's reply is no oracle's word"
