@@ -12,8 +12,8 @@ name.
 
 What counts is what the author wrote (:func:`own_words`): the query's headings' titles
 and text with their links to notes taken out (not the oracle's words: its answers, a
-grounded chat's replies, :func:`own_words_of`), and for a section the titles above it (its note's, its outline path), but
-not its tags or aliases. A note the query links to is never named (a link is no unlinked
+grounded chat's replies, :func:`own_words_of`), and for a section the titles above it
+(its note's, its outline path), but not its tags or aliases. A note the query links to is never named (a link is no unlinked
 reference, and the measure above had none), nor are the query's own note and the notes
 enclosing it, nor a note by a name that is one of theirs (another note titled as the
 query's is not named by its title).

@@ -83,11 +83,12 @@ def make_folders(directory: Path, owner: tuple[int, int]) -> tuple[Made, int]:
     """Make ``directory`` and the parents of it that are missing, each given ``owner``
     (:func:`give`); the folders made, outermost first (one another program made meanwhile
     is not among them), and a descriptor of ``directory`` (the caller closes it), so a
-    file is put in the folder made, wherever its name leads by then. Each is made in, and opened from, a descriptor of the folder made
-    before it (the first in the nearest that exists, a symlinked folder by the folder it
-    leads to), never following a link: a folder renamed away and a symlink put in its
-    place meanwhile cannot have root give a folder elsewhere away (``OSError``). On
-    failure none made stays (when still empty) and the error is raised."""
+    file is put in the folder made, wherever its name leads by then. Each is made in, and
+    opened from, a descriptor of the folder made before it (the first in the nearest that
+    exists, a symlinked folder by the folder it leads to), never following a link: a
+    folder renamed away and a symlink put in its place meanwhile cannot have root give a
+    folder elsewhere away (``OSError``). On failure none made stays (when still empty)
+    and the error is raised."""
     missing: list[Path] = []
     while not os.path.lexists(directory) and directory.parent != directory:
         missing.append(directory)
