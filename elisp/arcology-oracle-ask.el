@@ -91,6 +91,22 @@ Return a function that forgets it, once the answer is in."
   (push stop arcology-oracle--answering)
   (lambda () (setq arcology-oracle--answering (delq stop arcology-oracle--answering))))
 
+(defun arcology-oracle--answer-with-roam-dir (callback on-stop &optional errback)
+  "Call CALLBACK with the roam directory, for an answer to come.
+As `arcology-oracle--with-roam-dir' (ERRBACK on failure), but the
+first request of a session asks the daemon for the directory
+before the answer is asked for: `arcology-oracle-stop' meanwhile
+calls ON-STOP, and CALLBACK never runs, so nothing is sent."
+  (let* ((stopped nil)
+         (forget (arcology-oracle--answering (lambda () (setq stopped t) (funcall on-stop)))))
+    (arcology-oracle--with-roam-dir
+     (lambda (roam-dir)
+       (funcall forget)
+       (unless stopped (funcall callback roam-dir)))
+     (lambda (message)
+       (funcall forget)
+       (unless stopped (funcall (or errback #'arcology-oracle--report) message))))))
+
 ;;;###autoload
 (defun arcology-oracle-stop ()
   "Stop the answers still to come: questions, summaries and conversations.
@@ -256,7 +272,7 @@ VISITING is the file the buffer visits, saved or not: the daemon
 looks for the setup files TEXT names beside it.  ENTRY is the
 answer's record (see `arcology-oracle--answer-start')."
   (let ((marker (arcology-oracle--answer-start question nil nil entry)))
-    (arcology-oracle--with-roam-dir
+    (arcology-oracle--answer-with-roam-dir
      (lambda (roam-dir)
        (let ((rel (arcology-oracle--relative-file file roam-dir))
              (visiting-rel (arcology-oracle--relative-file visiting roam-dir)))
@@ -268,6 +284,9 @@ answer's record (see `arcology-oracle--answer-start')."
             ,@(when visiting-rel `((visiting . ,visiting-rel)))
             ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
             (stream . t)))))
+     (lambda ()
+       (arcology-oracle--insert-following marker "[Stopped]\n")
+       (set-marker marker nil))
      (lambda (message) (arcology-oracle--answer-failed marker message)))))
 
 ;;;###autoload
@@ -547,7 +566,7 @@ thinks gets nothing: the answer goes to the kill ring."
              (text (buffer-substring-no-properties
                     (point) (save-excursion (org-end-of-subtree t t) (point)))))
         (message "arcology-oracle: thinking…")
-        (arcology-oracle--with-roam-dir
+        (arcology-oracle--answer-with-roam-dir
          (lambda (roam-dir)
            ;; Where the root is saved: the daemon refuses a conversation in a private
            ;; part of the saved file (a tag above it, the file's tags).
@@ -579,6 +598,7 @@ thinks gets nothing: the answer goes to the kill ring."
                 (funcall forget)
                 (set-marker root nil)
                 (arcology-oracle--report message))))))
+         (lambda () (set-marker root nil))
          (lambda (message)
            (set-marker root nil)
            (arcology-oracle--report message)))))))

@@ -166,6 +166,40 @@ the README's C-g did nothing to a question already sent, which waited up to
             (should (member "No answer is coming" messages))))
       (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
 
+(ert-deftest arcology-oracle-answers-test-stop-before-the-first-question-is-sent ()
+  "C-c o k right after a session's first question, while Emacs still asks the
+daemon where the notes are (/status, once a session): the question is never sent.
+It said \"No answer is coming\" and the answer streamed in all the same."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "sourdough-baking.org")
+    (should-not (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs))
+    (arcology-oracle-ask "How do I feed the starter?")
+    (arcology-oracle-test--capturing-messages messages
+      (arcology-oracle-stop)
+      (should (member "Stopped 1 answer" messages)))
+    ;; The roam directory's answer comes; nothing may be asked after it.
+    (arcology-oracle-test--wait
+     (lambda () (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs)) 20 "the roam directory")
+    (should-not arcology-oracle--answering)
+    (with-current-buffer arcology-oracle-answer-buffer-name
+      (should (string-match-p "^\\[Stopped\\]$" (buffer-string)))
+      (should-not (string-match-p "Sources" (buffer-string))))))
+
+(ert-deftest arcology-oracle-answers-test-stop-a-conversation-before-it-is-sent ()
+  "C-c o k while a session's first conversation waits for the roam directory:
+nothing is sent, nothing inserted."
+  (arcology-oracle-test--with-daemon
+    (with-temp-buffer
+      (org-mode)
+      (insert "* Sourdough :conversation:\n** Me\nHow often should I feed a starter?\n")
+      (let ((before (buffer-string)))
+        (arcology-oracle-converse)
+        (funcall (lookup-key arcology-oracle-command-map (kbd "k")))
+        (arcology-oracle-test--wait
+         (lambda () (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs)) 20 "the roam directory")
+        (should-not arcology-oracle--answering)
+        (should (equal (buffer-string) before))))))
+
 (ert-deftest arcology-oracle-answers-test-stop-a-conversation-waiting ()
   "C-c o k while a conversation waits for its answer: nothing is inserted."
   (arcology-oracle-test--with-daemon
