@@ -7,15 +7,35 @@ from __future__ import annotations
 
 import errno
 import os
+from contextlib import asynccontextmanager
 
 import pytest
 
+from arcology_oracle.config import load_settings
 from arcology_oracle.errors import Conflict
 from arcology_oracle.index import note_io
+from arcology_oracle.index.memory import Memory
+from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes.capture import plan_forget
 from tests.index.test_note_io_races import NOW, REL, append, leases, root  # noqa: F401 (leases, root: fixtures)
 
 THEIRS = b"- their line, appended meanwhile\n"
+
+
+@asynccontextmanager
+async def started_index(tmp_path, **overrides):
+    """``(roam, index)``: a started index over an empty notes folder holding ``daily/``
+    (no Ollama), closed after; ``overrides``: settings besides."""
+    roam = tmp_path / "roam"
+    (roam / "daily").mkdir(parents=True)
+    settings = load_settings(overrides={"roam_dir": roam, "db_path": tmp_path / "index.sqlite3",
+                                        "ollama_host": "http://127.0.0.1:9", **overrides}, environ={})  # fmt: skip
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        yield roam, index
+    finally:
+        await index.close()
 
 
 def full_disk_after(monkeypatch, n):
@@ -99,17 +119,7 @@ async def test_a_note_a_killed_forget_left_aside_gets_its_name_back_at_the_next_
     # the phone's version over the daily just before; the daemon is killed after the
     # rename aside, before the name is given back: the phone's version stayed hidden
     # under a dot-name, the daily gone, for good.
-    from arcology_oracle.config import load_settings
-    from arcology_oracle.index.memory import Memory
-    from arcology_oracle.index.service import OracleIndex
-
-    roam = tmp_path / "roam"
-    (roam / "daily").mkdir(parents=True)
-    settings = load_settings(overrides={"roam_dir": roam, "db_path": tmp_path / "index.sqlite3",
-                                        "ollama_host": "http://127.0.0.1:9"}, environ={})  # fmt: skip
-    index = OracleIndex(settings)
-    await index.start()
-    try:
+    async with started_index(tmp_path) as (roam, index):
         captured = await Memory(index).memorize("remember the milk", now=NOW)
         path = roam / captured.file
         phone = b"#+title: 2026-03-14\n* Written on the phone\n"
@@ -133,8 +143,6 @@ async def test_a_note_a_killed_forget_left_aside_gets_its_name_back_at_the_next_
         await Memory(index).clean_up()  # the next start
         assert path.read_bytes() == phone
         assert os.listdir(path.parent) == [path.name]
-    finally:
-        await index.close()
 
 
 def test_a_note_given_its_name_back_without_hard_links_never_replaces_one_written_meanwhile(root, monkeypatch):
@@ -198,18 +206,9 @@ async def test_a_private_capture_in_a_note_another_program_holds_a_lease_on_is_f
     import fcntl
     import threading
 
-    from arcology_oracle.config import load_settings
     from arcology_oracle.errors import NotFound
-    from arcology_oracle.index.memory import Memory
-    from arcology_oracle.index.service import OracleIndex
 
-    roam = tmp_path / "roam"
-    (roam / "daily").mkdir(parents=True)
-    settings = load_settings(overrides={"roam_dir": roam, "db_path": tmp_path / "index.sqlite3",
-                                        "ollama_host": "http://127.0.0.1:9"}, environ={})  # fmt: skip
-    index = OracleIndex(settings)
-    await index.start()
-    try:
+    async with started_index(tmp_path) as (roam, index):
         memory = Memory(index)
         (roam / "daily" / "2026-03-14.org").write_bytes(b"#+title: 2026-03-14\n* mine\n")
         captured = await memory.memorize("my secret plan", tags=["private"], now=NOW)
@@ -223,8 +222,6 @@ async def test_a_private_capture_in_a_note_another_program_holds_a_lease_on_is_f
         except NotFound:
             pytest.fail("the private capture was not found while the note was lent")
         assert path.read_bytes() == b"#+title: 2026-03-14\n* mine\n"
-    finally:
-        await index.close()
 
 
 @pytest.mark.parametrize("where", ["nested format", "Emacs's dailies folder"])
@@ -233,18 +230,8 @@ async def test_a_daily_in_a_folder_of_its_own_left_aside_by_a_killed_forget_gets
     # (and the notes folder, the inbox's, the recorded ones): a daily in a folder of its
     # own (daily_file_format "%Y/%m-%d.org", or the org-roam-dailies-directory Emacs
     # sends) left aside by a killed forget stayed hidden for good, the daily gone.
-    from arcology_oracle.config import load_settings
-    from arcology_oracle.index.memory import Memory
-    from arcology_oracle.index.service import OracleIndex
-
-    roam = tmp_path / "roam"
-    (roam / "daily").mkdir(parents=True)
     fmt = {"daily_file_format": "%Y/%m-%d.org"} if where == "nested format" else {}
-    settings = load_settings(overrides={"roam_dir": roam, "db_path": tmp_path / "index.sqlite3",
-                                        "ollama_host": "http://127.0.0.1:9", **fmt}, environ={})  # fmt: skip
-    index = OracleIndex(settings)
-    await index.start()
-    try:
+    async with started_index(tmp_path, **fmt) as (roam, index):
         dailies = None if fmt else "journal"
         captured = await Memory(index).memorize("remember the milk", now=NOW, dailies_dir=dailies)
         path = roam / captured.file
@@ -261,8 +248,6 @@ async def test_a_daily_in_a_folder_of_its_own_left_aside_by_a_killed_forget_gets
         await Memory(index).clean_up()  # the next start
         assert path.read_bytes() == before
         assert os.listdir(path.parent) == [path.name]
-    finally:
-        await index.close()
 
 
 def test_the_next_start_never_renames_a_file_in_another_programs_hidden_folder(tmp_path):
