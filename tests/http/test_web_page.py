@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -87,6 +88,19 @@ async def new_page(browser, **context_options):
     context.set_default_timeout(WAIT_MS)
     page = await context.new_page()
     return page, PageWatch(page)
+
+
+@asynccontextmanager
+async def on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama):
+    """``(daemon, page, watch)``: the real daemon over ``roam_dir``, embedded, and its page
+    open in a phone-sized browser context (:func:`new_page`); the daemon stopped after."""
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        yield daemon, page, watch
+    finally:
+        daemon.stop()
 
 
 def save_screenshot_path(name: str, capsys) -> Path:

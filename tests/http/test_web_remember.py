@@ -12,15 +12,11 @@ import re
 from playwright.async_api import expect
 
 from tests.browser import WAIT_MS
-from tests.http.test_web_page import PHONE, browser, new_page  # noqa: F401 (fixture)
-from tests.runners import start_daemon
+from tests.http.test_web_page import browser, on_the_phone_page  # noqa: F401 (fixture)
 
 
 async def test_remember_box_captures_to_the_daily_then_the_inbox(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
-    try:
-        page, watch = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
         await page.fill("#remember-text", "The heron nests by the old mill pond")
         await page.fill("#remember-tags", "birds walk")
         await page.tap("#remember-button")
@@ -57,5 +53,3 @@ async def test_remember_box_captures_to_the_daily_then_the_inbox(browser, tmp_pa
         # Chromium logs the refused request itself; nothing else went wrong.
         watch.errors = [e for e in watch.errors if "status of 400" not in e]
         watch.assert_clean()
-    finally:
-        daemon.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.http.test_web_page import PHONE, browser, new_page  # noqa: F401 (fixture)
+from tests.http.test_web_page import PHONE, browser, new_page, on_the_phone_page  # noqa: F401 (fixture)
 from tests.runners import spawn_daemon, start_daemon, wait_indexed, wait_until
 
 
@@ -70,10 +70,7 @@ async def test_a_snippet_of_one_long_word_wraps_instead_of_being_cut(browser, tm
     # A snippet holding a long unbroken word (a hash, a URL) was cut at the card's right
     # edge mid-word, with no ellipsis, on a phone: what followed it was never shown.
     (roam_dir / "long-words.org").write_text(LONG_NOTE, encoding="utf-8")
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
-    try:
-        page, watch = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
         await page.fill("#search-input", "pasted hash")
         snippet = page.locator("#search-results .hit-snippet").first
         await snippet.wait_for()
@@ -81,8 +78,6 @@ async def test_a_snippet_of_one_long_word_wraps_instead_of_being_cut(browser, tm
         assert widths[0] <= widths[1], f"the snippet is {widths[0]} px wide in a {widths[1]} px box"
         assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
         watch.assert_clean()
-    finally:
-        daemon.stop()
 
 
 async def test_remembering_only_spaces_says_there_is_nothing_to_remember(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
@@ -111,10 +106,7 @@ async def test_remembering_only_spaces_says_there_is_nothing_to_remember(browser
 async def test_a_note_remembered_from_the_phone_can_be_taken_back_once(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
     # A typo sent from the phone stayed in the daily: the page offered no way to take a
     # capture back (the daemon's /forget, Emacs's C-c o K), short of going to the computer.
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
-    try:
-        page, watch = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
         state = page.locator("#remember-state")
         await page.fill("#remember-text", "The heron nests by the old mill pond")
         await page.tap("#remember-button")
@@ -139,8 +131,6 @@ async def test_a_note_remembered_from_the_phone_can_be_taken_back_once(browser, 
         _, found = await daemon.get_json("/search", q="Kingfsher")
         assert found["results"] == []
         watch.assert_clean()
-    finally:
-        daemon.stop()
 
 
 async def test_enter_on_a_marker_takes_the_keyboard_to_its_source(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
@@ -192,10 +182,7 @@ async def test_a_long_status_message_wraps_on_a_phone(browser, tmp_path, roam_di
 async def test_a_phone_without_network_is_told_so_not_that_the_daemon_is_down(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
     # In a tunnel (no network at all) every box said "the daemon cannot be reached", which
     # sends the person to restart a daemon that is running fine at home.
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
-    try:
-        page, _ = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, _):
         await page.locator("#status").get_by_text("embedder reachable").wait_for()
         await page.context.set_offline(True)
         await page.fill("#search-input", "sourdough starter")
@@ -210,8 +197,6 @@ async def test_a_phone_without_network_is_told_so_not_that_the_daemon_is_down(br
         # Back online: the chips say so at once.
         await page.context.set_offline(False)
         await page.locator("#status").get_by_text("embedder reachable").wait_for(timeout=2_000)
-    finally:
-        daemon.stop()
 
 
 async def test_a_capture_whose_answer_was_lost_is_not_said_to_be_unsaved(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
@@ -246,10 +231,7 @@ async def test_a_marker_citing_two_sources_links_both(browser, tmp_path, roam_di
     # number, so "[1, 2]" stayed plain text and tapping it did nothing.
     reply = "Feed the starter twice a day [1, 2]. Keep it cool [2]."
     fake_ollama.state.chat_reply = reply
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
-    try:
-        page, watch = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
         await page.fill("#question", "How do I feed a sourdough starter?")
         await page.tap("#ask-button")
         await page.locator("#answer[data-state=done]").wait_for()
@@ -259,18 +241,13 @@ async def test_a_marker_citing_two_sources_links_both(browser, tmp_path, roam_di
         await cites.nth(1).tap()
         await page.locator("#source-2 .note-text").wait_for()
         watch.assert_clean()
-    finally:
-        daemon.stop()
 
 
 async def test_a_look_up_that_never_answers_fails_instead_of_spinning(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
     # The computer went to sleep (the lid closed) with the phone on the page: packets to it
     # vanish, so a connection neither opens nor fails for minutes. The page said
     # "Searching…" and its chips "embedder reachable" all that while.
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
-    try:
-        page, _ = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, _):
         await page.locator("#status").get_by_text("embedder reachable").wait_for()
         never = asyncio.Event()
 
@@ -287,17 +264,12 @@ async def test_a_look_up_that_never_answers_fails_instead_of_spinning(browser, t
         )
         await page.locator("#status .chip.bad", has_text="did not answer").wait_for(timeout=30_000)
         never.set()
-    finally:
-        daemon.stop()
 
 
 async def test_a_double_tap_on_a_result_opens_it(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
     # A double tap on a search result (or a source) opened it and closed it again at once:
     # the person saw it flicker and stay shut.
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
-    try:
-        page, watch = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
         await page.fill("#search-input", "sourdough starter")
         first = page.locator("#search-results > li").first
         await first.wait_for()
@@ -312,8 +284,6 @@ async def test_a_double_tap_on_a_result_opens_it(browser, tmp_path, roam_dir, fa
         await first.locator(".hit-head").press("Enter")
         assert await first.locator(".hit-head").get_attribute("aria-expanded") == "true"
         watch.assert_clean()
-    finally:
-        daemon.stop()
 
 
 async def test_after_the_token_the_keyboard_is_back_where_it_was(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
