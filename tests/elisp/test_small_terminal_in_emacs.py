@@ -11,6 +11,8 @@ note's title now goes on as many lines as it needs.
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -180,3 +182,43 @@ async def test_an_answer_is_read_whole_in_an_80x24_terminal(tmp_path, roam_dir, 
         last = answer.split()[-1]
         screen = await emacs.wait_screen(lambda s: "Based on your notes" in s, "the answer's start on screen")
         assert last in screen and not any(line.endswith("$") for line in screen.split("\n")[-9:]), screen
+
+
+@pytest.mark.timeout(180)
+async def test_a_first_question_stopped_while_the_daemon_is_silent_is_never_asked(tmp_path, roam_dir, fake_ollama):
+    """The computer the daemon runs on is asleep (here: the daemon stopped by SIGSTOP).
+    The session's first question, asked from ``*scratch*``, waits on Emacs asking the
+    daemon where the notes are; ``C-c o k`` then said "No answer is coming", and the
+    answer came once the daemon woke. Now it stops it: "[Stopped]" under the question, and
+    when the daemon wakes and answers the look-up, nothing is asked of the model."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 80, 24
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            await emacs.keys("C-c", "o", "a")
+            await emacs.wait_text("Ask about")
+            await emacs.type("how do I feed it?")
+            await emacs.keys("Enter")
+            await emacs.wait_text("* how do I feed it?")
+            await emacs.keys("C-c", "o", "k")
+            await emacs.wait_text("Stopped 1 answer")
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        await emacs.wait(
+            lambda: _roam_dir_known(emacs), "the daemon, awake, to answer where the notes are", timeout=30
+        )
+        screen = await emacs.wait_screen(lambda s: "[Stopped]" in s, "[Stopped] under the question")
+        assert "Sources" not in screen, screen
+        assert await emacs.eval("arcology-oracle--answering") == "nil"
+        assert fake_ollama.state.chats == []
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _roam_dir_known(emacs) -> bool:
+    return await emacs.eval("(and (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs) t)") == "t"
