@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 
 import aiohttp
 import pytest
 from arcology_oracle.errors import ConfigError
+from arcology_oracle.http import peers
 from arcology_oracle.http.app import check_bind, create_app
 
 from tests.api_fuzz import all_routes
@@ -233,14 +235,19 @@ async def test_real_daemon_takes_allow_host_from_flag_and_environment(tmp_path, 
         daemon.stop()
 
 
-def test_a_name_a_proxy_passes_on_needs_a_token_and_no_token_is_said(make_settings, caplog):
+def test_a_name_a_proxy_passes_on_needs_a_token_and_no_token_is_said(make_settings, caplog, monkeypatch):
     # --allow-host without a token: every device that reaches the proxy (tailscale serve)
     # could read and write the notes; the daemon refuses to start.
     with pytest.raises(ConfigError, match="without a token"):
         check_bind(make_settings(allowed_hosts=["mybox.tail-1.ts.net"]))
     check_bind(make_settings(allowed_hosts=["mybox.tail-1.ts.net"], token="t0ken"))
+    with caplog.at_level(logging.INFO):
+        check_bind(make_settings())  # loopback without a token: allowed, and who is answered said
+    assert f"only programs of this account (uid {os.geteuid()})" in caplog.text
+    caplog.clear()
+    monkeypatch.setattr(peers, "can_tell", lambda: False)  # as on macOS
     with caplog.at_level(logging.WARNING):
-        check_bind(make_settings())  # loopback without a token: allowed, and said
+        check_bind(make_settings())
     assert "every account on this machine" in caplog.text
 
 

@@ -22,7 +22,7 @@ from ..config import Settings
 from ..ollama.embed import Embedder
 from ..errors import ConfigError
 from ..index.live import LiveIndex
-from . import ask_routes, links_routes, memory_routes, openapi, routes
+from . import ask_routes, links_routes, memory_routes, openapi, peers, routes
 from . import web as web_page
 from .compat import ollama as ollama_compat
 from .compat import openai as openai_compat
@@ -91,8 +91,12 @@ def check_bind(settings: Settings) -> None:
             "name on (tailscale serve) lets every device that reaches it read and write your notes. Set a token "
             "(ARCOLOGY_ORACLE_TOKEN, `token` in the config file, or --token-file), or drop allowed_hosts."
         )
-    log.warning("no token: every program and every account on this machine can read and write your notes "
-                "through the daemon; on a shared machine set a token (see \"Who may talk to the daemon\")")
+    if peers.can_tell():
+        log.info("no token: only programs of this account (uid %d) are answered; other accounts of this "
+                 "machine get a 403 (see \"Who may talk to the daemon\")", os.geteuid())
+    else:
+        log.warning("no token: every program and every account on this machine can read and write your notes "
+                    "through the daemon; on a shared machine set a token (see \"Who may talk to the daemon\")")
 
 
 def run_server(settings: Settings, setup: Callable[[web.Application], None] | None = None) -> int:

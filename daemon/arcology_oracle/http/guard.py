@@ -5,6 +5,13 @@ One guard, :func:`refusal`, for both of the daemon's ports: the aiohttp app's
 calls :func:`refusal` the same way). It reads a request's method, path and headers only,
 and checks, in this order, the first failure answering:
 
+- **Account** (other people on the machine): without a token the daemon listens on
+  loopback, where every account of the machine can connect. On Linux it asks the kernel
+  which account opened each connection (:mod:`.peers`) and answers only programs of the
+  account it runs as; another account's gets a 403, and so does a connection the kernel
+  no longer lists. With a token the token decides instead (a proxy such as ``tailscale
+  serve`` connects as its own account). Where the kernel cannot be asked (macOS), every
+  account is answered, as the daemon's log says when it starts.
 - **Host** (DNS rebinding): a page whose name re-resolves to 127.0.0.1 sends its own name
   in ``Host``. A request is answered only when its ``Host`` names a loopback name or
   address (``localhost``, ``127.0.0.0/8``, ``::1``; any port, any letter case, a trailing
@@ -44,6 +51,8 @@ from __future__ import annotations
 import functools
 import ipaddress
 import logging
+import os
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -51,6 +60,7 @@ from urllib.parse import urlsplit
 from aiohttp import hdrs, web
 
 from ..config import Settings, split_host
+from . import peers
 from .keys import settings_key
 from .middleware import bearer_matches, error_response
 
@@ -69,13 +79,15 @@ _logged_hosts: set[str] = set()  # refused names already logged (bounded below)
 class Incoming:
     """What the guard reads of a request, whichever server received it. ``headers``
     looks names up case-insensitively (a multidict); ``route_exists`` is False for a
-    path no handler serves (the Content-Type rule leaves those to the 404)."""
+    path no handler serves (the Content-Type rule leaves those to the 404); ``account``
+    is the connection's :func:`.peers.account_of` (read only when no token is set)."""
 
     method: str
     path: str
     headers: Mapping[str, str]
     remote: str | None = None
     route_exists: bool = True
+    account: int | None = peers.UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,12 @@ class Refusal:
 def refusal(request: Incoming, settings: Settings) -> Refusal | None:
     """The answer the guard gives instead of the handler's, or None to let it through
     (the rules and their order: the module docstring)."""
+    token = settings.token
+    if not token and request.account is not peers.UNKNOWN and request.account != os.geteuid():
+        return Refusal(
+            403, "this daemon answers only programs of the account it runs as; "
+            "to let another account in, set a token (see \"Who may talk to the daemon\")",
+        )  # fmt: skip
     headers = request.headers
     raw_host = headers.get(hdrs.HOST)
     host = split_host(raw_host) if raw_host is not None else None
@@ -100,7 +118,6 @@ def refusal(request: Incoming, settings: Settings) -> Refusal | None:
         return Refusal(403, f"requests from pages on {origin[:100]!r} are not answered")
     if headers.get("Sec-Fetch-Site") in _OTHER_SITES and not _is_navigation(request):
         return Refusal(403, "requests from other web pages are not answered")
-    token = settings.token
     if token and not _is_public(request) and not bearer_matches(headers.get(hdrs.AUTHORIZATION, ""), token):
         return Refusal(401, "missing or wrong bearer token")
     if (
@@ -119,13 +136,32 @@ def refusal(request: Incoming, settings: Settings) -> Refusal | None:
 @web.middleware
 async def guard_middleware(request: web.Request, handler):
     """:func:`refusal` for the aiohttp app, before any handler runs."""
+    settings = request.app[settings_key]
     incoming = Incoming(
-        request.method, request.path, request.headers, request.remote, request.match_info.http_exception is None
-    )
-    found = refusal(incoming, request.app[settings_key])
+        request.method, request.path, request.headers, request.remote, request.match_info.http_exception is None,
+        peers.UNKNOWN if settings.token else _account(request.transport),
+    )  # fmt: skip
+    found = refusal(incoming, settings)
     if found is not None:
         return error_response(request, found.status, found.message)
     return await handler(request)
+
+
+# Each open connection's account, asked of the kernel once (its first request), not on
+# every request of a kept-alive connection. Gone with the connection.
+_accounts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _account(transport) -> int | None:
+    """:func:`.peers.account_of` for an aiohttp request's connection (``NOBODY`` once it
+    is closed)."""
+    if transport is None:
+        return peers.NOBODY
+    account = _accounts.get(transport, False)
+    if account is False:
+        account = peers.account_of(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+        _accounts[transport] = account
+    return account
 
 
 def mimetype(content_type: str | None) -> str:

@@ -29,6 +29,7 @@ from multidict import CIMultiDict
 from ..config import Settings
 from ..errors import ConfigError
 from ..http.client import DaemonClient, daemon_url
+from ..http import peers
 from ..http.guard import Incoming, mimetype, refusal
 from ..http.middleware import error_parts
 from .tools import build_server
@@ -52,10 +53,11 @@ class Guarded:
             headers = CIMultiDict((k.decode(*_AS_AIOHTTP), v.decode(*_AS_AIOHTTP)) for k, v in scope["headers"])
             client = scope.get("client")
             path = scope["path"]
-            found = refusal(
-                Incoming(scope["method"], path, headers, client[0] if client else None, path.rstrip("/") == PATH),
-                self.settings,
+            account = peers.UNKNOWN if self.settings.token else peers.account_of(client, scope.get("server"))
+            incoming = Incoming(
+                scope["method"], path, headers, client[0] if client else None, path.rstrip("/") == PATH, account
             )
+            found = refusal(incoming, self.settings)
             if found is not None:
                 body, extra = error_parts(path, found.status, found.message)
                 start = [(b"content-type", b"application/json"), *((k.lower().encode(), v.encode()) for k, v in extra.items())]

@@ -1,0 +1,134 @@
+"""Which local account opened a TCP connection to the daemon, as Linux's kernel says.
+
+Without a token the daemon listens on loopback only, where every account of the machine
+can connect. The kernel knows which account opened each socket, and says so to anyone
+who asks (what ``ss -e`` and ``identd`` show): the client's end of a connection to the
+daemon is the socket whose local address is the connection's remote one and whose
+remote address is the daemon's own. :func:`account_of` asks for that one socket through
+``sock_diag`` netlink (the kernel looks it up by its addresses: ~10 µs), or, where a
+sandbox refuses netlink, reads it from ``/proc/net/tcp`` (every socket listed: ~1 ms with
+a few hundred, so only as a fallback).
+
+Only a live socket counts: a closed client's socket lingering in ``TIME_WAIT`` or closed
+by its program is reported with inode 0 (and uid 0 for ``TIME_WAIT``), so it owns
+nothing here; otherwise a client that sent its request and closed at once could pass
+for root's. On systems with neither (macOS, BSD) the account cannot be told:
+:func:`account_of` says :data:`UNKNOWN`.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import socket
+import struct
+import sys
+
+UNKNOWN = None  # nothing to ask: not Linux
+NOBODY = -1  # the kernel lists no live socket for that connection
+
+_TABLES = {4: "/proc/net/tcp", 6: "/proc/net/tcp6"}
+# <linux/sock_diag.h>, <linux/inet_diag.h>, <linux/netlink.h>
+_NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, _NLMSG_ERROR = 4, 20, 1, 2
+_NO_COOKIE = 0xFFFFFFFF
+_ALL_STATES = 0xFFFFFFFF
+_MSG_UID_AT = 16 + 64  # netlink header, then inet_diag_msg: 4 bytes, the socket id (48), 3 words
+
+
+def account_of(peer: tuple | None, local: tuple | None) -> int | None:
+    """The uid owning the client end of the TCP connection from ``peer`` to ``local``
+    (``(host, port, ...)`` as a socket's ``getpeername``/``getsockname`` give them),
+    :data:`NOBODY` when the kernel lists no live socket for it (or the addresses are not
+    an IP connection's), :data:`UNKNOWN` when there is no kernel to ask."""
+    try:
+        peer_ip, local_ip = ipaddress.ip_address(peer[0]), ipaddress.ip_address(local[0])
+        peer_port, local_port = int(peer[1]), int(local[1])
+    except (TypeError, ValueError, IndexError):
+        return NOBODY
+    if peer_ip.version != local_ip.version:
+        return NOBODY
+    found = _by_netlink(peer_ip, peer_port, local_ip, local_port)
+    if found is _NO_NETLINK:
+        found = _by_table(peer_ip, peer_port, local_ip, local_port)
+    return found
+
+
+def can_tell() -> bool:
+    """Whether this system says who owns its TCP sockets (:func:`account_of` answers)."""
+    if _netlink_works():
+        return True
+    try:
+        with open(_TABLES[4], "rb"):
+            return True
+    except OSError:
+        return False
+
+
+_NO_NETLINK = object()
+
+
+def _by_netlink(peer_ip, peer_port: int, local_ip, local_port: int):
+    """:func:`account_of` by one ``SOCK_DIAG_BY_FAMILY`` request, or ``_NO_NETLINK``
+    where netlink is missing or refused."""
+    family = socket.AF_INET6 if peer_ip.version == 6 else socket.AF_INET
+    socket_id = (
+        struct.pack("!HH", peer_port, local_port)
+        + peer_ip.packed.ljust(16, b"\0")
+        + local_ip.packed.ljust(16, b"\0")
+        + struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
+    )
+    request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, _ALL_STATES) + socket_id
+    message = struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0) + request
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as diag:
+            diag.settimeout(1.0)
+            diag.send(message)
+            reply = diag.recv(8192)
+    except (AttributeError, OSError):  # no AF_NETLINK (not Linux), or a sandbox refuses it
+        return _NO_NETLINK
+    if len(reply) < 16:
+        return NOBODY
+    if struct.unpack_from("=H", reply, 4)[0] == _NLMSG_ERROR:
+        code = -struct.unpack_from("=i", reply, 16)[0] if len(reply) >= 20 else 0
+        return NOBODY if code == errno.ENOENT else _NO_NETLINK
+    if len(reply) < _MSG_UID_AT + 8:
+        return NOBODY
+    uid, inode = struct.unpack_from("=II", reply, _MSG_UID_AT)
+    return uid if inode else NOBODY
+
+
+def _netlink_works() -> bool:
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.create_connection(server.getsockname()) as client:
+        accepted, peer = server.accept()
+        with accepted:
+            own = accepted.getsockname()
+            return _by_netlink(ipaddress.ip_address(peer[0]), peer[1], ipaddress.ip_address(own[0]), own[1]) not in (
+                _NO_NETLINK, NOBODY
+            )  # fmt: skip
+
+
+def _by_table(peer_ip, peer_port: int, local_ip, local_port: int) -> int | None:
+    """:func:`account_of` from ``/proc/net/tcp`` or ``tcp6``: the line whose local and
+    remote addresses are the connection's client end."""
+    wanted = (_kernel_address(peer_ip, peer_port), _kernel_address(local_ip, local_port))
+    try:
+        with open(_TABLES[peer_ip.version], encoding="ascii") as table:
+            next(table, None)  # the header
+            for line in table:
+                fields = line.split()
+                # sl local rem st queues tr retrnsmt uid timeout inode ...
+                if len(fields) > 9 and (fields[1], fields[2]) == wanted:
+                    return int(fields[7]) if fields[9] != "0" else NOBODY
+    except FileNotFoundError:
+        return UNKNOWN
+    except OSError:
+        return NOBODY
+    return NOBODY
+
+
+def _kernel_address(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> str:
+    """``ip:port`` as ``/proc/net/tcp`` prints it: each 32-bit word of the address in
+    this machine's byte order, in hex, then the port in hex."""
+    packed = ip.packed
+    words = "".join(f"{int.from_bytes(packed[i:i + 4], sys.byteorder):08X}" for i in range(0, len(packed), 4))
+    return f"{words}:{port:04X}"
