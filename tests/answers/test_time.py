@@ -277,6 +277,38 @@ def test_questions_read_by_the_clock(question, now, since, until):
     assert (found.as_dict()["since"], found.as_dict()["until"]) == (since, until), found
 
 
+@pytest.mark.parametrize(
+    ("question", "plain"),
+    [
+        # A half after the number or alone, in Japanese and Chinese, and Chinese's measure
+        # word 个: each reads as the same span in whole units (they read as no time).
+        ("1時間半前に何を書いた", "90分前"),
+        ("半時間前のメモ", "30分前"),
+        ("一个半小时前我写了什么", "90分钟前"),
+        ("两个半小时前", "150分钟前"),
+        ("半小时前说的", "30分钟前"),
+        ("半个小时前说的", "30分钟前"),
+        ("3个小时前我在做什么", "3小时前"),
+        ("两个钟头前", "2小时前"),
+        ("半日前のメモ", "12時間前"),
+        ("两个星期前我写了什么", "2週間前"),
+        ("3个星期前", "3週間前"),
+        ("半年前に書いたこと", "6か月前"),
+        ("一年半前", "18か月前"),
+        ("半个月前", "15日前"),
+        ("一个半月前的笔记", "45日前"),
+    ],
+)
+def test_halves_and_measure_words_read_as_whole_units(question, plain):
+    for now in (at(1), at(15)):
+        found, expected = parse_when(question, now), parse_when(plain, now)
+        assert expected is not None and found is not None, question
+        assert (found.since, found.until) == (expected.since, expected.until), (question, now)
+    assert parse_when("1時間半前に何を書いた", at(1)).as_dict()["since"] == "2026-12-02"  # 23:30, an hour either way
+    assert parse_when("1時間半前から30分前までのメモ", at(1)).since == dt.date(2026, 12, 2)  # a part of a day, as 90分前から
+    assert parse_when("大半年前の話", TODAY) is None and parse_when("一半小时", TODAY) is None  # most of a year; no 前
+
+
 def test_explicit_bounds_read_by_the_clock():
     assert explicit_range("3 hours ago", None, at(1)).since == dt.date(2026, 12, 2)
     assert explicit_range("tonight", None, at(0, 30)).since == dt.date(2026, 12, 2)

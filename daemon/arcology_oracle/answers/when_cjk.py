@@ -27,9 +27,12 @@ _CJK_DATE = (
     rf"|\d{{4}}年{_CJK_PARTICLE})"
 )
 _NUMERALS = "一二三四五六七八九十两"
+# A number of units ago, with a half after the number (1時間半前, 一个半小时前, 一年半前) or
+# alone (半時間前, 半个小时前, 半年前), and Chinese's measure word (3个小时前, 两个星期前).
 _CJK_TIME = (
     rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![{_NUMERALS}数几百千])[{_NUMERALS}]{{1,3}})"
-    r"(?:日|週間|時間|か月|ヶ月|カ月|ヵ月|年|天|周|小时|个月)前|(?<!\d)\d{1,3}分钟?前"
+    r"(?:日|週間|時間半?|か月|ヶ月|カ月|ヵ月|年半?|天|周|个?半?小时|个?半?钟头|个?星期|个半?月)前"
+    rf"|(?<![{_NUMERALS}\d大多])半(?:時間|日|年|天|个?小时|个?钟头|个?月)前|(?<!\d)\d{{1,3}}分钟?前"
     r"|一昨日|昨日|今日|今朝|今夜|今晩|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
     r"|[月火水木金土日]曜日?)"
 )
@@ -67,6 +70,15 @@ _CJK_SAME = {"今朝": "今日", "这周": "本周", "这个月": "本月", "上
 # Tonight (False) and last night (True), read by the clock (:func:`.clock.night`).
 _NIGHT = {"今夜": False, "今晩": False, "今晚": False, "昨夜": True, "昨晩": True, "昨晚": True}
 _CLOCK_RE = re.compile("(?:時間|小时|分钟|分)前$")
+# A half or a measure word, for :func:`_in_whole_units` (numbers already in digits).
+_UNITS_RE = re.compile("(?P<n>\\d*)(?P<measure>个?)(?P<half>半?)个?(?P<unit>時間|日|年|天|小时|钟头|星期|月)(?P<half2>半?)前")
+# Each unit's half in a unit dateparser counts whole: (how many of those make one, the
+# words for N of them ago).
+_HALVES = {
+    "時間": (60, "{}分前"), "小时": (60, "{}分钟前"), "钟头": (60, "{}分钟前"),
+    "日": (24, "{}時間前"), "天": (24, "{}小时前"), "年": (12, "{}か月前"), "月": (30, "{}日前"),
+}  # fmt: skip
+_WHOLE = {"钟头": "{}小时前", "星期": "{}週間前", "小时": "{}小时前"}
 _KANJI_DIGITS = {c: i for i, c in enumerate("〇一二三四五六七八九")}
 _KANJI_NUMBER_RE = re.compile(f"[{_NUMERALS}]+")
 # 三, 十五, 二十, 九十九; 两 (2 in Chinese) alone.
@@ -88,7 +100,7 @@ def parse_cjk(text: str, now: dt.datetime) -> DateRange | None:
         if days is None:
             continue
         word = "before" if m[2] in _CJK_BEFORE[chinese] else "until" if m[2] in _CJK_UNTIL[chinese] else "since"
-        part = m[1] in _NIGHT or m[1] == "今朝" or _CLOCK_RE.search(m[1]) is not None
+        part = m[1] in _NIGHT or m[1] == "今朝" or _CLOCK_RE.search(_in_whole_units(m[1])) is not None
         return DateRange(*bound_range(word, *days, now.date(), part=part), m[0])
     for m in time.finditer(text):
         days = read_cjk(m[0], now)
@@ -115,7 +127,7 @@ def read_cjk(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
     if text == "先々月":
         first = today.replace(day=1)
         return period_bounds((first - dt.timedelta(days=1)).replace(day=1) - dt.timedelta(days=1), "month")
-    text = _KANJI_NUMBER_RE.sub(_kanji_number, text) if text.endswith("前") else _CJK_SAME.get(text, text)
+    text = _in_whole_units(_KANJI_NUMBER_RE.sub(_kanji_number, text)) if text.endswith("前") else _CJK_SAME.get(text, text)
     if _CLOCK_RE.search(text):
         return clock.ago(text, now, "ja") or clock.ago(text, now, "zh")
     data = date_parser(today, "ja").get_date_data(text)
@@ -124,6 +136,22 @@ def read_cjk(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
     if data.date_obj is None:
         return None
     return period_bounds(data.date_obj.date(), data.period or "day")
+
+
+def _in_whole_units(text: str) -> str:
+    """A time ago (its numbers in digits) with a half or a measure word in words
+    dateparser reads: 1時間半前 as 90分前, 半小时前 as 30分钟前, 一年半前 as 18か月前,
+    3个小时前 as 3小时前, 两个星期前 as 2週間前; any other as it is."""
+    m = _UNITS_RE.fullmatch(text)
+    if m is None or not (m["half"] or m["half2"] or m["measure"] or m["unit"] in ("钟头", "星期")):
+        return text
+    unit, whole = m["unit"], int(m["n"] or 0)
+    if m["half"] or m["half2"]:
+        if unit not in _HALVES:
+            return text
+        parts, words = _HALVES[unit]
+        return words.format(whole * parts + parts // 2)
+    return _WHOLE.get(unit, "{}" + m["measure"] + unit + "前").format(whole)
 
 
 def _kanji_number(m: re.Match) -> str:
