@@ -17,6 +17,13 @@ from .oracle_words import oracle_sql
 from .vector_sync import VectorSync
 
 READING_RULES = "reading_rules"  # meta key: the rules the indexed files were read by
+# meta key: the highest heading id ever given out. A heading id is never given out again:
+# readers hold ids across statements and reads (/search's two halves, /suggest-links), and
+# an id held across a write must name its heading or none, never the next heading indexed
+# (``headings.id`` has no AUTOINCREMENT: max(id) + 1 gave the ids of the last note indexed
+# again, or deleted, to the next headings). Ids of a savepoint rolled back may be given
+# again: no reader saw them.
+HEADING_IDS_GIVEN = "heading_ids_given"
 # A heading row: its id and file, then the columns file_rows builds.
 _INSERT_HEADING = (
     f"INSERT INTO headings (id, file, {HEADING_COLUMNS})"
@@ -175,8 +182,13 @@ class FileWrites(VectorSync):
         """Insert ``rows`` (:func:`.file_rows.rows_of`) for the file ``file_rowid``; the ids
         its headings got."""
         # Heading ids are chosen here (we hold the write lock) so that headings, chunks
-        # and links each go in with one executemany.
-        first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM headings").fetchone()[0]
+        # and links each go in with one executemany; above every id given out before
+        # (HEADING_IDS_GIVEN; max(id) for a database written before it was kept).
+        first = self.conn.execute(
+            "SELECT max(coalesce((SELECT max(id) FROM headings), 0),"
+            " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1",
+            (HEADING_IDS_GIVEN,),
+        ).fetchone()[0]
         ids = range(first, first + len(rows.headings))
         self.conn.executemany(
             _INSERT_HEADING,
@@ -185,6 +197,7 @@ class FileWrites(VectorSync):
         if rows.headings:
             self._fts_pending.append((ids[0], ids[-1]))
             self._headings_changed = True
+            self._set_meta(HEADING_IDS_GIVEN, str(ids[-1]))
         self.conn.executemany(
             "INSERT INTO chunks (heading, ordinal, text, hash, first_turn, last_turn) VALUES (?, ?, ?, ?, ?, ?)",
             [(ids[i], *rest) for i, *rest in rows.chunks],
