@@ -52,10 +52,10 @@ async def test_a_keyword_hit_deleted_before_the_vector_half_is_left_out(index):
 
 
 async def test_a_write_between_the_two_halves_has_the_words_looked_up_again(index, settings):
-    """The note indexed last gets its headings' ids again when it is indexed anew: a
-    keyword hit found before a heading was added at its top names the added heading
-    after. The second half sees the write and looks the words up again, so the answer
-    is the one a search after the write gives."""
+    """A note indexed again gets new ids for its headings: a keyword hit found before a
+    heading was added at its top names none of them after (it named the added heading
+    while ids were given out again). The second half sees the write and looks the words
+    up again, so the answer is the one a search after the write gives."""
     path, title = await index.read(lambda s: s.conn.execute(
         "SELECT f.path, h.title FROM headings h JOIN files f ON f.id = h.file WHERE h.level > 0"
         " AND f.id = (SELECT file FROM headings ORDER BY id DESC LIMIT 1) ORDER BY h.start_line LIMIT 1"
@@ -72,3 +72,35 @@ async def test_a_write_between_the_two_halves_has_the_words_looked_up_again(inde
     fresh = await index.read(lambda s: search_ranking.search(s, title, 10, vector))
     assert [r.as_dict() for r in after_write[1]] == [r.as_dict() for r in fresh[1]]
     assert "Zebra crossings at dusk" not in [r.heading for r in after_write[1]]
+
+
+async def test_a_write_while_the_results_are_read_shows_no_heading_the_words_did_not_find(index, settings, monkeypatch):
+    """The same write lands later: after the second half saw no write (its check of the
+    write generation passed) and before it reads its results' rows. The keyword hit's id
+    is then a heading's of the note before the write; it named the heading added at the
+    note's top (ids were given out again: store/writes.py), which the search showed first
+    with the hit's score and none of the words looked up."""
+    path, title = await index.read(lambda s: s.conn.execute(
+        "SELECT f.path, h.title FROM headings h JOIN files f ON f.id = h.file WHERE h.level > 0"
+        " AND f.id = (SELECT file FROM headings ORDER BY id DESC LIMIT 1) ORDER BY h.start_line LIMIT 1"
+    ).fetchone())  # fmt: skip
+    vector = await index.query_vector(title)
+    half = await index.read(lambda s: search_ranking.keyword_half(s, title, 10))
+    assert half.hits
+    note = settings.roam_dir / path
+    text = note.read_text()
+    first = text.index("\n*") + 1
+    note.write_text(text[:first] + "* Zebra crossings at dusk\nStriped, unrelated.\n" + text[first:])
+    loop = asyncio.get_running_loop()
+    vector_hits = search_ranking.retrieval.vector_hits
+
+    def written_meanwhile(*args, **kwargs):  # on the reader thread, between two statements
+        monkeypatch.setattr(search_ranking.retrieval, "vector_hits", vector_hits)
+        asyncio.run_coroutine_threadsafe(index.index_paths([path]), loop).result(30)
+        return vector_hits(*args, **kwargs)
+
+    monkeypatch.setattr(search_ranking.retrieval, "vector_hits", written_meanwhile)
+    mode, results = await index.read(lambda s: search_ranking.fused(s, half, title, 10, vector))
+    assert mode == "hybrid" and results
+    assert "Zebra crossings at dusk" not in [r.heading for r in results]
+    assert results[0].heading == title  # its vector hit names it by its new id

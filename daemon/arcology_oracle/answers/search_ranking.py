@@ -188,9 +188,9 @@ def fused(
     """:func:`search`'s second half: the keyword ``half`` of ``query`` (found on this
     store or another reader's) fused with the vector hits of ``query_vector``, as
     ``(mode, results)``. When the index was written since ``half`` was found, the
-    keyword half is found again here: a file indexed again gets its headings' ids anew,
-    and the ids of the last one indexed are given out again, so an old hit may name
-    another heading by then.
+    keyword half is found again here: a file indexed again gets its headings' ids anew
+    (never ids given before: store/writes.py), so an old hit of it names no heading by
+    then and would be left out.
 
     Vector neighbours below ``min_similarity`` (cosine) are dropped before fusion, so a
     query about something the notes do not hold finds nothing rather than the nearest
