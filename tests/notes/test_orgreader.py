@@ -281,6 +281,22 @@ def test_private_filetags_exclude_the_whole_file(tmp_path):
     assert parsed.headings == [] and parsed.file_id is None
 
 
+def test_a_file_kept_out_whole_says_so_and_tells_nothing_of_itself(tmp_path):
+    # The index stores nothing of such a file (ParsedFile.private), and nothing of it is
+    # logged: not its invalid timestamps nor its unreadable bytes.
+    (tmp_path / "private.setup").write_text("#+filetags: :crypt:\n")
+    for data in (
+        b"#+title: Diary\n* H <2025-02-30 Sun>\n\xff\n#+filetags: :private:\n",  # file tags after the first heading
+        b":PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\n#+title: Diary\n* H <2025-02-30 Sun>\n",
+        b"#+SETUPFILE: private.setup\n#+title: Diary\n* H <2025-02-30 Sun>\n",
+    ):
+        parsed = read_org_bytes(data, "diary.org", root=tmp_path)
+        assert parsed.private and parsed.headings == [] and parsed.problems == [], data
+    # Only the file as a whole: private headings, or a PGP block before the first, leave the rest.
+    for text in ("* H :private:\nx\n", "#+title: T\n-----BEGIN PGP MESSAGE-----\nx\n-----END PGP MESSAGE-----\n* H\ny\n"):
+        assert not read_org_bytes(text.encode(), "t.org").private, text
+
+
 def test_vault_never_leaks(tmp_path):
     for path in VAULT.rglob("*.org"):
         parsed = read_org_file(path, path.relative_to(VAULT).as_posix())

@@ -24,8 +24,8 @@ Decisions worth knowing (see the tests for each):
   inherited tags and ``#+filetags`` wherever they stand, ``ROAM_EXCLUDE`` but for
   ``nil``, PGP blocks): an excluded heading is left out together with its whole
   subtree, as is a heading whose text could not be parsed. An excluded file (file-level
-  ``ROAM_EXCLUDE`` or an excluding file tag) has no headings, ``file_id`` None and the
-  file name as title. A PGP block before the first heading drops only the level-0
+  ``ROAM_EXCLUDE`` or an excluding file tag) has no headings, ``file_id`` None, the
+  file name as title, no problems and ``private`` set: the index keeps nothing of it. A PGP block before the first heading drops only the level-0
   record. Heading tags are read with Org's tag characters ``[[:alnum:]_@#%]``.
 * Timestamps are never parsed as dates, so invalid ones (``<2025-02-30 Sun>``, hour 25)
   cannot spoil a file: the text stays as written, and the lines holding them are reported
@@ -166,31 +166,40 @@ class _Frame:
 def _read_lines(
     lines: list[str], path: str, stem: str, private: Privacy, problems: list[str], setup_dir: Path | None
 ) -> ParsedFile:
+    # The file's tags (its own and its setup files'), wherever they stand: when they make
+    # it private, nothing more of it is read (the indexer reads a private file again at
+    # each start, nothing of it being stored) and nothing is told of it.
+    setup_tags, setup_files = read_setup_files(lines, setup_dir) if setup_dir is not None else ((), ())
+    tags_of_file = tuple(dict.fromkeys((*file_tags(lines), *setup_tags)))
+    if private.tags_exclude(tags_of_file):
+        problems.clear()
+        return ParsedFile(path=path, title=stem, file_id=None, setup_files=setup_files, private=True)
     bad_stamps = invalid_timestamp_lines(lines)
     if bad_stamps:
         shown = ", ".join(map(str, bad_stamps[:10]))
         more = f" (+{len(bad_stamps) - 10} more)" if len(bad_stamps) > 10 else ""
         problems.append(f"invalid timestamps (kept as text) on line(s) {shown}{more}")
     unreadable: set[int] = set()  # 1-based start lines of chunks left out
+    file_level = (tags_of_file, setup_files)
     try:
         root = load_org(lines, path)
     except Exception:  # noqa: BLE001 - the contract is to never raise
         try:
             root = load_org(_unreadable_chunks(lines, path, problems, unreadable), path)
         except Exception:  # noqa: BLE001
-            return _read_preamble_only(lines, path, stem, private, problems, setup_dir)
-    return _build(root, lines, path, stem, private, unreadable, problems, setup_dir)
+            return _read_preamble_only(lines, path, stem, private, problems, file_level)
+    return _build(root, lines, path, stem, private, unreadable, problems, file_level)
 
 
 def _read_preamble_only(
-    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str], setup_dir: Path | None
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str], file_level: tuple
 ) -> ParsedFile:
     """Last resort: the text before the first heading, if even that parses."""
     first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
     problems.append("the headings could not be read; only the text before the first heading was kept")
     try:
         root = load_org(lines[:first], path)
-        return _build(root, lines[:first], path, stem, private, set(), problems, setup_dir)
+        return _build(root, lines[:first], path, stem, private, set(), problems, file_level)
     except Exception:  # noqa: BLE001
         problems.append("the text before the first heading could not be read either")
         return ParsedFile(path=path, title=stem, file_id=None)
@@ -204,17 +213,19 @@ def _build(
     private: Privacy,
     unreadable: set[int],
     problems: list[str],
-    setup_dir: Path | None,
+    file_level: tuple[tuple[str, ...], tuple],
 ) -> ParsedFile:
+    """``file_level``: the file's tags (its setup files' too) and the setup files it names."""
     file_props, root_body, file_flags = _drawer(root, lines, problems)
     file_id = _id(file_props)
     file_title = plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
     file_title = file_title or stem
-    tags_of_file = file_tags(lines)
-    setup_tags, setup_files = read_setup_files(lines, setup_dir) if setup_dir is not None else ((), ())
-    tags_of_file = tuple(dict.fromkeys((*tags_of_file, *setup_tags)))
-    if private.excludes(tags=tags_of_file, properties=file_flags) or 0 in unreadable:
-        return ParsedFile(path=path, title=stem, file_id=None, setup_files=setup_files)
+    tags_of_file, setup_files = file_level
+    kept_out = private.excludes(tags=tags_of_file, properties=file_flags)
+    if kept_out or 0 in unreadable:
+        if kept_out:
+            problems.clear()  # nothing is told of a private file
+        return ParsedFile(path=path, title=stem, file_id=None, setup_files=setup_files, private=kept_out)
 
     daily = date_in(stem, DAILY_NAME_RE)
     file_date, file_date_source = first_date(
