@@ -76,7 +76,7 @@ def cmd_index(settings: Settings, args) -> int:
             bar.finish()
             print(
                 f"{report.seen} files: {report.indexed} indexed, {report.unchanged} unchanged, "
-                f"{report.deleted} removed, {len(report.failed)} failed"
+                f"{report.private} private (not stored), {report.deleted} removed, {len(report.failed)} failed"
             )
             for path, reason in report.failed.items():
                 print(f"  failed: {path}: {reason}", file=sys.stderr)

@@ -40,21 +40,23 @@ async def test_a_tag_made_private_leaves_the_index_and_is_read_once(roam_dir, ma
     headless = [path for path, ids in heading_ids(settings.db_path, every_file=True).items() if not ids]
     assert "oncology.org" in headless
     report, found = await reconciled(settings)
-    # the two files holding the tag, and those with no heading stored; unchanged on disk
-    assert report.indexed == 2 + len(headless) < report.seen and report.failed == {}
+    # the two files holding the tag, and those with no heading stored; unchanged on disk.
+    # clinic.org and oncology.org, private whole now, leave the index
+    assert report.indexed + report.deleted == 2 + len(headless) < report.seen and report.deleted == 2
+    assert report.private == 3 and report.failed == {}  # those two and private-diary.org
     assert found["rulesgnuflamingo"] == [] and found["rulesvisiblestoat"]
     assert b"rulesgnuflamingo" not in db_bytes(settings.db_path).lower()
     assert b"rulesinheritedheron" not in db_bytes(settings.db_path).lower()
     assert b"rulessecrettitle" not in db_bytes(settings.db_path).lower()  # the title of a note kept out whole
 
-    report, _ = await reconciled(settings)  # the same rules: nothing read again
-    assert report.indexed == 0 and report.unchanged == report.seen
+    report, _ = await reconciled(settings)  # the same rules: nothing read again but the private files
+    assert report.indexed == 0 and report.unchanged == report.seen - 3 and report.private == 3
 
     report, found = await reconciled(make_settings(private_tags=["private"]))
-    assert report.indexed == report.seen and found["rulesgnuflamingo"]  # a tag no longer private: every file, and back
+    assert report.indexed == report.seen - 1 and found["rulesgnuflamingo"]  # a tag no longer private: every file, and back
 
     report, _ = await reconciled(make_settings(private_tags=["private"], chunk_chars=900))
-    assert report.indexed == report.seen  # the chunking: every file
+    assert report.indexed == report.seen - 1 and report.private == 1  # the chunking: every file but the private diary
 
 
 def test_only_tags_added_to_the_private_ones_narrow_the_reread():
@@ -102,7 +104,7 @@ async def test_a_file_read_again_into_the_same_rows_keeps_them(roam_dir, make_se
     before = heading_ids(settings.db_path)
 
     report, found = await reconciled(make_settings())
-    assert report.indexed == report.seen and found["rulesgnuflamingo"] and found["rulesvisiblestoat"]
+    assert report.indexed == report.seen - 1 and found["rulesgnuflamingo"] and found["rulesvisiblestoat"]  # all but the diary
     after = heading_ids(settings.db_path)
     assert after.keys() == before.keys() and len(after) > 10
     assert after["health.org"] != before["health.org"] and len(after["health.org"]) == len(before["health.org"]) + 1

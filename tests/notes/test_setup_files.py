@@ -162,8 +162,9 @@ async def test_a_setup_file_made_private_takes_its_notes_out_at_the_next_reconci
 
         setup.write_text("#+filetags: :work:private:\n")
         report = await index.reconcile()
-        assert report.indexed == 1 and (await search(index, "setupotter", 5))[1] == []
+        assert report.deleted == report.private == 1 and (await search(index, "setupotter", 5))[1] == []
         assert await index.read(lambda s: s.file_headings("otters.org")) == []
+        assert await index.read(lambda s: list(s.file_states())) == ["other.org"]  # not even its path
         assert b"setupotter" not in db_bytes(settings.db_path)
 
         setup.write_text("#+filetags: :work:\n")
@@ -321,7 +322,7 @@ async def test_an_index_from_before_setup_files_were_recorded_reads_such_notes_a
     await index.start()  # migrates
     try:
         report = await index.reconcile()
-        assert report.indexed == 2 and (await search(index, "setupotter", 5))[1] == []
+        assert report.indexed == report.deleted == 1 and (await search(index, "setupotter", 5))[1] == []
         assert await index.read(lambda s: s.conn.execute(
             "SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE f.path = 'other.org'").fetchall()) == kept
     finally:
@@ -339,7 +340,7 @@ async def test_a_note_in_a_folder_whose_name_is_not_utf8_records_its_setup_files
         report = await index.reconcile()
         assert report.indexed == 1 and report.failed == {}
         (roam / "private.setup").write_text("#+filetags: :private:\n")
-        assert (await index.reconcile()).indexed == 1 and (await search(index, "setupotter", 5))[1] == []
+        assert (await index.reconcile()).deleted == 1 and (await search(index, "setupotter", 5))[1] == []
     finally:
         await index.close()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from ..config import Settings
 from ..notes.files import iter_org_files
@@ -17,6 +18,7 @@ from ..store import Store
 from ..store.db import DatabaseError
 from ..store.integrity import IntegrityReport
 from .indexer import Indexer
+from .parsing import ParseOptions, kept_out_whole
 
 
 @dataclass
@@ -26,7 +28,7 @@ class Diagnosis(IntegrityReport):
     it with the notes."""
 
     missing_files: list[str] = field(default_factory=list)  # indexed, gone from disk
-    new_files: list[str] = field(default_factory=list)  # on disk, not indexed
+    new_files: list[str] = field(default_factory=list)  # on disk, not indexed, not private
     changed_files: list[str] = field(default_factory=list)  # content differs from the index
 
     @property
@@ -59,7 +61,8 @@ def diagnose(settings: Settings, store: Store) -> Diagnosis:
     if settings.roam_dir.is_dir():
         on_disk = dict(iter_org_files(settings.roam_dir, settings.exclude_globs))
         d.missing_files = sorted(known.keys() - on_disk.keys())
-        d.new_files = sorted(on_disk.keys() - known.keys())
+        options = Indexer(settings, store).parse_options
+        d.new_files = sorted(rel for rel in on_disk.keys() - known.keys() if not _private(on_disk[rel], rel, options))
         for rel in sorted(on_disk.keys() & known.keys()):
             try:
                 digest = hashlib.sha256(on_disk[rel].read_bytes()).hexdigest()
@@ -68,6 +71,15 @@ def diagnose(settings: Settings, store: Store) -> Diagnosis:
             if digest != known[rel].hash:
                 d.changed_files.append(rel)
     return d
+
+
+def _private(path: Path, rel: str, options: ParseOptions) -> bool:
+    """Whether the privacy rule keeps the file out whole: nothing of it is ever stored,
+    so it is not missing from the index."""
+    try:
+        return kept_out_whole(path.read_bytes(), rel, options)
+    except OSError:
+        return False
 
 
 def repair(settings: Settings, store: Store) -> tuple[Diagnosis, Diagnosis]:

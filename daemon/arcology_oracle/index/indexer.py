@@ -13,6 +13,10 @@ did not (:mod:`arcology_oracle.notes.setup_files`).
 A file that cannot be read or parsed is logged with its path and reason and does not stop
 the others; whatever part of a bad file could be read is indexed.
 
+A file the privacy rule keeps out whole (``ParsedFile.private``) leaves nothing in the
+store, not even its path: whatever was stored for it is deleted, and only this process
+remembers it was seen (:mod:`.private_files`).
+
 A reconcile with many files to read parses them in worker processes
 (:class:`~arcology_oracle.index.parsing.ParsePipeline`) while this thread stores them in order.
 """
@@ -37,6 +41,7 @@ from ..notes.setup_files import changed_since
 from ..store import Store
 from .appends import appended_headings
 from .parsing import ParseOptions, ParsePipeline, default_workers, newly_private, parse_or_error
+from .private_files import PrivateFiles
 from .regular_files import read_regular_file as _read_regular_file
 
 log = logging.getLogger(__name__)
@@ -72,12 +77,14 @@ class IndexReport:
     deleted: int = 0
     new_pending: int = 0
     failed: dict[str, str] = field(default_factory=dict)
+    private: int = 0  # files kept out whole by the privacy rule (read or not): nothing of them stored
 
     def merge(self, other: "IndexReport") -> None:
         self.seen += other.seen
         self.indexed += other.indexed
         self.unchanged += other.unchanged
         self.deleted += other.deleted
+        self.private += other.private
         self.new_pending += other.new_pending
         self.failed.update(other.failed)
 
@@ -96,6 +103,7 @@ class Indexer:
         # Real path -> the symlinked path a file is indexed under (see iter_org_files), for
         # the watcher, which sees edits under the real path. Replaced whole, never mutated.
         self.aliases: dict[str, str] = {}
+        self.private = PrivateFiles()  # the private files seen: in memory only
         self._lock = threading.Lock()
         # Called on this thread after each commit of a reconcile (see OracleIndex, which
         # stores vectors there while the reconcile goes on).
@@ -113,25 +121,30 @@ class Indexer:
             aliases: dict[str, str] = {}
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases))
             self.aliases = aliases
-            rules = self._parse_options.reading_rules()
+            rules = self.parse_options.reading_rules()
             added = newly_private(self.store.recorded_reading_rules(), rules)
-            if self.store.renew_reading_rules(rules, tagged=added) and on_disk:
-                log.info("the private tags, the chunking or the reader changed since the files were read: reading %s again",
-                         "every file" if added is None else "the files tagged " + ", ".join(sorted(added)))  # fmt: skip
-            known = self.store.file_states()
+            if self.store.renew_reading_rules(rules, tagged=added):
+                self.private.clear()
+                if on_disk:
+                    log.info("the private tags, the chunking or the reader changed since the files were read: reading %s"
+                             " again", "every file" if added is None else "the files tagged " + ", ".join(sorted(added)))  # fmt: skip
+            known = self._known()
             self._real_root = os.path.realpath(self.root)
             self.progress = Progress("indexing", 0, len(on_disk))
             stale = []
             looks: dict[str, tuple] = {}  # each setup file looked at once in this reconcile
             for rel, abs_path in on_disk.items():
                 if _same_stat(abs_path, known.get(rel), looks):
-                    report.unchanged += 1
+                    if rel in self.private:
+                        report.private += 1
+                    else:
+                        report.unchanged += 1
                     self.progress.done += 1
                 else:
                     stale.append((rel, abs_path))
             if on_progress:
                 on_progress(self.progress)
-            with ParsePipeline(self._parse_options, self._parse_workers(len(stale))) as pipeline:
+            with ParsePipeline(self.parse_options, self._parse_workers(len(stale))) as pipeline:
                 results = pipeline.run(
                     (read, read.rel, read.data)
                     for read in (self._read(rel, abs_path, known.get(rel), looks) for rel, abs_path in stale)
@@ -153,8 +166,10 @@ class Indexer:
             if pipeline.parsed_in_workers:
                 log.info("parsed %d files in %d worker processes", pipeline.parsed_in_workers, pipeline.workers)
             for rel in known.keys() - on_disk.keys():
+                self.private.drop(rel)
                 if self.store.delete_file(rel):
                     report.deleted += 1
+            self.private.publish()
             report.seen = len(on_disk)
             self._checkpoint(report)
             self.progress = Progress()
@@ -171,7 +186,7 @@ class Indexer:
         """
         with self._lock:
             report = IndexReport()
-            known = self.store.file_states()
+            known = self._known()
             self._real_root = os.path.realpath(self.root)
             canonical: set[str] | None = None
             for rel in rels:
@@ -192,8 +207,11 @@ class Indexer:
                 if wanted:
                     report.merge(self._index_one(rel, abs_path, known.get(rel)))
                     report.seen += 1
-                elif self.store.delete_file(rel):
-                    report.deleted += 1
+                else:
+                    self.private.drop(rel)
+                    if self.store.delete_file(rel):
+                        report.deleted += 1
+            self.private.publish()
             self._checkpoint(report)
             return report
 
@@ -210,19 +228,24 @@ class Indexer:
             if row is None or row["hash"] != before.hexdigest:
                 return False
             headings, chunks = appended_headings(
-                before.head, before.tags, before.lines, added, rel, self._parse_options,
+                before.head, before.tags, before.lines, added, rel, self.parse_options,
                 title=row["title"], file_id=row["file_node"], setups=before.setups,
             )  # fmt: skip
             parsed = ParsedFile(path=rel, title=row["title"], file_id=row["file_node"], headings=headings)
             pending = self.store.append_headings(parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=after_hash, chunks=chunks)
             return pending is not None
 
+    def _known(self) -> dict:
+        """What is remembered of each file to tell whether to read it again: the store's
+        record, or for a private file this process's (:mod:`.private_files`)."""
+        return {**self.private.states(), **self.store.file_states()}
+
     def _checkpoint(self, report: IndexReport) -> None:
         if report.indexed or report.deleted:
             self.store.checkpoint()
 
     @property
-    def _parse_options(self) -> ParseOptions:
+    def parse_options(self) -> ParseOptions:
         return ParseOptions(self._private_tags, self.settings.chunk_chars, self.settings.chunk_overlap, self.root)
 
     def _parse_workers(self, files: int) -> int:
@@ -236,7 +259,7 @@ class Indexer:
         # wrote it, and an edit of the same size within the file system's timestamp
         # granularity (a tag made :private: in the same second) keeps both.
         read = self._read(rel, abs_path, known)
-        parsed = None if read.data is None else parse_or_error(read.data, rel, self._parse_options)
+        parsed = None if read.data is None else parse_or_error(read.data, rel, self.parse_options)
         return self._apply(read, parsed)
 
     def _read(self, rel: str, abs_path: Path, known, looks: dict[str, tuple] | None = None) -> "_FileRead":
@@ -273,8 +296,12 @@ class Indexer:
         if read.outcome == "failed":
             report.failed[read.rel] = read.error or "unreadable"
         elif read.outcome == "gone":
+            self.private.drop(read.rel)
             if self.store.delete_file(read.rel):
                 report.deleted = 1
+        elif read.outcome == "same bytes" and read.rel in self.private:
+            self.private.touch(read.rel, read.st)
+            report.private = 1
         elif read.outcome == "same bytes":
             self.store.touch_file(read.rel, read.st.st_size, read.st.st_mtime_ns)
             report.unchanged = 1
@@ -283,6 +310,11 @@ class Indexer:
                 if isinstance(parsed, Exception):
                     raise parsed
                 headings, chunks = parsed
+                if headings.private:  # nothing of it is stored; what was, goes
+                    self.private.keep(headings, read.st, read.file_hash)
+                    report.private, report.deleted = 1, int(self.store.delete_file(read.rel))
+                    return report
+                self.private.drop(read.rel)
                 report.new_pending = self.store.replace_file(
                     headings, size=read.st.st_size, mtime_ns=read.st.st_mtime_ns, file_hash=read.file_hash, chunks=chunks
                 )

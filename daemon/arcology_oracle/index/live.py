@@ -91,8 +91,9 @@ class LiveIndex:
         try:
             report = await self.index.reconcile()
             log.info(
-                "initial index of %s: %d files, %d indexed, %d unchanged, %d removed, %d failed",
-                self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.deleted, len(report.failed),
+                "initial index of %s: %d files, %d indexed, %d unchanged, %d private, %d removed, %d failed",
+                self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.private, report.deleted,
+                len(report.failed),
             )
         except Exception:
             log.exception("initial index failed")
@@ -107,7 +108,9 @@ class LiveIndex:
         while True:
             await asyncio.sleep(SETUP_CHECK_SECONDS)
             try:
-                rels = await self.index.read(lambda store: notes_to_read_again(store.setup_records()))
+                # The private files' setup files too (kept in memory: index/private_files.py).
+                private = self.index.indexer.private.setup_records
+                rels = await self.index.read(lambda store: notes_to_read_again([*store.setup_records(), *private]))
                 if rels:
                     log.info("a setup file changed: reading %d note(s) again: %s", len(rels), ", ".join(rels[:5]))
                     await self._reindex(rels)

@@ -82,6 +82,12 @@ def parse_note(data: bytes, rel: str, options: ParseOptions, *, log_problems: bo
     return without_replies(parsed, options.chunk_chars, options.chunk_overlap)
 
 
+def kept_out_whole(data: bytes, rel: str, options: ParseOptions) -> bool:
+    """Whether the privacy rule keeps the org file ``rel`` (bytes ``data``) out whole, so
+    that nothing of it is stored (``ParsedFile.private``)."""
+    return read_org_bytes(data, rel, options.private_tags, log_problems=False, root=options.root).private
+
+
 def parse_or_error(data: bytes, rel: str, options: ParseOptions, *, log_problems: bool = True) -> tuple | Exception:
     """:func:`parse_note`, or the exception it raised (a bug in chunking, say): one bad
     file must never stop the others, so the caller reports it with the file's path."""

@@ -67,8 +67,8 @@ class FileWrites(VectorSync):
         reads each again (a tag made private leaves the index, a new chunk size takes
         effect). With ``tagged`` (the tags newly made private, when nothing else changed),
         only the files with a heading holding one of them (in any case, as the privacy
-        rule compares tags) and those with no heading stored (a note kept out whole
-        keeps its title: one its file tags now make private must not) are: the others
+        rule compares tags) and those with no heading stored (such a note keeps its
+        title: one its file tags now make private must leave whole) are: the others
         would read the same. Returns whether the rules differed."""
         if self.get_meta(READING_RULES) == rules:
             return False
@@ -108,8 +108,12 @@ class FileWrites(VectorSync):
         yet (the embedding work this change created). A file read again into exactly the
         rows stored (:func:`.file_rows.stored_as`; after a change of the reading rules
         that does not touch it) keeps them: only its size, mtime, hash and setup files
-        are recorded.
+        are recorded. A file the privacy rule keeps out whole (``parsed.private``) is
+        stored as nothing at all: what was stored for it is deleted.
         """
+        if parsed.private:  # kept out whole by the privacy rule: not even its path is stored
+            self.delete_file(parsed.path)
+            return 0
         if len(chunks) != len(parsed.headings):
             raise ValueError("one list of chunks per heading is required")
         rows = rows_of(parsed, mtime_ns, chunks)

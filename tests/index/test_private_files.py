@@ -1,0 +1,128 @@
+"""A private file leaves nothing in the index: not its text, title or headings, and not
+its path or file name either. Private files are those the one privacy rule keeps out
+whole (``#+filetags`` holding a private tag or ``crypt``, a file-level ``ROAM_EXCLUDE``),
+those an exclude glob matches and encrypted ones (``.org.gpg``). The database is read
+here as anyone holding it could: every table (the keyword indexes' own tables and
+``meta`` included) and every byte of the file."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from arcology_oracle.answers.search import search
+from arcology_oracle.index.service import OracleIndex
+from tests.corpus_tools import db_bytes
+
+PUBLIC = ":PROPERTIES:\n:ID: 9b1e0000-0000-4000-8000-000000000001\n:END:\n#+title: Turnip plans\n\nprivroutesturnip words\n"
+# Each private file, and what of it must be nowhere: its file name (so its path) and
+# stem, its title, its headings and its words.
+PRIVATE = {
+    "diary/hushquokka.org": (
+        ":PROPERTIES:\n:ID: 9b1e0000-0000-4000-8000-000000000002\n:END:\n#+title: Quokkatitle\n"
+        "#+filetags: :private:\n\nprivquokkaword\n* Quokkaheading\nmore privquokkaword\n"
+    ),
+    "cryptwalrus.org": (
+        "#+title: Walrustitle\n#+filetags: :crypt:\n-----BEGIN PGP MESSAGE-----\nprivwalrusword\n"
+        "-----END PGP MESSAGE-----\n* Walrusheading\n"
+    ),
+    "stealthibex.org": ":PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\n#+title: Ibextitle\n\nprivibexword\n",
+    "attic/excludedyak.org": "#+title: Yaktitle\n\nprivyakword\n* Yakheading\n",  # an exclude glob
+    "gpgnarwhal.org.gpg": "#+title: Narwhaltitle\nprivnarwhalword\n",  # as epa-file saves, were it not encrypted
+}
+SECRETS = (
+    "hushquokka", "quokkatitle", "quokkaheading", "privquokkaword",
+    "cryptwalrus", "walrustitle", "walrusheading", "privwalrusword",
+    "stealthibex", "ibextitle", "privibexword",
+    "excludedyak", "yaktitle", "yakheading", "privyakword",
+    "gpgnarwhal", "narwhaltitle", "privnarwhalword",
+)  # fmt: skip
+
+
+def write_vault(root) -> None:
+    (root / "turnip.org").write_text(PUBLIC)
+    for rel, text in PRIVATE.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def rows_holding(db_path, words) -> list[tuple[str, str]]:
+    """``(table, word)`` for each table of the database a row of which holds one of
+    ``words`` (in any letter case), read with plain SQLite: every table, the virtual
+    ones through their own tables (the keyword indexes' data, the vectors')."""
+    found = []
+    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
+        assert {"files", "headings", "meta", "headings_fts_data", "headings_exact_data"} <= {t for t, _ in tables}
+        for table, sql in tables:
+            if (sql or "").upper().startswith("CREATE VIRTUAL TABLE"):
+                continue  # its rows are those of its shadow tables, read here too
+            for row in conn.execute(f'SELECT * FROM "{table}"'):
+                cells = [(c.decode("utf-8", "replace") if isinstance(c, bytes) else str(c)).casefold() for c in row]
+                found += [(table, w) for w in words if any(w in cell for cell in cells)]
+    finally:
+        conn.close()
+    return sorted(set(found))
+
+
+def bytes_holding(db_path, words) -> list[str]:
+    raw = db_bytes(db_path).lower()
+    return [w for w in words if w.encode() in raw]
+
+
+async def test_no_table_holds_anything_of_a_private_file(tmp_path, make_settings):
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_vault(roam)
+    settings = make_settings(roam_dir=roam, exclude_globs=["attic/**"])
+    for _ in range(2):  # the second time, from an index that has seen them already
+        index = OracleIndex(settings)
+        await index.start()
+        try:
+            report = await index.reconcile()
+            assert report.failed == {}
+            assert [r.file for r in (await search(index, "privroutesturnip", 5))[1]] == ["turnip.org"]
+            indexed = await index.read(lambda s: list(s.file_states()))
+        finally:
+            await index.close()
+        assert rows_holding(settings.db_path, SECRETS) == []
+        assert bytes_holding(settings.db_path, SECRETS) == []
+        assert indexed == ["turnip.org"]
+
+
+async def test_a_note_made_private_leaves_every_route_and_comes_back_when_it_is_not(tmp_path, make_settings, fake_ollama, make_client):
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_vault(roam)
+    settings = make_settings(roam_dir=roam, exclude_globs=["attic/**"], ollama_host=fake_ollama.url)
+    client = await make_client(settings)
+    node = "/nodes/9b1e0000-0000-4000-8000-000000000001"
+    heading = ("/heading", {"file": "turnip.org", "line": "1"})
+    similar = ("/similar", {"file": "turnip.org", "line": "1"})
+
+    async def found() -> list[str]:
+        body = await (await client.get("/search", params={"q": "privroutesturnip turnip"})).json()
+        return [r["file"] for r in body["results"]]
+
+    assert await found() == ["turnip.org"]
+    assert (await client.get(node)).status == 200 and (await client.get(heading[0], params=heading[1])).status == 200
+    assert (await (await client.get("/status")).json())["files"] == 1
+
+    path = roam / "turnip.org"
+    path.write_text(PUBLIC.replace("#+title:", "#+filetags: :private:\n#+title:"))
+    report = await client.index.index_paths(["turnip.org"])  # as the watcher does
+    assert report.deleted == 1
+    assert await found() == []
+    assert (await client.get(node)).status == 404 and (await client.get(heading[0], params=heading[1])).status == 404
+    assert (await (await client.get(similar[0], params=similar[1])).json()).get("results", []) == []
+    assert (await (await client.get("/status")).json())["files"] == 0
+    assert rows_holding(settings.db_path, ("turnip", "privroutesturnip")) == []
+    assert (await client.index.reconcile()).indexed == 0  # it stays out
+    assert rows_holding(settings.db_path, ("turnip",)) == []
+
+    path.write_text(PUBLIC)  # not private any more: back at the next reconcile
+    assert (await client.index.reconcile()).indexed == 1
+    assert await found() == ["turnip.org"]
+    assert (await client.get(node)).status == 200 and (await client.get(heading[0], params=heading[1])).status == 200
+    assert (await (await client.get("/status")).json())["files"] == 1
+
