@@ -7,6 +7,7 @@ here as anyone holding it could: every table (the keyword indexes' own tables an
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 
 from arcology_oracle.answers.search import search
@@ -126,3 +127,42 @@ async def test_a_note_made_private_leaves_every_route_and_comes_back_when_it_is_
     assert (await client.get(node)).status == 200 and (await client.get(heading[0], params=heading[1])).status == 200
     assert (await (await client.get("/status")).json())["files"] == 1
 
+
+async def test_an_index_that_kept_private_files_rows_loses_them_on_upgrade(tmp_path, make_settings):
+    """Before m031 a file kept out whole by the privacy rule kept its row in ``files``:
+    its path, its file name as title, its size, time and hash. Unchanged on disk, no
+    reconcile would read it again: the migration deletes such rows, and the next
+    reconcile reads those files again (a public note with nothing stored, an empty
+    file, comes back; a private one stays out)."""
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_vault(roam)
+    (roam / "empty.org").write_text("")
+    settings = make_settings(roam_dir=roam, exclude_globs=["attic/**"])
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.close()
+    with sqlite3.connect(settings.db_path) as conn:  # the rows the index kept before
+        for rel in ("diary/hushquokka.org", "cryptwalrus.org", "stealthibex.org"):
+            st, data = (roam / rel).stat(), (roam / rel).read_bytes()
+            conn.execute(
+                "INSERT OR IGNORE INTO files (path, size, mtime_ns, hash, title, file_node, problems, setup)"
+                " VALUES (?, ?, ?, ?, ?, NULL, '[]', '[]')",
+                (rel, st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest(), rel.rsplit("/")[-1][: -len(".org")]),
+            )
+        conn.execute("DELETE FROM _migrations WHERE name = 'm031_forget_private_files'")
+    conn.close()
+    assert ("files", "hushquokka") in rows_holding(settings.db_path, SECRETS)
+
+    index = OracleIndex(settings)
+    await index.start()  # migrates
+    try:
+        assert await index.read(lambda s: sorted(s.file_states())) == ["turnip.org"]
+        report = await index.reconcile()
+        assert report.failed == {} and report.indexed == 1  # empty.org
+        assert await index.read(lambda s: sorted(s.file_states())) == ["empty.org", "turnip.org"]
+    finally:
+        await index.close()
+    assert rows_holding(settings.db_path, SECRETS) == []
+    assert bytes_holding(settings.db_path, SECRETS) == []

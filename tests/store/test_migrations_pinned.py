@@ -17,11 +17,11 @@ import ast
 import hashlib
 import inspect
 
-from arcology_oracle.store import migration_registry, migrations_m001, migrations_m011, migrations_m021
+from arcology_oracle.store import migration_registry, migrations_m001, migrations_m011, migrations_m021, migrations_m031
 from arcology_oracle.store.migrations import MIGRATIONS
 
 # Where migrations are written, in order, and the constants they may read.
-MODULES = (migrations_m001, migrations_m011, migrations_m021)
+MODULES = (migrations_m001, migrations_m011, migrations_m021, migrations_m031)
 CONSTANTS = {name: value for name, value in vars(migration_registry).items() if isinstance(value, str) and name.isupper()}
 
 PINNED = {
@@ -55,6 +55,7 @@ PINNED = {
     "m028_reread_turns_hours_back": "17992f676af8c1e2",
     "m029_reread_replies_in_the_users_headings": "7bd04d057b557fb7",
     "m030_reread_ellama_sessions": "de53fd128a1da1bf",
+    "m031_forget_private_files": "faeb20daeff6a5a8",
 }
 
 

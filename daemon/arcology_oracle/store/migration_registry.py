@@ -2,7 +2,8 @@
 
 A migration is a function ``mNNN_name(conn)`` decorated with :func:`migration`; its name
 is what a database records once it has had it (see :mod:`.migrate`). They are written in
-:mod:`.migrations_m001`, :mod:`.migrations_m011` and :mod:`.migrations_m021` and put in order by :mod:`.migrations`.
+:mod:`.migrations_m001`, :mod:`.migrations_m011`, :mod:`.migrations_m021` and
+:mod:`.migrations_m031` and put in order by :mod:`.migrations`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Migrations m021 on.
+"""Migrations m021 to m030.
 
 Never edit an applied migration (``tests/store/test_migrations_pinned.py`` holds each one's
-code): add a new one at the end.
+code): add a new one in :mod:`.migrations_m031`.
 """
 
 from __future__ import annotations

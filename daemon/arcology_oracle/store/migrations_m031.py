@@ -1,0 +1,26 @@
+"""Migrations m031 on.
+
+Never edit an applied migration (``tests/store/test_migrations_pinned.py`` holds each one's
+code): add a new one at the end.
+"""
+
+from __future__ import annotations
+
+from .migration_registry import migration
+
+
+@migration
+def m031_forget_private_files(conn) -> None:
+    # A file the privacy rule keeps out whole (its file tags, a file-level ROAM_EXCLUDE)
+    # kept its row in files: its path, its file name as title, its size, time and hash.
+    # Nothing of it is stored now (store/writes.py), and unchanged on disk it would never
+    # be read again. Such a row has no heading, and nothing tells it from an empty note's:
+    # every file with no heading stored is forgotten, with its summaries, and the next
+    # reconcile reads them again (a public note comes back, a private one stays out).
+    conn.executescript(
+        """
+        DELETE FROM summaries
+        WHERE file IN (SELECT path FROM files WHERE NOT EXISTS (SELECT 1 FROM headings WHERE file = files.id));
+        DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM headings WHERE file = files.id);
+        """
+    )
