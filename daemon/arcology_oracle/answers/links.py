@@ -131,7 +131,7 @@ def _heading_query(store: Store, path: str, line: int) -> dict:
         "line": row["start_line"],
         "heading_ids": [h["id"] for h in inside],
         "text": " ".join(t for h in inside for t in (h["title"], *h["olp"], h["text"])),
-        "own_words": mentions.own_words_of(inside, above=mentions.titles_above(row)),
+        "own_words": mentions.own_words_of(store, inside, above=mentions.titles_above(row)),
     }
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from ..notes import cjk
 from ..notes.conversations import is_oracle_answer
+from ..notes.oracle_words import own_body
 from ..notes.org_syntax import without_note_links
 from ..store import Store
 from . import retrieval
@@ -84,13 +85,20 @@ def own_words(headings: Iterable[tuple[str, str, dict[str, str]]], above: Sequen
     return _APART.join(parts)
 
 
-def own_words_of(rows: Iterable[dict], above: Sequence[str] = ()) -> str:
-    """:func:`own_words` of stored heading ``rows`` (with ``title``, ``body``,
-    ``properties`` and ``oracle``): those the index keeps as the oracle's words (a
-    grounded chat's reply, an answer and the headings below it: the one rule of
-    :mod:`arcology_oracle.notes.oracle_words`) left out, whatever their properties say.
-    A reply names notes as the user's words do, but the user did not name them."""
-    return own_words(((r["title"], r["body"], r["properties"]) for r in rows if not r.get("oracle")), above=above)
+def own_words_of(store: Store, rows: Sequence[dict], above: Sequence[str] = ()) -> str:
+    """:func:`own_words` of stored heading ``rows`` (with ``id``, ``title``, ``body``,
+    ``properties``, ``oracle`` and their lines): those the index keeps as the oracle's
+    words (a grounded chat's reply, an answer and the headings below it: the one rule of
+    :mod:`arcology_oracle.notes.oracle_words`) left out, whatever their properties say,
+    and a heading of the user's holding a grounded reply read without the reply's lines,
+    as the index keeps its text (:meth:`~arcology_oracle.store.Store.replies_held`). A
+    reply names notes as the user's words do, but the user did not name them."""
+    replies = store.replies_held(rows)
+    return own_words(
+        ((r["title"], own_body(r["body"], r["end_line"], replies.get(r["id"], ())), r["properties"])
+         for r in rows if not r.get("oracle")),
+        above=above,
+    )  # fmt: skip
 
 
 def titles_above(row: dict) -> list[str]:

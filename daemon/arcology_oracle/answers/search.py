@@ -156,7 +156,7 @@ def similar_line(
         node,
         k=k,
         naming=mentions.Naming(
-            mentions.own_words_of([row], above=mentions.titles_above(row)),
+            mentions.own_words_of(store, [row], above=mentions.titles_above(row)),
             frozenset({node, *enclosing} if node else ()), frozenset(links),
         ),
         vector=vector,
@@ -299,7 +299,7 @@ def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str,
     :func:`.mentions.own_words` (what names other notes)."""
     rows = store.node_headings(node_id)
     text = " ".join(r["title"] + " " + r["text"] for r in rows)
-    own_words = mentions.own_words_of(rows)
+    own_words = mentions.own_words_of(store, rows)
     return store.node_vectors([node_id]).get(node_id), text, own_words
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from ..config import Settings
 from ..notes.reader import read_org_bytes
 from ..notes.records import ParsedFile, sha256_hex
-from ..notes.oracle_words import dialogues_of, oracle_headings, without_replies
+from ..notes.oracle_words import dialogues_of, oracle_words, own_body, without_replies
 from ..store import Store
 from . import mentions
 from .index_api import NotesIndex
@@ -125,10 +125,14 @@ def read_text(store: Store, settings: Settings, text: str, path: str | None, lin
         first = parsed.headings[0] if parsed.headings else None
         context, above = [file["title"]], [first.title if first is not None and first.own_id else file["title"]]
     words = " ".join([*context, *(h.title + " " + h.text for h in parsed.headings)])
-    oracle = oracle_headings(parsed.headings, dialogues_of(chunked))  # a reply names no note, as when saved
+    # A reply names no note, as when saved: the oracle's headings are left out, and the
+    # user's holding a reply are read without it.
+    oracle, replies = oracle_words(parsed.headings, dialogues_of(chunked))
     own_words = mentions.own_words(
-        ((h.title, h.body, h.properties) for i, h in enumerate(parsed.headings) if i not in oracle), above=above
-    )
+        ((h.title, own_body(h.body, h.end_line, replies.get(i, ())), h.properties)
+         for i, h in enumerate(parsed.headings) if i not in oracle),
+        above=above,
+    )  # fmt: skip
     links = tuple(dict.fromkeys(link for h in parsed.headings for link in h.links))
     chunks = [t for t in texts if t.strip()][:MAX_CHUNKS]
     note = file["file_node"] if file is not None else None

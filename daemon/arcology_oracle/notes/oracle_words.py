@@ -36,7 +36,9 @@ A heading is the oracle's when
   A heading holding such a reply and lines of the user's besides is the user's, read
   without the replies (:func:`without_replies`): its stored text, its chunks and what
   keyword search knows of it leave out the replies' lines, so their words never come
-  back as the user's note. The user's lines are those of a turn (:mod:`.chats`) that
+  back as the user's note; nor do the notes they name move up as named in the user's
+  words (answers/mentions.py: the stored heading read without the replies its file's
+  turns hold, :func:`held_replies`). The user's lines are those of a turn (:mod:`.chats`) that
   is neither a grounded reply nor the prompt one answers in the heading (the user turns
   since the last reply): a paragraph beside an org-ai block, text typed under a gptel
   reply, a prompt left unanswered. Lines in no turn (an org-ai heading's title, a
@@ -86,8 +88,8 @@ def oracle_words(
         # A turn held by another heading (a conversation's root) that starts here.
         own = is_oracle_answer(h.properties) or answers_at.get(h.start_line, i) != i
         oracle = own or (bool(open_) and open_[-1][1])
-        lines = _own_lines(h) if replies and not oracle else []
-        held = tuple(span for span in replies if any(span[0] <= n <= span[1] for n in lines))
+        lines = _own_lines(h.level, h.title, h.start_line, h.end_line, h.body) if replies and not oracle else []
+        held = _held(lines, replies)
         if held and not (h.level and _in(h.start_line, held)) and _users_lines(set(lines), held, dialogues):
             users[i] = held
         elif oracle or held:
@@ -135,27 +137,57 @@ def without_replies(parsed: ParsedFile, max_chars: int, overlap: int) -> tuple[P
     return replace(parsed, headings=headings), chunks
 
 
-def _own_lines(heading: Heading) -> list[int]:
-    """The file lines of ``heading``'s own non-blank lines: its heading line, its body
-    (the last lines it ends with), not its sub-headings'; of the file's record, not its
-    keywords (``#+title:``, ``#+filetags:``: no one's lines, though the org-ai reader
-    puts them in the turn of the text outside its blocks)."""
-    body = heading.body.split("\n")
-    offset = heading.end_line - len(body)
-    keyword = KEYWORD_LINE_RE.match if not heading.level else lambda line: None
-    lines = [offset + 1 + k for k, line in enumerate(body) if line.strip() and not keyword(line)]
-    if heading.level and heading.title.strip():
-        lines.append(heading.start_line)
+def held_replies(
+    replies: Sequence[tuple[int, int]], *, level: int, title: str, start_line: int, end_line: int, body: str
+) -> Spans:
+    """The spans of ``replies`` (a file's grounded replies, first and last file lines)
+    holding some of a heading's own lines (its ``level``, ``title``, ``start_line``,
+    ``end_line`` and raw ``body``, as :class:`~.records.Heading` and the store keep them).
+    For a heading that is not the oracle's words, these are the replies it is read
+    without (:func:`oracle_words`): what the index leaves out of its text, and what
+    ``/similar``'s names (answers/mentions.py) and ``/nodes/ID`` (its marked replies) find
+    again from the stored heading and turns."""
+    return _held(_own_lines(level, title, start_line, end_line, body), replies)
+
+
+def body_first_line(body: str, end_line: int) -> int:
+    """The file line of the first line of a heading's raw ``body`` (it ends at the
+    heading's ``end_line``; its title and drawer lines come before it)."""
+    return end_line - body.count("\n")
+
+
+def own_body(body: str, end_line: int, spans: Spans) -> str:
+    """A heading's raw ``body`` (ending at file line ``end_line``) without its lines in
+    ``spans``: the user's own words of a heading holding grounded replies
+    (:func:`held_replies`), its text as the index keeps it (:func:`without_replies`)."""
+    if not spans:
+        return body
+    first = body_first_line(body, end_line)
+    return "\n".join(line for k, line in enumerate(body.split("\n")) if not _in(first + k, spans))
+
+
+def _held(lines: Sequence[int], replies: Sequence[tuple[int, int]]) -> Spans:
+    return tuple(span for span in replies if any(span[0] <= n <= span[1] for n in lines))
+
+
+def _own_lines(level: int, title: str, start_line: int, end_line: int, body: str) -> list[int]:
+    """The file lines of a heading's own non-blank lines: its heading line, its ``body``
+    (the last lines it ends with, up to ``end_line``), not its sub-headings'; of the
+    file's record (``level`` 0), not its keywords (``#+title:``, ``#+filetags:``: no
+    one's lines, though the org-ai reader puts them in the turn of the text outside its
+    blocks)."""
+    first = body_first_line(body, end_line)
+    keyword = KEYWORD_LINE_RE.match if not level else lambda line: None
+    lines = [first + k for k, line in enumerate(body.split("\n")) if line.strip() and not keyword(line)]
+    if level and title.strip():
+        lines.append(start_line)
     return lines
 
 
 def _without_lines(heading: Heading, spans: Spans) -> Heading:
     """``heading`` with its ``text`` made from its body without the lines in ``spans``
     (its ``body`` stays as written: the note's org text)."""
-    body = heading.body.split("\n")
-    offset = heading.end_line - len(body)
-    kept = [line for k, line in enumerate(body) if not _in(offset + 1 + k, spans)]
-    return replace(heading, text=heading_text("\n".join(kept), heading.level))
+    return replace(heading, text=heading_text(own_body(heading.body, heading.end_line, spans), heading.level))
 
 
 def _in(line: int, spans: Spans) -> bool:

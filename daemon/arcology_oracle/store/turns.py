@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+from ..notes.conversations import GROUNDED_SUFFIX, is_grounded_speaker
+from ..notes.oracle_words import Spans, held_replies
 from .connection import StoreBase
 from .oracle_words import oracle_turn_sql
 
@@ -111,6 +113,35 @@ class Turns(StoreBase):
             (json.dumps(sorted(set(headings))),),
         )
         return {(r[0], r[1]) for r in rows}
+
+    def replies_held(self, rows: Iterable[dict]) -> dict[int, Spans]:
+        """By id, the grounded model's replies (their first and last file lines) that each
+        of the heading ``rows`` (as :meth:`~.reads.Reads.file_headings` gives them) is the
+        user's note without: a heading of the user's own lines holding such a reply, which
+        the index keeps without it (:func:`arcology_oracle.notes.oracle_words.held_replies`,
+        from the replies its file's turns hold). The oracle's words are none of these: they
+        are left out whole."""
+        rows = [r for r in rows if not r["oracle"]]
+        paths = sorted({r["file"] for r in rows})
+        if not paths:
+            return {}
+        replies: dict[str, list[tuple[int, int]]] = {}
+        for path, speaker, first, last in self.conn.execute(
+            "SELECT f.path, t.speaker, t.start_line, t.end_line FROM files f JOIN headings h ON h.file = f.id"
+            " JOIN turns t ON t.heading = h.id WHERE f.path IN (SELECT value FROM json_each(?)) AND t.speaker LIKE ?"
+            " ORDER BY t.start_line, t.end_line",
+            (json.dumps(paths), f"%{GROUNDED_SUFFIX}%"),
+        ):
+            if is_grounded_speaker(speaker):
+                replies.setdefault(path, []).append((first, last))
+        out: dict[int, Spans] = {}
+        for r in rows:
+            if r["file"] in replies:
+                held = held_replies(replies[r["file"]], level=r["level"], title=r["title"],
+                                    start_line=r["start_line"], end_line=r["end_line"], body=r["body"])  # fmt: skip
+                if held:
+                    out[r["id"]] = held
+        return out
 
     def turn_counts(self, headings: Sequence[int]) -> dict[int, int]:
         """How many turns each of ``headings`` has (dialogue headings only)."""
