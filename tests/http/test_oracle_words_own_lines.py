@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from arcology_oracle.mcp_server.views import org_text
 from tests.http.test_oracle_words_gptel import with_bounds
 
 MINE = "8888cccc-0000-4000-8000-000000000008"
@@ -106,3 +107,41 @@ async def test_a_file_holding_nothing_but_a_grounded_chat_is_no_note_of_the_user
     body = await resp.json()
     assert resp.status == 400 and "only the oracle's own words" in body["error"], body
     assert fake_ollama.state.chats == []
+
+
+GPTEL_NODE = "bbbbcccc-0000-4000-8000-00000000000b"
+GPTEL_WITH_ID = with_bounds(
+    f":PROPERTIES:\n:ID: {GPTEL_NODE}\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {{points}}))\n:END:\n"
+    "#+title: Tenmoku chat\n\n",
+    f"* How long should the tenmoku hold?\n{GPTEL_REPLY}\n\n"
+    "MYTYPED I tried a twenty minute hold on the tenmoku tiles and the rust brown spots went away.\n",
+    [GPTEL_REPLY],
+)
+
+
+async def test_a_note_marks_the_reply_in_the_users_heading(make_client, settings, roam_dir):
+    """``/nodes/ID`` (what MCP's read_note rebuilds the note from) gives the heading as
+    the user wrote it, reply and all, for it is in the file, but says which of its lines
+    are the reply (``replies``), and read_note marks them: the heading is the user's
+    (``role`` null), so nothing told a reader the reply's words from theirs."""
+    (roam_dir / "tenmoku-gptel-node.org").write_text(GPTEL_WITH_ID, encoding="utf-8")
+    client = await vault_client(make_client, settings, roam_dir)
+    for node, name, heading, reply in (
+        (CHAT, "tenmoku-org-ai.org", PARAGRAPH[1], "ORACLEREPLY"),
+        (GPTEL_NODE, "tenmoku-gptel-node.org", TYPED[1], "GPTELREPLY"),
+    ):
+        resp = await client.get(f"/nodes/{node}")
+        body = await resp.json()
+        assert resp.status == 200, body
+        lines = (roam_dir / name).read_text(encoding="utf-8").splitlines()
+        marked = {}
+        for h in body["headings"]:
+            marked[h["heading"]] = [lines[n - 1] for span in h["replies"] for n in range(span["line"], span["end_line"] + 1)]
+            assert h["end_line"] >= h["line"], h
+        mixed = next(h for h in body["headings"] if h["heading"] == heading)
+        assert mixed["role"] is None and reply in mixed["body"], mixed
+        assert [line for line in marked.pop(heading) if line.strip()] == [n for n in lines if reply in n], (name, mixed)
+        assert not any(marked.values()), marked
+        # read_note's org text (MCP) puts the reply between #+begin_oracle and #+end_oracle.
+        said = next(n for n in lines if reply in n)
+        assert f"\n#+begin_oracle\n{said}\n#+end_oracle\n" in org_text(body)[0], org_text(body)[0]

@@ -38,3 +38,19 @@ def test_a_file_node_that_is_the_oracles_says_so_beside_its_id():
         "date": None, "headings": [heading("Summary", 0, "oracle", "FILEROLE\n", heading_id=NODE)],
     }  # fmt: skip
     assert org_text(node)[0] == f":PROPERTIES:\n:ID:       {NODE}\n:ROLE:     oracle\n:END:\nFILEROLE\n"
+
+
+def test_a_grounded_reply_in_the_users_heading_is_marked_in_the_org_text():
+    """A heading of the user's holding a grounded model's reply (``GET /nodes/ID`` gives
+    its lines as ``replies``) is the user's, so no drawer says :ROLE: oracle: the reply's
+    lines are put between #+begin_oracle and #+end_oracle, the user's stay as written."""
+    mine = heading("Tenmoku hold", 1, None, "GPTELREPLY hold it twenty minutes.\nsecond line of it.\n\nMYTYPED I tried.")
+    mine |= {"line": 7, "end_line": 11, "replies": [{"line": 8, "end_line": 10}]}
+    node = {
+        "node_id": NODE, "title": "Tenmoku chat", "file": "t.org", "line": 1, "level": 0, "tags": [], "aliases": [],
+        "date": None, "headings": [heading("Tenmoku chat", 0, None, heading_id=NODE), mine],
+    }  # fmt: skip
+    assert org_text(node)[0] == (
+        f":PROPERTIES:\n:ID:       {NODE}\n:END:\n* Tenmoku hold\n"
+        "#+begin_oracle\nGPTELREPLY hold it twenty minutes.\nsecond line of it.\n#+end_oracle\n\nMYTYPED I tried.\n"
+    )

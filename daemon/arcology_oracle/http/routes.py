@@ -137,8 +137,9 @@ async def node(request: web.Request) -> web.Response:
     node_row, headings = await index.node(request.match_info["node_id"])
     links, backlinks = await index.node_links(node_row["own_id"])
     # Whose words each heading is (answers/roles.py): a conversation's answers are the
-    # oracle's, and a reader of the note (MCP read_note) must see so.
-    roles = await index.read(lambda store: roles_of(store, headings))
+    # oracle's, and a reader of the note (MCP read_note) must see so; so are the lines of a
+    # grounded model's reply in a heading of the user's (notes/oracle_words.py).
+    roles, replies = await index.read(lambda store: (roles_of(store, headings), store.replies_held(headings)))
     return web.json_response(
         {
             "node_id": node_row["own_id"],
@@ -153,7 +154,8 @@ async def node(request: web.Request) -> web.Response:
                 {
                     "heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"],
                     "heading_id": h["own_id"], "todo": h["todo"], "tags": h["tags"], "body": h["body"],
-                    "role": roles.get(h["id"]),
+                    "end_line": h["end_line"], "role": roles.get(h["id"]),
+                    "replies": [{"line": first, "end_line": last} for first, last in replies.get(h["id"], ())],
                 }
                 for h in headings
             ],

@@ -259,6 +259,11 @@ class Journal(Answer):
     note: str | None = Field(None, description="why there are no results: no journal at all, or none in the range")
 
 
+class LineSpan(Answer):
+    line: int = Field(description="first file line")
+    end_line: int = Field(description="last file line (inclusive)")
+
+
 class NodeHeading(Answer):
     heading: str
     level: int
@@ -268,9 +273,14 @@ class NodeHeading(Answer):
     todo: str | None
     tags: list[str]
     body: str
+    end_line: int = Field(description="the last file line of its body (before any heading below it)")
     role: Literal["oracle", "conversation"] | None = Field(
         description="'oracle' for the oracle's own words (an answer it wrote, a heading below one), 'conversation'"
         " for another turn of a conversation with it, null for the user's note (as a search result's role)"
+    )
+    replies: list[LineSpan] = Field(
+        description="in a heading of the user's: the lines of its body that are a grounded model's reply (a gptel"
+        " chat's, an org-ai block's), the oracle's words kept in the note as written; [] for every other heading"
     )
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..notes.oracle_words import body_first_line
+
 # A whole file node can be large; a model reading it needs the start, not megabytes.
 MAX_BODY_CHARS = 20_000
 
@@ -68,7 +70,8 @@ class Note(BaseModel):
     body: str = Field(
         description="the node's org text (its headings and their bodies; private ones are never included);"
         " a heading with ':ROLE: oracle' in its drawer is an answer the assistant itself wrote earlier,"
-        " not the user's own note"
+        " not the user's own note, and so are the lines between '#+begin_oracle' and '#+end_oracle' in a heading"
+        " of the user's (a reply a grounded model wrote there)"
     )
     links: list[LinkedNote] = Field(description="notes this note links to")
     backlinks: list[LinkedNote] = Field(description="notes that link to this note")
@@ -107,7 +110,9 @@ def org_text(node: dict[str, Any]) -> tuple[str, bool]:
     heading that is the oracle's words (its ``role`` is ``"oracle"``: an answer of a
     conversation, a heading below one, words kept with ``role: oracle``...) one with
     ``:ROLE: oracle``, as the daemon writes its answers: a model reading the note must
-    not take them for the user's notes. The other headings are as the user wrote them.
+    not take them for the user's notes. In a heading of the user's, the lines of a
+    grounded model's reply (its ``replies``) are put between ``#+begin_oracle`` and
+    ``#+end_oracle`` (:func:`marked_replies`). The rest is as the user wrote it.
     """
     parts: list[str] = []
     for h in node["headings"]:
@@ -119,13 +124,34 @@ def org_text(node: dict[str, Any]) -> tuple[str, bool]:
             parts.append(f"{'*' * h['level']} {todo}{h['heading']}\n")
         if drawer:
             parts.append(":PROPERTIES:\n" + "".join(line + "\n" for line in drawer) + ":END:\n")
-        body = h.get("body") or ""
+        body = marked_replies(h.get("body") or "", h.get("end_line"), h.get("replies") or [])
         if body:
             parts.append(body if body.endswith("\n") else body + "\n")
     text = "".join(parts)
     if len(text) <= MAX_BODY_CHARS:
         return text, False
     return text[:MAX_BODY_CHARS] + "\n[... truncated: read the file itself for the rest]\n", True
+
+
+def marked_replies(body: str, end_line: int | None, replies: list[dict[str, int]]) -> str:
+    """``body`` (a heading's, its last line the file line ``end_line``) with each reply of
+    ``replies`` (``line`` to ``end_line``, file lines), its blank lines at either end left
+    outside, between a ``#+begin_oracle`` and an ``#+end_oracle`` line."""
+    if not replies or end_line is None:
+        return body
+    lines = body.split("\n")
+    first = body_first_line(body, end_line)
+    starts, ends = set(), set()
+    for reply in replies:
+        inside = [k for k in range(reply["line"] - first, reply["end_line"] - first + 1)
+                  if 0 <= k < len(lines) and lines[k].strip()]  # fmt: skip
+        if inside:
+            starts.add(inside[0])
+            ends.add(inside[-1])
+    out = []
+    for k, line in enumerate(lines):
+        out += ["#+begin_oracle"] * (k in starts) + [line] + ["#+end_oracle"] * (k in ends)
+    return "\n".join(out)
 
 
 def note(node: dict[str, Any]) -> Note:

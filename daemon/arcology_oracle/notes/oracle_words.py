@@ -142,12 +142,14 @@ def held_replies(
 ) -> Spans:
     """The spans of ``replies`` (a file's grounded replies, first and last file lines)
     holding some of a heading's own lines (its ``level``, ``title``, ``start_line``,
-    ``end_line`` and raw ``body``, as :class:`~.records.Heading` and the store keep them).
-    For a heading that is not the oracle's words, these are the replies it is read
-    without (:func:`oracle_words`): what the index leaves out of its text, and what
-    ``/similar``'s names (answers/mentions.py) and ``/nodes/ID`` (its marked replies) find
-    again from the stored heading and turns."""
-    return _held(_own_lines(level, title, start_line, end_line, body), replies)
+    ``end_line`` and raw ``body``, as :class:`~.records.Heading` and the store keep them),
+    each cut to the body's lines. For a heading that is not the oracle's words, these are
+    the replies it is read without (:func:`oracle_words`): what the index leaves out of
+    its text, and what ``/similar``'s names (answers/mentions.py) and ``/nodes/ID`` (its
+    marked replies) find again from the stored heading and turns."""
+    first = body_first_line(body, end_line)
+    held = _held(_own_lines(level, title, start_line, end_line, body), replies)
+    return tuple((max(a, first), min(b, end_line)) for a, b in held)
 
 
 def body_first_line(body: str, end_line: int) -> int:
