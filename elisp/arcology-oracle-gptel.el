@@ -208,6 +208,38 @@ Each result is a link to its note, its file and line, and a snippet."
     ("conversation" " [conversation]")
     (_ "")))
 
+(defun arcology-oracle-gptel--marked-body (heading)
+  "Return the body of HEADING (in the daemon's answer) with its replies marked.
+In a heading of the user's, the daemon gives the file lines of a
+grounded model's reply as `replies', the last line of the body as
+`end_line'; each reply is put between \"#+begin_oracle\" and
+\"#+end_oracle\" lines (its blank lines at either end left outside),
+as the daemon's MCP read_note marks it."
+  (let ((body (alist-get 'body heading))
+        (end-line (alist-get 'end_line heading))
+        (starts nil)
+        (ends nil))
+    (if (not (and (stringp body) (integerp end-line) (alist-get 'replies heading)))
+        body
+      (let* ((lines (split-string body "\n"))
+             (first (- end-line (1- (length lines))))
+             (k -1))
+        (dolist (reply (alist-get 'replies heading))
+          (let ((inside (cl-loop for n from (alist-get 'line reply) to (alist-get 'end_line reply)
+                                 for i = (- n first)
+                                 when (and (<= 0 i) (< i (length lines))
+                                           (string-match-p "[^ \t]" (nth i lines)))
+                                 collect i)))
+            (when inside
+              (push (car inside) starts)
+              (push (car (last inside)) ends))))
+        (mapconcat (lambda (line)
+                     (setq k (1+ k))
+                     (concat (if (memq k starts) "#+begin_oracle\n" "")
+                             line
+                             (if (memq k ends) "\n#+end_oracle" "")))
+                   lines "\n")))))
+
 (defun arcology-oracle-gptel--format-node (node)
   "Return the daemon's NODE (GET /nodes/ID) as short org text.
 A link to the node with its file and tags, then its headings as an
@@ -216,7 +248,9 @@ links and backlinks.  No line of it is an org heading (headings
 become list items, bodies under them are indented), so the text
 can sit anywhere in an org buffer.  A heading that is the oracle's
 own words is marked \"[oracle answer]\" (a node that is: its first
-line), another turn of a conversation \"[conversation]\"."
+line), another turn of a conversation \"[conversation]\", and a
+grounded model's reply in a heading of the user's is put between
+\"#+begin_oracle\" and \"#+end_oracle\" lines."
   (let* ((headings (alist-get 'headings node))
          (own-level (or (alist-get 'level node) 0))
          (own (cl-find-if (lambda (h) (<= (or (alist-get 'level h) 0) own-level)) headings))
@@ -234,7 +268,7 @@ line), another turn of a conversation \"[conversation]\"."
       (lambda (h)
         (let* ((level (or (alist-get 'level h) 0))
                (depth (max 0 (- level own-level 1)))
-               (body (alist-get 'body h)))
+               (body (arcology-oracle-gptel--marked-body h)))
           (if (<= level own-level)
               ;; The node's own heading: its body only, without the title
               ;; and tag keywords the first line already gives.

@@ -106,6 +106,21 @@
             '((node_id . "n2") (title . "Summary") (file . "s.org") (line . 1) (level . 0)
               (headings ((heading . "Summary") (level . 0) (role . "oracle") (body . "Words."))))))))
 
+(ert-deftest arcology-oracle-gptel-test-format-node-marks-a-reply-in-the-users-heading ()
+  "A grounded model's reply in a heading of the user's (its `replies') is marked as such.
+The heading is the user's (no role); its reply's lines, as the daemon gives them, go
+between #+begin_oracle and #+end_oracle, the user's lines stay as written."
+  (should (equal (arcology-oracle-gptel--format-node
+                  '((node_id . "n1") (title . "Tenmoku chat") (file . "t.org") (line . 1) (level . 0)
+                    (headings ((heading . "Tenmoku chat") (level . 0) (body . "") (end_line . 5) (replies))
+                              ((heading . "Hold?") (level . 1) (line . 6) (end_line . 10)
+                               (body . "GPTELREPLY twenty minutes.\nAs your log says.\n\nMYTYPED I tried it.")
+                               (replies ((line . 7) (end_line . 9)))))))
+                 (concat "[[id:n1][Tenmoku chat]] (t.org:1)\n"
+                         "- Hold?\n"
+                         "  #+begin_oracle\n  GPTELREPLY twenty minutes.\n  As your log says.\n  #+end_oracle\n"
+                         "\n  MYTYPED I tried it.\n"))))
+
 (ert-deftest arcology-oracle-gptel-test-arguments ()
   "Counts and IDs as models send them."
   (should (= (arcology-oracle-gptel--count nil) 5))
