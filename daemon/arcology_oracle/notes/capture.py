@@ -69,6 +69,7 @@ from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
 from .org_escape import escape_line, inert, refuse_controls
 from .capture_blanks import blank_form
+from .capture_headings import find_heading, heading_properties  # noqa: F401 (part of this module's interface)
 from .capture_title import TRAILING_BLANKS, capture_title
 from .org_syntax import HEADING_LINE_RE, org_link, plain_title
 from .privacy import is_tag_char
@@ -82,8 +83,6 @@ def is_captured(properties: dict[str, str]) -> bool:
     return properties.get(CAPTURED_BY) == CAPTURED_BY_VALUE
 CAPTURE_HASH = "CAPTURE_HASH"
 _DOMAIN = b"arcology-oracle capture v1\x00"
-_PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
-_PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
 BOM = b"\xef\xbb\xbf"
@@ -340,61 +339,3 @@ def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes
     if not sub[-1].endswith((b"\n", b"\r")):
         return "its last line ending was removed"
     return "its title, tags, properties or text were edited, or it was moved here from another file"
-
-
-def find_heading(lines: list[str], node_id: str) -> tuple[int, int] | None:
-    """``(start, end)`` 0-based line indexes (end exclusive) of the subtree of the heading
-    whose property drawer holds ``:ID: node_id``, or None. Headings are Org's (and the
-    reader's, :data:`~.org_syntax.HEADING_LINE_RE`): stars and a space. A line of stars
-    and a tab is text, which the subtree holds (cut there, a forget took the heading
-    and left the line to the one above)."""
-    start = None
-    for i, line in enumerate(lines):
-        if HEADING_LINE_RE.match(line):
-            start = i
-            continue
-        if start is None or node_id not in line:
-            continue
-        prop = _PROPERTY_RE.match(line)
-        if prop and prop[1].upper() == "ID" and prop[2] == node_id and _in_drawer(lines, start, i):
-            level = _stars(lines[start])
-            end = start + 1
-            while end < len(lines) and not (HEADING_LINE_RE.match(lines[end]) and _stars(lines[end]) <= level):
-                end += 1
-            return start, end
-    return None
-
-
-def _stars(heading: str) -> int:
-    return len(heading) - len(heading.lstrip("*"))
-
-
-def _in_drawer(lines: list[str], heading: int, line: int) -> bool:
-    """Whether ``line`` lies in the property drawer right below ``heading``."""
-    i = heading + 1
-    # Planning lines (SCHEDULED, CLOSED ...) may stand between heading and drawer.
-    while i < line and not lines[i].strip().upper() == ":PROPERTIES:":
-        if not _PLANNING_RE.match(lines[i]):
-            return False
-        i += 1
-    if i >= line:
-        return False
-    return all(lines[j].strip().upper() != ":END:" for j in range(i, line))
-
-
-def heading_properties(lines: list[str], start: int) -> dict[str, str]:
-    """The property drawer of the heading at ``start`` (keys upper-cased)."""
-    props: dict[str, str] = {}
-    i = start + 1
-    while i < len(lines) and _PLANNING_RE.match(lines[i]):
-        i += 1
-    if i >= len(lines) or lines[i].strip().upper() != ":PROPERTIES:":
-        return props
-    for line in lines[i + 1 :]:
-        if line.strip().upper() == ":END:":
-            break
-        prop = _PROPERTY_RE.match(line)
-        if prop:
-            props[prop[1].upper()] = prop[2]
-    return props
-
