@@ -350,3 +350,46 @@ async def test_a_capture_saved_by_an_emacs_whose_whitespace_cleanup_swaps_tabs_a
     read = "(progn (find-file (car command-line-args-left)) (princ (org-map-entries (lambda () (org-get-heading t t t t)))))"
     code, out = await run_emacs(["--eval", read, str(daily)], env=emacs_env(tmp_path))
     assert code == 0 and out.strip().endswith("(Mine theirs)"), out
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize(
+    "daily_bytes, leased",
+    [(b"", False), (b"\xef\xbb\xbf", False), (b"\n", False), (b"\r\n", False), (b"  \t", True)],
+    ids=["empty", "bom-only", "an-empty-line", "an-empty-crlf-line", "blanks-without-a-line-ending"],
+)
+async def test_a_capture_whose_separator_a_whitespace_cleanup_deleted_at_the_files_start_is_forgotten(
+    client, roam_dir, tmp_path, monkeypatch, daily_bytes, leased
+):
+    # A daily holding no text (empty, or blank lines only): the capture's separator (and
+    # the daily's own blank lines) stand at the top of the file, where a save by an Emacs
+    # with whitespace-cleanup on before-save-hook deletes every empty line. The user types
+    # a heading of theirs below the capture and saves; the capture, never edited, must
+    # still be forgotten, and every byte of what Emacs saved but the capture's kept.
+    daily = daily_of(roam_dir)
+    daily.write_bytes(daily_bytes)
+    if not leased:  # another program has the daily open: the capture starts with a line ending
+        monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    status, body = await call(client, "/memorize", {"text": "Water the ferns\nand the moss", "title": "ferns"})
+    assert status == 200, body
+    monkeypatch.undo()
+    note_io.prepare_leases()
+    written = daily.read_bytes()
+    eol = b"\r\n" if b"\r\n" in written else b"\n"
+    subtree = written[written.index(b"* ferns") :]
+    bom = b"\xef\xbb\xbf" if daily_bytes.startswith(b"\xef\xbb\xbf") else b""
+    assert written[len(bom) : -len(subtree)].strip(b" \t\r\n") == b"" and written != bom + subtree  # a blank lead
+    elisp = (
+        f'(with-current-buffer (find-file "{daily}") (add-hook (quote before-save-hook) (quote whitespace-cleanup) nil t)'
+        ' (goto-char (point-max)) (insert "* Mine\nmy text\n") (save-buffer))'
+    )
+    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+    assert code == 0, out
+    mine = b"* Mine" + eol + b"my text" + eol
+    assert daily.read_bytes() == bom + subtree + mine  # the blank lines at the top are gone
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.read_bytes() == bom + mine  # only the capture's bytes went
+    read = "(progn (find-file (car command-line-args-left)) (princ (org-map-entries (lambda () (org-get-heading t t t t)))))"
+    code, out = await run_emacs(["--eval", read, str(daily)], env=emacs_env(tmp_path))
+    assert code == 0 and out.strip().endswith("(Mine)"), out

@@ -303,3 +303,58 @@ def test_a_capture_whose_tabs_a_save_turned_into_spaces_or_back_is_still_forgott
     monkeypatch.undo()
     removal = plan_forget(older, "daily/d.org", "c-1")
     assert older != data and older[: removal.start] + older[removal.end :] == USER.encode()
+
+
+def whitespace_cleanup_top(data: bytes) -> bytes:
+    """What Emacs's ``whitespace-cleanup`` deletes at the top of a buffer: its first lines
+    of blanks only (a UTF-8 BOM is no text to Emacs and stays)."""
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    return bom + re.sub(rb"\A(?:[ \t]*(?:\r\n|\r|\n))+", b"", data[len(bom) :])
+
+
+@pytest.mark.parametrize(
+    "before, lead",
+    [(b"", b"\n"), (b"\xef\xbb\xbf", b"\n"), (b"\n", b"\n"), (b"\r\n", b"\r\n"), (b"  \t", b"\n"), (b" \n\n", b"\n")],
+    ids=["empty", "bom", "empty-line", "crlf-empty-line", "blanks", "blank-lines"],
+)
+def test_a_capture_at_the_top_whose_separator_a_save_deleted_is_forgotten_alone(before, lead):
+    # A daily with no text: the capture's separator (after the daily's own line ending
+    # when it ends with one: the hash covers both) is among the file's first empty lines,
+    # which whitespace-cleanup deletes on save. The capture, never edited, answered 409.
+    eol = file_eol(before + lead)
+    kept = eol if before.removeprefix(b"\xef\xbb\xbf").endswith(eol) else b""
+    entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c-1")
+    written = before + render_capture(entry, rel="daily/d.org", eol=eol, lead=kept + lead)[len(kept) :]
+    untouched = plan_forget(written, "daily/d.org", "c-1")
+    assert written[: untouched.start] + written[untouched.end :] == before
+    bom = before[:3] if before.startswith(b"\xef\xbb\xbf") else b""
+    saved = whitespace_cleanup_top(written)
+    subtree = written[written.index(b"* remember") :]
+    assert saved == bom + subtree
+    mine = b"* Mine" + eol + b"my text" + eol
+    for data, left in ((saved, bom), (saved + mine, bom + mine)):
+        removal = plan_forget(data, "daily/d.org", "c-1")
+        assert data[: removal.start] + data[removal.end :] == left and not removal.whole_file
+    # Anything else is still the user's: text typed under it; with the separator after
+    # the daily's own line ending, one of the two left (which one cannot be told), or text
+    # typed there. Text typed on the separator's own empty line stays as typed.
+    edits = [(saved + b"my text" + eol, "text was added below it")]
+    if kept:
+        edits += [(bom + eol + subtree, "empty line above it was deleted"), (bom + b"typed" + eol + subtree, "deleted")]
+    else:
+        typed = bom + b"typed" + eol + subtree
+        removal = plan_forget(typed, "daily/d.org", "c-1")
+        assert typed[: removal.start] + typed[removal.end :] == bom + b"typed"
+    for data, reason in edits:
+        with pytest.raises(Changed, match=reason):
+            plan_forget(data, "daily/d.org", "c-1")
+
+
+def test_a_created_daily_whose_head_was_deleted_is_not_forgotten_from_the_top():
+    # The head a capture wrote into the daily it created is not blank: no save deletes it,
+    # so a capture at the top of such a file was edited above (the head is the user's now).
+    head = new_file_head("2026-03-14", "f-9").encode()
+    entry = make_capture("first of the day", title=None, tags=(), now=NOW, node_id="c-1")
+    data = render_capture(entry, rel="daily/d.org", eol=b"\n", lead=head)
+    with pytest.raises(Changed):
+        plan_forget(data[len(head) :], "daily/d.org", "c-1")

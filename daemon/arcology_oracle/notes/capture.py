@@ -37,7 +37,9 @@ Contracts:
   common ``before-save-hook``) deletes: blanks (U+00A0, U+3000 and U+200B too) at line
   ends and blank lines at the text's end are dropped, and no escape's zero-width space
   ends a line; else a capture the user never edited could not be forgotten once saved.
-  Tabs stay as sent: the hash counts them as spaces (``whitespace-cleanup``, below).
+  Tabs stay as sent: the hash counts them as spaces (``whitespace-cleanup``, below). A
+  separator at the top of the file may be gone (``whitespace-cleanup`` deletes a buffer's
+  first empty lines): the subtree, matching its hash, is forgotten alone.
 * **Tags** are Org's tag words, ``[[:alnum:]_@#%]+`` (``org-tag-re``); anything else is a
   400, never rewritten into something else.
 * **Titles** are the given title, or the text's first words, with each org link replaced
@@ -270,7 +272,8 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     but the bytes are not the ones it wrote (the message says what changed). The
     separator line ending the capture added goes too when the capture is the file's last
     text, so forgetting an untouched capture restores the file byte for byte; before a
-    later heading it stays (that heading must stay a heading).
+    later heading it stays (that heading must stay a heading). A capture at the very top
+    of the file, its separator deleted (whitespace-cleanup on save), goes without it.
     """
     eol = file_eol(data)
     bom = len(BOM) if data.startswith(BOM) else 0
@@ -297,9 +300,14 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     # What may stand before the subtree: nothing, the separator (a line ending), that and
     # the separator written after the file's own last line ending (an empty line; the
     # hash covers both line endings), or the head of the file the capture created (then
-    # the subtree's hash covers those bytes too).
+    # the subtree's hash covers those bytes too). At the file's top (after a BOM at most)
+    # the separator may be gone whole: whitespace-cleanup, a common before-save-hook,
+    # deletes a buffer's first empty lines. Nothing stands before the subtree then, so
+    # the subtree alone goes.
+    top = first == bom
     leads = {b"", eol, eol + eol} | ({data[:first]} if start and not bom else set())
     leads = {lead for lead in leads if first >= len(lead) and data[first - len(lead) : first] == lead}
+    leads |= {eol, eol + eol} if top else set()
     # Each line as written (an older version hashed tabs) and in capture_blanks' form.
     hashers = {(lead, form): _digest(rel, lead) for lead in leads for form in _FORMS}
     matched_at: dict[bytes, int] = {}
@@ -320,7 +328,7 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     # then goes whole; after an empty line the line ending before it stays); before a
     # later heading it stays (that heading must stay one).
     lead = full[0]
-    if end == len(raw):
+    if end == len(raw) and not top:
         first -= len(eol) if lead == eol + eol else len(lead)
     head = lead not in (b"", eol, eol + eol)
     return Removal(first, last, start + 1, end - start, whole_file=head and first == 0 and last == len(data))
