@@ -10,7 +10,9 @@ included, as ``org-get-tags`` gives them), ``ROAM_EXCLUDE`` and whether the head
 text holds a PGP block. :func:`private_lines` applies the reader's rule
 (:mod:`arcology_oracle.notes.privacy`) to that, so both readings are judged the same way.
 
-Emacs also parses an Org link (``link``): what ``org-element-context`` makes of the string.
+Emacs also parses an Org link (``link``): what ``org-element-context`` makes of the string,
+and saves a file through ``whitespace-cleanup`` (``cleanup``), as a common
+``before-save-hook`` does.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ _ELISP = r"""
   (require 'org-element)
   (require 'org-id)
   (require 'json)
+  (require 'whitespace)
   (set-language-environment "UTF-8")
   (defun ao-bool (x) (if x t :json-false))
   (defun ao-str (s) (and s (substring-no-properties s)))
@@ -77,11 +80,19 @@ _ELISP = r"""
               (cons 'end (org-element-property :end ctx))
               (cons 'size (point-max))
               (cons 'description (and cb ce (buffer-substring-no-properties cb ce)))))))
+  (defun ao-cleanup (path)
+    (let ((buf (find-file-noselect path t)))
+      (with-current-buffer buf
+        (whitespace-cleanup)
+        (let ((make-backup-files nil) (require-final-newline nil)) (save-buffer)))
+      (kill-buffer buf)
+      t))
   (let (line)
     (while (setq line (ignore-errors (read-from-minibuffer "")))
       (let* ((req (json-read-from-string line))
              (answer (condition-case err
                          (cond ((assq 'file req) (ao-file (cdr (assq 'file req))))
+                               ((assq 'cleanup req) (ao-cleanup (cdr (assq 'cleanup req))))
                                ((assq 'link req) (ao-link (cdr (assq 'link req)))))
                        (error (list (cons 'error (format "%S" err)))))))
         (message "ORG-ANSWER %s" (json-encode answer))))))
@@ -201,6 +212,11 @@ class OrgProcess:
         raw = self._ask({"file": str(path)})
         entries = [OrgEntry.from_json(e) for e in raw]
         return OrgFile(entries[0], tuple(entries[1:]), raw[0]["eol"], raw[0]["coding"])
+
+    def cleanup(self, path: Path) -> None:
+        """Visit ``path`` in Org, run ``whitespace-cleanup`` and save, as a save does with
+        it on ``before-save-hook`` (no backup, no final newline added: its changes only)."""
+        self._ask({"cleanup": str(path)})
 
     def link(self, text: str) -> dict:
         """What ``org-element-context`` makes of ``text`` at its start: ``element``,
