@@ -39,7 +39,15 @@ from hypothesis import HealthCheck, example, given, note, settings
 from hypothesis import strategies as st
 
 from arcology_oracle.index import note_io
-from arcology_oracle.notes.capture import Changed, NotCaptured, make_capture, new_file_head, plan_forget, render_capture
+from arcology_oracle.notes.capture import (
+    FILE_START,
+    Changed,
+    NotCaptured,
+    make_capture,
+    new_file_head,
+    plan_forget,
+    render_capture,
+)
 from tests.emacs_batch import emacs_env
 from tests.org_reading import OrgProcess
 
@@ -147,6 +155,7 @@ def as_untouched(data: bytes, added: bytes, hashed: bytes, created: bool) -> tup
         b"": not body or body.endswith(eol),
         eol: not body.endswith(eol),
         eol + eol: bool(body) and body.endswith(eol),
+        FILE_START + eol: not body,
     }.get(hashed, created and at == 0)
     if not could:
         return None
@@ -197,6 +206,8 @@ def edit(file: Tagged, step: tuple, eol: bytes, org: OrgProcess, path: Path) -> 
 @example(daily="", crlf=False, bom=False, leased=False, steps=[("cleanup",)])
 @example(daily="\n", crlf=True, bom=True, leased=False, steps=[("type", "end", TYPED[1]), ("cleanup",)])
 @example(daily="  \t", crlf=False, bom=False, leased=True, steps=[("cleanup",)])
+# That line deleted and a line typed above the heading: the line ending above it is the user's.
+@example(daily="", crlf=False, bom=True, leased=False, steps=[("kill_line_above",), ("type", "heading", TYPED[0])])
 def test_a_forget_takes_only_the_captures_bytes_whatever_was_done_at_its_edges(world, daily, crlf, bom, leased, steps):
     root, org = world
     eol = b"\r\n" if crlf else b"\n"

@@ -97,6 +97,29 @@ def test_a_forget_after_the_empty_line_before_the_capture_was_deleted_keeps_the_
     assert path.read_bytes() == edited
 
 
+@pytest.mark.parametrize("before", [b"", b"\xef\xbb\xbf"], ids=["empty", "bom"])
+def test_a_forget_after_the_first_line_of_an_empty_daily_was_typed_on_keeps_what_the_user_typed(root, monkeypatch, before):
+    """Without a lease, a capture into an empty daily starts with an empty line, the
+    file's first. The user deletes it and types a line of their own above the heading
+    (or types on it): the line ending above the capture may be theirs, which a forget
+    took as the capture's separator, leaving their line without its ending."""
+    path = root / REL
+    path.write_bytes(before)
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    append(root)
+    written = path.read_bytes()
+    assert written.startswith(before + b"\n* remember the milk\n")
+    untouched = plan_forget(written, REL, "c-1")  # nobody touched it: forgotten byte for byte
+    assert written[: untouched.start] + written[untouched.end :] == before
+    path.write_bytes(written.replace(before + b"\n", before + b"my own line\n", 1))
+    edited = path.read_bytes()
+    monkeypatch.undo()
+    note_io.prepare_leases()
+    with pytest.raises(Changed, match="the empty line above it was deleted .or text written there."):
+        forget(root)
+    assert path.read_bytes() == edited
+
+
 def test_without_a_lease_and_nobody_meanwhile_forget_restores_every_byte(root, monkeypatch):
     path = root / REL
     mine = b"* Mine\ntext\n"

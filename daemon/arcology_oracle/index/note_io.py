@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Conflict
-from ..notes.capture import BOM, Removal, file_eol
+from ..notes.capture import BOM, FILE_START, Removal, file_eol
 from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
@@ -132,8 +132,9 @@ def append_note(
     """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
     ending; ``lead`` what must come first: ``head`` for a file created here, else a line
     ending when the file does not end with one or no write lease was granted (two when it
-    does: the file's own, not written again, then the empty line), else nothing; ``real_rel`` its real path relative to the real roam directory, which the
-    capture's hash names), creating it with ``head`` (LF line endings) when ``head`` is
+    does: the file's own, or FILE_START when it is empty, not written, then the empty
+    line), else nothing; ``real_rel`` its real path relative to the real roam directory,
+    which the capture's hash names), creating it with ``head`` (LF line endings) when ``head`` is
     given and it does not exist. ``known`` is the state this daemon left the file in
     after its last append: when the file is still exactly that file (same inode, size
     and mtime), it is not read again, so a capture costs the same on a large note as on
@@ -174,8 +175,9 @@ def _append(
             separator = not lead and (not state.ends_with_eol or not leased)
             gap = state.eol if separator else b""
             # An empty line after the file's last line ending: the hash covers that one too
-            # (not written again), so a forget never takes it for ours (capture.plan_forget).
-            kept = state.eol if separator and state.ends_with_eol and state.lines else b""
+            # (not written again), or the file's start when it is empty (FILE_START), so a
+            # forget never takes a line ending of the user's for ours (capture.plan_forget).
+            kept = (state.eol if state.lines else FILE_START) if separator and state.ends_with_eol else b""
             payload = build(state.eol, lead or kept + gap, real_rel)[len(kept) :]
             size = os.fstat(fd).st_size
             _keep_local_variables(fd, size, payload, rel, state.eol)

@@ -50,9 +50,10 @@ Contracts:
   line ending, if one was needed, or the head of a file the capture created, and the
   subtree with the hash line left out and each tab as the spaces up to its column,
   :mod:`.capture_blanks`; the file's last line ending before them too when the separator
-  makes an empty line), of the file's real path relative to the roam dir, and of a fixed
-  domain string. It is in the file, the source of truth, so it survives any rebuild of
-  the database, and it cannot match by accident: editing one byte of the subtree (but
+  makes an empty line, or :data:`FILE_START` when it is an empty file's first line), of
+  the file's real path relative to the roam dir, and of a fixed domain string. It is in
+  the file, the source of truth, so it survives any rebuild of the database, and it
+  cannot match by accident: editing one byte of the subtree (but
   for tabs and spaces swapped keeping every character's column, as a save's
   ``whitespace-cleanup`` swaps them), adding text or headings below it, or moving it to
   another file or under another heading all change it. :func:`plan_forget` removes a
@@ -88,6 +89,9 @@ _DOMAIN = b"arcology-oracle capture v1\x00"
 _HASH_LINE_RE = re.compile(rb"^:CAPTURE_HASH: ([0-9a-f]{64})(?:\r\n|\r|\n)$")
 _SPACE_RE = re.compile(r"\s+")
 BOM = b"\xef\xbb\xbf"
+# In a capture's hash, before the separator written into an empty file: no byte of a note,
+# it stands for the file's start, so a line the user typed there is never taken for it.
+FILE_START = b"\x00"
 _FORMS = (bytes, blank_form)  # a line's bytes as they are, and with its tabs as spaces
 
 
@@ -298,16 +302,20 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
         offsets.append(offsets[-1] + len(line))
     first, last = offsets[start], offsets[end]
     # What may stand before the subtree: nothing, the separator (a line ending), that and
-    # the separator written after the file's own last line ending (an empty line; the
-    # hash covers both line endings), or the head of the file the capture created (then
-    # the subtree's hash covers those bytes too). At the file's top (after a BOM at most)
-    # the separator may be gone whole: whitespace-cleanup, a common before-save-hook,
-    # deletes a buffer's first empty lines. Nothing stands before the subtree then, so
-    # the subtree alone goes.
+    # the separator written after the file's own last line ending or at an empty file's
+    # start (an empty line; the hash covers that line ending, or FILE_START, too), or the
+    # head of the file the capture created (then the subtree's hash covers those bytes
+    # too). At the file's top (after a BOM at most) the separator may be gone whole:
+    # whitespace-cleanup, a common before-save-hook, deletes a buffer's first empty lines.
+    # Nothing stands before the subtree then, so the subtree alone goes.
     top = first == bom
+    empty_line = (eol + eol, FILE_START + eol)
     leads = {b"", eol, eol + eol} | ({data[:first]} if start and not bom else set())
     leads = {lead for lead in leads if first >= len(lead) and data[first - len(lead) : first] == lead}
-    leads |= {eol, eol + eol} if top else set()
+    if top:
+        leads |= {eol, *empty_line}
+    elif data[bom:first] == eol:  # the file's first line is empty, as a capture into an empty file made it
+        leads.add(FILE_START + eol)
     # Each line as written (an older version hashed tabs) and in capture_blanks' form.
     hashers = {(lead, form): _digest(rel, lead) for lead in leads for form in _FORMS}
     matched_at: dict[bytes, int] = {}
@@ -321,7 +329,7 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
                 full += [lead] if i + 1 == len(sub) and lead not in full else []
     if not full:
         unlike = _what_changed(lines, start, end, matched_at, sub)
-        if any(_digest_of(rel, eol + eol, sub, hash_at, form) == stored for form in _FORMS):  # the subtree is as written
+        if any(_digest_of(rel, lead, sub, hash_at, f) == stored for lead in empty_line for f in _FORMS):  # as written
             unlike = "the empty line above it was deleted (or text written there), so the line ending above it is not its own"
         raise Changed(f"{where} is not as arcology-oracle wrote it: {unlike}; it is yours now: edit it in Emacs")
     # The lead goes too when the capture is still the file's last text (a created file
@@ -329,8 +337,8 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     # later heading it stays (that heading must stay one).
     lead = full[0]
     if end == len(raw) and not top:
-        first -= len(eol) if lead == eol + eol else len(lead)
-    head = lead not in (b"", eol, eol + eol)
+        first -= len(eol) if lead in empty_line else len(lead)
+    head = lead not in (b"", eol, *empty_line)
     return Removal(first, last, start + 1, end - start, whole_file=head and first == 0 and last == len(data))
 
 
