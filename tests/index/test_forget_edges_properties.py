@@ -18,7 +18,9 @@ or head, under one reading the bytes allow. Two readings are allowed besides the
 made: text typed next to a line ending may have been typed on its other side (the same
 bytes: RET then ``x`` at a line's end, or ``x`` then RET at the next line's start), and
 bytes that are exactly those of a capture nobody touched after a daily that ended as
-they do must be forgotten as that capture is (byte for byte), whatever made them. Blank
+they do (a capture of an older version too, whose hash covered its separator alone after
+any daily) may be forgotten as that capture is, whatever made them: no forget can tell
+them apart. Blank
 text is typed only below the capture: typed above it, it can make the very bytes of
 another untouched capture, and no forget can tell which one it is. Untouched, saved
 through ``whitespace-cleanup``, or with a heading typed after it, the capture must be
@@ -152,8 +154,10 @@ def as_untouched(data: bytes, added: bytes, hashed: bytes, created: bool) -> tup
     body = data[:at].removeprefix(BOM)
     eol = b"\r\n" if b"\r\n" in added else b"\n"
     could = {
-        b"": not body or body.endswith(eol),
-        eol: not body.endswith(eol),
+        b"": not body or body.endswith(eol),  # with a write lease, after a final line ending
+        # After a last line without its ending; an older version also wrote it alone, so
+        # hashed, without a lease at an empty file's start and after a final line ending.
+        eol: True,
         eol + eol: bool(body) and body.endswith(eol),
         FILE_START + eol: not body,
     }.get(hashed, created and at == 0)
