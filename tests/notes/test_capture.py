@@ -360,3 +360,23 @@ def test_a_created_daily_whose_head_was_deleted_is_not_forgotten_from_the_top():
     data = render_capture(entry, rel="daily/d.org", eol=b"\n", lead=head)
     with pytest.raises(Changed):
         plan_forget(data[len(head) :], "daily/d.org", "c-1")
+
+
+def test_an_older_versions_capture_a_save_trimmed_stays_refused(monkeypatch):
+    # Older versions wrote text with the blanks ending its lines, and hashed tabs as tabs.
+    # Once a save deleted those blanks or turned the tabs into spaces, the bytes the hash
+    # covers are gone: finding them again means guessing each blank run deleted (any
+    # length, any of Emacs's blanks) or how each indentation was made (9 ways for each tab
+    # stop), and nothing else tells the capture from the user's edit. Refused, unchanged;
+    # as written, such a capture is still forgotten.
+    monkeypatch.setattr("arcology_oracle.notes.capture.TRAILING_BLANKS", "")
+    trailing = USER.encode() + capture("pasted from a page   \nsecond line\t")
+    monkeypatch.setattr("arcology_oracle.notes.capture.blank_form", lambda line: line)
+    tabbed = USER.encode() + capture(TABBED)
+    monkeypatch.undo()
+    for older, saved in ((trailing, delete_trailing_whitespace(trailing)), (tabbed, untabified(tabbed))):
+        assert saved != older
+        with pytest.raises(Changed, match="edited"):
+            plan_forget(saved, "daily/d.org", "c-1")
+        removal = plan_forget(older, "daily/d.org", "c-1")
+        assert older[: removal.start] + older[removal.end :] == USER.encode()
