@@ -134,12 +134,12 @@ def append_note(
     ending when the file does not end with one or no write lease was granted (two when it
     does: the file's own, or FILE_START when it is empty, not written, then the empty
     line), else nothing; ``real_rel`` its real path relative to the real roam directory,
-    which the capture's hash names), creating it with ``head`` (LF line endings) when ``head`` is
-    given and it does not exist. ``known`` is the state this daemon left the file in
-    after its last append: when the file is still exactly that file (same inode, size
-    and mtime), it is not read again, so a capture costs the same on a large note as on
-    a small one. An earlier forget's record is settled first (:func:`settled_for`). See
-    the module docstring."""
+    which the capture's hash names), creating it with ``head`` (LF line endings) when
+    ``head`` is given and it does not exist. ``known`` is the state this daemon left the
+    file in after its last append: when the file is still exactly that file (same inode,
+    size and mtime), it is not read again, so a capture costs the same on a large note as
+    on a small one. An earlier forget's record is settled first (:func:`settled_for`).
+    See the module docstring."""
     with settled_for(root, rel):
         for _ in range(REPLACED_ATTEMPTS):
             appended = _append(root, rel, build, head, known)

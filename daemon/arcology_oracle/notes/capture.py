@@ -53,10 +53,10 @@ Contracts:
   makes an empty line, or :data:`FILE_START` when it is an empty file's first line), of
   the file's real path relative to the roam dir, and of a fixed domain string. It is in
   the file, the source of truth, so it survives any rebuild of the database, and it
-  cannot match by accident: editing one byte of the subtree (but
-  for tabs and spaces swapped keeping every character's column, as a save's
-  ``whitespace-cleanup`` swaps them), adding text or headings below it, or moving it to
-  another file or under another heading all change it. :func:`plan_forget` removes a
+  cannot match by accident: editing one byte of the subtree (but for tabs and spaces
+  swapped keeping every character's column, as a save's ``whitespace-cleanup`` swaps
+  them), adding text or headings below it, or moving it to another file or under
+  another heading all change it. :func:`plan_forget` removes a
   subtree only when the hash (or an older version's, of tabs as tabs) still matches.
 """
 
