@@ -142,6 +142,10 @@ async def test_a_note_marks_the_reply_in_the_users_heading(make_client, settings
         assert mixed["role"] is None and reply in mixed["body"], mixed
         assert [line for line in marked.pop(heading) if line.strip()] == [n for n in lines if reply in n], (name, mixed)
         assert not any(marked.values()), marked
+        # /heading (the web page's source text) says the same of the heading.
+        resp = await client.get("/heading", params={"file": name, "line": str(mixed["line"])})
+        alone = await resp.json()
+        assert (alone["role"], alone["replies"], alone["end_line"]) == (None, mixed["replies"], mixed["end_line"]), alone
         # read_note's org text (MCP) puts the reply between #+begin_oracle and #+end_oracle.
         said = next(n for n in lines if reply in n)
         assert f"\n#+begin_oracle\n{said}\n#+end_oracle\n" in org_text(body)[0], org_text(body)[0]

@@ -513,3 +513,33 @@ async def test_a_snippet_saying_the_title_again_is_left_out_and_a_proxy_s_502_sa
         assert "the daemon cannot be reached (the proxy in front of it answered HTTP 502)" in said, said
     finally:
         daemon.stop()
+
+
+async def test_a_reply_kept_in_a_heading_of_the_users_is_marked_as_the_oracles(browser, tmp_path, roam_dir, fake_ollama):
+    # A heading of the user's holding a grounded gptel reply (text typed under it) is the
+    # user's note, but the reply's lines are the oracle's words: opened on the phone, they
+    # showed among the user's lines with nothing to tell them apart (/heading gave neither
+    # role nor replies). They show in a box marked "oracle" now; the user's lines do not.
+    from tests.http.test_oracle_words_own_lines import GPTEL, GPTEL_REPLY
+
+    (roam_dir / "tenmoku-gptel.org").write_text(GPTEL, encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
+    try:
+        await wait_indexed(daemon)
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.fill("#search-input", "MYTYPED twenty minute hold")
+        hit = page.locator('#search-results > li[data-file="tenmoku-gptel.org"]').first
+        await hit.wait_for()
+        await hit.locator(".hit-head").tap()
+        text = hit.locator(".note-text")
+        await text.locator(".org-para").first.wait_for()
+        reply = text.locator(".note-reply")
+        assert await reply.count() == 1, await text.inner_html()
+        assert " ".join((await reply.inner_text()).split()) == "oracle " + GPTEL_REPLY
+        assert await reply.locator(".hit-role.role-oracle").count() == 1
+        mine = await text.evaluate("t => [...t.children].filter(c => !c.matches('.note-reply')).map(c => c.textContent)")
+        assert any("MYTYPED" in line for line in mine) and not any("GPTELREPLY" in line for line in mine), mine
+        watch.assert_clean()
+    finally:
+        daemon.stop()

@@ -155,7 +155,7 @@ async def node(request: web.Request) -> web.Response:
                     "heading": h["title"], "level": h["level"], "line": h["start_line"], "olp": h["olp"],
                     "heading_id": h["own_id"], "todo": h["todo"], "tags": h["tags"], "body": h["body"],
                     "end_line": h["end_line"], "role": roles.get(h["id"]),
-                    "replies": [{"line": first, "end_line": last} for first, last in replies.get(h["id"], ())],
+                    "replies": _reply_spans(replies, h["id"]),
                 }
                 for h in headings
             ],
@@ -170,6 +170,9 @@ async def heading(request: web.Request) -> web.Response:
     q = parse_query(request, HeadingQuery)
     index = request.app[index_key]
     row = await index.heading_at(q.file, q.line)
+    # Whose words it is, as /nodes/ID says: the oracle's (role), or the user's with the
+    # lines of a grounded model's reply held in it (replies).
+    roles, replies = await index.read(lambda store: (roles_of(store, [row]), store.replies_held([row])))
     answer = {
         "node_id": row["node_id"],
         "heading_id": row["own_id"],
@@ -178,20 +181,28 @@ async def heading(request: web.Request) -> web.Response:
         "olp": row["olp"],
         "file": row["file"],
         "line": row["start_line"],
+        "end_line": row["end_line"],
         "tags": row["tags"],
         "body": row["body"],
+        "role": roles.get(row["id"]),
+        "replies": _reply_spans(replies, row["id"]),
     }
     if q.end_line is not None:
         # A window of dialogue in an org conversation starts at its root, whose own body
         # is empty: its turns are the headings below, each marked as /search marks it.
         def below(store):
             rows = store.headings_between(row["file"], row["start_line"], q.end_line)
-            roles = roles_of(store, rows)
+            roles, replies = roles_of(store, rows), store.replies_held(rows)
             return [
-                {"heading": h["title"], "level": h["level"], "line": h["start_line"], "body": h["body"],
-                 "role": roles.get(h["id"])}
+                {"heading": h["title"], "level": h["level"], "line": h["start_line"], "end_line": h["end_line"],
+                 "body": h["body"], "role": roles.get(h["id"]), "replies": _reply_spans(replies, h["id"])}
                 for h in rows
             ]  # fmt: skip
 
         answer["below"] = await index.read(below)
     return web.json_response(answer)
+
+
+def _reply_spans(replies: dict, heading_id: int) -> list[dict[str, int]]:
+    """A heading's ``replies`` as the API gives them: its grounded model's replies' lines."""
+    return [{"line": first, "end_line": last} for first, last in replies.get(heading_id, ())]

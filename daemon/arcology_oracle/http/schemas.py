@@ -259,6 +259,16 @@ class Journal(Answer):
     note: str | None = Field(None, description="why there are no results: no journal at all, or none in the range")
 
 
+ROLE_FIELD = Field(
+    description="'oracle' for the oracle's own words, 'conversation' for another turn of a conversation"
+    " with it, null for the user's note (as a search result's role)"
+)
+REPLIES_FIELD = Field(
+    description="in a heading of the user's: the lines of its body that are a grounded model's reply (a gptel"
+    " chat's, an org-ai block's), the oracle's words kept in the note as written; [] for every other heading"
+)
+
+
 class LineSpan(Answer):
     line: int = Field(description="first file line")
     end_line: int = Field(description="last file line (inclusive)")
@@ -278,10 +288,7 @@ class NodeHeading(Answer):
         description="'oracle' for the oracle's own words (an answer it wrote, a heading below one), 'conversation'"
         " for another turn of a conversation with it, null for the user's note (as a search result's role)"
     )
-    replies: list[LineSpan] = Field(
-        description="in a heading of the user's: the lines of its body that are a grounded model's reply (a gptel"
-        " chat's, an org-ai block's), the oracle's words kept in the note as written; [] for every other heading"
-    )
+    replies: list[LineSpan] = REPLIES_FIELD
 
 
 class NodeLink(Answer):
@@ -307,11 +314,10 @@ class HeadingBelow(Answer):
     heading: str
     level: int
     line: int
+    end_line: int = Field(description="the last file line of its body (before any heading below it)")
     body: str
-    role: Literal["oracle", "conversation"] | None = Field(
-        description="'oracle' for the oracle's own words, 'conversation' for another turn of a conversation"
-        " with it, null for the user's note (as a search result's role)"
-    )
+    role: Literal["oracle", "conversation"] | None = ROLE_FIELD
+    replies: list[LineSpan] = REPLIES_FIELD
 
 
 class Heading(Answer):
@@ -322,8 +328,11 @@ class Heading(Answer):
     olp: list[str]
     file: str
     line: int
+    end_line: int = Field(description="the last file line of its body (before any heading below it)")
     tags: list[str]
     body: str
+    role: Literal["oracle", "conversation"] | None = ROLE_FIELD
+    replies: list[LineSpan] = REPLIES_FIELD
     below: list[HeadingBelow] | None = Field(
         None, description="with end_line: the indexed headings after this one up to end_line, each with its role"
     )

@@ -426,6 +426,34 @@
     return blocks;
   }
 
+  /**
+   * A heading's body as blocks (``orgBlocks``), the lines of a grounded model's reply it
+   * holds (``replies``: file lines, the body ending at ``end_line``) in a box marked as the
+   * oracle's words, as Emacs and MCP's read_note mark them: they are not the user's.
+   */
+  function bodyBlocks(h) {
+    const body = h.body || "";
+    const replies = h.replies || [];
+    if (!replies.length || !Number.isInteger(h.end_line)) return orgBlocks(body);
+    const lines = body.split("\n");
+    const first = h.end_line - (lines.length - 1);
+    const inReply = (k) => replies.some((r) => first + k >= r.line && first + k <= r.end_line);
+    const blocks = [];
+    for (let k = 0; k < lines.length; ) {
+      const reply = inReply(k);
+      let end = k;
+      while (end < lines.length && inReply(end) === reply) end++;
+      const part = orgBlocks(lines.slice(k, end).join("\n"));
+      if (reply && part.length) {
+        const box = el("div", "note-reply");
+        box.append(roleBadge({ role: "oracle" }), ...part);
+        blocks.push(box);
+      } else blocks.push(...part);
+      k = end;
+    }
+    return blocks;
+  }
+
   async function loadHeading(hit, body, path) {
     body.replaceChildren(el("p", "muted", "Loading…"));
     // A window of dialogue (a source with end_line) may start at a conversation's root,
@@ -437,12 +465,12 @@
     path.textContent = pathText;
     path.hidden = !pathText;
     const text = el("div", "note-text");
-    text.append(...orgBlocks(h.body || ""));
+    text.append(...bodyBlocks(h));
     for (const turn of h.below || []) {
       const head = el("p", "note-turn", turn.heading);
       const badge = roleBadge(turn);
       if (badge) head.append(" ", badge);
-      text.append(head, ...orgBlocks(turn.body || ""));
+      text.append(head, ...bodyBlocks(turn));
     }
     if (!text.textContent.trim()) text.replaceChildren(el("p", "muted", "(no text under this heading)"));
     const tags = (h.tags || []).length ? ` · :${h.tags.join(":")}:` : "";
