@@ -379,10 +379,15 @@ daemon that cannot be reached then."
                  (stream . t)))))
     (if id
         (send `(node . ,id))
-      (arcology-oracle--among-notes
-       file ", and no org-roam node is at point: nothing to summarize"
-       (lambda (rel) (send `(file . ,rel)))
-       t))))
+      ;; A session's first request asks where the notes are first: stopped meanwhile
+      ;; (`arcology-oracle-stop'), nothing is sent.
+      (arcology-oracle--answer-with-roam-dir
+       (lambda (_roam-dir)
+         (arcology-oracle--among-notes
+          file ", and no org-roam node is at point: nothing to summarize"
+          (lambda (rel) (send `(file . ,rel)))
+          t))
+       #'ignore))))
 
 ;;; Converse
 

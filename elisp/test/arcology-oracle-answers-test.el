@@ -185,6 +185,24 @@ It said \"No answer is coming\" and the answer streamed in all the same."
       (should (string-match-p "^\\[Stopped\\]$" (buffer-string)))
       (should-not (string-match-p "Sources" (buffer-string))))))
 
+(ert-deftest arcology-oracle-answers-test-stop-a-file-summary-before-it-is-sent ()
+  "C-c o k right after a session's first summary of a file with no node, while
+Emacs still asks the daemon where the notes are: the summary is never asked for.
+It said \"No answer is coming\" and the summary streamed in all the same."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "inbox.org")
+    (should-not (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs))
+    (arcology-oracle-summarize)
+    (arcology-oracle-test--capturing-messages messages
+      (arcology-oracle-stop)
+      (should (member "Stopped 1 answer" messages)))
+    (arcology-oracle-test--wait
+     (lambda () (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs)) 20 "the roam directory")
+    (should-not arcology-oracle--answering)
+    (let ((summaries (get-buffer arcology-oracle-summary-buffer-name)))
+      (should-not (and summaries (with-current-buffer summaries
+                                   (string-match-p "Summary of" (buffer-string))))))))
+
 (ert-deftest arcology-oracle-answers-test-stop-a-conversation-before-it-is-sent ()
   "C-c o k while a session's first conversation waits for the roam directory:
 nothing is sent, nothing inserted."
