@@ -9,9 +9,10 @@ Ollama is an aiohttp server on loopback (see ``tests/fakes/fake_ollama.py``), an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,19 @@ from tests.fakes.fake_ollama import FakeOllama, running_fake_ollama
 from tests.runners import REPO, Daemon, free_port, start_daemon, wait_until  # noqa: F401
 
 EXAMPLE_ROAM = REPO / "examples" / "roam"
+
+
+@contextlib.contextmanager
+def module_environment(tmp: Path) -> Iterator[dict[str, str]]:
+    """For a daemon a whole module shares (:func:`isolated_environment` is per test):
+    nothing of the developer's ``ARCOLOGY_ORACLE_*`` or ``OLLAMA_HOST`` meanwhile, and the
+    ``env`` to start it with (config and data dirs under ``tmp``)."""
+    home = tmp / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        for name in list(os.environ):
+            if name.startswith("ARCOLOGY_ORACLE_") or name == "OLLAMA_HOST":
+                mp.delenv(name)
+        yield {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
 
 
 @pytest.fixture(autouse=True)

@@ -9,14 +9,13 @@ Origin, Fetch Metadata, the token or the Content-Type. ``{port}`` is the port as
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
 import pytest_asyncio
 
-from tests.conftest import EXAMPLE_ROAM
+from tests.conftest import EXAMPLE_ROAM, module_environment
 from tests.fakes.fake_ollama import running_fake_ollama
 from tests.runners import Daemon, free_port, start_daemon, wait_indexed
 
@@ -88,12 +87,7 @@ async def both_ports(tmp_path_factory) -> AsyncIterator[dict[str, tuple[Daemon, 
     tmp = tmp_path_factory.mktemp("guard")
     roam = tmp / "roam"
     shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
-    home = tmp / "home"
-    env = {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
-    with pytest.MonkeyPatch.context() as mp:  # as conftest's isolated_environment, for the module
-        for name in list(os.environ):
-            if name.startswith("ARCOLOGY_ORACLE_") or name == "OLLAMA_HOST":
-                mp.delenv(name)
+    with module_environment(tmp) as env:
         async with running_fake_ollama() as fake:
             mcp_port = free_port()
             daemon = await start_daemon(

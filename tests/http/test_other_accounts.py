@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 
 from arcology_oracle.http import peers
-from tests.conftest import EXAMPLE_ROAM
+from tests.conftest import EXAMPLE_ROAM, module_environment
 from tests.fakes.fake_ollama import running_fake_ollama
 from tests.runners import Daemon, free_port, start_daemon, wait_indexed
 
@@ -71,12 +71,7 @@ async def tokenless(tmp_path_factory) -> AsyncIterator[tuple[Daemon, str, Path]]
     tmp = tmp_path_factory.mktemp("accounts")
     roam = tmp / "roam"
     shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
-    home = tmp / "home"
-    env = {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
-    with pytest.MonkeyPatch.context() as mp:
-        for name in list(os.environ):
-            if name.startswith("ARCOLOGY_ORACLE_") or name == "OLLAMA_HOST":
-                mp.delenv(name)
+    with module_environment(tmp) as env:
         async with running_fake_ollama() as fake:
             mcp_port = free_port()
             daemon = await start_daemon(
