@@ -24,7 +24,7 @@ from arcology_oracle.http.keys import index_key, ready_key, worker_key
 from arcology_oracle.index.service import OracleIndex
 from tests.fakes.fake_ollama import FakeOllama, running_fake_ollama
 # free_port and wait_until too: tests written before tests/runners.py import them from here.
-from tests.runners import REPO, Daemon, free_port, start_daemon, wait_until  # noqa: F401
+from tests.runners import REPO, Daemon, free_port, start_daemon, wait_indexed, wait_until  # noqa: F401
 
 EXAMPLE_ROAM = REPO / "examples" / "roam"
 
@@ -40,6 +40,27 @@ def module_environment(tmp: Path) -> Iterator[dict[str, str]]:
             if name.startswith("ARCOLOGY_ORACLE_") or name == "OLLAMA_HOST":
                 mp.delenv(name)
         yield {"XDG_CONFIG_HOME": str(home / "config"), "XDG_DATA_HOME": str(home / "data")}
+
+
+@contextlib.asynccontextmanager
+async def daemon_with_mcp_port(tmp: Path, **start) -> AsyncIterator[tuple[Daemon, int, Path]]:
+    """``(daemon, its MCP port, its notes)``: the real daemon over a copy of the example
+    notes in ``tmp``, with ``serve --mcp-port`` and the fake Ollama (``daemon.fake_ollama``),
+    indexed; for a module's tests to share (:func:`module_environment`). ``start``:
+    more of :func:`~tests.runners.start_daemon`'s arguments (``extra_args`` are added)."""
+    roam = tmp / "roam"
+    shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
+    with module_environment(tmp) as env:
+        async with running_fake_ollama() as fake:
+            port = free_port()
+            extra = ["--mcp-port", str(port), *start.pop("extra_args", ())]
+            daemon = await start_daemon(tmp, roam_dir=roam, ollama_url=fake.url, env=env, extra_args=extra, **start)
+            try:
+                await wait_indexed(daemon)
+                daemon.fake_ollama = fake
+                yield daemon, port, roam
+            finally:
+                daemon.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -15,9 +15,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from tests.conftest import EXAMPLE_ROAM, module_environment
-from tests.fakes.fake_ollama import running_fake_ollama
-from tests.runners import Daemon, free_port, start_daemon, wait_indexed
+from tests.conftest import daemon_with_mcp_port
+from tests.runners import Daemon
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -82,27 +81,13 @@ ROWS = [
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def both_ports(tmp_path_factory) -> AsyncIterator[dict[str, tuple[Daemon, str, str, bytes]]]:
     """One real daemon with its MCP port; for each port: the URL to POST and the body."""
-    import shutil
-
-    tmp = tmp_path_factory.mktemp("guard")
-    roam = tmp / "roam"
-    shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
-    with module_environment(tmp) as env:
-        async with running_fake_ollama() as fake:
-            mcp_port = free_port()
-            daemon = await start_daemon(
-                tmp, roam_dir=roam, ollama_url=fake.url, token=TOKEN, env=env,
-                extra_args=["--mcp-port", str(mcp_port), "--allow-host", ALLOWED],
-            )  # fmt: skip
-            try:
-                await wait_indexed(daemon)
-                daemon.fake_ollama = fake
-                yield {
-                    "daemon": (daemon, daemon.url, "/similar", json.dumps({"text": "sourdough starter"}).encode()),
-                    "mcp": (daemon, f"http://127.0.0.1:{mcp_port}", "/mcp", json.dumps(MCP_INIT).encode()),
-                }
-            finally:
-                daemon.stop()
+    async with daemon_with_mcp_port(
+        tmp_path_factory.mktemp("guard"), token=TOKEN, extra_args=["--allow-host", ALLOWED]
+    ) as (daemon, mcp_port, _):
+        yield {
+            "daemon": (daemon, daemon.url, "/similar", json.dumps({"text": "sourdough starter"}).encode()),
+            "mcp": (daemon, f"http://127.0.0.1:{mcp_port}", "/mcp", json.dumps(MCP_INIT).encode()),
+        }
 
 
 def request_headers(changes: dict[str, str | None], port: int) -> dict[str, str]:

@@ -19,9 +19,9 @@ import pytest
 import pytest_asyncio
 
 from arcology_oracle.http import peers
-from tests.conftest import EXAMPLE_ROAM, module_environment
+from tests.conftest import EXAMPLE_ROAM, daemon_with_mcp_port
 from tests.fakes.fake_ollama import running_fake_ollama
-from tests.runners import Daemon, free_port, start_daemon, wait_indexed
+from tests.runners import Daemon, start_daemon
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -68,20 +68,8 @@ needs_root = pytest.mark.skipif(
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def tokenless(tmp_path_factory) -> AsyncIterator[tuple[Daemon, str, Path]]:
     """A real daemon without a token, with its MCP port: ``(daemon, mcp url, roam)``."""
-    tmp = tmp_path_factory.mktemp("accounts")
-    roam = tmp / "roam"
-    shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
-    with module_environment(tmp) as env:
-        async with running_fake_ollama() as fake:
-            mcp_port = free_port()
-            daemon = await start_daemon(
-                tmp, roam_dir=roam, ollama_url=fake.url, env=env, extra_args=["--mcp-port", str(mcp_port)]
-            )
-            try:
-                await wait_indexed(daemon)
-                yield daemon, f"http://127.0.0.1:{mcp_port}/mcp", roam
-            finally:
-                daemon.stop()
+    async with daemon_with_mcp_port(tmp_path_factory.mktemp("accounts")) as (daemon, mcp_port, roam):
+        yield daemon, f"http://127.0.0.1:{mcp_port}/mcp", roam
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
