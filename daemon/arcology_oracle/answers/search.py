@@ -295,10 +295,12 @@ def _text_naming(
 
 def node_query(store: Store, node_id: str) -> tuple[Sequence[float] | None, str, str]:
     """What a whole node is searched by: its mean stored vector (None if none is
-    embedded), the titles and text of all its headings, and their
-    :func:`.mentions.own_words` (what names other notes)."""
+    embedded), the titles and text of its headings, and their :func:`.mentions.own_words`
+    (what names other notes). All three are the user's words: the oracle's in the note
+    (an answer /converse wrote there, a grounded model's reply) are left out, unless the
+    node holds nothing else (:meth:`~arcology_oracle.store.Store.node_vectors`)."""
     rows = store.node_headings(node_id)
-    text = " ".join(r["title"] + " " + r["text"] for r in rows)
+    text = " ".join(r["title"] + " " + r["text"] for r in ([r for r in rows if not r["oracle"]] or rows))
     own_words = mentions.own_words_of(store, rows)
     return store.node_vectors([node_id]).get(node_id), text, own_words
 

@@ -46,6 +46,19 @@ def answer_sql(alias: str) -> str:
     )
 
 
+def users_chunk_sql(chunk: str, heading: str) -> str:
+    """SQL true for a row of ``chunks`` (alias ``chunk``, of the heading row ``heading``)
+    that is the user's words: not of a heading that is the oracle's words, and not a
+    dialogue's scene holding a turn of the oracle's (a scene of a heading with text of its
+    own besides, :func:`own_text_sql`, holds a grounded model's reply: none is)."""
+    return (
+        f"(NOT {words_sql(heading)} AND ({chunk}.first_turn IS NULL OR (NOT {own_text_sql(f'{chunk}.heading')}"
+        f" AND NOT EXISTS (SELECT 1 FROM turns t LEFT JOIN headings o ON o.file = {heading}.file"
+        f" AND o.start_line = t.start_line WHERE t.heading = {chunk}.heading"
+        f" AND t.ordinal BETWEEN {chunk}.first_turn AND {chunk}.last_turn AND {oracle_turn_sql('t', 'o')}))))"
+    )
+
+
 def own_text_sql(heading: str) -> str:
     """SQL true when the heading of id ``heading`` (an SQL expression) has chunks of its
     own text, not only a dialogue's scenes: its first chunk is no scene. Every heading but

@@ -17,7 +17,7 @@ import numpy as np
 from ..notes import cjk
 from . import node_means, vector_mean, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
-from .oracle_words import answer_sql, own_text_sql
+from .oracle_words import answer_sql, own_text_sql, users_chunk_sql
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
 
@@ -244,9 +244,11 @@ class Search(VectorSync):
 
     def node_vectors(self, node_ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The normalised mean (float64, read-only) of the stored vectors of each node's
-        chunks (its own headings and those below it without an ID of their own); nodes
-        with no vector are absent. Each distinct text counts once, as in
-        ``retrieval.stored_vector``. Means computed since the last write are served from
+        chunks (its own headings and those below it without an ID of their own) that are
+        the user's words (:func:`.oracle_words.users_chunk_sql`): the oracle's words in
+        the note (an answer /converse wrote there, a dialogue's scenes holding its turns)
+        count only in a node that holds nothing else. Nodes with no vector are absent. Each distinct
+        text counts once, as in ``retrieval.stored_vector``. Means computed since the last write are served from
         memory (:mod:`.node_means`), the rest read in one query."""
         if not node_ids or not self.has_vector_table():
             return {}
@@ -267,17 +269,21 @@ class Search(VectorSync):
         """:meth:`node_vectors` from the database."""
         # DISTINCT before the join: comparing 3 KB blobs for it cost half the query.
         rows = self.conn.execute(
-            "SELECT d.node_id, v.embedding FROM (SELECT DISTINCT h.node_id, e.id FROM headings h"
-            " JOIN chunks c ON c.heading = h.id JOIN embeddings e ON e.hash = c.hash"
+            f"SELECT d.node_id, d.own, v.embedding FROM (SELECT DISTINCT h.node_id, e.id, {users_chunk_sql('c', 'h')}"
+            " AS own FROM headings h JOIN chunks c ON c.heading = h.id JOIN embeddings e ON e.hash = c.hash"
             " WHERE h.node_id IN (SELECT value FROM json_each(?))) d"
             f" JOIN {VEC_TABLE} v ON v.rowid = d.id",
             (json.dumps(list(node_ids)),),
         ).fetchall()
-        grouped: dict[str, list[bytes]] = {}
-        for node_id, blob in rows:
-            grouped.setdefault(node_id, []).append(blob)
+        grouped: dict[str, tuple[list[bytes], list[bytes]]] = {}  # (the user's words', every chunk's)
+        for node_id, own, blob in rows:
+            users, every = grouped.setdefault(node_id, ([], []))
+            every.append(blob)
+            if own:
+                users.append(blob)
         out = {}
-        for node_id, blobs in grouped.items():
+        for node_id, (users, every) in grouped.items():
+            blobs = users or every
             total = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1).sum(axis=0, dtype=np.float64)
             norm = float(np.sqrt(total @ total))
             if norm:
