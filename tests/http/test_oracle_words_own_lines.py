@@ -12,6 +12,7 @@ import json
 
 from arcology_oracle.mcp_server.views import org_text
 from tests.http.test_oracle_words_gptel import with_bounds
+from tests.org_samples import IDS
 
 MINE = "8888cccc-0000-4000-8000-000000000008"
 CHAT = "9999cccc-0000-4000-8000-000000000009"
@@ -149,3 +150,28 @@ async def test_a_note_marks_the_reply_in_the_users_heading(make_client, settings
         # read_note's org text (MCP) puts the reply between #+begin_oracle and #+end_oracle.
         said = next(n for n in lines if reply in n)
         assert f"\n#+begin_oracle\n{said}\n#+end_oracle\n" in org_text(body)[0], org_text(body)[0]
+
+
+LINKED_NODE = "ccccdddd-0000-4000-8000-00000000000c"
+LINKING_REPLY = f"LINKREPLY see [[id:{IDS['starter']}][Starter maintenance]] before the next tenmoku firing."
+LINKING_CHAT = with_bounds(
+    f":PROPERTIES:\n:ID: {LINKED_NODE}\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {{points}}))\n:END:\n"
+    "#+title: Tenmoku links\n\n",
+    f"* Which note holds the feeding?\n{LINKING_REPLY}\n\n"
+    f"MYLINKED I linked [[id:{IDS['hydration']}][Bread Hydration]] myself, under the reply.\n",
+    [LINKING_REPLY],
+)
+
+
+async def test_a_link_the_reply_wrote_is_not_the_users(make_client, settings, roam_dir):
+    """A grounded reply's own ``[[id:]]`` link, in a heading of the user's, is the model's
+    citation, as its ``Sources:`` list is: no link of the user's note (the link graph,
+    backlinks, the "linked" marks). The user's own link under it stays."""
+    (roam_dir / "tenmoku-links.org").write_text(LINKING_CHAT, encoding="utf-8")
+    client = await make_client(settings)
+    note = await (await client.get(f"/nodes/{LINKED_NODE}")).json()
+    assert [link["node_id"] for link in note["links"]] == [IDS["hydration"]], note["links"]
+    starter = await (await client.get(f"/nodes/{IDS['starter']}")).json()
+    assert LINKED_NODE not in [b["node_id"] for b in starter["backlinks"]], starter["backlinks"]
+    bread = await (await client.get(f"/nodes/{IDS['hydration']}")).json()
+    assert LINKED_NODE in [b["node_id"] for b in bread["backlinks"]], bread["backlinks"]

@@ -13,6 +13,8 @@ reader left it (its turns or marks changed by hand, the migration not applied):
   without the reply (files holding a grounded model's turn);
 * m030: an ellama session is dialogue, a grounded model's replies the oracle's words
   (files whose first heading is titled like an ellama turn).
+* m032: an id: link a grounded reply wrote in a heading of the user's is no link of the
+  user's note (files holding a grounded model's turn).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import sqlite3
 from tests.http.test_oracle_words_ellama import CHAT, SESSION, companion, companion_name
 from tests.http.test_oracle_words_gptel import REASONING_CHAT
 from tests.http.test_oracle_words_org_ai import org_ai_note
-from tests.http.test_oracle_words_own_lines import ORG_AI
+from tests.http.test_oracle_words_own_lines import LINKING_CHAT, ORG_AI
+from tests.org_samples import IDS
 from tests.runners import reconcile_once
 
 
@@ -197,3 +200,20 @@ async def test_ellama_sessions_are_read_again(roam_dir, make_settings):
     )
     assert oracle_titles(settings.db_path) == [("Ellama:",), ("Why coarser",), ("Ellama:",)]
     assert turns(settings.db_path) == read
+
+
+async def test_links_a_reply_wrote_are_read_again(roam_dir, make_settings):
+    # The older reader kept the id: link a grounded reply wrote in a heading of the user's
+    # as the user's link: m032 re-reads the files holding a grounded model's turn.
+    settings = make_settings(roam_dir=roam_dir)
+    (roam_dir / "tenmoku-links.org").write_text(LINKING_CHAT)
+    await reconcile_once(settings)
+    mine = "heading IN (SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE f.path = 'tenmoku-links.org')"
+    links = f"SELECT dst_node FROM links WHERE {mine} ORDER BY dst_node"
+
+    assert _rows(settings.db_path, links) == [(IDS["hydration"],)]
+    await upgraded_from(
+        settings, "m032_reread_links_in_replies",
+        f"INSERT INTO links (heading, src_node, dst_node) SELECT heading, src_node, '{IDS['starter']}' FROM links WHERE {mine}",
+    )
+    assert _rows(settings.db_path, links) == [(IDS["hydration"],)]

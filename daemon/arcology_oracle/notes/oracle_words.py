@@ -54,7 +54,7 @@ from dataclasses import replace
 from .chats import ORACLE
 from .chunking import chunk_heading
 from .conversations import is_grounded_speaker, is_oracle_answer
-from .org_syntax import KEYWORD_LINE_RE
+from .org_syntax import KEYWORD_LINE_RE, id_links
 from .reader import heading_text
 from .records import Chunk, Heading, ParsedFile, Turn
 from .turns import chunk_file, chunk_turn
@@ -188,8 +188,15 @@ def _own_lines(level: int, title: str, start_line: int, end_line: int, body: str
 
 def _without_lines(heading: Heading, spans: Spans) -> Heading:
     """``heading`` with its ``text`` made from its body without the lines in ``spans``
-    (its ``body`` stays as written: the note's org text)."""
-    return replace(heading, text=heading_text(own_body(heading.body, heading.end_line, spans), heading.level))
+    (its ``body`` stays as written: the note's org text), and without the ``id:`` links
+    only those lines hold (the model's citations, as a ``Sources:`` list's: no link of
+    the user's note)."""
+    own = own_body(heading.body, heading.end_line, spans)
+    first = body_first_line(heading.body, heading.end_line)
+    replies = "\n".join(line for k, line in enumerate(heading.body.split("\n")) if _in(first + k, spans))
+    theirs = set(id_links(replies)) - set(id_links(own + "\n" + heading.title + "\n" + "\n".join(heading.properties.values())))
+    links = tuple(link for link in heading.links if link not in theirs)
+    return replace(heading, text=heading_text(own, heading.level), links=links)
 
 
 def _in(line: int, spans: Spans) -> bool:

@@ -24,3 +24,19 @@ def m031_forget_private_files(conn) -> None:
         DELETE FROM files WHERE NOT EXISTS (SELECT 1 FROM headings WHERE file = files.id);
         """
     )
+
+
+@migration
+def m032_reread_links_in_replies(conn) -> None:
+    # An id: link a grounded model's reply wrote, in a heading of the user's, is the
+    # model's citation, no link of the user's note (notes/oracle_words.py): it was kept
+    # as one. The next reconcile re-reads the files holding a grounded model's turn.
+    conn.executescript(
+        """
+        UPDATE files SET mtime_ns = 0, hash = ''
+        WHERE id IN (
+            SELECT h.file FROM headings h
+            WHERE h.id IN (SELECT heading FROM turns WHERE speaker LIKE '%+notes' OR speaker LIKE '%+notes:%')
+        );
+        """
+    )
