@@ -43,3 +43,29 @@ async def test_a_note_is_searched_by_the_users_words_not_the_oracles_answer_in_i
     for with_answer, without in zip(shown[True], shown[False]):
         assert [t for t, _ in with_answer][:5] == [t for t, _ in without][:5], shown
         assert with_answer[0][0] == "Glaze chemistry" and not baking & {t for t, _ in with_answer}, with_answer
+
+
+def kiln_section(*, reply: bool) -> str:
+    """The kiln log as one heading of the user's: their paragraph, and with ``reply`` an
+    org-ai block whose grounded model answered about sourdough."""
+    text = f":PROPERTIES:\n:ID: {KILN}\n:END:\n#+title: Kiln log\n\n* Tenmoku firing\n{USER}\n"
+    if reply:
+        text += f"\n#+begin_ai :model llama3.2+notes\n[ME]: What should I do next?\n\n[AI]: {ANSWER}\n#+end_ai\n"
+    return text
+
+
+async def test_a_section_is_searched_by_the_users_lines_not_the_reply_beside_them(make_client, settings, roam_dir):
+    (roam_dir / "glaze.org").write_text(GLAZE_NOTE, encoding="utf-8")
+    (roam_dir / "kiln.org").write_text(kiln_section(reply=True), encoding="utf-8")
+    client = await make_client(settings)
+    params = {"file": "kiln.org", "line": "6", "k": "10", "all": "true"}
+    resp = await client.get("/similar", params=params)
+    similar = [(r["title"], r["score"]) for r in (await resp.json())["results"]]
+    resp = await client.get("/suggest-links", params=params)
+    links = [(s["title"], s["score"]) for s in (await resp.json())["suggestions"]]
+    # The reply's sourdough brought three baking notes into the first six of both lists;
+    # the user's lines (the prompt is theirs too, so the lists are not quite those without
+    # the block, where one baking note is tenth) do not.
+    baking = {"Starter maintenance", "Sourdough Baking", "Bread Hydration", "Baker's percentages"}
+    for shown in (similar, links):
+        assert shown[0][0] == "Glaze chemistry" and not baking & {t for t, _ in shown[:6]}, shown

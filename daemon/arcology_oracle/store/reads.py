@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 
 from .connection import StoreBase
+from .oracle_words import users_chunk_sql
 
 
 class Reads(StoreBase):
@@ -184,15 +185,21 @@ class Reads(StoreBase):
         ]
 
     def chunk_hashes(self, heading_ids: Sequence[int]) -> list[str]:
-        out = []
+        """The text hashes of the chunks of ``heading_ids`` that are the user's words
+        (:func:`.oracle_words.users_chunk_sql`: not a dialogue's scene holding a turn of
+        the oracle's, nor of a heading that is its words), or of all of them when none
+        is: what a section is asked about by."""
+        out, every = [], []
         for heading_id in heading_ids:
-            out.extend(
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT hash FROM chunks WHERE heading = ? ORDER BY ordinal", (heading_id,)
-                )
-            )
-        return out
+            for text_hash, users in self.conn.execute(
+                f"SELECT c.hash, {users_chunk_sql('c', 'h')} FROM chunks c JOIN headings h ON h.id = c.heading"
+                " WHERE c.heading = ? ORDER BY c.ordinal",
+                (heading_id,),
+            ):
+                every.append(text_hash)
+                if users:
+                    out.append(text_hash)
+        return out or every
 
     def node_links(self, node_id: str) -> tuple[list[dict], list[dict]]:
         """The indexed nodes ``node_id`` links to, and those linking to it (backlinks),
