@@ -35,8 +35,8 @@ MCP_INIT = {
 # every account can run).
 CLIENT = r"""
 import json, sys, urllib.request, urllib.error
-url, body, token = sys.argv[1], sys.argv[2], sys.argv[3]
-headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+url, body, token, extra = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **extra}
 if token:
     headers["Authorization"] = "Bearer " + token
 req = urllib.request.Request(url, data=body.encode() if body else None, headers=headers)
@@ -48,10 +48,14 @@ except urllib.error.HTTPError as e:
 """
 
 
-def as_account(uid: int | None, url: str, body: dict | None = None, token: str = "") -> tuple[int, str]:
-    """``CLIENT``'s request, run as ``uid`` (None: this test's own account)."""
+def as_account(
+    uid: int | None, url: str, body: dict | None = None, token: str = "", headers: dict | None = None
+) -> tuple[int, str]:
+    """``CLIENT``'s request, run as ``uid`` (None: this test's own account), with
+    ``headers`` added to its own."""
     python = shutil.which("python3", path="/usr/bin:/bin") or "python3"
-    command = [python, "-I", "-c", CLIENT, url, json.dumps(body) if body is not None else "", token]
+    body_arg = json.dumps(body) if body is not None else ""
+    command = [python, "-I", "-c", CLIENT, url, body_arg, token, json.dumps(headers or {})]
     if uid is not None:
         command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", *command]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd="/")
@@ -103,6 +107,24 @@ async def test_another_account_is_refused_on_every_route_and_changes_nothing(tok
 
 
 @needs_root
+async def test_a_forwarded_for_header_names_no_account_on_the_mcp_port(tokenless):
+    """The MCP port's server (uvicorn) took ``X-Forwarded-For`` from a loopback client as
+    the client's address, port included: another account naming a socket the owner
+    listens on (the daemon's own ports) was looked up as that socket's, the owner's, and
+    answered. The connection's own end decides, whatever the headers say."""
+    daemon, mcp_url, _roam = tokenless
+    mcp_port = int(mcp_url.rsplit(":", 1)[1].split("/")[0])
+    daemon_port = int(daemon.url.rsplit(":", 1)[1])
+    for named in (f"127.0.0.1:{daemon_port}", f"127.0.0.1:{mcp_port}", "127.0.0.1"):
+        forwarded = {"X-Forwarded-For": named}
+        status, text = await asyncio.to_thread(as_account, NOBODY_UID, mcp_url, MCP_INIT, "", forwarded)
+        assert status == 403, (named, status, text)
+        assert "account" in text, text
+        # The owner's own client is answered whatever it says there (it names no socket).
+        assert (await asyncio.to_thread(as_account, None, mcp_url, MCP_INIT, "", forwarded))[0] == 200
+
+
+@needs_root
 async def test_with_a_token_the_token_decides_for_another_account(tmp_path):
     roam = tmp_path / "roam"
     shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
@@ -139,6 +161,34 @@ async def test_the_kernel_names_the_account_of_a_live_connection_only(asked, mon
             accepted.close()
     assert peers.account_of(None, ("127.0.0.1", 1)) == peers.NOBODY
     assert peers.account_of(("::1", 5), ("127.0.0.1", 1)) == peers.NOBODY
+
+
+@pytest.mark.parametrize("asked", ["netlink", "proc table"])
+async def test_a_listening_socket_is_no_connection_s_client(asked, monkeypatch):
+    """Asked for a connection from an address where a socket listens (and none connected
+    from it), the kernel's exact lookup answers with the listener, of whichever account
+    listens there: no connection, nobody's."""
+    if asked == "proc table":
+        monkeypatch.setattr(peers, "_by_netlink", lambda *args: peers._NO_NETLINK)
+    with socket.create_server(("127.0.0.1", 0)) as listener, socket.create_server(("127.0.0.1", 0)) as server:
+        assert peers.account_of(listener.getsockname(), server.getsockname()) == peers.NOBODY
+
+
+@pytest.mark.parametrize("asked", ["netlink", "proc table"])
+@pytest.mark.parametrize("server_at", ["::1", "dual stack, IPv4 client"])
+async def test_ipv6_connections_are_named_too(asked, server_at, monkeypatch):
+    """A daemon on ``::1`` (``--host ::1`` or ``localhost``), and an IPv4 client of an
+    IPv6 socket, which sees it at an IPv4-mapped address (``::ffff:127.0.0.1``) while the
+    kernel lists the client's socket as IPv4."""
+    if asked == "proc table":
+        monkeypatch.setattr(peers, "_by_netlink", lambda *args: peers._NO_NETLINK)
+    dual = server_at != "::1"
+    with socket.create_server(("::" if dual else "::1", 0), family=socket.AF_INET6, dualstack_ipv6=dual) as server:
+        client = socket.create_connection(("127.0.0.1" if dual else "::1", server.getsockname()[1]))
+        accepted, peer = server.accept()
+        with client, accepted:
+            assert peer[0] == ("::ffff:127.0.0.1" if dual else "::1")
+            assert peers.account_of(peer, accepted.getsockname()) == os.geteuid()
 
 
 async def test_where_the_kernel_cannot_be_asked_every_account_is_let_through(monkeypatch):

@@ -9,7 +9,10 @@ remote address is the daemon's own. :func:`account_of` asks for that one socket 
 sandbox refuses netlink, reads it from ``/proc/net/tcp`` (every socket listed: ~1 ms with
 a few hundred, so only as a fallback).
 
-Only a live socket counts: a closed client's socket lingering in ``TIME_WAIT`` or closed
+Only the socket asked for counts: where no socket has the connection's addresses, the
+kernel's lookup answers with a socket listening on the peer's address, whoever listens
+there (the daemon's own port, when a proxy header named it); that is no client. And only
+a live socket counts: a closed client's socket lingering in ``TIME_WAIT`` or closed
 by its program is reported with inode 0 (and uid 0 for ``TIME_WAIT``), so it owns
 nothing here; otherwise a client that sent its request and closed at once could pass
 for root's. On systems with neither (macOS, BSD) the account cannot be told:
@@ -32,7 +35,8 @@ _TABLES = {4: "/proc/net/tcp", 6: "/proc/net/tcp6"}
 _NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, _NLMSG_ERROR = 4, 20, 1, 2
 _NO_COOKIE = 0xFFFFFFFF
 _ALL_STATES = 0xFFFFFFFF
-_MSG_UID_AT = 16 + 64  # netlink header, then inet_diag_msg: 4 bytes, the socket id (48), 3 words
+_MSG_ID_AT = 16 + 4  # netlink header, then inet_diag_msg: 4 bytes, the socket id (48), 3 words
+_MSG_UID_AT = _MSG_ID_AT + 48 + 12
 
 
 def account_of(peer: tuple | None, local: tuple | None) -> int | None:
@@ -45,6 +49,8 @@ def account_of(peer: tuple | None, local: tuple | None) -> int | None:
         peer_port, local_port = int(peer[1]), int(local[1])
     except (TypeError, ValueError, IndexError):
         return NOBODY
+    if peer_ip.version == 6 and peer_ip.ipv4_mapped and local_ip.version == 6 and local_ip.ipv4_mapped:
+        peer_ip, local_ip = peer_ip.ipv4_mapped, local_ip.ipv4_mapped  # the client's socket is IPv4
     if peer_ip.version != local_ip.version:
         return NOBODY
     found = _by_netlink(peer_ip, peer_port, local_ip, local_port)
@@ -91,7 +97,11 @@ def _by_netlink(peer_ip, peer_port: int, local_ip, local_port: int):
     if struct.unpack_from("=H", reply, 4)[0] == _NLMSG_ERROR:
         code = -struct.unpack_from("=i", reply, 16)[0] if len(reply) >= 20 else 0
         return NOBODY if code == errno.ENOENT else _NO_NETLINK
-    if len(reply) < _MSG_UID_AT + 8:
+    # The socket described must be the one asked for: where no socket has those addresses,
+    # the kernel's lookup answers with one listening on the peer's (of any account).
+    if len(reply) < _MSG_UID_AT + 8 or struct.unpack_from("=H", reply, 4)[0] != _SOCK_DIAG_BY_FAMILY:
+        return NOBODY
+    if reply[_MSG_ID_AT : _MSG_ID_AT + 36] != socket_id[:36]:  # ports and addresses
         return NOBODY
     uid, inode = struct.unpack_from("=II", reply, _MSG_UID_AT)
     return uid if inode else NOBODY

@@ -113,9 +113,12 @@ def attach(app, settings: Settings) -> None:
 
     async def mcp_ctx(_app) -> AsyncIterator[None]:
         client = DaemonClient(daemon_url(settings), settings.token, connect_timeout=settings.connect_timeout)
+        # proxy_headers off: uvicorn would take X-Forwarded-For from a loopback client as
+        # its address, and the guard asks the kernel whose connection that address is.
         config = uvicorn.Config(
-            asgi_app(settings, client), log_level="warning", access_log=False, lifespan="on", ws="none"
-        )
+            asgi_app(settings, client), log_level="warning", access_log=False, lifespan="on", ws="none",
+            proxy_headers=False,
+        )  # fmt: skip
         server = _Uvicorn(config)
         task = asyncio.create_task(server.serve(sockets=[sock]), name="mcp-http")
         while not server.started and not task.done():
