@@ -7,10 +7,12 @@ system's Python run as ``nobody`` (``setpriv``), so the test needs root to switc
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -191,9 +193,58 @@ async def test_ipv6_connections_are_named_too(asked, server_at, monkeypatch):
             assert peers.account_of(peer, accepted.getsockname()) == os.geteuid()
 
 
+def ask_again(monkeypatch) -> None:
+    """Have :mod:`peers` choose its way of asking again (it chooses once per process)."""
+    monkeypatch.setattr(peers, "_way", "unasked", raising=False)
+
+
+class NoTcpDiag(socket.socket):
+    """A socket where the kernel has no ``inet_diag`` for TCP (``CONFIG_INET_DIAG`` off, or
+    its module not loadable): the netlink socket opens, and every ``SOCK_DIAG_BY_FAMILY``
+    request is answered with ``NLMSG_ERROR`` ``-ENOENT``, as for a socket that is not there."""
+
+    def send(self, data, *args):
+        if self.family != socket.AF_NETLINK:
+            return super().send(data, *args)
+        self.asked = data[:16]
+        return len(data)
+
+    def recv(self, size, *args):
+        if self.family != socket.AF_NETLINK:
+            return super().recv(size, *args)
+        return struct.pack("=IHHIIi", 36, 2, 0, 1, 0, -errno.ENOENT) + self.asked
+
+
+async def test_a_kernel_without_tcp_diag_is_asked_through_the_proc_table(monkeypatch):
+    """There netlink says "no such socket" of every connection, the owner's own too: the
+    daemon refused its owner, while its log said only other accounts were. The way of
+    asking is the one that names this process's own connection."""
+    monkeypatch.setattr(socket, "socket", NoTcpDiag)
+    ask_again(monkeypatch)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        client = socket.create_connection(server.getsockname())
+        accepted, peer = server.accept()
+        with client, accepted:
+            assert peers.can_tell()
+            assert peers.account_of(peer, accepted.getsockname()) == os.geteuid()
+
+
+async def test_where_neither_way_names_the_owner_every_account_is_let_through(monkeypatch, tmp_path):
+    """Netlink refused and a ``/proc/net/tcp`` that lists no socket (a sandbox's stand-in):
+    the kernel cannot be asked, as on macOS (the daemon says so when it starts), rather
+    than a 403 for every request, the owner's too, under a log saying the owner is answered."""
+    empty = tmp_path / "tcp"
+    empty.write_text("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n")
+    monkeypatch.setattr(peers, "_by_netlink", lambda *args: peers._NO_NETLINK)
+    monkeypatch.setattr(peers, "_TABLES", {4: str(empty), 6: str(empty)})
+    ask_again(monkeypatch)
+    assert not peers.can_tell()
+    assert peers.account_of(("127.0.0.1", 40000), ("127.0.0.1", 7348)) is peers.UNKNOWN
+
+
 async def test_where_the_kernel_cannot_be_asked_every_account_is_let_through(monkeypatch):
     monkeypatch.setattr(peers, "_by_netlink", lambda *args: peers._NO_NETLINK)
-    monkeypatch.setattr(peers, "_netlink_works", lambda: False)
     monkeypatch.setattr(peers, "_TABLES", {4: "/nonexistent/tcp", 6: "/nonexistent/tcp6"})
+    ask_again(monkeypatch)
     assert not peers.can_tell()
     assert peers.account_of(("127.0.0.1", 40000), ("127.0.0.1", 7348)) is peers.UNKNOWN

@@ -15,7 +15,8 @@ there (the daemon's own port, when a proxy header named it); that is no client. 
 a live socket counts: a closed client's socket lingering in ``TIME_WAIT`` or closed
 by its program is reported with inode 0 (and uid 0 for ``TIME_WAIT``), so it owns
 nothing here; otherwise a client that sent its request and closed at once could pass
-for root's. On systems with neither (macOS, BSD) the account cannot be told:
+for root's. On systems with neither (macOS, BSD), or where neither names the daemon's own
+connection (tried once, at the first question), the account cannot be told:
 :func:`account_of` says :data:`UNKNOWN`.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import errno
 import ipaddress
+import os
 import socket
 import struct
 import sys
@@ -53,24 +55,48 @@ def account_of(peer: tuple | None, local: tuple | None) -> int | None:
         peer_ip, local_ip = peer_ip.ipv4_mapped, local_ip.ipv4_mapped  # the client's socket is IPv4
     if peer_ip.version != local_ip.version:
         return NOBODY
-    found = _by_netlink(peer_ip, peer_port, local_ip, local_port)
-    if found is _NO_NETLINK:
-        found = _by_table(peer_ip, peer_port, local_ip, local_port)
-    return found
+    way = _chosen_way()
+    if way is None:
+        return UNKNOWN
+    if way != "table":
+        found = _by_netlink(peer_ip, peer_port, local_ip, local_port)
+        if found is not _NO_NETLINK:
+            return found
+    return _by_table(peer_ip, peer_port, local_ip, local_port)
 
 
 def can_tell() -> bool:
     """Whether this system says who owns its TCP sockets (:func:`account_of` answers)."""
-    if _netlink_works():
-        return True
-    try:
-        with open(_TABLES[4], "rb"):
-            return True
-    except OSError:
-        return False
+    return _chosen_way() is not None
 
 
 _NO_NETLINK = object()
+# How this process asks, chosen once: "netlink" or "table", whichever names a connection
+# of its own with its own uid (a kernel without inet_diag for TCP answers ENOENT, "no such
+# socket", of every socket; a sandbox's /proc/net/tcp may list none); None where neither
+# does (the account cannot be told); "either" where the probe could not open a connection.
+_way: str | None = "unasked"
+
+
+def _chosen_way() -> str | None:
+    global _way
+    if _way == "unasked":
+        _way = _probe()
+    return _way
+
+
+def _probe() -> str | None:
+    try:
+        with socket.create_server(("127.0.0.1", 0)) as server, socket.create_connection(server.getsockname()):
+            accepted, (peer, peer_port) = server.accept()
+            with accepted:
+                local, local_port = accepted.getsockname()
+                asked = (ipaddress.ip_address(peer), peer_port, ipaddress.ip_address(local), local_port)
+                if _by_netlink(*asked) == os.geteuid():
+                    return "netlink"
+                return "table" if _by_table(*asked) == os.geteuid() else None
+    except OSError:  # no IPv4 loopback, no port free: ask as before, refusing what cannot be told
+        return "either"
 
 
 def _by_netlink(peer_ip, peer_port: int, local_ip, local_port: int):
@@ -105,16 +131,6 @@ def _by_netlink(peer_ip, peer_port: int, local_ip, local_port: int):
         return NOBODY
     uid, inode = struct.unpack_from("=II", reply, _MSG_UID_AT)
     return uid if inode else NOBODY
-
-
-def _netlink_works() -> bool:
-    with socket.create_server(("127.0.0.1", 0)) as server, socket.create_connection(server.getsockname()) as client:
-        accepted, peer = server.accept()
-        with accepted:
-            own = accepted.getsockname()
-            return _by_netlink(ipaddress.ip_address(peer[0]), peer[1], ipaddress.ip_address(own[0]), own[1]) not in (
-                _NO_NETLINK, NOBODY
-            )  # fmt: skip
 
 
 def _by_table(peer_ip, peer_port: int, local_ip, local_port: int) -> int | None:
