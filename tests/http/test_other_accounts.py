@@ -193,6 +193,24 @@ async def test_ipv6_connections_are_named_too(asked, server_at, monkeypatch):
             assert peers.account_of(peer, accepted.getsockname()) == os.geteuid()
 
 
+@pytest.mark.parametrize("asked", ["netlink", "proc table"])
+async def test_a_client_bound_to_the_loopback_device_is_named(asked, monkeypatch):
+    """A client socket bound to ``lo`` (``SO_BINDTODEVICE``, open to every account since
+    Linux 5.7; ``curl --interface lo``): netlink's exact lookup, asked for no device,
+    does not match it, and the owner's ``curl --interface lo`` got the 403."""
+    if asked == "proc table":
+        monkeypatch.setattr(peers, "_by_netlink", lambda *args: peers._NO_NETLINK)
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.socket() as client:
+        try:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo")
+        except OSError as exc:
+            pytest.skip(f"this kernel does not let this account bind to a device: {exc}")
+        client.connect(server.getsockname())
+        accepted, peer = server.accept()
+        with accepted:
+            assert peers.account_of(peer, accepted.getsockname()) == os.geteuid()
+
+
 def ask_again(monkeypatch) -> None:
     """Have :mod:`peers` choose its way of asking again (it chooses once per process)."""
     monkeypatch.setattr(peers, "_way", "unasked", raising=False)

@@ -23,6 +23,7 @@ connection (tried once, at the first question), the account cannot be told:
 from __future__ import annotations
 
 import errno
+import functools
 import ipaddress
 import os
 import socket
@@ -85,6 +86,16 @@ def _chosen_way() -> str | None:
     return _way
 
 
+@functools.cache
+def _loopback_index() -> int:
+    """The device asked for: ``lo``'s index. A socket bound to a device (``SO_BINDTODEVICE``,
+    ``curl --interface lo``) matches only its own device; one bound to none matches any."""
+    try:
+        return socket.if_nametoindex("lo")
+    except OSError:
+        return 0
+
+
 def _probe() -> str | None:
     try:
         with socket.create_server(("127.0.0.1", 0)) as server, socket.create_connection(server.getsockname()):
@@ -107,7 +118,7 @@ def _by_netlink(peer_ip, peer_port: int, local_ip, local_port: int):
         struct.pack("!HH", peer_port, local_port)
         + peer_ip.packed.ljust(16, b"\0")
         + local_ip.packed.ljust(16, b"\0")
-        + struct.pack("=III", 0, _NO_COOKIE, _NO_COOKIE)
+        + struct.pack("=III", _loopback_index(), _NO_COOKIE, _NO_COOKIE)
     )
     request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, _ALL_STATES) + socket_id
     message = struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST, 1, 0) + request
