@@ -166,3 +166,39 @@ async def test_an_index_that_kept_private_files_rows_loses_them_on_upgrade(tmp_p
         await index.close()
     assert rows_holding(settings.db_path, SECRETS) == []
     assert bytes_holding(settings.db_path, SECRETS) == []
+
+
+async def test_an_upgraded_index_keeps_no_byte_of_private_files_rows_while_it_runs(tmp_path, make_settings):
+    """m031 deletes the rows of private files, and the database file must not keep them
+    until the daemon stops: its pages then held them, with nothing else to fold the log
+    into it while the notes did not change (a reconcile checkpoints only when it stored
+    or deleted something)."""
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_vault(roam)
+    settings = make_settings(roam_dir=roam, exclude_globs=["attic/**"])
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.close()
+    with sqlite3.connect(settings.db_path) as conn:  # the row the index kept before m031
+        rel = "diary/hushquokka.org"
+        st, data = (roam / rel).stat(), (roam / rel).read_bytes()
+        conn.execute(
+            "INSERT INTO files (path, size, mtime_ns, hash, title, file_node, problems, setup)"
+            " VALUES (?, ?, ?, ?, 'hushquokka', NULL, '[]', '[]')",
+            (rel, st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest()),
+        )
+        conn.execute("DELETE FROM _migrations WHERE name = 'm031_forget_private_files'")
+    conn.close()
+    assert bytes_holding(settings.db_path, ("hushquokka",)) == ["hushquokka"]
+
+    index = OracleIndex(settings)
+    await index.start()  # migrates
+    try:
+        report = await index.reconcile()
+        assert report.indexed == report.deleted == 0 and report.private == 3  # nothing else written
+        assert rows_holding(settings.db_path, SECRETS) == []
+        assert bytes_holding(settings.db_path, SECRETS) == []  # while the index is open
+    finally:
+        await index.close()
