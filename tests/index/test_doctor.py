@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
 
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.doctor import diagnose, repair
+from arcology_oracle.index.indexer import Indexer
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store import Store
 from tests.runners import run_cli
@@ -89,3 +92,33 @@ async def test_vectors_of_the_wrong_dimension_are_found_by_sqlite_vec_and_repair
     assert before.wrong_size_vectors == 2 and after.ok
     assert store.conn.execute("SELECT count(*) FROM vec_embeddings WHERE vec_length(embedding) != ?", (dims,)).fetchone()[0] == 0
     store.close()
+
+
+async def test_the_doctor_never_waits_on_a_fifo_a_link_leads_to(roam_dir, make_settings):
+    """A link in the notes directory to a FIFO is listed as a note; the indexer opens it
+    without blocking and stores nothing of it. The doctor reads each file the index does
+    not hold (to tell a private one, of which nothing is stored) and each it holds (to
+    compare hashes): it must read them as the indexer does, not wait for a writer for ever."""
+    settings = make_settings()
+    store = Store.open(settings.db_path)
+    try:
+        Indexer(settings, store).reconcile()
+        os.mkfifo(roam_dir / ".pipe")  # nothing will ever write to it
+        (roam_dir / "pipe.org").symlink_to(".pipe")
+        (roam_dir / "inbox.org").unlink()
+        (roam_dir / "inbox.org").symlink_to(".pipe")  # a note the index holds, swapped
+        done = asyncio.get_running_loop().run_in_executor(None, diagnose, settings, store)
+        try:
+            d = await asyncio.wait_for(asyncio.shield(done), 10)
+        finally:
+            for _ in range(2):  # let a read blocked on the FIFO see its end, then wait for it
+                try:
+                    os.close(os.open(roam_dir / ".pipe", os.O_WRONLY | os.O_NONBLOCK))
+                except OSError:
+                    pass
+            await asyncio.wait_for(done, 10)
+        # Neither is a note the index could read: pipe.org is not missing from it, and
+        # inbox.org differs from what it holds (a reconcile takes it out).
+        assert "pipe.org" not in d.new_files and d.changed_files == ["inbox.org"]
+    finally:
+        store.close()

@@ -9,6 +9,7 @@ finds corrupt is deleted and rebuilt from the notes.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from ..store.db import DatabaseError
 from ..store.integrity import IntegrityReport
 from .indexer import Indexer
 from .parsing import ParseOptions, kept_out_whole
+from .regular_files import read_regular_file
 
 
 @dataclass
@@ -61,25 +63,28 @@ def diagnose(settings: Settings, store: Store) -> Diagnosis:
     if settings.roam_dir.is_dir():
         on_disk = dict(iter_org_files(settings.roam_dir, settings.exclude_globs))
         d.missing_files = sorted(known.keys() - on_disk.keys())
-        options = Indexer(settings, store).parse_options
-        d.new_files = sorted(rel for rel in on_disk.keys() - known.keys() if not _private(on_disk[rel], rel, options))
+        options, real_root = Indexer(settings, store).parse_options, os.path.realpath(settings.roam_dir)
+        d.new_files = sorted(rel for rel in on_disk.keys() - known.keys() if _not_indexed(real_root, on_disk[rel], rel, options))
         for rel in sorted(on_disk.keys() & known.keys()):
-            try:
-                digest = hashlib.sha256(on_disk[rel].read_bytes()).hexdigest()
+            try:  # read as the indexer reads (a link may lead to a FIFO)
+                read = read_regular_file(real_root, on_disk[rel])
             except OSError:
                 continue
-            if digest != known[rel].hash:
-                d.changed_files.append(rel)
+            if read is None or hashlib.sha256(read[0]).hexdigest() != known[rel].hash:
+                d.changed_files.append(rel)  # (no regular file now: the next reconcile takes it out)
     return d
 
 
-def _private(path: Path, rel: str, options: ParseOptions) -> bool:
-    """Whether the privacy rule keeps the file out whole: nothing of it is ever stored,
-    so it is not missing from the index."""
+def _not_indexed(real_root: str, path: Path, rel: str, options: ParseOptions) -> bool:
+    """Whether the file ``rel``, which the index does not hold, is a note it should hold:
+    not when the privacy rule keeps it out whole (nothing of it is ever stored), nor when
+    it is no regular file inside the notes directory (``real_root``). It is read as the
+    indexer reads it, without blocking: a link may lead to a FIFO."""
     try:
-        return kept_out_whole(path.read_bytes(), rel, options)
+        read = read_regular_file(real_root, path)
     except OSError:
-        return False
+        return True  # it cannot be read: not indexed
+    return read is not None and not kept_out_whole(read[0], rel, options)
 
 
 def repair(settings: Settings, store: Store) -> tuple[Diagnosis, Diagnosis]:
