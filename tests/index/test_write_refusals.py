@@ -393,3 +393,47 @@ async def test_a_capture_whose_separator_a_whitespace_cleanup_deleted_at_the_fil
     read = "(progn (find-file (car command-line-args-left)) (princ (org-map-entries (lambda () (org-get-heading t t t t)))))"
     code, out = await run_emacs(["--eval", read, str(daily)], env=emacs_env(tmp_path))
     assert code == 0 and out.strip().endswith("(Mine)"), out
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("leased", [True, False], ids=["leased", "another-program-has-it-open"])
+async def test_a_forget_never_puts_the_users_mode_line_first_in_the_file(tmp_path, fake_ollama, leased):
+    # A capture into an empty daily is its first line: with a write lease it starts the
+    # file; without one (another program has the daily open) after an empty line, which a
+    # save through whitespace-cleanup deletes. The user writes a heading of their own
+    # below it that holds a -*- ... -*- (inert there: Emacs reads a file's mode, coding
+    # and variables only from its first line). Forgetting the capture would make that
+    # heading the file's first line: the daily would open in text-mode, no longer Org.
+    roam = tmp_path / "roam"
+    (roam / "daily").mkdir(parents=True)
+    (roam / "projects.org").write_text("#+title: Projects\n* Kitchen\nThe larder shelves.\n")
+    daily = roam / today_rel()
+    daily.write_bytes(b"")
+    daemon = await serve(tmp_path, roam, fake_ollama)
+    try:
+        other = None if leased else os.open(daily, os.O_RDONLY)  # the kernel grants no lease then
+        try:
+            status, body = await post(daemon, "/memorize", {"text": "Water the ferns", "title": "ferns"})
+        finally:
+            if other is not None:
+                os.close(other)
+        assert status == 200, body
+        assert daily.read_bytes().startswith(b"* ferns\n" if leased else b"\n* ferns\n")
+        elisp = (
+            f'(with-current-buffer (find-file "{daily}") (add-hook (quote before-save-hook) (quote whitespace-cleanup) nil t)'
+            ' (goto-char (point-max)) (insert "* Emacs -*- mode: text -*- sets the mode on line 1\nmy text\n") (save-buffer))'
+        )
+        code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+        assert code == 0, out
+        saved = daily.read_bytes()
+        assert saved.startswith(b"* ferns\n") and saved.endswith(b"\n* Emacs -*- mode: text -*- sets the mode on line 1\nmy text\n")
+        before = tree(roam)
+        status, refused = await post(daemon, "/forget", {"id": body["id"]})
+        assert status == 409, refused
+        assert "-*-" in refused["error"] and "your line 9" in refused["error"], refused
+        assert tree(roam) == before
+        mode = "(progn (find-file (car command-line-args-left)) (princ major-mode))"
+        code, out = await run_emacs(["--eval", mode, str(daily)], env=emacs_env(tmp_path))
+        assert code == 0 and out.strip().endswith("org-mode"), out
+    finally:
+        daemon.stop()

@@ -380,3 +380,39 @@ def test_an_older_versions_capture_a_save_trimmed_stays_refused(monkeypatch):
             plan_forget(saved, "daily/d.org", "c-1")
         removal = plan_forget(older, "daily/d.org", "c-1")
         assert older[: removal.start] + older[removal.end :] == USER.encode()
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"], ids=["lf", "crlf", "cr"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"], ids=["", "bom"])
+def test_a_forget_never_brings_the_users_mode_line_onto_the_first_line(eol, bom):
+    # Emacs reads a file's mode and coding from a -*- ... -*- on its first line only (the
+    # second after a #! line; for the coding, the file's bytes up to a line feed within
+    # its first 1024: a CR file is one line there). A heading of the user's holding one
+    # below a capture is inert; taking out what stands above it would make it the file's
+    # mode (text-mode: no longer Org) or coding.
+    mine = b"* Tips -*- mode: text -*-" + eol + b"my text" + eol
+    at_top = bom + capture(eol=eol) + mine
+    after_a_shebang = bom + b"#!/usr/bin/env org" + eol + capture(eol=eol) + mine
+    for data, line in ((at_top, 9), (after_a_shebang, 10)):
+        with pytest.raises(Changed, match=f"-[*]- of your line {line} to the top of the file"):
+            plan_forget(data, "daily/d.org", "c-1")
+    # A CR file's coding: a cookie beyond its first 1024 bytes is inert, and must stay so.
+    coding = b"* Tips -*- coding: latin-1 -*-" + eol
+    for lines in (16, 20):  # about 840 and 1050 bytes
+        far = b"".join(b"* Line %02d" % i + eol + b"text of mine, long enough to fill the file" + eol for i in range(lines))
+        data = bom + capture(eol=eol) + far + coding
+        assert data.index(coding) > 1024
+        if eol == b"\r" and len(bom + far) < 1024:
+            with pytest.raises(Changed, match=f"-[*]- of your line {9 + 2 * lines}"):
+                plan_forget(data, "daily/d.org", "c-1")
+        else:
+            removal = plan_forget(data, "daily/d.org", "c-1")
+            assert data[: removal.start] + data[removal.end :] == bom + far + coding
+    # Where the user's -*- already is, or stays out of reach, a forget goes as always.
+    for data, left in (
+        (bom + b"# -*- mode: org -*-" + eol + capture(eol=eol) + mine, bom + b"# -*- mode: org -*-" + eol + mine),
+        (bom + b"* Mine" + eol + capture(eol=eol) + mine, bom + b"* Mine" + eol + mine),
+        (bom + capture(eol=eol) + b"* Mine" + eol + mine, bom + b"* Mine" + eol + mine),
+    ):
+        removal = plan_forget(data, "daily/d.org", "c-1")
+        assert data[: removal.start] + data[removal.end :] == left

@@ -21,6 +21,12 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   text is read as a ``-*- mode/coding -*-`` cookie: on a file's first line, which a title
   in an empty file is, or anywhere in a file with CR line endings, whose "first line"
   Emacs's cookie search reads to the first line feed.
+* **The user's mode line** (:func:`cookie_reach`): Emacs reads a file's ``-*-`` cookie
+  on its first line (its first two when it starts with ``#!`` or ``'\\"``,
+  ``set-auto-mode-1``): the mode on the line as it shows it, the coding on the line as
+  the file's bytes hold it, up to a line feed and within its first 1024 bytes (a file
+  with CR line endings is one line there). A forget that would bring a ``-*-`` of the
+  user's there is refused (the caller's 409).
 * **The user's Local Variables** (:func:`hides_local_variables`): Emacs reads a file's
   ``Local Variables`` block only in its last 3000 characters; an append that would put
   the block further from the end is refused (the caller's 409).
@@ -53,6 +59,10 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
 LOCAL_VARIABLES_REACH = 3000
 # ("\r": the end of a CRLF line in a file Emacs reads as LF, where it is a character.)
 _LOCAL_VARIABLES_LINE = re.compile(r"local variables:[ \t\r]*$", re.IGNORECASE | re.MULTILINE)
+# A first line after which Emacs reads the -*- cookie on the second (file-auto-mode-skip),
+# and how far into a file it looks for "coding:" before it reads one (find-auto-coding).
+_AUTO_MODE_SKIP = (b"#!", b"'\\\"")
+CODING_REACH = 1024
 _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\x1b": "ESC"}
 
 
@@ -89,6 +99,20 @@ def refuse_controls(**parts: str | None) -> None:
                 f"{name} holds a {what} (U+{ord(char):04X}) at character {found.start()}: "
                 "control characters other than tab and line breaks cannot be written into an org file"
             )
+
+
+def cookie_reach(data: bytes, start: int, eol: bytes) -> tuple[int, int]:
+    """Where the bytes of the file ``data`` (its text from ``start``: after a byte order
+    mark; line ending ``eol``) in which Emacs reads a ``-*-`` cookie end: for the mode,
+    then for the coding (see the module docstring)."""
+    return _lines_end(data, start, eol), min(_lines_end(data, start, b"\n"), CODING_REACH)
+
+
+def _lines_end(data: bytes, start: int, eol: bytes) -> int:
+    end = data.find(eol, start)
+    if end >= 0 and data.startswith(_AUTO_MODE_SKIP, start):
+        end = data.find(eol, end + len(eol))
+    return len(data) if end < 0 else end
 
 
 def hides_local_variables(tail: str, added: str, eol: str = "\n") -> bool:
