@@ -13,6 +13,7 @@ import sqlite3
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
+from tests.runners import start_daemon, wait_until
 
 PUBLIC = ":PROPERTIES:\n:ID: 9b1e0000-0000-4000-8000-000000000001\n:END:\n#+title: Turnip plans\n\nprivroutesturnip words\n"
 # Each private file, and what of it must be nowhere: its file name (so its path) and
@@ -202,3 +203,24 @@ async def test_an_upgraded_index_keeps_no_byte_of_private_files_rows_while_it_ru
         assert bytes_holding(settings.db_path, SECRETS) == []  # while the index is open
     finally:
         await index.close()
+
+
+async def test_the_log_counts_a_private_note_read_again_and_never_names_it(tmp_path, roam_dir, fake_ollama):
+    """The daemon's log (journald keeps it) says which changed notes it reads again: a
+    private one, saved while it runs, is counted, its name not written."""
+    secret = roam_dir / "hushquokka-divorce.org"
+    secret.write_text("#+filetags: :private:\n#+title: Hush\n* Lawyer\nCall on Monday.\n", encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        with secret.open("a", encoding="utf-8") as f:
+            f.write("Bring the papers.\n")
+        (roam_dir / "inbox.org").write_text((roam_dir / "inbox.org").read_text() + "* Buy salt\n")
+
+        def said() -> list[str]:
+            return [line for line in daemon.log().splitlines() if "re-indexing" in line]
+
+        await wait_until(lambda: any("hush" in line or "1 private" in line for line in said()), timeout=20)
+    finally:
+        daemon.stop()
+    assert "hushquokka" not in daemon.log(), said()
+    assert any("1 private" in line for line in said()), said()

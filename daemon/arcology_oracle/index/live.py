@@ -68,6 +68,7 @@ class LiveIndex:
                 on_paths=self._reindex,
                 on_rescan=self._rescan,
                 alias=lambda rel: self.index.indexer.aliases.get(rel),
+                shown=self.index.indexer.private.shown,
             )
             self._watcher.start()
             self._setup_task = asyncio.create_task(self._watch_setup_files(), name="setup-files")
@@ -112,7 +113,8 @@ class LiveIndex:
                 private = self.index.indexer.private.setup_records
                 rels = await self.index.read(lambda store: notes_to_read_again([*store.setup_records(), *private]))
                 if rels:
-                    log.info("a setup file changed: reading %d note(s) again: %s", len(rels), ", ".join(rels[:5]))
+                    shown = self.index.indexer.private.shown(rels)
+                    log.info("a setup file changed: reading %d note(s) again: %s", len(rels), shown)
                     await self._reindex(rels)
             except Exception:
                 log.exception("checking the notes' setup files failed; trying again in %.0f s", SETUP_CHECK_SECONDS)

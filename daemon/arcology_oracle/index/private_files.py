@@ -32,6 +32,14 @@ class PrivateFiles:
     def __contains__(self, rel: str) -> bool:
         return rel in self._states
 
+    def shown(self, rels: list[str], most: int = 5) -> str:
+        """``rels`` for a log line: the first ``most`` names of those not private when
+        last read, the private ones only counted (their names are theirs to keep)."""
+        named = [rel for rel in rels if rel not in self._states]
+        hidden = len(rels) - len(named)
+        parts = named[:most] + (["..."] if len(named) > most else []) + ([f"{hidden} private"] if hidden else [])
+        return ", ".join(parts)
+
     def states(self) -> dict[str, FileState]:
         return dict(self._states)
 

@@ -63,7 +63,9 @@ class RoamWatcher:
     """Debounced watcher of ``root``. ``on_paths(rels)`` re-indexes files;
     ``on_rescan()`` reconciles the whole directory. Both are awaited on the loop,
     one batch at a time, so work never piles up. ``alias(rel)`` names the path a file is
-    indexed under when that is a symlink's path and ``rel`` its real path (else None)."""
+    indexed under when that is a symlink's path and ``rel`` its real path (else None);
+    ``shown(rels)`` is what the log says of the files re-indexed (private ones unnamed:
+    :meth:`.private_files.PrivateFiles.shown`)."""
 
     def __init__(
         self,
@@ -74,6 +76,7 @@ class RoamWatcher:
         on_paths: Callable[[list[str]], Awaitable[None]],
         on_rescan: Callable[[], Awaitable[None]],
         alias: Callable[[str], str | None] = lambda rel: None,
+        shown: Callable[[list[str]], str] = lambda rels: ", ".join(rels[:5]),
     ):
         self.root = Path(os.path.realpath(root))
         self.exclude_globs = exclude_globs
@@ -81,6 +84,7 @@ class RoamWatcher:
         self.on_paths = on_paths
         self.on_rescan = on_rescan
         self.alias = alias
+        self.shown = shown
         self._paths: dict[str, None] = {}
         self._rescan = False
         self._changed = asyncio.Event()
@@ -201,7 +205,7 @@ class RoamWatcher:
                     log.info("directory change under %s: reconciling", self.root)
                     await self.on_rescan()
                 elif paths:
-                    log.info("re-indexing %d changed file(s): %s", len(paths), ", ".join(paths[:5]))
+                    log.info("re-indexing %d changed file(s): %s", len(paths), self.shown(paths))
                     await self.on_paths(paths)
             except Exception:
                 log.exception("re-indexing after a change failed; it will be retried at the next change")
