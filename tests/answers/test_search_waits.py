@@ -51,21 +51,30 @@ async def test_a_keyword_hit_deleted_before_the_vector_half_is_left_out(index):
     assert [r.as_dict() for r in with_gone[1]] == [r.as_dict() for r in without[1]]
 
 
+async def last_notes_first_heading(index) -> tuple[str, str]:
+    """``(file, title)`` of the first heading of the note indexed last: the one whose
+    heading ids were given out again when it was indexed anew."""
+    return await index.read(lambda s: s.conn.execute(
+        "SELECT f.path, h.title FROM headings h JOIN files f ON f.id = h.file WHERE h.level > 0"
+        " AND f.id = (SELECT file FROM headings ORDER BY id DESC LIMIT 1) ORDER BY h.start_line LIMIT 1"
+    ).fetchone())  # fmt: skip
+
+
+def add_a_heading_at_the_top(note) -> None:
+    text = note.read_text()
+    first = text.index("\n*") + 1
+    note.write_text(text[:first] + "* Zebra crossings at dusk\nStriped, unrelated.\n" + text[first:])
+
+
 async def test_a_write_between_the_two_halves_has_the_words_looked_up_again(index, settings):
     """A note indexed again gets new ids for its headings: a keyword hit found before a
     heading was added at its top names none of them after (it named the added heading
     while ids were given out again). The second half sees the write and looks the words
     up again, so the answer is the one a search after the write gives."""
-    path, title = await index.read(lambda s: s.conn.execute(
-        "SELECT f.path, h.title FROM headings h JOIN files f ON f.id = h.file WHERE h.level > 0"
-        " AND f.id = (SELECT file FROM headings ORDER BY id DESC LIMIT 1) ORDER BY h.start_line LIMIT 1"
-    ).fetchone())  # fmt: skip
+    path, title = await last_notes_first_heading(index)
     half = await index.read(lambda s: search_ranking.keyword_half(s, title, 10))
     assert half.hits
-    note = settings.roam_dir / path
-    text = note.read_text()
-    first = text.index("\n*") + 1
-    note.write_text(text[:first] + "* Zebra crossings at dusk\nStriped, unrelated.\n" + text[first:])
+    add_a_heading_at_the_top(settings.roam_dir / path)
     await index.index_paths([path])
     vector = await index.query_vector(title)
     after_write = await index.read(lambda s: search_ranking.fused(s, half, title, 10, vector))
@@ -80,17 +89,11 @@ async def test_a_write_while_the_results_are_read_shows_no_heading_the_words_did
     is then a heading's of the note before the write; it named the heading added at the
     note's top (ids were given out again: store/writes.py), which the search showed first
     with the hit's score and none of the words looked up."""
-    path, title = await index.read(lambda s: s.conn.execute(
-        "SELECT f.path, h.title FROM headings h JOIN files f ON f.id = h.file WHERE h.level > 0"
-        " AND f.id = (SELECT file FROM headings ORDER BY id DESC LIMIT 1) ORDER BY h.start_line LIMIT 1"
-    ).fetchone())  # fmt: skip
+    path, title = await last_notes_first_heading(index)
     vector = await index.query_vector(title)
     half = await index.read(lambda s: search_ranking.keyword_half(s, title, 10))
     assert half.hits
-    note = settings.roam_dir / path
-    text = note.read_text()
-    first = text.index("\n*") + 1
-    note.write_text(text[:first] + "* Zebra crossings at dusk\nStriped, unrelated.\n" + text[first:])
+    add_a_heading_at_the_top(settings.roam_dir / path)
     loop = asyncio.get_running_loop()
     vector_hits = search_ranking.retrieval.vector_hits
 

@@ -439,11 +439,7 @@ async def test_a_window_of_an_org_conversation_opens_on_its_turns(browser, tmp_p
     # so the words the answer cited could not be read on the phone. Its turns show now,
     # the oracle's marked as everywhere else.
     (roam_dir / "baking-chats.org").write_text(WINDOW_CONVERSATION, encoding="utf-8")
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
-    try:
-        await wait_indexed(daemon)
-        page, watch = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
         await page.fill("#question", "How often should I feed a starter kept in the fridge?")
         await page.tap("#ask-button")
         await page.locator("#answer[data-state=done]").wait_for()
@@ -462,8 +458,6 @@ async def test_a_window_of_an_org_conversation_opens_on_its_turns(browser, tmp_p
         )
         assert ["Oracle", "oracle"] in turns, turns
         watch.assert_clean()
-    finally:
-        daemon.stop()
 
 
 async def test_a_failed_search_leaves_no_results_of_the_query_before(browser, tmp_path, roam_dir, fake_ollama):
@@ -523,11 +517,7 @@ async def test_a_reply_kept_in_a_heading_of_the_users_is_marked_as_the_oracles(b
     from tests.http.test_oracle_words_own_lines import GPTEL, GPTEL_REPLY
 
     (roam_dir / "tenmoku-gptel.org").write_text(GPTEL, encoding="utf-8")
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url)
-    try:
-        await wait_indexed(daemon)
-        page, watch = await new_page(browser, **PHONE)
-        await page.goto(daemon.url + "/")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (_, page, watch):
         await page.fill("#search-input", "MYTYPED twenty minute hold")
         hit = page.locator('#search-results > li[data-file="tenmoku-gptel.org"]').first
         await hit.wait_for()
@@ -541,5 +531,3 @@ async def test_a_reply_kept_in_a_heading_of_the_users_is_marked_as_the_oracles(b
         mine = await text.evaluate("t => [...t.children].filter(c => !c.matches('.note-reply')).map(c => c.textContent)")
         assert any("MYTYPED" in line for line in mine) and not any("GPTELREPLY" in line for line in mine), mine
         watch.assert_clean()
-    finally:
-        daemon.stop()

@@ -56,7 +56,7 @@ PINNED = {
     "m029_reread_replies_in_the_users_headings": "7bd04d057b557fb7",
     "m030_reread_ellama_sessions": "de53fd128a1da1bf",
     "m031_forget_private_files": "faeb20daeff6a5a8",
-    "m032_reread_links_in_replies": "7bd04d057b557fb7",
+    "m032_reread_links_in_replies": "6706e4b3a26a2306",
 }
 
 

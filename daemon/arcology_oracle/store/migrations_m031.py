@@ -7,6 +7,7 @@ code): add a new one at the end.
 from __future__ import annotations
 
 from .migration_registry import migration
+from .migrations_m021 import m029_reread_replies_in_the_users_headings
 
 
 @migration
@@ -30,13 +31,6 @@ def m031_forget_private_files(conn) -> None:
 def m032_reread_links_in_replies(conn) -> None:
     # An id: link a grounded model's reply wrote, in a heading of the user's, is the
     # model's citation, no link of the user's note (notes/oracle_words.py): it was kept
-    # as one. The next reconcile re-reads the files holding a grounded model's turn.
-    conn.executescript(
-        """
-        UPDATE files SET mtime_ns = 0, hash = ''
-        WHERE id IN (
-            SELECT h.file FROM headings h
-            WHERE h.id IN (SELECT heading FROM turns WHERE speaker LIKE '%+notes' OR speaker LIKE '%+notes:%')
-        );
-        """
-    )
+    # as one. The next reconcile re-reads the files holding a grounded model's turn, as
+    # m029 has them re-read.
+    m029_reread_replies_in_the_users_headings(conn)
