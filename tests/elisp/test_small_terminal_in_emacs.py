@@ -222,3 +222,38 @@ async def test_a_first_question_stopped_while_the_daemon_is_silent_is_never_aske
 
 async def _roam_dir_known(emacs) -> bool:
     return await emacs.eval("(and (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs) t)") == "t"
+
+
+@pytest.mark.timeout(180)
+async def test_a_first_file_summary_stopped_while_the_daemon_is_silent_is_never_asked(tmp_path, roam_dir, fake_ollama):
+    """As above, for a summary of a file with no node (inbox.org): ``C-c o u`` waits on
+    the same look-up; ``C-c o k`` said "No answer is coming" and the summary came once the
+    daemon woke. Now it stops it, and nothing is asked of the model."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 80, 24
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await emacs.keys("C-x", "C-f")
+        await emacs.type(str(roam_dir / "inbox.org"))
+        await emacs.keys("Enter")
+        await emacs.wait_text("Buy rye flour")
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            await emacs.keys("C-c", "o", "u")
+            await emacs.keys("C-c", "o", "k")
+            await emacs.wait_text("Stopped 1 answer")
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        await emacs.wait(
+            lambda: _roam_dir_known(emacs), "the daemon, awake, to answer where the notes are", timeout=30
+        )
+        assert await emacs.eval("arcology-oracle--answering") == "nil"
+        summaries = "(let ((b (get-buffer arcology-oracle-summary-buffer-name))) (and b (with-current-buffer b (buffer-string))))"
+        assert await emacs.eval(summaries) == "nil"
+        assert "Summary of" not in await emacs.screen()
+        assert fake_ollama.state.chats == []
+    finally:
+        await emacs.stop()
+        daemon.stop()
