@@ -191,12 +191,7 @@ async def test_a_first_question_stopped_while_the_daemon_is_silent_is_never_aske
     daemon where the notes are; ``C-c o k`` then said "No answer is coming", and the
     answer came once the daemon woke. Now it stops it: "[Stopped]" under the question, and
     when the daemon wakes and answers the look-up, nothing is asked of the model."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 80, 24
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_emacs_at_80x24(tmp_path, roam_dir, fake_ollama) as (daemon, emacs):
         os.kill(daemon.pid, signal.SIGSTOP)
         try:
             await emacs.keys("C-c", "o", "a")
@@ -208,13 +203,24 @@ async def test_a_first_question_stopped_while_the_daemon_is_silent_is_never_aske
             await emacs.wait_text("Stopped 1 answer")
         finally:
             os.kill(daemon.pid, signal.SIGCONT)
-        await emacs.wait(
-            lambda: _roam_dir_known(emacs), "the daemon, awake, to answer where the notes are", timeout=30
-        )
+        await emacs.wait(lambda: _roam_dir_known(emacs), "the daemon, awake, to answer where the notes are", timeout=30)
         screen = await emacs.wait_screen(lambda s: "[Stopped]" in s, "[Stopped] under the question")
         assert "Sources" not in screen, screen
         assert await emacs.eval("arcology-oracle--answering") == "nil"
         assert fake_ollama.state.chats == []
+
+
+@asynccontextmanager
+async def readme_emacs_at_80x24(tmp_path, roam_dir, fake_ollama) -> AsyncIterator[tuple]:
+    """``(daemon, emacs)``: the daemon and an 80x24 ``emacs -nw`` with the README's
+    configuration, at ``*scratch*``; both stopped after."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 80, 24
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        yield daemon, emacs
     finally:
         await emacs.stop()
         daemon.stop()
@@ -229,12 +235,7 @@ async def test_a_first_file_summary_stopped_while_the_daemon_is_silent_is_never_
     """As above, for a summary of a file with no node (inbox.org): ``C-c o u`` waits on
     the same look-up; ``C-c o k`` said "No answer is coming" and the summary came once the
     daemon woke. Now it stops it, and nothing is asked of the model."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 80, 24
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_emacs_at_80x24(tmp_path, roam_dir, fake_ollama) as (daemon, emacs):
         await emacs.keys("C-x", "C-f")
         await emacs.type(str(roam_dir / "inbox.org"))
         await emacs.keys("Enter")
@@ -246,14 +247,9 @@ async def test_a_first_file_summary_stopped_while_the_daemon_is_silent_is_never_
             await emacs.wait_text("Stopped 1 answer")
         finally:
             os.kill(daemon.pid, signal.SIGCONT)
-        await emacs.wait(
-            lambda: _roam_dir_known(emacs), "the daemon, awake, to answer where the notes are", timeout=30
-        )
+        await emacs.wait(lambda: _roam_dir_known(emacs), "the daemon, awake, to answer where the notes are", timeout=30)
         assert await emacs.eval("arcology-oracle--answering") == "nil"
         summaries = "(let ((b (get-buffer arcology-oracle-summary-buffer-name))) (and b (with-current-buffer b (buffer-string))))"
         assert await emacs.eval(summaries) == "nil"
         assert "Summary of" not in await emacs.screen()
         assert fake_ollama.state.chats == []
-    finally:
-        await emacs.stop()
-        daemon.stop()
