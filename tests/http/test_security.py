@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import threading
 
 import aiohttp
 import pytest
@@ -274,3 +275,25 @@ async def test_fetch_metadata_refuses_other_sites_subresources(client, headers, 
     resp = await client.get("/search", params={"q": "covering index"}, headers=headers)
     assert resp.status == status, headers
 
+
+
+async def test_the_proc_table_is_read_off_the_event_loop(make_client, make_settings, fake_ollama, monkeypatch):
+    """Where a sandbox refuses netlink, a new connection's account is read from
+    ``/proc/net/tcp`` (milliseconds with a few thousand sockets listed): in a worker
+    thread, not on the event loop every other request waits on. Netlink's lookup (~10 µs)
+    stays in place."""
+    read_in: list[threading.Thread] = []
+    by_table = peers._by_table
+
+    def recording(*args):
+        read_in.append(threading.current_thread())
+        return by_table(*args)
+
+    monkeypatch.setattr(peers, "_by_netlink", lambda *args: peers._NO_NETLINK)
+    monkeypatch.setattr(peers, "_by_table", recording)
+    monkeypatch.setattr(peers, "_way", "unasked", raising=False)
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    response = await client.get("/health")
+    assert response.status == 200  # the owner's own connection, told by the table
+    probe, *lookups = read_in  # the probe (once, on the loop), then the connection's lookup
+    assert lookups and all(thread is not threading.current_thread() for thread in lookups)

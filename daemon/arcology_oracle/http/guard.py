@@ -139,7 +139,7 @@ async def guard_middleware(request: web.Request, handler):
     settings = request.app[settings_key]
     incoming = Incoming(
         request.method, request.path, request.headers, request.remote, request.match_info.http_exception is None,
-        peers.UNKNOWN if settings.token else _account(request.transport),
+        peers.UNKNOWN if settings.token else await _account(request.transport),
     )  # fmt: skip
     found = refusal(incoming, settings)
     if found is not None:
@@ -152,14 +152,16 @@ async def guard_middleware(request: web.Request, handler):
 _accounts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _account(transport) -> int | None:
+async def _account(transport) -> int | None:
     """:func:`.peers.account_of` for an aiohttp request's connection (``NOBODY`` once it
-    is closed)."""
+    is closed), off the event loop where asking is slow (:func:`.peers.account_of_off_loop`)."""
     if transport is None:
         return peers.NOBODY
     account = _accounts.get(transport, False)
     if account is False:
-        account = peers.account_of(transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+        account = await peers.account_of_off_loop(
+            transport.get_extra_info("peername"), transport.get_extra_info("sockname")
+        )
         _accounts[transport] = account
     return account
 

@@ -22,6 +22,7 @@ connection (tried once, at the first question), the account cannot be told:
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import functools
 import ipaddress
@@ -64,6 +65,16 @@ def account_of(peer: tuple | None, local: tuple | None) -> int | None:
         if found is not _NO_NETLINK:
             return found
     return _by_table(peer_ip, peer_port, local_ip, local_port)
+
+
+async def account_of_off_loop(peer: tuple | None, local: tuple | None) -> int | None:
+    """:func:`account_of` for a coroutine on an event loop: asked in place where netlink
+    is the way (~10 µs), in a worker thread where it is the ``/proc`` table, whose reading
+    takes milliseconds with a few thousand sockets listed (every new connection's
+    request would wait them out on the loop, and so would every other request)."""
+    if _chosen_way() == "netlink":
+        return account_of(peer, local)
+    return await asyncio.to_thread(account_of, peer, local)
 
 
 def can_tell() -> bool:

@@ -53,7 +53,7 @@ class Guarded:
             headers = CIMultiDict((k.decode(*_AS_AIOHTTP), v.decode(*_AS_AIOHTTP)) for k, v in scope["headers"])
             client = scope.get("client")
             path = scope["path"]
-            account = peers.UNKNOWN if self.settings.token else peers.account_of(client, scope.get("server"))
+            account = peers.UNKNOWN if self.settings.token else await peers.account_of_off_loop(client, scope.get("server"))
             incoming = Incoming(
                 scope["method"], path, headers, client[0] if client else None, path.rstrip("/") == PATH, account
             )
