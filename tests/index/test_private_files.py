@@ -8,11 +8,13 @@ here as anyone holding it could: every table (the keyword indexes' own tables an
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 
 from arcology_oracle.answers.search import search
 from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
+from tests.index.test_filesystem import without_dac_override
 from tests.runners import start_daemon, wait_until
 
 PUBLIC = ":PROPERTIES:\n:ID: 9b1e0000-0000-4000-8000-000000000001\n:END:\n#+title: Turnip plans\n\nprivroutesturnip words\n"
@@ -217,10 +219,77 @@ async def test_the_log_counts_a_private_note_read_again_and_never_names_it(tmp_p
         (roam_dir / "inbox.org").write_text((roam_dir / "inbox.org").read_text() + "* Buy salt\n")
 
         def said() -> list[str]:
-            return [line for line in daemon.log().splitlines() if "re-indexing" in line]
+            return [line for line in daemon.log().splitlines() if "changed file(s)" in line]
 
         await wait_until(lambda: any("hush" in line or "1 private" in line for line in said()), timeout=20)
     finally:
         daemon.stop()
     assert "hushquokka" not in daemon.log(), said()
     assert any("1 private" in line for line in said()), said()
+
+
+async def test_the_log_never_names_a_note_its_save_made_private_nor_one_deleted_private(tmp_path, roam_dir, fake_ollama):
+    """The note was public until this read: what the log says of the files read again is
+    said once they are read, so a note the save made private is counted, not named; nor
+    is one deleted while private (private before the read)."""
+    secret = roam_dir / "hushquokka-plans.org"
+    secret.write_text("#+title: Plans\n* Lawyer\nCall on Monday.\n", encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+
+    def said() -> list[str]:
+        return [line for line in daemon.log().splitlines() if "changed file(s)" in line]
+
+    try:
+        draft = roam_dir / "plans.tmp"  # saved whole, as an editor renaming its new copy over the note
+        draft.write_text("#+filetags: :private:\n#+title: Plans\n* Lawyer\nCall on Monday.\n", encoding="utf-8")
+        os.replace(draft, secret)
+        await wait_until(lambda: any("hush" in line or "1 private" in line for line in said()), timeout=20)
+        before = len(said())
+        secret.unlink()
+        await wait_until(lambda: len(said()) > before, timeout=20)
+    finally:
+        daemon.stop()
+    assert "hushquokka" not in daemon.log(), said()
+    assert [line.rsplit(": ", 1)[1] for line in said()] == ["1 private", "1 private"], said()
+
+
+async def test_the_log_names_no_unreadable_note_that_may_be_private(tmp_path, roam_dir, fake_ollama):
+    """A note that cannot be read (the daemon cannot override permission bits, as any
+    user's daemon) is named only when the index holds it, read public: one never read
+    may be private, and one private when last read is. Read again or new, the log keeps
+    their names."""
+    was_private = roam_dir / "hushquokka-diary.org"
+    was_private.write_text("#+filetags: :private:\n#+title: Diary\n* Day\nquiet\n", encoding="utf-8")
+    public = roam_dir / "turnipnotes.org"
+    public.write_text("#+title: Turnips\n* Sowing\nin March\n", encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True,
+                                preexec_fn=without_dac_override if os.geteuid() == 0 else None)  # fmt: skip
+
+    def cannot() -> list[str]:
+        return [line for line in daemon.log().splitlines() if "cannot read" in line]
+
+    def all_said() -> bool:
+        """The three notes' reads logged, and the watcher's line after them (before them
+        in versions that said it before reading)."""
+        lines = daemon.log().splitlines()
+        reads = [i for i, line in enumerate(lines) if "cannot read" in line]
+        batches = [i for i, line in enumerate(lines) if "changed file(s)" in line]
+        return len(reads) >= 3 and bool(batches) and (batches[-1] > reads[-1] or "re-indexing" in lines[batches[0]])
+
+    try:
+        never = roam_dir / "hushwalrus-new.org"
+        never.write_text("#+filetags: :private:\n#+title: New\n", encoding="utf-8")
+        for path in (was_private, public, never):
+            os.chmod(path, 0)
+        with was_private.open("a", encoding="utf-8") as f:  # this test's process may still write it
+            f.write("more\n")
+        with public.open("a", encoding="utf-8") as f:
+            f.write("more\n")
+        await wait_until(all_said, timeout=20)
+    finally:
+        daemon.stop()
+        for path in (was_private, public, never):
+            os.chmod(path, 0o600)
+    log = daemon.log()
+    assert "hushquokka" not in log and "hushwalrus" not in log, cannot()
+    assert any("turnipnotes.org: Permission denied" in line for line in cannot()), cannot()

@@ -272,14 +272,7 @@ class Indexer:
             read = None
         except OSError as exc:
             if exc.errno != errno.ELOOP:
-                # Its setup files or the reading rules (hash '') changed since it was read: it may
-                # be private now, and nothing can tell. Out until it can be read.
-                if known is not None and (known.hash == "" or changed_since(known.setup, looks)):
-                    log.warning("cannot read %s (%s), and what makes a note private changed since it was read: it"
-                                " leaves the index", abs_path, exc.strerror or exc)  # fmt: skip
-                    return _FileRead(rel, abs_path, "gone")
-                log.warning("cannot read %s: %s", abs_path, exc.strerror or exc)
-                return _FileRead(rel, abs_path, "failed", error=exc.strerror or str(exc))
+                return self._unreadable(rel, abs_path, known, looks, exc.strerror or str(exc))
             read = None
         if read is None:  # gone, or no longer a regular file inside the root
             return _FileRead(rel, abs_path, "gone")
@@ -288,6 +281,28 @@ class Indexer:
         if known is not None and known.hash == file_hash and not changed_since(known.setup, looks):
             return _FileRead(rel, abs_path, "same bytes", st=st)
         return _FileRead(rel, abs_path, "changed", data=data, st=st, file_hash=file_hash)
+
+    def _unreadable(self, rel: str, abs_path: Path, known, looks: dict[str, tuple] | None, why: str) -> "_FileRead":
+        """What becomes of a file that cannot be read, said in the log. It is named only
+        when the index holds it, public as last read, and nothing that makes a note
+        private changed since; else it may be private (never read, private when last
+        read, its setup files or the reading rules changed), and the log keeps its name
+        (``doctor`` names it on request)."""
+        was_private = rel in self.private
+        if known is not None and (known.hash == "" or changed_since(known.setup, looks)):
+            # It may be private now, and nothing can tell: out until it can be read.
+            log.warning("cannot read a note (%s), and what makes a note private changed since it was read: it leaves"
+                        " the index", why)  # fmt: skip
+            return _FileRead(rel, abs_path, "gone", error=why, unsure=True)
+        if known is not None and not was_private:
+            log.warning("cannot read %s: %s", abs_path, why)
+            return _FileRead(rel, abs_path, "failed", error=why)
+        if was_private:
+            log.warning("cannot read a note private when last read (%s): nothing of it is indexed", why)
+        else:
+            log.warning("cannot read a note not read before (%s): it is not indexed; `arcology-oracle doctor` names"
+                        " it", why)  # fmt: skip
+        return _FileRead(rel, abs_path, "failed", error=why, unsure=True)
 
     def _apply(self, read: "_FileRead", parsed) -> IndexReport:
         """Bring the store in line with one file as read; ``parsed`` is what
@@ -299,7 +314,11 @@ class Indexer:
             self.private.drop(read.rel)
             if self.store.delete_file(read.rel):
                 report.deleted = 1
-        elif read.outcome == "same bytes" and read.rel in self.private:
+        if read.unsure:
+            self.private.unsure(read.rel)
+        if read.outcome in ("failed", "gone"):
+            return report
+        if read.outcome == "same bytes" and read.rel in self.private:
             self.private.touch(read.rel, read.st)
             report.private = 1
         elif read.outcome == "same bytes":
@@ -346,6 +365,7 @@ class _FileRead:
     st: os.stat_result | None = None
     file_hash: str | None = None
     error: str | None = None
+    unsure: bool = False  # could not be read, and may be private (PrivateFiles.unsure)
 
 
 def _same_stat(path: Path, known, looks: dict[str, tuple]) -> bool:

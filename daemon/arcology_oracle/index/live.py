@@ -68,7 +68,7 @@ class LiveIndex:
                 on_paths=self._reindex,
                 on_rescan=self._rescan,
                 alias=lambda rel: self.index.indexer.aliases.get(rel),
-                shown=self.index.indexer.private.shown,
+                private=self.index.indexer.private,
             )
             self._watcher.start()
             self._setup_task = asyncio.create_task(self._watch_setup_files(), name="setup-files")
@@ -110,12 +110,14 @@ class LiveIndex:
             await asyncio.sleep(SETUP_CHECK_SECONDS)
             try:
                 # The private files' setup files too (kept in memory: index/private_files.py).
-                private = self.index.indexer.private.setup_records
-                rels = await self.index.read(lambda store: notes_to_read_again([*store.setup_records(), *private]))
+                private = self.index.indexer.private
+                setups = private.setup_records
+                rels = await self.index.read(lambda store: notes_to_read_again([*store.setup_records(), *setups]))
                 if rels:
-                    shown = self.index.indexer.private.shown(rels)
-                    log.info("a setup file changed: reading %d note(s) again: %s", len(rels), shown)
+                    # Said once they are read: a note the change made private is not named.
+                    were = private.among(rels)
                     await self._reindex(rels)
+                    log.info("a setup file changed: read %d note(s) again: %s", len(rels), private.shown(rels, were))
             except Exception:
                 log.exception("checking the notes' setup files failed; trying again in %.0f s", SETUP_CHECK_SECONDS)
 

@@ -9,6 +9,10 @@ with the store's), the indexer remembers them here as the store remembers the ot
 path, size, mtime, hash and setup files. A new process reads each once, at its first
 reconcile: about 0.1 ms a note, for its tags only (notes/reader.py stops there).
 
+It also remembers the files that could not be read whose privacy is not known (never
+read, private when last read, or what makes a note private changed since): the log
+names neither those nor the private ones (:meth:`PrivateFiles.shown`).
+
 Changed on the indexer's thread only; :attr:`setup_records` is replaced whole, so any
 thread may read it.
 """
@@ -27,24 +31,39 @@ class PrivateFiles:
 
     def __init__(self) -> None:
         self._states: dict[str, FileState] = {}
+        self._unsure: set[str] = set()  # could not be read, and may be private
         self.setup_records: tuple[tuple[str, str], ...] = ()  # (path, setup), as Store.setup_records
 
     def __contains__(self, rel: str) -> bool:
         return rel in self._states
 
-    def shown(self, rels: list[str], most: int = 5) -> str:
-        """``rels`` for a log line: the first ``most`` names of those not private when
-        last read, the private ones only counted (their names are theirs to keep)."""
-        named = [rel for rel in rels if rel not in self._states]
-        hidden = len(rels) - len(named)
-        parts = named[:most] + (["..."] if len(named) > most else []) + ([f"{hidden} private"] if hidden else [])
+    def among(self, rels: list[str]) -> frozenset[str]:
+        """Those of ``rels`` private as last read, or unread and maybe private: what the
+        log must not name, taken before the files are read again (see :meth:`shown`)."""
+        return frozenset(rel for rel in rels if rel in self._states or rel in self._unsure)
+
+    def shown(self, rels: list[str], were: frozenset[str] = frozenset(), most: int = 5) -> str:
+        """``rels`` for a log line, once they were read again: the first ``most`` names of
+        those public both before (``were``: :meth:`among` before the read) and after it,
+        the others only counted (their names are theirs to keep): a note made private by
+        the read, or deleted while private, is not named either."""
+        unread = [rel for rel in rels if rel in self._unsure]
+        named = [rel for rel in rels if rel not in self._states and rel not in self._unsure and rel not in were]
+        hidden = len(rels) - len(named) - len(unread)
+        parts = named[:most] + (["..."] if len(named) > most else [])
+        parts += ([f"{hidden} private"] if hidden else []) + ([f"{len(unread)} unreadable"] if unread else [])
         return ", ".join(parts)
 
     def states(self) -> dict[str, FileState]:
         return dict(self._states)
 
     def keep(self, parsed: ParsedFile, st: os.stat_result, file_hash: str) -> None:
+        self._unsure.discard(parsed.path)
         self._states[parsed.path] = FileState(parsed.path, st.st_size, st.st_mtime_ns, file_hash, setup_json(parsed.setup_files))
+
+    def unsure(self, rel: str) -> None:
+        """``rel`` could not be read and may be private: not named until it is read."""
+        self._unsure.add(rel)
 
     def touch(self, rel: str, st: os.stat_result) -> None:
         """A new size and mtime for a private file whose bytes did not change."""
@@ -52,7 +71,9 @@ class PrivateFiles:
         self._states[rel] = FileState(rel, st.st_size, st.st_mtime_ns, state.hash, state.setup)
 
     def drop(self, rel: str) -> None:
+        """``rel`` was read public, or is gone."""
         self._states.pop(rel, None)
+        self._unsure.discard(rel)
 
     def clear(self) -> None:
         """Forget them all: the reading rules changed, each must be read again."""

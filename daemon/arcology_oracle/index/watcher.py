@@ -23,6 +23,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from ..notes.files import is_indexable_path
+from .private_files import PrivateFiles
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +65,9 @@ class RoamWatcher:
     ``on_rescan()`` reconciles the whole directory. Both are awaited on the loop,
     one batch at a time, so work never piles up. ``alias(rel)`` names the path a file is
     indexed under when that is a symlink's path and ``rel`` its real path (else None);
-    ``shown(rels)`` is what the log says of the files re-indexed (private ones unnamed:
-    :meth:`.private_files.PrivateFiles.shown`)."""
+    ``private`` are the private files the indexer saw: the log line said once a batch is
+    read counts those private before or after the read, and never names them
+    (:meth:`.private_files.PrivateFiles.shown`)."""
 
     def __init__(
         self,
@@ -76,7 +78,7 @@ class RoamWatcher:
         on_paths: Callable[[list[str]], Awaitable[None]],
         on_rescan: Callable[[], Awaitable[None]],
         alias: Callable[[str], str | None] = lambda rel: None,
-        shown: Callable[[list[str]], str] = lambda rels: ", ".join(rels[:5]),
+        private: PrivateFiles | None = None,
     ):
         self.root = Path(os.path.realpath(root))
         self.exclude_globs = exclude_globs
@@ -84,7 +86,7 @@ class RoamWatcher:
         self.on_paths = on_paths
         self.on_rescan = on_rescan
         self.alias = alias
-        self.shown = shown
+        self.private = private if private is not None else PrivateFiles()
         self._paths: dict[str, None] = {}
         self._rescan = False
         self._changed = asyncio.Event()
@@ -205,8 +207,11 @@ class RoamWatcher:
                     log.info("directory change under %s: reconciling", self.root)
                     await self.on_rescan()
                 elif paths:
-                    log.info("re-indexing %d changed file(s): %s", len(paths), self.shown(paths))
+                    # Said once they are read: a note made private by this very save is
+                    # known only then, and must not be named.
+                    were = self.private.among(paths)
                     await self.on_paths(paths)
+                    log.info("re-indexed %d changed file(s): %s", len(paths), self.private.shown(paths, were))
             except Exception:
                 log.exception("re-indexing after a change failed; it will be retried at the next change")
             self.batches += 1
