@@ -154,6 +154,20 @@ async def test_private_capture_is_written_not_indexed(daemon, roam_dir):
     status, gone = await post(daemon, "/forget", {"id": body["id"]})
     assert status == 200, gone
     assert not today_daily(roam_dir).exists()  # the capture created it: the file goes too
+    # The log never names the private heading's ID, captured or forgotten.
+    assert body["id"] not in daemon.log(), daemon.log()
+    assert "captured a heading the index does not hold" in daemon.log()
+
+
+async def test_a_capture_into_a_private_daily_leaves_its_name_out_of_the_log(daemon, roam_dir):
+    daily = today_daily(roam_dir)
+    daily.parent.mkdir()
+    daily.write_text("#+filetags: :private:\n#+title: today\n* Morning\n")
+    status, body = await post(daemon, "/memorize", {"text": "Call the lawyer"})
+    assert status == 200 and body["file"] == f"daily/{daily.name}" and body["indexed"] is False, body
+    status, gone = await post(daemon, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.name not in daemon.log() and body["id"] not in daemon.log(), daemon.log()
 
 
 async def test_forget_refuses_user_headings_and_bad_input(daemon, roam_dir):

@@ -176,10 +176,13 @@ class Memory:
                 await self._index_capture(rel, written)
                 indexed = await self.index.read(lambda s: s.node(entry.id) is not None)
             except (DatabaseError, StoreError) as exc:
-                log.error("captured %s into %s, but the index could not take it: %s", entry.id, rel, exc)
+                log.error("a capture was written, but the index could not take it: %s", exc)  # maybe private: unnamed
                 broken = f"the index could not take it ({exc}); the note holds it"
                 indexed, note = False, f"{note}; {broken}" if note else broken
-        log.info("captured %s into %s:%d%s%s", entry.id, rel, written.line, f" ({note})" if note else "", "" if written.after else " (read whole)")
+        if indexed:
+            log.info("captured %s into %s:%d%s%s", entry.id, rel, written.line, f" ({note})" if note else "", "" if written.after else " (read whole)")
+        else:  # private (tagged so, or its note is), or in a left-out note: neither it nor its note is named
+            log.info("captured a heading the index does not hold (private, or in a note it leaves out)")
         return Captured(entry.id, entry.title, rel, written.line, rel != daily, indexed, entry.link, note)
 
     async def _index_capture(self, rel: str, written: note_io.Appended) -> None:
@@ -192,7 +195,7 @@ class Memory:
                     done = True
                     break
         if not done:
-            log.debug("indexing the whole of %s after a capture", rel)
+            log.debug("indexing the whole note after a capture")
             await self.index.index_paths(list(dict.fromkeys([rel, written.real_rel])))
         if self.after_index:
             self.after_index()
@@ -245,7 +248,10 @@ class Memory:
                 if self.after_index:
                     self.after_index()
                 remaining = await self.index.read(lambda s: s.rows_of_node(node_id))
-                log.info("forgot captured heading %s from %s:%d", node_id, rel, removal.line)
+                if indexed:
+                    log.info("forgot captured heading %s from %s:%d", node_id, rel, removal.line)
+                else:  # private, or in a left-out note: unnamed, as when it was captured
+                    log.info("forgot a captured heading the index did not hold (private, or in a note it leaves out)")
                 return {"ok": True, "id": node_id, "file": rel, "line": removal.line, "removed_lines": removal.lines,
                         "remaining_rows": remaining}  # fmt: skip
             if indexed:

@@ -91,9 +91,7 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
         if not st.st_mode & 0o222:
             umask = ", as the daemon's umask makes every new file" if created else ""
             raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}{umask}): not changed")
-        if created:
-            log.info("created %s", rel)
-        return fd, st, created
+        return fd, st, created  # (not logged: the note may be private; the capture's line names it when it is not)
     except BaseException:
         try:
             remove_created(created, fd)
