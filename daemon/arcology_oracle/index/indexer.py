@@ -15,7 +15,8 @@ the others; whatever part of a bad file could be read is indexed.
 
 A file the privacy rule keeps out whole (``ParsedFile.private``) leaves nothing in the
 store, not even its path: whatever was stored for it is deleted, and only this process
-remembers it was seen (:mod:`.private_files`).
+remembers it was seen (:mod:`.private_files`). A rejected link suggestion naming a node
+now kept out goes too (:mod:`.kept_out`).
 
 A reconcile with many files to read parses them in worker processes
 (:class:`~arcology_oracle.index.parsing.ParsePipeline`) while this thread stores them in order.
@@ -40,6 +41,7 @@ from ..notes.records import ParsedFile
 from ..notes.setup_files import changed_since
 from ..store import Store
 from .appends import appended_headings
+from .kept_out import KeptOutNodes
 from .parsing import ParseOptions, ParsePipeline, default_workers, newly_private, parse_or_error
 from .private_files import PrivateFiles
 from .regular_files import read_regular_file as _read_regular_file
@@ -105,6 +107,7 @@ class Indexer:
         self.aliases: dict[str, str] = {}
         self.private = PrivateFiles()  # the private files seen: in memory only
         self._lock = threading.Lock()
+        self._kept_out = KeptOutNodes()  # for the operation under way (reconcile, index_paths)
         # Called on this thread after each commit of a reconcile (see OracleIndex, which
         # stores vectors there while the reconcile goes on).
         self.between_commits: Callable[[], None] | None = None
@@ -130,6 +133,7 @@ class Indexer:
                              " again", "every file" if added is None else "the files tagged " + ", ".join(sorted(added)))  # fmt: skip
             known = self._known()
             self._real_root = os.path.realpath(self.root)
+            self._kept_out = KeptOutNodes(self.store)
             self.progress = Progress("indexing", 0, len(on_disk))
             stale = []
             looks: dict[str, tuple] = {}  # each setup file looked at once in this reconcile
@@ -166,9 +170,7 @@ class Indexer:
             if pipeline.parsed_in_workers:
                 log.info("parsed %d files in %d worker processes", pipeline.parsed_in_workers, pipeline.workers)
             for rel in known.keys() - on_disk.keys():
-                self.private.drop(rel)
-                if self.store.delete_file(rel):
-                    report.deleted += 1
+                self._forget(rel, report)
             self.private.publish()
             report.seen = len(on_disk)
             self._checkpoint(report)
@@ -188,6 +190,7 @@ class Indexer:
             report = IndexReport()
             known = self._known()
             self._real_root = os.path.realpath(self.root)
+            self._kept_out = KeptOutNodes(self.store)
             canonical: set[str] | None = None
             for rel in rels:
                 abs_path = self.root / rel
@@ -208,9 +211,7 @@ class Indexer:
                     report.merge(self._index_one(rel, abs_path, known.get(rel)))
                     report.seen += 1
                 else:
-                    self.private.drop(rel)
-                    if self.store.delete_file(rel):
-                        report.deleted += 1
+                    self._forget(rel, report)
             self.private.publish()
             self._checkpoint(report)
             return report
@@ -240,8 +241,16 @@ class Indexer:
         record, or for a private file this process's (:mod:`.private_files`)."""
         return {**self.private.states(), **self.store.file_states()}
 
+    def _forget(self, rel: str, report: IndexReport) -> None:
+        """``rel`` is no note to index any more: gone, or excluded (its nodes kept out)."""
+        if not is_indexable_path(rel, self.settings.exclude_globs):
+            self._kept_out.held_by(rel)
+        self.private.drop(rel)
+        report.deleted += int(self.store.delete_file(rel))
+
     def _checkpoint(self, report: IndexReport) -> None:
-        if report.indexed or report.deleted:
+        """End of an operation: kept-out nodes' rejections forgotten; the log folded in."""
+        if self._kept_out.forget() or report.indexed or report.deleted:
             self.store.checkpoint()
 
     @property
@@ -277,20 +286,17 @@ class Indexer:
         if read is None:  # gone, or no longer a regular file inside the root
             return _FileRead(rel, abs_path, "gone")
         data, st = read
+        self._kept_out.read(data)
         file_hash = hashlib.sha256(data).hexdigest()
         if known is not None and known.hash == file_hash and not changed_since(known.setup, looks):
             return _FileRead(rel, abs_path, "same bytes", st=st)
         return _FileRead(rel, abs_path, "changed", data=data, st=st, file_hash=file_hash)
 
     def _unreadable(self, rel: str, abs_path: Path, known, looks: dict[str, tuple] | None, why: str) -> "_FileRead":
-        """What becomes of a file that cannot be read, said in the log. It is named only
-        when the index holds it, public as last read, and nothing that makes a note
-        private changed since; else it may be private (never read, private when last
-        read, its setup files or the reading rules changed), and the log keeps its name
-        (``doctor`` names it on request)."""
+        """A file that cannot be read, logged by name only when the index holds it, public
+        as last read, and nothing that makes a note private changed since."""
         was_private = rel in self.private
-        if known is not None and (known.hash == "" or changed_since(known.setup, looks)):
-            # It may be private now, and nothing can tell: out until it can be read.
+        if known is not None and (known.hash == "" or changed_since(known.setup, looks)):  # may be private now
             log.warning("cannot read a note (%s), and what makes a note private changed since it was read: it leaves"
                         " the index", why)  # fmt: skip
             return _FileRead(rel, abs_path, "gone", error=why, unsure=True)
@@ -330,6 +336,7 @@ class Indexer:
                     raise parsed
                 headings, chunks = parsed
                 if headings.private:  # nothing of it is stored; what was, goes
+                    self._kept_out.held_by(read.rel)
                     self.private.keep(headings, read.st, read.file_hash)
                     report.private, report.deleted = 1, int(self.store.delete_file(read.rel))
                     return report

@@ -3,7 +3,9 @@ of similarity read (see :mod:`arcology_oracle.answers.links` and
 :mod:`arcology_oracle.answers.graph`).
 
 Rejections are pairs of node IDs kept in ``link_rejections`` (migration
-``m006_link_rejections``); nothing the indexer or the doctor does touches them. The graph
+``m006_link_rejections``): re-reading a note, deleting it and the doctor leave them, but
+one naming a node the privacy rule now keeps out goes (:meth:`LinkGraph.forget_rejections_of`,
+which the indexer calls: index/kept_out.py). The graph
 reads only nodes that are in the index, so excluded and private nodes never show up as
 neighbours, tag holders or candidates.
 """
@@ -76,6 +78,32 @@ class LinkGraph(StoreBase):
             cur = self.conn.execute(
                 "DELETE FROM link_rejections WHERE (?1 IS NULL OR src_node = ?1) AND (?2 IS NULL OR dst_node = ?2)",
                 (src, dst),
+            )
+        return cur.rowcount
+
+    def rejected_nodes(self) -> set[str]:
+        """Every node a rejection names, either side."""
+        return {r[0] for r in self.conn.execute("SELECT src_node FROM link_rejections UNION SELECT dst_node FROM link_rejections")}
+
+    def own_ids_of(self, path: str) -> set[str]:
+        """The node IDs the indexed file ``path``'s headings hold."""
+        return {
+            r[0]
+            for r in self.conn.execute(
+                "SELECT h.own_id FROM headings h JOIN files f ON f.id = h.file WHERE f.path = ? AND h.own_id IS NOT NULL",
+                (path,),
+            )
+        }
+
+    def forget_rejections_of(self, nodes: Iterable[str]) -> int:
+        """Forget the rejections naming one of ``nodes`` that the index does not hold (a
+        node it holds is public, whatever else was found of it); returns how many."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "DELETE FROM link_rejections WHERE"
+                " (src_node IN (SELECT value FROM json_each(?1)) AND NOT EXISTS (SELECT 1 FROM headings WHERE own_id = src_node))"
+                " OR (dst_node IN (SELECT value FROM json_each(?1)) AND NOT EXISTS (SELECT 1 FROM headings WHERE own_id = dst_node))",
+                (json.dumps(sorted(set(nodes))),),
             )
         return cur.rowcount
 

@@ -34,3 +34,20 @@ def m032_reread_links_in_replies(conn) -> None:
     # as one. The next reconcile re-reads the files holding a grounded model's turn, as
     # m029 has them re-read.
     m029_reread_replies_in_the_users_headings(conn)
+
+
+@migration
+def m033_reread_for_rejections_of_private_nodes(conn) -> None:
+    # A rejected link suggestion (link_rejections) kept the ID of a node later made
+    # private. The indexer now forgets such a rejection when it reads the node kept out
+    # (index/kept_out.py), but an unchanged note is not read. So when a rejection names a
+    # node the index does not hold, every file is read again at the next reconcile (its
+    # bytes hashed; parsed only if they changed): one defining that node (private now)
+    # has its rejections forgotten. Deleting every such rejection here would also take
+    # those of notes merely gone for a while (deleted then restored, or the notes
+    # directory emptied as an unmounted drive leaves it), which the rejections outlive.
+    conn.execute(
+        "UPDATE files SET mtime_ns = 0 WHERE EXISTS (SELECT 1 FROM link_rejections r WHERE"
+        " NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.src_node)"
+        " OR NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.dst_node))"
+    )

@@ -1,0 +1,99 @@
+"""A rejected link suggestion (``link_rejections``) naming a node the privacy rule now
+keeps out is forgotten: its file made private or excluded, its own heading made private.
+A node merely gone (its note deleted) keeps its rejections, which hold again when it
+comes back. An index made before forgets those it kept once upgraded (m033), as the
+next reconcile reads the notes again. Real org files and SQLite; the database's every
+byte is searched."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from arcology_oracle.index.service import OracleIndex
+from tests.corpus_tools import db_bytes
+from tests.http.test_suggest_links import A, A2, B, C, D, E, F, kelp_notes
+
+
+async def rejections(index) -> list[tuple[str, str]]:
+    return sorted((r["from"], r["to"]) for r in await index.read(lambda s: s.link_rejections()))
+
+
+async def reject(index, *pairs) -> None:
+    for src, dst in pairs:
+        await index.write(lambda s, src=src, dst=dst: s.reject_link(src, dst))
+
+
+def make_private(path, heading: str | None = None) -> None:
+    """Tag the file ``path`` private, or only its ``heading`` (a ``* `` line)."""
+    text = path.read_text()
+    if heading is None:
+        path.write_text(text.replace("#+title:", "#+filetags: :private:\n#+title:", 1))
+    else:
+        path.write_text(text.replace(f"* {heading}\n", f"* {heading} :private:\n", 1))
+
+
+async def test_a_rejection_goes_when_its_node_is_made_private_or_excluded(tmp_path, roam_dir, make_settings):
+    kelp_notes(roam_dir)
+    settings = make_settings()
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+        await reject(index, (A, D), (F, A2), (C, E), (B, F))
+        make_private(roam_dir / "kelp-d.org")  # a file node made private by its file tags
+        make_private(roam_dir / "kelp-a.org", heading="Nested kelp log")  # a heading node made private
+        await index.index_paths(["kelp-d.org", "kelp-a.org"])  # as the watcher does
+        assert await rejections(index) == [(B, F), (C, E)]
+        (roam_dir / "kelp-f.org").rename(tmp_path / "kelp-f.org")  # deleted: kept, it may come back
+        await index.index_paths(["kelp-f.org"])
+        assert await rejections(index) == [(B, F), (C, E)]
+        (tmp_path / "kelp-f.org").rename(roam_dir / "kelp-f.org")
+        await index.reconcile()
+    finally:
+        await index.close()
+    raw = db_bytes(settings.db_path)
+    assert D.encode() not in raw and A2.encode() not in raw
+
+    index = OracleIndex(make_settings(exclude_globs=["kelp-e.org"]))  # a glob now excludes E's file
+    await index.start()
+    try:
+        await index.reconcile()
+        assert await rejections(index) == [(B, F)]
+    finally:
+        await index.close()
+    assert E.encode() not in db_bytes(settings.db_path)
+
+
+async def test_an_index_made_before_forgets_the_rejections_of_nodes_made_private_on_upgrade(roam_dir, make_settings):
+    """Before, a heading node made private kept its rejections, and its note, unchanged
+    since, is not read again: m033 has every note read again (hashed only) when a
+    rejection names a node the index does not hold. One of a note deleted stays."""
+    kelp_notes(roam_dir)
+    settings = make_settings()
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.close()
+    make_private(roam_dir / "kelp-a.org", heading="Nested kelp log")
+    index = OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.close()
+    gone = "2222bbbb-0000-4000-8000-000000000009"  # a deleted note's: written nowhere
+    with sqlite3.connect(settings.db_path) as conn:  # as the index kept them before m033
+        conn.executemany(
+            "INSERT INTO link_rejections (src_node, dst_node, created_at) VALUES (?, ?, 0)", [(F, A2), (C, gone), (A, D)]
+        )
+        conn.execute("DELETE FROM _migrations WHERE name = 'm033_reread_for_rejections_of_private_nodes'")
+    conn.close()
+    assert A2.encode() in db_bytes(settings.db_path)
+
+    index = OracleIndex(settings)
+    await index.start()  # migrates
+    try:
+        report = await index.reconcile()
+        assert report.indexed == 0 and report.failed == {}  # read and hashed, none parsed again
+        assert await rejections(index) == [(A, D), (C, gone)]
+    finally:
+        await index.close()
+    assert A2.encode() not in db_bytes(settings.db_path)
