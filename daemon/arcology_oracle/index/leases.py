@@ -5,7 +5,8 @@ The kernel grants a write lease only while no other process has the file open; a
 that opens the file meanwhile waits (up to ``/proc/sys/fs/lease-break-time``) until the
 lease is released, and the holder gets SIGIO. Where leases are unavailable (not Linux, a
 file owned by another user, SIGIO not handled), :func:`take_lease` answers False and the
-caller decides what is still safe.
+caller decides what is still safe. :mod:`.regular_files` takes read leases the same way
+(:func:`leases_usable`), so that the indexer never reads a note half saved.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ def prepare_leases() -> None:
             signal.signal(signal.SIGIO, signal.SIG_IGN)
 
 
-def _leases_usable() -> bool:
+def leases_usable() -> bool:
+    """Whether this process may take leases (Linux, SIGIO handled: :func:`prepare_leases`)."""
     return hasattr(fcntl, "F_SETLEASE") and signal.getsignal(signal.SIGIO) not in (signal.SIG_DFL, None)
 
 
 def take_lease(fd: int, attempts: int) -> bool:
     """Whether a write lease on ``fd`` was granted within ``attempts`` tries."""
-    if not _leases_usable():
+    if not leases_usable():
         return False
     for attempt in range(attempts):
         try:

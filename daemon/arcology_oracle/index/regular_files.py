@@ -1,12 +1,19 @@
 """Reading a note file for the indexer: only a regular file inside the notes directory,
 opened without blocking and checked after it is open (it may have been swapped since
-it was listed)."""
+it was listed), and never in the middle of another program's save."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import stat
+import time
 from pathlib import Path
+
+from .leases import leases_usable, release_lease
+
+READ_ATTEMPTS = 6  # ~60 ms of tries in all, for a save under way (most take a few ms)
 
 
 def read_regular_file(real_root: str, path: Path) -> tuple[bytes, os.stat_result] | None:
@@ -17,6 +24,18 @@ def read_regular_file(real_root: str, path: Path) -> tuple[bytes, os.stat_result
     would block the writer thread forever), a directory, or a symlink out of the root.
     So it is opened without blocking, and the open file itself is checked before reading:
     where it is (see :func:`_open_inside`) and that it is a regular file.
+
+    A save that writes the note in place (truncated, then written) must not be read half
+    way: the half read may lack the private ``#+filetags`` line that the whole has, and
+    the note would be stored public until read again. So the file is read under a Linux
+    read lease (``F_SETLEASE``, ``F_RDLCK``), which the kernel grants only while no
+    process holds it open for writing, and which makes any that opens it so meanwhile wait
+    until the read is done (microseconds). Where leases cannot be taken (another user's
+    file, a file system without them, SIGIO not handled: the CLI), the read is kept only
+    when the file's size, mtime and ctime are the same before and after it (a save
+    paused between its two writes is not seen then). Tried :data:`READ_ATTEMPTS` times;
+    then ``BlockingIOError`` (EBUSY): the caller keeps what it had, and reads the file
+    again when the writer closes it (the watcher sees that).
     """
     fd = _open_inside(real_root, path)
     if fd is None:
@@ -25,12 +44,45 @@ def read_regular_file(real_root: str, path: Path) -> tuple[bytes, os.stat_result
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        parts = []
-        while part := os.read(fd, max(st.st_size + 1, 65536)):
-            parts.append(part)
-        return b"".join(parts), st
+        for attempt in range(READ_ATTEMPTS):
+            leased = _read_lease(fd)
+            try:
+                data, after = _read_whole(fd, st), os.fstat(fd)
+            finally:
+                if leased:
+                    release_lease(fd)
+            if leased or (leased is None and _same(st, after) and len(data) == after.st_size):
+                return data, after
+            st = after
+            if attempt + 1 < READ_ATTEMPTS:
+                time.sleep(0.002 * 2**attempt)
+        raise BlockingIOError(errno.EBUSY, "being written by another program")
     finally:
         os.close(fd)
+
+
+def _read_whole(fd: int, st: os.stat_result) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    parts = []
+    while part := os.read(fd, max(st.st_size + 1, 65536)):
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _read_lease(fd: int) -> bool | None:
+    """True when a read lease on ``fd`` was granted, False when a process holds the file
+    open for writing (a save under way), None when leases cannot be had here."""
+    if not leases_usable():
+        return None
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        return True
+    except OSError as exc:
+        return False if exc.errno in (errno.EAGAIN, errno.EBUSY) else None
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_size, a.st_mtime_ns, a.st_ctime_ns) == (b.st_size, b.st_mtime_ns, b.st_ctime_ns)
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
