@@ -148,7 +148,8 @@ class Indexer:
                     stale.append((rel, abs_path))
             if on_progress:
                 on_progress(self.progress)
-            with ParsePipeline(self.parse_options, self._parse_workers(len(stale))) as pipeline:
+            workers = self._parse_workers(len(stale))  # started once worth it (private notes are not)
+            with ParsePipeline(self.parse_options, workers, total=len(stale), min_files=PARALLEL_PARSE_MIN_FILES) as pipeline:
                 results = pipeline.run(
                     (read, read.rel, read.data)
                     for read in (self._read(rel, abs_path, known.get(rel), looks) for rel, abs_path in stale)

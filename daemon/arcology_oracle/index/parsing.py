@@ -147,25 +147,50 @@ class ParsePipeline(Generic[T]):
     At most ``window`` files are in flight, so memory stays bounded however many files
     there are. With ``workers == 0``, or if the pool cannot start or breaks (a worker
     killed), files are parsed inline; nothing is lost either way.
+
+    Given ``total`` (how many jobs will come), the pool is started only once it is worth
+    its start (a process, ~0.1-1 s): files are parsed inline until ``per_task`` of them
+    needed a whole read (not kept out whole by the privacy rule, which the reader tells
+    from the file's tags in ~0.1 ms), and then only if as many of all the jobs as among
+    those seen are expected to need one, at least ``min_files``. A daemon's start reads
+    every private note again (nothing of them is stored): hundreds of them alone no longer
+    start a process.
     """
 
-    def __init__(self, options: ParseOptions, workers: int, *, per_task: int = 32, window: int = 256):
+    def __init__(
+        self, options: ParseOptions, workers: int, *, per_task: int = 32, window: int = 256,
+        total: int | None = None, min_files: int = 0,
+    ):  # fmt: skip
         self.options = options
         self.workers = workers
         self.per_task = per_task
         self.window = window
         self.parsed_in_workers = 0
         self._pool: ProcessPoolExecutor | None = None
+        self._total, self._min_files = total, min_files
+        self._started = False  # the pool was started (or could not be): never again
+        self._seen = self._whole = 0  # jobs parsed inline while the pool waits, and those read whole
 
     def __enter__(self) -> "ParsePipeline[T]":
-        if self.workers > 0:
-            try:
-                self._pool = ProcessPoolExecutor(
-                    self.workers, mp_context=get_context("spawn"), initializer=_exit_with_parent
-                )
-            except (OSError, ValueError) as exc:  # no processes allowed here: parse inline
-                log.warning("cannot start parser processes (%s); parsing in one thread", exc)
+        if self.workers > 0 and self._total is None:
+            self._start_pool()
         return self
+
+    def _start_pool(self) -> None:
+        self._started = True
+        try:
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=get_context("spawn"), initializer=_exit_with_parent)
+        except (OSError, ValueError) as exc:  # no processes allowed here: parse inline
+            log.warning("cannot start parser processes (%s); parsing in one thread", exc)
+
+    def _judge(self, result: tuple | Exception | None) -> None:
+        """After a job parsed inline while the pool waits: start it when worth it."""
+        if self._started or self.workers <= 0 or self._total is None:
+            return
+        self._seen += 1
+        self._whole += isinstance(result, tuple) and not result[0].private
+        if self._whole >= self.per_task and self._total * self._whole >= self._min_files * self._seen:
+            self._start_pool()
 
     def __exit__(self, *exc_info) -> None:
         if self._pool is not None:
@@ -178,7 +203,9 @@ class ParsePipeline(Generic[T]):
         in_flight = 0
         for job in jobs:
             if self._pool is None and not tasks and not batch:
-                yield job[0], self._parse_here(job[1], job[2])
+                result = self._parse_here(job[1], job[2])
+                yield job[0], result
+                self._judge(result)
                 continue
             batch.append(job)
             if len(batch) >= self.per_task:
