@@ -74,6 +74,7 @@ from .org_escape import cookie_reach, escape_line, inert, refuse_controls
 from .capture_blanks import blank_form
 from .capture_headings import find_heading, heading_properties  # noqa: F401 (part of this module's interface)
 from .capture_title import TRAILING_BLANKS, capture_title
+from .line_endings import file_eol, split_keeping_ends  # noqa: F401 (part of this module's interface)
 from .org_syntax import HEADING_LINE_RE, org_link, plain_title
 from .privacy import is_tag_char
 
@@ -225,31 +226,6 @@ def render_capture(capture: Capture, *, rel: str, eol: bytes, lead: bytes = b"")
     at = capture.lines.index(":END:")
     encoded.insert(at, f":{CAPTURE_HASH}: {h.hexdigest()}".encode() + eol)
     return lead + b"".join(encoded)
-
-
-# -- line endings, as Emacs decides them ------------------------------------------------
-
-
-def file_eol(data: bytes) -> bytes:
-    """The line ending Emacs gives the file (its ``buffer-file-coding-system``), checked
-    with Emacs 28 on mixed files: any lone LF makes it ``unix`` (LF; CRs stay as ``^M``),
-    else any CRLF ``dos`` (lone CRs stay as ``^M``), else any CR ``mac``; a file without
-    any line ending is ``unix``."""
-    crlf = data.count(b"\r\n")
-    if data.count(b"\n") > crlf:
-        return b"\n"
-    if crlf:
-        return b"\r\n"
-    return b"\r" if b"\r" in data else b"\n"
-
-
-def split_keeping_ends(data: bytes, eol: bytes) -> list[bytes]:
-    """The file's lines, each with its line ending (the last one may have none)."""
-    pieces = data.split(eol)
-    lines = [p + eol for p in pieces[:-1]]
-    if pieces[-1]:
-        lines.append(pieces[-1])
-    return lines
 
 
 # -- forgetting -------------------------------------------------------------------------

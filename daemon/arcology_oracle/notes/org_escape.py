@@ -120,7 +120,7 @@ def hides_local_variables(tail: str, added: str, eol: str = "\n") -> bool:
     Variables`` block beyond :data:`LOCAL_VARIABLES_REACH` characters from its end, where
     Emacs no longer looks for it (the user's ``fill-column``, ``coding`` or mode would
     silently stop applying). False when Emacs finds no block there now. Both are counted
-    as Emacs's buffer holds them for the file's line ending ``eol`` (``capture.file_eol``):
+    as Emacs's buffer holds them for the file's line ending ``eol`` (``line_endings.file_eol``):
     in a CRLF or CR file each of those is one newline; in an LF file a CR is a character
     of its own, whatever follows it."""
     tail = _as_emacs_reads(tail, eol)[-LOCAL_VARIABLES_REACH:]

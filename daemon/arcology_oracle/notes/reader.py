@@ -14,7 +14,7 @@ Decisions worth knowing (see the tests for each):
   ``^M``, does not, which only ever makes more private. A final newline does not start a
   new line, so an empty file has 0 lines and yields **no headings at all**. (Captures
   write the file's own line ending, so they never mix them:
-  :func:`arcology_oracle.notes.capture.file_eol`.)
+  :func:`arcology_oracle.notes.line_endings.file_eol`.)
 * A level-0 record exists when the file has at least one line before its first heading.
   A file that starts with a heading has no level-0 record (it cannot be a file node:
   org-roam needs the file's ``:ID:`` drawer before the first heading).
