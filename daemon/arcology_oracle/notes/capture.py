@@ -253,7 +253,10 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     separator line ending the capture added goes too when the capture is the file's last
     text, so forgetting an untouched capture restores the file byte for byte; before a
     later heading it stays (that heading must stay a heading). A capture at the very top
-    of the file, its separator deleted (whitespace-cleanup on save), goes without it.
+    of the file, its separator deleted (whitespace-cleanup on save), goes without it. The
+    empty line that ends a subtree when the next heading is a capture written without a
+    lease is that capture's separator when its hash says so: it is not text added, and it
+    is left where that capture's hash still matches (its own empty line goes instead).
     """
     eol = file_eol(data)
     bom = len(BOM) if data.startswith(BOM) else 0
@@ -277,6 +280,48 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     for line in raw:
         offsets.append(offsets[-1] + len(line))
     first, last = offsets[start], offsets[end]
+    top = first == bom
+    empty_line = (eol + eol, FILE_START + eol)
+    matched_at, full = _matched_leads(data, raw, offsets, start, end, rel, stored, eol)
+    # The empty line ending the subtree may be the separator of a capture right below
+    # (written without a lease): its hash covers it, so it is that capture's, not text.
+    next_lead = None
+    if not full and sub[-1] == eol and (next_lead := _separator_of(data, raw, lines, offsets, end, rel, eol)):
+        full, last = [lead for lead, at in matched_at.items() if at == len(sub) - 1], offsets[end - 1]
+    if not full:
+        unlike = _what_changed(lines, start, end, matched_at, sub)
+        if any(_digest_of(rel, lead, sub, hash_at, f) == stored for lead in empty_line for f in _FORMS):  # as written
+            unlike = "the empty line above it was deleted (or text written there), so the line ending above it is not its own"
+        raise Changed(f"{where} is not as arcology-oracle wrote it: {unlike}; it is yours now: edit it in Emacs")
+    # The lead goes too when the capture is still the file's last text (a created file
+    # then goes whole; after an empty line the line ending before it stays); before a
+    # later heading it stays (that heading must stay one).
+    lead = full[0]
+    if next_lead:
+        # That capture's hash covers its separator and the line ending above it: this
+        # subtree goes with its own empty line where it has one (the same bytes as taking
+        # that separator). At the file's start no line ending is left above, so that
+        # separator goes too: the next capture stands at the top, forgotten alone there.
+        first -= len(eol) if lead in empty_line and not top else 0
+        last = offsets[end] if first == bom and next_lead == eol + eol else last
+    elif end == len(raw) and not top:
+        first -= len(eol) if lead in empty_line else len(lead)
+    head = lead not in (b"", eol, *empty_line)
+    whole_file = head and first == 0 and last == len(data)
+    if not whole_file:
+        _keep_mode_line(data, bom, first, last, eol, where)
+    return Removal(first, last, start + 1, end - start, whole_file=whole_file)
+
+
+def _matched_leads(
+    data: bytes, raw: list[bytes], offsets: list[int], start: int, end: int, rel: str, stored: str, eol: bytes
+) -> tuple[dict[bytes, int], list[bytes]]:
+    """For the captured subtree of lines ``raw[start:end]`` (hash ``stored``): each lead
+    with which its hash matches a first part of it (how many lines), and those with
+    which it matches the whole subtree."""
+    first, bom = offsets[start], offsets[0]
+    sub = raw[start:end]
+    hash_at = next((i for i, line in enumerate(sub) if _HASH_LINE_RE.match(line)), None)
     # What may stand before the subtree: nothing, the separator (a line ending), that and
     # the separator written after the file's own last line ending or at an empty file's
     # start (an empty line; the hash covers that line ending, or FILE_START, too), or the
@@ -284,12 +329,10 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     # too). At the file's top (after a BOM at most) the separator may be gone whole:
     # whitespace-cleanup, a common before-save-hook, deletes a buffer's first empty lines.
     # Nothing stands before the subtree then, so the subtree alone goes.
-    top = first == bom
-    empty_line = (eol + eol, FILE_START + eol)
     leads = {b"", eol, eol + eol} | ({data[:first]} if start and not bom else set())
     leads = {lead for lead in leads if first >= len(lead) and data[first - len(lead) : first] == lead}
-    if top:
-        leads |= {eol, *empty_line}
+    if first == bom:
+        leads |= {eol, eol + eol, FILE_START + eol}
     elif data[bom:first] == eol:  # the file's first line is empty, as a capture into an empty file made it
         leads.add(FILE_START + eol)
     # Each line as written (an older version hashed tabs) and in capture_blanks' form.
@@ -303,22 +346,22 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
             if h.hexdigest() == stored:
                 matched_at.setdefault(lead, i + 1)
                 full += [lead] if i + 1 == len(sub) and lead not in full else []
-    if not full:
-        unlike = _what_changed(lines, start, end, matched_at, sub)
-        if any(_digest_of(rel, lead, sub, hash_at, f) == stored for lead in empty_line for f in _FORMS):  # as written
-            unlike = "the empty line above it was deleted (or text written there), so the line ending above it is not its own"
-        raise Changed(f"{where} is not as arcology-oracle wrote it: {unlike}; it is yours now: edit it in Emacs")
-    # The lead goes too when the capture is still the file's last text (a created file
-    # then goes whole; after an empty line the line ending before it stays); before a
-    # later heading it stays (that heading must stay one).
-    lead = full[0]
-    if end == len(raw) and not top:
-        first -= len(eol) if lead in empty_line else len(lead)
-    head = lead not in (b"", eol, *empty_line)
-    whole_file = head and first == 0 and last == len(data)
-    if not whole_file:
-        _keep_mode_line(data, bom, first, last, eol, where)
-    return Removal(first, last, start + 1, end - start, whole_file=whole_file)
+    return matched_at, full
+
+
+def _separator_of(
+    data: bytes, raw: list[bytes], lines: list[str], offsets: list[int], at: int, rel: str, eol: bytes
+) -> bytes | None:
+    """The lead (a line ending, or two) with which the captured heading on line ``at``
+    matches its hash, when that lead holds the empty line above it (its separator);
+    else None."""
+    props = heading_properties(lines, at) if at < len(lines) else {}
+    stored, node_id = props.get(CAPTURE_HASH), props.get("ID", "")
+    found = find_heading(lines[at:], node_id) if is_captured(props) and stored and node_id else None
+    if found is None or found[0] != 0:
+        return None
+    matched_at, _ = _matched_leads(data, raw, offsets, at, at + found[1], rel, stored, eol)
+    return next((lead for lead in (eol + eol, eol) if lead in matched_at), None)
 
 
 def _keep_mode_line(data: bytes, bom: int, first: int, last: int, eol: bytes, where: str) -> None:
