@@ -47,3 +47,54 @@ async def test_a_note_indexed_again_between_the_two_reads_lends_no_other_heading
     found = await links.suggest_links(index, path=path, line=line, k=5)
     assert asked and found["suggestions"]
     assert set(lent) <= {title}  # was {'Zebra crossings at dusk'}
+
+
+SHAPING = "* Shaping and scoring"
+
+
+def then_the_file_changes(monkeypatch, note, change):
+    """``change`` (old text -> new) written to ``note`` right after the first read found
+    the heading's line in the index: the user saves between the two reads."""
+    heading_query = links._heading_query
+
+    def then_saved(*args, **kwargs):
+        found = heading_query(*args, **kwargs)
+        note.write_text(change(note.read_text()))
+        return found
+
+    monkeypatch.setattr(links, "_heading_query", then_saved)
+
+
+async def test_a_line_typed_above_the_heading_between_the_two_reads_moves_no_suggestion(index, settings, monkeypatch):
+    """The heading's line was read from the index, then the note was read from disk at
+    that line: with a line typed above the heading meanwhile, that line was the heading
+    above's, and the suggestions were placed in its paragraphs ('Bulk fermentation').
+    The heading is found again in the file as it is now (its ID, else its title and
+    outline path), and the lines given are the file's now."""
+    note = settings.roam_dir / "sourdough-baking.org"
+    line = note.read_text().splitlines().index(SHAPING) + 1
+    then_the_file_changes(monkeypatch, note, lambda text: text.replace(SHAPING, "A line typed above.\n" + SHAPING))
+    found = await links.suggest_links(index, path="sourdough-baking.org", line=line, k=5)
+    assert found["suggestions"]
+    for s in found["suggestions"]:
+        assert (s["heading"]["heading"], s["heading"]["line"]) == ("Shaping and scoring", line + 1), s["heading"]
+        assert line + 2 <= s["paragraph"]["start_line"] <= s["paragraph"]["end_line"] <= line + 4, s["paragraph"]
+
+
+async def test_a_heading_renamed_between_the_two_reads_is_a_409_that_changes_nothing(make_client, settings, monkeypatch):
+    """The heading the index had at the line is no longer in the file (renamed, at the
+    same line): no heading can be told to be the one asked about, and the answer says so
+    (a 409: ask again once it is indexed)."""
+    client = await make_client(settings)
+    note = settings.roam_dir / "sourdough-baking.org"
+    line = note.read_text().splitlines().index(SHAPING) + 1
+    then_the_file_changes(monkeypatch, note, lambda text: text.replace(SHAPING, "* Shaping, scoring and proofing"))
+    rejections = await client.index.read(lambda s: s.link_rejections(None, None))
+    before = {p: p.read_bytes() for p in settings.roam_dir.rglob("*") if p.is_file()}
+    resp = await client.get("/suggest-links", params={"file": "sourdough-baking.org", "line": str(line)})
+    body = await resp.json()
+    assert resp.status == 409, body
+    assert f"sourdough-baking.org:{line}" in body["error"] and "ask again" in body["error"], body
+    before[note] = before[note].replace(SHAPING.encode(), b"* Shaping, scoring and proofing")  # the user's save
+    assert {p: p.read_bytes() for p in settings.roam_dir.rglob("*") if p.is_file()} == before
+    assert await client.index.read(lambda s: s.link_rejections(None, None)) == rejections

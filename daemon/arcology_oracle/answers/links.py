@@ -12,7 +12,9 @@ private or excluded node (they are not in the index), or a rejected pair
 For each target, the paragraph of the query note that best matches it is where the link
 belongs: the paragraphs (:mod:`~arcology_oracle.notes.paragraphs`) are read from the note's
 file as it is on disk now, through the org reader (so private headings stay out and the
-line numbers are the current ones), and ranked by SQLite's BM25 against the target's
+line numbers are the current ones; a heading asked for by its line is found there by
+its ID, else its title and outline path, never by the index's line: a 409 when it
+cannot be), and ranked by SQLite's BM25 against the target's
 title, aliases and most frequent words; paragraphs no word matches follow, their
 heading's vector similarity to the target deciding. A note with no paragraph gets
 ``paragraph: null`` and its own heading.
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import Settings
-from ..errors import BadRequest, NotFound
+from ..errors import BadRequest, Conflict, NotFound
 from ..notes import cjk
 from ..notes.conversations import is_sources_list
 from ..notes.oracle_words import oracle_words_of
@@ -57,8 +59,10 @@ async def suggest_links(
     """Suggestions for the node ``node_id``, or for the heading at ``path``:``line`` (its
     subtree within its node), scored as /similar's results and cut at
     ``settings.min_score`` (:mod:`.relevance`; with ``keep_all`` kept, marked
-    ``below_cutoff``). Raises NotFound for an unknown node or heading, and BadRequest for
-    a heading in no node. See the module docstring and README.org."""
+    ``below_cutoff``). Raises NotFound for an unknown node or heading, BadRequest for
+    a heading in no node, and Conflict when the heading the index has at that line cannot
+    be found again in the file as it is now (:func:`_asked_heading`). See the module
+    docstring and README.org."""
     heading_query = None
     if node_id is None:
         heading_query = await index.read(lambda s: _heading_query(s, path, line))
@@ -69,11 +73,11 @@ async def suggest_links(
         own = store.node(query_node)
         if own is None:
             raise NotFound(f"no node with ID {query_node!r} in the index")
-        scope_line = None if heading_query is None else heading_query["line"]
+        asked = None if heading_query is None else heading_query["row"]
         mode, found = link_candidates(store, index.settings, query_node, k, heading_query=heading_query)
         min_score = relevance.min_score_for(mode, index.settings.min_score)
         found = relevance.cut(found, min_score, keep_all=keep_all)
-        places = _places(index, store, own["file"], query_node, scope_line)
+        places = _places(index, store, own["file"], query_node, asked)
         return {
             "node_id": query_node,
             "mode": mode,
@@ -128,16 +132,16 @@ def _heading_query(store: Store, path: str, line: int) -> dict:
             inside.append(other)
     return {
         "node_id": row["node_id"],
-        "line": row["start_line"],
+        "row": row,
         "heading_ids": [h["id"] for h in inside],
         "text": " ".join(t for h in inside for t in (h["title"], *h["olp"], h["text"])),
         "own_words": mentions.own_words_of(store, inside, above=mentions.titles_above(row)),
     }
 
 
-def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int | None) -> list[_Place]:
+def _places(index: NotesIndex, store: Store, path: str, node_id: str, asked: dict | None) -> list[_Place]:
     """The paragraphs of ``node_id``'s own headings in ``path`` as the file is now (only
-    the subtree of the heading at ``line``, when given), in file order; never in the
+    the subtree of the heading ``asked``, the index's row, when given), in file order; never in the
     oracle's own words (the one rule, :func:`~arcology_oracle.notes.oracle_words.oracle_headings`,
     on the file as it is now: an answer however marked, a heading below one, a grounded
     chat's reply, in a heading of the user's too...) nor in a ``Sources:`` list the daemon wrote."""
@@ -152,10 +156,8 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
     oracle, replies = oracle_words_of(parsed, settings.chunk_chars, settings.chunk_overlap)
     # (position in the file, heading) of the node's own headings.
     headings = [(i, h) for i, h in enumerate(parsed.headings) if h.node_id == node_id]
-    if line is not None:
-        at = next((j for j in reversed(range(len(headings))) if headings[j][1].start_line <= line), None)
-        if at is None:
-            return []
+    if asked is not None:
+        at = _asked_heading([h for _, h in headings], asked, path)
         level = headings[at][1].level
         end = next((j for j in range(at + 1, len(headings)) if headings[j][1].level <= level), len(headings))
         headings = headings[at:end]
@@ -167,6 +169,25 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, line: int 
         if not is_sources_list(p.text)
         and not any(first <= p.end_line and p.start_line <= last for first, last in replies.get(i, ()))
     ]
+
+
+def _asked_heading(headings: list[Heading], asked: dict, path: str) -> int:
+    """Where in ``headings`` (a node's, in the file as it is now) the heading ``asked``
+    (its row in the index) is: the one with its ID, else its level, title and outline
+    path; of several, the one whose text is unchanged, then the one still on its line.
+    Never by its line alone: the file may have changed since the index read it (a line
+    typed above), and another heading would be on it. Conflict when none or several."""
+    own_id = asked["own_id"]
+    key = (asked["level"], asked["title"], tuple(asked["olp"]))
+    same = [j for j, h in enumerate(headings) if (h.own_id == own_id if own_id else (h.level, h.title, h.olp) == key)]
+    if len(same) > 1:
+        same = [j for j in same if headings[j].content_hash() == asked["hash"]]
+    if len(same) > 1:
+        same = [j for j in same if headings[j].start_line == asked["start_line"]]
+    if len(same) != 1:
+        raise Conflict(f"the heading at {path}:{asked['start_line']} ({asked['title']!r}) changed in the file since it "
+                       "was indexed, so where its links belong cannot be told: ask again once it is indexed")  # fmt: skip
+    return same[0]
 
 
 def _suggestion(store: Store, target: retrieval.Result, places: list[_Place], own: dict) -> dict:
