@@ -98,3 +98,18 @@ async def test_a_heading_renamed_between_the_two_reads_is_a_409_that_changes_not
     before[note] = before[note].replace(SHAPING.encode(), b"* Shaping, scoring and proofing")  # the user's save
     assert {p: p.read_bytes() for p in settings.roam_dir.rglob("*") if p.is_file()} == before
     assert await client.index.read(lambda s: s.link_rejections(None, None)) == rejections
+
+
+async def test_of_two_headings_alike_the_one_asked_about_is_found_by_its_text(index, settings, monkeypatch):
+    """Two headings of one title and outline path: the one asked about is the one whose
+    text is as indexed, wherever a line typed above moved it."""
+    note = settings.roam_dir / "two-notes.org"
+    note.write_text(":PROPERTIES:\n:ID:       2222aaaa-0000-4000-8000-000000000001\n:END:\n#+title: Two notes\n\n"
+                    "* Notes\nThe levain rose in five hours.\n\n* Notes\nThe dough was shaped into a batard.\n")  # fmt: skip
+    await index.index_paths(["two-notes.org"])
+    await index.embed_pending()
+    then_the_file_changes(monkeypatch, note, lambda text: text.replace("* Notes\nThe dough", "Typed.\n* Notes\nThe dough"))
+    found = await links.suggest_links(index, path="two-notes.org", line=9, k=5)
+    assert found["suggestions"]
+    for s in found["suggestions"]:
+        assert (s["heading"]["line"], s["paragraph"]["text"]) == (10, "The dough was shaped into a batard."), s
