@@ -70,7 +70,7 @@ from dataclasses import dataclass
 
 from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
-from .org_escape import cookie_reach, escape_line, inert, refuse_controls
+from .org_escape import cookie_brought_up, escape_line, inert, refuse_controls
 from .capture_blanks import blank_form
 from .capture_headings import find_heading, heading_properties  # noqa: F401 (part of this module's interface)
 from .capture_title import TRAILING_BLANKS, capture_title
@@ -308,8 +308,9 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
         first -= len(eol) if lead in empty_line else len(lead)
     head = lead not in (b"", eol, *empty_line)
     whole_file = head and first == 0 and last == len(data)
-    if not whole_file:
-        _keep_mode_line(data, bom, first, last, eol, where)
+    if not whole_file and (line := cookie_brought_up(data, bom, first, last, eol)):
+        raise Changed(f"forgetting {where} would bring the -*- of your line {line} to the top of the file, where "
+                      "Emacs reads it as the file's mode, coding and variables: not forgotten; delete it in Emacs")  # fmt: skip
     return Removal(first, last, start + 1, end - start, whole_file=whole_file)
 
 
@@ -362,21 +363,6 @@ def _separator_of(
         return None
     matched_at, _ = _matched_leads(data, raw, offsets, at, at + found[1], rel, stored, eol)
     return next((lead for lead in (eol + eol, eol) if lead in matched_at), None)
-
-
-def _keep_mode_line(data: bytes, bom: int, first: int, last: int, eol: bytes, where: str) -> None:
-    """Changed when taking bytes ``[first, last)`` out of ``data`` would bring a ``-*-``
-    of the user's where Emacs reads the file's mode or coding from (its first line:
-    :func:`~.org_escape.cookie_reach`), where it was inert."""
-    left = data[:first] + data[last:]  # (no -*- spans the cut: a line ending, then a heading)
-    for before, after in zip(cookie_reach(data, bom, eol), cookie_reach(left, bom, eol)):
-        for found in re.finditer(rb"-\*-", left[:after]):
-            at = found.start() + (last - first if found.start() >= first else 0)
-            if at + 3 > before:
-                line = data.count(eol, bom, at) + 1
-                raise Changed(f"forgetting {where} would bring the -*- of your line {line} to the top of the file, "
-                              "where Emacs reads it as the file's mode, coding and variables: not forgotten; delete it "
-                              "in Emacs")  # fmt: skip
 
 
 def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes, int], sub: list[bytes]) -> str:

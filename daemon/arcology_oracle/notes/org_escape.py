@@ -108,6 +108,19 @@ def cookie_reach(data: bytes, start: int, eol: bytes) -> tuple[int, int]:
     return _lines_end(data, start, eol), min(_lines_end(data, start, b"\n"), CODING_REACH)
 
 
+def cookie_brought_up(data: bytes, bom: int, first: int, last: int, eol: bytes) -> int | None:
+    """The 1-based line of a ``-*-`` of ``data`` that taking bytes ``[first, last)`` out
+    would bring where Emacs reads the file's mode or coding (:func:`cookie_reach`) from
+    where it was inert; None when none would be (a forget must then refuse)."""
+    left = data[:first] + data[last:]  # (no -*- spans the cut: a line ending, then a heading)
+    for before, after in zip(cookie_reach(data, bom, eol), cookie_reach(left, bom, eol)):
+        for found in re.finditer(rb"-\*-", left[:after]):
+            at = found.start() + (last - first if found.start() >= first else 0)
+            if at + 3 > before:
+                return data.count(eol, bom, at) + 1
+    return None
+
+
 def _lines_end(data: bytes, start: int, eol: bytes) -> int:
     end = data.find(eol, start)
     if end >= 0 and data.startswith(_AUTO_MODE_SKIP, start):
