@@ -42,6 +42,8 @@ from hypothesis import strategies as st
 
 from arcology_oracle.index import note_io
 from arcology_oracle.notes.capture import (
+    AFTER_BLANKS,
+    AFTER_TEXT,
     FILE_START,
     Changed,
     NotCaptured,
@@ -155,11 +157,13 @@ def as_untouched(data: bytes, added: bytes, hashed: bytes, created: bool) -> tup
     eol = b"\r\n" if b"\r\n" in added else b"\n"
     could = {
         b"": not body or body.endswith(eol),  # with a write lease, after a final line ending
-        # After a last line without its ending; an older version also wrote it alone, so
-        # hashed, without a lease at an empty file's start and after a final line ending.
+        # An older version's separator, hashed alone: after a last line without its ending,
+        # and without a lease at an empty file's start and after a final line ending.
         eol: True,
         eol + eol: bool(body) and body.endswith(eol),
         FILE_START + eol: not body,
+        AFTER_TEXT + eol: bool(body.rsplit(eol, 1)[-1].strip(b" \t")),
+        AFTER_BLANKS + eol: bool(body) and not body.endswith(eol) and not body.rsplit(eol, 1)[-1].strip(b" \t"),
     }.get(hashed, created and at == 0)
     if not could:
         return None

@@ -4,7 +4,9 @@ starts with a line ending (note_io), so each stands after an empty line of its o
 in Org the first one's subtree ends with the empty line that is the second's separator.
 Each must be forgotten on its own, in either order, with a save of the user's between
 the two forgets; a line the user typed between the two is theirs, and both forgets are
-then refused. Every byte of the notes is compared, and Emacs's Org reads the daily."""
+then refused. An older version's capture written so, whose hash covered its separator
+alone, never takes the line ending of a line the user typed above it. Every byte of the
+notes is compared, and Emacs's Org reads the daily."""
 
 from __future__ import annotations
 
@@ -172,3 +174,35 @@ def test_a_capture_before_one_written_without_a_lease_is_forgotten_after_any_dai
             assert not removal.whole_file or before is None
             data = b"" if removal.whole_file else data[: removal.start] + data[removal.end :]
         assert data in allowed, (order, data)
+
+
+@pytest.mark.parametrize("mine, typed", [(b"", b"my line\n"), (b"* Mine\nmy text\n", b"")],
+                         ids=["into-an-empty-daily", "after-a-final-line-ending"])  # fmt: skip
+async def test_an_older_versions_capture_never_takes_the_line_ending_of_the_users_line_above(
+    tmp_path, roam, fake_ollama, mine, typed  # noqa: F811
+):
+    # An older version, without a lease, wrote an empty line then the capture, and hashed
+    # that line's ending alone (its 'separator'), after any daily. The user deletes the
+    # empty line in Emacs (and types a line of their own above the heading): the line
+    # ending above the capture is the user's now, the very bytes of an untouched capture
+    # of that version after a last line without its ending. The forget took it, leaving
+    # the user's line without one; now it leaves it (it cannot tell), and takes the rest.
+    daily = roam / today_rel()
+    entry = make_capture("Water the ferns", title="ferns", tags=(), now=datetime.datetime(2026, 3, 14, 9, 26))
+    daily.write_bytes(mine + render_capture(entry, rel=today_rel(), eol=b"\n", lead=b"\n"))
+    daemon = await serve(tmp_path, roam, fake_ollama)
+    try:
+        elisp = (f'(with-current-buffer (find-file "{daily}") (search-forward "* ferns") (forward-line -1)'
+                 f' (delete-char 1) (insert "{typed.decode().strip()}") (unless (bolp) (insert "\\n")) (save-buffer))')  # fmt: skip
+        code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+        assert code == 0, out
+        subtree = render_capture(entry, rel=today_rel(), eol=b"\n", lead=b"\n")[1:]
+        assert daily.read_bytes() == mine + typed + subtree
+        others = tree(roam)
+        status, body = await post(daemon, "/forget", {"id": entry.id})
+        assert status == 200, body
+        assert daily.read_bytes() == mine + typed  # was: the user's last line without its line ending
+        assert tree(roam) == {**others, today_rel(): mine + typed}
+        assert await org_headings(tmp_path, daily) == ("(Mine)" if mine else "nil")
+    finally:
+        daemon.stop()

@@ -437,3 +437,35 @@ async def test_a_forget_never_puts_the_users_mode_line_first_in_the_file(tmp_pat
         assert code == 0 and out.strip().endswith("org-mode"), out
     finally:
         daemon.stop()
+
+
+@pytest.mark.timeout(300)
+async def test_a_line_typed_above_a_capture_once_the_blank_line_it_ended_was_deleted_is_the_users(tmp_path, fake_ollama):
+    # A daily holding only blanks, without a line ending: the capture's separator ends
+    # that line. The user deletes the line (with that separator: a save's whitespace-cleanup
+    # does too) and types a line of their own above the heading: its line ending is the
+    # user's, and the forget took it as the separator (leaving 'my line' without one).
+    roam = tmp_path / "roam"
+    (roam / "daily").mkdir(parents=True)
+    daily = roam / today_rel()
+    daily.write_bytes(b"  \t")
+    daemon = await serve(tmp_path, roam, fake_ollama)
+    try:
+        status, body = await post(daemon, "/memorize", {"text": "Water the ferns", "title": "ferns"})
+        assert status == 200, body
+        written = daily.read_bytes()
+        assert written.startswith(b"  \t\n* ferns\n")
+        elisp = (f'(with-current-buffer (find-file "{daily}") (goto-char (point-min)) (kill-whole-line)'
+                 ' (insert "my line\n") (save-buffer))')  # fmt: skip
+        code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+        assert code == 0, out
+        assert daily.read_bytes() == b"my line\n" + written[len(b"  \t\n") :]
+        before = tree(roam)
+        status, refused = await post(daemon, "/forget", {"id": body["id"]})
+        assert status == 409 and "line above it" in refused["error"], refused  # was 200, b"my line" left
+        assert tree(roam) == before
+        read = "(progn (find-file (car command-line-args-left)) (princ (org-map-entries (lambda () (org-get-heading t t t t)))))"
+        code, out = await run_emacs(["--eval", read, str(daily)], env=emacs_env(tmp_path))
+        assert code == 0 and out.strip().endswith("(ferns)"), out
+    finally:
+        daemon.stop()

@@ -11,6 +11,8 @@ import pytest
 
 from arcology_oracle.errors import BadRequest
 from arcology_oracle.notes.capture import (
+    AFTER_BLANKS,
+    AFTER_TEXT,
     FILE_START,
     Changed,
     NotCaptured,
@@ -34,7 +36,9 @@ USER = (
 
 def capture(text="remember the milk", *, rel="daily/d.org", eol=b"\n", separator=False, node_id="c-1", **kw):
     entry = make_capture(text, title=kw.get("title"), tags=kw.get("tags", ()), now=NOW, node_id=node_id)
-    return render_capture(entry, rel=rel, eol=eol, lead=eol if separator else b"")
+    # As note_io writes a separator after a last line without its ending (of text, or blanks).
+    kept = kw.get("after", AFTER_TEXT) if separator else b""
+    return render_capture(entry, rel=rel, eol=eol, lead=kept + eol if separator else b"")[len(kept) :]
 
 
 def user_view(data: bytes) -> list[tuple]:
@@ -315,7 +319,7 @@ def whitespace_cleanup_top(data: bytes) -> bytes:
 
 @pytest.mark.parametrize(
     "before, kept",
-    [(b"", FILE_START), (b"\xef\xbb\xbf", FILE_START), (b"", b""), (b"\n", b"\n"), (b"\r\n", b"\r\n"), (b"  \t", b""),
+    [(b"", FILE_START), (b"\xef\xbb\xbf", FILE_START), (b"", b""), (b"\n", b"\n"), (b"\r\n", b"\r\n"), (b"  \t", AFTER_BLANKS),
      (b" \n\n", b"\n")],
     ids=["empty", "bom", "empty-older-version", "empty-line", "crlf-empty-line", "blanks", "blank-lines"],
 )  # fmt: skip
@@ -341,7 +345,10 @@ def test_a_capture_at_the_top_whose_separator_a_save_deleted_is_forgotten_alone(
     # of the two line endings above it left (which one cannot be told), once its hash
     # says what stood before the separator.
     edits = [(saved + b"my text" + eol, "text was added below it")]
-    edits += [(bom + b"typed" + eol + subtree, "empty line above it was deleted .or text written there.")] if kept else []
+    if kept in (FILE_START, eol):
+        edits.append((bom + b"typed" + eol + subtree, "empty line above it was deleted .or text written there."))
+    elif kept == AFTER_BLANKS:  # after a line of blanks a save deleted, a line typed above is the user's
+        edits.append((bom + b"typed" + eol + subtree, "line above it was deleted or written on"))
     edits += [(bom + eol + subtree, "empty line above it was deleted")] if kept == eol else []
     for data, reason in edits:
         with pytest.raises(Changed, match=reason):
@@ -349,7 +356,8 @@ def test_a_capture_at_the_top_whose_separator_a_save_deleted_is_forgotten_alone(
     if not kept:  # the bytes of the same capture untouched after a last line "typed" without its ending
         typed = bom + b"typed" + eol + subtree
         removal = plan_forget(typed, "daily/d.org", "c-1")
-        assert typed[: removal.start] + typed[removal.end :] == bom + b"typed"
+        # Or the user's line ending, typed once the empty line was deleted: it stays (it took it).
+        assert typed[: removal.start] + typed[removal.end :] == bom + b"typed" + eol
 
 
 def test_a_created_daily_whose_head_was_deleted_is_not_forgotten_from_the_top():
@@ -416,3 +424,44 @@ def test_a_forget_never_brings_the_users_mode_line_onto_the_first_line(eol, bom)
     ):
         removal = plan_forget(data, "daily/d.org", "c-1")
         assert data[: removal.start] + data[removal.end :] == left
+
+
+def older_capture() -> bytes:
+    """A capture as an older version wrote it after a separator: its hash covered that line ending alone."""
+    entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c-1")
+    return render_capture(entry, rel="daily/d.org", eol=b"\n", lead=b"\n")
+
+
+@pytest.mark.parametrize(
+    "data, left",
+    [(older_capture(), b""), (b"x\n" + older_capture(), b"x\n"), (b"x\n" + older_capture()[1:], b"x\n"),
+     (b"typed\n" + older_capture()[1:], b"typed\n"), (b"x" + older_capture(), b"x\n")],
+    ids=["empty-daily", "after-a-final-line-ending", "its-empty-line-deleted", "a-line-typed-above-instead",
+         "after-a-last-line-without-its-ending"],
+)  # fmt: skip
+def test_an_older_versions_lone_separator_goes_only_where_no_text_stands_right_above_it(data, left):
+    # Its empty line's ending (after nothing, or after a line ending) goes with it; after
+    # text it may be the ending of the user's line (typed above once the empty line was
+    # gone), the bytes of a capture written after a last line without one: it stays.
+    removal = plan_forget(data, "daily/d.org", "c-1")
+    assert data[: removal.start] + data[removal.end :] == left
+
+
+@pytest.mark.parametrize(
+    "before, edit, left",
+    [(b"* Mine\nx", lambda d: d, b"* Mine\nx"), (b"* Mine\nx", lambda d: d.replace(b"x\n", b"x and more\n"), b"* Mine\nx and more"),
+     (b"* Mine\n \t", lambda d: d, b"* Mine\n \t"), (b"* Mine\n \t", lambda d: d.replace(b" \t\n", b"\n"), b"* Mine\n"),
+     (b"* Mine\nx", lambda d: d.replace(b"x\n", b"\n"), None), (b"* Mine\n \t", lambda d: d.replace(b" \t\n", b"typed\n"), None)],
+    ids=["text", "text-written-on", "blanks", "blanks-a-save-trimmed", "text-deleted", "blanks-written-on"],
+)  # fmt: skip
+def test_a_separator_after_a_last_line_without_its_ending_goes_while_that_line_is_of_its_kind(before, edit, left):
+    # The hash says whether that line held text or blanks only (AFTER_TEXT, AFTER_BLANKS):
+    # text goes on being text, blanks may lose their blanks to a save; else which line
+    # ending above the capture is its separator cannot be told (409).
+    data = edit(before + capture(separator=True, after=AFTER_BLANKS if before.endswith(b" \t") else AFTER_TEXT))
+    if left is None:
+        with pytest.raises(Changed, match="line above it was deleted or written on"):
+            plan_forget(data, "daily/d.org", "c-1")
+        return
+    removal = plan_forget(data, "daily/d.org", "c-1")
+    assert data[: removal.start] + data[removal.end :] == left

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Conflict
-from ..notes.capture import BOM, FILE_START, Removal, file_eol
+from ..notes.capture import AFTER_BLANKS, AFTER_TEXT, BOM, FILE_START, Removal, file_eol
 from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
@@ -72,8 +72,9 @@ class NoteState:
     """What a capture needs to know of a note, for the file whose identity is ``key``
     (device, inode, size, mtime): its line ending, whether it ends with one, how many
     lines the reader counts, the lines before its first heading, its ``#+filetags``
-    tags and the setup files it names (see :mod:`.appends`), and the SHA-256 of its
-    bytes (a ``hashlib`` object)."""
+    tags and the setup files it names (see :mod:`.appends`), the SHA-256 of its
+    bytes (a ``hashlib`` object), and whether it ends with a line of blanks only
+    (spaces and tabs, without a line ending)."""
 
     key: tuple[int, int, int, int]
     eol: bytes
@@ -83,6 +84,7 @@ class NoteState:
     tags: tuple[str, ...]
     sha: object
     setups: tuple[str, ...] = ()
+    blank_end: bool = False
 
     @property
     def hexdigest(self) -> str:
@@ -107,7 +109,8 @@ def note_state(data: bytes, st: os.stat_result) -> NoteState:
     first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
     body = data.removeprefix(BOM)
     return NoteState(_key(st), eol, body.endswith(eol) or not body, len(lines), tuple(lines[:first]),
-                     file_tags(lines), hashlib.sha256(data), setup_file_names(lines))  # fmt: skip
+                     file_tags(lines), hashlib.sha256(data), setup_file_names(lines),
+                     not body.rsplit(eol, 1)[-1].strip(b" \t"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -131,10 +134,11 @@ def append_note(
 ) -> Appended:
     """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
     ending; ``lead`` what must come first: ``head`` for a file created here, else a line
-    ending when the file does not end with one or no write lease was granted (two when it
-    does: the file's own, or FILE_START when it is empty, not written, then the empty
-    line), else nothing; ``real_rel`` its real path relative to the real roam directory,
-    which the capture's hash names), creating it with ``head`` (LF line endings) when
+    ending when the file does not end with one (after AFTER_TEXT or AFTER_BLANKS, not
+    written) or no write lease was granted (two when it does: the file's own, or
+    FILE_START when it is empty, not written, then the empty line), else nothing;
+    ``real_rel`` its real path relative to the real roam directory, which the capture's
+    hash names), creating it with ``head`` (LF line endings) when
     ``head`` is given and it does not exist. ``known`` is the state this daemon left the
     file in after its last append: when the file is still exactly that file (same inode,
     size and mtime), it is not read again, so a capture costs the same on a large note as
@@ -176,8 +180,10 @@ def _append(
             gap = state.eol if separator else b""
             # An empty line after the file's last line ending: the hash covers that one too
             # (not written again), or the file's start when it is empty (FILE_START), so a
-            # forget never takes a line ending of the user's for ours (capture.plan_forget).
-            kept = (state.eol if state.lines else FILE_START) if separator and state.ends_with_eol else b""
+            # forget never takes a line ending of the user's for ours (capture.plan_forget);
+            # one ending the last line covers AFTER_TEXT, or AFTER_BLANKS (an older one, nothing).
+            ending = AFTER_BLANKS if state.blank_end else AFTER_TEXT
+            kept = ((state.eol if state.lines else FILE_START) if state.ends_with_eol else ending) if separator else b""
             payload = build(state.eol, lead or kept + gap, real_rel)[len(kept) :]
             size = os.fstat(fd).st_size
             _keep_local_variables(fd, size, payload, rel, state.eol)

@@ -50,7 +50,8 @@ Contracts:
   line ending, if one was needed, or the head of a file the capture created, and the
   subtree with the hash line left out and each tab as the spaces up to its column,
   :mod:`.capture_blanks`; the file's last line ending before them too when the separator
-  makes an empty line, or :data:`FILE_START` when it is an empty file's first line), of
+  makes an empty line, :data:`FILE_START` when it is an empty file's first line, or
+  :data:`AFTER_TEXT` (:data:`AFTER_BLANKS`) when it ends a last line of text (of blanks)), of
   the file's real path relative to the roam dir, and of a fixed domain string. It is in
   the file, the source of truth, so it survives any rebuild of the database, and it
   cannot match by accident: editing one byte of the subtree (but for tabs and spaces
@@ -93,6 +94,10 @@ BOM = b"\xef\xbb\xbf"
 # In a capture's hash, before the separator written into an empty file: no byte of a note,
 # it stands for the file's start, so a line the user typed there is never taken for it.
 FILE_START = b"\x00"
+# The same before the separator that ends the file's last line (written without its line
+# ending), of text or of blanks only (which a save may delete): an older version hashed
+# that line ending alone, as the one ending its empty line.
+AFTER_TEXT, AFTER_BLANKS = b"\x01", b"\x02"
 _FORMS = (bytes, blank_form)  # a line's bytes as they are, and with its tabs as spaces
 
 
@@ -281,7 +286,7 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
         offsets.append(offsets[-1] + len(line))
     first, last = offsets[start], offsets[end]
     top = first == bom
-    empty_line = (eol + eol, FILE_START + eol)
+    empty_line, ends_line = (eol + eol, FILE_START + eol), (AFTER_TEXT + eol, AFTER_BLANKS + eol)
     matched_at, full = _matched_leads(data, raw, offsets, start, end, rel, stored, eol)
     # The empty line ending the subtree may be the separator of a capture right below
     # (written without a lease): its hash covers it, so it is that capture's, not text.
@@ -292,21 +297,25 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
         unlike = _what_changed(lines, start, end, matched_at, sub)
         if any(_digest_of(rel, lead, sub, hash_at, f) == stored for lead in empty_line for f in _FORMS):  # as written
             unlike = "the empty line above it was deleted (or text written there), so the line ending above it is not its own"
+        elif any(_digest_of(rel, lead, sub, hash_at, f) == stored for lead in ends_line for f in _FORMS):
+            unlike = "the line above it was deleted or written on, so the line ending above it may not be its own"
         raise Changed(f"{where} is not as arcology-oracle wrote it: {unlike}; it is yours now: edit it in Emacs")
     # The lead goes too when the capture is still the file's last text (a created file
     # then goes whole; after an empty line the line ending before it stays); before a
     # later heading it stays (that heading must stay one).
     lead = full[0]
     if next_lead:
-        # That capture's hash covers its separator and the line ending above it: this
-        # subtree goes with its own empty line where it has one (the same bytes as taking
-        # that separator). At the file's start no line ending is left above, so that
-        # separator goes too: the next capture stands at the top, forgotten alone there.
+        # Its hash covers its separator (and the line ending above): this subtree goes with
+        # its own empty line if any (the same bytes); at the file's start, with that
+        # separator too, and the next capture stands at the top, forgotten alone there.
         first -= len(eol) if lead in empty_line and not top else 0
-        last = offsets[end] if first == bom and next_lead == eol + eol else last
+        last = offsets[end] if first == bom and next_lead != eol else last
     elif end == len(raw) and not top:
-        first -= len(eol) if lead in empty_line else len(lead)
-    head = lead not in (b"", eol, *empty_line)
+        first -= len(eol) if lead in (*empty_line, *ends_line) else len(lead)
+        # An older version's lone line ending after text: the one it wrote after a last line
+        # without one, or the user's once its empty line was deleted. Unknowable: it stays.
+        first += len(eol) if lead == eol and first > bom and data[first - len(eol) : first] != eol else 0
+    head = lead not in (b"", eol, *ends_line, *empty_line)
     whole_file = head and first == 0 and last == len(data)
     if not whole_file and (line := cookie_brought_up(data, bom, first, last, eol)):
         raise Changed(f"forgetting {where} would bring the -*- of your line {line} to the top of the file, where "
@@ -333,9 +342,13 @@ def _matched_leads(
     leads = {b"", eol, eol + eol} | ({data[:first]} if start and not bom else set())
     leads = {lead for lead in leads if first >= len(lead) and data[first - len(lead) : first] == lead}
     if first == bom:
-        leads |= {eol, eol + eol, FILE_START + eol}
-    elif data[bom:first] == eol:  # the file's first line is empty, as a capture into an empty file made it
-        leads.add(FILE_START + eol)
+        leads |= {eol, eol + eol, FILE_START + eol, AFTER_TEXT + eol, AFTER_BLANKS + eol}
+    elif data[first - len(eol) : first] == eol:  # a separator ending the line above (of text or blanks)
+        at = data.rfind(eol, bom, first - len(eol))
+        above = data[bom if at < 0 else at + len(eol) : first - len(eol)]
+        leads.add((AFTER_TEXT if above.strip(b" \t") else AFTER_BLANKS) + eol)
+        if data[bom:first] == eol:  # the file's first line is empty, as a capture into an empty file made it
+            leads.add(FILE_START + eol)
     # Each line as written (an older version hashed tabs) and in capture_blanks' form.
     hashers = {(lead, form): _digest(rel, lead) for lead in leads for form in _FORMS}
     matched_at: dict[bytes, int] = {}
@@ -353,16 +366,15 @@ def _matched_leads(
 def _separator_of(
     data: bytes, raw: list[bytes], lines: list[str], offsets: list[int], at: int, rel: str, eol: bytes
 ) -> bytes | None:
-    """The lead (a line ending, or two) with which the captured heading on line ``at``
-    matches its hash, when that lead holds the empty line above it (its separator);
-    else None."""
+    """The lead with which the captured heading on line ``at`` matches its hash, when that
+    lead holds the empty line above it (its separator); else None."""
     props = heading_properties(lines, at) if at < len(lines) else {}
     stored, node_id = props.get(CAPTURE_HASH), props.get("ID", "")
     found = find_heading(lines[at:], node_id) if is_captured(props) and stored and node_id else None
     if found is None or found[0] != 0:
         return None
     matched_at, _ = _matched_leads(data, raw, offsets, at, at + found[1], rel, stored, eol)
-    return next((lead for lead in (eol + eol, eol) if lead in matched_at), None)
+    return next((lead for lead in (eol + eol, eol, AFTER_TEXT + eol, AFTER_BLANKS + eol) if lead in matched_at), None)
 
 
 def _what_changed(lines: list[str], start: int, end: int, matched_at: dict[bytes, int], sub: list[bytes]) -> str:
