@@ -4,6 +4,12 @@ every route) and kept in ``headings.oracle``; a turn is the oracle's
 (:func:`oracle_turn_sql`) when the conversation reader named its speaker ``Oracle`` or a
 grounded model spoke it (a gptel chat with ``llama3.2+notes``), or when it starts at a
 heading with an assistant ``:ROLE:``.
+
+The tests that hold subqueries are CASEs, not ORs and ANDs: SQLite computes both sides of
+an OR or an AND whose value is a result column, so their correlated subqueries ran for
+every row (each of /similar's ~100 nearest headings, each chunk of its candidate notes'
+mean vectors), though almost no heading is a dialogue's. A CASE stops at its first true
+WHEN (BENCHMARKS.md, issue 30, twenty-second round).
 """
 
 from __future__ import annotations
@@ -38,11 +44,14 @@ def answer_sql(alias: str) -> str:
     """SQL true for a heading row (of table ``alias``) that /similar and /suggest-links
     leave out: the oracle's words (:func:`words_sql`), or a conversation's root whose turns
     (its scenes: notes/chats.py) hold some of the oracle's and whose chunks are all scenes:
-    one that is the user's note too has its own text's chunks (:func:`own_text_sql`)."""
+    one that is the user's note too has its own text's chunks (:func:`own_text_sql`).
+    0 or 1, never NULL; its subqueries run only for a heading that needs them (see the
+    module docstring)."""
     return (
-        f"({words_sql(alias)} OR (EXISTS (SELECT 1 FROM turns t LEFT JOIN headings o"
+        f"(CASE WHEN {words_sql(alias)} THEN 1 WHEN EXISTS (SELECT 1 FROM turns t LEFT JOIN headings o"
         f" ON o.file = {alias}.file AND o.start_line = t.start_line"
-        f" WHERE t.heading = {alias}.id AND {oracle_turn_sql('t', 'o')}) AND NOT {own_text_sql(f'{alias}.id')}))"
+        f" WHERE t.heading = {alias}.id AND {oracle_turn_sql('t', 'o')}) THEN NOT {own_text_sql(f'{alias}.id')}"
+        " ELSE 0 END)"
     )
 
 
@@ -50,12 +59,14 @@ def users_chunk_sql(chunk: str, heading: str) -> str:
     """SQL true for a row of ``chunks`` (alias ``chunk``, of the heading row ``heading``)
     that is the user's words: not of a heading that is the oracle's words, and not a
     dialogue's scene holding a turn of the oracle's (a scene of a heading with text of its
-    own besides, :func:`own_text_sql`, holds a grounded model's reply: none is)."""
+    own besides, :func:`own_text_sql`, holds a grounded model's reply: none is). 0 or 1,
+    never NULL; its subqueries run only for a scene (see the module docstring)."""
     return (
-        f"(NOT {words_sql(heading)} AND ({chunk}.first_turn IS NULL OR (NOT {own_text_sql(f'{chunk}.heading')}"
-        f" AND NOT EXISTS (SELECT 1 FROM turns t LEFT JOIN headings o ON o.file = {heading}.file"
+        f"(CASE WHEN {words_sql(heading)} THEN 0 WHEN {chunk}.first_turn IS NULL THEN 1"
+        f" WHEN {own_text_sql(f'{chunk}.heading')} THEN 0"
+        f" ELSE NOT EXISTS (SELECT 1 FROM turns t LEFT JOIN headings o ON o.file = {heading}.file"
         f" AND o.start_line = t.start_line WHERE t.heading = {chunk}.heading"
-        f" AND t.ordinal BETWEEN {chunk}.first_turn AND {chunk}.last_turn AND {oracle_turn_sql('t', 'o')}))))"
+        f" AND t.ordinal BETWEEN {chunk}.first_turn AND {chunk}.last_turn AND {oracle_turn_sql('t', 'o')}) END)"
     )
 
 
