@@ -49,6 +49,15 @@ async def test_counts_stop_at_the_cap_and_a_word_of_two_terms_counts_none(idx):
     assert counts == {"poolish": 2, "water": 2, "wet_preferment": 0, "preferment": 1}
 
 
+async def test_a_word_the_tokenizer_folds_counts_none(idx):
+    """Only plain lower-case ASCII words skip the vocabulary (store/word_counts.py,
+    ``surely_one_term``): a search for "préferment" or "Water" would find "preferment" and
+    "water" (the tokenizer drops accents and folds case), but neither is a term as
+    written, so each counts 0, as in the vocabulary."""
+    counts = await idx.read(lambda s: s.word_counts(["préferment", "Water", "water2", "2"], 10))
+    assert counts == {"préferment": 0, "Water": 0, "water2": 0, "2": 0}
+
+
 def test_the_least_recently_used_words_go_first():
     cache = WordCounts(max_words=2)
     cache.remember({"a": 1, "b": 2})

@@ -96,7 +96,9 @@ class Search(VectorSync):
             )
             counts = dict.fromkeys(missing, 0)
             for word in missing:
-                if self.conn.execute("SELECT 1 FROM temp.headings_exact_terms WHERE term = ? LIMIT 1", (word,)).fetchone():
+                if word_counts.surely_one_term(word) or self.conn.execute(
+                    "SELECT 1 FROM temp.headings_exact_terms WHERE term = ? LIMIT 1", (word,)
+                ).fetchone():
                     counts[word] = self.conn.execute(
                         "SELECT count(*) FROM (SELECT 1 FROM headings_exact WHERE headings_exact MATCH ? LIMIT ?)",
                         ('"' + word.replace('"', '""') + '"', at_most),
