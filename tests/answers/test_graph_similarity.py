@@ -232,3 +232,27 @@ async def test_the_node_count_the_labels_are_judged_by_follows_writes(make_setti
     finally:
         store.close()
         await index.close()
+
+
+async def test_each_result_shown_has_its_headings_snippet_and_role(make_client, make_settings, fake_ollama, roam_dir):
+    """/similar makes snippets and roles for the results it returns only (answers/graph.py,
+    retrieval.finished), those the graph alone found among them: each is its heading's
+    text as one line, links as their descriptions."""
+    cited_notes(roam_dir)
+    on = await make_client(make_settings(ollama_host=fake_ollama.url, graph_similarity=True))
+    resp = await on.get("/similar", params={"node": G1, "k": "10"})
+    shown = {r["node_id"]: (r["snippet"], r["role"]) for r in (await resp.json())["results"]}
+    assert shown[G2] == ("Cartography plots coastlines with theodolites.", None)
+    assert shown[H1] == ("Reading list one two next", None)
+    assert all(snippet for snippet, _ in shown.values())
+
+
+def test_a_result_whose_snippet_is_not_made_cannot_be_shown():
+    import pytest
+
+    from arcology_oracle.answers.retrieval import Pending
+
+    pending = Pending(node_id=G1, heading_id=G1, title="t", heading="t", olp=[], file="g1.org", line=1, score=1.0,
+                      snippet="", row={"id": 1, "text": "x", "title": "t", "file": "g1.org", "start_line": 1})  # fmt: skip
+    with pytest.raises(TypeError):
+        pending.as_dict()

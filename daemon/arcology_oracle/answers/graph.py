@@ -98,6 +98,7 @@ def fuse(
     weight: float,
     exclude_nodes: frozenset[str],
     scores: dict[str, float] | None = None,
+    later: bool = False,
 ) -> list[retrieval.Result]:
     """The text ``results`` (best first) re-ranked with the graph signal of ``node_id``
     (``scores``: its :func:`graph_scores`, read here when not given):
@@ -105,7 +106,8 @@ def fuse(
     both. Nodes only the graph finds join, shown by their own heading; nodes in
     ``exclude_nodes`` never do. At most ``k`` results. With no ``node_id`` (a heading in
     no node), or a zero ``weight``, the text ranking alone. The scores are the fusion's,
-    for the order: :func:`similar_with_graph` shows calibrated ones (:mod:`.relevance`)."""
+    for the order: :func:`similar_with_graph` shows calibrated ones (:mod:`.relevance`).
+    ``later``: the nodes only the graph found are :class:`~.retrieval.Pending` results."""
     if node_id is None or weight <= 0:
         return list(results[:k])
     if scores is None:
@@ -128,7 +130,7 @@ def fuse(
     # Nodes only the graph found, shown by their own heading: read in one go.
     heading_of = store.node_heading_ids([node for node, _ in order if node not in by_node])
     own = [(heading_of[node], 0.0) for node, _ in order if node in heading_of]
-    for result in retrieval.to_results(store, own, len(own), exclude_oracle=True):
+    for result in retrieval.to_results(store, own, len(own), exclude_oracle=True, later=later):
         by_node.setdefault(result.node_id, result)
     out = []
     for node, score in order:
@@ -188,16 +190,18 @@ def similar_with_graph(
     wanted, k = k, moves.ranked_for(k)
     depth = moves.depth(k)
     words: dict[str, float] = {}
-    mode, results = similarity.similar(store, k=k, depth=depth, words=words, **similar)
+    # Snippets and roles are made for the results kept only (retrieval.finished).
+    mode, results = similarity.similar(store, k=k, depth=depth, words=words, later=True, **similar)
     scores = graph_scores(store, node_id) if use_graph else {}
     if use_graph:
         results = fuse(
             store, node_id, results, depth, scores=scores,
-            weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()),
+            weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()), later=True,
         )  # fmt: skip
     near = written.supported(store, similar.get("vector"), words, written.nearness(store, day, results), results)
     named = naming.named(store, results)
     places = moves.summed(written.places(near), mentions.places(named, similar.get("note_query", False)))
     results = moves.moved_up(results, places, k)
     evidence = relevance.Signals(vector=similar.get("vector"), words=words, graph=scores, written=near, named=named)
-    return mode, relevance.in_evidence_order(relevance.rescore(store, results, evidence))[:wanted]
+    ranked = relevance.in_evidence_order(relevance.rescore(store, results, evidence))[:wanted]
+    return mode, retrieval.finished(store, ranked)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -68,6 +68,19 @@ class Result:
             "date": self.date, "role": self.role, "linked": self.linked, "links_here": self.links_here,
             "same_file": self.same_file, "below_cutoff": self.below_cutoff,
         }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Pending(Result):
+    """A :class:`Result` whose ``snippet`` and ``role`` are not made yet (:func:`to_results`
+    with ``later``; "" and None until then): ``row``, its heading's row, is what they are
+    made of, by :func:`finished`. Ranked, moved and rescored as any result, it must be
+    finished before it leaves the answer: :meth:`as_dict` refuses."""
+
+    row: dict | None = None
+
+    def as_dict(self) -> dict:
+        raise TypeError("a pending result: retrieval.finished() makes its snippet and role")
 
 
 def note_key(node_id: str | None, path: str) -> str:
@@ -175,12 +188,17 @@ def to_results(
     exclude_nodes: frozenset[str] = frozenset(),
     exclude_headings: frozenset[int] = frozenset(),
     exclude_oracle: bool = False,
+    later: bool = False,
 ) -> list[Result]:
     """Turn scored heading ids into at most ``k`` results, skipping excluded ones (the
     oracle's own answers too, with ``exclude_oracle``) and, with ``per_node``, every
     heading of a node after that node's best. ``snippets`` maps heading ids to snippets
     (FTS5's windows, see :mod:`.snippets`), or is called with the results' heading ids to
-    read them."""
+    read them. With ``later`` (and no ``snippets``), :class:`Pending` results, whose
+    snippets and roles :func:`finished` makes: for a ranking read deeper than it answers
+    (/similar reads 30 results for 10), making them for every result read was 7% of it."""
+    if later and snippets is not None:
+        raise ValueError("snippets are made now or later, not both")
     scored = list(scored)
     if exclude_oracle:
         exclude_headings = exclude_headings | store.oracle_headings(h for h, _ in scored)
@@ -205,24 +223,48 @@ def to_results(
         chosen.append((row, score))
         if len(chosen) >= k:
             break
+    if later:
+        return [Pending(**_row_fields(row, score), snippet="", row=row) for row, score in chosen]
     found = snippets([row["id"] for row, _ in chosen]) if callable(snippets) else (snippets or {})
     roles = roles_of(store, [row for row, _ in chosen])
     return [
         Result(
-            node_id=row["node_id"],
-            heading_id=row["own_id"],
-            title=row["node_title"],
-            heading=row["title"],
-            olp=row["olp"],
-            file=row["file"],
-            line=row["start_line"],
-            score=round(float(score), 6),
+            **_row_fields(row, score),
             snippet=snippet_of(row["text"], found.get(row["id"])) or one_line(row["title"]),
-            date=row.get("date"),
             role=roles[row["id"]],
         )
         for row, score in chosen
     ]
+
+
+def _row_fields(row: dict, score: float) -> dict:
+    """A result's fields that its heading's row and score give (all but snippet and role)."""
+    return {
+        "node_id": row["node_id"], "heading_id": row["own_id"], "title": row["node_title"], "heading": row["title"],
+        "olp": row["olp"], "file": row["file"], "line": row["start_line"], "score": round(float(score), 6),
+        "date": row.get("date"),
+    }  # fmt: skip
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+
+
+def finished(store: Store, results: Sequence[Result]) -> list[Result]:
+    """``results`` with each :class:`Pending` one made a plain :class:`Result`, its
+    snippet and role made as :func:`to_results` makes them (one read of roles for all)."""
+    rows = [r.row for r in results if isinstance(r, Pending)]
+    if not rows:
+        return list(results)
+    roles = roles_of(store, rows)
+    out: list[Result] = []
+    for r in results:
+        if isinstance(r, Pending):
+            row = r.row
+            r = Result(**{name: getattr(r, name) for name in _RESULT_FIELDS} | {
+                "snippet": snippet_of(row["text"]) or one_line(row["title"]), "role": roles[row["id"]],
+            })  # fmt: skip
+        out.append(r)
+    return out
 
 
 def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float] | None:

@@ -59,6 +59,7 @@ def similar(
     section: int | None = None,
     note_query: bool = False,
     depth: int | None = None,
+    later: bool = False,
 ) -> tuple[str, list[Result]]:
     """Headings similar to a query, one per node: by ``vector`` when given (and vectors
     exist), else by keywords of ``text``, from a pool of headings widened past the ones
@@ -92,7 +93,8 @@ def similar(
     and its vector keeps its full weight on CJK text (:func:`vector_weight`).
 
     The oracle's own answers (:mod:`.roles`) are never among the results: they are not
-    the user's notes.
+    the user's notes. ``later``: results found by vector are :class:`~.retrieval.Pending`
+    (the caller makes the snippets and roles of those it keeps: :func:`~.retrieval.finished`).
     """
     pool, depth = max(k * 10, 100), depth or k
     excluded = lambda h, o: o is None or h in exclude_headings or o[0] in exclude_nodes  # noqa: E731
@@ -113,7 +115,8 @@ def similar(
                 note_query=note_query,
             )
         results = to_results(
-            store, hits, depth, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings
+            store, hits, depth, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings,
+            later=later,
         )
         # Nothing of another note near it: with every vector of the index read, the other
         # notes have none yet (their words may find them); else they are further than
