@@ -5,7 +5,8 @@
 Opens the index bench_query.py built for ``--size`` chunks (built the first time; only
 read here), warms it up with 20 queries, then runs ``answers.search.similar_node`` for
 ``--queries`` random nodes on one store and reads the thread's CPU time around each step
-of the answer (the functions in ``STEPS``, found by module attribute). A step's time is
+of the answer (the functions in ``STEPS``, found by module attribute; one an older copy
+of the package lacks is left out). A step's time is
 its own: a step called inside another (``note_texts`` inside the word re-ranking, say) is
 taken out of the outer one, so the steps and "the rest" add up to the whole. Steadier
 than py-spy's samples (``profile_query.py``) for comparing two versions of one step;
@@ -23,7 +24,7 @@ from collections import Counter
 import bench_query
 from _common import HASH_MODEL
 
-from arcology_oracle.answers import graph, mentions, relevance, search, similarity, written
+from arcology_oracle.answers import graph, mentions, relevance, retrieval, search, similarity, written
 from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
 from arcology_oracle.store.links import LinkGraph
@@ -38,6 +39,7 @@ STEPS = [
     ("candidates' texts", Search, "note_texts"),
     ("scratch BM25 of the candidates", similarity, "bm25_scores"),
     ("result rows and snippets", similarity, "to_results"),
+    ("result rows and snippets", retrieval, "finished"),  # the snippets of the results kept
     ("graph scores", graph, "graph_scores"),
     ("graph fusion", graph, "fuse"),
     ("heading owners and answers", LinkGraph, "owners_and_answers"),
@@ -56,7 +58,9 @@ class StepClock:
         self._stack: list[list[float]] = []  # [started, time of the steps inside]
 
     def wrap(self, label: str, owner, name: str) -> None:
-        inner = getattr(owner, name)
+        inner = getattr(owner, name, None)
+        if inner is None:  # an older copy of the package (BENCH_DAEMON_SRC) without this step
+            return
 
         def timed(*args, **kwargs):
             self._stack.append([time.thread_time(), 0.0])
