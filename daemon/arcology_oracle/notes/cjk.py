@@ -71,6 +71,24 @@ def with_bigrams(text: str) -> str:
     return text + "\n" + terms if terms else text
 
 
+def followed_by_bigrams(text: str, pieces: list[tuple[str, str | None]], limit: int) -> str:
+    """``text`` (the ``pieces`` joined by newlines, cut at ``limit``) followed by a
+    newline and its :func:`bigrams`, as :func:`with_bigrams` gives it. No CJK term spans a
+    newline, so those are the bigrams of each piece in turn: the piece's own stored ones
+    (the second of its pair, None for none) where given and the whole piece is kept."""
+    found: list[str] = []
+    start = 0
+    for piece, stored in pieces:
+        if start >= limit:
+            break
+        kept = piece if start + len(piece) <= limit else piece[: limit - start]
+        terms = stored if stored is not None and kept is piece else bigrams(kept)
+        if terms:
+            found.append(terms)
+        start += len(piece) + 1
+    return text + "\n" + " ".join(found) if found else text
+
+
 _HIRAGANA_ONLY = re.compile("[\u3040-\u309f]+")
 
 

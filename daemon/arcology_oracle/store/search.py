@@ -323,26 +323,9 @@ class Search(VectorSync):
         for heading_id, pieces in parts.items():
             text = "\n".join(piece for piece, _ in pieces)[:limit]
             if cjk_bigrams and not text.isascii():
-                text = _followed_by_bigrams(text, pieces, limit)
+                text = cjk.followed_by_bigrams(text, pieces, limit)
             out[heading_id] = text
         return out
-
-
-def _followed_by_bigrams(text: str, pieces: list[tuple[str, str | None]], limit: int) -> str:
-    """``text`` (the ``pieces`` joined by newlines, cut at ``limit``) followed by a
-    newline and its :func:`cjk.bigrams`. No CJK term spans a newline, so those are the
-    bigrams of each piece in turn: stored ones where given and the whole piece is kept."""
-    found: list[str] = []
-    start = 0
-    for piece, stored in pieces:
-        if start >= limit:
-            break
-        kept = piece if start + len(piece) <= limit else piece[: limit - start]
-        terms = stored if stored is not None and kept is piece else cjk.bigrams(kept)
-        if terms:
-            found.append(terms)
-        start += len(piece) + 1
-    return text + "\n" + " ".join(found) if found else text
 
 
 def bm25_order(texts: Sequence[str], match: str) -> list[int]:
