@@ -227,7 +227,8 @@ def _rerank_by_words(
     )
     head += joining
     # Each note's text followed by its CJK bigrams, so that Japanese and Chinese words count.
-    texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS, cjk_bigrams=True)
+    notes = {h: note_key(*owners[h]) for h, _ in head if owners and h in owners}
+    texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS, cjk_bigrams=True, notes=notes)
     note_bm25 = bm25_scores([texts.get(heading_id, "") for heading_id, _ in head], match)
     vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
     note_z = fusion.standardised([(i, note_bm25.get(i, 0.0)) for i in range(len(head))])

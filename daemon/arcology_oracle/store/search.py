@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..notes import cjk
-from . import node_means, vector_mean, vectors, word_counts
+from . import node_means, note_text_cache, vector_mean, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
 from .oracle_words import answer_sql, own_text_sql, users_chunk_sql
 from .migrations import FTS_TOKENIZE
@@ -292,10 +292,16 @@ class Search(VectorSync):
                 out[node_id] = total / norm
         return out
 
-    def note_texts(self, heading_ids: Sequence[int], limit: int, *, cjk_bigrams: bool = False) -> dict[int, str]:
+    def note_texts(
+        self, heading_ids: Sequence[int], limit: int, *, cjk_bigrams: bool = False, notes: dict[int, str] | None = None
+    ) -> dict[int, str]:
         """For each heading id, the titles and text of every heading of its note (its node,
         or for headings in no node, those of its file in no node), in one query; at most
-        ``limit`` characters of each, from the start.
+        ``limit`` characters of each, from the start. ``notes``: the note of each heading
+        id the caller knows it for (``answers.retrieval.note_key``): those texts, read
+        since the last write, are served from memory (:mod:`.note_text_cache`). A heading's
+        note is the one it was read in: ids are never given out again, nor a heading's node
+        changed in place.
 
         With ``cjk_bigrams``, each text is followed by a newline and its CJK bigrams,
         exactly as :func:`~arcology_oracle.notes.cjk.bigrams` gives them for that text
@@ -303,6 +309,17 @@ class Search(VectorSync):
         index keeps of each heading's text: only titles and a heading cut off by
         ``limit`` are split here. Splitting whole notes took about a third of a
         ``/similar`` on Japanese notes (BENCHMARKS.md, issue 30)."""
+        read = lambda ids: self._read_note_texts(ids, limit, cjk_bigrams)  # noqa: E731
+        if not notes or self.conn.in_transaction:  # a transaction may see its own writes: share nothing
+            return read(list(heading_ids))
+        cache = getattr(self, "_texts", None)
+        if cache is None:
+            cache = self._texts = note_text_cache.shared_texts(self._shared_key())
+        keys = {h: (notes[h], limit, cjk_bigrams) for h in heading_ids if h in notes}
+        return cache.texts(self.write_generation(), list(heading_ids), keys, read)  # the token before the rows
+
+    def _read_note_texts(self, heading_ids: Sequence[int], limit: int, cjk_bigrams: bool) -> dict[int, str]:
+        """:meth:`note_texts` from the database."""
         placeholders = ",".join("?" * len(heading_ids))
         rows = self.conn.execute(
             "WITH q(id, node_id, file) AS ("
