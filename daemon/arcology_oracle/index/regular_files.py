@@ -4,6 +4,7 @@ it was listed), and never in the middle of another program's save."""
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
 import os
@@ -71,14 +72,45 @@ def _read_whole(fd: int, st: os.stat_result) -> bytes:
 
 def _read_lease(fd: int) -> bool | None:
     """True when a read lease on ``fd`` was granted, False when a process holds the file
-    open for writing (a save under way), None when leases cannot be had here."""
+    open for writing (a save under way), None when leases cannot be had here (the
+    process, the file's owner or its file system: see :data:`_NO_LEASE_FILESYSTEMS`)."""
     if not leases_usable():
         return None
     try:
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
         return True
     except OSError as exc:
-        return False if exc.errno in (errno.EAGAIN, errno.EBUSY) else None
+        if exc.errno not in (errno.EAGAIN, errno.EBUSY):
+            return None
+        return None if _refuses_every_lease(fd) else False
+
+
+# Network file systems whose refusal of a lease says nothing of a writer (statfs(2)
+# magic numbers): NFSv4 answers EAGAIN to every lease without a read delegation from the
+# server, SMB without a read oplock, so every note there would count as being written.
+_NO_LEASE_FILESYSTEMS = frozenset({0x6969, 0xFF534D42, 0xFE534D42, 0x517B})  # nfs, cifs, smb2, smb
+_refusing_devices: dict[int, bool] = {}
+
+
+def _refuses_every_lease(fd: int) -> bool:
+    """Whether ``fd``'s file system refuses leases whoever writes (asked once a device)."""
+    device = os.fstat(fd).st_dev
+    if device not in _refusing_devices:
+        _refusing_devices[device] = filesystem_type(fd) in _NO_LEASE_FILESYSTEMS
+    return _refusing_devices[device]
+
+
+def filesystem_type(fd: int) -> int | None:
+    """The ``f_type`` that ``fstatfs(2)`` gives for ``fd`` (a magic number: 0x6969 for
+    NFS), or None where it cannot be asked."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        buffer = ctypes.create_string_buffer(512)  # struct statfs, f_type first
+        if libc.fstatfs(fd, buffer) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return ctypes.c_long.from_buffer(buffer).value & 0xFFFFFFFF
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:
