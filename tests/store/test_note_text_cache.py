@@ -75,6 +75,8 @@ def test_the_cache_is_bounded_and_forgets_the_least_recently_used():
     texts.texts("g1", [3], keys, read)
     assert (texts.hits, texts.misses) == (1, 4)
     texts.texts("g1", [0, 2, 3], keys, read)
-    assert (texts.hits, texts.misses) == (4, 4)  # 1 went first
+    assert (texts.hits, texts.misses) == (4, 4)
+    texts.texts("g1", [1], keys, read)
+    assert (texts.hits, texts.misses) == (4, 5)  # 1, least recently used, went first
     texts.texts("g2", [0], keys, read)  # another write generation: nothing is served
-    assert (texts.hits, texts.misses) == (4, 5)
+    assert (texts.hits, texts.misses) == (4, 6)

@@ -19,7 +19,7 @@ from ..errors import StoreError
 from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect
 from .migrate import migrate
-from .node_means import WRITE_GENERATION
+from .generation_cache import WRITE_GENERATION
 
 # The writer's page cache, against SQLite's 2 MB. With it, and savepoint journals in
 # memory instead of a temporary file (each file is stored in its own savepoint), storing
@@ -192,7 +192,7 @@ class StoreBase:
         return None if row is None else row[0]
 
     def write_generation(self) -> str | None:
-        """The token every write transaction replaces (:data:`.node_means.WRITE_GENERATION`):
+        """The token every write transaction replaces (:data:`.generation_cache.WRITE_GENERATION`):
         two reads that see the same token saw the same index."""
         return self.get_meta(WRITE_GENERATION)
 

@@ -6,19 +6,16 @@ notes come back, as for their mean vectors (:mod:`.node_means`): of the texts 30
 ``/similar?node=`` asked at 20k headings, two thirds had been asked before. :class:`NoteTexts`
 remembers them, shared by every store of a database in the process.
 
-Invalidation as for the means: every write transaction renews the token under
-:data:`.node_means.WRITE_GENERATION`; a reader reads it before the rows the texts are made
-of, and a token other than the cache's empties the cache. Bounded by :data:`MAX_BYTES`
-(least recently used first out).
+Invalidated as the means are, at every write (:mod:`.generation_cache`), and bounded by
+:data:`MAX_BYTES` (least recently used first out).
 """
 
 from __future__ import annotations
 
 import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 
+from .generation_cache import GenerationCache
 from .shared import PerDatabase
 
 # The candidates' texts of ~120 queries at 20k headings (plain text; Japanese takes twice
@@ -26,17 +23,12 @@ from .shared import PerDatabase
 MAX_BYTES = 8 * 1024 * 1024
 
 
-class NoteTexts:
+class NoteTexts(GenerationCache[Hashable, str]):
     """A note's key (the caller's: one per note and way of reading it) -> its text, for one
     write generation. Thread-safe."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._token: str | None = None
-        self._texts: OrderedDict[Hashable, str] = OrderedDict()
-        self._bytes = 0
-        self.hits = self.misses = 0
+        super().__init__(max_bytes, sys.getsizeof)
 
     def texts(
         self, token: str | None, ids: Sequence[int], keys: dict[int, Hashable], read: Callable[[list[int]], dict[int, str]]
@@ -44,36 +36,15 @@ class NoteTexts:
         """``read(ids)`` (id -> text; an id may be absent), the texts of the ids with a key
         in ``keys`` (their notes') served from memory when remembered at ``token`` (the
         write generation the caller read before calling), and remembered when read."""
-        found: dict[int, str] = {}
-        with self._lock:
-            if token != self._token:
-                self._texts.clear()
-                self._bytes, self._token = 0, token
-            for i in ids:
-                text = self._texts.get(keys[i]) if i in keys else None
-                if text is not None:
-                    self._texts.move_to_end(keys[i])
-                    found[i] = text
-            self.hits += len(found)
-            self.misses += len(ids) - len(found)
+        remembered, _ = self.lookup(token, [keys[i] for i in ids if i in keys])
+        found = {i: remembered[keys[i]] for i in ids if i in keys and remembered.get(keys[i]) is not None}
+        self.misses += sum(1 for i in ids if i not in keys)  # no key: always read
         missing = [i for i in ids if i not in found]
         if missing:
             new = read(missing)
             found.update(new)
-            self._remember(token, {keys[i]: text for i, text in new.items() if i in keys})
+            self.remember(token, {keys[i]: text for i, text in new.items() if i in keys})
         return found
-
-    def _remember(self, token: str | None, texts: dict[Hashable, str]) -> None:
-        with self._lock:
-            if token != self._token:  # another generation meanwhile: these may be stale
-                return
-            for key, text in texts.items():
-                if key not in self._texts:
-                    self._texts[key] = text
-                    self._bytes += sys.getsizeof(text)
-            while self._bytes > self.max_bytes and self._texts:
-                _, old = self._texts.popitem(last=False)
-                self._bytes -= sys.getsizeof(old)
 
 
 _caches = PerDatabase(NoteTexts)

@@ -1,0 +1,71 @@
+"""Values computed from the database, kept in memory between queries for one write
+generation: the base of :mod:`.node_means` and :mod:`.note_text_cache`.
+
+Invalidation: every write transaction records a new random token under
+:data:`WRITE_GENERATION` in ``meta`` (``StoreBase.transaction``), whatever it changed and
+whichever process made it: a note edited, moved, deleted or made private, a vector stored
+or dropped. A reader reads the token before the rows it computes a value from, so a value
+is never older than the token it is filed under; a token other than the cache's empties
+the cache, and a value computed under an older token is dropped. Bounded by ``max_bytes``
+as its ``size_of`` counts them (least recently used first out).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
+from typing import Generic, TypeVar
+
+WRITE_GENERATION = "write_generation"  # the token's key in the store's meta table
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class GenerationCache(Generic[K, V]):
+    """Key -> value for one write generation (see the module docstring). A value of None
+    is remembered too ("nothing there"). Thread-safe; ``hits`` and ``misses`` count the
+    keys looked up."""
+
+    def __init__(self, max_bytes: int, size_of: Callable[[V | None], int]) -> None:
+        self.max_bytes = max_bytes
+        self._size_of = size_of
+        self._lock = threading.Lock()
+        self._token: str | None = None
+        self._values: OrderedDict[K, V | None] = OrderedDict()
+        self._bytes = 0
+        self.hits = self.misses = 0
+
+    def lookup(self, token: str | None, keys: Iterable[K]) -> tuple[dict[K, V | None], list[K]]:
+        """``(values remembered, keys not remembered)`` at ``token`` (the write generation
+        the caller read before calling); the values found become the most recently used."""
+        found: dict[K, V | None] = {}
+        missing: list[K] = []
+        with self._lock:
+            if token != self._token:
+                self._values.clear()
+                self._bytes, self._token = 0, token
+            for key in keys:
+                if key in self._values:
+                    self._values.move_to_end(key)
+                    found[key] = self._values[key]
+                else:
+                    missing.append(key)
+            self.hits += len(found)
+            self.misses += len(missing)
+        return found, missing
+
+    def remember(self, token: str | None, values: dict[K, V | None]) -> None:
+        """File ``values``, computed after reading ``token``; dropped if the cache moved to
+        another token meanwhile. A key already remembered keeps its value."""
+        with self._lock:
+            if token != self._token:
+                return
+            for key, value in values.items():
+                if key not in self._values:
+                    self._values[key] = value
+                    self._bytes += self._size_of(value)
+            while self._bytes > self.max_bytes and self._values:
+                _, old = self._values.popitem(last=False)
+                self._bytes -= self._size_of(old)
