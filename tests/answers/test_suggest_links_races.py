@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from arcology_oracle.answers import links, retrieval
+from arcology_oracle.errors import Conflict
 
 
 async def test_a_note_indexed_again_between_the_two_reads_lends_no_other_headings_vector(index, settings, monkeypatch):
@@ -113,3 +116,28 @@ async def test_of_two_headings_alike_the_one_asked_about_is_found_by_its_text(in
     assert found["suggestions"]
     for s in found["suggestions"]:
         assert (s["heading"]["line"], s["paragraph"]["text"]) == (10, "The dough was shaped into a batard."), s
+
+
+TWO_ALIKE = (":PROPERTIES:\n:ID:       2222aaaa-0000-4000-8000-000000000002\n:END:\n#+title: Two alike\n\n"
+             "* Notes\nThe levain rose in five hours.\n\n* Notes\nThe dough was shaped into a batard.\n")  # fmt: skip
+
+
+@pytest.mark.parametrize("change", [
+    lambda text: text.replace("* Notes\nThe levain", "* Notes on the levain\nThe levain"),
+    lambda text: text.replace("* Notes\nThe levain rose in five hours.\n\n", ""),
+], ids=["renamed", "deleted"])  # fmt: skip
+async def test_of_two_headings_alike_one_renamed_or_deleted_between_the_two_reads_lends_the_other_nothing(
+    index, settings, monkeypatch, change
+):
+    """Two headings of one title and outline path; the one asked about is renamed (or
+    deleted) between the two reads. The other, the only one left with that title, is not
+    the one asked about: its text is not the one indexed for the heading at that line,
+    and the index held two alike. A 409, never suggestions placed in the other's
+    paragraphs (were: 'The dough was shaped into a batard.')."""
+    note = settings.roam_dir / "two-alike.org"
+    note.write_text(TWO_ALIKE)
+    await index.index_paths(["two-alike.org"])
+    await index.embed_pending()
+    then_the_file_changes(monkeypatch, note, change)
+    with pytest.raises(Conflict, match="two-alike.org:6"):
+        await links.suggest_links(index, path="two-alike.org", line=6, k=5)

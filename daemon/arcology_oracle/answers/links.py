@@ -77,7 +77,8 @@ async def suggest_links(
         mode, found = link_candidates(store, index.settings, query_node, k, heading_query=heading_query)
         min_score = relevance.min_score_for(mode, index.settings.min_score)
         found = relevance.cut(found, min_score, keep_all=keep_all)
-        places = _places(index, store, own["file"], query_node, asked)
+        alike = 1 if heading_query is None else heading_query["alike"]
+        places = _places(index, store, own["file"], query_node, asked, alike)
         return {
             "node_id": query_node,
             "mode": mode,
@@ -122,8 +123,8 @@ def _heading_query(store: Store, path: str, line: int) -> dict:
         raise NotFound(f"no indexed heading at {path}:{line}")
     if row["node_id"] is None:
         raise BadRequest(f"the heading at {path}:{line} is in no org-roam node: links need a node to come from")
-    inside = [row]
-    for other in store.file_headings(path):
+    inside, every = [row], store.file_headings(path)
+    for other in every:
         if other["start_line"] <= row["start_line"]:
             continue
         if other["level"] <= row["level"]:
@@ -133,15 +134,21 @@ def _heading_query(store: Store, path: str, line: int) -> dict:
     return {
         "node_id": row["node_id"],
         "row": row,
+        # How many of the node's headings in the file the index holds with its level,
+        # title and outline path: of several, the one asked about is told by its text.
+        "alike": sum(_key(h) == _key(row) for h in every if h["node_id"] == row["node_id"]),
         "heading_ids": [h["id"] for h in inside],
         "text": " ".join(t for h in inside for t in (h["title"], *h["olp"], h["text"])),
         "own_words": mentions.own_words_of(store, inside, above=mentions.titles_above(row)),
     }
 
 
-def _places(index: NotesIndex, store: Store, path: str, node_id: str, asked: dict | None) -> list[_Place]:
+def _places(
+    index: NotesIndex, store: Store, path: str, node_id: str, asked: dict | None, alike: int = 1
+) -> list[_Place]:
     """The paragraphs of ``node_id``'s own headings in ``path`` as the file is now (only
-    the subtree of the heading ``asked``, the index's row, when given), in file order; never in the
+    the subtree of the heading ``asked``, the index's row, when given; ``alike`` as for
+    :func:`_asked_heading`), in file order; never in the
     oracle's own words (the one rule, :func:`~arcology_oracle.notes.oracle_words.oracle_headings`,
     on the file as it is now: an answer however marked, a heading below one, a grounded
     chat's reply, in a heading of the user's too...) nor in a ``Sources:`` list the daemon wrote."""
@@ -157,7 +164,7 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, asked: dic
     # (position in the file, heading) of the node's own headings.
     headings = [(i, h) for i, h in enumerate(parsed.headings) if h.node_id == node_id]
     if asked is not None:
-        at = _asked_heading([h for _, h in headings], asked, path)
+        at = _asked_heading([h for _, h in headings], asked, alike, path)
         level = headings[at][1].level
         end = next((j for j in range(at + 1, len(headings)) if headings[j][1].level <= level), len(headings))
         headings = headings[at:end]
@@ -171,16 +178,23 @@ def _places(index: NotesIndex, store: Store, path: str, node_id: str, asked: dic
     ]
 
 
-def _asked_heading(headings: list[Heading], asked: dict, path: str) -> int:
+def _key(row: dict) -> tuple:
+    return (row["level"], row["title"], tuple(row["olp"]))
+
+
+def _asked_heading(headings: list[Heading], asked: dict, alike: int, path: str) -> int:
     """Where in ``headings`` (a node's, in the file as it is now) the heading ``asked``
     (its row in the index) is: the one with its ID, else its level, title and outline
-    path; of several, the one whose text is unchanged, then the one still on its line.
-    Never by its line alone: the file may have changed since the index read it (a line
-    typed above), and another heading would be on it. Conflict when none or several."""
+    path; of several, in the file or in the index (``alike``: how many it held), the one
+    whose text is unchanged, then the one still on its line. Never by its line alone:
+    the file may have changed since the index read it (a line typed above), and another
+    heading would be on it; nor, of two alike in the index, by its title alone: the other
+    is the only one left with it once the one asked about is renamed or deleted.
+    Conflict when none or several."""
     own_id = asked["own_id"]
-    key = (asked["level"], asked["title"], tuple(asked["olp"]))
+    key = _key(asked)
     same = [j for j, h in enumerate(headings) if (h.own_id == own_id if own_id else (h.level, h.title, h.olp) == key)]
-    if len(same) > 1:
+    if len(same) > 1 or (not own_id and alike > 1):
         same = [j for j in same if headings[j].content_hash() == asked["hash"]]
     if len(same) > 1:
         same = [j for j in same if headings[j].start_line == asked["start_line"]]
