@@ -52,6 +52,7 @@ from arcology_oracle.notes.capture import (
     plan_forget,
     render_capture,
 )
+from arcology_oracle.notes.capture_blanks import is_blank_line
 from tests.emacs_batch import emacs_env
 from tests.org_reading import OrgProcess
 
@@ -65,7 +66,7 @@ BOM = b"\xef\xbb\xbf"
 USER, LEAD, SUBTREE = "u", "c", "s"  # who wrote a byte: the user, the capture's separator or head, its subtree
 HEADING, TEXT = b"* groceries", b"Buy oat milk"
 DAILIES = (None, "", "\n", "\n\n", "  \t", " \n", "  \n\n", "A line", "A line\n", "A line\n\n", "* Mine\nA line",
-           "* Mine\nA line\n", "* Mine\nA line\n\n")  # fmt: skip
+           "* Mine\nA line\n", "* Mine\nA line\n\n", "A line\n\u00a0")  # fmt: skip
 TYPED = ("typed{eol}", "* Mine too{eol}more text{eol}", "typed", "{eol}typed")
 WHERE = ("top", "line_above_end", "heading", "after", "end")
 EDITS = st.one_of(
@@ -162,8 +163,8 @@ def as_untouched(data: bytes, added: bytes, hashed: bytes, created: bool) -> tup
         eol: True,
         eol + eol: bool(body) and body.endswith(eol),
         FILE_START + eol: not body,
-        AFTER_TEXT + eol: bool(body.rsplit(eol, 1)[-1].strip(b" \t")),
-        AFTER_BLANKS + eol: bool(body) and not body.endswith(eol) and not body.rsplit(eol, 1)[-1].strip(b" \t"),
+        AFTER_TEXT + eol: not is_blank_line(body.rsplit(eol, 1)[-1]),
+        AFTER_BLANKS + eol: bool(body) and not body.endswith(eol) and is_blank_line(body.rsplit(eol, 1)[-1]),
     }.get(hashed, created and at == 0)
     if not could:
         return None
@@ -214,6 +215,8 @@ def edit(file: Tagged, step: tuple, eol: bytes, org: OrgProcess, path: Path) -> 
 @example(daily="", crlf=False, bom=False, leased=False, steps=[("cleanup",)])
 @example(daily="\n", crlf=True, bom=True, leased=False, steps=[("type", "end", TYPED[1]), ("cleanup",)])
 @example(daily="  \t", crlf=False, bom=False, leased=True, steps=[("cleanup",)])
+# A last line of a no-break space, which whitespace-cleanup deletes as it does spaces.
+@example(daily="A line\n\u00a0", crlf=False, bom=False, leased=True, steps=[("cleanup",)])
 # That line deleted and a line typed above the heading: the line ending above it is the user's.
 @example(daily="", crlf=False, bom=True, leased=False, steps=[("kill_line_above",), ("type", "heading", TYPED[0])])
 def test_a_forget_takes_only_the_captures_bytes_whatever_was_done_at_its_edges(world, daily, crlf, bom, leased, steps):

@@ -469,3 +469,29 @@ async def test_a_line_typed_above_a_capture_once_the_blank_line_it_ended_was_del
         assert code == 0 and out.strip().endswith("(ferns)"), out
     finally:
         daemon.stop()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("blanks", ["\u3000", "\u00a0", "\t\u3000 "], ids=["ideographic-space", "no-break-space", "mixed"])
+async def test_a_capture_after_a_last_line_of_blanks_emacs_deletes_is_forgotten_once_saved(client, roam_dir, tmp_path, blanks):
+    # The daily's last line holds blanks only, without a line ending: an ideographic or
+    # no-break space, which Emacs's delete-trailing-whitespace (a common before-save-hook)
+    # deletes at a line's end as it does spaces and tabs. The capture's separator ends that
+    # line; the save leaves it empty. The capture, never edited, answered 409 ('the line
+    # above it was deleted or written on'): the line was counted as text when captured.
+    daily = daily_of(roam_dir)
+    mine = f"* Mine\nmy text\n{blanks}".encode()
+    daily.write_bytes(mine)
+    status, body = await call(client, "/memorize", {"text": "Water the ferns", "title": "ferns"})
+    assert status == 200, body
+    assert daily.read_bytes().startswith(mine + b"\n* ferns\n")
+    elisp = (
+        f'(with-current-buffer (find-file "{daily}") (add-hook (quote before-save-hook) (quote delete-trailing-whitespace))'
+        ' (goto-char (point-min)) (forward-line 1) (end-of-line) (insert " and more") (save-buffer))'
+    )
+    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+    assert code == 0, out
+    assert daily.read_bytes().startswith(b"* Mine\nmy text and more\n\n* ferns\n")
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.read_bytes() == b"* Mine\nmy text and more\n"  # the user's bytes, their blanks deleted by their save

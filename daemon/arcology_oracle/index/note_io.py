@@ -53,6 +53,7 @@ from pathlib import Path
 
 from ..errors import Conflict
 from ..notes.capture import AFTER_BLANKS, AFTER_TEXT, BOM, FILE_START, Removal, file_eol
+from ..notes.capture_blanks import is_blank_line
 from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
@@ -74,7 +75,7 @@ class NoteState:
     lines the reader counts, the lines before its first heading, its ``#+filetags``
     tags and the setup files it names (see :mod:`.appends`), the SHA-256 of its
     bytes (a ``hashlib`` object), and whether it ends with a line of blanks only
-    (spaces and tabs, without a line ending)."""
+    (:func:`~arcology_oracle.notes.capture_blanks.is_blank_line`, without a line ending)."""
 
     key: tuple[int, int, int, int]
     eol: bytes
@@ -110,7 +111,7 @@ def note_state(data: bytes, st: os.stat_result) -> NoteState:
     body = data.removeprefix(BOM)
     return NoteState(_key(st), eol, body.endswith(eol) or not body, len(lines), tuple(lines[:first]),
                      file_tags(lines), hashlib.sha256(data), setup_file_names(lines),
-                     not body.rsplit(eol, 1)[-1].strip(b" \t"))  # fmt: skip
+                     is_blank_line(body.rsplit(eol, 1)[-1]))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
 from .org_escape import cookie_brought_up, escape_line, inert, refuse_controls
-from .capture_blanks import blank_form
+from .capture_blanks import blank_form, is_blank_line
 from .capture_headings import find_heading, heading_properties  # noqa: F401 (part of this module's interface)
 from .capture_title import TRAILING_BLANKS, capture_title
 from .line_endings import file_eol, split_keeping_ends  # noqa: F401 (part of this module's interface)
@@ -346,7 +346,7 @@ def _matched_leads(
     elif data[first - len(eol) : first] == eol:  # a separator ending the line above (of text or blanks)
         at = data.rfind(eol, bom, first - len(eol))
         above = data[bom if at < 0 else at + len(eol) : first - len(eol)]
-        leads.add((AFTER_TEXT if above.strip(b" \t") else AFTER_BLANKS) + eol)
+        leads.add((AFTER_BLANKS if is_blank_line(above) else AFTER_TEXT) + eol)
         if data[bom:first] == eol:  # the file's first line is empty, as a capture into an empty file made it
             leads.add(FILE_START + eol)
     # Each line as written (an older version hashed tabs) and in capture_blanks' form.

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from .capture_title import TRAILING_BLANKS
+
 TAB_WIDTH = 8
 
 
@@ -42,6 +44,15 @@ def blank_form(line: bytes) -> bytes:
             out.append(char)
             column += _width(char)
     return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def is_blank_line(line: bytes) -> bool:
+    """Whether ``line`` (UTF-8, without its line ending) holds only blanks a save may
+    delete at a line's end (:data:`~.capture_title.TRAILING_BLANKS`: spaces, tabs, and
+    the no-break, ideographic and zero-width spaces Emacs's ``delete-trailing-whitespace``
+    deletes too), or nothing: what decides AFTER_BLANKS from AFTER_TEXT (:mod:`.capture`)
+    when a capture is written and when it is forgotten, by one rule."""
+    return not line.decode("utf-8", "surrogateescape").strip(TRAILING_BLANKS)
 
 
 def _width(char: str) -> int:
