@@ -172,9 +172,19 @@ def as_untouched(data: bytes, added: bytes, hashed: bytes, created: bool) -> tup
     return (USER,) * at + (LEAD,) * lead + (SUBTREE,) * (len(added) - lead) + (USER,) * (len(data) - at - len(added))
 
 
-def takes_only_the_captures(tags: tuple[str, ...], start: int, end: int) -> bool:
-    taken = range(start, end)
-    return all(tags[i] != USER for i in taken) and all(start <= i < end for i, t in enumerate(tags) if t == SUBTREE)
+def takes_only_the_captures(tags: tuple[str, ...], data: bytes, start: int, end: int) -> bool:
+    """Whether taking ``[start, end)`` out of ``data`` leaves what taking out all of the
+    capture's subtree and none of the user's bytes, under the reading ``tags``, leaves:
+    the same file, whichever of two equal bytes side by side is said to go (of two line
+    endings side by side, the user's and the capture's separator, either)."""
+    left = data[:start] + data[end:]
+    reach = {0}  # how much of ``left`` the bytes of ``data`` read so far can make
+    for byte, tag in zip(data, tags):
+        kept = {j + 1 for j in reach if j < len(left) and left[j] == byte} if tag != SUBTREE else set()
+        reach = kept if tag == USER else kept | reach
+        if not reach:
+            return False
+    return len(left) in reach
 
 
 def edit(file: Tagged, step: tuple, eol: bytes, org: OrgProcess, path: Path) -> None:
@@ -217,6 +227,12 @@ def edit(file: Tagged, step: tuple, eol: bytes, org: OrgProcess, path: Path) -> 
 @example(daily="  \t", crlf=False, bom=False, leased=True, steps=[("cleanup",)])
 # A last line of a no-break space, which whitespace-cleanup deletes as it does spaces.
 @example(daily="A line\n\u00a0", crlf=False, bom=False, leased=True, steps=[("cleanup",)])
+# A line ending typed right below the separator, the line between deleted: either may go.
+@example(daily="A line\n\u00a0", crlf=False, bom=False, leased=True,
+         steps=[("type", "heading", TYPED[3]), ("kill_line_above",)])  # fmt: skip
+# An empty line typed at the top, then the line of blanks killed with the separator: the
+# line ending above the capture is the user's empty line's.
+@example(daily="  \t", crlf=False, bom=False, leased=True, steps=[("type", "top", TYPED[3]), ("kill_line_above",)])
 # That line deleted and a line typed above the heading: the line ending above it is the user's.
 @example(daily="", crlf=False, bom=True, leased=False, steps=[("kill_line_above",), ("type", "heading", TYPED[0])])
 def test_a_forget_takes_only_the_captures_bytes_whatever_was_done_at_its_edges(world, daily, crlf, bom, leased, steps):
@@ -245,7 +261,7 @@ def test_a_forget_takes_only_the_captures_bytes_whatever_was_done_at_its_edges(w
     note(f"forgotten: {left!r}")
     assert not removal.whole_file or (before is None and (removal.start, removal.end) == (0, len(data)))
     readings = file.readings | ({untouched} if (untouched := as_untouched(data, added, hashed, before is None)) else set())
-    assert any(takes_only_the_captures(tags, removal.start, removal.end) for tags in readings), (
+    assert any(takes_only_the_captures(tags, data, removal.start, removal.end) for tags in readings), (
         f"the forget took bytes that are not the capture's: {data[removal.start : removal.end]!r} of {data!r}"
     )
     if not steps:

@@ -494,4 +494,30 @@ async def test_a_capture_after_a_last_line_of_blanks_emacs_deletes_is_forgotten_
     assert daily.read_bytes().startswith(b"* Mine\nmy text and more\n\n* ferns\n")
     status, gone = await call(client, "/forget", {"id": body["id"]})
     assert status == 200, gone
-    assert daily.read_bytes() == b"* Mine\nmy text and more\n"  # the user's bytes, their blanks deleted by their save
+    # The user's bytes, their blanks deleted by their save; the separator that ended that
+    # line stays (after a line of blanks left empty, it may be the user's).
+    assert daily.read_bytes() == b"* Mine\nmy text and more\n\n"
+
+
+@pytest.mark.timeout(120)
+async def test_a_line_of_blanks_killed_above_a_capture_never_takes_the_users_empty_line(client, roam_dir, tmp_path):
+    # The daily ends with an empty line, then a line of blanks without a line ending (as
+    # an indented RET leaves it). The capture's separator ends that line. The user kills
+    # the line of blanks, its line ending with it (kill-whole-line): the line ending left
+    # above the capture is the one of the user's empty line. The forget took it, as it
+    # takes the separator of a line of blanks a save emptied (the same bytes); the user's
+    # empty line was lost ('* Mine\nmy text\n'). It stays now: after a line of blanks left
+    # empty, the line ending above the capture may be the user's.
+    daily = daily_of(roam_dir)
+    daily.write_bytes(b"* Mine\nmy text\n\n  ")
+    status, body = await call(client, "/memorize", {"text": "Water the ferns", "title": "ferns"})
+    assert status == 200, body
+    assert daily.read_bytes().startswith(b"* Mine\nmy text\n\n  \n* ferns\n")
+    elisp = (f'(with-current-buffer (find-file "{daily}") (goto-char (point-min)) (forward-line 3)'
+             ' (kill-whole-line) (save-buffer))')  # fmt: skip
+    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+    assert code == 0, out
+    assert daily.read_bytes().startswith(b"* Mine\nmy text\n\n* ferns\n")
+    status, gone = await call(client, "/forget", {"id": body["id"]})
+    assert status == 200, gone
+    assert daily.read_bytes() == b"* Mine\nmy text\n\n"  # the user's bytes, their line of blanks killed

@@ -450,14 +450,16 @@ def test_an_older_versions_lone_separator_goes_only_where_no_text_stands_right_a
 @pytest.mark.parametrize(
     "before, edit, left",
     [(b"* Mine\nx", lambda d: d, b"* Mine\nx"), (b"* Mine\nx", lambda d: d.replace(b"x\n", b"x and more\n"), b"* Mine\nx and more"),
-     (b"* Mine\n \t", lambda d: d, b"* Mine\n \t"), (b"* Mine\n \t", lambda d: d.replace(b" \t\n", b"\n"), b"* Mine\n"),
+     (b"* Mine\n \t", lambda d: d, b"* Mine\n \t"), (b"* Mine\n \t", lambda d: d.replace(b" \t\n", b"\n"), b"* Mine\n\n"),
      (b"* Mine\nx", lambda d: d.replace(b"x\n", b"\n"), None), (b"* Mine\n \t", lambda d: d.replace(b" \t\n", b"typed\n"), None)],
     ids=["text", "text-written-on", "blanks", "blanks-a-save-trimmed", "text-deleted", "blanks-written-on"],
 )  # fmt: skip
 def test_a_separator_after_a_last_line_without_its_ending_goes_while_that_line_is_of_its_kind(before, edit, left):
     # The hash says whether that line held text or blanks only (AFTER_TEXT, AFTER_BLANKS):
     # text goes on being text, blanks may lose their blanks to a save; else which line
-    # ending above the capture is its separator cannot be told (409).
+    # ending above the capture is its separator cannot be told (409). Once the blanks are
+    # gone, the line ending left may be the user's (of an empty line above, once they
+    # killed that line): it stays.
     data = edit(before + capture(separator=True, after=AFTER_BLANKS if before.endswith(b" \t") else AFTER_TEXT))
     if left is None:
         with pytest.raises(Changed, match="line above it was deleted or written on"):

@@ -256,7 +256,8 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
     Raises NotCaptured for a heading the daemon did not write, and Changed when it did
     but the bytes are not the ones it wrote (the message says what changed). The
     separator line ending the capture added goes too when the capture is the file's last
-    text, so forgetting an untouched capture restores the file byte for byte; before a
+    text, so forgetting an untouched capture restores the file byte for byte (but after a
+    line of blanks since left empty, where it may be the user's: it stays); before a
     later heading it stays (that heading must stay a heading). A capture at the very top
     of the file, its separator deleted (whitespace-cleanup on save), goes without it. The
     empty line that ends a subtree when the next heading is a capture written without a
@@ -312,6 +313,9 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
         last = offsets[end] if first == bom and next_lead != eol else last
     elif end == len(raw) and not top:
         first -= len(eol) if lead in (*empty_line, *ends_line) else len(lead)
+        # After a line of blanks left empty (a save trimmed it, or the user killed it with
+        # the separator, ending the empty line above with their own): it stays.
+        first += len(eol) if lead == AFTER_BLANKS + eol and (first == bom or data[first - len(eol) : first] == eol) else 0
         # An older version's lone line ending after text: the one it wrote after a last line
         # without one, or the user's once its empty line was deleted. Unknowable: it stays.
         first += len(eol) if lead == eol and first > bom and data[first - len(eol) : first] != eol else 0
