@@ -123,6 +123,18 @@ async def test_an_unleased_capture_is_indexed_where_it_is(client, roam_dir, monk
     assert ("remember the kinkajou", body["line"]) in [(t, start) for t, start, _ in indexed]
 
 
+async def add_to_line_two_and_save_trimming(daily, tmp_path) -> None:
+    """The user types " and more" at the end of the daily's second line and saves it in
+    batch Emacs with ``delete-trailing-whitespace`` on ``before-save-hook`` (a common
+    setup)."""
+    elisp = (
+        f'(with-current-buffer (find-file "{daily}") (add-hook (quote before-save-hook) (quote delete-trailing-whitespace))'
+        ' (goto-char (point-min)) (forward-line 1) (end-of-line) (insert " and more") (save-buffer))'
+    )
+    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
+    assert code == 0, out
+
+
 def fails_after(n: int, err: int, real):
     """``note_io.write_all`` whose first call writes ``n`` bytes of what it is given,
     then fails; the next calls write (space freed, a passing I/O error)."""
@@ -295,12 +307,7 @@ async def test_a_capture_saved_by_an_emacs_that_deletes_trailing_whitespace_is_f
     daily.write_bytes(b"* Mine\nmy text\n")
     status, body = await call(client, "/memorize", {"text": "pasted from a page   \nsecond line\t\n", "title": "see :work:"})
     assert status == 200, body
-    elisp = (
-        f'(with-current-buffer (find-file "{daily}") (add-hook (quote before-save-hook) (quote delete-trailing-whitespace))'
-        ' (goto-char (point-min)) (forward-line 1) (end-of-line) (insert " and more") (save-buffer))'
-    )
-    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
-    assert code == 0, out
+    await add_to_line_two_and_save_trimming(daily, tmp_path)
     assert daily.read_bytes().startswith(b"* Mine\nmy text and more\n* see :work")
     status, gone = await call(client, "/forget", {"id": body["id"]})
     assert status == 200, gone
@@ -485,12 +492,7 @@ async def test_a_capture_after_a_last_line_of_blanks_emacs_deletes_is_forgotten_
     status, body = await call(client, "/memorize", {"text": "Water the ferns", "title": "ferns"})
     assert status == 200, body
     assert daily.read_bytes().startswith(mine + b"\n* ferns\n")
-    elisp = (
-        f'(with-current-buffer (find-file "{daily}") (add-hook (quote before-save-hook) (quote delete-trailing-whitespace))'
-        ' (goto-char (point-min)) (forward-line 1) (end-of-line) (insert " and more") (save-buffer))'
-    )
-    code, out = await run_emacs(["--eval", elisp], env=emacs_env(tmp_path))
-    assert code == 0, out
+    await add_to_line_two_and_save_trimming(daily, tmp_path)
     assert daily.read_bytes().startswith(b"* Mine\nmy text and more\n\n* ferns\n")
     status, gone = await call(client, "/forget", {"id": body["id"]})
     assert status == 200, gone
