@@ -1,5 +1,5 @@
 """Values computed from the database, kept in memory between queries for one write
-generation: the base of :mod:`.node_means` and :mod:`.note_text_cache`.
+generation: what :mod:`.node_means` and :mod:`.note_text_cache` keep theirs in.
 
 Invalidation: every write transaction records a new random token under
 :data:`WRITE_GENERATION` in ``meta`` (``StoreBase.transaction``), whatever it changed and

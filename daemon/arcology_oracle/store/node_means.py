@@ -28,26 +28,30 @@ def _size_of(mean: np.ndarray | None) -> int:
     return _ABSENT_BYTES if mean is None else mean.nbytes
 
 
-class NodeMeans(GenerationCache[str, np.ndarray]):
+class NodeMeans:
     """Node id -> its mean vector (read-only float64) or None (no vector stored), for one
-    write generation. Thread-safe."""
+    write generation (:class:`~.generation_cache.GenerationCache`). Thread-safe."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        super().__init__(max_bytes, _size_of)
+        self._means: GenerationCache[str, np.ndarray] = GenerationCache(max_bytes, _size_of)
+
+    @property
+    def hits(self) -> int:
+        return self._means.hits
 
     def lookup(self, token: str | None, node_ids: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str]]:
         """``(means found, node ids not cached)`` for ``node_ids`` at ``token`` (the
         write generation the caller read before this call). Nodes known to have no
         vector are in neither."""
-        found, missing = super().lookup(token, node_ids)
+        found, missing = self._means.lookup(token, node_ids)
         return {node_id: mean for node_id, mean in found.items() if mean is not None}, missing
 
-    def remember(self, token: str | None, means: dict[str, np.ndarray], asked: Iterable[str]) -> None:  # type: ignore[override]
+    def remember(self, token: str | None, means: dict[str, np.ndarray], asked: Iterable[str]) -> None:
         """File the means computed for ``asked`` (those absent from ``means`` have no
         vector) under ``token``; dropped if the cache moved to another token meanwhile."""
         for mean in means.values():
             mean.flags.writeable = False  # shared by every reader from now on
-        super().remember(token, {node_id: means.get(node_id) for node_id in asked})
+        self._means.remember(token, {node_id: means.get(node_id) for node_id in asked})
 
 
 _caches = PerDatabase(NodeMeans)

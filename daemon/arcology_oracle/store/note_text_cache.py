@@ -23,12 +23,21 @@ from .shared import PerDatabase
 MAX_BYTES = 8 * 1024 * 1024
 
 
-class NoteTexts(GenerationCache[Hashable, str]):
+class NoteTexts:
     """A note's key (the caller's: one per note and way of reading it) -> its text, for one
-    write generation. Thread-safe."""
+    write generation (:class:`~.generation_cache.GenerationCache`). Thread-safe; ``hits``
+    and ``misses`` count the notes looked up."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        super().__init__(max_bytes, sys.getsizeof)
+        self._texts: GenerationCache[Hashable, str] = GenerationCache(max_bytes, sys.getsizeof)
+
+    @property
+    def hits(self) -> int:
+        return self._texts.hits
+
+    @property
+    def misses(self) -> int:
+        return self._texts.misses
 
     def texts(
         self, token: str | None, ids: Sequence[int], keys: dict[int, Hashable], read: Callable[[list[int]], dict[int, str]]
@@ -36,14 +45,13 @@ class NoteTexts(GenerationCache[Hashable, str]):
         """``read(ids)`` (id -> text; an id may be absent), the texts of the ids with a key
         in ``keys`` (their notes') served from memory when remembered at ``token`` (the
         write generation the caller read before calling), and remembered when read."""
-        remembered, _ = self.lookup(token, [keys[i] for i in ids if i in keys])
+        remembered, _ = self._texts.lookup(token, [keys[i] for i in ids if i in keys])
         found = {i: remembered[keys[i]] for i in ids if i in keys and remembered.get(keys[i]) is not None}
-        self.misses += sum(1 for i in ids if i not in keys)  # no key: always read
         missing = [i for i in ids if i not in found]
         if missing:
             new = read(missing)
             found.update(new)
-            self.remember(token, {keys[i]: text for i, text in new.items() if i in keys})
+            self._texts.remember(token, {keys[i]: text for i, text in new.items() if i in keys})
         return found
 
 
