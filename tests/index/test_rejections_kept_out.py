@@ -66,7 +66,7 @@ async def test_a_rejection_goes_when_its_node_is_made_private_or_excluded(tmp_pa
 
 async def test_an_index_made_before_forgets_the_rejections_of_nodes_made_private_on_upgrade(roam_dir, make_settings):
     """Before, a heading node made private kept its rejections, and its note, unchanged
-    since, is not read again: m033 has every note read again (hashed only) when a
+    since, is not read again: m033 and m034 have every note parsed again when a
     rejection names a node the index does not hold. One of a note deleted stays."""
     kelp_notes(roam_dir)
     settings = make_settings()
@@ -84,7 +84,7 @@ async def test_an_index_made_before_forgets_the_rejections_of_nodes_made_private
         conn.executemany(
             "INSERT INTO link_rejections (src_node, dst_node, created_at) VALUES (?, ?, 0)", [(F, A2), (C, gone), (A, D)]
         )
-        conn.execute("DELETE FROM _migrations WHERE name = 'm033_reread_for_rejections_of_private_nodes'")
+        conn.execute("DELETE FROM _migrations WHERE name LIKE 'm03__re%_for_rejections_of_private_nodes'")
     conn.close()
     assert A2.encode() in db_bytes(settings.db_path)
 
@@ -92,8 +92,33 @@ async def test_an_index_made_before_forgets_the_rejections_of_nodes_made_private
     await index.start()  # migrates
     try:
         report = await index.reconcile()
-        assert report.indexed == 0 and report.failed == {}  # read and hashed, none parsed again
+        assert report.indexed + report.private == report.seen and report.failed == {}  # every note parsed again
         assert await rejections(index) == [(A, D), (C, gone)]
     finally:
         await index.close()
     assert A2.encode() not in db_bytes(settings.db_path)
+
+
+async def test_a_node_left_out_for_no_privacy_reason_keeps_its_rejections(roam_dir, make_settings):
+    """A heading that is no node for Org (a line typed between it and its drawer, as while
+    editing) is not private: its ID, still written in the note, keeps its rejections, which
+    hold again once the drawer is back in place. Before, the :ID: line alone decided."""
+    kelp_notes(roam_dir)
+    settings = make_settings()
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+        await reject(index, (F, A2), (A2, B), (C, E))
+        note = roam_dir / "kelp-a.org"
+        text = note.read_text()
+        note.write_text(text.replace("* Nested kelp log\n", "* Nested kelp log\ntyped here for a moment\n", 1))
+        await index.index_paths(["kelp-a.org"])
+        held = await index.read(lambda s: [r[0] for r in s.conn.execute("SELECT own_id FROM headings WHERE own_id = ?", (A2,))])
+        assert held == []  # no node now: the drawer is text
+        assert await rejections(index) == sorted([(F, A2), (A2, B), (C, E)])
+        note.write_text(text)
+        await index.reconcile()
+        assert await rejections(index) == sorted([(F, A2), (A2, B), (C, E)])
+    finally:
+        await index.close()

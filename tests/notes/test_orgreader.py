@@ -275,6 +275,24 @@ def test_private_tags_own_inherited_and_custom(tmp_path):
     assert [h.title for h in custom.headings] == ["Public", "Mine", "Nested", "Public 2"]
 
 
+def test_the_ids_kept_out_are_those_of_private_nodes_only(tmp_path):
+    # ParsedFile.kept_out_ids: what the index forgets the link rejections of
+    # (index/kept_out.py). Own and inherited private tags, ROAM_EXCLUDE, a PGP block before
+    # the first heading (the file node), and a misplaced drawer's ID under a private tag;
+    # never a heading that is no node (a misplaced drawer), nor a public one.
+    drawer = ":PROPERTIES:\n:ID: {}\n:END:\n"
+    text = (
+        drawer.format("file-1") + "-----BEGIN PGP MESSAGE-----\nx\n-----END PGP MESSAGE-----\n"
+        "* Mine :private:\n" + drawer.format("mine-1") + "** Nested\n" + drawer.format("nested-1")
+        + "** Nested, misplaced\ntyped\n" + drawer.format("nested-2")
+        + "* Excluded\n:PROPERTIES:\n:ID: excl-1\n:ROAM_EXCLUDE: t\n:END:\n"
+        + "* Public\n" + drawer.format("pub-1") + "* No node\ntyped\n" + drawer.format("typed-1")
+    )
+    parsed = read(tmp_path, "k.org", text)
+    assert [h.title for h in parsed.headings] == ["Public", "No node"]
+    assert parsed.kept_out_ids == ("file-1", "mine-1", "nested-1", "nested-2", "excl-1")
+
+
 def test_private_filetags_exclude_the_whole_file(tmp_path):
     text = ":PROPERTIES:\n:ID: d-1\n:END:\n#+title: Diary\n#+filetags: :x:private:\nprivatefiletag\n* H\nprivatefiletag\n"
     parsed = read(tmp_path, "diary.org", text)

@@ -58,6 +58,7 @@ PINNED = {
     "m031_forget_private_files": "faeb20daeff6a5a8",
     "m032_reread_links_in_replies": "6706e4b3a26a2306",
     "m033_reread_for_rejections_of_private_nodes": "ba55833ebd9bc23c",
+    "m034_reparse_for_rejections_of_private_nodes": "3fd40a86da816c3a",
 }
 
 

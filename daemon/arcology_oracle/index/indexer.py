@@ -287,7 +287,6 @@ class Indexer:
         if read is None:  # gone, or no longer a regular file inside the root
             return _FileRead(rel, abs_path, "gone")
         data, st = read
-        self._kept_out.read(data)
         file_hash = hashlib.sha256(data).hexdigest()
         if known is not None and known.hash == file_hash and not changed_since(known.setup, looks):
             return _FileRead(rel, abs_path, "same bytes", st=st)
@@ -337,11 +336,12 @@ class Indexer:
                     raise parsed
                 headings, chunks = parsed
                 if headings.private:  # nothing of it is stored; what was, goes
-                    self._kept_out.held_by(read.rel)
+                    self._kept_out.private_file(read.rel, read.data)
                     self.private.keep(headings, read.st, read.file_hash)
                     report.private, report.deleted = 1, int(self.store.delete_file(read.rel))
                     return report
                 self.private.drop(read.rel)
+                self._kept_out.kept_out(headings.kept_out_ids)
                 report.new_pending = self.store.replace_file(
                     headings, size=read.st.st_size, mtime_ns=read.st.st_mtime_ns, file_hash=read.file_hash, chunks=chunks
                 )

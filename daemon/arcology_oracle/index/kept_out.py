@@ -7,18 +7,22 @@ private is not stored anywhere (nothing of a private note is), so it is found as
 indexer reads: during one reconcile or one batch of paths, :class:`KeptOutNodes` notes
 the rejected nodes that
 
-* are defined in a file read (an ``:ID:`` property line naming them: the node is written
-  there, so the index not holding it means the privacy rule kept it out), or
+* the reader kept out of a file it read (``ParsedFile.kept_out_ids``: a heading's own
+  private tag, an inherited one, ``ROAM_EXCLUDE``, a PGP block), or
+* are defined in a file read private whole (an ``:ID:`` property line naming them
+  anywhere in its bytes), or
 * were held by a file now read private, or now excluded (a glob matches its path).
 
 At the end, the rejections naming one of those the index does not hold then are deleted
 (:meth:`~arcology_oracle.store.links.LinkGraph.forget_rejections_of`): a node moved to
 another file read in the same batch keeps its rejections. A node merely gone (its note
-deleted, or the notes directory emptied, as an unmounted drive leaves it) is written
-nowhere and keeps them: they hold again when it comes back, as the README promises.
+deleted, or the notes directory emptied, as an unmounted drive leaves it) keeps them, as
+does one left out for a reason that is not privacy (a heading that is no node for Org,
+as with a line typed between it and its drawer; text that cannot be read): they hold
+again when it comes back, as the README promises.
 
 Cost: nothing when there is no rejection (most indexes); else one regular-expression
-pass over each file read.
+pass over each file read private whole.
 """
 
 from __future__ import annotations
@@ -42,10 +46,17 @@ class KeptOutNodes:
             self._rejected = {node.encode(): node for node in store.rejected_nodes()}
         self._found: set[str] = set()
 
-    def read(self, data: bytes) -> None:
-        """The bytes of a file read: the rejected nodes an ``:ID:`` line of it defines."""
+    def kept_out(self, ids: tuple[str, ...]) -> None:
+        """The IDs the reader kept out of a file it read (``ParsedFile.kept_out_ids``)."""
+        if self._rejected:
+            self._found.update(i for i in ids if i.encode() in self._rejected)
+
+    def private_file(self, rel: str, data: bytes) -> None:
+        """``rel``, read private whole (``data``, its bytes): the rejected nodes its
+        ``:ID:`` lines define, and those it held (see :meth:`held_by`)."""
         if self._rejected:
             self._found.update(self._rejected[m[1]] for m in _ID_LINE.finditer(data) if m[1] in self._rejected)
+        self.held_by(rel)
 
     def held_by(self, rel: str) -> None:
         """Before the rows of ``rel``, now private or excluded, are deleted: the rejected

@@ -8,7 +8,7 @@ pyproject.toml).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import orgparse
 from orgparse.date import OrgDateClosed, OrgDateDeadline, OrgDateScheduled
@@ -23,7 +23,7 @@ from orgparse.node import (
     parse_seq_todo,
 )
 
-from .org_syntax import CLOCK_RE, DRAWER_END_RE, PLANNING_RE, PROPERTIES_IN_RE, property_line, split_heading_tags
+from .org_syntax import CLOCK_RE, DRAWER_END_RE, HEADING_LINE_RE, PLANNING_RE, PROPERTIES_IN_RE, property_line, split_heading_tags
 
 
 class _SafeParsing:
@@ -157,3 +157,43 @@ class _Env(OrgEnv):
 
 def load_org(lines: Sequence[str], path: str) -> OrgRootNode:
     return orgparse.loadi(lines, filename=path, env=_Env(filename=path))
+
+
+def load_org_by_chunks(lines: list[str], path: str, problems: list[str], unreadable: set[int]) -> OrgRootNode:
+    """:func:`load_org` of a copy of ``lines`` (same length) without the chunks that fail
+    to parse alone; raises as :func:`load_org` when even that copy fails.
+
+    Only for lines that :func:`load_org` still raises on. A chunk is a heading with its
+    own text, or the text before the first heading. The 1-based start lines of blanked
+    chunks go into ``unreadable`` (0 for the text before the first heading) so the caller
+    leaves them out with their subtree (their tags and drawer, which may exclude them, are
+    unknown); each is told in ``problems``.
+    """
+    repaired = list(lines)
+    for start, end in _chunk_ranges(lines):
+        try:
+            load_org(lines[start:end], path)
+            continue
+        except Exception:  # noqa: BLE001
+            pass
+        first_line = start + 1 if HEADING_LINE_RE.match(lines[start]) else 0
+        unreadable.add(first_line)
+        blank = [""] * (end - start)
+        if first_line:
+            blank[0] = "*" * (len(lines[start]) - len(lines[start].lstrip("*"))) + " "
+        repaired[start:end] = blank
+        where = f"the heading at line {first_line} and its subtree" if first_line else "the whole file"
+        problems.append(f"unreadable text; {where} left out")
+    return load_org(repaired, path)
+
+
+def _chunk_ranges(lines: Sequence[str]) -> Iterable[tuple[int, int]]:
+    """0-based [start, end) of each orgparse chunk: the preamble, then each heading."""
+    start = 0
+    for i, line in enumerate(lines):
+        if HEADING_LINE_RE.match(line):
+            if i > start:
+                yield start, i
+            start = i
+    if len(lines) > start:
+        yield start, len(lines)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -70,7 +70,7 @@ from .org_syntax import (
 from .chats import response_lines
 from .conversations import is_oracle_answer, without_sources_lists
 from .ellama import read_session
-from .orgparse_safe import load_org
+from .orgparse_safe import load_org, load_org_by_chunks
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
 from .records import Heading, ParsedFile
 from .setup_files import read_setup_files
@@ -160,7 +160,8 @@ class _Frame:
     node_title: str
     date: str | None
     date_source: str | None
-    excluded: bool
+    excluded: bool  # left out with its subtree: kept out by the privacy rule, or unreadable
+    private: bool  # kept out by the privacy rule (its own or an ancestor's)
 
 
 def _read_lines(
@@ -185,7 +186,7 @@ def _read_lines(
         root = load_org(lines, path)
     except Exception:  # noqa: BLE001 - the contract is to never raise
         try:
-            root = load_org(_unreadable_chunks(lines, path, problems, unreadable), path)
+            root = load_org_by_chunks(lines, path, problems, unreadable)
         except Exception:  # noqa: BLE001
             return _read_preamble_only(lines, path, stem, private, problems, file_level)
     return _build(root, lines, path, stem, private, unreadable, problems, file_level)
@@ -235,7 +236,10 @@ def _build(
         (date_in(" ".join(root.get_file_property_list("DATE")), ISO_DATE_RE), "file-date"),
     )
     headings: list[Heading] = []
-    if root.end_linenumber >= 1 and not private.excludes(tags=(), properties={}, text=str(root)):
+    kept_out_ids: list[str] = []  # the IDs of the nodes the privacy rule keeps out
+    if root.end_linenumber >= 1 and private.excludes(tags=(), properties={}, text=str(root)):
+        kept_out_ids += [file_id] if file_id else []
+    elif root.end_linenumber >= 1:
         body = root_body
         headings.append(
             _heading(
@@ -258,11 +262,9 @@ def _build(
         title = plain_title(node.get_heading(format="raw"))
         tags = dedupe([*(parent.tags if parent else tags_of_file), *sorted(t for t in node.shallow_tags if t)])
         heading_line = lines[node.linenumber - 1]
-        excluded = (
-            (parent is not None and parent.excluded)
-            or node.linenumber in unreadable
-            or private.excludes(tags=tags, properties=flags, text=str(node))
-        )
+        kept_out = (parent is not None and parent.private) or private.excludes(tags=tags, properties=flags, text=str(node))
+        excluded = kept_out or (parent is not None and parent.excluded) or node.linenumber in unreadable
+        kept_out_ids += [i for i in (own_id or _id(flags),) if i and kept_out]
         date, date_source = heading_date(daily, props, heading_line, lines, node.linenumber, body)
         if date is None:
             date, date_source = (parent.date, parent.date_source) if parent else (file_date, file_date_source)
@@ -276,6 +278,7 @@ def _build(
             date=date,
             date_source=date_source,
             excluded=excluded,
+            private=kept_out,
         )
         stack.append(frame)
         if excluded:
@@ -289,7 +292,8 @@ def _build(
                 links=_user_links(heading_line + "\n" + body, props), date=frame.date, date_source=frame.date_source,
             )
         )  # fmt: skip
-    return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings, setup_files=setup_files)
+    return ParsedFile(path=path, title=file_title, file_id=file_id, headings=headings, setup_files=setup_files,
+                      kept_out_ids=tuple(kept_out_ids))  # fmt: skip
 
 
 def _user_links(raw: str, properties: dict[str, str]) -> tuple[str, ...]:
@@ -349,44 +353,6 @@ def _heading(*, properties: dict[str, str], **fields) -> Heading:
         refs=split_roam_list(properties.get("ROAM_REFS", "")),
         **fields,
     )
-
-
-def _unreadable_chunks(lines: list[str], path: str, problems: list[str], unreadable: set[int]) -> list[str]:
-    """A copy of ``lines`` (same length) without the chunks that fail to parse alone.
-
-    Only reached when orgparse still raises. A chunk is a heading with its own text, or
-    the text before the first heading. The 1-based start lines of blanked chunks go into
-    ``unreadable`` (0 for the text before the first heading) so the caller leaves them
-    out with their subtree (their tags and drawer, which may exclude them, are unknown).
-    """
-    repaired = list(lines)
-    for start, end in _chunk_ranges(lines):
-        try:
-            load_org(lines[start:end], path)
-            continue
-        except Exception:  # noqa: BLE001
-            pass
-        first_line = start + 1 if HEADING_LINE_RE.match(lines[start]) else 0
-        unreadable.add(first_line)
-        blank = [""] * (end - start)
-        if first_line:
-            blank[0] = "*" * (len(lines[start]) - len(lines[start].lstrip("*"))) + " "
-        repaired[start:end] = blank
-        where = f"the heading at line {first_line} and its subtree" if first_line else "the whole file"
-        problems.append(f"unreadable text; {where} left out")
-    return repaired
-
-
-def _chunk_ranges(lines: Sequence[str]) -> Iterable[tuple[int, int]]:
-    """0-based [start, end) of each orgparse chunk: the preamble, then each heading."""
-    start = 0
-    for i, line in enumerate(lines):
-        if HEADING_LINE_RE.match(line):
-            if i > start:
-                yield start, i
-            start = i
-    if len(lines) > start:
-        yield start, len(lines)
 
 
 def _id(props: dict[str, str]) -> str | None:

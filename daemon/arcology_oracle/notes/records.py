@@ -167,3 +167,7 @@ class ParsedFile:
     # Kept out whole by the privacy rule (its file tags, its setup files' or a file-level
     # ROAM_EXCLUDE: notes/privacy.py): nothing of it may be stored, not even its path.
     private: bool = False
+    # The :ID:s of the headings the privacy rule kept out of a file read in part (their
+    # own tags, inherited ones, ROAM_EXCLUDE, a PGP block), so that the index forgets
+    # what names them (index/kept_out.py); never those of headings left out as unreadable.
+    kept_out_ids: tuple[str, ...] = ()

@@ -51,3 +51,18 @@ def m033_reread_for_rejections_of_private_nodes(conn) -> None:
         " NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.src_node)"
         " OR NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.dst_node))"
     )
+
+
+@migration
+def m034_reparse_for_rejections_of_private_nodes(conn) -> None:
+    # The indexer now learns which nodes the privacy rule keeps out from the reader, as it
+    # parses a note (index/kept_out.py), no more from the :ID: lines of every note read:
+    # a node left out for another reason (a line typed between its heading and its
+    # drawer) kept its rejections no more. So when a rejection names a node the index does
+    # not hold, every file is parsed again at the next reconcile (m033 only had them
+    # hashed): one defining that node, private now, has its rejections forgotten.
+    conn.execute(
+        "UPDATE files SET mtime_ns = 0, hash = '' WHERE EXISTS (SELECT 1 FROM link_rejections r WHERE"
+        " NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.src_node)"
+        " OR NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.dst_node))"
+    )
