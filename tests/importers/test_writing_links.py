@@ -11,6 +11,7 @@ import errno
 import os
 import shutil
 import stat
+import struct
 from pathlib import Path
 
 import pytest
@@ -187,6 +188,59 @@ def test_every_file_is_on_disk_before_it_is_renamed_into_place(tmp_path, monkeyp
     assert placed
     for i in placed:
         assert "fsync file" in events[:i] and events[i + 1] == "fsync dir", events
+
+
+def _acl(*entries: tuple[int, int, int]) -> bytes:
+    """A POSIX access ACL as the kernel stores it (``system.posix_acl_access``): version 2,
+    then (tag, permissions, id) for each entry, sorted by tag."""
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+
+
+ANY = 0xFFFFFFFF  # the id of an entry that names no user or group
+# rw- for the owner, nothing for user 4321 (say someone in the file's group), r-- for the
+# group (and as the mask), nothing for the others: setfacl -m u:4321:--- on a 0640 file.
+DENY_ONE_USER = _acl((0x01, 6, ANY), (0x02, 0, 4321), (0x04, 4, ANY), (0x10, 4, ANY), (0x20, 0, ANY))
+
+
+def test_an_update_keeps_the_files_extended_attributes_and_acl(imported):
+    # A chat's file whose ACL keeps one user of its group out, and which a desktop tagged
+    # (user.xdg.tags): the update renamed a new file over it, which had neither, so that
+    # user could read the chat again and the tags were gone.
+    roam, paths = imported
+    try:
+        os.setxattr(paths[0], "user.xdg.tags", b"health,garden")
+        os.setxattr(paths[0], "system.posix_acl_access", DENY_ONE_USER)
+    except OSError as exc:
+        pytest.skip(f"no extended attributes or ACLs here ({exc.strerror})")
+    before = {name: os.getxattr(paths[0], name) for name in os.listxattr(paths[0])}
+    mode = paths[0].stat().st_mode
+    summary = reimport(roam).commit()
+    assert sorted(summary.updated) == sorted(f"chats/{p.name}" for p in paths), summary
+    assert "#+filetags: :garden:" in paths[0].read_text()
+    assert {name: os.getxattr(paths[0], name) for name in os.listxattr(paths[0])} == before
+    assert paths[0].stat().st_mode == mode
+    assert os.listxattr(paths[1]) == []
+
+
+def test_a_file_whose_acl_the_import_cannot_give_is_skipped_unchanged(imported, monkeypatch):
+    roam, paths = imported
+    try:
+        os.setxattr(paths[0], "system.posix_acl_access", DENY_ONE_USER)
+    except OSError as exc:
+        pytest.skip(f"no ACLs here ({exc.strerror})")
+    before = tree(roam)
+    batch = reimport(roam)
+
+    def not_permitted(*args, **kw):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "setxattr", not_permitted)
+    summary = batch.commit()
+    monkeypatch.undo()
+    assert summary.updated == [f"chats/{paths[1].name}"], summary
+    assert "system.posix_acl_access" in summary.skipped[f"chats/{paths[0].name}"]
+    assert tree(roam)[f"chats/{paths[0].name}"] == before[f"chats/{paths[0].name}"]
+    assert os.getxattr(paths[0], "system.posix_acl_access") == DENY_ONE_USER
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving files to another user takes root")

@@ -16,7 +16,8 @@ kernel releases it however the import ends), and one no running import holds, le
 killed import, is removed at the daemon's next start once ten minutes old and by the next
 import after an hour (:mod:`.staging`). Commit renames each
 staged file over its target (same file system, so each file is whole or absent), keeping
-the old file's permission bits, owner and group: swapped with it in one step, and
+the old file's permission bits, owner and group, and its extended attributes (its ACL
+among them, :mod:`.attributes`): swapped with it in one step, and
 swapped back when the file swapped out is not the one checked (a sync tool renamed its
 version over it just before), :mod:`.placing`. A new file, and each folder made for it,
 gets the owner and group of the folder it is made in, where the import can give them
@@ -31,8 +32,8 @@ file is linked into place only if no file of its name appeared meanwhile). Skipp
 since a rename over them would change what the user has: a symlink (it would become a
 file and its target keep the old text), a file with other hard links (they would keep
 the old text), a read-only file, anything but a regular file, a path outside the roam
-directory, and a file whose owner and group the import cannot give its replacement (an
-update otherwise keeps them, as it keeps the permission bits). A file that cannot be
+directory, and a file whose owner and group, or extended attributes, the import cannot
+give its replacement (an update otherwise keeps them, as it keeps the permission bits). A file that cannot be
 written is skipped with the system's reason.
 Skipped as well, rather than written again where the index would read it: a file the
 user moved to a place the index leaves out (a hidden folder, or one ``exclude_globs``
@@ -59,6 +60,7 @@ from ..notes.disk import emacs_holds_lock, umask
 from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
+from .attributes import keep_attributes
 from .owners import folder_owner, give, keep_owner, make_folders, remove_folders
 from .placing import create, identity, swap_in
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
@@ -291,6 +293,8 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int, roam: Path) -> str
             return reason
         if found is None or identity(found[0]) != identity(staged.before) or _sha(found[1]) != staged.sha:
             return "it changed while importing (import again)"
+        if reason := keep_attributes(fd, path):
+            return reason
         return swap_in(path, staged.tmp, found[0])
     finally:
         os.close(fd)
