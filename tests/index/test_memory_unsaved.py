@@ -47,3 +47,27 @@ def test_deep_unsaved_paths_are_compared_without_resolving_them(tmp_path, monkey
     assert memory.unsaved_among(root, ("new/folder/a.org",), ["new/folder/a.org"]) == {"new/folder/a.org"}
     assert memory.unsaved_among(root, ("new/folder/a.org",), ["folder/a.org", "new/a.org"]) == set()
     assert memory.unsaved_among(root, ("inbox.org",), ["inbox.org", "daily/inbox.org"]) == {"inbox.org"}
+
+
+async def test_a_daily_unsaved_under_another_of_its_hard_links_goes_to_the_inbox(client, roam_dir):
+    # Emacs visits a file by any of its names as the same file (find-file: "... and ...
+    # are the same file"), locks it beside the name visited and sends that name among the
+    # unsaved: the daily, edited unsaved as journal/today.org (a hard link of it), got the
+    # capture, and Emacs's save asked whether to write over it ("changed on disk").
+    daily = roam_dir / today_rel()
+    daily.parent.mkdir(exist_ok=True)
+    daily.write_text("#+title: today\n* Being edited through its other name\n")
+    (roam_dir / "journal").mkdir(exist_ok=True)
+    os.link(daily, roam_dir / "journal" / "today.org")
+    before = snapshot(roam_dir)
+    status, body = await post(client, "/memorize", {"text": "Wax the skis", "unsaved": ["journal/today.org"]})
+    assert status == 200 and body["inbox"] is True and body["file"] == "inbox.org", body
+    after = snapshot(roam_dir)
+    assert {rel for rel in after if after[rel] != before.get(rel)} == {"inbox.org"}
+    # And the inbox, unsaved by another name of it: nothing is written anywhere (409).
+    os.link(roam_dir / "inbox.org", roam_dir / "journal" / "inbox-too.org")
+    before = snapshot(roam_dir)
+    unsaved = ["journal/today.org", "journal/inbox-too.org"]
+    status, refused = await post(client, "/memorize", {"text": "Wax the sled", "unsaved": unsaved})
+    assert status == 409 and "unsaved edits" in refused["error"], refused
+    assert snapshot(roam_dir) == before

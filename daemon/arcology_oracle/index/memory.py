@@ -303,12 +303,13 @@ def holds_capture(data: bytes, node_id: str) -> bool:
 def unsaved_among(root: Path, notes: Collection[str], unsaved: Collection[str]) -> set[str]:
     """Those of ``notes`` that one of ``unsaved`` (normalised paths relative to ``root``,
     without ``..``) names by its true name, every symlink resolved, as Emacs names a
-    file. Each is compared by a few system calls: its last names with the note's, and
+    file, or that one of them is by another name (a hard link: Emacs visits the two as
+    one file). Each is compared by a few system calls: its last names with the note's, and
     the folder before them with the note's deepest existing folder (the same directory);
     by true name only when its last name is a symlink. A request of many deep paths held
     the daemon for seconds when each was resolved name by name. Call it from a worker
     thread."""
-    targets = []
+    targets, files = [], {}
     for note in notes:
         if (target := _true_name(root, note)) is not None:
             anchor = os.path.dirname(target)
@@ -316,6 +317,8 @@ def unsaved_among(root: Path, notes: Collection[str], unsaved: Collection[str]) 
                 anchor = os.path.dirname(anchor)  # a folder the first capture creates
             with contextlib.suppress(OSError):
                 targets.append((note, target, os.stat(anchor), os.path.relpath(target, anchor).split(os.sep)))
+            with contextlib.suppress(OSError, ValueError):
+                files[note] = os.stat(target)
     held: set[str] = set()
     for name in dict.fromkeys(unsaved):
         parts, path = name.split("/"), os.path.join(root, name)
@@ -323,6 +326,10 @@ def unsaved_among(root: Path, notes: Collection[str], unsaved: Collection[str]) 
             link = stat.S_ISLNK(os.lstat(path).st_mode)
         except (OSError, ValueError):
             link = False
+        # Another name of the note (a hard link): Emacs visits it as the same file.
+        with contextlib.suppress(OSError, ValueError):
+            found = os.stat(path)
+            held.update(note for note, st in files.items() if os.path.samestat(found, st))
         for note, target, anchor, tail in targets:
             if note in held or not (link or parts[-len(tail):] == tail):
                 continue
