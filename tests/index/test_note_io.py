@@ -136,6 +136,24 @@ def test_a_new_note_gets_the_head_and_the_known_state_is_used(root):
     assert fourth.before is not third.after and fourth.before.lines == third.after.lines + 1
 
 
+def test_the_known_state_is_not_used_once_another_program_rewrote_the_note_to_the_same_size_and_time(root):
+    # Another program rewrote the daily in place, to the same size, and its time is the
+    # one the daemon saw (the file system's clock had not moved on, or os.utime set it
+    # back): the file's tags are now private, which a capture must read, not the state
+    # it left. The change time (never set back) tells the two files apart.
+    path = root / REL
+    path.write_bytes(b"#+title: Day one of i\n* Mine\nmy text\n")
+    first = append(root)
+    assert first.after is not None and first.after.tags == ()
+    st = path.stat()
+    with open(path, "r+b") as f:
+        f.write(b"#+filetags: :private:\n")  # as many bytes as the title line
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    second = append(root, "zorblax", node_id="c-2", known=first.after)
+    assert second.before.tags == ("private",)
+
+
 def test_forget_is_refused_while_another_program_holds_the_note_open(root):
     path = root / REL
     path.write_bytes(b"* Mine\n")

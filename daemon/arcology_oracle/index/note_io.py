@@ -71,7 +71,7 @@ REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming file
 @dataclass(frozen=True)
 class NoteState:
     """What a capture needs to know of a note, for the file whose identity is ``key``
-    (device, inode, size, mtime): its line ending, whether it ends with one, how many
+    (device, inode, size, mtime, change time): its line ending, whether it ends with one, how many
     lines the reader counts, the lines before its first heading, its ``#+filetags``
     tags and the setup files it names (see :mod:`.appends`), the SHA-256 of its
     bytes (a ``hashlib`` object), and whether it ends with a line of blanks only
@@ -99,8 +99,11 @@ class NoteState:
         return NoteState(_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha, self.setups)
 
 
-def _key(st: os.stat_result) -> tuple[int, int, int, int]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    # The change time too: a same-size rewrite keeps the mtime the daemon saw when made
+    # in the same tick of the file system's clock, or set back by os.utime (which itself
+    # sets the change time to now).
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def note_state(data: bytes, st: os.stat_result) -> NoteState:
@@ -142,7 +145,7 @@ def append_note(
     hash names), creating it with ``head`` (LF line endings) when
     ``head`` is given and it does not exist. ``known`` is the state this daemon left the
     file in after its last append: when the file is still exactly that file (same inode,
-    size and mtime), it is not read again, so a capture costs the same on a large note as
+    size, mtime and change time), it is not read again, so a capture costs the same on a large note as
     on a small one. An earlier forget's record is settled first (:func:`settled_for`).
     See the module docstring."""
     with settled_for(root, rel):
