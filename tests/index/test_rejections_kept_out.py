@@ -122,3 +122,27 @@ async def test_a_node_left_out_for_no_privacy_reason_keeps_its_rejections(roam_d
         assert await rejections(index) == sorted([(F, A2), (A2, B), (C, E)])
     finally:
         await index.close()
+
+
+async def test_a_note_moved_where_a_glob_excludes_it_forgets_its_rejections(roam_dir, make_settings):
+    """The watcher gives both paths of a move: the old one is gone (which alone keeps the
+    rejections: a deleted note may come back) and the new one excluded. Its :ID: lines
+    are read there. A note moved to a hidden folder (a trash) is deleted and keeps them."""
+    kelp_notes(roam_dir)
+    settings = make_settings(exclude_globs=["vault/*"])
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+        await reject(index, (A, D), (B, F), (C, E))
+        (roam_dir / "vault").mkdir()
+        (roam_dir / "kelp-d.org").rename(roam_dir / "vault" / "kelp-d.org")
+        await index.index_paths(["kelp-d.org", "vault/kelp-d.org"])  # as the watcher does
+        assert await rejections(index) == sorted([(B, F), (C, E)])
+        (roam_dir / ".trash").mkdir()
+        (roam_dir / "kelp-f.org").rename(roam_dir / ".trash" / "kelp-f.org")
+        await index.index_paths(["kelp-f.org", ".trash/kelp-f.org"])
+        assert await rejections(index) == sorted([(B, F), (C, E)])
+    finally:
+        await index.close()
+    assert D.encode() not in db_bytes(settings.db_path)

@@ -244,8 +244,7 @@ class Indexer:
 
     def _forget(self, rel: str, report: IndexReport) -> None:
         """``rel`` is no note to index any more: gone, or excluded (its nodes kept out)."""
-        if not is_indexable_path(rel, self.settings.exclude_globs):
-            self._kept_out.held_by(rel)
+        self._kept_out.left_out(rel, self.root, self._real_root, self.settings.exclude_globs)
         self.private.drop(rel)
         report.deleted += int(self.store.delete_file(rel))
 
