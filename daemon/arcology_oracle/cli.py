@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--db", type=Path, help="index database (default: $XDG_DATA_HOME/arcology-oracle/index.sqlite3; env ARCOLOGY_ORACLE_DB)")
     common.add_argument("--ollama-host", help="Ollama URL (default: $OLLAMA_HOST or http://127.0.0.1:11434)")
     common.add_argument("--embed-model", help="embedding model (default: nomic-embed-text)")
-    common.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    common.add_argument("-v", "--verbose", action="store_true", help="log debug messages (the daemon's own, not its libraries')")
 
     parser = argparse.ArgumentParser(
         prog="arcology-oracle", description="Index org-roam notes by heading and ask them questions with a local LLM."
@@ -376,10 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO if args.command == "serve" else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logging.basicConfig(level=logging.INFO if args.command == "serve" else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # -v: our debug messages only (watchdog's name every file it sees change, private ones too).
+    log.setLevel(logging.DEBUG if args.verbose else logging.NOTSET)
     try:
         settings = settings_from_args(args)
         return args.func(settings, args)

@@ -7,6 +7,7 @@ here as anyone holding it could: every table (the keyword indexes' own tables an
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import sqlite3
@@ -293,3 +294,39 @@ async def test_the_log_names_no_unreadable_note_that_may_be_private(tmp_path, ro
     log = daemon.log()
     assert "hushquokka" not in log and "hushwalrus" not in log, cannot()
     assert any("turnipnotes.org: Permission denied" in line for line in cannot()), cannot()
+
+
+async def test_the_verbose_log_names_no_private_or_excluded_note(tmp_path, roam_dir, fake_ollama):
+    """``-v`` (debug messages) says no more of private notes than the default log: the
+    file watcher's library, logging at debug every change it sees with its path, named
+    a private note and one in a folder ``exclude_globs`` leaves out as they were saved."""
+    secret = roam_dir / "hushquokka-divorce.org"
+    secret.write_text("#+filetags: :private:\n#+title: Hush\n* Lawyer\nCall on Monday.\n", encoding="utf-8")
+    (roam_dir / "hushattic").mkdir()
+    excluded = roam_dir / "hushattic" / "hushyak-letters.org"
+    excluded.write_text("#+title: Letters\n* Draft\nDear Sir\n", encoding="utf-8")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True,
+                                env={"ARCOLOGY_ORACLE_EXCLUDE_GLOBS": "hushattic/**"}, extra_args=["-v"])  # fmt: skip
+
+    def said() -> list[str]:
+        return [line for line in daemon.log().splitlines() if "changed file(s)" in line]
+
+    try:
+        with excluded.open("a", encoding="utf-8") as f:
+            f.write("Yours\n")
+        with secret.open("a", encoding="utf-8") as f:
+            f.write("Bring the papers.\n")
+        await wait_until(lambda: any("1 private" in line or "hush" in line for line in said()), timeout=20)
+        # Not HTTP at all: the daemon says so at debug only, so -v is seen to be on.
+        host, port = daemon.url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"\x16\x03\x01 / HTTP/1.1\r\n\r\n")
+        await reader.read()
+        writer.close()
+        await wait_until(lambda: "DEBUG arcology_oracle.http.server: bad HTTP request" in daemon.log(), timeout=20)
+    finally:
+        daemon.stop()
+    log = daemon.log()
+    assert "hushquokka" not in log and "hushyak" not in log and "hushattic" not in log, [
+        line for line in log.splitlines() if "hush" in line
+    ][:5]
