@@ -201,6 +201,16 @@ class Reads(StoreBase):
                     out.append(text_hash)
         return out or every
 
+    def holds_heading(self, path: str, node_id: str | None, node_title: str, title: str) -> bool:
+        """Whether the index still holds a heading titled ``title`` of the node ``node_id``
+        (``node_title``) in the file ``path``: a source given to a model, not made private
+        (nor deleted) since."""
+        return self.conn.execute(
+            "SELECT 1 FROM headings h JOIN files f ON f.id = h.file WHERE f.path = ? AND h.node_id IS ?"
+            " AND h.node_title = ? AND h.title = ? LIMIT 1",
+            (path, node_id, node_title, title),
+        ).fetchone() is not None
+
     def node_links(self, node_id: str) -> tuple[list[dict], list[dict]]:
         """The indexed nodes ``node_id`` links to, and those linking to it (backlinks),
         each ``{"node_id", "title"}`` sorted by title. Links to or from nodes that are not

@@ -69,13 +69,13 @@ class ChatPlan:
     """What to send upstream for one chat or generate request, and how to answer.
 
     ``name`` is the model as the client named it (answers carry it); ``body`` is the
-    upstream request; ``sources`` is the text to append to the answer ("" for none).
+    upstream request; ``sources`` are the notes to name after the answer (none: no block).
     """
 
     name: str
     body: dict[str, Any]
     grounded: bool = False
-    sources: str = ""
+    sources: tuple = ()
 
 
 async def require_chat_model(request: web.Request, base: str, name: str) -> ModelFacts:
@@ -106,14 +106,24 @@ def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     return messages
 
 
-def answer_sources(request: web.Request, sources, body: dict[str, Any]) -> str:
-    """The sources block to append to a grounded answer: "" when the settings leave it
-    out, and for an answer in a ``format`` (JSON, a schema), which one more line of text
-    would break."""
-    settings = request.app[settings_key]
-    if not settings.sources_in_compat_answers or body.get("format"):
+def answer_sources(request: web.Request, sources, body: dict[str, Any]) -> tuple:
+    """The sources to name after a grounded answer: none when the settings leave the
+    block out, and for an answer in a ``format`` (JSON, a schema), which one more line of
+    text would break."""
+    if not request.app[settings_key].sources_in_compat_answers or body.get("format"):
+        return ()
+    return tuple(sources)
+
+
+async def sources_block(request: web.Request, plan: ChatPlan) -> str:
+    """The block naming ``plan``'s sources, written once the model has answered: those
+    the index no longer holds (made private, or deleted, meanwhile) are left out."""
+    if not plan.sources:
         return ""
-    return grounding.sources_text(sources, settings.roam_dir)
+    held = await request.app[index_key].read(
+        lambda store: [s for s in plan.sources if store.holds_heading(s.file, s.node_id, s.title, s.heading)]
+    )
+    return grounding.sources_text(held, request.app[settings_key].roam_dir)
 
 
 async def plan_chat(request: web.Request, body: dict[str, Any]) -> ChatPlan:
@@ -178,11 +188,11 @@ async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncI
                 message = frame.get("message")
                 if isinstance(message, dict) and message.get("tool_calls"):
                     tool_calls = True
-                if frame.get("done") and plan.sources and not tool_calls:
+                if frame.get("done") and plan.sources and not tool_calls and (block := await sources_block(request, plan)):
                     extra = {"model": plan.name, "created_at": frame.get("created_at"), "done": False}
                     if path == "/api/chat":
                         extra["message"] = {"role": "assistant", "content": ""}
-                    _append_content(extra, _take_content(frame) + plan.sources)
+                    _append_content(extra, _take_content(frame) + block)
                     yield extra
                 yield frame
         except UpstreamUnavailable as exc:
@@ -200,7 +210,7 @@ async def complete(request: web.Request, plan: ChatPlan, path: str) -> dict[str,
     message = answer.get("message")
     has_tool_calls = isinstance(message, dict) and bool(message.get("tool_calls"))
     if plan.sources and not has_tool_calls and answer.get("done_reason") != "load":
-        _append_content(answer, plan.sources)
+        _append_content(answer, await sources_block(request, plan))
     return answer
 
 
