@@ -343,12 +343,14 @@ knows best; anything else (unsaved edits, files elsewhere) by its
 text, with the node the heading is in (the daemon leaves that
 note's saved self out, as it does for the other two) and its file
 and line (the daemon puts the text in the saved outline, and reads
-the vectors of its unchanged parts from the index).  Returns
-\(METHOD PATH QUERY JSON)."
+the vectors of its unchanged parts from the index).  A file never
+saved is not among the daemon's notes yet: it is asked about by its
+text too.  Returns \(METHOD PATH QUERY JSON), or nil when there is
+no text to ask about (an empty new note)."
   (let* ((k arcology-oracle-result-count)
          (visited (arcology-oracle--visited-file))
          (file (and roam-dir visited (arcology-oracle--relative-file visited roam-dir)))
-         (rel (and file (not (buffer-modified-p)) file))
+         (rel (and file (not (buffer-modified-p)) (file-exists-p visited) file))
          (own (plist-get context :own-id))
          (linked (when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true")))))
     (cond
@@ -358,6 +360,7 @@ the vectors of its unchanged parts from the index).  Returns
       (list "GET" "/similar"
             `(("file" ,rel) ("line" ,(plist-get context :line)) ("k" ,k) ("all" "true") ,@linked)
             nil))
+     ((string-blank-p (plist-get context :text)) nil)
      (t
       ;; One more: a heading in no node of the index comes back from a text query.
       (list "POST" "/similar" nil
@@ -421,25 +424,28 @@ a daemon that is down only once."
                (pcase-let ((`(,method ,path ,query ,json)
                             (with-current-buffer source
                               (arcology-oracle--similar-request-args context roam-dir))))
-                 (setq arcology-oracle--similar-request
-                       (arcology-oracle--json
-                        method path :query query :json json
-                        :callback
-                        (lambda (answer)
-                          (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
-                            (setq arcology-oracle--similar-request nil)
-                            (arcology-oracle--similar-render
-                             source title
-                             (arcology-oracle--similar-filter (arcology-oracle--results-of answer 'results) context)
-                             (when (equal (alist-get 'mode answer) "keyword")
-                               "(keyword matches: embeddings are not ready)")
-                             (plist-get context :start))))
-                        :errback
-                        (lambda (message)
-                          (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
-                            (setq arcology-oracle--similar-request nil)
-                            (arcology-oracle--similar-render source title message nil (plist-get context :start))
-                            (arcology-oracle--report message quiet))))))))
+                 (if (not method)
+                     (arcology-oracle--similar-render
+                      source title "Nothing to compare yet: this note is empty." nil (plist-get context :start))
+                   (setq arcology-oracle--similar-request
+                         (arcology-oracle--json
+                          method path :query query :json json
+                          :callback
+                          (lambda (answer)
+                            (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
+                              (setq arcology-oracle--similar-request nil)
+                              (arcology-oracle--similar-render
+                               source title
+                               (arcology-oracle--similar-filter (arcology-oracle--results-of answer 'results) context)
+                               (when (equal (alist-get 'mode answer) "keyword")
+                                 "(keyword matches: embeddings are not ready)")
+                               (plist-get context :start))))
+                          :errback
+                          (lambda (message)
+                            (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
+                              (setq arcology-oracle--similar-request nil)
+                              (arcology-oracle--similar-render source title message nil (plist-get context :start))
+                              (arcology-oracle--report message quiet)))))))))
            (lambda (message)
              (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                (arcology-oracle--similar-render source title message nil (plist-get context :start))

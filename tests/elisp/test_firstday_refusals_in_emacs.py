@@ -1,0 +1,72 @@
+"""What a newcomer met on a first day in Emacs, second round: ``emacs -nw`` in tmux with
+the README's own configuration, the real daemon and the fake Ollama (as
+tests/elisp/test_walkthrough.py runs them).
+
+- ``C-x C-f`` a new note in the roam directory, with the similar notes shown: the list
+  said the daemon's "no indexed heading at new.org:1 (HTTP 404)" (a file never saved was
+  asked about by file and line), and once emptied again "text: String should have at
+  least 1 character (HTTP 400)". A new note is asked about by its text; an empty one is
+  not asked about.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.elisp.walkthrough import Walk
+from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
+from tests.emacs_batch import require_packages
+
+
+async def _started(tmp_path, roam_dir, fake_ollama, columns: int = 80, lines: int = 24) -> tuple[Driver, object]:
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = columns, lines
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+    await emacs.wait_text("*scratch*", timeout=20)
+    return driver, daemon
+
+
+async def _wait_similar(driver: Driver, text: str, what: str) -> None:
+    """Wait until the similar-notes list, answered, holds TEXT (its lines are wrapped to
+    the window: read as one); the failure shows it."""
+    last = [""]
+
+    async def shown() -> bool:
+        last[0] = " ".join((await driver.buffer_text(SIMILAR)).split())
+        return "Looking for" not in last[0] and "Asking about" not in last[0] and text in last[0]
+
+    try:
+        await driver.emacs.wait(shown, what)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the list was:\n{last[0]}") from None
+
+
+@pytest.mark.timeout(180)
+async def test_a_new_note_is_asked_about_by_its_text(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    try:
+        await driver.open("rye-bread.org")  # a new file: "(New file)"
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Nothing to compare yet", "the empty note's list")
+
+        await emacs.type("* Rye bread")
+        await emacs.keys("Enter")
+        await emacs.type("Rye flour and a sluggish starter need a warm kitchen.")
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Starter maintenance", "the new note's list")
+
+        await emacs.keys("C-x", "h", "C-w")  # all of it gone again
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Nothing to compare yet", "the emptied list")
+
+        state = await emacs.state()
+        assert "HTTP 40" not in state["messages"], state["messages"]
+        assert not (roam_dir / "rye-bread.org").exists()  # nothing written
+        assert not state["errors"], state["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
