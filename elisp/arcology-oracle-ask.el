@@ -320,8 +320,9 @@ on a summary summarizes the same heading again and
 The daemon summarizes notes as they are saved: a file never saved,
 or one without a node at point that has unsaved edits, is refused
 \(save it first), as are a buffer that is not in Org mode and a node
-that is one of the oracle's answers.  Nothing refused is added to
-the summaries."
+that is one of the oracle's answers, and a private node (see
+`arcology-oracle--private-here-p'), which the daemon never reads.
+Nothing refused is added to the summaries."
   (interactive
    (list (when current-prefix-arg
            (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
@@ -349,6 +350,8 @@ the summaries."
        (file-name-nondirectory file)))
      ((not (or id file))
       (arcology-oracle--user-error "No org-roam node at point"))
+     ((arcology-oracle--node-private-p)
+      (arcology-oracle--user-error "%s is private: the daemon never reads it, nothing is summarized" title))
      ((and id (arcology-oracle--node-is-answer-p))
       (arcology-oracle--user-error "%s is the oracle's own answer, not your notes: nothing to summarize" title)))
     (setq origin (arcology-oracle--origin)

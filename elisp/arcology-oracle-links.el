@@ -473,7 +473,9 @@ where its link belongs.  A file outside the daemon's roam directory
 is not among its notes: that is said, as by
 `arcology-oracle-summarize', and nothing is asked (see
 `arcology-oracle--among-notes'; the list may then appear once the
-daemon has said where its notes are)."
+daemon has said where its notes are).  A private note (see
+`arcology-oracle--private-here-p') is refused: the daemon never
+reads it."
   (interactive)
   (unless (arcology-oracle--in-listed-note #'arcology-oracle-suggest-links)
     (arcology-oracle--suggest-links-here)))
@@ -484,6 +486,9 @@ daemon has said where its notes are)."
   (pcase-let ((`(,node . ,title) (arcology-oracle--node-at-point))
               (own (arcology-oracle--enclosing-ids))
               (source (current-buffer)))
+    (when (arcology-oracle--node-private-p)
+      (arcology-oracle--user-error "%s is private: the daemon never reads it, no link suggestions for it"
+                                   (arcology-oracle--title-text (or title (arcology-oracle--file-title)))))
     (cl-flet ((show (fill)
                 ;; Set up the suggestions buffer, FILL it, show it.
                 (when (buffer-live-p source)

@@ -384,6 +384,22 @@ file's node (titled by #+title, else the file's name)."
             (when-let ((id (org-entry-get (point-min) "ID")))
               (cons id (arcology-oracle--file-title))))))))
 
+(defun arcology-oracle--node-private-p ()
+  "Return non-nil when the org-roam node around point is private.
+The node is the one `arcology-oracle--node-at-point' finds; it is
+private where its heading (the file's start, for the file's node)
+is, by `arcology-oracle--private-here-p'.  The daemon never
+indexes it: asking about it could only fail."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (let ((found nil))
+        (unless (org-before-first-heading-p)
+          (org-back-to-heading t)
+          (while (and (not (setq found (and (org-entry-get nil "ID") (point))))
+                      (org-up-heading-safe))))
+        (arcology-oracle--private-here-p (or found (point-min)))))))
+
 (defun arcology-oracle--path (result)
   "Return the outline path of RESULT as a list of strings, its note's title first.
 The title, the ancestors (`olp') and the heading, each once: the

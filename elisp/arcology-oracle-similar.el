@@ -42,6 +42,7 @@
 
 (declare-function org-roam-node-id "ext:org-roam-node" (node) t)
 (declare-function org-roam-node-file "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-tags "ext:org-roam-node" (node) t)
 (declare-function org-roam-db-query "ext:org-roam-db" (sql &rest args))
 (declare-function org-roam-buffer-render-contents "ext:org-roam-mode" ())
 (declare-function magit-insert-heading "ext:magit-section" (&rest args))
@@ -683,6 +684,10 @@ and the buffer is rendered again when the answer arrives.
 Answers are reused for a minute."
   (let* ((id (org-roam-node-id node))
          (entry (and id (arcology-oracle--section-cached id))))
+    (when (and id (arcology-oracle--roam-node-private-p node))
+      ;; The daemon never reads it: asking could only say "no node with ID ...".
+      (setq id nil)
+      (arcology-oracle--insert-section "This note is private: nothing of it is sent." nil))
     (when id
       ;; Made again when its window's width changes (the lines are cut to it).
       (setq arcology-oracle--section-window-width
@@ -695,6 +700,23 @@ Answers are reused for a minute."
        (when-let ((file (ignore-errors (org-roam-node-file node))))
          (or (find-buffer-visiting file) (arcology-oracle--roam-linked-ids file)))
        (arcology-oracle--roam-backlinks id)))))
+
+(defun arcology-oracle--roam-node-private-p (node)
+  "Return non-nil when the org-roam NODE is private.
+By its tags in org-roam's database (the file's and its headings'),
+else as the buffer visiting its file says now (see
+`arcology-oracle--private-here-p'), at its :ID:."
+  (or (seq-some (lambda (tag) (member (downcase tag) (mapcar #'downcase (cons "crypt" arcology-oracle-private-tags))))
+                (ignore-errors (org-roam-node-tags node)))
+      (when-let* ((file (ignore-errors (org-roam-node-file node)))
+                  (buffer (find-buffer-visiting file)))
+        (with-current-buffer buffer
+          (save-excursion
+            (save-restriction
+              (widen)
+              (goto-char (point-min))
+              (when-let ((at (org-find-property "ID" (org-roam-node-id node))))
+                (arcology-oracle--private-here-p at))))))))
 
 (defun arcology-oracle--roam-linked-ids (file)
   "Return the IDs the notes of FILE link to, from org-roam's database, or nil."

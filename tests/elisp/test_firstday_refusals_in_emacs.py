@@ -7,6 +7,10 @@ tests/elisp/test_walkthrough.py runs them).
   asked about by file and line), and once emptied again "text: String should have at
   least 1 character (HTTP 400)". A new note is asked about by its text; an empty one is
   not asked about.
+- In a private note (``#+filetags: :private:``), ``C-c o u``, ``C-c o l`` and the
+  org-roam buffer's section said "no node with ID '...' in the index (HTTP 404)" (the
+  private note's ID on screen) or "Diary is not in the daemon's index (yet): save the
+  note, then g asks again". They say that the note is private.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 import pytest
 
 from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
+from tests.elisp.walkthrough_driver import LINKS, SIMILAR, SUMMARY, Driver, readme_emacs
 from tests.emacs_batch import require_packages
+
+DIARY_ID = "d459580b-4a76-4bdc-b2cb-36b33a2c8f0f"  # examples/roam/private-diary.org
 
 
 async def _started(tmp_path, roam_dir, fake_ollama, columns: int = 80, lines: int = 24) -> tuple[Driver, object]:
@@ -66,6 +72,37 @@ async def test_a_new_note_is_asked_about_by_its_text(tmp_path, roam_dir, fake_ol
         assert "HTTP 40" not in state["messages"], state["messages"]
         assert not (roam_dir / "rye-bread.org").exists()  # nothing written
         assert not state["errors"], state["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_a_private_note_is_refused_as_private(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    try:
+        await driver.open("private-diary.org", "privatefiletag again")
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "u")
+        said = await driver.message("Diary is private", since=mark)
+        assert said.endswith("nothing is summarized"), said
+        await emacs.keys("C-c", "o", "l")
+        said = await driver.message("no link suggestions for it", since=mark)
+        assert said.startswith("Diary is private"), said
+
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait_text("This note is private")
+        roam_buffer = await driver.buffer_text("*org-roam*")
+        assert DIARY_ID not in roam_buffer and "HTTP" not in roam_buffer, roam_buffer
+
+        state = await emacs.state()
+        after = "\n".join(state["messages"].split("\n")[mark:])
+        assert DIARY_ID not in after and "HTTP 404" not in after and "save the note" not in after, after
+        assert "Summary of" not in await driver.buffer_text(SUMMARY)
+        assert await driver.window_of(LINKS) is None, await driver.windows()
+        assert [e for e in state["errors"] if "is private" not in e] == [], state["errors"]
     finally:
         await emacs.stop()
         daemon.stop()
