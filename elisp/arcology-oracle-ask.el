@@ -124,12 +124,16 @@ sources; a conversation gets no answer."
 (defun arcology-oracle--stream-answer (marker path payload)
   "POST PAYLOAD to PATH and stream the answer in at MARKER, then its sources.
 Failures are reported and noted in the buffer; `arcology-oracle-stop'
-ends it.  Returns the request state."
+ends it.  Until the daemon's first line, MARKER shows that the answer
+is awaited and how to stop it (a model may take a minute to load;
+the daemon says nothing before it starts): shown only, not text of
+the buffer.  Returns the request state."
   (let ((sources nil)
         (started nil)
         (failed nil)
         (req nil)
-        (forget #'ignore))
+        (forget #'ignore)
+        (waiting (arcology-oracle--waiting-note marker)))
     (cl-flet ((finish ()
                 (funcall forget)
                 (arcology-oracle--insert-following
@@ -147,6 +151,7 @@ ends it.  Returns the request state."
                 (set-marker marker nil)))
       (setq forget (arcology-oracle--answering
                     (lambda ()
+                      (delete-overlay waiting)
                       (arcology-oracle--http-cancel req)
                       (if started
                           (progn (setq failed 'stopped) (finish))
@@ -158,6 +163,7 @@ ends it.  Returns the request state."
        "POST" path :json payload :timeout arcology-oracle-llm-timeout
        :on-event
        (lambda (event)
+         (delete-overlay waiting)
          (pcase (alist-get 'type event)
            ("sources" (setq sources (alist-get 'sources event)
                             started t)
@@ -168,6 +174,7 @@ ends it.  Returns the request state."
             (arcology-oracle--report failed))))
        :on-done
        (lambda ()
+         (delete-overlay waiting)
          (if started
              (finish)
            ;; Every answer of the daemon starts with its sources: a stream that
@@ -178,6 +185,7 @@ ends it.  Returns the request state."
             marker (if (stringp failed) failed "the daemon sent no answer that could be read"))))
        :errback
        (lambda (message)
+         (delete-overlay waiting)
          (if (not started)
              (progn (funcall forget) (arcology-oracle--answer-failed marker message))
            ;; Cut off mid-answer (the daemon killed, the network gone, the
@@ -187,6 +195,16 @@ ends it.  Returns the request state."
              (arcology-oracle--report message)
              (setq failed message))
            (finish))))))))
+
+(defun arcology-oracle--waiting-note (marker)
+  "Show at MARKER that an answer is awaited; return the overlay showing it."
+  (let ((overlay (make-overlay marker marker (marker-buffer marker))))
+    (overlay-put overlay 'after-string
+                 (propertize (substitute-command-keys
+                              (concat "Waiting for the answer… (\\<arcology-oracle-answers-keys-mode-map>"
+                                      "\\[arcology-oracle-stop] stops it)\n"))
+                             'face 'shadow))
+    overlay))
 
 (defun arcology-oracle--answer-failed (marker message)
   "End the answer at MARKER with the failure MESSAGE, and show MESSAGE."

@@ -11,6 +11,9 @@ tests/elisp/test_walkthrough.py runs them).
   org-roam buffer's section said "no node with ID '...' in the index (HTTP 404)" (the
   private note's ID on screen) or "Diary is not in the daemon's index (yet): save the
   note, then g asks again". They say that the note is private.
+- ``C-c o a`` or ``C-c o u`` while the model loads (the daemon says nothing before its
+  first words): the answers buffer showed the question and nothing else, for as long as
+  it took. It says the answer is awaited and how to stop it, until the answer comes.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import LINKS, SIMILAR, SUMMARY, Driver, readme_emacs
+from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, SUMMARY, Driver, readme_emacs
 from tests.emacs_batch import require_packages
 
 DIARY_ID = "d459580b-4a76-4bdc-b2cb-36b33a2c8f0f"  # examples/roam/private-diary.org
@@ -107,3 +110,44 @@ async def test_a_private_note_is_refused_as_private(tmp_path, roam_dir, fake_oll
         await emacs.stop()
         daemon.stop()
 
+
+@pytest.mark.timeout(180)
+async def test_an_answer_awaited_says_so_until_it_comes(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    waiting = "Waiting for the answer… (C-c C-k stops it)"
+    try:
+        await driver.open("sourdough-baking.org", "** Feeding schedule")
+        fake_ollama.state.fault_paths = {"/api/chat"}
+        fake_ollama.state.hang = True  # a model still loading: the daemon says nothing yet
+        for key in ("a", "u"):
+            if key == "a":
+                await emacs.keys("C-c", "o", "a")
+                await emacs.wait_text("Ask about this buffer:")
+                await emacs.type("How often do I feed it?")
+                await emacs.keys("Enter")
+            else:
+                await emacs.keys("C-c", "o", "u")
+            await emacs.wait_text(waiting)
+            await emacs.keys("C-c", "o", "k")
+            screen = await emacs.wait_text("[Stopped]")
+            assert waiting not in screen, screen
+        assert (await driver.buffer_text(ANSWERS)) == "* How often do I feed it?\n[Stopped]\n"
+
+        fake_ollama.state.hang = False
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about this buffer:")
+        await emacs.type("And in summer?")
+        await emacs.keys("Enter")
+        await emacs.wait(lambda: _count_in(driver, ANSWERS, "** Sources", 1), "the answer")
+        screen = await emacs.screen()
+        assert waiting not in screen, screen
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _count_in(driver: Driver, buffer: str, text: str, count: int) -> bool:
+    return (await driver.buffer_text(buffer)).count(text) >= count
