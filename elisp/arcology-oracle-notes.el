@@ -470,7 +470,9 @@ daemon, say) and titles are read whole, not cut at the window's edge."
                    (window-width window)
                  60)))
     (insert (propertize (concat (or indent "") text) 'face (or face 'shadow)) "\n")
-    (let ((fill-column (max 20 (- width 2)))
+    ;; As narrow as the window: a side window on a 60-column terminal is 18
+    ;; columns, and a line filled wider is cut at its edge.
+    (let ((fill-column (max 8 (- width 2)))
           (fill-prefix indent))
       (fill-region start (point)))))
 

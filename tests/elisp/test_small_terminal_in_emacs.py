@@ -69,6 +69,30 @@ async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, f
         assert "Error" not in state["messages"], state["messages"]
 
 
+@pytest.mark.timeout(180)
+async def test_the_similar_notes_header_fits_a_60_column_terminal(tmp_path, roam_dir, fake_ollama):
+    """On a 60x20 terminal the side window is 18 columns: the "Similar to:" line and the
+    messages were filled to 20 columns whatever the window, so Emacs cut "Similar to:
+    Sourdough" and "Similar to: 日本語の" at the edge with ``$`` ("語の" never seen)."""
+    async with emacs_on("sourdough-baking.org", (60, 20), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
+        await emacs.keys("C-c", "o", "s")
+        for note, title in (("sourdough-baking.org", "Sourdough Baking"), ("日本語ノート.org", "日本語の勉強")):
+            if note != "sourdough-baking.org":
+                await driver.open(note)
+            screen = await emacs.wait_screen(
+                lambda s, title=title: "|0." in s and "Looking for" not in s and title[-2:] in "".join(_right(s)[:3]),
+                f"the similar notes of {note}",
+                timeout=15,
+            )
+            assert (await driver.window_of(SIMILAR))["width"] < 22, await driver.windows()
+            right = _right(screen)
+            assert not any(part.endswith("$") for part in right), screen
+            header = right[: right.index("")]
+            assert "".join(header).replace(" ", "") == f"Similarto:{title}".replace(" ", ""), screen
+        state = await emacs.state()
+        assert "Error" not in state["messages"], state["messages"]
+
+
 def _right(screen: str) -> list[str]:
     """The side window's part of each line, after the divider."""
     return [line.split("|", 1)[1].rstrip() for line in screen.split("\n") if "|" in line]
