@@ -1,13 +1,14 @@
 """A rejected link suggestion (``link_rejections``) naming a node the privacy rule now
 keeps out is forgotten: its file made private or excluded, its own heading made private.
 A node merely gone (its note deleted) keeps its rejections, which hold again when it
-comes back. An index made before forgets those it kept once upgraded (m033), as the
-next reconcile reads the notes again. Real org files and SQLite; the database's every
+comes back, as does one left out for another reason. An index made before forgets
+those it kept once upgraded (m033, m034), as the next reconcile reads the notes again. Real org files and SQLite; the database's every
 byte is searched."""
 
 from __future__ import annotations
 
 import sqlite3
+from contextlib import asynccontextmanager
 
 from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
@@ -23,6 +24,18 @@ async def reject(index, *pairs) -> None:
         await index.write(lambda s, src=src, dst=dst: s.reject_link(src, dst))
 
 
+@asynccontextmanager
+async def started(settings):
+    """An index of ``settings`` started and reconciled, closed at the end."""
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+        yield index
+    finally:
+        await index.close()
+
+
 def make_private(path, heading: str | None = None) -> None:
     """Tag the file ``path`` private, or only its ``heading`` (a ``* `` line)."""
     text = path.read_text()
@@ -35,10 +48,7 @@ def make_private(path, heading: str | None = None) -> None:
 async def test_a_rejection_goes_when_its_node_is_made_private_or_excluded(tmp_path, roam_dir, make_settings):
     kelp_notes(roam_dir)
     settings = make_settings()
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
+    async with started(settings) as index:
         await reject(index, (A, D), (F, A2), (C, E), (B, F))
         make_private(roam_dir / "kelp-d.org")  # a file node made private by its file tags
         make_private(roam_dir / "kelp-a.org", heading="Nested kelp log")  # a heading node made private
@@ -49,18 +59,11 @@ async def test_a_rejection_goes_when_its_node_is_made_private_or_excluded(tmp_pa
         assert await rejections(index) == [(B, F), (C, E)]
         (tmp_path / "kelp-f.org").rename(roam_dir / "kelp-f.org")
         await index.reconcile()
-    finally:
-        await index.close()
     raw = db_bytes(settings.db_path)
     assert D.encode() not in raw and A2.encode() not in raw
 
-    index = OracleIndex(make_settings(exclude_globs=["kelp-e.org"]))  # a glob now excludes E's file
-    await index.start()
-    try:
-        await index.reconcile()
+    async with started(make_settings(exclude_globs=["kelp-e.org"])) as index:  # a glob now excludes E's file
         assert await rejections(index) == [(B, F)]
-    finally:
-        await index.close()
     assert E.encode() not in db_bytes(settings.db_path)
 
 
@@ -105,10 +108,7 @@ async def test_a_node_left_out_for_no_privacy_reason_keeps_its_rejections(roam_d
     hold again once the drawer is back in place. Before, the :ID: line alone decided."""
     kelp_notes(roam_dir)
     settings = make_settings()
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
+    async with started(settings) as index:
         await reject(index, (F, A2), (A2, B), (C, E))
         note = roam_dir / "kelp-a.org"
         text = note.read_text()
@@ -120,8 +120,6 @@ async def test_a_node_left_out_for_no_privacy_reason_keeps_its_rejections(roam_d
         note.write_text(text)
         await index.reconcile()
         assert await rejections(index) == sorted([(F, A2), (A2, B), (C, E)])
-    finally:
-        await index.close()
 
 
 async def test_a_note_moved_where_a_glob_excludes_it_forgets_its_rejections(roam_dir, make_settings):
@@ -130,10 +128,7 @@ async def test_a_note_moved_where_a_glob_excludes_it_forgets_its_rejections(roam
     are read there. A note moved to a hidden folder (a trash) is deleted and keeps them."""
     kelp_notes(roam_dir)
     settings = make_settings(exclude_globs=["vault/*"])
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
+    async with started(settings) as index:
         await reject(index, (A, D), (B, F), (C, E))
         (roam_dir / "vault").mkdir()
         (roam_dir / "kelp-d.org").rename(roam_dir / "vault" / "kelp-d.org")
@@ -143,6 +138,4 @@ async def test_a_note_moved_where_a_glob_excludes_it_forgets_its_rejections(roam
         (roam_dir / "kelp-f.org").rename(roam_dir / ".trash" / "kelp-f.org")
         await index.index_paths(["kelp-f.org", ".trash/kelp-f.org"])
         assert await rejections(index) == sorted([(B, F), (C, E)])
-    finally:
-        await index.close()
     assert D.encode() not in db_bytes(settings.db_path)
