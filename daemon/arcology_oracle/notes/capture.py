@@ -302,8 +302,9 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
             unlike = "the line above it was deleted or written on, so the line ending above it may not be its own"
         raise Changed(f"{where} is not as arcology-oracle wrote it: {unlike}; it is yours now: edit it in Emacs")
     # The lead goes too when the capture is still the file's last text (a created file
-    # then goes whole; after an empty line the line ending before it stays); before a
-    # later heading it stays (that heading must stay one).
+    # then goes whole; after an empty line the line ending before it stays). Before a
+    # later heading, only the empty line it made goes (that heading must stay one, at a
+    # line's start).
     lead = full[0]
     if next_lead:
         # Its hash covers its separator (and the line ending above): this subtree goes with
@@ -319,6 +320,8 @@ def plan_forget(data: bytes, rel: str, node_id: str) -> Removal | None:
         # An older version's lone line ending after text: the one it wrote after a last line
         # without one, or the user's once its empty line was deleted. Unknowable: it stays.
         first += len(eol) if lead == eol and first > bom and data[first - len(eol) : first] != eol else 0
+    elif lead in empty_line and not top:
+        first -= len(eol)
     head = lead not in (b"", eol, *ends_line, *empty_line)
     whole_file = head and first == 0 and last == len(data)
     if not whole_file and (line := cookie_brought_up(data, bom, first, last, eol)):
