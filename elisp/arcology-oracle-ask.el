@@ -465,6 +465,76 @@ the daemon did not (see `arcology-oracle--insert-answer')."
               (org-entry-put (point-min) arcology-oracle-answer-property (or model "unknown")))
             (string-trim-right (buffer-string))))))))
 
+;; The conversation's root is found again by a text property on its
+;; heading line, not by a marker alone: a marker stays where text was
+;; deleted or inserted, so a subtree moved (killed and yanked), deleted,
+;; or a heading typed at the root's start left it on another heading,
+;; and the answer went under a conversation it does not answer.
+
+(defun arcology-oracle--mark-conversation (pos)
+  "Tag the heading line at POS as a conversation awaiting an answer.
+Return the tag: a property of its own (two answers awaited for one
+conversation each find it).  The tag moves with the line's text (a
+moved subtree keeps it) and goes with it (a deleted one loses it);
+it is no change to the buffer."
+  (let ((tag (make-symbol "arcology-oracle-conversation")))
+    (save-excursion
+      (goto-char pos)
+      (with-silent-modifications
+        (put-text-property (line-beginning-position) (line-end-position) tag t)))
+    tag))
+
+(defun arcology-oracle--conversation-headings (buffer tag)
+  "Return the positions of the headings of BUFFER with TAG on their line."
+  (with-current-buffer buffer
+    (save-excursion
+      (save-restriction
+        (widen)
+        (let ((pos (point-min)) found)
+          (while (setq pos (text-property-any pos (point-max) tag t))
+            (goto-char pos)
+            (beginning-of-line)
+            (when (and (looking-at org-outline-regexp) (not (memq (point) found)))
+              (push (point) found))
+            (setq pos (min (point-max) (1+ (line-end-position)))))
+          (nreverse found))))))
+
+(defun arcology-oracle--unmark-conversation (buffer tag)
+  "Take TAG off BUFFER's text, if BUFFER is live."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (save-restriction
+        (widen)
+        (with-silent-modifications
+          (remove-text-properties (point-min) (point-max) (list tag nil)))))))
+
+(defun arcology-oracle--conversation-found (root tag)
+  "Move marker ROOT to the conversation's heading tagged TAG; nil if none is sure.
+That is the heading at ROOT if it holds TAG, else the only heading
+holding it (a subtree moved); none when it was deleted or its line
+retyped, or when copies hold it and ROOT is at none of them."
+  (let ((headings (arcology-oracle--conversation-headings (marker-buffer root) tag)))
+    (cond ((memq (marker-position root) headings) root)
+          ((= (length headings) 1) (set-marker root (car headings))))))
+
+(defun arcology-oracle--hides-local-variables-p (root text)
+  "Return non-nil when TEXT after ROOT's subtree would hide Local Variables.
+That is when the subtree ends the buffer with a Local Variables
+block that Emacs would no longer find, as it reads one only in the
+last 3000 characters (after the last page break) of a file."
+  (with-current-buffer (marker-buffer root)
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char root)
+        (org-end-of-subtree t t)
+        (when (= (point) (point-max))
+          (goto-char (point-max))
+          (search-backward "\n\f" (max (- (point-max) 3000) (point-min)) 'move)
+          (let ((case-fold-search t))
+            (and (search-forward "Local Variables:" nil t)
+                 (> (- (+ (point-max) 1 (length text)) 3000) (match-beginning 0)))))))))
+
 (defun arcology-oracle--in-subtree-p (pos beg end)
   "Return non-nil when POS lies in the subtree from BEG to END.
 END is where the next heading starts, or the end of the buffer:
@@ -539,17 +609,26 @@ END a marker at the end of the text inserted."
     (unless inside (push-mark pos t))
     (list pos inside stop)))
 
-(defun arcology-oracle--converse-answer (root org model)
+(defun arcology-oracle--converse-answer (root org model tag)
   "Put the daemon's answer ORG (by MODEL) under the conversation at marker ROOT.
-Say where it went.  A buffer that became read-only while the
-model thought gets nothing: the answer goes to the kill ring."
-  (let ((buffer (marker-buffer root)))
-    (if (buffer-local-value 'buffer-read-only buffer)
+The conversation is the heading tagged TAG (see
+`arcology-oracle--conversation-found'): moved meanwhile, the answer
+follows it.  Say where it went.  The answer goes to the kill ring
+instead when the buffer became read-only while the model thought,
+when the conversation's heading is gone (deleted, its line
+retyped), and when it would hide the buffer's Local Variables."
+  (let* ((buffer (marker-buffer root))
+         (why (cond ((buffer-local-value 'buffer-read-only buffer) "became read-only")
+                    ((not (arcology-oracle--conversation-found root tag))
+                     "no longer holds the conversation's heading (deleted or retyped meanwhile)")
+                    ((arcology-oracle--hides-local-variables-p root (arcology-oracle--answer-text root org model))
+                     "ends with a Local Variables block that the answer, after it, would hide from Emacs"))))
+    (if why
         (progn
           (kill-new (arcology-oracle--answer-text root org model))
           (arcology-oracle--report
-           (format "%s became read-only: the answer is on the kill ring (%s to yank it)"
-                   (buffer-name buffer) (substitute-command-keys "\\[yank]"))))
+           (format "%s %s: the answer is on the kill ring (%s to yank it)"
+                   (buffer-name buffer) why (substitute-command-keys "\\[yank]"))))
       (pcase-let ((`(,pos . ,moved) (arcology-oracle--insert-answer root org model)))
         (with-current-buffer buffer
           (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
@@ -587,6 +666,11 @@ thinks gets nothing: the answer goes to the kill ring."
       (when (arcology-oracle--private-here-p)
         (arcology-oracle--user-error "This conversation is in a private part of your notes: nothing was sent"))
       (let* ((root (copy-marker (point)))
+             (buffer (current-buffer))
+             (tag (arcology-oracle--mark-conversation (point)))
+             (done (lambda ()
+                     (arcology-oracle--unmark-conversation buffer tag)
+                     (set-marker root nil)))
              (line (line-number-at-pos nil t))
              (file (arcology-oracle--visited-file))
              (text (buffer-substring-no-properties
@@ -601,7 +685,7 @@ thinks gets nothing: the answer goes to the kill ring."
                   (forget (arcology-oracle--answering
                            (lambda ()
                              (arcology-oracle--http-cancel req)
-                             (set-marker root nil)))))
+                             (funcall done)))))
              (setq
               req
               (arcology-oracle--json
@@ -617,16 +701,16 @@ thinks gets nothing: the answer goes to the kill ring."
                   (cond ((not (buffer-live-p (marker-buffer root))) nil)
                         ((not (and (stringp org) (not (string-blank-p org))))
                          (arcology-oracle--report "the daemon gave an empty answer"))
-                        (t (arcology-oracle--converse-answer root org (alist-get 'model answer))))
-                  (set-marker root nil)))
+                        (t (arcology-oracle--converse-answer root org (alist-get 'model answer) tag)))
+                  (funcall done)))
               :errback
               (lambda (message)
                 (funcall forget)
-                (set-marker root nil)
+                (funcall done)
                 (arcology-oracle--report message))))))
-         (lambda () (set-marker root nil))
+         (lambda () (funcall done))
          (lambda (message)
-           (set-marker root nil)
+           (funcall done)
            (arcology-oracle--report message)))))))
 
 ;;;###autoload

@@ -710,6 +710,99 @@ a window still in the conversation moves to the answer."
         (should (cl-find-if (lambda (m) (string-match-p "answered in conversation\\.org.*, line 6, under Sourdough chat" m))
                             messages))))))
 
+;; A marker alone stayed where text was deleted or inserted: each answer below went
+;; under another heading ("Chat B", "Shopping list") than the one it answers.
+(defun arcology-oracle-test--answer-parent (buffer)
+  "Return (LEVEL PARENT-TITLE) of the answer heading in BUFFER, or nil."
+  (with-current-buffer buffer
+    (save-excursion
+      (goto-char (point-min))
+      (when (re-search-forward (format "^[ \t]*:%s:" arcology-oracle-answer-property) nil t)
+        (org-back-to-heading t)
+        (list (org-outline-level) (progn (org-up-heading-safe) (org-get-heading t t t t)))))))
+
+(ert-deftest arcology-oracle-test-converse-follows-its-heading ()
+  "Edits while the model thinks never put the answer under another heading.
+A conversation moved (killed and yanked) gets it where it went; one
+below a heading typed at its start gets it too; one deleted gets
+nothing (the answer goes to the kill ring, the message says why)."
+  (arcology-oracle-test--with-daemon
+    (let* ((two (concat "* Chat A\n** Me\nHow often should I feed my sourdough starter?\n"
+                        "* Chat B\n** Me\nWhat causes blight on tomatoes?\n"))
+           (buffer (arcology-oracle-test--conversation two)))
+      ;; Asked twice at once: each answer finds the conversation.
+      (goto-char (point-min))
+      (search-forward "feed my")
+      (arcology-oracle-converse)
+      (arcology-oracle-converse)
+      (arcology-oracle-test--wait
+       (lambda () (= 2 (count-matches (format "^[ \t]*:%s:" arcology-oracle-answer-property) (point-min) (point-max))))
+       30 "both answers")
+      (should (equal (arcology-oracle-test--answer-parent buffer) '(2 "Chat A")))
+      (erase-buffer)
+      (insert two)
+      ;; Moved below Chat B.
+      (goto-char (point-min))
+      (search-forward "feed my")
+      (arcology-oracle-converse)
+      (goto-char (point-min))
+      (org-move-subtree-down)
+      (arcology-oracle-test--wait (lambda () (arcology-oracle-test--answered-p buffer)) 30 "the answer")
+      (should (equal (arcology-oracle-test--answer-parent buffer) '(2 "Chat A")))
+      (should (string-prefix-p "* Chat B\n** Me\nWhat causes blight on tomatoes?\n* Chat A\n" (buffer-string)))
+      ;; A heading typed at the conversation's start.
+      (erase-buffer)
+      (insert "* Chat A\n** Me\nHow often should I feed my sourdough starter?\n")
+      (arcology-oracle-converse)
+      (goto-char (point-min))
+      (insert "* Shopping list\n- flour\n")
+      (arcology-oracle-test--wait (lambda () (arcology-oracle-test--answered-p buffer)) 30 "the answer")
+      (should (equal (arcology-oracle-test--answer-parent buffer) '(2 "Chat A")))
+      (should (string-prefix-p "* Shopping list\n- flour\n* Chat A\n" (buffer-string)))
+      ;; Deleted: nothing is inserted, and the answer is not lost.
+      (erase-buffer)
+      (insert two)
+      (goto-char (point-min))
+      (search-forward "feed my")
+      (arcology-oracle-converse)
+      (goto-char (point-min))
+      (org-cut-subtree)
+      (let ((left (buffer-string)))
+        (arcology-oracle-test--capturing-messages messages
+          (arcology-oracle-test--wait
+           (lambda () (cl-find-if (lambda (m) (string-match-p "no longer holds the conversation's heading.*kill ring" m))
+                                  messages))
+           30 "the message about the kill ring"))
+        (should (equal (buffer-string) left))
+        (should (string-match-p (format "^[ \t]*:%s:" arcology-oracle-answer-property) (current-kill 0)))
+        ;; The tag that found the heading is gone from the text once answered.
+        (should-not (cl-loop for pos from (point-min) below (point-max)
+                             thereis (cl-loop for (name _) on (text-properties-at pos) by #'cddr
+                                              thereis (equal (symbol-name name) "arcology-oracle-conversation"))))))))
+
+(ert-deftest arcology-oracle-test-converse-keeps-local-variables-found ()
+  "An answer that would hide the buffer's Local Variables block from Emacs is not inserted.
+Emacs reads that block only in a file's last 3000 characters: the
+answer goes to the kill ring, and the block stays found."
+  (arcology-oracle-test--with-daemon
+    (let* ((text (concat "* Chat A\n** Me\nHow often should I feed my sourdough starter?\n"
+                         "\n# Local Variables:\n# fill-column: 60\n# End:\n"))
+           (buffer (arcology-oracle-test--conversation text))
+           (long (mapconcat #'identity (make-list 70 "Feed it twice a week with rye flour and water, then wait.") "\n")))
+      (should (assq 'fill-column (hack-local-variables--find-variables)))
+      (arcology-oracle-test--fake-ollama `((chat_reply . ,long)))
+      (unwind-protect
+          (arcology-oracle-test--capturing-messages messages
+            (arcology-oracle-converse)
+            (arcology-oracle-test--wait
+             (lambda () (cl-find-if (lambda (m) (string-match-p "Local Variables block.*kill ring" m)) messages))
+             30 "the message about the kill ring"))
+        (arcology-oracle-test--fake-ollama '((chat_reply . nil))))
+      (with-current-buffer buffer
+        (should (equal (buffer-string) text))
+        (should (assq 'fill-column (hack-local-variables--find-variables))))
+      (should (string-match-p "^Feed it twice a week" (current-kill 0))))))
+
 (ert-deftest arcology-oracle-test-converse-read-only ()
   "A read-only buffer is refused before asking; one made read-only meanwhile gets nothing.
 The answer then goes to the kill ring, and the message says so."
