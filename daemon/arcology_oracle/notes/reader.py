@@ -238,7 +238,7 @@ def _build(
     headings: list[Heading] = []
     kept_out_ids: list[str] = []  # the IDs of the nodes the privacy rule keeps out
     if root.end_linenumber >= 1 and private.excludes(tags=(), properties={}, text=str(root)):
-        kept_out_ids += [file_id] if file_id else []
+        kept_out_ids.extend(filter(None, [file_id]))
     elif root.end_linenumber >= 1:
         body = root_body
         headings.append(
@@ -264,7 +264,8 @@ def _build(
         heading_line = lines[node.linenumber - 1]
         kept_out = (parent is not None and parent.private) or private.excludes(tags=tags, properties=flags, text=str(node))
         excluded = kept_out or (parent is not None and parent.excluded) or node.linenumber in unreadable
-        kept_out_ids += [i for i in (own_id or _id(flags),) if i and kept_out]
+        if kept_out and (kept_out_id := own_id or _id(flags)):  # a misplaced drawer's too
+            kept_out_ids.append(kept_out_id)
         date, date_source = heading_date(daily, props, heading_line, lines, node.linenumber, body)
         if date is None:
             date, date_source = (parent.date, parent.date_source) if parent else (file_date, file_date_source)
