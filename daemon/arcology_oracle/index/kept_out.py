@@ -24,7 +24,7 @@ as with a line typed between it and its drawer; text that cannot be read): they 
 again when it comes back, as the README promises.
 
 Cost: nothing when there is no rejection (most indexes); else one regular-expression
-pass over each file read private whole.
+pass over each file read private whole, and over each excluded file the watcher names.
 """
 
 from __future__ import annotations
