@@ -379,11 +379,14 @@ note, or rejected for good; the list can be asked for again.
   "In the suggestions buffer: the daemon's last list, to render it again.")
 
 (defun arcology-oracle-links-toggle-tail ()
-  "Show or fold the suggestions below the daemon's relevance cut."
+  "Show or fold the suggestions below the daemon's relevance cut.
+With none below it, say so and change nothing."
   (interactive)
-  (setq arcology-oracle--links-show-tail (not arcology-oracle--links-show-tail))
-  (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
-                                 (arcology-oracle--links-title) arcology-oracle--links-last))
+  (if (not (arcology-oracle--below-cut-listed-p))
+      (arcology-oracle--nothing-below-cut)
+    (setq arcology-oracle--links-show-tail (not arcology-oracle--links-show-tail))
+    (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
+                                   (arcology-oracle--links-title) arcology-oracle--links-last)))
 
 (defun arcology-oracle--links-render (source node title suggestions)
   "Fill the suggestions buffer for NODE titled TITLE of buffer SOURCE.
@@ -416,7 +419,7 @@ all=true) are folded behind one line."
                                          "— %d below relevance, \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-toggle-tail] to fold —"
                                        "— %d more below relevance, \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-toggle-tail] to show —")
                                      (length below)))
-                            'face 'shadow)
+                            'face 'shadow 'arcology-oracle-more t)
                            "\n\n")
                    (when arcology-oracle--links-show-tail
                      (dolist (s below) (insert (arcology-oracle--format-suggestion s) "\n")))))))

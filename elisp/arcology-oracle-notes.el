@@ -568,6 +568,18 @@ not a chance of a link: each is marked `keyword-score', never weak."
       (if (eq (alist-get 'below_cutoff r) t) (push r below) (push r above)))
     (cons (nreverse above) (nreverse below))))
 
+(defun arcology-oracle--below-cut-listed-p ()
+  "Return non-nil when the list in the current buffer has a relevance cut line.
+That line (text property `arcology-oracle-more') is there only when
+some of the daemon's results are below its cut."
+  (text-property-any (point-min) (point-max) 'arcology-oracle-more t))
+
+(defun arcology-oracle--nothing-below-cut ()
+  "Say that no result of the list is below the relevance cut.
+The key showing them in a list without any showed or folded
+nothing, and said nothing."
+  (message "Nothing below the relevance cut"))
+
 (defun arcology-oracle--snippet (result)
   "Return RESULT's snippet as plain one-line text, or nil when it is empty.
 A snippet that only repeats the heading or the title is empty too."

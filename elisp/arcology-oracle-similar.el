@@ -254,12 +254,15 @@ one line says how many there are and which key shows them."
           (insert (arcology-oracle--format-result result source nil backlinks) "\n"))))))
 
 (defun arcology-oracle-similar-toggle-tail ()
-  "Show or fold the similar notes below the daemon's relevance cut."
+  "Show or fold the similar notes below the daemon's relevance cut.
+With none below it, say so and change nothing."
   (interactive)
-  (setq arcology-oracle--similar-show-tail (not arcology-oracle--similar-show-tail))
-  (let ((title (get-text-property (point-min) 'arcology-oracle-title)))
-    (arcology-oracle--similar-render arcology-oracle--similar-source title
-                                     arcology-oracle--similar-results arcology-oracle--similar-note)))
+  (if (not (arcology-oracle--below-cut-listed-p))
+      (arcology-oracle--nothing-below-cut)
+    (setq arcology-oracle--similar-show-tail (not arcology-oracle--similar-show-tail))
+    (let ((title (get-text-property (point-min) 'arcology-oracle-title)))
+      (arcology-oracle--similar-render arcology-oracle--similar-source title
+                                       arcology-oracle--similar-results arcology-oracle--similar-note))))
 
 (defun arcology-oracle--similar-render (source title results &optional note heading)
   "Fill the similar buffer for heading TITLE of buffer SOURCE.
