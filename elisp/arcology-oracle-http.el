@@ -285,12 +285,21 @@ on-done callback with status, headers and collected body."
     (arcology-oracle--guard
       (if error-message
           (when (arcology-oracle--http-on-error req)
-            (funcall (arcology-oracle--http-on-error req) error-message))
+            (funcall (arcology-oracle--http-on-error req)
+                     (propertize error-message 'arcology-oracle-unanswered t)))
         (when (arcology-oracle--http-on-done req)
           (funcall (arcology-oracle--http-on-done req)
                    (arcology-oracle--http-status req)
                    (arcology-oracle--http-headers req)
                    (apply #'concat (reverse (arcology-oracle--http-body-parts req)))))))))
+
+(defun arcology-oracle--unanswered-p (message)
+  "Return non-nil when MESSAGE is that the daemon did not answer.
+It could not be reached, broke the connection or stayed silent:
+asked again later, it may answer.  An answer of the daemon's (an
+HTTP error, say) would be the same again."
+  (and (stringp message) (not (string-empty-p message))
+       (get-text-property 0 'arcology-oracle-unanswered message)))
 
 (defun arcology-oracle--http-opened (req)
   "Note that REQ's connection is open: from now on only silence counts."
@@ -390,7 +399,8 @@ function returns):
   in full;
 - ON-ERROR with a short message when the daemon could not be
   reached (refused, or no connection in time), broke the connection
-  or stayed silent too long.
+  or stayed silent too long.  That message satisfies
+  `arcology-oracle--unanswered-p', whichever callback it reaches.
 
 Errors signalled by the callbacks become messages.  Cancel the
 request with `arcology-oracle--http-cancel'."

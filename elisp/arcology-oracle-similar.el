@@ -72,6 +72,12 @@
 (defvar arcology-oracle--similar-timer nil
   "Idle timer of the next similar-notes refresh.")
 
+(defvar arcology-oracle--similar-unanswered nil
+  "Non-nil when the similar list says the daemon did not answer it.
+The daemon was down, asleep or busy (see `arcology-oracle--unanswered-p'):
+the next command in the note asks again, as moving to another
+heading does, so that the list comes back by itself with the daemon.")
+
 (defvar-local arcology-oracle--similar-last-heading nil
   "Start of the heading whose similar notes were last asked for.")
 
@@ -402,7 +408,8 @@ a daemon that is down only once."
       (let* ((context (arcology-oracle--heading-context))
              (title (plist-get context :title))
              (generation (cl-incf arcology-oracle--similar-generation)))
-        (setq arcology-oracle--similar-last-heading (plist-get context :start)
+        (setq arcology-oracle--similar-unanswered nil
+              arcology-oracle--similar-last-heading (plist-get context :start)
               arcology-oracle--similar-last-modified (and (buffer-modified-p) t))
         (arcology-oracle--http-cancel arcology-oracle--similar-request)
         (setq arcology-oracle--similar-request nil)
@@ -448,12 +455,27 @@ a daemon that is down only once."
                           (lambda (message)
                             (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                               (setq arcology-oracle--similar-request nil)
-                              (arcology-oracle--similar-render source title message nil (plist-get context :start))
-                              (arcology-oracle--report message quiet)))))))))
+                              (arcology-oracle--similar-failed source title message (plist-get context :start) quiet)))))))))
            (lambda (message)
              (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
-               (arcology-oracle--similar-render source title message nil (plist-get context :start))
-               (arcology-oracle--report message quiet)))))))))
+               (arcology-oracle--similar-failed source title message (plist-get context :start) quiet)))))))))
+
+(defun arcology-oracle--similar-failed (source title message start quiet)
+  "Show MESSAGE, a failure, as the list of heading TITLE at START in SOURCE.
+Also in the echo area (QUIET as for `arcology-oracle--report').
+When the daemon did not answer, the list says when it asks again."
+  (let ((unanswered (arcology-oracle--unanswered-p message)))
+    (arcology-oracle--similar-render
+     source title
+     (if unanswered
+         (concat message
+                 (substitute-command-keys
+                  "\n\nAsked again at your next command in the note; \
+\\<arcology-oracle-similar-buffer-mode-map>\\[arcology-oracle-similar-refresh] asks now."))
+       message)
+     nil start)
+    (setq arcology-oracle--similar-unanswered unanswered)
+    (arcology-oracle--report message quiet)))
 
 (defun arcology-oracle--similar-timer-fn (buffer)
   "Refresh the similar notes for BUFFER, if it is still current and shown.
@@ -485,15 +507,18 @@ in BUFFER asks again: the list must not stay another heading's."
 Also when the buffer's unsaved edits began or were all undone since
 the list was asked for (the list is then asked by the heading's
 text, or again by the saved note), when the heading's line changed
-\(renamed: the list checks its title) and when the list's heading
-was cut out.  This runs after every command, so it only compares two
-positions, two flags and a line."
+\(renamed: the list checks its title), when the list's heading
+was cut out, and after any command while the list says the daemon
+did not answer (`arcology-oracle--similar-unanswered').  This runs
+after every command, so it only compares two positions, three flags
+and a line."
   (when (arcology-oracle--similar-visible-p)
     (let* ((start (arcology-oracle--heading-start))
            (modified (and (buffer-modified-p) t))
            (line (save-excursion (goto-char start)
                                  (buffer-substring-no-properties (point) (line-end-position)))))
-      (unless (and (eql start arcology-oracle--similar-last-heading)
+      (unless (and (not arcology-oracle--similar-unanswered)
+                   (eql start arcology-oracle--similar-last-heading)
                    (eq modified arcology-oracle--similar-last-modified)
                    (equal line arcology-oracle--similar-last-line)
                    (not (arcology-oracle--similar-heading-gone-p))

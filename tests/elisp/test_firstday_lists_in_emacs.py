@@ -4,9 +4,17 @@ Ollama (as tests/elisp/test_firstday_refusals_in_emacs.py runs them).
 
 - ``+`` in either list with nothing below the relevance cut did nothing and said
   nothing. It says so.
+- The daemon stopped (SIGSTOP: a computer asleep) while the list followed point: the
+  side window said "no answer from the daemon within N seconds", and kept saying it
+  after the daemon woke until point moved to another heading or ``g``. The next command
+  in the note asks again (after the idle delay, as point moving does), and the message
+  says so.
 """
 
 from __future__ import annotations
+
+import os
+import signal
 
 import pytest
 
@@ -48,3 +56,36 @@ async def test_plus_with_nothing_below_the_cut_says_so(tmp_path, roam_dir, fake_
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_a_list_the_daemon_did_not_answer_recovers_at_the_next_command(tmp_path, roam_dir, fake_ollama):
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    try:
+        await emacs.eval("(setq arcology-oracle-timeout 2)")
+        await driver.open("sourdough-baking.org", "* Bulk fermentation")
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Bread Hydration", "the list")
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            await emacs.keys("M-<")
+            await driver.goto("** Reviving a sluggish")  # another heading: asked after idle
+            await _wait_similar(driver, "no answer from the daemon within 2 seconds", "the timeout")
+            listed = " ".join((await driver.buffer_text(SIMILAR)).split())
+            assert "g asks now" in listed, listed
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        await emacs.keys("C-e")  # a command on the same heading: nothing else
+        await emacs.wait(lambda: _listed_again(driver), "the list asked again")
+        screen = await emacs.screen()
+        assert "no answer" not in screen, screen
+        assert (await driver.where())[0] == "sourdough-baking.org"
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _listed_again(driver: Driver) -> bool:
+    listed = " ".join((await driver.buffer_text(SIMILAR)).split())
+    return "Similar to: Reviving a sluggish starter" in listed and "no answer" not in listed and " 0." in listed
