@@ -606,11 +606,41 @@ moves to the frame's main window and every other window goes;
     (switch-to-buffer buffer nil t)
     nil))
 
+(defun arcology-oracle--beside-selected (buffer action)
+  "Return ACTION, made not to show BUFFER in the selected window.
+A side window ACTION would use again (its side and slot) that is
+selected and shows another buffer is the list or answer being read:
+\\[arcology-oracle-ask] in the link suggestions put the answers in
+their place, the suggestions gone and the answers selected.  The
+next slot of that side is used instead, the two side by side, the
+list still selected."
+  (let* ((window (selected-window))
+         (side (window-parameter window 'window-side))
+         (functions (car action))
+         (alist (cdr action)))
+    (if (and side
+             (not (eq (window-buffer window) buffer))
+             (memq #'display-buffer-in-side-window
+                   (if (functionp functions) (list functions) functions))
+             (eq side (alist-get 'side alist 'bottom))
+             (eql (window-parameter window 'window-slot) (alist-get 'slot alist 0)))
+        (cons functions (cons (cons 'slot (1+ (or (window-parameter window 'window-slot) 0))) alist))
+      action)))
+
 (defun arcology-oracle--display (buffer action &optional select)
   "Display BUFFER with the `display-buffer' ACTION; return its window.
-SELECT non-nil selects the window too.  A side window so made
-answers \\[delete-other-windows] with `arcology-oracle--delete-other-windows'."
-  (let ((window (display-buffer buffer action)))
+A window of the selected frame already showing BUFFER is used
+again.  SELECT non-nil selects the window too (the user goes to
+that list); without it, a selected side window is not made to show
+BUFFER in place of its own (see `arcology-oracle--beside-selected').
+A side window so made answers \\[delete-other-windows] with
+`arcology-oracle--delete-other-windows'."
+  (let* ((action (if select action (arcology-oracle--beside-selected buffer action)))
+         (functions (car action))
+         (window (display-buffer
+                  buffer (cons (cons #'display-buffer-reuse-window
+                                     (if (functionp functions) (list functions) functions))
+                               (cdr action)))))
     (when (and window (window-parameter window 'window-side))
       (set-window-parameter window 'delete-other-windows #'arcology-oracle--delete-other-windows))
     (when (and window select) (select-window window))

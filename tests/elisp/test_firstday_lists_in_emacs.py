@@ -9,6 +9,9 @@ Ollama (as tests/elisp/test_firstday_refusals_in_emacs.py runs them).
   after the daemon woke until point moved to another heading or ``g``. The next command
   in the note asks again (after the idle delay, as point moving does), and the message
   says so.
+- ``C-c o a`` in the link suggestions showed the answers in that same window, the
+  suggestions gone, the answers selected. The answers go beside them; the suggestions
+  stay, selected, as the similar notes do.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import signal
 import pytest
 
 from tests.elisp.test_firstday_refusals_in_emacs import _started, _wait_similar
-from tests.elisp.walkthrough_driver import LINKS, SIMILAR, Driver
+from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, Driver
 
 NOTHING_BELOW = "Nothing below the relevance cut"
 
@@ -89,3 +92,47 @@ async def test_a_list_the_daemon_did_not_answer_recovers_at_the_next_command(tmp
 async def _listed_again(driver: Driver) -> bool:
     listed = " ".join((await driver.buffer_text(SIMILAR)).split())
     return "Similar to: Reviving a sluggish starter" in listed and "no answer" not in listed and " 0." in listed
+
+
+async def _ask_from(driver: Driver, buffer: str, question: str) -> None:
+    """With BUFFER's window selected, ``C-c o a`` QUESTION; wait for its answer."""
+    emacs = driver.emacs
+    await driver.select(buffer)
+    await emacs.keys("C-c", "o", "a")
+    await emacs.wait_text("Ask about sourdough-baking.org:")
+    await emacs.type(question)
+    await emacs.keys("Enter")
+    await emacs.wait(lambda: driver._count_in(ANSWERS, question, 1), "the question in the answers")
+    await emacs.wait_text(question)
+
+
+@pytest.mark.timeout(180)
+async def test_a_question_from_a_list_leaves_the_list_on_screen(tmp_path, roam_dir, fake_ollama):
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama, columns=120, lines=40)
+    emacs = driver.emacs
+    try:
+        await driver.open("sourdough-baking.org", "* Bulk fermentation")
+        await emacs.keys("C-c", "o", "l")
+        await emacs.wait(lambda: driver._text_lacks(LINKS, "Looking"), "the suggestions")
+        await _ask_from(driver, LINKS, "How warm should it be?")
+        screen = await emacs.wait_text("Links to add to")
+        windows = await driver.windows()
+        assert await driver.window_of(ANSWERS) is not None, windows
+        assert await driver.window_of(LINKS) is not None, windows
+        assert await driver.selected_buffer() == LINKS, windows
+        assert "How warm should it be?" in screen, screen
+
+        await driver.select("sourdough-baking.org")
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Bread Hydration", "the list")
+        await _ask_from(driver, SIMILAR, "And how long?")
+        screen = await emacs.wait_text("Similar to")
+        windows = await driver.windows()
+        assert await driver.window_of(ANSWERS) is not None, windows
+        assert await driver.window_of(SIMILAR) is not None, windows
+        assert await driver.selected_buffer() == SIMILAR, windows
+        assert "And how long?" in screen, screen
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
