@@ -246,15 +246,18 @@ one line says how many there are and which key shows them."
       (dolist (result above)
         (insert (arcology-oracle--format-result result source nil backlinks) "\n")))
     (when below
-      (insert (propertize
-               (substitute-command-keys
-                (if arcology-oracle--similar-show-tail
-                    (format "— %d below relevance, \\<arcology-oracle-similar-buffer-mode-map>\\[arcology-oracle-similar-toggle-tail] to fold —"
-                            (length below))
-                  (format "— %d more below relevance, \\<arcology-oracle-similar-buffer-mode-map>\\[arcology-oracle-similar-toggle-tail] to show —"
-                          (length below))))
-               'face 'shadow 'arcology-oracle-more t)
-              "\n\n")
+      (let ((start (point)))
+        ;; Filled to the window: in a side window of 31 columns "+ to show"
+        ;; was cut at its edge.
+        (arcology-oracle--insert-message
+         (substitute-command-keys
+          (if arcology-oracle--similar-show-tail
+              (format "— %d below relevance, \\<arcology-oracle-similar-buffer-mode-map>\\[arcology-oracle-similar-toggle-tail] to fold —"
+                      (length below))
+            (format "— %d more below relevance, \\<arcology-oracle-similar-buffer-mode-map>\\[arcology-oracle-similar-toggle-tail] to show —"
+                    (length below)))))
+        (put-text-property start (point) 'arcology-oracle-more t)
+        (insert "\n"))
       (when arcology-oracle--similar-show-tail
         (dolist (result below)
           (insert (arcology-oracle--format-result result source nil backlinks) "\n"))))))

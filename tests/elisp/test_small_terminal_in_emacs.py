@@ -93,6 +93,25 @@ async def test_the_similar_notes_header_fits_a_60_column_terminal(tmp_path, roam
         assert "Error" not in state["messages"], state["messages"]
 
 
+@pytest.mark.timeout(180)
+async def test_the_line_of_notes_below_the_cut_fits_the_side_window(tmp_path, roam_dir, fake_ollama, monkeypatch):
+    """With the daemon's relevance cut (its default: the suite's is none), the line
+    saying how many notes are below it and which key shows them was one line whatever
+    the window: on a 100-column terminal Emacs cut "+ to show" at the side window's edge."""
+    monkeypatch.delenv("ARCOLOGY_ORACLE_MIN_SCORE")
+    async with emacs_on("sourdough-baking.org", (100, 30), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
+        await emacs.keys("C-c", "o", "s")
+        screen = await emacs.wait_screen(
+            lambda s: "below relevance" in s and "Looking for" not in s, "the line of notes below the cut", timeout=15
+        )
+        lines = screen.split("\n")
+        divider = next(line.index("|Similar to:") for line in lines if "|Similar to:" in line)  # the note has tables
+        right = [line[divider + 1 :].rstrip() for line in lines if line[divider : divider + 1] == "|"]
+        assert not any(part.endswith("$") for part in right), screen
+        at = next(i for i, part in enumerate(right) if "below relevance" in part)
+        assert "+ to show —" in " ".join(part.strip() for part in right[at : at + 3]), screen
+
+
 def _right(screen: str) -> list[str]:
     """The side window's part of each line, after the divider."""
     return [line.split("|", 1)[1].rstrip() for line in screen.split("\n") if "|" in line]
