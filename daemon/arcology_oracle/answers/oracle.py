@@ -31,6 +31,7 @@ from ..notes.cleaning import strip_private
 from ..notes.org_syntax import link_text
 from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
+from .held_sources import held_sources
 from .index_api import NotesIndex
 from .note_text import note_text as _note_text
 from .private_places import is_private_place
@@ -335,7 +336,9 @@ class Oracle:
         """Answer the conversation held in the org subtree ``org`` (see
         :mod:`arcology_oracle.notes.conversations`) with a new heading one level below its
         root. ``file``/``line``: where its root is saved; a conversation in a private part
-        of the saved file (:func:`.private_places.is_private_place`) is refused."""
+        of the saved file (:func:`.private_places.is_private_place`) is refused. The heading
+        (its list and ``:SOURCES:``) names only the sources the index still holds once the
+        model has answered (:func:`.held_sources.held_sources`)."""
         if await is_private_place(self.index, file, line):
             raise BadRequest(f"the conversation is private: {file} at line {line or 1} is in a private part of the notes"
                              " (private or crypt tags, ROAM_EXCLUDE, exclude_globs)")  # fmt: skip
@@ -354,19 +357,20 @@ class Oracle:
         ]
         model = model or self.llm.model
         answer = (await self.llm.chat(messages, model=model)).strip()
+        sources = await held_sources(self.index, context.sources)
         # Plain source lines and their IDs in a property, so that org-roam lists no
         # backlink from the conversation on every cited note (answer_source_links: as links).
         links = self.settings.answer_source_links
         heading = conversations.render_answer(
             answer,
-            sources_org_block(context.sources) if links else sources_plain_block(context.sources),
+            sources_org_block(sources) if links else sources_plain_block(sources),
             level=conversation.level + 1,
             model=model,
             when=when or _dt.datetime.now(),
             used_notes=context.used_notes,
-            source_targets=None if links else source_targets(context.sources),
+            source_targets=None if links else source_targets(sources),
         )
-        return ConverseResult(heading, answer, context.sources, context.used_notes, model)
+        return ConverseResult(heading, answer, sources, context.used_notes, model)
 
 
 @dataclass(slots=True)

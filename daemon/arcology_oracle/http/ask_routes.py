@@ -1,6 +1,8 @@
 """Routes that answer from the notes: ``/ask``, ``/summarize``, ``/converse``.
 
 Handlers are thin: validate, call :class:`~arcology_oracle.answers.oracle.Oracle`, shape the answer.
+Sources named after the model's text (an answer sent whole, ``GET /ask``'s list) are
+those the index still holds then (:func:`~arcology_oracle.answers.held_sources.held_sources`).
 Streams (NDJSON, or plain text for ``GET /ask``) start only once the model has produced
 its first piece, so an unreachable Ollama or a missing model is still a proper 503 from
 the error middleware; a failure after that arrives as a final ``{"type": "error"}`` event
@@ -16,6 +18,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from ..answers.held_sources import held_sources
 from ..answers.oracle import Oracle, Reply
 from ..answers.recall import recall
 from ..answers.sources import sources_text_block
@@ -81,31 +84,40 @@ async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.Stre
 
 
 async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
-    """The answer as plain text, then a ``Sources:`` list (for curl)."""
+    """The answer as plain text, then a ``Sources:`` list (for curl) of those still held."""
     dates = ""
     if reply.date_range is not None:
         used = reply.date_range.as_dict()
         dates = f"\n\nDates: {used['since'] or '…'} to {used['until'] or '…'} ({used['expression']})"
-    if reply.used_notes:
-        tail = dates + "\n\nSources:\n" + sources_text_block(reply.sources) + "\n"
-    else:
-        tail = dates + "\n\nSources: none (no notes were relevant enough, so none were used)\n"
+
+    async def tail() -> bytes:
+        held = await held_sources(request.app[index_key], reply.sources)
+        if held and reply.used_notes:
+            text = dates + "\n\nSources:\n" + sources_text_block(held) + "\n"
+        elif reply.used_notes:
+            text = dates + "\n\nSources: none (the notes used have left the index since: made private or deleted)\n"
+        else:
+            text = dates + "\n\nSources: none (no notes were relevant enough, so none were used)\n"
+        return text.encode("utf-8")
+
     return await stream(
         request,
         reply.pieces,
         content_type="text/plain; charset=utf-8",
         encode=lambda piece: piece.encode("utf-8"),
-        tail=tail.encode("utf-8"),
+        tail=tail,
         on_error=lambda exc: f"\n\n[error: {exc}]\n".encode("utf-8") if isinstance(exc, ServiceUnavailable) else None,
     )
 
 
-async def whole_text(request: web.Request, reply: Reply) -> str:
+async def whole_text(request: web.Request, reply: Reply) -> tuple[str, list[dict]]:
+    """The whole text of ``reply``, then its sources the index still holds (as dicts)."""
     try:
         async with cancel_on_disconnect(request):
-            return await reply.text()
+            text = await reply.text()
     except ClientGone:
         raise web.HTTPServiceUnavailable(text="client disconnected") from None
+    return text, [s.as_dict() for s in await held_sources(request.app[index_key], reply.sources)]
 
 
 @routes.post("/ask")
@@ -119,9 +131,9 @@ async def ask_post(request: web.Request) -> web.StreamResponse:
     used = {"date_range": reply.date_range.as_dict()} if reply.date_range else {}
     if wants_ndjson(request, body.stream):
         return await stream_ndjson(request, reply, **used)
-    answer = await whole_text(request, reply)
+    answer, sources = await whole_text(request, reply)
     return web.json_response(
-        {"answer": answer, "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes, "model": reply.model, **used}
+        {"answer": answer, "sources": sources, "used_notes": reply.used_notes, "model": reply.model, **used}
     )
 
 
@@ -140,11 +152,11 @@ async def summarize(request: web.Request) -> web.StreamResponse:
     )
     if wants_ndjson(request, body.stream):
         return await stream_ndjson(request, reply, cached=reply.cached)
-    summary = await whole_text(request, reply)
+    summary, sources = await whole_text(request, reply)
     return web.json_response(
         {
             "summary": summary,
-            "sources": [s.as_dict() for s in reply.sources],
+            "sources": sources,
             "cached": reply.cached,
             "used_notes": reply.used_notes,
             "model": reply.model,

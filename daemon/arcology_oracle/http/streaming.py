@@ -120,13 +120,14 @@ async def stream(
     content_type: str,
     encode: Callable[[T], bytes],
     head: bytes = b"",
-    tail: bytes = b"",
+    tail: bytes | Callable[[], Awaitable[bytes]] = b"",
     stop: Callable[[T], bool] = lambda item: False,
     on_error: Callable[[Exception], bytes | None] = lambda exc: None,
     empty: Callable[[], Exception] | None = None,
 ) -> web.StreamResponse:
     """Stream ``items`` to the client: ``head``, each item as ``encode`` makes it, then
-    ``tail`` (left out when an item for which ``stop`` is true ended the stream).
+    ``tail`` (left out when an item for which ``stop`` is true ended the stream); a
+    ``tail`` that is a function is awaited only then, after the last item.
 
     The response starts once the first item is there: what ``items`` raises before that
     propagates, and so does the exception ``empty()`` makes when there is no item at all
@@ -157,8 +158,8 @@ async def stream(
                     while not stopped and (item := await anext(items, _END)) is not _END:
                         await response.write(encode(item))
                         stopped = stop(item)
-                if tail and not stopped:
-                    await response.write(tail)
+                if not stopped and (end := tail if isinstance(tail, bytes) else await tail()):
+                    await response.write(end)
             except ConnectionError:
                 raise
             except Exception as exc:

@@ -348,7 +348,8 @@ def render_answer(
 ) -> str:
     """The oracle's heading at ``level`` (the root's level + 1): properties (``SOURCES``
     when ``source_targets`` is given: the cited notes' IDs in order), the answer (see
-    :func:`org_safe`), then ``Sources:`` and ``sources_block`` (an org list)."""
+    :func:`org_safe`), then ``Sources:`` and ``sources_block`` (an org list; empty with
+    ``used_notes``: the notes used left the index while the model answered)."""
     sources = [f":SOURCES:  {source_targets}"] if source_targets and used_notes else []
     lines = [
         f"{'*' * level} {title}",
@@ -361,6 +362,8 @@ def render_answer(
         org_safe(answer),
         "",
         "Sources:",
-        sources_block if used_notes and sources_block else "- none: no notes were relevant enough, so none were used",
+        sources_block if used_notes and sources_block
+        else "- none: the notes used have left the index since (made private or deleted)" if used_notes
+        else "- none: no notes were relevant enough, so none were used",
     ]
     return "\n".join(lines) + "\n"

@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from ...answers import grounding
+from ...answers.held_sources import held_sources
 from ...errors import BadRequest, NotFound, Stopping
 from ...ollama.proxy import ModelFacts, Upstream, UpstreamError, UpstreamUnavailable
 from ..keys import index_key, settings_key
@@ -120,9 +121,7 @@ async def sources_block(request: web.Request, plan: ChatPlan) -> str:
     the index no longer holds (made private, or deleted, meanwhile) are left out."""
     if not plan.sources:
         return ""
-    held = await request.app[index_key].read(
-        lambda store: [s for s in plan.sources if store.holds_heading(s.file, s.node_id, s.title, s.heading)]
-    )
+    held = await held_sources(request.app[index_key], plan.sources)
     return grounding.sources_text(held, request.app[settings_key].roam_dir)
 
 
