@@ -1,12 +1,14 @@
 """The answers that name their sources after the model's call (``POST /ask`` and
 ``POST /summarize`` answered whole, ``GET /ask``'s ``Sources:`` list, ``/converse``'s
-heading and its ``:SOURCES:``) name only the notes the index still holds then: a note
+heading and its ``:SOURCES:``, and the streamed ones, whose ``sources`` event is sent once
+the model's first piece has come) name only the notes the index still holds then: a note
 made private while the model was answering is not named (its title, its ID). Its text went
 into the prompt while it was public; what the daemon sends, or has written into a note,
 once it is private must not name it.
 
-Real daemon and org files; the fake Ollama holds the answer after its first piece until
-the note has left the index (as in test_compat_sources_made_private.py)."""
+Real daemon and org files; the fake Ollama holds the answer (after its first piece, or,
+for the streamed routes, before it) until the note has left the index (as in
+test_compat_sources_made_private.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +25,10 @@ NOTE = f":PROPERTIES:\n:ID: {NODE}\n:END:\n#+title: Racetitleibis\n{{tags}}\n* P
 QUESTION = "what are the raceplans for the garden?"
 CONVERSATION = f"* Garden talk\n** {QUESTION}\n"
 
-# route -> (method, path, what it is sent)
+# route -> (method, path, what it is sent); the streamed ones are held before the first piece.
 ROUTES = {
+    "POST /ask streamed": ("post", "/ask", {"json": {"question": QUESTION, "stream": True}}),
+    "POST /summarize streamed": ("post", "/summarize", {"json": {"node": NODE, "stream": True}}),
     "POST /ask": ("post", "/ask", {"json": {"question": QUESTION, "stream": False}}),
     "GET /ask": ("get", "/ask", {"params": {"q": QUESTION}}),
     "POST /summarize": ("post", "/summarize", {"json": {"node": NODE, "stream": False}}),
@@ -42,7 +46,11 @@ async def test_a_note_made_private_while_the_model_answers_is_not_named(route, t
     daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
     state = fake_ollama.state
     state.chat_reply = "Start with compost."  # quotes nothing of the prompt
-    state.stream_gate = asyncio.Event()
+    streamed = route.endswith("streamed")
+    if streamed:  # the chat waits before its first byte
+        state.fault_paths, state.hang_release, state.hang = {"/api/chat"}, asyncio.Event(), True
+    else:
+        state.stream_gate = asyncio.Event()
     method, path, sent = ROUTES[route]
 
     async def gone() -> bool:
@@ -58,11 +66,11 @@ async def test_a_note_made_private_while_the_model_answers_is_not_named(route, t
     try:
         async with aiohttp.ClientSession(headers=daemon.headers) as session:
             asking = asyncio.create_task(answer(session))
-            await asyncio.wait_for(state.first_piece_sent.wait(), 30)
+            await asyncio.wait_for((state.hanging if streamed else state.first_piece_sent).wait(), 30)
             assert "raceplans for the garden." in str(state.chats[-1])  # the note was a source when asked
             note.write_text(NOTE.format(tags="#+filetags: :private:"), encoding="utf-8")
             await wait_until(gone, timeout=20)
-            state.stream_gate.set()
+            (state.hang_release if streamed else state.stream_gate).set()
             text = await asyncio.wait_for(asking, 30)
     finally:
         daemon.stop()

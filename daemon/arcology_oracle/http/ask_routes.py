@@ -1,8 +1,9 @@
 """Routes that answer from the notes: ``/ask``, ``/summarize``, ``/converse``.
 
 Handlers are thin: validate, call :class:`~arcology_oracle.answers.oracle.Oracle`, shape the answer.
-Sources named after the model's text (an answer sent whole, ``GET /ask``'s list) are
-those the index still holds then (:func:`~arcology_oracle.answers.held_sources.held_sources`).
+Sources named once the model has begun (a stream's ``sources`` event, sent with its first
+piece), or has answered (an answer sent whole, ``GET /ask``'s list), are those the index
+still holds then (:func:`~arcology_oracle.answers.held_sources.held_sources`).
 Streams (NDJSON, or plain text for ``GET /ask``) start only once the model has produced
 its first piece, so an unreachable Ollama or a missing model is still a proper 503 from
 the error middleware; a failure after that arrives as a final ``{"type": "error"}`` event
@@ -63,7 +64,9 @@ def _line(obj: dict) -> bytes:
 
 
 async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.StreamResponse:
-    """``sources`` event, ``token`` events, then ``done`` (or ``error``)."""
+    """``sources`` event, ``token`` events, then ``done`` (or ``error``). The ``sources``
+    event is made once the model's first piece has come (a model loading can take
+    minutes): it names those the index still holds then."""
 
     def on_error(exc: Exception) -> bytes:
         if isinstance(exc, ServiceUnavailable):
@@ -71,12 +74,16 @@ async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.Stre
         log.error("error while streaming %s", request.path, exc_info=exc)
         return _line({"type": "error", "message": "internal error; see the daemon's log"})
 
-    head = {"type": "sources", "sources": [s.as_dict() for s in reply.sources], "used_notes": reply.used_notes}
+    async def head() -> bytes:
+        held = await held_sources(request.app[index_key], reply.sources)
+        sources = [s.as_dict() for s in held]
+        return _line({"type": "sources", "sources": sources, "used_notes": reply.used_notes, "model": reply.model, **extra})
+
     return await stream(
         request,
         reply.pieces,
         content_type=NDJSON,
-        head=_line({**head, "model": reply.model, **extra}),
+        head=head,
         encode=lambda piece: _line({"type": "token", "text": piece}),
         tail=_line({"type": "done"}),
         on_error=on_error,

@@ -119,15 +119,16 @@ async def stream(
     *,
     content_type: str,
     encode: Callable[[T], bytes],
-    head: bytes = b"",
+    head: bytes | Callable[[], Awaitable[bytes]] = b"",
     tail: bytes | Callable[[], Awaitable[bytes]] = b"",
     stop: Callable[[T], bool] = lambda item: False,
     on_error: Callable[[Exception], bytes | None] = lambda exc: None,
     empty: Callable[[], Exception] | None = None,
 ) -> web.StreamResponse:
     """Stream ``items`` to the client: ``head``, each item as ``encode`` makes it, then
-    ``tail`` (left out when an item for which ``stop`` is true ended the stream); a
-    ``tail`` that is a function is awaited only then, after the last item.
+    ``tail`` (left out when an item for which ``stop`` is true ended the stream). A
+    ``head`` or ``tail`` that is a function is awaited only when it is to be written:
+    the head once the first item is there, the tail after the last.
 
     The response starts once the first item is there: what ``items`` raises before that
     propagates, and so does the exception ``empty()`` makes when there is no item at all
@@ -149,8 +150,8 @@ async def stream(
                 raise empty()
             response = await start_stream(request, content_type)
             try:
-                if head:
-                    await response.write(head)
+                if start := head if isinstance(head, bytes) else await head():
+                    await response.write(start)
                 stopped = False
                 if first is not _END:
                     await response.write(encode(first))
