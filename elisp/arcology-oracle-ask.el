@@ -129,6 +129,7 @@ is awaited and how to stop it (a model may take a minute to load;
 the daemon says nothing before it starts): shown only, not text of
 the buffer.  Returns the request state."
   (let ((sources nil)
+        (used nil)
         (started nil)
         (failed nil)
         (req nil)
@@ -146,7 +147,11 @@ the buffer.  Returns the request state."
                 (arcology-oracle--insert-following
                  marker (concat "\n\n** Sources\n"
                                 (or (arcology-oracle--format-sources sources)
-                                    "- none: no notes were relevant enough\n"))
+                                    ;; Used, then made private or deleted before
+                                    ;; the answer began: the daemon names none.
+                                    (if used
+                                        "- none: the notes used have left the index since (made private or deleted)\n"
+                                      "- none: no notes were relevant enough\n")))
                  t)
                 (set-marker marker nil)))
       (setq forget (arcology-oracle--answering
@@ -166,6 +171,7 @@ the buffer.  Returns the request state."
          (delete-overlay waiting)
          (pcase (alist-get 'type event)
            ("sources" (setq sources (alist-get 'sources event)
+                            used (alist-get 'used_notes event)
                             started t)
             (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
            ("token" (when-let ((text (alist-get 'text event)))

@@ -302,6 +302,24 @@ notes were relevant enough\" under Sources."
                          "* A question\n[Failed: the daemon sent no answer that could be read]\n"))
           (should-not arcology-oracle--answering))))))
 
+(ert-deftest arcology-oracle-http-test-sources-that-left-the-index-are-not-called-irrelevant ()
+  "Notes used for an answer, then made private before its first words: the
+daemon names none of them (its sources event empty, used_notes true), and the
+answer said \"- none: no notes were relevant enough\", which was not so."
+  (require 'arcology-oracle-ask)
+  (arcology-oracle-http-test--with-server
+      ((concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
+               "{\"type\": \"sources\", \"sources\": [], \"used_notes\": true, \"model\": \"m\"}\n"
+               "{\"type\": \"token\", \"text\": \"Water it.\"}\n{\"type\": \"done\"}\n"))
+    (with-temp-buffer
+      (insert "* A question\n")
+      (let ((marker (point-marker)))
+        (arcology-oracle--stream-answer marker "/ask" '((question . "A question") (stream . t)))
+        (arcology-oracle-test--wait (lambda () (string-match-p "Sources" (buffer-string))) 10 "the sources")
+        (arcology-oracle-test--settled 10)
+        (should (string-match-p "Water it\\.\n\n\\*\\* Sources\n- none: the notes used have left the index since"
+                                (buffer-string)))))))
+
 (ert-deftest arcology-oracle-http-test-recorded-errors ()
   "Recorded 401 and 404 answers become one short message each, never the callback.
 A token sent and refused is said to be refused (the message said to set one)."
