@@ -151,3 +151,59 @@ async def test_a_saved_file_is_read_once_while_it_is_unchanged(client, fake_olla
     journal.write_text(journal.read_text().replace("* Gardening", "* Gardening :private:"))
     resp = await client.post("/similar", json=body)
     assert len(calls) == 2 and (await resp.json())["results"] == []  # the edit is seen: now private
+
+
+# An excerpt of journal.org cut anywhere (here inside line 7), from below "* Therapy
+# :private:" to "* Gardening", whose point (line 12) is public: a client that missed
+# the private tag (Emacs's arcology-oracle-private-tags may lack one of the daemon's)
+# sends it as it is.
+EXCERPT = ("e placeiguana trauma came up again.\n** Chat :conversation:\n*** Me\nWhat about the placeiguana dream?\n"
+           "* Gardening\nTomatoes need placevisiblesun and water.\n")  # fmt: skip
+
+
+async def test_an_excerpt_starting_below_a_private_heading_cut_off_above_it_sends_none_of_it(client, fake_ollama):
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": EXCERPT, "file": "journal.org", "line": 12})
+    assert resp.status == 200, await resp.text()
+    await resp.read()
+    assert "placevisiblesun" in sent(fake_ollama)  # the public part is sent
+    assert "placeiguana" not in sent(fake_ollama)
+
+    fake_ollama.state.clear_records()
+    # Emacs posts the text of an unsaved buffer (an unchanged heading's vector is read from the index).
+    text = EXCERPT.replace("and water", "and more water")
+    resp = await client.post("/similar", json={"text": text, "file": "journal.org", "line": 12, "k": 3})
+    assert resp.status == 200, await resp.text()
+    assert "placevisiblesun" in sent(fake_ollama) and "placeiguana" not in sent(fake_ollama)
+
+
+async def test_a_conversation_sent_with_a_public_line_of_its_saved_file_sends_none_of_its_private_lines(client, fake_ollama):
+    # An unsaved buffer's lines are not the saved file's: line 11 is public there.
+    fake_ollama.state.clear_records()
+    resp = await client.post("/converse", json={"org": "** Chat :conversation:\n*** Me\nWhat about the placeiguana dream?\n",
+                                                "file": "journal.org", "line": 11})  # fmt: skip
+    assert resp.status == 400
+    assert "placeiguana" not in sent(fake_ollama)
+
+
+@pytest.mark.parametrize(
+    "buffer, visiting",
+    [
+        ("* Draft\nThe placedraftkoala plan, edited.\n", "drafts/idea.org"),
+        ("Should I tell them about the placeocelot affair? Edited.\n" + "A line of the day.\n" * 5, "diary.org"),
+    ],
+    ids=["exclude_globs", "file tags"],
+)
+async def test_an_unsaved_buffer_of_a_private_note_sends_none_of_it(client, fake_ollama, buffer, visiting):
+    # Emacs sends an unsaved buffer with the file it visits, no line: an excerpt below
+    # its #+filetags, or any text of a note exclude_globs leave out (Emacs knows nothing
+    # of them), is judged by the saved file, whole.
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": buffer, "visiting": visiting})
+    assert resp.status == 200, await resp.text()
+    await resp.read()
+    assert fake_ollama.state.chats
+    assert "placedraftkoala" not in sent(fake_ollama) and "placeocelot" not in sent(fake_ollama)
+
+    resp = await client.post("/ask", json={"buffer": buffer, "visiting": visiting})
+    assert resp.status == 400 and f"{visiting} is private" in (await resp.json())["error"]

@@ -34,7 +34,7 @@ from .context import BUFFER_QUERY_CHARS, gather_context
 from .held_sources import held_sources
 from .index_api import NotesIndex
 from .note_text import note_text as _note_text
-from .private_places import is_private_place
+from .private_places import is_private_file, is_private_place, without_saved_private_lines
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
 from .search import question_range
 from .sources import Source, org_link_label, source_targets, sources_org_block, sources_plain_block
@@ -121,17 +121,25 @@ class Oracle:
         is a state of, saved or not: Emacs sends ``file`` and ``line`` only for a saved
         buffer, whose lines are the saved file's), else beside ``file``;
         when that place of the saved file is private (:func:`.private_places.is_private_place`:
-        an inherited tag, the file's tags), the buffer is not used at all. Retrieval
+        an inherited tag, the file's tags), or, without ``file``, the saved ``visiting``
+        is private whole (:func:`.private_places.is_private_file`: its tags,
+        ``exclude_globs``), the buffer is not used at all; else the lines the saved file
+        holds only in private parts are cut out of it too
+        (:func:`.private_places.without_saved_private_lines`: an excerpt starting below a
+        private heading cut off above it). Retrieval
         happens here; the model is called when ``Reply.pieces`` is first iterated.
         """
         question = (question or "").strip()
-        private_place = await is_private_place(self.index, file, line)
+        # An unsaved buffer has no line of the saved file: its file is judged whole.
+        private_place = await is_private_place(self.index, file, line) if file else await is_private_file(self.index, visiting)
         if private_place:  # its text was cut off from what makes it private: none of it goes
             buffer = None
             if not question:
-                raise BadRequest(f"{file} is private at line {line or 1} (private or crypt tags, ROAM_EXCLUDE,"
-                                 " exclude_globs) and there is no question")  # fmt: skip
+                where = f"{file} is private at line {line or 1}" if file else f"{visiting} is private"
+                raise BadRequest(f"{where} (private or crypt tags, ROAM_EXCLUDE, exclude_globs) and there is no question")
         if buffer:
+            # An excerpt or a region may start below a private heading cut off above it.
+            buffer = await without_saved_private_lines(self.index, buffer, file or visiting)
             # On a worker thread: the setup files the text names are read from disk.
             buffer = await asyncio.to_thread(
                 strip_private, buffer, self.settings.private_tags, root=self.settings.roam_dir, path=visiting or file
@@ -342,6 +350,7 @@ class Oracle:
         if await is_private_place(self.index, file, line):
             raise BadRequest(f"the conversation is private: {file} at line {line or 1} is in a private part of the notes"
                              " (private or crypt tags, ROAM_EXCLUDE, exclude_globs)")  # fmt: skip
+        org = await without_saved_private_lines(self.index, org, file)
         kept = await asyncio.to_thread(strip_private, org, self.settings.private_tags, root=self.settings.roam_dir, path=file)
         conversation = conversations.parse_conversation(kept, marker=marker)
         # The last message is the question; what came before (a follow-up's "it")

@@ -6,6 +6,14 @@ its file, that part has lost what may make it private: a tag inherited from a he
 above it, the file's ``#+filetags``, the file's ``ROAM_EXCLUDE``, the ``exclude_globs``
 the file matches. The part is judged by itself too (:func:`~arcology_oracle.notes.cleaning.strip_private`);
 this judges the place, by reading the saved file with the indexer's own reader.
+
+The place a client names is not always where the whole text comes from: an excerpt of a
+long buffer, or a region, may start inside a private subtree whose heading is cut off
+above it while point (the line sent) is below that subtree; an unsaved buffer's lines are
+no longer the saved file's. A client that judges privacy itself may still send such text
+(Emacs's ``arcology-oracle-private-tags`` may lack one of the daemon's ``private_tags``;
+it knows nothing of ``exclude_globs``), so :func:`without_saved_private_lines` also takes
+out of the text every line the saved file holds only in its private parts.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from ..config import Settings
 from ..notes import setup_files
 from ..notes.cleaning import private_lines
 from ..notes.disk import read_regular_file
+from ..notes.org_syntax import decode_org_bytes, split_lines
 from ..notes.files import is_excluded, resolve_inside
 from .index_api import NotesIndex
 
@@ -37,7 +46,53 @@ async def is_private_place(index: NotesIndex, path: str | None, line: int | None
     return await asyncio.to_thread(_saved_line_is_private, index.settings, path, line or 1)
 
 
-def _saved_line_is_private(settings: Settings, path: str, line: int) -> bool:
+async def is_private_file(index: NotesIndex, path: str | None) -> bool:
+    """Whether the saved file ``path`` is private as a whole: excluded by ``exclude_globs``
+    (as :func:`is_private_place` judges it), or every line of it private (its file tags,
+    its setup files', a file-level ``ROAM_EXCLUDE``). For the file an unsaved buffer is a
+    state of, whose lines are not the saved file's. False as :func:`is_private_place` is."""
+    if not path:
+        return False
+    return await asyncio.to_thread(_saved_line_is_private, index.settings, path, None)
+
+
+async def without_saved_private_lines(index: NotesIndex, text: str, path: str | None) -> str:
+    """``text`` without the lines that the saved file ``path`` holds in its private parts
+    and nowhere else (compared without the blanks around them; the first and last lines,
+    which a client may have cut anywhere, also when they are a part of such a line). What
+    is left of a private line is text the file also holds in public. ``text`` as it is
+    without ``path``, or when the file cannot be read."""
+    if not path or not text:
+        return text
+    return await asyncio.to_thread(_without_private_lines, index.settings, text, path)
+
+
+def _without_private_lines(settings: Settings, text: str, path: str) -> str:
+    try:
+        file = resolve_inside(settings.roam_dir, path)
+    except ValueError:
+        return text
+    private = _read_saved(settings, file, path)[1]
+    if not private:
+        return text
+    lines = text.split("\n")
+    last = len(lines) - 1
+
+    def held_private(i: int, line: str) -> bool:
+        words = line.strip()
+        if not words:
+            return False
+        if words in private:
+            return True
+        # A line cut by the client: a part of a private line.
+        return (i == 0 or i == last) and any(words in p for p in private)
+
+    return "\n".join(line for i, line in enumerate(lines) if not held_private(i, line))
+
+
+def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> bool:
+    """Whether ``line`` of the saved file ``path`` is private; with ``line`` None, whether
+    the whole file is."""
     try:
         file = resolve_inside(settings.roam_dir, path)
     except ValueError:
@@ -47,15 +102,18 @@ def _saved_line_is_private(settings: Settings, path: str, line: int) -> bool:
     real_rel = os.path.relpath(os.path.realpath(file), real_root).replace(os.sep, "/")
     if is_excluded(path, settings.exclude_globs) or is_excluded(real_rel, settings.exclude_globs):
         return True
-    flags = _private_lines(settings, file, path)
+    flags = _read_saved(settings, file, path)[0]
     if not flags:  # no such file, or no text
         return False
+    if line is None:
+        return all(flags)
     # One past the last line is where a file's final newline leaves Emacs's point.
     return flags[min(max(line, 1), len(flags)) - 1]
 
 
-def _private_lines(settings: Settings, file: Path, path: str) -> tuple[bool, ...]:
-    """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``,
+def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, ...], frozenset[str]]:
+    """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``, and
+    the lines (without the blanks around them) it holds only in its private parts;
     remembered while it is the same file (device, inode, size, times) and its setup
     files are as they were read (a private tag added to one makes the note private with
     no change to the note): Emacs asks again at every move to another heading of an
@@ -70,17 +128,23 @@ def _private_lines(settings: Settings, file: Path, path: str) -> tuple[bool, ...
         if remembered is not None:
             _remembered.move_to_end(key)
     if remembered is not None and not setup_files.any_changed(remembered[1]):
-        return remembered[0]
+        return remembered[0], remembered[2]
     data = read_regular_file(file)
-    found = ((), ()) if data is None else private_lines(data, settings.private_tags, root=settings.roam_dir, path=path)
+    flags, seen = ((), ()) if data is None else private_lines(data, settings.private_tags, root=settings.roam_dir, path=path)
+    only_private = frozenset()
+    if any(flags):
+        lines = [line.strip() for line in split_lines(decode_org_bytes(data))]
+        public = {line for line, private in zip(lines, flags) if not private}
+        only_private = frozenset(line for line, private in zip(lines, flags) if private and line and line not in public)
     with _lock:
-        _remembered[key] = found
+        _remembered[key] = (flags, seen, only_private)
         while len(_remembered) > REMEMBERED_FILES:
             _remembered.popitem(last=False)
-    return found[0]
+    return flags, only_private
 
 
 REMEMBERED_FILES = 32
-# key -> (each line private or not, the setup files read to say so)
-_remembered: OrderedDict[tuple, tuple[tuple[bool, ...], tuple]] = OrderedDict()
+# key -> (each line private or not, the setup files read to say so, the lines held only
+# in private parts)
+_remembered: OrderedDict[tuple, tuple[tuple[bool, ...], tuple, frozenset[str]]] = OrderedDict()
 _lock = threading.Lock()

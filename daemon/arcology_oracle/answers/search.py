@@ -17,7 +17,7 @@ from ..errors import BadRequest, NotFound
 from ..store import Store
 from . import graph, mentions, moves, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
 from .index_api import NotesIndex
-from .private_places import is_private_place
+from .private_places import is_private_place, without_saved_private_lines
 from .when import DateRange, parse_when
 
 
@@ -200,6 +200,9 @@ async def similar_to_text(
     if not text.strip():
         raise BadRequest("the text is empty")
     if await is_private_place(index, path, line):  # cut off from what makes it private: nothing of it is read
+        return ("vector" if await index.has_vectors() else "keyword"), []
+    text = await without_saved_private_lines(index, text, path)  # a part cut off from its private heading
+    if not text.strip():
         return ("vector" if await index.has_vectors() else "keyword"), []
     posted = await text_vectors.posted_text(index, text, path=path, line=line, embed=await index.has_vectors())
     return await index.read(
