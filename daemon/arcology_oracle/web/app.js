@@ -337,16 +337,24 @@
         body.replaceChildren(el("p", "error", `Could not load this heading: ${failure(error)}`));
       });
     };
-    button.addEventListener("click", (event) => {
-      if (event.detail > 1) return; // the second tap of a double tap: it would shut what the first opened
-      const open = button.getAttribute("aria-expanded") !== "true";
+    const setOpen = (open) => {
       button.setAttribute("aria-expanded", String(open));
       body.hidden = !open;
       if (open && !loaded) load();
+    };
+    openers.set(item, setOpen);
+    button.addEventListener("click", (event) => {
+      if (event.detail > 1) return; // the second tap of a double tap: it would shut what the first opened
+      const open = button.getAttribute("aria-expanded") !== "true";
+      setOpen(open);
+      // Back shuts what a tap opened; a heading shut by a tap stays shut.
+      recordView(open ? "push" : "replace");
     });
     if (prefetch) load();
     return item;
   }
+
+  const openers = new WeakMap(); // a hit's <li> -> its function (open: boolean) => void
 
   function openHit(item) {
     const button = item.querySelector(".hit-head");
@@ -558,15 +566,26 @@
   let searchController = null;
   let searchTimer = null;
 
-  async function runSearch() {
+  /** Search for what the box holds. ``record`` false: Back or Forward brought the query
+   * back, so no history entry is added (the current one learns the new results). */
+  async function runSearch(record = true) {
     clearTimeout(searchTimer);
     const q = $("search-input").value.trim();
     if (searchController) searchController.abort();
     const state = $("search-state");
     const list = $("search-results");
+    const shown = (items, text) => {
+      list.replaceChildren(...items);
+      state.textContent = text;
+      const again = q === showing.q; // the same query once more (Enter): no new entry
+      showing.q = q;
+      showing.search = nextSerial();
+      if (items.length) keep(kept.searches, showing.search, { q, items, text });
+      recordView(record && !searchEntry && !again ? "push" : "replace");
+      searchEntry = record; // typing on refines this entry; Back goes to before the search
+    };
     if (!q) {
-      state.textContent = "";
-      list.replaceChildren();
+      shown([], "");
       return;
     }
     const controller = new AbortController();
@@ -576,14 +595,20 @@
       const data = await getJson("/search", { q, k: 12 }, controller.signal);
       if (controller.signal.aborted) return;
       const results = data.results || [];
-      list.replaceChildren(...results.map((r) => hitItem(r)));
-      state.textContent = results.length
-        ? `${plural(results.length, "heading")}${data.mode === "keyword" ? " (keyword match only)" : ""}`
-        : "No matching headings.";
+      const items = results.map((r, i) => {
+        const item = hitItem(r);
+        item.dataset.view = `r${i}`; // its name in a view's list of open headings
+        return item;
+      });
+      shown(
+        items,
+        results.length
+          ? `${plural(results.length, "heading")}${data.mode === "keyword" ? " (keyword match only)" : ""}`
+          : "No matching headings.",
+      );
     } catch (error) {
       if (controller.signal.aborted) return;
-      list.replaceChildren(); // the results below were another query's
-      state.textContent = `Search failed: ${failure(error)}`;
+      shown([], `Search failed: ${failure(error)}`); // the results below were another query's
     }
   }
 
@@ -660,14 +685,20 @@
     if (askController) askController.abort();
     const controller = new AbortController();
     askController = controller;
+    // Each question gets its own answer view (from the page's own empty one), kept so that
+    // Back shows the answer before it again.
+    const view = answerTemplate.map((node) => node.cloneNode(true));
+    $("answer-box").replaceChildren(...view);
     const answer = $("answer");
     const state = $("ask-state");
     const sources = $("sources");
+    const sourcesBox = $("sources-box");
     const sourceNumbers = new Set();
     const textNode = document.createTextNode("");
     $("answer-box").hidden = false;
-    $("sources-box").hidden = true;
-    sources.replaceChildren();
+    showing.ask = nextSerial();
+    keep(kept.answers, showing.ask, { question, nodes: view });
+    recordView("push");
     answer.replaceChildren(textNode);
     answer.dataset.state = "waiting";
     answer.setAttribute("aria-busy", "true");
@@ -680,10 +711,12 @@
           const n = s.n || i + 1;
           sourceNumbers.add(n);
           // Sources name their heading but may lack its outline path: fetch it (and the text).
-          return hitItem(s, n, !Array.isArray(s.olp));
+          const item = hitItem(s, n, !Array.isArray(s.olp));
+          item.dataset.view = `s${n}`;
+          return item;
         }),
       );
-      $("sources-box").hidden = !sources.children.length;
+      sourcesBox.hidden = !sources.children.length;
       state.textContent = usedNotes === false || !sources.children.length ? "No matching notes; answering without them." : "";
     };
 
@@ -819,9 +852,133 @@
     }
   }
 
+  // ---------------------------------------------------------------- views: Back and Forward
+  //
+  // A view is what the page shows: the search (its query and results), the answer, which
+  // headings are open, and how far the page is scrolled. Each view change the person makes
+  // (a search, a question, a heading opened) adds a history entry, so the browser's Back
+  // (or a swipe back) returns to the view before it; the page's first view adds none, so
+  // Back from it leaves the page. Results and answers are kept in memory (never in history
+  // or the URL), so Back shows them as they were. The URL carries only the search query
+  // (#q=...: what the person typed), so a reload searches again; never note text or paths.
+
+  const KEPT_VIEWS = 30; // result lists and answers kept for Back, each
+  const LOAD_ID = Date.now().toString(36); // serials of an earlier load of the page are not ours
+  let serial = 0;
+  const nextSerial = () => `${LOAD_ID}.${++serial}`;
+  const kept = { searches: new Map(), answers: new Map() };
+  const showing = { q: "", search: "", ask: "" }; // what the page shows now
+  let searchEntry = false; // the current entry is a search typed on since it was added
+  let answerTemplate = []; // the answer box's empty view, as index.html has it
+
+  function keep(map, key, value) {
+    map.set(key, value);
+    if (map.size > KEPT_VIEWS) map.delete(map.keys().next().value);
+  }
+
+  function hitItems() {
+    return [...document.querySelectorAll("#search-results > li, #sources > li")];
+  }
+
+  function currentView() {
+    const open = hitItems()
+      .filter((item) => item.querySelector(".hit-head").getAttribute("aria-expanded") === "true")
+      .map((item) => item.dataset.view);
+    const ask = $("answer-box").hidden ? "" : showing.ask;
+    return { arcology: 1, q: showing.q, search: showing.search, ask, open, y: Math.round(window.scrollY) };
+  }
+
+  function urlOf(view) {
+    const base = location.pathname + location.search;
+    return view.q ? `${base}#${new URLSearchParams({ q: view.q })}` : base;
+  }
+
+  /** Note the view in history: ``push`` a new entry (the one left has kept its scroll),
+   * or ``replace`` the current one. */
+  function recordView(how) {
+    const view = currentView();
+    if (how === "push") {
+      searchEntry = false;
+      keepScrollNow(); // of the entry left, even within the moment keepScroll waits
+      history.pushState(view, "", urlOf(view));
+    } else history.replaceState(view, "", urlOf(view));
+  }
+
+  // The scroll is kept in the current entry as it changes, so Back finds it there.
+  let scrollTimer = null;
+  function keepScrollNow() {
+    clearTimeout(scrollTimer);
+    if (history.state && history.state.arcology) {
+      history.replaceState({ ...history.state, y: Math.round(window.scrollY) }, "");
+    }
+  }
+  function keepScroll() {
+    clearTimeout(scrollTimer);
+    scrollTimer = setTimeout(keepScrollNow, 150);
+  }
+
+  function viewFromUrl() {
+    const q = new URLSearchParams(location.hash.slice(1)).get("q") || "";
+    return { arcology: 1, q, search: "", ask: "", open: [], y: 0 };
+  }
+
+  let viewTurn = 0; // the latest showView: one that waited on a search and was overtaken stops
+
+  /** Show ``view`` (from history or the URL) without adding an entry. */
+  async function showView(view) {
+    const turn = ++viewTurn;
+    clearTimeout(searchTimer);
+    clearTimeout(scrollTimer);
+    searchEntry = false;
+    const answer = kept.answers.get(view.ask);
+    if (answer) {
+      $("answer-box").replaceChildren(...answer.nodes);
+      $("question").value = answer.question;
+      showing.ask = view.ask;
+    }
+    $("answer-box").hidden = !answer;
+    if (view.q !== showing.q || view.search !== showing.search) {
+      if (searchController) searchController.abort();
+      $("search-input").value = view.q;
+      const found = kept.searches.get(view.search);
+      if (found && found.q === view.q) {
+        $("search-results").replaceChildren(...found.items);
+        $("search-state").textContent = found.text;
+        showing.q = view.q;
+        showing.search = view.search;
+      } else {
+        await runSearch(false); // after a reload, or results not kept: search again
+        if (turn !== viewTurn) return;
+      }
+    }
+    const open = new Set(view.open || []);
+    for (const item of hitItems()) {
+      const want = open.has(item.dataset.view);
+      if ((item.querySelector(".hit-head").getAttribute("aria-expanded") === "true") !== want) {
+        openers.get(item)(want);
+      }
+    }
+    window.scrollTo(0, view.y || 0);
+    history.replaceState({ ...currentView(), y: view.y || 0 }, "");
+  }
+
+  function startViews() {
+    answerTemplate = [...$("answer-box").children].map((node) => node.cloneNode(true));
+    history.scrollRestoration = "manual";
+    window.addEventListener("popstate", (event) => {
+      showView(event.state && event.state.arcology ? event.state : viewFromUrl());
+    });
+    window.addEventListener("scroll", keepScroll, { passive: true });
+    // A reload keeps its entry's state (and the URL its query): show that view again.
+    const first = history.state && history.state.arcology ? history.state : viewFromUrl();
+    history.replaceState({ ...currentView(), y: 0 }, "", urlOf(first));
+    if (first.q) showView(first);
+  }
+
   // ---------------------------------------------------------------- wiring
 
   function init() {
+    startViews();
     $("forget-token").hidden = !getToken();
     $("forget-token").addEventListener("click", () => {
       setToken(null);

@@ -1,0 +1,113 @@
+"""The web page on a small phone (360 x 640, touch) as a person finds their way around it:
+Back returns to the view before and a reload keeps the search. Headless Chromium against
+the real daemon and a fake Ollama, as in test_web_page.py."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from tests.browser import WAIT_MS
+from tests.http.test_web_page import browser, new_page  # noqa: F401 (fixture)
+from tests.runners import start_daemon, wait_until
+
+SMALL_PHONE = {"viewport": {"width": 360, "height": 640}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
+QUERY = "sourdough starter"
+QUESTION = "How do I feed a sourdough starter?"
+
+
+async def _type_into(page, selector: str, text: str) -> None:
+    """Tap the box and type, as a person does (so each change is the person's own)."""
+    await page.tap(selector)
+    await page.keyboard.type(text)
+
+
+async def _scroll_kept(page) -> int:
+    """Wait until the page's history entry holds the scroll it has now; return it."""
+    kept = "history.state && history.state.y === Math.round(scrollY) ? 'kept' : null"
+    await wait_until(lambda: page.evaluate(kept), timeout=WAIT_MS / 1000)
+    return await page.evaluate("Math.round(scrollY)")
+
+
+async def test_back_returns_to_the_view_before_and_leaves_only_from_the_first(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # Back (or a swipe back) left the page: a person who searched, opened a result and
+    # pressed Back to get to the results again lost the page, the results and the answer.
+    fake_ollama.state.chat_reply = "Feed the starter twice a day [1]."
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **SMALL_PHONE)
+        await page.goto("about:blank")
+        await page.goto(daemon.url + "/")
+        await _type_into(page, "#search-input", QUERY)
+        results = page.locator("#search-results > li")
+        await results.nth(3).wait_for()
+        listed = await page.locator("#search-results .hit-head").all_text_contents()
+        third = results.nth(2)
+        await third.scroll_into_view_if_needed()
+        y = await _scroll_kept(page)
+        assert y > 0
+        await third.locator(".hit-head").tap()
+        await third.locator(".note-text").wait_for()
+
+        await page.go_back()  # to the results, the result shut, scrolled where they were
+        assert page.url.startswith(daemon.url + "/")
+        await third.locator(".hit-body").wait_for(state="hidden")
+        assert await page.locator("#search-results .hit-head").all_text_contents() == listed
+        assert await page.evaluate("Math.round(scrollY)") == y
+        await page.go_forward()  # and Forward opens it again
+        await third.locator(".note-text").wait_for()
+        await page.go_back()
+        await third.locator(".hit-body").wait_for(state="hidden")
+
+        await page.evaluate("scrollTo(0, 0)")
+        await _scroll_kept(page)
+        await _type_into(page, "#question", QUESTION)
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        await page.locator("#answer a.cite").tap()
+        await page.locator("#source-1 .note-text").wait_for()
+        await page.go_back()  # the source shut, the answer still there
+        await page.locator("#source-1 .hit-body").wait_for(state="hidden")
+        assert await page.text_content("#answer") == "Feed the starter twice a day [1]."
+        await page.go_back()  # before the question: no answer, the results still there
+        await page.locator("#answer-box").wait_for(state="hidden")
+        assert await page.locator("#search-results .hit-head").all_text_contents() == listed
+        await page.go_back()  # before the search: the page as it opened
+        await page.locator("#search-results > li").first.wait_for(state="detached")
+        assert await page.input_value("#search-input") == ""
+        assert page.url == daemon.url + "/"
+        await page.go_back()  # Back from the first view leaves the page
+        assert page.url == "about:blank"
+        watch.assert_clean()
+    finally:
+        daemon.stop()
+
+
+async def test_a_reload_keeps_the_search_and_the_url_holds_only_the_query(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # A phone's browser reloads a tab it put away (or the person pulls to refresh): the
+    # search they were reading was gone.
+    fake_ollama.state.chat_reply = "Feed the starter twice a day [1]."
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **SMALL_PHONE)
+        await page.goto(daemon.url + "/")
+        await _type_into(page, "#search-input", QUERY)
+        results = page.locator("#search-results > li")
+        await results.first.wait_for()
+        listed = await page.locator("#search-results .hit-head").all_text_contents()
+        await results.first.locator(".hit-head").tap()
+        await results.first.locator(".note-text").wait_for()
+        await _type_into(page, "#question", QUESTION)
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        # What the person typed in the search box, and nothing else: no question, no note
+        # text, no path (the token never: test_web_page.py).
+        assert urlsplit(page.url).fragment == "q=sourdough+starter"
+        await page.go_back()
+        await page.reload()
+        await results.first.locator(".note-text").wait_for()  # open again, as it was
+        assert await page.input_value("#search-input") == QUERY
+        assert await page.locator("#search-results .hit-head").all_text_contents() == listed
+        assert await page.locator("#answer-box").is_hidden()
+        watch.assert_clean()
+    finally:
+        daemon.stop()
