@@ -1,9 +1,11 @@
 """The web page on a small phone (360 x 640, touch) as a person finds their way around it:
-Back returns to the view before and a reload keeps the search. Headless Chromium against
-the real daemon and a fake Ollama, as in test_web_page.py."""
+Back returns to the view before, a reload keeps the search, and every button and link is
+a finger's target. Headless Chromium against the real daemon and a fake Ollama, as in
+test_web_page.py."""
 
 from __future__ import annotations
 
+import datetime
 from urllib.parse import urlsplit
 
 from tests.browser import WAIT_MS
@@ -13,6 +15,14 @@ from tests.runners import start_daemon, wait_until
 SMALL_PHONE = {"viewport": {"width": 360, "height": 640}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
 QUERY = "sourdough starter"
 QUESTION = "How do I feed a sourdough starter?"
+
+# Every button and link the page shows that is smaller than a finger (44 x 44 CSS px,
+# WCAG 2.5.5) or reaches out of the screen: [tag, text, width, height, x].
+SMALL_TARGETS = """() => [...document.querySelectorAll('button, a, [role=button]')]
+  .filter((node) => node.getClientRects().length && getComputedStyle(node).visibility !== 'hidden')
+  .map((node) => { const r = node.getBoundingClientRect();
+    return [node.tagName, node.textContent.trim().slice(0, 30), r.width, r.height, r.x, r.right]; })
+  .filter(([, , w, h, x, right]) => w < 44 || h < 44 || x < 0 || right > innerWidth)"""
 
 
 async def _type_into(page, selector: str, text: str) -> None:
@@ -108,6 +118,57 @@ async def test_a_reload_keeps_the_search_and_the_url_holds_only_the_query(browse
         assert await page.input_value("#search-input") == QUERY
         assert await page.locator("#search-results .hit-head").all_text_contents() == listed
         assert await page.locator("#answer-box").is_hidden()
+        watch.assert_clean()
+    finally:
+        daemon.stop()
+
+
+async def test_every_button_and_link_is_a_fingers_target_on_a_small_phone(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # An answer's [1] was a 26 x 19 px target and each number of a [2, 3] 11 x 19 px: a
+    # finger meant for [2] opened source 3 or nothing.
+    fake_ollama.state.chat_reply = "Feed the starter twice a day [1]. Keep it cool [2, 3]."
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token="tok-en", embedded=True)
+    try:
+        page, watch = await new_page(browser, **SMALL_PHONE)
+        await page.goto(daemon.url + "/")
+        await page.locator("#auth").wait_for()
+        assert await page.evaluate(SMALL_TARGETS) == []
+        await page.fill("#token-input", "tok-en")
+        await page.tap("#auth button")
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+
+        await _type_into(page, "#search-input", QUERY)
+        first = page.locator("#search-results > li").first
+        await first.wait_for()
+        await first.locator(".hit-head").tap()
+        await first.locator(".similar-toggle").tap()
+        await first.locator(".copy-link").first.wait_for()
+        await _type_into(page, "#question", QUESTION)
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+        before = daily.read_bytes() if daily.exists() else None
+        await _type_into(page, "#remember-text", "Kingfsher seen at dusk")
+        state = page.locator("#remember-state")
+        await page.tap("#remember-button")
+        await state.get_by_text("Saved to daily/").wait_for()
+        assert b"Kingfsher" in daily.read_bytes()
+        assert await page.locator("#forget-token").is_visible()
+        assert await page.evaluate(SMALL_TARGETS) == []
+
+        # The target is the finger's, not only the digit's: a tap near the edge of "3" opens 3.
+        three = page.locator("#answer a.cite", has_text="3")
+        await three.scroll_into_view_if_needed()
+        box = await three.bounding_box()
+        await page.touchscreen.tap(box["x"] + box["width"] - 3, box["y"] + 3)
+        await page.locator("#source-3 .note-text").wait_for()
+        assert await page.locator("#source-2 .hit-body").is_hidden()
+
+        await page.tap("#forget-capture")
+        await state.get_by_text("Taken back").wait_for()
+        assert (daily.read_bytes() if daily.exists() else None) == before  # as it was, byte for byte
+        # Chromium logs the first request's 401 (the one that asks for the token) itself.
+        watch.errors = [e for e in watch.errors if "status of 401" not in e]
         watch.assert_clean()
     finally:
         daemon.stop()
