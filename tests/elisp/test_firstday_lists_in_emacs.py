@@ -51,7 +51,7 @@ async def test_plus_with_nothing_below_the_cut_says_so(tmp_path, roam_dir, fake_
 
         await driver.select("sourdough-baking.org")
         await emacs.keys("C-c", "o", "l")
-        await emacs.wait(lambda: driver._text_lacks(LINKS, "Looking"), "the suggestions")
+        await emacs.wait(lambda: _links_shown(driver), "the suggestions, shown and selected")
         await emacs.wait_text("Links to add to")
         assert "below relevance" not in await driver.buffer_text(LINKS)
         await _plus_says(driver, LINKS)
@@ -94,6 +94,14 @@ async def _listed_again(driver: Driver) -> bool:
     return "Similar to: Reviving a sluggish starter" in listed and "no answer" not in listed and " 0." in listed
 
 
+async def _links_shown(driver: Driver) -> bool:
+    """The suggestions asked for are in, in their window, selected. (The window is shown
+    and selected once Emacs has heard where the daemon's notes are: a test that went on
+    before then had its C-x o undone by that selection, and waited in vain.)"""
+    text = await driver.buffer_text(LINKS)
+    return "Links to add to" in text and "Looking" not in text and await driver.selected_buffer() == LINKS
+
+
 async def _ask_from(driver: Driver, buffer: str, question: str) -> None:
     """With BUFFER's window selected, ``C-c o a`` QUESTION; wait for its answer."""
     emacs = driver.emacs
@@ -113,7 +121,7 @@ async def test_a_question_from_a_list_leaves_the_list_on_screen(tmp_path, roam_d
     try:
         await driver.open("sourdough-baking.org", "* Bulk fermentation")
         await emacs.keys("C-c", "o", "l")
-        await emacs.wait(lambda: driver._text_lacks(LINKS, "Looking"), "the suggestions")
+        await emacs.wait(lambda: _links_shown(driver), "the suggestions, shown and selected")
         await _ask_from(driver, LINKS, "How warm should it be?")
         screen = await emacs.wait_text("Links to add to")
         windows = await driver.windows()
