@@ -106,6 +106,9 @@ daemon cannot be reached), rather than the node's ID.")
     (define-key map (kbd "g") #'arcology-oracle-rejections-refresh)
     (define-key map (kbd "n") #'arcology-oracle-similar-next)
     (define-key map (kbd "p") #'arcology-oracle-similar-previous)
+    ;; As in the other lists: else TAB was `indent-relative' ("Buffer is read-only").
+    (define-key map (kbd "TAB") #'arcology-oracle-similar-next)
+    (define-key map (kbd "<backtab>") #'arcology-oracle-similar-previous)
     map)
   "Keymap of the rejected link suggestions buffer.")
 
@@ -147,10 +150,12 @@ suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-re
                                                                                (alist-get 'from row)))
                                                     'face 'arcology-oracle-olp))
                                       "\n")))
-                   (add-text-properties 0 (length text)
-                                        `(arcology-oracle-entry t arcology-oracle-result
-                                          ((node_id . ,to) (title . ,title) (from . ,(alist-get 'from row))))
-                                        text)
+                   ;; Rows touch: each its own `arcology-oracle-entry' (not t), so that
+                   ;; n and TAB see where one ends and the next begins.
+                   (let ((result `((node_id . ,to) (title . ,title) (from . ,(alist-get 'from row)))))
+                     (add-text-properties 0 (length text)
+                                          `(arcology-oracle-entry ,result arcology-oracle-result ,result)
+                                          text))
                    (insert text)))))
       (goto-char (point-min))
       (forward-line (1- line)))))

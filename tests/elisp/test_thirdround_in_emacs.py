@@ -1,0 +1,88 @@
+"""What a newcomer met on a first day in Emacs, third round: ``emacs -nw`` in tmux with
+the README's own configuration, the real daemon and the fake Ollama (as
+tests/elisp/test_walkthrough.py runs them).
+
+- In the rejected links list (``C-c o L``), ``TAB`` said "indent-relative: Buffer is
+  read-only: #<buffer *arcology-oracle rejections*>" and ``S-TAB`` "<backtab> is
+  undefined": in the other lists they move between notes, as ``n`` and ``p`` do. And
+  ``n`` never reached the second row: the rows touch, and all had the same mark.
+- The same note in two windows (``C-x 2``), the list about the heading of the one read
+  last: ``C-c o u`` from the list summarized the heading at point in the other window.
+- A command refused in the minibuffer (``C-c o s`` while ``C-x C-f`` asks for a file)
+  wrote the package's anonymous function into *Messages* before the refusal:
+  "(closure (t) (message) (signal 'user-error (list message))): Similar notes need an
+  org-mode buffer".
+"""
+
+from __future__ import annotations
+
+import aiohttp
+import pytest
+
+from tests.elisp.walkthrough import Walk
+from tests.elisp.walkthrough_driver import Driver, readme_emacs
+from tests.emacs_batch import require_packages
+
+REJECTIONS = "*arcology-oracle rejections*"
+SOURDOUGH_ID = "adda0990-28e8-487f-ae0a-eda5a8987581"  # examples/roam/sourdough-baking.org
+COFFEE_ID = "67f94a3f-6549-4356-a04e-da972ad8815e"  # examples/roam/coffee-brewing.org
+TOMATOES_ID = "08a64bfc-ad2e-450f-9d55-87db5fcbe2ea"  # examples/roam/gardening-tomatoes.org
+
+
+async def _started(tmp_path, roam_dir, fake_ollama) -> Driver:
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    emacs.columns, emacs.lines = 120, 40
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+    await emacs.wait_text("*scratch*", timeout=20)
+    return driver
+
+
+async def _stop(driver: Driver) -> None:
+    await driver.emacs.stop()
+    driver.daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_tab_moves_between_rejected_links(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    driver = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    try:
+        async with aiohttp.ClientSession(headers=driver.daemon.headers) as session:
+            for to in (COFFEE_ID, TOMATOES_ID):
+                async with session.post(driver.daemon.url + "/suggest-links/reject",
+                                        json={"from": SOURDOUGH_ID, "to": to}) as resp:  # fmt: skip
+                    assert resp.status == 200, await resp.text()
+        await driver.open("sourdough-baking.org")
+        await emacs.keys("C-c", "o", "L")
+        await emacs.wait(lambda: _listed(driver, ("Coffee Brewing", "Growing Tomatoes")), "the two rejections")
+        await driver.select(REJECTIONS)
+        await emacs.keys("M-<")
+        mark = await driver.mark()
+        lines = []
+        for key in ("Tab", "Tab", "Tab", "BTab", "BTab"):  # first, second, "No more notes", first, "No previous"
+            where = await driver.where()
+            await emacs.keys(key)
+            await emacs.wait(lambda where=where: _moved_or_said(driver, where, mark), f"{key} to do something")
+            lines.append(await driver.point_text())
+        assert [any(t in line for t in ("Coffee", "Tomatoes")) for line in lines] == [True] * 5, lines
+        assert lines[0] != lines[1] and lines[2] == lines[1] and lines[3] == lines[4] == lines[0], lines
+        state = await emacs.state()
+        after = "\n".join(state["messages"].split("\n")[mark:])
+        assert "read-only" not in after and "undefined" not in after and "#<buffer" not in after, after
+        assert "No more notes" in after and "No previous note" in after, after
+    finally:
+        await _stop(driver)
+
+
+async def _listed(driver: Driver, titles) -> bool:
+    text = await driver.buffer_text(REJECTIONS)
+    return all(t in text for t in titles)
+
+
+async def _moved_or_said(driver: Driver, where, mark: int) -> bool:
+    if await driver.where() != where:
+        return True
+    lines = (await driver.emacs.state())["messages"].split("\n")[mark:]
+    return len([line for line in lines if line.strip()]) > 0
