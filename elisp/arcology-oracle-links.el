@@ -284,12 +284,6 @@ says where.  One undo removes it."
           (when window (set-window-point window (point))))))
     (message "Inserted a link to \"%s\" into %s, %s" (org-link-display-format link) (buffer-name source) where)))
 
-(defun arcology-oracle--last-window-of (buffer)
-  "Return the window showing BUFFER that was used last, or nil.
-With the note in two windows, the one the user read it in."
-  (car (sort (get-buffer-window-list buffer nil t)
-             (lambda (a b) (> (window-use-time a) (window-use-time b))))))
-
 ;;;###autoload
 (defun arcology-oracle-copy-link ()
   "Copy the org link to the note at point to the kill ring."

@@ -251,15 +251,22 @@ made \\[save-buffer] ask where to save the list itself."
                                           "\\[arcology-oracle-links-refresh]"
                                         "\\[arcology-oracle-similar-refresh]")))))
 
+(defun arcology-oracle--last-window-of (buffer)
+  "Return the window showing BUFFER that was used last, or nil.
+With the note in two windows, the one the user read it in: the
+list follows that one."
+  (car (sort (get-buffer-window-list buffer nil t)
+             (lambda (a b) (> (window-use-time a) (window-use-time b))))))
+
 (defun arcology-oracle--in-listed-note (function)
   "Call FUNCTION in the note the list in the current buffer is about.
-At the place the note was read (its window's point).  Return
+At the place the note was read (the point of its window used last).  Return
 non-nil when the current buffer is such a list, nil (FUNCTION not
 called) otherwise; see `arcology-oracle--listed-note'."
   (when-let ((note (arcology-oracle--listed-note)))
     (with-current-buffer note
       (save-excursion
-        (when-let ((window (get-buffer-window note)))
+        (when-let ((window (arcology-oracle--last-window-of note)))
           (goto-char (window-point window)))
         (funcall function)))
     t))

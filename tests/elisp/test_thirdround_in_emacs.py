@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 
 from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import Driver, readme_emacs
+from tests.elisp.walkthrough_driver import SIMILAR, SUMMARY, Driver, readme_emacs
 from tests.emacs_batch import require_packages
 
 REJECTIONS = "*arcology-oracle rejections*"
@@ -86,3 +86,49 @@ async def _moved_or_said(driver: Driver, where, mark: int) -> bool:
         return True
     lines = (await driver.emacs.state())["messages"].split("\n")[mark:]
     return len([line for line in lines if line.strip()]) > 0
+
+
+@pytest.mark.timeout(180)
+async def test_a_summary_from_the_list_of_a_note_in_two_windows(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    driver = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    try:
+        await driver.open("sourdough-baking.org")
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait_screen(lambda s: "Similar to: Sourdough Baking" in s and "Looking for" not in s, "the list")
+        await emacs.keys("C-x", "2")  # the note in two windows; the upper one selected
+        await emacs.wait(lambda: _windows_of(driver, "sourdough-baking.org", 2), "a second window on the note")
+        upper = next(w["id"] for w in await driver.windows() if w["selected"])
+        for _ in range(4):  # C-x o to the lower one (it passes the list)
+            selected = next(w for w in await driver.windows() if w["selected"])
+            if selected["buffer"] == "sourdough-baking.org" and selected["id"] != upper:
+                break
+            await emacs.keys("C-x", "o")
+            await emacs.wait(lambda: driver._selected_moved(selected["id"]), "C-x o")
+        await driver.goto("** Reviving a sluggish")  # in the lower window; its node: Starter maintenance
+        await emacs.wait_screen(lambda s: "Similar to: Reviving a sluggish" in s, "the list of that heading")
+        # To the list, not through the upper window: C-x o, or M-- C-x o, whichever is next to it.
+        cyclic = await driver.windows()  # from the selected window, in C-x o's order
+        await emacs.keys(*(["C-x", "o"] if cyclic[1]["buffer"] == SIMILAR else ["M--", "C-x", "o"]))
+        await emacs.wait(lambda: _selected(driver, SIMILAR), "the list selected")
+        screen = await emacs.screen()
+        assert "Similar to: Reviving a sluggish" in screen, screen
+        await emacs.keys("C-c", "o", "u")
+        await emacs.wait(lambda: _has(driver, SUMMARY, "* Summary of"), "the summary")
+        summary = await driver.buffer_text(SUMMARY)
+        assert summary.startswith("* Summary of Starter maintenance\n"), summary  # not Sourdough Baking
+    finally:
+        await _stop(driver)
+
+
+async def _windows_of(driver: Driver, name: str, count: int) -> bool:
+    return len([w for w in await driver.windows() if w["buffer"] == name]) == count
+
+
+async def _selected(driver: Driver, name: str) -> bool:
+    return await driver.selected_buffer() == name
+
+
+async def _has(driver: Driver, buffer: str, text: str) -> bool:
+    return text in await driver.buffer_text(buffer)
