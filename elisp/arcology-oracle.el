@@ -288,6 +288,14 @@ For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
 Called through this variable, so that the byte compiler does not
 inline it: see `arcology-oracle--user-error'.")
 
+(defun arcology-oracle (message)
+  "Signal a `user-error' with MESSAGE from a command run in the minibuffer.
+There `minibuffer-error-function' writes into *Messages* whatever
+signalled the error before the message, an anonymous function too
+\(\"(closure (t) (message) ...): \"): this function's name reads as
+the package's own messages do, \"arcology-oracle: No active region\"."
+  (signal 'user-error (list message)))
+
 (defun arcology-oracle--user-error (format &rest args)
   "Signal a `user-error' whose message is FORMAT with ARGS, as `user-error' does.
 Emacs writes a command's error into *Messages* after the name of
@@ -295,8 +303,12 @@ the function that signalled it.  When the package runs from its
 .el files (as the README's set-up loads it), that is the innermost
 special form, \"if: Install gptel first\"; signalled from an
 anonymous function, *Messages* shows the message alone, as the
-echo area does, whether the package is compiled or not."
-  (funcall arcology-oracle--signal-user-error (apply #'format-message format args)))
+echo area does, whether the package is compiled or not.  In the
+minibuffer, see `arcology-oracle'."
+  (let ((message (apply #'format-message format args)))
+    (if (minibufferp (window-buffer))
+        (arcology-oracle message)
+      (funcall arcology-oracle--signal-user-error message))))
 
 (provide 'arcology-oracle)
 

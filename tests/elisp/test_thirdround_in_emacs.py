@@ -132,3 +132,28 @@ async def _selected(driver: Driver, name: str) -> bool:
 
 async def _has(driver: Driver, buffer: str, text: str) -> bool:
     return text in await driver.buffer_text(buffer)
+
+
+@pytest.mark.timeout(180)
+async def test_a_refusal_in_the_minibuffer_names_no_lisp(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    driver = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    try:
+        mark = await driver.mark()
+        refusals = {"s": "Similar notes need an org-mode buffer", "u": "Summaries need an org-mode buffer",
+                    "c": "Conversations live in org-mode buffers"}  # fmt: skip
+        for key, refusal in refusals.items():
+            await emacs.keys("C-x", "C-f")
+            await emacs.wait_text("Find file:")
+            await emacs.keys("C-c", "o", key)
+            await emacs.wait_text(f"[{refusal}]")  # at the end of the prompt, as Emacs shows it there
+            await emacs.keys("C-g")
+            await emacs.wait_gone("Find file:")
+        state = await emacs.state()
+        after = [line for line in state["messages"].split("\n")[mark:] if any(r in line for r in refusals.values())]
+        assert len(after) == 3, state["messages"]
+        assert not any("closure" in line or "lambda" in line or "#[" in line for line in after), after
+        assert all(line.startswith(("arcology-oracle: ", *refusals.values())) for line in after), after
+    finally:
+        await _stop(driver)
