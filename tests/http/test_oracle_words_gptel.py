@@ -171,3 +171,31 @@ async def test_a_grounded_chats_root_is_marked_a_conversation_in_search(make_cli
         resp = await client.get("/search", params={"q": query, "k": "30"})
         roles = {(r["file"], r["heading"]): r["role"] for r in (await resp.json())["results"]}
         assert roles.get(root, "missing") == "conversation", (query, roles)
+
+
+# gptel ends a chat it saved in org with its prompt prefix, a heading of nothing ("*** "),
+# waiting for the next prompt.
+GLAZE_REPLY = "GLAZEREPLY a celadon glaze suits your porcelain mugs, as your glaze tests say."
+GLAZE_CHAT = with_bounds(
+    ":PROPERTIES:\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {points}))\n:END:\n#+title: Glaze chat\n\n",
+    f"*** Which glaze for the porcelain mugs?\n\n{GLAZE_REPLY}\n\n*** \n",
+    [GLAZE_REPLY],
+)
+
+
+async def test_the_empty_prompt_heading_gptel_leaves_is_no_source(make_client, settings, roam_dir, fake_ollama):
+    # The heading has no words of its own: given to the model it was an empty note
+    # ("## Glaze chat > "), and the answer's sources named it ([[file:...glaze-chat.org::N][Glaze chat]]).
+    (roam_dir / "glaze-chat.org").write_text(GLAZE_CHAT, encoding="utf-8")
+    (roam_dir / "glaze-tests.org").write_text("#+title: Glaze tests\n* Celadon glaze chat with Mei\nCeladon on porcelain: even, glassy.\n")
+    client = await make_client(settings)
+    resp = await client.post("/ask", json={"question": "glaze chat"})
+    body = await resp.json()
+    assert resp.status == 200, body
+    assert all(s["heading"] or s["speakers"] for s in body["sources"]), [(s["heading"], s["line"]) for s in body["sources"]]
+    assert "glaze-tests.org" in [s["file"] for s in body["sources"]]
+    assert "Glaze chat > \n" not in fake_ollama.state.chats[-1][0]["content"]
+    resp = await client.post("/api/chat", json={"model": "llama3.2+notes", "stream": False,
+                                                "messages": [{"role": "user", "content": "glaze chat"}]})  # fmt: skip
+    answer = (await resp.json())["message"]["content"]
+    assert "glaze-tests.org::2]" in answer and "glaze-chat.org::11]" not in answer, answer

@@ -216,8 +216,8 @@ def _gate(
             continue
         if seen and any(f" {_normal(row['title'] + ' ' + (row['text'] or ''))} " in turn for turn in seen):
             continue  # a turn of the conversation being answered
-        if row["level"] == 0 and not (row["text"] or "").strip():
-            continue  # a file's title alone: its headings carry it (in their path lines)
+        if not (row["text"] or "").strip() and (row["level"] == 0 or not row["title"].strip()):
+            continue  # a file's title alone (its headings carry it), or an empty heading (gptel's "*** ")
         chunks = pool.chunks.get(heading_id, [])
         best_hash, relevance = _best_chunk(chunks, pool.stored, vectors)
         file = pool.files.get(row["file"], {})
