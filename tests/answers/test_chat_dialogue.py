@@ -289,3 +289,31 @@ def test_an_org_ai_blocks_quoted_model_is_its_model(header):
     parsed, chunks = parse_note(text.encode(), "chat.org", OPTIONS)
     assert [t.speaker for cs in chunks for c in cs for t in c.dialogue] == ["Me", "llama3.2+notes"]
     assert oracle_words_of(parsed, 2000, 200) == ({0}, {})
+
+
+IMPORTED = """#+title: Chain skipping
+
+* [2026-11-25 Wed 20:00] Chain skipping
+Me: My bike chain skips on the third cog when I pedal hard. Is it the derailleur?
+
+ChatGPT: Often it is a worn chain or cassette. Measure chain stretch: at 0.75% replace the chain.
+
+Me: And if the barrel adjuster only helps a bit?
+
+ChatGPT: Then indexing is not the cause; check the derailleur hanger and the chain wear.
+"""
+
+
+async def test_the_model_is_told_whose_words_a_conversations_turns_are(make_client, settings, roam_dir, fake_ollama):
+    # The prompt said only "the notes are the user's own writing: say 'you wrote'", and
+    # handed the model a window of an imported chat: ChatGPT's advice became "you wrote".
+    (roam_dir / "chain-skipping.org").write_text(IMPORTED, encoding="utf-8")
+    client = await make_client(settings)
+    for path, body in [("/ask", {"question": "what did ChatGPT say about the chain skipping on the third cog?"}),
+                       ("/api/chat", {"model": "llama3.2+notes", "stream": False, "messages": [
+                           {"role": "user", "content": "what did ChatGPT say about the chain skipping on the third cog?"}]})]:  # fmt: skip
+        resp = await client.post(path, json=body)
+        assert resp.status == 200, await resp.text()
+        system = next(m["content"] for m in fake_ollama.state.chats[-1] if "ChatGPT: Often it is a worn chain" in m["content"])
+        assert "Speakers: Me, ChatGPT" in system
+        assert "never what the user wrote" in system, path
