@@ -59,12 +59,31 @@ async def is_private_file(index: NotesIndex, path: str | None) -> bool:
 async def without_saved_private_lines(index: NotesIndex, text: str, path: str | None) -> str:
     """``text`` without the lines that the saved file ``path`` holds in its private parts
     and nowhere else (compared without the blanks around them; the first and last lines,
-    which a client may have cut anywhere, also when they are a part of such a line). What
-    is left of a private line is text the file also holds in public. ``text`` as it is
-    without ``path``, or when the file cannot be read."""
+    which a client may have cut anywhere, also when they are a part of such a line and of
+    no public one). What is left of a private line is text the file also holds in public.
+    ``text`` as it is without ``path``, or when the file cannot be read."""
     if not path or not text:
         return text
     return await asyncio.to_thread(_without_private_lines, index.settings, text, path)
+
+
+async def why_private_source(index: NotesIndex, text: str, path: str | None, line: int | None) -> str | None:
+    """Why ``text``, sent from ``line`` of the saved file ``path`` (no line: from a buffer
+    of it with unsaved edits), comes from a private part of that file, or None: the place
+    is private (:func:`is_private_place`), the file is private whole
+    (:func:`is_private_file`), or ``text`` holds a line the file holds only in its private
+    parts (as :func:`without_saved_private_lines` would leave out). The reason names
+    ``path`` (which the client sent) and never repeats a word of ``text``. None without
+    ``path``, and as :func:`is_private_place` is False."""
+    if not path:
+        return None
+    if line is not None and await is_private_place(index, path, line):
+        return f"{path} is private at line {line}"
+    if await is_private_file(index, path):
+        return f"{path} is private"
+    if await without_saved_private_lines(index, text, path) != text:
+        return f"this text holds lines {path} holds only in its private parts"
+    return None
 
 
 def _without_private_lines(settings: Settings, text: str, path: str) -> str:
@@ -72,7 +91,7 @@ def _without_private_lines(settings: Settings, text: str, path: str) -> str:
         file = resolve_inside(settings.roam_dir, path)
     except ValueError:
         return text
-    private = _read_saved(settings, file, path)[1]
+    _, private, public = _read_saved(settings, file, path)
     if not private:
         return text
     lines = text.split("\n")
@@ -84,8 +103,8 @@ def _without_private_lines(settings: Settings, text: str, path: str) -> str:
             return False
         if words in private:
             return True
-        # A line cut by the client: a part of a private line.
-        return (i == 0 or i == last) and any(words in p for p in private)
+        # A line cut by the client: a part of a private line, and of no public one.
+        return (i == 0 or i == last) and words not in public and any(words in p for p in private)
 
     return "\n".join(line for i, line in enumerate(lines) if not held_private(i, line))
 
@@ -111,9 +130,10 @@ def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> b
     return flags[min(max(line, 1), len(flags)) - 1]
 
 
-def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, ...], frozenset[str]]:
-    """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``, and
-    the lines (without the blanks around them) it holds only in its private parts;
+def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, ...], frozenset[str], str]:
+    """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``, the
+    lines (without the blanks around them) it holds only in its private parts, and its
+    public lines joined by newlines (empty when no line is private);
     remembered while it is the same file (device, inode, size, times) and its setup
     files are as they were read (a private tag added to one makes the note private with
     no change to the note): Emacs asks again at every move to another heading of an
@@ -121,30 +141,32 @@ def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, 
     try:
         st = os.stat(file)
     except OSError:
-        return ()
+        return (), frozenset(), ""
     key = (str(file), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, settings.private_tags)
     with _lock:
         remembered = _remembered.get(key)
         if remembered is not None:
             _remembered.move_to_end(key)
     if remembered is not None and not setup_files.any_changed(remembered[1]):
-        return remembered[0], remembered[2]
+        return remembered[0], remembered[2], remembered[3]
     data = read_regular_file(file)
     flags, seen = ((), ()) if data is None else private_lines(data, settings.private_tags, root=settings.roam_dir, path=path)
-    only_private = frozenset()
+    only_private, public_text = frozenset(), ""
     if any(flags):
         lines = [line.strip() for line in split_lines(decode_org_bytes(data))]
-        public = {line for line, private in zip(lines, flags) if not private}
-        only_private = frozenset(line for line, private in zip(lines, flags) if private and line and line not in public)
+        public = [line for line, private in zip(lines, flags) if not private]
+        held = set(public)
+        only_private = frozenset(line for line, private in zip(lines, flags) if private and line and line not in held)
+        public_text = "\n".join(public)
     with _lock:
-        _remembered[key] = (flags, seen, only_private)
+        _remembered[key] = (flags, seen, only_private, public_text)
         while len(_remembered) > REMEMBERED_FILES:
             _remembered.popitem(last=False)
-    return flags, only_private
+    return flags, only_private, public_text
 
 
 REMEMBERED_FILES = 32
 # key -> (each line private or not, the setup files read to say so, the lines held only
-# in private parts)
-_remembered: OrderedDict[tuple, tuple[tuple[bool, ...], tuple, frozenset[str]]] = OrderedDict()
+# in private parts, the public lines joined)
+_remembered: OrderedDict[tuple, tuple[tuple[bool, ...], tuple, frozenset[str], str]] = OrderedDict()
 _lock = threading.Lock()

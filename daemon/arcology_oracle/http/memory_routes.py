@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from ..answers.private_places import why_private_source
+from ..errors import BadRequest
 from ..index.memory import Memory
 from ..notes.capture import clean_tags
 from .keys import index_key, memory_key, worker_key
@@ -17,8 +19,15 @@ routes = web.RouteTableDef()
 
 @routes.post("/memorize")
 async def memorize(request: web.Request) -> web.Response:
-    """Append a heading to today's daily note; answers where it went and its link."""
+    """Append a heading to today's daily note; answers where it went and its link. A text
+    cut from a private part of the saved note ``file`` names (at ``line``) is refused
+    before anything is written: cut out of its note, it no longer carries what made it
+    private (a tag above it, the note's tags or setup files, ``exclude_globs``), and in a
+    public daily it would be indexed and embedded. The refusal names the note, never the
+    text."""
     body = await parse_body(request, MemorizeRequest)
+    if why := await why_private_source(request.app[index_key], body.text, body.file, body.line):
+        raise BadRequest(f"{why} (private or crypt tags, ROAM_EXCLUDE, exclude_globs): nothing was written")
     tags = clean_tags(list(body.tags) if body.tags is not None else None)
     captured = await request.app[memory_key].memorize(
         body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir, role=body.role,

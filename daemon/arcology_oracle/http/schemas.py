@@ -171,6 +171,9 @@ class MemorizeRequest(Request):
     unsaved: Annotated[list[RelPath], Field(max_length=10_000)] | None = Field(
         None, description="notes (relative to the roam directory) with unsaved edits in the client's editor, taken as"
         " locked by Emacs: today's daily among them sends the capture to the inbox (an Emacs without lock files)")
+    file: RelPath | None = Field(None, description="the note the text was cut from: text from a private part of it, or"
+                                 " of a private note, is refused (400, nothing written)")
+    line: Line | None = Field(None, description="with file: the text's first line there (none: a buffer with unsaved edits)")
 
 
 class ForgetRequest(Request):
