@@ -69,20 +69,24 @@ it to the daemon's `dailies_dir' setting (default \"daily\")."
   "The daemon's answer to the last `arcology-oracle-memorize', an alist.
 Its keys are `id', `file', `line', `link', `inbox' and `note'.")
 
-(defun arcology-oracle--memory-payload (text title tags &optional source dailies-dir role unsaved)
+(defun arcology-oracle--memory-payload (text title tags &optional source dailies-dir role unsaved file line)
   "Return the JSON alist of POST /memorize for TEXT, TITLE and TAGS.
 SOURCE is a link to where TEXT came from; DAILIES-DIR the daily
 notes' folder relative to the roam directory; ROLE \"oracle\" for
 the oracle's own words; UNSAVED the notes with unsaved edits in
 Emacs, relative to the roam directory (see
-`arcology-oracle--unsaved-notes')."
+`arcology-oracle--unsaved-notes').  FILE is the note TEXT was cut
+from, relative to the roam directory, and LINE (only with FILE) its
+first line there: the daemon refuses TEXT from a private part of it."
   (append `((text . ,text))
           (when (and title (not (string-empty-p title))) `((title . ,title)))
           `((tags . ,(vconcat (or tags arcology-oracle-memorize-tags))))
           (when source `((source . ,source)))
           (when dailies-dir `((dailies_dir . ,dailies-dir)))
           (when role `((role . ,role)))
-          (when unsaved `((unsaved . ,(vconcat unsaved))))))
+          (when unsaved `((unsaved . ,(vconcat unsaved))))
+          (when file `((file . ,file)))
+          (when (and file line) `((line . ,line)))))
 
 (defun arcology-oracle--unsaved-notes (roam-dir)
   "Return the files under ROAM-DIR with unsaved edits in Emacs.
@@ -375,7 +379,7 @@ before sending TEXT again, not that nothing was remembered."
        (format "%s: nothing was remembered, your text is on the kill ring (%s pastes it)" message yank)))))
 
 ;;;###autoload
-(defun arcology-oracle-memorize (text &optional title tags callback source role)
+(defun arcology-oracle-memorize (text &optional title tags callback source role file line)
   "Send TEXT to the daemon, to be remembered in today's daily note.
 Interactively TEXT is the active region, else read from the
 minibuffer.  TITLE names the heading (default: the text's first
@@ -388,6 +392,13 @@ the oracle's words (:ROLE: oracle), never as the user's notes:
 interactively, a region of an answer or a summary.  A region in a
 private part of the note, or reaching into one (see
 `arcology-oracle--private-between-p'), is refused: nothing is sent.
+FILE is the file TEXT was cut from and LINE its first line there (nil
+for a buffer with unsaved edits, whose lines are not the file's):
+interactively, the region's.  For a FILE under the roam directory the
+daemon judges that place by its own rule too (its `private_tags',
+`exclude_globs', the tags of a #+SETUPFILE), and refuses TEXT from a
+private part of the saved note: nothing is written, and the echo area
+says so.
 
 The daily note is in `org-roam-dailies-directory' (see
 `arcology-oracle-memorize-follow-dailies'); while it has unsaved
@@ -404,7 +415,9 @@ goes on the kill ring instead, so nothing typed is lost."
             "This text is in a private part of your notes: nothing was sent")
          (list (buffer-substring-no-properties (region-beginning) (region-end))
                nil nil nil (arcology-oracle--memory-source (region-beginning))
-               (and (arcology-oracle--oracle-words-p (region-beginning) (region-end)) "oracle")))
+               (and (arcology-oracle--oracle-words-p (region-beginning) (region-end)) "oracle")
+               (arcology-oracle--visited-file)
+               (and (not (buffer-modified-p)) (line-number-at-pos (region-beginning) t))))
      (list (read-string "Remember: ") nil nil nil
            (arcology-oracle--memory-source (point)))))
   (when (string-empty-p (string-trim (or text "")))
@@ -419,7 +432,8 @@ goes on the kill ring instead, so nothing typed is lost."
                     "POST" "/memorize"
                     :json (arcology-oracle--memory-payload text title tags source
                                                            (arcology-oracle--dailies-dir dailies roam-dir) role
-                                                           (arcology-oracle--unsaved-notes roam-dir))
+                                                           (arcology-oracle--unsaved-notes roam-dir)
+                                                           (arcology-oracle--relative-file file roam-dir) line)
                     :callback (lambda (answer) (arcology-oracle--memorized answer callback))
                     :errback (lambda (message) (arcology-oracle--memorize-failed text message req))))))
      (lambda (message) (arcology-oracle--memorize-failed text message)))))

@@ -86,7 +86,7 @@
 (declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())
 (declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
 (declare-function arcology-oracle-memorize "arcology-oracle-memory"
-                  (text &optional title tags callback source role))
+                  (text &optional title tags callback source role file line))
 (declare-function arcology-oracle-make-private "arcology-oracle-memory" ())
 (declare-function arcology-oracle-forget "arcology-oracle-memory" ())
 

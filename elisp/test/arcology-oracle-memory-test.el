@@ -497,6 +497,53 @@ buffer is killed rather than reverted (which signalled that the file is gone)."
         (with-current-buffer buffer (set-buffer-modified-p nil))
         (kill-buffer buffer)))))
 
+;; The daemon's refusal itself (every byte of the notes, the database and
+;; the fake Ollama) is in tests/index/test_memory_private_places.py; here,
+;; that Emacs sends where the region came from and shows the refusal.
+(ert-deftest arcology-oracle-memory-test-a-region-private-by-the-daemon-s-rule-is-refused ()
+  "C-c o M on a region private by the daemon's rule, not by Emacs's.
+Emacs's `arcology-oracle-private-tags' lacks the daemon's tag, so Emacs
+sends the region with its file and line (no line for an unsaved
+buffer); the daemon refuses it, the echo area says so without
+repeating the text, and nothing is written."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+           (notes (list (arcology-oracle-memory-test--daily) (expand-file-name "inbox.org" roam)))
+           (bytes (lambda () (mapcar (lambda (f) (and (file-exists-p f)
+                                                      (with-temp-buffer
+                                                        (set-buffer-multibyte nil)
+                                                        (insert-file-contents-literally f)
+                                                        (buffer-string))))
+                                     notes)))
+           (before (funcall bytes))
+           (arcology-oracle-private-tags '("secret"))
+           (arcology-oracle-last-memory nil)
+           (create-lockfiles nil)
+           (kill-ring nil)
+           (buffer (find-file-noselect (expand-file-name "journal/2024-03-01.org" roam))))
+      (push buffer arcology-oracle-test--buffers)
+      (dolist (case '((nil "journal/2024-03-01\\.org is private at line 21")
+                      (t "this text holds lines journal/2024-03-01\\.org holds only in its private parts")))
+        (setq arcology-oracle--last-report nil)
+        (with-current-buffer buffer
+          (when (car case)  ; unsaved edits above: the buffer's lines are not the file's
+            (goto-char (point-min))
+            (insert "\n"))
+          (transient-mark-mode 1)
+          (goto-char (point-min))
+          (search-forward "Still privatepelican")
+          (set-mark (line-beginning-position))
+          (end-of-line)
+          (should-not (arcology-oracle--private-between-p (region-beginning) (region-end)))
+          (call-interactively (lookup-key arcology-oracle-command-map (kbd "M"))))
+        (arcology-oracle-test--wait (lambda () (car arcology-oracle--last-report)) 20 "the daemon's refusal")
+        (let ((shown (car arcology-oracle--last-report)))
+          (should (string-match-p (cadr case) shown))
+          (should (string-match-p "(HTTP 400): nothing was remembered" shown))
+          (should-not (string-match-p "privatepelican" shown)))
+        (should-not arcology-oracle-last-memory)
+        (should (equal (funcall bytes) before))))))
+
 ;; The daemon's own answer for a left-out folder (exclude_globs) is in
 ;; tests/index/test_memory_left_out.py; here, that Emacs shows its note.
 (ert-deftest arcology-oracle-memory-test-the-answer-s-note-is-shown ()
