@@ -199,3 +199,46 @@ async def test_the_empty_prompt_heading_gptel_leaves_is_no_source(make_client, s
                                                 "messages": [{"role": "user", "content": "glaze chat"}]})  # fmt: skip
     answer = (await resp.json())["message"]["content"]
     assert "glaze-tests.org::2]" in answer and "glaze-chat.org::11]" not in answer, answer
+
+
+
+BIKE_ID = "8888cccc-0000-4000-8000-000000000008"
+BIKE_REPLY = "BIKEREPLY pump the bike tyres to the pressure your bike maintenance notes give."
+BIKE_CHAT = with_bounds(
+    f":PROPERTIES:\n:ID: {BIKE_ID}\n:GPTEL_MODEL: llama3.2+notes\n:GPTEL_BOUNDS: ((response {{points}}))\n:END:\n"
+    "#+title: Bike chat\n\n",
+    f"*** How hard should I pump the bike tyres?\n\n{BIKE_REPLY}\n\n*** \n",
+    [BIKE_REPLY],
+)
+
+
+async def test_the_empty_prompt_heading_gptel_leaves_is_no_result(make_client, settings, roam_dir):
+    # gptel's "*** " has neither a title nor text: /search listed it first for "bike"
+    # (an empty title and snippet), /similar and /suggest-links as a note of no title.
+    # A heading under an empty one is still a heading of its own.
+    (roam_dir / "bike-chat.org").write_text(BIKE_CHAT, encoding="utf-8")
+    (roam_dir / "bike-mine.org").write_text(
+        f":PROPERTIES:\n:ID: {MINE}\n:END:\n#+title: Bike maintenance\n\n"
+        "* Bike tyre pressure\nThe bike tyres take four bar; the bike chain wants wax monthly.\n"
+    )
+    (roam_dir / "bike-outline.org").write_text("#+title: Bike outline\n\n* \n** Bike chain waxing\nCHAINWAX melt the wax.\n")
+    client = await make_client(settings)
+    lists = {}
+    for q in ("bike", "bike chat", "bike tyres"):
+        resp = await client.get("/search", params={"q": q, "k": "30"})
+        lists[f"search {q}"] = (await resp.json())["results"]
+    for params in ({"node": MINE}, {"file": "bike-mine.org", "line": "6"}):
+        resp = await client.get("/similar", params=params | {"k": "50", "all": "true"})
+        lists[f"similar {params}"] = (await resp.json())["results"]
+    resp = await client.post("/similar", json={"text": "* Bike tyres\nHow hard to pump the bike tyres?", "k": 50, "all": True})
+    lists["similar text"] = (await resp.json())["results"]
+    resp = await client.get("/suggest-links", params={"node": MINE, "k": "50", "all": "true"})
+    lists["suggest-links"] = (await resp.json())["suggestions"]
+    assert lists["search bike"] and lists["similar text"], lists
+    empty = {("bike-chat.org", BIKE_CHAT.split("\n").index("*** ") + 1), ("bike-outline.org", 3)}
+    for name, results in lists.items():
+        assert not [r for r in results if (r["file"], r["line"]) in empty or r["heading"] == ""], name
+    resp = await client.get("/search", params={"q": "CHAINWAX"})
+    assert [(r["file"], r["heading"], r["olp"]) for r in (await resp.json())["results"]] == [
+        ("bike-outline.org", "Bike chain waxing", [""])
+    ]

@@ -216,8 +216,8 @@ def _gate(
             continue
         if seen and any(f" {_normal(row['title'] + ' ' + (row['text'] or ''))} " in turn for turn in seen):
             continue  # a turn of the conversation being answered
-        if not (row["text"] or "").strip() and (row["level"] == 0 or not row["title"].strip()):
-            continue  # a file's title alone (its headings carry it), or an empty heading (gptel's "*** ")
+        if retrieval.is_empty_heading(row) or (row["level"] == 0 and not (row["text"] or "").strip()):
+            continue  # an empty heading, or a file's title alone (its headings carry it)
         chunks = pool.chunks.get(heading_id, [])
         best_hash, relevance = _best_chunk(chunks, pool.stored, vectors)
         file = pool.files.get(row["file"], {})

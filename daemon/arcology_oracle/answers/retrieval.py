@@ -178,6 +178,17 @@ def reciprocal_rank_fusion(*rankings: Sequence[int]) -> list[tuple[int, float]]:
     return sorted(scores.items(), key=lambda item: item[1], reverse=True)
 
 
+def is_empty_heading(row: dict) -> bool:
+    """A heading of nothing: neither a title nor text of its own (gptel's ``*** ``, the
+    prompt prefix it ends a saved chat with, waiting for the next prompt). It is nothing
+    to show: never a result (:func:`to_results`, the one door of every list: /search,
+    /similar, /suggest-links, the web page's and MCP's, which ask those) nor a note for a
+    question (:func:`.context._gate`). Its children are headings of their own, as before.
+    Decided when the list is made, not when the file is read: the index keeps the heading
+    (its place in the outline, its children's), and no index need be read again."""
+    return not row["title"].strip() and not (row["text"] or "").strip()
+
+
 def to_results(
     store: Store,
     scored: Iterable[tuple[int, float]],
@@ -191,7 +202,8 @@ def to_results(
     later: bool = False,
 ) -> list[Result]:
     """Turn scored heading ids into at most ``k`` results, skipping excluded ones (the
-    oracle's own answers too, with ``exclude_oracle``) and, with ``per_node``, every
+    oracle's own answers too, with ``exclude_oracle``), empty ones (:func:`is_empty_heading`)
+    and, with ``per_node``, every
     heading of a node after that node's best. ``snippets`` maps heading ids to snippets
     (FTS5's windows, see :mod:`.snippets`), or is called with the results' heading ids to
     read them. With ``later`` (and no ``snippets``), :class:`Pending` results, whose
@@ -211,7 +223,7 @@ def to_results(
             read = i + max(2 * k, 16)
             rows.update(store.result_rows([h for h, _ in scored[i:read]]))
         row = rows.get(heading_id)
-        if row is None or heading_id in exclude_headings:
+        if row is None or heading_id in exclude_headings or is_empty_heading(row):
             continue
         node = row["node_id"]
         if node is not None and node in exclude_nodes:
