@@ -366,8 +366,8 @@ Nothing refused is added to the summaries."
          (entry nil))
     (cond
      ((and file (not (file-exists-p file)))
-      (arcology-oracle--user-error "Save %s first: the daemon reads the notes saved, and it is not saved yet"
-                                   (file-name-nondirectory file)))
+      (arcology-oracle--missing-file-error
+       file "Save %s first: the daemon reads the notes saved, and it is not saved yet"))
      ((and file (not id) (buffer-modified-p))
       (arcology-oracle--user-error
        "Save %s first: with no org-roam node at point, the daemon summarizes the file as saved"

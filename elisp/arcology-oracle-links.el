@@ -501,10 +501,11 @@ reads it."
          (unless node
            (arcology-oracle--user-error "No org-roam node here: the heading or file needs an :ID: (%s adds one)"
                                         (substitute-command-keys "\\[org-id-get-create]")))
-         (let ((file (arcology-oracle--visited-file)))
-           (when (and file (not (file-exists-p file)))
-             (arcology-oracle--user-error "Save %s first: suggestions are for a note as saved"
-                                          (buffer-name))))
+         (when (buffer-live-p source)  ; this may run once the daemon said where its notes are
+           (with-current-buffer source
+             (let ((file (arcology-oracle--visited-file)))
+               (when (and file (not (file-exists-p file)))
+                 (arcology-oracle--missing-file-error file "Save %s first: suggestions are for a note as saved")))))
          (when (and (buffer-live-p source) (buffer-modified-p source))
            (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
          (show (lambda () (arcology-oracle--links-request source node title))))

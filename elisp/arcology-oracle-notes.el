@@ -278,6 +278,23 @@ alone) visits its base buffer's file: it shows that file's text."
   (or buffer-file-name
       (and (buffer-base-buffer) (buffer-file-name (buffer-base-buffer)))))
 
+;; A buffer whose file is gone but was read from it, or saved to it, knows the file's
+;; time; a new file never saved knows none (`visited-file-modtime' is -1 there, 0 with no
+;; file at all).
+(defun arcology-oracle--missing-file-error (file unsaved)
+  "Signal why FILE, which the current buffer visits, is not on disk.
+A buffer read from FILE or saved to it was moved or deleted behind
+Emacs's back (`mv' in a shell): saving it would write the old file
+again, beside the moved one and with its IDs, so the error says to
+visit the note where it is now.  A buffer never saved gets UNSAVED,
+a format string given FILE's name."
+  (let ((name (file-name-nondirectory file)))
+    (if (with-current-buffer (or (buffer-base-buffer) (current-buffer))
+          (memql (visited-file-modtime) '(0 -1)))
+        (arcology-oracle--user-error unsaved name)
+      (arcology-oracle--user-error
+       "%s is no longer on disk (moved or deleted): visit the note where it is now" name))))
+
 (defun arcology-oracle--file-title ()
   "Return the title of the current buffer's note, as the daemon titles a file.
 That is its #+title, else its file's name (an indirect buffer's is its

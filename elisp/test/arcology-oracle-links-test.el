@@ -399,6 +399,37 @@ again.  (Both showed \"no node with ID '5e1f...' in the index (HTTP 404)\".)"
                    (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max)))))
           (should-not (string-match-p "5e1f0000" (buffer-string))))))))
 
+(ert-deftest arcology-oracle-links-test-a-note-moved-behind-emacss-back ()
+  "C-c o l and C-c o u in a note moved away on disk (`mv' in a shell) while
+visited unmodified say that its file is no longer there: they said \"Save
+sourdough-baking.org first\", though it was saved, and saving writes the old
+file again beside the moved one, with its IDs.  Nothing is sent."
+  (arcology-oracle-links-test--with-links
+    (let* ((dir (make-temp-file "moved-notes" t))
+           (arcology-oracle-roam-directory dir)
+           (file (expand-file-name "sourdough-baking.org" dir)))
+      (unwind-protect
+          (progn
+            (write-region (concat ":PROPERTIES:\n:ID: 5e1f0000-0000-4000-8000-00000000b0a7\n:END:\n"
+                                  "#+title: Sourdough baking\n\n* Starter\nFeed it rye.\n")
+                          nil file)
+            (let ((buffer (find-file-noselect file)))
+              (push buffer arcology-oracle-test--buffers)
+              (switch-to-buffer buffer)
+              (rename-file file (expand-file-name "baking.org" dir))
+              (goto-char (point-max))
+              (should-not (buffer-modified-p))
+              (let ((sent nil))
+                (cl-letf (((symbol-function 'arcology-oracle--http-request)
+                           (lambda (&rest args) (push args sent) nil)))
+                  (dolist (command '(arcology-oracle-suggest-links arcology-oracle-summarize))
+                    (let ((err (should-error (funcall command) :type 'user-error)))
+                      (should (equal (cadr err) (concat "sourdough-baking.org is no longer on disk (moved or deleted):"
+                                                        " visit the note where it is now"))))))
+                (should-not sent))
+              (should-not (file-exists-p file))))
+        (delete-directory dir t)))))
+
 (ert-deftest arcology-oracle-links-test-a-note-without-an-id-says-how-to-add-one ()
   "C-c o l in a note made with C-x C-f (no :ID:) names the command that adds one: it
 said only that the file needs an :ID:."
