@@ -391,6 +391,20 @@ the file's node, where the file's drawer has an assistant's :ROLE:."
         ;; The file's node: its drawer says whose words it holds.
         (arcology-oracle--oracle-role-p (org-entry-get (point-min) "ROLE"))))))
 
+(defun arcology-oracle--node-heading ()
+  "Return the start of the nearest heading with an ID at point or above it.
+Nil when there is none: the org-roam node around point is then the
+file's, if it has an ID."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (unless (org-before-first-heading-p)
+        (org-back-to-heading t)
+        (let ((found nil))
+          (while (and (not (setq found (and (org-entry-get nil "ID") (point))))
+                      (org-up-heading-safe)))
+          found)))))
+
 (defun arcology-oracle--node-at-point ()
   "Return (ID . TITLE) of the org-roam node around point, or nil.
 The nearest heading with an ID, at point or above it, else the
@@ -398,15 +412,11 @@ file's node (titled by #+title, else the file's name)."
   (save-excursion
     (save-restriction
       (widen)
-      (let ((found nil))
-        (unless (org-before-first-heading-p)
-          (org-back-to-heading t)
-          (while (and (not (setq found (when-let ((id (org-entry-get nil "ID")))
-                                         (cons id (org-get-heading t t t t)))))
-                      (org-up-heading-safe))))
-        (or found
-            (when-let ((id (org-entry-get (point-min) "ID")))
-              (cons id (arcology-oracle--file-title))))))))
+      (if-let ((at (arcology-oracle--node-heading)))
+          (progn (goto-char at)
+                 (cons (org-entry-get nil "ID") (org-get-heading t t t t)))
+        (when-let ((id (org-entry-get (point-min) "ID")))
+          (cons id (arcology-oracle--file-title)))))))
 
 (defun arcology-oracle--node-private-p ()
   "Return non-nil when the org-roam node around point is private.
@@ -417,12 +427,7 @@ indexes it: asking about it could only fail."
   (save-excursion
     (save-restriction
       (widen)
-      (let ((found nil))
-        (unless (org-before-first-heading-p)
-          (org-back-to-heading t)
-          (while (and (not (setq found (and (org-entry-get nil "ID") (point))))
-                      (org-up-heading-safe))))
-        (arcology-oracle--private-here-p (or found (point-min)))))))
+      (arcology-oracle--private-here-p (or (arcology-oracle--node-heading) (point-min))))))
 
 (defun arcology-oracle--path (result)
   "Return the outline path of RESULT as a list of strings, its note's title first.
