@@ -10,6 +10,7 @@ import re
 import aiohttp
 import pytest
 
+from arcology_oracle.answers import retrieval, timeline
 from arcology_oracle.answers.when import explicit_range, parse_when
 from arcology_oracle.errors import BadRequest
 from tests.notes.test_orgreader import by_title, read
@@ -317,6 +318,20 @@ def test_explicit_bounds_read_by_the_clock():
 def test_since_an_event_is_left_to_the_notes():
     found = parse_when("what changed since the move", TODAY)
     assert found.event == "the move" and found.until == TODAY and found.since is None
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [("What did I do last week?", "What did I do"), ("先週は何をした？", ""), ("先週は何をしましたか？", ""),
+     ("昨日は何があった？", ""), ("上周我做了什么？", ""), ("上周发生了什么", ""), ("last weekに何をした", ""),
+     # A run holding any other word is kept whole, as it was.
+     ("先週は何を焼いた？", "は何を焼いた"), ("先週のおやつ", "のおやつ"), ("上周我吃了什么", "我吃了什么")],
+)  # fmt: skip
+def test_a_question_in_any_language_that_is_only_its_time_has_no_subject(question, words):
+    # 先週は何をした left は何をした to search for (は何, 何を): no question about all of last week.
+    subject = timeline.subject(question, parse_when(question, TODAY))
+    assert subject == words
+    assert (retrieval.fts_query(subject) is None) == (words in ("", "What did I do"))
 
 
 def test_explicit_bounds_read_what_questions_read():

@@ -10,6 +10,7 @@ Synchronous, on one store, like :mod:`retrieval`; query vectors come from the ca
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,13 +26,31 @@ _FILLER = frozenset(
     "happen happened happening change changed tell remind anything something everything done doing write "
     "wrote written note notes journal day days week month year up".split()
 )
+# The same in Japanese and Chinese, where a question's words are one run ("先週は何をした？"
+# leaves は何をした): a run made of nothing but these, particles and endings included, names no
+# subject; any other run is kept whole (おやつ, 焼いた). Else 先週 was a search for は何 and
+# 何を, and a day's headings came in the order they scored, not in file order.
+_CJK_FILLER = re.compile(
+    "(?:"
+    + "|".join(
+        sorted(
+            "私 僕 俺 わたし 自分 何 なに なん どんな こと 事 日記 メモ ノート 記録 は が を に で の か も よ ね って "
+            "した しました して してた していた していました しています やった やりました あった ありました 起きた 起きました "
+            "起こった 書いた 書きました 変わった 変わりました でした だった ですか "
+            "我 我们 做 干 了 什么 啥 发生 有 吗 呢 的 事情 哪些 些 都 过 在 写 笔记 日记 记录 变化".split(),
+            key=len,
+            reverse=True,
+        )
+    )
+    + ")+"
+)
 
 
 def subject(text: str, rng: DateRange | None = None) -> str:
     """The words of a question that say what it is about: without ``rng``'s expression
     ("last week") and without filler."""
     text = without_expression(text, rng)
-    return " ".join(w for w in retrieval.WORD.findall(text) if w.lower() not in _FILLER)
+    return " ".join(w for w in retrieval.WORD.findall(text) if w.lower() not in _FILLER and not _CJK_FILLER.fullmatch(w))
 
 
 def ranked_in_range(

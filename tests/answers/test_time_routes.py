@@ -1,0 +1,58 @@
+"""Time questions through the app: a question that is only its time in Japanese or
+Chinese ("先週は何をした？") lists each day's headings in file order, as in English."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+WORDS = ("Alpha", "Bravo", "Charlie", "Delta")
+
+
+def last_week_start(today: dt.date) -> dt.date:
+    return today - dt.timedelta(days=today.weekday() + 7)
+
+
+def write_notes(roam_dir, today: dt.date) -> dict[str, dt.date]:
+    """Two days of last week with four headings each (each its own node), the day the new
+    chain was ordered (before last week) and the day it was fitted (yesterday), and a chat
+    about chains a year old."""
+    daily = roam_dir / "daily"
+    daily.mkdir(exist_ok=True)
+    start = last_week_start(today)
+    for n in range(2):
+        day = start + dt.timedelta(days=n)
+        body = "".join(
+            f"* {w} {n}\n:PROPERTIES:\n:ID: {w.lower()}{n}-0000-4000-8000-000000000000\n:END:\n{w} thing.\n" for w in WORDS
+        )
+        (daily / f"{day}.org").write_text(f"#+title: {day}\n{body}")
+    ordered, fitted, chat = start - dt.timedelta(days=5), today - dt.timedelta(days=1), today - dt.timedelta(days=365)
+    (daily / f"{ordered}.org").write_text(f"#+title: {ordered}\n* Ordered the new chain\nA KMC chain from the bike shop.\n")
+    (daily / f"{fitted}.org").write_text(f"#+title: {fitted}\n* Fitted the new chain\nThe old one had stretched.\n")
+    (roam_dir / "chain-chat.org").write_text(
+        f"#+title: Chat about chains\n* Cleaning a bike chain\n:PROPERTIES:\n:CREATED: [{chat} Mon 10:00]\n:END:\n"
+        "Speakers: Me, ChatGPT\nMe: How often should I clean the chain of my bike?\n"
+        "ChatGPT: Clean the chain every few rides; a chain that is kept clean lasts.\n"
+    )
+    return {"ordered": ordered, "fitted": fitted, "chat": chat}
+
+
+def day_order(notes: list[dict]) -> dict[str, list[str]]:
+    """The headings of each day of last week's two, in the order given."""
+    order: dict[str, list[str]] = {}
+    for n in notes:
+        if n["heading"].split()[0] in WORDS:
+            order.setdefault(n["date"], []).append(n["heading"])
+    return order
+
+
+FILE_ORDER = [[f"{w} {n}" for w in WORDS] for n in range(2)]
+
+
+async def test_last_week_in_japanese_and_chinese_lists_each_day_in_file_order(make_client, make_settings, fake_ollama, roam_dir):
+    # 先週は何をした？ left は何をした to search for, and a day's headings came in the order they
+    # scored (Alpha, Charlie, Delta, Bravo), where "last week" gives them in file order.
+    write_notes(roam_dir, dt.date.today())
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    for question in ("What did I do last week?", "先週は何をした？", "上周我做了什么？"):
+        resp = await client.post("/recall", json={"question": question, "k": 8})
+        assert list(day_order((await resp.json())["notes"]).values()) == FILE_ORDER, question
