@@ -8,8 +8,8 @@ repairs) and one event ("The move to Leipzig", 2025-08-15) is indexed through th
 daemon's own :class:`OracleIndex`. Then at least 60 questions, each asked on a known day
 ("What did I bake last week?" asked on 2025-06-18, "Who did I meet in March?", "What did
 I cook yesterday?", "What did I fix on May 3?", "... between May and June", "... since
-the move", "... this day last year"), each with the days that answer it: the days of the
-question's range holding a fact of its theme.
+the move", "... since we moved", "... this day last year"), each with the days that
+answer it: the days of the question's range holding a fact of its theme.
 
 A question counts as a hit when one of its first five results is a heading of its theme
 dated on an answering day. Two retrieval paths are measured, each with the question's
@@ -133,6 +133,8 @@ def make_questions(themes_of: dict[dt.date, set[str]], rng: random.Random) -> li
         add(theme, f"between {MONTHS[first - 1]} and {MONTHS[second - 1]}", dt.date(YEAR, 12, 31), dt.date(YEAR, first, 1), end)
         day = rng.choice([d for d in days if theme in themes_of[d]])  # "this day last year"
         add(theme, "this day last year", day.replace(year=YEAR + 1), day, day)
+    for theme in ("bake", "run", "cook", "fix"):  # the move said as a clause (no draw: the rest stay as they were)
+        add(theme, "since we moved", dt.date(YEAR, 12, 31), MOVE_DAY, dt.date(YEAR, 12, 31))
     return out
 
 

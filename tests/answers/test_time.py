@@ -121,7 +121,10 @@ def test_questions_become_date_ranges(question, since, until):
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
      "the last day of school", "the last 3 days of the trip", "the past few days before the deadline",
      "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "I ate 2 of jan's cookies", "what did I write about the last night of the trip",
-     "what did we eat on our last night in Lisbon", "my last night before the move"],
+     "what did we eat on our last night in Lisbon", "my last night before the move",
+     # "since" giving a reason: a clause not in the past.
+     "what can I bake since I have rye flour", "since we are out of eggs, what can I bake?",
+     "since I need bread what should I bake", "since I put salt in, why is it flat?"],
 )
 def test_questions_without_time_have_no_range(question):
     assert parse_when(question, TODAY) is None
@@ -318,6 +321,22 @@ def test_explicit_bounds_read_by_the_clock():
 def test_since_an_event_is_left_to_the_notes():
     found = parse_when("what changed since the move", TODAY)
     assert found.event == "the move" and found.until == TODAY and found.since is None
+
+
+@pytest.mark.parametrize(
+    ("question", "expression", "event"),
+    [
+        ("What happened since I ordered the new chain?", "since I ordered the new chain", "ordered the new chain"),
+        ("what changed since we moved", "since we moved", "moved"),
+        ("since I started the new job, what did I write?", "since I started the new job", "started the new job"),
+        ("what did I bake since I first met Ana?", "since I first met Ana", "met Ana"),
+    ],
+)
+def test_since_a_clause_is_left_to_the_notes_as_a_noun_phrase_is(question, expression, event):
+    # "since I ordered the new chain" was no time at all: only "since the new chain order" was.
+    found = parse_when(question, TODAY)
+    assert found is not None, question
+    assert (found.event, found.expression, found.since, found.until) == (event, expression, None, TODAY)
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,15 @@
-"""Time questions through the app: a question that is only its time in Japanese or
-Chinese ("先週は何をした？") lists each day's headings in file order, as in English."""
+"""Time questions through the app and the real daemon: "since" a clause ("since I ordered
+the new chain") dated by the notes as "since the new chain order" is, and a question that
+is only its time in Japanese or Chinese ("先週は何をした？") listing each day's headings in
+file order, as in English."""
 
 from __future__ import annotations
 
 import datetime as dt
+
+import aiohttp
+
+from tests.runners import start_daemon
 
 WORDS = ("Alpha", "Bravo", "Charlie", "Delta")
 
@@ -48,6 +54,20 @@ def day_order(notes: list[dict]) -> dict[str, list[str]]:
 FILE_ORDER = [[f"{w} {n}" for w in WORDS] for n in range(2)]
 
 
+async def test_since_a_clause_is_dated_by_the_notes(make_client, make_settings, fake_ollama, roam_dir):
+    # "since I ordered the new chain" was no time: /recall gave the old chat about chains
+    # and not the note of the day the chain was fitted.
+    today = dt.date.today()
+    days = write_notes(roam_dir, today)
+    client = await make_client(make_settings(ollama_host=fake_ollama.url))
+    resp = await client.post("/recall", json={"question": "What happened since I ordered the new chain?", "k": 8})
+    body = await resp.json()
+    assert body["date_range"] and body["date_range"]["since"] == str(days["ordered"]), body["date_range"]
+    headings = [n["heading"] for n in body["notes"]]
+    assert "Fitted the new chain" in headings and "Cleaning a bike chain" not in headings, headings
+    assert all(n["date"] >= str(days["ordered"]) for n in body["notes"])
+
+
 async def test_last_week_in_japanese_and_chinese_lists_each_day_in_file_order(make_client, make_settings, fake_ollama, roam_dir):
     # 先週は何をした？ left は何をした to search for, and a day's headings came in the order they
     # scored (Alpha, Charlie, Delta, Bravo), where "last week" gives them in file order.
@@ -56,3 +76,24 @@ async def test_last_week_in_japanese_and_chinese_lists_each_day_in_file_order(ma
     for question in ("What did I do last week?", "先週は何をした？", "上周我做了什么？"):
         resp = await client.post("/recall", json={"question": question, "k": 8})
         assert list(day_order((await resp.json())["notes"]).values()) == FILE_ORDER, question
+
+
+async def test_both_through_the_real_daemon(tmp_path, roam_dir, fake_ollama):
+    today = dt.date.today()
+    days = write_notes(roam_dir, today)
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        async with aiohttp.ClientSession(headers=daemon.headers) as session:
+
+            async def ask(question: str) -> dict:
+                async with session.post(daemon.url + "/ask", json={"question": question, "k": 8}) as resp:
+                    assert resp.status == 200
+                    return await resp.json()
+
+            answer = await ask("what did I do since we ordered the new chain?")
+            assert answer["date_range"]["since"] == str(days["ordered"])
+            assert "Fitted the new chain" in [s["heading"] for s in answer["sources"]]
+            for question in ("What did I do last week?", "先週は何をした？"):
+                assert list(day_order((await ask(question))["sources"]).values()) == FILE_ORDER, question
+    finally:
+        daemon.stop()

@@ -5,7 +5,10 @@
 its point in time and period (day, week, month, year) into a closed range of days and
 handles the words around it: ``since``/``after``/``from`` X (X to today), ``before``/
 ``until`` X, ``between`` X ``and`` Y. A ``since`` followed by words that are no date
-("since the move") is returned as an *event* for the caller to date from the notes.
+("since the move") is returned as an *event* for the caller to date from the notes, and
+so is a ``since`` followed by a clause in the past ("since I ordered the new chain",
+"since we moved": the clause's words, its subject left out). Only in the past: "since I
+have rye flour" and "since we're out of eggs" give a reason, not a time.
 
 Only expressions holding a time word (a month or weekday name, yesterday/today, a
 relative unit with last/this/next/ago, an ISO date, or a year after "in", "since"...)
@@ -50,6 +53,20 @@ _BETWEEN_RE = re.compile(r"\b(?:between\s+(.+?)\s+and|from\s+(.+?)\s+(?:to|until
 _ISO_LIKE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
 _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
 _EVENT_RE = re.compile(r"^(?:the|my|our|his|her|their)\s+[\w' -]+$", re.I)
+# A clause after "since": a pronoun, perhaps an adverb, then a verb in the simple past (one
+# in -ed but not -eed: "need", "feed"; or an irregular one). Its words after the pronoun
+# are the event. No past that is its present too (put, set, read, quit): "since I put salt
+# in" may be a reason.
+_IRREGULAR_PAST = (
+    "began became bought brought built came caught chose did drove ate fell felt flew found forgot "
+    "gave got had heard held kept knew left lent lost made met paid ran rode said sat "
+    "saw sent sold spent spoke stood stole swam took taught told threw thought went woke won wore wrote"
+)
+_CLAUSE_RE = re.compile(
+    r"^(?:i|we|you|he|she|they)\s+(?:(?:first|last|finally|just|actually)\s+)?"
+    rf"((?:(?![a-z]*eed\b)[a-z]+ed|{'|'.join(_IRREGULAR_PAST.split())})\b[\w' -]*)$",
+    re.I,
+)
 
 
 def read_expression(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
@@ -97,6 +114,8 @@ def parse_when(text: str, now: dt.date | dt.datetime | None = None) -> DateRange
             return DateRange(*bound_range(word, *days, today, event=event), expression)
         if word == "since" and _EVENT_RE.match(rest):
             return DateRange(None, today, expression, event=rest)
+        if word == "since" and (clause := _CLAUSE_RE.match(rest)):
+            return DateRange(None, today, expression, event=clause[1])
     return _search(text, now)
 
 
