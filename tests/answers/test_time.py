@@ -531,3 +531,10 @@ async def test_a_question_that_is_only_its_time_reads_every_day_of_it(make_clien
     dates = [r["date"] for r in body["results"]]
     assert body["mode"] == "dated" and dates == sorted(dates), body
     assert len(set(dates)) >= 4 and max(dates) >= "2019-06-07", dates
+
+
+def test_a_long_run_of_japanese_filler_is_read_at_once():
+    # でした is で + した too: a run of sixty of them before a word that is no filler was
+    # tried every way it can be cut (2^60) before the run was kept, on the event loop (/search).
+    run = "でした" * 60 + "猫"
+    assert timeline.subject("先週" + run, parse_when("先週", TODAY)) == run
