@@ -243,6 +243,24 @@ def test_a_file_whose_acl_the_import_cannot_give_is_skipped_unchanged(imported, 
     assert os.getxattr(paths[0], "system.posix_acl_access") == DENY_ONE_USER
 
 
+def test_an_update_gives_no_acl_the_file_had_not(imported):
+    # The roam directory's default ACL lets group 4321 read what is made in it; a chat the
+    # user keeps from them has none (setfacl -b). The update's new version, made in the
+    # import's staging folder there, got that ACL and kept it: group 4321 read the chat.
+    roam, paths = imported
+    os.chmod(paths[0], 0o640)
+    reads_4321 = _acl((0x01, 7, ANY), (0x04, 5, ANY), (0x08, 4, 4321), (0x10, 5, ANY), (0x20, 0, ANY))
+    try:
+        os.setxattr(roam, "system.posix_acl_default", reads_4321)
+    except OSError as exc:
+        pytest.skip(f"no ACLs here ({exc.strerror})")
+    assert os.listxattr(paths[0]) == []
+    summary = reimport(roam).commit()
+    assert f"chats/{paths[0].name}" in summary.updated, summary
+    assert os.listxattr(paths[0]) == []
+    assert paths[0].stat().st_mode & 0o7777 == 0o640
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving files to another user takes root")
 def test_an_update_keeps_the_files_owner_and_group(imported):
     # An import run as root (sudo) over notes that are the user's: each rewritten file

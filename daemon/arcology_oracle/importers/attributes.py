@@ -13,18 +13,27 @@ from pathlib import Path
 
 # listxattr answers these where a file system keeps no extended attributes at all.
 _NONE_KEPT = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS)
+_ACCESS_ACL = "system.posix_acl_access"
 
 
 def keep_attributes(tmp: int, path: Path) -> str | None:
     """Give the staged file open as ``tmp`` every extended attribute of the regular file
     ``path`` it replaces (read without following a link), after its permission bits
     (setting an ACL sets the bits it implies, the old file's); one it holds already with
-    the same value (a security label the folder gives every file) is left as it is. The
-    reason to skip when one cannot be read or given."""
+    the same value (a security label the folder gives every file) is left as it is. An
+    ACL the staged file was given by its folder's default ACL and ``path`` has not is
+    taken away: it may let in someone the user keeps out of this file. The reason to skip
+    when one cannot be read, given or taken away."""
     try:
         names = os.listxattr(path, follow_symlinks=False)
     except OSError as exc:
         return None if exc.errno in _NONE_KEPT else f"its extended attributes cannot be read ({exc.strerror or exc})"
+    if _ACCESS_ACL not in names:
+        try:
+            os.removexattr(tmp, _ACCESS_ACL)
+        except OSError as exc:
+            if exc.errno not in (errno.ENODATA, *_NONE_KEPT):
+                return f"its new version has an ACL it has not, which cannot be taken away ({exc.strerror or exc})"
     for name in names:
         try:
             value = os.getxattr(path, name, follow_symlinks=False)
