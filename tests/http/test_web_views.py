@@ -172,3 +172,36 @@ async def test_every_button_and_link_is_a_fingers_target_on_a_small_phone(browse
         watch.assert_clean()
     finally:
         daemon.stop()
+
+
+async def test_back_while_a_new_search_is_on_its_way_shows_the_view_before(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # A person who opened a result, typed another search and pressed Back before its
+    # results came (a phone over a slow network) found the other query still in the box
+    # over the results before it, and that search not stopped: its results came later
+    # and took the page.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **SMALL_PHONE)
+        await page.goto(daemon.url + "/")
+        await _type_into(page, "#search-input", QUERY)
+        results = page.locator("#search-results > li")
+        await results.first.wait_for()
+        listed = await page.locator("#search-results .hit-head").all_text_contents()
+        await results.first.locator(".hit-head").tap()
+        await results.first.locator(".note-text").wait_for()
+
+        held = []
+        await page.route("**/search?*rye*", lambda route: held.append(route))  # never answered
+        async with page.expect_request("**/search?*rye*") as asked:
+            await page.fill("#search-input", "rye bread")
+        request = await asked.value
+        failed = []
+        page.on("requestfailed", lambda r: failed.append(r))
+        await page.go_back()
+        assert await page.input_value("#search-input") == QUERY
+        assert await page.locator("#search-results .hit-head").all_text_contents() == listed
+        await results.first.locator(".hit-body").wait_for(state="hidden")
+        await wait_until(lambda: request in failed, timeout=WAIT_MS / 1000)  # stopped by Back
+        watch.assert_clean()
+    finally:
+        daemon.stop()

@@ -937,9 +937,11 @@
       showing.ask = view.ask;
     }
     $("answer-box").hidden = !answer;
+    // Also when the view's results are shown: a search typed since, still on its way,
+    // would take the page when it came.
+    if (searchController) searchController.abort();
+    $("search-input").value = view.q;
     if (view.q !== showing.q || view.search !== showing.search) {
-      if (searchController) searchController.abort();
-      $("search-input").value = view.q;
       const found = kept.searches.get(view.search);
       if (found && found.q === view.q) {
         $("search-results").replaceChildren(...found.items);
