@@ -555,13 +555,12 @@ hold crypt or one of `arcology-oracle-private-tags' is left alone."
   (save-excursion
     (save-restriction
       (widen)
-      (let ((private (mapcar #'downcase (cons "crypt" arcology-oracle-private-tags)))
-            (limit (save-excursion (goto-char (point-min))
+      (let ((limit (save-excursion (goto-char (point-min))
                                    (if (re-search-forward org-outline-regexp-bol nil t)
                                        (match-beginning 0)
                                      (point-max))))
             (case-fold-search t))
-        (if (seq-some (lambda (have) (member (downcase have) private)) (arcology-oracle--file-tags))
+        (if (arcology-oracle--private-tags-p (arcology-oracle--file-tags))
             (message "This file is already private by its #+filetags: nothing changed")
           (goto-char (point-min))
           (if (arcology-oracle--keyword-search

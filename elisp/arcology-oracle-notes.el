@@ -60,6 +60,13 @@ those of its #+SETUPFILEs too."
                           (split-string value)))
              (cdr (assoc "FILETAGS" (org-collect-keywords '("FILETAGS"))))))
 
+(defun arcology-oracle--private-tags-p (tags)
+  "Return non-nil when one of TAGS is a private tag.
+That is \"crypt\" or one of `arcology-oracle-private-tags', in any
+letter case, as the daemon's index reads tags."
+  (let ((private (mapcar #'downcase (cons "crypt" arcology-oracle-private-tags))))
+    (seq-some (lambda (tag) (member (downcase tag) private)) tags)))
+
 (defun arcology-oracle--src-edit-origin ()
   "Return the marker of the block this buffer edits, or nil.
 Non-nil in the buffer \\[org-edit-special] opens on a source block: its
@@ -99,12 +106,11 @@ source block being edited."
                   ;; As the buffer says now: `org-file-tags' is only read again by
                   ;; `org-mode-restart', not after an edit or an undo of #+filetags.
                   (org-file-tags (arcology-oracle--file-tags))
-                  (tags (mapcar #'downcase (if (org-before-first-heading-p)
-                                               org-file-tags
-                                             (org-get-tags))))
+                  (tags (if (org-before-first-heading-p)
+                            org-file-tags
+                          (org-get-tags)))
                   (exclude (org-entry-get nil "ROAM_EXCLUDE" t)))
-             (or (seq-some (lambda (tag) (member (downcase tag) tags))
-                           (cons "crypt" arcology-oracle-private-tags))
+             (or (arcology-oracle--private-tags-p tags)
                  (and exclude (not (equal exclude "nil")))))))))
 
 (defun arcology-oracle--private-between-p (beg end)

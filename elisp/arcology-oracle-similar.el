@@ -737,8 +737,7 @@ Answers are reused for a minute."
 By its tags in org-roam's database (the file's and its headings'),
 else as the buffer visiting its file says now (see
 `arcology-oracle--private-here-p'), at its :ID:."
-  (or (seq-some (lambda (tag) (member (downcase tag) (mapcar #'downcase (cons "crypt" arcology-oracle-private-tags))))
-                (ignore-errors (org-roam-node-tags node)))
+  (or (arcology-oracle--private-tags-p (ignore-errors (org-roam-node-tags node)))
       (when-let* ((file (ignore-errors (org-roam-node-file node)))
                   (buffer (find-buffer-visiting file)))
         (with-current-buffer buffer
