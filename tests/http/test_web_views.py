@@ -5,6 +5,7 @@ test_web_page.py."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from urllib.parse import urlsplit
 
@@ -202,6 +203,80 @@ async def test_back_while_a_new_search_is_on_its_way_shows_the_view_before(brows
         assert await page.locator("#search-results .hit-head").all_text_contents() == listed
         await results.first.locator(".hit-body").wait_for(state="hidden")
         await wait_until(lambda: request in failed, timeout=WAIT_MS / 1000)  # stopped by Back
+        watch.assert_clean()
+    finally:
+        daemon.stop()
+
+
+async def test_back_while_an_answer_streams_shows_ask_and_forward_shows_it_finished(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # Back while an answer was still coming showed the view before with the button still
+    # "Stop" (a tap on it stopped an answer no longer shown).
+    reply = "Feed the starter twice a day [1]."
+    fake_ollama.state.chat_reply = reply
+    fake_ollama.state.stream_gate = asyncio.Event()  # closed, an answer stops after its first word
+    fake_ollama.state.stream_gate.set()
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **SMALL_PHONE)
+        await page.goto(daemon.url + "/")
+        button = page.locator("#ask-button")
+        await _type_into(page, "#question", "What is rye flour?")
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        fake_ollama.state.stream_gate.clear()
+        await page.fill("#question", QUESTION)
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=streaming]", has_text="Feed").wait_for()
+        assert await button.text_content() == "Stop"
+
+        await page.go_back()  # the first answer, complete: the button asks
+        await page.locator("#answer[data-state=done]").wait_for()
+        assert await page.input_value("#question") == "What is rye flour?"
+        assert await button.text_content() == "Ask"
+        fake_ollama.state.stream_gate.set()  # the answer left behind goes on in its view
+        await page.go_forward()
+        await page.locator("#answer[data-state=done]").wait_for()
+        assert await page.text_content("#answer") == reply
+        assert await page.input_value("#question") == QUESTION
+        assert await button.text_content() == "Ask"
+
+        fake_ollama.state.stream_gate.clear()  # Back to a view with an answer streaming: Stop
+        await page.fill("#question", "Why does a starter smell sour?")
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=streaming]", has_text="Feed").wait_for()
+        await page.go_back()
+        await page.locator("#answer[data-state=done]").wait_for()
+        assert await button.text_content() == "Ask"
+        await page.go_forward()
+        await page.locator("#answer[data-state=streaming]").wait_for()
+        assert await button.text_content() == "Stop"
+        await page.tap("#ask-button")  # and stops the answer shown
+        await page.locator("#answer[data-state=stopped]").wait_for()
+        assert await button.text_content() == "Ask"
+        fake_ollama.state.stream_gate.set()
+        watch.assert_clean()
+    finally:
+        daemon.stop()
+
+
+async def test_back_to_a_view_before_any_question_empties_the_question_box(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # Back to the results from before the question left that question in the box.
+    fake_ollama.state.chat_reply = "Feed the starter twice a day [1]."
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **SMALL_PHONE)
+        await page.goto(daemon.url + "/")
+        await _type_into(page, "#search-input", QUERY)
+        await page.locator("#search-results > li").first.wait_for()
+        await _type_into(page, "#question", QUESTION)
+        await page.tap("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for()
+        await page.go_back()  # the results, before the question
+        await page.locator("#answer-box").wait_for(state="hidden")
+        assert await page.input_value("#question") == ""
+        await page.go_forward()
+        await page.locator("#answer[data-state=done]").wait_for()
+        assert await page.input_value("#question") == QUESTION
         watch.assert_clean()
     finally:
         daemon.stop()

@@ -615,9 +615,18 @@
   // ---------------------------------------------------------------- ask
 
   let askController = null;
+  let askingView = ""; // the answer view (its serial) the answer on its way writes into
 
-  function setAsking(asking) {
+  /** Whether the answer shown is still on its way (so the button stops it). */
+  function shownAsking() {
+    return Boolean(askController) && !$("answer-box").hidden && showing.ask === askingView;
+  }
+
+  /** The button says what it does for the view shown: Stop its answer on its way, else Ask.
+   * An answer on its way for a view left behind goes on filling that view. */
+  function showAsking() {
     const button = $("ask-button");
+    const asking = shownAsking();
     button.textContent = asking ? "Stop" : "Ask";
     button.classList.toggle("stop", asking);
   }
@@ -697,13 +706,14 @@
     const textNode = document.createTextNode("");
     $("answer-box").hidden = false;
     showing.ask = nextSerial();
+    askingView = showing.ask;
     keep(kept.answers, showing.ask, { question, nodes: view });
     recordView("push");
     answer.replaceChildren(textNode);
     answer.dataset.state = "waiting";
     answer.setAttribute("aria-busy", "true");
     state.textContent = "Finding notes…";
-    setAsking(true);
+    showAsking();
 
     const showSources = (list, usedNotes) => {
       sources.replaceChildren(
@@ -768,7 +778,8 @@
       answer.removeAttribute("aria-busy");
       if (askController === controller) {
         askController = null;
-        setAsking(false);
+        askingView = "";
+        showAsking();
       }
     }
   }
@@ -933,10 +944,11 @@
     const answer = kept.answers.get(view.ask);
     if (answer) {
       $("answer-box").replaceChildren(...answer.nodes);
-      $("question").value = answer.question;
       showing.ask = view.ask;
     }
+    $("question").value = answer ? answer.question : "";
     $("answer-box").hidden = !answer;
+    showAsking();
     // Also when the view's results are shown: a search typed since, still on its way,
     // would take the page when it came.
     if (searchController) searchController.abort();
@@ -995,7 +1007,7 @@
     });
     $("ask-form").addEventListener("submit", (event) => {
       event.preventDefault();
-      if (askController) {
+      if (shownAsking()) {
         // Only a single click (or tap) on Stop stops: not a second Ctrl+Enter, not a double tap.
         if (event.submitter === $("ask-button") && askClicks <= 1) askController.abort();
         return;
