@@ -215,24 +215,27 @@ async def test_an_older_versions_capture_never_takes_the_line_ending_of_the_user
 
 
 @pytest.mark.parametrize("daily", [d for d in DAILIES if d is None or d.endswith("\n") or not d], ids=repr)
-def test_a_capture_written_without_a_lease_then_one_with_leave_no_empty_line_once_forgotten(tmp_path, daily):
+async def test_a_capture_written_without_a_lease_then_one_with_leave_no_empty_line_once_forgotten(tmp_path, daily):
     # The first capture, written while another program held the daily open, made an
     # empty line before its heading; the second, leased, follows it directly. Forgotten
     # first, before the second's heading, it took its heading and text but left that
     # empty line, which the second's forget did not cover: every such pair and its
-    # forgets left one more empty line in the daily. Three rounds give the daily back
-    # byte for byte (a daily without a final line ending keeps the one a capture put
-    # after its last line: the README says so).
+    # forgets left one more empty line in the daily. Now the first takes its empty line
+    # (Org still reads the second as a heading after it) and three rounds give the daily
+    # back byte for byte.
     before = None if daily is None else daily.encode()
     head = new_file_head("2026-03-14").encode() if before is None else None
     note_io.prepare_leases()
     (tmp_path / "daily").mkdir()
     if before is not None:
         (tmp_path / REL).write_bytes(before)
-    for _ in range(3):
+    for round_ in range(3):
         ids = [append_held_open(tmp_path, "ferns", head, False), append_held_open(tmp_path, "newts", head, True)]
         for node_id in ids:
             forget = note_io.remove_from_note(tmp_path, REL, lambda data, real, node_id=node_id: plan_forget(data, real, node_id))
             assert forget is not None
+            if round_ == 0 and node_id == ids[0]:
+                mine = "Mine " if daily and "* Mine" in daily else ""
+                assert await org_headings(tmp_path, tmp_path / REL) == f"({mine}newts)"
         left = (tmp_path / REL).read_bytes() if (tmp_path / REL).exists() else None
         assert left in ({before} if before is not None else {None, head}), left
