@@ -21,7 +21,8 @@ among them, :mod:`.attributes`): swapped with it in one step, and
 swapped back when the file swapped out is not the one checked (a sync tool renamed its
 version over it just before), :mod:`.placing`. A new file, and each folder made for it,
 gets the owner and group of the folder it is made in, where the import can give them
-(:mod:`.owners`); a folder made for a file not placed is removed again.
+(:mod:`.owners`), and the permissions a file made there gets (the folder's default ACL,
+or the umask's bits); a folder made for a file not placed is removed again.
 
 Skipped, with the reason in :attr:`ImportSummary.skipped`: a file edited since it was
 imported (its ``:IMPORT_HASH:`` no longer matches: the user's edits win; delete the file
@@ -60,7 +61,7 @@ from ..notes.disk import emacs_holds_lock, umask
 from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
-from .attributes import keep_attributes
+from .attributes import as_made_in, keep_attributes
 from .owners import folder_owner, give, keep_owner, make_folders, remove_folders
 from .placing import create, identity, swap_in
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
@@ -318,8 +319,9 @@ def _open_staged(staged: _Staged) -> int | None:
 
 
 def _create_new(path: Path, tmp: Path, fd: int, mode: int, roam: Path) -> str | None:
-    """Put the new file ``tmp`` (open as ``fd``) at ``path`` with the permission bits
-    ``mode`` and the owner and group of the folder it goes in, making the folders it
+    """Put the new file ``tmp`` (open as ``fd``) at ``path`` with the permissions a file
+    made in its folder gets (:func:`.attributes.as_made_in`: the folder's default ACL, or
+    the bits ``mode``) and the owner and group of the folder it goes in, making the folders it
     needs (:mod:`.owners`); those are removed again when the file is not placed. The
     reason when it is skipped, as when the folder, opened, is not in the resolved roam
     directory ``roam`` (a folder of the path swapped for a symlink leading out)."""
@@ -329,9 +331,10 @@ def _create_new(path: Path, tmp: Path, fd: int, mode: int, roam: Path) -> str | 
         if not _below(Path(os.path.realpath(path.parent)) / "x", roam) or not _is_open(folder, path.parent):
             reason = "its folder leads out of the notes directory now (a symlink put in its place)"
         else:
-            os.fchmod(fd, mode)
-            give(fd, owner)
-            reason = create(path, tmp, fd, owner, folder)
+            reason = as_made_in(fd, folder, mode)
+            if not reason:
+                give(fd, owner)
+                reason = create(path, tmp, fd, owner, folder)
     except BaseException:
         remove_folders(made)
         raise
