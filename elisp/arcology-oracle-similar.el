@@ -331,10 +331,12 @@ no heading in particular is about any."
 
 (defun arcology-oracle--similar-heading-gone-p ()
   "Return non-nil when the similar list's heading was cut out of its note.
-Its two markers met: cheap enough for every command."
+Its two markers met, or its note's buffer was killed (they point
+nowhere): cheap enough for every command."
   (when-let* ((buffer (get-buffer arcology-oracle-similar-buffer-name))
               (heading (buffer-local-value 'arcology-oracle--similar-heading buffer)))
-    (and (nth 1 heading) (<= (marker-position (nth 1 heading)) (marker-position (nth 0 heading))))))
+    (or (null (marker-buffer (nth 0 heading)))
+        (and (nth 1 heading) (<= (marker-position (nth 1 heading)) (marker-position (nth 0 heading)))))))
 
 (defun arcology-oracle--same-heading-title (title)
   "Return TITLE without statistics cookies (a box ticked is the same heading)."

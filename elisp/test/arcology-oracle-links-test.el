@@ -839,6 +839,34 @@ does: the list, which checks its title, would otherwise never catch up."
       (kill-buffer note)
       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
 
+(ert-deftest arcology-oracle-links-test-the-list-s-note-killed ()
+  "The note the list was about killed (C-x k): the next command in another note
+asks for its list.  The hook signalled (wrong-type-argument number-or-marker-p nil),
+its markers pointing nowhere, and Emacs took it off `post-command-hook' for good: the
+list stayed the killed note's, and \"Error in post-command-hook\" was shown."
+  (let ((other (generate-new-buffer "other.org")))
+    (unwind-protect
+        (arcology-oracle-links-test--with-list "* Autolyse\nRest the dough.\n"
+          (delete-other-windows)
+          (switch-to-buffer other)
+          (insert "* Starter\nFeed it.\n")
+          (org-mode)
+          (goto-char (point-min))
+          (display-buffer (arcology-oracle--similar-buffer) '(display-buffer-pop-up-window))
+          ;; What the hook remembers of OTHER's last command: the same heading.
+          (setq arcology-oracle--similar-last-heading (point-min)
+                arcology-oracle--similar-last-modified (and (buffer-modified-p) t)
+                arcology-oracle--similar-last-line "* Starter")
+          (with-current-buffer (arcology-oracle--similar-buffer) (setq arcology-oracle--similar-source other))
+          (kill-buffer note)
+          (should (arcology-oracle--similar-heading-gone-p))
+          (arcology-oracle--similar-post-command-h)
+          (should (timerp arcology-oracle--similar-timer)))
+      (when (timerp arcology-oracle--similar-timer) (cancel-timer arcology-oracle--similar-timer))
+      (setq arcology-oracle--similar-timer nil)
+      (delete-other-windows)
+      (kill-buffer other))))
+
 (provide 'arcology-oracle-links-test)
 
 ;;; arcology-oracle-links-test.el ends here
