@@ -390,10 +390,10 @@ Nothing refused is added to the summaries."
 (defun arcology-oracle--summarize-send (title question id file entry)
   "Summarize node ID (else FILE, saved), titled TITLE, into a new summary.
 QUESTION, when non-nil, is its focus; ENTRY the summary's record
-\(see `arcology-oracle--answer-start').  Without ID, the roam
-directory is needed first: a FILE outside it is refused with a
-message, and the summaries buffer gets no entry for it, nor for a
-daemon that cannot be reached then."
+\(see `arcology-oracle--answer-start').  With FILE, the roam
+directory is needed first (without ID, it must be known): a FILE
+outside it is refused with a message, and the summaries buffer gets
+no entry for it, nor for a daemon that cannot be reached then."
   (cl-flet ((send (what)
               (arcology-oracle--stream-answer
                (arcology-oracle--answer-start
@@ -404,16 +404,17 @@ daemon that cannot be reached then."
                  ,@(when question `((question . ,question)))
                  ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
                  (stream . t)))))
-    (if id
+    (if (and id (not file))
         (send `(node . ,id))
       ;; A session's first request asks where the notes are first: stopped meanwhile
-      ;; (`arcology-oracle-stop'), nothing is sent.
+      ;; (`arcology-oracle-stop'), nothing is sent.  A node in a file outside the
+      ;; notes is refused as the file is: the daemon knows neither.
       (arcology-oracle--answer-with-roam-dir
        (lambda (_roam-dir)
          (arcology-oracle--among-notes
-          file ", and no org-roam node is at point: nothing to summarize"
-          (lambda (rel) (send `(file . ,rel)))
-          t))
+          file (if id ": nothing to summarize" ", and no org-roam node is at point: nothing to summarize")
+          (lambda (rel) (send (if id `(node . ,id) `(file . ,rel))))
+          (not id)))
        #'ignore))))
 
 ;;; Converse

@@ -259,22 +259,28 @@ the text the question was about, and its prompt said \"this buffer\")."
                 (arcology-oracle-summarize)))))))))
 
 (ert-deftest arcology-oracle-review-test-summarize-outside-the-notes ()
-  "A saved org file outside the roam directory, without an ID: a message, no entry."
+  "A saved org file outside the roam directory, without an ID or with one: a message,
+no entry.  With an ID the summaries got \"[Failed: no node with ID '5e1f...' in the
+index (HTTP 404)]\"."
   (arcology-oracle-test--with-daemon
-    (let* ((dir (expand-file-name "elsewhere" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
-           (file (expand-file-name "outside.org" dir)))
+    (let ((dir (expand-file-name "elsewhere" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))))
       (make-directory dir t)
-      (with-temp-file file (insert "#+title: Outside\n\n* A heading\nText.\n"))
-      (let ((buffer (find-file-noselect file)))
-        (push buffer arcology-oracle-test--buffers)
-        (switch-to-buffer buffer)
-        (goto-char (point-max))
-        (arcology-oracle-test--capturing-messages messages
-          (arcology-oracle-summarize)
-          (arcology-oracle-test--settled)
-          (should (cl-find-if (lambda (m) (string-match-p "outside\\.org is not among the daemon's notes" m))
-                              messages)))
-        (should (= (arcology-oracle-review-test--entries) 0))))))
+      (pcase-dolist (`(,name ,text)
+                     '(("outside.org" "#+title: Outside\n\n* A heading\nText.\n")
+                       ("outside-node.org"
+                        ":PROPERTIES:\n:ID:       5e1f0000-0000-4000-8000-0000000000ee\n:END:\n#+title: Outside node\n\n* A heading\nText.\n")))
+        (let ((file (expand-file-name name dir)))
+          (with-temp-file file (insert text))
+          (let ((buffer (find-file-noselect file)))
+            (push buffer arcology-oracle-test--buffers)
+            (switch-to-buffer buffer)
+            (goto-char (point-max))
+            (arcology-oracle-test--capturing-messages messages
+              (arcology-oracle-summarize)
+              (arcology-oracle-test--settled)
+              (should (cl-find-if (lambda (m) (string-match-p (concat (regexp-quote name) " is not among the daemon's notes") m))
+                                  messages)))
+            (should (= (arcology-oracle-review-test--entries) 0))))))))
 
 ;;;; The :SOURCE: link of a capture opens its heading
 
