@@ -157,9 +157,9 @@ backslashes."
     (point)))
 
 (defun arcology-oracle--outside-objects (pos paragraph)
-  "Return POS, or the end of the link, code or other object of PARAGRAPH around it.
+  "Return POS, or the end of the link, code, other object or word of PARAGRAPH around it.
 A link written inside another link's description, or inside
-verbatim text, would break it.  Before PARAGRAPH's text (on its
+verbatim text, would break it; inside a word, it would make two.  Before PARAGRAPH's text (on its
 bullet), its first character."
   (save-excursion
     (goto-char (max pos (org-element-property :contents-begin paragraph)))
@@ -169,7 +169,12 @@ bullet), its first character."
       (while (and object (not (eq (org-element-type object) 'paragraph)))
         (setq outermost object
               object (org-element-property :parent object)))
-      (cond ((null outermost) (min (point) text-end))
+      (cond ((null outermost)
+             ;; Inside a word (where C-s leaves point), after it: never two words of one.
+             (when (and (memq (char-syntax (or (char-before) ?\s)) '(?w ?_))
+                        (memq (char-syntax (or (char-after) ?\s)) '(?w ?_)))
+               (skip-syntax-forward "w_"))
+             (min (point) text-end))
             ;; A line break ends after its newline: the link goes before it.
             ((eq (org-element-type outermost) 'line-break)
              (goto-char (org-element-property :begin outermost))

@@ -674,6 +674,21 @@ paragraph; at point, inside a link or code, after it."
            "^- \\[\\[id:other-id\\]\\[Other note\\]\\] cone six"
            (arcology-oracle-links-test--only-the-link-added "* Cones\n- cone six\n" "- cone" 'point))))
 
+(ert-deftest arcology-oracle-links-test-at-point-never-splits-a-word ()
+  "With `arcology-oracle-insert-link-at' `point' and point inside a word (where C-s
+leaves it), the link goes after the word: it wrote 'The slu [[id:...][...]] ggish
+starter', two words that were one."
+  (should (string-match-p "The sluggish \\[\\[id:other-id\\]\\[Other note\\]\\] starter"
+                          (arcology-oracle-links-test--only-the-link-added
+                           "* Starter\nThe sluggish starter\n" "ggish" 'point)))
+  (should (string-match-p "日本語の勉強 \\[\\[id:other-id"
+                          (arcology-oracle-links-test--only-the-link-added
+                           "* 勉強\n日本語の勉強、毎日\n" "勉強、" 'point)))
+  ;; Between words, or before one, it stays where point is.
+  (should (string-match-p "The \\[\\[id:other-id\\]\\[Other note\\]\\] sluggish"
+                          (arcology-oracle-links-test--only-the-link-added
+                           "* Starter\nThe sluggish starter\n" "sluggish" 'point))))
+
 (ert-deftest arcology-oracle-links-test-a-suggestion-stops-at-a-clock-line-and-a-drawer ()
   "The paragraph the daemon names runs only over lines Org reads as its prose."
   (should (equal (arcology-oracle-links-test--place
