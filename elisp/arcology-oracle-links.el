@@ -60,7 +60,7 @@
 (defcustom arcology-oracle-insert-link-at 'paragraph-end
   "Where `arcology-oracle-insert-link' writes a link in the note.
 `paragraph-end': at the end of the paragraph around point in the
-note (the default); `point': at point.  Either way, a link never
+note (the default); `point': at point (after the word point is in).  Either way, a link never
 goes into a heading line, a property or other drawer, a block, a
 table or a keyword line: from there it goes at the end of the
 first paragraph of the heading's body, or on a new line under the
