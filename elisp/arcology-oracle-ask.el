@@ -390,10 +390,11 @@ Nothing refused is added to the summaries."
 (defun arcology-oracle--summarize-send (title question id file entry)
   "Summarize node ID (else FILE, saved), titled TITLE, into a new summary.
 QUESTION, when non-nil, is its focus; ENTRY the summary's record
-\(see `arcology-oracle--answer-start').  With FILE, the roam
-directory is needed first (without ID, it must be known): a FILE
-outside it is refused with a message, and the summaries buffer gets
-no entry for it, nor for a daemon that cannot be reached then."
+\(see `arcology-oracle--answer-start').  Without ID, or with
+a FILE not under the roam directory as known now, the daemon's is
+needed first (without ID, it must be known): a FILE outside it is
+refused with a message, and the summaries buffer gets no entry for
+it, nor for a daemon that cannot be reached then."
   (cl-flet ((send (what)
               (arcology-oracle--stream-answer
                (arcology-oracle--answer-start
@@ -404,11 +405,11 @@ no entry for it, nor for a daemon that cannot be reached then."
                  ,@(when question `((question . ,question)))
                  ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
                  (stream . t)))))
-    (if (and id (not file))
+    (if (and id (or (not file) (arcology-oracle--relative-file file (arcology-oracle--roam-dir))))
         (send `(node . ,id))
       ;; A session's first request asks where the notes are first: stopped meanwhile
       ;; (`arcology-oracle-stop'), nothing is sent.  A node in a file outside the
-      ;; notes is refused as the file is: the daemon knows neither.
+      ;; notes (as known so far) is refused as the file is: the daemon knows neither.
       (arcology-oracle--answer-with-roam-dir
        (lambda (_roam-dir)
          (arcology-oracle--among-notes
