@@ -272,6 +272,17 @@ in the pending slot.  Signals an error on a malformed response."
   (let ((status (arcology-oracle--http-status req)))
     (and status (<= 200 status 299))))
 
+(defvar arcology-oracle--unreachable-functions nil
+  "Functions called with the base URL of a daemon that could not be reached.
+What is remembered of that daemon may no longer hold when it comes
+back: it may be another, started on other notes.")
+
+(defun arcology-oracle--http-unreachable (req message)
+  "End REQ with MESSAGE: the daemon could not be reached.
+See `arcology-oracle--unreachable-functions'."
+  (run-hook-with-args 'arcology-oracle--unreachable-functions (arcology-oracle--http-base req))
+  (arcology-oracle--http-finish req message))
+
 (defun arcology-oracle--http-finish (req &optional error-message)
   "End REQ once: stop its timer and process, then run its callback.
 With ERROR-MESSAGE, call the on-error callback with it, else the
@@ -351,7 +362,7 @@ HTTP error, say) would be the same again."
        ((arcology-oracle--http-status req)
         (arcology-oracle--http-finish req "the daemon closed the connection mid-answer"))
        (t
-        (arcology-oracle--http-finish
+        (arcology-oracle--http-unreachable
          req (format "daemon not reachable at %s (%s)" (arcology-oracle--http-base req)
                      (arcology-oracle--describe-failure event))))))))
 
@@ -374,7 +385,7 @@ minutes); an open one fails after its timeout of silence."
         (arcology-oracle--http-finish
          req (format "no answer from the daemon within %s seconds" timeout)))
        (t
-        (arcology-oracle--http-finish
+        (arcology-oracle--http-unreachable
          req (format "daemon not reachable at %s (no connection within %s seconds)"
                      (arcology-oracle--http-base req) timeout)))))))
 
@@ -452,7 +463,7 @@ request with `arcology-oracle--http-cancel'."
                                (arcology-oracle--http-connect-timeout req))
                              nil #'arcology-oracle--http-watchdog req)))
       (error
-       (run-at-time 0 nil #'arcology-oracle--http-finish req
+       (run-at-time 0 nil #'arcology-oracle--http-unreachable req
                     (format "daemon not reachable at %s (%s)" base
                             (error-message-string err)))))
     req))

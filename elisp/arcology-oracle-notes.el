@@ -136,7 +136,15 @@ editing a source block, also where the block is in its note."
 ;;; Roam directory
 
 (defvar arcology-oracle--server-roam-dirs nil
-  "Alist of (URL . DIRECTORY): each daemon's roam directory from /status.")
+  "Alist of (URL . DIRECTORY): each daemon's roam directory from /status.
+A daemon that could not be reached is asked again when it is back:
+it may have been started on other notes.")
+
+(defun arcology-oracle--forget-roam-dir (url)
+  "Forget what the daemon at URL said its roam directory was."
+  (setq arcology-oracle--server-roam-dirs (assoc-delete-all url arcology-oracle--server-roam-dirs)))
+
+(add-hook 'arcology-oracle--unreachable-functions #'arcology-oracle--forget-roam-dir)
 
 (defun arcology-oracle--roam-dir ()
   "Return the daemon's roam directory as known now, or nil.
@@ -179,7 +187,7 @@ instead, and CALLBACK never runs.  ERRBACK defaults to
       (when (string-prefix-p dir file)
         (substring file (length dir))))))
 
-(defun arcology-oracle--among-notes (file what callback &optional need-dir errback)
+(defun arcology-oracle--among-notes (file what callback &optional need-dir errback asked)
   "Call CALLBACK with FILE relative to the daemon's roam directory, or say why not.
 A FILE outside that directory is not among the daemon's notes (the
 daemon neither indexes nor reads it): the echo area says so, that
@@ -192,7 +200,10 @@ of nil (a buffer without a file) gives CALLBACK nil at once.
 The directory may first have to be asked for (see
 `arcology-oracle--with-roam-dir', which calls ERRBACK when that
 fails): CALLBACK then runs later, and a `user-error' it signals
-there is shown in the echo area, as it would be at once."
+there is shown in the echo area, as it would be at once.  Before
+FILE is refused, a directory the daemon said once is asked again
+\(ASKED non-nil: it was): the daemon may have been restarted on
+other notes since."
   (if (null file)
       (funcall callback nil)
     (let ((now t))
@@ -206,6 +217,10 @@ there is shown in the echo area, as it would be at once."
                (condition-case err
                    (funcall callback rel)
                  (user-error (message "%s" (error-message-string err))))))
+            ((and (not asked) roam-dir (not arcology-oracle-roam-directory)
+                  (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs))
+             (arcology-oracle--forget-roam-dir (arcology-oracle--base-url))
+             (arcology-oracle--among-notes file what callback need-dir errback t))
             (t (arcology-oracle--report
                 (format "%s is not among the daemon's notes (%s)%s"
                         (file-name-nondirectory file)

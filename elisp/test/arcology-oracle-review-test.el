@@ -282,6 +282,38 @@ index (HTTP 404)]\"."
                                   messages)))
             (should (= (arcology-oracle-review-test--entries) 0))))))))
 
+;;;; A daemon restarted on other notes
+
+(ert-deftest arcology-oracle-review-test-a-daemon-restarted-on-other-notes ()
+  "The roam directory a daemon said once is asked again when a note is not under it,
+and when the daemon could not be reached: a daemon stopped and started on other notes
+(the examples first, then one's own) says another.  Emacs kept the first for the
+session, so C-c o u and C-c o l in one's own notes said 'porridge.org is not among the
+daemon's notes (not under .../examples/roam/)'."
+  (arcology-oracle-test--with-daemon
+    (let ((old (file-name-as-directory (expand-file-name "old-notes" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))))
+      (make-directory old t)
+      ;; What the daemon said before its restart.
+      (push (cons (arcology-oracle--base-url) old) arcology-oracle--server-roam-dirs)
+      (arcology-oracle-test--visit "inbox.org")
+      (goto-char (point-max))
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-summarize)
+        (arcology-oracle-test--wait
+         (lambda () (or (> (arcology-oracle-review-test--entries) 0)
+                        (cl-find-if (lambda (m) (string-match-p "not among" m)) messages)))
+         20 "the summary or its refusal")
+        (should-not (cl-find-if (lambda (m) (string-match-p "not among the daemon's notes" m)) messages)))
+      (should (equal (arcology-oracle--roam-dir)
+                     (file-name-as-directory (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))))
+      ;; A daemon that cannot be reached: what it said is asked again once it is back.
+      (push (cons "http://127.0.0.1:9" old) arcology-oracle--server-roam-dirs)
+      (let ((arcology-oracle-url "http://127.0.0.1:9")
+            (failed nil))
+        (arcology-oracle--json "GET" "/status" :callback #'ignore :errback (lambda (_) (setq failed t)))
+        (arcology-oracle-test--wait (lambda () failed) 20 "the refusal")
+        (should-not (assoc "http://127.0.0.1:9" arcology-oracle--server-roam-dirs))))))
+
 ;;;; The :SOURCE: link of a capture opens its heading
 
 (defconst arcology-oracle-review-test--fancy
