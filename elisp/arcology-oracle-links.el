@@ -60,11 +60,11 @@
 (defcustom arcology-oracle-insert-link-at 'paragraph-end
   "Where `arcology-oracle-insert-link' writes a link in the note.
 `paragraph-end': at the end of the paragraph around point in the
-note (the default); `point': at point (after the word point is in).  Either way, a link never
-goes into a heading line, a property or other drawer, a block, a
-table or a keyword line: from there it goes at the end of the
-first paragraph of the heading's body, or on a new line under the
-heading when the body has no paragraph."
+note (the default); `point': at point (after the word point is
+in).  Either way, a link never goes into a heading line, a property
+or other drawer, a block, a table or a keyword line: from there it
+goes at the end of the first paragraph of the heading's body, or on
+a new line under the heading when the body has no paragraph."
   :type '(choice (const :tag "At the end of the paragraph" paragraph-end)
                  (const :tag "At point" point))
   :group 'arcology-oracle)
@@ -157,10 +157,11 @@ backslashes."
     (point)))
 
 (defun arcology-oracle--outside-objects (pos paragraph)
-  "Return POS, or the end of the link, code, other object or word of PARAGRAPH around it.
+  "Return POS, or the end of the object or word of PARAGRAPH around it.
 A link written inside another link's description, or inside
-verbatim text, would break it; inside a word, it would make two.  Before PARAGRAPH's text (on its
-bullet), its first character."
+verbatim text or other objects, would break it; inside a word, it
+would make two.  Before PARAGRAPH's text (on its bullet), its first
+character."
   (save-excursion
     (goto-char (max pos (org-element-property :contents-begin paragraph)))
     (let ((object (org-element-context))
