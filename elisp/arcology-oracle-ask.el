@@ -659,8 +659,8 @@ answer is inserted as the conversation's last child, as one
 undoable change, and point moves to it if it is still in the
 conversation; else point stays and the mark is set at the answer.
 Discard it with `arcology-oracle-discard'.  Returns at once.  A
-read-only buffer is refused; one made read-only while the model
-thinks gets nothing: the answer goes to the kill ring."
+read-only buffer is refused; one made read-only, or killed, while
+the model thinks gets nothing: the answer goes to the kill ring."
   (interactive)
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations live in org-mode buffers"))
   (save-excursion
@@ -675,6 +675,8 @@ thinks gets nothing: the answer goes to the kill ring."
         (arcology-oracle--user-error "This conversation is in a private part of your notes: nothing was sent"))
       (let* ((root (copy-marker (point)))
              (buffer (current-buffer))
+             (name (buffer-name))
+             (level (org-outline-level))
              (tag (arcology-oracle--mark-conversation (point)))
              (done (lambda ()
                      (arcology-oracle--unmark-conversation buffer tag)
@@ -706,9 +708,14 @@ thinks gets nothing: the answer goes to the kill ring."
               (lambda (answer)
                 (funcall forget)
                 (let ((org (alist-get 'org answer)))
-                  (cond ((not (buffer-live-p (marker-buffer root))) nil)
-                        ((not (and (stringp org) (not (string-blank-p org))))
+                  (cond ((not (and (stringp org) (not (string-blank-p org))))
                          (arcology-oracle--report "the daemon gave an empty answer"))
+                        ((not (buffer-live-p buffer))
+                         ;; Killed while the model thought: said, and kept, not dropped unseen.
+                         (kill-new (string-trim-right (arcology-oracle--relevel org (1+ level))))
+                         (arcology-oracle--report
+                          (format "%s was killed before the answer came: the answer is on the kill ring (%s to yank it)"
+                                  name (substitute-command-keys "\\[yank]"))))
                         (t (arcology-oracle--converse-answer root org (alist-get 'model answer) tag)))
                   (funcall done)))
               :errback

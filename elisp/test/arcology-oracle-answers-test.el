@@ -237,6 +237,34 @@ nothing is sent, nothing inserted."
             (should-not arcology-oracle--answering)))
       (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
 
+(ert-deftest arcology-oracle-answers-test-a-conversation-s-buffer-killed-while-waiting ()
+  "The note killed (C-x k) while the model thinks: the answer goes to the kill ring and
+the echo area says so.  It was dropped without a word."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--fake-ollama '((stream_gate . t)))
+    (unwind-protect
+        (let ((note (generate-new-buffer "chat.org"))
+              (dir nil))
+          ;; The roam directory known: the question is sent at once, to the daemon.
+          (arcology-oracle--with-roam-dir (lambda (d) (setq dir (or d t))))
+          (arcology-oracle-test--wait (lambda () dir) 20 "the roam directory")
+          (with-current-buffer note
+            (org-mode)
+            (insert "* Sourdough :conversation:\n** Me\nHow often should I feed a starter?\n")
+            (arcology-oracle-converse))
+          (arcology-oracle-test--wait (lambda () arcology-oracle--answering) 20 "the question to be sent")
+          (kill-buffer note)
+          (kill-new "before")
+          (arcology-oracle-test--capturing-messages messages
+            (arcology-oracle-test--fake-ollama '((stream_gate . :json-false)))
+            (arcology-oracle-test--wait (lambda () (not arcology-oracle--answering)) 20 "the answer")
+            (arcology-oracle-test--wait
+             (lambda () (cl-find-if (lambda (m) (string-match-p "chat\\.org was killed before the answer came" m))
+                                    messages))
+             5 "the message"))
+          (should (string-match-p "\\`\\*\\* " (current-kill 0))))
+      (arcology-oracle-test--fake-ollama '((stream_gate . :json-false))))))
+
 ;;;; Answers streaming side by side
 
 (ert-deftest arcology-oracle-answers-test-new-entry-after-one-streaming ()
