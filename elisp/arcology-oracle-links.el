@@ -566,6 +566,13 @@ text."
        "That paragraph is no longer in the note: save it, then press g to ask again"
      "That paragraph is no longer in the note: press g to ask again")))
 
+(defun arcology-oracle--daemon-line-regexp (line)
+  "Return a regexp matching LINE, as the daemon read it, in the note here.
+The daemon reads the bytes of a file that are not UTF-8 (a note
+saved in Latin-1, say) as U+FFFD, where Emacs decodes letters: each
+run of them matches any characters of the line."
+  (mapconcat #'regexp-quote (split-string line "\ufffd+") ".+?"))
+
 (defun arcology-oracle--paragraph-position (paragraph)
   "Return the place for a link at the end of PARAGRAPH (the daemon's) here.
 The lines are the file's when the daemon read it; when the text has
@@ -578,15 +585,16 @@ is taken."
   (save-excursion
     (save-restriction
       (widen)
-      (let ((first (car (split-string (alist-get 'text paragraph) "\n"))))
+      (let ((first (arcology-oracle--daemon-line-regexp
+                    (car (split-string (alist-get 'text paragraph) "\n")))))
         (goto-char (point-min))
         (forward-line (1- (alist-get 'start_line paragraph)))
-        (unless (looking-at-p (regexp-quote first))
+        (unless (looking-at-p first)
           ;; Moved by unsaved edits: the line of prose that reads the same nearest
           ;; to where it was, never one in a block, a drawer or another element.
           (let ((was (point)) best)
             (goto-char (point-min))
-            (while (re-search-forward (concat "^" (regexp-quote first)) nil t)
+            (while (re-search-forward (concat "^" first) nil t)
               (let ((here (line-beginning-position)))
                 (when (and (arcology-oracle--prose-at-p here)
                            (or (null best) (< (abs (- here was)) (abs (- best was)))))

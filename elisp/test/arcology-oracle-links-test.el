@@ -496,6 +496,21 @@ As (LINE . CHARACTERS BEFORE IT ON THE LINE), or the error's message."
           (cons (line-number-at-pos) (- (point) (line-beginning-position))))
       (error (error-message-string err)))))
 
+(ert-deftest arcology-oracle-links-test-a-paragraph-the-daemon-read-with-bytes-not-utf-8 ()
+  "A note saved in Latin-1 (examples/roam/creme-brulee.org): the daemon reads its bytes
+that are not UTF-8 as U+FFFD, Emacs as the letters they are.  i on a suggestion for
+that paragraph said \"That paragraph is no longer in the note: press g to ask again\",
+and g could never mend it."
+  (let ((text "#+title: Creme brulee\n\nSaved in Latin-1, so \"crème brûlée\" here is not UTF-8.\n\n* Custard\nHeat cream.\n")
+        (line "Saved in Latin-1, so \"cr\ufffdme br\ufffdl\ufffde\" here is not UTF-8."))
+    (should (equal (arcology-oracle-links-test--place
+                    text `((start_line . 3) (end_line . 3) (text . ,line)))
+                   (cons 3 (length "Saved in Latin-1, so \"crème brûlée\" here is not UTF-8."))))
+    ;; Moved by an unsaved line above it: found by its words all the same.
+    (should (equal (arcology-oracle-links-test--place
+                    (concat "New line\n" text) `((start_line . 3) (end_line . 3) (text . ,line)))
+                   (cons 4 (length "Saved in Latin-1, so \"crème brûlée\" here is not UTF-8."))))))
+
 (ert-deftest arcology-oracle-links-test-a-paragraph-ends-before-latex-fixed-width-and-rules ()
   "The link goes after the prose, never into or after what follows it without a blank line.
 A link after `\\end{equation}', in `: ' lines or after a rule turned them into text."
