@@ -869,6 +869,20 @@ does: the list, which checks its title, would otherwise never catch up."
       (kill-buffer note)
       (when (get-buffer arcology-oracle-similar-buffer-name) (kill-buffer arcology-oracle-similar-buffer-name)))))
 
+(ert-deftest arcology-oracle-links-test-undo-in-the-list-takes-the-link-out ()
+  "Undo (C-/) in the similar notes right after i takes the link out of the note, as
+README's \"one undo removes it\" leads one to try there: it said \"Buffer is
+read-only: #<buffer *arcology-oracle similar*>\".  The link suggestions do the same."
+  (arcology-oracle-links-test--with-list "* Autolyse\nRest the dough.\n"
+    (with-current-buffer note (buffer-enable-undo) (undo-boundary))
+    (let ((before (with-current-buffer note (buffer-string))))
+      (arcology-oracle-links-test--press-i)
+      (should-not (equal (with-current-buffer note (buffer-string)) before))
+      (with-current-buffer (arcology-oracle--similar-buffer)
+        (call-interactively (key-binding (kbd "C-/"))))
+      (should (equal (with-current-buffer note (buffer-string)) before))))
+  (should (eq (lookup-key arcology-oracle-links-mode-map [remap undo]) #'arcology-oracle-undo-in-listed-note)))
+
 (ert-deftest arcology-oracle-links-test-the-list-s-note-killed ()
   "The note the list was about killed (C-x k): the next command in another note
 asks for its list.  The hook signalled (wrong-type-argument number-or-marker-p nil),
