@@ -506,7 +506,8 @@ The tag is the first of `arcology-oracle-private-tags'.  Before the
 first heading, the tag goes into the file's #+filetags
 \(a line is added after the #+title when there is none), which
 makes the whole file private; a file already private by its
-#+filetags is left as it is.  Saving the file then takes the
+#+filetags, or a heading already private (see
+`arcology-oracle--private-here-p'), is left as it is.  Saving the file then takes the
 heading and its subtree, or the whole file, out of the daemon's
 index."
   (interactive)
@@ -523,12 +524,17 @@ index."
   (let ((tag (car arcology-oracle-private-tags)))
     (unless tag
       (arcology-oracle--user-error "`arcology-oracle-private-tags' is empty"))
-    (if (save-excursion (save-restriction (widen) (org-before-first-heading-p)))
-        (arcology-oracle--make-file-private tag)
+    (cond
+     ((save-excursion (save-restriction (widen) (org-before-first-heading-p)))
+      (arcology-oracle--make-file-private tag))
+     ;; Tagged again, Org would realign the line, or add :private: beside :PRIVATE:.
+     ((arcology-oracle--private-in-org-p (save-excursion (org-back-to-heading t) (point)))
+      (message "This heading is already private (a tag or ROAM_EXCLUDE on it, above it or on the file): nothing changed"))
+     (t
       (save-excursion
         (org-back-to-heading t)
         (org-toggle-tag tag 'on))
-      (message "Tagged :%s:; save the file to take the heading out of the index" tag))))
+      (message "Tagged :%s:; save the file to take the heading out of the index" tag)))))
 
 (defun arcology-oracle--keyword-search (key regexp limit)
   "Search forward for REGEXP before LIMIT on a line that is keyword KEY.

@@ -678,6 +678,23 @@ line as written."
         (with-current-buffer buffer (set-buffer-modified-p nil))
         (kill-buffer buffer)))))
 
+(ert-deftest arcology-oracle-memory-test-make-private-on-a-heading-already-private ()
+  "C-c o P on a heading already private (its own tag in another letter case, crypt, a
+heading above it, the file's #+filetags) changes nothing and says so.  It said
+\"Tagged :private:\" and rewrote the heading line: \"* H :PRIVATE:\" became
+\"* H  ...  :PRIVATE:private:\", the tags realigned."
+  (let ((arcology-oracle-private-tags '("private")))
+    (dolist (text '("* H :PRIVATE:\nx\n" "* H :crypt:\nx\n" "* P :private:\n** H\nx\n"
+                    "#+filetags: :private:\n* H\nx\n" "* H\n:PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\nx\n"))
+      (with-temp-buffer
+        (insert text)
+        (org-mode)
+        (goto-char (point-max))
+        (arcology-oracle-test--capturing-messages messages
+          (arcology-oracle-make-private)
+          (should (string-match-p "already private" (car messages))))
+        (should (equal (buffer-string) text))))))
+
 (ert-deftest arcology-oracle-memory-test-make-private-needs-org ()
   "Outside Org the command refuses."
   (with-temp-buffer
