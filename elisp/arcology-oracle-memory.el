@@ -507,9 +507,9 @@ first heading, the tag goes into the file's #+filetags
 \(a line is added after the #+title when there is none), which
 makes the whole file private; a file already private by its
 #+filetags, or a heading already private (see
-`arcology-oracle--private-here-p'), is left as it is.  Saving the file then takes the
-heading and its subtree, or the whole file, out of the daemon's
-index."
+`arcology-oracle--private-here-p'), is left as it is.  Saving the
+file then takes the heading and its subtree, or the whole file, out
+of the daemon's index."
   (interactive)
   (unless (derived-mode-p 'org-mode)
     (arcology-oracle--user-error "Not in an Org buffer"))
