@@ -145,3 +145,21 @@ async def test_parser_errors_are_json_and_log_one_line_each(daemon):
     lines = [line for line in logged.splitlines() if "bad HTTP request" in line]
     assert len(lines) == len(PARSER_CASES), logged
     assert all(len(line) < 400 for line in lines)
+
+
+@pytest.mark.parametrize(
+    "path,body,field,limit",
+    [
+        ("/memorize", {"text": "x" * 200_001}, "text", 200_000),
+        ("/recall", {"question": "x" * 10_001}, "question", 10_000),
+    ],
+)
+async def test_a_text_too_long_says_so_in_characters(client, path, body, field, limit):
+    """C-c o M on a whole 1.5 MB note said 'text: Value should have at most 200000 items
+    after validation, not 1505621': the limit of a text is in characters."""
+    resp = await client.post(path, json=body)
+    data = await resp.json()
+    assert_native_error(resp.status, data)
+    length = len(body[field])
+    assert data["error"] == f"{field}: is too long: {length} characters, at most {limit}", data
+    assert "x" * 20 not in data["error"]  # the text itself is never echoed

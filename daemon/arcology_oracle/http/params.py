@@ -84,10 +84,14 @@ def validated(model: type[M], data: Any) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
+        errors = exc.errors(include_url=False)
         first = errors[0]
         where = ".".join(str(part) for part in first["loc"])
         message = "is required" if first["type"] == "missing" else first["msg"].removeprefix("Value error, ")
+        if first["type"] == "too_long" and isinstance(first.get("input"), str):
+            # A text checked by a validator too: pydantic says "Value should have at
+            # most 200000 items after validation", which reads as no text's limit.
+            message = f"is too long: {first['ctx']['actual_length']} characters, at most {first['ctx']['max_length']}"
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
         raise BadRequest(f"{where}: {message}{more}" if where else message + more) from None
 
