@@ -297,14 +297,20 @@ list follows that one."
   "Call FUNCTION in the note the list in the current buffer is about.
 At the place the note was read (the point of its window used last).  Return
 non-nil when the current buffer is such a list, nil (FUNCTION not
-called) otherwise; see `arcology-oracle--listed-note'."
-  (when-let ((note (arcology-oracle--listed-note)))
-    (with-current-buffer note
-      (save-excursion
-        (when-let ((window (arcology-oracle--last-window-of note)))
-          (goto-char (window-point window)))
-        (funcall function)))
-    t))
+called) otherwise; see `arcology-oracle--listed-note'.  A list whose
+note was killed is refused."
+  (let ((note (arcology-oracle--listed-note)))
+    (cond
+     (note
+      (with-current-buffer note
+        (save-excursion
+          (when-let ((window (arcology-oracle--last-window-of note)))
+            (goto-char (window-point window)))
+          (funcall function)))
+      t)
+     ;; Its note killed: the list's own text is no note to ask about.
+     ((derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
+      (arcology-oracle--user-error "The note this list is about is no longer open in Emacs: ask from a note")))))
 
 (defun arcology-oracle--visited-file ()
   "Return the file the current buffer visits, or nil.

@@ -883,6 +883,19 @@ read-only: #<buffer *arcology-oracle similar*>\".  The link suggestions do the s
       (should (equal (with-current-buffer note (buffer-string)) before))))
   (should (eq (lookup-key arcology-oracle-links-mode-map [remap undo]) #'arcology-oracle-undo-in-listed-note)))
 
+(ert-deftest arcology-oracle-links-test-asked-from-a-list-whose-note-was-killed ()
+  "C-c o a, u or l in the similar notes once their note was killed: refused, saying so.
+C-c o a asked about the list's own text (scores and titles) as if it were a note, and
+C-c o u said \"Summaries need an org-mode buffer\"."
+  (arcology-oracle-links-test--with-list "* Autolyse\nRest the dough.\n"
+    (kill-buffer note)
+    (with-current-buffer (arcology-oracle--similar-buffer)
+      (dolist (command '(arcology-oracle-summarize arcology-oracle-suggest-links))
+        (should (string-match-p "no longer open"
+                                (cadr (should-error (funcall command) :type 'user-error)))))
+      (should (string-match-p "no longer open"
+                              (cadr (should-error (arcology-oracle-ask "What is here?") :type 'user-error)))))))
+
 (ert-deftest arcology-oracle-links-test-the-list-s-note-killed ()
   "The note the list was about killed (C-x k): the next command in another note
 asks for its list.  The hook signalled (wrong-type-argument number-or-marker-p nil),
