@@ -207,3 +207,24 @@ async def test_an_unsaved_buffer_of_a_private_note_sends_none_of_it(client, fake
 
     resp = await client.post("/ask", json={"buffer": buffer, "visiting": visiting})
     assert resp.status == 400 and f"{visiting} is private" in (await resp.json())["error"]
+
+
+async def test_a_private_line_holding_a_lone_carriage_return_is_refused_and_sends_none_of_it(client, fake_ollama, roam_dir):
+    # Terminal output pasted into a private heading keeps its lone carriage returns; the
+    # reader reads the line without them, a capture writes each part on a line of its
+    # own and a prompt gets the line without them: each form is a private line's.
+    (roam_dir / "pasted.org").write_bytes(b"#+title: Pasted\n* Open\nhello\n* Login :private:\n"
+                                          b"progress 100%\rplacelynxtoken=s3cret\n")  # fmt: skip
+    daily = roam_dir / "daily"
+    text = "hello\nprogress 100%\rplacelynxtoken=s3cret\n"
+    resp = await client.post("/memorize", json={"text": text, "file": "pasted.org", "line": 3})
+    assert resp.status == 400, await resp.text()
+    assert "private parts" in (await resp.json())["error"]
+    assert not daily.exists() or "placelynx" not in "".join(p.read_text() for p in daily.iterdir())
+
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": text, "file": "pasted.org", "line": 3})
+    assert resp.status == 200, await resp.text()
+    await resp.read()
+    assert fake_ollama.state.chats and "hello" in sent(fake_ollama)  # the public line is sent
+    assert "placelynx" not in sent(fake_ollama)

@@ -98,15 +98,31 @@ def _without_private_lines(settings: Settings, text: str, path: str) -> str:
     last = len(lines) - 1
 
     def held_private(i: int, line: str) -> bool:
-        words = line.strip()
-        if not words:
-            return False
-        if words in private:
-            return True
-        # A line cut by the client: a part of a private line, and of no public one.
-        return (i == 0 or i == last) and words not in public and any(words in p for p in private)
+        return any(_held_private(form, i == 0 or i == last, private, public) for form in _forms(line))
 
     return "\n".join(line for i, line in enumerate(lines) if not held_private(i, line))
+
+
+def _forms(line: str) -> list[str]:
+    """The lines a line of a client's text (split at line feeds) may be read as: with
+    its carriage returns dropped (as the reader reads a saved file holding line feeds
+    too, and as a prompt or an embedding gets the text), and each part between them (as
+    a capture writes it, and as the reader reads a file of carriage returns only). A
+    line holding a lone carriage return is judged in every form it may take."""
+    if "\r" not in line:
+        return [line]
+    return [line.replace("\r", ""), *line.split("\r")]
+
+
+def _held_private(line: str, edge: bool, private: frozenset[str], public: str) -> bool:
+    """Whether ``line`` is a line held only in private parts; at the text's ``edge``
+    (first or last line), a part of one too, and of no public line (a client cuts there)."""
+    words = line.strip()
+    if not words:
+        return False
+    if words in private:
+        return True
+    return edge and words not in public and any(words in p for p in private)
 
 
 def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> bool:
