@@ -13,7 +13,7 @@ import pytest
 
 from arcology_oracle.config import load_settings
 from arcology_oracle.errors import Conflict
-from arcology_oracle.index import note_io
+from arcology_oracle.index import note_io, room
 from arcology_oracle.index.memory import Memory
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes.capture import plan_forget
@@ -83,6 +83,52 @@ def test_a_failed_capture_without_a_lease_never_cuts_what_another_program_append
         assert len(data) == len(before) + 10, data
         assert "could not be taken back" in str(refused.value)
 
+
+
+@pytest.mark.parametrize("head", [None, b"#+title: New\n"], ids=["existing", "created"])
+def test_a_capture_a_full_disk_cannot_hold_without_a_lease_writes_nothing(root, monkeypatch, head):
+    # No write lease (``tail -f`` or a sync tool holds the note open) and a disk with 10
+    # bytes free: the first 10 bytes of the capture were written, then ENOSPC, and that
+    # part could not be taken back: half a heading stayed at the end of the note. The
+    # disk is simulated whole: the room asked for beforehand (fallocate) and the write
+    # both see those 10 bytes. (By hand, on a full tmpfs with the note held open by
+    # another process, the real daemon answers the same 409 and the note is unchanged.)
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    if head is None:
+        path.write_bytes(mine)
+    free = 10
+    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
+    full_disk_after(monkeypatch, free)
+
+    def full_disk_room(fd, offset, length):
+        if length > free:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(room, "fallocate_keep_size", full_disk_room)
+    with pytest.raises(Conflict) as refused:
+        append(root, head=head)
+    monkeypatch.undo()
+    assert "nothing was written" in str(refused.value)
+    if head is None:
+        assert path.read_bytes() == mine
+    else:  # the daily this capture created is gone again, as its folder would be
+        assert not path.exists()
+
+
+def test_room_asked_for_on_a_real_file_changes_no_byte_of_it(tmp_path):
+    # The reservation itself (a real fallocate where the file system has it): the file's
+    # size and bytes stay as they were, and the append after it lands as usual.
+    path = tmp_path / "note.org"
+    path.write_bytes(b"* Mine\n")
+    fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    try:
+        room.reserve(fd, 7, 4096, "note.org")
+        assert os.fstat(fd).st_size == 7 and path.read_bytes() == b"* Mine\n"
+        os.write(fd, b"* Yours\n")
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"* Mine\n* Yours\n"
 
 
 def test_a_lease_granted_only_after_the_failed_write_never_cuts_what_another_program_appended(root, monkeypatch):

@@ -9,7 +9,8 @@ temporary file exists, so none can be left behind (:meth:`.memory.Memory.clean_u
 clears the ones older versions could leave). The tail of the file is read first, for
 its line ending and whether a separator line ending is needed; a write lease (below) is
 taken when it can be, so no other program can write between that read and the append.
-When it cannot, the capture starts with a line ending whatever the file ended with, so
+When it cannot, room for the capture is reserved on the disk first (:mod:`.room`: a full
+disk refuses it before a byte is written, as no part could be taken back), and the capture starts with a line ending whatever the file ended with, so
 its heading starts a line whatever another program appended meanwhile (after a final
 line ending, that makes an empty line: a forget removes it, and refuses once it is gone).
 A lease does not stop a rename: a program that saves by renaming a new file over the
@@ -63,6 +64,7 @@ from .forget_journal import Journal, pending, place_of, settle
 from .leases import LEASE_ATTEMPTS, no_lease_reason, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
 from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, unlink_if_names, write_all  # noqa: F401
+from .room import reserve
 from .take_back import take_back
 
 log = logging.getLogger(__name__)
@@ -191,6 +193,8 @@ def _append(
             payload = build(state.eol, lead or kept + gap, real_rel)[len(kept) :]
             size = os.fstat(fd).st_size
             _keep_local_variables(fd, size, payload, rel, state.eol)
+            if not leased:  # a part written to a full disk could not be taken back
+                reserve(fd, size, len(payload), rel, created)
             try:
                 write_all(fd, payload)
                 end = os.lseek(fd, 0, os.SEEK_CUR)

@@ -1,0 +1,82 @@
+"""Room on the disk for a capture, asked for before a byte of it is appended.
+
+Without a write lease (another program holds the note open: ``tail -f``, ``less``, a
+sync tool), a capture the disk cannot hold whole cannot be taken back
+(:mod:`.take_back`): that program may have appended after the part written, so a cut
+could take its bytes. Half a heading would stay at the end of the user's note. So the
+room is reserved first, with ``fallocate(FALLOC_FL_KEEP_SIZE)``: the blocks after the
+file's end are allocated, the file's size and bytes stay as they are (nothing anyone
+reads changes), and the append then writes into blocks it already has. A disk (or a
+quota) too full for it refuses the capture before anything is written.
+
+Where the call does not exist or the file system cannot do it (not Linux, NFS, some FUSE
+file systems), nothing is reserved and the write goes on as before: taken back when it
+can be, else the refusal says what part is left. An append that lands after another
+program's bytes (written between the reservation and the write) may need more blocks
+than were reserved; that window is the one left.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+from collections.abc import Callable
+
+from pathlib import Path
+
+from ..errors import Conflict
+from .leases import release_lease, take_lease
+from .note_files import remove_created
+
+FALLOC_FL_KEEP_SIZE = 0x01
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _libc_fallocate() -> Callable[[int, int, int, int], int] | None:
+    name = ctypes.util.find_library("c")
+    try:
+        call = ctypes.CDLL(name, use_errno=True).fallocate
+    except (OSError, AttributeError, TypeError):
+        return None
+    call.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    call.restype = ctypes.c_int
+    return call
+
+
+_fallocate = _libc_fallocate()
+
+
+def fallocate_keep_size(fd: int, offset: int, length: int) -> None:
+    """``fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length)``; OSError as the kernel
+    says, ENOSYS where there is no such call."""
+    if _fallocate is None:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+    if _fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+def reserve(fd: int, size: int, length: int, rel: str, created: tuple[Path, ...] = ()) -> None:
+    """Reserve ``length`` bytes after byte ``size`` (the file's end) of the note ``rel``
+    open as ``fd``, its size unchanged; Conflict (nothing written) when the disk or the
+    quota is too full for them, after removing the file and folders this capture
+    ``created`` (still empty, under a write lease: else they stay, empty). Any other
+    failure reserves nothing and is no refusal."""
+    if length <= 0:
+        return
+    try:
+        fallocate_keep_size(fd, size, length)
+    except OSError as exc:
+        if exc.errno not in FULL:
+            return
+        if created and take_lease(fd, 1):
+            try:
+                if os.fstat(fd).st_size == 0:
+                    remove_created(created, fd)
+            except OSError:
+                pass
+            finally:
+                release_lease(fd)
+        raise Conflict(f"no room for the capture in {rel} ({exc.strerror}): nothing was written") from None
