@@ -228,3 +228,32 @@ async def test_a_private_line_holding_a_lone_carriage_return_is_refused_and_send
     await resp.read()
     assert fake_ollama.state.chats and "hello" in sent(fake_ollama)  # the public line is sent
     assert "placelynx" not in sent(fake_ollama)
+
+
+@pytest.mark.parametrize(
+    "text, coding, head",
+    [
+        ("hallo welt\nKennwort: gr\u00fc\u00dfplacemarder4711\n", "latin-1", "#+title: Notizen\n"),
+        ("hello\n\u043f\u0430\u0440\u043e\u043b\u044c placemarder4711\n", "koi8-r", "# -*- coding: koi8-r -*-\n"),
+        ("hello\n\u201cplacemarder4711\u201d\n", "cp1252", "#+title: Old\n"),
+    ],
+    ids=["latin-1", "coding cookie", "windows-1252"],
+)
+async def test_a_private_line_of_a_note_not_in_utf8_is_refused_and_sends_none_of_it(client, fake_ollama, roam_dir, text, coding, head):
+    # Emacs reads a note that is not UTF-8 in its coding (Latin-1, Windows-1252, or what
+    # its cookie names) and sends its text as such; the reader reads those bytes as
+    # U+FFFD, so the private line the client sent matched none of the saved file's, and
+    # was written into the public daily, put in the prompt and embedded.
+    public, secret = text.split("\n")[:2]
+    (roam_dir / "old.org").write_bytes(f"{head}* Open\n{public}\n* Secret :private:\n{secret}\n".encode(coding))
+    daily = roam_dir / "daily"
+    resp = await client.post("/memorize", json={"text": text, "file": "old.org", "line": 3})  # line 3: the public one
+    assert resp.status == 400, await resp.text()
+    assert not daily.exists() or "placemarder" not in "".join(p.read_text() for p in daily.iterdir())
+
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": text, "file": "old.org", "line": 3})
+    assert resp.status == 200, await resp.text()
+    await resp.read()
+    assert public in sent(fake_ollama)  # the public line is sent
+    assert "placemarder" not in sent(fake_ollama)

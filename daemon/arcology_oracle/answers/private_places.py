@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -149,7 +150,8 @@ def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> b
 def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, ...], frozenset[str], str]:
     """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``, the
     lines (without the blanks around them) it holds only in its private parts, and its
-    public lines joined by newlines (empty when no line is private);
+    public lines joined by newlines (empty when no line is private), each line in every
+    text Emacs may read from its bytes (:func:`_as_emacs_may_read`);
     remembered while it is the same file (device, inode, size, times) and its setup
     files are as they were read (a private tag added to one makes the note private with
     no change to the note): Emacs asks again at every move to another heading of an
@@ -169,16 +171,49 @@ def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, 
     flags, seen = ((), ()) if data is None else private_lines(data, settings.private_tags, root=settings.roam_dir, path=path)
     only_private, public_text = frozenset(), ""
     if any(flags):
-        lines = [line.strip() for line in split_lines(decode_org_bytes(data))]
-        public = [line for line, private in zip(lines, flags) if not private]
-        held = set(public)
-        only_private = frozenset(line for line, private in zip(lines, flags) if private and line and line not in held)
+        public: list[str] = []
+        private: set[str] = set()
+        for text in (decode_org_bytes(data), *_as_emacs_may_read(data)):
+            lines = [line.strip() for line in split_lines(text)]
+            if len(lines) == len(flags):  # (a decoding whose lines are not the reader's is no help)
+                public += [line for line, flag in zip(lines, flags) if not flag]
+                private.update(line for line, flag in zip(lines, flags) if flag and line)
+        only_private = frozenset(private - set(public))
         public_text = "\n".join(public)
     with _lock:
         _remembered[key] = (flags, seen, only_private, public_text)
         while len(_remembered) > REMEMBERED_FILES:
             _remembered.popitem(last=False)
     return flags, only_private, public_text
+
+
+_CODING_RE = re.compile(r"-\*-.*?\bcoding:\s*([\w.-]+)")
+_EMACS_CODINGS = {"iso-latin-1": "latin-1", "iso-latin-9": "iso-8859-15", "japanese-shift-jis": "shift_jis"}
+
+
+def _as_emacs_may_read(data: bytes) -> list[str]:
+    """The text of a file whose bytes are not UTF-8 as Emacs may show it, and so as a
+    client sends a part of it (the reader reads such bytes as U+FFFD): in the coding its
+    first line's ``-*- coding: ... -*-`` names, and in Windows-1252 and Latin-1 (Emacs's
+    usual guesses for such bytes). Empty for UTF-8 bytes."""
+    try:
+        data.decode("utf-8")
+        return []
+    except UnicodeDecodeError:
+        pass
+    names = ["cp1252", "latin-1"]
+    first = data.split(b"\n", 2)[:2]  # Emacs reads the cookie on the second line after a #! line
+    for line in first:
+        if found := _CODING_RE.search(line.decode("latin-1")):
+            name = re.sub(r"-(unix|dos|mac)$", "", found.group(1).lower())
+            names.insert(0, _EMACS_CODINGS.get(name, name))
+    texts = []
+    for name in dict.fromkeys(names):
+        try:
+            texts.append(data.decode(name, errors="replace"))
+        except LookupError:
+            continue
+    return texts
 
 
 REMEMBERED_FILES = 32
