@@ -257,3 +257,16 @@ async def test_a_private_line_of_a_note_not_in_utf8_is_refused_and_sends_none_of
     await resp.read()
     assert public in sent(fake_ollama)  # the public line is sent
     assert "placemarder" not in sent(fake_ollama)
+
+
+async def test_a_private_line_holding_a_nul_sends_none_of_it(client, fake_ollama, roam_dir):
+    # Emacs shows a NUL as ^@ and sends it; the reader reads it as U+FFFD: the private
+    # line the client sent matched none of the saved file's and went into the prompt.
+    (roam_dir / "nul.org").write_bytes(b"#+title: Nul\n* Open\nhello\n* Secret :private:\npin\x00 placenulmarten99\n")
+    fake_ollama.state.clear_records()
+    buffer = "hello\npin\x00 placenulmarten99\n"
+    resp = await client.post("/ask", json={"question": "what does this say?", "buffer": buffer, "file": "nul.org", "line": 3})
+    assert resp.status == 200, await resp.text()
+    await resp.read()
+    assert "hello" in sent(fake_ollama)  # the public line is sent
+    assert "placenulmarten" not in sent(fake_ollama)

@@ -106,13 +106,15 @@ def _without_private_lines(settings: Settings, text: str, path: str) -> str:
 
 def _forms(line: str) -> list[str]:
     """The lines a line of a client's text (split at line feeds) may be read as: with
-    its carriage returns dropped (as the reader reads a saved file holding line feeds
-    too, and as a prompt or an embedding gets the text), and each part between them (as
-    a capture writes it, and as the reader reads a file of carriage returns only). A
-    line holding a lone carriage return is judged in every form it may take."""
-    if "\r" not in line:
-        return [line]
-    return [line.replace("\r", ""), *line.split("\r")]
+    each NUL as U+FFFD (as the reader reads a NUL); with its carriage returns dropped
+    (as the reader reads a saved file holding line feeds too, and as a prompt or an
+    embedding gets the text), and each part between them (as a capture writes it, and
+    as the reader reads a file of carriage returns only). A line is judged in every form
+    it may take."""
+    forms = [line, line.replace("\x00", "\ufffd")] if "\x00" in line else [line]
+    if "\r" in line:
+        forms += [form.replace("\r", "") for form in forms] + [part for form in forms for part in form.split("\r")]
+    return forms
 
 
 def _held_private(line: str, edge: bool, private: frozenset[str], public: str) -> bool:
