@@ -8,10 +8,10 @@ chunked and replaced in one transaction. Vectors follow chunk text hashes (see
 them is :mod:`.embedding`'s job.
 
 A file naming setup files is read again when one of them changes, though its own bytes
-did not (:mod:`arcology_oracle.notes.setup_files`).
-
-A file that cannot be read or parsed is logged with its path and reason and does not stop
-the others; whatever part of a bad file could be read is indexed.
+did not (:mod:`arcology_oracle.notes.setup_files`). A file that cannot be read or parsed is
+logged with its path and reason and does not stop the others; whatever part of a bad file
+could be read is indexed. One the store could not take (a full disk) is ``stale`` in the
+report: its old rows stay until it is read again (the daemon retries: :mod:`.live`).
 
 A file the privacy rule keeps out whole (``ParsedFile.private``) leaves nothing in the
 store, not even its path: whatever was stored for it is deleted, and only this process
@@ -80,6 +80,7 @@ class IndexReport:
     new_pending: int = 0
     failed: dict[str, str] = field(default_factory=dict)
     private: int = 0  # files kept out whole by the privacy rule (read or not): nothing of them stored
+    stale: set[str] = field(default_factory=set)  # of ``failed``: read, but the store could not take them
 
     def merge(self, other: "IndexReport") -> None:
         self.seen += other.seen
@@ -89,6 +90,7 @@ class IndexReport:
         self.private += other.private
         self.new_pending += other.new_pending
         self.failed.update(other.failed)
+        self.stale |= other.stale
 
 
 class Indexer:
@@ -102,14 +104,12 @@ class Indexer:
         self.progress = Progress()
         self._private_tags = frozenset(t.lower() for t in settings.private_tags)
         self._real_root = os.path.realpath(self.root)  # again at each reconcile / index_paths
-        # Real path -> the symlinked path a file is indexed under (see iter_org_files), for
-        # the watcher, which sees edits under the real path. Replaced whole, never mutated.
+        # Real path -> the symlinked path a file is indexed under (iter_org_files), for the watcher. Replaced whole.
         self.aliases: dict[str, str] = {}
         self.private = PrivateFiles()  # the private files seen: in memory only
         self._lock = threading.Lock()
         self._kept_out = KeptOutNodes()  # for the operation under way (reconcile, index_paths)
-        # Called on this thread after each commit of a reconcile (see OracleIndex, which
-        # stores vectors there while the reconcile goes on).
+        # Called on this thread after each commit of a reconcile (OracleIndex stores vectors there meanwhile).
         self.between_commits: Callable[[], None] | None = None
 
     def reconcile(self, on_progress: Callable[[Progress], None] | None = None) -> IndexReport:
@@ -347,6 +347,7 @@ class Indexer:
             except Exception as exc:  # one bad file must never stop the others
                 log.exception("failed to index %s", read.abs_path)
                 report.failed[read.rel] = f"{type(exc).__name__}: {exc}"
+                report.stale.add(read.rel)
                 return report
             report.indexed = 1
         return report

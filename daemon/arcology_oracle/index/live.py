@@ -36,6 +36,10 @@ class LiveIndex:
     them, and a full reconcile runs when it asks for a rescan; every
     :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
     made private must take its notes out of the index without their being saved).
+    A note the store could not take (its disk full: the report's ``stale``, or an error
+    out of the whole batch) keeps its old rows, which may hold a heading made private
+    since, and no change of the note will come to say so: it is read again then, every
+    2 s doubling up to ``retry_max_seconds``, until it is taken.
     ``await stop()`` undoes it.
     """
 
@@ -55,6 +59,7 @@ class LiveIndex:
         self._watcher: RoamWatcher | None = None
         self._reconcile_task: asyncio.Task | None = None
         self._setup_task: asyncio.Task | None = None
+        self._stale: dict[str, tuple[float, float]] = {}  # note -> (when to read it again, the wait after)
 
     async def start(self) -> None:
         await self.index.start()
@@ -91,6 +96,7 @@ class LiveIndex:
     async def _first_reconcile(self) -> None:
         try:
             report = await self.index.reconcile()
+            self._note_stale(report.stale, ())
             log.info(
                 "initial index of %s: %d files, %d indexed, %d unchanged, %d private, %d removed, %d failed",
                 self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.private, report.deleted,
@@ -118,16 +124,35 @@ class LiveIndex:
                     were = private.among(rels)
                     await self._reindex(rels)
                     log.info("a setup file changed: read %d note(s) again: %s", len(rels), private.shown(rels, were))
+                now = asyncio.get_running_loop().time()
+                if due := [rel for rel, (at, _) in self._stale.items() if at <= now]:
+                    await self._reindex(due)
             except Exception:
                 log.exception("checking the notes' setup files failed; trying again in %.0f s", SETUP_CHECK_SECONDS)
 
     async def _reindex(self, paths: list[str]) -> None:
-        report = await self.index.index_paths(paths)
+        try:
+            report = await self.index.index_paths(paths)
+        except Exception:
+            self._note_stale(paths, ())
+            raise
+        self._note_stale(report.stale, paths)
         if report.new_pending:
             self.worker.wake()
 
+    def _note_stale(self, stale, read) -> None:
+        """Schedule the notes ``stale`` to be read again (see the class docstring); the
+        notes ``read`` that are not are no longer."""
+        now = asyncio.get_running_loop().time()
+        for rel in read:
+            if rel not in stale:
+                self._stale.pop(rel, None)
+        for rel in stale:
+            wait = self._stale[rel][1] if rel in self._stale else SETUP_CHECK_SECONDS
+            self._stale[rel] = (now + wait, min(wait * 2, self.settings.retry_max_seconds))
+
     async def _rescan(self) -> None:
-        await self.index.reconcile()
+        self._note_stale((await self.index.reconcile()).stale, ())
         self.worker.wake()
 
 
