@@ -308,3 +308,23 @@ def test_the_next_start_never_renames_a_file_in_another_programs_hidden_folder(t
     old.write_bytes(b"* Old\n")
     give_back_left_aside(folders_below(tmp_path))
     assert os.listdir(versions) == [old.name]
+
+
+async def test_a_forget_the_index_cannot_take_is_answered_as_done(tmp_path, monkeypatch):
+    # The capture created its daily, so the forget deletes it; the database's disk is
+    # full, so the index cannot drop its rows. The note was changed: the answer was a 500
+    # ("internal error"), and a retry found nothing (404), though the forget was done.
+    from arcology_oracle.store.db import OperationalError
+
+    async with started_index(tmp_path) as (roam, index):
+        memory = Memory(index)
+        captured = await memory.memorize("remember the milk", now=NOW)
+        path = roam / captured.file
+
+        def full_disk(*args, **kwargs):
+            raise OperationalError("database or disk is full")
+
+        monkeypatch.setattr(index.indexer.store, "delete_file", full_disk)
+        gone = await memory.forget(captured.id)
+        assert not path.exists()
+        assert gone["ok"] and gone["file"] == captured.file and "could not take it" in gone["note"]

@@ -160,8 +160,7 @@ class MemorizeRequest(Request):
     title: Annotated[str, Field(max_length=500)] | None = Field(None, description="the heading (default: the first words)")
     tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None
     source: Annotated[str, Field(max_length=2000)] | None = Field(
-        None, description="where the text came from, e.g. an org link; written as the :SOURCE: property"
-    )
+        None, description="where the text came from, e.g. an org link; written as the :SOURCE: property")
     dailies_dir: RelPath | None = Field(None, description="the daily notes' folder (default: the dailies_dir setting)")
     role: Literal["oracle"] | None = Field(
         None,
@@ -368,6 +367,7 @@ class Forgotten(Answer):
     line: int
     removed_lines: int
     remaining_rows: int
+    note: str | None = Field(None, description="set when the note was changed but the index could not take it yet")
 
 
 class Recalled(Answer):

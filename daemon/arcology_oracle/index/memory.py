@@ -244,7 +244,12 @@ class Memory:
                     continue
                 removal = done[0]
                 self._states.pop(rel, None)
-                await self.index.index_paths([rel])
+                note = None
+                try:  # the note is changed: whatever the index does now, the forget is done (a retry finds nothing)
+                    await self.index.index_paths([rel])
+                except (DatabaseError, StoreError) as exc:
+                    log.error("a capture was forgotten, but the index could not take it: %s", exc)
+                    note = f"the index could not take it ({exc}); it is read again until it can"
                 if self.after_index:
                     self.after_index()
                 remaining = await self.index.read(lambda s: s.rows_of_node(node_id))
@@ -253,7 +258,7 @@ class Memory:
                 else:  # private, or in a left-out note: unnamed, as when it was captured
                     log.info("forgot a captured heading the index did not hold (private, or in a note it leaves out)")
                 return {"ok": True, "id": node_id, "file": rel, "line": removal.line, "removed_lines": removal.lines,
-                        "remaining_rows": remaining}  # fmt: skip
+                        "remaining_rows": remaining, "note": note}  # fmt: skip
             if indexed:
                 raise Conflict(f"{node_id} is not a heading captured by arcology-oracle: it is yours to edit")
         raise unknown
