@@ -270,3 +270,26 @@ async def test_a_private_line_holding_a_nul_sends_none_of_it(client, fake_ollama
     await resp.read()
     assert "hello" in sent(fake_ollama)  # the public line is sent
     assert "placenulmarten" not in sent(fake_ollama)
+
+
+@pytest.mark.parametrize("name", ["vault.org.gpg", "vault.org.age"])
+async def test_text_from_an_encrypted_note_is_refused_and_sends_none_of_it(client, fake_ollama, roam_dir, name):
+    # Emacs shows an encrypted note decrypted (epa-file, binary by default: no PGP armor
+    # in its bytes; age.el) and sends its text with its name; the saved bytes are
+    # ciphertext in which nothing reads as private, so the text was written into the
+    # public daily, put in the prompt and embedded.
+    (roam_dir / name).write_bytes(bytes([0x85, 0x02, 0x0C, 0x03]) + bytes(range(256)) * 2)
+    text = "* Bank\nThe placegpgheron code is 9911.\n"
+    resp = await client.post("/memorize", json={"text": text, "file": name, "line": 2})
+    assert resp.status == 400, await resp.text()
+    daily = roam_dir / "daily"
+    assert not daily.exists() or "placegpgheron" not in "".join(p.read_text() for p in daily.iterdir())
+
+    fake_ollama.state.clear_records()
+    for where in ({"file": name, "line": 2}, {"visiting": name}):  # a saved buffer, an unsaved one
+        resp = await client.post("/ask", json={"question": "what does this say?", "buffer": text, **where})
+        assert resp.status == 200, await resp.text()
+        await resp.read()
+    resp = await client.post("/similar", json={"text": text, "k": 3, "file": name, "line": 2})
+    assert resp.status == 200, await resp.text()
+    assert fake_ollama.state.chats and "placegpgheron" not in sent(fake_ollama)

@@ -1,7 +1,8 @@
 """Whether a place in the saved notes is private, for text a client sends from there.
 
 A client sends a part of a note (the heading at point, a region, a conversation's
-subtree, an excerpt of a long buffer) with the file and line it comes from. Cut out of
+subtree, an excerpt of a long buffer) with the file and line it comes from. An
+encrypted note (``.gpg``, ``.age``: Emacs shows it decrypted) is private whole. Cut out of
 its file, that part has lost what may make it private: a tag inherited from a heading
 above it, the file's ``#+filetags``, the file's ``ROAM_EXCLUDE``, the ``exclude_globs``
 the file matches. The part is judged by itself too (:func:`~arcology_oracle.notes.cleaning.strip_private`);
@@ -140,6 +141,10 @@ def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> b
     real_rel = os.path.relpath(os.path.realpath(file), real_root).replace(os.sep, "/")
     if is_excluded(path, settings.exclude_globs) or is_excluded(real_rel, settings.exclude_globs):
         return True
+    # An encrypted note (epa-file's .gpg, age.el's .age): Emacs shows it decrypted, the
+    # saved bytes are ciphertext the reader finds nothing private in. Private whole.
+    if _ENCRYPTED_RE.search(path) or _ENCRYPTED_RE.search(real_rel):
+        return True
     flags = _read_saved(settings, file, path)[0]
     if not flags:  # no such file, or no text
         return False
@@ -189,6 +194,7 @@ def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, 
     return flags, only_private, public_text
 
 
+_ENCRYPTED_RE = re.compile(r"\.(gpg|age)(~|\.~\d+~)?$")  # as epa-file-name-regexp, and its backups
 _CODING_RE = re.compile(r"-\*-.*?\bcoding:\s*([\w.-]+)")
 _EMACS_CODINGS = {"iso-latin-1": "latin-1", "iso-latin-9": "iso-8859-15", "japanese-shift-jis": "shift_jis"}
 
