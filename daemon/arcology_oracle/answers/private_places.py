@@ -31,7 +31,7 @@ from ..notes import setup_files
 from ..notes.cleaning import private_lines
 from ..notes.disk import read_regular_file
 from ..notes.org_syntax import decode_org_bytes, split_lines
-from ..notes.files import is_excluded, resolve_inside
+from ..notes.files import is_encrypted_name, is_excluded, resolve_inside
 from .index_api import NotesIndex
 
 
@@ -143,7 +143,7 @@ def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> b
         return True
     # An encrypted note (epa-file's .gpg, age.el's .age): Emacs shows it decrypted, the
     # saved bytes are ciphertext the reader finds nothing private in. Private whole.
-    if _ENCRYPTED_RE.search(path) or _ENCRYPTED_RE.search(real_rel):
+    if is_encrypted_name(path) or is_encrypted_name(real_rel):
         return True
     flags = _read_saved(settings, file, path)[0]
     if not flags:  # no such file, or no text
@@ -194,7 +194,6 @@ def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, 
     return flags, only_private, public_text
 
 
-_ENCRYPTED_RE = re.compile(r"\.(gpg|age)(~|\.~\d+~)?$")  # as epa-file-name-regexp, and its backups
 _CODING_RE = re.compile(r"-\*-.*?\bcoding:\s*([\w.-]+)")
 _EMACS_CODINGS = {"iso-latin-1": "latin-1", "iso-latin-9": "iso-8859-15", "japanese-shift-jis": "shift_jis"}
 

@@ -17,7 +17,8 @@ The capture goes to the capture inbox instead, and the answer's ``note`` says wh
 Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits), the
 request names the daily among the notes its editor holds unsaved (``unsaved``: Emacs
 without lock files), or the daily is a symlink leading out of the roam directory (text
-outside it is never indexed).
+outside it is never indexed), or the daily is encrypted (``.gpg``, ``.age``: a capture in
+clear would sit in it unseen, and go at Emacs's next save).
 A forget removes only a heading the daemon wrote whose bytes are still the ones written
 (its ``:CAPTURE_HASH:``, which counts tabs as the spaces up to their column:
 :mod:`~arcology_oracle.notes.capture_blanks`); anything else is refused with 409 saying what changed,
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime
 import logging
 import os
@@ -43,6 +45,7 @@ from pathlib import Path
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds_lock
+from ..notes.files import is_encrypted_name
 from ..store.db import DatabaseError
 from . import capture_places, note_io
 from .aside import files_named, folders_below, give_back_left_aside
@@ -53,6 +56,7 @@ _STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked): written to the capture inbox instead"
 UNSAVED_NOTE = "today's daily note has unsaved edits in the editor (the request says so): written to the capture inbox instead"
 LEADS_OUT_NOTE = "today's daily note is a link to a file outside the notes directory: written to the capture inbox instead"
+ENCRYPTED_NOTE = "today's daily note is encrypted (Emacs would never show a capture in clear there): written to the capture inbox instead"
 
 
 @dataclass(frozen=True)
@@ -69,17 +73,7 @@ class Captured:
     note: str | None = None
 
     def as_dict(self) -> dict:
-        return {
-            "ok": True,
-            "id": self.id,
-            "title": self.title,
-            "file": self.file,
-            "line": self.line,
-            "link": self.link,
-            "inbox": self.inbox,
-            "indexed": self.indexed,
-            "note": self.note,
-        }
+        return {"ok": True, **dataclasses.asdict(self)}
 
 
 class Memory:
@@ -149,10 +143,12 @@ class Memory:
                 rel, note = inbox, UNSAVED_NOTE
             elif note_io.leads_out(root, daily):
                 rel, note = inbox, LEADS_OUT_NOTE
-            if rel == inbox and (emacs_holds_lock(root / inbox) or inbox in held):
+            elif encrypted(root, daily):
+                rel, note = inbox, ENCRYPTED_NOTE
+            if rel == inbox and (emacs_holds_lock(root / inbox) or inbox in held or encrypted(root, inbox)):
                 raise Conflict(
                     f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
-                    "or cannot be written; save one and try again"
+                    "or cannot be written (an encrypted note is never written in clear); save one and try again"
                 )
             if why := capture_places.left_out(root, rel, self.settings.exclude_globs):
                 await self._record_place(rel)
@@ -296,6 +292,11 @@ def check_path_fits(root: Path, rel: str) -> None:
     if length >= path_max:
         raise BadRequest(f"the note path {shown} is too long: {length} bytes with the notes directory, at most "
                          f"{path_max - 1} fit: nothing was written")  # fmt: skip
+
+
+def encrypted(root: Path, rel: str) -> bool:
+    """Whether the note ``rel`` is one Emacs keeps encrypted, by its name or its real one."""
+    return is_encrypted_name(rel) or is_encrypted_name(os.path.realpath(root / rel))
 
 
 def holds_capture(data: bytes, node_id: str) -> bool:

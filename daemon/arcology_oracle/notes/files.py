@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
@@ -43,6 +44,15 @@ def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
     if name.startswith("#") and name.endswith("#"):
         return False
     return not is_excluded(rel, exclude_globs)
+
+
+_ENCRYPTED_RE = re.compile(r"\.(gpg|age)(~|\.~\d+~)?$")  # as epa-file-name-regexp (and age.el), with backups
+
+
+def is_encrypted_name(path: str) -> bool:
+    """Whether ``path`` names a note Emacs keeps encrypted (epa-file's ``.gpg``, age.el's
+    ``.age``): it shows it decrypted, its bytes on disk are ciphertext."""
+    return _ENCRYPTED_RE.search(path) is not None
 
 
 def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
