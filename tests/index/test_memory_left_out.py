@@ -186,3 +186,17 @@ async def test_a_heading_the_index_does_not_hold_is_unknown_whatever_its_file(
     assert (status, answer["error"]) == (404, "no captured heading with ID 'user-daily-1'"), answer
     assert secret.name not in answer["error"]
     assert snapshot(roam_dir) == before
+
+
+async def test_a_capture_into_a_daily_not_named_as_an_org_note_is_forgotten(make_client, make_settings, fake_ollama, roam_dir):
+    # daily_file_format names the dailies "*.txt": the capture is written there, never
+    # indexed, and the answer says "forgetting it by its ID takes it back"; the forget
+    # looked for it in the dailies folder's "*.org" notes only, and answered 404.
+    settings = make_settings(ollama_host=fake_ollama.url, daily_file_format="%Y-%m-%d.txt")
+    client = await make_client(settings)
+    before = snapshot(roam_dir)
+    status, body = await post(client, "/memorize", {"text": "the placetxtdaily plan"})
+    assert status == 200 and body["file"].endswith(".txt") and "never indexed" in body["note"], body
+    status, forgot = await post(client, "/forget", {"id": body["id"]})
+    assert status == 200, forgot
+    assert snapshot(roam_dir) == before

@@ -11,7 +11,8 @@ out is read into it.
 **Finding a capture** (:func:`files_holding`). The index places every heading it holds.
 A capture it does not hold (tagged private, or in a left-out file) is looked for on
 disk, in the notes that hold its ID: the capture inbox, the notes directly in the
-configured dailies folder and in each recorded folder (newest name first), then, when
+configured dailies folder and in each recorded folder (newest name first; named as an
+org note or as ``daily_file_format`` names a daily), then, when
 none of those holds it, every note the index reads. Only the bytes of those notes are read, and only the ID is looked
 for; which of them the forget may change is decided by its own checks
 (:func:`~arcology_oracle.notes.capture.plan_forget`: only a heading the daemon wrote,
@@ -173,10 +174,13 @@ def files_holding(settings: Settings, places: CapturePlaces, node_id: str) -> li
         return data is not None and needle in data
 
     first = [PurePosixPath(settings.capture_inbox).as_posix()]
+    # A daily named as daily_file_format says, though not an org note's name (".txt").
+    names = dict.fromkeys(["*.org", "*" + PurePosixPath(settings.daily_file_format).suffix])
     for folder in [settings.dailies_dir, *places.folders()]:
         directory = root / folder
         if directory.is_dir() and not leads_out(root, str(folder)):
-            first += [p.relative_to(root).as_posix() for p in sorted(directory.glob("*.org"), reverse=True)]
+            dailies = {p for name in names if name != "*" for p in directory.glob(name)}
+            first += [p.relative_to(root).as_posix() for p in sorted(dailies, reverse=True)]
     first = list(dict.fromkeys(first))
     found = [rel for rel in first if holds(rel)]
     if not found:
