@@ -199,21 +199,22 @@ _EMACS_CODINGS = {"iso-latin-1": "latin-1", "iso-latin-9": "iso-8859-15", "japan
 
 
 def _as_emacs_may_read(data: bytes) -> list[str]:
-    """The text of a file whose bytes are not UTF-8 as Emacs may show it, and so as a
-    client sends a part of it (the reader reads such bytes as U+FFFD): in the coding its
-    first line's ``-*- coding: ... -*-`` names, and in Windows-1252 and Latin-1 (Emacs's
-    usual guesses for such bytes). Empty for UTF-8 bytes."""
-    try:
-        data.decode("utf-8")
+    """The text of a file as Emacs may show it when that is not the reader's, and so as a
+    client sends a part of it: in the coding its first line's ``-*- coding: ... -*-``
+    names; for bytes that are not UTF-8 (the reader reads them as U+FFFD), in
+    Windows-1252 and Latin-1 too (Emacs's usual guesses for such bytes). Empty for UTF-8
+    bytes without such a cookie, and for UTF-16 and UTF-32 (read alike)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
         return []
-    except UnicodeDecodeError:
-        pass
-    names = ["cp1252", "latin-1"]
-    first = data.split(b"\n", 2)[:2]  # Emacs reads the cookie on the second line after a #! line
-    for line in first:
+    names = []
+    for line in data.split(b"\n", 2)[:2]:  # Emacs reads the cookie on the second line after a #! line
         if found := _CODING_RE.search(line.decode("latin-1")):
             name = re.sub(r"-(unix|dos|mac)$", "", found.group(1).lower())
-            names.insert(0, _EMACS_CODINGS.get(name, name))
+            names.append(_EMACS_CODINGS.get(name, name))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        names += ["cp1252", "latin-1"]
     texts = []
     for name in dict.fromkeys(names):
         try:
