@@ -19,7 +19,6 @@ than were reserved; that window is the one left.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 from collections.abc import Callable
@@ -35,9 +34,8 @@ FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def _libc_fallocate() -> Callable[[int, int, int, int], int] | None:
-    name = ctypes.util.find_library("c")
-    try:
-        call = ctypes.CDLL(name, use_errno=True).fallocate
+    try:  # the C library the process already has (no ldconfig run, as find_library does)
+        call = ctypes.CDLL(None, use_errno=True).fallocate
     except (OSError, AttributeError, TypeError):
         return None
     call.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
