@@ -40,6 +40,7 @@ from ..notes.files import is_indexable_path, iter_org_files
 from ..notes.records import ParsedFile
 from ..notes.setup_files import changed_since
 from ..store import Store
+from ..store.db import OperationalError
 from .appends import appended_headings
 from .kept_out import KeptOutNodes
 from .parsing import ParseOptions, ParsePipeline, default_workers, newly_private, parse_or_error
@@ -80,7 +81,7 @@ class IndexReport:
     new_pending: int = 0
     failed: dict[str, str] = field(default_factory=dict)
     private: int = 0  # files kept out whole by the privacy rule (read or not): nothing of them stored
-    stale: set[str] = field(default_factory=set)  # of ``failed``: read, but the store could not take them
+    stale: set[str] = field(default_factory=set)  # of ``failed``: the store could not take them (its disk full)
 
     def merge(self, other: "IndexReport") -> None:
         self.seen += other.seen
@@ -154,8 +155,7 @@ class Indexer:
                     (read, read.rel, read.data)
                     for read in (self._read(rel, abs_path, known.get(rel), looks) for rel, abs_path in stale)
                 )
-                # Files are committed in batches (each file in its own savepoint): one
-                # commit per file cost a third of the store's time in a cold index.
+                # Committed in batches (each file in a savepoint): a commit per file cost a third of a cold index.
                 while True:
                     before = self.progress.done
                     with self.store.transaction():
@@ -201,8 +201,7 @@ class Indexer:
                     and abs_path.is_file()
                 )
                 if wanted and _through_symlink(self.root, rel):
-                    # A link to a file inside the root: index it only under the path a
-                    # full reconcile would choose, so no note is ever indexed twice.
+                    # A link to a file inside the root: only under the path a reconcile would choose.
                     if canonical is None:
                         aliases: dict[str, str] = {}
                         canonical = {r for r, _ in iter_org_files(self.root, self.settings.exclude_globs, aliases)}
@@ -347,7 +346,8 @@ class Indexer:
             except Exception as exc:  # one bad file must never stop the others
                 log.exception("failed to index %s", read.abs_path)
                 report.failed[read.rel] = f"{type(exc).__name__}: {exc}"
-                report.stale.add(read.rel)
+                if isinstance(exc, OperationalError):  # a full disk, a locked database: read again later (live.py)
+                    report.stale.add(read.rel)
                 return report
             report.indexed = 1
         return report

@@ -16,6 +16,7 @@ import random
 from ..config import Settings
 from ..ollama.embed import Embedder
 from ..errors import DimensionMismatch, ServiceUnavailable
+from ..store.db import OperationalError
 from ..notes.setup_files import notes_to_read_again
 from .service import OracleIndex
 from .watcher import RoamWatcher
@@ -36,8 +37,8 @@ class LiveIndex:
     them, and a full reconcile runs when it asks for a rescan; every
     :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
     made private must take its notes out of the index without their being saved).
-    A note the store could not take (its disk full: the report's ``stale``, or an error
-    out of the whole batch) keeps its old rows, which may hold a heading made private
+    A note the store could not take (its disk full, the database locked: the report's
+    ``stale``, or such an error out of the whole batch) keeps its old rows, which may hold a heading made private
     since, and no change of the note will come to say so: it is read again then, every
     2 s doubling up to ``retry_max_seconds``, until it is taken.
     ``await stop()`` undoes it.
@@ -133,7 +134,7 @@ class LiveIndex:
     async def _reindex(self, paths: list[str]) -> None:
         try:
             report = await self.index.index_paths(paths)
-        except Exception:
+        except OperationalError:  # a full disk, a locked database (not a bug, which would fail again and again)
             self._note_stale(paths, ())
             raise
         self._note_stale(report.stale, paths)
