@@ -330,3 +330,24 @@ async def test_the_verbose_log_names_no_private_or_excluded_note(tmp_path, roam_
     assert "hushquokka" not in log and "hushyak" not in log and "hushattic" not in log, [
         line for line in log.splitlines() if "hush" in line
     ][:5]
+
+
+async def test_a_private_tag_with_a_non_ascii_letter_in_a_latin1_note_keeps_it_out(tmp_path, make_settings):
+    # A note saved in Latin-1 (Emacs reads it so) tagged :privé: (a configured private
+    # tag): the reader reads its é as U+FFFD, so the tag matched no private tag, and the
+    # note (whole, or the heading) was indexed, its words searchable.
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "whole.org").write_bytes("#+title: Carnet\n#+filetags: :privé:\n* Banque\nplacelatinwhole 4711\n".encode("latin-1"))
+    (roam / "heading.org").write_bytes("#+title: Carnet\n* Banque :privé:\nplacelatinheading 4711\n* Café :café:\nplacelatinpublic\n"
+                                       .encode("latin-1"))  # fmt: skip
+    settings = make_settings(roam_dir=roam, private_tags=["private", "privé"])
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+    finally:
+        await index.close()
+    assert rows_holding(settings.db_path, ("placelatinwhole", "placelatinheading")) == []
+    assert bytes_holding(settings.db_path, ("placelatinwhole", "placelatinheading")) == []
+    assert rows_holding(settings.db_path, ("placelatinpublic",))  # the public heading is indexed

@@ -135,12 +135,13 @@ def split_roam_list(value: str) -> tuple[str, ...]:
 
 def split_heading_tags(heading: str) -> tuple[str, list[str]]:
     """orgparse's ``parse_heading_tags`` in linear time, with Org's tag characters
-    (:func:`~.privacy.is_tag_char`; orgparse's lack ``#`` and ``%``)."""
+    (:func:`~.privacy.is_tag_char`; orgparse's lack ``#`` and ``%``), and U+FFFD: a
+    byte of a note that is not UTF-8, a letter as Emacs reads it (``:privé:`` in Latin-1)."""
     end = len(heading.rstrip())
     if end < 3 or heading[end - 1] != ":":
         return heading, []
     start = end
-    while start > 0 and (heading[start - 1] == ":" or is_tag_char(heading[start - 1])):
+    while start > 0 and (heading[start - 1] in ":\ufffd" or is_tag_char(heading[start - 1])):
         start -= 1
     colon = heading.find(":", start, end - 2)
     if colon < 0:

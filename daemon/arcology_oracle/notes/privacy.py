@@ -60,8 +60,16 @@ class Privacy:
         return cls(frozenset(t.casefold() for t in private_tags) | {CRYPT_TAG})
 
     def tags_exclude(self, tags: Iterable[str]) -> bool:
-        """Whether one of ``tags`` (own and inherited) makes text private."""
-        return any(t.casefold() in self.hidden for t in tags)
+        """Whether one of ``tags`` (own and inherited) makes text private. A tag holding
+        U+FFFD (bytes of a note that is not UTF-8, Latin-1 say, which the reader cannot
+        decode) makes it private when it may be a private tag as Emacs reads it: each
+        run of U+FFFD standing for one or more non-ASCII letters (``:priv\ufffd:`` is
+        ``:privé:``)."""
+        return any(t.casefold() in self.hidden or ("\ufffd" in t and self._may_be_hidden(t)) for t in tags)
+
+    def _may_be_hidden(self, tag: str) -> bool:
+        pattern = "[^\\x00-\\x7f]+".join(re.escape(part) for part in re.split("\ufffd+", tag.casefold()))
+        return any(re.fullmatch(pattern, hidden) for hidden in self.hidden)
 
     def excludes(self, *, tags: Iterable[str], properties: Mapping[str, str], text: str = "") -> bool:
         """Whether a heading (or the file) with these tags (inherited ones included),

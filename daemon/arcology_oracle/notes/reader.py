@@ -80,8 +80,9 @@ log = logging.getLogger(__name__)
 # What the reader reads the same way: raised when a file may now be read differently (the
 # index records it with the files read; a change reads every file again, see
 # Indexer.reconcile). 2: #+SETUPFILE's file tags; tags in every script (marks are tag
-# characters). 3: id links in property values.
-READER_VERSION = 3
+# characters). 3: id links in property values. 4: a private tag in a note that is not
+# UTF-8 (its non-ASCII letters read as U+FFFD).
+READER_VERSION = 4
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
