@@ -8,7 +8,6 @@ pieces (vector and keyword hits, results) it builds on.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,10 +16,9 @@ from ..notes import cjk
 from ..store import Store
 from ..store.search import bm25_scores
 from . import fusion
+from .held_words import held_shares, words_of
 from .nearest import exhausted, widened
 from .retrieval import (
-    STOPWORDS,
-    WORD,
     Result,
     fts_query,
     keyword_match,
@@ -118,9 +116,8 @@ def similar(
             store, hits, depth, per_node=True, exclude_nodes=exclude_nodes, exclude_headings=exclude_headings,
             later=later,
         )
-        # Nothing of another note near it: with every vector of the index read, the other
-        # notes have none yet (their words may find them); else they are further than
-        # MAX_POOL chunks, and vectors found nothing.
+        # Nothing of another note near it: with every vector read, the other notes have none
+        # yet (their words may find them); else they are further than MAX_POOL chunks.
         if results or found.eligible or not exhausted(store, vector, found.size):
             return "vector", results
     match = fts_query(text, any_term=True)  # what keyword_match asks (for the snippets)
@@ -187,9 +184,9 @@ def _rerank_by_words(
     (0 for a note none of the rarest words finds). The fusion is
     :func:`fusion.standardised`'s, as in /search: the vector score's z-score among the
     candidates (weighed by :func:`vector_weight`: less for a section or a text in CJK)
-    plus the mean of the two lexical z-scores (a note sharing no word scores 0
-    by BM25), so a ranking whose top stands far above the rest outweighs one that barely
-    separates them, and words as a whole weigh what the vectors weigh. The rest keep
+    plus the mean of the lexical z-scores (the two BM25s, a note sharing no word scoring 0;
+    for a section, also :mod:`.held_words`), so a ranking whose top stands far above the
+    rest outweighs one that barely separates them, and words weigh what the vectors weigh. The rest keep
     their order, below. Scores are 1.0 for the first note and fall towards 0 with the
     fused score's distance below it.
 
@@ -229,16 +226,19 @@ def _rerank_by_words(
     # Each note's text followed by its CJK bigrams, so that Japanese and Chinese words count.
     notes = {h: note_key(*owners[h]) for h, _ in head if owners and h in owners}
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS, cjk_bigrams=True, notes=notes)
-    note_bm25 = bm25_scores([texts.get(heading_id, "") for heading_id, _ in head], match)
+    bodies = [texts.get(heading_id, "") for heading_id, _ in head]
+    note_bm25 = bm25_scores(bodies, match)
     vector_z = fusion.standardised(list(enumerate(s for _, s in head)))
     note_z = fusion.standardised([(i, note_bm25.get(i, 0.0)) for i in range(len(head))])
     index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
+    lexical = [(note_z[i] + index_z[i]) / 2 for i in range(len(head))]
+    if not note_query:  # a section: also how much of each candidate's own words it holds (.held_words)
+        held_z = fusion.standardised(list(enumerate(held_shares(text, bodies))))
+        lexical = [(2 * lexical[i] + held_z[i]) / 3 for i in range(len(head))]
     weight = vector_weight(words, note_query)
-    # Stable: equal sums keep the vector order.
-    fused = sorted(((h, weight * vector_z[i] + (note_z[i] + index_z[i]) / 2) for i, (h, _) in enumerate(head)),
-                   key=lambda item: -item[1])  # fmt: skip
-    # The rest below every re-ranked note, in their order. (A note the words brought in
-    # may be among them by another heading: to_results keeps each note's first.)
+    fused = sorted(((h, weight * vector_z[i] + lexical[i]) for i, (h, _) in enumerate(head)),
+                   key=lambda item: -item[1])  # stable: equal sums keep the vector order
+    # The rest below every re-ranked note, in their order (to_results keeps a note's first).
     floor = fused[-1][1]
     fused += [(heading_id, floor - r) for r, (heading_id, _) in enumerate(hits[RERANK_NOTES:], start=1)]
     # Shown as 1 / (1 + distance below the first): 1.0 for the first, then down towards 0.
@@ -381,10 +381,8 @@ def cjk_share(words: Sequence[str]) -> float:
 def frequent_words(text: str, n: int) -> list[str]:
     """The ``n`` most frequent words of ``text``, lower-case (stopwords and words under
     three letters aside) and CJK bigrams (see :mod:`cjk`), most frequent first, ties in
-    order of appearance."""
-    words = Counter(w for w in WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
-    words.update(cjk.content_bigrams(text))
-    return [w for w, _ in words.most_common(n)]
+    order of appearance (:func:`.held_words.words_of`)."""
+    return [w for w, _ in words_of(text).most_common(n)]
 
 
 def frequent_words_query(text: str, n: int) -> str | None:

@@ -1,0 +1,78 @@
+"""/similar for a section: the notes whose own words the section holds rank above a long
+note that merely holds the section's words somewhere (:mod:`arcology_oracle.answers.held_words`).
+
+Real org files, real SQLite, the fake Ollama (hashed bags of words).
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from arcology_oracle.answers.held_words import held_shares
+from arcology_oracle.answers.search import similar_to_line, similar_to_text
+from arcology_oracle.index.service import OracleIndex
+
+
+def note(title: str, body: str) -> str:
+    node = uuid.uuid5(uuid.NAMESPACE_URL, title)
+    return f":PROPERTIES:\n:ID:       {node}\n:END:\n#+title: {title}\n\n{body}\n"
+
+
+SECTION = "* Black spot\nBlack spot on the rose leaves again: spray the copper fungicide in spring.\n"
+# A journal of the whole garden: every word of the section somewhere, among many others.
+JOURNAL = "\n".join(
+    f"* {day}\n{entry}"
+    for day, entry in [
+        ("March", "Pruned the rose bushes; the leaves are coming. Spring feed on the lawn and the hedge."),
+        ("April", "Black spot on the rose leaves again: spray in spring. Sowed tomatoes."),
+        ("May", "Compost turned, beans staked, the pond pump cleaned, the shed painted green."),
+        ("June", "Strawberries netted; the rose arch repaired; slugs on the lettuce after the rain."),
+    ]
+)
+FILES = {
+    "roses.org": note("Roses", "Climbing and shrub roses in the front garden.\n\n" + SECTION),
+    "journal.org": note("Garden journal", JOURNAL),
+    # What the section's author would link: a short note on what the section uses (its
+    # title is not in the section, so that the section does not name it: see mentions).
+    "copper.org": note("Sprays", "Copper fungicide: a copper fungicide, copper."),
+    "tomatoes.org": note("Tomatoes", "Brown leaves on the tomato plants; water at the base."),
+    "cycling.org": note("Cycling", "Chain oil, tyre pressure and a spare tube for the long rides."),
+    "chess.org": note("Chess openings", "The Sicilian and the French defence, and when to castle."),
+}
+
+
+def test_held_shares_weigh_a_notes_own_words_not_its_length():
+    """A short note all of whose words the query holds scores above a long one holding
+    the same words among many others; a note sharing no word scores 0."""
+    query = "black spot on the rose leaves: spray the copper fungicide"
+    short, long_, other = held_shares(query, [
+        "copper fungicide against black spot",
+        "black spot rose leaves spray copper fungicide " + "compost beans pond pump shed lettuce " * 5,
+        "tyre pressure chain oil",
+    ])  # fmt: skip
+    assert short > long_ > other == 0.0
+
+
+async def test_a_section_finds_the_note_on_what_it_treats_before_a_long_note_holding_its_words(
+    make_settings, tmp_path, fake_ollama
+):
+    """By file and line and by its text, the section on black spot finds the short note on
+    the copper fungicide it sprays first: the garden journal holds more of the section's
+    words (one of its days almost all of them), but the section holds the other note's
+    own words. Without held_words the journal came first on both routes."""
+    roam = tmp_path / "garden-roam"
+    roam.mkdir()
+    for name, text in FILES.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam, ollama_host=fake_ollama.url))
+    await idx.start()
+    try:
+        await idx.reconcile()
+        await idx.embed_pending()
+        line = FILES["roses.org"].splitlines().index("* Black spot") + 1
+        _, by_line = await similar_to_line(idx, "roses.org", line, k=5, keep_all=True)
+        _, by_text = await similar_to_text(idx, SECTION, k=5, path="roses.org", line=line, keep_all=True)
+    finally:
+        await idx.close()
+    for found in (by_line, by_text):
+        assert [r.file for r in found][:2] == ["copper.org", "journal.org"], found
