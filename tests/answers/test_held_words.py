@@ -7,10 +7,15 @@ Real org files, real SQLite, the fake Ollama (hashed bags of words).
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arcology_oracle.answers.held_words import held_shares
 from arcology_oracle.answers.search import similar_to_line, similar_to_text
 from arcology_oracle.index.service import OracleIndex
+from arcology_oracle.notes import cjk
 
 
 def note(title: str, body: str) -> str:
@@ -76,3 +81,31 @@ async def test_a_section_finds_the_note_on_what_it_treats_before_a_long_note_hol
         await idx.close()
     for found in (by_line, by_text):
         assert [r.file for r in found][:2] == ["copper.org", "journal.org"], found
+
+
+
+def test_a_notes_bigrams_are_counted_as_content_bigrams_gives_them():
+    # Whole notes of Japanese are counted in C (cjk.count_content_bigrams): the same
+    # counts, in the same order of first appearance (most_common's ties), as
+    # content_bigrams gives them one by one.
+    texts = [
+        "味噌汁の作り方\n昆布と鰹節で出汁を取ってから、火を止めて味噌を溶かし入れる。味噌汁",
+        "Goでスライスを使う。スライスの長さと容量\nひらがなだけのぶんしょう。あ",
+        "plain English only, words words",
+        "混ざった text と English の words ア 一",
+        "中文的句子没有空格，中文。한국어 문장도 있다",
+        "",
+    ]
+    for text in texts:
+        expected = Counter(cjk.content_bigrams(text))
+        got = Counter({"first": 1})
+        cjk.count_content_bigrams(got, text)
+        assert got == expected + Counter({"first": 1}), text
+        assert list(got) == ["first", *expected], text
+
+
+@given(st.text(alphabet="味噌汁の作りアイ々一あいうゝ한국 ab,。・\n", max_size=40))
+def test_any_text_s_bigrams_are_counted_as_content_bigrams_gives_them(text):
+    got = Counter()
+    cjk.count_content_bigrams(got, text)
+    assert list(got.items()) == list(Counter(cjk.content_bigrams(text)).items())

@@ -34,7 +34,7 @@ def words_of(text: str) -> Counter[str]:
     """``text``'s words as the re-ranking reads them (:func:`.similarity.frequent_words`,
     every one): lower-case words of three letters or more but stopwords, and CJK bigrams."""
     counts = Counter(w for w in WORD.findall(cjk.strip_cjk(text).lower()) if len(w) > 2 and w not in STOPWORDS)
-    counts.update(cjk.content_bigrams(text))
+    cjk.count_content_bigrams(counts, text)
     return counts
 
 

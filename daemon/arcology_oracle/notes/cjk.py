@@ -17,6 +17,7 @@ text without CJK characters).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 # The iteration and ideographic marks (々 in 人々, 〆, 〇); hiragana; katakana with the
 # phonetic extensions and half-width forms (its middle dot ・ apart: a separator); CJK
@@ -30,6 +31,9 @@ _HANGUL = "\uac00-\ud7af"
 _KANA_KANJI_RANGES = _MARKS + _HIRAGANA + _KATAKANA + _MIDDLE_DOT + _IDEOGRAPHS
 _RANGES = _KANA_KANJI_RANGES + _HANGUL
 _RUN = re.compile(f"[{_RANGES}]+")
+# Each term of a run as _run_terms gives it, in order: a bigram at every place two CJK
+# characters start (a look-ahead, so they overlap), or a character standing alone.
+_TERM = re.compile(f"(?=([{_RANGES}]{{2}}))|(?<![{_RANGES}])([{_RANGES}])(?![{_RANGES}])")
 _ANY = re.compile(f"[{_RANGES}]")
 _TOKEN = re.compile(r"\w+")
 _SPLIT = re.compile(f"[{_RANGES}]+|[^{_RANGES}]+")
@@ -103,6 +107,18 @@ def content_bigrams(text: str) -> list[str]:
     if not has_cjk(text):
         return []
     return [t for run in _RUN.findall(text) for t in _run_terms(run) if not _HIRAGANA_ONLY.fullmatch(t)]
+
+
+def count_content_bigrams(counts: Counter[str], text: str) -> None:
+    """Add :func:`content_bigrams` of ``text`` to ``counts`` (new ones in order of first
+    appearance), found and counted in C and each distinct bigram tested for hiragana
+    once: whole notes of Japanese hold tens of thousands of bigrams, mostly repeats."""
+    if not has_cjk(text):
+        return
+    new = Counter(map("".join, _TERM.findall(text)))
+    for term in [t for t in new if _HIRAGANA_ONLY.fullmatch(t)]:
+        del new[term]
+    counts.update(new)
 
 
 # Kanji and katakana (not its middle dot): what Japanese writes its nouns and stems in,
