@@ -259,7 +259,8 @@ on the answer asks QUESTION again about this
 buffer (its text as it is then) and \\[arcology-oracle-answers-follow] \
 comes back here."
   (interactive
-   (list (read-string (if-let ((note (arcology-oracle--listed-note)))
+   (list (read-string (if-let ((note (or (arcology-oracle--listed-note)
+                                         (arcology-oracle--refuse-list-without-note))))
                           (format "Ask about %s: " (buffer-name note))
                         "Ask about this buffer: ")
                       nil 'arcology-oracle--ask-history)))
@@ -348,7 +349,7 @@ that is one of the oracle's answers, and a private node (see
 `arcology-oracle--private-here-p'), which the daemon never reads.
 Nothing refused is added to the summaries."
   (interactive
-   (list (when current-prefix-arg
+   (list (when (and current-prefix-arg (not (arcology-oracle--refuse-list-without-note)))
            (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
   (unless (arcology-oracle--in-listed-note (lambda () (arcology-oracle-summarize question)))
     (arcology-oracle--summarize-here question)))

@@ -299,18 +299,24 @@ At the place the note was read (the point of its window used last).  Return
 non-nil when the current buffer is such a list, nil (FUNCTION not
 called) otherwise; see `arcology-oracle--listed-note'.  A list whose
 note was killed is refused."
-  (let ((note (arcology-oracle--listed-note)))
-    (cond
-     (note
-      (with-current-buffer note
-        (save-excursion
-          (when-let ((window (arcology-oracle--last-window-of note)))
-            (goto-char (window-point window)))
-          (funcall function)))
-      t)
-     ;; Its note killed: the list's own text is no note to ask about.
-     ((derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
-      (arcology-oracle--user-error "The note this list is about is no longer open in Emacs: ask from a note")))))
+  (if-let ((note (arcology-oracle--listed-note)))
+      (progn
+        (with-current-buffer note
+          (save-excursion
+            (when-let ((window (arcology-oracle--last-window-of note)))
+              (goto-char (window-point window)))
+            (funcall function)))
+        t)
+    (arcology-oracle--refuse-list-without-note)))
+
+(defun arcology-oracle--refuse-list-without-note ()
+  "Signal a `user-error' in a list whose note was killed, else return nil.
+The list's own text (scores, titles) is no note to ask about.  A
+command that prompts calls this first: the question typed would be
+refused after."
+  (when (and (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
+             (not (arcology-oracle--listed-note)))
+    (arcology-oracle--user-error "The note this list is about is no longer open in Emacs: ask from a note")))
 
 (defun arcology-oracle--visited-file ()
   "Return the file the current buffer visits, or nil.

@@ -896,6 +896,22 @@ C-c o u said \"Summaries need an org-mode buffer\"."
       (should (string-match-p "no longer open"
                               (cadr (should-error (arcology-oracle-ask "What is here?") :type 'user-error)))))))
 
+(ert-deftest arcology-oracle-links-test-a-list-whose-note-was-killed-refuses-before-asking ()
+  "C-c o a (and C-u C-c o u) in a list whose note was killed refuse before their prompt.
+C-c o a asked \"Ask about this buffer: \" (the list, which it is not about), and only once
+a question was typed said the note was gone."
+  (arcology-oracle-links-test--with-list "* Autolyse\nRest the dough.\n"
+    (kill-buffer note)
+    (with-current-buffer (arcology-oracle--similar-buffer)
+      (let ((prompts nil))
+        (cl-letf (((symbol-function 'read-string)
+                   (lambda (prompt &rest _) (push prompt prompts) "What is here?")))
+          (dolist (command '(arcology-oracle-ask arcology-oracle-summarize))
+            (let ((current-prefix-arg '(4)))
+              (should (string-match-p "no longer open"
+                                      (cadr (should-error (call-interactively command) :type 'user-error)))))))
+        (should-not prompts)))))
+
 (ert-deftest arcology-oracle-links-test-the-list-s-note-killed ()
   "The note the list was about killed (C-x k): the next command in another note
 asks for its list.  The hook signalled (wrong-type-argument number-or-marker-p nil),
