@@ -146,6 +146,13 @@ it may have been started on other notes.")
 
 (add-hook 'arcology-oracle--unreachable-functions #'arcology-oracle--forget-roam-dir)
 
+(defun arcology-oracle--roam-dir-from-daemon-p ()
+  "Return non-nil when the roam directory known now is what the daemon said.
+Not one configured: that one may be asked again (the daemon may
+have been restarted on other notes since)."
+  (and (not arcology-oracle-roam-directory)
+       (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs)))
+
 (defun arcology-oracle--roam-dir ()
   "Return the daemon's roam directory as known now, or nil.
 That is `arcology-oracle-roam-directory', else what the daemon's
@@ -217,8 +224,7 @@ other notes since."
                (condition-case err
                    (funcall callback rel)
                  (user-error (message "%s" (error-message-string err))))))
-            ((and (not asked) roam-dir (not arcology-oracle-roam-directory)
-                  (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs))
+            ((and (not asked) roam-dir (arcology-oracle--roam-dir-from-daemon-p))
              (arcology-oracle--forget-roam-dir (arcology-oracle--base-url))
              (arcology-oracle--among-notes file what callback need-dir errback t))
             (t (arcology-oracle--report
@@ -791,12 +797,14 @@ The index may lag behind the file by a few lines."
             (setq best pos))))
       (goto-char (or best target)))))
 
-(defun arcology-oracle--visit (result)
+(defun arcology-oracle--visit (result &optional asked)
   "Visit the note of RESULT (a search or similar result, or a source).
 Tries, in order: the heading's own ID through org-roam, the file
 and line under the roam directory, the enclosing node's ID
 through org-roam, then `org-id-find' when org-id's locations are
-loaded."
+loaded.  A file not under the directory the daemon said is looked
+for again once the daemon has said it again (ASKED non-nil: it
+has), as `arcology-oracle--among-notes' does."
   (let* ((heading-id (alist-get 'heading_id result))
          (node-id (alist-get 'node_id result))
          (from-list (or (window-parameter nil 'window-side)
@@ -815,13 +823,15 @@ loaded."
                         (bound-and-true-p org-id-locations)
                         (ignore-errors (org-id-find (or heading-id node-id))))))
         (setq location found)))
+     ((and (alist-get 'file result) (not asked) (arcology-oracle--roam-dir-from-daemon-p))
+      (arcology-oracle--visit-asking-again result))
      ((and (alist-get 'file result) (arcology-oracle--roam-dir)
            (file-directory-p (arcology-oracle--roam-dir)))
       (arcology-oracle--user-error "%s is not in %s any more: deleted or moved since it was listed"
                                    (alist-get 'file result) (arcology-oracle--roam-dir)))
      (t (arcology-oracle--user-error "Cannot find %s here: is `arcology-oracle-roam-directory' right?"
                     (or (alist-get 'file result) (alist-get 'title result)))))
-    (let ((buffer (find-file-noselect (car location))))
+    (when-let ((buffer (and location (find-file-noselect (car location)))))
       (if from-list
           (pop-to-buffer buffer '((display-buffer-reuse-window display-buffer-use-some-window) (inhibit-same-window . t)))
         (pop-to-buffer-same-window buffer))
@@ -835,6 +845,19 @@ loaded."
         (arcology-oracle--at-id id))
       (when (derived-mode-p 'org-mode) (org-show-context))
       (recenter 0))))
+
+(defun arcology-oracle--visit-asking-again (result)
+  "Visit RESULT once the daemon has said again where its notes are.
+From the window selected now; a `user-error' then is shown in the
+echo area."
+  (let ((window (selected-window)))
+    (arcology-oracle--forget-roam-dir (arcology-oracle--base-url))
+    (arcology-oracle--with-roam-dir
+     (lambda (_roam-dir)
+       (when (window-live-p window) (select-window window))
+       (condition-case err
+           (arcology-oracle--visit result t)
+         (user-error (message "%s" (error-message-string err))))))))
 
 (defun arcology-oracle--open-source-at-point ()
   "Visit the source whose link is at point, as `arcology-oracle--visit' does.

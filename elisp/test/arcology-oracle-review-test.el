@@ -314,6 +314,25 @@ daemon's notes (not under .../examples/roam/)'."
         (arcology-oracle-test--wait (lambda () failed) 20 "the refusal")
         (should-not (assoc "http://127.0.0.1:9" arcology-oracle--server-roam-dirs))))))
 
+(ert-deftest arcology-oracle-review-test-a-result-of-a-daemon-restarted-on-other-notes ()
+  "RET on a listed note that is not under the roam directory the daemon said before its
+restart asks for the directory again, and visits it.  A daemon stopped and started on
+other notes within a second (no request failed meanwhile) left the old directory, and
+RET said 'bread.org is not in .../examples/roam/ any more: deleted or moved'."
+  (arcology-oracle-test--with-daemon
+    (let* ((old (file-name-as-directory (expand-file-name "old-notes" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))))
+           (file (expand-file-name "inbox.org" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+           (refused nil))
+      (make-directory old t)
+      (push (cons (arcology-oracle--base-url) old) arcology-oracle--server-roam-dirs)
+      (condition-case err
+          (arcology-oracle--visit '((file . "inbox.org") (line . 1) (title . "Inbox")))
+        (user-error (setq refused (error-message-string err))))
+      (should-not refused)
+      (arcology-oracle-test--wait (lambda () (get-file-buffer file)) 20 "the note visited")
+      (push (get-file-buffer file) arcology-oracle-test--buffers)
+      (should (eq (window-buffer (selected-window)) (get-file-buffer file))))))
+
 ;;;; The :SOURCE: link of a capture opens its heading
 
 (defconst arcology-oracle-review-test--fancy
