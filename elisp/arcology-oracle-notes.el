@@ -278,19 +278,20 @@ made \\[save-buffer] ask where to save the list itself."
                                           "\\[arcology-oracle-links-refresh]"
                                         "\\[arcology-oracle-similar-refresh]")))))
 
-(defun arcology-oracle-undo-in-listed-note ()
+(defun arcology-oracle-undo-in-listed-note (&optional arg)
   "Undo the last change of the note the list in the current buffer is about.
 \\[undo] in the similar notes or the link suggestions, right after
 \\[arcology-oracle-insert-link] there, takes the link out again, as in the
 note: the list itself is read-only, and said \"Buffer is read-only\".
-Repeated, it undoes further, as \\[undo] does in the note."
-  (interactive)
+Repeated, it undoes further, as \\[undo] does in the note; ARG (the
+prefix argument) is undo's too."
+  (interactive "P")
   (let* ((note (or (arcology-oracle--listed-note)
                    (arcology-oracle--user-error "This list is about no note open in Emacs")))
          (window (arcology-oracle--last-window-of note)))
     (if window
-        (with-selected-window window (undo))
-      (with-current-buffer note (undo)))))
+        (with-selected-window window (undo arg))
+      (with-current-buffer note (undo arg)))))
 
 (defun arcology-oracle--last-window-of (buffer)
   "Return the window showing BUFFER that was used last, or nil.

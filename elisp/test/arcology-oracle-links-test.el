@@ -883,6 +883,24 @@ read-only: #<buffer *arcology-oracle similar*>\".  The link suggestions do the s
       (should (equal (with-current-buffer note (buffer-string)) before))))
   (should (eq (lookup-key arcology-oracle-links-mode-map [remap undo]) #'arcology-oracle-undo-in-listed-note)))
 
+(ert-deftest arcology-oracle-links-test-undo-in-the-list-takes-a-count ()
+  "C-u 2 C-/ in the list undoes two changes of the note, as in the note: the count was
+dropped, and one change was undone."
+  (arcology-oracle-links-test--with-list "* Autolyse\nRest the dough.\n"
+    (let ((before (with-current-buffer note (buffer-string))))
+      (with-current-buffer note
+        (buffer-enable-undo)
+        (undo-boundary)
+        (goto-char (point-max))
+        (insert "One.\n")
+        (undo-boundary)
+        (insert "Two.\n")
+        (undo-boundary))
+      (with-current-buffer (arcology-oracle--similar-buffer)
+        (let ((current-prefix-arg 2))
+          (call-interactively (key-binding (kbd "C-/")))))
+      (should (equal (with-current-buffer note (buffer-string)) before)))))
+
 (ert-deftest arcology-oracle-links-test-asked-from-a-list-whose-note-was-killed ()
   "C-c o a, u or l in the similar notes once their note was killed: refused, saying so.
 C-c o a asked about the list's own text (scores and titles) as if it were a note, and
