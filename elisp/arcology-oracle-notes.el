@@ -165,13 +165,15 @@ That is `arcology-oracle-roam-directory', else what the daemon's
 
 (defun arcology-oracle--with-roam-dir (callback &optional errback)
   "Call CALLBACK with the daemon's roam directory (or nil), or ERRBACK.
-Asks the daemon's /status once per URL when nothing is configured
-\(then CALLBACK runs later, from a process sentinel), and remembers
-its answer.  When that question fails (the daemon cannot be reached,
-stays silent, is not at `arcology-oracle-url', or answers with an
-error), the request CALLBACK would make would fail the same way
-after a second wait: ERRBACK is called with the failure's message
-instead, and CALLBACK never runs.  ERRBACK defaults to
+Asks the daemon's /status when nothing is configured (then
+CALLBACK runs later, from a process sentinel), and remembers its
+answer until the daemon cannot be reached or a note is refused as
+not under it (see `arcology-oracle--forget-roam-dir').  When that
+question fails (the daemon cannot be reached, stays silent, is not
+at `arcology-oracle-url', or answers with an error), the request
+CALLBACK would make would fail the same way after a second wait:
+ERRBACK is called with the failure's message instead, and CALLBACK
+never runs.  ERRBACK defaults to
 `arcology-oracle--report'."
   (let ((url (arcology-oracle--base-url)))
     (if (or arcology-oracle-roam-directory
