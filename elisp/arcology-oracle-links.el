@@ -571,8 +571,9 @@ text."
   "Return a regexp matching LINE, as the daemon read it, in the note here.
 The daemon reads the bytes of a file that are not UTF-8 (a note
 saved in Latin-1, say) as U+FFFD, where Emacs decodes letters: each
-run of them matches any characters of the line."
-  (mapconcat #'regexp-quote (split-string line "\ufffd+") ".+?"))
+run of them matches characters that are not ASCII (those bytes
+never are), so that a line of them alone is not any line."
+  (mapconcat #'regexp-quote (split-string line "\ufffd+") "[^[:ascii:]]+?"))
 
 (defun arcology-oracle--paragraph-position (paragraph)
   "Return the place for a link at the end of PARAGRAPH (the daemon's) here.

@@ -511,6 +511,17 @@ and g could never mend it."
                     (concat "New line\n" text) `((start_line . 3) (end_line . 3) (text . ,line)))
                    (cons 4 (length "Saved in Latin-1, so \"crème brûlée\" here is not UTF-8."))))))
 
+(ert-deftest arcology-oracle-links-test-a-line-the-daemon-read-as-u-fffd-only-is-not-any-line ()
+  "A paragraph in a note saved in cp1251 (Russian) that an unsaved line above moved: its
+first line, \"\ufffd \ufffd\" as the daemon read it, matched any line with a space,
+and the link went into the English paragraph now at its line.  The bytes not UTF-8 are
+letters that are not ASCII."
+  (let ((text "#+title: T\n\nNew line\n\nBread and salt\n\nХлеб соль\n")
+        (line "\ufffd\ufffd\ufffd\ufffd \ufffd\ufffd\ufffd\ufffd"))
+    (should (equal (arcology-oracle-links-test--place
+                    text `((start_line . 5) (end_line . 5) (text . ,line)))
+                   (cons 7 (length "Хлеб соль"))))))
+
 (ert-deftest arcology-oracle-links-test-a-paragraph-ends-before-latex-fixed-width-and-rules ()
   "The link goes after the prose, never into or after what follows it without a blank line.
 A link after `\\end{equation}', in `: ' lines or after a rule turned them into text."
