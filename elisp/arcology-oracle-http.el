@@ -279,8 +279,11 @@ back: it may be another, started on other notes.")
 
 (defun arcology-oracle--http-unreachable (req message)
   "End REQ with MESSAGE: the daemon could not be reached.
-See `arcology-oracle--unreachable-functions'."
-  (run-hook-with-args 'arcology-oracle--unreachable-functions (arcology-oracle--http-base req))
+See `arcology-oracle--unreachable-functions'; one that signals is
+shown in the echo area, and REQ ends all the same."
+  (condition-case err
+      (run-hook-with-args 'arcology-oracle--unreachable-functions (arcology-oracle--http-base req))
+    (error (message "arcology-oracle: %s" (error-message-string err))))
   (arcology-oracle--http-finish req message))
 
 (defun arcology-oracle--http-finish (req &optional error-message)

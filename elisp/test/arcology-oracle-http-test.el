@@ -452,6 +452,24 @@ anything else (Ollama's text, an HTML page, nothing) is not the daemon."
           (should (equal result "no answer from the daemon within 0.5 seconds")))
       (delete-process server))))
 
+(ert-deftest arcology-oracle-http-test-an-unreachable-daemon-fails-whatever-its-hook-does ()
+  "A function of `arcology-oracle--unreachable-functions' that signals does not strand
+the request: its error callback still runs.  It never did (the sentinel stopped at the
+error, and the watchdog ran the hook again), so a command waited for good."
+  (let* ((server (make-network-process :name "gone" :server t :host "127.0.0.1" :service t
+                                       :filter #'ignore :sentinel #'ignore))
+         (arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
+         (arcology-oracle-token "x")
+         (arcology-oracle--unreachable-functions (list (lambda (_url) (error "A broken hook"))))
+         result)
+    (delete-process server)             ; nobody listens there now: refused
+    (with-demoted-errors "%S"
+      (arcology-oracle--json "GET" "/status" :timeout 2
+                             :callback (lambda (a) (setq result a))
+                             :errback (lambda (m) (setq result m))))
+    (arcology-oracle-test--wait (lambda () result) 10 "the error callback")
+    (should (string-match-p "daemon not reachable" result))))
+
 (provide 'arcology-oracle-http-test)
 
 ;;; arcology-oracle-http-test.el ends here
