@@ -649,10 +649,20 @@ installed."
     `(progn (require 'magit-section)
             (funcall (eval '(lambda ,args ,@body) t) ,@args))))
 
+(defvar arcology-oracle--section-own-render nil
+  "Non-nil while the section renders the org-roam buffer again itself.
+That is, when an answer or a failure arrived or the window changed
+its width: a failure kept in the cache is shown then, and only then.")
+
 (defun arcology-oracle--section-cached (id)
-  "Return the fresh cache entry (TIME . RESULTS) for node ID, or nil."
+  "Return the fresh cache entry (TIME . RESULTS) for node ID, or nil.
+A failure (RESULTS a message) is returned only to the section's own
+renders (see `arcology-oracle--section-own-render'): any other (g,
+org-roam showing the node again) asks the daemon again, so a failure
+never outlives the daemon coming back."
   (let ((entry (gethash id arcology-oracle--section-cache)))
-    (when (and entry (< (- (float-time) (car entry)) arcology-oracle--section-cache-seconds))
+    (when (and entry (< (- (float-time) (car entry)) arcology-oracle--section-cache-seconds)
+               (or (consp (cdr entry)) (null (cdr entry)) arcology-oracle--section-own-render))
       entry)))
 
 (defun arcology-oracle--section-render-again (buffer)
@@ -661,7 +671,8 @@ installed."
     (with-current-buffer buffer
       (let ((points (mapcar (lambda (w) (cons w (window-point w)))
                             (get-buffer-window-list buffer nil t)))
-            (pt (point)))
+            (pt (point))
+            (arcology-oracle--section-own-render t))
         (org-roam-buffer-render-contents)
         (goto-char (min pt (point-max)))
         (dolist (wp points)
@@ -697,11 +708,9 @@ narrower one Emacs cut them again at its edge, the marks first."
                         arcology-oracle--section-cache)
                (arcology-oracle--section-rerender id))
    :errback (lambda (message)
-              ;; Keep errors briefly, so that a daemon that is down is not
-              ;; asked again at every redisplay.
-              (puthash id (cons (- (float-time) (- arcology-oracle--section-cache-seconds 10))
-                                message)
-                       arcology-oracle--section-cache)
+              ;; Kept for the render this makes (and a change of width), so
+              ;; that showing it does not ask again; g asks again.
+              (puthash id (cons (float-time) message) arcology-oracle--section-cache)
               (arcology-oracle--report message t)
               (arcology-oracle--section-rerender id))))
 
@@ -715,7 +724,7 @@ Add it to `org-roam-mode-sections', for example:
 
 The section never waits for the daemon: it shows a placeholder,
 and the buffer is rendered again when the answer arrives.
-Answers are reused for a minute."
+Answers are reused for a minute; a failure is not: g asks again."
   (let* ((id (org-roam-node-id node))
          (entry (and id (arcology-oracle--section-cached id))))
     (when (and id (arcology-oracle--roam-node-private-p node))

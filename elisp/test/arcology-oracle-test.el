@@ -455,6 +455,40 @@ title on more lines; they are joined with a space."
         (org-roam-db--close-all)
         (when (file-exists-p org-roam-db-location) (delete-file org-roam-db-location))))))
 
+;; A failure cached for the section was shown again by g for 10 seconds
+;; after the daemon came back ("no answer from the daemon within 15 seconds").
+(ert-deftest arcology-oracle-test-org-roam-section-failure-not-kept ()
+  "g in the org-roam buffer asks again after a failure: it is not shown again."
+  (require 'org-roam)
+  (arcology-oracle-test--with-daemon
+    (let* ((org-roam-db-location (expand-file-name
+                                  (format "org-roam-failure-%d.db" (emacs-pid))
+                                  (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP")))
+           (org-roam-mode-sections (list #'arcology-oracle-similar-section))
+           (daemon arcology-oracle-url)
+           (inhibit-message t))
+      (unwind-protect
+          (progn
+            (org-roam-db-sync)
+            (let* ((node (org-roam-node-from-id (arcology-oracle-test--id 'sourdough)))
+                   (arcology-oracle-url (arcology-oracle-test--free-url))
+                   (window (org-roam-buffer-display-dedicated node))
+                   (buffer (window-buffer window)))
+              (push buffer arcology-oracle-test--buffers)
+              (with-current-buffer buffer
+                (arcology-oracle-test--wait
+                 (lambda () (string-match-p "daemon not reachable" (buffer-string)))
+                 20 "the failure in the section")
+                ;; The daemon is back: g shows no failure, then the notes.
+                (setq arcology-oracle-url daemon)
+                (org-roam-buffer-refresh)
+                (should-not (string-match-p "not reachable" (buffer-string)))
+                (arcology-oracle-test--wait
+                 (lambda () (string-match-p "^[0-9]\\.[0-9][0-9] Bread Hydration" (buffer-string)))
+                 20 "the similar notes after g"))))
+        (org-roam-db--close-all)
+        (when (file-exists-p org-roam-db-location) (delete-file org-roam-db-location))))))
+
 ;;;; Search
 
 (ert-deftest arcology-oracle-test-search-visits-choice ()
