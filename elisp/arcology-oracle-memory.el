@@ -534,7 +534,16 @@ of the daemon's index."
       (save-excursion
         (org-back-to-heading t)
         (org-toggle-tag tag 'on))
-      (message "Tagged :%s:; save the file to take the heading out of the index" tag)))))
+      (message "Tagged :%s:; %s" tag (arcology-oracle--private-then "the heading"))))))
+
+(defun arcology-oracle--private-then (what)
+  "Say what tagging WHAT private does, in the current buffer.
+Emacs sends nothing of it from now on; the daemon's index changes
+when the file is saved.  A buffer without a file is in no index:
+there is nothing to save for."
+  (if (arcology-oracle--visited-file)
+      (format "save the file to take %s out of the index" what)
+    (format "Emacs sends nothing of %s (this buffer has no file: the daemon never read it)" what)))
 
 (defun arcology-oracle--keyword-search (key regexp limit)
   "Search forward for REGEXP before LIMIT on a line that is keyword KEY.
@@ -598,8 +607,7 @@ hold crypt or one of `arcology-oracle-private-tags' is left alone."
               ;; After a last line without a newline, the new line is last, as it was.
               (insert (if (bolp) (concat line "\n") (concat "\n" line)))))
           (org-set-regexps-and-options t)
-          (message "Tagged the file :%s: (#+filetags); save it to take the whole file out of the index"
-                   tag))))))
+          (message "Tagged the file :%s: (#+filetags); %s" tag (arcology-oracle--private-then "the whole file")))))))
 
 (provide 'arcology-oracle-memory)
 

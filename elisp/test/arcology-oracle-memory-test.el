@@ -695,6 +695,28 @@ heading above it, the file's #+filetags) changes nothing and says so.  It said
           (should (string-match-p "already private" (car messages))))
         (should (equal (buffer-string) text))))))
 
+(ert-deftest arcology-oracle-memory-test-make-private-in-a-buffer-without-a-file ()
+  "C-c o P in an Org buffer without a file tags the heading (or the file) and says
+what is true: nothing of it is sent, and there is no file to save.  It said \"save
+the file to take the heading out of the index\", of a buffer the daemon never read."
+  (let ((arcology-oracle-private-tags '("private")))
+    (with-temp-buffer
+      (insert "#+title: Scratch\n* H\nx\n")
+      (org-mode)
+      (goto-char (point-max))
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-make-private)
+        (should (equal (car messages)
+                       "Tagged :private:; Emacs sends nothing of the heading \
+(this buffer has no file: the daemon never read it)")))
+      (should (equal (org-get-tags nil t) '("private")))
+      (goto-char (point-min))
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-make-private)
+        (should (string-match-p "Emacs sends nothing of the whole file (this buffer has no file"
+                                (car messages))))
+      (should (string-prefix-p "#+title: Scratch\n#+filetags: :private:\n* H" (buffer-string))))))
+
 (ert-deftest arcology-oracle-memory-test-make-private-needs-org ()
   "Outside Org the command refuses."
   (with-temp-buffer
