@@ -341,27 +341,49 @@ note, or rejected for good; the list can be asked for again.
   (setq-local truncate-lines t)
   (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-links-refresh))))
 
-(defun arcology-oracle--format-suggestion (suggestion)
-  "Return the text of one link SUGGESTION of the daemon."
-  (let* ((title (org-link-display-format (or (alist-get 'title suggestion) "?")))
+(defun arcology-oracle--links-width ()
+  "Return the columns a line of the suggestions buffer may take.
+Its window's width less one (80 when it is not shown): a longer line
+was cut by Emacs at the edge with a $, where the similar notes cut
+theirs with an ellipsis."
+  (max 16 (1- (or (when-let ((w (get-buffer-window arcology-oracle-links-buffer-name t)))
+                    (window-width w))
+                  80))))
+
+(defun arcology-oracle--format-suggestion (suggestion &optional width)
+  "Return the text of one link SUGGESTION of the daemon.
+Each line is cut to WIDTH columns (default the buffer's window's, see
+`arcology-oracle--links-width') with an ellipsis; the title is cut
+so that its marks stay in view."
+  (let* ((width (or width (arcology-oracle--links-width)))
+         (title (org-link-display-format (or (alist-get 'title suggestion) "?")))
          (at (alist-get 'heading suggestion))
          (paragraph (alist-get 'paragraph suggestion))
-         (marks (delq nil (list (and (equal (alist-get 'role suggestion) "conversation") "conversation")
-                                (and (arcology-oracle--weak-p suggestion) "weak"))))
-         (first (concat (arcology-oracle--score-text suggestion) "  "
-                        (propertize title 'face 'arcology-oracle-title)
-                        (if marks
-                            (concat " " (propertize (string-join marks " ") 'face 'arcology-oracle-tag))
-                          "")))
+         (score (arcology-oracle--score-text suggestion))
+         (marks (string-join (delq nil (list (and (equal (alist-get 'role suggestion) "conversation")
+                                                  "conversation")
+                                             (and (arcology-oracle--weak-p suggestion) "weak")))
+                             " "))
+         (room (- width (string-width score) 2 (if (string-empty-p marks) 0 (1+ (string-width marks)))))
+         (first (concat score "  "
+                        (propertize (arcology-oracle--one-line title (max 10 room))
+                                    'face 'arcology-oracle-title)
+                        (if (string-empty-p marks)
+                            ""
+                          (concat " " (propertize marks 'face 'arcology-oracle-tag)))))
          (text (concat
                 first "\n"
-                (propertize (format "  in %s, line %d\n"
-                                    (org-link-display-format (or (alist-get 'heading at) ""))
-                                    (or (alist-get 'end_line paragraph) (alist-get 'line at) 1))
+                (propertize (concat "  " (arcology-oracle--one-line
+                                          (format "in %s, line %d"
+                                                  (org-link-display-format (or (alist-get 'heading at) ""))
+                                                  (or (alist-get 'end_line paragraph) (alist-get 'line at) 1))
+                                          (- width 2))
+                                    "\n")
                             'face 'arcology-oracle-olp)
                 (when paragraph
                   (mapconcat (lambda (line)
-                               (concat "  > " (propertize (org-link-display-format line)
+                               (concat "  > " (propertize (arcology-oracle--one-line
+                                                           (org-link-display-format line) (- width 4))
                                                           'face 'arcology-oracle-snippet)
                                        "\n"))
                              (seq-take (split-string (alist-get 'text paragraph) "\n") 3)
@@ -668,18 +690,41 @@ link to the note itself."
     (arcology-oracle--links-remove list-buffer target)
     (message "Inserted a link to \"%s\" into %s, line %d" (org-link-display-format link) (buffer-name source) line)))
 
-(defun arcology-oracle--links-remove (buffer node)
-  "Remove the suggestions of NODE from the suggestions BUFFER."
+(defun arcology-oracle--links-remove (buffer node &optional forget)
+  "Remove the suggestions of NODE from the suggestions BUFFER.
+The list is rendered again, so that the count of those below the
+relevance cut stays true; point goes to the entry that took the
+place of the one it was on.  FORGET (a rejection) drops NODE from
+the daemon's list kept to render it again; else (a link inserted)
+it stays there and the note's link keeps it out, so that undoing
+the link offers it again."
   (when (buffer-live-p buffer)
     (with-current-buffer buffer
-      (let ((inhibit-read-only t) (pos (point-min)) ranges)
-        (while (setq pos (next-single-property-change pos 'arcology-oracle-result))
-          (let ((end (or (next-single-property-change pos 'arcology-oracle-result) (point-max))))
-            (when (equal (alist-get 'node_id (get-text-property pos 'arcology-oracle-result)) node)
-              (push (cons pos (min (point-max) (1+ end))) ranges))
-            (setq pos end)))
-        ;; Last first: deleting a later entry leaves the earlier positions valid.
-        (dolist (range ranges) (delete-region (car range) (cdr range)))))))
+      (let ((index 0) (pos (point-min)) (line (line-number-at-pos)) at done)
+        ;; The entry point is on, counted among those left (nil above the first).
+        (while (and (not done) (setq pos (next-single-property-change pos 'arcology-oracle-entry)))
+          (when (get-text-property pos 'arcology-oracle-entry)
+            (let ((end (or (next-single-property-change pos 'arcology-oracle-result) (point-max))))
+              (cond ((< (point) pos) (setq done t))
+                    ((< (point) end) (setq at index done t))
+                    ((not (equal (alist-get 'node_id (get-text-property pos 'arcology-oracle-result)) node))
+                     (cl-incf index)))
+              (setq pos end))))
+        (when forget
+          (setq arcology-oracle--links-last
+                (seq-remove (lambda (s) (equal (alist-get 'node_id s) node)) arcology-oracle--links-last)))
+        (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
+                                       (arcology-oracle--links-title) arcology-oracle--links-last)
+        (goto-char (point-min))
+        (if (not at)
+            (forward-line (1- line))
+          (dotimes (_ (1+ at))
+            (let ((next (next-single-property-change (point) 'arcology-oracle-entry)))
+              (when (and next (not (get-text-property next 'arcology-oracle-entry)))
+                (setq next (next-single-property-change next 'arcology-oracle-entry)))
+              (when next (goto-char next)))))
+        (when-let ((window (get-buffer-window buffer t)))
+          (set-window-point window (point)))))))
 
 (provide 'arcology-oracle-links)
 

@@ -56,7 +56,7 @@ takes the last rejection back; \\[arcology-oracle-link-rejections] lists them al
      "POST" "/suggest-links/reject"
      :json `((from . ,from) (to . ,to))
      :callback (lambda (_)
-                 (arcology-oracle--links-remove buffer to)
+                 (arcology-oracle--links-remove buffer to t)
                  (when (buffer-live-p buffer)
                    (with-current-buffer buffer
                      (push suggestion arcology-oracle--links-rejected)))

@@ -225,6 +225,52 @@ MODE is `arcology-oracle-insert-link-at'."
     (when (get-buffer arcology-oracle-links-buffer-name)
       (kill-buffer arcology-oracle-links-buffer-name))))
 
+;; After i on an entry below the cut the line still said "2 below relevance",
+;; and a paragraph's long line ran past the window, cut by Emacs with a $.
+(ert-deftest arcology-oracle-firstday-test-suggestions-count-and-cut-lines ()
+  "i on a suggestion below the cut counts one fewer there; lines fit the window."
+  (let ((source (generate-new-buffer "note.org"))
+        (long (concat "Every ingredient is a percentage of the total flour weight, so a formula "
+                      "scales to any batch size and any oven you happen to own.")))
+    (unwind-protect
+        (progn
+          (with-current-buffer source
+            (insert "* Here\n:PROPERTIES:\n:ID: n\n:END:\nA paragraph about bread.\n")
+            (org-mode))
+          (display-buffer (get-buffer-create arcology-oracle-links-buffer-name)
+                          '(display-buffer-in-side-window (side . right) (window-width . 50)))
+          (arcology-oracle--links-render
+           source "n" "Here"
+           `(((node_id . "a") (title . "Close") (score . 0.91) (heading (heading . "Here") (line . 1))
+              (paragraph (start_line . 5) (end_line . 5) (text . ,long)))
+             ((node_id . "b") (title . "Far") (score . 0.3) (below_cutoff . t)
+              (heading (heading . "Here") (line . 1)))
+             ((node_id . "c") (title . "Farther") (score . 0.2) (below_cutoff . t)
+              (heading (heading . "Here") (line . 1)))))
+          (with-current-buffer arcology-oracle-links-buffer-name
+            (let ((width (window-width (get-buffer-window (current-buffer) t))))
+              (should (cl-every (lambda (line) (< (string-width line) width))
+                                (split-string (buffer-string) "\n")))
+              (should (string-match-p "^  > Every ingredient is a percentage [a-z ]*…$" (buffer-string))))
+            (select-window (get-buffer-window (current-buffer) t))
+            (call-interactively (key-binding (kbd "+")))
+            (should (string-match-p "^— 2 below relevance, \\+ to fold —$" (buffer-string)))
+            (goto-char (point-min))
+            (re-search-forward "^0\\.30  Far$")
+            (goto-char (match-beginning 0))
+            (call-interactively (key-binding (kbd "i")))
+            (should (string-match-p "^— 1 below relevance, \\+ to fold —$" (buffer-string)))
+            (should-not (string-match-p "^0\\.30  Far$" (buffer-string)))
+            ;; Point is on the entry that took its place.
+            (should (looking-at-p "0\\.20  Farther$")))
+          (with-current-buffer source
+            (should (string-match-p "\\[\\[id:b\\]\\[Far\\]\\]" (buffer-string)))))
+      (with-current-buffer source (set-buffer-modified-p nil))
+      (kill-buffer source)
+      (when (get-buffer arcology-oracle-links-buffer-name)
+        (kill-buffer arcology-oracle-links-buffer-name))
+      (delete-other-windows))))
+
 ;;;; Memorize (items 4, 9)
 
 (ert-deftest arcology-oracle-firstday-test-memorize-daemon-down-keeps-text ()
