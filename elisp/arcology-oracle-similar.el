@@ -451,12 +451,17 @@ a daemon that is down only once."
                           (lambda (answer)
                             (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                               (setq arcology-oracle--similar-request nil)
-                              (arcology-oracle--similar-render
-                               source title
-                               (arcology-oracle--similar-filter (arcology-oracle--results-of answer 'results) context)
-                               (when (equal (alist-get 'mode answer) "keyword")
-                                 "(keyword matches: embeddings are not ready)")
-                               (plist-get context :start))))
+                              (let ((show (lambda (note)
+                                            (when (and (= generation arcology-oracle--similar-generation)
+                                                       (buffer-live-p source))
+                                              (arcology-oracle--similar-render
+                                               source title
+                                               (arcology-oracle--similar-filter
+                                                (arcology-oracle--results-of answer 'results) context)
+                                               note (plist-get context :start))))))
+                                (if (equal (alist-get 'mode answer) "keyword")
+                                    (arcology-oracle--keyword-note show)
+                                  (funcall show nil)))))
                           :errback
                           (lambda (message)
                             (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
@@ -465,6 +470,29 @@ a daemon that is down only once."
            (lambda (message)
              (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                (arcology-oracle--similar-failed source title message (plist-get context :start) quiet)))))))))
+
+(defun arcology-oracle--keyword-note (callback)
+  "Call CALLBACK with the note saying why the similar notes are keyword matches.
+The daemon's /status says which is true: its embedder failing (its
+error), headings still waiting for their vectors, or neither."
+  (arcology-oracle--json
+   "GET" "/status"
+   :callback (lambda (status) (funcall callback (arcology-oracle--keyword-note-text status)))
+   :errback (lambda (_) (funcall callback "(keyword matches: no vectors to compare with)"))))
+
+(defun arcology-oracle--keyword-note-text (status)
+  "Return the keyword matches' note for the daemon's /status answer STATUS."
+  (let* ((embedder (alist-get 'embedder status))
+         (failure (alist-get 'error embedder))
+         (pending (alist-get 'pending status)))
+    (cond
+     ((and (stringp failure) (not (string-empty-p failure)))
+      ;; Its error names the model and the host.
+      (format "(keyword matches: the embedder fails: %s)" (arcology-oracle--one-line failure 160)))
+     ((and (numberp pending) (> pending 0))
+      (format "(keyword matches: embeddings are not ready, %d heading%s to embed)"
+              pending (if (= pending 1) "" "s")))
+     (t "(keyword matches: no vectors to compare with)"))))
 
 (defun arcology-oracle--similar-failed (source title message start quiet)
   "Show MESSAGE, a failure, as the list of heading TITLE at START in SOURCE.
