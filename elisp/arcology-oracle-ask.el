@@ -406,7 +406,10 @@ it, nor for a daemon that cannot be reached then."
                  ,@(when question `((question . ,question)))
                  ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
                  (stream . t)))))
-    (if (and id (or (not file) (arcology-oracle--relative-file file (arcology-oracle--roam-dir))))
+    (if (and id (or (not file)
+                    ;; One the daemon never reads (a hidden folder) is refused below.
+                    (when-let ((rel (arcology-oracle--relative-file file (arcology-oracle--roam-dir))))
+                      (not (arcology-oracle--unread-reason rel)))))
         (send `(node . ,id))
       ;; A session's first request asks where the notes are first: stopped meanwhile
       ;; (`arcology-oracle-stop'), nothing is sent.  A node in a file outside the

@@ -196,6 +196,16 @@ never runs.  ERRBACK defaults to
       (when (string-prefix-p dir file)
         (substring file (length dir))))))
 
+(defun arcology-oracle--unread-reason (rel)
+  "Return why the daemon skips the file REL unread, or nil when it does not.
+REL is relative to its roam directory.  The daemon leaves out files
+in hidden folders and hidden files (a name starting with a dot), as
+its notes/files.py says; what its `exclude_globs' leave out Emacs
+does not know (the daemon's answer says so)."
+  (when (seq-some (lambda (part) (string-prefix-p "." part))
+                  (split-string rel "/" t))
+    "the daemon does not read hidden folders or files"))
+
 (defun arcology-oracle--among-notes (file what callback &optional need-dir errback asked)
   "Call CALLBACK with FILE relative to the daemon's roam directory, or say why not.
 A FILE outside that directory is not among the daemon's notes (the
@@ -220,6 +230,10 @@ other notes since."
        (lambda (roam-dir)
          (let ((rel (arcology-oracle--relative-file file roam-dir)))
            (cond
+            ((and rel (arcology-oracle--unread-reason rel))
+             (arcology-oracle--report
+              (format "%s is not among the daemon's notes (%s)%s"
+                      (file-name-nondirectory file) (arcology-oracle--unread-reason rel) what)))
             ((or rel (not (or roam-dir need-dir)))
              (if now
                  (funcall callback rel)

@@ -440,10 +440,22 @@ a daemon that is down only once."
                         (buffer-live-p source))
                (pcase-let ((`(,method ,path ,query ,json)
                             (with-current-buffer source
-                              (arcology-oracle--similar-request-args context roam-dir))))
-                 (if (not method)
-                     (arcology-oracle--similar-render
-                      source title "Nothing to compare yet: this note is empty." nil (plist-get context :start))
+                              (arcology-oracle--similar-request-args context roam-dir)))
+                           (unread (with-current-buffer source
+                                     (when-let ((rel (and roam-dir (arcology-oracle--visited-file)
+                                                          (arcology-oracle--relative-file
+                                                           (arcology-oracle--visited-file) roam-dir))))
+                                       (arcology-oracle--unread-reason rel)))))
+                 (cond
+                  (unread
+                   (arcology-oracle--similar-render
+                    source title (format "This note is not among the daemon's notes (%s): nothing of it is sent."
+                                         unread)
+                    nil (plist-get context :start)))
+                  ((not method)
+                   (arcology-oracle--similar-render
+                    source title "Nothing to compare yet: this note is empty." nil (plist-get context :start)))
+                  (t
                    (setq arcology-oracle--similar-request
                          (arcology-oracle--json
                           method path :query query :json json
@@ -466,7 +478,7 @@ a daemon that is down only once."
                           (lambda (message)
                             (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                               (setq arcology-oracle--similar-request nil)
-                              (arcology-oracle--similar-failed source title message (plist-get context :start) quiet)))))))))
+                              (arcology-oracle--similar-failed source title message (plist-get context :start) quiet))))))))))
            (lambda (message)
              (when (and (= generation arcology-oracle--similar-generation) (buffer-live-p source))
                (arcology-oracle--similar-failed source title message (plist-get context :start) quiet)))))))))

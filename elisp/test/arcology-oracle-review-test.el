@@ -282,6 +282,47 @@ index (HTTP 404)]\"."
                                   messages)))
             (should (= (arcology-oracle-review-test--entries) 0))))))))
 
+;; A note in a hidden folder of the roam directory (the daemon never reads it): the
+;; similar notes said "no indexed heading at .hidden/h.org:5 (HTTP 404)", and C-c o u
+;; added "[Failed: no node with ID '...' in the index (HTTP 404)]" to the summaries.
+(ert-deftest arcology-oracle-review-test-a-note-in-a-hidden-folder ()
+  "A note in a hidden folder of the notes: the similar notes, C-c o u and C-c o l say
+the daemon does not read it, and nothing of it is sent."
+  (arcology-oracle-test--with-daemon
+    (let* ((dir (expand-file-name ".hidden" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+           (file (expand-file-name "h.org" dir))
+           (text ":PROPERTIES:\n:ID:       5e1f0000-0000-4000-8000-0000000000ff\n:END:\n#+title: Hidden\n\n* A heading\nSourdough starter feeding.\n")
+           sent)
+      (make-directory dir t)
+      (with-temp-file file (insert text))
+      (unwind-protect
+          (let ((buffer (find-file-noselect file)))
+            (push buffer arcology-oracle-test--buffers)
+            (switch-to-buffer buffer)
+            (goto-char (point-max))
+            (advice-add 'arcology-oracle--json :before
+                        (lambda (_method path &rest _) (unless (equal path "/status") (push path sent)))
+                        '((name . arcology-oracle-review-test-sent)))
+            (arcology-oracle-similar-refresh)
+            (arcology-oracle-test--wait
+             (lambda () (with-current-buffer arcology-oracle-similar-buffer-name
+                          (not (string-match-p "Looking for\\|Asking about" (buffer-string)))))
+             20 "the similar notes' answer")
+            (with-current-buffer arcology-oracle-similar-buffer-name
+              (should (string-search "This note is not among the daemon's notes (the daemon does not read hidden \
+folders or files): nothing of it is sent."
+                                     (replace-regexp-in-string "\n" " " (buffer-string)))))
+            (arcology-oracle-test--capturing-messages messages
+              (arcology-oracle-summarize)
+              (arcology-oracle-test--settled)
+              (should (cl-find-if (lambda (m) (string-match-p "h\\.org is not among the daemon's notes (the daemon does not read hidden folders or files): nothing to summarize" m))
+                                  messages)))
+            (should (= (arcology-oracle-review-test--entries) 0))
+            (should-not sent)
+            (with-current-buffer buffer (should (equal (buffer-string) text))))
+        (advice-remove 'arcology-oracle--json 'arcology-oracle-review-test-sent)
+        (delete-directory dir t)))))
+
 ;;;; A daemon restarted on other notes
 
 (ert-deftest arcology-oracle-review-test-a-daemon-restarted-on-other-notes ()

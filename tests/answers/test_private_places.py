@@ -293,3 +293,18 @@ async def test_text_from_an_encrypted_note_is_refused_and_sends_none_of_it(clien
     resp = await client.post("/similar", json={"text": text, "k": 3, "file": name, "line": 2})
     assert resp.status == 200, await resp.text()
     assert fake_ollama.state.chats and "placegpgheron" not in sent(fake_ollama)
+
+
+async def test_a_file_the_index_leaves_out_is_named_so_in_the_404(client, roam_dir):
+    """``/similar`` and ``/suggest-links`` by file and line in a note the daemon never
+    reads said only "no indexed heading at drafts/idea.org:2", as of a note not indexed
+    yet: the 404 says why (``exclude_globs``, a hidden folder)."""
+    (roam_dir / ".hidden").mkdir()
+    (roam_dir / ".hidden" / "h.org").write_text("* H\nSome text.\n")
+    for path, why in (("drafts/idea.org", "it matches exclude_globs"), (".hidden/h.org", "hidden folders and files are not read")):
+        for route in ("/similar", "/suggest-links"):
+            resp = await client.get(route, params={"file": path, "line": "2"})
+            assert resp.status == 404, await resp.text()
+            assert (await resp.json())["error"].endswith(f": the daemon does not read {path} ({why})"), route
+    resp = await client.get("/similar", params={"file": "new.org", "line": "1"})  # not indexed (yet)
+    assert resp.status == 404 and (await resp.json())["error"] == "no indexed heading at new.org:1"

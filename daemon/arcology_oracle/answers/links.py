@@ -39,7 +39,7 @@ from ..store import Store
 from ..store.search import bm25_order
 from . import graph, mentions, relevance, retrieval, similarity
 from .index_api import NotesIndex
-from .search import enclosing_nodes, nested_nodes, node_query
+from .search import enclosing_nodes, nested_nodes, no_heading_at, node_query
 
 # Words of the target note the paragraphs are matched against (its title and aliases
 # always among them).
@@ -65,7 +65,7 @@ async def suggest_links(
     docstring and README.org."""
     heading_query = None
     if node_id is None:
-        heading_query = await index.read(lambda s: _heading_query(s, path, line))
+        heading_query = await index.read(lambda s: _heading_query(s, path, line, index.settings))
         node_id = heading_query["node_id"]
     query_node = node_id
 
@@ -117,10 +117,10 @@ def link_candidates(
     return mode, [r for r in found if r.node_id is not None]
 
 
-def _heading_query(store: Store, path: str, line: int) -> dict:
+def _heading_query(store: Store, path: str, line: int, settings: Settings) -> dict:
     row = store.heading_at(path, line)
     if row is None:
-        raise NotFound(f"no indexed heading at {path}:{line}")
+        raise NotFound(no_heading_at(path, line, settings))
     if row["node_id"] is None:
         raise BadRequest(f"the heading at {path}:{line} is in no org-roam node: links need a node to come from")
     inside, every = [row], store.file_headings(path)

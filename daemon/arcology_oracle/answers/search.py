@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..config import Settings
 from ..errors import BadRequest, NotFound
+from ..notes.files import unread_reason
 from ..store import Store
 from . import graph, mentions, moves, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
 from .index_api import NotesIndex
@@ -122,6 +123,13 @@ def similar_node(
     return mode, _finish(store, settings, mode, results, links, own["file"], keep_all, node_id)
 
 
+def no_heading_at(path: str, line: int, settings: Settings) -> str:
+    """The 404's words for ``path``:``line`` holding no indexed heading: why, when the
+    index never reads ``path`` (a hidden folder, ``exclude_globs``)."""
+    why = unread_reason(path, settings.exclude_globs)
+    return f"no indexed heading at {path}:{line}" + (f": the daemon does not read {path} ({why})" if why else "")
+
+
 def similar_line(
     store: Store, settings: Settings, path: str, line: int, k: int, *, exclude_linked: bool = False,
     same_file: bool = False, keep_all: bool = False,
@@ -131,7 +139,7 @@ def similar_line(
     /suggest-links). Scored, ordered and cut as :func:`_finish` says. Raises NotFound."""
     row = store.heading_at(path, line)
     if row is None:
-        raise NotFound(f"no indexed heading at {path}:{line}")
+        raise NotFound(no_heading_at(path, line, settings))
     node = row["node_id"]
     excluded: set[str] = set()
     enclosing: set[str] = set()

@@ -55,6 +55,16 @@ def is_encrypted_name(path: str) -> bool:
     return _ENCRYPTED_RE.search(path) is not None
 
 
+def unread_reason(rel: str, exclude_globs: Sequence[str] = ()) -> str | None:
+    """Why the index never reads the org file at root-relative ``rel`` (for a 404 that
+    would else say only that nothing is indexed there), or None when it may."""
+    if any(p.startswith(".") for p in PurePosixPath(rel).parts):
+        return "hidden folders and files are not read"
+    if is_excluded(rel, exclude_globs):
+        return "it matches exclude_globs"
+    return None
+
+
 def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
     """Whether an exclude glob matches the root-relative POSIX path ``rel``."""
     if not exclude_globs:
