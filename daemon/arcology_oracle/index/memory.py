@@ -14,11 +14,11 @@ indexed, and the answer's ``note`` says so; where it went is recorded first
 (:mod:`.capture_places`), so that it can be forgotten by its ID like any other.
 
 The capture goes to the capture inbox instead, and the answer's ``note`` says why, when
-Emacs holds the daily's lock (a ``.#NAME`` symlink: the buffer has unsaved edits), the
-request names the daily among the notes its editor holds unsaved (``unsaved``: Emacs
-without lock files), or the daily is a symlink leading out of the roam directory (text
-outside it is never indexed), or the daily is encrypted (``.gpg``, ``.age``: a capture in
-clear would sit in it unseen, and go at Emacs's next save).
+Emacs holds the daily's lock (``.#NAME``) or auto-saved it since its last save (``#NAME#``
+newer than it: an Emacs without lock files), the request names the daily among the notes
+its editor holds unsaved (``unsaved``), or the daily is a symlink leading out of the roam
+directory (never indexed), or it is encrypted (``.gpg``, ``.age``: a capture in clear
+would sit in it unseen, and go at Emacs's next save).
 A forget removes only a heading the daemon wrote whose bytes are still the ones written
 (its ``:CAPTURE_HASH:``, which counts tabs as the spaces up to their column:
 :mod:`~arcology_oracle.notes.capture_blanks`); anything else is refused with 409 saying what changed,
@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
-from ..notes.disk import emacs_holds_lock
+from ..notes.disk import emacs_holds
 from ..notes.files import is_encrypted_name
 from ..store.db import DatabaseError
 from . import capture_places, note_io
@@ -53,7 +53,7 @@ from .service import OracleIndex
 
 log = logging.getLogger(__name__)
 _STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
-LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked): written to the capture inbox instead"
+LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked, or auto-saved since): written to the capture inbox instead"
 UNSAVED_NOTE = "today's daily note has unsaved edits in the editor (the request says so): written to the capture inbox instead"
 LEADS_OUT_NOTE = "today's daily note is a link to a file outside the notes directory: written to the capture inbox instead"
 ENCRYPTED_NOTE = "today's daily note is encrypted (Emacs would never show a capture in clear there): written to the capture inbox instead"
@@ -137,7 +137,7 @@ class Memory:
         held = await asyncio.to_thread(unsaved_among, root, (daily, inbox), unsaved) if unsaved else set()
         async with self._lock:
             rel, note = daily, None
-            if emacs_holds_lock(root / daily):
+            if emacs_holds(root / daily):
                 rel, note = inbox, LOCKED_NOTE
             elif daily in held:
                 rel, note = inbox, UNSAVED_NOTE
@@ -145,7 +145,7 @@ class Memory:
                 rel, note = inbox, LEADS_OUT_NOTE
             elif encrypted(root, daily):
                 rel, note = inbox, ENCRYPTED_NOTE
-            if rel == inbox and (emacs_holds_lock(root / inbox) or inbox in held or encrypted(root, inbox)):
+            if rel == inbox and (emacs_holds(root / inbox) or inbox in held or encrypted(root, inbox)):
                 raise Conflict(
                     f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
                     "or cannot be written (an encrypted note is never written in clear); save one and try again"
@@ -218,8 +218,8 @@ class Memory:
                     data = await asyncio.to_thread(note_io.read_note, root, rel)
                     if data is None or not holds_capture(data, node_id):
                         continue
-                if emacs_holds_lock(root / rel):
-                    raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked); save it and try again")
+                if emacs_holds(root / rel):
+                    raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked, or auto-saved since); save it and try again")
 
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     refuse_copies(data, rel, node_id)

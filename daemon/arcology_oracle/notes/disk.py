@@ -1,4 +1,5 @@
-"""Note files on disk as Emacs leaves them: its lock on a file with unsaved edits, text
+"""Note files on disk as Emacs leaves them: its lock, or an auto-save file newer than the
+file, on a file with unsaved edits, text
 that survives a rewrite byte for byte, the permission bits a new file gets, a read that
 a FIFO in a note's place cannot hang, and a folder's new names made lasting.
 
@@ -30,6 +31,40 @@ def emacs_holds_lock(path: Path) -> bool:
     except (OSError, ValueError):
         true_name = path
     return any(_lock_held(p) for p in dict.fromkeys([path, true_name]))
+
+
+def emacs_holds(path: Path) -> bool:
+    """Whether Emacs holds ``path`` with unsaved edits: its lock (:func:`emacs_holds_lock`),
+    or, for an Emacs that makes no lock file (``create-lockfiles`` nil), an auto-save file
+    newer than the note (:func:`emacs_auto_saved_since`). Either way a write now would be
+    dropped, or fought over, at Emacs's next save of its buffer."""
+    return emacs_holds_lock(path) or emacs_auto_saved_since(path)
+
+
+def emacs_auto_saved_since(path: Path) -> bool:
+    """Whether Emacs's auto-save file of ``path`` (``#NAME#`` beside it, as Emacs names it
+    by default) is newer than ``path``: Emacs auto-saved edits it has not saved (a save
+    deletes the auto-save file). Looked for beside the name and beside the true name, as
+    :func:`emacs_holds_lock` does; an auto-save file of a note not yet made counts (a new
+    buffer's edits). One that cannot be looked at is none."""
+    try:
+        true_name = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        true_name = path
+    return any(_auto_saved_since(p) for p in dict.fromkeys([path, true_name]))
+
+
+def _auto_saved_since(path: Path) -> bool:
+    try:
+        saved = os.stat(path.with_name("#" + path.name + "#")).st_mtime_ns
+    except (OSError, ValueError):
+        return False
+    try:
+        return saved > os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def _lock_held(path: Path) -> bool:
