@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 # Search hits and answer sources are the answers layer's dataclasses, described as they are.
 from ..answers.sources import Source
 from ..answers.retrieval import Result
+from .request_paths import NewFolder, RelPath
 
 MAX_TEXT = 1_000_000
 MAX_LINE = 10_000_000
@@ -25,14 +26,6 @@ def _no_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("must be an integer, not true or false")
     return value
-
-
-def rel_path(value: str) -> str:
-    """A path relative to the roam dir, normalised; absolute paths and ``..`` are refused."""
-    parts = value.replace("\\", "/").split("/")
-    if not value.strip() or value.startswith(("/", "~")) or ".." in parts or "\x00" in value:
-        raise ValueError("must be a path relative to the roam directory, without '..'")
-    return "/".join(p for p in parts if p not in ("", "."))
 
 
 def _not_blank(value: str) -> str:
@@ -47,7 +40,6 @@ def Count(high: int) -> Any:  # noqa: N802 (reads as a type)
 
 
 Line = Annotated[int, Field(ge=1, le=MAX_LINE, description="1-based line number"), BeforeValidator(_no_bool)]
-RelPath = Annotated[str, Field(max_length=4096, description="path relative to the roam directory"), AfterValidator(rel_path)]
 Text = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]  # bounded by max_body_bytes
 Model = Annotated[str, Field(max_length=200, description="chat model (default: the configured chat_model)")]
 NodeId = Annotated[str, Field(min_length=1, max_length=200, description="an org-roam node ID")]
@@ -161,7 +153,8 @@ class MemorizeRequest(Request):
     tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None
     source: Annotated[str, Field(max_length=2000)] | None = Field(
         None, description="where the text came from, e.g. an org link; written as the :SOURCE: property")
-    dailies_dir: RelPath | None = Field(None, description="the daily notes' folder (default: the dailies_dir setting)")
+    dailies_dir: NewFolder | None = Field(None, description="the daily notes' folder (default: the dailies_dir setting;"
+                                          " '.' is the roam directory itself)")
     role: Literal["oracle"] | None = Field(
         None,
         description="'oracle' for words the oracle wrote (an answer or a summary kept): written as :ROLE: oracle, so"

@@ -92,7 +92,7 @@ class Memory:
 
     def daily_rel(self, day: datetime.date, dailies_dir: str | None = None) -> str:
         name = day.strftime(self.settings.daily_file_format)
-        return Path(dailies_dir or self.settings.dailies_dir, name).as_posix()
+        return Path(self.settings.dailies_dir if dailies_dir is None else dailies_dir, name).as_posix()
 
     async def clean_up(self) -> int:
         """Remove temporary copies an older version left beside the notes, and give a note a
