@@ -321,10 +321,12 @@ org-roam-dailies is not loaded."
                        (or (bound-and-true-p org-roam-directory) default-directory)))))
 
 (defun arcology-oracle--dailies-dir (dir roam-dir)
-  "Return the directory DIR relative to ROAM-DIR, or nil when not under it."
+  "Return the directory DIR relative to ROAM-DIR, or nil when not under it.
+ROAM-DIR itself (`org-roam-dailies-directory' \"./\") is \".\", which
+the daemon takes as the roam directory, not its own `dailies_dir'."""
   (when-let ((rel (and dir roam-dir (arcology-oracle--relative-file dir roam-dir))))
-    (unless (string-empty-p (directory-file-name rel))
-      (directory-file-name rel))))
+    (let ((rel (directory-file-name rel)))
+      (if (string-empty-p rel) "." rel))))
 
 (defun arcology-oracle--memory-revert (roam-dir rel)
   "Revert the buffer visiting REL under ROAM-DIR, unless it has unsaved edits.

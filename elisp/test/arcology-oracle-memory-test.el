@@ -55,6 +55,16 @@
     (should (equal (arcology-oracle--memory-payload "x" nil nil nil nil nil '("daily/d.org"))
                    '((text . "x") (tags . ["phone"]) (unsaved . ["daily/d.org"]))))))
 
+(ert-deftest arcology-oracle-memory-test-dailies-in-the-roam-directory-itself ()
+  "`org-roam-dailies-directory' \"./\" is sent as \".\": the roam directory, not the daemon's folder."
+  (let ((roam (file-name-as-directory (make-temp-file "roam" t))))
+    (unwind-protect
+        (progn
+          (should (equal (arcology-oracle--dailies-dir roam roam) "."))
+          (should (equal (arcology-oracle--dailies-dir (expand-file-name "journal/" roam) roam) "journal"))
+          (should-not (arcology-oracle--dailies-dir (expand-file-name "../" roam) roam)))
+      (delete-directory roam t))))
+
 (ert-deftest arcology-oracle-memory-test-source-of-a-first-line-heading ()
   "In a file whose first line is a heading, its body's source names that heading."
   (let ((file (make-temp-file "firsthead" nil ".org")))
