@@ -81,6 +81,9 @@ async def test_a_capture_never_pushes_the_users_local_variables_out_of_emacss_re
     before = daily.read_bytes()
     status, answer = await post(daemon, "/memorize", {"text": "long words " * 300})
     assert status == 409 and "Local Variables" in answer["error"], answer
+    # The first capture follows the block now: the refusal says what is true of the file.
+    assert not before.endswith(b"End:" + eol.encode()) and "ends with" not in answer["error"], answer
+    assert "near its end" in answer["error"] and "Nothing was written" in answer["error"], answer
     assert daily.read_bytes() == before
     assert emacs_reading(daily) == [{**USER_READING, "fill_column": 42}]
 

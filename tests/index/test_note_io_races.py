@@ -164,9 +164,24 @@ def test_directories_created_for_a_note_go_again_when_one_cannot_be(root, monkey
         return real_mkdir(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "mkdir", full_disk)
-    with pytest.raises(Conflict, match="cannot create the directory newdir/sub: No space left on device"):
+    with pytest.raises(Conflict, match="cannot create the directory newdir/sub: No space left on device: nothing was written$"):
         append(root, rel="newdir/sub/d.org", head=b"#+title: New\n")
     assert tree(root) == before
+
+
+def test_a_note_that_cannot_be_created_says_nothing_was_written(root, monkeypatch):
+    before = tree(root)
+    real_open = os.open
+
+    def full_disk(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT:
+            raise OSError(errno.ENOSPC, "No space left on device", os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", full_disk)
+    with pytest.raises(Conflict, match="^cannot create newdir/d.org: No space left on device: nothing was written$"):
+        append(root, rel="newdir/d.org", head=b"#+title: New\n")
+    assert tree(root) == before  # the folder made for it is gone again
 
 
 def test_a_lock_name_no_file_system_holds_is_no_lock(tmp_path):

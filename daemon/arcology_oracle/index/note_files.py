@@ -64,7 +64,7 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
                 continue  # created meanwhile: open it as it is
             except OSError as exc:
                 _remove_folders(made)
-                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}") from None
+                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}: nothing was written") from None
         except IsADirectoryError:
             raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
         except BlockingIOError:
@@ -162,7 +162,7 @@ def _check_directory(root: Path, directory: Path) -> list[Path]:
     except OSError as exc:
         _remove_folders(made)
         reason = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
-        raise Conflict(f"cannot create the directory {shown}: {reason}") from None
+        raise Conflict(f"cannot create the directory {shown}: {reason}: nothing was written") from None
     return made
 
 

@@ -232,9 +232,9 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str, eol: byt
     added = payload.decode("utf-8", "replace")
     if hides_local_variables(tail, added, eol.decode()):
         raise Conflict(
-            f"{rel} ends with a Local Variables block, which Emacs reads only in the last {LOCAL_VARIABLES_REACH} "
-            f"characters of a file: {len(added)} more characters after it would hide it. Not written: capture into "
-            "another note, or move the block"
+            f"{rel} has a Local Variables block near its end, which Emacs reads only in the last {LOCAL_VARIABLES_REACH} "
+            f"characters of a file: {len(added)} more characters at the end would hide it. Nothing was written: capture "
+            "into another note, or move the block to the very end"
         )
 
 
