@@ -212,3 +212,26 @@ def test_a_chat_moved_out_of_the_target_is_updated_where_it_is(tmp_path):
     assert batch.commit().updated == [f"attic/chats/{render(c).filename}" for c in chats]
     for c in chats:
         assert (attic / render(c).filename).read_bytes() == render(c, tags=["garden"]).text.encode()
+
+
+def test_a_chat_emacs_auto_saved_since_its_last_save_is_skipped(tmp_path):
+    # An Emacs that makes no lock files (create-lockfiles nil) leaves only its auto-save
+    # file, newer than the note, while it holds unsaved edits: the update renamed the new
+    # version over the note, and Emacs's next save of its buffer would drop it, or ask.
+    target = tmp_path / "chats"
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered():
+        batch.stage(r)
+    batch.commit()
+    one, two = (target / r.filename for r in rendered())
+    auto_save = one.with_name("#" + one.name + "#")
+    auto_save.write_text("the user's unsaved edits")
+    os.utime(one, ns=(1_000_000_000, 1_000_000_000))  # saved long before the auto-save
+    before = one.read_bytes()
+    batch = ImportBatch(tmp_path, target)
+    for r in rendered(tags=["garden"]):
+        batch.stage(r)
+    summary = batch.commit()
+    assert summary.updated == [f"chats/{two.name}"], summary
+    assert "Emacs has unsaved edits" in summary.skipped[f"chats/{one.name}"]
+    assert one.read_bytes() == before

@@ -27,9 +27,10 @@ or the umask's bits); a folder made for a file not placed is removed again.
 Skipped, with the reason in :attr:`ImportSummary.skipped`: a file edited since it was
 imported (its ``:IMPORT_HASH:`` no longer matches: the user's edits win; delete the file
 to import it again), a file of the chosen name that is not this conversation's, a file
-Emacs holds the lock of (unsaved edits), and a file that changed between staging and
-commit (its size, time, inode or bytes, checked again just before the rename; a new
-file is linked into place only if no file of its name appeared meanwhile). Skipped too,
+Emacs holds with unsaved edits (its lock, or an auto-save newer than the file), and a
+file that changed between staging and commit (its size, time, inode or bytes, checked
+again just before the rename; a new file is linked into place only if no file of its
+name appeared meanwhile). Skipped too,
 since a rename over them would change what the user has: a symlink (it would become a
 file and its target keep the old text), a file with other hard links (they would keep
 the old text), a read-only file, anything but a regular file, a path outside the roam
@@ -57,7 +58,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..notes.disk import emacs_holds_lock, umask
+from ..notes.disk import emacs_holds, umask
 from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
@@ -275,7 +276,7 @@ def _put_in_place(path: Path, staged: _Staged, new_mode: int, roam: Path) -> str
     against (checked last, just before the rename); the reason when it is skipped. Its
     owner and permission bits are given, and a copy read, through a descriptor of the
     staged file itself (:func:`_open_staged`), never by a name that may lead elsewhere."""
-    if emacs_holds_lock(path):
+    if emacs_holds(path):
         return "Emacs has unsaved edits of it (save them, then import again)"
     fd = _open_staged(staged)
     if fd is None:
