@@ -634,7 +634,7 @@ retyped), and when it would hide the buffer's Local Variables."
                     ((not (arcology-oracle--conversation-found root tag))
                      "no longer holds the conversation's heading (deleted or retyped meanwhile)")
                     ((arcology-oracle--hides-local-variables-p root (arcology-oracle--answer-text root org model))
-                     "ends with a Local Variables block that the answer, after it, would hide from Emacs"))))
+                     "has a Local Variables block near its end that the answer, after it, would hide from Emacs"))))
     (if why
         (progn
           (kill-new (arcology-oracle--answer-text root org model))
