@@ -102,7 +102,7 @@ async def test_the_oracles_answers_name_no_note(make_settings, fake_ollama, tmp_
         await index.embed_pending()
         await index.read(lambda s: links.link_candidates(s, index.settings, QUERY, 4))
         await index.read(lambda s: links.link_candidates(
-            s, index.settings, QUERY, 4, heading_query=links._heading_query(s, query_file.name, line)))  # fmt: skip
+            s, index.settings, QUERY, 4, heading_query=links._heading_query(s, query_file.name, line, index.settings)))  # fmt: skip
     finally:
         await index.close()
     assert len(found) == 5 and all((LAST in each) == (role == "user") for each in found), found
@@ -201,7 +201,7 @@ async def test_the_notes_enclosing_a_section_are_not_named_by_its_outline(make_s
         await index.embed_pending()
         _, results = await index.read(lambda s: similar_line(s, index.settings, "orchard.org", 8, 5, same_file=True))
         _, suggested = await index.read(
-            lambda s: links.link_candidates(s, index.settings, section, 5, heading_query=links._heading_query(s, "orchard.org", 8))
+            lambda s: links.link_candidates(s, index.settings, section, 5, heading_query=links._heading_query(s, "orchard.org", 8, index.settings))
         )
         # Posted as the unsaved state of the section, with no node: its saved note's.
         await similar_to_text(index, "** Pruning\nquince medlar pruning in winter.\n", 5, path="orchard.org", line=8)

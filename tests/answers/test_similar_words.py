@@ -364,7 +364,7 @@ async def test_suggest_links_asks_for_a_whole_node_as_similar_node_does(bread_in
 
     def both(store):
         links.link_candidates(store, bread_index.settings, node_id("Weekend loaf"), 5)
-        heading = links._heading_query(store, "weekend-loaf.org", 5)
+        heading = links._heading_query(store, "weekend-loaf.org", 5, bread_index.settings)
         links.link_candidates(store, bread_index.settings, node_id("Weekend loaf"), 5, heading_query=heading)
 
     await bread_index.read(both)
