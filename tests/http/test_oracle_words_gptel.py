@@ -242,3 +242,32 @@ async def test_the_empty_prompt_heading_gptel_leaves_is_no_result(make_client, s
     assert [(r["file"], r["heading"], r["olp"]) for r in (await resp.json())["results"]] == [
         ("bike-outline.org", "Bike chain waxing", [""])
     ]
+
+
+TYRE_ID = "9999cccc-0000-4000-8000-000000000009"
+
+
+async def test_a_note_whose_nearest_heading_is_empty_is_found_by_its_others(make_client, settings, roam_dir):
+    # The user's own chat with another model, ended by gptel's "*** ": that empty heading,
+    # embedded from its title path alone, is the chat's heading nearest to a question in
+    # the chat's title words. A note was grouped by its nearest heading, which no list
+    # shows: the whole chat left /similar.
+    (roam_dir / "tyre-chat.org").write_text(
+        f":PROPERTIES:\n:ID: {TYRE_ID}\n:GPTEL_MODEL: gpt-4o\n:END:\n#+title: Tyre pressure chat\n\n"
+        "Asked about the commute bike after the puncture in March.\n\n"
+        "*** Pump\nPUMPANSWER four bar suits the road tyres; check them weekly.\n\n*** \n",
+        encoding="utf-8",
+    )
+    (roam_dir / "bike-mine.org").write_text(
+        f":PROPERTIES:\n:ID: {MINE}\n:END:\n#+title: Tyre pressure\n\n* Tyre pressure chat\nFour bar.\n"
+    )
+    (roam_dir / "other.org").write_text("#+title: Sourdough\n\n* Starter\nFeed it flour and water.\n")
+    client = await make_client(settings)
+    lists = {}
+    for params in ({"node": MINE}, {"file": "bike-mine.org", "line": "6"}):
+        resp = await client.get("/similar", params=params | {"k": "50", "all": "true"})
+        lists[str(params)] = (await resp.json())["results"]
+    resp = await client.post("/similar", json={"text": "Tyre pressure chat", "k": 50, "all": True})
+    lists["text"] = (await resp.json())["results"]
+    for name, results in lists.items():
+        assert [r["file"] for r in results].count("tyre-chat.org") == 1, (name, results)

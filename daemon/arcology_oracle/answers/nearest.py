@@ -47,8 +47,9 @@ MAX_FILES = 8
 class Pool:
     """What :func:`widened` found: the hits (tuples whose first item is a heading id,
     best first) of a search for ``size``, their owners (``(node id or None, file
-    path)`` by heading id), which of them are the oracle's answers, and how many of them
-    are eligible."""
+    path)`` by heading id), which of them are never results (the oracle's answers, empty
+    headings: :meth:`~arcology_oracle.store.Store.owners_and_answers`), and how many of
+    them are eligible."""
 
     hits: list[tuple]
     owners: dict[int, tuple[str | None, str]]

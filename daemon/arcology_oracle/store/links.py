@@ -213,14 +213,20 @@ class LinkGraph(StoreBase):
         return {r[0] for r in rows}
 
     def owners_and_answers(self, ids: Iterable[int]) -> tuple[dict[int, tuple[str | None, str]], set[int]]:
-        """``(heading_owners(ids), oracle_headings(ids))`` (see
-        :meth:`~.reads.Reads.heading_owners` and :meth:`oracle_headings`) in one statement:
-        what /similar asks of its ~100 nearest headings, once instead of twice."""
+        """``(heading_owners(ids), never_results)`` in one statement (see
+        :meth:`~.reads.Reads.heading_owners`): what /similar asks of its ~100 nearest
+        headings, once instead of twice. ``never_results``: those no list shows, so that
+        no note is grouped by one of them: :meth:`oracle_headings`, and headings of
+        neither a title nor text (:func:`~arcology_oracle.answers.retrieval.is_empty_heading`:
+        gptel's ``*** ``, whose vector, its title path alone, is often its note's nearest)."""
         ids = list(ids)
         if not ids:
             return {}, set()
+        space = "' ' || char(9, 10, 13)"
         rows = self.conn.execute(
-            f"SELECT h.id, h.node_id, f.path, {answer_sql('h')}"
+            # A CASE: SQLite computes both sides of an OR that is a result column.
+            f"SELECT h.id, h.node_id, f.path, CASE WHEN trim(h.title, {space}) = ''"
+            f" AND trim(coalesce(h.text, ''), {space}) = '' THEN 1 ELSE {answer_sql('h')} END"
             " FROM headings h JOIN files f ON f.id = h.file WHERE h.id IN (SELECT value FROM json_each(?))",
             (json.dumps(ids),),
         )
