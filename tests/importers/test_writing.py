@@ -219,19 +219,12 @@ def test_a_chat_emacs_auto_saved_since_its_last_save_is_skipped(tmp_path):
     # file, newer than the note, while it holds unsaved edits: the update renamed the new
     # version over the note, and Emacs's next save of its buffer would drop it, or ask.
     target = tmp_path / "chats"
-    batch = ImportBatch(tmp_path, target)
-    for r in rendered():
-        batch.stage(r)
-    batch.commit()
+    imported(tmp_path, target, rendered())
     one, two = (target / r.filename for r in rendered())
-    auto_save = one.with_name("#" + one.name + "#")
-    auto_save.write_text("the user's unsaved edits")
+    one.with_name("#" + one.name + "#").write_text("the user's unsaved edits")
     os.utime(one, ns=(1_000_000_000, 1_000_000_000))  # saved long before the auto-save
     before = one.read_bytes()
-    batch = ImportBatch(tmp_path, target)
-    for r in rendered(tags=["garden"]):
-        batch.stage(r)
-    summary = batch.commit()
+    summary = imported(tmp_path, target, rendered(tags=["garden"]))
     assert summary.updated == [f"chats/{two.name}"], summary
     assert "Emacs has unsaved edits" in summary.skipped[f"chats/{one.name}"]
     assert one.read_bytes() == before

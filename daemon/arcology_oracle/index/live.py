@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections.abc import Collection, Iterable
 
 from ..config import Settings
 from ..ollama.embed import Embedder
@@ -38,9 +39,10 @@ class LiveIndex:
     :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
     made private must take its notes out of the index without their being saved).
     A note the store could not take (its disk full, the database locked: the report's
-    ``stale``, or such an error out of the whole batch) keeps its old rows, which may hold a heading made private
-    since, and no change of the note will come to say so: it is read again then, every
-    2 s doubling up to ``retry_max_seconds``, until it is taken.
+    ``stale``, or such an error out of the whole batch) keeps its old rows, which may
+    hold a heading made private since, and no change of the note will come to say so: it
+    is read again then, after 2 s, the wait doubling up to ``retry_max_seconds``,
+    until it is taken.
     ``await stop()`` undoes it.
     """
 
@@ -141,7 +143,7 @@ class LiveIndex:
         if report.new_pending:
             self.worker.wake()
 
-    def _note_stale(self, stale, read) -> None:
+    def _note_stale(self, stale: Collection[str], read: Iterable[str]) -> None:
         """Schedule the notes ``stale`` to be read again (see the class docstring); the
         notes ``read`` that are not are no longer."""
         now = asyncio.get_running_loop().time()

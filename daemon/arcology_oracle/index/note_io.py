@@ -10,9 +10,10 @@ clears the ones older versions could leave). The tail of the file is read first,
 its line ending and whether a separator line ending is needed; a write lease (below) is
 taken when it can be, so no other program can write between that read and the append.
 When it cannot, room for the capture is reserved on the disk first (:mod:`.room`: a full
-disk refuses it before a byte is written, as no part could be taken back), and the capture starts with a line ending whatever the file ended with, so
-its heading starts a line whatever another program appended meanwhile (after a final
-line ending, that makes an empty line: a forget removes it, and refuses once it is gone).
+disk refuses it before a byte is written, as no part could be taken back), and the
+capture starts with a line ending whatever the file ended with, so its heading starts a
+line whatever another program appended meanwhile (after a final line ending, that makes
+an empty line: a forget removes it, and refuses once it is gone).
 A lease does not stop a rename: a program that saves by renaming a new file over the
 note (a sync tool, an editor's first save with backups) leaves the append in the file
 that lost the name. That is checked after the write: the capture is taken out of

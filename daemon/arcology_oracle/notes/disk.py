@@ -1,6 +1,7 @@
 """Note files on disk as Emacs leaves them: its lock, or an auto-save file newer than the
-note, on a note with unsaved edits; text that survives a rewrite byte for byte, the permission bits a new file gets, a read that
-a FIFO in a note's place cannot hang, and a folder's new names made lasting.
+note, on a note with unsaved edits; text that survives a rewrite byte for byte, the
+permission bits a new file gets, a read that a FIFO in a note's place cannot hang, and a
+folder's new names made lasting.
 
 Shared by the daemon's own writes (:mod:`arcology_oracle.index.memory`) and the import
 (:mod:`arcology_oracle.importers.writing`).
