@@ -50,8 +50,8 @@ def unit(v: np.ndarray) -> np.ndarray:
 _orig_rescore = similarity._rescore_by_note
 
 
-def rescore(store, hits, query, *, limit, exclude_nodes):
-    out = _orig_rescore(store, hits, query, limit=limit, exclude_nodes=exclude_nodes)
+def rescore(store, hits, query, *, limit, exclude_nodes, **kw):
+    out = _orig_rescore(store, hits, query, limit=limit, exclude_nodes=exclude_nodes, **kw)
     w, qpage = STATE["w"], STATE["qpage"]
     qp = np.asarray(query if qpage is None else qpage)
     owners = store.heading_owners([h for h, _ in out])
@@ -129,7 +129,8 @@ def main() -> None:
     p.add_argument("--max-queries", type=int, default=400)
     p.add_argument("--ollama")
     p.add_argument("--model", default="all-minilm")
-    p.set_defaults(whole_text=True)
+    p.set_defaults(whole_text=True, text_as_section=False, words=True, section=True, one_vector=False, node=True,
+                   depths=False)
     asyncio.run(main_async(p.parse_args()))
 
 
