@@ -12,7 +12,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arcology_oracle.answers.held_words import held_shares
+from arcology_oracle.answers.held_words import held_shares, note_words, words_of
 from arcology_oracle.answers.search import similar_to_line, similar_to_text
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes import cjk
@@ -50,12 +50,27 @@ def test_held_shares_weigh_a_notes_own_words_not_its_length():
     """A short note all of whose words the query holds scores above a long one holding
     the same words among many others; a note sharing no word scores 0."""
     query = "black spot on the rose leaves: spray the copper fungicide"
-    short, long_, other = held_shares(query, [
+    short, long_, other = held_shares(query, [words_of(text) for text in [
         "copper fungicide against black spot",
         "black spot rose leaves spray copper fungicide " + "compost beans pond pump shed lettuce " * 5,
         "tyre pressure chain oil",
-    ])  # fmt: skip
+    ]])  # fmt: skip
     assert short > long_ > other == 0.0
+
+
+def test_a_notes_counts_last_one_write_generation():
+    """A note's counts are kept for the write generation they were read in (the caller
+    promises the same note's text is the same under one token) and counted anew under the
+    next, as after an edit; texts of no note, and reads inside a transaction (no token),
+    are never kept."""
+    first = note_words(["copper fungicide, copper", "tyre pressure"], ["node-a", None], "gen-1")
+    again = note_words(["(not read: remembered)", "chain oil"], ["node-a", None], "gen-1")
+    assert again[0] is first[0] and first[0] == Counter({"copper": 2, "fungicide": 1})
+    assert again[1] == Counter({"chain": 1, "oil": 1})  # a text of no note is counted each time
+    edited = note_words(["tomato blight"], ["node-a"], "gen-2")
+    assert edited[0] == Counter({"tomato": 1, "blight": 1})
+    in_transaction = note_words(["spelt flour"], ["node-b"], None)
+    assert note_words(["rye flour"], ["node-b"], None) != in_transaction
 
 
 async def test_a_section_finds_the_note_on_what_it_treats_before_a_long_note_holding_its_words(

@@ -15,19 +15,29 @@ then by text: the Info manuals 0.666 / 0.420 -> 0.717 / 0.465 and 0.668 / 0.411 
 0.459; English notes 0.532 / 0.470 -> 0.548 / 0.476 and 0.533 / 0.476 -> 0.551 / 0.484;
 Japanese notes 0.536 / 0.372 -> 0.557 / 0.372 and 0.539 / 0.369 -> 0.560 / 0.369.
 For whole notes it cost MRR on two corpora of three, so they keep the two BM25s alone.
+
+Counting a candidate's words is most of the cost (~55 ms a section of Japanese notes, whose
+candidates are read whole with their bigrams), and as point moves through a note the same
+candidates come back: :func:`note_words` remembers each note's counts for one write
+generation, as its text is remembered (:mod:`~arcology_oracle.store.note_text_cache`).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from ..notes import cjk
+from ..store.generation_cache import GenerationCache
 from .retrieval import STOPWORDS, WORD
 
 # BM25's term-frequency saturation (k1), as the index's FTS5 ranks.
 K1 = 1.2
+# The word counts of ~120 sections' candidates of Japanese notes (a count takes ~100 bytes
+# a distinct word with its string), as the note texts' cache holds ~120 queries' texts.
+MAX_BYTES = 16 * 1024 * 1024
 
 
 def words_of(text: str) -> Counter[str]:
@@ -38,22 +48,49 @@ def words_of(text: str) -> Counter[str]:
     return counts
 
 
-def held_shares(query: str, texts: Sequence[str]) -> list[float]:
-    """For each of ``texts`` (the candidate notes'), the rarity-weighted share of its
-    words that ``query`` holds (see the module docstring): 0 for a text sharing no word."""
+def _size(bag: Counter[str] | None) -> int:
+    return 0 if bag is None else sys.getsizeof(bag) + 100 * len(bag)
+
+
+_remembered: GenerationCache[Hashable, Counter[str]] = GenerationCache(MAX_BYTES, _size)
+
+
+def note_words(texts: Sequence[str], notes: Sequence[Hashable | None], token: str | None) -> list[Counter[str]]:
+    """:func:`words_of` each of ``texts``, the text of the note ``notes`` names at the same
+    place (None: a text of no note), as read after the write generation ``token`` (None:
+    read inside a transaction, which may see its own writes). Counts of a note are
+    remembered until the next write (:class:`~arcology_oracle.store.generation_cache.GenerationCache`:
+    one generation at a time, so two databases in one process take turns) and must not be
+    changed by the caller."""
+    if token is None:
+        return [words_of(text) for text in texts]
+    found, _ = _remembered.lookup(token, [note for note in notes if note is not None])
+    bags = [found.get(note) if note is not None else None for note in notes]
+    new: dict[Hashable, Counter[str]] = {}
+    for i, (text, note) in enumerate(zip(texts, notes)):
+        if bags[i] is None:
+            bags[i] = words_of(text)
+            if note is not None:
+                new[note] = bags[i]
+    if new:
+        _remembered.remember(token, new)
+    return bags  # type: ignore[return-value]
+
+
+def held_shares(query: str, bags: Sequence[Counter[str]]) -> list[float]:
+    """For each of ``bags`` (the candidate notes' :func:`words_of`), the rarity-weighted
+    share of its words that ``query`` holds (see the module docstring): 0 for a note
+    sharing no word. Reads only the query's words in each bag: what it costs beyond
+    counting the bags grows with the query, not with the candidates' length."""
     asked = words_of(query)
-    bags = [words_of(text) for text in texts]
-    held_by: Counter[str] = Counter(asked.keys())
-    for bag in bags:
-        held_by.update(bag.keys())
     n = len(bags) + 1
-
-    def weight(word: str) -> float:
-        rarity = math.log(1 + (n - held_by[word] + 0.5) / (held_by[word] + 0.5))
-        return rarity * asked[word] * (K1 + 1) / (asked[word] + K1)
-
+    weights: dict[str, float] = {}
+    for word, times in asked.items():
+        held_by = 1 + sum(1 for bag in bags if word in bag)  # the query holds it too
+        rarity = math.log(1 + (n - held_by + 0.5) / (held_by + 0.5))
+        weights[word] = rarity * times * (K1 + 1) / (times + K1)
     out = []
     for bag in bags:
-        total = sum(bag.values())
-        out.append(sum(count * weight(w) for w, count in bag.items() if w in asked) / total if total else 0.0)
+        total = bag.total()
+        out.append(sum(bag[w] * weight for w, weight in weights.items() if w in bag) / total if total else 0.0)
     return out
