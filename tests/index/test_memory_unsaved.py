@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from arcology_oracle.index import memory
+from arcology_oracle.index import capture_target
 from tests.index.test_memory_left_out import post, snapshot
 
 
@@ -36,17 +36,17 @@ def test_deep_unsaved_paths_are_compared_without_resolving_them(tmp_path, monkey
     monkeypatch.setattr(os.path, "realpath", lambda p, *a, **k: resolved.append(p) or realpath(p, *a, **k))
     name = daily.name
     deep = [f"x{i}/" + "d/" * 1500 + name for i in range(300)] + ["d/" * 1500 + "inbox.org"]
-    assert memory.unsaved_among(root, (today_rel(), "inbox.org"), deep) == set()
+    assert capture_target.unsaved_among(root, (today_rel(), "inbox.org"), deep) == set()
     assert len(resolved) == 2, len(resolved)  # the two notes' true names, nothing more
     # Still by true name: the daily as Emacs names it, through a linked folder, or while
     # it and its folder do not exist yet; the inbox the same.
-    assert memory.unsaved_among(root, (today_rel(),), [today_rel()]) == {today_rel()}
-    assert memory.unsaved_among(root, (today_rel(),), [f"j/{name}"]) == {today_rel()}
+    assert capture_target.unsaved_among(root, (today_rel(),), [today_rel()]) == {today_rel()}
+    assert capture_target.unsaved_among(root, (today_rel(),), [f"j/{name}"]) == {today_rel()}
     (root / "today.org").symlink_to(f"daily/{name}")
-    assert memory.unsaved_among(root, (today_rel(),), ["today.org"]) == {today_rel()}
-    assert memory.unsaved_among(root, ("new/folder/a.org",), ["new/folder/a.org"]) == {"new/folder/a.org"}
-    assert memory.unsaved_among(root, ("new/folder/a.org",), ["folder/a.org", "new/a.org"]) == set()
-    assert memory.unsaved_among(root, ("inbox.org",), ["inbox.org", "daily/inbox.org"]) == {"inbox.org"}
+    assert capture_target.unsaved_among(root, (today_rel(),), ["today.org"]) == {today_rel()}
+    assert capture_target.unsaved_among(root, ("new/folder/a.org",), ["new/folder/a.org"]) == {"new/folder/a.org"}
+    assert capture_target.unsaved_among(root, ("new/folder/a.org",), ["folder/a.org", "new/a.org"]) == set()
+    assert capture_target.unsaved_among(root, ("inbox.org",), ["inbox.org", "daily/inbox.org"]) == {"inbox.org"}
 
 
 async def test_a_daily_unsaved_under_another_of_its_hard_links_goes_to_the_inbox(client, roam_dir):

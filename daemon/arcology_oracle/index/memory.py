@@ -14,11 +14,8 @@ indexed, and the answer's ``note`` says so; where it went is recorded first
 (:mod:`.capture_places`), so that it can be forgotten by its ID like any other.
 
 The capture goes to the capture inbox instead, and the answer's ``note`` says why, when
-Emacs holds the daily's lock (``.#NAME``) or auto-saved it since its last save (``#NAME#``
-newer than it: an Emacs without lock files), the request names the daily among the notes
-its editor holds unsaved (``unsaved``), or the daily is a symlink leading out of the roam
-directory (never indexed), or it is encrypted (``.gpg``, ``.age``: a capture in clear
-would sit in it unseen, and go at Emacs's next save).
+Emacs holds the daily or it cannot take a capture (:mod:`.capture_target` decides it, in
+a worker thread, as every look at the files here is).
 A forget removes only a heading the daemon wrote whose bytes are still the ones written
 (its ``:CAPTURE_HASH:``, which counts tabs as the spaces up to their column:
 :mod:`~arcology_oracle.notes.capture_blanks`); anything else is refused with 409 saying what changed,
@@ -31,13 +28,10 @@ a length no file system holds is a 400, before any directory is created.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import datetime
 import logging
-import os
 import re
-import stat
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,18 +39,13 @@ from pathlib import Path
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds
-from ..notes.files import is_encrypted_name
 from ..store.db import DatabaseError
-from . import capture_places, note_io
+from . import capture_places, capture_target, note_io
 from .aside import files_named, folders_below, give_back_left_aside
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
 _STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
-LOCKED_NOTE = "today's daily note has unsaved edits in Emacs (it is locked, or auto-saved since): written to the capture inbox instead"
-UNSAVED_NOTE = "today's daily note has unsaved edits in the editor (the request says so): written to the capture inbox instead"
-LEADS_OUT_NOTE = "today's daily note is a link to a file outside the notes directory: written to the capture inbox instead"
-ENCRYPTED_NOTE = "today's daily note is encrypted (Emacs would never show a capture in clear there): written to the capture inbox instead"
 
 
 @dataclass(frozen=True)
@@ -133,26 +122,13 @@ class Memory:
         entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source, role=role)
         root = self.settings.roam_dir
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
-        check_path_fits(root, daily)
-        held = await asyncio.to_thread(unsaved_among, root, (daily, inbox), unsaved) if unsaved else set()
+        held = await asyncio.to_thread(capture_target.unsaved_among, root, (daily, inbox), unsaved) if unsaved else set()
         async with self._lock:
-            rel, note = daily, None
-            if emacs_holds(root / daily):
-                rel, note = inbox, LOCKED_NOTE
-            elif daily in held:
-                rel, note = inbox, UNSAVED_NOTE
-            elif note_io.leads_out(root, daily):
-                rel, note = inbox, LEADS_OUT_NOTE
-            elif encrypted(root, daily):
-                rel, note = inbox, ENCRYPTED_NOTE
-            if rel == inbox and (emacs_holds(root / inbox) or inbox in held or encrypted(root, inbox)):
-                raise Conflict(
-                    f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
-                    "or cannot be written (an encrypted note is never written in clear); save one and try again"
-                )
-            if why := capture_places.left_out(root, rel, self.settings.exclude_globs):
+            placed = await asyncio.to_thread(capture_target.place, root, daily, inbox, held, self.settings.exclude_globs)
+            rel, note = placed.rel, placed.note
+            if placed.left_out:
                 await self._record_place(rel)
-                left = capture_places.left_out_note(rel, why)
+                left = capture_places.left_out_note(rel, placed.left_out)
                 note = f"{note}; {left}" if note else left
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
@@ -218,7 +194,7 @@ class Memory:
                     data = await asyncio.to_thread(note_io.read_note, root, rel)
                     if data is None or not holds_capture(data, node_id):
                         continue
-                if emacs_holds(root / rel):
+                if await asyncio.to_thread(emacs_holds, root / rel):
                     raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked, or auto-saved since); save it and try again")
 
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
@@ -276,92 +252,11 @@ class Memory:
             await asyncio.to_thread(self.places.add, folder.as_posix())
 
 
-def check_path_fits(root: Path, rel: str) -> None:
-    """BadRequest unless each name in ``rel`` and the whole path ``root/rel`` are short
-    enough for the file system, checked before anything is created."""
-    try:
-        name_max, path_max = os.pathconf(root, "PC_NAME_MAX"), os.pathconf(root, "PC_PATH_MAX")
-    except (OSError, ValueError):
-        name_max, path_max = 255, 4096
-    shown = rel if len(rel) <= 80 else rel[:77] + "..."
-    for name in Path(rel).parts:
-        if len(os.fsencode(name)) > name_max:
-            raise BadRequest(f"the note path {shown} holds a name of {len(os.fsencode(name))} bytes; a file name "
-                             f"can have at most {name_max}: nothing was written")  # fmt: skip
-    length = len(os.fsencode(root / rel))
-    if length >= path_max:
-        raise BadRequest(f"the note path {shown} is too long: {length} bytes with the notes directory, at most "
-                         f"{path_max - 1} fit: nothing was written")  # fmt: skip
-
-
-def encrypted(root: Path, rel: str) -> bool:
-    """Whether the note ``rel`` is one Emacs keeps encrypted, by its name or its real one."""
-    return is_encrypted_name(rel) or is_encrypted_name(os.path.realpath(root / rel))
-
-
 def holds_capture(data: bytes, node_id: str) -> bool:
     """Whether the note's bytes ``data`` hold the heading ``node_id`` marked as captured."""
     lines = data.decode("utf-8", "replace").splitlines()
     found = capture.find_heading(lines, node_id)
     return found is not None and capture.is_captured(capture.heading_properties(lines, found[0]))
-
-
-def unsaved_among(root: Path, notes: Collection[str], unsaved: Collection[str]) -> set[str]:
-    """Those of ``notes`` that one of ``unsaved`` (normalised paths relative to ``root``,
-    without ``..``) names by its true name, every symlink resolved, as Emacs names a
-    file, or that one of them is by another name (a hard link: Emacs visits the two as
-    one file). Each is compared by a few system calls: its last names with the note's, and
-    the folder before them with the note's deepest existing folder (the same directory);
-    by true name only when its last name is a symlink. A request of many deep paths held
-    the daemon for seconds when each was resolved name by name. Call it from a worker
-    thread."""
-    targets, files = [], {}
-    for note in notes:
-        if (target := _true_name(root, note)) is not None:
-            anchor = os.path.dirname(target)
-            while not os.path.isdir(anchor) and anchor != os.path.dirname(anchor):
-                anchor = os.path.dirname(anchor)  # a folder the first capture creates
-            with contextlib.suppress(OSError):
-                targets.append((note, target, os.stat(anchor), os.path.relpath(target, anchor).split(os.sep)))
-            with contextlib.suppress(OSError, ValueError):
-                files[note] = os.stat(target)
-    held: set[str] = set()
-    for name in dict.fromkeys(unsaved):
-        parts, path = name.split("/"), os.path.join(root, name)
-        try:
-            link = stat.S_ISLNK(os.lstat(path).st_mode)
-        except (OSError, ValueError):
-            link = False
-        # Another name of the note (a hard link): Emacs visits it as the same file.
-        with contextlib.suppress(OSError, ValueError):
-            found = os.stat(path)
-            held.update(note for note, st in files.items() if os.path.samestat(found, st))
-        for note, target, anchor, tail in targets:
-            if note in held or not (link or parts[-len(tail):] == tail):
-                continue
-            if link:
-                same = _true_name(root, name) == target
-            else:
-                folder = os.path.join(root, *parts[: len(parts) - len(tail)])
-                try:  # the same directory, and (a folder the note's lacks) not there either
-                    same = os.path.samestat(os.stat(folder), anchor)
-                    first = os.path.join(folder, tail[0])
-                    if same and len(tail) > 1 and os.path.lexists(first):
-                        same = os.path.islink(first) and _true_name(root, name) == target
-                except (OSError, ValueError):
-                    same = False
-            if same:
-                held.add(note)
-    return held
-
-
-def _true_name(root: Path, rel: str) -> str | None:
-    """``root/rel`` with every symlink resolved (as Emacs names a file it visits), or
-    None for a name no path can be (a NUL in it)."""
-    try:
-        return os.path.realpath(root / rel)
-    except (OSError, ValueError):
-        return None
 
 
 def refuse_copies(data: bytes, rel: str, node_id: str) -> None:
