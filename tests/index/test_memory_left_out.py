@@ -200,3 +200,23 @@ async def test_a_capture_into_a_daily_not_named_as_an_org_note_is_forgotten(make
     status, forgot = await post(client, "/forget", {"id": body["id"]})
     assert status == 200, forgot
     assert snapshot(roam_dir) == before
+
+
+async def test_a_daily_linked_to_a_hidden_file_is_indexed_as_the_index_reads_it(make_client, left_out_settings, roam_dir):
+    """The index reads a note by the path it is reached by: a daily that is a symlink to a
+    file in a hidden folder is indexed (only exclude_globs is matched against the real path
+    too). The capture's answer said 'left out of the index (a hidden folder or file):
+    never indexed' with ``indexed: true``; it now says nothing of the index, and the
+    capture is forgotten like any other."""
+    (roam_dir / ".journal").mkdir()
+    (roam_dir / ".journal" / "today.org").write_bytes(USER_DAILY)
+    (roam_dir / "daily").mkdir(exist_ok=True)
+    (roam_dir / "daily" / today_name()).symlink_to(Path("..", ".journal", "today.org"))
+    client = await make_client(left_out_settings)
+    before = snapshot(roam_dir)
+    status, body = await post(client, "/memorize", {"text": "linked from plain sight"})
+    assert status == 200 and body["file"] == f"daily/{today_name()}", body
+    assert body["indexed"] is True and body["note"] is None, body
+    status, forgot = await post(client, "/forget", {"id": body["id"]})
+    assert status == 200, forgot
+    assert snapshot(roam_dir) == before and (roam_dir / "daily" / today_name()).is_symlink()

@@ -66,19 +66,19 @@ def record_path(db_path: Path | str) -> Path | None:
 
 def left_out(root: Path, rel: str, exclude_globs: Sequence[str]) -> str | None:
     """Why the index never reads the note ``rel`` (relative to the notes directory
-    ``root``; it need not exist), as the index decides it, by its path and by its real
-    path through symlinks: ``"exclude_globs"``, ``"a hidden folder or file"`` or ``"a
-    name that is not an org note's"``; None when the index reads it, or when its real
-    path is outside ``root`` (the write refuses that)."""
+    ``root``; it need not exist), as the index decides it (:func:`~arcology_oracle.notes.files.iter_org_files`):
+    ``"exclude_globs"`` by its path or its real path through symlinks, ``"a hidden
+    folder or file"`` or ``"a name that is not an org note's"`` by its path alone (a
+    visible link to a hidden file is read); None when the index reads it, or when its
+    real path is outside ``root`` (the write refuses that)."""
     real = os.path.relpath(os.path.realpath(root / rel), os.path.realpath(root)).replace(os.sep, "/")
     if real == os.pardir or real.startswith(os.pardir + "/"):
         return None
-    paths = list(dict.fromkeys([rel, real]))
-    if any(is_excluded(path, exclude_globs) for path in paths):
+    if any(is_excluded(path, exclude_globs) for path in dict.fromkeys([rel, real])):
         return "exclude_globs"
-    if any(part.startswith(".") for path in paths for part in PurePosixPath(path).parts):
+    if any(part.startswith(".") for part in PurePosixPath(rel).parts):
         return "a hidden folder or file"
-    if not all(is_indexable_path(path) for path in paths):
+    if not is_indexable_path(rel):
         return "a name that is not an org note's"
     return None
 
