@@ -42,7 +42,8 @@ class LiveIndex:
     ``stale``, or such an error out of the whole batch) keeps its old rows, which may
     hold a heading made private since, and no change of the note will come to say so: it
     is read again then, after 2 s, the wait doubling up to ``retry_max_seconds``,
-    until it is taken.
+    until it is taken. Meanwhile no answer shows anything of it (``OracleIndex.withheld``):
+    whether its change made a heading private is not known until it is taken.
     ``await stop()`` undoes it.
     """
 
@@ -153,6 +154,7 @@ class LiveIndex:
         for rel in stale:
             wait = self._stale[rel][1] if rel in self._stale else SETUP_CHECK_SECONDS
             self._stale[rel] = (now + wait, min(wait * 2, self.settings.retry_max_seconds))
+        self.index.withheld = frozenset(self._stale)
 
     async def _rescan(self) -> None:
         self._note_stale((await self.index.reconcile()).stale, ())

@@ -80,6 +80,9 @@ class OracleIndex:
         # One embedding pipeline at a time (the daemon's worker waits for the one that
         # runs alongside the first reconcile, instead of embedding the same texts).
         self._embedding = asyncio.Lock()
+        # Notes the store could not take, whose old rows may hold what was made private
+        # since: no reader shows them (store/withheld.py). Replaced whole (index/live.py).
+        self.withheld: frozenset[str] = frozenset()
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -156,9 +159,17 @@ class OracleIndex:
         return store
 
     async def read(self, fn: Callable[[Store], T]) -> T:
-        """Run ``fn(reader_store)`` on a reader thread (its own connection)."""
+        """Run ``fn(reader_store)`` on a reader thread (its own connection), which shows
+        nothing of the notes :attr:`withheld` as the call is made."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reader_pool, lambda: fn(self._reader()))
+        withheld = self.withheld
+
+        def run() -> T:
+            store = self._reader()
+            store.hide(withheld)
+            return fn(store)
+
+        return await loop.run_in_executor(self._reader_pool, run)
 
     # -- indexing ---------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect
 from .migrate import migrate
 from .generation_cache import WRITE_GENERATION
+from .withheld import hide_notes
 
 # The writer's page cache, against SQLite's 2 MB. With it, and savepoint journals in
 # memory instead of a temporary file (each file is stored in its own savepoint), storing
@@ -54,6 +55,7 @@ class StoreBase:
         # Heading id ranges inserted in the open transaction and not yet in headings_fts.
         self._fts_pending: list[tuple[int, int]] = []
         self._headings_changed = False  # in the open transaction: NODES_GENERATION is renewed
+        self._hidden: frozenset[str] = frozenset()  # notes this (reader) connection does not show
 
     @classmethod
     def open(cls, path: Path | str, *, writer: bool = False) -> Self:
@@ -103,6 +105,13 @@ class StoreBase:
             conn.close()
             raise
         return cls(conn, path)
+
+    def hide(self, paths: frozenset[str]) -> None:
+        """Show none of the rows of the notes ``paths`` from now on (a reader's store: see
+        :mod:`.withheld`); the notes hidden before and not in ``paths`` are shown again."""
+        if paths != self._hidden:
+            hide_notes(self.conn, paths)
+            self._hidden = paths
 
     def close(self) -> None:
         if self._checkpointer is not None:

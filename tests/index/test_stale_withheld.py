@@ -1,0 +1,84 @@
+"""A note the store cannot take serves nothing until it is taken: its old rows may hold a
+heading the user has just made private (added the tag, saved), and whether they do is
+not known until the note is taken. The real app with its watcher over real files, the
+fake Ollama at the network edge, and a real SQLite file that refuses writes: another
+process holds its write lock, as another program would (the writer's busy wait cut
+short, so that the refusal comes at once)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from arcology_oracle.index import live
+from tests.index.test_private_files import rows_holding
+from tests.runners import wait_until
+
+NODE = "dddddddd-0000-4000-8000-000000000051"
+# Holds the database's write lock until its standard input closes (a process of its own:
+# the locks of two connections of one process do not exclude each other).
+HOLD_LOCK = (
+    "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+    " c.execute('BEGIN IMMEDIATE'); print('held', flush=True); sys.stdin.read(); c.execute('ROLLBACK')"
+)
+NOTE = (
+    f":PROPERTIES:\n:ID: {NODE}\n:END:\n#+title: Bank notes\n"
+    "* Bank{tag}\nmy pin is lockedotterpin 4242 for the bank\n"
+    "* Garden\nthe lockedgardenword grows by the bank\n"
+)
+
+
+async def served(client, fake_ollama, word: str) -> list[str]:
+    """Where ``word`` is served: the answers of /search, POST /similar, GET /heading,
+    /nodes/ID, and the prompt of POST /ask when it holds the note's line of it."""
+    seen = []
+    answers = {
+        "/search": await client.get("/search", params={"q": word}),
+        "/similar": await client.post("/similar", json={"text": f"{word} 4242 bank", "k": 10}),
+        "/heading": await client.get("/heading", params={"file": "bank.org", "line": "5"}),
+        "/nodes": await client.get(f"/nodes/{NODE}"),
+    }
+    for route, resp in answers.items():
+        if word in await resp.text():
+            seen.append(route)
+    fake_ollama.state.clear_records()
+    resp = await client.post("/ask", json={"question": f"what about {word} by the bank?"})
+    await resp.read()
+    line = next(line for line in NOTE.splitlines() if word in line)  # the note's, not the question's
+    if line in json.dumps(fake_ollama.state.chats):
+        seen.append("/ask prompt")
+    return seen
+
+
+async def test_a_note_the_locked_database_cannot_take_is_not_served_until_it_is(
+    tmp_path, make_settings, make_client, fake_ollama, monkeypatch, caplog
+):
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "bank.org").write_text(NOTE.format(tag=""))
+    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
+    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    client = await make_client(settings, watch=True)
+    index = client.index
+    everywhere = ["/search", "/similar", "/heading", "/nodes", "/ask prompt"]
+    assert await served(client, fake_ollama, "lockedotterpin") == everywhere
+
+    await index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 50"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"  # the database refuses every other writer now
+        (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))
+        await wait_until(lambda: any("failed to index" in r.getMessage() for r in caplog.records))  # the save: refused
+        await index.write(lambda store: None)  # (after the refused write, whose outcome is seen first)
+        assert rows_holding(settings.db_path, ("lockedotterpin",))  # still in the file: it cannot be written
+        assert await served(client, fake_ollama, "lockedotterpin") == []
+        assert await served(client, fake_ollama, "lockedgardenword") == []  # the note whole
+    finally:
+        holder.communicate("")
+    await wait_until(lambda: not rows_holding(settings.db_path, ("lockedotterpin",)))  # taken at a retry
+    await wait_until(lambda: not index.withheld)
+    assert await served(client, fake_ollama, "lockedotterpin") == []
+    assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
