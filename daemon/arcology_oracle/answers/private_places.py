@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -29,6 +28,7 @@ from pathlib import Path
 from ..config import Settings
 from ..notes import setup_files
 from ..notes.cleaning import private_lines
+from ..notes.codings import emacs_may_read
 from ..notes.disk import read_regular_file
 from ..notes.org_syntax import decode_org_bytes, split_lines
 from ..notes.files import is_encrypted_name, is_excluded, resolve_inside
@@ -158,7 +158,7 @@ def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, 
     """:func:`~arcology_oracle.notes.cleaning.private_lines` of the saved ``file``, the
     lines (without the blanks around them) it holds only in its private parts, and its
     public lines joined by newlines (empty when no line is private), each line in every
-    text Emacs may read from its bytes (:func:`_as_emacs_may_read`);
+    text Emacs may read from its bytes (:func:`~arcology_oracle.notes.codings.emacs_may_read`);
     remembered while it is the same file (device, inode, size, times) and its setup
     files are as they were read (a private tag added to one makes the note private with
     no change to the note): Emacs asks again at every move to another heading of an
@@ -180,7 +180,7 @@ def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, 
     if any(flags):
         public: list[str] = []
         private: set[str] = set()
-        for text in (decode_org_bytes(data), *_as_emacs_may_read(data)):
+        for text in (decode_org_bytes(data), *emacs_may_read(data)):
             lines = [line.strip() for line in split_lines(text)]
             if len(lines) == len(flags):  # (a decoding whose lines are not the reader's is no help)
                 public += [line for line, flag in zip(lines, flags) if not flag]
@@ -192,36 +192,6 @@ def _read_saved(settings: Settings, file: Path, path: str) -> tuple[tuple[bool, 
         while len(_remembered) > REMEMBERED_FILES:
             _remembered.popitem(last=False)
     return flags, only_private, public_text
-
-
-_CODING_RE = re.compile(r"-\*-.*?\bcoding:\s*([\w.-]+)")
-_EMACS_CODINGS = {"iso-latin-1": "latin-1", "iso-latin-9": "iso-8859-15", "japanese-shift-jis": "shift_jis"}
-
-
-def _as_emacs_may_read(data: bytes) -> list[str]:
-    """The text of a file as Emacs may show it when that is not the reader's, and so as a
-    client sends a part of it: in the coding its first line's ``-*- coding: ... -*-``
-    names; for bytes that are not UTF-8 (the reader reads them as U+FFFD), in
-    Windows-1252 and Latin-1 too (Emacs's usual guesses for such bytes). Empty for UTF-8
-    bytes without such a cookie, and for UTF-16 and UTF-32 (read alike)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
-        return []
-    names = []
-    for line in data.split(b"\n", 2)[:2]:  # Emacs reads the cookie on the second line after a #! line
-        if found := _CODING_RE.search(line.decode("latin-1")):
-            name = re.sub(r"-(unix|dos|mac)$", "", found.group(1).lower())
-            names.append(_EMACS_CODINGS.get(name, name))
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        names += ["cp1252", "latin-1"]
-    texts = []
-    for name in dict.fromkeys(names):
-        try:
-            texts.append(data.decode(name, errors="replace"))
-        except LookupError:
-            continue
-    return texts
 
 
 REMEMBERED_FILES = 32

@@ -68,6 +68,7 @@ from .org_syntax import (
     split_roam_list,
 )
 from .chats import response_lines
+from .codings import private_elsewhere
 from .conversations import is_oracle_answer, without_sources_lists
 from .ellama import read_session
 from .orgparse_safe import load_org, load_org_by_chunks
@@ -81,8 +82,9 @@ log = logging.getLogger(__name__)
 # index records it with the files read; a change reads every file again, see
 # Indexer.reconcile). 2: #+SETUPFILE's file tags; tags in every script (marks are tag
 # characters). 3: id links in property values. 4: a private tag in a note that is not
-# UTF-8 (its non-ASCII letters read as U+FFFD).
-READER_VERSION = 4
+# UTF-8 (its non-ASCII letters read as U+FFFD). 5: what is private in any text Emacs may
+# read from a note that is not UTF-8 (Shift-JIS, EUC-JP...: notes/codings.py).
+READER_VERSION = 5
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
@@ -128,7 +130,15 @@ def read_org_bytes(
         text = decode_org_bytes(data, problems)
         lines = split_lines(text)
         setup_dir = None if root is None else (root / path).parent if path else root
-        parsed = _read_lines(lines, path, stem, Privacy.from_tags(private_tags), problems, setup_dir)
+        privacy = Privacy.from_tags(private_tags)
+        elsewhere = private_elsewhere(
+            data, len(lines), lambda alt, found: _read_lines(alt, path, stem, privacy, [], setup_dir, found_private=found)
+        )
+        if isinstance(elsewhere, ParsedFile):
+            problems.clear()  # nothing is told of a private file
+            parsed = elsewhere
+        else:
+            parsed = _read_lines(lines, path, stem, privacy, problems, setup_dir, also_private=elsewhere)
         if parsed.headings:
             parsed.responses = response_lines(lines, parsed.headings[0].properties)
         if parsed.headings and path and setup_dir is not None:  # its .session.el is beside it
@@ -166,8 +176,11 @@ class _Frame:
 
 
 def _read_lines(
-    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str], setup_dir: Path | None
+    lines: list[str], path: str, stem: str, private: Privacy, problems: list[str], setup_dir: Path | None,
+    *, also_private: frozenset[int] = frozenset(), found_private: list[int] | None = None,
 ) -> ParsedFile:
+    """``also_private``: the lines of headings private whatever they hold; the line of each
+    heading found private is appended to ``found_private``."""
     # The file's tags (its own and its setup files'), wherever they stand: when they make
     # it private, nothing more of it is read (the indexer reads a private file again at
     # each start, nothing of it being stored) and nothing is told of it.
@@ -190,7 +203,7 @@ def _read_lines(
             root = load_org_by_chunks(lines, path, problems, unreadable)
         except Exception:  # noqa: BLE001
             return _read_preamble_only(lines, path, stem, private, problems, file_level)
-    return _build(root, lines, path, stem, private, unreadable, problems, file_level)
+    return _build(root, lines, path, stem, private, unreadable, problems, file_level, also_private, found_private)
 
 
 def _read_preamble_only(
@@ -216,8 +229,11 @@ def _build(
     unreadable: set[int],
     problems: list[str],
     file_level: tuple[tuple[str, ...], tuple],
+    also_private: frozenset[int] = frozenset(),
+    found_private: list[int] | None = None,
 ) -> ParsedFile:
-    """``file_level``: the file's tags (its setup files' too) and the setup files it names."""
+    """``file_level``: the file's tags (its setup files' too) and the setup files it names;
+    ``also_private`` and ``found_private`` as :func:`_read_lines` says."""
     file_props, root_body, file_flags = _drawer(root, lines, problems)
     file_id = _id(file_props)
     file_title = plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
@@ -263,7 +279,13 @@ def _build(
         title = plain_title(node.get_heading(format="raw"))
         tags = dedupe([*(parent.tags if parent else tags_of_file), *sorted(t for t in node.shallow_tags if t)])
         heading_line = lines[node.linenumber - 1]
-        kept_out = (parent is not None and parent.private) or private.excludes(tags=tags, properties=flags, text=str(node))
+        kept_out = (
+            (parent is not None and parent.private)
+            or node.linenumber in also_private
+            or private.excludes(tags=tags, properties=flags, text=str(node))
+        )
+        if kept_out and found_private is not None:
+            found_private.append(node.linenumber)
         excluded = kept_out or (parent is not None and parent.excluded) or node.linenumber in unreadable
         if kept_out and (kept_out_id := own_id or _id(flags)):  # a misplaced drawer's too
             kept_out_ids.append(kept_out_id)

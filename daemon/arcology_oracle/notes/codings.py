@@ -1,0 +1,96 @@
+"""The texts Emacs may read from a note's bytes when they are not the reader's UTF-8.
+
+The reader decodes every note as UTF-8 (:func:`~.org_syntax.decode_org_bytes`), each byte
+it cannot read becoming U+FFFD. Emacs reads a note in the coding its ``-*- coding: -*-``
+cookie names, or in one it guesses from the bytes (its language environment decides:
+Latin-1 and Windows-1252 in Western Europe, Shift-JIS or EUC-JP in Japan, GB18030, Big5
+or EUC-KR elsewhere in East Asia). Org, and the user, see the tags of that text: in
+Shift-JIS the second byte of a character may be an ASCII one (表 is ``95 5C``, the
+``5C`` a backslash), so ``:private:表:`` read as UTF-8 holds no tags at all, and a tag in
+Japanese (``:非公開:``) reads as U+FFFD and letters. What is private in any of those
+texts is private (:func:`emacs_may_read` gives them; the reader judges each).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .org_syntax import split_lines
+from .records import ParsedFile
+
+_CODING_RE = re.compile(r"-\*-.*?\bcoding:\s*([\w.-]+)")
+# Emacs's names of codings Python names otherwise.
+_EMACS_CODINGS = {
+    "iso-latin-1": "latin-1",
+    "iso-latin-9": "iso-8859-15",
+    "japanese-shift-jis": "shift_jis",
+    "sjis": "shift_jis",
+    "japanese-cp932": "cp932",
+    "japanese-iso-8bit": "euc-jp",
+    "euc-japan": "euc-jp",
+    "chinese-iso-8bit": "gb2312",
+    "cn-gb": "gb2312",
+    "chinese-gbk": "gbk",
+    "cn-big5": "big5",
+    "chinese-big5": "big5",
+    "korean-iso-8bit": "euc-kr",
+}
+# What Emacs may guess for bytes that are not UTF-8 (cp932 is Shift-JIS with Windows's
+# characters; cp949 is EUC-KR's superset).
+GUESSES = ("cp1252", "latin-1", "cp932", "euc-jp", "gb18030", "big5", "cp949")
+
+
+def cookie_codings(data: bytes) -> list[str]:
+    """The codings (as Python names them) the ``-*- coding: ... -*-`` cookie of ``data``
+    names: on its first line, or its second after a ``#!`` line."""
+    names = []
+    for line in data.split(b"\n", 2)[:2]:
+        if found := _CODING_RE.search(line.decode("latin-1")):
+            name = re.sub(r"-(unix|dos|mac)$", "", found.group(1).lower())
+            names.append(_EMACS_CODINGS.get(name, name))
+    return names
+
+
+def emacs_may_read(data: bytes) -> list[str]:
+    """The texts of ``data`` as Emacs may show it when that is not the reader's: in the
+    coding its cookie names; for bytes that are not UTF-8, in each of :data:`GUESSES`
+    too. Empty for UTF-8 bytes without such a cookie, and for UTF-16 and UTF-32 (read
+    alike). Bytes the coding cannot read become U+FFFD."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        return []
+    names = cookie_codings(data)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        names += GUESSES
+    texts = []
+    for name in dict.fromkeys(names):
+        if name.replace("_", "-") in ("utf-8", "utf8", "utf-8-with-signature", "prefer-utf-8"):
+            continue
+        try:
+            texts.append(data.decode(name, errors="replace"))
+        except LookupError:
+            continue
+    return texts
+
+
+def private_elsewhere(
+    data: bytes, count: int, read: Callable[[list[str], list[int]], ParsedFile]
+) -> ParsedFile | frozenset[int]:
+    """What is private in the texts Emacs may read from ``data`` that are not the
+    reader's (:func:`emacs_may_read`), each of ``count`` lines as the reader's: the file
+    as ``read`` reads it when it is private whole in one of them; else the lines of the
+    headings private in one of them. ``read(lines, found)`` reads one text's lines,
+    appending the line of each heading it finds private to ``found``."""
+    private: set[int] = set()
+    for text in emacs_may_read(data):
+        lines = split_lines(text)
+        if len(lines) != count:  # (a coding that read a line ending into a character)
+            continue
+        found: list[int] = []
+        parsed = read(lines, found)
+        if parsed.private:
+            return parsed
+        private.update(found)
+    return frozenset(private)
