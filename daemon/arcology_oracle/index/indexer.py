@@ -239,7 +239,7 @@ class Indexer:
     def _known(self) -> dict:
         """What is remembered of each file to tell whether to read it again: the store's
         record, or for a private file this process's (:mod:`.private_files`)."""
-        return {**self.private.states(), **self.store.file_states()}
+        return {**self.private.states(), **self.private.with_named_privately(self.store.file_states())}
 
     def _forget(self, rel: str, report: IndexReport) -> None:
         """``rel`` is no note to index any more: gone, or excluded (its nodes kept out)."""
@@ -338,7 +338,7 @@ class Indexer:
                     self.private.keep(headings, read.st, read.file_hash)
                     report.private, report.deleted = 1, int(self.store.delete_file(read.rel))
                     return report
-                self.private.drop(read.rel)
+                self.private.public(headings)
                 self._kept_out.kept_out(headings.kept_out_ids)
                 report.new_pending = self.store.replace_file(
                     headings, size=read.st.st_size, mtime_ns=read.st.st_mtime_ns, file_hash=read.file_hash, chunks=chunks

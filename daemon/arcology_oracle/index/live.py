@@ -122,7 +122,11 @@ class LiveIndex:
                 # The private files' setup files too (kept in memory: index/private_files.py).
                 private = self.index.indexer.private
                 setups = private.setup_records
-                rels = await self.index.read(lambda store: notes_to_read_again([*store.setup_records(), *setups]))
+                # (Memory's record of a note replaces the store's: it names the setup files
+                # the note names in its private parts, which the store may not.)
+                rels = await self.index.read(
+                    lambda store: notes_to_read_again(list({**dict(store.setup_records()), **dict(setups)}.items()))
+                )
                 if rels:
                     # Said once they are read: a note the change made private is not named.
                     were = private.among(rels)

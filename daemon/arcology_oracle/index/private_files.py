@@ -9,6 +9,11 @@ with the store's), the indexer remembers them here as the store remembers the ot
 path, size, mtime, hash and setup files. A new process reads each once, at its first
 reconcile: about 0.1 ms a note, for its tags only (notes/reader.py stops there).
 
+It remembers too the setup files a public note names in its private parts (a
+``#+SETUPFILE:`` line under a private heading): the store keeps the others and
+:data:`~arcology_oracle.notes.setup_files.NAMED_IN_PRIVATE` in their place, which makes a
+new process read the note again (:meth:`with_named_privately`).
+
 It also remembers the files that could not be read whose privacy is not known (never
 read, private when last read, or what makes a note private changed since): the log
 names neither those nor the private ones (:meth:`PrivateFiles.shown`).
@@ -33,6 +38,7 @@ class PrivateFiles:
         self._states: dict[str, FileState] = {}
         self._unsure: set[str] = set()  # could not be read, and may be private
         self.setup_records: tuple[tuple[str, str], ...] = ()  # (path, setup), as Store.setup_records
+        self._named_privately: dict[str, str] = {}  # public note -> every setup file it names (JSON)
 
     def __contains__(self, rel: str) -> bool:
         return rel in self._states
@@ -59,6 +65,7 @@ class PrivateFiles:
 
     def keep(self, parsed: ParsedFile, st: os.stat_result, file_hash: str) -> None:
         self._unsure.discard(parsed.path)
+        self._named_privately.pop(parsed.path, None)
         self._states[parsed.path] = FileState(parsed.path, st.st_size, st.st_mtime_ns, file_hash, setup_json(parsed.setup_files))
 
     def unsure(self, rel: str) -> None:
@@ -74,6 +81,23 @@ class PrivateFiles:
         """``rel`` was read public, or is gone."""
         self._states.pop(rel, None)
         self._unsure.discard(rel)
+        self._named_privately.pop(rel, None)
+
+    def public(self, parsed: ParsedFile) -> None:
+        """``parsed`` was read public: :meth:`drop`, and the setup files it names in its
+        private parts remembered (see the module docstring)."""
+        self.drop(parsed.path)
+        if parsed.private_setup:
+            every = [s for s in parsed.setup_files if s[0]] + list(parsed.private_setup)
+            self._named_privately[parsed.path] = setup_json(every)
+
+    def with_named_privately(self, states: dict[str, FileState]) -> dict[str, FileState]:
+        """The store's ``states`` with, for each note remembered naming setup files in its
+        private parts, all the setup files it names."""
+        for rel, setup in self._named_privately.items():
+            if (state := states.get(rel)) is not None:
+                states[rel] = FileState(rel, state.size, state.mtime_ns, state.hash, setup)
+        return states
 
     def clear(self) -> None:
         """Forget them all: the reading rules changed, each must be read again."""
@@ -81,4 +105,6 @@ class PrivateFiles:
 
     def publish(self) -> None:
         """Make the setup files of the private files seen :attr:`setup_records`."""
-        self.setup_records = tuple((s.path, s.setup) for s in self._states.values() if s.setup != "[]")
+        self.setup_records = (
+            *((s.path, s.setup) for s in self._states.values() if s.setup != "[]"), *self._named_privately.items()
+        )

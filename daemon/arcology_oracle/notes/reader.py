@@ -74,7 +74,7 @@ from .ellama import read_session
 from .orgparse_safe import load_org, load_org_by_chunks
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
 from .records import Heading, ParsedFile
-from .setup_files import read_setup_files
+from .setup_files import read_setup_files, split_private_names
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,9 @@ def read_org_bytes(
             parsed = elsewhere
         else:
             parsed = _read_lines(lines, path, stem, privacy, problems, setup_dir, also_private=elsewhere)
+        if parsed.setup_files and not parsed.private and setup_dir is not None:  # the names in private parts apart
+            spans = [(h.start_line, h.end_line) for h in parsed.headings]
+            parsed.setup_files, parsed.private_setup = split_private_names(lines, spans, parsed.setup_files, setup_dir)
         if parsed.headings:
             parsed.responses = response_lines(lines, parsed.headings[0].properties)
         if parsed.headings and path and setup_dir is not None:  # its .session.el is beside it

@@ -164,6 +164,9 @@ class ParsedFile:
     # The setup files it names and how they were when read (notes/setup_files.Seen): it is
     # read again when one of them changes.
     setup_files: tuple[tuple[str, int, int, int, int, str], ...] = ()
+    # Those it names only in its private parts, left out of ``setup_files`` (a
+    # NAMED_IN_PRIVATE row there stands for them): their names may not be stored.
+    private_setup: tuple[tuple[str, int, int, int, int, str], ...] = ()
     # Kept out whole by the privacy rule (its file tags, its setup files' or a file-level
     # ROAM_EXCLUDE: notes/privacy.py): nothing of it may be stored, not even its path.
     private: bool = False

@@ -46,6 +46,10 @@ Seen = tuple[str, int, int, int, int, str]
 _State = tuple[int, int, int, int]
 _ABSENT: _State = (-1, -1, -1, -1)
 RACY_NS = 2_000_000_000
+# Stands, among a note's setup files as the index stores them, for those it names only in
+# its private parts, whose names are kept in memory only (index/private_files.py). Never
+# as it was (no file's path is ""): a process that does not know them reads the note again.
+NAMED_IN_PRIVATE: Seen = ("", -2, -2, -2, -2, "")
 
 
 def read_setup_files(lines: Sequence[str], directory: Path) -> tuple[tuple[str, ...], tuple[Seen, ...]]:
@@ -58,6 +62,25 @@ def read_setup_files(lines: Sequence[str], directory: Path) -> tuple[tuple[str, 
     if any("#+" in line for line in lines):
         _collect(lines, directory, tags, seen, set(), 0)
     return tuple(tags), tuple(seen.values())
+
+
+def split_private_names(
+    lines: Sequence[str], kept: Iterable[tuple[int, int]], seen: Sequence[Seen], directory: Path
+) -> tuple[tuple[Seen, ...], tuple[Seen, ...]]:
+    """``seen`` (:func:`read_setup_files`' of the note ``lines`` in ``directory``) as the
+    index may store it, and the setup files it may not: those named only in the lines out
+    of the ``kept`` spans (first and last line of each heading read, from 1), its private
+    parts; :data:`NAMED_IN_PRIVATE` stands for them in the first."""
+    public_lines = [""] * len(lines)
+    for first, last in kept:
+        public_lines[first - 1 : last] = lines[first - 1 : last]
+    if not any(not public and setup_file_names([line]) for line, public in zip(lines, public_lines)):
+        return tuple(seen), ()
+    public = {s[0] for s in read_setup_files(public_lines, directory)[1]}
+    hidden = tuple(s for s in seen if s[0] not in public)
+    if not hidden:
+        return tuple(seen), ()
+    return (*(s for s in seen if s[0] in public), NAMED_IN_PRIVATE), hidden
 
 
 def setup_file_names(lines: Sequence[str]) -> tuple[str, ...]:
