@@ -82,3 +82,30 @@ async def test_a_note_the_locked_database_cannot_take_is_not_served_until_it_is(
     await wait_until(lambda: not index.withheld)
     assert await served(client, fake_ollama, "lockedotterpin") == []
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
+
+
+async def test_a_note_made_private_while_the_database_is_locked_is_not_named_in_the_log(
+    tmp_path, make_settings, make_client, fake_ollama, monkeypatch, caplog
+):
+    # The refused write was logged with a traceback naming the file: a note the save made
+    # private whole (its #+filetags) must never be named (README, What is private).
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "therapy-janedoe.org").write_text("#+title: Sessions\n* Monday\nwe talked\n")
+    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
+    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    client = await make_client(settings, watch=True)
+    await client.index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 50"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        caplog.clear()
+        (roam / "therapy-janedoe.org").write_text("#+title: Sessions\n#+filetags: :private:\n* Monday\nwe talked\n")
+        await wait_until(lambda: "therapy-janedoe.org" in client.index.withheld)
+    finally:
+        holder.communicate("")
+    await wait_until(lambda: not client.index.withheld)  # taken at a retry
+    named = [r.getMessage() for r in caplog.records if "janedoe" in r.getMessage() or "janedoe" in (r.exc_text or "")]
+    assert named == []

@@ -343,8 +343,8 @@ class Indexer:
                 report.new_pending = self.store.replace_file(
                     headings, size=read.st.st_size, mtime_ns=read.st.st_mtime_ns, file_hash=read.file_hash, chunks=chunks
                 )
-            except Exception as exc:  # one bad file must never stop the others
-                log.exception("failed to index %s", read.abs_path)
+            except Exception as exc:  # one bad file must never stop the others; a private one is not named
+                log.exception("failed to index %s", "a private note" if read.rel in self.private else read.abs_path)
                 report.failed[read.rel] = f"{type(exc).__name__}: {exc}"
                 if isinstance(exc, OperationalError):  # a full disk, a locked database: read again later (live.py)
                     report.stale.add(read.rel)
