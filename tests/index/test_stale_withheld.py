@@ -11,7 +11,8 @@ import json
 import subprocess
 import sys
 
-from arcology_oracle.index import live
+from arcology_oracle.index import live, service
+from arcology_oracle.index.live import LiveIndex
 from tests.index.test_private_files import rows_holding
 from tests.runners import wait_until
 
@@ -109,3 +110,43 @@ async def test_a_note_made_private_while_the_database_is_locked_is_not_named_in_
     await wait_until(lambda: not client.index.withheld)  # taken at a retry
     named = [r.getMessage() for r in caplog.records if "janedoe" in r.getMessage() or "janedoe" in (r.exc_text or "")]
     assert named == []
+
+
+async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_start_cannot_store_it(
+    tmp_path, make_settings, make_client, fake_ollama, monkeypatch, caplog
+):
+    # The first reconcile refused whole (the database locked as the daemon starts) was
+    # logged and never retried: a heading made private while the daemon was down stayed
+    # served until its note changed again.
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "bank.org").write_text(NOTE.format(tag=""))
+    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
+    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    first = LiveIndex(settings, watch=False)
+    await first.start()
+    await first.ready.wait()
+    await first.stop()
+    (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))  # while the daemon is down
+
+    real_open = service.Store.open
+
+    def open_impatient(path, *, writer=False):  # the writer's busy wait cut short
+        store = real_open(path, writer=writer)
+        store.conn.execute("PRAGMA busy_timeout = 50")
+        return store
+
+    monkeypatch.setattr(service.Store, "open", open_impatient)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        client = await make_client(settings, watch=True, embedded=False)  # its first reconcile: refused
+        assert any("initial index failed" in r.getMessage() for r in caplog.records)
+        assert rows_holding(settings.db_path, ("lockedotterpin",))
+        assert await served(client, fake_ollama, "lockedotterpin") == []
+    finally:
+        holder.communicate("")
+    await wait_until(lambda: not rows_holding(settings.db_path, ("lockedotterpin",)))  # taken at a retry
+    assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]

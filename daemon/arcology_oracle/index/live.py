@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 from collections.abc import Collection, Iterable
+from pathlib import Path
 
 from ..config import Settings
+from ..store import FileState
 from ..ollama.embed import Embedder
 from ..errors import DimensionMismatch, ServiceUnavailable
 from ..store.db import OperationalError
@@ -99,8 +102,7 @@ class LiveIndex:
 
     async def _first_reconcile(self) -> None:
         try:
-            report = await self.index.reconcile()
-            self._note_stale(report.stale, ())
+            report = await self._reconcile()
             log.info(
                 "initial index of %s: %d files, %d indexed, %d unchanged, %d private, %d removed, %d failed",
                 self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.private, report.deleted,
@@ -161,8 +163,22 @@ class LiveIndex:
         self.index.withheld = frozenset(self._stale)
 
     async def _rescan(self) -> None:
-        self._note_stale((await self.index.reconcile()).stale, ())
+        await self._reconcile()
         self.worker.wake()
+
+    async def _reconcile(self):
+        """A full reconcile, its stale notes scheduled. When the store refuses it whole
+        (locked before it began, its disk full at a commit), the notes stored whose files
+        changed since (or are gone) are stale: each is read again alone (and, meanwhile,
+        withheld), as no change of theirs may come to say so."""
+        try:
+            report = await self.index.reconcile()
+        except OperationalError:
+            root = self.settings.roam_dir
+            self._note_stale(await self.index.read(lambda store: changed_since_stored(root, store.file_states())), ())
+            raise
+        self._note_stale(report.stale, ())
+        return report
 
 
 class EmbedWorker:
@@ -226,3 +242,18 @@ class EmbedWorker:
             await asyncio.wait_for(self._wake.wait(), timeout=seconds)
         except asyncio.TimeoutError:
             pass
+
+
+def changed_since_stored(root: Path, states: dict[str, FileState]) -> list[str]:
+    """The notes of ``states`` (the store's) whose file under ``root`` is gone or has
+    another size or mtime."""
+    changed = []
+    for rel, state in states.items():
+        try:
+            st = os.stat(root / rel)
+        except OSError:
+            changed.append(rel)
+            continue
+        if (st.st_size, st.st_mtime_ns) != (state.size, state.mtime_ns):
+            changed.append(rel)
+    return changed
