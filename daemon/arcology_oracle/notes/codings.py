@@ -45,24 +45,32 @@ def cookie_codings(data: bytes) -> list[str]:
     """The codings (as Python names them) the ``-*- coding: ... -*-`` cookie of ``data``
     names: on its first line, or its second after a ``#!`` line."""
     names = []
-    for line in data.split(b"\n", 2)[:2]:
+    first = data.find(b"\n")
+    second = -1 if first < 0 else data.find(b"\n", first + 1)
+    head = data if second < 0 else data[:second]  # (not a copy of the whole file)
+    for line in head.split(b"\n"):
         if found := _CODING_RE.search(line.decode("latin-1")):
             name = re.sub(r"-(unix|dos|mac)$", "", found.group(1).lower())
             names.append(_EMACS_CODINGS.get(name, name))
     return names
 
 
-def emacs_may_read(data: bytes) -> list[str]:
+def emacs_may_read(data: bytes, *, utf8: bool | None = None) -> list[str]:
     """The texts of ``data`` as Emacs may show it when that is not the reader's: in the
     coding its cookie names; for bytes that are not UTF-8, in each of :data:`GUESSES`
     too. Empty for UTF-8 bytes without such a cookie, and for UTF-16 and UTF-32 (read
-    alike). Bytes the coding cannot read become U+FFFD."""
+    alike). Bytes the coding cannot read become U+FFFD. ``utf8``: whether ``data`` is
+    UTF-8, when the caller knows (else it is decoded to tell)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
         return []
     names = cookie_codings(data)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
+    if utf8 is None:
+        try:
+            data.decode("utf-8")
+            utf8 = True
+        except UnicodeDecodeError:
+            utf8 = False
+    if not utf8:
         names += GUESSES
     texts = []
     for name in dict.fromkeys(names):
@@ -76,15 +84,16 @@ def emacs_may_read(data: bytes) -> list[str]:
 
 
 def private_elsewhere(
-    data: bytes, count: int, read: Callable[[list[str], list[int]], ParsedFile]
+    data: bytes, count: int, read: Callable[[list[str], list[int]], ParsedFile], *, utf8: bool | None = None
 ) -> ParsedFile | frozenset[int]:
     """What is private in the texts Emacs may read from ``data`` that are not the
     reader's (:func:`emacs_may_read`), each of ``count`` lines as the reader's: the file
     as ``read`` reads it when it is private whole in one of them; else the lines of the
     headings private in one of them. ``read(lines, found)`` reads one text's lines,
-    appending the line of each heading it finds private to ``found``."""
+    appending the line of each heading it finds private to ``found``. ``utf8`` as for
+    :func:`emacs_may_read`."""
     private: set[int] = set()
-    for text in emacs_may_read(data):
+    for text in emacs_may_read(data, utf8=utf8):
         lines = split_lines(text)
         if len(lines) != count:  # (a coding that read a line ending into a character)
             continue

@@ -131,8 +131,9 @@ def read_org_bytes(
         lines = split_lines(text)
         setup_dir = None if root is None else (root / path).parent if path else root
         privacy = Privacy.from_tags(private_tags)
-        elsewhere = private_elsewhere(
-            data, len(lines), lambda alt, found: _read_lines(alt, path, stem, privacy, [], setup_dir, found_private=found)
+        elsewhere = private_elsewhere(  # (no U+FFFD read: the bytes are UTF-8, or UTF-16/32 with a BOM)
+            data, len(lines), lambda alt, found: _read_lines(alt, path, stem, privacy, [], setup_dir, found_private=found),
+            utf8="\ufffd" not in text,
         )
         if isinstance(elsewhere, ParsedFile):
             problems.clear()  # nothing is told of a private file
