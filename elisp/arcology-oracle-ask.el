@@ -407,8 +407,11 @@ it, nor for a daemon that cannot be reached then."
                  ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
                  (stream . t)))))
     (if (and id (or (not file)
-                    ;; One the daemon never reads (a hidden folder) is refused below.
-                    (when-let ((rel (arcology-oracle--relative-file file (arcology-oracle--roam-dir))))
+                    ;; One the daemon never reads (a hidden folder, its exclude_globs: known
+                    ;; once it was asked) is refused below.
+                    (when-let ((rel (and (or arcology-oracle-roam-directory
+                                             (arcology-oracle--roam-dir-from-daemon-p))
+                                         (arcology-oracle--relative-file file (arcology-oracle--roam-dir)))))
                       (not (arcology-oracle--unread-reason rel)))))
         (send `(node . ,id))
       ;; A session's first request asks where the notes are first: stopped meanwhile

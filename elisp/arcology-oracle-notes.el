@@ -140,9 +140,14 @@ editing a source block, also where the block is in its note."
 A daemon that could not be reached is asked again when it is back:
 it may have been started on other notes.")
 
+(defvar arcology-oracle--server-exclude-globs nil
+  "Alist of (URL . GLOBS): each daemon's `exclude_globs' from /status.")
+
 (defun arcology-oracle--forget-roam-dir (url)
   "Forget what the daemon at URL said its roam directory was."
-  (setq arcology-oracle--server-roam-dirs (assoc-delete-all url arcology-oracle--server-roam-dirs)))
+  (setq arcology-oracle--server-roam-dirs (assoc-delete-all url arcology-oracle--server-roam-dirs)
+        arcology-oracle--server-exclude-globs
+        (assoc-delete-all url arcology-oracle--server-exclude-globs)))
 
 (add-hook 'arcology-oracle--unreachable-functions #'arcology-oracle--forget-roam-dir)
 
@@ -182,9 +187,12 @@ never runs.  ERRBACK defaults to
       (arcology-oracle--json
        "GET" "/status"
        :callback (lambda (status)
-                   (let ((dir (alist-get 'roam_dir status)))
+                   (let ((dir (alist-get 'roam_dir status))
+                         (globs (alist-get 'exclude_globs status)))
                      (when (and (stringp dir) (file-directory-p dir))
-                       (push (cons url dir) arcology-oracle--server-roam-dirs)))
+                       (push (cons url dir) arcology-oracle--server-roam-dirs)
+                       (setf (alist-get url arcology-oracle--server-exclude-globs nil nil #'equal)
+                             (seq-filter #'stringp (append globs nil)))))
                    (funcall callback (arcology-oracle--roam-dir)))
        :errback (or errback #'arcology-oracle--report)))))
 
@@ -199,12 +207,55 @@ never runs.  ERRBACK defaults to
 (defun arcology-oracle--unread-reason (rel)
   "Return why the daemon skips the file REL unread, or nil when it does not.
 REL is relative to its roam directory.  The daemon leaves out files
-in hidden folders and hidden files (a name starting with a dot), as
-its notes/files.py says; what its `exclude_globs' leave out Emacs
-does not know (the daemon's answer says so)."
-  (when (seq-some (lambda (part) (string-prefix-p "." part))
-                  (split-string rel "/" t))
-    "the daemon does not read hidden folders or files"))
+in hidden folders and hidden files (a name starting with a dot), and
+those its `exclude_globs' match (as /status named them: unknown
+before the daemon was asked, or with `arcology-oracle-roam-directory'
+set), as its notes/files.py says."
+  (cond
+   ((seq-some (lambda (part) (string-prefix-p "." part))
+              (split-string rel "/" t))
+    "the daemon does not read hidden folders or files")
+   ((seq-some (lambda (glob) (arcology-oracle--glob-matches-p glob rel))
+              (cdr (assoc (arcology-oracle--base-url) arcology-oracle--server-exclude-globs)))
+    "it matches the daemon's exclude_globs")))
+
+(defun arcology-oracle--fnmatch-regexp (glob)
+  "Return a regexp matching what Python's `fnmatchcase' matches with GLOB.
+\"*\" is any text (a slash too), \"?\" one character, \"[...]\" a set
+\(\"[!...]\" its complement); an unclosed \"[\" is itself."
+  (let ((i 0) (n (length glob)) (out nil))
+    (while (< i n)
+      (let ((c (aref glob i)))
+        (setq i (1+ i))
+        (push (pcase c
+                (?* "[^z-a]*")
+                (?? "[^z-a]")
+                (?\[ (let ((j i))
+                       (when (and (< j n) (eq (aref glob j) ?!)) (setq j (1+ j)))
+                       (when (and (< j n) (eq (aref glob j) ?\])) (setq j (1+ j)))
+                       (while (and (< j n) (not (eq (aref glob j) ?\]))) (setq j (1+ j)))
+                       (if (>= j n)
+                           "\\["
+                         (let ((set (substring glob i j)))
+                           (setq i (1+ j))
+                           (concat "[" (if (string-prefix-p "!" set) (concat "^" (substring set 1)) set)
+                                   "]")))))
+                (_ (regexp-quote (string c))))
+              out)))
+    (concat "\\`" (apply #'concat (nreverse out)) "\\'")))
+
+(defun arcology-oracle--glob-matches-p (glob rel)
+  "Return non-nil when the daemon's exclude GLOB matches the relative path REL.
+As its notes/files.py: the whole path, or without a leading \"**/\",
+or, for a GLOB without a slash, any one part of the path."
+  (let ((case-fold-search nil)
+        (glob (if (string-suffix-p "/" glob) (concat glob "*") glob)))
+    (or (string-match-p (arcology-oracle--fnmatch-regexp glob) rel)
+        (and (string-prefix-p "**/" glob)
+             (string-match-p (arcology-oracle--fnmatch-regexp (substring glob 3)) rel))
+        (and (not (string-search "/" glob))
+             (seq-some (lambda (part) (string-match-p (arcology-oracle--fnmatch-regexp glob) part))
+                       (split-string rel "/" t))))))
 
 (defun arcology-oracle--among-notes (file what callback &optional need-dir errback asked)
   "Call CALLBACK with FILE relative to the daemon's roam directory, or say why not.

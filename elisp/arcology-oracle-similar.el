@@ -771,6 +771,12 @@ Answers are reused for a minute; a failure is not: g asks again."
       ;; The daemon never reads it: asking could only say "no node with ID ...".
       (setq id nil)
       (arcology-oracle--insert-section "This note is private: nothing of it is sent." nil))
+    (when-let* ((unread (and id (arcology-oracle--node-unread-reason node))))
+      ;; Nor a note it never reads (as far as its /status said: a hidden folder, its
+      ;; exclude_globs); no more than that is said of it.
+      (setq id nil)
+      (arcology-oracle--insert-section
+       (format "This note is not among the daemon's notes (%s): nothing of it is sent." unread) nil))
     (when id
       ;; Made again when its window's width changes (the lines are cut to it).
       (setq arcology-oracle--section-window-width
@@ -783,6 +789,14 @@ Answers are reused for a minute; a failure is not: g asks again."
        (when-let ((file (ignore-errors (org-roam-node-file node))))
          (or (find-buffer-visiting file) (arcology-oracle--roam-linked-ids file)))
        (arcology-oracle--roam-backlinks id)))))
+
+(defun arcology-oracle--node-unread-reason (node)
+  "Return why the file of the org-roam NODE is not among the daemon's notes.
+Nil when it may be.
+See `arcology-oracle--unread-reason'."
+  (when-let* ((file (ignore-errors (org-roam-node-file node)))
+              (rel (arcology-oracle--relative-file file (arcology-oracle--roam-dir))))
+    (arcology-oracle--unread-reason rel)))
 
 (defun arcology-oracle--roam-node-private-p (node)
   "Return non-nil when the org-roam NODE is private.

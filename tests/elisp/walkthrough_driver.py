@@ -40,13 +40,15 @@ ROAM_SYNC = """(progn (require 'org-roam) (setq org-roam-directory {roam} org-ro
  (org-roam-db-sync))"""
 
 
-async def readme_emacs(tmp_path: Path, roam_dir: Path, fake) -> tuple[Daemon, TmuxEmacs, list[str]]:
-    """The daemon on ROAM_DIR and an Emacs (not started yet) whose init.el is the user's
+async def readme_emacs(
+    tmp_path: Path, roam_dir: Path, fake, env: dict[str, str] | None = None
+) -> tuple[Daemon, TmuxEmacs, list[str]]:
+    """The daemon on ROAM_DIR (ENV: its settings' variables) and an Emacs (not started yet) whose init.el is the user's
     org-roam set-up (its database built, as by someone who has used org-roam before)
     followed by the README's Emacs configuration; and how that was chosen."""
     roam_db = tmp_path / "org-roam.db"
     daemon, (code, output) = await asyncio.gather(
-        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake.url, token=TOKEN, embedded=True),
+        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake.url, token=TOKEN, embedded=True, env=env),
         run_emacs(["--eval", WITH_PACKAGES, "--eval", ROAM_SYNC.format(roam=json.dumps(str(roam_dir)),
                                                                        db=json.dumps(str(roam_db)))],
                   env=emacs_env(tmp_path)),

@@ -220,6 +220,8 @@ class Status(Answer):
     ok: bool
     version: str
     roam_dir: str
+    exclude_globs: list[str] = Field(description="files the daemon never reads (clients refuse them, saying so)")
+    instance: str = Field(description="this daemon process: another value, a restart (maybe on other notes)")
     db_path: str
     files: int
     headings: int

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -68,6 +69,7 @@ class OracleIndex:
         self.settings = settings
         self.embedder: Embedder = embedder or OllamaEmbedder(settings)
         self.embedder_state = EmbedderState()
+        self.instance = uuid.uuid4().hex  # /status: a client sees a restart (on other notes?)
         self._readers = readers
         self._writer_pool: ThreadPoolExecutor | None = None
         self._reader_pool: ThreadPoolExecutor | None = None
@@ -387,6 +389,8 @@ class OracleIndex:
             "ok": True,
             "version": __version__,
             "roam_dir": str(self.settings.roam_dir),
+            "exclude_globs": list(self.settings.exclude_globs),
+            "instance": self.instance,
             "db_path": str(self.settings.db_path),
             **counts,
             "embedder": {
