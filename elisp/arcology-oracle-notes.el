@@ -353,12 +353,33 @@ note: the list itself is read-only, and said \"Buffer is read-only\".
 Repeated, it undoes further, as \\[undo] does in the note; ARG (the
 prefix argument) is undo's too."
   (interactive "P")
+  (arcology-oracle--undo-in-listed-note #'undo arg))
+
+(defun arcology-oracle-undo-redo-in-listed-note (&optional arg)
+  "Redo the last undone change of the note the list is about.
+\[undo-redo] in the similar notes or the link suggestions, as
+`arcology-oracle-undo-in-listed-note' undoes there; ARG as
+`undo-redo''s."
+  (interactive "p")
+  (arcology-oracle--undo-in-listed-note #'undo-redo arg))
+
+(defun arcology-oracle-undo-only-in-listed-note (&optional arg)
+  "Undo, without redoing, the last change of the note the list is about.
+`undo-only' in the similar notes or the link suggestions, as
+`arcology-oracle-undo-in-listed-note' undoes there; ARG as
+`undo-only''s."
+  (interactive "p")
+  (arcology-oracle--undo-in-listed-note #'undo-only arg))
+
+(defun arcology-oracle--undo-in-listed-note (command arg)
+  "Call COMMAND with ARG in the note the list in the current buffer is about.
+In the window the note was read in last, else in its buffer."
   (let* ((note (or (arcology-oracle--listed-note)
                    (arcology-oracle--user-error "This list is about no note open in Emacs")))
          (window (arcology-oracle--last-window-of note)))
     (if window
-        (with-selected-window window (undo arg))
-      (with-current-buffer note (undo arg)))))
+        (with-selected-window window (funcall command arg))
+      (with-current-buffer note (funcall command arg)))))
 
 (defun arcology-oracle--last-window-of (buffer)
   "Return the window showing BUFFER that was used last, or nil.

@@ -1,0 +1,66 @@
+"""The keys of the similar notes and the link suggestions, in ``emacs -nw`` in tmux with
+the README's own configuration, the real daemon and the fake Ollama (as
+tests/elisp/test_firstday_refusals_in_emacs.py runs them).
+
+- Right after ``i`` in a list, every key of Emacs's undo acts in the note, as ``C-/``
+  (``undo``) does: ``C-x u``, ``C-_`` and, in Emacs 28, ``C-M-_`` (``undo-redo``; ``C-?``
+  on a graphical display). ``undo-redo`` acted in the read-only list: "Buffer is
+  read-only: #<buffer *arcology-oracle similar*>". (``undo-only``, which has no key, is
+  remapped too; ``M-x`` calls a command without its remapping.)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.elisp.test_firstday_refusals_in_emacs import _started, _wait_similar
+from tests.elisp.walkthrough_driver import SIMILAR, Driver
+
+NOTE = "sourdough-baking.org"
+
+
+async def _links(driver: Driver) -> int:
+    return (await driver.buffer_text(NOTE)).count("[[id:")
+
+
+async def _press(driver: Driver, keys: tuple[str, ...], links: int, what: str) -> None:
+    """KEYS in the list; the note then holds LINKS links, and nothing went wrong."""
+    emacs = driver.emacs
+    errors = len((await emacs.state())["errors"])
+    await emacs.keys(*keys)
+
+    async def done() -> bool:
+        state = await emacs.state()
+        return await _links(driver) == links or len(state["errors"]) > errors
+
+    try:
+        await emacs.wait(done, what)
+    except AssertionError as e:
+        raise AssertionError(f"{e}: the note holds {await _links(driver)} links; echo: {await driver.echo()!r}") from None
+    state = await emacs.state()
+    assert state["errors"][errors:] == [], f"{what}: {state['errors'][errors:]}"
+    assert await _links(driver) == links, what
+
+
+@pytest.mark.timeout(180)
+async def test_every_undo_key_in_a_list_acts_in_the_note(tmp_path, roam_dir, fake_ollama):
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama, columns=120, lines=40)
+    emacs = driver.emacs
+    try:
+        await driver.open(NOTE, "* Bulk fermentation")
+        before = await _links(driver)
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Bread Hydration", "the list")
+        await driver.select(SIMILAR)
+        listed = await driver.buffer_text(SIMILAR)
+        await emacs.keys("n")
+        await _press(driver, ("i",), before + 1, "i: the link written")
+        await _press(driver, ("C-_",), before, "C-_ (undo): the link out")
+        await _press(driver, ("C-M-_",), before + 1, "C-M-_ (undo-redo): the link back")
+        await _press(driver, ("C-x", "u"), before, "C-x u (undo): the link out")
+        await _press(driver, ("C-M-_",), before + 1, "C-M-_ (undo-redo): the link back again")
+        assert await driver.selected_buffer() == SIMILAR
+        assert await driver.buffer_text(SIMILAR) == listed
+    finally:
+        await emacs.stop()
+        daemon.stop()
