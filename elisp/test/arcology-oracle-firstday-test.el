@@ -328,6 +328,9 @@ MODE is `arcology-oracle-insert-link-at'."
       (arcology-oracle-test--goto-heading "Autolyse")
       (arcology-oracle-summarize)
       (should (eq (window-buffer window) note))
+      ;; The session's first command asks the daemon's /status first.
+      (arcology-oracle-test--wait (lambda () (get-buffer-window arcology-oracle-summary-buffer-name))
+                                  10 "the summary shown")
       (let ((shown (get-buffer-window arcology-oracle-summary-buffer-name)))
         (should shown)
         (should (window-parameter shown 'window-side)))
