@@ -341,7 +341,28 @@ note, or rejected for good; the list can be asked for again.
 
 \\{arcology-oracle-links-mode-map}"
   (setq-local truncate-lines t)
-  (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-links-refresh))))
+  (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-links-refresh)))
+  (add-hook 'window-size-change-functions #'arcology-oracle--links-resized nil t))
+
+(defvar-local arcology-oracle--links-shown nil
+  "In the suggestions buffer: (WIDTH . SUGGESTIONS), what it shows.
+Laid out for WIDTH columns; SUGGESTIONS as
+`arcology-oracle--links-render' takes them.")
+
+(defun arcology-oracle--links-resized (window)
+  "Lay the suggestions out again when WINDOW, showing them, changed its width.
+Their lines are cut to the window they were made for: a narrower
+one cut them again at its edge with a $."
+  (with-current-buffer (window-buffer window)
+    (when (and arcology-oracle--links-shown
+               (eq window (get-buffer-window (current-buffer) t))
+               (not (eql (car arcology-oracle--links-shown) (arcology-oracle--links-width))))
+      (arcology-oracle--guard
+        (let ((start (window-start window)))
+          (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
+                                         (arcology-oracle--links-title) (cdr arcology-oracle--links-shown))
+          (set-window-point window (point))
+          (set-window-start window (min start (point-max)) t))))))
 
 (defun arcology-oracle--links-width ()
   "Return the columns a line of the suggestions buffer may take.
@@ -425,6 +446,7 @@ all=true) are folded behind one line."
       (setq arcology-oracle--links-source source
             arcology-oracle--links-node node)
       (unless (stringp suggestions) (setq arcology-oracle--links-last suggestions))
+      (setq arcology-oracle--links-shown (cons (arcology-oracle--links-width) suggestions))
       (erase-buffer)
       (insert (propertize (concat "Links to add to: " (org-link-display-format (or title "")))
                           'face 'bold)

@@ -7,14 +7,17 @@ tests/elisp/test_firstday_refusals_in_emacs.py runs them).
   on a graphical display). ``undo-redo`` acted in the read-only list: "Buffer is
   read-only: #<buffer *arcology-oracle similar*>". (``undo-only``, which has no key, is
   remapped too; ``M-x`` calls a command without its remapping.)
+- The link suggestions are laid out again when their window's width changes, as the
+  similar notes are: a narrower terminal cut them with ``$``.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.elisp.test_firstday_lists_in_emacs import _links_shown
 from tests.elisp.test_firstday_refusals_in_emacs import _started, _wait_similar
-from tests.elisp.walkthrough_driver import SIMILAR, Driver
+from tests.elisp.walkthrough_driver import LINKS, SIMILAR, Driver
 
 NOTE = "sourdough-baking.org"
 
@@ -64,3 +67,44 @@ async def test_every_undo_key_in_a_list_acts_in_the_note(tmp_path, roam_dir, fak
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_the_link_suggestions_fit_their_window_again_when_it_is_resized(tmp_path, roam_dir, fake_ollama):
+    """A terminal made narrower (or the window, ``C-x {``) left the suggestions as wide as
+    the window was: Emacs cut them at the new edge with ``$``. They are laid out again, as
+    the similar notes are."""
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama, columns=150, lines=40)
+    emacs = driver.emacs
+    try:
+        await driver.open(NOTE, "* Bulk fermentation")
+        await emacs.keys("C-c", "o", "l")
+        await emacs.wait(lambda: _links_shown(driver), "the suggestions, shown and selected")
+        wide = (await driver.window_of(LINKS))["width"]
+        assert _widest(await driver.buffer_text(LINKS)) > 60, await driver.buffer_text(LINKS)
+        await emacs.tmux("resize-window", "-t", "walk", "-x", "60")
+        await emacs.wait(lambda: _narrower(driver, wide), "the window to narrow")
+        narrow = (await driver.window_of(LINKS))["width"]
+        last = [""]
+
+        async def fits() -> bool:
+            last[0] = await driver.buffer_text(LINKS)
+            return _widest(last[0]) < narrow
+
+        try:
+            await emacs.wait(fits, f"every line of the suggestions within {narrow} columns")
+        except AssertionError as e:
+            raise AssertionError(f"{e}; the list was:\n{last[0]}") from None
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+def _widest(text: str) -> int:
+    return max(len(line) for line in text.split("\n"))
+
+
+async def _narrower(driver: Driver, width: int) -> bool:
+    window = await driver.window_of(LINKS)
+    return window is not None and window["width"] < width - 40
