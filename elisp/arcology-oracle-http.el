@@ -190,6 +190,8 @@ Choose how the body is framed: chunked, by length, or until close."
           (push (cons (downcase (match-string 1 line)) (match-string 2 line)) headers)))
       (setq headers (nreverse headers))
       (setf (arcology-oracle--http-headers req) headers)
+      (arcology-oracle--check-instance (arcology-oracle--http-base req)
+                                       (cdr (assoc "x-arcology-oracle-instance" headers)))
       (let ((encoding (cdr (assoc "transfer-encoding" headers)))
             (length (cdr (assoc "content-length" headers)))
             (status (arcology-oracle--http-status req)))
@@ -275,7 +277,45 @@ in the pending slot.  Signals an error on a malformed response."
 (defvar arcology-oracle--unreachable-functions nil
   "Functions called with the base URL of a daemon that could not be reached.
 What is remembered of that daemon may no longer hold when it comes
-back: it may be another, started on other notes.")
+back: it may be another, started on other notes.  Also called when
+a response comes from another daemon process than the one whose
+/status was read (see `arcology-oracle--daemon-instances').")
+
+(defvar arcology-oracle--daemon-instances nil
+  "Alist of (URL . INSTANCE): the daemon process whose /status was read.
+A response from another (X-Arcology-Oracle-Instance) is from a daemon
+restarted since, maybe on other notes: what was known is forgotten.")
+
+(defvar arcology-oracle--daemon-notes nil
+  "Alist of (URL . DIRECTORY): the roam directory the daemon's /status named.
+Sent with every request (X-Arcology-Oracle-Notes): a daemon restarted
+on other notes before a response told Emacs so refuses it (HTTP
+409) rather than read the request's paths as relative to its notes.")
+
+(defun arcology-oracle--remember-instance (url instance notes)
+  "Remember that what is known of the daemon at URL came from INSTANCE.
+NOTES is the roam directory it named, as it wrote it."
+  (arcology-oracle--forget-instance url)
+  (when (stringp instance)
+    (push (cons url instance) arcology-oracle--daemon-instances))
+  (when (stringp notes)
+    (push (cons url notes) arcology-oracle--daemon-notes)))
+
+(defun arcology-oracle--forget-instance (url)
+  "Forget which process the daemon at URL was, and its notes."
+  (setq arcology-oracle--daemon-instances (assoc-delete-all url arcology-oracle--daemon-instances)
+        arcology-oracle--daemon-notes (assoc-delete-all url arcology-oracle--daemon-notes)))
+
+(add-hook 'arcology-oracle--unreachable-functions #'arcology-oracle--forget-instance)
+
+(defun arcology-oracle--check-instance (url instance)
+  "Forget what is known of the daemon at URL when INSTANCE is another process.
+INSTANCE is what a response of it said (nil: an older daemon)."
+  (let ((known (cdr (assoc url arcology-oracle--daemon-instances))))
+    (when (and known instance (not (equal known instance)))
+      (condition-case err
+          (run-hook-with-args 'arcology-oracle--unreachable-functions url)
+        (error (message "arcology-oracle: %s" (error-message-string err)))))))
 
 (defun arcology-oracle--http-unreachable (req message)
   "End REQ with MESSAGE: the daemon could not be reached.
@@ -435,6 +475,9 @@ request with `arcology-oracle--http-cancel'."
                        "Accept: " (or accept "application/json") "\r\n"
                        "Connection: close\r\n"
                        (if token (concat "Authorization: Bearer " token "\r\n") "")
+                       (if-let ((notes (cdr (assoc base arcology-oracle--daemon-notes))))
+                           (concat "X-Arcology-Oracle-Notes: " (url-hexify-string notes) "\r\n")
+                         "")
                        (if body
                            (format "Content-Type: application/json\r\nContent-Length: %d\r\n"
                                    (length body))

@@ -190,6 +190,7 @@ never runs.  ERRBACK defaults to
                    (let ((dir (alist-get 'roam_dir status))
                          (globs (alist-get 'exclude_globs status)))
                      (when (and (stringp dir) (file-directory-p dir))
+                       (arcology-oracle--remember-instance url (alist-get 'instance status) dir)
                        (push (cons url dir) arcology-oracle--server-roam-dirs)
                        (setf (alist-get url arcology-oracle--server-exclude-globs nil nil #'equal)
                              (seq-filter #'stringp (append globs nil)))))

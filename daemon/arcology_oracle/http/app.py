@@ -27,6 +27,7 @@ from . import web as web_page
 from .compat import ollama as ollama_compat
 from .compat import openai as openai_compat
 from .guard import guard_middleware
+from .instance import add_instance_header, notes_middleware
 from .keys import index_key, ready_key, settings_key, stopping_key, worker_key
 from .middleware import error_middleware
 from .server import listen, lock_database, lock_notes, serve
@@ -42,10 +43,11 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
     """Build the daemon's application. ``embedder`` replaces the Ollama embedder (tests,
     benchmarks); ``watch=False`` disables the file watcher."""
     app = web.Application(
-        middlewares=[error_middleware, guard_middleware],
+        middlewares=[error_middleware, guard_middleware, notes_middleware],
         client_max_size=settings.max_body_bytes,
     )
     app[settings_key] = settings
+    app.on_response_prepare.append(add_instance_header)
     app[ready_key] = asyncio.Event()
     # Set first thing at shutdown: answers being streamed end at once (http/streaming.py)
     # rather than hold the stop for the runner's grace time, a model generating for a
