@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .index import Store
+from .snippets import SNIPPET_SQL
 from .vector_sync import VEC_TABLE
 
 # At most this many chunk vectors are scored exactly for one range; wider ranges (years
@@ -17,7 +18,7 @@ def fts_in_range(store: Store, match: str, k: int, since: str, until: str) -> li
     """Like ``Store.fts_search``, among headings dated ``since``..``until``."""
     rows = store.conn.execute(
         "SELECT f.rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank,"
-        " snippet(headings_fts, 2, '', '', ' … ', 16)"
+        f" {SNIPPET_SQL.replace('length(text)', 'length(f.text)')}"
         " FROM headings_fts f JOIN headings h ON h.id = f.rowid"
         " WHERE headings_fts MATCH ? AND h.date BETWEEN ? AND ? ORDER BY rank LIMIT ?",
         (match, since, until, int(k)),

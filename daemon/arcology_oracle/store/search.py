@@ -17,13 +17,12 @@ import numpy as np
 from ..notes import cjk
 from . import node_means, note_text_cache, vector_mean, vectors, word_counts
 from .db import pack_vector, sqlite, unpack_vector
+from .snippets import SNIPPET_SQL, with_long_snippets
 from .oracle_words import answer_sql, own_text_sql, users_chunk_sql
 from .migrations import FTS_TOKENIZE
 from .vector_sync import VEC_TABLE, VectorSync
 
 
-# snippet() of the body column: no highlight marks, an ellipsis, about 16 tokens.
-_SNIPPET_ARGS = "2, '', '', ' … ', 16"
 
 
 # bm25() column weights of fts_scores (columns: title, olp_text, text, cjk_head, cjk_text).
@@ -62,13 +61,14 @@ class Search(VectorSync):
         weighting titles 4x ranked known items lower on the Info manuals and on real
         notes (BENCHMARKS.md, Quality).
         """
-        snippet = f"snippet(headings_fts, {_SNIPPET_ARGS})" if snippets else "NULL"
+        snippet = SNIPPET_SQL if snippets else "NULL"
         rows = self.conn.execute(
             f"SELECT rowid, bm25(headings_fts) AS rank, {snippet} AS snip"
             " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
             (match, int(k)),
         ).fetchall()
-        return [(r[0], r[1], r[2]) for r in rows]
+        found = with_long_snippets(self.conn, match, dict((r[0], r[2]) for r in rows)) if snippets else {}
+        return [(r[0], r[1], found.get(r[0], r[2])) for r in rows]
 
     def word_counts(self, words: Sequence[str], at_most: int) -> dict[str, int]:
         """How many headings hold each of ``words`` (lower-case words or CJK bigrams, as
@@ -149,13 +149,13 @@ class Search(VectorSync):
         """The snippets :meth:`fts_search` gives, for the headings ``ids`` only."""
         if not ids:
             return {}
-        return dict(
+        return with_long_snippets(self.conn, match, dict(
             self.conn.execute(
-                f"SELECT rowid, snippet(headings_fts, {_SNIPPET_ARGS}) FROM headings_fts"
+                f"SELECT rowid, {SNIPPET_SQL} FROM headings_fts"
                 " WHERE headings_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
                 (match, json.dumps(list(ids))),
             ).fetchall()
-        )
+        ))  # fmt: skip
 
     def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
