@@ -163,15 +163,8 @@ class OracleIndex:
     async def read(self, fn: Callable[[Store], T]) -> T:
         """Run ``fn(reader_store)`` on a reader thread (its own connection), which shows
         nothing of the notes :attr:`withheld` as the call is made."""
-        loop = asyncio.get_running_loop()
-        withheld = self.withheld
-
-        def run() -> T:
-            store = self._reader()
-            store.hide(withheld)
-            return fn(store)
-
-        return await loop.run_in_executor(self._reader_pool, run)
+        loop, withheld = asyncio.get_running_loop(), self.withheld
+        return await loop.run_in_executor(self._reader_pool, lambda: fn(self._reader().hide(withheld)))
 
     # -- indexing ---------------------------------------------------------------------
 

@@ -106,12 +106,14 @@ class StoreBase:
             raise
         return cls(conn, path)
 
-    def hide(self, paths: frozenset[str]) -> None:
+    def hide(self, paths: frozenset[str]) -> Self:
         """Show none of the rows of the notes ``paths`` from now on (a reader's store: see
-        :mod:`.withheld`); the notes hidden before and not in ``paths`` are shown again."""
+        :mod:`.withheld`); the notes hidden before and not in ``paths`` are shown again.
+        Returns this store."""
         if paths != self._hidden:
             hide_notes(self.conn, paths)
             self._hidden = paths
+        return self
 
     def close(self) -> None:
         if self._checkpointer is not None:
