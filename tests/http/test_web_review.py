@@ -256,13 +256,20 @@ async def test_a_look_up_that_never_answers_fails_instead_of_spinning(browser, t
 
         await page.route("**/search?*", asleep)
         await page.route("**/status", asleep)
+        # The page's own clock, moved on rather than waited for: its timers are setTimeout's.
+        await page.clock.install()
         await page.fill("#search-input", "sourdough starter")
+        await page.clock.run_for(1_000)  # the search starts (after its 250 ms of typing)
+        await page.clock.run_for(19_000)  # 20 s on the clock: the look-up began at 0.25 s
+        assert "did not answer" not in (await page.locator("#search-state").text_content() or "")
+        await page.clock.run_for(1_000)
         state = page.locator("#search-state", has_text="did not answer")
-        await state.wait_for(timeout=30_000)
+        await state.wait_for()
         assert await state.text_content() == (
             "Search failed: the daemon did not answer within 20 s (is the computer it runs on asleep?)"
         )
-        await page.locator("#status .chip.bad", has_text="did not answer").wait_for(timeout=30_000)
+        await page.clock.run_for(40_000)  # the next look at /status, and its 20 s
+        await page.locator("#status .chip.bad", has_text="did not answer").wait_for()
         never.set()
 
 
