@@ -76,3 +76,19 @@ async def test_an_empty_answer_says_no_false_reason(make_client, make_settings, 
     body = await similar(client, file="journal-2024.org", line=line, k=10)
     assert body["mode"] == "keyword" and [r["file"] for r in body["results"]] == ["zorblax-rig.org"], body
     assert "embeddings pending" in body["note"]
+
+
+async def test_a_note_larger_than_the_widest_pool_still_finds_the_others(make_client, settings, roam_dir, monkeypatch):
+    """A note of more chunks than one search may ask for (``MAX_POOL``: 25,600; a year of
+    journal of 58k chunks held all of a heading's nearest): its headings are not searched
+    once the pool is found to be all of them, so the pool holds the other notes. ``MAX_POOL``
+    is lowered to below this note's chunks to stand for such a note at a test's size."""
+    monkeypatch.setattr("arcology_oracle.answers.nearest.MAX_POOL", 2 * HEADINGS // 3)
+    text = journal(file_id=True, heading_ids=False)
+    (roam_dir / "journal-2024.org").write_text(text)
+    client = await make_client(settings)
+    others = {p.relative_to(roam_dir).as_posix() for p in roam_dir.rglob("*.org")} - {"journal-2024.org"}
+    for params in ({"file": "journal-2024.org", "line": day_line(text, 151)}, {"node": str(uuid.uuid5(uuid.UUID(int=7), "journal"))}):
+        body = await similar(client, **params, k=10)
+        assert body["mode"] == "vector" and len(body["results"]) == 10, body
+        assert {r["file"] for r in body["results"]} <= others, body

@@ -473,3 +473,35 @@ def test_knn_headings_gives_each_heading_its_nearest_chunk(stores):
     want = sorted(((hid, d) for h, d in nearest for hid in owners[h]), key=lambda t: t[1])
     assert sorted(got, key=lambda t: (t[1], t[0])) == sorted(want, key=lambda t: (t[1], t[0]))
     assert [d for _, d in got] == sorted(d for _, d in got) and len(got) == len(want) > 20
+
+
+@pytest.mark.parametrize("prefilter", [True, False])
+def test_skipped_rows_are_left_out_before_the_prefilter(prefilter):
+    """A search skipping the rows nearest the query (a large note /similar leaves out)
+    returns the nearest of the others, as a search of an index without them does, however
+    many rows are skipped."""
+    matrix, ids = clustered(3000, 128, seed=5), np.arange(10, 3010)
+    index = loaded(matrix, ids) if prefilter else VectorIndex()
+    if not prefilter:
+        index.load("g", 128, len(ids), [(ids, matrix)])
+    query = matrix[0]
+    skip = np.array(exact(matrix, ids, query, 2900))  # all but 100: more than the prefilter keeps
+    kept = ~np.isin(ids, skip)
+    without = VectorIndex()
+    without.load("g", 128, int(kept.sum()), [(ids[kept], matrix[kept])])
+    assert index.search(query, 10, skip=skip) == without.search(query, 10, exact=True)
+    assert [r for r, _ in index.search(query, 10, skip=np.array([], np.int64))] == [r for r, _ in index.search(query, 10)]
+
+
+def test_the_rows_of_notes_left_out_keep_a_text_another_note_shares(stores):
+    """``vector_rows_of``: the rows of the given nodes' chunks, save a text another
+    node's heading holds too (skipping it would hide that heading from the search)."""
+    writer, reader = stores
+    hashes = write_file(writer, "a.org", list(range(6)))
+    parsed = ParsedFile(path="b.org", title="T", file_id=None, headings=[heading(100)])
+    writer.replace_file(parsed, size=1, mtime_ns=1, file_hash=sha256_hex("b"), chunks=[[Chunk(0, "text a.org 0", hashes[0])]])
+    writer.store_vectors(list(zip(hashes, clustered(6, 32, seed=3).tolist())))
+    row = dict(reader.conn.execute("SELECT hash, id FROM embeddings"))
+    got = reader.vector_rows_of(["node-0", "node-1", "node-4"])
+    assert sorted(got) == sorted(row[hashes[i]] for i in (1, 4))  # node-0's text is also node-100's
+    assert reader.vector_rows_of([]) == []

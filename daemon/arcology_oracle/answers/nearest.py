@@ -11,7 +11,12 @@ that may be returned crowds the pool the same way: it is one result, however man
 headings are near.
 
 So when more than half of the pool is left out, or its headings that are not belong to
-fewer than ``want`` notes (``k``: the answer would be short), :func:`widened` asks again
+fewer than ``want`` notes (``k``: the answer would be short), :func:`widened` first asks
+again for as many with the vector rows of the nodes left out skipped
+(:meth:`~arcology_oracle.store.Store.vector_rows_of`; a heading left out by itself, the
+query's own, stays in the pool, where it always stood for its note): however large the query's own
+note, the pool then holds the other notes (a note of 58k chunks, more than ``MAX_POOL``,
+had left nothing: an empty answer after ~6 s). Then, or for keywords, it asks
 for more: at least four times as many, and, when the pool's headings are in a few files,
 enough to pass every heading of those (:meth:`~arcology_oracle.store.Store.file_outline`,
 times the chunks per heading seen), until half a pool's worth is eligible in at least
@@ -48,36 +53,45 @@ class Pool:
     """What :func:`widened` found: the hits (tuples whose first item is a heading id,
     best first) of a search for ``size``, their owners (``(node id or None, file
     path)`` by heading id), which of them are never results (the oracle's answers, empty
-    headings: :meth:`~arcology_oracle.store.Store.owners_and_answers`), and how many of
-    them are eligible."""
+    headings: :meth:`~arcology_oracle.store.Store.owners_and_answers`), how many of
+    them are eligible, and the vector rows the search skipped (None: none)."""
 
     hits: list[tuple]
     owners: dict[int, tuple[str | None, str]]
     oracle: set[int]
     size: int
     eligible: int
+    skip: list[int] | None = None
 
 
 def widened(
     store: Store,
-    search: Callable[[int], list[tuple]],
+    search: Callable[[int, list[int] | None], list[tuple]],
     pool: int,
     excluded: Callable[[int, tuple[str | None, str] | None], bool],
     want: int,
+    left_out: Callable[[], list[int]] | None = None,
 ) -> Pool:
-    """``search(pool)``, or ``search`` of more (see the module docstring). ``excluded``: a
-    heading id and its owner -> whether the answer leaves it out (the oracle's answers
-    are left out too); ``want``: how many notes the answer needs."""
-    size, previous = pool, -1
+    """``search(pool, None)``, or ``search`` of more (see the module docstring). ``excluded``:
+    a heading id and its owner -> whether the answer leaves it out (the oracle's answers
+    are left out too); ``want``: how many notes the answer needs; ``left_out``: the vector
+    rows of the nodes ``excluded`` leaves out, asked for when the first pool
+    falls short, and then skipped by every search (``search``'s second argument)."""
+    size, previous, skip = pool, -1, None
     while True:
-        hits = search(size)
+        hits = search(size, skip)
         owners, oracle = store.owners_and_answers(hit[0] for hit in hits)
         eligible = [hit[0] for hit in hits if hit[0] not in oracle and not excluded(hit[0], owners.get(hit[0]))]
         enough = 2 * len(eligible) >= min(pool, len(hits)) and len({owners[h] for h in eligible}) >= want
         if enough or size >= MAX_POOL or len(hits) <= previous:
-            return Pool(hits, owners, oracle, size, len(eligible))
+            return Pool(hits, owners, oracle, size, len(eligible), skip)
+        rows, left_out = (left_out() if left_out is not None else None), None
+        if rows:  # the same size again, of the other notes' rows: as many of them as for any query
+            skip, previous = rows, -1
+            continue
         previous = len(hits)
-        size = min(MAX_POOL, max(4 * size, _past_files(store, owners, size, len(hits), pool)))
+        kept = owners if skip is None else {h: o for h, o in owners.items() if not excluded(h, o)}
+        size = min(MAX_POOL, max(4 * size, _past_files(store, kept, size, len(hits), pool)))
 
 
 def _past_files(store: Store, owners: dict[int, tuple[str | None, str]], size: int, found: int, pool: int) -> int:
@@ -91,8 +105,8 @@ def _past_files(store: Store, owners: dict[int, tuple[str | None, str]], size: i
     return math.ceil(size / max(1, found) * (headings + pool))
 
 
-def exhausted(store: Store, vector: Sequence[float], size: int) -> bool:
-    """Whether a vector search for ``size`` chunks reads every vector of the index (there
-    are fewer): asked only when nothing eligible was found, to tell "no other note has
-    vectors yet" from "the other notes are further than ``MAX_POOL`` chunks"."""
-    return len(store.knn(vector, size)) < size
+def exhausted(store: Store, vector: Sequence[float], size: int, skip: list[int] | None = None) -> bool:
+    """Whether a vector search for ``size`` chunks (``skip`` aside) reads every vector of
+    the index (there are fewer): asked only when nothing eligible was found, to tell "no
+    other note has vectors yet" from "the other notes are further than ``MAX_POOL`` chunks"."""
+    return len(store.knn(vector, size, skip)) < size

@@ -164,9 +164,10 @@ def snippets_of(store: Store, match: str | None, hits: Sequence[tuple]) -> Calla
     return lambda ids: store.fts_snippets(match, [i for i in ids if i in found]) if match else {}
 
 
-def vector_hits(store: Store, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
-    """``(heading id, cosine)`` of the best chunk of each heading, best first."""
-    return [(heading_id, cosine_from_l2(distance)) for heading_id, distance in store.knn_headings(vector, k)]
+def vector_hits(store: Store, vector: Sequence[float], k: int, skip=None) -> list[tuple[int, float]]:
+    """``(heading id, cosine)`` of the best chunk of each heading, best first (``skip``:
+    vector rows not searched, :meth:`~arcology_oracle.store.Store.knn_headings`)."""
+    return [(h, cosine_from_l2(distance)) for h, distance in store.knn_headings(vector, k, skip)]
 
 
 def reciprocal_rank_fusion(*rankings: Sequence[int]) -> list[tuple[int, float]]:

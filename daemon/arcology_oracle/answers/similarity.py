@@ -97,7 +97,8 @@ def similar(
     pool, depth = max(k * 10, 100), depth or k
     excluded = lambda h, o: o is None or h in exclude_headings or o[0] in exclude_nodes  # noqa: E731
     if vector is not None and store.has_vector_table():
-        found = widened(store, lambda size: vector_hits(store, vector, size), pool, excluded, k)
+        left_out = lambda: store.vector_rows_of(sorted(exclude_nodes))  # noqa: E731 (not the headings: see .nearest)
+        found = widened(store, lambda size, skip: vector_hits(store, vector, size, skip), pool, excluded, k, left_out)
         owners = found.owners
         hits = [(h, score) for h, score in found.hits if h not in found.oracle]
         if section is not None:
@@ -118,10 +119,10 @@ def similar(
         )
         # Nothing of another note near it: with every vector read, the other notes have none
         # yet (their words may find them); else they are further than MAX_POOL chunks.
-        if results or found.eligible or not exhausted(store, vector, found.size):
+        if results or found.eligible or not exhausted(store, vector, found.size, found.skip):
             return "vector", results
     match = fts_query(text, any_term=True)  # what keyword_match asks (for the snippets)
-    by_words = lambda size: keyword_match(store, text, size, any_term=True, snippets=False)[1]  # noqa: E731
+    by_words = lambda size, _: keyword_match(store, text, size, any_term=True, snippets=False)[1]  # noqa: E731
     keyword = widened(store, by_words, pool, excluded, k).hits
     results = to_results(
         store, [(h, s) for h, s, _ in keyword], depth, snippets=snippets_of(store, match, keyword), per_node=True,

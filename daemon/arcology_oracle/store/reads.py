@@ -77,6 +77,21 @@ class Reads(StoreBase):
             )
         }
 
+    def vector_rows_of(self, node_ids: Sequence[str]) -> list[int]:
+        """The vector row ids (``embeddings.id``) of the chunks of the nodes ``node_ids``
+        that no heading of another node shares (a text kept in two notes keeps its row):
+        what a search leaving those nodes out need not read
+        (:meth:`~.search.Search.knn_headings`' ``skip``)."""
+        return [
+            r[0]
+            for r in self.conn.execute(
+                "WITH out AS (SELECT id FROM headings WHERE node_id IN (SELECT value FROM json_each(?)))"
+                " SELECT e.id FROM embeddings e WHERE e.hash IN (SELECT hash FROM chunks WHERE heading IN out)"
+                " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = e.hash AND c.heading NOT IN out)",
+                (json.dumps(list(node_ids)),),
+            )
+        ]
+
     def copies_of(self, heading_id: int, among: Sequence[int]) -> set[int]:
         """Those of ``among`` (``heading_id`` aside) holding ``heading_id``'s title and
         text word for word (white space around the text aside): the same section kept

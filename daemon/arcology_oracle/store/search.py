@@ -157,7 +157,7 @@ class Search(VectorSync):
             ).fetchall()
         ))  # fmt: skip
 
-    def knn(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+    def knn(self, vector: Sequence[float], k: int, skip=None) -> list[tuple[str, float]]:
         """The ``k`` nearest stored vectors as ``(text hash, L2 distance)``, nearest first.
 
         Candidates come from the in-memory index shared by this process's stores of the
@@ -165,21 +165,22 @@ class Search(VectorSync):
         ``k`` plus a margin are re-scored exactly on their stored float32 vectors by
         sqlite-vec, in the statement that reads their text hashes, so quantisation never
         decides the order. (Reading the blobs into numpy instead took as long for 125
-        candidates and up to twice as long for 400: BENCHMARKS.md, sqlite-vec.)
+        candidates and up to twice as long for 400: BENCHMARKS.md, sqlite-vec.) ``skip``:
+        vector row ids never searched (:meth:`~.reads.Reads.vector_rows_of`).
         """
-        params = self._knn_params(vector, k)
+        params = self._knn_params(vector, k, skip)
         if params is None:
             return []
         rows = self.conn.execute(f"{_NEAREST} SELECT hash, d FROM near ORDER BY d, rid", params).fetchall()
         return [(text_hash, _l2(distance)) for text_hash, distance in rows]
 
-    def knn_headings(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+    def knn_headings(self, vector: Sequence[float], k: int, skip=None) -> list[tuple[int, float]]:
         """The headings of the ``k`` nearest vectors (as :meth:`knn`) as ``(heading id,
         L2 distance of its nearest chunk)``, nearest first: one statement, where reading
         each hash's headings apart cost a query more. A heading with chunks of its own
         text besides a dialogue's scenes (:func:`.oracle_words.own_text_sql`: the user's,
         its scenes holding a grounded model's replies) is found by those chunks only."""
-        params = self._knn_params(vector, k)
+        params = self._knn_params(vector, k, skip)
         if params is None:
             return []
         rows = self.conn.execute(
@@ -190,13 +191,13 @@ class Search(VectorSync):
         ).fetchall()
         return [(heading_id, _l2(distance)) for heading_id, distance in rows]
 
-    def _knn_params(self, vector: Sequence[float], k: int) -> tuple | None:
+    def _knn_params(self, vector: Sequence[float], k: int, skip=None) -> tuple | None:
         """The parameters of :data:`_NEAREST` for the in-memory index's candidates."""
         if not self.has_vector_table() or k <= 0:
             return None
         index = self._vector_index()
         index.sync(self.get_meta(vectors.META_KEY) or "", self._load_vectors)
-        candidates = index.search(vector, int(k) + max(10, int(k) // 4))
+        candidates = index.search(vector, int(k) + max(10, int(k) // 4), skip=skip)
         if not candidates:
             return None
         return pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)

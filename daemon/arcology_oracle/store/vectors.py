@@ -340,9 +340,11 @@ class VectorIndex:
         neighbour's grow with it (400 at a million: recall@10 0.988, BENCHMARKS.md)."""
         return max(OVERSAMPLE * k, MIN_CANDIDATES, int(n * CANDIDATE_SHARE))
 
-    def search(self, query: Sequence[float], k: int, *, exact: bool = False) -> list[tuple[int, float]]:
+    def search(self, query: Sequence[float], k: int, *, exact: bool = False, skip=None) -> list[tuple[int, float]]:
         """The ``k`` nearest vectors as ``(id, L2 distance)``, nearest first; ``exact``
-        skips the prefilter and rescores every vector (for tests and benchmarks)."""
+        skips the prefilter and rescores every vector (for tests and benchmarks). ``skip``
+        (an array of ids): never returned, and left out before the prefilter, so that as
+        many others are kept however many they are (a large note /similar leaves out)."""
         with self._lock:
             n = self._n
             if n == 0 or k <= 0:
@@ -350,9 +352,10 @@ class VectorIndex:
             q = np.asarray(query, np.float32)
             if q.shape != (self.dims,):
                 raise ValueError(f"query of {q.shape[0]} dimensions, index of {self.dims}")
-            wanted = self.candidates(k, n)
-            if exact or not self._prefilters(n, wanted):
-                cand = np.arange(n)
+            skipped = None if skip is None or not len(skip) else np.isin(self._ids[:n], skip)
+            wanted = self.candidates(k, n)  # below: more than that many are not skipped
+            if exact or not self._prefilters(n, wanted + (0 if skipped is None else int(skipped.sum()))):
+                cand = np.arange(n) if skipped is None else np.flatnonzero(~skipped)
             else:
                 qbits = pack_signs(q[None, :], self._center, self._words)[0]
                 hamming, scratch, counts = self._prefilter_buffers(n)
@@ -361,6 +364,8 @@ class VectorIndex:
                     np.bitwise_xor(self._bits[word, :n], qbits[word], out=scratch)
                     popcount(scratch, counts)
                     hamming += counts
+                if skipped is not None:  # past every other distance: never among the wanted
+                    hamming[skipped] = 64 * self._words + 1
                 cand = nearest_by_bits(hamming, wanted)
             if len(cand) <= 4096:
                 rows = self._scratch(len(cand))
@@ -371,10 +376,7 @@ class VectorIndex:
             dots = np.einsum("ij,j->i", rows, q) * self._scale[cand]
             d2 = self._norm2[cand] - 2.0 * dots + float(np.dot(q, q))
             np.maximum(d2, 0.0, out=d2)
-            if len(cand) > k:
-                top = np.argpartition(d2, k)[:k]
-            else:
-                top = np.arange(len(cand))
+            top = np.argpartition(d2, k)[:k] if len(cand) > k else np.arange(len(cand))
             top = top[np.argsort(d2[top], kind="stable")]
             ids = self._ids[cand[top]]
             return list(zip(ids.tolist(), np.sqrt(d2[top]).tolist()))
