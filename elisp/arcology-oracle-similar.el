@@ -230,6 +230,12 @@ another heading's while that heading's are asked for.")
 (defvar-local arcology-oracle--similar-note nil
   "In the similar buffer: the note shown under its header (\"Asking about ...\").")
 
+(defvar-local arcology-oracle--similar-tick nil
+  "In the similar buffer: which version of the note's text the list answers.
+Its `buffer-chars-modified-tick' when the list was asked for.  Asked
+again about the same heading since edited, the list says it is asked
+about anew: until the answer comes it is the old text's.")
+
 (defvar-local arcology-oracle--similar-show-tail nil
   "In the similar buffer: non-nil shows the results below the relevance cut.")
 
@@ -415,6 +421,7 @@ a daemon that is down only once."
         (arcology-oracle--user-error "Similar notes need an org-mode buffer"))
       (let* ((context (arcology-oracle--heading-context))
              (title (plist-get context :title))
+             (tick (buffer-chars-modified-tick))
              (generation (cl-incf arcology-oracle--similar-generation)))
         (setq arcology-oracle--similar-unanswered nil
               arcology-oracle--similar-last-heading (plist-get context :start)
@@ -426,8 +433,10 @@ a daemon that is down only once."
           (cond ((not (get-text-property (point-min) 'arcology-oracle-title))
                  (arcology-oracle--similar-render source title "Looking for similar notes…"
                                                   nil (plist-get context :start)))
-                ((not (arcology-oracle--similar-about-p source (plist-get context :start)))
-                 ;; The list shown is another heading's until the answer comes: say so.
+                ((or (not (arcology-oracle--similar-about-p source (plist-get context :start)))
+                     (not (eql tick arcology-oracle--similar-tick)))
+                 ;; The list shown is another heading's (or this one's before its
+                 ;; last edits) until the answer comes: say so.
                  (arcology-oracle--similar-render
                   arcology-oracle--similar-source (get-text-property (point-min) 'arcology-oracle-title)
                   arcology-oracle--similar-results
@@ -472,7 +481,9 @@ a daemon that is down only once."
                                                source title
                                                (arcology-oracle--similar-filter
                                                 (arcology-oracle--results-of answer 'results) context)
-                                               note (plist-get context :start))))))
+                                               note (plist-get context :start))
+                                              (with-current-buffer (arcology-oracle--similar-buffer)
+                                                (setq arcology-oracle--similar-tick tick))))))
                                 (if (equal (alist-get 'mode answer) "keyword")
                                     (arcology-oracle--keyword-note show)
                                   (funcall show nil)))))

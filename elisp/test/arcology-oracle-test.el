@@ -417,6 +417,52 @@ title on more lines; they are joined with a space."
       (with-current-buffer arcology-oracle-similar-buffer-name
         (should (equal (buffer-string) before))))))
 
+;; `POST /_fake/release': let the requests hanging in the fake Ollama go on.
+(defun arcology-oracle-test--release-ollama ()
+  "Stop the fake Ollama hanging and let its hanging requests go on."
+  (arcology-oracle-test--fake-ollama '((hang . :json-false)))
+  (let ((arcology-oracle-url (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_OLLAMA"))
+        (arcology-oracle-token "unused")
+        done)
+    (arcology-oracle--json "POST" "/_fake/release"
+                           :callback (lambda (_) (setq done t)) :errback (lambda (m) (setq done m)))
+    (arcology-oracle-test--wait (lambda () done) 10 "the fake Ollama's release")))
+
+(ert-deftest arcology-oracle-test-similar-edited-heading-says-asking ()
+  "Asked again about the same heading after an unsaved edit, the list says it is asked.
+The daemon embeds the edited text (the fake Ollama holds it): until it
+answers, the old list is shown under \"Asking about ...\".  Asked
+again with no edit in between, it says nothing (no line comes and goes)."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "gardening-tomatoes.org")
+    (display-buffer (arcology-oracle--similar-buffer) arcology-oracle-similar-display-action)
+    (arcology-oracle-similar-mode 1)
+    (arcology-oracle-test--goto-heading "Blight and diseases")
+    (arcology-oracle-similar-refresh)
+    (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)) 20 "similar notes")
+    (arcology-oracle-test--settled)
+    (let ((listed (arcology-oracle-test--listed)))
+      (arcology-oracle-similar-refresh)  ; no edit: the same question
+      (with-current-buffer arcology-oracle-similar-buffer-name
+        (should-not (string-match-p "Asking about" (buffer-string))))
+      (arcology-oracle-test--settled)
+      (arcology-oracle-test--fake-ollama '((hang . t)))
+      (unwind-protect
+          (progn
+            (end-of-line)
+            (insert "\nCopper spray every week in wet weather.")
+            (should (buffer-modified-p))
+            (arcology-oracle-similar-refresh)  ; what the idle timer calls after the edit
+            (should arcology-oracle--similar-request)
+            (with-current-buffer arcology-oracle-similar-buffer-name
+              (should (string-match-p "\\`Similar to: Blight and[ \n]diseases\nAsking about Blight[ \n]and[ \n]diseases…"
+                                      (buffer-string))))
+            (should (equal (arcology-oracle-test--listed) listed)))
+        (arcology-oracle-test--release-ollama))
+      (arcology-oracle-test--settled 40)
+      (with-current-buffer arcology-oracle-similar-buffer-name
+        (should-not (string-match-p "Asking about" (buffer-string)))))))
+
 (ert-deftest arcology-oracle-test-org-roam-section ()
   "The org-roam buffer shows the similar notes beside backlinks; RET visits by ID."
   (require 'org-roam)
