@@ -505,3 +505,19 @@ def test_the_rows_of_notes_left_out_keep_a_text_another_note_shares(stores):
     got = reader.vector_rows_of(["node-0", "node-1", "node-4"])
     assert sorted(got) == sorted(row[hashes[i]] for i in (1, 4))  # node-0's text is also node-100's
     assert reader.vector_rows_of([]) == []
+
+
+def test_the_rows_left_out_are_remembered_until_the_next_write(stores):
+    """``rows_of_nodes`` (what /similar skips, asked again from heading after heading of
+    one large note) reads them once a write generation: a write brings the new ones."""
+    from arcology_oracle.answers.nearest import rows_of_nodes
+
+    writer, reader = stores
+    hashes = write_file(writer, "a.org", [0, 1])
+    writer.store_vectors(list(zip(hashes, clustered(2, 32, seed=3).tolist())))
+    first = rows_of_nodes(reader, frozenset({"node-0"}))
+    assert rows_of_nodes(reader, frozenset({"node-0"})) is first and len(first) == 1
+    more = write_file(writer, "b.org", [0])  # another heading of node-0, with a text of its own
+    writer.store_vectors(list(zip(more, clustered(1, 32, seed=4).tolist())))
+    row = dict(reader.conn.execute("SELECT hash, id FROM embeddings"))
+    assert sorted(rows_of_nodes(reader, frozenset({"node-0"})).tolist()) == sorted([row[hashes[0]], row[more[0]]])

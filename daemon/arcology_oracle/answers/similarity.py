@@ -17,7 +17,7 @@ from ..store import Store
 from ..store.search import bm25_scores
 from . import fusion
 from .held_words import held_shares, note_words, words_of
-from .nearest import exhausted, widened
+from .nearest import exhausted, rows_of_nodes, widened
 from .retrieval import (
     Result,
     fts_query,
@@ -97,7 +97,7 @@ def similar(
     pool, depth = max(k * 10, 100), depth or k
     excluded = lambda h, o: o is None or h in exclude_headings or o[0] in exclude_nodes  # noqa: E731
     if vector is not None and store.has_vector_table():
-        left_out = lambda: store.vector_rows_of(sorted(exclude_nodes))  # noqa: E731 (not the headings: see .nearest)
+        left_out = lambda: rows_of_nodes(store, exclude_nodes)  # noqa: E731 (not the headings: see .nearest)
         found = widened(store, lambda size, skip: vector_hits(store, vector, size, skip), pool, excluded, k, left_out)
         owners = found.owners
         hits = [(h, score) for h, score in found.hits if h not in found.oracle]
