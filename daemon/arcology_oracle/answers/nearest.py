@@ -71,7 +71,7 @@ class Pool:
 
 def widened(
     store: Store,
-    search: Callable[[int, list[int] | None], list[tuple]],
+    search: Callable[[int, np.ndarray | None], list[tuple]],
     pool: int,
     excluded: Callable[[int, tuple[str | None, str] | None], bool],
     want: int,

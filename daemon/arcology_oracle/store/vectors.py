@@ -353,7 +353,7 @@ class VectorIndex:
             if q.shape != (self.dims,):
                 raise ValueError(f"query of {q.shape[0]} dimensions, index of {self.dims}")
             skipped = None if skip is None or not len(skip) else np.isin(self._ids[:n], skip)
-            wanted = self.candidates(k, n)  # below: more than that many are not skipped
+            wanted = self.candidates(k, n)  # prefiltered only when more rows than that are not skipped
             if exact or not self._prefilters(n, wanted + (0 if skipped is None else int(skipped.sum()))):
                 cand = np.arange(n) if skipped is None else np.flatnonzero(~skipped)
             else:
