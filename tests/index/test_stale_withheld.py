@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 from arcology_oracle.index import live, service
+from arcology_oracle.http.keys import worker_key
 from arcology_oracle.index.live import LiveIndex
 from tests.index.test_private_files import rows_holding
 from tests.runners import wait_until
@@ -150,3 +151,42 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_sta
         holder.communicate("")
     await wait_until(lambda: not rows_holding(settings.db_path, ("lockedotterpin",)))  # taken at a retry
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
+
+
+async def test_the_pending_chunks_of_a_withheld_note_are_not_sent_to_the_embedder(
+    tmp_path, make_settings, make_client, fake_ollama, monkeypatch
+):
+    # Readers hid a withheld note, but the embedding worker read its chunks still pending
+    # (the embedder was down when it was saved) and sent them to Ollama: a heading made
+    # private by the save the store refused went to the embedder, its vector stored.
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "bank.org").write_text(NOTE.format(tag=""))
+    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
+    fake_ollama.state.configure({"fault_paths": ["/api/embed"], "fail_status": 503})  # nothing embedded yet
+    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    client = await make_client(settings, watch=True, embedded=False)
+    index, worker = client.index, client.server.app[worker_key]
+    assert await index.read(lambda store: store.counts()["pending"]) > 0
+
+    await index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 50"))
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))
+        await wait_until(lambda: "bank.org" in index.withheld)
+        fake_ollama.state.clear_records()
+        worker.wake()  # what is pending is read again (the embedder still fails: what it is sent is recorded)
+        await wait_until(lambda: worker.idle.is_set() or fake_ollama.state.count("/api/embed"))
+        sent = " ".join(fake_ollama.state.embedded_texts)
+        assert "lockedotterpin" not in sent and "lockedgardenword" not in sent
+    finally:
+        holder.communicate("")
+    fake_ollama.state.configure({"fail_status": None})
+    await wait_until(lambda: not index.withheld)  # taken at a retry
+    await wait_until(lambda: worker.idle.is_set())
+    assert await index.read(lambda store: store.counts()["pending"]) == 0
+    sent = " ".join(fake_ollama.state.embedded_texts)
+    assert "lockedotterpin" not in sent and "lockedgardenword" in sent

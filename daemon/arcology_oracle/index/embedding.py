@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 
 from ..ollama.embed import Embedder
 
@@ -33,6 +33,7 @@ async def embed_pending(
     requests_in_flight: int = EMBED_REQUESTS_IN_FLIGHT,
     read_pending: Callable | None = None,
     more: Callable[[], Awaitable[bool]] | None = None,
+    withheld: Callable[[], Collection[str]] = frozenset,
 ) -> int:
     """Embed pending chunk texts batch by batch until none is left; returns how many.
 
@@ -54,6 +55,10 @@ async def embed_pending(
     nothing is pending, ``more()``, when given, is awaited: True means more may be
     pending now (the reconcile committed files), False that the work is done.
 
+    ``withheld()`` names the notes whose chunks are neither read nor sent (the notes
+    the store could not take: store/withheld.py); when it changes, the texts read and
+    not requested yet are read again.
+
     ``on_batch(n)`` is called as ``n`` more vectors are stored. Errors from the embedder
     (ServiceUnavailable) or the store (DimensionMismatch) propagate once what was
     embedded before them is stored, so a later call resumes where this one stopped.
@@ -69,6 +74,7 @@ async def embed_pending(
     # Look below the pending reads' cursor (see pending_texts) at every read, or, while
     # more() may bring more, only once it says the work is done.
     below = more is None
+    hidden = withheld()  # the notes the texts queued were read without
 
     async def store(items: list[tuple[str, object]]) -> None:
         await run_store(lambda s: s.store_vectors(items))
@@ -89,12 +95,19 @@ async def embed_pending(
     try:
         while True:
             while len(requests) < requests_in_flight:
+                if withheld() != hidden:  # a note withheld since: what was read of it is not sent
+                    hidden = withheld()
+                    not_stored.difference_update(text_hash for text_hash, _ in queued)
+                    queued.clear()
+                    drained = False
                 if len(queued) < batch_size and not drained:
                     # Several batches per trip to the writer thread: one trip per batch
                     # cost the event loop as much as the batch's own bookkeeping.
-                    exclude = frozenset(not_stored)
+                    exclude, leave = frozenset(not_stored), frozenset(hidden)
                     read = await (read_pending or run_store)(
-                        lambda s: s.pending_texts(batch_size * PENDING_BATCHES_PER_READ, exclude=exclude, below=below)
+                        lambda s: s.pending_texts(
+                            batch_size * PENDING_BATCHES_PER_READ, exclude=exclude, below=below, withheld=leave
+                        )
                     )
                     drained = not read
                     not_stored.update(text_hash for text_hash, _ in read)

@@ -152,11 +152,15 @@ class LiveIndex:
 
     def _note_stale(self, stale: Collection[str], read: Iterable[str]) -> None:
         """Schedule the notes ``stale`` to be read again (see the class docstring); the
-        notes ``read`` that are not are no longer."""
+        notes ``read`` that are not are no longer, and their chunks left pending while
+        they were withheld (the embedding passes them by) are embedded now."""
         now = asyncio.get_running_loop().time()
+        taken = False
         for rel in read:
             if rel not in stale:
-                self._stale.pop(rel, None)
+                taken |= self._stale.pop(rel, None) is not None
+        if taken:
+            self.worker.wake()
         for rel in stale:
             wait = self._stale[rel][1] if rel in self._stale else SETUP_CHECK_SECONDS
             self._stale[rel] = (now + wait, min(wait * 2, self.settings.retry_max_seconds))

@@ -205,8 +205,9 @@ class OracleIndex:
         vector is dropped and embedding starts over); otherwise the bad batch is refused
         and nothing of it is stored. ``pipeline`` goes to
         :func:`~arcology_oracle.index.embedding.embed_pending` (``run_store`` defaults to
-        the writer)."""
+        the writer); the chunks of the notes :attr:`withheld` are not embedded."""
         run_store = pipeline.pop("run_store", self.write)
+        pipeline.setdefault("withheld", lambda: self.withheld)
 
         async def run() -> int:
             return await embed_pending(

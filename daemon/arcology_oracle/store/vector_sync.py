@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -256,8 +256,12 @@ class VectorSync(StoreBase):
         ).fetchone()[0]
         return len(hashes) - embedded
 
-    def pending_texts(self, limit: int, *, exclude: Sequence[str] = (), below: bool = True) -> list[tuple[str, str]]:
-        """Up to ``limit`` distinct ``(hash, text)`` pairs that have no vector yet.
+    def pending_texts(
+        self, limit: int, *, exclude: Sequence[str] = (), below: bool = True, withheld: Collection[str] = ()
+    ) -> list[tuple[str, str]]:
+        """Up to ``limit`` distinct ``(hash, text)`` pairs that have no vector yet, none
+        of a chunk of the notes ``withheld`` (paths: the notes the store could not take,
+        whose old rows may hold a heading made private since; store/withheld.py).
 
         Successive calls continue after the last chunk returned, by any store of this
         database in the process (the embedder drains pending work in chunk order through
@@ -289,9 +293,10 @@ class VectorSync(StoreBase):
                 cursor.after = max(cursor.after, last)  # shared: another reader may have moved it
                 return []
         start = cursor.after
-        out = self._pending_from(start, None, limit, seen, cursor)
+        hidden = json.dumps(sorted(withheld)) if withheld else None
+        out = self._pending_from(start, None, limit, seen, cursor, hidden)
         if not out and start > 0 and below:
-            out = self._pending_from(0, start, limit, seen, cursor)
+            out = self._pending_from(0, start, limit, seen, cursor, hidden)
         return out
 
     def _none_pending_upto(self) -> int | None:
@@ -307,16 +312,25 @@ class VectorSync(StoreBase):
         return None if row[0] else row[1]
 
     def _pending_from(
-        self, after: int, upto: int | None, limit: int, seen: set[str], cursor: _PendingCursor
+        self, after: int, upto: int | None, limit: int, seen: set[str], cursor: _PendingCursor, hidden: str | None
     ) -> list[tuple[str, str]]:
         """Pending chunks with ids in (``after``, ``upto``], in order, their hashes not in
-        ``seen`` (which gets each one returned); ``cursor`` follows the last."""
+        ``seen`` (which gets each one returned), none of the notes of ``hidden`` (a JSON
+        list of paths, or None); ``cursor`` follows the last. A chunk left out is below
+        the cursor once the note is taken, and found by the look below it."""
         out: list[tuple[str, str]] = []
-        rows = self.conn.execute(
+        sql = (
             "SELECT c.id, c.hash, c.text FROM chunks c WHERE c.id > ? AND c.id <= ? "
-            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash) ORDER BY c.id",
-            (after, upto if upto is not None else 2**63 - 1),
+            "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
         )
+        params: tuple = (after, upto if upto is not None else 2**63 - 1)
+        if hidden is not None:
+            sql += (
+                " AND c.heading NOT IN (SELECT h.id FROM main.headings h JOIN main.files f ON f.id = h.file"
+                " WHERE f.path IN (SELECT value FROM json_each(?)))"
+            )
+            params += (hidden,)
+        rows = self.conn.execute(sql + " ORDER BY c.id", params)
         for chunk_id, text_hash, text in rows:
             if text_hash in seen:
                 continue
