@@ -55,3 +55,35 @@ async def test_a_private_tag_in_a_shift_jis_or_euc_jp_note_keeps_its_heading_out
     assert rows_holding(settings.db_path, SECRETS) == []
     assert bytes_holding(settings.db_path, SECRETS) == []
     assert {word for _, word in rows_holding(settings.db_path, PUBLIC)} == set(PUBLIC)
+
+
+@pytest.mark.parametrize("coding", ["shift_jis", "euc-jp"])
+@pytest.mark.parametrize("cookie", [True, False], ids=["cookie", "no-cookie"])
+async def test_a_private_tag_in_a_shift_jis_or_euc_jp_setup_file_keeps_its_notes_out(
+    tmp_path, make_settings, coding, cookie
+):
+    # Setup files were read as UTF-8 only: their #+filetags: :秘密: read as U+FFFD and
+    # other letters, and the notes naming them were indexed whole.
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    first_line = f"# -*- coding: {coding} -*-\n" if cookie else ""
+    (roam / "secret.setup").write_bytes(f"{first_line}#+STARTUP: overview\n#+filetags: :秘密:\n".encode(coding))
+    # (Read as UTF-8, a tag of Japanese letters only is all U+FFFD, which may be any
+    # private tag: its notes are private, whatever the coding's texts say.)
+    (roam / "plain.setup").write_bytes(f"{first_line}#+filetags: :日記memo:\n".encode(coding))
+    (roam / "journal.org").write_text("#+SETUPFILE: secret.setup\n#+title: 日記\n* 銀行\njpsecretsetup 4711\n")
+    (roam / "garden.org").write_text("#+SETUPFILE: plain.setup\n#+title: 庭\n* 花\njppublicsetup\n")
+    if cookie:  # Org reads the setup file in the coding its cookie names: the note is private
+        with OrgProcess(emacs_env(tmp_path)) as org:
+            assert org.read(roam / "journal.org").private_lines(PRIVATE_TAGS) == {3}
+            assert org.read(roam / "garden.org").private_lines(PRIVATE_TAGS) == set()
+    settings = make_settings(roam_dir=roam, private_tags=PRIVATE_TAGS)
+    index = OracleIndex(settings)
+    await index.start()
+    try:
+        await index.reconcile()
+    finally:
+        await index.close()
+    assert rows_holding(settings.db_path, ("jpsecretsetup",)) == []
+    assert bytes_holding(settings.db_path, ("jpsecretsetup",)) == []
+    assert {word for _, word in rows_holding(settings.db_path, ("jppublicsetup",))} == {"jppublicsetup"}

@@ -188,9 +188,12 @@ def _read_lines(
     # The file's tags (its own and its setup files'), wherever they stand: when they make
     # it private, nothing more of it is read (the indexer reads a private file again at
     # each start, nothing of it being stored) and nothing is told of it.
-    setup_tags, setup_files = read_setup_files(lines, setup_dir) if setup_dir is not None else ((), ())
+    elsewhere: list[str] = []  # the setup files' tags as Emacs may read them in other codings
+    setup_tags, setup_files = (
+        read_setup_files(lines, setup_dir, elsewhere=elsewhere) if setup_dir is not None else ((), ())
+    )
     tags_of_file = tuple(dict.fromkeys((*file_tags(lines), *setup_tags)))
-    if private.tags_exclude(tags_of_file):
+    if private.tags_exclude((*tags_of_file, *elsewhere)):
         problems.clear()
         return ParsedFile(path=path, title=stem, file_id=None, setup_files=setup_files, private=True)
     bad_stamps = invalid_timestamp_lines(lines)

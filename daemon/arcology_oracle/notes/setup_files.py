@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .codings import emacs_may_read
 from .disk import read_regular_file, read_regular_file_with_stat
 from .org_syntax import decode_org_bytes, split_lines
 from .privacy import file_tags, keyword_values
@@ -52,15 +53,30 @@ RACY_NS = 2_000_000_000
 NAMED_IN_PRIVATE: Seen = ("", -2, -2, -2, -2, "")
 
 
-def read_setup_files(lines: Sequence[str], directory: Path) -> tuple[tuple[str, ...], tuple[Seen, ...]]:
+def read_setup_files(
+    lines: Sequence[str], directory: Path, *, elsewhere: list[str] | None = None
+) -> tuple[tuple[str, ...], tuple[Seen, ...]]:
     """``(tags, seen)``: the ``#+FILETAGS`` tags of the setup files the note ``lines`` (in
     ``directory``) names, theirs included, in order, without repeats; and every setup
     file looked at for them, readable or not, under each name it was given, in the order
-    met. ``((), ())`` when the note names none."""
+    met. ``((), ())`` when the note names none.
+
+    A setup file is read as UTF-8, as the reader reads notes; Emacs reads it as it reads
+    a note, in the coding its cookie names or one it guesses
+    (:func:`~.codings.emacs_may_read`). The tags of those other texts (and of the setup
+    files they name) are appended to ``elsewhere``, when given: they are not the file's
+    tags (mostly mojibake), but a private tag among them makes the note private. A tag
+    holding U+FFFD is not one of them: that coding could not read those bytes, and Emacs
+    reading them so shows no letters (raw bytes); as U+FFFD may be any letters
+    (:meth:`~.privacy.Privacy.tags_exclude`), every note naming a Japanese setup file
+    would be private by some coding's reading of it."""
     tags: dict[str, None] = {}
     seen: dict[str, Seen] = {}
     if any("#+" in line for line in lines):
-        _collect(lines, directory, tags, seen, set(), 0)
+        other: dict[str, None] = {}
+        _collect(lines, directory, tags, seen, set(), 0, other)
+        if elsewhere is not None:
+            elsewhere += (tag for tag in other if "\ufffd" not in tag)
     return tuple(tags), tuple(seen.values())
 
 
@@ -164,8 +180,11 @@ def look(path: str, *, follow: bool = True) -> tuple[bytes | None, Seen]:
 
 
 def _collect(
-    lines: Sequence[str], directory: Path, tags: dict[str, None], seen: dict[str, Seen], read: set[str], depth: int
+    lines: Sequence[str], directory: Path, tags: dict[str, None], seen: dict[str, Seen], read: set[str], depth: int,
+    other: dict[str, None],
 ) -> None:
+    """Into ``tags``, those of the setup files ``lines`` name as the reader reads them;
+    into ``other``, those of the texts Emacs may read from them instead."""
     if depth >= MAX_DEPTH:
         return
     for value in keyword_values(lines, _SETUPFILE_RE):
@@ -180,7 +199,12 @@ def _collect(
         if data is None or real in read:
             continue
         read.add(real)
-        setup = split_lines(decode_org_bytes(data))
+        text = decode_org_bytes(data)
+        setup = split_lines(text)
         tags.update(dict.fromkeys(file_tags(setup)))
         # Its own setup files are relative to its folder as named, as Org reads them.
-        _collect(setup, Path(path).parent, tags, seen, read, depth + 1)
+        _collect(setup, Path(path).parent, tags, seen, read, depth + 1, other)
+        for text in emacs_may_read(data, utf8="\ufffd" not in text):
+            setup = split_lines(text)
+            other.update(dict.fromkeys(file_tags(setup)))
+            _collect(setup, Path(path).parent, other, seen, read, depth + 1, other)
