@@ -141,24 +141,33 @@ class CapturePlaces:
 
     def _write(self, places: dict[str, list[str]]) -> None:
         assert self.path is not None
-        data = json.dumps({"version": VERSION, "roots": places}, indent=1, sort_keys=True).encode() + b"\n"
-        # One name: only the daemon holding the database's lock writes it, and a copy a
-        # crash left is written over by the next.
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            try:
-                write_all(fd, data, 0)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
+            replace_record(self.path, {"version": VERSION, "roots": places})
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
             raise Conflict(f"cannot record where the capture goes ({self.path}: {exc.strerror or exc}), so it could "
                            "not be forgotten after a restart: nothing was written") from None  # fmt: skip
-        sync_directory(self.path.parent)
+
+
+def replace_record(path: Path, record: dict) -> None:
+    """Replace the record ``path`` (beside the database) with ``record`` as JSON, whole:
+    written to ``.<its name>.tmp``, synced, renamed over, the folder synced; OSError
+    (the record as it was) when it cannot be. One name: only the daemon holding the
+    database's lock writes it, and a copy a crash left is written over by the next."""
+    data = json.dumps(record, indent=1, sort_keys=True).encode() + b"\n"
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            write_all(fd, data, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    sync_directory(path.parent)
 
 
 def files_holding(settings: Settings, places: CapturePlaces, node_id: str) -> list[str]:

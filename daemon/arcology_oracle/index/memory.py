@@ -31,6 +31,7 @@ import asyncio
 import dataclasses
 import datetime
 import logging
+import os
 import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from ..notes.disk import emacs_holds
 from ..store.db import DatabaseError
 from . import capture_places, capture_target, note_io
 from .aside import files_named, folders_below, give_back_left_aside
+from .created_notes import CreatedNotes
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -77,6 +79,7 @@ class Memory:
         # The state each note was left in by this daemon's last capture (see note_io).
         self._states: dict[str, note_io.NoteState] = {}
         self.places = capture_places.CapturePlaces(self.settings.roam_dir, self.settings.db_path)
+        self.created = CreatedNotes(self.settings.roam_dir, self.settings.db_path)
         note_io.prepare_leases()
 
     def daily_rel(self, day: datetime.date, dailies_dir: str | None = None) -> str:
@@ -142,6 +145,8 @@ class Memory:
                 raise Conflict(f"{exc}: nothing was written") from None
             if written.after is not None:
                 self._states[rel] = written.after
+            if written.created:  # so that forgetting its captures in any order takes it away again
+                await asyncio.to_thread(self.created.add, written.real_rel, head, real_rels(root, written.created[1:]))
             # The note is written: whatever the index does now, the capture succeeded (a
             # retry after an error would write it twice). A broken index says so.
             try:
@@ -197,10 +202,20 @@ class Memory:
                 if await asyncio.to_thread(emacs_holds, root / rel):
                     raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked, or auto-saved since); save it and try again")
 
+                real: list[str] = []
+
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     refuse_copies(data, rel, node_id)
+                    real.append(real_rel)
                     try:
-                        return capture.plan_forget(data, real_rel, node_id)
+                        removal = capture.plan_forget(data, real_rel, node_id)
+                        # All else gone, the head the daemon wrote creating the file goes with it
+                        # (created_notes.py: in whatever order the captures are forgotten).
+                        if removal is not None and not removal.whole_file and data[: removal.start] + data[
+                            removal.end :
+                        ] == self.created.head_of(real_rel):
+                            removal = dataclasses.replace(removal, whole_file=True)
+                        return removal
                     except capture.NotCaptured as exc:
                         if not indexed:
                             raise unknown from None
@@ -216,6 +231,8 @@ class Memory:
                     continue
                 removal = done[0]
                 self._states.pop(rel, None)
+                if removal.whole_file:  # the folders made for it, when empty, and its record
+                    await asyncio.to_thread(self.created.forgotten, real[-1])
                 note = None
                 try:  # the note is changed: whatever the index does now, the forget is done (a retry finds nothing)
                     await self.index.index_paths([rel])
@@ -250,6 +267,12 @@ class Memory:
         folder = Path(rel).parent
         if rel != Path(self.settings.capture_inbox).as_posix() and folder != Path(self.settings.dailies_dir):
             await asyncio.to_thread(self.places.add, folder.as_posix())
+
+
+def real_rels(root: Path, paths: Collection[Path]) -> list[str]:
+    """``paths`` (below ``root``) as real paths relative to the real ``root``."""
+    real_root = os.path.realpath(root)
+    return [Path(os.path.relpath(os.path.realpath(p), real_root)).as_posix() for p in paths]
 
 
 def holds_capture(data: bytes, node_id: str) -> bool:

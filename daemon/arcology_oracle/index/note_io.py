@@ -125,7 +125,8 @@ class Appended:
     """What :func:`append_note` wrote: ``added`` at byte ``start``, the heading on
     1-based ``line``; ``before`` is the state of the file before, ``after`` its state
     after when nothing but ``added`` was written meanwhile (else None); ``real_rel`` the
-    file's real path relative to the roam directory."""
+    file's real path relative to the roam directory; ``created`` the file and the folders
+    made for it, deepest first, when it was created here (else empty)."""
 
     before: NoteState
     added: bytes
@@ -134,6 +135,7 @@ class Appended:
     st: os.stat_result
     after: NoteState | None
     real_rel: str
+    created: tuple[Path, ...] = ()
 
 
 def append_note(
@@ -220,7 +222,7 @@ def _append(
         # is an empty line before the capture (unleased, after a final line ending): the
         # heading above it grows by a line, which reading the capture alone cannot say.
         new_state = state.after(payload, after) if alone and not lead and not (separator and state.ends_with_eol) else None
-        return Appended(state, payload, start, line, after, new_state, real_rel)
+        return Appended(state, payload, start, line, after, new_state, real_rel, created)
     finally:
         os.close(fd)
 
