@@ -122,3 +122,18 @@ async def test_the_record_holds_after_a_restart(make_client, settings, roam_dir)
     second = await make_client(settings)
     await forget_all(second, ids)
     assert not (roam_dir / "daily").exists()
+
+
+@pytest.mark.parametrize("order", ["oldest first", "newest first"])
+async def test_a_daily_another_note_links_to_keeps_its_head(make_client, settings, roam_dir, order):
+    # The user linked to the day from another note: the daily's ID is theirs too now.
+    client = await make_client(settings)
+    ids = await capture_all(client)
+    ids = ids if order == "oldest first" else ids[::-1]
+    daily = roam_dir / "daily" / today_name()
+    head = daily.read_bytes().split(b"* ", 1)[0]
+    day_id = head.split(b":ID:", 1)[1].split(b"\n", 1)[0].strip().decode()
+    (roam_dir / "plans.org").write_text(f"#+title: Plans\n\nSee [[id:{day_id}][the day]].\n", encoding="utf-8")
+    await client.index.index_paths(["plans.org"])
+    await forget_all(client, ids)
+    assert daily.read_bytes() == head

@@ -203,6 +203,8 @@ class Memory:
                     raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked, or auto-saved since); save it and try again")
 
                 real: list[str] = []
+                # A head another note links to (its file-level ID) is no longer only the daemon's.
+                linked = await self.index.read(lambda s: s.linked_from_elsewhere(rel))
 
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     refuse_copies(data, rel, node_id)
@@ -211,10 +213,13 @@ class Memory:
                         removal = capture.plan_forget(data, real_rel, node_id)
                         # All else gone, the head the daemon wrote creating the file goes with it
                         # (created_notes.py: in whatever order the captures are forgotten).
-                        if removal is not None and not removal.whole_file and data[: removal.start] + data[
+                        head = self.created.head_of(real_rel)
+                        if removal is not None and not removal.whole_file and not linked and data[: removal.start] + data[
                             removal.end :
-                        ] == self.created.head_of(real_rel):
+                        ] == head:
                             removal = dataclasses.replace(removal, whole_file=True)
+                        elif removal is not None and removal.whole_file and linked and head and data.startswith(head):
+                            removal = dataclasses.replace(removal, start=len(head), whole_file=False)  # the head stays
                         return removal
                     except capture.NotCaptured as exc:
                         if not indexed:

@@ -184,6 +184,16 @@ class LinkGraph(StoreBase):
             for r in self.conn.execute("SELECT src_node FROM links WHERE dst_node = ? AND src_node IS NOT NULL", (node_id,))
         }
 
+    def linked_from_elsewhere(self, path: str) -> bool:
+        """Whether a heading of another indexed file links to a node ID the file ``path``
+        holds (private headings are not indexed: their links are not seen)."""
+        return self.conn.execute(
+            "SELECT 1 FROM links l JOIN headings h ON h.id = l.heading JOIN files f ON f.id = h.file"
+            " WHERE f.path != ? AND l.dst_node IN (SELECT o.own_id FROM headings o JOIN files of ON of.id = o.file"
+            "  WHERE of.path = ? AND o.own_id IS NOT NULL) LIMIT 1",
+            (path, path),
+        ).fetchone() is not None
+
     def linked_nodes(self, node_id: str) -> set[str]:
         """Nodes linked from ``node_id`` or linking to it."""
         return self.links_from(node_id) | self.links_to(node_id)
