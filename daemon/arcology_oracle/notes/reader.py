@@ -131,9 +131,12 @@ def read_org_bytes(
         lines = split_lines(text)
         setup_dir = None if root is None else (root / path).parent if path else root
         privacy = Privacy.from_tags(private_tags)
-        elsewhere = private_elsewhere(  # (no U+FFFD read: the bytes are UTF-8, or UTF-16/32 with a BOM)
+        # No U+FFFD read: the bytes are UTF-8 (or UTF-16/32 with a BOM). One read (a NUL, a
+        # U+FFFD written in the note) leaves it to be told from the bytes: a UTF-8 note
+        # holding one is no note to read again in every coding Emacs may guess.
+        elsewhere = private_elsewhere(
             data, len(lines), lambda alt, found: _read_lines(alt, path, stem, privacy, [], setup_dir, found_private=found),
-            utf8="\ufffd" not in text,
+            utf8=True if "\ufffd" not in text else None,
         )
         if isinstance(elsewhere, ParsedFile):
             problems.clear()  # nothing is told of a private file
