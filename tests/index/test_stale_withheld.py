@@ -7,6 +7,7 @@ short, so that the refusal comes at once)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -24,6 +25,20 @@ HOLD_LOCK = (
     "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
     " c.execute('BEGIN IMMEDIATE'); print('held', flush=True); sys.stdin.read(); c.execute('ROLLBACK')"
 )
+
+@contextlib.contextmanager
+def write_lock_held(db_path):
+    """Another process holds the write lock of the database ``db_path`` inside the block."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        yield
+    finally:
+        holder.communicate("")
+
+
 NOTE = (
     f":PROPERTIES:\n:ID: {NODE}\n:END:\n#+title: Bank notes\n"
     "* Bank{tag}\nmy pin is lockedotterpin 4242 for the bank\n"
@@ -67,19 +82,13 @@ async def test_a_note_the_locked_database_cannot_take_is_not_served_until_it_is(
     assert await served(client, fake_ollama, "lockedotterpin") == everywhere
 
     await index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 50"))
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout.readline() == "held\n"  # the database refuses every other writer now
+    with write_lock_held(settings.db_path):  # the database refuses every other writer now
         (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))
         await wait_until(lambda: any("failed to index" in r.getMessage() for r in caplog.records))  # the save: refused
         await index.write(lambda store: None)  # (after the refused write, whose outcome is seen first)
         assert rows_holding(settings.db_path, ("lockedotterpin",))  # still in the file: it cannot be written
         assert await served(client, fake_ollama, "lockedotterpin") == []
         assert await served(client, fake_ollama, "lockedgardenword") == []  # the note whole
-    finally:
-        holder.communicate("")
     await wait_until(lambda: not rows_holding(settings.db_path, ("lockedotterpin",)))  # taken at a retry
     await wait_until(lambda: not index.withheld)
     assert await served(client, fake_ollama, "lockedotterpin") == []
@@ -98,16 +107,10 @@ async def test_a_note_made_private_while_the_database_is_locked_is_not_named_in_
     settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
     client = await make_client(settings, watch=True)
     await client.index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 50"))
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with write_lock_held(settings.db_path):
         caplog.clear()
         (roam / "therapy-janedoe.org").write_text("#+title: Sessions\n#+filetags: :private:\n* Monday\nwe talked\n")
         await wait_until(lambda: "therapy-janedoe.org" in client.index.withheld)
-    finally:
-        holder.communicate("")
     await wait_until(lambda: not client.index.withheld)  # taken at a retry
     named = [r.getMessage() for r in caplog.records if "janedoe" in r.getMessage() or "janedoe" in (r.exc_text or "")]
     assert named == []
@@ -138,17 +141,11 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_sta
         return store
 
     monkeypatch.setattr(service.Store, "open", open_impatient)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with write_lock_held(settings.db_path):
         client = await make_client(settings, watch=True, embedded=False)  # its first reconcile: refused
         assert any("initial index failed" in r.getMessage() for r in caplog.records)
         assert rows_holding(settings.db_path, ("lockedotterpin",))
         assert await served(client, fake_ollama, "lockedotterpin") == []
-    finally:
-        holder.communicate("")
     await wait_until(lambda: not rows_holding(settings.db_path, ("lockedotterpin",)))  # taken at a retry
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
 
@@ -170,11 +167,7 @@ async def test_the_pending_chunks_of_a_withheld_note_are_not_sent_to_the_embedde
     assert await index.read(lambda store: store.counts()["pending"]) > 0
 
     await index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 50"))
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(settings.db_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with write_lock_held(settings.db_path):
         (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))
         await wait_until(lambda: "bank.org" in index.withheld)
         fake_ollama.state.clear_records()
@@ -182,8 +175,6 @@ async def test_the_pending_chunks_of_a_withheld_note_are_not_sent_to_the_embedde
         await wait_until(lambda: worker.idle.is_set() or fake_ollama.state.count("/api/embed"))
         sent = " ".join(fake_ollama.state.embedded_texts)
         assert "lockedotterpin" not in sent and "lockedgardenword" not in sent
-    finally:
-        holder.communicate("")
     fake_ollama.state.configure({"fail_status": None})
     await wait_until(lambda: not index.withheld)  # taken at a retry
     await wait_until(lambda: worker.idle.is_set())
