@@ -150,6 +150,36 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_sta
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
 
 
+async def test_a_note_made_while_the_daemon_was_down_is_indexed_when_the_start_can_store_it_again(
+    tmp_path, make_settings, make_client, fake_ollama, monkeypatch
+):
+    # A start the store refused whole retried only the notes it held: one the user wrote
+    # while the daemon was down was never indexed until edited again.
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "bank.org").write_text(NOTE.format(tag=""))
+    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
+    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    first = LiveIndex(settings, watch=False)
+    await first.start()
+    await first.ready.wait()
+    await first.stop()
+    (roam / "walks.org").write_text("#+title: Walks\n* Ridge\nthe ridgewalkword path above the lake\n")  # while down
+
+    real_open = service.Store.open
+
+    def open_impatient(path, *, writer=False):  # the writer's busy wait cut short
+        store = real_open(path, writer=writer)
+        store.conn.execute("PRAGMA busy_timeout = 50")
+        return store
+
+    monkeypatch.setattr(service.Store, "open", open_impatient)
+    with write_lock_held(settings.db_path):
+        await make_client(settings, watch=False, embedded=False)  # its first reconcile: refused
+        assert not rows_holding(settings.db_path, ("ridgewalkword",))
+    await wait_until(lambda: rows_holding(settings.db_path, ("ridgewalkword",)))  # the start, tried again
+
+
 async def test_the_pending_chunks_of_a_withheld_note_are_not_sent_to_the_embedder(
     tmp_path, make_settings, make_client, fake_ollama, monkeypatch
 ):

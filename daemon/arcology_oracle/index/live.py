@@ -101,18 +101,30 @@ class LiveIndex:
         await self.index.close()
 
     async def _first_reconcile(self) -> None:
-        try:
-            report = await self._reconcile()
-            log.info(
-                "initial index of %s: %d files, %d indexed, %d unchanged, %d private, %d removed, %d failed",
-                self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.private, report.deleted,
-                len(report.failed),
-            )
-        except Exception:
-            log.exception("initial index failed")
-        finally:
+        """The start's reconcile; refused whole by the store (a locked database, a full
+        disk), tried again after 2 s, the wait doubling up to ``retry_max_seconds``, until
+        taken: the notes made or changed while the daemon was down wait for it (the stored
+        ones changed meanwhile are withheld, see :meth:`_reconcile`)."""
+        wait, again = SETUP_CHECK_SECONDS, True
+        while again:
+            again = False
+            try:
+                report = await self._reconcile()
+                log.info(
+                    "initial index of %s: %d files, %d indexed, %d unchanged, %d private, %d removed, %d failed",
+                    self.settings.roam_dir, report.seen, report.indexed, report.unchanged, report.private,
+                    report.deleted, len(report.failed),
+                )
+            except OperationalError:
+                log.exception("initial index failed; the notes are read again in %.0f s", wait)
+                again = True
+            except Exception:
+                log.exception("initial index failed")
             self.ready.set()
-        self.worker.wake()
+            self.worker.wake()
+            if again:
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, self.settings.retry_max_seconds)
 
     async def _watch_setup_files(self) -> None:
         """Read again, every :data:`SETUP_CHECK_SECONDS` after the first reconcile, the
