@@ -46,6 +46,26 @@ NOTE = (
 )
 
 
+async def indexed_once(settings) -> None:
+    """The notes indexed by a daemon started and stopped (the index as a stop leaves it)."""
+    first = LiveIndex(settings, watch=False)
+    await first.start()
+    await first.ready.wait()
+    await first.stop()
+
+
+def impatient_writer(monkeypatch) -> None:
+    """The writers opened from now on wait 50 ms for a lock rather than the default 10 s."""
+    real_open = service.Store.open
+
+    def open_impatient(path, *, writer=False):
+        store = real_open(path, writer=writer)
+        store.conn.execute("PRAGMA busy_timeout = 50")
+        return store
+
+    monkeypatch.setattr(service.Store, "open", open_impatient)
+
+
 async def served(client, fake_ollama, word: str) -> list[str]:
     """Where ``word`` is served: the answers of /search, POST /similar, GET /heading,
     /nodes/ID, and the prompt of POST /ask when it holds the note's line of it."""
@@ -127,20 +147,9 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_sta
     (roam / "bank.org").write_text(NOTE.format(tag=""))
     monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
     settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
-    first = LiveIndex(settings, watch=False)
-    await first.start()
-    await first.ready.wait()
-    await first.stop()
+    await indexed_once(settings)
     (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))  # while the daemon is down
-
-    real_open = service.Store.open
-
-    def open_impatient(path, *, writer=False):  # the writer's busy wait cut short
-        store = real_open(path, writer=writer)
-        store.conn.execute("PRAGMA busy_timeout = 50")
-        return store
-
-    monkeypatch.setattr(service.Store, "open", open_impatient)
+    impatient_writer(monkeypatch)
     with write_lock_held(settings.db_path):
         client = await make_client(settings, watch=True, embedded=False)  # its first reconcile: refused
         assert any("initial index failed" in r.getMessage() for r in caplog.records)
@@ -160,20 +169,9 @@ async def test_a_note_made_while_the_daemon_was_down_is_indexed_when_the_start_c
     (roam / "bank.org").write_text(NOTE.format(tag=""))
     monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
     settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
-    first = LiveIndex(settings, watch=False)
-    await first.start()
-    await first.ready.wait()
-    await first.stop()
+    await indexed_once(settings)
     (roam / "walks.org").write_text("#+title: Walks\n* Ridge\nthe ridgewalkword path above the lake\n")  # while down
-
-    real_open = service.Store.open
-
-    def open_impatient(path, *, writer=False):  # the writer's busy wait cut short
-        store = real_open(path, writer=writer)
-        store.conn.execute("PRAGMA busy_timeout = 50")
-        return store
-
-    monkeypatch.setattr(service.Store, "open", open_impatient)
+    impatient_writer(monkeypatch)
     with write_lock_held(settings.db_path):
         await make_client(settings, watch=False, embedded=False)  # its first reconcile: refused
         assert not rows_holding(settings.db_path, ("ridgewalkword",))
