@@ -87,8 +87,10 @@ class Driver:
         """The line of point in the selected window."""
         return next(w["point_text"] for w in await self.windows() if w["selected"])
 
-    async def selected_buffer(self) -> str:
-        return next(w["buffer"] for w in await self.windows() if w["selected"])
+    async def selected_buffer(self) -> str | None:
+        """The buffer of the selected window; None while the minibuffer is (a prompt not
+        yet answered: Emacs may not have read the keys sent to it yet)."""
+        return next((w["buffer"] for w in await self.windows() if w["selected"]), None)
 
     async def select(self, buffer: str) -> None:
         """``C-x o`` until the window of BUFFER is selected."""
