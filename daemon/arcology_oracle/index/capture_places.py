@@ -56,12 +56,26 @@ PREFIX = "capture-places."
 VERSION = 1
 
 
-def record_path(db_path: Path | str) -> Path | None:
-    """Where the record is kept for the database ``db_path``; None for an in-memory one."""
+def record_path(db_path: Path | str, prefix: str = PREFIX) -> Path | None:
+    """Where the record named ``prefix`` is kept for the database ``db_path``; None for
+    an in-memory one."""
     if str(db_path) == ":memory:":
         return None
     real = Path(os.path.realpath(db_path))
-    return real.with_name(PREFIX + real.name)
+    return real.with_name(prefix + real.name)
+
+
+def read_roots(path: Path, version: int) -> dict:
+    """The ``roots`` of the record ``path`` (real notes directory -> what it records),
+    {} when there is none; ValueError (or OSError, KeyError, TypeError) when it cannot
+    be read or is of another ``version``."""
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    if data.get("version") != version:
+        raise ValueError(f"version {data.get('version')!r}")
+    return data["roots"]
 
 
 def left_out(root: Path, rel: str, exclude_globs: Sequence[str]) -> str | None:
@@ -128,12 +142,7 @@ class CapturePlaces:
         if self.path is None:
             return {}
         try:
-            data = json.loads(self.path.read_bytes())
-            if data.get("version") != VERSION:
-                raise ValueError(f"version {data.get('version')!r}")
-            return {str(root): [str(f) for f in folders] for root, folders in data["roots"].items()}
-        except FileNotFoundError:
-            return {}
+            return {str(root): [str(f) for f in folders] for root, folders in read_roots(self.path, VERSION).items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.error("cannot read %s (%s): forgets look only in the inbox, the dailies folder and the notes the "
                       "index reads until a capture into a left-out folder writes it anew", self.path, exc)  # fmt: skip

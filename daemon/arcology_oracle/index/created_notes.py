@@ -27,13 +27,12 @@ next write.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 from pathlib import Path, PurePosixPath
 
-from .capture_places import record_path, replace_record
+from .capture_places import read_roots, record_path, replace_record
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +47,7 @@ class CreatedNotes:
 
     def __init__(self, root: Path, db_path: Path | str):
         self.root = root
-        self.path = None if record_path(db_path) is None else Path(os.path.realpath(db_path)).with_name(
-            PREFIX + Path(os.path.realpath(db_path)).name
-        )
+        self.path = record_path(db_path, PREFIX)
         self._key = os.path.realpath(root)
         self._lock = threading.Lock()
         self._all: dict | None = None  # real notes directory -> {"notes": {rel: head}, "folders": [rel]}
@@ -116,16 +113,11 @@ class CreatedNotes:
         if self.path is None:
             return {}
         try:
-            data = json.loads(self.path.read_bytes())
-            if data.get("version") != VERSION:
-                raise ValueError(f"version {data.get('version')!r}")
             return {
                 str(root): {"notes": {str(n): str(h) for n, h in mine["notes"].items()},
                             "folders": [str(f) for f in mine["folders"]]}
-                for root, mine in data["roots"].items()
+                for root, mine in read_roots(self.path, VERSION).items()
             }  # fmt: skip
-        except FileNotFoundError:
-            return {}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.error("cannot read %s (%s): the notes captures created keep their heads when forgotten", self.path, exc)
             return {}
