@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from arcology_oracle.index.service import OracleIndex
 from tests.emacs_batch import emacs_env
 from tests.index.test_private_files import bytes_holding, rows_holding
 from tests.org_reading import OrgProcess
+from tests.runners import reconcile_once
 
 PRIVATE_TAGS = ["private", "秘密", "非公開"]
 # name -> the note (its coding's cookie, when it has one, first); each has a secret word
@@ -46,12 +46,7 @@ async def test_a_private_tag_in_a_shift_jis_or_euc_jp_note_keeps_its_heading_out
                     "ascii-tag-then-kanji": {3}, "kanji-tag": {3}, "kanji-tags": {3, 5}, "filetags": {4},
                 }[name]  # fmt: skip
     settings = make_settings(roam_dir=roam, private_tags=PRIVATE_TAGS)
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
-    finally:
-        await index.close()
+    await reconcile_once(settings)
     assert rows_holding(settings.db_path, SECRETS) == []
     assert bytes_holding(settings.db_path, SECRETS) == []
     assert {word for _, word in rows_holding(settings.db_path, PUBLIC)} == set(PUBLIC)
@@ -78,12 +73,7 @@ async def test_a_private_tag_in_a_shift_jis_or_euc_jp_setup_file_keeps_its_notes
             assert org.read(roam / "journal.org").private_lines(PRIVATE_TAGS) == {3}
             assert org.read(roam / "garden.org").private_lines(PRIVATE_TAGS) == set()
     settings = make_settings(roam_dir=roam, private_tags=PRIVATE_TAGS)
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        await index.reconcile()
-    finally:
-        await index.close()
+    await reconcile_once(settings)
     assert rows_holding(settings.db_path, ("jpsecretsetup",)) == []
     assert bytes_holding(settings.db_path, ("jpsecretsetup",)) == []
     assert {word for _, word in rows_holding(settings.db_path, ("jppublicsetup",))} == {"jppublicsetup"}

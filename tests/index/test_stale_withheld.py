@@ -14,9 +14,8 @@ import sys
 
 from arcology_oracle.index import live, service
 from arcology_oracle.http.keys import worker_key
-from arcology_oracle.index.live import LiveIndex
 from tests.index.test_private_files import rows_holding
-from tests.runners import wait_until
+from tests.runners import reconcile_once, wait_until
 
 NODE = "dddddddd-0000-4000-8000-000000000051"
 # Holds the database's write lock until its standard input closes (a process of its own:
@@ -44,14 +43,6 @@ NOTE = (
     "* Bank{tag}\nmy pin is lockedotterpin 4242 for the bank\n"
     "* Garden\nthe lockedgardenword grows by the bank\n"
 )
-
-
-async def indexed_once(settings) -> None:
-    """The notes indexed by a daemon started and stopped (the index as a stop leaves it)."""
-    first = LiveIndex(settings, watch=False)
-    await first.start()
-    await first.ready.wait()
-    await first.stop()
 
 
 def impatient_writer(monkeypatch) -> None:
@@ -147,7 +138,7 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_sta
     (roam / "bank.org").write_text(NOTE.format(tag=""))
     monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
     settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
-    await indexed_once(settings)
+    await reconcile_once(settings)
     (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))  # while the daemon is down
     impatient_writer(monkeypatch)
     with write_lock_held(settings.db_path):
@@ -169,7 +160,7 @@ async def test_a_note_made_while_the_daemon_was_down_is_indexed_when_the_start_c
     (roam / "bank.org").write_text(NOTE.format(tag=""))
     monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
     settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
-    await indexed_once(settings)
+    await reconcile_once(settings)
     (roam / "walks.org").write_text("#+title: Walks\n* Ridge\nthe ridgewalkword path above the lake\n")  # while down
     impatient_writer(monkeypatch)
     with write_lock_held(settings.db_path):
