@@ -12,6 +12,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from arcology_oracle.index import live, service
 from arcology_oracle.http.keys import worker_key
 from tests.index.test_private_files import rows_holding
@@ -57,6 +59,17 @@ def impatient_writer(monkeypatch) -> None:
     monkeypatch.setattr(service.Store, "open", open_impatient)
 
 
+@pytest.fixture
+def bank(tmp_path, make_settings, fake_ollama, monkeypatch):
+    """Settings for a notes directory holding bank.org (no private tag yet), whose stale
+    notes are read again every 50 ms."""
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "bank.org").write_text(NOTE.format(tag=""))
+    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
+    return make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+
+
 async def served(client, fake_ollama, word: str) -> list[str]:
     """Where ``word`` is served: the answers of /search, POST /similar, GET /heading,
     /nodes/ID, and the prompt of POST /ask when it holds the note's line of it."""
@@ -80,13 +93,9 @@ async def served(client, fake_ollama, word: str) -> list[str]:
 
 
 async def test_a_note_the_locked_database_cannot_take_is_not_served_until_it_is(
-    tmp_path, make_settings, make_client, fake_ollama, monkeypatch, caplog
+    bank, make_client, fake_ollama, caplog
 ):
-    roam = tmp_path / "notes"
-    roam.mkdir()
-    (roam / "bank.org").write_text(NOTE.format(tag=""))
-    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
-    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    settings, roam = bank, bank.roam_dir
     client = await make_client(settings, watch=True)
     index = client.index
     everywhere = ["/search", "/similar", "/heading", "/nodes", "/ask prompt"]
@@ -128,16 +137,12 @@ async def test_a_note_made_private_while_the_database_is_locked_is_not_named_in_
 
 
 async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_start_cannot_store_it(
-    tmp_path, make_settings, make_client, fake_ollama, monkeypatch, caplog
+    bank, make_client, fake_ollama, monkeypatch, caplog
 ):
     # The first reconcile refused whole (the database locked as the daemon starts) was
     # logged and never retried: a heading made private while the daemon was down stayed
     # served until its note changed again.
-    roam = tmp_path / "notes"
-    roam.mkdir()
-    (roam / "bank.org").write_text(NOTE.format(tag=""))
-    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
-    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    settings, roam = bank, bank.roam_dir
     await reconcile_once(settings)
     (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))  # while the daemon is down
     impatient_writer(monkeypatch)
@@ -151,15 +156,11 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_sta
 
 
 async def test_a_note_made_while_the_daemon_was_down_is_indexed_when_the_start_can_store_it_again(
-    tmp_path, make_settings, make_client, fake_ollama, monkeypatch
+    bank, make_client, monkeypatch
 ):
     # A start the store refused whole retried only the notes it held: one the user wrote
     # while the daemon was down was never indexed until edited again.
-    roam = tmp_path / "notes"
-    roam.mkdir()
-    (roam / "bank.org").write_text(NOTE.format(tag=""))
-    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
-    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    settings, roam = bank, bank.roam_dir
     await reconcile_once(settings)
     (roam / "walks.org").write_text("#+title: Walks\n* Ridge\nthe ridgewalkword path above the lake\n")  # while down
     impatient_writer(monkeypatch)
@@ -170,17 +171,13 @@ async def test_a_note_made_while_the_daemon_was_down_is_indexed_when_the_start_c
 
 
 async def test_the_pending_chunks_of_a_withheld_note_are_not_sent_to_the_embedder(
-    tmp_path, make_settings, make_client, fake_ollama, monkeypatch
+    bank, make_client, fake_ollama
 ):
     # Readers hid a withheld note, but the embedding worker read its chunks still pending
     # (the embedder was down when it was saved) and sent them to Ollama: a heading made
     # private by the save the store refused went to the embedder, its vector stored.
-    roam = tmp_path / "notes"
-    roam.mkdir()
-    (roam / "bank.org").write_text(NOTE.format(tag=""))
-    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.05)
     fake_ollama.state.configure({"fault_paths": ["/api/embed"], "fail_status": 503})  # nothing embedded yet
-    settings = make_settings(roam_dir=roam, ollama_host=fake_ollama.url)
+    settings, roam = bank, bank.roam_dir
     client = await make_client(settings, watch=True, embedded=False)
     index, worker = client.index, client.server.app[worker_key]
     assert await index.read(lambda store: store.counts()["pending"]) > 0
