@@ -1,5 +1,6 @@
 """index/note_io.py where it cannot rely on a write lease or on the directory: a capture
-appended without a lease while another program appends, a daily the daemon created that
+appended without a lease after the user's edits (another program appending meanwhile:
+test_unleased_lead.py), a daily the daemon created that
 its read-only directory will not let go, a directory that cannot all be created, a note
 and folders created for a capture that is then refused (a umask, a full disk), a note
 another program holds a lease on (an NFS or Samba server). Real
@@ -21,7 +22,6 @@ from tests.index.test_write_refusals import tree
 
 NOW = datetime.datetime(2026, 3, 14, 9, 26)
 REL = "daily/d.org"
-THEIRS = b"their line without newline"
 
 
 @pytest.fixture(autouse=True)
@@ -36,13 +36,14 @@ def root(tmp_path):
 
 
 def append(root, *, meanwhile=None, head=None, rel=REL):
-    """Append a capture; ``meanwhile()`` runs between the read of the note and the write
+    """Append a capture; ``meanwhile()`` runs once between the read of the note and the write
     (where another program's append would land without a lease)."""
     entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c-1")
+    waiting = [meanwhile] if meanwhile else []
 
     def build(eol, lead, real):
-        if meanwhile:
-            meanwhile()
+        if waiting:
+            waiting.pop()()
         return render_capture(entry, rel=real, eol=eol, lead=lead)
 
     return note_io.append_note(root, rel, build, head)
@@ -50,31 +51,6 @@ def append(root, *, meanwhile=None, head=None, rel=REL):
 
 def forget(root, rel=REL):
     return note_io.remove_from_note(root, rel, lambda data, real: plan_forget(data, real, "c-1"))
-
-
-@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
-def test_without_a_lease_an_append_meanwhile_is_not_glued_to_the_capture(root, monkeypatch, eol):
-    path = root / REL
-    mine = b"* Mine" + eol + b"text" + eol
-    path.write_bytes(mine)
-    monkeypatch.setattr(note_io, "take_lease", lambda fd, attempts: False)
-
-    def other_writer():
-        with open(path, "ab") as fh:
-            fh.write(THEIRS)
-
-    done = append(root, meanwhile=other_writer)
-    data = path.read_bytes()
-    assert data.startswith(mine + THEIRS + eol + b"* remember the milk" + eol), data
-    assert data.splitlines()[done.line - 1] == b"* remember the milk" and done.line == 4
-    monkeypatch.undo()  # forgetting takes its lease as always
-    note_io.prepare_leases()
-    # The capture made an empty line after the file's last line ending, as far as it knew:
-    # what stands there now is byte for byte a user's line ending with the empty line
-    # deleted, which is not the capture's to take (the next test).
-    with pytest.raises(Changed, match="the empty line above it was deleted .or text written there."):
-        forget(root)
-    assert path.read_bytes() == data
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])

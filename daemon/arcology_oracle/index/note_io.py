@@ -13,7 +13,9 @@ When it cannot, room for the capture is reserved on the disk first (:mod:`.room`
 disk refuses it before a byte is written, as no part could be taken back), and the
 capture starts with a line ending whatever the file ended with, so its heading starts a
 line whatever another program appended meanwhile (after a final line ending, that makes
-an empty line: a forget removes it, and refuses once it is gone).
+an empty line: a forget removes it, and refuses once it is gone). When another program
+wrote to the end between the read and the append (or during the read), the capture's
+hash is set for the note as it ended where the capture landed (:mod:`.unleased_lead`).
 A lease does not stop a rename: a program that saves by renaming a new file over the
 note (a sync tool, an editor's first save with backups) leaves the append in the file
 that lost the name. That is checked after the write: the capture is taken out of
@@ -45,7 +47,6 @@ real path (after every symlink) is outside the roam directory raises :class:`Lea
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -54,71 +55,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Conflict
-from ..notes.capture import AFTER_BLANKS, AFTER_TEXT, BOM, FILE_START, Removal, file_eol
-from ..notes.capture_blanks import is_blank_line
+from ..notes.capture import Removal
 from ..notes.org_escape import LOCAL_VARIABLES_REACH, hides_local_variables
-from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
-from ..notes.privacy import file_tags
-from ..notes.setup_files import setup_file_names
 from .forget_journal import Journal, pending, place_of, settle
 # prepare_leases is part of this module's interface (the daemon calls it at start).
 from .leases import LEASE_ATTEMPTS, no_lease_reason, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
 from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, unlink_if_names, write_all  # noqa: F401
+from .note_state import NoteState, note_state, state_key
 from .room import reserve
 from .take_back import take_back
+from .unleased_lead import settle_lead
 
 log = logging.getLogger(__name__)
 REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming files over the note
-
-@dataclass(frozen=True)
-class NoteState:
-    """What a capture needs to know of a note, for the file whose identity is ``key``
-    (device, inode, size, mtime, change time): its line ending, whether it ends with one, how many
-    lines the reader counts, the lines before its first heading, its ``#+filetags``
-    tags and the setup files it names (see :mod:`.appends`), the SHA-256 of its
-    bytes (a ``hashlib`` object), and whether it ends with a line of blanks only
-    (:func:`~arcology_oracle.notes.capture_blanks.is_blank_line`, without a line ending)."""
-
-    key: tuple[int, int, int, int]
-    eol: bytes
-    ends_with_eol: bool
-    lines: int
-    head: tuple[str, ...]
-    tags: tuple[str, ...]
-    sha: object
-    setups: tuple[str, ...] = ()
-    blank_end: bool = False
-
-    @property
-    def hexdigest(self) -> str:
-        return self.sha.hexdigest()  # type: ignore[attr-defined]
-
-    def after(self, added: bytes, st: os.stat_result) -> NoteState:
-        """The state once ``added`` (a capture: whole lines, no file keyword) is appended."""
-        sha = self.sha.copy()  # type: ignore[attr-defined]
-        sha.update(added)
-        lines = self.lines + added.count(self.eol) - (0 if self.ends_with_eol or not self.lines else 1)
-        return NoteState(_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha, self.setups)
-
-
-def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    # The change time too: a same-size rewrite keeps the mtime the daemon saw when made
-    # in the same tick of the file system's clock, or set back by os.utime (which itself
-    # sets the change time to now).
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def note_state(data: bytes, st: os.stat_result) -> NoteState:
-    """The :class:`NoteState` of a file read whole (``data``, stat ``st``)."""
-    eol = file_eol(data)
-    lines = split_lines(decode_org_bytes(data))
-    first = next((i for i, line in enumerate(lines) if HEADING_LINE_RE.match(line)), len(lines))
-    body = data.removeprefix(BOM)
-    return NoteState(_key(st), eol, body.endswith(eol) or not body, len(lines), tuple(lines[:first]),
-                     file_tags(lines), hashlib.sha256(data), setup_file_names(lines),
-                     is_blank_line(body.rsplit(eol, 1)[-1]))  # fmt: skip
-
 
 @dataclass(frozen=True)
 class Appended:
@@ -176,7 +126,7 @@ def _append(
         leased = take_lease(fd, 1)
         try:
             st = os.fstat(fd)
-            if known is not None and known.key == _key(st) and (st.st_size == 0 or known.ends_with_eol == _ends_with(fd, st, known.eol)):
+            if known is not None and known.key == state_key(st) and (st.st_size == 0 or known.ends_with_eol == _ends_with(fd, st, known.eol)):
                 state = known
             else:
                 data = read_all(fd)
@@ -187,12 +137,7 @@ def _append(
             # line ending first keeps the heading at the start of a line whatever it did.
             separator = not lead and (not state.ends_with_eol or not leased)
             gap = state.eol if separator else b""
-            # An empty line after the file's last line ending: the hash covers that one too
-            # (not written again), or the file's start when it is empty (FILE_START), so a
-            # forget never takes a line ending of the user's for ours (capture.plan_forget);
-            # one ending the last line covers AFTER_TEXT, or AFTER_BLANKS (an older one, nothing).
-            ending = AFTER_BLANKS if state.blank_end else AFTER_TEXT
-            kept = ((state.eol if state.lines else FILE_START) if state.ends_with_eol else ending) if separator else b""
+            kept = state.kept() if separator else b""  # in the hash, not written again
             payload = build(state.eol, lead or kept + gap, real_rel)[len(kept) :]
             size = os.fstat(fd).st_size
             _keep_local_variables(fd, size, payload, rel, state.eol)
@@ -207,6 +152,8 @@ def _append(
             if not still_names(root / rel, fd):  # renamed over meanwhile: not the note any more
                 _withdraw(fd, end, payload, rel, leased)
                 return None
+            if separator and not leased and end - len(payload) != state.key[2]:  # written to meanwhile
+                payload = settle_lead(fd, end - len(payload), payload, state, gap, build, real_rel, rel)
             after = os.fstat(fd)
         finally:
             if leased:

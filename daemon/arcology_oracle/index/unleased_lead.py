@@ -1,0 +1,68 @@
+"""A capture :mod:`.note_io` appended without a write lease, after another program wrote
+to the note's end between the read of the note and the append, or while the note was
+read (a reader can see the first pages of another program's write before its last).
+The capture's hash covers what stood before its separator as read
+(:meth:`.note_state.NoteState.kept`): when the note ended otherwise where the capture
+landed (a whole line where a part was read, a line without its ending where one ended
+the file), the hash names a file that never was, and forgetting the capture would be
+refused as if the user had edited above it. Its hash line is then rewritten in place
+for the note as it really ended: as many bytes, all of them the capture's own, under a
+write lease taken now, so no other program writes meanwhile. Without one (another
+program keeps the note open), the capture stays as written and the log says so."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import Callable
+
+from .leases import LEASE_ATTEMPTS, release_lease, take_lease
+from .note_files import write_all
+from .note_state import NoteState, note_state
+
+log = logging.getLogger(__name__)
+
+
+def settle_lead(
+    fd: int, start: int, payload: bytes, read: NoteState, gap: bytes,
+    build: Callable[[bytes, bytes, str], bytes], real_rel: str, rel: str,
+) -> bytes:  # fmt: skip
+    """The capture ``payload`` (``gap`` its separator), appended at byte ``start`` of the
+    note ``rel`` (open as ``fd``, read as ``read``; ``build`` and ``real_rel`` as for
+    :func:`.note_io.append_note`), as it now stands in the note: rebuilt with the hash of
+    what precedes it there and rewritten where only its hash line changes (the same
+    length, the same line ending), else as written."""
+    before = note_state(os.pread(fd, start, 0), os.fstat(fd))
+    if before.kept() == read.kept():
+        return payload
+    fixed = build(read.eol, before.kept() + gap, real_rel)[len(before.kept()) :]
+    why = _rewrite(fd, start, payload, fixed) if before.eol == read.eol else "another line ending"
+    if why is None:
+        return fixed
+    log.warning("a capture appended to %s as another program wrote there keeps a hash of the note as read (%s): "
+                "forgetting it will be refused; delete it in Emacs", rel, why)  # fmt: skip
+    return payload
+
+
+def _rewrite(fd: int, start: int, payload: bytes, fixed: bytes) -> str | None:
+    """``payload``, at byte ``start``, made ``fixed`` where they differ, under a write
+    lease; None when done, else why not."""
+    if len(fixed) != len(payload):
+        return "another length"
+    first = next(i for i, (a, b) in enumerate(zip(payload, fixed)) if a != b)
+    last = len(payload) - next(i for i, (a, b) in enumerate(zip(reversed(payload), reversed(fixed))) if a != b)
+    if not take_lease(fd, LEASE_ATTEMPTS):
+        return "open in another program"
+    try:
+        if os.pread(fd, len(payload), start) != payload:
+            return "written over meanwhile"
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_APPEND)  # else Linux's pwrite appends at the end
+        write_all(fd, fixed[first:last], start + first)
+        os.fsync(fd)
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    finally:
+        release_lease(fd)

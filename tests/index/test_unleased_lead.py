@@ -1,0 +1,119 @@
+"""A capture appended without a write lease while another program writes the note's end
+(index/unleased_lead.py): the read of the note saw a line of another program's write cut
+short (a reader can see the first page of a write before the next), or another program
+appended between the read and the write. The capture's hash must cover the note as it
+ended where the capture landed, so that forgetting it gives back every byte of the other
+program's and none of the capture's. Real files; every byte is compared."""
+
+from __future__ import annotations
+
+import datetime
+import logging
+
+import pytest
+
+from arcology_oracle.index import note_io
+from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
+
+NOW = datetime.datetime(2026, 3, 14, 9, 26)
+REL = "daily/d.org"
+
+
+@pytest.fixture(autouse=True)
+def leases():
+    note_io.prepare_leases()
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "daily").mkdir()
+    return tmp_path
+
+
+def unleased_append(root, monkeypatch, *, meanwhile=None, read_cut=0, later_lease=True):
+    """A capture appended without a lease (the append's is refused; a later one is
+    granted when ``later_lease``); ``meanwhile()`` runs once between the read of the
+    note and the write; the read misses the last ``read_cut`` bytes, as a read of a
+    note while another program's write to it is half done."""
+    real_take, real_read = note_io.take_lease, note_io.read_all
+    asked = []
+
+    def take_lease(fd, attempts):
+        asked.append(attempts)
+        return later_lease and len(asked) > 1 and real_take(fd, attempts)
+
+    monkeypatch.setattr(note_io, "take_lease", take_lease)
+    monkeypatch.setattr("arcology_oracle.index.unleased_lead.take_lease", take_lease)
+    monkeypatch.setattr(note_io, "read_all", lambda fd: real_read(fd)[: -read_cut or None])
+    entry = make_capture("remember the milk", title=None, tags=(), now=NOW, node_id="c-1")
+    waiting = [meanwhile] if meanwhile else []
+
+    def build(eol, lead, real):
+        while waiting:
+            waiting.pop()()
+        return render_capture(entry, rel=real, eol=eol, lead=lead)
+
+    done = note_io.append_note(root, REL, build, None)
+    monkeypatch.undo()
+    note_io.prepare_leases()
+    return done
+
+
+def forget(root):
+    return note_io.remove_from_note(root, REL, lambda data, real: plan_forget(data, real, "c-1"))
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("cut", [1, 5], ids=["line ending", "words"])
+def test_a_capture_after_a_torn_read_of_a_whole_line_is_forgotten_to_the_byte(root, monkeypatch, eol, cut):
+    """The note ends with a whole line; the read saw it without its last ``cut`` bytes
+    (no line ending): the capture hashed the end of a line of text, where it landed
+    after a line ending, making an empty line."""
+    path = root / REL
+    mine = b"* Log" + eol + b"appended line 7" + eol
+    path.write_bytes(mine)
+    done = unleased_append(root, monkeypatch, read_cut=cut)
+    data = path.read_bytes()
+    assert data.startswith(mine + eol + b"* remember the milk" + eol) and done.line == 4
+    assert data.splitlines()[done.line - 1] == b"* remember the milk"
+    forget(root)
+    assert path.read_bytes() == mine
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
+def test_a_line_appended_without_its_ending_meanwhile_keeps_its_bytes_when_the_capture_goes(root, monkeypatch, eol):
+    """Another program appends a line without a line ending between the read (which saw
+    a final line ending) and the write: the capture's separator ends that line, and
+    forgetting the capture gives the note back as that program left it."""
+    path = root / REL
+    mine = b"* Mine" + eol + b"text" + eol
+    path.write_bytes(mine)
+    theirs = b"their line without newline"
+
+    def other_writer():
+        with open(path, "ab") as fh:
+            fh.write(theirs)
+
+    done = unleased_append(root, monkeypatch, meanwhile=other_writer)
+    data = path.read_bytes()
+    assert data.startswith(mine + theirs + eol + b"* remember the milk" + eol), data
+    assert data.splitlines()[done.line - 1] == b"* remember the milk" and done.line == 4
+    forget(root)
+    assert path.read_bytes() == mine + theirs
+
+
+def test_without_any_lease_the_capture_keeps_its_hash_as_read_and_the_log_says_so(root, monkeypatch, caplog):
+    """Another program keeps the note open throughout: the hash line is not rewritten
+    (no lease: another program could write there meanwhile); forgetting is refused and
+    no byte changes."""
+    path = root / REL
+    mine = b"* Log\nappended line 7\n"
+    path.write_bytes(mine)
+    with caplog.at_level(logging.WARNING, logger="arcology_oracle.index.unleased_lead"):
+        unleased_append(root, monkeypatch, read_cut=1, later_lease=False)
+    assert "keeps a hash of the note as read (open in another program)" in caplog.text
+    data = path.read_bytes()
+    assert data.startswith(mine + b"\n* remember the milk\n")
+    with pytest.raises(Changed):
+        forget(root)
+    assert path.read_bytes() == data
