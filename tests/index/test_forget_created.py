@@ -137,3 +137,25 @@ async def test_a_daily_another_note_links_to_keeps_its_head(make_client, setting
     await client.index.index_paths(["plans.org"])
     await forget_all(client, ids)
     assert daily.read_bytes() == head
+
+
+@pytest.mark.parametrize("where", ["a private heading", "an excluded note", "a note not yet indexed"])
+async def test_a_daily_linked_from_where_the_index_does_not_look_keeps_its_head(make_client, make_settings, fake_ollama, roam_dir, where):
+    # The index holds no link of a private heading nor of an excluded note, and none of a
+    # note not yet read: the user's link to the day is theirs all the same.
+    client = await make_client(make_settings(ollama_host=fake_ollama.url, exclude_globs=["drafts/**"]))
+    ids = await capture_all(client)
+    daily = roam_dir / "daily" / today_name()
+    head = daily.read_bytes().split(b"* ", 1)[0]
+    day_id = head.split(b":ID:", 1)[1].split(b"\n", 1)[0].strip().decode()
+    link = f"See [[id:{day_id}][the day]].\n"
+    if where == "a private heading":
+        (roam_dir / "plans.org").write_text(f"#+title: Plans\n\n* Secret :private:\n{link}", encoding="utf-8")
+        await client.index.index_paths(["plans.org"])
+    elif where == "an excluded note":
+        (roam_dir / "drafts").mkdir()
+        (roam_dir / "drafts" / "plans.org").write_text(f"#+title: Plans\n\n{link}", encoding="utf-8")
+    else:
+        (roam_dir / "plans.org").write_text(f"#+title: Plans\n\n{link}", encoding="utf-8")
+    await forget_all(client, ids)
+    assert daily.read_bytes() == head

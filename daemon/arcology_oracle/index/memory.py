@@ -44,6 +44,7 @@ from ..store.db import DatabaseError
 from . import capture_places, capture_target, note_io
 from .aside import files_named, folders_below, give_back_left_aside
 from .created_notes import CreatedNotes
+from .id_mentions import head_ids, mentioned_elsewhere
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -205,20 +206,23 @@ class Memory:
                 real: list[str] = []
                 # A head another note links to (its file-level ID) is no longer only the daemon's.
                 linked = await self.index.read(lambda s: s.linked_from_elsewhere(rel))
+                seen, mentioned = (None, False) if linked else await asyncio.to_thread(self._linked_by_user, root, rel, node_id)
 
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     refuse_copies(data, rel, node_id)
+                    # Changed since the look for the user's links: the head stays when the file would go.
+                    mine = not linked and not mentioned and (seen is None or seen == data)
                     real.append(real_rel)
                     try:
                         removal = capture.plan_forget(data, real_rel, node_id)
                         # All else gone, the head the daemon wrote creating the file goes with it
                         # (created_notes.py: in whatever order the captures are forgotten).
                         head = self.created.head_of(real_rel)
-                        if removal is not None and not removal.whole_file and not linked and data[: removal.start] + data[
+                        if removal is not None and not removal.whole_file and mine and data[: removal.start] + data[
                             removal.end :
                         ] == head:
                             removal = dataclasses.replace(removal, whole_file=True)
-                        elif removal is not None and removal.whole_file and linked and head and data.startswith(head):
+                        elif removal is not None and removal.whole_file and not mine and head and data.startswith(head):
                             removal = dataclasses.replace(removal, start=len(head), whole_file=False)  # the head stays
                         return removal
                     except capture.NotCaptured as exc:
@@ -272,6 +276,22 @@ class Memory:
         folder = Path(rel).parent
         if rel != Path(self.settings.capture_inbox).as_posix() and folder != Path(self.settings.dailies_dir):
             await asyncio.to_thread(self.places.add, folder.as_posix())
+
+    def _linked_by_user(self, root: Path, rel: str, node_id: str) -> tuple[bytes | None, bool]:
+        """The note ``rel`` as read now, and whether forgetting ``node_id`` would take
+        away a file a capture created whose ``:ID:`` another note links to (private,
+        excluded or not yet indexed ones too: :mod:`.id_mentions`; read only then)."""
+        real_rel = real_rels(root, [root / rel])[0]
+        head = self.created.head_of(real_rel)
+        data = note_io.read_note(root, rel) if head is not None else None
+        if head is None or data is None:
+            return None, False
+        try:
+            removal = capture.plan_forget(data, real_rel, node_id)
+        except (capture.NotCaptured, capture.Changed):
+            return data, False  # refused under the lease
+        goes = removal is not None and (removal.whole_file or data[: removal.start] + data[removal.end :] == head)
+        return data, goes and mentioned_elsewhere(root, rel, head_ids(head))
 
 
 def real_rels(root: Path, paths: Collection[Path]) -> list[str]:
