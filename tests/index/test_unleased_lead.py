@@ -7,27 +7,13 @@ program's and none of the capture's. Real files; every byte is compared."""
 
 from __future__ import annotations
 
-import datetime
 import logging
 
 import pytest
 
 from arcology_oracle.index import note_io
 from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
-
-NOW = datetime.datetime(2026, 3, 14, 9, 26)
-REL = "daily/d.org"
-
-
-@pytest.fixture(autouse=True)
-def leases():
-    note_io.prepare_leases()
-
-
-@pytest.fixture
-def root(tmp_path):
-    (tmp_path / "daily").mkdir()
-    return tmp_path
+from tests.index.test_note_io_races import NOW, REL, leases, root  # noqa: F401 (fixtures)
 
 
 def unleased_append(root, monkeypatch, *, meanwhile=None, read_cut=0, later_lease=True):
