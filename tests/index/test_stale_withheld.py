@@ -197,3 +197,34 @@ async def test_the_pending_chunks_of_a_withheld_note_are_not_sent_to_the_embedde
     assert await index.read(lambda store: store.counts()["pending"]) == 0
     sent = " ".join(fake_ollama.state.embedded_texts)
     assert "lockedotterpin" not in sent and "lockedgardenword" in sent
+
+
+COUNTS = ("files", "headings", "nodes", "chunks", "embedded", "pending")
+
+
+async def test_status_counts_nothing_of_a_withheld_note(bank, make_client, fake_ollama):
+    # /status counted the chunks of a withheld note (its files and headings not): a count
+    # the note's chunks were in told what exists of a note served nowhere else.
+    settings, roam = bank, bank.roam_dir
+    (roam / "bank.org").unlink()
+    (roam / "walks.org").write_text("#+title: Walks\n* Ridge\nthe ridgewalkword path above the lake\n")
+    client = await make_client(settings, watch=True)
+    index, worker = client.index, client.server.app[worker_key]
+
+    async def counts():
+        status = await (await client.get("/status")).json()
+        return {key: status[key] for key in COUNTS}
+
+    alone = await counts()  # walks.org alone
+    (roam / "bank.org").write_text(NOTE.format(tag=""))
+    await wait_until(lambda: rows_holding(settings.db_path, ("lockedotterpin",)))
+    await wait_until(lambda: worker.idle.is_set())
+    assert (await counts())["chunks"] > alone["chunks"] and (await counts())["embedded"] > alone["embedded"]
+
+    await index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 50"))
+    with write_lock_held(settings.db_path):
+        (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))
+        await wait_until(lambda: "bank.org" in index.withheld)
+        assert await counts() == alone
+    await wait_until(lambda: not index.withheld)  # taken at a retry: its Garden is served again
+    assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]

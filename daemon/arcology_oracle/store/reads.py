@@ -9,17 +9,21 @@ from collections.abc import Sequence
 
 from .connection import StoreBase
 from .oracle_words import users_chunk_sql
+from .withheld import hiding
 
 
 class Reads(StoreBase):
     """Row reads of the index (see the module docstring)."""
 
     def counts(self) -> dict[str, int]:
-        """Files, headings, chunks, embedded and pending chunk counts."""
+        """Files, headings, chunks, embedded and pending chunk counts: of what a reader
+        shows, so nothing of a note it hides (store/withheld.py) is counted."""
         one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
-        chunks = one("SELECT count(*) FROM chunks")
+        # the chunks of the headings shown (the join, not free, only when some are hidden)
+        shown = "JOIN headings h ON h.id = c.heading" if hiding(self.conn) else ""
+        chunks = one(f"SELECT count(*) FROM chunks c {shown}")
         embedded = one(
-            "SELECT count(*) FROM chunks c WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
+            f"SELECT count(*) FROM chunks c {shown} WHERE EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)"
         )
         return {
             "files": one("SELECT count(*) FROM files"),

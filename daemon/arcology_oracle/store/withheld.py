@@ -41,6 +41,12 @@ def hide_notes(conn, paths: Collection[str]) -> None:
     )
 
 
+def hiding(conn) -> bool:
+    """Whether ``conn`` hides any note now (a statement reading chunks by themselves
+    must then keep to the headings shown)."""
+    return conn.execute("SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = 'headings'").fetchone() is not None
+
+
 def _literal(text: str) -> str:
     """``text`` as an SQL string literal (a view's statement takes no parameters)."""
     return "'" + text.replace("'", "''") + "'"
