@@ -27,7 +27,8 @@ write lease, as a forget does, and finds it:
   folder, or below another notes directory): the note is not touched; the record, which
   holds its bytes from the capture on, goes to ``<record>.kept-<time>``, with a warning.
   A damaged record, or anything but a regular file at its path (a FIFO, a symbolic link:
-  never followed nor waited on), goes to ``<record>.damaged-<time>`` (the path renamed);
+  never followed nor waited on), goes to ``<record>.damaged-<time>`` (the path renamed).
+  Either is removed at a start :data:`KEEP_DAYS` days later (:mod:`.journal_copies`);
 - **not to be had now** (open in another program, read-only, on a read-only file
   system, its folder or the notes directory missing or empty, as a drive not mounted
   yet, an I/O error): nothing changes; a warning says the note may hold part of its
@@ -60,6 +61,7 @@ PREFIX = "forget-journal."
 MAGIC = b"arcology-oracle forget record 1\n"
 _SHA_TAG = b"sha256:"
 _TRAILER = len(_SHA_TAG) + 64 + 1
+KEEP_DAYS = 30  # a record set aside is removed at a start this long after (.journal_copies)
 
 _places: dict[str, Path] = {}  # real notes directory -> its record's path
 _locks: dict[Path, threading.Lock] = {}
@@ -249,7 +251,8 @@ def settle(path: Path, root: Path) -> str:
             log.error("the forget record %s is damaged and cannot be moved aside (%s)", path, exc.strerror or exc)
             return "error"
         log.warning("the forget record %s is damaged (cut short by a crash while it was written, before its forget "
-                    "touched any note), or is no record at all: moved to %s; no note was changed", path, aside)  # fmt: skip
+                    "touched any note), or is no record at all: moved to %s (kept %d days); no note was changed",
+                    path, aside, KEEP_DAYS)  # fmt: skip
         return "damaged"
     if record.root != os.path.realpath(root):
         return _keep(path, record, f"it is below another notes directory ({record.root})")
@@ -361,7 +364,7 @@ def _keep(path: Path, record: Record, why: str) -> str:
                   "moved aside (%s)", record.rel, why, path, exc.strerror or exc)  # fmt: skip
         return "error"
     log.warning("a forget in %s was interrupted, but %s: the note was not touched; its bytes from byte %d on, as they "
-                "were before the forget, are kept in %s", record.rel, why, record.start, aside)  # fmt: skip
+                "were before the forget, are kept in %s for %d days", record.rel, why, record.start, aside, KEEP_DAYS)  # fmt: skip
     return "kept"
 
 
@@ -372,6 +375,7 @@ def _move_aside(path: Path, kind: str) -> Path:
         n += 1
         aside = path.with_name(f"{path.name}.{kind}-{stamp}-{n}")
     os.rename(path, aside)
+    os.utime(aside, follow_symlinks=False)  # set aside now: kept KEEP_DAYS from now (.journal_copies)
     sync_directory(path.parent)
     return aside
 
