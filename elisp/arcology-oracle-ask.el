@@ -213,9 +213,19 @@ the buffer.  Returns the request state."
     overlay))
 
 (defun arcology-oracle--answer-failed (marker message)
-  "End the answer at MARKER with the failure MESSAGE, and show MESSAGE."
-  (arcology-oracle--report message)
-  (arcology-oracle--insert-following marker (format "[Failed: %s]\n" message))
+  "End the answer at MARKER with the failure MESSAGE, and show MESSAGE.
+A daemon not reached was asked nothing: the entry keeps the question
+and says so, and how to ask again once the daemon runs, rather than
+a bare \"[Failed: ...]\"."
+  (if (not (arcology-oracle--unreachable-p message))
+      (progn (arcology-oracle--report message)
+             (arcology-oracle--insert-following marker (format "[Failed: %s]\n" message)))
+    (arcology-oracle--report (concat message ": start it (arcology-oracle serve)"))
+    (arcology-oracle--insert-following
+     marker (concat "Not asked: " message ".  Start the daemon (arcology-oracle serve), then "
+                    (substitute-command-keys
+                     "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]")
+                    " here asks again.\n")))
   (set-marker marker nil))
 
 (defun arcology-oracle--buffer-excerpt (beg end)

@@ -324,7 +324,7 @@ shown in the echo area, and REQ ends all the same."
   (condition-case err
       (run-hook-with-args 'arcology-oracle--unreachable-functions (arcology-oracle--http-base req))
     (error (message "arcology-oracle: %s" (error-message-string err))))
-  (arcology-oracle--http-finish req message))
+  (arcology-oracle--http-finish req (propertize message 'arcology-oracle-unreachable t)))
 
 (defun arcology-oracle--http-finish (req &optional error-message)
   "End REQ once: stop its timer and process, then run its callback.
@@ -354,6 +354,12 @@ asked again later, it may answer.  An answer of the daemon's (an
 HTTP error, say) would be the same again."
   (and (stringp message) (not (string-empty-p message))
        (get-text-property 0 'arcology-oracle-unanswered message)))
+
+(defun arcology-oracle--unreachable-p (message)
+  "Return non-nil when MESSAGE is that the daemon could not be reached at all.
+Nothing was sent: it is not running (or not at `arcology-oracle-url')."
+  (and (arcology-oracle--unanswered-p message)
+       (get-text-property 0 'arcology-oracle-unreachable message)))
 
 (defun arcology-oracle--http-opened (req)
   "Note that REQ's connection is open: from now on only silence counts."
