@@ -419,8 +419,7 @@ it, nor for a daemon that cannot be reached then."
     (if (and id (or (not file)
                     ;; One the daemon never reads (a hidden folder, its exclude_globs: known
                     ;; once it was asked) is refused below.
-                    (when-let ((rel (and (or arcology-oracle-roam-directory
-                                             (arcology-oracle--roam-dir-from-daemon-p))
+                    (when-let ((rel (and (assoc (arcology-oracle--base-url) arcology-oracle--server-roam-dirs)
                                          (arcology-oracle--relative-file file (arcology-oracle--roam-dir)))))
                       (not (arcology-oracle--unread-reason rel)))))
         (send `(node . ,id))

@@ -168,34 +168,66 @@ That is `arcology-oracle-roam-directory', else what the daemon's
                  (bound-and-true-p org-roam-directory))))
     (and dir (file-name-as-directory (expand-file-name dir)))))
 
+(defvar arcology-oracle--configured-notes nil
+  "Alist of (URL . (SETTING . DIRECTORY)): the daemons' notes, as set.
+DIRECTORY is the roam directory the daemon at URL named when
+`arcology-oracle-roam-directory' was SETTING.  Not forgotten when
+the daemon goes: restarted on other notes, the setting no longer
+says where they are (see `arcology-oracle--stale-setting').")
+
+(defun arcology-oracle--stale-setting (url dir)
+  "Return why the daemon at URL no longer fits the roam directory set, or nil.
+That is `arcology-oracle-roam-directory'.
+DIR is the roam directory its /status names now; the first one named
+with this setting is the one it was set for."
+  (let ((known (cdr (assoc url arcology-oracle--configured-notes))))
+    (if (and known (equal (car known) arcology-oracle-roam-directory))
+        (unless (equal (cdr known) dir)
+          (format (concat "the daemon at %s was restarted on other notes (%s, not %s): nothing was done;"
+                          " set `arcology-oracle-roam-directory' to where this Emacs sees them")
+                  url dir (cdr known)))
+      (setf (alist-get url arcology-oracle--configured-notes nil nil #'equal)
+            (cons arcology-oracle-roam-directory dir))
+      nil)))
+
 (defun arcology-oracle--with-roam-dir (callback &optional errback)
   "Call CALLBACK with the daemon's roam directory (or nil), or ERRBACK.
-Asks the daemon's /status when nothing is configured (then
-CALLBACK runs later, from a process sentinel), and remembers its
-answer until the daemon cannot be reached or a note is refused as
-not under it (see `arcology-oracle--forget-roam-dir').  When that
-question fails (the daemon cannot be reached, stays silent, is not
-at `arcology-oracle-url', or answers with an error), the request
-CALLBACK would make would fail the same way after a second wait:
-ERRBACK is called with the failure's message instead, and CALLBACK
-never runs.  ERRBACK defaults to
-`arcology-oracle--report'."
-  (let ((url (arcology-oracle--base-url)))
-    (if (or arcology-oracle-roam-directory
-            (assoc url arcology-oracle--server-roam-dirs))
+Reads the daemon's /status first (then CALLBACK runs later, from a
+process sentinel), whether `arcology-oracle-roam-directory' is set or
+not: its `exclude_globs', which daemon process answers and the notes
+it serves (see `arcology-oracle--remember-instance') are known so.
+Its answer is remembered until the daemon cannot be reached or a
+note is refused as not under it (see
+`arcology-oracle--forget-roam-dir').  When that question fails (the
+daemon cannot be reached, stays silent, is not at
+`arcology-oracle-url', or answers with an error), or the daemon
+serves other notes than it did when `arcology-oracle-roam-directory'
+was set to its value, the request CALLBACK would make would fail
+or be wrong: ERRBACK is called with the message instead, and
+CALLBACK never runs.  ERRBACK defaults to `arcology-oracle--report'."
+  (let ((url (arcology-oracle--base-url))
+        (errback (or errback #'arcology-oracle--report)))
+    (if (assoc url arcology-oracle--server-roam-dirs)
         (funcall callback (arcology-oracle--roam-dir))
       (arcology-oracle--json
        "GET" "/status"
        :callback (lambda (status)
-                   (let ((dir (alist-get 'roam_dir status))
-                         (globs (alist-get 'exclude_globs status)))
-                     (when (and (stringp dir) (file-directory-p dir))
-                       (arcology-oracle--remember-instance url (alist-get 'instance status) dir)
-                       (push (cons url dir) arcology-oracle--server-roam-dirs)
-                       (setf (alist-get url arcology-oracle--server-exclude-globs nil nil #'equal)
-                             (seq-filter #'stringp (append globs nil)))))
-                   (funcall callback (arcology-oracle--roam-dir)))
-       :errback (or errback #'arcology-oracle--report)))))
+                   (let* ((dir (alist-get 'roam_dir status))
+                          (globs (alist-get 'exclude_globs status))
+                          (stale (and arcology-oracle-roam-directory (stringp dir)
+                                      (arcology-oracle--stale-setting url dir))))
+                     (if stale
+                         (funcall errback stale)
+                       (when (and (stringp dir)
+                                  (or arcology-oracle-roam-directory (file-directory-p dir)))
+                         (arcology-oracle--remember-instance url (alist-get 'instance status) dir)
+                         ;; Set: the daemon's own path may not be this machine's.
+                         (push (cons url (and (file-directory-p dir) dir))
+                               arcology-oracle--server-roam-dirs)
+                         (setf (alist-get url arcology-oracle--server-exclude-globs nil nil #'equal)
+                               (seq-filter #'stringp (append globs nil))))
+                       (funcall callback (arcology-oracle--roam-dir)))))
+       :errback errback))))
 
 (defun arcology-oracle--relative-file (file dir)
   "Return FILE relative to DIR when it lies under DIR, else nil."
@@ -210,8 +242,7 @@ never runs.  ERRBACK defaults to
 REL is relative to its roam directory.  The daemon leaves out files
 in hidden folders and hidden files (a name starting with a dot), and
 those its `exclude_globs' match (as /status named them: unknown
-before the daemon was asked, or with `arcology-oracle-roam-directory'
-set), as its notes/files.py says."
+before the daemon was asked), as its notes/files.py says."
   (cond
    ((seq-some (lambda (part) (string-prefix-p "." part))
               (split-string rel "/" t))

@@ -164,7 +164,9 @@ waits this long before asking the daemon, for example 0.5."
 nil asks the daemon (GET /status) and falls back on
 `org-roam-directory'.  Set it when the daemon sees the notes under
 another path, for example \"~/org/roam/\" for a daemon that reads
-the same directory mounted as /srv/roam."
+the same directory mounted as /srv/roam.  The daemon's /status is
+read either way: a daemon restarted on other notes than the ones it
+served when this was set is refused until this is set again."
   :type '(choice (const :tag "Ask the daemon" nil) directory)
   :group 'arcology-oracle)
 

@@ -377,6 +377,8 @@ again.  (Both showed \"no node with ID '5e1f...' in the index (HTTP 404)\".)"
   (arcology-oracle-links-test--with-links
     (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
            (arcology-oracle-roam-directory roam)
+           ;; /status read already (as after the first request): nothing is asked first.
+           (arcology-oracle--server-roam-dirs (list (cons (arcology-oracle--base-url) roam)))
            (buffer (find-file-noselect (expand-file-name "brand-new-links.org" roam))))
       (push buffer arcology-oracle-test--buffers)
       (switch-to-buffer buffer)
@@ -407,6 +409,8 @@ file again beside the moved one, with its IDs.  Nothing is sent."
   (arcology-oracle-links-test--with-links
     (let* ((dir (make-temp-file "moved-notes" t))
            (arcology-oracle-roam-directory dir)
+           ;; /status read already (as after the first request): nothing is asked first.
+           (arcology-oracle--server-roam-dirs (list (cons (arcology-oracle--base-url) dir)))
            (file (expand-file-name "sourdough-baking.org" dir)))
       (unwind-protect
           (progn
@@ -436,6 +440,8 @@ said only that the file needs an :ID:."
   (arcology-oracle-links-test--with-links
     (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
            (arcology-oracle-roam-directory roam)
+           ;; /status read already (as after the first request): nothing is asked first.
+           (arcology-oracle--server-roam-dirs (list (cons (arcology-oracle--base-url) roam)))
            (buffer (find-file-noselect (expand-file-name "no-id-yet.org" roam))))
       (push buffer arcology-oracle-test--buffers)
       (switch-to-buffer buffer)

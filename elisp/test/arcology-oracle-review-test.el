@@ -671,6 +671,8 @@ was remembered made the user send it again, and the note held it twice."
         (let ((arcology-oracle-url (format "http://127.0.0.1:%d" (process-contact server :service)))
               (arcology-oracle-token "x")
               (arcology-oracle-roam-directory roam)
+              (arcology-oracle--server-roam-dirs
+               (list (cons (format "http://127.0.0.1:%d" (process-contact server :service)) roam)))
               (arcology-oracle--last-report nil)
               (arcology-oracle-timeout 1)
               (kill-ring nil))
@@ -692,6 +694,7 @@ A prompt opened from the answer's timer took the next keys typed in
 the note.  Chosen later, the result is visited and the similar notes
 window is told that point moved."
   (let ((arcology-oracle-roam-directory temporary-file-directory)
+        (arcology-oracle--server-roam-dirs (list (cons (arcology-oracle--base-url) temporary-file-directory)))
         (arcology-oracle--search-waiting nil)
         (arcology-oracle--last-report nil)
         answer prompted visited refreshed)
@@ -771,6 +774,7 @@ lines are not the saved file's, so `file' and `line' stay unsent."
   (let* ((roam (make-temp-file "arcology-oracle-roam" t))
          (file (expand-file-name "sub/n.org" roam))
          (arcology-oracle-roam-directory roam)
+         (arcology-oracle--server-roam-dirs (list (cons (arcology-oracle--base-url) roam)))
          sent)
     (make-directory (file-name-directory file))
     (write-region "#+title: N\n* H\nwords\n" nil file nil 'silent)

@@ -6,7 +6,8 @@ A node of an excluded note (``attic/**``) is asked about by its ID (``C-c o u``,
 ``C-c o l``, the similar list, the org-roam section): the daemon never read it, so it
 answered "no node with ID '...' in the index (HTTP 404)", the ID on screen and nothing
 said of why. Emacs knows the globs from ``/status`` and says the note is excluded,
-sending nothing about it.
+sending nothing about it; with ``arcology-oracle-roam-directory`` set too (Emacs read
+``/status`` only when it was not set, and the refusals were the bare 404 again).
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ OLD = f":PROPERTIES:\n:ID: {OLD_ID}\n:END:\n#+title: Old starter\n\n* Feeding th
 
 
 @pytest.mark.timeout(180)
-async def test_an_excluded_note_is_refused_as_excluded(tmp_path, roam_dir, fake_ollama):
+@pytest.mark.parametrize("roam_set", [False, True], ids=["asked", "roam-directory-set"])
+async def test_an_excluded_note_is_refused_as_excluded(tmp_path, roam_dir, fake_ollama, roam_set):
     require_packages()
     (roam_dir / "attic").mkdir()
     (roam_dir / "attic" / "old-starter.org").write_text(OLD)
     daemon, emacs, _ = await readme_emacs(
         tmp_path, roam_dir, fake_ollama, env={"ARCOLOGY_ORACLE_EXCLUDE_GLOBS": "attic/**"}
     )
+    if roam_set:
+        set_roam_directory(emacs, roam_dir)
     emacs.columns, emacs.lines = 100, 30
     driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
     try:
@@ -61,6 +65,12 @@ async def test_an_excluded_note_is_refused_as_excluded(tmp_path, roam_dir, fake_
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+def set_roam_directory(emacs, directory) -> None:
+    """The user's init.el sets ``arcology-oracle-roam-directory`` after the README's lines."""
+    init = emacs.home / ".emacs.d" / "init.el"
+    init.write_text(init.read_text() + f"(setq arcology-oracle-roam-directory {json.dumps(str(directory))})\n")
 
 
 async def _said(driver: Driver, text: str, mark: int) -> str:
