@@ -325,6 +325,20 @@ folders or files): nothing of it is sent."
 
 ;;;; A daemon restarted on other notes
 
+(ert-deftest arcology-oracle-review-test-roam-directory-set-and-a-restart ()
+  "With `arcology-oracle-roam-directory' set, a daemon restarted on the same notes
+goes on being asked; one restarted on others is refused until the setting changes."
+  (let ((arcology-oracle--configured-notes nil)
+        (arcology-oracle-roam-directory "~/org/roam/")
+        (url "http://127.0.0.1:9"))
+    (should-not (arcology-oracle--stale-setting url "/srv/roam"))
+    (should-not (arcology-oracle--stale-setting url "/srv/roam"))
+    (should (string-match-p "restarted on other notes (/srv/other, not /srv/roam): nothing was done"
+                            (arcology-oracle--stale-setting url "/srv/other")))
+    (should (arcology-oracle--stale-setting url "/srv/other"))
+    (let ((arcology-oracle-roam-directory "~/org/other/"))
+      (should-not (arcology-oracle--stale-setting url "/srv/other")))))
+
 (ert-deftest arcology-oracle-review-test-a-daemon-restarted-on-other-notes ()
   "The roam directory a daemon said once is asked again when a note is not under it,
 and when the daemon could not be reached: a daemon stopped and started on other notes
