@@ -115,6 +115,32 @@ async def test_a_note_the_locked_database_cannot_take_is_not_served_until_it_is(
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
 
 
+async def test_a_save_waits_for_another_programs_lock_no_longer_than_the_watcher_allows(
+    bank, make_client, fake_ollama
+):
+    # A save waited the writer's whole busy timeout (10 s) for the lock before it was
+    # refused and its note withheld: that long, the heading it made private was served.
+    settings, roam = bank, bank.roam_dir
+    client = await make_client(settings, watch=True)
+    index = client.index
+
+    def busy_timeout(store) -> int:
+        return store.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+
+    production = await index.write(busy_timeout)  # the daemon's own, not impatient_writer's
+    with write_lock_held(settings.db_path):
+        (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))
+        # Withheld long before the busy timeout would have refused the save (it used to
+        # be withheld only after it: this wait gave up first).
+        await wait_until(lambda: "bank.org" in index.withheld, timeout=production / 1000 / 2)
+        assert rows_holding(settings.db_path, ("lockedotterpin",))  # its old rows, the heading public in them
+        assert await served(client, fake_ollama, "lockedotterpin") == []
+        assert await index.write(busy_timeout) == production  # a capture, the embedding... wait as long as before
+    await wait_until(lambda: not index.withheld)  # taken at a retry
+    assert not rows_holding(settings.db_path, ("lockedotterpin",))
+    assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
+
+
 async def test_a_note_made_private_while_the_database_is_locked_is_not_named_in_the_log(
     tmp_path, make_settings, make_client, fake_ollama, monkeypatch, caplog
 ):

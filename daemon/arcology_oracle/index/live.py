@@ -30,6 +30,12 @@ log = logging.getLogger(__name__)
 # How often the setup files notes name are looked at (a stat of each, no read): they may
 # live outside the notes directory, where the watcher does not see them.
 SETUP_CHECK_SECONDS = 2.0
+# How long re-indexing a changed note waits for another program's lock on the database
+# before the note is stale, so withheld (see LiveIndex), instead of the writer's busy
+# timeout (10 s): its old rows, a heading the save made private among them, are served
+# while it waits. Only the watcher's re-index: a capture, the embedding, a reconcile wait
+# the whole timeout.
+SAVE_LOCK_WAIT_MS = 250
 
 
 class LiveIndex:
@@ -41,7 +47,8 @@ class LiveIndex:
     them, and a full reconcile runs when it asks for a rescan; every
     :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
     made private must take its notes out of the index without their being saved).
-    A note the store could not take (its disk full, the database locked: the report's
+    A note the store could not take (its disk full, the database locked by another
+    program for more than :data:`SAVE_LOCK_WAIT_MS`: the report's
     ``stale``, or such an error out of the whole batch) keeps its old rows, which may
     hold a heading made private since, and no change of the note will come to say so: it
     is read again then, after 2 s, the wait doubling up to ``retry_max_seconds``,
@@ -154,7 +161,7 @@ class LiveIndex:
 
     async def _reindex(self, paths: list[str]) -> None:
         try:
-            report = await self.index.index_paths(paths)
+            report = await self.index.index_paths(paths, lock_wait_ms=SAVE_LOCK_WAIT_MS)
         except OperationalError:  # a full disk, a locked database (not a bug, which would fail again and again)
             self._note_stale(paths, ())
             raise

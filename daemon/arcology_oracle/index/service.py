@@ -127,12 +127,8 @@ class OracleIndex:
             await self._warming
             self._warming = None
         await self.embedder.close()
-
-        def close_writer() -> None:
-            if self._writer is not None:
-                self._writer.close()
-
-        await self._run_writer(close_writer)
+        if self._writer is not None:
+            await self._run_writer(self._writer.close)
         self._writer = None
         self._writer_pool.shutdown(wait=True)
         self._reader_pool.shutdown(wait=True)
@@ -144,8 +140,7 @@ class OracleIndex:
     # -- running on threads -----------------------------------------------------------
 
     async def _run_writer(self, fn: Callable[..., T], *args) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._writer_pool, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._writer_pool, fn, *args)
 
     async def write(self, fn: Callable[[Store], T]) -> T:
         """Run ``fn(writer_store)`` on the writer thread."""
@@ -171,9 +166,15 @@ class OracleIndex:
     async def reconcile(self, on_progress=None) -> IndexReport:
         return await self._run_writer(lambda: self.indexer.reconcile(on_progress))
 
-    async def index_paths(self, rels: Iterable[str]) -> IndexReport:
+    async def index_paths(self, rels: Iterable[str], *, lock_wait_ms: int | None = None) -> IndexReport:
+        """See :meth:`Indexer.index_paths`; ``lock_wait_ms``: see :meth:`Store.lock_wait`."""
         rels = list(rels)
-        return await self._run_writer(lambda: self.indexer.index_paths(rels))
+
+        def run() -> IndexReport:
+            with self._writer.lock_wait(lock_wait_ms):
+                return self.indexer.index_paths(rels)
+
+        return await self._run_writer(run)
 
     async def index_appended(self, rel: str, before, added: bytes, st, after_hash: str) -> bool:
         """See :meth:`Indexer.index_appended`."""

@@ -198,6 +198,21 @@ class StoreBase:
                 (lo, hi),
             )
 
+    @contextmanager
+    def lock_wait(self, ms: int | None) -> Iterator[None]:
+        """Inside the block, a statement that finds the database locked by another
+        connection waits at most ``ms`` milliseconds for it, then raises OperationalError,
+        instead of waiting the connection's busy timeout (restored after; None: unchanged)."""
+        if ms is None:
+            yield
+            return
+        before = self.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
+        try:
+            yield
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {int(before)}")
+
     def get_meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
