@@ -178,6 +178,7 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_when_the_sta
         assert rows_holding(settings.db_path, ("lockedotterpin",))
         assert await served(client, fake_ollama, "lockedotterpin") == []
     await wait_until(lambda: not rows_holding(settings.db_path, ("lockedotterpin",)))  # taken at a retry
+    await wait_until(lambda: not client.index.withheld)  # (once its report is read, after the commit)
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
 
 
