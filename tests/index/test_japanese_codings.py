@@ -77,3 +77,29 @@ async def test_a_private_tag_in_a_shift_jis_or_euc_jp_setup_file_keeps_its_notes
     assert rows_holding(settings.db_path, ("jpsecretsetup",)) == []
     assert bytes_holding(settings.db_path, ("jpsecretsetup",)) == []
     assert {word for _, word in rows_holding(settings.db_path, ("jppublicsetup",))} == {"jppublicsetup"}
+
+
+async def test_a_private_tag_in_an_iso_2022_jp_note_keeps_its_heading_out(tmp_path, make_settings):
+    # ISO-2022-JP is 7-bit: its bytes are UTF-8, so no other coding's text was judged,
+    # while Emacs reads the Japanese from its escape sequences (no cookie needed) and
+    # Org finds :秘密: and :非公開: there. Read as UTF-8 they hold no tag: indexed.
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    for name, text in NOTES.items():
+        (roam / f"{name}.org").write_bytes(text.format(cookie="").encode("iso-2022-jp"))
+    (roam / "secret.setup").write_bytes("#+STARTUP: overview\n#+filetags: :非公開:\n".encode("iso-2022-jp"))
+    (roam / "journal.org").write_text("#+SETUPFILE: secret.setup\n#+title: 日記\n* 銀行\njpsecretsetup 4711\n")
+    with OrgProcess(emacs_env(tmp_path)) as org:
+        for name in NOTES:
+            read = org.read(roam / f"{name}.org")
+            assert read.coding.startswith("iso-2022"), read.coding
+            assert read.private_lines(PRIVATE_TAGS) == {
+                "ascii-tag-then-kanji": {2}, "kanji-tag": {2}, "kanji-tags": {2, 4}, "filetags": {3},
+            }[name]  # fmt: skip
+        assert org.read(roam / "journal.org").private_lines(PRIVATE_TAGS) == {3}
+    settings = make_settings(roam_dir=roam, private_tags=PRIVATE_TAGS)
+    await reconcile_once(settings)
+    secrets = (*SECRETS, "jpsecretsetup")
+    assert rows_holding(settings.db_path, secrets) == []
+    assert bytes_holding(settings.db_path, secrets) == []
+    assert {word for _, word in rows_holding(settings.db_path, PUBLIC)} == set(PUBLIC)

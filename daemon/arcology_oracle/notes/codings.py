@@ -7,8 +7,11 @@ Latin-1 and Windows-1252 in Western Europe, Shift-JIS or EUC-JP in Japan, GB1803
 or EUC-KR elsewhere in East Asia). Org, and the user, see the tags of that text: in
 Shift-JIS the second byte of a character may be an ASCII one (表 is ``95 5C``, the
 ``5C`` a backslash), so ``:private:表:`` read as UTF-8 holds no tags at all, and a tag in
-Japanese (``:非公開:``) reads as U+FFFD and letters. What is private in any of those
-texts is private (:func:`emacs_may_read` gives them; the reader judges each).
+Japanese (``:非公開:``) reads as U+FFFD and letters. ISO-2022-JP is 7-bit, so its bytes
+are UTF-8, but Emacs, whatever its language environment, reads it from its escape
+sequences, no cookie needed: ``:非公開:`` there reads as ``:ESC$BHs8x3+ESC(B:`` to the
+reader, no tag. What is private in any of those texts is private (:func:`emacs_may_read`
+gives them; the reader judges each).
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ _EMACS_CODINGS = {
 # What Emacs may guess for bytes that are not UTF-8 (cp932 is Shift-JIS with Windows's
 # characters; cp949 is EUC-KR's superset).
 GUESSES = ("cp1252", "latin-1", "cp932", "euc-jp", "gb18030", "big5", "cp949")
+# An ISO 2022 escape sequence (a designation: ESC, intermediate bytes, a final byte), from
+# which Emacs detects a 7-bit ISO 2022 coding; the codings that read them: ISO-2022-JP with
+# JIS X 0212, GB 2312, KS C 5601 (-2), JIS X 0213 (-2004), half-width kana (-ext), ISO-2022-KR.
+_ISO_2022_RE = re.compile(rb"\x1b[\x20-\x2f]+[\x30-\x7e]")
+ISO_2022 = ("iso2022_jp_2", "iso2022_jp_2004", "iso2022_jp_ext", "iso2022_kr")
 
 
 def cookie_codings(data: bytes) -> list[str]:
@@ -58,7 +66,8 @@ def cookie_codings(data: bytes) -> list[str]:
 def emacs_may_read(data: bytes, *, utf8: bool | None = None) -> list[str]:
     """The texts of ``data`` as Emacs may show it when that is not the reader's: in the
     coding its cookie names; for bytes that are not UTF-8, in each of :data:`GUESSES`
-    too. Empty for UTF-8 bytes without such a cookie, and for UTF-16 and UTF-32 (read
+    too; for 7-bit bytes holding an ISO 2022 escape sequence, in each of :data:`ISO_2022`.
+    Empty for other UTF-8 bytes without such a cookie, and for UTF-16 and UTF-32 (read
     alike). Bytes the coding cannot read become U+FFFD. ``utf8``: whether ``data`` is
     UTF-8, when the caller knows (else it is decoded to tell)."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
@@ -72,6 +81,8 @@ def emacs_may_read(data: bytes, *, utf8: bool | None = None) -> list[str]:
             utf8 = False
     if not utf8:
         names += GUESSES
+    elif b"\x1b" in data and data.isascii() and _ISO_2022_RE.search(data):
+        names += ISO_2022
     texts = []
     for name in dict.fromkeys(names):
         if name.replace("_", "-") in ("utf-8", "utf8", "utf-8-with-signature", "prefer-utf-8"):

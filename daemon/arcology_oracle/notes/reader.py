@@ -83,8 +83,9 @@ log = logging.getLogger(__name__)
 # Indexer.reconcile). 2: #+SETUPFILE's file tags; tags in every script (marks are tag
 # characters). 3: id links in property values. 4: a private tag in a note that is not
 # UTF-8 (its non-ASCII letters read as U+FFFD). 5: what is private in any text Emacs may
-# read from a note that is not UTF-8 (Shift-JIS, EUC-JP...: notes/codings.py).
-READER_VERSION = 5
+# read from a note that is not UTF-8 (Shift-JIS, EUC-JP...: notes/codings.py). 6: and from
+# a 7-bit one in ISO-2022-JP (its escape sequences).
+READER_VERSION = 6
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
