@@ -13,6 +13,7 @@ import os
 import sqlite3
 
 from arcology_oracle.answers.search import search
+from arcology_oracle.store.db import sqlite as driver
 from arcology_oracle.index.service import OracleIndex
 from tests.corpus_tools import db_bytes
 from tests.index.test_filesystem import without_dac_override
@@ -53,9 +54,15 @@ def write_vault(root) -> None:
 def rows_holding(db_path, words) -> list[tuple[str, str]]:
     """``(table, word)`` for each table of the database a row of which holds one of
     ``words`` (in any letter case), read with plain SQLite: every table, the virtual
-    ones through their own tables (the keyword indexes' data, the vectors')."""
+    ones through their own tables (the keyword indexes' data, the vectors').
+
+    The daemon's SQLite build, not another: the file locks of a process are dropped
+    whole when any of its descriptors of the file closes, and a second SQLite library
+    does not know the daemon's connections hold some. With its locks gone, another
+    process holding the database (``write_lock_held``) took itself for its last user
+    when it closed, and deleted its log under the daemon's connections."""
     found = []
-    conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    conn = driver.connect(f"file:{db_path}?mode=ro", uri=True)
     try:
         tables = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
         assert {"files", "headings", "meta", "headings_fts_data", "headings_exact_data"} <= {t for t, _ in tables}
