@@ -352,11 +352,12 @@ it cached.  Returns at once.  There,
 on a summary summarizes the same heading again and
 \\[arcology-oracle-answers-follow] goes back to it.
 
-The daemon summarizes notes as they are saved: a file never saved,
-or one without a node at point that has unsaved edits, is refused
-\(save it first), as are a buffer that is not in Org mode and a node
-that is one of the oracle's answers, and a private node (see
-`arcology-oracle--private-here-p'), which the daemon never reads.
+The daemon summarizes notes as they are saved: a buffer with no
+file, a file never saved, or one without a node at point that has
+unsaved edits, is refused \(save it first), as are a buffer that is
+not in Org mode and a node that is one of the oracle's answers, and
+a private node (see `arcology-oracle--private-here-p'), which the
+daemon never reads.
 Nothing refused is added to the summaries."
   (interactive
    (list (when (and current-prefix-arg (not (arcology-oracle--refuse-list-without-note)))
@@ -383,8 +384,8 @@ Nothing refused is added to the summaries."
       (arcology-oracle--user-error
        "Save %s first: with no org-roam node at point, the daemon summarizes the file as saved"
        (file-name-nondirectory file)))
-     ((not (or id file))
-      (arcology-oracle--user-error "No org-roam node at point"))
+     ((not file)
+      (arcology-oracle--refuse-without-file "the daemon summarizes notes as saved"))
      ((arcology-oracle--node-private-p)
       (arcology-oracle--user-error "%s is private: the daemon never reads it, nothing is summarized" title))
      ((and id (arcology-oracle--node-is-answer-p))

@@ -469,6 +469,15 @@ a format string given FILE's name."
       (arcology-oracle--user-error
        "%s is no longer on disk (moved or deleted): visit the note where it is now" name))))
 
+(defun arcology-oracle--refuse-without-file (why)
+  "Signal a `user-error' when the current buffer visits no file.
+Such a buffer (\\[switch-to-buffer] to a new name) was never read by
+the daemon, whatever :ID: it holds: the message asks to save it among
+the notes, then says WHY (\"suggestions are for a note as saved\")."
+  (unless (arcology-oracle--visited-file)
+    (arcology-oracle--user-error "Save %s among your notes first (%s): it has no file, and %s"
+                                 (buffer-name) (substitute-command-keys "\\[write-file]") why)))
+
 (defun arcology-oracle--file-title ()
   "Return the title of the current buffer's note, as the daemon titles a file.
 That is its #+title, else its file's name (an indirect buffer's is its

@@ -401,6 +401,38 @@ again.  (Both showed \"no node with ID '5e1f...' in the index (HTTP 404)\".)"
                    (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max)))))
           (should-not (string-match-p "5e1f0000" (buffer-string))))))))
 
+;; A buffer made with C-x b (no file) is never read by the daemon, with an :ID: or not.
+(ert-deftest arcology-oracle-links-test-a-buffer-without-a-file-is-to-be-saved-first ()
+  "C-c o l and C-c o u in an Org buffer with no file ask to save it among the notes
+and send nothing, before and after M-x org-id-get-create.  C-c o l said to add an
+:ID:, then sent it and said the note was not indexed yet; C-c o u said \"No org-roam
+node at point\", then, with the ID, added \"[Failed: no node with ID ... (HTTP 404)]\"
+to the summaries."
+  (arcology-oracle-test--with-daemon
+    (let ((buffer (generate-new-buffer "idea"))
+          (sent nil))
+      (push buffer arcology-oracle-test--buffers)
+      (switch-to-buffer buffer)
+      (insert "* Rye and the starter\nRye flour ferments fast.\n")
+      (org-mode)
+      (cl-letf (((symbol-function 'arcology-oracle--http-request)
+                 (lambda (&rest args) (push args sent) nil)))
+        (dolist (with-id '(nil t))
+          (when with-id
+            (goto-char (point-min))
+            (org-set-property "ID" "5e1f0000-0000-4000-8000-00000000f11e"))
+          (dolist (command '(arcology-oracle-suggest-links arcology-oracle-summarize))
+            (let ((err (should-error (funcall command) :type 'user-error)))
+              (should (string-match-p
+                       (concat "\\`Save idea among your notes first (.*): it has no file, and "
+                               (if (eq command 'arcology-oracle-summarize)
+                                   "the daemon summarizes notes as saved"
+                                 "suggestions are for a note as saved")
+                               "\\'")
+                       (cadr err)))))))
+      (should-not sent)
+      (should-not (get-buffer arcology-oracle-summary-buffer-name)))))
+
 (ert-deftest arcology-oracle-links-test-a-note-moved-behind-emacss-back ()
   "C-c o l and C-c o u in a note moved away on disk (`mv' in a shell) while
 visited unmodified say that its file is no longer there: they said \"Save
