@@ -174,7 +174,9 @@ An answer: the same question about the same buffer, as its text is
 now (as it was then, when that buffer is gone).  A summary: the same
 node, with the same focus; the daemon makes a new one when the note
 changed, else says it is cached.  The new entry is added (answers
-below, summaries on top) and shown; the old one stays, to compare."
+below, summaries on top) and shown; the old one stays, to compare,
+unless it says it was not asked (the daemon was down): the new one
+replaces it."
   (interactive)
   (let ((entry (arcology-oracle--entry-at-point)))
     (unless entry (arcology-oracle--user-error "No answer at point to ask again"))
@@ -242,19 +244,54 @@ streaming, not into it."
           (set-marker marker (point)))
         (dolist (w followers) (set-window-point w marker))))))
 
+(defun arcology-oracle--same-origin-p (a b)
+  "Return non-nil when origins A and B are one note's.
+See `arcology-oracle--origin'."
+  (let ((buffer-a (and (plist-get a :marker) (marker-buffer (plist-get a :marker))))
+        (buffer-b (and (plist-get b :marker) (marker-buffer (plist-get b :marker)))))
+    (or (and buffer-a (eq buffer-a buffer-b))
+        (and (plist-get a :file) (equal (plist-get a :file) (plist-get b :file))))))
+
+(defun arcology-oracle--drop-not-asked (heading origin)
+  "Delete the entries titled HEADING, asked from ORIGIN, that were never asked.
+Such an entry (the daemon could not be reached) holds the question
+and \"Not asked: ...\" only: the question asked again, by \
+\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]
+there or anew, takes its place, so that tries while the daemon was
+down leave one entry, not one each."
+  (let ((inhibit-read-only t)
+        (pos (point-min)))
+    (while (setq pos (and origin (text-property-any pos (point-max) 'arcology-oracle-not-asked t)))
+      (let* ((start (save-excursion (goto-char pos) (arcology-oracle--entry-start)))
+             (old (and start (plist-get (get-text-property start 'arcology-oracle-entry) :origin))))
+        (if (not (and old (arcology-oracle--same-origin-p old origin)
+                      (equal (buffer-substring-no-properties start (save-excursion (goto-char start)
+                                                                                   (line-end-position)))
+                             (concat "* " heading))))
+            (setq pos (or (next-single-property-change pos 'arcology-oracle-not-asked) (point-max)))
+          (let ((end (save-excursion (goto-char pos)
+                                     (if (re-search-forward "^\\* " nil t) (match-beginning 0) (point-max)))))
+            ;; The last entry takes the blank line before it along.
+            (when (and (= end (point-max)) (> start (point-min))) (setq start (1- start)))
+            (delete-region start end)
+            (setq pos start)))))))
+
 (defun arcology-oracle--answer-start (heading &optional buffer first entry)
   "Add HEADING at the end of BUFFER (default: the answers buffer) and show it.
 FIRST non-nil adds it at the top instead, newest first.  ENTRY,
 a plist (:again FUNCTION :origin ORIGIN), is what
 `arcology-oracle-answers-again' calls and where
-`arcology-oracle-answers-follow' goes back to.  The buffer is
-shown with `arcology-oracle-result-display-action', never in the
-selected window.  Return a marker where the answer goes, for
+`arcology-oracle-answers-follow' goes back to; an entry of
+HEADING from there that was never asked is replaced (see
+`arcology-oracle--drop-not-asked').  The buffer is shown with
+`arcology-oracle-result-display-action', never in the selected
+window.  Return a marker where the answer goes, for
 `arcology-oracle--insert-following'."
   (let ((buffer (or buffer (arcology-oracle--answer-buffer)))
         (line (propertize (concat "* " heading "\n") 'arcology-oracle-entry entry)))
     (with-current-buffer buffer
       (unless (derived-mode-p 'arcology-oracle-answers-mode) (arcology-oracle-answers-mode))
+      (arcology-oracle--drop-not-asked heading (plist-get entry :origin))
       (let ((inhibit-read-only t) marker start)
         (if first
             (progn (goto-char (point-min))

@@ -221,11 +221,15 @@ a bare \"[Failed: ...]\"."
       (progn (arcology-oracle--report message)
              (arcology-oracle--insert-following marker (format "[Failed: %s]\n" message)))
     (arcology-oracle--report (concat message ": start it (arcology-oracle serve)"))
+    ;; Marked so that the question asked again replaces this entry
+    ;; (`arcology-oracle--drop-not-asked').
     (arcology-oracle--insert-following
-     marker (concat "Not asked: " message ".  Start the daemon (arcology-oracle serve), then "
-                    (substitute-command-keys
-                     "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]")
-                    " here asks again.\n")))
+     marker (propertize
+             (concat "Not asked: " message ".  Start the daemon (arcology-oracle serve), then "
+                     (substitute-command-keys
+                      "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]")
+                     " here asks again.\n")
+             'arcology-oracle-not-asked t)))
   (set-marker marker nil))
 
 (defun arcology-oracle--buffer-excerpt (beg end)

@@ -281,6 +281,55 @@ the echo area says so.  It was dropped without a word."
       (when (get-buffer arcology-oracle-answer-buffer-name)
         (kill-buffer arcology-oracle-answer-buffer-name)))))
 
+;; Pressing g on it asked (see tests/elisp/test_daemon_down_in_emacs.py in emacs -nw).
+(ert-deftest arcology-oracle-answers-test-a-question-not-asked-is-replaced-when-asked ()
+  "An entry that says it was not asked (the daemon down) is replaced when the same
+question is asked again from the same note, answers and summaries alike: each try
+while the daemon was down left an entry of its own.  Another note's, another
+question's and an answered entry stay."
+  (let ((arcology-oracle-result-display-action '(display-buffer-no-window (allow-no-window . t)))
+        (down (propertize "daemon not reachable at http://127.0.0.1:9 (connection refused)"
+                          'arcology-oracle-unanswered t 'arcology-oracle-unreachable t))
+        (note (generate-new-buffer "note.org"))
+        (other (generate-new-buffer "other.org")))
+    (cl-flet ((entry (buffer heading &optional failure summary)
+                (let* ((origin (with-current-buffer buffer (arcology-oracle--origin)))
+                       (marker (arcology-oracle--answer-start
+                                heading (and summary (arcology-oracle--answers-buffer
+                                                      arcology-oracle-summary-buffer-name))
+                                summary (list :origin origin))))
+                  (if failure
+                      (arcology-oracle--answer-failed marker failure)
+                    (arcology-oracle--insert-following marker "An answer.\n"))))
+              (headings (name)
+                (with-current-buffer name
+                  (let ((case-fold-search nil) (found nil))
+                    (goto-char (point-min))
+                    (while (re-search-forward "^\\* \\(.*\\)\n\\(Not asked\\|An answer\\)" nil t)
+                      (push (concat (match-string 1) (if (equal (match-string 2) "An answer") " +" " -")) found))
+                    (nreverse found)))))
+      (unwind-protect
+          (cl-letf (((symbol-function 'arcology-oracle--report) #'ignore))
+            (entry note "Q?" down)
+            (entry other "Q?" down)
+            (entry note "R?" down)
+            (entry note "Q?")
+            (entry note "Q?" down)
+            (entry note "Q?" down)
+            (should (equal (headings arcology-oracle-answer-buffer-name) '("Q? -" "R? -" "Q? +" "Q? -")))
+            (entry note "Q?")
+            (should (equal (headings arcology-oracle-answer-buffer-name) '("Q? -" "R? -" "Q? +" "Q? +")))
+            (with-current-buffer arcology-oracle-answer-buffer-name
+              (should (string-suffix-p "\n\n* Q?\nAn answer.\n" (buffer-string)))
+              (should-not (string-match-p "\n\n\n" (buffer-string))))
+            (entry note "Summary of Note" down t)
+            (entry note "Summary of Note" down t)
+            (should (equal (headings arcology-oracle-summary-buffer-name) '("Summary of Note -")))
+            (entry note "Summary of Note" nil t)
+            (should (equal (headings arcology-oracle-summary-buffer-name) '("Summary of Note +"))))
+        (dolist (buffer (list note other arcology-oracle-answer-buffer-name arcology-oracle-summary-buffer-name))
+          (when (get-buffer buffer) (kill-buffer buffer)))))))
+
 ;;;; User errors in *Messages*
 
 (defun arcology-oracle-answers-test--signaller (command buffer)
