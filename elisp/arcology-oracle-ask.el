@@ -702,7 +702,9 @@ the model thinks gets nothing: the answer goes to the kill ring."
              (done (lambda ()
                      (arcology-oracle--unmark-conversation buffer tag)
                      (set-marker root nil)))
-             (line (line-number-at-pos nil t))
+             ;; The saved file's line, which unsaved edits may have moved: sent
+             ;; without one, the daemon judges the file, and the text by itself.
+             (line (and (not (buffer-modified-p)) (line-number-at-pos nil t)))
              (file (arcology-oracle--visited-file))
              (text (buffer-substring-no-properties
                     (point) (save-excursion (org-end-of-subtree t t) (point)))))
@@ -722,7 +724,8 @@ the model thinks gets nothing: the answer goes to the kill ring."
               (arcology-oracle--json
               "POST" "/converse"
               :json `((org . ,text)
-                      ,@(when rel `((file . ,rel) (line . ,line)))
+                      ,@(when rel `((file . ,rel)))
+                      ,@(when (and rel line) `((line . ,line)))
                       ,@(when arcology-oracle-model `((model . ,arcology-oracle-model))))
               :timeout arcology-oracle-llm-timeout
               :callback

@@ -118,6 +118,28 @@ part's end, out of sight, while the echo area said \"answered\")."
             (let ((last-command nil)) (undo))
             (should (equal (save-restriction (widen) (buffer-string)) text))))))))
 
+(ert-deftest arcology-oracle-review-test-converse-typed-below-a-private-heading ()
+  "C-c o c on a conversation typed, not saved yet, at the end of a note whose last
+heading is private (emacs-config.org ends with a :crypt: subtree): answered.  Its
+line, sent as if saved, fell in that subtree of the saved file, and the daemon
+refused it: \"the conversation is private: emacs-config.org at line 63 is in a
+private part of the notes\".  Saved, it was answered."
+  (arcology-oracle-test--with-daemon
+    (let ((buffer (arcology-oracle-test--visit "emacs-config.org"))
+          (messages nil))
+      (goto-char (point-max))
+      (insert "\n* Keys :conversation:\n** Me\nWhich key opens the org-roam buffer?\n")
+      (cl-letf (((symbol-function 'arcology-oracle--report) (lambda (m) (push m messages))))
+        (arcology-oracle-converse)
+        (arcology-oracle-test--wait
+         (lambda () (or messages (with-current-buffer buffer
+                                   (string-match-p "^\\*\\* Oracle$" (buffer-string)))))
+         30 "the answer or a refusal"))
+      (should-not messages)
+      (with-current-buffer buffer
+        (should (string-match-p "^\\*\\* Me\nWhich key opens the org-roam buffer\\?\n\\*\\* Oracle\n"
+                                (buffer-string)))))))
+
 (ert-deftest arcology-oracle-review-test-visit-a-note-deleted-since ()
   "RET on a source whose note was deleted (or moved) outside Emacs since: a
 message says so, and no buffer is made (org-roam's database still had the node,
