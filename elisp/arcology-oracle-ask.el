@@ -260,6 +260,10 @@ text only."
   (let ((file (arcology-oracle--visited-file)))
     (and file (not (buffer-modified-p)) file)))
 
+(defconst arcology-oracle--private-ask-prompt
+  "Ask (this part is private: the question alone is sent): "
+  "The prompt of a question asked in a private part, which sends nothing of it.")
+
 ;;;###autoload
 (defun arcology-oracle-ask (question &optional beg end)
   "Ask QUESTION about the current buffer, grounded in your notes.
@@ -273,10 +277,11 @@ on the answer asks QUESTION again about this
 buffer (its text as it is then) and \\[arcology-oracle-answers-follow] \
 comes back here."
   (interactive
-   (list (read-string (if-let ((note (or (arcology-oracle--listed-note)
-                                         (arcology-oracle--refuse-list-without-note))))
-                          (format "Ask about %s: " (buffer-name note))
-                        "Ask about this buffer: ")
+   (list (read-string (let ((note (or (arcology-oracle--listed-note)
+                                      (arcology-oracle--refuse-list-without-note))))
+                        (cond (note (format "Ask about %s: " (buffer-name note)))
+                              ((arcology-oracle--private-here-p) arcology-oracle--private-ask-prompt)
+                              (t "Ask about this buffer: ")))
                       nil 'arcology-oracle--ask-history)))
   (when (string-blank-p question) (arcology-oracle--user-error "Empty question"))
   (unless (and (not beg)
@@ -333,7 +338,10 @@ answer's record (see `arcology-oracle--answer-start')."
   "Ask QUESTION about the region from BEG to END, grounded in your notes."
   (interactive
    (if (use-region-p)
-       (list (read-string "Ask about the region: " nil 'arcology-oracle--ask-history)
+       (list (read-string (if (arcology-oracle--private-here-p (region-beginning))
+                              arcology-oracle--private-ask-prompt
+                            "Ask about the region: ")
+                          nil 'arcology-oracle--ask-history)
              (region-beginning) (region-end))
      (arcology-oracle--user-error "No active region")))
   (arcology-oracle-ask question beg end))

@@ -330,6 +330,28 @@ question's and an answered entry stay."
         (dolist (buffer (list note other arcology-oracle-answer-buffer-name arcology-oracle-summary-buffer-name))
           (when (get-buffer buffer) (kill-buffer buffer)))))))
 
+(ert-deftest arcology-oracle-answers-test-asked-in-a-private-part-the-prompt-says-so ()
+  "C-c o a (and C-c o r) with point in a private heading say in their prompt that the
+question alone is sent: it said \"Ask about this buffer: \", and the answer, about
+nothing of the buffer, read as if it had been."
+  (let ((prompts nil))
+    (with-temp-buffer
+      (insert "* Public\nbread\n* Diary :private:\nsecret words\n")
+      (org-mode)
+      (cl-letf (((symbol-function 'read-string) (lambda (prompt &rest _) (push prompt prompts) ""))
+                ((symbol-function 'arcology-oracle--http-request) #'ignore))
+        (dolist (where '("bread" "secret"))
+          (goto-char (point-min))
+          (search-forward where)
+          (set-mark (line-beginning-position))
+          (activate-mark)
+          (dolist (command '(arcology-oracle-ask arcology-oracle-ask-region))
+            (should-error (call-interactively command) :type 'user-error)))))  ; "Empty question"
+    (should (equal (nreverse prompts)
+                   '("Ask about this buffer: " "Ask about the region: "
+                     "Ask (this part is private: the question alone is sent): "
+                     "Ask (this part is private: the question alone is sent): ")))))
+
 ;;;; User errors in *Messages*
 
 (defun arcology-oracle-answers-test--signaller (command buffer)
