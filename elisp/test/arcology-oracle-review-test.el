@@ -140,6 +140,22 @@ private part of the notes\".  Saved, it was answered."
         (should (string-match-p "^\\*\\* Me\nWhich key opens the org-roam buffer\\?\n\\*\\* Oracle\n"
                                 (buffer-string)))))))
 
+(ert-deftest arcology-oracle-review-test-summarize-a-node-with-unsaved-edits ()
+  "C-c o u on a node of a note with unsaved edits says the summary is of the note as
+saved: it said nothing, and the summary, of the saved text, read as if of the edits."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "bread-hydration.org")
+    (arcology-oracle-test--goto-heading "Baker's percentages")
+    (cl-letf (((symbol-function 'arcology-oracle--http-request) #'ignore))
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-summarize)
+        (should-not (seq-some (lambda (m) (string-match-p "as saved" m)) messages)))
+      (save-excursion (org-end-of-subtree) (insert " Salt is two percent."))
+      (arcology-oracle-test--capturing-messages messages
+        (arcology-oracle-summarize)
+        (should (member "arcology-oracle: Baker's percentages is summarized as saved: \
+save bread-hydration.org to include your edits" messages))))))
+
 (ert-deftest arcology-oracle-review-test-visit-a-note-deleted-since ()
   "RET on a source whose note was deleted (or moved) outside Emacs since: a
 message says so, and no buffer is made (org-roam's database still had the node,
