@@ -6,6 +6,9 @@ else the rest stays. Real files, real SQLite, the in-process app over the fake O
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 import pytest
 
 from arcology_oracle.notes.capture import new_file_head
@@ -159,3 +162,24 @@ async def test_a_daily_linked_from_where_the_index_does_not_look_keeps_its_head(
         (roam_dir / "plans.org").write_text(f"#+title: Plans\n\n{link}", encoding="utf-8")
     await forget_all(client, ids)
     assert daily.read_bytes() == head
+
+
+async def test_a_fifo_named_as_a_note_does_not_hold_up_the_last_forget(make_client, settings, roam_dir):
+    # Before the daily goes, every org file is read for links to it: a FIFO named as a
+    # note (nothing will ever write to it) must be passed over, not waited on for ever
+    # while the forget holds the captures' lock.
+    client = await make_client(settings)
+    ids = await capture_all(client)
+    daily = roam_dir / "daily" / today_name()
+    os.mkfifo(roam_dir / ".hidden-pipe.org")
+    done = asyncio.ensure_future(forget_all(client, ids))
+    try:
+        await asyncio.wait_for(asyncio.shield(done), 30)
+    finally:
+        for _ in range(2):  # let a read blocked on the FIFO see its end, then wait for it
+            try:
+                os.close(os.open(roam_dir / ".hidden-pipe.org", os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        await asyncio.wait_for(done, 30)
+    assert not daily.exists()

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from .note_files import read_note
+
 NOTE_SUFFIXES = (".org", ".org_archive")
 _ID_LINE_RE = re.compile(rb"^[ \t]*:ID:[ \t]+(\S+)[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 
@@ -28,7 +30,8 @@ def head_ids(head: bytes) -> list[str]:
 def mentioned_elsewhere(root: Path, rel: str, ids: Iterable[str]) -> bool:
     """Whether an org file below ``root`` (hidden and excluded folders too; symlinks not
     followed) other than the note ``rel`` holds ``id:`` followed by one of ``ids``. A
-    file that cannot be read is passed over."""
+    file that cannot be read, or is no regular file (a FIFO named as a note: opened
+    without blocking, never waited on), is passed over."""
     needles = [f"id:{node_id}".encode() for node_id in ids if node_id]
     if not needles:
         return False
@@ -39,10 +42,9 @@ def mentioned_elsewhere(root: Path, rel: str, ids: Iterable[str]) -> bool:
             if not name.endswith(NOTE_SUFFIXES) or os.path.islink(path) or os.path.realpath(path) == this:
                 continue
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
+                data = read_note(root, os.path.relpath(path, root))
+            except OSError:  # an I/O error while read
                 continue
-            if any(needle in data for needle in needles):
+            if data is not None and any(needle in data for needle in needles):
                 return True
     return False
