@@ -173,7 +173,8 @@ That is `arcology-oracle-roam-directory', else what the daemon's
 DIRECTORY is the roam directory the daemon at URL named when
 `arcology-oracle-roam-directory' was SETTING.  Not forgotten when
 the daemon goes: restarted on other notes, the setting no longer
-says where they are (see `arcology-oracle--stale-setting').")
+says where they are (see `arcology-oracle--stale-setting').
+Forgotten whenever the setting is set, to the same path too.")
 
 (defun arcology-oracle--stale-setting (url dir)
   "Return why the daemon at URL no longer fits the roam directory set, or nil.
@@ -189,6 +190,17 @@ with this setting is the one it was set for."
       (setf (alist-get url arcology-oracle--configured-notes nil nil #'equal)
             (cons arcology-oracle-roam-directory dir))
       nil)))
+
+(defun arcology-oracle--roam-directory-set (_symbol _value operation _where)
+  "Forget the daemons' notes known with the old setting when it is set.
+OPERATION is how `arcology-oracle-roam-directory' changed.  Set again
+to the same path counts too: the daemon may have been restarted on
+the same notes seen under another path, which this Emacs sees where
+it did (see `arcology-oracle--stale-setting')."
+  (when (memq operation '(set let))
+    (setq arcology-oracle--configured-notes nil)))
+
+(add-variable-watcher 'arcology-oracle-roam-directory #'arcology-oracle--roam-directory-set)
 
 (defun arcology-oracle--with-roam-dir (callback &optional errback)
   "Call CALLBACK with the daemon's roam directory (or nil), or ERRBACK.

@@ -365,7 +365,8 @@ folders or files): nothing of it is sent."
 
 (ert-deftest arcology-oracle-review-test-roam-directory-set-and-a-restart ()
   "With `arcology-oracle-roam-directory' set, a daemon restarted on the same notes
-goes on being asked; one restarted on others is refused until the setting changes."
+goes on being asked; one restarted on others is refused until the setting is set
+again (to the same path too: the daemon may see the same notes under another)."
   (let ((arcology-oracle--configured-notes nil)
         (arcology-oracle-roam-directory "~/org/roam/")
         (url "http://127.0.0.1:9"))
@@ -375,7 +376,13 @@ goes on being asked; one restarted on others is refused until the setting change
                             (arcology-oracle--stale-setting url "/srv/other")))
     (should (arcology-oracle--stale-setting url "/srv/other"))
     (let ((arcology-oracle-roam-directory "~/org/other/"))
-      (should-not (arcology-oracle--stale-setting url "/srv/other")))))
+      (should-not (arcology-oracle--stale-setting url "/srv/other")))
+    (should-not (arcology-oracle--stale-setting url "/srv/roam"))
+    (should (arcology-oracle--stale-setting url "/srv/moved"))
+    ;; The same notes, mounted elsewhere for the daemon: this Emacs sees them where it
+    ;; did; the refusal said to set the setting again, and setting it to the same path is that.
+    (setq arcology-oracle-roam-directory "~/org/roam/")
+    (should-not (arcology-oracle--stale-setting url "/srv/moved"))))
 
 (ert-deftest arcology-oracle-review-test-a-daemon-restarted-on-other-notes ()
   "The roam directory a daemon said once is asked again when a note is not under it,
