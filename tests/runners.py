@@ -41,6 +41,21 @@ async def wait_until(predicate, *, timeout: float = 10.0, interval: float = 0.02
         await asyncio.sleep(interval)
 
 
+async def past_a_fifo(done: asyncio.Future, fifo, timeout: float = 10.0):
+    """The result of ``done``, work that must not wait on the FIFO ``fifo`` (nothing
+    writes to it); fails after ``timeout``, and then lets a read blocked on the FIFO
+    see its end, so that nothing is left waiting."""
+    try:
+        return await asyncio.wait_for(asyncio.shield(done), timeout)
+    finally:
+        for _ in range(2):  # let a read blocked on the FIFO see its end, then wait for it
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        await asyncio.wait_for(done, timeout)
+
+
 async def run_cli(*args: str, env: dict | None = None) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "arcology_oracle", *args,

@@ -36,11 +36,32 @@ async def _listed(driver: Driver) -> str:
 
 @pytest.mark.timeout(240)
 async def test_a_daemon_restarted_on_other_notes_is_followed(tmp_path, roam_dir, fake_ollama):
+    seen = await _listed_after_a_restart(tmp_path, roam_dir, fake_ollama, roam_set=False)
+    assert "Bread Hydration" in seen[-1], seen
+    assert not any("no indexed heading" in s for s in seen), seen
+
+
+@pytest.mark.timeout(240)
+async def test_a_daemon_restarted_on_other_notes_is_refused_with_the_directory_set(
+    tmp_path, roam_dir, fake_ollama
+):
+    seen = await _listed_after_a_restart(tmp_path, roam_dir, fake_ollama, roam_set=True)
+    assert "restarted on other notes" in seen[-1] and "arcology-oracle-roam-directory" in seen[-1], seen
+    assert not any("no indexed heading" in s or "Bread Hydration" in s for s in seen), seen
+
+
+async def _listed_after_a_restart(tmp_path, roam_dir, fake_ollama, *, roam_set: bool) -> list[str]:
+    """The similar list of a note, listed by a first daemon on a copy of ROAM_DIR, then
+    after ``g`` (twice, unless the first lists it again) once another daemon on the same
+    port serves the folder around it (``arcology-oracle-roam-directory`` set when
+    ROAM_SET): what each ``g`` listed."""
     require_packages()
     everything = tmp_path / "all"
     notes = everything / "roam"  # the first daemon's notes, inside the second's
     shutil.copytree(roam_dir, notes, symlinks=True)
     daemon, emacs, _ = await readme_emacs(tmp_path, notes, fake_ollama)
+    if roam_set:
+        set_roam_directory(emacs, notes)
     emacs.columns, emacs.lines = 120, 40
     driver = Driver(emacs, Walk(emacs, {}), notes, fake_ollama, tmp_path, daemon)
     try:
@@ -50,7 +71,7 @@ async def test_a_daemon_restarted_on_other_notes_is_followed(tmp_path, roam_dir,
         await emacs.keys("C-c", "o", "s")
         await emacs.wait(lambda: _has(driver, "Bread Hydration"), "the first daemon's list")
         await driver.select(SIMILAR)
-        await emacs.wait(lambda: _quiet(emacs), "Emacs to have nothing left to ask")
+        await emacs.wait(lambda: _quiet(emacs, status=not roam_set), "Emacs to have nothing left to ask")
 
         daemon.stop()  # and at once another on the same port: Emacs asks nothing meanwhile
         driver.daemon = daemon = spawn_daemon(
@@ -70,52 +91,7 @@ async def test_a_daemon_restarted_on_other_notes_is_followed(tmp_path, roam_dir,
             seen.append(await _listed(driver))
             if "Bread Hydration" in seen[-1]:
                 break
-        assert "Bread Hydration" in seen[-1], seen
-        assert not any("no indexed heading" in s for s in seen), seen
-    finally:
-        await emacs.stop()
-        daemon.stop()
-
-
-@pytest.mark.timeout(240)
-async def test_a_daemon_restarted_on_other_notes_is_refused_with_the_directory_set(
-    tmp_path, roam_dir, fake_ollama
-):
-    require_packages()
-    everything = tmp_path / "all"
-    notes = everything / "roam"
-    shutil.copytree(roam_dir, notes, symlinks=True)
-    daemon, emacs, _ = await readme_emacs(tmp_path, notes, fake_ollama)
-    set_roam_directory(emacs, notes)
-    emacs.columns, emacs.lines = 120, 40
-    driver = Driver(emacs, Walk(emacs, {}), notes, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
-        await driver.open("sourdough-baking.org", "* Bulk fermentation")
-        await emacs.keys("C-c", "o", "s")
-        await emacs.wait(lambda: _has(driver, "Bread Hydration"), "the first daemon's list")
-        await driver.select(SIMILAR)
-        await emacs.wait(lambda: _quiet(emacs, status=False), "Emacs to have nothing left to ask")
-
-        daemon.stop()
-        driver.daemon = daemon = spawn_daemon(
-            roam_dir=everything, db_path=tmp_path / "second.sqlite3", ollama_url=fake_ollama.url,
-            log_path=tmp_path / "second.log", port=driver.port, token=TOKEN,
-            env={"ARCOLOGY_ORACLE_DEBOUNCE_SECONDS": "0.1", "ARCOLOGY_ORACLE_RETRY_MAX_SECONDS": "0.5"},
-        )  # fmt: skip
-        await emacs.wait(driver._healthy, "the second daemon to answer", timeout=30)
-        await wait_indexed(daemon, timeout=60)
-
-        await driver.select(SIMILAR)
-        seen = []
-        for _ in range(2):  # the first g may be the one that finds out
-            await emacs.eval(f'(with-current-buffer "{SIMILAR}" (let ((inhibit-read-only t)) (erase-buffer)))')
-            await emacs.keys("g")
-            await emacs.wait(lambda: _answered(driver), "the list answered")
-            seen.append(await _listed(driver))
-        assert "restarted on other notes" in seen[-1] and "arcology-oracle-roam-directory" in seen[-1], seen
-        assert not any("no indexed heading" in s or "Bread Hydration" in s for s in seen), seen
+        return seen
     finally:
         await emacs.stop()
         daemon.stop()

@@ -12,7 +12,7 @@ from arcology_oracle.index.doctor import diagnose, repair
 from arcology_oracle.index.indexer import Indexer
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.store import Store
-from tests.runners import run_cli
+from tests.runners import past_a_fifo, run_cli
 
 
 async def test_doctor_finds_and_repairs_drift(tmp_path, roam_dir, fake_ollama):
@@ -108,15 +108,7 @@ async def test_the_doctor_never_waits_on_a_fifo_a_link_leads_to(roam_dir, make_s
         (roam_dir / "inbox.org").unlink()
         (roam_dir / "inbox.org").symlink_to(".pipe")  # a note the index holds, swapped
         done = asyncio.get_running_loop().run_in_executor(None, diagnose, settings, store)
-        try:
-            d = await asyncio.wait_for(asyncio.shield(done), 10)
-        finally:
-            for _ in range(2):  # let a read blocked on the FIFO see its end, then wait for it
-                try:
-                    os.close(os.open(roam_dir / ".pipe", os.O_WRONLY | os.O_NONBLOCK))
-                except OSError:
-                    pass
-            await asyncio.wait_for(done, 10)
+        d = await past_a_fifo(done, roam_dir / ".pipe")
         # Neither is a note the index could read: pipe.org is not missing from it, and
         # inbox.org differs from what it holds (a reconcile takes it out).
         assert "pipe.org" not in d.new_files and d.changed_files == ["inbox.org"]

@@ -13,6 +13,7 @@ import pytest
 
 from arcology_oracle.notes.capture import new_file_head
 from tests.index.test_memory_left_out import post, snapshot, today_name
+from tests.runners import past_a_fifo
 
 TEXTS = ("Buy the oat milk", "Call the plumber about the tap", "Return the library books")
 
@@ -172,14 +173,5 @@ async def test_a_fifo_named_as_a_note_does_not_hold_up_the_last_forget(make_clie
     ids = await capture_all(client)
     daily = roam_dir / "daily" / today_name()
     os.mkfifo(roam_dir / ".hidden-pipe.org")
-    done = asyncio.ensure_future(forget_all(client, ids))
-    try:
-        await asyncio.wait_for(asyncio.shield(done), 30)
-    finally:
-        for _ in range(2):  # let a read blocked on the FIFO see its end, then wait for it
-            try:
-                os.close(os.open(roam_dir / ".hidden-pipe.org", os.O_WRONLY | os.O_NONBLOCK))
-            except OSError:
-                pass
-        await asyncio.wait_for(done, 30)
+    await past_a_fifo(asyncio.ensure_future(forget_all(client, ids)), roam_dir / ".hidden-pipe.org", 30)
     assert not daily.exists()
