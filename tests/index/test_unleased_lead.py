@@ -16,9 +16,10 @@ from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, re
 from tests.index.test_note_io_races import NOW, REL, leases, root  # noqa: F401 (fixtures)
 
 
-def unleased_append(root, monkeypatch, *, meanwhile=None, read_cut=0, later_lease=True):
+def unleased_append(root, monkeypatch, *, meanwhile=None, read_cut=0, later_lease=True, before_lease=None):
     """A capture appended without a lease (the append's is refused; a later one is
-    granted when ``later_lease``); ``meanwhile()`` runs once between the read of the
+    granted when ``later_lease``, after ``before_lease()`` ran, as another program that
+    had the note open until then); ``meanwhile()`` runs once between the read of the
     note and the write; the read misses the last ``read_cut`` bytes, as a read of a
     note while another program's write to it is half done."""
     real_take, real_read = note_io.take_lease, note_io.read_all
@@ -26,6 +27,8 @@ def unleased_append(root, monkeypatch, *, meanwhile=None, read_cut=0, later_leas
 
     def take_lease(fd, attempts):
         asked.append(attempts)
+        if len(asked) > 1 and before_lease:
+            before_lease()
         return later_lease and len(asked) > 1 and real_take(fd, attempts)
 
     monkeypatch.setattr(note_io, "take_lease", take_lease)
@@ -103,3 +106,26 @@ def test_without_any_lease_the_capture_keeps_its_hash_as_read_and_the_log_says_s
     with pytest.raises(Changed):
         forget(root)
     assert path.read_bytes() == data
+
+
+def test_the_end_of_the_note_is_read_again_under_the_lease_before_the_hash_is_rewritten(root, monkeypatch, caplog):
+    """Another program, which held the note open, ends its last line otherwise (its line
+    ending written over in place) before it closes it and the lease is granted: the
+    hash is set for the note as it ends then, so forgetting the capture gives that
+    program's bytes back, not a hash of an end seen before the lease."""
+    path = root / REL
+    mine = b"* Log\nappended line 7\n"
+    path.write_bytes(mine)
+
+    def ends_its_line_otherwise():  # the line ending before the capture's own, made text
+        with open(path, "r+b") as fh:
+            fh.seek(len(mine) - 1)
+            fh.write(b"x")
+
+    with caplog.at_level(logging.WARNING, logger="arcology_oracle.index.unleased_lead"):
+        unleased_append(root, monkeypatch, read_cut=1, before_lease=ends_its_line_otherwise)
+    assert "forgetting it will be refused" not in caplog.text  # it is not
+    data = path.read_bytes()
+    assert data.startswith(b"* Log\nappended line 7x\n* remember the milk\n"), data
+    forget(root)
+    assert path.read_bytes() == b"* Log\nappended line 7x"

@@ -7,7 +7,8 @@ landed (a whole line where a part was read, a line without its ending where one 
 the file), the hash names a file that never was, and forgetting the capture would be
 refused as if the user had edited above it. Its hash line is then rewritten in place
 for the note as it really ended: as many bytes, all of them the capture's own, under a
-write lease taken now, so no other program writes meanwhile. Without one (another
+write lease taken now, so no other program writes meanwhile (the note is read again
+under it: until it was granted, another program could write there). Without one (another
 program keeps the note open), the capture stays as written and the log says so."""
 
 from __future__ import annotations
@@ -33,36 +34,45 @@ def settle_lead(
     :func:`.note_io.append_note`), as it now stands in the note: rebuilt with the hash of
     what precedes it there and rewritten where only its hash line changes (the same
     length, the same line ending), else as written."""
-    before = note_state(os.pread(fd, start, 0), os.fstat(fd))
-    if before.kept() == read.kept():
+    if note_state(os.pread(fd, start, 0), os.fstat(fd)).kept() == read.kept():
         return payload
-    fixed = build(read.eol, before.kept() + gap, real_rel)[len(before.kept()) :]
-    why = _rewrite(fd, start, payload, fixed) if before.eol == read.eol else "another line ending"
-    if why is None:
-        return fixed
-    log.warning("a capture appended to %s as another program wrote there keeps a hash of the note as read (%s): "
-                "forgetting it will be refused; delete it in Emacs", rel, why)  # fmt: skip
+    if not take_lease(fd, LEASE_ATTEMPTS):
+        why = "open in another program"
+    else:
+        try:  # read again under the lease: until it was granted, another program could write there
+            payload, why = _rewrite(fd, start, payload, read, gap, build, real_rel)
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+        finally:
+            release_lease(fd)
+    if why is not None:
+        log.warning("a capture appended to %s as another program wrote there keeps a hash of the note as read (%s): "
+                    "forgetting it will be refused; delete it in Emacs", rel, why)  # fmt: skip
     return payload
 
 
-def _rewrite(fd: int, start: int, payload: bytes, fixed: bytes) -> str | None:
-    """``payload``, at byte ``start``, made ``fixed`` where they differ, under a write
-    lease; None when done, else why not."""
+def _rewrite(
+    fd: int, start: int, payload: bytes, read: NoteState, gap: bytes,
+    build: Callable[[bytes, bytes, str], bytes], real_rel: str,
+) -> tuple[bytes, str | None]:  # fmt: skip
+    """Under the write lease: the capture as it stands at byte ``start`` (``payload``,
+    its hash line rewritten for what precedes it now when that ends otherwise than
+    ``read``), and None, or ``payload`` and why it stays."""
+    now = os.pread(fd, start + len(payload), 0)
+    if now[start:] != payload:
+        return payload, "written over meanwhile"
+    before = note_state(now[:start], os.fstat(fd))
+    if before.kept() == read.kept():
+        return payload, None
+    if before.eol != read.eol:
+        return payload, "another line ending"
+    fixed = build(read.eol, before.kept() + gap, real_rel)[len(before.kept()) :]
     if len(fixed) != len(payload):
-        return "another length"
+        return payload, "another length"
     first = next(i for i, (a, b) in enumerate(zip(payload, fixed)) if a != b)
     last = len(payload) - next(i for i, (a, b) in enumerate(zip(reversed(payload), reversed(fixed))) if a != b)
-    if not take_lease(fd, LEASE_ATTEMPTS):
-        return "open in another program"
-    try:
-        if os.pread(fd, len(payload), start) != payload:
-            return "written over meanwhile"
-        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-        fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_APPEND)  # else Linux's pwrite appends at the end
-        write_all(fd, fixed[first:last], start + first)
-        os.fsync(fd)
-        return None
-    except OSError as exc:
-        return exc.strerror or str(exc)
-    finally:
-        release_lease(fd)
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_APPEND)  # else Linux's pwrite appends at the end
+    write_all(fd, fixed[first:last], start + first)
+    os.fsync(fd)
+    return fixed, None
