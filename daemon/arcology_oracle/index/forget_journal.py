@@ -39,6 +39,7 @@ write lease, as a forget does, and finds it:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -375,7 +376,10 @@ def _move_aside(path: Path, kind: str) -> Path:
         n += 1
         aside = path.with_name(f"{path.name}.{kind}-{stamp}-{n}")
     os.rename(path, aside)
-    os.utime(aside, follow_symlinks=False)  # set aside now: kept KEEP_DAYS from now (.journal_copies)
+    # Set aside now: kept KEEP_DAYS from now (.journal_copies, which reads the time in the
+    # name too: the times of another user's record cannot be set).
+    with contextlib.suppress(OSError):
+        os.utime(aside, follow_symlinks=False)
     sync_directory(path.parent)
     return aside
 

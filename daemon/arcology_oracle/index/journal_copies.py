@@ -6,7 +6,9 @@ beside the database. It holds a note's bytes from a capture on, private text too
 kept for the user to take back what the warning said was kept, not forever.
 :func:`remove_old_copies` (at the daemon's start, after the record is settled) removes
 each such copy last modified :data:`~.forget_journal.KEEP_DAYS` days ago or more (setting
-one aside marks it modified then; ``touch`` keeps one longer), each removal logged. Only
+one aside marks it modified then; ``touch`` keeps one longer) and set aside that long ago
+by the time in its name (which setting it aside writes: the times of a record of another
+user's cannot be set, and it would go at the very start that set it aside), each removal logged. Only
 regular files whose names are those of the database's own copies are removed: not
 another database's, not a directory or link a damaged record's path was.
 """
@@ -39,7 +41,7 @@ def remove_old_copies(db_path: Path | str, *, now: float | None = None) -> list[
     for entry in found:
         try:
             st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or st.st_mtime > cutoff:
+            if not stat.S_ISREG(st.st_mode) or max(st.st_mtime, _named_time(entry.name)) > cutoff:
                 continue
             os.unlink(entry.path)
         except FileNotFoundError:
@@ -51,3 +53,12 @@ def remove_old_copies(db_path: Path | str, *, now: float | None = None) -> list[
         log.info("removed %s: the text an interrupted forget set aside %d days ago or more (kept %d days)",
                  entry.path, KEEP_DAYS, KEEP_DAYS)  # fmt: skip
     return removed
+
+
+def _named_time(name: str) -> float:
+    """The time a copy's name says it was set aside (``...-<%Y%m%dT%H%M%S>[-n]``, local
+    time, as :func:`.forget_journal._move_aside` writes it); 0 for a name without one."""
+    try:
+        return time.mktime(time.strptime(name.rsplit(".", 1)[-1].split("-")[1], "%Y%m%dT%H%M%S"))
+    except (IndexError, ValueError, OverflowError):
+        return 0.0
