@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from arcology_oracle.index import note_io
 from arcology_oracle.notes.capture import new_file_head
 from tests.index.test_memory_left_out import post, snapshot, today_name
 from tests.runners import past_a_fifo
@@ -174,4 +175,28 @@ async def test_a_fifo_named_as_a_note_does_not_hold_up_the_last_forget(make_clie
     daily = roam_dir / "daily" / today_name()
     os.mkfifo(roam_dir / ".hidden-pipe.org")
     await past_a_fifo(asyncio.ensure_future(forget_all(client, ids)), roam_dir / ".hidden-pipe.org", 30)
+    assert not daily.exists()
+
+
+async def test_a_daily_that_cannot_be_read_before_its_last_forget_keeps_its_head(make_client, settings, roam_dir, monkeypatch):
+    # Whether the user links to it is unknown when the look before the forget cannot read
+    # the daily (another program holding it a moment): the head stays rather than be guessed.
+    client = await make_client(settings)
+    ids = await capture_all(client)
+    daily = roam_dir / "daily" / today_name()
+    head = daily.read_bytes().split(b"* ", 1)[0]
+    monkeypatch.setattr(note_io, "read_note", lambda root, rel: None)
+    await forget_all(client, ids)
+    assert daily.read_bytes() == head
+
+
+async def test_a_link_in_a_version_controls_store_is_not_the_users(make_client, settings, roam_dir):
+    # .git holds no note by name: what is there is not looked at, and the daily goes.
+    client = await make_client(settings)
+    ids = await capture_all(client)
+    daily = roam_dir / "daily" / today_name()
+    day_id = daily.read_bytes().split(b":ID:", 1)[1].split(b"\n", 1)[0].strip().decode()
+    (roam_dir / ".git").mkdir()
+    (roam_dir / ".git" / "stash.org").write_text(f"[[id:{day_id}]]\n", encoding="utf-8")
+    await forget_all(client, ids)
     assert not daily.exists()

@@ -127,15 +127,18 @@ async def test_a_save_waits_for_another_programs_lock_no_longer_than_the_watcher
     def busy_timeout(store) -> int:
         return store.conn.execute("PRAGMA busy_timeout").fetchone()[0]
 
-    production = await index.write(busy_timeout)  # the daemon's own, not impatient_writer's
+    # A writer far more patient than the daemon's (10 s), so that only a hang fails the
+    # wait below, never a slow machine: the save's own wait does not depend on it.
+    patient = await index.write(lambda store: store.conn.execute("PRAGMA busy_timeout = 600000") and busy_timeout(store))
+    assert patient == 600_000
     with write_lock_held(settings.db_path):
         (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))
         # Withheld long before the busy timeout would have refused the save (it used to
         # be withheld only after it: this wait gave up first).
-        await wait_until(lambda: "bank.org" in index.withheld, timeout=production / 1000 / 2)
+        await wait_until(lambda: "bank.org" in index.withheld, timeout=60)
         assert rows_holding(settings.db_path, ("lockedotterpin",))  # its old rows, the heading public in them
         assert await served(client, fake_ollama, "lockedotterpin") == []
-        assert await index.write(busy_timeout) == production  # a capture, the embedding... wait as long as before
+        assert await index.write(busy_timeout) == patient  # a capture, the embedding... wait as long as before
     await wait_until(lambda: not index.withheld)  # taken at a retry
     assert not rows_holding(settings.db_path, ("lockedotterpin",))
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]

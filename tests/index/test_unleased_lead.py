@@ -11,7 +11,7 @@ import logging
 
 import pytest
 
-from arcology_oracle.index import note_io
+from arcology_oracle.index import note_io, unleased_lead
 from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
 from tests.index.test_note_io_races import NOW, REL, leases, root  # noqa: F401 (fixtures)
 
@@ -129,3 +129,19 @@ def test_the_end_of_the_note_is_read_again_under_the_lease_before_the_hash_is_re
     assert data.startswith(b"* Log\nappended line 7x\n* remember the milk\n"), data
     forget(root)
     assert path.read_bytes() == b"* Log\nappended line 7x"
+
+
+def test_a_capture_written_is_a_success_whatever_its_settling_meets(root, monkeypatch, caplog):
+    """An I/O error while the note's end is read again after the write: the capture is in
+    the note, so the append succeeds (a retry would write it twice), and the log says so."""
+    path = root / REL
+    path.write_bytes(b"* Log\nappended line 7\n")
+
+    def failing(data, st):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(unleased_lead, "note_state", failing)
+    with caplog.at_level(logging.WARNING, logger="arcology_oracle.index.unleased_lead"):
+        done = unleased_append(root, monkeypatch, read_cut=1)
+    assert done.line == 4 and path.read_bytes().count(b"* remember the milk") == 1
+    assert "keeps a hash of the note as read (Input/output error)" in caplog.text

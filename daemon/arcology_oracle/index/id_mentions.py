@@ -19,6 +19,7 @@ from pathlib import Path
 from .note_files import read_note
 
 NOTE_SUFFIXES = (".org", ".org_archive")
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})  # a version control's store: no note is kept there by name
 _ID_LINE_RE = re.compile(rb"^[ \t]*:ID:[ \t]+(\S+)[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 
 
@@ -28,15 +29,16 @@ def head_ids(head: bytes) -> list[str]:
 
 
 def mentioned_elsewhere(root: Path, rel: str, ids: Iterable[str]) -> bool:
-    """Whether an org file below ``root`` (hidden and excluded folders too; symlinks not
-    followed) other than the note ``rel`` holds ``id:`` followed by one of ``ids``. A
+    """Whether an org file below ``root`` (hidden and excluded folders too, but for a
+    version control's store; symlinks not followed) other than the note ``rel`` holds ``id:`` followed by one of ``ids``. A
     file that cannot be read, or is no regular file (a FIFO named as a note: opened
     without blocking, never waited on), is passed over."""
     needles = [f"id:{node_id}".encode() for node_id in ids if node_id]
     if not needles:
         return False
     this = os.path.realpath(root / rel)
-    for folder, _dirs, files in os.walk(root, onerror=None):
+    for folder, dirs, files in os.walk(root, onerror=None):
+        dirs[:] = [d for d in dirs if d not in VCS_FOLDERS]
         for name in files:
             path = os.path.join(folder, name)
             if not name.endswith(NOTE_SUFFIXES) or os.path.islink(path) or os.path.realpath(path) == this:

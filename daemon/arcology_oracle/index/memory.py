@@ -283,9 +283,11 @@ class Memory:
         excluded or not yet indexed ones too: :mod:`.id_mentions`; read only then)."""
         real_rel = real_rels(root, [root / rel])[0]
         head = self.created.head_of(real_rel)
-        data = note_io.read_note(root, rel) if head is not None else None
-        if head is None or data is None:
+        if head is None:
             return None, False
+        data = note_io.read_note(root, rel)
+        if data is None:  # not to be read now (held by another program): the head stays, unsure
+            return None, True
         try:
             removal = capture.plan_forget(data, real_rel, node_id)
         except (capture.NotCaptured, capture.Changed):

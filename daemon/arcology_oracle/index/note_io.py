@@ -101,7 +101,9 @@ def append_note(
     ``head`` is given and it does not exist. ``known`` is the state this daemon left the
     file in after its last append: when the file is still exactly that file (same inode,
     size, mtime and change time), it is not read again, so a capture costs the same on a large note as
-    on a small one. An earlier forget's record is settled first (:func:`settled_for`).
+    on a small one. ``build`` must give the same bytes for the same arguments: it is
+    called again when the note's end changed meanwhile (:mod:`.unleased_lead`). An
+    earlier forget's record is settled first (:func:`settled_for`).
     See the module docstring."""
     with settled_for(root, rel):
         for _ in range(REPLACED_ATTEMPTS):

@@ -7,10 +7,11 @@ the record of a forget killed in its rewrite (:func:`.forget_journal.settle_at_s
 the note finished; left alone and the record kept aside when its bytes are none the
 rewrite passes through; or, when the note cannot be had now, the record left for later)
 and removes the records set aside 30 days ago or more, which hold a note's text
-(:func:`.journal_copies.remove_old_copies`), then removes the staging folders of killed imports, which hold copies of chats, private
-ones too (:func:`~arcology_oracle.importers.staging.remove_stale_staging`: only folders
-an import makes, never one a running import holds, nor one changed in the last ten
-minutes, which an import of an older version, without the lock, may be writing).
+(:func:`.journal_copies.remove_old_copies`), then removes the staging folders of killed
+imports, which hold copies of chats, private ones too
+(:func:`~arcology_oracle.importers.staging.remove_stale_staging`: only folders an import
+makes, never one a running import holds, nor one changed in the last ten minutes, which
+an import of an older version, without the lock, may be writing).
 Neither ever keeps the daemon from starting.
 """
 

@@ -34,21 +34,29 @@ def settle_lead(
     :func:`.note_io.append_note`), as it now stands in the note: rebuilt with the hash of
     what precedes it there and rewritten where only its hash line changes (the same
     length, the same line ending), else as written."""
-    if note_state(os.pread(fd, start, 0), os.fstat(fd)).kept() == read.kept():
-        return payload
-    if not take_lease(fd, LEASE_ATTEMPTS):
-        why = "open in another program"
-    else:
-        try:  # read again under the lease: until it was granted, another program could write there
-            payload, why = _rewrite(fd, start, payload, read, gap, build, real_rel)
-        except OSError as exc:
-            why = exc.strerror or str(exc)
-        finally:
-            release_lease(fd)
+    try:  # the capture is written: whatever fails now, it succeeded (a retry would write it twice)
+        payload, why = _settle(fd, start, payload, read, gap, build, real_rel)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
     if why is not None:
         log.warning("a capture appended to %s as another program wrote there keeps a hash of the note as read (%s): "
                     "forgetting it will be refused; delete it in Emacs", rel, why)  # fmt: skip
     return payload
+
+
+def _settle(
+    fd: int, start: int, payload: bytes, read: NoteState, gap: bytes,
+    build: Callable[[bytes, bytes, str], bytes], real_rel: str,
+) -> tuple[bytes, str | None]:  # fmt: skip
+    """:func:`settle_lead`'s work: the capture as it stands, and None or why it stays as written."""
+    if note_state(os.pread(fd, start, 0), os.fstat(fd)).kept() == read.kept():
+        return payload, None
+    if not take_lease(fd, LEASE_ATTEMPTS):
+        return payload, "open in another program"
+    try:  # read again under the lease: until it was granted, another program could write there
+        return _rewrite(fd, start, payload, read, gap, build, real_rel)
+    finally:
+        release_lease(fd)
 
 
 def _rewrite(
