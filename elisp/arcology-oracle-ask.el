@@ -217,15 +217,15 @@ the buffer.  Returns the request state."
 A daemon not reached was asked nothing: the entry keeps the question
 and says so, and how to ask again once the daemon runs, rather than
 a bare \"[Failed: ...]\"."
+  (arcology-oracle--report message)
   (if (not (arcology-oracle--unreachable-p message))
-      (progn (arcology-oracle--report message)
-             (arcology-oracle--insert-following marker (format "[Failed: %s]\n" message)))
-    (arcology-oracle--report (concat message ": start it (arcology-oracle serve)"))
+      (arcology-oracle--insert-following marker (format "[Failed: %s]\n" message))
     ;; Marked so that the question asked again replaces this entry
-    ;; (`arcology-oracle--drop-not-asked').
+    ;; (`arcology-oracle--drop-not-asked').  MESSAGE says how to start
+    ;; the daemon (`arcology-oracle--http-unreachable').
     (arcology-oracle--insert-following
      marker (propertize
-             (concat "Not asked: " message ".  Start the daemon (arcology-oracle serve), then "
+             (concat "Not asked: " message ", then "
                      (substitute-command-keys
                       "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]")
                      " here asks again.\n")

@@ -319,12 +319,15 @@ INSTANCE is what a response of it said (nil: an older daemon)."
 
 (defun arcology-oracle--http-unreachable (req message)
   "End REQ with MESSAGE: the daemon could not be reached.
+MESSAGE gets how to start the daemon, here once for every command
+\(each shows it as it is: the echo area, a list, an answer's entry).
 See `arcology-oracle--unreachable-functions'; one that signals is
 shown in the echo area, and REQ ends all the same."
   (condition-case err
       (run-hook-with-args 'arcology-oracle--unreachable-functions (arcology-oracle--http-base req))
     (error (message "arcology-oracle: %s" (error-message-string err))))
-  (arcology-oracle--http-finish req (propertize message 'arcology-oracle-unreachable t)))
+  (arcology-oracle--http-finish
+   req (propertize (concat message ": start it (arcology-oracle serve)") 'arcology-oracle-unreachable t)))
 
 (defun arcology-oracle--http-finish (req &optional error-message)
   "End REQ once: stop its timer and process, then run its callback.

@@ -235,7 +235,7 @@ Fail unless the callback runs exactly once, after FUNCTION returned."
                           (list #'arcology-oracle-gptel-read-note (arcology-oracle-test--id 'sourdough))
                           (list #'arcology-oracle-gptel-similar-notes (arcology-oracle-test--id 'sourdough))))
         (should (equal (apply #'arcology-oracle-gptel-test--call call)
-                       (format "Error: daemon not reachable at %s (connection refused)"
+                       (format "Error: daemon not reachable at %s (connection refused): start it (arcology-oracle serve)"
                                arcology-oracle-url)))))))
 
 ;;;; Backend

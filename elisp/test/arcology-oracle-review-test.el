@@ -674,8 +674,9 @@ waits, as one to a host that drops packets does."
             (let ((said (arcology-oracle-test--wait
                          (lambda () (cl-find-if (lambda (m) (string-match-p "not reachable" m)) messages))
                          10 "the failure")))
-              (should (equal said (format "arcology-oracle: daemon not reachable at %s (no connection within 1.5 seconds)"
-                                          url)))
+              (should (equal said (format "arcology-oracle: daemon not reachable at %s (%s): %s" url
+                                          "no connection within 1.5 seconds"
+                                          "start it (arcology-oracle serve)")))
               (should (< (- (float-time) start) 2.9))))  ; not two waits
           (arcology-oracle-test--settled 5)
           ;; A question waits for the model 60 s, but not for a connection.

@@ -6,8 +6,9 @@ The answers buffer got the question's heading and ``[Failed: daemon not reachabl
 … (connection refused)]`` under it, and the echo area said no more: nothing said how to
 get an answer. Nothing was asked, so the entry keeps the question (typed, not to be lost)
 and says it was not asked, that the daemon is to be started and that ``g`` there asks
-again; the echo area says the same. Once the daemon is back, ``g`` on that entry adds
-the answer as an entry of its own, after it.
+again; the echo area says the same, in the same words as every other key that asks the
+daemon (``C-c o l`` and ``C-c o s`` said nothing of how to start it). Once the daemon is
+back, ``g`` on that entry adds the answer as an entry of its own, after it.
 """
 
 from __future__ import annotations
@@ -45,13 +46,22 @@ async def test_asking_with_the_daemon_down_says_so_and_asks_again(tmp_path, roam
             screen = await emacs.wait_screen(
                 lambda s: "not reachable" in _echo(s) and "Ask about" not in _echo(s), "the echo area to say", timeout=20
             )
-        assert "arcology-oracle serve" in _echo(screen), screen
+        said = _echo(screen)
+        assert said.endswith(": start it (arcology-oracle serve)"), screen
+        # Every other key that asks the daemon says so in the same words.
+        await driver.select("inbox.org")
+        for key in ("l", "s"):
+            await emacs.keys("C-g")
+            await emacs.wait_screen(lambda s: "not reachable" not in _echo(s), "C-g to clear the echo area")
+            await emacs.keys("C-c", "o", key)
+            heard = await emacs.wait_screen(lambda s: "not reachable" in _echo(s), f"C-c o {key} to say", timeout=20)
+            assert _echo(heard) == said, (key, heard)
         text = await driver.buffer_text(ANSWERS)
         assert text.startswith(before), text
         added = text[len(before) :]
         assert "[Failed" not in added, added
         assert re.fullmatch(
-            rf"\n\* {re.escape(SECOND)}\nNot asked: daemon not reachable at [^\n]+\.  Start the daemon "
+            rf"\n\* {re.escape(SECOND)}\nNot asked: daemon not reachable at [^\n]+: start it "
             r"\(arcology-oracle serve\), then g here asks again\.\n",
             added,
         ), added
