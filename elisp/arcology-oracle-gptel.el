@@ -55,8 +55,10 @@
 
 ;;; Backend
 
-(defun arcology-oracle--auth-headers ()
-  "Return the Authorization header for the daemon as an alist, or nil."
+(defun arcology-oracle--auth-headers (&optional _info)
+  "Return the Authorization header for the daemon as an alist, or nil.
+gptel 0.9.9.5 and later call it with their request's state, INFO
+\(unused); older ones with nothing."
   (when-let ((token (arcology-oracle-auth-token)))
     `(("Authorization" . ,(concat "Bearer " token)))))
 
