@@ -280,7 +280,8 @@ class Memory:
     def _linked_by_user(self, root: Path, rel: str, node_id: str) -> tuple[bytes | None, bool]:
         """The note ``rel`` as read now, and whether forgetting ``node_id`` would take
         away a file a capture created whose ``:ID:`` another note links to (private,
-        excluded or not yet indexed ones too: :mod:`.id_mentions`; read only then)."""
+        excluded or not yet indexed ones too: :mod:`.id_mentions`; read only then), or
+        may (the note cannot be read now: unsure, the head stays)."""
         real_rel = real_rels(root, [root / rel])[0]
         head = self.created.head_of(real_rel)
         if head is None:
