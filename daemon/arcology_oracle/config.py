@@ -95,6 +95,9 @@ class Settings(BaseModel):
     embed_timeout: float = Field(60.0, gt=0)
     chat_timeout: float = Field(300.0, gt=0)
     connect_timeout: float = Field(5.0, gt=0)
+    # How long /search waits for its query's embedding before answering by keywords alone
+    # (answers/search.py): a busy or slow Ollama must not make a phone's search time out.
+    search_embed_wait: float = Field(8.0, gt=0)
     retry_max_seconds: float = Field(60.0, gt=0)
 
     private_tags: tuple[str, ...] = ("private",)

@@ -28,19 +28,23 @@ async def search(
     """Hybrid search, keyword-only when there are no vectors or no embedder; with
     ``date_range``, only among headings dated in it (see :mod:`.timeline`). The results
     keep the search's order and carry calibrated scores (:func:`.relevance.rescore`);
-    nothing is cut: a heading looked up by its words is shown however it scores."""
+    nothing is cut: a heading looked up by its words is shown however it scores.
+
+    The query's embedding is waited for ``settings.search_embed_wait`` seconds at most;
+    after that the search is keyword-only (a busy Ollama must not make a phone's search
+    time out), and the embedding, when it comes, is cached for the next search."""
     if not query.strip() and date_range is None:
         raise BadRequest("the query is empty")
     floor = index.settings.min_search_similarity
     if date_range is not None:
         words = timeline.subject(query, date_range)
-        vector = await _query_vector(index, words) if words else None
+        vector = await _query_vector_within(index, words) if words else None
         ranked = lambda s: timeline.search_in_range(s, query, k, vector, date_range, min_similarity=floor)  # noqa: E731
     else:
         # The words are looked up on a reader thread while the query is embedded: with
         # Ollama across a network the embedding is most of a search's wait.
         keyword, vector = await asyncio.gather(
-            index.read(lambda s: search_ranking.keyword_half(s, query, k)), _query_vector(index, query)
+            index.read(lambda s: search_ranking.keyword_half(s, query, k)), _query_vector_within(index, query)
         )
         ranked = lambda s: search_ranking.fused(s, keyword, query, k, vector, min_similarity=floor)  # noqa: E731
 
@@ -55,6 +59,22 @@ async def _query_vector(index: NotesIndex, text: str) -> list[float] | None:
     """The query vector of ``text``, None when the index has no vectors or the embedder
     is unavailable."""
     return await index.query_vector(text) if await index.has_vectors() else None
+
+
+_late_embeddings: set[asyncio.Task] = set()  # embeddings a search stopped waiting for, still running
+
+
+async def _query_vector_within(index: NotesIndex, text: str) -> list[float] | None:
+    """:func:`_query_vector`, or None when it has not come within ``search_embed_wait``
+    seconds; it then goes on (the index caches it) rather than being cancelled."""
+    task = asyncio.ensure_future(_query_vector(index, text))
+    _late_embeddings.add(task)
+    task.add_done_callback(_late_embeddings.discard)
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # no "never retrieved" warning
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), index.settings.search_embed_wait)
+    except TimeoutError:
+        return None
 
 
 async def question_range(index: NotesIndex, question: str) -> DateRange | None:

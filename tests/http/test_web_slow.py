@@ -1,0 +1,46 @@
+"""The web page when Ollama is slow or busy: the daemon itself answers at once, so the
+page's look-ups must not fail as if the computer had gone to sleep."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.async_api import expect
+
+from tests.browser import WAIT_MS
+from tests.http.test_web_page import browser, new_page, PHONE  # noqa: F401 (fixture)
+from tests.runners import start_daemon
+
+
+async def test_a_search_while_the_embedder_hangs_answers_by_keywords(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # Ollama busy (a long answer of the chat model ahead in its queue, a model loading):
+    # the query's embedding does not come. The page said "Search failed: the daemon did
+    # not answer within 20 s (is the computer it runs on asleep?)" under green chips, though
+    # the words alone found the heading at once.
+    daemon = await start_daemon(
+        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True,
+        env={"ARCOLOGY_ORACLE_SEARCH_EMBED_WAIT": "0.5"},
+    )  # fmt: skip
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+        fake_ollama.state.fault_paths = {"/api/embed"}
+        fake_ollama.state.hang = True
+        await page.fill("#search-input", "tomato blight")
+        state = page.locator("#search-state")
+        await expect(state).to_have_text(re.compile(r"^\d+ headings? \(keyword match only\)$"), timeout=WAIT_MS)
+        titles = await page.locator("#search-results .hit-title").all_text_contents()
+        assert any("Blight" in t for t in titles), titles
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+
+        # The embedding came after all: the same words, searched again, use it.
+        fake_ollama.state.hang = False
+        fake_ollama.state.release()
+        await fake_ollama.state.wait_for("/api/embed")
+        await page.press("#search-input", "Enter")
+        await expect(state).to_have_text(re.compile(r"^\d+ headings?$"), timeout=WAIT_MS)
+        watch.assert_clean()
+    finally:
+        fake_ollama.state.release()
+        daemon.stop()
