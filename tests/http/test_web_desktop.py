@@ -1,0 +1,34 @@
+"""The web page on a desktop screen: two columns, headless Chromium against the real
+daemon and a fake Ollama, as in test_web_page.py."""
+
+from __future__ import annotations
+
+from tests.http.test_web_page import DESKTOP, browser, new_page  # noqa: F401 (fixture)
+from tests.runners import start_daemon
+
+
+async def _box(page, selector: str) -> dict:
+    return await page.locator(selector).bounding_box()
+
+
+async def test_the_remember_box_stays_under_ask_when_a_search_lists_many_results(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The search card (right column) grew with its results and the Remember card, in the
+    # grid's second row, moved down below it: off a 1280x800 screen, under an empty gap.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        page, watch = await new_page(browser, **DESKTOP)
+        await page.goto(daemon.url + "/")
+        ask, remember = await _box(page, ".ask"), await _box(page, ".remember")
+        gap = remember["y"] - (ask["y"] + ask["height"])
+        await page.fill("#search-input", "a")
+        await page.locator("#search-results > li").nth(7).wait_for()
+        await page.locator("#search-results .hit-head").first.click()
+        await page.locator("#search-results .note-text").first.wait_for()
+        search, ask, remember = await _box(page, ".search"), await _box(page, ".ask"), await _box(page, ".remember")
+        assert search["height"] > ask["height"] + remember["height"]  # the case in question
+        assert remember["x"] == ask["x"], "Remember stays in the left column"
+        assert remember["y"] - (ask["y"] + ask["height"]) == gap, "Remember moved away from Ask"
+        assert remember["y"] + remember["height"] <= DESKTOP["viewport"]["height"], "Remember went off the screen"
+        watch.assert_clean()
+    finally:
+        daemon.stop()
