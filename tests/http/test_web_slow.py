@@ -1,5 +1,6 @@
-"""The web page when Ollama is slow or busy: the daemon itself answers at once, so the
-page's look-ups must not fail as if the computer had gone to sleep."""
+"""The web page when Ollama is slow or busy (the daemon itself answers at once, so the
+page's look-ups must not fail as if the computer had gone to sleep), and when the daemon
+is away for a moment."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from playwright.async_api import expect
 
 from tests.browser import WAIT_MS
-from tests.http.test_web_page import browser, new_page, PHONE  # noqa: F401 (fixture)
+from tests.http.test_web_page import PHONE, browser, new_page, on_the_phone_page  # noqa: F401 (fixture)
 from tests.runners import start_daemon
 
 
@@ -44,3 +45,27 @@ async def test_a_search_while_the_embedder_hangs_answers_by_keywords(browser, tm
     finally:
         fake_ollama.state.release()
         daemon.stop()
+
+
+async def test_a_search_that_failed_while_the_daemon_was_away_runs_again_when_it_is_back(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The daemon restarted (an upgrade, the laptop woke up) while the phone searched: the
+    # chips said it was back a few seconds later, but the search went on saying "Search
+    # failed: the daemon cannot be reached" until the words were typed again.
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+        away = lambda route: route.abort("connectionrefused")  # noqa: E731
+        await page.route("**/search?*", away)
+        await page.route("**/status", away)
+        await page.fill("#search-input", "sourdough starter")
+        state = page.locator("#search-state")
+        await expect(state).to_have_text("Search failed: the daemon cannot be reached", timeout=WAIT_MS)
+        await page.locator("#status .chip.bad", has_text="cannot be reached").wait_for()
+
+        await page.unroute("**/search?*", away)
+        await page.unroute("**/status", away)
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+        await expect(state).to_have_text(re.compile(r"^\d+ headings?$"), timeout=WAIT_MS)
+        assert "Sourdough" in " ".join(await page.locator("#search-results .hit-title").all_text_contents())
+        assert page.url.endswith("#q=sourdough+starter")
+        watch.errors = [e for e in watch.errors if "ERR_CONNECTION_REFUSED" not in e]  # Chromium's own log of the refusals
+        watch.assert_clean()

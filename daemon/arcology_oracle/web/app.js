@@ -241,6 +241,7 @@
   }
 
   let statusInFlight = false;
+  let daemonAway = false; // the last look at /status failed
 
   async function refreshStatus() {
     clearTimeout(statusTimer);
@@ -249,8 +250,13 @@
     let next = STATUS_EVERY_MS;
     try {
       if (renderStatus(await getJson("/status"))) next = STATUS_BUSY_MS;
+      // Back after it could not be reached: a search that failed for want of it runs again
+      // (only then: a search failing while the daemon answers would otherwise run forever).
+      if (daemonAway && searchUnreached) runSearch(false);
+      daemonAway = false;
     } catch (error) {
       showDaemonState(describeError(error), "bad");
+      daemonAway = true;
       next = STATUS_DOWN_MS;
     } finally {
       statusInFlight = false;
@@ -565,12 +571,14 @@
 
   let searchController = null;
   let searchTimer = null;
+  let searchUnreached = false; // the search shown failed for want of the daemon (not its refusal)
 
   /** Search for what the box holds. ``record`` false: Back or Forward brought the query
    * back, so no history entry is added (the current one learns the new results). */
   async function runSearch(record = true) {
     clearTimeout(searchTimer);
     const q = $("search-input").value.trim();
+    searchUnreached = false;
     if (searchController) searchController.abort();
     const state = $("search-state");
     const list = $("search-results");
@@ -608,6 +616,7 @@
       );
     } catch (error) {
       if (controller.signal.aborted) return;
+      searchUnreached = !(error instanceof ApiError);
       shown([], `Search failed: ${failure(error)}`); // the results below were another query's
     }
   }
