@@ -985,6 +985,30 @@
     history.replaceState({ ...currentView(), y: view.y || 0 }, "");
   }
 
+  /** After "Forget token" (a shared or borrowed device): no note text stays on the screen,
+   * in the views kept for Back, or in the address; Back asks for the token again. */
+  function dropShownNotes() {
+    clearTimeout(searchTimer);
+    if (searchController) searchController.abort();
+    if (askController) askController.abort();
+    kept.searches.clear();
+    kept.answers.clear();
+    $("answer-box").replaceChildren(...answerTemplate.map((node) => node.cloneNode(true)));
+    $("answer-box").hidden = true;
+    $("question").value = "";
+    $("search-input").value = "";
+    $("search-results").replaceChildren();
+    $("search-state").textContent = "";
+    $("remember-state").textContent = "";
+    delete $("remember-state").dataset.id;
+    $("forget-capture").hidden = true;
+    lastCapture = null;
+    Object.assign(showing, { q: "", search: "", ask: "" });
+    searchUnreached = false;
+    showAsking();
+    history.replaceState({ ...currentView(), y: 0 }, "", urlOf({ q: "" }));
+  }
+
   function startViews() {
     answerTemplate = [...$("answer-box").children].map((node) => node.cloneNode(true));
     history.scrollRestoration = "manual";
@@ -1005,6 +1029,7 @@
     $("forget-token").hidden = !getToken();
     $("forget-token").addEventListener("click", () => {
       setToken(null);
+      dropShownNotes();
       refreshStatus();
     });
 
