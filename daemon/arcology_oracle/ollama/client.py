@@ -30,6 +30,7 @@ All of them are :class:`~arcology_oracle.errors.ServiceUnavailable` naming host 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
@@ -200,6 +201,10 @@ async def cancelled_once(step: Awaitable[T], *, orphan: Callable[[T], Awaitable[
         raise
 
 
+# A connection closed before the end of Ollama's answer (Ollama crashed or restarted).
+_CUT_SHORT = (httpx.RemoteProtocolError, aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError)
+
+
 @contextmanager
 def translate_errors(host: str, model: str | None, *, streaming: bool = False) -> Iterator[None]:
     """Re-raise Ollama client failures inside the block as the errors above.
@@ -229,8 +234,20 @@ def translate_errors(host: str, model: str | None, *, streaming: bool = False) -
         raise UpstreamUnavailable(f"cannot connect to Ollama at {host}: {exc}", host=host, model=model) from None
     except (httpx.TimeoutException, asyncio.TimeoutError):
         raise UpstreamUnavailable(f"Ollama at {host} timed out ({what})", host=host, model=model, status=504) from None
+    except _CUT_SHORT:
+        # Said in words: the page and Emacs show this message as it is.
+        raise UpstreamUnavailable(
+            f"Ollama at {host} broke off its answer: the connection closed before its end"
+            + (f" (model {model!r})" if model else ""),
+            host=host, model=model,
+        ) from None  # fmt: skip
     except (httpx.HTTPError, aiohttp.ClientError) as exc:
         how = "broke off its answer" if streaming else "failed"
         raise UpstreamUnavailable(f"Ollama at {host} {how} ({type(exc).__name__}: {exc})", host=host, model=model) from None
+    except json.JSONDecodeError:
+        raise UpstreamUnavailable(
+            f"invalid response from {what}: it is not Ollama's (not JSON: is it Ollama that answers at {host}?)",
+            host=host, model=model,
+        ) from None  # fmt: skip
     except (ValueError, KeyError, TypeError) as exc:
         raise UpstreamUnavailable(f"invalid response from {what}: {exc}", host=host, model=model) from None
