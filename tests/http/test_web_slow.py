@@ -10,7 +10,7 @@ from playwright.async_api import expect
 
 from tests.browser import WAIT_MS
 from tests.http.test_web_page import PHONE, browser, new_page, on_the_phone_page  # noqa: F401 (fixture)
-from tests.runners import start_daemon
+from tests.runners import start_daemon, wait_until
 
 
 async def test_a_search_while_the_embedder_hangs_answers_by_keywords(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
@@ -68,4 +68,30 @@ async def test_a_search_that_failed_while_the_daemon_was_away_runs_again_when_it
         assert "Sourdough" in " ".join(await page.locator("#search-results .hit-title").all_text_contents())
         assert page.url.endswith("#q=sourdough+starter")
         watch.errors = [e for e in watch.errors if "ERR_CONNECTION_REFUSED" not in e]  # Chromium's own log of the refusals
+        watch.assert_clean()
+
+
+async def test_a_result_whose_note_was_edited_since_opens_its_own_heading(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # The list was made, then the note was edited in Emacs (a heading added above the
+    # result): tapping "Grinder settings" opened the heading now at its old line, "Kettle",
+    # its text and its "Similar notes", under the label "Grinder settings".
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
+        await page.fill("#search-input", "grinder settings")
+        first = page.locator("#search-results > li").first
+        await expect(first.locator(".hit-path")).to_have_text("Grinder settings")
+        _, before = await daemon.get_json("/search", q="grinder settings")
+        note = roam_dir / "coffee-brewing.org"
+        text = note.read_text()
+        note.write_text(text.replace("* Grinder settings", "* Kettle\nA gooseneck kettle pours slowly.\n\n* Grinder settings", 1))
+
+        async def moved():
+            _, found = await daemon.get_json("/search", q="grinder settings")
+            return found["results"][0]["line"] != before["results"][0]["line"]
+
+        await wait_until(moved, timeout=30)
+        await first.locator(".hit-head").tap()
+        opened = page.locator("#search-results .note-text").first
+        await expect(opened).to_contain_text("Medium-fine grind", timeout=WAIT_MS)
+        assert "gooseneck" not in await page.locator("#search-results").inner_text()
+        await expect(page.locator("#search-results > li").first.locator(".hit-path")).to_have_text("Grinder settings")
         watch.assert_clean()

@@ -307,6 +307,7 @@
     const item = el("li", "hit");
     item.dataset.file = hit.file;
     item.dataset.line = String(hit.line);
+    if (typeof hit.heading === "string") item.dataset.heading = hit.heading;
     if (number !== undefined) item.id = `source-${number}`;
 
     const button = el("button", "hit-head");
@@ -340,6 +341,11 @@
       loaded = true;
       loadHeading(hit, body, path).catch((error) => {
         loaded = false;
+        if (error instanceof MovedError) {
+          body.replaceChildren(el("p", "muted", error.message));
+          if (number === undefined) reopenMoved(hit); // a search result: the search knows where it is now
+          return;
+        }
         body.replaceChildren(el("p", "error", `Could not load this heading: ${failure(error)}`));
       });
     };
@@ -468,6 +474,9 @@
     return blocks;
   }
 
+  /** The heading a result named is no longer at its line: the note was edited since. */
+  class MovedError extends Error {}
+
   async function loadHeading(hit, body, path) {
     body.replaceChildren(el("p", "muted", "Loading…"));
     // A window of dialogue (a source with end_line) may start at a conversation's root,
@@ -475,6 +484,10 @@
     const params = { file: hit.file, line: hit.line };
     if (Number.isInteger(hit.end_line) && hit.end_line > hit.line) params.end_line = hit.end_line;
     const h = await getJson("/heading", params);
+    // /heading gives the heading at that line now; another one's text would show under this label.
+    if (typeof hit.heading === "string" && typeof h.heading === "string" && h.heading !== hit.heading) {
+      throw new MovedError(`The note was edited since: “${hit.heading}” is no longer at ${hit.file}:${hit.line}.`);
+    }
     const pathText = outlinePath(h);
     path.textContent = pathText;
     path.hidden = !pathText;
@@ -569,12 +582,29 @@
 
   // ---------------------------------------------------------------- search
 
+  /** A search result whose heading moved (its note edited since the list was made): search
+   * again and open the heading where it is now, or say that it is gone. */
+  async function reopenMoved(hit) {
+    const q = showing.q;
+    if (!(await runSearch(false)) || showing.q !== q) return; // failed (it says so), or another search came
+    const again = [...$("search-results").children].find(
+      (item) => item.dataset.file === hit.file && item.dataset.heading === hit.heading,
+    );
+    // At the same line still: the daemon has not read the edited note yet (never a loop).
+    if (again && again.dataset.line !== String(hit.line)) openHit(again);
+    else {
+      const why = again ? "is being read again: open it in a moment" : "is no longer there";
+      $("search-state").textContent += ` (“${hit.heading}” in ${hit.file} ${why}.)`;
+    }
+  }
+
   let searchController = null;
   let searchTimer = null;
   let searchUnreached = false; // the search shown failed for want of the daemon (not its refusal)
 
-  /** Search for what the box holds. ``record`` false: Back or Forward brought the query
-   * back, so no history entry is added (the current one learns the new results). */
+  /** Search for what the box holds; true once its results (or none) are shown. ``record``
+   * false: Back or Forward brought the query back, so no history entry is added (the
+   * current one learns the new results). */
   async function runSearch(record = true) {
     clearTimeout(searchTimer);
     const q = $("search-input").value.trim();
@@ -594,14 +624,14 @@
     };
     if (!q) {
       shown([], "");
-      return;
+      return true;
     }
     const controller = new AbortController();
     searchController = controller;
     state.textContent = "Searching…";
     try {
       const data = await getJson("/search", { q, k: 12 }, controller.signal);
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted) return false;
       const results = data.results || [];
       const items = results.map((r, i) => {
         const item = hitItem(r);
@@ -614,10 +644,12 @@
           ? `${plural(results.length, "heading")}${data.mode === "keyword" ? " (keyword match only)" : ""}`
           : "No matching headings.",
       );
+      return true;
     } catch (error) {
-      if (controller.signal.aborted) return;
+      if (controller.signal.aborted) return false;
       searchUnreached = !(error instanceof ApiError);
       shown([], `Search failed: ${failure(error)}`); // the results below were another query's
+      return false;
     }
   }
 
