@@ -1,6 +1,6 @@
 """The web page when Ollama is slow or busy (the daemon itself answers at once, so the
-page's look-ups must not fail as if the computer had gone to sleep), and when the daemon
-is away for a moment."""
+page's look-ups must not fail as if the computer had gone to sleep), when the daemon is
+away for a moment, and when a note changes under a list of results."""
 
 from __future__ import annotations
 
