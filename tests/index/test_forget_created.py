@@ -39,6 +39,15 @@ async def forget_all(client, ids: list[str]) -> None:
         assert status == 200, body
 
 
+async def captured_daily(client, roam_dir):
+    """Today's daily the daemon creates for the three captures: their IDs, its path, the
+    head it wrote and that head's ID."""
+    ids = await capture_all(client)
+    daily = roam_dir / "daily" / today_name()
+    head = daily.read_bytes().split(b"* ", 1)[0]
+    return ids, daily, head, head.split(b":ID:", 1)[1].split(b"\n", 1)[0].strip().decode()
+
+
 @pytest.mark.parametrize("order", ["oldest first", "newest first", "middle first"])
 async def test_forgetting_every_capture_of_a_daily_the_daemon_made_removes_it_in_any_order(
     make_client, settings, roam_dir, order
@@ -65,9 +74,7 @@ async def test_a_daily_the_user_made_with_the_same_looking_head_stays(make_clien
 
 async def test_a_daily_the_daemon_made_keeps_its_head_when_anything_else_is_in_it(make_client, settings, roam_dir):
     client = await make_client(settings)
-    ids = await capture_all(client)
-    daily = roam_dir / "daily" / today_name()
-    head = daily.read_bytes().split(b"* ", 1)[0]
+    ids, daily, head, _ = await captured_daily(client, roam_dir)
     assert head.startswith(b":PROPERTIES:\n:ID:") and head.endswith(b"\n")
     daily.write_bytes(daily.read_bytes() + b"* Mine\nmy own line\n")  # the user's heading, after the captures
     await forget_all(client, ids)
@@ -113,9 +120,7 @@ async def test_the_folders_the_daemon_made_for_a_daily_go_with_it_when_empty(mak
 async def test_a_daily_whose_making_could_not_be_recorded_keeps_its_head(make_client, settings, roam_dir, tmp_path):
     (tmp_path / ("capture-created." + settings.db_path.name)).mkdir()  # the record cannot be written
     client = await make_client(settings)
-    ids = await capture_all(client)
-    daily = roam_dir / "daily" / today_name()
-    head = daily.read_bytes().split(b"* ", 1)[0]
+    ids, daily, head, _ = await captured_daily(client, roam_dir)
     await forget_all(client, ids)  # oldest first: the first capture's hash, covering the head, goes first
     assert daily.read_bytes() == head
 
@@ -133,11 +138,8 @@ async def test_the_record_holds_after_a_restart(make_client, settings, roam_dir)
 async def test_a_daily_another_note_links_to_keeps_its_head(make_client, settings, roam_dir, order):
     # The user linked to the day from another note: the daily's ID is theirs too now.
     client = await make_client(settings)
-    ids = await capture_all(client)
+    ids, daily, head, day_id = await captured_daily(client, roam_dir)
     ids = ids if order == "oldest first" else ids[::-1]
-    daily = roam_dir / "daily" / today_name()
-    head = daily.read_bytes().split(b"* ", 1)[0]
-    day_id = head.split(b":ID:", 1)[1].split(b"\n", 1)[0].strip().decode()
     (roam_dir / "plans.org").write_text(f"#+title: Plans\n\nSee [[id:{day_id}][the day]].\n", encoding="utf-8")
     await client.index.index_paths(["plans.org"])
     await forget_all(client, ids)
@@ -149,10 +151,7 @@ async def test_a_daily_linked_from_where_the_index_does_not_look_keeps_its_head(
     # The index holds no link of a private heading nor of an excluded note, and none of a
     # note not yet read: the user's link to the day is theirs all the same.
     client = await make_client(make_settings(ollama_host=fake_ollama.url, exclude_globs=["drafts/**"]))
-    ids = await capture_all(client)
-    daily = roam_dir / "daily" / today_name()
-    head = daily.read_bytes().split(b"* ", 1)[0]
-    day_id = head.split(b":ID:", 1)[1].split(b"\n", 1)[0].strip().decode()
+    ids, daily, head, day_id = await captured_daily(client, roam_dir)
     link = f"See [[id:{day_id}][the day]].\n"
     if where == "a private heading":
         (roam_dir / "plans.org").write_text(f"#+title: Plans\n\n* Secret :private:\n{link}", encoding="utf-8")
@@ -182,9 +181,7 @@ async def test_a_daily_that_cannot_be_read_before_its_last_forget_keeps_its_head
     # Whether the user links to it is unknown when the look before the forget cannot read
     # the daily (another program holding it a moment): the head stays rather than be guessed.
     client = await make_client(settings)
-    ids = await capture_all(client)
-    daily = roam_dir / "daily" / today_name()
-    head = daily.read_bytes().split(b"* ", 1)[0]
+    ids, daily, head, _ = await captured_daily(client, roam_dir)
     monkeypatch.setattr(note_io, "read_note", lambda root, rel: None)
     await forget_all(client, ids)
     assert daily.read_bytes() == head
@@ -193,9 +190,7 @@ async def test_a_daily_that_cannot_be_read_before_its_last_forget_keeps_its_head
 async def test_a_link_in_a_version_controls_store_is_not_the_users(make_client, settings, roam_dir):
     # .git holds no note by name: what is there is not looked at, and the daily goes.
     client = await make_client(settings)
-    ids = await capture_all(client)
-    daily = roam_dir / "daily" / today_name()
-    day_id = daily.read_bytes().split(b":ID:", 1)[1].split(b"\n", 1)[0].strip().decode()
+    ids, daily, _, day_id = await captured_daily(client, roam_dir)
     (roam_dir / ".git").mkdir()
     (roam_dir / ".git" / "stash.org").write_text(f"[[id:{day_id}]]\n", encoding="utf-8")
     await forget_all(client, ids)
