@@ -378,7 +378,7 @@ before sending TEXT again, not that nothing was remembered."
      (if (and req (arcology-oracle--http-connected req) (or (null status) (<= 200 status 299)))
          (format "%s: the daemon has the text and may still remember it, so look in today's daily note before sending it again (it is on the kill ring: %s pastes it)"
                  message yank)
-       (format "%s: nothing was remembered, your text is on the kill ring (%s pastes it)" message yank)))))
+       (format "%s; nothing was remembered, your text is on the kill ring (%s pastes it)" message yank)))))
 
 ;;;###autoload
 (defun arcology-oracle-memorize (text &optional title tags callback source role file line)

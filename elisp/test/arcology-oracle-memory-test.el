@@ -549,7 +549,7 @@ repeating the text, and nothing is written."
         (arcology-oracle-test--wait (lambda () (car arcology-oracle--last-report)) 20 "the daemon's refusal")
         (let ((shown (car arcology-oracle--last-report)))
           (should (string-match-p (cadr case) shown))
-          (should (string-match-p "(HTTP 400): nothing was remembered" shown))
+          (should (string-match-p "(HTTP 400); nothing was remembered" shown))
           (should-not (string-match-p "privatepelican" shown)))
         (should-not arcology-oracle-last-memory)
         (should (equal (funcall bytes) before))))))
