@@ -7,10 +7,10 @@ kept for the user to take back what the warning said was kept, not forever.
 :func:`remove_old_copies` (at the daemon's start, after the record is settled) removes
 each such copy last modified :data:`~.forget_journal.KEEP_DAYS` days ago or more (setting
 one aside marks it modified then; ``touch`` keeps one longer) and set aside that long ago
-by the time in its name (which setting it aside writes: the times of a record of another
-user's cannot be set, and it would go at the very start that set it aside), each removal logged. Only
-regular files whose names are those of the database's own copies are removed: not
-another database's, not a directory or link a damaged record's path was.
+by the time in its name (the times of another user's record cannot be set: by its old
+modification time alone it would go at the very start that set it aside), each removal
+logged. Only regular files whose names are those of the database's own copies are
+removed: not another database's, not a directory or link a damaged record's path was.
 """
 
 from __future__ import annotations
