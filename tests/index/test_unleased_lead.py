@@ -13,7 +13,9 @@ import pytest
 
 from arcology_oracle.index import note_io, unleased_lead
 from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
+from tests.emacs_batch import emacs_env
 from tests.index.test_note_io_races import NOW, REL, leases, root  # noqa: F401 (fixtures)
+from tests.org_reading import OrgProcess
 
 
 def unleased_append(root, monkeypatch, *, meanwhile=None, read_cut=0, later_lease=True, before_lease=None):
@@ -54,10 +56,11 @@ def forget(root):
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r\n"])
 @pytest.mark.parametrize("cut", [1, 5], ids=["line ending", "words"])
-def test_a_capture_after_a_torn_read_of_a_whole_line_is_forgotten_to_the_byte(root, monkeypatch, eol, cut):
+def test_a_capture_after_a_torn_read_of_a_whole_line_is_forgotten_to_the_byte(root, tmp_path, monkeypatch, eol, cut):
     """The note ends with a whole line; the read saw it without its last ``cut`` bytes
     (no line ending): the capture hashed the end of a line of text, where it landed
-    after a line ending, making an empty line."""
+    after a line ending, making an empty line. Org reads the user's heading and the
+    capture's, the user's line under the first."""
     path = root / REL
     mine = b"* Log" + eol + b"appended line 7" + eol
     path.write_bytes(mine)
@@ -65,6 +68,9 @@ def test_a_capture_after_a_torn_read_of_a_whole_line_is_forgotten_to_the_byte(ro
     data = path.read_bytes()
     assert data.startswith(mine + eol + b"* remember the milk" + eol) and done.line == 4
     assert data.splitlines()[done.line - 1] == b"* remember the milk"
+    with OrgProcess(emacs_env(tmp_path)) as org:
+        read = org.read(path)
+    assert [(h.title, h.line) for h in read.headings] == [("Log", 1), ("remember the milk", 4)]
     forget(root)
     assert path.read_bytes() == mine
 
