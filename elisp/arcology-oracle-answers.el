@@ -247,9 +247,8 @@ streaming, not into it."
 (defun arcology-oracle--same-origin-p (a b)
   "Return non-nil when origins A and B are one note's.
 See `arcology-oracle--origin'."
-  (let ((buffer-a (and (plist-get a :marker) (marker-buffer (plist-get a :marker))))
-        (buffer-b (and (plist-get b :marker) (marker-buffer (plist-get b :marker)))))
-    (or (and buffer-a (eq buffer-a buffer-b))
+  (let ((buffer (arcology-oracle--origin-live-p a)))
+    (or (and buffer (eq buffer (arcology-oracle--origin-live-p b)))
         (and (plist-get a :file) (equal (plist-get a :file) (plist-get b :file))))))
 
 (defun arcology-oracle--drop-not-asked (heading origin)

@@ -137,6 +137,8 @@ editing a source block, also where the block is in its note."
 
 (defvar arcology-oracle--server-roam-dirs nil
   "Alist of (URL . DIRECTORY): each daemon's roam directory from /status.
+DIRECTORY is nil when `arcology-oracle-roam-directory' is set and the
+daemon's path is no directory here (see `arcology-oracle--with-roam-dir').
 A daemon that could not be reached is asked again when it is back:
 it may have been started on other notes.")
 
