@@ -18,7 +18,19 @@ class BadRequest(OracleError):
 
 
 class Conflict(OracleError):
-    """The request cannot be done in the current state (a note the user owns or is editing)."""
+    """The request cannot be done in the current state (a note the user owns or is editing).
+
+    ``retry`` (the 409's ``retry``) is whether the same request, sent again unchanged in a
+    moment, can succeed with nothing changed by hand: True when what refused it passes
+    (another program has the note open or leased, Emacs holds it with unsaved edits
+    until they are saved, a program renamed a new file over it meanwhile; an interrupted forget the daemon finishes; the daemon
+    restarted on other notes); False when it never will (the user's own heading, a
+    capture edited or copied, the line above it changed, a read-only or non-UTF-8 note,
+    a full disk, a failed write). Every raise says which: there is no default."""
+
+    def __init__(self, message: str, *, retry: bool):
+        super().__init__(message)
+        self.retry = retry
 
 
 class StoreError(OracleError):

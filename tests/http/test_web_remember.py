@@ -53,3 +53,45 @@ async def test_remember_box_captures_to_the_daily_then_the_inbox(browser, tmp_pa
         # Chromium logs the refused request itself; nothing else went wrong.
         watch.errors = [e for e in watch.errors if "status of 400" not in e]
         watch.assert_clean()
+
+
+async def test_take_it_back_stays_offered_only_while_trying_again_can_work(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # Both refusals of "Take it back" read "Not taken back: ..." under a button still
+    # there: tapping it again after the daily was open in another program works a moment
+    # later, but after the capture was edited it never will, and the page kept offering it.
+    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+    daily.parent.mkdir(exist_ok=True)
+    daily.write_text("#+title: Today\n* Morning\nA walk by the river.\n")
+    async with on_the_phone_page(browser, tmp_path, roam_dir, fake_ollama) as (daemon, page, watch):
+        state = page.locator("#remember-state")
+        button = page.locator("#forget-capture")
+        await page.fill("#remember-text", "Return the library books")
+        await page.tap("#remember-button")
+        await state.get_by_text("Saved to daily/").wait_for()
+
+        other = os.open(daily, os.O_RDONLY)  # a sync tool has the daily open: no write lease
+        try:
+            before = daily.read_bytes()
+            await button.tap()
+            await expect(state).to_have_text(re.compile(r"^Not taken back yet: .*open in another program"), timeout=WAIT_MS)
+            assert "again in a moment" in await state.text_content()
+            assert await button.is_visible()
+            assert daily.read_bytes() == before
+        finally:
+            os.close(other)
+        await button.tap()  # closed again: the same button now works
+        await expect(state).to_have_text(re.compile(r"^Taken back"), timeout=WAIT_MS)
+        assert daily.read_bytes() == b"#+title: Today\n* Morning\nA walk by the river.\n"
+
+        await page.fill("#remember-text", "Water the ferns")
+        await page.tap("#remember-button")
+        await state.get_by_text("Saved to daily/").wait_for()
+        daily.write_bytes(daily.read_bytes().replace(b"Water the ferns", b"Water the ferns and the basil"))
+        edited = daily.read_bytes()
+        await button.tap()
+        await expect(state).to_have_text(re.compile(r"^Cannot be taken back: .*edit"), timeout=WAIT_MS)
+        assert await button.is_hidden()
+        assert daily.read_bytes() == edited
+        # Chromium logs the refused requests itself; nothing else went wrong.
+        watch.errors = [e for e in watch.errors if "status of 409" not in e]
+        watch.assert_clean()

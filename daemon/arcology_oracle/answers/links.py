@@ -200,7 +200,7 @@ def _asked_heading(headings: list[Heading], asked: dict, alike: int, path: str) 
         same = [j for j in same if headings[j].start_line == asked["start_line"]]
     if len(same) != 1:
         raise Conflict(f"the heading at {path}:{asked['start_line']} ({asked['title']!r}) changed in the file since it "
-                       "was indexed, so where its links belong cannot be told: ask again once it is indexed")  # fmt: skip
+                       "was indexed, so where its links belong cannot be told: ask again once it is indexed", retry=True)  # fmt: skip
     return same[0]
 
 

@@ -31,7 +31,8 @@ async def notes_middleware(request: web.Request, handler):
     if said is not None and unquote(said) != roam_dir and request.path not in _STATELESS:
         raise Conflict(
             f"the daemon was restarted since this client read its /status: it serves the notes in "
-            f"{roam_dir} now; nothing was done, ask again"
+            f"{roam_dir} now; nothing was done, ask again",
+            retry=True,
         )
     return await handler(request)
 

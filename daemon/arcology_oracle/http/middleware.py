@@ -1,7 +1,9 @@
 """Error shaping for every route, and the bearer-token comparison (the guard, :mod:`.guard`, uses it).
 
 Errors leave in the shape of the API that was called: native routes get
-``{"ok": false, "error": message, "status": code}``, Ollama-compatible ``/api/*`` routes
+``{"ok": false, "error": message, "status": code}`` (a 409 adds ``retry``: whether the same
+request can succeed if sent again in a moment, :class:`~arcology_oracle.errors.Conflict`),
+Ollama-compatible ``/api/*`` routes
 ``{"error": message}``, OpenAI-compatible ``/v1/*`` routes
 ``{"error": {"message", "type", "code"}}``. A 500 never carries the exception text.
 """
@@ -19,9 +21,10 @@ from .keys import settings_key
 log = logging.getLogger(__name__)
 
 
-def error_parts(path: str, status: int, message: str) -> tuple[dict, dict[str, str]]:
+def error_parts(path: str, status: int, message: str, retry: bool | None = None) -> tuple[dict, dict[str, str]]:
     """The JSON body and extra headers of an error in the shape the API at ``path`` uses
-    (see the module docstring); shared with the MCP port, which is not an aiohttp app."""
+    (see the module docstring; ``retry`` goes into a native body only); shared with the
+    MCP port, which is not an aiohttp app."""
     if path.startswith("/api/"):
         body: dict = {"error": message}
     elif path.startswith("/v1/"):
@@ -31,13 +34,15 @@ def error_parts(path: str, status: int, message: str) -> tuple[dict, dict[str, s
         body = {"error": {"message": message, "type": kind, "code": status}}
     else:
         body = {"ok": False, "error": message, "status": status}
+        if retry is not None:
+            body["retry"] = retry
     headers = {"WWW-Authenticate": 'Bearer realm="arcology-oracle"'} if status == 401 else {}
     return body, headers
 
 
-def error_response(request: web.Request, status: int, message: str) -> web.Response:
+def error_response(request: web.Request, status: int, message: str, retry: bool | None = None) -> web.Response:
     """A JSON error in the shape the called API uses (see the module docstring)."""
-    body, headers = error_parts(request.path, status, message)
+    body, headers = error_parts(request.path, status, message, retry)
     return web.json_response(body, status=status, headers=headers or None)
 
 
@@ -74,7 +79,7 @@ async def error_middleware(request: web.Request, handler):
     except NotFound as exc:
         return error_response(request, 404, str(exc))
     except Conflict as exc:
-        return error_response(request, 409, str(exc))
+        return error_response(request, 409, str(exc), exc.retry)
     except ModelNotFound as exc:
         status = 404 if request.path.startswith(("/api/", "/v1/")) else 503
         return error_response(request, status, str(exc))

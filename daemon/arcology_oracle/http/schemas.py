@@ -393,3 +393,5 @@ class Error(Answer):
     ok: Literal[False]
     error: str
     status: int
+    retry: bool | None = Field(None, description="409 only: whether the same request can succeed if sent again in a "
+                               "moment, nothing changed by hand (true: the note is open elsewhere or being saved)")

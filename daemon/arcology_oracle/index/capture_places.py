@@ -154,7 +154,7 @@ class CapturePlaces:
             replace_record(self.path, {"version": VERSION, "roots": places})
         except OSError as exc:
             raise Conflict(f"cannot record where the capture goes ({self.path}: {exc.strerror or exc}), so it could "
-                           "not be forgotten after a restart: nothing was written") from None  # fmt: skip
+                           "not be forgotten after a restart: nothing was written", retry=False) from None  # fmt: skip
 
 
 def replace_record(path: Path, record: dict) -> None:

@@ -63,7 +63,8 @@ def place(root: Path, daily: str, inbox: str, held: Collection[str], exclude_glo
     if rel == inbox and (emacs_holds(root / inbox) or inbox in held or encrypted(root, inbox)):
         raise Conflict(
             f"both today's daily note ({daily}) and the capture inbox ({inbox}) have unsaved edits in Emacs "
-            "or cannot be written (an encrypted note is never written in clear); save one and try again"
+            "or cannot be written (an encrypted note is never written in clear); save one and try again",
+            retry=not encrypted(root, inbox),  # saved, the inbox takes it; encrypted, it never will
         )
     return Placement(rel, note, capture_places.left_out(root, rel, exclude_globs))
 

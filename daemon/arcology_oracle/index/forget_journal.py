@@ -200,7 +200,7 @@ class Journal:
             if mine:
                 _remove(self.path)
             raise Conflict(f"cannot write the record that lets a forget be finished after a crash ({self.path}: "
-                           f"{exc.strerror or exc}): {rel} not changed") from None  # fmt: skip
+                           f"{exc.strerror or exc}): {rel} not changed", retry=False) from None  # fmt: skip
 
     def clear(self) -> None:
         """Remove the record (the note is as the forget left it, or as it was)."""

@@ -51,15 +51,33 @@ def take_lease(fd: int, attempts: int) -> bool:
     return False
 
 
-def no_lease_reason(fd: int) -> str:
+def no_lease_reason(fd: int) -> tuple[str, bool]:
     """Why no write lease was granted on ``fd``, as the end of a sentence naming the note
-    (for a forget, which needs one)."""
+    (for a forget, which needs one), and whether trying again can help: yes while another
+    program has the note open (asked once more here: the kernel's busy answer); no for a
+    note of another user's, or where leases cannot be taken at all."""
     owner = os.fstat(fd).st_uid
     if owner != os.geteuid() and os.geteuid() != 0:
         return (f"belongs to another user (uid {owner}) than the daemon's, and only a file's owner can lock it: "
-                "forgetting needs the lock, so that no write of another program can be lost; edit it in Emacs")  # fmt: skip
-    return ("is open in another program (or cannot be locked on this system): forgetting needs it closed for a "
-            "moment, so that no write of that program can be lost; try again")  # fmt: skip
+                "forgetting needs the lock, so that no write of another program can be lost; edit it in Emacs"), False  # fmt: skip
+    if not _busy(fd):
+        return ("cannot be locked on this system (forgetting needs a Linux write lease, so that no write of another "
+                "program can be lost): edit it in Emacs"), False  # fmt: skip
+    return ("is open in another program: forgetting needs it closed for a moment, so that no write of that program "
+            "can be lost; try again"), True  # fmt: skip
+
+
+def _busy(fd: int) -> bool:
+    """Whether a write lease on ``fd`` is refused only because the file is open elsewhere
+    (or is granted now: it was closed meanwhile)."""
+    if not leases_usable():
+        return False
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EBUSY)
+    release_lease(fd)
+    return True
 
 
 def release_lease(fd: int) -> None:

@@ -143,7 +143,7 @@ class Memory:
             try:
                 written = await asyncio.to_thread(note_io.append_note, root, rel, build, head, self._states.pop(rel, None))
             except note_io.LeadsOut as exc:
-                raise Conflict(f"{exc}: nothing was written") from None
+                raise Conflict(f"{exc}: nothing was written", retry=False) from None
             if written.after is not None:
                 self._states[rel] = written.after
             if written.created:  # so that forgetting its captures in any order takes it away again
@@ -201,7 +201,7 @@ class Memory:
                     if data is None or not holds_capture(data, node_id):
                         continue
                 if await asyncio.to_thread(emacs_holds, root / rel):
-                    raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked, or auto-saved since); save it and try again")
+                    raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked, or auto-saved since); save it and try again", retry=True)
 
                 real: list[str] = []
                 # A head another note links to (its file-level ID) is no longer only the daemon's.
@@ -228,9 +228,9 @@ class Memory:
                     except capture.NotCaptured as exc:
                         if not indexed:
                             raise unknown from None
-                        raise Conflict(f"{exc} (tag it private to keep it out of the index)") from None
+                        raise Conflict(f"{exc} (tag it private to keep it out of the index)", retry=False) from None
                     except capture.Changed as exc:
-                        raise Conflict(str(exc)) from None
+                        raise Conflict(str(exc), retry=False) from None
 
                 try:
                     done = await asyncio.to_thread(note_io.remove_from_note, root, rel, plan)
@@ -258,7 +258,7 @@ class Memory:
                 return {"ok": True, "id": node_id, "file": rel, "line": removal.line, "removed_lines": removal.lines,
                         "remaining_rows": remaining, "note": note}  # fmt: skip
             if indexed:
-                raise Conflict(f"{node_id} is not a heading captured by arcology-oracle: it is yours to edit")
+                raise Conflict(f"{node_id} is not a heading captured by arcology-oracle: it is yours to edit", retry=False)
         raise unknown
 
     async def _files_holding(self, node_id: str) -> list[str]:
@@ -327,7 +327,7 @@ def refuse_copies(data: bytes, rel: str, node_id: str) -> None:
         offset += found[0] + 1
     if len(drawers) > 1 and any(d.get(capture.CAPTURED_BY) == capture.CAPTURED_BY_VALUE for d in drawers):
         raise Conflict(f"the captured heading {node_id} is in {rel} {len(drawers)} times (it was copied), so which "
-                       "one arcology-oracle wrote cannot be told: remove it by hand")  # fmt: skip
+                       "one arcology-oracle wrote cannot be told: remove it by hand", retry=False)  # fmt: skip
 
 
 def remove_stale_temp_files(directories: list[Path]) -> int:

@@ -27,7 +27,10 @@ _FLAGS = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "
 
 
 class LeadsOut(Conflict):
-    """The note's real path is outside the roam directory (a symlink leads out)."""
+    """The note's real path is outside the roam directory (a symlink leads out): never retried."""
+
+    def __init__(self, message: str):
+        super().__init__(message, retry=False)
 
 
 def leads_out(root: Path, rel: str) -> bool:
@@ -64,33 +67,33 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
                 continue  # created meanwhile: open it as it is
             except OSError as exc:
                 _remove_folders(made)
-                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}: nothing was written") from None
+                raise Conflict(f"cannot create {rel}: {exc.strerror or exc}: nothing was written", retry=False) from None
         except IsADirectoryError:
-            raise Conflict(f"{rel} is a directory, not a note file: nothing was written") from None
+            raise Conflict(f"{rel} is a directory, not a note file: nothing was written", retry=False) from None
         except BlockingIOError:
             raise Conflict(f"{rel} is held by another program (a lease on it, as an NFS or Samba server takes for a "
-                           "client editing it): not changed; try again") from None  # fmt: skip
+                           "client editing it): not changed; try again", retry=True) from None  # fmt: skip
         except PermissionError:
-            raise Conflict(f"{rel} is read-only (no write permission): not changed") from None
+            raise Conflict(f"{rel} is read-only (no write permission): not changed", retry=False) from None
         except OSError as exc:
-            raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed") from None
+            raise Conflict(f"cannot open {rel}: {exc.strerror or exc}: not changed", retry=False) from None
     else:
         _remove_folders(made)
         if os.path.islink(path):  # O_EXCL never creates the file a symbolic link leads to
             raise Conflict(f"{rel} is a symbolic link to {os.readlink(path)}, which does not exist (a drive not "
-                           "mounted?): nothing was written")  # fmt: skip
-        raise Conflict(f"{rel} kept appearing and disappearing: not written")
+                           "mounted?): nothing was written", retry=False)  # fmt: skip
+        raise Conflict(f"{rel} kept appearing and disappearing: not written", retry=True)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise Conflict(f"{rel} is not a regular file ({_kind(st.st_mode)}): not written")
+            raise Conflict(f"{rel} is not a regular file ({_kind(st.st_mode)}): not written", retry=False)
         real = os.readlink(f"/proc/self/fd/{fd}") if _PROC_FD else os.path.realpath(path)
         real_root = os.path.realpath(root)
         if not _inside(real, real_root):
             raise LeadsOut(f"{rel} is a link to a file outside the notes directory")
         if not st.st_mode & 0o222:
             umask = ", as the daemon's umask makes every new file" if created else ""
-            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}{umask}): not changed")
+            raise Conflict(f"{rel} is read-only (its mode is {stat.filemode(st.st_mode)}{umask}): not changed", retry=False)
         return fd, st, created  # (not logged: the note may be private; the capture's line names it when it is not)
     except BaseException:
         try:
@@ -145,9 +148,9 @@ def _check_directory(root: Path, directory: Path) -> list[Path]:
     if os.path.isdir(directory):
         return []
     if not os.path.isdir(root):  # moved away, or a drive not mounted: never made here
-        raise Conflict(f"the notes directory {root} does not exist: nothing was written")
+        raise Conflict(f"the notes directory {root} does not exist: nothing was written", retry=False)
     if os.path.lexists(directory):
-        raise Conflict(f"{shown} is not a directory ({directory}): nothing was written")
+        raise Conflict(f"{shown} is not a directory ({directory}): nothing was written", retry=False)
     missing, made = [], []
     while not os.path.lexists(directory):
         missing.append(directory)
@@ -162,7 +165,7 @@ def _check_directory(root: Path, directory: Path) -> list[Path]:
     except OSError as exc:
         _remove_folders(made)
         reason = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
-        raise Conflict(f"cannot create the directory {shown}: {reason}: nothing was written") from None
+        raise Conflict(f"cannot create the directory {shown}: {reason}: nothing was written", retry=False) from None
     return made
 
 
@@ -185,12 +188,12 @@ def read_all(fd: int) -> bytes:
 def check_encoding(data: bytes, rel: str) -> None:
     """Conflict unless ``data`` is UTF-8 (with or without a BOM), the daemon's only encoding."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
-        raise Conflict(f"{rel} is encoded in UTF-16 or UTF-32; arcology-oracle writes UTF-8 only: not changed")
+        raise Conflict(f"{rel} is encoded in UTF-16 or UTF-32; arcology-oracle writes UTF-8 only: not changed", retry=False)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Conflict(f"{rel} holds bytes that are not UTF-8 (at byte {exc.start}); arcology-oracle writes "
-                       "UTF-8 only: not changed") from None  # fmt: skip
+                       "UTF-8 only: not changed", retry=False) from None  # fmt: skip
 
 
 def write_all(fd: int, data: bytes, offset: int | None = None) -> None:

@@ -112,7 +112,7 @@ def append_note(
                 return appended
             known = None  # another file has the name now
     raise Conflict(f"{rel} was replaced by another program each time the capture was written: nothing was written; "
-                   "try again")  # fmt: skip
+                   "try again", retry=True)  # fmt: skip
 
 
 def _append(
@@ -186,7 +186,8 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str, eol: byt
         raise Conflict(
             f"{rel} has a Local Variables block near its end, which Emacs reads only in the last {LOCAL_VARIABLES_REACH} "
             f"characters of a file: {len(added)} more characters at the end would hide it. Nothing was written: capture "
-            "into another note, or move the block to the very end"
+            "into another note, or move the block to the very end",
+            retry=False,
         )
 
 
@@ -224,10 +225,11 @@ def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError, journal:
         log.error("a failed forget in %s could not be undone (%s)", rel, again)
         raise Conflict(
             f"forgetting in {rel} failed ({reason}) and the note could not be put back ({again.strerror or again}): "
-            "part of it may be there twice until the daemon finishes the forget (at its next start or forget)"
+            "part of it may be there twice until the daemon finishes the forget (at its next start or forget)",
+            retry=False,
         ) from None
     journal.clear()
-    raise Conflict(f"forgetting in {rel} failed ({reason}): not changed") from None
+    raise Conflict(f"forgetting in {rel} failed ({reason}): not changed", retry=False) from None
 
 
 def _ends_with(fd: int, st: os.stat_result, eol: bytes) -> bool:
@@ -249,7 +251,7 @@ def journal_for(root: Path) -> Iterator[Journal]:
             settle(path, root)
             if os.path.lexists(path):
                 raise Conflict("an earlier forget was interrupted and cannot be finished now (its note may be open in "
-                               "another program; the daemon's log says why): not changed; try again")  # fmt: skip
+                               "another program; the daemon's log says why): not changed; try again", retry=True)  # fmt: skip
         yield Journal(path, root)
 
 
@@ -270,7 +272,7 @@ def settled_for(root: Path, rel: str) -> Iterator[None]:
         if record is not None and _same_file(os.path.join(record.root, record.rel), os.path.join(root, rel)):
             raise Conflict(f"an earlier forget in {record.rel} is unfinished (the daemon was stopped in the middle of "
                            "it, and the note cannot be finished now: it may be open in another program or read-only; "
-                           "the daemon's log says why): nothing was written; try again")  # fmt: skip
+                           "the daemon's log says why): nothing was written; try again", retry=True)  # fmt: skip
         yield
 
 
@@ -303,7 +305,8 @@ def _remove(
     fd = opened[0]
     try:
         if not take_lease(fd, LEASE_ATTEMPTS):
-            raise Conflict(f"{rel} {no_lease_reason(fd)}")
+            reason, retry = no_lease_reason(fd)
+            raise Conflict(f"{rel} {reason}", retry=retry)
         try:
             data = read_all(fd)
             removal = plan(data, real_path_of(root, fd, rel))
@@ -316,9 +319,10 @@ def _remove(
                     where = os.path.relpath((root / rel).parent, root)
                     where = "the notes directory" if where == "." else f"the directory {where}"
                     raise Conflict(f"{rel} holds nothing but the capture, but it cannot be deleted from {where} "
-                                   f"({exc.strerror or exc}): not changed") from None  # fmt: skip
+                                   f"({exc.strerror or exc}): not changed", retry=False) from None  # fmt: skip
                 if not gone:
-                    raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+                    raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; "
+                                   "try again", retry=True)  # fmt: skip
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
             journal.write(rel, fd, data, removal.start, removal.end)
@@ -334,7 +338,8 @@ def _remove(
                 os.ftruncate(fd, len(data))
                 os.fsync(fd)
                 journal.clear()
-                raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; try again")
+                raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; "
+                               "try again", retry=True)  # fmt: skip
             journal.clear()
             return removal, data[: removal.start] + tail, after
         finally:

@@ -77,4 +77,4 @@ def reserve(fd: int, size: int, length: int, rel: str, created: tuple[Path, ...]
                 pass
             finally:
                 release_lease(fd)
-        raise Conflict(f"no room for the capture in {rel} ({exc.strerror}): nothing was written") from None
+        raise Conflict(f"no room for the capture in {rel} ({exc.strerror}): nothing was written", retry=False) from None

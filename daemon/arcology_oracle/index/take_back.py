@@ -36,12 +36,13 @@ def take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, create
                     remove_created(created, fd)
                 else:
                     os.fsync(fd)
-                raise Conflict(f"writing the capture into {rel} failed ({reason}): nothing was written") from None
+                raise Conflict(f"writing the capture into {rel} failed ({reason}): nothing was written", retry=False) from None
             why = "another program wrote after it"
         except OSError as again:
             why = again.strerror or str(again)
     log.error("a failed capture into %s could not be taken back (%s)", rel, why)
     raise Conflict(
         f"writing the capture into {rel} failed ({reason}), and the part of it written could not be taken back "
-        f"({why}): look at the end of that note"
+        f"({why}): look at the end of that note",
+        retry=False,
     ) from None

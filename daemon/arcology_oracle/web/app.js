@@ -86,7 +86,15 @@
 
   // ---------------------------------------------------------------- API
 
-  class ApiError extends Error {}
+  /** The daemon's own refusal: ``status`` its HTTP status; ``retry`` (a 409's) whether the
+   * same request can succeed if sent again in a moment (true), or never will (false). */
+  class ApiError extends Error {
+    constructor(message, status, retry) {
+      super(message);
+      this.status = status;
+      this.retry = typeof retry === "boolean" ? retry : null;
+    }
+  }
 
   // What a browser can send in a header, and so all a token may be (the daemon's rule too).
   const SENDABLE_TOKEN = /^[\x21-\x7e]+$/;
@@ -165,12 +173,12 @@
       /* not JSON */
     }
     if (!response.ok) {
-      if (body && typeof body.error === "string") throw new ApiError(body.error);
+      if (body && typeof body.error === "string") throw new ApiError(body.error, response.status, body.retry);
       // A proxy in front (tailscale serve) answers so when nothing answers behind it.
       if ([502, 503, 504].includes(response.status)) {
-        throw new ApiError(`the daemon cannot be reached (the proxy in front of it answered HTTP ${response.status})`);
+        throw new ApiError(`the daemon cannot be reached (the proxy in front of it answered HTTP ${response.status})`, response.status);
       }
-      throw new ApiError(`HTTP ${response.status}`);
+      throw new ApiError(`HTTP ${response.status}`, response.status);
     }
     return body;
   }
@@ -898,7 +906,19 @@
       state.textContent = `Taken back: removed from ${body.file}.`;
       if (!$("remember-text").value.trim()) $("remember-text").value = capture.text;
     } catch (error) {
-      state.textContent = `Not taken back: ${failure(error)}`;
+      const why = failure(error);
+      // The daemon says whether trying again can work: the note open in another program or
+      // being saved passes; a capture edited since (or the line above it) is the user's for good.
+      if (error instanceof ApiError && (error.retry === false || error.status === 404)) {
+        if (lastCapture === capture) lastCapture = null;
+        button.hidden = true;
+        delete state.dataset.id;
+        state.textContent = `Cannot be taken back: ${why}. It stays in your notes as it is now.`;
+      } else if (error instanceof ApiError && error.retry === true) {
+        state.textContent = `Not taken back yet: ${why}. Tap “Take it back” again in a moment.`;
+      } else {
+        state.textContent = `Not taken back: ${why}`;
+      }
     } finally {
       button.disabled = false;
     }
