@@ -47,6 +47,32 @@ async def test_a_search_while_the_embedder_hangs_answers_by_keywords(browser, tm
         daemon.stop()
 
 
+async def test_a_question_while_the_embedder_hangs_is_answered_from_the_keyword_matches(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
+    # As for a search: the page's ask waited the embedder's whole timeout (60 s) with
+    # "Finding notes…" for the question's vector, though its words found the notes at once.
+    fake_ollama.state.chat_reply = "Remove the lower leaves [1]."
+    daemon = await start_daemon(
+        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True,
+        env={"ARCOLOGY_ORACLE_SEARCH_EMBED_WAIT": "0.5", "ARCOLOGY_ORACLE_EMBED_TIMEOUT": "600"},
+    )  # fmt: skip
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+        fake_ollama.state.configure({"fault_paths": ["/api/embed"], "hang": True, "hang_max": 3600})
+        await page.fill("#question", "tomato blight")
+        await page.click("#ask-button")
+        await page.locator("#answer[data-state=done]").wait_for(timeout=WAIT_MS)
+        assert not fake_ollama.state.hang_release.is_set()  # answered while the embedding hung
+        await expect(page.locator("#answer")).to_have_text("Remove the lower leaves [1].")
+        await expect(page.locator("#sources-box h3")).to_have_text("Sources (keyword match only)")
+        assert "Blight" in await page.locator("#sources").inner_text()
+        watch.assert_clean()
+    finally:
+        fake_ollama.state.release()
+        daemon.stop()
+
+
 async def test_a_search_that_failed_while_the_daemon_was_away_runs_again_when_it_is_back(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811
     # The daemon restarted (an upgrade, the laptop woke up) while the phone searched: the
     # chips said it was back a few seconds later, but the search went on saying "Search

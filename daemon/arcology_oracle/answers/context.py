@@ -33,6 +33,7 @@ from ..config import Settings
 from ..errors import BadRequest
 from ..store import Store
 from . import retrieval, timeline, windows
+from .embed_wait import within_wait
 from .index_api import NotesIndex
 from .prompts import escape_data
 from .sources import NoteContext, Source, org_link_label
@@ -367,7 +368,9 @@ async def gather_context(
     related notes). At most ``k`` notes, within ``settings.context_chars`` characters.
     A heading whose title and text are in one of the texts ``seen`` (the turns of the
     conversation being answered, which the index holds once its file is saved) is never
-    one of them. ``with_answers``: see :func:`select_context`. Raises BadRequest when both are empty; works without an embedder (keyword mode)."""
+    one of them. ``with_answers``: see :func:`select_context`. Raises BadRequest when both are empty.
+    Works without an embedder (keyword mode): one busy or hung is waited for ``search_embed_wait`` at most,
+    as ``/search`` waits (:mod:`.embed_wait`; the embedding is cached when it comes)."""
     question = (question or "").strip()
     buffer = (buffer or "").strip() or None
     if not question and not buffer:
@@ -380,21 +383,13 @@ async def gather_context(
         asked = [index.query_vector(words)] if words else []
         if buffer:
             asked.append(index.query_vector(buffer[:BUFFER_QUERY_CHARS], document=True))
-        # Both at once: an embedder across the network answers them side by side.
-        vectors = [v for v in await asyncio.gather(*asked) if v is not None]
+        # Both at once (side by side across a network), each for search_embed_wait at most.
+        vectors = [v for v in await asyncio.gather(*(within_wait(index, a) for a in asked)) if v is not None]
     settings = index.settings
     excluded = frozenset(exclude_nodes)
     return await index.read(
         lambda store: select_context(
-            store,
-            settings,
-            question=question,
-            buffer=buffer[:BUFFER_QUERY_CHARS] if buffer else None,
-            vectors=vectors,
-            k=k,
-            exclude_nodes=excluded,
-            date_range=date_range,
-            seen=seen,
-            with_answers=with_answers,
-        )
+            store, settings, question=question, buffer=buffer[:BUFFER_QUERY_CHARS] if buffer else None, vectors=vectors,
+            k=k, exclude_nodes=excluded, date_range=date_range, seen=seen, with_answers=with_answers,
+        )  # fmt: skip
     )

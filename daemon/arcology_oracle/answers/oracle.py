@@ -53,7 +53,9 @@ class Reply:
     cancelling) to receive the text as the model writes it; the first ``__anext__``
     raises ServiceUnavailable/ModelNotFound when the model cannot be reached, so callers
     can still answer 503 before they start streaming. ``cached`` is True when the text
-    comes from the summaries cache (no model call).
+    comes from the summaries cache (no model call). ``mode`` is how the notes were found:
+    "vector" (with the query's embedding) or "keyword" (without one: no embedder, or it
+    did not answer within ``search_embed_wait``), as ``/search`` says it.
     """
 
     sources: list[Source]
@@ -62,6 +64,7 @@ class Reply:
     model: str
     cached: bool = False
     date_range: DateRange | None = None
+    mode: str | None = None
 
     async def text(self) -> str:
         """The whole text (consumes ``pieces``)."""
@@ -160,9 +163,8 @@ class Oracle:
             {"role": "user", "content": user_message(question, buffer, prompts, buffer_chars=self.settings.context_chars // 2)},
         ]
         model = model or self.llm.model
-        return Reply(
-            context.sources, context.used_notes, self.llm.stream_chat(messages, model=model), model, date_range=date_range
-        )
+        return Reply(context.sources, context.used_notes, self.llm.stream_chat(messages, model=model), model,
+                     date_range=date_range, mode=context.mode)  # fmt: skip
 
     async def question_range(self, question: str) -> DateRange | None:
         """The date range ``question`` names (see :func:`.search.question_range`)."""

@@ -17,6 +17,7 @@ from ..errors import BadRequest, NotFound
 from ..notes.files import unread_reason
 from ..store import Store
 from . import graph, mentions, moves, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
+from .embed_wait import within_wait
 from .index_api import NotesIndex
 from .private_places import is_private_place, without_saved_private_lines
 from .when import DateRange, parse_when
@@ -61,20 +62,10 @@ async def _query_vector(index: NotesIndex, text: str) -> list[float] | None:
     return await index.query_vector(text) if await index.has_vectors() else None
 
 
-_late_embeddings: set[asyncio.Task] = set()  # embeddings a search stopped waiting for, still running
-
-
 async def _query_vector_within(index: NotesIndex, text: str) -> list[float] | None:
     """:func:`_query_vector`, or None when it has not come within ``search_embed_wait``
-    seconds; it then goes on (the index caches it) rather than being cancelled."""
-    task = asyncio.ensure_future(_query_vector(index, text))
-    _late_embeddings.add(task)
-    task.add_done_callback(_late_embeddings.discard)
-    task.add_done_callback(lambda t: t.cancelled() or t.exception())  # no "never retrieved" warning
-    try:
-        return await asyncio.wait_for(asyncio.shield(task), index.settings.search_embed_wait)
-    except TimeoutError:
-        return None
+    seconds (:func:`.embed_wait.within_wait`)."""
+    return await within_wait(index, _query_vector(index, text))
 
 
 async def question_range(index: NotesIndex, question: str) -> DateRange | None:

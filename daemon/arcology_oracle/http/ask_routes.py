@@ -136,6 +136,7 @@ async def ask_post(request: web.Request) -> web.StreamResponse:
         date_range=await date_range_param(body.since, body.until),
     )
     used = {"date_range": reply.date_range.as_dict()} if reply.date_range else {}
+    used["mode"] = reply.mode
     if wants_ndjson(request, body.stream):
         return await stream_ndjson(request, reply, **used)
     answer, sources = await whole_text(request, reply)

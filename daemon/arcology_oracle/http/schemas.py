@@ -341,6 +341,8 @@ class AskAnswer(Answer):
     used_notes: bool
     model: str
     date_range: DateRangeUsed | None = Field(None, description="the dates the notes were taken from")
+    mode: Literal["vector", "keyword"] = Field(description="how the notes were found, as /search's mode: keyword when "
+                                              "the question's embedding did not come within search_embed_wait")
 
 
 class Memorized(Answer):

@@ -764,7 +764,9 @@
     state.textContent = "Finding notes…";
     showAsking();
 
-    const showSources = (list, usedNotes) => {
+    const showSources = (list, usedNotes, mode) => {
+      // Found without the question's embedding (Ollama busy or down), as a search says it.
+      sourcesBox.querySelector("h3").textContent = mode === "keyword" ? "Sources (keyword match only)" : "Sources";
       sources.replaceChildren(
         ...(list || []).map((s, i) => {
           const n = s.n || i + 1;
@@ -790,14 +792,14 @@
       const type = response.headers.get("Content-Type") || "";
       if (!response.ok || !type.includes("ndjson")) {
         const data = await jsonOf(response);
-        showSources(data.sources, data.used_notes);
+        showSources(data.sources, data.used_notes, data.mode);
         textNode.appendData(data.answer || "");
         finished = true;
       } else {
         answer.dataset.state = "streaming";
         for await (const event of ndjson(response.body)) {
           if (event.type === "sources") {
-            showSources(event.sources, event.used_notes);
+            showSources(event.sources, event.used_notes, event.mode);
             if (!state.textContent) state.textContent = "Writing…";
           } else if (event.type === "token") {
             textNode.appendData(event.text || "");
