@@ -41,7 +41,9 @@ Every refusal is a :class:`~arcology_oracle.errors.Conflict` naming the path and
 wrong: a directory, a FIFO or other non-regular file (opened without blocking, so the
 writer never hangs), a read-only file (no write permission bit, as Emacs would refuse to
 save it), a directory that cannot be created or written, a file in UTF-16/32 or with
-bytes that are not UTF-8 (the daemon writes UTF-8 only; a UTF-8 BOM stays). A note whose
+bytes that are not UTF-8 (the daemon writes UTF-8 only; a UTF-8 BOM stays), or a capture
+holding characters outside ASCII into a file Emacs reads in another coding (a cookie,
+Local Variables, ISO 2022 escape sequences: :func:`~arcology_oracle.notes.codings.emacs_coding`). A note whose
 real path (after every symlink) is outside the roam directory raises :class:`LeadsOut`.
 """
 
@@ -142,6 +144,10 @@ def _append(
             kept = state.kept() if separator else b""  # in the hash, not written again
             payload = build(state.eol, lead or kept + gap, real_rel)[len(kept) :]
             size = os.fstat(fd).st_size
+            if state.coding and not payload.isascii():
+                raise Conflict(f"{rel} is read by Emacs as {state.coding} (its coding cookie or Local Variables say so, "
+                               "or its escape sequences), and the capture holds characters outside ASCII, which "
+                               "arcology-oracle writes in UTF-8 only: nothing was written")  # fmt: skip
             _keep_local_variables(fd, size, payload, rel, state.eol)
             if not leased:  # a part written to a full disk could not be taken back
                 reserve(fd, size, len(payload), rel, created)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..notes.capture import AFTER_BLANKS, AFTER_TEXT, BOM, FILE_START, file_eol
 from ..notes.capture_blanks import is_blank_line
+from ..notes.codings import emacs_coding
 from ..notes.org_syntax import HEADING_LINE_RE, decode_org_bytes, split_lines
 from ..notes.privacy import file_tags
 from ..notes.setup_files import setup_file_names
@@ -22,7 +23,9 @@ class NoteState:
     lines the reader counts, the lines before its first heading, its ``#+filetags``
     tags and the setup files it names (see :mod:`.appends`), the SHA-256 of its
     bytes (a ``hashlib`` object), and whether it ends with a line of blanks only
-    (:func:`~arcology_oracle.notes.capture_blanks.is_blank_line`, without a line ending)."""
+    (:func:`~arcology_oracle.notes.capture_blanks.is_blank_line`, without a line ending),
+    and the coding other than UTF-8 Emacs reads it in, if any
+    (:func:`~arcology_oracle.notes.codings.emacs_coding`: only ASCII may be added then)."""
 
     key: tuple[int, int, int, int, int]
     eol: bytes
@@ -33,6 +36,7 @@ class NoteState:
     sha: object
     setups: tuple[str, ...] = ()
     blank_end: bool = False
+    coding: str | None = None
 
     @property
     def hexdigest(self) -> str:
@@ -54,7 +58,8 @@ class NoteState:
         sha = self.sha.copy()  # type: ignore[attr-defined]
         sha.update(added)
         lines = self.lines + added.count(self.eol) - (0 if self.ends_with_eol or not self.lines else 1)
-        return NoteState(state_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha, self.setups)
+        return NoteState(state_key(st), self.eol, added.endswith(self.eol), lines, self.head, self.tags, sha, self.setups,
+                         coding=self.coding)  # fmt: skip
 
 
 def state_key(st: os.stat_result) -> tuple[int, int, int, int, int]:
@@ -77,4 +82,4 @@ def note_state(data: bytes, st: os.stat_result) -> NoteState:
     body = data.removeprefix(BOM)
     return NoteState(key, eol, body.endswith(eol) or not body, len(lines), tuple(lines[:first]),
                      file_tags(lines), hashlib.sha256(data), setup_file_names(lines),
-                     is_blank_line(body.rsplit(eol, 1)[-1]))  # fmt: skip
+                     is_blank_line(body.rsplit(eol, 1)[-1]), emacs_coding(data))  # fmt: skip

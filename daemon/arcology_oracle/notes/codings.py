@@ -47,6 +47,14 @@ GUESSES = ("cp1252", "latin-1", "cp932", "euc-jp", "gb18030", "big5", "cp949")
 # JIS X 0212, GB 2312, KS C 5601 (-2), JIS X 0213 (-2004), half-width kana (-ext), ISO-2022-KR.
 _ISO_2022_RE = re.compile(rb"\x1b[\x20-\x2f]+[\x30-\x7e]")
 ISO_2022 = ("iso2022_jp_2", "iso2022_jp_2004", "iso2022_jp_ext", "iso2022_kr")
+# Names under which Emacs reads UTF-8 bytes as UTF-8 (undecided: it detects them so).
+_UTF8_NAMES = frozenset({"utf-8", "utf8", "utf-8-with-signature", "prefer-utf-8", "utf-8-auto", "utf-8-emacs",
+                         "utf-8-hfs", "mule-utf-8", "undecided"})  # fmt: skip
+# A file's Local Variables block, where Emacs also finds a coding (find-auto-coding): in
+# the last 3000 characters, between a "Local Variables:" line and an "End:" one.
+_LOCAL_VARIABLES_RE = re.compile(rb"local variables:[ \t]*\r?$(.*?)(?:^[^\r\n]*\bend[ \t]*:|\Z)",
+                                 re.IGNORECASE | re.MULTILINE | re.DOTALL)  # fmt: skip
+_LOCAL_CODING_RE = re.compile(rb"\bcoding[ \t]*:[ \t]*([^ \t\r\n]+)", re.IGNORECASE)
 
 
 def cookie_codings(data: bytes) -> list[str]:
@@ -58,9 +66,32 @@ def cookie_codings(data: bytes) -> list[str]:
     head = data if second < 0 else data[:second]  # (not a copy of the whole file)
     for line in head.split(b"\n"):
         if found := _CODING_RE.search(line.decode("latin-1")):
-            name = re.sub(r"-(unix|dos|mac)$", "", found.group(1).lower())
-            names.append(_EMACS_CODINGS.get(name, name))
+            names.append(_name(found.group(1)))
     return names
+
+
+def emacs_coding(data: bytes) -> str | None:
+    """The coding other than UTF-8 in which Emacs reads the UTF-8 bytes ``data``, when it
+    does: the one named by its ``-*- coding: -*-`` cookie or its ``Local Variables``
+    block, or ISO 2022 for 7-bit bytes holding its escape sequences (which Emacs detects
+    with no name); None when Emacs reads them as UTF-8. UTF-8 bytes appended to such a
+    file are not read as written, and after ISO 2022 make Emacs read the whole file
+    otherwise (the user's text then shows as escape sequences)."""
+    names = cookie_codings(data)
+    for block in _LOCAL_VARIABLES_RE.finditer(data[-3 * 3000 :]):
+        names += [_name(m[1].decode("latin-1")) for m in _LOCAL_CODING_RE.finditer(block[1])]
+    for name in names:
+        if name.replace("_", "-") not in _UTF8_NAMES:
+            return name
+    if b"\x1b" in data and data.isascii() and _ISO_2022_RE.search(data):
+        return "ISO 2022 (from its escape sequences)"
+    return None
+
+
+def _name(coding: str) -> str:
+    """An Emacs coding name as Python names it, without its line ending part."""
+    name = re.sub(r"-(unix|dos|mac)$", "", coding.lower())
+    return _EMACS_CODINGS.get(name, name)
 
 
 def emacs_may_read(data: bytes, *, utf8: bool | None = None) -> list[str]:
