@@ -3,6 +3,12 @@ created, with its directories) without following it out of the notes directory a
 without blocking on anything but a regular file, read and written whole, its real path,
 and whether a path still names an open file. The writes themselves and their rules are
 :mod:`.note_io`'s.
+
+A note or folder created here gets the owner and group of the folder it is made in when
+they are another user's and the daemon may give them (it runs as root: in a container,
+or as a system service, over the user's notes), as an import run as root does
+(:mod:`arcology_oracle.importers.owners`): else the user's Emacs could not save the
+day's note. Run as the notes' owner, nothing changes.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import time
 from pathlib import Path
 
 from ..errors import Conflict
+from ..importers.owners import folder_owner, give
 from .aside import unlink_if_names
 
 log = logging.getLogger(__name__)
@@ -84,6 +91,8 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
                            "mounted?): nothing was written", retry=False)  # fmt: skip
         raise Conflict(f"{rel} kept appearing and disappearing: not written", retry=True)
     try:
+        if created:
+            _give_folders_owner(fd, path.parent)
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Conflict(f"{rel} is not a regular file ({_kind(st.st_mode)}): not written", retry=False)
@@ -160,6 +169,7 @@ def _check_directory(root: Path, directory: Path) -> list[Path]:
             try:
                 os.mkdir(path)
                 made.append(path)
+                _give_folders_owner(path, path.parent)
             except FileExistsError:
                 pass  # created meanwhile; the next mkdir (or the open) tells a file from a directory
     except OSError as exc:
@@ -167,6 +177,15 @@ def _check_directory(root: Path, directory: Path) -> list[Path]:
         reason = "permission denied" if isinstance(exc, PermissionError) else exc.strerror or str(exc)
         raise Conflict(f"cannot create the directory {shown}: {reason}: nothing was written", retry=False) from None
     return made
+
+
+def _give_folders_owner(where: Path | int, folder: Path) -> None:
+    """Give ``where`` (just made here: a path, opened without following a link, or an
+    open descriptor) the owner and group of ``folder`` when they are another user's (see
+    the module docstring); nothing where the daemon may not."""
+    owner = folder_owner(folder)
+    if owner[0] != os.geteuid():
+        give(where, owner)
 
 
 def _kind(mode: int) -> str:
