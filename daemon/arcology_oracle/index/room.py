@@ -7,7 +7,9 @@ could take its bytes. Half a heading would stay at the end of the user's note. S
 room is reserved first, with ``fallocate(FALLOC_FL_KEEP_SIZE)``: the blocks after the
 file's end are allocated, the file's size and bytes stay as they are (nothing anyone
 reads changes), and the append then writes into blocks it already has. A disk (or a
-quota) too full for it refuses the capture before anything is written.
+quota) too full for it, a file it would make larger than the file system or the
+daemon's file size limit (``ulimit -f``, which ``fallocate`` does not look at) allows,
+refuses the capture before anything is written.
 
 Where the call does not exist or the file system cannot do it (not Linux, NFS, some FUSE
 file systems), nothing is reserved and the write goes on as before: taken back when it
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import resource
 from collections.abc import Callable
 
 from pathlib import Path
@@ -30,7 +33,8 @@ from .leases import release_lease, take_lease
 from .note_files import remove_created
 
 FALLOC_FL_KEEP_SIZE = 0x01
-FULL = (errno.ENOSPC, errno.EDQUOT)
+# EFBIG: past the file system's largest file, or the process's file size limit (below).
+FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
 def _libc_fallocate() -> Callable[[int, int, int, int], int] | None:
@@ -56,15 +60,26 @@ def fallocate_keep_size(fd: int, offset: int, length: int) -> None:
         raise OSError(code, os.strerror(code))
 
 
+def _within_size_limit(end: int) -> None:
+    """OSError(EFBIG) when a file of ``end`` bytes is past the daemon's file size limit
+    (``ulimit -f``, systemd's ``LimitFSIZE=``): a write stops there, part written, and
+    ``fallocate`` with FALLOC_FL_KEEP_SIZE does not look at that limit."""
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and end > limit:
+        raise OSError(errno.EFBIG, f"{os.strerror(errno.EFBIG)}: past the daemon's file size limit of {limit} bytes")
+
+
 def reserve(fd: int, size: int, length: int, rel: str, created: tuple[Path, ...] = ()) -> None:
     """Reserve ``length`` bytes after byte ``size`` (the file's end) of the note ``rel``
     open as ``fd``, its size unchanged; Conflict (nothing written) when the disk or the
-    quota is too full for them, after removing the file and folders this capture
+    quota is too full for them, or the file would grow past what the file system or the
+    daemon's file size limit allows, after removing the file and folders this capture
     ``created`` (still empty, under a write lease: else they stay, empty). Any other
     failure reserves nothing and is no refusal."""
     if length <= 0:
         return
     try:
+        _within_size_limit(size + length)
         fallocate_keep_size(fd, size, length)
     except OSError as exc:
         if exc.errno not in FULL:
