@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import errno
 import os
+import subprocess
 
 import pytest
 
@@ -284,6 +285,20 @@ async def test_forget_in_a_read_only_dailies_directory_is_a_409_with_the_real_da
         assert not (roam / today_rel()).exists()
     finally:
         daemon.stop()
+
+
+@pytest.mark.parametrize("dailies_dir", [".git/refs/heads", ".git", "notes/.hg", ".svn/x", "a/.GIT/b"])
+async def test_a_daily_in_a_version_controls_store_is_a_400_and_the_repository_stays_whole(client, roam_dir, dailies_dir):
+    # Before: ".git/refs/heads" made .git/refs/heads/<today>.org, a branch of org text, and
+    # "git log --all" in the notes printed "fatal: bad object refs/heads/<today>.org".
+    subprocess.run(["git", "init", "-q"], cwd=roam_dir, check=True)
+    before = tree(roam_dir)
+    status, body = await call(client, "/memorize", {"text": "Into the repository?", "dailies_dir": dailies_dir})
+    assert status == 400, body
+    assert "nothing was written" in body["error"], body
+    assert tree(roam_dir) == before
+    log = subprocess.run(["git", "log", "--all"], cwd=roam_dir, capture_output=True, text=True)
+    assert "bad object" not in log.stderr, log.stderr
 
 
 @pytest.mark.parametrize(

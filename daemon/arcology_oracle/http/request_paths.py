@@ -8,6 +8,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
+from ..index.id_mentions import VCS_FOLDERS
+
 
 def rel_path(value: str) -> str:
     """A path relative to the roam dir, normalised; absolute paths and ``..`` are refused."""
@@ -25,5 +27,14 @@ def _no_control(value: str) -> str:
     return value
 
 
+def _no_vcs_store(value: str) -> str:
+    """A folder the daemon may create is not in a version control's store (``.git``,
+    ``.hg``, ``.svn``, in any letter case): no note is kept there, and a file in
+    ``.git/refs/heads`` is a branch to git, which then fails on every ``git log --all``."""
+    if any(part.lower() in VCS_FOLDERS for part in value.split("/")):
+        raise ValueError("must not lead into a version control's folder (.git, .hg, .svn): nothing was written")
+    return value
+
+
 RelPath = Annotated[str, Field(max_length=4096, description="path relative to the roam directory"), AfterValidator(rel_path)]
-NewFolder = Annotated[RelPath, AfterValidator(_no_control)]  # "." (normalised to "") is the roam directory
+NewFolder = Annotated[RelPath, AfterValidator(_no_control), AfterValidator(_no_vcs_store)]  # "." (normalised to "") is the roam directory
