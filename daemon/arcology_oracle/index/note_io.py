@@ -147,7 +147,7 @@ def _append(
             if state.coding and not payload.isascii():
                 raise Conflict(f"{rel} is read by Emacs as {state.coding} (its coding cookie or Local Variables say so, "
                                "or its escape sequences), and the capture holds characters outside ASCII, which "
-                               "arcology-oracle writes in UTF-8 only: nothing was written")  # fmt: skip
+                               "arcology-oracle writes in UTF-8 only: nothing was written", retry=False)  # fmt: skip
             _keep_local_variables(fd, size, payload, rel, state.eol)
             if not leased:  # a part written to a full disk could not be taken back
                 reserve(fd, size, len(payload), rel, created)
