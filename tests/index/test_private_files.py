@@ -358,3 +358,31 @@ async def test_a_private_tag_with_a_non_ascii_letter_in_a_latin1_note_keeps_it_o
     assert rows_holding(settings.db_path, ("placelatinwhole", "placelatinheading")) == []
     assert bytes_holding(settings.db_path, ("placelatinwhole", "placelatinheading")) == []
     assert rows_holding(settings.db_path, ("placelatinpublic",))  # the public heading is indexed
+
+
+async def test_the_log_never_names_a_link_into_an_excluded_folder(tmp_path, roam_dir, fake_ollama):
+    """A link made in the notes to a note in a folder ``exclude_globs`` leaves out is left
+    out as its target is (its real path is excluded), and its name, the user's name for an
+    excluded note, is not said either: the watcher's line named such a link as it was made
+    and as it was removed (nothing of it ever indexed), as it names a public note; one
+    there before the start, as it was removed."""
+    (roam_dir / "hushattic").mkdir()
+    (roam_dir / "hushattic" / "letters.org").write_text("#+title: Letters\n* Draft\nDear Sir\n", encoding="utf-8")
+    older = roam_dir / "hushnumbat-custody.org"
+    os.symlink("hushattic/letters.org", older)
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True,
+                                env={"ARCOLOGY_ORACLE_EXCLUDE_GLOBS": "hushattic/**"})  # fmt: skip
+
+    def said() -> list[str]:
+        return [line for line in daemon.log().splitlines() if "changed file(s)" in line]
+
+    link = roam_dir / "hushyak-divorce.org"
+    try:
+        for change in (lambda: os.symlink("hushattic/letters.org", link), link.unlink, older.unlink):
+            before = len(said())
+            change()
+            await wait_until(lambda: len(said()) > before, timeout=20)
+    finally:
+        daemon.stop()
+    assert "hushyak" not in daemon.log() and "hushnumbat" not in daemon.log(), said()
+    assert [line.rsplit(": ", 1)[1] for line in said()] == ["1 private"] * 3, said()

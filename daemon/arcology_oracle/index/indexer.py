@@ -123,8 +123,9 @@ class Indexer:
                 self.progress = Progress()
                 return report
             aliases: dict[str, str] = {}
-            on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases))
+            on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases, left_out := set()))
             self.aliases = aliases
+            self.private.left_out(left_out)
             rules = self.parse_options.reading_rules()
             added = newly_private(self.store.recorded_reading_rules(), rules)
             if self.store.renew_reading_rules(rules, tagged=added):
@@ -242,9 +243,10 @@ class Indexer:
         return {**self.private.states(), **self.private.with_named_privately(self.store.file_states())}
 
     def _forget(self, rel: str, report: IndexReport) -> None:
-        """``rel`` is no note to index any more: gone, or excluded (its nodes kept out)."""
+        """``rel`` is no note to index any more: gone, excluded (its nodes kept out), or a link leading out."""
         self._kept_out.left_out(rel, self.root, self._real_root, self.settings.exclude_globs)
         self.private.drop(rel)
+        self.private.left_out([rel] if is_indexable_path(rel, self.settings.exclude_globs) and os.path.lexists(self.root / rel) else [])
         report.deleted += int(self.store.delete_file(rel))
 
     def _checkpoint(self, report: IndexReport) -> None:
@@ -259,8 +261,7 @@ class Indexer:
     def _parse_workers(self, files: int) -> int:
         if files < PARALLEL_PARSE_MIN_FILES:
             return 0
-        workers = self.settings.parse_workers
-        return default_workers() if workers is None else workers
+        return default_workers() if self.settings.parse_workers is None else self.settings.parse_workers
 
     def _index_one(self, rel: str, abs_path: Path, known) -> IndexReport:
         # Read and hashed even when its size and mtime are the recorded ones: something
@@ -316,8 +317,7 @@ class Indexer:
             report.failed[read.rel] = read.error or "unreadable"
         elif read.outcome == "gone":
             self.private.drop(read.rel)
-            if self.store.delete_file(read.rel):
-                report.deleted = 1
+            report.deleted = int(self.store.delete_file(read.rel))
         if read.unsure:
             self.private.unsure(read.rel)
         if read.outcome in ("failed", "gone"):

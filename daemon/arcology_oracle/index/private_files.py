@@ -15,8 +15,10 @@ It remembers too the setup files a public note names in its private parts (a
 new process read the note again (:meth:`with_named_privately`).
 
 It also remembers the files that could not be read whose privacy is not known (never
-read, private when last read, or what makes a note private changed since): the log
-names neither those nor the private ones (:meth:`PrivateFiles.shown`).
+read, private when last read, or what makes a note private changed since), and the
+files left out for where they lead (a link whose real path ``exclude_globs`` match, or
+outside the notes): the log names none of those nor the private ones
+(:meth:`PrivateFiles.shown`).
 
 Changed on the indexer's thread only; :attr:`setup_records` is replaced whole, so any
 thread may read it.
@@ -25,6 +27,7 @@ thread may read it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from ..notes.records import ParsedFile
 from ..notes.setup_files import to_json as setup_json
@@ -37,6 +40,7 @@ class PrivateFiles:
     def __init__(self) -> None:
         self._states: dict[str, FileState] = {}
         self._unsure: set[str] = set()  # could not be read, and may be private
+        self._left_out: set[str] = set()  # a link the index does not follow (left_out)
         self.setup_records: tuple[tuple[str, str], ...] = ()  # (path, setup), as Store.setup_records
         self._named_privately: dict[str, str] = {}  # public note -> every setup file it names (JSON)
 
@@ -46,19 +50,27 @@ class PrivateFiles:
     def among(self, rels: list[str]) -> frozenset[str]:
         """Those of ``rels`` private as last read, or unread and maybe private: what the
         log must not name, taken before the files are read again (see :meth:`shown`)."""
-        return frozenset(rel for rel in rels if rel in self._states or rel in self._unsure)
+        return frozenset(rel for rel in rels if rel in self._states or rel in self._unsure or rel in self._left_out)
 
     def shown(self, rels: list[str], were: frozenset[str] = frozenset(), most: int = 5) -> str:
         """``rels`` for a log line, once they were read again: the first ``most`` names of
         those public both before (``were``: :meth:`among` before the read) and after it,
         the others only counted (their names are theirs to keep): a note made private by
-        the read, or deleted while private, is not named either."""
+        the read, or deleted while private, is not named either, nor a link left out
+        (:meth:`left_out`: an excluded note is private too)."""
         unread = [rel for rel in rels if rel in self._unsure]
-        named = [rel for rel in rels if rel not in self._states and rel not in self._unsure and rel not in were]
+        named = [rel for rel in rels if rel not in self._states and rel not in self._unsure and rel not in were
+                 and rel not in self._left_out]  # fmt: skip
         hidden = len(rels) - len(named) - len(unread)
         parts = named[:most] + (["..."] if len(named) > most else [])
         parts += ([f"{hidden} private"] if hidden else []) + ([f"{len(unread)} unreadable"] if unread else [])
         return ", ".join(parts)
+
+    def left_out(self, rels: Iterable[str]) -> None:
+        """``rels`` are there but the index does not read them for where they lead: links
+        whose real path ``exclude_globs`` match (an excluded note under another name), or
+        outside the notes. Counted, never named, until read or gone."""
+        self._left_out.update(rels)
 
     def states(self) -> dict[str, FileState]:
         return dict(self._states)
@@ -81,6 +93,7 @@ class PrivateFiles:
         """``rel`` was read public, or is gone."""
         self._states.pop(rel, None)
         self._unsure.discard(rel)
+        self._left_out.discard(rel)
         self._named_privately.pop(rel, None)
 
     def public(self, parsed: ParsedFile) -> None:

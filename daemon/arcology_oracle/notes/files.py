@@ -74,7 +74,8 @@ def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
 
 
 def iter_org_files(
-    root: Path, exclude_globs: Sequence[str] = (), aliases: dict[str, str] | None = None
+    root: Path, exclude_globs: Sequence[str] = (), aliases: dict[str, str] | None = None,
+    left_out: set[str] | None = None,
 ) -> Iterator[tuple[str, Path]]:
     """Yield ``(relative POSIX path, absolute path)`` for each org file below ``root``.
 
@@ -82,6 +83,9 @@ def iter_org_files(
     the relative path. Unreadable directories are skipped, with a warning. ``aliases``,
     when given, is filled with the real relative path of each file yielded under another
     (a symlinked) path, mapped to that path: edits show up under the real path.
+    ``left_out``, when given, gets the paths of the links to org files left out for where
+    they lead (their real path excluded, or outside the root): names that say what an
+    excluded note is, which the daemon's log must not name either.
     """
     base = root.resolve()
     prefix = str(base).rstrip(os.sep) + os.sep
@@ -115,6 +119,8 @@ def iter_org_files(
                     target = os.path.realpath(entry.path)
                     if _inside(target, str(base)) and os.path.exists(target):
                         links.append((rel, target))
+                    elif left_out is not None and is_indexable_path(rel, exclude_globs):
+                        left_out.add(rel)
                 elif entry.is_dir():
                     walk(entry.path, rel)
                 elif entry.is_file() and is_indexable_path(rel, exclude_globs):
@@ -138,6 +144,8 @@ def iter_org_files(
             walk(target, rel)
         elif target not in found and is_indexable_path(rel, exclude_globs) and not real_excluded(target, rel):
             found[target] = rel
+        elif left_out is not None and is_indexable_path(rel, exclude_globs) and real_excluded(target, rel):
+            left_out.add(rel)
     if aliases is not None:
         for real, rel in found.items():
             real_rel = real.removeprefix(prefix).replace(os.sep, "/")
