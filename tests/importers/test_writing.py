@@ -228,3 +228,24 @@ def test_a_chat_emacs_auto_saved_since_its_last_save_is_skipped(tmp_path):
     assert summary.updated == [f"chats/{two.name}"], summary
     assert "Emacs has unsaved edits" in summary.skipped[f"chats/{one.name}"]
     assert one.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", [".gpg", ".age"])
+def test_a_chat_encrypted_since_its_import_is_not_imported_again_in_plain_text(tmp_path, suffix):
+    """The user encrypted an imported chat (``M-x epa-encrypt-file``: ``NAME.org.gpg``,
+    or age.el's ``.age``) and removed the plain file, here or moved elsewhere in the
+    notes: its ``:ID:`` cannot be read any more, and a later import of the same export
+    wrote the whole conversation again in plain text, where the daemon indexes it."""
+    target = tmp_path / "chats"
+    imported(tmp_path, target, rendered())
+    first, second = rendered()
+    (tmp_path / "vault").mkdir()
+    for chat, where in ((first, target), (second, tmp_path / "vault")):
+        plain = target / chat.filename
+        (where / (chat.filename + suffix)).write_bytes(b"-----BEGIN PGP MESSAGE-----\n\x85\x02ciphertext\n")
+        plain.unlink()
+    summary = imported(tmp_path, target, rendered())
+    assert summary.added == summary.updated == [], summary
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.org")) == []
+    assert "encrypted" in summary.skipped[f"chats/{first.filename}"], summary.skipped
+    assert "encrypted" in summary.skipped[f"chats/{second.filename}"], summary.skipped

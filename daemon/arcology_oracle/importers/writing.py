@@ -39,7 +39,9 @@ give its replacement (an update otherwise keeps them, as it keeps the permission
 written is skipped with the system's reason.
 Skipped as well, rather than written again where the index would read it: a file the
 user moved to a place the index leaves out (a hidden folder, or one ``exclude_globs``
-matches), unless it is below the target and the target is such a place too.
+matches), unless it is below the target and the target is such a place too; and a new
+file whose name, with ``.gpg`` or ``.age``, an encrypted file below the roam directory
+has (the user encrypted the chat: its ID cannot be read, its plain text must not come back).
 
 An update keeps every tag of the file's ``#+filetags`` (those of the import come after
 them): importing again without ``--tag private`` never makes a private chat public.
@@ -63,13 +65,11 @@ from ..notes.files import is_indexable_path
 from ..notes.org_syntax import split_lines
 from ..notes.privacy import file_tags
 from .attributes import as_made_in, keep_attributes
+from .existing import Existing
 from .owners import folder_owner, give, keep_owner, make_folders, remove_folders
 from .placing import create, identity, swap_in
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
 from .staging import STAGING_PREFIX, remove_stale_staging
-
-HEAD_BYTES = 4096
-
 
 class DuplicateConversation(ValueError):
     """Two conversations of one export map to the same file (the same id)."""
@@ -108,7 +108,8 @@ class ImportBatch:
         self.target = target
         self.exclude_globs = exclude_globs
         remove_stale_staging(self.roam)
-        self.existing = existing_ids(self.roam, target)
+        found = Existing(self.roam, target)
+        self.existing, self.encrypted = found.ids, found.encrypted
         self.summary = ImportSummary()
         self._staging: Path | None = None
         self._staging_lock: int | None = None  # the descriptor holding the staging directory's flock
@@ -163,6 +164,10 @@ class ImportBatch:
             self.summary.skipped[rel] = str(exc)
             return
         before, data = found if found else (None, None)
+        if data is None and (copy := self.encrypted.get(rendered.filename)) is not None:
+            self.summary.skipped[rel] = (f"you encrypted it ({self.rel(copy)}): not imported again in plain text "
+                                         "(delete the encrypted copy to import it again)")  # fmt: skip
+            return
         if data is not None:
             old = data.decode("utf-8", "surrogateescape")
             rendered = with_tags(rendered, file_tags(split_lines(old)))  # wherever they stand, as Org reads them
@@ -233,33 +238,6 @@ class ImportBatch:
             os.close(self._staging_lock)
             self._staging_lock = None
         self._pending.clear()
-
-
-def existing_ids(roam: Path, target: Path) -> dict[str, Path]:
-    """File-level ``:ID:`` -> path of the org files below ``roam`` (the resolved roam
-    directory): hidden and excluded folders too, an import's staging directories not,
-    symlinked folders not followed. Of two files with one ID, the one below ``target``
-    first, then the first in sorted order."""
-    found: dict[str, Path] = {}
-    paths: list[tuple[bool, Path]] = []
-    inside = str(target.resolve()).rstrip(os.sep) + os.sep
-    for directory, dirs, files in os.walk(roam):
-        if directory == str(roam):
-            dirs[:] = [d for d in dirs if not d.startswith(STAGING_PREFIX)]
-        elsewhere = not (directory + os.sep).startswith(inside)  # os.walk's folders are real: roam is resolved
-        paths += [(elsewhere, Path(directory, name)) for name in files if name.endswith(".org")]
-    for _, path in sorted(paths):
-        if not path.is_file():
-            continue
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
-        except OSError:
-            continue
-        file_id = file_id_of(head)
-        if file_id:
-            found.setdefault(file_id, path)
-    return found
 
 
 def _below(path: Path, directory: Path) -> bool:

@@ -55,6 +55,12 @@ def is_encrypted_name(path: str) -> bool:
     return _ENCRYPTED_RE.search(path) is not None
 
 
+def plain_name(path: str) -> str:
+    """The name of the note an encrypted ``path`` holds (``chat.org`` of ``chat.org.gpg``
+    or of its backup ``chat.org.gpg~``); ``path`` itself when it is not encrypted."""
+    return _ENCRYPTED_RE.sub("", path)
+
+
 def unread_reason(rel: str, exclude_globs: Sequence[str] = ()) -> str | None:
     """Why the index never reads the org file at root-relative ``rel`` (for a 404 that
     would else say only that nothing is indexed there), or None when it may."""
