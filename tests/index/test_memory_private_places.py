@@ -121,3 +121,39 @@ async def test_a_capture_from_a_public_place_is_remembered(daemon, roam_dir, fak
     for place in ({"file": "new-note.org", "line": 3}, {"file": "nowhere/else.org"}):
         status, body = await post(daemon, {"text": "A thought about placeheron.", **place})
         assert status == 200 and body["indexed"] is True, body
+
+
+@pytest.mark.parametrize(
+    "word, text, place",
+    [
+        ("placewalrus", "Groceries for the week.\n* Therapy session :private:\nThe placewalrus session.", {}),
+        ("placemole", "Dreams.\n** Last night :therapy:\nThe placemole dream came back.", {}),
+        ("placegecko", "* Codes :crypt:\nThe placegecko door code.", {}),
+        ("placeyak", "#+filetags: :private:\nThe placeyak thought.", {}),
+        ("placebison", ":PROPERTIES:\n:ROAM_EXCLUDE: t\n:END:\nThe placebison thought.", {}),
+        ("placewalrus", "Groceries.\n* Session :private:\nThe placewalrus session.", {"file": "new-note.org", "line": 1}),
+    ],
+    ids=["private-heading", "daemon-only-tag", "crypt", "filetags", "roam-exclude", "unsaved-note"],
+)  # fmt: skip
+async def test_a_capture_whose_text_holds_a_private_part_of_its_own_is_refused(daemon, roam_dir, fake_ollama, word, text, place):
+    """Without a saved place (the web page, a phone, MCP's remember) the text is judged by
+    itself, as the index reads a note: a heading tagged private in it, its ``#+filetags``,
+    its ``ROAM_EXCLUDE``. The capture writes the text as the body of its own heading, each
+    heading line and keyword escaped (``,* Therapy session :private:``), so what made it
+    private was gone and the text was indexed, embedded and found."""
+    before = snapshot(roam_dir)
+    fake_ollama.state.clear_records()
+    status, body = await post(daemon, {"text": text, **place})
+    assert status == 400, body
+    assert "private" in body["error"] and "nothing was written" in body["error"], body
+    assert word not in json.dumps(body)
+    await wait_indexed(daemon)
+    assert snapshot(roam_dir) == before
+    assert word.encode() not in db_bytes(daemon.db_path)
+    assert word not in json.dumps(fake_ollama.state.requests)
+    assert word not in daemon.log()
+    # Tagged private as a whole, or holding a PGP block (its heading is private), it is
+    # written and never indexed, as before.
+    for whole in ({"tags": ["private"]}, {"text": text + "\n-----BEGIN PGP MESSAGE-----\nhQEMA\n-----END PGP MESSAGE-----"}):
+        status, body = await post(daemon, {"text": text, **place, **whole})
+        assert status == 200 and body["indexed"] is False, body

@@ -135,6 +135,15 @@ HOSTILE_TEXT = "\n".join([
 ])  # fmt: skip
 
 
+# The same without what makes a text private by the one rule (its own #+filetags, a
+# heading tagged private, ROAM_EXCLUDE in a drawer): HOSTILE_TEXT itself is refused, as
+# the capture escapes those lines, which would make them public (test_memory_private_places.py).
+INERT_TEXT = (
+    HOSTILE_TEXT.replace(":private:crypt:", ":injectedtoo:").replace("#+filetags: :private:", "#+filetags: :injectedtre:")
+    .replace(":ROAM_EXCLUDE: t", ":CATEGORY: forged").replace("* Fake heading :private:", "* Fake heading :fake:")
+)  # fmt: skip
+
+
 async def test_1_file_keywords_drawers_and_headings_in_a_capture_change_nothing_else(tmp_path, roam, fake_ollama, org):
     daily = roam / today_rel()
     daily.write_text(user_daily())
@@ -143,6 +152,9 @@ async def test_1_file_keywords_drawers_and_headings_in_a_capture_change_nothing_
     daemon = await serve(tmp_path, roam, fake_ollama)
     try:
         status, body = await post(daemon, "/memorize", {"text": HOSTILE_TEXT})
+        assert status == 400 and "nothing was written" in body["error"], body
+        assert daily.read_bytes() == before
+        status, body = await post(daemon, "/memorize", {"text": INERT_TEXT})
         assert status == 200, body
         after = daily.read_bytes()
         assert after.startswith(before)

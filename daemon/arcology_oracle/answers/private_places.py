@@ -5,8 +5,9 @@ subtree, an excerpt of a long buffer) with the file and line it comes from. An
 encrypted note (``.gpg``, ``.age``: Emacs shows it decrypted) is private whole. Cut out of
 its file, that part has lost what may make it private: a tag inherited from a heading
 above it, the file's ``#+filetags``, the file's ``ROAM_EXCLUDE``, the ``exclude_globs``
-the file matches. The part is judged by itself too (:func:`~arcology_oracle.notes.cleaning.strip_private`);
-this judges the place, by reading the saved file with the indexer's own reader.
+the file matches. The part is judged by itself too (:func:`~arcology_oracle.notes.cleaning.strip_private`;
+for a capture, :func:`why_private_text`); this judges the place, by reading the saved
+file with the indexer's own reader.
 
 The place a client names is not always where the whole text comes from: an excerpt of a
 long buffer, or a region, may start inside a private subtree whose heading is cut off
@@ -23,6 +24,7 @@ import asyncio
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..config import Settings
@@ -32,6 +34,7 @@ from ..notes.codings import emacs_may_read
 from ..notes.disk import read_regular_file
 from ..notes.org_syntax import decode_org_bytes, split_lines
 from ..notes.files import is_encrypted_name, is_excluded, resolve_inside
+from ..notes.privacy import PGP_MARKER, Privacy
 from .index_api import NotesIndex
 
 
@@ -85,6 +88,27 @@ async def why_private_source(index: NotesIndex, text: str, path: str | None, lin
         return f"{path} is private"
     if await without_saved_private_lines(index, text, path) != text:
         return f"this text holds lines {path} holds only in its private parts"
+    return None
+
+
+async def why_private_text(index: NotesIndex, text: str, path: str | None, tags: Iterable[str] = ()) -> str | None:
+    """Why ``text``, to be captured with ``tags`` as the body of a heading of its own, holds
+    private parts of its own, or None. Read by itself as the index reads an org text
+    (:func:`~arcology_oracle.notes.cleaning.private_lines`: a heading tagged private or
+    ``crypt`` in it, its ``#+filetags``, its ``ROAM_EXCLUDE``, the setup files it names,
+    looked for beside ``path``), a line of it is private; and the capture escapes its
+    heading lines and keywords, so in a public heading that line would be indexed. None
+    when the capture is private whole: ``tags`` make it so, or its text holds a PGP
+    block (its heading's own text: the rule leaves that heading out)."""
+    settings = index.settings
+    if Privacy.from_tags(settings.private_tags).tags_exclude(tags) or PGP_MARKER in text:
+        return None
+    data = text.encode("utf-8", "replace")
+    private, _ = await asyncio.to_thread(
+        private_lines, data, settings.private_tags, root=settings.roam_dir, path=path or "buffer.org"
+    )
+    if any(private):
+        return "this text holds private parts of its own (a heading tagged private or crypt, #+filetags, ROAM_EXCLUDE)"
     return None
 
 

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from ..answers.private_places import why_private_source
+from ..answers.private_places import why_private_source, why_private_text
 from ..errors import BadRequest
 from ..index.memory import Memory
 from ..notes.capture import clean_tags
@@ -24,11 +24,14 @@ async def memorize(request: web.Request) -> web.Response:
     before anything is written: cut out of its note, it no longer carries what made it
     private (a tag above it, the note's tags or setup files, ``exclude_globs``), and in a
     public daily it would be indexed and embedded. The refusal names the note, never the
-    text."""
+    text. So is a text holding private parts of its own (a heading tagged private in it):
+    the capture escapes its heading lines, which would make them public."""
     body = await parse_body(request, MemorizeRequest)
     if why := await why_private_source(request.app[index_key], body.text, body.file, body.line):
         raise BadRequest(f"{why} (private or crypt tags, ROAM_EXCLUDE, exclude_globs): nothing was written")
     tags = clean_tags(list(body.tags) if body.tags is not None else None)
+    if why := await why_private_text(request.app[index_key], body.text, body.file, tags or ()):
+        raise BadRequest(f"{why}: nothing was written (tag the capture private to keep it out of the index)")
     captured = await request.app[memory_key].memorize(
         body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir, role=body.role,
         unsaved=tuple(body.unsaved or ()),
