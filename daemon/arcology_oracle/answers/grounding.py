@@ -20,12 +20,15 @@ Which models can chat
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import BadRequest
+from ..notes.cleaning import private_lines, strip_private
 from ..notes.conversations import GROUNDED_SUFFIX
 from .context import gather_context
 from .index_api import NotesIndex
@@ -162,13 +165,48 @@ def insert_notes(messages: Sequence[Mapping[str, Any]], notes_message: str, mode
     return [dict(m) for m in messages[:at]] + added + [dict(m) for m in messages[at:]]
 
 
+def _without_private(index: NotesIndex, text: str) -> str:
+    """``text`` (org text a client sent) without its private parts, as the index reads
+    them (:func:`~arcology_oracle.notes.cleaning.strip_private`); unchanged, byte for byte,
+    when it has none. Reads setup files: call it off the event loop."""
+    settings = index.settings
+    if not text or not any(private_lines(text.encode("utf-8", "replace"), settings.private_tags, root=settings.roam_dir)[0]):
+        return text
+    return strip_private(text, settings.private_tags, root=settings.roam_dir)
+
+
+def _private_whole(before: str, after: str) -> None:
+    """BadRequest when the latest message had words and none is left once cleaned."""
+    if before.strip() and not after.strip():
+        raise BadRequest("your latest message is private (private or crypt tags, ROAM_EXCLUDE, PGP): nothing was sent")
+
+
+async def without_private_parts(index: NotesIndex, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with the private parts of their text taken out (:func:`_without_private`:
+    a gptel chat in an org buffer sends its headings as they are, private ones too); a
+    tool's message, the daemon's own answer, as it is. BadRequest when the latest user
+    message is private whole."""
+    def clean() -> list[dict[str, Any]]:
+        return [
+            {**m, "content": _without_private(index, m["content"])}
+            if m.get("role") != "tool" and isinstance(m.get("content"), str) else dict(m)
+            for m in messages
+        ]  # fmt: skip
+
+    cleaned = await asyncio.to_thread(clean)
+    _private_whole(conversation_query(messages)[0], conversation_query(cleaned)[0])
+    return cleaned
+
+
 async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any]], *, k: int = NOTES_K,
                           model_system: str | None = None) -> Grounding:  # fmt: skip
     """Retrieve notes for the latest user message (and the conversation before it) and
     add them as a system message (:func:`insert_notes`, keeping ``model_system``); without
-    it when the relevance gate finds none. Earlier answers lose their sources blocks
-    either way (see :func:`strip_sources_blocks`). No heading whose text is one of the
-    conversation's messages is a note of it."""
+    it when the relevance gate finds none. The messages' private parts are taken out
+    first (:func:`without_private_parts`): they reach neither retrieval nor the model.
+    Earlier answers lose their sources blocks either way (see :func:`strip_sources_blocks`).
+    No heading whose text is one of the conversation's messages is a note of it."""
+    messages = await without_private_parts(index, messages)
     question, buffer = conversation_query(messages)
     messages = strip_sources_blocks(messages)
     if not question.strip():
@@ -185,19 +223,24 @@ async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any
 
 
 async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k: int = NOTES_K,
-                        model_system: str | None = None) -> tuple[str | None, list[Source]]:  # fmt: skip
-    """For ``/api/generate``: the system text with the notes appended, and the sources
-    (``system`` unchanged and no sources when no notes are relevant). Without a
-    ``system`` of the client's, the notes follow the model's own (``model_system``), which
-    Ollama uses only for a request without one."""
+                        model_system: str | None = None) -> tuple[str, str | None, list[Source]]:  # fmt: skip
+    """For ``/api/generate``: the prompt and the system text without their private parts
+    (as :func:`ground_messages` cleans messages; BadRequest when the prompt is private
+    whole), the notes appended to that system text, and the sources (no notes appended and
+    no sources when none is relevant). Without a ``system`` of the client's, the notes
+    follow the model's own (``model_system``), which Ollama uses only for a request
+    without one."""
+    cleaned, system = await asyncio.to_thread(lambda: (_without_private(index, prompt), system and _without_private(index, system)))
+    _private_whole(prompt, cleaned)
+    prompt = cleaned
     if not prompt.strip():
-        return system, []
+        return prompt, system, []
     context = await gather_context(index, prompt, k=k, date_range=await question_range(index, prompt))
     if not context.used_notes or not context.sources:
-        return system, []
+        return prompt, system, []
     notes = grounding_system_message(context, load_prompts(index.settings))
     base = system or model_system
-    return (f"{base}\n\n{notes}" if base else notes), list(context.sources)
+    return prompt, (f"{base}\n\n{notes}" if base else notes), list(context.sources)
 
 
 def sources_text(sources: Sequence[Source], roam_dir: Path | None = None) -> str:

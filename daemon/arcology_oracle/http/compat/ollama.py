@@ -111,7 +111,8 @@ async def plan_generate(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     out = {**body, "model": base}
     if body.get("raw") or body.get("suffix"):
         return ChatPlan(name, out, True)
-    system, sources = await grounding.ground_prompt(request.app[index_key], prompt, system, model_system=facts.system)
+    out["prompt"], system, sources = await grounding.ground_prompt(request.app[index_key], prompt, system,
+                                                                   model_system=facts.system)  # fmt: skip
     if system is not None:
         out["system"] = system
     return ChatPlan(name, out, True, answer_sources(request, sources, body))
