@@ -7,6 +7,7 @@ short, so that the refusal comes at once)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import subprocess
@@ -15,7 +16,8 @@ import sys
 import pytest
 
 from arcology_oracle.index import live, service
-from arcology_oracle.http.keys import worker_key
+from arcology_oracle.http.app import create_app
+from arcology_oracle.http.keys import index_key, ready_key, worker_key
 from tests.index.test_private_files import rows_holding
 from tests.runners import reconcile_once, wait_until
 
@@ -265,3 +267,43 @@ async def test_status_counts_nothing_of_a_withheld_note(bank, make_client, fake_
         assert await counts() == alone
     await wait_until(lambda: not index.withheld)  # taken at a retry: its Garden is served again
     assert await served(client, fake_ollama, "lockedgardenword") == ["/search", "/similar", "/nodes", "/ask prompt"]
+
+
+async def test_a_note_changed_while_the_daemon_was_down_is_withheld_until_the_start_has_read_it(
+    bank, aiohttp_client, fake_ollama, monkeypatch
+):
+    # A heading made private while the daemon was down (a sync, a restart of the service)
+    # was served from its old rows for as long as the first reconcile took to reach its
+    # note: requests are answered while it runs (seconds at a few thousand notes, more on
+    # a large or slow notes directory). Notes unchanged since are served meanwhile.
+    settings, roam = bank, bank.roam_dir
+    (roam / "walks.org").write_text("#+title: Walks\n* Ridge\nthe ridgewalkword path above the lake\n")
+    index = service.OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.embed_pending()
+    await index.close()
+    (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))  # while the daemon is down
+    gate = asyncio.Event()
+    reconcile = service.OracleIndex.reconcile
+
+    async def held_reconcile(self, *args, **kwargs):
+        await gate.wait()
+        return await reconcile(self, *args, **kwargs)
+
+    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    app = create_app(settings, watch=True)
+    client = await aiohttp_client(app)
+    assert not app[ready_key].is_set()  # the first reconcile has not read the notes yet
+    assert await served(client, fake_ollama, "lockedotterpin") == []
+    found = await (await client.get("/search", params={"q": "ridgewalkword"})).json()
+    assert [r["file"] for r in found["results"]] == ["walks.org"]
+    gate.set()
+    await asyncio.wait_for(app[ready_key].wait(), 30)
+    await wait_until(lambda: not index_of(app).withheld)
+    assert await served(client, fake_ollama, "lockedotterpin") == []
+    assert "/search" in await served(client, fake_ollama, "lockedgardenword")  # the rest of the note is back
+
+
+def index_of(app):
+    return app[index_key]

@@ -47,6 +47,9 @@ class LiveIndex:
     them, and a full reconcile runs when it asks for a rescan; every
     :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
     made private must take its notes out of the index without their being saved).
+    Until the first reconcile has read them, the notes stored whose file changed since
+    (or is gone) are withheld too: one changed while the daemon was down may hold a
+    heading made private since, and requests are answered while it runs.
     A note the store could not take (its disk full, the database locked by another
     program for more than :data:`SAVE_LOCK_WAIT_MS`: the report's
     ``stale``, or such an error out of the whole batch) keeps its old rows, which may
@@ -74,9 +77,15 @@ class LiveIndex:
         self._reconcile_task: asyncio.Task | None = None
         self._setup_task: asyncio.Task | None = None
         self._stale: dict[str, tuple[float, float]] = {}  # note -> (when to read it again, the wait after)
+        self._starting: frozenset[str] = frozenset()  # changed since stored, until the first reconcile read them
 
     async def start(self) -> None:
         await self.index.start()
+        # Withheld until the first reconcile has read them: a note changed while the daemon
+        # was down may hold a heading made private since (taken before any request).
+        root = self.settings.roam_dir
+        self._starting = frozenset(await self.index.read(lambda store: changed_since_stored(root, store.file_states())))
+        self._publish_withheld()
         self.worker.start()
         self._reconcile_task = asyncio.create_task(self._first_reconcile(), name="first-reconcile")
         if self._watch and self.settings.roam_dir.is_dir():
@@ -183,7 +192,10 @@ class LiveIndex:
         for rel in stale:
             wait = self._stale[rel][1] if rel in self._stale else SETUP_CHECK_SECONDS
             self._stale[rel] = (now + wait, min(wait * 2, self.settings.retry_max_seconds))
-        self.index.withheld = frozenset(self._stale)
+        self._publish_withheld()
+
+    def _publish_withheld(self) -> None:
+        self.index.withheld = frozenset(self._stale) | self._starting
 
     async def _rescan(self) -> None:
         await self._reconcile()
@@ -198,8 +210,12 @@ class LiveIndex:
             report = await self.index.reconcile()
         except OperationalError:
             root = self.settings.roam_dir
-            self._note_stale(await self.index.read(lambda store: changed_since_stored(root, store.file_states())), ())
+            changed = await self.index.read(lambda store: changed_since_stored(root, store.file_states()))
+            # Those withheld since the start are hidden from that read: stale too, read again alone until taken.
+            changed, self._starting = {*changed, *self._starting}, frozenset()
+            self._note_stale(changed, ())
             raise
+        self._starting = frozenset()
         self._note_stale(report.stale, ())
         return report
 
