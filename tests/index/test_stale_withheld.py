@@ -305,5 +305,36 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_until_the_st
     assert "/search" in await served(client, fake_ollama, "lockedgardenword")  # the rest of the note is back
 
 
+async def test_a_note_whose_setup_file_was_made_private_while_the_daemon_was_down_is_withheld_at_the_start(
+    bank, aiohttp_client, fake_ollama, monkeypatch
+):
+    # The note's own bytes did not change, only the #+SETUPFILE it names gained a private
+    # tag: its old rows were served until the first reconcile read it again.
+    settings, roam = bank, bank.roam_dir
+    (roam / "bank.setup").write_text("#+title: unused\n")
+    (roam / "bank.org").write_text("#+SETUPFILE: bank.setup\n" + NOTE.format(tag=""))
+    index = service.OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.embed_pending()
+    await index.close()
+    (roam / "bank.setup").write_text("#+filetags: :private:\n")  # while the daemon is down
+    gate = asyncio.Event()
+    reconcile = service.OracleIndex.reconcile
+
+    async def held_reconcile(self, *args, **kwargs):
+        await gate.wait()
+        return await reconcile(self, *args, **kwargs)
+
+    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    app = create_app(settings, watch=True)
+    client = await aiohttp_client(app)
+    assert not app[ready_key].is_set()
+    assert await served(client, fake_ollama, "lockedgardenword") == []
+    gate.set()
+    await asyncio.wait_for(app[ready_key].wait(), 30)
+    assert await served(client, fake_ollama, "lockedgardenword") == []
+
+
 def index_of(app):
     return app[index_key]

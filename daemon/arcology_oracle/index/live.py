@@ -21,7 +21,7 @@ from ..store import FileState
 from ..ollama.embed import Embedder
 from ..errors import DimensionMismatch, ServiceUnavailable
 from ..store.db import OperationalError
-from ..notes.setup_files import notes_to_read_again
+from ..notes.setup_files import changed_since, notes_to_read_again
 from .service import OracleIndex
 from .watcher import RoamWatcher
 
@@ -47,8 +47,8 @@ class LiveIndex:
     them, and a full reconcile runs when it asks for a rescan; every
     :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
     made private must take its notes out of the index without their being saved).
-    Until the first reconcile has read them, the notes stored whose file changed since
-    (or is gone) are withheld too: one changed while the daemon was down may hold a
+    Until the first reconcile has read them, the notes stored whose file (or a setup file
+    of which) changed since, or is gone, are withheld too: one changed while the daemon was down may hold a
     heading made private since, and requests are answered while it runs.
     A note the store could not take (its disk full, the database locked by another
     program for more than :data:`SAVE_LOCK_WAIT_MS`: the report's
@@ -285,14 +285,15 @@ class EmbedWorker:
 
 def changed_since_stored(root: Path, states: dict[str, FileState]) -> list[str]:
     """The notes of ``states`` (the store's) whose file under ``root`` is gone or has
-    another size or mtime."""
+    another size or mtime, or a setup file of which changed (each looked at once)."""
     changed = []
+    looks: dict[str, tuple] = {}
     for rel, state in states.items():
         try:
             st = os.stat(root / rel)
         except OSError:
             changed.append(rel)
             continue
-        if (st.st_size, st.st_mtime_ns) != (state.size, state.mtime_ns):
+        if (st.st_size, st.st_mtime_ns) != (state.size, state.mtime_ns) or changed_since(state.setup, looks):
             changed.append(rel)
     return changed
