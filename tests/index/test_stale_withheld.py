@@ -336,5 +336,36 @@ async def test_a_note_whose_setup_file_was_made_private_while_the_daemon_was_dow
     assert await served(client, fake_ollama, "lockedgardenword") == []
 
 
+async def test_a_tag_made_private_while_the_daemon_was_down_keeps_its_notes_out_from_the_start(
+    bank, aiohttp_client, fake_ollama, monkeypatch
+):
+    # private_tags gained "money" between two starts: the notes holding it were read again
+    # by the first reconcile, and served from their old rows until it reached them.
+    settings, roam = bank, bank.roam_dir
+    (roam / "bank.org").write_text(NOTE.format(tag=" :money:"))
+    index = service.OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.embed_pending()
+    await index.close()
+    settings = settings.model_copy(update={"private_tags": ("private", "money")})
+    gate = asyncio.Event()
+    reconcile = service.OracleIndex.reconcile
+
+    async def held_reconcile(self, *args, **kwargs):
+        await gate.wait()
+        return await reconcile(self, *args, **kwargs)
+
+    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    app = create_app(settings, watch=True)
+    client = await aiohttp_client(app)
+    assert not app[ready_key].is_set()
+    assert await served(client, fake_ollama, "lockedotterpin") == []
+    gate.set()
+    await asyncio.wait_for(app[ready_key].wait(), 30)
+    assert await served(client, fake_ollama, "lockedotterpin") == []
+    assert "/search" in await served(client, fake_ollama, "lockedgardenword")
+
+
 def index_of(app):
     return app[index_key]

@@ -22,6 +22,7 @@ from ..ollama.embed import Embedder
 from ..errors import DimensionMismatch, ServiceUnavailable
 from ..store.db import OperationalError
 from ..notes.setup_files import changed_since, notes_to_read_again
+from .parsing import newly_private
 from .service import OracleIndex
 from .watcher import RoamWatcher
 
@@ -83,8 +84,14 @@ class LiveIndex:
         await self.index.start()
         # Withheld until the first reconcile has read them: a note changed while the daemon
         # was down may hold a heading made private since (taken before any request).
-        root = self.settings.roam_dir
-        self._starting = frozenset(await self.index.read(lambda store: changed_since_stored(root, store.file_states())))
+        # So are those that private_tags (or the reader) changed since make the reconcile read again.
+        root, rules = self.settings.roam_dir, self.index.indexer.parse_options.reading_rules()
+
+        def changed(store) -> frozenset[str]:
+            again = store.read_again_under(rules, newly_private(store.recorded_reading_rules(), rules))
+            return frozenset([*changed_since_stored(root, store.file_states()), *again])
+
+        self._starting = await self.index.read(changed)
         self._publish_withheld()
         self.worker.start()
         self._reconcile_task = asyncio.create_task(self._first_reconcile(), name="first-reconcile")

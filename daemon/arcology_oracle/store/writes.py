@@ -73,18 +73,28 @@ class FileWrites(VectorSync):
         if self.get_meta(READING_RULES) == rules:
             return False
         with self.transaction():
-            if tagged is None:
-                self.conn.execute("UPDATE files SET mtime_ns = 0, hash = ''")
-            else:
-                hidden = Privacy.from_tags(tagged)
-                files = {f for f, tags in self.conn.execute("SELECT file, tags FROM headings WHERE tags != '[]'")
-                         if hidden.tags_exclude(json.loads(tags))}  # fmt: skip
-                self.conn.executemany("UPDATE files SET mtime_ns = 0, hash = '' WHERE id = ?", [(f,) for f in files])
-                self.conn.execute(
-                    "UPDATE files SET mtime_ns = 0, hash = '' WHERE NOT EXISTS (SELECT 1 FROM headings WHERE file = files.id)"
-                )
+            self.conn.executemany("UPDATE files SET mtime_ns = 0, hash = '' WHERE id = ?", [(f,) for f in self._read_again(tagged)])
             self._set_meta(READING_RULES, rules)
         return True
+
+    def read_again_under(self, rules: str, tagged: frozenset[str] | None = None) -> list[str]:
+        """The paths of the files :meth:`renew_reading_rules` would mark changed for
+        ``rules`` and ``tagged`` (none when they are the rules recorded): until read again,
+        they may hold a heading those rules make private."""
+        if self.get_meta(READING_RULES) == rules:
+            return []
+        ids = self._read_again(tagged)
+        return [path for file_id, path in self.conn.execute("SELECT id, path FROM files") if file_id in ids]
+
+    def _read_again(self, tagged: frozenset[str] | None) -> set[int]:
+        """The ids of the files to read again when the rules change (see :meth:`renew_reading_rules`)."""
+        if tagged is None:
+            return {f for (f,) in self.conn.execute("SELECT id FROM files")}
+        hidden = Privacy.from_tags(tagged)
+        files = {f for f, tags in self.conn.execute("SELECT file, tags FROM headings WHERE tags != '[]'")
+                 if hidden.tags_exclude(json.loads(tags))}  # fmt: skip
+        return files | {f for (f,) in self.conn.execute(
+            "SELECT id FROM files WHERE NOT EXISTS (SELECT 1 FROM headings WHERE file = files.id)")}  # fmt: skip
 
     def touch_file(self, path: str, size: int, mtime_ns: int) -> None:
         """Record a new size/mtime for a file whose content hash did not change."""
