@@ -367,5 +367,44 @@ async def test_a_tag_made_private_while_the_daemon_was_down_keeps_its_notes_out_
     assert "/search" in await served(client, fake_ollama, "lockedgardenword")
 
 
+# watchdog's inotify emitter warns when a watched folder is moved within the tree (it
+# watches it again under its new name); the suite's warnings are errors, which would stop it.
+@pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+async def test_a_folder_moved_where_exclude_globs_leave_it_out_is_withheld_until_the_rescan_has_read_it(
+    bank, aiohttp_client, fake_ollama, monkeypatch
+):
+    # A folder moved (mv money attic/money, exclude_globs attic/**) is a rescan, a full
+    # reconcile: its notes were served from their old rows until that reconcile ended.
+    settings, roam = bank, bank.roam_dir
+    (roam / "bank.org").unlink()
+    (roam / "money").mkdir()
+    (roam / "money" / "bank.org").write_text(NOTE.format(tag=""))
+    settings = settings.model_copy(update={"exclude_globs": ("attic/**",)})
+    app = create_app(settings, watch=True)
+    client = await aiohttp_client(app)
+    await asyncio.wait_for(app[ready_key].wait(), 30)
+    await asyncio.wait_for(app[worker_key].idle.wait(), 30)
+    found = await (await client.get("/search", params={"q": "lockedotterpin"})).json()
+    assert [r["file"] for r in found["results"]] == ["money/bank.org"]
+    gate, started = asyncio.Event(), asyncio.Event()
+    reconcile = service.OracleIndex.reconcile
+
+    async def held_reconcile(self, *args, **kwargs):
+        started.set()
+        await gate.wait()
+        return await reconcile(self, *args, **kwargs)
+
+    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    (roam / "attic").mkdir()
+    (roam / "money").rename(roam / "attic" / "money")
+    await asyncio.wait_for(started.wait(), 30)  # the rescan
+    found = await (await client.get("/search", params={"q": "lockedotterpin"})).json()
+    assert found["results"] == []
+    gate.set()
+    await wait_until(lambda: not index_of(app).withheld)
+    found = await (await client.get("/search", params={"q": "lockedotterpin"})).json()
+    assert found["results"] == []
+
+
 def index_of(app):
     return app[index_key]

@@ -48,9 +48,9 @@ class LiveIndex:
     them, and a full reconcile runs when it asks for a rescan; every
     :data:`SETUP_CHECK_SECONDS`, the notes whose setup files changed are read again (one
     made private must take its notes out of the index without their being saved).
-    Until the first reconcile has read them, the notes stored whose file (or a setup file
-    of which) changed since, or is gone, are withheld too: one changed while the daemon was down may hold a
-    heading made private since, and requests are answered while it runs.
+    Until the first reconcile (or a rescan's) has read them, the notes stored that changed
+    since are withheld too (:meth:`_withhold_unread`): one changed while the daemon was
+    down may hold a heading made private since, and requests are answered while it runs.
     A note the store could not take (its disk full, the database locked by another
     program for more than :data:`SAVE_LOCK_WAIT_MS`: the report's
     ``stale``, or such an error out of the whole batch) keeps its old rows, which may
@@ -78,21 +78,11 @@ class LiveIndex:
         self._reconcile_task: asyncio.Task | None = None
         self._setup_task: asyncio.Task | None = None
         self._stale: dict[str, tuple[float, float]] = {}  # note -> (when to read it again, the wait after)
-        self._starting: frozenset[str] = frozenset()  # changed since stored, until the first reconcile read them
+        self._unread: frozenset[str] = frozenset()  # changed since stored, until a full reconcile read them
 
     async def start(self) -> None:
         await self.index.start()
-        # Withheld until the first reconcile has read them: a note changed while the daemon
-        # was down may hold a heading made private since (taken before any request).
-        # So are those that private_tags (or the reader) changed since make the reconcile read again.
-        root, rules = self.settings.roam_dir, self.index.indexer.parse_options.reading_rules()
-
-        def changed(store) -> frozenset[str]:
-            again = store.read_again_under(rules, newly_private(store.recorded_reading_rules(), rules))
-            return frozenset([*changed_since_stored(root, store.file_states()), *again])
-
-        self._starting = await self.index.read(changed)
-        self._publish_withheld()
+        await self._withhold_unread()  # before any request
         self.worker.start()
         self._reconcile_task = asyncio.create_task(self._first_reconcile(), name="first-reconcile")
         if self._watch and self.settings.roam_dir.is_dir():
@@ -202,9 +192,25 @@ class LiveIndex:
         self._publish_withheld()
 
     def _publish_withheld(self) -> None:
-        self.index.withheld = frozenset(self._stale) | self._starting
+        self.index.withheld = frozenset(self._stale) | self._unread
+
+    async def _withhold_unread(self) -> None:
+        """Withhold, until a full reconcile has read them, the notes stored whose file (or
+        a setup file of which) changed since, or is gone, and those a change of the reading
+        rules (``private_tags``, the reader) has it read again: any may hold a heading made
+        private (while the daemon was down; in a folder moved where ``exclude_globs`` leave
+        it out), and requests are answered while it runs."""
+        root, rules = self.settings.roam_dir, self.index.indexer.parse_options.reading_rules()
+
+        def changed(store) -> frozenset[str]:
+            again = store.read_again_under(rules, newly_private(store.recorded_reading_rules(), rules))
+            return frozenset([*changed_since_stored(root, store.file_states()), *again])
+
+        self._unread = self._unread | await self.index.read(changed)  # (those withheld are hidden from that read)
+        self._publish_withheld()
 
     async def _rescan(self) -> None:
+        await self._withhold_unread()
         await self._reconcile()
         self.worker.wake()
 
@@ -219,10 +225,10 @@ class LiveIndex:
             root = self.settings.roam_dir
             changed = await self.index.read(lambda store: changed_since_stored(root, store.file_states()))
             # Those withheld since the start are hidden from that read: stale too, read again alone until taken.
-            changed, self._starting = {*changed, *self._starting}, frozenset()
+            changed, self._unread = {*changed, *self._unread}, frozenset()
             self._note_stale(changed, ())
             raise
-        self._starting = frozenset()
+        self._unread = frozenset()
         self._note_stale(report.stale, ())
         return report
 
