@@ -4,7 +4,8 @@ server) reach a running daemon.
 :class:`DaemonClient` sends the bearer token when one is configured and turns every
 failure into a domain error whose message names the daemon's URL: a refused or timed-out
 connection is :class:`DaemonUnreachable`; a JSON error answer is :class:`NotFound` (404),
-:class:`BadRequest` (other 4xx) or :class:`DaemonError` (5xx, 401, anything unexpected).
+:class:`Conflict` (a 409 with its ``retry``), :class:`BadRequest` (other 4xx) or
+:class:`DaemonError` (5xx, 401, anything unexpected).
 It never returns partial data and never raises an ``httpx`` exception.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 
 from ..config import Settings
-from ..errors import BadRequest, NotFound, OracleError, ServiceUnavailable
+from ..errors import BadRequest, Conflict, NotFound, OracleError, ServiceUnavailable
 
 _WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
@@ -94,6 +95,8 @@ class DaemonClient:
         message = _error_text(body) or f"HTTP {resp.status_code}"
         if resp.status_code == 404:
             raise NotFound(message)
+        if resp.status_code == 409 and isinstance(body, dict) and isinstance(body.get("retry"), bool):
+            raise Conflict(message, retry=body["retry"])
         if resp.status_code == 401:
             raise DaemonError(f"the daemon at {self.url} refused the token: {message}", 401)
         if 400 <= resp.status_code < 500:

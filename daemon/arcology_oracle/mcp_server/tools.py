@@ -25,12 +25,12 @@ from urllib.parse import quote
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .. import __version__
 from ..config import Settings
-from ..errors import NotFound, OracleError
+from ..errors import Conflict, NotFound, OracleError
 from ..http.client import DaemonClient
 from . import views
 
@@ -150,22 +150,29 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
     """Tools that write to the notes (offered only with ``mcp_allow_writes``).
 
     ``remember`` posts to the daemon's ``/memorize`` (capture into today's daily note).
-    Until the daemon has that route it answers with a tool error saying so.
+    Until the daemon has that route it answers with a tool error saying so. A capture the
+    daemon refuses (409) is a tool error that says whether to try again
+    (:func:`views.refused`).
     """
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False))
     async def remember(
         text: Annotated[str, Field(min_length=1, max_length=100_000, description="what to remember, as the user would write it")],
-    ) -> str:
+    ) -> CallToolResult:
         """Write a short note into the user's notes (today's journal) so that it can be
-        found later. Use only when the user asks you to remember something."""
+        found later. Use only when the user asks you to remember something. If the notes
+        cannot take it now, the error's retry says whether the same call can work in a
+        moment (true: the note is open or unsaved elsewhere) or never will (false)."""
         try:
             answer = await client.post("/memorize", {"text": text})
         except NotFound:
             raise ToolError("this daemon cannot take notes yet: it has no /memorize route") from None
+        except Conflict as exc:
+            return views.refused(str(exc), exc.retry)
         except OracleError as exc:
             raise ToolError(str(exc)) from None
-        return answer.get("link") or f"remembered (id {answer.get('id')})"
+        said = answer.get("link") or f"remembered (id {answer.get('id')})"
+        return CallToolResult(content=[TextContent(type="text", text=said)])
 
 
 async def _get_node(client: DaemonClient, node_id: str) -> dict:

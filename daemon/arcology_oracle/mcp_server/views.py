@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from ..notes.oracle_words import body_first_line
@@ -76,6 +77,22 @@ class Note(BaseModel):
     links: list[LinkedNote] = Field(description="notes this note links to")
     backlinks: list[LinkedNote] = Field(description="notes that link to this note")
     truncated: bool = Field(False, description="whether body was cut at the size limit")
+
+
+def refused(message: str, retry: bool) -> CallToolResult:
+    """A tool error for a write the daemon refused (its 409): the daemon's words, then
+    whether the same call can succeed in a moment, in words and as structured content
+    ``{"error": message, "retry": bool}`` (the 409's ``retry``), so that an agent can
+    tell "try again" from "give up" without parsing prose."""
+    if retry:
+        said = "(retry: true: the same call can succeed in a moment)"
+    else:
+        said = "(retry: false: the same call will not succeed; nothing was remembered)"
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{message} {said}")],
+        structured_content={"error": message, "retry": retry},
+        is_error=True,
+    )
 
 
 def org_link(node_id: str | None, title: str) -> str:
