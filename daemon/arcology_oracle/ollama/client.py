@@ -213,6 +213,8 @@ def translate_errors(host: str, model: str | None, *, streaming: bool = False) -
     Ollama broke it off.
     """
     what = f"model {model!r} at {host}" if model else host
+    # For the messages that begin "Ollama at HOST": the host is named once.
+    which = f" (model {model!r})" if model else ""
     try:
         yield
     except ollama.ResponseError as exc:
@@ -233,12 +235,11 @@ def translate_errors(host: str, model: str | None, *, streaming: bool = False) -
     except (ConnectionError, httpx.ConnectError, aiohttp.ClientConnectorError) as exc:
         raise UpstreamUnavailable(f"cannot connect to Ollama at {host}: {exc}", host=host, model=model) from None
     except (httpx.TimeoutException, asyncio.TimeoutError):
-        raise UpstreamUnavailable(f"Ollama at {host} timed out ({what})", host=host, model=model, status=504) from None
+        raise UpstreamUnavailable(f"Ollama at {host} timed out{which}", host=host, model=model, status=504) from None
     except _CUT_SHORT:
         # Said in words: the page and Emacs show this message as it is.
         raise UpstreamUnavailable(
-            f"Ollama at {host} broke off its answer: the connection closed before its end"
-            + (f" (model {model!r})" if model else ""),
+            f"Ollama at {host} broke off its answer: the connection closed before its end{which}",
             host=host, model=model,
         ) from None  # fmt: skip
     except (httpx.HTTPError, aiohttp.ClientError) as exc:
@@ -246,7 +247,7 @@ def translate_errors(host: str, model: str | None, *, streaming: bool = False) -
         raise UpstreamUnavailable(f"Ollama at {host} {how} ({type(exc).__name__}: {exc})", host=host, model=model) from None
     except json.JSONDecodeError:
         raise UpstreamUnavailable(
-            f"invalid response from {what}: it is not Ollama's (not JSON: is it Ollama that answers at {host}?)",
+            f"invalid response from {what}: it is not Ollama's (not JSON: is it Ollama that answers there?)",
             host=host, model=model,
         ) from None  # fmt: skip
     except (ValueError, KeyError, TypeError) as exc:
