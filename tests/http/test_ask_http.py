@@ -106,6 +106,48 @@ async def test_missing_model_is_503_naming_host_and_model(client, fake_ollama):
     assert body["ok"] is False and "no-such-model" in body["error"] and fake_ollama.url in body["error"]
 
 
+async def test_progress_says_the_notes_found_before_the_model_begins(client, fake_ollama):
+    # The web page's ask: "found" comes while the model has not said a word (here it hangs).
+    fake_ollama.state.configure({"fault_paths": ["/api/chat"], "hang": True, "hang_max": 3600})
+    try:
+        # The headers come before the model's first words (not waited for: a hung model hangs this).
+        asking = client.post("/ask", json={"question": "sqlite covering index", "progress": True}, headers=NDJSON)
+        resp = await asyncio.wait_for(asking, 10)
+        assert resp.status == 200, await resp.text()
+        found = await read_line(resp)
+        assert found == {"type": "found", "count": found["count"], "used_notes": True, "mode": "vector"}
+        assert found["count"] > 0
+        await asyncio.wait_for(fake_ollama.state.hanging.wait(), 10)
+    finally:
+        fake_ollama.state.configure({"hang": False})
+        fake_ollama.state.release()
+    lines = [json.loads(line) for line in (await resp.content.read()).splitlines()]
+    assert lines[0]["type"] == "sources" and len(lines[0]["sources"]) == found["count"]
+    assert [e["type"] for e in lines[1:-1]] == ["token"] * (len(lines) - 2) and lines[-1] == {"type": "done"}
+
+    # Begun with "found", a model that cannot answer is an error event (without progress: a 503, above).
+    body = {"question": "sourdough", "model": "no-such-model", "progress": True}
+    resp = await client.post("/ask", json=body, headers=NDJSON)
+    lines = [json.loads(line) for line in (await resp.text()).splitlines()]
+    assert resp.status == 200 and [e["type"] for e in lines] == ["found", "error"], lines
+    assert "no-such-model" in lines[1]["message"] and fake_ollama.url in lines[1]["message"]
+
+
+async def test_progress_client_leaving_before_the_model_begins_cancels_it(client, fake_ollama):
+    fake_ollama.state.configure({"fault_paths": ["/api/chat"], "hang": True, "hang_max": 3600})
+    try:
+        # The headers come before the model's first words (not waited for: a hung model hangs this).
+        asking = client.post("/ask", json={"question": "sourdough starter", "progress": True}, headers=NDJSON)
+        resp = await asyncio.wait_for(asking, 10)
+        assert (await read_line(resp))["type"] == "found"
+        await asyncio.wait_for(fake_ollama.state.hanging.wait(), 10)
+        resp.close()
+        await asyncio.wait_for(fake_ollama.state.client_gone.wait(), 10)
+        assert fake_ollama.state.client_disconnects == 1
+    finally:
+        fake_ollama.state.release()
+
+
 async def test_ollama_down_is_503(client, fake_ollama):
     await fake_ollama.stop()
     resp = await client.get("/ask", params={"q": "sourdough starter"})

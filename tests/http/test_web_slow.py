@@ -4,8 +4,10 @@ away for a moment, and when a note changes under a list of results."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
+import pytest
 from playwright.async_api import expect
 
 from tests.browser import WAIT_MS
@@ -66,6 +68,48 @@ async def test_a_question_while_the_embedder_hangs_is_answered_from_the_keyword_
         assert not fake_ollama.state.hang_release.is_set()  # answered while the embedding hung
         await expect(page.locator("#answer")).to_have_text("Remove the lower leaves [1].")
         await expect(page.locator("#sources-box h3")).to_have_text("Sources (keyword match only)")
+        assert "Blight" in await page.locator("#sources").inner_text()
+        watch.assert_clean()
+    finally:
+        fake_ollama.state.release()
+        daemon.stop()
+
+
+@pytest.mark.parametrize(
+    ("hung", "says"),
+    [
+        (["/api/chat"], r"^Found \d+ notes?; waiting for the model…$"),
+        (["/api/chat", "/api/embed"], r"^Found \d+ notes? by keywords; waiting for the model…$"),
+    ],
+    ids=["by-meaning", "keyword-fallback"],
+)
+async def test_a_question_says_it_waits_for_the_model_once_the_notes_are_found(browser, tmp_path, roam_dir, fake_ollama, hung, says):  # noqa: F811, E501
+    # The chat model loading (or busy with another answer): the notes were found at once,
+    # but the page said "Finding notes…" until the model's first words, however long.
+    fake_ollama.state.chat_reply = "Remove the lower leaves [1]."
+    daemon = await start_daemon(
+        tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True,
+        env={"ARCOLOGY_ORACLE_SEARCH_EMBED_WAIT": "0.5", "ARCOLOGY_ORACLE_EMBED_TIMEOUT": "600",
+             "ARCOLOGY_ORACLE_CHAT_TIMEOUT": "600"},
+    )  # fmt: skip
+    try:
+        page, watch = await new_page(browser, **PHONE)
+        await page.goto(daemon.url + "/")
+        await page.locator("#status").get_by_text("embedder reachable").wait_for()
+        fake_ollama.state.configure({"fault_paths": hung, "hang": True, "hang_max": 3600})
+        chats = fake_ollama.state.count("/api/chat")
+        await page.fill("#question", "tomato blight")
+        await page.click("#ask-button")
+        await asyncio.wait_for(fake_ollama.state.wait_for("/api/chat", chats + 1), WAIT_MS / 1000)
+        # The daemon is waiting for the model now, and the page says so.
+        state = page.locator("#ask-state")
+        await expect(state).to_have_text(re.compile(says), timeout=WAIT_MS)
+        assert await page.locator("#answer").get_attribute("data-state") == "streaming"
+        fake_ollama.state.hang = False
+        fake_ollama.state.release()
+        await page.locator("#answer[data-state=done]").wait_for(timeout=WAIT_MS)
+        await expect(page.locator("#answer")).to_have_text("Remove the lower leaves [1].")
+        await expect(state).to_have_text("")
         assert "Blight" in await page.locator("#sources").inner_text()
         watch.assert_clean()
     finally:

@@ -7,15 +7,17 @@ still holds then (:func:`~arcology_oracle.answers.held_sources.held_sources`).
 Streams (NDJSON, or plain text for ``GET /ask``) start only once the model has produced
 its first piece, so an unreachable Ollama or a missing model is still a proper 503 from
 the error middleware; a failure after that arrives as a final ``{"type": "error"}`` event
-(or an ``[error: ...]`` line). A client that disconnects cancels the model's generation:
-see :mod:`.streaming`.
+(or an ``[error: ...]`` line); except ``POST /ask`` with ``progress``, whose stream
+starts with the notes found (:func:`stream_ndjson`). A client that disconnects cancels
+the model's generation: see :mod:`.streaming`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 
 from aiohttp import web
 
@@ -63,10 +65,15 @@ def _line(obj: dict) -> bytes:
     return json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n"
 
 
-async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.StreamResponse:
+async def stream_ndjson(request: web.Request, reply: Reply, *, found: bool = False, **extra) -> web.StreamResponse:
     """``sources`` event, ``token`` events, then ``done`` (or ``error``). The ``sources``
     event is made once the model's first piece has come (a model loading can take
-    minutes): it names those the index still holds then."""
+    minutes): it names those the index still holds then.
+
+    ``found`` (``/ask``'s ``progress``): the stream starts at once with a ``found`` event
+    (how many notes, ``used_notes``, ``extra``), so that a client can say it is waiting
+    for the model; a model that cannot be reached is then an ``error`` event, not a 503.
+    """
 
     def on_error(exc: Exception) -> bytes:
         if isinstance(exc, ServiceUnavailable):
@@ -79,6 +86,10 @@ async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.Stre
         sources = [s.as_dict() for s in held]
         return _line({"type": "sources", "sources": sources, "used_notes": reply.used_notes, "model": reply.model, **extra})
 
+    if found:
+        first = {"type": "found", "count": len(reply.sources), "used_notes": reply.used_notes, **extra}
+        return await stream(request, _found_first(_line(first), head, reply.pieces), content_type=NDJSON,
+                            encode=lambda line: line, tail=_line({"type": "done"}), on_error=on_error)  # fmt: skip
     return await stream(
         request,
         reply.pieces,
@@ -88,6 +99,23 @@ async def stream_ndjson(request: web.Request, reply: Reply, **extra) -> web.Stre
         tail=_line({"type": "done"}),
         on_error=on_error,
     )
+
+
+async def _found_first(
+    found: bytes, head: Callable[[], Awaitable[bytes]], pieces: AsyncIterator[str]
+) -> AsyncIterator[bytes]:
+    """``found``, then the lines :func:`stream_ndjson` writes without it: ``head()`` (the
+    ``sources`` event) once the model's first piece has come, or it has ended with none."""
+    sent_head = False
+    async with aclosing(pieces):  # closed however this ends, as stream() closes what it is given
+        yield found
+        async for piece in pieces:
+            if not sent_head:
+                sent_head = True
+                yield await head()
+            yield _line({"type": "token", "text": piece})
+    if not sent_head:
+        yield await head()
 
 
 async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
@@ -138,7 +166,7 @@ async def ask_post(request: web.Request) -> web.StreamResponse:
     used = {"date_range": reply.date_range.as_dict()} if reply.date_range else {}
     used["mode"] = reply.mode
     if wants_ndjson(request, body.stream):
-        return await stream_ndjson(request, reply, **used)
+        return await stream_ndjson(request, reply, found=body.progress, **used)
     answer, sources = await whole_text(request, reply)
     return web.json_response(
         {"answer": answer, "sources": sources, "used_notes": reply.used_notes, "model": reply.model, **used}

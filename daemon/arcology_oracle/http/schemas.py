@@ -138,6 +138,7 @@ class AskRequest(Dated):
     k: Count(50) = 8
     model: Model | None = None
     stream: bool | None = Field(None, description="NDJSON events (default: when Accept names application/x-ndjson)")
+    progress: bool = Field(False, description="with stream: a 'found' event once the notes are found (README, /ask)")
 
 
 class RecallRequest(Dated):

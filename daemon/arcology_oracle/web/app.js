@@ -786,7 +786,8 @@
       const response = await api("/ask", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/x-ndjson" },
-        body: JSON.stringify({ question, stream: true }),
+        // progress: a "found" event once the notes are found, before the model's first words.
+        body: JSON.stringify({ question, stream: true, progress: true }),
         signal: controller.signal,
       });
       const type = response.headers.get("Content-Type") || "";
@@ -798,7 +799,13 @@
       } else {
         answer.dataset.state = "streaming";
         for await (const event of ndjson(response.body)) {
-          if (event.type === "sources") {
+          if (event.type === "found") {
+            // The notes are found; the model may take long to load or to begin.
+            const how = event.mode === "keyword" ? " by keywords" : "";
+            state.textContent = event.used_notes === false || !event.count
+              ? "No matching notes; waiting for the model…"
+              : `Found ${plural(event.count, "note")}${how}; waiting for the model…`;
+          } else if (event.type === "sources") {
             showSources(event.sources, event.used_notes, event.mode);
             if (!state.textContent) state.textContent = "Writing…";
           } else if (event.type === "token") {
