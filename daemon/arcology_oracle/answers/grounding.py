@@ -99,10 +99,13 @@ def with_grounded_variants(models: Sequence[Mapping[str, Any]], chat_names: set[
 
 @dataclass
 class Grounding:
-    """A conversation ready for the upstream model, and the notes put into it."""
+    """A conversation ready for the upstream model, and the notes put into it. ``mode``:
+    how the notes were searched ("vector" or "keyword", as ``/ask`` says it); None when
+    they were not (no question)."""
 
     messages: list[dict[str, Any]]
     sources: list[Source] = field(default_factory=list)
+    mode: str | None = None
 
     @property
     def used_notes(self) -> bool:
@@ -217,30 +220,30 @@ async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any
     turns = [message_text(m) for m in messages if m.get("role") in ("user", "assistant")]
     context = await gather_context(index, question, buffer=buffer, k=k, date_range=date_range, seen=turns)
     if not context.used_notes or not context.sources:
-        return Grounding(messages)
+        return Grounding(messages, mode=context.mode)
     notes = grounding_system_message(context, load_prompts(index.settings))
-    return Grounding(insert_notes(messages, notes, model_system), list(context.sources))
+    return Grounding(insert_notes(messages, notes, model_system), list(context.sources), context.mode)
 
 
 async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k: int = NOTES_K,
-                        model_system: str | None = None) -> tuple[str, str | None, list[Source]]:  # fmt: skip
+                        model_system: str | None = None) -> tuple[str, str | None, list[Source], str | None]:  # fmt: skip
     """For ``/api/generate``: the prompt and the system text without their private parts
     (as :func:`ground_messages` cleans messages; BadRequest when the prompt is private
-    whole), the notes appended to that system text, and the sources (no notes appended and
-    no sources when none is relevant). Without a ``system`` of the client's, the notes
-    follow the model's own (``model_system``), which Ollama uses only for a request
-    without one."""
+    whole), the notes appended to that system text, the sources (no notes appended and
+    no sources when none is relevant), and how the notes were searched (as
+    :class:`Grounding`'s ``mode``). Without a ``system`` of the client's, the notes follow
+    the model's own (``model_system``), which Ollama uses only for a request without one."""
     cleaned, system = await asyncio.to_thread(lambda: (_without_private(index, prompt), system and _without_private(index, system)))
     _private_whole(prompt, cleaned)
     prompt = cleaned
     if not prompt.strip():
-        return prompt, system, []
+        return prompt, system, [], None
     context = await gather_context(index, prompt, k=k, date_range=await question_range(index, prompt))
     if not context.used_notes or not context.sources:
-        return prompt, system, []
+        return prompt, system, [], context.mode
     notes = grounding_system_message(context, load_prompts(index.settings))
     base = system or model_system
-    return prompt, (f"{base}\n\n{notes}" if base else notes), list(context.sources)
+    return prompt, (f"{base}\n\n{notes}" if base else notes), list(context.sources), context.mode
 
 
 def sources_text(sources: Sequence[Source], roam_dir: Path | None = None) -> str:

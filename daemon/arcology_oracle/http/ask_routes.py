@@ -29,6 +29,7 @@ from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
 from .keys import index_key, settings_key
 from .params import parse_body, parse_query
+from .retrieval import retrieval_headers
 from .routes import date_range_param
 from .schemas import AskQuery, AskRequest, ConverseRequest, RecallRequest, SummarizeRequest
 from .streaming import ClientGone, cancel_on_disconnect, stream
@@ -119,7 +120,10 @@ async def _found_first(
 
 
 async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
-    """The answer as plain text, then a ``Sources:`` list (for curl) of those still held."""
+    """The answer as plain text, then a ``Sources:`` list (for curl) of those still held,
+    "Sources (keyword match only):" when the notes were found by keywords; the header of
+    :mod:`.retrieval` says it too."""
+    head = "Sources (keyword match only):" if reply.mode == "keyword" else "Sources:"
     dates = ""
     if reply.date_range is not None:
         used = reply.date_range.as_dict()
@@ -128,11 +132,11 @@ async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
     async def tail() -> bytes:
         held = await held_sources(request.app[index_key], reply.sources)
         if held and reply.used_notes:
-            text = dates + "\n\nSources:\n" + sources_text_block(held) + "\n"
+            text = f"{dates}\n\n{head}\n" + sources_text_block(held) + "\n"
         elif reply.used_notes:
-            text = dates + "\n\nSources: none (the notes used have left the index since: made private or deleted)\n"
+            text = f"{dates}\n\n{head} none (the notes used have left the index since: made private or deleted)\n"
         else:
-            text = dates + "\n\nSources: none (no notes were relevant enough, so none were used)\n"
+            text = f"{dates}\n\n{head} none (no notes were relevant enough, so none were used)\n"
         return text.encode("utf-8")
 
     return await stream(
@@ -142,6 +146,7 @@ async def stream_text(request: web.Request, reply: Reply) -> web.StreamResponse:
         encode=lambda piece: piece.encode("utf-8"),
         tail=tail,
         on_error=lambda exc: f"\n\n[error: {exc}]\n".encode("utf-8") if isinstance(exc, ServiceUnavailable) else None,
+        headers=retrieval_headers(reply.mode),
     )
 
 

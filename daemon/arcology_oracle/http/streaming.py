@@ -17,7 +17,7 @@ import asyncio
 import contextvars
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import TypeVar
 
@@ -103,9 +103,12 @@ def cancelled_on_disconnect(handler: Handler) -> Handler:
     return wrapper
 
 
-async def start_stream(request: web.Request, content_type: str) -> web.StreamResponse:
-    """A prepared streaming response of ``content_type``, never cached."""
-    response = web.StreamResponse(headers={"Content-Type": content_type, "Cache-Control": "no-cache"})
+async def start_stream(
+    request: web.Request, content_type: str, headers: Mapping[str, str] | None = None
+) -> web.StreamResponse:
+    """A prepared streaming response of ``content_type`` (and ``headers``), never cached."""
+    headers = {"Content-Type": content_type, "Cache-Control": "no-cache", **(headers or {})}
+    response = web.StreamResponse(headers=headers)
     await response.prepare(request)
     return response
 
@@ -124,9 +127,11 @@ async def stream(
     stop: Callable[[T], bool] = lambda item: False,
     on_error: Callable[[Exception], bytes | None] = lambda exc: None,
     empty: Callable[[], Exception] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> web.StreamResponse:
     """Stream ``items`` to the client: ``head``, each item as ``encode`` makes it, then
-    ``tail`` (left out when an item for which ``stop`` is true ended the stream). A
+    ``tail`` (left out when an item for which ``stop`` is true ended the stream), with
+    ``headers`` besides its content type. A
     ``head`` or ``tail`` that is a function is awaited only when it is to be written:
     the head once the first item is there, the tail after the last.
 
@@ -148,7 +153,7 @@ async def stream(
             first = await anext(items, _END)
             if first is _END and empty is not None:
                 raise empty()
-            response = await start_stream(request, content_type)
+            response = await start_stream(request, content_type, headers)
             try:
                 if start := head if isinstance(head, bytes) else await head():
                     await response.write(start)

@@ -111,11 +111,11 @@ async def plan_generate(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     out = {**body, "model": base}
     if body.get("raw") or body.get("suffix"):
         return ChatPlan(name, out, True)
-    out["prompt"], system, sources = await grounding.ground_prompt(request.app[index_key], prompt, system,
-                                                                   model_system=facts.system)  # fmt: skip
+    index = request.app[index_key]
+    out["prompt"], system, sources, mode = await grounding.ground_prompt(index, prompt, system, model_system=facts.system)
     if system is not None:
         out["system"] = system
-    return ChatPlan(name, out, True, answer_sources(request, sources, body))
+    return ChatPlan(name, out, True, answer_sources(request, sources, body), mode)
 
 
 def _ndjson(frame: dict[str, Any]) -> bytes:
@@ -127,8 +127,9 @@ async def _answer(request: web.Request, plan: ChatPlan, path: str) -> web.Stream
     if not plan.grounded:
         return await (relay_stream(request, path, plan.body) if streaming else relay_json(request, "POST", path, plan.body))
     if not streaming:
-        return web.json_response(await complete(request, plan, path))
-    return await send_frames(request, plan_frames(request, plan, path), content_type=NDJSON, encode=_ndjson)
+        return web.json_response(await complete(request, plan, path), headers=plan.headers)
+    frames = plan_frames(request, plan, path)
+    return await send_frames(request, frames, content_type=NDJSON, encode=_ndjson, headers=plan.headers)
 
 
 # --------------------------------------------------------------------------- routes

@@ -87,7 +87,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     plan = await plan_chat(request, shapes.openai_chat_to_ollama(body))
     if not plan.body.get("stream"):
         answer = await complete(request, plan, "/api/chat")
-        return web.json_response(shapes.openai_completion(answer, model=plan.name))
+        return web.json_response(shapes.openai_completion(answer, model=plan.name), headers=plan.headers)
     stream_options = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
     translator = shapes.ChunkTranslator(plan.name, include_usage=bool(stream_options.get("include_usage")))
 
@@ -97,7 +97,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         return b"".join(_sse(chunk) for chunk in translator.translate(frame))
 
     frames = plan_frames(request, plan, "/api/chat")
-    return await send_frames(request, frames, content_type=SSE, encode=encode, trailer=b"data: [DONE]\n\n")
+    return await send_frames(request, frames, content_type=SSE, encode=encode, trailer=b"data: [DONE]\n\n",
+                             headers=plan.headers)  # fmt: skip
 
 
 @routes.get("/v1/models")

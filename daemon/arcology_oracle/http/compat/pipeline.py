@@ -24,6 +24,7 @@ from ...errors import BadRequest, NotFound, Stopping
 from ...ollama.proxy import ModelFacts, Upstream, UpstreamError, UpstreamUnavailable
 from ..keys import index_key, settings_key
 from ..params import str_param
+from ..retrieval import retrieval_headers
 from ..streaming import stream
 
 log = logging.getLogger(__name__)
@@ -70,13 +71,20 @@ class ChatPlan:
     """What to send upstream for one chat or generate request, and how to answer.
 
     ``name`` is the model as the client named it (answers carry it); ``body`` is the
-    upstream request; ``sources`` are the notes to name after the answer (none: no block).
+    upstream request; ``sources`` are the notes to name after the answer (none: no block);
+    ``retrieval`` how they were searched (:mod:`..retrieval`; None: not searched).
     """
 
     name: str
     body: dict[str, Any]
     grounded: bool = False
     sources: tuple = ()
+    retrieval: str | None = None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What the answer's response says besides its body (:mod:`..retrieval`)."""
+        return retrieval_headers(self.retrieval)
 
 
 async def require_chat_model(request: web.Request, base: str, name: str) -> ModelFacts:
@@ -134,7 +142,7 @@ async def plan_chat(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     facts = await require_chat_model(request, base, name)
     grounded_chat = await grounding.ground_messages(request.app[index_key], _messages(body), model_system=facts.system)
     return ChatPlan(name, {**body, "model": base, "messages": grounded_chat.messages}, True,
-                    answer_sources(request, grounded_chat.sources, body))  # fmt: skip
+                    answer_sources(request, grounded_chat.sources, body), grounded_chat.mode)  # fmt: skip
 
 
 def _parse_frame(line: bytes, host: str) -> dict[str, Any]:
@@ -214,9 +222,10 @@ async def complete(request: web.Request, plan: ChatPlan, path: str) -> dict[str,
 
 
 async def send_frames(request: web.Request, frames: AsyncIterator[dict[str, Any]], *, content_type: str,
-                      encode: Callable[[dict[str, Any]], bytes], trailer: bytes = b"") -> web.StreamResponse:  # fmt: skip
+                      encode: Callable[[dict[str, Any]], bytes], trailer: bytes = b"",
+                      headers: Mapping[str, str] | None = None) -> web.StreamResponse:  # fmt: skip
     """Stream ``frames`` (from :func:`plan_frames`) to the client, each as ``encode`` makes
-    it, then ``trailer`` unless an error frame ended the stream. The response starts with
+    it, then ``trailer`` unless an error frame ended the stream (``headers``: a plan's). The response starts with
     the first frame, so a failed upstream request still gets a proper error status. A stop
     of the daemon ends a stream begun with an error frame (``{"error": message}`` as
     ``encode`` writes it), so a client never takes the answer cut short for a whole one."""
@@ -230,6 +239,7 @@ async def send_frames(request: web.Request, frames: AsyncIterator[dict[str, Any]
         stop=lambda frame: "error" in frame,
         on_error=lambda exc: encode({"error": str(exc)}) if isinstance(exc, Stopping) else None,
         empty=lambda: UpstreamUnavailable(f"the upstream Ollama at {host} sent an empty answer", host=host),
+        headers=headers,
     )
 
 
