@@ -58,7 +58,11 @@
 ;; below; the end of this file loads them all:
 ;;
 ;; - arcology-oracle-http.el: the non-blocking HTTP client;
-;; - arcology-oracle-notes.el: headings, the roam directory, visiting;
+;; - arcology-oracle-notes.el: the notes as the parts see them, which
+;;   loads its own parts: -privacy (private text), -roam-dir (the
+;;   daemon's roam directory here), -context (the heading at point),
+;;   -results (a result as listed), -listed-note (the note a list is
+;;   about), -windows (where buffers show), -visit (visiting notes);
 ;; - arcology-oracle-similar.el: the side window and org-roam section;
 ;; - arcology-oracle-answers.el: the answers and summaries buffers;
 ;; - arcology-oracle-ask.el: ask, summarize, converse and search;
@@ -80,7 +84,7 @@
 (declare-function arcology-oracle-converse "arcology-oracle-ask" ())
 (declare-function arcology-oracle-discard "arcology-oracle-ask" ())
 (declare-function arcology-oracle-stop "arcology-oracle-ask" ())
-(declare-function arcology-oracle-visit-cited-source "arcology-oracle-notes" ())
+(declare-function arcology-oracle-visit-cited-source "arcology-oracle-visit" ())
 (declare-function arcology-oracle-search "arcology-oracle-ask" (query))
 (declare-function arcology-oracle-search-results "arcology-oracle-ask" ())
 (declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())

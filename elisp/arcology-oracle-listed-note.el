@@ -1,0 +1,132 @@
+;;; arcology-oracle-listed-note.el --- The note a list of arcology-oracle is about -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; The note the similar notes or the link suggestions are about: saving
+;; it and undoing in it from the list, and running a command there, at
+;; the place it was read.
+
+;;; Code:
+
+(require 'arcology-oracle)
+
+(defvar arcology-oracle--similar-source)
+(defvar arcology-oracle--links-source)
+
+(defun arcology-oracle--listed-note ()
+  "Return the note buffer the list in the current buffer is about, or nil.
+In the similar notes and the link suggestions, a question is about
+that note, at the place it was read: the list's own text (scores,
+titles) says nothing."
+  (let ((source (cond ((derived-mode-p 'arcology-oracle-similar-buffer-mode)
+                       (bound-and-true-p arcology-oracle--similar-source))
+                      ((derived-mode-p 'arcology-oracle-links-mode)
+                       (bound-and-true-p arcology-oracle--links-source)))))
+    (and (buffer-live-p source) source)))
+
+(defun arcology-oracle-save-listed-note ()
+  "Save the note the list in the current buffer is about.
+\\[save-buffer] in the similar notes or the link suggestions: point is
+there after \\[arcology-oracle-suggest-links], whose \"save the note\"
+made \\[save-buffer] ask where to save the list itself."
+  (interactive)
+  (let ((note (or (arcology-oracle--listed-note)
+                  (arcology-oracle--user-error "This list is about no note open in Emacs"))))
+    (with-current-buffer note (save-buffer))
+    (message "Saved %s: %s asks again once the daemon has read it"
+             (buffer-name note)
+             (substitute-command-keys (if (derived-mode-p 'arcology-oracle-links-mode)
+                                          "\\[arcology-oracle-links-refresh]"
+                                        "\\[arcology-oracle-similar-refresh]")))))
+
+(defun arcology-oracle-undo-in-listed-note (&optional arg)
+  "Undo the last change of the note the list in the current buffer is about.
+\\[undo] in the similar notes or the link suggestions, right after
+\\[arcology-oracle-insert-link] there, takes the link out again, as in the
+note: the list itself is read-only, and said \"Buffer is read-only\".
+Repeated, it undoes further, as \\[undo] does in the note; ARG (the
+prefix argument) is undo's too."
+  (interactive "P")
+  (arcology-oracle--undo-in-listed-note #'undo arg))
+
+(defun arcology-oracle-undo-redo-in-listed-note (&optional arg)
+  "Redo the last undone change of the note the list is about.
+\[undo-redo] in the similar notes or the link suggestions, as
+`arcology-oracle-undo-in-listed-note' undoes there; ARG as
+`undo-redo''s."
+  (interactive "p")
+  (arcology-oracle--undo-in-listed-note #'undo-redo arg))
+
+(defun arcology-oracle-undo-only-in-listed-note (&optional arg)
+  "Undo, without redoing, the last change of the note the list is about.
+`undo-only' in the similar notes or the link suggestions, as
+`arcology-oracle-undo-in-listed-note' undoes there; ARG as
+`undo-only''s."
+  (interactive "p")
+  (arcology-oracle--undo-in-listed-note #'undo-only arg))
+
+(defun arcology-oracle--undo-in-listed-note (command arg)
+  "Call COMMAND with ARG in the note the list in the current buffer is about.
+In the window the note was read in last, else in its buffer."
+  (let* ((note (or (arcology-oracle--listed-note)
+                   (arcology-oracle--user-error "This list is about no note open in Emacs")))
+         (window (arcology-oracle--last-window-of note)))
+    (if window
+        (with-selected-window window (funcall command arg))
+      (with-current-buffer note (funcall command arg)))))
+
+(defun arcology-oracle--last-window-of (buffer)
+  "Return the window showing BUFFER that was used last, or nil.
+With the note in two windows, the one the user read it in: the
+list follows that one."
+  (car (sort (get-buffer-window-list buffer nil t)
+             (lambda (a b) (> (window-use-time a) (window-use-time b))))))
+
+(defun arcology-oracle--in-listed-note (function)
+  "Call FUNCTION in the note the list in the current buffer is about.
+At the place the note was read (the point of its window used last).  Return
+non-nil when the current buffer is such a list, nil (FUNCTION not
+called) otherwise; see `arcology-oracle--listed-note'.  A list whose
+note was killed is refused."
+  (if-let ((note (arcology-oracle--listed-note)))
+      (progn
+        (with-current-buffer note
+          (save-excursion
+            (when-let ((window (arcology-oracle--last-window-of note)))
+              (goto-char (window-point window)))
+            (funcall function)))
+        t)
+    (arcology-oracle--refuse-list-without-note)))
+
+(defun arcology-oracle--refuse-list-without-note ()
+  "Signal a `user-error' in a list whose note was killed, else return nil.
+The list's own text (scores, titles) is no note to ask about.  A
+command that prompts calls this first: the question typed would be
+refused after."
+  (when (and (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
+             (not (arcology-oracle--listed-note)))
+    (arcology-oracle--user-error "The note this list is about is no longer open in Emacs: ask from a note")))
+
+(provide 'arcology-oracle-listed-note)
+
+;;; arcology-oracle-listed-note.el ends here
