@@ -48,13 +48,13 @@
 (require 'arcology-oracle-http)
 (require 'arcology-oracle-notes)
 
-(declare-function arcology-oracle-similar-next "arcology-oracle-similar" ())
+(declare-function arcology-oracle-similar-next "arcology-oracle-similar-buffer" ())
 (declare-function arcology-oracle-links-reject "arcology-oracle-rejections" ())
 (declare-function arcology-oracle-links-unreject "arcology-oracle-rejections" ())
 (declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
-(declare-function arcology-oracle-similar-previous "arcology-oracle-similar" ())
+(declare-function arcology-oracle-similar-previous "arcology-oracle-similar-buffer" ())
 (defvar arcology-oracle--similar-source)
-(declare-function arcology-oracle--similar-about-p "arcology-oracle-similar" (source start))
+(declare-function arcology-oracle--similar-about-p "arcology-oracle-similar-buffer" (source start))
 (declare-function arcology-oracle-similar-refresh "arcology-oracle-similar" (&optional quiet))
 
 (defcustom arcology-oracle-insert-link-at 'paragraph-end

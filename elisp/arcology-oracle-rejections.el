@@ -37,8 +37,8 @@
 (require 'arcology-oracle-notes)
 (require 'arcology-oracle-links)
 
-(declare-function arcology-oracle-similar-next "arcology-oracle-similar" ())
-(declare-function arcology-oracle-similar-previous "arcology-oracle-similar" ())
+(declare-function arcology-oracle-similar-next "arcology-oracle-similar-buffer" ())
+(declare-function arcology-oracle-similar-previous "arcology-oracle-similar-buffer" ())
 
 (defvar-local arcology-oracle--links-rejected nil
   "In the suggestions buffer: the suggestions rejected there, newest first.")

@@ -63,7 +63,9 @@
 ;;   daemon's roam directory here), -context (the heading at point),
 ;;   -results (a result as listed), -listed-note (the note a list is
 ;;   about), -windows (where buffers show), -visit (visiting notes);
-;; - arcology-oracle-similar.el: the side window and org-roam section;
+;; - arcology-oracle-similar.el: the side window following point, its
+;;   buffer in arcology-oracle-similar-buffer.el;
+;; - arcology-oracle-similar-section.el: the org-roam section;
 ;; - arcology-oracle-answers.el: the answers and summaries buffers;
 ;; - arcology-oracle-ask.el: ask, summarize, converse and search;
 ;; - arcology-oracle-links.el: inserting links, link suggestions;
@@ -327,6 +329,7 @@ minibuffer, see `arcology-oracle'."
   (require 'arcology-oracle-http)
   (require 'arcology-oracle-notes)
   (require 'arcology-oracle-similar)
+  (require 'arcology-oracle-similar-section)
   (require 'arcology-oracle-answers)
   (require 'arcology-oracle-ask)
   (require 'arcology-oracle-links)

@@ -1,0 +1,294 @@
+;;; arcology-oracle-similar-section.el --- The similar notes section of the org-roam buffer -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; `arcology-oracle-similar-section' lists the notes similar to the
+;; org-roam buffer's node in that buffer (add it to
+;; `org-roam-mode-sections') as a magit section.  It never waits for
+;; the daemon: it shows a placeholder and renders the buffer again when
+;; the answer arrives; answers are reused for a minute.
+
+;;; Code:
+
+(require 'seq)
+(require 'subr-x)
+(require 'org)
+(require 'arcology-oracle-notes)
+
+;; magit-section is optional; see `arcology-oracle--with-magit'.
+(eval-when-compile (require 'magit-section nil t))
+
+(declare-function org-roam-node-id "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-file "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-tags "ext:org-roam-node" (node) t)
+(declare-function org-roam-db-query "ext:org-roam-db" (sql &rest args))
+(declare-function org-roam-buffer-render-contents "ext:org-roam-mode" ())
+(declare-function magit-insert-heading "ext:magit-section" (&rest args))
+(declare-function magit-section-show "ext:magit-section" (section))
+(declare-function magit-insert-child-count "ext:magit-section" (section))
+(declare-function magit-get-section "ext:magit-section" (ident &optional root))
+(declare-function magit-section-ident "ext:magit-section" (section))
+(declare-function magit-section-match-assoc "ext:magit-section" (section alist))
+(defvar org-roam-mode-map)
+(defvar magit-section-show-child-count)
+
+(defvar arcology-oracle--section-cache (make-hash-table :test 'equal)
+  "Similar notes per node ID for the org-roam section, as (TIME . RESULTS).
+RESULTS is a list of results, or an error message string.")
+
+(defconst arcology-oracle--section-cache-seconds 60
+  "How long the org-roam section reuses an answer before asking again.")
+
+(defvar-local arcology-oracle--section-pending nil
+  "In an org-roam buffer: the node ID whose similar notes are awaited.")
+
+(defvar arcology-oracle-section-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map [remap org-roam-buffer-visit-thing] #'arcology-oracle-visit-result)
+    (define-key map (kbd "RET") #'arcology-oracle-visit-result)
+    map)
+  "Keymap of the entries of `arcology-oracle-similar-section'.")
+
+(defmacro arcology-oracle--with-magit (args &rest body)
+  "Run BODY, using magit-section macros, with ARGS bound to themselves.
+magit-section is optional: when it was not loaded at compile time,
+BODY is macro-expanded when it first runs, after requiring it, so
+that the compiled file keeps working once magit-section is
+installed."
+  (declare (indent 1) (debug (sexp body)))
+  (if (featurep 'magit-section)
+      `(progn ,@body)
+    `(progn (require 'magit-section)
+            (funcall (eval '(lambda ,args ,@body) t) ,@args))))
+
+(defvar arcology-oracle--section-own-render nil
+  "Non-nil while the section renders the org-roam buffer again itself.
+That is, when an answer or a failure arrived or the window changed
+its width: a failure kept in the cache is shown then, and only then.")
+
+(defun arcology-oracle--section-cached (id)
+  "Return the fresh cache entry (TIME . RESULTS) for node ID, or nil.
+A failure (RESULTS a message) is returned only to the section's own
+renders (see `arcology-oracle--section-own-render'): any other (g,
+org-roam showing the node again) asks the daemon again, so a failure
+never outlives the daemon coming back."
+  (let ((entry (gethash id arcology-oracle--section-cache)))
+    (when (and entry (< (- (float-time) (car entry)) arcology-oracle--section-cache-seconds)
+               (or (consp (cdr entry)) (null (cdr entry)) arcology-oracle--section-own-render))
+      entry)))
+
+(defun arcology-oracle--section-render-again (buffer)
+  "Render the org-roam BUFFER again, point kept in its windows."
+  (when (fboundp 'org-roam-buffer-render-contents)
+    (with-current-buffer buffer
+      (let ((points (mapcar (lambda (w) (cons w (window-point w)))
+                            (get-buffer-window-list buffer nil t)))
+            (pt (point))
+            (arcology-oracle--section-own-render t))
+        (org-roam-buffer-render-contents)
+        (goto-char (min pt (point-max)))
+        (dolist (wp points)
+          (set-window-point (car wp) (min (cdr wp) (point-max))))))))
+
+(defun arcology-oracle--section-rerender (id)
+  "Render again the org-roam buffers awaiting the similar notes of node ID."
+  (dolist (buffer (buffer-list))
+    (when (equal (buffer-local-value 'arcology-oracle--section-pending buffer) id)
+      (arcology-oracle--section-render-again buffer))))
+
+(defvar-local arcology-oracle--section-window-width nil
+  "In an org-roam buffer: the width of the window its section was made for.")
+
+(defun arcology-oracle--section-resized (window)
+  "Render the org-roam buffer in WINDOW again when WINDOW changed its width.
+The section's lines are cut to the window they were made for: in a
+narrower one Emacs cut them again at its edge, the marks first."
+  (let ((buffer (window-buffer window)))
+    (when (and (eq window (get-buffer-window buffer t))
+               (not (eql (window-width window)
+                         (buffer-local-value 'arcology-oracle--section-window-width buffer))))
+      (arcology-oracle--guard (arcology-oracle--section-render-again buffer)))))
+
+(defun arcology-oracle--section-fetch (id)
+  "Ask the daemon for the notes similar to node ID, for the org-roam section."
+  (arcology-oracle--json
+   "GET" "/similar"
+   :query `(("node" ,id) ("k" ,arcology-oracle-result-count) ("all" "true")
+            ,@(when arcology-oracle-similar-exclude-linked '(("exclude_linked" "true"))))
+   :callback (lambda (answer)
+               (puthash id (cons (float-time) (arcology-oracle--results-of answer 'results))
+                        arcology-oracle--section-cache)
+               (arcology-oracle--section-rerender id))
+   :errback (lambda (message)
+              ;; Kept for the render this makes (and a change of width), so
+              ;; that showing it does not ask again; g asks again.
+              (puthash id (cons (float-time) message) arcology-oracle--section-cache)
+              (arcology-oracle--report message t)
+              (arcology-oracle--section-rerender id))))
+
+;;;###autoload
+(defun arcology-oracle-similar-section (node)
+  "Insert the notes similar to NODE into the org-roam buffer.
+Add it to `org-roam-mode-sections', for example:
+
+  (add-to-list \\='org-roam-mode-sections
+               #\\='arcology-oracle-similar-section t)
+
+The section never waits for the daemon: it shows a placeholder,
+and the buffer is rendered again when the answer arrives.
+Answers are reused for a minute; a failure is not: g asks again."
+  (let* ((id (org-roam-node-id node))
+         (entry (and id (arcology-oracle--section-cached id))))
+    (when (and id (arcology-oracle--roam-node-private-p node))
+      ;; The daemon never reads it: asking could only say "no node with ID ...".
+      (setq id nil)
+      (arcology-oracle--insert-section "This note is private: nothing of it is sent." nil))
+    (when-let* ((unread (and id (arcology-oracle--node-unread-reason node))))
+      ;; Nor a note it never reads (as far as its /status said: a hidden folder, its
+      ;; exclude_globs); no more than that is said of it.
+      (setq id nil)
+      (arcology-oracle--insert-section
+       (format "This note is not among the daemon's notes (%s): nothing of it is sent." unread) nil))
+    (when id
+      ;; Made again when its window's width changes (the lines are cut to it).
+      (setq arcology-oracle--section-window-width
+            (when-let ((window (get-buffer-window (current-buffer) t))) (window-width window)))
+      (add-hook 'window-size-change-functions #'arcology-oracle--section-resized nil t)
+      (setq-local arcology-oracle--section-pending (unless entry id))
+      (unless entry (arcology-oracle--section-fetch id))
+      (arcology-oracle--insert-section
+       (cdr entry) (not entry)
+       (when-let ((file (ignore-errors (org-roam-node-file node))))
+         (or (find-buffer-visiting file) (arcology-oracle--roam-linked-ids file)))
+       (arcology-oracle--roam-backlinks id)))))
+
+(defun arcology-oracle--node-unread-reason (node)
+  "Return why the file of the org-roam NODE is not among the daemon's notes.
+Nil when it may be.
+See `arcology-oracle--unread-reason'."
+  (when-let* ((file (ignore-errors (org-roam-node-file node)))
+              (rel (arcology-oracle--relative-file file (arcology-oracle--roam-dir))))
+    (arcology-oracle--unread-reason rel)))
+
+(defun arcology-oracle--roam-node-private-p (node)
+  "Return non-nil when the org-roam NODE is private.
+By its tags in org-roam's database (the file's and its headings'),
+else as the buffer visiting its file says now (see
+`arcology-oracle--private-here-p'), at its :ID:."
+  (or (arcology-oracle--private-tags-p (ignore-errors (org-roam-node-tags node)))
+      (when-let* ((file (ignore-errors (org-roam-node-file node)))
+                  (buffer (find-buffer-visiting file)))
+        (with-current-buffer buffer
+          (save-excursion
+            (save-restriction
+              (widen)
+              (goto-char (point-min))
+              (when-let ((at (org-find-property "ID" (org-roam-node-id node))))
+                (arcology-oracle--private-here-p at))))))))
+
+(defun arcology-oracle--roam-linked-ids (file)
+  "Return the IDs the notes of FILE link to, from org-roam's database, or nil."
+  (when (fboundp 'org-roam-db-query)
+    (ignore-errors
+      (mapcar #'car (org-roam-db-query
+                     [:select :distinct [links:dest] :from links
+                      :inner-join nodes :on (= links:source nodes:id)
+                      :where (and (= nodes:file $s1) (= links:type "id"))]
+                     file)))))
+
+(defun arcology-oracle--insert-section (results waiting &optional source backlinks)
+  "Insert the similar notes section with RESULTS (a list or a message).
+WAITING non-nil inserts a placeholder instead.  SOURCE, the buffer
+visiting the node's file or the IDs it links to, marks linked notes;
+BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
+  (let ((map arcology-oracle-section-map))
+    (when (and (boundp 'org-roam-mode-map) (not (keymap-parent map)))
+      (set-keymap-parent map org-roam-mode-map))
+    (arcology-oracle--with-magit (results waiting map source backlinks)
+      (let* ((listed (and (not waiting) (consp results)))
+             (split (and listed (arcology-oracle--split-cutoff results)))
+             ;; The count is of the notes shown: magit's own counted the fold of
+             ;; those below the cut as one more.
+             (magit-section-show-child-count nil))
+        (magit-insert-section (arcology-oracle-similar)
+          (magit-insert-heading
+            (if listed (format "Similar notes (%d)" (length (car split))) "Similar notes:"))
+          (cond
+           (waiting (insert (propertize "  Looking for similar notes…\n" 'face 'shadow)))
+           ((stringp results) (arcology-oracle--insert-message results "  "))
+           ((null results) (insert (propertize "  No similar notes.\n" 'face 'shadow)))
+           (t
+            (pcase-let ((`(,above . ,below) split))
+              (if above
+                  (dolist (result above) (arcology-oracle--insert-section-entry result map source backlinks))
+                (insert (propertize "  No note is similar enough.\n" 'face 'shadow)))
+              (when below
+                (magit-insert-section (arcology-oracle-similar-tail nil t)
+                  (magit-insert-heading
+                    (propertize (format "  — %d more below relevance (TAB shows them) —" (length below))
+                                'font-lock-face 'shadow))
+                  (dolist (result below) (arcology-oracle--insert-section-entry result map source backlinks)))))))
+          (insert "\n"))))))
+
+(defun arcology-oracle--section-width ()
+  "Return the columns an entry of the org-roam section may take.
+The width of the window showing the org-roam buffer (its last
+column is Emacs's), else 80."
+  (if-let ((window (get-buffer-window (current-buffer) t)))
+      (max 20 (1- (window-width window)))
+    80))
+
+(defun arcology-oracle--insert-section-entry (result map source backlinks)
+  "Insert RESULT as an entry of the org-roam section, with keymap MAP.
+SOURCE and BACKLINKS are as for `arcology-oracle--insert-section'."
+  (arcology-oracle--with-magit (result map source backlinks)
+    (magit-insert-section (arcology-oracle-similar-entry result)
+      (magit-insert-heading
+        (let* ((score (arcology-oracle--score-text result))
+               (tags (arcology-oracle--result-tags result source backlinks))
+               (text (concat score " "
+                            ;; Cut so that the marks stay in the window, the path after
+                            ;; them cut by Emacs at its edge.
+                            (propertize (arcology-oracle--one-line
+                                         (arcology-oracle--title-text (or (alist-get 'title result) "?"))
+                                         (max 10 (- (arcology-oracle--section-width)
+                                                    (length score) 1 (string-width tags))))
+                                        'font-lock-face 'arcology-oracle-title)
+                            tags
+                            (let ((path (cdr (arcology-oracle--path result))))
+                              (if path
+                                  (concat " (" (propertize (mapconcat #'identity path " › ")
+                                                           'font-lock-face 'arcology-oracle-olp)
+                                          ")")
+                                "")))))
+          (add-text-properties 0 (length text) `(arcology-oracle-result ,result keymap ,map) text)
+          text))
+      (when-let ((snippet (arcology-oracle--snippet result)))
+        (insert (propertize (concat "  " (arcology-oracle--one-line
+                                          snippet (- (arcology-oracle--section-width) 2))
+                                    "\n")
+                            'arcology-oracle-result result 'keymap map))))))
+
+(provide 'arcology-oracle-similar-section)
+
+;;; arcology-oracle-similar-section.el ends here
