@@ -67,7 +67,10 @@
 ;;   buffer in arcology-oracle-similar-buffer.el;
 ;; - arcology-oracle-similar-section.el: the org-roam section;
 ;; - arcology-oracle-answers.el: the answers and summaries buffers;
-;; - arcology-oracle-ask.el: ask, summarize, converse and search;
+;; - arcology-oracle-ask.el: ask, streaming answers, stopping them;
+;; - arcology-oracle-summarize.el: summarizing the node at point;
+;; - arcology-oracle-converse.el: conversations, discarding answers;
+;; - arcology-oracle-search.el: search through `completing-read';
 ;; - arcology-oracle-links.el: inserting links, link suggestions;
 ;; - arcology-oracle-rejections.el: rejected suggestions, taken back;
 ;; - arcology-oracle-gptel.el: the gptel backend and tools.
@@ -82,13 +85,13 @@
 (declare-function arcology-oracle-similar-mode "arcology-oracle-similar" (&optional arg))
 (declare-function arcology-oracle-ask "arcology-oracle-ask" (question &optional beg end))
 (declare-function arcology-oracle-ask-region "arcology-oracle-ask" (question beg end))
-(declare-function arcology-oracle-summarize "arcology-oracle-ask" (&optional question))
-(declare-function arcology-oracle-converse "arcology-oracle-ask" ())
-(declare-function arcology-oracle-discard "arcology-oracle-ask" ())
+(declare-function arcology-oracle-summarize "arcology-oracle-summarize" (&optional question))
+(declare-function arcology-oracle-converse "arcology-oracle-converse" ())
+(declare-function arcology-oracle-discard "arcology-oracle-converse" ())
 (declare-function arcology-oracle-stop "arcology-oracle-ask" ())
 (declare-function arcology-oracle-visit-cited-source "arcology-oracle-visit" ())
-(declare-function arcology-oracle-search "arcology-oracle-ask" (query))
-(declare-function arcology-oracle-search-results "arcology-oracle-ask" ())
+(declare-function arcology-oracle-search "arcology-oracle-search" (query))
+(declare-function arcology-oracle-search-results "arcology-oracle-search" ())
 (declare-function arcology-oracle-suggest-links "arcology-oracle-links" ())
 (declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
 (declare-function arcology-oracle-memorize "arcology-oracle-memory"
@@ -332,6 +335,9 @@ minibuffer, see `arcology-oracle'."
   (require 'arcology-oracle-similar-section)
   (require 'arcology-oracle-answers)
   (require 'arcology-oracle-ask)
+  (require 'arcology-oracle-summarize)
+  (require 'arcology-oracle-converse)
+  (require 'arcology-oracle-search)
   (require 'arcology-oracle-links)
   (require 'arcology-oracle-rejections)
   (require 'arcology-oracle-gptel)

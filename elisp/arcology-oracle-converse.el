@@ -1,0 +1,389 @@
+;;; arcology-oracle-converse.el --- Conversations in org notes with arcology-oracle -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; `arcology-oracle-converse' sends the conversation subtree at point
+;; to the daemon and writes the answer into it as a new heading (marked
+;; with `arcology-oracle-answer-property'); `arcology-oracle-discard'
+;; removes that answer again.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'seq)
+(require 'subr-x)
+(require 'org)
+(require 'arcology-oracle-notes)
+(require 'arcology-oracle-ask)
+
+(defvar arcology-oracle-answer-property "ORACLE_MODEL"
+  "Property marking an answer heading inserted by `arcology-oracle-converse'.
+The daemon writes it (with ROLE and CREATED) into every answer.")
+
+(defun arcology-oracle--conversation-root ()
+  "Move to the root heading of the conversation around point; return its level.
+That is the nearest heading tagged `arcology-oracle-conversation-tag',
+else the top-level heading around point."
+  (org-back-to-heading t)
+  (let ((found nil))
+    (while (and (not found)
+                (progn
+                  (when (member arcology-oracle-conversation-tag (org-get-tags nil t))
+                    (setq found t))
+                  (and (not found) (org-up-heading-safe)))))
+    (unless found
+      (while (org-up-heading-safe)))
+    (org-outline-level)))
+
+(defun arcology-oracle--relevel (text level)
+  "Return the org TEXT with its headings shifted so the first is at LEVEL."
+  (let ((lines (split-string text "\n"))
+        (top nil))
+    (dolist (line lines)
+      (when (string-match "\\`\\(\\*+\\) " line)
+        (setq top (min (or top 1000) (length (match-string 1 line))))))
+    (if (not top)
+        (concat (make-string level ?*) " Answer\n" text)
+      (let ((shift (- level top)))
+        (mapconcat (lambda (line)
+                     (if (string-match "\\`\\(\\*+\\) " line)
+                         (concat (make-string (+ (length (match-string 1 line)) shift) ?*)
+                                 (substring line (length (match-string 1 line))))
+                       line))
+                   lines "\n")))))
+
+(defun arcology-oracle--answer-text (root text model)
+  "Return the answer TEXT made a child of the heading at marker ROOT.
+Its headings start one level below ROOT's; MODEL is recorded when
+the daemon did not (see `arcology-oracle--insert-answer')."
+  (with-current-buffer (marker-buffer root)
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char root)
+        (let ((answer (arcology-oracle--relevel text (1+ (org-outline-level)))))
+          (with-temp-buffer
+            (delay-mode-hooks (org-mode))
+            (insert (string-trim-right answer) "\n")
+            (unless (org-entry-get (point-min) arcology-oracle-answer-property)
+              (org-entry-put (point-min) arcology-oracle-answer-property (or model "unknown")))
+            (string-trim-right (buffer-string))))))))
+
+;; The conversation's root is found again by a text property on its
+;; heading line, not by a marker alone: a marker stays where text was
+;; deleted or inserted, so a subtree moved (killed and yanked), deleted,
+;; or a heading typed at the root's start left it on another heading,
+;; and the answer went under a conversation it does not answer.
+
+(defun arcology-oracle--mark-conversation (pos)
+  "Tag the heading line at POS as a conversation awaiting an answer.
+Return the tag: a property of its own (two answers awaited for one
+conversation each find it).  The tag moves with the line's text (a
+moved subtree keeps it) and goes with it (a deleted one loses it);
+it is no change to the buffer."
+  (let ((tag (make-symbol "arcology-oracle-conversation")))
+    (save-excursion
+      (goto-char pos)
+      (with-silent-modifications
+        (put-text-property (line-beginning-position) (line-end-position) tag t)))
+    tag))
+
+(defun arcology-oracle--conversation-headings (buffer tag)
+  "Return the positions of the headings of BUFFER with TAG on their line."
+  (with-current-buffer buffer
+    (save-excursion
+      (save-restriction
+        (widen)
+        (let ((pos (point-min)) found)
+          (while (setq pos (text-property-any pos (point-max) tag t))
+            (goto-char pos)
+            (beginning-of-line)
+            (when (and (looking-at org-outline-regexp) (not (memq (point) found)))
+              (push (point) found))
+            (setq pos (min (point-max) (1+ (line-end-position)))))
+          (nreverse found))))))
+
+(defun arcology-oracle--unmark-conversation (buffer tag)
+  "Take TAG off BUFFER's text, if BUFFER is live."
+  (when (buffer-live-p buffer)
+    (with-current-buffer buffer
+      (save-restriction
+        (widen)
+        (with-silent-modifications
+          (remove-text-properties (point-min) (point-max) (list tag nil)))))))
+
+(defun arcology-oracle--conversation-found (root tag)
+  "Move marker ROOT to the conversation's heading tagged TAG; nil if none is sure.
+That is the heading at ROOT if it holds TAG, else the only heading
+holding it (a subtree moved); none when it was deleted or its line
+retyped, or when copies hold it and ROOT is at none of them."
+  (let ((headings (arcology-oracle--conversation-headings (marker-buffer root) tag)))
+    (cond ((memq (marker-position root) headings) root)
+          ((= (length headings) 1) (set-marker root (car headings))))))
+
+(defun arcology-oracle--hides-local-variables-p (root text)
+  "Return non-nil when TEXT after ROOT's subtree would hide Local Variables.
+That is when the subtree ends the buffer with a Local Variables
+block that Emacs would no longer find, as it reads one only in the
+last 3000 characters (after the last page break) of a file."
+  (with-current-buffer (marker-buffer root)
+    (save-excursion
+      (save-restriction
+        (widen)
+        (goto-char root)
+        (org-end-of-subtree t t)
+        (when (= (point) (point-max))
+          (goto-char (point-max))
+          (search-backward "\n\f" (max (- (point-max) 3000) (point-min)) 'move)
+          (let ((case-fold-search t))
+            (and (search-forward "Local Variables:" nil t)
+                 (> (- (+ (point-max) 1 (length text)) 3000) (match-beginning 0)))))))))
+
+(defun arcology-oracle--in-subtree-p (pos beg end)
+  "Return non-nil when POS lies in the subtree from BEG to END.
+END is where the next heading starts, or the end of the buffer:
+point at the very end of the buffer is in a subtree that ends there."
+  (and (>= pos beg) (or (< pos end) (= pos end (point-max)))))
+
+(defun arcology-oracle--insert-answer (root text model)
+  "Insert the org heading TEXT as the last child of the heading at marker ROOT.
+The insertion is one undoable change.  The new heading carries
+`arcology-oracle-answer-property' (MODEL when the daemon did not
+set it).  Point, and each window showing the buffer, moves to it
+only when it is still in the conversation's subtree: a reader who
+went elsewhere in the meantime stays there, and the mark is pushed
+at the answer instead.  A buffer narrowed to the conversation, or
+to its last turn, is narrowed to include the answer: it goes where
+the narrowed part ends, and was out of sight.  Return (POSITION .
+MOVED), MOVED non-nil when point moved to the answer."
+  (with-current-buffer (marker-buffer root)
+    (let* ((edge (and (buffer-narrowed-p) (point-max)))
+           (shown (save-restriction
+                    (arcology-oracle--insert-answer-widened root text model)))
+           (pos (car shown)))
+      (when (and edge (nth 2 shown) (>= pos edge)
+                 (save-restriction
+                   (widen)
+                   (string-blank-p (buffer-substring-no-properties edge pos))))
+        (narrow-to-region (point-min) (nth 2 shown))
+        (when (nth 1 shown)
+          (goto-char pos)
+          (dolist (w (get-buffer-window-list nil nil t))
+            (set-window-point w pos))))
+      (when (nth 2 shown) (set-marker (nth 2 shown) nil))
+      (cons pos (nth 1 shown)))))
+
+(defun arcology-oracle--insert-answer-widened (root text model)
+  "Do the work of `arcology-oracle--insert-answer' in the widened buffer.
+ROOT, TEXT and MODEL are as there.  Return (POSITION MOVED END):
+END a marker at the end of the text inserted."
+  (widen)
+  (let* ((answer (arcology-oracle--answer-text root text model))
+         (beg (marker-position root))
+         (end (save-excursion (goto-char root) (org-end-of-subtree t t) (point)))
+         (inside (arcology-oracle--in-subtree-p (point) beg end))
+         ;; Each place kept advances past the answer inserted at it.
+         (here (copy-marker (point) t))
+         (windows (mapcar (lambda (w) (list w (copy-marker (window-point w) t)
+                                            (arcology-oracle--in-subtree-p (window-point w) beg end)))
+                          (get-buffer-window-list nil nil t)))
+         pos stop)
+    (undo-boundary)
+    (let ((group (prepare-change-group)))
+      (unwind-protect
+          (progn
+            (activate-change-group group)
+            (goto-char end)
+            ;; A file without a final newline keeps none: the answer
+            ;; goes on a new line, and ends the file as its turn did.
+            (if (bolp)
+                (progn (setq pos (point)) (insert answer "\n"))
+              (insert "\n")
+              (setq pos (point))
+              (insert answer))
+            (setq stop (point-marker)))
+        (accept-change-group group)
+        (undo-amalgamate-change-group group)))
+    (undo-boundary)
+    (goto-char (if inside pos here))
+    (set-marker here nil)
+    (pcase-dolist (`(,w ,marker ,in) windows)
+      (set-window-point w (if in pos marker))
+      (set-marker marker nil))
+    (unless inside (push-mark pos t))
+    (list pos inside stop)))
+
+(defun arcology-oracle--converse-answer (root org model tag)
+  "Put the daemon's answer ORG (by MODEL) under the conversation at marker ROOT.
+The conversation is the heading tagged TAG (see
+`arcology-oracle--conversation-found'): moved meanwhile, the answer
+follows it.  Say where it went.  The answer goes to the kill ring
+instead when the buffer became read-only while the model thought,
+when the conversation's heading is gone (deleted, its line
+retyped), and when it would hide the buffer's Local Variables."
+  (let* ((buffer (marker-buffer root))
+         (why (cond ((buffer-local-value 'buffer-read-only buffer) "became read-only")
+                    ((not (arcology-oracle--conversation-found root tag))
+                     "no longer holds the conversation's heading (deleted or retyped meanwhile)")
+                    ((arcology-oracle--hides-local-variables-p root (arcology-oracle--answer-text root org model))
+                     "has a Local Variables block near its end that the answer, after it, would hide from Emacs"))))
+    (if why
+        (progn
+          (kill-new (arcology-oracle--answer-text root org model))
+          (arcology-oracle--report
+           (format "%s %s: the answer is on the kill ring (%s to yank it)"
+                   (buffer-name buffer) why (substitute-command-keys "\\[yank]"))))
+      (pcase-let ((`(,pos . ,moved) (arcology-oracle--insert-answer root org model)))
+        (with-current-buffer buffer
+          (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
+          (if moved
+              (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")
+            (message "arcology-oracle: answered in %s, line %d, under %s (mark set there: %s in that buffer)"
+                     (buffer-name)
+                     (save-restriction (widen) (line-number-at-pos pos))
+                     (save-excursion (save-restriction (widen) (goto-char root)
+                                                       (org-get-heading t t t t)))
+                     (substitute-command-keys "\\[universal-argument] \\[set-mark-command]"))))))))
+
+;;;###autoload
+(defun arcology-oracle-converse ()
+  "Answer the org conversation around point with a new heading.
+The conversation is the subtree of the nearest heading tagged
+`arcology-oracle-conversation-tag' (else the top-level heading
+around point); its child headings are the turns.  The daemon's
+answer is inserted as the conversation's last child, as one
+undoable change, and point moves to it if it is still in the
+conversation; else point stays and the mark is set at the answer.
+Discard it with `arcology-oracle-discard'.  Returns at once.  A
+read-only buffer is refused; one made read-only, or killed, while
+the model thinks gets nothing: the answer goes to the kill ring."
+  (interactive)
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations live in org-mode buffers"))
+  (save-excursion
+    (save-restriction
+      (widen)
+      (when (org-before-first-heading-p)
+        (arcology-oracle--user-error "Put point in the conversation's subtree"))
+      (when buffer-read-only
+        (arcology-oracle--user-error "Buffer %s is read-only" (buffer-name)))
+      (arcology-oracle--conversation-root)
+      (when (arcology-oracle--private-here-p)
+        (arcology-oracle--user-error "This conversation is in a private part of your notes: nothing was sent"))
+      (let* ((root (copy-marker (point)))
+             (buffer (current-buffer))
+             (name (buffer-name))
+             (level (org-outline-level))
+             (tag (arcology-oracle--mark-conversation (point)))
+             (done (lambda ()
+                     (arcology-oracle--unmark-conversation buffer tag)
+                     (set-marker root nil)))
+             ;; The saved file's line, which unsaved edits may have moved: sent
+             ;; without one, the daemon judges the file, and the text by itself.
+             (line (and (not (buffer-modified-p)) (line-number-at-pos nil t)))
+             (file (arcology-oracle--visited-file))
+             (text (buffer-substring-no-properties
+                    (point) (save-excursion (org-end-of-subtree t t) (point)))))
+        (message "arcology-oracle: thinking…")
+        (arcology-oracle--answer-with-roam-dir
+         (lambda (roam-dir)
+           ;; Where the root is saved: the daemon refuses a conversation in a private
+           ;; part of the saved file (a tag above it, the file's tags).
+           (let* ((rel (arcology-oracle--relative-file file roam-dir))
+                  (req nil)
+                  (forget (arcology-oracle--answering
+                           (lambda ()
+                             (arcology-oracle--http-cancel req)
+                             (funcall done)))))
+             (setq
+              req
+              (arcology-oracle--json
+              "POST" "/converse"
+              :json `((org . ,text)
+                      ,@(when rel `((file . ,rel)))
+                      ,@(when (and rel line) `((line . ,line)))
+                      ,@(when arcology-oracle-model `((model . ,arcology-oracle-model))))
+              :timeout arcology-oracle-llm-timeout
+              :callback
+              (lambda (answer)
+                (funcall forget)
+                (let ((org (alist-get 'org answer)))
+                  (cond ((not (and (stringp org) (not (string-blank-p org))))
+                         (arcology-oracle--report "the daemon gave an empty answer"))
+                        ((not (buffer-live-p buffer))
+                         ;; Killed while the model thought: said, and kept, not dropped unseen.
+                         (kill-new (string-trim-right (arcology-oracle--relevel org (1+ level))))
+                         (arcology-oracle--report
+                          (format "%s was killed before the answer came: the answer is on the kill ring (%s to yank it)"
+                                  name (substitute-command-keys "\\[yank]"))))
+                        (t (arcology-oracle--converse-answer root org (alist-get 'model answer) tag)))
+                  (funcall done)))
+              :errback
+              (lambda (message)
+                (funcall forget)
+                (funcall done)
+                (arcology-oracle--report message))))))
+         (lambda () (funcall done))
+         (lambda (message)
+           (funcall done)
+           (arcology-oracle--report message)))))))
+
+;;;###autoload
+(defun arcology-oracle-discard ()
+  "Delete the answer heading at point inserted by `arcology-oracle-converse'.
+An answer holding a heading of yours (one typed under it) is not
+deleted: that heading would go with it.  One undo brings the answer
+back."
+  (interactive)
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Not in an org-mode buffer"))
+  (let (title lines)
+    (save-excursion
+      (when (org-before-first-heading-p) (arcology-oracle--user-error "No answer at point"))
+      (org-back-to-heading t)
+      (while (and (not (org-entry-get nil arcology-oracle-answer-property))
+                  (org-up-heading-safe)))
+      (unless (org-entry-get nil arcology-oracle-answer-property)
+        (arcology-oracle--user-error "No inserted answer at point"))
+      (setq title (org-get-heading t t t t))
+      (let ((beg (point))
+            (end (progn (org-end-of-subtree t t) (point))))
+        ;; The daemon writes an answer as one heading: a heading below it is the user's.
+        (save-excursion
+          (goto-char beg)
+          (end-of-line)
+          (when (re-search-forward org-outline-regexp-bol end t)
+            (arcology-oracle--user-error
+             "The answer \"%s\" holds your heading \"%s\": move it out first, or delete the answer by hand"
+             title (org-get-heading t t t t))))
+        ;; Last in a file without a final newline, the answer was put on
+        ;; a line of its own: the newline before it goes with it.
+        (when (and (= end (point-max)) (/= (char-before end) ?\n)
+                   (> beg (point-min)) (= (char-before beg) ?\n))
+          (setq beg (1- beg)))
+        (setq lines (count-lines beg end))
+        (delete-region beg end)))
+    (message "Discarded the answer \"%s\" (%d lines): %s brings it back"
+             title lines (substitute-command-keys "\\[undo]"))))
+
+(provide 'arcology-oracle-converse)
+
+;;; arcology-oracle-converse.el ends here
