@@ -35,8 +35,8 @@
 (require 'arcology-oracle-notes)
 
 (declare-function arcology-oracle-similar-refresh "arcology-oracle-similar" (&optional quiet))
-(declare-function arcology-oracle-insert-link "arcology-oracle-links" ())
-(declare-function arcology-oracle-copy-link "arcology-oracle-links" ())
+(declare-function arcology-oracle-insert-link "arcology-oracle-similar-links" ())
+(declare-function arcology-oracle-copy-link "arcology-oracle-similar-links" ())
 
 (defvar arcology-oracle-similar-buffer-name "*arcology-oracle similar*"
   "Name of the buffer listing the notes similar to the heading at point.")

@@ -71,7 +71,10 @@
 ;; - arcology-oracle-summarize.el: summarizing the node at point;
 ;; - arcology-oracle-converse.el: conversations, discarding answers;
 ;; - arcology-oracle-search.el: search through `completing-read';
-;; - arcology-oracle-links.el: inserting links, link suggestions;
+;; - arcology-oracle-links.el: link suggestions, their buffer in
+;;   arcology-oracle-links-buffer.el, a link's place in the note in
+;;   arcology-oracle-link-place.el;
+;; - arcology-oracle-similar-links.el: linking a similar note;
 ;; - arcology-oracle-rejections.el: rejected suggestions, taken back;
 ;; - arcology-oracle-gptel.el: the gptel backend and tools.
 ;;
@@ -339,6 +342,7 @@ minibuffer, see `arcology-oracle'."
   (require 'arcology-oracle-converse)
   (require 'arcology-oracle-search)
   (require 'arcology-oracle-links)
+  (require 'arcology-oracle-similar-links)
   (require 'arcology-oracle-rejections)
   (require 'arcology-oracle-gptel)
   (require 'arcology-oracle-memory))
