@@ -24,9 +24,11 @@
 
 ;; How arcology-oracle talks to its daemon: one small HTTP/1.1 client
 ;; on `open-network-stream' that never blocks, JSON and NDJSON requests
-;; on top of it, the bearer token, and the messages that report
-;; failures.  Every other part of the package goes through
-;; `arcology-oracle--json' or `arcology-oracle--ndjson'.
+;; on top of it.  Every other part of the package goes through
+;; `arcology-oracle--json' or `arcology-oracle--ndjson'.  The token is
+;; arcology-oracle-token.el's, the response parser
+;; arcology-oracle-http-parse.el's, the failure messages
+;; arcology-oracle-http-errors.el's.
 
 ;;; Code:
 
@@ -35,33 +37,12 @@
 (require 'subr-x)
 (require 'url-parse)
 (require 'url-util)
-(require 'auth-source)
 (require 'json)
 (require 'arcology-oracle)
-
-;;; Reporting
-
-(defvar arcology-oracle--last-report nil
-  "The last message shown by `arcology-oracle--report', as (TEXT . TIME).")
-
-(defun arcology-oracle--report (text &optional quiet)
-  "Show TEXT in the echo area, prefixed with the package name.
-When QUIET (automatic refreshes), a message equal to the previous
-one is repeated only after a minute, so that a daemon that is down
-does not flood the echo area."
-  (let ((now (float-time)))
-    (unless (and quiet
-                 (equal text (car arcology-oracle--last-report))
-                 (< (- now (cdr arcology-oracle--last-report)) 60))
-      (setq arcology-oracle--last-report (cons text now))
-      (message "arcology-oracle: %s" text))))
-
-(defmacro arcology-oracle--guard (&rest body)
-  "Run BODY, turning an error into a message.
-Used around every callback run from a process filter, sentinel or
-timer: errors there must never escape as signals."
-  (declare (indent 0) (debug t))
-  `(with-demoted-errors "arcology-oracle: %S" ,@body))
+(require 'arcology-oracle-token)
+(require 'arcology-oracle-instance)
+(require 'arcology-oracle-http-parse)
+(require 'arcology-oracle-http-errors)
 
 ;;; JSON
 
@@ -79,77 +60,6 @@ JSON null and false both read as nil."
   "Return VALUE (an alist) as JSON text, UTF-8 encoded."
   (encode-coding-string (json-encode value) 'utf-8))
 
-;;; Daemon and token
-
-(defvar arcology-oracle--token-cache nil
-  "Alist of (URL . TOKEN) found with auth-source; TOKEN :none when absent.")
-
-(defun arcology-oracle--base-url ()
-  "Return `arcology-oracle-url' without a trailing slash."
-  (string-remove-suffix "/" arcology-oracle-url))
-
-(defun arcology-oracle--auth-source-spec (url)
-  "Return the `auth-source-search' spec of the token for the daemon at URL."
-  (let* ((parsed (url-generic-parse-url url))
-         (port (url-port parsed)))
-    (list :host (url-host parsed) :port (list port (number-to-string port))
-          :require '(:secret) :max 10)))
-
-(defun arcology-oracle--token-refused ()
-  "Look the token up again at the next request: the daemon answered 401.
-A token found, or none found, is remembered (auth-source remembers
-that there was none too), so a line added to ~/.authinfo after the
-first refusal was never read until \[arcology-oracle-forget-token]."
-  (let ((url (arcology-oracle--base-url)))
-    (when (assoc url arcology-oracle--token-cache)
-      (setq arcology-oracle--token-cache (assoc-delete-all url arcology-oracle--token-cache))
-      (auth-source-forget (arcology-oracle--auth-source-spec url)))))
-
-(defun arcology-oracle--unauthorized-message ()
-  "Return what to do about a 401 of the daemon, naming the auth-source entry.
-The entry is looked up by the host and port of `arcology-oracle-url'
-\(\"localhost\" is not \"127.0.0.1\" there): the message says which."
-  (let* ((url (url-generic-parse-url (arcology-oracle--base-url)))
-         (entry (format "machine %s port %d password TOKEN" (url-host url) (url-port url))))
-    (if (arcology-oracle-auth-token)
-        (format "unauthorized: the daemon refused the token sent (`arcology-oracle-token' or \"%s\")"
-                entry)
-      (format "unauthorized: set `arcology-oracle-token' or add \"%s\" to ~/.authinfo" entry))))
-
-(defun arcology-oracle--auth-source-token (url)
-  "Return the token for the daemon at URL from `auth-source', or nil."
-  (let ((cached (assoc url arcology-oracle--token-cache)))
-    (if cached
-        (and (stringp (cdr cached)) (cdr cached))
-      (let* ((port (url-port (url-generic-parse-url url)))
-             (entries (apply #'auth-source-search (arcology-oracle--auth-source-spec url)))
-             ;; A line without a port matches every port: one that names the
-             ;; daemon's wins, wherever it is in the file.
-             (found (or (seq-find (lambda (e) (member (plist-get e :port)
-                                                       (list port (number-to-string port))))
-                                  entries)
-                        (car entries)))
-             (secret (plist-get found :secret))
-             (token (if (functionp secret) (funcall secret) secret)))
-        (push (cons url (or token :none)) arcology-oracle--token-cache)
-        token))))
-
-(defun arcology-oracle-auth-token ()
-  "Return the bearer token for the daemon, or nil (see `arcology-oracle-token')."
-  (let ((token (pcase arcology-oracle-token
-                 ((pred stringp) arcology-oracle-token)
-                 ((pred functionp) (funcall arcology-oracle-token))
-                 (_ (arcology-oracle--auth-source-token
-                     (arcology-oracle--base-url))))))
-    (and (stringp token) (not (string-empty-p token)) token)))
-
-;;;###autoload
-(defun arcology-oracle-forget-token ()
-  "Forget the tokens found with auth-source; look them up again when needed."
-  (interactive)
-  (setq arcology-oracle--token-cache nil)
-  (auth-source-forget-all-cached))
-
 ;;; HTTP client
 
 ;; One small HTTP/1.1 client on `open-network-stream' serves every
@@ -159,163 +69,6 @@ The entry is looked up by the host and port of `arcology-oracle-url'
 ;; its process.  `url-retrieve' offers none of the streaming, reports
 ;; some failures synchronously and keeps global state in dynamic
 ;; variables, so it is not used.
-
-(cl-defstruct (arcology-oracle--http
-               (:constructor arcology-oracle--http-create)
-               (:copier nil))
-  "The state of one HTTP exchange with the daemon."
-  process timer timeout (last-activity (float-time))
-  base                                  ; the daemon's URL, for messages
-  connect-timeout                       ; seconds allowed to open the connection
-  connected                             ; non-nil once the connection opened
-  (state 'headers)                      ; see `arcology-oracle--http-feed'
-  (pending "")                          ; raw bytes not parsed yet
-  status headers
-  remaining                             ; bytes left in body or chunk; nil: until close
-  body-parts                            ; raw body pieces, newest first
-  on-data on-done on-error
-  finished)
-
-(defun arcology-oracle--http-parse-head (req head)
-  "Record in REQ the status and headers of the response HEAD (bytes).
-Choose how the body is framed: chunked, by length, or until close."
-  (let* ((lines (split-string head "\r\n"))
-         (status-line (car lines)))
-    (unless (string-match "\\`HTTP/[0-9.]+ \\([0-9]\\{3\\}\\)" status-line)
-      (error "Not an HTTP response: %S" (truncate-string-to-width status-line 60)))
-    (setf (arcology-oracle--http-status req) (string-to-number (match-string 1 status-line)))
-    (let ((headers nil))
-      (dolist (line (cdr lines))
-        (when (string-match "\\`\\([^:]+\\):[ \t]*\\(.*?\\)[ \t]*\\'" line)
-          (push (cons (downcase (match-string 1 line)) (match-string 2 line)) headers)))
-      (setq headers (nreverse headers))
-      (setf (arcology-oracle--http-headers req) headers)
-      (arcology-oracle--check-instance (arcology-oracle--http-base req)
-                                       (cdr (assoc "x-arcology-oracle-instance" headers)))
-      (let ((encoding (cdr (assoc "transfer-encoding" headers)))
-            (length (cdr (assoc "content-length" headers)))
-            (status (arcology-oracle--http-status req)))
-        (cond
-         ((or (memq status '(204 304)) (< status 200))
-          (setf (arcology-oracle--http-state req) 'done))
-         ((and encoding (string-match-p "chunked" encoding))
-          (setf (arcology-oracle--http-state req) 'chunk-size))
-         (length
-          (let ((n (string-to-number length)))
-            (setf (arcology-oracle--http-remaining req) n
-                  (arcology-oracle--http-state req) (if (zerop n) 'done 'body))))
-         (t (setf (arcology-oracle--http-remaining req) nil
-                  (arcology-oracle--http-state req) 'body)))))))
-
-(defun arcology-oracle--http-feed (req bytes)
-  "Feed the raw response BYTES to REQ's parser; return the body bytes decoded.
-The parser's state is one of `headers', `body' (by length, or
-until the connection closes when the remaining count is nil),
-`chunk-size', `chunk-data', `chunk-crlf', `trailer' and `done'.
-Bytes may arrive split anywhere; what cannot be parsed yet waits
-in the pending slot.  Signals an error on a malformed response."
-  (let ((buf (concat (arcology-oracle--http-pending req) bytes))
-        (out nil)
-        (more t))
-    (while more
-      (pcase (arcology-oracle--http-state req)
-        ('headers
-         (let ((end (string-search "\r\n\r\n" buf)))
-           (if (not end)
-               (setq more nil)
-             (arcology-oracle--http-parse-head req (substring buf 0 end))
-             (setq buf (substring buf (+ end 4))))))
-        ((or 'body 'chunk-data)
-         (let ((remaining (arcology-oracle--http-remaining req)))
-           (cond
-            ((null remaining)
-             (push buf out)
-             (setq buf "" more nil))
-            ((<= remaining (length buf))
-             (push (substring buf 0 remaining) out)
-             (setq buf (substring buf remaining))
-             (setf (arcology-oracle--http-remaining req) 0
-                   (arcology-oracle--http-state req)
-                   (if (eq (arcology-oracle--http-state req) 'body) 'done 'chunk-crlf)))
-            (t
-             (push buf out)
-             (setf (arcology-oracle--http-remaining req) (- remaining (length buf)))
-             (setq buf "" more nil)))))
-        ('chunk-size
-         (let ((eol (string-search "\r\n" buf)))
-           (if (not eol)
-               (setq more nil)
-             (let ((line (substring buf 0 eol)))
-               (unless (string-match "\\`[ \t]*\\([0-9a-fA-F]+\\)" line)
-                 (error "Bad chunk size %S" (truncate-string-to-width line 20)))
-               (let ((size (string-to-number (match-string 1 line) 16)))
-                 (setq buf (substring buf (+ eol 2)))
-                 (if (zerop size)
-                     (setf (arcology-oracle--http-state req) 'trailer)
-                   (setf (arcology-oracle--http-remaining req) size
-                         (arcology-oracle--http-state req) 'chunk-data)))))))
-        ('chunk-crlf
-         (if (< (length buf) 2)
-             (setq more nil)
-           (setq buf (substring buf 2))
-           (setf (arcology-oracle--http-state req) 'chunk-size)))
-        ('trailer
-         (let ((eol (string-search "\r\n" buf)))
-           (cond ((not eol) (setq more nil))
-                 ((zerop eol) (setq buf "")
-                  (setf (arcology-oracle--http-state req) 'done))
-                 (t (setq buf (substring buf (+ eol 2)))))))
-        (_ (setq more nil))))
-    (setf (arcology-oracle--http-pending req) buf)
-    (apply #'concat (nreverse out))))
-
-(defun arcology-oracle--http-ok-p (req)
-  "Return non-nil when REQ's response status is 2xx."
-  (let ((status (arcology-oracle--http-status req)))
-    (and status (<= 200 status 299))))
-
-(defvar arcology-oracle--unreachable-functions nil
-  "Functions called with the base URL of a daemon that could not be reached.
-What is remembered of that daemon may no longer hold when it comes
-back: it may be another, started on other notes.  Also called when
-a response comes from another daemon process than the one whose
-/status was read (see `arcology-oracle--daemon-instances').")
-
-(defvar arcology-oracle--daemon-instances nil
-  "Alist of (URL . INSTANCE): the daemon process whose /status was read.
-A response from another (X-Arcology-Oracle-Instance) is from a daemon
-restarted since, maybe on other notes: what was known is forgotten.")
-
-(defvar arcology-oracle--daemon-notes nil
-  "Alist of (URL . DIRECTORY): the roam directory the daemon's /status named.
-Sent with every request (X-Arcology-Oracle-Notes): a daemon restarted
-on other notes before a response told Emacs so refuses it (HTTP
-409) rather than read the request's paths as relative to its notes.")
-
-(defun arcology-oracle--remember-instance (url instance notes)
-  "Remember that what is known of the daemon at URL came from INSTANCE.
-NOTES is the roam directory it named, as it wrote it."
-  (arcology-oracle--forget-instance url)
-  (when (stringp instance)
-    (push (cons url instance) arcology-oracle--daemon-instances))
-  (when (stringp notes)
-    (push (cons url notes) arcology-oracle--daemon-notes)))
-
-(defun arcology-oracle--forget-instance (url)
-  "Forget which process the daemon at URL was, and its notes."
-  (setq arcology-oracle--daemon-instances (assoc-delete-all url arcology-oracle--daemon-instances)
-        arcology-oracle--daemon-notes (assoc-delete-all url arcology-oracle--daemon-notes)))
-
-(add-hook 'arcology-oracle--unreachable-functions #'arcology-oracle--forget-instance)
-
-(defun arcology-oracle--check-instance (url instance)
-  "Forget what is known of the daemon at URL when INSTANCE is another process.
-INSTANCE is what a response of it said (nil: an older daemon)."
-  (let ((known (cdr (assoc url arcology-oracle--daemon-instances))))
-    (when (and known instance (not (equal known instance)))
-      (condition-case err
-          (run-hook-with-args 'arcology-oracle--unreachable-functions url)
-        (error (message "arcology-oracle: %s" (error-message-string err)))))))
 
 (defun arcology-oracle--http-unreachable (req message)
   "End REQ with MESSAGE: the daemon could not be reached.
@@ -531,47 +284,6 @@ request with `arcology-oracle--http-cancel'."
       (cancel-timer (arcology-oracle--http-timer req)))
     (let ((proc (arcology-oracle--http-process req)))
       (when (process-live-p proc) (delete-process proc)))))
-
-(defun arcology-oracle--daemon-error-p (data)
-  "Return non-nil when DATA, the parsed body of an error, is the daemon's.
-The daemon answers every failed request of the routes this package
-calls with the JSON object {\"ok\": false, \"error\": MESSAGE,
-\"status\": CODE}; another web server (Ollama, a proxy, a web page)
-at `arcology-oracle-url' answers otherwise."
-  (and (consp data) (consp (car data))
-       (assq 'ok data) (null (alist-get 'ok data))
-       (stringp (alist-get 'error data))))
-
-(defun arcology-oracle--not-the-daemon (what)
-  "Return the message for a server at `arcology-oracle-url' that is not the daemon.
-WHAT says what it answered, for example \"it answered HTTP 404\"."
-  (format "no arcology-oracle daemon at %s (%s): check `arcology-oracle-url'"
-          (arcology-oracle--base-url) what))
-
-(defun arcology-oracle--content-type (headers)
-  "Return the media type of the response HEADERS, lower case, or nil without one."
-  (when-let ((value (cdr (assoc "content-type" headers))))
-    (downcase (string-trim (car (split-string value ";"))))))
-
-(defun arcology-oracle--error-message (status data _body)
-  "Return a short message for an HTTP error STATUS whose body parsed as DATA.
-The daemon's own errors (see `arcology-oracle--daemon-error-p') give
-their message, or for 401 what to set (and the token is looked up
-again at the next request); any other answer means that no daemon
-is at `arcology-oracle-url', whatever it sent (a page, text,
-nothing), and the message says so."
-  (if (arcology-oracle--daemon-error-p data)
-      (concat
-       (if (= status 401)
-           (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
-         (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
-                                   160 nil nil "…"))
-       (format " (HTTP %d)" status))
-    (arcology-oracle--not-the-daemon
-     (format "it answered HTTP %d%s" status
-             (if (memq status '(502 503 504))
-                 ", as a proxy does when nothing answers behind it"
-               "")))))
 
 (cl-defun arcology-oracle--json (method path &key query json timeout callback errback)
   "Send a JSON request to the daemon; return the request state.

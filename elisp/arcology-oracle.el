@@ -57,7 +57,10 @@
 ;; The package is in parts, each requiring this file for the options
 ;; below; the end of this file loads them all:
 ;;
-;; - arcology-oracle-http.el: the non-blocking HTTP client;
+;; - arcology-oracle-http.el: the non-blocking HTTP client, which
+;;   loads its own parts: -token (the URL and token), -instance (which
+;;   daemon process answers), -http-parse (reading responses),
+;;   -http-errors (reporting failures);
 ;; - arcology-oracle-notes.el: the notes as the parts see them, which
 ;;   loads its own parts: -privacy (private text), -roam-dir (the
 ;;   daemon's roam directory here), -context (the heading at point),

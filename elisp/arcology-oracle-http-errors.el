@@ -1,0 +1,101 @@
+;;; arcology-oracle-http-errors.el --- How arcology-oracle reports failures -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; The messages that report failures: `arcology-oracle--report' in the
+;; echo area (not repeated by automatic refreshes), the guard around
+;; callbacks, and the short message a failed response of the daemon, or
+;; of a server that is not the daemon, is reported with.
+
+;;; Code:
+
+(require 'subr-x)
+(require 'arcology-oracle)
+(require 'arcology-oracle-token)
+
+(defvar arcology-oracle--last-report nil
+  "The last message shown by `arcology-oracle--report', as (TEXT . TIME).")
+
+(defun arcology-oracle--report (text &optional quiet)
+  "Show TEXT in the echo area, prefixed with the package name.
+When QUIET (automatic refreshes), a message equal to the previous
+one is repeated only after a minute, so that a daemon that is down
+does not flood the echo area."
+  (let ((now (float-time)))
+    (unless (and quiet
+                 (equal text (car arcology-oracle--last-report))
+                 (< (- now (cdr arcology-oracle--last-report)) 60))
+      (setq arcology-oracle--last-report (cons text now))
+      (message "arcology-oracle: %s" text))))
+
+(defmacro arcology-oracle--guard (&rest body)
+  "Run BODY, turning an error into a message.
+Used around every callback run from a process filter, sentinel or
+timer: errors there must never escape as signals."
+  (declare (indent 0) (debug t))
+  `(with-demoted-errors "arcology-oracle: %S" ,@body))
+
+(defun arcology-oracle--daemon-error-p (data)
+  "Return non-nil when DATA, the parsed body of an error, is the daemon's.
+The daemon answers every failed request of the routes this package
+calls with the JSON object {\"ok\": false, \"error\": MESSAGE,
+\"status\": CODE}; another web server (Ollama, a proxy, a web page)
+at `arcology-oracle-url' answers otherwise."
+  (and (consp data) (consp (car data))
+       (assq 'ok data) (null (alist-get 'ok data))
+       (stringp (alist-get 'error data))))
+
+(defun arcology-oracle--not-the-daemon (what)
+  "Return the message for a server at `arcology-oracle-url' that is not the daemon.
+WHAT says what it answered, for example \"it answered HTTP 404\"."
+  (format "no arcology-oracle daemon at %s (%s): check `arcology-oracle-url'"
+          (arcology-oracle--base-url) what))
+
+(defun arcology-oracle--content-type (headers)
+  "Return the media type of the response HEADERS, lower case, or nil without one."
+  (when-let ((value (cdr (assoc "content-type" headers))))
+    (downcase (string-trim (car (split-string value ";"))))))
+
+(defun arcology-oracle--error-message (status data _body)
+  "Return a short message for an HTTP error STATUS whose body parsed as DATA.
+The daemon's own errors (see `arcology-oracle--daemon-error-p') give
+their message, or for 401 what to set (and the token is looked up
+again at the next request); any other answer means that no daemon
+is at `arcology-oracle-url', whatever it sent (a page, text,
+nothing), and the message says so."
+  (if (arcology-oracle--daemon-error-p data)
+      (concat
+       (if (= status 401)
+           (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
+         (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
+                                   160 nil nil "…"))
+       (format " (HTTP %d)" status))
+    (arcology-oracle--not-the-daemon
+     (format "it answered HTTP %d%s" status
+             (if (memq status '(502 503 504))
+                 ", as a proxy does when nothing answers behind it"
+               "")))))
+
+(provide 'arcology-oracle-http-errors)
+
+;;; arcology-oracle-http-errors.el ends here
