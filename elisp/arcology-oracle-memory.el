@@ -1,4 +1,4 @@
-;;; arcology-oracle-memory.el --- Remember notes through the daemon, make headings private -*- lexical-binding: t -*-
+;;; arcology-oracle-memory.el --- Remember notes through the arcology-oracle daemon -*- lexical-binding: t -*-
 
 ;; Copyright (C) 2026 The arcology-oracle authors
 
@@ -33,10 +33,10 @@
 ;;   answer's [[id:...][...]] link is shown and kept in
 ;;   `arcology-oracle-last-memory'; a buffer visiting the file without
 ;;   unsaved edits is reverted so it shows the new heading.
-;; - `arcology-oracle-make-private' tags the heading at point with the
-;;   first of `arcology-oracle-private-tags' (before the first heading,
-;;   the file, in its #+filetags), so that the daemon drops it (and its
-;;   subtree, or the whole file) from the index when the file is saved.
+;; - `arcology-oracle-forget' takes the last capture back out.
+;;
+;; Where the text came from is arcology-oracle-memory-source.el's;
+;; making a heading private is arcology-oracle-make-private.el's.
 
 ;;; Code:
 
@@ -45,8 +45,7 @@
 (require 'org)
 (require 'arcology-oracle)
 (require 'arcology-oracle-notes)
-
-(defvar arcology-oracle-answer-property)
+(require 'arcology-oracle-memory-source)
 
 (defcustom arcology-oracle-memorize-tags nil
   "Tags given to every note `arcology-oracle-memorize' sends.
@@ -103,211 +102,6 @@ edited (today's daily among them sends it to the inbox)."
                            (and file (buffer-modified-p buffer)
                                 (arcology-oracle--relative-file file roam-dir))))
                        (buffer-list))))))
-
-(defun arcology-oracle--oracle-words-p (beg end)
-  "Return non-nil when the oracle wrote some of the text from BEG to END.
-In the answers or summaries buffer, under a conversation's answer
-\(a heading with `arcology-oracle-answer-property' or an assistant's
-:ROLE:) anywhere in it, or a reply of a gptel chat or an org-ai block
-with one of the daemon's grounded models
-\(`arcology-oracle--gptel-reply-between-p',
-`arcology-oracle--org-ai-reply-between-p'): a
-region from a question into its answer is kept as the oracle's, never
-as the user's note."
-  (or (derived-mode-p 'arcology-oracle-answers-mode)
-      (arcology-oracle--gptel-reply-between-p beg end)
-      (arcology-oracle--org-ai-reply-between-p beg end)
-      (and (derived-mode-p 'org-mode)
-           (save-excursion
-             (goto-char beg)
-             (let ((found (or (arcology-oracle--answer-heading-p)
-                              (arcology-oracle--marked-turn-p))))
-               (while (and (not found) (re-search-forward org-outline-regexp-bol end t))
-                 (setq found (or (arcology-oracle--answer-heading-p)
-                                 (arcology-oracle--marked-turn-p))))
-               found)))))
-
-(defun arcology-oracle--marked-turn-p ()
-  "Return non-nil when point is in a conversation's turn marked as the oracle's.
-As the daemon reads a conversation (notes/conversations.py): the heading
-at point or one above it is tagged :oracle: or titled Oracle (alone or
-before punctuation: Oracle:, Oracle (llama3.2); not Oracle of Delphi),
-has no user's :ROLE:, was not kept by /memorize, and has a sibling (or
-is one) with a user's or the assistant's :ROLE:."
-  (save-excursion
-    (unless (org-before-first-heading-p)
-      (org-back-to-heading t)
-      (let ((found (arcology-oracle--marked-turn-here-p)))
-        (while (and (not found) (org-up-heading-safe))
-          (setq found (arcology-oracle--marked-turn-here-p)))
-        found))))
-
-(defconst arcology-oracle--user-roles '("user" "me" "human" "you" "question")
-  "The :ROLE: values naming the user, as the daemon reads them.")
-
-(defun arcology-oracle--marked-turn-here-p ()
-  "Return non-nil when the heading at point is an oracle's turn by its marker.
-See `arcology-oracle--marked-turn-p'."
-  (and (not (member (downcase (string-trim (or (org-entry-get nil "ROLE") "")))
-                    arcology-oracle--user-roles))
-       (not (org-entry-get nil "CAPTURED_BY"))
-       (or (member "oracle" (mapcar #'downcase (org-get-tags nil t)))
-           (let ((case-fold-search t))
-             (string-match-p "\\`oracle[ \t]*\\(?:\\'\\|[^[:alnum:]_[:space:]'\u2019]\\)"
-                             (string-trim (org-get-heading t t t t)))))
-       (let ((level (org-current-level))
-             (parent (save-excursion (and (org-up-heading-safe) (point))))
-             found)
-         (save-excursion
-           (goto-char (or parent (point-min)))
-           (let ((stop (if parent (save-excursion (org-end-of-subtree t t) (point)) (point-max))))
-             (when parent (forward-line 1))
-             (while (and (not found) (re-search-forward org-outline-regexp-bol stop t))
-               (when (= (org-current-level) level)
-                 (let ((role (downcase (string-trim (or (org-entry-get nil "ROLE") "")))))
-                   (setq found (and (not (org-entry-get nil "CAPTURED_BY"))
-                                    (or (member role arcology-oracle--user-roles)
-                                        (arcology-oracle--oracle-role-p role)))))))))
-         found)))
-
-(defun arcology-oracle--grounded-model-p (model)
-  "Return non-nil when MODEL is one of the daemon's grounded models.
-MODEL is a symbol or a string, read as the daemon reads a gptel
-chat's model: llama3.2+notes, qwen2.5+notes:7b."
-  (and model
-       (let ((name (downcase (string-trim (format "%s" model)))))
-         (or (string-suffix-p "+notes" name) (string-match-p "\\+notes:" name)))))
-
-(defun arcology-oracle--org-ai-reply-between-p (beg end)
-  "Return non-nil when some of BEG..END is a grounded model's reply in org-ai.
-That is a line of an [AI]: or [AI_REASON]: turn in a #+begin_ai block
-whose :model is one of the daemon's grounded ones, as the daemon
-reads it (notes/chats.py): text before the block's first role is the
-user's, and a #+begin_ai never closed or shown in a source block is
-no block."
-  (when (derived-mode-p 'org-mode)
-    (save-excursion
-      (save-restriction
-        (widen)
-        (goto-char (point-min))
-        (let ((case-fold-search t) found)
-          (while (and (not found) (< (point) end)
-                      (re-search-forward "^[ \t]*#\\+begin_ai\\b\\(.*\\)$" end t))
-            (let* ((header (match-string-no-properties 1))
-                   (start (line-beginning-position 2))
-                   ;; A block as Org reads it: closed, not shown inside a source block.
-                   (block (save-excursion
-                            (goto-char (match-beginning 0))
-                            (let ((element (org-element-at-point)))
-                              (and (eq (org-element-type element) 'special-block)
-                                   (equal (downcase (org-element-property :type element)) "ai")))))
-                   (stop (save-excursion
-                           (if (re-search-forward "^[ \t]*#\\+end_ai[ \t]*$" nil t)
-                               (line-beginning-position)
-                             (point-max))))
-                   (role "ME"))
-              (when (and block (< start end) (> stop beg)
-                         ;; Quoted or not, as Babel reads header arguments (org-ai does).
-                         (string-match ":model[ \t]+\"?\\([^ \t:\"][^ \t\"]*\\)" header)
-                         (arcology-oracle--grounded-model-p (match-string 1 header)))
-                (goto-char start)
-                (while (and (not found) (< (point) (min stop end)))
-                  (when (looking-at "[ \t]*\\[\\(SYS\\|ME\\|AI\\|AI_REASON\\)\\]:")
-                    (setq role (upcase (match-string 1))))
-                  (when (and (member role '("AI" "AI_REASON")) (> (line-end-position) beg))
-                    (setq found t))
-                  (forward-line 1)))
-              (goto-char stop)
-              (forward-line 1)))
-          found)))))
-
-(defun arcology-oracle--gptel-reply-between-p (beg end)
-  "Return non-nil when some of BEG..END is a grounded model's reply.
-In a gptel chat whose model (the buffer's `gptel-model', the file's
-:GPTEL_MODEL:, or in `gptel-mode' or a buffer holding a reply gptel
-marked the global `gptel-model') is one of
-the daemon's grounded ones, the reply is the
-text gptel marks as the model's (its `gptel' property: a response,
-reasoning or a tool call), else where the saved :GPTEL_BOUNDS: put
-them, as the daemon reads it (notes/chats.py).  Saved without bounds,
-the chat held no reply: gptel saves the bounds of every reply."
-  (when (arcology-oracle--grounded-model-p
-         (or (and (boundp 'gptel-model) (local-variable-p 'gptel-model) gptel-model)
-             (and (derived-mode-p 'org-mode)
-                  (save-restriction
-                    (widen)
-                    (org-entry-get (point-min) "GPTEL_MODEL")))
-             ;; A new chat (M-x gptel) has the model set globally, as the
-             ;; README sets it; only a gptel chat is read by it, or a
-             ;; buffer where gptel answered (\[gptel-send] works
-             ;; without gptel-mode, and marks its reply).
-             (and (or (bound-and-true-p gptel-mode)
-                      (save-restriction
-                        (widen)
-                        (text-property-not-all (point-min) (point-max) 'gptel nil)))
-                  (boundp 'gptel-model) gptel-model)))
-    (save-restriction
-      (widen)
-      (let ((bounds (and (derived-mode-p 'org-mode)
-                         (org-entry-get (point-min) "GPTEL_BOUNDS"))))
-        (cond
-         ((text-property-not-all (point-min) (point-max) 'gptel nil)
-          (text-property-not-all beg end 'gptel nil))
-         (bounds
-          (let ((spans (ignore-errors (car (read-from-string bounds)))) found)
-            (dolist (entry (and (listp spans) spans))
-              (dolist (span (cond ((and (consp entry) (integerp (car entry)))
-                                   (list (list (car entry) (cdr entry))))  ; (B . E)
-                                  ((and (consp entry) (memq (car entry) '(response ignore tool)))
-                                   (cdr entry))))
-                (when (and (consp span) (integerp (car span))
-                           (integerp (car-safe (cdr span)))
-                           (< (car span) end) (> (cadr span) beg))
-                  (setq found t))))
-            found)))))))
-
-(defun arcology-oracle--memory-source (pos)
-  "Return an org link to the heading around POS in the current buffer, or nil.
-The heading's own ID when it has one, else its file and the search
-string Org's own `org-store-link' makes for it (the heading without
-TODO keyword, priority, COMMENT, tags and statistics cookies; see
-`org-link-heading-search-string'), so that \[org-open-at-point]
-finds it; before the first heading, the file.  Outside Org, the
-file and line.  The description is the outline path, the note's
-title first, as a reader sees it: links show their description,
-cookies go.  An indirect buffer (\[clone-indirect-buffer]) is its base
-buffer's file.  Nil for a buffer without a file."
-  (when-let ((file (arcology-oracle--visited-file)))
-    (save-excursion
-      (save-restriction
-        (widen)
-        (goto-char pos)
-        (if (not (derived-mode-p 'org-mode))
-            (org-link-make-string (format "file:%s::%d" (abbreviate-file-name file)
-                                          (line-number-at-pos pos t))
-                                  (file-name-nondirectory file))
-          (let* ((context (arcology-oracle--heading-context))
-                 (start (plist-get context :start))
-                 (before-first (save-excursion (goto-char start) (not (org-at-heading-p))))
-                 (label (replace-regexp-in-string
-                         "[][]" ""
-                         (mapconcat #'identity
-                                    (delete-dups
-                                     (mapcar #'arcology-oracle--title-text
-                                             (append (list (arcology-oracle--file-title))
-                                                     (plist-get context :olp)
-                                                     (unless before-first
-                                                       (list (plist-get context :title))))))
-                                    " › ")))
-                 (id (org-entry-get start "ID")))
-            (org-link-make-string
-             (cond (id (concat "id:" id))
-                   (before-first
-                    (concat "file:" (abbreviate-file-name file)))
-                   (t (format "file:%s::%s" (abbreviate-file-name file)
-                              (save-excursion (goto-char start)
-                                              (org-link-heading-search-string)))))
-             label)))))))
 
 (defun arcology-oracle--dailies-directory ()
   "Return the absolute `org-roam-dailies-directory' to capture into, or nil.
@@ -500,116 +294,6 @@ daemon forgets what the file holds)."
       (list (alist-get 'id arcology-oracle-last-memory) (alist-get 'title arcology-oracle-last-memory)))
      (t (arcology-oracle--user-error
          "No captured heading at point (one with :CAPTURED_BY:), and nothing remembered since Emacs started")))))
-
-;;;###autoload
-(defun arcology-oracle-make-private ()
-  "Tag the heading at point, or the file, as private.
-The tag is the first of `arcology-oracle-private-tags'.  Before the
-first heading, the tag goes into the file's #+filetags
-\(a line is added after the #+title when there is none), which
-makes the whole file private; a file already private by its
-#+filetags, or a heading already private (see
-`arcology-oracle--private-here-p'), is left as it is.  Saving the
-file then takes the heading and its subtree, or the whole file, out
-of the daemon's index."
-  (interactive)
-  (unless (derived-mode-p 'org-mode)
-    (arcology-oracle--user-error "Not in an Org buffer"))
-  (when buffer-read-only
-    ;; Org's own error named `org-toggle-tag' and printed the buffer as
-    ;; #<buffer ...>; the answers and summaries buffers are not notes.
-    (arcology-oracle--user-error
-     (if (arcology-oracle--visited-file)
-         "Buffer %s is read-only (%s makes it editable): nothing was tagged"
-       "Buffer %s is not a note: nothing was tagged")
-     (buffer-name) (substitute-command-keys "\\[read-only-mode]")))
-  (let ((tag (car arcology-oracle-private-tags)))
-    (unless tag
-      (arcology-oracle--user-error "`arcology-oracle-private-tags' is empty"))
-    (cond
-     ((save-excursion (save-restriction (widen) (org-before-first-heading-p)))
-      (arcology-oracle--make-file-private tag))
-     ;; Tagged again, Org would realign the line, or add :private: beside :PRIVATE:.
-     ((arcology-oracle--private-in-org-p (save-excursion (org-back-to-heading t) (point)))
-      (message "This heading is already private (a tag or ROAM_EXCLUDE on it, above it or on the file): nothing changed"))
-     (t
-      (save-excursion
-        (org-back-to-heading t)
-        (org-toggle-tag tag 'on))
-      (message "Tagged :%s:; %s" tag (arcology-oracle--private-then "the heading"))))))
-
-(defun arcology-oracle--private-then (what)
-  "Say what tagging WHAT private does, in the current buffer.
-Emacs sends nothing of it from now on; the daemon's index changes
-when the file is saved.  A buffer without a file is in no index:
-there is nothing to save for."
-  (if (arcology-oracle--visited-file)
-      (format "save the file to take %s out of the index" what)
-    (format "Emacs sends nothing of %s (this buffer has no file: the daemon never read it)" what)))
-
-(defun arcology-oracle--keyword-search (key regexp limit)
-  "Search forward for REGEXP before LIMIT on a line that is keyword KEY.
-That is, a line Org reads as that keyword: one inside a block is
-skipped, as `org-collect-keywords' skips it.  Return non-nil with
-the match data of REGEXP, or nil."
-  (let (found)
-    (while (and (not found) (re-search-forward regexp limit t))
-      (let ((element (save-match-data (org-element-at-point))))
-        (setq found (and (eq (org-element-type element) 'keyword)
-                         (equal (org-element-property :key element) key)))))
-    found))
-
-(defun arcology-oracle--make-file-private (tag)
-  "Add TAG to the #+filetags of the current buffer; change nothing else.
-The tag ends the first #+filetags line before the first heading
-\(\":a:b:\" becomes \":a:b:TAG:\", \"a b\" becomes \"a b :TAG:\");
-without one, a line \"#+filetags: :TAG:\" goes after the #+title
-\(in its letter case), else after the file's property drawer (which
-may follow comment lines), else first (after a -*- line).  Lines
-inside blocks are not keywords: they are left alone.  One insertion,
-one undo; point stays where it is.  A file whose #+filetags already
-hold crypt or one of `arcology-oracle-private-tags' is left alone."
-  (save-excursion
-    (save-restriction
-      (widen)
-      (let ((limit (save-excursion (goto-char (point-min))
-                                   (if (re-search-forward org-outline-regexp-bol nil t)
-                                       (match-beginning 0)
-                                     (point-max))))
-            (case-fold-search t))
-        (if (arcology-oracle--private-tags-p (arcology-oracle--file-tags))
-            (message "This file is already private by its #+filetags: nothing changed")
-          (goto-char (point-min))
-          (if (arcology-oracle--keyword-search
-               "FILETAGS" "^[ \t]*#\\+filetags:\\([ \t]*\\)\\(.*?\\)[ \t]*$" limit)
-              (let ((blank (match-string 1))
-                    (value (match-string 2)))
-                (goto-char (match-end 2))
-                (insert (cond ((string-suffix-p ":" value) (concat tag ":"))
-                              ((and (string-empty-p value) (not (string-empty-p blank)))
-                               (concat ":" tag ":"))
-                              (t (concat " :" tag ":")))))
-            (let* ((title (progn (goto-char (point-min))
-                                 (and (arcology-oracle--keyword-search
-                                       "TITLE" "^[ \t]*#\\+\\(title\\):" limit)
-                                      (match-string 1))))
-                   (line (concat (if (equal title "TITLE") "#+FILETAGS: :" "#+filetags: :") tag ":")))
-              (cond
-               (title (forward-line 1))
-               ;; The file's drawer may follow comment (and blank) lines.
-               ((progn (goto-char (point-min))
-                       (while (and (not (eobp)) (or (looking-at-p org-comment-regexp)
-                                                    (looking-at-p "[ \t]*$")))
-                         (forward-line 1))
-                       (looking-at org-property-drawer-re))
-                (goto-char (match-end 0))
-                (forward-line 1))
-               (t (goto-char (point-min))
-                  (when (looking-at-p ".*-\\*-.*-\\*-") (forward-line 1))))
-              ;; After a last line without a newline, the new line is last, as it was.
-              (insert (if (bolp) (concat line "\n") (concat "\n" line)))))
-          (org-set-regexps-and-options t)
-          (message "Tagged the file :%s: (#+filetags); %s" tag (arcology-oracle--private-then "the whole file")))))))
 
 (provide 'arcology-oracle-memory)
 

@@ -79,7 +79,10 @@
 ;;   arcology-oracle-link-place.el;
 ;; - arcology-oracle-similar-links.el: linking a similar note;
 ;; - arcology-oracle-rejections.el: rejected suggestions, taken back;
-;; - arcology-oracle-gptel.el: the gptel backend and tools.
+;; - arcology-oracle-gptel.el: the gptel backend and tools;
+;; - arcology-oracle-memory.el: memorizing and forgetting, where the
+;;   text came from in arcology-oracle-memory-source.el;
+;; - arcology-oracle-make-private.el: making a heading private.
 ;;
 ;; Optional libraries: org-roam (visiting by ID, the org-roam section),
 ;; magit-section (the org-roam section) and gptel.  None is required.
@@ -102,7 +105,7 @@
 (declare-function arcology-oracle-link-rejections "arcology-oracle-rejections" (&optional all))
 (declare-function arcology-oracle-memorize "arcology-oracle-memory"
                   (text &optional title tags callback source role file line))
-(declare-function arcology-oracle-make-private "arcology-oracle-memory" ())
+(declare-function arcology-oracle-make-private "arcology-oracle-make-private" ())
 (declare-function arcology-oracle-forget "arcology-oracle-memory" ())
 
 ;;; Options
@@ -348,6 +351,7 @@ minibuffer, see `arcology-oracle'."
   (require 'arcology-oracle-similar-links)
   (require 'arcology-oracle-rejections)
   (require 'arcology-oracle-gptel)
-  (require 'arcology-oracle-memory))
+  (require 'arcology-oracle-memory)
+  (require 'arcology-oracle-make-private))
 
 ;;; arcology-oracle.el ends here
