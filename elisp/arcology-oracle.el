@@ -79,7 +79,8 @@
 ;;   arcology-oracle-link-place.el;
 ;; - arcology-oracle-similar-links.el: linking a similar note;
 ;; - arcology-oracle-rejections.el: rejected suggestions, taken back;
-;; - arcology-oracle-gptel.el: the gptel backend and tools;
+;; - arcology-oracle-gptel.el: the gptel tools, loading the backend of
+;;   arcology-oracle-gptel-backend.el;
 ;; - arcology-oracle-memory.el: memorizing and forgetting, where the
 ;;   text came from in arcology-oracle-memory-source.el;
 ;; - arcology-oracle-make-private.el: making a heading private.
