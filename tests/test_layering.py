@@ -1,4 +1,5 @@
-"""The package's shape: layers import one way, no import cycles, no module over 400 lines.
+"""The package's shape: layers import one way, no import cycles, no module over 400 lines
+(nor any file of the Emacs package, elisp/arcology-oracle*.el).
 
 Reads every module of ``daemon/arcology_oracle`` with :mod:`ast` (nothing is imported) and
 checks each import, function-level ones included, against :data:`LAYERS`: the order in
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "daemon" / "arcology_oracle"
+ELISP = Path(__file__).resolve().parent.parent / "elisp"
 NAME = "arcology_oracle"
 
 # First dotted component below the package -> layer; lower imports nothing higher.
@@ -156,6 +158,14 @@ def test_modules_stay_short():
     assert {name: n for name, n in long.items() if name not in LONG_MODULES} == {}
     stale = sorted(set(LONG_MODULES) - set(long))
     assert stale == [], f"no longer over {MAX_LINES} lines, drop from LONG_MODULES: {stale}"
+
+
+def test_elisp_files_stay_short():
+    """The Emacs package keeps the same limit: a file with one job, split where it grows."""
+    files = sorted(ELISP.glob("arcology-oracle*.el"))
+    assert len(files) > 1
+    long = {p.name: n for p in files if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}, f"Emacs Lisp files over {MAX_LINES} lines: {long}"
 
 
 @pytest.mark.parametrize("name", sorted(modules()))
