@@ -54,8 +54,9 @@
 
 ;;; Code:
 
-;; The package is in parts, each requiring this file for the options
-;; below; the end of this file loads them all:
+;; The package is in parts, each with one job, those using the options
+;; below requiring this file; the end of this file loads them all (a
+;; part that loads smaller parts of its own names them):
 ;;
 ;; - arcology-oracle-http.el: the non-blocking HTTP client, which
 ;;   loads its own parts: -token (the URL and token), -instance (which
