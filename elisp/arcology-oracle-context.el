@@ -25,7 +25,7 @@
 ;; The note and heading at point as a request to the daemon describes
 ;; them: the file it visits (or why it has none), its title, the
 ;; heading's outline path and text, and the org-roam node around point
-;; \(whether it is private, whether it is an oracle's answer).
+;; (whether it is private, whether it is an oracle's answer).
 
 ;;; Code:
 

@@ -25,8 +25,8 @@
 ;; gptel (https://github.com/karthink/gptel) is optional: loading this
 ;; file does not load it.  `arcology-oracle-gptel-backend' returns a
 ;; gptel backend that talks to the daemon's Ollama-compatible API,
-;; whose "M+notes" models answer from the notes; its models are the
-;; daemon's, once its GET /api/tags answers.
+;; whose "M+notes" models answer from the notes; it offers the daemon's
+;; grounded models once its GET /api/tags answers.
 
 ;;; Code:
 
