@@ -1,4 +1,4 @@
-;;; arcology-oracle-similar.el --- Similar notes side window and org-roam section -*- lexical-binding: t -*-
+;;; arcology-oracle-similar.el --- The similar notes side window, following point -*- lexical-binding: t -*-
 
 ;; Copyright (C) 2026 The arcology-oracle authors
 
