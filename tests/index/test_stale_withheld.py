@@ -278,20 +278,9 @@ async def test_a_note_changed_while_the_daemon_was_down_is_withheld_until_the_st
     # a large or slow notes directory). Notes unchanged since are served meanwhile.
     settings, roam = bank, bank.roam_dir
     (roam / "walks.org").write_text("#+title: Walks\n* Ridge\nthe ridgewalkword path above the lake\n")
-    index = service.OracleIndex(settings)
-    await index.start()
-    await index.reconcile()
-    await index.embed_pending()
-    await index.close()
+    await indexed_and_stopped(settings)
     (roam / "bank.org").write_text(NOTE.format(tag=" :private:"))  # while the daemon is down
-    gate = asyncio.Event()
-    reconcile = service.OracleIndex.reconcile
-
-    async def held_reconcile(self, *args, **kwargs):
-        await gate.wait()
-        return await reconcile(self, *args, **kwargs)
-
-    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    gate, _ = hold_reconciles(monkeypatch)
     app = create_app(settings, watch=True)
     client = await aiohttp_client(app)
     assert not app[ready_key].is_set()  # the first reconcile has not read the notes yet
@@ -313,20 +302,9 @@ async def test_a_note_whose_setup_file_was_made_private_while_the_daemon_was_dow
     settings, roam = bank, bank.roam_dir
     (roam / "bank.setup").write_text("#+title: unused\n")
     (roam / "bank.org").write_text("#+SETUPFILE: bank.setup\n" + NOTE.format(tag=""))
-    index = service.OracleIndex(settings)
-    await index.start()
-    await index.reconcile()
-    await index.embed_pending()
-    await index.close()
+    await indexed_and_stopped(settings)
     (roam / "bank.setup").write_text("#+filetags: :private:\n")  # while the daemon is down
-    gate = asyncio.Event()
-    reconcile = service.OracleIndex.reconcile
-
-    async def held_reconcile(self, *args, **kwargs):
-        await gate.wait()
-        return await reconcile(self, *args, **kwargs)
-
-    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    gate, _ = hold_reconciles(monkeypatch)
     app = create_app(settings, watch=True)
     client = await aiohttp_client(app)
     assert not app[ready_key].is_set()
@@ -343,20 +321,9 @@ async def test_a_tag_made_private_while_the_daemon_was_down_keeps_its_notes_out_
     # by the first reconcile, and served from their old rows until it reached them.
     settings, roam = bank, bank.roam_dir
     (roam / "bank.org").write_text(NOTE.format(tag=" :money:"))
-    index = service.OracleIndex(settings)
-    await index.start()
-    await index.reconcile()
-    await index.embed_pending()
-    await index.close()
+    await indexed_and_stopped(settings)
     settings = settings.model_copy(update={"private_tags": ("private", "money")})
-    gate = asyncio.Event()
-    reconcile = service.OracleIndex.reconcile
-
-    async def held_reconcile(self, *args, **kwargs):
-        await gate.wait()
-        return await reconcile(self, *args, **kwargs)
-
-    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    gate, _ = hold_reconciles(monkeypatch)
     app = create_app(settings, watch=True)
     client = await aiohttp_client(app)
     assert not app[ready_key].is_set()
@@ -386,15 +353,7 @@ async def test_a_folder_moved_where_exclude_globs_leave_it_out_is_withheld_until
     await asyncio.wait_for(app[worker_key].idle.wait(), 30)
     found = await (await client.get("/search", params={"q": "lockedotterpin"})).json()
     assert [r["file"] for r in found["results"]] == ["money/bank.org"]
-    gate, started = asyncio.Event(), asyncio.Event()
-    reconcile = service.OracleIndex.reconcile
-
-    async def held_reconcile(self, *args, **kwargs):
-        started.set()
-        await gate.wait()
-        return await reconcile(self, *args, **kwargs)
-
-    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    gate, started = hold_reconciles(monkeypatch)
     (roam / "attic").mkdir()
     (roam / "money").rename(roam / "attic" / "money")
     await asyncio.wait_for(started.wait(), 30)  # the rescan
@@ -408,3 +367,27 @@ async def test_a_folder_moved_where_exclude_globs_leave_it_out_is_withheld_until
 
 def index_of(app):
     return app[index_key]
+
+
+async def indexed_and_stopped(settings) -> None:
+    """The notes indexed and embedded by a daemon's index that then stops (as before a
+    change made while the daemon is down)."""
+    index = service.OracleIndex(settings)
+    await index.start()
+    await index.reconcile()
+    await index.embed_pending()
+    await index.close()
+
+
+def hold_reconciles(monkeypatch) -> tuple[asyncio.Event, asyncio.Event]:
+    """``(gate, started)``: every reconcile sets ``started`` and waits for ``gate``."""
+    gate, started = asyncio.Event(), asyncio.Event()
+    reconcile = service.OracleIndex.reconcile
+
+    async def held_reconcile(self, *args, **kwargs):
+        started.set()
+        await gate.wait()
+        return await reconcile(self, *args, **kwargs)
+
+    monkeypatch.setattr(service.OracleIndex, "reconcile", held_reconcile)
+    return gate, started
