@@ -9,6 +9,7 @@ without touching this file.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 
@@ -53,6 +54,35 @@ async def test_byte_compiles_without_warnings(tmp_path, source, packages):
     assert code == 0, f"byte-compiling {source.name} failed or warned:\n{output}"
     assert (tmp_path / (source.stem + ".elc")).exists()
     assert not list(ELISP.glob("*.elc")), "compiled into the source tree"
+
+
+PARTS_BLOCK = re.compile(r"^\(cl-eval-when \(load eval\)\n(?:  \(require '[a-z-]+\)\)?\n)+", re.M)
+
+
+async def test_each_part_requires_what_it_uses(tmp_path):
+    """Each part byte-compiles without warnings when requiring the main file does not load
+    every other part (the list at the end of ``arcology-oracle.el``, which the test above
+    runs at compile time too): a part that uses another's functions, variables or macros
+    requires it, or declares them. One fresh Emacs a part, two at a time."""
+    require_packages()
+    copy = tmp_path / "elisp"
+    shutil.copytree(ELISP, copy)
+    main = copy / MAIN_FILE.name
+    text, count = PARTS_BLOCK.subn("", main.read_text())
+    assert count == 1, "the list of parts at the end of arcology-oracle.el was not found"
+    main.write_text(text)
+    parts = [copy / p.name for p in ELISP_FILES if p != MAIN_FILE]
+    running = asyncio.Semaphore(2)
+
+    async def compile_one(source):
+        async with running:
+            out = tmp_path / source.stem
+            out.mkdir()
+            env = emacs_env(tmp_path, ELC_DIR=str(out), SOURCE=str(source))
+            return source.name, await run_emacs(["--eval", WITH_PACKAGES, "-L", str(copy), "--eval", COMPILE], env=env)
+
+    failed = {name: output for name, (code, output) in await asyncio.gather(*map(compile_one, parts)) if code}
+    assert not failed, "\n\n".join(f"{name}:\n{output}" for name, output in failed.items())
 
 
 CHECKDOC = """
