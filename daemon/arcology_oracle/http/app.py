@@ -29,7 +29,7 @@ from .compat import openai as openai_compat
 from .guard import guard_middleware
 from .instance import add_instance_header, notes_middleware
 from .keys import index_key, ready_key, settings_key, stopping_key, worker_key
-from .middleware import error_middleware
+from .middleware import error_middleware, no_store
 from .server import listen, lock_database, lock_notes, serve
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None, watch: b
     )
     app[settings_key] = settings
     app.on_response_prepare.append(add_instance_header)
+    app.on_response_prepare.append(no_store)
     app[ready_key] = asyncio.Event()
     # Set first thing at shutdown: answers being streamed end at once (http/streaming.py)
     # rather than hold the stop for the runner's grace time, a model generating for a

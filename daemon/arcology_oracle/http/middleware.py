@@ -6,6 +6,11 @@ request can succeed if sent again in a moment, :class:`~arcology_oracle.errors.C
 Ollama-compatible ``/api/*`` routes
 ``{"error": message}``, OpenAI-compatible ``/v1/*`` routes
 ``{"error": {"message", "type", "code"}}``. A 500 never carries the exception text.
+
+Caching: every response says ``Cache-Control: no-store`` (:func:`no_store`) unless its
+handler chose otherwise (only the web page's own files do, :mod:`.web`: they hold no note
+text). Answers carry note text or a token, and a browser other than the page (which asks
+``no-store`` itself), or a caching proxy on the way, must keep none of them.
 """
 
 from __future__ import annotations
@@ -61,6 +66,15 @@ def bearer_matches(header: str, token: str) -> bool:
         log.warning("refused a request whose Authorization header is not UTF-8")
         return False
     return hmac.compare_digest(given_bytes, token.encode("utf-8"))
+
+
+NO_STORE = "no-store"
+
+
+async def no_store(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: ``Cache-Control: no-store`` unless the handler set one
+    (streams and errors included: this runs when their headers are sent)."""
+    response.headers.setdefault("Cache-Control", NO_STORE)
 
 
 @web.middleware

@@ -107,7 +107,7 @@ async def start_stream(
     request: web.Request, content_type: str, headers: Mapping[str, str] | None = None
 ) -> web.StreamResponse:
     """A prepared streaming response of ``content_type`` (and ``headers``), never cached."""
-    headers = {"Content-Type": content_type, "Cache-Control": "no-cache", **(headers or {})}
+    headers = {"Content-Type": content_type, "Cache-Control": "no-store", **(headers or {})}
     response = web.StreamResponse(headers=headers)
     await response.prepare(request)
     return response

@@ -11,6 +11,10 @@ both ports answer every request alike: the same Host, Origin, Fetch Metadata, to
 Content-Type rules, in the same order, with the same statuses and the daemon's native
 error shape. The SDK's own Host/Origin check is off (it differed: 421, any loopback port
 in ``Origin``, case-sensitive names). The endpoint is ``http://HOST:N/mcp``.
+
+Every response of this port says ``Cache-Control: no-store``, as the daemon's do
+(:func:`..http.middleware.no_store`): tool results carry note text; the SDK's own
+``no-cache`` on its event streams is replaced (that one lets a cache store them).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ log = logging.getLogger(__name__)
 
 PATH = "/mcp"
 _AS_AIOHTTP = ("utf-8", "surrogateescape")
+_NO_STORE = (b"cache-control", b"no-store")
 
 
 class Guarded:
@@ -60,7 +65,8 @@ class Guarded:
             found = refusal(incoming, self.settings)
             if found is not None:
                 body, extra = error_parts(path, found.status, found.message)
-                start = [(b"content-type", b"application/json"), *((k.lower().encode(), v.encode()) for k, v in extra.items())]
+                start = [(b"content-type", b"application/json"), _NO_STORE,
+                         *((k.lower().encode(), v.encode()) for k, v in extra.items())]
                 await send({"type": "http.response.start", "status": found.status, "headers": start})
                 await send({"type": "http.response.body", "body": json.dumps(body).encode()})
                 return
@@ -69,7 +75,20 @@ class Guarded:
                 # exact name. JSON is UTF-8 whatever a charset parameter says.
                 kept = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
                 scope = {**scope, "headers": [*kept, (b"content-type", b"application/json")]}
+            send = _no_store(send)
         await self.app(scope, receive, send)
+
+
+def _no_store(send):
+    """``send`` with ``Cache-Control: no-store`` in place of any the SDK's app sets."""
+
+    async def sending(message) -> None:
+        if message["type"] == "http.response.start":
+            kept = [(k, v) for k, v in message.get("headers", ()) if k.lower() != b"cache-control"]
+            message = {**message, "headers": [*kept, _NO_STORE]}
+        await send(message)
+
+    return sending
 
 
 def asgi_app(settings: Settings, client: DaemonClient):
