@@ -140,8 +140,11 @@ class Memory:
             def build(eol: bytes, lead: bytes, real_rel: str) -> bytes:
                 return capture.render_capture(entry, rel=real_rel, eol=eol, lead=lead)
 
+            shown = await self._shown(rel) if not placed.left_out else note_io.UNNAMED
             try:
-                written = await asyncio.to_thread(note_io.append_note, root, rel, build, head, self._states.pop(rel, None))
+                written = await asyncio.to_thread(
+                    note_io.append_note, root, rel, build, head, self._states.pop(rel, None), shown
+                )
             except note_io.LeadsOut as exc:
                 raise Conflict(f"{exc}: nothing was written", retry=False) from None
             if written.after is not None:
@@ -233,7 +236,7 @@ class Memory:
                         raise Conflict(str(exc), retry=False) from None
 
                 try:
-                    done = await asyncio.to_thread(note_io.remove_from_note, root, rel, plan)
+                    done = await asyncio.to_thread(note_io.remove_from_note, root, rel, plan, await self._shown(rel))
                 except note_io.LeadsOut:
                     continue
                 if done is None:
@@ -269,6 +272,12 @@ class Memory:
         if row:
             return [row["file"]]
         return await asyncio.to_thread(capture_places.files_holding, self.settings, self.places, node_id)
+
+    async def _shown(self, rel: str) -> str:
+        """``rel`` when the index holds that note (it was read public), else
+        :data:`.note_io.UNNAMED`: how a write's failure-path log line names it."""
+        held = await self.index.read(lambda s: s.file_info([rel]))
+        return rel if rel in held else note_io.UNNAMED
 
     async def _record_place(self, rel: str) -> None:
         """Record the folder of the left-out note ``rel`` (unless a forget looks there

@@ -70,6 +70,11 @@ from .take_back import take_back
 from .unleased_lead import settle_lead
 
 log = logging.getLogger(__name__)
+# What the log says for a note it may not name: one the index does not hold (private by
+# its tags, left out by exclude_globs, or not read yet). The caller, which knows, passes
+# ``shown`` (:func:`append_note`, :func:`remove_from_note`); answers to the client that
+# asked for the write name the note whatever it is (that client named or was told it).
+UNNAMED = "a note the index does not hold (not named: it may be private)"
 REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming files over the note
 
 @dataclass(frozen=True)
@@ -91,7 +96,8 @@ class Appended:
 
 
 def append_note(
-    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None = None
+    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None = None,
+    shown: str = UNNAMED,
 ) -> Appended:
     """Append ``build(eol, lead, real_rel)`` to the note ``rel`` (``eol`` its line
     ending; ``lead`` what must come first: ``head`` for a file created here, else a line
@@ -105,11 +111,12 @@ def append_note(
     size, mtime and change time), it is not read again, so a capture costs the same on a large note as
     on a small one. ``build`` must give the same bytes for the same arguments: it is
     called again when the note's end changed meanwhile (:mod:`.unleased_lead`). An
-    earlier forget's record is settled first (:func:`settled_for`).
+    earlier forget's record is settled first (:func:`settled_for`). ``shown`` names
+    the note in the log (:data:`UNNAMED` unless the caller knows it is not private).
     See the module docstring."""
     with settled_for(root, rel):
         for _ in range(REPLACED_ATTEMPTS):
-            appended = _append(root, rel, build, head, known)
+            appended = _append(root, rel, build, head, known, shown)
             if appended is not None:
                 return appended
             known = None  # another file has the name now
@@ -118,7 +125,8 @@ def append_note(
 
 
 def _append(
-    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None
+    root: Path, rel: str, build: Callable[[bytes, bytes, str], bytes], head: bytes | None, known: NoteState | None,
+    shown: str,
 ) -> Appended | None:
     """One attempt of :func:`append_note`; None (the capture taken back) when ``rel`` names
     another file than the one written once the write is done."""
@@ -156,12 +164,12 @@ def _append(
                 end = os.lseek(fd, 0, os.SEEK_CUR)
                 os.fsync(fd)
             except OSError as exc:  # cut back only under a lease held since the read (a later one covers nothing before it)
-                take_back(fd, size, payload, rel, exc, created, leased)
+                take_back(fd, size, payload, rel, exc, created, leased, shown)
             if not still_names(root / rel, fd):  # renamed over meanwhile: not the note any more
-                _withdraw(fd, end, payload, rel, leased)
+                _withdraw(fd, end, payload, shown, leased)
                 return None
             if separator and not leased and end - len(payload) != state.key[2]:  # written to meanwhile
-                payload = settle_lead(fd, end - len(payload), payload, state, gap, build, real_rel, rel)
+                payload = settle_lead(fd, end - len(payload), payload, state, gap, build, real_rel, shown)
             after = os.fstat(fd)
         finally:
             if leased:
@@ -197,8 +205,8 @@ def _keep_local_variables(fd: int, size: int, payload: bytes, rel: str, eol: byt
         )
 
 
-def _withdraw(fd: int, end: int, payload: bytes, rel: str, leased: bool) -> None:
-    """``payload``, appended up to byte ``end`` of a file that lost the name ``rel`` to
+def _withdraw(fd: int, end: int, payload: bytes, shown: str, leased: bool) -> None:
+    """``payload``, appended up to byte ``end`` of a file that lost the note's name (``shown`` in the log) to
     another while it was written, cut off again when nothing follows it (that file may
     live on, as an editor's backup); else left, and logged. Only under a write lease
     (``leased``: the append's; else one taken now): without one, a program holding that
@@ -214,10 +222,10 @@ def _withdraw(fd: int, end: int, payload: bytes, rel: str, leased: bool) -> None
     finally:
         if own:
             release_lease(fd)
-    log.warning("a capture written into %s as another program replaced it stays in the replaced file (%s)", rel, why)
+    log.warning("a capture written into %s as another program replaced it stays in the replaced file (%s)", shown, why)
 
 
-def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError, journal: Journal) -> None:
+def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError, journal: Journal, shown: str) -> None:
     """After a forget's rewrite failed part way (the lease still held): the note's bytes
     ``data`` from ``start`` on written back and the journal's record removed, then a
     Conflict saying nothing changed (or, if even that fails, what the note may now hold:
@@ -228,7 +236,7 @@ def _put_back(fd: int, data: bytes, start: int, rel: str, exc: OSError, journal:
         os.ftruncate(fd, len(data))
         os.fsync(fd)
     except OSError as again:
-        log.error("a failed forget in %s could not be undone (%s)", rel, again)
+        log.error("a failed forget in %s could not be undone (%s)", shown, again)
         raise Conflict(
             f"forgetting in {rel} failed ({reason}) and the note could not be put back ({again.strerror or again}): "
             "part of it may be there twice until the daemon finishes the forget (at its next start or forget)",
@@ -290,7 +298,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def remove_from_note(
-    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None]
+    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None], shown: str = UNNAMED
 ) -> tuple[Removal, bytes, os.stat_result] | None:
     """Remove what ``plan(bytes, real_rel)`` says from the note ``rel`` (``real_rel`` as
     for :func:`append_note`), under a write lease; None
@@ -299,11 +307,11 @@ def remove_from_note(
     in-place rewrite is recorded first in the notes directory's forget journal, when
     one is registered (:func:`journal_for`, which holds it: one forget at a time)."""
     with journal_for(root) as journal:
-        return _remove(root, rel, plan, journal)
+        return _remove(root, rel, plan, journal, shown)
 
 
 def _remove(
-    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None], journal: Journal
+    root: Path, rel: str, plan: Callable[[bytes, str], Removal | None], journal: Journal, shown: str
 ) -> tuple[Removal, bytes, os.stat_result] | None:
     opened = open_note(root, rel, append=False, create=False)
     if opened is None:
@@ -337,7 +345,7 @@ def _remove(
                 os.ftruncate(fd, removal.start + len(tail))
                 os.fsync(fd)
             except OSError as exc:
-                _put_back(fd, data, removal.start, rel, exc, journal)
+                _put_back(fd, data, removal.start, rel, exc, journal, shown)
             after = os.fstat(fd)
             if not still_names(root / rel, fd):  # renamed away meanwhile: this is no longer the note
                 write_all(fd, data[removal.start :], removal.start)

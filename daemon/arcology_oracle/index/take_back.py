@@ -17,14 +17,17 @@ from .note_files import remove_created
 log = logging.getLogger(__name__)
 
 
-def take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, created: tuple[Path, ...], leased: bool) -> None:
+def take_back(
+    fd: int, size: int, payload: bytes, rel: str, exc: OSError, created: tuple[Path, ...], leased: bool, shown: str
+) -> None:
     """After a failed append of ``payload`` to the note ``rel`` (open as ``fd``, ``size``
     bytes before): under a write lease (``leased``), the file cut back to ``size`` when
     what follows is a part of ``payload`` (so nobody else's bytes), and removed with the
     folders made for it when this capture ``created`` it (else the next capture would
     find it empty and write no head); a Conflict saying so. Else a Conflict saying what
     part of the capture is left at the end of the file. The client never gets a success
-    for a capture that may not be on disk, nor is half a heading left unsaid."""
+    for a capture that may not be on disk, nor is half a heading left unsaid. The log
+    names the note as ``shown`` (see :data:`.note_io.UNNAMED`), the Conflict as ``rel``."""
     reason = exc.strerror or str(exc)
     why = "no other program could be kept from writing it meanwhile"
     if leased:
@@ -40,7 +43,7 @@ def take_back(fd: int, size: int, payload: bytes, rel: str, exc: OSError, create
             why = "another program wrote after it"
         except OSError as again:
             why = again.strerror or str(again)
-    log.error("a failed capture into %s could not be taken back (%s)", rel, why)
+    log.error("a failed capture into %s could not be taken back (%s)", shown, why)
     raise Conflict(
         f"writing the capture into {rel} failed ({reason}), and the part of it written could not be taken back "
         f"({why}): look at the end of that note",

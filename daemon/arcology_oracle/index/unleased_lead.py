@@ -27,10 +27,10 @@ log = logging.getLogger(__name__)
 
 def settle_lead(
     fd: int, start: int, payload: bytes, read: NoteState, gap: bytes,
-    build: Callable[[bytes, bytes, str], bytes], real_rel: str, rel: str,
+    build: Callable[[bytes, bytes, str], bytes], real_rel: str, shown: str,
 ) -> bytes:  # fmt: skip
     """The capture ``payload`` (``gap`` its separator), appended at byte ``start`` of the
-    note ``rel`` (open as ``fd``, read as ``read``; ``build`` and ``real_rel`` as for
+    note (``shown`` in the log; open as ``fd``, read as ``read``; ``build`` and ``real_rel`` as for
     :func:`.note_io.append_note`), as it now stands in the note: rebuilt with the hash of
     what precedes it there and rewritten where only its hash line changes (the same
     length, the same line ending), else as written."""
@@ -40,7 +40,7 @@ def settle_lead(
         why = exc.strerror or str(exc)
     if why is not None:
         log.warning("a capture appended to %s as another program wrote there keeps a hash of the note as read (%s): "
-                    "forgetting it will be refused; delete it in Emacs", rel, why)  # fmt: skip
+                    "forgetting it will be refused; delete it in Emacs", shown, why)  # fmt: skip
     return payload
 
 
