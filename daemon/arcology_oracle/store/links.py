@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from ..notes.capture import CAPTURED_BY, CAPTURED_BY_VALUE
 from .connection import NODES_GENERATION, StoreBase
@@ -55,6 +55,21 @@ class LinkGraph(StoreBase):
                 "INSERT OR IGNORE INTO link_rejections (src_node, dst_node, created_at) VALUES (?, ?, ?)",
                 (src, dst, time.time()),
             )
+
+    def reject_indexed_link(self, src: str, dst: str, hidden: Collection[str] = ()) -> list[str]:
+        """:meth:`reject_link`, only when both nodes are in the index, checked in the same
+        transaction as the write (a note made private meanwhile leaves its nodes'
+        IDs in no row); the notes ``hidden`` count as not in it (the withheld ones, which
+        no reader shows). Returns the nodes of the two not in it: nothing written then."""
+        with self.transaction():
+            found = {r[0] for r in self.conn.execute(
+                "SELECT DISTINCT h.own_id FROM headings h JOIN files f ON f.id = h.file WHERE h.own_id IN (?, ?)"
+                " AND f.path NOT IN (SELECT value FROM json_each(?))", (src, dst, json.dumps(sorted(hidden))),
+            )}  # fmt: skip
+            missing = [node for node in (src, dst) if node not in found]
+            if not missing:
+                self.reject_link(src, dst)
+            return missing
 
     def rejected_targets(self, src: str) -> set[str]:
         """The nodes a link from ``src`` was rejected to."""
