@@ -10,6 +10,13 @@ its ``#+FILETAGS`` count wherever they stand, as in the note
 (nothing leaves this machine), nor one that is not a readable regular file; each file is
 read once, at most :data:`MAX_DEPTH` deep, its first :data:`MAX_BYTES`.
 
+A URL setup file fails closed: Org fetches it, and its ``#+FILETAGS`` may make the note
+private, so a note (or a setup file) naming one is private (its tags as Emacs may read
+them hold ``crypt``, :data:`~.privacy.CRYPT_TAG`), and the log says so without naming
+it. A copy of that file beside the note, named instead, makes it readable. A local setup
+file that cannot be read (missing, not readable) gives no tags, as Org reads it (Org
+only warns): that one fails open.
+
 A note depends on its setup files: one that gains a private tag makes the note private
 without a byte of the note changing. :func:`read_setup_files` gives, with the tags, each
 setup file it looked at and how it was when it did (:data:`Seen`); the index keeps that
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import stat
@@ -31,8 +39,9 @@ from pathlib import Path
 from .codings import emacs_may_read
 from .disk import read_regular_file, read_regular_file_with_stat
 from .org_syntax import decode_org_bytes, split_lines
-from .privacy import file_tags, keyword_values
+from .privacy import CRYPT_TAG, file_tags, keyword_values
 
+log = logging.getLogger(__name__)
 MAX_DEPTH = 8
 MAX_BYTES = 1 << 20
 _SETUPFILE_RE = re.compile(r"^[ \t]*#\+setupfile:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
@@ -189,7 +198,13 @@ def _collect(
         return
     for value in keyword_values(lines, _SETUPFILE_RE):
         name = value.strip().strip('"')
-        if not name or "://" in name:
+        if not name:
+            continue
+        if "://" in name:  # not fetched: what Org would read there may make the note private
+            if CRYPT_TAG not in other:
+                log.info("a note names a #+SETUPFILE by URL, which is not fetched: it is kept out as private "
+                         "(name a copy of that file beside the note to have it indexed)")
+            other[CRYPT_TAG] = None
             continue
         path = os.path.abspath(directory / os.path.expanduser(name))  # an absolute name stays as it is
         if path in seen:
