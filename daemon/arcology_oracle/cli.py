@@ -2,6 +2,9 @@
 
 Exit codes: 0 success, 1 an operation failed (message on stderr), 2 bad usage or
 configuration. Domain errors are turned into one-line messages here, never tracebacks.
+The commands that print answers (search, similar, ask, summarize) are in
+:mod:`.cli_answers`, ``import`` in :mod:`.cli_import`; here are the parser, the
+settings, and the commands that keep the index or serve it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .cli_answers import cmd_ask, cmd_search, cmd_similar, cmd_summarize, with_index
 from .cli_progress import ProgressBar
 from .config import DEFAULT_PORT, Settings, load_settings
 from .errors import ConfigError, NotFound, OracleError
@@ -23,39 +27,7 @@ from .errors import ConfigError, NotFound, OracleError
 log = logging.getLogger("arcology_oracle")
 
 
-# -- output helpers -----------------------------------------------------------------
-
-
-def print_results(mode: str, results, as_json: bool, note: str | None = None) -> None:
-    if as_json:
-        print(json.dumps({"mode": mode, "results": [r.as_dict() for r in results]}, ensure_ascii=False, indent=2))
-        return
-    if not results:
-        print(f"no results ({mode} mode)")
-        return
-    print(f"{len(results)} results ({mode} mode){' - ' + note if note else ''}")
-    for i, r in enumerate(results, 1):
-        parts = [*r.olp, r.heading]
-        if r.title not in parts:
-            parts.insert(0, r.title)
-        path = " > ".join(parts)
-        print(f"{i:2}. {path}  [{r.file}:{r.line}]  score {r.score:.4f}")
-        if r.snippet:
-            print(f"    {r.snippet}")
-
-
 # -- commands -------------------------------------------------------------------------
-
-
-async def _with_index(settings: Settings, fn):
-    from .index.service import OracleIndex
-
-    index = OracleIndex(settings)
-    await index.start()
-    try:
-        return await fn(index)
-    finally:
-        await index.close()
 
 
 def cmd_index(settings: Settings, args) -> int:
@@ -107,34 +79,7 @@ def cmd_index(settings: Settings, args) -> int:
         print(f"{status['headings']} headings, {status['chunks']} chunks, {status['embedded']} embedded, {status['pending']} pending")
         return 0
 
-    return asyncio.run(_with_index(settings, run))
-
-
-def cmd_search(settings: Settings, args) -> int:
-    from .answers.search import search
-
-    async def run(index):
-        mode, results = await search(index, args.query, args.k)
-        print_results(mode, results, args.json)
-        return 0
-
-    return asyncio.run(_with_index(settings, run))
-
-
-def cmd_similar(settings: Settings, args) -> int:
-    from .answers.search import similar_to_line, similar_to_node, similar_to_text
-
-    async def run(index):
-        if args.node:
-            mode, results = await similar_to_node(index, args.node, args.k, exclude_linked=args.exclude_linked)
-        elif args.file:
-            mode, results = await similar_to_line(index, args.file, args.line, args.k, exclude_linked=args.exclude_linked)
-        else:
-            mode, results = await similar_to_text(index, args.text, args.k)
-        print_results(mode, results, args.json)
-        return 0
-
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def cmd_status(settings: Settings, args) -> int:
@@ -152,7 +97,7 @@ def cmd_status(settings: Settings, args) -> int:
             print(f"model      {emb['model']} at {emb['host']} ({emb['dims'] or '?'} dims)")
         return 0
 
-    return asyncio.run(_with_index(settings, run))
+    return asyncio.run(with_index(settings, run))
 
 
 def cmd_doctor(settings: Settings, args) -> int:
@@ -206,63 +151,6 @@ def cmd_mcp(settings: Settings, args) -> int:
     from .mcp_server.stdio import run_stdio
 
     return run_stdio(settings)
-
-
-async def _stream_reply(reply, out=None) -> None:
-    """Print an oracle Reply's text as it streams, then its sources."""
-    from contextlib import aclosing
-
-    from .answers.sources import sources_text_block
-
-    out = out or sys.stdout
-    async with aclosing(reply.pieces) as pieces:
-        async for piece in pieces:
-            out.write(piece)
-            out.flush()
-    if reply.used_notes and reply.sources:
-        out.write("\n\nSources:\n" + sources_text_block(reply.sources) + "\n")
-    else:
-        out.write("\n\n(no notes were relevant enough; none were used)\n")
-    out.flush()
-
-
-def _with_oracle(settings: Settings, fn):
-    from .answers.oracle import Oracle
-    from .ollama.chat import OllamaChat
-
-    async def run(index):
-        llm = OllamaChat(settings)
-        try:
-            return await fn(Oracle(index, llm))
-        finally:
-            await llm.close()
-
-    return asyncio.run(_with_index(settings, run))
-
-
-def cmd_ask(settings: Settings, args) -> int:
-    buffer = None
-    if args.buffer is not None:
-        try:
-            buffer = sys.stdin.read() if str(args.buffer) == "-" else args.buffer.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise ConfigError(f"cannot read buffer file {args.buffer}: {exc.strerror}") from None
-
-    async def run(oracle):
-        reply = await oracle.ask(args.question or "", buffer=buffer, k=args.k, model=args.model)
-        await _stream_reply(reply)
-        return 0
-
-    return _with_oracle(settings, run)
-
-
-def cmd_summarize(settings: Settings, args) -> int:
-    async def run(oracle):
-        reply = await oracle.summarize(node=args.node, question=args.question, k=args.k, model=args.model)
-        await _stream_reply(reply)
-        return 0
-
-    return _with_oracle(settings, run)
 
 
 # -- argument parsing ---------------------------------------------------------------

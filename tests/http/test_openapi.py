@@ -10,7 +10,7 @@ import re
 
 from arcology_oracle.http.app import create_app
 from arcology_oracle.http.openapi import build_spec
-from arcology_oracle.http.schemas import AskRequest
+from arcology_oracle.http.ask_schemas import AskRequest
 
 from tests.api_fuzz import (
     EXCLUDE_GLOBS,

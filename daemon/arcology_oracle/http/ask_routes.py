@@ -31,7 +31,7 @@ from .keys import index_key, settings_key
 from .params import parse_body, parse_query
 from .retrieval import retrieval_headers
 from .routes import date_range_param
-from .schemas import AskQuery, AskRequest, ConverseRequest, RecallRequest, SummarizeRequest
+from .ask_schemas import AskQuery, AskRequest, ConverseRequest, RecallRequest, SummarizeRequest
 from .streaming import ClientGone, cancel_on_disconnect, stream
 
 log = logging.getLogger(__name__)

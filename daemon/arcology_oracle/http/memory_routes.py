@@ -12,7 +12,7 @@ from ..index.memory import Memory
 from ..notes.capture import clean_tags
 from .keys import index_key, memory_key, worker_key
 from .params import parse_body
-from .schemas import ForgetRequest, MemorizeRequest
+from .memory_schemas import ForgetRequest, MemorizeRequest
 
 routes = web.RouteTableDef()
 

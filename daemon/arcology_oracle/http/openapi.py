@@ -18,7 +18,9 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .. import __version__
+from . import ask_schemas as ask_s
 from . import links_schemas as ls
+from . import memory_schemas as memory_s
 from . import schemas as s
 from .compat import schemas as compat_s
 
@@ -60,20 +62,20 @@ OPERATIONS = (
               answer=ls.Rejections),  # fmt: skip
     Operation("delete", "/suggest-links/rejections", "Forget rejected link suggestions", query=ls.RejectionsQuery,
               answer=ls.Cleared),  # fmt: skip
-    Operation("post", "/ask", "Answer a question from the notes (JSON, or NDJSON events)", body=s.AskRequest,
-              answer=s.AskAnswer, other=(NDJSON,)),  # fmt: skip
-    Operation("get", "/ask", "Answer a question as streamed plain text, then its sources", query=s.AskQuery,
+    Operation("post", "/ask", "Answer a question from the notes (JSON, or NDJSON events)", body=ask_s.AskRequest,
+              answer=ask_s.AskAnswer, other=(NDJSON,)),  # fmt: skip
+    Operation("get", "/ask", "Answer a question as streamed plain text, then its sources", query=ask_s.AskQuery,
               other=("text/plain",)),  # fmt: skip
-    Operation("post", "/summarize", "A note's summary, or the notes matching a question", body=s.SummarizeRequest,
-              answer=s.Summary, other=(NDJSON,)),  # fmt: skip
+    Operation("post", "/summarize", "A note's summary, or the notes matching a question", body=ask_s.SummarizeRequest,
+              answer=ask_s.Summary, other=(NDJSON,)),  # fmt: skip
     Operation("post", "/converse", "Continue an org conversation; the answer as an org heading",
-              body=s.ConverseRequest, answer=s.Conversation),  # fmt: skip
-    Operation("post", "/recall", "The notes for a question, without an answer", body=s.RecallRequest,
-              answer=s.Recalled),  # fmt: skip
-    Operation("post", "/memorize", "Append a note to today's daily (or the capture inbox)", body=s.MemorizeRequest,
-              answer=s.Memorized),  # fmt: skip
-    Operation("post", "/forget", "Delete a heading the daemon captured; 409 for any other", body=s.ForgetRequest,
-              answer=s.Forgotten),  # fmt: skip
+              body=ask_s.ConverseRequest, answer=ask_s.Conversation),  # fmt: skip
+    Operation("post", "/recall", "The notes for a question, without an answer", body=ask_s.RecallRequest,
+              answer=ask_s.Recalled),  # fmt: skip
+    Operation("post", "/memorize", "Append a note to today's daily (or the capture inbox)", body=memory_s.MemorizeRequest,
+              answer=memory_s.Memorized),  # fmt: skip
+    Operation("post", "/forget", "Delete a heading the daemon captured; 409 for any other", body=memory_s.ForgetRequest,
+              answer=memory_s.Forgotten),  # fmt: skip
     Operation("get", "/openapi.json", "This description", other=(JSON,)),
     Operation("get", "/", "The web page", other=("text/html",), public=True),
     Operation("get", "/static/{name}", "The web page's files", other=("text/javascript", "text/css", "image/svg+xml"),

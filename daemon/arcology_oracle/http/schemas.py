@@ -2,6 +2,10 @@
 its shapes. The handlers validate query strings and JSON bodies with the request models
 (:func:`.params.parse_query`, :func:`.params.parse_body`); ``/openapi.json`` is generated
 from all of them (:mod:`.openapi`); the schemathesis run checks every answer against it.
+This module holds the shared parts (the bases, the field types) and the routes that read
+the index (search, similar, journal, nodes, headings, status); the answering routes'
+models are in :mod:`.ask_schemas`, the writing routes' in :mod:`.memory_schemas` and the
+link suggestions' in :mod:`.links_schemas`.
 
 Request conventions, as before the models: unknown fields are ignored, and a field sent
 as JSON ``null`` (Emacs sends ``nil`` so) counts as absent, so its default applies.
@@ -13,10 +17,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-# Search hits and answer sources are the answers layer's dataclasses, described as they are.
-from ..answers.sources import Source
+# Search hits are the answers layer's dataclasses, described as they are.
 from ..answers.retrieval import Result
-from .request_paths import NewFolder, RelPath
+from .request_paths import RelPath
 
 MAX_TEXT = 1_000_000
 MAX_LINE = 10_000_000
@@ -106,11 +109,6 @@ class HeadingQuery(Request):
         return self
 
 
-class AskQuery(Request):
-    q: Annotated[Text, Field(max_length=MAX_TEXT, description="the question")]
-    k: Count(50) = 8
-    model: Model | None = None
-
 
 # --------------------------------------------------------------------------- bodies (POST)
 
@@ -127,68 +125,10 @@ class SimilarText(Dated):
     all_: bool = Field(False, alias="all", description="also the results below min_score, marked below_cutoff")
 
 
-class AskRequest(Dated):
-    question: Annotated[str, Field(max_length=MAX_TEXT)] = ""
-    buffer: str | None = Field(None, description="the text the question is about (e.g. the Emacs buffer)")
-    file: RelPath | None = None
-    line: Line = 1
-    visiting: RelPath | None = Field(
-        None, description="the file the buffer is a state of, saved or not: where the setup files it names are looked for"
-    )
-    k: Count(50) = 8
-    model: Model | None = None
-    stream: bool | None = Field(None, description="NDJSON events (default: when Accept names application/x-ndjson)")
-    progress: bool = Field(False, description="with stream: a 'found' event once the notes are found (README, /ask)")
 
 
-class RecallRequest(Dated):
-    question: Annotated[Text, Field(max_length=10_000)]
-    k: Count(50) = 8
-    multi_query: bool = Field(False, description="the chat model writes up to three more search strings")
-    model: Model | None = None
 
 
-class MemorizeRequest(Request):
-    text: Annotated[Text, Field(max_length=200_000, description="what to remember")]
-    title: Annotated[str, Field(max_length=500)] | None = Field(None, description="the heading (default: the first words)")
-    tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None
-    source: Annotated[str, Field(max_length=2000)] | None = Field(
-        None, description="where the text came from, e.g. an org link; written as the :SOURCE: property")
-    dailies_dir: NewFolder | None = Field(None, description="the daily notes' folder (default: the dailies_dir setting;"
-                                          " '.' is the roam directory itself)")
-    role: Literal["oracle"] | None = Field(
-        None,
-        description="'oracle' for words the oracle wrote (an answer or a summary kept): written as :ROLE: oracle, so"
-        " that they are marked as its own and never read as the user's notes",
-    )
-    unsaved: Annotated[list[RelPath], Field(max_length=10_000)] | None = Field(
-        None, description="notes (relative to the roam directory) with unsaved edits in the client's editor, taken as"
-        " locked by Emacs: today's daily among them sends the capture to the inbox (an Emacs without lock files)")
-    file: RelPath | None = Field(None, description="the note the text was cut from: text from a private part of it, or"
-                                 " of a private note, is refused (400, nothing written)")
-    line: Line | None = Field(None, description="with file: the text's first line there (none: a buffer with unsaved edits)")
-
-
-class ForgetRequest(Request):
-    id: Annotated[NodeId, Field(description="the ID of a heading the daemon captured")]
-
-
-class SummarizeRequest(Request):
-    node: Annotated[str, Field(max_length=200)] | None = None
-    file: RelPath | None = None
-    question: Annotated[str, Field(max_length=MAX_TEXT)] | None = None
-    k: Count(50) = 5
-    model: Model | None = None
-    stream: bool | None = None
-
-
-class ConverseRequest(Request):
-    org: Annotated[Text, Field(description="the org subtree holding the conversation so far")]
-    file: RelPath | None = Field(None, description="the file the conversation is saved in: refused where that file is private")
-    line: Line | None = Field(None, description="with file: the line of the conversation's root heading")
-    marker: Annotated[str, Field(max_length=50)] = "oracle"
-    k: Count(50) = 8
-    model: Model | None = None
 
 
 # --------------------------------------------------------------------------- answers
@@ -336,60 +276,10 @@ class Heading(Answer):
     )
 
 
-class AskAnswer(Answer):
-    answer: str
-    sources: list[Source]
-    used_notes: bool
-    model: str
-    date_range: DateRangeUsed | None = Field(None, description="the dates the notes were taken from")
-    mode: Literal["vector", "keyword"] = Field(description="how the notes were found, as /search's mode: keyword when "
-                                              "the question's embedding did not come within search_embed_wait")
 
 
-class Memorized(Answer):
-    ok: bool
-    id: str
-    title: str
-    file: str
-    line: int
-    link: str
-    inbox: bool = Field(description="written to the capture inbox: Emacs holds today's daily, or it links out of the notes")
-    indexed: bool = Field(description="whether the index holds the capture now (false for a private one: written, never indexed)")
-    note: str | None
 
 
-class Forgotten(Answer):
-    ok: bool
-    id: str
-    file: str
-    line: int
-    removed_lines: int
-    remaining_rows: int
-    note: str | None = Field(None, description="set when the note was changed but the index could not take it yet")
-
-
-class Recalled(Answer):
-    question: str
-    queries: list[str]
-    date_range: DateRangeUsed | None
-    notes: list[dict[str, Any]] = Field(description="sources, each with its fused_score and text")
-    multi_query_error: str | None = None
-
-
-class Summary(Answer):
-    summary: str
-    sources: list[Source]
-    cached: bool
-    used_notes: bool
-    model: str
-
-
-class Conversation(Answer):
-    org: str
-    answer: str
-    sources: list[Source]
-    used_notes: bool
-    model: str
 
 
 class Error(Answer):

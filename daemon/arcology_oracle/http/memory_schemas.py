@@ -1,0 +1,58 @@
+"""The writing routes' requests and answers: /memorize and /forget (see :mod:`.schemas`
+for the conventions; :mod:`.openapi` describes them with the rest)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from .request_paths import NewFolder
+from .schemas import Answer, Line, NodeId, RelPath, Request, Text
+
+
+class MemorizeRequest(Request):
+    text: Annotated[Text, Field(max_length=200_000, description="what to remember")]
+    title: Annotated[str, Field(max_length=500)] | None = Field(None, description="the heading (default: the first words)")
+    tags: Annotated[list[Annotated[str, Field(max_length=100)]], Field(max_length=50)] | None = None
+    source: Annotated[str, Field(max_length=2000)] | None = Field(
+        None, description="where the text came from, e.g. an org link; written as the :SOURCE: property")
+    dailies_dir: NewFolder | None = Field(None, description="the daily notes' folder (default: the dailies_dir setting;"
+                                          " '.' is the roam directory itself)")
+    role: Literal["oracle"] | None = Field(
+        None,
+        description="'oracle' for words the oracle wrote (an answer or a summary kept): written as :ROLE: oracle, so"
+        " that they are marked as its own and never read as the user's notes",
+    )
+    unsaved: Annotated[list[RelPath], Field(max_length=10_000)] | None = Field(
+        None, description="notes (relative to the roam directory) with unsaved edits in the client's editor, taken as"
+        " locked by Emacs: today's daily among them sends the capture to the inbox (an Emacs without lock files)")
+    file: RelPath | None = Field(None, description="the note the text was cut from: text from a private part of it, or"
+                                 " of a private note, is refused (400, nothing written)")
+    line: Line | None = Field(None, description="with file: the text's first line there (none: a buffer with unsaved edits)")
+
+
+class ForgetRequest(Request):
+    id: Annotated[NodeId, Field(description="the ID of a heading the daemon captured")]
+
+
+class Memorized(Answer):
+    ok: bool
+    id: str
+    title: str
+    file: str
+    line: int
+    link: str
+    inbox: bool = Field(description="written to the capture inbox: Emacs holds today's daily, or it links out of the notes")
+    indexed: bool = Field(description="whether the index holds the capture now (false for a private one: written, never indexed)")
+    note: str | None
+
+
+class Forgotten(Answer):
+    ok: bool
+    id: str
+    file: str
+    line: int
+    removed_lines: int
+    remaining_rows: int
+    note: str | None = Field(None, description="set when the note was changed but the index could not take it yet")
