@@ -75,7 +75,9 @@ def cmd_similar(settings: Settings, args) -> int:
 
 
 async def _stream_reply(reply, out=None) -> None:
-    """Print an oracle Reply's text as it streams, then its sources."""
+    """Print an oracle Reply's text as it streams, then its sources: "Sources (keyword
+    match only):" when the notes were found by keywords (the embedder late), as
+    ``GET /ask`` says it."""
     from contextlib import aclosing
 
     from .answers.sources import sources_text_block
@@ -86,7 +88,8 @@ async def _stream_reply(reply, out=None) -> None:
             out.write(piece)
             out.flush()
     if reply.used_notes and reply.sources:
-        out.write("\n\nSources:\n" + sources_text_block(reply.sources) + "\n")
+        head = "Sources (keyword match only):" if reply.mode == "keyword" else "Sources:"
+        out.write(f"\n\n{head}\n" + sources_text_block(reply.sources) + "\n")
     else:
         out.write("\n\n(no notes were relevant enough; none were used)\n")
     out.flush()
