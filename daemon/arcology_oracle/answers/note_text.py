@@ -1,7 +1,9 @@
 """A note's text for a summary prompt (:mod:`.oracle`): its headings, outline paths and
-texts, without the oracle's own words."""
+texts, without the oracle's own words; and that text cut into parts for a long note."""
 
 from __future__ import annotations
+
+import re
 
 from ..store import Store
 from .sources import Source
@@ -44,3 +46,33 @@ def note_text(
         date=first["date"],
     )
     return rows, "\n\n".join(blocks), source
+
+
+def note_parts(text: str, limit: int) -> list[str]:
+    """``text`` cut into pieces of at most ``limit`` characters (``context_chars``), at
+    heading, then paragraph, then line boundaries: a long note is summarized in parts."""
+    if len(text) <= limit:
+        return [text]
+    units: list[str] = []
+    for block in re.split(r"\n(?=## )", text):
+        if len(block) <= limit:
+            units.append(block)
+            continue
+        for para in block.split("\n\n"):
+            while len(para) > limit:
+                cut = para.rfind("\n", 0, limit)
+                cut = cut if cut > limit // 2 else limit
+                units.append(para[:cut])
+                para = para[cut:].lstrip("\n")
+            units.append(para)
+    parts: list[str] = []
+    current = ""
+    for unit in units:
+        if current and len(current) + 2 + len(unit) > limit:
+            parts.append(current)
+            current = unit
+        else:
+            current = f"{current}\n\n{unit}" if current else unit
+    if current:
+        parts.append(current)
+    return parts

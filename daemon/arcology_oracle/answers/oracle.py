@@ -33,6 +33,7 @@ from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
 from .held_sources import held_sources
 from .index_api import NotesIndex
+from .note_text import note_parts
 from .note_text import note_text as _note_text
 from .private_places import is_private_file, is_private_place, without_saved_private_lines
 from .prompts import Prompts, escape_data, grounding_system_message, load_prompts, user_message
@@ -55,7 +56,8 @@ class Reply:
     can still answer 503 before they start streaming. ``cached`` is True when the text
     comes from the summaries cache (no model call). ``mode`` is how the notes were found:
     "vector" (with the query's embedding) or "keyword" (without one: no embedder, or it
-    did not answer within ``search_embed_wait``), as ``/search`` says it.
+    did not answer within ``search_embed_wait``), as ``/search`` says it; None when
+    nothing was searched (a summary of a note named by node or file).
     """
 
     sources: list[Source]
@@ -184,36 +186,6 @@ class Oracle:
             raise BadRequest(f"the {what} holds only the oracle's own words (:ROLE: oracle), not your notes")
         return found
 
-    def _parts(self, text: str) -> list[str]:
-        """``text`` cut into pieces of at most ``context_chars``, at heading, then
-        paragraph, then line boundaries."""
-        limit = self.settings.context_chars
-        if len(text) <= limit:
-            return [text]
-        units: list[str] = []
-        for block in re.split(r"\n(?=## )", text):
-            if len(block) <= limit:
-                units.append(block)
-                continue
-            for para in block.split("\n\n"):
-                while len(para) > limit:
-                    cut = para.rfind("\n", 0, limit)
-                    cut = cut if cut > limit // 2 else limit
-                    units.append(para[:cut])
-                    para = para[cut:].lstrip("\n")
-                units.append(para)
-        parts: list[str] = []
-        current = ""
-        for unit in units:
-            if current and len(current) + 2 + len(unit) > limit:
-                parts.append(current)
-                current = unit
-            else:
-                current = f"{current}\n\n{unit}" if current else unit
-        if current:
-            parts.append(current)
-        return parts
-
     async def _summary_stream(
         self, text: str, title: str, question: str | None, model: str
     ) -> AsyncIterator[str]:
@@ -221,7 +193,7 @@ class Oracle:
         running summary over its parts, then a streamed roll-up."""
         prompts = self.prompts
         system = {"role": "system", "content": prompts.render("summarize_system")}
-        parts = self._parts(text)
+        parts = note_parts(text, self.settings.context_chars)
         if len(parts) == 1:
             name = "summarize_question" if question else "summarize_note"
             user = prompts.render(name, title=title, note=escape_data(parts[0]), question=question or "")
@@ -282,8 +254,9 @@ class Oracle:
         context = await gather_context(self.index, question, k=k)
         notes = await self._notes_of(context.sources) if context.used_notes else []
         if not notes:
-            return Reply([], False, _once(f"None of your notes is relevant enough to summarize for: {question}"), model)
-        return Reply([src for src, _ in notes], True, self._summarize_many(notes, question, model), model)
+            none = f"None of your notes is relevant enough to summarize for: {question}"
+            return Reply([], False, _once(none), model, mode=context.mode)
+        return Reply([src for src, _ in notes], True, self._summarize_many(notes, question, model), model, mode=context.mode)
 
     async def _notes_of(self, sources: list[Source]) -> list[tuple[Source, str]]:
         """The notes of ``sources`` with their text for a summary prompt, numbered again
@@ -381,18 +354,19 @@ class Oracle:
             used_notes=context.used_notes,
             source_targets=None if links else source_targets(sources),
         )
-        return ConverseResult(heading, answer, sources, context.used_notes, model)
+        return ConverseResult(heading, answer, sources, context.used_notes, model, context.mode)
 
 
 @dataclass(slots=True)
 class ConverseResult:
-    """``org`` is the heading to insert; ``answer`` the model's text alone."""
+    """``org`` is the heading to insert; ``answer`` the model's text alone; ``mode`` as :class:`Reply`'s."""
 
     org: str
     answer: str
     sources: list[Source]
     used_notes: bool
     model: str
+    mode: str
 
 
 async def _once(text: str) -> AsyncIterator[str]:

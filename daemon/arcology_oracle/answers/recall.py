@@ -49,9 +49,10 @@ async def recall(
 ) -> dict:
     """The notes for ``question`` as JSON-able data: ``notes`` (best first, each a
     source with its ``text``: a window of dialogue verbatim, with its ``speakers`` and
-    ``end_line``, or a heading's text on one line), ``queries`` searched, ``date_range`` used (or None), and
-    ``multi_query_error`` when the model could not write search strings (then only the
-    question was searched)."""
+    ``end_line``, or a heading's text on one line), ``queries`` searched, ``date_range`` used (or None),
+    ``mode`` ("keyword" when any query was searched without its embedding, as
+    :class:`.oracle.Reply`'s; else "vector"), and ``multi_query_error`` when the model
+    could not write search strings (then only the question was searched)."""
     question = (question or "").strip()
     if not question:
         raise BadRequest("question must not be empty")
@@ -64,8 +65,10 @@ async def recall(
             error = str(exc)
             log.info("recall: no extra search strings (%s)", exc)
     fused: dict[tuple, list] = {}
+    mode = "vector"
     for query in queries:
         context = await gather_context(oracle.index, query, k=k, date_range=date_range, with_answers=True)
+        mode = "keyword" if context.mode == "keyword" else mode
         for rank, source in enumerate(context.sources, start=1):
             key = (source.file, source.line, source.end_line)
             entry = fused.setdefault(key, [0.0, source, context.window_texts.get(source.n)])
@@ -82,6 +85,7 @@ async def recall(
         "queries": queries,
         "date_range": date_range.as_dict() if date_range else None,
         "notes": notes,
+        "mode": mode,
         **({"multi_query_error": error} if error else {}),
     }
 

@@ -192,7 +192,7 @@ async def summarize(request: web.Request) -> web.StreamResponse:
         node=body.node or None, file=body.file, question=body.question, k=body.k, model=body.model or None
     )
     if wants_ndjson(request, body.stream):
-        return await stream_ndjson(request, reply, cached=reply.cached)
+        return await stream_ndjson(request, reply, cached=reply.cached, mode=reply.mode)
     summary, sources = await whole_text(request, reply)
     return web.json_response(
         {
@@ -201,6 +201,7 @@ async def summarize(request: web.Request) -> web.StreamResponse:
             "cached": reply.cached,
             "used_notes": reply.used_notes,
             "model": reply.model,
+            "mode": reply.mode,
         }
     )
 
@@ -222,6 +223,7 @@ async def converse(request: web.Request) -> web.Response:
             "sources": [s.as_dict() for s in result.sources],
             "used_notes": result.used_notes,
             "model": result.model,
+            "mode": result.mode,
         }
     )
 

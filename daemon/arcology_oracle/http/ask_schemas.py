@@ -61,6 +61,9 @@ class ConverseRequest(Request):
 
 # --------------------------------------------------------------------------- answers
 
+MODE_FIELD = Field(description="how the notes were found, as /search's mode: keyword when the question's embedding"
+                   " did not come within search_embed_wait")
+
 
 class AskAnswer(Answer):
     answer: str
@@ -68,8 +71,7 @@ class AskAnswer(Answer):
     used_notes: bool
     model: str
     date_range: DateRangeUsed | None = Field(None, description="the dates the notes were taken from")
-    mode: Literal["vector", "keyword"] = Field(description="how the notes were found, as /search's mode: keyword when "
-                                              "the question's embedding did not come within search_embed_wait")
+    mode: Literal["vector", "keyword"] = MODE_FIELD
 
 
 class Recalled(Answer):
@@ -78,6 +80,8 @@ class Recalled(Answer):
     date_range: DateRangeUsed | None
     notes: list[dict[str, Any]] = Field(description="sources, each with its fused_score and text")
     multi_query_error: str | None = None
+    mode: Literal["vector", "keyword"] = Field(description="how the notes were found, as /search's mode: keyword when"
+                                              " any query's embedding did not come within search_embed_wait")
 
 
 class Summary(Answer):
@@ -86,6 +90,9 @@ class Summary(Answer):
     cached: bool
     used_notes: bool
     model: str
+    mode: Literal["vector", "keyword"] | None = Field(
+        description="with only a question: how the notes were found, as /ask's mode; null for a note named by node or file"
+    )
 
 
 class Conversation(Answer):
@@ -94,3 +101,4 @@ class Conversation(Answer):
     sources: list[Source]
     used_notes: bool
     model: str
+    mode: Literal["vector", "keyword"] = MODE_FIELD
