@@ -122,9 +122,9 @@ sources; a conversation gets no answer."
   "POST PAYLOAD to PATH and stream the answer in at MARKER, then its sources.
 Failures are reported and noted in the buffer; `arcology-oracle-stop'
 ends it.  Until the daemon's first line, MARKER shows that the answer
-is awaited and how to stop it (a model may take a minute to load;
-the daemon says nothing before it starts): shown only, not text of
-the buffer.  Returns the request state."
+is awaited and how to stop it (a model may take a minute to load):
+shown only, not text of the buffer; a `found' line (/ask with
+progress) turns it into how many notes were found.  Returns the request state."
   (let ((sources nil)
         (used nil)
         (started nil)
@@ -165,16 +165,21 @@ the buffer.  Returns the request state."
        "POST" path :json payload :timeout arcology-oracle-llm-timeout
        :on-event
        (lambda (event)
-         (delete-overlay waiting)
-         (pcase (alist-get 'type event)
-           ("sources" (setq sources (alist-get 'sources event)
-                            used (alist-get 'used_notes event)
-                            started t)
-            (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
-           ("token" (when-let ((text (alist-get 'text event)))
-                      (arcology-oracle--insert-following marker text)))
-           ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
-            (arcology-oracle--report failed))))
+         (let ((type (alist-get 'type event)))
+           (if (equal type "found")
+               ;; The notes are found, the model not answering yet (it may be loading).
+               (arcology-oracle--waiting-say waiting (arcology-oracle--found-words event))
+             (delete-overlay waiting)
+             (pcase type
+               ("sources" (setq sources (alist-get 'sources event)
+                                used (alist-get 'used_notes event)
+                                started t)
+                (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
+               ("token" (when-let ((text (alist-get 'text event)))
+                          (arcology-oracle--insert-following marker text)))
+               ;; After `found', a model that cannot answer: "[Failed: ...]" as a 503 was.
+               ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
+                (arcology-oracle--report failed))))))
        :on-done
        (lambda ()
          (delete-overlay waiting)
@@ -202,12 +207,29 @@ the buffer.  Returns the request state."
 (defun arcology-oracle--waiting-note (marker)
   "Show at MARKER that an answer is awaited; return the overlay showing it."
   (let ((overlay (make-overlay marker marker (marker-buffer marker))))
-    (overlay-put overlay 'after-string
-                 (propertize (substitute-command-keys
-                              (concat "Waiting for the answer… (\\<arcology-oracle-answers-keys-mode-map>"
-                                      "\\[arcology-oracle-stop] stops it)\n"))
-                             'face 'shadow))
+    (arcology-oracle--waiting-say overlay "Waiting for the answer…")
     overlay))
+
+(defun arcology-oracle--waiting-say (overlay text)
+  "Show TEXT and how to stop the answer as the waiting OVERLAY's line."
+  (overlay-put overlay 'after-string
+               (propertize (concat text (substitute-command-keys
+                                         (concat " (\\<arcology-oracle-answers-keys-mode-map>"
+                                                 "\\[arcology-oracle-stop] stops it)\n")))
+                           'face 'shadow)))
+
+(defun arcology-oracle--found-words (event)
+  "Return the words for the daemon's `found' EVENT: how many notes, how found.
+EVENT comes first when /ask is sent with progress: its `count' of
+notes and its `mode', \"keyword\" when the question's embedding did
+not come in time."
+  (let ((count (alist-get 'count event)))
+    (format "Found %s%s; waiting for the model…"
+            (cond ((not (integerp count)) "the notes")
+                  ((= count 0) "no notes")
+                  ((= count 1) "1 note")
+                  (t (format "%d notes" count)))
+            (if (equal (alist-get 'mode event) "keyword") " by keywords" ""))))
 
 (defun arcology-oracle--answer-failed (marker message)
   "End the answer at MARKER with the failure MESSAGE, and show MESSAGE.
@@ -324,7 +346,9 @@ answer's record (see `arcology-oracle--answer-start')."
             ,@(when rel `((file . ,rel) (line . ,line)))
             ,@(when visiting-rel `((visiting . ,visiting-rel)))
             ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
-            (stream . t)))))
+            (stream . t)
+            ;; A `found' line at once, while the model loads (a failing one: an `error' line).
+            (progress . t)))))
      (lambda ()
        (arcology-oracle--insert-following marker "[Stopped]\n")
        (set-marker marker nil))

@@ -13,7 +13,8 @@ tests/elisp/test_walkthrough.py runs them).
   note, then g asks again". They say that the note is private.
 - ``C-c o a`` or ``C-c o u`` while the model loads (the daemon says nothing before its
   first words): the answers buffer showed the question and nothing else, for as long as
-  it took. It says the answer is awaited and how to stop it, until the answer comes.
+  it took. It says the answer is awaited and how to stop it, until the answer comes
+  (tests/elisp/test_ask_progress_in_emacs.py: a question says how many notes were found).
 """
 
 from __future__ import annotations
@@ -129,10 +130,12 @@ async def test_an_answer_awaited_says_so_until_it_comes(tmp_path, roam_dir, fake
                 await emacs.keys("Enter")
             else:
                 await emacs.keys("C-c", "o", "u")
-            await emacs.wait_text(waiting)
+            # The question's notes are found at once (/ask with progress), the summary's not asked for.
+            says = "waiting for the model… (C-c C-k stops it)" if key == "a" else waiting
+            await emacs.wait_text(says)
             await emacs.keys("C-c", "o", "k")
             screen = await emacs.wait_text("[Stopped]")
-            assert waiting not in screen, screen
+            assert says not in screen, screen
         assert (await driver.buffer_text(ANSWERS)) == "* How often do I feed it?\n[Stopped]\n"
 
         fake_ollama.state.hang = False
