@@ -63,6 +63,32 @@ TAGS is the daemon's answer to GET /api/tags."
     (or (seq-filter (lambda (name) (string-match-p "\\+notes\\b" name)) names)
         names)))
 
+(defvar gptel-model)
+(defvar gptel-backend)
+
+(defun arcology-oracle--gptel-say-missing (backend names)
+  "Say when gptel's model is not among NAMES, the models of BACKEND now.
+gptel then quietly takes the first of NAMES instead, which may not
+answer from the notes at all: the message names the model missing,
+the one gptel takes, and how to get the missing one.  Only when
+BACKEND is gptel's backend (or none is set yet)."
+  (let ((wanted (format "%s" (or (and (boundp 'gptel-model) (default-value 'gptel-model))
+                                 (car arcology-oracle-gptel-models))))
+        (picked (car names)))
+    (when (and (or (not (boundp 'gptel-backend))
+                   (memq (default-value 'gptel-backend) (list nil backend)))
+               (not (member wanted names)))
+      (message "arcology-oracle: the daemon offers no %s model%s, so gptel uses %s%s"
+               wanted
+               (if (string-suffix-p "+notes" wanted)
+                   (format " (ollama pull %s on the daemon's Ollama adds it)"
+                           (string-remove-suffix "+notes" wanted))
+                 "")
+               picked
+               (if (string-match-p "\\+notes\\b" picked)
+                   ""
+                 ", which does not answer from your notes")))))
+
 ;;;###autoload
 (defun arcology-oracle-gptel-backend ()
   "Return a gptel backend that talks to the daemon's Ollama-compatible API.
@@ -93,7 +119,8 @@ loaded only now."
      "GET" "/api/tags"
      :callback (lambda (answer)
                  (when-let ((names (arcology-oracle--grounded-models answer)))
-                   (arcology-oracle--gptel-set-models backend (mapcar #'intern names))))
+                   (arcology-oracle--gptel-set-models backend (mapcar #'intern names))
+                   (arcology-oracle--gptel-say-missing backend names)))
      :errback #'ignore)
     backend))
 

@@ -18,6 +18,8 @@
 (require 'arcology-oracle-test)
 
 (defvar gptel-tools)
+(defvar gptel-model)
+(defvar gptel-backend)
 
 ;;;; Loading
 
@@ -303,6 +305,44 @@ Fail unless the callback runs exactly once, after FUNCTION returned."
                                      (aref backend (cl-struct-slot-offset 'gptel-backend 'models)))
                              expected))
            10 "the daemon's models"))))))
+
+;; The README's set-up with a daemon whose Ollama has no llama3.2: gptel
+;; took its first model quietly, which may not even be grounded.
+(ert-deftest arcology-oracle-gptel-test-backend-says-the-model-is-missing ()
+  "A `gptel-model' the daemon does not offer is named once, with gptel's pick."
+  (arcology-oracle-test--with-daemon
+    (unless (or (locate-library "gptel-ollama") (get 'gptel-backend 'cl--class))
+      (eval '(cl-defstruct (gptel-backend (:constructor arcology-oracle-test--gptel-backend)
+                                          (:copier nil))
+               name host header protocol stream endpoint models)
+            t))
+    (let ((gptel-model 'llama3.2+notes)
+          (gptel-backend nil)
+          (start (with-current-buffer (messages-buffer) (point-max)))
+          backend)
+      (arcology-oracle-test--fake-ollama '((models . ["nomic-embed-text" "qwen2.5:7b"])))
+      (unwind-protect
+          (cl-letf (((symbol-function 'gptel-make-ollama)
+                     (or (and (locate-library "gptel-ollama") (require 'gptel-ollama)
+                              (symbol-function 'gptel-make-ollama))
+                         (lambda (name &rest rest)
+                           (funcall #'arcology-oracle-test--gptel-backend
+                                    :name name :models (plist-get rest :models))))))
+            (setq backend (arcology-oracle-gptel-backend)
+                  gptel-backend backend)
+            (arcology-oracle-test--wait
+             (lambda () (with-current-buffer (messages-buffer)
+                          (save-excursion (goto-char start) (search-forward "gptel uses" nil t))))
+             10 "the message")
+            (let ((said (with-current-buffer (messages-buffer)
+                          (buffer-substring start (point-max)))))
+              (should (string-match-p
+                       (regexp-quote "no llama3.2+notes model (ollama pull llama3.2 on the daemon's Ollama adds it), so gptel uses qwen2.5:7b+notes")
+                       said))
+              (should (= 1 (cl-count-if (lambda (line) (string-match-p "gptel uses" line))
+                                        (split-string said "\n"))))))
+        (arcology-oracle-test--fake-ollama
+         '((models . ["nomic-embed-text" "all-minilm" "llama3.2" "qwen2.5:7b"])))))))
 
 (provide 'arcology-oracle-gptel-test)
 
