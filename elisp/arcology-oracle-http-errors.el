@@ -82,19 +82,33 @@ The daemon's own errors (see `arcology-oracle--daemon-error-p') give
 their message, or for 401 what to set (and the token is looked up
 again at the next request); any other answer means that no daemon
 is at `arcology-oracle-url', whatever it sent (a page, text,
-nothing), and the message says so."
+nothing), and the message says so.  A 409 keeps the daemon's whole
+explanation (why the request was refused is its end), and its
+`retry' is on the message: see `arcology-oracle--retry-p'."
   (if (arcology-oracle--daemon-error-p data)
-      (concat
-       (if (= status 401)
-           (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
-         (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
-                                   160 nil nil "…"))
-       (format " (HTTP %d)" status))
+      (let ((text (concat
+                   (if (= status 401)
+                       (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
+                     (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
+                                               (if (= status 409) 400 160) nil nil "…"))
+                   (format " (HTTP %d)" status))))
+        (if (and (= status 409) (assq 'retry data))
+            (propertize text 'arcology-oracle-retry (if (alist-get 'retry data) 'yes 'no))
+          text))
     (arcology-oracle--not-the-daemon
      (format "it answered HTTP %d%s" status
              (if (memq status '(502 503 504))
                  ", as a proxy does when nothing answers behind it"
                "")))))
+
+(defun arcology-oracle--retry-p (message)
+  "Return whether the failure MESSAGE can go away by itself.
+`yes' for a 409 of the daemon saying that the same request can
+succeed in a moment (the note is held by another program), `no' for
+one saying that it never will (the capture was edited), nil for any
+other failure."
+  (and (stringp message) (> (length message) 0)
+       (get-text-property 0 'arcology-oracle-retry message)))
 
 (provide 'arcology-oracle-http-errors)
 

@@ -46,6 +46,7 @@
 (require 'arcology-oracle)
 (require 'arcology-oracle-notes)
 (require 'arcology-oracle-memory-source)
+(require 'arcology-oracle-http-errors)
 
 (defcustom arcology-oracle-memorize-tags nil
   "Tags given to every note `arcology-oracle-memorize' sends.
@@ -263,7 +264,14 @@ under, is refused, and nothing of yours is removed."
                                     (substitute-command-keys "\\[undo]")))
                            (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file))))))
         (lambda (_) (message "Forgot \"%s\"" title))))
-     :errback (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))
+     :errback
+     (lambda (message)
+       (arcology-oracle--report
+        (pcase (arcology-oracle--retry-p message)
+          ('yes (format "Nothing forgotten yet (%s tries again in a moment): %s"
+                        (substitute-command-keys "\\[arcology-oracle-forget]") message))
+          ('no (concat "Nothing forgotten, and trying again will not change that: " message))
+          (_ (concat "Nothing forgotten: " message))))))))
 
 (defun arcology-oracle--capture-to-forget ()
   "Return (ID TITLE) of the capture to forget: at point, else the last one.

@@ -415,6 +415,40 @@ or a heading the daemon did not capture, is refused with nothing sent."
             (should first))
         (kill-buffer visiting)))))
 
+;; The daemon's 409 carries `retry': its words say whether trying again can help.
+(ert-deftest arcology-oracle-memory-test-a-refused-forget-says-whether-to-try-again ()
+  "Refused because another Emacs holds the note: the message says to try again;
+refused because the capture was edited: it offers no retry."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((daily (arcology-oracle-memory-test--daily))
+           (lock (expand-file-name (concat ".#" (file-name-nondirectory daily)) (file-name-directory daily)))
+           said)
+      (cl-letf (((symbol-function 'yes-or-no-p) #'always)
+                ((symbol-function 'arcology-oracle--report) (lambda (text &rest _) (setq said text))))
+        (arcology-oracle-memory-test--memorize "The clay bucket needs a lid" "Clay bucket")
+        (make-symbolic-link "someone@another-host.4242:1" lock)
+        (unwind-protect
+            (progn
+              (arcology-oracle-forget)
+              (arcology-oracle-test--wait (lambda () said) 20 "the refusal")
+              (message "refused, retry true: %s" said)
+              (should (string-match-p "\\`Nothing forgotten yet (M-x arcology-oracle-forget tries again in a moment): " said))
+              (should (string-match-p "try again (HTTP 409)\\'" said)))
+          (delete-file lock))
+        (setq said nil)
+        (with-temp-file daily
+          (insert-file-contents daily)
+          (goto-char (point-min))
+          (search-forward "The clay bucket needs a lid")
+          (insert " and a handle"))
+        (arcology-oracle-forget)
+        (arcology-oracle-test--wait (lambda () said) 20 "the refusal")
+        (message "refused, retry false: %s" said)
+        (should (string-match-p "\\`Nothing forgotten, and trying again will not change that: " said))
+        ;; The daemon's words whole: why, and what to do instead.
+        (should (string-match-p "it is yours now: edit it in Emacs (HTTP 409)\\'" said))
+        (should-not (string-match-p "tries again" said))))))
+
 (ert-deftest arcology-oracle-memory-test-a-note-forgotten-whole-leaves-no-buffer ()
   "When a forget removed the whole note (the daemon had made it for that capture), its
 buffer is killed rather than reverted (which signalled that the file is gone)."
