@@ -262,7 +262,7 @@ async def test_a_note_holding_the_words_throughout_comes_first_by_its_best_headi
     """"celadon glaze firing": the note on celadon holds all three words across its
     headings, the note on glaze firing two of them in one heading, which BM25 over
     headings alone ranks first. The whole note's words move the celadon note's best
-    heading above it, and only that one: its other headings stay below."""
+    heading above it; its headings that hold the words less well stay below."""
     roam = tmp_path / "notes"
     roam.mkdir()
     for name, text in SPREAD.items():
@@ -279,3 +279,41 @@ async def test_a_note_holding_the_words_throughout_comes_first_by_its_best_headi
     assert order.index(("glaze-firing.org", "Glaze firing")) < order.index(("celadon.org", "Tiles")), order
     # the scores are still each heading's own keyword match, never rising down the list
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+
+
+# A long note two of whose headings hold a question's words about as well (its whole text,
+# mostly about other things, scores below the other notes'), beside short notes on them.
+DIARY = {
+    "kiln-diary.org": "#+title: Kiln diary\n\n* Monday\nGlaze firing, cone six.\n\n"
+    "* Tuesday\nGlaze firing again, cone five.\n\n* Studio\n"
+    + " ".join(f"Swept the floor, mended shelf {i}, sorted clay bags and wedged {i} kilos." for i in range(40))
+    + "\n",
+    "glaze-recipes.org": "#+title: Glaze recipes\n\n* Glaze firing schedule\nGlaze firing schedule for each glaze.\n",
+    "firing.org": "#+title: Firing\n\n* Firing by cone\nFiring by cone, glaze or bisque firing.\n",
+    "raku.org": "#+title: Raku\n\n* Raku glaze firing\nRaku glaze firing outdoors.\n",
+    "salt.org": "#+title: Salt glaze\n\n* Salt glaze firing\nSalt glaze firing in the old kiln.\n",
+    "wood.org": "#+title: Wood firing\n\n* Ash glaze\nWood firing leaves an ash glaze.\n",
+}
+DIARY.update({name: text for name, text in SPREAD.items() if name not in ("celadon.org", "glaze-firing.org")})
+
+
+async def test_a_notes_headings_keep_their_order_whatever_its_whole_text_says(make_settings, tmp_path):
+    """"glaze firing": the diary's "Monday" holds the words a little better than its
+    "Tuesday" (a shorter text), and the diary's whole text (mostly about sweeping and
+    shelves) scores below the short notes'. The note's words move all its headings
+    alike, so "Monday" stays above "Tuesday"; moving only the note's best heading put
+    it below its own weaker sibling."""
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    for name, text in DIARY.items():
+        (roam / name).write_text(text, encoding="utf-8")
+    idx = OracleIndex(make_settings(roam_dir=roam))
+    await idx.start()
+    await idx.reconcile()
+    try:
+        mode, results = await search(idx, "glaze firing", 10)
+    finally:
+        await idx.close()
+    order = [(r.file, r.heading) for r in results]
+    assert mode == "keyword"
+    assert order.index(("kiln-diary.org", "Monday")) < order.index(("kiln-diary.org", "Tuesday")), order

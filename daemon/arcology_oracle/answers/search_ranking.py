@@ -95,26 +95,33 @@ def keyword_ranking(store: Store, text: str, k: int) -> tuple[list[tuple[int, fl
 def by_whole_notes(store: Store, terms: Sequence[str], hits: list[tuple[int, float]], every: int) -> list[tuple[int, float]]:
     """``hits`` (``(heading id, BM25)``, best first, the first ``every`` of them holding
     every word of the query) with the first :data:`NOTE_HITS` re-ordered: each by the
-    z-score of its BM25 among them, and the best hit of each note (its node, or its file
-    outside any node) plus :data:`NOTE_WEIGHT` times the z-score of the note's whole text
-    by Okapi BM25 over ``terms`` among those notes (the first :data:`NOTE_CHARS`
-    characters of each, as /similar's re-ranking reads them). Hits holding every word
-    stay above the others; equal keys keep their order; scores are not changed.
+    z-score of its BM25 among them plus :data:`NOTE_WEIGHT` times the z-score of its
+    note's (its node's, or its file's outside any node) whole text by Okapi BM25 over
+    ``terms`` among those notes (the first :data:`NOTE_CHARS` characters of each, as
+    /similar's re-ranking reads them). Hits holding every word stay above the others;
+    equal keys keep their order; scores are not changed.
 
     Why: a heading is looked up by words the person remembers, and they remember the
     note as much as the heading: its title, the words spread over its sections. Where
     one note's heading matches a little better and another note holds the question's
     words throughout, the second is more often the one meant (BM25 over whole files beat
-    the headings on Japanese notes' known files: 0.971 against 0.912). Only a note's
-    best hit moves, so a big note does not bring all its headings up; the note's words
+    the headings on Japanese notes' known files: 0.971 against 0.912). The note's words
     weigh a quarter of the heading's own, so they decide between near ties of the
-    heading's BM25, not against a clear match. Measured on known items of three corpora
-    with all-MiniLM-L6-v2 (BENCHMARKS.md, issue 29, fourteenth round): heading / file
-    MRR up or unchanged on all six (English notes 0.896 / 0.943 -> 0.906 / 0.953,
-    Japanese 0.806 / 0.912 -> 0.837 / 0.971, the Info manuals 0.941 / 0.963 -> 0.941 /
-    0.985); within 0.01 of that with 20 hits or weights 0.2 and 0.3. Ten hits cost about
-    half a millisecond a query at 20k headings in process (the notes' text read and
-    tokenized), about 1 ms of the daemon's CPU per /search.
+    heading's BM25, not against a clear match. Every heading of a note moves by the same
+    amount, so a note's headings keep their keyword order among themselves and the files
+    come in the order of their best headings' keys. (Moving only each note's best
+    heading, as before, put a note whose text scored below the others' under its own
+    weaker heading in 9 of 49 English and 4 of 17 Japanese known-item questions, and
+    left a note's other headings without the evidence its best had.)
+
+    Measured on known items of three corpora with all-MiniLM-L6-v2 (BENCHMARKS.md, issue
+    29: the note's text, fourteenth round of "The daemon's own overhead"; every heading
+    of a note, fourteenth round of "Retrieval across granularities"): heading / file MRR
+    English notes 0.896 / 0.943 -> 0.906 / 0.953 -> 0.909 / 0.953, Japanese 0.806 /
+    0.912 -> 0.837 / 0.971 -> 0.837 / 0.971, the Info manuals 0.941 / 0.963 -> 0.941 /
+    0.985 -> 0.944 / 0.985. Ten hits cost about half a millisecond a query at 20k headings in
+    process (the notes' text read and tokenized), about 1 ms of the daemon's CPU per
+    /search.
     """
     head = hits[:NOTE_HITS]
     if len(head) < 2 or not terms:
@@ -131,9 +138,9 @@ def by_whole_notes(store: Store, terms: Sequence[str], hits: list[tuple[int, flo
     notes = list(best)
     note_bm25 = bm25_scores([texts.get(best[n], "") for n in notes], " OR ".join(retrieval.quoted(terms)))
     note_z = fusion.standardised([(i, note_bm25.get(i, 0.0)) for i in range(len(notes))])
-    by_note = {best[n]: NOTE_WEIGHT * note_z[i] for i, n in enumerate(notes)}
+    by_note = {n: NOTE_WEIGHT * note_z[i] for i, n in enumerate(notes)}
     own_z = fusion.standardised(head)
-    keys = [(i < every, own_z[h] + by_note.get(h, 0.0)) for i, (h, _) in enumerate(head)]
+    keys = [(i < every, own_z[h] + by_note.get(note_of.get(h), 0.0)) for i, (h, _) in enumerate(head)]
     order = sorted(range(len(head)), key=lambda i: keys[i], reverse=True)  # stable
     return [head[i] for i in order] + hits[NOTE_HITS:]
 
