@@ -20,8 +20,8 @@ def last_week_start(today: dt.date) -> dt.date:
 
 def write_notes(roam_dir, today: dt.date) -> dict[str, dt.date]:
     """Two days of last week with four headings each (each its own node), the day the new
-    chain was ordered (before last week) and the day it was fitted (yesterday), and a chat
-    about chains a year old."""
+    chain was ordered (before last week) and the day it was fitted (today: yesterday is
+    in last week on a Monday), and a chat about chains a year old."""
     daily = roam_dir / "daily"
     daily.mkdir(exist_ok=True)
     start = last_week_start(today)
@@ -31,7 +31,7 @@ def write_notes(roam_dir, today: dt.date) -> dict[str, dt.date]:
             f"* {w} {n}\n:PROPERTIES:\n:ID: {w.lower()}{n}-0000-4000-8000-000000000000\n:END:\n{w} thing.\n" for w in WORDS
         )
         (daily / f"{day}.org").write_text(f"#+title: {day}\n{body}")
-    ordered, fitted, chat = start - dt.timedelta(days=5), today - dt.timedelta(days=1), today - dt.timedelta(days=365)
+    ordered, fitted, chat = start - dt.timedelta(days=5), today, today - dt.timedelta(days=365)
     (daily / f"{ordered}.org").write_text(f"#+title: {ordered}\n* Ordered the new chain\nA KMC chain from the bike shop.\n")
     (daily / f"{fitted}.org").write_text(f"#+title: {fitted}\n* Fitted the new chain\nThe old one had stretched.\n")
     (roam_dir / "chain-chat.org").write_text(
