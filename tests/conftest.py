@@ -29,6 +29,15 @@ from tests.runners import REPO, Daemon, free_port, start_daemon, wait_indexed, w
 EXAMPLE_ROAM = REPO / "examples" / "roam"
 
 
+def copy_examples(target: Path) -> Path:
+    """A copy of the example notes at ``target``, each file modified now, as in a fresh
+    clone: the notes carry no date of their own, so the daemon dates them by their files,
+    and a checkout's times (a "last week" of a clone made on a Sunday) must not decide
+    what a time question finds."""
+    shutil.copytree(EXAMPLE_ROAM, target, symlinks=True, copy_function=shutil.copy)
+    return target
+
+
 @contextlib.contextmanager
 def module_environment(tmp: Path) -> Iterator[dict[str, str]]:
     """For a daemon a whole module shares (:func:`isolated_environment` is per test):
@@ -48,8 +57,7 @@ async def daemon_with_mcp_port(tmp: Path, **start) -> AsyncIterator[tuple[Daemon
     notes in ``tmp``, with ``serve --mcp-port`` and the fake Ollama (``daemon.fake_ollama``),
     indexed; for a module's tests to share (:func:`module_environment`). ``start``:
     more of :func:`~tests.runners.start_daemon`'s arguments (``extra_args`` are added)."""
-    roam = tmp / "roam"
-    shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
+    roam = copy_examples(tmp / "roam")
     with module_environment(tmp) as env:
         async with running_fake_ollama() as fake:
             port = free_port()
@@ -80,9 +88,7 @@ def isolated_environment(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def roam_dir(tmp_path) -> Path:
     """A private copy of the example vault (examples/roam)."""
-    target = tmp_path / "roam"
-    shutil.copytree(EXAMPLE_ROAM, target, symlinks=True)
-    return target
+    return copy_examples(tmp_path / "roam")
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ import pytest
 import pytest_asyncio
 
 from arcology_oracle.http import peers
-from tests.conftest import EXAMPLE_ROAM, daemon_with_mcp_port
+from tests.conftest import copy_examples, daemon_with_mcp_port
 from tests.fakes.fake_ollama import running_fake_ollama
 from tests.runners import Daemon, start_daemon
 
@@ -128,8 +128,7 @@ async def test_a_forwarded_for_header_names_no_account_on_the_mcp_port(tokenless
 
 @needs_root
 async def test_with_a_token_the_token_decides_for_another_account(tmp_path):
-    roam = tmp_path / "roam"
-    shutil.copytree(EXAMPLE_ROAM, roam, symlinks=True)
+    roam = copy_examples(tmp_path / "roam")
     async with running_fake_ollama() as fake:
         daemon = await start_daemon(tmp_path, roam_dir=roam, ollama_url=fake.url, token=TOKEN)
         try:
