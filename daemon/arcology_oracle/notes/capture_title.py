@@ -20,6 +20,10 @@ _KEYWORD_OR_BLOCK_RE = re.compile(r"^[ \t]*#\+")
 _PRIORITY_RE = re.compile(r"^((?:[A-Z]+[ \t]+)?)\[#[A-Za-z0-9]\][ \t]*")
 _COMMENT_RE = re.compile(r"COMMENT(?:[ \t]|$)")
 _ACTIVE_STAMP_RE = re.compile(r"<(\d{4}-\d{2}-\d{2}[^<>\n]*)>")
+# Where a line of the captured text ends in the file: each of these is written as the
+# file's line ending (:func:`~.capture.make_capture`). Not str.splitlines, which also
+# breaks at U+2028, U+2029, U+0085 (and \v, \f, \x1c-\x1e), shown by Emacs inside a line.
+_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
 def capture_title(text: str, title: str | None) -> str:
@@ -56,9 +60,10 @@ def _shown(text: str) -> str:
     note starts with its heading or its ``#+title:``): a heading line's title without
     its stars, priority and tags, a ``#+title:`` line's value, no other keyword line,
     block delimiter, planning line or drawer; an active timestamp made inactive (one in
-    the title would put the capture on the agenda). ``text`` itself when nothing is left."""
+    the title would put the capture on the agenda). ``text`` itself when nothing is left.
+    Lines are those Emacs shows (:data:`_LINE_BREAK_RE`)."""
     shown: list[str] = []
-    lines = text.splitlines()
+    lines = _LINE_BREAK_RE.split(text)
     ends = [j for j, line in enumerate(lines) if DRAWER_END_RE.match(line)]
     i = size = 0
     while i < len(lines) and size <= 4 * TITLE_CHARS:  # the title's words are found by then
