@@ -245,33 +245,43 @@ under, is refused, and nothing of yours is removed."
   (pcase-let ((`(,id ,title) (arcology-oracle--capture-to-forget)))
     (unless (yes-or-no-p (format "Forget \"%s\" (removed from its note)? " title))
       (arcology-oracle--user-error "Nothing forgotten"))
-    (arcology-oracle--json
-     "POST" "/forget" :json `((id . ,id))
-     :callback
-     (lambda (answer)
-       (when (equal id (alist-get 'id arcology-oracle-last-memory))
-         (setq arcology-oracle-last-memory nil))
-       (arcology-oracle--with-roam-dir
-        (lambda (roam-dir)
-          (let* ((file (alist-get 'file answer))
-                 (gone (not (file-exists-p (expand-file-name file roam-dir))))
-                 (done (arcology-oracle--memory-revert roam-dir file)))
-            (message "Forgot \"%s\": %s" title
-                     (cond (gone (format "%s is gone, it held only this capture" file))
-                           ((eq done 'reverted)
-                            (format "%d lines removed from %s (%s in its buffer brings them back)"
-                                    (alist-get 'removed_lines answer) file
-                                    (substitute-command-keys "\\[undo]")))
-                           (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file))))))
-        (lambda (_) (message "Forgot \"%s\"" title))))
-     :errback
-     (lambda (message)
-       (arcology-oracle--report
-        (pcase (arcology-oracle--retry-p message)
-          ('yes (format "Nothing forgotten yet (%s tries again in a moment): %s"
-                        (substitute-command-keys "\\[arcology-oracle-forget]") message))
-          ('no (concat "Nothing forgotten, and trying again will not change that: " message))
-          (_ (concat "Nothing forgotten: " message))))))))
+    (arcology-oracle--with-roam-dir
+     (lambda (roam-dir) (arcology-oracle--forget-request id title (arcology-oracle--unsaved-notes roam-dir)))
+     (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))
+
+(defun arcology-oracle--forget-request (id title unsaved)
+  "POST /forget the capture ID (TITLE); report the answer.
+UNSAVED names the notes with unsaved edits in Emacs (see
+`arcology-oracle--unsaved-notes'): the daemon removes nothing from
+one of them (409, to be tried again once saved), as it writes no
+capture into one, also in an Emacs that makes no lock files."
+  (arcology-oracle--json
+   "POST" "/forget" :json `((id . ,id) ,@(when unsaved `((unsaved . ,(vconcat unsaved)))))
+   :callback
+   (lambda (answer)
+     (when (equal id (alist-get 'id arcology-oracle-last-memory))
+       (setq arcology-oracle-last-memory nil))
+     (arcology-oracle--with-roam-dir
+      (lambda (roam-dir)
+        (let* ((file (alist-get 'file answer))
+               (gone (not (file-exists-p (expand-file-name file roam-dir))))
+               (done (arcology-oracle--memory-revert roam-dir file)))
+          (message "Forgot \"%s\": %s" title
+                   (cond (gone (format "%s is gone, it held only this capture" file))
+                         ((eq done 'reverted)
+                          (format "%d lines removed from %s (%s in its buffer brings them back)"
+                                  (alist-get 'removed_lines answer) file
+                                  (substitute-command-keys "\\[undo]")))
+                         (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file))))))
+      (lambda (_) (message "Forgot \"%s\"" title))))
+   :errback
+   (lambda (message)
+     (arcology-oracle--report
+      (pcase (arcology-oracle--retry-p message)
+        ('yes (format "Nothing forgotten yet (%s tries again in a moment): %s"
+                      (substitute-command-keys "\\[arcology-oracle-forget]") message))
+        ('no (concat "Nothing forgotten, and trying again will not change that: " message))
+        (_ (concat "Nothing forgotten: " message)))))))
 
 (defun arcology-oracle--capture-to-forget ()
   "Return (ID TITLE) of the capture to forget: at point, else the last one.

@@ -449,6 +449,68 @@ refused because the capture was edited: it offers no retry."
         (should (string-match-p "it is yours now: edit it in Emacs (HTTP 409)\\'" said))
         (should-not (string-match-p "tries again" said))))))
 
+;; Emacs without lock files: the forget names the notes with unsaved edits,
+;; as a capture does, and the daemon removes nothing from one of them.
+(ert-deftest arcology-oracle-memory-test-forget-sends-the-unsaved-notes ()
+  "A capture whose note is open unsaved under another name of it (a hard link,
+visited in a buffer of its own) is not forgotten: the daemon refuses, to be
+tried again once saved, and the note keeps every byte.  Saved, it goes."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((roam (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM"))
+           (daily (arcology-oracle-memory-test--daily))
+           ;; In a hidden folder the daemon does not index (no second note holding the ID).
+           (other (expand-file-name ".by-another-name/today.org" roam))
+           (create-lockfiles nil)
+           (find-file-existing-other-name nil)
+           (bytes (lambda (file) (with-temp-buffer
+                                   (set-buffer-multibyte nil)
+                                   (insert-file-contents-literally file)
+                                   (buffer-string))))
+           (answer (progn (make-directory (file-name-directory daily) t)
+                          (unless (file-exists-p daily) (write-region "#+title: today\n" nil daily))
+                          (arcology-oracle-memory-test--memorize "Sweep the chimney before the frost" "Chimney")))
+           (visiting (find-file-noselect daily))
+           (other-buffer (progn (make-directory (file-name-directory other) t)
+                                (add-name-to-file daily other t)
+                                (find-file-noselect other t)))
+           said before)
+      (should (equal (alist-get 'file answer) (file-relative-name daily roam)))
+      (should-not (eq visiting other-buffer))
+      (unwind-protect
+          (cl-letf (((symbol-function 'yes-or-no-p) #'always)
+                    ((symbol-function 'arcology-oracle--report) (lambda (text &rest _) (setq said text))))
+            (with-current-buffer other-buffer
+              (goto-char (point-min))
+              (insert "typed, never saved\n"))
+            (setq before (funcall bytes daily))
+            (with-current-buffer visiting
+              (revert-buffer t t t)
+              (goto-char (point-min))
+              (search-forward "Sweep the chimney")
+              (arcology-oracle-forget))
+            (arcology-oracle-test--wait (lambda () said) 20 "the refusal")
+            (message "refused while unsaved elsewhere: %s" said)
+            (should (string-match-p "\\`Nothing forgotten yet (M-x arcology-oracle-forget tries again in a moment): " said))
+            (should (string-match-p (concat (regexp-quote (file-relative-name daily roam))
+                                            " has unsaved edits in the editor")
+                                    said))
+            (should (equal (funcall bytes daily) before))
+            ;; Saved (its edits undone): forgotten.
+            (with-current-buffer other-buffer (set-buffer-modified-p nil))
+            (setq said nil)
+            (with-current-buffer visiting
+              (goto-char (point-min))
+              (search-forward "Sweep the chimney")
+              (arcology-oracle-forget))
+            (arcology-oracle-test--wait
+             (lambda () (not (string-match-p "Sweep the chimney" (funcall bytes daily))))
+             20 "the capture gone from the file")
+            (should-not said))
+        (dolist (buffer (list visiting other-buffer))
+          (with-current-buffer buffer (set-buffer-modified-p nil))
+          (kill-buffer buffer))
+        (delete-directory (file-name-directory other) t)))))
+
 (ert-deftest arcology-oracle-memory-test-a-note-forgotten-whole-leaves-no-buffer ()
   "When a forget removed the whole note (the daemon had made it for that capture), its
 buffer is killed rather than reverted (which signalled that the file is gone)."

@@ -41,9 +41,11 @@ async def memorize(request: web.Request) -> web.Response:
 
 @routes.post("/forget")
 async def forget(request: web.Request) -> web.Response:
-    """Delete a heading the daemon captured; 409 for any other heading."""
+    """Delete a heading the daemon captured; 409 for any other heading, and while its note
+    is one the client's editor holds unsaved (``unsaved``, as for /memorize)."""
     body = await parse_body(request, ForgetRequest)
-    return web.json_response(await request.app[memory_key].forget(body.id.strip()))
+    forgotten = await request.app[memory_key].forget(body.id.strip(), unsaved=tuple(body.unsaved or ()))
+    return web.json_response(forgotten)
 
 
 def setup(app: web.Application) -> None:

@@ -34,6 +34,9 @@ class MemorizeRequest(Request):
 
 class ForgetRequest(Request):
     id: Annotated[NodeId, Field(description="the ID of a heading the daemon captured")]
+    unsaved: Annotated[list[RelPath], Field(max_length=10_000)] | None = Field(
+        None, description="notes (relative to the roam directory) with unsaved edits in the client's editor, taken as"
+        " locked by Emacs: the capture's note among them is a 409 (retry true), nothing removed")
 
 
 class Memorized(Answer):

@@ -74,8 +74,8 @@ OPERATIONS = (
               answer=ask_s.Recalled),  # fmt: skip
     Operation("post", "/memorize", "Append a note to today's daily (or the capture inbox)", body=memory_s.MemorizeRequest,
               answer=memory_s.Memorized),  # fmt: skip
-    Operation("post", "/forget", "Delete a heading the daemon captured; 409 for any other", body=memory_s.ForgetRequest,
-              answer=memory_s.Forgotten),  # fmt: skip
+    Operation("post", "/forget", "Delete a heading the daemon captured; 409 for any other, or its note held unsaved",
+              body=memory_s.ForgetRequest, answer=memory_s.Forgotten),  # fmt: skip
     Operation("get", "/openapi.json", "This description", other=(JSON,)),
     Operation("get", "/", "The web page", other=("text/html",), public=True),
     Operation("get", "/static/{name}", "The web page's files", other=("text/javascript", "text/css", "image/svg+xml"),

@@ -181,13 +181,14 @@ class Memory:
         if self.after_index:
             self.after_index()
 
-    async def forget(self, node_id: str) -> dict:
+    async def forget(self, node_id: str, unsaved: Collection[str] = ()) -> dict:
         """Delete the captured heading ``node_id`` from its file and purge it from the
         index. NotFound for an unknown ID and for a heading the index does not hold
         (private) that the daemon did not write, whatever its file's state (locked,
         read-only, open elsewhere): nothing about it is told; Conflict for the user's own heading, a
-        capture changed since or copied within its file, a file Emacs holds locked, or a
-        file that cannot be deleted (its directory is read-only)."""
+        capture changed since or copied within its file, a file Emacs holds locked or
+        the client's editor holds unsaved (``unsaved``, as :meth:`memorize` takes it), or
+        a file that cannot be deleted (its directory is read-only)."""
         if not node_id or not node_id.strip():
             raise BadRequest("id must not be empty")
         root = self.settings.roam_dir
@@ -205,6 +206,8 @@ class Memory:
                         continue
                 if await asyncio.to_thread(emacs_holds, root / rel):
                     raise Conflict(f"{rel} has unsaved edits in Emacs (it is locked, or auto-saved since); save it and try again", retry=True)
+                if unsaved and await asyncio.to_thread(capture_target.unsaved_among, root, (rel,), unsaved):
+                    raise Conflict(f"{rel} has unsaved edits in the editor (the request says so); save it and try again", retry=True)
 
                 real: list[str] = []
                 # A head another note links to (its file-level ID) is no longer only the daemon's.
