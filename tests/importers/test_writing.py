@@ -249,3 +249,33 @@ def test_a_chat_encrypted_since_its_import_is_not_imported_again_in_plain_text(t
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.org")) == []
     assert "encrypted" in summary.skipped[f"chats/{first.filename}"], summary.skipped
     assert "encrypted" in summary.skipped[f"chats/{second.filename}"], summary.skipped
+
+
+def staged_batch(roam: Path) -> tuple[ImportBatch, Path, dict[str, bytes]]:
+    """A batch with the export's files staged: its staging folder and those files' bytes."""
+    batch = ImportBatch(roam, roam / "chats")
+    for r in rendered():
+        batch.stage(r)
+    (staging,) = (p for p in roam.iterdir() if p.name.startswith(".arcology-import-"))
+    return batch, staging, {p.name: p.read_bytes() for p in staging.iterdir()}
+
+
+def test_a_discarded_batch_removes_only_the_files_it_wrote(tmp_path, caplog):
+    batch, staging, staged = staged_batch(tmp_path)
+    assert sorted(staged) == ["0.tmp", "1.tmp"]
+    batch.discard()
+    assert not staging.exists()  # nothing else there: the folder goes
+    # Put there meanwhile: a note of the user's, and a file of theirs at a staged name
+    # (a version a commit swapped out and could not give back is one).
+    batch, staging, staged = staged_batch(tmp_path)
+    (staging / "mine.org").write_bytes(b"* My private note :private:\nkept\n")
+    (staging / "1.tmp").unlink()
+    (staging / "1.tmp").write_bytes(b"* Theirs\n")
+    (staging / "sub").mkdir()
+    (staging / "sub" / "deep.org").write_bytes(b"deep\n")
+    batch.discard()
+    left = {p.relative_to(staging).as_posix(): p.read_bytes() for p in staging.rglob("*") if p.is_file()}
+    assert left == {"mine.org": b"* My private note :private:\nkept\n", "1.tmp": b"* Theirs\n", "sub/deep.org": b"deep\n"}
+    said = [r.getMessage() for r in caplog.records if "staging folder" in r.getMessage()]
+    assert len(said) == 1 and str(staging) in said[0], said
+    assert not any(name in said[0] for name in ("mine", "1.tmp", "deep", "private")), said

@@ -8,6 +8,11 @@ named ``N.tmp`` (``N`` digits). Anything else, whatever its name (a folder of th
 called ``.arcology-import-archive``, one holding another file, a link or a folder), is
 never touched.
 
+An import that ends (:func:`remove_batch`) removes the files it wrote there, each only
+while it is the file written (its inode, size and time), then the folder if it is empty:
+anything else put there meanwhile (a user's file a commit swapped out and could not give
+back among them) stays, and the log names the folder, never what it holds.
+
 A running import holds an exclusive ``flock`` on its folder (the kernel releases it
 however the import ends): :func:`remove_stale_staging` never removes one it cannot lock.
 It removes one it can when the folder (a file made, renamed or removed in it) did not
@@ -19,12 +24,18 @@ hour tells.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import logging
 import os
 import re
 import stat
 import time
 from pathlib import Path
+
+from .placing import identity
+
+log = logging.getLogger(__name__)
 
 STAGING_PREFIX = ".arcology-import-"
 # A staging folder unchanged this long is a killed import's: the next import removes it.
@@ -70,6 +81,24 @@ def remove_stale_staging(roam: Path, now: float | None = None, *, any_age: bool 
         finally:
             os.close(fd)
     return removed
+
+
+def remove_batch(folder: Path, written: list[tuple[Path, tuple[int, int, int, int]]]) -> None:
+    """Remove from the staging ``folder`` each file of ``written`` (its path, and its
+    :func:`~.placing.identity` as written) still there as written, then the folder, unless
+    it holds anything else: then it stays, and the log says so (see the module docstring)."""
+    for tmp, made in written:
+        with contextlib.suppress(OSError):
+            st = os.lstat(tmp)
+            if stat.S_ISREG(st.st_mode) and identity(st) == made:
+                os.unlink(tmp)
+    try:
+        os.rmdir(folder)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        log.warning("left the import's staging folder %s: it holds what the import did not write (%s)",
+                    folder, exc.strerror or exc)  # fmt: skip
 
 
 def _staged_files(fd: int) -> list[str] | None:

@@ -10,7 +10,8 @@ hidden staging directory of the roam directory (which neither the walker nor the
 watcher reads). Nothing under the
 target changes until :meth:`~ImportBatch.commit`, which the command calls only after the
 whole export was read and rendered: an export that turns out malformed half-way imports
-nothing (:meth:`~ImportBatch.discard` removes the staging directory). It holds copies of
+nothing (:meth:`~ImportBatch.discard` removes the files it staged, and the staging directory
+unless something else was put there meanwhile). It holds copies of
 chats, private ones too: the import holds an exclusive ``flock`` on it while it runs (the
 kernel releases it however the import ends), and one no running import holds, left by a
 killed import, is removed at the daemon's next start once ten minutes old and by the next
@@ -54,7 +55,6 @@ import errno
 import fcntl
 import hashlib
 import os
-import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
@@ -69,7 +69,7 @@ from .existing import Existing
 from .owners import folder_owner, give, keep_owner, make_folders, remove_folders
 from .placing import create, identity, swap_in
 from .render import RenderedFile, begins_alike, continues, file_id_of, unchanged_since_import, with_tags
-from .staging import STAGING_PREFIX, remove_stale_staging
+from .staging import STAGING_PREFIX, remove_batch, remove_stale_staging
 
 class DuplicateConversation(ValueError):
     """Two conversations of one export map to the same file (the same id)."""
@@ -114,6 +114,7 @@ class ImportBatch:
         self._staging: Path | None = None
         self._staging_lock: int | None = None  # the descriptor holding the staging directory's flock
         self._pending: dict[Path, _Staged] = {}
+        self._made: list[tuple[Path, tuple[int, int, int, int]]] = []  # each file staged, and its identity as written
         self._seen: set[str] = set()
 
     def rel(self, path: Path) -> str:
@@ -190,15 +191,25 @@ class ImportBatch:
             self._staging_lock = os.open(self._staging, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             with contextlib.suppress(OSError):  # a file system without locks: only its age protects it
                 fcntl.flock(self._staging_lock, fcntl.LOCK_EX)
-        tmp = self._staging / f"{len(self._pending)}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(rendered.text.encode("utf-8", "surrogateescape"))
-            fh.flush()
-            # On disk before it is renamed into place: after a power loss, a note is the
-            # old one or the new one, never an empty file (some file systems order the
-            # rename before the data).
-            os.fsync(fh.fileno())
-            st = os.fstat(fh.fileno())
+        tmp = self._staging / f"{len(self._made)}.tmp"
+        # Made here (no name already there followed or emptied), and known as written (its
+        # inode, size and time): :meth:`discard` removes only the files the batch wrote.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        made = os.fstat(fd)
+        try:
+            with open(fd, "wb") as fh:
+                fh.write(rendered.text.encode("utf-8", "surrogateescape"))
+                fh.flush()
+                # On disk before it is renamed into place: after a power loss, a note is the
+                # old one or the new one, never an empty file (some file systems order the
+                # rename before the data).
+                os.fsync(fh.fileno())
+                st = os.fstat(fh.fileno())
+        except BaseException:  # (a disk full): the file made goes, if its name still leads to it
+            with contextlib.suppress(OSError):
+                os.path.samestat(os.lstat(tmp), made) and os.unlink(tmp)
+            raise
+        self._made.append((tmp, identity(st)))
         self._pending[path] = _Staged(tmp, before, None if data is None else _sha(data), (st.st_dev, st.st_ino))
 
     def commit(self) -> ImportSummary:
@@ -230,10 +241,13 @@ class ImportBatch:
         return not (is_indexable_path(rel, self.exclude_globs) and is_indexable_path(real, self.exclude_globs))
 
     def discard(self) -> None:
-        """Forget everything staged (nothing under the target was touched)."""
+        """Forget everything staged (nothing under the target was touched): the files the
+        batch wrote go, and its staging folder unless it holds anything else
+        (:func:`.staging.remove_batch`)."""
         if self._staging is not None:
-            shutil.rmtree(self._staging, ignore_errors=True)
+            remove_batch(self._staging, self._made)
             self._staging = None
+            self._made.clear()
         if self._staging_lock is not None:
             os.close(self._staging_lock)
             self._staging_lock = None
