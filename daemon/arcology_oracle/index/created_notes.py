@@ -11,8 +11,10 @@ forgetting them newest first removes the file. So the head written and the folde
 are recorded (:class:`CreatedNotes`), and a forget that would leave a file holding
 exactly the head recorded for it, byte for byte (the same ID: org-roam writes heads that
 look the same), removes the file instead (:meth:`Memory.forget`; Emacs holding it is
-refused before, as for any forget). Folders go only when recorded as made by the daemon
-and empty, deepest first, after their note went.
+refused before, as for any forget; a file with another name, a hard link, is not deleted:
+the capture is taken out and the head stays, or that name would keep the captured text).
+Folders go only when recorded as made by the daemon and empty, deepest first, after
+their note went.
 
 The record is kept beside the database, ``capture-created.<database's name>`` (as
 :mod:`.capture_places`' record, replaced whole the same way): for each real notes

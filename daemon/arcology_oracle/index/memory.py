@@ -216,8 +216,11 @@ class Memory:
 
                 def plan(data: bytes, real_rel: str) -> capture.Removal | None:
                     refuse_copies(data, rel, node_id)
+                    # Another name of the file (a hard link) would keep the capture were this one
+                    # deleted: the capture is taken out of the file, and the head stays.
+                    hard = has_other_names(root / rel)
                     # Changed since the look for the user's links: the head stays when the file would go.
-                    mine = not linked and not mentioned and (seen is None or seen == data)
+                    mine = not linked and not mentioned and (seen is None or seen == data) and not hard
                     real.append(real_rel)
                     try:
                         removal = capture.plan_forget(data, real_rel, node_id)
@@ -230,6 +233,8 @@ class Memory:
                             removal = dataclasses.replace(removal, whole_file=True)
                         elif removal is not None and removal.whole_file and not mine and head and data.startswith(head):
                             removal = dataclasses.replace(removal, start=len(head), whole_file=False)  # the head stays
+                        elif removal is not None and removal.whole_file and hard:  # (no record of the head)
+                            removal = dataclasses.replace(removal, start=heading_start(data, removal.line), whole_file=False)
                         return removal
                     except capture.NotCaptured as exc:
                         if not indexed:
@@ -313,6 +318,22 @@ def real_rels(root: Path, paths: Collection[Path]) -> list[str]:
     """``paths`` (below ``root``) as real paths relative to the real ``root``."""
     real_root = os.path.realpath(root)
     return [Path(os.path.relpath(os.path.realpath(p), real_root)).as_posix() for p in paths]
+
+
+def has_other_names(path: Path) -> bool:
+    """Whether the file ``path`` names has another name too (a hard link); True when
+    that cannot be told (then nothing is deleted)."""
+    try:
+        return os.stat(path).st_nlink > 1
+    except OSError:
+        return True
+
+
+def heading_start(data: bytes, line: int) -> int:
+    """The offset in the note ``data`` of its 1-based ``line`` (a BOM before the first)."""
+    eol = capture.file_eol(data)
+    bom = len(capture.BOM) if data.startswith(capture.BOM) else 0
+    return bom + sum(map(len, capture.split_keeping_ends(data[bom:], eol)[: line - 1]))
 
 
 def holds_capture(data: bytes, node_id: str) -> bool:

@@ -327,6 +327,9 @@ def _remove(
             if removal is None:
                 return None
             if removal.whole_file:  # created for this capture, nothing else in it
+                if os.fstat(fd).st_nlink > 1:  # given another name since the plan: that name would keep it
+                    raise Conflict(f"{rel} was given another name (a hard link) while being edited: not changed; "
+                                   "try again", retry=True)  # fmt: skip
                 try:
                     gone = unlink_if_names(root / rel, fd)
                 except OSError as exc:
@@ -337,6 +340,9 @@ def _remove(
                 if not gone:
                     raise Conflict(f"{rel} was replaced by another program while it was being edited: not changed; "
                                    "try again", retry=True)  # fmt: skip
+                if os.fstat(fd).st_nlink:  # linked once more in that instant: no name keeps the capture
+                    os.ftruncate(fd, 0)
+                    os.fsync(fd)
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
             journal.write(rel, fd, data, removal.start, removal.end)
