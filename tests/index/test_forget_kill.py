@@ -85,12 +85,12 @@ def install_pause(point: str, roam: str, signal_fd: int) -> None:
     os.pwrite, os.ftruncate, os.fsync = pwrite, ftruncate, fsync
 
 
-def write_note(roam: Path, eol: bytes, rel: str = REL) -> tuple[bytes, bytes]:
-    """The note ``rel``: the user's text, a capture, the user's text after it (as the
-    daemon would have written the capture). Returns its bytes and the forget's result."""
+def write_note(roam: Path, eol: bytes, rel: str = REL, first: bytes = b"") -> tuple[bytes, bytes]:
+    """The note ``rel``: ``first``, the user's text, a capture, the user's text after it
+    (as the daemon would have written the capture). Returns its bytes and the forget's result."""
     note_io.prepare_leases()
     (roam / "daily").mkdir(parents=True)
-    (roam / rel).write_bytes(b"* Morning" + eol + b"Coffee and the tide tables." + eol)
+    (roam / rel).write_bytes(first + b"* Morning" + eol + b"Coffee and the tide tables." + eol)
     entry = make_capture("remember the kinkajou at the harbour", title=None, tags=(),
                          now=datetime.datetime(2026, 3, 14, 9, 26), node_id=NODE)  # fmt: skip
     note_io.append_note(roam, rel, lambda e, lead, real: render_capture(entry, rel=real, eol=e, lead=lead), None)
@@ -251,3 +251,16 @@ async def test_a_capture_into_the_note_of_an_unfinished_forget_finishes_it_first
         if held is not None:
             os.close(held)
         daemon.stop()
+
+
+async def test_a_private_note_repaired_at_the_next_start_is_not_named_in_the_log(tmp_path, fake_ollama):
+    # The forget began with the note held by no index (private): the start that finishes
+    # it says a note was repaired, not which (as the forget itself would have logged it).
+    roam = tmp_path / "roam"
+    data, forgotten = write_note(roam, b"\n", first=b"#+filetags: :private:\n")
+    (roam / "public.org").write_bytes(b"* A public note\nSo the index holds something.\n")
+    killed = await killed_mid_forget(tmp_path, roam, fake_ollama.url, "mid-tail")
+    log = await started_again(tmp_path, roam, fake_ollama.url)
+    assert (roam / REL).read_bytes() == forgotten
+    assert "repaired a note the index does not hold (not named: it may be private): a forget there" in log, log
+    assert REL not in killed + log and "2026-03-14" not in killed + log, log

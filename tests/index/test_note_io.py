@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from arcology_oracle.errors import Conflict
-from arcology_oracle.index import note_io
+from arcology_oracle.index import note_files, note_io
 from arcology_oracle.index.memory import remove_stale_temp_files
 from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
 
@@ -222,3 +222,23 @@ def test_stale_temporary_copies_are_removed(root):
     keep.write_bytes(b"not ours")
     assert remove_stale_temp_files([root, root / "daily"]) == 1
     assert not stale.exists() and keep.exists()
+
+
+def test_a_created_note_that_cannot_be_removed_again_is_not_named_in_the_log(root, monkeypatch, caplog):
+    # A daily created for a capture refused at once (the umask makes it read-only), whose
+    # removal then fails: the log says so without its path (a new file is in no index,
+    # and its folder may be a private one).
+    def cannot(path, fd):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(note_files, "unlink_if_names", cannot)
+    old = os.umask(0o222)
+    try:
+        with pytest.raises(Conflict, match="read-only"):
+            append(root, rel="private-folder/2026-03-14.org", head=b"#+title: new\n")
+    finally:
+        os.umask(old)
+    said = [r.getMessage() for r in caplog.records if "created for a capture that was refused" in r.getMessage()]
+    assert len(said) == 1 and "not named: it may be private" in said[0], said
+    assert "private-folder" not in said[0] and "2026-03-14" not in said[0], said
+    assert (root / "private-folder" / "2026-03-14.org").read_bytes() == b""  # nothing written into it

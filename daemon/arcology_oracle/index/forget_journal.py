@@ -42,26 +42,22 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import logging
 import os
 import stat
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Conflict
 from ..notes.disk import sync_directory
+from .forget_record import MAGIC, Record, decode, encode, state_of  # noqa: F401 (part of this module's interface)
 from .leases import LEASE_ATTEMPTS, prepare_leases, release_lease, take_lease
 from .note_files import read_all, real_path_of, write_all
 
 log = logging.getLogger(__name__)
 
 PREFIX = "forget-journal."
-MAGIC = b"arcology-oracle forget record 1\n"
-_SHA_TAG = b"sha256:"
-_TRAILER = len(_SHA_TAG) + 64 + 1
 KEEP_DAYS = 30  # a record set aside is removed at a start this long after (.journal_copies)
 
 _places: dict[str, Path] = {}  # real notes directory -> its record's path
@@ -86,88 +82,6 @@ def register(roam_dir: Path, db_path: Path | str) -> None:
         _places[os.path.realpath(roam_dir)] = path
 
 
-@dataclass(frozen=True)
-class Record:
-    """A parsed record: the note ``rel`` below the real notes directory ``root``, file
-    ``(dev, ino)`` of ``size`` bytes, the capture at ``[start, end)``, ``prefix_sha256``
-    of the bytes before it, ``rest`` its bytes from ``start`` on."""
-
-    root: str
-    rel: str
-    dev: int
-    ino: int
-    start: int
-    end: int
-    size: int
-    prefix_sha256: str
-    rest: bytes
-
-    @property
-    def tail(self) -> bytes:
-        """What the rewrite writes at ``start``: the bytes after the capture."""
-        return self.rest[self.end - self.start :]
-
-
-def encode(record: Record) -> bytes:
-    """``record`` as its file holds it: :data:`MAGIC`, one line of JSON (the fields but
-    ``rest``, and ``rest_length``), ``rest``, then ``sha256:`` and the hex SHA-256 of all
-    that, and a line ending."""
-    header = {k: getattr(record, k) for k in ("root", "rel", "dev", "ino", "start", "end", "size", "prefix_sha256")}
-    body = MAGIC + json.dumps({**header, "rest_length": len(record.rest)}, sort_keys=True).encode() + b"\n" + record.rest
-    return body + _SHA_TAG + hashlib.sha256(body).hexdigest().encode() + b"\n"
-
-
-def decode(data: bytes) -> Record | None:
-    """The record ``data`` holds, or None when it is torn or damaged."""
-    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + _TRAILER:
-        return None
-    body, trailer = data[:-_TRAILER], data[-_TRAILER:]
-    if trailer != _SHA_TAG + hashlib.sha256(body).hexdigest().encode() + b"\n":
-        return None
-    line_end = body.find(b"\n", len(MAGIC))
-    if line_end < 0:
-        return None
-    try:
-        header = json.loads(body[len(MAGIC) : line_end])
-        rest = body[line_end + 1 :]
-        numbers = (int(header[k]) for k in ("dev", "ino", "start", "end", "size"))
-        record = Record(str(header["root"]), str(header["rel"]), *numbers, str(header["prefix_sha256"]), rest)
-    except (ValueError, KeyError, TypeError):
-        return None
-    if header.get("rest_length") != len(rest) or not 0 <= record.start <= record.end <= record.size:
-        return None
-    return record if record.size - record.start == len(rest) else None
-
-
-def state_of(found: bytes, record: Record) -> str:
-    """``"finished"``, ``"unfinished"`` or ``"other"``: what the note's bytes ``found``
-    are to the forget of ``record`` (see the module docstring): unfinished only when they
-    are exactly ``before + tail[:j] + rest[j:]`` for some ``j``."""
-    start, rest, tail = record.start, record.rest, record.tail
-    if len(found) < start or hashlib.sha256(memoryview(found)[:start]).hexdigest() != record.prefix_sha256:
-        return "other"
-    now = memoryview(found)[start:]
-    if now == tail:
-        return "finished"
-    if len(now) != len(rest):
-        return "other"
-    j = _common_prefix(now, memoryview(tail))  # the longest j that can be: a shorter one asks more of now[j:]
-    return "unfinished" if now[j:] == memoryview(rest)[j:] else "other"
-
-
-def _common_prefix(a: memoryview, b: memoryview) -> int:
-    """How many bytes ``a`` and ``b`` begin with alike."""
-    n, step, i = min(len(a), len(b)), 1 << 16, 0
-    while i < n:
-        k = min(n, i + step)
-        if a[i:k] != b[i:k]:
-            while a[i] == b[i]:
-                i += 1
-            return i
-        i = k
-    return n
-
-
 class Journal:
     """The record of one notes directory's forgets, at ``path`` (None: not journaled, the
     methods do nothing); see :func:`.note_io.journal_for`."""
@@ -176,15 +90,16 @@ class Journal:
         self.path = path
         self.root = root
 
-    def write(self, rel: str, fd: int, data: bytes, start: int, end: int) -> None:
+    def write(self, rel: str, fd: int, data: bytes, start: int, end: int, *, named: bool = False) -> None:
         """Put the record of a forget removing ``[start, end)`` of the note ``rel`` (open
         as ``fd``, bytes ``data``) on disk; Conflict (the note not changed) when it
-        cannot be."""
+        cannot be. ``named``: the log may name the note (the index holds it as public),
+        as a start that settles the record then does."""
         if self.path is None:
             return
         st = os.fstat(fd)
         record = Record(os.path.realpath(self.root), rel, st.st_dev, st.st_ino, start, end, len(data),
-                        hashlib.sha256(data[:start]).hexdigest(), data[start:])  # fmt: skip
+                        hashlib.sha256(data[:start]).hexdigest(), data[start:], named)  # fmt: skip
         mine = False  # a regular file at the path, truncated here: only then is it removed again
         try:
             out = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
@@ -272,7 +187,7 @@ def settle(path: Path, root: Path) -> str:
                 os.ftruncate(fd, record.start + len(record.tail))
                 os.fsync(fd)
                 log.warning("repaired %s: a forget there was interrupted (the daemon was stopped in the middle of its "
-                            "rewrite); it is finished now, so no text is there twice", record.rel)  # fmt: skip
+                            "rewrite); it is finished now, so no text is there twice", record.shown)  # fmt: skip
         finally:
             release_lease(fd)
     except OSError as exc:
@@ -353,7 +268,7 @@ def _holds_anything(directory: str) -> bool:
 def _wait(path: Path, record: Record, why: str, state: str) -> str:
     log.warning("a forget in %s was interrupted and cannot be finished now (%s): the note may hold part of its text "
                 "twice until it is; the record %s stays, for the next start, forget or capture into it",
-                record.rel, why, path)  # fmt: skip
+                record.shown, why, path)  # fmt: skip
     return state
 
 
@@ -362,10 +277,10 @@ def _keep(path: Path, record: Record, why: str) -> str:
         aside = _move_aside(path, "kept")
     except OSError as exc:
         log.error("a forget in %s was interrupted, but %s: the note was not touched, and its record %s cannot be "
-                  "moved aside (%s)", record.rel, why, path, exc.strerror or exc)  # fmt: skip
+                  "moved aside (%s)", record.shown, why, path, exc.strerror or exc)  # fmt: skip
         return "error"
     log.warning("a forget in %s was interrupted, but %s: the note was not touched; its bytes from byte %d on, as they "
-                "were before the forget, are kept in %s for %d days", record.rel, why, record.start, aside, KEEP_DAYS)  # fmt: skip
+                "were before the forget, are kept in %s for %d days", record.shown, why, record.start, aside, KEEP_DAYS)  # fmt: skip
     return "kept"
 
 

@@ -24,6 +24,8 @@ from ..importers.owners import folder_owner, give
 from .aside import unlink_if_names
 
 log = logging.getLogger(__name__)
+# How a log line names a note it may not name (:data:`.note_io.UNNAMED`, where it is told).
+UNNAMED = "a note the index does not hold (not named: it may be private)"
 
 
 _PROC_FD = os.path.isdir("/proc/self/fd")
@@ -108,7 +110,8 @@ def open_note(root: Path, rel: str, *, append: bool, create: bool) -> tuple[int,
         try:
             remove_created(created, fd)
         except OSError as exc:
-            log.warning("cannot remove %s, created for a capture that was refused: %s", rel, exc.strerror or exc)
+            # Just made, so in no index: not named (its folder may be private, or left out).
+            log.warning("cannot remove %s, created for a capture that was refused: %s", UNNAMED, exc.strerror or exc)
         finally:
             os.close(fd)
         raise

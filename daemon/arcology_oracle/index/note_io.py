@@ -64,6 +64,7 @@ from .forget_journal import Journal, pending, place_of, settle
 from .leases import LEASE_ATTEMPTS, no_lease_reason, prepare_leases, release_lease, take_lease  # noqa: F401
 # Part of this module's interface too (index/memory.py uses them through it).
 from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, unlink_if_names, write_all  # noqa: F401
+from . import note_files
 from .note_state import NoteState, note_state, state_key
 from .room import reserve
 from .take_back import take_back
@@ -74,7 +75,7 @@ log = logging.getLogger(__name__)
 # its tags, left out by exclude_globs, or not read yet). The caller, which knows, passes
 # ``shown`` (:func:`append_note`, :func:`remove_from_note`); answers to the client that
 # asked for the write name the note whatever it is (that client named or was told it).
-UNNAMED = "a note the index does not hold (not named: it may be private)"
+UNNAMED = note_files.UNNAMED
 REPLACED_ATTEMPTS = 3  # appends tried while another program keeps renaming files over the note
 
 @dataclass(frozen=True)
@@ -345,7 +346,7 @@ def _remove(
                     os.fsync(fd)
                 return removal, b"", os.fstat(fd)
             tail = data[removal.end :]
-            journal.write(rel, fd, data, removal.start, removal.end)
+            journal.write(rel, fd, data, removal.start, removal.end, named=shown != UNNAMED)
             try:
                 write_all(fd, tail, removal.start)
                 os.ftruncate(fd, removal.start + len(tail))
