@@ -53,3 +53,18 @@ async def test_a_private_capture_named_unsaved_is_refused_and_a_private_heading_
     status, forgotten = await post(daemon, "/forget", {"id": captured["id"], "unsaved": ["secret.org"]})
     assert status == 200, forgotten
     assert daily.read_bytes() == USER
+
+
+async def test_a_private_note_whose_text_looks_like_a_capture_only_at_unicode_line_breaks_stays_unknown(daemon, roam_dir):
+    # Emacs breaks lines at line feeds only: U+2028 and U+0085 are text, so no heading of
+    # this private note has the ID fake-1, and a forget of it tells nothing of the note,
+    # however it is held (not "daily/...org has unsaved edits", which names it).
+    daily = daily_of(roam_dir)
+    fake = "\u2028".join(["notes", "* fake", ":PROPERTIES:", ":ID: fake-1", ":CAPTURED_BY: arcology-oracle", ":END:"])
+    daily.write_text(f"#+filetags: :private:\n* Mine\n{fake}\n* Also\u0085:PROPERTIES:\u0085:ID: fake-2\u0085:CAPTURED_BY: arcology-oracle\u0085:END:\n")
+    rel = daily.relative_to(roam_dir).as_posix()
+    before = snapshot(roam_dir)
+    for node_id in ("fake-1", "fake-2"):
+        status, unknown = await post(daemon, "/forget", {"id": node_id, "unsaved": [rel]})
+        assert status == 404 and "daily" not in unknown["error"], (node_id, status, unknown)
+    assert snapshot(roam_dir) == before

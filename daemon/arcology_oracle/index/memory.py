@@ -337,8 +337,13 @@ def heading_start(data: bytes, line: int) -> int:
 
 
 def holds_capture(data: bytes, node_id: str) -> bool:
-    """Whether the note's bytes ``data`` hold the heading ``node_id`` marked as captured."""
-    lines = data.decode("utf-8", "replace").splitlines()
+    """Whether the note's bytes ``data`` hold the heading ``node_id`` marked as captured,
+    its lines as Emacs reads them (as :func:`~.capture.plan_forget` does: not
+    str.splitlines, which breaks at U+2028 and U+0085 too, where a private note's text
+    could pass for a capture's heading)."""
+    eol = capture.file_eol(data)
+    lines = [line.removesuffix(eol).decode("utf-8", "replace")
+             for line in capture.split_keeping_ends(data.removeprefix(capture.BOM), eol)]  # fmt: skip
     found = capture.find_heading(lines, node_id)
     return found is not None and capture.is_captured(capture.heading_properties(lines, found[0]))
 
