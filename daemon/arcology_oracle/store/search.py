@@ -381,10 +381,14 @@ _scratch_local = threading.local()
 
 def _scratch():
     """This thread's in-memory SQLite database with an empty FTS5 table ``notes`` (the
-    index's tokenizer), for :func:`_scratch_bm25`. Never touches the index file."""
+    index's tokenizer), for :func:`_scratch_bm25`. Never touches the index file.
+    Contentless (``content=''``): ``bm25()`` and ``rank`` read the index and the rows'
+    lengths, never the text, so copying ~70 KB of candidates' text into it for each
+    /similar was work thrown away (~5% of this step: BENCHMARKS.md, issue 30,
+    twenty-ninth round)."""
     conn = getattr(_scratch_local, "conn", None)
     if conn is None:
         conn = sqlite.connect(":memory:", isolation_level=None)
-        conn.execute(f"CREATE VIRTUAL TABLE notes USING fts5(text, tokenize='{FTS_TOKENIZE}')")
+        conn.execute(f"CREATE VIRTUAL TABLE notes USING fts5(text, tokenize='{FTS_TOKENIZE}', content='')")
         _scratch_local.conn = conn
     return conn
