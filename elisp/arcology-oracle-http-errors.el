@@ -110,6 +110,26 @@ other failure."
   (and (stringp message) (> (length message) 0)
        (get-text-property 0 'arcology-oracle-retry message)))
 
+(defun arcology-oracle--refusal (what message &optional again)
+  "Return the message saying WHAT was not done, for the failure MESSAGE.
+WHAT is a sentence without its end, such as \"Nothing forgotten\".
+By the 409's `retry' (see `arcology-oracle--retry-p'): `yes' says
+WHAT \"yet\" and that the same request can succeed in a moment,
+once: AGAIN (the keys that try again, from `substitute-command-keys')
+goes where the daemon's words already say to try or ask again, else
+it is offered before them; `no' says that trying again will not
+change that; any other failure reads \"WHAT: MESSAGE\"."
+  (pcase (arcology-oracle--retry-p message)
+    ('yes
+     (cond ((string-match "\\`.*\\(\\<\\(?:try\\|ask\\) again\\>\\)" message)
+            (concat what " yet: " (substring message 0 (match-end 1))
+                    (if again (concat " with " again) "")
+                    (substring message (match-end 1))))
+           (again (format "%s yet (%s tries again in a moment): %s" what again message))
+           (t (concat what " yet (try again in a moment): " message))))
+    ('no (concat what ", and trying again will not change that: " message))
+    (_ (concat what ": " message))))
+
 (provide 'arcology-oracle-http-errors)
 
 ;;; arcology-oracle-http-errors.el ends here

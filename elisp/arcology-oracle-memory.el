@@ -165,15 +165,22 @@ daily is in a folder the daemon's index leaves out (never recalled)."
 REQ is the request, when one was made.  One that reached the daemon
 and got no answer, or none but a success cut short, may still be
 remembered when the daemon catches up: the message says to look
-before sending TEXT again, not that nothing was remembered."
+before sending TEXT again, not that nothing was remembered.  A 409
+says whether sending it again can work (see `arcology-oracle--refusal')."
   (kill-new text)
   (let ((status (and req (arcology-oracle--http-status req)))
         (yank (substitute-command-keys "\\[yank]")))
     (arcology-oracle--report
-     (if (and req (arcology-oracle--http-connected req) (or (null status) (<= 200 status 299)))
-         (format "%s: the daemon has the text and may still remember it, so look in today's daily note before sending it again (it is on the kill ring: %s pastes it)"
-                 message yank)
-       (format "%s; nothing was remembered, your text is on the kill ring (%s pastes it)" message yank)))))
+     (cond
+      ((and req (arcology-oracle--http-connected req) (or (null status) (<= 200 status 299)))
+       (format "%s: the daemon has the text and may still remember it, so look in today's daily note before sending it again (it is on the kill ring: %s pastes it)"
+               message yank))
+      ((arcology-oracle--retry-p message)
+       (format "%s; your text is on the kill ring (%s pastes it)"
+               (arcology-oracle--refusal "Nothing remembered" message
+                                         (substitute-command-keys "\\[arcology-oracle-memorize]"))
+               yank))
+      (t (format "%s; nothing was remembered, your text is on the kill ring (%s pastes it)" message yank))))))
 
 ;;;###autoload
 (defun arcology-oracle-memorize (text &optional title tags callback source role file line)
@@ -276,12 +283,10 @@ capture into one, also in an Emacs that makes no lock files."
       (lambda (_) (message "Forgot \"%s\"" title))))
    :errback
    (lambda (message)
+     ;; The daemon's words may say to try again already: said once.
      (arcology-oracle--report
-      (pcase (arcology-oracle--retry-p message)
-        ('yes (format "Nothing forgotten yet (%s tries again in a moment): %s"
-                      (substitute-command-keys "\\[arcology-oracle-forget]") message))
-        ('no (concat "Nothing forgotten, and trying again will not change that: " message))
-        (_ (concat "Nothing forgotten: " message)))))))
+      (arcology-oracle--refusal "Nothing forgotten" message
+                                (substitute-command-keys "\\[arcology-oracle-forget]"))))))
 
 (defun arcology-oracle--capture-to-forget ()
   "Return (ID TITLE) of the capture to forget: at point, else the last one.

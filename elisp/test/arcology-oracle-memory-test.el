@@ -432,8 +432,10 @@ refused because the capture was edited: it offers no retry."
               (arcology-oracle-forget)
               (arcology-oracle-test--wait (lambda () said) 20 "the refusal")
               (message "refused, retry true: %s" said)
-              (should (string-match-p "\\`Nothing forgotten yet (M-x arcology-oracle-forget tries again in a moment): " said))
-              (should (string-match-p "try again (HTTP 409)\\'" said)))
+              ;; The daemon's words say to try again: said once, with the command.
+              (should (string-match-p "\\`Nothing forgotten yet: daily/" said))
+              (should (string-match-p "save it and try again with M-x arcology-oracle-forget (HTTP 409)\\'" said))
+              (should (= 2 (length (split-string said "\\<again\\>")))))
           (delete-file lock))
         (setq said nil)
         (with-temp-file daily
@@ -490,7 +492,8 @@ tried again once saved, and the note keeps every byte.  Saved, it goes."
               (arcology-oracle-forget))
             (arcology-oracle-test--wait (lambda () said) 20 "the refusal")
             (message "refused while unsaved elsewhere: %s" said)
-            (should (string-match-p "\\`Nothing forgotten yet (M-x arcology-oracle-forget tries again in a moment): " said))
+            (should (string-match-p "\\`Nothing forgotten yet: " said))
+            (should (string-match-p "try again with M-x arcology-oracle-forget" said))
             (should (string-match-p (concat (regexp-quote (file-relative-name daily roam))
                                             " has unsaved edits in the editor")
                                     said))
@@ -510,6 +513,45 @@ tried again once saved, and the note keeps every byte.  Saved, it goes."
           (with-current-buffer buffer (set-buffer-modified-p nil))
           (kill-buffer buffer))
         (delete-directory (file-name-directory other) t)))))
+
+(ert-deftest arcology-oracle-memory-test-a-refused-capture-says-whether-to-try-again ()
+  "Refused because Emacs holds both the daily and the inbox: sending again can work,
+said once; refused because the daily is read-only: it will not, and no retry is offered.
+The text is on the kill ring either way."
+  (arcology-oracle-memory-test--with-daemon
+    (let* ((daily (arcology-oracle-memory-test--daily))
+           (inbox (expand-file-name "inbox.org" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+           (locks (mapcar (lambda (f) (expand-file-name (concat ".#" (file-name-nondirectory f))
+                                                        (file-name-directory f)))
+                          (list daily inbox)))
+           (arcology-oracle-last-memory nil)
+           (kill-ring nil)
+           said)
+      (make-directory (file-name-directory daily) t)
+      (unless (file-exists-p daily) (write-region "#+title: today\n" nil daily))
+      (cl-letf (((symbol-function 'arcology-oracle--report) (lambda (text &rest _) (setq said text))))
+        (dolist (lock locks) (make-symbolic-link "someone@another-host.4242:1" lock t))
+        (unwind-protect
+            (progn
+              (arcology-oracle-memorize "Oil the hinges of the bread box")
+              (arcology-oracle-test--wait (lambda () said) 20 "the refusal"))
+          (mapc #'delete-file locks))
+        (message "refused, retry true: %s" said)
+        (should (string-match-p "\\`Nothing remembered yet: both today's daily note" said))
+        (should (string-match-p "save one and try again with M-x arcology-oracle-memorize (HTTP 409); your text is on the kill ring" said))
+        (should (= 2 (length (split-string said "\\<again\\>"))))
+        (should (equal (car kill-ring) "Oil the hinges of the bread box"))
+        (setq said nil)
+        (set-file-modes daily #o444)
+        (unwind-protect
+            (progn
+              (arcology-oracle-memorize "Oil the hinges of the bread box")
+              (arcology-oracle-test--wait (lambda () said) 20 "the refusal"))
+          (set-file-modes daily #o644))
+        (message "refused, retry false: %s" said)
+        (should (string-match-p "\\`Nothing remembered, and trying again will not change that: daily/.* is read-only" said))
+        (should-not (string-match-p "tries again\\|try again" said))
+        (should-not arcology-oracle-last-memory)))))
 
 (ert-deftest arcology-oracle-memory-test-a-note-forgotten-whole-leaves-no-buffer ()
   "When a forget removed the whole note (the daemon had made it for that capture), its
