@@ -55,10 +55,14 @@
               ;; The daemon does not know the node: a note saved a moment ago
               ;; (not indexed yet), or edited out of its ID.  Its own words are
               ;; "no node with ID '5e1f...' in the index (HTTP 404)".
-              (when (string-suffix-p "(HTTP 404)" message)
-                (setq message (format "%s is not in the daemon's index (yet): save the note, then %s asks again"
-                                      title (substitute-command-keys
-                                             "\\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-refresh]"))))
+              (let ((again (substitute-command-keys
+                            "\\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-refresh]")))
+                (cond ((string-suffix-p "(HTTP 404)" message)
+                       (setq message (format "%s is not in the daemon's index (yet): save the note, then %s asks again"
+                                             title again)))
+                      ;; A 409 says whether asking again can help (the note changed since it was indexed).
+                      ((arcology-oracle--retry-p message)
+                       (setq message (arcology-oracle--refusal "No suggestions" message again)))))
               (arcology-oracle--links-render source node title message)
               (arcology-oracle--report message))))
 

@@ -401,6 +401,31 @@ again.  (Both showed \"no node with ID '5e1f...' in the index (HTTP 404)\".)"
                    (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max)))))
           (should-not (string-match-p "5e1f0000" (buffer-string))))))))
 
+;; A 409 carries `retry': here a daemon restarted on other notes meanwhile
+;; (the daemon refuses what Emacs asks by the notes it read before).
+(ert-deftest arcology-oracle-links-test-a-refusal-that-passes-offers-to-ask-again ()
+  "g in the suggestions refused by a 409 whose retry is true: the list and the
+echo area say to ask again with g, once, and g then lists the suggestions."
+  (arcology-oracle-links-test--with-links
+    (arcology-oracle-links-test--ask "sourdough-baking.org" nil)
+    (let ((url (arcology-oracle--base-url))
+          (arcology-oracle--last-report nil))
+      (push (cons url "an-earlier-process") arcology-oracle--daemon-instances)
+      (push (cons url "/notes/of/another/daemon") arcology-oracle--daemon-notes)
+      (with-current-buffer arcology-oracle-links-buffer-name
+        (arcology-oracle-links-refresh))
+      (arcology-oracle-test--wait (lambda () (car arcology-oracle--last-report)) 20 "the refusal")
+      (let ((said (car arcology-oracle--last-report))
+            (shown (with-current-buffer arcology-oracle-links-buffer-name
+                     (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max))))))
+        (message "refused, retry true: %s" said)
+        (should (string-match-p "\\`No suggestions yet: the daemon was restarted .*nothing was done, ask again with g (HTTP 409)\\'" said))
+        (should (= 2 (length (split-string said "\\<again\\>"))))
+        (should (string-match-p (regexp-quote "ask again with g (HTTP 409)") shown)))
+      (with-current-buffer arcology-oracle-links-buffer-name
+        (arcology-oracle-links-refresh))
+      (arcology-oracle-test--wait (lambda () (arcology-oracle-links-test--suggestions)) 20 "the suggestions after g"))))
+
 ;; A buffer made with C-x b (no file) is never read by the daemon, with an :ID: or not.
 (ert-deftest arcology-oracle-links-test-a-buffer-without-a-file-is-to-be-saved-first ()
   "C-c o l and C-c o u in an Org buffer with no file ask to save it among the notes
