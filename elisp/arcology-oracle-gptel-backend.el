@@ -66,17 +66,21 @@ TAGS is the daemon's answer to GET /api/tags."
 (defvar gptel-model)
 (defvar gptel-backend)
 
-(defun arcology-oracle--gptel-say-missing (backend names)
+(defun arcology-oracle--gptel-say-missing (backend names &optional buffer)
   "Say when gptel's model is not among NAMES, the models of BACKEND now.
 gptel then quietly takes the first of NAMES instead, which may not
 answer from the notes at all: the message names the model missing,
 the one gptel takes, and how to get the missing one.  Only when
-BACKEND is gptel's backend (or none is set yet)."
-  (let ((wanted (format "%s" (or (and (boundp 'gptel-model) (default-value 'gptel-model))
-                                 (car arcology-oracle-gptel-models))))
-        (picked (car names)))
-    (when (and (or (not (boundp 'gptel-backend))
-                   (memq (default-value 'gptel-backend) (list nil backend)))
+BACKEND is gptel's backend (or none is set yet).  gptel's model and
+backend are read in BUFFER when it is live (gptel sets them per
+buffer: `gptel-menu', or `setq-local' in a chat), else in the
+selected window's buffer: where the user works."
+  (let* ((buffer (if (buffer-live-p buffer) buffer (window-buffer (selected-window))))
+         (value (lambda (var) (and (boundp var) (buffer-local-value var buffer))))
+         (wanted (format "%s" (or (funcall value 'gptel-model)
+                                  (car arcology-oracle-gptel-models))))
+         (picked (car names)))
+    (when (and (memq (funcall value 'gptel-backend) (list nil backend))
                (not (member wanted names)))
       (message "arcology-oracle: the daemon offers no %s model%s, so gptel uses %s%s"
                wanted
@@ -106,6 +110,7 @@ loaded only now."
   (unless (fboundp 'gptel-make-ollama)
     (arcology-oracle--user-error "Install gptel first: arcology-oracle only configures it"))
   (let* ((url (url-generic-parse-url (arcology-oracle--base-url)))
+         (buffer (current-buffer))  ; its model may be its own (`setq-local')
          (backend (gptel-make-ollama "arcology-oracle"
                     :host (format "%s:%d" (url-host url) (url-port url))
                     :protocol (url-type url)
@@ -120,7 +125,7 @@ loaded only now."
      :callback (lambda (answer)
                  (when-let ((names (arcology-oracle--grounded-models answer)))
                    (arcology-oracle--gptel-set-models backend (mapcar #'intern names))
-                   (arcology-oracle--gptel-say-missing backend names)))
+                   (arcology-oracle--gptel-say-missing backend names buffer)))
      :errback #'ignore)
     backend))
 

@@ -344,6 +344,50 @@ Fail unless the callback runs exactly once, after FUNCTION returned."
         (arcology-oracle-test--fake-ollama
          '((models . ["nomic-embed-text" "all-minilm" "llama3.2" "qwen2.5:7b"])))))))
 
+;; gptel sets its model and backend per buffer too (`gptel-menu', `setq-local'):
+;; the check read only the global ones.
+(ert-deftest arcology-oracle-gptel-test-the-model-missing-is-the-chat-buffer-s ()
+  "The check reads gptel's model and backend in the chat buffer that made the backend:
+its own missing model is named though the global backend is another; a model of its
+own the daemon offers is not called missing though the global one is missing."
+  (arcology-oracle-test--with-daemon
+    (unless (or (locate-library "gptel-ollama") (get 'gptel-backend 'cl--class))
+      (eval '(cl-defstruct (gptel-backend (:constructor arcology-oracle-test--gptel-backend)
+                                          (:copier nil))
+               name host header protocol stream endpoint models)
+            t))
+    (let ((gptel-model 'llama3.2+notes)  ; the global ones: another service's backend
+          (gptel-backend 'another-service)
+          (chat (generate-new-buffer "*chat*")))
+      (arcology-oracle-test--fake-ollama '((models . ["nomic-embed-text" "qwen2.5:7b"])))
+      (unwind-protect
+          (cl-letf (((symbol-function 'gptel-make-ollama)
+                     (or (and (locate-library "gptel-ollama") (require 'gptel-ollama)
+                              (symbol-function 'gptel-make-ollama))
+                         (lambda (name &rest rest)
+                           (funcall #'arcology-oracle-test--gptel-backend
+                                    :name name :models (plist-get rest :models))))))
+            (dolist (case '((mistral+notes t) (qwen2.5:7b+notes nil)))
+              (let ((start (with-current-buffer (messages-buffer) (point-max)))
+                    (models nil))
+                (with-current-buffer chat
+                  (setq-local gptel-model (car case))
+                  (setq-local gptel-backend (arcology-oracle-gptel-backend)))
+                ;; The daemon's models came: the check has run.
+                (arcology-oracle-test--wait
+                 (lambda () (setq models (aref (buffer-local-value 'gptel-backend chat)
+                                               (cl-struct-slot-offset 'gptel-backend 'models)))
+                   (not (equal (mapcar (lambda (m) (if (consp m) (car m) m)) models) '(llama3.2+notes))))
+                 10 "the daemon's models")
+                (let ((said (with-current-buffer (messages-buffer) (buffer-substring start (point-max)))))
+                  (message "model %s: %S" (car case) said)
+                  (if (cadr case)
+                      (should (string-match-p (regexp-quote (format "no %s model" (car case))) said))
+                    (should-not (string-match-p "gptel uses" said)))))))
+        (kill-buffer chat)
+        (arcology-oracle-test--fake-ollama
+         '((models . ["nomic-embed-text" "all-minilm" "llama3.2" "qwen2.5:7b"])))))))
+
 (provide 'arcology-oracle-gptel-test)
 
 ;;; arcology-oracle-gptel-test.el ends here
