@@ -124,9 +124,13 @@ Failures are reported and noted in the buffer; `arcology-oracle-stop'
 ends it.  Until the daemon's first line, MARKER shows that the answer
 is awaited and how to stop it (a model may take a minute to load):
 shown only, not text of the buffer; a `found' line (/ask with
-progress) turns it into how many notes were found.  Returns the request state."
+progress) turns it into how many notes were found.  The sources are
+headed \"Sources (keyword match only)\" when the daemon found the
+notes by keywords (its `mode': the embedder was slow).  Returns the
+request state."
   (let ((sources nil)
         (used nil)
+        (keywords nil)  ; the notes were found by keywords (the `sources' event's mode)
         (started nil)
         (failed nil)
         (req nil)
@@ -142,7 +146,7 @@ progress) turns it into how many notes were found.  Returns the request state."
                 ;; below: following them to the end scrolled the answer out of
                 ;; a small window (Emacs recentred on the last line).
                 (arcology-oracle--insert-following
-                 marker (concat "\n\n** Sources\n"
+                 marker (concat (if keywords "\n\n** Sources (keyword match only)\n" "\n\n** Sources\n")
                                 (or (arcology-oracle--format-sources sources)
                                     ;; Used, then made private or deleted before
                                     ;; the answer began: the daemon names none.
@@ -173,6 +177,7 @@ progress) turns it into how many notes were found.  Returns the request state."
              (pcase type
                ("sources" (setq sources (alist-get 'sources event)
                                 used (alist-get 'used_notes event)
+                                keywords (equal (alist-get 'mode event) "keyword")
                                 started t)
                 (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
                ("token" (when-let ((text (alist-get 'text event)))

@@ -233,8 +233,10 @@ END a marker at the end of the text inserted."
     (unless inside (push-mark pos t))
     (list pos inside stop)))
 
-(defun arcology-oracle--converse-answer (root org model tag)
+(defun arcology-oracle--converse-answer (root org model tag &optional mode)
   "Put the daemon's answer ORG (by MODEL) under the conversation at marker ROOT.
+MODE is the daemon's: \"keyword\" when it found the notes by keywords
+only (the embedder was slow), which the message says.
 The conversation is the heading tagged TAG (see
 `arcology-oracle--conversation-found'): moved meanwhile, the answer
 follows it.  Say where it went.  The answer goes to the kill ring
@@ -253,13 +255,14 @@ retyped), and when it would hide the buffer's Local Variables."
           (arcology-oracle--report
            (format "%s %s: the answer is on the kill ring (%s to yank it)"
                    (buffer-name buffer) why (substitute-command-keys "\\[yank]"))))
-      (pcase-let ((`(,pos . ,moved) (arcology-oracle--insert-answer root org model)))
+      (pcase-let ((`(,pos . ,moved) (arcology-oracle--insert-answer root org model))
+                  (how (if (equal mode "keyword") " from notes found by keyword match only" "")))
         (with-current-buffer buffer
           (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
           (if moved
-              (message "arcology-oracle: answered (undo or M-x arcology-oracle-discard to drop it)")
-            (message "arcology-oracle: answered in %s, line %d, under %s (mark set there: %s in that buffer)"
-                     (buffer-name)
+              (message "arcology-oracle: answered%s (undo or M-x arcology-oracle-discard to drop it)" how)
+            (message "arcology-oracle: answered%s in %s, line %d, under %s (mark set there: %s in that buffer)"
+                     how (buffer-name)
                      (save-restriction (widen) (line-number-at-pos pos))
                      (save-excursion (save-restriction (widen) (goto-char root)
                                                        (org-get-heading t t t t)))
@@ -335,7 +338,8 @@ the model thinks gets nothing: the answer goes to the kill ring."
                          (arcology-oracle--report
                           (format "%s was killed before the answer came: the answer is on the kill ring (%s to yank it)"
                                   name (substitute-command-keys "\\[yank]"))))
-                        (t (arcology-oracle--converse-answer root org (alist-get 'model answer) tag)))
+                        (t (arcology-oracle--converse-answer root org (alist-get 'model answer) tag
+                                                            (alist-get 'mode answer))))
                   (funcall done)))
               :errback
               (lambda (message)
