@@ -266,3 +266,18 @@ async def test_readme_setup_works_in_a_bare_emacs_28(tmp_path):
     assert "KEY arcology-oracle-memorize" in output, output
     assert "LOADED-BY-KEY t" in output and "NOT-DEFINED nil" in output, output
     assert "use-package" not in setup and "keymap-set" not in setup and "require" not in setup
+
+
+def test_readme_use_package_setup_defers_the_same_commands():
+    """The use-package set-up (Emacs 29) names in ``:commands`` the commands the Emacs 28
+    set-up autoloads: one it left out (``arcology-oracle-global-similar-mode``,
+    ``arcology-oracle-forget-token``...) was "[No match]" at M-x until something else
+    loaded the package, and void in an ``:init``."""
+    text = README.read_text()
+    start = text.index("(use-package arcology-oracle\n")
+    block = text[start : text.index("#+end_src", start)]
+    commands = re.search(r":commands \(([^)]*)\)", block)
+    assert commands, block
+    in_28 = re.search(r"\(dolist \(command '\(([^)]*)\)\)", readme_block("emacs-28-setup"))
+    assert in_28, "the Emacs 28 set-up's list of commands was not found"
+    assert sorted(commands.group(1).split()) == sorted(in_28.group(1).split())
