@@ -75,8 +75,20 @@ marked as such; a snippet that only repeats the heading is left out."
             (propertize (if snippet (arcology-oracle--one-line snippet 70) "")
                         'face 'completions-annotations))))
 
+(defun arcology-oracle--search-prompt (query count)
+  "Return the prompt offering COUNT results for QUERY.
+RET with nothing typed visits the best; Emacs's own completion (no
+vertico, icomplete, fido or ivy) lists nothing until TAB: said so."
+  (format "Notes for %s (%d found, RET visits the best%s): " query count
+          (if (or (bound-and-true-p vertico-mode) (bound-and-true-p icomplete-mode)
+                  (bound-and-true-p fido-mode)
+                  (not (eq completing-read-function #'completing-read-default)))
+              ""
+            ", TAB lists them")))
+
 (defun arcology-oracle--search-choose (query results)
-  "Let the user choose among the search RESULTS for QUERY, then visit it."
+  "Let the user choose among the search RESULTS for QUERY, then visit it.
+RET with nothing typed chooses the best (the first)."
   (if (null results)
       (message "arcology-oracle: nothing found for %S" query)
     (let* ((candidates (arcology-oracle--search-candidates results))
@@ -89,7 +101,10 @@ marked as such; a snippet that only repeats the heading is left out."
                                    (display-sort-function . identity)
                                    (annotation-function . ,annotate))
                       (complete-with-action action candidates string pred))))
-           (choice (completing-read (format "Notes for %s: " query) table nil t)))
+           ;; The best as the default: RET on nothing typed returned "", which
+           ;; visited no result ("Cannot find nil here").
+           (choice (completing-read (arcology-oracle--search-prompt query (length candidates))
+                                    table nil t nil nil (caar candidates))))
       (arcology-oracle--visit (cdr (assoc choice candidates)))
       ;; Visited from a timer, not a command: nothing else tells the similar notes
       ;; window that point is at another heading now.

@@ -557,7 +557,8 @@ again with no edit in between, it says nothing (no line comes and goes)."
         (set-buffer (window-buffer))
         (goto-char (window-point))
         (push (current-buffer) arcology-oracle-test--buffers)
-        (should (equal prompted "Notes for sqlite covering index: "))
+        (should (string-match-p "\\`Notes for sqlite covering index ([0-9]+ found, RET visits the best, TAB lists them): \\'"
+                                prompted))
         (should (looking-at-p "\\* Covering indexes"))))))
 
 ;;;; A daemon that is down

@@ -1,0 +1,50 @@
+"""``C-c o f`` as a newcomer meets it: ``emacs -nw`` in tmux with the README's own
+configuration (Emacs's own completion: no vertico or ivy), the real daemon and the fake
+Ollama (as tests/elisp/test_walkthrough.py runs them).
+
+The results were offered at a bare "Notes for rye flour: " prompt, listing nothing (Emacs's
+own completion shows candidates on TAB only), and RET there with nothing typed signalled
+"arcology-oracle: (user-error "Cannot find nil here: is 'arcology-oracle-roam-directory'
+right?")" (completing-read returns "" then, whatever REQUIRE-MATCH says). The prompt says
+how many were found, that RET visits the best and TAB lists them; RET visits the best.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.elisp.walkthrough import Walk
+from tests.elisp.walkthrough_driver import Driver, readme_emacs
+from tests.emacs_batch import require_packages
+
+
+@pytest.mark.timeout(180)
+async def test_ret_at_the_search_prompt_visits_the_best_result(tmp_path, roam_dir, fake_ollama):
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await emacs.keys("C-c", "o", "f")
+        await emacs.wait_text("Search notes:")
+        await emacs.type("sqlite covering index")
+        await emacs.keys("Enter")
+        screen = await emacs.wait_screen(lambda s: "Notes for sqlite covering index" in s, "the results' prompt")
+        prompt = screen.rstrip("\n").split("\n")[-1].rstrip()
+        assert re.fullmatch(r"Notes for sqlite covering index \(\d+ found, RET visits the best, TAB lists them\):",
+                            prompt), prompt  # fmt: skip
+        await emacs.keys("Enter")
+        await emacs.wait(lambda: _selected(driver, "sqlite-indexing.org"), "the best result visited")
+        assert "Covering indexes" in await driver.point_text()
+        state = await emacs.state()
+        assert not state["errors"] and "Cannot find" not in state["messages"], state
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _selected(driver: Driver, name: str) -> bool:
+    return await driver.selected_buffer() == name
