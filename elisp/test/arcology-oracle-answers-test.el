@@ -397,6 +397,34 @@ The package runs here from its .el files, as the README's set-up loads it."
       (kill-buffer text)
       (kill-buffer answers))))
 
+;; /summarize of the notes for a question says how they were found (its `mode'),
+;; as /ask does: Emacs's summaries name a note (no mode), the stream is shared.
+(ert-deftest arcology-oracle-answers-test-a-summary-of-notes-found-by-keywords-says-so ()
+  "The embedder hung: the daemon summarizes the notes its keywords found, and the
+summary's sources are headed \"Sources (keyword match only)\"."
+  (arcology-oracle-test--with-daemon
+    (let ((buffer (arcology-oracle--answers-buffer arcology-oracle-summary-buffer-name)))
+      (arcology-oracle-test--fake-ollama '((fault_paths . ["/api/embed"]) (hang . t) (hang_max . 120)))
+      (unwind-protect
+          (progn
+            (arcology-oracle--stream-answer
+             (arcology-oracle--answer-start "Summary of rye starter" buffer t)
+             "/summarize" '((question . "rye flour starter feeding") (stream . t)))
+            (arcology-oracle-test--wait
+             (lambda () (with-current-buffer buffer (string-match-p "^\\*\\* Sources" (buffer-string))))
+             30 "the summary's sources")
+            (with-current-buffer buffer
+              (message "summary: %s" (buffer-string))
+              (should (string-match-p "^\\*\\* Sources (keyword match only)\n- \\[1\\]" (buffer-string)))))
+        (let ((arcology-oracle-url (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_OLLAMA"))
+              (arcology-oracle-token "unused")
+              done)
+          (arcology-oracle--json "POST" "/_fake/release" :callback (lambda (_) (setq done t))
+                                 :errback (lambda (_) (setq done t)))
+          (arcology-oracle-test--wait (lambda () done) 10 "the fake Ollama's release"))
+        (arcology-oracle-test--fake-ollama '((fault_paths) (hang . :json-false)))
+        (kill-buffer buffer)))))
+
 (provide 'arcology-oracle-answers-test)
 
 ;;; arcology-oracle-answers-test.el ends here
