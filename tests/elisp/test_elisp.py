@@ -25,7 +25,10 @@ async def test_ert_suite_against_real_daemon(tmp_path, roam_dir, fake_ollama):
     against ``arcology-oracle serve`` with a token."""
     emacs()
     require_packages()
-    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True)
+    # The tests that hang the embedder wait out search_embed_wait (8 s by default) before
+    # the keyword answer; 2 s is still far above a fake embedding's milliseconds.
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, token=TOKEN, embedded=True,
+                                env={"ARCOLOGY_ORACLE_SEARCH_EMBED_WAIT": "2"})  # fmt: skip
     try:
         scratch = tmp_path / "scratch"
         scratch.mkdir()
