@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
 from tests.emacs_batch import (
-    ELISP, ELISP_FILES, MAIN_FILE, WITH_PACKAGES, emacs_env, require_packages, run_emacs,
+    ELISP, ELISP_FILES, EMACS_TIMEOUT, MAIN_FILE, REPO, WITH_PACKAGES, emacs, emacs_env, require_packages, run_emacs,
 )  # fmt: skip
 
 PARTS = ("http", "notes", "similar", "ask", "gptel", "memory")
@@ -38,21 +40,69 @@ COMPILE = """
 """
 
 
+# With org-roam and magit-section loadable, every part compiles with the whole package
+# loaded: each part requires the main file, whose list of parts loads every other one. So
+# one Emacs does it for all files: the main file first, before anything of the package is
+# loaded (as in a fresh Emacs), then, with the package loaded, each part in turn. A part
+# that needs the main file's list to compile is test_each_part_requires_what_it_uses's.
+COMPILE_ALL = """
+(progn
+  (setq byte-compile-error-on-warn t)
+  (let ((out (getenv "ELC_DIR")))
+    (setq byte-compile-dest-file-function
+          (lambda (source) (expand-file-name (concat (file-name-base source) ".elc") out))))
+  (let ((main (car command-line-args-left))
+        (parts (cdr command-line-args-left)))
+    (setq command-line-args-left nil)
+    (dolist (source (cons main parts))
+      (when (eq source (car parts))
+        (require 'arcology-oracle))
+      (message "COMPILE-START %s" (file-name-nondirectory source))
+      (let ((ok (ignore-errors (byte-compile-file source))))
+        (message "COMPILE-END %s %s" (file-name-nondirectory source) (if ok "ok" "failed"))))
+    (kill-emacs 0)))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled_with_org_roam(tmp_path_factory) -> tuple[dict[str, tuple[bool, str]], str]:
+    """``({file name: (compiled without a warning, its output)}, the whole output)`` of
+    :data:`COMPILE_ALL` over every file, with org-roam and magit-section loadable; the
+    ``.elc`` files go to a directory of their own."""
+    require_packages()
+    tmp = tmp_path_factory.mktemp("compiled-with-org-roam")
+    parts = [p for p in ELISP_FILES if p != MAIN_FILE]
+    result = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", WITH_PACKAGES, "-L", str(ELISP), "--eval", COMPILE_ALL,
+         str(MAIN_FILE), *map(str, parts)],
+        cwd=REPO, env=emacs_env(tmp, ELC_DIR=str(tmp)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        timeout=EMACS_TIMEOUT,
+    )  # fmt: skip
+    output = result.stdout.decode(errors="replace")
+    assert result.returncode == 0, output
+    files: dict[str, tuple[bool, str]] = {}
+    for match in re.finditer(r"^COMPILE-START (\S+)\n(.*?)^COMPILE-END \1 (ok|failed)$", output, re.M | re.S):
+        name, said, outcome = match.groups()
+        files[name] = (outcome == "ok" and (tmp / (Path(name).stem + ".elc")).exists(), said)
+    return files, output
+
+
 @pytest.mark.parametrize("packages", ["with-org-roam", "without-optional-packages"])
 @pytest.mark.parametrize("source", ELISP_FILES, ids=lambda p: p.name)
-async def test_byte_compiles_without_warnings(tmp_path, source, packages):
-    """No warning, each file in a fresh Emacs, with org-roam and magit-section loadable
-    or without them (they are optional: the org-roam section then expands
-    magit-section's macros at run time)."""
+async def test_byte_compiles_without_warnings(tmp_path, source, packages, request):
+    """No warning, with org-roam and magit-section loadable (all files in one Emacs:
+    :func:`compiled_with_org_roam`) or without them, each file in a fresh Emacs (they
+    are optional: the org-roam section then expands magit-section's macros at run time)."""
     if packages == "with-org-roam":
-        require_packages()
-    args = (["--eval", WITH_PACKAGES] if packages == "with-org-roam" else []) + [
-        "-L", str(ELISP), "--eval", COMPILE,
-    ]  # fmt: skip
-    env = emacs_env(tmp_path, ELC_DIR=str(tmp_path), SOURCE=str(source))
-    code, output = await run_emacs(args, env=env)
-    assert code == 0, f"byte-compiling {source.name} failed or warned:\n{output}"
-    assert (tmp_path / (source.stem + ".elc")).exists()
+        files, output = request.getfixturevalue("compiled_with_org_roam")
+        assert source.name in files, f"{source.name} was not compiled:\n{output}"
+        compiled, said = files[source.name]
+        assert compiled, f"byte-compiling {source.name} failed or warned:\n{said}"
+    else:
+        env = emacs_env(tmp_path, ELC_DIR=str(tmp_path), SOURCE=str(source))
+        code, output = await run_emacs(["-L", str(ELISP), "--eval", COMPILE], env=env)
+        assert code == 0, f"byte-compiling {source.name} failed or warned:\n{output}"
+        assert (tmp_path / (source.stem + ".elc")).exists()
     assert not list(ELISP.glob("*.elc")), "compiled into the source tree"
 
 
