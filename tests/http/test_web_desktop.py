@@ -3,8 +3,11 @@ daemon and a fake Ollama, as in test_web_page.py."""
 
 from __future__ import annotations
 
-from tests.http.test_web_page import DESKTOP, browser, new_page  # noqa: F401 (fixture)
+from tests.browser import BROWSER_LOOP, browser, chromium, fake_ollama  # noqa: F401 (fixtures)
+from tests.http.test_web_page import DESKTOP, new_page
 from tests.runners import start_daemon
+
+pytestmark = BROWSER_LOOP
 
 
 async def _box(page, selector: str) -> dict:

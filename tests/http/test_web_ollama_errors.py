@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import expect
 
-from tests.browser import WAIT_MS
-from tests.http.test_web_page import browser, on_the_phone_page  # noqa: F401 (fixture)
+from tests.browser import BROWSER_LOOP, WAIT_MS, browser, chromium, fake_ollama  # noqa: F401 (fixtures)
+from tests.http.test_web_page import on_the_phone_page
+
+pytestmark = BROWSER_LOOP
 
 RAW = ("Error:", "Expecting", "delimiter", "char ", "chunked", "peer closed", "Traceback")
 

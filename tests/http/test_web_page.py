@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import aiohttp
 import pytest
 
 from tests.answers.test_dialogue_windows import CHATS
-from tests.browser import CHROMIUM_ARGS, LAUNCH_MS, WAIT_MS, chromium_path
+from tests.browser import BROWSER_LOOP, WAIT_MS, browser, chromium, fake_ollama  # noqa: F401 (fixtures)
 from tests.runners import REPO, start_daemon, wait_indexed
 
 ARTIFACTS = REPO / "tests" / "artifacts"
@@ -35,30 +34,8 @@ MARKUP_NOTE = """\
 
 Copied from a web page: <script>alert(1)</script> and <img src=x onerror="alert(2)"> stay text.
 """
+pytestmark = BROWSER_LOOP
 MARKUP_LITERAL = '<script>alert(1)</script> and <img src=x onerror="alert(2)"> stay text.'
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator:
-    executable = chromium_path()
-    try:
-        from playwright.async_api import Error as PlaywrightError
-        from playwright.async_api import async_playwright
-    except ImportError:
-        pytest.fail(
-            "the Python package `playwright` is missing: `pip install playwright==1.63.0` "
-            "(its bundled driver drives Debian's chromium; no `playwright install` needed); the README's test command installs it",
-            pytrace=False,
-        )
-    async with async_playwright() as pw:
-        try:
-            browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, timeout=LAUNCH_MS)
-        except PlaywrightError as exc:
-            pytest.fail(f"could not start headless Chromium at {executable}: {exc}", pytrace=False)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 class PageWatch:

@@ -11,8 +11,10 @@ import re
 
 from playwright.async_api import expect
 
-from tests.browser import WAIT_MS
-from tests.http.test_web_page import browser, on_the_phone_page  # noqa: F401 (fixture)
+from tests.browser import BROWSER_LOOP, WAIT_MS, browser, chromium, fake_ollama  # noqa: F401 (fixtures)
+from tests.http.test_web_page import on_the_phone_page
+
+pytestmark = BROWSER_LOOP
 
 
 async def test_remember_box_captures_to_the_daily_then_the_inbox(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811

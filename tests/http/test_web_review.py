@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.http.test_web_page import PHONE, browser, new_page, on_the_phone_page  # noqa: F401 (fixture)
+from tests.browser import BROWSER_LOOP, browser, chromium, fake_ollama  # noqa: F401 (fixtures)
+from tests.http.test_web_page import PHONE, new_page, on_the_phone_page
 from tests.runners import spawn_daemon, start_daemon, wait_indexed, wait_until
+
+pytestmark = BROWSER_LOOP
 
 
 async def _healthy(daemon) -> bool:

@@ -10,9 +10,11 @@ import re
 import pytest
 from playwright.async_api import expect
 
-from tests.browser import WAIT_MS
-from tests.http.test_web_page import PHONE, browser, new_page, on_the_phone_page  # noqa: F401 (fixture)
+from tests.browser import BROWSER_LOOP, WAIT_MS, browser, chromium, fake_ollama  # noqa: F401 (fixtures)
+from tests.http.test_web_page import PHONE, new_page, on_the_phone_page
 from tests.runners import start_daemon, wait_until
+
+pytestmark = BROWSER_LOOP
 
 
 async def test_a_search_while_the_embedder_hangs_answers_by_keywords(browser, tmp_path, roam_dir, fake_ollama):  # noqa: F811

@@ -9,9 +9,11 @@ import asyncio
 import datetime
 from urllib.parse import urlsplit
 
-from tests.browser import WAIT_MS
-from tests.http.test_web_page import browser, new_page  # noqa: F401 (fixture)
+from tests.browser import BROWSER_LOOP, WAIT_MS, browser, chromium, fake_ollama  # noqa: F401 (fixtures)
+from tests.http.test_web_page import new_page
 from tests.runners import start_daemon, wait_until
+
+pytestmark = BROWSER_LOOP
 
 SMALL_PHONE = {"viewport": {"width": 360, "height": 640}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
 QUERY = "sourdough starter"
