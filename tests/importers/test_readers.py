@@ -7,6 +7,7 @@ import datetime
 import io
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -182,7 +183,18 @@ def test_messages_sharing_an_id_still_give_one_heading_id_each():
     assert ids[1] == stable_id("chatgpt", "c", "same")
 
 
-def test_rendered_file_is_the_documented_format():
+@pytest.fixture
+def utc(monkeypatch):
+    """Local time is UTC, as the golden files were rendered (a chat's times are written in
+    local time: in Los Angeles the golden file's 09:00 is 01:00)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_rendered_file_is_the_documented_format(utc):
     (conversation, *_) = read_export("chatgpt", FIXTURES / "chatgpt.json")
     rendered = render(conversation, tags=["private"])
     expected = (FIXTURES / "chatgpt-rye-starter.org").read_text().replace("#+title: Rye starter\n", "#+title: Rye starter\n#+filetags: :private:\n")
