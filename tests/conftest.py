@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import os
 import shutil
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
@@ -69,6 +71,23 @@ async def daemon_with_mcp_port(tmp: Path, **start) -> AsyncIterator[tuple[Daemon
                 yield daemon, port, roam
             finally:
                 daemon.stop()
+
+
+# The longest a test may read the calendar for (its own today, then the daemon's "last
+# week", "yesterday", today's daily note) without the day changing under it.
+DAY_MARGIN = datetime.timedelta(minutes=2)
+
+
+@pytest.fixture(autouse=True)
+def one_day():
+    """No test starts in the last :data:`DAY_MARGIN` of a day: one that begins then waits
+    for midnight to pass. A test that wrote last week's notes at 23:59:50 on a Sunday and
+    asked the daemon for "last week" a few seconds later got the week after them."""
+    now = datetime.datetime.now()
+    midnight = datetime.datetime.combine(now.date() + datetime.timedelta(days=1), datetime.time())
+    if midnight - now < DAY_MARGIN:
+        while datetime.datetime.now() < midnight:
+            time.sleep((midnight - datetime.datetime.now()).total_seconds() + 0.01)
 
 
 @pytest.fixture(autouse=True)
