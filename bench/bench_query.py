@@ -22,7 +22,8 @@ this process over HTTP:
 ``--compare DIR`` runs only the requests, with this package's daemon and another copy's
 (e.g. main's ``daemon/``, or ``git archive <commit> daemon`` unpacked) in turn,
 ``--rounds`` times each, prints how many of the JSON answers differ (ids, scores,
-snippets, order; one /similar?node and one /search per query) and fails if any does; its
+snippets, order; one /similar?node and one /search per query; ``--ignore F,G``: but for
+the results' fields F and G, new in one of them) and fails if any does; its
 medians include each run's p50 over the floor of the same run. ``--embed-delay S``: the
 embedder answers each request S seconds late, as one across a network does (the query
 embeddings of /search). Writes
@@ -334,7 +335,7 @@ async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_
 
 async def compare(
     size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int, floor_block: int = FLOOR_BLOCK,
-    embed_delay: float = 0.0,
+    embed_delay: float = 0.0, ignore: frozenset[str] = frozenset(),
 ) -> dict:
     """This package against another copy (``srcs``), ``rounds`` times each, interleaved
     (this, other, other, this, ...): the same queries to the real daemon of each, their
@@ -358,7 +359,8 @@ async def compare(
                 finally:
                     proc.stop()
                 r.pop("answers")
-                got = r.pop("bodies")
+                got = {q: {**b, "results": [{f: v for f, v in x.items() if f not in ignore} for x in b["results"]]}
+                       for q, b in r.pop("bodies").items()}  # fmt: skip
                 if name in bodies and bodies[name] != got:
                     raise AssertionError(f"{name}: answers differ between two runs of the same code")
                 bodies[name] = got
@@ -394,6 +396,7 @@ def main() -> None:
     p.add_argument("--compare", type=Path, help="another copy of the package's daemon/ directory: only the"
                    " requests, interleaved with this one's, answers checked identical")
     p.add_argument("--rounds", type=int, default=4, help="with --compare: runs of each")
+    p.add_argument("--ignore", default="", help="with --compare: the results' fields not compared (new ones)")
     p.add_argument("--floor-block", type=int, default=FLOOR_BLOCK, help="/similar requests per timing of the floor")
     p.add_argument("--embed-delay", type=float, default=0.0, help="seconds the embedder takes per request (a GPU"
                    " box across a network: a few milliseconds); 0, the default, is an embedder on this machine")
@@ -403,7 +406,8 @@ def main() -> None:
         srcs = {"this": DAEMON_SRC, "compare": args.compare.resolve()}
         results["srcs"] = {k: str(v) for k, v in srcs.items()}
         for size in [int(s) for s in args.sizes.split(",")]:
-            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds, args.floor_block, args.embed_delay))
+            r = asyncio.run(compare(size, args.dims, args.queries, srcs, args.rounds, args.floor_block, args.embed_delay,
+                                      frozenset(filter(None, args.ignore.split(",")))))
             print(json.dumps({"chunks": size, "median": r["median"]}, indent=1), file=sys.stderr)
             results["sizes"].append(r)
             save("query-compare", results)

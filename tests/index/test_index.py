@@ -51,7 +51,7 @@ async def test_search_result_fields(index):
     _, results = await search(index, "covering index", 3)
     r = results[0].as_dict()
     assert set(r) == {"node_id", "heading_id", "title", "heading", "olp", "file", "line", "score", "snippet", "date", "role",
-                      "below_cutoff", "linked", "links_here", "same_file"}
+                      "below_cutoff", "linked", "links_here", "same_file", "relevance"}
     assert r["node_id"] == IDS["covering_indexes"] and r["heading_id"] == IDS["covering_indexes"]
     assert r["file"] == "sqlite-indexing.org" and isinstance(r["olp"], list)
     lines = (index.settings.roam_dir / r["file"]).read_text().splitlines()

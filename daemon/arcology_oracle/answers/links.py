@@ -220,6 +220,7 @@ def _suggestion(store: Store, target: retrieval.Result, places: list[_Place], ow
         "file": target.file,
         "line": target.line,
         "score": target.score,
+        "relevance": target.relevance,
         "below_cutoff": target.below_cutoff,
         "snippet": target.snippet,
         "role": target.role,

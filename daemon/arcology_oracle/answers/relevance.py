@@ -37,7 +37,9 @@ share with the query, the graph; :mod:`.similarity`, :mod:`.graph`), which found
 the links than the pair's evidence alone, except where the two disagree by more than a
 factor ``ORDER_ODDS`` in odds (:func:`in_evidence_order`): a result may score above the
 one before it, never with more than four times its odds of a link. /search keeps its
-search's order. ``Settings.min_score`` is the
+search's order. So scores may rise down a list, and a list showing them reads as broken:
+each result also carries its ``relevance`` (:func:`ordered`), the scores made to agree
+with the order, which is what clients show. ``Settings.min_score`` is the
 cut-off of /similar and /suggest-links (:func:`cut`); /search shows the same kind of
 score and cuts nothing. Its default removes only the clearly unrelated, and no cut could
 do much more at the same cost: keeping 95% of the linked results of a top 10 leaves most
@@ -199,15 +201,40 @@ def _odds(score: float) -> float:
 
 def cut(results: Sequence[retrieval.Result], min_score: float | None, *, keep_all: bool = False) -> list[retrieval.Result]:
     """``results`` at or above ``min_score`` (None: no cut-off); with ``keep_all`` the
-    others too, marked ``below_cutoff``."""
+    others too, marked ``below_cutoff``; each with its :func:`ordered` relevance."""
     if min_score is None:
-        return list(results)
+        return ordered(results)
     out = []
     for r in results:
         if r.score >= min_score:
             out.append(r)
         elif keep_all:
             out.append(dataclasses.replace(r, below_cutoff=True))
+    return ordered(out)
+
+
+def ordered(results: Sequence[retrieval.Result]) -> list[retrieval.Result]:
+    """``results``, in their order, each with its ``relevance``: the scores made to agree
+    with the order, apart for the results above the cut-off and those ``below_cutoff``.
+
+    Each run of results whose scores rise down the list gets their mean score, run merged
+    with run until no relevance is above the one before it (the pool-adjacent-violators
+    fit: the closest non-increasing sequence to the scores, and, taking the order as
+    right, the likeliest chances of a link). So the mean relevance of a list is its mean
+    score (as many links expected), a list already in score order (keyword mode, most
+    lists) keeps its scores, and, being means of scores above ``min_score``, every
+    relevance above the cut is at or above it and every one below it is below."""
+    out = list(results)
+    for group in ([i for i, r in enumerate(out) if not r.below_cutoff], [i for i, r in enumerate(out) if r.below_cutoff]):
+        runs: list[list[float]] = []  # [mean, count] of each run so far
+        for i in group:
+            runs.append([out[i].score, 1])
+            while len(runs) > 1 and runs[-1][0] > runs[-2][0]:
+                mean, n = runs.pop()
+                runs[-1] = [(runs[-1][0] * runs[-1][1] + mean * n) / (runs[-1][1] + n), runs[-1][1] + n]
+        fitted = [round(mean, 6) for mean, n in runs for _ in range(n)]
+        for i, value in zip(group, fitted):
+            out[i] = dataclasses.replace(out[i], relevance=value)
     return out
 
 

@@ -54,6 +54,9 @@ class Result:
     links_here: bool = False
     same_file: bool = False
     below_cutoff: bool = False
+    # The list's relevance, which never rises down a ranked list (/search, /similar,
+    # /suggest-links; :func:`.relevance.ordered`); None outside them (journal, sources).
+    relevance: float | None = None
 
     def as_dict(self) -> dict:
         """Every field, in declaration order (the JSON's key order), ``olp`` as a new list.
@@ -66,7 +69,7 @@ class Result:
             "node_id": self.node_id, "heading_id": self.heading_id, "title": self.title, "heading": self.heading,
             "olp": list(self.olp), "file": self.file, "line": self.line, "score": self.score, "snippet": self.snippet,
             "date": self.date, "role": self.role, "linked": self.linked, "links_here": self.links_here,
-            "same_file": self.same_file, "below_cutoff": self.below_cutoff,
+            "same_file": self.same_file, "below_cutoff": self.below_cutoff, "relevance": self.relevance,
         }  # fmt: skip
 
 

@@ -51,7 +51,7 @@ async def search(
 
     def run(store: Store) -> tuple[str, list[retrieval.Result]]:
         mode, results = ranked(store)
-        return mode, relevance.rescore(store, results, relevance.Signals(vector))
+        return mode, relevance.ordered(relevance.rescore(store, results, relevance.Signals(vector)))
 
     return await index.read(run)
 

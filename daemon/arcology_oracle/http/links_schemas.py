@@ -52,7 +52,10 @@ class LinkSuggestion(Answer):
     title: str
     file: str
     line: int
-    score: float = Field(description="calibrated relevance in [0, 1], as /similar's")
+    score: float = Field(description="the pair's calibrated chance of a link in [0, 1], as /similar's")
+    relevance: float = Field(
+        description="the score made to agree with the order: never above the one before it (within the suggestions above min_score, and within those below it)"
+    )
     below_cutoff: bool = Field(description="below min_score (only with all=true)")
     snippet: str
     role: Literal["conversation"] | None = Field(
