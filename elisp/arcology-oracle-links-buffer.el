@@ -159,7 +159,7 @@ so that its marks stay in view."
                          `(arcology-oracle-result ,suggestion mouse-face highlight
                                                   help-echo "RET: visit, i: insert the link, x: reject")
                          text)
-    text))
+    (arcology-oracle--score-help text score)))
 
 (defvar-local arcology-oracle--links-show-tail nil
   "In the suggestions buffer: non-nil shows those below the relevance cut.")

@@ -177,23 +177,45 @@ Nil when org-roam is not loaded; never signals."
                       :where (= dest $s1) :and (= type "id")]
                      id)))))
 
+(defun arcology-oracle--shown-score (result)
+  "Return the number to show for RESULT in its list, or nil when none.
+Its `relevance', the daemon's score made to agree with the list's
+order (never above the one before it), else its `score'."
+  (let ((relevance (alist-get 'relevance result)))
+    (if (numberp relevance) relevance
+      (let ((score (alist-get 'score result))) (and (numberp score) score)))))
+
 (defun arcology-oracle--score-text (result)
-  "Return RESULT's score as text, \"0.97\", or \"    \" when it has none.
+  "Return RESULT's relevance as text, \"0.97\", or \"    \" when it has none.
 Dimmed below the daemon's cut-off and when weak (see
-`arcology-oracle--weak-p')."
-  (let ((score (alist-get 'score result)))
-    (propertize (if (numberp score) (format "%.2f" score) "    ")
+`arcology-oracle--weak-p').  Its help (\\[display-local-help] on it, or
+the mouse) tells the pair's own score when it differs."
+  (let ((shown (arcology-oracle--shown-score result))
+        (score (alist-get 'score result)))
+    (propertize (if shown (format "%.2f" shown) "    ")
+                'help-echo (when (and shown (numberp score) (/= shown score))
+                             (format "Relevance %.3f in this list; the score of this pair alone %.3f" shown score))
                 'face (if (or (eq (alist-get 'below_cutoff result) t) (arcology-oracle--weak-p result))
                           'shadow
                         'arcology-oracle-score))))
 
+(defun arcology-oracle--score-help (text score)
+  "Give TEXT's first (length SCORE) characters SCORE's help, before TEXT's own.
+TEXT, an entry starting with SCORE (from `arcology-oracle--score-text'),
+has a help-echo of its own over the whole of it; return TEXT."
+  (let ((own (get-text-property 0 'help-echo score))
+        (entry (get-text-property 0 'help-echo text)))
+    (when own
+      (put-text-property 0 (length score) 'help-echo (if entry (concat own "\n" entry) own) text)))
+  text)
+
 (defun arcology-oracle--weak-p (result)
-  "Return non-nil when RESULT scores under `arcology-oracle-weak-score'.
+  "Return non-nil when RESULT is shown under `arcology-oracle-weak-score'.
 Only for a calibrated score (see `arcology-oracle--results-of') above
 the daemon's cut-off: the rest are folded away as it is."
-  (let ((score (alist-get 'score result)))
-    (and (numberp score)
-         (< score arcology-oracle-weak-score)
+  (let ((shown (arcology-oracle--shown-score result)))
+    (and shown
+         (< shown arcology-oracle-weak-score)
          (not (eq (alist-get 'below_cutoff result) t))
          (not (alist-get 'keyword-score result)))))
 

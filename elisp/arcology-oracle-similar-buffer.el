@@ -197,7 +197,7 @@ unless it only repeats the heading."
                          `(arcology-oracle-result ,result mouse-face highlight follow-link t
                                                   help-echo "RET, mouse-1: visit this note")
                          text)
-    text))
+    (arcology-oracle--score-help text score)))
 
 (defun arcology-oracle--insert-results (results source)
   "Insert RESULTS for buffer SOURCE, those below the relevance cut folded.

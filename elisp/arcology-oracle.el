@@ -164,10 +164,12 @@ so the default is generous: 300 seconds.  Connecting waits
   :group 'arcology-oracle)
 
 (defcustom arcology-oracle-weak-score 0.1
-  "Scores under this mark a similar note or suggestion as weak.
-A score is the chance that you would link the two notes: of the
-pairs scoring under 0.1, about 1 in 20 were linked (README, \"What
-a score means\").  Weak ones are shown dimmed, marked \"weak\".
+  "Relevances under this mark a similar note or suggestion as weak.
+A relevance, the number a list shows, is the chance that you would
+link the two notes (the daemon's score, made to agree with the
+list's order): of the pairs scoring under 0.1, about 1 in 20 were
+linked (README, \"What a score means\").  Weak ones are shown
+dimmed, marked \"weak\".
 0 marks none."
   :type 'number
   :group 'arcology-oracle)
@@ -264,7 +266,7 @@ For example 8000 (roughly 2000 tokens)."
   :group 'arcology-oracle)
 
 (defface arcology-oracle-score '((t :inherit font-lock-constant-face))
-  "Face of the similarity score."
+  "Face of a result's relevance, the number a list shows."
   :group 'arcology-oracle)
 
 (defface arcology-oracle-tag '((t :inherit font-lock-comment-face))
