@@ -320,6 +320,12 @@ async def test_similar_notes_of_a_heading_copy_an_org_link(browser, tmp_path, ro
         assert code == 200
         first = next(r for r in similar["results"] if r["node_id"])
         assert await item.get_attribute("data-node") == first["node_id"]
+        # The daemon's order, with no number beside it: nothing that could go up down the list.
+        items = hit.locator(".similar-item")
+        assert [await items.nth(i).get_attribute("data-node") for i in range(await items.count())] == [
+            r["node_id"] for r in similar["results"] if r["node_id"]
+        ]
+        assert not re.search(r"\b[01]\.\d", " ".join(await items.all_inner_texts()))
         await item.locator(".copy-link").click()
         await item.get_by_text("Copied").wait_for()
         copied = await page.evaluate("navigator.clipboard.readText()")
