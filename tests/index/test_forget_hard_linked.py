@@ -20,6 +20,7 @@ from tests.index.test_memory_left_out import snapshot
 from tests.index.test_write_attacks import post
 from tests.index.test_write_refusals import daily_of
 from tests.org_reading import OrgProcess
+from tests.runners import wait_until
 
 HEAD_RE = rb":PROPERTIES:\n:ID:       ([0-9a-f-]{36})\n:END:\n#\+title: \d{4}-\d\d-\d\d\n"
 
@@ -72,3 +73,31 @@ async def test_a_daily_given_another_name_after_the_plan_is_not_deleted(daemon, 
     assert checked and refused.value.retry is True and "another name" in str(refused.value), refused.value
     assert snapshot(roam_dir) == before
     assert (tmp_path / "linked-meanwhile.org").read_bytes() == daily.read_bytes()
+
+
+async def test_a_daily_indexed_under_a_second_name_in_the_notes_is_forgotten_under_both(daemon, roam_dir, tmp_path):
+    # The other name inside the notes: the index reads the file twice, the capture's ID in
+    # both. The forget takes the capture out of the file, and out of the index under every
+    # name (not only the one the index placed the ID in): nothing of it is found or kept.
+    daily, node_id, head = await created_daily(daemon, roam_dir, "The spare key is under the blue pot")
+    os.link(daily, roam_dir / "copy.org")
+
+    async def files_found() -> list[str]:
+        status, found = await daemon.get_json("/search", q="spare key blue pot", k="10")
+        assert status == 200, found
+        return [r["file"] for r in found["results"] if r["heading_id"] == node_id]
+
+    async def read_under_both():
+        return sorted(await files_found()) == ["copy.org", daily.relative_to(roam_dir).as_posix()]
+
+    await wait_until(read_under_both, timeout=30)
+    status, forgotten = await post(daemon, "/forget", {"id": node_id})
+    assert status == 200 and forgotten["remaining_rows"] == 0, forgotten
+    for name in (roam_dir / "copy.org", daily):
+        assert name.read_bytes() == head[0], name
+    with OrgProcess(emacs_env(tmp_path)) as org:
+        read = org.read(roam_dir / "copy.org")
+    assert (read.top.id, read.headings) == (head[1].decode(), ())
+    assert await files_found() == []
+    status, again = await post(daemon, "/forget", {"id": node_id})
+    assert status == 404, again

@@ -255,7 +255,9 @@ class Memory:
                     await asyncio.to_thread(self.created.forgotten, real[-1])
                 note = None
                 try:  # the note is changed: whatever the index does now, the forget is done (a retry finds nothing)
-                    await self.index.index_paths([rel])
+                    # Every name the index reads it under (a hard link in the notes holds the same bytes).
+                    others = await self.index.read(lambda s: s.files_of_node(node_id))
+                    await self.index.index_paths(list(dict.fromkeys([rel, *others])))
                 except (DatabaseError, StoreError) as exc:
                     log.error("a capture was forgotten, but the index could not take it: %s", exc)
                     note = f"the index could not take it ({exc}); it is read again until it can"

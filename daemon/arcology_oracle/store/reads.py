@@ -41,6 +41,15 @@ class Reads(StoreBase):
         headings = one("SELECT count(*) FROM headings WHERE own_id = ? OR node_id = ?", (node_id, node_id)).fetchone()[0]
         return headings + one("SELECT count(*) FROM links WHERE src_node = ?", (node_id,)).fetchone()[0]
 
+    def files_of_node(self, node_id: str) -> list[str]:
+        """The files whose headings carry ``node_id`` as their own ID (more than one when
+        a note is indexed under two names, a hard link, or the heading was copied)."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT f.path FROM headings h JOIN files f ON f.id = h.file WHERE h.own_id = ? ORDER BY f.path",
+            (node_id,),
+        )
+        return [row[0] for row in rows]
+
     def headings(self, ids: Sequence[int]) -> dict[int, dict]:
         """Full heading rows (with the file path as ``file``) by heading id (one query)."""
         rows = self.conn.execute(
