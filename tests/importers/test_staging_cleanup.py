@@ -173,3 +173,44 @@ def test_a_folder_of_the_users_that_looks_like_staging_is_never_removed(tmp_path
     assert remove_stale_staging(roam, any_age=any_age) == [killed.resolve()]
     assert all(folder.is_dir() and any(folder.iterdir()) for folder in theirs)
     assert (roam / ".arcology-import-archive" / "0.tmp").read_bytes() == b"precious"
+
+
+def test_a_version_an_interrupted_update_swapped_into_staging_is_never_removed_as_stale(tmp_path, monkeypatch):
+    # An update swaps its staged file with the note in one step; a sync tool had just
+    # renamed the phone's version over the note, and the import was interrupted (Ctrl-C)
+    # before the swap back: the phone's version, the only copy of its bytes, is left in
+    # the staging folder. The discard leaves it (not a file it wrote); the stale-staging
+    # clean-up an hour later deleted it, as a regular file named N.tmp.
+    from arcology_oracle.importers import placing
+    from tests.importers.test_writing_links import rendered
+
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    batch = ImportBatch(roam, roam / "chats")
+    for r in rendered():
+        batch.stage(r)
+    assert len(batch.commit().added) == 2
+    two = roam / "chats" / rendered()[1].filename
+    batch = ImportBatch(roam, roam / "chats")
+    batch.stage(rendered(tags=["garden"])[1])
+    phone = two.read_bytes() + b"- written on the phone\n"
+    real = placing.exchange
+
+    def interrupted(a, b):
+        (two.parent / ".sync.tmp").write_bytes(phone)
+        os.rename(two.parent / ".sync.tmp", two)
+        real(a, b)
+        raise KeyboardInterrupt  # before the swap back
+
+    monkeypatch.setattr(placing, "exchange", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        batch.commit()
+    monkeypatch.undo()
+    (staging,) = roam.glob(STAGING_PREFIX + "*")
+    assert [p.read_bytes() for p in staging.iterdir()] == [phone]  # left by the discard
+    aged(staging, 2 * 3600)
+    for any_age in (True, False):
+        remove_stale_staging(roam, any_age=any_age)
+        ImportBatch(roam, roam / "chats").discard()  # the next import's clean-up
+    kept = [p for p in roam.rglob("*") if p.is_file() and p.read_bytes() == phone]
+    assert kept and all(p.parent == staging for p in kept), kept

@@ -54,7 +54,21 @@ def swap_in(path: Path, tmp: Path, checked: os.stat_result) -> str | None:
     replace whatever holds the name at that instant: a version a sync tool renamed over
     the note after the check would be lost. The two are swapped instead, and swapped back
     (the reason returned) when the file swapped out is not the one checked; where the
-    file system cannot swap, a rename (the check is then the last word)."""
+    file system cannot swap, a rename (the check is then the last word).
+
+    The file swapped out lands at the staged file's name, and stays there if the import is
+    killed before the swap back: so the staged file first takes its :func:`swap_name`,
+    which :func:`.staging.remove_stale_staging` never removes (an ``N.tmp`` is only ever a
+    file the import wrote)."""
+    try:
+        rename_no_replace(tmp, swap_name(tmp))
+        tmp = swap_name(tmp)
+    except FileExistsError:
+        return "its staged copy was moved while importing (import again)"
+    except OSError as exc:
+        if exc.errno not in CANNOT:
+            raise
+        # No renameat2: no swap either (the rename below), so nothing of the user's lands here.
     ours = os.lstat(tmp)
     try:
         exchange(tmp, path)
@@ -92,6 +106,12 @@ def _keep(tmp: Path, path: Path) -> str:
     os.rename(tmp, kept)  # a name drawn here, which no other file has
     sync_directory(path.parent)
     return f"it changed while importing (import again); a version written meanwhile is kept as {kept.name}"
+
+
+def swap_name(tmp: Path) -> Path:
+    """The name a staged file ``N.tmp`` takes just before it is swapped with the note:
+    ``N.swap``, where the note's old version lands."""
+    return tmp.with_suffix(".swap")
 
 
 def identity(st: os.stat_result | None) -> tuple[int, int, int, int] | None:

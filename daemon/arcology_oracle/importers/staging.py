@@ -8,6 +8,11 @@ named ``N.tmp`` (``N`` digits). Anything else, whatever its name (a folder of th
 called ``.arcology-import-archive``, one holding another file, a link or a folder), is
 never touched.
 
+Only the files an import wrote are ever named ``N.tmp`` there: a commit renames one to
+``N.swap`` (:func:`~.placing.swap_name`) before it swaps it with the note, so the note's
+old version, or a version a sync tool had just put there, lands at ``N.swap``, and one an
+interrupted commit leaves there (killed before the swap back) makes the folder the user's.
+
 An import that ends (:func:`remove_batch`) removes the files it wrote there, each only
 while it is the file written (its inode, size and time), then the folder if it is empty:
 anything else put there meanwhile (a user's file a commit swapped out and could not give
@@ -33,7 +38,7 @@ import stat
 import time
 from pathlib import Path
 
-from .placing import identity
+from .placing import identity, swap_name
 
 log = logging.getLogger(__name__)
 
@@ -88,10 +93,11 @@ def remove_batch(folder: Path, written: list[tuple[Path, tuple[int, int, int, in
     :func:`~.placing.identity` as written) still there as written, then the folder, unless
     it holds anything else: then it stays, and the log says so (see the module docstring)."""
     for tmp, made in written:
-        with contextlib.suppress(OSError):
-            st = os.lstat(tmp)
-            if stat.S_ISREG(st.st_mode) and identity(st) == made:
-                os.unlink(tmp)
+        for name in (tmp, swap_name(tmp)):  # (a commit interrupted just before a swap)
+            with contextlib.suppress(OSError):
+                st = os.lstat(name)
+                if stat.S_ISREG(st.st_mode) and identity(st) == made:
+                    os.unlink(name)
     try:
         os.rmdir(folder)
     except FileNotFoundError:
