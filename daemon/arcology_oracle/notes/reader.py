@@ -44,17 +44,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from orgparse.node import OrgBaseNode, OrgRootNode
+from orgparse.node import OrgRootNode
 
 from .org_syntax import (
     COMPACT_DATE_RE,
     DAILY_NAME_RE,
-    DRAWER_END_RE,
     HEADING_LINE_RE,
     ISO_DATE_RE,
-    PLANNING_RE,
-    PROPERTIES_IN_RE,
-    PROPERTIES_START_RE,
     date_in,
     decode_org_bytes,
     dedupe,
@@ -70,6 +66,7 @@ from .org_syntax import (
 from .chats import response_lines
 from .codings import private_elsewhere
 from .conversations import is_oracle_answer, without_sources_lists
+from .drawers import read_drawer
 from .ellama import read_session
 from .orgparse_safe import load_org, load_org_by_chunks
 from .privacy import DEFAULT_PRIVATE_TAGS, Privacy, file_tags
@@ -246,7 +243,7 @@ def _build(
 ) -> ParsedFile:
     """``file_level``: the file's tags (its setup files' too) and the setup files it names;
     ``also_private`` and ``found_private`` as :func:`_read_lines` says."""
-    file_props, root_body, file_flags = _drawer(root, lines, problems)
+    file_props, root_body, file_flags = read_drawer(root, lines, problems)
     file_id = _id(file_props)
     file_title = plain_title(" ".join(t.strip() for t in root.get_file_property_list("TITLE")))
     file_title = file_title or stem
@@ -286,7 +283,7 @@ def _build(
         while stack and stack[-1].level >= level:
             stack.pop()
         parent = stack[-1] if stack else None
-        props, body, flags = _drawer(node, lines, problems)
+        props, body, flags = read_drawer(node, lines, problems)
         own_id = _id(props)
         title = plain_title(node.get_heading(format="raw"))
         tags = dedupe([*(parent.tags if parent else tags_of_file), *sorted(t for t in node.shallow_tags if t)])
@@ -341,45 +338,6 @@ def _user_links(raw: str, properties: dict[str, str]) -> tuple[str, ...]:
     if is_oracle_answer(properties):
         return ()
     return id_links(without_sources_lists(raw) + "\n" + "\n".join(properties.values()))
-
-
-def _drawer(
-    node: OrgBaseNode, lines: Sequence[str], problems: list[str]
-) -> tuple[dict[str, str], str, dict[str, str]]:
-    """The node's properties, its raw body, and the properties that count for exclusion.
-
-    orgparse takes the first line containing ``:PROPERTIES:`` anywhere in the node as a
-    drawer and, when ``:END:`` is missing, swallows (drops) the rest of the body. Org only
-    knows a drawer right after the heading (or its planning line), or at the top of the
-    file after comments and keywords, and closed. Otherwise, as in Org, there are no
-    properties and the drawer lines stay in the body. For exclusion the properties count
-    wherever orgparse found them (a misplaced ``ROAM_EXCLUDE``): excluding too much is
-    the safe side. ``:PROPERTIES:`` and ``:END:`` are matched in any letter case, as Org
-    and org-roam do (see ``PROPERTIES_IN_RE``).
-    """
-    lenient = {str(k).upper(): str(v) for k, v in node.properties.items()}
-    own = str(node)
-    if not PROPERTIES_IN_RE.search(own):
-        return lenient, node.get_body(format="raw"), lenient
-    start = node.linenumber - 1
-    node_lines = lines[start : node.end_linenumber]
-    is_root = node.level == 0
-    first = 0 if is_root else 1
-    at = next(i for i in range(first, len(node_lines)) if PROPERTIES_IN_RE.search(node_lines[i]))
-    closed = any(DRAWER_END_RE.match(line) for line in node_lines[at + 1 :])
-    if is_root:
-        placed = all(not ln.strip() or ln.lstrip().startswith("#") for ln in node_lines[:at])
-    else:
-        placed = at == 1 or (at == 2 and PLANNING_RE.match(node_lines[1]) is not None)
-    if closed and placed and PROPERTIES_START_RE.match(node_lines[at]):
-        return lenient, node.get_body(format="raw"), lenient
-    line_no = start + at + 1
-    if not closed:
-        problems.append(f"unclosed property drawer at line {line_no} read as text")
-    elif "ID" in lenient:
-        problems.append(f"misplaced property drawer at line {line_no} (with an ID) read as text, as Org does")
-    body = "\n".join(node_lines[first:])
-    return {}, body, lenient
 
 
 def _heading(*, properties: dict[str, str], **fields) -> Heading:
