@@ -26,9 +26,11 @@ STAMP_DATE_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})")
 CLOSED_DATE_RE = re.compile(r"CLOSED:\s*\[(\d{4})-(\d{2})-(\d{2})")
 # A daily note's file name: the date alone (org-roam-dailies' default).
 DAILY_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-PLANNING_RE = re.compile(r"^\s*(?:SCHEDULED|DEADLINE|CLOSED):")
+# Set off by spaces and tabs only, as Org's regexps have it (``[ \t]``; a no-break space,
+# U+2028 or a form feed before them makes the line text): notes/drawers.py.
+PLANNING_RE = re.compile(r"^[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):")
 # Drawers (org-drawer-regexp): a line that is only ``:NAME:``, up to a line ``:END:``.
-PROPERTIES_START_RE = re.compile(r"^\s*:PROPERTIES:\s*$", re.IGNORECASE | re.ASCII)
+PROPERTIES_START_RE = re.compile(r"^[ \t]*:PROPERTIES:[ \t]*$", re.IGNORECASE | re.ASCII)
 DRAWER_START_RE = re.compile(r"^[ \t]*:([\w-]+):[ \t]*$")
 DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE | re.ASCII)
 # Drawer lines fold ASCII letters only, as Org does (Python's Unicode IGNORECASE would
@@ -38,7 +40,7 @@ DRAWER_END_RE = re.compile(r"^[ \t]*:END:[ \t]*$", re.IGNORECASE | re.ASCII)
 # both read such a drawer's ID and ROAM_EXCLUDE); Unicode look-alikes (``ı``, ``ſ``) are
 # not folded, as in Emacs.
 PROPERTIES_IN_RE = re.compile(r":PROPERTIES:", re.IGNORECASE | re.ASCII)
-CLOCK_RE = re.compile(r"^\s*CLOCK:\s*\[")
+CLOCK_RE = re.compile(r"^[ \t]*CLOCK:[ \t]*\[")
 
 # A timestamp's date and optional time (checked for validity, never rewritten).
 _STAMP_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})(?: +[^\s\d<>\[\]]+)?(?: +(\d{1,2}):(\d{2}))?")

@@ -82,8 +82,9 @@ log = logging.getLogger(__name__)
 # UTF-8 (its non-ASCII letters read as U+FFFD). 5: what is private in any text Emacs may
 # read from a note that is not UTF-8 (Shift-JIS, EUC-JP...: notes/codings.py). 6: and from
 # a 7-bit one in ISO-2022-JP (its escape sequences). 7: a #+SETUPFILE given by URL makes
-# the note private (notes/setup_files.py).
-READER_VERSION = 7
+# the note private (notes/setup_files.py). 8: a planning line or property drawer set off by
+# other than spaces and tabs (U+00A0, U+2028, a form feed) is text, as in Org (notes/drawers.py).
+READER_VERSION = 8
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
