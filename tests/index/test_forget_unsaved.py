@@ -68,3 +68,25 @@ async def test_a_private_note_whose_text_looks_like_a_capture_only_at_unicode_li
         status, unknown = await post(daemon, "/forget", {"id": node_id, "unsaved": [rel]})
         assert status == 404 and "daily" not in unknown["error"], (node_id, status, unknown)
     assert snapshot(roam_dir) == before
+
+
+async def test_a_private_note_whose_drawer_org_does_not_read_stays_unknown(daemon, roam_dir):
+    # Org reads no property drawer after a planning line set off by a no-break space, in
+    # one set off by a form feed, or one spelt with a dotless i (Python's upper() folds it
+    # to I, Emacs does not); nor a key spelt so: these headings have no ID, so a forget of
+    # one tells nothing of the private note, named unsaved or not.
+    daily = daily_of(roam_dir)
+    captured = ":CAPTURED_BY: arcology-oracle\n:END:\n"
+    daily.write_text(
+        "#+filetags: :private:\n"
+        f"* A\n\u00a0SCHEDULED: <2026-01-01 Thu>\n:PROPERTIES:\n:ID: fake-a\n{captured}"
+        f"* B\n\x0c:PROPERTIES:\n:ID: fake-b\n{captured}"
+        f"* C\n:PROPERT\u0131ES:\n:ID: fake-c\n{captured}"
+        f"* D\n:PROPERTIES:\n:\u0131D: fake-d\n{captured}"
+    )
+    rel = daily.relative_to(roam_dir).as_posix()
+    before = snapshot(roam_dir)
+    for node_id in ("fake-a", "fake-b", "fake-c", "fake-d"):
+        status, unknown = await post(daemon, "/forget", {"id": node_id, "unsaved": [rel]})
+        assert status == 404 and "daily" not in unknown["error"], (node_id, status, unknown)
+    assert snapshot(roam_dir) == before

@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import re
 
-from .org_syntax import HEADING_LINE_RE
+from .org_syntax import DRAWER_END_RE, HEADING_LINE_RE, PLANNING_RE, PROPERTIES_START_RE
 
 _PROPERTY_RE = re.compile(r"^[ \t]*:([^:\s]+):[ \t]*(.*?)[ \t]*$")
-_PLANNING_RE = re.compile(r"^\s*(SCHEDULED|DEADLINE|CLOSED):")
+# Keys fold ASCII letters only, as Emacs's case-fold-search (str.upper() takes a dotless
+# i for I: a key or drawer Org does not read would pass for an ID or a capture's mark).
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _key(name: str) -> str:
+    return name.translate(_ASCII_UPPER)
 
 
 def find_heading(lines: list[str], node_id: str) -> tuple[int, int] | None:
@@ -26,7 +32,7 @@ def find_heading(lines: list[str], node_id: str) -> tuple[int, int] | None:
         if start is None or node_id not in line:
             continue
         prop = _PROPERTY_RE.match(line)
-        if prop and prop[1].upper() == "ID" and prop[2] == node_id and _in_drawer(lines, start, i):
+        if prop and _key(prop[1]) == "ID" and prop[2] == node_id and _in_drawer(lines, start, i):
             level = _stars(lines[start])
             end = start + 1
             while end < len(lines) and not (HEADING_LINE_RE.match(lines[end]) and _stars(lines[end]) <= level):
@@ -43,27 +49,27 @@ def _in_drawer(lines: list[str], heading: int, line: int) -> bool:
     """Whether ``line`` lies in the property drawer right below ``heading``."""
     i = heading + 1
     # Planning lines (SCHEDULED, CLOSED ...) may stand between heading and drawer.
-    while i < line and not lines[i].strip().upper() == ":PROPERTIES:":
-        if not _PLANNING_RE.match(lines[i]):
+    while i < line and not PROPERTIES_START_RE.match(lines[i]):
+        if not PLANNING_RE.match(lines[i]):
             return False
         i += 1
     if i >= line:
         return False
-    return all(lines[j].strip().upper() != ":END:" for j in range(i, line))
+    return not any(DRAWER_END_RE.match(lines[j]) for j in range(i, line))
 
 
 def heading_properties(lines: list[str], start: int) -> dict[str, str]:
     """The property drawer of the heading at ``start`` (keys upper-cased)."""
     props: dict[str, str] = {}
     i = start + 1
-    while i < len(lines) and _PLANNING_RE.match(lines[i]):
+    while i < len(lines) and PLANNING_RE.match(lines[i]):
         i += 1
-    if i >= len(lines) or lines[i].strip().upper() != ":PROPERTIES:":
+    if i >= len(lines) or not PROPERTIES_START_RE.match(lines[i]):
         return props
     for line in lines[i + 1 :]:
-        if line.strip().upper() == ":END:":
+        if DRAWER_END_RE.match(line):
             break
         prop = _PROPERTY_RE.match(line)
         if prop:
-            props[prop[1].upper()] = prop[2]
+            props[_key(prop[1])] = prop[2]
     return props
