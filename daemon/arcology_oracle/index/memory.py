@@ -45,6 +45,7 @@ from . import capture_places, capture_target, note_io
 from .aside import files_named, folders_below, give_back_left_aside
 from .created_notes import CreatedNotes
 from .id_mentions import head_ids, mentioned_elsewhere
+from .other_names import other_names
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
@@ -178,6 +179,8 @@ class Memory:
         if not done:
             log.debug("indexing the whole note after a capture")
             await self.index.index_paths(list(dict.fromkeys([rel, written.real_rel])))
+        if others := await self._other_names(rel, written.st):  # its hard links in the notes
+            await self.index.index_paths(others)
         if self.after_index:
             self.after_index()
 
@@ -257,6 +260,7 @@ class Memory:
                 try:  # the note is changed: whatever the index does now, the forget is done (a retry finds nothing)
                     # Every name the index reads it under (a hard link in the notes holds the same bytes).
                     others = await self.index.read(lambda s: s.files_of_node(node_id))
+                    others += await self._other_names(rel, done[2])  # holding the capture or not
                     await self.index.index_paths(list(dict.fromkeys([rel, *others])))
                 except (DatabaseError, StoreError) as exc:
                     log.error("a capture was forgotten, but the index could not take it: %s", exc)
@@ -282,6 +286,13 @@ class Memory:
         if row:
             return [row["file"]]
         return await asyncio.to_thread(capture_places.files_holding, self.settings, self.places, node_id)
+
+    async def _other_names(self, rel: str, st: os.stat_result) -> list[str]:
+        """The other names the index holds the file ``rel`` (stat ``st``) under (:mod:`.other_names`)."""
+        if st.st_nlink < 2:
+            return []
+        indexed = await self.index.read(lambda s: s.file_paths())
+        return await asyncio.to_thread(other_names, self.settings.roam_dir, rel, indexed, st)
 
     async def _shown(self, rel: str) -> str:
         """``rel`` when the index holds that note (it was read public), else

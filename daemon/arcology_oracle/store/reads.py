@@ -50,6 +50,10 @@ class Reads(StoreBase):
         )
         return [row[0] for row in rows]
 
+    def file_paths(self) -> list[str]:
+        """The path of every indexed file."""
+        return [row[0] for row in self.conn.execute("SELECT path FROM files")]
+
     def headings(self, ids: Sequence[int]) -> dict[int, dict]:
         """Full heading rows (with the file path as ``file``) by heading id (one query)."""
         rows = self.conn.execute(
