@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from arcology_oracle.importers.writing import STAGING_PREFIX, ImportBatch, remove_stale_staging
+from tests.importers.test_writing_links import rendered
 from tests.runners import REPO, start_daemon
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -141,7 +142,8 @@ def lockless_staging(roam: Path, files: dict[str, bytes]) -> Path:
 def test_a_staging_folder_changed_in_the_last_ten_minutes_is_left_at_start(tmp_path):
     roam = tmp_path / "roam"
     roam.mkdir()
-    writing = lockless_staging(roam, {"0.tmp": b"* a chat\n", "1.tmp": b"* another\n"})  # an older import, no flock
+    chats = [r.text.encode() for r in rendered()]
+    writing = lockless_staging(roam, {"0.tmp": chats[0], "1.tmp": chats[1]})  # an older import, no flock
     assert remove_stale_staging(roam, any_age=True) == []
     assert sorted(p.name for p in writing.iterdir()) == ["0.tmp", "1.tmp"]
     aged(writing, 9 * 60)  # it made a file nine minutes ago
@@ -167,7 +169,7 @@ def test_a_folder_of_the_users_that_looks_like_staging_is_never_removed(tmp_path
     (nested / "2.tmp").mkdir()
     (nested / "2.tmp" / "mine.org").write_bytes(b"* mine\n")
     theirs += [linked, nested]
-    killed = lockless_staging(roam, {"0.tmp": b"x", "17.tmp": b"y"})
+    killed = lockless_staging(roam, {"0.tmp": rendered()[0].text.encode(), "17.tmp": rendered()[1].text.encode()})
     for folder in [*theirs, killed]:
         aged(folder, 2 * 3600)
     assert remove_stale_staging(roam, any_age=any_age) == [killed.resolve()]
@@ -182,7 +184,6 @@ def test_a_version_an_interrupted_update_swapped_into_staging_is_never_removed_a
     # the staging folder. The discard leaves it (not a file it wrote); the stale-staging
     # clean-up an hour later deleted it, as a regular file named N.tmp.
     from arcology_oracle.importers import placing
-    from tests.importers.test_writing_links import rendered
 
     roam = tmp_path / "roam"
     roam.mkdir()
@@ -214,3 +215,20 @@ def test_a_version_an_interrupted_update_swapped_into_staging_is_never_removed_a
         ImportBatch(roam, roam / "chats").discard()  # the next import's clean-up
     kept = [p for p in roam.rglob("*") if p.is_file() and p.read_bytes() == phone]
     assert kept and all(p.parent == staging for p in kept), kept
+
+
+@pytest.mark.parametrize("any_age", [True, False])
+def test_an_older_versions_staging_holding_the_users_version_as_n_tmp_is_left_and_its_own_removed(tmp_path, any_age):
+    # Versions before N.swap swapped N.tmp itself with the note: interrupted before the swap
+    # back, the phone's version (the only copy of its bytes) was left as 0.tmp, alone. A
+    # folder whose every N.tmp is an import's rendering as written is removed; that one stays.
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    chat = rendered()[1].text.encode()
+    phone = chat + b"- written on the phone\n"
+    theirs = aged(lockless_staging(roam, {"0.tmp": phone}), 2 * 3600)
+    mixed = aged(lockless_staging(roam, {"0.tmp": rendered()[0].text.encode(), "1.tmp": phone}), 2 * 3600)
+    own = aged(lockless_staging(roam, {"0.tmp": chat}), 2 * 3600)
+    assert remove_stale_staging(roam, any_age=any_age) == [own.resolve()]
+    assert (theirs / "0.tmp").read_bytes() == phone and (mixed / "1.tmp").read_bytes() == phone
+    assert not own.exists()

@@ -125,7 +125,7 @@ def test_a_killed_imports_staging_is_removed_by_the_next_after_an_hour(tmp_path)
     stale, fresh = tmp_path / ".arcology-import-old_0000", tmp_path / ".arcology-import-new_0000"  # as mkdtemp names them
     for d in (stale, fresh):
         d.mkdir()
-        (d / "0.tmp").write_text("staged")
+        (d / "0.tmp").write_text(rendered()[0].text)  # what an import stages: a rendering
     os.utime(stale, (0, 0))
     ImportBatch(tmp_path, tmp_path / "chats")
     assert not stale.exists() and fresh.exists()

@@ -8,10 +8,15 @@ named ``N.tmp`` (``N`` digits). Anything else, whatever its name (a folder of th
 called ``.arcology-import-archive``, one holding another file, a link or a folder), is
 never touched.
 
-Only the files an import wrote are ever named ``N.tmp`` there: a commit renames one to
-``N.swap`` (:func:`~.placing.swap_name`) before it swaps it with the note, so the note's
-old version, or a version a sync tool had just put there, lands at ``N.swap``, and one an
-interrupted commit leaves there (killed before the swap back) makes the folder the user's.
+A commit renames its ``N.tmp`` to ``N.swap`` (:func:`~.placing.swap_name`) before it
+swaps it with the note, so the note's old version, or a version a sync tool had just put
+there, lands at ``N.swap``, and one an interrupted commit leaves there (killed before the
+swap back) makes the folder the user's. Older versions swapped ``N.tmp`` itself: in a
+folder one of them left, an ``N.tmp`` may be the user's version. So a folder is removed
+only when each ``N.tmp`` in it is still, byte for byte, what an import renders
+(:func:`~.render.unchanged_since_import`: its ``:IMPORT_HASH:`` matches), as every file
+an import stages is; a version the user or a sync tool wrote (any byte not the import's)
+keeps its folder, and the log names the folder, never what it holds.
 
 An import that ends (:func:`remove_batch`) removes the files it wrote there, each only
 while it is the file written (its inode, size and time), then the folder if it is empty:
@@ -39,6 +44,7 @@ import time
 from pathlib import Path
 
 from .placing import identity, swap_name
+from .render import unchanged_since_import
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +83,13 @@ def remove_stale_staging(roam: Path, now: float | None = None, *, any_age: bool 
             if names is None:
                 continue  # not only an import's files: the user's
             if now - os.fstat(fd).st_mtime > (RECENT_SECONDS if any_age and locks else STALE_SECONDS):
-                for name in names:  # locked: no new import takes it meanwhile
+                renderings = [_rendering(fd, name) for name in names]
+                if None in renderings:  # (an older version's swap): the user's version
+                    log.warning("left the import's staging folder %s: it holds a file the import did not render", path)
+                    continue
+                for name, made in zip(names, renderings):  # locked: no new import takes it meanwhile
+                    if identity(os.lstat(name, dir_fd=fd)) != made:
+                        raise OSError("changed since it was read")  # left, as a folder holding the user's
                     os.unlink(name, dir_fd=fd)
                 os.rmdir(path)
                 removed.append(path)
@@ -105,6 +117,24 @@ def remove_batch(folder: Path, written: list[tuple[Path, tuple[int, int, int, in
     except OSError as exc:
         log.warning("left the import's staging folder %s: it holds what the import did not write (%s)",
                     folder, exc.strerror or exc)  # fmt: skip
+
+
+def _rendering(folder: int, name: str) -> tuple[int, int, int, int] | None:
+    """The :func:`~.placing.identity` of the file ``name`` in the folder open as
+    ``folder`` when its bytes are an import's rendering as written, else None."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read()
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(st.st_mode) or not unchanged_since_import(data.decode("utf-8", "surrogateescape")):
+        return None
+    return identity(st)
 
 
 def _staged_files(fd: int) -> list[str] | None:
