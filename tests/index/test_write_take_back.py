@@ -6,6 +6,8 @@ is compared."""
 from __future__ import annotations
 
 import errno
+import resource
+import subprocess
 import os
 from contextlib import asynccontextmanager
 
@@ -328,3 +330,35 @@ async def test_a_forget_the_index_cannot_take_is_answered_as_done(tmp_path, monk
         gone = await memory.forget(captured.id)
         assert not path.exists()
         assert gone["ok"] and gone["file"] == captured.file and "could not take it" in gone["note"]
+
+
+def test_an_unleased_capture_whose_room_another_program_took_writes_nothing(root, monkeypatch):
+    # Another program holds the note open (a real descriptor: no write lease) and appends
+    # a line just after the daemon reserved room for the capture: that line took the room.
+    # The disk is the daemon's real file size limit (RLIMIT_FSIZE), exactly the room
+    # asked for: the capture's write crossed it, the kernel wrote a part (then EFBIG),
+    # and half a heading stayed in the note. The room is asked for again from the note's
+    # new end, which refuses the capture before a byte is written.
+    path = root / REL
+    mine = b"* Mine\ntext\n"
+    path.write_bytes(mine)
+    real, limit = room.fallocate_keep_size, resource.getrlimit(resource.RLIMIT_FSIZE)
+    once = []
+
+    def other_program_appends_after_the_room(fd, offset, length):
+        real(fd, offset, length)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (offset + length, limit[1]))  # no byte more on this disk
+        if not once:
+            once.append(True)
+            subprocess.run(["sh", "-c", 'printf "%s" "$1" >> "$2"', "sh", THEIRS.decode(), str(path)], check=True)
+
+    monkeypatch.setattr(room, "fallocate_keep_size", other_program_appends_after_the_room)
+    holder = open(path, "rb")  # (a tail -f, a sync tool)
+    try:
+        with pytest.raises(Conflict) as refused:
+            append(root)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+        holder.close()
+    assert once and path.read_bytes() == mine + THEIRS, path.read_bytes()
+    assert "nothing was written" in str(refused.value), refused.value

@@ -66,7 +66,7 @@ from .leases import LEASE_ATTEMPTS, no_lease_reason, prepare_leases, release_lea
 from .note_files import LeadsOut, check_encoding, leads_out, open_note, read_all, read_note, real_path_of, remove_created, still_names, unlink_if_names, write_all  # noqa: F401
 from . import note_files
 from .note_state import NoteState, note_state, state_key
-from .room import reserve
+from .room import reserve_at_end
 from .take_back import take_back
 from .unleased_lead import settle_lead
 
@@ -159,7 +159,7 @@ def _append(
                                "arcology-oracle writes in UTF-8 only: nothing was written", retry=False)  # fmt: skip
             _keep_local_variables(fd, size, payload, rel, state.eol)
             if not leased:  # a part written to a full disk could not be taken back
-                reserve(fd, size, len(payload), rel, created)
+                size = reserve_at_end(fd, size, len(payload), rel, created)
             try:
                 write_all(fd, payload)
                 end = os.lseek(fd, 0, os.SEEK_CUR)

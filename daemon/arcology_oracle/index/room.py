@@ -13,9 +13,12 @@ refuses the capture before anything is written.
 
 Where the call does not exist or the file system cannot do it (not Linux, NFS, some FUSE
 file systems), nothing is reserved and the write goes on as before: taken back when it
-can be, else the refusal says what part is left. An append that lands after another
-program's bytes (written between the reservation and the write) may need more blocks
-than were reserved; that window is the one left.
+can be, else the refusal says what part is left. Another program's bytes appended
+after the room was reserved take that room, and the capture, landing after them, would
+need blocks never reserved: so the file's end is looked at again once the room is
+reserved, and room asked for again from its new end until it stays where it was
+(:func:`reserve_at_end`). An append landing between that last look and the write is
+the window left (a few instructions wide).
 """
 
 from __future__ import annotations
@@ -93,3 +96,19 @@ def reserve(fd: int, size: int, length: int, rel: str, created: tuple[Path, ...]
             finally:
                 release_lease(fd)
         raise Conflict(f"no room for the capture in {rel} ({exc.strerror}): nothing was written", retry=False) from None
+
+
+RESERVE_ATTEMPTS = 8  # another program appending all the while: the write goes on as before
+
+
+def reserve_at_end(fd: int, size: int, length: int, rel: str, created: tuple[Path, ...] = ()) -> int:
+    """:func:`reserve` ``length`` bytes after the end of the note, asked for again from
+    its new end while another program appended meanwhile (its bytes took the room);
+    the note's size the room was last reserved after. ``size`` is its size as read."""
+    for _ in range(RESERVE_ATTEMPTS):
+        reserve(fd, size, length, rel, created)
+        now = os.fstat(fd).st_size
+        if now == size:
+            break
+        size = now
+    return size
