@@ -17,6 +17,11 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   but has not defined yet would otherwise be defined by the daemon's text, which Org
   then shows, exports and jumps to as the user's (anonymous ``[fn::text]`` and plain
   references ``[fn:LABEL]`` define nothing and stay). Nothing else changes.
+* **Diary sexps** (:func:`inert` too, in blocks and property values as well): Org's
+  agenda evaluates every diary sexp in its files, asking nothing: a line starting with
+  ``%%(`` or ``&%%(`` and a sexp timestamp ``<%%(...)>`` anywhere (``org-agenda-get-sexps``,
+  ``org-agenda-get-timestamps``). A zero-width space goes before each such ``%%(``, so
+  text the daemon writes into a daily (an agenda file for many) never runs as code.
 * **Mode cookies** (:func:`inert` too): a zero-width space breaks each ``-*-``, so no
   text is read as a ``-*- mode/coding -*-`` cookie: on a file's first line, which a title
   in an empty file is, or anywhere in a file with CR line endings, whose "first line"
@@ -54,6 +59,8 @@ _LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
 _TARGET_RE = re.compile(r"(?<=<)(?=<)")
 _INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{_FOOTNOTE_LABEL}:)")  # Org: any letter case
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
+# Where Org's agenda would read a diary sexp: "%%(" at a line's start (after "&"), "<%%(".
+_DIARY_SEXP_RE = re.compile(r"(?:^&?|(?<=<))(?=%%\()", re.MULTILINE)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
 # How far from a file's end Emacs looks for its Local Variables block (hack-local-variables).
 LOCAL_VARIABLES_REACH = 3000
@@ -67,10 +74,11 @@ _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\
 
 
 def inert(text: str, *, targets: bool = True) -> str:
-    """``text`` with a zero-width space in each ``Local Variables:`` and each ``-*-`` and,
-    unless ``targets`` is false (a property value, where Org reads neither targets nor
-    footnotes), between two ``<`` and in each labelled inline footnote definition."""
-    text = _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text))
+    """``text`` with a zero-width space in each ``Local Variables:`` and each ``-*-``,
+    before each ``%%(`` Org's agenda would evaluate and, unless ``targets`` is false (a
+    property value, where Org reads neither targets nor footnotes), between two ``<`` and
+    in each labelled inline footnote definition."""
+    text = _DIARY_SEXP_RE.sub(lambda m: m[0] + ZWSP, _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text)))
     return _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)) if targets else text
 
 
