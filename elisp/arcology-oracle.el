@@ -338,24 +338,63 @@ minibuffer, see `arcology-oracle'."
 
 ;;; Parts
 
+(defun arcology-oracle--part-being-loaded (directory)
+  "Return the outermost part in DIRECTORY being required or loaded now, or nil.
+A part requires this file before its own `provide', and so may the
+parts it requires on the way: those files are still loading when
+this one is.  Their names are read from the `require' and `load'
+calls on the stack."
+  (let (part)
+    (mapbacktrace
+     (lambda (_evald function args _flags)
+       (let ((name (pcase function
+                     ('require (and (symbolp (car args)) (symbol-name (car args))))
+                     ((or 'load 'load-with-code-conversion)
+                      (and (stringp (car args))
+                           (file-name-sans-extension (file-name-nondirectory (car args))))))))
+         (when (and name (string-prefix-p "arcology-oracle-" name)
+                    (locate-file name (list directory) '(".el" ".elc")))
+           (setq part (intern name))))))
+    part))
+
+(defmacro arcology-oracle--after-the-part-being-loaded (&rest body)
+  "Run BODY now, or once the part being loaded, if one is, has loaded.
+See `arcology-oracle--part-being-loaded': BODY, requiring the parts,
+run while a part is loading would load that part again, nested,
+when another part requires it (it is not provided yet), and so run
+its top-level forms twice."
+  (declare (indent 0))
+  `(let ((part (and load-file-name
+                    (arcology-oracle--part-being-loaded (file-name-directory load-file-name)))))
+     (if (not part)
+         (progn ,@body)
+       (letrec ((after (lambda (_file)
+                         (when (featurep part)
+                           (remove-hook 'after-load-functions after)
+                           ,@body))))
+         (add-hook 'after-load-functions after)))))
+
 ;; After `provide', so that each part's (require 'arcology-oracle)
 ;; finds this file loaded; not at compile time, when the parts are not
-;; needed.  A new part adds one line here.
+;; needed; when a part required alone required this file, once that
+;; part has loaded, so that no file loads twice.  A new part adds one
+;; line here.
 (cl-eval-when (load eval)
-  (require 'arcology-oracle-http)
-  (require 'arcology-oracle-notes)
-  (require 'arcology-oracle-similar)
-  (require 'arcology-oracle-similar-section)
-  (require 'arcology-oracle-answers)
-  (require 'arcology-oracle-ask)
-  (require 'arcology-oracle-summarize)
-  (require 'arcology-oracle-converse)
-  (require 'arcology-oracle-search)
-  (require 'arcology-oracle-links)
-  (require 'arcology-oracle-similar-links)
-  (require 'arcology-oracle-rejections)
-  (require 'arcology-oracle-gptel)
-  (require 'arcology-oracle-memory)
-  (require 'arcology-oracle-make-private))
+  (arcology-oracle--after-the-part-being-loaded
+    (require 'arcology-oracle-http)
+    (require 'arcology-oracle-notes)
+    (require 'arcology-oracle-similar)
+    (require 'arcology-oracle-similar-section)
+    (require 'arcology-oracle-answers)
+    (require 'arcology-oracle-ask)
+    (require 'arcology-oracle-summarize)
+    (require 'arcology-oracle-converse)
+    (require 'arcology-oracle-search)
+    (require 'arcology-oracle-links)
+    (require 'arcology-oracle-similar-links)
+    (require 'arcology-oracle-rejections)
+    (require 'arcology-oracle-gptel)
+    (require 'arcology-oracle-memory)
+    (require 'arcology-oracle-make-private)))
 
 ;;; arcology-oracle.el ends here
