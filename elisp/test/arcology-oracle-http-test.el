@@ -470,6 +470,38 @@ error, and the watchdog ran the hook again), so a command waited for good."
     (arcology-oracle-test--wait (lambda () result) 10 "the error callback")
     (should (string-match-p "daemon not reachable" result))))
 
+;; No route of the daemon refuses link suggestions for good today (its 409
+;; there is "ask again once it is indexed"): a daemon that does is served here.
+(ert-deftest arcology-oracle-http-test-links-refused-for-good-offer-no-retry ()
+  "Link suggestions refused by a 409 whose retry is false say so as capture and
+forget do (`arcology-oracle--refusal'), in the echo area and in the list, and
+offer no retry; one whose retry is true names g once."
+  (require 'arcology-oracle-links)
+  (dolist (case '((:json-false "the note leads out of the roam directory: move it back"
+                   "\\`No suggestions, and trying again will not change that: the note leads out of the roam directory: move it back (HTTP 409)\\'")
+                  (t "another program holds the note: try again in a moment"
+                     "\\`No suggestions yet: another program holds the note: try again with g in a moment (HTTP 409)\\'")))
+    (arcology-oracle-http-test--with-server
+        ((arcology-oracle-http-test--response
+          "409 Conflict" "application/json; charset=utf-8"
+          (json-encode `((ok . :json-false) (error . ,(nth 1 case)) (status . 409) (retry . ,(car case))))))
+      (let ((arcology-oracle--last-report nil)
+            (source (generate-new-buffer "note")))
+        (unwind-protect
+            (progn
+              (arcology-oracle--links-request source "5e1f0000-0000-4000-8000-00000000beef" "Brand new")
+              (arcology-oracle-test--wait (lambda () (car arcology-oracle--last-report)) 10 "the refusal")
+              (let ((said (car arcology-oracle--last-report))
+                    (shown (with-current-buffer arcology-oracle-links-buffer-name
+                             (replace-regexp-in-string "[ \n]+" " " (buffer-substring-no-properties (point-min) (point-max))))))
+                (message "refused, retry %s: %s" (car case) said)
+                (should (string-match-p (nth 2 case) said))
+                (should (string-suffix-p (concat "Links to add to: Brand new " said " ") shown))
+                ;; Retrying is offered once, or not at all ("trying again will not").
+                (should (= (length (split-string said "\\<again\\>")) 2))
+                (should (eq (eq (car case) t) (and (string-match-p "with g\\>" said) t)))))
+          (kill-buffer source))))))
+
 (provide 'arcology-oracle-http-test)
 
 ;;; arcology-oracle-http-test.el ends here
