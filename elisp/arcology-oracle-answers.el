@@ -110,8 +110,12 @@ keeps it so), off while it is edited, so that letters insert.
   :lighter nil)
 
 (defun arcology-oracle--answers-sync-keys ()
-  "Turn the reading keys on when the buffer is read-only, off when not."
-  (arcology-oracle-answers-keys-mode (if buffer-read-only 1 -1)))
+  "Turn the reading keys on when the buffer is read-only, off when not.
+Undo is on only while it is editable, from the moment it was made so:
+the answers are the package's writing, not the user's, and \\[undo]
+after \\[arcology-oracle-answers-edit] took a whole answer away."
+  (arcology-oracle-answers-keys-mode (if buffer-read-only 1 -1))
+  (if buffer-read-only (buffer-disable-undo) (buffer-enable-undo)))
 
 (define-derived-mode arcology-oracle-answers-mode org-mode "Answers"
   "Major mode of the answers and summaries buffers: org text, read-only.
@@ -124,7 +128,9 @@ heading the entry is about, \\[quit-window] hides the window.
 \\[arcology-oracle-answers-edit] or \\[read-only-mode] makes the buffer editable \
 \(to copy or rework
 an answer); \\[read-only-mode] makes it read-only again, with those keys.
-Answers still stream in while it is read-only.
+Answers still stream in while it is read-only.  \\[undo] undoes the
+changes made since the buffer was made editable, never what was
+there before.
 
 \\{arcology-oracle-answers-keys-mode-map}"
   (add-hook 'org-open-at-point-functions #'arcology-oracle--open-source-at-point nil t)
@@ -136,6 +142,7 @@ Answers still stream in while it is read-only.
   (setq-local truncate-lines nil)
   (setq-local word-wrap t)
   (setq buffer-read-only t)
+  (buffer-disable-undo)
   (arcology-oracle-answers-keys-mode 1))
 
 (defun arcology-oracle--answers-buffer (name)

@@ -7,6 +7,12 @@ tests/elisp/test_firstday_refusals_in_emacs.py runs them).
   on a graphical display). ``undo-redo`` acted in the read-only list: "Buffer is
   read-only: #<buffer *arcology-oracle similar*>". (``undo-only``, which has no key, is
   remapped too; ``M-x`` calls a command without its remapping.)
+- ``M-x undo``, ``M-x undo-redo`` and ``M-x undo-only`` there run Emacs's own commands on
+  the list: they say "Buffer is read-only", change neither the list nor the note, and
+  show no backtrace, even with ``debug-on-error``.
+- In the answers buffer made editable (``e``, "to copy or rework an answer"), ``C-/``
+  took the whole answer away: the package's own writing was undoable. Undo there undoes
+  the user's edits only.
 - The link suggestions are laid out again when their window's width changes, as the
   similar notes are: a narrower terminal cut them with ``$``.
 """
@@ -17,7 +23,7 @@ import pytest
 
 from tests.elisp.test_firstday_lists_in_emacs import _links_shown
 from tests.elisp.test_firstday_refusals_in_emacs import _started, _wait_similar
-from tests.elisp.walkthrough_driver import LINKS, SIMILAR, Driver
+from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, Driver
 
 NOTE = "sourdough-baking.org"
 
@@ -64,9 +70,46 @@ async def test_every_undo_key_in_a_list_acts_in_the_note(tmp_path, roam_dir, fak
         await _press(driver, ("C-M-_",), before + 1, "C-M-_ (undo-redo): the link back again")
         assert await driver.selected_buffer() == SIMILAR
         assert await driver.buffer_text(SIMILAR) == listed
+
+        await emacs.eval("(setq debug-on-error t)")
+        for command in ("undo", "undo-redo", "undo-only"):
+            mark = await driver.mark()
+            await driver.mx(command)
+            said = await driver.message("read-only", since=mark)
+            assert said == f"execute-extended-command: Buffer is read-only: #<buffer {SIMILAR}>", said
+            assert await driver.buffer_text(SIMILAR) == listed, command
+            assert await _links(driver) == before + 1, command
+        assert await emacs.eval('(get-buffer "*Backtrace*")') == "nil"
+        await emacs.eval("(setq debug-on-error nil)")
+
+        await _edit_an_answer(driver)
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+async def _edit_an_answer(driver: Driver) -> None:
+    """Ask, make the answers editable, undo: only what was typed there goes."""
+    emacs = driver.emacs
+    await driver.select(NOTE)
+    await emacs.keys("C-c", "o", "a")
+    await emacs.wait_text("Ask about this buffer:")
+    await emacs.type("How long does bulk fermentation take?")
+    await emacs.keys("Enter")
+    await emacs.wait(lambda: driver._count_in(ANSWERS, "** Sources", 1), "the answer")
+    answer = await driver.buffer_text(ANSWERS)
+    await driver.select(ANSWERS)
+    await emacs.keys("e")
+    await emacs.wait_text("Editable now")
+    await emacs.keys("M->")
+    await emacs.type("Mine.")
+    await emacs.wait(lambda: driver._count_in(ANSWERS, "Mine.", 1), "the typed text")
+    for _ in range(3):  # the typing, then nothing more
+        await emacs.keys("C-/")
+    await emacs.wait(lambda: driver._text_lacks(ANSWERS, "Mine."), "undo to take the typing out")
+    await emacs.wait_text("No further undo information")
+    assert await driver.buffer_text(ANSWERS) == answer
+    await emacs.keys("C-x", "C-q")
 
 
 @pytest.mark.timeout(180)
