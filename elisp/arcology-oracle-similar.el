@@ -295,6 +295,18 @@ and a line."
               arcology-oracle--similar-last-line line)
         (arcology-oracle--similar-schedule arcology-oracle-idle-delay)))))
 
+(defun arcology-oracle--similar-kill-buffer-h ()
+  "Have the list follow the note shown next when its own note is killed.
+Killed by a command, the command's end does; killed by a callback
+\(a forget that deleted the note), the list kept naming a note gone."
+  (when-let ((list (get-buffer arcology-oracle-similar-buffer-name)))
+    (when (eq (current-buffer) (buffer-local-value 'arcology-oracle--similar-source list))
+      (run-at-time 0 nil (lambda ()
+                           (arcology-oracle--guard
+                             (with-current-buffer (window-buffer (selected-window))
+                               (when arcology-oracle-similar-mode
+                                 (arcology-oracle--similar-post-command-h)))))))))
+
 (defun arcology-oracle--similar-after-save-h ()
   "Refresh the similar notes after a save, once the daemon has re-read the file.
 The daemon waits for writes to settle and re-indexes the file, so
@@ -319,11 +331,13 @@ it back.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
                  (message "arcology-oracle: similar notes need an org-mode buffer"))
         (add-hook 'post-command-hook #'arcology-oracle--similar-post-command-h nil t)
         (add-hook 'after-save-hook #'arcology-oracle--similar-after-save-h nil t)
+        (add-hook 'kill-buffer-hook #'arcology-oracle--similar-kill-buffer-h nil t)
         (setq arcology-oracle--similar-last-heading nil)
         (when (called-interactively-p 'any)
           (arcology-oracle-similar-show)))
     (remove-hook 'post-command-hook #'arcology-oracle--similar-post-command-h t)
-    (remove-hook 'after-save-hook #'arcology-oracle--similar-after-save-h t)))
+    (remove-hook 'after-save-hook #'arcology-oracle--similar-after-save-h t)
+    (remove-hook 'kill-buffer-hook #'arcology-oracle--similar-kill-buffer-h t)))
 
 ;;;###autoload
 (defun arcology-oracle-similar-turn-on ()

@@ -8,6 +8,11 @@ daemon's words and "nothing was remembered", with nothing about trying again; ``
 K`` offered the retry twice ("Nothing forgotten yet (C-c o K tries again in a moment):
 ... save it and try again"). Each says "yet", and names its key once, where the daemon's
 words say to try again; once the other Emacs has saved, the same keys do it.
+
+Then a forget from the daily note itself, the similar notes shown: the daemon deletes
+the daily (it held only that capture), Emacs kills its buffer, and the window shows the
+note read before. The list kept saying "Similar to: <the daily>", a note gone, until a
+key was pressed in the note. It follows that note at once.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import re
 import pytest
 
 from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import Driver, readme_emacs
+from tests.elisp.test_firstday_refusals_in_emacs import _wait_similar
+from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
 from tests.emacs_batch import require_packages
 
 TEXT = "Oil the hinges of the bread box"
@@ -82,8 +88,36 @@ async def test_a_refusal_for_now_names_the_key_that_tries_again_once(tmp_path, r
         await emacs.keys("Enter")
         await driver.message("Forgot", since=mark, timeout=20)
         assert not (await emacs.state())["errors"]
+
+        await _forget_in_the_daily(driver)
     finally:
         for lock in locks:
             lock.unlink()
         await emacs.stop()
         daemon.stop()
+
+
+async def _forget_in_the_daily(driver: Driver) -> None:
+    """Capture, visit the daily with the list shown, forget there: the list follows the
+    note the window shows next, with no key pressed."""
+    emacs = driver.emacs
+    await driver.open("sourdough-baking.org")
+    await emacs.keys("C-c", "o", "s")
+    await _wait_similar(driver, "Similar to: Sourdough Baking", "the note's list")
+    mark = await driver.mark()
+    await _remember(driver, "Feed the starter before bed")
+    said = await driver.message("Remembered in", since=mark, timeout=20)
+    daily = re.search(r"Remembered in (\S+):\d+", said).group(1)
+    await driver.open(daily, "* Feed the starter")
+    await _wait_similar(driver, "Similar to: Feed the starter before bed", "the daily's list")
+    mark = await driver.mark()
+    await emacs.keys("C-c", "o", "K")
+    await emacs.wait_screen(lambda s: "(yes or no)" in s, "the question")
+    await emacs.type("yes")
+    await emacs.keys("Enter")
+    said = await driver.message("Forgot", since=mark, timeout=20)
+    assert "is gone" in said, said
+    assert await driver.selected_buffer() == "sourdough-baking.org"
+    await _wait_similar(driver, "Similar to: Sourdough Baking", "the list to follow the note shown")
+    assert SIMILAR in [w["buffer"] for w in await driver.windows()]
+    assert not (await emacs.state())["errors"]
