@@ -1,12 +1,14 @@
 """A note whose ``#+SETUPFILE:`` is a URL (Org fetches it; the daemon does not) is kept
 out as private: what that file holds may make it so. The real reader, and the real
-daemon (the note is not found, the log says why without naming it, and a local copy
+daemon (the note is not found, the log says why once without naming it, and a local copy
 named instead brings it in). A local setup file that cannot be read gives no tags, as
 Org reads it: that note stays indexed."""
 
 from __future__ import annotations
 
 from arcology_oracle.notes.reader import read_org_bytes
+import aiohttp
+
 from tests.runners import start_daemon, wait_until
 
 URL_LINE = "#+SETUPFILE: https://example.org/theme.setup\n"
@@ -37,6 +39,17 @@ async def test_the_daemon_keeps_out_a_note_with_a_url_setup_file_until_a_local_c
         log = daemon.log()
         assert "names a #+SETUPFILE by URL, which is not fetched: it is kept out as private" in log, log
         assert "themed-otters" not in log, log
+        # Said once, not at each read: a question asked from the note reads it again,
+        # at each change of it.
+        for n in range(3):
+            with note.open("a") as f:
+                f.write(f"edit {n}\n")
+            async with aiohttp.ClientSession() as session:
+                ask = {"question": "where?", "file": note.name, "line": 3, "stream": False}
+                async with session.post(daemon.url + "/ask", json=ask) as resp:
+                    assert resp.status == 200, await resp.text()
+        said = daemon.log().count("names a #+SETUPFILE by URL")
+        assert said == 1, f"said {said} times"
 
         (roam_dir / "theme.setup").write_text("#+filetags: :theme:\n")  # the copy, beside the note
         note.write_text("#+SETUPFILE: theme.setup\n" + BODY)

@@ -12,8 +12,9 @@ read once, at most :data:`MAX_DEPTH` deep, its first :data:`MAX_BYTES`.
 
 A URL setup file fails closed: Org fetches it, and its ``#+FILETAGS`` may make the note
 private, so a note (or a setup file) naming one is private (its tags as Emacs may read
-them hold ``crypt``, :data:`~.privacy.CRYPT_TAG`), and the log says so without naming
-it. A copy of that file beside the note, named instead, makes it readable. A local setup
+them hold ``crypt``, :data:`~.privacy.CRYPT_TAG`), and the log says so once a process,
+without naming it (the note is read again at each change and each question asked from
+it). A copy of that file beside the note, named instead, makes it readable. A local setup
 file that cannot be read (missing, not readable) gives no tags, as Org reads it (Org
 only warns): that one fails open.
 
@@ -60,6 +61,7 @@ RACY_NS = 2_000_000_000
 # its private parts, whose names are kept in memory only (index/private_files.py). Never
 # as it was (no file's path is ""): a process that does not know them reads the note again.
 NAMED_IN_PRIVATE: Seen = ("", -2, -2, -2, -2, "")
+_url_said = False  # the log line about a URL setup file, said once a process
 
 
 def read_setup_files(
@@ -188,6 +190,14 @@ def look(path: str, *, follow: bool = True) -> tuple[bytes | None, Seen]:
     return data, (path, *_numbers(st), hashlib.sha256(data).hexdigest() if racy else "")
 
 
+def _say_url_once() -> None:
+    global _url_said
+    if not _url_said:
+        _url_said = True
+        log.info("a note names a #+SETUPFILE by URL, which is not fetched: it is kept out as private "
+                 "(name a copy of that file beside the note to have it indexed)")
+
+
 def _collect(
     lines: Sequence[str], directory: Path, tags: dict[str, None], seen: dict[str, Seen], read: set[str], depth: int,
     other: dict[str, None],
@@ -201,9 +211,7 @@ def _collect(
         if not name:
             continue
         if "://" in name:  # not fetched: what Org would read there may make the note private
-            if CRYPT_TAG not in other:
-                log.info("a note names a #+SETUPFILE by URL, which is not fetched: it is kept out as private "
-                         "(name a copy of that file beside the note to have it indexed)")
+            _say_url_once()
             other[CRYPT_TAG] = None
             continue
         path = os.path.abspath(directory / os.path.expanduser(name))  # an absolute name stays as it is
