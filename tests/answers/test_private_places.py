@@ -308,3 +308,28 @@ async def test_a_file_the_index_leaves_out_is_named_so_in_the_404(client, roam_d
             assert (await resp.json())["error"].endswith(f": the daemon does not read {path} ({why})"), route
     resp = await client.get("/similar", params={"file": "new.org", "line": "1"})  # not indexed (yet)
     assert resp.status == 404 and (await resp.json())["error"] == "no indexed heading at new.org:1"
+
+
+async def test_text_from_a_note_in_a_hidden_folder_is_refused_and_sends_none_of_it(client, fake_ollama, roam_dir):
+    # A sync tool's old version of a note (Syncthing's .stversions), from before it was
+    # made private: the index never reads a hidden folder, yet its text sent from Emacs
+    # was put in the prompt (and echoed in the answer) and captured into the public daily.
+    (roam_dir / ".stversions").mkdir()
+    name = ".stversions/diary~20261201-101010.org"
+    text = "* Talking it over\nShould I tell them about the placehiddenlynx affair?\n"
+    (roam_dir / name).write_text("#+title: Diary\n" + text)
+    resp = await client.post("/memorize", json={"text": text, "file": name, "line": 3})
+    assert resp.status == 400 and "hidden folder" in (await resp.json())["error"], await resp.text()
+    daily = roam_dir / "daily"
+    assert not daily.exists() or "placehiddenlynx" not in "".join(p.read_text() for p in daily.iterdir())
+
+    fake_ollama.state.clear_records()
+    for where in ({"file": name, "line": 3}, {"visiting": name}):  # a saved buffer, an unsaved one
+        resp = await client.post("/ask", json={"question": "what does this say?", "buffer": text, **where})
+        assert resp.status == 200, await resp.text()
+        assert "placehiddenlynx" not in await resp.text()
+    resp = await client.post("/converse", json={"org": text, "file": name, "line": 2})
+    assert resp.status == 400, await resp.text()
+    resp = await client.post("/similar", json={"text": text, "k": 3, "file": name, "line": 3})
+    assert resp.status == 200, await resp.text()
+    assert fake_ollama.state.chats and "placehiddenlynx" not in sent(fake_ollama)

@@ -141,7 +141,7 @@ class Oracle:
             buffer = None
             if not question:
                 where = f"{file} is private at line {line or 1}" if file else f"{visiting} is private"
-                raise BadRequest(f"{where} (private or crypt tags, ROAM_EXCLUDE, exclude_globs) and there is no question")
+                raise BadRequest(f"{where} (private or crypt tags, ROAM_EXCLUDE, exclude_globs, a hidden folder) and there is no question")
         if buffer:
             # An excerpt or a region may start below a private heading cut off above it.
             buffer = await without_saved_private_lines(self.index, buffer, file or visiting)
@@ -324,7 +324,7 @@ class Oracle:
         model has answered (:func:`.held_sources.held_sources`)."""
         if await is_private_place(self.index, file, line):
             raise BadRequest(f"the conversation is private: {file} at line {line or 1} is in a private part of the notes"
-                             " (private or crypt tags, ROAM_EXCLUDE, exclude_globs)")  # fmt: skip
+                             " (private or crypt tags, ROAM_EXCLUDE, exclude_globs, a hidden folder)")  # fmt: skip
         org = await without_saved_private_lines(self.index, org, file)
         kept = await asyncio.to_thread(strip_private, org, self.settings.private_tags, root=self.settings.roam_dir, path=file)
         conversation = conversations.parse_conversation(kept, marker=marker)

@@ -1,8 +1,10 @@
 """Whether a place in the saved notes is private, for text a client sends from there.
 
 A client sends a part of a note (the heading at point, a region, a conversation's
-subtree, an excerpt of a long buffer) with the file and line it comes from. An
-encrypted note (``.gpg``, ``.age``: Emacs shows it decrypted) is private whole. Cut out of
+subtree, an excerpt of a long buffer) with the file and line it comes from. A note the
+index never reads for where it is (a hidden folder, ``exclude_globs``:
+:func:`~arcology_oracle.notes.files.is_private_path`, the one rule for both) and an
+encrypted note (``.gpg``, ``.age``: Emacs shows it decrypted) are private whole. Cut out of
 its file, that part has lost what may make it private: a tag inherited from a heading
 above it, the file's ``#+filetags``, the file's ``ROAM_EXCLUDE``, the ``exclude_globs``
 the file matches. The part is judged by itself too (:func:`~arcology_oracle.notes.cleaning.strip_private`;
@@ -33,16 +35,17 @@ from ..notes.cleaning import private_lines
 from ..notes.codings import emacs_may_read
 from ..notes.disk import read_regular_file
 from ..notes.org_syntax import decode_org_bytes, split_lines
-from ..notes.files import is_encrypted_name, is_excluded, resolve_inside
+from ..notes.files import is_encrypted_name, is_excluded, is_private_path, resolve_inside
 from ..notes.privacy import PGP_MARKER, Privacy
 from .index_api import NotesIndex
 
 
 async def is_private_place(index: NotesIndex, path: str | None, line: int | None) -> bool:
     """Whether ``line`` (1 when None) of the saved file ``path`` (relative to the notes
-    directory) is in a part the index leaves out, or the file is excluded by
-    ``exclude_globs`` (by that name or, reached through a symlink, by its real path, as
-    the index excludes it). False without ``path``, for a path outside the notes
+    directory) is in a part the index leaves out, or the file is private by where it is
+    (a hidden folder or ``exclude_globs``, :func:`~arcology_oracle.notes.files.is_private_path`;
+    reached through a symlink, ``exclude_globs`` by its real path, as the index excludes
+    it). False without ``path``, for a path outside the notes
     directory, for anything but a regular file (a FIFO is not read) and for a file not
     saved yet (a new buffer's text is judged by itself). The file is read on a worker
     thread."""
@@ -52,8 +55,8 @@ async def is_private_place(index: NotesIndex, path: str | None, line: int | None
 
 
 async def is_private_file(index: NotesIndex, path: str | None) -> bool:
-    """Whether the saved file ``path`` is private as a whole: excluded by ``exclude_globs``
-    (as :func:`is_private_place` judges it), or every line of it private (its file tags,
+    """Whether the saved file ``path`` is private as a whole: by where it is (as
+    :func:`is_private_place` judges it), or every line of it private (its file tags,
     its setup files', a file-level ``ROAM_EXCLUDE``). For the file an unsaved buffer is a
     state of, whose lines are not the saved file's. False as :func:`is_private_place` is."""
     if not path:
@@ -160,10 +163,11 @@ def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> b
         file = resolve_inside(settings.roam_dir, path)
     except ValueError:
         return False
-    # Excluded by its name or, reached through a symlink, by its real one (as the index).
+    # Private by its name (hidden, excluded) or, reached through a symlink, excluded by its
+    # real one (as the index: a link to a file in a hidden folder is read).
     real_root = os.path.realpath(settings.roam_dir)
     real_rel = os.path.relpath(os.path.realpath(file), real_root).replace(os.sep, "/")
-    if is_excluded(path, settings.exclude_globs) or is_excluded(real_rel, settings.exclude_globs):
+    if is_private_path(path, settings.exclude_globs) or is_excluded(real_rel, settings.exclude_globs):
         return True
     # An encrypted note (epa-file's .gpg, age.el's .age): Emacs shows it decrypted, the
     # saved bytes are ciphertext the reader finds nothing private in. Private whole.

@@ -28,7 +28,7 @@ async def memorize(request: web.Request) -> web.Response:
     the capture escapes its heading lines, which would make them public."""
     body = await parse_body(request, MemorizeRequest)
     if why := await why_private_source(request.app[index_key], body.text, body.file, body.line):
-        raise BadRequest(f"{why} (private or crypt tags, ROAM_EXCLUDE, exclude_globs): nothing was written")
+        raise BadRequest(f"{why} (private or crypt tags, ROAM_EXCLUDE, exclude_globs, a hidden folder): nothing was written")
     tags = clean_tags(list(body.tags) if body.tags is not None else None)
     if why := await why_private_text(request.app[index_key], body.text, body.file, tags or ()):
         raise BadRequest(f"{why}: nothing was written (tag the capture private to keep it out of the index)")

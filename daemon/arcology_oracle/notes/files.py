@@ -39,11 +39,20 @@ def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
     if not parts or not rel.endswith(".org") or rel.startswith("/"):
         return False
     name = parts[-1]
-    if name == ".org" or any(p.startswith(".") or p == ".." for p in parts):
+    if name == ".org" or ".." in parts or (name.startswith("#") and name.endswith("#")):
         return False
-    if name.startswith("#") and name.endswith("#"):
-        return False
-    return not is_excluded(rel, exclude_globs)
+    return not is_private_path(rel, exclude_globs)
+
+
+def is_private_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
+    """Whether the root-relative POSIX path ``rel`` is private by where it is: in a hidden
+    folder or a hidden file (a part starting with ``.``: a sync tool's old versions in
+    ``.stversions``, ``.git``), or matched by ``exclude_globs``. The index never reads it,
+    and text a client sends from it is never stored, returned or put in a prompt
+    (:mod:`arcology_oracle.answers.private_places`): one rule for both."""
+    if any(p.startswith(".") for p in PurePosixPath(rel).parts):
+        return True
+    return is_excluded(rel, exclude_globs)
 
 
 _ENCRYPTED_RE = re.compile(r"\.(gpg|age)(~|\.~\d+~)?$")  # as epa-file-name-regexp (and age.el), with backups
