@@ -35,7 +35,7 @@ from ..notes.cleaning import private_lines
 from ..notes.codings import emacs_may_read
 from ..notes.disk import read_regular_file
 from ..notes.org_syntax import decode_org_bytes, split_lines
-from ..notes.files import is_encrypted_name, is_excluded, is_private_path, resolve_inside
+from ..notes.files import is_encrypted_name, is_excluded, is_excluded_file, is_private_path, resolve_inside
 from ..notes.privacy import PGP_MARKER, Privacy
 from .index_api import NotesIndex
 
@@ -44,8 +44,8 @@ async def is_private_place(index: NotesIndex, path: str | None, line: int | None
     """Whether ``line`` (1 when None) of the saved file ``path`` (relative to the notes
     directory) is in a part the index leaves out, or the file is private by where it is
     (a hidden folder or ``exclude_globs``, :func:`~arcology_oracle.notes.files.is_private_path`;
-    reached through a symlink, ``exclude_globs`` by its real path, as the index excludes
-    it). False without ``path``, for a path outside the notes
+    reached through a symlink, ``exclude_globs`` by its real path; a hard link, by its
+    other names: as the index excludes it). False without ``path``, for a path outside the notes
     directory, for anything but a regular file (a FIFO is not read) and for a file not
     saved yet (a new buffer's text is judged by itself). The file is read on a worker
     thread."""
@@ -168,6 +168,8 @@ def _saved_line_is_private(settings: Settings, path: str, line: int | None) -> b
     real_root = os.path.realpath(settings.roam_dir)
     real_rel = os.path.relpath(os.path.realpath(file), real_root).replace(os.sep, "/")
     if is_private_path(path, settings.exclude_globs) or is_excluded(real_rel, settings.exclude_globs):
+        return True
+    if is_excluded_file(settings.roam_dir, file, settings.exclude_globs):  # a hard link to an excluded file
         return True
     # An encrypted note (epa-file's .gpg, age.el's .age): Emacs shows it decrypted, the
     # saved bytes are ciphertext the reader finds nothing private in. Private whole.

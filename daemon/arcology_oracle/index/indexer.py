@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..ollama.embed import Embedder, prefixes_key
-from ..notes.files import is_indexable_path, iter_org_files
+from ..notes.files import has_other_names, is_indexable_path, iter_org_files
 from ..notes.records import ParsedFile
 from ..notes.setup_files import changed_since
 from ..store import Store
@@ -184,8 +184,8 @@ class Indexer:
 
         A path that no longer exists, or that is not indexable any more (renamed to a
         backup, matched by an exclude glob, a link out of the root), has its rows
-        deleted. A path reaching a file through a symlink is indexed only if it is the
-        path :func:`~arcology_oracle.notes.files.iter_org_files` gives that file, so the
+        deleted. A path reaching a file through a symlink, or a file of several names (a
+        hard link), is indexed only if it is a path ``iter_org_files`` gives, so the
         watcher and a full reconcile always agree.
         """
         with self._lock:
@@ -201,8 +201,8 @@ class Indexer:
                     and _inside_root(self.root, abs_path)
                     and abs_path.is_file()
                 )
-                if wanted and _through_symlink(self.root, rel):
-                    # A link to a file inside the root: only under the path a reconcile would choose.
+                if wanted and (_through_symlink(self.root, rel) or has_other_names(abs_path, self.settings.exclude_globs)):
+                    # A link to a file inside the root, or a hard link: only as a reconcile chooses.
                     if canonical is None:
                         aliases: dict[str, str] = {}
                         canonical = {r for r, _ in iter_org_files(self.root, self.settings.exclude_globs, aliases)}

@@ -16,8 +16,10 @@ Which files count (:func:`is_indexable_path`, shared by the walker and the watch
 Symlinks are followed only when their target resolves inside the root, and a file reached
 through one counts only when its real path (relative to the root) is not excluded either:
 ``exclude_globs = ["attic/**"]`` also keeps out ``notes/old.org -> ../attic/old.org`` and
-every file below a link to ``attic``. Every real file is yielded once: under its real path
-when that is walked, else under the first symlinked path in sorted order. Cycles cannot
+every file below a link to ``attic``. A note is one file whatever its names: a hard link
+to an excluded ``.org`` file (the same device and inode) is excluded too, under every
+name. Every real file is yielded once: under its real path when that is walked, else
+under the first symlinked path in sorted order. Cycles cannot
 loop: a symlinked directory whose target was already walked is not walked again.
 """
 
@@ -88,9 +90,30 @@ def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
     return any(_glob_matches(g, rel, parts) for g in exclude_globs)
 
 
+def has_other_names(path: Path, exclude_globs: Sequence[str] = ()) -> bool:
+    """Whether, with ``exclude_globs`` set, the file at ``path`` has other names (hard
+    links) that may be excluded: only a walk (:func:`iter_org_files`) tells which."""
+    try:
+        return bool(exclude_globs) and os.stat(path).st_nlink > 1
+    except (OSError, ValueError):
+        return False
+
+
+def is_excluded_file(root: Path, path: Path, exclude_globs: Sequence[str] = ()) -> bool:
+    """Whether the file at ``path`` (below ``root``) is excluded under another of its
+    names, a hard link ``exclude_globs`` match (as :func:`iter_org_files` judges it). A
+    walk of the notes, only for a file with several names."""
+    if not has_other_names(path, exclude_globs):
+        return False
+    excluded: set[tuple[int, int]] = set()
+    for _ in iter_org_files(root, exclude_globs, excluded=excluded):
+        pass
+    return _identity(str(path)) in excluded
+
+
 def iter_org_files(
     root: Path, exclude_globs: Sequence[str] = (), aliases: dict[str, str] | None = None,
-    left_out: set[str] | None = None,
+    left_out: set[str] | None = None, excluded: set[tuple[int, int]] | None = None,
 ) -> Iterator[tuple[str, Path]]:
     """Yield ``(relative POSIX path, absolute path)`` for each org file below ``root``.
 
@@ -100,13 +123,17 @@ def iter_org_files(
     (a symlinked) path, mapped to that path: edits show up under the real path.
     ``left_out``, when given, gets the paths of the links to org files left out for where
     they lead (their real path excluded, or outside the root): names that say what an
-    excluded note is, which the daemon's log must not name either.
+    excluded note is, which the daemon's log must not name either; and the names of the
+    files that are also an excluded file (a hard link). ``excluded``, when given, gets
+    the device and inode of each excluded file with other names.
     """
     base = root.resolve()
     prefix = str(base).rstrip(os.sep) + os.sep
     found: dict[str, str] = {}  # real path -> rel path
     walked: set[str] = set()  # real paths of walked directories
     links: list[tuple[str, str]] = []  # (rel path, real target) of symlinks, found in order
+    inodes: dict[str, int] = {}  # real path -> inode as its directory lists it (no stat)
+    hard: dict[int, set[tuple[int, int]]] = {}  # listed inode -> (device, inode) of excluded files with other names
 
     def real_excluded(real: str, rel: str) -> bool:
         """Whether the real path (below the root) of the file reached as ``rel`` is excluded."""
@@ -145,6 +172,12 @@ def iter_org_files(
                     real_file = os.path.join(real, entry.name)
                     if not real_excluded(real_file, rel):
                         found.setdefault(real_file, rel)
+                        inodes[real_file] = entry.inode()
+                elif exclude_globs and rel.endswith(".org") and entry.is_file() and is_excluded(rel, exclude_globs):
+                    st = entry.stat(follow_symlinks=False)
+                    if st.st_nlink > 1:  # an excluded note: its other names are excluded too
+                        for listed in {entry.inode(), st.st_ino}:
+                            hard.setdefault(listed, set()).add((st.st_dev, st.st_ino))
             except OSError:
                 continue
 
@@ -161,6 +194,15 @@ def iter_org_files(
             found[target] = rel
         elif left_out is not None and is_indexable_path(rel, exclude_globs) and real_excluded(target, rel):
             left_out.add(rel)
+    if hard:  # a name of an excluded file: a stat only of the files its directory lists so
+        identities = set().union(*hard.values())
+        for real, rel in list(found.items()):
+            if (real not in inodes or inodes[real] in hard) and _identity(real) in identities:
+                del found[real]
+                if left_out is not None:
+                    left_out.add(rel)
+        if excluded is not None:
+            excluded.update(identities)
     if aliases is not None:
         for real, rel in found.items():
             real_rel = real.removeprefix(prefix).replace(os.sep, "/")
@@ -186,6 +228,14 @@ def resolve_inside(root: Path, rel: str) -> Path:
     if not _inside(os.path.realpath(candidate), str(base)):
         raise ValueError(f"path escapes the notes directory: {rel!r}")
     return candidate
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _inside(path: str, base: str) -> bool:
