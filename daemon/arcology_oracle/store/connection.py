@@ -3,7 +3,8 @@
 
 One store wraps one connection and is used from one thread at a time. The daemon keeps a
 single writer (the indexer) and one reader per worker thread; WAL mode lets readers run
-while the writer commits. Every value is bound as a parameter.
+while the writer commits. Every value is bound as a parameter, but a row limit, an int
+written as SQL text (:func:`.db.limit`).
 """
 
 from __future__ import annotations

@@ -94,3 +94,15 @@ def unpack_vector(blob: bytes) -> list[float]:
     if sys.byteorder != "little":  # pragma: no cover
         arr.byteswap()
     return arr.tolist()
+
+
+def limit(k: int) -> str:
+    """``LIMIT k`` as SQL text (``k`` made an int, so nothing else can get in). A bound
+    ``LIMIT ?`` after an ORDER BY on an expression or a join (on SQLite 3.50, any FTS5
+    ``MATCH``'s too) made SQLite compile the
+    statement again at every run (it reads the bound value to plan, then marks the
+    statement stale at the next bind): replayed, 0.57 of the 1.57 ms of /similar's
+    nearest-headings statement at 20k; about 3% of a /similar's CPU (BENCHMARKS.md,
+    issue 30, thirty-first round). Each distinct ``k`` is one more cached statement;
+    callers pass few."""
+    return f"LIMIT {int(k)}"

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..notes import cjk
 from . import node_means, note_text_cache, vector_mean, vectors, word_counts
-from .db import pack_vector, sqlite, unpack_vector
+from .db import limit, pack_vector, sqlite, unpack_vector
 from .snippets import SNIPPET_SQL, with_long_snippets
 from .oracle_words import answer_sql, own_text_sql, users_chunk_sql
 from .migrations import FTS_TOKENIZE
@@ -35,12 +35,13 @@ from .vector_sync import VEC_TABLE, VectorSync
 # manuals 0.923 throughout. 0.75: the lowest that loses nowhere.
 _SCORE_WEIGHTS = "1.0, 0.75, 1.0, 0.75, 1.0"
 
-# The k nearest of the candidates (rowids as JSON), exactly, by sqlite-vec: the query
-# vector, the candidates, k.
-_NEAREST = (
-    f"WITH near AS (SELECT e.hash AS hash, v.rowid AS rid, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
-    " JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?)) ORDER BY d, v.rowid LIMIT ?)"
-)
+def _nearest(k: int) -> str:
+    """The k nearest of the candidates, exactly, by sqlite-vec (parameters: the query
+    vector, the candidates' rowids as JSON)."""
+    return (
+        f"WITH near AS (SELECT e.hash AS hash, v.rowid AS rid, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
+        f" JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?)) ORDER BY d, v.rowid {limit(k)})"
+    )
 
 
 def _l2(cosine_distance: float) -> float:
@@ -64,8 +65,8 @@ class Search(VectorSync):
         snippet = SNIPPET_SQL if snippets else "NULL"
         rows = self.conn.execute(
             f"SELECT rowid, bm25(headings_fts) AS rank, {snippet} AS snip"
-            " FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank LIMIT ?",
-            (match, int(k)),
+            f" FROM headings_fts WHERE headings_fts MATCH ? ORDER BY rank {limit(k)}",
+            (match,),
         ).fetchall()
         found = with_long_snippets(self.conn, match, dict((r[0], r[2]) for r in rows)) if snippets else {}
         return [(r[0], r[1], found.get(r[0], r[2])) for r in rows]
@@ -100,8 +101,8 @@ class Search(VectorSync):
                     "SELECT 1 FROM temp.headings_exact_terms WHERE term = ? LIMIT 1", (word,)
                 ).fetchone():
                     counts[word] = self.conn.execute(
-                        "SELECT count(*) FROM (SELECT 1 FROM headings_exact WHERE headings_exact MATCH ? LIMIT ?)",
-                        ('"' + word.replace('"', '""') + '"', at_most),
+                        f"SELECT count(*) FROM (SELECT 1 FROM headings_exact WHERE headings_exact MATCH ? {limit(at_most)})",
+                        ('"' + word.replace('"', '""') + '"',),
                     ).fetchone()[0]
             cache.remember(counts)
             found.update(counts)
@@ -116,9 +117,9 @@ class Search(VectorSync):
         rows = self.conn.execute(
             f"SELECT x.rowid, -x.rank, h.node_id, f.path, {answer_sql('h')} FROM"
             " (SELECT rowid, bm25(headings_exact) AS rank FROM headings_exact"
-            "  WHERE headings_exact MATCH ? ORDER BY rank LIMIT ?) x"
+            f"  WHERE headings_exact MATCH ? ORDER BY rank {limit(k)}) x"
             " JOIN headings h ON h.id = x.rowid JOIN files f ON f.id = h.file ORDER BY x.rank",
-            (match, int(k)),
+            (match,),
         ).fetchall()
         return [(r[0], r[1], r[2], r[3]) for r in rows if not r[4]]
 
@@ -139,8 +140,8 @@ class Search(VectorSync):
             for match in matches:
                 for rowid, rank in self.conn.execute(
                     f"SELECT rowid, bm25({table}, {_SCORE_WEIGHTS}) AS rank FROM {table}"
-                    f" WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-                    (match, int(k)),
+                    f" WHERE {table} MATCH ? ORDER BY rank {limit(k)}",
+                    (match,),
                 ):
                     scores[rowid] = scores.get(rowid, 0.0) - rank
         return sorted(scores.items(), key=lambda item: -item[1])[: int(k)]  # stable: ties in index order
@@ -171,7 +172,7 @@ class Search(VectorSync):
         params = self._knn_params(vector, k, skip)
         if params is None:
             return []
-        rows = self.conn.execute(f"{_NEAREST} SELECT hash, d FROM near ORDER BY d, rid", params).fetchall()
+        rows = self.conn.execute(f"{_nearest(k)} SELECT hash, d FROM near ORDER BY d, rid", params).fetchall()
         return [(text_hash, _l2(distance)) for text_hash, distance in rows]
 
     def knn_headings(self, vector: Sequence[float], k: int, skip=None) -> list[tuple[int, float]]:
@@ -184,7 +185,7 @@ class Search(VectorSync):
         if params is None:
             return []
         rows = self.conn.execute(
-            f"{_NEAREST} SELECT c.heading, min(near.d) AS best FROM near JOIN chunks c ON c.hash = near.hash"
+            f"{_nearest(k)} SELECT c.heading, min(near.d) AS best FROM near JOIN chunks c ON c.hash = near.hash"
             f" WHERE c.first_turn IS NULL OR NOT {own_text_sql('c.heading')}"
             " GROUP BY c.heading ORDER BY best, min(near.rid)",
             params,
@@ -192,7 +193,7 @@ class Search(VectorSync):
         return [(heading_id, _l2(distance)) for heading_id, distance in rows]
 
     def _knn_params(self, vector: Sequence[float], k: int, skip=None) -> tuple | None:
-        """The parameters of :data:`_NEAREST` for the in-memory index's candidates."""
+        """The parameters of :func:`_nearest` for the in-memory index's candidates."""
         if not self.has_vector_table() or k <= 0:
             return None
         index = self._vector_index()
@@ -200,7 +201,7 @@ class Search(VectorSync):
         candidates = index.search(vector, int(k) + max(10, int(k) // 4), skip=skip)
         if not candidates:
             return None
-        return pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates]), int(k)
+        return pack_vector(np.asarray(vector, np.float32)), json.dumps([rowid for rowid, _ in candidates])
 
     def mean_vector(self) -> np.ndarray | None:
         """The mean of the stored vectors (:mod:`.vector_mean`), None when there are none:

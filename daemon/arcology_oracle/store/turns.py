@@ -128,9 +128,12 @@ class Turns(StoreBase):
         replies: dict[str, list[tuple[int, int]]] = {}
         for path, speaker, first, last in self.conn.execute(
             "SELECT f.path, t.speaker, t.start_line, t.end_line FROM files f JOIN headings h ON h.file = f.id"
-            " JOIN turns t ON t.heading = h.id WHERE f.path IN (SELECT value FROM json_each(?)) AND t.speaker LIKE ?"
-            " ORDER BY t.start_line, t.end_line",
-            (json.dumps(paths), f"%{GROUNDED_SUFFIX}%"),
+            # The pattern as SQL text, as oracle_words.py writes it: a bound LIKE pattern
+            # made SQLite compile this statement again at every run (issue 30's
+            # thirty-first round, BENCHMARKS.md).
+            " JOIN turns t ON t.heading = h.id WHERE f.path IN (SELECT value FROM json_each(?))"
+            f" AND t.speaker LIKE '%{GROUNDED_SUFFIX}%' ORDER BY t.start_line, t.end_line",
+            (json.dumps(paths),),
         ):
             if is_grounded_speaker(speaker):
                 replies.setdefault(path, []).append((first, last))
