@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from arcology_oracle.store import Store
+from arcology_oracle.store import Store, dated
 from arcology_oracle.store.db import sqlite
 from tests.store.test_vectors import clustered
 from tests.store_rows import write_file
@@ -77,3 +77,19 @@ def test_held_replies_are_compiled_once(store):
     rows = store.file_headings("a.org")
     counts = compilations(store, lambda i: store.replies_held(rows[i:]))
     assert counts[1:] == [0, 0], counts
+
+
+def test_dated_and_turn_reads_are_compiled_once(store):
+    """/ask's and the dated searches' reads: each run another range (none holds anything)."""
+    def until(i: int) -> str:
+        return f"2024-02-0{i + 1}"
+
+    reads = {
+        "fts_in_range": lambda i: dated.fts_in_range(store, f'"body" OR "{i}"', 20, "2024-01-01", until(i)),
+        "vectors_in_range": lambda i: dated.vectors_in_range(store, "2024-01-01", until(i)),
+        "headings_in_range": lambda i: dated.headings_in_range(store, "2024-01-01", until(i), 20),
+        "turn_search": lambda i: store.turn_search(f'"body" OR "{i}"', 20),
+        "turns_in_range": lambda i: store.turns_in_range("2024-01-01", until(i), 20),
+    }
+    counts = {name: compilations(store, read)[1:] for name, read in reads.items()}
+    assert counts == dict.fromkeys(reads, [0, 0]), counts

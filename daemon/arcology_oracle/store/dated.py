@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .db import limit as limit_sql
 from .index import Store
 from .snippets import SNIPPET_SQL
 from .vector_sync import VEC_TABLE
@@ -20,8 +21,8 @@ def fts_in_range(store: Store, match: str, k: int, since: str, until: str) -> li
         "SELECT f.rowid, bm25(headings_fts, 4.0, 2.0, 1.0) AS rank,"
         f" {SNIPPET_SQL.replace('length(text)', 'length(f.text)')}"
         " FROM headings_fts f JOIN headings h ON h.id = f.rowid"
-        " WHERE headings_fts MATCH ? AND h.date BETWEEN ? AND ? ORDER BY rank LIMIT ?",
-        (match, since, until, int(k)),
+        f" WHERE headings_fts MATCH ? AND h.date BETWEEN ? AND ? ORDER BY rank {limit_sql(k)}",
+        (match, since, until),
     ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows]
 
@@ -34,8 +35,8 @@ def vectors_in_range(store: Store, since: str, until: str) -> tuple[list[int], n
     rows = store.conn.execute(
         "SELECT c.heading, v.embedding FROM headings h JOIN chunks c ON c.heading = h.id"
         f" JOIN embeddings e ON e.hash = c.hash JOIN {VEC_TABLE} v ON v.rowid = e.id"
-        " WHERE h.date BETWEEN ? AND ? LIMIT ?",
-        (since, until, MAX_EXACT_VECTORS + 1),
+        f" WHERE h.date BETWEEN ? AND ? {limit_sql(MAX_EXACT_VECTORS + 1)}",
+        (since, until),
     ).fetchall()
     if len(rows) > MAX_EXACT_VECTORS:
         return None
@@ -57,8 +58,8 @@ def headings_in_range(store: Store, since: str, until: str, limit: int, *, daily
         for r in store.conn.execute(
             "SELECT h.id FROM headings h JOIN files f ON f.id = h.file WHERE h.date BETWEEN ? AND ?"
             f" AND (h.level > 0 OR h.text != ''){only} ORDER BY h.date, h.date_source IS 'mtime', f.path, h.start_line"
-            " LIMIT ?",
-            (since, until, int(limit)),
+            f" {limit_sql(limit)}",
+            (since, until),
         )
     ]
 

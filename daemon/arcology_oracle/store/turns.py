@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from ..notes.conversations import GROUNDED_SUFFIX, is_grounded_speaker
 from ..notes.oracle_words import Spans, held_replies
 from .connection import StoreBase
+from .db import limit as limit_sql
 from .oracle_words import oracle_turn_sql
 
 _TURN_COLUMNS = "t.id, t.heading, t.ordinal, t.speaker, t.text, t.start_line, t.end_line, t.date"
@@ -30,8 +31,8 @@ class Turns(StoreBase):
         ``(heading, ordinal, speaker, -bm25)``, best first."""
         rows = self.conn.execute(
             "SELECT t.heading, t.ordinal, t.speaker, -bm25(turns_fts) AS score FROM turns_fts"
-            " JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ? ORDER BY bm25(turns_fts) LIMIT ?",
-            (match, int(k)),
+            f" JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ? ORDER BY bm25(turns_fts) {limit_sql(k)}",
+            (match,),
         ).fetchall()
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
@@ -77,8 +78,8 @@ class Turns(StoreBase):
         # A turn's date is a day or a day and a time (2024-03-05T09:00): every one of
         # until's day sorts below until + "~" (m017's index answers the range).
         rows = self.conn.execute(
-            "SELECT heading, ordinal FROM turns WHERE date >= ? AND date < ? ORDER BY date, heading, ordinal LIMIT ?",
-            (since, until + "~", int(limit)),
+            f"SELECT heading, ordinal FROM turns WHERE date >= ? AND date < ? ORDER BY date, heading, ordinal {limit_sql(limit)}",
+            (since, until + "~"),
         )
         return [(r[0], r[1]) for r in rows]
 
