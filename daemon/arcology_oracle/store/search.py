@@ -39,8 +39,9 @@ def _nearest(k: int) -> str:
     """The k nearest of the candidates, exactly, by sqlite-vec (parameters: the query
     vector, the candidates' rowids as JSON)."""
     return (
-        f"WITH near AS (SELECT e.hash AS hash, v.rowid AS rid, vec_distance_cosine(v.embedding, ?) AS d FROM {VEC_TABLE} v"
-        f" JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?)) ORDER BY d, v.rowid {limit(k)})"
+        "WITH near AS (SELECT e.hash AS hash, v.rowid AS rid, vec_distance_cosine(v.embedding, ?) AS d"
+        f" FROM {VEC_TABLE} v JOIN embeddings e ON e.id = v.rowid WHERE v.rowid IN (SELECT value FROM json_each(?))"
+        f" ORDER BY d, v.rowid {limit(k)})"
     )
 
 
@@ -101,7 +102,8 @@ class Search(VectorSync):
                     "SELECT 1 FROM temp.headings_exact_terms WHERE term = ? LIMIT 1", (word,)
                 ).fetchone():
                     counts[word] = self.conn.execute(
-                        f"SELECT count(*) FROM (SELECT 1 FROM headings_exact WHERE headings_exact MATCH ? {limit(at_most)})",
+                        "SELECT count(*) FROM (SELECT 1 FROM headings_exact WHERE headings_exact MATCH ?"
+                        f" {limit(at_most)})",
                         ('"' + word.replace('"', '""') + '"',),
                     ).fetchone()[0]
             cache.remember(counts)

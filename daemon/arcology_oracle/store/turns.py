@@ -78,7 +78,8 @@ class Turns(StoreBase):
         # A turn's date is a day or a day and a time (2024-03-05T09:00): every one of
         # until's day sorts below until + "~" (m017's index answers the range).
         rows = self.conn.execute(
-            f"SELECT heading, ordinal FROM turns WHERE date >= ? AND date < ? ORDER BY date, heading, ordinal {limit_sql(limit)}",
+            "SELECT heading, ordinal FROM turns WHERE date >= ? AND date < ?"
+            f" ORDER BY date, heading, ordinal {limit_sql(limit)}",
             (since, until + "~"),
         )
         return [(r[0], r[1]) for r in rows]
