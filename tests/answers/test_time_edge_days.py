@@ -55,3 +55,57 @@ def test_the_days_the_calendar_turns(now, question, since, until):
     found = parse_when(question, now)
     assert found is not None, question
     assert (found.since.isoformat(), found.until.isoformat()) == (since, until), (now, question)
+
+
+SUNDAY_EVENING = dt.datetime(2027, 2, 28, 19)
+SATURDAY = dt.datetime(2027, 2, 27, 10)
+WEDNESDAY = dt.datetime(2027, 3, 3, 10)
+
+
+@pytest.mark.parametrize(
+    ("now", "question", "since", "until"),
+    [
+        # A weekday named alone on that weekday is today ("last Sunday" is a week back).
+        (SUNDAY_EVENING, "what did I write on Sunday?", "2027-02-28", "2027-02-28"),
+        (SUNDAY_EVENING, "what did I do Sunday", "2027-02-28", "2027-02-28"),
+        (SUNDAY_EVENING, "what did I do on Sunday evening?", "2027-02-28", "2027-02-28"),
+        (SUNDAY_EVENING, "what did I do last Sunday?", "2027-02-21", "2027-02-21"),
+        (SUNDAY_EVENING, "what have I done since Sunday?", "2027-02-21", "2027-02-28"),
+        (SUNDAY_EVENING, "日曜日に何を書いた？", "2027-02-28", "2027-02-28"),
+        (SUNDAY_EVENING, "日曜に何をした？", "2027-02-28", "2027-02-28"),
+        (SUNDAY_EVENING, "星期天我写了什么", "2027-02-28", "2027-02-28"),
+        (SATURDAY, "what did I write on Sunday?", "2027-02-21", "2027-02-21"),
+        (SATURDAY, "what did I write on Saturday?", "2027-02-27", "2027-02-27"),
+        (WEDNESDAY, "what did I write on Sunday?", "2027-02-28", "2027-02-28"),
+        # A weekend is its Saturday and Sunday, never the whole week.
+        (WEDNESDAY, "先週末は何をした？", "2027-02-27", "2027-02-28"),
+        (SUNDAY_EVENING, "先週末は何をした？", "2027-02-20", "2027-02-21"),
+        (WEDNESDAY, "今週末の予定は？", "2027-03-06", "2027-03-07"),
+        (WEDNESDAY, "週末は何をした？", "2027-02-27", "2027-02-28"),
+        (SUNDAY_EVENING, "週末は何をした？", "2027-02-27", "2027-02-28"),
+        (WEDNESDAY, "先週末から何をした？", "2027-02-27", "2027-03-03"),
+        (WEDNESDAY, "上周末做了什么", "2027-02-27", "2027-02-28"),
+        (WEDNESDAY, "上个周末做了什么", "2027-02-27", "2027-02-28"),
+        (WEDNESDAY, "这周末做什么", "2027-03-06", "2027-03-07"),
+        (WEDNESDAY, "周末做了什么", "2027-02-27", "2027-02-28"),
+        (WEDNESDAY, "what did I do over the weekend?", "2027-02-27", "2027-02-28"),
+        (SATURDAY, "what did I do on the weekend?", "2027-02-27", "2027-02-28"),
+        (WEDNESDAY, "what is on next weekend?", "2027-03-13", "2027-03-14"),  # as "next week"
+        (WEDNESDAY, "来週末の予定は？", "2027-03-13", "2027-03-14"),
+        (WEDNESDAY, "what did I do last weekend?", "2027-02-27", "2027-02-28"),
+        # A fortnight is 14 days, today and the 13 before.
+        (WEDNESDAY, "what did I do last fortnight?", "2027-02-18", "2027-03-03"),
+        (WEDNESDAY, "what did I do the past fortnight?", "2027-02-18", "2027-03-03"),
+        (WEDNESDAY, "what did I do over the last fortnight?", "2027-02-18", "2027-03-03"),
+        (WEDNESDAY, "what did I do in the past 2 fortnights?", "2027-02-04", "2027-03-03"),
+    ],
+)
+def test_weekdays_weekends_and_fortnights(now, question, since, until):
+    found = parse_when(question, now)
+    assert found is not None, question
+    assert (found.since.isoformat(), found.until.isoformat()) == (since, until), (now, question)
+
+
+@pytest.mark.parametrize("question", ["毎週末何をしている？", "週末旅行のメモ", "每周末做什么"])
+def test_every_weekend_is_no_time(question):
+    assert parse_when(question, WEDNESDAY) is None

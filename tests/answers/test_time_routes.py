@@ -97,3 +97,33 @@ async def test_both_through_the_real_daemon(tmp_path, roam_dir, fake_ollama):
                 assert list(day_order((await ask(question))["sources"]).values()) == FILE_ORDER, question
     finally:
         daemon.stop()
+
+
+async def test_a_weekday_a_weekend_and_a_fortnight_through_the_real_daemon(tmp_path, roam_dir, fake_ollama):
+    # Asked on a Sunday, "what did I write on Sunday" gave the Sunday a week back; 先週末
+    # gave all of last week; "the past fortnight" was no time at all. The same weekday
+    # case comes every day: today's weekday asked today.
+    today = dt.date.today()
+    saturday = last_week_start(today) + dt.timedelta(days=5)
+    dated = {
+        "Kite today": today, "Kite a week ago": today - dt.timedelta(days=7),
+        "Weekend walk": saturday, "Midweek walk": saturday - dt.timedelta(days=3),
+        "Fortnight kiln": today - dt.timedelta(days=12), "Older kiln": today - dt.timedelta(days=20),
+    }  # fmt: skip
+    for n, (heading, day) in enumerate(dated.items()):
+        (roam_dir / f"dated-{n}.org").write_text(f"#+title: Dated {n}\n* {heading}\n:PROPERTIES:\n:CREATED: [{day} 10:00]\n:END:\nSomething.\n")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        async with aiohttp.ClientSession() as session:
+
+            async def recalled(question: str) -> set[str]:
+                async with session.post(daemon.url + "/recall", json={"question": question, "k": 20}) as resp:
+                    assert resp.status == 200, await resp.text()
+                    return {n["heading"] for n in (await resp.json())["notes"]} & set(dated)
+
+            assert await recalled(f"what did I write on {today:%A}?") == {"Kite today"}
+            assert await recalled("先週末は何を書いた？") == {"Weekend walk"}
+            fortnight = await recalled("what did I write in the past fortnight?")
+            assert "Fortnight kiln" in fortnight and "Older kiln" not in fortnight
+    finally:
+        daemon.stop()

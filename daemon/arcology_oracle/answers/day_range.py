@@ -74,6 +74,30 @@ def period_bounds(day: dt.date, period: str) -> tuple[dt.date, dt.date]:
     return day, day
 
 
+def weekend(today: dt.date, which: str = "") -> tuple[dt.date, dt.date]:
+    """The Saturday and Sunday of the weekend ``which`` names, asked on ``today`` (weeks
+    start on Monday): ``this`` this week's, ``last`` the week before's, ``next`` the week
+    after's; a weekend named alone ("over the weekend", 週末, 周末: ``""``) the latest one
+    begun by ``today``, this week's from its Saturday on, else last week's."""
+    weeks = {"this": 0, "last": -1, "next": 1}.get(which, 0 if today.weekday() >= 5 else -1)
+    saturday = today - dt.timedelta(days=today.weekday() - 5 - 7 * weeks)
+    return saturday, saturday + dt.timedelta(days=1)
+
+
+def latest_weekday(days: tuple[dt.date, dt.date], today: dt.date) -> tuple[dt.date, dt.date]:
+    """The ``days`` dateparser read for a weekday named alone ("on Sunday", "Sunday
+    evening", 日曜日, 星期天), made the latest such day up to ``today``: asked on a Sunday,
+    "what did I write on Sunday" is today. A person asking on a Sunday evening about
+    "Sunday" means the day they are in (they would say "last Sunday" for the one before);
+    dateparser reads it so by default (``PREFER_DATES_FROM`` ``current_period``), but
+    :func:`parser_settings`' ``past`` makes it strictly past, a week back. "last Sunday"
+    stays a week back, and after since/before/until the weekday is read as dateparser does
+    ("since Sunday" asked on one is the week)."""
+    if days[0] == days[1] == today - dt.timedelta(days=7):
+        return today, today
+    return days
+
+
 def year_ago(today: dt.date) -> dt.date:
     try:
         return today.replace(year=today.year - 1)

@@ -9,8 +9,10 @@ a part of a day keeps the day it is part of, "last night's dinner" all its days)
 
 A rolling span ends today and goes back the number of hours, days, weeks, months or years
 it names (one without a number): "the past week" is today and the six days before, not
-last calendar week (which "last week" is, read by :mod:`.when`). A weekend is its
-Saturday and Sunday; "last weekend" the one before this week (weeks start on Monday).
+last calendar week (which "last week" is, read by :mod:`.when`); "last fortnight" is the
+past 14 days (a fortnight has no calendar). A weekend is its Saturday and Sunday: "last
+weekend" the one before this week (weeks start on Monday), "over the weekend" the latest
+(:func:`.day_range.weekend`).
 What the clock decides (the night running in the small hours, hours ago) is
 :mod:`.clock`'s.
 """
@@ -21,7 +23,7 @@ import datetime as dt
 import re
 
 from . import clock
-from .day_range import POSSESSIVE, bound_range
+from .day_range import POSSESSIVE, bound_range, weekend
 
 _NUMBERS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
             "nine": 9, "ten": 10, "an": 1, "few": 3, "couple of": 2, "couple": 2}  # fmt: skip
@@ -32,10 +34,13 @@ _NUMBER_WORDS = "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)
 _NOT_OF = r"(?!\s+(?:of|in|before|after|from|until|to)\b)"
 _ROLLING_RE = re.compile(
     rf"\b(?:(in|over|during|within|for)\s+)?the\s+(past|last|previous)\s+(?:(\d{{1,4}}|{_NUMBER_WORDS})\s+)?"
-    r"(minute|hour|day|week|month|year)s?\b" + _NOT_OF,
+    r"(minute|hour|day|week|fortnight|month|year)s?\b" + _NOT_OF,
     re.I,
 )
-_WEEKEND_RE = re.compile(r"\b(last|this|past|previous)\s+weekend\b" + _NOT_OF, re.I)
+# A fortnight is no calendar period: "last fortnight" is the past 14 days (dateparser
+# reads it as one week, two weeks back).
+_FORTNIGHT_RE = re.compile(r"\b(?:last|past|previous|this)\s+fortnight\b" + _NOT_OF, re.I)
+_WEEKEND_RE = re.compile(r"\b(?:(last|this|past|previous|next)\s+|(?:on|over|at|during)\s+the\s+)weekend\b" + _NOT_OF, re.I)
 # The words before a span that make it a range's bound, right before it.
 _BOUND_RE = re.compile(r"\b(since|after|from|before|until|till)\s+$", re.I)
 # A day by its part, and how many days back it is. When in it or where may follow ("last
@@ -101,11 +106,13 @@ def _span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, re.Match, bool
         unit = m[4].lower()
         if unit in ("minute", "hour"):
             return clock.since_hours(dt.timedelta(**{unit + "s": n}), now), today, m, True
-        if unit in ("day", "week"):
-            first = today - dt.timedelta(days=n * (7 if unit == "week" else 1) - 1)
+        if unit in ("day", "week", "fortnight"):
+            first = today - dt.timedelta(days=n * {"day": 1, "week": 7, "fortnight": 14}[unit] - 1)
         else:
             first = _months_back(today, n * (12 if unit == "year" else 1)) + dt.timedelta(days=1)
         return max(first, dt.date.min), today, m, False
+    if m := _FORTNIGHT_RE.search(text):
+        return today - dt.timedelta(days=13), today, m, False
     if m := _PART_OF_DAY_RE.search(text):
         words = m[0].lower().split()
         if words[-1] == "night" or words[-1] == "tonight" or words == ["this", "evening"]:
@@ -116,9 +123,8 @@ def _span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, re.Match, bool
         days = clock.ago(_NUMBER_WORD_RE.sub(_digits, m[0]), now)
         return (*days, m, True) if days else None
     if m := _WEEKEND_RE.search(text):
-        monday = today - dt.timedelta(days=today.weekday())
-        saturday = monday + dt.timedelta(days=5 if m[1].lower() == "this" else -2)
-        return saturday, saturday + dt.timedelta(days=1), m, False
+        which = (m[1] or "").lower()
+        return *weekend(today, "last" if which in ("past", "previous") else which), m, False
     return None
 
 

@@ -28,7 +28,8 @@ from ..errors import BadRequest
 from ..notes import cjk
 from . import clock
 from .day_range import (
-    POSSESSIVE, DateRange, bound_range, date_parser, day_or_span, parser_settings, period_bounds, year_ago,
+    POSSESSIVE, DateRange, bound_range, date_parser, day_or_span, latest_weekday, parser_settings, period_bounds,
+    year_ago,
 )  # fmt: skip
 from .rolling import rolling_span, whole_span
 from .when_cjk import parse_cjk, read_cjk
@@ -48,6 +49,8 @@ _TIME_WORD_RE = re.compile(
     r"\d{4}-\d{2}(?:-\d{2})?|(?:in|of|during|since|from|until|before|after|by)\s+(?:19|20)\d{2})\b",
     re.IGNORECASE,
 )
+# A weekday named alone, perhaps a part of it: the latest such day (:func:`.day_range.latest_weekday`).
+_WEEKDAY_RE = re.compile(rf"(?:on\s+)?(?:{'|'.join(_DAYS)})(?:\s+(?:morning|afternoon|evening|night))?", re.I)
 _THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a)\s+year\b|\ba\s+year\s+ago\s+today\b", re.I)
 _BETWEEN_RE = re.compile(r"\b(?:between\s+(.+?)\s+and|from\s+(.+?)\s+(?:to|until|till))\s+(.+?)(?:[?.!,;]|$)", re.I)
 _ISO_LIKE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
@@ -150,6 +153,8 @@ def _search(text: str, now: dt.datetime) -> DateRange | None:
     for expression, _ in found:
         days = read_expression(expression, now)
         if days:
+            if _WEEKDAY_RE.fullmatch(expression.strip()):
+                days = latest_weekday(days, now.date())
             return DateRange(days[0], days[1], expression.strip())
     return None
 

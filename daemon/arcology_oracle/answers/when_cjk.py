@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from ..notes import cjk
 from . import clock
-from .day_range import DateRange, bound_range, date_parser, day_or_span, period_bounds
+from .day_range import DateRange, bound_range, date_parser, day_or_span, latest_weekday, period_bounds, weekend
 
 # Japanese and Chinese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
 # counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
@@ -33,6 +33,7 @@ _CJK_TIME = (
     rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![{_NUMERALS}数几百千])[{_NUMERALS}]{{1,3}})"
     r"(?:日|週間|時間半?|か月|ヶ月|カ月|ヵ月|年半?|天|周|个?半?小时|个?半?钟头|个?星期|个半?月)前"
     rf"|(?<![{_NUMERALS}\d大多])半(?:時間|日|年|天|个?小时|个?钟头|个?月)前|(?<!\d)\d{{1,3}}分钟?前"
+    r"|先週末|今週末|来週末|(?<!毎)週末" + _CJK_PARTICLE +
     r"|一昨日|昨日|今日|今朝|今夜|今晩|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
     r"|[月火水木金土日]曜日?)"
 )
@@ -40,9 +41,17 @@ _CJK_TIME = (
 # and 説明年度 as no time), and not inside the compounds that hold them (日本周边, 地下,
 # 说明年度, 每周一次).
 _ZH_TIME = (
-    r"(?:前天(?!候)|昨天|今天|昨晚|今晚|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
+    r"(?:(?:上个?|这个?|本|下个?|(?<!每))周末|前天(?!候)|昨天|今天|昨晚|今晚|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
     r"|(?<![说説文])明年(?!度|表)|星期[一二三四五六日天]|(?<![每一两二三四五六七八九十几])周[一二三四五六日](?!次))"
 )
+# The weekends (:func:`.day_range.weekend`): last week's, this week's, next week's, or
+# named alone, the latest.
+_WEEKENDS = {
+    "先週末": "last", "今週末": "this", "来週末": "next", "週末": "", "上周末": "last", "上个周末": "last",
+    "这周末": "this", "这个周末": "this", "本周末": "this", "下周末": "next", "下个周末": "next", "周末": "",
+}  # fmt: skip
+# A weekday named alone (月曜日, 日曜, 星期天, 周日): the latest such day (:func:`.day_range.latest_weekday`).
+_WEEKDAY_RE = re.compile("[月火水木金土日]曜日?|星期[一二三四五六日天]|周[一二三四五六日]")
 _ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
 _CJK_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日|去年的今天")
 
@@ -105,6 +114,8 @@ def parse_cjk(text: str, now: dt.datetime) -> DateRange | None:
     for m in time.finditer(text):
         days = read_cjk(m[0], now)
         if days:
+            if _WEEKDAY_RE.fullmatch(m[0]):
+                days = latest_weekday(days, now.date())
             return DateRange(days[0], days[1], m[0])
     return None
 
@@ -122,6 +133,10 @@ def read_cjk(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
         return _cjk_digits(text, today)
     if text in _NIGHT:
         return clock.night(now, last=_NIGHT[text])
+    if text in _WEEKENDS:
+        return weekend(today, _WEEKENDS[text])
+    if text[-1] == "曜":  # 日曜, as dateparser reads 日曜日
+        text += "日"
     if text == "一昨年":
         return period_bounds(today.replace(month=1, day=1, year=today.year - 2), "year")
     if text == "先々月":
