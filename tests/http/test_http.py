@@ -176,3 +176,15 @@ async def test_no_secret_in_any_response(client):
             else:
                 resp = await client.get(path, params=params)
             assert word not in await resp.text()
+
+
+async def test_a_query_of_particles_alone_finds_nothing_and_says_so(client):
+    # "の" alone found the Japanese notes holding it (nearly every one) and /recall
+    # came back empty without a word why.
+    for q in ("の", "の？", "は が", "的"):
+        body = await (await client.get("/search", params={"q": q})).json()
+        assert (body["results"], body.get("note")) == ([], "nothing to search for: the query is only stop words or particles"), q
+    assert (await (await client.get("/search", params={"q": "日本語"})).json())["results"]
+    for question in ("の", "the"):
+        body = await (await client.post("/recall", json={"question": question})).json()
+        assert body["notes"] == [] and body["note"].startswith("nothing to search for"), question

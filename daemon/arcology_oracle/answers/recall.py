@@ -17,7 +17,7 @@ from contextlib import aclosing
 from ..errors import BadRequest, ServiceUnavailable
 from .context import gather_context
 from .oracle import Oracle
-from .retrieval import RRF_K, one_line
+from .retrieval import NOTHING_TO_SEARCH, RRF_K, nothing_to_search, one_line
 from .when import DateRange
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,8 @@ async def recall(
     ``end_line``, or a heading's text on one line), ``queries`` searched, ``date_range`` used (or None),
     ``mode`` ("keyword" when any query was searched without its embedding, as
     :class:`.oracle.Reply`'s; else "vector"), and ``multi_query_error`` when the model
-    could not write search strings (then only the question was searched)."""
+    could not write search strings (then only the question was searched); ``note`` when
+    nothing was found because the question is only stop words or particles ("の", "the")."""
     question = (question or "").strip()
     if not question:
         raise BadRequest("question must not be empty")
@@ -87,6 +88,7 @@ async def recall(
         "notes": notes,
         "mode": mode,
         **({"multi_query_error": error} if error else {}),
+        **({"note": NOTHING_TO_SEARCH} if not notes and date_range is None and nothing_to_search(question) else {}),
     }
 
 

@@ -137,6 +137,28 @@ def fts_query(
     return (" OR " if any_term else " AND ").join(parts)
 
 
+# Chinese function characters that alone are no search: every Chinese note holds them.
+_ZH_PARTICLES = frozenset("的了吗呢吧")
+NOTHING_TO_SEARCH = "nothing to search for: the query is only stop words or particles"
+
+
+def only_particles(text: str) -> bool:
+    """Whether ``text`` is nothing but Japanese or Chinese particles standing alone
+    ("の", "は が", "的"): no word, and each run of CJK text one hiragana or one
+    :data:`_ZH_PARTICLES` character. Such a query matches nearly every note in those
+    languages, so it finds none. An English stop word alone ("what") is still a search:
+    a heading may be titled by it (:func:`.search_ranking.search_terms`)."""
+    if WORD.search(cjk.strip_cjk(text)):
+        return False
+    grams = cjk.query_bigrams(text, content_only=False)
+    return bool(grams) and all(len(g) == 1 and (cjk.only_hiragana(g) or g in _ZH_PARTICLES) for g in grams)
+
+
+def nothing_to_search(text: str) -> bool:
+    """Whether ``text`` holds no word to look for: only stop words or particles."""
+    return fts_query(text) is None or only_particles(text)
+
+
 def cosine_from_l2(distance: float) -> float:
     """Cosine similarity of two unit vectors from their L2 distance."""
     return 1.0 - (distance * distance) / 2.0

@@ -33,9 +33,12 @@ async def search(
 
     The query's embedding is waited for ``settings.search_embed_wait`` seconds at most;
     after that the search is keyword-only (a busy Ollama must not make a phone's search
-    time out), and the embedding, when it comes, is cached for the next search."""
+    time out), and the embedding, when it comes, is cached for the next search. A query
+    of particles alone ("の") finds nothing (:func:`.retrieval.only_particles`)."""
     if not query.strip() and date_range is None:
         raise BadRequest("the query is empty")
+    if date_range is None and retrieval.only_particles(query):
+        return "keyword", []
     floor = index.settings.min_search_similarity
     if date_range is not None:
         words = timeline.subject(query, date_range)

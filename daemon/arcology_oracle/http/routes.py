@@ -8,6 +8,7 @@ import json
 from aiohttp import web
 from pydantic_core import PydanticSerializationError, to_json
 
+from ..answers import retrieval
 from ..answers import search as notes_search
 from ..answers import timeline
 from ..answers.relevance import min_score_for
@@ -70,7 +71,8 @@ async def search(request: web.Request) -> web.Response:
     query = parse_query(request, SearchQuery)
     rng = await date_range_param(query.since, query.until)
     mode, results = await notes_search.search(request.app[index_key], query.q, query.k, date_range=rng)
-    return results_response(mode, results, rng)
+    empty = not results and rng is None and retrieval.only_particles(query.q)
+    return results_response(mode, results, rng, **({"note": retrieval.NOTHING_TO_SEARCH} if empty else {}))
 
 
 def _fallback_note(mode: str) -> dict:
