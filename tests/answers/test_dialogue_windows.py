@@ -6,13 +6,14 @@ the real daemon and the fake Ollama."""
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
 from arcology_oracle.index.parsing import ParseOptions, parse_note
 from arcology_oracle.notes import dialogue
 from tests.answers.test_recall import post
-from tests.runners import start_daemon
+from tests.runners import run_cli, start_daemon
 
 FILLER = [
     ("Me", "How was the week at the office, any better than the last one?"),
@@ -262,3 +263,21 @@ async def test_a_question_that_is_only_its_time_finds_that_days_conversation(mak
         resp = await client.post("/recall", json={"question": question, "k": 5})
         notes = (await resp.json())["notes"]
         assert any("zorbleflux" in n["text"] for n in notes), (question, [n["heading"] for n in notes])
+
+
+async def test_what_chatgpt_said_in_an_imported_chat_is_recalled(tmp_path, roam_dir, fake_ollama):
+    # "what did ChatGPT tell me about rye" found nothing: "tell" counted as a word the
+    # turns must hold, so neither the user's turn about rye nor ChatGPT's reply passed.
+    export = Path(__file__).parent.parent / "importers" / "fixtures" / "chatgpt.json"
+    code, _, err = await run_cli("import", "chatgpt", str(export), "--roam-dir", str(roam_dir), "--db", str(tmp_path / "daemon.sqlite3"))
+    assert code == 0, err
+    d = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        status, body = await post(d, "/recall", {"question": "what did ChatGPT tell me"})
+        assert status == 200 and "ChatGPT: An 11-34 gives you" in "\n".join(n["text"] for n in body["notes"])
+        status, body = await post(d, "/recall", {"question": "what did ChatGPT tell me about rye"})
+        texts = "\n".join(n["text"] for n in body["notes"])
+        assert status == 200 and "ChatGPT: Feed it at a ratio of 1:1:1." in texts, body
+        assert "11-34" not in texts  # its words about something else are not evidence
+    finally:
+        d.stop()

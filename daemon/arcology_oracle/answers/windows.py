@@ -49,6 +49,9 @@ TURNS = 200  # turns read from BM25
 _NAME_WORD = re.compile(r"\b[A-Z][\w'-]+")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself)\b")
 _STEMS = ("ing", "ed", "es", "s")
+# The verbs of saying, stemmed: in a question about dialogue they ask for it ("what did
+# ChatGPT tell me about rye"), they are not what was said.
+_SAYING = frozenset("say said tell told talk mention ask spoke speak".split())
 
 
 def _stem(word: str) -> str:
@@ -138,7 +141,8 @@ def _ranked_turns(
 ) -> tuple:
     """Turns ``(heading, ordinal)`` by fused score, best first; the cosine of each turn's
     best chunk (its own vector, else its best scene's); and the scene of each turn that
-    only a scene's vector found. ``asked``: the words to search for (``question`` without
+    only a scene's vector found; and the names of the speakers the question is about, as
+    :func:`terms` reads them. ``asked``: the words to search for (``question`` without
     its time words), ``question`` still saying who it is about ("I")."""
     rankings: list[list] = []
     # The speakers the question is about: the user ("I"), or those it names; their
@@ -190,7 +194,8 @@ def _ranked_turns(
     # Within a scene, the turns sharing more of the question's words first.
     order = sorted(scores.items(), key=lambda item: (item[1], ties.get(item[0], 0)), reverse=True)
     # A turn found by its scene alone stands for that scene: the scene is its window.
-    return order, cosine, {key: span for key, span in scene_of.items() if key not in pinpointed}
+    scene_only = {key: span for key, span in scene_of.items() if key not in pinpointed}
+    return order, cosine, scene_only, terms(" ".join(named))
 
 
 def find_windows(
@@ -217,8 +222,12 @@ def find_windows(
     # With a range, its words ("last week", the date) are what dates the turns, not what
     # they say: the turns are searched and gated by the rest (they hid every window).
     asked = timeline.subject(question, date_range) if date_range is not None else question
-    words = terms(asked)
-    ranked, cosine, scene_only = _ranked_turns(store, settings, question, vectors, asked) if words else ([], {}, {})
+    words = terms(asked) - _SAYING
+    ranked, cosine, scene_only, names = _ranked_turns(store, settings, question, vectors, asked) if words else ([], {}, {}, set())
+    # A speaker the question names picks the turns (ranked above); what else it asks for
+    # gates them, the name only when nothing else is asked ("what did ChatGPT tell me"):
+    # every turn of the speaker's starts with the name.
+    words = words - names or words
     ranked = ranked[: 20 * k]
     filler: set[tuple[int, int]] = set()
     if date_range is not None:
