@@ -93,6 +93,13 @@ WEDNESDAY = dt.datetime(2027, 3, 3, 10)
         (WEDNESDAY, "what is on next weekend?", "2027-03-13", "2027-03-14"),  # as "next week"
         (WEDNESDAY, "来週末の予定は？", "2027-03-13", "2027-03-14"),
         (WEDNESDAY, "what did I do last weekend?", "2027-02-27", "2027-02-28"),
+        # A weekday of last, this or next week is that day, not the whole week.
+        (WEDNESDAY, "先週の日曜日に何をした？", "2027-02-28", "2027-02-28"),
+        (WEDNESDAY, "来週の金曜の予定", "2027-03-12", "2027-03-12"),
+        (WEDNESDAY, "上周日写了什么", "2027-02-28", "2027-02-28"),
+        (WEDNESDAY, "上个星期一做了什么", "2027-02-22", "2027-02-22"),
+        (WEDNESDAY, "这周日做什么", "2027-03-07", "2027-03-07"),
+        (WEDNESDAY, "上个月做了什么", "2027-02-01", "2027-02-28"),
         # A fortnight is 14 days, today and the 13 before.
         (WEDNESDAY, "what did I do last fortnight?", "2027-02-18", "2027-03-03"),
         (WEDNESDAY, "what did I do the past fortnight?", "2027-02-18", "2027-03-03"),

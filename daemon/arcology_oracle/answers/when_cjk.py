@@ -1,6 +1,8 @@
 """Time in questions in Japanese and Chinese, read as :mod:`.when` reads English:
 dateparser reads both, and their time words (先週, 昨日, 3日前, 2024年3月, 月曜日; 上周,
-昨天, 3天前, 星期一) are found by their own pattern, with the particles that bound a range
+昨天, 3天前, 星期一) are found by their own pattern; a weekend (先週末, 週末; 上周末, 周末)
+and a weekday of a named week (先週の日曜日, 上周日), which dateparser reads as the whole
+week, are counted here, with the particles that bound a range
 after them (から, まで, 以来, より前; 以来, 以后, 之前, 从X到Y) where English puts its
 prepositions before.
 """
@@ -33,6 +35,7 @@ _CJK_TIME = (
     rf"(?:{_CJK_DATE}|(?:(?<!\d)\d{{1,3}}|(?<![{_NUMERALS}数几百千])[{_NUMERALS}]{{1,3}})"
     r"(?:日|週間|時間半?|か月|ヶ月|カ月|ヵ月|年半?|天|周|个?半?小时|个?半?钟头|个?星期|个半?月)前"
     rf"|(?<![{_NUMERALS}\d大多])半(?:時間|日|年|天|个?小时|个?钟头|个?月)前|(?<!\d)\d{{1,3}}分钟?前"
+    r"|(?:先週|今週|来週)の?[月火水木金土日]曜日?"
     r"|先週末|今週末|来週末|(?<!毎)週末" + _CJK_PARTICLE +
     r"|一昨日|昨日|今日|今朝|今夜|今晩|昨夜|昨晩|先々週|先週|今週|来週|先々月|先月|今月|来月|一昨年|去年|昨年|今年|来年"
     r"|[月火水木金土日]曜日?)"
@@ -41,7 +44,7 @@ _CJK_TIME = (
 # and 説明年度 as no time), and not inside the compounds that hold them (日本周边, 地下,
 # 说明年度, 每周一次).
 _ZH_TIME = (
-    r"(?:(?:上个?|这个?|本|下个?|(?<!每))周末|前天(?!候)|昨天|今天|昨晚|今晚|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
+    r"(?:(?:上|这|本|下)个?(?:周|星期)[一二三四五六日天]|(?:上个?|这个?|本|下个?|(?<!每))周末|前天(?!候)|昨天|今天|昨晚|今晚|上周|(?<!日)本周|这周|(?<!地)下周|上星期|这星期|下星期|上个月|这个月|(?<!日)本月|下个月"
     r"|(?<![说説文])明年(?!度|表)|星期[一二三四五六日天]|(?<![每一两二三四五六七八九十几])周[一二三四五六日](?!次))"
 )
 # The weekends (:func:`.day_range.weekend`): last week's, this week's, next week's, or
@@ -50,6 +53,11 @@ _WEEKENDS = {
     "先週末": "last", "今週末": "this", "来週末": "next", "週末": "", "上周末": "last", "上个周末": "last",
     "这周末": "this", "这个周末": "this", "本周末": "this", "下周末": "next", "下个周末": "next", "周末": "",
 }  # fmt: skip
+# A weekday of last, this or next week (先週の日曜日, 上周日, 下星期一), which dateparser
+# reads as the whole week or not at all: the week, then the day.
+_WEEK_DAY_RE = re.compile("(先週|今週|来週)の?([月火水木金土日])曜日?|(上|这|本|下)个?(?:周|星期)([一二三四五六日天])")
+_WEEKS = {"先週": -1, "上": -1, "来週": 1, "下": 1}
+_DAY_INDEX = {c: i for i, c in enumerate("月火水木金土日")} | {c: i for i, c in enumerate("一二三四五六日")} | {"天": 6}
 # A weekday named alone (月曜日, 日曜, 星期天, 周日): the latest such day (:func:`.day_range.latest_weekday`).
 _WEEKDAY_RE = re.compile("[月火水木金土日]曜日?|星期[一二三四五六日天]|周[一二三四五六日]")
 _ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
@@ -133,6 +141,9 @@ def read_cjk(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
         return _cjk_digits(text, today)
     if text in _NIGHT:
         return clock.night(now, last=_NIGHT[text])
+    if m := _WEEK_DAY_RE.fullmatch(text):
+        day = today + dt.timedelta(days=7 * _WEEKS.get(m[1] or m[3], 0) + _DAY_INDEX[m[2] or m[4]] - today.weekday())
+        return day, day
     if text in _WEEKENDS:
         return weekend(today, _WEEKENDS[text])
     if text[-1] == "曜":  # 日曜, as dateparser reads 日曜日
