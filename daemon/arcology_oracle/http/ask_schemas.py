@@ -80,6 +80,7 @@ class Recalled(Answer):
     date_range: DateRangeUsed | None
     notes: list[dict[str, Any]] = Field(description="sources, each with its fused_score and text")
     multi_query_error: str | None = None
+    note: str | None = Field(None, description="why there are no notes: the question is only stop words or particles")
     mode: Literal["vector", "keyword"] = Field(description="how the notes were found, as /search's mode: keyword when"
                                               " any query's embedding did not come within search_embed_wait")
 

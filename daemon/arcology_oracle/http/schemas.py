@@ -183,7 +183,9 @@ class DateRangeUsed(Answer):
 class Hits(Answer):
     mode: Literal["hybrid", "keyword", "vector", "dated"]
     results: list[Result]
-    note: str | None = Field(None, description="why the answer is in keyword mode")
+    note: str | None = Field(
+        None, description="why the answer is in keyword mode, or (/search) why there are none: the query is only particles"
+    )
     date_range: DateRangeUsed | None = None
     min_score: float | None = Field(
         None, description="/similar: the cut-off used (null: none, keyword mode; /search never cuts)"
