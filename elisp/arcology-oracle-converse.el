@@ -281,7 +281,7 @@ Discard it with `arcology-oracle-discard'.  Returns at once.  A
 read-only buffer is refused; one made read-only, or killed, while
 the model thinks gets nothing: the answer goes to the kill ring."
   (interactive)
-  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations live in org-mode buffers"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations need an Org buffer"))
   (save-excursion
     (save-restriction
       (widen)
@@ -358,7 +358,7 @@ An answer holding a heading of yours (one typed under it) is not
 deleted: that heading would go with it.  One undo brings the answer
 back."
   (interactive)
-  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Not in an org-mode buffer"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Discarding an answer needs an Org buffer"))
   (let (title lines)
     (save-excursion
       (when (org-before-first-heading-p) (arcology-oracle--user-error "No answer at point"))

@@ -84,7 +84,7 @@ reads it."
 
 (defun arcology-oracle--suggest-links-here ()
   "List the links the note at point lacks, as `arcology-oracle-suggest-links'."
-  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Link suggestions need an org-mode buffer"))
+  (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Link suggestions need an Org buffer"))
   (arcology-oracle--refuse-without-file "suggestions are for a note as saved")
   (pcase-let ((`(,node . ,title) (arcology-oracle--node-at-point))
               (own (arcology-oracle--enclosing-ids))

@@ -47,7 +47,7 @@ file then takes the heading and its subtree, or the whole file, out
 of the daemon's index."
   (interactive)
   (unless (derived-mode-p 'org-mode)
-    (arcology-oracle--user-error "Not in an Org buffer"))
+    (arcology-oracle--user-error "Making a note private needs an Org buffer"))
   (when buffer-read-only
     ;; Org's own error named `org-toggle-tag' and printed the buffer as
     ;; #<buffer ...>; the answers and summaries buffers are not notes.

@@ -124,7 +124,7 @@ a daemon that is down only once."
       (arcology-oracle--user-error "No buffer to find similar notes for"))
     (with-current-buffer source
       (unless (derived-mode-p 'org-mode)
-        (arcology-oracle--user-error "Similar notes need an org-mode buffer"))
+        (arcology-oracle--user-error "Similar notes need an Org buffer"))
       (let* ((context (arcology-oracle--heading-context))
              (title (plist-get context :title))
              (tick (buffer-chars-modified-tick))
@@ -328,7 +328,7 @@ it back.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
   (if arcology-oracle-similar-mode
       (if (not (derived-mode-p 'org-mode))
           (progn (setq arcology-oracle-similar-mode nil)
-                 (message "arcology-oracle: similar notes need an org-mode buffer"))
+                 (message "arcology-oracle: similar notes need an Org buffer"))
         (add-hook 'post-command-hook #'arcology-oracle--similar-post-command-h nil t)
         (add-hook 'after-save-hook #'arcology-oracle--similar-after-save-h nil t)
         (add-hook 'kill-buffer-hook #'arcology-oracle--similar-kill-buffer-h nil t)
@@ -361,7 +361,7 @@ A window already showing the list is used again (see
 `arcology-oracle--similar-action'): the list is asked for anew."
   (interactive)
   (unless (derived-mode-p 'org-mode)
-    (arcology-oracle--user-error "Similar notes need an org-mode buffer"))
+    (arcology-oracle--user-error "Similar notes need an Org buffer"))
   (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
   (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))
   (arcology-oracle-similar-refresh))

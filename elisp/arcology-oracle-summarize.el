@@ -66,7 +66,7 @@ Nothing refused is added to the summaries."
 (defun arcology-oracle--summarize-here (question)
   "Summarize the node at point (on QUESTION), as `arcology-oracle-summarize'."
   (unless (derived-mode-p 'org-mode)
-    (arcology-oracle--user-error "Summaries need an org-mode buffer"))
+    (arcology-oracle--user-error "Summaries need an Org buffer"))
   (let* ((node (arcology-oracle--node-at-point))
          (id (car node))
          (file (arcology-oracle--visited-file))

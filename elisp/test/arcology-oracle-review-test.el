@@ -274,7 +274,7 @@ the text the question was about, and its prompt said \"this buffer\")."
         (insert "plain text\n")
         (set-buffer-modified-p nil)
         (unwind-protect
-            (arcology-oracle-review-test--refused "org-mode buffer"
+            (arcology-oracle-review-test--refused "need an Org buffer"
               (arcology-oracle-summarize))
           (setq buffer-file-name nil)))
       ;; The oracle's own words kept as a note of their own, as a heading or as a file

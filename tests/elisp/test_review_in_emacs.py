@@ -82,11 +82,11 @@ async def test_summary_names_its_node_and_a_refusal_adds_no_entry(tmp_path, roam
         await emacs.type("rye, spelt")
         mark = await driver.mark()
         await emacs.keys("C-c", "o", "u")
-        await driver.message("need an org-mode buffer", since=mark)
+        await driver.message("need an Org buffer", since=mark)
 
         text = await driver.buffer_text(SUMMARY)
         assert text.count("* Summary of") == 1 and "Failed" not in text, text
-        await _no_errors(driver, "Save inbox.org first", "need an org-mode buffer")
+        await _no_errors(driver, "Save inbox.org first", "need an Org buffer")
     finally:
         await emacs.stop()
         daemon.stop()

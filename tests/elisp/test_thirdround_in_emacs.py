@@ -141,8 +141,8 @@ async def test_a_refusal_in_the_minibuffer_names_no_lisp(tmp_path, roam_dir, fak
     emacs = driver.emacs
     try:
         mark = await driver.mark()
-        refusals = {"s": "Similar notes need an org-mode buffer", "u": "Summaries need an org-mode buffer",
-                    "c": "Conversations live in org-mode buffers"}  # fmt: skip
+        refusals = {"s": "Similar notes need an Org buffer", "u": "Summaries need an Org buffer",
+                    "c": "Conversations need an Org buffer"}  # fmt: skip
         for key, refusal in refusals.items():
             await emacs.keys("C-x", "C-f")
             await emacs.wait_text("Find file:")

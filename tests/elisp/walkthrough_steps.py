@@ -415,14 +415,14 @@ class Flow(Driver):
         said = []
         gptel = await self.emacs.eval("(if (locate-library \"gptel\") t nil)") == "t"
         tries = [] if gptel else [("arcology-oracle-gptel-add-tools", "Install gptel")]
-        for command, text in [*tries, ("arcology-oracle-discard", "Not in an org-mode buffer")]:
+        for command, text in [*tries, ("arcology-oracle-discard", "Discarding an answer needs an Org buffer")]:
             mark = await self.mark()
             await self.mx(command)
             said.append(await self.message(text, since=mark))
         await self.walk.shot("M-x " + " and M-x ".join(c for c, _ in [*tries, ("arcology-oracle-discard", "")]))
         errors = await self.walk.new_errors()  # the refusals are this step's point
         assert len(errors) == len(said), f"errors other than the refusals: {errors}"
-        for line, (_, text) in zip(said, [*tries, ("", "Not in an org-mode buffer")]):
+        for line, (_, text) in zip(said, [*tries, ("", "Discarding an answer needs an Org buffer")]):
             assert line.startswith(text), f"*Messages* names something before the message: {line!r}"
         for error in errors:
             assert not re.match(r"[-\w]+: ", error), f"the error names its signaller: {error!r}"
