@@ -214,7 +214,9 @@ all=true) are folded behind one line."
                    (when arcology-oracle--links-show-tail
                      (dolist (s below) (insert (arcology-oracle--format-suggestion s) "\n")))))))
       (goto-char (point-min))
-      (forward-line (1- line)))))
+      (forward-line (1- line))
+      (arcology-oracle--to-first-entry)
+      (set-buffer-modified-p nil))))
 
 (defun arcology-oracle--links-not-own (suggestions)
   "Return the SUGGESTIONS that are not the note itself or a node enclosing it.

@@ -158,7 +158,9 @@ suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-re
                                           text))
                    (insert text)))))
       (goto-char (point-min))
-      (forward-line (1- line)))))
+      (forward-line (1- line))
+      (arcology-oracle--to-first-entry)
+      (set-buffer-modified-p nil))))
 
 (defun arcology-oracle--rejections-fetch ()
   "Ask the daemon for the rejections of the buffer's node, with their titles."

@@ -241,6 +241,21 @@ That line (text property `arcology-oracle-more') is there only when
 some of the daemon's results are below its cut."
   (text-property-any (point-min) (point-max) 'arcology-oracle-more t))
 
+(defun arcology-oracle--to-first-entry ()
+  "Put point on the list's first entry when above it, here and in its windows.
+A list shown with point on its header answered \\`i', \\`x' or
+\\`RET' with \"No note at point\" until \\`n' was pressed.  Point
+on the relevance cut line stays there, for \\`+'; a list without
+entries (a message) keeps point where it is.  Run in the list's
+buffer once it is filled."
+  (when-let ((first (if (get-text-property (point-min) 'arcology-oracle-entry)
+                        (point-min)
+                      (next-single-property-change (point-min) 'arcology-oracle-entry))))
+    (let ((above (lambda (pos) (and (< pos first) (not (get-text-property pos 'arcology-oracle-more))))))
+      (when (funcall above (point)) (goto-char first))
+      (dolist (window (get-buffer-window-list (current-buffer) nil t))
+        (when (funcall above (window-point window)) (set-window-point window first))))))
+
 (defun arcology-oracle--nothing-below-cut ()
   "Say that no result of the list is below the relevance cut.
 The key showing them in a list without any showed or folded

@@ -277,6 +277,8 @@ that point is still under; nil keeps the one recorded."
       (goto-char (point-min))
       ;; Keep the reader's place when the same heading was refreshed.
       (when same (forward-line (1- line)))
+      (arcology-oracle--to-first-entry)
+      (set-buffer-modified-p nil)  ; a list, no file: never "**" in the mode line
       (when window
         (set-window-point window (point))
         (unless same (set-window-start window (point-min)))))))

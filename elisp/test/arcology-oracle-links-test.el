@@ -240,6 +240,46 @@ Return the note's buffer once the suggestions have arrived."
                      "That is the note you are in: no link to itself"))
       (with-current-buffer source (should (equal (buffer-string) before))))))
 
+;; The three lists of the package: the similar notes, the link suggestions, the rejections.
+(defun arcology-oracle-links-test--on-first-entry (buffer)
+  "Assert that BUFFER's point, and its windows', are on its first entry.
+And that it does not look modified: it is a list, not a file."
+  (with-current-buffer buffer
+    (let ((first (next-single-property-change (point-min) 'arcology-oracle-entry)))
+      (should first)
+      (should (equal (list (buffer-name) (point)) (list (buffer-name) first)))
+      (dolist (window (get-buffer-window-list buffer nil t))
+        (should (equal (list (buffer-name) (window-point window)) (list (buffer-name) first))))
+      (should (arcology-oracle--result-at-point))
+      (should-not (buffer-modified-p)))))
+
+(ert-deftest arcology-oracle-links-test-lists-open-on-their-first-entry ()
+  "The suggestions opened with point on their header: i, x or RET said \"No note at
+point\" until n was pressed.  Each list opens on its first entry (the similar notes
+and the rejections too), and none shows as modified (\"**\" in the mode line)."
+  (require 'arcology-oracle-rejections)
+  (arcology-oracle-links-test--with-links
+    (unwind-protect
+        (progn
+          (arcology-oracle-links-test--ask "sourdough-baking.org" "Bulk fermentation")
+          (arcology-oracle-links-test--on-first-entry arcology-oracle-links-buffer-name)
+          (delete-other-windows)
+          (arcology-oracle-test--visit "bread-hydration.org")
+          (arcology-oracle-test--goto-heading "Baker's percentages")
+          (arcology-oracle-similar-show)
+          (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)) 20 "similar notes")
+          (arcology-oracle-links-test--on-first-entry arcology-oracle-similar-buffer-name)
+          (with-current-buffer (get-buffer-create arcology-oracle-rejections-buffer-name)
+            (arcology-oracle-rejections-mode)
+            (arcology-oracle--rejections-render
+             `(((from . ,(arcology-oracle-test--id 'hydration)) (to . ,(arcology-oracle-test--id 'sourdough))))
+             (make-hash-table :test 'equal)))
+          (arcology-oracle-links-test--on-first-entry arcology-oracle-rejections-buffer-name))
+      (arcology-oracle-similar-mode -1)
+      (delete-other-windows)
+      (dolist (name (list arcology-oracle-similar-buffer-name arcology-oracle-rejections-buffer-name))
+        (when (get-buffer name) (kill-buffer name))))))
+
 (ert-deftest arcology-oracle-links-test-insert-keeps-narrowing ()
   "`i' keeps the note's narrowing; a paragraph outside the part shown is refused."
   (arcology-oracle-links-test--with-links

@@ -62,8 +62,7 @@ async def test_a_link_inserted_from_the_similar_notes_into_a_narrowed_note_names
         )
         mark = await driver.mark()
         await driver.select(SIMILAR)
-        await emacs.keys("n")
-        await emacs.keys("i")
+        await emacs.keys("i")  # on the first entry, where the list opens
         said = await driver.message("Inserted a link to", since=mark)
         lines = (roam_dir / NOTE).read_text().split("\n")
         end = next(i for i, line in enumerate(lines, 1) if "lame) at a shallow angle" in line)

@@ -129,7 +129,7 @@ async def test_the_similar_notes_fit_their_window_again_when_it_is_resized(tmp_p
             lambda s: "|Similar to:" in s and "|0." in s and "Looking for" not in s, "the similar notes", timeout=15
         )
         await driver.select(SIMILAR)
-        await emacs.keys("n", "n")
+        await emacs.keys("n")  # from the first entry, where the list opens
         await emacs.wait(lambda: _point_on(driver, "Sourdough Baking"), "point on the second entry")
         wide = (await driver.window_of(SIMILAR))["width"]
         await emacs.keys("C-u", "2", "0", "C-x", "{")

@@ -96,8 +96,7 @@ class Flow(Driver):
         original = (self.roam / "bread-hydration.org").read_text(errors="replace")
         await self.emacs.keys("M-<")
         await self.goto("* Baker's percentages")
-        await self.select(SIMILAR)
-        await self.emacs.keys("n")
+        await self.select(SIMILAR)  # point on the first entry, where the list opens
         entry = (await self.point_text()).strip()
         await self.emacs.keys("i")
         await self.message("Inserted")
