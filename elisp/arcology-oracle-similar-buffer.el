@@ -318,6 +318,17 @@ nowhere): cheap enough for every command."
   (when-let ((buffer (get-buffer arcology-oracle-similar-buffer-name)))
     (get-buffer-window buffer t)))
 
+(defun arcology-oracle--similar-quit-for (source)
+  "Take the similar notes off screen when their list is about buffer SOURCE.
+The mode turned off there no longer updates the list: left shown, it
+kept the last heading's notes as if they were still followed.  Each
+window showing it goes as \\<arcology-oracle-similar-buffer-mode-map>\\[quit-window] \
+takes it away; a list about another buffer stays."
+  (when-let ((list (get-buffer arcology-oracle-similar-buffer-name)))
+    (when (eq (buffer-local-value 'arcology-oracle--similar-source list) source)
+      (dolist (window (get-buffer-window-list list nil t))
+        (quit-window nil window)))))
+
 (provide 'arcology-oracle-similar-buffer)
 
 ;;; arcology-oracle-similar-buffer.el ends here

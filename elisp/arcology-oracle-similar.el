@@ -320,7 +320,8 @@ refresh a little later than after a move."
 The list follows point from heading to heading after
 `arcology-oracle-idle-delay' idle seconds, and after each save.
 Hiding the window pauses it; `arcology-oracle-similar-show' brings
-it back.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
+it back.  Turned off, it takes the list off screen when the list is
+about this buffer.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
 \\[arcology-oracle-visit-result] visits a note and \
 \\[arcology-oracle-similar-refresh] asks again."
   :lighter " Similar"
@@ -337,7 +338,8 @@ it back.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
           (arcology-oracle-similar-show)))
     (remove-hook 'post-command-hook #'arcology-oracle--similar-post-command-h t)
     (remove-hook 'after-save-hook #'arcology-oracle--similar-after-save-h t)
-    (remove-hook 'kill-buffer-hook #'arcology-oracle--similar-kill-buffer-h t)))
+    (remove-hook 'kill-buffer-hook #'arcology-oracle--similar-kill-buffer-h t)
+    (arcology-oracle--similar-quit-for (current-buffer))))
 
 ;;;###autoload
 (defun arcology-oracle-similar-turn-on ()

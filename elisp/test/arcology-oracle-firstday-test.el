@@ -705,6 +705,29 @@ where it is shown, instead of showing it a second time in another window."
         (should (string-match-p "\\`\\* Summary of Bread Hydration\n\\[[^]]+\\] · [^\n]+ · cached" text))
         (should (= 1 (cl-count-if (lambda (l) (string-match-p "· cached" l)) (split-string text "\n"))))))))
 
+(ert-deftest arcology-oracle-firstday-test-similar-mode-off-takes-the-list-away ()
+  "C-c o m turning the mode off left the side window showing the last heading's
+notes, no longer updated, as if they were still followed.  Off in the note the list is
+about, the window goes; off in another buffer, the list stays."
+  (arcology-oracle-test--with-daemon
+    (unwind-protect
+        (let ((source (arcology-oracle-test--visit "bread-hydration.org")))
+          (arcology-oracle-test--goto-heading "Baker's percentages")
+          (arcology-oracle-similar-show)
+          (arcology-oracle-test--wait (lambda () (arcology-oracle-test--listed)) 20 "similar notes")
+          (should (arcology-oracle--similar-visible-p))
+          (with-temp-buffer
+            (org-mode)
+            (arcology-oracle-similar-mode 1)
+            (arcology-oracle-similar-mode -1))
+          (should (arcology-oracle--similar-visible-p))
+          (with-current-buffer source (arcology-oracle-similar-mode -1))
+          (should-not (arcology-oracle--similar-visible-p))
+          (should (eq (window-buffer (selected-window)) source)))
+      (delete-other-windows)
+      (when (get-buffer arcology-oracle-similar-buffer-name)
+        (kill-buffer arcology-oracle-similar-buffer-name)))))
+
 (provide 'arcology-oracle-firstday-test)
 
 ;;; arcology-oracle-firstday-test.el ends here
