@@ -191,7 +191,8 @@ words); TAGS are Org tags (default `arcology-oracle-memorize-tags').
 CALLBACK, when given, is called with the daemon's answer, after it
 is reported in the echo area.  SOURCE is a link to where TEXT came
 from, kept as the new heading's :SOURCE: property: interactively,
-the heading the region came from.  ROLE \"oracle\" keeps TEXT as
+the heading the region came from, or the one point is in for text
+read from the minibuffer.  ROLE \"oracle\" keeps TEXT as
 the oracle's words (:ROLE: oracle), never as the user's notes:
 interactively, a region of an answer or a summary.  A region in a
 private part of the note, or reaching into one (see

@@ -65,6 +65,27 @@
           (should-not (arcology-oracle--dailies-dir (expand-file-name "../" roam) roam)))
       (delete-directory roam t))))
 
+(ert-deftest arcology-oracle-memory-test-typed-text-links-to-the-heading-at-point ()
+  "Text typed at C-c o M's prompt gets a :SOURCE: too: the heading point was in (as
+the README says now; it told of a region's only)."
+  (let ((file (make-temp-file "typed" nil ".org")))
+    (unwind-protect
+        (with-temp-buffer
+          (insert "#+title: Starters\n* Rye starter\nFeed it rye flour.\n")
+          (setq buffer-file-name file)
+          (org-mode)
+          (search-backward "rye flour")
+          (deactivate-mark)
+          (cl-letf (((symbol-function 'read-string) (lambda (&rest _) "Try spelt next")))
+            (let ((args (advice-eval-interactive-spec
+                         (cadr (interactive-form 'arcology-oracle-memorize)))))
+              (should (equal (car args) "Try spelt next"))
+              (should (equal (nth 4 args) (arcology-oracle--memory-source (point))))
+              (should (string-match-p "::\\*Rye starter\\]" (nth 4 args)))))
+          (set-buffer-modified-p nil)
+          (setq buffer-file-name nil))
+      (delete-file file))))
+
 (ert-deftest arcology-oracle-memory-test-source-of-a-first-line-heading ()
   "In a file whose first line is a heading, its body's source names that heading."
   (let ((file (make-temp-file "firsthead" nil ".org")))
