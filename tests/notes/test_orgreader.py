@@ -404,10 +404,12 @@ def test_heading_that_still_fails_is_left_out_with_subtree(tmp_path, monkeypatch
 
 
 def test_invalid_utf8(tmp_path):
+    # Bytes that are not UTF-8, no coding named: read as Latin-1, as Emacs shows them.
     data = "* Café\ncrème brûlée\n".encode("latin-1") + b"\xff\xfe\n* Next\n"
     parsed = read(tmp_path, "latin.org", data)
-    assert [h.title for h in parsed.headings] == ["Caf\ufffd", "Next"]
-    assert parsed.problems == ["invalid UTF-8 bytes were replaced"]
+    assert [h.title for h in parsed.headings] == ["Café", "Next"]
+    assert parsed.headings[0].text == "crème brûlée\n\xff\xfe"
+    assert parsed.problems == ["not UTF-8: read in latin-1, as Emacs shows it"]
     for h in parsed.headings:
         h.content_hash()  # encodable
 
@@ -541,7 +543,7 @@ def test_vault_nodes():
     assert vault_file("private-diary.org").headings == []
     assert "Demo day" in by_title(vault_file("projects/arcology.org"))
     assert vault_file("projects/arcology.org").problems
-    assert vault_file("creme-brulee.org").problems == ["invalid UTF-8 bytes were replaced"]
+    assert vault_file("creme-brulee.org").problems == ["not UTF-8: read in latin-1, as Emacs shows it"]
     assert vault_file("日本語ノート.org").file_id == IDS["japanese"]
     for key, node in IDS.items():
         assert any(node in (pf.file_id, *(h.own_id for h in pf.headings)) for pf in map(

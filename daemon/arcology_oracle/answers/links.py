@@ -31,7 +31,8 @@ from ..errors import BadRequest, Conflict, NotFound
 from ..notes import cjk
 from ..notes.conversations import is_sources_list
 from ..notes.oracle_words import oracle_words_of
-from ..notes.org_syntax import decode_org_bytes, link_text, org_link, split_lines
+from ..notes.codings import shown_lines
+from ..notes.org_syntax import link_text, org_link
 from ..notes.paragraphs import Paragraph, paragraphs
 from ..notes.reader import read_org_bytes
 from ..notes.records import Heading
@@ -158,7 +159,7 @@ def _places(
         return []
     parsed = read_org_bytes(data, path, frozenset(index.settings.private_tags), log_problems=False,
                             root=index.settings.roam_dir)  # fmt: skip
-    lines = split_lines(decode_org_bytes(data))
+    lines = shown_lines(data)  # as the headings read: a note not in UTF-8 as Emacs shows it
     settings = index.settings
     oracle, replies = oracle_words_of(parsed, settings.chunk_chars, settings.chunk_overlap)
     # (position in the file, heading) of the node's own headings.

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .org_syntax import split_lines
+from .org_syntax import decode_org_bytes, split_lines
 from .records import ParsedFile
 
 _CODING_RE = re.compile(r"-\*-.*?\bcoding:\s*([\w.-]+)")
@@ -77,15 +77,54 @@ def emacs_coding(data: bytes) -> str | None:
     with no name); None when Emacs reads them as UTF-8. UTF-8 bytes appended to such a
     file are not read as written, and after ISO 2022 make Emacs read the whole file
     otherwise (the user's text then shows as escape sequences)."""
-    names = cookie_codings(data)
-    for block in _LOCAL_VARIABLES_RE.finditer(data[-3 * 3000 :]):
-        names += [_name(m[1].decode("latin-1")) for m in _LOCAL_CODING_RE.finditer(block[1])]
-    for name in names:
+    for name in _declared(data):
         if name.replace("_", "-") not in _UTF8_NAMES:
             return name
     if b"\x1b" in data and data.isascii() and _ISO_2022_RE.search(data):
         return "ISO 2022 (from its escape sequences)"
     return None
+
+
+def _declared(data: bytes) -> list[str]:
+    """The codings ``data`` names for Emacs: in its cookie, then its Local Variables."""
+    names = cookie_codings(data)
+    for block in _LOCAL_VARIABLES_RE.finditer(data[-3 * 3000 :]):
+        names += [_name(m[1].decode("latin-1")) for m in _LOCAL_CODING_RE.finditer(block[1])]
+    return names
+
+
+def shown_text(data: bytes) -> tuple[str, str] | None:
+    """The text of ``data``, bytes that are not UTF-8, as Emacs shows it, and its coding:
+    the one its cookie or Local Variables name, else Latin-1, which Emacs (in its default
+    language environment, UTF-8 or Latin) detects for such bytes. None for UTF-8 bytes,
+    UTF-16/32 with a BOM, a coding Python does not know, and bytes declared UTF-8 (Emacs
+    shows those as raw bytes): the reader's U+FFFD stand there. A NUL is U+FFFD, as the
+    reader has it."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff", b"\xef\xbb\xbf")):
+        return None
+    try:
+        data.decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        pass
+    coding = next((name for name in _declared(data)), "latin-1")
+    if coding.replace("_", "-") in _UTF8_NAMES:
+        return None
+    try:
+        return data.decode(coding, errors="replace").replace("\x00", "\ufffd"), coding
+    except LookupError:
+        return None
+
+
+def shown_lines(data: bytes) -> list[str]:
+    """The lines of the note ``data`` as Emacs shows them: the reader's (UTF-8), or for
+    bytes that are not UTF-8 those of :func:`shown_text`, when they are as many."""
+    lines = split_lines(decode_org_bytes(data))
+    if "\ufffd" in "".join(lines) and (shown := shown_text(data)):
+        other = split_lines(shown[0])
+        if len(other) == len(lines):
+            return other
+    return lines
 
 
 def _name(coding: str) -> str:

@@ -64,7 +64,7 @@ from .org_syntax import (
     split_roam_list,
 )
 from .chats import response_lines
-from .codings import private_elsewhere
+from .codings import private_elsewhere, shown_text
 from .conversations import is_oracle_answer, without_sources_lists
 from .drawers import read_drawer
 from .ellama import read_session
@@ -84,7 +84,8 @@ log = logging.getLogger(__name__)
 # a 7-bit one in ISO-2022-JP (its escape sequences). 7: a #+SETUPFILE given by URL makes
 # the note private (notes/setup_files.py). 8: a planning line or property drawer set off by
 # other than spaces and tabs (U+00A0, U+2028, a form feed) is text, as in Org (notes/drawers.py).
-READER_VERSION = 8
+# 9: a note that is not UTF-8 read in the coding it names, else Latin-1, as Emacs shows it.
+READER_VERSION = 9
 
 _TEXT_KEYWORD_RE = re.compile(r"^[ \t]*#\+(?:title|filetags):.*$\n?", re.IGNORECASE | re.MULTILINE)
 
@@ -143,6 +144,8 @@ def read_org_bytes(
             parsed = elsewhere
         else:
             parsed = _read_lines(lines, path, stem, privacy, problems, setup_dir, also_private=elsewhere)
+            if "\ufffd" in text and (shown := shown_text(data)):
+                parsed = _as_shown(parsed, shown, lines, stem, privacy, problems, setup_dir, elsewhere)
         if parsed.setup_files and not parsed.private and setup_dir is not None:  # the names in private parts apart
             spans = [(h.start_line, h.end_line) for h in parsed.headings]
             parsed.setup_files, parsed.private_setup = split_private_names(lines, spans, parsed.setup_files, setup_dir)
@@ -157,6 +160,33 @@ def read_org_bytes(
     parsed.problems = problems
     if log_problems:
         report_problems(parsed)
+    return parsed
+
+
+def _as_shown(
+    parsed: ParsedFile, shown: tuple[str, str], lines: list[str], stem: str, privacy: Privacy, problems: list[str],
+    setup_dir: Path | None, elsewhere: frozenset[int],
+) -> ParsedFile:
+    """``parsed``, the reading of a note that is not UTF-8 (each byte it could not read a
+    U+FFFD: "cr\ufffdme" in snippets and answers), with each heading as Emacs shows it
+    (``shown``: the text and its coding, :func:`~.codings.shown_text`). What is left out
+    stays ``parsed``'s (its U+FFFD rule, notes/privacy.py, may keep out a tag no coding
+    reads): a heading is taken from the text shown only where ``parsed`` has one of its
+    level on the same lines; the others, and a text of other lines, keep the U+FFFD."""
+    text, coding = shown
+    shown_lines = split_lines(text)
+    if parsed.private or len(shown_lines) != len(lines):
+        return parsed
+    other = _read_lines(shown_lines, parsed.path, stem, privacy, [], setup_dir, also_private=elsewhere)
+    if other.private:  # (private_elsewhere read this coding too: kept out as it would have)
+        problems.clear()
+        return other
+    same = {(h.level, h.start_line, h.end_line): h for h in other.headings}
+    parsed.headings = [same.get((h.level, h.start_line, h.end_line), h) for h in parsed.headings]
+    if parsed.headings and parsed.headings[0].level == 0 and parsed.headings[0] is same.get((0, 1, parsed.headings[0].end_line)):
+        parsed.title = other.title
+    problems[:] = [f"not UTF-8: read in {coding}, as Emacs shows it" if p.startswith("invalid UTF-8") else p
+                   for p in problems]  # fmt: skip
     return parsed
 
 
