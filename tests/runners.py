@@ -8,6 +8,7 @@ Both ``tests/conftest.py`` and ``bench/_common.py`` start daemons with
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import socket
@@ -20,10 +21,30 @@ import aiohttp
 REPO = Path(__file__).resolve().parent.parent
 
 
+# Ports a test's servers take, below the range the kernel hands outgoing connections
+# (Linux's starts at 32768): a port found free here is taken by no client meanwhile. Each
+# pytest-xdist worker (gw0, gw1 ...) has its own slice, so two workers never pick the same
+# (past 20 workers two share one, each from its own place in it).
+_PORTS_FROM, _PORTS_PER_WORKER = 12000, 1000
+_worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+_slice = _PORTS_FROM + _worker % 20 * _PORTS_PER_WORKER
+_next_port = itertools.count(os.getpid() % _PORTS_PER_WORKER)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port of 127.0.0.1 nothing listens on, for a server a test starts in another
+    process: this worker's next port that binds. Between this call and the server's bind
+    neither another worker nor a connection's own port takes it (the slices above)."""
+    for _ in range(_PORTS_PER_WORKER):
+        port = _slice + next(_next_port) % _PORTS_PER_WORKER
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # another program's
+            return port
+    raise AssertionError(f"no free port in {_slice}-{_slice + _PORTS_PER_WORKER - 1}")
 
 
 async def wait_until(predicate, *, timeout: float = 10.0, interval: float = 0.02):
