@@ -232,6 +232,17 @@ RET, e) are off."
 
 ;;; Writing entries
 
+(defun arcology-oracle--answers-write (function)
+  "Call FUNCTION to write into the current buffer, read-only or not.
+A buffer unmodified before stays so: an answer streamed in is the
+package's writing, not a file's unsaved edits, and showed \"**\" in
+the mode line.  Once the user edits it (after
+`arcology-oracle-answers-edit'), it is modified, and stays so."
+  (let ((modified (buffer-modified-p))
+        (inhibit-read-only t))
+    (prog1 (funcall function)
+      (unless modified (set-buffer-modified-p nil)))))
+
 (defun arcology-oracle--insert-following (marker text &optional stay)
   "Insert TEXT at MARKER, then move MARKER after it.
 Windows whose point was at MARKER follow it, unless STAY: then
@@ -243,12 +254,13 @@ streaming, not into it."
     (with-current-buffer (marker-buffer marker)
       (let ((followers (and (not stay)
                             (seq-filter (lambda (w) (= (window-point w) marker))
-                                        (get-buffer-window-list nil nil t))))
-            (inhibit-read-only t))
-        (save-excursion
-          (goto-char marker)
-          (insert text)
-          (set-marker marker (point)))
+                                        (get-buffer-window-list nil nil t)))))
+        (arcology-oracle--answers-write
+         (lambda ()
+           (save-excursion
+             (goto-char marker)
+             (insert text)
+             (set-marker marker (point)))))
         (dolist (w followers) (set-window-point w marker))))))
 
 (defun arcology-oracle--same-origin-p (a b)
@@ -265,22 +277,23 @@ and \"Not asked: ...\" only: the question asked again, by \
 \\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]
 there or anew, takes its place, so that tries while the daemon was
 down leave one entry, not one each."
-  (let ((inhibit-read-only t)
-        (pos (point-min)))
-    (while (setq pos (and origin (text-property-any pos (point-max) 'arcology-oracle-not-asked t)))
-      (let* ((start (save-excursion (goto-char pos) (arcology-oracle--entry-start)))
-             (old (and start (plist-get (get-text-property start 'arcology-oracle-entry) :origin))))
-        (if (not (and old (arcology-oracle--same-origin-p old origin)
-                      (equal (buffer-substring-no-properties start (save-excursion (goto-char start)
-                                                                                   (line-end-position)))
-                             (concat "* " heading))))
-            (setq pos (or (next-single-property-change pos 'arcology-oracle-not-asked) (point-max)))
-          (let ((end (save-excursion (goto-char pos)
-                                     (if (re-search-forward "^\\* " nil t) (match-beginning 0) (point-max)))))
-            ;; The last entry takes the blank line before it along.
-            (when (and (= end (point-max)) (> start (point-min))) (setq start (1- start)))
-            (delete-region start end)
-            (setq pos start)))))))
+  (let ((pos (point-min)))
+    (arcology-oracle--answers-write
+     (lambda ()
+       (while (setq pos (and origin (text-property-any pos (point-max) 'arcology-oracle-not-asked t)))
+         (let* ((start (save-excursion (goto-char pos) (arcology-oracle--entry-start)))
+                (old (and start (plist-get (get-text-property start 'arcology-oracle-entry) :origin))))
+           (if (not (and old (arcology-oracle--same-origin-p old origin)
+                         (equal (buffer-substring-no-properties start (save-excursion (goto-char start)
+                                                                                      (line-end-position)))
+                                (concat "* " heading))))
+               (setq pos (or (next-single-property-change pos 'arcology-oracle-not-asked) (point-max)))
+             (let ((end (save-excursion (goto-char pos)
+                                        (if (re-search-forward "^\\* " nil t) (match-beginning 0) (point-max)))))
+               ;; The last entry takes the blank line before it along.
+               (when (and (= end (point-max)) (> start (point-min))) (setq start (1- start)))
+               (delete-region start end)
+               (setq pos start)))))))))
 
 (defun arcology-oracle--answer-start (heading &optional buffer first entry)
   "Add HEADING at the end of BUFFER (default: the answers buffer) and show it.
@@ -298,20 +311,22 @@ window.  Return a marker where the answer goes, for
     (with-current-buffer buffer
       (unless (derived-mode-p 'arcology-oracle-answers-mode) (arcology-oracle-answers-mode))
       (arcology-oracle--drop-not-asked heading (plist-get entry :origin))
-      (let ((inhibit-read-only t) marker start)
-        (if first
-            (progn (goto-char (point-min))
-                   (setq start (point))
-                   (insert line)
-                   (unless (eobp) (save-excursion (insert "\n")))
-                   (setq marker (copy-marker (point))))
-          (goto-char (point-max))
-          (unless (bolp) (insert "\n"))
-          ;; A blank line between answers; one still streaming goes on before it.
-          (unless (bobp) (insert "\n"))
-          (setq start (point))
-          (insert line)
-          (setq marker (copy-marker (point))))
+      (let (marker start)
+        (arcology-oracle--answers-write
+         (lambda ()
+           (if first
+               (progn (goto-char (point-min))
+                      (setq start (point))
+                      (insert line)
+                      (unless (eobp) (save-excursion (insert "\n")))
+                      (setq marker (copy-marker (point))))
+             (goto-char (point-max))
+             (unless (bolp) (insert "\n"))
+             ;; A blank line between answers; one still streaming goes on before it.
+             (unless (bobp) (insert "\n"))
+             (setq start (point))
+             (insert line)
+             (setq marker (copy-marker (point))))))
         (when-let ((window (arcology-oracle--display buffer arcology-oracle-result-display-action)))
           (set-window-start window start)
           (set-window-point window marker))

@@ -113,6 +113,34 @@ RET goes back to the heading summarized."
       (should (eq (current-buffer) note))
       (should (equal (arcology-oracle-answers-test--line) "* Baker's percentages")))))
 
+;; As the three lists (arcology-oracle-links-test-lists-open-on-their-first-entry).
+(ert-deftest arcology-oracle-answers-test-never-look-modified ()
+  "An answer or a summary streamed in showed \"**\" in the mode line, as a file with
+unsaved edits: neither buffer is a file, both stay unmodified after each insert.
+Edited by the user (e), the buffer is modified, and an answer coming then keeps it so."
+  (arcology-oracle-test--with-daemon
+    (arcology-oracle-test--visit "bread-hydration.org")
+    (arcology-oracle-test--goto-heading "Autolyse")
+    (arcology-oracle-ask "What is hydration?")
+    (arcology-oracle-test--settled 30)
+    (arcology-oracle-summarize)
+    (arcology-oracle-test--settled 30)
+    (dolist (name (list arcology-oracle-answer-buffer-name arcology-oracle-summary-buffer-name))
+      (with-current-buffer name
+        (should (string-match-p "^\\*\\* Sources" (buffer-string)))
+        (should (equal (list name (buffer-modified-p)) (list name nil)))))
+    (switch-to-buffer arcology-oracle-answer-buffer-name)
+    (goto-char (point-max))
+    (arcology-oracle-answers-test--keys "e x")
+    (should (buffer-modified-p))
+    (switch-to-buffer "bread-hydration.org")
+    (arcology-oracle-ask "What is autolyse?")
+    (arcology-oracle-test--settled 30)
+    (with-current-buffer arcology-oracle-answer-buffer-name
+      (should (= 2 (arcology-oracle-answers-test--count "\\`\\*\\* Sources")))
+      (should (buffer-modified-p))
+      (read-only-mode 1))))
+
 (ert-deftest arcology-oracle-answers-test-streams-while-read-only ()
   "An answer streams into the read-only answers buffer, and g works on it after."
   (arcology-oracle-test--with-daemon
