@@ -600,10 +600,12 @@ As (LINE . CHARACTERS BEFORE IT ON THE LINE), or the error's message."
       (error (error-message-string err)))))
 
 (ert-deftest arcology-oracle-links-test-a-paragraph-the-daemon-read-with-bytes-not-utf-8 ()
-  "A note saved in Latin-1 (examples/roam/creme-brulee.org): the daemon reads its bytes
-that are not UTF-8 as U+FFFD, Emacs as the letters they are.  i on a suggestion for
-that paragraph said \"That paragraph is no longer in the note: press g to ask again\",
-and g could never mend it."
+  "A note saved in Latin-1 (examples/roam/creme-brulee.org), its paragraph quoted with
+U+FFFD for each byte that is not UTF-8: so the daemon read it before it read such a note
+as Emacs shows it, and so a daemon of an older version still quotes it.  Emacs shows
+the letters, and finds the paragraph all the same: i on a suggestion for it said
+\"That paragraph is no longer in the note: press g to ask again\", and g could never
+mend it."
   (let ((text "#+title: Creme brulee\n\nSaved in Latin-1, so \"crème brûlée\" here is not UTF-8.\n\n* Custard\nHeat cream.\n")
         (line "Saved in Latin-1, so \"cr\ufffdme br\ufffdl\ufffde\" here is not UTF-8."))
     (should (equal (arcology-oracle-links-test--place
