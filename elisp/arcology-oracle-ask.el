@@ -293,7 +293,9 @@ text only."
   "Ask QUESTION about the current buffer, grounded in your notes.
 With BEG and END, ask about that part of the buffer only.  Nothing
 of the buffer is sent when point (or BEG) is in a private part (see
-`arcology-oracle--private-here-p'): the question alone.  The
+`arcology-oracle--private-here-p'): the question alone.  A buffer
+visiting a note the daemon never reads (a hidden folder: see
+`arcology-oracle--unread-refusal') is refused, sending nothing.  The
 answer streams into the `arcology-oracle-answer-buffer-name'
 buffer, followed by its sources as id: links.  Returns at once.
 There, \\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again] \
@@ -342,18 +344,20 @@ answer's record (see `arcology-oracle--answer-start')."
   (let ((marker (arcology-oracle--answer-start question nil nil entry)))
     (arcology-oracle--answer-with-roam-dir
      (lambda (roam-dir)
-       (let ((rel (arcology-oracle--relative-file file roam-dir))
-             (visiting-rel (arcology-oracle--relative-file visiting roam-dir)))
-         (arcology-oracle--stream-answer
-          marker "/ask"
-          `((question . ,question)
-            (buffer . ,text)
-            ,@(when rel `((file . ,rel) (line . ,line)))
-            ,@(when visiting-rel `((visiting . ,visiting-rel)))
-            ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
-            (stream . t)
-            ;; A `found' line at once, while the model loads (a failing one: an `error' line).
-            (progress . t)))))
+       (if-let ((refused (arcology-oracle--unread-refusal visiting roam-dir)))
+           (arcology-oracle--answer-failed marker refused)
+         (let ((rel (arcology-oracle--relative-file file roam-dir))
+               (visiting-rel (arcology-oracle--relative-file visiting roam-dir)))
+           (arcology-oracle--stream-answer
+            marker "/ask"
+            `((question . ,question)
+              (buffer . ,text)
+              ,@(when rel `((file . ,rel) (line . ,line)))
+              ,@(when visiting-rel `((visiting . ,visiting-rel)))
+              ,@(when arcology-oracle-model `((model . ,arcology-oracle-model)))
+              (stream . t)
+              ;; A `found' line at once, while the model loads (a failing one: an `error' line).
+              (progress . t))))))
      (lambda ()
        (arcology-oracle--insert-following marker "[Stopped]\n")
        (set-marker marker nil))

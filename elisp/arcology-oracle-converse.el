@@ -278,7 +278,8 @@ answer is inserted as the conversation's last child, as one
 undoable change, and point moves to it if it is still in the
 conversation; else point stays and the mark is set at the answer.
 Discard it with `arcology-oracle-discard'.  Returns at once.  A
-read-only buffer is refused; one made read-only, or killed, while
+read-only buffer is refused, as is a note the daemon never reads (see
+`arcology-oracle--unread-refusal'); one made read-only, or killed, while
 the model thinks gets nothing: the answer goes to the kill ring."
   (interactive)
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Conversations need an Org buffer"))
@@ -309,43 +310,45 @@ the model thinks gets nothing: the answer goes to the kill ring."
         (message "arcology-oracle: thinking…")
         (arcology-oracle--answer-with-roam-dir
          (lambda (roam-dir)
-           ;; Where the root is saved: the daemon refuses a conversation in a private
-           ;; part of the saved file (a tag above it, the file's tags).
-           (let* ((rel (arcology-oracle--relative-file file roam-dir))
-                  (req nil)
-                  (forget (arcology-oracle--answering
-                           (lambda ()
-                             (arcology-oracle--http-cancel req)
-                             (funcall done)))))
-             (setq
-              req
-              (arcology-oracle--json
-              "POST" "/converse"
-              :json `((org . ,text)
-                      ,@(when rel `((file . ,rel)))
-                      ,@(when (and rel line) `((line . ,line)))
-                      ,@(when arcology-oracle-model `((model . ,arcology-oracle-model))))
-              :timeout arcology-oracle-llm-timeout
-              :callback
-              (lambda (answer)
-                (funcall forget)
-                (let ((org (alist-get 'org answer)))
-                  (cond ((not (and (stringp org) (not (string-blank-p org))))
-                         (arcology-oracle--report "the daemon gave an empty answer"))
-                        ((not (buffer-live-p buffer))
-                         ;; Killed while the model thought: said, and kept, not dropped unseen.
-                         (kill-new (string-trim-right (arcology-oracle--relevel org (1+ level))))
-                         (arcology-oracle--report
-                          (format "%s was killed before the answer came: the answer is on the kill ring (%s to yank it)"
-                                  name (substitute-command-keys "\\[yank]"))))
-                        (t (arcology-oracle--converse-answer root org (alist-get 'model answer) tag
-                                                            (alist-get 'mode answer))))
-                  (funcall done)))
-              :errback
-              (lambda (message)
-                (funcall forget)
-                (funcall done)
-                (arcology-oracle--report message))))))
+           (if-let ((refused (arcology-oracle--unread-refusal file roam-dir)))
+               (progn (funcall done) (arcology-oracle--report refused))
+             ;; Where the root is saved: the daemon refuses a conversation in a private
+             ;; part of the saved file (a tag above it, the file's tags).
+             (let* ((rel (arcology-oracle--relative-file file roam-dir))
+                    (req nil)
+                    (forget (arcology-oracle--answering
+                             (lambda ()
+                               (arcology-oracle--http-cancel req)
+                               (funcall done)))))
+               (setq
+                req
+                (arcology-oracle--json
+                "POST" "/converse"
+                :json `((org . ,text)
+                        ,@(when rel `((file . ,rel)))
+                        ,@(when (and rel line) `((line . ,line)))
+                        ,@(when arcology-oracle-model `((model . ,arcology-oracle-model))))
+                :timeout arcology-oracle-llm-timeout
+                :callback
+                (lambda (answer)
+                  (funcall forget)
+                  (let ((org (alist-get 'org answer)))
+                    (cond ((not (and (stringp org) (not (string-blank-p org))))
+                           (arcology-oracle--report "the daemon gave an empty answer"))
+                          ((not (buffer-live-p buffer))
+                           ;; Killed while the model thought: said, and kept, not dropped unseen.
+                           (kill-new (string-trim-right (arcology-oracle--relevel org (1+ level))))
+                           (arcology-oracle--report
+                            (format "%s was killed before the answer came: the answer is on the kill ring (%s to yank it)"
+                                    name (substitute-command-keys "\\[yank]"))))
+                          (t (arcology-oracle--converse-answer root org (alist-get 'model answer) tag
+                                                              (alist-get 'mode answer))))
+                    (funcall done)))
+                :errback
+                (lambda (message)
+                  (funcall forget)
+                  (funcall done)
+                  (arcology-oracle--report message)))))))
          (lambda () (funcall done))
          (lambda (message)
            (funcall done)

@@ -196,7 +196,9 @@ read from the minibuffer.  ROLE \"oracle\" keeps TEXT as
 the oracle's words (:ROLE: oracle), never as the user's notes:
 interactively, a region of an answer or a summary.  A region in a
 private part of the note, or reaching into one (see
-`arcology-oracle--private-between-p'), is refused: nothing is sent.
+`arcology-oracle--private-between-p'), is refused: nothing is sent;
+so is text from a note the daemon never reads (see
+`arcology-oracle--unread-refusal').
 FILE is the file TEXT was cut from and LINE its first line there (nil
 for a buffer with unsaved edits, whose lines are not the file's):
 interactively, the region's.  For a FILE under the roam directory the
@@ -232,15 +234,17 @@ goes on the kill ring instead, so nothing typed is lost."
         (dailies (arcology-oracle--dailies-directory)))
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir)
-       (let (req)  ; the errback always runs later, when `req' is set
-         (setq req (arcology-oracle--json
-                    "POST" "/memorize"
-                    :json (arcology-oracle--memory-payload text title tags source
-                                                           (arcology-oracle--dailies-dir dailies roam-dir) role
-                                                           (arcology-oracle--unsaved-notes roam-dir)
-                                                           (arcology-oracle--relative-file file roam-dir) line)
-                    :callback (lambda (answer) (arcology-oracle--memorized answer callback))
-                    :errback (lambda (message) (arcology-oracle--memorize-failed text message req))))))
+       (if-let ((refused (arcology-oracle--unread-refusal file roam-dir)))
+           (arcology-oracle--report refused)
+         (let (req)  ; the errback always runs later, when `req' is set
+           (setq req (arcology-oracle--json
+                      "POST" "/memorize"
+                      :json (arcology-oracle--memory-payload text title tags source
+                                                             (arcology-oracle--dailies-dir dailies roam-dir) role
+                                                             (arcology-oracle--unsaved-notes roam-dir)
+                                                             (arcology-oracle--relative-file file roam-dir) line)
+                      :callback (lambda (answer) (arcology-oracle--memorized answer callback))
+                      :errback (lambda (message) (arcology-oracle--memorize-failed text message req)))))))
      (lambda (message) (arcology-oracle--memorize-failed text message)))))
 
 ;;;###autoload

@@ -164,6 +164,19 @@ before the daemon was asked), as its notes/files.py says."
               (cdr (assoc (arcology-oracle--base-url) arcology-oracle--server-exclude-globs)))
     "it matches the daemon's exclude_globs")))
 
+(defun arcology-oracle--unread-refusal (file roam-dir)
+  "Return why nothing of a buffer visiting FILE may be sent, or nil.
+A FILE under ROAM-DIR that the daemon never reads (see
+`arcology-oracle--unread-reason': a hidden folder or file, its
+`exclude_globs') holds text the daemon treats as private, as an old
+version a sync tool keeps in .stversions: asking, conversing or
+remembering from it is refused here first, and nothing is sent.
+The message words it as `arcology-oracle--among-notes' does."
+  (when-let* ((rel (arcology-oracle--relative-file file roam-dir))
+              (reason (arcology-oracle--unread-reason rel)))
+             (format "%s is not among the daemon's notes (%s): nothing was sent"
+                     (file-name-nondirectory file) reason)))
+
 (defun arcology-oracle--fnmatch-regexp (glob)
   "Return a regexp matching what Python's `fnmatchcase' matches with GLOB.
 \"*\" is any text (a slash too), \"?\" one character, \"[...]\" a set

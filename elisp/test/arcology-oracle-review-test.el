@@ -361,6 +361,41 @@ folders or files): nothing of it is sent."
         (advice-remove 'arcology-oracle--json 'arcology-oracle-review-test-sent)
         (delete-directory dir t)))))
 
+(ert-deftest arcology-oracle-review-test-nothing-sent-from-a-hidden-folder ()
+  "An old version of a note that a sync tool keeps in .stversions: the daemon treats
+its text as private, yet C-c o a, C-c o c and a region remembered sent it.  Each
+is refused in Emacs with the reason the similar notes give, and nothing is sent."
+  (arcology-oracle-test--with-daemon
+    (let* ((dir (expand-file-name ".stversions" (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_ROAM")))
+           (file (expand-file-name "old.org" dir))
+           (text "#+title: Old\n\n* A conversation\n** Me\nHow long does the starter rest?\n")
+           (said "old\\.org is not among the daemon's notes (the daemon does not read hidden folders or files)")
+           sent)
+      (make-directory dir t)
+      (with-temp-file file (insert text))
+      (unwind-protect
+          (let ((buffer (find-file-noselect file)))
+            (push buffer arcology-oracle-test--buffers)
+            (switch-to-buffer buffer)
+            (goto-char (point-max))
+            (advice-add 'arcology-oracle--http-request :before
+                        (lambda (_method path &rest _) (unless (equal path "/status") (push path sent)))
+                        '((name . arcology-oracle-review-test-sent)))
+            (dolist (do `((,(lambda () (arcology-oracle-ask "How long does it rest?")) . ": nothing was sent")
+                          (,#'arcology-oracle-converse . ": nothing was sent")
+                          (,(lambda () (arcology-oracle-memorize "How long does the starter rest?" nil nil nil nil nil
+                                                                 file 5))
+                           . ": nothing was sent")
+                          (,#'arcology-oracle-summarize . ", and no org-roam node is at point: nothing to summarize")))
+              (arcology-oracle-test--capturing-messages messages
+                (funcall (car do))
+                (arcology-oracle-test--settled)
+                (should (cl-find-if (lambda (m) (string-match-p (concat said (cdr do)) m)) messages)))
+              (should (equal (list (cdr do) sent) (list (cdr do) nil))))
+            (with-current-buffer buffer (should (equal (buffer-string) text))))
+        (advice-remove 'arcology-oracle--http-request 'arcology-oracle-review-test-sent)
+        (delete-directory dir t)))))
+
 ;;;; A daemon restarted on other notes
 
 (ert-deftest arcology-oracle-review-test-roam-directory-set-and-a-restart ()
