@@ -117,11 +117,13 @@ RET goes back to the heading summarized."
 (ert-deftest arcology-oracle-answers-test-never-look-modified ()
   "An answer or a summary streamed in showed \"**\" in the mode line, as a file with
 unsaved edits: neither buffer is a file, both stay unmodified after each insert.
-Edited by the user (e), the buffer is modified, and an answer coming then keeps it so."
+Edited by the user (e), the buffer is modified, and an answer coming then keeps it so.
+A note no other test summarizes: the daemon keeps a summary for the whole run, and
+a test that counts the cached ones would find this one's."
   (arcology-oracle-test--with-daemon
-    (arcology-oracle-test--visit "bread-hydration.org")
-    (arcology-oracle-test--goto-heading "Autolyse")
-    (arcology-oracle-ask "What is hydration?")
+    (arcology-oracle-test--visit "coffee-brewing.org")
+    (arcology-oracle-test--goto-heading "Grinder settings")
+    (arcology-oracle-ask "How fine should I grind?")
     (arcology-oracle-test--settled 30)
     (arcology-oracle-summarize)
     (arcology-oracle-test--settled 30)
@@ -133,8 +135,8 @@ Edited by the user (e), the buffer is modified, and an answer coming then keeps 
     (goto-char (point-max))
     (arcology-oracle-answers-test--keys "e x")
     (should (buffer-modified-p))
-    (switch-to-buffer "bread-hydration.org")
-    (arcology-oracle-ask "What is autolyse?")
+    (switch-to-buffer "coffee-brewing.org")
+    (arcology-oracle-ask "How long does the bloom take?")
     (arcology-oracle-test--settled 30)
     (with-current-buffer arcology-oracle-answer-buffer-name
       (should (= 2 (arcology-oracle-answers-test--count "\\`\\*\\* Sources")))
