@@ -74,6 +74,9 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what did I do in the past week", "2026-11-27", "2026-12-03"),
         ("in the last 3 days", "2026-12-01", "2026-12-03"),
         ("what did I write over the last two weeks", "2026-11-20", "2026-12-03"),
+        # "the" unsaid before a count (it was no time at all).
+        ("what did I write last two weeks", "2026-11-20", "2026-12-03"),
+        ("notes from past 3 days", "2026-12-01", "2026-12-03"),
         ("in the last few days", "2026-12-01", "2026-12-03"),
         ("in the past month", "2026-11-04", "2026-12-03"),
         ("what did I say last weekend", "2026-11-28", "2026-11-29"),
@@ -119,7 +122,7 @@ def test_questions_become_date_ranges(question, since, until):
 @pytest.mark.parametrize(
     "question",
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
-     "the last day of school", "the last 3 days of the trip", "the past few days before the deadline",
+     "the last day of school", "the last 3 days of the trip", "my last 3 days in Lisbon", "the past few days before the deadline",
      "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "I ate 2 of jan's cookies", "what did I write about the last night of the trip",
      "what did we eat on our last night in Lisbon", "my last night before the move",
      # "since" giving a reason: a clause not in the past.

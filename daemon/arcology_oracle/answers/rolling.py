@@ -32,8 +32,10 @@ _NUMBER_WORDS = "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)
 # "the last two weeks of December", "the last weekend in May", "the past few days before
 # the deadline": a span of something else, not one counted back from today.
 _NOT_OF = r"(?!\s+(?:of|in|before|after|from|until|to)\b)"
+# "the" may go unsaid before a count ("what did I write last two weeks"), never before a
+# unit alone: "last week" and "last year" are calendar periods (read by :mod:`.when`).
 _ROLLING_RE = re.compile(
-    rf"\b(?:(in|over|during|within|for)\s+)?the\s+(past|last|previous)\s+(?:(\d{{1,4}}|{_NUMBER_WORDS})\s+)?"
+    rf"\b(?:(in|over|during|within|for)\s+)?(the\s+)?(past|last|previous)\s+(?:(\d{{1,4}}|{_NUMBER_WORDS})\s+)?"
     r"(minute|hour|day|week|fortnight|month|year)s?\b" + _NOT_OF,
     re.I,
 )
@@ -97,13 +99,13 @@ def _span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, re.Match, bool
     and whether the span is part of a day (hours, a night) rather than whole days."""
     today = now.date()
     # "the last day of school" is no span: without a number, "last" needs "in", "over"...
-    m = next((m for m in _ROLLING_RE.finditer(text) if m[1] or m[3] or m[2].lower() == "past"), None)
+    m = next((m for m in _ROLLING_RE.finditer(text) if m[4] or m[2] and (m[1] or m[3].lower() == "past")), None)
     if m:
-        count = m[3].lower() if m[3] else "one"
+        count = m[4].lower() if m[4] else "one"
         n = int(count) if count.isdigit() else _NUMBERS[count]
         if n == 0:
             return None
-        unit = m[4].lower()
+        unit = m[5].lower()
         if unit in ("minute", "hour"):
             return clock.since_hours(dt.timedelta(**{unit + "s": n}), now), today, m, True
         if unit in ("day", "week", "fortnight"):
