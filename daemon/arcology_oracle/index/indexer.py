@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..ollama.embed import Embedder, prefixes_key
-from ..notes.files import has_other_names, is_indexable_path, iter_org_files
+from ..notes.files import may_have_excluded_names, is_indexable_path, iter_org_files
 from ..notes.records import ParsedFile
 from ..notes.setup_files import changed_since
 from ..store import Store
@@ -201,7 +201,7 @@ class Indexer:
                     and _inside_root(self.root, abs_path)
                     and abs_path.is_file()
                 )
-                if wanted and (_through_symlink(self.root, rel) or has_other_names(abs_path, self.settings.exclude_globs)):
+                if wanted and (_through_symlink(self.root, rel) or may_have_excluded_names(abs_path, self.settings.exclude_globs)):
                     # A link to a file inside the root, or a hard link: only as a reconcile chooses.
                     if canonical is None:
                         aliases: dict[str, str] = {}

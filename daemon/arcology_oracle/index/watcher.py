@@ -22,7 +22,7 @@ from watchdog import events
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from ..notes.files import has_other_names, is_excluded, is_indexable_path
+from ..notes.files import may_have_excluded_names, is_excluded, is_indexable_path
 from .private_files import PrivateFiles
 
 log = logging.getLogger(__name__)
@@ -167,7 +167,8 @@ class RoamWatcher:
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             rel = self._relative(raw)
             if rel is not None and not is_indexable_path(rel, self.exclude_globs):
-                if is_excluded(rel, self.exclude_globs) and has_other_names(self.root / rel, self.exclude_globs):
+                if is_excluded(rel, self.exclude_globs) and may_have_excluded_names(self.root / rel,
+                                                                                     self.exclude_globs):
                     self._rescan = True  # a hard link: a note under another name is excluded now (a walk tells)
                     self._changed.set()
                 rel = self.alias(rel)  # the real file of a note indexed under a symlink's path

@@ -90,9 +90,10 @@ def is_excluded(rel: str, exclude_globs: Sequence[str]) -> bool:
     return any(_glob_matches(g, rel, parts) for g in exclude_globs)
 
 
-def has_other_names(path: Path, exclude_globs: Sequence[str] = ()) -> bool:
-    """Whether, with ``exclude_globs`` set, the file at ``path`` has other names (hard
-    links) that may be excluded: only a walk (:func:`iter_org_files`) tells which."""
+def may_have_excluded_names(path: Path, exclude_globs: Sequence[str] = ()) -> bool:
+    """Whether the file at ``path`` may be excluded under another of its names: it has
+    other names (hard links) and ``exclude_globs`` is set. Only a walk
+    (:func:`iter_org_files`) tells; False for a file of one name, or with no globs."""
     try:
         return bool(exclude_globs) and os.stat(path).st_nlink > 1
     except (OSError, ValueError):
@@ -103,7 +104,7 @@ def is_excluded_file(root: Path, path: Path, exclude_globs: Sequence[str] = ()) 
     """Whether the file at ``path`` (below ``root``) is excluded under another of its
     names, a hard link ``exclude_globs`` match (as :func:`iter_org_files` judges it). A
     walk of the notes, only for a file with several names."""
-    if not has_other_names(path, exclude_globs):
+    if not may_have_excluded_names(path, exclude_globs):
         return False
     excluded: set[tuple[int, int]] = set()
     for _ in iter_org_files(root, exclude_globs, excluded=excluded):
