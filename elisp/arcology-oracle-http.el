@@ -92,6 +92,18 @@ on-done callback with status, headers and collected body."
       (cancel-timer (arcology-oracle--http-timer req)))
     (let ((proc (arcology-oracle--http-process req)))
       (when (process-live-p proc) (delete-process proc)))
+    (arcology-oracle--http-run-callback req error-message)))
+
+(defun arcology-oracle--http-run-callback (req error-message)
+  "Run the callback of the finished REQ (see `arcology-oracle--http-finish').
+Not while org-roam waits for its database to answer: Emacs runs
+process filters and timers during that wait, and a callback that
+asks the database then (a list's backlinks, the org-roam buffer
+rendered again) mixed its answer up with the waiting query's, so
+org-roam's own render failed.  It is run from a timer once the
+wait is over."
+  (if (arcology-oracle--in-roam-query-p)
+      (run-at-time 0.05 nil #'arcology-oracle--http-run-callback req error-message)
     (arcology-oracle--guard
       (if error-message
           (when (arcology-oracle--http-on-error req)
@@ -102,6 +114,15 @@ on-done callback with status, headers and collected body."
                    (arcology-oracle--http-status req)
                    (arcology-oracle--http-headers req)
                    (apply #'concat (reverse (arcology-oracle--http-body-parts req)))))))))
+
+(defun arcology-oracle--in-roam-query-p ()
+  "Return non-nil when an org-roam database query is on the stack.
+That is `emacsql', which org-roam's queries go through, waiting
+for the database's answer."
+  (catch 'query
+    (mapbacktrace (lambda (_evald function _args _flags)
+                    (when (eq function 'emacsql) (throw 'query t))))
+    nil))
 
 (defun arcology-oracle--unanswered-p (message)
   "Return non-nil when MESSAGE is that the daemon did not answer.

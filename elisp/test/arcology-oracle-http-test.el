@@ -470,6 +470,35 @@ error, and the watchdog ran the hook again), so a command waited for good."
     (arcology-oracle-test--wait (lambda () result) 10 "the error callback")
     (should (string-match-p "daemon not reachable" result))))
 
+;; emacsql, which org-roam's queries go through, waits for its database
+;; in `accept-process-output'; the stand-in waits so too, for the answer.
+(ert-deftest arcology-oracle-http-test-no-callback-inside-an-org-roam-query ()
+  "An answer that arrives while org-roam waits for its database is handled after.
+Its callback ran inside that wait, and one that asked the database
+\(a list's backlinks, the org-roam buffer rendered again) mixed the
+two answers up: org-roam's own render failed."
+  (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "status"))
+    (let (answer req answered-inside)
+      (setq req (arcology-oracle--json "GET" "/status"
+                                       :callback (lambda (a) (setq answer a))
+                                       :errback (lambda (m) (setq answer m))))
+      (should (arcology-oracle--http-p req))
+      (cl-letf (((symbol-function 'emacsql)
+                 (lambda (&rest _)
+                   (let ((deadline (+ (float-time) 10)))
+                     (while (and (not (arcology-oracle--http-finished req))
+                                 (< (float-time) deadline))
+                       (accept-process-output nil 0.05))
+                     ;; Timers run during the wait too: one more turn for them.
+                     (accept-process-output nil 0.2))
+                   (setq answered-inside answer)
+                   '((rows)))))
+        (emacsql 'connection [:select 1]))
+      (should (arcology-oracle--http-finished req))
+      (should-not answered-inside)
+      (arcology-oracle-test--wait (lambda () answer) 10 "the answer after the query")
+      (should (eq (alist-get 'ok answer) t)))))
+
 ;; No route of the daemon refuses link suggestions for good today (its 409
 ;; there is "ask again once it is indexed"): a daemon that does is served here.
 (ert-deftest arcology-oracle-http-test-links-refused-for-good-offer-no-retry ()
