@@ -95,13 +95,13 @@ on-done callback with status, headers and collected body."
     (arcology-oracle--http-run-callback req error-message)))
 
 (defun arcology-oracle--http-run-callback (req error-message)
-  "Run the callback of the finished REQ (see `arcology-oracle--http-finish').
-Not while org-roam waits for its database to answer: Emacs runs
-process filters and timers during that wait, and a callback that
-asks the database then (a list's backlinks, the org-roam buffer
-rendered again) mixed its answer up with the waiting query's, so
-org-roam's own render failed.  It is run from a timer once the
-wait is over."
+  "Run the callback of the finished REQ, given ERROR-MESSAGE or not.
+See `arcology-oracle--http-finish'.  Not while org-roam waits for
+its database to answer: Emacs runs process filters and timers
+during that wait, and a callback that asks the database then (a
+list's backlinks, the org-roam buffer rendered again) mixed its
+answer up with the waiting query's, so org-roam's own render
+failed.  It is run from a timer once the wait is over."
   (if (arcology-oracle--in-roam-query-p)
       (run-at-time 0.05 nil #'arcology-oracle--http-run-callback req error-message)
     (arcology-oracle--guard
