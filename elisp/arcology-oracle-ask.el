@@ -38,6 +38,7 @@
 (require 'org)
 (require 'arcology-oracle-notes)
 (require 'arcology-oracle-answers)
+(require 'arcology-oracle-markdown)
 
 (defvar arcology-oracle--ask-history nil
   "Questions asked with `arcology-oracle-ask'.")
@@ -135,9 +136,11 @@ request state."
         (failed nil)
         (req nil)
         (forget #'ignore)
+        (md (arcology-oracle--md-create))  ; the model's markdown made Org, line by line
         (waiting (arcology-oracle--waiting-note marker)))
     (cl-flet ((finish ()
                 (funcall forget)
+                (arcology-oracle--md-finish marker md)
                 (arcology-oracle--insert-following
                  marker (cond ((eq failed 'stopped) "\n\n[Stopped]")
                               (failed (format "\n\n[Failed: %s]" failed))
@@ -181,7 +184,7 @@ request state."
                                 started t)
                 (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
                ("token" (when-let ((text (alist-get 'text event)))
-                          (arcology-oracle--insert-following marker text)))
+                          (arcology-oracle--md-insert marker text md)))
                ;; After `found', a model that cannot answer: "[Failed: ...]" as a 503 was.
                ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
                 (arcology-oracle--report failed))))))
