@@ -242,6 +242,26 @@ buffer's file.  Nil for a buffer without a file."
                                               (org-link-heading-search-string)))))
              label)))))))
 
+(defun arcology-oracle--typed-source ()
+  "Return the :SOURCE: link of text typed for capture at point, or nil.
+As `arcology-oracle--memory-source', with the file it names as its
+`arcology-oracle-source-file' property (see
+`arcology-oracle--source-file').  Nil in a private part of the
+buffer (see `arcology-oracle--private-here-p'): the typed text is
+not private, but the link names the note and heading, and would put
+them in a daily note that is not private.  For the same reason the
+link is dropped, once the daemon has said where its notes are, when
+the file is among those it never reads (a hidden folder)."
+  (unless (arcology-oracle--private-here-p (point))
+    (when-let ((link (arcology-oracle--memory-source (point))))
+      (propertize link 'arcology-oracle-source-file (arcology-oracle--visited-file)))))
+
+(defun arcology-oracle--source-file (source)
+  "Return the file the :SOURCE: link SOURCE was made in, when known, else nil.
+See `arcology-oracle--typed-source'."
+  (and (stringp source) (not (string-empty-p source))
+       (get-text-property 0 'arcology-oracle-source-file source)))
+
 (provide 'arcology-oracle-memory-source)
 
 ;;; arcology-oracle-memory-source.el ends here

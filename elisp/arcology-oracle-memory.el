@@ -192,9 +192,11 @@ CALLBACK, when given, is called with the daemon's answer, after it
 is reported in the echo area.  SOURCE is a link to where TEXT came
 from, kept as the new heading's :SOURCE: property: interactively,
 the heading the region came from, or the one point is in for text
-read from the minibuffer.  ROLE \"oracle\" keeps TEXT as
-the oracle's words (:ROLE: oracle), never as the user's notes:
-interactively, a region of an answer or a summary.  A region in a
+read from the minibuffer (none from a private place or a note the
+daemon never reads: see `arcology-oracle--typed-source').
+ROLE \"oracle\" keeps TEXT as the oracle's words (:ROLE: oracle),
+never as the user's notes: interactively, a region of an answer or
+a summary.  A region in a
 private part of the note, or reaching into one (see
 `arcology-oracle--private-between-p'), is refused: nothing is sent;
 so is text from a note the daemon never reads (see
@@ -225,8 +227,7 @@ goes on the kill ring instead, so nothing typed is lost."
                (and (arcology-oracle--oracle-words-p (region-beginning) (region-end)) "oracle")
                (arcology-oracle--visited-file)
                (and (not (buffer-modified-p)) (line-number-at-pos (region-beginning) t))))
-     (list (read-string "Remember: ") nil nil nil
-           (arcology-oracle--memory-source (point)))))
+     (list (read-string "Remember: ") nil nil nil (arcology-oracle--typed-source))))
   (when (string-empty-p (string-trim (or text "")))
     (arcology-oracle--user-error "Nothing to remember"))
   ;; The options as they are now: the answer of /status may come later.
@@ -236,6 +237,8 @@ goes on the kill ring instead, so nothing typed is lost."
      (lambda (roam-dir)
        (if-let ((refused (arcology-oracle--unread-refusal file roam-dir)))
            (arcology-oracle--report refused)
+         (when (arcology-oracle--unread-refusal (arcology-oracle--source-file source) roam-dir)
+           (setq source nil))  ; typed text: itself not the note's, so sent without it
          (let (req)  ; the errback always runs later, when `req' is set
            (setq req (arcology-oracle--json
                       "POST" "/memorize"
