@@ -458,6 +458,28 @@ summary's sources are headed \"Sources (keyword match only)\"."
         (arcology-oracle-test--fake-ollama '((fault_paths) (hang . :json-false)))
         (kill-buffer buffer)))))
 
+;; A model's tokens split lines anywhere: a bullet's star alone, a fence in pieces.
+(ert-deftest arcology-oracle-answers-test-markdown-made-org-across-tokens ()
+  "An answer's markdown is Org however its tokens split it, and a bullet
+never shows as a heading, not even before its line ends."
+  (with-temp-buffer
+    (org-mode)
+    (insert "* Question\n\n")
+    (let ((marker (copy-marker (point-max)))
+          (md (arcology-oracle--md-create))
+          (headings nil))
+      (dolist (token '("Try:\n" "*" " **Feed" " it**" " twice" "\n*" "*" "Bold" "**" " line\n"
+                       "``" "`py\n" "* x\n" "#+end_src\n``" "`\n" "## Why" "\nuse `rye`"))
+        (arcology-oracle--md-insert marker token md)
+        (save-excursion
+          (goto-char (point-min))
+          (while (re-search-forward "^\\* " nil t) (push (line-number-at-pos) headings))))
+      (arcology-oracle--md-finish marker md)
+      (should (equal (delete-dups headings) '(1)))
+      (should (equal (buffer-string)
+                     (concat "* Question\n\nTry:\n- *Feed it* twice\n*Bold* line\n"
+                             "#+begin_src py\n,* x\n,#+end_src\n#+end_src\n*Why*\nuse ~rye~"))))))
+
 (provide 'arcology-oracle-answers-test)
 
 ;;; arcology-oracle-answers-test.el ends here
