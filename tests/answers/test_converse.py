@@ -98,6 +98,11 @@ def test_org_safe_never_makes_headings():
     assert "#+begin_src python\n,* not heading\n,#+begin_x\n#+end_src" in safe
 
 
+def test_org_safe_writes_markdown_bold_and_code_as_org():
+    safe = orgconv.org_safe("* **Feed it** twice, **Note:** use `rye` ** not bold**\n```\n**kept** `as is`\n```")
+    assert safe == "- *Feed it* twice, *Note:* use ~rye~ ** not bold**\n#+begin_src\n,**kept** `as is`\n#+end_src"
+
+
 def test_render_answer_is_a_well_formed_heading():
     out = orgconv.render_answer(
         "* one\nTwo [1].", "- [1] [[id:abc][Note]]", level=3, model="llama3.2", when=WHEN

@@ -69,3 +69,35 @@ async def test_a_markdown_answer_is_one_entry_of_org(tmp_path, roam_dir, fake_ol
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_a_markdown_answer_in_a_conversation_reads_as_org(tmp_path, roam_dir, fake_ollama):
+    """``C-c o c``: the daemon writes the answer into the note; its bullets were already
+    list items, but ``**bold**`` and backquoted code came in as markdown, unlike the
+    answers buffer's."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        fake_ollama.state.configure({"chat_reply": MARKDOWN})
+        await driver.open("inbox.org")
+        await emacs.keys("M->")
+        for line in ("* Winter :conversation:", "** Me"):
+            await emacs.type(line)
+            await emacs.keys("Enter")
+        await emacs.type("How do I feed it in winter?")
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "c")
+        await driver.message("answered", since=mark, timeout=20)
+        text = await driver.buffer_text("inbox.org")
+        answer = text[text.index("** Oracle") :]
+        assert "- *Feed it twice a day* at room temperature [1].\n" in answer, answer
+        assert "  - keep it at ~24~ degrees\n" in answer, answer
+        assert "**" not in answer.replace("** Oracle", ""), answer
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()

@@ -57,6 +57,9 @@ _BLOCK_END = {kind: re.compile(rf"^[ \t]*#\+end_{kind}[ \t]*$", re.IGNORECASE) f
 _BLOCK_ESCAPE = re.compile(r"^[ \t]*,*(?:\*|#\+)")
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _STAR_LINE = re.compile(r"^([ \t]*)(\*+)([ \t]+)(.*)$")
+# Markdown's **bold** and `code`, as Org writes them (Emacs's answers buffer does the same).
+_MD_BOLD = re.compile(r"\*\*([^*\s](?:[^*\n]*[^*\s])?)\*\*")
+_MD_CODE = re.compile(r"`([^`~\s](?:[^`~\n]*[^`~\s])?)`")
 _SOURCES_LINE = re.compile(r"^[ \t]*Sources:[ \t]*$")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:-|\+|\d+[.)])[ \t]")
 _CITATION = re.compile(r"[ \t]?\[\d{1,3}\]")
@@ -260,7 +263,8 @@ def parse_conversation(org: str, *, marker: str = "oracle") -> Conversation:
 
 def org_safe(text: str) -> str:
     """Model output made safe as the body of an org heading: no line becomes a heading
-    (``* item`` bullets become ``- item``), markdown headings become bold lines, fenced
+    (``* item`` bullets become ``- item``), markdown headings become bold lines, ``**bold**``
+    becomes ``*bold*`` and backquoted code ``~code~`` (as Emacs shows a streamed answer), fenced
     code becomes ``#+begin_src`` blocks, and the model's own ``#+begin_src`` and
     ``#+begin_example`` blocks stay blocks (header arguments such as ``:tangle`` dropped,
     an unclosed block closed), with Org's comma escapes inside. Every other line is made
@@ -297,6 +301,7 @@ def org_safe(text: str) -> str:
             line = f"{star[1]}{'  ' * (len(star[2]) - 1)}-{star[3]}{star[4]}"
         elif md:
             line = f"*{md[2].strip('* ')}*"
+        line = _MD_CODE.sub(r"~\1~", _MD_BOLD.sub(r"*\1*", line))
         out.append(escape_line(line))
     if end is not None:
         out.append(end_line)
