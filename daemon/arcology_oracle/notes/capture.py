@@ -22,14 +22,14 @@ Contracts:
   (``*`` at the start), a keyword or block line (``#+...``, indented or not:
   ``#+filetags``, ``#+title``, ``#+begin_src``...), a drawer line (``:NAME:`` alone,
   ``:END:``) or a footnote definition (``[fn:1] ...``) gets a leading comma, Org's own
-  escape (``org-escape-code-in-string``); a
-  zero-width space goes into each ``Local Variables:`` and breaks each ``-*-`` (text,
-  title and source: no mode or coding cookie, on the first line of a file that was empty
-  or anywhere in a file with CR line endings), and goes between two ``<`` (text and
-  title: no ``<<target>>`` takes the user's links) and after the ``[`` of an inline
-  footnote definition with a label (``[fn:name:...]``: no footnote the user refers to
-  is defined by a capture). In plain text Org shows the comma and reads the line as a
-  paragraph; nothing is lost, and nothing else is escaped.
+  escape (``org-escape-code-in-string``); a zero-width space goes into each ``Local
+  Variables:`` and breaks each ``-*-`` (text, title and source: no mode or coding cookie,
+  on the first line of a file that was empty or anywhere in a file with CR line endings),
+  and goes between two ``<`` (text and title: no ``<<target>>`` takes the user's links),
+  after the ``[`` of an inline footnote definition with a label (``[fn:name:...]``: no
+  footnote the user refers to is defined by a capture) and before the ``_`` of ``src_``
+  and ``call_`` (no inline code runs when the file is exported). In plain text Org shows
+  the comma and reads the line as a paragraph; nothing is lost, nothing else is escaped.
 * **No control characters.** Text, title or source holding NUL or another C0 control but
   tab, line feed and carriage return (a form feed would start a page hiding the user's
   ``Local Variables``) is a 400, never rewritten into something else.

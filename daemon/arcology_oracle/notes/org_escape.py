@@ -22,6 +22,14 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   ``%%(`` or ``&%%(`` and a sexp timestamp ``<%%(...)>`` anywhere (``org-agenda-get-sexps``,
   ``org-agenda-get-timestamps``). A zero-width space goes before each such ``%%(``, so
   text the daemon writes into a daily (an agenda file for many) never runs as code.
+* **Inline code** (:func:`inert` too, where Org reads objects: not in blocks or property
+  values): an inline source block ``src_LANG{...}`` (``src_LANG[ARGS]{...}``) and an
+  inline Babel call ``call_NAME(...)`` are code Org runs when the file is exported (their
+  results are exported by default) and on ``C-c C-c``; a capture's title is a heading's
+  title, exported too. A zero-width space goes between ``src`` (``call``) and its ``_``,
+  as Org matches them case-sensitively (``org-element-inline-src-block-parser``,
+  ``org-element-inline-babel-call-parser``), so no text the daemon writes runs as code
+  in a user's export, whose own blocks they trust to run unasked.
 * **Mode cookies** (:func:`inert` too): a zero-width space breaks each ``-*-``, so no
   text is read as a ``-*- mode/coding -*-`` cookie: on a file's first line, which a title
   in an empty file is, or anywhere in a file with CR line endings, whose "first line"
@@ -59,6 +67,8 @@ _LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
 _TARGET_RE = re.compile(r"(?<=<)(?=<)")
 _INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{_FOOTNOTE_LABEL}:)")  # Org: any letter case
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
+# Org's inline source blocks and Babel calls (case-sensitive, as Org reads them).
+_INLINE_CODE_RE = re.compile(r"(?<=src)(?=_[^ \t\n\[{]+[{\[])|(?<=call)(?=_[^ \t\n\[(]+[(\[])")
 # Where Org's agenda would read a diary sexp: "%%(" at a line's start (after "&"), "<%%(".
 _DIARY_SEXP_RE = re.compile(r"(?:^&?|(?<=<))(?=%%\()", re.MULTILINE)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
@@ -76,10 +86,13 @@ _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\
 def inert(text: str, *, targets: bool = True) -> str:
     """``text`` with a zero-width space in each ``Local Variables:`` and each ``-*-``,
     before each ``%%(`` Org's agenda would evaluate and, unless ``targets`` is false (a
-    property value, where Org reads neither targets nor footnotes), between two ``<`` and
-    in each labelled inline footnote definition."""
+    property value or a block's line, where Org reads no objects), between two ``<``, in
+    each labelled inline footnote definition and in each inline source block or Babel
+    call (``src_``, ``call_``)."""
     text = _DIARY_SEXP_RE.sub(lambda m: m[0] + ZWSP, _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text)))
-    return _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)) if targets else text
+    if not targets:
+        return text
+    return _INLINE_CODE_RE.sub(ZWSP, _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)))
 
 
 def escape_line(line: str) -> str:

@@ -1,0 +1,84 @@
+"""No text the daemon writes runs as code when the user's file is exported or its blocks
+are run, through the real daemon (with the fake Ollama) and batch Emacs's Org exporting
+the real files: an inline source block (``src_LANG{...}``) or Babel call
+(``call_NAME(...)``) in a capture's text or title or in a model's answer, and a model's
+own source block, are words, while the user's own code (trusted, ``org-confirm-babel-evaluate``
+nil, results exported by the file's ``header-args``) still runs."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from arcology_oracle.notes.org_escape import ZWSP
+from tests.emacs_batch import emacs, emacs_env
+from tests.index.test_write_attacks import post
+from tests.index.test_write_refusals import daily_of
+
+_EXPORT = r"""
+(progn
+  (require 'org)
+  (require 'ox-ascii)
+  (setq org-confirm-babel-evaluate nil)
+  (org-babel-do-load-languages 'org-babel-load-languages '((emacs-lisp . t)))
+  (dolist (path command-line-args-left)
+    (with-current-buffer (find-file-noselect path t)
+      (message "CODE-OBJECTS %S"
+               (org-element-map (org-element-parse-buffer)
+                   '(inline-src-block inline-babel-call babel-call src-block)
+                 (lambda (e) (org-element-type e))))
+      (org-export-to-buffer 'ascii "*out*")
+      (org-babel-execute-buffer)))
+  (setq command-line-args-left nil))
+"""
+
+
+def run_code(ran: Path, who: str) -> str:
+    """Emacs Lisp that leaves the file ``ran/who`` when it runs, and returns a string."""
+    return f'(progn (write-region "" nil "{ran / who}") "done")'
+
+
+def user_file(ran: Path) -> str:
+    """A user's note whose code the user trusts: results exported, a named block taking
+    an argument, an inline block of their own."""
+    return (
+        "#+title: A day\n#+PROPERTY: header-args :exports both\n"
+        f"#+name: mark\n#+begin_src emacs-lisp :var who=\"user-block\"\n(progn (write-region \"\" nil (concat \"{ran}/\" who)) who)\n#+end_src\n"
+        f"* Plans\nMine: src_emacs-lisp{{{run_code(ran, 'user-inline')}}}.\n"
+    )
+
+
+def export_and_run(*paths: Path) -> list[str]:
+    """Export each file with Org and run its blocks (``org-babel-execute-buffer``); the
+    code objects and elements Org read in it, as batch Emacs printed them."""
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _EXPORT, *map(str, paths)],
+        env=emacs_env(paths[0].parent), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [line.split(" ", 1)[1] for line in done.stderr.splitlines() if line.startswith("CODE-OBJECTS ")]
+
+
+async def test_inline_code_in_a_capture_runs_nothing_on_export(daemon, roam_dir, tmp_path):
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    daily = daily_of(roam_dir)
+    daily.write_text(user_file(ran))
+    before = daily.read_bytes()
+    text = (
+        f"Try src_emacs-lisp{{{run_code(ran, 'capture-inline')}}} today\n"
+        f"and src_emacs-lisp[:results raw]{{{run_code(ran, 'capture-args')}}}, then call_mark(who=\"capture-call\")\n"
+        f"or call_mark[:results silent](who=\"capture-call-args\") again"
+    )
+    title = f"Plan src_emacs-lisp{{{run_code(ran, 'capture-title')}}}"
+    status, answer = await post(daemon, "/memorize", {"text": text, "title": title})
+    assert status == 200, answer
+    after = daily.read_bytes()
+    assert after.startswith(before)
+    added = after[len(before) :].decode()
+    assert added.replace(ZWSP, "").endswith(":END:\n" + text + "\n"), added  # only zero-width spaces added
+    # The user's own block (named, and its result exported) and inline block are all Org sees.
+    objects = export_and_run(daily)
+    assert sorted(p.name for p in ran.iterdir()) == ["user-block", "user-inline"]
+    assert objects == ["(src-block inline-src-block)"]
+    assert f"* Plan src{ZWSP}_emacs-lisp{{" in added and f"call{ZWSP}_mark(" in added
