@@ -82,3 +82,24 @@ async def test_inline_code_in_a_capture_runs_nothing_on_export(daemon, roam_dir,
     assert sorted(p.name for p in ran.iterdir()) == ["user-block", "user-inline"]
     assert objects == ["(src-block inline-src-block)"]
     assert f"* Plan src{ZWSP}_emacs-lisp{{" in added and f"call{ZWSP}_mark(" in added
+
+
+async def test_code_in_an_answer_runs_nothing_on_export(daemon, roam_dir, tmp_path, fake_ollama):
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    fake_ollama.state.chat_reply = "\n".join([
+        f"Run src_emacs-lisp{{{run_code(ran, 'answer-inline')}}} or call_mark(who=\"answer-call\").",
+        "```emacs-lisp", run_code(ran, "answer-fenced"), "```",
+        "#+begin_src emacs-lisp :eval yes :exports both", run_code(ran, "answer-block"), "#+end_src",
+    ])  # fmt: skip
+    conversation = "* Talk\n** What next?\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    # As arcology-oracle-converse inserts it: the conversation's last child.
+    path = roam_dir / "talk.org"
+    path.write_text(user_file(ran) + conversation + answer["org"])
+    # The model's blocks stay blocks (shown as code), never evaluated.
+    objects = export_and_run(path)
+    assert sorted(p.name for p in ran.iterdir()) == ["user-block", "user-inline"]
+    assert objects == ["(src-block inline-src-block src-block src-block)"]
+    assert answer["org"].count("#+begin_src emacs-lisp :eval no\n") == 2, answer["org"]

@@ -63,6 +63,7 @@ _MD_CODE = re.compile(r"`([^`~\s](?:[^`~\n]*[^`~\s])?)`")
 _SOURCES_LINE = re.compile(r"^[ \t]*Sources:[ \t]*$")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:-|\+|\d+[.)])[ \t]")
 _CITATION = re.compile(r"[ \t]?\[\d{1,3}\]")
+_NO_EVAL = ":eval no"  # Babel's header argument: this block is never evaluated
 
 
 @dataclass(slots=True)
@@ -267,7 +268,9 @@ def org_safe(text: str) -> str:
     becomes ``*bold*`` and backquoted code ``~code~`` (as Emacs shows a streamed answer), fenced
     code becomes ``#+begin_src`` blocks, and the model's own ``#+begin_src`` and
     ``#+begin_example`` blocks stay blocks (header arguments such as ``:tangle`` dropped,
-    an unclosed block closed), with Org's comma escapes inside. Every other line is made
+    an unclosed block closed), with Org's comma escapes inside; a source block with a
+    language gets ``:eval no``, so Babel never runs the model's code (an export would,
+    in a file whose ``header-args`` export results, and ``C-c C-v b`` would). Every other line is made
     inert as captured text is (:func:`~.org_escape.escape_line`: a keyword, block,
     drawer or footnote definition line gets a comma, ``Local Variables:``, ``<<`` and a
     labelled inline footnote a zero-width space), and
@@ -292,7 +295,9 @@ def org_safe(text: str) -> str:
         block = _BLOCK_START.match(line)
         if fence or block:
             indent, kind, language = (fence[1], "src", fence[2]) if fence else (block[1], block[2].lower(), block[3] or "")
-            out.append(f"{indent}#+begin_{kind} {language if kind == 'src' else ''}".rstrip())
+            # The model's code runs only when the user takes it as theirs (deletes the
+            # ":eval no"): not on export, where the file's header-args may export results.
+            out.append(f"{indent}#+begin_{kind} {language + ' ' + _NO_EVAL if kind == 'src' and language else ''}".rstrip())
             end, end_line = (_FENCE if fence else _BLOCK_END[kind]), f"{indent}#+end_{kind}"
             continue
         star = _STAR_LINE.match(line)
