@@ -1,7 +1,8 @@
 """No text the daemon writes runs as code when the user's file is exported or its blocks
 are run, through the real daemon (with the fake Ollama) and batch Emacs's Org exporting
 the real files: an inline source block (``src_LANG{...}``) or Babel call
-(``call_NAME(...)``) in a capture's text or title or in a model's answer, and a model's
+(``call_NAME(...)``), one a macro makes (an export expands them first), or an export
+snippet in a capture's text or title or in a model's answer, and a model's
 own source block, are words, while the user's own code (trusted, ``org-confirm-babel-evaluate``
 nil, results exported by the file's ``header-args``) still runs."""
 
@@ -25,7 +26,7 @@ _EXPORT = r"""
     (with-current-buffer (find-file-noselect path t)
       (message "CODE-OBJECTS %S"
                (org-element-map (org-element-parse-buffer)
-                   '(inline-src-block inline-babel-call babel-call src-block)
+                   '(inline-src-block inline-babel-call babel-call src-block macro export-snippet)
                  (lambda (e) (org-element-type e))))
       (org-export-to-buffer 'ascii "*out*")
       (org-babel-execute-buffer)))
@@ -44,7 +45,7 @@ def user_file(ran: Path) -> str:
     return (
         "#+title: A day\n#+PROPERTY: header-args :exports both\n"
         f"#+name: mark\n#+begin_src emacs-lisp :var who=\"user-block\"\n(progn (write-region \"\" nil (concat \"{ran}/\" who)) who)\n#+end_src\n"
-        f"* Plans\nMine: src_emacs-lisp{{{run_code(ran, 'user-inline')}}}.\n"
+        f"* Plans\nMine: src_emacs-lisp{{{run_code(ran, 'user-inline')}}}, on {{{{{{title}}}}}}.\n"
     )
 
 
@@ -80,8 +81,33 @@ async def test_inline_code_in_a_capture_runs_nothing_on_export(daemon, roam_dir,
     # The user's own block (named, and its result exported) and inline block are all Org sees.
     objects = export_and_run(daily)
     assert sorted(p.name for p in ran.iterdir()) == ["user-block", "user-inline"]
-    assert objects == ["(src-block inline-src-block)"]
+    assert objects == ["(src-block inline-src-block macro)"]
     assert f"* Plan src{ZWSP}_emacs-lisp{{" in added and f"call{ZWSP}_mark(" in added
+
+
+async def test_macros_in_a_capture_make_no_code_on_export(daemon, roam_dir, tmp_path):
+    # An export expands macros before it runs code, and {{{keyword(NONE)}}} expands to
+    # nothing: around it, what the escapes left as words became code again.
+    ran = tmp_path / "ran"
+    ran.mkdir()
+    daily = daily_of(roam_dir)
+    daily.write_text(user_file(ran))
+    before = daily.read_bytes()
+    none = "{{{keyword(NONE)}}}"
+    text = "\n".join([
+        f"Try src{none}_emacs-lisp{{{run_code(ran, 'macro-inline')}}} and call{none}_mark(who=\"macro-call\")",
+        f"{none}#+begin_src emacs-lisp :exports results", run_code(ran, "macro-block"), f"{none}#+end_src",
+        f"{none}#+call: mark(who=\"macro-call-line\")",
+        "and @@ascii:raw text for the exported file@@ here",
+    ])  # fmt: skip
+    status, answer = await post(daemon, "/memorize", {"text": text, "title": f"Plan {none}"})
+    assert status == 200, answer
+    after = daily.read_bytes()
+    assert after.startswith(before)
+    assert after[len(before) :].decode().replace(ZWSP, "").endswith(":END:\n" + text + "\n")
+    objects = export_and_run(daily)
+    assert sorted(p.name for p in ran.iterdir()) == ["user-block", "user-inline"]
+    assert objects == ["(src-block inline-src-block macro)"]
 
 
 async def test_code_in_an_answer_runs_nothing_on_export(daemon, roam_dir, tmp_path, fake_ollama):
@@ -101,5 +127,5 @@ async def test_code_in_an_answer_runs_nothing_on_export(daemon, roam_dir, tmp_pa
     # The model's blocks stay blocks (shown as code), never evaluated.
     objects = export_and_run(path)
     assert sorted(p.name for p in ran.iterdir()) == ["user-block", "user-inline"]
-    assert objects == ["(src-block inline-src-block src-block src-block)"]
+    assert objects == ["(src-block inline-src-block macro src-block src-block)"]
     assert answer["org"].count("#+begin_src emacs-lisp :eval no\n") == 2, answer["org"]

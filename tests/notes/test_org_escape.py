@@ -279,3 +279,20 @@ def test_a_footnote_label_with_a_space_org_reads_as_a_letter_is_escaped_too(tmp_
     data = user.encode() + capture_bytes(f"[fn:a{space}b] the oracle's\nand [fn:a{space}b: inline]", title="Beans")
     path.write_bytes(data)
     assert emacs_reading(path)[0]["footnotes"] == []
+
+
+# -- 6. code Org would run on export ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "inert_text"),
+    [("src_sh{ls}", f"src{ZWSP}_sh{{ls}}"), ("src_sh[:x 1]{ls}", f"src{ZWSP}_sh[:x 1]{{ls}}"),
+     ("call_f(a=1)", f"call{ZWSP}_f(a=1)"), ("{{{keyword(NONE)}}}", f"{{{ZWSP}{{{{keyword(NONE)}}}}}}"),
+     ("{{{{x}}}}", f"{{{{{ZWSP}{{{{x}}}}}}}}"), ("@@html:<b>@@", f"@{ZWSP}@html:<b>@@"),
+     # What Org reads as none of them stays as it is.
+     ("src_ {ls}", "src_ {ls}"), ("call_me maybe", "call_me maybe"), ("{{ a }}", "{{ a }}"),
+     ("me@@example.com: hi", "me@@example.com: hi"), ("SRC_sh{ls}", "SRC_sh{ls}")],
+)  # fmt: skip
+def test_inline_code_macros_and_export_snippets_are_broken(text, inert_text):
+    assert escape_line(text) == inert_text
+    assert org_safe(text) == inert_text

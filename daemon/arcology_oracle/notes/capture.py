@@ -27,8 +27,8 @@ Contracts:
   on the first line of a file that was empty or anywhere in a file with CR line endings),
   and goes between two ``<`` (text and title: no ``<<target>>`` takes the user's links),
   after the ``[`` of an inline footnote definition with a label (``[fn:name:...]``: no
-  footnote the user refers to is defined by a capture) and before the ``_`` of ``src_``
-  and ``call_`` (no inline code runs when the file is exported). In plain text Org shows
+  footnote the user refers to is defined by a capture) and into each ``src_``, ``call_``,
+  macro ``{{{`` and ``@@`` (no code runs when the file is exported). In plain text Org shows
   the comma and reads the line as a paragraph; nothing is lost, nothing else is escaped.
 * **No control characters.** Text, title or source holding NUL or another C0 control but
   tab, line feed and carriage return (a form feed would start a page hiding the user's

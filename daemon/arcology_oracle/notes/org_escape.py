@@ -29,7 +29,13 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   title, exported too. A zero-width space goes between ``src`` (``call``) and its ``_``,
   as Org matches them case-sensitively (``org-element-inline-src-block-parser``,
   ``org-element-inline-babel-call-parser``), so no text the daemon writes runs as code
-  in a user's export, whose own blocks they trust to run unasked.
+  in a user's export, whose own blocks they trust to run unasked. An export expands
+  macros before it runs code, so a zero-width space goes into each ``{{{`` of a macro
+  too (``{{{keyword(NONE)}}}`` expands to nothing: ``src{{{keyword(NONE)}}}_sh{...}``,
+  or before ``#+begin_src``, would make code of what the escapes left as words), and
+  between the ``@@`` of an export snippet (``@@latex:...@@`` and ``@@html:...@@`` go
+  into the exported file as they are: a script in a published page, a ``\\write18`` in
+  a LaTeX run with ``-shell-escape``).
 * **Mode cookies** (:func:`inert` too): a zero-width space breaks each ``-*-``, so no
   text is read as a ``-*- mode/coding -*-`` cookie: on a file's first line, which a title
   in an empty file is, or anywhere in a file with CR line endings, whose "first line"
@@ -69,6 +75,8 @@ _INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{_FOOTNOTE_LABEL}:)")  # O
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
 # Org's inline source blocks and Babel calls (case-sensitive, as Org reads them).
 _INLINE_CODE_RE = re.compile(r"(?<=src)(?=_[^ \t\n\[{]+[{\[])|(?<=call)(?=_[^ \t\n\[(]+[(\[])")
+# Org's macros ({{{name...) and export snippets (@@backend:...).
+_MACRO_OR_SNIPPET_RE = re.compile(r"(?<=\{)(?=\{\{[a-zA-Z])|(?<=@)(?=@[-A-Za-z0-9]+:)")
 # Where Org's agenda would read a diary sexp: "%%(" at a line's start (after "&"), "<%%(".
 _DIARY_SEXP_RE = re.compile(r"(?:^&?|(?<=<))(?=%%\()", re.MULTILINE)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
@@ -87,12 +95,13 @@ def inert(text: str, *, targets: bool = True) -> str:
     """``text`` with a zero-width space in each ``Local Variables:`` and each ``-*-``,
     before each ``%%(`` Org's agenda would evaluate and, unless ``targets`` is false (a
     property value or a block's line, where Org reads no objects), between two ``<``, in
-    each labelled inline footnote definition and in each inline source block or Babel
-    call (``src_``, ``call_``)."""
+    each labelled inline footnote definition, in each inline source block or Babel call
+    (``src_``, ``call_``), macro (``{{{``) and export snippet (``@@``)."""
     text = _DIARY_SEXP_RE.sub(lambda m: m[0] + ZWSP, _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text)))
     if not targets:
         return text
-    return _INLINE_CODE_RE.sub(ZWSP, _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)))
+    text = _INLINE_CODE_RE.sub(ZWSP, _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)))
+    return _MACRO_OR_SNIPPET_RE.sub(ZWSP, text)
 
 
 def escape_line(line: str) -> str:
