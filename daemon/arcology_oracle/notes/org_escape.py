@@ -36,6 +36,11 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   between the ``@@`` of an export snippet (``@@latex:...@@`` and ``@@html:...@@`` go
   into the exported file as they are: a script in a published page, a ``\\write18`` in
   a LaTeX run with ``-shell-escape``).
+* **Clocks** (:func:`inert` too, in blocks and property values as well): a zero-width
+  space goes before the colon of a ``CLOCK:`` (any letter case) that starts a line, which
+  Org reads as a clock line (counted in the file's clock tables), and of one followed by a
+  timestamp ending the line, anywhere: ``org-find-open-clocks`` takes that for a clock
+  left running, and each clocking in asks the user to resolve it, and writes into it.
 * **Mode cookies** (:func:`inert` too): a zero-width space breaks each ``-*-``, so no
   text is read as a ``-*- mode/coding -*-`` cookie: on a file's first line, which a title
   in an empty file is, or anywhere in a file with CR line endings, whose "first line"
@@ -79,6 +84,8 @@ _INLINE_CODE_RE = re.compile(r"(?<=src)(?=_[^ \t\n\[{]+[{\[])|(?<=call)(?=_[^ \t
 _MACRO_OR_SNIPPET_RE = re.compile(r"(?<=\{)(?=\{\{[a-zA-Z])|(?<=@)(?=@[-A-Za-z0-9]+:)")
 # Where Org's agenda would read a diary sexp: "%%(" at a line's start (after "&"), "<%%(".
 _DIARY_SEXP_RE = re.compile(r"(?:^&?|(?<=<))(?=%%\()", re.MULTILINE)
+# A clock line (org-clock-line-re) and an open clock (org-find-open-clocks), in any case.
+_CLOCK_RE = re.compile(r"(?im)(?:^[ \t]*clock|clock(?=: \[.*\]$))(?=:)")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f]")
 # How far from a file's end Emacs looks for its Local Variables block (hack-local-variables).
 LOCAL_VARIABLES_REACH = 3000
@@ -93,11 +100,13 @@ _CONTROL_NAMES = {"\x00": "NUL", "\x0b": "vertical tab", "\x0c": "form feed", "\
 
 def inert(text: str, *, targets: bool = True) -> str:
     """``text`` with a zero-width space in each ``Local Variables:`` and each ``-*-``,
-    before each ``%%(`` Org's agenda would evaluate and, unless ``targets`` is false (a
+    before each ``%%(`` Org's agenda would evaluate and the colon of each ``CLOCK:`` Org
+    would read as a clock and, unless ``targets`` is false (a
     property value or a block's line, where Org reads no objects), between two ``<``, in
     each labelled inline footnote definition, in each inline source block or Babel call
     (``src_``, ``call_``), macro (``{{{``) and export snippet (``@@``)."""
     text = _DIARY_SEXP_RE.sub(lambda m: m[0] + ZWSP, _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text)))
+    text = _CLOCK_RE.sub(lambda m: m[0] + ZWSP, text)
     if not targets:
         return text
     text = _INLINE_CODE_RE.sub(ZWSP, _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)))
