@@ -1,8 +1,9 @@
-"""A sweep of Org constructs through ``/memorize`` (the real daemon, the fake Ollama, a
-real daily read back by batch Emacs's Org): whatever a captured text or title holds, the
-user's bytes stay as they were, the file's keywords, TODO words and headings are the
-user's, the captures are one heading each, and Org reads nothing in them but paragraphs,
-lists and tables: no keyword, block, drawer, clock, footnote, target or code."""
+"""A sweep of Org constructs through ``/memorize`` and ``/converse`` (the real daemon, the
+fake Ollama, real files read back by batch Emacs's Org): whatever a captured text or
+title, or a model's answer, holds, the user's bytes stay as they were, the file's
+keywords, TODO words and headings are the user's, a capture or an answer is one heading,
+and Org reads nothing in it but paragraphs, lists and tables (and an answer's code
+blocks, never run): no keyword, drawer, clock, footnote definition, target or code."""
 
 from __future__ import annotations
 
@@ -116,4 +117,27 @@ async def test_no_org_construct_in_a_capture_is_read_as_more_than_text(daemon, r
     assert reading["open_clocks"] == 0, reading
     assert (extra := sorted(set(reading["types"]) - ALLOWED)) == [], extra
     assert reading["headings"] == [[1, "Plans"], [1, "Later"], *([1, t] for t in titles)], reading["headings"]
+    assert (reading["todo"], reading["filetags"], reading["title"]) == (["TODO", "DONE"], [], "A day")
+
+
+async def test_no_org_construct_in_an_answer_is_read_as_more_than_text(daemon, roam_dir, fake_ollama):
+    talks, headings = "", []
+    for i, reply in enumerate([*(text for text, _ in HOSTILE), "```sh\necho fenced\n```"]):
+        fake_ollama.state.chat_reply = reply
+        conversation = f"* Talk {i}\n** What next?\n"
+        status, answer = await post(daemon, "/converse", {"org": conversation})
+        assert status == 200, answer
+        # As arcology-oracle-converse inserts it: the conversation's last child.
+        talks += conversation + answer["org"]
+        headings += [[1, f"Talk {i}"], [2, "What next?"], [2, "Oracle"]]
+    path = roam_dir / "talk.org"
+    path.write_text(USER + talks)
+    reading = sweep_reading(path, len(USER) + 1)
+    assert reading["open_clocks"] == 0, reading
+    # The model's blocks are blocks (closed where it left them open), never run (:eval no).
+    assert (extra := sorted(set(reading["types"]) - ALLOWED - {"src-block", "example-block"})) == [], extra
+    assert [line for line in talks.split("\n") if line.startswith("#+begin_src")] == [
+        "#+begin_src emacs-lisp :eval no", "#+begin_src sh :eval no",
+    ]  # fmt: skip
+    assert reading["headings"] == [[1, "Plans"], [1, "Later"], *headings], reading["headings"]
     assert (reading["todo"], reading["filetags"], reading["title"]) == (["TODO", "DONE"], [], "A day")
