@@ -15,6 +15,7 @@ import pytest
 
 from arcology_oracle.notes.org_escape import ZWSP
 from tests.emacs_batch import emacs, emacs_env
+from tests.fakes import FakeModel
 from tests.index.test_write_attacks import post
 from tests.index.test_write_refusals import daily_of
 
@@ -141,3 +142,20 @@ async def test_no_org_construct_in_an_answer_is_read_as_more_than_text(daemon, r
     ]  # fmt: skip
     assert reading["headings"] == [[1, "Plans"], [1, "Later"], *headings], reading["headings"]
     assert (reading["todo"], reading["filetags"], reading["title"]) == (["TODO", "DONE"], [], "A day")
+
+
+async def test_a_model_name_with_line_breaks_stays_one_property_line(daemon, roam_dir, fake_ollama):
+    # The request names the model (an Ollama-compatible server lists any name it likes):
+    # the one part of an answer's heading that was written as it came.
+    name = "m1\n:END:\n#+filetags: :private:\n* Injected\f"
+    fake_ollama.state.models.append(FakeModel(name, "chat"))
+    conversation = "* Talk\n** What next?\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation, "model": name})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(USER + conversation + answer["org"])
+    reading = sweep_reading(path, len(USER) + 1)
+    assert reading["headings"] == [[1, "Plans"], [1, "Later"], [1, "Talk"], [2, "What next?"], [2, "Oracle"]], reading
+    assert (reading["todo"], reading["filetags"], reading["title"]) == (["TODO", "DONE"], [], "A day")
+    assert (extra := sorted(set(reading["types"]) - ALLOWED)) == [], extra
+    assert ":ORACLE_MODEL: m1 :END: #+filetags: :private: * Injected\ufffd\n" in answer["org"], answer["org"]

@@ -345,6 +345,12 @@ def org_timestamp(when: datetime) -> str:
     return when.strftime("[%Y-%m-%d %a %H:%M]")
 
 
+def _property_value(text: str) -> str:
+    """``text`` as one inert property value: a model's name comes from the request, or
+    from whatever server answers as Ollama, and a line break in it ended the drawer."""
+    return inert(" ".join(without_controls(text).split()), targets=False)
+
+
 def render_answer(
     answer: str,
     sources_block: str,
@@ -356,8 +362,9 @@ def render_answer(
     used_notes: bool = True,
     source_targets: str | None = None,
 ) -> str:
-    """The oracle's heading at ``level`` (the root's level + 1): properties (``SOURCES``
-    when ``source_targets`` is given: the cited notes' IDs in order), the answer (see
+    """The oracle's heading at ``level`` (the root's level + 1): properties (``ORACLE_MODEL``
+    on one line whatever the name holds; ``SOURCES`` when ``source_targets`` is given:
+    the cited notes' IDs in order), the answer (see
     :func:`org_safe`), then ``Sources:`` and ``sources_block`` (an org list; empty with
     ``used_notes``: the notes used left the index while the model answered)."""
     sources = [f":SOURCES:  {source_targets}"] if source_targets and used_notes else []
@@ -365,7 +372,7 @@ def render_answer(
         f"{'*' * level} {title}",
         ":PROPERTIES:",
         ":ROLE:     oracle",
-        f":ORACLE_MODEL: {model}",
+        f":ORACLE_MODEL: {_property_value(model)}",
         f":CREATED:  {org_timestamp(when)}",
         *sources,
         ":END:",
