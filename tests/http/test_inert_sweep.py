@@ -100,7 +100,7 @@ async def test_no_org_construct_in_a_capture_is_read_as_more_than_text(daemon, r
     daily.write_text(USER)
     user = sweep_reading(daily, len(USER) + 1)
     assert (user["types"], user["todo"], user["title"], user["open_clocks"]) == ([], ["TODO", "DONE"], "A day", 0)
-    titles = []
+    titles, ids = [], []
     for text, title in HOSTILE:
         before = daily.read_bytes()
         status, answer = await post(daemon, "/memorize", {"text": text, "title": title})
@@ -113,12 +113,18 @@ async def test_no_org_construct_in_a_capture_is_read_as_more_than_text(daemon, r
         sent = text.replace("\r", "\n").split("\n")
         assert [line.removeprefix(",") for line in body.rstrip("\n").split("\n")] == [s.rstrip() for s in sent], body
         titles.append(answer["title"])
+        ids.append(answer["id"])
     reading = sweep_reading(daily, len(USER) + 1)
     assert {"headline", "paragraph", "plain-list", "table"} <= set(reading["types"]), reading["types"]
     assert reading["open_clocks"] == 0, reading
     assert (extra := sorted(set(reading["types"]) - ALLOWED)) == [], extra
     assert reading["headings"] == [[1, "Plans"], [1, "Later"], *([1, t] for t in titles)], reading["headings"]
     assert (reading["todo"], reading["filetags"], reading["title"]) == (["TODO", "DONE"], [], "A day")
+    # Each escape is in the capture's hash: forgetting them all gives the user's bytes back.
+    for node_id in reversed(ids):
+        status, answer = await post(daemon, "/forget", {"id": node_id})
+        assert status == 200, answer
+    assert daily.read_bytes() == USER.encode()
 
 
 async def test_no_org_construct_in_an_answer_is_read_as_more_than_text(daemon, roam_dir, fake_ollama):
