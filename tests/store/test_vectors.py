@@ -133,6 +133,23 @@ def test_a_broken_chain_reloads_and_a_superseded_delta_is_never_applied():
     assert reloads == [1]
 
 
+
+def test_a_token_the_index_moved_past_is_served_by_the_newer_index_without_a_reload():
+    # A reader whose read snapshot began before a write another reader has applied since
+    # asks for the older token (StoreBase.snapshot): reading every vector again, and again
+    # for the next reader at the newer token, would cost seconds at 100k.
+    x = clustered(60, 16, seed=6)
+    index = loaded(x[:50], np.arange(50, dtype=np.int64))
+    index.record(vectors.Delta("g", "h", np.empty(0, np.int64), np.array([50]), x[50:51]))
+    index.sync("h", reload=lambda: pytest.fail("the delta leads there"))
+    index.sync("g", reload=lambda: pytest.fail("g is older than h: no reload"))
+    assert index.generation == "h" and len(index) == 51
+    # A load breaks the chain: what came before it is not known to be older.
+    index.load("z", 16, 50, [(np.arange(50, dtype=np.int64), x[:50])])
+    reloads = []
+    index.sync("h", reload=lambda: reloads.append(1))
+    assert reloads == [1]
+
 # -- through the store ---------------------------------------------------------------
 
 

@@ -106,7 +106,7 @@ def rows_of_nodes(store: Store, nodes: frozenset[str]) -> np.ndarray:
     """:meth:`~arcology_oracle.store.Store.vector_rows_of` ``nodes``, remembered until the
     next write: from heading after heading of one large note, /similar leaves out the same
     note each time, and reading its rows took ~0.25 s at 50,000 chunks."""
-    token = None if store.conn.in_transaction else store.write_generation()  # before the rows
+    token = store.write_generation() if store.shares_reads else None  # before the rows
     found = _rows_of_nodes.lookup(token, [nodes])[0] if token is not None else {}
     if nodes in found:
         return found[nodes]

@@ -16,6 +16,7 @@ from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes.files import unread_reason
 from ..store import Store
+from ..store.connection import in_snapshot
 from . import graph, mentions, moves, relevance, retrieval, search_ranking, similarity, text_vectors, timeline, written
 from .embed_wait import within_wait
 from .index_api import NotesIndex
@@ -52,6 +53,7 @@ async def search(
         )
         ranked = lambda s: search_ranking.fused(s, keyword, query, k, vector, min_similarity=floor)  # noqa: E731
 
+    @in_snapshot
     def run(store: Store) -> tuple[str, list[retrieval.Result]]:
         mode, results = ranked(store)
         return mode, relevance.ordered(relevance.rescore(store, results, relevance.Signals(vector)))
@@ -113,6 +115,7 @@ async def similar_to_line(
     )
 
 
+@in_snapshot
 def similar_node(
     store: Store, settings: Settings, node_id: str, k: int, *, exclude_linked: bool = False, same_file: bool = False,
     keep_all: bool = False,
@@ -144,6 +147,7 @@ def no_heading_at(path: str, line: int, settings: Settings) -> str:
     return f"no indexed heading at {path}:{line}" + (f": the daemon does not read {path} ({why})" if why else "")
 
 
+@in_snapshot
 def similar_line(
     store: Store, settings: Settings, path: str, line: int, k: int, *, exclude_linked: bool = False,
     same_file: bool = False, keep_all: bool = False,

@@ -226,7 +226,7 @@ def _rerank_by_words(
     head += joining
     # Each note's text followed by its CJK bigrams, so that Japanese and Chinese words count.
     notes = {h: note_key(*owners[h]) for h, _ in head if owners and h in owners}
-    token = None if store.conn.in_transaction else store.write_generation()  # before the texts
+    token = store.write_generation() if store.shares_reads else None  # before the texts
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS, cjk_bigrams=True, notes=notes)
     bodies = [texts.get(heading_id, "") for heading_id, _ in head]
     note_bm25 = bm25_scores(bodies, match)

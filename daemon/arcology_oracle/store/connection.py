@@ -9,12 +9,13 @@ written as SQL text (:func:`.db.limit`).
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Self
+from typing import Self, TypeVar
 
 from ..errors import StoreError
 from .checkpoints import BackgroundCheckpointer
@@ -29,6 +30,18 @@ from .withheld import hide_notes
 # and 32 MB no more than 16 (bench, this machine).
 WRITER_CACHE_KIB = 16 * 1024
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def in_snapshot(fn: Callable[..., T]) -> Callable[..., T]:
+    """``fn(store, ...)`` with its reads in one :meth:`StoreBase.snapshot` of ``store``."""
+
+    @functools.wraps(fn)
+    def run(store: "StoreBase", *args, **kwargs) -> T:
+        with store.snapshot():
+            return fn(store, *args, **kwargs)
+
+    return run
 
 
 def _is_corruption(exc: Exception) -> bool:
@@ -57,6 +70,7 @@ class StoreBase:
         self._fts_pending: list[tuple[int, int]] = []
         self._headings_changed = False  # in the open transaction: NODES_GENERATION is renewed
         self._hidden: frozenset[str] = frozenset()  # notes this (reader) connection does not show
+        self._remembered: dict[tuple, object] | None = None  # in a read snapshot: see snapshot()
 
     @classmethod
     def open(cls, path: Path | str, *, writer: bool = False) -> Self:
@@ -132,6 +146,8 @@ class StoreBase:
         Headings inserted in the transaction reach the FTS index just before it commits
         (see :meth:`_flush_fts`).
         """
+        if self._remembered is not None:
+            raise RuntimeError("a write inside a read snapshot (StoreBase.snapshot)")
         if self.conn.in_transaction:
             self._savepoints += 1
             name = f"sp{self._savepoints}"
@@ -214,7 +230,54 @@ class StoreBase:
         finally:
             self.conn.execute(f"PRAGMA busy_timeout = {int(before)}")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """The block's reads (one request's) in one read transaction: every statement sees
+        the index as one commit left it, so what cannot change inside it is read once
+        (:meth:`remembered`: ``meta``'s values, whether the vector table exists). No write
+        may run in the block (:meth:`transaction` raises). Inside a transaction already
+        (the writer's, or an enclosing snapshot) the block just runs in it.
+
+        Why: a ``/similar`` ran ~13 statements asking ``meta`` or ``sqlite_master`` the
+        same thing, each also a read transaction of its own; remembering them across
+        autocommit statements would change what a request racing a write sees (a vector
+        table dropped by a model reset, then used); in a snapshot nothing can change
+        (BENCHMARKS.md, issue 30, thirty-third round)."""
+        if self.conn.in_transaction:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        self._remembered = {}
+        try:
+            yield
+        except BaseException:
+            self._remembered = None
+            if self.conn.in_transaction:  # (an error may have ended it already)
+                self.conn.execute("ROLLBACK")
+            raise
+        self._remembered = None
+        self.conn.execute("COMMIT")
+
+    def remembered(self, key: tuple, read):
+        """``read()``, once per :meth:`snapshot` for ``key`` (every call outside one)."""
+        if self._remembered is None:
+            return read()
+        if key not in self._remembered:
+            self._remembered[key] = read()
+        return self._remembered[key]
+
+    @property
+    def shares_reads(self) -> bool:
+        """Whether what this store reads may be shared with the process's other stores
+        (the caches of :mod:`.generation_cache`): outside a transaction or in a read
+        :meth:`snapshot`; not in a write transaction, which may see its own uncommitted
+        writes."""
+        return not self.conn.in_transaction or self._remembered is not None
+
     def get_meta(self, key: str) -> str | None:
+        return self.remembered(("meta", key), lambda: self._read_meta(key))
+
+    def _read_meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 

@@ -258,7 +258,7 @@ class Search(VectorSync):
         memory (:mod:`.node_means`), the rest read in one query."""
         if not node_ids or not self.has_vector_table():
             return {}
-        if self.conn.in_transaction:  # it may see its own uncommitted writes: share nothing
+        if not self.shares_reads:  # it may see its own uncommitted writes: share nothing
             return self._read_node_vectors(node_ids)
         cache = getattr(self, "_means", None)
         if cache is None:
@@ -314,7 +314,7 @@ class Search(VectorSync):
         ``limit`` are split here. Splitting whole notes took about a third of a
         ``/similar`` on Japanese notes (BENCHMARKS.md, issue 30)."""
         read = lambda ids: self._read_note_texts(ids, limit, cjk_bigrams)  # noqa: E731
-        if not notes or self.conn.in_transaction:  # a transaction may see its own writes: share nothing
+        if not notes or not self.shares_reads:  # a transaction may see its own writes: share nothing
             return read(list(heading_ids))
         cache = getattr(self, "_texts", None)
         if cache is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,10 +78,10 @@ class VectorSync(StoreBase):
         return info.model is not None or force
 
     def has_vector_table(self) -> bool:
-        row = self.conn.execute(
+        """Whether the vector table exists (read once per :meth:`~.connection.StoreBase.snapshot`)."""
+        return self.remembered(("vector table",), lambda: self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (VEC_TABLE,)
-        ).fetchone()
-        return row is not None
+        ).fetchone() is not None)
 
     def store_vectors(self, items: Sequence[tuple[str, Sequence[float]]]) -> int:
         """Store one vector per text hash, in one transaction; returns how many were new.
@@ -170,7 +171,7 @@ class VectorSync(StoreBase):
         """Inside the writing transaction: a new generation token, and the delta to it
         (``reset``: every reader reloads the in-memory index from the table)."""
         prev = self.get_meta(vectors.META_KEY) or ""
-        new = vectors.new_token(prev)
+        new = _new_token(prev)
         self._set_meta(vectors.META_KEY, new)
         index = self._vector_index()
         if (len(removed) or index.saved_generation is not None) and (snapshot := self._snapshot_path()) is not None:
@@ -341,3 +342,11 @@ class VectorSync(StoreBase):
                 break
         rows.close()
         return out
+
+
+def _new_token(prev: str) -> str:
+    """A generation token following ``prev``: a counter (for people) and random bits
+    (so that writers in two processes never make the same token)."""
+    counter = prev.split("-", 1)[0]
+    number = int(counter) + 1 if counter.isdigit() else 1
+    return f"{number}-{secrets.token_hex(6)}"

@@ -29,8 +29,8 @@ chain that does not reach the token in ``meta`` is never applied.
 from __future__ import annotations
 
 import mmap
-import secrets
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -51,6 +51,7 @@ CANDIDATE_SHARE = 1 / 1000
 EXACT_BELOW = 1 << 21
 MIN_PREFILTER_DIMS = 128
 LOAD_BLOCK = 1024  # rows read, quantised or packed at a time on a full load
+PASSED_TOKENS = 64  # how many tokens the index moved past by deltas it knows as older (sync)
 # Pending deltas beyond this many vectors (or a quarter of the index) are dropped and the
 # next query reloads instead: a bulk index with no queries must not hold every vector twice.
 MAX_PENDING_ROWS = 20_000
@@ -81,11 +82,13 @@ class VectorIndex:
         self.saved_generation: str | None = None  # what the snapshot on disk holds
         self._pending: dict[str, Delta] = {}
         self._pending_rows = 0
+        self._passed: deque[str] = deque(maxlen=PASSED_TOKENS)
         self._clear(0)
 
     # -- state -------------------------------------------------------------------------
 
     def _clear(self, dims: int, capacity: int = 0) -> None:
+        self._passed.clear()  # an older token's state is no longer this one's past
         self.dims = dims
         self._words = (dims + 63) // 64
         self._n = 0
@@ -238,9 +241,11 @@ class VectorIndex:
     def sync(self, generation: str, reload: Callable[[], None]) -> None:
         """Bring the index to ``generation`` (the token a reader sees in ``meta``): by the
         recorded deltas when they lead there, else by calling ``reload()`` (which must
-        call :meth:`load`)."""
+        call :meth:`load`). A token it moved past by deltas leaves it as it is: a reader's
+        snapshot (``StoreBase.snapshot``) older than another reader's, whose candidates the
+        store re-scores in that snapshot, must not make every vector read again, twice."""
         with self._lock:
-            if self.generation == generation:
+            if self.generation == generation or generation in self._passed:
                 return
             chain, token = [], self.generation
             while token != generation and token is not None and token in self._pending and len(chain) <= len(self._pending):
@@ -257,6 +262,7 @@ class VectorIndex:
                     self._clear(self.dims)
                 self._remove(delta.removed.tolist())
                 self._add(delta.added_ids, delta.added)
+                self._passed.append(delta.prev)
             self.generation = generation
 
     # -- its state as arrays, for the snapshot on disk (store/vector_snapshot.py) ------
@@ -275,6 +281,7 @@ class VectorIndex:
         with self._lock:
             self._pending.clear()
             self._pending_rows = 0
+            self._passed.clear()
             self._ids, self._bits, self._q = arrays["ids"], arrays["bits"], arrays["q"]
             self._scale, self._norm2, self._center = arrays["scale"], arrays["norm2"], arrays["center"]
             self.dims, self._words, self._n = self._q.shape[1], self._bits.shape[0], len(self._ids)
@@ -389,11 +396,3 @@ def shared_index(key: str) -> VectorIndex:
     """The process's index for database ``key`` (its resolved path), created on first use
     and freed when no store holds it any more."""
     return _indexes.get(key)
-
-
-def new_token(prev: str) -> str:
-    """A generation token following ``prev``: a counter (for people) and random bits
-    (so that writers in two processes never make the same token)."""
-    counter = prev.split("-", 1)[0]
-    number = int(counter) + 1 if counter.isdigit() else 1
-    return f"{number}-{secrets.token_hex(6)}"
