@@ -17,9 +17,7 @@
 
 (defvar org-roam-db-location)
 (defvar org-roam-directory)
-(declare-function org-roam-db-sync "org-roam-db" (&optional force))
 (declare-function org-roam-db-query "org-roam-db" (sql &rest args))
-(declare-function org-roam-db--close-all "org-roam-db" ())
 
 (defconst arcology-oracle-links-test--note-id "3333cccc-0000-4000-8000-000000000001"
   "ID of the scratch note the tests write links into.")
@@ -95,12 +93,12 @@
           (save-buffer))
         (unwind-protect
             (progn
-              (org-roam-db-sync)
+              (arcology-oracle-test--roam-db-sync)
               (should (equal (org-roam-db-query [:select [source dest type] :from links
                                                  :where (= source $s1)]
                                                 arcology-oracle-links-test--note-id)
                              `((,arcology-oracle-links-test--note-id ,hydration "id")))))
-          (org-roam-db--close-all))))))
+          (arcology-oracle-test--roam-db-close))))))
 
 (defun arcology-oracle-links-test--suggestions ()
   "Return the suggestions listed in the links buffer, in order."

@@ -36,6 +36,31 @@ TIMEOUT seconds (default 20)."
   (arcology-oracle-test--wait (lambda () (null (arcology-oracle-test--connections)))
                               timeout "every connection to close"))
 
+(defvar org-roam-db--connection)
+(declare-function org-roam-db--close-all "org-roam-db" ())
+(declare-function org-roam-db-sync "org-roam-db" (&optional force))
+(declare-function emacsql-process "emacsql" (connection))
+
+(defun arcology-oracle-test--roam-db-close ()
+  "Close org-roam's database connections; return once their sqlite has exited.
+Closing one only ends sqlite's input, and until sqlite has exited
+org-roam takes the connection for live and reuses it (see
+`arcology-oracle-test--roam-db-sync')."
+  (let ((processes (mapcar #'emacsql-process (hash-table-values org-roam-db--connection))))
+    (org-roam-db--close-all)
+    (arcology-oracle-test--wait (lambda () (not (cl-some #'process-live-p processes)))
+                                20 "org-roam's sqlite to exit")))
+
+(defun arcology-oracle-test--roam-db-sync ()
+  "Run `org-roam-db-sync' once org-roam's earlier connections are gone.
+It closes the connection of `org-roam-directory' and at once opens
+it again; on a busy machine sqlite had not exited yet, the sync sent
+its queries to the dying connection and failed with \"Selecting
+deleted buffer\" (a list's backlinks had opened it, see
+`arcology-oracle--roam-backlinks')."
+  (arcology-oracle-test--roam-db-close)
+  (org-roam-db-sync))
+
 (defmacro arcology-oracle-test--capturing-messages (var &rest body)
   "Run BODY with the messages it shows collected, newest first, in VAR."
   (declare (indent 1) (debug (symbolp body)))

@@ -35,10 +35,11 @@
 (defvar org-roam-db-location)
 (defvar org-roam-directory)
 (defvar org-roam-mode-sections)
-(declare-function org-roam-db-sync "org-roam-db" (&optional force))
+(declare-function org-roam-db-query "org-roam-db" (sql &rest args))
+(declare-function org-roam-db--get-connection "org-roam-db" ())
+(defvar emacsql-sqlite-executable)
 (declare-function org-roam-node-from-id "org-roam-node" (id))
 (declare-function org-roam-buffer-display-dedicated "org-roam-mode" (node))
-(declare-function org-roam-db--close-all "org-roam-db" ())
 
 ;;;; Fixtures
 
@@ -463,6 +464,36 @@ again with no edit in between, it says nothing (no line comes and goes)."
       (with-current-buffer arcology-oracle-similar-buffer-name
         (should-not (string-match-p "Asking about" (buffer-string)))))))
 
+;; org-roam-db-sync closes the directory's connection and opens it
+;; again at once, but closing only ends sqlite's input: while sqlite had
+;; not exited yet (a busy machine), org-roam took the dying connection
+;; for live, sent the sync's queries into the void and failed with
+;; "Selecting deleted buffer" once sqlite was gone.  The lists open that
+;; connection (a note's backlinks), so each sync here waits it out.
+(ert-deftest arcology-oracle-test-roam-db-sync-after-an-open-connection ()
+  "The tests' org-roam sync works when sqlite is slow to end the connection it closes."
+  (require 'org-roam)
+  (arcology-oracle-test--with-daemon
+    (let* ((tmp (arcology-oracle-test--env "ARCOLOGY_ORACLE_TEST_TMP"))
+           (org-roam-db-location (expand-file-name (format "org-roam-reopen-%d.db" (emacs-pid)) tmp))
+           (slow (expand-file-name "slow-sqlite" tmp))
+           (inhibit-message t))
+      ;; A sqlite that lingers after its input ended, as one not yet
+      ;; scheduled on a busy machine does.
+      (with-temp-file slow
+        (insert (format "#!/bin/sh\n%s \"$@\"\nsleep 1\n"
+                        (shell-quote-argument emacsql-sqlite-executable))))
+      (set-file-modes slow #o700)
+      (unwind-protect
+          (let ((old (let ((emacsql-sqlite-executable slow))
+                       (org-roam-db-query [:select id :from nodes]) ; as a list's backlinks open it
+                       (org-roam-db--get-connection))))
+            (arcology-oracle-test--roam-db-sync)
+            (should-not (eq (org-roam-db--get-connection) old))
+            (should (org-roam-node-from-id (arcology-oracle-test--id 'sourdough))))
+        (arcology-oracle-test--roam-db-close)
+        (when (file-exists-p org-roam-db-location) (delete-file org-roam-db-location))))))
+
 (ert-deftest arcology-oracle-test-org-roam-section ()
   "The org-roam buffer shows the similar notes beside backlinks; RET visits by ID."
   (require 'org-roam)
@@ -475,7 +506,7 @@ again with no edit in between, it says nothing (no line comes and goes)."
            (inhibit-message t))
       (unwind-protect
           (progn
-            (org-roam-db-sync)
+            (arcology-oracle-test--roam-db-sync)
             (let* ((node (org-roam-node-from-id (arcology-oracle-test--id 'sourdough)))
                    (window (org-roam-buffer-display-dedicated node))
                    (buffer (window-buffer window)))
@@ -498,7 +529,7 @@ again with no edit in between, it says nothing (no line comes and goes)."
                 (call-interactively (key-binding (kbd "RET")))
                 (push (current-buffer) arcology-oracle-test--buffers)
                 (should (equal (file-name-nondirectory buffer-file-name) "bread-hydration.org")))))
-        (org-roam-db--close-all)
+        (arcology-oracle-test--roam-db-close)
         (when (file-exists-p org-roam-db-location) (delete-file org-roam-db-location))))))
 
 ;; A failure cached for the section was shown again by g for 10 seconds
@@ -515,7 +546,7 @@ again with no edit in between, it says nothing (no line comes and goes)."
            (inhibit-message t))
       (unwind-protect
           (progn
-            (org-roam-db-sync)
+            (arcology-oracle-test--roam-db-sync)
             (let* ((node (org-roam-node-from-id (arcology-oracle-test--id 'sourdough)))
                    (arcology-oracle-url (arcology-oracle-test--free-url))
                    (window (org-roam-buffer-display-dedicated node))
@@ -532,7 +563,7 @@ again with no edit in between, it says nothing (no line comes and goes)."
                 (arcology-oracle-test--wait
                  (lambda () (string-match-p "^[0-9]\\.[0-9][0-9] Bread Hydration" (buffer-string)))
                  20 "the similar notes after g"))))
-        (org-roam-db--close-all)
+        (arcology-oracle-test--roam-db-close)
         (when (file-exists-p org-roam-db-location) (delete-file org-roam-db-location))))))
 
 ;;;; Search
