@@ -101,8 +101,11 @@ its database to answer: Emacs runs process filters and timers
 during that wait, and a callback that asks the database then (a
 list's backlinks, the org-roam buffer rendered again) mixed its
 answer up with the waiting query's, so org-roam's own render
-failed.  It is run from a timer once the wait is over."
-  (if (arcology-oracle--in-roam-query-p)
+failed.  Nor while org-roam renders its buffer (something in it
+may wait, a passphrase prompt say): rendering it again then would
+erase what the outer render is writing.  It is run from a timer
+once that is over."
+  (if (arcology-oracle--in-org-roam-p)
       (run-at-time 0.05 nil #'arcology-oracle--http-run-callback req error-message)
     (arcology-oracle--guard
       (if error-message
@@ -115,13 +118,15 @@ failed.  It is run from a timer once the wait is over."
                    (arcology-oracle--http-headers req)
                    (apply #'concat (reverse (arcology-oracle--http-body-parts req)))))))))
 
-(defun arcology-oracle--in-roam-query-p ()
-  "Return non-nil when an org-roam database query is on the stack.
-That is `emacsql', which org-roam's queries go through, waiting
-for the database's answer."
-  (catch 'query
+(defun arcology-oracle--in-org-roam-p ()
+  "Return non-nil when org-roam is querying its database or rendering its buffer.
+That is, when `emacsql' (which org-roam's queries go through,
+waiting for the database's answer) or
+`org-roam-buffer-render-contents' is on the stack."
+  (catch 'found
     (mapbacktrace (lambda (_evald function _args _flags)
-                    (when (eq function 'emacsql) (throw 'query t))))
+                    (when (memq function '(emacsql org-roam-buffer-render-contents))
+                      (throw 'found t))))
     nil))
 
 (defun arcology-oracle--unanswered-p (message)

@@ -476,28 +476,31 @@ error, and the watchdog ran the hook again), so a command waited for good."
   "An answer that arrives while org-roam waits for its database is handled after.
 Its callback ran inside that wait, and one that asked the database
 \(a list's backlinks, the org-roam buffer rendered again) mixed the
-two answers up: org-roam's own render failed."
-  (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "status"))
-    (let (answer req answered-inside)
-      (setq req (arcology-oracle--json "GET" "/status"
-                                       :callback (lambda (a) (setq answer a))
-                                       :errback (lambda (m) (setq answer m))))
-      (should (arcology-oracle--http-p req))
-      (cl-letf (((symbol-function 'emacsql)
-                 (lambda (&rest _)
-                   (let ((deadline (+ (float-time) 10)))
-                     (while (and (not (arcology-oracle--http-finished req))
-                                 (< (float-time) deadline))
-                       (accept-process-output nil 0.05))
-                     ;; Timers run during the wait too: one more turn for them.
-                     (accept-process-output nil 0.2))
-                   (setq answered-inside answer)
-                   '((rows)))))
-        (emacsql 'connection [:select 1]))
-      (should (arcology-oracle--http-finished req))
-      (should-not answered-inside)
-      (arcology-oracle-test--wait (lambda () answer) 10 "the answer after the query")
-      (should (eq (alist-get 'ok answer) t)))))
+two answers up: org-roam's own render failed.  So too inside
+org-roam's render of its buffer, where a wait (a passphrase prompt)
+would have let the callback render it again midway."
+  (dolist (waiting '(emacsql org-roam-buffer-render-contents))
+    (arcology-oracle-http-test--with-server ((arcology-oracle-http-test--recorded "status"))
+      (let (answer req answered-inside)
+        (setq req (arcology-oracle--json "GET" "/status"
+                                         :callback (lambda (a) (setq answer a))
+                                         :errback (lambda (m) (setq answer m))))
+        (should (arcology-oracle--http-p req))
+        (cl-letf (((symbol-function waiting)
+                   (lambda (&rest _)
+                     (let ((deadline (+ (float-time) 10)))
+                       (while (and (not (arcology-oracle--http-finished req))
+                                   (< (float-time) deadline))
+                         (accept-process-output nil 0.05))
+                       ;; Timers run during the wait too: one more turn for them.
+                       (accept-process-output nil 0.2))
+                     (setq answered-inside answer)
+                     '((rows)))))
+          (funcall waiting))
+        (should (arcology-oracle--http-finished req))
+        (should-not (and answered-inside waiting))
+        (arcology-oracle-test--wait (lambda () answer) 10 "the answer after the wait")
+        (should (eq (alist-get 'ok answer) t))))))
 
 ;; No route of the daemon refuses link suggestions for good today (its 409
 ;; there is "ask again once it is indexed"): a daemon that does is served here.
