@@ -133,7 +133,6 @@ def test_a_broken_chain_reloads_and_a_superseded_delta_is_never_applied():
     assert reloads == [1]
 
 
-
 def test_a_token_the_index_moved_past_is_served_by_the_newer_index_without_a_reload():
     # A reader whose read snapshot began before a write another reader has applied since
     # asks for the older token (StoreBase.snapshot): reading every vector again, and again
@@ -149,6 +148,13 @@ def test_a_token_the_index_moved_past_is_served_by_the_newer_index_without_a_rel
     reloads = []
     index.sync("h", reload=lambda: reloads.append(1))
     assert reloads == [1]
+    # Nor is a token before a new model's (a reset): its reader must read its own vectors.
+    index.record(vectors.Delta("z", "r", np.empty(0, np.int64), np.arange(10, dtype=np.int64), x[:10], reset=True))
+    index.sync("r", reload=lambda: pytest.fail("the delta leads there"))
+    assert len(index) == 10
+    index.sync("z", reload=lambda: reloads.append(2))
+    assert reloads == [1, 2]
+
 
 # -- through the store ---------------------------------------------------------------
 

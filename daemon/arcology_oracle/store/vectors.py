@@ -262,7 +262,8 @@ class VectorIndex:
                     self._clear(self.dims)
                 self._remove(delta.removed.tolist())
                 self._add(delta.added_ids, delta.added)
-                self._passed.append(delta.prev)
+                if not delta.reset:  # a token before a new model's is not this state's past
+                    self._passed.append(delta.prev)
             self.generation = generation
 
     # -- its state as arrays, for the snapshot on disk (store/vector_snapshot.py) ------
