@@ -26,7 +26,8 @@ snippets, order; one /similar?node and one /search per query; ``--ignore F,G``: 
 the results' fields F and G, new in one of them) and fails if any does; its
 medians include each run's p50 over the floor of the same run. ``--embed-delay S``: the
 embedder answers each request S seconds late, as one across a network does (the query
-embeddings of /search). Writes
+embeddings of /search). ``--long-share F``: the corpus with a share F of long sections
+(bench/corpus.py; its own cached index), as people's notes have. Writes
 bench/results/query.json (query-compare.json with ``--compare``).
 """
 
@@ -66,16 +67,18 @@ from corpus import generate
 CACHE = RESULTS / "cache"
 # /similar requests between two timings of the numpy floor (see measure()).
 FLOOR_BLOCK = 20
+# The share of long sections in the corpus (--long-share; bench/corpus.py).
+LONG_SHARE = 0.0
 
 
 async def build(size: int, dims: int) -> tuple[Path, Path, dict]:
     """The corpus and database of about ``size`` chunks (built once)."""
-    base = CACHE / f"query-{size}-{dims}"
+    base = CACHE / (f"query-{size}-{dims}" + (f"-long{LONG_SHARE:g}" if LONG_SHARE else ""))
     roam, db, info = base / "roam", base / "index.sqlite3", base / "build.json"
     if info.exists():
         return roam, db, json.loads(info.read_text())
     base.mkdir(parents=True, exist_ok=True)
-    counts = generate(roam, int(size * 0.885), seed=size)
+    counts = generate(roam, int(size * 0.885), seed=size, long_share=LONG_SHARE)
     print(f"indexing {counts} ...", file=sys.stderr)
     built = await index_in_process(roam, db, HashEmbedder(dims, remember=False))
     info.write_text(json.dumps({**counts, **built}))
@@ -400,7 +403,10 @@ def main() -> None:
     p.add_argument("--floor-block", type=int, default=FLOOR_BLOCK, help="/similar requests per timing of the floor")
     p.add_argument("--embed-delay", type=float, default=0.0, help="seconds the embedder takes per request (a GPU"
                    " box across a network: a few milliseconds); 0, the default, is an embedder on this machine")
+    p.add_argument("--long-share", type=float, default=0.0, help="the share of long sections (bench/corpus.py)")
     args = p.parse_args()
+    global LONG_SHARE
+    LONG_SHARE = args.long_share
     results = {"machine": machine(), "dims": args.dims, "queries": args.queries, "sizes": []}
     if args.compare:
         srcs = {"this": DAEMON_SRC, "compare": args.compare.resolve()}

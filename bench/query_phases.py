@@ -1,6 +1,6 @@
 """Where ``/similar?node=``'s CPU goes, step by step, in process: no HTTP, no sampling.
 
-    python bench/query_phases.py [--size 20000] [--queries 300]
+    python bench/query_phases.py [--size 20000] [--queries 300] [--long-share 0.06]
 
 Opens the index bench_query.py built for ``--size`` chunks (built the first time; only
 read here), warms it up with 20 queries, then runs ``answers.search.similar_node`` for
@@ -81,7 +81,9 @@ def main() -> None:
     p.add_argument("--size", type=int, default=20000)
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--dims", type=int, default=768)
+    p.add_argument("--long-share", type=float, default=0.0, help="the corpus with long sections (bench_query.py)")
     args = p.parse_args()
+    bench_query.LONG_SHARE = args.long_share
     roam, db, _ = asyncio.run(bench_query.build(args.size, args.dims))
     settings = load_settings(overrides={"roam_dir": roam, "db_path": db, "embed_model": HASH_MODEL}, environ={})
     store = Store.open(db)  # a plain store: reads only (the model's vectors stay, whatever the settings)
