@@ -59,6 +59,7 @@ PINNED = {
     "m032_reread_links_in_replies": "6706e4b3a26a2306",
     "m033_reread_for_rejections_of_private_nodes": "ba55833ebd9bc23c",
     "m034_reparse_for_rejections_of_private_nodes": "3fd40a86da816c3a",
+    "m035_chunk_hashes_cover_their_headings": "b544c013193ed377",
 }
 
 

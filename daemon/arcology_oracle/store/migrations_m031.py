@@ -66,3 +66,16 @@ def m034_reparse_for_rejections_of_private_nodes(conn) -> None:
         " NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.src_node)"
         " OR NOT EXISTS (SELECT 1 FROM headings WHERE own_id = r.dst_node))"
     )
+
+
+@migration
+def m035_chunk_hashes_cover_their_headings(conn) -> None:
+    # The nearest headings' statement (Search.knn_headings, every /similar and /search)
+    # goes from each of its ~100 nearest texts to the chunks holding it by chunks_hash,
+    # then read each chunk's row for its heading and first_turn: a row of ~500 characters
+    # of text, on pages scattered over the table. The index now holds both, so the rows
+    # are not read (about 1% of a /similar's CPU at 20k headings: BENCHMARKS.md, issue 30,
+    # thirty-fourth round). Same name, so INDEXED BY chunks_hash still finds it; one
+    # index rebuilt, in this migration's transaction (a few seconds at a million chunks).
+    conn.execute("DROP INDEX chunks_hash")
+    conn.execute("CREATE INDEX chunks_hash ON chunks(hash, heading, first_turn)")
