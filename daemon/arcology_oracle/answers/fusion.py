@@ -52,12 +52,19 @@ def fuse(keyword: Sequence[tuple[int, float]], vector: Sequence[tuple[int, float
 
 
 def standardised(scored: Sequence[tuple[int, float]]) -> dict[int, float]:
-    """Each id's score as a z-score within ``scored`` (0 for all when they are equal)."""
+    """Each id's score as a z-score within ``scored`` (0 for all when they are equal).
+
+    The mean and the spread are numpy's ``mean()`` and ``std()`` to the last bit, from
+    the same reductions in the same order (the sum, then the squared deviations' sum,
+    each over n), without their argument checks and the mean computed twice: half of
+    the ~30 µs of a call, three a /similar."""
     if not scored:
         return {}
-    values = np.asarray([s for _, s in scored], dtype=np.float64)
-    spread = float(values.std())
+    values = np.fromiter((s for _, s in scored), np.float64, len(scored))
+    mean = np.add.reduce(values) / len(values)
+    deviations = values - mean
+    spread = float(np.sqrt(np.add.reduce(deviations * deviations) / len(values)))
     if spread == 0.0:
         return {h: 0.0 for h, _ in scored}
-    mean = float(values.mean())
+    mean = float(mean)
     return {h: (float(s) - mean) / spread for h, s in scored}
