@@ -20,7 +20,8 @@ this process over HTTP:
   without the vector index's snapshot beside the database.
 
 ``--compare DIR`` runs only the requests, with this package's daemon and another copy's
-(e.g. main's ``daemon/``, or ``git archive <commit> daemon`` unpacked) in turn,
+(e.g. main's ``daemon/``, or ``git archive <commit> daemon`` unpacked) in turn, each
+on its own copy of the index (so that a migration of one does not reach the other),
 ``--rounds`` times each, prints how many of the JSON answers differ (ids, scores,
 snippets, order; one /similar?node and one /search per query; ``--ignore F,G``: but for
 the results' fields F and G, new in one of them) and fails if any does; its
@@ -38,6 +39,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -336,6 +338,16 @@ async def run_size(size: int, dims: int, queries: int, floor_block: int = FLOOR_
     }  # fmt: skip
 
 
+def copy_index(db: Path, to: Path) -> Path:
+    """A fresh copy of the index ``db`` (its vector snapshot too) in the directory ``to``."""
+    shutil.rmtree(to, ignore_errors=True)
+    to.mkdir(parents=True)
+    for path in db.parent.glob(db.name + "*"):
+        if not path.name.endswith(".lock"):
+            shutil.copy2(path, to / path.name)
+    return to / db.name
+
+
 async def compare(
     size: int, dims: int, queries: int, srcs: dict[str, Path], rounds: int, floor_block: int = FLOOR_BLOCK,
     embed_delay: float = 0.0, ignore: frozenset[str] = frozenset(),
@@ -347,13 +359,16 @@ async def compare(
     roam, db, _ = await build(size, dims)
     exact, vocabulary = Exact(db), title_words(db)
     logs = RESULTS / "logs"
+    # Each copy on its own copy of the index: a migration one of them applies (a new
+    # index, say) must not reach the other's runs.
+    dbs = {name: copy_index(db, CACHE / f"compare-{db.parent.name}-{name}") for name in srcs}
     server = hash_embedder(size, dims, embed_delay)
     runs: dict[str, list] = {name: [] for name in srcs}
     bodies: dict[str, dict] = {}
     try:
         for i in range(rounds):
             for name in list(srcs) if i % 2 == 0 else list(srcs)[::-1]:
-                proc = daemon(roam, db, server.url, HASH_MODEL, logs / f"daemon-{size}-{name}.log", src=srcs[name])
+                proc = daemon(roam, dbs[name], server.url, HASH_MODEL, logs / f"daemon-{size}-{name}.log", src=srcs[name])
                 try:
                     async with aiohttp.ClientSession() as session:
                         await wait_ready(session, proc.url)
