@@ -73,11 +73,11 @@ from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
 from .org_escape import cookie_brought_up, escape_line, inert, refuse_controls
 from .capture_blanks import blank_form, is_blank_line
+from .capture_tags import clean_tags  # noqa: F401 (part of this module's interface)
 from .capture_headings import find_heading, heading_properties  # noqa: F401 (part of this module's interface)
 from .capture_title import TRAILING_BLANKS, capture_title
 from .line_endings import file_eol, split_keeping_ends  # noqa: F401 (part of this module's interface)
 from .org_syntax import HEADING_LINE_RE, org_link, plain_title
-from .privacy import is_tag_char
 
 CAPTURED_BY = "CAPTURED_BY"
 CAPTURED_BY_VALUE = "arcology-oracle"
@@ -127,21 +127,6 @@ def inactive_timestamp(moment: datetime.datetime) -> str:
     """``[2026-12-03 Thu 07:30]`` (English day names, as Org writes them by default)."""
     day = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[moment.weekday()]
     return f"[{moment:%Y-%m-%d} {day} {moment:%H:%M}]"
-
-
-def clean_tags(tags: object) -> tuple[str, ...]:
-    """Validated tags, each exactly an Org tag word; BadRequest for anything else."""
-    if tags is None:
-        return ()
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise BadRequest("tags must be a list of strings")
-    out: list[str] = []
-    for tag in tags:
-        if not tag or not all(is_tag_char(c) for c in tag):
-            raise BadRequest(f"invalid tag {tag!r}: Org tags hold letters, digits, _, @, # and % only")
-        if tag not in out:
-            out.append(tag)
-    return tuple(out)
 
 
 def capture_link(node_id: str, title: str) -> str:
