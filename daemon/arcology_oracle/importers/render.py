@@ -43,12 +43,16 @@ line. A turn's further lines follow it verbatim, except:
   ``Local Variables:`` and ``-*-`` (a chat explaining file variables set the note's mode
   and coding in Emacs), between two ``<`` (no ``<<target>>`` takes the note's links) and
   into each labelled inline footnote; control characters but tab and line breaks become
-  U+FFFD (a NUL made Emacs open the note as binary).
+  U+FFFD (a NUL made Emacs open the note as binary);
+* every line and the title are the chat's words, not the user's: no link in them runs
+  code when clicked, no timestamp lands on the agenda (it is written inactive), no LaTeX
+  command reads, writes or runs on export
+  (:func:`~arcology_oracle.notes.model_text.quiet`).
 
 So a reader finds the turns as the lines matching :data:`SPEAKER_LINE`, and gets each
 turn's text back by dropping the first comma of every other line that starts with one
 (a lone ``,`` becomes the blank line it stands for), and the zero-width spaces if it
-wants the text to the byte. Comment lines (``# text``) stay as they are: Org leaves
+wants the text to the byte (an active timestamp it gets back inactive). Comment lines (``# text``) stay as they are: Org leaves
 them out of exports only.
 """
 
@@ -63,6 +67,7 @@ from dataclasses import dataclass, replace
 
 from ..notes.capture import inactive_timestamp
 from ..notes.capture_title import TRAILING_BLANKS
+from ..notes.model_text import quiet, same_dates
 from ..notes.org_escape import ZWSP, inert, without_controls
 from ..notes.org_syntax import split_heading_tags
 from ..notes.privacy import file_tags
@@ -148,7 +153,7 @@ def clean_title(title: str | None) -> str:
     a turn's lines are, without control characters, ending in nothing Emacs's
     delete-trailing-whitespace would delete (else a file merely saved would no longer be
     as imported, and never be updated again)."""
-    text = _TRAILING.sub("", _SPACES.sub(" ", inert(without_controls(title or ""))).strip()) or "Untitled conversation"
+    text = _TRAILING.sub("", _SPACES.sub(" ", inert(quiet(without_controls(title or "")))).strip()) or "Untitled conversation"
     if split_heading_tags(text)[1]:
         text = text[:-1] + ": -"
     return text
@@ -278,10 +283,11 @@ def _read_back(text: str) -> tuple[str, list[str]]:
     """:func:`dialogue` with each turn's text as the format gives it back: one leading
     comma dropped from every line and the zero-width spaces taken out. So a file written
     before an escape was added (a ``[fn:1]`` line's comma, ``Local Variables`` made
-    inert) still reads as the same conversation when imported again, not as another."""
+    inert, an active timestamp written inactive) still reads as the same conversation
+    when imported again, not as another."""
     stamp, turns = dialogue(text)
     return stamp, [
-        "\n".join(line.removeprefix(",") for line in turn.replace(ZWSP, "").split("\n")) for turn in turns
+        "\n".join(line.removeprefix(",") for line in same_dates(turn.replace(ZWSP, "")).split("\n")) for turn in turns
     ]
 
 
@@ -294,10 +300,10 @@ def turn_lines(speaker: str, text: str) -> list[str]:
         raw.pop(0)
     while raw and not raw[-1]:
         raw.pop()
-    out = [f"{speaker_name(speaker)}: {inert(raw[0].lstrip()) if raw else ''}"]
+    out = [f"{speaker_name(speaker)}: {inert(quiet(raw[0].lstrip())) if raw else ''}"]
     for line in raw[1:]:
         if line:
-            out.append(escape_line(line))
+            out.append(escape_line(quiet(line)))
         elif out[-1] != BLANK:
             out.append(BLANK)
     return out

@@ -30,6 +30,9 @@ Contracts:
   footnote the user refers to is defined by a capture) and into each ``src_``, ``call_``,
   macro ``{{{`` and ``@@`` (no code runs when the file is exported). In plain text Org shows
   the comma and reads the line as a paragraph; nothing is lost, nothing else is escaped.
+* **The oracle's words** (a capture with ``role``: an answer or a summary kept) are
+  quieted as a conversation's answer is (:func:`~.model_text.quiet`: no link that runs
+  code, no active timestamp, no LaTeX that reads or runs); the user's typing is not.
 * **No control characters.** Text, title or source holding NUL or another C0 control but
   tab, line feed and carriage return (a form feed would start a page hiding the user's
   ``Local Variables``) is a 400, never rewritten into something else.
@@ -71,6 +74,7 @@ from dataclasses import dataclass
 
 from ..errors import BadRequest
 from .conversations import ORACLE_ROLES
+from .model_text import quiet
 from .org_escape import cookie_brought_up, escape_line, inert, refuse_controls
 from .capture_blanks import blank_form, is_blank_line
 from .capture_tags import clean_tags  # noqa: F401 (part of this module's interface)
@@ -148,7 +152,9 @@ def make_capture(
     text, text that is not valid Unicode, or a control character in text, title or
     source. ``source`` (one line: where the text came from, an org link) becomes
     ``:SOURCE:``; ``role`` (``oracle`` for the oracle's own words, which are then marked
-    as its answers are: :mod:`arcology_oracle.answers.roles`) ``:ROLE:``."""
+    as its answers are: :mod:`arcology_oracle.answers.roles`, and quieted as they are:
+    :func:`~.model_text.quiet`) ``:ROLE:``. Text without a role is the user's typing,
+    written as typed: their ``elisp:`` link and appointment work."""
     if role is not None and role not in ORACLE_ROLES:
         raise BadRequest(f"role must be one of {', '.join(sorted(ORACLE_ROLES))}, not {role!r}")
     refuse_controls(text=text, title=title, source=source)
@@ -156,6 +162,7 @@ def make_capture(
     # a common hook on save, would delete, leaving a capture that can never be forgotten.
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     body = "\n".join(line.rstrip(TRAILING_BLANKS) for line in lines).strip("\n")
+    body = quiet(body) if role else body  # the oracle's words, not the user's typing
     if not body.strip():
         raise BadRequest("text must not be empty")
     for part in (text, title or ""):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import BadRequest
+from .model_text import quiet
 from .org_escape import escape_line, inert, without_controls
 from .org_syntax import (
     DRAWER_END_RE,
@@ -273,7 +274,9 @@ def org_safe(text: str) -> str:
     in a file whose ``header-args`` export results, and ``C-c C-v b`` would). Every other line is made
     inert as captured text is (:func:`~.org_escape.escape_line`: a keyword, block,
     drawer or footnote definition line gets a comma, ``Local Variables:``, ``<<`` and a
-    labelled inline footnote a zero-width space), and
+    labelled inline footnote a zero-width space), no line holds a link that runs
+    code, an active timestamp or LaTeX that reads or runs (:func:`~.model_text.quiet`:
+    in blocks and the model's name, a zero-width space after a timestamp's ``<``), and
     control characters (NUL, form feed, ESC) become U+FFFD, so an answer cannot set the
     file's tags, TODO keywords, mode, coding, targets or footnotes. A lone carriage
     return is a line break like any other (and escaped as one): Emacs keeps it in the
@@ -289,7 +292,7 @@ def org_safe(text: str) -> str:
                 end = None
             else:
                 # Blocks are verbatim to Org (no targets), not to Emacs's search for Local Variables.
-                out.append(inert("," + line if _BLOCK_ESCAPE.match(line) else line, targets=False))
+                out.append(inert(quiet("," + line if _BLOCK_ESCAPE.match(line) else line, verbatim=True), targets=False))
             continue
         fence = _FENCE.match(line)
         block = _BLOCK_START.match(line)
@@ -307,7 +310,7 @@ def org_safe(text: str) -> str:
         elif md:
             line = f"*{md[2].strip('* ')}*"
         line = _MD_CODE.sub(r"~\1~", _MD_BOLD.sub(r"*\1*", line))
-        out.append(escape_line(line))
+        out.append(escape_line(quiet(line)))
     if end is not None:
         out.append(end_line)
     return "\n".join(out).strip()
@@ -348,7 +351,7 @@ def org_timestamp(when: datetime) -> str:
 def _property_value(text: str) -> str:
     """``text`` as one inert property value: a model's name comes from the request, or
     from whatever server answers as Ollama, and a line break in it ended the drawer."""
-    return inert(" ".join(without_controls(text).split()), targets=False)
+    return inert(quiet(" ".join(without_controls(text).split()), verbatim=True), targets=False)
 
 
 def render_answer(

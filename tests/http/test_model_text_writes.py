@@ -1,0 +1,135 @@
+"""Text the user did not type, written into an org file by the real daemon (a model's
+answer from ``/converse``, the oracle's words kept by ``/memorize`` with ``role``, a chat
+log written by ``arcology-oracle import``), read back by batch Emacs's Org: no link in it
+runs code when clicked (``elisp:``, ``shell:``, ``eshell:``, ``man:``; a description no
+longer hides one), no timestamp in it lands on the user's agenda, and its LaTeX export
+holds no ``\\write18`` or ``\\input`` of the model's, while ``id:``, ``file:`` and
+``https:`` links, inactive dates and ordinary math stay. What the user types into a
+capture is kept as typed: their own ``elisp:`` link and appointment work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from arcology_oracle.notes.org_escape import ZWSP
+from tests.emacs_batch import emacs, emacs_env
+from tests.index.test_write_attacks import post
+from tests.index.test_write_refusals import daily_of
+from tests.runners import run_cli
+
+pytestmark = pytest.mark.timeout(300)
+
+USER = "#+title: A day\n* Dentist\n<2026-12-07 Mon 09:00> at [[elisp:(find-file \"~/dentist.org\")][the plan]]\n"
+MODEL = (
+    'See [[elisp:(delete-file "notes.org")][the note]], [[shell:rm -rf ~][this one]], [[ELISP:(kill-emacs)]],\n'
+    "elisp:kill-emacs, <shell:touch pwned> and eshell:ls.\n"
+    "Keep [[id:abc][a note]], [[file:x.org][a file]] and [[https://orgmode.org][Org]].\n"
+    "Meet on <2026-12-08 Tue 10:00>, weekly from <2026-12-09 Wed +1w>, away <2026-12-10 Thu>--<2026-12-11 Fri>.\n"
+    "Math $\\frac{a}{b} + \\alpha^2$ stays; \\write18{touch pwned} \\(\\input{/etc/passwd}\\) $^^5cinput{x}$ do not.\n"
+    "```sh\necho <2026-12-12 Sat>\n```"
+)
+# Org's reading of a file: its links (type and path), the days its agenda lists, its
+# LaTeX export's body.
+_ELISP = r"""
+(progn
+  (require 'org)
+  (require 'org-agenda)
+  (require 'ox-latex)
+  (require 'org-id)
+  (require 'ol-eshell)
+  (require 'ol-man)
+  (require 'json)
+  (set-language-environment "UTF-8")
+  (let* ((path (car command-line-args-left)) (links nil) (days nil) (latex nil))
+    (with-current-buffer (find-file-noselect path t)
+      (org-mode)
+      (org-element-map (org-element-parse-buffer) 'link
+        (lambda (l) (push (vector (org-element-property :type l) (org-element-property :path l)) links)))
+      (let ((org-export-use-babel nil) (org-export-with-broken-links 'mark))
+        (setq latex (org-export-as 'latex nil nil t))))
+    (setq org-agenda-files (list path) org-agenda-start-on-weekday nil)
+    (org-agenda-list nil (cadr command-line-args-left) 14)
+    (with-current-buffer org-agenda-buffer-name
+      (goto-char (point-min))
+      (while (not (eobp))
+        (when-let ((marker (get-text-property (point) 'org-marker)))
+          (push (format "%s %s" (pcase-let ((`(,m ,d ,y) (calendar-gregorian-from-absolute (get-text-property (point) 'day))))
+                                 (format "%04d-%02d-%02d" y m d))
+                        (buffer-substring-no-properties (line-beginning-position) (line-end-position)))
+                days))
+        (forward-line 1)))
+    (message "READING %s" (json-encode (list (cons 'links (vconcat (nreverse links)))
+                                             (cons 'agenda (vconcat (nreverse days)))
+                                             (cons 'latex latex))))))
+"""
+
+
+def org_reading(path: Path, agenda_from: str = "2026-12-06") -> dict:
+    """What Org makes of ``path``: ``links`` ([type, path], in order), ``agenda`` (the
+    entries its agenda lists from ``agenda_from`` for 14 days, each its day and line), ``latex``
+    (the body of its LaTeX export)."""
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _ELISP, str(path), agenda_from],
+        env=emacs_env(path.parent), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    lines = [line.split(" ", 1)[1] for line in done.stderr.splitlines() if line.startswith("READING ")]
+    assert len(lines) == 1, done.stderr
+    return json.loads(lines[0])
+
+
+def assert_quiet(reading: dict) -> None:
+    """Only the user's links and appointment are live; the model's words stay words."""
+    assert [link for link in reading["links"] if link[0].lower() in ("elisp", "shell", "eshell", "man")] == [
+        ["elisp", '(find-file "~/dentist.org")']
+    ], reading["links"]  # the user's own
+    assert {("id", "abc"), ("file", "x.org"), ("https", "//orgmode.org")} <= {tuple(link) for link in reading["links"]}
+    assert [entry.split(" ", 1)[0] for entry in reading["agenda"]] == ["2026-12-07"], reading
+    # (the user's dentist: nothing of the model's)
+    latex = reading["latex"]
+    assert "\\frac{a}{b}" in latex and "\\alpha" in latex, latex
+    for command in ("\\write18", "\\input{", "^^5c"):
+        assert command not in latex.replace("\\textbackslash{}", "\\"), (command, latex)
+
+
+async def test_a_models_answer_in_a_conversation_runs_nothing_and_schedules_nothing(daemon, roam_dir, fake_ollama):
+    fake_ollama.state.chat_reply = MODEL
+    conversation = "* Talk\n** When did I meet Sam?\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(USER + conversation + answer["org"])  # as arcology-oracle-converse inserts it
+    assert_quiet(org_reading(path))
+    assert "Meet on [2026-12-08 Tue 10:00]" in answer["org"]  # a date still, inactive
+    assert "#+begin_src sh :eval no\necho <" + ZWSP + "2026-12-12 Sat>\n" in answer["org"]  # the code as written
+
+
+async def test_the_oracles_words_kept_are_quiet_and_the_users_typing_is_kept_as_typed(daemon, roam_dir):
+    daily = daily_of(roam_dir)
+    daily.write_text(USER)
+    status, answer = await post(daemon, "/memorize", {"text": MODEL, "role": "oracle"})
+    assert status == 200, answer
+    assert daily.read_bytes().startswith(USER.encode())
+    assert_quiet(org_reading(daily))
+    typed = "Dentist again <2026-12-14 Mon 09:00>, see [[elisp:(org-agenda)][my agenda]]"
+    status, answer = await post(daemon, "/memorize", {"text": typed})
+    assert status == 200, answer
+    assert daily.read_text().endswith(":END:\n" + typed + "\n")  # as typed
+    reading = org_reading(daily)
+    assert ["elisp", "(org-agenda)"] in reading["links"], reading
+    assert [entry.split(" ", 1)[0] for entry in reading["agenda"]] == ["2026-12-07", "2026-12-14"], reading
+
+
+async def test_an_imported_chat_runs_nothing_and_schedules_nothing(tmp_path, roam_dir):
+    chat = tmp_path / "plans.md"
+    chat.write_text("# Plans\n\n## User\n\nWhat now?\n\n## Assistant\n\n" + MODEL.replace("```sh\n", "```\n") + "\n")
+    before = {p: p.read_bytes() for p in roam_dir.rglob("*.org")}
+    code, out, err = await run_cli("import", "markdown", str(chat), "--roam-dir", str(roam_dir), "--date", "2026-12-01")
+    assert code == 0, err
+    assert {p: p.read_bytes() for p in before} == before  # no note of the user's touched
+    [path] = (roam_dir / "imported/markdown").glob("*.org")
+    path.write_text(USER + path.read_text().split("\n\n", 1)[1])  # the user's day, then the chat's heading
+    assert_quiet(org_reading(path))

@@ -1,0 +1,51 @@
+"""What :func:`quiet` changes in a model's words, and what it leaves as written (the
+real daemon and Org's reading: tests/http/test_model_text_writes.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from arcology_oracle.notes.model_text import quiet, same_dates
+from arcology_oracle.notes.org_escape import ZWSP
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In the shell: run ls, then man: the manual.",  # words, no link
+        "See [[id:abc][a note]], [[file:x.org::12][a file]], https://orgmode.org and <https://example.org>.",
+        "Math: $\\frac{a}{b} + \\alpha^2$, \\(\\sum_i x_i\\), \\inputenc and \\writer are other words.",
+        "Dated [2026-12-07 Mon] and a sexp <%%(diary-float t 1 1)> (left to inert).",
+        "x <= 2026-12-07 and a<b>c",
+    ],
+)
+def test_ordinary_text_is_left_as_written(text):
+    assert quiet(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "quieted"),
+    [
+        ("[[elisp:(kill-emacs)][see]]", f"[{ZWSP}[elisp{ZWSP}:(kill-emacs)][see]]"),
+        ("[[Shell:ls]] eshell:ls <man:ls>", f"[{ZWSP}[Shell{ZWSP}:ls]] eshell{ZWSP}:ls <man{ZWSP}:ls>"),
+        ("<2026-12-08 Tue 10:00>--<2026-12-09 Wed>", "[2026-12-08 Tue 10:00]--[2026-12-09 Wed]"),
+        ("[<2026-12-08 Tue>]", f"[<{ZWSP}2026-12-08 Tue>]"),  # no [[2026-12-08 Tue]] link
+        ("\\write18{ls} \\immediate\\input{x} $^^5c$", f"\\{ZWSP}write18{{ls}} \\{ZWSP}immediate\\{ZWSP}input{{x}} $^{ZWSP}^5c$"),
+    ],
+)
+def test_what_runs_or_schedules_is_quieted(text, quieted):
+    assert quiet(text) == quieted
+
+
+def test_verbatim_text_keeps_its_brackets_and_latex():
+    assert quiet("echo <2026-12-12 Sat> \\input{x}", verbatim=True) == f"echo <{ZWSP}2026-12-12 Sat> \\input{{x}}"
+
+
+def test_same_dates_reads_an_old_active_timestamp_as_the_new_inactive_one():
+    assert same_dates("on <2026-12-08 Tue>") == same_dates(quiet("on <2026-12-08 Tue>")) == "on [2026-12-08 Tue]"
+
+
+def test_quieting_twice_changes_nothing_more():
+    # The oracle's words kept from a conversation (role "oracle") were quieted once already.
+    text = "[[elisp:(f)][x]] shell:ls <2026-12-08 Tue> \\write18{ls} ^^5c"
+    assert quiet(quiet(text)) == quiet(text) and quiet(quiet(text, verbatim=True), verbatim=True) == quiet(text, verbatim=True)
