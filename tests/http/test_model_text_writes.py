@@ -103,6 +103,10 @@ async def test_a_models_answer_in_a_conversation_runs_nothing_and_schedules_noth
     path = roam_dir / "talk.org"
     path.write_text(USER + conversation + answer["org"])  # as arcology-oracle-converse inserts it
     assert_quiet(org_reading(path))
+    # A cited note's title, "Meeting with Sam <2024-03-01 Fri 14:00>", is listed under
+    # Sources: the meeting is on the agenda once, from the user's note, not from the answer.
+    assert "Meeting with Sam" in answer["org"].split("\nSources:\n")[1], answer["org"]
+    assert org_reading(path, "2024-02-28")["agenda"] == [], answer["org"]
     assert "Meet on [2026-12-08 Tue 10:00]" in answer["org"]  # a date still, inactive
     assert "#+begin_src sh :eval no\necho <" + ZWSP + "2026-12-12 Sat>\n" in answer["org"]  # the code as written
 

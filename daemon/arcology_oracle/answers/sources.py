@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+from ..notes.model_text import quiet
 from ..notes.org_escape import inert
 
 
@@ -50,7 +51,7 @@ class Source:
     def org_link(self, roam_dir: Path | None = None) -> str:
         """``[[id:NODE][Title]]``, or ``[[file:REL::LINE][Title]]`` for a note without ID
         (absolute when ``roam_dir`` is given)."""
-        label = org_link_label(self.title if self.heading == self.title or not self.heading else f"{self.title}: {self.heading}")
+        label = written_label(self.label)
         if self.node_id:
             return f"[[id:{self.node_id}][{label}]]"
         path = str(roam_dir / self.file) if roam_dir else self.file
@@ -70,6 +71,14 @@ def org_link_label(text: str) -> str:
     return inert(" ".join(text.replace("[", "(").replace("]", ")").split()))
 
 
+def written_label(text: str) -> str:
+    """:func:`org_link_label` for a sources list written into a note: with no link that
+    runs code and no active timestamp either (a zero-width space after its ``<``: a cited
+    title's appointment would be on the agenda twice,
+    :func:`~arcology_oracle.notes.model_text.quiet`). Prompts get titles as they are."""
+    return quiet(org_link_label(text), verbatim=True)
+
+
 def sources_org_block(sources: Sequence[Source], roam_dir: Path | None = None) -> str:
     """An org list of the sources, ``- [n] [[id:...][Title]]`` per line."""
     return "\n".join(f"- [{s.n}] {s.org_link(roam_dir)}" for s in sources)
@@ -79,7 +88,7 @@ def sources_plain_block(sources: Sequence[Source]) -> str:
     """An org list of the sources without links, ``- [n] Title: Heading`` per line: what
     an answer written into a note shows, so that org-roam lists no backlink for it (the
     targets are in its ``:SOURCES:`` property, :func:`source_targets`)."""
-    return "\n".join(f"- [{s.n}] {org_link_label(s.label)}" for s in sources)
+    return "\n".join(f"- [{s.n}] {written_label(s.label)}" for s in sources)
 
 
 def source_targets(sources: Sequence[Source]) -> str:
