@@ -56,7 +56,25 @@ a new line under the heading when the body has no paragraph."
   (let ((id (alist-get 'node_id result)))
     (unless id (arcology-oracle--user-error "This note has no ID to link to"))
     (org-link-make-string (concat "id:" id)
-                          (org-link-display-format (or (alist-get 'title result) id)))))
+                          (arcology-oracle--link-description (or (alist-get 'title result) id)))))
+
+(defun arcology-oracle--link-description (title)
+  "Return TITLE as words only, for the description of a link.
+A link's description holds objects: an inline source block
+\(src_sh{...}) or Babel call (call_f()) Org runs on export, a macro
+\({{{...}}}) it expands, an export snippet (@@html:...@@) it writes
+into the exported file as it is; and a line break there could start
+a heading.  So links become their descriptions, line breaks a space,
+and a zero-width space (the escape the Org manual gives) goes into
+each src_, call_, {{{, @@ and [[, as the daemon makes what it writes
+inert (notes/org_escape.py); `org-link-make-string' breaks each ]]."
+  (let ((case-fold-search nil)
+        (text (replace-regexp-in-string "[\n\r\u2028\u2029\u0085]+" " "
+                                        (org-link-display-format title) t t)))
+    (dolist (pair '(("\\(src\\|call\\)_" . "\\1\u200b_") ("{{{" . "{\u200b{{")
+                    ("@@" . "@\u200b@") ("\\[\\[" . "[\u200b[")))
+      (setq text (replace-regexp-in-string (car pair) (cdr pair) text t)))
+    (string-trim text)))
 
 (defun arcology-oracle--insert-link-here (link &optional own-line)
   "Insert LINK at point as one undo step, a space apart from the words around it.
