@@ -32,6 +32,7 @@ from .. import __version__
 from ..config import Settings
 from ..errors import Conflict, NotFound, OracleError
 from ..http.client import DaemonClient
+from ..notes.model_text import quiet
 from . import views
 
 T = TypeVar("T")
@@ -149,7 +150,9 @@ def build_server(client: DaemonClient, settings: Settings) -> MCPServer:
 def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
     """Tools that write to the notes (offered only with ``mcp_allow_writes``).
 
-    ``remember`` posts to the daemon's ``/memorize`` (capture into today's daily note).
+    ``remember`` posts to the daemon's ``/memorize`` (capture into today's daily note)
+    the model's text quieted (:func:`~arcology_oracle.notes.model_text.quiet`: no link
+    that runs code, no active timestamp, no LaTeX that reads or runs).
     Until the daemon has that route it answers with a tool error saying so. A capture the
     daemon refuses (409) is a tool error that says whether to try again
     (:func:`views.refused`).
@@ -164,7 +167,8 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
         cannot take it now, the error's retry says whether the same call can work in a
         moment (true: the note is open or unsaved elsewhere) or never will (false)."""
         try:
-            answer = await client.post("/memorize", {"text": text})
+            # A model's words, not the user's typing (an agent does what it read tells it).
+            answer = await client.post("/memorize", {"text": quiet(text)})
         except NotFound:
             raise ToolError("this daemon cannot take notes yet: it has no /memorize route") from None
         except Conflict as exc:

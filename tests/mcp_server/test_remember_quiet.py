@@ -1,0 +1,27 @@
+"""What a model writes through the MCP ``remember`` tool is a model's words (an agent can
+be talked into anything by what it read): no link in it runs code when clicked, no
+timestamp in it lands on the agenda. The real daemon, the real ``arcology-oracle mcp``
+over stdio, the daily read back by batch Emacs's Org."""
+
+from __future__ import annotations
+
+import datetime
+
+from tests.http.test_model_text_writes import USER, org_reading
+from tests.mcp_server.test_mcp import stdio_client
+
+
+async def test_a_remembered_text_runs_nothing_and_schedules_nothing(daemon, roam_dir):
+    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+    daily.parent.mkdir(exist_ok=True)
+    daily.write_text(USER)
+    text = "Plumber on <2026-12-08 Tue 10:00>, see [[elisp:(delete-file \"notes.org\")][the plan]] and [[id:abc][a note]]"
+    async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
+        result = await client.call_tool("remember", {"text": text})
+    assert not result.is_error, result.content
+    assert daily.read_text().startswith(USER)
+    reading = org_reading(daily)
+    assert [link for link in reading["links"] if link[0] == "elisp"] == [["elisp", '(find-file "~/dentist.org")']], reading
+    assert ["id", "abc"] in reading["links"], reading  # the user's own link above, and the note's
+    assert [entry.split(" ", 1)[0] for entry in reading["agenda"]] == ["2026-12-07"], reading  # the user's dentist
+    assert "Plumber on [2026-12-08 Tue 10:00]" in daily.read_text()
