@@ -133,6 +133,7 @@ changes made since the buffer was made editable, never what was
 there before.
 
 \\{arcology-oracle-answers-keys-mode-map}"
+  (add-hook 'org-open-at-point-functions #'arcology-oracle--refuse-code-link nil t)
   (add-hook 'org-open-at-point-functions #'arcology-oracle--open-source-at-point nil t)
   ;; C-c C-o anywhere on a `- [N]' line of the sources, not only on its link.
   (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source t t)
@@ -144,6 +145,22 @@ there before.
   (setq buffer-read-only t)
   (buffer-disable-undo)
   (arcology-oracle-answers-keys-mode 1))
+
+(defconst arcology-oracle--code-link-types '("elisp" "shell" "eshell" "man")
+  "Org link types whose following runs code (see notes/model_text.py).")
+
+(defun arcology-oracle--refuse-code-link ()
+  "Refuse to follow a link at point that would run code.
+The answers are a model's words: its [[elisp:...][see note]] ran on
+a click where `org-link-elisp-confirm-function' is nil (an eshell:
+link never asks).  The daemon quiets such links in what it writes
+into notes; here they are shown as the model wrote them, never run."
+  (let ((context (org-element-context)))
+    (when (and (eq (org-element-type context) 'link)
+               (member (downcase (org-element-property :type context)) arcology-oracle--code-link-types))
+      (arcology-oracle--user-error
+       "This %s: link is a model's words and would run code: not followed (copy it into a note to run it)"
+       (org-element-property :type context)))))
 
 (defun arcology-oracle--answers-buffer (name)
   "Return the buffer NAME, in `arcology-oracle-answers-mode'."
