@@ -159,3 +159,16 @@ async def test_an_imported_file_saved_by_an_emacs_that_deletes_trailing_whitespa
     assert code == 0, output
     assert path.read_bytes() == before
     assert unchanged_since_import(path.read_text())
+
+
+def test_a_file_written_before_dates_were_made_inactive_reads_as_the_same_conversation():
+    # A chat's "<2024-03-08 Fri>" is now written "[2024-03-08 Fri]" (no agenda entry): the
+    # file imported before must still be taken for this conversation, not imported again.
+    chat = Conversation("markdown", "talk", "Talk", [
+        Message("m-1", "Alice", "Ship it on <2024-03-08 Fri>.", datetime.datetime(2024, 3, 5, 10, 0)),
+        Message("m-2", "Bob", "Agreed.\n<2024-03-09 Sat> as well", datetime.datetime(2024, 3, 5, 10, 1)),
+    ])  # fmt: skip
+    new = render(chat).text
+    assert "Ship it on [2024-03-08 Fri]." in new and "\n,[2024-03-09 Sat] as well" in new
+    old = new.replace("[2024-03-08 Fri]", "<2024-03-08 Fri>").replace(",[2024-03-09 Sat]", "<2024-03-09 Sat>")
+    assert continues(old, new) and begins_alike(old, new)
