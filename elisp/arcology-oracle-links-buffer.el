@@ -225,20 +225,44 @@ See `arcology-oracle--links-own'; run in the suggestions buffer."
               suggestions))
 
 (defun arcology-oracle--links-not-in (source suggestions)
-  "Return the SUGGESTIONS whose link is not yet in buffer SOURCE.
-The daemon reads the saved file: a link inserted since, saved or
-not, is found here, and undoing it offers the suggestion again."
+  "Return the SUGGESTIONS whose link is not yet in the note of buffer SOURCE.
+The note is the node the suggestions are for (see
+`arcology-oracle--node-bounds'), as the daemon counts a node's links:
+a link elsewhere in the file does not count.  The daemon reads the
+saved file: a link inserted since, saved or not, is found here, and
+undoing it offers the suggestion again."
   (if (not (buffer-live-p source))
       suggestions
-    (with-current-buffer source
-      (save-excursion
-        (save-restriction
-          (widen)
-          (seq-remove (lambda (s)
-                        (when-let ((id (alist-get 'node_id s)))
-                          (goto-char (point-min))
-                          (search-forward (concat "[[id:" id "]") nil t)))
-                      suggestions))))))
+    (let ((node arcology-oracle--links-node))
+      (with-current-buffer source
+        (save-excursion
+          (save-restriction
+            (widen)
+            (pcase-let ((`(,start . ,end) (arcology-oracle--node-bounds node)))
+              (seq-remove (lambda (s)
+                            (when-let ((id (alist-get 'node_id s)))
+                              (goto-char start)
+                              (search-forward (concat "[[id:" id "]") end t)))
+                          suggestions))))))))
+
+(defun arcology-oracle--node-bounds (node)
+  "Return (START . END) of the org-roam node NODE in the current buffer.
+The subtree of the heading whose ID is NODE (the headings under it,
+nodes or not, are part of it, as for the daemon); the whole buffer
+for the file's node, and when no heading has that ID any more.  Run
+widened."
+  (save-excursion
+    (goto-char (point-min))
+    (let ((drawer (concat "^[ \t]*:ID:[ \t]+" (regexp-quote (or node "")) "[ \t]*$"))
+          bounds)
+      (while (and node (not bounds) (re-search-forward drawer nil t))
+        (if (org-before-first-heading-p)
+            (setq bounds (cons (point-min) (point-max)))
+          (save-excursion
+            (org-back-to-heading t)
+            (when (equal (org-entry-get nil "ID") node)
+              (setq bounds (cons (point) (progn (org-end-of-subtree t t) (point))))))))
+      (or bounds (cons (point-min) (point-max))))))
 
 (defun arcology-oracle--links-title ()
   "Return the title of the note the suggestions buffer is about."
