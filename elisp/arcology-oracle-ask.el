@@ -139,7 +139,7 @@ request state."
         (md (arcology-oracle--md-create))  ; the model's markdown made Org, line by line
         (waiting (arcology-oracle--waiting-note marker)))
     (cl-flet ((finish ()
-                (funcall forget)
+                (funcall forget failed)
                 (arcology-oracle--md-finish marker md)
                 (arcology-oracle--insert-following
                  marker (cond ((eq failed 'stopped) "\n\n[Stopped]")
@@ -158,14 +158,19 @@ request state."
                                       "- none: no notes were relevant enough\n")))
                  t)
                 (set-marker marker nil)))
-      (setq forget (arcology-oracle--answering
-                    (lambda ()
-                      (delete-overlay waiting)
-                      (arcology-oracle--http-cancel req)
-                      (if started
-                          (progn (setq failed 'stopped) (finish))
-                        (arcology-oracle--insert-following marker "[Stopped]\n")
-                        (set-marker marker nil)))))
+      (let* ((stop (lambda ()
+                     (delete-overlay waiting)
+                     (arcology-oracle--http-cancel req)
+                     (if started
+                         (progn (setq failed 'stopped) (finish))
+                       (funcall forget t)
+                       (arcology-oracle--insert-following marker "[Stopped]\n")
+                       (set-marker marker nil))))
+             (unlisted (arcology-oracle--answering stop))
+             ;; Killing the answer's buffer stops it, as `arcology-oracle-stop' would.
+             (done (arcology-oracle--streaming-start marker (lambda () (funcall forget t) (funcall stop)))))
+        ;; QUIET: the answer failed or was stopped, and that was said.
+        (setq forget (lambda (&optional quiet) (funcall unlisted) (funcall done quiet))))
       (setq
        req
        (arcology-oracle--ndjson
@@ -196,14 +201,14 @@ request state."
            ;; Every answer of the daemon starts with its sources: a stream that
            ;; ended without them was no answer (its lines unreadable), though it
            ;; read as one with "- none: no notes were relevant enough".
-           (funcall forget)
+           (funcall forget t)
            (arcology-oracle--answer-failed
             marker (if (stringp failed) failed "the daemon sent no answer that could be read"))))
        :errback
        (lambda (message)
          (delete-overlay waiting)
          (if (not started)
-             (progn (funcall forget) (arcology-oracle--answer-failed marker message))
+             (progn (funcall forget t) (arcology-oracle--answer-failed marker message))
            ;; Cut off mid-answer (the daemon killed, the network gone, the
            ;; timeout): the text so far cites [N], so its sources still follow,
            ;; and the failure is a paragraph of its own, as a daemon's error is.
