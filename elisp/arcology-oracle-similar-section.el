@@ -232,7 +232,8 @@ BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
              (magit-section-show-child-count nil))
         (magit-insert-section (arcology-oracle-similar)
           (magit-insert-heading
-            (if listed (format "Similar notes (%d)" (length (car split))) "Similar notes:"))
+            (arcology-oracle--section-fill
+             (if listed (format "Similar notes (%d)" (length (car split))) "Similar notes:") ""))
           (cond
            (waiting (insert (propertize "  Looking for similar notes…\n" 'face 'shadow)))
            ((stringp results) (arcology-oracle--insert-message results "  "))
@@ -245,7 +246,8 @@ BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
               (when below
                 (magit-insert-section (arcology-oracle-similar-tail nil t)
                   (magit-insert-heading
-                    (propertize (format "  — %d more below relevance (TAB shows them) —" (length below))
+                    (propertize (arcology-oracle--section-fill
+                                 (format "— %d more below relevance (TAB shows them) —" (length below)) "  ")
                                 'font-lock-face 'shadow))
                   (dolist (result below) (arcology-oracle--insert-section-entry result map source backlinks)))))))
           (insert "\n"))))))
@@ -253,10 +255,56 @@ BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
 (defun arcology-oracle--section-width ()
   "Return the columns an entry of the org-roam section may take.
 The width of the window showing the org-roam buffer (its last
-column is Emacs's), else 80."
+column is Emacs's), however narrow, else 80: a line made wider was
+cut by Emacs at the edge with a $."
   (if-let ((window (get-buffer-window (current-buffer) t)))
-      (max 20 (1- (window-width window)))
+      (max 8 (1- (window-width window)))
     80))
+
+(defun arcology-oracle--section-fill (text indent)
+  "Return TEXT after INDENT, on as many lines as the section's window needs.
+Each line starts with INDENT; see `arcology-oracle--section-width'."
+  (let ((width (arcology-oracle--section-width)))
+    (with-temp-buffer
+      (insert indent text)
+      (let ((fill-column width)
+            (fill-prefix indent))
+        (fill-region (point-min) (point-max)))
+      (string-trim-right (buffer-string)))))
+
+(defun arcology-oracle--section-heading (result source backlinks)
+  "Return the heading of RESULT's entry in the org-roam section.
+Its score, title and marks (SOURCE and BACKLINKS as for
+`arcology-oracle--insert-section'), then its outline path: each line
+fits the window.  The title is cut so that the marks stay in view;
+the marks go on a line of their own when they do not fit beside it,
+as in the similar-notes window; the path gets what room is left."
+  (let* ((width (arcology-oracle--section-width))
+         (score (arcology-oracle--score-text result))
+         (title (arcology-oracle--title-text (or (alist-get 'title result) "?")))
+         (tags (arcology-oracle--result-tags result source backlinks))
+         (room (- width (length score) 1))
+         (beside (or (string-empty-p tags)
+                     (>= (- room (string-width tags)) (min 10 (string-width title)))))
+         (room (if beside (- room (string-width tags)) room))
+         (path (cdr (arcology-oracle--path result)))
+         (path-text (and path (mapconcat #'identity path " › ")))
+         ;; A third of the title's room, at most, is kept for the path, when that
+         ;; is enough to show some of it.
+         (keep (if (and path (>= (/ room 3) 6)) (min (+ 3 (string-width path-text)) (/ room 3)) 0))
+         (line (concat score " "
+                       (propertize (arcology-oracle--one-line
+                                    title (max 1 (- room keep)))
+                                   'font-lock-face 'arcology-oracle-title)
+                       (if beside tags "")))
+         (left (- width (string-width line))))
+    (concat line
+            (if (and path (>= left 6))
+                (concat " (" (propertize (arcology-oracle--one-line path-text (- left 3))
+                                         'font-lock-face 'arcology-oracle-olp)
+                        ")")
+              "")
+            (if beside "" (concat "\n  " (arcology-oracle--one-line tags (- width 2)))))))
 
 (defun arcology-oracle--insert-section-entry (result map source backlinks)
   "Insert RESULT as an entry of the org-roam section, with keymap MAP.
@@ -264,23 +312,7 @@ SOURCE and BACKLINKS are as for `arcology-oracle--insert-section'."
   (arcology-oracle--with-magit (result map source backlinks)
     (magit-insert-section (arcology-oracle-similar-entry result)
       (magit-insert-heading
-        (let* ((score (arcology-oracle--score-text result))
-               (tags (arcology-oracle--result-tags result source backlinks))
-               (text (concat score " "
-                            ;; Cut so that the marks stay in the window, the path after
-                            ;; them cut by Emacs at its edge.
-                            (propertize (arcology-oracle--one-line
-                                         (arcology-oracle--title-text (or (alist-get 'title result) "?"))
-                                         (max 10 (- (arcology-oracle--section-width)
-                                                    (length score) 1 (string-width tags))))
-                                        'font-lock-face 'arcology-oracle-title)
-                            tags
-                            (let ((path (cdr (arcology-oracle--path result))))
-                              (if path
-                                  (concat " (" (propertize (mapconcat #'identity path " › ")
-                                                           'font-lock-face 'arcology-oracle-olp)
-                                          ")")
-                                "")))))
+        (let ((text (arcology-oracle--section-heading result source backlinks)))
           (add-text-properties 0 (length text) `(arcology-oracle-result ,result keymap ,map) text)
           text))
       (when-let ((snippet (arcology-oracle--snippet result)))
