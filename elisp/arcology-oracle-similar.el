@@ -360,13 +360,15 @@ buffer, are left alone."
 (defun arcology-oracle-similar-show ()
   "Show the similar notes window and fill it for the heading at point.
 A window already showing the list is used again (see
-`arcology-oracle--similar-action'): the list is asked for anew."
+`arcology-oracle--similar-action'): the list is asked for anew.  From
+a list, for the note it is about (`arcology-oracle--in-listed-note')."
   (interactive)
-  (unless (derived-mode-p 'org-mode)
-    (arcology-oracle--user-error "Similar notes need an Org buffer"))
-  (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
-  (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))
-  (arcology-oracle-similar-refresh))
+  (unless (arcology-oracle--in-listed-note #'arcology-oracle-similar-show)
+    (unless (derived-mode-p 'org-mode)
+      (arcology-oracle--user-error "Similar notes need an Org buffer"))
+    (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
+    (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))
+    (arcology-oracle-similar-refresh)))
 
 (defun arcology-oracle--similar-action ()
   "Return the `display-buffer' action for the similar notes window.
