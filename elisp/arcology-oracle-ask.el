@@ -128,94 +128,96 @@ shown only, not text of the buffer; a `found' line (/ask with
 progress) turns it into how many notes were found.  The sources are
 headed \"Sources (keyword match only)\" when the daemon found the
 notes by keywords (its `mode': the embedder was slow).  Returns the
-request state."
-  (let ((sources nil)
-        (used nil)
-        (keywords nil)  ; the notes were found by keywords (the `sources' event's mode)
-        (started nil)
-        (failed nil)
-        (req nil)
-        (forget #'ignore)
-        (md (arcology-oracle--md-create))  ; the model's markdown made Org, line by line
-        (waiting (arcology-oracle--waiting-note marker)))
-    (cl-flet ((finish ()
-                (funcall forget failed)
-                (arcology-oracle--md-finish marker md)
-                (arcology-oracle--insert-following
-                 marker (cond ((eq failed 'stopped) "\n\n[Stopped]")
-                              (failed (format "\n\n[Failed: %s]" failed))
-                              (t "")))
-                ;; The window following the answer stays on it, the sources
-                ;; below: following them to the end scrolled the answer out of
-                ;; a small window (Emacs recentred on the last line).
-                (arcology-oracle--insert-following
-                 marker (concat (if keywords "\n\n** Sources (keyword match only)\n" "\n\n** Sources\n")
-                                (or (arcology-oracle--format-sources sources)
-                                    ;; Used, then made private or deleted before
-                                    ;; the answer began: the daemon names none.
-                                    (if used
-                                        "- none: the notes used have left the index since (made private or deleted)\n"
-                                      "- none: no notes were relevant enough\n")))
-                 t)
-                (set-marker marker nil)))
-      (let* ((stop (lambda ()
-                     (delete-overlay waiting)
-                     (arcology-oracle--http-cancel req)
-                     (if started
-                         (progn (setq failed 'stopped) (finish))
-                       (funcall forget t)
-                       (arcology-oracle--insert-following marker "[Stopped]\n")
-                       (set-marker marker nil))))
-             (unlisted (arcology-oracle--answering stop))
-             ;; Killing the answer's buffer stops it, as `arcology-oracle-stop' would.
-             (done (arcology-oracle--streaming-start marker (lambda () (funcall forget t) (funcall stop)))))
-        ;; QUIET: the answer failed or was stopped, and that was said.
-        (setq forget (lambda (&optional quiet) (funcall unlisted) (funcall done quiet))))
-      (setq
-       req
-       (arcology-oracle--ndjson
-       "POST" path :json payload :timeout arcology-oracle-llm-timeout
-       :on-event
-       (lambda (event)
-         (let ((type (alist-get 'type event)))
-           (if (equal type "found")
-               ;; The notes are found, the model not answering yet (it may be loading).
-               (arcology-oracle--waiting-say waiting (arcology-oracle--found-words event))
-             (delete-overlay waiting)
-             (pcase type
-               ("sources" (setq sources (alist-get 'sources event)
-                                used (alist-get 'used_notes event)
-                                keywords (equal (alist-get 'mode event) "keyword")
-                                started t)
-                (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
-               ("token" (when-let ((text (alist-get 'text event)))
-                          (arcology-oracle--md-insert marker text md)))
-               ;; After `found', a model that cannot answer: "[Failed: ...]" as a 503 was.
-               ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
-                (arcology-oracle--report failed))))))
-       :on-done
-       (lambda ()
-         (delete-overlay waiting)
-         (if started
-             (finish)
-           ;; Every answer of the daemon starts with its sources: a stream that
-           ;; ended without them was no answer (its lines unreadable), though it
-           ;; read as one with "- none: no notes were relevant enough".
-           (funcall forget t)
-           (arcology-oracle--answer-failed
-            marker (if (stringp failed) failed "the daemon sent no answer that could be read"))))
-       :errback
-       (lambda (message)
-         (delete-overlay waiting)
-         (if (not started)
-             (progn (funcall forget t) (arcology-oracle--answer-failed marker message))
-           ;; Cut off mid-answer (the daemon killed, the network gone, the
-           ;; timeout): the text so far cites [N], so its sources still follow,
-           ;; and the failure is a paragraph of its own, as a daemon's error is.
-           (unless failed
-             (arcology-oracle--report message)
-             (setq failed message))
-           (finish))))))))
+request state; nil, asking nothing, when MARKER's buffer was killed."
+  ;; The answer's buffer killed while the daemon was asked where its notes are: nothing to ask.
+  (when (buffer-live-p (marker-buffer marker))
+    (let ((sources nil)
+          (used nil)
+          (keywords nil)  ; the notes were found by keywords (the `sources' event's mode)
+          (started nil)
+          (failed nil)
+          (req nil)
+          (forget #'ignore)
+          (md (arcology-oracle--md-create))  ; the model's markdown made Org, line by line
+          (waiting (arcology-oracle--waiting-note marker)))
+      (cl-flet ((finish ()
+			(funcall forget failed)
+			(arcology-oracle--md-finish marker md)
+			(arcology-oracle--insert-following
+			 marker (cond ((eq failed 'stopped) "\n\n[Stopped]")
+				      (failed (format "\n\n[Failed: %s]" failed))
+				      (t "")))
+			;; The window following the answer stays on it, the sources
+			;; below: following them to the end scrolled the answer out of
+			;; a small window (Emacs recentred on the last line).
+			(arcology-oracle--insert-following
+			 marker (concat (if keywords "\n\n** Sources (keyword match only)\n" "\n\n** Sources\n")
+					(or (arcology-oracle--format-sources sources)
+					    ;; Used, then made private or deleted before
+					    ;; the answer began: the daemon names none.
+					    (if used
+						"- none: the notes used have left the index since (made private or deleted)\n"
+					      "- none: no notes were relevant enough\n")))
+			 t)
+			(set-marker marker nil)))
+	(let* ((stop (lambda ()
+                       (delete-overlay waiting)
+                       (arcology-oracle--http-cancel req)
+                       (if started
+                           (progn (setq failed 'stopped) (finish))
+			 (funcall forget t)
+			 (arcology-oracle--insert-following marker "[Stopped]\n")
+			 (set-marker marker nil))))
+               (unlisted (arcology-oracle--answering stop))
+               ;; Killing the answer's buffer stops it, as `arcology-oracle-stop' would.
+               (done (arcology-oracle--streaming-start marker (lambda () (funcall forget t) (funcall stop)))))
+          ;; QUIET: the answer failed or was stopped, and that was said.
+          (setq forget (lambda (&optional quiet) (funcall unlisted) (funcall done quiet))))
+	(setq
+	 req
+	 (arcology-oracle--ndjson
+	  "POST" path :json payload :timeout arcology-oracle-llm-timeout
+	  :on-event
+	  (lambda (event)
+            (let ((type (alist-get 'type event)))
+              (if (equal type "found")
+		  ;; The notes are found, the model not answering yet (it may be loading).
+		  (arcology-oracle--waiting-say waiting (arcology-oracle--found-words event))
+		(delete-overlay waiting)
+		(pcase type
+		  ("sources" (setq sources (alist-get 'sources event)
+                                   used (alist-get 'used_notes event)
+                                   keywords (equal (alist-get 'mode event) "keyword")
+                                   started t)
+                   (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
+		  ("token" (when-let ((text (alist-get 'text event)))
+                             (arcology-oracle--md-insert marker text md)))
+		  ;; After `found', a model that cannot answer: "[Failed: ...]" as a 503 was.
+		  ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
+                   (arcology-oracle--report failed))))))
+	  :on-done
+	  (lambda ()
+            (delete-overlay waiting)
+            (if started
+		(finish)
+              ;; Every answer of the daemon starts with its sources: a stream that
+              ;; ended without them was no answer (its lines unreadable), though it
+              ;; read as one with "- none: no notes were relevant enough".
+              (funcall forget t)
+              (arcology-oracle--answer-failed
+               marker (if (stringp failed) failed "the daemon sent no answer that could be read"))))
+	  :errback
+	  (lambda (message)
+            (delete-overlay waiting)
+            (if (not started)
+		(progn (funcall forget t) (arcology-oracle--answer-failed marker message))
+              ;; Cut off mid-answer (the daemon killed, the network gone, the
+              ;; timeout): the text so far cites [N], so its sources still follow,
+              ;; and the failure is a paragraph of its own, as a daemon's error is.
+              (unless failed
+		(arcology-oracle--report message)
+		(setq failed message))
+              (finish)))))))))
 
 (defun arcology-oracle--waiting-note (marker)
   "Show at MARKER that an answer is awaited; return the overlay showing it."

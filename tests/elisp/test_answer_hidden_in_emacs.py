@@ -8,16 +8,20 @@ the first words, as tests/elisp/walkthrough_steps.py holds it).
   it), and when it is in, where it is.
 - ``C-x k`` on the answers buffer while the answer streams: nothing said, and the model
   went on answering into no buffer. The answer is stopped (the daemon stops the model)
-  and the echo area says so.
+  and the echo area says so; killed before the daemon was even asked, nothing is asked.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import signal
 
 import pytest
 
 from tests.elisp.test_firstday_refusals_in_emacs import _started
+from tests.elisp.test_small_terminal_in_emacs import _roam_dir_known
 from tests.elisp.walkthrough_driver import ANSWERS, Driver
 
 REPLY = "Feed it twice a day with rye flour. It doubles within six hours."
@@ -83,5 +87,35 @@ async def test_killing_the_answers_buffer_stops_the_answer(tmp_path, roam_dir, f
         assert not (await emacs.state())["errors"]
     finally:
         fake_ollama.state.release()
+        await emacs.stop()
+        daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_an_answers_buffer_killed_before_the_daemon_wakes_asks_nothing(tmp_path, roam_dir, fake_ollama):
+    """The session's first question waits on Emacs asking the daemon where its notes are
+    (the daemon asleep: SIGSTOP). The answers buffer killed meanwhile, the daemon's
+    answer then showed "arcology-oracle: (error "Marker points into wrong buffer" ...)".
+    Nothing is asked of the model, and nothing goes wrong."""
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama, 100, 30)
+    emacs = driver.emacs
+    try:
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            await emacs.keys("C-c", "o", "a")
+            await emacs.wait_text("Ask about")
+            await emacs.type("how do I feed it?")
+            await emacs.keys("Enter")
+            await emacs.wait_text("* how do I feed it?")
+            await emacs.eval(f"(kill-buffer {json.dumps(ANSWERS)})")
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
+        await emacs.wait(lambda: _roam_dir_known(emacs), "the daemon, awake, to answer where the notes are", timeout=30)
+        state = await emacs.state()
+        assert "error" not in state["messages"].lower(), state["messages"]
+        assert not state["errors"]
+        assert await emacs.eval("arcology-oracle--answering") == "nil"
+        assert fake_ollama.state.chats == []
+    finally:
         await emacs.stop()
         daemon.stop()
