@@ -352,25 +352,26 @@ window.  Return a marker where the answer goes, for
 ;;; An answer streaming into a buffer no window shows
 
 (defvar arcology-oracle--streaming nil
-  "The answers streaming in: a list (BUFFER STOP HEADING SHOWN) each.
-STOP stops the answer, HEADING is its entry's, SHOWN is non-nil
-while a window shows BUFFER.")
+  "The answers streaming in: a list (BUFFER STOP TO SHOWN) each.
+STOP stops the answer, TO is \" to\" and its question in quotes (empty
+when it has no heading), SHOWN is non-nil while a window shows BUFFER.")
 
 (defun arcology-oracle--streaming-start (marker stop)
   "Watch the answer streaming in at MARKER, which STOP stops.
-When no window shows its buffer any more (\[delete-other-windows] in the
-note, \[quit-window] there) the echo area says the answer is still coming, and
+When no window shows its buffer any more (\\[delete-other-windows] in the
+note, \\[quit-window] there) the echo area says the answer is still coming, and
 how to stop it; killing the buffer stops it.  Return a function to
 call once the answer ends, with non-nil when it failed or was
 stopped (that was said): otherwise, no window showing the buffer,
 it says where the answer is."
   (let* ((buffer (marker-buffer marker))
-         (heading (with-current-buffer buffer
-                    (save-excursion
-                      (goto-char marker)
-                      (forward-line -1)
-                      (buffer-substring-no-properties (+ 2 (point)) (line-end-position)))))
-         (entry (list buffer stop heading (and (get-buffer-window buffer t) t))))
+         (to (with-current-buffer buffer  ; its entry's heading
+               (save-excursion
+                 (goto-char marker)
+                 (if (re-search-backward "^\\* \\(.+\\)$" nil t)
+                     (format " to \"%s\"" (match-string-no-properties 1))
+                   ""))))
+         (entry (list buffer stop to (and (get-buffer-window buffer t) t))))
     (push entry arcology-oracle--streaming)
     (add-hook 'window-buffer-change-functions #'arcology-oracle--streaming-watch)
     (with-current-buffer buffer (add-hook 'kill-buffer-hook #'arcology-oracle--streaming-killed nil t))
@@ -378,14 +379,14 @@ it says where the answer is."
       (when (memq entry arcology-oracle--streaming)
         (setq arcology-oracle--streaming (delq entry arcology-oracle--streaming))
         (unless (or quiet (not (buffer-live-p buffer)) (get-buffer-window buffer t))
-          (message "The answer to \"%s\" is in %s" heading (buffer-name buffer)))))))
+          (message "The answer%s is in %s" to (buffer-name buffer)))))))
 
 (defun arcology-oracle--streaming-watch (_frame)
   "Say which answers stream on into a buffer that left every window."
   (dolist (entry arcology-oracle--streaming)
     (let ((shown (and (get-buffer-window (car entry) t) t)))
       (when (and (nth 3 entry) (not shown) (buffer-live-p (car entry)))
-        (message "The answer to \"%s\" is still coming into %s (%s stops it)"
+        (message "The answer%s is still coming into %s (%s stops it)"
                  (nth 2 entry) (buffer-name (car entry))
                  (substitute-command-keys "\\[arcology-oracle-stop]")))
       (setf (nth 3 entry) shown)))
@@ -402,7 +403,7 @@ The daemon stops the model: nobody is left to read the answer."
         (funcall (nth 1 entry)))
       (message "Stopped %s: %s was killed"
                (if (cdr killed) (format "%d answers" (length killed))
-                 (format "the answer to \"%s\"" (nth 2 (car killed))))
+                 (concat "the answer" (nth 2 (car killed))))
                (buffer-name)))))
 
 (provide 'arcology-oracle-answers)
