@@ -201,6 +201,42 @@ indexes it: asking about it could only fail."
       (widen)
       (arcology-oracle--private-here-p (or (arcology-oracle--node-heading) (point-min))))))
 
+(defun arcology-oracle--node-bounds (node)
+  "Return (START . END) of the org-roam node NODE in the current buffer.
+The subtree of the heading whose ID is NODE (the headings under it,
+nodes or not, are part of it, as for the daemon); the whole buffer
+for the file's node, and when no heading has that ID any more.  Run
+widened."
+  (save-excursion
+    (goto-char (point-min))
+    (let ((drawer (concat "^[ \t]*:ID:[ \t]+" (regexp-quote (or node "")) "[ \t]*$"))
+          bounds)
+      (while (and node (not bounds) (re-search-forward drawer nil t))
+        (if (org-before-first-heading-p)
+            (setq bounds (cons (point-min) (point-max)))
+          (save-excursion
+            (org-back-to-heading t)
+            (when (equal (org-entry-get nil "ID") node)
+              (setq bounds (cons (point) (progn (org-end-of-subtree t t) (point))))))))
+      (or bounds (cons (point-min) (point-max))))))
+
+(defun arcology-oracle--node-links (&optional node)
+  "Return the IDs the org-roam node NODE links to in this buffer's text.
+NODE defaults to the node around point (see
+`arcology-oracle--node-at-point'); its text is as
+`arcology-oracle--node-bounds' says, the daemon's reading of a
+node's links: a link elsewhere in the file is not the node's."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (pcase-let ((`(,start . ,end) (arcology-oracle--node-bounds
+                                    (or node (car (arcology-oracle--node-at-point))))))
+        (goto-char start)
+        (let (ids)
+          (while (re-search-forward "\\[\\[id:\\([^]\n]+\\)\\]" end t)
+            (push (match-string-no-properties 1) ids))
+          (nreverse ids))))))
+
 (provide 'arcology-oracle-context)
 
 ;;; arcology-oracle-context.el ends here

@@ -245,25 +245,6 @@ undoing it offers the suggestion again."
                               (search-forward (concat "[[id:" id "]") end t)))
                           suggestions))))))))
 
-(defun arcology-oracle--node-bounds (node)
-  "Return (START . END) of the org-roam node NODE in the current buffer.
-The subtree of the heading whose ID is NODE (the headings under it,
-nodes or not, are part of it, as for the daemon); the whole buffer
-for the file's node, and when no heading has that ID any more.  Run
-widened."
-  (save-excursion
-    (goto-char (point-min))
-    (let ((drawer (concat "^[ \t]*:ID:[ \t]+" (regexp-quote (or node "")) "[ \t]*$"))
-          bounds)
-      (while (and node (not bounds) (re-search-forward drawer nil t))
-        (if (org-before-first-heading-p)
-            (setq bounds (cons (point-min) (point-max)))
-          (save-excursion
-            (org-back-to-heading t)
-            (when (equal (org-entry-get nil "ID") node)
-              (setq bounds (cons (point) (progn (org-end-of-subtree t t) (point))))))))
-      (or bounds (cons (point-min) (point-max))))))
-
 (defun arcology-oracle--links-title ()
   "Return the title of the note the suggestions buffer is about."
   (save-excursion

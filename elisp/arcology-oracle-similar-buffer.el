@@ -157,9 +157,9 @@ one kept titles cut short."
   "Return the text of one similar note or search RESULT, two to four lines.
 The score first, then the title (cut so that both fit in WIDTH
 columns, default the similar window's) and its marks (see
-`arcology-oracle--result-tags', SOURCE is the buffer being read and
-BACKLINKS the nodes linking to it), the marks on a line of their
-own when the window is too narrow for both;
+`arcology-oracle--result-tags', SOURCE is the buffer being read or
+the IDs its node links to, BACKLINKS the nodes linking to it), the
+marks on a line of their own when the window is too narrow for both;
 then the outline path, title first; then the snippet as plain text,
 unless it only repeats the heading."
   (let* ((width (or width
@@ -202,18 +202,22 @@ unless it only repeats the heading."
 (defun arcology-oracle--insert-results (results source)
   "Insert RESULTS for buffer SOURCE, those below the relevance cut folded.
 The daemon marks them `below_cutoff' (asked with all=true); folded,
-one line says how many there are and which key shows them."
+one line says how many there are and which key shows them.  A note
+is marked linked when the node of the heading listed links to it (see
+`arcology-oracle--node-links'), as the daemon and the link
+suggestions read it, not another part of the file."
   (pcase-let ((`(,above . ,below) (arcology-oracle--split-cutoff results))
-              (backlinks (arcology-oracle--roam-backlinks
-                          (and (buffer-live-p source)
-                               (with-current-buffer source
-                                 (save-excursion
-                                   (goto-char (or arcology-oracle--similar-last-heading (point)))
-                                   (org-entry-get nil "ID" t)))))))
+              (`(,backlinks . ,linked)
+               (and (buffer-live-p source)
+                    (with-current-buffer source
+                      (save-excursion
+                        (goto-char (or arcology-oracle--similar-last-heading (point)))
+                        (cons (arcology-oracle--roam-backlinks (org-entry-get nil "ID" t))
+                              (arcology-oracle--node-links)))))))
     (if (null above)
         (insert (propertize "No note is similar enough." 'face 'shadow) "\n\n")
       (dolist (result above)
-        (insert (arcology-oracle--format-result result source nil backlinks) "\n")))
+        (insert (arcology-oracle--format-result result linked nil backlinks) "\n")))
     (when below
       (let ((start (point)))
         ;; Filled to the window: in a side window of 31 columns "+ to show"
@@ -229,7 +233,7 @@ one line says how many there are and which key shows them."
         (insert "\n"))
       (when arcology-oracle--similar-show-tail
         (dolist (result below)
-          (insert (arcology-oracle--format-result result source nil backlinks) "\n"))))))
+          (insert (arcology-oracle--format-result result linked nil backlinks) "\n"))))))
 
 (defun arcology-oracle-similar-toggle-tail ()
   "Show or fold the similar notes below the daemon's relevance cut.

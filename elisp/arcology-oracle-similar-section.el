@@ -41,6 +41,7 @@
 (declare-function org-roam-node-id "ext:org-roam-node" (node) t)
 (declare-function org-roam-node-file "ext:org-roam-node" (node) t)
 (declare-function org-roam-node-tags "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-level "ext:org-roam-node" (node) t)
 (declare-function org-roam-db-query "ext:org-roam-db" (sql &rest args))
 (declare-function org-roam-buffer-render-contents "ext:org-roam-mode" ())
 (declare-function magit-insert-heading "ext:magit-section" (&rest args))
@@ -178,8 +179,11 @@ Answers are reused for a minute; a failure is not: g asks again."
       (unless entry (arcology-oracle--section-fetch id))
       (arcology-oracle--insert-section
        (cdr entry) (not entry)
+       ;; The node's links, as the daemon reads them: not another part of its file's.
        (when-let ((file (ignore-errors (org-roam-node-file node))))
-         (or (find-buffer-visiting file) (arcology-oracle--roam-linked-ids file)))
+         (if-let ((buffer (find-buffer-visiting file)))
+             (with-current-buffer buffer (arcology-oracle--node-links id))
+           (arcology-oracle--roam-linked-ids file (unless (eql (org-roam-node-level node) 0) id))))
        (arcology-oracle--roam-backlinks id)))))
 
 (defun arcology-oracle--node-unread-reason (node)
@@ -206,15 +210,20 @@ else as the buffer visiting its file says now (see
               (when-let ((at (org-find-property "ID" (org-roam-node-id node))))
                 (arcology-oracle--private-here-p at))))))))
 
-(defun arcology-oracle--roam-linked-ids (file)
-  "Return the IDs the notes of FILE link to, from org-roam's database, or nil."
+(defun arcology-oracle--roam-linked-ids (file &optional id)
+  "Return the IDs the notes of FILE link to, from org-roam's database, or nil.
+With ID, a heading's node: those it links to itself."
   (when (fboundp 'org-roam-db-query)
     (ignore-errors
-      (mapcar #'car (org-roam-db-query
-                     [:select :distinct [links:dest] :from links
-                      :inner-join nodes :on (= links:source nodes:id)
-                      :where (and (= nodes:file $s1) (= links:type "id"))]
-                     file)))))
+      (mapcar #'car (if id
+                        (org-roam-db-query [:select :distinct [dest] :from links
+                                            :where (and (= source $s1) (= type "id"))]
+                                           id)
+                      (org-roam-db-query
+                       [:select :distinct [links:dest] :from links
+                        :inner-join nodes :on (= links:source nodes:id)
+                        :where (and (= nodes:file $s1) (= links:type "id"))]
+                       file))))))
 
 (defun arcology-oracle--insert-section (results waiting &optional source backlinks)
   "Insert the similar notes section with RESULTS (a list or a message).

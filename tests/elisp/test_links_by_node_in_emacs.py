@@ -17,8 +17,8 @@ import re
 import pytest
 
 from tests.elisp.test_firstday_lists_in_emacs import _links_shown
-from tests.elisp.test_firstday_refusals_in_emacs import _started
-from tests.elisp.walkthrough_driver import LINKS, Driver
+from tests.elisp.test_firstday_refusals_in_emacs import _started, _wait_similar
+from tests.elisp.walkthrough_driver import LINKS, SIMILAR, Driver
 
 ENTRY = re.compile(r"^\d\.\d\d  (.*?)(?: weak)?$", re.M)
 
@@ -66,3 +66,55 @@ async def test_suggestions_leave_out_the_links_of_the_node_not_of_the_file(tmp_p
 
 async def _point_on(driver: Driver, text: str) -> bool:
     return text in await driver.point_text()
+
+
+def _entry_line(listed: str, title: str) -> str:
+    """The first line of TITLE's entry in a list read as one line per entry."""
+    return next((line for line in listed.split("\n") if title in line and re.match(r"^\d\.\d\d ", line)), "")
+
+
+@pytest.mark.timeout(180)
+async def test_similar_notes_mark_linked_by_the_node_as_the_suggestions_offer(tmp_path, roam_dir, fake_ollama):
+    """The similar notes beside "Starter maintenance" marked "Baker's percentages" and
+    "Bread Hydration" ``linked`` (the file links to them elsewhere), while ``C-c o l`` on
+    the same heading offers both, and the daemon says neither is linked: so did the
+    org-roam buffer's section for that node. Both read the node's links now; the file's
+    node (point on "Bulk fermentation", which links Baker's percentages) still marks it."""
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama, 160, 45)
+    emacs = driver.emacs
+    try:
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Baker's percentages", "the similar notes of Starter maintenance")
+        listed = await driver.buffer_text(SIMILAR)
+        assert "Similar to: Starter maintenance" in listed, listed
+        line = _entry_line(listed, "Baker's percentages")
+        assert line and "linked" not in line, listed
+
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait(lambda: _section_has(driver, "Baker's percentages"), "the org-roam section", timeout=15)
+        section = (await driver.buffer_text("*org-roam*")).split("Similar notes (", 1)[1]
+        line = _entry_line(section, "Baker's percentages")
+        assert line and "linked" not in line, section
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait(lambda: driver._not_shown("*org-roam*"), "the org-roam buffer to go")
+
+        await driver.select("sourdough-baking.org")
+        await driver.goto("* Bulk fermentation")
+        await emacs.wait(lambda: _similar_to(driver, "Bulk fermentation"), "the similar notes of Bulk fermentation")
+        listed = await driver.buffer_text(SIMILAR)
+        assert "linked" in _entry_line(listed, "Baker's percentages"), listed
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _section_has(driver: Driver, title: str) -> bool:
+    text = await driver.buffer_text("*org-roam*")
+    return "Similar notes (" in text and title in text.split("Similar notes (", 1)[1]
+
+
+async def _similar_to(driver: Driver, heading: str) -> bool:
+    text = await driver.buffer_text(SIMILAR)
+    return f"Similar to: {heading}" in text and "Asking" not in text and "Looking" not in text and "\n0." in text
