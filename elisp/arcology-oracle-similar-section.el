@@ -244,14 +244,14 @@ BACKLINKS, the IDs of the nodes linking here, those under Backlinks."
             (arcology-oracle--section-fill
              (if listed (format "Similar notes (%d)" (length (car split))) "Similar notes:") ""))
           (cond
-           (waiting (insert (propertize "  Looking for similar notes…\n" 'face 'shadow)))
+           (waiting (arcology-oracle--section-say "Looking for similar notes…"))
            ((stringp results) (arcology-oracle--insert-message results "  "))
-           ((null results) (insert (propertize "  No similar notes.\n" 'face 'shadow)))
+           ((null results) (arcology-oracle--section-say "No similar notes."))
            (t
             (pcase-let ((`(,above . ,below) split))
               (if above
                   (dolist (result above) (arcology-oracle--insert-section-entry result map source backlinks))
-                (insert (propertize "  No note is similar enough.\n" 'face 'shadow)))
+                (arcology-oracle--section-say "No note is similar enough."))
               (when below
                 (magit-insert-section (arcology-oracle-similar-tail nil t)
                   (magit-insert-heading
@@ -280,6 +280,10 @@ Each line starts with INDENT; see `arcology-oracle--section-width'."
             (fill-prefix indent))
         (fill-region (point-min) (point-max)))
       (string-trim-right (buffer-string)))))
+
+(defun arcology-oracle--section-say (text)
+  "Insert TEXT, a line of the section saying how it is, filled to its window."
+  (insert (propertize (concat (arcology-oracle--section-fill text "  ") "\n") 'face 'shadow)))
 
 (defun arcology-oracle--section-heading (result source backlinks)
   "Return the heading of RESULT's entry in the org-roam section.

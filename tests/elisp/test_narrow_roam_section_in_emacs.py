@@ -13,7 +13,9 @@ heading goes on two lines.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 
 import pytest
 
@@ -52,6 +54,32 @@ async def test_the_org_roam_section_fits_a_19_column_side_window(tmp_path, roam_
         section = right[next(i for i, part in enumerate(right) if part.startswith("Similar notes")) :]
         assert not any(part.endswith("$") for part in section), screen
         assert "  linked both ways" in section, screen
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_the_org_roam_sections_placeholder_fits_a_19_column_side_window(tmp_path, roam_dir, fake_ollama):
+    """While the daemon does not answer (asleep: SIGSTOP), the section's "Looking for
+    similar notes…" was one line whatever the window: cut at its edge with ``$``. It is
+    filled to the window, as the section's messages are."""
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama, 64, 30)
+    emacs = driver.emacs
+    try:
+        await emacs.eval(f"(progn {_roam_side_window_snippet()} t)")
+        await driver.open("bread-hydration.org")
+        os.kill(daemon.pid, signal.SIGSTOP)
+        try:
+            await driver.mx("org-roam-buffer-toggle")
+            screen = await emacs.wait_screen(lambda s: "|Similar notes" in s, "the section, waiting", timeout=15)
+            right = _right(screen)
+            section = right[next(i for i, part in enumerate(right) if part.startswith("Similar notes")) :]
+            assert "Looking" in " ".join(section), screen
+            assert not any(part.endswith("$") for part in section), screen
+        finally:
+            os.kill(daemon.pid, signal.SIGCONT)
         assert not (await emacs.state())["errors"]
     finally:
         await emacs.stop()
