@@ -51,19 +51,32 @@ takes the last rejection back; \\[arcology-oracle-link-rejections] lists them al
   (let* ((suggestion (arcology-oracle--result-at-point))
          (buffer (current-buffer))
          (from arcology-oracle--links-node)
-         (to (alist-get 'node_id suggestion)))
-    (arcology-oracle--json
-     "POST" "/suggest-links/reject"
-     :json `((from . ,from) (to . ,to))
-     :callback (lambda (_)
-                 (arcology-oracle--links-remove buffer to t)
-                 (when (buffer-live-p buffer)
-                   (with-current-buffer buffer
-                     (push suggestion arcology-oracle--links-rejected)))
-                 (message (substitute-command-keys
-                           "Rejected %s for good: \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-unreject] \
+         (to (alist-get 'node_id suggestion))
+         (req nil))
+    ;; Said at once: a daemon asleep answers after `arcology-oracle-timeout' at the earliest.
+    (message "Rejecting %s…" (alist-get 'title suggestion))
+    (setq
+     req
+     (arcology-oracle--json
+      "POST" "/suggest-links/reject"
+      :json `((from . ,from) (to . ,to))
+      :errback (lambda (message)
+                 ;; Sent, and no answer: the daemon may still record it once it answers.
+                 (arcology-oracle--report
+                  (if (and (arcology-oracle--http-connected req) (null (arcology-oracle--http-status req)))
+                      (format "%s: the daemon may still record the rejection; %s shows the list as it is then"
+                              message (substitute-command-keys
+                                       "\\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-refresh]"))
+                    message)))
+      :callback (lambda (_)
+                  (arcology-oracle--links-remove buffer to t)
+                  (when (buffer-live-p buffer)
+                    (with-current-buffer buffer
+                      (push suggestion arcology-oracle--links-rejected)))
+                  (message (substitute-command-keys
+                            "Rejected %s for good: \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-unreject] \
 takes it back, \\[arcology-oracle-link-rejections] lists the rejections")
-                          (alist-get 'title suggestion))))))
+                           (alist-get 'title suggestion)))))))
 
 (defun arcology-oracle--unreject (from to title &optional callback)
   "Forget the rejection of the link FROM -> TO (TITLE names TO); then CALLBACK."
