@@ -74,10 +74,10 @@ async def test_killing_the_answers_buffer_stops_the_answer(tmp_path, roam_dir, f
         await _ask_held(driver, "how often do I feed it?")
         since = await driver.mark()
         fake_ollama.state.client_gone.clear()
+        # In its window, where C-x k offers it (a SPC typed at the prompt completes).
+        await driver.select(ANSWERS)
         await emacs.keys("C-x", "k")
         await emacs.wait_text("Kill buffer")
-        await emacs.keys("C-a", "C-k")
-        await emacs.type(ANSWERS)
         await emacs.keys("Enter")
         said = await driver.message("Stopped", since=since)
         assert ANSWERS in said, said
