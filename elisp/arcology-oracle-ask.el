@@ -39,6 +39,7 @@
 (require 'arcology-oracle-notes)
 (require 'arcology-oracle-answers)
 (require 'arcology-oracle-markdown)
+(require 'arcology-oracle-streaming)
 
 (defvar arcology-oracle--ask-history nil
   "Questions asked with `arcology-oracle-ask'.")
