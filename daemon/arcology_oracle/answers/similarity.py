@@ -15,7 +15,7 @@ import numpy as np
 from ..notes import cjk
 from ..store import Store
 from ..store.search import bm25_scores
-from . import fusion
+from . import fusion, holders
 from .held_words import held_shares, note_words, words_of
 from .nearest import exhausted, rows_of_nodes, widened
 from .retrieval import (
@@ -70,29 +70,28 @@ def similar(
     about the same thing throughout beats one that mentions it in passing; then notes
     sharing ``text``'s words join the candidates, which are re-ranked by that score fused
     with how many of ``text``'s distinctive words each one shares (see
-    :func:`_rerank_by_words`). ``words``, when given, is filled with that word evidence:
-    each candidate note's (:func:`~.retrieval.note_key`) best heading's BM25 in the whole
-    index.
+    :func:`_rerank_by_words`). ``words``, when given, gets that word evidence: each
+    candidate note's (:func:`~.retrieval.note_key`) best heading's index-wide BM25.
 
     ``section``: the heading the query is, when it is one (``?file=&line=``, then also
     in ``exclude_headings``). Its copies among the vector hits (:meth:`~arcology_oracle.store.Store.copies_of`:
     the same title and text in another note) are left out as it is, from the vector
     hits, the word evidence and the results; their notes still count by their other
     headings. Why: a section kept twice (an editor's temporary copy, a backup, a sync
-    conflict, a manual whose chapter holds its sections' text) matched itself, by vector
-    and by every word, so the copy's note came first whatever else it held; on the Info
-    manuals, where every section is held twice, it was the first result of all 84
-    section queries and a link target in 8 (BENCHMARKS.md, Retrieval across
-    granularities, third round). A copy embeds almost as the section itself, so it is
-    among its nearest headings: they are all that is compared.
+    conflict, a manual's chapter) matched itself, by vector and by every word, so the
+    copy's note came first whatever else it held; on the Info manuals it was the first
+    result of all 84 section queries and a link target in 8 (BENCHMARKS.md, Retrieval
+    across granularities, third round). A copy embeds almost as the section itself, so
+    it is among its nearest headings: they are all that is compared.
 
     ``note_query``: the query is a whole note (``?node=``, ``/suggest-links`` for a node):
-    its words may bring more candidate notes than a section's (:func:`keyword_notes`),
-    and its vector keeps its full weight on CJK text (:func:`vector_weight`).
+    its words may bring more candidate notes than a section's (:func:`keyword_notes`), its
+    vector keeps its full weight on CJK text (:func:`vector_weight`), and notes holding
+    other notes are not discounted as hubs (:mod:`.holders`: whole notes link to them).
 
-    The oracle's own answers (:mod:`.roles`) are never among the results: they are not
-    the user's notes. ``later``: results found by vector are :class:`~.retrieval.Pending`
-    (the caller makes the snippets and roles of those it keeps: :func:`~.retrieval.finished`).
+    The oracle's own answers (:mod:`.roles`) are never among the results. ``later``:
+    results found by vector are :class:`~.retrieval.Pending` (the caller makes the
+    snippets and roles of those it keeps: :func:`~.retrieval.finished`).
     """
     pool, depth = max(k * 10, 100), depth or k
     excluded = lambda h, o: o is None or h in exclude_headings or o[0] in exclude_nodes  # noqa: E731
@@ -108,6 +107,8 @@ def similar(
                 exclude_headings = exclude_headings | copies
         if hits and whole_notes:
             hits = _rescore_by_note(store, hits, vector, limit=k * 3, exclude_nodes=exclude_nodes, owners=owners)
+            if not note_query:  # a section: notes holding other notes are hubs (.holders)
+                hits = holders.discounted(store, hits, owners)
             evidence = {} if words is None else words
             hits = _rerank_by_words(
                 store, hits, text, vector, exclude_nodes, evidence, owners=owners, exclude_headings=exclude_headings,
@@ -286,9 +287,8 @@ def _keyword_candidates(
 
     Why the rarest words: they are what the re-ranking is for (the same command, person
     or term of art in two notes), BM25 weighs them most anyway, and FTS5 scores every
-    heading holding any word asked for (a row-length lookup each): the 64 most frequent
-    words of a note took 69 ms at 20k headings; within this bound, /similar costs ~0.3 ms
-    more. Why the index-wide BM25 is half of the word evidence rather than the
+    heading holding any word asked for: a note's 64 most frequent took 69 ms at 20k
+    headings, these ~0.3 ms. Why the index-wide BM25 is half of the word evidence rather than the
     whole-note BM25 alone: among candidates that the words themselves chose, every one
     shares words, and the short queries of sections (a heading "Notes" and its note's
     title) then favoured notes sharing common words (kha-dinh sections recall@10 0.473 ->

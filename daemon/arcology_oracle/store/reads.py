@@ -123,6 +123,28 @@ class Reads(StoreBase):
         )
         return {r[0] for r in rows}
 
+    def holders_among(self, node_ids: Sequence[str]) -> set[str]:
+        """Those of ``node_ids`` holding every heading of another of them word for word
+        (title and text, white space around the text aside, as :meth:`copies_of`), and
+        more: a manual's chapter holding its sections, a note compiled from others.
+        Headings with no text and the oracle's words count for neither side."""
+        trimmed = "trim(text, ' ' || char(9, 10, 13))"
+        rows = self.conn.execute(
+            f"SELECT node_id, title, {trimmed} FROM headings WHERE node_id IN (SELECT value FROM json_each(?))"
+            f" AND oracle = 0 AND {trimmed} != ''",
+            (json.dumps(list(dict.fromkeys(node_ids))),),
+        )
+        by_note: dict[str, set[tuple[str, str]]] = {}
+        holding: dict[tuple[str, str], set[str]] = {}  # a heading's title and text -> its notes
+        for node_id, title, text in rows:
+            by_note.setdefault(node_id, set()).add((title, text))
+            holding.setdefault((title, text), set()).add(node_id)
+        holders = set()
+        for node_id, mine in by_note.items():
+            others = set.intersection(*(holding[h] for h in mine)) - {node_id}
+            holders.update(other for other in others if len(by_note[other]) > len(mine))
+        return holders
+
     def node_headings(self, node_id: str) -> list[dict]:
         """Every heading that belongs to ``node_id``, in file order (the node's own first)."""
         rows = self.conn.execute(
