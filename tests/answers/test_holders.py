@@ -43,6 +43,9 @@ FILES = {
     "cycling.org": note("Cycling", "Chain oil, tyre pressure and a spare tube for the long rides."),
     "chess.org": note("Chess openings", "The Sicilian and the French defence, and when to castle."),
     "bread.org": note("Sourdough", "Hydration, a long cold proof and a hot oven for the crust."),
+    # The same note twice (a sync conflict): each holds the other, and nothing more.
+    "tea.org": note("Green tea", "* Brewing\nWater below boiling, two minutes."),
+    "tea-copy.org": note("Green tea (copy)", "* Brewing\nWater below boiling, two minutes."),
 }
 
 
@@ -69,7 +72,9 @@ async def test_a_section_finds_the_part_before_the_chapter_holding_it(make_setti
         await idx.close()
     store = Store.open(settings.db_path)
     try:
-        holders = store.holders_among([node_id(t) for t in ["Output formats", "Side by side format", "Cycling"]])
+        holders = store.holders_among(
+            [node_id(t) for t in ["Output formats", "Side by side format", "Cycling", "Green tea", "Green tea (copy)"]]
+        )
     finally:
         store.close()
     for found in (by_line, by_text):
