@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from . import holdings
 from .connection import StoreBase
 from .oracle_words import users_chunk_sql
 from .withheld import hiding
@@ -127,23 +128,34 @@ class Reads(StoreBase):
         """Those of ``node_ids`` holding every heading of another of them word for word
         (title and text, white space around the text aside, as :meth:`copies_of`), and
         more: a manual's chapter holding its sections, a note compiled from others.
-        Headings with no text and the oracle's words count for neither side."""
+        Headings with no text and the oracle's words count for neither side. Each note's
+        headings read since the last write are served from memory (:mod:`.holdings`)."""
+        ids = list(dict.fromkeys(node_ids))
+        if not self.shares_reads:  # it may see its own uncommitted writes: share nothing
+            return holdings.holders(self._read_holdings(ids))
+        cache = getattr(self, "_holdings", None)
+        if cache is None:
+            cache = self._holdings = holdings.shared_holdings(self._shared_key())
+        token = self.write_generation()  # before the rows: see generation_cache
+        found, missing = cache.lookup(token, ids)
+        if missing:
+            read = self._read_holdings(missing)
+            cache.remember(token, read)
+            found.update(read)
+        return holdings.holders(found)
+
+    def _read_holdings(self, node_ids: list[str]) -> dict[str, holdings.Holding]:
+        """Each of ``node_ids``' :func:`.holdings.holding_of` (empty for a note with none)."""
         trimmed = "trim(text, ' ' || char(9, 10, 13))"
         rows = self.conn.execute(
             f"SELECT node_id, title, {trimmed} FROM headings WHERE node_id IN (SELECT value FROM json_each(?))"
             f" AND oracle = 0 AND {trimmed} != ''",
-            (json.dumps(list(dict.fromkeys(node_ids))),),
+            (json.dumps(node_ids),),
         )
-        by_note: dict[str, set[tuple[str, str]]] = {}
-        holding: dict[tuple[str, str], set[str]] = {}  # a heading's title and text -> its notes
+        by_note: dict[str, list[tuple[str, str]]] = {node: [] for node in node_ids}
         for node_id, title, text in rows:
-            by_note.setdefault(node_id, set()).add((title, text))
-            holding.setdefault((title, text), set()).add(node_id)
-        holders = set()
-        for node_id, mine in by_note.items():
-            others = set.intersection(*(holding[h] for h in mine)) - {node_id}
-            holders.update(other for other in others if len(by_note[other]) > len(mine))
-        return holders
+            by_note[node_id].append((title, text))
+        return {node: holdings.holding_of(headings) for node, headings in by_note.items()}
 
     def node_headings(self, node_id: str) -> list[dict]:
         """Every heading that belongs to ``node_id``, in file order (the node's own first)."""
