@@ -9,7 +9,8 @@ where some do (BENCHMARKS.md, issue 29, sixteenth round). The same notes come ba
 cursor moves, so each note's *holding* (:func:`holding_of`: what of it another note must
 hold) is remembered, shared by every store of a database in the process, and forgotten
 at the next write (:mod:`.generation_cache`); comparing them (:func:`holders`) reads
-nothing and rules out almost every note by counting alone.
+nothing and compares almost no two notes. The first section query after a write reads
+its candidates again (~0.2-0.9 ms more than reading them unremembered: the digests).
 """
 
 from __future__ import annotations
