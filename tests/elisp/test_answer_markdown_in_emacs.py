@@ -14,9 +14,7 @@ import re
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import ANSWERS, Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import ANSWERS, Driver, readme_session
 
 MARKDOWN = (
     "Here is what your notes say:\n\n"
@@ -38,12 +36,8 @@ async def _question(driver: Driver, text: str) -> None:
 
 @pytest.mark.timeout(180)
 async def test_a_markdown_answer_is_one_entry_of_org(tmp_path, roam_dir, fake_ollama):
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": MARKDOWN})
         await driver.open("sourdough-baking.org", "** Reviving a sluggish starter")
         await _question(driver, "How do I revive my starter?")
@@ -66,9 +60,6 @@ async def test_a_markdown_answer_is_one_entry_of_org(tmp_path, roam_dir, fake_ol
         await emacs.wait(lambda: driver._cursor_has("And in winter?"), "n on the second question")
         await emacs.wait_screen(lambda s: "- *Feed it twice a day* at room temperature [1]." in s, "the bullet")
         assert not (await emacs.state())["errors"]
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 @pytest.mark.timeout(180)
@@ -76,12 +67,8 @@ async def test_a_markdown_answer_in_a_conversation_reads_as_org(tmp_path, roam_d
     """``C-c o c``: the daemon writes the answer into the note; its bullets were already
     list items, but ``**bold**`` and backquoted code came in as markdown, unlike the
     answers buffer's."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": MARKDOWN})
         await driver.open("inbox.org")
         await emacs.keys("M->")
@@ -98,6 +85,3 @@ async def test_a_markdown_answer_in_a_conversation_reads_as_org(tmp_path, roam_d
         assert "  - keep it at ~24~ degrees\n" in answer, answer
         assert "**" not in answer.replace("** Oracle", ""), answer
         assert not (await emacs.state())["errors"]
-    finally:
-        await emacs.stop()
-        daemon.stop()

@@ -9,21 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import ANSWERS, Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import ANSWERS, readme_session
 
 REPLY = 'Your notes say to feed it twice a day: see [[elisp:(message "RAN-THE-MODELS-CODE")][the note]].'
 
 
 @pytest.mark.timeout(180)
 async def test_a_models_elisp_link_in_the_answers_is_never_run(tmp_path, roam_dir, fake_ollama):
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         await emacs.eval("(setq org-link-elisp-confirm-function nil)")  # the user trusts their own links
         fake_ollama.state.configure({"chat_reply": REPLY})
         await driver.open("sourdough-baking.org", "** Reviving a sluggish starter")
@@ -48,6 +42,3 @@ async def test_a_models_elisp_link_in_the_answers_is_never_run(tmp_path, roam_di
         said = await emacs.wait(outcome, "the link refused or run")
         assert "This elisp: link is a model" in said and "not followed" in said, said
         assert "RAN-THE-MODELS-CODE" not in (await emacs.state())["messages"]
-    finally:
-        await emacs.stop()
-        daemon.stop()

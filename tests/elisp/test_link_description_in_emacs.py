@@ -11,9 +11,7 @@ from __future__ import annotations
 import pytest
 
 from arcology_oracle.notes.org_escape import ZWSP
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import SIMILAR, readme_session
 from tests.http.test_inert_sweep import sweep_reading
 
 NOTE = "sourdough-baking.org"
@@ -28,15 +26,11 @@ SHAPING = (
 
 @pytest.mark.timeout(180)
 async def test_a_linked_notes_title_is_inserted_as_words_that_run_nothing(tmp_path, roam_dir, fake_ollama):
-    require_packages()
     # A note saying what "Shaping and scoring" says, so that it is the first similar one.
     (roam_dir / "scoring.org").write_text(f":PROPERTIES:\n:ID:       {TWIN_ID}\n:END:\n#+title: {TITLE}\n\n{SHAPING}")
     before = (roam_dir / NOTE).read_text()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         await driver.open(NOTE, "Pre-shape into a loose round")
         await emacs.keys("C-c", "o", "s")
         await emacs.wait_screen(lambda s: "Similar to: Shaping and scoring" in s and "Looking for" not in s, "the list")
@@ -47,9 +41,6 @@ async def test_a_linked_notes_title_is_inserted_as_words_that_run_nothing(tmp_pa
         await driver.select(NOTE)
         await emacs.keys("C-x", "C-s")
         await driver.message("Wrote", since=mark)
-    finally:
-        await emacs.stop()
-        daemon.stop()
     after = (roam_dir / NOTE).read_text()
     z = ZWSP
     described = "Scoring src" + z + "_sh{touch pwned} call" + z + "_f() {" + z + "{{kbd(x)}}} @" + z + "@html:<b>@" + z + "@"

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import Driver, readme_session
 
 HIDDEN = "#+title: Secret plans\n\n* Surprise party for Ana\nBook the bakery.\n"
 
@@ -34,14 +32,10 @@ def _daily(driver: Driver) -> str:
 
 @pytest.mark.timeout(180)
 async def test_typed_text_names_no_private_or_hidden_note(tmp_path, roam_dir, fake_ollama):
-    require_packages()
     (roam_dir / ".hidden").mkdir()
     (roam_dir / ".hidden" / "plans.org").write_text(HIDDEN)
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
 
         await driver.open("private-diary.org", "privatefiletag again")
         await _type_capture(driver, "Buy oat milk")
@@ -57,6 +51,3 @@ async def test_typed_text_names_no_private_or_hidden_note(tmp_path, roam_dir, fa
         assert daily.count(":SOURCE:") == 1, daily
         assert "[Sourdough Baking › Starter maintenance › Reviving a sluggish starter]]" in daily, daily
         assert not (await emacs.state())["errors"]
-    finally:
-        await emacs.stop()
-        daemon.stop()

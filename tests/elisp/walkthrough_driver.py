@@ -5,13 +5,15 @@ cannot show it, from the harness's state (see tests/tmux_emacs.py)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
 
 from tests.elisp.walkthrough import Walk
-from tests.emacs_batch import WITH_PACKAGES, emacs_env, run_emacs
+from tests.emacs_batch import WITH_PACKAGES, emacs_env, require_packages, run_emacs
 from tests.runners import Daemon, spawn_daemon, start_daemon, wait_indexed
 from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
 
@@ -64,6 +66,21 @@ async def readme_emacs(
         f"(load {json.dumps(str(HARNESS))} nil t)\n{user}\n;; README.org: {'; '.join(notes)}\n{config}\n"
     )
     return daemon, TmuxEmacs(tmp_path / "walk", home), notes
+
+
+@contextlib.asynccontextmanager
+async def readme_session(tmp_path: Path, roam_dir: Path, fake) -> AsyncIterator["Driver"]:
+    """A :class:`Driver` of the daemon and ``emacs -nw`` with the README's configuration
+    (:func:`readme_emacs`), Emacs started and at ``*scratch*``; both stopped after."""
+    require_packages()
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        yield Driver(emacs, Walk(emacs, {}), roam_dir, fake, tmp_path, daemon)
+    finally:
+        await emacs.stop()
+        daemon.stop()
 
 
 class Driver:
