@@ -256,3 +256,40 @@ def test_a_result_whose_snippet_is_not_made_cannot_be_shown():
                       snippet="", row={"id": 1, "text": "x", "title": "t", "file": "g1.org", "start_line": 1})  # fmt: skip
     with pytest.raises(TypeError):
         pending.as_dict()
+
+
+async def test_the_fusion_copies_no_result_for_a_score_the_calibration_replaces(make_settings, fake_ollama, roam_dir, monkeypatch):
+    """With a query vector every result is scored again by the calibration
+    (:func:`.relevance.rescore`): the fusion gives only the order, and copying each of
+    the ~30 results it ranks for its own score was ~2% of a ``/similar?node=`` at 20k
+    headings. Without a vector (keyword mode) the calibration caps by those scores:
+    there they are still made. The answers are those of the fusion either way."""
+    from arcology_oracle.answers import graph
+    from arcology_oracle.answers.search import node_query, similar_to_node
+    from arcology_oracle.index.service import OracleIndex
+    from arcology_oracle.store import Store
+
+    cited_notes(roam_dir)
+    settings = make_settings(ollama_host=fake_ollama.url, graph_similarity=True)
+    index = OracleIndex(settings)
+    await index.start()
+    copies = []
+    scored = graph._with_score
+    monkeypatch.setattr(graph, "_with_score", lambda r, s: copies.append(r.node_id) or scored(r, s))
+    try:
+        await index.reconcile()
+        await index.embed_pending()
+        _, results = await similar_to_node(index, G1, k=3)
+    finally:
+        await index.close()
+    assert G2 in [r.node_id for r in results]
+    assert copies == []
+    store = Store.open(settings.db_path)
+    try:
+        _, text, _ = node_query(store, G1)
+        mode, by_words = graph.similar_with_graph(
+            store, settings, G1, k=3, vector=None, text=text, exclude_nodes=frozenset({G1}), whole_notes=True,
+        )
+    finally:
+        store.close()
+    assert mode == "keyword" and copies  # keyword mode: the fusion's scores are the ones shown

@@ -99,6 +99,7 @@ def fuse(
     exclude_nodes: frozenset[str],
     scores: dict[str, float] | None = None,
     later: bool = False,
+    scored: bool = True,
 ) -> list[retrieval.Result]:
     """The text ``results`` (best first) re-ranked with the graph signal of ``node_id``
     (``scores``: its :func:`graph_scores`, read here when not given):
@@ -107,7 +108,10 @@ def fuse(
     ``exclude_nodes`` never do. At most ``k`` results. With no ``node_id`` (a heading in
     no node), or a zero ``weight``, the text ranking alone. The scores are the fusion's,
     for the order: :func:`similar_with_graph` shows calibrated ones (:mod:`.relevance`).
-    ``later``: the nodes only the graph found are :class:`~.retrieval.Pending` results."""
+    ``later``: the nodes only the graph found are :class:`~.retrieval.Pending` results.
+    Without ``scored``, the results keep the scores they came with (the caller scores
+    them again and only needs the order): copying each result for a score thrown away
+    was ~2% of a ``/similar?node=`` at 20k headings (BENCHMARKS.md, issue 30)."""
     if node_id is None or weight <= 0:
         return list(results[:k])
     if scores is None:
@@ -135,7 +139,7 @@ def fuse(
     out = []
     for node, score in order:
         if node in by_node:
-            out.append(_with_score(by_node[node], score / best))
+            out.append(_with_score(by_node[node], score / best) if scored else by_node[node])
     return out
 
 
@@ -193,10 +197,10 @@ def similar_with_graph(
     # Snippets and roles are made for the results kept only (retrieval.finished).
     mode, results = similarity.similar(store, k=k, depth=depth, words=words, later=True, **similar)
     scores = graph_scores(store, node_id) if use_graph else {}
-    if use_graph:
+    if use_graph:  # with a vector, relevance.rescore scores every result again: the fusion gives the order only
         results = fuse(
-            store, node_id, results, depth, scores=scores,
-            weight=settings.graph_weight, exclude_nodes=similar.get("exclude_nodes", frozenset()), later=True,
+            store, node_id, results, depth, scores=scores, weight=settings.graph_weight,
+            exclude_nodes=similar.get("exclude_nodes", frozenset()), later=True, scored=similar.get("vector") is None,
         )  # fmt: skip
     near = written.supported(store, similar.get("vector"), words, written.nearness(store, day, results), results)
     named = naming.named(store, results)
