@@ -195,7 +195,8 @@ class Reads(StoreBase):
             " WHERE own_id IN (SELECT value FROM json_each(?)) ORDER BY id DESC",  # the first heading's last
             (json.dumps(list(node_ids)),),
         )
-        return {node_id: [title, *json.loads(aliases)] for node_id, title, aliases in rows}
+        # Most notes have no alias: "[]" is not decoded (~2 µs each, ~30 notes a /similar).
+        return {node_id: [title, *([] if aliases == "[]" else json.loads(aliases))] for node_id, title, aliases in rows}
 
     def heading_at(self, path: str, line: int) -> dict | None:
         """The heading of file ``path`` whose lines contain ``line`` (the deepest one)."""
