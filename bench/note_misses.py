@@ -17,7 +17,9 @@ prints:
 * the mean z-scores the word re-ranking (``similarity._rerank_by_words``, recomputed here
   the way it computes them) gave each of those groups: the vector score, the whole-note
   BM25, the index BM25, and the share that came in as keyword candidates;
-* recall@10 / MRR by kind of query note, beside the baselines' recall.
+* recall@10 / MRR by kind of query note, beside the baselines' recall;
+* the share of the linked notes the daemon and RRF put in their first ten by the link's
+  direction: written in the query note (out), in the linked note (in), or both.
 
 Any index ``quality.py --keep`` made will do, a private collection's too: what it prints
 are counts and means.
@@ -40,7 +42,7 @@ from arcology_oracle.answers.retrieval import note_key, quoted
 from arcology_oracle.config import load_settings
 from arcology_oracle.store import Store
 from arcology_oracle.store.search import bm25_scores
-from quality_lib import Corpus, Embeddings, dedupe, pages, scores
+from quality_lib import ID_LINK, Corpus, Embeddings, dedupe, pages, scores
 
 BASELINES = ("rrf", "bm25_headings", "bm25_files", "pages", "heading_vectors")
 SIGNALS: dict[str, dict] = {}  # file -> its z-scores in the last re-ranking
@@ -73,6 +75,17 @@ def recording(store, hits, text, vector, exclude_nodes, evidence=None, **kw):
     return out
 
 
+def written_links(corpus: Corpus) -> dict[str, set[str]]:
+    """Each note's links as written in it (:class:`Corpus` keeps them both ways)."""
+    owner = {node: rel for rel, outline in corpus.outline.items() for _, _, node in outline if node}
+    owner.update((node, rel) for rel, node in corpus.file_id.items())
+    return {
+        rel: {owner[m.group(1)] for m in ID_LINK.finditer((corpus.root / rel).read_text(errors="replace"))
+              if m.group(1) in owner} - {rel}
+        for rel in corpus.clean
+    }  # fmt: skip
+
+
 def kind(rel: str, headings: Counter, holders: set[str]) -> str:
     return "holder" if rel in holders else ("one heading" if headings[rel] <= 1 else "several")
 
@@ -99,6 +112,8 @@ async def analyse(name: str, run: str, url: str, model: str) -> None:
     settings = load_settings(overrides={}, environ={})
     by_id = {corpus.file_id[rel]: rel for rel in corpus.clean if rel in corpus.file_id}
     holders = {by_id[n] for n in store.holders_among(list(by_id))}
+    written = written_links(corpus)
+    directions: Counter = Counter()
     both: Counter = Counter()
     groups: dict[str, list] = defaultdict(list)  # group -> [(file, its kind, signals or None)]
     missed_ranks: list[int] = []
@@ -116,6 +131,10 @@ async def analyse(name: str, run: str, url: str, model: str) -> None:
                 hit = target in daemon[:10]
                 groups["found" if hit else "missed"].append((target, kind(target, headings, holders), signals.get(target)))
                 found = [b for b in BASELINES if target in ranked[b][:10]]
+                way = "both" if rel in written[target] and target in written[rel] else ("out" if target in written[rel] else "in")
+                directions[way] += 1
+                directions[way, "daemon"] += hit
+                directions[way, "rrf"] += "rrf" in found
                 for b in BASELINES:
                     both[b, hit, b in found] += 1
                 if not hit and found:
@@ -129,6 +148,10 @@ async def analyse(name: str, run: str, url: str, model: str) -> None:
         similarity._rerank_by_words = _rerank
         store.close()
     report(name, both, groups, missed_ranks, found_by, per_query, chars, len(notes))
+    print("  by direction: " + "; ".join(
+        f"{way} {directions[way]}: daemon {directions[way, 'daemon'] / directions[way]:.3f}, rrf {directions[way, 'rrf'] / directions[way]:.3f}"
+        for way in ("out", "in", "both") if directions[way]
+    ))  # fmt: skip
 
 
 def report(name, both, groups, missed_ranks, found_by, per_query, chars, n_queries) -> None:
