@@ -141,3 +141,18 @@ async def test_an_imported_chat_runs_nothing_and_schedules_nothing(tmp_path, roa
     [path] = (roam_dir / "imported/markdown").glob("*.org")
     path.write_text(USER + path.read_text().split("\n\n", 1)[1])  # the user's day, then the chat's heading
     assert_quiet(org_reading(path))
+
+
+async def test_the_oracles_words_keep_a_url_whose_user_looks_like_a_code_link(daemon, roam_dir):
+    # https://man:pass@host is one https link to Org: a zero-width space after "man" sent
+    # the user's click to another host; "эshell:ls" (a Cyrillic letter, then a word
+    # start to Emacs) is a shell link, quieted.
+    daily = daily_of(roam_dir)
+    daily.write_text(USER)
+    urls = "Log in at https://man:pass@host/a or [[https://eshell:pw@example.org/p][there]]; powershell:ls"
+    status, answer = await post(daemon, "/memorize", {"text": urls + " эshell:ls", "role": "oracle"})
+    assert status == 200, answer
+    assert (urls + f" эshell{ZWSP}:ls\n").encode() in daily.read_bytes()
+    links = org_reading(daily)["links"]
+    assert ["https", "//man:pass@host/a"] in links and ["https", "//eshell:pw@example.org/p"] in links, links
+    assert not [link for link in links if link[0] == "shell"], links

@@ -14,7 +14,12 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   a link: followed by anything but a blank, or after ``<`` or ``[[``. And a bracket
   link of such a type gets one between its two ``[``, so its description
   (``[[elisp:(delete-file ...)][see note]]``) no longer hides what it would run: Org
-  shows the whole text, no link. ``id:``, ``file:``, ``https:`` and every other link stay.
+  shows the whole text, no link. ``id:``, ``file:``, ``https:`` and every other link stay,
+  and so do the targets of the links every Org reads (``https://man:pass@host`` is one
+  https link, ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A
+  word starts, to Emacs, after a letter of another script too (``эshell:ls`` and
+  ``中man:ls`` are links): only a Latin letter or a digit before the type keeps it a
+  word's inside.
 * **Active timestamps** (:func:`quiet`): Org's agenda lists every active timestamp
   (``<2026-12-07 Mon>``, a range, a repeater) anywhere in an agenda file, in blocks and
   property drawers too, so a model's words would fill the user's day. In text where Org
@@ -43,8 +48,27 @@ from .org_escape import ZWSP
 # Link types whose following runs code (see the module docstring).
 CODE_LINK_TYPES = ("elisp", "shell", "eshell", "man")
 _TYPES = "|".join(CODE_LINK_TYPES)
-_CODE_LINK_RE = re.compile(rf"(?i)(?<![^\W_])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:)|(?<=\[\[)(?:{_TYPES})(?=:)")
-_CODE_BRACKET_RE = re.compile(rf"(?i)(?<=\[)(?=\[[ \t]*(?:{_TYPES}){ZWSP}?:)")
+# Types every Org registers (ol.el): their links' paths are read as the link, not as text.
+_ORDINARY_TYPES = "https?|ftp|mailto|news|file(?:\\+sys|\\+emacs)?|help"
+# Emacs's word start (Org's \<): none after a letter of the Latin script or a digit (nor
+# after $, % and ', words in an org buffer); after any other letter of another script
+# (Cyrillic, Greek, Han, IPA...) there is one, so only these are taken as a word's inside.
+_INSIDE_WORD = r"A-Za-z0-9$%'\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"
+# Org's plain link path (org-link-plain-re): no blank or bracket, parentheses balanced,
+# ending on a letter, a digit, a slash or a parenthesis.
+_NSB = r"[^\][ \t\n\r()<>]"
+_PAREN = rf"\((?:{_NSB}|\({_NSB}*\))*\)"
+_PLAIN_PATH = rf"(?:{_NSB}|{_PAREN})+(?:[^\W_]|/|{_PAREN})"
+# Where Org reads a link, leftmost first: a bracket link's target (its description is
+# text), an angle link, a plain link (an ordinary one only after what surely starts a
+# word: a blank or ASCII punctuation but _ and ^, which Org may read as a subscript's).
+_LINK_RE = re.compile(
+    rf"(?i)\[\[(?P<target>(?:[^\]\[\\\n]|\\(?:\\\\)*[\]\[]|\\+[^\]\[\n])+)\]"
+    rf"|<(?:{_ORDINARY_TYPES}):[^>\n]*>"
+    rf"|(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH}"
+    rf"|(?P<code>(?<![{_INSIDE_WORD}])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:))"
+)
+_CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
 # An active timestamp as the agenda finds it: "<" digits-digits-digits, to the next ">".
 _ACTIVE_RE = re.compile(r"<(\d+-\d+-\d+[^>\n]*)>")
 LATEX_COMMANDS = (
@@ -59,9 +83,30 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
     """``text`` with no link that runs code, no active timestamp and no LaTeX command
     that reads, writes or runs (see the module docstring); ``verbatim``: a block's line
     or a property value (timestamps get a zero-width space, LaTeX is left alone)."""
-    text = _CODE_BRACKET_RE.sub(ZWSP, _CODE_LINK_RE.sub(lambda m: m[0] + ZWSP, text))
+    text = _quiet_links(text)
     text = _ACTIVE_RE.sub(lambda m: _inactive(m, verbatim), text)
     return text if verbatim else _LATEX_RE.sub(ZWSP, text)
+
+
+def _quiet_links(text: str) -> str:
+    """``text`` with a zero-width space before the colon of each link Org would read as
+    one that runs code and between the ``[[`` of such a bracket link; the targets of the
+    other links Org reads (``https://man:pass@host``) and every other word as written.
+    A quieted link's own path is read on, as Org reads the text once it is quieted."""
+    out, at = [], 0
+    while found := _LINK_RE.search(text, at):
+        out.append(text[at : found.start()])
+        target = found["target"]
+        if found["code"]:
+            out.append(found[0] + ZWSP)
+            at = found.end()
+        elif target is not None and _CODE_TARGET_RE.match(target):
+            out.append("[" + ZWSP + "[")
+            at = found.start() + 2
+        else:
+            out.append(found[0])
+            at = found.end()
+    return "".join(out) + text[at:]
 
 
 def _inactive(found: re.Match[str], verbatim: bool) -> str:
