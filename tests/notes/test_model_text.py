@@ -17,6 +17,7 @@ from arcology_oracle.notes.org_escape import ZWSP
         "Math: $\\frac{a}{b} + \\alpha^2$, \\(\\sum_i x_i\\), \\inputenc and \\writer are other words.",
         "Dated [2026-12-07 Mon] and a sexp <%%(diary-float t 1 1)> (left to inert).",
         "x <= 2026-12-07 and a<b>c",
+        "\\begin{align*} a &= b \\end{align*}, \\begin {pmatrix} 1 \\end{pmatrix}, \\begingroup \\endinput",
     ],
 )
 def test_ordinary_text_is_left_as_written(text):
@@ -30,6 +31,8 @@ def test_ordinary_text_is_left_as_written(text):
         ("[[Shell:ls]] eshell:ls <man:ls>", f"[{ZWSP}[Shell{ZWSP}:ls]] eshell{ZWSP}:ls <man{ZWSP}:ls>"),
         ("<2026-12-08 Tue 10:00>--<2026-12-09 Wed>", "[2026-12-08 Tue 10:00]--[2026-12-09 Wed]"),
         ("[<2026-12-08 Tue>]", f"[<{ZWSP}2026-12-08 Tue>]"),  # no [[2026-12-08 Tue]] link
+        ("\\begin{filecontents*}{a.org} \\end{write}", f"\\{ZWSP}begin{{filecontents*}}{{a.org}} \\{ZWSP}end{{write}}"),
+        ("\\UseName{write} \\ExplSyntaxOn", f"\\{ZWSP}UseName{{write}} \\{ZWSP}ExplSyntaxOn"),
         ("\\write18{ls} \\immediate\\input{x} $^^5c$", f"\\{ZWSP}write18{{ls}} \\{ZWSP}immediate\\{ZWSP}input{{x}} $^{ZWSP}^5c$"),
     ],
 )

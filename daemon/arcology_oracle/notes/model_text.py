@@ -35,8 +35,16 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   document, ``\\directlua`` runs Lua; ``\\csname`` and ``\\catcode`` would spell them
   anew) and between the two ``^`` of ``^^5c`` (TeX's spelling of a backslash): Org then
   reads words, which its LaTeX export escapes, and a math fragment holding one fails to
-  compile rather than run it. Ordinary math (``\\frac``, ``\\alpha``, ``x^2``) is as
-  written.
+  compile rather than run it. Commands that call another by a name spelled out
+  (``\\UseName{write}``, ``\\ifcsname``/``\\lastnamedcs``, ``\\ExplSyntaxOn``'s
+  ``\\use:c``) are on the list too, and so is every ``\\begin``/``\\end`` but of the
+  environments in :data:`LATEX_ENVIRONMENTS` (math, lists, tables): ``\\begin{NAME}`` runs
+  ``\\NAME`` (``\\begin{write}18``), and Org writes a LaTeX environment starting a
+  line into the export as it is (``\\begin{filecontents*}[overwrite]{note.org}`` would
+  overwrite a note in a PDF export's run, no shell escape needed). Ordinary math
+  (``\\frac``, ``\\alpha``, ``x^2``, ``\\begin{align*}``) is as written. Babel's code
+  is not here: a source block of the model's gets ``:eval no``
+  (:func:`~.conversations.org_safe`) and its keywords a comma (:mod:`.org_escape`).
 """
 
 from __future__ import annotations
@@ -75,8 +83,24 @@ LATEX_COMMANDS = (
     "write", "immediate", "input", "include", "InputIfFileExists", "openin", "openout", "read", "readline",
     "csname", "catcode", "scantokens", "directlua", "latelua", "luaexec", "ShellEscape", "special",
     "makeatletter", "lstinputlisting", "verbatiminput", "pdfobj", "pdffiledump", "href",
+    "ifcsname", "lastnamedcs", "begincsname", "UseName", "ExpandArgs", "csuse", "ExplSyntaxOn",
+    "ProvidesExplPackage", "ProvidesExplClass", "ProvidesExplFile", "filecontents",
+    "pdfcatalog", "pdfnames", "pdfannot", "pdfstartlink", "pdfextension",
 )  # fmt: skip
-_LATEX_RE = re.compile(rf"(?<=\\)(?=(?:{'|'.join(LATEX_COMMANDS)})(?![A-Za-z]))|(?<=\^)(?=\^)")
+# The environments a \begin or \end may name (math, lists, tables): \begin{NAME} runs the
+# command \NAME (\begin{write}18{...} is \write18, \begin{\x} whatever \x spells), and
+# Org writes a LaTeX environment at a line's start into the export as it is, its lines
+# read by no one (\begin{filecontents*}[overwrite]{note.org} writes a note).
+LATEX_ENVIRONMENTS = (
+    "equation", "align", "alignat", "flalign", "gather", "multline", "eqnarray", "split", "aligned",
+    "alignedat", "gathered", "cases", "matrix", "pmatrix", "bmatrix", "Bmatrix", "vmatrix", "Vmatrix",
+    "smallmatrix", "array", "subequations", "itemize", "enumerate", "description", "tabular", "center",
+    "quote", "quotation",
+)  # fmt: skip
+_LATEX_RE = re.compile(
+    rf"(?<=\\)(?=(?:{'|'.join(LATEX_COMMANDS)})(?![A-Za-z]))|(?<=\^)(?=\^)"
+    rf"|(?<=\\)(?=(?:begin|end)(?![A-Za-z])(?![ \t]*\{{(?:{'|'.join(LATEX_ENVIRONMENTS)})\*?\}}))"
+)
 
 
 def quiet(text: str, *, verbatim: bool = False) -> str:

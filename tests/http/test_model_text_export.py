@@ -1,0 +1,75 @@
+"""A model's answer written by the real daemon (``/converse``), exported by batch Emacs's
+Org as a user would (``org-latex-export-to-latex``) with Babel on and asking nothing
+(``org-confirm-babel-evaluate`` nil, as many set it): no code of the model's runs, no
+keyword of its is read, and the ``.tex`` holds no LaTeX of the model's that writes a
+file or calls a command by a spelled name (a PDF run of it would), while its math
+environments stay."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.emacs_batch import emacs, emacs_env
+from tests.index.test_write_attacks import post
+from tests.runners import wait_indexed
+
+pytestmark = pytest.mark.timeout(300)
+
+ANSWER = r"""Here:
+```emacs-lisp
+(write-region "pwned" nil "PWNED-fence")
+```
+#+begin_src emacs-lisp :exports results :eval yes
+(write-region "pwned" nil "PWNED-block")
+#+end_src
+#+CALL: evil()
+#+BIND: org-latex-pdf-process ("touch PWNED-bind")
+#+LATEX_HEADER: \usepackage{shellesc}
+#+begin_export latex
+\immediate\write18{touch PWNED}
+#+end_export
+\begin{filecontents*}[overwrite]{talk.org}
+* the user's note, overwritten
+\end{filecontents*}
+\begin{immediate}\begin{write}18{touch PWNED}\end{write}\end{immediate}
+\begin{equation}
+\ExplSyntaxOn \sys_shell_now:n {touch~PWNED} \ExplSyntaxOff \UseName{write}18{touch PWNED}
+\ifcsname write\endcsname\lastnamedcs18{touch PWNED}\fi
+\end{equation}
+\begin {\x} and \begin\y
+\pdfcatalog{/OpenAction 1 0 R}
+\begin{align*} a &= \frac{1}{2} \end{align*}
+"""
+_EXPORT = """
+(progn
+  (require 'org) (require 'ox-latex) (require 'ob-emacs-lisp)
+  (setq org-confirm-babel-evaluate nil org-export-allow-bind-keywords t)
+  (find-file (car command-line-args-left))
+  (message "TEX %s" (org-latex-export-to-latex)))
+"""
+
+
+async def test_a_models_latex_and_blocks_do_nothing_on_export(daemon, roam_dir, fake_ollama):
+    await wait_indexed(daemon)
+    fake_ollama.state.chat_reply = ANSWER
+    conversation = "* Talk\n** Write me some LaTeX\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text("#+title: Talk\n#+PROPERTY: header-args :exports both\n" + conversation + answer["org"])
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _EXPORT, str(path)],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "TEX " in done.stderr, done.stderr
+    assert sorted(p.name for p in roam_dir.rglob("PWNED*")) == []  # no block ran
+    tex = (roam_dir / "talk.tex").read_text()
+    preamble, body = tex.split("\\begin{document}", 1)
+    assert "shellesc" not in preamble and "PWNED-bind" not in preamble, preamble  # no keyword read
+    for raw in ("\\begin{filecontents", "\\begin{write}", "\\begin{immediate}", "\\ExplSyntaxOn", "\\UseName",
+                "\\lastnamedcs", "\\ifcsname", "\\begin {\\x}", "\\begin\\y", "\\pdfcatalog", "\\write18"):  # fmt: skip
+        assert raw not in body, (raw, body)
+    assert "\\begin{equation}" in body and "\\begin{align*} a &= \\frac{1}{2} \\end{align*}" in body, body
