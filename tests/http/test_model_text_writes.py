@@ -29,6 +29,7 @@ MODEL = (
     "elisp:kill-emacs, <shell:touch pwned> and eshell:ls.\n"
     "Keep [[id:abc][a note]], [[file:x.org][a file]] and [[https://orgmode.org][Org]].\n"
     "Meet on <2026-12-08 Tue 10:00>, weekly from <2026-12-09 Wed +1w>, away <2026-12-10 Thu>--<2026-12-11 Fri>.\n"
+    "Nested: <1-1-1 <2026-12-13 Sun>>, <2026-12-14 Mon <2026-12-15 Tue>> and <0-0-0<2026-12-16 Wed 10:00>>.\n"
     "Math $\\frac{a}{b} + \\alpha^2$ stays; \\write18{touch pwned} \\(\\input{/etc/passwd}\\) $^^5cinput{x}$ do not.\n"
     "```sh\necho <2026-12-12 Sat>\n```"
 )

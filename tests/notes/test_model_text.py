@@ -40,6 +40,21 @@ def test_what_runs_or_schedules_is_quieted(text, quieted):
     assert quiet(text) == quieted
 
 
+@pytest.mark.parametrize(
+    ("text", "quieted", "verbatim"),
+    [
+        ("<1-1-1 <2026-12-08 Tue>> and <2026-12-09 Wed <2026-12-10 Thu>>",
+         "[1-1-1 [2026-12-08 Tue]] and [2026-12-09 Wed [2026-12-10 Thu]]",
+         f"<{ZWSP}1-1-1 <{ZWSP}2026-12-08 Tue>> and <{ZWSP}2026-12-09 Wed <{ZWSP}2026-12-10 Thu>>"),
+        # One ">" closes the inner date, and the outer one too once the inner keeps its "<".
+        ("<2026-12-09 Wed <2026-12-10 Thu>", "<2026-12-09 Wed [2026-12-10 Thu]",
+         f"<{ZWSP}2026-12-09 Wed <{ZWSP}2026-12-10 Thu>"),
+    ],
+)  # fmt: skip
+def test_a_timestamp_inside_another_is_quieted_and_then_the_outer_one(text, quieted, verbatim):
+    assert (quiet(text), quiet(text, verbatim=True)) == (quieted, verbatim)
+
+
 def test_verbatim_text_keeps_its_brackets_and_latex():
     assert quiet("echo <2026-12-12 Sat> \\input{x}", verbatim=True) == f"echo <{ZWSP}2026-12-12 Sat> \\input{{x}}"
 
