@@ -39,6 +39,13 @@ ATTACKS = [
     "\u0085https://x/man:ls and \u00a0shell:ls",
     "[[https://x][man:ls]] and [fn::https://x/ man:ls]",
     "shell:x/man:y and <shell:x man:y> and [[shell:x/man:y]]",
+    # Org reads no ordinary link where something begun before takes its start or its end:
+    # an unclosed bracket, a subscript or superscript, an emphasis closing in its path.
+    "[[/man:_http:)][=",
+    "(][_é,file:man:éeshell:,man:\\",
+    "elisp:/)a^.https://elisp:中help: ",
+    "/https://.elisp:help:]\\https://=]\thelp:",
+    "*(/\\~https://:shell:shell:",
 ]
 # Letters of other scripts start a word before a Latin one in Emacs: "中man:ls" is a link.
 SCRIPTS = "中ɐªэαאعदก한あ\u0301\u200d\u2028·×÷¥_^~\\`|"

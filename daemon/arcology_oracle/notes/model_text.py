@@ -68,14 +68,19 @@ _NSB = r"[^\][ \t\n\r()<>]"
 _PAREN = rf"\((?:{_NSB}|\({_NSB}*\))*\)"
 _PLAIN_PATH = rf"(?:{_NSB}|{_PAREN})+(?:[^\W_]|/|{_PAREN})"
 # Where Org reads a link, leftmost first: a bracket link's target (its description is
-# text), an angle link, a plain link (an ordinary one only after what surely starts a
-# word: a blank or ASCII punctuation but _ and ^, which Org may read as a subscript's).
+# text; only with its closing "]]"), an angle link, a plain link (an ordinary one only
+# after what surely starts a word: a blank or ASCII punctuation but _ and ^, which Org
+# may read as a subscript's; and see _taken_before).
 _LINK_RE = re.compile(
-    rf"(?i)\[\[(?P<target>(?:[^\]\[\\\n]|\\(?:\\\\)*[\]\[]|\\+[^\]\[\n])+)\]"
+    rf"(?i)\[\[(?P<target>(?:[^\]\[\\\n]|\\(?:\\\\)*[\]\[]|\\+[^\]\[\n])+)\](?=(?:\[[^\n]+?\])?\])"
     rf"|<(?:{_ORDINARY_TYPES}):[^>\n]*>"
-    rf"|(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH}"
+    rf"|(?P<plain>(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH})"
     rf"|(?P<code>(?<![{_INSIDE_WORD}])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:))"
 )
+# An emphasis marker that could close Org's emphasis (org-emphasis-regexp-components: a
+# post character or the end after it): an emphasis begun before a plain link may end in
+# its path ("/https:/" is italics in "/https://.elisp:x"), and Org reads on from there.
+_CLOSER_RE = re.compile(r"([*/_=~+])(?=[-\s.,:!?;'\")}\\\[]|\Z)")
 _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
 # Where an active timestamp starts as the agenda finds it: "<" digits-digits-digits (it
 # ends at the next ">" on its line; see :func:`_dates_quieted`).
@@ -119,6 +124,7 @@ def _quiet_links(text: str) -> str:
     other links Org reads (``https://man:pass@host``) and every other word as written.
     A quieted link's own path is read on, as Org reads the text once it is quieted."""
     out, at = [], 0
+    first = {marker: text.find(marker) for marker in "*/_=~+"}
     while found := _LINK_RE.search(text, at):
         out.append(text[at : found.start()])
         target = found["target"]
@@ -128,10 +134,31 @@ def _quiet_links(text: str) -> str:
         elif target is not None and _CODE_TARGET_RE.match(target):
             out.append("[" + ZWSP + "[")
             at = found.start() + 2
+        elif found["plain"] and _taken_before(text, found.start(), found[0], first):
+            out.append(text[found.start()])  # its path is read on, as text Org may read links in
+            at = found.start() + 1
         else:
             out.append(found[0])
             at = found.end()
     return "".join(out) + text[at:]
+
+
+def _taken_before(text: str, start: int, link: str, first: dict[str, int]) -> bool:
+    """Whether Org may read the plain ``link`` at ``start`` otherwise, as part of what
+    begun before it: a subscript or superscript (``a_b,https`` is one: ``[_^]``, then
+    letters, digits, ``,``, ``.`` and ``\\``; any non-ASCII character is taken for a
+    letter here), an inline footnote's label (``[fn:https:``), or an emphasis whose
+    marker comes before (``first``: each marker's first place in ``text``) and may end
+    in the link (:data:`_CLOSER_RE`)."""
+    closers = {found[1] for found in _CLOSER_RE.finditer(link)}
+    if any(0 <= first[marker] < start for marker in closers):
+        return True
+    at = start
+    while at and ((char := text[at - 1]) in "_,.\\" or char.isalnum() or (ord(char) > 127 and not char.isspace())):
+        at -= 1
+        if char == "_":
+            return True
+    return (at > 0 and text[at - 1] == "^") or text[max(0, start - 4) : start].lower() == "[fn:"
 
 
 def _dates_quieted(text: str, *, verbatim: bool, near_brackets: bool = True) -> str:
