@@ -82,9 +82,9 @@ _LINK_RE = re.compile(
 # its path ("/https:/" is italics in "/https://.elisp:x"), and Org reads on from there.
 _CLOSER_RE = re.compile(r"([*/_=~+])(?=[-\s.,:!?;'\")}\\\[]|\Z)")
 _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
-# Where an active timestamp starts as the agenda finds it: "<" digits-digits-digits (it
-# ends at the next ">" on its line; see :func:`_dates_quieted`).
-_ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)")
+# Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
+# what ends one: the next ">" on its line (see :func:`_dates_quieted`).
+_ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
 LATEX_COMMANDS = (
     "write", "immediate", "input", "include", "InputIfFileExists", "openin", "openout", "read", "readline",
     "csname", "catcode", "scantokens", "directlua", "latelua", "luaexec", "ShellEscape", "special",
@@ -169,10 +169,10 @@ def _dates_quieted(text: str, *, verbatim: bool, near_brackets: bool = True) -> 
     and the outer ``<2026-12-08 Tue [2026-12-09 Wed]>`` once the inner is quieted, so each
     ``>`` closes the last ``<`` left open on its line, and those before it while it stays."""
     out = list(text)
-    starts = {found.start() for found in _ACTIVE_START_RE.finditer(text)}
     open_at: list[int] = []
-    for at, char in enumerate(text):
-        if at in starts:
+    for found in _ACTIVE_START_RE.finditer(text):
+        at, char = found.start(), found[0]
+        if char == "<":
             open_at.append(at)
         elif char == "\n":
             open_at.clear()
