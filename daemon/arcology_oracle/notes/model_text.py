@@ -19,7 +19,8 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   https link, ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A
   word starts, to Emacs, after a letter of another script too (``эshell:ls`` and
   ``中man:ls`` are links): only a Latin letter or a digit before the type keeps it a
-  word's inside.
+  word's inside. Where Org may read otherwise (after ``_``, inside a subscript's
+  letters, in a URL after an emphasis marker that may close in it) the type is quieted.
 * **Active timestamps** (:func:`quiet`): Org's agenda lists every active timestamp
   (``<2026-12-07 Mon>``, a range, a repeater) anywhere in an agenda file, in blocks and
   property drawers too, so a model's words would fill the user's day. In text where Org
