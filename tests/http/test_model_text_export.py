@@ -1,9 +1,10 @@
 """A model's answer written by the real daemon (``/converse``), exported by batch Emacs's
 Org as a user would (``org-latex-export-to-latex``) with Babel on and asking nothing
-(``org-confirm-babel-evaluate`` nil, as many set it): no code of the model's runs, no
-keyword of its is read, and the ``.tex`` holds no LaTeX of the model's that writes a
-file or calls a command by a spelled name (a PDF run of it would), while its math
-environments stay."""
+(``org-confirm-babel-evaluate`` nil, as many set it), then tangled (``C-c C-v t``) in a
+file whose ``header-args`` say ``:tangle yes``: no code of the model's runs or is written
+out, no keyword of its is read, and the ``.tex`` holds no LaTeX of the model's that
+writes a file or calls a command by a spelled name (a PDF run of it would), while its
+math environments stay."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ _EXPORT = """
   (require 'org) (require 'ox-latex) (require 'ob-emacs-lisp)
   (setq org-confirm-babel-evaluate nil org-export-allow-bind-keywords t)
   (find-file (car command-line-args-left))
-  (message "TEX %s" (org-latex-export-to-latex)))
+  (message "TEX %s" (org-latex-export-to-latex))
+  (message "TANGLED %S" (org-babel-tangle)))
 """
 
 
@@ -58,7 +60,7 @@ async def test_a_models_latex_and_blocks_do_nothing_on_export(daemon, roam_dir, 
     status, answer = await post(daemon, "/converse", {"org": conversation})
     assert status == 200, answer
     path = roam_dir / "talk.org"
-    path.write_text("#+title: Talk\n#+PROPERTY: header-args :exports both\n" + conversation + answer["org"])
+    path.write_text("#+title: Talk\n#+PROPERTY: header-args :exports both :tangle yes\n" + conversation + answer["org"])
     done = subprocess.run(
         [emacs(), "-Q", "--batch", "--eval", _EXPORT, str(path)],
         cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
@@ -66,6 +68,7 @@ async def test_a_models_latex_and_blocks_do_nothing_on_export(daemon, roam_dir, 
     )  # fmt: skip
     assert "TEX " in done.stderr, done.stderr
     assert sorted(p.name for p in roam_dir.rglob("PWNED*")) == []  # no block ran
+    assert "TANGLED nil" in done.stderr, done.stderr  # nor was written out by C-c C-v t
     tex = (roam_dir / "talk.tex").read_text()
     preamble, body = tex.split("\\begin{document}", 1)
     assert "shellesc" not in preamble and "PWNED-bind" not in preamble, preamble  # no keyword read

@@ -44,7 +44,7 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   line into the export as it is (``\\begin{filecontents*}[overwrite]{note.org}`` would
   overwrite a note in a PDF export's run, no shell escape needed). Ordinary math
   (``\\frac``, ``\\alpha``, ``x^2``, ``\\begin{align*}``) is as written. Babel's code
-  is not here: a source block of the model's gets ``:eval no``
+  is not here: a source block of the model's gets ``:eval no :tangle no``
   (:func:`~.conversations.org_safe`) and its keywords a comma (:mod:`.org_escape`).
 """
 
