@@ -153,7 +153,7 @@ def make_capture(
     source. ``source`` (one line: where the text came from, an org link) becomes
     ``:SOURCE:``; ``role`` (``oracle`` for the oracle's own words, which are then marked
     as its answers are: :mod:`arcology_oracle.answers.roles`, and quieted as they are:
-    :func:`~.model_text.quiet`) ``:ROLE:``. Text without a role is the user's typing,
+    :func:`~.model_text.quiet`, as is a ``title`` sent with them) ``:ROLE:``. Text without a role is the user's typing,
     written as typed: their ``elisp:`` link and appointment work."""
     if role is not None and role not in ORACLE_ROLES:
         raise BadRequest(f"role must be one of {', '.join(sorted(ORACLE_ROLES))}, not {role!r}")
@@ -170,7 +170,7 @@ def make_capture(
             part.encode("utf-8")
         except UnicodeEncodeError:
             raise BadRequest("text and title must be valid Unicode (no lone surrogates)") from None
-    name = capture_title(body, title)
+    name = capture_title(body, quiet(plain_title(title)) if role and title else title)  # sent with them: theirs
     node_id = node_id or str(uuid.uuid4())
     tag_text = f" :{':'.join(tags)}:" if tags else ""
     lines = [
