@@ -40,6 +40,7 @@
 (require 'arcology-oracle-answers)
 (require 'arcology-oracle-markdown)
 (require 'arcology-oracle-streaming)
+(require 'arcology-oracle-cut-short)
 
 (defvar arcology-oracle--ask-history nil
   "Questions asked with `arcology-oracle-ask'.")
@@ -144,9 +145,11 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
       (cl-flet ((finish ()
 			(funcall forget failed)
 			(arcology-oracle--md-finish marker md)
+			(when (stringp failed)
+			  (arcology-oracle--report (arcology-oracle--answer-cut-short failed t (marker-buffer marker))))
 			(arcology-oracle--insert-following
 			 marker (cond ((eq failed 'stopped) "\n\n[Stopped]")
-				      (failed (format "\n\n[Failed: %s]" failed))
+				      (failed (format "\n\n[Failed: %s]" (arcology-oracle--answer-cut-short failed t)))
 				      (t "")))
 			;; The window following the answer stays on it, the sources
 			;; below: following them to the end scrolled the answer out of
@@ -194,8 +197,7 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
 		  ("token" (when-let ((text (alist-get 'text event)))
                              (arcology-oracle--md-insert marker text md)))
 		  ;; After `found', a model that cannot answer: "[Failed: ...]" as a 503 was.
-		  ("error" (setq failed (or (alist-get 'message event) "the daemon failed"))
-                   (arcology-oracle--report failed))))))
+		  ("error" (setq failed (or (alist-get 'message event) "the daemon failed")))))))
 	  :on-done
 	  (lambda ()
             (delete-overlay waiting)
@@ -206,7 +208,7 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
               ;; read as one with "- none: no notes were relevant enough".
               (funcall forget t)
               (arcology-oracle--answer-failed
-               marker (if (stringp failed) failed "the daemon sent no answer that could be read"))))
+               marker (if (stringp failed) failed "the daemon sent no answer that could be read") (stringp failed))))
 	  :errback
 	  (lambda (message)
             (delete-overlay waiting)
@@ -215,9 +217,7 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
               ;; Cut off mid-answer (the daemon killed, the network gone, the
               ;; timeout): the text so far cites [N], so its sources still follow,
               ;; and the failure is a paragraph of its own, as a daemon's error is.
-              (unless failed
-		(arcology-oracle--report message)
-		(setq failed message))
+              (unless failed (setq failed message))
               (finish)))))))))
 
 (defun arcology-oracle--waiting-note (marker)
@@ -247,24 +247,26 @@ not come in time."
                   (t (format "%d notes" count)))
             (if (equal (alist-get 'mode event) "keyword") " by keywords" ""))))
 
-(defun arcology-oracle--answer-failed (marker message)
+(defun arcology-oracle--answer-failed (marker message &optional again)
   "End the answer at MARKER with the failure MESSAGE, and show MESSAGE.
 A daemon not reached was asked nothing: the entry keeps the question
 and says so, and how to ask again once the daemon runs, rather than
-a bare \"[Failed: ...]\"."
-  (arcology-oracle--report message)
-  (if (not (arcology-oracle--unreachable-p message))
-      (arcology-oracle--insert-following marker (format "[Failed: %s]\n" message))
-    ;; Marked so that the question asked again replaces this entry
-    ;; (`arcology-oracle--drop-not-asked').  MESSAGE says how to start
-    ;; the daemon (`arcology-oracle--http-unreachable').
+a bare \"[Failed: ...]\".  One that went away or stayed silent (see
+`arcology-oracle--unanswered-p'), or AGAIN (its model failed), says
+how to ask again too (`arcology-oracle--answer-cut-short')."
+  (let ((again (and (or again (arcology-oracle--unanswered-p message))
+                    (not (arcology-oracle--unreachable-p message)))))
+    (arcology-oracle--report
+     (if again (arcology-oracle--answer-cut-short message nil (marker-buffer marker)) message))
     (arcology-oracle--insert-following
-     marker (propertize
-             (concat "Not asked: " message ", then "
-                     (substitute-command-keys
-                      "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]")
-                     " here asks again.\n")
-             'arcology-oracle-not-asked t)))
+     marker (if (not (arcology-oracle--unreachable-p message))
+                (format "[Failed: %s]\n" (if again (arcology-oracle--answer-cut-short message nil) message))
+              ;; Marked so that the question asked again replaces this entry
+              ;; (`arcology-oracle--drop-not-asked').  MESSAGE says how to start
+              ;; the daemon (`arcology-oracle--http-unreachable').
+              (propertize (concat "Not asked: " message ", then " (arcology-oracle--again-keys)
+                                  " here asks again.\n")
+                          'arcology-oracle-not-asked t))))
   (set-marker marker nil))
 
 (defun arcology-oracle--buffer-excerpt (beg end)

@@ -35,6 +35,7 @@
 (require 'org)
 (require 'arcology-oracle-notes)
 (require 'arcology-oracle-ask)
+(require 'arcology-oracle-cut-short)
 
 (defvar arcology-oracle-answer-property "ORACLE_MODEL"
   "Property marking an answer heading inserted by `arcology-oracle-converse'.
@@ -348,7 +349,7 @@ the model thinks gets nothing: the answer goes to the kill ring."
                 (lambda (message)
                   (funcall forget)
                   (funcall done)
-                  (arcology-oracle--report message)))))))
+                  (arcology-oracle--report (arcology-oracle--conversation-cut-short message))))))))
          (lambda () (funcall done))
          (lambda (message)
            (funcall done)

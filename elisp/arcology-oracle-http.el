@@ -191,7 +191,10 @@ Nothing was sent: it is not running (or not at `arcology-oracle-url')."
         ;; A body framed by the end of the connection is complete now.
         (arcology-oracle--http-finish req))
        ((arcology-oracle--http-status req)
-        (arcology-oracle--http-finish req "the daemon closed the connection mid-answer"))
+        (arcology-oracle--http-finish req "the daemon went away mid-answer (it closed the connection)"))
+       ;; Sent, then closed unanswered: the daemon was reached (killed or restarted since).
+       ((arcology-oracle--http-connected req)
+        (arcology-oracle--http-finish req "the daemon went away before answering (it closed the connection)"))
        (t
         (arcology-oracle--http-unreachable
          req (format "daemon not reachable at %s (%s)" (arcology-oracle--http-base req)

@@ -43,7 +43,7 @@ ROAM_SYNC = """(progn (require 'org-roam) (setq org-roam-directory {roam} org-ro
 
 
 async def readme_emacs(
-    tmp_path: Path, roam_dir: Path, fake, env: dict[str, str] | None = None
+    tmp_path: Path, roam_dir: Path, fake, env: dict[str, str] | None = None, *, size: tuple[int, int] = (160, 45)
 ) -> tuple[Daemon, TmuxEmacs, list[str]]:
     """The daemon on ROAM_DIR (ENV: its settings' variables) and an Emacs (not started yet) whose init.el is the user's
     org-roam set-up (its database built, as by someone who has used org-roam before)
@@ -65,15 +65,18 @@ async def readme_emacs(
     (home / ".emacs.d" / "init.el").write_text(
         f"(load {json.dumps(str(HARNESS))} nil t)\n{user}\n;; README.org: {'; '.join(notes)}\n{config}\n"
     )
-    return daemon, TmuxEmacs(tmp_path / "walk", home), notes
+    return daemon, TmuxEmacs(tmp_path / "walk", home, columns=size[0], lines=size[1]), notes
 
 
 @contextlib.asynccontextmanager
-async def readme_session(tmp_path: Path, roam_dir: Path, fake) -> AsyncIterator["Driver"]:
+async def readme_session(
+    tmp_path: Path, roam_dir: Path, fake, *, size: tuple[int, int] = (160, 45)
+) -> AsyncIterator["Driver"]:
     """A :class:`Driver` of the daemon and ``emacs -nw`` with the README's configuration
-    (:func:`readme_emacs`), Emacs started and at ``*scratch*``; both stopped after."""
+    (:func:`readme_emacs`) in a terminal of SIZE (columns, lines), Emacs started and at
+    ``*scratch*``; both stopped after."""
     require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake)
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake, size=size)
     try:
         await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
         await emacs.wait_text("*scratch*", timeout=20)

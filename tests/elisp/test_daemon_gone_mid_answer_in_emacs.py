@@ -1,0 +1,82 @@
+"""The daemon going away while it answers (killed, or restarted), in ``emacs -nw`` in tmux
+with the README's own configuration, the real daemon and the fake Ollama streaming slowly.
+
+Killed mid-``C-c o a``, the answer's entry read "[Failed: the daemon closed the connection
+mid-answer]", with nothing on what was left or what to do; killed mid-``C-c o c`` (the
+conversation's answer is one JSON response, so nothing of it had come), the echo area said
+"daemon not reachable ... start it", as if nothing had been sent. Now both say that the
+daemon went away, what came is kept (the answer so far stays in its buffer; the
+conversation got nothing) and which key asks again.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from tests.elisp.walkthrough_driver import ANSWERS, readme_session
+
+REPLY = " ".join(["Feed the starter twice a day with rye flour."] * 8)
+
+
+@pytest.mark.timeout(180)
+async def test_an_answer_cut_short_by_a_killed_daemon_says_what_is_kept(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        fake_ollama.state.configure({"chat_reply": REPLY, "delay_per_piece": 0.4})
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about this buffer:")
+        await emacs.type("How do I revive it?")
+        mark = await driver.mark()
+        await emacs.keys("Enter")
+        await emacs.wait_text("Feed the starter", timeout=20)
+        driver.daemon.proc.send_signal(signal.SIGKILL)
+
+        said = await driver.message("went away", since=mark, timeout=20)
+        assert said == (
+            "arcology-oracle: the daemon went away mid-answer (it closed the connection):"
+            f" what came is kept in {ANSWERS}, g there asks again"
+        ), said
+        text = await driver.buffer_text(ANSWERS)
+        assert "Feed the starter" in text, text
+        assert (
+            "\n[Failed: the daemon went away mid-answer (it closed the connection);"
+            " what came is kept above, g asks again]\n" in text
+        ), text
+        # The answer's window shows it, wrapped to the 80 columns.
+        await emacs.wait_screen(lambda s: "is kept above, g asks again]" in s, "the failure on screen")
+        assert "not reachable" not in (await emacs.state())["messages"]
+        assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_a_conversation_whose_daemon_is_killed_says_nothing_was_added(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        fake_ollama.state.configure({"chat_reply": REPLY, "delay_per_piece": 0.4})
+        await driver.open("inbox.org")
+        await emacs.keys("M->")
+        for line in ("* Winter :conversation:", "** Me"):
+            await emacs.type(line)
+            await emacs.keys("Enter")
+        await emacs.type("How do I feed it in winter?")
+        await emacs.keys("C-x", "C-s")
+        await emacs.wait(lambda: "in winter?" in (driver.roam / "inbox.org").read_text(), "inbox.org saved")
+        before = (driver.roam / "inbox.org").read_bytes()
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "c")
+        await driver.message("thinking", since=mark, timeout=20)
+        # The model is answering: the daemon has the conversation.
+        await emacs.wait(lambda: fake_ollama.state.chats, "the model asked", timeout=20)
+        driver.daemon.proc.send_signal(signal.SIGKILL)
+
+        said = await driver.message("went away", since=mark, timeout=20)
+        assert said == (
+            "arcology-oracle: the daemon went away before answering (it closed the connection):"
+            " nothing was added to the conversation, C-c o c in it asks again"
+        ), said
+        assert "not reachable" not in (await emacs.state())["messages"]
+        assert (driver.roam / "inbox.org").read_bytes() == before
+        assert not (await emacs.state())["errors"]
