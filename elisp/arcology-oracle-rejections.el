@@ -79,13 +79,22 @@ takes it back, \\[arcology-oracle-link-rejections] lists the rejections")
                            (alist-get 'title suggestion)))))))
 
 (defun arcology-oracle--unreject (from to title &optional callback)
-  "Forget the rejection of the link FROM -> TO (TITLE names TO); then CALLBACK."
-  (arcology-oracle--json
-   "DELETE" "/suggest-links/rejections"
-   :query `(("from" ,from) ("to" ,to))
-   :callback (lambda (_)
-               (message "%s will be suggested again" title)
-               (when callback (funcall callback)))))
+  "Forget the rejection of the link FROM -> TO (TITLE names TO); then CALLBACK.
+Said at once, and a failure says that the rejection stands, or, sent
+to a daemon that did not answer, that it may still be taken back."
+  (let ((req nil))
+    (message "Taking back the rejection of %s…" title)
+    (setq req (arcology-oracle--json
+               "DELETE" "/suggest-links/rejections"
+               :query `(("from" ,from) ("to" ,to))
+               :errback (lambda (message)
+                          (arcology-oracle--report
+                           (if (and (arcology-oracle--http-connected req) (null (arcology-oracle--http-status req)))
+                               (format "%s: the daemon may still take back the rejection of %s" message title)
+                             (format "The rejection of %s stands: %s" title message))))
+               :callback (lambda (_)
+                           (message "%s will be suggested again" title)
+                           (when callback (funcall callback)))))))
 
 (defun arcology-oracle-links-unreject ()
   "Take back the last rejection made in this buffer, and ask again."
@@ -225,8 +234,11 @@ argument ALL, or outside any note, every rejection."
                               arcology-oracle-result-display-action t)))
 
 (defun arcology-oracle-rejections-refresh ()
-  "Ask the daemon again for the rejections listed."
+  "Ask the daemon again for the rejections listed.
+The list says so until the answer comes (a daemon asleep answers
+only after `arcology-oracle-timeout')."
   (interactive)
+  (arcology-oracle--rejections-render "Asking the daemon again…" (make-hash-table :test 'equal))
   (arcology-oracle--rejections-fetch))
 
 (defun arcology-oracle-rejections-undo ()

@@ -67,8 +67,9 @@ heading does, so that the list comes back by itself with the daemon.")
   "Ask the daemon for the notes similar to the heading at point.
 In the similar notes buffer, ask again about the heading it lists.
 The answer replaces the list when it arrives, unless a newer
-request was made in between.  QUIET (automatic refreshes) reports
-a daemon that is down only once."
+request was made in between; until then the list says \"Asking
+again…\" (unless QUIET).  QUIET (automatic refreshes) reports a
+daemon that is down only once."
   (interactive)
   (let ((source (if (derived-mode-p 'arcology-oracle-similar-buffer-mode)
                     arcology-oracle--similar-source
@@ -99,7 +100,14 @@ a daemon that is down only once."
                  (arcology-oracle--similar-render
                   arcology-oracle--similar-source (get-text-property (point-min) 'arcology-oracle-title)
                   arcology-oracle--similar-results
-                  (format "Asking about %s…" (arcology-oracle--title-text title))))))
+                  (format "Asking about %s…" (arcology-oracle--title-text title))))
+                ((not quiet)
+                 ;; Asked by hand (g, C-c o s): said at once, as a daemon asleep
+                 ;; answers only after `arcology-oracle-timeout'.
+                 (arcology-oracle--similar-render
+                  arcology-oracle--similar-source (get-text-property (point-min) 'arcology-oracle-title)
+                  (if (stringp arcology-oracle--similar-results) "Asking again…" arcology-oracle--similar-results)
+                  (unless (stringp arcology-oracle--similar-results) "Asking again…")))))
         ;; Cut out of its buffer, a private heading's text no longer says it is private.
         (if (arcology-oracle--private-here-p)
             (arcology-oracle--similar-render source title "This heading is private: nothing of it is sent."
