@@ -17,9 +17,7 @@ import re
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import ANSWERS, Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import ANSWERS, Driver, readme_session
 
 FIRST = "What flour for the starter?"
 SECOND = "How long is the overnight proof?"
@@ -27,13 +25,9 @@ SECOND = "How long is the overnight proof?"
 
 @pytest.mark.timeout(240)
 async def test_asking_with_the_daemon_down_says_so_and_asks_again(tmp_path, roam_dir, fake_ollama):
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = 120, 40
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(120, 40)) as driver:
+        emacs = driver.emacs
+        daemon = driver.daemon
         await driver.open("inbox.org", "* Buy rye flour")
         await _ask(driver, FIRST)
         await emacs.wait(lambda: _count(driver, "** Sources", 1), "the first answer", timeout=20)
@@ -78,9 +72,6 @@ async def test_asking_with_the_daemon_down_says_so_and_asks_again(tmp_path, roam
         entries = re.split(r"^\* ", again[len(before) :], flags=re.M)
         assert entries[0] == "\n" and len(entries) == 2 and entries[1].startswith(SECOND + "\n"), entries
         assert "Not asked" not in again and "** Sources" in entries[1], entries
-    finally:
-        await emacs.stop()
-        driver.daemon.stop()
 
 
 async def _ask(driver: Driver, question: str) -> None:

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import LINKS, Driver, readme_emacs
+from tests.elisp.walkthrough_driver import LINKS, Driver, readme_session
 from tests.elisp.walkthrough_steps import _entry_title
-from tests.emacs_batch import require_packages
 
 KITCHEN = "daidokoro.org"
 MISO = "味噌汁の作り方"
@@ -37,13 +35,9 @@ def write_notes(roam) -> None:
 
 @pytest.mark.timeout(180)
 async def test_a_suggested_link_goes_into_the_paragraph_that_writes_of_its_note(tmp_path, roam_dir, fake_ollama):
-    require_packages()
     write_notes(roam_dir)
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         await driver.open(KITCHEN)
         await emacs.keys("C-c", "o", "l")
         await emacs.wait_screen(lambda s: "Links to add to:" in s and "Looking for" not in s, "the suggestions")
@@ -63,9 +57,6 @@ async def test_a_suggested_link_goes_into_the_paragraph_that_writes_of_its_note(
         assert f"[[id:7a6f3e0c-1111-4d7e-9c1a-000000000002][{MISO}]]" in second, text
         state = await emacs.state()
         assert "Error" not in state["messages"], state["messages"]
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 async def _has_link(driver: Driver) -> bool:

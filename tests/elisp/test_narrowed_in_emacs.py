@@ -12,21 +12,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_session
 
 NOTE = "sourdough-baking.org"
 
 
 @pytest.mark.timeout(180)
 async def test_similar_notes_of_a_heading_in_a_narrowed_note(tmp_path, roam_dir, fake_ollama):
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         await driver.open(NOTE, "* Shaping and scoring")
         await emacs.keys("C-x", "n", "s")
         await emacs.wait_screen(lambda s: "Narrow" in s, "the note narrowed")
@@ -38,21 +32,14 @@ async def test_similar_notes_of_a_heading_in_a_narrowed_note(tmp_path, roam_dir,
         assert "Narrow" in screen, screen  # the note is still narrowed
         state = await emacs.state()
         assert "out of range" not in state["messages"] and "Error" not in state["messages"], state["messages"]
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 @pytest.mark.timeout(180)
 async def test_a_link_inserted_from_the_similar_notes_into_a_narrowed_note_names_the_files_line(
     tmp_path, roam_dir, fake_ollama
 ):
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         await driver.open(NOTE, "Pre-shape into a loose round")  # line 39 of the file
         await emacs.keys("C-x", "n", "s")
         await emacs.wait_screen(lambda s: "Narrow" in s, "the note narrowed")
@@ -69,6 +56,3 @@ async def test_a_link_inserted_from_the_similar_notes_into_a_narrowed_note_names
         assert said.endswith(f", line {end}"), (said, end)
         state = await emacs.state()
         assert "Error" not in state["messages"], state["messages"]
-    finally:
-        await emacs.stop()
-        daemon.stop()

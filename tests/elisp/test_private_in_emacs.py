@@ -14,9 +14,7 @@ import json
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_session
 
 NOTE = "journal.org"
 TEXT = (
@@ -33,13 +31,10 @@ def said(fake_ollama) -> str:
 
 @pytest.mark.timeout(180)
 async def test_nothing_of_a_private_part_leaves_emacs(tmp_path, roam_dir, fake_ollama):
-    require_packages()
     (roam_dir / NOTE).write_text(TEXT)
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
+        daemon = driver.daemon
         await driver.open(NOTE, "The emacsprivateiguana")
         await emacs.keys("End")
         await emacs.type(" Unsaved words.")  # an unsaved buffer is asked about by its text
@@ -61,9 +56,6 @@ async def test_nothing_of_a_private_part_leaves_emacs(tmp_path, roam_dir, fake_o
         assert "emacsprivateiguana" not in said(fake_ollama) and "emacsprivateokapi" not in said(fake_ollama)
         state = await emacs.state()
         assert "Error" not in state["messages"], state["messages"]
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 async def _saved(roam_dir) -> bool:

@@ -15,19 +15,13 @@ import re
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import Driver, readme_emacs
-from tests.emacs_batch import require_packages
+from tests.elisp.walkthrough_driver import Driver, readme_session
 
 
 @pytest.mark.timeout(180)
 async def test_ret_at_the_search_prompt_visits_the_best_result(tmp_path, roam_dir, fake_ollama):
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
+        emacs = driver.emacs
         await emacs.keys("C-c", "o", "f")
         await emacs.wait_text("Search notes:")
         await emacs.type("sqlite covering index")
@@ -41,9 +35,6 @@ async def test_ret_at_the_search_prompt_visits_the_best_result(tmp_path, roam_di
         assert "Covering indexes" in await driver.point_text()
         state = await emacs.state()
         assert not state["errors"] and "Cannot find" not in state["messages"], state
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 async def _selected(driver: Driver, name: str) -> bool:

@@ -18,8 +18,7 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs
+from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_emacs, readme_session
 from tests.emacs_batch import require_packages
 
 
@@ -27,18 +26,10 @@ from tests.emacs_batch import require_packages
 async def emacs_on(note: str, size: tuple[int, int], tmp_path, roam_dir, fake_ollama) -> AsyncIterator[tuple]:
     """``emacs -nw`` of ``size`` (columns, lines) with the README's configuration and the
     real daemon, visiting ``note``: ``(emacs, driver)``; both stopped after."""
-    require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama)
-    emacs.columns, emacs.lines = size
-    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
-    try:
-        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
-        await emacs.wait_text("*scratch*", timeout=20)
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=size) as driver:
+        emacs = driver.emacs
         await driver.open(note)
         yield emacs, driver
-    finally:
-        await emacs.stop()
-        daemon.stop()
 
 
 async def ask(emacs, driver: Driver, question: str) -> None:

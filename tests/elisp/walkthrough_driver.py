@@ -70,20 +70,23 @@ async def readme_emacs(
 
 @contextlib.asynccontextmanager
 async def readme_session(
-    tmp_path: Path, roam_dir: Path, fake, *, size: tuple[int, int] = (160, 45)
+    tmp_path: Path, roam_dir: Path, fake, env: dict[str, str] | None = None, *, size: tuple[int, int] = (160, 45)
 ) -> AsyncIterator["Driver"]:
-    """A :class:`Driver` of the daemon and ``emacs -nw`` with the README's configuration
-    (:func:`readme_emacs`) in a terminal of SIZE (columns, lines), Emacs started and at
-    ``*scratch*``; both stopped after."""
+    """A :class:`Driver` of the daemon (ENV: its settings' variables) and ``emacs -nw``
+    with the README's configuration (:func:`readme_emacs`) in a terminal of SIZE (columns,
+    lines), Emacs started and at ``*scratch*``; Emacs and the driver's daemon (the one
+    :meth:`Driver.restart_daemon` started, if it did) stopped after."""
     require_packages()
-    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake, size=size)
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake, env=env, size=size)
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake, tmp_path, daemon)
     try:
         await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
         await emacs.wait_text("*scratch*", timeout=20)
-        yield Driver(emacs, Walk(emacs, {}), roam_dir, fake, tmp_path, daemon)
+        yield driver
     finally:
         await emacs.stop()
         daemon.stop()
+        driver.daemon.stop()
 
 
 class Driver:
