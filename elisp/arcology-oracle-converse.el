@@ -261,7 +261,8 @@ retyped), and when it would hide the buffer's Local Variables."
         (with-current-buffer buffer
           (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
           (if moved
-              (message "arcology-oracle: answered%s (undo or M-x arcology-oracle-discard to drop it)" how)
+              (message "arcology-oracle: answered%s (undo or %s to drop it)"
+                       how (substitute-command-keys "\\[arcology-oracle-discard]"))
             (message "arcology-oracle: answered%s in %s, line %d, under %s (mark set there: %s in that buffer)"
                      how (buffer-name)
                      (save-restriction (widen) (line-number-at-pos pos))

@@ -79,4 +79,14 @@ async def test_a_conversation_whose_daemon_is_killed_says_nothing_was_added(tmp_
         ), said
         assert "not reachable" not in (await emacs.state())["messages"]
         assert (driver.roam / "inbox.org").read_bytes() == before
+
+        # As it says: the daemon started again, C-c o c in the conversation asks again.
+        fake_ollama.state.configure({"delay_per_piece": 0})
+        await driver.restart_daemon()
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "c")
+        said = await driver.message("answered", since=mark, timeout=20)
+        # The key the README binds, not M-x.
+        assert said == "arcology-oracle: answered (undo or C-c o d to drop it)", said
+        assert "** Oracle" in await driver.buffer_text("inbox.org")
         assert not (await emacs.state())["errors"]
