@@ -230,6 +230,8 @@ goes on the kill ring instead, so nothing typed is lost."
      (list (read-string "Remember: ") nil nil nil (arcology-oracle--typed-source))))
   (when (string-empty-p (string-trim (or text "")))
     (arcology-oracle--user-error "Nothing to remember"))
+  ;; Said at once: a daemon asleep answers after `arcology-oracle-timeout' at the earliest.
+  (message "arcology-oracle: remembering…")
   ;; The options as they are now: the answer of /status may come later.
   (let ((tags (or tags arcology-oracle-memorize-tags))
         (dailies (arcology-oracle--dailies-directory)))
@@ -260,6 +262,7 @@ under, is refused, and nothing of yours is removed."
   (pcase-let ((`(,id ,title) (arcology-oracle--capture-to-forget)))
     (unless (yes-or-no-p (format "Forget \"%s\" (removed from its note)? " title))
       (arcology-oracle--user-error "Nothing forgotten"))
+    (message "arcology-oracle: forgetting \"%s\"…" title)
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir) (arcology-oracle--forget-request id title (arcology-oracle--unsaved-notes roam-dir)))
      (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))

@@ -4,8 +4,9 @@ in ``emacs -nw`` in tmux (80x24) with the README's own configuration and the rea
 The daemon asleep takes the connection and answers nothing: Emacs gives up after
 ``arcology-oracle-timeout`` (15 s). Until then ``g`` in the similar notes or in the
 rejections, and ``u`` there, showed nothing at all: the old list stayed as it was, as
-if the key had not been read. Now ``g`` puts "Asking again…" in the list at once, and
-``u`` says that it is taking the rejection back; then ``u`` says whether it stands.
+if the key had not been read; so were ``C-c o M`` and ``C-c o K`` (after its "yes").
+Now ``g`` puts "Asking again…" in the list at once, ``u`` says that it is taking the
+rejection back (then whether it stands), and remembering and forgetting say so at once.
 """
 
 from __future__ import annotations
@@ -66,4 +67,26 @@ async def test_g_and_u_say_at_once_that_they_ask_an_asleep_daemon(tmp_path, roam
             await emacs.wait_screen(lambda s: "Asking the daemon again…" in s, "g in the rejections to say it asks")
         await driver.message("Baker's percentages will be suggested again", since=mark, timeout=20)
         await emacs.wait(lambda: driver._text_lacks(REJECTIONS, "Asking the daemon again…"), "the rejections")
+
+        # Remembering and forgetting, asleep: said at once, done once it wakes.
+        await driver.select("sourdough-baking.org")
+        with asleep(driver):
+            await emacs.keys("C-c", "o", "M")
+            await emacs.wait_text("Remember:")
+            await emacs.type("Rye likes 24 degrees")
+            mark = await driver.mark()
+            await emacs.keys("Enter")
+            await driver.message("arcology-oracle: remembering…", since=mark)
+        said = await driver.message("Remembered in journal/", since=mark, timeout=20)
+        daily = driver.roam / said.split("Remembered in ")[1].split(":")[0]
+        assert "Rye likes 24 degrees" in daily.read_text()
+        with asleep(driver):
+            await emacs.keys("C-c", "o", "K")
+            await emacs.wait_text("(yes or no)")
+            await emacs.type("yes")
+            mark = await driver.mark()
+            await emacs.keys("Enter")
+            await driver.message('arcology-oracle: forgetting "Rye likes 24 degrees"…', since=mark)
+        await driver.message('Forgot "Rye likes 24 degrees"', since=mark, timeout=20)
+        assert not daily.exists()  # it held only this capture
         assert not (await emacs.state())["errors"]
