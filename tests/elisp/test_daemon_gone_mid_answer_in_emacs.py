@@ -4,9 +4,10 @@ with the README's own configuration, the real daemon and the fake Ollama streami
 Killed mid-``C-c o a``, the answer's entry read "[Failed: the daemon closed the connection
 mid-answer]", with nothing on what was left or what to do; killed mid-``C-c o c`` (the
 conversation's answer is one JSON response, so nothing of it had come), the echo area said
-"daemon not reachable ... start it", as if nothing had been sent. Now both say that the
-daemon went away, what came is kept (the answer so far stays in its buffer; the
-conversation got nothing) and which key asks again.
+"daemon not reachable ... start it", as if nothing had been sent; stopped (SIGTERM, a
+restart), they said "the daemon is stopping" and no more. Now both say that the daemon
+went away (or is stopping), what came is kept (the answer so far stays in its buffer;
+the conversation got nothing) and which key asks again.
 """
 
 from __future__ import annotations
@@ -20,8 +21,18 @@ from tests.elisp.walkthrough_driver import ANSWERS, readme_session
 REPLY = " ".join(["Feed the starter twice a day with rye flour."] * 8)
 
 
+# What the daemon said when it went: nothing (killed), or that it is stopping (SIGTERM, as
+# systemd restarts it).
+GONE = {
+    signal.SIGKILL: ("the daemon went away mid-answer (it closed the connection)",
+                     "the daemon went away before answering (it closed the connection)"),
+    signal.SIGTERM: ("the daemon is stopping", "the daemon is stopping (HTTP 503)"),
+}  # fmt: skip
+
+
 @pytest.mark.timeout(180)
-async def test_an_answer_cut_short_by_a_killed_daemon_says_what_is_kept(tmp_path, roam_dir, fake_ollama):
+@pytest.mark.parametrize("sig", GONE, ids=lambda s: s.name)
+async def test_an_answer_cut_short_by_a_killed_daemon_says_what_is_kept(tmp_path, roam_dir, fake_ollama, sig):
     async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
         emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": REPLY, "delay_per_piece": 0.4})
@@ -32,19 +43,14 @@ async def test_an_answer_cut_short_by_a_killed_daemon_says_what_is_kept(tmp_path
         mark = await driver.mark()
         await emacs.keys("Enter")
         await emacs.wait_text("Feed the starter", timeout=20)
-        driver.daemon.proc.send_signal(signal.SIGKILL)
+        driver.daemon.proc.send_signal(sig)
+        why = GONE[sig][0]
 
-        said = await driver.message("went away", since=mark, timeout=20)
-        assert said == (
-            "arcology-oracle: the daemon went away mid-answer (it closed the connection):"
-            f" what came is kept in {ANSWERS}, g there asks again"
-        ), said
+        said = await driver.message(why, since=mark, timeout=20)
+        assert said == f"arcology-oracle: {why}: what came is kept in {ANSWERS}, g there asks again", said
         text = await driver.buffer_text(ANSWERS)
         assert "Feed the starter" in text, text
-        assert (
-            "\n[Failed: the daemon went away mid-answer (it closed the connection);"
-            " what came is kept above, g asks again]\n" in text
-        ), text
+        assert f"\n[Failed: {why}; what came is kept above, g asks again]\n" in text, text
         # The answer's window shows it, wrapped to the 80 columns.
         await emacs.wait_screen(lambda s: "is kept above, g asks again]" in s, "the failure on screen")
         assert "not reachable" not in (await emacs.state())["messages"]
@@ -52,7 +58,8 @@ async def test_an_answer_cut_short_by_a_killed_daemon_says_what_is_kept(tmp_path
 
 
 @pytest.mark.timeout(180)
-async def test_a_conversation_whose_daemon_is_killed_says_nothing_was_added(tmp_path, roam_dir, fake_ollama):
+@pytest.mark.parametrize("sig", GONE, ids=lambda s: s.name)
+async def test_a_conversation_whose_daemon_is_killed_says_nothing_was_added(tmp_path, roam_dir, fake_ollama, sig):
     async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
         emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": REPLY, "delay_per_piece": 0.4})
@@ -70,18 +77,17 @@ async def test_a_conversation_whose_daemon_is_killed_says_nothing_was_added(tmp_
         await driver.message("thinking", since=mark, timeout=20)
         # The model is answering: the daemon has the conversation.
         await emacs.wait(lambda: fake_ollama.state.chats, "the model asked", timeout=20)
-        driver.daemon.proc.send_signal(signal.SIGKILL)
+        driver.daemon.proc.send_signal(sig)
+        why = GONE[sig][1]
 
-        said = await driver.message("went away", since=mark, timeout=20)
-        assert said == (
-            "arcology-oracle: the daemon went away before answering (it closed the connection):"
-            " nothing was added to the conversation, C-c o c in it asks again"
-        ), said
+        said = await driver.message(why, since=mark, timeout=20)
+        assert said == f"arcology-oracle: {why}: nothing was added to the conversation, C-c o c in it asks again", said
         assert "not reachable" not in (await emacs.state())["messages"]
         assert (driver.roam / "inbox.org").read_bytes() == before
 
         # As it says: the daemon started again, C-c o c in the conversation asks again.
         fake_ollama.state.configure({"delay_per_piece": 0})
+        driver.daemon.proc.wait()  # gone, its port free
         await driver.restart_daemon()
         mark = await driver.mark()
         await emacs.keys("C-c", "o", "c")
