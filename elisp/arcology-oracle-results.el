@@ -69,6 +69,22 @@ is its title."
   (truncate-string-to-width
    (string-trim (replace-regexp-in-string "[ \t\n\r]+" " " (or text ""))) width nil nil "…"))
 
+(defun arcology-oracle--wrapped (text width indent)
+  "Return TEXT's words filled into lines of WIDTH columns.
+Each line after the first starts with INDENT.  A word wider than
+WIDTH is cut (see `arcology-oracle--one-line').  For a result's
+marks in a narrow window: \"linked both ways\" cut to \"linked both
+wa…\" lost the words that say which way."
+  (let ((lines nil) (line ""))
+    (dolist (word (split-string text "[ \t\n\r]+" t))
+      (let ((longer (if (string-empty-p line) word (concat line " " word))))
+        (if (or (<= (string-width longer) width) (string-empty-p line))
+            (setq line longer)
+          (push line lines)
+          (setq line word))))
+    (mapconcat (lambda (l) (arcology-oracle--one-line l width))
+               (nreverse (cons line lines)) (concat "\n" indent))))
+
 (defun arcology-oracle--plain-text (text)
   "Return the snippet TEXT as a reader sees it, on one line.
 The daemon's snippet is one line: the note's lines it has read and

@@ -182,7 +182,7 @@ unless it only repeats the heading."
                                     'face 'arcology-oracle-title)
                         (if beside
                             tags
-                          (concat "\n  " (arcology-oracle--one-line tags (- width 2))))))
+                          (concat "\n  " (arcology-oracle--wrapped tags (- width 2) "  ")))))
          (text (concat first "\n"
                        "  " (propertize (arcology-oracle--one-line (arcology-oracle--outline result)
                                                                    (- width 2))

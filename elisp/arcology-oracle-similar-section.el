@@ -317,7 +317,7 @@ as in the similar-notes window; the path gets what room is left."
                                          'font-lock-face 'arcology-oracle-olp)
                         ")")
               "")
-            (if beside "" (concat "\n  " (arcology-oracle--one-line tags (- width 2)))))))
+            (if beside "" (concat "\n  " (arcology-oracle--wrapped tags (- width 2) "  "))))))
 
 (defun arcology-oracle--insert-section-entry (result map source backlinks)
   "Insert RESULT as an entry of the org-roam section, with keymap MAP.
