@@ -16,6 +16,7 @@ from arcology_oracle.answers.held_words import held_shares, note_words, words_of
 from arcology_oracle.answers.search import similar_to_line, similar_to_text
 from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes import cjk
+from arcology_oracle.store.note_changes import digest
 
 
 def note(title: str, body: str) -> str:
@@ -71,6 +72,20 @@ def test_a_notes_counts_last_one_write_generation():
     assert edited[0] == Counter({"tomato": 1, "blight": 1})
     in_transaction = note_words(["spelt flour"], ["node-b"], None)
     assert note_words(["rye flour"], ["node-b"], None) != in_transaction
+
+
+def test_a_notes_counts_outlive_a_write_of_other_notes():
+    """Under a new generation of the headings, the counts of the notes the writes since
+    did not change are served as they were (the first section query after a save
+    counted every candidate again: BENCHMARKS.md, issue 29, seventeenth round); those of
+    the note changed are counted anew, and all of them when the change is not known."""
+    changes = {"gen-1": {digest("node-c")}, "gen-2": None}
+    changed = changes.get
+    first = note_words(["copper fungicide", "tyre pressure"], ["node-c", "node-d"], "gen-1")
+    after = note_words(["tomato blight", "(not read: remembered)"], ["node-c", "node-d"], "gen-2", changed)
+    assert after[1] is first[1] and after[0] == Counter({"tomato": 1, "blight": 1})
+    unknown = note_words(["spelt flour"], ["node-d"], "gen-3", changed)
+    assert unknown[0] == Counter({"spelt": 1, "flour": 1})
 
 
 async def test_a_section_finds_the_note_on_what_it_treats_before_a_long_note_holding_its_words(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import random
 
 from arcology_oracle.notes.records import Chunk, ParsedFile, sha256_hex
@@ -61,5 +62,62 @@ def test_a_note_that_comes_to_hold_another_is_a_holder_after_the_write(tmp_path)
         write(store, "chapter.org", "chapter",
               [("Output formats", "Several formats."), ("Unified format", "Context lines once, merged.\n")])  # fmt: skip
         assert store.holders_among(["part", "chapter"]) == {"chapter"}
+    finally:
+        store.close()
+
+
+def headings_read(store: Store) -> list[str]:
+    """From now on, the notes whose headings' text ``store`` reads (each statement
+    trimming text, its bound list of node ids), appended as they are read."""
+    read: list[str] = []
+
+    def trace(sql: str) -> None:
+        if "trim(text" in sql and "json_each('" in sql:
+            read.extend(json.loads(sql.split("json_each('", 1)[1].split("')", 1)[0]))
+
+    store.conn.set_trace_callback(trace)
+    return read
+
+
+def test_a_write_reads_again_only_the_notes_it_changed(tmp_path):
+    """After a save, the first section query reads again the headings of the notes the
+    save changed, not those of every candidate (BENCHMARKS.md, issue 29, seventeenth
+    round); the note it changed is seen changed at once, ceasing to hold the other, and
+    another coming to hold it."""
+    store = Store.open(tmp_path / "index.sqlite3")
+    try:
+        write(store, "part.org", "part", [("Unified format", "Context lines once, merged.")])
+        write(store, "chapter.org", "chapter",
+              [("Output formats", "Several formats."), ("Unified format", "Context lines once, merged.")])  # fmt: skip
+        for n in range(5):
+            write(store, f"other{n}.org", f"other{n}", [(f"Other {n}", f"Text {n}."), ("More", "More.")])
+        asked = ["part", "chapter", *(f"other{n}" for n in range(5))]
+        read = headings_read(store)
+        assert store.holders_among(asked) == {"chapter"}
+        assert sorted(read) == sorted(asked)
+        read.clear()
+        write(store, "chapter.org", "chapter", [("Output formats", "Several formats."), ("Unified format", "Now other.")])
+        assert store.holders_among(asked) == set()
+        assert read == ["chapter"]  # the chapter alone, read again
+        read.clear()
+        write(store, "other0.org", "other0", [("Other 0", "Text 0."), ("Unified format", "Context lines once, merged.")])
+        assert store.holders_among(asked) == {"other0"}
+        assert read == ["other0"]
+    finally:
+        store.close()
+
+
+def test_a_note_losing_headings_and_gaining_none_is_seen_changed(tmp_path):
+    """A note whose ID two files carry loses one file's headings when that file is
+    deleted, and no heading of it is new (its greatest heading id stays): it holds the
+    other note no more."""
+    store = Store.open(tmp_path / "index.sqlite3")
+    try:
+        write(store, "part.org", "part", [("Unified format", "Context lines once, merged.")])
+        write(store, "copy.org", "chapter", [("Unified format", "Context lines once, merged.")])
+        write(store, "chapter.org", "chapter", [("Output formats", "Several formats.")])  # its greatest id
+        assert store.holders_among(["part", "chapter"]) == {"chapter"}
+        assert store.delete_file("copy.org")
+        assert store.holders_among(["part", "chapter"]) == set()
     finally:
         store.close()

@@ -80,3 +80,33 @@ def test_the_cache_is_bounded_and_forgets_the_least_recently_used():
     assert (texts.hits, texts.misses) == (4, 5)  # 1, least recently used, went first
     texts.texts("g2", [0], keys, read)  # another write generation: nothing is served
     assert (texts.hits, texts.misses) == (4, 6)
+
+
+def test_a_write_forgets_only_the_notes_it_changed(tmp_path):
+    """After a save of one note, the texts of the notes it did not touch come from
+    memory, the saved note's and a file-level note's (headings in no node) anew; a write
+    of vectors alone forgets nothing (BENCHMARKS.md, issue 29, seventeenth round)."""
+    writer = Store.open(tmp_path / "db.sqlite3", writer=True)
+    reader = Store.open(tmp_path / "db.sqlite3")
+    try:
+        _write(writer, "a.org", [("node-a", "Rye sourdough")])
+        _write(writer, "b.org", [("node-b", "Oat porridge")])
+        _write(writer, "c.org", [(None, "Loose words")])
+        a, b, c = (_ids(reader, p)[0] for p in ("a.org", "b.org", "c.org"))
+        notes = {a: "node-a", b: "node-b", c: "file:c.org"}
+        assert reader.note_texts([a, b, c], 1000, notes=notes)[b] == "Heading 0\nOat porridge"
+        misses = reader._texts.misses
+        _write(writer, "a.org", [("node-a", "Spelt sourdough")])
+        with writer.transaction():  # a batch of vectors stored: no heading changes
+            writer.conn.execute("INSERT INTO embeddings (hash) VALUES ('x')")
+        a = _ids(reader, "a.org")[0]
+        notes = {a: "node-a", b: "node-b", c: "file:c.org"}
+        assert reader.note_texts([a, b, c], 1000, notes=notes) == {
+            a: "Heading 0\nSpelt sourdough", b: "Heading 0\nOat porridge", c: "Heading 0\nLoose words"}  # fmt: skip
+        assert reader._texts.misses == misses + 1  # the saved note alone
+        _write(writer, "c.org", [(None, "Other words")])
+        c = _ids(reader, "c.org")[0]
+        assert reader.note_texts([c], 1000, notes={c: "file:c.org"}) == {c: "Heading 0\nOther words"}
+    finally:
+        reader.close()
+        writer.close()

@@ -18,8 +18,8 @@ For whole notes it cost MRR on two corpora of three, so they keep the two BM25s 
 
 Counting a candidate's words is most of the cost (~55 ms a section of Japanese notes, whose
 candidates are read whole with their bigrams), and as point moves through a note the same
-candidates come back: :func:`note_words` remembers each note's counts for one write
-generation, as its text is remembered (:mod:`~arcology_oracle.store.note_text_cache`).
+candidates come back: :func:`note_words` remembers each note's counts until a write
+changes the note, as its text is remembered (:mod:`~arcology_oracle.store.note_text_cache`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ..notes import cjk
 from ..store.generation_cache import GenerationCache
@@ -52,21 +52,29 @@ def _size(bag: Counter[str] | None) -> int:
     return 0 if bag is None else sys.getsizeof(bag) + 100 * len(bag)
 
 
-_remembered: GenerationCache[Hashable, Counter[str]] = GenerationCache(MAX_BYTES, _size)
+_remembered: GenerationCache[str, Counter[str]] = GenerationCache(MAX_BYTES, _size, note_of=str)
 
 
-def note_words(texts: Sequence[str], notes: Sequence[Hashable | None], token: str | None) -> list[Counter[str]]:
+def note_words(
+    texts: Sequence[str],
+    notes: Sequence[str | None],
+    token: str | None,
+    changed: Callable[[str | None], Collection[str] | None] | None = None,
+) -> list[Counter[str]]:
     """:func:`words_of` each of ``texts``, the text of the note ``notes`` names at the same
-    place (None: a text of no note), as read after the write generation ``token`` (None:
-    read inside a transaction, which may see its own writes). Counts of a note are
-    remembered until the next write (:class:`~arcology_oracle.store.generation_cache.GenerationCache`:
-    one generation at a time, so two databases in one process take turns) and must not be
-    changed by the caller."""
+    place (its ``retrieval.note_key``; None: a text of no note), as read after the
+    generation of the headings ``token`` (the store's ``nodes_generation``; None: read
+    inside a transaction, which may see its own writes). Counts of a note are remembered
+    until a write changes it, as ``changed`` (the store's ``notes_changed_since``) tells,
+    or every count at a new token without it
+    (:class:`~arcology_oracle.store.generation_cache.GenerationCache`: one generation at a
+    time, so two databases in one process take turns) and must not be changed by the
+    caller."""
     if token is None:
         return [words_of(text) for text in texts]
-    found, _ = _remembered.lookup(token, [note for note in notes if note is not None])
+    found, _ = _remembered.lookup(token, [note for note in notes if note is not None], changed)
     bags = [found.get(note) if note is not None else None for note in notes]
-    new: dict[Hashable, Counter[str]] = {}
+    new: dict[str, Counter[str]] = {}
     for i, (text, note) in enumerate(zip(texts, notes)):
         if bags[i] is None:
             bags[i] = words_of(text)

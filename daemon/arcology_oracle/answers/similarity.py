@@ -227,7 +227,7 @@ def _rerank_by_words(
     head += joining
     # Each note's text followed by its CJK bigrams, so that Japanese and Chinese words count.
     notes = {h: note_key(*owners[h]) for h, _ in head if owners and h in owners}
-    token = store.write_generation() if store.shares_reads else None  # before the texts
+    token = store.nodes_generation() if store.shares_reads else None  # before the texts
     texts = store.note_texts([h for h, _ in head], RERANK_NOTE_CHARS, cjk_bigrams=True, notes=notes)
     bodies = [texts.get(heading_id, "") for heading_id, _ in head]
     note_bm25 = bm25_scores(bodies, match)
@@ -236,7 +236,7 @@ def _rerank_by_words(
     index_z = fusion.standardised([(i, index_bm25.get(h, 0.0)) for i, (h, _) in enumerate(head)])
     lexical = [(note_z[i] + index_z[i]) / 2 for i in range(len(head))]
     if not note_query:  # a section: also how much of each candidate's own words it holds (.held_words)
-        bags = note_words(bodies, [notes.get(h) for h, _ in head], token)
+        bags = note_words(bodies, [notes.get(h) for h, _ in head], token, store.notes_changed_since)
         held_z = fusion.standardised(list(enumerate(held_shares(text, bags))))
         lexical = [(2 * lexical[i] + held_z[i]) / 3 for i in range(len(head))]
     weight = vector_weight(words, note_query)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self, TypeVar
@@ -22,6 +22,7 @@ from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect
 from .migrate import migrate
 from .generation_cache import WRITE_GENERATION
+from .note_changes import NOTES_CHANGED, appended, since
 from .withheld import hide_notes
 
 # The writer's page cache, against SQLite's 2 MB. With it, and savepoint journals in
@@ -69,6 +70,7 @@ class StoreBase:
         # Heading id ranges inserted in the open transaction and not yet in headings_fts.
         self._fts_pending: list[tuple[int, int]] = []
         self._headings_changed = False  # in the open transaction: NODES_GENERATION is renewed
+        self._notes_changed: set[str] | None = set()  # their notes' keys (None: every note)
         self._hidden: frozenset[str] = frozenset()  # notes this (reader) connection does not show
         self._remembered: dict[tuple, object] | None = None  # in a read snapshot: see snapshot()
 
@@ -166,6 +168,7 @@ class StoreBase:
             return
         self.conn.execute("BEGIN IMMEDIATE")
         self._headings_changed = False
+        self._notes_changed = set()
         try:
             yield
             self._flush_fts()
@@ -173,7 +176,9 @@ class StoreBase:
             # (the notes' mean vectors, store/node_means.py) is now stale.
             self._set_meta(WRITE_GENERATION, secrets.token_hex(8))
             if self._headings_changed:  # (a savepoint rolled back may leave it set: a recount more)
-                self._set_meta(NODES_GENERATION, secrets.token_hex(8))
+                token = secrets.token_hex(8)
+                self._set_meta(NOTES_CHANGED, appended(self._read_meta(NOTES_CHANGED), token, self._notes_changed))
+                self._set_meta(NODES_GENERATION, token)
         except BaseException:
             self._fts_pending.clear()
             self.conn.execute("ROLLBACK")
@@ -181,6 +186,17 @@ class StoreBase:
         self.conn.execute("COMMIT")
         if self._checkpointer is not None and self._checkpointer.committed():
             self._checkpointer.catch_up(self.conn)  # the thread's fell behind (see checkpoints.py)
+
+    def _headings_of(self, notes: Iterable[str] | None) -> None:
+        """In a write transaction: headings of ``notes`` (their keys as
+        :mod:`.note_changes` records them; None: of any note) are inserted or deleted.
+        What inserts or deletes headings says so here, or the caches of :mod:`.note_changes`
+        keep what the notes held before."""
+        self._headings_changed = True
+        if notes is None or self._notes_changed is None:
+            self._notes_changed = None
+        else:
+            self._notes_changed.update(notes)
 
     def _flush_fts(self) -> None:
         """Add the headings inserted since the last flush to ``headings_fts`` and
@@ -285,6 +301,16 @@ class StoreBase:
         """The token every write transaction replaces (:data:`.generation_cache.WRITE_GENERATION`):
         two reads that see the same token saw the same index."""
         return self.get_meta(WRITE_GENERATION)
+
+    def nodes_generation(self) -> str | None:
+        """The token every transaction that inserts or deletes headings replaces
+        (:data:`NODES_GENERATION`): two reads that see the same token saw the same headings."""
+        return self.get_meta(NODES_GENERATION)
+
+    def notes_changed_since(self, token: str | None) -> frozenset[str] | None:
+        """The keys of the notes whose headings changed after the :meth:`nodes_generation`
+        ``token``, or None if the record cannot tell (:func:`.note_changes.since`)."""
+        return since(self.get_meta(NOTES_CHANGED), self.nodes_generation(), token)
 
     def _set_meta(self, key: str, value: str | None) -> None:
         self.conn.execute(

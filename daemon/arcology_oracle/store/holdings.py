@@ -7,16 +7,17 @@ texts took 1.4-4 ms of CPU per query, and reading titles alone still ~0.7-1 ms (
 are found one note at a time), on collections where no note holds another as on those
 where some do (BENCHMARKS.md, issue 29, sixteenth round). The same notes come back as the
 cursor moves, so each note's *holding* (:func:`holding_of`: what of it another note must
-hold) is remembered, shared by every store of a database in the process, and forgotten
-at the next write (:mod:`.generation_cache`); comparing them (:func:`holders`) reads
-nothing and compares almost no two notes. The first section query after a write reads
-its candidates again (~0.2-0.9 ms more than reading them unremembered: the digests).
+hold) is remembered, shared by every store of a database in the process, until a write
+changes that note's headings (:mod:`.note_changes`; forgetting every note at every write
+made the first section query after each save read all its candidates again, 1.3-5 ms
+more: issue 29, seventeenth round); comparing them (:func:`holders`) reads nothing and
+compares almost no two notes.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import NamedTuple
 
 from .generation_cache import GenerationCache
@@ -83,20 +84,24 @@ def _size_of(held: Holding | None) -> int:
 
 
 class Holdings:
-    """Node id -> its holding (:func:`holding_of`), for one write generation
-    (:class:`~.generation_cache.GenerationCache`). Thread-safe."""
+    """Node id -> its holding (:func:`holding_of`), kept while its headings are
+    (:class:`~.generation_cache.GenerationCache` by the generation of the headings, with
+    :mod:`.note_changes`). Thread-safe."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        self._held: GenerationCache[str, Holding] = GenerationCache(max_bytes, _size_of)
+        self._held: GenerationCache[str, Holding] = GenerationCache(max_bytes, _size_of, note_of=str)
 
     @property
     def hits(self) -> int:
         return self._held.hits
 
-    def lookup(self, token: str | None, node_ids: list[str]) -> tuple[dict[str, Holding], list[str]]:
-        """``(holdings found, node ids not cached)`` at ``token`` (the write generation the
-        caller read before the rows)."""
-        found, missing = self._held.lookup(token, node_ids)
+    def lookup(
+        self, token: str | None, node_ids: list[str], changed: Callable[[str | None], Collection[str] | None]
+    ) -> tuple[dict[str, Holding], list[str]]:
+        """``(holdings found, node ids not cached)`` at ``token`` (the generation of the
+        headings the caller read before the rows; ``changed``: the store's
+        ``notes_changed_since``)."""
+        found, missing = self._held.lookup(token, node_ids, changed)
         return {node: held or NOTHING for node, held in found.items()}, missing
 
     def remember(self, token: str | None, holdings: dict[str, Holding]) -> None:

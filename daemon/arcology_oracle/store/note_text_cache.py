@@ -6,14 +6,16 @@ notes come back, as for their mean vectors (:mod:`.node_means`): of the texts 30
 ``/similar?node=`` asked at 20k headings, two thirds had been asked before. :class:`NoteTexts`
 remembers them, shared by every store of a database in the process.
 
-Invalidated as the means are, at every write (:mod:`.generation_cache`), and bounded by
-:data:`MAX_BYTES` (least recently used first out).
+A note's text is kept until a write changes that note's headings (:mod:`.note_changes`:
+forgetting every text at every write, vectors stored included, made the first query after
+each save read every candidate again; BENCHMARKS.md, issue 29, seventeenth round), bounded
+by :data:`MAX_BYTES` (least recently used first out).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from .generation_cache import GenerationCache
 from .shared import PerDatabase
@@ -24,12 +26,13 @@ MAX_BYTES = 8 * 1024 * 1024
 
 
 class NoteTexts:
-    """A note's key (the caller's: one per note and way of reading it) -> its text, for one
-    write generation (:class:`~.generation_cache.GenerationCache`). Thread-safe; ``hits``
-    and ``misses`` count the notes looked up."""
+    """A note's key (the caller's: a tuple, the note's :mod:`.note_changes` key first, then
+    the way of reading it) -> its text, kept while the note's headings are
+    (:class:`~.generation_cache.GenerationCache` by the generation of the headings).
+    Thread-safe; ``hits`` and ``misses`` count the notes looked up."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        self._texts: GenerationCache[Hashable, str] = GenerationCache(max_bytes, sys.getsizeof)
+        self._texts: GenerationCache[tuple, str] = GenerationCache(max_bytes, sys.getsizeof, note_of=lambda key: key[0])
 
     @property
     def hits(self) -> int:
@@ -40,12 +43,19 @@ class NoteTexts:
         return self._texts.misses
 
     def texts(
-        self, token: str | None, ids: Sequence[int], keys: dict[int, Hashable], read: Callable[[list[int]], dict[int, str]]
+        self,
+        token: str | None,
+        ids: Sequence[int],
+        keys: dict[int, tuple],
+        read: Callable[[list[int]], dict[int, str]],
+        changed: Callable[[str | None], Collection[str] | None] | None = None,
     ) -> dict[int, str]:
         """``read(ids)`` (id -> text; an id may be absent), the texts of the ids with a key
         in ``keys`` (their notes') served from memory when remembered at ``token`` (the
-        write generation the caller read before calling), and remembered when read."""
-        remembered, _ = self._texts.lookup(token, [keys[i] for i in ids if i in keys])
+        generation of the headings the caller read before calling; ``changed``: the
+        store's ``notes_changed_since``; without it every text is forgotten at a new token),
+        and remembered when read."""
+        remembered, _ = self._texts.lookup(token, [keys[i] for i in ids if i in keys], changed)
         found = {i: remembered[keys[i]] for i in ids if i in keys and remembered.get(keys[i]) is not None}
         missing = [i for i in ids if i not in found]
         if missing:

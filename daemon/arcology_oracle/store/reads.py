@@ -129,15 +129,16 @@ class Reads(StoreBase):
         (title and text, white space around the text aside, as :meth:`copies_of`), and
         more: a manual's chapter holding its sections, a note compiled from others.
         Headings with no text and the oracle's words count for neither side. Each note's
-        headings read since the last write are served from memory (:mod:`.holdings`)."""
+        headings, once read, are served from memory until a write changes them
+        (:mod:`.holdings`)."""
         ids = list(dict.fromkeys(node_ids))
         if not self.shares_reads:  # it may see its own uncommitted writes: share nothing
             return holdings.holders(self._read_holdings(ids))
         cache = getattr(self, "_holdings", None)
         if cache is None:
             cache = self._holdings = holdings.shared_holdings(self._shared_key())
-        token = self.write_generation()  # before the rows: see generation_cache
-        found, missing = cache.lookup(token, ids)
+        token = self.nodes_generation()  # before the rows: see generation_cache
+        found, missing = cache.lookup(token, ids, self.notes_changed_since)
         if missing:
             read = self._read_holdings(missing)
             cache.remember(token, read)

@@ -302,8 +302,8 @@ class Search(VectorSync):
         """For each heading id, the titles and text of every heading of its note (its node,
         or for headings in no node, those of its file in no node), in one query; at most
         ``limit`` characters of each, from the start. ``notes``: the note of each heading
-        id the caller knows it for (``answers.retrieval.note_key``): those texts, read
-        since the last write, are served from memory (:mod:`.note_text_cache`). A heading's
+        id the caller knows it for (``answers.retrieval.note_key``): those texts, once read,
+        are served from memory until a write changes the note (:mod:`.note_text_cache`). A heading's
         note is the one it was read in: ids are never given out again, nor a heading's node
         changed in place.
 
@@ -320,7 +320,8 @@ class Search(VectorSync):
         if cache is None:
             cache = self._texts = note_text_cache.shared_texts(self._shared_key())
         keys = {h: (notes[h], limit, cjk_bigrams) for h in heading_ids if h in notes}
-        return cache.texts(self.write_generation(), list(heading_ids), keys, read)  # the token before the rows
+        token = self.nodes_generation()  # before the rows
+        return cache.texts(token, list(heading_ids), keys, read, self.notes_changed_since)
 
     def _read_note_texts(self, heading_ids: Sequence[int], limit: int, cjk_bigrams: bool) -> dict[int, str]:
         """:meth:`note_texts` from the database."""

@@ -210,7 +210,8 @@ class FileWrites(VectorSync):
         )
         if rows.headings:
             self._fts_pending.append((ids[0], ids[-1]))
-            self._headings_changed = True
+            new_rows = "SELECT DISTINCT node_id FROM headings WHERE id BETWEEN ? AND ?"
+            self._headings_of(self._notes_in(file_rowid, new_rows, (ids[0], ids[-1])))
             self._set_meta(HEADING_IDS_GIVEN, str(ids[-1]))
         self.conn.executemany(
             "INSERT INTO chunks (heading, ordinal, text, hash, first_turn, last_turn) VALUES (?, ?, ?, ?, ?, ?)",
@@ -247,7 +248,7 @@ class FileWrites(VectorSync):
         if row is None:
             return set()
         self._flush_fts()  # the delete trigger must find every heading in FTS
-        self._headings_changed = True
+        self._headings_of(self._notes_in(row[0], "SELECT DISTINCT node_id FROM headings WHERE file = ?", (row[0],)))
         hashes = {
             r[0]
             for r in self.conn.execute(
@@ -259,3 +260,13 @@ class FileWrites(VectorSync):
         self.conn.execute("DELETE FROM files WHERE id = ?", (row[0],))
         self.conn.execute("DELETE FROM summaries WHERE file = ?", (path,))
         return hashes
+
+    def _notes_in(self, file_rowid: int, sql: str, args: tuple) -> set[str]:
+        """The keys (``answers.retrieval.note_key``'s) of the notes of the headings ``sql``
+        selects the ``node_id`` of, in the file ``file_rowid``."""
+        nodes = {node for (node,) in self.conn.execute(sql, args)}
+        if None in nodes:
+            nodes.discard(None)
+            path = self.conn.execute("SELECT path FROM files WHERE id = ?", (file_rowid,)).fetchone()[0]
+            nodes.add(f"file:{path}")
+        return nodes
