@@ -10,7 +10,7 @@ cursor moves, so each note's *holding* (:func:`holding_of`: what of it another n
 hold) is remembered, shared by every store of a database in the process, until a write
 changes that note's headings (:mod:`.note_changes`; forgetting every note at every write
 made the first section query after each save read all its candidates again, 1.3-5 ms
-more: issue 29, seventeenth round); comparing them (:func:`holders`) reads nothing and
+more: issue 29, eighteenth round); comparing them (:func:`holders`) reads nothing and
 compares almost no two notes.
 """
 

@@ -19,7 +19,7 @@ the database's (a writer that kept no record), or a write changed too many notes
 
 Why: every save forgot every note's text, word counts and holding, and the first section
 query after it read and counted ~30-130 candidate notes again (1.6-2x the CPU of the next
-query; BENCHMARKS.md, issue 29, seventeenth round); a save changes one note or a few.
+query; BENCHMARKS.md, issue 29, eighteenth round); a save changes one note or a few.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ remembers them, shared by every store of a database in the process.
 
 A note's text is kept until a write changes that note's headings (:mod:`.note_changes`:
 forgetting every text at every write, vectors stored included, made the first query after
-each save read every candidate again; BENCHMARKS.md, issue 29, seventeenth round), bounded
+each save read every candidate again; BENCHMARKS.md, issue 29, eighteenth round), bounded
 by :data:`MAX_BYTES` (least recently used first out).
 """
 
