@@ -77,7 +77,7 @@ def test_a_notes_counts_last_one_write_generation():
 def test_a_notes_counts_outlive_a_write_of_other_notes():
     """Under a new generation of the headings, the counts of the notes the writes since
     did not change are served as they were (the first section query after a save
-    counted every candidate again: BENCHMARKS.md, issue 29, seventeenth round); those of
+    counted every candidate again: BENCHMARKS.md, issue 29, eighteenth round); those of
     the note changed are counted anew, and all of them when the change is not known."""
     changes = {"gen-1": {digest("node-c")}, "gen-2": None}
     changed = changes.get

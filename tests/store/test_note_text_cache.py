@@ -85,7 +85,7 @@ def test_the_cache_is_bounded_and_forgets_the_least_recently_used():
 def test_a_write_forgets_only_the_notes_it_changed(tmp_path):
     """After a save of one note, the texts of the notes it did not touch come from
     memory, the saved note's and a file-level note's (headings in no node) anew; a write
-    of vectors alone forgets nothing (BENCHMARKS.md, issue 29, seventeenth round)."""
+    of vectors alone forgets nothing (BENCHMARKS.md, issue 29, eighteenth round)."""
     writer = Store.open(tmp_path / "db.sqlite3", writer=True)
     reader = Store.open(tmp_path / "db.sqlite3")
     try:
