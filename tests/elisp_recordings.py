@@ -38,7 +38,7 @@ REQUESTS: dict[str, tuple[str, str, dict | None, str, bool]] = {
 
 
 def request_bytes(url: str, name: str, token: str) -> bytes:
-    """The request NAME as arcology-oracle-http.el writes it (HTTP/1.1, Connection: close)."""
+    """The request NAME as arcology-oracle-http-client.el writes it (HTTP/1.1, Connection: close)."""
     method, target, body, accept, with_token = REQUESTS[name]
     payload = json.dumps(body).encode() if body is not None else b""
     head = (
