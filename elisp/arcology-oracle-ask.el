@@ -137,6 +137,7 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
           (used nil)
           (keywords nil)  ; the notes were found by keywords (the `sources' event's mode)
           (started nil)
+          (found nil)     ; the daemon's `found' line came: it had found the notes
           (failed nil)
           (req nil)
           (forget #'ignore)
@@ -186,7 +187,8 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
             (let ((type (alist-get 'type event)))
               (if (equal type "found")
 		  ;; The notes are found, the model not answering yet (it may be loading).
-		  (arcology-oracle--waiting-say waiting (arcology-oracle--found-words event))
+		  (progn (setq found t)
+                         (arcology-oracle--waiting-say waiting (arcology-oracle--found-words event)))
 		(delete-overlay waiting)
 		(pcase type
 		  ("sources" (setq sources (alist-get 'sources event)
@@ -213,7 +215,9 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
 	  (lambda (message)
             (delete-overlay waiting)
             (if (not started)
-		(progn (funcall forget t) (arcology-oracle--answer-failed marker message))
+		(progn (funcall forget t)
+                       (arcology-oracle--answer-failed
+                        marker (arcology-oracle--gone-before-answering message found)))
               ;; Cut off mid-answer (the daemon killed, the network gone, the
               ;; timeout): the text so far cites [N], so its sources still follow,
               ;; and the failure is a paragraph of its own, as a daemon's error is.

@@ -27,7 +27,8 @@
 ;; stopped, stayed silent, or its model failed.  They say what is left
 ;; (what came stays in the answers or summaries buffer; a conversation
 ;; got nothing) and which key asks again, rather than "daemon not
-;; reachable", which says that nothing was sent.
+;; reachable", which says that nothing was sent; first what to do when
+;; asking again alone cannot help (the chat model missing: pull it).
 
 ;;; Code:
 
@@ -38,31 +39,64 @@
   (substitute-command-keys
    "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-again]"))
 
+(defun arcology-oracle--remedy (message)
+  "Split the failure MESSAGE into (PROBLEM . REMEDY); REMEDY nil without one.
+The daemon names the remedy of a failure that asking again does not
+cure by itself, the chat model missing in Ollama, as \"; try
+`COMMAND`\" in its message: REMEDY is \"try `COMMAND`\", to be done
+before asking again, and PROBLEM the message without it."
+  (if (string-match "; \\(try `[^`\n]+`\\)" message)
+      (cons (concat (substring message 0 (match-beginning 0)) (substring message (match-end 0)))
+            (match-string 1 message))
+    (cons message nil)))
+
 (defun arcology-oracle--answer-cut-short (message kept &optional buffer)
   "Return the failure MESSAGE of an answer with what is left and what to do.
 KEPT non-nil: part of the answer came first, and stays above the
 failure.  Without BUFFER, the words of the answer's entry, where the
 keys of `arcology-oracle-answers-again' ask again; with BUFFER (the
-answer's), the echo area's, which name it."
-  (let ((again (arcology-oracle--again-keys)))
+answer's), the echo area's, which name it.  A remedy in MESSAGE (see
+`arcology-oracle--remedy') comes last, before asking again: asked
+again without it, the answer fails the same."
+  (pcase-let* ((again (arcology-oracle--again-keys))
+               (`(,message . ,remedy) (arcology-oracle--remedy message))
+               (then (if remedy (format "; %s, then " remedy) ", ")))
     (concat message
-            (cond ((and kept buffer) (format ": what came is kept in %s, %s there asks again"
-                                             (buffer-name buffer) again))
-                  (kept (format "; what came is kept above, %s asks again" again))
-                  (buffer (format ": %s in %s asks again" again (buffer-name buffer)))
-                  (t (format "; %s asks again" again))))))
+            (cond ((and kept buffer) (format ": what came is kept in %s%s%s there asks again"
+                                             (buffer-name buffer) then again))
+                  (kept (format "; what came is kept above%s%s asks again" then again))
+                  (buffer (format "%s%s in %s asks again" (if remedy then ": ") again (buffer-name buffer)))
+                  (t (format "%s%s asks again" (if remedy then "; ") again))))))
+
+(defun arcology-oracle--gone-before-answering (message found)
+  "Return the failure MESSAGE of an answer of which nothing had come.
+The daemon's connection closed after its answer began reads \"went
+away mid-answer\"; no line of the answer had come, so it went away
+before answering, after finding the notes when FOUND (its `found'
+line came).  Any other MESSAGE is returned as it is."
+  (if (and (not (string-empty-p message))
+           (get-text-property 0 'arcology-oracle-mid-answer message))
+      (propertize (if found
+                      "the daemon went away before answering (it closed the connection after finding the notes)"
+                    "the daemon went away before answering (it closed the connection)")
+                  'arcology-oracle-unanswered t)
+    message))
 
 (defun arcology-oracle--conversation-cut-short (message)
   "Return the failure MESSAGE of `arcology-oracle-converse', with what it left.
 Nothing was written into the conversation.  When the daemon did not
 answer (see `arcology-oracle--unanswered-p': it went away, or stayed
 silent) or answered 503 (stopping, its model unreachable), the same
-command may succeed later: its keys are named."
-  (concat message ": nothing was added to the conversation"
-          (if (or (arcology-oracle--unanswered-p message)
-                  (string-suffix-p "(HTTP 503)" message))
-              (substitute-command-keys ", \\[arcology-oracle-converse] in it asks again")
-            "")))
+command may succeed later: its keys are named, after the remedy that
+MESSAGE names (see `arcology-oracle--remedy'), if it names one."
+  (pcase-let ((`(,problem . ,remedy) (arcology-oracle--remedy message))
+              (keys (substitute-command-keys "\\[arcology-oracle-converse] in it asks again")))
+    (concat problem ": nothing was added to the conversation"
+            (cond (remedy (format "; %s, then %s" remedy keys))
+                  ((or (arcology-oracle--unanswered-p message)
+                       (string-suffix-p "(HTTP 503)" message))
+                   (concat ", " keys))
+                  (t "")))))
 
 (provide 'arcology-oracle-cut-short)
 

@@ -180,7 +180,9 @@ Nothing was sent: it is not running (or not at `arcology-oracle-url')."
         ;; A body framed by the end of the connection is complete now.
         (arcology-oracle--http-finish req))
        ((arcology-oracle--http-status req)
-        (arcology-oracle--http-finish req "the daemon went away mid-answer (it closed the connection)"))
+        (arcology-oracle--http-finish
+         req (propertize "the daemon went away mid-answer (it closed the connection)"
+                         'arcology-oracle-mid-answer t)))
        ;; Sent, then closed unanswered: the daemon was reached (killed or restarted since).
        ((arcology-oracle--http-connected req)
         (arcology-oracle--http-finish req "the daemon went away before answering (it closed the connection)"))
