@@ -45,6 +45,16 @@
 
 (defvar arcology-oracle-similar-mode)   ; defined below by `define-minor-mode'
 
+(defcustom arcology-oracle-similar-min-frame-width 80
+  "The narrowest frame, in columns, that shows the similar notes beside the note.
+On a narrower frame a side window on the right or left (where
+`arcology-oracle-similar-display-action' puts it by default) would
+be too narrow to read a title in: the list goes below the note
+instead, a side window at the bottom as wide as the frame.  nil:
+always where `arcology-oracle-similar-display-action' says."
+  :type '(choice (const :tag "Always beside" nil) integer)
+  :group 'arcology-oracle)
+
 (defvar arcology-oracle--similar-generation 0
   "Counter of similar-notes requests; an answer to an older one is dropped.")
 
@@ -315,13 +325,14 @@ again, never a second one.  Else the action is
 `arcology-oracle-similar-display-action', unless the org-roam buffer
 is shown: then the two share its place, the similar notes below it
 \(the next slot of its side window, or a split of its window), so
-that the note keeps its width."
+that the note keeps its width.  A frame too narrow for the list
+beside the note has it below (see `arcology-oracle--similar-place')."
   (let* ((roam (seq-find (lambda (w) (with-current-buffer (window-buffer w)
                                        (derived-mode-p 'org-roam-mode)))
                          (window-list nil 'no-minibuffer)))
          (action
           (cond
-           ((null roam) arcology-oracle-similar-display-action)
+           ((null roam) (arcology-oracle--similar-place))
            ((window-parameter roam 'window-side)
             `(display-buffer-in-side-window
               (side . ,(window-parameter roam 'window-side))
@@ -332,6 +343,22 @@ that the note keeps its width."
     (cons (cons #'display-buffer-reuse-window
                 (if (functionp functions) (list functions) functions))
           (cdr action))))
+
+(defun arcology-oracle--similar-place ()
+  "Return `arcology-oracle-similar-display-action', or a place below the note.
+Below, when that action is a side window on the right or left and
+the selected frame is narrower than
+`arcology-oracle-similar-min-frame-width': a side window at the
+bottom, in the slot left of the answers' (their default is slot 0),
+a third of the frame high."
+  (let ((action arcology-oracle-similar-display-action))
+    (if (and arcology-oracle-similar-min-frame-width
+             (< (frame-width) arcology-oracle-similar-min-frame-width)
+             (memq #'display-buffer-in-side-window
+                   (let ((functions (car action))) (if (functionp functions) (list functions) functions)))
+             (memq (alist-get 'side (cdr action)) '(left right)))
+        '(display-buffer-in-side-window (side . bottom) (slot . -1) (window-height . 0.3))
+      action)))
 
 (provide 'arcology-oracle-similar)
 

@@ -195,8 +195,8 @@ served when this was set is refused until this is set again."
 (defcustom arcology-oracle-similar-display-action
   '(display-buffer-in-side-window (side . right) (slot . 0) (window-width . 0.3))
   "The `display-buffer' action showing the similar notes buffer.
-The default puts it in a side window on the right, a third of the
-frame wide; for example
+The default: a side window on the right, 30% of the frame wide (on
+a narrow frame, see `arcology-oracle-similar-min-frame-width'); this
 \\='(display-buffer-in-side-window (side . bottom) (window-height . 10))
 puts it at the bottom."
   :type '(cons (choice function (repeat function))

@@ -1,5 +1,7 @@
 """The similar notes on a 60-column terminal, ``emacs -nw`` in tmux with the README's own
-configuration and the real daemon: the side window is 18 columns wide.
+configuration and the real daemon: the side window is 18 columns wide (kept beside the
+note, as ``arcology-oracle-similar-min-frame-width`` nil keeps it; by default a frame this
+narrow has the list below the note: tests/elisp/test_similar_on_narrow_frames_in_emacs.py).
 
 A note linked both ways got its marks on a line of their own, cut to the window:
 "linked both wa…", which no longer says which way. The marks are filled over as many
@@ -22,6 +24,7 @@ def list_column(screen: str) -> list[str]:
 async def test_marks_are_whole_in_a_narrow_similar_window(tmp_path, roam_dir, fake_ollama):
     async with readme_session(tmp_path, roam_dir, fake_ollama, size=(60, 24)) as driver:
         emacs = driver.emacs
+        await emacs.eval("(setq arcology-oracle-similar-min-frame-width nil)")
         await driver.open("sourdough-baking.org", "* Bulk fermentation")
         await emacs.keys("C-c", "o", "s")
         await emacs.wait(lambda: driver._count_in(SIMILAR, "Bread Hydr", 1), "the similar notes", timeout=20)

@@ -64,8 +64,11 @@ async def test_the_similar_notes_fit_an_80_column_terminal(tmp_path, roam_dir, f
 async def test_the_similar_notes_header_fits_a_60_column_terminal(tmp_path, roam_dir, fake_ollama):
     """On a 60x20 terminal the side window is 18 columns: the "Similar to:" line and the
     messages were filled to 20 columns whatever the window, so Emacs cut "Similar to:
-    Sourdough" and "Similar to: 日本語の" at the edge with ``$`` ("語の" never seen)."""
+    Sourdough" and "Similar to: 日本語の" at the edge with ``$`` ("語の" never seen). (Kept
+    beside the note with ``arcology-oracle-similar-min-frame-width`` nil: by default a
+    frame this narrow has the list below the note.)"""
     async with emacs_on("sourdough-baking.org", (60, 20), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
+        await emacs.eval("(setq arcology-oracle-similar-min-frame-width nil)")
         await emacs.keys("C-c", "o", "s")
         for note, title in (("sourdough-baking.org", "Sourdough Baking"), ("日本語ノート.org", "日本語の勉強")):
             if note != "sourdough-baking.org":
