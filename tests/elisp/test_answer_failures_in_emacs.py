@@ -9,7 +9,8 @@ went away before answering, after finding the notes.
 Every failed answer ended "g asks again", also when asking again cannot help: the chat
 model missing in Ollama (pulling it is the remedy, and asking again before that fails the
 same), likewise "C-c o c in it asks again" for a conversation. The remedy now comes
-first: "pull it, then g asks again".
+first: "pull it, then g asks again". A refusal (a 4xx: the request as it is will be
+refused again) offers no key to ask again.
 """
 
 from __future__ import annotations
@@ -92,4 +93,23 @@ async def test_a_conversation_without_its_chat_model_says_to_pull_it_first(tmp_p
             "nothing was added to the conversation; try `ollama pull llama3.2`, then C-c o c in it asks again"
         ), said
         assert (driver.roam / "inbox.org").read_bytes() == before
+        assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_a_refused_question_does_not_offer_to_ask_again(tmp_path, roam_dir, fake_ollama):
+    """A 4xx is the daemon's refusal of the request as it is: asked again, the same."""
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await emacs.eval("(setq arcology-oracle-model (make-string 201 ?x))")  # over the daemon's 200
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about this buffer:")
+        await emacs.type("How do I revive it?")
+        mark = await driver.mark()
+        await emacs.keys("Enter")
+        said = await driver.message("(HTTP 400)", since=mark, timeout=20)
+        assert said.endswith("(HTTP 400)") and "asks again" not in said, said
+        text = await driver.buffer_text(ANSWERS)
+        assert "(HTTP 400)]\n" in text and "asks again" not in text, text
         assert not (await emacs.state())["errors"]
