@@ -51,6 +51,12 @@ async def test_g_and_u_say_at_once_that_they_ask_an_asleep_daemon(tmp_path, roam
         await emacs.keys("C-c", "o", "l")
         await emacs.wait_text("Links to add to", timeout=20)
         await driver.select("*arcology-oracle links*")
+        # The buffer shows before its suggestions come (on a loaded machine, seconds after):
+        # x is pressed on the suggestion itself.
+        listed = lambda: driver._count_in("*arcology-oracle links*", "Baker's percentages", 1)  # noqa: E731
+        await emacs.wait(listed, "the suggestions", timeout=20)
+        await emacs.keys("M-<", "n")
+        await emacs.wait(lambda: driver._cursor_has("Baker's percentages"), "point on Baker's percentages")
         mark = await driver.mark()
         await emacs.keys("x")
         await driver.message("Rejected Baker's percentages", since=mark, timeout=20)
