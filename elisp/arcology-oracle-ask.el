@@ -199,7 +199,8 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
 		  ("token" (when-let ((text (alist-get 'text event)))
                              (arcology-oracle--md-insert marker text md)))
 		  ;; After `found', a model that cannot answer: "[Failed: ...]" as a 503 was.
-		  ("error" (setq failed (or (alist-get 'message event) "the daemon failed")))))))
+		  ("error" (setq failed (arcology-oracle--with-missing-model
+					 event (or (alist-get 'message event) "the daemon failed"))))))))
 	  :on-done
 	  (lambda ()
             (delete-overlay waiting)

@@ -33,6 +33,7 @@
 ;;; Code:
 
 (require 'arcology-oracle-http)
+(require 'arcology-oracle-http-errors)
 
 (defun arcology-oracle--again-keys ()
   "Return the keys that ask an answer's question again, in its buffer."
@@ -41,13 +42,14 @@
 
 (defun arcology-oracle--remedy (message)
   "Split the failure MESSAGE into (PROBLEM . REMEDY); REMEDY nil without one.
-The daemon names the remedy of a failure that asking again does not
-cure by itself, the chat model missing in Ollama, as \"; try
-`COMMAND`\" in its message: REMEDY is \"try `COMMAND`\", to be done
-before asking again, and PROBLEM the message without it."
-  (if (string-match "; \\(try `[^`\n]+`\\)" message)
-      (cons (concat (substring message 0 (match-beginning 0)) (substring message (match-end 0)))
-            (match-string 1 message))
+A failure that asking again does not cure by itself has a remedy, to
+be done before asking again: the chat model missing in Ollama (the
+daemon's `missing_model', see `arcology-oracle--missing-model'),
+whose REMEDY is \"try `ollama pull MODEL`\".  PROBLEM is MESSAGE
+without the daemon's own words for the remedy, when it has them."
+  (if-let ((model (arcology-oracle--missing-model message)))
+      (let ((remedy (format "try `ollama pull %s`" model)))
+        (cons (string-replace (concat "; " remedy) "" message) remedy))
     (cons message nil)))
 
 (defun arcology-oracle--answer-cut-short (message kept &optional buffer)

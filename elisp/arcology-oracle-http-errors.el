@@ -84,14 +84,17 @@ again at the next request); any other answer means that no daemon
 is at `arcology-oracle-url', whatever it sent (a page, text,
 nothing), and the message says so.  A 409 keeps the daemon's whole
 explanation (why the request was refused is its end), and its
-`retry' is on the message: see `arcology-oracle--retry-p'."
+`retry' is on the message: see `arcology-oracle--retry-p'; so is
+a 503's `missing_model': see `arcology-oracle--missing-model'."
   (if (arcology-oracle--daemon-error-p data)
-      (let ((text (concat
-                   (if (= status 401)
-                       (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
-                     (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
-                                               (if (= status 409) 400 160) nil nil "…"))
-                   (format " (HTTP %d)" status))))
+      (let ((text (arcology-oracle--with-missing-model
+                   data
+                   (concat
+                    (if (= status 401)
+                        (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
+                      (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
+                                                (if (= status 409) 400 160) nil nil "…"))
+                    (format " (HTTP %d)" status)))))
         (if (and (= status 409) (assq 'retry data))
             (propertize text 'arcology-oracle-retry (if (alist-get 'retry data) 'yes 'no))
           text))
@@ -100,6 +103,24 @@ explanation (why the request was refused is its end), and its
              (if (memq status '(502 503 504))
                  ", as a proxy does when nothing answers behind it"
                "")))))
+
+(defun arcology-oracle--with-missing-model (data message)
+  "Return MESSAGE marked with the model that Ollama lacks, named in DATA.
+DATA is the daemon's error body or the `error' event of its stream:
+its `missing_model' names the chat model that Ollama does not have
+\(the message says so in words, for people).  Without it, MESSAGE as
+it is."
+  (let ((model (alist-get 'missing_model data)))
+    (if (and (stringp model) (not (string-empty-p model)) (not (string-empty-p message)))
+        (propertize message 'arcology-oracle-missing-model model)
+      message)))
+
+(defun arcology-oracle--missing-model (message)
+  "Return the chat model Ollama lacks, by the failure MESSAGE; nil if none.
+Set by `arcology-oracle--with-missing-model' from the daemon's
+`missing_model', never read from the words."
+  (and (stringp message) (not (string-empty-p message))
+       (get-text-property 0 'arcology-oracle-missing-model message)))
 
 (defun arcology-oracle--retry-p (message)
   "Return whether the failure MESSAGE can go away by itself.

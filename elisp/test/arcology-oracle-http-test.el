@@ -16,6 +16,7 @@
 (require 'ert)
 (require 'cl-lib)
 (require 'arcology-oracle-http)
+(require 'arcology-oracle-cut-short)
 (require 'arcology-oracle-test-support)
 
 ;;;; Parsing (pure)
@@ -92,6 +93,30 @@ Anything else is not the daemon, and the line says so."
                    "no arcology-oracle daemon at http://127.0.0.1:7348 (it answered HTTP 401): check `arcology-oracle-url'"))
     (should (string-match-p "(it answered HTTP 502, as a proxy does when nothing answers behind it)"
                             (arcology-oracle--error-message 502 nil "Bad\ngateway")))))
+
+;; The daemon's words are for people: what Emacs says to do comes from the field.
+(ert-deftest arcology-oracle-http-test-missing-model-read-from-its-field ()
+  "A missing chat model is known by the daemon's `missing_model', not its words.
+The remedy (pull it, then ask again) comes from the field, whatever
+the message says; words that read like a remedy, without the field,
+give none."
+  (let ((arcology-oracle-url "http://127.0.0.1:7348")
+        (words "Ollama at http://h:11434 has no model 'm:7b' (not found); try `ollama pull m:7b`"))
+    (should (equal (arcology-oracle--remedy
+                    (arcology-oracle--error-message
+                     503 `((ok) (error . ,words) (status . 503) (missing_model . "m:7b")) ""))
+                   '("Ollama at http://h:11434 has no model 'm:7b' (not found) (HTTP 503)"
+                     . "try `ollama pull m:7b`")))
+    (should (equal (arcology-oracle--remedy
+                    (arcology-oracle--error-message
+                     503 '((ok) (error . "Ollama n'a pas m:7b") (status . 503) (missing_model . "m:7b")) ""))
+                   '("Ollama n'a pas m:7b (HTTP 503)" . "try `ollama pull m:7b`")))
+    (should (equal (arcology-oracle--remedy
+                    (arcology-oracle--with-missing-model
+                     '((type . "error") (message . "gone") (missing_model . "m:7b")) "gone"))
+                   '("gone" . "try `ollama pull m:7b`")))
+    (should-not (cdr (arcology-oracle--remedy
+                      (arcology-oracle--error-message 503 `((ok) (error . ,words) (status . 503)) ""))))))
 
 ;;;; Recorded responses over a socket
 

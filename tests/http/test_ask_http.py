@@ -104,6 +104,8 @@ async def test_missing_model_is_503_naming_host_and_model(client, fake_ollama):
     assert resp.status == 503
     body = await resp.json()
     assert body["ok"] is False and "no-such-model" in body["error"] and fake_ollama.url in body["error"]
+    # The fact a client acts on, not only words for people (Emacs says to pull it first).
+    assert body["missing_model"] == "no-such-model", body
 
 
 async def test_progress_says_the_notes_found_before_the_model_begins(client, fake_ollama):
@@ -131,6 +133,7 @@ async def test_progress_says_the_notes_found_before_the_model_begins(client, fak
     lines = [json.loads(line) for line in (await resp.text()).splitlines()]
     assert resp.status == 200 and [e["type"] for e in lines] == ["found", "error"], lines
     assert "no-such-model" in lines[1]["message"] and fake_ollama.url in lines[1]["message"]
+    assert lines[1]["missing_model"] == "no-such-model", lines
 
 
 async def test_progress_client_leaving_before_the_model_begins_cancels_it(client, fake_ollama):
@@ -154,6 +157,7 @@ async def test_ollama_down_is_503(client, fake_ollama):
     assert resp.status == 503
     body = await resp.json()
     assert "127.0.0.1" in body["error"] and "llama3.2" in body["error"]
+    assert "missing_model" not in body, body  # down is not a model to pull
 
 
 async def test_error_midway_becomes_error_event(client, fake_ollama):

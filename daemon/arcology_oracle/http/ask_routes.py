@@ -28,6 +28,7 @@ from ..answers.sources import sources_text_block
 from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
 from .keys import index_key, settings_key
+from .middleware import missing_model_field
 from .params import parse_body, parse_query
 from .retrieval import retrieval_headers
 from .routes import date_range_param
@@ -78,7 +79,7 @@ async def stream_ndjson(request: web.Request, reply: Reply, *, found: bool = Fal
 
     def on_error(exc: Exception) -> bytes:
         if isinstance(exc, ServiceUnavailable):
-            return _line({"type": "error", "message": str(exc)})
+            return _line({"type": "error", "message": str(exc), **missing_model_field(exc)})
         log.error("error while streaming %s", request.path, exc_info=exc)
         return _line({"type": "error", "message": "internal error; see the daemon's log"})
 

@@ -2,8 +2,9 @@
 
 Errors leave in the shape of the API that was called: native routes get
 ``{"ok": false, "error": message, "status": code}`` (a 409 adds ``retry``: whether the same
-request can succeed if sent again in a moment, :class:`~arcology_oracle.errors.Conflict`),
-Ollama-compatible ``/api/*`` routes
+request can succeed if sent again in a moment, :class:`~arcology_oracle.errors.Conflict`;
+a 503 of a model Ollama does not have adds ``missing_model``, its name: see
+:func:`missing_model_field`), Ollama-compatible ``/api/*`` routes
 ``{"error": message}``, OpenAI-compatible ``/v1/*`` routes
 ``{"error": {"message", "type", "code"}}``. A 500 never carries the exception text.
 
@@ -26,10 +27,22 @@ from .keys import settings_key
 log = logging.getLogger(__name__)
 
 
-def error_parts(path: str, status: int, message: str, retry: bool | None = None) -> tuple[dict, dict[str, str]]:
+def missing_model_field(exc: Exception) -> dict[str, str]:
+    """``{"missing_model": name}`` for a :class:`~arcology_oracle.errors.ModelNotFound`
+    naming its model, else ``{}``: the fact a client acts on (pull the model, then ask
+    again) without reading the message's words, which say it for people. Native error
+    bodies and the ``error`` events of streamed answers carry it."""
+    if isinstance(exc, ModelNotFound) and exc.model:
+        return {"missing_model": exc.model}
+    return {}
+
+
+def error_parts(
+    path: str, status: int, message: str, retry: bool | None = None, extra: dict | None = None
+) -> tuple[dict, dict[str, str]]:
     """The JSON body and extra headers of an error in the shape the API at ``path`` uses
-    (see the module docstring; ``retry`` goes into a native body only); shared with the
-    MCP port, which is not an aiohttp app."""
+    (see the module docstring; ``retry`` and the fields of ``extra`` go into a native
+    body only); shared with the MCP port, which is not an aiohttp app."""
     if path.startswith("/api/"):
         body: dict = {"error": message}
     elif path.startswith("/v1/"):
@@ -41,13 +54,16 @@ def error_parts(path: str, status: int, message: str, retry: bool | None = None)
         body = {"ok": False, "error": message, "status": status}
         if retry is not None:
             body["retry"] = retry
+        body.update(extra or {})
     headers = {"WWW-Authenticate": 'Bearer realm="arcology-oracle"'} if status == 401 else {}
     return body, headers
 
 
-def error_response(request: web.Request, status: int, message: str, retry: bool | None = None) -> web.Response:
+def error_response(
+    request: web.Request, status: int, message: str, retry: bool | None = None, extra: dict | None = None
+) -> web.Response:
     """A JSON error in the shape the called API uses (see the module docstring)."""
-    body, headers = error_parts(request.path, status, message, retry)
+    body, headers = error_parts(request.path, status, message, retry, extra)
     return web.json_response(body, status=status, headers=headers or None)
 
 
@@ -96,7 +112,7 @@ async def error_middleware(request: web.Request, handler):
         return error_response(request, 409, str(exc), exc.retry)
     except ModelNotFound as exc:
         status = 404 if request.path.startswith(("/api/", "/v1/")) else 503
-        return error_response(request, status, str(exc))
+        return error_response(request, status, str(exc), extra=missing_model_field(exc))
     except ServiceUnavailable as exc:
         return error_response(request, 503, str(exc))
     except Exception:

@@ -290,3 +290,5 @@ class Error(Answer):
     status: int
     retry: bool | None = Field(None, description="409 only: whether the same request can succeed if sent again in a "
                                "moment, nothing changed by hand (true: the note is open elsewhere or being saved)")
+    missing_model: str | None = Field(None, description="503 only: the chat model Ollama does not have (pull it "
+                                      "on Ollama's machine, then ask again); the message says so in words")
