@@ -138,6 +138,7 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
           (keywords nil)  ; the notes were found by keywords (the `sources' event's mode)
           (started nil)
           (found nil)     ; the daemon's `found' line came: it had found the notes
+          (worded nil)    ; words of the answer came, not only blank pieces
           (failed nil)
           (req nil)
           (forget #'ignore)
@@ -147,10 +148,12 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
 			(funcall forget failed)
 			(arcology-oracle--md-finish marker md)
 			(when (stringp failed)
-			  (arcology-oracle--report (arcology-oracle--answer-cut-short failed t (marker-buffer marker))))
+			  (arcology-oracle--report
+			   (arcology-oracle--answer-cut-short failed (if worded t 'begun) (marker-buffer marker))))
 			(arcology-oracle--insert-following
-			 marker (cond ((eq failed 'stopped) "\n\n[Stopped]")
-				      (failed (format "\n\n[Failed: %s]" (arcology-oracle--answer-cut-short failed t)))
+			 marker (cond ((eq failed 'stopped) (if worded "\n\n[Stopped]" "[Stopped]"))
+				      (failed (format (if worded "\n\n[Failed: %s]" "[Failed: %s]")
+						      (arcology-oracle--answer-cut-short failed (if worded t 'begun))))
 				      (t "")))
 			;; The window following the answer stays on it, the sources
 			;; below: following them to the end scrolled the answer out of
@@ -197,6 +200,7 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
                                    started t)
                    (arcology-oracle--insert-following marker (arcology-oracle--answer-meta event)))
 		  ("token" (when-let ((text (alist-get 'text event)))
+                             (setq worded (or worded (string-match-p "[^ \t\n]" text)))
                              (arcology-oracle--md-insert marker text md)))
 		  ;; After `found', a model that cannot answer: "[Failed: ...]" as a 503 was.
 		  ("error" (setq failed (arcology-oracle--with-missing-model

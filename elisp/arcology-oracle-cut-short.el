@@ -54,19 +54,27 @@ without the daemon's own words for the remedy, when it has them."
 
 (defun arcology-oracle--answer-cut-short (message kept &optional buffer)
   "Return the failure MESSAGE of an answer with what is left and what to do.
-KEPT non-nil: part of the answer came first, and stays above the
-failure.  Without BUFFER, the words of the answer's entry, where the
-keys of `arcology-oracle-answers-again' ask again; with BUFFER (the
+KEPT says what came before the failure: t, words of the answer, which
+stay above it; `begun', the answer's sources but no words of it (the
+model's first pieces were blank); nil, nothing.  Without BUFFER, the
+words of the answer's entry, where the keys of
+`arcology-oracle-answers-again' ask again; with BUFFER (the
 answer's), the echo area's, which name it.  A remedy in MESSAGE (see
 `arcology-oracle--remedy') comes last, before asking again: asked
 again without it, the answer fails the same."
   (pcase-let* ((again (arcology-oracle--again-keys))
                (`(,message . ,remedy) (arcology-oracle--remedy message))
-               (then (if remedy (format "; %s, then " remedy) ", ")))
+               (then (if remedy (format "; %s, then " remedy) ", "))
+               (left (pcase kept
+                       ('nil nil)
+                       ('begun "no words of the answer had come")
+                       (_ (if buffer (format "what came is kept in %s" (buffer-name buffer))
+                            "what came is kept above")))))
     (concat message
-            (cond ((and kept buffer) (format ": what came is kept in %s%s%s there asks again"
-                                             (buffer-name buffer) then again))
-                  (kept (format "; what came is kept above%s%s asks again" then again))
+            (cond ((and left buffer)
+                   (format ": %s%s%s %s asks again" left then again
+                           (if (eq kept 'begun) (concat "in " (buffer-name buffer)) "there")))
+                  (left (format "; %s%s%s asks again" left then again))
                   (buffer (format "%s%s in %s asks again" (if remedy then ": ") again (buffer-name buffer)))
                   (t (format "%s%s asks again" (if remedy then "; ") again))))))
 

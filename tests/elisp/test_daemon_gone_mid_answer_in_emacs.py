@@ -58,6 +58,34 @@ async def test_an_answer_cut_short_by_a_killed_daemon_says_what_is_kept(tmp_path
 
 
 @pytest.mark.timeout(180)
+async def test_an_answer_cut_short_before_its_first_words_says_none_came(tmp_path, roam_dir, fake_ollama):
+    """The model's first piece blank: the sources line came, and no words under it. Cut
+    short then, the answer said "what came is kept above" of nothing but blank lines."""
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        # The stream holds after its first piece, the blank line.
+        fake_ollama.state.configure({"chat_reply": "\n\n" + REPLY, "stream_gate": True})
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about this buffer:")
+        await emacs.type("How do I revive it?")
+        mark = await driver.mark()
+        await emacs.keys("Enter")
+        # The sources line came: the entry's line naming the model.
+        await emacs.wait(lambda: driver._count_in(ANSWERS, " · llama3.2", 1), "the answer begun", timeout=20)
+        driver.daemon.proc.send_signal(signal.SIGKILL)
+        why = GONE[signal.SIGKILL][0]
+
+        said = await driver.message(why, since=mark, timeout=20)
+        assert said == f"arcology-oracle: {why}: no words of the answer had come, g in {ANSWERS} asks again", said
+        text = await driver.buffer_text(ANSWERS)
+        assert f"[Failed: {why}; no words of the answer had come, g asks again]\n" in text, text
+        assert "kept" not in text and "Feed the starter" not in text, text
+        assert "\n** Sources\n- [1] " in text, text
+        assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("sig", GONE, ids=lambda s: s.name)
 async def test_a_conversation_whose_daemon_is_killed_says_nothing_was_added(tmp_path, roam_dir, fake_ollama, sig):
     async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
