@@ -29,11 +29,7 @@ async def test_a_daemon_killed_before_the_first_words_says_it_went_before_answer
         # The model loading: the daemon has found the notes and waits for its first words.
         fake_ollama.state.configure({"fault_paths": ["/api/chat"], "hang": True, "hang_max": 3600})
         await driver.open("sourdough-baking.org", "* Starter maintenance")
-        await emacs.keys("C-c", "o", "a")
-        await emacs.wait_text("Ask about this buffer:")
-        await emacs.type("How do I revive it?")
-        mark = await driver.mark()
-        await emacs.keys("Enter")
+        mark = await driver.ask("How do I revive it?")
         await emacs.wait_screen(lambda s: "waiting for the model" in s, "the notes found", timeout=20)
         driver.daemon.proc.send_signal(signal.SIGKILL)
 
@@ -53,11 +49,7 @@ async def test_an_answer_without_its_chat_model_says_to_pull_it_first(tmp_path, 
         emacs = driver.emacs
         fake_ollama.state.remove_model("llama3.2")
         await driver.open("sourdough-baking.org", "* Starter maintenance")
-        await emacs.keys("C-c", "o", "a")
-        await emacs.wait_text("Ask about this buffer:")
-        await emacs.type("How do I revive it?")
-        mark = await driver.mark()
-        await emacs.keys("Enter")
+        mark = await driver.ask("How do I revive it?")
         said = await driver.message("has no model", since=mark, timeout=20)
         assert said.endswith(f"try `ollama pull llama3.2`, then g in {ANSWERS} asks again"), said
         text = await driver.buffer_text(ANSWERS)
@@ -77,17 +69,7 @@ async def test_a_conversation_without_its_chat_model_says_to_pull_it_first(tmp_p
     async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
         emacs = driver.emacs
         fake_ollama.state.remove_model("llama3.2")
-        await driver.open("inbox.org")
-        await emacs.keys("M->")
-        for line in ("* Winter :conversation:", "** Me"):
-            await emacs.type(line)
-            await emacs.keys("Enter")
-        await emacs.type("How do I feed it in winter?")
-        await emacs.keys("C-x", "C-s")
-        await emacs.wait(lambda: "in winter?" in (driver.roam / "inbox.org").read_text(), "inbox.org saved")
-        before = (driver.roam / "inbox.org").read_bytes()
-        mark = await driver.mark()
-        await emacs.keys("C-c", "o", "c")
+        mark, before = await driver.converse("How do I feed it in winter?")
         said = await driver.message("has no model", since=mark, timeout=20)
         assert said.endswith(
             "nothing was added to the conversation; try `ollama pull llama3.2`, then C-c o c in it asks again"
@@ -103,11 +85,7 @@ async def test_a_refused_question_does_not_offer_to_ask_again(tmp_path, roam_dir
         emacs = driver.emacs
         await emacs.eval("(setq arcology-oracle-model (make-string 201 ?x))")  # over the daemon's 200
         await driver.open("sourdough-baking.org", "* Starter maintenance")
-        await emacs.keys("C-c", "o", "a")
-        await emacs.wait_text("Ask about this buffer:")
-        await emacs.type("How do I revive it?")
-        mark = await driver.mark()
-        await emacs.keys("Enter")
+        mark = await driver.ask("How do I revive it?")
         said = await driver.message("(HTTP 400)", since=mark, timeout=20)
         assert said.endswith("(HTTP 400)") and "asks again" not in said, said
         text = await driver.buffer_text(ANSWERS)

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.elisp.walkthrough_driver import ANSWERS, Driver, readme_session
+from tests.elisp.walkthrough_driver import ANSWERS, readme_session
 
 MARKDOWN = (
     "Here is what your notes say:\n\n"
@@ -27,22 +27,15 @@ MARKDOWN = (
 )
 
 
-async def _question(driver: Driver, text: str) -> None:
-    await driver.emacs.keys("C-c", "o", "a")
-    await driver.emacs.wait_text("Ask about this buffer:")
-    await driver.emacs.type(text)
-    await driver.emacs.keys("Enter")
-
-
 @pytest.mark.timeout(180)
 async def test_a_markdown_answer_is_one_entry_of_org(tmp_path, roam_dir, fake_ollama):
     async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
         emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": MARKDOWN})
         await driver.open("sourdough-baking.org", "** Reviving a sluggish starter")
-        await _question(driver, "How do I revive my starter?")
+        await driver.ask("How do I revive my starter?")
         await emacs.wait(lambda: driver._count_in(ANSWERS, "** Sources", 1), "the first answer", timeout=20)
-        await _question(driver, "And in winter?")
+        await driver.ask("And in winter?")
         await emacs.wait(lambda: driver._count_in(ANSWERS, "** Sources", 2), "the second answer", timeout=20)
 
         text = await driver.buffer_text(ANSWERS)
@@ -70,14 +63,7 @@ async def test_a_markdown_answer_in_a_conversation_reads_as_org(tmp_path, roam_d
     async with readme_session(tmp_path, roam_dir, fake_ollama) as driver:
         emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": MARKDOWN})
-        await driver.open("inbox.org")
-        await emacs.keys("M->")
-        for line in ("* Winter :conversation:", "** Me"):
-            await emacs.type(line)
-            await emacs.keys("Enter")
-        await emacs.type("How do I feed it in winter?")
-        mark = await driver.mark()
-        await emacs.keys("C-c", "o", "c")
+        mark, _ = await driver.converse("How do I feed it in winter?", save=False)
         await driver.message("answered", since=mark, timeout=20)
         text = await driver.buffer_text("inbox.org")
         answer = text[text.index("** Oracle") :]

@@ -37,11 +37,7 @@ async def test_an_answer_cut_short_by_a_killed_daemon_says_what_is_kept(tmp_path
         emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": REPLY, "delay_per_piece": 0.4})
         await driver.open("sourdough-baking.org", "* Starter maintenance")
-        await emacs.keys("C-c", "o", "a")
-        await emacs.wait_text("Ask about this buffer:")
-        await emacs.type("How do I revive it?")
-        mark = await driver.mark()
-        await emacs.keys("Enter")
+        mark = await driver.ask("How do I revive it?")
         await emacs.wait_text("Feed the starter", timeout=20)
         driver.daemon.proc.send_signal(sig)
         why = GONE[sig][0]
@@ -66,11 +62,7 @@ async def test_an_answer_cut_short_before_its_first_words_says_none_came(tmp_pat
         # The stream holds after its first piece, the blank line.
         fake_ollama.state.configure({"chat_reply": "\n\n" + REPLY, "stream_gate": True})
         await driver.open("sourdough-baking.org", "* Starter maintenance")
-        await emacs.keys("C-c", "o", "a")
-        await emacs.wait_text("Ask about this buffer:")
-        await emacs.type("How do I revive it?")
-        mark = await driver.mark()
-        await emacs.keys("Enter")
+        mark = await driver.ask("How do I revive it?")
         # The sources line came: the entry's line naming the model.
         await emacs.wait(lambda: driver._count_in(ANSWERS, " · llama3.2", 1), "the answer begun", timeout=20)
         driver.daemon.proc.send_signal(signal.SIGKILL)
@@ -91,17 +83,7 @@ async def test_a_conversation_whose_daemon_is_killed_says_nothing_was_added(tmp_
     async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
         emacs = driver.emacs
         fake_ollama.state.configure({"chat_reply": REPLY, "delay_per_piece": 0.4})
-        await driver.open("inbox.org")
-        await emacs.keys("M->")
-        for line in ("* Winter :conversation:", "** Me"):
-            await emacs.type(line)
-            await emacs.keys("Enter")
-        await emacs.type("How do I feed it in winter?")
-        await emacs.keys("C-x", "C-s")
-        await emacs.wait(lambda: "in winter?" in (driver.roam / "inbox.org").read_text(), "inbox.org saved")
-        before = (driver.roam / "inbox.org").read_bytes()
-        mark = await driver.mark()
-        await emacs.keys("C-c", "o", "c")
+        mark, before = await driver.converse("How do I feed it in winter?")
         await driver.message("thinking", since=mark, timeout=20)
         # The model is answering: the daemon has the conversation.
         await emacs.wait(lambda: fake_ollama.state.chats, "the model asked", timeout=20)

@@ -186,6 +186,36 @@ class Driver:
 
         return await self.emacs.wait(said, f"the message {text!r}", timeout=timeout)
 
+    async def ask(self, question: str) -> int:
+        """Ask QUESTION about the selected buffer with ``C-c o a``, typed at its prompt;
+        return where *Messages* ended before it was sent (:meth:`message`'s ``since``)."""
+        await self.emacs.keys("C-c", "o", "a")
+        await self.emacs.wait_text("Ask about this buffer:")
+        await self.emacs.type(question)
+        mark = await self.mark()
+        await self.emacs.keys("Enter")
+        return mark
+
+    async def converse(self, question: str, *, save: bool = True) -> tuple[int, bytes]:
+        """Write a conversation at the end of inbox.org as a person types it (``* Winter
+        :conversation:``, ``** Me``, then QUESTION), save it with ``C-x C-s`` (not when
+        SAVE is false: ``C-c o c`` reads the buffer) and ask with ``C-c o c``. Return
+        where *Messages* ended before asking (:meth:`message`'s ``since``) and
+        inbox.org's bytes on disk then."""
+        await self.open("inbox.org")
+        await self.emacs.keys("M->")
+        for line in ("* Winter :conversation:", "** Me"):
+            await self.emacs.type(line)
+            await self.emacs.keys("Enter")
+        await self.emacs.type(question)
+        if save:
+            await self.emacs.keys("C-x", "C-s")
+            await self.emacs.wait(lambda: question in (self.roam / "inbox.org").read_text(), "inbox.org saved")
+        before = (self.roam / "inbox.org").read_bytes()
+        mark = await self.mark()
+        await self.emacs.keys("C-c", "o", "c")
+        return mark, before
+
     async def echo(self) -> str:
         """The echo area: the screen's last line."""
         return (await self.emacs.screen()).rstrip("\n").split("\n")[-1]
