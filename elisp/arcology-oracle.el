@@ -58,6 +58,7 @@
 ;; below requiring this file; the end of this file loads them all (a
 ;; part that loads smaller parts of its own names them):
 ;;
+;; - arcology-oracle-user-error.el, loaded first: commands' refusals;
 ;; - arcology-oracle-http.el: the non-blocking HTTP client, which
 ;;   loads its own parts: -token (the URL and token), -instance (which
 ;;   daemon process answers), -http-parse (reading responses),
@@ -91,6 +92,7 @@
 ;; Org itself comes with Emacs 28.1 (Org 9.5).
 
 (require 'cl-lib)
+(require 'arcology-oracle-user-error)
 
 (declare-function arcology-oracle-similar-show "arcology-oracle-similar" ())
 (declare-function arcology-oracle-similar-mode "arcology-oracle-similar" (&optional arg))
@@ -303,36 +305,6 @@ For example 8000 (roughly 2000 tokens)."
 For example (global-set-key (kbd \"C-c o\") arcology-oracle-command-map).")
 ;;;###autoload
 (fset 'arcology-oracle-command-map arcology-oracle-command-map)
-
-;;; Errors
-
-(defconst arcology-oracle--signal-user-error
-  (lambda (message) (signal 'user-error (list message)))
-  "Signal a `user-error' with MESSAGE from a frame that has no name.
-Called through this variable, so that the byte compiler does not
-inline it: see `arcology-oracle--user-error'.")
-
-(defun arcology-oracle (message)
-  "Signal a `user-error' with MESSAGE from a command run in the minibuffer.
-There `minibuffer-error-function' writes into *Messages* whatever
-signalled the error before the message, an anonymous function too
-\(\"(closure (t) (message) ...): \"): this function's name reads as
-the package's own messages do, \"arcology-oracle: No active region\"."
-  (signal 'user-error (list message)))
-
-(defun arcology-oracle--user-error (format &rest args)
-  "Signal a `user-error' whose message is FORMAT with ARGS, as `user-error' does.
-Emacs writes a command's error into *Messages* after the name of
-the function that signalled it.  When the package runs from its
-.el files (as the README's set-up loads it), that is the innermost
-special form, \"if: Install gptel first\"; signalled from an
-anonymous function, *Messages* shows the message alone, as the
-echo area does, whether the package is compiled or not.  In the
-minibuffer, see `arcology-oracle'."
-  (let ((message (apply #'format-message format args)))
-    (if (minibufferp (window-buffer))
-        (arcology-oracle message)
-      (funcall arcology-oracle--signal-user-error message))))
 
 (provide 'arcology-oracle)
 
