@@ -38,7 +38,7 @@
 (require 'org-element)
 (require 'arcology-oracle-notes)
 
-(declare-function arcology-oracle-stop "arcology-oracle-ask" ())
+(declare-function arcology-oracle-stop "arcology-oracle-answer-stream" ())
 
 (defvar arcology-oracle-answer-buffer-name "*arcology-oracle answers*"
   "Name of the org buffer where answers to questions stream.")

@@ -35,7 +35,7 @@
 (require 'subr-x)
 (require 'org)
 (require 'arcology-oracle-notes)
-(require 'arcology-oracle-ask)
+(require 'arcology-oracle-answer-stream)
 (require 'arcology-oracle-cut-short)
 (require 'arcology-oracle-converse-insert)
 

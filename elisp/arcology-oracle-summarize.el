@@ -32,6 +32,7 @@
 (require 'org)
 (require 'arcology-oracle-notes)
 (require 'arcology-oracle-answers)
+(require 'arcology-oracle-answer-stream)
 (require 'arcology-oracle-ask)
 
 ;;;###autoload

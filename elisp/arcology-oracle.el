@@ -72,7 +72,8 @@
 ;;   buffer in arcology-oracle-similar-buffer.el;
 ;; - arcology-oracle-similar-section.el: the org-roam section;
 ;; - arcology-oracle-answers.el: the answers and summaries buffers;
-;; - arcology-oracle-ask.el: ask, streaming answers, stopping them;
+;; - arcology-oracle-ask.el: asking about a buffer, the answer streamed
+;;   in (or stopped) by arcology-oracle-answer-stream.el;
 ;; - arcology-oracle-summarize.el: summarizing the node at point;
 ;; - arcology-oracle-converse.el: conversations, discarding answers;
 ;; - arcology-oracle-search.el: search through `completing-read';
@@ -101,7 +102,7 @@
 (declare-function arcology-oracle-summarize "arcology-oracle-summarize" (&optional question))
 (declare-function arcology-oracle-converse "arcology-oracle-converse" ())
 (declare-function arcology-oracle-discard "arcology-oracle-converse" ())
-(declare-function arcology-oracle-stop "arcology-oracle-ask" ())
+(declare-function arcology-oracle-stop "arcology-oracle-answer-stream" ())
 (declare-function arcology-oracle-visit-cited-source "arcology-oracle-visit" ())
 (declare-function arcology-oracle-search "arcology-oracle-search" (query))
 (declare-function arcology-oracle-search-results "arcology-oracle-search" ())
@@ -358,6 +359,7 @@ its top-level forms twice."
     (require 'arcology-oracle-similar)
     (require 'arcology-oracle-similar-section)
     (require 'arcology-oracle-answers)
+    (require 'arcology-oracle-answer-stream)
     (require 'arcology-oracle-ask)
     (require 'arcology-oracle-summarize)
     (require 'arcology-oracle-converse)

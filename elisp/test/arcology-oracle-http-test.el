@@ -312,7 +312,7 @@ line already there."
   "A 200 whose lines are not the daemon's (a proxy's page, garbage) is a failed
 answer, not an empty one: it showed the question, nothing, then \"- none: no
 notes were relevant enough\" under Sources."
-  (require 'arcology-oracle-ask)
+  (require 'arcology-oracle-answer-stream)
   (arcology-oracle-http-test--with-server
       ((concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
                "\x00\xffnot json at all {{{\n<html>oops</html>\n"))
@@ -331,7 +331,7 @@ notes were relevant enough\" under Sources."
   "Notes used for an answer, then made private before its first words: the
 daemon names none of them (its sources event empty, used_notes true), and the
 answer said \"- none: no notes were relevant enough\", which was not so."
-  (require 'arcology-oracle-ask)
+  (require 'arcology-oracle-answer-stream)
   (arcology-oracle-http-test--with-server
       ((concat "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
                "{\"type\": \"sources\", \"sources\": [], \"used_notes\": true, \"model\": \"m\"}\n"
@@ -378,14 +378,14 @@ A token sent and refused is said to be refused (the message said to set one)."
                        '("sources" "token" "token")))))))
 
 ;; The answers buffer's own streaming, over the same cut-off recording.
-(declare-function arcology-oracle--stream-answer "arcology-oracle-ask" (marker path payload))
+(declare-function arcology-oracle--stream-answer "arcology-oracle-answer-stream" (marker path payload))
 
 (ert-deftest arcology-oracle-http-test-cut-off-answer-keeps-its-sources ()
   "An answer cut off mid-stream still lists its sources, its failure on a line of its own.
 The text that arrived cites [N]: without the Sources list the
 reader could not follow them (the daemon killed, the connection
 gone, the timeout); the failure is not glued to the last word."
-  (require 'arcology-oracle-ask)
+  (require 'arcology-oracle-answer-stream)
   (let* ((stream (arcology-oracle-http-test--recorded "ask-stream"))
          (cut (string-search "notes " stream)))
     (arcology-oracle-http-test--with-server ((substring stream 0 cut))
