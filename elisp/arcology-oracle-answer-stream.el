@@ -258,9 +258,12 @@ not come in time."
 A daemon not reached was asked nothing: the entry keeps the question
 and says so, and how to ask again once the daemon runs, rather than
 a bare \"[Failed: ...]\".  One that went away or stayed silent (see
-`arcology-oracle--unanswered-p'), or AGAIN (its model failed), says
-how to ask again too (`arcology-oracle--answer-cut-short')."
-  (let ((again (and (or again (arcology-oracle--unanswered-p message))
+`arcology-oracle--unanswered-p'), or AGAIN (its model failed), or
+whose chat model Ollama lacks (`arcology-oracle--missing-model': a
+503 of /summarize, which has no `found' line first) says how to ask
+again too, after pulling it (`arcology-oracle--answer-cut-short')."
+  (let ((again (and (or again (arcology-oracle--unanswered-p message)
+                        (arcology-oracle--missing-model message))
                     (not (arcology-oracle--unreachable-p message)))))
     (arcology-oracle--report
      (if again (arcology-oracle--answer-cut-short message nil (marker-buffer marker)) message))

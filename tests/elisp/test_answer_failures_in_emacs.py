@@ -19,7 +19,7 @@ import signal
 
 import pytest
 
-from tests.elisp.walkthrough_driver import ANSWERS, readme_session
+from tests.elisp.walkthrough_driver import ANSWERS, SUMMARY, readme_session
 
 
 @pytest.mark.timeout(180)
@@ -61,6 +61,30 @@ async def test_an_answer_without_its_chat_model_says_to_pull_it_first(tmp_path, 
         await driver.select(ANSWERS)
         await emacs.keys("g")
         await emacs.wait(lambda: driver._count_in(ANSWERS, "** Sources", 1), "the answer", timeout=20)
+        assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_a_summary_without_its_chat_model_says_to_pull_it_first(tmp_path, roam_dir, fake_ollama):
+    """/summarize answers a missing model with a 503 (no ``found`` line first): the
+    summary showed the daemon's words alone, with no key to summarize again."""
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        fake_ollama.state.remove_model("llama3.2")
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "u")
+        said = await driver.message("has no model", since=mark, timeout=20)
+        assert said.endswith(f"(HTTP 503); try `ollama pull llama3.2`, then g in {SUMMARY} asks again"), said
+        assert said.count("ollama pull") == 1, said
+        text = await driver.buffer_text(SUMMARY)
+        assert "(HTTP 503); try `ollama pull llama3.2`, then g asks again]\n" in text, text
+
+        # As it says: pulled, g summarizes again.
+        fake_ollama.state.add_model("llama3.2", kind="chat")
+        await driver.select(SUMMARY)
+        await emacs.keys("g")
+        await emacs.wait(lambda: driver._count_in(SUMMARY, "** Sources", 1), "the summary", timeout=20)
         assert not (await emacs.state())["errors"]
 
 
