@@ -185,7 +185,7 @@ async def start_daemon(
             return False
 
     try:
-        await wait_until(healthy, timeout=30, interval=0.1)
+        await wait_until(healthy, timeout=30)
         if embedded:
             await wait_indexed(daemon)
     except BaseException:
@@ -206,7 +206,7 @@ async def wait_indexed(daemon: Daemon, timeout: float = 60) -> dict:
         return body if ready else None
 
     try:
-        return await wait_until(done, timeout=timeout, interval=0.1)
+        return await wait_until(done, timeout=timeout)
     except AssertionError:
         raise AssertionError(f"the daemon did not finish indexing; last /status: {last}\n{daemon.log()}") from None
 

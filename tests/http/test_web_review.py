@@ -48,7 +48,7 @@ async def test_the_status_chips_follow_the_daemon_going_away_and_coming_back(bro
             roam_dir=roam_dir, db_path=tmp_path / "daemon.sqlite3", ollama_url=fake_ollama.url,
             log_path=tmp_path / "again.log", port=port,
         )  # fmt: skip
-        await wait_until(lambda: _healthy(again), timeout=30, interval=0.1)
+        await wait_until(lambda: _healthy(again), timeout=30)
         body = await wait_indexed(again)
         await status.get_by_text(f"{body['headings']} headings").wait_for(timeout=10_000)
     finally:

@@ -37,7 +37,7 @@ async def test_a_new_note_held_open_at_the_daemons_start_is_read_when_its_writer
         async def found():
             return "held.org" in await files_found(daemon, "quokkaberry")
 
-        await wait_until(found, timeout=30, interval=0.1)
+        await wait_until(found, timeout=30)
     finally:
         if writer is not None:
             os.close(writer)

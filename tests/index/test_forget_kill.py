@@ -125,7 +125,7 @@ async def killed_mid_forget(tmp_path: Path, roam: Path, ollama_url: str, point: 
             except aiohttp.ClientConnectionError:
                 return False
 
-        await wait_until(healthy, timeout=30, interval=0.1)
+        await wait_until(healthy, timeout=30)
         await wait_indexed(daemon)  # the capture is indexed, and nothing reads the note any more
 
         async def forget():

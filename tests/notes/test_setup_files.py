@@ -213,9 +213,9 @@ async def test_the_running_daemon_takes_a_note_out_when_its_setup_file_is_made_p
     try:
         assert await found() == ["otters.org"]
         setup.write_text("#+filetags: :private:\n")
-        await wait_until(lambda: _none(found()), timeout=20, interval=0.2)
+        await wait_until(lambda: _none(found()), timeout=20)
         setup.write_text("#+filetags: :work:\n")
-        await wait_until(found, timeout=20, interval=0.2)
+        await wait_until(found, timeout=20)
     finally:
         daemon.stop()
     assert note.read_bytes() == before
