@@ -4,7 +4,6 @@ cannot show it, from the harness's state (see tests/tmux_emacs.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
@@ -13,7 +12,7 @@ from pathlib import Path
 import aiohttp
 
 from tests.elisp.walkthrough import Walk
-from tests.emacs_batch import WITH_PACKAGES, emacs_env, require_packages, run_emacs
+from tests.emacs_batch import require_packages
 from tests.runners import Daemon, spawn_daemon, start_daemon, wait_indexed
 from tests.tmux_emacs import HARNESS, TmuxEmacs, readme_emacs_config
 
@@ -38,9 +37,6 @@ USER_SETUP = """
 (org-roam-db-autosync-mode)
 """
 
-ROAM_SYNC = """(progn (require 'org-roam) (setq org-roam-directory {roam} org-roam-db-location {db})
- (org-roam-db-sync))"""
-
 # The test's, not the user's: every test's Emacs starts with an empty HOME, so with
 # native compilation each one would compile what it loads (org-roam and its
 # dependencies, and trampolines for the primitives org-roam advises) again, where a
@@ -55,16 +51,13 @@ async def readme_emacs(
     tmp_path: Path, roam_dir: Path, fake, env: dict[str, str] | None = None, *, size: tuple[int, int] = (160, 45)
 ) -> tuple[Daemon, TmuxEmacs, list[str]]:
     """The daemon on ROAM_DIR (ENV: its settings' variables) and an Emacs (not started yet) whose init.el is the user's
-    org-roam set-up (its database built, as by someone who has used org-roam before)
-    followed by the README's Emacs configuration; and how that was chosen."""
+    org-roam set-up followed by the README's Emacs configuration; and how that was chosen.
+
+    The set-up's ``org-roam-db-autosync-mode`` builds org-roam's database (``org-roam-db-sync``)
+    before the README's part loads, as a user's Emacs brings it up to date at every start:
+    no batch Emacs builds it first, which made the same database twice a test."""
     roam_db = tmp_path / "org-roam.db"
-    daemon, (code, output) = await asyncio.gather(
-        start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake.url, token=TOKEN, embedded=True, env=env),
-        run_emacs(["--eval", WITH_PACKAGES, "--eval", ROAM_SYNC.format(roam=json.dumps(str(roam_dir)),
-                                                                       db=json.dumps(str(roam_db)))],
-                  env=emacs_env(tmp_path)),
-    )  # fmt: skip
-    assert code == 0, output
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake.url, token=TOKEN, embedded=True, env=env)
     home = tmp_path / "home"
     (home / ".emacs.d").mkdir(parents=True)
     port = daemon.url.rsplit(":", 1)[1]
