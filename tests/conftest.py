@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import os
 import shutil
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -29,6 +30,14 @@ from tests.fakes.fake_ollama import FakeOllama, running_fake_ollama
 from tests.runners import REPO, Daemon, free_port, start_daemon, wait_indexed, wait_until  # noqa: F401
 
 EXAMPLE_ROAM = REPO / "examples" / "roam"
+
+# Compiled modules are kept (in the git-ignored __pycache__), by pytest's workers and by
+# every process they start: with PYTHONDONTWRITEBYTECODE set in the environment (as on
+# some machines) none ever was, so each daemon the suite starts compiled the
+# package again from source (~0.5 s of its start) and each worker rewrote every test
+# module's asserts again. A test that wants it off for its process sets it there.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 
 def copy_examples(target: Path) -> Path:
