@@ -147,7 +147,7 @@ async def test_keyword_mode_when_nothing_is_embedded(make_settings, fake_ollama)
 
 async def test_keyword_mode_when_the_embedder_is_down(index, fake_ollama):
     await fake_ollama.stop()
-    index._query_vectors.clear()
+    index.queries.forget()
     context = await gather_context(index, "borrow checker lifetimes")
     assert context.mode == "keyword" and context.used_notes
     assert IDS["borrow_checker"] in [s.node_id for s in context.sources] or IDS["lifetimes"] in [

@@ -134,3 +134,45 @@ def test_an_error_inside_a_streamed_answer_is_said_as_such():
         " an error was encountered while running the model"
     )
     assert caught.value.status == 502
+
+
+async def test_a_model_replaced_under_its_name_while_nothing_is_pending_is_found_by_a_query(
+    make_client, settings, fake_ollama
+):
+    # Nothing new to embed, so only a query meets the new model: its vector is of
+    # another length than the index's. That was a 500 on every route that embeds a
+    # query; now the query is answered by keywords at once, the old vectors are
+    # dropped and every chunk is embedded again with the new model, and the queries'
+    # vectors kept from the old one are forgotten.
+    client = await make_client(settings)
+    assert (await (await client.get("/status")).json())["embedder"]["dims"] == 256
+    assert (await client.get("/search", params={"q": "covering index"})).status == 200  # its vector kept
+    fake_ollama.state.remove_model("nomic-embed-text")
+    fake_ollama.state.models.append(FakeModel("nomic-embed-text", kind="embedding", dims=128, salt="v2"))
+    for send in (
+        lambda: client.get("/search", params={"q": "covering index"}),
+        lambda: client.post("/similar", json={"text": "a covering index for the query"}),
+    ):
+        response = await send()
+        assert response.status == 200, await response.text()
+
+    async def embedded_again():
+        status = await (await client.get("/status")).json()
+        return status["embedder"]["dims"] == 128 and status["pending"] == 0
+
+    await wait_until(embedded_again, timeout=30)
+    body = await (await client.get("/search", params={"q": "covering index"})).json()
+    assert body["mode"] == "hybrid" and body["results"]
+
+
+async def test_a_search_outside_the_daemon_meeting_another_model_drops_no_vector(fresh, fake_ollama):
+    # The CLI may ask another Ollama than the daemon's: its search answers by keywords
+    # and leaves the index's vectors to the daemon.
+    await fresh.embed_pending()
+    before = await vector_counts(fresh)
+    fake_ollama.state.remove_model("nomic-embed-text")
+    fake_ollama.state.models.append(FakeModel("nomic-embed-text", kind="embedding", dims=128, salt="v2"))
+    mode, results = await search(fresh, "covering index", 3)
+    assert mode == "keyword" and results
+    assert await vector_counts(fresh) == before
+    assert "another length" in (await fresh.status())["embedder"]["error"]

@@ -72,6 +72,7 @@ class LiveIndex:
         self.settings = settings
         self.index = OracleIndex(settings, embedder)
         self.worker = EmbedWorker(self.index)
+        self.index.vectors_dropped = self.worker.wake  # a query met a replaced model
         self.ready = ready if ready is not None else asyncio.Event()
         self._watch = watch
         self._watcher: RoamWatcher | None = None

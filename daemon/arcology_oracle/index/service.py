@@ -12,14 +12,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
-
-import numpy as np
 
 from .. import __version__
 from ..config import Settings
@@ -30,37 +26,10 @@ from .alongside import CommitSlots
 from .embedding import embed_pending
 from .forget_journal import register as journal_forgets
 from .indexer import IndexReport, Indexer
+from .query_vectors import EmbedderState, QueryVectors
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-# After a query's embedding failed (Ollama down or not answering), queries go straight to
-# keyword mode for this long, unless the embedder answers meanwhile: an Ollama that
-# accepts connections and never answers made every search wait embed_timeout (60 s).
-QUERY_PAUSE_SECONDS = 30.0
-
-
-class EmbedderState:
-    """What is known about the embedder, for ``/status``, and whether queries wait for it."""
-
-    def __init__(self) -> None:
-        self.reachable: bool | None = None
-        self.error: str | None = None
-        self.embedded_since_start = 0
-        self._failed_at: float | None = None
-
-    def ok(self) -> None:
-        self.reachable, self.error, self._failed_at = True, None, None
-
-    def failed(self, exc: Exception) -> None:
-        self.reachable, self.error, self._failed_at = False, str(exc), time.monotonic()
-
-    def queries_wait(self) -> bool:
-        """False for :data:`QUERY_PAUSE_SECONDS` after a failure, until the embedder
-        answers again (the embedding worker keeps trying): queries then use keywords at
-        once."""
-        return self._failed_at is None or time.monotonic() - self._failed_at >= QUERY_PAUSE_SECONDS
-
 
 class OracleIndex:
     """See the module docstring. Create, ``await start()``, use, ``await close()``."""
@@ -78,7 +47,10 @@ class OracleIndex:
         self._readers_lock = threading.Lock()
         self._writer: Store | None = None
         self.indexer: Indexer | None = None
-        self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self.queries = QueryVectors(self.embedder, self.embedder_state, self._stored_dims, self._query_met_new_model)
+        # The daemon's embedding worker's wake: called when every vector was dropped for
+        # a new model. None (the CLI): a query never drops them (see _query_met_new_model).
+        self.vectors_dropped: Callable[[], None] | None = None
         # One embedding pipeline at a time (the daemon's worker waits for the one that
         # runs alongside the first reconcile, instead of embedding the same texts).
         self._embedding = asyncio.Lock()
@@ -187,9 +159,10 @@ class OracleIndex:
     async def check_embedding_model(self) -> bool:
         """Ask the model for its dimension; when it differs from the stored vectors' (the
         model was replaced under the same name), drop every vector so all are embedded
-        again. Returns True when it reset. Raises ServiceUnavailable."""
+        again (:attr:`vectors_dropped` is called) and forget the queries' vectors of the
+        old model. Returns True when it reset. Raises ServiceUnavailable."""
         dims = await self.embedder.dimensions()
-        stored = (await self.read(lambda s: s.embedding_model())).dims
+        stored = await self._stored_dims()
         if dims is None or stored is None or dims == stored:
             return False
         log.warning(
@@ -197,7 +170,22 @@ class OracleIndex:
             self.embedder.model, dims, stored,
         )
         key = prefixes_key(self.embedder.prefixes)
-        return await self.write(lambda s: s.ensure_embedding_model(self.embedder.model, key, force=True))
+        reset = await self.write(lambda s: s.ensure_embedding_model(self.embedder.model, key, force=True))
+        if reset:
+            self.queries.forget()
+            if self.vectors_dropped is not None:
+                self.vectors_dropped()
+        return reset
+
+    async def _query_met_new_model(self) -> bool:
+        """A query's vector is not of the stored vectors' length. In the daemon, whose
+        worker embeds everything again, the index starts over with the new model
+        (:meth:`check_embedding_model`); a CLI search drops nothing (it may be asking
+        another Ollama than the daemon's) and is answered by keywords."""
+        return self.vectors_dropped is not None and await self.check_embedding_model()
+
+    async def _stored_dims(self) -> int | None:
+        return (await self.read(lambda s: s.embedding_model())).dims
 
     async def embed_pending(self, on_batch=None, **pipeline) -> int:
         """Embed every pending chunk now; raises ServiceUnavailable/DimensionMismatch.
@@ -301,55 +289,17 @@ class OracleIndex:
     # -- queries ----------------------------------------------------------------------
 
     async def query_vector(self, text: str, *, document: bool = False) -> list[float] | None:
-        """The embedding of a query (cached), or None when the embedder is unavailable."""
+        """The embedding of a query (cached), or None when the embedder is unavailable
+        (see :class:`~.query_vectors.QueryVectors`)."""
         if document:
-            vectors = await self.document_vectors([text])
+            vectors = await self.queries.documents([text])
             return vectors[0] if vectors else None
-        key = "q:" + text
-        if key in self._query_vectors:
-            self._query_vectors.move_to_end(key)
-            return self._query_vectors[key]
-        vector = await self._embedded(lambda: self.embedder.embed_query(text))
-        return None if vector is None else self._remember(key, vector)
+        return await self.queries.query(text)
 
     async def document_vectors(self, texts: list[str]) -> list[list[float]] | None:
-        """The embeddings of ``texts`` as documents (cached as queries are: an unsaved
-        heading is posted again each time point comes back to it), those not cached in
-        one batch; None when the embedder is unavailable."""
-        found: dict[str, list[float]] = {}
-        for text in texts:
-            if "d:" + text in self._query_vectors:
-                self._query_vectors.move_to_end("d:" + text)
-                found[text] = self._query_vectors["d:" + text]
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            vectors = await self._embedded(lambda: self.embedder.embed_documents(missing))
-            if vectors is None:
-                return None
-            found |= {t: self._remember("d:" + t, v) for t, v in zip(missing, vectors)}
-        return [found[t] for t in texts]
-
-    def _remember(self, key: str, vector) -> list[float]:
-        """``vector`` as plain floats, kept under ``key`` among the last 256."""
-        out = self._query_vectors[key] = np.asarray(vector, np.float64).tolist()
-        while len(self._query_vectors) > 256:
-            self._query_vectors.popitem(last=False)
-        return out
-
-    async def _embedded(self, call: Callable[[], Awaitable[T]]) -> T | None:
-        """``await call()`` (the embedder), or None when the embedder is unavailable (or
-        failed a moment ago: :meth:`EmbedderState.queries_wait`); either way recorded in
-        :attr:`embedder_state` (``/status``)."""
-        if not self.embedder_state.queries_wait():
-            return None
-        try:
-            out = await call()
-        except ServiceUnavailable as exc:
-            self.embedder_state.failed(exc)
-            log.info("embedding unavailable, keyword mode: %s", exc)
-            return None
-        self.embedder_state.ok()
-        return out
+        """The embeddings of ``texts`` as documents, in order (cached), or None as
+        :meth:`query_vector`."""
+        return await self.queries.documents(texts)
 
     async def has_vectors(self) -> bool:
         return await self.read(lambda s: s.has_vector_table())
