@@ -41,19 +41,10 @@
 (require 'org)
 (require 'arcology-oracle-notes)
 (require 'arcology-oracle-similar-buffer)
+(require 'arcology-oracle-similar-place)
 (require 'arcology-oracle-similar-query)
 
 (defvar arcology-oracle-similar-mode)   ; defined below by `define-minor-mode'
-
-(defcustom arcology-oracle-similar-min-frame-width 80
-  "The narrowest frame, in columns, that shows the similar notes beside the note.
-On a narrower frame a side window on the right or left (where
-`arcology-oracle-similar-display-action' puts it by default) would
-be too narrow to read a title in: the list goes below the note
-instead, a side window at the bottom as wide as the frame.  nil:
-always where `arcology-oracle-similar-display-action' says."
-  :type '(choice (const :tag "Always beside" nil) integer)
-  :group 'arcology-oracle)
 
 (defvar arcology-oracle--similar-generation 0
   "Counter of similar-notes requests; an answer to an older one is dropped.")
@@ -315,7 +306,9 @@ a list, for the note it is about (`arcology-oracle--in-listed-note')."
     (unless (derived-mode-p 'org-mode)
       (arcology-oracle--user-error "Similar notes need an Org buffer"))
     (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
-    (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))
+    (let ((window (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))))
+      (unless (arcology-oracle--similar-roam-window)
+        (arcology-oracle--similar-placed window)))
     (arcology-oracle-similar-refresh)))
 
 (defun arcology-oracle--similar-action ()
@@ -327,9 +320,7 @@ is shown: then the two share its place, the similar notes below it
 \(the next slot of its side window, or a split of its window), so
 that the note keeps its width.  A frame too narrow for the list
 beside the note has it below (see `arcology-oracle--similar-place')."
-  (let* ((roam (seq-find (lambda (w) (with-current-buffer (window-buffer w)
-                                       (derived-mode-p 'org-roam-mode)))
-                         (window-list nil 'no-minibuffer)))
+  (let* ((roam (arcology-oracle--similar-roam-window))
          (action
           (cond
            ((null roam) (arcology-oracle--similar-place))
@@ -344,21 +335,11 @@ beside the note has it below (see `arcology-oracle--similar-place')."
                 (if (functionp functions) (list functions) functions))
           (cdr action))))
 
-(defun arcology-oracle--similar-place ()
-  "Return `arcology-oracle-similar-display-action', or a place below the note.
-Below, when that action is a side window on the right or left and
-the selected frame is narrower than
-`arcology-oracle-similar-min-frame-width': a side window at the
-bottom, in the slot left of the answers' (their default is slot 0),
-a third of the frame high."
-  (let ((action arcology-oracle-similar-display-action))
-    (if (and arcology-oracle-similar-min-frame-width
-             (< (frame-width) arcology-oracle-similar-min-frame-width)
-             (memq #'display-buffer-in-side-window
-                   (let ((functions (car action))) (if (functionp functions) (list functions) functions)))
-             (memq (alist-get 'side (cdr action)) '(left right)))
-        '(display-buffer-in-side-window (side . bottom) (slot . -1) (window-height . 0.3))
-      action)))
+(defun arcology-oracle--similar-roam-window ()
+  "Return the window of the selected frame showing the org-roam buffer, or nil."
+  (seq-find (lambda (w) (with-current-buffer (window-buffer w)
+                          (derived-mode-p 'org-roam-mode)))
+            (window-list nil 'no-minibuffer)))
 
 (provide 'arcology-oracle-similar)
 

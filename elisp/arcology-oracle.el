@@ -69,7 +69,8 @@
 ;;   -results (a result as listed), -listed-note (the note a list is
 ;;   about), -windows (where buffers show), -visit (visiting notes);
 ;; - arcology-oracle-similar.el: the side window following point, its
-;;   buffer in arcology-oracle-similar-buffer.el;
+;;   buffer in arcology-oracle-similar-buffer.el, its place by the
+;;   frame's width in arcology-oracle-similar-place.el;
 ;; - arcology-oracle-similar-section.el: the org-roam section;
 ;; - arcology-oracle-answers.el: the answers and summaries buffers;
 ;; - arcology-oracle-ask.el: asking about a buffer, the answer streamed
