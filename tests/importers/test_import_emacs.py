@@ -118,6 +118,23 @@ async def test_a_hostile_chat_sets_nothing_in_emacs_and_writes_no_control_charac
     assert "# fill-column: 40\n# coding: latin-1\n" in text and "works too" in text  # the words stay
 
 
+async def test_a_speaker_named_local_variables_sets_nothing_in_emacs(tmp_path):
+    # A chat log's nicknames are anyone's: "[10:01] Local Variables: z" was written as the
+    # turn's line "Local Variables: z", and the chat's next lines, which need no comma
+    # ("mode :fundamental z", "End:z"), completed the block: the note opened in
+    # fundamental-mode with a fill-column of 40.
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    log = tmp_path / "2026-12-01-chat.txt"
+    log.write_text("[10:00] Ana: hello\n[10:01] Local Variables: z\nmode :fundamental z\nfill-column :40 z\nEnd:z\n")
+    code, _, err = await run_cli("import", "transcript", str(log), "--roam-dir", str(roam))
+    assert code == 0, err
+    [path] = roam.rglob("*.org")
+    [reading] = emacs_reading(path)
+    assert (reading["mode"], reading["fill_column"]) == ("org-mode", 70), reading
+    assert "\nLocal-Variables: z\nmode :fundamental z\n" in path.read_text()  # the words stay
+
+
 def test_a_file_written_before_the_escapes_reads_as_the_same_conversation():
     # Re-imported after an escape was added, a transcript imported before was taken for
     # another conversation (its turns no longer matched) and imported a second time.

@@ -43,7 +43,8 @@ line. A turn's further lines follow it verbatim, except:
   ``Local Variables:`` and ``-*-`` (a chat explaining file variables set the note's mode
   and coding in Emacs), between two ``<`` (no ``<<target>>`` takes the note's links) and
   into each labelled inline footnote; control characters but tab and line breaks become
-  U+FFFD (a NUL made Emacs open the note as binary);
+  U+FFFD (a NUL made Emacs open the note as binary); a speaker's name ending in ``Local
+  Variables`` is written ``Local-Variables`` (:func:`speaker_name`);
 * every line and the title are the chat's words, not the user's: no link in them runs
   code when clicked, no timestamp lands on the agenda (it is written inactive), no LaTeX
   command reads, writes or runs on export
@@ -99,6 +100,9 @@ _NEEDS_COMMA = re.compile(
     re.X,
 )
 _NOT_SPEAKER = re.compile(r"[^\w .'’-]+")
+# A name Emacs reads, with the ": " after it, as the start of a Local Variables block
+# (hack-local-variables searches for "Local Variables:" in any letter case).
+_LOCAL_VARIABLES_NAME = re.compile(r"(?<=local) (?=variables\Z)", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 # What ends a line that Emacs's delete-trailing-whitespace (a common hook on save) would
 # delete: Python's blanks, and U+200B, which Python does not count as one.
@@ -128,11 +132,14 @@ def stable_id(*parts: str) -> str:
 
 def speaker_name(raw: str | None) -> str:
     """A speaker's name as :data:`SPEAKER_LINE` reads it: at most four words of letters,
-    digits and ``.'’-``, starting with a letter, at most 40 characters."""
+    digits and ``.'’-``, starting with a letter, at most 40 characters. A name ending in
+    ``Local Variables`` (any letter case) gets a hyphen for its last space: its turn's
+    line, ``Local Variables: ...``, would start a block of file variables that the next
+    lines of a chat (``mode :fundamental``, ``End:``) fill, setting the note's mode."""
     name = _SPACES.sub(" ", _NOT_SPEAKER.sub(" ", raw or "")).strip()
     name = re.sub(r"^[\W\d_]+", "", name)
     name = " ".join(name.split(" ")[:4])[:40].strip()
-    return name or UNKNOWN_SPEAKER
+    return _LOCAL_VARIABLES_NAME.sub("-", name) or UNKNOWN_SPEAKER
 
 
 def escape_line(line: str) -> str:
