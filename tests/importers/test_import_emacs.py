@@ -5,6 +5,7 @@ escaped heading, keyword, drawer and block lines of the fixture stay paragraph t
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from pathlib import Path
 
@@ -133,6 +134,46 @@ async def test_a_speaker_named_local_variables_sets_nothing_in_emacs(tmp_path):
     [reading] = emacs_reading(path)
     assert (reading["mode"], reading["fill_column"]) == ("org-mode", 70), reading
     assert "\nLocal-Variables: z\nmode :fundamental z\n" in path.read_text()  # the words stay
+
+
+HEADING_STATES = r"""
+(progn
+  (require 'org)
+  (with-temp-buffer
+    (insert-file-contents (getenv "ORG_FILE"))
+    (org-mode)
+    (org-map-entries
+     (lambda () (message "STATE %S %S %S %s" (org-get-todo-state) (org-element-property :priority (org-element-at-point))
+                         (and (org-in-commented-heading-p) t) (org-get-heading t t t t))))))
+"""
+
+
+async def heading_states(path: Path) -> list[str]:
+    """Each heading of ``path`` as Org reads it: its TODO keyword, priority, whether it is
+    commented, then its title."""
+    code, output = await run_emacs(["--eval", HEADING_STATES], env=emacs_env(path.parent, ORG_FILE=str(path)))
+    assert code == 0, output
+    return [line.split(" ", 1)[1] for line in output.splitlines() if line.startswith("STATE ")]
+
+
+async def test_a_chat_title_with_no_time_before_it_is_no_todo_priority_or_comment(tmp_path):
+    # A ChatGPT export that dates nothing: its title began the heading line, and Org read
+    # "TODO [#A] Pay the rent" as a task of priority A (the agenda's TODO list, at the top)
+    # and "COMMENT the plan" as a heading left out of exports and the agenda.
+    def chat(key: str, title: str) -> dict:
+        message = {"id": "u1", "author": {"role": "user"}, "create_time": None, "recipient": "all", "metadata": {},
+                   "content": {"content_type": "text", "parts": ["hello"]}}  # fmt: skip
+        return {"id": key, "title": title, "create_time": None, "current_node": "u1",
+                "mapping": {"u1": {"id": "u1", "parent": None, "children": [], "message": message}}}  # fmt: skip
+
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([chat("c-1", "TODO [#A] Pay the rent"), chat("c-2", "COMMENT the plan")]))
+    code, _, err = await run_cli("import", "chatgpt", str(export), "--roam-dir", str(roam))
+    assert code == 0, err
+    states = [state for path in sorted(roam.rglob("*.org")) for state in await heading_states(path)]
+    assert states == [f"nil nil nil {ZWSP}COMMENT the plan", f"nil nil nil {ZWSP}TODO [#A] Pay the rent"], states
 
 
 def test_a_file_written_before_the_escapes_reads_as_the_same_conversation():

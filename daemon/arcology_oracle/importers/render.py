@@ -48,7 +48,9 @@ line. A turn's further lines follow it verbatim, except:
 * every line and the title are the chat's words, not the user's: no link in them runs
   code when clicked, no timestamp lands on the agenda (it is written inactive), no LaTeX
   command reads, writes or runs on export
-  (:func:`~arcology_oracle.notes.model_text.quiet`).
+  (:func:`~arcology_oracle.notes.model_text.quiet`); a heading without a time before its
+  title (a chat whose export dates nothing) is no TODO, priority or ``COMMENT`` heading
+  (:func:`~arcology_oracle.notes.model_text.quiet_heading`).
 
 So a reader finds the turns as the lines matching :data:`SPEAKER_LINE`, and gets each
 turn's text back by dropping the first comma of every other line that starts with one
@@ -68,7 +70,7 @@ from dataclasses import dataclass, replace
 
 from ..notes.capture import inactive_timestamp
 from ..notes.capture_title import TRAILING_BLANKS
-from ..notes.model_text import quiet, same_dates
+from ..notes.model_text import quiet, quiet_heading, same_dates
 from ..notes.org_escape import ZWSP, inert, without_controls
 from ..notes.org_syntax import split_heading_tags
 from ..notes.privacy import file_tags
@@ -196,7 +198,8 @@ def render(conversation: Conversation, *, tags: Iterable[str] = (), gap: datetim
         stamp = _stamp(_local(when), conversation.timed) + " " if when else ""
         heading_id = stable_id(conversation.format, conversation.key, keys[first_of_group])
         first_of_group += len(group)
-        lines += [f"* {stamp}{title}", ":PROPERTIES:", f":ID:       {heading_id}", ":END:"]
+        heading = stamp + title if stamp else quiet_heading(title)
+        lines += [f"* {heading}", ":PROPERTIES:", f":ID:       {heading_id}", ":END:"]
         for i, message in enumerate(group):
             if i:
                 lines.append("")

@@ -28,6 +28,14 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   agenda); in ``verbatim`` text (a block's line, a property value), where a bracket
   would change what the model wrote, a zero-width space goes after its ``<``. So does
   one next to a bracket, which would make a link of ``[<2026-12-07 Mon>]``.
+* **A heading's words** (:func:`quiet_heading`, a title starting a heading line: an
+  imported chat's without a date before it, the oracle's words kept): Org reads a first
+  word that is a TODO keyword (``TODO``, ``DONE``, or any the user set: ``NEXT``...), a
+  priority cookie (``[#A]``) or ``COMMENT`` as the heading's state, not its words: a
+  model's ``TODO [#A] Wire the money`` would be on the agenda's TODO list, at the top,
+  a ``COMMENT`` heading left out of exports and the agenda. A zero-width space goes
+  before a first word holding no lower-case letter (as keywords are written) or a
+  cookie, so Org reads the title as written.
 * **LaTeX that reads, writes or runs** (:func:`quiet`, not in ``verbatim`` text, which a
   LaTeX export writes in a verbatim environment): a LaTeX fragment (``\\cmd{...}``,
   ``$...$``, ``\\(...\\)``) goes into a LaTeX export as it is. A zero-width space goes
@@ -86,6 +94,8 @@ _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
 # Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
 # what ends one: the next ">" on its line (see :func:`_dates_quieted`).
 _ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
+# A priority cookie as org-element reads one after a heading's stars (or its keyword).
+_PRIORITY_RE = re.compile(r"\[#.\]")
 LATEX_COMMANDS = (
     "write", "immediate", "input", "include", "InputIfFileExists", "openin", "openout", "read", "readline",
     "csname", "catcode", "scantokens", "directlua", "latelua", "luaexec", "ShellEscape", "special",
@@ -117,6 +127,15 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
     text = _quiet_links(text)
     text = _dates_quieted(text, verbatim=verbatim)
     return text if verbatim else _LATEX_RE.sub(ZWSP, text)
+
+
+def quiet_heading(title: str) -> str:
+    """``title``, to follow a heading's stars, with a zero-width space before its first
+    word when Org could read that word as a TODO keyword, a priority cookie or ``COMMENT``
+    (see the module docstring); else as it is."""
+    first = title.split(" ", 1)[0].split("\t", 1)[0]
+    keyword_like = any(c.isalpha() for c in first) and not any(c.islower() for c in first)
+    return ZWSP + title if keyword_like or _PRIORITY_RE.match(title) else title
 
 
 def _quiet_links(text: str) -> str:
