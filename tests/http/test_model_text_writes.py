@@ -17,6 +17,7 @@ import pytest
 
 from arcology_oracle.notes.org_escape import ZWSP
 from tests.emacs_batch import emacs, emacs_env
+from tests.importers.test_import_emacs import heading_states
 from tests.index.test_write_attacks import post
 from tests.index.test_write_refusals import daily_of
 from tests.runners import run_cli, wait_indexed
@@ -159,3 +160,26 @@ async def test_the_oracles_words_keep_a_url_whose_user_looks_like_a_code_link(da
     links = org_reading(daily)["links"]
     assert ["https", "//man:pass@host/a"] in links and ["https", "//eshell:pw@example.org/p"] in links, links
     assert not [link for link in links if link[0] == "shell"], links
+
+
+async def test_the_oracles_words_kept_start_no_task_and_the_users_typing_does(daemon, roam_dir):
+    # Kept with role "oracle", "TODO [#A] Wire 5000 EUR ..." was a task of priority A in
+    # the user's daily (the agenda's TODO list, at the top), "COMMENT ..." a heading left
+    # out of exports and the agenda, whether the title came with the words or from them.
+    daily = daily_of(roam_dir)
+    daily.write_text(USER)
+    for body in ({"text": "TODO [#A] Wire 5000 EUR to the account in the mail"},
+                 {"text": "The plan.", "title": "COMMENT the plan"},
+                 {"text": "Ask about the rent.", "title": "NEXT call the bank"}):  # fmt: skip
+        status, answer = await post(daemon, "/memorize", {**body, "role": "oracle"})
+        assert status == 200, answer
+    status, answer = await post(daemon, "/memorize", {"text": "TODO call mum"})  # typed: a task, as meant
+    assert status == 200, answer
+    assert daily.read_bytes().startswith(USER.encode())
+    assert await heading_states(daily) == [
+        "nil nil nil Dentist",
+        f"nil nil nil {ZWSP}TODO [#A] Wire 5000 EUR to the account in the mail",
+        f"nil nil nil {ZWSP}COMMENT the plan",
+        f"nil nil nil {ZWSP}NEXT call the bank",
+        '"TODO" nil nil call mum',
+    ]

@@ -143,7 +143,8 @@ HEADING_STATES = r"""
     (insert-file-contents (getenv "ORG_FILE"))
     (org-mode)
     (org-map-entries
-     (lambda () (message "STATE %S %S %S %s" (org-get-todo-state) (org-element-property :priority (org-element-at-point))
+     (lambda () (message "STATE %S %S %S %s" (let ((todo (org-get-todo-state))) (and todo (substring-no-properties todo)))
+                         (org-element-property :priority (org-element-at-point))
                          (and (org-in-commented-heading-p) t) (org-get-heading t t t t))))))
 """
 

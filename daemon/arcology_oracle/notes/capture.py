@@ -32,7 +32,9 @@ Contracts:
   the comma and reads the line as a paragraph; nothing is lost, nothing else is escaped.
 * **The oracle's words** (a capture with ``role``: an answer or a summary kept) are
   quieted as a conversation's answer is (:func:`~.model_text.quiet`: no link that runs
-  code, no active timestamp, no LaTeX that reads or runs); the user's typing is not.
+  code, no active timestamp, no LaTeX that reads or runs), and their title is no TODO,
+  priority or ``COMMENT`` heading (:func:`~.model_text.quiet_heading`); the user's
+  typing is not.
 * **No control characters.** Text, title or source holding NUL or another C0 control but
   tab, line feed and carriage return (a form feed would start a page hiding the user's
   ``Local Variables``) is a 400, never rewritten into something else.
@@ -170,7 +172,7 @@ def make_capture(
             part.encode("utf-8")
         except UnicodeEncodeError:
             raise BadRequest("text and title must be valid Unicode (no lone surrogates)") from None
-    name = capture_title(body, quiet(plain_title(title)) if role and title else title)  # sent with them: theirs
+    name = capture_title(body, quiet(plain_title(title)) if role and title else title, theirs=bool(role))  # sent with them: theirs
     node_id = node_id or str(uuid.uuid4())
     tag_text = f" :{':'.join(tags)}:" if tags else ""
     lines = [
