@@ -136,6 +136,23 @@ async def test_a_speaker_named_local_variables_sets_nothing_in_emacs(tmp_path):
     assert "\nLocal-Variables: z\nmode :fundamental z\n" in path.read_text()  # the words stay
 
 
+async def test_a_speaker_named_clock_adds_no_clock_line(tmp_path):
+    # "[10:01] CLOCK: [...]--[...] =>  8:00" was written as the turn's line, a clock line
+    # to Org: eight hours in the user's clock tables.
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    log = tmp_path / "2026-12-01-chat.txt"
+    log.write_text("[10:00] Ana: hello\n[10:01] CLOCK: [2026-12-07 Mon 10:00]--[2026-12-07 Mon 18:00] =>  8:00\n")
+    code, _, err = await run_cli("import", "transcript", str(log), "--roam-dir", str(roam))
+    assert code == 0, err
+    [path] = roam.rglob("*.org")
+    count = """(progn (require 'org) (find-file (getenv "ORG_FILE"))
+                 (message "CLOCKS %d" (length (org-element-map (org-element-parse-buffer) 'clock #'identity))))"""
+    code, output = await run_emacs(["--eval", count], env=emacs_env(tmp_path, ORG_FILE=str(path)))
+    assert code == 0 and "CLOCKS 0" in output.splitlines(), output
+    assert "\nCLOCK.: [2026-12-07 Mon 10:00]--" in path.read_text()  # the words stay
+
+
 HEADING_STATES = r"""
 (progn
   (require 'org)

@@ -44,7 +44,8 @@ line. A turn's further lines follow it verbatim, except:
   and coding in Emacs), between two ``<`` (no ``<<target>>`` takes the note's links) and
   into each labelled inline footnote; control characters but tab and line breaks become
   U+FFFD (a NUL made Emacs open the note as binary); a speaker's name ending in ``Local
-  Variables`` is written ``Local-Variables`` (:func:`speaker_name`);
+  Variables`` is written ``Local-Variables``, one named ``Clock`` ``Clock.``
+  (:func:`speaker_name`);
 * every line and the title are the chat's words, not the user's: no link in them runs
   code when clicked, no timestamp lands on the agenda (it is written inactive), no LaTeX
   command reads, writes or runs on export
@@ -103,8 +104,10 @@ _NEEDS_COMMA = re.compile(
 )
 _NOT_SPEAKER = re.compile(r"[^\w .'’-]+")
 # A name Emacs reads, with the ": " after it, as the start of a Local Variables block
-# (hack-local-variables searches for "Local Variables:" in any letter case).
+# (hack-local-variables searches for "Local Variables:" in any letter case), and one Org
+# reads as a clock line (org-clock-line-re, any letter case).
 _LOCAL_VARIABLES_NAME = re.compile(r"(?<=local) (?=variables\Z)", re.IGNORECASE)
+_CLOCK_NAME = re.compile(r"\Aclock\Z", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 # What ends a line that Emacs's delete-trailing-whitespace (a common hook on save) would
 # delete: Python's blanks, and U+200B, which Python does not count as one.
@@ -137,11 +140,13 @@ def speaker_name(raw: str | None) -> str:
     digits and ``.'’-``, starting with a letter, at most 40 characters. A name ending in
     ``Local Variables`` (any letter case) gets a hyphen for its last space: its turn's
     line, ``Local Variables: ...``, would start a block of file variables that the next
-    lines of a chat (``mode :fundamental``, ``End:``) fill, setting the note's mode."""
+    lines of a chat (``mode :fundamental``, ``End:``) fill, setting the note's mode. The
+    name ``Clock`` (any letter case) gets a full stop: ``CLOCK: [...]--[...] => 8:00``
+    would be a clock line, its hours in the user's clock tables."""
     name = _SPACES.sub(" ", _NOT_SPEAKER.sub(" ", raw or "")).strip()
     name = re.sub(r"^[\W\d_]+", "", name)
     name = " ".join(name.split(" ")[:4])[:40].strip()
-    return _LOCAL_VARIABLES_NAME.sub("-", name) or UNKNOWN_SPEAKER
+    return _CLOCK_NAME.sub(lambda m: m[0] + ".", _LOCAL_VARIABLES_NAME.sub("-", name)) or UNKNOWN_SPEAKER
 
 
 def escape_line(line: str) -> str:
