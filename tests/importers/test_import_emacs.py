@@ -119,18 +119,25 @@ async def test_a_hostile_chat_sets_nothing_in_emacs_and_writes_no_control_charac
     assert "# fill-column: 40\n# coding: latin-1\n" in text and "works too" in text  # the words stay
 
 
+async def imported_transcript(tmp_path: Path, lines: str) -> Path:
+    """The org file ``arcology-oracle import transcript`` writes for a log of a turn of
+    Ana's, then ``lines``."""
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    log = tmp_path / "2026-12-01-chat.txt"
+    log.write_text("[10:00] Ana: hello\n" + lines)
+    code, _, err = await run_cli("import", "transcript", str(log), "--roam-dir", str(roam))
+    assert code == 0, err
+    [path] = roam.rglob("*.org")
+    return path
+
+
 async def test_a_speaker_named_local_variables_sets_nothing_in_emacs(tmp_path):
     # A chat log's nicknames are anyone's: "[10:01] Local Variables: z" was written as the
     # turn's line "Local Variables: z", and the chat's next lines, which need no comma
     # ("mode :fundamental z", "End:z"), completed the block: the note opened in
     # fundamental-mode with a fill-column of 40.
-    roam = tmp_path / "roam"
-    roam.mkdir()
-    log = tmp_path / "2026-12-01-chat.txt"
-    log.write_text("[10:00] Ana: hello\n[10:01] Local Variables: z\nmode :fundamental z\nfill-column :40 z\nEnd:z\n")
-    code, _, err = await run_cli("import", "transcript", str(log), "--roam-dir", str(roam))
-    assert code == 0, err
-    [path] = roam.rglob("*.org")
+    path = await imported_transcript(tmp_path, "[10:01] Local Variables: z\nmode :fundamental z\nfill-column :40 z\nEnd:z\n")
     [reading] = emacs_reading(path)
     assert (reading["mode"], reading["fill_column"]) == ("org-mode", 70), reading
     assert "\nLocal-Variables: z\nmode :fundamental z\n" in path.read_text()  # the words stay
@@ -139,13 +146,7 @@ async def test_a_speaker_named_local_variables_sets_nothing_in_emacs(tmp_path):
 async def test_a_speaker_named_clock_adds_no_clock_line(tmp_path):
     # "[10:01] CLOCK: [...]--[...] =>  8:00" was written as the turn's line, a clock line
     # to Org: eight hours in the user's clock tables.
-    roam = tmp_path / "roam"
-    roam.mkdir()
-    log = tmp_path / "2026-12-01-chat.txt"
-    log.write_text("[10:00] Ana: hello\n[10:01] CLOCK: [2026-12-07 Mon 10:00]--[2026-12-07 Mon 18:00] =>  8:00\n")
-    code, _, err = await run_cli("import", "transcript", str(log), "--roam-dir", str(roam))
-    assert code == 0, err
-    [path] = roam.rglob("*.org")
+    path = await imported_transcript(tmp_path, "[10:01] CLOCK: [2026-12-07 Mon 10:00]--[2026-12-07 Mon 18:00] =>  8:00\n")
     count = """(progn (require 'org) (find-file (getenv "ORG_FILE"))
                  (message "CLOCKS %d" (length (org-element-map (org-element-parse-buffer) 'clock #'identity))))"""
     code, output = await run_emacs(["--eval", count], env=emacs_env(tmp_path, ORG_FILE=str(path)))
