@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from arcology_oracle.notes.model_text import quiet, same_dates
+from arcology_oracle.notes.model_text import quiet, quiet_heading, same_dates
 from arcology_oracle.notes.org_escape import ZWSP
 
 
@@ -67,3 +67,24 @@ def test_quieting_twice_changes_nothing_more():
     # The oracle's words kept from a conversation (role "oracle") were quieted once already.
     text = "[[elisp:(f)][x]] shell:ls <2026-12-08 Tue> \\write18{ls} ^^5c"
     assert quiet(quiet(text)) == quiet(text) and quiet(quiet(text, verbatim=True), verbatim=True) == quiet(text, verbatim=True)
+
+
+@pytest.mark.parametrize(
+    ("title", "quieted"),
+    [
+        ("TODO [#A] Pay the rent", True),
+        ("COMMENT the plan", True),
+        ("[#B] call the bank", True),
+        ("NEXT", True),
+        ("AI safety reading list", True),  # written as a keyword is: Org cannot tell
+        ("Plans for the week", False),
+        ("the plan", False),
+        ("2026 in review", False),
+        # Words of a script without letter case are no keyword as one is written: a
+        # title in Japanese or Chinese keeps its first character where it was.
+        ("東京の旅行の計画", False),
+        ("日本語 notes", False),
+    ],
+)
+def test_a_heading_title_that_org_could_read_as_its_state_is_quieted(title, quieted):
+    assert quiet_heading(title) == (ZWSP + title if quieted else title)

@@ -34,8 +34,10 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   priority cookie (``[#A]``) or ``COMMENT`` as the heading's state, not its words: a
   model's ``TODO [#A] Wire the money`` would be on the agenda's TODO list, at the top,
   a ``COMMENT`` heading left out of exports and the agenda. A zero-width space goes
-  before a first word holding no lower-case letter (as keywords are written) or a
-  cookie, so Org reads the title as written.
+  before a first word written in capitals only (as keywords are written: ``AI`` too,
+  which Org cannot tell from one) or a cookie, so Org reads the title as written. A
+  first word of a script without letter case (Japanese, Chinese) is left as it is: a
+  keyword set in such a script would still be read as one.
 * **LaTeX that reads, writes or runs** (:func:`quiet`, not in ``verbatim`` text, which a
   LaTeX export writes in a verbatim environment): a LaTeX fragment (``\\cmd{...}``,
   ``$...$``, ``\\(...\\)``) goes into a LaTeX export as it is. A zero-width space goes
@@ -134,7 +136,7 @@ def quiet_heading(title: str) -> str:
     word when Org could read that word as a TODO keyword, a priority cookie or ``COMMENT``
     (see the module docstring); else as it is."""
     first = title.split(" ", 1)[0].split("\t", 1)[0]
-    keyword_like = any(c.isalpha() for c in first) and not any(c.islower() for c in first)
+    keyword_like = any(c.isupper() for c in first) and not any(c.islower() for c in first)
     return ZWSP + title if keyword_like or _PRIORITY_RE.match(title) else title
 
 
