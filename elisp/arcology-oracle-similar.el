@@ -64,6 +64,9 @@ heading does, so that the list comes back by itself with the daemon.")
 (defvar-local arcology-oracle--similar-last-modified nil
   "Whether the buffer had unsaved edits when its similar notes were last asked for.")
 
+(defvar-local arcology-oracle--similar-last-line nil
+  "The line of the heading whose similar notes were last asked for, as it read.")
+
 (defun arcology-oracle-similar-refresh (&optional quiet)
   "Ask the daemon for the notes similar to the heading at point.
 In the similar notes buffer, ask again about the heading it lists.
@@ -86,7 +89,8 @@ daemon that is down only once."
              (generation (cl-incf arcology-oracle--similar-generation)))
         (setq arcology-oracle--similar-unanswered nil
               arcology-oracle--similar-last-heading (plist-get context :start)
-              arcology-oracle--similar-last-modified (and (buffer-modified-p) t))
+              arcology-oracle--similar-last-modified (and (buffer-modified-p) t)
+              arcology-oracle--similar-last-line (arcology-oracle--similar-line-at (plist-get context :start)))
         (arcology-oracle--http-cancel arcology-oracle--similar-request)
         (setq arcology-oracle--similar-request nil)
         ;; `point-min' of the similar buffer: the note's may be narrowed.
@@ -203,8 +207,9 @@ in BUFFER asks again: the list must not stay another heading's."
   (setq arcology-oracle--similar-timer
         (run-with-idle-timer delay nil #'arcology-oracle--similar-timer-fn (current-buffer))))
 
-(defvar-local arcology-oracle--similar-last-line nil
-  "The line of the heading whose similar notes were last asked for, as it read.")
+(defun arcology-oracle--similar-line-at (start)
+  "The line at START, a heading's, as the list compares it to see it renamed."
+  (save-excursion (goto-char start) (buffer-substring-no-properties (point) (line-end-position))))
 
 (defun arcology-oracle--similar-post-command-h ()
   "Schedule a refresh when point has moved to another heading.
@@ -219,8 +224,7 @@ and a line."
   (when (arcology-oracle--similar-visible-p)
     (let* ((start (arcology-oracle--heading-start))
            (modified (and (buffer-modified-p) t))
-           (line (save-excursion (goto-char start)
-                                 (buffer-substring-no-properties (point) (line-end-position)))))
+           (line (arcology-oracle--similar-line-at start)))
       (unless (and (not arcology-oracle--similar-unanswered)
                    (eql start arcology-oracle--similar-last-heading)
                    (eq modified arcology-oracle--similar-last-modified)

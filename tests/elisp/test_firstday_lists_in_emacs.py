@@ -144,3 +144,30 @@ async def test_a_question_from_a_list_leaves_the_list_on_screen(tmp_path, roam_d
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+@pytest.mark.timeout(180)
+async def test_c_c_o_s_asks_the_daemon_once(tmp_path, roam_dir, fake_ollama):
+    # C-c o s asked, then the first command after it saw the heading's line as changed
+    # (the list had not recorded it) and asked again after the idle delay: every list
+    # was asked for twice. Other commands in the same heading ask nothing more.
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama, columns=120, lines=40)
+    emacs = driver.emacs
+    try:
+        await driver.open("sourdough-baking.org", "* Bulk fermentation")
+        before = await driver.similar_requests()
+        await emacs.keys("C-c", "o", "s")
+        await _wait_similar(driver, "Bread Hydration", "the list")
+        await emacs.keys("C-e")  # a command in the same heading
+        await emacs.wait(lambda: _at_end_of_line(driver), "C-e done (its post-command hook run)")
+        await emacs.wait(driver.similar_settled, "no refresh pending or under way")
+        assert await driver.similar_requests() == before + 1
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
+
+
+async def _at_end_of_line(driver: Driver) -> bool:
+    point = "(window-point (selected-window))"
+    return await driver.emacs.eval(f"(with-current-buffer (window-buffer) (save-excursion (goto-char {point}) (eolp)))") == "t"

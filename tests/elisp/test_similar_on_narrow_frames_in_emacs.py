@@ -19,10 +19,6 @@ import pytest
 from tests.elisp.walkthrough_driver import SIMILAR, readme_session
 
 NOTE = "sourdough-baking.org"
-# How many similar-notes requests were made: moving the list must not ask again.
-GENERATION = "arcology-oracle--similar-generation"
-# No refresh pending nor under way (C-c o s schedules one more, after the idle delay).
-SETTLED = "(and (null arcology-oracle--similar-timer) (null arcology-oracle--similar-request))"
 # Whether the frame's resizes are still watched for the list.
 WATCHED = "(if (memq #'arcology-oracle--similar-frame-resized (default-value 'window-size-change-functions)) t nil)"
 
@@ -64,10 +60,6 @@ async def _resize(driver, columns: int, lines: int) -> None:
     await driver.emacs.tmux("resize-window", "-t", "walk", "-x", str(columns), "-y", str(lines))
 
 
-async def _settled(driver) -> bool:
-    return await driver.emacs.eval(SETTLED) == "t"
-
-
 async def _unwatched(driver) -> bool:
     return await driver.emacs.eval(WATCHED) == "nil"
 
@@ -103,8 +95,8 @@ async def test_the_similar_notes_move_when_the_terminal_is_resized(tmp_path, roa
         emacs = driver.emacs
         await _open_the_list(driver)
         await emacs.wait_screen(_beside, "the list beside the note")
-        await emacs.wait(lambda: _settled(driver), "the list's refreshes to end")
-        generation = await emacs.eval(GENERATION)
+        await emacs.wait(driver.similar_settled, "the list's refreshes to end")
+        requests = await driver.similar_requests()
         note_line = (await driver.window_of(NOTE))["point_line"]
 
         await _resize(driver, 60, 24)
@@ -112,7 +104,7 @@ async def test_the_similar_notes_move_when_the_terminal_is_resized(tmp_path, roa
         similar, note = await driver.window_of(SIMILAR), await driver.window_of(NOTE)
         assert (similar["side"], similar["width"]) == ("bottom", 60), await driver.windows()
         assert note["selected"] and note["point_line"] == note_line, await driver.windows()
-        assert await emacs.eval(GENERATION) == generation
+        assert await driver.similar_requests() == requests
 
         # Read in the list, on its second entry, when the terminal is made wide again.
         await driver.select(SIMILAR)
@@ -128,7 +120,7 @@ async def test_the_similar_notes_move_when_the_terminal_is_resized(tmp_path, roa
         assert (similar["side"], similar["width"], similar["selected"]) == ("right", 48, True), await driver.windows()
         assert similar["point_text"].split()[1:3] == entry.split()[1:3], (entry, similar)
         assert (await driver.window_of(NOTE))["point_line"] == note_line, await driver.windows()
-        assert await emacs.eval(GENERATION) == generation
+        assert await driver.similar_requests() == requests
 
         await emacs.keys("q")
         await emacs.wait(lambda: driver._not_shown(SIMILAR), "q to take the list away")

@@ -106,6 +106,16 @@ class Driver:
         await self.emacs.eval(f"(walk-write-buffer {json.dumps(name)} {json.dumps(str(target))})")
         return target.read_text(errors="replace")
 
+    async def similar_requests(self) -> int:
+        """How many times the similar notes were asked for since Emacs started."""
+        return int(await self.emacs.eval("arcology-oracle--similar-generation"))
+
+    async def similar_settled(self) -> bool:
+        """No refresh of the similar notes pending (after the idle delay) nor under way."""
+        return await self.emacs.eval(
+            "(and (null arcology-oracle--similar-timer) (null arcology-oracle--similar-request))"
+        ) == "t"
+
     async def windows(self) -> list[dict]:
         return (await self.emacs.state())["windows"]
 
