@@ -174,5 +174,7 @@ async def test_a_search_outside_the_daemon_meeting_another_model_drops_no_vector
     fake_ollama.state.models.append(FakeModel("nomic-embed-text", kind="embedding", dims=128, salt="v2"))
     mode, results = await search(fresh, "covering index", 3)
     assert mode == "keyword" and results
+    if fresh._model_check is not None:  # a check of the model the query started, if any
+        await fresh._model_check
     assert await vector_counts(fresh) == before
     assert "another length" in (await fresh.status())["embedder"]["error"]

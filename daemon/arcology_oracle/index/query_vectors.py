@@ -4,14 +4,14 @@ known about the embedder that makes them.
 :class:`QueryVectors` caches the last 256, falls back to keywords (None) while the
 embedder is down, and never hands out a vector of another length than the index's: an
 embedding model replaced under its name (pulled again, another Ollama behind the same
-host) gives vectors the stored ones cannot be compared with. The first such vector has
-the index drop its old vectors and embed every chunk again (see
+host) gives vectors the stored ones cannot be compared with. Such a query is answered by
+keywords, and the index is told, to drop its old vectors and embed every chunk again in
+the background (see
 :meth:`~arcology_oracle.index.service.OracleIndex.check_embedding_model`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import OrderedDict
@@ -60,21 +60,21 @@ class QueryVectors:
     """Query and unsaved-text embeddings for one index.
 
     ``stored_dims()``: the length of the index's vectors (None: it holds none yet).
-    ``replaced()``: called when a fresh embedding's length differs from it; True when the
-    index dropped its vectors for the new model (then :meth:`forget` has been called)."""
+    ``replaced()``: called, and not awaited, when a fresh embedding's length differs from
+    it (the index checks its model and starts over in the background, calling
+    :meth:`forget` if it does)."""
 
     def __init__(
         self,
         embedder: Embedder,
         state: EmbedderState,
         stored_dims: Callable[[], Awaitable[int | None]],
-        replaced: Callable[[], Awaitable[bool]],
+        replaced: Callable[[], None],
     ):
         self.embedder, self.state = embedder, state
         self._stored_dims, self._replaced = stored_dims, replaced
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
         self._fits: int | None = None  # a length known to be the index's
-        self._checking = asyncio.Lock()
 
     def forget(self) -> None:
         """Drop every cached vector (the index's model changed)."""
@@ -134,25 +134,24 @@ class QueryVectors:
 
     async def _fit(self, lengths: set[int]) -> bool:
         """Whether vectors of ``lengths`` can be searched in the index: of its vectors'
-        length, or it holds none. A length it knows is checked once; another one asks the
-        index whether its model was replaced (then it starts over with the new one)."""
+        length, or it holds none. A length it knows is checked once. Another one tells the
+        index (``replaced``) and pauses queries' embeddings as a failure does
+        (:meth:`EmbedderState.queries_wait`: until the embedder answers the index again)."""
         if lengths == {self._fits}:
             return True
-        async with self._checking:  # two queries meeting a new model reset it once
-            stored = await self._stored_dims()
-            if stored is None or lengths == {stored}:
-                self._fits = stored
-                return True
-            log.warning(
-                "the embedding model %s gives vectors of %s dimensions, the index's have %d",
-                self.embedder.model, "/".join(map(str, sorted(lengths))), stored,
-            )  # fmt: skip
-            if await self._replaced():
-                return True
+        stored = await self._stored_dims()
+        if stored is None or lengths == {stored}:
+            self._fits = stored
+            return True
+        log.warning(
+            "the embedding model %s gives vectors of %s dimensions, the index's have %d: searching by keywords",
+            self.embedder.model, "/".join(map(str, sorted(lengths))), stored,
+        )  # fmt: skip
         self.state.failed(
             DimensionMismatch(
                 f"the embedding model {self.embedder.model} gives vectors of another length than the index's"
                 f" ({stored}): searching by keywords"
             )
         )
+        self._replaced()
         return False

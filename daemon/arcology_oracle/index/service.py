@@ -51,6 +51,7 @@ class OracleIndex:
         # The daemon's embedding worker's wake: called when every vector was dropped for
         # a new model. None (the CLI): a query never drops them (see _query_met_new_model).
         self.vectors_dropped: Callable[[], None] | None = None
+        self._model_check: asyncio.Task | None = None
         # One embedding pipeline at a time (the daemon's worker waits for the one that
         # runs alongside the first reconcile, instead of embedding the same texts).
         self._embedding = asyncio.Lock()
@@ -98,6 +99,9 @@ class OracleIndex:
         if getattr(self, "_warming", None) is not None:
             await self._warming
             self._warming = None
+        if self._model_check is not None:
+            await asyncio.gather(self._model_check, return_exceptions=True)
+            self._model_check = None
         await self.embedder.close()
         if self._writer is not None:
             await self._run_writer(self._writer.close)
@@ -177,12 +181,21 @@ class OracleIndex:
                 self.vectors_dropped()
         return reset
 
-    async def _query_met_new_model(self) -> bool:
+    def _query_met_new_model(self) -> None:
         """A query's vector is not of the stored vectors' length. In the daemon, whose
         worker embeds everything again, the index starts over with the new model
-        (:meth:`check_embedding_model`); a CLI search drops nothing (it may be asking
-        another Ollama than the daemon's) and is answered by keywords."""
-        return self.vectors_dropped is not None and await self.check_embedding_model()
+        (:meth:`check_embedding_model`, once at a time, in the background: it writes, and
+        no query waits for the writer); a CLI search drops nothing (it may be asking
+        another Ollama than the daemon's)."""
+        if self.vectors_dropped is None or (self._model_check is not None and not self._model_check.done()):
+            return
+        self._model_check = asyncio.create_task(self._check_model_for_queries(), name="embedding-model-check")
+
+    async def _check_model_for_queries(self) -> None:
+        try:
+            await self.check_embedding_model()
+        except ServiceUnavailable as exc:  # the worker meets the model at its next try
+            log.info("could not check the embedding model: %s", exc)
 
     async def _stored_dims(self) -> int | None:
         return (await self.read(lambda s: s.embedding_model())).dims
