@@ -178,3 +178,38 @@ async def test_a_search_outside_the_daemon_meeting_another_model_drops_no_vector
         await fresh._model_check
     assert await vector_counts(fresh) == before
     assert "another length" in (await fresh.status())["embedder"]["error"]
+
+
+async def test_vectors_another_process_embedded_with_another_model_are_no_error(
+    make_client, settings, fake_ollama, make_settings
+):
+    # `arcology-oracle index --embed-model other` run beside the daemon replaces every
+    # vector with vectors of another length. The daemon's queries met them in its
+    # in-memory index: HTTP 500 on every route that embeds a query. Now they are
+    # answered by keywords, and the daemon embeds everything again with its own model.
+    client = await make_client(settings)
+    assert (await client.get("/search", params={"q": "covering index"})).status == 200  # its length kept
+    fake_ollama.state.models.append(FakeModel("other-embed", kind="embedding", dims=128, salt="v2"))
+    other = OracleIndex(make_settings(ollama_host=fake_ollama.url, embed_model="other-embed"))
+    await other.start()
+    try:
+        await other.reconcile()
+        await other.embed_pending()
+        assert (await other.status())["embedder"]["dims"] == 128
+    finally:
+        await other.close()
+    for send in (
+        lambda: client.get("/search", params={"q": "covering index"}),
+        lambda: client.post("/similar", json={"text": "a covering index for the query"}),
+        lambda: client.post("/ask", json={"question": "what is a covering index?"}),
+    ):
+        response = await send()
+        assert response.status == 200, await response.text()
+
+    async def embedded_again():
+        status = await (await client.get("/status")).json()
+        return status["embedder"]["dims"] == 256 and status["pending"] == 0
+
+    await wait_until(embedded_again, timeout=30)
+    body = await (await client.get("/search", params={"q": "covering index"})).json()
+    assert body["mode"] == "hybrid" and body["results"]

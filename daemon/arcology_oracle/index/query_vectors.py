@@ -74,12 +74,10 @@ class QueryVectors:
         self.embedder, self.state = embedder, state
         self._stored_dims, self._replaced = stored_dims, replaced
         self._cache: OrderedDict[str, list[float]] = OrderedDict()
-        self._fits: int | None = None  # a length known to be the index's
 
     def forget(self) -> None:
         """Drop every cached vector (the index's model changed)."""
         self._cache.clear()
-        self._fits = None
 
     async def query(self, text: str) -> list[float] | None:
         """The embedding of a query, or None when the embedder is unavailable or gives
@@ -87,7 +85,8 @@ class QueryVectors:
         key = "q:" + text
         if key in self._cache:
             self._cache.move_to_end(key)
-            return self._cache[key]
+            cached = self._cache[key]
+            return cached if await self._fit({len(cached)}) else None
         vector = await self._embedded(lambda: self.embedder.embed_query(text))
         if vector is None or not await self._fit({len(vector)}):
             return None
@@ -97,17 +96,18 @@ class QueryVectors:
         """The embeddings of ``texts`` as documents (cached as queries are: an unsaved
         heading is posted again each time point comes back to it), those not cached in
         one batch; None as :meth:`query`."""
+        if not texts:
+            return []
         found: dict[str, list[float]] = {}
         for text in texts:
             if "d:" + text in self._cache:
                 self._cache.move_to_end("d:" + text)
                 found[text] = self._cache["d:" + text]
         missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            vectors = await self._embedded(lambda: self.embedder.embed_documents(missing))
-            if vectors is None or not await self._fit({len(v) for v in vectors}):
-                return None
-            found |= {t: self._remember("d:" + t, v) for t, v in zip(missing, vectors)}
+        vectors = await self._embedded(lambda: self.embedder.embed_documents(missing)) if missing else []
+        if vectors is None or not await self._fit({len(v) for v in [*found.values(), *vectors]}):
+            return None
+        found |= {t: self._remember("d:" + t, v) for t, v in zip(missing, vectors)}
         return [found[t] for t in texts]
 
     def _remember(self, key: str, vector) -> list[float]:
@@ -134,14 +134,13 @@ class QueryVectors:
 
     async def _fit(self, lengths: set[int]) -> bool:
         """Whether vectors of ``lengths`` can be searched in the index: of its vectors'
-        length, or it holds none. A length it knows is checked once. Another one tells the
-        index (``replaced``) and pauses queries' embeddings as a failure does
-        (:meth:`EmbedderState.queries_wait`: until the embedder answers the index again)."""
-        if lengths == {self._fits}:
-            return True
+        length, or it holds none. Asked of the index at every query, cached vectors too:
+        another process (``arcology-oracle index`` with another model) may have replaced
+        the stored vectors since. Another length tells the index (``replaced``) and
+        pauses queries' embeddings as a failure does (:meth:`EmbedderState.queries_wait`:
+        until the embedder answers the index again)."""
         stored = await self._stored_dims()
         if stored is None or lengths == {stored}:
-            self._fits = stored
             return True
         log.warning(
             "the embedding model %s gives vectors of %s dimensions, the index's have %d: searching by keywords",
