@@ -171,13 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("index", parents=[common], help="index (or re-index) a roam directory, then embed what is pending")
-    p.add_argument("roam_dir", type=Path, nargs="?", help="the org-roam directory (default: the configured roam_dir)")
+    _roam_dir_argument(p)
     p.add_argument("--no-embed", action="store_true", help="only read the notes; leave embeddings pending")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", parents=[common], help="search headings (hybrid, or keyword-only without vectors)")
     p.add_argument("query")
-    p.add_argument("-k", type=int, default=10, help="number of results (default 10)")
+    p.add_argument("-k", type=_count(100), default=10, help="number of results, 1 to 100 (default 10)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_search)
 
@@ -186,8 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--node", help="a node ID")
     group.add_argument("--file", help="a file relative to the roam dir (with --line)")
     group.add_argument("--text", help="free text")
-    p.add_argument("--line", type=int, default=1)
-    p.add_argument("-k", type=int, default=10)
+    p.add_argument("--line", type=_line, default=1, help="the heading at this line of --file (default 1)")
+    p.add_argument("-k", type=_count(100), default=10, help="number of results, 1 to 100 (default 10)")
     p.add_argument("--exclude-linked", action="store_true", help="hide nodes already linked from or to the node")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_similar)
@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("doctor", parents=[common], help="check the index against the notes (and --repair it)")
-    p.add_argument("roam_dir", type=Path, nargs="?", help="the org-roam directory (default: the configured roam_dir)")
+    _roam_dir_argument(p)
     p.add_argument("--repair", action="store_true", help="fix what is found (stop the daemon first)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_doctor)
@@ -220,14 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", parents=[common], help="ask a question; the answer streams, grounded in your notes")
     p.add_argument("question", nargs="?", default="", help="the question (may be empty with --buffer)")
     p.add_argument("--buffer", type=Path, help="a file whose text the question is about ('-' for stdin)")
-    p.add_argument("-k", type=int, default=8, help="at most this many notes (default 8)")
+    p.add_argument("-k", type=_count(50), default=8, help="at most this many notes, 1 to 50 (default 8)")
     p.add_argument("--model", help="chat model (default: the configured chat_model)")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("summarize", parents=[common], help="summarize a note (cached until it changes)")
     p.add_argument("node", help="the node ID")
     p.add_argument("--question", help="focus the summary on this question (not cached)")
-    p.add_argument("-k", type=int, default=5, help=argparse.SUPPRESS)
+    p.add_argument("-k", type=_count(50), default=5, help=argparse.SUPPRESS)
     p.add_argument("--model", help="chat model (default: the configured chat_model)")
     p.set_defaults(func=cmd_summarize)
 
@@ -237,12 +237,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(high: int):
+    """An argparse type: an integer in ``[1, high]`` (how many results, or a line), as the
+    HTTP API takes them."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not 1 <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from 1 to {high}, not {value}")
+        return value
+
+    return parse
+
+
+def _line(text: str) -> int:
+    """An argparse type: a line number, as the HTTP API takes it."""
+    from .http.schemas import MAX_LINE  # (pydantic and the API's models: not for every command)
+
+    return _count(MAX_LINE)(text)
+
+
+def _roam_dir_argument(p: argparse.ArgumentParser) -> None:
+    """The notes directory as ``DIR`` or as ``--roam-dir DIR``, the way ``serve`` takes it."""
+    where = "the org-roam directory (default: the configured roam_dir)"
+    p.add_argument("roam_dir", type=Path, nargs="?", help=where)
+    p.add_argument("--roam-dir", type=Path, dest="roam_dir_option", metavar="ROAM_DIR", help="the same as ROAM_DIR")
+
+
+def _roam_dir(args) -> Path | None:
+    given = {d for d in (getattr(args, "roam_dir", None), getattr(args, "roam_dir_option", None)) if d is not None}
+    if len(given) > 1:
+        raise ConfigError("two roam directories given: " + " and ".join(map(str, sorted(given))))
+    return next(iter(given), None)
+
+
 def settings_from_args(args) -> Settings:
     overrides: dict[str, Any] = {
         "db_path": args.db,
         "ollama_host": args.ollama_host,
         "embed_model": args.embed_model,
-        "roam_dir": getattr(args, "roam_dir", None),
+        "roam_dir": _roam_dir(args),
         "host": getattr(args, "host", None),
         "port": getattr(args, "port", None),
         "allowed_hosts": getattr(args, "allowed_hosts", None),
@@ -282,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `arcology-oracle search x | head -1`: the reader is gone, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # for the flush at exit
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

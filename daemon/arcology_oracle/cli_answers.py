@@ -22,7 +22,7 @@ def print_results(mode: str, results, as_json: bool, note: str | None = None) ->
     if not results:
         print(f"no results ({mode} mode)")
         return
-    print(f"{len(results)} results ({mode} mode){' - ' + note if note else ''}")
+    print(f"{len(results)} result{'s' if len(results) != 1 else ''} ({mode} mode){' - ' + note if note else ''}")
     for i, r in enumerate(results, 1):
         parts = [*r.olp, r.heading]
         if r.title not in parts:

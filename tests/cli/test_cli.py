@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from arcology_oracle import __version__
 from tests.org_samples import EXAMPLE_QUERIES
@@ -84,3 +85,68 @@ async def test_keyword_mode_scores_never_rise_down_the_list(tmp_path, roam_dir):
     scores = [r["score"] for r in body["results"]]
     assert body["mode"] == "keyword" and len(scores) >= 5
     assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+
+
+async def test_the_roam_directory_as_an_option_as_serve_takes_it(tmp_path, roam_dir):
+    db = str(tmp_path / "o.db")
+    code, out, err = await run_cli("index", "--roam-dir", str(roam_dir), "--db", db, "--no-embed")
+    assert code == 0 and "indexed" in out, err
+    code, out, err = await run_cli("doctor", "--roam-dir", str(roam_dir), "--db", db)
+    assert code == 0 and "agrees" in out, err
+    code, _, err = await run_cli("index", str(roam_dir), "--roam-dir", str(tmp_path), "--db", db, "--no-embed")
+    assert code == 2 and "two roam directories given" in err and "Traceback" not in err
+
+
+async def test_counts_outside_what_the_api_takes_are_refused(tmp_path, roam_dir):
+    db = str(tmp_path / "k.db")
+    assert (await run_cli("index", str(roam_dir), "--db", db, "--no-embed"))[0] == 0
+    for args, bound in (
+        (("search", "covering", "-k", "0"), "1 to 100, not 0"),
+        (("search", "covering", "-k", "101"), "1 to 100, not 101"),
+        (("similar", "--text", "covering", "-k", "-3"), "1 to 100, not -3"),
+        (("ask", "what is a covering index?", "-k", "51"), "1 to 50, not 51"),
+        (("search", "covering", "-k", "many"), "not a number: 'many'"),
+        (("similar", "--file", "inbox.org", "--line", "0"), "1 to 10000000, not 0"),
+        (("similar", "--file", "inbox.org", "--line", "99999999999999999999"), "not 99999999999999999999"),
+    ):
+        code, out, err = await run_cli(*args, "--db", db, "--ollama-host", "http://127.0.0.1:9")
+        assert code == 2 and bound in err and not out, (args, out, err)
+    code, out, err = await run_cli("search", "covering index", "-k", "1", "--db", db, "--ollama-host", "http://127.0.0.1:9")
+    assert code == 0 and out.startswith("1 result (keyword mode)"), err
+
+
+async def test_the_doctor_without_the_notes_directory_says_so_and_repairs_nothing(tmp_path, roam_dir):
+    # With no notes directory given, the configured one (~/org-roam) is checked: when it
+    # does not exist the doctor said "the index agrees with the notes" having compared
+    # nothing, with --repair too.
+    db = str(tmp_path / "n.db")
+    assert (await run_cli("index", str(roam_dir), "--db", db, "--no-embed"))[0] == 0
+    _, status_before, _ = await run_cli("status", "--db", db, "--json")
+    missing = tmp_path / "unmounted"
+    for repair in ((), ("--repair",)):
+        code, out, err = await run_cli("doctor", str(missing), "--db", db, *repair)
+        assert code == 1, (out, err)
+        assert f"the notes directory {missing} does not exist" in out and "agrees" not in out
+    _, status_after, _ = await run_cli("status", "--db", db, "--json")
+    kept = ("files", "headings", "chunks")
+    assert {k: json.loads(status_after)[k] for k in kept} == {k: json.loads(status_before)[k] for k in kept}
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path, roam_dir):
+    # `arcology-oracle search x | head -1`: the reader leaves; the CLI printed a traceback.
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "p.db")
+    subprocess.run([sys.executable, "-m", "arcology_oracle", "index", str(roam_dir), "--db", db, "--no-embed"],
+                   check=True, capture_output=True)  # fmt: skip
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "arcology_oracle", "search", "covering index", "--db", db, "--ollama-host", "http://127.0.0.1:9"],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr

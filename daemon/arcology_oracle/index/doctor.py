@@ -29,6 +29,7 @@ class Diagnosis(IntegrityReport):
     (:class:`~arcology_oracle.store.integrity.IntegrityReport`); the file lists compare
     it with the notes."""
 
+    notes_dir_missing: str | None = None  # the notes directory, when it does not exist
     missing_files: list[str] = field(default_factory=list)  # indexed, gone from disk
     new_files: list[str] = field(default_factory=list)  # on disk, not indexed, not private
     changed_files: list[str] = field(default_factory=list)  # content differs from the index
@@ -43,6 +44,8 @@ class Diagnosis(IntegrityReport):
             out.append(f"SQLite integrity check: {self.integrity}")
         if self.fts != "ok":
             out.append(f"full-text index: {self.fts}")
+        if self.notes_dir_missing:
+            out.append(f"the notes directory {self.notes_dir_missing} does not exist: nothing was compared with the notes")
         for name, files in (("missing from disk", self.missing_files), ("not indexed", self.new_files), ("changed since indexed", self.changed_files)):
             if files:
                 shown = ", ".join(files[:5]) + (" ..." if len(files) > 5 else "")
@@ -57,10 +60,14 @@ class Diagnosis(IntegrityReport):
 
 
 def diagnose(settings: Settings, store: Store) -> Diagnosis:
-    """Compare the store with itself and with the files under ``settings.roam_dir``."""
+    """Compare the store with itself and with the files under ``settings.roam_dir``
+    (a problem of its own when that directory does not exist: an unmounted disk or a
+    mistyped path is no agreement)."""
     d = Diagnosis(**asdict(store.check_integrity()))
     known = store.file_states()
-    if settings.roam_dir.is_dir():
+    if not settings.roam_dir.is_dir():
+        d.notes_dir_missing = str(settings.roam_dir)
+    else:
         on_disk = dict(iter_org_files(settings.roam_dir, settings.exclude_globs))
         d.missing_files = sorted(known.keys() - on_disk.keys())
         options, real_root = Indexer(settings, store).parse_options, os.path.realpath(settings.roam_dir)
