@@ -128,6 +128,8 @@ def cmd_doctor(settings: Settings, args) -> int:
             print(("found: " if not before.ok else "") + line)
         if args.repair and not before.ok:
             print("after repair: " + ("; ".join(after.problems()) or "the index agrees with the notes"))
+        elif before.notes_dir_missing:
+            print("give the notes directory: `arcology-oracle doctor DIR`")
         elif not before.ok:
             print("run `arcology-oracle doctor --repair` to fix (stop the daemon first)")
     return 0 if after.ok else 1

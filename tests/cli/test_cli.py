@@ -127,6 +127,7 @@ async def test_the_doctor_without_the_notes_directory_says_so_and_repairs_nothin
         code, out, err = await run_cli("doctor", str(missing), "--db", db, *repair)
         assert code == 1, (out, err)
         assert f"the notes directory {missing} does not exist" in out and "agrees" not in out
+        assert "--repair` to fix" not in out
     _, status_after, _ = await run_cli("status", "--db", db, "--json")
     kept = ("files", "headings", "chunks")
     assert {k: json.loads(status_after)[k] for k in kept} == {k: json.loads(status_before)[k] for k in kept}
