@@ -213,3 +213,35 @@ async def test_vectors_another_process_embedded_with_another_model_are_no_error(
     await wait_until(embedded_again, timeout=30)
     body = await (await client.get("/search", params={"q": "covering index"})).json()
     assert body["mode"] == "hybrid" and body["results"]
+
+
+async def test_a_model_check_ollama_fails_drops_nothing_and_is_asked_again(
+    make_client, settings, fake_ollama, monkeypatch
+):
+    # A query meets a replaced model while Ollama fails to describe it (/api/show): the
+    # check in the background cannot say the model changed, so no vector is dropped and
+    # the query is answered by keywords; once the pause after a failure is over (none
+    # here), the next query checks again and the index starts over with the new model.
+    from arcology_oracle.index import query_vectors
+
+    monkeypatch.setattr(query_vectors, "QUERY_PAUSE_SECONDS", 0.0)
+    client = await make_client(settings)
+    before = await vector_counts(client.index)
+    fake_ollama.state.remove_model("nomic-embed-text")
+    fake_ollama.state.models.append(FakeModel("nomic-embed-text", kind="embedding", dims=128, salt="v2"))
+    fake_ollama.state.fault_paths, fake_ollama.state.fail_status = {"/api/show"}, 500
+    body = await (await client.get("/search", params={"q": "covering index"})).json()
+    assert body["mode"] == "keyword" and body["results"]
+    await client.index._model_check
+    assert fake_ollama.state.count("/api/show")
+    assert await vector_counts(client.index) == before
+    assert (await (await client.get("/status")).json())["embedder"]["dims"] == 256
+
+    fake_ollama.state.fail_status = None
+    assert (await client.get("/search", params={"q": "covering index"})).status == 200
+
+    async def embedded_again():
+        status = await (await client.get("/status")).json()
+        return status["embedder"]["dims"] == 128 and status["pending"] == 0
+
+    await wait_until(embedded_again, timeout=30)
