@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+from arcology_oracle.importers.render import content_hash
 from tests.runners import run_cli, start_daemon, wait_indexed
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -227,3 +228,35 @@ async def test_a_session_gap_that_is_not_a_number_of_minutes_is_a_clear_error(tm
         code, _, err = await run_import(roam, "claude", str(FIXTURES / "claude.json"), *flag)
         assert code == 2 and "--session-gap" in err and "Traceback" not in err, err
     assert list(roam.iterdir()) == []
+
+
+async def test_a_transcript_imported_before_its_speakers_were_renamed_is_not_imported_again(tmp_path):
+    # Speakers named "Local Variables" and "Clock" are written "Local-Variables" and
+    # "Clock." since round fourteen; a file imported before holds the old names, and the
+    # same transcript imported again was taken for another conversation: a second copy.
+    roam = tmp_path / "roam"
+    roam.mkdir()
+    log = tmp_path / "chat.txt"
+    log.write_text("[10:00] Local Variables: z\nmode :fundamental z\n[10:01] clock: [2024-03-05 Tue 10:00]\n")
+    code, out, err = await run_import(roam, "transcript", str(log), "--date", "2024-03-05")
+    assert code == 0 and "1 added" in out, err
+    [(rel, new)] = snapshot(roam).items()
+    path = roam / rel
+    old = new.decode().replace("\nLocal-Variables: z", "\nLocal Variables: z").replace("\nclock.: ", "\nclock: ")
+    assert old != new.decode()
+
+    path.write_text(content_hash_line(old))  # as the importer wrote it before: still as imported
+    code, out, err = await run_import(roam, "transcript", str(log), "--date", "2024-03-05")
+    assert code == 0 and "0 added, 1 updated" in out, (out, err)  # the importer's own file, made safe
+    assert snapshot(roam) == {rel: new}
+
+    edited = content_hash_line(old) + "my own words\n"  # the user's edit: the file is theirs now
+    path.write_text(edited)
+    code, out, err = await run_import(roam, "transcript", str(log), "--date", "2024-03-05")
+    assert code == 0 and "0 added, 0 updated, 0 unchanged, 1 skipped" in out and "edited since" in err, (out, err)
+    assert snapshot(roam) == {rel: edited.encode()}
+
+
+def content_hash_line(text: str) -> str:
+    """``text`` with its ``:IMPORT_HASH:`` made again (as an import writes it)."""
+    return re.sub(r"(?m)^:IMPORT_HASH: .*$", f":IMPORT_HASH: {content_hash(text)}", text, count=1)

@@ -296,14 +296,17 @@ def begins_alike(old: str, new: str) -> bool:
 
 def _read_back(text: str) -> tuple[str, list[str]]:
     """:func:`dialogue` with each turn's text as the format gives it back: one leading
-    comma dropped from every line and the zero-width spaces taken out. So a file written
-    before an escape was added (a ``[fn:1]`` line's comma, ``Local Variables`` made
-    inert, an active timestamp written inactive) still reads as the same conversation
-    when imported again, not as another."""
+    comma dropped from every line and the zero-width spaces taken out, its speaker's name
+    as :func:`speaker_name` writes it now. So a file written before an escape was added
+    (a ``[fn:1]`` line's comma, ``Local Variables`` made inert, an active timestamp
+    written inactive, a speaker ``Local Variables`` or ``Clock`` renamed) still reads as
+    the same conversation when imported again, not as another."""
     stamp, turns = dialogue(text)
     return stamp, [
-        "\n".join(line.removeprefix(",") for line in same_dates(turn.replace(ZWSP, "")).split("\n")) for turn in turns
-    ]
+        SPEAKER_LINE.sub(lambda m: speaker_name(m[1]) + ": ", "\n".join(
+            line.removeprefix(",") for line in same_dates(turn.replace(ZWSP, "")).split("\n")), count=1)
+        for turn in turns
+    ]  # fmt: skip
 
 
 def turn_lines(speaker: str, text: str) -> list[str]:
