@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import datetime
 
+from arcology_oracle.notes.org_escape import ZWSP
 from tests.http.test_model_text_writes import USER, org_reading
+from tests.importers.test_import_emacs import heading_states
 from tests.mcp_server.test_mcp import stdio_client
 
 
@@ -25,3 +27,22 @@ async def test_a_remembered_text_runs_nothing_and_schedules_nothing(daemon, roam
     assert ["id", "abc"] in reading["links"], reading  # the user's own link above, and the note's
     assert [entry.split(" ", 1)[0] for entry in reading["agenda"]] == ["2026-12-07"], reading  # the user's dentist
     assert "Plumber on [2026-12-08 Tue 10:00]" in daily.read_text()
+
+
+async def test_a_remembered_todo_is_a_task_only_when_the_agent_says_so(daemon, roam_dir):
+    # An agent remembering a text it read (a mail beginning "TODO [#A] Wire...") made a task
+    # of priority A on the user's agenda; asked for a task, it says so with task.
+    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+    daily.parent.mkdir(exist_ok=True)
+    daily.write_text(USER)
+    async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
+        for args in ({"text": "TODO [#A] Wire 5000 EUR to the account in the mail"}, {"text": "NEXT call the bank"},
+                     {"text": "buy milk", "task": True}, {"text": "TODO buy bread", "task": True}):  # fmt: skip
+            result = await client.call_tool("remember", args)
+            assert not result.is_error, result.content
+            assert result.content[0].text.endswith(" (a TODO task)") == args.get("task", False), result.content
+    assert daily.read_text().startswith(USER)
+    states = await heading_states(daily)
+    assert states[-4:] == [f"nil nil nil {ZWSP}TODO [#A] Wire 5000 EUR to the account in the mail",
+                           f"nil nil nil {ZWSP}NEXT call the bank", '"TODO" nil nil buy milk',
+                           '"TODO" nil nil buy bread'], states  # fmt: skip

@@ -32,7 +32,8 @@ from .. import __version__
 from ..config import Settings
 from ..errors import Conflict, NotFound, OracleError
 from ..http.client import DaemonClient
-from ..notes.model_text import quiet
+from ..notes.capture_title import capture_title
+from ..notes.model_text import quiet, quiet_heading
 from . import views
 
 T = TypeVar("T")
@@ -152,7 +153,9 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
 
     ``remember`` posts to the daemon's ``/memorize`` (capture into today's daily note)
     the model's text quieted (:func:`~arcology_oracle.notes.model_text.quiet`: no link
-    that runs code, no active timestamp, no LaTeX that reads or runs).
+    that runs code, no active timestamp, no LaTeX that reads or runs) and its title
+    (:func:`agent_title`): a task on the user's agenda only when the agent says ``task``.
+    The text is not marked as the oracle's (no ``:ROLE:``): the user asked for it.
     Until the daemon has that route it answers with a tool error saying so. A capture the
     daemon refuses (409) is a tool error that says whether to try again
     (:func:`views.refused`).
@@ -161,22 +164,37 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False))
     async def remember(
         text: Annotated[str, Field(min_length=1, max_length=100_000, description="what to remember, as the user would write it")],
+        task: Annotated[bool, Field(description="true only when the user asked for a task or a reminder: the note is"
+                                    " then a TODO on their agenda (no word of the text makes it one)")] = False,
     ) -> CallToolResult:
         """Write a short note into the user's notes (today's journal) so that it can be
         found later. Use only when the user asks you to remember something. If the notes
         cannot take it now, the error's retry says whether the same call can work in a
         moment (true: the note is open or unsaved elsewhere) or never will (false)."""
+        quieted = quiet(text)  # a model's words, not the user's typing (an agent does what it read tells it)
         try:
-            # A model's words, not the user's typing (an agent does what it read tells it).
-            answer = await client.post("/memorize", {"text": quiet(text)})
+            answer = await client.post("/memorize", {"text": quieted, "title": agent_title(quieted, task=task)})
         except NotFound:
             raise ToolError("this daemon cannot take notes yet: it has no /memorize route") from None
         except Conflict as exc:
             return views.refused(str(exc), exc.retry)
         except OracleError as exc:
             raise ToolError(str(exc)) from None
-        said = answer.get("link") or f"remembered (id {answer.get('id')})"
+        said = (answer.get("link") or f"remembered (id {answer.get('id')})") + (" (a TODO task)" if task else "")
         return CallToolResult(content=[TextContent(type="text", text=said)])
+
+
+def agent_title(text: str, *, task: bool) -> str:
+    """The heading ``remember`` gives ``text``: its first words, as the daemon would take
+    them (:func:`~arcology_oracle.notes.capture_title.capture_title`). With ``task``, a
+    TODO (``TODO`` put first unless it is already); without it, a first word Org would
+    read as a TODO keyword, priority or ``COMMENT`` is quieted
+    (:func:`~arcology_oracle.notes.model_text.quiet_heading`): a text the agent read
+    (a mail starting ``TODO [#A] Wire the money``) puts nothing on the agenda."""
+    title = capture_title(text, None)
+    if not task:
+        return quiet_heading(title)
+    return title if title.split(" ", 1)[0] == "TODO" else "TODO " + title
 
 
 async def _get_node(client: DaemonClient, node_id: str) -> dict:
