@@ -106,7 +106,7 @@ def cmd_import(settings: Settings, args) -> int:
     bar.finish()
     summary = batch.commit()
     where = target.resolve().relative_to(roam.resolve()).as_posix()
-    print(
+    say(
         f"{args.file.name}: {conversations} conversation{'' if conversations == 1 else 's'}"
         f"{f' ({empty} empty, left out)' if empty else ''} -> {where}/: "
         f"{len(summary.added)} added, {len(summary.updated)} updated, {len(summary.unchanged)} unchanged, "
@@ -115,14 +115,21 @@ def cmd_import(settings: Settings, args) -> int:
     for kind, paths in (("added", summary.added), ("updated", summary.updated)):
         if len(summary.added) + len(summary.updated) <= LIST_AT_MOST:
             for path in paths:
-                print(f"  {kind}: {path}")
+                say(f"  {kind}: {path}")
     for note in summary.notes:
-        print(f"  {note}")
+        say(f"  {note}")
     for path, reason in summary.skipped.items():
         print(f"  skipped: {path}: {reason}", file=sys.stderr)
     if summary.added or summary.updated:
         print("the daemon indexes them when it sees them (without it: arcology-oracle index)")
     return 0
+
+
+def say(line: str) -> None:
+    """Print ``line``, a name in it holding bytes that are not UTF-8 (a file named in
+    Latin-1) with those as ``\\xNN``: standard output takes Unicode only where the locale
+    is UTF-8, and the import is done by then."""
+    print(line.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
 
 
 class _WriteError(Exception):

@@ -4,6 +4,7 @@ updates what changed, never touches what the user edited, all or nothing."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -260,3 +261,21 @@ async def test_a_transcript_imported_before_its_speakers_were_renamed_is_not_imp
 def content_hash_line(text: str) -> str:
     """``text`` with its ``:IMPORT_HASH:`` made again (as an import writes it)."""
     return re.sub(r"(?m)^:IMPORT_HASH: .*$", f":IMPORT_HASH: {content_hash(text)}", text, count=1)
+
+
+async def test_a_transcript_whose_name_is_not_utf8_is_imported_as_utf8(tmp_path):
+    # A log named on an older system in Latin-1 ("café.txt" as b"caf\xe9.txt"): its name,
+    # the conversation's key and title, made the import crash with a traceback.
+    roam, logs = tmp_path / "roam", tmp_path / "logs"
+    roam.mkdir()
+    logs.mkdir()
+    log = logs / os.fsdecode(b"caf\xe9 standup.txt")
+    log.write_text("[10:00] Ana: hello\n")
+    utf8_locale = {**ENV, "PYTHONIOENCODING": "utf-8:strict"}  # standard output as in a UTF-8 locale
+    for path, done in ((logs, "1 added"), (log, "1 unchanged")):  # a folder of logs, then the file alone
+        code, out, err = await run_cli("import", "transcript", str(path), "--date", "2024-03-05", "--roam-dir",
+                                       str(roam), env=utf8_locale)  # fmt: skip
+        assert code == 0 and done in out, (out, err)
+    assert "caf\\xe9 standup.txt: 1 conversation" in out, out
+    [(rel, data)] = snapshot(roam).items()
+    assert "\n* [2024-03-05 Tue 10:00] caf\ufffd standup\n" in data.decode("utf-8"), data

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .model import Conversation, MalformedExport, Message
-from .transcripts import read_text, start_time
+from .transcripts import file_name, read_text, start_time
 
 SPEAKERS = frozenset(
     {"user", "assistant", "human", "ai", "me", "you", "chatgpt", "gpt", "claude", "gemini", "bard", "copilot",
@@ -72,7 +72,8 @@ def read_markdown(path: Path, *, date: datetime.datetime | None = None, speakers
     start, timed = start_time(path, date or found_date)
     for message in messages:
         message.time = start
-    return Conversation("markdown", path.name, title or path.stem, messages, start, timed)
+    key, stem = file_name(path)
+    return Conversation("markdown", key, title or stem, messages, start, timed)
 
 
 def _turn_start(line: str, names: frozenset[str]) -> tuple[str, str] | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import srt
 import webvtt
@@ -50,6 +50,15 @@ def read_text(path: Path) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def file_name(path: Path) -> tuple[str, str]:
+    """A file's name as a conversation's key, and its stem as its title: Unicode whatever
+    bytes the name holds. A name written in another coding (Latin-1's ``caf\\xe9.txt``)
+    keeps each byte that is not UTF-8 as ``\\xNN`` in the key (distinct, and the same at
+    each import) and as U+FFFD in the title (no byte the org file could not hold)."""
+    raw = os.fsencode(path.name)
+    return raw.decode("utf-8", "backslashreplace"), PurePath(raw.decode("utf-8", "replace")).stem
+
+
 def start_time(path: Path, date: datetime.datetime | None, duration: datetime.timedelta = datetime.timedelta()) -> tuple[datetime.datetime, bool]:
     """When a file's conversation began, and whether that includes a time of day:
     ``date`` (``--date``; midnight reads as a day alone), else a ``YYYY-MM-DD`` (optionally with ``HH:MM``) in the file's
@@ -73,7 +82,7 @@ def read_transcript(path: Path, *, date: datetime.datetime | None = None) -> Con
     """A ``[HH:MM] Name: text`` transcript; see the module docstring."""
     name = str(path)
     day = start_time(path, date)[0].date()
-    conversation = Conversation("transcript", path.name, path.stem)
+    conversation = Conversation("transcript", *file_name(path))
     last: datetime.datetime | None = None
     lines: list[str] = []
     for n, line in enumerate(read_text(path).split("\n"), 1):
@@ -141,7 +150,7 @@ def _cues(path: Path, fmt: str, cues: list[tuple[int, int, str | None, str]], da
     if not cues:
         raise MalformedExport(str(path), "", "no cues in the file")
     start, timed = start_time(path, date, datetime.timedelta(seconds=max(c[1] for c in cues)))
-    conversation = Conversation(fmt, path.name, path.stem, time=start, timed=timed)
+    conversation = Conversation(fmt, *file_name(path), time=start, timed=timed)
     speaker: str | None = None
     for n, (begin, _end, voice, text) in enumerate(cues, 1):
         text = " ".join(text.split())
