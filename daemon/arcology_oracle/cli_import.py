@@ -21,6 +21,7 @@ import dataclasses
 import datetime
 import hashlib
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from .notes.capture import clean_tags
 from .notes.files import resolve_inside
 
 LIST_AT_MOST = 20
+_STAMP = re.compile(r"\[(\d{4})-(\d{2})-(\d{2})(?: [^]\d ]+)?(?: (\d{2}):(\d{2}))?\]")
 # Off a terminal, a JSON export this large logs a line per 10% read.
 LOG_PROGRESS_BYTES = 8 * 2**20
 
@@ -146,10 +148,16 @@ def _rendered(batch: ImportBatch, conversation: Conversation, tags: list[str], g
     conversation is keyed by its file's name, so an earlier file of that name may hold
     another one: then it is keyed by its name and its first date and turn (the same
     conversation, grown, keeps updating that file), else by its name and all of its
-    turns, and imported beside the earlier file."""
+    turns, and imported beside the earlier file. One dated by its file's modification
+    time (a guess) is first taken at the date the earlier file has: the same log copied,
+    or grown another day, is that conversation, not another."""
     rendered = render(conversation, tags=tags, gap=gap)
     if conversation.format not in EXTENSIONS or (earlier := batch.holds_another(rendered)) is None:
         return rendered
+    if conversation.guessed and (dated := _dated_as_before(batch, conversation, rendered)):
+        again = render(dated, tags=tags, gap=gap)
+        if batch.holds_another(again) is None:
+            return again
     stamp, turns = dialogue(rendered.text)
     for part in (turns[:1], turns):
         digest = hashlib.sha256("\n\n".join([stamp, *part]).encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -159,6 +167,26 @@ def _rendered(batch: ImportBatch, conversation: Conversation, tags: list[str], g
     batch.summary.notes.append(f"{conversation.key}: kept apart from {earlier}, another conversation of that file name "
                                "(another first date or other turns)")  # fmt: skip
     return rendered
+
+
+def _dated_as_before(batch: ImportBatch, conversation: Conversation, rendered: RenderedFile) -> Conversation | None:
+    """``conversation``, whose file ``rendered`` is, with its times moved so that its first
+    heading has the time the earlier file of its ID has on its own; None without one."""
+    found = batch.earlier(rendered)
+    before, now = (_stamp_time(dialogue(text)[0]) for text in (found[1] if found else "", rendered.text))
+    if before is None or now is None:
+        return None
+    shift = before - now
+    return dataclasses.replace(
+        conversation, time=conversation.time and conversation.time + shift,
+        messages=[dataclasses.replace(m, time=m.time and m.time + shift) for m in conversation.messages],
+    )  # fmt: skip
+
+
+def _stamp_time(stamp: str) -> datetime.datetime | None:
+    """The moment of an inactive timestamp as :func:`~.importers.render.render` writes it."""
+    m = _STAMP.fullmatch(stamp)
+    return datetime.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0), int(m[5] or 0)) if m else None
 
 
 def _target(roam: Path, into: Path) -> Path:

@@ -279,3 +279,32 @@ async def test_a_transcript_whose_name_is_not_utf8_is_imported_as_utf8(tmp_path)
     assert "caf\\xe9 standup.txt: 1 conversation" in out, out
     [(rel, data)] = snapshot(roam).items()
     assert "\n* [2024-03-05 Tue 10:00] caf\ufffd standup\n" in data.decode("utf-8"), data
+
+
+async def test_a_log_dated_by_its_files_time_is_the_same_conversation_once_copied(tmp_path):
+    # A log without a date in its name nor --date is dated by its file's modification
+    # time: the same log copied (cp without -p) or grown another day was dated anew, taken
+    # for another conversation of that name, and imported a second time.
+    roam, logs = tmp_path / "roam", tmp_path / "logs"
+    roam.mkdir()
+    logs.mkdir()
+    log = logs / "meeting.txt"
+    log.write_text("[10:00] Ana: hello\n[10:05] Bo: hi\n")
+    os.utime(log, (1709640000, 1709640000))  # 2024-03-05 12:00 UTC
+    code, out, err = await run_import(roam, "transcript", str(logs))
+    assert code == 0 and "1 added" in out, err
+    first = snapshot(roam)
+    [text] = [data.decode() for data in first.values()]
+    assert "\n* [2024-03-05 Tue 10:00] meeting\n" in text
+    os.utime(log, (1793534400, 1793534400))  # copied on 2026-11-01
+    code, out, err = await run_import(roam, "transcript", str(logs))
+    assert code == 0 and "0 added, 0 updated, 1 unchanged" in out, (out, err)
+    assert snapshot(roam) == first
+    with log.open("a") as fh:
+        fh.write("[10:09] Ana: one more thing\n")
+    os.utime(log, (1793620800, 1793620800))  # grown the next day
+    code, out, err = await run_import(roam, "transcript", str(logs))
+    assert code == 0 and "0 added, 1 updated" in out, (out, err)
+    [(rel, data)] = snapshot(roam).items()
+    assert rel in first and data.decode().endswith("Bo: hi\n\nAna: one more thing\n")
+    assert "\n* [2024-03-05 Tue 10:00] meeting\n" in data.decode()

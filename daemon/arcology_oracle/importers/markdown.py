@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .model import Conversation, MalformedExport, Message
-from .transcripts import file_name, read_text, start_time
+from .transcripts import dated_by_copy, file_name, read_text, start_time
 
 SPEAKERS = frozenset(
     {"user", "assistant", "human", "ai", "me", "you", "chatgpt", "gpt", "claude", "gemini", "bard", "copilot",
@@ -73,7 +73,7 @@ def read_markdown(path: Path, *, date: datetime.datetime | None = None, speakers
     for message in messages:
         message.time = start
     key, stem = file_name(path)
-    return Conversation("markdown", key, title or stem, messages, start, timed)
+    return Conversation("markdown", key, title or stem, messages, start, timed, dated_by_copy(path, date or found_date))
 
 
 def _turn_start(line: str, names: frozenset[str]) -> tuple[str, str] | None:

@@ -40,7 +40,9 @@ class Message:
 class Conversation:
     """One conversation: ``format`` names the importer, ``key`` the conversation within
     it; ``time`` dates it when its messages carry no times; ``timed`` is False when the
-    times hold a day but no time of day (their clock reads midnight)."""
+    times hold a day but no time of day (their clock reads midnight); ``guessed`` when
+    its day is its file's modification time (no date given or found): a copy of the file
+    dates it anew."""
 
     format: str
     key: str
@@ -48,3 +50,4 @@ class Conversation:
     messages: list[Message] = field(default_factory=list)
     time: datetime.datetime | None = None
     timed: bool = True
+    guessed: bool = False

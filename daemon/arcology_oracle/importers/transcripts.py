@@ -63,9 +63,22 @@ def start_time(path: Path, date: datetime.datetime | None, duration: datetime.ti
     """When a file's conversation began, and whether that includes a time of day:
     ``date`` (``--date``; midnight reads as a day alone), else a ``YYYY-MM-DD`` (optionally with ``HH:MM``) in the file's
     name, else the file's modification time less ``duration`` (a recording is saved
-    when it ends)."""
+    when it ends: :func:`dated_by_copy`)."""
     if date is not None:
         return date, bool(date.hour or date.minute or date.second)
+    if named := _name_date(path):
+        return named
+    return datetime.datetime.fromtimestamp(os.stat(path).st_mtime) - duration, True
+
+
+def dated_by_copy(path: Path, date: datetime.datetime | None) -> bool:
+    """Whether :func:`start_time` dates ``path`` by its modification time: a guess, which
+    a copy of the file (or a line added to it another day) changes."""
+    return date is None and _name_date(path) is None
+
+
+def _name_date(path: Path) -> tuple[datetime.datetime, bool] | None:
+    """The ``YYYY-MM-DD`` (with ``HH:MM``) in ``path``'s name, as :func:`start_time` gives it."""
     m = _NAME_DATE.search(path.name)
     if m:
         try:
@@ -75,14 +88,14 @@ def start_time(path: Path, date: datetime.datetime | None, duration: datetime.ti
             return datetime.datetime(y, mo, d), False
         except ValueError:
             pass
-    return datetime.datetime.fromtimestamp(os.stat(path).st_mtime) - duration, True
+    return None
 
 
 def read_transcript(path: Path, *, date: datetime.datetime | None = None) -> Conversation:
     """A ``[HH:MM] Name: text`` transcript; see the module docstring."""
     name = str(path)
     day = start_time(path, date)[0].date()
-    conversation = Conversation("transcript", *file_name(path))
+    conversation = Conversation("transcript", *file_name(path), guessed=dated_by_copy(path, date))
     last: datetime.datetime | None = None
     lines: list[str] = []
     for n, line in enumerate(read_text(path).split("\n"), 1):
@@ -150,7 +163,7 @@ def _cues(path: Path, fmt: str, cues: list[tuple[int, int, str | None, str]], da
     if not cues:
         raise MalformedExport(str(path), "", "no cues in the file")
     start, timed = start_time(path, date, datetime.timedelta(seconds=max(c[1] for c in cues)))
-    conversation = Conversation(fmt, *file_name(path), time=start, timed=timed)
+    conversation = Conversation(fmt, *file_name(path), time=start, timed=timed, guessed=dated_by_copy(path, date))
     speaker: str | None = None
     for n, (begin, _end, voice, text) in enumerate(cues, 1):
         text = " ".join(text.split())

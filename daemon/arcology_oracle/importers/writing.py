@@ -131,18 +131,22 @@ class ImportBatch:
         :func:`~.render.continues` does not continue (writing over it would lose turns);
         for a file edited since, one that does not begin alike. None otherwise (no such
         file, or one that cannot be read: :meth:`stage` says why)."""
+        if (found := self.earlier(rendered)) is None:
+            return None
+        path, old = found
+        same = continues(old, rendered.text) if unchanged_since_import(old) else begins_alike(old, rendered.text)
+        return None if same else self.rel(path)
+
+    def earlier(self, rendered: RenderedFile) -> tuple[Path, str] | None:
+        """The file of ``rendered``'s ID and its text (as :meth:`stage` finds it), None when
+        there is none or it cannot be read."""
         path = self.existing.get(rendered.id) or self.target / rendered.filename
         try:
             found = _read_plain(path)
         except _NotReplaceable:
             return None
-        if found is None:
-            return None
-        old = found[1].decode("utf-8", "surrogateescape")
-        if file_id_of(old) != rendered.id:
-            return None
-        same = continues(old, rendered.text) if unchanged_since_import(old) else begins_alike(old, rendered.text)
-        return None if same else self.rel(path)
+        old = found[1].decode("utf-8", "surrogateescape") if found else None
+        return (path, old) if old is not None and file_id_of(old) == rendered.id else None
 
     def stage(self, rendered: RenderedFile) -> None:
         """Compare ``rendered`` with its file on disk and stage it when it is new or changed."""
