@@ -82,9 +82,9 @@ The daemon's own errors (see `arcology-oracle--daemon-error-p') give
 their message, or for 401 what to set (and the token is looked up
 again at the next request); any other answer means that no daemon
 is at `arcology-oracle-url', whatever it sent (a page, text,
-nothing), and the message says so.  A 409 keeps the daemon's whole
-explanation (why the request was refused is its end), and its
-`retry' is on the message: see `arcology-oracle--retry-p'; so is
+nothing), and the message says so.  How much of the daemon's words
+is kept: see `arcology-oracle--daemon-words'.  A 409's `retry' is on
+the message: see `arcology-oracle--retry-p'; so is
 a 503's `missing_model': see `arcology-oracle--missing-model'."
   (if (arcology-oracle--daemon-error-p data)
       (let ((text (arcology-oracle--with-missing-model
@@ -92,8 +92,7 @@ a 503's `missing_model': see `arcology-oracle--missing-model'."
                    (concat
                     (if (= status 401)
                         (prog1 (arcology-oracle--unauthorized-message) (arcology-oracle--token-refused))
-                      (truncate-string-to-width (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))
-                                                (if (= status 409) 400 160) nil nil "…"))
+                      (arcology-oracle--daemon-words status data))
                     (format " (HTTP %d)" status)))))
         (if (and (= status 409) (assq 'retry data))
             (propertize text 'arcology-oracle-retry (if (alist-get 'retry data) 'yes 'no))
@@ -103,6 +102,18 @@ a 503's `missing_model': see `arcology-oracle--missing-model'."
              (if (memq status '(502 503 504))
                  ", as a proxy does when nothing answers behind it"
                "")))))
+
+(defun arcology-oracle--daemon-words (status data)
+  "Return the daemon's error message in DATA, of HTTP STATUS, on one line.
+Cut at 160 characters, unless it says what the user must do: a
+409's whole explanation (why the request was refused is its end) is
+cut at 400, and one naming the model Ollama lacks (`missing_model':
+its end is the command that pulls it, however long the host and the
+model's name) is never cut."
+  (let ((words (replace-regexp-in-string "[\n\r]+" " " (alist-get 'error data))))
+    (if (arcology-oracle--missing-model (arcology-oracle--with-missing-model data words))
+        words
+      (truncate-string-to-width words (if (= status 409) 400 160) nil nil "…"))))
 
 (defun arcology-oracle--with-missing-model (data message)
   "Return MESSAGE marked with the model that Ollama lacks, named in DATA.

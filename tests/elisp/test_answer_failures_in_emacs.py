@@ -115,3 +115,29 @@ async def test_a_refused_question_does_not_offer_to_ask_again(tmp_path, roam_dir
         text = await driver.buffer_text(ANSWERS)
         assert "(HTTP 400)]\n" in text and "asks again" not in text, text
         assert not (await emacs.state())["errors"]
+
+
+# A model named as Ollama's library names models pulled from Hugging Face: with the host,
+# the daemon's message is over 160 characters.
+LONG_MODEL = "hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M"
+
+
+@pytest.mark.timeout(180)
+async def test_a_long_missing_model_name_is_said_whole_and_once(tmp_path, roam_dir, fake_ollama):
+    """Emacs cut the daemon's error message at 160 characters: with this model's name, Ollama's
+    own words ('... (model "hf.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:… (HTTP 503)');
+    with a longer one the daemon's "try `ollama pull MODEL`" too, the remedy then added
+    again, said twice, once broken. The message naming the missing model is said whole."""
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await emacs.eval(f'(setq arcology-oracle-model "{LONG_MODEL}")')
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "u")
+        said = await driver.message("has no model", since=mark, timeout=20)
+        assert said.endswith(f"(HTTP 503); try `ollama pull {LONG_MODEL}`, then g in {SUMMARY} asks again"), said
+        assert said.count("ollama pull") == 1 and "…" not in said, said
+        text = await driver.buffer_text(SUMMARY)
+        assert f"(HTTP 503); try `ollama pull {LONG_MODEL}`, then g asks again]\n" in text, text
+        assert text.count("ollama pull") == 1, text
+        assert not (await emacs.state())["errors"]
