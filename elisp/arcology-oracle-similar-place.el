@@ -26,8 +26,9 @@
 ;; on a narrow one (`arcology-oracle-similar-min-frame-width'), and
 ;; moved from the one place to the other when the frame is resized
 ;; across that width: a terminal or tmux pane made narrower or wider,
-;; a frame dragged.  Asking for the list and following point is
-;; arcology-oracle-similar.el's.
+;; a frame dragged.  Beside the note means below the org-roam buffer,
+;; in its column, when that is shown.  Asking for the list and
+;; following point is arcology-oracle-similar.el's.
 
 ;;; Code:
 
@@ -46,57 +47,89 @@ resized across this width moves the list.  nil: always where
   :type '(choice (const :tag "Always beside" nil) integer)
   :group 'arcology-oracle)
 
-(defun arcology-oracle--similar-place (&optional frame)
-  "Return `arcology-oracle-similar-display-action', or a place below the note.
-Below, when that action is a side window on the right or left and
-FRAME (default the selected one) is narrower than
-`arcology-oracle-similar-min-frame-width': a side window at the
-bottom, in the slot left of the answers' (their default is slot 0),
-a third of the frame high."
+(defun arcology-oracle--similar-below-p (&optional frame)
+  "Return non-nil when FRAME has the similar notes below the note.
+FRAME is the selected one by default.  That is when
+`arcology-oracle-similar-display-action' is a side window on the
+right or left and FRAME is narrower than
+`arcology-oracle-similar-min-frame-width'."
   (let ((action arcology-oracle-similar-display-action))
-    (if (and arcology-oracle-similar-min-frame-width
-             (< (frame-width frame) arcology-oracle-similar-min-frame-width)
-             (memq #'display-buffer-in-side-window
-                   (let ((functions (car action))) (if (functionp functions) (list functions) functions)))
-             (memq (alist-get 'side (cdr action)) '(left right)))
-        '(display-buffer-in-side-window (side . bottom) (slot . -1) (window-height . 0.3))
-      action)))
+    (and arcology-oracle-similar-min-frame-width
+         (< (frame-width frame) arcology-oracle-similar-min-frame-width)
+         (memq #'display-buffer-in-side-window
+               (let ((functions (car action))) (if (functionp functions) (list functions) functions)))
+         (memq (alist-get 'side (cdr action)) '(left right)))))
 
-(defun arcology-oracle--similar-placed (window &optional place)
+(defun arcology-oracle--similar-place (&optional frame)
+  "Return the `display-buffer' action showing the similar notes in FRAME.
+FRAME is the selected one by default.  Below the note on a frame
+too narrow for the list beside it (see
+`arcology-oracle--similar-below-p'): a side window at the bottom, in
+the slot left of the answers' (their default is slot 0), a third of
+the frame high, as wide as the frame.  Else, when the org-roam
+buffer is shown, the list shares its place, below it (the next slot
+of its side window, or a split of its window), so that the note
+keeps its width; else `arcology-oracle-similar-display-action'."
+  (let ((roam (arcology-oracle--similar-roam-window frame)))
+    (cond
+     ((arcology-oracle--similar-below-p frame)
+      '(display-buffer-in-side-window (side . bottom) (slot . -1) (window-height . 0.3)))
+     ((null roam) arcology-oracle-similar-display-action)
+     ((window-parameter roam 'window-side)
+      `(display-buffer-in-side-window
+        (side . ,(window-parameter roam 'window-side))
+        (slot . ,(1+ (or (window-parameter roam 'window-slot) 0)))))
+     (t `(display-buffer-in-direction (window . ,roam) (direction . below)
+                                      (window-height . 0.5))))))
+
+(defun arcology-oracle--similar-roam-window (&optional frame)
+  "Return the window of FRAME showing the org-roam buffer, or nil.
+FRAME is the selected one by default."
+  (seq-find (lambda (w) (with-current-buffer (window-buffer w)
+                          (derived-mode-p 'org-roam-mode)))
+            (window-list frame 'no-minibuffer)))
+
+(defun arcology-oracle--similar-placed (window)
   "Have WINDOW, the similar list's, follow its frame's width from now on.
-PLACE is the `arcology-oracle--similar-place' WINDOW was shown by,
-default its frame's now.  Only a side window is moved (a list the
-user put in the main window stays there): its frame's resizes are
-watched until no window so placed shows the list any more (see
-`arcology-oracle--similar-frame-resized')."
-  (when (and (window-live-p window) (window-parameter window 'window-side))
-    (set-window-parameter window 'arcology-oracle-similar-place
-                          (or place (arcology-oracle--similar-place (window-frame window))))
+Only a window made for the list (a side window, or one split off for
+it, as below the org-roam buffer) is moved: a list the user put in a
+window of theirs stays there.  Whether its frame had the list below
+the note (`arcology-oracle--similar-below-p') is recorded, and its
+frame's resizes are watched until no window so placed shows the list
+any more (see `arcology-oracle--similar-frame-resized')."
+  (when (and (window-live-p window)
+             (or (window-parameter window 'window-side)
+                 (eq (car (window-parameter window 'quit-restore)) 'window)))
+    ;; In a list, so that a window placed beside the note has a parameter too.
+    (set-window-parameter window 'arcology-oracle-similar-below
+                          (list (and (arcology-oracle--similar-below-p (window-frame window)) t)))
     (add-hook 'window-size-change-functions #'arcology-oracle--similar-frame-resized)))
 
 (defun arcology-oracle--similar-frame-resized (frame)
-  "Move the similar list of FRAME where it would open now, if that changed.
+  "Move the similar list of FRAME where it would open now, by its width.
 In the global `window-size-change-functions', run after a redisplay
 in which a window of FRAME changed its size or buffer, or was added:
 a frame resized across `arcology-oracle-similar-min-frame-width'
-moves the list (see `arcology-oracle--similar-move').  Moving it
-changes nothing this compares, so that it moves once.  Once no window
-placed by `arcology-oracle--similar-placed' shows the list (it was
-quit: the other windows grew), it removes itself from the hook."
+moves the list to `arcology-oracle--similar-place' (see
+`arcology-oracle--similar-move'), beside the note or the org-roam
+buffer, or below the note.  Anything else (the org-roam buffer shown
+or hidden, a window resized by hand) leaves it where it is.  Once no
+window placed by `arcology-oracle--similar-placed' shows the list (it
+was quit: the other windows grew), it removes itself from the hook."
   (arcology-oracle--guard
     (let ((windows (when-let ((list (get-buffer arcology-oracle-similar-buffer-name)))
-                     (seq-filter (lambda (w) (window-parameter w 'arcology-oracle-similar-place))
+                     (seq-filter (lambda (w) (window-parameter w 'arcology-oracle-similar-below))
                                  (get-buffer-window-list list nil t)))))
       (if (null windows)
           (remove-hook 'window-size-change-functions #'arcology-oracle--similar-frame-resized)
         (dolist (window windows)
-          (when (eq (window-frame window) frame)
-            (let ((place (arcology-oracle--similar-place frame)))
-              (unless (equal place (window-parameter window 'arcology-oracle-similar-place))
-                (arcology-oracle--similar-move window place)))))))))
+          (when (and (eq (window-frame window) frame)
+                     (not (eq (car (window-parameter window 'arcology-oracle-similar-below))
+                              (and (arcology-oracle--similar-below-p frame) t))))
+            (arcology-oracle--similar-move window (arcology-oracle--similar-place frame))))))))
 
 (defun arcology-oracle--similar-move (window place)
-  "Move the similar list of WINDOW, a side window, to PLACE.
+  "Move the similar list of WINDOW, made for it, to PLACE.
 PLACE is a `display-buffer' action; WINDOW is deleted.  The list
 keeps its buffer, contents and point, and nothing is asked of the
 daemon.  The selected window stays selected (the list's new window
@@ -112,7 +145,7 @@ when it was the list's): the cursor stays in the note being read."
         ;; Made within `window-size-change-functions', the new window is
         ;; not reported to them: its list is laid out for its width here.
         (arcology-oracle--similar-resized new)
-        (arcology-oracle--similar-placed new place)))))
+        (arcology-oracle--similar-placed new)))))
 
 (provide 'arcology-oracle-similar-place)
 

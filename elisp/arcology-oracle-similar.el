@@ -310,40 +310,19 @@ a list, for the note it is about (`arcology-oracle--in-listed-note')."
     (unless (derived-mode-p 'org-mode)
       (arcology-oracle--user-error "Similar notes need an Org buffer"))
     (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
-    (let ((window (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action))))
-      (unless (arcology-oracle--similar-roam-window)
-        (arcology-oracle--similar-placed window)))
+    (arcology-oracle--similar-placed
+     (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action)))
     (arcology-oracle-similar-refresh)))
 
 (defun arcology-oracle--similar-action ()
   "Return the `display-buffer' action for the similar notes window.
 A window of the selected frame already showing the list is used
-again, never a second one.  Else the action is
-`arcology-oracle-similar-display-action', unless the org-roam buffer
-is shown: then the two share its place, the similar notes below it
-\(the next slot of its side window, or a split of its window), so
-that the note keeps its width.  A frame too narrow for the list
-beside the note has it below (see `arcology-oracle--similar-place')."
-  (let* ((roam (arcology-oracle--similar-roam-window))
-         (action
-          (cond
-           ((null roam) (arcology-oracle--similar-place))
-           ((window-parameter roam 'window-side)
-            `(display-buffer-in-side-window
-              (side . ,(window-parameter roam 'window-side))
-              (slot . ,(1+ (or (window-parameter roam 'window-slot) 0)))))
-           (t `(display-buffer-in-direction (window . ,roam) (direction . below)
-                                            (window-height . 0.5)))))
+again, never a second one; else `arcology-oracle--similar-place'."
+  (let* ((action (arcology-oracle--similar-place))
          (functions (car action)))
     (cons (cons #'display-buffer-reuse-window
                 (if (functionp functions) (list functions) functions))
           (cdr action))))
-
-(defun arcology-oracle--similar-roam-window ()
-  "Return the window of the selected frame showing the org-roam buffer, or nil."
-  (seq-find (lambda (w) (with-current-buffer (window-buffer w)
-                          (derived-mode-p 'org-roam-mode)))
-            (window-list nil 'no-minibuffer)))
 
 (provide 'arcology-oracle-similar)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.elisp.test_narrow_roam_section_in_emacs import _roam_side_window_snippet
 from tests.elisp.walkthrough_driver import SIMILAR, readme_session
 
 NOTE = "sourdough-baking.org"
@@ -65,13 +66,14 @@ async def _unwatched(driver) -> bool:
 
 
 def _below(screen: str) -> bool:
-    """The list is below the note, the frame's whole width: its header begins a line under
-    the note's heading, and it is laid out for that width (a title and its marks uncut)."""
+    """The list is below the note, the frame's whole width: its header is a line under the
+    note's heading (which the org-roam buffer, when shown, may have beside it), and it is
+    laid out for that width (a title and its marks uncut)."""
     lines = [line.rstrip() for line in screen.split("\n")]
     if "Similar to: Bulk fermentation" not in lines:
         return False
     header = lines.index("Similar to: Bulk fermentation")
-    return "* Bulk fermentation" in lines[:header] and any(
+    return any(line.startswith("* Bulk fermentation") for line in lines[:header]) and any(
         line.endswith("Bread Hydration linked both ways") for line in lines[header:]
     )
 
@@ -139,4 +141,56 @@ async def test_the_similar_notes_opened_below_move_beside_on_a_wider_terminal(tm
         similar, note = await driver.window_of(SIMILAR), await driver.window_of(NOTE)
         assert (similar["side"], similar["width"]) == ("right", 48), await driver.windows()
         assert note["selected"], await driver.windows()
+        assert not (await emacs.state())["errors"]
+
+
+async def _column_of(driver, buffer: str) -> str:
+    """The left column and the width of the window showing BUFFER, "none" without one."""
+    return await driver.emacs.eval(
+        f'(let ((w (get-buffer-window "{buffer}"))) '
+        '(if w (format "%d %d" (window-left-column w) (window-total-width w)) "none"))'
+    )
+
+
+async def _shares_roams_column(driver) -> bool:
+    """The list is below the org-roam buffer, in its column: same left edge and width."""
+    similar = await _column_of(driver, SIMILAR)
+    return similar != '"none"' and similar == await _column_of(driver, "*org-roam*")
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("roam_in_side_window", [True, False], ids=["roam-side-window", "roam-split"])
+async def test_the_similar_notes_beside_the_org_roam_buffer_move_when_the_terminal_is_resized(
+    tmp_path, roam_dir, fake_ollama, roam_in_side_window
+):
+    """Opened below the org-roam buffer (in its side window, as the README suggests, or in
+    the window org-roam splits off by default), the list stayed in that narrow column when
+    the terminal was made 60 wide, where the list opened alone goes below the note, the
+    frame's width. Crossing ``arcology-oracle-similar-min-frame-width``
+    moves it as it moves the list opened alone, and back below the org-roam buffer."""
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(160, 45)) as driver:
+        emacs = driver.emacs
+        if roam_in_side_window:
+            await emacs.eval(f"(progn {_roam_side_window_snippet()} t)")
+        await driver.open(NOTE, "* Bulk fermentation")
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait(lambda: driver.window_of("*org-roam*"), "the org-roam buffer")
+        await driver.select(NOTE)
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait(lambda: driver._count_in(SIMILAR, "Bread Hydration", 1), "the similar notes", timeout=20)
+        await emacs.wait(driver.similar_settled, "the list's refreshes to end")
+        assert await _shares_roams_column(driver), await driver.windows()
+        requests = await driver.similar_requests()
+
+        await _resize(driver, 60, 24)
+        await emacs.wait_screen(_below, "the list to move below the note")
+        similar = await driver.window_of(SIMILAR)
+        assert (similar["side"], similar["width"]) == ("bottom", 60), await driver.windows()
+        assert (await driver.window_of(NOTE))["selected"], await driver.windows()
+
+        await _resize(driver, 160, 45)
+        await emacs.wait(lambda: _shares_roams_column(driver), "the list back below the org-roam buffer")
+        assert (await driver.window_of(SIMILAR))["side"] != "bottom", await driver.windows()
+        assert (await driver.window_of(NOTE))["selected"], await driver.windows()
+        assert await driver.similar_requests() == requests
         assert not (await emacs.state())["errors"]
