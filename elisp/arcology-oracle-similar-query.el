@@ -92,14 +92,23 @@ error), headings still waiting for their vectors, or neither."
    :errback (lambda (_) (funcall callback "(keyword matches: no vectors to compare with)"))))
 
 (defun arcology-oracle--keyword-note-text (status)
-  "Return the keyword matches' note for the daemon's /status answer STATUS."
+  "Return the keyword matches' note for the daemon's /status answer STATUS.
+The embedder's error, which names the model and the host, is cut at
+160 characters, unless it ends with what to do: the pull of the
+embedding model Ollama lacks (\"; try `ollama pull MODEL`\", the
+daemon's words), kept whole however long the host and the name are."
   (let* ((embedder (alist-get 'embedder status))
          (failure (alist-get 'error embedder))
+         (model (alist-get 'model embedder))
          (pending (alist-get 'pending status)))
     (cond
      ((and (stringp failure) (not (string-empty-p failure)))
-      ;; Its error names the model and the host.
-      (format "(keyword matches: the embedder fails: %s)" (arcology-oracle--one-line failure 160)))
+      (format "(keyword matches: the embedder fails: %s)"
+              (arcology-oracle--one-line
+               failure (if (and (stringp model)
+                                (string-suffix-p (format "; try `ollama pull %s`" model) failure))
+                           (string-width failure)
+                         160))))
      ((and (numberp pending) (> pending 0))
       (format "(keyword matches: embeddings are not ready, %d heading%s to embed)"
               pending (if (= pending 1) "" "s")))

@@ -471,6 +471,21 @@ at the edge with $.  So is the header's title, which was cut the same way."
       (kill-buffer arcology-oracle-similar-buffer-name))
     (delete-other-windows)))
 
+(ert-deftest arcology-oracle-firstday-test-keyword-note-keeps-the-pull-whole ()
+  "The embedder's failure was cut at 160 characters in the keyword matches' note:
+with a long host and model name, the pull command that ends it was cut.  Kept
+whole when it ends with that command, other failures still cut."
+  (let* ((model "hf.co/nomic-ai/nomic-embed-text-v1.5-GGUF:Q8_0")
+         (words (format "Ollama at http://gpu-box.tail1234abcd.ts.net:11434 has no model '%s' (model \"%s\" not found, try pulling it first); try `ollama pull %s`"
+                        model model model))
+         (note (arcology-oracle--keyword-note-text
+                `((embedder (model . ,model) (error . ,words)) (pending . 0)))))
+    (should (> (length words) 160))
+    (should (equal note (format "(keyword matches: the embedder fails: %s)" words)))
+    (should (string-match-p "…)\\'"
+                            (arcology-oracle--keyword-note-text
+                             `((embedder (model . ,model) (error . ,(make-string 300 ?x)))))))))
+
 (ert-deftest arcology-oracle-firstday-test-w-says-what-it-copied-by-title ()
   "w in the similar notes copies the link and names the note by its title (the
 echo area showed the raw [[id:...][...]])."
