@@ -34,6 +34,8 @@
 (require 'arcology-oracle)
 (require 'arcology-oracle-privacy)
 
+(declare-function arcology-oracle--entries-noun "arcology-oracle-answers" ())
+
 (defun arcology-oracle--visited-file ()
   "Return the file the current buffer visits, or nil.
 An indirect buffer (\\[clone-indirect-buffer], to read a subtree
@@ -62,10 +64,18 @@ a format string given FILE's name."
   "Signal a `user-error' when the current buffer visits no file.
 Such a buffer (\\[switch-to-buffer] to a new name) was never read by
 the daemon, whatever :ID: it holds: the message asks to save it among
-the notes, then says WHY (\"suggestions are for a note as saved\")."
-  (unless (arcology-oracle--visited-file)
-    (arcology-oracle--user-error "Save %s among your notes first (%s): it has no file, and %s"
-                                 (buffer-name) (substitute-command-keys "\\[write-file]") why)))
+the notes, then says WHY (\"suggestions are for a note as saved\").
+The answers and summaries buffers are no notes to save: the message
+says so, and which key goes back to the note an answer is about."
+  (cond
+   ((arcology-oracle--visited-file))
+   ((derived-mode-p 'arcology-oracle-answers-mode)
+    (arcology-oracle--user-error
+     "%s holds %s, not a note: %s on one goes back to its note"
+     (buffer-name) (arcology-oracle--entries-noun)
+     (substitute-command-keys "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-follow]")))
+   (t (arcology-oracle--user-error "Save %s among your notes first (%s): it has no file, and %s"
+                                   (buffer-name) (substitute-command-keys "\\[write-file]") why))))
 
 (defun arcology-oracle--file-title ()
   "Return the title of the current buffer's note, as the daemon titles a file.

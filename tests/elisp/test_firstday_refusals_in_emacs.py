@@ -154,3 +154,33 @@ async def test_an_answer_awaited_says_so_until_it_comes(tmp_path, roam_dir, fake
 
 async def _count_in(driver: Driver, buffer: str, text: str, count: int) -> bool:
     return (await driver.buffer_text(buffer)).count(text) >= count
+
+
+@pytest.mark.timeout(180)
+async def test_summary_and_links_in_the_answers_buffer_point_to_its_note(tmp_path, roam_dir, fake_ollama):
+    """``C-c o u`` or ``C-c o l`` in the answers buffer said "Save *arcology-oracle answers*
+    among your notes first (C-x C-w): it has no file, ...": advice to write the answers
+    into a note file. The buffer is not a note: the refusal says so and how to go back to
+    the note an answer was asked about, and nothing is written."""
+    require_packages()
+    driver, daemon = await _started(tmp_path, roam_dir, fake_ollama)
+    emacs = driver.emacs
+    try:
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        await driver.ask("How do I revive it?")
+        await emacs.wait(lambda: _count_in(driver, ANSWERS, "** Sources", 1), "the answer", timeout=20)
+        await driver.select(ANSWERS)
+        for key in ("u", "l"):
+            mark = await driver.mark()
+            await emacs.keys("C-c", "o", key)
+            said = await driver.message("arcology-oracle answers", since=mark)
+            assert said.endswith(
+                "*arcology-oracle answers* holds answers, not a note: RET on one goes back to its note"
+            ), said
+            assert "C-x C-w" not in said, said
+        assert await driver.selected_buffer() == ANSWERS
+        assert "Summary of" not in await driver.buffer_text(SUMMARY)
+        assert await driver.window_of(LINKS) is None, await driver.windows()
+    finally:
+        await emacs.stop()
+        daemon.stop()
