@@ -62,17 +62,22 @@ each part once; equal ones are made unique."
                 (cons candidate result)))
             results)))
 
-(defun arcology-oracle--search-annotation (result)
+(defun arcology-oracle--search-annotation (result &optional candidate)
   "Return the annotation of the search RESULT: its role and snippet.
 Oracle answers and conversation turns (the daemon's `role') are
-marked as such; a snippet that only repeats the heading is left out."
-  (let ((role (pcase (alist-get 'role result)
-                ("oracle" "[oracle answer] ")
-                ("conversation" "[conversation] ")
-                (_ "")))
-        (snippet (arcology-oracle--snippet result)))
+marked as such; a snippet that only repeats the heading is left out.
+The snippet is cut at 70 columns, or to what the frame leaves after
+CANDIDATE, the result as listed, and the role (at least 10): a line
+of *Completions* wider than the frame is wrapped at its edge."
+  (let* ((role (pcase (alist-get 'role result)
+                 ("oracle" "[oracle answer] ")
+                 ("conversation" "[conversation] ")
+                 (_ "")))
+         (snippet (arcology-oracle--snippet result))
+         ;; The frame's last column is Emacs's, for the wrap's `\'.
+         (room (- (frame-width) 1 (string-width (or candidate "")) 2 (string-width role))))
     (concat "  " (propertize role 'face 'arcology-oracle-tag)
-            (propertize (if snippet (arcology-oracle--one-line snippet 70) "")
+            (propertize (if snippet (arcology-oracle--one-line snippet (max 10 (min 70 room))) "")
                         'face 'completions-annotations))))
 
 (defun arcology-oracle--search-prompt (query count)
@@ -94,7 +99,7 @@ RET with nothing typed chooses the best (the first)."
     (let* ((candidates (arcology-oracle--search-candidates results))
            (annotate (lambda (candidate)
                        (when-let ((result (cdr (assoc candidate candidates))))
-                         (arcology-oracle--search-annotation result))))
+                         (arcology-oracle--search-annotation result candidate))))
            (table (lambda (string pred action)
                     (if (eq action 'metadata)
                         `(metadata (category . arcology-oracle-note)

@@ -39,3 +39,26 @@ async def test_ret_at_the_search_prompt_visits_the_best_result(tmp_path, roam_di
 
 async def _selected(driver: Driver, name: str) -> bool:
     return await driver.selected_buffer() == name
+
+
+@pytest.mark.timeout(180)
+async def test_the_results_listed_by_tab_fit_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
+    """TAB listed each result with a snippet cut at 70 characters after its outline path:
+    on an 80-column terminal most lines of *Completions* were wider and Emacs wrapped them
+    with a ``\\`` at the edge. Each annotation is cut to what the frame leaves it."""
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await emacs.keys("C-c", "o", "f")
+        await emacs.wait_text("Search notes:")
+        await emacs.type("starter feeding")
+        await emacs.keys("Enter")
+        await emacs.wait_text("Notes for starter feeding")
+        await emacs.keys("Tab")
+        screen = await emacs.wait_text("Starter maintenance › Feeding schedule")
+        lines = screen.split("\n")
+        listed = [line for line in lines if "›" in line or "…" in line]
+        assert len(listed) >= 4, screen
+        assert not any(line.rstrip().endswith("\\") for line in lines), screen
+        assert any(line.startswith("Starter maintenance › Feeding schedule  ") and line.rstrip().endswith("…")
+                   for line in lines), screen  # fmt: skip
+        assert not (await emacs.state())["errors"]
