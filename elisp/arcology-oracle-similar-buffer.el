@@ -120,13 +120,9 @@ one kept titles cut short."
            arcology-oracle--similar-source (get-text-property (point-min) 'arcology-oracle-title)
            arcology-oracle--similar-results arcology-oracle--similar-note)
           ;; Point stays on its entry, whose lines may be more or fewer now.
-          (when entry
-            (let ((pos (point-min)))
-              (while (and pos (not (eq (get-text-property pos 'arcology-oracle-result) entry)))
-                (setq pos (next-single-property-change pos 'arcology-oracle-result)))
-              (when pos
-                (goto-char pos)
-                (set-window-point window pos)))))))))
+          (when-let ((pos (and entry (arcology-oracle--result-start entry))))
+            (goto-char pos)
+            (set-window-point window pos)))))))
 
 (defun arcology-oracle-similar-next ()
   "Move to the next note in the list."

@@ -99,17 +99,25 @@ never outlives the daemon coming back."
       entry)))
 
 (defun arcology-oracle--section-render-again (buffer)
-  "Render the org-roam BUFFER again, point kept in its windows."
+  "Render the org-roam BUFFER again, point kept in its windows.
+A point on an entry of the section stays on that entry, at its
+start: laid out for another width, its lines and those above it are
+longer or shorter, and the same position would be another entry's,
+which RET would visit.  Any other point keeps its position."
   (when (fboundp 'org-roam-buffer-render-contents)
     (with-current-buffer buffer
-      (let ((points (mapcar (lambda (w) (cons w (window-point w)))
-                            (get-buffer-window-list buffer nil t)))
-            (pt (point))
-            (arcology-oracle--section-own-render t))
+      (let* ((anchor (lambda (pos) (cons pos (get-text-property pos 'arcology-oracle-result))))
+             (place (lambda (anchor)
+                      (or (and (cdr anchor) (arcology-oracle--result-start (cdr anchor)))
+                          (min (car anchor) (point-max)))))
+             (points (mapcar (lambda (w) (cons w (funcall anchor (window-point w))))
+                             (get-buffer-window-list buffer nil t)))
+             (pt (funcall anchor (point)))
+             (arcology-oracle--section-own-render t))
         (org-roam-buffer-render-contents)
-        (goto-char (min pt (point-max)))
+        (goto-char (funcall place pt))
         (dolist (wp points)
-          (set-window-point (car wp) (min (cdr wp) (point-max))))))))
+          (set-window-point (car wp) (funcall place (cdr wp))))))))
 
 (defun arcology-oracle--section-rerender (id)
   "Render again the org-roam buffers awaiting the similar notes of node ID."

@@ -176,6 +176,42 @@ async def test_the_org_roam_section_fits_its_window_again_when_it_is_resized(tmp
         assert any("linked both ways" in part for part in _section_lines(screen)), screen
 
 
+@pytest.mark.timeout(180)
+async def test_point_stays_on_its_entry_of_the_org_roam_section_when_the_terminal_narrows(
+    tmp_path, roam_dir, fake_ollama
+):
+    """The org-roam buffer, laid out again for a narrower window, kept point at the same
+    character: the entries' lines shorter, point landed on an entry further down, and RET
+    visited another note than the one the cursor had been on. Point stays on its entry."""
+    async with emacs_on("sourdough-baking.org", (80, 24), tmp_path, roam_dir, fake_ollama) as (emacs, driver):
+        await driver.goto("* Starter maintenance")
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait(lambda: driver._count_in("*org-roam*", "Creme brulee weak", 1), "the section", timeout=15)
+        await driver.select("*org-roam*")
+        await emacs.keys("C-s")
+        await emacs.type("Creme brulee")
+        await emacs.keys("Enter", "C-a")
+        await emacs.wait(lambda: _point_on(driver, "Creme brulee"), "point on the entry of Creme brulee")
+        await emacs.tmux("resize-window", "-t", "walk", "-x", "40", "-y", "24")
+        await emacs.wait(lambda: _roam_width_below(driver, 41), "the window to narrow")
+        await emacs.wait(lambda: _section_laid_out_for_its_window(driver), "the section laid out again")
+        assert "Creme brulee" in await driver.point_text(), await driver.windows()
+        await emacs.keys("Enter")
+        await emacs.wait(lambda: _selected(driver, "creme-brulee.org"), "RET to visit the note point was on")
+        assert not (await emacs.state())["errors"]
+
+
+async def _section_laid_out_for_its_window(driver: Driver) -> bool:
+    return await driver.emacs.eval(
+        '(with-current-buffer "*org-roam*" (eql arcology-oracle--section-window-width'
+        ' (window-width (get-buffer-window "*org-roam*"))))'
+    ) == "t"
+
+
+async def _selected(driver: Driver, name: str) -> bool:
+    return await driver.selected_buffer() == name
+
+
 def _section_lines(screen: str) -> list[str]:
     """The lines of the similar notes in the org-roam window (the right one)."""
     right = _right(screen)
