@@ -148,15 +148,17 @@ TITLES is a hash table of node ID to title."
     (unless (derived-mode-p 'arcology-oracle-rejections-mode) (arcology-oracle-rejections-mode))
     (let ((inhibit-read-only t) (line (line-number-at-pos)))
       (erase-buffer)
-      (insert (propertize (if arcology-oracle--rejections-node
-                              (concat "Rejected links from: "
-                                      (gethash arcology-oracle--rejections-node titles
-                                               (or arcology-oracle--rejections-title
-                                                   arcology-oracle--rejections-node)))
-                            "Rejected link suggestions")
-                          'face 'bold)
-              "\n"
-              (propertize (substitute-command-keys
+      ;; Filled to the window: a long title made the line wider than the
+      ;; terminal, wrapped by Emacs at its edge.
+      (arcology-oracle--insert-message
+       (if arcology-oracle--rejections-node
+           (concat "Rejected links from: "
+                   (gethash arcology-oracle--rejections-node titles
+                            (or arcology-oracle--rejections-title
+                                arcology-oracle--rejections-node)))
+         "Rejected link suggestions")
+       nil 'bold)
+      (insert (propertize (substitute-command-keys
                            "\\<arcology-oracle-rejections-mode-map>\\[arcology-oracle-rejections-undo]: \
 suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-rejections-refresh]: ask again")
                           'face 'shadow)

@@ -157,3 +157,34 @@ async def test_a_refusal_in_the_minibuffer_names_no_lisp(tmp_path, roam_dir, fak
         assert all(line.startswith(("arcology-oracle: ", *refusals.values())) for line in after), after
     finally:
         await _stop(driver)
+
+
+LONG_TITLE = "Notes on rye sourdough, the starter, the flours and the long cold proof"
+
+
+@pytest.mark.timeout(180)
+async def test_the_rejections_header_fits_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
+    """``C-c o L`` in a note with a long title: the header "Rejected links from: TITLE" was
+    one line, wider than the terminal, and Emacs wrapped it with a backslash at the edge.
+    It is filled to the window, as the similar notes' header is, the title read whole."""
+    require_packages()
+    (roam_dir / "rye-sourdough.org").write_text(
+        f":PROPERTIES:\n:ID:       5e0b1b52-3f0c-4d8e-9a57-0c6f3b3c2a11\n:END:\n#+title: {LONG_TITLE}\n\n"
+        "Rye flour ferments faster than wheat.\n"
+    )
+    daemon, emacs, _ = await readme_emacs(tmp_path, roam_dir, fake_ollama, size=(80, 24))
+    driver = Driver(emacs, Walk(emacs, {}), roam_dir, fake_ollama, tmp_path, daemon)
+    try:
+        await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
+        await emacs.wait_text("*scratch*", timeout=20)
+        await driver.open("rye-sourdough.org")
+        await emacs.keys("C-c", "o", "L")
+        screen = await emacs.wait_text("No rejections.", timeout=15)
+        lines = [line.rstrip() for line in screen.split("\n")]
+        assert not any(line.endswith("\\") for line in lines), screen
+        start = next(i for i, line in enumerate(lines) if line.startswith("Rejected links from:"))
+        assert " ".join(lines[start : start + 2]).startswith(f"Rejected links from: {LONG_TITLE}"), screen
+        assert not (await emacs.state())["errors"]
+    finally:
+        await emacs.stop()
+        daemon.stop()
