@@ -51,6 +51,9 @@
 (defvar-local arcology-oracle--links-node nil
   "In the suggestions buffer: the ID of the note the suggestions are for.")
 
+(defvar-local arcology-oracle--links-title nil
+  "In the suggestions buffer: the title of the note they are for, as Org writes it.")
+
 (defvar-local arcology-oracle--links-own nil
   "In the suggestions buffer: the IDs of the nodes enclosing the note's heading.
 The note itself, its ancestors and its file: a link to any of them
@@ -187,13 +190,15 @@ all=true) are folded behind one line."
     (let ((inhibit-read-only t)
           (line (line-number-at-pos)))
       (setq arcology-oracle--links-source source
-            arcology-oracle--links-node node)
+            arcology-oracle--links-node node
+            arcology-oracle--links-title title)
       (unless (stringp suggestions) (setq arcology-oracle--links-last suggestions))
       (setq arcology-oracle--links-shown (cons (arcology-oracle--links-width) suggestions))
       (erase-buffer)
-      (insert (propertize (concat "Links to add to: " (org-link-display-format (or title "")))
-                          'face 'bold)
-              "\n\n")
+      ;; Filled to the window: a long title was cut at its edge.
+      (arcology-oracle--insert-message (concat "Links to add to: " (org-link-display-format (or title "")))
+                                       nil 'bold)
+      (insert "\n")
       (cond ((stringp suggestions) (arcology-oracle--insert-message suggestions))
             ((null (setq suggestions (arcology-oracle--links-not-in
                                       source (arcology-oracle--links-not-own suggestions))))
@@ -246,10 +251,8 @@ undoing it offers the suggestion again."
                           suggestions))))))))
 
 (defun arcology-oracle--links-title ()
-  "Return the title of the note the suggestions buffer is about."
-  (save-excursion
-    (goto-char (point-min))
-    (when (looking-at "Links to add to: \\(.*\\)$") (match-string-no-properties 1))))
+  "Return the title of the note the suggestions buffer is about, as shown."
+  (and arcology-oracle--links-title (org-link-display-format arcology-oracle--links-title)))
 
 (provide 'arcology-oracle-links-buffer)
 

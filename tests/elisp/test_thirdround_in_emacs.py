@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 
 from tests.elisp.walkthrough import Walk
-from tests.elisp.walkthrough_driver import SIMILAR, SUMMARY, Driver, readme_emacs
+from tests.elisp.walkthrough_driver import LINKS, SIMILAR, SUMMARY, Driver, readme_emacs
 from tests.emacs_batch import require_packages
 
 REJECTIONS = "*arcology-oracle rejections*"
@@ -163,10 +163,12 @@ LONG_TITLE = "Notes on rye sourdough, the starter, the flours and the long cold 
 
 
 @pytest.mark.timeout(180)
-async def test_the_rejections_header_fits_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
-    """``C-c o L`` in a note with a long title: the header "Rejected links from: TITLE" was
-    one line, wider than the terminal, and Emacs wrapped it with a backslash at the edge.
-    It is filled to the window, as the similar notes' header is, the title read whole."""
+async def test_the_link_lists_headers_fit_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
+    """``C-c o l`` and ``C-c o L`` in a note with a long title: the headers "Links to add
+    to: TITLE" and "Rejected links from: TITLE" were one line, wider than the terminal,
+    and Emacs wrapped them with a backslash at the edge. They are filled to the window, as
+    the similar notes' header is, the title read whole (``C-c o L`` in the suggestions
+    names it too, as it read it from the suggestions' first line before)."""
     require_packages()
     (roam_dir / "rye-sourdough.org").write_text(
         f":PROPERTIES:\n:ID:       5e0b1b52-3f0c-4d8e-9a57-0c6f3b3c2a11\n:END:\n#+title: {LONG_TITLE}\n\n"
@@ -178,13 +180,26 @@ async def test_the_rejections_header_fits_an_80_column_terminal(tmp_path, roam_d
         await emacs.start({"WALK_SERVER_DIR": str(emacs.server_socket.parent)})
         await emacs.wait_text("*scratch*", timeout=20)
         await driver.open("rye-sourdough.org")
+        await emacs.keys("C-c", "o", "l")
+        await emacs.wait(lambda: _list_answered(driver, LINKS), "the link suggestions", timeout=15)
+        _assert_header_fits(await emacs.screen(), "Links to add to:")
+        await driver.select(LINKS)
         await emacs.keys("C-c", "o", "L")
-        screen = await emacs.wait_text("No rejections.", timeout=15)
-        lines = [line.rstrip() for line in screen.split("\n")]
-        assert not any(line.endswith("\\") for line in lines), screen
-        start = next(i for i, line in enumerate(lines) if line.startswith("Rejected links from:"))
-        assert " ".join(lines[start : start + 2]).startswith(f"Rejected links from: {LONG_TITLE}"), screen
+        _assert_header_fits(await emacs.wait_text("No rejections.", timeout=15), "Rejected links from:")
         assert not (await emacs.state())["errors"]
     finally:
         await emacs.stop()
         daemon.stop()
+
+
+async def _list_answered(driver: Driver, buffer: str) -> bool:
+    text = await driver.buffer_text(buffer)
+    return "Links to add to:" in text and "Looking for" not in text and "Asking" not in text
+
+
+def _assert_header_fits(screen: str, header: str) -> None:
+    """HEADER and the long title after it, over two lines, none wrapped by Emacs."""
+    lines = [line.rstrip() for line in screen.split("\n")]
+    assert not any(line.endswith("\\") for line in lines), screen
+    start = next(i for i, line in enumerate(lines) if line.startswith(header))
+    assert " ".join(lines[start : start + 2]).startswith(f"{header} {LONG_TITLE}"), screen
