@@ -3,8 +3,10 @@ file that Emacs holds, that changed meanwhile or that is not the import's is lef
 
 from __future__ import annotations
 
+import builtins
 import os
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from arcology_oracle.cli_import import _target
 from arcology_oracle.errors import ConfigError
 from arcology_oracle.importers import Message, read_export
+from arcology_oracle.importers.existing import Existing
 from arcology_oracle.importers.render import render
 from arcology_oracle.importers.writing import DuplicateConversation, ImportBatch
 
@@ -279,3 +282,47 @@ def test_a_discarded_batch_removes_only_the_files_it_wrote(tmp_path, caplog):
     said = [r.getMessage() for r in caplog.records if "staging folder" in r.getMessage()]
     assert len(said) == 1 and str(staging) in said[0], said
     assert not any(name in said[0] for name in ("mine", "1.tmp", "deep", "private")), said
+
+
+def test_a_fifo_swapped_in_as_the_scan_opens_a_file_is_not_read(tmp_path, monkeypatch):
+    """The scan for existing IDs lists ``swapped.org`` as a regular file; at the instant
+    it opens it, a FIFO stands there. A blocking open would wait for a writer forever:
+    here a writer is ready (so a blocking reader would get its bytes and an ID), which
+    the scan must not take."""
+    (tmp_path / "kept.org").write_text(":PROPERTIES:\n:ID: kept-id\n:END:\n#+title: K\n")
+    victim = tmp_path / "swapped.org"
+    victim.write_text(":PROPERTIES:\n:ID: file-id\n:END:\n#+title: S\n")
+    real_os_open, real_open, swapped = os.open, builtins.open, threading.Event()
+
+    def feed_the_fifo():
+        fd = real_os_open(victim, os.O_WRONLY)  # waits for a reader: the scan, or the test below
+        os.write(fd, b":PROPERTIES:\n:ID: fifo-id\n:END:\n")
+        os.close(fd)
+
+    writer = threading.Thread(target=feed_the_fifo, daemon=True)
+
+    def swap(path):
+        if not swapped.is_set() and os.fspath(path) == os.fspath(victim):
+            swapped.set()
+            victim.unlink()
+            os.mkfifo(victim)
+            writer.start()
+
+    def os_open(path, *args, **kwargs):
+        swap(path)
+        return real_os_open(path, *args, **kwargs)
+
+    def builtin_open(path, *args, **kwargs):
+        if isinstance(path, (str, os.PathLike)):
+            swap(path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", os_open)
+    monkeypatch.setattr(builtins, "open", builtin_open)
+    found = Existing(tmp_path, tmp_path / "chats")
+    monkeypatch.undo()
+    assert swapped.is_set()
+    fd = os.open(victim, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer finish if the scan did not read it
+    writer.join()
+    os.close(fd)
+    assert found.ids == {"kept-id": tmp_path / "kept.org"}

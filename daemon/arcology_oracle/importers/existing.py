@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..notes.disk import read_regular_file
 from ..notes.files import is_encrypted_name, plain_name
 from .render import file_id_of
 from .staging import STAGING_PREFIX
@@ -29,7 +30,11 @@ class Existing:
 
     ``encrypted``: plain name (``NAME.org``) -> path of each encrypted copy of an org
     file (``NAME.org.gpg``, ``NAME.org.age``, and their Emacs backups), the first in
-    sorted order."""
+    sorted order.
+
+    Only regular files are read, each opened without blocking and checked once open
+    (:func:`~..notes.disk.read_regular_file`): a FIFO, a socket or a directory put in a
+    listed file's place is skipped, never waited on."""
 
     def __init__(self, roam: Path, target: Path) -> None:
         self.ids: dict[str, Path] = {}
@@ -47,14 +52,10 @@ class Existing:
             if plain_name(path.name).endswith(".org"):
                 self.encrypted.setdefault(plain_name(path.name), path)
         for _, path in sorted(paths):
-            if not path.is_file():
+            head = read_regular_file(path, HEAD_BYTES)  # a FIFO swapped in since the walk must not hang the scan
+            if head is None:
                 continue
-            try:
-                with open(path, "rb") as fh:
-                    head = fh.read(HEAD_BYTES).decode("utf-8", "replace")
-            except OSError:
-                continue
-            file_id = file_id_of(head)
+            file_id = file_id_of(head.decode("utf-8", "replace"))
             if file_id:
                 self.ids.setdefault(file_id, path)
 
