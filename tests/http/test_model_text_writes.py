@@ -183,3 +183,27 @@ async def test_the_oracles_words_kept_start_no_task_and_the_users_typing_does(da
         f"nil nil nil {ZWSP}NEXT call the bank",
         '"TODO" nil nil call mum',
     ]
+
+
+async def test_the_oracles_words_start_no_task_of_a_keyword_the_daily_declares(daemon, roam_dir):
+    # A daily declaring its own keywords (#+TODO: Plans Doing | Done, and a lower-case
+    # one through its setup file): the oracle's "Plans for May..." became a task in state
+    # Plans, its "later ask the bank" one in state later. The user's typing still is one.
+    daily = daily_of(roam_dir)
+    (daily.parent / "states.setup").write_text("#+SEQ_TODO: later(l) | Maybe\n")
+    head = "#+SETUPFILE: states.setup\n#+TODO: Plans Doing(d!) | Done\n" + USER
+    daily.write_text(head)
+    for body in ({"text": "Plans for May: the garden."}, {"text": "Call.", "title": "later ask the bank"},
+                 {"text": "Sunny.", "title": "plans are lower-case here"}):  # fmt: skip
+        status, answer = await post(daemon, "/memorize", {**body, "role": "oracle"})
+        assert status == 200, answer
+    status, answer = await post(daemon, "/memorize", {"text": "Doing the taxes"})  # typed: a task, as meant
+    assert status == 200, answer
+    assert daily.read_bytes().startswith(head.encode())
+    assert await heading_states(daily) == [
+        "nil nil nil Dentist",
+        f"nil nil nil {ZWSP}Plans for May: the garden.",
+        f"nil nil nil {ZWSP}later ask the bank",
+        "nil nil nil plans are lower-case here",
+        '"Doing" nil nil the taxes',
+    ]

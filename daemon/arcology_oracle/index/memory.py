@@ -40,6 +40,7 @@ from pathlib import Path
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds
+from ..notes.todo_keywords import file_todo_keywords
 from ..store.db import DatabaseError
 from . import capture_places, capture_target, note_io
 from .aside import files_named, folders_below, give_back_left_aside
@@ -135,6 +136,10 @@ class Memory:
                 await self._record_place(rel)
                 left = capture_places.left_out_note(rel, placed.left_out)
                 note = f"{note}; {left}" if note else left
+            if role and (keywords := await asyncio.to_thread(file_todo_keywords, root / rel)):
+                entry = capture.make_capture(
+                    text, title=title, tags=tags, now=now, source=source, role=role, node_id=entry.id, keywords=keywords
+                )
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
 

@@ -72,6 +72,7 @@ import datetime
 import hashlib
 import re
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..errors import BadRequest
@@ -149,6 +150,7 @@ def make_capture(
     node_id: str | None = None,
     source: str | None = None,
     role: str | None = None,
+    keywords: Collection[str] = (),
 ) -> Capture:
     """The level-1 heading for ``text`` (see the module docstring); BadRequest for empty
     text, text that is not valid Unicode, or a control character in text, title or
@@ -156,7 +158,9 @@ def make_capture(
     ``:SOURCE:``; ``role`` (``oracle`` for the oracle's own words, which are then marked
     as its answers are: :mod:`arcology_oracle.answers.roles`, and quieted as they are:
     :func:`~.model_text.quiet`, as is a ``title`` sent with them) ``:ROLE:``. Text without a role is the user's typing,
-    written as typed: their ``elisp:`` link and appointment work."""
+    written as typed: their ``elisp:`` link and appointment work. ``keywords``: the TODO
+    keywords the target file declares, which the oracle's title does not start with
+    (:func:`~.model_text.quiet_heading`)."""
     if role is not None and role not in ORACLE_ROLES:
         raise BadRequest(f"role must be one of {', '.join(sorted(ORACLE_ROLES))}, not {role!r}")
     refuse_controls(text=text, title=title, source=source)
@@ -172,7 +176,7 @@ def make_capture(
             part.encode("utf-8")
         except UnicodeEncodeError:
             raise BadRequest("text and title must be valid Unicode (no lone surrogates)") from None
-    name = capture_title(body, quiet(plain_title(title)) if role and title else title, theirs=bool(role))  # sent with them: theirs
+    name = capture_title(body, quiet(plain_title(title)) if role and title else title, theirs=bool(role), keywords=keywords)  # sent with them: theirs
     node_id = node_id or str(uuid.uuid4())
     tag_text = f" :{':'.join(tags)}:" if tags else ""
     lines = [

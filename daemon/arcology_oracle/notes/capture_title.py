@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection
 
 from .model_text import quiet_heading
 from .org_escape import inert
@@ -27,14 +28,15 @@ _ACTIVE_STAMP_RE = re.compile(r"<(\d{4}-\d{2}-\d{2}[^<>\n]*)>")
 _LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
-def capture_title(text: str, title: str | None, *, theirs: bool = False) -> str:
+def capture_title(text: str, title: str | None, *, theirs: bool = False, keywords: Collection[str] = ()) -> str:
     """The heading's title: ``title``, else the first words of the text as Org shows it
     (:func:`_shown`); links turned into their descriptions, whitespace folded, and the
     brackets of a stray ``[[`` or ``]]`` turned into braces (so no link can open or close
     in it); a derived title is cut at a word boundary to ``TITLE_CHARS``; then made inert
     (:func:`~.org_escape.inert`); ``theirs``: the oracle's words, whose first word is no
     TODO keyword, priority or ``COMMENT`` (:func:`~.model_text.quiet_heading`: the user's
-    typed ``TODO call mum`` is a task, as they meant)."""
+    typed ``TODO call mum`` is a task, as they meant; ``keywords``: those the target file
+    declares, :mod:`.todo_keywords`)."""
     given = bool(title and title.strip())
     name = _SPACE_RE.sub(" ", plain_title(title if given else _shown(text))).strip()
     name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
@@ -47,7 +49,7 @@ def capture_title(text: str, title: str | None, *, theirs: bool = False) -> str:
     # Nothing Emacs's delete-trailing-whitespace (a common hook on save) would delete at
     # the line's end, or the capture, never edited, could not be forgotten once saved.
     name = inert(name).rstrip(TRAILING_BLANKS) or "…"
-    name = quiet_heading(name) if theirs else name
+    name = quiet_heading(name, keywords) if theirs else name
     # "COMMENT" first makes the heading a commented one (left out of exports and the
     # agenda, its title read without the word): a zero-width space keeps it a word
     # (inside it when nothing follows: never last on the line).

@@ -36,8 +36,11 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   a ``COMMENT`` heading left out of exports and the agenda. A zero-width space goes
   before a first word written in capitals only (as keywords are written: ``AI`` too,
   which Org cannot tell from one) or a cookie, so Org reads the title as written. A
-  first word of a script without letter case (Japanese, Chinese) is left as it is: a
-  keyword set in such a script would still be read as one.
+  first word the target file declares a keyword (``#+TODO: Plans Doing | Done``, also
+  through a setup file, lower-case ones too: :mod:`.todo_keywords`) gets one too, where
+  the writer knows that file (a capture of the oracle's words). A first word of a script
+  without letter case (Japanese, Chinese) or in lower case is otherwise left as it is:
+  a keyword set so only in the user's Emacs (``org-todo-keywords``) is still read as one.
 * **LaTeX that reads, writes or runs** (:func:`quiet`, not in ``verbatim`` text, which a
   LaTeX export writes in a verbatim environment): a LaTeX fragment (``\\cmd{...}``,
   ``$...$``, ``\\(...\\)``) goes into a LaTeX export as it is. A zero-width space goes
@@ -61,6 +64,7 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from .org_escape import ZWSP
 
@@ -131,13 +135,14 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
     return text if verbatim else _LATEX_RE.sub(ZWSP, text)
 
 
-def quiet_heading(title: str) -> str:
+def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:
     """``title``, to follow a heading's stars, with a zero-width space before its first
-    word when Org could read that word as a TODO keyword, a priority cookie or ``COMMENT``
-    (see the module docstring); else as it is."""
+    word when Org could read that word as a TODO keyword (written in capitals, or one of
+    ``keywords``: those the target file declares), a priority cookie or ``COMMENT`` (see
+    the module docstring); else as it is."""
     first = title.split(" ", 1)[0].split("\t", 1)[0]
     keyword_like = any(c.isupper() for c in first) and not any(c.islower() for c in first)
-    return ZWSP + title if keyword_like or _PRIORITY_RE.match(title) else title
+    return ZWSP + title if keyword_like or first in keywords or _PRIORITY_RE.match(title) else title
 
 
 def _quiet_links(text: str) -> str:

@@ -1,6 +1,7 @@
 """``#+SETUPFILE:``, whose keywords Org reads as if they were written in the note: here
 the tags they give the whole file (``#+FILETAGS``), which can make it private
-(:mod:`.privacy`).
+(:mod:`.privacy`); and their lines, for the TODO keywords they declare
+(:func:`setup_file_lines`, :mod:`.todo_keywords`).
 
 As Org reads them (checked with Emacs 28.2 and Org 9.5): a setup file's name is relative
 to the note's directory (``~`` expanded, quotes stripped), and the setup files a setup
@@ -34,7 +35,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .codings import emacs_may_read
@@ -198,6 +199,36 @@ def _say_url_once() -> None:
                  "(name a copy of that file beside the note to have it indexed)")
 
 
+def _named_paths(lines: Sequence[str], directory: Path) -> Iterator[str | None]:
+    """The path of each setup file ``lines`` (in ``directory``) names, made absolute (``~``
+    expanded, quotes stripped), as Org reads it; None for one named by URL."""
+    for value in keyword_values(lines, _SETUPFILE_RE):
+        name = value.strip().strip('"')
+        if not name:
+            continue
+        yield None if "://" in name else os.path.abspath(directory / os.path.expanduser(name))
+
+
+def setup_file_lines(lines: Sequence[str], directory: Path) -> list[list[str]]:
+    """The lines of every local setup file the note ``lines`` (in ``directory``) names,
+    theirs included, as the reader reads them (UTF-8; each file once, at most
+    :data:`MAX_DEPTH` deep, its first :data:`MAX_BYTES`); none named by URL (not fetched)."""
+    found: list[list[str]] = []
+    read: set[str] = set()
+
+    def walk(lines: Sequence[str], directory: Path, depth: int) -> None:
+        for path in _named_paths(lines, directory) if depth < MAX_DEPTH else ():
+            real = os.path.realpath(path) if path else ""
+            if not path or real in read or (data := read_regular_file(path, MAX_BYTES)) is None:
+                continue
+            read.add(real)
+            found.append(split_lines(decode_org_bytes(data)))
+            walk(found[-1], Path(path).parent, depth + 1)
+
+    walk(lines, directory, 0)
+    return found
+
+
 def _collect(
     lines: Sequence[str], directory: Path, tags: dict[str, None], seen: dict[str, Seen], read: set[str], depth: int,
     other: dict[str, None],
@@ -206,15 +237,11 @@ def _collect(
     into ``other``, those of the texts Emacs may read from them instead."""
     if depth >= MAX_DEPTH:
         return
-    for value in keyword_values(lines, _SETUPFILE_RE):
-        name = value.strip().strip('"')
-        if not name:
-            continue
-        if "://" in name:  # not fetched: what Org would read there may make the note private
+    for path in _named_paths(lines, directory):
+        if path is None:  # not fetched: what Org would read there may make the note private
             _say_url_once()
             other[CRYPT_TAG] = None
             continue
-        path = os.path.abspath(directory / os.path.expanduser(name))  # an absolute name stays as it is
         if path in seen:
             continue
         data, seen[path] = look(path)
