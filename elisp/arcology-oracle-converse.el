@@ -54,6 +54,18 @@ else the top-level heading around point."
       (while (org-up-heading-safe)))
     (org-outline-level)))
 
+(defun arcology-oracle--edit-would-ask-p (buffer)
+  "Return non-nil when a first edit of BUFFER would ask the user first.
+That is when BUFFER holds no edit and its file changed on disk since
+it was read, or another Emacs holds the file's lock: Emacs then asks
+whether to edit anyway (`ask-user-about-supersession-threat',
+`ask-user-about-lock')."
+  (with-current-buffer buffer
+    (and buffer-file-name (not (buffer-modified-p))
+         (or (not (verify-visited-file-modtime buffer))
+             (let ((owner (file-locked-p buffer-file-name)))
+               (and owner (not (eq owner t))))))))
+
 (defun arcology-oracle--converse-answer (root org model tag &optional mode)
   "Put the daemon's answer ORG (by MODEL) under the conversation at marker ROOT.
 MODE is the daemon's: \"keyword\" when it found the notes by keywords
@@ -62,10 +74,17 @@ The conversation is the heading tagged TAG (see
 `arcology-oracle--conversation-found'): moved meanwhile, the answer
 follows it.  Say where it went.  The answer goes to the kill ring
 instead when the buffer became read-only while the model thought,
+when its file changed on disk meanwhile (another program saved it)
+or another Emacs locked it while the buffer held no edit (inserting
+would ask, inside this callback, whether to edit anyway, and a no
+lost the answer; a yes let the next save write over the other
+program's text),
 when the conversation's heading is gone (deleted, its line
 retyped), and when it would hide the buffer's Local Variables."
   (let* ((buffer (marker-buffer root))
          (why (cond ((buffer-local-value 'buffer-read-only buffer) "became read-only")
+                    ((arcology-oracle--edit-would-ask-p buffer)
+                     "changed on disk or was locked by another Emacs since it was read (revert it first)")
                     ((not (arcology-oracle--conversation-found root tag))
                      "no longer holds the conversation's heading (deleted or retyped meanwhile)")
                     ((arcology-oracle--hides-local-variables-p root (arcology-oracle--answer-text root org model))
