@@ -195,12 +195,25 @@ the model thinks gets nothing: the answer goes to the kill ring."
            (funcall done)
            (arcology-oracle--report message)))))))
 
+(defun arcology-oracle--answer-ends-as-written-p (beg end)
+  "Return non-nil when the answer from BEG to END ends as the daemon wrote it.
+That is with its \"Sources:\" line and the items of that list
+\(\"- [N] ...\" or \"- none: ...\", one line each), then blank lines
+only: a line after them is the user's."
+  (save-excursion
+    (goto-char end)
+    (skip-chars-backward " \t\n" beg)
+    (beginning-of-line)
+    (while (and (> (point) beg) (looking-at "- \\(?:\\[[0-9]+\\] \\|none: \\)"))
+      (forward-line -1))
+    (looking-at "Sources:[ \t]*$")))
+
 ;;;###autoload
 (defun arcology-oracle-discard ()
   "Delete the answer heading at point inserted by `arcology-oracle-converse'.
-An answer holding a heading of yours (one typed under it) is not
-deleted: that heading would go with it.  One undo brings the answer
-back."
+An answer holding a heading of yours (one typed under it), or text
+after its Sources list (yours, typed under it), is not deleted: that
+would go with it.  One undo brings the answer back."
   (interactive)
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Discarding an answer needs an Org buffer"))
   (let (title lines)
@@ -222,6 +235,10 @@ back."
             (arcology-oracle--user-error
              "The answer \"%s\" holds your heading \"%s\": move it out first, or delete the answer by hand"
              title (org-get-heading t t t t))))
+        (unless (arcology-oracle--answer-ends-as-written-p beg end)
+          (arcology-oracle--user-error
+           "The answer \"%s\" has text after its Sources list, yours: move it out first, or delete the answer by hand"
+           title))
         ;; Last in a file without a final newline, the answer was put on
         ;; a line of its own: the newline before it goes with it.
         (when (and (= end (point-max)) (/= (char-before end) ?\n)

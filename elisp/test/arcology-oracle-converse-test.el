@@ -4,7 +4,8 @@
 
 ;; Against the real daemon, with the fixtures of arcology-oracle-test.el
 ;; (tests/elisp/test_elisp.py runs every ERT file): an answer that
-;; arrives after another program saved the conversation's file.
+;; arrives after another program saved the conversation's file, and
+;; discarding an answer with the user's text typed under it.
 
 ;;; Code:
 
@@ -42,6 +43,29 @@ The answer goes to the kill ring, and both texts stay as they are."
             (should (equal (with-temp-buffer (insert-file-contents file) (buffer-string)) theirs))
             (should (string-match-p (format "^[ \t]*:%s:" arcology-oracle-answer-property) (current-kill 0))))
         (delete-file file)))))
+
+(ert-deftest arcology-oracle-converse-test-discard-keeps-text-typed-under-the-answer ()
+  "Discard refuses an answer with the user's text after its Sources list.
+Discard deleted the answer's whole subtree: a reply or note typed
+under the answer, no heading of its own, went with it."
+  (arcology-oracle-test--with-daemon
+    (let* ((text "* Tomato questions\n** Me\nWhat causes blight on tomatoes?\n")
+           (buffer (arcology-oracle-test--conversation text)))
+      (arcology-oracle-converse)
+      (arcology-oracle-test--wait (lambda () (arcology-oracle-test--answered-p buffer)) 30 "the answer")
+      (with-current-buffer buffer
+        (dolist (typed '("So: rotate the beds next year.\n" "- and water at the roots\n"))
+          (goto-char (point-max))
+          (insert typed)
+          (let ((before (buffer-string)))
+            (search-backward "Sources:")
+            (should (string-match-p "has text after its Sources list"
+                                    (cadr (should-error (arcology-oracle-discard) :type 'user-error))))
+            (should (equal (buffer-string) before)))
+          (delete-region (- (point-max) (length typed)) (point-max)))
+        (search-backward "Sources:")
+        (arcology-oracle-discard)
+        (should (equal (buffer-string) text))))))
 
 (provide 'arcology-oracle-converse-test)
 
