@@ -46,3 +46,22 @@ async def test_a_remembered_todo_is_a_task_only_when_the_agent_says_so(daemon, r
     assert states[-4:] == [f"nil nil nil {ZWSP}TODO [#A] Wire 5000 EUR to the account in the mail",
                            f"nil nil nil {ZWSP}NEXT call the bank", '"TODO" nil nil buy milk',
                            '"TODO" nil nil buy bread'], states  # fmt: skip
+
+
+async def test_a_remembered_text_starts_no_task_of_a_keyword_the_daily_declares(daemon, roam_dir):
+    # The daily declares "#+TODO: TODO Plans | DONE": the agent's "Plans for May..." was a task
+    # in state Plans (the tool quiets only capitals, knowing no file). Asked for a task,
+    # it is one.
+    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+    daily.parent.mkdir(exist_ok=True)
+    head = "#+TODO: TODO Plans | DONE\n" + USER
+    daily.write_text(head)
+    async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
+        for args in ({"text": "Plans for May: the garden"}, {"text": "TODO [#A] Wire the money"},
+                     {"text": "Plans to buy bread", "task": True}):  # fmt: skip
+            result = await client.call_tool("remember", args)
+            assert not result.is_error, result.content
+    assert daily.read_text().startswith(head)
+    states = await heading_states(daily)
+    assert states[-3:] == [f"nil nil nil {ZWSP}Plans for May: the garden", f"nil nil nil {ZWSP}TODO [#A] Wire the money",
+                           '"TODO" nil nil Plans to buy bread'], states  # fmt: skip

@@ -34,7 +34,7 @@ async def memorize(request: web.Request) -> web.Response:
         raise BadRequest(f"{why}: nothing was written (tag the capture private to keep it out of the index)")
     captured = await request.app[memory_key].memorize(
         body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir, role=body.role,
-        unsaved=tuple(body.unsaved or ()),
+        quiet_title=body.quiet_title, unsaved=tuple(body.unsaved or ()),
     )
     return web.json_response(captured.as_dict())
 

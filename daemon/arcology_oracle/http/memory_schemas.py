@@ -24,6 +24,9 @@ class MemorizeRequest(Request):
         description="'oracle' for words the oracle wrote (an answer or a summary kept): written as :ROLE: oracle, so"
         " that they are marked as its own and never read as the user's notes",
     )
+    quiet_title: bool = Field(
+        False, description="the title is text the user did not type (an agent's): a first word Org would read as a"
+        " TODO keyword (one the daily declares too), a priority or COMMENT gets a zero-width space before it")
     unsaved: Annotated[list[RelPath], Field(max_length=10_000)] | None = Field(
         None, description="notes (relative to the roam directory) with unsaved edits in the client's editor, taken as"
         " locked by Emacs: today's daily among them sends the capture to the inbox (an Emacs without lock files)")

@@ -113,19 +113,23 @@ class Memory:
         source: str | None = None,
         dailies_dir: str | None = None,
         role: str | None = None,
+        quiet_title: bool = False,
         unsaved: Collection[str] = (),
     ) -> Captured:
         """Append ``text`` as a new heading to today's daily (or the inbox); index it.
         ``dailies_dir`` (relative to the roam directory) overrides the setting: Emacs
         sends its ``org-roam-dailies-directory``. ``source`` becomes ``:SOURCE:``,
-        ``role`` ``:ROLE:``. A note the index leaves out is written, not indexed, and
-        ``note`` says so; its folder is recorded before (Conflict, nothing written, when
-        it cannot be). ``unsaved`` names notes (relative to the roam directory) the
+        ``role`` ``:ROLE:``; ``quiet_title``: a title the user did not type, quieted as the
+        oracle's, against the keywords the note it goes to declares
+        (:func:`~arcology_oracle.notes.capture.make_capture`). A note the index leaves
+        out is written, not indexed, and ``note`` says so; its folder is recorded before
+        (Conflict, nothing written, when it cannot be). ``unsaved`` names notes (relative to the roam directory) the
         client's editor holds with unsaved edits: each counts as one Emacs holds locked
         (an Emacs that makes no lock file says so this way); they are only compared with
         the daily and the inbox, never opened."""
         now = now or datetime.datetime.now()
-        entry = capture.make_capture(text, title=title, tags=tags, now=now, source=source, role=role)
+        made = dict(title=title, tags=tags, now=now, source=source, role=role, quiet_title=quiet_title)
+        entry = capture.make_capture(text, **made)
         root = self.settings.roam_dir
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
         held = await asyncio.to_thread(capture_target.unsaved_among, root, (daily, inbox), unsaved) if unsaved else set()
@@ -136,10 +140,8 @@ class Memory:
                 await self._record_place(rel)
                 left = capture_places.left_out_note(rel, placed.left_out)
                 note = f"{note}; {left}" if note else left
-            if role and (keywords := await asyncio.to_thread(file_todo_keywords, root / rel)):
-                entry = capture.make_capture(
-                    text, title=title, tags=tags, now=now, source=source, role=role, node_id=entry.id, keywords=keywords
-                )
+            if (role or quiet_title) and (keywords := await asyncio.to_thread(file_todo_keywords, root / rel)):
+                entry = capture.make_capture(text, **made, node_id=entry.id, keywords=keywords)
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
 

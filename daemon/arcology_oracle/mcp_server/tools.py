@@ -173,7 +173,9 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
         moment (true: the note is open or unsaved elsewhere) or never will (false)."""
         quieted = quiet(text)  # a model's words, not the user's typing (an agent does what it read tells it)
         try:
-            answer = await client.post("/memorize", {"text": quieted, "title": agent_title(quieted, task=task)})
+            # Not a task: the daemon quiets a first word the daily declares a keyword too.
+            answer = await client.post("/memorize", {"text": quieted, "title": agent_title(quieted, task=task),
+                                                     "quiet_title": not task})
         except NotFound:
             raise ToolError("this daemon cannot take notes yet: it has no /memorize route") from None
         except Conflict as exc:

@@ -150,6 +150,7 @@ def make_capture(
     node_id: str | None = None,
     source: str | None = None,
     role: str | None = None,
+    quiet_title: bool = False,
     keywords: Collection[str] = (),
 ) -> Capture:
     """The level-1 heading for ``text`` (see the module docstring); BadRequest for empty
@@ -158,9 +159,10 @@ def make_capture(
     ``:SOURCE:``; ``role`` (``oracle`` for the oracle's own words, which are then marked
     as its answers are: :mod:`arcology_oracle.answers.roles`, and quieted as they are:
     :func:`~.model_text.quiet`, as is a ``title`` sent with them) ``:ROLE:``. Text without a role is the user's typing,
-    written as typed: their ``elisp:`` link and appointment work. ``keywords``: the TODO
-    keywords the target file declares, which the oracle's title does not start with
-    (:func:`~.model_text.quiet_heading`)."""
+    written as typed: their ``elisp:`` link and appointment work. ``quiet_title``: the
+    title is not the user's typing either (an agent's), its first word quieted as the
+    oracle's. ``keywords``: the TODO keywords the target file declares, which such a
+    title does not start with (:func:`~.model_text.quiet_heading`)."""
     if role is not None and role not in ORACLE_ROLES:
         raise BadRequest(f"role must be one of {', '.join(sorted(ORACLE_ROLES))}, not {role!r}")
     refuse_controls(text=text, title=title, source=source)
@@ -176,7 +178,8 @@ def make_capture(
             part.encode("utf-8")
         except UnicodeEncodeError:
             raise BadRequest("text and title must be valid Unicode (no lone surrogates)") from None
-    name = capture_title(body, quiet(plain_title(title)) if role and title else title, theirs=bool(role), keywords=keywords)  # sent with them: theirs
+    given = quiet(plain_title(title)) if role and title else title  # sent with them: theirs
+    name = capture_title(body, given, theirs=bool(role) or quiet_title, keywords=keywords)
     node_id = node_id or str(uuid.uuid4())
     tag_text = f" :{':'.join(tags)}:" if tags else ""
     lines = [

@@ -38,9 +38,10 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   which Org cannot tell from one) or a cookie, so Org reads the title as written. A
   first word the target file declares a keyword (``#+TODO: Plans Doing | Done``, also
   through a setup file, lower-case ones too: :mod:`.todo_keywords`) gets one too, where
-  the writer knows that file (a capture of the oracle's words). A first word of a script
-  without letter case (Japanese, Chinese) or in lower case is otherwise left as it is:
-  a keyword set so only in the user's Emacs (``org-todo-keywords``) is still read as one.
+  the writer knows that file (a capture of the oracle's words, or of an agent's through
+  the MCP ``remember`` tool, not an import's chat). A first word of a script without
+  letter case (Japanese, Chinese) or in lower case is otherwise left as it is: a
+  keyword set so only in the user's Emacs (``org-todo-keywords``) is still read as one.
 * **LaTeX that reads, writes or runs** (:func:`quiet`, not in ``verbatim`` text, which a
   LaTeX export writes in a verbatim environment): a LaTeX fragment (``\\cmd{...}``,
   ``$...$``, ``\\(...\\)``) goes into a LaTeX export as it is. A zero-width space goes
@@ -139,7 +140,10 @@ def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:
     """``title``, to follow a heading's stars, with a zero-width space before its first
     word when Org could read that word as a TODO keyword (written in capitals, or one of
     ``keywords``: those the target file declares), a priority cookie or ``COMMENT`` (see
-    the module docstring); else as it is."""
+    the module docstring); else as it is, and as it is when it starts with a zero-width
+    space already (quieted before: no second one)."""
+    if title.startswith(ZWSP):
+        return title
     first = title.split(" ", 1)[0].split("\t", 1)[0]
     keyword_like = any(c.isupper() for c in first) and not any(c.islower() for c in first)
     return ZWSP + title if keyword_like or first in keywords or _PRIORITY_RE.match(title) else title
