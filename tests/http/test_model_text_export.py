@@ -76,3 +76,33 @@ async def test_a_models_latex_and_blocks_do_nothing_on_export(daemon, roam_dir, 
                 "\\lastnamedcs", "\\ifcsname", "\\begin {\\x}", "\\begin\\y", "\\pdfcatalog", "\\write18"):  # fmt: skip
         assert raw not in body, (raw, body)
     assert "\\begin{equation}" in body and "\\begin{align*} a &= \\frac{1}{2} \\end{align*}" in body, body
+
+
+_FOOTNOTES = """
+(progn
+  (require 'org) (require 'ox-ascii)
+  (find-file (car command-line-args-left))
+  (message "REFERENCES %S" (org-element-map (org-element-parse-buffer) 'footnote-reference
+                             (lambda (ref) (org-element-property :label ref))))
+  (message "EXPORTED %s" (condition-case err (org-ascii-export-to-ascii) (error (format "failed: %S" err)))))
+"""
+
+
+async def test_a_models_footnote_references_leave_the_users_footnotes_and_export_alone(daemon, roam_dir, fake_ollama):
+    # A model's "[fn:1]" (no such definition) made the whole file's export fail ("Definition
+    # not found for footnote 1"), and its "[fn:soak]" showed the user's footnote at its words.
+    await wait_indexed(daemon)
+    fake_ollama.state.chat_reply = "As you wrote[fn:soak], salt helps [FN:1].\n[fn:2] Kenji, 2019."
+    conversation = "* Talk\n** Why salt?\nSoak them[fn:soak].\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(conversation + answer["org"] + "* Footnotes\n[fn:soak] Overnight, in salted water.\n")
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _FOOTNOTES, str(path)],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert 'REFERENCES ("soak")' in done.stderr, done.stderr  # the user's one reference, no other
+    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
+    assert "As you wrote[\u200bfn:soak], salt helps [\u200bFN:1]." in answer["org"], answer["org"]

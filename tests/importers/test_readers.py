@@ -212,7 +212,7 @@ def test_escaped_lines_never_read_as_structure_or_turns():
     lines = turn_lines("Ana", text)
     assert lines == [
         "Ana: first", ",* h", ",** h2", "*bold*", ",#+title: x", ",  #+begin_quote", ",:LOGBOOK:", ",  :END:", ",-----",
-        ",\\begin{equation}", ",Bo: hi", ",Dr. Ada Quill:\tyes", ",[13:56] Bo: hi", ",[2024-03-05 Tue]", ",,x", ",", ",[fn:1] a footnote", ",[fn:it's] another",
+        ",\\begin{equation}", ",Bo: hi", ",Dr. Ada Quill:\tyes", ",[13:56] Bo: hi", ",[2024-03-05 Tue]", ",,x", ",", "[\u200bfn:1] a footnote", "[\u200bfn:it's] another",
         "last",
     ]  # fmt: skip
     assert [SPEAKER_LINE.match(line) is not None for line in lines] == [True] + [False] * (len(lines) - 1)

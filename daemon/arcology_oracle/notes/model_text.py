@@ -60,6 +60,14 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   (``\\frac``, ``\\alpha``, ``x^2``, ``\\begin{align*}``) is as written. Babel's code
   is not here: a source block of the model's gets ``:eval no :tangle no``
   (:func:`~.conversations.org_safe`) and its keywords a comma (:mod:`.org_escape`).
+* **Footnote references** (:func:`quiet`, not in ``verbatim`` text): a model's
+  ``[fn:1]`` (``[fn:note]``; ``[FN:1]`` too, a definition at a line's start, which
+  the comma :mod:`.org_escape` gives would make a reference; any position) points at
+  the user's definition of that label, which Org then shows and exports at the model's
+  words, or at none, and then no export of the file works at all (Org 9.5: "Definition
+  not found for footnote 1"). A zero-width space goes after its ``[``: Org shows the
+  words, no footnote. Inline ones (``[fn::text]``, ``[fn:LABEL:text]``) define their own
+  text (:mod:`.org_escape`).
 """
 
 from __future__ import annotations
@@ -67,7 +75,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from .org_escape import ZWSP
+from .org_escape import FOOTNOTE_LABEL, ZWSP
 
 # Link types whose following runs code (see the module docstring).
 CODE_LINK_TYPES = ("elisp", "shell", "eshell", "man")
@@ -101,6 +109,8 @@ _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
 # Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
 # what ends one: the next ">" on its line (see :func:`_dates_quieted`).
 _ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
+# A footnote reference (Org: any letter case); its label's definition is the user's, or none.
+_FOOTNOTE_REF_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{FOOTNOTE_LABEL}\])")
 # A priority cookie as org-element reads one after a heading's stars (or its keyword).
 _PRIORITY_RE = re.compile(r"\[#.\]")
 LATEX_COMMANDS = (
@@ -128,12 +138,13 @@ _LATEX_RE = re.compile(
 
 
 def quiet(text: str, *, verbatim: bool = False) -> str:
-    """``text`` with no link that runs code, no active timestamp and no LaTeX command
-    that reads, writes or runs (see the module docstring); ``verbatim``: a block's line
-    or a property value (timestamps get a zero-width space, LaTeX is left alone)."""
+    """``text`` with no link that runs code, no active timestamp, no LaTeX command that
+    reads, writes or runs and no footnote reference (see the module docstring);
+    ``verbatim``: a block's line or a property value (timestamps get a zero-width space,
+    LaTeX and footnotes are left alone: Org reads neither there)."""
     text = _quiet_links(text)
     text = _dates_quieted(text, verbatim=verbatim)
-    return text if verbatim else _LATEX_RE.sub(ZWSP, text)
+    return text if verbatim else _FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text))
 
 
 def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:

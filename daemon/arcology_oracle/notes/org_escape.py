@@ -70,13 +70,13 @@ ZWSP = "\u200b"
 # A footnote label: Org's is [-_[:word:]]+ (org-footnote-re), and in an org buffer
 # [:word:] takes in ', %, $, combining marks, U+2028 and more: anything but what ends a
 # label (ASCII blanks only: Python's \s would stop at spaces Org reads as word letters).
-_FOOTNOTE_LABEL = r"[^\]\[: \t\n\r\f\v]+"
+FOOTNOTE_LABEL = r"[^\]\[: \t\n\r\f\v]+"
 # Lines Org would read as structure (see the module docstring).
-_UNSAFE_LINE_RE = re.compile(rf"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[(?i:fn):{_FOOTNOTE_LABEL}\])")
+_UNSAFE_LINE_RE = re.compile(rf"^(?:\*+(?:[ \t]|$)|[ \t]*#\+|[ \t]*:[\w-]*:[ \t]*$|\[(?i:fn):{FOOTNOTE_LABEL}\])")
 # Python's case folding matches every spelling Emacs's does (and a few more).
 _LOCAL_VARIABLES_RE = re.compile(r"(?<=local)(?= variables:)", re.IGNORECASE)
 _TARGET_RE = re.compile(r"(?<=<)(?=<)")
-_INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{_FOOTNOTE_LABEL}:)")  # Org: any letter case
+_INLINE_FOOTNOTE_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{FOOTNOTE_LABEL}:)")  # Org: any letter case
 _MODE_COOKIE_RE = re.compile(r"(?<=-)(?=\*-)")
 # Org's inline source blocks and Babel calls (case-sensitive, as Org reads them).
 _INLINE_CODE_RE = re.compile(r"(?<=src)(?=_[^ \t\n\[{]+[{\[])|(?<=call)(?=_[^ \t\n\[(]+[(\[])")
