@@ -84,15 +84,18 @@ _FOOTNOTES = """
   (find-file (car command-line-args-left))
   (message "REFERENCES %S" (org-element-map (org-element-parse-buffer) 'footnote-reference
                              (lambda (ref) (org-element-property :label ref))))
+  (message "LINKS %S" (org-element-map (org-element-parse-buffer) 'link (lambda (link) (org-element-property :type link))))
   (message "EXPORTED %s" (condition-case err (org-ascii-export-to-ascii) (error (format "failed: %S" err)))))
 """
 
 
-async def test_a_models_footnote_references_leave_the_users_footnotes_and_export_alone(daemon, roam_dir, fake_ollama):
+async def test_a_models_footnotes_and_links_within_the_file_leave_the_users_and_export_alone(daemon, roam_dir, fake_ollama):
     # A model's "[fn:1]" (no such definition) made the whole file's export fail ("Definition
-    # not found for footnote 1"), and its "[fn:soak]" showed the user's footnote at its words.
+    # not found for footnote 1"), and its "[fn:soak]" showed the user's footnote at its words;
+    # so did a link within the file to nothing ("Unable to resolve link: Brining").
     await wait_indexed(daemon)
-    fake_ollama.state.chat_reply = "As you wrote[fn:soak], salt helps [FN:1].\n[fn:2] Kenji, 2019."
+    fake_ollama.state.chat_reply = ("As you wrote[fn:soak], salt helps [FN:1].\n[fn:2] Kenji, 2019.\n"
+                                    "See [[Brining]], [[*Salt][salt]], [[#nope]], [[Note: x]] and [[https://orgmode.org][Org]].")
     conversation = "* Talk\n** Why salt?\nSoak them[fn:soak].\n"
     status, answer = await post(daemon, "/converse", {"org": conversation})
     assert status == 200, answer
@@ -105,4 +108,5 @@ async def test_a_models_footnote_references_leave_the_users_footnotes_and_export
     )  # fmt: skip
     assert 'REFERENCES ("soak")' in done.stderr, done.stderr  # the user's one reference, no other
     assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
+    assert 'LINKS ("https")' in done.stderr, done.stderr  # the model's web link stays one
     assert "As you wrote[\u200bfn:soak], salt helps [\u200bFN:1]." in answer["org"], answer["org"]

@@ -14,10 +14,13 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   a link: followed by anything but a blank, or after ``<`` or ``[[``. And a bracket
   link of such a type gets one between its two ``[``, so its description
   (``[[elisp:(delete-file ...)][see note]]``) no longer hides what it would run: Org
-  shows the whole text, no link. ``id:``, ``file:``, ``https:`` and every other link stay,
-  and so do the targets of the links every Org reads (``https://man:pass@host`` is one
-  https link, ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A
-  word starts, to Emacs, after a letter of another script too (``эshell:ls`` and
+  shows the whole text, no link. So does a bracket link within the file (no type:
+  ``[[Some note]]``, ``[[*Heading]]``, ``[[#custom-id]]``, ``[[Note: x]]``), which leads
+  to the user's heading of that name or, with none, makes every export of the file
+  fail (Org 9.5: "Unable to resolve link"). ``id:``, ``file:``, ``https:`` and every
+  other link stay, and so do the targets of the links every Org reads
+  (``https://man:pass@host`` is one https link, ``[[https://eshell:pw@host]]`` one
+  too) and words (``powershell:``). A word starts, to Emacs, after a letter of another script too (``эshell:ls`` and
   ``中man:ls`` are links): only a Latin letter or a digit before the type keeps it a
   word's inside. Where Org may read otherwise (after ``_``, inside a subscript's
   letters, in a URL after an emphasis marker that may close in it) the type is quieted.
@@ -106,6 +109,9 @@ _LINK_RE = re.compile(
 # its path ("/https:/" is italics in "/https://.elisp:x"), and Org reads on from there.
 _CLOSER_RE = re.compile(r"([*/_=~+])(?=[-\s.,:!?;'\")}\\\[]|\Z)")
 _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
+# A bracket link's target that names a type (``id:``, ``https:``, any a user may have
+# registered): the others are links within the file (see the module docstring).
+_TYPED_TARGET_RE = re.compile(r"[A-Za-z][-+.\w]*:\S")
 # Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
 # what ends one: the next ">" on its line (see :func:`_dates_quieted`).
 _ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
@@ -162,8 +168,9 @@ def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:
 
 def _quiet_links(text: str) -> str:
     """``text`` with a zero-width space before the colon of each link Org would read as
-    one that runs code and between the ``[[`` of such a bracket link; the targets of the
-    other links Org reads (``https://man:pass@host``) and every other word as written.
+    one that runs code and between the ``[[`` of such a bracket link and of one within
+    the file (no type); the targets of the other links Org reads
+    (``https://man:pass@host``) and every other word as written.
     A quieted link's own path is read on, as Org reads the text once it is quieted."""
     out, at = [], 0
     first = {marker: text.find(marker) for marker in "*/_=~+"}
@@ -173,7 +180,7 @@ def _quiet_links(text: str) -> str:
         if found["code"]:
             out.append(found[0] + ZWSP)
             at = found.end()
-        elif target is not None and _CODE_TARGET_RE.match(target):
+        elif target is not None and (_CODE_TARGET_RE.match(target) or not _TYPED_TARGET_RE.match(target)):
             out.append("[" + ZWSP + "[")
             at = found.start() + 2
         elif found["plain"] and _taken_before(text, found.start(), found[0], first):
