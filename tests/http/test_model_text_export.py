@@ -78,9 +78,11 @@ async def test_a_models_latex_and_blocks_do_nothing_on_export(daemon, roam_dir, 
     assert "\\begin{equation}" in body and "\\begin{align*} a &= \\frac{1}{2} \\end{align*}" in body, body
 
 
-_FOOTNOTES = """
+_READ_AND_EXPORT = """
 (progn
-  (require 'org) (require 'ox-ascii)
+  (require 'org) (require 'ox-ascii) (require 'org-id)
+  (setq org-id-locations-file (make-temp-file "org-id-locations"))
+  (org-id-update-id-locations (list (expand-file-name "bread-hydration.org")))  ; as org-roam users have them
   (find-file (car command-line-args-left))
   (message "REFERENCES %S" (org-element-map (org-element-parse-buffer) 'footnote-reference
                              (lambda (ref) (org-element-property :label ref))))
@@ -102,7 +104,7 @@ async def test_a_models_footnotes_and_links_within_the_file_leave_the_users_and_
     path = roam_dir / "talk.org"
     path.write_text(conversation + answer["org"] + "* Footnotes\n[fn:soak] Overnight, in salted water.\n")
     done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", _FOOTNOTES, str(path)],
+        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
         cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
@@ -110,3 +112,23 @@ async def test_a_models_footnotes_and_links_within_the_file_leave_the_users_and_
     assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
     assert 'LINKS ("https")' in done.stderr, done.stderr  # the model's web link stays one
     assert "As you wrote[\u200bfn:soak], salt helps [\u200bFN:1]." in answer["org"], answer["org"]
+
+
+async def test_a_models_link_to_an_id_no_note_has_leaves_the_export_alone(daemon, roam_dir, fake_ollama):
+    # A model's mangled ID made every export of the conversation file fail ("Unable to
+    # resolve link: id:..."); its link to a note the index holds stays a link.
+    await wait_indexed(daemon)
+    known = "36fb47dd-e96a-4b44-80ce-b246a771f11d"  # bread-hydration.org
+    fake_ollama.state.chat_reply = f"See [[id:{known}][hydration]] and [[id:36fb47dd-e96a-4b44-80ce-b246a771f11e][this]]."
+    conversation = "* Talk\n** How wet?\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(conversation + answer["org"])
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert 'LINKS ("id")' in done.stderr, done.stderr  # the known note's link, no other
+    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr

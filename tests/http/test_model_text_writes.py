@@ -25,10 +25,11 @@ from tests.runners import run_cli, wait_indexed
 pytestmark = pytest.mark.timeout(300)
 
 USER = "#+title: A day\n* Dentist\n<2026-12-07 Mon 09:00> at [[elisp:(find-file \"~/dentist.org\")][the plan]]\n"
+NOTE_ID = "36fb47dd-e96a-4b44-80ce-b246a771f11d"  # bread-hydration.org's: a /converse answer's id: links to no note are quieted
 MODEL = (
     'See [[elisp:(delete-file "notes.org")][the note]], [[shell:rm -rf ~][this one]], [[ELISP:(kill-emacs)]],\n'
     "elisp:kill-emacs, <shell:touch pwned> and eshell:ls.\n"
-    "Keep [[id:abc][a note]], [[file:x.org][a file]] and [[https://orgmode.org][Org]].\n"
+    f"Keep [[id:{NOTE_ID}][a note]], [[file:x.org][a file]] and [[https://orgmode.org][Org]].\n"
     "Meet on <2026-12-08 Tue 10:00>, weekly from <2026-12-09 Wed +1w>, away <2026-12-10 Thu>--<2026-12-11 Fri>.\n"
     "Nested: <1-1-1 <2026-12-13 Sun>>, <2026-12-14 Mon <2026-12-15 Tue>> and <0-0-0<2026-12-16 Wed 10:00>>.\n"
     "Math $\\frac{a}{b} + \\alpha^2$ stays; \\write18{touch pwned} \\(\\input{/etc/passwd}\\) $^^5cinput{x}$ do not.\n"
@@ -88,7 +89,7 @@ def assert_quiet(reading: dict) -> None:
     assert [link for link in reading["links"] if link[0].lower() in ("elisp", "shell", "eshell", "man")] == [
         ["elisp", '(find-file "~/dentist.org")']
     ], reading["links"]  # the user's own
-    assert {("id", "abc"), ("file", "x.org"), ("https", "//orgmode.org")} <= {tuple(link) for link in reading["links"]}
+    assert {("id", NOTE_ID), ("file", "x.org"), ("https", "//orgmode.org")} <= {tuple(link) for link in reading["links"]}
     assert [entry.split(" ", 1)[0] for entry in reading["agenda"]] == ["2026-12-07"], reading
     # (the user's dentist: nothing of the model's)
     latex = reading["latex"]

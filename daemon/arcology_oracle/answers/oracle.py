@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 from ..config import Settings
 from ..errors import BadRequest, NotFound
-from ..notes import conversations
+from ..notes import conversations, model_text
 from ..notes.cleaning import strip_private
 from ..notes.org_syntax import link_text
 from ..store import Store
@@ -341,6 +341,9 @@ class Oracle:
         ]
         model = model or self.llm.model
         answer = (await self.llm.chat(messages, model=model)).strip()
+        if ids := model_text.id_link_targets(answer):  # a mangled ID makes every export of the file fail
+            known = await self.index.read(lambda s: {i for i in ids if s.node(i) is not None})
+            answer = model_text.quiet_id_links(answer, ids - known)
         sources = await held_sources(self.index, context.sources)
         # Plain source lines and their IDs in a property, so that org-roam lists no
         # backlink from the conversation on every cited note (answer_source_links: as links).

@@ -17,7 +17,9 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   shows the whole text, no link. So does a bracket link within the file (no type:
   ``[[Some note]]``, ``[[*Heading]]``, ``[[#custom-id]]``, ``[[Note: x]]``), which leads
   to the user's heading of that name or, with none, makes every export of the file
-  fail (Org 9.5: "Unable to resolve link"). ``id:``, ``file:``, ``https:`` and every
+  fail (Org 9.5: "Unable to resolve link"), as does an ``id:`` link to an ID no note
+  has (a model's mangled one: :func:`quiet_id_links`, where the writer knows the
+  notes' IDs, a ``/converse`` answer). ``id:``, ``file:``, ``https:`` and every
   other link stay, and so do the targets of the links every Org reads
   (``https://man:pass@host`` is one https link, ``[[https://eshell:pw@host]]`` one
   too) and words (``powershell:``). A word starts, to Emacs, after a letter of another script too (``эshell:ls`` and
@@ -112,6 +114,8 @@ _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
 # A bracket link's target that names a type (``id:``, ``https:``, any a user may have
 # registered): the others are links within the file (see the module docstring).
 _TYPED_TARGET_RE = re.compile(r"[A-Za-z][-+.\w]*:\S")
+# A bracket id: link (``[[id:ID]]``, ``[[id:ID::search][words]]``): group 1 its ID.
+_ID_LINK_RE = re.compile(r"\[\[id:([^\]\[\n:]+)(?:::[^\]\[\n]*)?\](?=\[|\])")
 # Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
 # what ends one: the next ">" on its line (see :func:`_dates_quieted`).
 _ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
@@ -151,6 +155,19 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
     text = _quiet_links(text)
     text = _dates_quieted(text, verbatim=verbatim)
     return text if verbatim else _FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text))
+
+
+def id_link_targets(text: str) -> set[str]:
+    """The IDs the bracket ``id:`` links of ``text`` lead to (for :func:`quiet_id_links`)."""
+    return {found[1] for found in _ID_LINK_RE.finditer(text)}
+
+
+def quiet_id_links(text: str, unknown: Collection[str]) -> str:
+    """``text`` with a zero-width space between the ``[[`` of each ``id:`` link to an ID
+    of ``unknown`` (no note has it) and before its colon (else Org reads a plain
+    ``id:`` link in it): Org shows the words, and the file's export does not fail on
+    it (see the module docstring)."""
+    return _ID_LINK_RE.sub(lambda m: f"[{ZWSP}[id{ZWSP}{m[0][4:]}" if m[1] in unknown else m[0], text)
 
 
 def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:
