@@ -119,7 +119,8 @@ async def test_a_models_link_to_an_id_no_note_has_leaves_the_export_alone(daemon
     # resolve link: id:..."); its link to a note the index holds stays a link.
     await wait_indexed(daemon)
     known = "36fb47dd-e96a-4b44-80ce-b246a771f11d"  # bread-hydration.org
-    fake_ollama.state.chat_reply = f"See [[id:{known}][hydration]] and [[id:36fb47dd-e96a-4b44-80ce-b246a771f11e][this]]."
+    fake_ollama.state.chat_reply = (f"See [[id:{known}][hydration]] and [[id:36fb47dd-e96a-4b44-80ce-b246a771f11e][this]],"
+                                    " or id:36fb47dd-e96a-4b44-80ce-b246a771f11f.")
     conversation = "* Talk\n** How wet?\n"
     status, answer = await post(daemon, "/converse", {"org": conversation})
     assert status == 200, answer

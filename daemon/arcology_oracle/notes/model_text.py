@@ -114,8 +114,11 @@ _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
 # A bracket link's target that names a type (``id:``, ``https:``, any a user may have
 # registered): the others are links within the file (see the module docstring).
 _TYPED_TARGET_RE = re.compile(r"[A-Za-z][-+.\w]*:\S")
-# A bracket id: link (``[[id:ID]]``, ``[[id:ID::search][words]]``): group 1 its ID.
-_ID_LINK_RE = re.compile(r"\[\[id:([^\]\[\n:]+)(?:::[^\]\[\n]*)?\](?=\[|\])")
+# An id: link: a bracket one (``[[id:ID]]``, ``[[id:ID::search][words]]``, group 1 its
+# ID) or a plain one (``id:ID``, group 2 its path: the ID, maybe ``::search`` after it).
+_ID_LINK_RE = re.compile(
+    rf"\[\[id:([^\]\[\n:]+)(?:::[^\]\[\n]*)?\](?=\[|\])|(?<![{_INSIDE_WORD}])id:({_PLAIN_PATH})"
+)
 # Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
 # what ends one: the next ">" on its line (see :func:`_dates_quieted`).
 _ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
@@ -159,15 +162,24 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
 
 def id_link_targets(text: str) -> set[str]:
     """The IDs the bracket ``id:`` links of ``text`` lead to (for :func:`quiet_id_links`)."""
-    return {found[1] for found in _ID_LINK_RE.finditer(text)}
+    return {_id_of(found) for found in _ID_LINK_RE.finditer(text)}
+
+
+def _id_of(found: re.Match[str]) -> str:
+    return found[1] or found[2].split("::", 1)[0]
 
 
 def quiet_id_links(text: str, unknown: Collection[str]) -> str:
-    """``text`` with a zero-width space between the ``[[`` of each ``id:`` link to an ID
-    of ``unknown`` (no note has it) and before its colon (else Org reads a plain
-    ``id:`` link in it): Org shows the words, and the file's export does not fail on
-    it (see the module docstring)."""
-    return _ID_LINK_RE.sub(lambda m: f"[{ZWSP}[id{ZWSP}{m[0][4:]}" if m[1] in unknown else m[0], text)
+    """``text`` with a zero-width space before the colon of each ``id:`` link to an ID
+    of ``unknown`` (no note has it), and between the ``[[`` of a bracket one: Org shows
+    the words, and the file's export does not fail on it (see the module docstring)."""
+
+    def quieted(found: re.Match[str]) -> str:
+        if _id_of(found) not in unknown:
+            return found[0]
+        return f"[{ZWSP}[id{ZWSP}{found[0][4:]}" if found[1] else f"id{ZWSP}{found[0][2:]}"
+
+    return _ID_LINK_RE.sub(quieted, text)
 
 
 def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:
