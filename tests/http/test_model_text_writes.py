@@ -208,3 +208,20 @@ async def test_the_oracles_words_start_no_task_of_a_keyword_the_daily_declares(d
         "nil nil nil plans are lower-case here",
         '"Doing" nil nil the taxes',
     ]
+
+
+async def test_the_oracles_words_kept_link_no_id_no_note_has(daemon, roam_dir):
+    # The oracle's words kept with a mangled ID made every export of the daily fail
+    # ("Unable to resolve link"); a note's ID stays a link, and the user's typing is theirs.
+    daily = daily_of(roam_dir)
+    daily.write_text(USER)
+    await wait_indexed(daemon)
+    bad = NOTE_ID[:-1] + "e"
+    words = f"See [[id:{NOTE_ID}][hydration]], [[id:{bad}][this]] and id:{bad}."
+    for body in ({"text": words, "role": "oracle"}, {"text": words}):
+        status, answer = await post(daemon, "/memorize", body)
+        assert status == 200, answer
+    written = daily.read_text()
+    assert written.startswith(USER)
+    assert f"See [[id:{NOTE_ID}][hydration]], [{ZWSP}[id{ZWSP}:{bad}][this]] and id{ZWSP}:{bad}.\n" in written, written
+    assert written.endswith(f"\n{words}\n"), written  # typed: as typed

@@ -341,9 +341,8 @@ class Oracle:
         ]
         model = model or self.llm.model
         answer = (await self.llm.chat(messages, model=model)).strip()
-        if ids := model_text.id_link_targets(answer):  # a mangled ID makes every export of the file fail
-            known = await self.index.read(lambda s: {i for i in ids if s.node(i) is not None})
-            answer = model_text.quiet_id_links(answer, ids - known)
+        # A mangled ID would make every export of the file fail.
+        answer = await model_text.unknown_ids_quieted(answer, self.index.read)
         sources = await held_sources(self.index, context.sources)
         # Plain source lines and their IDs in a property, so that org-roam lists no
         # backlink from the conversation on every cited note (answer_source_links: as links).

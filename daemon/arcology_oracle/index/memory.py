@@ -40,6 +40,7 @@ from pathlib import Path
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds
+from ..notes.model_text import unknown_ids_quieted
 from ..notes.todo_keywords import file_todo_keywords
 from ..store.db import DatabaseError
 from . import capture_places, capture_target, note_io
@@ -128,6 +129,8 @@ class Memory:
         (an Emacs that makes no lock file says so this way); they are only compared with
         the daily and the inbox, never opened."""
         now = now or datetime.datetime.now()
+        if role:  # the oracle's words: a mangled ID would make every export of the daily fail
+            text = await unknown_ids_quieted(text, self.index.read)
         made = dict(title=title, tags=tags, now=now, source=source, role=role, quiet_title=quiet_title)
         entry = capture.make_capture(text, **made)
         root = self.settings.roam_dir

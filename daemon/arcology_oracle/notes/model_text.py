@@ -18,9 +18,9 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   ``[[Some note]]``, ``[[*Heading]]``, ``[[#custom-id]]``, ``[[Note: x]]``), which leads
   to the user's heading of that name or, with none, makes every export of the file
   fail (Org 9.5: "Unable to resolve link"), as does an ``id:`` link to an ID no note
-  has (a model's mangled one: :func:`quiet_id_links`, where the writer knows the
-  notes' IDs, a ``/converse`` answer). ``id:``, ``file:``, ``https:`` and every
-  other link stay, and so do the targets of the links every Org reads
+  has (a model's mangled one: :func:`unknown_ids_quieted`, where the writer knows the
+  notes' IDs: a ``/converse`` answer, the oracle's words a capture keeps). ``id:``,
+  ``file:``, ``https:`` and every other link stay, and so do the targets of the links every Org reads
   (``https://man:pass@host`` is one https link, ``[[https://eshell:pw@host]]`` one
   too) and words (``powershell:``). A word starts, to Emacs, after a letter of another script too (``эshell:ls`` and
   ``中man:ls`` are links): only a Latin letter or a digit before the type keeps it a
@@ -78,7 +78,8 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
 
 from .org_escape import FOOTNOTE_LABEL, ZWSP
 
@@ -180,6 +181,15 @@ def quiet_id_links(text: str, unknown: Collection[str]) -> str:
         return f"[{ZWSP}[id{ZWSP}{found[0][4:]}" if found[1] else f"id{ZWSP}{found[0][2:]}"
 
     return _ID_LINK_RE.sub(quieted, text)
+
+
+async def unknown_ids_quieted(text: str, read: Callable[[Callable[[Any], set[str]]], Awaitable[set[str]]]) -> str:
+    """``text`` with its ``id:`` links to IDs no note has quieted (:func:`quiet_id_links`);
+    ``read``: the index's read (a store's ``node(ID)`` is None for an ID no note has)."""
+    if not (ids := id_link_targets(text)):
+        return text
+    known = await read(lambda store: {i for i in ids if store.node(i) is not None})
+    return quiet_id_links(text, ids - known)
 
 
 def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:
