@@ -20,12 +20,13 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   fail (Org 9.5: "Unable to resolve link"), as does an ``id:`` link to an ID no note
   has (a model's mangled one: :func:`unknown_ids_quieted`, where the writer knows the
   notes' IDs: a ``/converse`` answer, the oracle's words a capture keeps). ``id:``,
-  ``file:``, ``https:`` and every other link stay, and so do the targets of the links every Org reads
-  (``https://man:pass@host`` is one https link, ``[[https://eshell:pw@host]]`` one
-  too) and words (``powershell:``). A word starts, to Emacs, after a letter of another script too (``эshell:ls`` and
-  ``中man:ls`` are links): only a Latin letter or a digit before the type keeps it a
-  word's inside. Where Org may read otherwise (after ``_``, inside a subscript's
-  letters, in a URL after an emphasis marker that may close in it) the type is quieted.
+  ``file:``, ``https:`` and every other link stay, and so do the targets of the links
+  every Org reads (``https://man:pass@host`` is one https link,
+  ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A word starts,
+  to Emacs, after a letter of another script too (``эshell:ls`` and ``中man:ls`` are
+  links): only a Latin letter or a digit before the type keeps it a word's inside.
+  Where Org may read otherwise (after ``_``, inside a subscript's letters, in a URL
+  after an emphasis marker that may close in it) the type is quieted.
 * **Active timestamps** (:func:`quiet`): Org's agenda lists every active timestamp
   (``<2026-12-07 Mon>``, a range, a repeater) anywhere in an agenda file, in blocks and
   property drawers too, so a model's words would fill the user's day. In text where Org
@@ -162,7 +163,8 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
 
 
 def id_link_targets(text: str) -> set[str]:
-    """The IDs the bracket ``id:`` links of ``text`` lead to (for :func:`quiet_id_links`)."""
+    """The IDs the ``id:`` links of ``text`` (bracket and plain ones) lead to, for
+    :func:`quiet_id_links`."""
     return {_id_of(found) for found in _ID_LINK_RE.finditer(text)}
 
 
