@@ -199,14 +199,18 @@ the model thinks gets nothing: the answer goes to the kill ring."
   "Return non-nil when the answer from BEG to END ends as the daemon wrote it.
 That is with its \"Sources:\" line and the items of that list
 \(\"- [N] ...\" or \"- none: ...\", one line each), then blank lines
-only: a line after them is the user's."
+only: a line after them is the user's.  An answer with no such line
+\(not the daemon's words) cannot be told apart from text added: it is."
   (save-excursion
-    (goto-char end)
-    (skip-chars-backward " \t\n" beg)
-    (beginning-of-line)
-    (while (and (> (point) beg) (looking-at "- \\(?:\\[[0-9]+\\] \\|none: \\)"))
-      (forward-line -1))
-    (looking-at "Sources:[ \t]*$")))
+    (goto-char beg)
+    (or (not (re-search-forward "^Sources:[ \t]*$" end t))
+        (progn
+          (goto-char end)
+          (skip-chars-backward " \t\n" beg)
+          (beginning-of-line)
+          (while (and (> (point) beg) (looking-at "- \\(?:\\[[0-9]+\\] \\|none: \\)"))
+            (forward-line -1))
+          (looking-at "Sources:[ \t]*$")))))
 
 ;;;###autoload
 (defun arcology-oracle-discard ()
