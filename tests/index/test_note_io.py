@@ -15,7 +15,7 @@ import pytest
 
 from arcology_oracle.errors import Conflict
 from arcology_oracle.index import note_files, note_io
-from arcology_oracle.index.memory import remove_stale_temp_files
+from arcology_oracle.index.aside import remove_stale_temp_files
 from arcology_oracle.notes.capture import Changed, make_capture, plan_forget, render_capture
 
 NOW = datetime.datetime(2026, 3, 14, 9, 26)

@@ -3,7 +3,9 @@ name is first renamed aside (which takes whatever file holds it at that instant)
 that file deleted when it is the one meant, else given its name back. A daemon killed
 between the two leaves the file aside, a hidden name beside the note: the next start
 gives it its name back (:func:`give_back_left_aside`), whichever file it is, since which
-one cannot be told then (a forget that never answered; the client may try it again)."""
+one cannot be told then (a forget that never answered; the client may try it again).
+The temporary copies an older version's interrupted rewrite of a note left beside it go
+at the start too (:func:`remove_stale_temp_files`)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ log = logging.getLogger(__name__)
 
 _ASIDE = ".arcology-oracle-forgotten-"
 _ASIDE_RE = re.compile(rf"\.(?P<name>.+){re.escape(_ASIDE)}[0-9a-f]{{8}}", re.DOTALL)
+_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 
 
 def unlink_if_names(path: Path, fd: int) -> bool:
@@ -130,3 +133,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.samestat(os.lstat(a), os.lstat(b))
     except OSError:
         return False
+
+
+def remove_stale_temp_files(directories: list[Path]) -> int:
+    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
+    rewriting a note) could leave in ``directories``; returns how many went."""
+    removed = 0
+    for path, _ in files_named(directories, _STALE_TMP_RE):
+        try:
+            path.unlink()
+            removed += 1
+        except OSError as exc:
+            log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
+    if removed:
+        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
+    return removed
+

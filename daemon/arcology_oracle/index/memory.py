@@ -32,7 +32,6 @@ import dataclasses
 import datetime
 import logging
 import os
-import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +43,13 @@ from ..notes.model_text import unknown_ids_quieted
 from ..notes.todo_keywords import file_todo_keywords
 from ..store.db import DatabaseError
 from . import capture_places, capture_target, note_io
-from .aside import files_named, folders_below, give_back_left_aside
+from .aside import folders_below, give_back_left_aside, remove_stale_temp_files
 from .created_notes import CreatedNotes
 from .id_mentions import head_ids, mentioned_elsewhere
 from .other_names import other_names
 from .service import OracleIndex
 
 log = logging.getLogger(__name__)
-_STALE_TMP_RE = re.compile(r"\.arcology-oracle-[A-Za-z0-9_]{8}\.tmp")
 
 
 @dataclass(frozen=True)
@@ -124,10 +122,10 @@ class Memory:
         oracle's, against the keywords the note it goes to declares
         (:func:`~arcology_oracle.notes.capture.make_capture`). A note the index leaves
         out is written, not indexed, and ``note`` says so; its folder is recorded before
-        (Conflict, nothing written, when it cannot be). ``unsaved`` names notes (relative to the roam directory) the
-        client's editor holds with unsaved edits: each counts as one Emacs holds locked
-        (an Emacs that makes no lock file says so this way); they are only compared with
-        the daily and the inbox, never opened."""
+        (Conflict, nothing written, when it cannot be). ``unsaved`` names notes (relative
+        to the roam directory) the client's editor holds with unsaved edits: each counts
+        as one Emacs holds locked (an Emacs that makes no lock file says so this way);
+        they are only compared with the daily and the inbox, never opened."""
         now = now or datetime.datetime.now()
         if role:  # the oracle's words: a mangled ID would make every export of the daily fail
             text = await unknown_ids_quieted(text, self.index.read)
@@ -389,19 +387,3 @@ def refuse_copies(data: bytes, rel: str, node_id: str) -> None:
     if len(drawers) > 1 and any(d.get(capture.CAPTURED_BY) == capture.CAPTURED_BY_VALUE for d in drawers):
         raise Conflict(f"the captured heading {node_id} is in {rel} {len(drawers)} times (it was copied), so which "
                        "one arcology-oracle wrote cannot be told: remove it by hand", retry=False)  # fmt: skip
-
-
-def remove_stale_temp_files(directories: list[Path]) -> int:
-    """Delete the ``.arcology-oracle-*.tmp`` copies an older version (killed while
-    rewriting a note) could leave in ``directories``; returns how many went."""
-    removed = 0
-    for path, _ in files_named(directories, _STALE_TMP_RE):
-        try:
-            path.unlink()
-            removed += 1
-        except OSError as exc:
-            log.warning("cannot remove the stale temporary file %s: %s", path, exc.strerror or exc)
-    if removed:
-        log.warning("removed %d temporary file(s) an interrupted write had left beside the notes", removed)
-    return removed
-
