@@ -121,6 +121,7 @@ async def test_a_models_answer_in_a_conversation_runs_nothing_and_schedules_noth
 async def test_the_oracles_words_kept_are_quiet_and_the_users_typing_is_kept_as_typed(daemon, roam_dir):
     daily = daily_of(roam_dir)
     daily.write_text(USER)
+    await wait_indexed(daemon)  # its id: link is to an indexed note (one no note has is quieted)
     # A title sent with the oracle's words is theirs too (another client than Emacs's).
     title = "Kept [[shell:touch x][answer]] shell:ls <2026-12-09 Wed 10:00>"
     status, answer = await post(daemon, "/memorize", {"text": MODEL, "role": "oracle", "title": title})
