@@ -33,7 +33,7 @@ from ..config import Settings
 from ..errors import Conflict, NotFound, OracleError
 from ..http.client import DaemonClient
 from ..notes.capture_title import capture_title
-from ..notes.model_text import quiet, quiet_heading
+from ..notes.model_text import quiet
 from . import views
 
 T = TypeVar("T")
@@ -153,8 +153,9 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
 
     ``remember`` posts to the daemon's ``/memorize`` (capture into today's daily note)
     the model's text quieted (:func:`~arcology_oracle.notes.model_text.quiet`: no link
-    that runs code, no active timestamp, no LaTeX that reads or runs) and its title
-    (:func:`agent_title`): a task on the user's agenda only when the agent says ``task``.
+    that runs code, no active timestamp, no LaTeX that reads or runs); its title is a
+    task on the user's agenda only when the agent says ``task`` (:func:`task_title`),
+    else the daemon's ``quiet_title`` keeps its first word from being read as one.
     The text is not marked as the oracle's (no ``:ROLE:``): the user asked for it.
     Until the daemon has that route it answers with a tool error saying so. A capture the
     daemon refuses (409) is a tool error that says whether to try again
@@ -172,10 +173,11 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
         cannot take it now, the error's retry says whether the same call can work in a
         moment (true: the note is open or unsaved elsewhere) or never will (false)."""
         quieted = quiet(text)  # a model's words, not the user's typing (an agent does what it read tells it)
+        # Not a task: the daemon takes the title from the text and quiets its first word,
+        # a keyword the daily declares too.
+        body = {"text": quieted, "title": task_title(quieted)} if task else {"text": quieted, "quiet_title": True}
         try:
-            # Not a task: the daemon quiets a first word the daily declares a keyword too.
-            answer = await client.post("/memorize", {"text": quieted, "title": agent_title(quieted, task=task),
-                                                     "quiet_title": not task})
+            answer = await client.post("/memorize", body)
         except NotFound:
             raise ToolError("this daemon cannot take notes yet: it has no /memorize route") from None
         except Conflict as exc:
@@ -186,16 +188,11 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
         return CallToolResult(content=[TextContent(type="text", text=said)])
 
 
-def agent_title(text: str, *, task: bool) -> str:
-    """The heading ``remember`` gives ``text``: its first words, as the daemon would take
-    them (:func:`~arcology_oracle.notes.capture_title.capture_title`). With ``task``, a
-    TODO (``TODO`` put first unless it is already); without it, a first word Org would
-    read as a TODO keyword, priority or ``COMMENT`` is quieted
-    (:func:`~arcology_oracle.notes.model_text.quiet_heading`): a text the agent read
-    (a mail starting ``TODO [#A] Wire the money``) puts nothing on the agenda."""
+def task_title(text: str) -> str:
+    """The heading ``remember`` gives ``text`` the agent says is a task: its first words,
+    as the daemon would take them (:func:`~arcology_oracle.notes.capture_title.capture_title`),
+    after ``TODO`` unless they start with it."""
     title = capture_title(text, None)
-    if not task:
-        return quiet_heading(title)
     return title if title.split(" ", 1)[0] == "TODO" else "TODO " + title
 
 
