@@ -21,7 +21,6 @@ import dataclasses
 import datetime
 import hashlib
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -29,13 +28,12 @@ from .cli_progress import ProgressBar
 from .config import Settings
 from .errors import BadRequest, ConfigError, OracleError
 from .importers import DEFAULT_DIRS, EXTENSIONS, FORMATS, Conversation, MalformedExport, read_export
-from .importers.render import RenderedFile, dialogue, has_text, render
+from .importers.render import RenderedFile, dialogue, has_text, render, stamp_moment
 from .importers.writing import DuplicateConversation, ImportBatch
 from .notes.capture import clean_tags
 from .notes.files import resolve_inside
 
 LIST_AT_MOST = 20
-_STAMP = re.compile(r"\[(\d{4})-(\d{2})-(\d{2})(?: [^]\d ]+)?(?: (\d{2}):(\d{2}))?\]")
 # Off a terminal, a JSON export this large logs a line per 10% read.
 LOG_PROGRESS_BYTES = 8 * 2**20
 
@@ -173,7 +171,7 @@ def _dated_as_before(batch: ImportBatch, conversation: Conversation, rendered: R
     """``conversation``, whose file ``rendered`` is, with its times moved so that its first
     heading has the time the earlier file of its ID has on its own; None without one."""
     found = batch.earlier(rendered)
-    before, now = (_stamp_time(dialogue(text)[0]) for text in (found[1] if found else "", rendered.text))
+    before, now = (stamp_moment(dialogue(text)[0]) for text in (found[1] if found else "", rendered.text))
     if before is None or now is None:
         return None
     shift = before - now
@@ -181,12 +179,6 @@ def _dated_as_before(batch: ImportBatch, conversation: Conversation, rendered: R
         conversation, time=conversation.time and conversation.time + shift,
         messages=[dataclasses.replace(m, time=m.time and m.time + shift) for m in conversation.messages],
     )  # fmt: skip
-
-
-def _stamp_time(stamp: str) -> datetime.datetime | None:
-    """The moment of an inactive timestamp as :func:`~.importers.render.render` writes it."""
-    m = _STAMP.fullmatch(stamp)
-    return datetime.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0), int(m[5] or 0)) if m else None
 
 
 def _target(roam: Path, into: Path) -> Path:

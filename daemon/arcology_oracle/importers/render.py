@@ -73,7 +73,7 @@ from ..notes.capture import inactive_timestamp
 from ..notes.capture_title import TRAILING_BLANKS
 from ..notes.model_text import quiet, quiet_heading, same_dates
 from ..notes.org_escape import ZWSP, inert, without_controls
-from ..notes.org_syntax import split_heading_tags
+from ..notes.org_syntax import TIMESTAMP_RE, split_heading_tags
 from ..notes.privacy import file_tags
 from .model import Conversation, Message
 
@@ -364,6 +364,15 @@ def _filetags_line(tags: Iterable[str]) -> list[str]:
 
 def _stamp(moment: datetime.datetime, timed: bool) -> str:
     return inactive_timestamp(moment) if timed else inactive_timestamp(moment)[:-7] + "]"
+
+
+def stamp_moment(stamp: str) -> datetime.datetime | None:
+    """The moment in ``stamp``, an inactive timestamp as :func:`_stamp` writes one (its
+    time of day, or midnight); None for anything else."""
+    m = TIMESTAMP_RE.match(stamp)
+    if not (m and stamp[0] == "[" and stamp[m.end() :] == "]"):
+        return None
+    return datetime.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4] or 0), int(m[5] or 0))
 
 
 def _local(moment: datetime.datetime) -> datetime.datetime:

@@ -43,7 +43,7 @@ PROPERTIES_IN_RE = re.compile(r":PROPERTIES:", re.IGNORECASE | re.ASCII)
 CLOCK_RE = re.compile(r"^[ \t]*CLOCK:[ \t]*\[")
 
 # A timestamp's date and optional time (checked for validity, never rewritten).
-_STAMP_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})(?: +[^\s\d<>\[\]]+)?(?: +(\d{1,2}):(\d{2}))?")
+TIMESTAMP_RE = re.compile(r"[<\[](\d{4})-(\d{2})-(\d{2})(?: +[^\s\d<>\[\]]+)?(?: +(\d{1,2}):(\d{2}))?")
 
 
 def decode_org_bytes(data: bytes, problems: list[str] | None = None) -> str:
@@ -168,7 +168,7 @@ def invalid_timestamp_lines(lines: Sequence[str]) -> list[int]:
     for number, line in enumerate(lines, 1):
         if "-" not in line:
             continue
-        for m in _STAMP_RE.finditer(line):
+        for m in TIMESTAMP_RE.finditer(line):
             try:
                 datetime.date(int(m[1]), int(m[2]), int(m[3]))
             except ValueError:
