@@ -130,7 +130,7 @@ def cmd_doctor(settings: Settings, args) -> int:
             print("after repair: " + ("; ".join(after.problems()) or "the index agrees with the notes"))
         elif before.notes_dir_missing:
             print("give the notes directory: `arcology-oracle doctor DIR`")
-        elif not before.ok:
+        elif not before.ok and not before.other_notes_dir:  # (that one says what to do)
             print("run `arcology-oracle doctor --repair` to fix (stop the daemon first)")
     return 0 if after.ok else 1
 
@@ -264,7 +264,7 @@ def _line(text: str) -> int:
 
 def _roam_dir_argument(p: argparse.ArgumentParser) -> None:
     """The notes directory as ``DIR`` or as ``--roam-dir DIR``, the way ``serve`` takes it."""
-    where = "the org-roam directory (default: the configured roam_dir)"
+    where = "the org-roam directory (default: the configured roam_dir, else the one the index was read from)"
     p.add_argument("roam_dir", type=Path, nargs="?", help=where)
     p.add_argument("--roam-dir", type=Path, dest="roam_dir_option", metavar="ROAM_DIR", help="the same as ROAM_DIR")
 
@@ -296,7 +296,13 @@ def settings_from_args(args) -> Settings:
             raise ConfigError(f"cannot read token file {token_file}: {exc.strerror}") from None
         if not overrides["token"]:
             raise ConfigError(f"token file {token_file} is empty")
-    return load_settings(config_file=args.config, overrides=overrides)
+    settings = load_settings(config_file=args.config, overrides=overrides)
+    if "roam_dir" not in settings.model_fields_set:  # no directory given anywhere: the index's own
+        from .store.db import remembered_notes_dir
+
+        if (remembered := remembered_notes_dir(settings.db_path)) is not None:
+            settings = settings.model_copy(update={"roam_dir": Path(remembered)})
+    return settings
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -133,6 +133,32 @@ async def test_the_doctor_without_the_notes_directory_says_so_and_repairs_nothin
     assert {k: json.loads(status_after)[k] for k in kept} == {k: json.loads(status_before)[k] for k in kept}
 
 
+async def test_the_index_remembers_its_notes_directory(tmp_path, roam_dir):
+    # An index built with `index DIR --db F` was then checked by `doctor --db F` against
+    # the configured default (~/org-roam), and `doctor OTHER --repair` (a mistyped or
+    # another existing directory) replaced every note of the index by OTHER's.
+    db, other = str(tmp_path / "r.db"), tmp_path / "other"
+    other.mkdir()
+    (other / "a.org").write_text("* Another directory's note\n", encoding="utf-8")
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "home" / ".config")}  # no config file
+    assert (await run_cli("index", str(roam_dir), "--db", db, "--no-embed", env=env))[0] == 0
+    code, out, err = await run_cli("status", "--db", db, "--json", env=env)
+    before = json.loads(out)
+    assert os.path.realpath(before["roam_dir"]) == os.path.realpath(roam_dir), err
+    code, out, err = await run_cli("doctor", "--db", db, env=env)
+    assert code == 0 and "agrees" in out, (out, err)
+    for repair in ((), ("--repair",)):
+        code, out, err = await run_cli("doctor", str(other), "--db", db, *repair, env=env)
+        assert code == 1 and f"holds the notes of {os.path.realpath(roam_dir)}, not of {other}" in out, (out, err)
+        assert "--repair` to fix" not in out and f"arcology-oracle index {other}" in out
+    code, out, _ = await run_cli("status", "--db", db, "--json", env=env)
+    assert {k: json.loads(out)[k] for k in ("files", "headings")} == {k: before[k] for k in ("files", "headings")}
+    code, out, err = await run_cli("index", str(other), "--db", db, "--no-embed", env=env)  # said, so done
+    assert code == 0 and f"held the notes of {os.path.realpath(roam_dir)}" in err, err
+    code, out, _ = await run_cli("status", "--db", db, "--json", env=env)
+    assert json.loads(out)["files"] == 1 and json.loads(out)["roam_dir"] == os.path.realpath(other)
+
+
 def test_output_into_a_closed_pipe_ends_quietly(tmp_path, roam_dir):
     # `arcology-oracle search x | head -1`: the reader leaves; the CLI printed a traceback.
     import subprocess

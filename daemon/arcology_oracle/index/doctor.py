@@ -30,6 +30,8 @@ class Diagnosis(IntegrityReport):
     it with the notes."""
 
     notes_dir_missing: str | None = None  # the notes directory, when it does not exist
+    other_notes_dir: str | None = None  # the index's own notes directory, when another was given
+    given_dir: str | None = None  # the directory given, when it is another
     missing_files: list[str] = field(default_factory=list)  # indexed, gone from disk
     new_files: list[str] = field(default_factory=list)  # on disk, not indexed, not private
     changed_files: list[str] = field(default_factory=list)  # content differs from the index
@@ -46,6 +48,9 @@ class Diagnosis(IntegrityReport):
             out.append(f"full-text index: {self.fts}")
         if self.notes_dir_missing:
             out.append(f"the notes directory {self.notes_dir_missing} does not exist: nothing was compared with the notes")
+        if self.other_notes_dir:
+            out.append(f"the index holds the notes of {self.other_notes_dir}, not of {self.given_dir}: nothing was "
+                       f"compared (give {self.other_notes_dir}, or `arcology-oracle index {self.given_dir}` to index these)")
         for name, files in (("missing from disk", self.missing_files), ("not indexed", self.new_files), ("changed since indexed", self.changed_files)):
             if files:
                 shown = ", ".join(files[:5]) + (" ..." if len(files) > 5 else "")
@@ -62,11 +67,16 @@ class Diagnosis(IntegrityReport):
 def diagnose(settings: Settings, store: Store) -> Diagnosis:
     """Compare the store with itself and with the files under ``settings.roam_dir``
     (a problem of its own when that directory does not exist: an unmounted disk or a
-    mistyped path is no agreement)."""
+    mistyped path is no agreement; and when the index holds another directory's notes
+    (:meth:`~arcology_oracle.store.Store.notes_dir`): comparing would call every note of
+    it missing, and a repair would throw them away)."""
     d = Diagnosis(**asdict(store.check_integrity()))
     known = store.file_states()
+    own = store.notes_dir()
     if not settings.roam_dir.is_dir():
         d.notes_dir_missing = str(settings.roam_dir)
+    elif known and own is not None and own != os.path.realpath(settings.roam_dir):
+        d.other_notes_dir, d.given_dir = own, str(settings.roam_dir)
     else:
         on_disk = dict(iter_org_files(settings.roam_dir, settings.exclude_globs))
         d.missing_files = sorted(known.keys() - on_disk.keys())
@@ -103,5 +113,6 @@ def repair(settings: Settings, store: Store) -> tuple[Diagnosis, Diagnosis]:
     if before.integrity != "ok":
         raise DatabaseError(f"database is corrupt ({before.integrity}); delete it to rebuild from the notes")
     store.repair_integrity(rebuild_fts=before.fts != "ok", reread=before.changed_files)
-    Indexer(settings, store).reconcile()
+    if not before.other_notes_dir:  # (another directory's notes would replace the index's)
+        Indexer(settings, store).reconcile()
     return before, diagnose(settings, store)

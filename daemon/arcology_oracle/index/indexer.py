@@ -18,8 +18,7 @@ store, not even its path: whatever was stored for it is deleted, and only this p
 remembers it was seen (:mod:`.private_files`). A rejected link suggestion naming a node
 now kept out goes too (:mod:`.kept_out`).
 
-A reconcile with many files to read parses them in worker processes
-(:class:`~arcology_oracle.index.parsing.ParsePipeline`) while this thread stores them in order.
+A reconcile of many files parses them in worker processes (:class:`.parsing.ParsePipeline`), stored here in order.
 """
 
 from __future__ import annotations
@@ -135,6 +134,7 @@ class Indexer:
                              " again", "every file" if added is None else "the files tagged " + ", ".join(sorted(added)))  # fmt: skip
             known = self._known()
             self._real_root = os.path.realpath(self.root)
+            self.store.remember_notes_dir(self._real_root)
             self._kept_out = KeptOutNodes(self.store)
             self.progress = Progress("indexing", 0, len(on_disk))
             stale = []

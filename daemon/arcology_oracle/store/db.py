@@ -73,6 +73,27 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
     return conn
 
 
+NOTES_DIR = "notes_dir"  # meta key: the real path of the notes directory last read into the index
+
+
+def remembered_notes_dir(path: Path | str) -> str | None:
+    """The notes directory the database at ``path`` was last read from (the :data:`NOTES_DIR`
+    meta key :meth:`~arcology_oracle.store.Store.remember_notes_dir` writes), read without
+    opening it as a store (no migration, nothing written); None when there is no such
+    database or it does not say."""
+    if str(path) == ":memory:" or not Path(path).is_file():
+        return None
+    try:
+        conn = connect(path, readonly=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (NOTES_DIR,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite.DatabaseError:  # not a database, an older one without meta, or locked
+        return None
+    return None if row is None else row[0]
+
+
 def pack_vector(vector) -> bytes:
     """float32 little-endian bytes of ``vector`` (the form vec0 stores). struct packs a
     list of Python floats twice as fast as array or numpy (10 µs for 768, against 21);

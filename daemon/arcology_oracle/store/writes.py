@@ -5,12 +5,14 @@ transaction, files touched and deleted, and the vectors no chunk uses any more d
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..notes.privacy import Privacy
 from ..notes.records import Chunk, ParsedFile
 from ..notes.setup_files import to_json as setup_json
+from .db import NOTES_DIR
 from .file_rows import HEADING_COLUMNS, FileRows, rows_of, stored_as
 from .file_rows import to_json as _to_json
 from .oracle_words import oracle_sql
@@ -23,6 +25,8 @@ READING_RULES = "reading_rules"  # meta key: the rules the indexed files were re
 # (``headings.id`` has no AUTOINCREMENT: max(id) + 1 gave the ids of the last note indexed
 # again, or deleted, to the next headings). Ids of a savepoint rolled back may be given
 # again: no reader saw them.
+log = logging.getLogger(__name__)
+
 HEADING_IDS_GIVEN = "heading_ids_given"
 # A heading row: its id and file, then the columns file_rows builds.
 _INSERT_HEADING = (
@@ -76,6 +80,25 @@ class FileWrites(VectorSync):
             self.conn.executemany("UPDATE files SET mtime_ns = 0, hash = '' WHERE id = ?", [(f,) for f in self._read_again(tagged)])
             self._set_meta(READING_RULES, rules)
         return True
+
+    def notes_dir(self) -> str | None:
+        """The real path of the notes directory the index was last read from
+        (:meth:`remember_notes_dir`), or None (an index older than this key, or never read)."""
+        return self.get_meta(NOTES_DIR)
+
+    def remember_notes_dir(self, real_path: str) -> None:
+        """Record ``real_path`` as the notes directory the index holds (a reconcile of it
+        has begun): the CLI falls back on it when no directory is given
+        (:func:`~arcology_oracle.store.db.remembered_notes_dir`), and ``doctor`` does not
+        compare the index with another directory's notes. A warning says so when the
+        index held another directory's notes (they leave it)."""
+        held = self.get_meta(NOTES_DIR)
+        if held == real_path:
+            return
+        if held is not None and self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
+            log.warning("the index %s held the notes of %s: now those of %s", self.path, held, real_path)
+        with self.transaction():
+            self._set_meta(NOTES_DIR, real_path)
 
     def read_again_under(self, rules: str, tagged: frozenset[str] | None = None) -> list[str]:
         """The paths of the files :meth:`renew_reading_rules` would mark changed for
