@@ -139,7 +139,31 @@ daemon cannot be reached), rather than the node's ID.")
 Each can be taken back, so that the daemon suggests it again.
 
 \\{arcology-oracle-rejections-mode-map}"
-  (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-rejections-refresh))))
+  (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-rejections-refresh)))
+  (add-hook 'window-size-change-functions #'arcology-oracle--rejections-resized nil t))
+
+(defvar-local arcology-oracle--rejections-shown nil
+  "In the rejections buffer: (WIDTH ROWS TITLES), what it shows.
+Laid out for a window WIDTH columns wide (nil: not shown); ROWS and
+TITLES as `arcology-oracle--rejections-render' takes them.")
+
+(defun arcology-oracle--rejections-resized (window)
+  "Lay the rejections out again when WINDOW, showing them, changed its width.
+Their header is filled to the window it was made for: a narrower one
+wrapped it again at its edge with a backslash."
+  (with-current-buffer (window-buffer window)
+    (when (and arcology-oracle--rejections-shown
+               (eq window (get-buffer-window (current-buffer) t))
+               (not (eql (car arcology-oracle--rejections-shown) (window-width window))))
+      (arcology-oracle--guard
+        (let ((row (get-text-property (window-point window) 'arcology-oracle-result)))
+          (apply #'arcology-oracle--rejections-render (cdr arcology-oracle--rejections-shown))
+          ;; Point stays on its row, below a header of more or fewer lines now.
+          (when-let ((pos (and row (arcology-oracle--result-start
+                                    row (lambda (a b) (and (equal (alist-get 'node_id a) (alist-get 'node_id b))
+                                                           (equal (alist-get 'from a) (alist-get 'from b))))))))
+            (goto-char pos))
+          (set-window-point window (point)))))))
 
 (defun arcology-oracle--rejections-render (rows titles)
   "Fill the rejections buffer with ROWS (the daemon's) or a message string.
@@ -147,6 +171,9 @@ TITLES is a hash table of node ID to title."
   (with-current-buffer (get-buffer-create arcology-oracle-rejections-buffer-name)
     (unless (derived-mode-p 'arcology-oracle-rejections-mode) (arcology-oracle-rejections-mode))
     (let ((inhibit-read-only t) (line (line-number-at-pos)))
+      (setq arcology-oracle--rejections-shown
+            (list (when-let ((window (get-buffer-window (current-buffer) t))) (window-width window))
+                  rows titles))
       (erase-buffer)
       ;; Filled to the window: a long title made the line wider than the
       ;; terminal, wrapped by Emacs at its edge.

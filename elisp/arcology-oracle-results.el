@@ -64,13 +64,14 @@ is its title."
   "Return the outline path of RESULT, its note's title first, as one string."
   (mapconcat #'identity (arcology-oracle--path result) " › "))
 
-(defun arcology-oracle--result-start (result)
+(defun arcology-oracle--result-start (result &optional same)
   "Return where RESULT is listed first in the current buffer, or nil.
 The first character whose `arcology-oracle-result' is RESULT itself
-\(`eq'): a list laid out again from the same results shows the same
-entry there, however its lines were cut."
+\(`eq'; or, with SAME, one for which (SAME RESULT THAT) is non-nil):
+a list laid out again from the same results shows the same entry
+there, however its lines were cut."
   (let ((pos (point-min)))
-    (while (and pos (not (eq (get-text-property pos 'arcology-oracle-result) result)))
+    (while (and pos (not (funcall (or same #'eq) result (get-text-property pos 'arcology-oracle-result))))
       (setq pos (next-single-property-change pos 'arcology-oracle-result)))
     pos))
 

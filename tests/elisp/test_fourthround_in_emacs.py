@@ -1,0 +1,50 @@
+"""What a newcomer met on a first day in Emacs, fourth round: ``emacs -nw`` in tmux with
+the README's own configuration, the real daemon and the fake Ollama (as
+tests/elisp/test_walkthrough.py runs them).
+
+- The rejected links list (``C-c o L``) was laid out once, for the window it first had:
+  a terminal made narrower left its header as wide as before, wrapped by Emacs at the
+  new edge with a backslash.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.elisp.walkthrough_driver import Driver, readme_session
+
+LONG_TITLE = "Notes on rye sourdough, the starter, the flours and the long cold proof"
+
+
+def _long_titled_note(roam_dir) -> None:
+    (roam_dir / "rye-sourdough.org").write_text(
+        f":PROPERTIES:\n:ID:       5e0b1b52-3f0c-4d8e-9a57-0c6f3b3c2a11\n:END:\n#+title: {LONG_TITLE}\n\n"
+        "Rye flour ferments faster than wheat.\n"
+    )
+
+
+@pytest.mark.timeout(180)
+async def test_the_rejections_are_laid_out_again_for_a_narrower_terminal(tmp_path, roam_dir, fake_ollama):
+    _long_titled_note(roam_dir)
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(160, 45)) as driver:
+        emacs = driver.emacs
+        await driver.open("rye-sourdough.org")
+        await emacs.keys("C-c", "o", "L")
+        screen = await emacs.wait_text("No rejections.", timeout=15)
+        assert f"Rejected links from: {LONG_TITLE}" in screen, screen
+        await emacs.tmux("resize-window", "-t", "walk", "-x", "80", "-y", "24")
+        screen = await emacs.wait_screen(
+            lambda s: _header(s) == f"Rejected links from: {LONG_TITLE}" and "No rejections." in s,
+            "the header filled again to the 80-column window",
+        )
+        assert not any(line.rstrip().endswith("\\") for line in screen.split("\n")), screen
+        assert not (await emacs.state())["errors"]
+
+
+def _header(screen: str) -> str | None:
+    """The rejections' header, its lines joined, when no line of it is wrapped by Emacs."""
+    lines = [line.rstrip() for line in screen.split("\n")]
+    start = next((i for i, line in enumerate(lines) if line.startswith("Rejected links from:")), None)
+    if start is None or any(line.endswith("\\") for line in lines[start : start + 3]):
+        return None
+    return " ".join(lines[start : start + 2])
