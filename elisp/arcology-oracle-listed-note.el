@@ -32,16 +32,23 @@
 
 (defvar arcology-oracle--similar-source)
 (defvar arcology-oracle--links-source)
+(defvar org-roam-buffer-current-node)
+(declare-function org-roam-node-file "ext:org-roam-node" (node))
 
 (defun arcology-oracle--listed-note ()
   "Return the note buffer the list in the current buffer is about, or nil.
 In the similar notes and the link suggestions, a question is about
 that note, at the place it was read: the list's own text (scores,
-titles) says nothing."
+titles) says nothing.  In the org-roam buffer, the note it shows
+\(visited now when no buffer visits it): its backlinks are no note."
   (let ((source (cond ((derived-mode-p 'arcology-oracle-similar-buffer-mode)
                        (bound-and-true-p arcology-oracle--similar-source))
                       ((derived-mode-p 'arcology-oracle-links-mode)
-                       (bound-and-true-p arcology-oracle--links-source)))))
+                       (bound-and-true-p arcology-oracle--links-source))
+                      ((derived-mode-p 'org-roam-mode)
+                       (when-let ((node (bound-and-true-p org-roam-buffer-current-node))
+                                  (file (org-roam-node-file node)))
+                         (and (file-exists-p file) (find-file-noselect file)))))))
     (and (buffer-live-p source) source)))
 
 (defun arcology-oracle-save-listed-note ()
@@ -123,9 +130,11 @@ note was killed is refused."
 The list's own text (scores, titles) is no note to ask about.  A
 command that prompts calls this first: the question typed would be
 refused after."
-  (when (and (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
-             (not (arcology-oracle--listed-note)))
-    (arcology-oracle--user-error "The note this list is about is no longer open in Emacs: ask from a note")))
+  (when (not (arcology-oracle--listed-note))
+    (cond ((derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
+           (arcology-oracle--user-error "The note this list is about is no longer open in Emacs: ask from a note"))
+          ((derived-mode-p 'org-roam-mode)
+           (arcology-oracle--user-error "The org-roam buffer shows no note: ask from a note")))))
 
 (provide 'arcology-oracle-listed-note)
 

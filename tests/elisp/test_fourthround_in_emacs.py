@@ -5,13 +5,16 @@ tests/elisp/test_walkthrough.py runs them).
 - The rejected links list (``C-c o L``) was laid out once, for the window it first had:
   a terminal made narrower left its header as wide as before, wrapped by Emacs at the
   new edge with a backslash.
+- ``C-c o s`` in the org-roam buffer said "Similar notes need an Org buffer", and ``C-c o a``
+  there asked about the org-roam buffer's own text ("Backlinks (2) ..."): both act on the
+  note the org-roam buffer shows now, as they do from the similar notes.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough_driver import Driver, readme_session
+from tests.elisp.walkthrough_driver import ANSWERS, SIMILAR, Driver, readme_session
 
 LONG_TITLE = "Notes on rye sourdough, the starter, the flours and the long cold proof"
 
@@ -48,3 +51,32 @@ def _header(screen: str) -> str | None:
     if start is None or any(line.endswith("\\") for line in lines[start : start + 3]):
         return None
     return " ".join(lines[start : start + 2])
+
+
+@pytest.mark.timeout(180)
+async def test_the_org_roam_buffer_asks_about_the_note_it_shows(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org")
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait_text("Backlinks (", timeout=15)
+        await driver.select("*org-roam*")
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait(lambda: _shows(driver, SIMILAR, "Similar to: Sourdough Baking"), "the note's similar notes")
+        await driver.select("*org-roam*")
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about sourdough-baking.org:")
+        await emacs.type("What is this note about?")
+        await emacs.keys("Enter")
+        # The fake chat model repeats the start of the text it was given.
+        await emacs.wait(lambda: _shows(driver, ANSWERS, "** Sources"), "the answer", timeout=20)
+        answer = await driver.buffer_text(ANSWERS)
+        assert "<buffer> :PROPERTIES: :ID: adda0990" in " ".join(answer.split()), answer
+        assert "Backlinks" not in answer, answer
+        state = await emacs.state()
+        assert not state["errors"], state["errors"]
+        assert "need an Org buffer" not in state["messages"], state["messages"]
+
+
+async def _shows(driver: Driver, buffer: str, text: str) -> bool:
+    return text in await driver.buffer_text(buffer)
