@@ -83,13 +83,20 @@ of *Completions* wider than the frame is wrapped at its edge."
 (defun arcology-oracle--search-prompt (query count)
   "Return the prompt offering COUNT results for QUERY.
 RET with nothing typed visits the best; Emacs's own completion (no
-vertico, icomplete, fido or ivy) lists nothing until TAB: said so."
-  (format "Notes for %s (%d found, RET visits the best%s): " query count
-          (if (or (bound-and-true-p vertico-mode) (bound-and-true-p icomplete-mode)
-                  (bound-and-true-p fido-mode)
-                  (not (eq completing-read-function #'completing-read-default)))
-              ""
-            ", TAB lists them")))
+vertico, icomplete, fido or ivy) lists nothing until TAB: said so.
+QUERY is cut with an ellipsis to what the frame leaves it (at least
+10 columns): a longer prompt was wrapped at the frame's edge."
+  (let ((rest (format " (%d found, RET visits the best%s): " count
+                      (if (or (bound-and-true-p vertico-mode) (bound-and-true-p icomplete-mode)
+                              (bound-and-true-p fido-mode)
+                              (not (eq completing-read-function #'completing-read-default)))
+                          ""
+                        ", TAB lists them"))))
+    (concat "Notes for "
+            ;; The frame's last column is Emacs's, for the wrap's `\'.
+            (arcology-oracle--one-line query (max 10 (- (frame-width) 1 (string-width "Notes for ")
+                                                        (string-width rest))))
+            rest)))
 
 (defun arcology-oracle--search-choose (query results)
   "Let the user choose among the search RESULTS for QUERY, then visit it.

@@ -8,6 +8,8 @@ tests/elisp/test_walkthrough.py runs them).
 - ``C-c o s`` in the org-roam buffer said "Similar notes need an Org buffer", and ``C-c o a``
   there asked about the org-roam buffer's own text ("Backlinks (2) ..."): both act on the
   note the org-roam buffer shows now, as they do from the similar notes.
+- ``C-c o f`` with a long query offered its results at a prompt wider than an 80-column
+  terminal, wrapped by Emacs with a backslash: the query is cut to what the frame leaves.
 """
 
 from __future__ import annotations
@@ -80,3 +82,29 @@ async def test_the_org_roam_buffer_asks_about_the_note_it_shows(tmp_path, roam_d
 
 async def _shows(driver: Driver, buffer: str, text: str) -> bool:
     return text in await driver.buffer_text(buffer)
+
+
+LONG_QUERY = "how do I keep a sourdough starter alive in the fridge over a long holiday away"
+
+
+@pytest.mark.timeout(180)
+async def test_the_search_prompt_of_a_long_query_fits_an_80_column_terminal(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await emacs.keys("C-c", "o", "f")
+        await emacs.wait_text("Search notes:")
+        await emacs.type(LONG_QUERY)
+        await emacs.keys("Enter")
+        screen = await emacs.wait_text("found, RET visits the best, TAB lists them):", timeout=15)
+        lines = [line.rstrip() for line in screen.rstrip("\n").split("\n")]
+        assert not any(line.endswith("\\") for line in lines), screen
+        prompt = lines[-1]
+        assert prompt.startswith("Notes for how do I keep") and "…" in prompt, screen
+        assert prompt.endswith("TAB lists them):"), screen
+        await emacs.keys("Enter")
+        await emacs.wait(lambda: _selected_is_note(driver), "the best result visited")
+        assert not (await emacs.state())["errors"]
+
+
+async def _selected_is_note(driver: Driver) -> bool:
+    return (await driver.selected_buffer() or "").endswith(".org")
