@@ -74,7 +74,8 @@ text only."
 ;;;###autoload
 (defun arcology-oracle-ask (question &optional beg end)
   "Ask QUESTION about the current buffer, grounded in your notes.
-With BEG and END, ask about that part of the buffer only.  Nothing
+A narrowed buffer is asked about the part it shows.  With BEG and
+END, ask about that part of the buffer only.  Nothing
 of the buffer is sent when point (or BEG) is in a private part (see
 `arcology-oracle--private-here-p'): the question alone.  A buffer
 visiting a note the daemon never reads (a hidden folder: see
@@ -99,11 +100,13 @@ comes back here."
 
 (defun arcology-oracle--ask-here (question beg end)
   "Ask QUESTION about the current buffer (BEG to END), as `arcology-oracle-ask'."
-  (let* ((text (unless (arcology-oracle--private-here-p (or beg (point)))
+  (let* ((from (or beg (point-min)))  ; a narrowed buffer: the part shown
+         (to (or end (point-max)))
+         (text (unless (arcology-oracle--private-here-p (or beg (point)))
                  ;; Cut out of the buffer, a private part no longer says it is private.
                  (save-restriction
                    (widen)
-                   (arcology-oracle--buffer-excerpt (or beg (point-min)) (or end (point-max))))))
+                   (arcology-oracle--buffer-excerpt from to))))
          (file (arcology-oracle--saved-file))
          (line (line-number-at-pos nil t))
          ;; Saved or not: where the daemon looks for the setup files the text names.

@@ -10,12 +10,15 @@ tests/elisp/test_walkthrough.py runs them).
   note the org-roam buffer shows now, as they do from the similar notes.
 - ``C-c o f`` with a long query offered its results at a prompt wider than an 80-column
   terminal, wrapped by Emacs with a backslash: the query is cut to what the frame leaves.
+- ``C-c o a`` in a note narrowed to a subtree (``C-x n s``) asked about the whole file:
+  the question is about the part the buffer shows.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.conftest import EXAMPLE_ROAM as REPO_EXAMPLES
 from tests.elisp.walkthrough_driver import ANSWERS, SIMILAR, Driver, readme_session
 
 LONG_TITLE = "Notes on rye sourdough, the starter, the flours and the long cold proof"
@@ -108,3 +111,22 @@ async def test_the_search_prompt_of_a_long_query_fits_an_80_column_terminal(tmp_
 
 async def _selected_is_note(driver: Driver) -> bool:
     return (await driver.selected_buffer() or "").endswith(".org")
+
+
+@pytest.mark.timeout(180)
+async def test_a_narrowed_note_is_asked_about_the_part_it_shows(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        await emacs.keys("C-x", "n", "s")
+        await emacs.wait_screen(lambda s: "Narrow" in s, "the note narrowed to the subtree")
+        await emacs.keys("C-c", "o", "a")
+        await emacs.wait_text("Ask about this buffer:")
+        await emacs.type("How do I feed it?")
+        await emacs.keys("Enter")
+        # The fake chat model repeats the start of the text it was given.
+        await emacs.wait(lambda: _shows(driver, ANSWERS, "** Sources"), "the answer", timeout=20)
+        answer = " ".join((await driver.buffer_text(ANSWERS)).split())
+        assert "<buffer> * Starter maintenance" in answer, answer
+        assert (roam_dir / "sourdough-baking.org").read_bytes() == (REPO_EXAMPLES / "sourdough-baking.org").read_bytes()
+        assert not (await emacs.state())["errors"]
