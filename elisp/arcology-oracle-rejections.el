@@ -240,19 +240,30 @@ suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-re
                 (arcology-oracle--report message)))))
 
 ;;;###autoload
+(defun arcology-oracle--rejections-node-here ()
+  "Return (ID . TITLE) of the node at point in an Org buffer, or nil.
+TITLE is nil when the node at point is not the one with ID."
+  (when-let ((id (and (derived-mode-p 'org-mode) (org-entry-get nil "ID" t))))
+    (let ((here (arcology-oracle--node-at-point)))
+      (cons id (and (equal (car here) id) (cdr here))))))
+
 (defun arcology-oracle-link-rejections (&optional all)
   "List the link suggestions rejected for the note at point, to take some back.
-In the suggestions buffer, those of its note; with a prefix
-argument ALL, or outside any note, every rejection."
+In the suggestions buffer, those of its note; in the similar notes
+and the org-roam buffer, those of the note they are about (see
+`arcology-oracle--listed-note'); with a prefix argument ALL, or
+outside any note, every rejection."
   (interactive "P")
   (pcase-let ((`(,node . ,title)
               (unless all
                 (cond ((derived-mode-p 'arcology-oracle-links-mode)
                        (cons arcology-oracle--links-node (arcology-oracle--links-title)))
-                      ((derived-mode-p 'org-mode)
-                       (when-let ((id (org-entry-get nil "ID" t)))
-                         (let ((here (arcology-oracle--node-at-point)))
-                           (cons id (and (equal (car here) id) (cdr here))))))))))
+                      ((arcology-oracle--listed-note)
+                       (let ((here nil))
+                         (arcology-oracle--in-listed-note
+                          (lambda () (setq here (arcology-oracle--rejections-node-here))))
+                         here))
+                      (t (arcology-oracle--rejections-node-here))))))
     (with-current-buffer (get-buffer-create arcology-oracle-rejections-buffer-name)
       (arcology-oracle-rejections-mode)
       (setq arcology-oracle--rejections-node node

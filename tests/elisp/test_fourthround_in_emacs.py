@@ -6,8 +6,9 @@ tests/elisp/test_walkthrough.py runs them).
   a terminal made narrower left its header as wide as before, wrapped by Emacs at the
   new edge with a backslash.
 - ``C-c o s`` in the org-roam buffer said "Similar notes need an Org buffer", and ``C-c o a``
-  there asked about the org-roam buffer's own text ("Backlinks (2) ..."): both act on the
-  note the org-roam buffer shows now, as they do from the similar notes.
+  there asked about the org-roam buffer's own text ("Backlinks (2) ..."), and ``C-c o L``
+  listed every rejection: they act on the note the org-roam buffer shows now, as from the
+  similar notes.
 - ``C-c o f`` with a long query offered its results at a prompt wider than an 80-column
   terminal, wrapped by Emacs with a backslash: the query is cut to what the frame leaves.
 - ``C-c o a`` in a note narrowed to a subtree (``C-x n s``) asked about the whole file:
@@ -78,6 +79,9 @@ async def test_the_org_roam_buffer_asks_about_the_note_it_shows(tmp_path, roam_d
         answer = await driver.buffer_text(ANSWERS)
         assert "<buffer> :PROPERTIES: :ID: adda0990" in " ".join(answer.split()), answer
         assert "Backlinks" not in answer, answer
+        await driver.select("*org-roam*")
+        await emacs.keys("C-c", "o", "L")
+        await emacs.wait_text("Rejected links from: Sourdough Baking", timeout=15)
         state = await emacs.state()
         assert not state["errors"], state["errors"]
         assert "need an Org buffer" not in state["messages"], state["messages"]
