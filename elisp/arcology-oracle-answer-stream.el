@@ -236,7 +236,7 @@ request state; nil, asking nothing, when MARKER's buffer was killed."
   "Show TEXT and how to stop the answer as the waiting OVERLAY's line."
   (overlay-put overlay 'after-string
                (propertize (concat text (substitute-command-keys
-                                         (concat " (\\<arcology-oracle-answers-keys-mode-map>"
+                                         (concat " (\\<arcology-oracle-answers-mode-map>"
                                                  "\\[arcology-oracle-stop] stops it)\n")))
                            'face 'shadow)))
 

@@ -97,9 +97,16 @@ When that buffer is gone, call FALLBACK instead."
     (define-key map (kbd "RET") #'arcology-oracle-answers-follow)
     (define-key map (kbd "q") #'quit-window)
     (define-key map (kbd "e") #'arcology-oracle-answers-edit)
-    (define-key map (kbd "C-c C-k") #'arcology-oracle-stop)
     map)
   "Keys of the answers and summaries buffers while they are read-only.")
+
+(defvar arcology-oracle-answers-mode-map
+  (let ((map (make-sparse-keymap)))
+    ;; Read-only or edited: the answer waiting says that C-c C-k stops it.
+    ;; Org's own C-c C-k there folded the entry the answer was streaming into.
+    (define-key map (kbd "C-c C-k") #'arcology-oracle-stop)
+    map)
+  "Keys of the answers and summaries buffers, read-only or edited.")
 
 (define-minor-mode arcology-oracle-answers-keys-mode
   "The reading keys of the answers and summaries buffers.
@@ -125,6 +132,8 @@ sources.  \\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-ne
 \\[arcology-oracle-answers-again] asks again, \
 \\[arcology-oracle-answers-follow] follows the link at point or goes to the
 heading the entry is about, \\[quit-window] hides the window.
+\\<arcology-oracle-answers-mode-map>\\[arcology-oracle-stop] stops the answers still coming, \
+editable or not.\\<arcology-oracle-answers-keys-mode-map>
 \\[arcology-oracle-answers-edit] or \\[read-only-mode] makes the buffer editable \
 \(to copy or rework
 an answer); \\[read-only-mode] makes it read-only again, with those keys.

@@ -13,6 +13,9 @@ tests/elisp/test_walkthrough.py runs them).
   terminal, wrapped by Emacs with a backslash: the query is cut to what the frame leaves.
 - ``C-c o a`` in a note narrowed to a subtree (``C-x n s``) asked about the whole file:
   the question is about the part the buffer shows.
+- An answer waiting says "(C-c C-k stops it)"; with the answers buffer made editable
+  (``e``) that key was Org's, which folded the entry and stopped nothing. It stops the
+  answer, editable or not.
 """
 
 from __future__ import annotations
@@ -133,4 +136,22 @@ async def test_a_narrowed_note_is_asked_about_the_part_it_shows(tmp_path, roam_d
         answer = " ".join((await driver.buffer_text(ANSWERS)).split())
         assert "<buffer> * Starter maintenance" in answer, answer
         assert (roam_dir / "sourdough-baking.org").read_bytes() == (REPO_EXAMPLES / "sourdough-baking.org").read_bytes()
+        assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_the_stop_key_the_waiting_answer_names_stops_it_in_an_edited_buffer(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        fake_ollama.state.configure({"hang": True})  # the model does not answer
+        mark = await driver.ask("How do I revive it?")
+        await emacs.wait_text("(C-c C-k stops it)", timeout=20)
+        await driver.select(ANSWERS)
+        await emacs.keys("e")
+        await driver.message("Editable now", since=mark)
+        await emacs.keys("C-c", "C-k")
+        await driver.message("Stopped 1 answer", since=mark)
+        await emacs.wait(lambda: _shows(driver, ANSWERS, "[Stopped]"), "the answer marked stopped")
+        assert "* How do I revive it?\n" in await driver.buffer_text(ANSWERS)
         assert not (await emacs.state())["errors"]
