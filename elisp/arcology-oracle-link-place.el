@@ -351,6 +351,17 @@ heading, never into its line or drawer."
         (pcase-let ((`(,pos ,own-line ,_) (arcology-oracle--link-place 'paragraph-end)))
           (list pos own-line))))))
 
+(defun arcology-oracle--point-after-link (window)
+  "Put WINDOW's point at point, just after a link inserted there.
+Where the window cuts its lines (Org's `truncate-lines') and point is
+past its edge, at the start of the line instead: Emacs scrolled the
+whole window sideways to show point, every line of the note cut on
+the left.  The message names the line."
+  (set-window-point window (if (and (or truncate-lines (truncated-partial-width-window-p window))
+                                    (>= (current-column) (1- (window-body-width window))))
+                               (line-beginning-position)
+                             (point))))
+
 (provide 'arcology-oracle-link-place)
 
 ;;; arcology-oracle-link-place.el ends here

@@ -161,7 +161,7 @@ link to the note itself."
           (goto-char pos)
           (when (derived-mode-p 'org-mode) (org-show-context))
           (arcology-oracle--insert-link-here link own-line)
-          (when window (set-window-point window (point)))
+          (when window (arcology-oracle--point-after-link window))
           (setq line (line-number-at-pos nil t)))))  ; the file's, narrowed or not
     (arcology-oracle--links-remove list-buffer target)
     (message "Inserted a link to \"%s\" into %s, line %d" (org-link-display-format link) (buffer-name source) line)))

@@ -60,7 +60,7 @@ says where.  One undo removes it."
              "This list is about another heading than the one at point in %s: its list is on its way"
              (buffer-name source)))
           (setq where (arcology-oracle--insert-link-in-note link (alist-get 'node_id result)))
-          (when window (set-window-point window (point))))))
+          (when window (arcology-oracle--point-after-link window)))))
     (message "Inserted a link to \"%s\" into %s, %s" (org-link-display-format link) (buffer-name source) where)))
 
 ;;;###autoload

@@ -2,6 +2,9 @@
 the README's own configuration, the real daemon and the fake Ollama (as
 tests/elisp/test_walkthrough.py runs them).
 
+- ``i`` in the similar notes beside a note at 80 columns put the note's point after the
+  link, past the edge of its window: Emacs scrolled the whole note sideways, every line
+  cut on the left with a ``$``. Point goes to the start of the link's line there.
 - The rejected links list (``C-c o L``) was laid out once, for the window it first had:
   a terminal made narrower left its header as wide as before, wrapped by Emacs at the
   new edge with a backslash.
@@ -91,7 +94,8 @@ async def test_the_org_roam_buffer_asks_about_the_note_it_shows(tmp_path, roam_d
 
 
 async def _shows(driver: Driver, buffer: str, text: str) -> bool:
-    return text in await driver.buffer_text(buffer)
+    """TEXT is in BUFFER, its lines filled to the window or not."""
+    return " ".join(text.split()) in " ".join((await driver.buffer_text(buffer)).split())
 
 
 LONG_QUERY = "how do I keep a sourdough starter alive in the fridge over a long holiday away"
@@ -154,4 +158,26 @@ async def test_the_stop_key_the_waiting_answer_names_stops_it_in_an_edited_buffe
         await driver.message("Stopped 1 answer", since=mark)
         await emacs.wait(lambda: _shows(driver, ANSWERS, "[Stopped]"), "the answer marked stopped")
         assert "* How do I revive it?\n" in await driver.buffer_text(ANSWERS)
+        assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_i_in_the_similar_notes_leaves_the_note_unscrolled_sideways(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "feeding, smells tangy")
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait(lambda: _shows(driver, SIMILAR, "Similar to: Starter maintenance"), "the list", timeout=15)
+        await driver.select(SIMILAR)
+        mark = await driver.mark()
+        await emacs.keys("i")
+        said = await driver.message("Inserted a link to", since=mark)
+        title = said.split('"')[1]
+        await emacs.wait(lambda: _shows(driver, "sourdough-baking.org", "jar wall. [[id:"), "the link in the note")
+        screen = await emacs.wait_screen(lambda s: "feeding, smells tangy" in s, "the note's line of the link")
+        left = [line.split("|", 1)[0] for line in screen.split("\n")[1:-3] if "|" in line]
+        assert left and not any(part.startswith("$") for part in left), screen
+        note = next(w for w in await driver.windows() if w["buffer"] == "sourdough-baking.org")
+        assert "feeding, smells tangy and shows bubbles on the jar wall." in note["point_text"], note
+        assert title in note["point_text"], note
         assert not (await emacs.state())["errors"]
