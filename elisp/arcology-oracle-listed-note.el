@@ -33,7 +33,7 @@
 (defvar arcology-oracle--similar-source)
 (defvar arcology-oracle--links-source)
 (defvar org-roam-buffer-current-node)
-(declare-function org-roam-node-file "ext:org-roam-node" (node))
+(declare-function org-roam-node-file "ext:org-roam-node" (node) t)
 
 (defun arcology-oracle--listed-note ()
   "Return the note buffer the list in the current buffer is about, or nil.

@@ -239,7 +239,6 @@ suggest it again, \\[arcology-oracle-visit-result]: visit, \\[arcology-oracle-re
                 (arcology-oracle--rejections-render message titles)
                 (arcology-oracle--report message)))))
 
-;;;###autoload
 (defun arcology-oracle--rejections-node-here ()
   "Return (ID . TITLE) of the node at point in an Org buffer, or nil.
 TITLE is nil when the node at point is not the one with ID."
@@ -247,6 +246,7 @@ TITLE is nil when the node at point is not the one with ID."
     (let ((here (arcology-oracle--node-at-point)))
       (cons id (and (equal (car here) id) (cdr here))))))
 
+;;;###autoload
 (defun arcology-oracle-link-rejections (&optional all)
   "List the link suggestions rejected for the note at point, to take some back.
 In the suggestions buffer, those of its note; in the similar notes
