@@ -68,8 +68,8 @@ too narrow for the list beside it (see
 the slot left of the answers' (their default is slot 0), a third of
 the frame high, as wide as the frame.  Else, when the org-roam
 buffer is shown, the list shares its place, below it (the next slot
-of its side window, or a split of its window), so that the note
-keeps its width; else `arcology-oracle-similar-display-action'."
+of its side window, or the lower half of its window), so that the
+note keeps its width; else `arcology-oracle-similar-display-action'."
   (let ((roam (arcology-oracle--similar-roam-window frame)))
     (cond
      ((arcology-oracle--similar-below-p frame)
@@ -79,8 +79,11 @@ keeps its width; else `arcology-oracle-similar-display-action'."
       `(display-buffer-in-side-window
         (side . ,(window-parameter roam 'window-side))
         (slot . ,(1+ (or (window-parameter roam 'window-slot) 0)))))
-     (t `(display-buffer-in-direction (window . ,roam) (direction . below)
-                                      (window-height . 0.5))))))
+     ;; Half of the org-roam window, not of the frame (0.5): at 80x24 org-roam's
+     ;; window, split below the note, was left one line high.
+     (t `(display-buffer-in-direction
+          (window . ,roam) (direction . below)
+          (window-height . ,(max window-min-height (/ (window-total-height roam) 2))))))))
 
 (defun arcology-oracle--similar-roam-window (&optional frame)
   "Return the window of FRAME showing the org-roam buffer, or nil.

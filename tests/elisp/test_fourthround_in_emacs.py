@@ -16,6 +16,9 @@ tests/elisp/test_walkthrough.py runs them).
   terminal, wrapped by Emacs with a backslash: the query is cut to what the frame leaves.
 - ``C-c o a`` in a note narrowed to a subtree (``C-x n s``) asked about the whole file:
   the question is about the part the buffer shows.
+- ``C-c o s`` at 80x24 with the org-roam buffer split below the note took half the
+  frame's height out of the org-roam window, which was left one line high: the list
+  takes the lower half of that window.
 - An answer waiting says "(C-c C-k stops it)"; with the answers buffer made editable
   (``e``) that key was Org's, which folded the entry and stopped nothing. It stops the
   answer, editable or not.
@@ -180,4 +183,24 @@ async def test_i_in_the_similar_notes_leaves_the_note_unscrolled_sideways(tmp_pa
         note = next(w for w in await driver.windows() if w["buffer"] == "sourdough-baking.org")
         assert "feeding, smells tangy and shows bubbles on the jar wall." in note["point_text"], note
         assert title in note["point_text"], note
+        assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_the_similar_notes_leave_the_org_roam_window_readable_at_80x24(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("bread-hydration.org")
+        await driver.mx("org-roam-buffer-toggle")
+        await emacs.wait_text("Backlinks (", timeout=15)
+        roam = (await driver.window_of("*org-roam*"))["height"]
+        await driver.select("bread-hydration.org")
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait(lambda: _shows(driver, SIMILAR, "Similar to: Bread Hydration"), "the list", timeout=15)
+        await emacs.wait(lambda: driver.window_of(SIMILAR), "the list's window")
+        windows = {w["buffer"]: w for w in await driver.windows()}
+        # The list shares the org-roam window's place, half each; the note keeps its own.
+        assert windows["*org-roam*"]["height"] >= roam // 2, windows
+        assert windows[SIMILAR]["height"] >= roam // 2 - 1, windows
+        assert windows["*org-roam*"]["width"] == windows[SIMILAR]["width"], windows
         assert not (await emacs.state())["errors"]

@@ -54,6 +54,7 @@
                                   `((id . ,(format "%s" w))
                                     (buffer . ,(buffer-name (window-buffer w)))
                                     (width . ,(window-total-width w))
+                                    (height . ,(window-total-height w))
                                     (side . ,(or (window-parameter w 'window-side) :json-false))
                                     (selected . ,(if (eq w (selected-window)) t :json-false))
                                     (point_line . ,(with-current-buffer (window-buffer w)
