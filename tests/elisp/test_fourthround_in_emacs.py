@@ -123,6 +123,10 @@ async def test_the_search_prompt_of_a_long_query_fits_an_80_column_terminal(tmp_
         assert not (await emacs.state())["errors"]
 
 
+async def _point_on_entry(driver: Driver) -> bool:
+    return (await driver.point_text()).startswith("0.")
+
+
 async def _selected_is_note(driver: Driver) -> bool:
     return (await driver.selected_buffer() or "").endswith(".org")
 
@@ -171,7 +175,9 @@ async def test_i_in_the_similar_notes_leaves_the_note_unscrolled_sideways(tmp_pa
         await driver.open("sourdough-baking.org", "feeding, smells tangy")
         await emacs.keys("C-c", "o", "s")
         await emacs.wait(lambda: _shows(driver, SIMILAR, "Similar to: Starter maintenance"), "the list", timeout=15)
+        await emacs.wait(driver.similar_settled, "the list's refreshes to end")
         await driver.select(SIMILAR)
+        await emacs.wait(lambda: _point_on_entry(driver), "point on the list's first entry")
         mark = await driver.mark()
         await emacs.keys("i")
         said = await driver.message("Inserted a link to", since=mark)
