@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 
 from arcology_oracle.notes.org_escape import ZWSP
-from tests.http.test_model_text_writes import USER, org_reading
+from tests.http.test_model_text_writes import NOTE_ID, USER, org_reading
 from tests.importers.test_import_emacs import heading_states
 from tests.mcp_server.test_mcp import stdio_client
 
@@ -17,14 +17,16 @@ async def test_a_remembered_text_runs_nothing_and_schedules_nothing(daemon, roam
     daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
     daily.parent.mkdir(exist_ok=True)
     daily.write_text(USER)
-    text = "Plumber on <2026-12-08 Tue 10:00>, see [[elisp:(delete-file \"notes.org\")][the plan]] and [[id:abc][a note]]"
+    text = (f"Plumber on <2026-12-08 Tue 10:00>, see [[elisp:(delete-file \"notes.org\")][the plan]], [[id:{NOTE_ID}][a note]]"
+            " and [[id:36fb47dd-e96a-4b44-80ce-b246a771f11][a mangled one]]")
     async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
         result = await client.call_tool("remember", {"text": text})
     assert not result.is_error, result.content
     assert daily.read_text().startswith(USER)
     reading = org_reading(daily)
     assert [link for link in reading["links"] if link[0] == "elisp"] == [["elisp", '(find-file "~/dentist.org")']], reading
-    assert ["id", "abc"] in reading["links"], reading  # the user's own link above, and the note's
+    # The link to a note stays; one to an ID no note has would make every export of the daily fail.
+    assert [link for link in reading["links"] if link[0] == "id"] == [["id", NOTE_ID]], reading
     assert [entry.split(" ", 1)[0] for entry in reading["agenda"]] == ["2026-12-07"], reading  # the user's dentist
     assert "Plumber on [2026-12-08 Tue 10:00]" in daily.read_text()
 
@@ -65,3 +67,20 @@ async def test_a_remembered_text_starts_no_task_of_a_keyword_the_daily_declares(
     states = await heading_states(daily)
     assert states[-3:] == [f"nil nil nil {ZWSP}Plans for May: the garden", f"nil nil nil {ZWSP}TODO [#A] Wire the money",
                            '"TODO" nil nil Plans to buy bread'], states  # fmt: skip
+
+
+async def test_a_remembered_task_is_in_a_state_the_daily_declares(daemon, roam_dir):
+    # The daily declares "#+TODO: NEXT WAIT | DONE": a task remembered as "TODO call the
+    # bank" was no task there (Org reads only NEXT, WAIT and DONE in it). And the agent's
+    # priority cookie after the state put it at the top of the agenda.
+    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+    daily.parent.mkdir(exist_ok=True)
+    head = "#+TODO: NEXT WAIT | DONE\n" + USER
+    daily.write_text(head)
+    async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
+        for args in ({"text": "call the bank", "task": True}, {"text": "TODO [#A] Wire the money", "task": True}):
+            result = await client.call_tool("remember", args)
+            assert not result.is_error, result.content
+    assert daily.read_text().startswith(head)
+    states = await heading_states(daily)
+    assert states[-2:] == ['"NEXT" nil nil call the bank', f'"NEXT" nil nil {ZWSP}[#A] Wire the money'], states

@@ -10,7 +10,7 @@ from ..answers.private_places import why_private_source, why_private_text
 from ..errors import BadRequest
 from ..index.memory import Memory
 from ..notes.capture import clean_tags
-from .keys import index_key, memory_key, worker_key
+from .keys import index_key, memory_key, ready_key, worker_key
 from .params import parse_body
 from .memory_schemas import ForgetRequest, MemorizeRequest
 
@@ -34,7 +34,7 @@ async def memorize(request: web.Request) -> web.Response:
         raise BadRequest(f"{why}: nothing was written (tag the capture private to keep it out of the index)")
     captured = await request.app[memory_key].memorize(
         body.text, title=body.title, tags=tags, source=body.source, dailies_dir=body.dailies_dir, role=body.role,
-        quiet_title=body.quiet_title, unsaved=tuple(body.unsaved or ()),
+        quiet_title=body.quiet_title, task=body.task, unsaved=tuple(body.unsaved or ()),
     )
     return web.json_response(captured.as_dict())
 
@@ -51,7 +51,7 @@ async def forget(request: web.Request) -> web.Response:
 def setup(app: web.Application) -> None:
     async def memory_ctx(app: web.Application) -> AsyncIterator[None]:
         # Runs after the index's cleanup context (they start in order).
-        app[memory_key] = Memory(app[index_key], app[worker_key].wake)
+        app[memory_key] = Memory(app[index_key], app[worker_key].wake, app[ready_key])
         await app[memory_key].clean_up()
         yield
 

@@ -25,8 +25,11 @@ class MemorizeRequest(Request):
         " that they are marked as its own and never read as the user's notes",
     )
     quiet_title: bool = Field(
-        False, description="the title is text the user did not type (an agent's): a first word Org would read as a"
-        " TODO keyword (one the daily declares too), a priority or COMMENT gets a zero-width space before it")
+        False, description="the text is not the user's typing (an agent's): a first word of its title Org would read as"
+        " a TODO keyword (one the daily declares too), a priority or COMMENT gets a zero-width space before it, and"
+        " an id: link to an ID no note has one before its colon")
+    task: bool = Field(False, description="the heading is a task: it starts with the first TODO state the note it goes"
+                       " to declares (TODO when it declares none), a first word TODO of the title not said twice")
     unsaved: Annotated[list[RelPath], Field(max_length=10_000)] | None = Field(
         None, description="notes (relative to the roam directory) with unsaved edits in the client's editor, taken as"
         " locked by Emacs: today's daily among them sends the capture to the inbox (an Emacs without lock files)")

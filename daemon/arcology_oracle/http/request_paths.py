@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from ..index.id_mentions import VCS_FOLDERS
+from ..notes.note_ids import VCS_FOLDERS
 
 
 def rel_path(value: str) -> str:

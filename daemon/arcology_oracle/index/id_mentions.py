@@ -12,20 +12,16 @@ read: a link there is not seen.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..notes.note_ids import ID_LINE_RE, note_paths
 from .note_files import read_note
-
-NOTE_SUFFIXES = (".org", ".org_archive")
-VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})  # a version control's store: no note is kept there by name
-_ID_LINE_RE = re.compile(rb"^[ \t]*:ID:[ \t]+(\S+)[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
 
 
 def head_ids(head: bytes) -> list[str]:
     """The ``:ID:`` values of a note's head (a created note's, :func:`~arcology_oracle.notes.capture.new_file_head`)."""
-    return [m.group(1).decode("utf-8", "replace") for m in _ID_LINE_RE.finditer(head)]
+    return [m.group(1).decode("utf-8", "replace") for m in ID_LINE_RE.finditer(head)]
 
 
 def mentioned_elsewhere(root: Path, rel: str, ids: Iterable[str]) -> bool:
@@ -37,16 +33,13 @@ def mentioned_elsewhere(root: Path, rel: str, ids: Iterable[str]) -> bool:
     if not needles:
         return False
     this = os.path.realpath(root / rel)
-    for folder, dirs, files in os.walk(root, onerror=None):
-        dirs[:] = [d for d in dirs if d not in VCS_FOLDERS]
-        for name in files:
-            path = os.path.join(folder, name)
-            if not name.endswith(NOTE_SUFFIXES) or os.path.islink(path) or os.path.realpath(path) == this:
-                continue
-            try:
-                data = read_note(root, os.path.relpath(path, root))
-            except OSError:  # an I/O error while read
-                continue
-            if data is not None and any(needle in data for needle in needles):
-                return True
+    for path in note_paths(root):
+        if os.path.realpath(path) == this:
+            continue
+        try:
+            data = read_note(root, os.path.relpath(path, root))
+        except OSError:  # an I/O error while read
+            continue
+        if data is not None and any(needle in data for needle in needles):
+            return True
     return False

@@ -34,13 +34,15 @@ import logging
 import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds
 from ..notes.model_text import unknown_ids_quieted
-from ..notes.todo_keywords import file_todo_keywords
+from ..notes.note_ids import ids_held
+from ..notes.todo_keywords import file_task_keyword, file_todo_keywords
 from ..store.db import DatabaseError
 from . import capture_places, capture_target, note_io
 from .aside import folders_below, give_back_left_aside, remove_stale_temp_files
@@ -71,10 +73,12 @@ class Captured:
 
 class Memory:
     """Capture and forget against one :class:`OracleIndex`; ``after_index()`` is called
-    after each re-index (the daemon wakes its embedding worker there)."""
+    after each re-index (the daemon wakes its embedding worker there); ``ready`` is set
+    once the index has read the notes (its first reconcile; None: it has)."""
 
-    def __init__(self, index: OracleIndex, after_index: Callable[[], None] | None = None):
+    def __init__(self, index: OracleIndex, after_index: Callable[[], None] | None = None, ready: asyncio.Event | None = None):
         self.index = index
+        self.ready = ready
         self.settings = index.settings
         self.after_index = after_index
         self._lock = asyncio.Lock()  # one edit of the notes at a time
@@ -113,25 +117,30 @@ class Memory:
         dailies_dir: str | None = None,
         role: str | None = None,
         quiet_title: bool = False,
+        task: bool = False,
         unsaved: Collection[str] = (),
     ) -> Captured:
         """Append ``text`` as a new heading to today's daily (or the inbox); index it.
         ``dailies_dir`` (relative to the roam directory) overrides the setting: Emacs
         sends its ``org-roam-dailies-directory``. ``source`` becomes ``:SOURCE:``,
-        ``role`` ``:ROLE:``; ``quiet_title``: a title the user did not type, quieted as the
-        oracle's, against the keywords the note it goes to declares
-        (:func:`~arcology_oracle.notes.capture.make_capture`). A note the index leaves
+        ``role`` ``:ROLE:``; ``quiet_title``: a text the user did not type (an agent's), its
+        title quieted as the oracle's, against the keywords the note it goes to declares
+        (:func:`~arcology_oracle.notes.capture.make_capture`); the ``id:`` links of such a
+        text, and of the oracle's, to IDs no note has are quieted (until the index has read
+        the notes, ``ready``, the IDs it does not know are looked for in the files).
+        ``task``: the heading is a task, in the state that note reads as one
+        (:func:`~arcology_oracle.notes.todo_keywords.file_task_keyword`). A note the index leaves
         out is written, not indexed, and ``note`` says so; its folder is recorded before
         (Conflict, nothing written, when it cannot be). ``unsaved`` names notes (relative
         to the roam directory) the client's editor holds with unsaved edits: each counts
         as one Emacs holds locked (an Emacs that makes no lock file says so this way);
         they are only compared with the daily and the inbox, never opened."""
-        now = now or datetime.datetime.now()
-        if role:  # the oracle's words: a mangled ID would make every export of the daily fail
-            text = await unknown_ids_quieted(text, self.index.read)
+        now, root = now or datetime.datetime.now(), self.settings.roam_dir
+        if role or quiet_title:  # not the user's typing: a mangled ID would make every export of the daily fail
+            unread = self.ready is not None and not self.ready.is_set()  # a new index knows no ID yet
+            text = await unknown_ids_quieted(text, self.index.read, partial(asyncio.to_thread, ids_held, root) if unread else None)
         made = dict(title=title, tags=tags, now=now, source=source, role=role, quiet_title=quiet_title)
         entry = capture.make_capture(text, **made)
-        root = self.settings.roam_dir
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox
         held = await asyncio.to_thread(capture_target.unsaved_among, root, (daily, inbox), unsaved) if unsaved else set()
         async with self._lock:
@@ -141,8 +150,10 @@ class Memory:
                 await self._record_place(rel)
                 left = capture_places.left_out_note(rel, placed.left_out)
                 note = f"{note}; {left}" if note else left
-            if (role or quiet_title) and (keywords := await asyncio.to_thread(file_todo_keywords, root / rel)):
-                entry = capture.make_capture(text, **made, node_id=entry.id, keywords=keywords)
+            keywords = await asyncio.to_thread(file_todo_keywords, root / rel) if role or quiet_title else ()
+            state = await asyncio.to_thread(file_task_keyword, root / rel) if task else None
+            if keywords or state:
+                entry = capture.make_capture(text, **made, node_id=entry.id, keywords=keywords, task=state)
             title_of_file = now.strftime("%Y-%m-%d") if rel == daily else "Inbox"
             head = capture.new_file_head(title_of_file).encode("utf-8")
 

@@ -32,7 +32,6 @@ from .. import __version__
 from ..config import Settings
 from ..errors import Conflict, NotFound, OracleError
 from ..http.client import DaemonClient
-from ..notes.capture_title import capture_title
 from ..notes.model_text import quiet
 from . import views
 
@@ -153,9 +152,12 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
 
     ``remember`` posts to the daemon's ``/memorize`` (capture into today's daily note)
     the model's text quieted (:func:`~arcology_oracle.notes.model_text.quiet`: no link
-    that runs code, no active timestamp, no LaTeX that reads or runs); its title is a
-    task on the user's agenda only when the agent says ``task`` (:func:`task_title`),
-    else the daemon's ``quiet_title`` keeps its first word from being read as one.
+    that runs code, no active timestamp, no LaTeX that reads or runs) with ``quiet_title``:
+    the daemon keeps its title's first word from being read as a task's state or
+    priority, and quiets its ``id:`` links to IDs no note has (they would make the daily's
+    exports fail); its heading is a task on the user's agenda only when the agent says
+    ``task`` (then in the first TODO state the daily declares: ``NEXT`` for
+    ``#+TODO: NEXT | DONE``).
     The text is not marked as the oracle's (no ``:ROLE:``): the user asked for it.
     Until the daemon has that route it answers with a tool error saying so. A capture the
     daemon refuses (409) is a tool error that says whether to try again
@@ -173,9 +175,10 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
         cannot take it now, the error's retry says whether the same call can work in a
         moment (true: the note is open or unsaved elsewhere) or never will (false)."""
         quieted = quiet(text)  # a model's words, not the user's typing (an agent does what it read tells it)
-        # Not a task: the daemon takes the title from the text and quiets its first word,
-        # a keyword the daily declares too.
-        body = {"text": quieted, "title": task_title(quieted)} if task else {"text": quieted, "quiet_title": True}
+        # The daemon takes the title from the text and quiets its first word (a keyword the
+        # daily declares too) and the text's unknown id: links; a task starts with a state
+        # the daily reads as one.
+        body = {"text": quieted, "quiet_title": True, "task": task}
         try:
             answer = await client.post("/memorize", body)
         except NotFound:
@@ -186,14 +189,6 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
             raise ToolError(str(exc)) from None
         said = (answer.get("link") or f"remembered (id {answer.get('id')})") + (" (a TODO task)" if task else "")
         return CallToolResult(content=[TextContent(type="text", text=said)])
-
-
-def task_title(text: str) -> str:
-    """The heading ``remember`` gives ``text`` the agent says is a task: its first words,
-    as the daemon would take them (:func:`~arcology_oracle.notes.capture_title.capture_title`),
-    after ``TODO`` unless they start with it."""
-    title = capture_title(text, None)
-    return title if title.split(" ", 1)[0] == "TODO" else "TODO " + title
 
 
 async def _get_node(client: DaemonClient, node_id: str) -> dict:

@@ -152,17 +152,18 @@ def make_capture(
     role: str | None = None,
     quiet_title: bool = False,
     keywords: Collection[str] = (),
+    task: str | None = None,
 ) -> Capture:
     """The level-1 heading for ``text`` (see the module docstring); BadRequest for empty
     text, text that is not valid Unicode, or a control character in text, title or
     source. ``source`` (one line: where the text came from, an org link) becomes
-    ``:SOURCE:``; ``role`` (``oracle`` for the oracle's own words, which are then marked
-    as its answers are: :mod:`arcology_oracle.answers.roles`, and quieted as they are:
-    :func:`~.model_text.quiet`, as is a ``title`` sent with them) ``:ROLE:``. Text without a role is the user's typing,
-    written as typed: their ``elisp:`` link and appointment work. ``quiet_title``: the
-    title is not the user's typing either (an agent's), its first word quieted as the
-    oracle's. ``keywords``: the TODO keywords the target file declares, which such a
-    title does not start with (:func:`~.model_text.quiet_heading`)."""
+    ``:SOURCE:``; ``role`` (``oracle`` for the oracle's own words, which are then marked as its answers
+    are: :mod:`arcology_oracle.answers.roles`, and quieted as they are: :func:`~.model_text.quiet`, as is
+    a ``title`` sent with them) ``:ROLE:``. Text without a role is the user's typing, written as typed:
+    their ``elisp:`` link and appointment work. ``quiet_title``: the title is not the user's typing
+    either (an agent's), its first word quieted as the oracle's. ``keywords``: the TODO keywords the
+    target file declares, which such a title does not start with (:func:`~.model_text.quiet_heading`).
+    ``task``: the state (:func:`~.todo_keywords.file_task_keyword`) the heading starts with, a task."""
     if role is not None and role not in ORACLE_ROLES:
         raise BadRequest(f"role must be one of {', '.join(sorted(ORACLE_ROLES))}, not {role!r}")
     refuse_controls(text=text, title=title, source=source)
@@ -179,14 +180,13 @@ def make_capture(
         except UnicodeEncodeError:
             raise BadRequest("text and title must be valid Unicode (no lone surrogates)") from None
     given = quiet(plain_title(title)) if role and title else title  # sent with them: theirs
-    name = capture_title(body, given, theirs=bool(role) or quiet_title, keywords=keywords)
+    name = capture_title(body, given, theirs=bool(role) or quiet_title, keywords=keywords, task=task)
     node_id = node_id or str(uuid.uuid4())
     tag_text = f" :{':'.join(tags)}:" if tags else ""
     lines = [
         f"* {name}{tag_text}",
         ":PROPERTIES:",
-        f":ID:       {node_id}",
-        f":CREATED:  {inactive_timestamp(now)}",
+        f":ID:       {node_id}", f":CREATED:  {inactive_timestamp(now)}",
         f":{CAPTURED_BY}: {CAPTURED_BY_VALUE}",
         *([f":SOURCE:   {inert(where, targets=False)}"] if (where := _one_line(source or "")) else []),
         *([f":ROLE:     {role}"] if role else []),

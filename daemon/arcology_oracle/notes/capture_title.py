@@ -28,7 +28,9 @@ _ACTIVE_STAMP_RE = re.compile(r"<(\d{4}-\d{2}-\d{2}[^<>\n]*)>")
 _LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 
 
-def capture_title(text: str, title: str | None, *, theirs: bool = False, keywords: Collection[str] = ()) -> str:
+def capture_title(
+    text: str, title: str | None, *, theirs: bool = False, keywords: Collection[str] = (), task: str | None = None
+) -> str:
     """The heading's title: ``title``, else the first words of the text as Org shows it
     (:func:`_shown`); links turned into their descriptions, whitespace folded, and the
     brackets of a stray ``[[`` or ``]]`` turned into braces (so no link can open or close
@@ -36,7 +38,8 @@ def capture_title(text: str, title: str | None, *, theirs: bool = False, keyword
     (:func:`~.org_escape.inert`); ``theirs``: the oracle's words, whose first word is no
     TODO keyword, priority or ``COMMENT`` (:func:`~.model_text.quiet_heading`: the user's
     typed ``TODO call mum`` is a task, as they meant; ``keywords``: those the target file
-    declares, :mod:`.todo_keywords`)."""
+    declares, :mod:`.todo_keywords`); ``task``: a TODO state the title then starts with,
+    a first word of its own that is ``TODO`` or that state not said twice."""
     given = bool(title and title.strip())
     name = _SPACE_RE.sub(" ", plain_title(title if given else _shown(text))).strip()
     name = _DOUBLE_BRACKET_RE.sub(lambda m: m[0].replace("[", "{").replace("]", "}"), name)
@@ -49,7 +52,10 @@ def capture_title(text: str, title: str | None, *, theirs: bool = False, keyword
     # Nothing Emacs's delete-trailing-whitespace (a common hook on save) would delete at
     # the line's end, or the capture, never edited, could not be forgotten once saved.
     name = inert(name).rstrip(TRAILING_BLANKS) or "…"
-    name = quiet_heading(name, keywords) if theirs else name
+    if task and (said := name.split(" ", 1))[0] in (task, "TODO") and len(said) > 1:
+        name = said[1]
+    # After a task's state Org reads no second keyword, but a priority cookie still.
+    name = quiet_heading(name, keywords) if theirs and not (task and not name.startswith("[#")) else name
     # "COMMENT" first makes the heading a commented one (left out of exports and the
     # agenda, its title read without the word): a zero-width space keeps it a word
     # (inside it when nothing follows: never last on the line).
@@ -58,7 +64,8 @@ def capture_title(text: str, title: str | None, *, theirs: bool = False, keyword
     # A title ending like tags (`` :private:``) would be read as the heading's tags: a
     # zero-width space before its last colon keeps it text, the escape the Org manual
     # gives for markup.
-    return name[:-1] + "\u200b:" if split_heading_tags(name)[1] else name
+    name = name[:-1] + "\u200b:" if split_heading_tags(name)[1] else name
+    return f"{task} {name}" if task else name
 
 
 def _shown(text: str) -> str:

@@ -185,13 +185,21 @@ def quiet_id_links(text: str, unknown: Collection[str]) -> str:
     return _ID_LINK_RE.sub(quieted, text)
 
 
-async def unknown_ids_quieted(text: str, read: Callable[[Callable[[Any], set[str]]], Awaitable[set[str]]]) -> str:
+async def unknown_ids_quieted(
+    text: str,
+    read: Callable[[Callable[[Any], set[str]]], Awaitable[set[str]]],
+    held: Callable[[set[str]], Awaitable[set[str]]] | None = None,
+) -> str:
     """``text`` with its ``id:`` links to IDs no note has quieted (:func:`quiet_id_links`);
-    ``read``: the index's read (a store's ``node(ID)`` is None for an ID no note has)."""
+    ``read``: the index's read (a store's ``node(ID)`` is None for an ID no note has);
+    ``held``, when the index may not know every note yet: those of the IDs it does not
+    know that a note has all the same (:func:`~.note_ids.ids_held`)."""
     if not (ids := id_link_targets(text)):
         return text
-    known = await read(lambda store: {i for i in ids if store.node(i) is not None})
-    return quiet_id_links(text, ids - known)
+    unknown = ids - await read(lambda store: {i for i in ids if store.node(i) is not None})
+    if unknown and held is not None:
+        unknown -= await held(unknown)
+    return quiet_id_links(text, unknown)
 
 
 def quiet_heading(title: str, keywords: Collection[str] = ()) -> str:

@@ -1,0 +1,52 @@
+"""The ``:ID:`` properties the notes hold, read from the files themselves (not the index).
+
+Where the index cannot say which IDs exist (it has not read the notes yet: a new index
+during its first reconcile; an import, which runs without the daemon), an ``id:`` link
+in text the user did not type is checked against the files: every org file below the
+notes directory (hidden and excluded folders too, but for a version control's store;
+symlinks not followed), read once. An encrypted note (``.org.gpg``) cannot be read: its
+IDs are not seen.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+from .disk import read_regular_file
+
+NOTE_SUFFIXES = (".org", ".org_archive")
+VCS_FOLDERS = frozenset({".git", ".hg", ".svn"})  # a version control's store: no note is kept there by name
+ID_LINE_RE = re.compile(rb"^[ \t]*:ID:[ \t]+(\S+)[ \t]*\r?$", re.MULTILINE | re.IGNORECASE)
+
+
+def note_paths(root: Path) -> Iterator[str]:
+    """The path of each org file below ``root`` (see the module docstring), no symlink."""
+    for folder, dirs, files in os.walk(root, onerror=None):
+        dirs[:] = [d for d in dirs if d not in VCS_FOLDERS]
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.endswith(NOTE_SUFFIXES) and not os.path.islink(path):
+                yield path
+
+
+def ids_held(root: Path, wanted: Collection[str]) -> set[str]:
+    """Those of ``wanted`` that an org file below ``root`` has as an ``:ID:`` property
+    (see the module docstring); a file that cannot be read, or is no regular file (never
+    waited on), is passed over. Reads no file when ``wanted`` is empty, and stops once
+    every one is found."""
+    left = {node_id.encode("utf-8", "surrogateescape") for node_id in wanted}
+    found: set[str] = set()
+    for path in note_paths(root) if left else ():
+        data = read_regular_file(path)
+        if data is None:
+            continue
+        for match in ID_LINE_RE.finditer(data):
+            if match[1] in left:
+                left.discard(match[1])
+                found.add(match[1].decode("utf-8", "surrogateescape"))
+        if not left:
+            break
+    return found
