@@ -28,6 +28,7 @@ from .cli_progress import ProgressBar
 from .config import Settings
 from .errors import BadRequest, ConfigError, OracleError
 from .importers import DEFAULT_DIRS, EXTENSIONS, FORMATS, Conversation, MalformedExport, read_export
+from .importers.id_links import IdLinks
 from .importers.render import RenderedFile, dialogue, has_text, render, stamp_moment
 from .importers.writing import DuplicateConversation, ImportBatch
 from .notes.capture import clean_tags
@@ -74,6 +75,7 @@ def cmd_import(settings: Settings, args) -> int:
     long = json_export and args.file.is_file() and args.file.stat().st_size >= LOG_PROGRESS_BYTES
     bar = ProgressBar("importing", show=_megabytes if json_export else None, log_every=10 if long else 0)
     batch = ImportBatch(roam, target, settings.exclude_globs)
+    id_links = IdLinks(roam)  # a chat's id: links to IDs no note has are quieted
     conversations = empty = 0
     try:
         for conversation in read_export(
@@ -84,7 +86,7 @@ def cmd_import(settings: Settings, args) -> int:
                 empty += 1
                 continue
             try:
-                batch.stage(_rendered(batch, conversation, tags, gap))
+                batch.stage(_rendered(batch, id_links.quieted(conversation), tags, gap))
             except OSError as exc:  # staging into the notes directory (a full disk), not reading the export
                 raise _WriteError(exc) from None
     except (MalformedExport, DuplicateConversation) as exc:

@@ -32,21 +32,16 @@ def note_paths(root: Path) -> Iterator[str]:
                 yield path
 
 
-def ids_held(root: Path, wanted: Collection[str]) -> set[str]:
-    """Those of ``wanted`` that an org file below ``root`` has as an ``:ID:`` property
-    (see the module docstring); a file that cannot be read, or is no regular file (never
-    waited on), is passed over. Reads no file when ``wanted`` is empty, and stops once
-    every one is found."""
-    left = {node_id.encode("utf-8", "surrogateescape") for node_id in wanted}
-    found: set[str] = set()
-    for path in note_paths(root) if left else ():
-        data = read_regular_file(path)
-        if data is None:
-            continue
-        for match in ID_LINE_RE.finditer(data):
-            if match[1] in left:
-                left.discard(match[1])
-                found.add(match[1].decode("utf-8", "surrogateescape"))
-        if not left:
+def ids_held(root: Path, wanted: Collection[str] | None = None) -> set[str]:
+    """Those of ``wanted`` (every one, with None) that an org file below ``root`` has as
+    an ``:ID:`` property (see the module docstring); a file that cannot be read, or is no
+    regular file (never waited on), is passed over. Reads no file when ``wanted`` is
+    empty, and stops once every one is found."""
+    want = None if wanted is None else {node_id.encode("utf-8", "surrogateescape") for node_id in wanted}
+    found: set[bytes] = set()
+    for path in note_paths(root) if want is None or want else ():
+        data = read_regular_file(path) or b""
+        found.update(m[1] for m in ID_LINE_RE.finditer(data) if want is None or m[1] in want)
+        if want is not None and found >= want:
             break
-    return found
+    return {node_id.decode("utf-8", "surrogateescape") for node_id in found}
