@@ -133,3 +133,25 @@ async def test_a_models_link_to_an_id_no_note_has_leaves_the_export_alone(daemon
     )  # fmt: skip
     assert 'LINKS ("id")' in done.stderr, done.stderr  # the known note's link, no other
     assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
+
+
+async def test_a_models_link_of_a_type_org_has_not_registered_leaves_the_export_alone(daemon, roam_dir, fake_ollama):
+    # Org reads "[[wiki:Bread]]" (no type wiki registered) as a link within the file, to a
+    # heading named "wiki:Bread": with none, every export of the file failed ("Unable to
+    # resolve link: \"wiki:Bread\""). Links of the types Org registers stay, in any case.
+    await wait_indexed(daemon)
+    fake_ollama.state.chat_reply = ("See [[wiki:Bread][the wiki]], [[note:salt]], [[HTTPS://orgmode.org][Org]]"
+                                    " and [[doi:10.1000/182][a paper]].")
+    conversation = "* Talk\n** Where to read?\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(conversation + answer["org"])
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert 'LINKS ("HTTPS" "doi")' in done.stderr, done.stderr
+    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
+    assert "[\u200b[wiki:Bread][the wiki]]" in answer["org"], answer["org"]

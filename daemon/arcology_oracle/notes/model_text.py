@@ -19,8 +19,15 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   to the user's heading of that name or, with none, makes every export of the file
   fail (Org 9.5: "Unable to resolve link"), as does an ``id:`` link to an ID no note
   has (a model's mangled one: :func:`unknown_ids_quieted`, where the writer knows the
-  notes' IDs: a ``/converse`` answer, the oracle's words a capture keeps). ``id:``,
-  ``file:``, ``https:`` and every other link stay, and so do the targets of the links
+  notes' IDs: a ``/converse`` answer, the oracle's words a capture keeps). So does a
+  bracket link of a type Org has not registered (``[[wiki:Bread]]``, ``[[note:salt]]``):
+  Org reads it as one within the file, to a heading of that name, and with none every
+  export fails (Org 9.5: "Unable to resolve link: \"wiki:Bread\""). The types taken for
+  registered are :data:`REGISTERED_TYPES` (those of Org 9.5's ``ol.el``, its default
+  ``org-modules``, ``org-id``, ``org-attach`` and org-roam's ``roam:``), in any letter
+  case, as Org matches them; one the user registered in their Emacs only is quieted too
+  (its link shows as text). ``id:``,
+  ``file:``, ``https:`` and every other link of those types stay, and so do the targets of the links
   every Org reads (``https://man:pass@host`` is one https link,
   ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A word starts,
   to Emacs, after a letter of another script too (``эshell:ls`` and ``中man:ls`` are
@@ -113,9 +120,15 @@ _LINK_RE = re.compile(
 # its path ("/https:/" is italics in "/https://.elisp:x"), and Org reads on from there.
 _CLOSER_RE = re.compile(r"([*/_=~+])(?=[-\s.,:!?;'\")}\\\[]|\Z)")
 _CODE_TARGET_RE = re.compile(rf"(?i)[ \t]*(?:{_TYPES}){ZWSP}?:")
-# A bracket link's target that names a type (``id:``, ``https:``, any a user may have
-# registered): the others are links within the file (see the module docstring).
-_TYPED_TARGET_RE = re.compile(r"[A-Za-z][-+.\w]*:\S")
+# The link types an Org 9.5 with org-roam registers (checked in batch: ol.el, the default
+# org-modules, org-id, org-attach; org-roam's roam:), but those that run code (above).
+REGISTERED_TYPES = frozenset({
+    "id", "file", "file+sys", "file+emacs", "http", "https", "ftp", "mailto", "news", "help", "attachment",
+    "doi", "eww", "rmail", "mhe", "irc", "info", "gnus", "docview", "bibtex", "bbdb", "w3m", "roam",
+})  # fmt: skip
+# A bracket link's target that names a type (group 1): Org reads a link of that type when
+# it is registered, else one within the file (see the module docstring).
+_TYPED_TARGET_RE = re.compile(r"([A-Za-z][-+.\w]*):\S")
 # An id: link: a bracket one (``[[id:ID]]``, ``[[id:ID::search][words]]``, group 1 its
 # ID) or a plain one (``id:ID``, group 2 its path: the ID, maybe ``::search`` after it).
 _ID_LINK_RE = re.compile(
@@ -229,7 +242,7 @@ def _quiet_links(text: str) -> str:
         if found["code"]:
             out.append(found[0] + ZWSP)
             at = found.end()
-        elif target is not None and (_CODE_TARGET_RE.match(target) or not _TYPED_TARGET_RE.match(target)):
+        elif target is not None and (_CODE_TARGET_RE.match(target) or not _registered(target)):
             out.append("[" + ZWSP + "[")
             at = found.start() + 2
         elif found["plain"] and _taken_before(text, found.start(), found[0], first):
@@ -239,6 +252,12 @@ def _quiet_links(text: str) -> str:
             out.append(found[0])
             at = found.end()
     return "".join(out) + text[at:]
+
+
+def _registered(target: str) -> bool:
+    """Whether Org reads the bracket link to ``target`` as one of a registered type."""
+    typed = _TYPED_TARGET_RE.match(target)
+    return typed is not None and typed[1].lower() in REGISTERED_TYPES
 
 
 def _taken_before(text: str, start: int, link: str, first: dict[str, int]) -> bool:
