@@ -8,6 +8,7 @@ math environments stay."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -155,3 +156,37 @@ async def test_a_models_link_of_a_type_org_has_not_registered_leaves_the_export_
     assert 'LINKS ("HTTPS" "doi")' in done.stderr, done.stderr
     assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
     assert "[\u200b[wiki:Bread][the wiki]]" in answer["org"], answer["org"]
+
+
+_HTML_EXPORT = """
+(progn
+  (require 'org) (require 'ox-html)
+  (find-file (car command-line-args-left))
+  (let ((html (condition-case err (org-export-as 'html nil nil t) (error (format "failed: %S" err)))))
+    (with-temp-file (cadr command-line-args-left) (insert html))))
+"""
+
+
+async def test_a_models_link_with_a_quote_in_its_path_adds_no_attribute_to_an_html_export(daemon, roam_dir, fake_ollama):
+    # Org 9.5's HTML export writes the path of a file:, doi:, help: or info: link into its
+    # href (an image's src) as it is: the model's '"' ended the attribute, and the rest
+    # became attributes of its choosing, a script in the user's published page.
+    await wait_indexed(daemon)
+    fake_ollama.state.chat_reply = ('See [[file:a" onmouseover="alert(1).html][the plan]], [[file:b"onclick="alert(2).png]],'
+                                    ' file:c"onclick="alert(3), <doi:10" onclick="alert(4)">, help:x"onclick="alert(5)'
+                                    ' and [[https://orgmode.org][Org]].')  # fmt: skip
+    conversation = "* Talk\n** Where?\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(conversation + answer["org"])
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _HTML_EXPORT, str(path), str(roam_dir.parent / "talk.html")],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    html = (roam_dir.parent / "talk.html").read_text()
+    assert not html.startswith("failed") and '<a href="https://orgmode.org">Org</a>' in html, html
+    tags = re.findall(r"<(?:a|img)\b[^>]*>", html)
+    assert tags and not [tag for tag in tags if re.search(r'"\s*on\w+="', tag)], tags  # an attribute after the path

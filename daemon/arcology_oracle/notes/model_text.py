@@ -26,7 +26,11 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   registered are :data:`REGISTERED_TYPES` (those of Org 9.5's ``ol.el``, its default
   ``org-modules``, ``org-id``, ``org-attach`` and org-roam's ``roam:``), in any letter
   case, as Org matches them; one the user registered in their Emacs only is quieted too
-  (its link shows as text). ``id:``,
+  (its link shows as text). And so does a link whose path holds a ``"`` (a bracket one
+  between its ``[[``, an angle or plain one before its colon): Org 9.5's HTML export
+  writes the path of a ``file:``, ``doi:``, ``help:`` or ``info:`` link into the
+  ``href`` (an image's ``src``) as it is, so ``[[file:a" onmouseover="alert(1)][x]]``
+  gave the link an attribute of the model's choosing, a script in the published page. ``id:``,
   ``file:``, ``https:`` and every other link of those types stay, and so do the targets of the links
   every Org reads (``https://man:pass@host`` is one https link,
   ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A word starts,
@@ -126,6 +130,10 @@ REGISTERED_TYPES = frozenset({
     "id", "file", "file+sys", "file+emacs", "http", "https", "ftp", "mailto", "news", "help", "attachment",
     "doi", "eww", "rmail", "mhe", "irc", "info", "gnus", "docview", "bibtex", "bbdb", "w3m", "roam",
 })  # fmt: skip
+# Where Org may read a link of a registered type, and the paths of an angle and a plain one.
+_TYPE_COLON_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{'|'.join(map(re.escape, REGISTERED_TYPES))}):")
+_ANGLE_PATH_RE = re.compile(r"[^>\n]*>")
+_PLAIN_PATH_RE = re.compile(_PLAIN_PATH)
 # A bracket link's target that names a type (group 1): Org reads a link of that type when
 # it is registered, else one within the file (see the module docstring).
 _TYPED_TARGET_RE = re.compile(r"([A-Za-z][-+.\w]*):\S")
@@ -170,7 +178,7 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
     reads, writes or runs and no footnote reference (see the module docstring);
     ``verbatim``: a block's line or a property value (timestamps get a zero-width space,
     LaTeX and footnotes are left alone: Org reads neither there)."""
-    text = _quiet_links(text)
+    text = _quoted_links_quieted(_quiet_links(text))
     text = _dates_quieted(text, verbatim=verbatim)
     return text if verbatim else _FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text))
 
@@ -242,7 +250,7 @@ def _quiet_links(text: str) -> str:
         if found["code"]:
             out.append(found[0] + ZWSP)
             at = found.end()
-        elif target is not None and (_CODE_TARGET_RE.match(target) or not _registered(target)):
+        elif target is not None and (_CODE_TARGET_RE.match(target) or not _registered(target) or '"' in target):
             out.append("[" + ZWSP + "[")
             at = found.start() + 2
         elif found["plain"] and _taken_before(text, found.start(), found[0], first):
@@ -252,6 +260,18 @@ def _quiet_links(text: str) -> str:
             out.append(found[0])
             at = found.end()
     return "".join(out) + text[at:]
+
+
+def _quoted_links_quieted(text: str) -> str:
+    """``text`` with a zero-width space before the colon of each angle or plain link of a
+    registered type whose path holds a ``"`` (see the module docstring)."""
+
+    def quieted(found: re.Match[str]) -> str:
+        angle = found.start() and text[found.start() - 1] == "<" and _ANGLE_PATH_RE.match(text, found.end())
+        path = angle[0] if angle else (plain[0] if (plain := _PLAIN_PATH_RE.match(text, found.end())) else "")
+        return found[0][:-1] + ZWSP + ":" if '"' in path else found[0]
+
+    return _TYPE_COLON_RE.sub(quieted, text) if '"' in text else text
 
 
 def _registered(target: str) -> bool:
