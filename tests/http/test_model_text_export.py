@@ -190,3 +190,24 @@ async def test_a_models_link_with_a_quote_in_its_path_adds_no_attribute_to_an_ht
     assert not html.startswith("failed") and '<a href="https://orgmode.org">Org</a>' in html, html
     tags = re.findall(r"<(?:a|img)\b[^>]*>", html)
     assert tags and not [tag for tag in tags if re.search(r'"\s*on\w+="', tag)], tags  # an attribute after the path
+
+
+async def test_a_models_bracket_link_over_lines_is_quieted_as_one_on_a_line(daemon, roam_dir, fake_ollama):
+    # Org 9.5 reads a bracket link's target and description over lines ("[[Some\nnote]]" is
+    # a link to "Some note"): quieted only on one line, these made every export fail, and
+    # the '"' one put an attribute into an HTML export.
+    await wait_indexed(daemon)
+    fake_ollama.state.chat_reply = ('See [[Some\nnote]], [[wiki:Bread\nrolls][the wiki]], [[id:36fb47dd\n-e96a][this]],'
+                                    ' [[file:a"\nonclick="alert(1)"][z]] and [[https://orgmode.org][Org\'s\nsite]].')  # fmt: skip
+    conversation = "* Talk\n** Where?\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(conversation + answer["org"])
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert 'LINKS ("https")' in done.stderr, done.stderr
+    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr

@@ -318,10 +318,11 @@ def turn_lines(speaker: str, text: str) -> list[str]:
         raw.pop(0)
     while raw and not raw[-1]:
         raw.pop()
-    out = [f"{speaker_name(speaker)}: {inert(quiet(raw[0].lstrip())) if raw else ''}"]
+    raw = quiet("\n".join(raw)).split("\n")  # whole: Org reads a bracket link over lines
+    out = [f"{speaker_name(speaker)}: {inert(raw[0].lstrip()) if raw != [''] else ''}"]
     for line in raw[1:]:
         if line:
-            out.append(escape_line(quiet(line)))
+            out.append(escape_line(line))
         elif out[-1] != BLANK:
             out.append(BLANK)
     return out

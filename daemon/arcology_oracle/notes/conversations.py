@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import BadRequest
-from .model_text import quiet
+from .model_text import quiet, quiet_links
 from .org_escape import escape_line, inert, without_controls
 from .org_syntax import (
     DRAWER_END_RE,
@@ -316,7 +316,7 @@ def org_safe(text: str) -> str:
         out.append(escape_line(quiet(line)))
     if end is not None:
         out.append(end_line)
-    return "\n".join(out).strip()
+    return quiet_links("\n".join(out).strip())  # a bracket link over lines is one to Org
 
 
 def without_sources_lists(text: str) -> str:

@@ -110,11 +110,12 @@ _NSB = r"[^\][ \t\n\r()<>]"
 _PAREN = rf"\((?:{_NSB}|\({_NSB}*\))*\)"
 _PLAIN_PATH = rf"(?:{_NSB}|{_PAREN})+(?:[^\W_]|/|{_PAREN})"
 # Where Org reads a link, leftmost first: a bracket link's target (its description is
-# text; only with its closing "]]"), an angle link, a plain link (an ordinary one only
-# after what surely starts a word: a blank or ASCII punctuation but _ and ^, which Org
-# may read as a subscript's; and see _taken_before).
+# text; Org 9.5 reads a target and a description over lines, "[[Some\nnote]]" a link to
+# "Some note"; one followed by "[" or "]" is taken for a link, closed or not), an angle
+# link, a plain link (an ordinary one only after what surely starts a word: a blank or
+# ASCII punctuation but _ and ^, which Org may read as a subscript's; and see _taken_before).
 _LINK_RE = re.compile(
-    rf"(?i)\[\[(?P<target>(?:[^\]\[\\\n]|\\(?:\\\\)*[\]\[]|\\+[^\]\[\n])+)\](?=(?:\[[^\n]+?\])?\])"
+    rf"(?i)\[\[(?P<target>(?:[^\]\[\\]|\\(?:\\\\)*[\]\[]|\\+[^\]\[])+)\](?=[\]\[])"
     rf"|<(?:{_ORDINARY_TYPES}):[^>\n]*>"
     rf"|(?P<plain>(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH})"
     rf"|(?P<code>(?<![{_INSIDE_WORD}])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:))"
@@ -140,7 +141,7 @@ _TYPED_TARGET_RE = re.compile(r"([A-Za-z][-+.\w]*):\S")
 # An id: link: a bracket one (``[[id:ID]]``, ``[[id:ID::search][words]]``, group 1 its
 # ID) or a plain one (``id:ID``, group 2 its path: the ID, maybe ``::search`` after it).
 _ID_LINK_RE = re.compile(
-    rf"\[\[id:([^\]\[\n:]+)(?:::[^\]\[\n]*)?\](?=\[|\])|(?<![{_INSIDE_WORD}])id:({_PLAIN_PATH})"
+    rf"\[\[id:([^\]\[:]+)(?:::[^\]\[]*)?\](?=\[|\])|(?<![{_INSIDE_WORD}])id:({_PLAIN_PATH})"
 )
 # Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
 # what ends one: the next ">" on its line (see :func:`_dates_quieted`).
@@ -178,9 +179,15 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
     reads, writes or runs and no footnote reference (see the module docstring);
     ``verbatim``: a block's line or a property value (timestamps get a zero-width space,
     LaTeX and footnotes are left alone: Org reads neither there)."""
-    text = _quoted_links_quieted(_quiet_links(text))
-    text = _dates_quieted(text, verbatim=verbatim)
+    text = _dates_quieted(quiet_links(text), verbatim=verbatim)
     return text if verbatim else _FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text))
+
+
+def quiet_links(text: str) -> str:
+    """``text`` with only the links of :func:`quiet` quieted: for text quieted a line at a
+    time before, whose bracket links Org reads over lines too (quieting it again changes
+    no link quieted already)."""
+    return _quoted_links_quieted(_quiet_links(text))
 
 
 def id_link_targets(text: str) -> set[str]:
