@@ -28,6 +28,7 @@ from ..config import Settings
 from ..errors import BadRequest, NotFound
 from ..notes import conversations, model_text
 from ..notes.cleaning import strip_private
+from ..notes.note_ids import held_until
 from ..notes.org_syntax import link_text
 from ..store import Store
 from .context import BUFFER_QUERY_CHARS, gather_context
@@ -84,8 +85,9 @@ class Oracle:
     :class:`~arcology_oracle.ollama.chat.OllamaChat` (anything with its ``chat`` and ``stream_chat``).
     """
 
-    def __init__(self, index: NotesIndex, llm, prompts: Prompts | None = None):
+    def __init__(self, index: NotesIndex, llm, prompts: Prompts | None = None, ready: asyncio.Event | None = None):
         self.index = index
+        self.ready = ready  # set once the index has read the notes (None: it has)
         self.llm = llm
         self.settings: Settings = index.settings
         self._prompts = prompts
@@ -342,7 +344,7 @@ class Oracle:
         model = model or self.llm.model
         answer = (await self.llm.chat(messages, model=model)).strip()
         # A mangled ID would make every export of the file fail.
-        answer = await model_text.unknown_ids_quieted(answer, self.index.read)
+        answer = await model_text.unknown_ids_quieted(answer, self.index.read, held_until(self.ready, self.settings.roam_dir))
         sources = await held_sources(self.index, context.sources)
         # Plain source lines and their IDs in a property, so that org-roam lists no
         # backlink from the conversation on every cited note (answer_source_links: as links).

@@ -27,7 +27,7 @@ from ..answers.recall import recall
 from ..answers.sources import sources_text_block
 from ..errors import ServiceUnavailable
 from ..ollama.chat import OllamaChat
-from .keys import index_key, settings_key
+from .keys import index_key, ready_key, settings_key
 from .middleware import missing_model_field
 from .params import parse_body, parse_query
 from .retrieval import retrieval_headers
@@ -56,7 +56,7 @@ def setup(app: web.Application) -> None:
 
 
 def oracle(request: web.Request) -> Oracle:
-    return Oracle(request.app[index_key], request.app[llm_key])
+    return Oracle(request.app[index_key], request.app[llm_key], ready=request.app[ready_key])
 
 
 def wants_ndjson(request: web.Request, stream: bool | None) -> bool:

@@ -34,14 +34,13 @@ import logging
 import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from ..errors import BadRequest, Conflict, NotFound, StoreError
 from ..notes import capture
 from ..notes.disk import emacs_holds
 from ..notes.model_text import unknown_ids_quieted
-from ..notes.note_ids import ids_held
+from ..notes.note_ids import held_until
 from ..notes.todo_keywords import file_task_keyword, file_todo_keywords
 from ..store.db import DatabaseError
 from . import capture_places, capture_target, note_io
@@ -137,8 +136,7 @@ class Memory:
         they are only compared with the daily and the inbox, never opened."""
         now, root = now or datetime.datetime.now(), self.settings.roam_dir
         if role or quiet_title:  # not the user's typing: a mangled ID would make every export of the daily fail
-            unread = self.ready is not None and not self.ready.is_set()  # a new index knows no ID yet
-            text = await unknown_ids_quieted(text, self.index.read, partial(asyncio.to_thread, ids_held, root) if unread else None)
+            text = await unknown_ids_quieted(text, self.index.read, held_until(self.ready, root))  # a new index knows no ID yet
         made = dict(title=title, tags=tags, now=now, source=source, role=role, quiet_title=quiet_title)
         entry = capture.make_capture(text, **made)
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox

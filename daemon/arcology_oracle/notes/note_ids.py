@@ -10,9 +10,11 @@ IDs are not seen.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
+from functools import partial
 from pathlib import Path
 
 from .disk import read_regular_file
@@ -45,3 +47,10 @@ def ids_held(root: Path, wanted: Collection[str] | None = None) -> set[str]:
         if want is not None and found >= want:
             break
     return {node_id.decode("utf-8", "surrogateescape") for node_id in found}
+
+
+def held_until(ready: asyncio.Event | None, root: Path) -> Callable[[set[str]], Awaitable[set[str]]] | None:
+    """:func:`ids_held` below ``root``, in a worker thread, while ``ready`` (set once the
+    index has read the notes: its first reconcile) is not set; None once it is, or
+    without one: the index then knows every note's ID."""
+    return partial(asyncio.to_thread, ids_held, root) if ready is not None and not ready.is_set() else None
