@@ -92,69 +92,59 @@ _READ_AND_EXPORT = """
 """
 
 
+async def answered_and_read(daemon, roam_dir, fake_ollama, reply: str, conversation: str, *, after: str = "",
+                            script: str = _READ_AND_EXPORT, args: tuple[str, ...] = ()) -> tuple[dict, str]:
+    """The daemon's ``/converse`` answer to ``conversation`` when the model says ``reply``,
+    written after it into ``talk.org`` (then ``after``), and what batch Emacs running
+    ``script`` on that file (``args`` after its path) says."""
+    await wait_indexed(daemon)
+    fake_ollama.state.chat_reply = reply
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(conversation + answer["org"] + after)
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", script, str(path), *args],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return answer, done.stderr
+
+
 async def test_a_models_footnotes_and_links_within_the_file_leave_the_users_and_export_alone(daemon, roam_dir, fake_ollama):
     # A model's "[fn:1]" (no such definition) made the whole file's export fail ("Definition
     # not found for footnote 1"), and its "[fn:soak]" showed the user's footnote at its words;
     # so did a link within the file to nothing ("Unable to resolve link: Brining").
-    await wait_indexed(daemon)
-    fake_ollama.state.chat_reply = ("As you wrote[fn:soak], salt helps [FN:1].\n[fn:2] Kenji, 2019.\n"
-                                    "See [[Brining]], [[*Salt][salt]], [[#nope]], [[Note: x]] and [[https://orgmode.org][Org]].")
-    conversation = "* Talk\n** Why salt?\nSoak them[fn:soak].\n"
-    status, answer = await post(daemon, "/converse", {"org": conversation})
-    assert status == 200, answer
-    path = roam_dir / "talk.org"
-    path.write_text(conversation + answer["org"] + "* Footnotes\n[fn:soak] Overnight, in salted water.\n")
-    done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
-        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert 'REFERENCES ("soak")' in done.stderr, done.stderr  # the user's one reference, no other
-    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
-    assert 'LINKS ("https")' in done.stderr, done.stderr  # the model's web link stays one
+    reply = ("As you wrote[fn:soak], salt helps [FN:1].\n[fn:2] Kenji, 2019.\n"
+             "See [[Brining]], [[*Salt][salt]], [[#nope]], [[Note: x]] and [[https://orgmode.org][Org]].")
+    footnotes = "* Footnotes\n[fn:soak] Overnight, in salted water.\n"
+    answer, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Why salt?\nSoak them[fn:soak].\n",
+                                           after=footnotes)  # fmt: skip
+    assert 'REFERENCES ("soak")' in said, said  # the user's one reference, no other
+    assert "EXPORTED " in said and "failed" not in said, said
+    assert 'LINKS ("https")' in said, said  # the model's web link stays one
     assert "As you wrote[\u200bfn:soak], salt helps [\u200bFN:1]." in answer["org"], answer["org"]
 
 
 async def test_a_models_link_to_an_id_no_note_has_leaves_the_export_alone(daemon, roam_dir, fake_ollama):
     # A model's mangled ID made every export of the conversation file fail ("Unable to
     # resolve link: id:..."); its link to a note the index holds stays a link.
-    await wait_indexed(daemon)
     known = "36fb47dd-e96a-4b44-80ce-b246a771f11d"  # bread-hydration.org
-    fake_ollama.state.chat_reply = (f"See [[id:{known}][hydration]] and [[id:36fb47dd-e96a-4b44-80ce-b246a771f11e][this]],"
-                                    " or id:36fb47dd-e96a-4b44-80ce-b246a771f11f.")
-    conversation = "* Talk\n** How wet?\n"
-    status, answer = await post(daemon, "/converse", {"org": conversation})
-    assert status == 200, answer
-    path = roam_dir / "talk.org"
-    path.write_text(conversation + answer["org"])
-    done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
-        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert 'LINKS ("id")' in done.stderr, done.stderr  # the known note's link, no other
-    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
+    reply = (f"See [[id:{known}][hydration]] and [[id:36fb47dd-e96a-4b44-80ce-b246a771f11e][this]],"
+             " or id:36fb47dd-e96a-4b44-80ce-b246a771f11f.")
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** How wet?\n")
+    assert 'LINKS ("id")' in said, said  # the known note's link, no other
+    assert "EXPORTED " in said and "failed" not in said, said
 
 
 async def test_a_models_link_of_a_type_org_has_not_registered_leaves_the_export_alone(daemon, roam_dir, fake_ollama):
     # Org reads "[[wiki:Bread]]" (no type wiki registered) as a link within the file, to a
     # heading named "wiki:Bread": with none, every export of the file failed ("Unable to
     # resolve link: \"wiki:Bread\""). Links of the types Org registers stay, in any case.
-    await wait_indexed(daemon)
-    fake_ollama.state.chat_reply = ("See [[wiki:Bread][the wiki]], [[note:salt]], [[HTTPS://orgmode.org][Org]]"
-                                    " and [[doi:10.1000/182][a paper]].")
-    conversation = "* Talk\n** Where to read?\n"
-    status, answer = await post(daemon, "/converse", {"org": conversation})
-    assert status == 200, answer
-    path = roam_dir / "talk.org"
-    path.write_text(conversation + answer["org"])
-    done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
-        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert 'LINKS ("HTTPS" "doi")' in done.stderr, done.stderr
-    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
+    reply = "See [[wiki:Bread][the wiki]], [[note:salt]], [[HTTPS://orgmode.org][Org]] and [[doi:10.1000/182][a paper]]."
+    answer, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where to read?\n")
+    assert 'LINKS ("HTTPS" "doi")' in said, said
+    assert "EXPORTED " in said and "failed" not in said, said
     assert "[\u200b[wiki:Bread][the wiki]]" in answer["org"], answer["org"]
 
 
@@ -171,22 +161,14 @@ async def test_a_models_link_with_a_quote_in_its_path_adds_no_attribute_to_an_ht
     # Org 9.5's HTML export writes the path of a file:, doi:, help: or info: link into its
     # href (an image's src) as it is: the model's '"' ended the attribute, and the rest
     # became attributes of its choosing, a script in the user's published page.
-    await wait_indexed(daemon)
-    fake_ollama.state.chat_reply = ('See [[file:a" onmouseover="alert(1).html][the plan]], [[file:b"onclick="alert(2).png]],'
-                                    ' file:c"onclick="alert(3), <doi:10" onclick="alert(4)">, help:x"onclick="alert(5)'
-                                    ' and [[https://orgmode.org][Org]].')  # fmt: skip
-    conversation = "* Talk\n** Where?\n"
-    status, answer = await post(daemon, "/converse", {"org": conversation})
-    assert status == 200, answer
-    path = roam_dir / "talk.org"
-    path.write_text(conversation + answer["org"])
-    done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", _HTML_EXPORT, str(path), str(roam_dir.parent / "talk.html")],
-        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    html = (roam_dir.parent / "talk.html").read_text()
+    reply = ('See [[file:a" onmouseover="alert(1).html][the plan]], [[file:b"onclick="alert(2).png]],'
+             ' file:c"onclick="alert(3), <doi:10" onclick="alert(4)">, help:x"onclick="alert(5)'
+             ' and [[https://orgmode.org][Org]].')  # fmt: skip
+    out = roam_dir.parent / "talk.html"
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
+                                      args=(str(out),))  # fmt: skip
+    assert out.exists(), said
+    html = out.read_text()
     assert not html.startswith("failed") and '<a href="https://orgmode.org">Org</a>' in html, html
     tags = re.findall(r"<(?:a|img)\b[^>]*>", html)
     assert tags and not [tag for tag in tags if re.search(r'"\s*on\w+="', tag)], tags  # an attribute after the path
@@ -196,18 +178,8 @@ async def test_a_models_bracket_link_over_lines_is_quieted_as_one_on_a_line(daem
     # Org 9.5 reads a bracket link's target and description over lines ("[[Some\nnote]]" is
     # a link to "Some note"): quieted only on one line, these made every export fail, and
     # the '"' one put an attribute into an HTML export.
-    await wait_indexed(daemon)
-    fake_ollama.state.chat_reply = ('See [[Some\nnote]], [[wiki:Bread\nrolls][the wiki]], [[id:36fb47dd\n-e96a][this]],'
-                                    ' [[file:a"\nonclick="alert(1)"][z]] and [[https://orgmode.org][Org\'s\nsite]].')  # fmt: skip
-    conversation = "* Talk\n** Where?\n"
-    status, answer = await post(daemon, "/converse", {"org": conversation})
-    assert status == 200, answer
-    path = roam_dir / "talk.org"
-    path.write_text(conversation + answer["org"])
-    done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", _READ_AND_EXPORT, str(path)],
-        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert 'LINKS ("https")' in done.stderr, done.stderr
-    assert "EXPORTED " in done.stderr and "failed" not in done.stderr, done.stderr
+    reply = ('See [[Some\nnote]], [[wiki:Bread\nrolls][the wiki]], [[id:36fb47dd\n-e96a][this]],'
+             ' [[file:a"\nonclick="alert(1)"][z]] and [[https://orgmode.org][Org\'s\nsite]].')  # fmt: skip
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n")
+    assert 'LINKS ("https")' in said, said
+    assert "EXPORTED " in said and "failed" not in said, said

@@ -50,21 +50,27 @@ async def test_a_remembered_todo_is_a_task_only_when_the_agent_says_so(daemon, r
                            '"TODO" nil nil buy bread'], states  # fmt: skip
 
 
+async def remembered_states(daemon, roam_dir, head: str, calls: list[dict]) -> list[str]:
+    """Each heading of today's daily, which held ``head``, as Org reads it (see
+    :func:`heading_states`) once ``remember`` was called with each of ``calls``."""
+    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
+    daily.parent.mkdir(exist_ok=True)
+    daily.write_text(head)
+    async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
+        for args in calls:
+            result = await client.call_tool("remember", args)
+            assert not result.is_error, result.content
+    assert daily.read_text().startswith(head)
+    return await heading_states(daily)
+
+
 async def test_a_remembered_text_starts_no_task_of_a_keyword_the_daily_declares(daemon, roam_dir):
     # The daily declares "#+TODO: TODO Plans | DONE": the agent's "Plans for May..." was a task
     # in state Plans (the tool quiets only capitals, knowing no file). Asked for a task,
     # it is one.
-    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
-    daily.parent.mkdir(exist_ok=True)
-    head = "#+TODO: TODO Plans | DONE\n" + USER
-    daily.write_text(head)
-    async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
-        for args in ({"text": "Plans for May: the garden"}, {"text": "TODO [#A] Wire the money"},
-                     {"text": "Plans to buy bread", "task": True}):  # fmt: skip
-            result = await client.call_tool("remember", args)
-            assert not result.is_error, result.content
-    assert daily.read_text().startswith(head)
-    states = await heading_states(daily)
+    calls = [{"text": "Plans for May: the garden"}, {"text": "TODO [#A] Wire the money"},
+             {"text": "Plans to buy bread", "task": True}]  # fmt: skip
+    states = await remembered_states(daemon, roam_dir, "#+TODO: TODO Plans | DONE\n" + USER, calls)
     assert states[-3:] == [f"nil nil nil {ZWSP}Plans for May: the garden", f"nil nil nil {ZWSP}TODO [#A] Wire the money",
                            '"TODO" nil nil Plans to buy bread'], states  # fmt: skip
 
@@ -73,14 +79,6 @@ async def test_a_remembered_task_is_in_a_state_the_daily_declares(daemon, roam_d
     # The daily declares "#+TODO: NEXT WAIT | DONE": a task remembered as "TODO call the
     # bank" was no task there (Org reads only NEXT, WAIT and DONE in it). And the agent's
     # priority cookie after the state put it at the top of the agenda.
-    daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
-    daily.parent.mkdir(exist_ok=True)
-    head = "#+TODO: NEXT WAIT | DONE\n" + USER
-    daily.write_text(head)
-    async with stdio_client("--url", daemon.url, env={"ARCOLOGY_ORACLE_MCP_ALLOW_WRITES": "true"}) as client:
-        for args in ({"text": "call the bank", "task": True}, {"text": "TODO [#A] Wire the money", "task": True}):
-            result = await client.call_tool("remember", args)
-            assert not result.is_error, result.content
-    assert daily.read_text().startswith(head)
-    states = await heading_states(daily)
+    calls = [{"text": "call the bank", "task": True}, {"text": "TODO [#A] Wire the money", "task": True}]
+    states = await remembered_states(daemon, roam_dir, "#+TODO: NEXT WAIT | DONE\n" + USER, calls)
     assert states[-2:] == ['"NEXT" nil nil call the bank', f'"NEXT" nil nil {ZWSP}[#A] Wire the money'], states
