@@ -17,6 +17,7 @@ from arcology_oracle.index.service import OracleIndex
 from arcology_oracle.notes.cleaning import strip_private
 from arcology_oracle.notes.org_syntax import split_lines
 from arcology_oracle.notes.setup_files import read_setup_files
+from arcology_oracle.store.db import remembered_notes_dir
 from tests.corpus_tools import db_bytes, unreadable_to_the_indexer
 from tests.runners import start_daemon, wait_until
 
@@ -337,11 +338,12 @@ async def test_a_note_in_a_folder_whose_name_is_not_utf8_records_its_setup_files
     roam.mkdir()
     (roam / "private.setup").write_text("#+filetags: :work:\n")
     (roam / "otters.org").write_text("#+SETUPFILE: private.setup\n#+title: Otters\n* Plan\nsetupotter words\n")
-    index = OracleIndex(make_settings(roam_dir=roam))
+    index = OracleIndex(settings := make_settings(roam_dir=roam))
     await index.start()
     try:
         report = await index.reconcile()
         assert report.indexed == 1 and report.failed == {}
+        assert remembered_notes_dir(settings.db_path) == os.path.realpath(roam)  # (the CLI's, when none is given)
         (roam / "private.setup").write_text("#+filetags: :private:\n")
         assert (await index.reconcile()).deleted == 1 and (await search(index, "setupotter", 5))[1] == []
     finally:

@@ -312,7 +312,7 @@ class StoreBase:
         ``token``, or None if the record cannot tell (:func:`.note_changes.since`)."""
         return since(self.get_meta(NOTES_CHANGED), self.nodes_generation(), token)
 
-    def _set_meta(self, key: str, value: str | None) -> None:
+    def _set_meta(self, key: str, value: str | bytes | None) -> None:
         self.conn.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",

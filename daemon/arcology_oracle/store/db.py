@@ -9,6 +9,7 @@ process always uses one driver: loading vec0 into two SQLite builds in one proce
 from __future__ import annotations
 
 import functools
+import os
 import struct
 import sys
 from array import array
@@ -91,7 +92,7 @@ def remembered_notes_dir(path: Path | str) -> str | None:
             conn.close()
     except sqlite.DatabaseError:  # not a database, an older one without meta, or locked
         return None
-    return None if row is None else row[0]
+    return None if row is None else os.fsdecode(row[0])  # (stored as the OS's bytes)
 
 
 def pack_vector(vector) -> bytes:

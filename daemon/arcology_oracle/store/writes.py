@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -84,7 +85,8 @@ class FileWrites(VectorSync):
     def notes_dir(self) -> str | None:
         """The real path of the notes directory the index was last read from
         (:meth:`remember_notes_dir`), or None (an index older than this key, or never read)."""
-        return self.get_meta(NOTES_DIR)
+        held = self.get_meta(NOTES_DIR)
+        return None if held is None else os.fsdecode(held)
 
     def remember_notes_dir(self, real_path: str) -> None:
         """Record ``real_path`` as the notes directory the index holds (a reconcile of it
@@ -92,13 +94,13 @@ class FileWrites(VectorSync):
         (:func:`~arcology_oracle.store.db.remembered_notes_dir`), and ``doctor`` does not
         compare the index with another directory's notes. A warning says so when the
         index held another directory's notes (they leave it)."""
-        held = self.get_meta(NOTES_DIR)
+        held = self.notes_dir()
         if held == real_path:
             return
         if held is not None and self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone():
             log.warning("the index %s held the notes of %s: now those of %s", self.path, held, real_path)
-        with self.transaction():
-            self._set_meta(NOTES_DIR, real_path)
+        with self.transaction():  # the OS's bytes: a name need not be UTF-8
+            self._set_meta(NOTES_DIR, os.fsencode(real_path))
 
     def read_again_under(self, rules: str, tagged: frozenset[str] | None = None) -> list[str]:
         """The paths of the files :meth:`renew_reading_rules` would mark changed for
