@@ -21,7 +21,7 @@ from ..errors import StoreError
 from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect
 from .migrate import migrate
-from .generation_cache import WRITE_GENERATION
+from .generation_cache import NONE_PENDING, WRITE_GENERATION
 from .note_changes import NOTES_CHANGED, appended, since
 from .withheld import hide_notes
 
@@ -73,6 +73,7 @@ class StoreBase:
         self._notes_changed: set[str] | None = set()  # their notes' keys (None: every note)
         self._hidden: frozenset[str] = frozenset()  # notes this (reader) connection does not show
         self._remembered: dict[tuple, object] | None = None  # in a read snapshot: see snapshot()
+        self.marks_none_pending = False  # the writer: see VectorSync._none_pending_upto
 
     @classmethod
     def open(cls, path: Path | str, *, writer: bool = False) -> Self:
@@ -101,6 +102,7 @@ class StoreBase:
             except DatabaseError as again:
                 raise StoreError(f"cannot create index database {path}: {again}") from again
         if writer:
+            store.marks_none_pending = True
             store.conn.execute(f"PRAGMA cache_size = -{WRITER_CACHE_KIB}")
             store.conn.execute("PRAGMA temp_store = MEMORY")
             if str(path) != ":memory:":
@@ -112,7 +114,9 @@ class StoreBase:
     def _open(cls, path: Path | str) -> Self:
         conn = connect(path)
         try:
-            if migrate(conn) and str(path) != ":memory:":
+            if migrated := migrate(conn):  # which may have changed chunks or vectors without a write generation
+                conn.execute("DELETE FROM meta WHERE key = ?", (NONE_PENDING,))
+            if migrated and str(path) != ":memory:":
                 # A migration may delete what must not linger (m031: private files'
                 # rows): the log is folded into the file now, over the old pages
                 # (secure_delete), not whenever a change of the notes next does it.

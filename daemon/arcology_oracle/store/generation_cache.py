@@ -25,6 +25,7 @@ from typing import Generic, TypeVar
 from .note_changes import digest
 
 WRITE_GENERATION = "write_generation"  # the token's key in the store's meta table
+NONE_PENDING = "none_pending"  # meta key: a write generation at which no chunk was pending (vector_sync)
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

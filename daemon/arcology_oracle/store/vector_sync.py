@@ -24,6 +24,7 @@ from ..errors import DimensionMismatch
 from . import vector_snapshot, vectors
 from .connection import VECTORS_SNAPSHOT_SUFFIX, StoreBase
 from .db import DatabaseError, pack_vector
+from .generation_cache import NONE_PENDING, WRITE_GENERATION
 from .shared import PerDatabase
 
 log = logging.getLogger(__name__)
@@ -304,13 +305,32 @@ class VectorSync(StoreBase):
         """The last chunk id when no chunk is pending (0 for none at all), None when some
         chunk is: in one statement, so both are of one state of the database. Chunks
         written later get higher ids, or reuse ids below, which the look below the cursor
-        finds (:meth:`pending_texts`)."""
+        finds (:meth:`pending_texts`).
+
+        The answer "none" is recorded with the write generation it was true at
+        (:data:`NONE_PENDING`; by the writer only, outside any transaction, without a
+        generation of its own: it changes no data), and while the generation is still that
+        one (no write since, by any process) it is not asked again: the question read
+        every chunk's hash, 0.5-2.4 s at a million chunks on the writer thread at each start of
+        the daemon, beside its first queries (BENCHMARKS.md, issue 30, fortieth round)."""
+        row = self.conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = ?) = (SELECT value FROM meta WHERE key = ?),"
+            " (SELECT coalesce(max(id), 0) FROM chunks)",
+            (NONE_PENDING, WRITE_GENERATION),
+        ).fetchone()
+        if row[0]:
+            return row[1]
         row = self.conn.execute(
             "SELECT EXISTS (SELECT 1 FROM chunks c INDEXED BY chunks_hash"
             "  WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.hash = c.hash)),"
-            " (SELECT coalesce(max(id), 0) FROM chunks)"
+            " (SELECT coalesce(max(id), 0) FROM chunks), (SELECT value FROM meta WHERE key = ?)",
+            (WRITE_GENERATION,),
         ).fetchone()
-        return None if row[0] else row[1]
+        if row[0]:
+            return None
+        if self.marks_none_pending and row[2] is not None and not self.conn.in_transaction:
+            self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (NONE_PENDING, row[2]))
+        return row[1]
 
     def _pending_from(
         self, after: int, upto: int | None, limit: int, seen: set[str], cursor: _PendingCursor, hidden: str | None
