@@ -35,12 +35,13 @@ from pathlib import Path
 
 from ..config import Settings
 from ..ollama.embed import Embedder, prefixes_key
-from ..notes.files import may_have_excluded_names, is_indexable_path, iter_org_files
+from ..notes.files import PAUSE_EVERY, inside_root, is_indexable_path, iter_org_files, may_have_excluded_names, through_symlink
 from ..notes.records import ParsedFile
 from ..notes.setup_files import changed_since
 from ..store import Store
 from ..store.db import OperationalError
 from .appends import appended_headings
+from .give_way import ReadsInFlight
 from .kept_out import KeptOutNodes
 from .parsing import ParseOptions, ParsePipeline, default_workers, newly_private, parse_or_error
 from .private_files import PrivateFiles
@@ -97,8 +98,9 @@ class Indexer:
     """Reads org files under ``settings.roam_dir`` into ``store``. Not thread-safe: one
     Indexer, used from one thread, is the store's only writer."""
 
-    def __init__(self, settings: Settings, store: Store):
+    def __init__(self, settings: Settings, store: Store, reads: ReadsInFlight | None = None):
         self.settings = settings
+        self.reads = reads or ReadsInFlight()  # those a reconcile's walk and stats give way to
         self.store = store
         self.root = settings.roam_dir
         self.progress = Progress()
@@ -122,7 +124,8 @@ class Indexer:
                 self.progress = Progress()
                 return report
             aliases: dict[str, str] = {}
-            on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases, left_out := set()))
+            pause = self.reads.work()
+            on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases, left_out := set(), pause=pause))
             self.aliases = aliases
             self.private.left_out(left_out)
             rules = self.parse_options.reading_rules()
@@ -139,7 +142,9 @@ class Indexer:
             self.progress = Progress("indexing", 0, len(on_disk))
             stale = []
             looks: dict[str, tuple] = {}  # each setup file looked at once in this reconcile
-            for rel, abs_path in on_disk.items():
+            for i, (rel, abs_path) in enumerate(on_disk.items()):
+                if not i % PAUSE_EVERY:
+                    pause()
                 if _same_stat(abs_path, known.get(rel), looks):
                     if rel in self.private:
                         report.private += 1
@@ -198,10 +203,10 @@ class Indexer:
                 abs_path = self.root / rel
                 wanted = (
                     is_indexable_path(rel, self.settings.exclude_globs)
-                    and _inside_root(self.root, abs_path)
+                    and inside_root(self.root, abs_path)
                     and abs_path.is_file()
                 )
-                if wanted and (_through_symlink(self.root, rel) or may_have_excluded_names(abs_path, self.settings.exclude_globs)):
+                if wanted and (through_symlink(self.root, rel) or may_have_excluded_names(abs_path, self.settings.exclude_globs)):
                     # A link to a file inside the root, or a hard link: only as a reconcile chooses.
                     if canonical is None:
                         aliases: dict[str, str] = {}
@@ -386,15 +391,3 @@ def _same_stat(path: Path, known, looks: dict[str, tuple]) -> bool:
     except OSError:
         return False
     return known.size == st.st_size and known.mtime_ns == st.st_mtime_ns and not changed_since(known.setup, looks)
-
-
-def _inside_root(root: Path, path: Path) -> bool:
-    try:
-        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
-    except OSError:
-        return False
-
-
-def _through_symlink(root: Path, rel: str) -> bool:
-    """Whether some component of ``rel`` below ``root`` is a symlink."""
-    return os.path.realpath(root / rel) != os.path.join(os.path.realpath(root), *Path(rel).parts)

@@ -25,6 +25,7 @@ from ..store import Store
 from .alongside import CommitSlots
 from .embedding import embed_pending
 from .forget_journal import register as journal_forgets
+from .give_way import ReadsInFlight
 from .indexer import IndexReport, Indexer
 from .query_vectors import EmbedderState, QueryVectors
 
@@ -45,6 +46,7 @@ class OracleIndex:
         self._local = threading.local()
         self._reader_stores: list[Store] = []
         self._readers_lock = threading.Lock()
+        self.reads = ReadsInFlight()  # those in flight, which a reconcile gives way to
         self._writer: Store | None = None
         self.indexer: Indexer | None = None
         self.queries = QueryVectors(self.embedder, self.embedder_state, self._stored_dims, self._query_met_new_model)
@@ -71,7 +73,7 @@ class OracleIndex:
 
         def open_writer() -> None:
             self._writer = Store.open(self.settings.db_path, writer=True)
-            self.indexer = Indexer(self.settings, self._writer)
+            self.indexer = Indexer(self.settings, self._writer, self.reads)
             self.indexer.prepare_embedding(self.embedder)
 
         await self._run_writer(open_writer)
@@ -133,9 +135,11 @@ class OracleIndex:
 
     async def read(self, fn: Callable[[Store], T]) -> T:
         """Run ``fn(reader_store)`` on a reader thread (its own connection), which shows
-        nothing of the notes :attr:`withheld` as the call is made."""
+        nothing of the notes :attr:`withheld` as the call is made. A reconcile gives way
+        to it until its answer is back on the loop (:attr:`reads`)."""
         loop, withheld = asyncio.get_running_loop(), self.withheld
-        return await loop.run_in_executor(self._reader_pool, lambda: fn(self._reader().hide(withheld)))
+        with self.reads.reading():
+            return await loop.run_in_executor(self._reader_pool, lambda: fn(self._reader().hide(withheld)))
 
     # -- indexing ---------------------------------------------------------------------
 

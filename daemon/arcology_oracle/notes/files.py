@@ -28,11 +28,14 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 
 log = logging.getLogger(__name__)
+
+# Entries a walk lists, and files it yields, between two calls of its ``pause`` (:func:`iter_org_files`).
+PAUSE_EVERY = 32
 
 
 def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
@@ -115,6 +118,7 @@ def is_excluded_file(root: Path, path: Path, exclude_globs: Sequence[str] = ()) 
 def iter_org_files(
     root: Path, exclude_globs: Sequence[str] = (), aliases: dict[str, str] | None = None,
     left_out: set[str] | None = None, excluded: set[tuple[int, int]] | None = None,
+    pause: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, Path]]:
     """Yield ``(relative POSIX path, absolute path)`` for each org file below ``root``.
 
@@ -126,7 +130,9 @@ def iter_org_files(
     they lead (their real path excluded, or outside the root): names that say what an
     excluded note is, which the daemon's log must not name either; and the names of the
     files that are also an excluded file (a hard link). ``excluded``, when given, gets
-    the device and inode of each excluded file with other names.
+    the device and inode of each excluded file with other names. ``pause``, when given,
+    is called every :data:`PAUSE_EVERY` entries a directory lists and files yielded, and
+    may wait (the start's reconcile gives way to queries: :mod:`arcology_oracle.index.give_way`).
     """
     base = root.resolve()
     prefix = str(base).rstrip(os.sep) + os.sep
@@ -153,7 +159,9 @@ def iter_org_files(
             # Say so: the notes in it are left out (or dropped from the index) otherwise silently.
             log.warning("cannot list %s: %s; the notes in it are not indexed", directory, exc.strerror or exc)
             return
-        for entry in entries:
+        for i, entry in enumerate(entries):
+            if pause is not None and not i % PAUSE_EVERY:
+                pause()
             if entry.name.startswith("."):
                 continue
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -209,7 +217,9 @@ def iter_org_files(
             real_rel = real.removeprefix(prefix).replace(os.sep, "/")
             if real_rel != rel:
                 aliases[real_rel] = rel
-    for rel in sorted(found.values()):
+    for i, rel in enumerate(sorted(found.values())):
+        if pause is not None and not i % PAUSE_EVERY:
+            pause()
         yield rel, base / rel
 
 
@@ -237,6 +247,19 @@ def _identity(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_dev, st.st_ino
+
+
+def inside_root(root: Path, path: Path) -> bool:
+    """Whether ``path``, its links resolved, is below ``root`` (False when it cannot be resolved)."""
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
+    except OSError:
+        return False
+
+
+def through_symlink(root: Path, rel: str) -> bool:
+    """Whether some component of ``rel`` below ``root`` is a symlink."""
+    return os.path.realpath(root / rel) != os.path.join(os.path.realpath(root), *Path(rel).parts)
 
 
 def _inside(path: str, base: str) -> bool:

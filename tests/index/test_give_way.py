@@ -1,0 +1,87 @@
+"""A reconcile gives way to the reads in flight (index/give_way.py): its walk of the notes
+waits while a query is answered, within a bound, instead of taking the GIL from it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from arcology_oracle.index.give_way import ReadsInFlight
+from arcology_oracle.index.service import OracleIndex
+from arcology_oracle.notes.files import PAUSE_EVERY, iter_org_files
+
+
+class Watched(ReadsInFlight):
+    """Waits as long as a read lasts (within a minute); ``paused`` is set when a pause
+    of the work meets a read in flight."""
+
+    def __init__(self):
+        super().__init__(longest=60, first=60)
+        self.paused = threading.Event()
+
+    def work(self):
+        pause = super().work()
+
+        def watched():
+            if self._count:
+                self.paused.set()
+            pause()
+
+        return watched
+
+
+def write_notes(roam, count: int) -> None:
+    for i in range(count):
+        (roam / f"note-{i:03}.org").write_text(f":PROPERTIES:\n:ID: n{i}\n:END:\n#+title: Note {i}\n\n* Part {i}\nText {i}.\n")
+
+
+async def test_the_walk_of_a_reconcile_waits_for_the_read_in_flight(tmp_path, make_settings):
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_notes(roam, 40)
+    index = OracleIndex(make_settings(roam_dir=roam))
+    index.reads = reads = Watched()
+    await index.start()
+    loop = asyncio.get_running_loop()
+    reading, release = threading.Event(), threading.Event()
+
+    def hold(store):
+        reading.set()
+        assert release.wait(30)
+        return store.counts()["files"]
+
+    try:
+        assert (await index.reconcile()).indexed == 40
+        read = asyncio.create_task(index.read(hold))
+        assert await loop.run_in_executor(None, reading.wait, 30)
+        reconcile = asyncio.create_task(index.reconcile())
+        assert await loop.run_in_executor(None, reads.paused.wait, 30), "the reconcile did not give way to the read"
+        # Still walking the notes: no file stat'ed yet, nothing done.
+        assert index.progress.phase == "scanning" and not reconcile.done()
+        release.set()
+        assert await read == 40
+        report = await reconcile
+    finally:
+        release.set()
+        await index.close()
+    assert report.unchanged == 40 and reads.gave_way >= 1
+
+
+def test_a_pause_waits_no_longer_than_its_work_has_run():
+    now = [0.0]
+    reads = ReadsInFlight(longest=30, first=0, clock=lambda: now[0])
+    pause = reads.work()
+    with reads.reading():
+        pause()  # the work has not run yet: it does not wait (else 30 s)
+    assert reads.gave_way == 0
+
+
+def test_the_walk_pauses_while_it_lists_a_directory_and_while_it_yields(tmp_path):
+    write_notes(tmp_path, 2 * PAUSE_EVERY + 6)
+    yielded, at_pauses = [], []
+    for rel, _ in iter_org_files(tmp_path, pause=lambda: at_pauses.append(len(yielded))):
+        yielded.append(rel)
+    assert len(yielded) == 2 * PAUSE_EVERY + 6
+    # Three pauses as the directory is listed, three between the files yielded (each
+    # a Path built: a third of a walk's time at a million headings).
+    assert at_pauses == [0, 0, 0, 0, PAUSE_EVERY, 2 * PAUSE_EVERY]
