@@ -217,8 +217,12 @@ only: a line after them is the user's.  An answer with no such line
   "Delete the answer heading at point inserted by `arcology-oracle-converse'.
 An answer holding a heading of yours (one typed under it), or text
 after its Sources list (yours, typed under it), is not deleted: that
-would go with it.  One undo brings the answer back."
+would go with it.  One undo brings the answer back.  In a list (the
+org-roam buffer, the similar notes), which holds no answer, it is
+refused (see `arcology-oracle--refuse-in-list')."
   (interactive)
+  (arcology-oracle--refuse-in-list
+   (substitute-command-keys "\\[arcology-oracle-discard] discards the answer at point in a conversation: nothing was discarded"))
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Discarding an answer needs an Org buffer"))
   (let (title lines)
     (save-excursion

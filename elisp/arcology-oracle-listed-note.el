@@ -34,6 +34,7 @@
 (defvar arcology-oracle--links-source)
 (defvar org-roam-buffer-current-node)
 (declare-function org-roam-node-file "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-point "ext:org-roam-node" (node) t)
 
 (defun arcology-oracle--listed-note ()
   "Return the note buffer the list in the current buffer is about, or nil.
@@ -124,6 +125,35 @@ note was killed is refused."
             (funcall function)))
         t)
     (arcology-oracle--refuse-list-without-note)))
+
+(defun arcology-oracle--at-shown-node (function)
+  "Call FUNCTION in the note of the org-roam buffer, at the node shown.
+That is at the node's own heading (its first line: before the first
+heading for a file's node), whatever the place the note was read:
+the buffer is titled by that node.  Return non-nil when called,
+nil (FUNCTION not called) outside the org-roam buffer; one showing
+no note is refused (see `arcology-oracle--refuse-list-without-note')."
+  (when (derived-mode-p 'org-roam-mode)
+    (let ((note (or (arcology-oracle--listed-note)
+                    (arcology-oracle--refuse-list-without-note)))
+          (node (bound-and-true-p org-roam-buffer-current-node)))
+      (with-current-buffer note
+        (save-excursion
+          (save-restriction
+            (widen)
+            (goto-char (org-roam-node-point node))
+            (funcall function))))
+      t)))
+
+(defun arcology-oracle--refuse-in-list (refusal)
+  "Signal a `user-error' saying REFUSAL in a list, else return nil.
+In the similar notes, the link suggestions, the rejected links and
+the org-roam buffer, for a command that would act on their own text
+\(titles, scores, backlinks), which is no note.  The message is the
+buffer's name, then REFUSAL."
+  (when (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode
+                        'arcology-oracle-rejections-mode 'org-roam-mode)
+    (arcology-oracle--user-error "%s is not a note: %s" (buffer-name) refusal)))
 
 (defun arcology-oracle--refuse-list-without-note ()
   "Signal a `user-error' in a list whose note was killed, else return nil.

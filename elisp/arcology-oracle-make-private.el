@@ -44,40 +44,48 @@ makes the whole file private; a file already private by its
 #+filetags, or a heading already private (see
 `arcology-oracle--private-here-p'), is left as it is.  Saving the
 file then takes the heading and its subtree, or the whole file, out
-of the daemon's index."
+of the daemon's index.
+In the org-roam buffer, the node it shows is tagged, in its note (see
+`arcology-oracle--at-shown-node'); in another list, nothing is."
   (interactive)
-  (unless (derived-mode-p 'org-mode)
-    (arcology-oracle--user-error "Making a note private needs an Org buffer"))
-  (when buffer-read-only
-    ;; Org's own error named `org-toggle-tag' and printed the buffer as
-    ;; #<buffer ...>; the answers and summaries buffers are not notes.
-    (arcology-oracle--user-error
-     (if (arcology-oracle--visited-file)
-         "Buffer %s is read-only (%s makes it editable): nothing was tagged"
-       "Buffer %s is not a note: nothing was tagged")
-     (buffer-name) (substitute-command-keys "\\[read-only-mode]")))
-  (let ((tag (car arcology-oracle-private-tags)))
-    (unless tag
-      (arcology-oracle--user-error "`arcology-oracle-private-tags' is empty"))
-    (cond
-     ((save-excursion (save-restriction (widen) (org-before-first-heading-p)))
-      (arcology-oracle--make-file-private tag))
-     ;; Tagged again, Org would realign the line, or add :private: beside :PRIVATE:.
-     ((arcology-oracle--private-in-org-p (save-excursion (org-back-to-heading t) (point)))
-      (message "This heading is already private (a tag or ROAM_EXCLUDE on it, above it or on the file): nothing changed"))
-     (t
-      (save-excursion
-        (org-back-to-heading t)
-        (org-toggle-tag tag 'on))
-      (message "Tagged :%s:; %s" tag (arcology-oracle--private-then "the heading"))))))
+  (unless (arcology-oracle--at-shown-node #'arcology-oracle-make-private)
+    (arcology-oracle--refuse-in-list
+     (substitute-command-keys "\\[arcology-oracle-make-private] tags the heading at point in a note: nothing was tagged"))
+    (unless (derived-mode-p 'org-mode)
+      (arcology-oracle--user-error "Making a note private needs an Org buffer"))
+    (when buffer-read-only
+      ;; Org's own error named `org-toggle-tag' and printed the buffer as
+      ;; #<buffer ...>; the answers and summaries buffers are not notes.
+      (arcology-oracle--user-error
+       (if (arcology-oracle--visited-file)
+           "Buffer %s is read-only (%s makes it editable): nothing was tagged"
+         "Buffer %s is not a note: nothing was tagged")
+       (buffer-name) (substitute-command-keys "\\[read-only-mode]")))
+    (let ((tag (car arcology-oracle-private-tags)))
+      (unless tag
+        (arcology-oracle--user-error "`arcology-oracle-private-tags' is empty"))
+      (cond
+       ((save-excursion (save-restriction (widen) (org-before-first-heading-p)))
+        (arcology-oracle--make-file-private tag))
+       ;; Tagged again, Org would realign the line, or add :private: beside :PRIVATE:.
+       ((arcology-oracle--private-in-org-p (save-excursion (org-back-to-heading t) (point)))
+        (message "This heading is already private (a tag or ROAM_EXCLUDE on it, above it or on the file): nothing changed"))
+       (t
+        (save-excursion
+          (org-back-to-heading t)
+          (org-toggle-tag tag 'on))
+        (message "Tagged :%s:; %s" tag (arcology-oracle--private-then "the heading")))))))
 
 (defun arcology-oracle--private-then (what)
   "Say what tagging WHAT private does, in the current buffer.
 Emacs sends nothing of it from now on; the daemon's index changes
 when the file is saved.  A buffer without a file is in no index:
-there is nothing to save for."
+there is nothing to save for.  A buffer not shown in the selected
+window (tagged from the org-roam buffer) is named."
   (if (arcology-oracle--visited-file)
-      (format "save the file to take %s out of the index" what)
+      (format "save %s to take %s out of the index"
+              (if (eq (current-buffer) (window-buffer)) "the file" (buffer-name))
+              what)
     (format "Emacs sends nothing of %s (this buffer has no file: the daemon never read it)" what)))
 
 (defun arcology-oracle--keyword-search (key regexp limit)

@@ -256,6 +256,18 @@ the file is among those it never reads (a hidden folder)."
     (when-let ((link (arcology-oracle--memory-source (point))))
       (propertize link 'arcology-oracle-source-file (arcology-oracle--visited-file)))))
 
+(defun arcology-oracle--typed-source-here ()
+  "Return the :SOURCE: link of text typed for capture now, or nil.
+As `arcology-oracle--typed-source' at point; in a list (the org-roam
+buffer, the similar notes, the link suggestions), at the place its
+note was read (see `arcology-oracle--in-listed-note'): the list's
+own text is no heading."
+  (let (source)
+    (unless (arcology-oracle--in-listed-note
+             (lambda () (setq source (arcology-oracle--typed-source))))
+      (setq source (arcology-oracle--typed-source)))
+    source))
+
 (defun arcology-oracle--source-file (source)
   "Return the file the :SOURCE: link SOURCE was made in, when known, else nil.
 See `arcology-oracle--typed-source'."

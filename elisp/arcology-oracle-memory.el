@@ -193,7 +193,9 @@ is reported in the echo area.  SOURCE is a link to where TEXT came
 from, kept as the new heading's :SOURCE: property: interactively,
 the heading the region came from, or the one point is in for text
 read from the minibuffer (none from a private place or a note the
-daemon never reads: see `arcology-oracle--typed-source').
+daemon never reads: see `arcology-oracle--typed-source'); in a list
+\(the org-roam buffer, the similar notes), its note's at the place it
+was read, and a region of the list itself is refused.
 ROLE \"oracle\" keeps TEXT as the oracle's words (:ROLE: oracle),
 never as the user's notes: interactively, a region of an answer or
 a summary.  A region in a
@@ -218,7 +220,9 @@ goes on the kill ring.  When the daemon cannot be reached, TEXT
 goes on the kill ring instead, so nothing typed is lost."
   (interactive
    (if (use-region-p)
-       (if (arcology-oracle--private-between-p (region-beginning) (region-end))
+       (if (progn (arcology-oracle--refuse-in-list
+                   (substitute-command-keys "select the text in its note to remember it, or \\[arcology-oracle-memorize] without a region to type it"))
+                  (arcology-oracle--private-between-p (region-beginning) (region-end)))
            ;; Its daily note is not private: the text would be indexed and found.
            (arcology-oracle--user-error
             "This text is in a private part of your notes: nothing was sent")
@@ -227,7 +231,8 @@ goes on the kill ring instead, so nothing typed is lost."
                (and (arcology-oracle--oracle-words-p (region-beginning) (region-end)) "oracle")
                (arcology-oracle--visited-file)
                (and (not (buffer-modified-p)) (line-number-at-pos (region-beginning) t))))
-     (list (read-string "Remember: ") nil nil nil (arcology-oracle--typed-source))))
+     (let ((source (arcology-oracle--typed-source-here)))
+       (list (read-string "Remember: ") nil nil nil source))))
   (when (string-empty-p (string-trim (or text "")))
     (arcology-oracle--user-error "Nothing to remember"))
   ;; Said at once: a daemon asleep answers after `arcology-oracle-timeout' at the earliest.
