@@ -114,9 +114,9 @@ sources; a conversation gets no answer."
   (let ((stops arcology-oracle--answering))
     (setq arcology-oracle--answering nil)
     (mapc #'funcall stops)
-    (message (if stops
-                 (format "Stopped %d answer%s" (length stops) (if (cdr stops) "s" ""))
-               "No answer is coming"))))
+    (arcology-oracle--message (if stops
+                                  (format "Stopped %d answer%s" (length stops) (if (cdr stops) "s" ""))
+                                "No answer is coming"))))
 
 (defun arcology-oracle--stream-answer (marker path payload)
   "POST PAYLOAD to PATH and stream the answer in at MARKER, then its sources.

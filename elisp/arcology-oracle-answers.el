@@ -193,13 +193,13 @@ into notes; here they are shown as the model wrote them, never run."
   "Move to the next answer (or summary)."
   (interactive)
   (let ((pos (save-excursion (end-of-line) (and (re-search-forward "^\\* " nil t) (match-beginning 0)))))
-    (if pos (goto-char pos) (message "No more %s" (arcology-oracle--entries-noun)))))
+    (if pos (goto-char pos) (arcology-oracle--message "No more %s" (arcology-oracle--entries-noun)))))
 
 (defun arcology-oracle-answers-previous ()
   "Move to the heading of the answer (or summary) around point, or the one before."
   (interactive)
   (let ((pos (save-excursion (beginning-of-line) (re-search-backward "^\\* " nil t))))
-    (if pos (goto-char pos) (message "No previous %s" (arcology-oracle--entries-noun)))))
+    (if pos (goto-char pos) (arcology-oracle--message "No previous %s" (arcology-oracle--entries-noun)))))
 
 (defun arcology-oracle-answers-again ()
   "Ask again what produced the answer (or summary) at point.
@@ -253,8 +253,8 @@ While it is editable, letters insert: the reading keys (n, p, g, q,
 RET, e) are off."
   (interactive)
   (read-only-mode -1)
-  (message "%s" (substitute-command-keys
-                 "Editable now: \\[read-only-mode] to read again with n, p, g, q, RET")))
+  (arcology-oracle--message "%s" (substitute-command-keys
+                                  "Editable now: \\[read-only-mode] to read again with n, p, g, q, RET")))
 
 ;;; Writing entries
 

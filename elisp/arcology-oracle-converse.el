@@ -100,14 +100,14 @@ retyped), and when it would hide the buffer's Local Variables."
         (with-current-buffer buffer
           (add-hook 'org-open-at-point-functions #'arcology-oracle--open-cited-source nil t)
           (if moved
-              (message "arcology-oracle: answered%s (undo or %s to drop it)"
-                       how (substitute-command-keys "\\[arcology-oracle-discard]"))
-            (message "arcology-oracle: answered%s in %s, line %d, under %s (mark set there: %s in that buffer)"
-                     how (buffer-name)
-                     (save-restriction (widen) (line-number-at-pos pos))
-                     (save-excursion (save-restriction (widen) (goto-char root)
-                                                       (org-get-heading t t t t)))
-                     (substitute-command-keys "\\[universal-argument] \\[set-mark-command]"))))))))
+              (arcology-oracle--message "arcology-oracle: answered%s (undo or %s to drop it)"
+                                        how (substitute-command-keys "\\[arcology-oracle-discard]"))
+            (arcology-oracle--message "arcology-oracle: answered%s in %s, line %d, under %s (mark set there: %s in that buffer)"
+                                      how (buffer-name)
+                                      (save-restriction (widen) (line-number-at-pos pos))
+                                      (save-excursion (save-restriction (widen) (goto-char root)
+                                                                        (org-get-heading t t t t)))
+                                      (substitute-command-keys "\\[universal-argument] \\[set-mark-command]"))))))))
 
 ;;;###autoload
 (defun arcology-oracle-converse ()
@@ -148,7 +148,7 @@ the model thinks gets nothing: the answer goes to the kill ring."
              (file (arcology-oracle--visited-file))
              (text (buffer-substring-no-properties
                     (point) (save-excursion (org-end-of-subtree t t) (point)))))
-        (message "arcology-oracle: thinking…")
+        (arcology-oracle--message "arcology-oracle: thinking…")
         (arcology-oracle--answer-with-roam-dir
          (lambda (roam-dir)
            (if-let ((refused (arcology-oracle--unread-refusal file roam-dir)))
@@ -254,8 +254,8 @@ refused (see `arcology-oracle--refuse-in-list')."
           (setq beg (1- beg)))
         (setq lines (count-lines beg end))
         (delete-region beg end)))
-    (message "Discarded the answer \"%s\" (%d lines): %s brings it back"
-             title lines (substitute-command-keys "\\[undo]"))))
+    (arcology-oracle--message "Discarded the answer \"%s\" (%d lines): %s brings it back"
+                              title lines (substitute-command-keys "\\[undo]"))))
 
 (provide 'arcology-oracle-converse)
 

@@ -82,16 +82,16 @@ selected window's buffer: where the user works."
          (picked (car names)))
     (when (and (memq (funcall value 'gptel-backend) (list nil backend))
                (not (member wanted names)))
-      (message "arcology-oracle: the daemon offers no %s model%s, so gptel uses %s%s"
-               wanted
-               (if (string-suffix-p "+notes" wanted)
-                   (format " (ollama pull %s on the daemon's Ollama adds it)"
-                           (string-remove-suffix "+notes" wanted))
-                 "")
-               picked
-               (if (string-match-p "\\+notes\\b" picked)
-                   ""
-                 ", which does not answer from your notes")))))
+      (arcology-oracle--message "arcology-oracle: the daemon offers no %s model%s, so gptel uses %s%s"
+                                wanted
+                                (if (string-suffix-p "+notes" wanted)
+                                    (format " (ollama pull %s on the daemon's Ollama adds it)"
+                                            (string-remove-suffix "+notes" wanted))
+                                  "")
+                                picked
+                                (if (string-match-p "\\+notes\\b" picked)
+                                    ""
+                                  ", which does not answer from your notes")))))
 
 ;;;###autoload
 (defun arcology-oracle-gptel-backend ()

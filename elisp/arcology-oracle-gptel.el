@@ -349,8 +349,8 @@ similar notes while it answers."
                                           arcology-oracle-gptel--tool-names))
                                 gptel-tools)
                   tools))
-    (message "arcology-oracle: gptel can now use %s"
-             (string-join arcology-oracle-gptel--tool-names ", "))
+    (arcology-oracle--message "arcology-oracle: gptel can now use %s"
+                              (string-join arcology-oracle-gptel--tool-names ", "))
     tools))
 
 (provide 'arcology-oracle-gptel)

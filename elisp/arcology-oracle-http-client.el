@@ -67,7 +67,7 @@ See `arcology-oracle--unreachable-functions'; one that signals is
 shown in the echo area, and REQ ends all the same."
   (condition-case err
       (run-hook-with-args 'arcology-oracle--unreachable-functions (arcology-oracle--http-base req))
-    (error (message "arcology-oracle: %s" (error-message-string err))))
+    (error (arcology-oracle--message "arcology-oracle: %s" (error-message-string err))))
   (arcology-oracle--http-finish
    req (propertize (concat message ": start it (arcology-oracle serve)") 'arcology-oracle-unreachable t)))
 

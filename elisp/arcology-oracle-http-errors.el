@@ -46,7 +46,7 @@ does not flood the echo area."
                  (equal text (car arcology-oracle--last-report))
                  (< (- now (cdr arcology-oracle--last-report)) 60))
       (setq arcology-oracle--last-report (cons text now))
-      (message "arcology-oracle: %s" text))))
+      (arcology-oracle--message "arcology-oracle: %s" text))))
 
 (defmacro arcology-oracle--guard (&rest body)
   "Run BODY, turning an error into a message.

@@ -73,7 +73,7 @@ INSTANCE is what a response of it said (nil: an older daemon)."
     (when (and known instance (not (equal known instance)))
       (condition-case err
           (run-hook-with-args 'arcology-oracle--unreachable-functions url)
-        (error (message "arcology-oracle: %s" (error-message-string err)))))))
+        (error (arcology-oracle--message "arcology-oracle: %s" (error-message-string err)))))))
 
 (provide 'arcology-oracle-instance)
 

@@ -113,7 +113,7 @@ reads it."
                (when (and file (not (file-exists-p file)))
                  (arcology-oracle--missing-file-error file "Save %s first: suggestions are for a note as saved")))))
          (when (and (buffer-live-p source) (buffer-modified-p source))
-           (message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
+           (arcology-oracle--message "arcology-oracle: suggestions read the saved file; save to place links in new text"))
          (show (lambda () (arcology-oracle--links-request source node title))))
        nil
        (lambda (message)
@@ -164,7 +164,7 @@ link to the note itself."
           (when window (arcology-oracle--point-after-link window))
           (setq line (line-number-at-pos nil t)))))  ; the file's, narrowed or not
     (arcology-oracle--links-remove list-buffer target)
-    (message "Inserted a link to \"%s\" into %s, line %d" (org-link-display-format link) (buffer-name source) line)))
+    (arcology-oracle--message "Inserted a link to \"%s\" into %s, line %d" (org-link-display-format link) (buffer-name source) line)))
 
 (defun arcology-oracle--links-remove (buffer node &optional forget)
   "Remove the suggestions of NODE from the suggestions BUFFER.

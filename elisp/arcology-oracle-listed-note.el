@@ -61,11 +61,11 @@ made \\[save-buffer] ask where to save the list itself."
   (let ((note (or (arcology-oracle--listed-note)
                   (arcology-oracle--user-error "This list is about no note open in Emacs"))))
     (with-current-buffer note (save-buffer))
-    (message "Saved %s: %s asks again once the daemon has read it"
-             (buffer-name note)
-             (substitute-command-keys (if (derived-mode-p 'arcology-oracle-links-mode)
-                                          "\\[arcology-oracle-links-refresh]"
-                                        "\\[arcology-oracle-similar-refresh]")))))
+    (arcology-oracle--message "Saved %s: %s asks again once the daemon has read it"
+                              (buffer-name note)
+                              (substitute-command-keys (if (derived-mode-p 'arcology-oracle-links-mode)
+                                                           "\\[arcology-oracle-links-refresh]"
+                                                         "\\[arcology-oracle-similar-refresh]")))))
 
 (defun arcology-oracle-undo-in-listed-note (&optional arg)
   "Undo the last change of the note the list in the current buffer is about.

@@ -69,12 +69,12 @@ In the org-roam buffer, the node it shows is tagged, in its note (see
         (arcology-oracle--make-file-private tag))
        ;; Tagged again, Org would realign the line, or add :private: beside :PRIVATE:.
        ((arcology-oracle--private-in-org-p (save-excursion (org-back-to-heading t) (point)))
-        (message "This heading is already private (a tag or ROAM_EXCLUDE on it, above it or on the file): nothing changed"))
+        (arcology-oracle--message "This heading is already private (a tag or ROAM_EXCLUDE on it, above it or on the file): nothing changed"))
        (t
         (save-excursion
           (org-back-to-heading t)
           (org-toggle-tag tag 'on))
-        (message "Tagged :%s:; %s" tag (arcology-oracle--private-then "the heading")))))))
+        (arcology-oracle--message "Tagged :%s:; %s" tag (arcology-oracle--private-then "the heading")))))))
 
 (defun arcology-oracle--private-then (what)
   "Say what tagging WHAT private does, in the current buffer.
@@ -119,7 +119,7 @@ hold crypt or one of `arcology-oracle-private-tags' is left alone."
                                      (point-max))))
             (case-fold-search t))
         (if (arcology-oracle--private-tags-p (arcology-oracle--file-tags))
-            (message "This file is already private by its #+filetags: nothing changed")
+            (arcology-oracle--message "This file is already private by its #+filetags: nothing changed")
           (goto-char (point-min))
           (if (arcology-oracle--keyword-search
                "FILETAGS" "^[ \t]*#\\+filetags:\\([ \t]*\\)\\(.*?\\)[ \t]*$" limit)
@@ -150,7 +150,7 @@ hold crypt or one of `arcology-oracle-private-tags' is left alone."
               ;; After a last line without a newline, the new line is last, as it was.
               (insert (if (bolp) (concat line "\n") (concat "\n" line)))))
           (org-set-regexps-and-options t)
-          (message "Tagged the file :%s: (#+filetags); %s" tag (arcology-oracle--private-then "the whole file")))))))
+          (arcology-oracle--message "Tagged the file :%s: (#+filetags); %s" tag (arcology-oracle--private-then "the whole file")))))))
 
 (provide 'arcology-oracle-make-private)
 

@@ -147,14 +147,14 @@ daily is in a folder the daemon's index leaves out (never recalled)."
     (when (stringp link) (kill-new link))
     ;; The title, not the link: "[[id:c74cea3f-ee17-...][...]]" took two
     ;; lines of the echo area and read as syntax.
-    (message "Remembered in %s:%s: \"%s\" (its link is copied: %s pastes it)%s"
-             file (alist-get 'line answer)
-             (or (alist-get 'title answer) link)
-             (substitute-command-keys "\\[yank]")
-             (cond ((eq (alist-get 'inbox answer) t)
-                    " (today's daily has unsaved edits: written to the inbox)")
-                   ((stringp note) (format " (%s)" note))
-                   (t "")))
+    (arcology-oracle--message "Remembered in %s:%s: \"%s\" (its link is copied: %s pastes it)%s"
+                              file (alist-get 'line answer)
+                              (or (alist-get 'title answer) link)
+                              (substitute-command-keys "\\[yank]")
+                              (cond ((eq (alist-get 'inbox answer) t)
+                                     " (today's daily has unsaved edits: written to the inbox)")
+                                    ((stringp note) (format " (%s)" note))
+                                    (t "")))
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir) (arcology-oracle--memory-revert roam-dir file))
      #'ignore))
@@ -236,7 +236,7 @@ goes on the kill ring instead, so nothing typed is lost."
   (when (string-empty-p (string-trim (or text "")))
     (arcology-oracle--user-error "Nothing to remember"))
   ;; Said at once: a daemon asleep answers after `arcology-oracle-timeout' at the earliest.
-  (message "arcology-oracle: remembering…")
+  (arcology-oracle--message "arcology-oracle: remembering…")
   ;; The options as they are now: the answer of /status may come later.
   (let ((tags (or tags arcology-oracle-memorize-tags))
         (dailies (arcology-oracle--dailies-directory)))
@@ -267,7 +267,7 @@ under, is refused, and nothing of yours is removed."
   (pcase-let ((`(,id ,title) (arcology-oracle--capture-to-forget)))
     (unless (yes-or-no-p (format "Forget \"%s\" (removed from its note)? " title))
       (arcology-oracle--user-error "Nothing forgotten"))
-    (message "arcology-oracle: forgetting \"%s\"…" title)
+    (arcology-oracle--message "arcology-oracle: forgetting \"%s\"…" title)
     (arcology-oracle--with-roam-dir
      (lambda (roam-dir) (arcology-oracle--forget-request id title (arcology-oracle--unsaved-notes roam-dir)))
      (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))
@@ -289,14 +289,14 @@ capture into one, also in an Emacs that makes no lock files."
         (let* ((file (alist-get 'file answer))
                (gone (not (file-exists-p (expand-file-name file roam-dir))))
                (done (arcology-oracle--memory-revert roam-dir file)))
-          (message "Forgot \"%s\": %s" title
-                   (cond (gone (format "%s is gone, it held only this capture" file))
-                         ((eq done 'reverted)
-                          (format "%d lines removed from %s (%s in its buffer brings them back)"
-                                  (alist-get 'removed_lines answer) file
-                                  (substitute-command-keys "\\[undo]")))
-                         (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file))))))
-      (lambda (_) (message "Forgot \"%s\"" title))))
+          (arcology-oracle--message "Forgot \"%s\": %s" title
+                                    (cond (gone (format "%s is gone, it held only this capture" file))
+                                          ((eq done 'reverted)
+                                           (format "%d lines removed from %s (%s in its buffer brings them back)"
+                                                   (alist-get 'removed_lines answer) file
+                                                   (substitute-command-keys "\\[undo]")))
+                                          (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file))))))
+      (lambda (_) (arcology-oracle--message "Forgot \"%s\"" title))))
    :errback
    (lambda (message)
      ;; The daemon's words may say to try again already: said once.

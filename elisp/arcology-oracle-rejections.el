@@ -54,7 +54,7 @@ takes the last rejection back; \\[arcology-oracle-link-rejections] lists them al
          (to (alist-get 'node_id suggestion))
          (req nil))
     ;; Said at once: a daemon asleep answers after `arcology-oracle-timeout' at the earliest.
-    (message "Rejecting %s…" (alist-get 'title suggestion))
+    (arcology-oracle--message "Rejecting %s…" (alist-get 'title suggestion))
     (setq
      req
      (arcology-oracle--json
@@ -73,17 +73,17 @@ takes the last rejection back; \\[arcology-oracle-link-rejections] lists them al
                   (when (buffer-live-p buffer)
                     (with-current-buffer buffer
                       (push suggestion arcology-oracle--links-rejected)))
-                  (message (substitute-command-keys
-                            "Rejected %s for good: \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-unreject] \
+                  (arcology-oracle--message (substitute-command-keys
+                                             "Rejected %s for good: \\<arcology-oracle-links-mode-map>\\[arcology-oracle-links-unreject] \
 takes it back, \\[arcology-oracle-link-rejections] lists the rejections")
-                           (alist-get 'title suggestion)))))))
+                                            (alist-get 'title suggestion)))))))
 
 (defun arcology-oracle--unreject (from to title &optional callback)
   "Forget the rejection of the link FROM -> TO (TITLE names TO); then CALLBACK.
 Said at once, and a failure says that the rejection stands, or, sent
 to a daemon that did not answer, that it may still be taken back."
   (let ((req nil))
-    (message "Taking back the rejection of %s…" title)
+    (arcology-oracle--message "Taking back the rejection of %s…" title)
     (setq req (arcology-oracle--json
                "DELETE" "/suggest-links/rejections"
                :query `(("from" ,from) ("to" ,to))
@@ -93,7 +93,7 @@ to a daemon that did not answer, that it may still be taken back."
                                (format "%s: the daemon may still take back the rejection of %s" message title)
                              (format "The rejection of %s stands: %s" title message))))
                :callback (lambda (_)
-                           (message "%s will be suggested again" title)
+                           (arcology-oracle--message "%s will be suggested again" title)
                            (when callback (funcall callback)))))))
 
 (defun arcology-oracle-links-unreject ()

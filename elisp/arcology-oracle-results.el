@@ -287,7 +287,7 @@ buffer once it is filled."
   "Say that no result of the list is below the relevance cut.
 The key showing them in a list without any showed or folded
 nothing, and said nothing."
-  (message "Nothing below the relevance cut"))
+  (arcology-oracle--message "Nothing below the relevance cut"))
 
 (defun arcology-oracle--snippet (result)
   "Return RESULT's snippet as plain one-line text, or nil when it is empty.

@@ -248,7 +248,7 @@ other notes since."
                  (funcall callback rel)
                (condition-case err
                    (funcall callback rel)
-                 (user-error (message "%s" (error-message-string err))))))
+                 (user-error (arcology-oracle--message "%s" (error-message-string err))))))
             ((and (not asked) roam-dir (arcology-oracle--roam-dir-from-daemon-p))
              (arcology-oracle--forget-roam-dir (arcology-oracle--base-url))
              (arcology-oracle--among-notes file what callback need-dir errback t))

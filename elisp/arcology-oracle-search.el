@@ -102,7 +102,7 @@ QUERY is cut with an ellipsis to what the frame leaves it (at least
   "Let the user choose among the search RESULTS for QUERY, then visit it.
 RET with nothing typed chooses the best (the first)."
   (if (null results)
-      (message "arcology-oracle: nothing found for %S" query)
+      (arcology-oracle--message "arcology-oracle: nothing found for %S" query)
     (let* ((candidates (arcology-oracle--search-candidates results))
            (annotate (lambda (candidate)
                        (when-let ((result (cdr (assoc candidate candidates))))
@@ -145,7 +145,7 @@ command before they came, they wait for
   (interactive (list (read-string "Search notes: " nil 'arcology-oracle--search-history)))
   (when (string-blank-p query) (arcology-oracle--user-error "Empty query"))
   (arcology-oracle--http-cancel arcology-oracle--search-request)
-  (message "arcology-oracle: searching…")
+  (arcology-oracle--message "arcology-oracle: searching…")
   (let ((generation (cl-incf arcology-oracle--search-generation))
         (keys num-input-keys))
     ;; The roam directory is needed to visit results by file and line.
@@ -165,9 +165,9 @@ command before they came, they wait for
                         ;; would take their next keys.
                         (progn
                           (setq arcology-oracle--search-waiting (cons query results))
-                          (message "arcology-oracle: %d results for %S are ready: %s shows them"
-                                   (length results) query
-                                   (substitute-command-keys "\\[arcology-oracle-search-results]")))
+                          (arcology-oracle--message "arcology-oracle: %d results for %S are ready: %s shows them"
+                                                    (length results) query
+                                                    (substitute-command-keys "\\[arcology-oracle-search-results]")))
                       ;; Out of the process sentinel, so that the prompt can be quit.
                       (run-at-time 0 nil (lambda ()
                                            (arcology-oracle--guard

@@ -130,7 +130,7 @@ one kept titles cut short."
   (let ((pos (next-single-property-change (point) 'arcology-oracle-entry)))
     (when (and pos (not (get-text-property pos 'arcology-oracle-entry)))
       (setq pos (next-single-property-change pos 'arcology-oracle-entry)))
-    (if pos (goto-char pos) (message "No more notes"))))
+    (if pos (goto-char pos) (arcology-oracle--message "No more notes"))))
 
 (defun arcology-oracle-similar-previous ()
   "Move to the previous note in the list."
@@ -140,7 +140,7 @@ one kept titles cut short."
       (setq pos (previous-single-property-change pos 'arcology-oracle-entry)))
     (when (and pos (not (get-text-property pos 'arcology-oracle-entry)))
       (setq pos nil))
-    (if pos (goto-char pos) (message "No previous note"))))
+    (if pos (goto-char pos) (arcology-oracle--message "No previous note"))))
 
 (defun arcology-oracle--similar-buffer ()
   "Return the similar notes buffer, creating it when needed."

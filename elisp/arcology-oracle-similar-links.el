@@ -61,7 +61,7 @@ says where.  One undo removes it."
              (buffer-name source)))
           (setq where (arcology-oracle--insert-link-in-note link (alist-get 'node_id result)))
           (when window (arcology-oracle--point-after-link window)))))
-    (message "Inserted a link to \"%s\" into %s, %s" (org-link-display-format link) (buffer-name source) where)))
+    (arcology-oracle--message "Inserted a link to \"%s\" into %s, %s" (org-link-display-format link) (buffer-name source) where)))
 
 ;;;###autoload
 (defun arcology-oracle-copy-link ()
@@ -70,8 +70,8 @@ says where.  One undo removes it."
   (let ((link (arcology-oracle--link-for (arcology-oracle--result-at-point))))
     (kill-new link)
     ;; The title, not [[id:36fb47dd-...][...]]: the link itself is on the kill ring.
-    (message "Copied the link to \"%s\" (%s pastes it)" (org-link-display-format link)
-             (substitute-command-keys "\\[yank]"))))
+    (arcology-oracle--message "Copied the link to \"%s\" (%s pastes it)" (org-link-display-format link)
+                              (substitute-command-keys "\\[yank]"))))
 
 (provide 'arcology-oracle-similar-links)
 

@@ -272,7 +272,7 @@ about this buffer.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
   (if arcology-oracle-similar-mode
       (if (not (derived-mode-p 'org-mode))
           (progn (setq arcology-oracle-similar-mode nil)
-                 (message "arcology-oracle: similar notes need an Org buffer"))
+                 (arcology-oracle--message "arcology-oracle: similar notes need an Org buffer"))
         (add-hook 'post-command-hook #'arcology-oracle--similar-post-command-h nil t)
         (add-hook 'after-save-hook #'arcology-oracle--similar-after-save-h nil t)
         (add-hook 'kill-buffer-hook #'arcology-oracle--similar-kill-buffer-h nil t)

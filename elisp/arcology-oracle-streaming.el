@@ -31,6 +31,7 @@
 ;;; Code:
 
 (require 'seq)
+(require 'arcology-oracle-echo)
 
 (defvar arcology-oracle--streaming nil
   "The answers streaming in: a list (BUFFER STOP TO SHOWN) each.
@@ -60,16 +61,16 @@ it says where the answer is."
       (when (memq entry arcology-oracle--streaming)
         (setq arcology-oracle--streaming (delq entry arcology-oracle--streaming))
         (unless (or quiet (not (buffer-live-p buffer)) (get-buffer-window buffer t))
-          (message "The answer%s is in %s" to (buffer-name buffer)))))))
+          (arcology-oracle--message "The answer%s is in %s" to (buffer-name buffer)))))))
 
 (defun arcology-oracle--streaming-watch (_frame)
   "Say which answers stream on into a buffer that left every window."
   (dolist (entry arcology-oracle--streaming)
     (let ((shown (and (get-buffer-window (car entry) t) t)))
       (when (and (nth 3 entry) (not shown) (buffer-live-p (car entry)))
-        (message "The answer%s is still coming into %s (%s stops it)"
-                 (nth 2 entry) (buffer-name (car entry))
-                 (substitute-command-keys "\\[arcology-oracle-stop]")))
+        (arcology-oracle--message "The answer%s is still coming into %s (%s stops it)"
+                                  (nth 2 entry) (buffer-name (car entry))
+                                  (substitute-command-keys "\\[arcology-oracle-stop]")))
       (setf (nth 3 entry) shown)))
   (unless arcology-oracle--streaming
     (remove-hook 'window-buffer-change-functions #'arcology-oracle--streaming-watch)))
@@ -82,10 +83,10 @@ The daemon stops the model: nobody is left to read the answer."
       (dolist (entry killed)
         (setq arcology-oracle--streaming (delq entry arcology-oracle--streaming))
         (funcall (nth 1 entry)))
-      (message "Stopped %s: %s was killed"
-               (if (cdr killed) (format "%d answers" (length killed))
-                 (concat "the answer" (nth 2 (car killed))))
-               (buffer-name)))))
+      (arcology-oracle--message "Stopped %s: %s was killed"
+                                (if (cdr killed) (format "%d answers" (length killed))
+                                  (concat "the answer" (nth 2 (car killed))))
+                                (buffer-name)))))
 
 (provide 'arcology-oracle-streaming)
 

@@ -97,8 +97,8 @@ Nothing refused is added to the summaries."
                               origin (lambda () (arcology-oracle-summarize question))
                               (lambda () (arcology-oracle--summarize-send title question id file entry))))))
     (when (buffer-modified-p)  ; a node: summarized as saved, which may not be as shown
-      (message "arcology-oracle: %s is summarized as saved: save %s to include your edits"
-               title (file-name-nondirectory file)))
+      (arcology-oracle--message "arcology-oracle: %s is summarized as saved: save %s to include your edits"
+                                title (file-name-nondirectory file)))
     (arcology-oracle--summarize-send title question id file entry)))
 
 (defun arcology-oracle--summarize-send (title question id file entry)

@@ -166,7 +166,7 @@ echo area."
        (when (window-live-p window) (select-window window))
        (condition-case err
            (arcology-oracle--visit result t)
-         (user-error (message "%s" (error-message-string err))))))))
+         (user-error (arcology-oracle--message "%s" (error-message-string err))))))))
 
 (defun arcology-oracle--open-source-at-point ()
   "Visit the source whose link is at point, as `arcology-oracle--visit' does.

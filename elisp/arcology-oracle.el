@@ -59,6 +59,7 @@
 ;; part that loads smaller parts of its own names them):
 ;;
 ;; - arcology-oracle-user-error.el, loaded first: commands' refusals;
+;; - arcology-oracle-echo.el, loaded next: messages in whole words;
 ;; - arcology-oracle-http.el: the non-blocking HTTP client, which
 ;;   loads its own parts: -token (the URL and token), -instance (which
 ;;   daemon process answers), -http-parse (reading responses),
@@ -95,6 +96,7 @@
 
 (require 'cl-lib)
 (require 'arcology-oracle-user-error)
+(require 'arcology-oracle-echo)
 
 (declare-function arcology-oracle-similar-show "arcology-oracle-similar" ())
 (declare-function arcology-oracle-similar-mode "arcology-oracle-similar" (&optional arg))

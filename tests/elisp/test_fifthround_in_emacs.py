@@ -8,6 +8,9 @@ tests/elisp/test_walkthrough.py runs them).
   text (a backlink's preview, perhaps of a private heading): the typed text's source is
   the note's heading, and a region of the list is refused, saying where to select.
   ``C-c o d`` there, where no answer is, says so.
+- A message wider than an 80-column terminal ("Remembered in ...", "daemon not reachable
+  at ... (connection refused): start it ...") was wrapped by Emacs at the 80th column,
+  mid-word, with a backslash: it is shown on lines broken between words, whole.
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ async def _org_roam_buffer_on_starter(driver: Driver) -> None:
     await driver.select(ROAM)
 
 
+async def _remember(driver: Driver, text: str) -> str:
+    """Type TEXT at ``C-c o M``'s prompt; return the line of *Messages* saying where it
+    was remembered."""
+    mark = await driver.mark()
+    await driver.emacs.keys("C-c", "o", "M")
+    await driver.emacs.wait_text("Remember:")
+    await driver.emacs.type(text)
+    await driver.emacs.keys("Enter")
+    return await driver.message("Remembered in", since=mark, timeout=20)
+
+
 @pytest.mark.timeout(180)
 async def test_capture_keys_in_the_org_roam_buffer_act_on_the_note_it_shows(tmp_path, roam_dir, fake_ollama):
     note = roam_dir / "sourdough-baking.org"
@@ -38,12 +52,7 @@ async def test_capture_keys_in_the_org_roam_buffer_act_on_the_note_it_shows(tmp_
         emacs = driver.emacs
         await _org_roam_buffer_on_starter(driver)
 
-        mark = await driver.mark()
-        await emacs.keys("C-c", "o", "M")
-        await emacs.wait_text("Remember:")
-        await emacs.type("Feed the starter twice before a bake")
-        await emacs.keys("Enter")
-        said = await driver.message("Remembered in", since=mark, timeout=20)
+        said = await _remember(driver, "Feed the starter twice before a bake")
         daily = roam_dir / re.search(r"Remembered in (\S+):\d+", said).group(1)
         captured = daily.read_text()
         assert ":SOURCE:" in captured and "id:612f2887-9442-410d-b965-d901189a423b" in captured, captured
@@ -71,3 +80,29 @@ async def test_capture_keys_in_the_org_roam_buffer_act_on_the_note_it_shows(tmp_
         assert len(errors) == 2 and all("is not a note" in e for e in errors), errors
         assert daily.read_text() == captured
     assert note.read_bytes() == on_disk
+
+
+def _echo_is(screen: str, said: str) -> bool:
+    """The screen's last lines read SAID, broken between words, none wrapped by Emacs."""
+    lines = [line.rstrip() for line in screen.rstrip("\n").split("\n")]
+    return any(
+        " ".join(lines[-k:]) == said and not any(line.endswith("\\") for line in lines[-k:])
+        for k in range(1, 4)
+    )
+
+
+@pytest.mark.timeout(180)
+async def test_long_messages_break_between_words_at_80_columns(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "The starter (levain)")
+        said = await _remember(driver, "Feed the starter twice before a bake")
+        assert len(said) > 80, said
+        await emacs.wait_screen(lambda s: _echo_is(s, said), f"the echo area to read {said!r}")
+
+        driver.daemon.stop()
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "l")
+        said = await driver.message("not reachable", since=mark, timeout=20)
+        assert len(said) > 80 and said.endswith("start it (arcology-oracle serve)"), said
+        await emacs.wait_screen(lambda s: _echo_is(s, said), f"the echo area to read {said!r}")

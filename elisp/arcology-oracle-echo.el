@@ -1,0 +1,83 @@
+;;; arcology-oracle-echo.el --- The package's messages, in whole words in the echo area -*- lexical-binding: t -*-
+
+;; Copyright (C) 2026 The arcology-oracle authors
+
+;; Author: The arcology-oracle authors
+;; URL: https://github.com/arcology-oracle/arcology-oracle
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; A message longer than the echo area is wide was broken by Emacs at
+;; its last column, mid-word ("connection ref\" then "used").  The
+;; package's messages are shown on lines broken between words instead,
+;; and kept whole, on one line, in *Messages*.
+
+;;; Code:
+
+(require 'subr-x)
+
+(defun arcology-oracle--echo-width ()
+  "Return the columns a line of the echo area has before Emacs wraps it.
+One less than its window: a terminal gives the last column to the
+continuation glyph."
+  (max 20 (1- (window-width (minibuffer-window)))))
+
+(defun arcology-oracle--echo-fill (text width)
+  "Return TEXT broken into lines of at most WIDTH columns, between words.
+Lines TEXT has stay; a word wider than WIDTH (a long path) has a line
+of its own, which Emacs wraps.  No word is cut, no text is dropped:
+the part of a message the user must act on stays in it."
+  (mapconcat
+   (lambda (paragraph)
+     (let (lines line)
+       (dolist (word (split-string paragraph " +" t))
+         (if (and line (> (+ (string-width line) 1 (string-width word)) width))
+             (progn (push line lines) (setq line word))
+           (setq line (if line (concat line " " word) word))))
+       (string-join (nreverse (if line (cons line lines) lines)) "\n")))
+   (split-string text "\n")
+   "\n"))
+
+(defun arcology-oracle--message (format &rest args)
+  "Show FORMAT with ARGS in the echo area, in whole words, as `message' does.
+A message wider than the echo area (see `arcology-oracle--echo-width')
+is shown on as many lines as it needs, broken between words (see
+`arcology-oracle--echo-fill'), and logged in *Messages* as one line,
+as `message' logs it.  Return the message."
+  (let ((text (apply #'format-message format args)))
+    (if (or noninteractive (<= (string-width text) (arcology-oracle--echo-width)))
+        (message "%s" text)
+      (let ((message-log-max nil))
+        (message "%s" (arcology-oracle--echo-fill text (arcology-oracle--echo-width))))
+      (arcology-oracle--log-message text))
+    text))
+
+(defun arcology-oracle--log-message (text)
+  "Add TEXT to *Messages* as a line of its own, as `message' would.
+Nothing when `message-log-max' is nil."
+  (when message-log-max
+    (with-current-buffer (messages-buffer)
+      (let ((inhibit-read-only t))
+        (save-excursion
+          (goto-char (point-max))
+          (unless (bolp) (insert "\n"))
+          (insert text "\n"))))))
+
+(provide 'arcology-oracle-echo)
+
+;;; arcology-oracle-echo.el ends here
