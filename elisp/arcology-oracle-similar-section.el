@@ -87,14 +87,23 @@ installed."
 That is, when an answer or a failure arrived or the window changed
 its width: a failure kept in the cache is shown then, and only then.")
 
+(defvar arcology-oracle--section-relayout nil
+  "Non-nil while the org-roam buffer is laid out again for a new width.
+The entries on screen are laid out again, however old: asked for
+again, they would be replaced by \"Looking for similar notes…\", and
+point, on one of them, would lose it.")
+
 (defun arcology-oracle--section-cached (id)
   "Return the fresh cache entry (TIME . RESULTS) for node ID, or nil.
 A failure (RESULTS a message) is returned only to the section's own
 renders (see `arcology-oracle--section-own-render'): any other (g,
 org-roam showing the node again) asks the daemon again, so a failure
-never outlives the daemon coming back."
+never outlives the daemon coming back.  While the buffer is laid out
+again for a new width (see `arcology-oracle--section-relayout'), an
+entry of any age is returned."
   (let ((entry (gethash id arcology-oracle--section-cache)))
-    (when (and entry (< (- (float-time) (car entry)) arcology-oracle--section-cache-seconds)
+    (when (and entry (or arcology-oracle--section-relayout
+                         (< (- (float-time) (car entry)) arcology-oracle--section-cache-seconds))
                (or (consp (cdr entry)) (null (cdr entry)) arcology-oracle--section-own-render))
       entry)))
 
@@ -136,7 +145,8 @@ narrower one Emacs cut them again at its edge, the marks first."
     (when (and (eq window (get-buffer-window buffer t))
                (not (eql (window-width window)
                          (buffer-local-value 'arcology-oracle--section-window-width buffer))))
-      (arcology-oracle--guard (arcology-oracle--section-render-again buffer)))))
+      (let ((arcology-oracle--section-relayout t))
+        (arcology-oracle--guard (arcology-oracle--section-render-again buffer))))))
 
 (defun arcology-oracle--section-fetch (id)
   "Ask the daemon for the notes similar to node ID, for the org-roam section."
