@@ -222,7 +222,7 @@ org-roam buffer, the similar notes), which holds no answer, it is
 refused (see `arcology-oracle--refuse-in-list')."
   (interactive)
   (arcology-oracle--refuse-in-list
-   (substitute-command-keys "\\[arcology-oracle-discard] discards the answer at point in a conversation: nothing was discarded"))
+   (substitute-command-keys "\\[arcology-oracle-discard] discards an answer in a conversation"))
   (unless (derived-mode-p 'org-mode) (arcology-oracle--user-error "Discarding an answer needs an Org buffer"))
   (let (title lines)
     (save-excursion

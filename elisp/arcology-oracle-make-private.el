@@ -50,7 +50,7 @@ In the org-roam buffer, the node it shows is tagged, in its note (see
   (interactive)
   (unless (arcology-oracle--at-shown-node #'arcology-oracle-make-private)
     (arcology-oracle--refuse-in-list
-     (substitute-command-keys "\\[arcology-oracle-make-private] tags the heading at point in a note: nothing was tagged"))
+     (substitute-command-keys "\\[arcology-oracle-make-private] tags a heading in a note"))
     (unless (derived-mode-p 'org-mode)
       (arcology-oracle--user-error "Making a note private needs an Org buffer"))
     (when buffer-read-only

@@ -220,8 +220,7 @@ goes on the kill ring.  When the daemon cannot be reached, TEXT
 goes on the kill ring instead, so nothing typed is lost."
   (interactive
    (if (use-region-p)
-       (if (progn (arcology-oracle--refuse-in-list
-                   (substitute-command-keys "select the text in its note to remember it, or \\[arcology-oracle-memorize] without a region to type it"))
+       (if (progn (arcology-oracle--refuse-in-list "select the text in its note (no region: type it)")
                   (arcology-oracle--private-between-p (region-beginning) (region-end)))
            ;; Its daily note is not private: the text would be indexed and found.
            (arcology-oracle--user-error

@@ -7,7 +7,7 @@ tests/elisp/test_walkthrough.py runs them).
   ``:SOURCE:`` of the note read, and with a region it sent the org-roam buffer's own
   text (a backlink's preview, perhaps of a private heading): the typed text's source is
   the note's heading, and a region of the list is refused, saying where to select.
-  ``C-c o d`` there, where no answer is, says so.
+  ``C-c o d`` there, where no answer is, says so. The refusals fit an 80-column line.
 - A message wider than an 80-column terminal ("Remembered in ...", "daemon not reachable
   at ... (connection refused): start it ...") was wrapped by Emacs at the 80th column,
   mid-word, with a backslash: it is shown on lines broken between words, whole.
@@ -60,13 +60,14 @@ async def test_capture_keys_in_the_org_roam_buffer_act_on_the_note_it_shows(tmp_
         mark = await driver.mark()
         await emacs.keys("C-Space", "C-n", "C-n", "C-c", "o", "M")
         said = await driver.message("is not a note", since=mark)
-        assert f"{ROAM} is not a note: select the text in its note" in said, said
+        assert said.strip() == f"{ROAM} is not a note: select the text in its note (no region: type it)", said
+        await emacs.wait_screen(lambda s: _echo_is(s, said.strip()), "the refusal whole on the last line")
         assert "Remember:" not in await emacs.screen()
 
         mark = await driver.mark()
         await emacs.keys("C-c", "o", "d")
         said = await driver.message("is not a note", since=mark)
-        assert "C-c o d discards the answer at point in a conversation: nothing was discarded" in said, said
+        assert said.strip() == f"{ROAM} is not a note: C-c o d discards an answer in a conversation", said
 
         mark = await driver.mark()
         await emacs.keys("C-c", "o", "P")
