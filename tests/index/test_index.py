@@ -28,6 +28,16 @@ async def test_reconcile_indexes_vault_and_keeps_bad_files(index, settings):
     assert "Demo day" in demo
 
 
+async def test_a_reconcile_that_changes_nothing_writes_nothing(index, settings):
+    # It committed an empty transaction, a new write generation: at every start of the
+    # daemon every reader's caches (notes' texts, words, means) were dropped, and the
+    # embedding worker read every chunk's hash again (BENCHMARKS.md, issue 30, fortieth round).
+    generation = await index.read(lambda s: s.write_generation())
+    report = await index.reconcile()
+    assert report.indexed == 0 and report.unchanged > 0
+    assert await index.read(lambda s: s.write_generation()) == generation
+
+
 async def test_nothing_private_reaches_the_database_file(index, settings):
     for node_id in NEVER_INDEXED_IDS:
         assert await index.read(lambda s: s.node(node_id)) is None

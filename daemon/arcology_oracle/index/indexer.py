@@ -162,7 +162,8 @@ class Indexer:
                     for read in (self._read(rel, abs_path, known.get(rel), looks) for rel, abs_path in stale)
                 )
                 # Committed in batches (each file in a savepoint): a commit per file cost a third of a cold index.
-                while True:
+                # None when nothing changed: a commit is a new write generation, which every reader's caches follow.
+                while stale:
                     before = self.progress.done
                     with self.store.transaction():
                         for read, parsed in islice(results, FILES_PER_COMMIT):
