@@ -143,7 +143,16 @@ def test_a_start_with_no_write_since_nothing_was_pending_does_not_look_at_every_
     store = Store.open(path, writer=True)
     more = write_file(store, "b.org", list(range(10, 13)))
     store.close()
-    assert first_look(Store.open(path, writer=True)) == (more, True)
+    # A run that embeds them, then looks and finds nothing, every chunk looked at: recorded too.
+    store = Store.open(path, writer=True)
+    assert [h for h, _ in store.pending_texts(8)] == more
+    store.store_vectors([(h, [0.0, 1.0]) for h in more])
+    assert store.get_meta("none_pending") != store.write_generation()
+    assert store.pending_texts(8) == []
+    store.close()
+    del store  # (and with it this process's cursor)
+    gc.collect()
+    assert first_look(Store.open(path, writer=True)) == ([], False)
 
 
 def test_chunks_below_the_cursor_wait_until_nothing_is_after_it(tmp_path):

@@ -283,8 +283,10 @@ class VectorSync(StoreBase):
         past the last chunk: at every start of the daemon the embedding looks, and most
         often every chunk has its vector. Reading every chunk in id order for that took
         2.9 s at a million chunks, on a core the first queries needed; the question,
-        answered from the hashes' index, 0.5 s.
+        answered from the hashes' index, 0.5 s. And a look that finds none pending,
+        every chunk looked at, records it for the next start (:meth:`_mark_none_pending`).
         """
+        generation = self._read_meta(WRITE_GENERATION) if self.marks_none_pending else None  # before the look
         seen = set(exclude)  # one copy, shared by both reads (the first found nothing to add)
         cursor = getattr(self, "_pending_cursor", None)
         if cursor is None:
@@ -299,6 +301,8 @@ class VectorSync(StoreBase):
         out = self._pending_from(start, None, limit, seen, cursor, hidden)
         if not out and start > 0 and below:
             out = self._pending_from(0, start, limit, seen, cursor, hidden)
+        if not out and (start == 0 or below) and not exclude and not withheld:  # every chunk looked at
+            self._mark_none_pending(generation)
         return out
 
     def _none_pending_upto(self) -> int | None:
@@ -307,10 +311,8 @@ class VectorSync(StoreBase):
         written later get higher ids, or reuse ids below, which the look below the cursor
         finds (:meth:`pending_texts`).
 
-        The answer "none" is recorded with the write generation it was true at
-        (:data:`NONE_PENDING`; by the writer only, outside any transaction, without a
-        generation of its own: it changes no data), and while the generation is still that
-        one (no write since, by any process) it is not asked again: the question read
+        Not asked while the write generation is one at which none was pending
+        (:meth:`_mark_none_pending`: no write since, by any process): the question read
         every chunk's hash, 0.5-2.4 s at a million chunks on the writer thread at each start of
         the daemon, beside its first queries (BENCHMARKS.md, issue 30, fortieth round)."""
         row = self.conn.execute(
@@ -328,9 +330,21 @@ class VectorSync(StoreBase):
         ).fetchone()
         if row[0]:
             return None
-        if self.marks_none_pending and row[2] is not None and not self.conn.in_transaction:
-            self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (NONE_PENDING, row[2]))
+        self._mark_none_pending(row[2])
         return row[1]
+
+    def _mark_none_pending(self, generation: str | None) -> None:
+        """Record that no chunk was pending at the write ``generation`` (:data:`NONE_PENDING`),
+        if it is still the database's (no commit since it was read, by any process). By
+        the writer only, outside any transaction, and without a generation of its own: the
+        record changes nothing a reader derives."""
+        if self.marks_none_pending and generation is not None and not self.conn.in_transaction:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) SELECT ?1, ?2"
+                " WHERE (SELECT value FROM meta WHERE key = ?3) = ?2"
+                " AND (SELECT value FROM meta WHERE key = ?1) IS NOT ?2",  # (no write when it is recorded)
+                (NONE_PENDING, generation, WRITE_GENERATION),
+            )
 
     def _pending_from(
         self, after: int, upto: int | None, limit: int, seen: set[str], cursor: _PendingCursor, hidden: str | None
