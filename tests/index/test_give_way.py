@@ -85,3 +85,34 @@ def test_the_walk_pauses_while_it_lists_a_directory_and_while_it_yields(tmp_path
     # Three pauses as the directory is listed, three between the files yielded (each
     # a Path built: a third of a walk's time at a million headings).
     assert at_pauses == [0, 0, 0, 0, PAUSE_EVERY, 2 * PAUSE_EVERY]
+
+
+
+async def test_reading_what_is_known_of_the_files_pauses_too(tmp_path, make_settings, monkeypatch):
+    # After the walk, a reconcile read every indexed file's state into Python without
+    # pausing: at a million headings ~0.5-0.9 s, during which a start's first query ran
+    # at twice its CPU (BENCHMARKS.md, issue 30, fortieth round).
+    from arcology_oracle.store import Store
+    from tests.store_rows import write_file
+
+    store = Store.open(tmp_path / "db.sqlite3")
+    for i in range(600):
+        write_file(store, f"note-{i:03}.org", [i])
+    pauses = []
+    states = store.file_states(pause=lambda: pauses.append(1))
+    assert len(states) == 600 and len(pauses) == 3  # every 256 files, from the first
+    store.close()
+
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_notes(roam, 3)
+    given = []
+    file_states = Store.file_states
+    monkeypatch.setattr(Store, "file_states", lambda self, pause=None: given.append(pause) or file_states(self, pause))
+    index = OracleIndex(make_settings(roam_dir=roam))
+    await index.start()
+    try:
+        await index.reconcile()
+    finally:
+        await index.close()
+    assert any(callable(pause) for pause in given), given

@@ -135,7 +135,7 @@ class Indexer:
                 if on_disk:
                     log.info("the private tags, the chunking or the reader changed since the files were read: reading %s"
                              " again", "every file" if added is None else "the files tagged " + ", ".join(sorted(added)))  # fmt: skip
-            known = self._known()
+            known = self._known(pause)
             self._real_root = os.path.realpath(self.root)
             self.store.remember_notes_dir(self._real_root)
             self._kept_out = KeptOutNodes(self.store)
@@ -243,10 +243,11 @@ class Indexer:
             pending = self.store.append_headings(parsed, size=st.st_size, mtime_ns=st.st_mtime_ns, file_hash=after_hash, chunks=chunks)
             return pending is not None
 
-    def _known(self) -> dict:
+    def _known(self, pause: Callable[[], None] | None = None) -> dict:
         """What is remembered of each file to tell whether to read it again: the store's
-        record, or for a private file this process's (:mod:`.private_files`)."""
-        return {**self.private.states(), **self.private.with_named_privately(self.store.file_states())}
+        record, or for a private file this process's (:mod:`.private_files`). ``pause``: as
+        the walk's (:mod:`.give_way`)."""
+        return {**self.private.states(), **self.private.with_named_privately(self.store.file_states(pause))}
 
     def _forget(self, rel: str, report: IndexReport) -> None:
         """``rel`` is no note to index any more: gone, excluded (its nodes kept out), or a link leading out."""
