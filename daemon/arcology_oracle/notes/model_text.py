@@ -109,13 +109,16 @@ _INSIDE_WORD = r"A-Za-z0-9$%'\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1ef
 _NSB = r"[^\][ \t\n\r()<>]"
 _PAREN = rf"\((?:{_NSB}|\({_NSB}*\))*\)"
 _PLAIN_PATH = rf"(?:{_NSB}|{_PAREN})+(?:[^\W_]|/|{_PAREN})"
-# Where Org reads a link, leftmost first: a bracket link's target (its description is
+# Where Org reads a link, leftmost first: a bracket link's target (Org 9.5's
+# org-link-bracket-re, whose alternatives split a run of backslashes in exponentially many
+# ways: "[[" and 30 backslashes took 0.17 s, 50 would take an hour; here each run is taken
+# whole, by the same strings in the same order of preference; its description is
 # text; Org 9.5 reads a target and a description over lines, "[[Some\nnote]]" a link to
 # "Some note"; one followed by "[" or "]" is taken for a link, closed or not), an angle
 # link, a plain link (an ordinary one only after what surely starts a word: a blank or
 # ASCII punctuation but _ and ^, which Org may read as a subscript's; and see _taken_before).
 _LINK_RE = re.compile(
-    rf"(?i)\[\[(?P<target>(?:[^\]\[\\]|\\(?:\\\\)*[\]\[]|\\+[^\]\[])+)\](?=[\]\[])"
+    rf"(?i)\[\[(?P<target>(?:[^\]\[\\]|\\(?:\\\\)*[\]\[]|\\+[^\]\[\\]|\\{{2,}}(?=[\]\[])|(?:\\\\){{2,}}[\]\[])+)\](?=[\]\[])"
     rf"|<(?:{_ORDINARY_TYPES}):[^>\n]*>"
     rf"|(?P<plain>(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH})"
     rf"|(?P<code>(?<![{_INSIDE_WORD}])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:))"
@@ -133,7 +136,7 @@ REGISTERED_TYPES = frozenset({
 })  # fmt: skip
 # Where Org may read a link of a registered type, and the paths of an angle and a plain one.
 _TYPE_COLON_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{'|'.join(map(re.escape, REGISTERED_TYPES))}):")
-_ANGLE_PATH_RE = re.compile(r"[^>\n]*>")
+_ANGLE_PATH_RE = re.compile(r"[^>\n]*(?:\n[ \t]*[^> \t\n][^>\n]*)*>")  # over lines too, as Org's org-link-angle-re
 _PLAIN_PATH_RE = re.compile(_PLAIN_PATH)
 # A bracket link's target that names a type (group 1): Org reads a link of that type when
 # it is registered, else one within the file (see the module docstring).
