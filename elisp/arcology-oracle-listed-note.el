@@ -34,7 +34,8 @@
 (defvar arcology-oracle--links-source)
 (defvar org-roam-buffer-current-node)
 (declare-function org-roam-node-file "ext:org-roam-node" (node) t)
-(declare-function org-roam-node-point "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-id "ext:org-roam-node" (node) t)
+(declare-function org-roam-node-title "ext:org-roam-node" (node) t)
 
 (defun arcology-oracle--listed-note ()
   "Return the note buffer the list in the current buffer is about, or nil.
@@ -132,7 +133,12 @@ That is at the node's own heading (its first line: before the first
 heading for a file's node), whatever the place the note was read:
 the buffer is titled by that node.  Return non-nil when called,
 nil (FUNCTION not called) outside the org-roam buffer; one showing
-no note is refused (see `arcology-oracle--refuse-list-without-note')."
+no note is refused (see `arcology-oracle--refuse-list-without-note').
+The node is found by its ID in the buffer as it is now, not at the
+place org-roam read it (`org-roam-node-point', as last saved): with
+unsaved lines above it, that place was in another heading, which
+\[arcology-oracle-make-private] made private instead.  A node whose ID
+the buffer no longer has is refused."
   (when (derived-mode-p 'org-roam-mode)
     (let ((note (or (arcology-oracle--listed-note)
                     (arcology-oracle--refuse-list-without-note)))
@@ -141,7 +147,10 @@ no note is refused (see `arcology-oracle--refuse-list-without-note')."
         (save-excursion
           (save-restriction
             (widen)
-            (goto-char (org-roam-node-point node))
+            (goto-char (or (org-find-property "ID" (org-roam-node-id node))
+                           (arcology-oracle--user-error
+                            "%s no longer holds the node %s: save it, then try again"
+                            (buffer-name) (org-roam-node-title node))))
             (funcall function))))
       t)))
 

@@ -83,6 +83,29 @@ async def test_capture_keys_in_the_org_roam_buffer_act_on_the_note_it_shows(tmp_
     assert note.read_bytes() == on_disk
 
 
+@pytest.mark.timeout(180)
+async def test_c_c_o_p_in_the_org_roam_buffer_tags_the_node_shown_below_lines_not_saved(tmp_path, roam_dir, fake_ollama):
+    # org-roam's record of where a node is holds until the note is saved: with a heading
+    # typed above the node and not saved, C-c o P tagged that heading, the wrong one,
+    # and said "Tagged :private:" of the node shown.
+    note = roam_dir / "sourdough-baking.org"
+    on_disk = note.read_bytes()
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "the starter, fermentation and the bake.")
+        await emacs.keys("C-e", "Enter", "Enter")
+        await emacs.type("* Typed and not saved: " + "a line long enough to move the node " * 3)
+        await _org_roam_buffer_on_starter(driver)
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "P")
+        said = await driver.message("Tagged :private:", since=mark)
+        assert "sourdough-baking.org" in said, said
+        lines = (await driver.buffer_text("sourdough-baking.org")).split("\n")
+        tagged = [line for line in lines if line.rstrip().endswith(":private:")]
+        assert len(tagged) == 1 and tagged[0].startswith("* Starter maintenance"), tagged
+    assert note.read_bytes() == on_disk
+
+
 def _echo_is(screen: str, said: str) -> bool:
     """The screen's last lines read SAID, broken between words, none wrapped by Emacs."""
     lines = [line.rstrip() for line in screen.rstrip("\n").split("\n")]
