@@ -261,11 +261,14 @@ the file is among those it never reads (a hidden folder)."
 As `arcology-oracle--typed-source' at point; in a list (the org-roam
 buffer, the similar notes, the link suggestions), at the place its
 note was read (see `arcology-oracle--in-listed-note'): the list's
-own text is no heading."
+own text is no heading.  Nil in a list whose note was killed, or an
+org-roam buffer showing none: typed text needs no note, and is
+captured without a source."
   (let (source)
-    (unless (arcology-oracle--in-listed-note
-             (lambda () (setq source (arcology-oracle--typed-source))))
-      (setq source (arcology-oracle--typed-source)))
+    (cond ((arcology-oracle--listed-note)
+           (arcology-oracle--in-listed-note (lambda () (setq source (arcology-oracle--typed-source)))))
+          ((not (derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode 'org-roam-mode))
+           (setq source (arcology-oracle--typed-source))))
     source))
 
 (defun arcology-oracle--source-file (source)

@@ -106,6 +106,24 @@ async def test_c_c_o_p_in_the_org_roam_buffer_tags_the_node_shown_below_lines_no
     assert note.read_bytes() == on_disk
 
 
+@pytest.mark.timeout(180)
+async def test_typed_text_is_remembered_from_a_list_whose_note_was_killed(tmp_path, roam_dir, fake_ollama):
+    # Typed text needs no note; C-c o M there refused it ("ask from a note") once the
+    # typed text's source was taken from the list's note.
+    similar = "*arcology-oracle similar*"
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "* Bulk fermentation")
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait_text("Bread Hydration", timeout=15)
+        await driver.select(similar)
+        await emacs.eval('(kill-buffer "sourdough-baking.org")')
+        said = await _remember(driver, "Buy rye flour on Friday")
+        daily = (roam_dir / re.search(r"Remembered in (\S+):\d+", said).group(1)).read_text()
+        assert "Buy rye flour on Friday" in daily and ":SOURCE:" not in daily, daily
+        assert not (await emacs.state())["errors"]
+
+
 def _echo_is(screen: str, said: str) -> bool:
     """The screen's last lines read SAID, broken between words, none wrapped by Emacs."""
     lines = [line.rstrip() for line in screen.rstrip("\n").split("\n")]
