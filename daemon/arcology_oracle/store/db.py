@@ -12,6 +12,7 @@ import functools
 import os
 import struct
 import sys
+import urllib.parse
 from array import array
 from pathlib import Path
 from types import ModuleType
@@ -52,7 +53,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
     """
     if str(path) != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-    uri = f"file:{Path(path).as_posix()}?mode=ro" if readonly else str(path)
+    # A URI: a name's "#", "?" and "%" are quoted, or SQLite reads them as the URI's own.
+    uri = f"file:{urllib.parse.quote(Path(path).as_posix())}?mode=ro" if readonly else str(path)
     conn = sqlite.connect(uri, uri=readonly, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite.Row
     conn.enable_load_extension(True)
