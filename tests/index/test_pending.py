@@ -209,3 +209,25 @@ async def test_while_the_reconcile_commits_the_embedding_looks_below_its_cursor_
     assert embedded == 2 + 3 and store.counts()["pending"] == 0
     assert asked_below[-1] is True and not any(asked_below[:-2]), asked_below
     store.close()
+
+
+def test_a_migration_leaves_no_record_that_none_was_pending(tmp_path, monkeypatch):
+    """A migration may change chunks or vectors without a new write generation: the
+    record goes in its own transaction (a kill after it cannot leave it)."""
+    from arcology_oracle.store import migrate
+
+    path = tmp_path / "db.sqlite3"
+    store = Store.open(path, writer=True)
+    hashes = write_file(store, "a.org", list(range(3)))
+    store.store_vectors([(h, [1.0, 0.0]) for h in hashes])
+    assert store.pending_texts(8) == []
+    assert store.get_meta("none_pending") == store.write_generation()
+    store.close()
+
+    def m999_later(conn) -> None:  # a migration of a later version
+        conn.execute("SELECT 1")
+
+    monkeypatch.setattr(migrate, "MIGRATIONS", [*migrate.MIGRATIONS, m999_later])
+    store = Store.open(path)
+    assert store.get_meta("none_pending") is None and store.write_generation() is not None
+    store.close()

@@ -21,7 +21,7 @@ from ..errors import StoreError
 from .checkpoints import BackgroundCheckpointer
 from .db import DatabaseError, connect
 from .migrate import migrate
-from .generation_cache import NONE_PENDING, WRITE_GENERATION
+from .generation_cache import WRITE_GENERATION
 from .note_changes import NOTES_CHANGED, appended, since
 from .withheld import hide_notes
 
@@ -114,9 +114,7 @@ class StoreBase:
     def _open(cls, path: Path | str) -> Self:
         conn = connect(path)
         try:
-            if migrated := migrate(conn):  # which may have changed chunks or vectors without a write generation
-                conn.execute("DELETE FROM meta WHERE key = ?", (NONE_PENDING,))
-            if migrated and str(path) != ":memory:":
+            if migrate(conn) and str(path) != ":memory:":
                 # A migration may delete what must not linger (m031: private files'
                 # rows): the log is folded into the file now, over the old pages
                 # (secure_delete), not whenever a change of the notes next does it.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from .db import sqlite
+from .generation_cache import NONE_PENDING
 from .migrations import MIGRATIONS, Migration
 
 
@@ -26,6 +27,10 @@ def migrate(conn) -> list[str]:
             conn.execute(
                 "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, time.time())
             )
+            # It may have changed chunks or vectors without a new write generation: in the same
+            # transaction, no record that none was pending stays (vector_sync._none_pending_upto).
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
+                conn.execute("DELETE FROM meta WHERE key = ?", (NONE_PENDING,))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
