@@ -49,3 +49,22 @@ async def test_an_answer_before_the_first_reconcile_keeps_its_links_to_real_note
         await llm.close()
         await index.close()
     assert_quieted_but_the_notes(result.org)
+
+
+async def test_an_index_that_holds_the_notes_reads_no_file_for_an_id_while_it_starts(roam_dir, make_settings, monkeypatch):
+    # At every start (its first reconcile running) an ID the index did not know, a
+    # model's mangled one, was looked for in every note file: a read of all the notes.
+    from arcology_oracle.notes import note_ids
+
+    index = OracleIndex(make_settings(roam_dir=roam_dir))
+    await index.start()
+    looked: list[set[str]] = []
+    monkeypatch.setattr(note_ids, "ids_held", lambda root, wanted=None: looked.append(set(wanted)) or set())
+    try:
+        await index.reconcile()  # the last run's index
+        memory = Memory(index, ready=asyncio.Event())  # this start's reconcile has not ended
+        captured = await memory.memorize(TEXT, role="oracle", now=NOW)
+    finally:
+        await index.close()
+    assert looked == []
+    assert_quieted_but_the_notes((roam_dir / captured.file).read_text())

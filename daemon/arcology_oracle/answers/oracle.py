@@ -344,7 +344,8 @@ class Oracle:
         model = model or self.llm.model
         answer = (await self.llm.chat(messages, model=model)).strip()
         # A mangled ID would make every export of the file fail.
-        answer = await model_text.unknown_ids_quieted(answer, self.index.read, held_until(self.ready, self.settings.roam_dir))
+        lookup = await held_until(self.ready, self.settings.roam_dir, self.index.read)  # a new index knows no ID yet
+        answer = await model_text.unknown_ids_quieted(answer, self.index.read, lookup)
         sources = await held_sources(self.index, context.sources)
         # Plain source lines and their IDs in a property, so that org-roam lists no
         # backlink from the conversation on every cited note (answer_source_links: as links).

@@ -136,7 +136,7 @@ class Memory:
         they are only compared with the daily and the inbox, never opened."""
         now, root = now or datetime.datetime.now(), self.settings.roam_dir
         if role or quiet_title:  # not the user's typing: a mangled ID would make every export of the daily fail
-            text = await unknown_ids_quieted(text, self.index.read, held_until(self.ready, root))  # a new index knows no ID yet
+            text = await unknown_ids_quieted(text, self.index.read, await held_until(self.ready, root, self.index.read))
         made = dict(title=title, tags=tags, now=now, source=source, role=role, quiet_title=quiet_title)
         entry = capture.make_capture(text, **made)
         daily, inbox = self.daily_rel(now.date(), dailies_dir), self.settings.capture_inbox

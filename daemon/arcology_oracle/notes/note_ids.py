@@ -49,8 +49,18 @@ def ids_held(root: Path, wanted: Collection[str] | None = None) -> set[str]:
     return {node_id.decode("utf-8", "surrogateescape") for node_id in found}
 
 
-def held_until(ready: asyncio.Event | None, root: Path) -> Callable[[set[str]], Awaitable[set[str]]] | None:
+async def held_until(
+    ready: asyncio.Event | None, root: Path, read: Callable[[Callable], Awaitable]
+) -> Callable[[set[str]], Awaitable[set[str]]] | None:
     """:func:`ids_held` below ``root``, in a worker thread, while ``ready`` (set once the
-    index has read the notes: its first reconcile) is not set; None once it is, or
-    without one: the index then knows every note's ID."""
-    return partial(asyncio.to_thread, ids_held, root) if ready is not None and not ready.is_set() else None
+    index has read the notes: its first reconcile) is not set and the index (``read``:
+    :meth:`~arcology_oracle.index.service.OracleIndex.read`) holds no notes of ``root``
+    (a new index, or one of another directory); None once it is, without one, or when the
+    index holds them: it knows their IDs (but those of notes made while the daemon was
+    down, whose links are quieted until it has read them). An ID no note has is looked
+    for in every file: at each start of a large index that was a read of every note."""
+    if ready is None or ready.is_set():
+        return None
+    if await read(lambda store: store.notes_dir()) == os.path.realpath(root):
+        return None
+    return partial(asyncio.to_thread, ids_held, root)
