@@ -29,6 +29,7 @@
 ;;; Code:
 
 (require 'arcology-oracle)
+(require 'org)
 
 (defvar arcology-oracle--similar-source)
 (defvar arcology-oracle--links-source)
