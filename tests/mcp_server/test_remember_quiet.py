@@ -50,9 +50,10 @@ async def test_a_remembered_todo_is_a_task_only_when_the_agent_says_so(daemon, r
                            '"TODO" nil nil buy bread'], states  # fmt: skip
 
 
-async def remembered_states(daemon, roam_dir, head: str, calls: list[dict]) -> list[str]:
+async def remembered_states(daemon, roam_dir, head: str, calls: list[dict], replies: list | None = None) -> list[str]:
     """Each heading of today's daily, which held ``head``, as Org reads it (see
-    :func:`heading_states`) once ``remember`` was called with each of ``calls``."""
+    :func:`heading_states`) once ``remember`` was called with each of ``calls``;
+    ``replies``, when given, gets the text of each call's answer."""
     daily = roam_dir / "daily" / f"{datetime.date.today():%Y-%m-%d}.org"
     daily.parent.mkdir(exist_ok=True)
     daily.write_text(head)
@@ -60,6 +61,8 @@ async def remembered_states(daemon, roam_dir, head: str, calls: list[dict]) -> l
         for args in calls:
             result = await client.call_tool("remember", args)
             assert not result.is_error, result.content
+            if replies is not None:
+                replies.append(result.content[0].text)
     assert daily.read_text().startswith(head)
     return await heading_states(daily)
 
@@ -80,5 +83,7 @@ async def test_a_remembered_task_is_in_a_state_the_daily_declares(daemon, roam_d
     # bank" was no task there (Org reads only NEXT, WAIT and DONE in it). And the agent's
     # priority cookie after the state put it at the top of the agenda.
     calls = [{"text": "call the bank", "task": True}, {"text": "TODO [#A] Wire the money", "task": True}]
-    states = await remembered_states(daemon, roam_dir, "#+TODO: NEXT WAIT | DONE\n" + USER, calls)
+    replies: list[str] = []
+    states = await remembered_states(daemon, roam_dir, "#+TODO: NEXT WAIT | DONE\n" + USER, calls, replies)
     assert states[-2:] == ['"NEXT" nil nil call the bank', f'"NEXT" nil nil {ZWSP}[#A] Wire the money'], states
+    assert all(reply.endswith(" (a NEXT task)") for reply in replies), replies  # the agent is told so

@@ -187,7 +187,8 @@ def add_write_tools(server: MCPServer, client: DaemonClient) -> None:
             return views.refused(str(exc), exc.retry)
         except OracleError as exc:
             raise ToolError(str(exc)) from None
-        said = (answer.get("link") or f"remembered (id {answer.get('id')})") + (" (a TODO task)" if task else "")
+        state = str(answer.get("title") or "TODO").split(" ", 1)[0]  # the daily's own (``#+TODO: NEXT | DONE``)
+        said = (answer.get("link") or f"remembered (id {answer.get('id')})") + (f" (a {state} task)" if task else "")
         return CallToolResult(content=[TextContent(type="text", text=said)])
 
 
