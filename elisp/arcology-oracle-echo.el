@@ -57,26 +57,24 @@ the part of a message the user must act on stays in it."
   "Show FORMAT with ARGS in the echo area, in whole words, as `message' does.
 A message wider than the echo area (see `arcology-oracle--echo-width')
 is shown on as many lines as it needs, broken between words (see
-`arcology-oracle--echo-fill'), and logged in *Messages* as one line,
-as `message' logs it.  Return the message."
+`arcology-oracle--echo-fill'); it is logged in *Messages* as one line,
+as `message' logs it (\"[2 times]\" when repeated).  Return the
+message."
   (let ((text (apply #'format-message format args)))
     (if (or noninteractive (<= (string-width text) (arcology-oracle--echo-width)))
         (message "%s" text)
-      (let ((message-log-max nil))
-        (message "%s" (arcology-oracle--echo-fill text (arcology-oracle--echo-width))))
-      (arcology-oracle--log-message text))
+      (arcology-oracle--log-message text)
+      (let ((message-log-max nil)
+            (width (arcology-oracle--echo-width)))
+        (message "%s" (arcology-oracle--echo-fill text width))))
     text))
 
 (defun arcology-oracle--log-message (text)
-  "Add TEXT to *Messages* as a line of its own, as `message' would.
-Nothing when `message-log-max' is nil."
-  (when message-log-max
-    (with-current-buffer (messages-buffer)
-      (let ((inhibit-read-only t))
-        (save-excursion
-          (goto-char (point-max))
-          (unless (bolp) (insert "\n"))
-          (insert text "\n"))))))
+  "Add TEXT to *Messages* as `message' would, without showing it.
+As a line of its own, or \"[N times]\" after the same line; nothing
+when `message-log-max' is nil."
+  (let ((inhibit-message t))
+    (message "%s" text)))
 
 (provide 'arcology-oracle-echo)
 

@@ -24,9 +24,14 @@
 
 ;; A command's refusal (`user-error') reads in *Messages* as the
 ;; package's own messages do, "arcology-oracle: ...", wherever it is
-;; signalled from: see `arcology-oracle--user-error'.
+;; signalled from: see `arcology-oracle--user-error'.  In the echo area
+;; it is broken between words, as the package's messages are: Emacs,
+;; which shows it, broke it at the last column, mid-word ("it has no
+;; f\" then "ile"): see `arcology-oracle--show-refusal'.
 
 ;;; Code:
+
+(require 'arcology-oracle-echo)
 
 (defconst arcology-oracle--signal-user-error
   (lambda (message) (signal 'user-error (list message)))
@@ -50,11 +55,36 @@ the function that signalled it.  When the package runs from its
 special form, \"if: Install gptel first\"; signalled from an
 anonymous function, *Messages* shows the message alone, as the
 echo area does, whether the package is compiled or not.  In the
-minibuffer, see `arcology-oracle'."
-  (let ((message (apply #'format-message format args)))
+minibuffer, see `arcology-oracle'.  The message is marked as the
+package's, for `arcology-oracle--show-refusal'."
+  (let ((message (propertize (apply #'format-message format args) 'arcology-oracle-refusal t)))
     (if (minibufferp (window-buffer))
         (arcology-oracle message)
       (funcall arcology-oracle--signal-user-error message))))
+
+(defun arcology-oracle--show-refusal (show data context signal)
+  "Show the error DATA as SHOW, a `command-error-function', does.
+A refusal of `arcology-oracle--user-error' is then shown again with
+`arcology-oracle--message': in whole words, and logged once, alone,
+in *Messages*.  CONTEXT and SIGNAL as SHOW's; other errors are SHOW's
+alone."
+  (let ((refusal (and (eq (car-safe data) 'user-error)
+                      (stringp (cadr data))
+                      (get-text-property 0 'arcology-oracle-refusal (cadr data))
+                      (substring-no-properties (cadr data)))))
+    (if (not refusal)
+        (funcall show data context signal)
+      (let ((message-log-max nil))
+        (funcall show data context signal))
+      (arcology-oracle--message "%s" refusal))))
+
+(add-function :around command-error-function #'arcology-oracle--show-refusal)
+
+(defun arcology-oracle-user-error-unload-function ()
+  "Take `arcology-oracle--show-refusal' off `command-error-function'.
+Return nil: unloading goes on as usual."
+  (remove-function command-error-function #'arcology-oracle--show-refusal)
+  nil)
 
 (provide 'arcology-oracle-user-error)
 

@@ -1,0 +1,54 @@
+"""A newcomer's first day in Emacs, sixth round: ``emacs -nw`` in tmux with the README's
+own configuration, the real daemon and the fake Ollama (as
+tests/elisp/test_fourthround_in_emacs.py runs them).
+
+- A refusal (``user-error``) is shown by Emacs, which broke it at the 80th column,
+  mid-word ("it has no f\\" then "ile"), where the package's own messages read in whole
+  words. Refusals now read as they do; repeated, *Messages* says "[2 times]" after its
+  one line, as Emacs's ``message`` does (the package's log added the line again).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.elisp.walkthrough_driver import Driver, readme_session
+
+WHY = "suggestions are for a note as saved"
+
+
+async def _refused_in_a_new_buffer(driver: Driver, name: str) -> str:
+    """``C-c o l`` in a new Org buffer NAME, never saved; return the refusal as *Messages*
+    has it (its last line)."""
+    emacs = driver.emacs
+    await emacs.keys("C-x", "b")
+    await emacs.type(name)
+    await emacs.keys("Enter")
+    await emacs.wait(lambda: driver._selected_is(name), f"{name} selected")
+    await driver.mx("org-mode")
+    await emacs.wait_text("Org")
+    mark = await driver.mark()
+    await emacs.keys("C-c", "o", "l")
+    return await driver.message(WHY, since=mark)
+
+
+def _echo_lines(screen: str, count: int) -> list[str]:
+    """The last COUNT lines of SCREEN: the echo area, when it is that tall."""
+    return [line.rstrip() for line in screen.rstrip("\n").split("\n")[-count:]]
+
+
+@pytest.mark.timeout(180)
+async def test_a_refusal_reads_in_whole_words_and_is_counted_when_repeated(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        said = await _refused_in_a_new_buffer(driver, "draft")
+        assert said == f"Save draft among your notes first (C-x C-w): it has no file, and {WHY}", said
+        screen = await emacs.wait_text("as saved")
+        echo = _echo_lines(screen, 2)
+        assert not any(line.endswith("\\") for line in echo), screen
+        assert " ".join(echo) == said, screen
+
+        await emacs.keys("C-c", "o", "l")
+        await driver.message(f"{said} [2 times]")
+        messages = (await emacs.state())["messages"].rstrip("\n").split("\n")
+        assert messages[-1] == f"{said} [2 times]", messages[-3:]
