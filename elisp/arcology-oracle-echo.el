@@ -53,20 +53,57 @@ the part of a message the user must act on stays in it."
    (split-string text "\n")
    "\n"))
 
+(defun arcology-oracle--echo-height ()
+  "Return the lines the echo area may grow to, as Emacs sizes it.
+`max-mini-window-height' (a fraction of the frame's lines, or lines)
+when `resize-mini-windows' lets it grow, else its height now.  A
+message taller than that showed its last lines only: its start, what
+it is about, was above the echo area."
+  (let ((mini (minibuffer-window)))
+    (max 1 (cond ((not resize-mini-windows) (window-height mini))
+                 ((floatp max-mini-window-height)
+                  (floor (* max-mini-window-height
+                            (+ (window-total-height (frame-root-window mini))
+                               (window-total-height mini)))))
+                 (t max-mini-window-height)))))
+
+(defun arcology-oracle--echo-shorten (text width height)
+  "Return TEXT, broken into lines of WIDTH columns, in HEIGHT lines.
+TEXT is as `arcology-oracle--echo-fill' breaks it; TEXT whose lines
+fit is returned as it is.  Otherwise its first HEIGHT - 1 lines, and
+a last one of \"… \" and as many of its last words as fit in WIDTH:
+what the message is about and what to do stay; the middle is in
+*Messages* (\\[view-echo-area-messages])."
+  (let ((lines (split-string text "\n")))
+    (if (or (<= (length lines) height) (< height 2))
+        text
+      (let ((words (reverse (split-string (string-join (nthcdr (1- height) lines) " ")
+                                          " +" t)))
+            (kept nil)
+            (used 1))
+        (while (and words (<= (+ used 1 (string-width (car words))) width))
+          (setq used (+ used 1 (string-width (car words))))
+          (push (pop words) kept))
+        (string-join (append (butlast lines (- (length lines) (1- height)))
+                             (list (string-join (cons "…" kept) " ")))
+                     "\n")))))
+
 (defun arcology-oracle--message (format &rest args)
   "Show FORMAT with ARGS in the echo area, in whole words, as `message' does.
 A message wider than the echo area (see `arcology-oracle--echo-width')
 is shown on as many lines as it needs, broken between words (see
-`arcology-oracle--echo-fill'); it is logged in *Messages* as one line,
-as `message' logs it (\"[2 times]\" when repeated).  Return the
-message."
+`arcology-oracle--echo-fill'), and no more lines than the echo area
+can have (see `arcology-oracle--echo-shorten'); it is logged in
+*Messages* as one line, as `message' logs it (\"[2 times]\" when
+repeated).  Return the message."
   (let ((text (apply #'format-message format args)))
     (if (or noninteractive (<= (string-width text) (arcology-oracle--echo-width)))
         (message "%s" text)
       (arcology-oracle--log-message text)
       (let ((message-log-max nil)
             (width (arcology-oracle--echo-width)))
-        (message "%s" (arcology-oracle--echo-fill text width))))
+        (message "%s" (arcology-oracle--echo-shorten (arcology-oracle--echo-fill text width)
+                                                     width (arcology-oracle--echo-height)))))
     text))
 
 (defun arcology-oracle--log-message (text)

@@ -65,9 +65,9 @@ package's, for `arcology-oracle--show-refusal'."
 (defun arcology-oracle--show-refusal (show data context signal)
   "Show the error DATA as SHOW, a `command-error-function', does.
 A refusal of `arcology-oracle--user-error' is then shown again with
-`arcology-oracle--message': in whole words, and logged once, alone,
-in *Messages*.  CONTEXT and SIGNAL as SHOW's; other errors are SHOW's
-alone."
+`arcology-oracle--message': in whole words, no taller than the echo
+area, and logged once, alone, in *Messages*.  CONTEXT and SIGNAL as
+SHOW's; other errors are SHOW's alone."
   (let ((refusal (and (eq (car-safe data) 'user-error)
                       (stringp (cadr data))
                       (get-text-property 0 'arcology-oracle-refusal (cadr data))

@@ -6,6 +6,8 @@ tests/elisp/test_fourthround_in_emacs.py runs them).
   mid-word ("it has no f\\" then "ile"), where the package's own messages read in whole
   words. Refusals now read as they do; repeated, *Messages* says "[2 times]" after its
   one line, as Emacs's ``message`` does (the package's log added the line again).
+- A message taller than the echo area (``max-mini-window-height``) showed its last lines
+  only: what it is about was cut off at the top. Its first lines and its last words show.
 """
 
 from __future__ import annotations
@@ -52,3 +54,18 @@ async def test_a_refusal_reads_in_whole_words_and_is_counted_when_repeated(tmp_p
         await driver.message(f"{said} [2 times]")
         messages = (await emacs.state())["messages"].rstrip("\n").split("\n")
         assert messages[-1] == f"{said} [2 times]", messages[-3:]
+
+
+@pytest.mark.timeout(180)
+async def test_a_message_taller_than_the_echo_area_keeps_its_start_and_its_end(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await emacs.eval("(setq max-mini-window-height 2)")  # a user's setting: two lines at most
+        name = "rye-bread-and-the-sluggish-starter-that-needs-a-warm-kitchen-in-winter"
+        said = await _refused_in_a_new_buffer(driver, name)
+        assert said.startswith(f"Save {name} among") and said.endswith(WHY), said
+        screen = await emacs.wait_text("as saved")
+        first, last = _echo_lines(screen, 2)
+        assert first.startswith(f"Save {name}"), screen
+        assert last.startswith("… ") and last.endswith(WHY), screen
+        assert not first.endswith("\\") and len(last) < 80, screen
