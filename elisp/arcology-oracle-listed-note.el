@@ -24,7 +24,7 @@
 
 ;; The note the similar notes or the link suggestions are about: saving
 ;; it and undoing in it from the list, and running a command there, at
-;; the place it was read.
+;; the place it was read (in the org-roam buffer, at the node shown).
 
 ;;; Code:
 
@@ -114,19 +114,23 @@ list follows that one."
 
 (defun arcology-oracle--in-listed-note (function)
   "Call FUNCTION in the note the list in the current buffer is about.
-At the place the note was read (the point of its window used last).  Return
-non-nil when the current buffer is such a list, nil (FUNCTION not
-called) otherwise; see `arcology-oracle--listed-note'.  A list whose
-note was killed is refused."
-  (if-let ((note (arcology-oracle--listed-note)))
-      (progn
-        (with-current-buffer note
-          (save-excursion
-            (when-let ((window (arcology-oracle--last-window-of note)))
-              (goto-char (window-point window)))
-            (funcall function)))
-        t)
-    (arcology-oracle--refuse-list-without-note)))
+At the place the note was read (the point of its window used last);
+in the org-roam buffer, at the node it shows (see
+`arcology-oracle--at-shown-node'): a dedicated one
+\(`org-roam-buffer-display-dedicated') stays on its node wherever the
+note is read.  Return non-nil when the current buffer is such a list,
+nil (FUNCTION not called) otherwise; see `arcology-oracle--listed-note'.
+A list whose note was killed is refused."
+  (or (arcology-oracle--at-shown-node function)
+      (if-let ((note (arcology-oracle--listed-note)))
+          (progn
+            (with-current-buffer note
+              (save-excursion
+                (when-let ((window (arcology-oracle--last-window-of note)))
+                  (goto-char (window-point window)))
+                (funcall function)))
+            t)
+        (arcology-oracle--refuse-list-without-note))))
 
 (defun arcology-oracle--at-shown-node (function)
   "Call FUNCTION in the note of the org-roam buffer, at the node shown.

@@ -260,10 +260,10 @@ the file is among those it never reads (a hidden folder)."
   "Return the :SOURCE: link of text typed for capture now, or nil.
 As `arcology-oracle--typed-source' at point; in a list (the org-roam
 buffer, the similar notes, the link suggestions), at the place its
-note was read (see `arcology-oracle--in-listed-note'): the list's
-own text is no heading.  Nil in a list whose note was killed, or an
-org-roam buffer showing none: typed text needs no note, and is
-captured without a source."
+note was read, or the node shown (see `arcology-oracle--in-listed-note'):
+the list's own text is no heading.  Nil in a list whose note was
+killed, or an org-roam buffer showing none: typed text needs no note,
+and is captured without a source."
   (let (source)
     (cond ((arcology-oracle--listed-note)
            (arcology-oracle--in-listed-note (lambda () (setq source (arcology-oracle--typed-source)))))

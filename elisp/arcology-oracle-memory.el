@@ -195,7 +195,7 @@ the heading the region came from, or the one point is in for text
 read from the minibuffer (none from a private place or a note the
 daemon never reads: see `arcology-oracle--typed-source'); in a list
 \(the org-roam buffer, the similar notes), its note's at the place it
-was read, and a region of the list itself is refused.
+was read or the node shown, and a region of the list itself is refused.
 ROLE \"oracle\" keeps TEXT as the oracle's words (:ROLE: oracle),
 never as the user's notes: interactively, a region of an answer or
 a summary.  A region in a

@@ -8,13 +8,17 @@ tests/elisp/test_fourthround_in_emacs.py runs them).
   one line, as Emacs's ``message`` does (the package's log added the line again).
 - A message taller than the echo area (``max-mini-window-height``) showed its last lines
   only: what it is about was cut off at the top. Its first lines and its last words show.
+- ``C-c o s`` and ``C-c o L`` in a dedicated org-roam buffer
+  (``org-roam-buffer-display-dedicated``) acted on the place the note was last read,
+  another node than the one the buffer shows, which ``C-c o P`` there tags.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough_driver import Driver, readme_session
+from tests.elisp.test_fourthround_in_emacs import _shows
+from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_session
 
 WHY = "suggestions are for a note as saved"
 
@@ -69,3 +73,26 @@ async def test_a_message_taller_than_the_echo_area_keeps_its_start_and_its_end(t
         assert first.startswith(f"Save {name}"), screen
         assert last.startswith("… ") and last.endswith(WHY), screen
         assert not first.endswith("\\") and len(last) < 80, screen
+
+
+@pytest.mark.timeout(180)
+async def test_a_dedicated_org_roam_buffer_acts_on_the_node_it_shows(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(160, 45)) as driver:
+        emacs = driver.emacs
+        dedicated = "*org-roam: Starter maintenance<sourdough-baking.org>*"
+        await driver.open("sourdough-baking.org", "** Feeding schedule")
+        await emacs.keys("C-u")
+        await driver.mx("org-roam-buffer-display-dedicated")  # the node at point
+        await emacs.wait(lambda: driver.window_of(dedicated), "the dedicated org-roam buffer", timeout=15)
+        await driver.goto("* Bulk fermentation")  # read elsewhere now: another node
+        await driver.select(dedicated)
+        await emacs.keys("C-c", "o", "s")
+        await emacs.wait(lambda: _shows(driver, SIMILAR, "Similar to: "), "the similar notes", timeout=15)
+        assert await _shows(driver, SIMILAR, "Similar to: Starter maintenance"), await driver.buffer_text(SIMILAR)
+
+        await driver.select(dedicated)
+        await emacs.keys("C-c", "o", "L")
+        screen = await emacs.wait_text("Rejected links from: ", timeout=15)
+        assert "Rejected links from: Starter maintenance" in screen, screen
+        state = await emacs.state()
+        assert not state["errors"], state["errors"]
