@@ -88,6 +88,7 @@ note, or rejected for good; the list can be asked for again.
 \\{arcology-oracle-links-mode-map}"
   (setq-local truncate-lines t)
   (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-links-refresh)))
+  (setq-local arcology-oracle--listed-note-undone #'arcology-oracle--links-render-again)
   (add-hook 'window-size-change-functions #'arcology-oracle--links-resized nil t))
 
 (defvar-local arcology-oracle--links-shown nil
@@ -103,12 +104,21 @@ one cut them again at its edge with a $."
     (when (and arcology-oracle--links-shown
                (eq window (get-buffer-window (current-buffer) t))
                (not (eql (car arcology-oracle--links-shown) (arcology-oracle--links-width))))
-      (arcology-oracle--guard
-        (let ((start (window-start window)))
-          (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
-                                         (arcology-oracle--links-title) (cdr arcology-oracle--links-shown))
-          (set-window-point window (point))
-          (set-window-start window (min start (point-max)) t))))))
+      (arcology-oracle--guard (arcology-oracle--links-render-again)))))
+
+(defun arcology-oracle--links-render-again ()
+  "Render the suggestions of the current buffer again, as last received.
+Laid out for its window as it is now, without asking the daemon; those
+whose link the note has now are left out, and one whose link was
+taken out (undone) is offered again.  The window keeps its start."
+  (when arcology-oracle--links-shown
+    (let* ((window (get-buffer-window (current-buffer) t))
+           (start (and window (window-start window))))
+      (arcology-oracle--links-render arcology-oracle--links-source arcology-oracle--links-node
+                                     (arcology-oracle--links-title) (cdr arcology-oracle--links-shown))
+      (when window
+        (set-window-point window (point))
+        (set-window-start window (min start (point-max)) t)))))
 
 (defun arcology-oracle--links-width ()
   "Return the columns a line of the suggestions buffer may take.

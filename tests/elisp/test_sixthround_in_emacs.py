@@ -11,14 +11,19 @@ tests/elisp/test_fourthround_in_emacs.py runs them).
 - ``C-c o s`` and ``C-c o L`` in a dedicated org-roam buffer
   (``org-roam-buffer-display-dedicated``) acted on the place the note was last read,
   another node than the one the buffer shows, which ``C-c o P`` there tags.
+- ``C-/`` in the link suggestions after ``i`` took the link out of the note but not back
+  into the list.
 """
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from tests.elisp.test_firstday_lists_in_emacs import _links_shown
 from tests.elisp.test_fourthround_in_emacs import _shows
-from tests.elisp.walkthrough_driver import SIMILAR, Driver, readme_session
+from tests.elisp.walkthrough_driver import LINKS, SIMILAR, Driver, readme_session
 
 WHY = "suggestions are for a note as saved"
 
@@ -96,3 +101,36 @@ async def test_a_dedicated_org_roam_buffer_acts_on_the_node_it_shows(tmp_path, r
         assert "Rejected links from: Starter maintenance" in screen, screen
         state = await emacs.state()
         assert not state["errors"], state["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_undo_in_the_suggestions_offers_the_link_taken_out_again(tmp_path, roam_dir, fake_ollama):
+    """``C-/`` in the link suggestions right after ``i`` took the link out of the note, and
+    the suggestion stayed gone from the list (only ``g`` brought it back)."""
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(120, 40)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        before = await driver.buffer_text("sourdough-baking.org")
+        await emacs.keys("C-c", "o", "l")
+        await emacs.wait(lambda: _links_shown(driver), "the suggestions, shown and selected", timeout=15)
+        listed = await driver.buffer_text(LINKS)
+        title = _first_title(listed)
+        await emacs.keys("i")
+        await driver.message(f'Inserted a link to "{title}"')
+        assert title not in await driver.buffer_text(LINKS)
+        await driver.select(LINKS)
+        await emacs.keys("C-/")
+        await emacs.wait(lambda: driver._text_is("sourdough-baking.org", before), "the link taken out")
+        await emacs.wait(lambda: _first_title_is(driver, title), f"{title} offered again")
+        assert not (await emacs.state())["errors"]
+
+
+def _first_title(listed: str) -> str:
+    """The title of the first suggestion of the list's text (its first entry line)."""
+    match = re.search(r"^\d\.\d\d  (.*?)(?: weak)?$", listed, re.M)
+    assert match, listed
+    return match.group(1)
+
+
+async def _first_title_is(driver: Driver, title: str) -> bool:
+    return _first_title(await driver.buffer_text(LINKS)) == title
