@@ -26,8 +26,9 @@
 ;; package's own messages do, "arcology-oracle: ...", wherever it is
 ;; signalled from: see `arcology-oracle--user-error'.  In the echo area
 ;; it is broken between words, as the package's messages are: Emacs,
-;; which shows it, broke it at the last column, mid-word ("it has no
-;; f\" then "ile"): see `arcology-oracle--show-refusal'.
+;; which shows it, broke it at the last column, mid-word ("suggestions
+;; ar\" then "e for a note as saved"): see
+;; `arcology-oracle--show-refusal'.
 
 ;;; Code:
 

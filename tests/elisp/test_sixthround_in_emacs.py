@@ -3,9 +3,10 @@ own configuration, the real daemon and the fake Ollama (as
 tests/elisp/test_fourthround_in_emacs.py runs them).
 
 - A refusal (``user-error``) is shown by Emacs, which broke it at the 80th column,
-  mid-word ("it has no f\\" then "ile"), where the package's own messages read in whole
-  words. Refusals now read as they do; repeated, *Messages* says "[2 times]" after its
-  one line, as Emacs's ``message`` does (the package's log added the line again).
+  mid-word ("suggestions ar\\" then "e for a note as saved"), where the package's own
+  messages read in whole words. Refusals now read as they do; repeated, *Messages* says
+  "[2 times]" after its one line, as Emacs's ``message`` does (the package's log added
+  the line again).
 - A message taller than the echo area (``max-mini-window-height``) showed its last lines
   only: what it is about was cut off at the top. Its first lines and its last words show.
 - ``C-c o s`` and ``C-c o L`` in a dedicated org-roam buffer
