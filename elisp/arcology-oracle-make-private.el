@@ -79,14 +79,25 @@ In the org-roam buffer, the node it shows is tagged, in its note (see
 (defun arcology-oracle--private-then (what)
   "Say what tagging WHAT private does, in the current buffer.
 Emacs sends nothing of it from now on; the daemon's index changes
-when the file is saved.  A buffer without a file is in no index:
-there is nothing to save for.  A buffer not shown in the selected
-window (tagged from the org-roam buffer) is named."
-  (if (arcology-oracle--visited-file)
-      (format "save %s to take %s out of the index"
-              (if (eq (current-buffer) (window-buffer)) "the file" (buffer-name))
-              what)
-    (format "Emacs sends nothing of %s (this buffer has no file: the daemon never read it)" what)))
+when the file is saved.  A buffer without a file, or whose file the
+daemon does not read (outside its roam directory, as known now, or
+left out there: see `arcology-oracle--unread-reason'), is in no
+index: there is nothing to save for.  A buffer not shown in the
+selected window (tagged from the org-roam buffer) is named."
+  (let* ((file (arcology-oracle--visited-file))
+         (dir (and file (arcology-oracle--roam-dir)))
+         (rel (and dir (arcology-oracle--relative-file file dir)))
+         (unread (cond ((not dir) nil)
+                       ((not rel) (concat "not under " (abbreviate-file-name dir)))
+                       (t (arcology-oracle--unread-reason rel)))))
+    (cond ((not file)
+           (format "Emacs sends nothing of %s (this buffer has no file: the daemon never read it)" what))
+          (unread
+           (format "%s is not among the daemon's notes (%s): Emacs sends nothing of %s"
+                   (file-name-nondirectory file) unread what))
+          (t (format "save %s to take %s out of the index"
+                     (if (eq (current-buffer) (window-buffer)) "the file" (buffer-name))
+                     what)))))
 
 (defun arcology-oracle--keyword-search (key regexp limit)
   "Search forward for REGEXP before LIMIT on a line that is keyword KEY.

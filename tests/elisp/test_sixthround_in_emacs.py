@@ -14,6 +14,9 @@ tests/elisp/test_fourthround_in_emacs.py runs them).
   another node than the one the buffer shows, which ``C-c o P`` there tags.
 - ``C-/`` in the link suggestions after ``i`` took the link out of the note but not back
   into the list.
+- ``C-c o P`` in an Org file outside the notes said "save the file to take the heading
+  out of the index": the daemon never read it. It says that the file is not among the
+  daemon's notes, as ``C-c o u`` there does, and that Emacs sends nothing of the heading.
 """
 
 from __future__ import annotations
@@ -135,3 +138,25 @@ def _first_title(listed: str) -> str:
 
 async def _first_title_is(driver: Driver, title: str) -> bool:
     return _first_title(await driver.buffer_text(LINKS)) == title
+
+
+@pytest.mark.timeout(180)
+async def test_making_private_outside_the_notes_says_they_are_in_no_index(tmp_path, roam_dir, fake_ollama):
+    outside = tmp_path / "elsewhere" / "plans.org"
+    outside.parent.mkdir()
+    outside.write_text("* Plans\nA heading outside the notes.\n")
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(120, 40)) as driver:
+        emacs = driver.emacs
+        await emacs.keys("C-x", "C-f")
+        await emacs.wait_text("Find file:")
+        await emacs.type(str(outside))
+        await emacs.keys("Enter")
+        await emacs.wait(lambda: driver._selected_is("plans.org"), "plans.org selected")
+        mark = await driver.mark()
+        await emacs.keys("C-c", "o", "P")
+        said = await driver.message("Tagged :private:", since=mark)
+        assert "out of the index" not in said, said
+        assert said == (
+            f"Tagged :private:; plans.org is not among the daemon's notes (not under {roam_dir}/): "
+            "Emacs sends nothing of the heading"
+        ), said
