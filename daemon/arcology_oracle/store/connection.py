@@ -19,7 +19,7 @@ from typing import Self, TypeVar
 
 from ..errors import StoreError
 from .checkpoints import BackgroundCheckpointer
-from .db import DatabaseError, connect
+from .db import DatabaseError, connect, is_corruption
 from .migrate import migrate
 from .generation_cache import WRITE_GENERATION
 from .note_changes import NOTES_CHANGED, appended, since
@@ -43,11 +43,6 @@ def in_snapshot(fn: Callable[..., T]) -> Callable[..., T]:
             return fn(store, *args, **kwargs)
 
     return run
-
-
-def _is_corruption(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return any(m in text for m in ("not a database", "malformed", "corrupt", "disk image"))
 
 
 # The in-memory vector index's snapshot beside the database (see vector_sync.py).
@@ -92,7 +87,7 @@ class StoreBase:
         try:
             store = cls._open(path)
         except DatabaseError as exc:
-            if str(path) == ":memory:" or not _is_corruption(exc):
+            if str(path) == ":memory:" or not is_corruption(exc):
                 raise StoreError(f"cannot open index database {path}: {exc}") from exc
             log.warning("index database %s is unusable (%s): deleting it and rebuilding from the notes", path, exc)
             for suffix in ("", "-wal", "-shm", "-journal", VECTORS_SNAPSHOT_SUFFIX):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import struct
 import sys
 import urllib.parse
@@ -83,18 +84,48 @@ def remembered_notes_dir(path: Path | str) -> str | None:
     """The notes directory the database at ``path`` was last read from (the :data:`NOTES_DIR`
     meta key :meth:`~arcology_oracle.store.Store.remember_notes_dir` writes), read without
     opening it as a store (no migration, nothing written); None when there is no such
-    database or it does not say."""
-    if str(path) == ":memory:" or not Path(path).is_file():
+    database or it does not say (an empty file, an index older than the key).
+
+    A database that is there but cannot be read (locked by another program's write past
+    the busy timeout, unreadable, not a database) raises :class:`StoreError`, one line
+    saying what is wrong and what to do: the caller must not guess another directory,
+    whose notes an ``index`` would then put in place of the index's."""
+    if str(path) == ":memory:":
         return None
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
         conn = connect(path, readonly=True)
         try:
             row = conn.execute("SELECT value FROM meta WHERE key = ?", (NOTES_DIR,)).fetchone()
         finally:
             conn.close()
-    except sqlite.DatabaseError:  # not a database, an older one without meta, or locked
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except (OSError, sqlite.DatabaseError) as exc:
+        if isinstance(exc, sqlite.OperationalError) and str(exc).startswith("no such table"):
+            return None  # (an empty file is an empty database)
+        raise StoreError(_unreadable(path, exc)) from None
     return None if row is None else os.fsdecode(row[0])  # (stored as the OS's bytes)
+
+
+def _unreadable(path: Path | str, exc: Exception) -> str:
+    """What to tell of the database ``path`` that ``exc`` kept from being read."""
+    why = exc.strerror if isinstance(exc, OSError) else str(exc)
+    if is_corruption(exc):
+        return (f"the index database {path} is not a usable database ({why}), so which notes it held is unknown: "
+                "give the notes directory (`arcology-oracle index DIR` rebuilds it from DIR)")
+    if "locked" in why or "busy" in why:
+        return (f"the index database {path} is locked by another program's write ({why}): "
+                "try again when it is done")
+    return (f"cannot read the index database {path} ({why}): check its permissions and its directory's, "
+            "or give another with --db")
+
+
+def is_corruption(exc: Exception) -> bool:
+    """Whether ``exc`` says the file is no (longer a) SQLite database."""
+    text = str(exc).lower()
+    return any(m in text for m in ("not a database", "malformed", "corrupt", "disk image"))
 
 
 def pack_vector(vector) -> bytes:

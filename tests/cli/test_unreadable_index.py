@@ -1,0 +1,52 @@
+"""An index database that is there but cannot be read, with no notes directory given or
+configured: the CLI fell back on ~/org-roam without a word, and `index` re-indexed that
+guess in place of the index's notes. It must say what is wrong and what to do, and do
+nothing."""
+
+from __future__ import annotations
+
+from arcology_oracle.store import Store
+from arcology_oracle.store.db import connect
+from tests.runners import run_cli
+
+
+def a_home_with_notes(tmp_path) -> dict[str, str]:
+    """An environment whose ~/org-roam (the default guess) holds a note, no config file."""
+    home = tmp_path / "home"
+    (home / "org-roam").mkdir(parents=True)
+    (home / "org-roam" / "guess.org").write_text("* A note of the guessed directory\n", encoding="utf-8")
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+
+
+async def test_a_file_that_is_not_a_database_is_reported_and_kept(tmp_path):
+    env = a_home_with_notes(tmp_path)
+    db = tmp_path / "index.sqlite3"
+    db.write_bytes(b"my own file, not an index\n")
+    for command in (("index", "--no-embed"), ("status",)):
+        code, out, err = await run_cli(*command, "--db", str(db), env=env)
+        assert code == 1 and not out, (command, out, err)
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert f"the index database {db} is not a usable database" in err and "arcology-oracle index DIR" in err
+    assert db.read_bytes() == b"my own file, not an index\n"
+
+
+async def test_a_database_locked_by_another_program_is_reported_and_not_indexed(tmp_path, roam_dir):
+    env = a_home_with_notes(tmp_path)
+    db = tmp_path / "index.sqlite3"
+    assert (await run_cli("index", str(roam_dir), "--db", str(db), "--no-embed", env=env))[0] == 0
+    store = Store.open(db)
+    files = store.counts()["files"]
+    store.close()
+    holder = connect(db)  # another program's long write: an exclusive lock no reader passes
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('other program', 'writing')")
+    try:
+        code, out, err = await run_cli("index", "--db", str(db), "--no-embed", env=env)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert code == 1 and not out, (out, err)
+    assert f"the index database {db} is locked by another program's write" in err and "Traceback" not in err, err
+    code, out, err = await run_cli("status", "--db", str(db), "--json", env=env)
+    assert code == 0 and f'"files": {files},' in out and "guess" not in out, (out, err)
