@@ -231,3 +231,25 @@ def test_a_migration_leaves_no_record_that_none_was_pending(tmp_path, monkeypatc
     store = Store.open(path)
     assert store.get_meta("none_pending") is None and store.write_generation() is not None
     store.close()
+
+
+def test_a_record_that_none_was_pending_that_cannot_be_written_is_not_kept_and_fails_nothing(tmp_path):
+    # Under another program's long write, the record waited the busy timeout on the
+    # writer thread and raised: the look failed, and the daemon's worker logged an error
+    # with a traceback and tried again, waiting as long each time.
+    from arcology_oracle.store.db import connect
+
+    path = tmp_path / "db.sqlite3"
+    store = Store.open(path, writer=True)
+    hashes = write_file(store, "a.org", list(range(5)))
+    store.store_vectors([(h, [1.0, 0.0]) for h in hashes])
+    other = connect(path)
+    other.execute("BEGIN IMMEDIATE")  # another program writing
+    try:
+        assert store.pending_texts(8) == []
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert store.get_meta("none_pending") is None  # not kept...
+    assert store.pending_texts(8) == [] and store.get_meta("none_pending") == store.write_generation()  # ...until a look can
+    store.close()

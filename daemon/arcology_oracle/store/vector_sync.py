@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import DimensionMismatch
 from . import vector_snapshot, vectors
 from .connection import VECTORS_SNAPSHOT_SUFFIX, StoreBase
-from .db import DatabaseError, pack_vector
+from .db import DatabaseError, OperationalError, pack_vector
 from .generation_cache import NONE_PENDING, WRITE_GENERATION
 from .shared import PerDatabase
 
@@ -337,14 +337,23 @@ class VectorSync(StoreBase):
         """Record that no chunk was pending at the write ``generation`` (:data:`NONE_PENDING`),
         if it is still the database's (no commit since it was read, by any process). By
         the writer only, outside any transaction, and without a generation of its own: the
-        record changes nothing a reader derives."""
+        record changes nothing a reader derives.
+
+        A record that cannot be written at once (another program writing, a full disk) is
+        not kept, without a wait or an error: the look it follows has its answer, and a
+        later look records it. (It waited the busy timeout, 10 s, on the writer thread,
+        then failed the look, which the daemon's worker logged as an error.)"""
         if self.marks_none_pending and generation is not None and not self.conn.in_transaction:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) SELECT ?1, ?2"
-                " WHERE (SELECT value FROM meta WHERE key = ?3) = ?2"
-                " AND (SELECT value FROM meta WHERE key = ?1) IS NOT ?2",  # (no write when it is recorded)
-                (NONE_PENDING, generation, WRITE_GENERATION),
-            )
+            try:
+                with self.lock_wait(0):
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) SELECT ?1, ?2"
+                        " WHERE (SELECT value FROM meta WHERE key = ?3) = ?2"
+                        " AND (SELECT value FROM meta WHERE key = ?1) IS NOT ?2",  # (no write when it is recorded)
+                        (NONE_PENDING, generation, WRITE_GENERATION),
+                    )
+            except OperationalError as exc:
+                log.debug("no record that none was pending: %s", exc)
 
     def _pending_from(
         self, after: int, upto: int | None, limit: int, seen: set[str], cursor: _PendingCursor, hidden: str | None
