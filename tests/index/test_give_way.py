@@ -116,3 +116,43 @@ async def test_reading_what_is_known_of_the_files_pauses_too(tmp_path, make_sett
     finally:
         await index.close()
     assert any(callable(pause) for pause in given), given
+
+
+async def test_the_daemons_own_look_at_the_setup_files_is_not_a_read_to_give_way_to(
+    tmp_path, make_settings, monkeypatch
+):
+    # The look every 2 s counted as a read in flight: a rescan's reconcile waited for it,
+    # as it waits for a client's query, though no one waits for its answer.
+    from arcology_oracle.index import live
+
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_notes(roam, 3)
+    monkeypatch.setattr(live, "SETUP_CHECK_SECONDS", 0.01)
+    looking, release = threading.Event(), threading.Event()
+    real_look = live.notes_to_read_again
+
+    def held_look(records):
+        looking.set()
+        assert release.wait(30)
+        return real_look(records)
+
+    monkeypatch.setattr(live, "notes_to_read_again", held_look)
+    daemon = live.LiveIndex(make_settings(roam_dir=roam))
+    daemon.index.reads = reads = Watched()
+    await daemon.start()
+    loop = asyncio.get_running_loop()
+    try:
+        await daemon.ready.wait()
+        assert await loop.run_in_executor(None, looking.wait, 30)  # the look is in flight
+        reconcile = asyncio.ensure_future(daemon.index.reconcile())
+        paused = asyncio.ensure_future(loop.run_in_executor(None, reads.paused.wait, 30))
+        await asyncio.wait([reconcile, paused], return_when=asyncio.FIRST_COMPLETED)
+        gave_way = reads.paused.is_set()
+        reads.paused.set()  # (frees the thread waiting for it)
+        release.set()
+        assert not gave_way, "the reconcile gave way to the daemon's own look"
+        assert (await reconcile).unchanged == 3
+    finally:
+        release.set()
+        await daemon.stop()

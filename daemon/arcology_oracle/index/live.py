@@ -153,7 +153,8 @@ class LiveIndex:
                 # (Memory's record of a note replaces the store's: it names the setup files
                 # the note names in its private parts, which the store may not.)
                 rels = await self.index.read(
-                    lambda store: notes_to_read_again(list({**dict(store.setup_records()), **dict(setups)}.items()))
+                    lambda store: notes_to_read_again(list({**dict(store.setup_records()), **dict(setups)}.items())),
+                    own=True,
                 )
                 if rels:
                     # Said once they are read: a note the change made private is not named.
@@ -207,7 +208,7 @@ class LiveIndex:
             again = store.read_again_under(rules, newly_private(store.recorded_reading_rules(), rules))
             return frozenset([*changed_since_stored(root, store.file_states()), *again])
 
-        self._unread = self._unread | await self.index.read(changed)  # (those withheld are hidden from that read)
+        self._unread = self._unread | await self.index.read(changed, own=True)  # (those withheld are hidden from that read)
         self._publish_withheld()
 
     async def _rescan(self) -> None:
@@ -224,7 +225,7 @@ class LiveIndex:
             report = await self.index.reconcile()
         except OperationalError:
             root = self.settings.roam_dir
-            changed = await self.index.read(lambda store: changed_since_stored(root, store.file_states()))
+            changed = await self.index.read(lambda store: changed_since_stored(root, store.file_states()), own=True)
             # Those withheld since the start are hidden from that read: stale too, read again alone until taken.
             changed, self._unread = {*changed, *self._unread}, frozenset()
             self._note_stale(changed, ())

@@ -10,6 +10,7 @@ the daemon (embedding worker, watcher) is :mod:`arcology_oracle.index.live`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import uuid
@@ -133,12 +134,14 @@ class OracleIndex:
                 self._reader_stores.append(store)
         return store
 
-    async def read(self, fn: Callable[[Store], T]) -> T:
+    async def read(self, fn: Callable[[Store], T], *, own: bool = False) -> T:
         """Run ``fn(reader_store)`` on a reader thread (its own connection), which shows
         nothing of the notes :attr:`withheld` as the call is made. A reconcile gives way
-        to it until its answer is back on the loop (:attr:`reads`)."""
+        to it until its answer is back on the loop (:attr:`reads`), unless it is ``own``:
+        one the daemon makes for itself (the setup files' look every 2 s), which no
+        client waits for."""
         loop, withheld = asyncio.get_running_loop(), self.withheld
-        with self.reads.reading():
+        with contextlib.nullcontext() if own else self.reads.reading():
             return await loop.run_in_executor(self._reader_pool, lambda: fn(self._reader().hide(withheld)))
 
     # -- indexing ---------------------------------------------------------------------
