@@ -29,15 +29,18 @@ log = logging.getLogger(__name__)
 def remove_old_copies(db_path: Path | str, *, now: float | None = None) -> list[Path]:
     """Remove the copies of ``db_path``'s forget record older than ``KEEP_DAYS`` days
     (see the module docstring); the paths removed. Raises ``OSError`` when the folder
-    cannot be read (a copy that cannot be removed is logged and left)."""
+    is there and cannot be read (a copy that cannot be removed is logged and left)."""
     record = journal_path(db_path)
     if record is None:
         return []
     cutoff = (time.time() if now is None else now) - KEEP_DAYS * 86400
     names = tuple(f"{record.name}.{kind}-" for kind in ("kept", "damaged"))
     removed = []
-    with os.scandir(record.parent) as entries:
-        found = [e for e in entries if e.name.startswith(names)]
+    try:
+        with os.scandir(record.parent) as entries:
+            found = [e for e in entries if e.name.startswith(names)]
+    except (FileNotFoundError, NotADirectoryError):  # no folder (yet): no copies
+        return []
     for entry in found:
         try:
             st = entry.stat(follow_symlinks=False)

@@ -47,13 +47,18 @@ IntegrityError = sqlite.IntegrityError
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
-    """Open ``path`` with sqlite-vec loaded, WAL mode, foreign keys on and Row factory.
+    """Open ``path`` with sqlite-vec loaded, WAL mode, foreign keys on and Row factory,
+    creating its folder (:class:`StoreError` when that cannot be done).
 
     The connection runs in autocommit mode (``isolation_level=None``): callers open
     transactions explicitly (see ``Store.transaction``).
     """
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # (an unwritable HOME, under the default database's folder)
+            raise StoreError(f"cannot create the folder of the index database {path}: {exc.strerror}: "
+                             "give another with --db (or ARCOLOGY_ORACLE_DB)") from None
     # A URI: a name's "#", "?" and "%" are quoted, or SQLite reads them as the URI's own.
     uri = f"file:{urllib.parse.quote(Path(path).as_posix())}?mode=ro" if readonly else str(path)
     conn = sqlite.connect(uri, uri=readonly, isolation_level=None, check_same_thread=False)
