@@ -31,6 +31,15 @@ log = logging.getLogger("arcology_oracle")
 
 
 def cmd_index(settings: Settings, args) -> int:
+    """Read the notes into the index, then embed what is pending. A notes directory that
+    is not one (a mistyped path, an unmounted disk, ~/org-roam on a new machine) is an
+    error: the index is left as it is (the daemon's reconcile's rule), and "0 files" with
+    exit 0 said it was done."""
+    root = settings.roam_dir
+    if not root.is_dir():
+        what = "is not a directory" if root.exists() else "does not exist"
+        raise OracleError(f"the notes directory {root} {what}: nothing was indexed (give it: `arcology-oracle index DIR`)")
+
     async def run(index):
         bar = ProgressBar("reading ")
         embedded = 0

@@ -177,3 +177,15 @@ def test_output_into_a_closed_pipe_ends_quietly(tmp_path, roam_dir):
     finally:
         os.close(write_end)
     assert done.returncode == 1 and "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+
+
+async def test_indexing_what_is_not_a_notes_directory_is_an_error(tmp_path, roam_dir):
+    # A mistyped path, or a file, said "0 files: 0 indexed ..." and exit 0, as if done.
+    db = str(tmp_path / "d.db")
+    assert (await run_cli("index", str(roam_dir), "--db", db, "--no-embed"))[0] == 0
+    (tmp_path / "note.org").write_text("* A file, not a directory\n", encoding="utf-8")
+    for given, what in ((tmp_path / "typo", "does not exist"), (tmp_path / "note.org", "is not a directory")):
+        code, out, err = await run_cli("index", str(given), "--db", db, "--no-embed")
+        assert code == 1 and not out and f"the notes directory {given} {what}: nothing was indexed" in err, (out, err)
+    code, out, _ = await run_cli("status", "--db", db, "--json")
+    assert json.loads(out)["files"] > 0 and os.path.realpath(json.loads(out)["roam_dir"]) == os.path.realpath(roam_dir)
