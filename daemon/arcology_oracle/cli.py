@@ -187,16 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", parents=[common], help="search headings (hybrid, or keyword-only without vectors)")
-    p.add_argument("query")
+    p.add_argument("query", type=_text)
     p.add_argument("-k", type=_count(100), default=10, help="number of results, 1 to 100 (default 10)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("similar", parents=[common], help="headings similar to a node, a heading or a text")
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--node", help="a node ID")
-    group.add_argument("--file", help="a file relative to the roam dir (with --line)")
-    group.add_argument("--text", help="free text")
+    group.add_argument("--node", type=_text, help="a node ID")
+    group.add_argument("--file", type=_text, help="a file relative to the roam dir (with --line)")
+    group.add_argument("--text", type=_text, help="free text")
     p.add_argument("--line", type=_line, default=1, help="the heading at this line of --file (default 1)")
     p.add_argument("-k", type=_count(100), default=10, help="number of results, 1 to 100 (default 10)")
     p.add_argument("--exclude-linked", action="store_true", help="hide nodes already linked from or to the node")
@@ -229,17 +229,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mcp)
 
     p = sub.add_parser("ask", parents=[common], help="ask a question; the answer streams, grounded in your notes")
-    p.add_argument("question", nargs="?", default="", help="the question (may be empty with --buffer)")
+    p.add_argument("question", nargs="?", type=_text, default="", help="the question (may be empty with --buffer)")
     p.add_argument("--buffer", type=Path, help="a file whose text the question is about ('-' for stdin)")
     p.add_argument("-k", type=_count(50), default=8, help="at most this many notes, 1 to 50 (default 8)")
-    p.add_argument("--model", help="chat model (default: the configured chat_model)")
+    p.add_argument("--model", type=_text, help="chat model (default: the configured chat_model)")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("summarize", parents=[common], help="summarize a note (cached until it changes)")
-    p.add_argument("node", help="the node ID")
-    p.add_argument("--question", help="focus the summary on this question (not cached)")
+    p.add_argument("node", type=_text, help="the node ID")
+    p.add_argument("--question", type=_text, help="focus the summary on this question (not cached)")
     p.add_argument("-k", type=_count(50), default=5, help=argparse.SUPPRESS)
-    p.add_argument("--model", help="chat model (default: the configured chat_model)")
+    p.add_argument("--model", type=_text, help="chat model (default: the configured chat_model)")
     p.set_defaults(func=cmd_summarize)
 
     from .cli_import import add_import_parser
@@ -262,6 +262,16 @@ def _count(high: int):
         return value
 
     return parse
+
+
+def _text(text: str) -> str:
+    """An argparse type: text sent to the index or a model (a query, a node ID, a note's
+    path), which must be UTF-8; an argument of other bytes ended in a traceback."""
+    from .notes.files import is_utf8, shown_name
+
+    if not is_utf8(text):
+        raise argparse.ArgumentTypeError(f"not UTF-8: {shown_name(text)}")
+    return text
 
 
 def _line(text: str) -> int:

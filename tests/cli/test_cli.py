@@ -189,3 +189,23 @@ async def test_indexing_what_is_not_a_notes_directory_is_an_error(tmp_path, roam
         assert code == 1 and not out and f"the notes directory {given} {what}: nothing was indexed" in err, (out, err)
     code, out, _ = await run_cli("status", "--db", db, "--json")
     assert json.loads(out)["files"] > 0 and os.path.realpath(json.loads(out)["roam_dir"]) == os.path.realpath(roam_dir)
+
+
+async def test_names_and_arguments_that_are_not_utf8_are_said_not_tracebacks(tmp_path):
+    # A note named in Latin-1 failed at every index with a logged traceback (and doctor
+    # said --repair would fix it); such a name, or any text, given as an argument ended
+    # in a traceback.
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    (roam / "plain.org").write_text("* Plain\nA plain note.\n", encoding="utf-8")
+    latin = os.fsdecode(b"caf\xe9.org")
+    (roam / latin).write_text("* Caf\nA note named in Latin-1.\n", encoding="utf-8")
+    db = str(tmp_path / "u.db")
+    code, out, err = await run_cli("index", str(roam), "--db", db, "--no-embed")
+    assert code == 0 and "1 indexed" in out and "0 failed" in out, (out, err)
+    assert "caf\\xe9.org: not indexed: its name is not UTF-8" in err and "Traceback" not in err, err
+    code, out, err = await run_cli("doctor", "--db", db)
+    assert code == 0 and "agrees" in out and "Traceback" not in err, (out, err)
+    for args in (("similar", "--file", latin), ("similar", "--node", latin), ("summarize", latin), ("ask", latin)):
+        code, out, err = await run_cli(*args, "--db", db, "--ollama-host", "http://127.0.0.1:9")
+        assert code == 2 and "not UTF-8: caf\\xe9.org" in err and "Traceback" not in err, (args, err)

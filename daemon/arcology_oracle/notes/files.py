@@ -3,6 +3,9 @@
 Which files count (:func:`is_indexable_path`, shared by the walker and the watcher):
 
 * the name ends in ``.org`` (so ``*.org.gpg``, ``*.org~`` and ``#*.org#`` are out);
+* the path is UTF-8: the index, its API and Emacs keep paths as text (a walk names in
+  its log each file it leaves out for that, which would else fail, with a traceback,
+  at each reconcile);
 * no path component starts with ``.`` (hidden directories such as ``.git``, hidden
   files, and Emacs lock files ``.#foo.org``);
 * no exclude glob matches. Globs are matched with :func:`fnmatch.fnmatchcase`
@@ -41,12 +44,26 @@ PAUSE_EVERY = 32
 def is_indexable_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
     """Whether the root-relative POSIX path ``rel`` names an org file to index."""
     parts = PurePosixPath(rel).parts
-    if not parts or not rel.endswith(".org") or rel.startswith("/"):
+    if not parts or not rel.endswith(".org") or rel.startswith("/") or not is_utf8(rel):
         return False
     name = parts[-1]
     if name == ".org" or ".." in parts or (name.startswith("#") and name.endswith("#")):
         return False
     return not is_private_path(rel, exclude_globs)
+
+
+def is_utf8(text: str) -> bool:
+    """Whether ``text`` (a name as the OS gave it, undecodable bytes as surrogates) is UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(text: str) -> str:
+    """``text`` with the bytes that are not UTF-8 as ``\\xNN`` (for a message)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def is_private_path(rel: str, exclude_globs: Sequence[str] = ()) -> bool:
@@ -174,6 +191,8 @@ def iter_org_files(
                         left_out.add(rel)
                 elif entry.is_dir():
                     walk(entry.path, rel)
+                elif not is_utf8(rel) and is_indexable_path(shown := shown_name(rel), exclude_globs) and entry.is_file():
+                    log.warning("%s: not indexed: its name is not UTF-8 (rename it to index it)", shown)
                 elif entry.is_file() and is_indexable_path(rel, exclude_globs):
                     # Not a symlink, in a directory whose real path is known: its own real
                     # path without os.path.realpath, whose lstat of every component of
