@@ -345,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"arcology-oracle: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        if args.command == "index":  # (stopped at its next commit: index/indexer.py Indexer.stop)
+            print("arcology-oracle: interrupted: what was stored is kept; `arcology-oracle index` goes on from there",
+                  file=sys.stderr)  # fmt: skip
         return 130
     except BrokenPipeError:  # `arcology-oracle search x | head -1`: the reader is gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # for the flush at exit

@@ -34,6 +34,7 @@ from itertools import islice
 from pathlib import Path
 
 from ..config import Settings
+from ..errors import Stopping
 from ..ollama.embed import Embedder, prefixes_key
 from ..notes.files import PAUSE_EVERY, inside_root, is_indexable_path, iter_org_files, may_have_excluded_names, through_symlink
 from ..notes.records import ParsedFile
@@ -104,6 +105,7 @@ class Indexer:
         self.store = store
         self.root = settings.roam_dir
         self.progress = Progress()
+        self._stopping = threading.Event()  # see stop()
         self._private_tags = frozenset(t.lower() for t in settings.private_tags)
         self._real_root = os.path.realpath(self.root)  # again at each reconcile / index_paths
         # Real path -> the symlinked path a file is indexed under (iter_org_files), for the watcher. Replaced whole.
@@ -124,7 +126,12 @@ class Indexer:
                 self.progress = Progress()
                 return report
             aliases: dict[str, str] = {}
-            pause = self.reads.work()
+            give_way = self.reads.work()
+
+            def pause() -> None:
+                self._stop_here()
+                give_way()
+
             on_disk = dict(iter_org_files(self.root, self.settings.exclude_globs, aliases, left_out := set(), pause=pause))
             self.aliases = aliases
             self.private.left_out(left_out)
@@ -173,6 +180,7 @@ class Indexer:
                                 on_progress(self.progress)
                     if self.between_commits:
                         self.between_commits()
+                    self._stop_here()
                     if self.progress.done == before:
                         break
             if pipeline.parsed_in_workers:
@@ -184,6 +192,18 @@ class Indexer:
             self._checkpoint(report)
             self.progress = Progress()
             return report
+
+    def stop(self) -> None:
+        """Make a reconcile under way (on another thread) end at its next pause or commit,
+        raising :class:`~arcology_oracle.errors.Stopping`: the index is closing (``C-c`` in
+        ``index``, the daemon's stop), and waited for the whole walk and every file (7 s
+        after ``C-c`` at 12,000 files). What it committed stays; the next reconcile reads
+        the rest, as after a crash there (each commit is whole). For good."""
+        self._stopping.set()
+
+    def _stop_here(self) -> None:
+        if self._stopping.is_set():
+            raise Stopping("the index is closing: the reconcile stopped; the next one goes on")
 
     def index_paths(self, rels: Iterable[str]) -> IndexReport:
         """Re-index (or purge) the given paths, relative to the roam directory.

@@ -98,7 +98,10 @@ class OracleIndex:
             log.exception("could not count the nodes")
 
     async def close(self) -> None:
-        """Close the embedder and every connection. The index can be started again."""
+        """Close the embedder and every connection, a reconcile under way stopped
+        (:meth:`Indexer.stop`). The index can be started again."""
+        if self.indexer is not None:
+            self.indexer.stop()  # (a reconcile under way: at its next commit, not at its end)
         if getattr(self, "_warming", None) is not None:
             await self._warming
             self._warming = None

@@ -1,0 +1,48 @@
+"""C-c in the middle of `arcology-oracle index`: it stops at the next commit, says so,
+and the next index goes on, nothing lost (index/indexer.py Indexer.stop)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+from arcology_oracle.store.db import connect
+from tests.index.test_give_way import write_notes
+from tests.runners import REPO, run_cli, wait_until
+
+
+def stored_files(db) -> int:
+    if not db.exists():
+        return 0
+    conn = connect(db, readonly=True)
+    try:
+        return conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    except Exception:  # (not created yet)
+        return 0
+    finally:
+        conn.close()
+
+
+async def test_ctrl_c_in_index_says_so_and_the_next_index_goes_on(tmp_path):
+    roam, db = tmp_path / "notes", tmp_path / "i.db"
+    roam.mkdir()
+    write_notes(roam, 1500)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arcology_oracle", "index", str(roam), "--db", str(db), "--no-embed",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    try:
+        await wait_until(lambda: stored_files(db) > 0 or proc.returncode is not None, timeout=60)
+        proc.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted: what was stored is kept" in err.decode() and "Traceback" not in err.decode(), err
+    code, out, err = await run_cli("index", str(roam), "--db", str(db), "--no-embed")
+    assert code == 0 and "1500 files" in out and "0 failed" in out, (out, err)
+    code, out, err = await run_cli("doctor", str(roam), "--db", str(db))
+    assert code == 0 and "agrees" in out, (out, err)
