@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arcology_oracle.notes.files import is_indexable_path, iter_org_files, resolve_inside
+from arcology_oracle.notes.files import is_indexable_path, iter_org_files, resolve_inside, unread_reason
 from tests.org_samples import VAULT
 
 
@@ -140,3 +140,12 @@ def test_resolve_inside(tmp_path, root):
                 "", "a\x00b.org", "sub/../a.org"]:  # fmt: skip
         with pytest.raises(ValueError):
             resolve_inside(root, bad)
+
+
+def test_why_a_path_is_not_read():
+    # "../etc/passwd" was said to be in a hidden folder (".." starts with a dot).
+    assert unread_reason("../etc/passwd.org") == "it is not inside the notes directory"
+    assert unread_reason("/etc/notes.org") == "it is not inside the notes directory"
+    assert unread_reason("a/.hidden/b.org") == "hidden folders and files are not read"
+    assert unread_reason("drafts/x.org", ["drafts/"]) == "it matches exclude_globs"
+    assert unread_reason("notes/x.org") is None

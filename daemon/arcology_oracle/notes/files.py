@@ -95,7 +95,10 @@ def plain_name(path: str) -> str:
 def unread_reason(rel: str, exclude_globs: Sequence[str] = ()) -> str | None:
     """Why the index never reads the org file at root-relative ``rel`` (for a 404 that
     would else say only that nothing is indexed there), or None when it may."""
-    if any(p.startswith(".") for p in PurePosixPath(rel).parts):
+    parts = PurePosixPath(rel).parts
+    if rel.startswith("/") or ".." in parts:  # (".." is no hidden folder: it was said to be one)
+        return "it is not inside the notes directory"
+    if any(p.startswith(".") for p in parts):
         return "hidden folders and files are not read"
     if is_excluded(rel, exclude_globs):
         return "it matches exclude_globs"
