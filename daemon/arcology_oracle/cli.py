@@ -35,10 +35,8 @@ def cmd_index(settings: Settings, args) -> int:
     is not one (a mistyped path, an unmounted disk, ~/org-roam on a new machine) is an
     error: the index is left as it is (the daemon's reconcile's rule), and "0 files" with
     exit 0 said it was done."""
-    root = settings.roam_dir
-    if not root.is_dir():
-        what = "is not a directory" if root.exists() else "does not exist"
-        raise OracleError(f"the notes directory {root} {what}: nothing was indexed (give it: `arcology-oracle index DIR`)")
+    if (problem := notes_dir_problem(settings.roam_dir)) is not None:
+        raise OracleError(f"{problem}: nothing was indexed (give it: `arcology-oracle index DIR`)")
 
     async def run(index):
         bar = ProgressBar("reading ")
@@ -164,7 +162,17 @@ def cmd_mcp(settings: Settings, args) -> int:
     return run_stdio(settings)
 
 
+def notes_dir_problem(root: Path) -> str | None:
+    """What keeps ``root`` from being read as the notes directory, as words, or None."""
+    if root.is_dir():
+        return None
+    return f"the notes directory {root} {'is not a directory' if root.exists() else 'does not exist'}"
+
+
 # -- argument parsing ---------------------------------------------------------------
+
+# Where the commands that take a notes directory take it from without one (settings_from_args).
+ROAM_DIR_DEFAULT = "default: the configured roam_dir, else the one the index was read from"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -214,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("serve", parents=[common], help="run the daemon: watch the notes and answer over HTTP")
-    p.add_argument("--roam-dir", type=Path, help="the org-roam directory to watch")
+    p.add_argument("--roam-dir", type=Path, help=f"the org-roam directory to watch ({ROAM_DIR_DEFAULT})")
     p.add_argument("--host", help="address to bind (default 127.0.0.1; any other needs a token)")
     p.add_argument("--port", type=int, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--token-file", type=Path, help="file holding the bearer token clients must send")
@@ -283,7 +291,7 @@ def _line(text: str) -> int:
 
 def _roam_dir_argument(p: argparse.ArgumentParser) -> None:
     """The notes directory as ``DIR`` or as ``--roam-dir DIR``, the way ``serve`` takes it."""
-    where = "the org-roam directory (default: the configured roam_dir, else the one the index was read from)"
+    where = f"the org-roam directory ({ROAM_DIR_DEFAULT})"
     p.add_argument("roam_dir", type=Path, nargs="?", help=where)
     p.add_argument("--roam-dir", type=Path, dest="roam_dir_option", metavar="ROAM_DIR", help="the same as ROAM_DIR")
 

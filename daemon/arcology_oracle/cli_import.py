@@ -24,6 +24,7 @@ import math
 import sys
 from pathlib import Path
 
+from .cli import ROAM_DIR_DEFAULT, notes_dir_problem
 from .cli_progress import ProgressBar
 from .config import Settings
 from .errors import BadRequest, ConfigError, OracleError
@@ -45,7 +46,7 @@ def add_import_parser(sub, common) -> None:
     p.add_argument("format", choices=FORMATS, help="what FILE is")
     p.add_argument("file", type=Path, help="the export (for transcript, vtt, srt and markdown also a directory of them)")
     p.add_argument("--into", type=Path, help="where the files go, inside the roam directory (default imported/FORMAT)")
-    p.add_argument("--roam-dir", type=Path, help="the org-roam directory (default: the configured roam_dir)")
+    p.add_argument("--roam-dir", type=Path, help=f"the org-roam directory ({ROAM_DIR_DEFAULT})")
     p.add_argument("--tag", action="append", default=[], metavar="TAG", help="tag every imported file, e.g. private (repeatable)")
     p.add_argument("--me", default="Me", metavar="NAME", help="the speaker name of your own turns in chat exports (default Me)")
     p.add_argument("--speaker", action="append", default=[], metavar="NAME", help="markdown: one more speaker name (repeatable)")
@@ -60,8 +61,8 @@ def cmd_import(settings: Settings, args) -> int:
     except BadRequest as exc:
         raise ConfigError(str(exc)) from None
     roam = settings.roam_dir
-    if not roam.is_dir():
-        raise ConfigError(f"the roam directory {roam} does not exist")
+    if (problem := notes_dir_problem(roam)) is not None:
+        raise ConfigError(problem)
     target = _target(roam, args.into or Path(DEFAULT_DIRS[args.format]))
     if not args.file.exists():
         raise ConfigError(f"no such file: {args.file}")

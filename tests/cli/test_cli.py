@@ -209,3 +209,15 @@ async def test_names_and_arguments_that_are_not_utf8_are_said_not_tracebacks(tmp
     for args in (("similar", "--file", latin), ("similar", "--node", latin), ("summarize", latin), ("ask", latin)):
         code, out, err = await run_cli(*args, "--db", db, "--ollama-host", "http://127.0.0.1:9")
         assert code == 2 and "not UTF-8: caf\\xe9.org" in err and "Traceback" not in err, (args, err)
+
+
+async def test_every_command_that_takes_the_notes_directory_says_where_it_takes_it_from(tmp_path):
+    # README: without one, every command takes the configured roam_dir, else the one the
+    # index was read from; serve's and import's --help said nothing of it, or less.
+    for command in ("index", "doctor", "serve", "import"):
+        code, out, _ = await run_cli(command, "--help")
+        assert code == 0 and "else the one the index was read from" in " ".join(out.split()), (command, out)
+    (tmp_path / "note.org").write_text("* A file\n", encoding="utf-8")
+    (tmp_path / "chat.txt").write_text("[10:00] Me: hello\n", encoding="utf-8")
+    code, _, err = await run_cli("import", "transcript", str(tmp_path / "chat.txt"), "--roam-dir", str(tmp_path / "note.org"))
+    assert code == 2 and f"the notes directory {tmp_path / 'note.org'} is not a directory" in err, err
