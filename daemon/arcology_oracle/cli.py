@@ -86,7 +86,7 @@ def cmd_index(settings: Settings, args) -> int:
         print(f"{status['headings']} headings, {status['chunks']} chunks, {status['embedded']} embedded, {status['pending']} pending")
         return 0
 
-    return asyncio.run(with_index(settings, run))
+    return asyncio.run(with_index(settings, run, new=True))
 
 
 def cmd_status(settings: Settings, args) -> int:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 from .config import Settings
-from .errors import ConfigError
+from .errors import ConfigError, NotFound
 
 
 def print_results(mode: str, results, as_json: bool, note: str | None = None) -> None:
@@ -36,9 +37,14 @@ def print_results(mode: str, results, as_json: bool, note: str | None = None) ->
 # -- commands -------------------------------------------------------------------------
 
 
-async def with_index(settings: Settings, fn):
+async def with_index(settings: Settings, fn, *, new: bool = False):
+    """``await fn(index)`` with the index open, and closed after. Unless ``new`` (``index``
+    makes it), a database that is not there is an error: a mistyped --db, or a search
+    before any index, answered "no results" of an empty index it created."""
     from .index.service import OracleIndex
 
+    if not new and str(settings.db_path) != ":memory:" and not os.path.lexists(settings.db_path):
+        raise NotFound(f"no index at {settings.db_path}: `arcology-oracle index DIR` makes it (or give the index's --db)")
     index = OracleIndex(settings)
     await index.start()
     try:

@@ -66,9 +66,20 @@ async def test_bad_configuration_is_reported_clearly(tmp_path):
     assert code == 2 and "invalid TOML" in err
 
 
-async def test_unknown_node_is_an_error_not_a_traceback(tmp_path):
+async def test_unknown_node_is_an_error_not_a_traceback(tmp_path, roam_dir):
+    assert (await run_cli("index", str(roam_dir), "--db", str(tmp_path / "e.db"), "--no-embed"))[0] == 0
     code, _, err = await run_cli("similar", "--node", "nope", "--db", str(tmp_path / "e.db"))
     assert code == 1 and "no node" in err and "Traceback" not in err
+
+
+async def test_a_database_that_is_not_there_is_said_not_made(tmp_path):
+    # A mistyped --db (or a search before any index): an empty index was created there
+    # and the search said "no results", status "0 files".
+    typo = tmp_path / "idnex.db"
+    for command in (("search", "bread"), ("status",), ("similar", "--text", "bread"), ("summarize", "n1")):
+        code, out, err = await run_cli(*command, "--db", str(typo), "--ollama-host", "http://127.0.0.1:9")
+        assert code == 1 and not out and f"no index at {typo}: `arcology-oracle index DIR` makes it" in err, (command, out, err)
+    assert not typo.exists()
 
 
 async def test_keyword_mode_scores_never_rise_down_the_list(tmp_path, roam_dir):
