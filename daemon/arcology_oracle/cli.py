@@ -324,11 +324,14 @@ def settings_from_args(args) -> Settings:
         if not overrides["token"]:
             raise ConfigError(f"token file {token_file} is empty")
     settings = load_settings(config_file=args.config, overrides=overrides)
-    if "roam_dir" not in settings.model_fields_set:  # no directory given anywhere: the index's own
-        from .store.db import remembered_notes_dir
+    from .store.db import remembered_embed_model, remembered_notes_dir
 
+    if "roam_dir" not in settings.model_fields_set:  # no directory given anywhere: the index's own
         if (remembered := remembered_notes_dir(settings.db_path)) is not None:
             settings = settings.model_copy(update={"roam_dir": Path(remembered)})
+    if "embed_model" not in settings.model_fields_set:  # nor a model: the index's (another drops every vector)
+        if (model := remembered_embed_model(settings.db_path)) is not None:
+            settings = settings.model_copy(update={"embed_model": model})
     return settings
 
 

@@ -18,7 +18,7 @@ def a_home_with_notes(tmp_path) -> dict[str, str]:
     return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
 
 
-async def test_a_file_that_is_not_a_database_is_reported_and_kept(tmp_path):
+async def test_a_file_that_is_not_a_database_is_reported_and_kept(tmp_path, roam_dir):
     env = a_home_with_notes(tmp_path)
     db = tmp_path / "index.sqlite3"
     db.write_bytes(b"my own file, not an index\n")
@@ -28,6 +28,8 @@ async def test_a_file_that_is_not_a_database_is_reported_and_kept(tmp_path):
         assert err.count("\n") == 1 and "Traceback" not in err, err
         assert f"the index database {db} is not a usable database" in err and "arcology-oracle index DIR" in err
     assert db.read_bytes() == b"my own file, not an index\n"
+    code, out, err = await run_cli("index", str(roam_dir), "--db", str(db), "--no-embed", env=env)  # as it says
+    assert code == 0 and "16 indexed" in out and "rebuilding from the notes" in err, (out, err)
 
 
 async def test_a_database_locked_by_another_program_is_reported_and_not_indexed(tmp_path, roam_dir):

@@ -83,6 +83,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
 
 
 NOTES_DIR = "notes_dir"  # meta key: the real path of the notes directory last read into the index
+EMBED_MODEL = "embed_model"  # meta key: the embedding model the index's vectors come from
 
 
 def remembered_notes_dir(path: Path | str) -> str | None:
@@ -95,6 +96,22 @@ def remembered_notes_dir(path: Path | str) -> str | None:
     the busy timeout, unreadable, not a database) raises :class:`StoreError`, one line
     saying what is wrong and what to do: the caller must not guess another directory,
     whose notes an ``index`` would then put in place of the index's."""
+    held = _remembered(path, NOTES_DIR)
+    return None if held is None else os.fsdecode(held)  # (stored as the OS's bytes)
+
+
+def remembered_embed_model(path: Path | str) -> str | None:
+    """The embedding model the index at ``path`` holds vectors of (:data:`EMBED_MODEL`),
+    read as :func:`remembered_notes_dir` reads; None when it does not say, or cannot be
+    read (opening it as a store says why, or rebuilds one that is no database)."""
+    try:
+        return _remembered(path, EMBED_MODEL)
+    except StoreError:
+        return None
+
+
+def _remembered(path: Path | str, key: str):
+    """The value of ``meta`` ``key`` of the database at ``path`` (see :func:`remembered_notes_dir`)."""
     if str(path) == ":memory:":
         return None
     try:
@@ -102,7 +119,7 @@ def remembered_notes_dir(path: Path | str) -> str | None:
             return None
         conn = connect(path, readonly=True)
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (NOTES_DIR,)).fetchone()
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         finally:
             conn.close()
     except (FileNotFoundError, NotADirectoryError):
@@ -111,7 +128,7 @@ def remembered_notes_dir(path: Path | str) -> str | None:
         if isinstance(exc, sqlite.OperationalError) and str(exc).startswith("no such table"):
             return None  # (an empty file is an empty database)
         raise StoreError(_unreadable(path, exc)) from None
-    return None if row is None else os.fsdecode(row[0])  # (stored as the OS's bytes)
+    return None if row is None else row[0]
 
 
 def _unreadable(path: Path | str, exc: Exception) -> str:

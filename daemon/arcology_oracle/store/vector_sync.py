@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import DimensionMismatch
 from . import vector_snapshot, vectors
 from .connection import VECTORS_SNAPSHOT_SUFFIX, StoreBase
-from .db import DatabaseError, OperationalError, pack_vector
+from .db import EMBED_MODEL, DatabaseError, OperationalError, pack_vector
 from .generation_cache import NONE_PENDING, WRITE_GENERATION
 from .shared import PerDatabase
 
@@ -56,7 +56,7 @@ class VectorSync(StoreBase):
     def embedding_model(self) -> EmbeddingModelInfo:
         dims = self.get_meta("embed_dims")
         return EmbeddingModelInfo(
-            self.get_meta("embed_model"), int(dims) if dims else None, self.get_meta("embed_prefixes")
+            self.get_meta(EMBED_MODEL), int(dims) if dims else None, self.get_meta("embed_prefixes")
         )
 
     def ensure_embedding_model(self, model: str, prefixes: str, *, force: bool = False) -> bool:
@@ -73,7 +73,7 @@ class VectorSync(StoreBase):
         with self.transaction():
             self.conn.execute(f"DROP TABLE IF EXISTS {VEC_TABLE}")
             self.conn.execute("DELETE FROM embeddings")
-            self._set_meta("embed_model", model)
+            self._set_meta(EMBED_MODEL, model)
             self._set_meta("embed_prefixes", prefixes)
             self._set_meta("embed_dims", None)
         return info.model is not None or force
