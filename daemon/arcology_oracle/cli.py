@@ -23,6 +23,7 @@ from .cli_answers import cmd_ask, cmd_search, cmd_similar, cmd_summarize, with_i
 from .cli_progress import ProgressBar
 from .config import DEFAULT_PORT, Settings, load_settings
 from .errors import ConfigError, NotFound, OracleError
+from .notes.files import notes_dir_problem
 
 log = logging.getLogger("arcology_oracle")
 
@@ -160,13 +161,6 @@ def cmd_mcp(settings: Settings, args) -> int:
     from .mcp_server.stdio import run_stdio
 
     return run_stdio(settings)
-
-
-def notes_dir_problem(root: Path) -> str | None:
-    """What keeps ``root`` from being read as the notes directory, as words, or None."""
-    if root.is_dir():
-        return None
-    return f"the notes directory {root} {'is not a directory' if root.exists() else 'does not exist'}"
 
 
 # -- argument parsing ---------------------------------------------------------------

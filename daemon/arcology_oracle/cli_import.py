@@ -24,7 +24,7 @@ import math
 import sys
 from pathlib import Path
 
-from .cli import ROAM_DIR_DEFAULT, notes_dir_problem
+from .cli import ROAM_DIR_DEFAULT
 from .cli_progress import ProgressBar
 from .config import Settings
 from .errors import BadRequest, ConfigError, OracleError
@@ -33,7 +33,7 @@ from .importers.id_links import IdLinks
 from .importers.render import RenderedFile, dialogue, has_text, render, stamp_moment
 from .importers.writing import DuplicateConversation, ImportBatch
 from .notes.capture import clean_tags
-from .notes.files import resolve_inside
+from .notes.files import notes_dir_problem, resolve_inside
 
 LIST_AT_MOST = 20
 # Off a terminal, a JSON export this large logs a line per 10% read.

@@ -198,6 +198,8 @@ async def test_indexing_what_is_not_a_notes_directory_is_an_error(tmp_path, roam
     for given, what in ((tmp_path / "typo", "does not exist"), (tmp_path / "note.org", "is not a directory")):
         code, out, err = await run_cli("index", str(given), "--db", db, "--no-embed")
         assert code == 1 and not out and f"the notes directory {given} {what}: nothing was indexed" in err, (out, err)
+        code, out, err = await run_cli("doctor", str(given), "--db", db)  # (a file "did not exist")
+        assert code == 1 and f"the notes directory {given} {what}: nothing was compared" in out, (out, err)
     code, out, _ = await run_cli("status", "--db", db, "--json")
     assert json.loads(out)["files"] > 0 and os.path.realpath(json.loads(out)["roam_dir"]) == os.path.realpath(roam_dir)
 

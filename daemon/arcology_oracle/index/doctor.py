@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..config import Settings
-from ..notes.files import iter_org_files
+from ..notes.files import iter_org_files, notes_dir_problem
 from ..store import Store
 from ..store.db import DatabaseError
 from ..store.integrity import IntegrityReport
@@ -29,7 +29,7 @@ class Diagnosis(IntegrityReport):
     (:class:`~arcology_oracle.store.integrity.IntegrityReport`); the file lists compare
     it with the notes."""
 
-    notes_dir_missing: str | None = None  # the notes directory, when it does not exist
+    notes_dir_missing: str | None = None  # the notes directory, when it is none (missing, a file)
     other_notes_dir: str | None = None  # the index's own notes directory, when another was given
     given_dir: str | None = None  # the directory given, when it is another
     missing_files: list[str] = field(default_factory=list)  # indexed, gone from disk
@@ -47,7 +47,8 @@ class Diagnosis(IntegrityReport):
         if self.fts != "ok":
             out.append(f"full-text index: {self.fts}")
         if self.notes_dir_missing:
-            out.append(f"the notes directory {self.notes_dir_missing} does not exist: nothing was compared with the notes")
+            said = notes_dir_problem(Path(self.notes_dir_missing)) or f"the notes directory {self.notes_dir_missing} was missing"
+            out.append(f"{said}: nothing was compared with the notes")
         if self.other_notes_dir:
             out.append(f"the index holds the notes of {self.other_notes_dir}, not of {self.given_dir}: nothing was "
                        f"compared (give {self.other_notes_dir}, or `arcology-oracle index {self.given_dir}` to index these)")

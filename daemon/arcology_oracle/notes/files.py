@@ -245,6 +245,13 @@ def iter_org_files(
         yield rel, base / rel
 
 
+def notes_dir_problem(root: Path) -> str | None:
+    """What keeps ``root`` from being read as the notes directory, in words, or None."""
+    if root.is_dir():
+        return None
+    return f"the notes directory {root} {'is not a directory' if root.exists() else 'does not exist'}"
+
+
 def resolve_inside(root: Path, rel: str) -> Path:
     """The absolute path of ``rel`` below ``root``.
 
