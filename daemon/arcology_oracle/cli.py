@@ -22,7 +22,7 @@ from . import __version__
 from .cli_answers import cmd_ask, cmd_search, cmd_similar, cmd_summarize, with_index
 from .cli_progress import ProgressBar
 from .config import DEFAULT_PORT, Settings, load_settings
-from .errors import ConfigError, NotFound, OracleError
+from .errors import BadRequest, ConfigError, NotFound, OracleError
 from .notes.files import notes_dir_problem
 
 log = logging.getLogger("arcology_oracle")
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = settings_from_args(args)
         return args.func(settings, args)
-    except ConfigError as exc:
+    except (ConfigError, BadRequest) as exc:  # (BadRequest: the arguments' values, e.g. an empty query)
         print(f"arcology-oracle: {exc}", file=sys.stderr)
         return 2
     except NotFound as exc:

@@ -124,6 +124,10 @@ async def test_counts_outside_what_the_api_takes_are_refused(tmp_path, roam_dir)
         assert code == 2 and bound in err and not out, (args, out, err)
     code, out, err = await run_cli("search", "covering index", "-k", "1", "--db", db, "--ollama-host", "http://127.0.0.1:9")
     assert code == 0 and out.startswith("1 result (keyword mode)"), err
+    # Values refused past the parser are bad usage too (exit 2, as README says), not a failed operation (1).
+    for args, said in ((("search", "  "), "the query is empty"), (("ask",), "give a question or a buffer")):
+        code, out, err = await run_cli(*args, "--db", db, "--ollama-host", "http://127.0.0.1:9")
+        assert code == 2 and said in err and not out, (args, out, err)
 
 
 async def test_the_doctor_without_the_notes_directory_says_so_and_repairs_nothing(tmp_path, roam_dir):
