@@ -357,6 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `arcology-oracle search x | head -1`: the reader is gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # for the flush at exit
         return 1
+    except Exception as exc:
+        from .store.db import DatabaseError
+
+        if not isinstance(exc, DatabaseError):
+            raise
+        # A write the database refused (a read-only file, a full disk) ended in a traceback.
+        print(f"arcology-oracle: the index database refused: {exc} (what was committed is kept)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -238,3 +238,19 @@ async def test_every_command_that_takes_the_notes_directory_says_where_it_takes_
     (tmp_path / "chat.txt").write_text("[10:00] Me: hello\n", encoding="utf-8")
     code, _, err = await run_cli("import", "transcript", str(tmp_path / "chat.txt"), "--roam-dir", str(tmp_path / "note.org"))
     assert code == 2 and f"the notes directory {tmp_path / 'note.org'} is not a directory" in err, err
+
+
+def test_a_write_the_database_refuses_is_one_line_not_a_traceback(tmp_path, roam_dir, monkeypatch, capsys):
+    # A read-only database file or a full disk (refused to a user, not to root: the
+    # store's write fails here as SQLite fails then) ended `index` in a traceback.
+    from arcology_oracle.cli import main
+    from arcology_oracle.index.indexer import Indexer
+    from arcology_oracle.store.db import OperationalError
+
+    def refused(self, on_progress=None):
+        raise OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(Indexer, "reconcile", refused)
+    assert main(["index", str(roam_dir), "--db", str(tmp_path / "r.db"), "--no-embed"]) == 1
+    err = capsys.readouterr().err
+    assert err == "arcology-oracle: the index database refused: attempt to write a readonly database (what was committed is kept)\n"
