@@ -298,6 +298,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:  # (tomllib's, of bytes that are not UTF-8: it was a traceback)
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
     data = {key.replace("-", "_"): value for key, value in data.items()}
