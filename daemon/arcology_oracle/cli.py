@@ -315,6 +315,8 @@ def settings_from_args(args) -> Settings:
             overrides["token"] = token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise ConfigError(f"cannot read token file {token_file}: {exc.strerror}") from None
+        except UnicodeDecodeError:  # (a traceback)
+            raise ConfigError(f"token file {token_file} is not UTF-8 text") from None
         if not overrides["token"]:
             raise ConfigError(f"token file {token_file} is empty")
     settings = load_settings(config_file=args.config, overrides=overrides)

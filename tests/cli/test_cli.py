@@ -67,6 +67,9 @@ async def test_bad_configuration_is_reported_clearly(tmp_path):
     config.write_bytes(b'roam_dir = "caf\xe9"\n')  # Latin-1 (a traceback)
     code, _, err = await run_cli("status", "--config", str(config))
     assert code == 2 and "invalid TOML: not UTF-8 (byte 15)" in err and "Traceback" not in err, err
+    (tmp_path / "token").write_bytes(b"\xff\xfetoken")  # (a traceback too)
+    code, _, err = await run_cli("mcp", "--token-file", str(tmp_path / "token"))
+    assert code == 2 and f"token file {tmp_path / 'token'} is not UTF-8 text" in err and "Traceback" not in err, err
 
 
 async def test_unknown_node_is_an_error_not_a_traceback(tmp_path, roam_dir):
