@@ -3,8 +3,8 @@
 Exit codes: 0 success, 1 an operation failed (message on stderr), 2 bad usage or
 configuration. Domain errors are turned into one-line messages here, never tracebacks.
 The commands that print answers (search, similar, ask, summarize) are in
-:mod:`.cli_answers`, ``import`` in :mod:`.cli_import`; here are the parser, the
-settings, and the commands that keep the index or serve it.
+:mod:`.cli_answers`, ``import`` in :mod:`.cli_import`, ``index`` in :mod:`.cli_index`;
+here are the parser, the settings, and the other commands that keep the index or serve it.
 """
 
 from __future__ import annotations
@@ -20,74 +20,14 @@ from typing import Any
 
 from . import __version__
 from .cli_answers import cmd_ask, cmd_search, cmd_similar, cmd_summarize, with_index
-from .cli_progress import ProgressBar
+from .cli_index import cmd_index
 from .config import DEFAULT_PORT, Settings, load_settings
 from .errors import BadRequest, ConfigError, NotFound, OracleError
-from .notes.files import notes_dir_problem
 
 log = logging.getLogger("arcology_oracle")
 
 
 # -- commands -------------------------------------------------------------------------
-
-
-def cmd_index(settings: Settings, args) -> int:
-    """Read the notes into the index, then embed what is pending. A notes directory that
-    is not one (a mistyped path, an unmounted disk, ~/org-roam on a new machine) is an
-    error: the index is left as it is (the daemon's reconcile's rule), and "0 files" with
-    exit 0 said it was done."""
-    if (problem := notes_dir_problem(settings.roam_dir)) is not None:
-        raise OracleError(f"{problem}: nothing was indexed (give it: `arcology-oracle index DIR`)")
-
-    async def run(index):
-        bar = ProgressBar("reading ")
-        embedded = 0
-        embedding_bar: ProgressBar | None = None
-        embedding_total = 0
-
-        def on_batch(n):
-            nonlocal embedded
-            embedded += n
-            if embedding_bar is not None:
-                embedding_bar.update(embedded, embedding_total)
-
-        async def on_reconciled(report):
-            nonlocal embedding_bar, embedding_total
-            bar.finish()
-            print(
-                f"{report.seen} files: {report.indexed} indexed, {report.unchanged} unchanged, "
-                f"{report.private} private (not stored), {report.deleted} removed, {len(report.failed)} failed"
-            )
-            for path, reason in report.failed.items():
-                print(f"  failed: {path}: {reason}", file=sys.stderr)
-            if not args.no_embed:
-                # Embedding began alongside the reconcile; the bar counts what is left too.
-                embedding_total = embedded + (await index.status())["pending"]
-                embedding_bar = ProgressBar("embedding")
-                embedding_bar.update(embedded, embedding_total)
-
-        def progress(p):
-            bar.update(p.done, p.total)
-
-        if args.no_embed:
-            await on_reconciled(await index.reconcile(progress))
-        else:
-            _, error = await index.reconcile_and_embed(progress, on_batch, on_reconciled)
-            if embedding_bar is not None:
-                embedding_bar.finish()
-            if error is not None:
-                status = await index.status()
-                print(
-                    f"embedder unavailable: {error}\n{status['pending']} chunks wait for embeddings; "
-                    "keyword search works now, and `arcology-oracle index` (or the daemon) embeds them later.",
-                    file=sys.stderr,
-                )
-                return 0
-        status = await index.status()
-        print(f"{status['headings']} headings, {status['chunks']} chunks, {status['embedded']} embedded, {status['pending']} pending")
-        return 0
-
-    return asyncio.run(with_index(settings, run, new=True))
 
 
 def cmd_status(settings: Settings, args) -> int:
