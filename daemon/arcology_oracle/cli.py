@@ -260,6 +260,8 @@ def settings_from_args(args) -> Settings:
         if not overrides["token"]:
             raise ConfigError(f"token file {token_file} is empty")
     settings = load_settings(config_file=args.config, overrides=overrides)
+    if args.command == "mcp":  # (it asks the daemon, maybe of another machine: the database here is none of its)
+        return settings
     from .store.db import remembered_embed_model, remembered_notes_dir
 
     if "roam_dir" not in settings.model_fields_set:  # no directory given anywhere: the index's own

@@ -5,9 +5,12 @@ nothing."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
+
 from arcology_oracle.store import Store
 from arcology_oracle.store.db import connect
-from tests.runners import run_cli
+from tests.runners import REPO, run_cli
 
 
 def a_home_with_notes(tmp_path) -> dict[str, str]:
@@ -65,3 +68,16 @@ async def test_a_data_folder_that_cannot_be_made_is_reported_by_every_command(tm
         code, out, err = await run_cli(*command, env=env)
         assert code == 1 and "Traceback" not in err, (command, err)
         assert "cannot create the folder of the index database" in err and "give another with --db" in err, err
+
+
+async def test_mcp_never_reads_the_database_here(tmp_path):
+    # It asks the daemon (maybe another machine's): a local database that cannot be read
+    # is none of its business, and stopped it once no directory was guessed any more.
+    db = tmp_path / "index.sqlite3"
+    db.write_bytes(b"not an index\n")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arcology_oracle", "mcp", "--url", "http://127.0.0.1:9", "--db", str(db),
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0 and b"index database" not in err, err
