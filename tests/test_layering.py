@@ -31,7 +31,7 @@ LAYERS: dict[str, int] = {
     "http": 6,
     # The MCP server answers over its own transports from the same routes as http/.
     "mcp_server": 6,
-    "cli": 7, "cli_answers": 7, "cli_import": 7, "cli_progress": 7, "__main__": 7,
+    "cli": 7, "cli_answers": 7, "cli_import": 7, "cli_index": 7, "cli_progress": 7, "__main__": 7,
 }  # fmt: skip
 
 MAX_LINES = 400

@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .cli_import import add_import_parser
 
-    add_import_parser(sub, common)
+    add_import_parser(sub, common, ROAM_DIR_DEFAULT)
     return parser
 
 

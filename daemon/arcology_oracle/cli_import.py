@@ -24,7 +24,6 @@ import math
 import sys
 from pathlib import Path
 
-from .cli import ROAM_DIR_DEFAULT
 from .cli_progress import ProgressBar
 from .config import Settings
 from .errors import BadRequest, ConfigError, OracleError
@@ -40,13 +39,14 @@ LIST_AT_MOST = 20
 LOG_PROGRESS_BYTES = 8 * 2**20
 
 
-def add_import_parser(sub, common) -> None:
-    """Add ``import`` to the command's subparsers."""
+def add_import_parser(sub, common, roam_dir_default: str) -> None:
+    """Add ``import`` to the command's subparsers (``roam_dir_default``: where the notes
+    directory comes from without one, in the words of the other commands' help)."""
     p = sub.add_parser("import", parents=[common], help="write chat logs (ChatGPT, Claude, transcripts, subtitles, markdown) as org files")
     p.add_argument("format", choices=FORMATS, help="what FILE is")
     p.add_argument("file", type=Path, help="the export (for transcript, vtt, srt and markdown also a directory of them)")
     p.add_argument("--into", type=Path, help="where the files go, inside the roam directory (default imported/FORMAT)")
-    p.add_argument("--roam-dir", type=Path, help=f"the org-roam directory ({ROAM_DIR_DEFAULT})")
+    p.add_argument("--roam-dir", type=Path, help=f"the org-roam directory ({roam_dir_default})")
     p.add_argument("--tag", action="append", default=[], metavar="TAG", help="tag every imported file, e.g. private (repeatable)")
     p.add_argument("--me", default="Me", metavar="NAME", help="the speaker name of your own turns in chat exports (default Me)")
     p.add_argument("--speaker", action="append", default=[], metavar="NAME", help="markdown: one more speaker name (repeatable)")

@@ -360,3 +360,23 @@ async def test_vectors_dropped_by_another_process_mean_keyword_search(index):
         other.close()
     mode, results = await search(index, "sourdough starter", 5)
     assert mode == "keyword" and results
+
+
+async def test_a_notes_directory_that_cannot_be_listed_leaves_the_index_as_it_is(index, settings, monkeypatch):
+    # Its permissions changed (or its disk answers EACCES): the walk found no notes, and
+    # the reconcile forgot every one the index held, vectors and all. (Monkeypatched:
+    # the tests run as root, whom permissions do not stop.)
+    before = await index.status()
+    root, scandir = os.path.realpath(settings.roam_dir), os.scandir
+
+    def refusing(path="."):
+        if os.path.realpath(path) == root:
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    report = await index.reconcile()
+    monkeypatch.undo()
+    assert report.deleted == 0 and report.seen == 0, report
+    after = await index.status()
+    assert (after["files"], after["embedded"]) == (before["files"], before["embedded"]) and after["files"] >= 15

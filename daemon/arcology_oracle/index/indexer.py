@@ -29,14 +29,16 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
 from ..config import Settings
 from ..errors import Stopping
 from ..ollama.embed import Embedder, prefixes_key
-from ..notes.files import PAUSE_EVERY, inside_root, is_indexable_path, iter_org_files, may_have_excluded_names, through_symlink
+from ..notes.files import (
+    PAUSE_EVERY, inside_root, is_indexable_path, iter_org_files, may_have_excluded_names, notes_dir_problem, through_symlink,
+)
 from ..notes.records import ParsedFile
 from ..notes.setup_files import changed_since
 from ..store import Store
@@ -46,6 +48,7 @@ from .give_way import ReadsInFlight
 from .kept_out import KeptOutNodes
 from .parsing import ParseOptions, ParsePipeline, default_workers, newly_private, parse_or_error
 from .private_files import PrivateFiles
+from .reports import IndexReport, Progress
 from .regular_files import read_regular_file as _read_regular_file
 
 log = logging.getLogger(__name__)
@@ -57,42 +60,6 @@ FILES_PER_COMMIT = 256
 # Fewer files than this are parsed in the writer thread: starting worker processes costs
 # about as much as parsing 200 typical notes.
 PARALLEL_PARSE_MIN_FILES = 200
-
-
-@dataclass
-class Progress:
-    """What the indexer is doing, for progress bars and ``/status``; safe to read anywhere."""
-
-    phase: str = "idle"
-    done: int = 0
-    total: int = 0
-
-    def as_dict(self) -> dict:
-        return {"running": self.phase != "idle", "phase": self.phase, "done": self.done, "total": self.total}
-
-
-@dataclass
-class IndexReport:
-    """The outcome of a reconcile or of indexing some paths."""
-
-    seen: int = 0
-    indexed: int = 0
-    unchanged: int = 0
-    deleted: int = 0
-    new_pending: int = 0
-    failed: dict[str, str] = field(default_factory=dict)
-    private: int = 0  # files kept out whole by the privacy rule (read or not): nothing of them stored
-    stale: set[str] = field(default_factory=set)  # of ``failed``: the store could not take them (its disk full)
-
-    def merge(self, other: "IndexReport") -> None:
-        self.seen += other.seen
-        self.indexed += other.indexed
-        self.unchanged += other.unchanged
-        self.deleted += other.deleted
-        self.private += other.private
-        self.new_pending += other.new_pending
-        self.failed.update(other.failed)
-        self.stale |= other.stale
 
 
 class Indexer:
@@ -121,8 +88,8 @@ class Indexer:
         with self._lock:
             report = IndexReport()
             self.progress = Progress("scanning", 0, 0)
-            if not self.root.is_dir():
-                log.warning("roam directory %s does not exist; the index is left as it is", self.root)
+            if (problem := notes_dir_problem(self.root)) is not None:
+                log.warning("%s; the index is left as it is", problem)
                 self.progress = Progress()
                 return report
             aliases: dict[str, str] = {}
@@ -413,3 +380,4 @@ def _same_stat(path: Path, known, looks: dict[str, tuple]) -> bool:
     except OSError:
         return False
     return known.size == st.st_size and known.mtime_ns == st.st_mtime_ns and not changed_since(known.setup, looks)
+

@@ -27,7 +27,8 @@ from .alongside import CommitSlots
 from .embedding import embed_pending
 from .forget_journal import register as journal_forgets
 from .give_way import ReadsInFlight
-from .indexer import IndexReport, Indexer
+from .indexer import Indexer
+from .reports import IndexReport
 from .query_vectors import EmbedderState, QueryVectors
 
 log = logging.getLogger(__name__)

@@ -246,10 +246,20 @@ def iter_org_files(
 
 
 def notes_dir_problem(root: Path) -> str | None:
-    """What keeps ``root`` from being read as the notes directory, in words, or None."""
-    if root.is_dir():
+    """What keeps ``root`` from being read as the notes directory, in words, or None: it
+    does not exist, is not a directory, or cannot be listed (its permissions; a walk of
+    it found no notes, and a reconcile then forgot every note the index held)."""
+    try:
+        os.scandir(root).close()
+    except FileNotFoundError:
+        what = "does not exist"
+    except NotADirectoryError:
+        what = "is not a directory"
+    except OSError as exc:
+        what = "is not a directory" if root.exists() and not root.is_dir() else f"cannot be listed ({exc.strerror or exc})"
+    else:
         return None
-    return f"the notes directory {root} {'is not a directory' if root.exists() else 'does not exist'}"
+    return f"the notes directory {root} {what}"
 
 
 def resolve_inside(root: Path, rel: str) -> Path:
