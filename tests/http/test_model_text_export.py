@@ -183,3 +183,17 @@ async def test_a_models_bracket_link_over_lines_is_quieted_as_one_on_a_line(daem
     _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n")
     assert 'LINKS ("https")' in said, said
     assert "EXPORTED " in said and "failed" not in said, said
+
+
+async def test_a_models_angle_link_over_lines_with_a_quote_adds_no_attribute_to_an_html_export(daemon, roam_dir, fake_ollama):
+    # Org 9.5 reads an angle link's path over lines (org-link-angle-re): a '"' on its
+    # second line ended the href of the HTML export, and the rest became an attribute.
+    reply = 'See <file:a\n "onmouseover="alert(1)> and <https://orgmode.org/x\n "onclick="alert(2)> now.'
+    out = roam_dir.parent / "talk.html"
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
+                                      args=(str(out),))  # fmt: skip
+    assert out.exists(), said
+    html = out.read_text()
+    assert not html.startswith("failed") and "alert(1)" in html and "alert(2)" in html, html  # the words stay
+    tags = re.findall(r"<(?:a|img)\b[^>]*>", html)
+    assert not [tag for tag in tags if re.search(r'"\s*on\w+=', tag)], tags  # no attribute after the path
