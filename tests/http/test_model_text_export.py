@@ -197,3 +197,14 @@ async def test_a_models_angle_link_over_lines_with_a_quote_adds_no_attribute_to_
     assert not html.startswith("failed") and "alert(1)" in html and "alert(2)" in html, html  # the words stay
     tags = re.findall(r"<(?:a|img)\b[^>]*>", html)
     assert not [tag for tag in tags if re.search(r'"\s*on\w+=', tag)], tags  # no attribute after the path
+
+
+async def test_a_models_file_links_that_open_outside_emacs_are_words(daemon, roam_dir, fake_ollama):
+    # Org hands a file+sys: link's file to the system's program, and a file: one's whose
+    # name Emacs has no mode for ("open" on macOS runs an executable); a remote name has
+    # TRAMP connect to the model's host. A link to a local .org file stays one.
+    reply = ("See [[file+sys:/tmp/notes.org][my notes]], file:/Applications/Calculator.app/Contents/MacOS/Calculator,"
+             " <file:/tmp/x.org\n /../run>, [[file:/ssh:evil.example:/x.org][x]], [[file:bread.org][bread]]"
+             " and [[https://orgmode.org][Org]].")  # fmt: skip
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n")
+    assert 'LINKS ("file" "https")' in said, said

@@ -23,7 +23,7 @@ ORDINARY = [
     "see https://man:pass@host/x, then http://shell:secret@example.org/a.",
     "<https://man:pass@host> and [[https://eshell:pw@host/p][the host]]",
     "HTTPS://Man:pass@host and ftp://elisp:x@files.example.org/pub",
-    "mailto:shell:x and file:shell:x and [[file:~/man:1.org][a file]]",
+    "mailto:shell:x and file:shell:x.org and [[file:~/man:1.org][a file]]",
     "powershell:ls, Powershell: Get-Item, fooshell:x, iman:x, Batman:x, chairman: Sam",
     "https://x.org/?q=a,man:ls and https://a/(man:ls) and https://x.org/a.,man:ls",
     "Étienne's shell: bash, the man: page, eshell : a buffer",
@@ -51,25 +51,29 @@ ATTACKS = [
 SCRIPTS = "中ɐªэαאعदก한あ\u0301\u200d\u2028·×÷¥_^~\\`|"
 
 
-def _code_links(texts: list[str], tmp_path) -> list[list[str]]:
-    """For each text, the links that run code Org reads in it (type:path)."""
+CODE_TYPES = ("elisp", "shell", "eshell", "man")
+
+
+def _code_links(texts: list[str], tmp_path, types: tuple[str, ...] = CODE_TYPES) -> list[list[str]]:
+    """For each text, the links of ``types`` (those that run code) Org reads in it (type:path)."""
     (tmp_path / "texts.json").write_text(json.dumps(texts))
     elisp = """
 (progn
   (require 'org) (require 'org-element) (require 'org-id) (require 'ol-eshell) (require 'ol-man) (require 'json)
+  (require 'org-attach) (require 'ol-docview)
   (let ((json-array-type 'list) (out nil))
     (dolist (text (json-read-file (car command-line-args-left)))
       (with-temp-buffer
         (org-mode)
         (insert text "\\n")
         (push (org-element-map (org-element-parse-buffer) 'link
-                (lambda (l) (when (member (downcase (org-element-property :type l)) '("elisp" "shell" "eshell" "man"))
+                (lambda (l) (when (member (downcase (org-element-property :type l)) (cdr command-line-args-left))
                               (concat (org-element-property :type l) ":" (org-element-property :path l)))))
               out)))
     (princ (json-encode (vconcat (mapcar #'vconcat (nreverse out)))))))
 """
     done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", elisp, str(tmp_path / "texts.json")],
+        [emacs(), "-Q", "--batch", "--eval", elisp, str(tmp_path / "texts.json"), *types],
         env=emacs_env(tmp_path), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -85,3 +89,26 @@ def test_org_reads_no_code_link_in_quieted_text_and_ordinary_urls_stay_byte_for_
     assert [quiet(text) for text in ORDINARY] == ORDINARY
     # The attacks are ones: Org read a link that runs code in each before quiet.
     assert [text for text, links in zip(ATTACKS, before[len(ORDINARY) :]) if not links] == []
+
+
+# A model's file links Org may hand to the system's program (file+sys: always; a file:
+# whose name Emacs does not visit itself: "open" on macOS, ShellExecute on Windows run an
+# executable) or to another machine (TRAMP), and those to a local .org file, which stay.
+FILE_TYPES = ("file", "file+sys", "file+emacs", "attachment", "docview")
+FILE_ATTACKS = [
+    "[[file+sys:/tmp/notes.org][my notes]]",
+    "[[file:/tmp/run][the plan]] and file:/Applications/Calculator.app/Contents/MacOS/Calculator",
+    "<file:/tmp/x.org\n /../run> (Org drops the line break: /tmp/x.org/../run)",
+    "attachment:run.sh, docview:a.pdf and <FILE:run.command>",
+    "[[file+emacs:/ssh:evil.example:/x.org]] and file:~/../../ssh:evil.example:/x.org",
+    "[[file:///ssh:evil.example:/x.org][x]] and file:x//ssh:evil.example:/y.org",
+]
+FILE_KEPT = ["[[file:notes/bread.org::12][Bread]]", "file:~/man:1.org and <file:../x.org>", "[[file:x.org::*Heading]]"]
+
+
+def test_org_reads_no_file_link_a_model_wrote_but_to_a_local_org_file(tmp_path):
+    before = _code_links(FILE_ATTACKS + FILE_KEPT, tmp_path, FILE_TYPES)
+    after = _code_links([quiet(text) for text in FILE_ATTACKS + FILE_KEPT], tmp_path, FILE_TYPES)
+    assert [text for text, links in zip(FILE_ATTACKS, before) if not links] == []  # each is an attack
+    assert after[: len(FILE_ATTACKS)] == [[]] * len(FILE_ATTACKS), after
+    assert [quiet(text) for text in FILE_KEPT] == FILE_KEPT and after[len(FILE_ATTACKS) :] == before[len(FILE_ATTACKS) :]

@@ -30,8 +30,21 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   between its ``[[``, an angle or plain one before its colon): Org 9.5's HTML export
   writes the path of a ``file:``, ``doi:``, ``help:`` or ``info:`` link into the
   ``href`` (an image's ``src``) as it is, so ``[[file:a" onmouseover="alert(1)][x]]``
-  gave the link an attribute of the model's choosing, a script in the published page. ``id:``,
-  ``file:``, ``https:`` and every other link of those types stay, and so do the targets of the links
+  gave the link an attribute of the model's choosing, a script in the published page.
+  And so does a file link (:data:`FILE_LINK_TYPES`: ``file:``, ``file+sys:``,
+  ``file+emacs:``, ``attachment:``, ``docview:``; bracket, angle or plain; an angle one's
+  path read over lines, their breaks dropped, as Org reads it) that may open something
+  outside Emacs or on another machine, by one rule: it stays only when it names a local
+  ``.org`` file, which Emacs visits itself (``org-file-apps``' ``auto-mode``). Org hands
+  a ``file+sys:`` link's file to the system's program always, and a ``file:`` one's
+  whose name Emacs has no mode for too: ``open`` on macOS and ShellExecute on Windows run
+  an executable (``file:/Applications/Calculator.app/Contents/MacOS/Calculator``), mailcap
+  on GNU/Linux runs what it names; a remote name (``/ssh:host:/x.org``, also spelled
+  ``x//ssh:host:``, ``file:///ssh:host:``, ``~/../../ssh:host:``, ``\\\\host\\x``)
+  has TRAMP or Windows connect to the model's host. Links of the other registered types
+  run nothing outside Emacs but a web browser (``https:``, ``doi:``, ``mailto:``...) or a
+  chat client (``irc:``), as a link the user clicks in a web page would. ``id:``,
+  a ``file:`` to a note, ``https:`` and every other link of those types stay, and so do the targets of the links
   every Org reads (``https://man:pass@host`` is one https link,
   ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A word starts,
   to Emacs, after a letter of another script too (``эshell:ls`` and ``中man:ls`` are
@@ -93,6 +106,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
+from .file_links import FILE_LINK_TYPES, AngleEnds, opened_outside
 from .org_escape import FOOTNOTE_LABEL, ZWSP
 
 # Link types whose following runs code (see the module docstring).
@@ -119,9 +133,10 @@ _PLAIN_PATH = rf"(?:{_NSB}|{_PAREN})+(?:[^\W_]|/|{_PAREN})"
 # ASCII punctuation but _ and ^, which Org may read as a subscript's; and see _taken_before).
 _LINK_RE = re.compile(
     rf"(?i)\[\[(?P<target>(?:[^\]\[\\]|\\(?:\\\\)*[\]\[]|\\+[^\]\[\\]|\\{{2,}}(?=[\]\[])|(?:\\\\){{2,}}[\]\[])+)\](?=[\]\[])"
-    rf"|<(?:{_ORDINARY_TYPES}):[^>\n]*>"
+    rf"|(?P<angle><(?:{_ORDINARY_TYPES}):[^>\n]*>)"
     rf"|(?P<plain>(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH})"
     rf"|(?P<code>(?<![{_INSIDE_WORD}])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:))"
+    rf"|(?P<file>(?<![{_INSIDE_WORD}])(?:attachment|docview)(?=:))"
 )
 # An emphasis marker that could close Org's emphasis (org-emphasis-regexp-components: a
 # post character or the end after it): an emphasis begun before a plain link may end in
@@ -254,15 +269,21 @@ def _quiet_links(text: str) -> str:
     A quieted link's own path is read on, as Org reads the text once it is quieted."""
     out, at = [], 0
     first = {marker: text.find(marker) for marker in "*/_=~+"}
+    angles = AngleEnds(text)
     while found := _LINK_RE.search(text, at):
         out.append(text[at : found.start()])
         target = found["target"]
         if found["code"]:
             out.append(found[0] + ZWSP)
             at = found.end()
-        elif target is not None and (_CODE_TARGET_RE.match(target) or not _registered(target) or '"' in target):
+        elif target is not None and (
+            _CODE_TARGET_RE.match(target) or not _registered(target) or '"' in target or _target_opened_outside(target)
+        ):
             out.append("[" + ZWSP + "[")
             at = found.start() + 2
+        elif target is None and (colon := _file_link_opened_outside(text, found, angles)):
+            out.append(text[found.start() : colon] + ZWSP)  # its path is read on, as for a link that runs code
+            at = colon
         elif found["plain"] and _taken_before(text, found.start(), found[0], first):
             out.append(text[found.start()])  # its path is read on, as text Org may read links in
             at = found.start() + 1
@@ -282,6 +303,30 @@ def _quoted_links_quieted(text: str) -> str:
         return found[0][:-1] + ZWSP + ":" if '"' in path else found[0]
 
     return _TYPE_COLON_RE.sub(quieted, text) if '"' in text else text
+
+
+def _target_opened_outside(target: str) -> bool:
+    """:func:`~.file_links.opened_outside` for a bracket link's ``target`` (its lines
+    joined by a space, as Org joins them)."""
+    typed = _TYPED_TARGET_RE.match(target)
+    return typed is not None and opened_outside(typed[1], target[len(typed[1]) + 1 :], joined=" ")
+
+
+def _file_link_opened_outside(text: str, found: re.Match[str], angles: AngleEnds) -> int | None:
+    """The place of the colon of the angle or plain link ``found`` (or the type of one:
+    ``attachment``, ``docview``) when :func:`~.file_links.opened_outside` holds for it, else None. An
+    angle link's path is read over lines, their breaks dropped, as Org reads it; one too
+    long to be a file's name (over 4096 characters) is taken for one opened outside."""
+    start = found.start() + (found[0][0] == "<")
+    colon = text.index(":", start)
+    if text[start:colon].lower() not in FILE_LINK_TYPES:
+        return None
+    end = angles.end(colon + 1) if start and text[start - 1] == "<" else None
+    if end is not None:
+        path = text[colon + 1 : end] if end - colon <= 4096 else "/"
+    else:
+        path = plain[0] if (plain := _PLAIN_PATH_RE.match(text, colon + 1)) else ""
+    return colon if opened_outside(text[start:colon], path) else None
 
 
 def _registered(target: str) -> bool:
