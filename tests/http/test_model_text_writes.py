@@ -226,3 +226,27 @@ async def test_the_oracles_words_kept_link_no_id_no_note_has(daemon, roam_dir):
     assert written.startswith(USER)
     assert f"See [[id:{NOTE_ID}][hydration]], [{ZWSP}[id{ZWSP}:{bad}][this]] and id{ZWSP}:{bad}.\n" in written, written
     assert written.endswith(f"\n{words}\n"), written  # typed: as typed
+
+
+BIDI = "Pay \u202eRUE 0005\u202c to \u2067Sam\u2069 \u202a\u202b\u202d\u2066\u2068 ok"  # shows as "Pay 5000 EUR to ..."
+BIDI_CONTROLS = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+BIDI_SHOWN = "Pay \ufffdRUE 0005\ufffd to \ufffdSam\ufffd \ufffd\ufffd\ufffd\ufffd\ufffd ok"
+
+
+async def test_bidi_controls_in_the_oracles_words_are_shown_and_the_users_are_kept(daemon, roam_dir, fake_ollama):
+    # An override, embedding or isolate makes Emacs show a line in another order than Org
+    # reads it ("Trojan Source"): the model's "Pay \u202eRUE 0005" showed as "Pay 5000 EUR".
+    daily = daily_of(roam_dir)
+    daily.write_text(USER)
+    await wait_indexed(daemon)
+    typed = {"text": "Typed \u202eBIDI\u202c \u200f"}
+    for body in ({"text": BIDI, "role": "oracle", "title": "Kept \u202eeltit"}, typed):
+        status, answer = await post(daemon, "/memorize", body)
+        assert status == 200, answer
+    written = daily.read_text()
+    assert written.startswith(USER) and written.endswith(f":END:\n{typed['text']}\n"), written  # as typed
+    assert f"\n{BIDI_SHOWN}\n" in written and "Kept \ufffdeltit" in written, written
+    fake_ollama.state.chat_reply = BIDI
+    status, answer = await post(daemon, "/converse", {"org": "* Talk\n** \u202eWho\u202c?\n"})
+    assert status == 200, answer
+    assert BIDI_SHOWN in answer["org"] and not set(answer["org"]) & BIDI_CONTROLS, answer["org"]

@@ -200,13 +200,17 @@ def test_a_file_written_before_the_escapes_reads_as_the_same_conversation():
     # another conversation (its turns no longer matched) and imported a second time.
     chat = Conversation("markdown", "talk", "Talk", [
         Message("m-1", "Alice", "Keep the <<glossary>> out.", datetime.datetime(2024, 3, 5, 10, 0)),
-        Message("m-2", "Bob", "Agreed, see [fn:n:note]\n[fn:1] and Local Variables: here", datetime.datetime(2024, 3, 5, 10, 1)),
+        Message("m-2", "Bob", "Agreed, see [fn:n:note]\n[fn:1] and Local Variables: here",
+                datetime.datetime(2024, 3, 5, 10, 1)),
+        Message("m-3", "Alice", "Pay \u202eRUE 0005\u202c now.", datetime.datetime(2024, 3, 5, 10, 2)),
     ])  # fmt: skip
     new = render(chat).text
-    old = new.replace(ZWSP, "").replace("\n,[fn:1]", "\n[fn:1]")  # as the importer wrote it before
+    assert "Pay \ufffdRUE 0005\ufffd now." in new and "\u202e" not in new  # a bidi override shown
+    # As the importer wrote it before:
+    old = new.replace(ZWSP, "").replace("\n,[fn:1]", "\n[fn:1]").replace("\ufffdRUE 0005\ufffd", "\u202eRUE 0005\u202c")
     assert old != new
     assert continues(old, new) and begins_alike(old, new)
-    longer = render(Conversation("markdown", "talk", "Talk", [*chat.messages, Message("m-3", "Alice", "Done.")])).text
+    longer = render(Conversation("markdown", "talk", "Talk", [*chat.messages, Message("m-4", "Alice", "Done.")])).text
     assert continues(old, longer) and not continues(longer, old)
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arcology_oracle.notes import model_text
-from arcology_oracle.notes.model_text import quiet, quiet_heading, same_dates
+from arcology_oracle.notes.model_text import quiet, quiet_heading, read_as_quieted
 from arcology_oracle.notes.org_escape import ZWSP
 
 
@@ -64,8 +64,9 @@ def test_verbatim_text_keeps_its_brackets_and_latex():
     assert quiet("echo <2026-12-12 Sat> \\input{x}", verbatim=True) == f"echo <{ZWSP}2026-12-12 Sat> \\input{{x}}"
 
 
-def test_same_dates_reads_an_old_active_timestamp_as_the_new_inactive_one():
-    assert same_dates("on <2026-12-08 Tue>") == same_dates(quiet("on <2026-12-08 Tue>")) == "on [2026-12-08 Tue]"
+def test_read_as_quieted_reads_an_old_active_timestamp_as_the_new_inactive_one():
+    old, new = "on <2026-12-08 Tue>", quiet("on <2026-12-08 Tue>")
+    assert read_as_quieted(old) == read_as_quieted(new) == "on [2026-12-08 Tue]"
 
 
 def test_quieting_twice_changes_nothing_more():

@@ -71,7 +71,7 @@ from dataclasses import dataclass, replace
 
 from ..notes.capture import inactive_timestamp
 from ..notes.capture_title import TRAILING_BLANKS
-from ..notes.model_text import quiet, quiet_heading, same_dates
+from ..notes.model_text import quiet, quiet_heading, read_as_quieted
 from ..notes.org_escape import ZWSP, inert, without_controls
 from ..notes.org_syntax import TIMESTAMP_RE, split_heading_tags
 from ..notes.privacy import file_tags
@@ -304,7 +304,7 @@ def _read_back(text: str) -> tuple[str, list[str]]:
     stamp, turns = dialogue(text)
     return stamp, [
         SPEAKER_LINE.sub(lambda m: speaker_name(m[1]) + ": ", "\n".join(
-            line.removeprefix(",") for line in same_dates(turn.replace(ZWSP, "")).split("\n")), count=1)
+            line.removeprefix(",") for line in read_as_quieted(turn.replace(ZWSP, "")).split("\n")), count=1)
         for turn in turns
     ]  # fmt: skip
 

@@ -90,6 +90,14 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   (``\\frac``, ``\\alpha``, ``x^2``, ``\\begin{align*}``) is as written. Babel's code
   is not here: a source block of the model's gets ``:eval no :tangle no``
   (:func:`~.conversations.org_safe`) and its keywords a comma (:mod:`.org_escape`).
+* **Bidirectional text controls** (:func:`quiet`, ``verbatim`` text too): an embedding,
+  override or isolate (U+202A-U+202E, U+2066-U+2069) makes Emacs show the rest of its
+  line in an order other than the one Org reads it in ("Trojan Source": ``Pay``, U+202E,
+  ``RUE 0005`` shows as ``Pay 5000 EUR``; a heading can look like another). Each becomes
+  U+FFFD, shown, as a model's control characters are. The marks (U+200E, U+200F, U+061C)
+  stay: Org shows every paragraph left to right (``bidi-paragraph-direction``), where a
+  mark only places the punctuation next to it, and right-to-left prose needs them. The
+  user's own typing keeps them all.
 * **Footnote references** (:func:`quiet`, not in ``verbatim`` text): a model's
   ``[fn:1]`` (``[fn:note]``; ``[FN:1]`` too, a definition at a line's start, which
   the comma :mod:`.org_escape` gives would make a reference; any position) points at
@@ -166,6 +174,8 @@ _ID_LINK_RE = re.compile(
 _ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
 # A footnote reference (Org: any letter case); its label's definition is the user's, or none.
 _FOOTNOTE_REF_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{FOOTNOTE_LABEL}\])")
+# Bidirectional embeddings, overrides and isolates (see the module docstring).
+_BIDI_CONTROL_RE = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # A priority cookie as org-element reads one after a heading's stars (or its keyword).
 _PRIORITY_RE = re.compile(r"\[#.\]")
 LATEX_COMMANDS = (
@@ -194,10 +204,11 @@ _LATEX_RE = re.compile(
 
 def quiet(text: str, *, verbatim: bool = False) -> str:
     """``text`` with no link that runs code, no active timestamp, no LaTeX command that
-    reads, writes or runs and no footnote reference (see the module docstring);
+    reads, writes or runs, no footnote reference and no bidirectional text control (see
+    the module docstring);
     ``verbatim``: a block's line or a property value (timestamps get a zero-width space,
     LaTeX and footnotes are left alone: Org reads neither there)."""
-    text = _dates_quieted(quiet_links(text), verbatim=verbatim)
+    text = _dates_quieted(quiet_links(_BIDI_CONTROL_RE.sub("\ufffd", text)), verbatim=verbatim)
     return text if verbatim else _FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text))
 
 
@@ -379,7 +390,8 @@ def _dates_quieted(text: str, *, verbatim: bool, near_brackets: bool = True) -> 
     return "".join(out)
 
 
-def same_dates(text: str) -> str:
-    """``text`` with each active timestamp inactive, as :func:`quiet` writes it: for
-    comparing a file written before with what is written now."""
-    return _dates_quieted(text, verbatim=False, near_brackets=False)
+def read_as_quieted(text: str) -> str:
+    """``text`` with each active timestamp inactive and each bidirectional text control
+    U+FFFD, as :func:`quiet` writes them: for comparing a file written before with what is
+    written now."""
+    return _dates_quieted(_BIDI_CONTROL_RE.sub("\ufffd", text), verbatim=False, near_brackets=False)
