@@ -95,7 +95,7 @@ def test_org_safe_never_makes_headings():
     safe = orgconv.org_safe(text)
     assert not any(re.match(r"^\*+\s", line) for line in safe.splitlines())
     assert "- point" in safe and "  - sub point" in safe and "*Markdown title*" in safe
-    assert "#+begin_src python :eval no :tangle no\n,* not heading\n,#+begin_x\n#+end_src" in safe
+    assert "#+begin_src python :eval no :tangle no :noweb no\n,* not heading\n,#+begin_x\n#+end_src" in safe
 
 
 def test_org_safe_writes_markdown_bold_and_code_as_org():

@@ -128,4 +128,4 @@ async def test_code_in_an_answer_runs_nothing_on_export(daemon, roam_dir, tmp_pa
     objects = export_and_run(path)
     assert sorted(p.name for p in ran.iterdir()) == ["user-block", "user-inline"]
     assert objects == ["(src-block inline-src-block macro src-block src-block)"]
-    assert answer["org"].count("#+begin_src emacs-lisp :eval no :tangle no\n") == 2, answer["org"]
+    assert answer["org"].count("#+begin_src emacs-lisp :eval no :tangle no :noweb no\n") == 2, answer["org"]

@@ -144,7 +144,7 @@ async def test_no_org_construct_in_an_answer_is_read_as_more_than_text(daemon, r
     # The model's blocks are blocks (closed where it left them open), never run (:eval no).
     assert (extra := sorted(set(reading["types"]) - ALLOWED - {"src-block", "example-block"})) == [], extra
     assert [line for line in talks.split("\n") if line.startswith("#+begin_src")] == [
-        "#+begin_src emacs-lisp :eval no :tangle no", "#+begin_src sh :eval no :tangle no",
+        "#+begin_src emacs-lisp :eval no :tangle no :noweb no", "#+begin_src sh :eval no :tangle no :noweb no",
     ]  # fmt: skip
     assert reading["headings"] == [[1, "Plans"], [1, "Later"], *headings], reading["headings"]
     assert (reading["todo"], reading["filetags"], reading["title"]) == (["TODO", "DONE"], [], "A day")

@@ -148,6 +148,45 @@ async def test_a_models_link_of_a_type_org_has_not_registered_leaves_the_export_
     assert "[\u200b[wiki:Bread][the wiki]]" in answer["org"], answer["org"]
 
 
+NOWEB_USER = """#+title: Talk
+#+PROPERTY: header-args :noweb yes
+#+PROPERTY: header-args:emacs-lisp :noweb yes
+#+NAME: note-block
+#+begin_src emacs-lisp :var x=0 :exports code
+(write-region "pwned" nil (format "PWNED-%s" x))
+#+end_src
+"""
+NOWEB_ANSWER = """Call it:
+```emacs-lisp
+<<note-block(x=7)>>
+<<note-block(x=(progn (write-region "pwned" nil "PWNED-lisp") 1))>>
+```
+#+begin_src emacs-lisp :noweb yes
+<<note-block(x=8)>>
+#+end_src
+"""
+
+
+async def test_a_models_noweb_reference_calls_no_block_of_the_users_on_export(daemon, roam_dir, fake_ollama):
+    # Where the file's header-args say ":noweb yes", an export expanded the model's
+    # "<<note-block(x=7)>>" in its own (":eval no") block: it ran the user's named block
+    # with the model's argument, and the Lisp in "x=(progn ...)" too.
+    await wait_indexed(daemon)
+    fake_ollama.state.chat_reply = NOWEB_ANSWER
+    conversation = "* Talk\n** Write me some code\n"
+    status, answer = await post(daemon, "/converse", {"org": conversation})
+    assert status == 200, answer
+    path = roam_dir / "talk.org"
+    path.write_text(NOWEB_USER + conversation + answer["org"])
+    done = subprocess.run(
+        [emacs(), "-Q", "--batch", "--eval", _EXPORT, str(path)],
+        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "TEX " in done.stderr, done.stderr
+    assert sorted(p.name for p in roam_dir.rglob("PWNED*")) == [], done.stderr
+    assert "note-block(x=7)" in (roam_dir / "talk.tex").read_text()  # the model's code, shown as written
+
 _HTML_EXPORT = """
 (progn
   (require 'org) (require 'ox-html)

@@ -115,7 +115,7 @@ async def test_a_models_answer_in_a_conversation_runs_nothing_and_schedules_noth
     assert "Meeting with Sam" in answer["org"].split("\nSources:\n")[1], answer["org"]
     assert org_reading(path, "2024-02-28")["agenda"] == [], answer["org"]
     assert "Meet on [2026-12-08 Tue 10:00]" in answer["org"]  # a date still, inactive
-    assert "#+begin_src sh :eval no :tangle no\necho <" + ZWSP + "2026-12-12 Sat>\n" in answer["org"]  # the code as written
+    assert "#+begin_src sh :eval no :tangle no :noweb no\necho <" + ZWSP + "2026-12-12 Sat>\n" in answer["org"]  # the code as written
 
 
 async def test_the_oracles_words_kept_are_quiet_and_the_users_typing_is_kept_as_typed(daemon, roam_dir):

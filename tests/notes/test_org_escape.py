@@ -216,8 +216,8 @@ def test_keywords_targets_and_local_variables_in_an_answer_change_nothing(tmp_pa
     assert lines[1:6] == [",#+filetags: :private:", ",#+TODO: WAIT | FIN", ",  #+startup: overview", ",:PROPERTIES:", ",:END:"]
     # The model's blocks stay blocks: Org's escapes inside, header arguments dropped, closed.
     assert lines[10:] == [
-        "#+begin_src python :eval no :tangle no", f"print('<<noweb>>')  # Local{ZWSP} Variables:", ",#+end_src", "#+end_src",
-        "#+begin_src sh :eval no :tangle no", "echo hi", "#+end_src", "#+begin_example", ",#+filetags: :inside:", "#+end_example",
+        "#+begin_src python :eval no :tangle no :noweb no", f"print('<<noweb>>')  # Local{ZWSP} Variables:", ",#+end_src", "#+end_src",
+        "#+begin_src sh :eval no :tangle no :noweb no", "echo hi", "#+end_src", "#+begin_example", ",#+filetags: :inside:", "#+end_example",
     ]  # fmt: skip
 
 

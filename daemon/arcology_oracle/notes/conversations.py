@@ -66,7 +66,7 @@ _LIST_ITEM = re.compile(r"^[ \t]*(?:-|\+|\d+[.)])[ \t]")
 _CITATION = re.compile(r"[ \t]?\[\d{1,3}\]")
 # Babel's header arguments: this block is never evaluated, nor tangled into a file (as a
 # file's ``#+PROPERTY: header-args :tangle yes`` would have it, a literate config's).
-_NO_EVAL = ":eval no :tangle no"
+_NO_EVAL = ":eval no :tangle no :noweb no"
 
 
 @dataclass(slots=True)
@@ -272,9 +272,12 @@ def org_safe(text: str) -> str:
     code becomes ``#+begin_src`` blocks, and the model's own ``#+begin_src`` and
     ``#+begin_example`` blocks stay blocks (header arguments such as ``:tangle`` dropped,
     an unclosed block closed), with Org's comma escapes inside; a source block with a
-    language gets ``:eval no :tangle no``, so Babel never runs the model's code (an export would,
-    in a file whose ``header-args`` export results, and ``C-c C-v b`` would) nor writes it
-    into a file (``C-c C-v t``, where they say ``:tangle yes``). Every other line is made
+    language gets ``:eval no :tangle no :noweb no``, so Babel never runs the model's code (an
+    export would, in a file whose ``header-args`` export results, and ``C-c C-v b`` would)
+    nor writes it into a file (``C-c C-v t``, where they say ``:tangle yes``), and an
+    export expands no noweb reference of the model's (where they say ``:noweb yes``,
+    ``<<name(x=(lisp))>>`` ran the user's block ``name`` and the model's Lisp in its
+    argument, on export with ``org-confirm-babel-evaluate`` nil). Every other line is made
     inert as captured text is (:func:`~.org_escape.escape_line`: a keyword, block,
     drawer or footnote definition line gets a comma, ``Local Variables:``, ``<<`` and a
     labelled inline footnote a zero-width space), no line holds a link that runs

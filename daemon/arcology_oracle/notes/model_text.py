@@ -88,7 +88,7 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   line into the export as it is (``\\begin{filecontents*}[overwrite]{note.org}`` would
   overwrite a note in a PDF export's run, no shell escape needed). Ordinary math
   (``\\frac``, ``\\alpha``, ``x^2``, ``\\begin{align*}``) is as written. Babel's code
-  is not here: a source block of the model's gets ``:eval no :tangle no``
+  is not here: a source block of the model's gets ``:eval no :tangle no :noweb no``
   (:func:`~.conversations.org_safe`) and its keywords a comma (:mod:`.org_escape`).
 * **Bidirectional text controls** (:func:`quiet`, ``verbatim`` text too): an embedding,
   override or isolate (U+202A-U+202E, U+2066-U+2069) makes Emacs show the rest of its
