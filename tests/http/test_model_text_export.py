@@ -247,3 +247,18 @@ async def test_a_models_file_links_that_open_outside_emacs_are_words(daemon, roa
              " and [[https://orgmode.org][Org]].")  # fmt: skip
     _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n")
     assert 'LINKS ("file" "https")' in said, said
+
+
+async def test_a_models_math_gives_no_element_of_an_html_export_a_link_or_a_style(daemon, roam_dir, fake_ollama):
+    # Org 9.5's HTML export hands math to MathJax 2.7 as written: its \mmlToken takes an
+    # href (a javascript: link in the user's published page), \style, \cssId and \class
+    # set the page's styles (an overlay over it).
+    reply = ('Math: $\\mmlToken{mi}[href="javascript:alert(1)"]{x}$, \\(\\style{position:fixed}{y}\\),'
+             ' $\\cssId{a}{b} \\class{c}{d} \\href{javascript:alert(2)}{e}$ and $\\frac{1}{2}$.')  # fmt: skip
+    out = roam_dir.parent / "talk.html"
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Math?\n", script=_HTML_EXPORT,
+                                      args=(str(out),))  # fmt: skip
+    assert out.exists(), said
+    html = out.read_text()
+    assert "\\(\\frac{1}{2}\\)" in html, html  # math, for MathJax
+    assert not re.findall(r"\\(?:mmlToken|style|cssId|class|href)\b", html), html

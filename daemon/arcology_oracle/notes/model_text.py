@@ -86,7 +86,11 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   environments in :data:`LATEX_ENVIRONMENTS` (math, lists, tables): ``\\begin{NAME}`` runs
   ``\\NAME`` (``\\begin{write}18``), and Org writes a LaTeX environment starting a
   line into the export as it is (``\\begin{filecontents*}[overwrite]{note.org}`` would
-  overwrite a note in a PDF export's run, no shell escape needed). Ordinary math
+  overwrite a note in a PDF export's run, no shell escape needed). So are the MathJax
+  commands that give the page's elements attributes: Org 9.5's HTML export hands its
+  math to MathJax 2.7, where ``\\mmlToken{mi}[href="javascript:..."]{x}`` is a link that
+  runs a script, ``\\href`` one too, and ``\\style``, ``\\cssId`` and ``\\class`` set the
+  styles of the published page (an overlay over it). Ordinary math
   (``\\frac``, ``\\alpha``, ``x^2``, ``\\begin{align*}``) is as written. Babel's code
   is not here: a source block of the model's gets ``:eval no :tangle no :noweb no``
   (:func:`~.conversations.org_safe`) and its keywords a comma (:mod:`.org_escape`).
@@ -184,7 +188,7 @@ LATEX_COMMANDS = (
     "makeatletter", "lstinputlisting", "verbatiminput", "pdfobj", "pdffiledump", "href",
     "ifcsname", "lastnamedcs", "begincsname", "UseName", "ExpandArgs", "csuse", "ExplSyntaxOn",
     "ProvidesExplPackage", "ProvidesExplClass", "ProvidesExplFile", "filecontents",
-    "pdfcatalog", "pdfnames", "pdfannot", "pdfstartlink", "pdfextension",
+    "pdfcatalog", "pdfnames", "pdfannot", "pdfstartlink", "pdfextension", "mmlToken", "style", "cssId", "class",
 )  # fmt: skip
 # The environments a \begin or \end may name (math, lists, tables): \begin{NAME} runs the
 # command \NAME (\begin{write}18{...} is \write18, \begin{\x} whatever \x spells), and
