@@ -262,3 +262,17 @@ async def test_a_models_math_gives_no_element_of_an_html_export_a_link_or_a_styl
     html = out.read_text()
     assert "\\(\\frac{1}{2}\\)" in html, html  # math, for MathJax
     assert not re.findall(r"\\(?:mmlToken|style|cssId|class|href)\b", html), html
+
+
+async def test_a_models_file_link_is_no_script_in_an_html_export(daemon, roam_dir, fake_ollama):
+    # Org 9.5's HTML export writes a relative file: link's path into the href as it is
+    # (a .org one as .html): "javascript:alert(1);x.org" was a link that ran a script.
+    reply = ("See [[file:javascript:alert(1);x.org][the plan]], file:javascript:alert(2);y.org,"
+             " <file:JavaScript:alert(3);z.org>, [[file:data:text/html,x.org][d]] and [[file:notes/x.org][mine]].")  # fmt: skip
+    out = roam_dir.parent / "talk.html"
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
+                                      args=(str(out),))  # fmt: skip
+    assert out.exists(), said
+    hrefs = re.findall(r'href="([^"]*)"', out.read_text())
+    assert "notes/x.html" in hrefs, hrefs  # a link to a note stays one
+    assert not [href for href in hrefs if re.match(r"(?i)[a-z][-+.a-z0-9]*:", href) and not href.startswith("https:")], hrefs

@@ -23,7 +23,7 @@ ORDINARY = [
     "see https://man:pass@host/x, then http://shell:secret@example.org/a.",
     "<https://man:pass@host> and [[https://eshell:pw@host/p][the host]]",
     "HTTPS://Man:pass@host and ftp://elisp:x@files.example.org/pub",
-    "mailto:shell:x and file:shell:x.org and [[file:~/man:1.org][a file]]",
+    "mailto:shell:x and file:notes/shell:x.org and [[file:~/man:1.org][a file]]",
     "powershell:ls, Powershell: Get-Item, fooshell:x, iman:x, Batman:x, chairman: Sam",
     "https://x.org/?q=a,man:ls and https://a/(man:ls) and https://x.org/a.,man:ls",
     "Étienne's shell: bash, the man: page, eshell : a buffer",

@@ -5,7 +5,9 @@ A file link (:data:`FILE_LINK_TYPES`) is taken for a safe one only when it names
 ``.org`` file, which Emacs visits itself on every system (``org-file-apps``'
 ``auto-mode``): ``file+sys:`` never is (Org hands its file to the system's program), nor
 is a name Emacs reads as remote (TRAMP's ``/host:``, ``/method:host:``,
-``/[method/host]``), one holding ``//`` (Emacs reads a name on from the last one: a
+``/[method/host]``), one with a colon before its first ``/`` (Org 9.5's HTML export
+writes a relative path into the ``href`` as it is: ``javascript:alert(1);x.org`` is a
+script, a ``data:`` one a page), one holding ``//`` (Emacs reads a name on from the last one: a
 remote one, a Windows share), a backslash (a Windows share: ``\\\\host\\x.org``) or a
 colon with ``..`` (``~/../../ssh:host:/x.org`` expands to a remote name). Org reads a
 path's ``::`` on as a search in the file.
@@ -18,7 +20,7 @@ from bisect import bisect_left
 
 # The types whose path names a file Org opens (org-link-open-as-file, org-attach-follow, org-docview-open).
 FILE_LINK_TYPES = frozenset({"file", "file+sys", "file+emacs", "attachment", "docview"})
-_LOCAL_ORG_FILE_RE = re.compile(r"(?i)(?!/[^/|:][^/|]*:|/\[)(?:[^\\/]|/(?!/))*\.org")
+_LOCAL_ORG_FILE_RE = re.compile(r"(?i)(?![^/]*:|/[^/|:][^/|]*:|/\[)(?:[^\\/]|/(?!/))*\.org")
 # Where an angle link's path cannot go on (org-link-angle-re): a blank line, one starting with ">".
 _ANGLE_BREAK_RE = re.compile(r"\n[ \t]*(?=[\n>]|\Z)")
 # A line break in a link's path, and the blanks around it (Org drops them from an angle
