@@ -8,6 +8,7 @@ math environments stay."""
 
 from __future__ import annotations
 
+import html
 import re
 import subprocess
 
@@ -264,15 +265,23 @@ async def test_a_models_math_gives_no_element_of_an_html_export_a_link_or_a_styl
     assert not re.findall(r"\\(?:mmlToken|style|cssId|class|href)\b", html), html
 
 
-async def test_a_models_file_link_is_no_script_in_an_html_export(daemon, roam_dir, fake_ollama):
-    # Org 9.5's HTML export writes a relative file: link's path into the href as it is
-    # (a .org one as .html): "javascript:alert(1);x.org" was a link that ran a script.
+async def test_a_models_link_is_no_script_in_an_html_export(daemon, roam_dir, fake_ollama):
+    # Org 9.5's HTML export writes the path of a relative file: link (a .org one as .html),
+    # and of a help:, eww:, bibtex:, w3m: link (info:'s manual, then ".html") into the href
+    # as it is: "javascript:alert(1);x.org" was a link that ran a script.
     reply = ("See [[file:javascript:alert(1);x.org][the plan]], file:javascript:alert(2);y.org,"
-             " <file:JavaScript:alert(3);z.org>, [[file:data:text/html,x.org][d]] and [[file:notes/x.org][mine]].")  # fmt: skip
+             " <file:JavaScript:alert(3);z.org>, [[file:data:text/html,x.org][d]],"
+             " [[file:java&#115;cript&#58;x.org][e]],"
+             " [[help:javascript:alert(4)//][f]], help:javascript:alert(5)//, info:javascript:alert(6)//,"
+             " [[eww:\njavascript:alert(7)][g]], <bibtex:javascript:alert(8)>, [[w3m:&#x6A;avascript:alert(9)][h]],"
+             " [[info:org#Links][Org's manual]] and [[file:notes/x.org][mine]].")  # fmt: skip
     out = roam_dir.parent / "talk.html"
     _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
                                       args=(str(out),))  # fmt: skip
     assert out.exists(), said
+    # Each href as a browser reads it: its references resolved, blanks before it and every
+    # tab and line break dropped.
     hrefs = re.findall(r'href="([^"]*)"', out.read_text())
-    assert "notes/x.html" in hrefs, hrefs  # a link to a note stays one
+    hrefs = [re.sub(r"^[\x00-\x20]+|[\t\n\r]", "", html.unescape(href)) for href in hrefs]
+    assert "notes/x.html" in hrefs and any(h.endswith("/org.html#Links") for h in hrefs), hrefs  # a note, a manual
     assert not [href for href in hrefs if re.match(r"(?i)[a-z][-+.a-z0-9]*:", href) and not href.startswith("https:")], hrefs

@@ -34,16 +34,21 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   And so does a file link (:data:`FILE_LINK_TYPES`: ``file:``, ``file+sys:``,
   ``file+emacs:``, ``attachment:``, ``docview:``; bracket, angle or plain; an angle one's
   path read over lines, their breaks dropped, as Org reads it) that may open something
-  outside Emacs or on another machine, by one rule: it stays only when it names a local
-  ``.org`` file, which Emacs visits itself (``org-file-apps``' ``auto-mode``). Org hands
-  a ``file+sys:`` link's file to the system's program always, and a ``file:`` one's
-  whose name Emacs has no mode for too: ``open`` on macOS and ShellExecute on Windows run
+  outside Emacs or on another machine (:mod:`.outside_links`), by one rule: it stays only
+  when it names a local ``.org`` file, which Emacs visits itself (``org-file-apps``'
+  ``auto-mode``). Org hands a ``file+sys:`` link's file to the system's program always,
+  and a ``file:`` one's whose name Emacs has no mode for too: ``open`` on macOS and ShellExecute on Windows run
   an executable (``file:/Applications/Calculator.app/Contents/MacOS/Calculator``), mailcap
   on GNU/Linux runs what it names; a remote name (``/ssh:host:/x.org``, also spelled
   ``x//ssh:host:``, ``file:///ssh:host:``, ``~/../../ssh:host:``, ``\\\\host\\x``)
   has TRAMP or Windows connect to the model's host. Links of the other registered types
   run nothing outside Emacs but a web browser (``https:``, ``doi:``, ``mailto:``...) or a
-  chat client (``irc:``), as a link the user clicks in a web page would. ``id:``,
+  chat client (``irc:``), as a link the user clicks in a web page would. And so does a
+  link whose HTML export would be a script: Org 9.5 writes the path of most types
+  (``help:``, ``info:``'s manual, ``eww:``, ``bibtex:``, ``file:``...) into the ``href`` as
+  it is, so ``[[help:javascript:alert(1)//][see]]`` ran the model's script in the user's
+  published page; a path a browser reads with a scheme (``&#106;avascript&#58;`` too) is
+  quieted (:mod:`.outside_links`). ``id:``,
   a ``file:`` to a note, ``https:`` and every other link of those types stay, and so do the targets of the links
   every Org reads (``https://man:pass@host`` is one https link,
   ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A word starts,
@@ -118,7 +123,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
-from .file_links import FILE_LINK_TYPES, AngleEnds, opened_outside
+from .outside_links import OUTSIDE_TYPES, AngleEnds, leads_outside
 from .org_escape import FOOTNOTE_LABEL, ZWSP
 
 # Link types whose following runs code (see the module docstring).
@@ -126,6 +131,9 @@ CODE_LINK_TYPES = ("elisp", "shell", "eshell", "man")
 _TYPES = "|".join(CODE_LINK_TYPES)
 # Types every Org registers (ol.el): their links' paths are read as the link, not as text.
 _ORDINARY_TYPES = "https?|ftp|mailto|news|file(?:\\+sys|\\+emacs)?|help"
+# The types that may lead outside (:mod:`.outside_links`) but ordinary ones: a link of
+# one is read where Org reads it with the module registering it loaded (ol-info, ol-eww...).
+_OTHER_OUTSIDE_TYPES = "attachment|docview|info|eww|rmail|mhe|gnus|bibtex|w3m|roam"
 # Emacs's word start (Org's \<): none after a letter of the Latin script or a digit (nor
 # after $, % and ', words in an org buffer); after any other letter of another script
 # (Cyrillic, Greek, Han, IPA...) there is one, so only these are taken as a word's inside.
@@ -148,7 +156,7 @@ _LINK_RE = re.compile(
     rf"|(?P<angle><(?:{_ORDINARY_TYPES}):[^>\n]*>)"
     rf"|(?P<plain>(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH})"
     rf"|(?P<code>(?<![{_INSIDE_WORD}])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:))"
-    rf"|(?P<file>(?<![{_INSIDE_WORD}])(?:attachment|docview)(?=:))"
+    rf"|(?P<other>(?<![{_INSIDE_WORD}])(?:{_OTHER_OUTSIDE_TYPES})(?=:))"
 )
 # An emphasis marker that could close Org's emphasis (org-emphasis-regexp-components: a
 # post character or the end after it): an emphasis begun before a plain link may end in
@@ -292,11 +300,11 @@ def _quiet_links(text: str) -> str:
             out.append(found[0] + ZWSP)
             at = found.end()
         elif target is not None and (
-            _CODE_TARGET_RE.match(target) or not _registered(target) or '"' in target or _target_opened_outside(target)
+            _CODE_TARGET_RE.match(target) or not _registered(target) or '"' in target or _target_leads_outside(target)
         ):
             out.append("[" + ZWSP + "[")
             at = found.start() + 2
-        elif target is None and (colon := _file_link_opened_outside(text, found, angles)):
+        elif target is None and (colon := _link_leading_outside(text, found, angles)):
             out.append(text[found.start() : colon] + ZWSP)  # its path is read on, as for a link that runs code
             at = colon
         elif found["plain"] and _taken_before(text, found.start(), found[0], first):
@@ -320,28 +328,28 @@ def _quoted_links_quieted(text: str) -> str:
     return _TYPE_COLON_RE.sub(quieted, text) if '"' in text else text
 
 
-def _target_opened_outside(target: str) -> bool:
-    """:func:`~.file_links.opened_outside` for a bracket link's ``target`` (its lines
+def _target_leads_outside(target: str) -> bool:
+    """:func:`~.outside_links.leads_outside` for a bracket link's ``target`` (its lines
     joined by a space, as Org joins them)."""
     typed = _TYPED_TARGET_RE.match(target)
-    return typed is not None and opened_outside(typed[1], target[len(typed[1]) + 1 :], joined=" ")
+    return typed is not None and leads_outside(typed[1], target[len(typed[1]) + 1 :], joined=" ")
 
 
-def _file_link_opened_outside(text: str, found: re.Match[str], angles: AngleEnds) -> int | None:
+def _link_leading_outside(text: str, found: re.Match[str], angles: AngleEnds) -> int | None:
     """The place of the colon of the angle or plain link ``found`` (or the type of one:
-    ``attachment``, ``docview``) when :func:`~.file_links.opened_outside` holds for it, else None. An
+    :data:`_OTHER_OUTSIDE_TYPES`) when :func:`~.outside_links.leads_outside` holds for it, else None. An
     angle link's path is read over lines, their breaks dropped, as Org reads it; one too
     long to be a file's name (over 4096 characters) is taken for one opened outside."""
     start = found.start() + (found[0][0] == "<")
     colon = text.index(":", start)
-    if text[start:colon].lower() not in FILE_LINK_TYPES:
+    if text[start:colon].lower() not in OUTSIDE_TYPES:
         return None
     end = angles.end(colon + 1) if start and text[start - 1] == "<" else None
     if end is not None:
         path = text[colon + 1 : end] if end - colon <= 4096 else "/"
     else:
         path = plain[0] if (plain := _PLAIN_PATH_RE.match(text, colon + 1)) else ""
-    return colon if opened_outside(text[start:colon], path) else None
+    return colon if leads_outside(text[start:colon], path) else None
 
 
 def _registered(target: str) -> bool:
