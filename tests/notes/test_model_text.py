@@ -121,3 +121,20 @@ def test_an_angle_link_over_lines_with_a_quote_in_its_path_is_quieted():
     # the path into href as it is: the quote on the second line gave the link attributes.
     text = 'see <file:a\n "onmouseover="alert(1)> now'
     assert quiet(text) == text.replace("file:", "file" + ZWSP + ":")
+
+
+@pytest.mark.parametrize(
+    ("text", "quieted"),
+    [
+        ("file:" * 40_000, True),  # each a link to quiet, whose path ran to the end
+        ("x/info:a" * 25_000, True),
+        ('"' + "help:" * 40_000, True),  # a quote: each path was looked at to its end
+        ('"' + "<https:a\n" * 22_000, False),  # an angle link over lines, to the end (no quote in it)
+    ],
+    ids=["files", "infos", "quoted-plain", "quoted-angle"],
+)
+def test_a_long_run_of_links_is_quieted_in_one_reading(text, quieted):
+    # Each link's path was read to the end of the run, for each link in it: 200,000
+    # characters took minutes (this test would not end).
+    written = quiet(text)
+    assert written.replace(ZWSP, "") == text and (ZWSP in written) == quieted

@@ -120,6 +120,7 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
@@ -170,8 +171,12 @@ REGISTERED_TYPES = frozenset({
     "doi", "eww", "rmail", "mhe", "irc", "info", "gnus", "docview", "bibtex", "bbdb", "w3m", "roam",
 })  # fmt: skip
 # Where Org may read a link of a registered type, and the paths of an angle and a plain one.
+# Any type Org may read a link of, before its colon (for :func:`_outside_type_link`).
+_ANY_TYPES = "|".join(map(re.escape, REGISTERED_TYPES | set(CODE_LINK_TYPES)))
+_ANY_TYPE_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{_ANY_TYPES})(?=:)")
 _TYPE_COLON_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{'|'.join(map(re.escape, REGISTERED_TYPES))}):")
-_ANGLE_PATH_RE = re.compile(r"[^>\n]*(?:\n[ \t]*[^> \t\n][^>\n]*)*>")  # over lines too, as Org's org-link-angle-re
+# How much of a plain link's path is looked at for a quote (a longer one is quieted).
+_LONGEST_PATH = 4096
 _PLAIN_PATH_RE = re.compile(_PLAIN_PATH)
 # A bracket link's target that names a type (group 1): Org reads a link of that type when
 # it is registered, else one within the file (see the module docstring).
@@ -304,9 +309,11 @@ def _quiet_links(text: str) -> str:
         ):
             out.append("[" + ZWSP + "[")
             at = found.start() + 2
-        elif target is None and (colon := _link_leading_outside(text, found, angles)):
-            out.append(text[found.start() : colon] + ZWSP)  # its path is read on, as for a link that runs code
-            at = colon
+        elif target is None and (span := _outside_type_link(text, found, angles)):
+            colon, end, outside = span  # (Org reads its path on once it is quieted: no type in it is a link)
+            path = _ANY_TYPE_RE.sub(lambda inner: inner[0] + ZWSP, text[colon:end])
+            out.append(text[found.start() : colon] + ZWSP * outside + path)
+            at = end
         elif found["plain"] and _taken_before(text, found.start(), found[0], first):
             out.append(text[found.start()])  # its path is read on, as text Org may read links in
             at = found.start() + 1
@@ -318,14 +325,25 @@ def _quiet_links(text: str) -> str:
 
 def _quoted_links_quieted(text: str) -> str:
     """``text`` with a zero-width space before the colon of each angle or plain link of a
-    registered type whose path holds a ``"`` (see the module docstring)."""
+    registered type whose path holds a ``"`` (see the module docstring), and of each plain
+    one whose path is longer than :data:`_LONGEST_PATH`: each path is looked at once, up
+    to that length (the quotes' places bisected), so the time stays linear in ``text``."""
+    if '"' not in text:
+        return text
+    angles, quotes = AngleEnds(text), [found.start() for found in re.finditer('"', text)]
 
     def quieted(found: re.Match[str]) -> str:
-        angle = found.start() and text[found.start() - 1] == "<" and _ANGLE_PATH_RE.match(text, found.end())
-        path = angle[0] if angle else (plain[0] if (plain := _PLAIN_PATH_RE.match(text, found.end())) else "")
-        return found[0][:-1] + ZWSP + ":" if '"' in path else found[0]
+        at = found.end()
+        end = angles.end(at) if found.start() and text[found.start() - 1] == "<" else None
+        if end is None:
+            plain = _PLAIN_PATH_RE.match(text, at, at + _LONGEST_PATH)
+            end = plain.end() if plain else at
+            if end == at + _LONGEST_PATH:
+                return found[0][:-1] + ZWSP + ":"
+        index = bisect_left(quotes, at)
+        return found[0][:-1] + ZWSP + ":" if index < len(quotes) and quotes[index] < end else found[0]
 
-    return _TYPE_COLON_RE.sub(quieted, text) if '"' in text else text
+    return _TYPE_COLON_RE.sub(quieted, text)
 
 
 def _target_leads_outside(target: str) -> bool:
@@ -335,21 +353,23 @@ def _target_leads_outside(target: str) -> bool:
     return typed is not None and leads_outside(typed[1], target[len(typed[1]) + 1 :], joined=" ")
 
 
-def _link_leading_outside(text: str, found: re.Match[str], angles: AngleEnds) -> int | None:
-    """The place of the colon of the angle or plain link ``found`` (or the type of one:
-    :data:`_OTHER_OUTSIDE_TYPES`) when :func:`~.outside_links.leads_outside` holds for it, else None. An
-    angle link's path is read over lines, their breaks dropped, as Org reads it; one too
-    long to be a file's name (over 4096 characters) is taken for one opened outside."""
+def _outside_type_link(text: str, found: re.Match[str], angles: AngleEnds) -> tuple[int, int, bool] | None:
+    """For the angle or plain link ``found`` (or the type of one: :data:`_OTHER_OUTSIDE_TYPES`)
+    of a type :func:`~.outside_links.leads_outside` may hold for: the place of its colon,
+    where its path ends and whether it holds; None for another type, and for an angle or
+    plain link it does not hold for (read on as any other). An angle link's path is read
+    over lines, their breaks dropped, as Org reads it. Every type in the path of one of
+    :data:`_OTHER_OUTSIDE_TYPES` is quieted, as it is a link where Org has not loaded the
+    module registering that type (``org-modules``); so the text is read once, however
+    many links it holds."""
     start = found.start() + (found[0][0] == "<")
     colon = text.index(":", start)
     if text[start:colon].lower() not in OUTSIDE_TYPES:
         return None
-    end = angles.end(colon + 1) if start and text[start - 1] == "<" else None
-    if end is not None:
-        path = text[colon + 1 : end] if end - colon <= 4096 else "/"
-    else:
-        path = plain[0] if (plain := _PLAIN_PATH_RE.match(text, colon + 1)) else ""
-    return colon if leads_outside(text[start:colon], path) else None
+    if (end := angles.end(colon + 1) if start and text[start - 1] == "<" else None) is None:
+        end = plain.end() if (plain := _PLAIN_PATH_RE.match(text, colon + 1)) else colon + 1
+    outside = leads_outside(text[start:colon], text[colon + 1 : end])
+    return (colon, end, outside) if outside or found["other"] else None
 
 
 def _registered(target: str) -> bool:
