@@ -31,24 +31,14 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   writes the path of a ``file:``, ``doi:``, ``help:`` or ``info:`` link into the
   ``href`` (an image's ``src``) as it is, so ``[[file:a" onmouseover="alert(1)][x]]``
   gave the link an attribute of the model's choosing, a script in the published page.
-  And so does a file link (:data:`FILE_LINK_TYPES`: ``file:``, ``file+sys:``,
-  ``file+emacs:``, ``attachment:``, ``docview:``; bracket, angle or plain; an angle one's
-  path read over lines, their breaks dropped, as Org reads it) that may open something
-  outside Emacs or on another machine (:mod:`.outside_links`), by one rule: it stays only
-  when it names a local ``.org`` file, which Emacs visits itself (``org-file-apps``'
-  ``auto-mode``). Org hands a ``file+sys:`` link's file to the system's program always,
-  and a ``file:`` one's whose name Emacs has no mode for too: ``open`` on macOS and ShellExecute on Windows run
-  an executable (``file:/Applications/Calculator.app/Contents/MacOS/Calculator``), mailcap
-  on GNU/Linux runs what it names; a remote name (``/ssh:host:/x.org``, also spelled
-  ``x//ssh:host:``, ``file:///ssh:host:``, ``~/../../ssh:host:``, ``\\\\host\\x``)
-  has TRAMP or Windows connect to the model's host. Links of the other registered types
-  run nothing outside Emacs but a web browser (``https:``, ``doi:``, ``mailto:``...) or a
-  chat client (``irc:``), as a link the user clicks in a web page would. And so does a
-  link whose HTML export would be a script: Org 9.5 writes the path of most types
-  (``help:``, ``info:``'s manual, ``eww:``, ``bibtex:``, ``file:``...) into the ``href`` as
-  it is, so ``[[help:javascript:alert(1)//][see]]`` ran the model's script in the user's
-  published page; a path a browser reads with a scheme (``&#106;avascript&#58;`` too) is
-  quieted (:mod:`.outside_links`). ``id:``,
+  And so does a link that leads outside (:mod:`.outside_links`, bracket, angle or plain):
+  a file link but to a local ``.org`` file (Org hands a ``file+sys:`` link's file to the
+  system's program, a ``file:`` one's too when Emacs has no mode for it: ``open`` on macOS
+  runs an executable; a remote name has TRAMP connect to the model's host), and one whose
+  HTML export is a script (``[[help:javascript:alert(1)//][see]]``: Org 9.5 writes most
+  types' paths into the ``href`` as they are). The other registered types open nothing
+  outside Emacs but a web browser (``https:``, ``doi:``...) or a chat client (``irc:``),
+  as a link clicked in a web page would. ``id:``,
   a ``file:`` to a note, ``https:`` and every other link of those types stay, and so do the targets of the links
   every Org reads (``https://man:pass@host`` is one https link,
   ``[[https://eshell:pw@host]]`` one too) and words (``powershell:``). A word starts,
@@ -125,6 +115,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from .outside_links import OUTSIDE_TYPES, AngleEnds, leads_outside
+from .active_dates import dates_quieted
 from .org_escape import FOOTNOTE_LABEL, ZWSP
 
 # Link types whose following runs code (see the module docstring).
@@ -186,9 +177,6 @@ _TYPED_TARGET_RE = re.compile(r"([A-Za-z][-+.\w]*):\S")
 _ID_LINK_RE = re.compile(
     rf"\[\[id:([^\]\[:]+)(?:::[^\]\[]*)?\](?=\[|\])|(?<![{_INSIDE_WORD}])id:({_PLAIN_PATH})"
 )
-# Where an active timestamp starts as the agenda finds it, "<" digits-digits-digits, and
-# what ends one: the next ">" on its line (see :func:`_dates_quieted`).
-_ACTIVE_START_RE = re.compile(r"<(?=\d+-\d+-\d+)|[>\n]")
 # A footnote reference (Org: any letter case); its label's definition is the user's, or none.
 _FOOTNOTE_REF_RE = re.compile(rf"(?<=\[)(?=(?i:fn):{FOOTNOTE_LABEL}\])")
 # Bidirectional embeddings, overrides and isolates (see the module docstring).
@@ -225,7 +213,7 @@ def quiet(text: str, *, verbatim: bool = False) -> str:
     the module docstring);
     ``verbatim``: a block's line or a property value (timestamps get a zero-width space,
     LaTeX and footnotes are left alone: Org reads neither there)."""
-    text = _dates_quieted(quiet_links(_BIDI_CONTROL_RE.sub("\ufffd", text)), verbatim=verbatim)
+    text = dates_quieted(quiet_links(_BIDI_CONTROL_RE.sub("\ufffd", text)), verbatim=verbatim)
     return text if verbatim else _FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text))
 
 
@@ -396,34 +384,8 @@ def _taken_before(text: str, start: int, link: str, first: dict[str, int]) -> bo
     return (at > 0 and text[at - 1] == "^") or text[max(0, start - 4) : start].lower() == "[fn:"
 
 
-def _dates_quieted(text: str, *, verbatim: bool, near_brackets: bool = True) -> str:
-    """``text`` with each active timestamp inactive (``[...]``), or with a zero-width
-    space after its ``<`` when ``verbatim`` or, with ``near_brackets``, next to a bracket
-    (see the module docstring). Innermost first, in one pass (a loop of searches took
-    minutes for a long nest): Org reads ``<2026-12-08 Tue>`` in ``<1-1-1 <2026-12-08 Tue>>``,
-    and the outer ``<2026-12-08 Tue [2026-12-09 Wed]>`` once the inner is quieted, so each
-    ``>`` closes the last ``<`` left open on its line, and those before it while it stays."""
-    out = list(text)
-    open_at: list[int] = []
-    for found in _ACTIVE_START_RE.finditer(text):
-        at, char = found.start(), found[0]
-        if char == "<":
-            open_at.append(at)
-        elif char == "\n":
-            open_at.clear()
-        elif char == ">":
-            while open_at:
-                start = open_at.pop()
-                near = near_brackets and ((start and out[start - 1] == "[") or text[at + 1 : at + 2] == "]")
-                if not (verbatim or near):
-                    out[start], out[at] = "[", "]"
-                    break
-                out[start] = "<" + ZWSP  # (the ">" stays, and closes what is open before)
-    return "".join(out)
-
-
 def read_as_quieted(text: str) -> str:
     """``text`` with each active timestamp inactive and each bidirectional text control
     U+FFFD, as :func:`quiet` writes them: for comparing a file written before with what is
     written now."""
-    return _dates_quieted(_BIDI_CONTROL_RE.sub("\ufffd", text), verbatim=False, near_brackets=False)
+    return dates_quieted(_BIDI_CONTROL_RE.sub("\ufffd", text), verbatim=False, near_brackets=False)

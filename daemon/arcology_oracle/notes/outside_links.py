@@ -4,7 +4,9 @@ into a script of an HTML export (:mod:`.model_text` quiets them: :func:`leads_ou
 * **Files opened outside Emacs** (:data:`FILE_LINK_TYPES`): a file link is taken for a
   safe one only when it names a local ``.org`` file, which Emacs visits itself on every
   system (``org-file-apps``' ``auto-mode``): ``file+sys:`` never is (Org hands its file
-  to the system's program), nor is a name Emacs reads as remote (TRAMP's ``/host:``,
+  to the system's program), nor is one Emacs has no mode for (Org hands it to ``open`` on
+  macOS, to ShellExecute on Windows, which run an executable, to mailcap on GNU/Linux:
+  checked in batch with ``system-type`` darwin), nor is a name Emacs reads as remote (TRAMP's ``/host:``,
   ``/method:host:``, ``/[method/host]``), one with a colon before its first ``/``, one
   holding ``//`` (Emacs reads a name on from the last one: a remote one, a Windows
   share), a backslash (a Windows share: ``\\\\host\\x.org``) or a colon with ``..``
