@@ -8,9 +8,9 @@ math environments stay."""
 
 from __future__ import annotations
 
-import html
 import re
 import subprocess
+from html import unescape
 
 import pytest
 
@@ -149,8 +149,7 @@ async def test_a_models_link_of_a_type_org_has_not_registered_leaves_the_export_
     assert "[\u200b[wiki:Bread][the wiki]]" in answer["org"], answer["org"]
 
 
-NOWEB_USER = """#+title: Talk
-#+PROPERTY: header-args :noweb yes
+NOWEB_USER = """#+PROPERTY: header-args :noweb yes
 #+PROPERTY: header-args:emacs-lisp :noweb yes
 #+NAME: note-block
 #+begin_src emacs-lisp :var x=0 :exports code
@@ -172,21 +171,12 @@ async def test_a_models_noweb_reference_calls_no_block_of_the_users_on_export(da
     # Where the file's header-args say ":noweb yes", an export expanded the model's
     # "<<note-block(x=7)>>" in its own (":eval no") block: it ran the user's named block
     # with the model's argument, and the Lisp in "x=(progn ...)" too.
-    await wait_indexed(daemon)
-    fake_ollama.state.chat_reply = NOWEB_ANSWER
-    conversation = "* Talk\n** Write me some code\n"
-    status, answer = await post(daemon, "/converse", {"org": conversation})
-    assert status == 200, answer
-    path = roam_dir / "talk.org"
-    path.write_text(NOWEB_USER + conversation + answer["org"])
-    done = subprocess.run(
-        [emacs(), "-Q", "--batch", "--eval", _EXPORT, str(path)],
-        cwd=roam_dir, env=emacs_env(roam_dir.parent), capture_output=True, text=True, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert "TEX " in done.stderr, done.stderr
-    assert sorted(p.name for p in roam_dir.rglob("PWNED*")) == [], done.stderr
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, NOWEB_ANSWER, "* Talk\n** Write me some code\n",
+                                      after=NOWEB_USER, script=_EXPORT)  # fmt: skip
+    assert "TEX " in said, said
+    assert sorted(p.name for p in roam_dir.rglob("PWNED*")) == [], said
     assert "note-block(x=7)" in (roam_dir / "talk.tex").read_text()  # the model's code, shown as written
+
 
 _HTML_EXPORT = """
 (progn
@@ -197,6 +187,16 @@ _HTML_EXPORT = """
 """
 
 
+async def exported_html(daemon, roam_dir, fake_ollama, reply: str) -> str:
+    """The body of Org 9.5's HTML export of ``talk.org`` holding the ``/converse`` answer
+    to a question when the model says ``reply``."""
+    out = roam_dir.parent / "talk.html"
+    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
+                                      args=(str(out),))  # fmt: skip
+    assert out.exists(), said
+    return out.read_text()
+
+
 async def test_a_models_link_with_a_quote_in_its_path_adds_no_attribute_to_an_html_export(daemon, roam_dir, fake_ollama):
     # Org 9.5's HTML export writes the path of a file:, doi:, help: or info: link into its
     # href (an image's src) as it is: the model's '"' ended the attribute, and the rest
@@ -204,11 +204,7 @@ async def test_a_models_link_with_a_quote_in_its_path_adds_no_attribute_to_an_ht
     reply = ('See [[file:a" onmouseover="alert(1).html][the plan]], [[file:b"onclick="alert(2).png]],'
              ' file:c"onclick="alert(3), <doi:10" onclick="alert(4)">, help:x"onclick="alert(5)'
              ' and [[https://orgmode.org][Org]].')  # fmt: skip
-    out = roam_dir.parent / "talk.html"
-    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
-                                      args=(str(out),))  # fmt: skip
-    assert out.exists(), said
-    html = out.read_text()
+    html = await exported_html(daemon, roam_dir, fake_ollama, reply)
     assert not html.startswith("failed") and '<a href="https://orgmode.org">Org</a>' in html, html
     tags = re.findall(r"<(?:a|img)\b[^>]*>", html)
     assert tags and not [tag for tag in tags if re.search(r'"\s*on\w+="', tag)], tags  # an attribute after the path
@@ -229,11 +225,7 @@ async def test_a_models_angle_link_over_lines_with_a_quote_adds_no_attribute_to_
     # Org 9.5 reads an angle link's path over lines (org-link-angle-re): a '"' on its
     # second line ended the href of the HTML export, and the rest became an attribute.
     reply = 'See <file:a\n "onmouseover="alert(1)> and <https://orgmode.org/x\n "onclick="alert(2)> now.'
-    out = roam_dir.parent / "talk.html"
-    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
-                                      args=(str(out),))  # fmt: skip
-    assert out.exists(), said
-    html = out.read_text()
+    html = await exported_html(daemon, roam_dir, fake_ollama, reply)
     assert not html.startswith("failed") and "alert(1)" in html and "alert(2)" in html, html  # the words stay
     tags = re.findall(r"<(?:a|img)\b[^>]*>", html)
     assert not [tag for tag in tags if re.search(r'"\s*on\w+=', tag)], tags  # no attribute after the path
@@ -256,11 +248,7 @@ async def test_a_models_math_gives_no_element_of_an_html_export_a_link_or_a_styl
     # set the page's styles (an overlay over it).
     reply = ('Math: $\\mmlToken{mi}[href="javascript:alert(1)"]{x}$, \\(\\style{position:fixed}{y}\\),'
              ' $\\cssId{a}{b} \\class{c}{d} \\href{javascript:alert(2)}{e}$ and $\\frac{1}{2}$.')  # fmt: skip
-    out = roam_dir.parent / "talk.html"
-    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Math?\n", script=_HTML_EXPORT,
-                                      args=(str(out),))  # fmt: skip
-    assert out.exists(), said
-    html = out.read_text()
+    html = await exported_html(daemon, roam_dir, fake_ollama, reply)
     assert "\\(\\frac{1}{2}\\)" in html, html  # math, for MathJax
     assert not re.findall(r"\\(?:mmlToken|style|cssId|class|href)\b", html), html
 
@@ -275,13 +263,10 @@ async def test_a_models_link_is_no_script_in_an_html_export(daemon, roam_dir, fa
              " [[help:javascript:alert(4)//][f]], help:javascript:alert(5)//, info:javascript:alert(6)//,"
              " [[eww:\njavascript:alert(7)][g]], <bibtex:javascript:alert(8)>, [[w3m:&#x6A;avascript:alert(9)][h]],"
              " [[info:org#Links][Org's manual]] and [[file:notes/x.org][mine]].")  # fmt: skip
-    out = roam_dir.parent / "talk.html"
-    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, reply, "* Talk\n** Where?\n", script=_HTML_EXPORT,
-                                      args=(str(out),))  # fmt: skip
-    assert out.exists(), said
+    page = await exported_html(daemon, roam_dir, fake_ollama, reply)
     # Each href as a browser reads it: its references resolved, blanks before it and every
     # tab and line break dropped.
-    hrefs = re.findall(r'href="([^"]*)"', out.read_text())
-    hrefs = [re.sub(r"^[\x00-\x20]+|[\t\n\r]", "", html.unescape(href)) for href in hrefs]
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    hrefs = [re.sub(r"^[\x00-\x20]+|[\t\n\r]", "", unescape(href)) for href in hrefs]
     assert "notes/x.html" in hrefs and any(h.endswith("/org.html#Links") for h in hrefs), hrefs  # a note, a manual
     assert not [href for href in hrefs if re.match(r"(?i)[a-z][-+.a-z0-9]*:", href) and not href.startswith("https:")], hrefs
