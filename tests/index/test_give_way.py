@@ -4,6 +4,7 @@ waits while a query is answered, within a bound, instead of taking the GIL from 
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 
 from arcology_oracle.index.give_way import ReadsInFlight
@@ -156,3 +157,35 @@ async def test_the_daemons_own_look_at_the_setup_files_is_not_a_read_to_give_way
     finally:
         release.set()
         await daemon.stop()
+
+
+async def test_a_reconcile_keeps_no_path_object_per_file(tmp_path, make_settings):
+    # Every object the cyclic GC tracks is scanned by each full collection, and a start's
+    # reconcile made several (40-110 ms each, holding the GIL) while it held a Path (two
+    # tracked objects) per file: at a million headings one fell in the first query after
+    # a start, at twice a warm query's time (BENCHMARKS.md, issue 30, forty-second round).
+    from pathlib import PurePath
+
+    roam = tmp_path / "notes"
+    roam.mkdir()
+    write_notes(roam, 2 * PAUSE_EVERY + 6)
+    inside = roam.resolve()
+    index = OracleIndex(make_settings(roam_dir=roam))
+    counted = []  # the Paths of notes alive as the files' states are looked at
+
+    class Counting(ReadsInFlight):
+        def work(self):
+            def pause():
+                if index.progress.phase == "indexing" and not counted:  # every file listed, none stat'ed yet
+                    counted.append(sum(isinstance(o, PurePath) and o.parent == inside for o in gc.get_objects()))
+
+            return pause
+
+    index.reads = Counting()
+    await index.start()
+    try:
+        report = await index.reconcile()
+    finally:
+        await index.close()
+    assert report.indexed == 2 * PAUSE_EVERY + 6
+    assert counted and counted[0] < PAUSE_EVERY, counted
