@@ -11,6 +11,7 @@ starts.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -125,6 +126,11 @@ def run_server(settings: Settings, setup: Callable[[web.Application], None] | No
             setup(app)
 
         def listening() -> None:
+            # What the start made (modules, classes, functions: ~82,000 objects) lives as
+            # long as the daemon: kept out of the cyclic GC, each of whose full collections
+            # scanned it all again (~40 ms at a million headings, holding the GIL; one fell
+            # in the first query after nearly every start: BENCHMARKS.md, issue 30).
+            gc.freeze()
             log.info(
                 "arcology-oracle listening on http://%s:%d (notes: %s, database: %s, Ollama: %s)",
                 settings.host, settings.port, settings.roam_dir, settings.db_path, settings.ollama_host,
