@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from .. import __version__
 from ..config import Settings
 from ..errors import DimensionMismatch, NotFound, ServiceUnavailable
+from ..ollama.client import load_http_backend
 from ..ollama.embed import Embedder, OllamaEmbedder, prefixes_key
 from ..store import Store
 from .alongside import CommitSlots
@@ -79,6 +80,7 @@ class OracleIndex:
             self.indexer.prepare_embedding(self.embedder)
 
         await self._run_writer(open_writer)
+        await load_http_backend()
         # Load the in-memory vector index now, on a reader thread, so that the first query
         # after a start does not wait for it (seconds at 100k vectors).
         self._warming = asyncio.get_running_loop().run_in_executor(self._reader_pool, self._warm)
