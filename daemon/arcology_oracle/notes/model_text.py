@@ -114,9 +114,9 @@ from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
-from .outside_links import OUTSIDE_TYPES, AngleEnds, leads_outside
 from .active_dates import dates_quieted
 from .org_escape import FOOTNOTE_LABEL, ZWSP
+from .outside_links import OUTSIDE_TYPES, AngleEnds, leads_outside
 
 # Link types whose following runs code (see the module docstring).
 CODE_LINK_TYPES = ("elisp", "shell", "eshell", "man")
@@ -145,7 +145,7 @@ _PLAIN_PATH = rf"(?:{_NSB}|{_PAREN})+(?:[^\W_]|/|{_PAREN})"
 # ASCII punctuation but _ and ^, which Org may read as a subscript's; and see _taken_before).
 _LINK_RE = re.compile(
     rf"(?i)\[\[(?P<target>(?:[^\]\[\\]|\\(?:\\\\)*[\]\[]|\\+[^\]\[\\]|\\{{2,}}(?=[\]\[])|(?:\\\\){{2,}}[\]\[])+)\](?=[\]\[])"
-    rf"|(?P<angle><(?:{_ORDINARY_TYPES}):[^>\n]*>)"
+    rf"|<(?:{_ORDINARY_TYPES}):[^>\n]*>"
     rf"|(?P<plain>(?<![^ \t\n\r\f!-#&(-/:-@\[\]`{{-~])(?:{_ORDINARY_TYPES}):{_PLAIN_PATH})"
     rf"|(?P<code>(?<![{_INSIDE_WORD}])(?:{_TYPES})(?=:(?!\s))|(?<=<)(?:{_TYPES})(?=:))"
     rf"|(?P<other>(?<![{_INSIDE_WORD}])(?:{_OTHER_OUTSIDE_TYPES})(?=:))"
@@ -161,10 +161,10 @@ REGISTERED_TYPES = frozenset({
     "id", "file", "file+sys", "file+emacs", "http", "https", "ftp", "mailto", "news", "help", "attachment",
     "doi", "eww", "rmail", "mhe", "irc", "info", "gnus", "docview", "bibtex", "bbdb", "w3m", "roam",
 })  # fmt: skip
-# Where Org may read a link of a registered type, and the paths of an angle and a plain one.
 # Any type Org may read a link of, before its colon (for :func:`_outside_type_link`).
 _ANY_TYPES = "|".join(map(re.escape, REGISTERED_TYPES | set(CODE_LINK_TYPES)))
 _ANY_TYPE_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{_ANY_TYPES})(?=:)")
+# Where Org may read a link of a registered type, and the paths of an angle and a plain one.
 _TYPE_COLON_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{'|'.join(map(re.escape, REGISTERED_TYPES))}):")
 # How much of a plain link's path is looked at for a quote (a longer one is quieted).
 _LONGEST_PATH = 4096
