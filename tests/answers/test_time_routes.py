@@ -129,3 +129,25 @@ async def test_a_weekday_a_weekend_and_a_fortnight_through_the_real_daemon(tmp_p
             assert "Fortnight kiln" in fortnight and "Older kiln" not in fortnight
     finally:
         daemon.stop()
+
+
+async def test_a_busy_first_day_leaves_room_for_a_later_conversation(tmp_path, roam_dir, fake_ollama):
+    # "what did I do in May 2025?" with a first day of eight headings gave those eight and
+    # no window of the standup three weeks later: windows were taken oldest first, where
+    # headings are spread over the range's days.
+    busy = "".join(f"* {w} errand\n:PROPERTIES:\n:ID: {w.lower()}-0000-4000-8000-000000000000\n:END:\nDone.\n" for w in WORDS * 2)
+    (roam_dir / "daily").mkdir(exist_ok=True)
+    (roam_dir / "daily" / "2025-05-01.org").write_text(f"#+title: 2025-05-01\n{busy}")
+    turns = ["Ana: The parser refactor landed.", "Ben: The websocket test still flakes.",
+             "Ana: Pin the event loop policy.", "Ben: I will try that today."]  # fmt: skip
+    (roam_dir / "standup.org").write_text("#+title: Standup\n* [2025-05-20 Tue 09:00] Standup\n" + "\n\n".join(turns) + "\n")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        async with aiohttp.ClientSession(headers=daemon.headers) as session:
+            for route, key in (("/ask", "sources"), ("/recall", "notes")):
+                async with session.post(daemon.url + route, json={"question": "What did I do in May 2025?", "k": 8}) as resp:
+                    assert resp.status == 200, await resp.text()
+                    dates = {n["date"][:10] for n in (await resp.json())[key]}
+                assert dates == {"2025-05-01", "2025-05-20"}, (route, dates)
+    finally:
+        daemon.stop()

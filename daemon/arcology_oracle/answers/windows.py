@@ -35,6 +35,7 @@ from ..config import Settings
 from ..notes import cjk
 from ..notes.dialogue import speaker_label
 from ..store import Store
+from ..store.dated import across_days
 from . import retrieval, timeline
 from .prompts import escape_data
 from .sources import Source, org_link_label
@@ -299,9 +300,11 @@ def share(candidates: list, found: list[Window], k: int, budget: int, *, by_date
     ``k`` notes by relevance: the windows among the best ``k`` get a share of ``budget``
     as large as their share of those notes, at most :data:`WINDOWS_CHARS` (see :func:`fit`).
     With ``by_date`` (a question that is only its time: relevance says nothing, and a
-    window of the range's turns has none), by date instead, as the range's headings come:
-    oldest first, within a day what states its date before what is dated by its file's
-    modification time (a conversation's turns state theirs)."""
+    window of the range's turns has none), by date instead, spread over the range's days
+    as its headings are (each day's first, then each day's second...), within a day what
+    states its date before what is dated by its file's modification time (a
+    conversation's turns state theirs), so that a busy first day leaves room for a later
+    conversation."""
     entries = [(c.relevance, 0, i) for i, c in enumerate(candidates)] + [(w.relevance, 1, i) for i, w in enumerate(found)]
 
     def dated(entry: tuple) -> tuple[str, bool]:
@@ -309,7 +312,11 @@ def share(candidates: list, found: list[Window], k: int, budget: int, *, by_date
         day = (row["date"] if row is not None else found[entry[2]].date) or "9999"
         return day[:10], row is not None and row.get("date_source") == "mtime"
 
-    merged = sorted(entries, key=dated if by_date else lambda e: -e[0])[:k]
+    if by_date:  # spread over the range's days as its headings are (store.dated.across_days)
+        entries.sort(key=dated)
+        merged = [entries[i] for i in across_days([dated(e)[0] for e in entries])][:k]
+    else:
+        merged = sorted(entries, key=lambda e: -e[0])[:k]
     taken = sorted(i for _, kind, i in merged if kind == 1)
     fitted = fit([found[i] for i in taken], min(WINDOWS_CHARS, budget * len(taken) // max(1, len(merged))))
     return candidates, fitted

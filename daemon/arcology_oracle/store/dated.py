@@ -3,6 +3,9 @@ ISO ``YYYY-MM-DD``; see ``notes.Heading.date``). Bounds are inclusive ISO string
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 
 from .db import limit as limit_sql
@@ -77,9 +80,28 @@ def headings_across_days(store: Store, since: str, until: str, limit: int) -> li
         " WHERE n <= ?",
         (since, until, int(limit)),
     ).fetchall()
-    days = sorted({r[1] for r in rows})
-    place = dict(zip(days, _spread(len(days))))
+    place = _day_places(r[1] for r in rows)
     return [r[0] for r in sorted(rows, key=lambda r: (r[2], place[r[1]]))][: int(limit)]
+
+
+def across_days(days: Sequence[str]) -> list[int]:
+    """The indexes of items whose days are ``days`` (the items of one day in the order
+    they are to be taken) in the order :func:`headings_across_days` takes
+    headings: each day's first, then each day's second..., the days of a round in
+    :func:`_day_places` order."""
+    place, seen = _day_places(days), Counter()
+    rounds = []
+    for i, day in enumerate(days):
+        rounds.append((seen[day], place[day], i))
+        seen[day] += 1
+    return [i for *_, i in sorted(rounds)]
+
+
+def _day_places(days: Iterable[str]) -> dict[str, int]:
+    """Each of the distinct ``days``' place within a round over them (:func:`_spread`
+    of the days in date order)."""
+    ordered = sorted(set(days))
+    return dict(zip(ordered, _spread(len(ordered))))
 
 
 def _spread(count: int) -> list[int]:
