@@ -111,6 +111,12 @@ def test_heading_dates_record_their_source(tmp_path):
         # A span of something else is no span counted back from today.
         ("the last two weeks of December", "2026-12-01", "2026-12-31"),
         ("what did I do the last weekend in May", "2026-05-01", "2026-05-31"),
+        # A month of a year named relative to this one: it was this year's month.
+        ("what was I doing in March last year?", "2025-03-01", "2025-03-31"),
+        ("what did I write in December of last year", "2025-12-01", "2025-12-31"),
+        ("what changed since March last year", "2025-03-01", "2026-12-03"),
+        ("between March last year and May last year", "2025-03-01", "2025-05-31"),
+        ("what do I plan for Jan next year", "2027-01-01", "2027-01-31"),
     ],
 )
 def test_questions_become_date_ranges(question, since, until):
@@ -183,6 +189,11 @@ def test_questions_without_time_have_no_range(question):
         ("我上周做了什么", "2026-11-23", "2026-11-29", "上周"),
         ("2024年的笔记", "2024-01-01", "2024-12-31", "2024年"),
         ("2024年以前", None, "2023-12-31", "2024年以前"),  # before, in Chinese (in Japanese: until its end)
+        # A month of a year named relative to this one: it was all of that year.
+        ("去年の3月は何をした？", "2025-03-01", "2025-03-31", "去年の3月"),
+        ("去年3月我做了什么", "2025-03-01", "2025-03-31", "去年3月"),
+        ("去年的3月5日", "2025-03-05", "2025-03-05", "去年的3月5日"),
+        ("一昨年の12月から今年の2月まで", "2024-12-01", "2026-02-28", "一昨年の12月から今年の2月まで"),
     ],
 )
 def test_japanese_and_chinese_questions_become_date_ranges(question, since, until, expression):

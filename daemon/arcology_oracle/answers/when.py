@@ -52,6 +52,15 @@ _TIME_WORD_RE = re.compile(
 # A weekday named alone, perhaps a part of it: the latest such day (:func:`.day_range.latest_weekday`).
 _WEEKDAY_RE = re.compile(rf"(?:on\s+)?(?:{'|'.join(_DAYS)})(?:\s+(?:morning|afternoon|evening|night))?", re.I)
 _THIS_DAY_RE = re.compile(r"\b(?:on\s+)?(?:this|that|the same)\s+day\s+(?:last|a)\s+year\b|\ba\s+year\s+ago\s+today\b", re.I)
+# A month of a year named relative to this one ("in March last year", "December of this
+# year"): dateparser reads the month and the year apart, and the month alone is its latest.
+# Without "in", "may" and "march" only capitalised ("what may this year bring").
+_BARE_MONTHS = "|".join(m for m in _MONTHS if m not in ("may", "march")) + "|(?-i:March|May)|" + _SHORT
+_MONTH_OF_YEAR_RE = re.compile(
+    rf"\b(?:(?:in|during)\s+({'|'.join(_MONTHS)}|{_SHORT})|({_BARE_MONTHS}))\.?(?:\s+of)?\s+(last|previous|this|next)\s+year\b",
+    re.I,
+)
+_YEAR_OFFSETS = {"last": -1, "previous": -1, "this": 0, "next": 1}
 _BETWEEN_RE = re.compile(r"\b(?:between\s+(.+?)\s+and|from\s+(.+?)\s+(?:to|until|till))\s+(.+?)(?:[?.!,;]|$)", re.I)
 _ISO_LIKE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
 _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
@@ -86,6 +95,8 @@ def read_expression(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | No
     if _THIS_DAY_RE.search(text):
         day = year_ago(today)
         return day, day
+    if m := _MONTH_OF_YEAR_RE.fullmatch(text):
+        return _month_of_year(m, today)
     data = date_parser(today).get_date_data(text)
     if data.date_obj is None:
         return None
@@ -144,7 +155,16 @@ def _longest_prefix(text: str, now: dt.datetime) -> tuple[tuple[dt.date, dt.date
     return None, text, False
 
 
+def _month_of_year(m: re.Match, today: dt.date) -> tuple[dt.date, dt.date]:
+    """The days of the month a :data:`_MONTH_OF_YEAR_RE` match names."""
+    named = (m[1] or m[2]).lower()[:3]
+    month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(named))
+    return period_bounds(dt.date(today.year + _YEAR_OFFSETS[m[3].lower()], month, 1), "month")
+
+
 def _search(text: str, now: dt.datetime) -> DateRange | None:
+    if m := _MONTH_OF_YEAR_RE.search(text):
+        return DateRange(*_month_of_year(m, now.date()), m[0])
     if not _TIME_WORD_RE.search(text):
         return None
     from dateparser.search import search_dates

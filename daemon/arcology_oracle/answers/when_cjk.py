@@ -17,7 +17,8 @@ from ..notes import cjk
 from . import clock
 from .day_range import DateRange, bound_range, date_parser, day_or_span, latest_weekday, period_bounds, weekend
 
-# Japanese and Chinese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年) are
+# Japanese and Chinese time words. Dates in digits (2024-05-01, 2024年3月5日, 3月, 2024年, and
+# 去年の3月: a month of a year named relative to this one, :data:`_RELATIVE_YEARS`) are
 # counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
 # year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
 # month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
@@ -25,7 +26,7 @@ from .day_range import DateRange, bound_range, date_parser, day_or_span, latest_
 # "三時間前"); minutes only in digits ("30分前": 十分 is "enough", "very").
 _CJK_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|之|到|的|、|，|。|？|\?|！|!|\s|$)"
 _CJK_DATE = (
-    r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
+    r"(?<!\d)(?:(?:一昨年|去年|昨年|今年|来年)[の的]?\d{1,2}月(?!曜)(?:\d{1,2}日)?|\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
     rf"|\d{{4}}年{_CJK_PARTICLE})"
 )
 _NUMERALS = "一二三四五六七八九十两"
@@ -61,6 +62,9 @@ _DAY_INDEX = {c: i for i, c in enumerate("月火水木金土日")} | {c: i for i
 # A weekday named alone (月曜日, 日曜, 星期天, 周日): the latest such day (:func:`.day_range.latest_weekday`).
 _WEEKDAY_RE = re.compile("[月火水木金土日]曜日?|星期[一二三四五六日天]|周[一二三四五六日]")
 _ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
+# A year named relative to this one before a month in digits (去年の3月, 去年3月, 今年的5月).
+_RELATIVE_YEAR_RE = re.compile(r"(一昨年|去年|昨年|今年|来年)[の的]?(?=\d)")
+_RELATIVE_YEARS = {"一昨年": -2, "去年": -1, "昨年": -1, "今年": 0, "来年": 1}
 _CJK_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日|去年的今天")
 
 
@@ -137,6 +141,8 @@ def read_cjk(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
     if not _ANY_TIME_RE.fullmatch(text):
         return None
     today = now.date()
+    if m := _RELATIVE_YEAR_RE.match(text):
+        text = f"{today.year + _RELATIVE_YEARS[m[1]]}年{text[m.end():]}"
     if text[0].isdigit() and not text.endswith("前"):
         return _cjk_digits(text, today)
     if text in _NIGHT:
