@@ -45,7 +45,8 @@ def add_import_parser(sub, common, roam_dir_default: str) -> None:
     p = sub.add_parser("import", parents=[common], help="write chat logs (ChatGPT, Claude, transcripts, subtitles, markdown) as org files")
     p.add_argument("format", choices=FORMATS, help="what FILE is")
     p.add_argument("file", type=Path, help="the export (for transcript, vtt, srt and markdown also a directory of them)")
-    p.add_argument("--into", type=Path, help="where the files go, inside the roam directory (default imported/FORMAT)")
+    p.add_argument("--into", type=Path, help="where the files go, inside the roam directory"
+                   " (default imported/FORMAT; imported/transcripts for transcript, vtt and srt)")  # fmt: skip
     p.add_argument("--roam-dir", type=Path, help=f"the org-roam directory ({roam_dir_default})")
     p.add_argument("--tag", action="append", default=[], metavar="TAG", help="tag every imported file, e.g. private (repeatable)")
     p.add_argument("--me", default="Me", metavar="NAME", help="the speaker name of your own turns in chat exports (default Me)")
