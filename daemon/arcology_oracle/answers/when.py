@@ -171,6 +171,8 @@ def _search(text: str, now: dt.datetime) -> DateRange | None:
 
     found = search_dates(text, languages=["en"], settings=parser_settings(now.date())) or []
     for expression, _ in found:
+        if expression.strip().lower() == "may":  # the verb ("what may I do this year"): "in May" is the month
+            continue
         days = read_expression(expression, now)
         if days:
             if _WEEKDAY_RE.fullmatch(expression.strip()):
