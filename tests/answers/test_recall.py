@@ -142,3 +142,15 @@ async def test_recall_multi_query_fuses_the_models_search_strings(chat_daemon, f
     for bad in ({}, {"question": ""}, {"question": "x", "k": 0}, {"question": "x", "multi_query": "maybe"}):
         status, body = await post(chat_daemon, "/recall", bad)
         assert status == 400, (bad, body)
+
+
+async def test_a_question_holding_every_word_of_a_heading_in_another_form_finds_it(chat_daemon, roam_dir):
+    # "when did I bake a sourdough loaf?" left out the journal's "Baked a sourdough loaf":
+    # its vector is below the gate, and "bake" was stemmed "bake" where "baked" was "bak",
+    # so the heading did not hold every word of the question.
+    status, body = await post(chat_daemon, "/recall", {"question": "when did I bake a sourdough loaf?"})
+    assert status == 200, body
+    found = [(n["file"], n["date"]) for n in body["notes"] if n["heading"] == "Baked a sourdough loaf"]
+    assert found == [("journal/2024-03-01.org", "2024-03-01")], body["notes"]
+    node = next(n["node_id"] for n in body["notes"] if n["heading"] == "Baked a sourdough loaf")
+    assert f":ID:       {node}" in (roam_dir / "journal" / "2024-03-01.org").read_text()

@@ -50,16 +50,21 @@ TURNS = 200  # turns read from BM25
 _NAME_WORD = re.compile(r"\b[A-Z][\w'-]+")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|myself)\b")
 _STEMS = ("ing", "ed", "es", "s")
-# The verbs of saying, stemmed: in a question about dialogue they ask for it ("what did
-# ChatGPT tell me about rye"), they are not what was said.
-_SAYING = frozenset("say said tell told talk mention ask spoke speak".split())
 
 
 def _stem(word: str) -> str:
+    """``word`` without its ending, and without a final ``e`` left then, so that "bake"
+    is what "baked", "bakes" and "baking" become."""
     for suffix in _STEMS:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)]
-    return word
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
+
+
+# The verbs of saying, stemmed: in a question about dialogue they ask for it ("what did
+# ChatGPT tell me about rye"), they are not what was said.
+_SAYING = frozenset(_stem(w) for w in "say said tell told talk mention ask spoke speak".split())
 
 
 def terms(text: str) -> set[str]:
