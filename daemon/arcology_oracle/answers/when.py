@@ -173,12 +173,22 @@ def _search(text: str, now: dt.datetime) -> DateRange | None:
     for expression, _ in found:
         if expression.strip().lower() == "may":  # the verb ("what may I do this year"): "in May" is the month
             continue
+        expression = _with_its_year(text, expression)
         days = read_expression(expression, now)
         if days:
             if _WEEKDAY_RE.fullmatch(expression.strip()):
                 days = latest_weekday(days, now.date())
             return DateRange(days[0], days[1], expression.strip())
     return None
+
+
+def _with_its_year(text: str, expression: str) -> str:
+    """``expression`` with the year that follows it in ``text`` when it names none: the
+    search reads "the first week of March 2024" as "March" and "2024" apart."""
+    if re.search(r"\d{4}", expression):
+        return expression
+    m = re.search(re.escape(expression) + r"\s+(?:19|20)\d{2}\b", text)
+    return m[0] if m else expression
 
 
 def without_expression(text: str, found: DateRange | None) -> str:
