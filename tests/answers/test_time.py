@@ -117,6 +117,8 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what changed since March last year", "2025-03-01", "2026-12-03"),
         ("between March last year and May last year", "2025-03-01", "2025-05-31"),
         ("what do I plan for Jan next year", "2027-01-01", "2027-01-31"),
+        ("what did I do this past week?", "2026-11-27", "2026-12-03"),
+        ("what did I read over this past month", "2026-11-04", "2026-12-03"),
         # Its year with the month, where the search reads them apart.
         ("what happened in the first week of March 2024?", "2024-03-01", "2024-03-31"),
         ("what did I do in the last days of December 2025?", "2025-12-01", "2025-12-31"),

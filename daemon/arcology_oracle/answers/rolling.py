@@ -33,9 +33,10 @@ _NUMBER_WORDS = "|".join(sorted(map(re.escape, _NUMBERS), key=len, reverse=True)
 # the deadline": a span of something else, not one counted back from today.
 _NOT_OF = r"(?!\s+(?:of|in|before|after|from|until|to)\b)"
 # "the" may go unsaid before a count ("what did I write last two weeks"), never before a
-# unit alone: "last week" and "last year" are calendar periods (read by :mod:`.when`).
+# unit alone: "last week" and "last year" are calendar periods (read by :mod:`.when`);
+# "this past week" is the past week.
 _ROLLING_RE = re.compile(
-    rf"\b(?:(in|over|during|within|for)\s+)?(the\s+)?(past|last|previous)\s+(?:(\d{{1,4}}|{_NUMBER_WORDS})\s+)?"
+    rf"\b(?:(in|over|during|within|for)\s+)?(the\s+|this\s+)?(past|last|previous)\s+(?:(\d{{1,4}}|{_NUMBER_WORDS})\s+)?"
     r"(minute|hour|day|week|fortnight|month|year)s?\b" + _NOT_OF,
     re.I,
 )
