@@ -119,6 +119,8 @@ def test_heading_dates_record_their_source(tmp_path):
         ("what do I plan for Jan next year", "2027-01-01", "2027-01-31"),
         ("what did I do this past week?", "2026-11-27", "2026-12-03"),
         ("what did I read over this past month", "2026-11-04", "2026-12-03"),
+        ("what did I do the week before last?", "2026-11-16", "2026-11-22"),
+        ("what did I write the month before last month", "2026-10-01", "2026-10-31"),
         # Its year with the month, where the search reads them apart.
         ("what happened in the first week of March 2024?", "2024-03-01", "2024-03-31"),
         ("what did I do in the last days of December 2025?", "2025-12-01", "2025-12-31"),
@@ -138,7 +140,7 @@ def test_questions_become_date_ranges(question, since, until):
     ["hydration of 75 percent", "what may I bake", "the second fermentation", "Sourdough starter", "2000 grams of flour",
      "the last day of school", "the last 3 days of the trip", "my last 3 days in Lisbon", "the past few days before the deadline",
      "in the last 0 days", "I mar 2 loaves", "jan 2000 grams", "I ate 2 of jan's cookies", "what did I write about the last night of the trip",
-     "what did we eat on our last night in Lisbon", "my last night before the move",
+     "what did we eat on our last night in Lisbon", "my last night before the move", "the week before last Easter",
      # "since" giving a reason: a clause not in the past.
      "what can I bake since I have rye flour", "since we are out of eggs, what can I bake?",
      "since I need bread what should I bake", "since I put salt in, why is it flat?"],

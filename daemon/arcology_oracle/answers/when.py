@@ -61,6 +61,9 @@ _MONTH_OF_YEAR_RE = re.compile(
     re.I,
 )
 _YEAR_OFFSETS = {"last": -1, "previous": -1, "this": 0, "next": 1}
+# The calendar period before the last one: "the week before last" (no range "before" it;
+# not "the week before last Christmas").
+_BEFORE_LAST_RE = re.compile(r"\b(?:the\s+)?(week|month|year)\s+before\s+last(?:\s+(?:week|month|year)\b|(?!\s*\w))", re.I)
 _BETWEEN_RE = re.compile(r"\b(?:between\s+(.+?)\s+and|from\s+(.+?)\s+(?:to|until|till))\s+(.+?)(?:[?.!,;]|$)", re.I)
 _ISO_LIKE_RE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$")
 _SINCE_RE = re.compile(r"\b(since|after|from|before|until|till)\s+(.+?)(?:[?.!,;]|$)", re.I)
@@ -119,6 +122,8 @@ def parse_when(text: str, now: dt.date | dt.datetime | None = None) -> DateRange
         return found
     if span := rolling_span(text, now):  # "in the past 3 days", "last weekend", "3 hours ago"
         return DateRange(*span)
+    if m := _BEFORE_LAST_RE.search(text):
+        return DateRange(*_before_last(m[1].lower(), today), m[0])
     m = _SINCE_RE.search(text)
     if m:
         word, rest = m[1].lower(), m[2].strip()
@@ -160,6 +165,16 @@ def _month_of_year(m: re.Match, today: dt.date) -> tuple[dt.date, dt.date]:
     named = (m[1] or m[2]).lower()[:3]
     month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(named))
     return period_bounds(dt.date(today.year + _YEAR_OFFSETS[m[3].lower()], month, 1), "month")
+
+
+def _before_last(unit: str, today: dt.date) -> tuple[dt.date, dt.date]:
+    """The days of the calendar ``unit`` (week, month, year) two before this one."""
+    if unit == "week":
+        return period_bounds(today - dt.timedelta(days=14), "week")
+    if unit == "year":
+        return period_bounds(today.replace(year=today.year - 2, month=1, day=1), "year")
+    last = today.replace(day=1) - dt.timedelta(days=1)
+    return period_bounds(last.replace(day=1) - dt.timedelta(days=1), "month")
 
 
 def _search(text: str, now: dt.datetime) -> DateRange | None:
