@@ -37,21 +37,58 @@ One less than its window: a terminal gives the last column to the
 continuation glyph."
   (max 20 (1- (window-width (minibuffer-window)))))
 
-(defun arcology-oracle--echo-fill (text width)
+(defun arcology-oracle--echo-fill (text width &optional first)
   "Return TEXT broken into lines of at most WIDTH columns, between words.
 Lines TEXT has stay; a word wider than WIDTH (a long path) has a line
 of its own, which Emacs wraps.  No word is cut, no text is dropped:
-the part of a message the user must act on stays in it."
-  (mapconcat
-   (lambda (paragraph)
-     (let (lines line)
-       (dolist (word (split-string paragraph " +" t))
-         (if (and line (> (+ (string-width line) 1 (string-width word)) width))
-             (progn (push line lines) (setq line word))
-           (setq line (if line (concat line " " word) word))))
-       (string-join (nreverse (if line (cons line lines) lines)) "\n")))
-   (split-string text "\n")
-   "\n"))
+the part of a message the user must act on stays in it.  FIRST, when
+given, is the columns TEXT's first line has (it follows other text on
+the screen, a prompt); a first word wider than that begins the second
+line, after an empty first one."
+  (let ((room (or first width)))
+    (mapconcat
+     (lambda (paragraph)
+       (let (lines line)
+         (dolist (word (split-string paragraph " +" t))
+           (when (and (null line) (null lines) (< room width) (> (string-width word) room))
+             (push "" lines))
+           (if (and line (> (+ (string-width line) 1 (string-width word))
+                            (if lines width room)))
+               (progn (push line lines) (setq line word))
+             (setq line (if line (concat line " " word) word))))
+         (setq room width)
+         (string-join (nreverse (if line (cons line lines) lines)) "\n")))
+     (split-string text "\n")
+     "\n")))
+
+(defun arcology-oracle--echo-start ()
+  "Return the columns before a message on the echo area's first line.
+0, unless a minibuffer is active: Emacs then shows a message (see
+`set-minibuffer-message') and a command's error there (see
+`minibuffer-error-function') after the prompt and what was typed, as
+\" [MESSAGE]\", and broke one too long for the line mid-word.  Then
+the column where MESSAGE begins, after the bracket."
+  (let ((mini (active-minibuffer-window)))
+    (if (not mini)
+        0
+      (with-current-buffer (window-buffer mini)
+        (save-excursion
+          (goto-char (point-max))
+          (+ 2 (% (current-column) (arcology-oracle--echo-width))))))))
+
+(defun arcology-oracle--echo-lines (text)
+  "Return TEXT broken between words for the echo area, or nil.
+Nil when TEXT fits on the line where it begins (see
+`arcology-oracle--echo-start').  Otherwise TEXT broken between words
+\(see `arcology-oracle--echo-fill'), its first line in the columns left
+after the prompt when a minibuffer is active (with one for Emacs's
+closing bracket on every line), in no more lines than the echo area
+can have (see `arcology-oracle--echo-shorten')."
+  (let* ((start (arcology-oracle--echo-start))
+         (width (- (arcology-oracle--echo-width) (if (> start 0) 1 0))))
+    (unless (<= (+ start (string-width text)) width)
+      (arcology-oracle--echo-shorten (arcology-oracle--echo-fill text width (max 0 (- width start)))
+                                     width (arcology-oracle--echo-height)))))
 
 (defun arcology-oracle--echo-height ()
   "Return the lines the echo area may grow to, as Emacs sizes it.
@@ -90,20 +127,18 @@ what the message is about and what to do stay; the middle is in
 
 (defun arcology-oracle--message (format &rest args)
   "Show FORMAT with ARGS in the echo area, in whole words, as `message' does.
-A message wider than the echo area (see `arcology-oracle--echo-width')
-is shown on as many lines as it needs, broken between words (see
-`arcology-oracle--echo-fill'), and no more lines than the echo area
-can have (see `arcology-oracle--echo-shorten'); it is logged in
-*Messages* as one line, as `message' logs it (\"[2 times]\" when
-repeated).  Return the message."
-  (let ((text (apply #'format-message format args)))
-    (if (or noninteractive (<= (string-width text) (arcology-oracle--echo-width)))
+A message wider than the echo area (see `arcology-oracle--echo-width'),
+or than the room a prompt leaves, is shown as
+`arcology-oracle--echo-lines' breaks it; it is logged in *Messages* as
+one line, as `message' logs it (\"[2 times]\" when repeated).  Return
+the message."
+  (let* ((text (apply #'format-message format args))
+         (lines (and (not noninteractive) (arcology-oracle--echo-lines text))))
+    (if (not lines)
         (message "%s" text)
       (arcology-oracle--log-message text)
-      (let ((message-log-max nil)
-            (width (arcology-oracle--echo-width)))
-        (message "%s" (arcology-oracle--echo-shorten (arcology-oracle--echo-fill text width)
-                                                     width (arcology-oracle--echo-height)))))
+      (let ((message-log-max nil))
+        (message "%s" lines)))
     text))
 
 (defun arcology-oracle--log-message (text)

@@ -28,7 +28,9 @@
 ;; it is broken between words, as the package's messages are: Emacs,
 ;; which shows it, broke it at the last column, mid-word ("suggestions
 ;; ar\" then "e for a note as saved"): see
-;; `arcology-oracle--show-refusal'.
+;; `arcology-oracle--show-refusal'.  At a prompt, where Emacs shows
+;; it after what was typed, it is broken between words too: see
+;; `arcology-oracle--show-refusal-at-prompt'.
 
 ;;; Code:
 
@@ -63,28 +65,56 @@ package's, for `arcology-oracle--show-refusal'."
         (arcology-oracle message)
       (funcall arcology-oracle--signal-user-error message))))
 
+(defun arcology-oracle--refusal-of (data)
+  "Return the message of DATA, an error, when it is the package's refusal.
+A `user-error' of `arcology-oracle--user-error', without its marks;
+else nil."
+  (and (eq (car-safe data) 'user-error)
+       (stringp (cadr data))
+       (get-text-property 0 'arcology-oracle-refusal (cadr data))
+       (substring-no-properties (cadr data))))
+
 (defun arcology-oracle--show-refusal (show data context signal)
   "Show the error DATA as SHOW, a `command-error-function', does.
 A refusal of `arcology-oracle--user-error' is then shown again with
 `arcology-oracle--message': in whole words, no taller than the echo
 area, and logged once, alone, in *Messages*.  CONTEXT and SIGNAL as
 SHOW's; other errors are SHOW's alone."
-  (let ((refusal (and (eq (car-safe data) 'user-error)
-                      (stringp (cadr data))
-                      (get-text-property 0 'arcology-oracle-refusal (cadr data))
-                      (substring-no-properties (cadr data)))))
+  (let ((refusal (arcology-oracle--refusal-of data)))
     (if (not refusal)
         (funcall show data context signal)
       (let ((message-log-max nil))
         (funcall show data context signal))
       (arcology-oracle--message "%s" refusal))))
 
+(defun arcology-oracle--show-refusal-at-prompt (show data context caller)
+  "Show the error DATA as SHOW, `minibuffer-error-function', does.
+In an active minibuffer, whose buffer-local `command-error-function'
+that is, Emacs shows an error after the prompt and what was typed, as
+\" [CONTEXT MESSAGE]\", and broke a refusal too long for the line
+mid-word.  A refusal of `arcology-oracle--user-error' is shown there
+as SHOW shows it (a beep, then `minibuffer-message'), broken between
+words instead (see `arcology-oracle--echo-lines'), and logged in
+*Messages* on one line, after CALLER's name as SHOW logs it.  Other
+errors are SHOW's alone."
+  (let ((refusal (arcology-oracle--refusal-of data)))
+    (if (not refusal)
+        (funcall show data context caller)
+      (let ((text (concat context refusal)))
+        (discard-input)
+        (ding)
+        (arcology-oracle--log-message (if caller (format "%s: %s" caller text) text))
+        (minibuffer-message "%s" (apply #'propertize (or (arcology-oracle--echo-lines text) text)
+                                        minibuffer-prompt-properties))))))
+
 (add-function :around command-error-function #'arcology-oracle--show-refusal)
+(advice-add 'minibuffer-error-function :around #'arcology-oracle--show-refusal-at-prompt)
 
 (defun arcology-oracle-user-error-unload-function ()
-  "Take `arcology-oracle--show-refusal' off `command-error-function'.
+  "Take the package's refusals off `command-error-function' and the minibuffer's.
 Return nil: unloading goes on as usual."
   (remove-function command-error-function #'arcology-oracle--show-refusal)
+  (advice-remove 'minibuffer-error-function #'arcology-oracle--show-refusal-at-prompt)
   nil)
 
 (provide 'arcology-oracle-user-error)
