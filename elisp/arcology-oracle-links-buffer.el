@@ -88,13 +88,51 @@ note, or rejected for good; the list can be asked for again.
 \\{arcology-oracle-links-mode-map}"
   (setq-local truncate-lines t)
   (setq-local revert-buffer-function (lambda (&rest _) (arcology-oracle-links-refresh)))
-  (setq-local arcology-oracle--listed-note-undone #'arcology-oracle--links-render-again)
   (add-hook 'window-size-change-functions #'arcology-oracle--links-resized nil t))
 
 (defvar-local arcology-oracle--links-shown nil
   "In the suggestions buffer: (WIDTH . SUGGESTIONS), what it shows.
 Laid out for WIDTH columns; SUGGESTIONS as
 `arcology-oracle--links-render' takes them.")
+
+(defvar-local arcology-oracle--links-offered nil
+  "In the suggestions buffer: the IDs of the suggestions it lists.
+As `arcology-oracle--links-offered' returned them when they were laid out.")
+
+(defun arcology-oracle--links-offered (source suggestions)
+  "Return the IDs of the SUGGESTIONS for the note of buffer SOURCE it lacks.
+Those the suggestions buffer lists (folded or not); nil when
+SUGGESTIONS is a message."
+  (unless (stringp suggestions)
+    (mapcar (lambda (s) (alist-get 'node_id s))
+            (arcology-oracle--links-not-in source (arcology-oracle--links-not-own suggestions)))))
+
+(defvar arcology-oracle--links-follow-timer nil
+  "The timer of `arcology-oracle--links-follow', once a change asked for it.")
+
+(defun arcology-oracle--links-note-changed (&rest _)
+  "Have the suggestions follow their note, which changed in this buffer.
+On the note's `after-change-functions': a suggestion's link typed,
+pasted or taken out (`undo' in the note's own window, not only in the
+list) takes it out of the list or offers it again, once the command
+is over and without asking the daemon.  The changes of one command
+are looked at once."
+  (when-let ((list (get-buffer arcology-oracle-links-buffer-name)))
+    (when (and (eq (current-buffer) (buffer-local-value 'arcology-oracle--links-source list))
+               (not arcology-oracle--links-follow-timer))
+      (setq arcology-oracle--links-follow-timer (run-at-time 0 nil #'arcology-oracle--links-follow)))))
+
+(defun arcology-oracle--links-follow ()
+  "Render the suggestions again when the ones their note lacks changed.
+See `arcology-oracle--links-note-changed'."
+  (setq arcology-oracle--links-follow-timer nil)
+  (arcology-oracle--guard
+    (when-let ((list (get-buffer arcology-oracle-links-buffer-name)))
+      (with-current-buffer list
+        (unless (equal arcology-oracle--links-offered
+                       (arcology-oracle--links-offered arcology-oracle--links-source
+                                                       (cdr arcology-oracle--links-shown)))
+          (arcology-oracle--links-render-again))))))
 
 (defun arcology-oracle--links-resized (window)
   "Lay the suggestions out again when WINDOW, showing them, changed its width.
@@ -209,6 +247,10 @@ all=true) are folded behind one line."
       (arcology-oracle--insert-message (concat "Links to add to: " (org-link-display-format (or title "")))
                                        nil 'bold)
       (insert "\n")
+      (when (buffer-live-p source)
+        (with-current-buffer source
+          (add-hook 'after-change-functions #'arcology-oracle--links-note-changed nil t)))
+      (setq arcology-oracle--links-offered (arcology-oracle--links-offered source suggestions))
       (cond ((stringp suggestions) (arcology-oracle--insert-message suggestions))
             ((null (setq suggestions (arcology-oracle--links-not-in
                                       source (arcology-oracle--links-not-own suggestions))))

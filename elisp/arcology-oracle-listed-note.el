@@ -95,22 +95,17 @@ prefix argument) is undo's too."
   (interactive "p")
   (arcology-oracle--undo-in-listed-note #'undo-only arg))
 
-(defvar-local arcology-oracle--listed-note-undone nil
-  "In a list, a function called there after an undo in its note, or nil.
-The link suggestions show again the one whose link was taken out.")
-
 (defun arcology-oracle--undo-in-listed-note (command arg)
   "Call COMMAND with ARG in the note the list in the current buffer is about.
-In the window the note was read in last, else in its buffer; then
-the list's `arcology-oracle--listed-note-undone', if any."
+In the window the note was read in last, else in its buffer.  (The
+link suggestions follow the note's changes: see
+`arcology-oracle--links-note-changed'.)"
   (let* ((note (or (arcology-oracle--listed-note)
                    (arcology-oracle--user-error "This list is about no note open in Emacs")))
-         (window (arcology-oracle--last-window-of note))
-         (undone arcology-oracle--listed-note-undone))
+         (window (arcology-oracle--last-window-of note)))
     (if window
         (with-selected-window window (funcall command arg))
-      (with-current-buffer note (funcall command arg)))
-    (when undone (funcall undone))))
+      (with-current-buffer note (funcall command arg)))))
 
 (defun arcology-oracle--last-window-of (buffer)
   "Return the window showing BUFFER that was used last, or nil.

@@ -6,13 +6,18 @@ tests/elisp/test_sixthround_in_emacs.py runs them).
   ``C-x C-f`` asks for a file) is drawn by Emacs after the prompt, "[...]", and was broken
   at the 80th column mid-word ("(one with :CAPTURED_B\\" then "Y:)"). It reads in whole
   words there too, logged on one line in *Messages*.
+- ``C-/`` in the note's own window (not in the link suggestions) after ``i`` took the link
+  out, and the suggestion came back to the list only at ``g``. The list follows the
+  note's links as they change, without asking the daemon again.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough_driver import readme_session
+from tests.elisp.test_firstday_lists_in_emacs import _links_shown
+from tests.elisp.test_sixthround_in_emacs import _first_title, _first_title_is
+from tests.elisp.walkthrough_driver import LINKS, readme_session
 
 FORGET_NOTHING = "No captured heading at point (one with :CAPTURED_BY:), and nothing remembered since Emacs started"
 NO_SOURCE = "No cited source on this line (a ‘- [N]’ line of an answer’s Sources:)"
@@ -36,3 +41,28 @@ async def test_a_refusal_at_a_prompt_reads_in_whole_words(tmp_path, roam_dir, fa
             assert logged == [f"arcology-oracle: {refusal}"], logged
             await emacs.keys("C-g")
             await emacs.wait_gone("Find file:")
+
+
+@pytest.mark.timeout(180)
+async def test_undo_in_the_note_offers_the_link_taken_out_again(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(120, 40)) as driver:
+        emacs = driver.emacs
+        note = "sourdough-baking.org"
+        await driver.open(note, "* Starter maintenance")
+        before = await driver.buffer_text(note)
+        await emacs.keys("C-c", "o", "l")
+        await emacs.wait(lambda: _links_shown(driver), "the suggestions, shown and selected", timeout=15)
+        title = _first_title(await driver.buffer_text(LINKS))
+        await emacs.keys("i")
+        await driver.message(f'Inserted a link to "{title}"')
+        assert _first_title(await driver.buffer_text(LINKS)) != title
+        await emacs.eval(
+            "(progn (setq walk-links-asked 0) (advice-add 'arcology-oracle--links-request :before"
+            " (lambda (&rest _) (setq walk-links-asked (1+ walk-links-asked))) '((name . walk-count))))"
+        )
+        await driver.select(note)
+        await emacs.keys("C-/")
+        await emacs.wait(lambda: driver._text_is(note, before), "the link taken out")
+        await emacs.wait(lambda: _first_title_is(driver, title), f"{title} offered again")
+        assert await emacs.eval("walk-links-asked") == "0"  # from what the list had, not asked again
+        assert not (await emacs.state())["errors"]
