@@ -60,22 +60,27 @@ a format string given FILE's name."
       (arcology-oracle--user-error
        "%s is no longer on disk (moved or deleted): visit the note where it is now" name))))
 
+(defun arcology-oracle--answers-no-note ()
+  "Return why the current buffer is no note, in the answers or summaries.
+The message says which key goes back to the note an answer is about;
+nil in any other buffer.  A command about a note refuses there."
+  (when (derived-mode-p 'arcology-oracle-answers-mode)
+    (format "%s holds %s, not a note: %s on one goes back to its note"
+            (buffer-name) (arcology-oracle--entries-noun)
+            (substitute-command-keys "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-follow]"))))
+
 (defun arcology-oracle--refuse-without-file (why)
   "Signal a `user-error' when the current buffer visits no file.
 Such a buffer (\\[switch-to-buffer] to a new name) was never read by
 the daemon, whatever :ID: it holds: the message asks to save it among
 the notes, then says WHY (\"suggestions are for a note as saved\").
-The answers and summaries buffers are no notes to save: the message
-says so, and which key goes back to the note an answer is about."
-  (cond
-   ((arcology-oracle--visited-file))
-   ((derived-mode-p 'arcology-oracle-answers-mode)
+The answers and summaries buffers are no notes to save: see
+`arcology-oracle--answers-no-note'."
+  (unless (arcology-oracle--visited-file)
     (arcology-oracle--user-error
-     "%s holds %s, not a note: %s on one goes back to its note"
-     (buffer-name) (arcology-oracle--entries-noun)
-     (substitute-command-keys "\\<arcology-oracle-answers-keys-mode-map>\\[arcology-oracle-answers-follow]")))
-   (t (arcology-oracle--user-error "Save %s among your notes first (%s): it has no file, and %s"
-                                   (buffer-name) (substitute-command-keys "\\[write-file]") why))))
+     "%s" (or (arcology-oracle--answers-no-note)
+              (format "Save %s among your notes first (%s): it has no file, and %s"
+                      (buffer-name) (substitute-command-keys "\\[write-file]") why)))))
 
 (defun arcology-oracle--file-title ()
   "Return the title of the current buffer's note, as the daemon titles a file.

@@ -270,9 +270,11 @@ about this buffer.  \\<arcology-oracle-similar-buffer-mode-map>In the list, \
   :lighter " Similar"
   :group 'arcology-oracle
   (if arcology-oracle-similar-mode
-      (if (not (derived-mode-p 'org-mode))
+      (if (or (not (derived-mode-p 'org-mode)) (arcology-oracle--answers-no-note))
           (progn (setq arcology-oracle-similar-mode nil)
-                 (arcology-oracle--message "arcology-oracle: similar notes need an Org buffer"))
+                 (arcology-oracle--message "arcology-oracle: %s"
+                                           (or (arcology-oracle--answers-no-note)
+                                               "similar notes need an Org buffer")))
         (add-hook 'post-command-hook #'arcology-oracle--similar-post-command-h nil t)
         (add-hook 'after-save-hook #'arcology-oracle--similar-after-save-h nil t)
         (add-hook 'kill-buffer-hook #'arcology-oracle--similar-kill-buffer-h nil t)
@@ -309,6 +311,7 @@ a list, for the note it is about (`arcology-oracle--in-listed-note')."
   (unless (arcology-oracle--in-listed-note #'arcology-oracle-similar-show)
     (unless (derived-mode-p 'org-mode)
       (arcology-oracle--user-error "Similar notes need an Org buffer"))
+    (when-let ((why (arcology-oracle--answers-no-note))) (arcology-oracle--user-error "%s" why))
     (unless arcology-oracle-similar-mode (arcology-oracle-similar-mode 1))
     (arcology-oracle--similar-placed
      (arcology-oracle--display (arcology-oracle--similar-buffer) (arcology-oracle--similar-action)))
