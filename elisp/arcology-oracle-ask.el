@@ -87,12 +87,12 @@ on the answer asks QUESTION again about this
 buffer (its text as it is then) and \\[arcology-oracle-answers-follow] \
 comes back here."
   (interactive
-   (list (read-string (let ((note (or (arcology-oracle--listed-note)
-                                      (arcology-oracle--refuse-list-without-note))))
-                        (cond (note (format "Ask about %s: " (buffer-name note)))
-                              ((arcology-oracle--private-here-p) arcology-oracle--private-ask-prompt)
-                              (t "Ask about this buffer: ")))
-                      nil 'arcology-oracle--ask-history)))
+   (list (arcology-oracle--read-string (let ((note (or (arcology-oracle--listed-note)
+                                                       (arcology-oracle--refuse-list-without-note))))
+                                         (cond (note (format "Ask about %s: " (buffer-name note)))
+                                               ((arcology-oracle--private-here-p) arcology-oracle--private-ask-prompt)
+                                               (t "Ask about this buffer: ")))
+                                       'arcology-oracle--ask-history)))
   (when (string-blank-p question) (arcology-oracle--user-error "Empty question"))
   (unless (and (not beg)
                (arcology-oracle--in-listed-note (lambda () (arcology-oracle-ask question))))
@@ -154,10 +154,10 @@ answer's record (see `arcology-oracle--answer-start')."
   "Ask QUESTION about the region from BEG to END, grounded in your notes."
   (interactive
    (if (use-region-p)
-       (list (read-string (if (arcology-oracle--private-here-p (region-beginning))
-                              arcology-oracle--private-ask-prompt
-                            "Ask about the region: ")
-                          nil 'arcology-oracle--ask-history)
+       (list (arcology-oracle--read-string (if (arcology-oracle--private-here-p (region-beginning))
+                                               arcology-oracle--private-ask-prompt
+                                             "Ask about the region: ")
+                                           'arcology-oracle--ask-history)
              (region-beginning) (region-end))
      (arcology-oracle--user-error "No active region")))
   (arcology-oracle-ask question beg end))

@@ -231,7 +231,7 @@ goes on the kill ring instead, so nothing typed is lost."
                (arcology-oracle--visited-file)
                (and (not (buffer-modified-p)) (line-number-at-pos (region-beginning) t))))
      (let ((source (arcology-oracle--typed-source-here)))
-       (list (read-string "Remember: ") nil nil nil source))))
+       (list (arcology-oracle--read-string "Remember: ") nil nil nil source))))
   (when (string-empty-p (string-trim (or text "")))
     (arcology-oracle--user-error "Nothing to remember"))
   ;; Said at once: a daemon asleep answers after `arcology-oracle-timeout' at the earliest.
@@ -264,6 +264,7 @@ exactly as it was captured: a capture you edited, or typed a heading
 under, is refused, and nothing of yours is removed."
   (interactive)
   (pcase-let ((`(,id ,title) (arcology-oracle--capture-to-forget)))
+    (arcology-oracle--refuse-nested-prompt)
     (unless (yes-or-no-p (format "Forget \"%s\" (removed from its note)? " title))
       (arcology-oracle--user-error "Nothing forgotten"))
     (arcology-oracle--message "arcology-oracle: forgetting \"%s\"…" title)

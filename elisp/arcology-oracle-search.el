@@ -142,7 +142,7 @@ consult or icomplete show them if enabled) as soon as the daemon
 answers; Emacs does not wait meanwhile.  When you typed or ran a
 command before they came, they wait for
 `arcology-oracle-search-results' instead."
-  (interactive (list (read-string "Search notes: " nil 'arcology-oracle--search-history)))
+  (interactive (list (arcology-oracle--read-string "Search notes: " 'arcology-oracle--search-history)))
   (when (string-blank-p query) (arcology-oracle--user-error "Empty query"))
   (arcology-oracle--http-cancel arcology-oracle--search-request)
   (arcology-oracle--message "arcology-oracle: searching…")

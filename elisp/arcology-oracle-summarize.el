@@ -60,7 +60,7 @@ daemon never reads.
 Nothing refused is added to the summaries."
   (interactive
    (list (when (and current-prefix-arg (not (arcology-oracle--refuse-list-without-note)))
-           (read-string "Focus the summary on: " nil 'arcology-oracle--ask-history))))
+           (arcology-oracle--read-string "Focus the summary on: " 'arcology-oracle--ask-history))))
   (unless (arcology-oracle--in-listed-note (lambda () (arcology-oracle-summarize question)))
     (arcology-oracle--summarize-here question)))
 

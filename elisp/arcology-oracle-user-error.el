@@ -65,6 +65,25 @@ package's, for `arcology-oracle--show-refusal'."
         (arcology-oracle message)
       (funcall arcology-oracle--signal-user-error message))))
 
+(defun arcology-oracle--read-string (prompt &optional history)
+  "Read a string with PROMPT and HISTORY, as `read-string' does.
+Refused when a prompt is open already and Emacs allows no other in
+it (`enable-recursive-minibuffers'): a command of the package that
+asks something, its key typed while \\[find-file] asks for a file,
+failed in Emacs's words, \"Command attempted to use minibuffer while
+in minibuffer\", see `arcology-oracle--refuse-nested-prompt'."
+  (arcology-oracle--refuse-nested-prompt)
+  (read-string prompt nil history))
+
+(defun arcology-oracle--refuse-nested-prompt ()
+  "Signal a `user-error' when a prompt is open and may hold no other.
+The refusal says to answer or quit that prompt first, then to type
+the command's keys again."
+  (when (and (active-minibuffer-window) (not enable-recursive-minibuffers))
+    (arcology-oracle--user-error "A prompt is open already: answer it or quit it (%s), then %s again"
+                                 (substitute-command-keys "\\<global-map>\\[keyboard-quit]")
+                                 (key-description (this-command-keys)))))
+
 (defun arcology-oracle--refusal-of (data)
   "Return the message of DATA, an error, when it is the package's refusal.
 A `user-error' of `arcology-oracle--user-error', without its marks;

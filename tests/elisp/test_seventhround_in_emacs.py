@@ -5,7 +5,9 @@ tests/elisp/test_sixthround_in_emacs.py runs them).
 - A refusal signalled while a minibuffer is active (``C-c o K`` or ``C-c o o`` while
   ``C-x C-f`` asks for a file) is drawn by Emacs after the prompt, "[...]", and was broken
   at the 80th column mid-word ("(one with :CAPTURED_B\\" then "Y:)"). It reads in whole
-  words there too, logged on one line in *Messages*.
+  words there too, logged on one line in *Messages*. A key of the package that asks
+  something (``C-c o a``) failed there in Emacs's words, "Command attempted to use
+  minibuffer while in minib\\" then "uffer": it is refused, saying what to do.
 - ``C-/`` in the note's own window (not in the link suggestions) after ``i`` took the link
   out, and the suggestion came back to the list only at ``g``. The list follows the
   note's links as they change, without asking the daemon again.
@@ -28,13 +30,14 @@ from tests.elisp.walkthrough_driver import ANSWERS, LINKS, SIMILAR, Driver, read
 
 FORGET_NOTHING = "No captured heading at point (one with :CAPTURED_BY:), and nothing remembered since Emacs started"
 NO_SOURCE = "No cited source on this line (a ‘- [N]’ line of an answer’s Sources:)"
+NESTED = "A prompt is open already: answer it or quit it (C-g), then"
 
 
 @pytest.mark.timeout(180)
 async def test_a_refusal_at_a_prompt_reads_in_whole_words(tmp_path, roam_dir, fake_ollama):
     async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
         emacs = driver.emacs
-        for key, refusal in (("K", FORGET_NOTHING), ("o", NO_SOURCE)):
+        for key, refusal in (("K", FORGET_NOTHING), ("o", NO_SOURCE), ("a", f"{NESTED} C-c o a again")):
             mark = await driver.mark()
             await emacs.keys("C-x", "C-f")
             await emacs.wait_text("Find file:")
