@@ -47,10 +47,10 @@ async def test_a_refusal_at_a_prompt_reads_in_whole_words(tmp_path, roam_dir, fa
             assert echo[0].startswith("Find file:"), screen
             assert not any(line.rstrip().endswith("\\") for line in echo), echo  # no word cut at the edge
             assert " ".join(line.strip() for line in echo).endswith(f"[{refusal}]"), echo
+            await emacs.keys("C-g")  # before asking the server: a C-g then quit its request, not the prompt
+            await emacs.wait_gone("Find file:")
             logged = [line for line in (await emacs.state())["messages"].split("\n")[mark:] if refusal in line]
             assert logged == [f"arcology-oracle: {refusal}"], logged
-            await emacs.keys("C-g")
-            await emacs.wait_gone("Find file:")
 
 
 @pytest.mark.timeout(180)
