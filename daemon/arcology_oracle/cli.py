@@ -21,6 +21,7 @@ from typing import Any
 from . import __version__
 from .cli_answers import cmd_ask, cmd_search, cmd_similar, cmd_summarize, with_index
 from .cli_index import cmd_index
+from .cli_progress import end_line, end_line_first
 from .config import DEFAULT_PORT, Settings, load_settings
 from .errors import BadRequest, ConfigError, NotFound, OracleError
 
@@ -281,22 +282,23 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # -v: our debug messages only (watchdog's name every file it sees change, private ones too).
     log.setLevel(logging.DEBUG if args.verbose else logging.NOTSET)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(end_line_first)
     try:
         settings = settings_from_args(args)
         return args.func(settings, args)
     except (ConfigError, BadRequest) as exc:  # (BadRequest: the arguments' values, e.g. an empty query)
-        print(f"arcology-oracle: {exc}", file=sys.stderr)
+        _say(exc)
         return 2
     except NotFound as exc:
-        print(f"arcology-oracle: {exc}", file=sys.stderr)
+        _say(exc)
         return 1
     except OracleError as exc:
-        print(f"arcology-oracle: {exc}", file=sys.stderr)
+        _say(exc)
         return 1
     except KeyboardInterrupt:
         if args.command == "index":  # (stopped at its next commit: index/indexer.py Indexer.stop)
-            print("arcology-oracle: interrupted: what was stored is kept; `arcology-oracle index` goes on from there",
-                  file=sys.stderr)  # fmt: skip
+            _say("interrupted: what was stored is kept; `arcology-oracle index` goes on from there")
         return 130
     except BrokenPipeError:  # `arcology-oracle search x | head -1`: the reader is gone, nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # for the flush at exit
@@ -307,8 +309,14 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(exc, DatabaseError):
             raise
         # A write the database refused (a read-only file, a full disk) ended in a traceback.
-        print(f"arcology-oracle: the index database refused: {exc} (what was committed is kept)", file=sys.stderr)
+        _say(f"the index database refused: {exc} (what was committed is kept)")
         return 1
+
+
+def _say(message) -> None:
+    """The one line an error or an interruption ends a command with, on a line of its own."""
+    end_line()
+    print(f"arcology-oracle: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,9 +1,34 @@
-"""Progress on stderr for the long commands (``index``, ``import``)."""
+"""Progress on stderr for the long commands (``index``, ``import``).
+
+What else is written to stderr while a bar is drawn (a warning logged, the error or the
+"interrupted" line :func:`.cli.main` prints) first calls :func:`end_line`, so that it
+starts a line of its own instead of ending the bar's.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+
+
+_drawn: ProgressBar | None = None  # the bar whose line the terminal's cursor is on
+
+
+def end_line() -> None:
+    """End the line of the bar drawn last, if it is not ended yet (nothing otherwise);
+    the bar draws itself again below at its next update."""
+    global _drawn
+    if _drawn is not None:
+        bar, _drawn = _drawn, None
+        bar.stream.write("\n")
+        bar.stream.flush()
+        bar._last = -1
+
+
+def end_line_first(record) -> bool:
+    """A logging filter (for the stderr handler): ends a drawn bar's line before each record."""
+    end_line()
+    return True
 
 
 class ProgressBar:
@@ -35,11 +60,14 @@ class ProgressBar:
         self._last = percent
         width = 30
         filled = int(width * done / total)
+        global _drawn
+        if _drawn is not None and _drawn is not self:
+            end_line()
         self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.show(done, total)}")
         self.stream.flush()
+        _drawn = self
 
     def finish(self) -> None:
-        if self.enabled and self._last >= 0:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._last = -1
+        """End the bar's line (nothing when it is not drawn)."""
+        if _drawn is self:
+            end_line()

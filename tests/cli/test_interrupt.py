@@ -4,6 +4,8 @@ and the next index goes on, nothing lost (index/indexer.py Indexer.stop)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import pty
 import signal
 import sys
 
@@ -46,3 +48,43 @@ async def test_ctrl_c_in_index_says_so_and_the_next_index_goes_on(tmp_path):
     assert code == 0 and "1500 files" in out and "0 failed" in out, (out, err)
     code, out, err = await run_cli("doctor", str(roam), "--db", str(db))
     assert code == 0 and "agrees" in out, (out, err)
+
+
+async def test_ctrl_c_with_the_progress_bar_drawn_says_so_on_a_line_of_its_own(tmp_path):
+    """On a terminal, the "interrupted" line followed the bar's on the same line."""
+    roam, db = tmp_path / "notes", tmp_path / "i.db"
+    roam.mkdir()
+    write_notes(roam, 1500)
+    terminal, stderr = pty.openpty()
+    seen = bytearray()
+    loop = asyncio.get_running_loop()
+
+    def read() -> None:
+        try:
+            seen.extend(os.read(terminal, 65536))
+        except OSError:  # (EIO: the process has ended, the terminal's other end is closed)
+            loop.remove_reader(terminal)
+
+    loop.add_reader(terminal, read)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "arcology_oracle", "index", str(roam), "--db", str(db), "--no-embed",
+            stdout=asyncio.subprocess.DEVNULL, stderr=stderr, cwd=REPO,
+        )  # fmt: skip
+        os.close(stderr)
+        try:
+            await wait_until(lambda: b"reading  [" in seen or proc.returncode is not None, timeout=60)
+            proc.send_signal(signal.SIGINT)
+            await asyncio.wait_for(proc.wait(), 60)
+            await wait_until(lambda: b"interrupted" in seen, timeout=10)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    finally:
+        loop.remove_reader(terminal)
+        os.close(terminal)
+    text = seen.decode()
+    assert proc.returncode == 130, text
+    before, _, _ = text.partition("arcology-oracle: interrupted")
+    assert "reading  [" in before and before.endswith("\n"), repr(text[-300:])
