@@ -214,6 +214,26 @@ async def cancelled_once(step: Awaitable[T], *, orphan: Callable[[T], Awaitable[
 _CUT_SHORT = (httpx.RemoteProtocolError, aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError)
 
 
+def says_no_model(message: str) -> bool:
+    """Whether an error message of Ollama's says that it has no such model (``model "x"
+    not found, try pulling it first``, ``model 'x' not found``). A 404 that does not say
+    so came from no Ollama (``404 page not found``, a web page): :func:`not_ollama`."""
+    lower = message.lower()
+    return "model" in lower and "not found" in lower
+
+
+def not_ollama(host: str, status: int, message: str, model: str | None = None) -> UpstreamUnavailable:
+    """The error for an answer from ``host`` that no Ollama gives (a 404 naming no model,
+    a web page): the URL is most likely not Ollama's. Its message is one line."""
+    text = " ".join(message.split())
+    gist = "a web page" if text.startswith("<") else repr(text[:80] + ("..." if len(text) > 80 else ""))
+    return UpstreamUnavailable(
+        f"{host} does not answer as Ollama does (HTTP {status}, {gist}): is it the URL of Ollama? "
+        "(ollama_host in the config file, OLLAMA_HOST, --ollama-host)",
+        host=host, model=model,
+    )  # fmt: skip
+
+
 @contextmanager
 def translate_errors(host: str, model: str | None, *, streaming: bool = False) -> Iterator[None]:
     """Re-raise Ollama client failures inside the block as the errors above.
@@ -228,12 +248,14 @@ def translate_errors(host: str, model: str | None, *, streaming: bool = False) -
         yield
     except ollama.ResponseError as exc:
         message = str(exc.error)
-        if exc.status_code == 404 or "not found" in message.lower():
+        if says_no_model(message):
             raise ModelNotFound(
                 f"Ollama at {host} has no model {model!r} ({message}); try `ollama pull {model}`",
                 host=host,
                 model=model,
             ) from None
+        if exc.status_code == 404 or message.lstrip().startswith("<"):
+            raise not_ollama(host, exc.status_code, message, model) from None
         if exc.status_code == -1:  # the official client's code for an error line inside a streamed answer
             raise UpstreamError(f"{what} stopped with an error while it answered: {message}", status=502, host=host,
                                 model=model) from None  # fmt: skip
