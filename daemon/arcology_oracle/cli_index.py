@@ -12,7 +12,7 @@ import sys
 from .cli_answers import with_index
 from .cli_progress import ProgressBar
 from .config import Settings
-from .errors import OracleError, StoreError
+from .errors import OracleError
 from .notes.files import notes_dir_problem
 
 
@@ -20,39 +20,38 @@ def cmd_index(settings: Settings, args) -> int:
     """Read the notes into the index, then embed what is pending. A notes directory that
     is not one (a mistyped path, an unmounted disk, ~/org-roam on a new machine) is an
     error: the index is left as it is (the daemon's reconcile's rule), and "0 files" with
-    exit 0 said it was done. So is replacing the notes of a daemon's database with another
-    directory's while it runs (:func:`_lock_to_replace_notes`)."""
+    exit 0 said it was done. So is writing into a database that a daemon or another
+    ``index`` fills from another directory meanwhile (:func:`_claim`)."""
     if (problem := notes_dir_problem(settings.roam_dir)) is not None:
         raise OracleError(f"{problem}: nothing was indexed (give it: `arcology-oracle index DIR`)")
-    lock = _lock_to_replace_notes(settings)
+    claim = _claim(settings)
     try:
         return _index(settings, args)
     finally:
-        if lock is not None:
-            os.close(lock)
+        if claim is not None:
+            os.close(claim)
 
 
-def _lock_to_replace_notes(settings: Settings) -> int | None:
-    """The database's lock (:func:`~.http.server.lock_database`), held while ``index``
-    replaces the notes of another directory: a daemon serving those from the database
-    would go on watching them, and mix the two (its notes left the index under it, and
-    its watcher put back those it saw change). OracleError while one runs; None when the
-    index holds these notes already (indexing beside a daemon is fine then), or none that
-    can be read (opening it says why, or rebuilds one that is no database)."""
-    from .store.db import remembered_notes_dir
-
-    try:
-        held = remembered_notes_dir(settings.db_path)
-    except StoreError:
-        return None
-    if held is None or held == os.path.realpath(settings.roam_dir):
-        return None
+def _claim(settings: Settings) -> int | None:
+    """The claim of these notes on the database (:func:`~.index.notes_claim.claim_notes`),
+    held for the whole run: OracleError while a daemon serves another directory's notes
+    from it (they would be replaced under it, and its watcher would put back those it saw
+    change), or another ``index`` writes them (each would remove the other's)."""
     from .http.server import lock_database
+    from .index.notes_claim import NotesClaimed, claim_notes
 
-    return lock_database(settings.db_path, (
-        f"a daemon serves the notes of {held} from {settings.db_path}: indexing {settings.roam_dir} there would replace "
-        "them under it; stop it first, or give another --db"
-    ))  # fmt: skip
+    db, roam = settings.db_path, settings.roam_dir
+    try:
+        return claim_notes(db, roam)
+    except NotesClaimed as exc:
+        try:  # (held for an instant: a daemon holds it for its life)
+            if (lock := lock_database(db, "")) is not None:
+                os.close(lock)
+        except OracleError:
+            raise OracleError(f"a daemon serves the notes of {exc.holder} from {db}: indexing {roam} there would "
+                              "replace them under it; stop it first, or give another --db") from None  # fmt: skip
+        raise OracleError(f"another `arcology-oracle index` is writing the notes of {exc.holder} into {db}: indexing "
+                          f"{roam} there at once would mix the two; wait for it to end, or give another --db") from None  # fmt: skip
 
 
 def _index(settings: Settings, args) -> int:

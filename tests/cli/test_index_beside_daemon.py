@@ -1,13 +1,21 @@
 """`index` beside a running daemon: of the daemon's notes, fine (SQLite takes the writes
 in turn); of another directory, refused while the daemon serves the database. It
 replaced the daemon's notes under it: the daemon answered from the other notes, and its
-watcher put back each of its own it saw change, a mix of both."""
+watcher put back each of its own it saw change, a mix of both. So for two `index` runs of
+different directories at once, and a daemon started while an `index` of another
+directory runs (index/notes_claim.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+import sys
 
-from tests.runners import run_cli, wait_indexed
+from arcology_oracle.store.db import connect
+from tests.cli.test_interrupt import stored_files
+from tests.index.test_give_way import write_notes
+from tests.runners import REPO, free_port, run_cli, wait_indexed, wait_until
 
 
 async def test_indexing_other_notes_into_a_served_database_is_refused(tmp_path, daemon, roam_dir, fake_ollama):
@@ -28,4 +36,44 @@ async def test_indexing_other_notes_into_a_served_database_is_refused(tmp_path, 
     assert {k: json.loads(out)[k] for k in ("roam_dir", "files", "headings")} == {k: before[k] for k in ("roam_dir", "files", "headings")}
     daemon.stop()
     code, out, err = await run_cli("index", str(other), "--no-embed", *at)  # (said so, it is done)
+    assert code == 0 and "1 indexed" in out, (out, err)
+
+
+async def test_an_index_of_another_directory_meanwhile_is_refused_whichever_starts_first(tmp_path, fake_ollama):
+    db, first, other = tmp_path / "i.db", tmp_path / "first", tmp_path / "other"
+    first.mkdir()
+    other.mkdir()
+    write_notes(first, 1500)
+    (other / "b.org").write_text("* Only note of the other directory\n", encoding="utf-8")
+    at = ("--db", str(db), "--ollama-host", fake_ollama.url, "--no-embed")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "arcology_oracle", "index", str(first), *at,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+    )  # fmt: skip
+    try:
+        await wait_until(lambda: stored_files(db) > 0 or proc.returncode is not None, timeout=60)
+        proc.send_signal(signal.SIGSTOP)  # (held in the middle of its reconcile)
+        try:
+            code, out, err = await run_cli("index", str(other), *at)
+            assert code == 1 and not out and "Traceback" not in err, (out, err)
+            assert f"another `arcology-oracle index` is writing the notes of {first} into {db}: indexing {other}" in err
+            code, out, err = await run_cli("serve", "--roam-dir", str(other), "--port", str(free_port()), *at[:4])
+            assert code == 1 and "Traceback" not in err, (out, err)
+            assert f"`arcology-oracle index` is writing the notes of {first} into {db}: serving {other} from it" in err
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0 and b"1500 files" in out, (out, err)
+    conn = connect(db, readonly=True)
+    try:
+        assert not conn.execute("SELECT 1 FROM files WHERE path = 'b.org'").fetchall()
+    finally:
+        conn.close()
+    code, out, err = await run_cli("doctor", str(first), "--db", str(db))
+    assert code == 0 and "agrees" in out, (out, err)
+    code, out, err = await run_cli("index", str(other), *at)  # (said so, it is done)
     assert code == 0 and "1 indexed" in out, (out, err)

@@ -21,8 +21,9 @@ from aiohttp import web
 
 from ..config import Settings
 from ..ollama.embed import Embedder
-from ..errors import ConfigError
+from ..errors import ConfigError, OracleError
 from ..index.live import LiveIndex
+from ..index.notes_claim import NotesClaimed, claim_notes
 from . import ask_routes, links_routes, memory_routes, openapi, peers, routes
 from . import web as web_page
 from .compat import ollama as ollama_compat
@@ -103,11 +104,23 @@ def check_bind(settings: Settings) -> None:
                     "through the daemon; on a shared machine set a token (see \"Who may talk to the daemon\")")
 
 
+def _claim_notes(settings: Settings) -> int | None:
+    """The claim of the daemon's notes on its database (:mod:`..index.notes_claim`): an
+    ``index`` of another directory that writes into it meanwhile keeps the daemon out."""
+    try:
+        return claim_notes(settings.db_path, settings.roam_dir)
+    except NotesClaimed as exc:
+        raise OracleError(f"`arcology-oracle index` is writing the notes of {exc.holder} into {settings.db_path}: "
+                          f"serving {settings.roam_dir} from it would mix the two; wait for it to end, or pass "
+                          "another --db") from None  # fmt: skip
+
+
 def run_server(settings: Settings, setup: Callable[[web.Application], None] | None = None) -> int:
     """Run the daemon until interrupted. Returns the process exit code. ``setup`` may add
     to the app first (the CLI adds the MCP port this way: it lives above this layer).
     Before anything is opened: the port is bound (ConfigError when in use) and the
-    database and the notes are locked (OracleError when another daemon holds them)."""
+    database and the notes are locked (OracleError when another daemon holds them, or an
+    ``index`` of another directory writes the database)."""
     check_bind(settings)
     sockets = listen(settings.host, settings.port)
     with ExitStack() as held:
@@ -118,6 +131,7 @@ def run_server(settings: Settings, setup: Callable[[web.Application], None] | No
                                   f"the database {settings.db_path}: stop it, or pass another --db"),
             lambda: lock_notes(settings.roam_dir, f"another arcology-oracle daemon is serving the notes in "
                                f"{settings.roam_dir}: stop it first (two would both write into them)"),
+            lambda: _claim_notes(settings),
         ):  # fmt: skip
             if (fd := lock()) is not None:
                 held.callback(os.close, fd)
