@@ -44,3 +44,11 @@ async def test_a_grounded_chat_against_a_plain_web_server_says_it_is_not_ollama(
     resp = await client.post("/api/chat", json={"model": "llama3.2+notes", "messages": [{"role": "user", "content": "hi"}]})
     body = await resp.json()
     assert resp.status == 502 and NOT_OLLAMA in body["error"], body
+
+
+async def test_the_model_list_from_a_plain_web_server_is_no_model_not_found(make_client, make_settings, web_server):
+    """Its 404 was handed on: for OpenAI clients, "model_not_found" of a list of models."""
+    client = await make_client(make_settings(ollama_host=web_server), embedded=False)
+    resp = await client.get("/v1/models")
+    body = await resp.json()
+    assert resp.status == 502 and NOT_OLLAMA in body["error"]["message"], body

@@ -12,7 +12,7 @@ Failures, through the package's one translator (:func:`~.client.translate_errors
 * Ollama answered with an HTTP error: :class:`UpstreamError` carrying its status and its
   own message, so a proxy can hand both on unchanged.
 * Ollama cannot be reached, timed out, broke off a stream or answered something that is
-  not its API: :class:`UpstreamUnavailable`, whose message names the host and whose
+  not its API (a 404 that names no model: no Ollama answers there): :class:`UpstreamUnavailable`, whose message names the host and whose
   ``status`` is 502 (504 for a timeout).
 
 Both derive from :class:`~arcology_oracle.errors.ServiceUnavailable`.
@@ -34,6 +34,8 @@ from .client import (
     cancelled_once,
     close_unless_cancelled,
     make_http,
+    not_ollama,
+    says_no_model,
     translate_errors,
 )
 
@@ -65,6 +67,16 @@ def error_message(body: bytes, status: int) -> str:
         return data["error"]
     text = body.decode("utf-8", "replace").strip()
     return text[:500] or f"HTTP {status}"
+
+
+def upstream_error(body: bytes, status: int, host: str, model: str | None) -> UpstreamError | UpstreamUnavailable:
+    """The error for Ollama's answer ``body`` with the error ``status``: Ollama's own
+    (:class:`UpstreamError`, passed on to clients as it is), or, for a 404 that names no
+    model (a server at ``host`` that is not Ollama), :func:`~.client.not_ollama`'s."""
+    message = error_message(body, status)
+    if status == 404 and not says_no_model(message):
+        return not_ollama(host, status, message, model)
+    return UpstreamError(message, status=status, host=host, model=model)
 
 
 @dataclass(frozen=True)
@@ -129,7 +141,7 @@ class Upstream:
         """The JSON answer of a successful request; :class:`UpstreamError` otherwise."""
         raw = await self.request(method, path, body, model=model)
         if raw.status >= 400:
-            raise UpstreamError(error_message(raw.body, raw.status), status=raw.status, host=self.host, model=model)
+            raise upstream_error(raw.body, raw.status, self.host, model)
         with translate_errors(self.host, model):
             return raw.json()
 
@@ -154,7 +166,7 @@ class Upstream:
             if resp.status_code >= 400:
                 with translate_errors(self.host, model):
                     raw = await cancelled_once(resp.aread())
-                raise UpstreamError(error_message(raw, resp.status_code), status=resp.status_code, host=self.host, model=model)
+                raise upstream_error(raw, resp.status_code, self.host, model)
             yield self._lines(resp, model)
         finally:
             # An answer left unread closes its connection rather than going back to the pool.

@@ -21,7 +21,6 @@ from aiohttp import web
 from ...answers import grounding
 from ...answers.held_sources import held_sources
 from ...errors import BadRequest, NotFound, Stopping
-from ...ollama.client import not_ollama, says_no_model
 from ...ollama.proxy import ModelFacts, Upstream, UpstreamError, UpstreamUnavailable
 from ..keys import index_key, settings_key
 from ..params import str_param
@@ -96,8 +95,6 @@ async def require_chat_model(request: web.Request, base: str, name: str) -> Mode
     try:
         facts = await upstream.show_facts(base)
     except UpstreamError as exc:
-        if exc.status == 404 and not says_no_model(exc.message):
-            raise not_ollama(upstream.host, exc.status, exc.message, base) from None
         if exc.status == 404:
             raise UnknownModel(
                 f'model "{name}" not found: the Ollama at {upstream.host} has no model "{base}" (try pulling it first)',
