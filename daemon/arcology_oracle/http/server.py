@@ -37,6 +37,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
 
 from ..errors import ConfigError, OracleError
+from ..store.db import make_folder
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ def lock_database(db_path: Path | str, busy: str) -> int | None:
         return None
     path = Path(os.path.realpath(db_path) + ".lock")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         log.warning("cannot create the lock file %s (%s): nothing keeps another daemon off this database",

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 
 from ..errors import OracleError
+from ..store.db import make_folder
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def claim_notes(db_path: Path | str, roam_dir: Path | str) -> int | None:
     path = Path(os.path.realpath(db_path) + ".notes-lock")
     mine = os.fsencode(os.path.realpath(roam_dir))
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(path.parent)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         log.warning("cannot create %s (%s): nothing keeps the notes of another directory out of this database",

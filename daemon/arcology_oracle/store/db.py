@@ -46,6 +46,23 @@ OperationalError = sqlite.OperationalError
 IntegrityError = sqlite.IntegrityError
 
 
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` (the database's) and its missing parents, each readable by this
+    account only (0700, as the XDG base directory rules ask of the folders a program
+    creates under ``$XDG_DATA_HOME``): the index holds the text of the notes, and other
+    accounts, which the daemon does not answer, could read it from there. Folders that
+    exist are left as they are. OSError when one cannot be made."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        try:
+            os.mkdir(each, 0o700)
+        except FileExistsError:  # (made meanwhile)
+            pass
+
+
 def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
     """Open ``path`` with sqlite-vec loaded, WAL mode, foreign keys on and Row factory,
     creating its folder (:class:`StoreError` when that cannot be done).
@@ -55,7 +72,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
     """
     if str(path) != ":memory:":
         try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            make_folder(Path(path).parent)
         except OSError as exc:  # (an unwritable HOME, under the default database's folder)
             raise StoreError(f"cannot create the folder of the index database {path}: {exc.strerror}: "
                              "give another with --db (or ARCOLOGY_ORACLE_DB)") from None
