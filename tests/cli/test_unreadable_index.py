@@ -62,12 +62,15 @@ async def test_a_data_folder_that_cannot_be_made_is_reported_by_every_command(tm
     # default database's folder could not be made, and each command ended in a traceback
     # (those that only read say there is no index: test_cli.py)
     # (the daemon's with a logged one of its start's recovery before it).
+    # So for a --db whose folder is that file: the locks' files could not be made either,
+    # which each said in a warning, and then "unable to open database file".
     (tmp_path / "a file").write_text("")
     env = {"XDG_DATA_HOME": str(tmp_path / "a file" / "data")}
     for command in (("index", str(roam_dir)), ("serve", "--roam-dir", str(roam_dir), "--port", "0")):
-        code, out, err = await run_cli(*command, env=env)
-        assert code == 1 and "Traceback" not in err, (command, err)
-        assert "cannot create the folder of the index database" in err and "give another with --db" in err, err
+        for db in ((), ("--db", str(tmp_path / "a file" / "index.sqlite3"))):
+            code, out, err = await run_cli(*command, *db, env=env)
+            assert code == 1 and "Traceback" not in err and "WARNING" not in err, (command, err)
+            assert "cannot create the folder of the index database" in err and "give another with --db" in err, err
 
 
 async def test_mcp_never_reads_the_database_here(tmp_path):

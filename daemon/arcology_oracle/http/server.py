@@ -114,13 +114,14 @@ def listen(host: str, port: int) -> list[socket.socket]:
 def lock_database(db_path: Path | str, busy: str) -> int | None:
     """Hold the exclusive lock of ``<db_path>.lock`` (created if needed; the database's
     real path, so a symlink to it locks the same file): the descriptor to close to
-    release it. OracleError(``busy``) when another process holds it; None, with a
-    warning, where locks cannot be taken (then nothing keeps a second daemon off)."""
+    release it. OracleError(``busy``) when another process holds it (StoreError when its
+    folder cannot be made); None, with a warning, where locks cannot be taken (then
+    nothing keeps a second daemon off)."""
     if str(db_path) == ":memory:":
         return None
     path = Path(os.path.realpath(db_path) + ".lock")
+    make_folder(os.path.realpath(db_path))
     try:
-        make_folder(path.parent)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         log.warning("cannot create the lock file %s (%s): nothing keeps another daemon off this database",

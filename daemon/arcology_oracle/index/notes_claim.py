@@ -39,13 +39,14 @@ class NotesClaimed(OracleError):
 def claim_notes(db_path: Path | str, roam_dir: Path | str) -> int | None:
     """Hold the claim of ``roam_dir`` on the database at ``db_path``: the descriptor to
     close to let it go. :class:`NotesClaimed` while a process of another directory holds
-    one; None, with a warning, where locks cannot be taken (nothing is kept out then)."""
+    one (StoreError when the database's folder cannot be made); None, with a warning,
+    where locks cannot be taken (nothing is kept out then)."""
     if str(db_path) == ":memory:":
         return None
     path = Path(os.path.realpath(db_path) + ".notes-lock")
     mine = os.fsencode(os.path.realpath(roam_dir))
+    make_folder(os.path.realpath(db_path))
     try:
-        make_folder(path.parent)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         log.warning("cannot create %s (%s): nothing keeps the notes of another directory out of this database",

@@ -8,6 +8,7 @@ process always uses one driver: loading vec0 into two SQLite builds in one proce
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import stat
@@ -46,21 +47,28 @@ OperationalError = sqlite.OperationalError
 IntegrityError = sqlite.IntegrityError
 
 
-def make_folder(folder: Path) -> None:
-    """Create ``folder`` (the database's) and its missing parents, each readable by this
-    account only (0700, as the XDG base directory rules ask of the folders a program
-    creates under ``$XDG_DATA_HOME``): the index holds the text of the notes, and other
-    accounts, which the daemon does not answer, could read it from there. Folders that
-    exist are left as they are. OSError when one cannot be made."""
+def make_folder(path: Path | str) -> None:
+    """Create the folder of the database ``path`` and its missing parents, each readable
+    by this account only (0700, as the XDG base directory rules ask of the folders a
+    program creates under ``$XDG_DATA_HOME``): the index holds the text of the notes, and
+    other accounts, which the daemon does not answer, could read it from there. Folders
+    that exist are left as they are. :class:`StoreError` when one cannot be made."""
+    folder = Path(path).parent
     missing = []
     while not folder.exists() and folder.parent != folder:
         missing.append(folder)
         folder = folder.parent
-    for each in reversed(missing):
-        try:
-            os.mkdir(each, 0o700)
-        except FileExistsError:  # (made meanwhile)
-            pass
+    try:
+        if not folder.is_dir():  # (a file where a folder should be)
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        for each in reversed(missing):
+            try:
+                os.mkdir(each, 0o700)
+            except FileExistsError:  # (made meanwhile)
+                pass
+    except OSError as exc:  # (an unwritable HOME, under the default database's folder)
+        raise StoreError(f"cannot create the folder of the index database {path}: {exc.strerror}: "
+                         "give another with --db (or ARCOLOGY_ORACLE_DB)") from None
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
@@ -71,11 +79,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
     transactions explicitly (see ``Store.transaction``).
     """
     if str(path) != ":memory:":
-        try:
-            make_folder(Path(path).parent)
-        except OSError as exc:  # (an unwritable HOME, under the default database's folder)
-            raise StoreError(f"cannot create the folder of the index database {path}: {exc.strerror}: "
-                             "give another with --db (or ARCOLOGY_ORACLE_DB)") from None
+        make_folder(path)
     # A URI: a name's "#", "?" and "%" are quoted, or SQLite reads them as the URI's own.
     uri = f"file:{urllib.parse.quote(Path(path).as_posix())}?mode=ro" if readonly else str(path)
     conn = sqlite.connect(uri, uri=readonly, isolation_level=None, check_same_thread=False)
