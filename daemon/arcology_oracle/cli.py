@@ -85,17 +85,27 @@ def cmd_doctor(settings: Settings, args) -> int:
 
 
 def cmd_serve(settings: Settings, args) -> int:
+    """Run the daemon. The MCP port is bound first, as run_server binds its own: one in use
+    is an error (exit 2) before anything is touched, the notes' clean-up included."""
     from .http.app import run_server
     from .index.recovery import recover_at_start
 
+    mcp_socket = None
+    if settings.mcp_port is not None:
+        from .mcp_server.http_transport import attach, bind
+
+        mcp_socket = bind(settings.host, settings.mcp_port)
+
     def setup(app) -> None:  # run_server calls it holding the daemon's locks, before the app (its index) starts
         recover_at_start(settings)
-        if settings.mcp_port is not None:
-            from .mcp_server.http_transport import attach
+        if mcp_socket is not None:
+            attach(app, settings, mcp_socket)
 
-            attach(app, settings)
-
-    return run_server(settings, setup=setup)
+    try:
+        return run_server(settings, setup=setup)
+    finally:
+        if mcp_socket is not None:
+            mcp_socket.close()
 
 
 def cmd_mcp(settings: Settings, args) -> int:

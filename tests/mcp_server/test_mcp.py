@@ -300,17 +300,24 @@ async def test_streamable_http_beside_the_daemon(tmp_path, roam_dir, fake_ollama
         daemon.stop()
 
 
-def test_mcp_port_in_use_is_a_clear_error(tmp_path, roam_dir):
+def test_mcp_port_in_use_is_a_clear_error_and_touches_nothing(tmp_path, roam_dir):
+    """As a busy daemon port (tests/test_daemon.py): it was bound after the locks and the
+    start's clean-up of the notes (a killed import's staging folder removed, a killed
+    forget settled), which a start that ends at once must leave alone."""
+    db = tmp_path / "fresh" / "x.db"
+    staging = roam_dir / ".arcology-import-abcd1234"
+    staging.mkdir()
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         proc = subprocess.run(
-            [sys.executable, "-m", "arcology_oracle", "serve", "--roam-dir", str(roam_dir), "--db", str(tmp_path / "x.db"),
+            [sys.executable, "-m", "arcology_oracle", "serve", "--roam-dir", str(roam_dir), "--db", str(db),
              "--port", str(free_port()), "--mcp-port", str(port)],
             capture_output=True, text=True, timeout=60, cwd=REPO,
         )  # fmt: skip
     assert proc.returncode == 2 and f"cannot listen for MCP on 127.0.0.1:{port}" in proc.stderr
+    assert staging.is_dir() and not db.parent.exists(), proc.stderr  # (no database, no lock file)
 
 
 async def test_stdio_speaks_to_an_older_client(daemon):

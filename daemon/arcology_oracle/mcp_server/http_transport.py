@@ -126,9 +126,9 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def attach(app, settings: Settings) -> None:
-    """Run the MCP port for as long as the daemon's aiohttp ``app`` runs."""
-    sock = bind(settings.host, settings.mcp_port)
+def attach(app, settings: Settings, sock: socket.socket) -> None:
+    """Run the MCP port on ``sock`` (from :func:`bind`) for as long as the daemon's
+    aiohttp ``app`` runs."""
 
     async def mcp_ctx(_app) -> AsyncIterator[None]:
         client = DaemonClient(daemon_url(settings), settings.token, connect_timeout=settings.connect_timeout)
