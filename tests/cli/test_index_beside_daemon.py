@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sys
 
 from arcology_oracle.store.db import connect
-from tests.cli.test_interrupt import stored_files
+from tests.cli.test_interrupt import index_process, stored_files
 from tests.index.test_give_way import write_notes
-from tests.runners import REPO, free_port, run_cli, wait_indexed, wait_until
+from tests.runners import free_port, run_cli, wait_indexed, wait_until
 
 
 async def test_indexing_other_notes_into_a_served_database_is_refused(tmp_path, daemon, roam_dir, fake_ollama):
@@ -46,11 +45,7 @@ async def test_an_index_of_another_directory_meanwhile_is_refused_whichever_star
     write_notes(first, 1500)
     (other / "b.org").write_text("* Only note of the other directory\n", encoding="utf-8")
     at = ("--db", str(db), "--ollama-host", fake_ollama.url, "--no-embed")
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arcology_oracle", "index", str(first), *at,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
-    )  # fmt: skip
-    try:
+    async with index_process(first, db, *at[2:4]) as proc:
         await wait_until(lambda: stored_files(db) > 0 or proc.returncode is not None, timeout=60)
         proc.send_signal(signal.SIGSTOP)  # (held in the middle of its reconcile)
         try:
@@ -63,10 +58,6 @@ async def test_an_index_of_another_directory_meanwhile_is_refused_whichever_star
         finally:
             proc.send_signal(signal.SIGCONT)
         out, err = await asyncio.wait_for(proc.communicate(), 60)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
     assert proc.returncode == 0 and b"1500 files" in out, (out, err)
     conn = connect(db, readonly=True)
     try:

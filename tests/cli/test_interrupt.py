@@ -8,6 +8,8 @@ import os
 import pty
 import signal
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from arcology_oracle.store.db import connect
 from tests.index.test_give_way import write_notes
@@ -26,22 +28,30 @@ def stored_files(db) -> int:
         conn.close()
 
 
-async def test_ctrl_c_in_index_says_so_and_the_next_index_goes_on(tmp_path):
-    roam, db = tmp_path / "notes", tmp_path / "i.db"
-    roam.mkdir()
-    write_notes(roam, 1500)
+@asynccontextmanager
+async def index_process(roam, db, *args: str, stderr=asyncio.subprocess.PIPE) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``arcology-oracle index ROAM --db DB --no-embed ARGS`` as a process (stdout piped),
+    killed at the end of the block if it still runs."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "arcology_oracle", "index", str(roam), "--db", str(db), "--no-embed",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=REPO,
+        sys.executable, "-m", "arcology_oracle", "index", str(roam), "--db", str(db), "--no-embed", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=stderr, cwd=REPO,
     )  # fmt: skip
     try:
-        await wait_until(lambda: stored_files(db) > 0 or proc.returncode is not None, timeout=60)
-        proc.send_signal(signal.SIGINT)
-        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        yield proc
     finally:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_ctrl_c_in_index_says_so_and_the_next_index_goes_on(tmp_path):
+    roam, db = tmp_path / "notes", tmp_path / "i.db"
+    roam.mkdir()
+    write_notes(roam, 1500)
+    async with index_process(roam, db) as proc:
+        await wait_until(lambda: stored_files(db) > 0 or proc.returncode is not None, timeout=60)
+        proc.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 130, err
     assert "interrupted: what was stored is kept" in err.decode() and "Traceback" not in err.decode(), err
     code, out, err = await run_cli("index", str(roam), "--db", str(db), "--no-embed")
@@ -67,20 +77,12 @@ async def test_ctrl_c_with_the_progress_bar_drawn_says_so_on_a_line_of_its_own(t
 
     loop.add_reader(terminal, read)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "arcology_oracle", "index", str(roam), "--db", str(db), "--no-embed",
-            stdout=asyncio.subprocess.DEVNULL, stderr=stderr, cwd=REPO,
-        )  # fmt: skip
-        os.close(stderr)
-        try:
+        async with index_process(roam, db, stderr=stderr) as proc:
+            os.close(stderr)
             await wait_until(lambda: b"reading  [" in seen or proc.returncode is not None, timeout=60)
             proc.send_signal(signal.SIGINT)
             await asyncio.wait_for(proc.wait(), 60)
             await wait_until(lambda: b"interrupted" in seen, timeout=10)
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-                await proc.wait()
     finally:
         loop.remove_reader(terminal)
         os.close(terminal)

@@ -37,7 +37,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
 
 from ..errors import ConfigError, OracleError
-from ..store.db import make_folder
+from ..store.db import open_lock_file
 
 log = logging.getLogger(__name__)
 
@@ -119,15 +119,8 @@ def lock_database(db_path: Path | str, busy: str) -> int | None:
     nothing keeps a second daemon off)."""
     if str(db_path) == ":memory:":
         return None
-    path = Path(os.path.realpath(db_path) + ".lock")
-    make_folder(os.path.realpath(db_path))
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        log.warning("cannot create the lock file %s (%s): nothing keeps another daemon off this database",
-                    path, exc.strerror or exc)  # fmt: skip
-        return None
-    return _flock(fd, busy, path)
+    path, fd = open_lock_file(db_path, ".lock", "nothing keeps another daemon off this database")
+    return None if fd is None else _flock(fd, busy, path)
 
 
 def lock_notes(roam_dir: Path, busy: str) -> int | None:

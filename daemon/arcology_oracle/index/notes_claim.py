@@ -21,10 +21,11 @@ import os
 from pathlib import Path
 
 from ..errors import OracleError
-from ..store.db import make_folder
+from ..store.db import open_lock_file
 
 log = logging.getLogger(__name__)
 
+UNGUARDED = "nothing keeps the notes of another directory out of this database"
 ATTEMPTS = 3  # (another process may be writing its claim at the instant one looks)
 
 
@@ -43,21 +44,15 @@ def claim_notes(db_path: Path | str, roam_dir: Path | str) -> int | None:
     where locks cannot be taken (nothing is kept out then)."""
     if str(db_path) == ":memory:":
         return None
-    path = Path(os.path.realpath(db_path) + ".notes-lock")
-    mine = os.fsencode(os.path.realpath(roam_dir))
-    make_folder(os.path.realpath(db_path))
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    except OSError as exc:
-        log.warning("cannot create %s (%s): nothing keeps the notes of another directory out of this database",
-                    path, exc.strerror or exc)  # fmt: skip
+    path, fd = open_lock_file(db_path, ".notes-lock", UNGUARDED)
+    if fd is None:
         return None
+    mine = os.fsencode(os.path.realpath(roam_dir))
     try:
         holder = _claim(fd, mine)
     except OSError as exc:  # a file system without locks (some network ones)
         os.close(fd)
-        log.warning("cannot lock %s (%s): nothing keeps the notes of another directory out of this database",
-                    path, exc.strerror or exc)  # fmt: skip
+        log.warning("cannot lock %s (%s): %s", path, exc.strerror or exc, UNGUARDED)
         return None
     if holder is not None:
         os.close(fd)

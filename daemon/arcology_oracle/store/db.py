@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import logging
 import os
 import stat
 import struct
@@ -23,6 +24,8 @@ import numpy as np
 import sqlite_vec
 
 from ..errors import StoreError
+
+log = logging.getLogger(__name__)
 
 
 def _pick_driver() -> ModuleType:
@@ -69,6 +72,21 @@ def make_folder(path: Path | str) -> None:
     except OSError as exc:  # (an unwritable HOME, under the default database's folder)
         raise StoreError(f"cannot create the folder of the index database {path}: {exc.strerror}: "
                          "give another with --db (or ARCOLOGY_ORACLE_DB)") from None
+
+
+def open_lock_file(db_path: Path | str, suffix: str, unguarded: str) -> tuple[Path, int | None]:
+    """``<db_path><suffix>`` beside the database's real path (a symlink to the database
+    locks the same file), and its descriptor, opened for reading and writing (created,
+    0600, with the database's folder: :func:`make_folder`); the descriptor None, with
+    a warning ending in ``unguarded`` (what then goes unprotected), when it cannot be."""
+    real = os.path.realpath(db_path)
+    path = Path(real + suffix)
+    make_folder(real)
+    try:
+        return path, os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        log.warning("cannot create %s (%s): %s", path, exc.strerror or exc, unguarded)
+        return path, None
 
 
 def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
