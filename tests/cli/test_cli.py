@@ -262,11 +262,16 @@ def test_a_write_the_database_refuses_is_one_line_not_a_traceback(tmp_path, roam
     assert err == "arcology-oracle: the index database refused: attempt to write a readonly database (what was committed is kept)\n"
 
 
-async def test_the_database_folders_it_makes_are_the_owners_alone(tmp_path, roam_dir, monkeypatch):
-    """The index holds the notes' text: its folders were 0755 (the umask's), so another
-    account, which the daemon answers 403, read the database itself."""
+async def test_the_database_and_the_folders_it_makes_are_the_owners_alone(tmp_path, roam_dir, monkeypatch):
+    """The index holds the notes' text: it and its folders were 0644 and 0755 (the
+    umask's), so another account, which the daemon answers 403, read the database itself."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    code, out, err = await run_cli("index", str(roam_dir), "--no-embed")
-    assert code == 0, err
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    for db in ((), ("--db", str(shared / "i.db"))):
+        code, out, err = await run_cli("index", str(roam_dir), "--no-embed", *db)
+        assert code == 0, err
     made = [tmp_path / "data", tmp_path / "data" / "arcology-oracle"]
     assert [oct(p.stat().st_mode & 0o777) for p in made] == ["0o700", "0o700"]
+    files = [made[-1] / "index.sqlite3", shared / "i.db", *shared.glob("i.db-*")]
+    assert {f.name: oct(f.stat().st_mode & 0o777) for f in files} == {f.name: "0o600" for f in files}

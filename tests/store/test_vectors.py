@@ -311,6 +311,15 @@ def mapping(array: np.ndarray):
     return array
 
 
+def test_the_snapshot_is_the_owners_alone(tmp_path):
+    """As the database (tests/cli/test_cli.py): it was 0644, the umask's."""
+    from arcology_oracle.store import vector_snapshot
+
+    path = tmp_path / "index.sqlite3-vectors"
+    assert vector_snapshot.save(loaded(clustered(50, 8, seed=3), np.arange(1, 51)), path)
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
 def test_a_restored_snapshot_is_mapped_and_changes_never_reach_its_file(tmp_path):
     from arcology_oracle.store import vector_snapshot
 

@@ -74,6 +74,18 @@ def make_folder(path: Path | str) -> None:
                          "give another with --db (or ARCOLOGY_ORACLE_DB)") from None
 
 
+def _create_private(path: Path | str) -> None:
+    """Create the database file ``path``, empty (SQLite takes it for an empty database),
+    readable by this account only, unless it exists: SQLite makes it 0644 (the umask's),
+    and its WAL and shared-memory files take its permissions. Another account could read
+    the notes' text from it in a folder of yours others may enter (a ``--db`` beside
+    your notes, a project folder). Failures are SQLite's to report when it opens it."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    except OSError:
+        pass
+
+
 def open_lock_file(db_path: Path | str, suffix: str, unguarded: str) -> tuple[Path, int | None]:
     """``<db_path><suffix>`` beside the database's real path (a symlink to the database
     locks the same file), and its descriptor, opened for reading and writing (created,
@@ -98,6 +110,8 @@ def connect(path: Path | str, *, readonly: bool = False) -> "sqlite.Connection":
     """
     if str(path) != ":memory:":
         make_folder(path)
+        if not readonly:
+            _create_private(path)
     # A URI: a name's "#", "?" and "%" are quoted, or SQLite reads them as the URI's own.
     uri = f"file:{urllib.parse.quote(Path(path).as_posix())}?mode=ro" if readonly else str(path)
     conn = sqlite.connect(uri, uri=readonly, isolation_level=None, check_same_thread=False)

@@ -27,7 +27,8 @@ def save(index: VectorIndex, path: Path) -> bool:
             return False
         tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
         try:
-            with open(tmp, "wb") as f:
+            # 0600, as the database (store/db.py _create_private): vectors say much of the text.
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), "wb") as f:
                 np.save(f, np.array([generation, str(centered_at)]))
                 for name in VectorIndex.SNAPSHOT_ARRAYS:
                     np.save(f, np.ascontiguousarray(arrays[name]), allow_pickle=False)
