@@ -50,8 +50,9 @@ def _claim(settings: Settings) -> int | None:
         except OracleError:
             raise OracleError(f"a daemon serves the notes of {exc.holder} from {db}: indexing {roam} there would "
                               "replace them under it; stop it first, or give another --db") from None  # fmt: skip
-        raise OracleError(f"another `arcology-oracle index` is writing the notes of {exc.holder} into {db}: indexing "
-                          f"{roam} there at once would mix the two; wait for it to end, or give another --db") from None  # fmt: skip
+        raise OracleError(f"another `arcology-oracle index` is writing the notes of {exc.holder} into {db}: "
+                          f"indexing {roam} there at once would mix the two; wait for it to end, or give "
+                          "another --db") from None  # fmt: skip
 
 
 def _index(settings: Settings, args) -> int:

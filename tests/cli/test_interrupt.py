@@ -29,7 +29,8 @@ def stored_files(db) -> int:
 
 
 @asynccontextmanager
-async def index_process(roam, db, *args: str, stderr=asyncio.subprocess.PIPE) -> AsyncIterator[asyncio.subprocess.Process]:
+async def index_process(roam, db, *args: str, stderr=asyncio.subprocess.PIPE
+                        ) -> AsyncIterator[asyncio.subprocess.Process]:  # fmt: skip
     """``arcology-oracle index ROAM --db DB --no-embed ARGS`` as a process (stdout piped),
     killed at the end of the block if it still runs."""
     proc = await asyncio.create_subprocess_exec(

@@ -41,7 +41,8 @@ async def test_embedding_against_a_plain_web_server_says_it_is_not_ollama(make_s
 
 async def test_a_grounded_chat_against_a_plain_web_server_says_it_is_not_ollama(make_client, make_settings, web_server):
     client = await make_client(make_settings(ollama_host=web_server), embedded=False)
-    resp = await client.post("/api/chat", json={"model": "llama3.2+notes", "messages": [{"role": "user", "content": "hi"}]})
+    body = {"model": "llama3.2+notes", "messages": [{"role": "user", "content": "hi"}]}
+    resp = await client.post("/api/chat", json=body)
     body = await resp.json()
     assert resp.status == 502 and NOT_OLLAMA in body["error"], body
 

@@ -12,8 +12,9 @@ Failures, through the package's one translator (:func:`~.client.translate_errors
 * Ollama answered with an HTTP error: :class:`UpstreamError` carrying its status and its
   own message, so a proxy can hand both on unchanged.
 * Ollama cannot be reached, timed out, broke off a stream or answered something that is
-  not its API (a 404 that names no model: no Ollama answers there): :class:`UpstreamUnavailable`, whose message names the host and whose
-  ``status`` is 502 (504 for a timeout).
+  not its API (a 404 that names no model: no Ollama answers there):
+  :class:`UpstreamUnavailable`, whose message names the host and whose ``status`` is 502
+  (504 for a timeout).
 
 Both derive from :class:`~arcology_oracle.errors.ServiceUnavailable`.
 """
