@@ -307,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         _say(exc)
         return 1
     except KeyboardInterrupt:
+        end_line()  # (the shell's prompt then starts a line of its own)
         if args.command == "index":  # (stopped at its next commit: index/indexer.py Indexer.stop)
             _say("interrupted: what was stored is kept; `arcology-oracle index` goes on from there")
         return 130

@@ -91,3 +91,25 @@ async def test_ctrl_c_with_the_progress_bar_drawn_says_so_on_a_line_of_its_own(t
     assert proc.returncode == 130, text
     before, _, _ = text.partition("arcology-oracle: interrupted")
     assert "reading  [" in before and before.endswith("\n"), repr(text[-300:])
+
+
+def test_ctrl_c_under_another_commands_bar_leaves_the_terminal_on_a_line_of_its_own(tmp_path, monkeypatch):
+    """`import` says nothing on C-c: the shell's prompt came on the bar's line."""
+    import io
+
+    from arcology_oracle import cli_import
+    from arcology_oracle.cli import main
+    from arcology_oracle.cli_progress import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def interrupted(settings, args) -> int:
+        ProgressBar("importing").update(1, 3)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "stderr", terminal := Terminal())
+    monkeypatch.setattr(cli_import, "cmd_import", interrupted)
+    assert main(["import", "chatgpt", str(tmp_path / "conversations.json"), "--into", str(tmp_path)]) == 130
+    assert terminal.getvalue().startswith("\rimporting [") and terminal.getvalue().endswith("\n"), terminal.getvalue()
