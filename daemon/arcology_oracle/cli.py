@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +55,28 @@ def cmd_doctor(settings: Settings, args) -> int:
     from .index.doctor import diagnose, repair
     from .store import Store
 
-    lock = None
-    if args.repair:  # the only writer (index/doctor.py): refused while a daemon holds the database
-        from .http.server import lock_database
+    with ExitStack() as held:
+        if args.repair:  # the only writer (index/doctor.py): refused while a daemon holds the database
+            from .http.server import lock_database
+            from .index.notes_claim import NotesClaimed, claim_notes
 
-        busy = f"a daemon is using the database {settings.db_path}: stop it before `doctor --repair`"
-        lock = lock_database(settings.db_path, busy)
-    store = Store.open(settings.db_path)
-    try:
-        if args.repair:
-            before, after = repair(settings, store)
-        else:
-            before = after = diagnose(settings, store)
-    finally:
-        store.close()
-        if lock is not None:
-            os.close(lock)
+            busy = f"a daemon is using the database {settings.db_path}: stop it before `doctor --repair`"
+            for lock in (lambda: lock_database(settings.db_path, busy),
+                         lambda: claim_notes(settings.db_path, settings.roam_dir)):  # fmt: skip
+                try:
+                    if (fd := lock()) is not None:
+                        held.callback(os.close, fd)
+                except NotesClaimed as exc:  # (an index of another directory: notes_claim.py)
+                    raise OracleError(f"`arcology-oracle index` is writing the notes of {exc.holder} into "
+                                      f"{settings.db_path}: wait for it to end before `doctor --repair`") from None  # fmt: skip
+        store = Store.open(settings.db_path)
+        try:
+            if args.repair:
+                before, after = repair(settings, store)
+            else:
+                before = after = diagnose(settings, store)
+        finally:
+            store.close()
     if args.json:
         print(json.dumps({"before": before.as_dict(), "after": after.as_dict()}, indent=2))
     else:

@@ -34,9 +34,10 @@ def cmd_index(settings: Settings, args) -> int:
 
 def _claim(settings: Settings) -> int | None:
     """The claim of these notes on the database (:func:`~.index.notes_claim.claim_notes`),
-    held for the whole run: OracleError while a daemon serves another directory's notes
-    from it (they would be replaced under it, and its watcher would put back those it saw
-    change), or another ``index`` writes them (each would remove the other's)."""
+    held for the whole run: OracleError while a daemon (or ``doctor --repair``) serves
+    another directory's notes from it (they would be replaced under it, and a daemon's
+    watcher would put back those it saw change), or another ``index`` writes them (each
+    would remove the other's)."""
     from .http.server import lock_database
     from .index.notes_claim import NotesClaimed, claim_notes
 
@@ -48,8 +49,8 @@ def _claim(settings: Settings) -> int | None:
             if (lock := lock_database(db, "")) is not None:
                 os.close(lock)
         except OracleError:
-            raise OracleError(f"a daemon serves the notes of {exc.holder} from {db}: indexing {roam} there would "
-                              "replace them under it; stop it first, or give another --db") from None  # fmt: skip
+            raise OracleError(f"a daemon (or `doctor --repair`) serves the notes of {exc.holder} from {db}: indexing "
+                              f"{roam} there would replace them under it; stop it first, or give another --db") from None  # fmt: skip
         raise OracleError(f"another `arcology-oracle index` is writing the notes of {exc.holder} into {db}: "
                           f"indexing {roam} there at once would mix the two; wait for it to end, or give "
                           "another --db") from None  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 
 from arcology_oracle.store.db import connect
@@ -28,7 +29,7 @@ async def test_indexing_other_notes_into_a_served_database_is_refused(tmp_path, 
     before = json.loads(out)
     code, out, err = await run_cli("index", str(other), "--no-embed", *at)
     assert code == 1 and not out and "Traceback" not in err, (out, err)
-    assert f"a daemon serves the notes of {before['roam_dir']} from {db}: indexing {other} there would replace them" in err
+    assert f"a daemon (or `doctor --repair`) serves the notes of {before['roam_dir']} from {db}: indexing {other} there" in err
     code, out, err = await run_cli("index", str(roam_dir), "--no-embed", *at)  # its own notes: beside it, as before
     assert code == 0 and "0 indexed" in out, (out, err)
     code, out, _ = await run_cli("status", "--json", *at)
@@ -68,3 +69,31 @@ async def test_an_index_of_another_directory_meanwhile_is_refused_whichever_star
     assert code == 0 and "agrees" in out, (out, err)
     code, out, err = await run_cli("index", str(other), *at)  # (said so, it is done)
     assert code == 0 and "1 indexed" in out, (out, err)
+
+
+async def test_doctor_repair_and_an_index_of_another_directory_keep_each_other_out(tmp_path, roam_dir, fake_ollama):
+    """`doctor --repair`, the database's only writer, held its lock only: `index` of
+    another directory, which now holds the notes claim instead, went on beside it."""
+    from arcology_oracle.http.server import lock_database
+    from arcology_oracle.index.notes_claim import claim_notes
+
+    db, other = tmp_path / "i.db", tmp_path / "other"
+    other.mkdir()
+    (other / "b.org").write_text("* Only note of the other directory\n", encoding="utf-8")
+    at = ("--db", str(db), "--ollama-host", fake_ollama.url)
+    code, out, err = await run_cli("index", str(roam_dir), "--no-embed", *at)
+    assert code == 0, err
+    claim = claim_notes(db, other)  # (an index of the other directory under way)
+    try:
+        code, out, err = await run_cli("doctor", str(roam_dir), "--repair", *at)
+    finally:
+        os.close(claim)
+    assert code == 1 and "Traceback" not in err, (out, err)
+    assert f"`arcology-oracle index` is writing the notes of {other} into {db}: wait for it to end" in err
+    held = [lock_database(db, "busy"), claim_notes(db, roam_dir)]  # (a doctor --repair under way)
+    try:
+        code, out, err = await run_cli("index", str(other), "--no-embed", *at)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert code == 1 and f"a daemon (or `doctor --repair`) serves the notes of {roam_dir}" in err, (out, err)
