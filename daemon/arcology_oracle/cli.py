@@ -68,7 +68,8 @@ def cmd_doctor(settings: Settings, args) -> int:
                         held.callback(os.close, fd)
                 except NotesClaimed as exc:  # (an index of another directory: notes_claim.py)
                     raise OracleError(f"`arcology-oracle index` is writing the notes of {exc.holder} into "
-                                      f"{settings.db_path}: wait for it to end before `doctor --repair`") from None  # fmt: skip
+                                      f"{settings.db_path}: wait for it to end before `doctor --repair`"
+                                      ) from None  # fmt: skip
         store = Store.open(settings.db_path)
         try:
             if args.repair:

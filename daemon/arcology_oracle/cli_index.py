@@ -49,8 +49,9 @@ def _claim(settings: Settings) -> int | None:
             if (lock := lock_database(db, "")) is not None:
                 os.close(lock)
         except OracleError:
-            raise OracleError(f"a daemon (or `doctor --repair`) serves the notes of {exc.holder} from {db}: indexing "
-                              f"{roam} there would replace them under it; stop it first, or give another --db") from None  # fmt: skip
+            raise OracleError(f"a daemon (or `doctor --repair`) serves the notes of {exc.holder} from {db}: "
+                              f"indexing {roam} there would replace them under it; stop it first, or give "
+                              "another --db") from None  # fmt: skip
         raise OracleError(f"another `arcology-oracle index` is writing the notes of {exc.holder} into {db}: "
                           f"indexing {roam} there at once would mix the two; wait for it to end, or give "
                           "another --db") from None  # fmt: skip

@@ -29,7 +29,8 @@ async def test_indexing_other_notes_into_a_served_database_is_refused(tmp_path, 
     before = json.loads(out)
     code, out, err = await run_cli("index", str(other), "--no-embed", *at)
     assert code == 1 and not out and "Traceback" not in err, (out, err)
-    assert f"a daemon (or `doctor --repair`) serves the notes of {before['roam_dir']} from {db}: indexing {other} there" in err
+    said = f"a daemon (or `doctor --repair`) serves the notes of {before['roam_dir']} from {db}: indexing {other} there"
+    assert said in err, err
     code, out, err = await run_cli("index", str(roam_dir), "--no-embed", *at)  # its own notes: beside it, as before
     assert code == 0 and "0 indexed" in out, (out, err)
     code, out, _ = await run_cli("status", "--json", *at)
