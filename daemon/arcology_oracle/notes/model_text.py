@@ -97,6 +97,9 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   stay: Org shows every paragraph left to right (``bidi-paragraph-direction``), where a
   mark only places the punctuation next to it, and right-to-left prose needs them. The
   user's own typing keeps them all.
+* **HTML and script links in a Markdown export** (:func:`quiet`, not in ``verbatim``
+  text: :mod:`.markdown_export`): Org's Markdown export writes a model's ``<script>``
+  and ``[x](javascript:...)`` as they are.
 * **Footnote references** (:func:`quiet`, not in ``verbatim`` text): a model's
   ``[fn:1]`` (``[fn:note]``; ``[FN:1]`` too, a definition at a line's start, which
   the comma :mod:`.org_escape` gives would make a reference; any position) points at
@@ -115,6 +118,7 @@ from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from .active_dates import dates_quieted
+from .markdown_export import markdown_quieted
 from .org_escape import FOOTNOTE_LABEL, ZWSP
 from .outside_links import OUTSIDE_TYPES, AngleEnds, leads_outside
 
@@ -125,7 +129,7 @@ _TYPES = "|".join(CODE_LINK_TYPES)
 _ORDINARY_TYPES = "https?|ftp|mailto|news|file(?:\\+sys|\\+emacs)?|help"
 # The types that may lead outside (:mod:`.outside_links`) but ordinary ones: a link of
 # one is read where Org reads it with the module registering it loaded (ol-info, ol-eww...).
-_OTHER_OUTSIDE_TYPES = "attachment|docview|info|eww|rmail|mhe|gnus|bibtex|w3m|roam"
+_OTHER_OUTSIDE_TYPES = "attachment|docview|info|eww|rmail|mhe|gnus|bibtex|w3m|roam|irc"
 # Emacs's word start (Org's \<): none after a letter of the Latin script or a digit (nor
 # after $, % and ', words in an org buffer); after any other letter of another script
 # (Cyrillic, Greek, Han, IPA...) there is one, so only these are taken as a word's inside.
@@ -164,6 +168,9 @@ REGISTERED_TYPES = frozenset({
 # Any type Org may read a link of, before its colon (for :func:`_outside_type_link`).
 _ANY_TYPES = "|".join(map(re.escape, REGISTERED_TYPES | set(CODE_LINK_TYPES)))
 _ANY_TYPE_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{_ANY_TYPES})(?=:)")
+# The type and colon of an angle link Org reads, after its "<" (for :mod:`.markdown_export`);
+# quieted already (no scheme, no tag name to a Markdown renderer) or not.
+_ANGLE_TYPE_RE = re.compile(rf"(?i)(?:{_ANY_TYPES}){ZWSP}?:")
 # Where Org may read a link of a registered type, and the paths of an angle and a plain one.
 _TYPE_COLON_RE = re.compile(rf"(?i)(?<![{_INSIDE_WORD}])(?:{'|'.join(map(re.escape, REGISTERED_TYPES))}):")
 # How much of a plain link's path is looked at for a quote (a longer one is quieted).
@@ -209,12 +216,13 @@ _LATEX_RE = re.compile(
 
 def quiet(text: str, *, verbatim: bool = False) -> str:
     """``text`` with no link that runs code, no active timestamp, no LaTeX command that
-    reads, writes or runs, no footnote reference and no bidirectional text control (see
-    the module docstring);
+    reads, writes or runs, no footnote reference, no bidirectional text control (see
+    the module docstring) and nothing a Markdown export writes as HTML or a link to a
+    script (:mod:`.markdown_export`);
     ``verbatim``: a block's line or a property value (timestamps get a zero-width space,
     LaTeX and footnotes are left alone: Org reads neither there)."""
     text = dates_quieted(quiet_links(_BIDI_CONTROL_RE.sub("\ufffd", text)), verbatim=verbatim)
-    return text if verbatim else _FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text))
+    return text if verbatim else markdown_quieted(_FOOTNOTE_REF_RE.sub(ZWSP, _LATEX_RE.sub(ZWSP, text)), _ANGLE_TYPE_RE)
 
 
 def quiet_links(text: str) -> str:

@@ -22,6 +22,11 @@ into a script of an HTML export (:mod:`.model_text` quiets them: :func:`leads_ou
   ``&#106;avascript&#58;``, which Org's HTML export escapes but another export, a
   Markdown one, may pass on) makes the link a script of the model's in the user's
   published page: such a link is taken for one leading outside whatever its type.
+  Org 9.5's ODT and Texinfo exports (``org-odt-link``, ``org-texinfo-link``) write the
+  path as it is for ``irc:`` and ``news:`` too, its Markdown export for ``news:``
+  (``[[news:javascript:alert(1)][x]]`` was ``[x](javascript:alert(1))``; an ODT's
+  ``vnd.sun.star.script:`` link runs a LibreOffice macro): those are looked at the same
+  way. (``doi:`` and ``bbdb:`` export a URL or words of their own in each.)
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ from bisect import bisect_left
 
 # The types whose path names a file Org opens (org-link-open-as-file, org-attach-follow, org-docview-open).
 FILE_LINK_TYPES = frozenset({"file", "file+sys", "file+emacs", "attachment", "docview"})
-# The registered types whose HTML export writes the path into the href as it is.
+# The registered types whose HTML export writes the path into the href as it is, and
+# those whose ODT (and Texinfo, Markdown) export does (irc:, news:).
 RAW_HREF_TYPES = frozenset(
-    {"file", "file+sys", "file+emacs", "help", "eww", "rmail", "mhe", "gnus", "bibtex", "w3m", "roam"}
+    {"file", "file+sys", "file+emacs", "help", "eww", "rmail", "mhe", "gnus", "bibtex", "w3m", "roam", "irc", "news"}
 )
 # Every type :func:`leads_outside` may hold for.
 OUTSIDE_TYPES = FILE_LINK_TYPES | RAW_HREF_TYPES | {"info"}
@@ -59,10 +65,18 @@ def leads_outside(kind: str, path: str, *, joined: str = "") -> bool:
     kind, path = kind.lower(), _LINE_BREAK_RE.sub(joined, path)
     name = path.split("::", 1)[0]  # a file's name; Org exports its search as the href's anchor
     href = _INFO_NODE_RE.split(path, maxsplit=1)[0] if kind == "info" else name if kind in FILE_LINK_TYPES else path
-    if (kind in RAW_HREF_TYPES or kind == "info") and _SCHEME_RE.match(_DROPPED_RE.sub("", html.unescape(href))):
+    if (kind in RAW_HREF_TYPES or kind == "info") and href_scheme(href) is not None:
         return True
     local = _LOCAL_ORG_FILE_RE.fullmatch(name) and not (":" in name and ".." in name)
     return kind in FILE_LINK_TYPES and (kind == "file+sys" or not local)
+
+
+def href_scheme(href: str) -> str | None:
+    """The scheme (in lower case, with its colon) a browser reads ``href`` with: its
+    character references resolved, the blanks and controls before it and every tab and
+    line break dropped; None for none (a relative URL)."""
+    found = _SCHEME_RE.match(_DROPPED_RE.sub("", html.unescape(href)))
+    return found[0].lower() if found else None
 
 
 class AngleEnds:
