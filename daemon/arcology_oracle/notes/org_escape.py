@@ -105,12 +105,18 @@ def inert(text: str, *, targets: bool = True) -> str:
     property value or a block's line, where Org reads no objects), between two ``<``, in
     each labelled inline footnote definition, in each inline source block or Babel call
     (``src_``, ``call_``), macro (``{{{``) and export snippet (``@@``)."""
-    text = _DIARY_SEXP_RE.sub(lambda m: m[0] + ZWSP, _MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text)))
+    text = diary_sexps_quieted(_MODE_COOKIE_RE.sub(ZWSP, _LOCAL_VARIABLES_RE.sub(ZWSP, text)))
     text = _CLOCK_RE.sub(lambda m: m[0] + ZWSP, text)
     if not targets:
         return text
     text = _INLINE_CODE_RE.sub(ZWSP, _INLINE_FOOTNOTE_RE.sub(ZWSP, _TARGET_RE.sub(ZWSP, text)))
     return _MACRO_OR_SNIPPET_RE.sub(ZWSP, text)
+
+
+def diary_sexps_quieted(text: str) -> str:
+    """``text`` with a zero-width space before each ``%%(`` Org's agenda would evaluate
+    (see the module docstring), and nothing else changed."""
+    return _DIARY_SEXP_RE.sub(lambda found: found[0] + ZWSP, text)
 
 
 def escape_line(line: str) -> str:

@@ -21,6 +21,8 @@ from aiohttp import web
 from ...answers import grounding
 from ...answers.held_sources import held_sources
 from ...errors import BadRequest, NotFound, Stopping
+from ...notes.org_escape import diary_sexps_quieted
+from ...notes.streamed_sexps import SexpQuieter
 from ...ollama.proxy import ModelFacts, Upstream, UpstreamError, UpstreamUnavailable
 from ..keys import index_key, settings_key
 from ..params import str_param
@@ -177,11 +179,13 @@ async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncI
     model renamed to the client's name, the sources as one more content frame before the
     last frame (not after tool calls), an upstream error as a final ``{"error": ...}``.
     Text the last frame carries (Ollama's tool-call parser sends there what it held back)
-    moves into that content frame, before the sources, so they end the answer.
+    moves into that content frame, before the sources, so they end the answer. A grounded
+    answer's diary sexps are quieted (:mod:`~...notes.streamed_sexps`).
 
     Raises UpstreamError/UpstreamUnavailable before the first frame if the request fails.
     """
     upstream = request.app[upstream_key]
+    quieters = (SexpQuieter(), SexpQuieter())  # the answer's text, its thinking
     async with upstream.stream(path, plan.body, model=plan.body.get("model")) as lines:
         tool_calls = False
         try:
@@ -192,6 +196,8 @@ async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncI
                     return
                 if "model" in frame:
                     frame["model"] = plan.name
+                if plan.grounded:
+                    _quiet_frame(frame, quieters)
                 message = frame.get("message")
                 if isinstance(message, dict) and message.get("tool_calls"):
                     tool_calls = True
@@ -206,6 +212,28 @@ async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncI
             yield {"error": str(exc)}
 
 
+def _texts(frame: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, str]]:
+    """Where ``frame`` holds its text and its thinking: the holder and their two keys."""
+    if isinstance(frame.get("message"), dict):
+        return frame["message"], ("content", "thinking")
+    return frame, ("response", "thinking")
+
+
+def _quiet_frame(frame: dict[str, Any], quieters: tuple[SexpQuieter, SexpQuieter]) -> None:
+    """``frame``'s text and thinking with no diary sexp (:mod:`~...notes.streamed_sexps`):
+    what may start one waits for the next frame; the thinking's rest is handed on once the
+    text starts, the text's with the last frame."""
+    holder, keys = _texts(frame)
+    pieces = [quieter.feed(text) if isinstance(text := holder.get(key), str) else "" for key, quieter in zip(keys, quieters)]
+    if pieces[0] or frame.get("done"):
+        pieces[1] += quieters[1].flush()
+    if frame.get("done"):
+        pieces[0] += quieters[0].flush()
+    for key, piece in zip(keys, pieces):
+        if piece or isinstance(holder.get(key), str):
+            holder[key] = piece
+
+
 async def complete(request: web.Request, plan: ChatPlan, path: str) -> dict[str, Any]:
     """The non-streaming answer to ``plan``: Ollama's JSON, model renamed, sources appended."""
     upstream = request.app[upstream_key]
@@ -214,6 +242,11 @@ async def complete(request: web.Request, plan: ChatPlan, path: str) -> dict[str,
         raise UpstreamUnavailable(f"the upstream Ollama at {upstream.host} sent an answer that is not an object",
                                   host=upstream.host)  # fmt: skip
     answer["model"] = plan.name
+    if plan.grounded:
+        holder, keys = _texts(answer)
+        for key in keys:
+            if isinstance(text := holder.get(key), str):
+                holder[key] = diary_sexps_quieted(text)
     message = answer.get("message")
     has_tool_calls = isinstance(message, dict) and bool(message.get("tool_calls"))
     if plan.sources and not has_tool_calls and answer.get("done_reason") != "load":
