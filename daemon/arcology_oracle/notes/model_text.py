@@ -26,11 +26,13 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   registered are :data:`REGISTERED_TYPES` (those of Org 9.5's ``ol.el``, its default
   ``org-modules``, ``org-id``, ``org-attach`` and org-roam's ``roam:``), in any letter
   case, as Org matches them; one the user registered in their Emacs only is quieted too
-  (its link shows as text). And so does a link whose path holds a ``"`` (a bracket one
-  between its ``[[``, an angle or plain one before its colon): Org 9.5's HTML export
-  writes the path of a ``file:``, ``doi:``, ``help:`` or ``info:`` link into the
-  ``href`` (an image's ``src``) as it is, so ``[[file:a" onmouseover="alert(1)][x]]``
-  gave the link an attribute of the model's choosing, a script in the published page.
+  (its link shows as text; a plain one, ``orgit:repo``, shows all it leads to and stays:
+  a zero-width space in each ``localhost:8080`` would break copying it). And so does a
+  link whose path holds a ``"`` (a bracket one between its ``[[``, an angle or plain one
+  before its colon): Org 9.5's HTML export writes the path of a ``file:``, ``doi:``,
+  ``help:`` or ``info:`` link into the ``href`` (an image's ``src``) as it is, so
+  ``[[file:a" onmouseover="alert(1)][x]]`` gave the link an attribute of the model's
+  choosing, a script in the published page.
   And so does a link that leads outside (:mod:`.outside_links`, bracket, angle or plain):
   a file link but to a local ``.org`` file (Org hands a ``file+sys:`` link's file to the
   system's program, a ``file:`` one's too when Emacs has no mode for it: ``open`` on macOS
@@ -97,9 +99,8 @@ Contracts (each checked with Emacs 28 and Org 9.5 in batch mode):
   stay: Org shows every paragraph left to right (``bidi-paragraph-direction``), where a
   mark only places the punctuation next to it, and right-to-left prose needs them. The
   user's own typing keeps them all.
-* **HTML and script links in a Markdown export** (:func:`quiet`, not in ``verbatim``
-  text: :mod:`.markdown_export`): Org's Markdown export writes a model's ``<script>``
-  and ``[x](javascript:...)`` as they are.
+* **Markdown** (:func:`quiet`, not in ``verbatim`` text): a Markdown export writes a
+  model's ``<script>`` and ``[x](javascript:...)`` as they are (:mod:`.markdown_export`).
 * **Footnote references** (:func:`quiet`, not in ``verbatim`` text): a model's
   ``[fn:1]`` (``[fn:note]``; ``[FN:1]`` too, a definition at a line's start, which
   the comma :mod:`.org_escape` gives would make a reference; any position) points at
