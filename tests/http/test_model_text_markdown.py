@@ -32,7 +32,7 @@ REPLY = """Here is how:
 [e](&#106;avascript:alert(6)), [n](
 javascript:alert(7)) and [r][] and [[news:javascript:alert(8)][the news]].
 [r]: javascript:alert(9)
-Fine: [docs](https://orgmode.org), <https://orgmode.org/manual>, ~<div>~, =<b>=, a <= b,
+Fine: [docs](https://orgmode.org), <https://orgmode.org/manual>, ~<div>~, =<b>=, a <= b, $a<b$,
 [[https://orgmode.org][Org]] and [[irc:javascript:alert(10)][irc]].
 """
 
@@ -46,7 +46,7 @@ async def test_a_models_words_are_no_script_in_a_markdown_or_odt_export(daemon, 
     # tags were elements of the published page, its Markdown links ran scripts; its
     # news: and irc: links' paths went into the ODT's (and Markdown's) hrefs as they are.
     out = roam_dir.parent / "talk"
-    _, said = await answered_and_read(daemon, roam_dir, fake_ollama, REPLY, "* Talk\n** How?\n", script=_EXPORT,
+    answer, said = await answered_and_read(daemon, roam_dir, fake_ollama, REPLY, "* Talk\n** How?\n", script=_EXPORT,
                                       args=(str(out),))  # fmt: skip
     markdown, odt = (out.with_suffix(f".{backend}").read_text() for backend in ("md", "odt"))
     assert not markdown.startswith("failed") and not odt.startswith("failed"), (markdown, odt, said)
@@ -59,5 +59,6 @@ async def test_a_models_words_are_no_script_in_a_markdown_or_odt_export(daemon, 
     assert urls and all(_safe_url(url) for url in urls), urls
     assert 'href="https://orgmode.org"' in page and 'href="https://orgmode.org/manual"' in page, page
     assert "<code>&lt;div&gt;</code>" in page and "<code>&lt;b&gt;</code>" in page, page  # as written
+    assert "a <= b, $a<b$," in answer["org"], answer["org"]  # math, no tag: as written
     hrefs = re.findall(r'xlink:href="([^"]*)"', odt)
     assert hrefs and all(_safe_url(href) for href in hrefs), hrefs

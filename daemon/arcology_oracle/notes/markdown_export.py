@@ -8,11 +8,12 @@ renderer reads them:
 
 * **Raw HTML**: ``<script>``, ``<img src=x onerror=...>``, ``</a>``, ``<!-- -->``,
   ``<?...>`` and an autolink ``<javascript:alert(1)>`` are a script in the published
-  page. A zero-width space goes after each ``<`` followed by an ASCII letter, ``/``,
-  ``!`` or ``?``: no HTML tag or autolink starts there (CommonMark reads a tag's name
-  right after its ``<``); Org shows the same text. A tag of an element that only
-  formats (:data:`_FORMATTING`: ``<b>``, ``</sub>``, ``<br/>``) with no attribute stays
-  (``a<b>c`` is words to Org, bold in Markdown). An angle link Org reads
+  page. A zero-width space goes after each ``<`` that starts one as CommonMark reads
+  them (a tag's name right after the ``<``, then a blank, ``/``, ``>`` or the end;
+  ``</``, ``<!``, ``<?``; a scheme and its colon), so none starts there; Org shows the
+  same text. ``a<b`` in math, ``x < y`` and ``<2026-12-07>`` stay. A tag of an element
+  that only formats (:data:`_FORMATTING`: ``<b>``, ``</sub>``, ``<br/>``) with no
+  attribute stays (``a<b>c`` is words to Org, bold in Markdown). An angle link Org reads
   (``<https://orgmode.org>``, of a type in :data:`~.model_text.REGISTERED_TYPES`) is
   left to Org, which exports it as a link of its own.
 * **A Markdown link to a script** (``[see](javascript:alert(1))``, an image's
@@ -35,8 +36,9 @@ from bisect import bisect_left
 from .org_escape import ZWSP
 from .outside_links import href_scheme
 
-# Where a raw HTML tag, comment, declaration or autolink would start.
-_TAG_START_RE = re.compile(r"<(?=[A-Za-z/!?])")
+# Where CommonMark reads raw HTML or an autolink: a tag's name then a blank, "/", ">" or
+# the end; a closing tag; a comment, a declaration, a processing instruction; a scheme.
+_TAG_START_RE = re.compile(r"<(?=[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|\Z)|/[A-Za-z]|![-\[A-Za-z]|\?|[A-Za-z][-+.A-Za-z0-9]{1,31}:)")
 # Markup elements that do nothing but format: one of these with no attribute stays.
 _FORMATTING = (
     "b", "i", "em", "strong", "u", "s", "del", "ins", "sub", "sup", "small", "mark", "code", "kbd", "samp",
