@@ -16,9 +16,11 @@ from tests.http.test_compat_openai import make_openai
 
 # A line starting "%%(" (a block's too), one starting "&%%(", a "<%%(" timestamp mid-line;
 # "100%%(" and "a %%(" mid-line are no diary sexp.
+# A lone CR starts a line once gptel's text is saved into a daily with CR line endings.
 REPLY = ("Grind finer.\n%%(shell-command \"touch PWNED\")\n```\n%%(progn (delete-file \"x\"))\n```\n"
-         "&%%(diary-float t 1 1) and <%%(kill-emacs)> but 100%%(x) and a %%(y)")  # fmt: skip
-QUIETED = REPLY.replace("\n%%(", f"\n{ZWSP}%%(").replace("&%%(", f"&{ZWSP}%%(").replace("<%%(", f"<{ZWSP}%%(")
+         "&%%(diary-float t 1 1) and <%%(kill-emacs)> but 100%%(x) and a %%(y)\r%%(z)")  # fmt: skip
+QUIETED = (REPLY.replace("\n%%(", f"\n{ZWSP}%%(").replace("\r%%(", f"\r{ZWSP}%%(").replace("&%%(", f"&{ZWSP}%%(")
+           .replace("<%%(", f"<{ZWSP}%%("))  # fmt: skip
 
 
 @pytest.fixture

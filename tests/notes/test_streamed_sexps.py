@@ -9,7 +9,7 @@ from arcology_oracle.notes.org_escape import diary_sexps_quieted
 from arcology_oracle.notes.streamed_sexps import SexpQuieter
 
 
-_TOKENS = st.lists(st.sampled_from(["%", "%%(", "&", "<", "\n", "a", " ", "("]), max_size=12).map("".join)
+_TOKENS = st.lists(st.sampled_from(["%", "%%(", "&", "<", "\n", "\r", "a", " ", "("]), max_size=12).map("".join)
 
 
 @given(_TOKENS, st.lists(st.integers(0, 36), max_size=6))
@@ -19,7 +19,7 @@ def test_the_pieces_join_to_the_whole_text_quieted(text, cuts):
         out.append(quieter.feed(text[at:cut]))
         at = cut
     out.append(quieter.flush())
-    assert "".join(out) == diary_sexps_quieted(text)
+    assert "".join(out) == diary_sexps_quieted(text, cr_breaks=True)
 
 
 def test_a_piece_ending_where_a_sexp_may_start_waits_for_the_next():

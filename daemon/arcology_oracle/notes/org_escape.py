@@ -113,9 +113,12 @@ def inert(text: str, *, targets: bool = True) -> str:
     return _MACRO_OR_SNIPPET_RE.sub(ZWSP, text)
 
 
-def diary_sexps_quieted(text: str) -> str:
+def diary_sexps_quieted(text: str, *, cr_breaks: bool = False) -> str:
     """``text`` with a zero-width space before each ``%%(`` Org's agenda would evaluate
-    (see the module docstring), and nothing else changed."""
+    (see the module docstring), and nothing else changed; ``cr_breaks``: a lone carriage
+    return starts a line too (text that may be saved into a file with CR line endings)."""
+    if cr_breaks and "\r" in text:
+        return "\r".join(diary_sexps_quieted(line) for line in text.split("\r"))
     return _DIARY_SEXP_RE.sub(lambda found: found[0] + ZWSP, text)
 
 

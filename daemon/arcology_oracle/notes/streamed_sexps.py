@@ -19,15 +19,19 @@ from .org_escape import diary_sexps_quieted
 
 # What a line may start with and still become a diary sexp ("&%%(" or "%%(").
 _LINE_STARTS = ("&", "%", "&%", "%%", "&%%")
+# What starts a line: a line feed, and a lone carriage return, a line break once the
+# answer is saved into a file with CR line endings (Emacs reads each CR as one then).
+_BREAKS = "\n\r"
 # What a text may end with and still become a "<%%(" with what follows.
 _ANGLE_STARTS = ("<%%", "<%", "<")
 
 
 class SexpQuieter:
     """Quiets the diary sexps of a text that arrives in pieces: :meth:`feed` each piece,
-    then :meth:`flush`; the pieces returned, joined, are :func:`~.org_escape.diary_sexps_quieted`
-    of the whole text, however it was cut. A piece's end that may start a sexp with what
-    comes next (at most 3 characters) waits for it."""
+    then :meth:`flush`; the pieces returned, joined, are
+    :func:`~.org_escape.diary_sexps_quieted` of the whole text (a lone CR starting a line
+    too), however it was cut. A piece's end that may start a sexp with what comes next
+    (at most 3 characters) waits for it."""
 
     def __init__(self) -> None:
         self._held = ""
@@ -49,8 +53,8 @@ class SexpQuieter:
         if not text:
             return ""
         # The character before as context: a line's end, or one after which no line starts.
-        context = "\n" if self._before == "\n" else "\0" + self._before
-        out = diary_sexps_quieted(context + text)[len(context) :]
+        context = self._before if self._before in _BREAKS else "\0" + self._before
+        out = diary_sexps_quieted(context + text, cr_breaks=True)[len(context) :]
         self._before = text[-1]
         return out
 
@@ -58,7 +62,7 @@ class SexpQuieter:
 def _undecided(text: str, before: str) -> int:
     """How many characters at ``text``'s end may yet start a diary sexp (``before``: the
     character handed on before ``text``)."""
-    line_start = text.rfind("\n") + 1
-    if (line_start or before == "\n") and text[line_start:] in _LINE_STARTS:
+    line_start = max(text.rfind("\n"), text.rfind("\r")) + 1
+    if (line_start or before in _BREAKS) and text[line_start:] in _LINE_STARTS:
         return len(text) - line_start
     return next((len(end) for end in _ANGLE_STARTS if text.endswith(end)), 0)

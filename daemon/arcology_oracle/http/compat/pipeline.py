@@ -246,7 +246,7 @@ async def complete(request: web.Request, plan: ChatPlan, path: str) -> dict[str,
         holder, keys = _texts(answer)
         for key in keys:
             if isinstance(text := holder.get(key), str):
-                holder[key] = diary_sexps_quieted(text)
+                holder[key] = diary_sexps_quieted(text, cr_breaks=True)
     message = answer.get("message")
     has_tool_calls = isinstance(message, dict) and bool(message.get("tool_calls"))
     if plan.sources and not has_tool_calls and answer.get("done_reason") != "load":
