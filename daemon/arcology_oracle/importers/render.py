@@ -166,8 +166,12 @@ def clean_title(title: str | None) -> str:
     """One line of title that Org reads back the same (no trailing ``:tags:``), inert as
     a turn's lines are, without control characters, ending in nothing Emacs's
     delete-trailing-whitespace would delete (else a file merely saved would no longer be
-    as imported, and never be updated again)."""
+    as imported, and never be updated again), with a zero-width space between two ``]``
+    as Org's ``org-link-make-string`` puts in a description: org-publish's sitemap makes
+    ``[[file:NOTE][TITLE]]`` of it with ``format``, where ``x]] [[Brining`` ended the link
+    and made one within the sitemap to a heading it lacks (its export, the publishing, failed)."""
     text = _TRAILING.sub("", _SPACES.sub(" ", inert(quiet(without_controls(title or "")))).strip()) or "Untitled conversation"
+    text = text.replace("]]", "]" + ZWSP + "]").replace("]]", "]" + ZWSP + "]")  # (twice: "]]]" overlaps)
     if split_heading_tags(text)[1]:
         text = text[:-1] + ": -"
     return text
