@@ -93,6 +93,8 @@ def markdown_quieted(text: str, angle_link_at: re.Pattern[str]) -> str:
     """``text`` with each raw HTML tag and each Markdown link to a script quieted (see the
     module docstring), outside its inline verbatim and code; ``angle_link_at``: matches,
     at a ``<``'s place + 1, the type and colon of an angle link Org reads."""
+    if not (_TAG_START_RE.search(text) or _DESTINATION_RE.search(text)):
+        return text  # (most text: no verbatim to look for)
     out, at = [], 0
     for start, end in _verbatim_spans(text):
         out += [_quieted(text, at, start, angle_link_at), text[start:end]]
