@@ -32,6 +32,8 @@ REPLY = """Here is how:
 [e](&#106;avascript:alert(6)), [n](
 javascript:alert(7)) and [r][] and [[news:javascript:alert(8)][the news]].
 [r]: javascript:alert(9)
+and [b](\\\\
+javascript:alert(11)), Org's line break before its destination.
 Fine: [docs](https://orgmode.org), <https://orgmode.org/manual>, ~<div>~, =<b>=, a <= b, $a<b$,
 [[https://orgmode.org][Org]] and [[irc:javascript:alert(10)][irc]].
 """

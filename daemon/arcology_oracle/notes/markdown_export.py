@@ -18,10 +18,11 @@ renderer reads them:
   left to Org, which exports it as a link of its own.
 * **A Markdown link to a script** (``[see](javascript:alert(1))``, an image's
   ``![x](data:...)``, a reference definition ``[x]: javascript:...`` on a line of its
-  own): a zero-width space goes after the ``]`` when the destination, as a browser reads
-  it (character references resolved, blanks before it and tabs and line breaks in it
-  dropped), has a scheme other than those Org writes itself (``http:``, ``https:``,
-  ``ftp:``, ``mailto:``), or when it starts on another line: the text is then no link.
+  own): a zero-width space goes after the ``]`` unless the destination is a web one
+  (``http://``, ``https://``, ``ftp://``, ``mailto:``, as Org writes its own) or a
+  relative path of letters, digits and ``.~/#?=%+-`` (no character reference, no
+  backslash, no colon: nothing a browser or Org reads otherwise), and when it starts on
+  another line: the text is then no link.
 
 Inline verbatim and code (``=...=``, ``~...~``, which the export writes as a code span,
 where a renderer reads no HTML) are left as written, so a model's ``~<div>~`` can be
@@ -34,7 +35,6 @@ import re
 from bisect import bisect_left
 
 from .org_escape import ZWSP
-from .outside_links import href_scheme
 
 # Where CommonMark reads raw HTML or an autolink: a tag's name then a blank, "/", ">" or
 # the end; a closing tag; a comment, a declaration, a processing instruction; a scheme.
@@ -55,8 +55,10 @@ _DESTINATION_RE = re.compile(
 )
 # An inline link's destination that is empty, not one on the next line ("[x](" ending a line).
 _EMPTY_RE = re.compile(r"\([ \t]*(?:<>)?[ \t]*\)")
-# The schemes Org's Markdown export writes itself (org-md-link's own), safe to leave.
-_WEB_SCHEMES = (None, "http:", "https:", "ftp:", "mailto:")
+# A destination left as it is: a web one, or a relative path of characters that neither
+# spell a scheme nor mean anything to Org (its "\\" line break, exported as a line end,
+# put "javascript:" on the destination's next line, where CommonMark reads it on).
+_SAFE_DESTINATION_RE = re.compile(r"(?i)(?:https?|ftp)://[^\s\\]*|mailto:[^\s\\]*|[\w.~/#?=%+-]+")
 # Org's inline verbatim and code (org-verbatim-re), on one line: a marker after a line's
 # start or a pre character and before a non-blank; the first same marker after a
 # non-blank and before a post character or the line's end closes it.
@@ -117,7 +119,7 @@ def _quieted(text: str, start: int, end: int, angle_link_at: re.Pattern[str]) ->
         if dest == "":  # "[x]()" leads nowhere; "[x](" or "[x]:" ending a line leads where the next says
             safe = not defined and _EMPTY_RE.match(part, found.end())
         else:
-            safe = len(dest) < _LONGEST and href_scheme(dest) in _WEB_SCHEMES
+            safe = len(dest) < _LONGEST and _SAFE_DESTINATION_RE.fullmatch(dest)
         return found[0] if safe else found[0] + ZWSP
 
     return _DESTINATION_RE.sub(destination, _TAG_START_RE.sub(tag, part))
