@@ -34,6 +34,8 @@ javascript:alert(7)) and [r][] and [[news:javascript:alert(8)][the news]].
 [r]: javascript:alert(9)
 and [b](\\\\
 javascript:alert(11)), Org's line break before its destination.
+Not verbatim to Org, in a link or math: [[https://x/ =<b onclick=alert(12)>= ]],
+<https://x/ =<b onclick=alert(13)>= > and \\(=<b onclick=alert(14)>=\\).
 Fine: [docs](https://orgmode.org), <https://orgmode.org/manual>, ~<div>~, =<b>=, a <= b, $a<b$,
 [[https://orgmode.org][Org]] and [[irc:javascript:alert(10)][irc]].
 """
@@ -61,6 +63,7 @@ async def test_a_models_words_are_no_script_in_a_markdown_or_odt_export(daemon, 
     assert urls and all(_safe_url(url) for url in urls), urls
     assert 'href="https://orgmode.org"' in page and 'href="https://orgmode.org/manual"' in page, page
     assert "<code>&lt;div&gt;</code>" in page and "<code>&lt;b&gt;</code>" in page, page  # as written
+    assert not re.findall(r"<[a-z]+ on\w+=", page), page
     assert "a <= b, $a<b$," in answer["org"], answer["org"]  # math, no tag: as written
     hrefs = re.findall(r'xlink:href="([^"]*)"', odt)
     assert hrefs and all(_safe_url(href) for href in hrefs), hrefs

@@ -24,15 +24,15 @@ renderer reads them:
   backslash, no colon: nothing a browser or Org reads otherwise), and when it starts on
   another line: the text is then no link.
 
-Inline verbatim and code (``=...=``, ``~...~``, which the export writes as a code span,
-where a renderer reads no HTML) are left as written, so a model's ``~<div>~`` can be
-copied as it is.
+Inline verbatim and code (``=...=``, ``~...~``) are quieted too: Org reads none inside a
+link's target or math (``[[https://x/ =<b onclick=...>= ]]``, ``\\(=<b ...>=\\)``),
+which the export writes as they are; source blocks, written as code, are not (``verbatim``
+text, :func:`~.model_text.quiet`).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 
 from .org_escape import ZWSP
 
@@ -59,67 +59,22 @@ _EMPTY_RE = re.compile(r"\([ \t]*(?:<>)?[ \t]*\)")
 # spell a scheme nor mean anything to Org (its "\\" line break, exported as a line end,
 # put "javascript:" on the destination's next line, where CommonMark reads it on).
 _SAFE_DESTINATION_RE = re.compile(r"(?i)(?:https?|ftp)://[^\s\\]*|mailto:[^\s\\]*|[\w.~/#?=%+-]+")
-# Org's inline verbatim and code (org-verbatim-re), on one line: a marker after a line's
-# start or a pre character and before a non-blank; the first same marker after a
-# non-blank and before a post character or the line's end closes it.
-_VERBATIM_START_RE = re.compile(r"""(?:^|(?<=[-\s('"{]))[=~](?=\S)""", re.MULTILINE)
-_VERBATIM_END_RE = re.compile(r"""(?<=\S)[=~](?=[-\s.,:!?;'")}\\\[]|$)""", re.MULTILINE)
-
-
-def _verbatim_spans(text: str) -> list[tuple[int, int]]:
-    """The spans of ``text``'s inline verbatim and code, as Org reads them leftmost first;
-    each closing marker found by bisection, so the time stays linear in ``text``."""
-    ends = {marker: [] for marker in "=~"}
-    for found in _VERBATIM_END_RE.finditer(text):
-        ends[found[0]].append(found.start())
-    breaks = [found.start() for found in re.finditer("\n", text)]
-    spans, at = [], 0
-    for found in _VERBATIM_START_RE.finditer(text):
-        start = found.start()
-        if start < at:
-            continue
-        closers = ends[found[0]]
-        index = bisect_left(closers, start + 2)
-        if index == len(closers):
-            continue
-        end = closers[index]
-        line_break = bisect_left(breaks, start)
-        if line_break < len(breaks) and breaks[line_break] < end:
-            continue
-        spans.append((start, end + 1))
-        at = end + 1
-    return spans
-
-
 def markdown_quieted(text: str, angle_link_at: re.Pattern[str]) -> str:
     """``text`` with each raw HTML tag and each Markdown link to a script quieted (see the
-    module docstring), outside its inline verbatim and code; ``angle_link_at``: matches,
-    at a ``<``'s place + 1, the type and colon of an angle link Org reads."""
-    if not (_TAG_START_RE.search(text) or _DESTINATION_RE.search(text)):
-        return text  # (most text: no verbatim to look for)
-    out, at = [], 0
-    for start, end in _verbatim_spans(text):
-        out += [_quieted(text, at, start, angle_link_at), text[start:end]]
-        at = end
-    out.append(_quieted(text, at, len(text), angle_link_at))
-    return "".join(out)
-
-
-def _quieted(text: str, start: int, end: int, angle_link_at: re.Pattern[str]) -> str:
-    part = text[start:end]
+    module docstring); ``angle_link_at``: matches, at a ``<``'s place + 1, the type and
+    colon of an angle link Org reads."""
 
     def tag(found: re.Match[str]) -> str:
-        after = start + found.end()
-        left = angle_link_at.match(text, after) or _FORMATTING_TAG_RE.match(text, after)
+        left = angle_link_at.match(text, found.end()) or _FORMATTING_TAG_RE.match(text, found.end())
         return "<" if left else "<" + ZWSP
 
     def destination(found: re.Match[str]) -> str:
         defined = found["defined"] is not None
         dest = (found["defined"] if defined else found["inline"]).lstrip(" \t<")
         if dest == "":  # "[x]()" leads nowhere; "[x](" or "[x]:" ending a line leads where the next says
-            safe = not defined and _EMPTY_RE.match(part, found.end())
+            safe = not defined and _EMPTY_RE.match(text, found.end())
         else:
             safe = len(dest) < _LONGEST and _SAFE_DESTINATION_RE.fullmatch(dest)
         return found[0] if safe else found[0] + ZWSP
 
-    return _DESTINATION_RE.sub(destination, _TAG_START_RE.sub(tag, part))
+    return _DESTINATION_RE.sub(destination, _TAG_START_RE.sub(tag, text))
