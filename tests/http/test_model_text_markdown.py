@@ -36,6 +36,12 @@ and [b](\\\\
 javascript:alert(11)), Org's line break before its destination.
 Not verbatim to Org, in a link or math: [[https://x/ =<b onclick=alert(12)>= ]],
 <https://x/ =<b onclick=alert(13)>= > and \\(=<b onclick=alert(14)>=\\).
+- an item defining [q] and [q
+over lines]: [q][] and [q over lines][]
+- [q]: javascript:alert(15)
+- [q
+over lines]: javascript:alert(16)
+
 Fine: [docs](https://orgmode.org), <https://orgmode.org/manual>, ~<div>~, =<b>=, a <= b, $a<b$,
 [[https://orgmode.org][Org]] and [[irc:javascript:alert(10)][irc]].
 """

@@ -17,8 +17,8 @@ renderer reads them:
   (``<https://orgmode.org>``, of a type in :data:`~.model_text.REGISTERED_TYPES`) is
   left to Org, which exports it as a link of its own.
 * **A Markdown link to a script** (``[see](javascript:alert(1))``, an image's
-  ``![x](data:...)``, a reference definition ``[x]: javascript:...`` on a line of its
-  own): a zero-width space goes after the ``]`` unless the destination is a web one
+  ``![x](data:...)``, a reference definition ``[x]: javascript:...``, on a line of its
+  own or a list item's): a zero-width space goes after the ``]`` unless the destination is a web one
   (``http://``, ``https://``, ``ftp://``, ``mailto:``, as Org writes its own) or a
   relative path of letters, digits and ``.~/#?=%+-`` (no character reference, no
   backslash, no colon: nothing a browser or Org reads otherwise), and when it starts on
@@ -47,11 +47,13 @@ _FORMATTING = (
 )  # fmt: skip
 _FORMATTING_TAG_RE = re.compile(rf"(?i)/?(?:{'|'.join(_FORMATTING)})[ \t]*/?>")
 # A Markdown inline link's or image's destination after "](", a reference definition's after
-# "]:" (the first _LONGEST of it: a longer one is quieted, so the time stays linear).
+# "]:" (the first _LONGEST of it: a longer one is quieted, so the time stays linear). Any
+# "]:" is taken for a definition's: CommonMark reads one in a list item ("-   [r]: ..."
+# as Org exports an item), a block quote, and with its label over lines.
 _LONGEST = 512
 _DESTINATION_RE = re.compile(
     rf"\](?=\((?P<inline>[ \t]*<?[^\s)>]{{0,{_LONGEST}}}))"
-    rf"|(?m:^)[ \t]{{0,3}}\[[^\]\n]+\](?=:(?P<defined>[ \t]*<?[^\s>]{{0,{_LONGEST}}}))"
+    rf"|\](?=:(?P<defined>[ \t]*<?[^\s>]{{0,{_LONGEST}}}))"
 )
 # An inline link's destination that is empty, not one on the next line ("[x](" ending a line).
 _EMPTY_RE = re.compile(r"\([ \t]*(?:<>)?[ \t]*\)")
@@ -59,6 +61,8 @@ _EMPTY_RE = re.compile(r"\([ \t]*(?:<>)?[ \t]*\)")
 # spell a scheme nor mean anything to Org (its "\\" line break, exported as a line end,
 # put "javascript:" on the destination's next line, where CommonMark reads it on).
 _SAFE_DESTINATION_RE = re.compile(r"(?i)(?:https?|ftp)://[^\s\\]*|mailto:[^\s\\]*|[\w.~/#?=%+-]+")
+
+
 def markdown_quieted(text: str, angle_link_at: re.Pattern[str]) -> str:
     """``text`` with each raw HTML tag and each Markdown link to a script quieted (see the
     module docstring); ``angle_link_at``: matches, at a ``<``'s place + 1, the type and
