@@ -10,7 +10,8 @@ delimited as data, ready for :func:`~arcology_oracle.answers.prompts.grounding_s
 The relevance gate: with vectors, a heading is relevant when the cosine similarity of
 its best chunk to the question (or buffer) vector reaches ``settings.min_vector_similarity``
 (0.35: measured with all-MiniLM-L6-v2 on examples/roam, answerable questions scored
-0.42-0.80 and unrelated ones 0.10-0.29), or when it holds every word (:func:`.windows.terms`:
+0.42-0.80 and unrelated ones 0.10-0.29), or when it holds every word of its subject, not
+its time nor frame ("what do I know about"; :func:`.timeline.subject`; :func:`.windows.terms`:
 in Japanese a noun of three characters is two, as "miso soup" is) of a question of two
 or more words (names and error codes that embeddings blur). In keyword mode (no vectors,
 embedder down) it is relevant when it holds ``settings.min_keyword_coverage`` or more of
@@ -200,7 +201,9 @@ def _gate(
     are the oracle's own earlier answers (unless ``oracle_answers_as_evidence``): they
     are not the user's notes. A date range gates too (:class:`.timeline.RangeGate`)."""
     gate = pool.range_gate
-    question_terms = _terms(question)
+    # What the question is about, without its time or frame ("what do I know about"): a
+    # heading holds no "know" (:func:`.timeline.subject`); all frame, the question's words.
+    question_terms = _terms(timeline.subject(question, gate.rng if gate else None)) or _terms(question)
     query_terms = question_terms | _terms((buffer or "")[:BUFFER_QUERY_CHARS])
     buffer_norm = _normal(buffer) if buffer else ""
     cap = max(400, settings.context_chars // 3)
@@ -227,7 +230,7 @@ def _gate(
             # Vector mode; a heading holding every word of a question (names, error
             # codes: what embeddings blur) passes too.
             passed = relevance >= settings.min_vector_similarity or (
-                len(question_terms) >= 2 and keyword_coverage(question_terms, words) >= 1.0
+                len(_terms(question)) >= 2 and keyword_coverage(question_terms, words) >= 1.0
             )
         else:  # keyword mode, or this heading's chunks are not embedded yet
             relevance = keyword_coverage(query_terms, words)

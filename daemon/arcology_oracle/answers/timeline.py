@@ -19,11 +19,12 @@ from ..store import Store, dated
 from . import retrieval
 from .when import DateRange, without_expression
 
-# Words of time questions that name no subject: "what happened last week" is a question
-# about everything of last week.
+# Words of questions that name no subject: "what happened last week" is a question about
+# everything of last week; "what do I know about sourdough", "when did I first write about
+# sourdough" are about sourdough.
 _FILLER = frozenset(
     "happen happened happening change changed tell remind anything something everything done doing write "
-    "wrote written note notes journal day days week month year up".split()
+    "wrote written writing note notes journal day days week month year up know knew remember recall first ever".split()
 )
 # The same in Japanese and Chinese, where a question's words are one run ("先週は何をした？"
 # leaves は何をした): a run made of nothing but these, particles and endings included, names no
