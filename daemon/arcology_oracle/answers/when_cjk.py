@@ -22,14 +22,19 @@ from .day_range import DateRange, bound_range, date_parser, day_or_span, latest_
 # counted here, not by dateparser, which reads 12月1日 as January 2012 and 2024年 as the
 # year 2; a bare year only before a particle ("2000年問題" is a name, not a time), a
 # month not after another number or 年 ("令和6年3月", "24年3月": eras and short years
-# are not read). Kanji numerals up to 99 count in "N日前" ("三日前", "二十年前", "两周前",
+# are not read). Kanji numerals count in a month and its day (三月, 十二月二十五日) and, up to
+# 99, in "N日前" ("三日前", "二十年前", "两周前",
 # "三時間前"); minutes only in digits ("30分前": 十分 is "enough", "very").
 _CJK_PARTICLE = r"(?=に|の|は|も|から|まで|以|より|之|到|的|、|，|。|？|\?|！|!|\s|$)"
+_NUMERALS = "一二三四五六七八九十两"
+# A month and perhaps its day, in digits or in kanji numerals (3月, 三月, 十二月五日).
+_MONTH = r"(?:\d{1,2}|十[一二]?|[一二三四五六七八九])月(?!曜)(?:(?:\d{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])日)?"
 _CJK_DATE = (
-    r"(?<!\d)(?:(?:一昨年|去年|昨年|今年|来年)[の的]?\d{1,2}月(?!曜)(?:\d{1,2}日)?|\d{4}-\d{2}(?:-\d{2})?|\d{4}年\d{1,2}月(?!曜)(?:\d{1,2}日)?|(?<!年)\d{1,2}月(?!曜)(?:\d{1,2}日)?"
+    rf"(?<![\d{_NUMERALS}])(?:(?:一昨年|去年|昨年|今年|来年)[の的]?{_MONTH}|\d{{4}}-\d{{2}}(?:-\d{{2}})?|\d{{4}}年{_MONTH}|(?<!年){_MONTH}"
     rf"|\d{{4}}年{_CJK_PARTICLE})"
 )
-_NUMERALS = "一二三四五六七八九十两"
+# The kanji numerals of a month and its day, read as digits (:func:`_kanji_number`).
+_KANJI_MONTH_RE = re.compile(f"[{_NUMERALS}]+(?=月)|(?<=月)[{_NUMERALS}]+(?=日)")
 # A number of units ago, with a half after the number (1時間半前, 一个半小时前, 一年半前) or
 # alone (半時間前, 半个小时前, 半年前), and Chinese's measure word (3个小时前, 两个星期前).
 _CJK_TIME = (
@@ -62,8 +67,9 @@ _DAY_INDEX = {c: i for i, c in enumerate("月火水木金土日")} | {c: i for i
 # A weekday named alone (月曜日, 日曜, 星期天, 周日): the latest such day (:func:`.day_range.latest_weekday`).
 _WEEKDAY_RE = re.compile("[月火水木金土日]曜日?|星期[一二三四五六日天]|周[一二三四五六日]")
 _ANY_TIME_RE = re.compile(f"{_CJK_TIME}|{_ZH_TIME}")
+_CJK_DATE_RE = re.compile(_CJK_DATE)
 # A year named relative to this one before a month in digits (去年の3月, 去年3月, 今年的5月).
-_RELATIVE_YEAR_RE = re.compile(r"(一昨年|去年|昨年|今年|来年)[の的]?(?=\d)")
+_RELATIVE_YEAR_RE = re.compile(r"(一昨年|去年|昨年|今年|来年)[の的]?(?=\d|十|[一二三四五六七八九]月)")
 _RELATIVE_YEARS = {"一昨年": -2, "去年": -1, "昨年": -1, "今年": 0, "来年": 1}
 _CJK_THIS_DAY_RE = re.compile(r"(?:去年|昨年|一年前|1年前)の今日|去年的今天")
 
@@ -143,6 +149,8 @@ def read_cjk(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | None:
     today = now.date()
     if m := _RELATIVE_YEAR_RE.match(text):
         text = f"{today.year + _RELATIVE_YEARS[m[1]]}年{text[m.end():]}"
+    if _CJK_DATE_RE.fullmatch(text):  # 三月, 十二月五日: in digits
+        text = _KANJI_MONTH_RE.sub(_kanji_number, text)
     if text[0].isdigit() and not text.endswith("前"):
         return _cjk_digits(text, today)
     if text in _NIGHT:
