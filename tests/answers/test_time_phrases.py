@@ -40,3 +40,48 @@ def test_months_in_kanji_numerals(question, since, until):
 def test_kanji_numerals_that_are_no_month_stay_as_they_were(question):
     found = parse_when(question, FRIDAY)
     assert found is None or found.expression == "三日前", found
+
+
+@pytest.mark.parametrize(
+    ("question", "now", "since", "until"),
+    [
+        # A day of the month alone: this month's when it has come, else last month's (or
+        # the latest month that has it).
+        ("what did I write on the 5th?", FRIDAY, "2026-12-05", "2026-12-05"),
+        ("what did I write the 11th", FRIDAY, "2026-12-11", "2026-12-11"),
+        ("what happened on the 20th?", FRIDAY, "2026-11-20", "2026-11-20"),
+        ("what happened on the 31st?", FRIDAY, "2026-10-31", "2026-10-31"),  # November has none
+        ("what did I do before the 5th", FRIDAY, None, "2026-12-04"),
+        ("on 5 March", FRIDAY, "2026-03-05", "2026-03-05"),
+        ("what did I cook March 5th", FRIDAY, "2026-03-05", "2026-03-05"),
+        # A weekday's night runs past midnight into the next day's small hours.
+        ("what did I do last Friday night?", FRIDAY, "2026-12-04", "2026-12-05"),
+        ("what did I do on Wednesday night?", FRIDAY, "2026-12-09", "2026-12-10"),
+        # The fixed holidays: the latest, or the year named.
+        ("what did I do at Christmas?", FRIDAY, "2025-12-25", "2025-12-25"),
+        ("what did I cook on Christmas Eve 2024?", FRIDAY, "2024-12-24", "2024-12-24"),
+        ("what did I do on New Year's Eve?", FRIDAY, "2025-12-31", "2025-12-31"),
+        ("what did I do on New Year's Day?", FRIDAY, "2026-01-01", "2026-01-01"),
+        ("what did I do since Christmas?", FRIDAY, "2025-12-25", "2026-12-11"),
+        ("between Christmas and New Year's Day", FRIDAY, "2025-12-25", "2026-01-01"),
+        ("what did I do at Christmas?", dt.datetime(2026, 12, 25, 20), "2026-12-25", "2026-12-25"),
+        # Two days together, not the first alone or "from" it to today.
+        ("what did I write from last Tuesday and Wednesday?", FRIDAY, "2026-12-08", "2026-12-09"),
+        ("did I bake on Monday or Tuesday?", FRIDAY, "2026-12-07", "2026-12-08"),
+        ("did I bake on Monday or Tuesday?", dt.datetime(2026, 12, 7, 15), "2026-11-30", "2026-12-01"),
+        # Before 05:00, this morning is the day still running's: yesterday's.
+        ("what did I write this morning?", dt.datetime(2026, 12, 11, 0, 10), "2026-12-10", "2026-12-10"),
+        ("what did I write this morning?", dt.datetime(2026, 12, 11, 6), "2026-12-11", "2026-12-11"),
+        # A weekday named on that day is today (a week back would be "last Friday").
+        ("what did I do on Friday?", FRIDAY, "2026-12-11", "2026-12-11"),
+    ],
+)
+def test_english_phrases(question, now, since, until):
+    assert days(question, now) == (since, until)
+
+
+@pytest.mark.parametrize(
+    "question", ["what was the 5th time I baked", "what is in the 3rd chapter", "the 1st draft of the essay"]
+)
+def test_an_ordinal_that_counts_something_is_no_day(question):
+    assert parse_when(question, FRIDAY) is None

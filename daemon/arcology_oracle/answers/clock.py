@@ -13,6 +13,9 @@ dateparser counts from (:mod:`.day_range`), as before the time of day was known.
   yesterday and today (what was said past midnight is dated today); "last night" asked
   then may be that night or the one before it, and takes in both. From 05:00 on, the
   night is today's and last night began yesterday evening, as by the calendar.
+- *This morning*, *this afternoon* asked before 05:00 are yesterday's: the day still
+  running is the one begun before the person last slept ("what did I write this
+  morning?" at 00:10 means some fifteen hours ago, not a morning that has not come).
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ def moment(now: dt.date | dt.datetime | None) -> dt.datetime:
 
 
 def evening_day(now: dt.datetime) -> dt.date:
-    """The day whose evening the evening or night running at ``now`` began on: today,
-    or yesterday before :data:`NIGHT_ENDS`."""
+    """The day whose evening the evening or night running at ``now`` began on, and whose
+    morning is "this morning": today, or yesterday before :data:`NIGHT_ENDS`."""
     return now.date() - dt.timedelta(days=1 if now.time() < NIGHT_ENDS else 0)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _YEAR_RE = re.compile(r"\b\d{4}\b")
+WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 # After a time, the mark of an event in it: "last night's dinner", "Monday’s meeting".
 POSSESSIVE = ("'s", "\u2019s")
 

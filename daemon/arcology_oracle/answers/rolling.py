@@ -120,7 +120,8 @@ def _span(text: str, now: dt.datetime) -> tuple[dt.date, dt.date, re.Match, bool
         words = m[0].lower().split()
         if words[-1] == "night" or words[-1] == "tonight" or words == ["this", "evening"]:
             return *clock.night(now, last=words[-1] == "night"), m, True
-        day = today - dt.timedelta(days=2 if m[1] else 1 if m[2] else 0)
+        # Before 05:00 this morning is the day still running's, yesterday's: today's has not come.
+        day = clock.evening_day(now) if m[3] else today - dt.timedelta(days=2 if m[1] else 1)
         return day, day, m, not m[1]
     if m := _AGO_RE.search(text):
         days = clock.ago(_NUMBER_WORD_RE.sub(_digits, m[0]), now)

@@ -16,7 +16,9 @@ count: dateparser reads numbers and words such as "may" or "second" as dates, wh
 question about 75% hydration or 2000 grams of flour must not become.
 
 Questions in Japanese and Chinese are read the same way by :mod:`.when_cjk`; the range
-itself, and what both share, is :mod:`.day_range`'s.
+itself, and what both share, is :mod:`.day_range`'s. Days dateparser does not read (the
+fixed holidays, "on the 5th", "Monday or Tuesday", "Friday night" through its small
+hours) are :mod:`.when_days`'.
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ from ..errors import BadRequest
 from ..notes import cjk
 from . import clock
 from .day_range import (
-    POSSESSIVE, DateRange, bound_range, date_parser, day_or_span, latest_weekday, parser_settings, period_bounds,
+    POSSESSIVE, WEEKDAYS, DateRange, bound_range, date_parser, day_or_span, latest_weekday, parser_settings, period_bounds,
     year_ago,
 )  # fmt: skip
 from .rolling import rolling_span, whole_span
 from .when_cjk import parse_cjk, read_cjk
+from .when_days import day_of_month, holiday, through_the_night, two_weekdays
 
 _MONTHS = "january february march april may june july august september october november december".split()
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_DAYS = WEEKDAYS
 _SHORT = r"(?:jan|feb|(?-i:Mar)|apr|jun|jul|aug|sept?|oct|nov|dec)"
 _TIME_WORD_RE = re.compile(
     r"\b(?:yesterday|today|tonight|ago|fortnight|"
@@ -91,6 +94,8 @@ def read_expression(text: str, now: dt.datetime) -> tuple[dt.date, dt.date] | No
     if cjk.has_cjk(text):
         return read_cjk(text, now)
     today = now.date()
+    if found := holiday(text, today, whole=True) or day_of_month(text, today, whole=True):
+        return found.since, found.until
     # A whole expression that is a month alone is one ("since May"), which in a sentence
     # _TIME_WORD_RE leaves to its context ("may" is a verb too).
     if not text or not (_TIME_WORD_RE.search(text) or text.lower() in _MONTHS):
@@ -119,6 +124,8 @@ def parse_when(text: str, now: dt.date | dt.datetime | None = None) -> DateRange
             return found
         text = cjk.set_apart(text)  # English time words in it: "last weekに"
     if found := day_or_span(text, today, _THIS_DAY_RE, _BETWEEN_RE, lambda words: _read_alone(words, now)):
+        return found
+    if found := two_weekdays(text, lambda words: read_expression(words, now), today):  # "on Monday or Tuesday"
         return found
     if span := rolling_span(text, now):  # "in the past 3 days", "last weekend", "3 hours ago"
         return DateRange(*span)
@@ -178,6 +185,8 @@ def _before_last(unit: str, today: dt.date) -> tuple[dt.date, dt.date]:
 
 
 def _search(text: str, now: dt.datetime) -> DateRange | None:
+    if found := holiday(text, now.date()) or day_of_month(text, now.date()):
+        return found
     if m := _MONTH_OF_YEAR_RE.search(text):
         return DateRange(*_month_of_year(m, now.date()), m[0])
     if not _TIME_WORD_RE.search(text):
@@ -193,7 +202,7 @@ def _search(text: str, now: dt.datetime) -> DateRange | None:
         if days:
             if _WEEKDAY_RE.fullmatch(expression.strip()):
                 days = latest_weekday(days, now.date())
-            return DateRange(days[0], days[1], expression.strip())
+            return through_the_night(DateRange(days[0], days[1], expression.strip()), now.date())
     return None
 
 
