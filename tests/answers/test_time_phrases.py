@@ -1,15 +1,19 @@
 """Time phrases a person uses that were not read, or read wrongly: months in kanji
 numerals (三月, 十二月五日), a day of the month alone ("on the 5th"), a weekday's night
 past midnight ("last Friday night"), the morning before 05:00, the fixed holidays
-(Christmas, New Year's Eve and Day) and two days named together ("Monday or Tuesday")."""
+(Christmas, New Year's Eve and Day) and two days named together ("Monday or Tuesday");
+and through the real daemon, the gate reading a question's subject, not its frame
+("what do I know about sourdough?")."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+import aiohttp
 import pytest
 
 from arcology_oracle.answers.when import parse_when
+from tests.runners import start_daemon
 
 FRIDAY = dt.datetime(2026, 12, 11, 15)  # a Friday afternoon
 
@@ -85,3 +89,39 @@ def test_english_phrases(question, now, since, until):
 )
 def test_an_ordinal_that_counts_something_is_no_day(question):
     assert parse_when(question, FRIDAY) is None
+
+
+def span(answer: dict) -> tuple[str, str] | None:
+    found = answer.get("date_range")
+    return (found["since"], found["until"]) if found else None
+
+
+async def test_frame_words_a_day_of_the_month_and_a_friday_night_through_the_real_daemon(tmp_path, roam_dir, fake_ollama):
+    # "what do I know about sourdough?" gave no notes where "sourdough" did; "on the 5th"
+    # was no time; "last Friday night" left out the Saturday's small hours.
+    today = dt.date.today()
+    friday = today - dt.timedelta(days=(today.weekday() - 4) % 7 or 7)  # "last Friday"
+    dated = {
+        "Sourdough loaf": today - dt.timedelta(days=400), "Gig at the pub": friday,
+        "Walked home at two": friday + dt.timedelta(days=1), "Thursday errands": friday - dt.timedelta(days=1),
+    }  # fmt: skip
+    for n, (heading, day) in enumerate(dated.items()):
+        (roam_dir / f"dated-{n}.org").write_text(f"#+title: Dated {n}\n* {heading}\n:PROPERTIES:\n:CREATED: [{day} 10:00]\n:END:\nSomething.\n")
+    daemon = await start_daemon(tmp_path, roam_dir=roam_dir, ollama_url=fake_ollama.url, embedded=True)
+    try:
+        async with aiohttp.ClientSession(headers=daemon.headers) as session:
+
+            async def ask(question: str) -> dict:
+                async with session.post(daemon.url + "/ask", json={"question": question, "k": 8}) as resp:
+                    assert resp.status == 200, await resp.text()
+                    return await resp.json()
+
+            for question in ("sourdough", "what do I know about sourdough?", "when did I first write about sourdough?"):
+                assert "Sourdough loaf" in [s["heading"] for s in (await ask(question))["sources"]], question
+            suffix = {1: "st", 2: "nd", 3: "rd", 21: "st", 22: "nd", 23: "rd", 31: "st"}.get(today.day, "th")
+            assert span(await ask(f"what did I write on the {today.day}{suffix}?")) == (str(today), str(today))
+            night = await ask("what did I do last Friday night?")
+            assert span(night) == (str(friday), str(friday + dt.timedelta(days=1)))
+            assert {s["heading"] for s in night["sources"]} & set(dated) == {"Gig at the pub", "Walked home at two"}
+    finally:
+        daemon.stop()
