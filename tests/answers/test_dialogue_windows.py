@@ -151,6 +151,14 @@ async def test_a_question_in_the_first_person_weighs_the_users_turns(chat_daemon
     assert "Ana: I told Gwen about your Welsh lessons." in body["notes"][0]["text"]
 
 
+async def test_a_questions_frame_does_not_gate_the_turns(chat_daemon):
+    # "when did I first write about" asked for "first" and "writ" in the turns too.
+    for question in ("whippet", "when did I first write about the whippet?", "what do I know about the whippet?"):
+        status, body = await post(chat_daemon, "/recall", {"question": question, "k": 2})
+        assert status == 200, body
+        assert any("a whippet called Pepper" in n["text"] for n in body["notes"]), question
+
+
 async def test_a_question_in_japanese_finds_a_japanese_turn(tmp_path, roam_dir, fake_ollama):
     """A Japanese question was refused (500) wherever dialogue was indexed: its bigrams
     searched a column the turns lacked. It finds the turn that holds its words, on /recall

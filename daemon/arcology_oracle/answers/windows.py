@@ -20,7 +20,8 @@ with that scene (the vector says the scene matches, not which turn). Windows of 
 heading that touch or overlap are merged, also when one grows to reach another, so no
 two windows show the same turn. A window passes the relevance gate when its best
 chunk's cosine reaches ``settings.min_vector_similarity`` or its turns hold
-``settings.min_keyword_coverage`` of the question's words. A window is shown verbatim
+``settings.min_keyword_coverage`` of the question's words (not its time nor frame:
+:func:`.timeline.subject`). A window is shown verbatim
 with its speakers, date and heading; a window longer than its share of the context is
 cut to the turns nearest its best one, never in the middle of a turn.
 """
@@ -226,8 +227,9 @@ def find_windows(
     if not question or not store.has_turns():
         return []
     # With a range, its words ("last week", the date) are what dates the turns, not what
-    # they say: the turns are searched and gated by the rest (they hid every window).
-    asked = timeline.subject(question, date_range) if date_range is not None else question
+    # they say: the turns are searched and gated by the rest (they hid every window); so
+    # is a question's frame ("when did I first write about"), the question when all frame.
+    asked = timeline.subject(question, date_range) if date_range is not None else timeline.subject(question) or question
     words = terms(asked) - _SAYING
     ranked, cosine, scene_only, names = _ranked_turns(store, settings, question, vectors, asked) if words else ([], {}, {}, set())
     # A speaker the question names picks the turns (ranked above); what else it asks for
