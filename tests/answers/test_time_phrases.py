@@ -85,9 +85,11 @@ def test_english_phrases(question, now, since, until):
 
 
 @pytest.mark.parametrize(
-    "question", ["what was the 5th time I baked", "what is in the 3rd chapter", "the 1st draft of the essay"]
-)
-def test_an_ordinal_that_counts_something_is_no_day(question):
+    "question",
+    ["what was the 5th time I baked", "what is in the 3rd chapter", "the 1st draft of the essay",
+     "what did I write about the Christmas tree?", "how do I make Christmas cake", "what did I buy Ana for Christmas?"],
+)  # fmt: skip
+def test_an_ordinal_or_a_holiday_that_names_a_thing_is_no_day(question):
     assert parse_when(question, FRIDAY) is None
 
 

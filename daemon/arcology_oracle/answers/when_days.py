@@ -3,7 +3,9 @@ one day where a person means two: the fixed holidays, a day of the month alone, 
 weekdays together, and a weekday's night.
 
 - *Holidays* with a fixed date: Christmas (Day), Christmas Eve, New Year's Eve, New
-  Year's Day. Named alone ("at Christmas", "last Christmas") the latest on or before
+  Year's Day; Christmas alone as a time is said ("at", "on", "over", "during", "last",
+  "this" Christmas, or with a year), not "the Christmas tree" nor "a gift for
+  Christmas". Named alone ("at Christmas", "last Christmas") the latest on or before
   today ("last" before today); with a year ("Christmas 2024") that year's; "this
   Christmas" this year's. Holidays that move (Easter, Thanksgiving) are not read: no
   holiday library is a dependency.
@@ -29,7 +31,7 @@ from .day_range import WEEKDAYS as _DAYS
 from .day_range import DateRange, latest_weekday, shift
 
 _HOLIDAY_RE = re.compile(
-    r"\b(?:(last|this)\s+)?((?:christmas|x-?mas)(?:\s+(?:eve|day))?|new\s+year(?:'s|\u2019s|s)?\s+(?:eve|day))"
+    r"\b(?:(at|on|over|during)\s+)?(?:(last|this)\s+)?((?:christmas|x-?mas)(?:\s+(?:eve|day))?|new\s+year(?:'s|\u2019s|s)?\s+(?:eve|day))"
     r"(?:\s+((?:19|20)\d{2}))?\b",
     re.I,
 )
@@ -47,19 +49,22 @@ _TWO_DAYS_RE = re.compile(
 
 def holiday(text: str, today: dt.date, *, whole: bool = False) -> DateRange | None:
     """The day of the fixed holiday ``text`` names (the whole of it with ``whole``), or None."""
-    m = (_HOLIDAY_RE.fullmatch if whole else _HOLIDAY_RE.search)(text.strip())
+    # In a sentence, Christmas alone is a day only as a time is said: "at Christmas", "last
+    # Christmas", "Christmas 2024"; "the Christmas tree", "a gift for Christmas" are none.
+    matches = [_HOLIDAY_RE.fullmatch(text.strip())] if whole else _HOLIDAY_RE.finditer(text)
+    m = next((m for m in matches if m and (whole or m[1] or m[2] or m[4] or m[3].lower().endswith(("eve", "day")))), None)
     if m is None:
         return None
-    name = m[2].lower()
+    name = m[3].lower()
     month, day = {(True, True): (12, 31), (True, False): (1, 1), (False, True): (12, 24), (False, False): (12, 25)}[
         (name.startswith("new"), name.endswith("eve"))
     ]
-    if m[3]:
-        found = dt.date(int(m[3]), month, day)
-    elif (m[1] or "").lower() == "this":
+    if m[4]:
+        found = dt.date(int(m[4]), month, day)
+    elif (m[2] or "").lower() == "this":
         found = dt.date(today.year, month, day)
     else:
-        latest = today if (m[1] or "").lower() != "last" else shift(today, -1)
+        latest = today if (m[2] or "").lower() != "last" else shift(today, -1)
         found = dt.date(latest.year, month, day)
         if found > latest:
             found = found.replace(year=found.year - 1)
