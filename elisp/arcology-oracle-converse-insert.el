@@ -29,6 +29,7 @@
 
 ;;; Code:
 
+(require 'seq)
 (require 'subr-x)
 (require 'org)
 
@@ -76,18 +77,31 @@ the daemon did not (see `arcology-oracle--insert-answer')."
 ;; or a heading typed at the root's start left it on another heading,
 ;; and the answer went under a conversation it does not answer.
 
+(defvar-local arcology-oracle--awaited-tags nil
+  "The tags of this buffer's conversations awaiting an answer.")
+(put 'arcology-oracle--awaited-tags 'permanent-local t)
+
 (defun arcology-oracle--mark-conversation (pos)
   "Tag the heading line at POS as a conversation awaiting an answer.
-Return the tag: a property of its own (two answers awaited for one
-conversation each find it).  The tag moves with the line's text (a
-moved subtree keeps it) and goes with it (a deleted one loses it);
-it is no change to the buffer."
+Return the tag: a property of its own (conversations awaited at once
+each find theirs).  The tag moves with the line's text (a moved
+subtree keeps it) and goes with it (a deleted one loses it); it is no
+change to the buffer."
   (let ((tag (make-symbol "arcology-oracle-conversation")))
     (save-excursion
       (goto-char pos)
       (with-silent-modifications
         (put-text-property (line-beginning-position) (line-end-position) tag t)))
+    (push tag arcology-oracle--awaited-tags)
     tag))
+
+(defun arcology-oracle--conversation-awaited-p (pos)
+  "Return non-nil when the heading line at POS awaits an answer already."
+  (save-excursion
+    (goto-char pos)
+    (let ((beg (line-beginning-position)) (end (line-end-position)))
+      (seq-some (lambda (tag) (text-property-any beg end tag t))
+                arcology-oracle--awaited-tags))))
 
 (defun arcology-oracle--conversation-headings (buffer tag)
   "Return the positions of the headings of BUFFER with TAG on their line."
@@ -108,6 +122,7 @@ it is no change to the buffer."
   "Take TAG off BUFFER's text, if BUFFER is live."
   (when (buffer-live-p buffer)
     (with-current-buffer buffer
+      (setq arcology-oracle--awaited-tags (delq tag arcology-oracle--awaited-tags))
       (save-restriction
         (widen)
         (with-silent-modifications

@@ -118,7 +118,8 @@ around point); its child headings are the turns.  The daemon's
 answer is inserted as the conversation's last child, as one
 undoable change, and point moves to it if it is still in the
 conversation; else point stays and the mark is set at the answer.
-Discard it with `arcology-oracle-discard'.  Returns at once.  A
+Discard it with `arcology-oracle-discard'.  Returns at once.  Asked
+again while its answer is awaited, it sends nothing and says so.  A
 read-only buffer is refused, as is a note the daemon never reads (see
 `arcology-oracle--unread-refusal'); one made read-only, or killed, while
 the model thinks gets nothing: the answer goes to the kill ring."
@@ -132,6 +133,10 @@ the model thinks gets nothing: the answer goes to the kill ring."
       (when buffer-read-only
         (arcology-oracle--user-error "Buffer %s is read-only" (buffer-name)))
       (arcology-oracle--conversation-root)
+      (when (arcology-oracle--conversation-awaited-p (point))
+        (arcology-oracle--user-error
+         "An answer to \"%s\" is on its way: it comes here (%s stops waiting for it)"
+         (org-get-heading t t t t) (substitute-command-keys "\\[arcology-oracle-stop]")))
       (when (arcology-oracle--private-here-p)
         (arcology-oracle--user-error "This conversation is in a private part of your notes: nothing was sent"))
       (let* ((root (copy-marker (point)))

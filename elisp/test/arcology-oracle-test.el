@@ -848,15 +848,17 @@ nothing (the answer goes to the kill ring, the message says why)."
     (let* ((two (concat "* Chat A\n** Me\nHow often should I feed my sourdough starter?\n"
                         "* Chat B\n** Me\nWhat causes blight on tomatoes?\n"))
            (buffer (arcology-oracle-test--conversation two)))
-      ;; Asked twice at once: each answer finds the conversation.
+      ;; Asked twice before the answer: the second says it is on its way, and
+      ;; the conversation gets one answer.
       (goto-char (point-min))
       (search-forward "feed my")
       (arcology-oracle-converse)
-      (arcology-oracle-converse)
-      (arcology-oracle-test--wait
-       (lambda () (= 2 (count-matches (format "^[ \t]*:%s:" arcology-oracle-answer-property) (point-min) (point-max))))
-       30 "both answers")
+      (should (string-match-p "\\`An answer to \"Chat A\" is on its way"
+                              (cadr (should-error (arcology-oracle-converse) :type 'user-error))))
+      (arcology-oracle-test--wait (lambda () (arcology-oracle-test--answered-p buffer)) 30 "the answer")
+      (should (= 1 (count-matches (format "^[ \t]*:%s:" arcology-oracle-answer-property) (point-min) (point-max))))
       (should (equal (arcology-oracle-test--answer-parent buffer) '(2 "Chat A")))
+      (should-not arcology-oracle--awaited-tags)
       (erase-buffer)
       (insert two)
       ;; Moved below Chat B.
