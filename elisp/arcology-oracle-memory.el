@@ -263,21 +263,26 @@ Asks first.  The daemon removes it from its note only while it is
 exactly as it was captured: a capture you edited, or typed a heading
 under, is refused, and nothing of yours is removed."
   (interactive)
-  (pcase-let ((`(,id ,title) (arcology-oracle--capture-to-forget)))
+  (pcase-let ((`(,id ,title ,text) (arcology-oracle--capture-to-forget)))
     (arcology-oracle--refuse-nested-prompt)
     (unless (yes-or-no-p (format "Forget \"%s\" (removed from its note)? " title))
       (arcology-oracle--user-error "Nothing forgotten"))
     (arcology-oracle--message "arcology-oracle: forgetting \"%s\"…" title)
     (arcology-oracle--with-roam-dir
-     (lambda (roam-dir) (arcology-oracle--forget-request id title (arcology-oracle--unsaved-notes roam-dir)))
+     (lambda (roam-dir)
+       (arcology-oracle--forget-request id title (arcology-oracle--unsaved-notes roam-dir)
+                                        (or text (arcology-oracle--last-capture-text roam-dir))))
      (lambda (message) (arcology-oracle--report (concat "Nothing forgotten: " message))))))
 
-(defun arcology-oracle--forget-request (id title unsaved)
+(defun arcology-oracle--forget-request (id title unsaved &optional text)
   "POST /forget the capture ID (TITLE); report the answer.
 UNSAVED names the notes with unsaved edits in Emacs (see
 `arcology-oracle--unsaved-notes'): the daemon removes nothing from
 one of them (409, to be tried again once saved), as it writes no
-capture into one, also in an Emacs that makes no lock files."
+capture into one, also in an Emacs that makes no lock files.
+TEXT is the capture as its note held it: when no undo in a buffer
+brings the capture back (the note was not visited, or is gone), it
+goes on the kill ring, and the message says so."
   (arcology-oracle--json
    "POST" "/forget" :json `((id . ,id) ,@(when unsaved `((unsaved . ,(vconcat unsaved)))))
    :callback
@@ -288,14 +293,19 @@ capture into one, also in an Emacs that makes no lock files."
       (lambda (roam-dir)
         (let* ((file (alist-get 'file answer))
                (gone (not (file-exists-p (expand-file-name file roam-dir))))
-               (done (arcology-oracle--memory-revert roam-dir file)))
-          (arcology-oracle--message "Forgot \"%s\": %s" title
+               (done (arcology-oracle--memory-revert roam-dir file))
+               (kept (and text (not (eq done 'reverted))
+                          (progn (kill-new text)
+                                 (format " (its text is on the kill ring: %s yanks it)"
+                                         (substitute-command-keys "\\[yank]"))))))
+          (arcology-oracle--message "Forgot \"%s\": %s%s" title
                                     (cond (gone (format "%s is gone, it held only this capture" file))
                                           ((eq done 'reverted)
                                            (format "%d lines removed from %s (%s in its buffer brings them back)"
                                                    (alist-get 'removed_lines answer) file
                                                    (substitute-command-keys "\\[undo]")))
-                                          (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file))))))
+                                          (t (format "%d lines removed from %s" (alist-get 'removed_lines answer) file)))
+                                    (or kept ""))))
       (lambda (_) (arcology-oracle--message "Forgot \"%s\"" title))))
    :errback
    (lambda (message)
@@ -304,8 +314,25 @@ capture into one, also in an Emacs that makes no lock files."
       (arcology-oracle--refusal "Nothing forgotten" message
                                 (substitute-command-keys "\\[arcology-oracle-forget]"))))))
 
+(defun arcology-oracle--subtree-text ()
+  "Return the text of the subtree of the heading at point."
+  (buffer-substring-no-properties (point) (save-excursion (org-end-of-subtree t t) (point))))
+
+(defun arcology-oracle--last-capture-text (roam-dir)
+  "Return the last capture's text, read from its note under ROAM-DIR, or nil."
+  (when-let* ((memory arcology-oracle-last-memory)
+              (file (expand-file-name (alist-get 'file memory) roam-dir))
+              ((file-readable-p file)))
+    (with-temp-buffer
+      (insert-file-contents file)
+      (delay-mode-hooks (org-mode))
+      (when-let ((pos (org-find-entry-with-id (alist-get 'id memory))))
+        (goto-char pos)
+        (arcology-oracle--subtree-text)))))
+
 (defun arcology-oracle--capture-to-forget ()
-  "Return (ID TITLE) of the capture to forget: at point, else the last one.
+  "Return (ID TITLE TEXT) of the capture to forget: at point, else the last one.
+TEXT is the capture's subtree at point; nil for the last one.
 At point means the heading at point or one above it with the
 daemon's :CAPTURED_BY: mark, in a buffer whose edits are saved (the
 daemon forgets what the file holds)."
@@ -317,7 +344,8 @@ daemon forgets what the file holds)."
                          (org-back-to-heading t)
                          (while (and (not (org-entry-get nil "CAPTURED_BY")) (org-up-heading-safe)))
                          (when (org-entry-get nil "CAPTURED_BY")
-                           (list (org-entry-get nil "ID") (org-get-heading t t t t)))))))))
+                           (list (org-entry-get nil "ID") (org-get-heading t t t t)
+                                 (arcology-oracle--subtree-text)))))))))
     (cond
      ((and here (buffer-modified-p))
       (arcology-oracle--user-error "Save the note first: the daemon forgets what its file holds"))

@@ -5,13 +5,17 @@ tests/elisp/test_seventhround_in_emacs.py runs them).
 - ``C-c o c`` pressed again while a slow model answers asked again, and the conversation
   got two answers. The second press says an answer is on its way and sends nothing; the
   conversation gets one answer.
+- ``C-c o K`` on a capture alone in the daily the daemon made for it: the file goes, and
+  Emacs kills its buffer, so no undo brings the capture back; nor does one when the note
+  was not visited. The message says where its text is: on the kill ring, ``C-y`` yanks it.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.elisp.walkthrough_driver import readme_session
+from tests.elisp.test_typed_capture_source_in_emacs import _type_capture
+from tests.elisp.walkthrough_driver import Driver, readme_session
 
 ON_ITS_WAY = 'An answer to "Winter" is on its way: it comes here (C-c o k stops waiting for it)'
 
@@ -31,3 +35,37 @@ async def test_converse_pressed_again_while_the_model_thinks_adds_one_answer(tmp
         assert fake_ollama.state.count("/api/chat") == 1
         errors = (await emacs.state())["errors"]
         assert [e.strip() for e in errors] == [ON_ITS_WAY], errors
+
+
+async def _forget(driver: Driver) -> str:
+    """``C-c o K``, yes; return the message."""
+    mark = await driver.mark()
+    await driver.emacs.keys("C-c", "o", "K")
+    await driver.emacs.wait_screen(lambda s: "(yes or no)" in s, "the question")
+    await driver.emacs.type("yes")
+    await driver.emacs.keys("Enter")
+    return await driver.message("Forgot", since=mark, timeout=20)
+
+
+@pytest.mark.timeout(180)
+async def test_a_capture_forgotten_with_its_daily_goes_to_the_kill_ring(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        before = {p: p.read_bytes() for p in driver.notes()}
+        await _type_capture(driver, "Buy oat milk")  # the last remembered, its daily not visited
+        (daily,) = set(driver.notes()) - set(before)
+        said = await _forget(driver)
+        assert said.endswith("is gone, it held only this capture (its text is on the kill ring: C-y yanks it)"), said
+        assert not daily.exists()
+        assert "Buy oat milk" in (await emacs.state())["kill"]
+
+        await _type_capture(driver, "Call the florist")
+        await driver.open(str(daily.relative_to(roam_dir)), "Call the florist")  # at point, visited
+        said = await _forget(driver)
+        assert said.endswith("is gone, it held only this capture (its text is on the kill ring: C-y yanks it)"), said
+        assert not daily.exists()
+        kill = (await emacs.state())["kill"]
+        assert kill.startswith("* ") and "Call the florist" in kill and ":CAPTURED_BY:" in kill, kill
+        assert {p: p.read_bytes() for p in driver.notes()} == before  # nothing else changed
+        assert not (await emacs.state())["errors"]
