@@ -29,10 +29,15 @@ async def test_converse_pressed_again_while_the_model_thinks_adds_one_answer(tmp
         await fake_ollama.state.wait_for("/api/chat")  # the model is thinking
         await emacs.keys("C-c", "o", "c")
         assert await driver.message(ON_ITS_WAY, since=mark) == ON_ITS_WAY
+        # As it says: C-c o k stops waiting, and C-c o c asks again.
+        await emacs.keys("C-c", "o", "k")
+        await driver.message("Stopped", since=mark)
+        await emacs.keys("C-c", "o", "c")
+        await fake_ollama.state.wait_for("/api/chat", 2)
         fake_ollama.state.release()
         await driver.message("arcology-oracle: answered", since=mark, timeout=20)
         assert (await driver.buffer_text("inbox.org")).count(":ORACLE_MODEL:") == 1
-        assert fake_ollama.state.count("/api/chat") == 1
+        assert fake_ollama.state.count("/api/chat") == 2
         errors = (await emacs.state())["errors"]
         assert [e.strip() for e in errors] == [ON_ITS_WAY], errors
 
