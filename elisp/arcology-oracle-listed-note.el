@@ -172,12 +172,16 @@ buffer's name, then REFUSAL."
     (arcology-oracle--user-error "%s is not a note: %s" (buffer-name) refusal)))
 
 (defun arcology-oracle--refuse-list-without-note ()
-  "Signal a `user-error' in a list whose note was killed, else return nil.
-The list's own text (scores, titles) is no note to ask about.  A
-command that prompts calls this first: the question typed would be
-refused after."
+  "Signal a `user-error' in a list without a note, else return nil.
+That is a list whose note was killed, or the rejected links, which
+are about no one note.  The list's own text (scores, titles) is no
+note to ask about.  A command that prompts calls this first: the
+question typed would be refused after."
   (when (not (arcology-oracle--listed-note))
-    (cond ((derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
+    (cond ((derived-mode-p 'arcology-oracle-rejections-mode)
+           (arcology-oracle--user-error "%s lists the links you rejected, no note: ask from a note"
+                                        (buffer-name)))
+          ((derived-mode-p 'arcology-oracle-similar-buffer-mode 'arcology-oracle-links-mode)
            (arcology-oracle--user-error "The note this list is about is no longer open in Emacs: ask from a note"))
           ((derived-mode-p 'org-roam-mode)
            (arcology-oracle--user-error "The org-roam buffer shows no note: ask from a note")))))

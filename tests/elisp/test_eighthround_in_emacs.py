@@ -8,12 +8,16 @@ tests/elisp/test_seventhround_in_emacs.py runs them).
 - ``C-c o K`` on a capture alone in the daily the daemon made for it: the file goes, and
   Emacs kills its buffer, so no undo brings the capture back; nor does one when the note
   was not visited. The message says where its text is: on the kill ring, ``C-y`` yanks it.
+- ``C-c o a`` in the rejected links asked "Ask about this buffer:" and sent the list's own
+  lines as the note; ``C-c o u`` there said "Summaries need an Org buffer". Both say the
+  list holds the links rejected, no note, and ask nothing.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.elisp.test_asleep_lists_in_emacs import REJECTIONS
 from tests.elisp.test_typed_capture_source_in_emacs import _type_capture
 from tests.elisp.walkthrough_driver import Driver, readme_session
 
@@ -74,3 +78,22 @@ async def test_a_capture_forgotten_with_its_daily_goes_to_the_kill_ring(tmp_path
         assert kill.startswith("* ") and "Call the florist" in kill and ":CAPTURED_BY:" in kill, kill
         assert {p: p.read_bytes() for p in driver.notes()} == before  # nothing else changed
         assert not (await emacs.state())["errors"]
+
+
+@pytest.mark.timeout(180)
+async def test_asking_in_the_rejected_links_is_refused(tmp_path, roam_dir, fake_ollama):
+    async with readme_session(tmp_path, roam_dir, fake_ollama, size=(80, 24)) as driver:
+        emacs = driver.emacs
+        await driver.open("sourdough-baking.org", "* Starter maintenance")
+        await emacs.keys("C-c", "o", "L")
+        await emacs.wait_text("Rejected links from", timeout=15)
+        await driver.select(REJECTIONS)
+        refusal = f"{REJECTIONS} lists the links you rejected, no note: ask from a note"
+        for key, logged in (("a", refusal), ("u", f"{refusal} [2 times]")):
+            mark = await driver.mark()
+            await emacs.keys("C-c", "o", key)
+            assert await driver.message(logged, since=mark - 1) == logged
+        assert "Ask about" not in await emacs.screen()
+        assert fake_ollama.state.count("/api/chat") == 0
+        errors = (await emacs.state())["errors"]
+        assert [e.strip() for e in errors] == [refusal, refusal], errors
