@@ -383,10 +383,12 @@ class FakeOllamaState:
     parallel: int | None = None
     # Streams wait on this event after their first piece (None = no gate).
     stream_gate: asyncio.Event | None = None
-    # After this many pieces, send an {"error": ...} line and end the stream.
+    # After this many pieces (all of them, if fewer: instead of the last frame), send an
+    # {"error": ...} line and end the stream.
     chat_error_midway: int | None = None
     chat_error_message: str = "an error was encountered while running the model: fake failure"
-    # After this many pieces, drop the connection without finishing the chunked body.
+    # After this many pieces (all of them, if fewer), drop the connection without
+    # finishing the chunked body.
     chat_abort_midway: int | None = None
     # This many of a streamed answer's last pieces come in its final (done) frame, as
     # Ollama's tool-call parser sends text it held back because it looked like a call.
@@ -924,15 +926,18 @@ async def _complete(
 
     held = len(pieces) - min(max(state.chat_held_pieces, 0), len(pieces))
     try:
-        for i, piece in enumerate(pieces[:held]):
-            if state.chat_abort_midway is not None and i >= state.chat_abort_midway:
+        for i, piece in enumerate([*pieces[:held], None]):
+            # A fault midway comes at the latest instead of the last frame.
+            if state.chat_abort_midway is not None and i >= min(state.chat_abort_midway, held):
                 if request.transport is not None:
                     request.transport.abort()
                 return response
-            if state.chat_error_midway is not None and i >= state.chat_error_midway:
+            if state.chat_error_midway is not None and i >= min(state.chat_error_midway, held):
                 await send({"error": state.chat_error_message})
                 await response.write_eof()
                 return response
+            if piece is None:
+                break
             await _sleep(state, state.delay_per_piece)
             await send(frame(piece, False))
             if i == 0:

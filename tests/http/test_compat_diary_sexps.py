@@ -7,6 +7,7 @@ model wrote it."""
 from __future__ import annotations
 
 import httpx
+import openai
 import ollama
 import pytest
 
@@ -54,3 +55,38 @@ async def test_a_grounded_answer_has_no_diary_sexp_the_agenda_would_run(daemon_c
     for shape, text in texts.items():
         assert text.partition("\n\nSources:\n")[0] == QUIETED, (shape, text)
     assert plain.message.content == REPLY  # a plain model is proxied as it is
+
+
+@pytest.mark.parametrize("reply", ["Grind finer.\n%%", "Grind finer <"])
+async def test_what_may_start_a_sexp_still_reaches_the_client_when_the_model_fails(daemon_client, fake_ollama, reply):
+    # The quieter holds back what may start a sexp with the next piece ("%%" starting a
+    # line, a "<"); the model failing after it must not eat it: the client gets every
+    # character the model sent, then the error.
+    fake_ollama.state.chat_reply = reply
+    fake_ollama.state.chat_error_midway = 3  # after all three pieces
+    messages = [{"role": "user", "content": COFFEE_QUESTION}]
+    client = ollama.AsyncClient(host=base_url(daemon_client), timeout=httpx.Timeout(20, connect=5))
+    oai = make_openai(base_url(daemon_client))
+
+    async def received(stream, text) -> str:
+        pieces = []
+        with pytest.raises((ollama.ResponseError, openai.APIError)) as info:
+            async for part in stream:
+                pieces.append(text(part) or "")
+        assert "fake failure" in str(info.value)
+        return "".join(pieces)
+
+    try:
+        texts = {
+            "chat": await received(await client.chat(model="llama3.2+notes", messages=messages, stream=True),
+                                   lambda p: p.message.content),
+            "generate": await received(await client.generate(model="llama3.2+notes", prompt=COFFEE_QUESTION,
+                                                             stream=True), lambda p: p.response),
+            "openai": await received(await oai.chat.completions.create(model="llama3.2+notes", messages=messages,
+                                                                       stream=True),
+                                     lambda c: c.choices[0].delta.content if c.choices else ""),
+        }  # fmt: skip
+    finally:
+        await client.close()
+        await oai.close()
+    assert texts == {"chat": reply, "generate": reply, "openai": reply}

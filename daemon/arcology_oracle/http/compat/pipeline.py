@@ -182,18 +182,22 @@ async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncI
     moves into that content frame, before the sources, so they end the answer. A grounded
     answer's diary sexps are quieted (:mod:`~...notes.streamed_sexps`).
 
+    An upstream error mid-answer comes after the text held back so far, so the client
+    has every character the model sent.
+
     Raises UpstreamError/UpstreamUnavailable before the first frame if the request fails.
     """
     upstream = request.app[upstream_key]
     quieters = (SexpQuieter(), SexpQuieter())  # the answer's text, its thinking
     async with upstream.stream(path, plan.body, model=plan.body.get("model")) as lines:
         tool_calls = False
+        created_at = None
         try:
             async for line in lines:
                 frame = _parse_frame(line, upstream.host)
                 if "error" in frame:
-                    yield frame
-                    return
+                    break
+                created_at = frame.get("created_at", created_at)
                 if "model" in frame:
                     frame["model"] = plan.name
                 if plan.grounded:
@@ -202,14 +206,40 @@ async def plan_frames(request: web.Request, plan: ChatPlan, path: str) -> AsyncI
                 if isinstance(message, dict) and message.get("tool_calls"):
                     tool_calls = True
                 if frame.get("done") and plan.sources and not tool_calls and (block := await sources_block(request, plan)):
-                    extra = {"model": plan.name, "created_at": frame.get("created_at"), "done": False}
-                    if path == "/api/chat":
-                        extra["message"] = {"role": "assistant", "content": ""}
+                    extra = _text_frame(plan, path, created_at)
                     _append_content(extra, _take_content(frame) + block)
                     yield extra
                 yield frame
+            else:
+                return
         except UpstreamUnavailable as exc:
-            yield {"error": str(exc)}
+            frame = {"error": str(exc)}
+        if held := _held_frame(plan, path, created_at, quieters):
+            yield held
+        yield frame
+
+
+def _text_frame(plan: ChatPlan, path: str, created_at: Any) -> dict[str, Any]:
+    """A frame of ``path``'s answer to ``plan`` carrying no text yet."""
+    frame = {"model": plan.name, "created_at": created_at, "done": False}
+    if path == "/api/chat":
+        frame["message"] = {"role": "assistant", "content": ""}
+    return frame
+
+
+def _held_frame(plan: ChatPlan, path: str, created_at: Any,
+                quieters: tuple[SexpQuieter, SexpQuieter]) -> dict[str, Any] | None:  # fmt: skip
+    """A frame with what ``quieters`` hold back (the thinking's, then the text's), or
+    None when they hold nothing: the answer broke off before its last frame."""
+    text, thinking = (quieter.flush() for quieter in quieters)
+    if not (text or thinking):
+        return None
+    frame = _text_frame(plan, path, created_at)
+    holder, (text_key, thinking_key) = _texts(frame)
+    holder[text_key] = text
+    if thinking:
+        holder[thinking_key] = thinking
+    return frame
 
 
 def _texts(frame: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, str]]:
