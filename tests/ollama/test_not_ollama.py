@@ -53,3 +53,22 @@ async def test_the_model_list_from_a_plain_web_server_is_no_model_not_found(make
     resp = await client.get("/v1/models")
     body = await resp.json()
     assert resp.status == 502 and NOT_OLLAMA in body["error"]["message"], body
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/api/chat", {"model": "llama3.2", "messages": [{"role": "user", "content": "hi"}], "stream": False}),
+    ("POST", "/api/chat", {"model": "llama3.2", "messages": [{"role": "user", "content": "hi"}]}),
+    ("POST", "/api/generate", {"model": "llama3.2", "prompt": "hi", "stream": False}),
+    ("POST", "/api/show", {"model": "llama3.2"}),
+    ("POST", "/api/embed", {"model": "all-minilm", "input": "hi"}),
+    ("GET", "/api/version", None),
+    ("GET", "/api/ps", None),
+])  # fmt: skip
+async def test_a_plain_model_relayed_from_a_plain_web_server_says_it_is_not_ollama(
+    make_client, make_settings, web_server, method, path, body
+):
+    """Relayed whole or streamed, a plain model's request says what a grounded one says."""
+    client = await make_client(make_settings(ollama_host=web_server), embedded=False)
+    resp = await client.request(method, path, json=body)
+    answer = await resp.json()
+    assert resp.status == 502 and NOT_OLLAMA in answer["error"], answer

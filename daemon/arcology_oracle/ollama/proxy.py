@@ -40,7 +40,7 @@ from .client import (
     translate_errors,
 )
 
-__all__ = ["ModelFacts", "RawResponse", "Upstream", "UpstreamError", "UpstreamUnavailable", "error_message"]
+__all__ = ["ModelFacts", "RawResponse", "Upstream", "UpstreamError", "UpstreamUnavailable", "error_message", "upstream_error"]
 
 _NEWLINE = b"\n"
 _JSON = {"Content-Type": "application/json"}

@@ -27,7 +27,7 @@ from aiohttp import web
 
 from ...answers import grounding
 from ...errors import Stopping
-from ...ollama.proxy import UpstreamError, UpstreamUnavailable
+from ...ollama.proxy import UpstreamError, UpstreamUnavailable, upstream_error
 from ..keys import index_key
 from ..middleware import error_response
 from ..params import json_body, str_param
@@ -78,9 +78,15 @@ def upstream_errors(handler: Handler) -> Handler:
 
 async def relay_json(request: web.Request, method: str, path: str, body: Mapping[str, Any] | None = None
                      ) -> web.Response:  # fmt: skip
-    """The upstream's answer, status and content type unchanged."""
+    """The upstream's answer, status and content type unchanged, but for a 404 naming no
+    model: the server there is not Ollama, said as :mod:`...ollama.proxy` says it (502)."""
     model = body.get("model") if body else None
-    raw = await request.app[upstream_key].request(method, path, body, model=model if isinstance(model, str) else None)
+    model = model if isinstance(model, str) else None
+    upstream = request.app[upstream_key]
+    raw = await upstream.request(method, path, body, model=model)
+    if raw.status == 404 and isinstance(error := upstream_error(raw.body, raw.status, upstream.host, model),
+                                        UpstreamUnavailable):  # fmt: skip
+        raise error
     return web.Response(status=raw.status, body=raw.body, headers={"Content-Type": raw.content_type})
 
 
