@@ -61,3 +61,17 @@ async def test_a_grounded_request_whose_latest_message_is_private_whole_sends_no
     assert status == 400 and "private" in answer, answer
     assert "msgsecretokapi" not in answer
     assert "msgsecretokapi" not in json.dumps(fake_ollama.state.requests)
+
+
+@pytest.mark.parametrize("fields", [{"raw": True}, {"suffix": "\n" + PRIVATE_TURN}, {"raw": True, "system": PRIVATE_TURN}])
+async def test_a_raw_or_fill_in_generate_of_a_grounded_model_is_cleaned_too(daemon, fake_ollama, fields):
+    # A raw prompt or an editor's fill-in (suffix) gets no notes, but it is the user's
+    # org text sent to a grounded model all the same: its private parts stay home.
+    fake_ollama.state.clear_records()
+    body = {"model": "llama3.2+notes", "stream": False, "prompt": PRIVATE_TURN + QUESTION, **fields}
+    status, answer = await post(daemon, "/api/generate", body)
+    assert status == 200, answer
+    sent = json.dumps(fake_ollama.state.requests)
+    assert "msgsecretokapi" not in sent and "My diagnosis" not in sent
+    assert "feed my sourdough starter" in sent
+    assert "Sources:" not in answer

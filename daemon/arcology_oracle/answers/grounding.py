@@ -225,6 +225,15 @@ async def ground_messages(index: NotesIndex, messages: Sequence[Mapping[str, Any
     return Grounding(insert_notes(messages, notes, model_system), list(context.sources), context.mode)
 
 
+async def without_private_prompt(index: NotesIndex, prompt: str, *others: str | None) -> tuple[str | None, ...]:
+    """An ``/api/generate`` prompt and ``others`` (its system text, its suffix; None stays
+    None) without their private parts, as :func:`without_private_parts` cleans messages;
+    BadRequest when the prompt is private whole."""
+    cleaned = await asyncio.to_thread(lambda: tuple(text and _without_private(index, text) for text in (prompt, *others)))
+    _private_whole(prompt, cleaned[0])
+    return cleaned
+
+
 async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k: int = NOTES_K,
                         model_system: str | None = None) -> tuple[str, str | None, list[Source], str | None]:  # fmt: skip
     """For ``/api/generate``: the prompt and the system text without their private parts
@@ -233,9 +242,7 @@ async def ground_prompt(index: NotesIndex, prompt: str, system: str | None, *, k
     no sources when none is relevant), and how the notes were searched (as
     :class:`Grounding`'s ``mode``). Without a ``system`` of the client's, the notes follow
     the model's own (``model_system``), which Ollama uses only for a request without one."""
-    cleaned, system = await asyncio.to_thread(lambda: (_without_private(index, prompt), system and _without_private(index, system)))
-    _private_whole(prompt, cleaned)
-    prompt = cleaned
+    prompt, system = await without_private_prompt(index, prompt, system)
     if not prompt.strip():
         return prompt, system, [], None
     context = await gather_context(index, prompt, k=k, date_range=await question_range(index, prompt))

@@ -106,7 +106,8 @@ async def relay_stream(request: web.Request, path: str, body: Mapping[str, Any])
 async def plan_generate(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     """Ground an ``/api/generate`` body (its ``system``) when its model is a grounded name.
     A ``raw`` prompt has no system part, and a ``suffix`` asks for code to fill a gap
-    (an editor's completion), so both are passed on without notes."""
+    (an editor's completion), so both are passed on without notes, their texts without
+    their private parts all the same."""
     name = model_param(body)
     base, grounded = grounding.split_model(name)
     if not grounded:
@@ -115,9 +116,12 @@ async def plan_generate(request: web.Request, body: dict[str, Any]) -> ChatPlan:
     prompt = str_param(body.get("prompt"), "prompt") or ""
     system = str_param(body.get("system"), "system")
     out = {**body, "model": base}
-    if body.get("raw") or body.get("suffix"):
-        return ChatPlan(name, out, True)
     index = request.app[index_key]
+    if body.get("raw") or body.get("suffix"):
+        texts = {"prompt": prompt, "system": system, "suffix": str_param(body.get("suffix"), "suffix")}
+        cleaned = await grounding.without_private_prompt(index, *texts.values())
+        out.update((key, text) for key, text in zip(texts, cleaned) if body.get(key) is not None)
+        return ChatPlan(name, out, True)
     out["prompt"], system, sources, mode = await grounding.ground_prompt(index, prompt, system, model_system=facts.system)
     if system is not None:
         out["system"] = system
