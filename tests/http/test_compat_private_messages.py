@@ -75,3 +75,14 @@ async def test_a_raw_or_fill_in_generate_of_a_grounded_model_is_cleaned_too(daem
     assert "msgsecretokapi" not in sent and "My diagnosis" not in sent
     assert "feed my sourdough starter" in sent
     assert "Sources:" not in answer
+
+
+@pytest.mark.parametrize("content", [[{"type": "text", "text": PRIVATE_TURN + QUESTION}], {"text": PRIVATE_TURN}])
+async def test_a_grounded_message_whose_content_is_no_text_is_refused_unsent(daemon, fake_ollama, content):
+    # OpenAI's list of parts sent to Ollama's /api/chat by mistake: Ollama refuses it, but
+    # the daemon's cleaning reads only text, so it would have gone upstream uncleaned.
+    fake_ollama.state.clear_records()
+    body = {"model": "llama3.2+notes", "stream": False, "messages": [{"role": "user", "content": content}]}
+    status, answer = await post(daemon, "/api/chat", body)
+    assert status == 400 and json.loads(answer)["error"] == "messages[0].content must be a string", answer
+    assert "msgsecretokapi" not in json.dumps(fake_ollama.state.requests)

@@ -109,11 +109,16 @@ async def require_chat_model(request: web.Request, base: str, name: str) -> Mode
 
 
 def _messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A grounded chat's messages: objects whose content, if any, is text, as Ollama
+    takes them; other content (OpenAI's list of parts) would reach the model uncleaned."""
     messages = body.get("messages")
     if messages is None:
         return []
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         raise BadRequest("messages must be a list of objects")
+    for i, message in enumerate(messages):
+        if not isinstance(message.get("content", ""), (str, type(None))):
+            raise BadRequest(f"messages[{i}].content must be a string")
     return messages
 
 
